@@ -1,0 +1,147 @@
+/* cmprof firmware library: a sampling profiler and section timers for Cortex-M0/M0+/M3/M4/M7.
+ *
+ * Sampler (cmprof_sampler.c). A timer interrupt at the most urgent priority takes the program
+ * counter of the interrupted code from word 6 of the exception frame, on MSP or PSP as EXC_RETURN
+ * bit 2 says, and stores it. Build-time options, given with -D when compiling cmprof_sampler.c:
+ *
+ *   CMPROF_HIST=1          histogram buckets instead of a ring of raw addresses
+ *   CMPROF_RING_N=1024     ring size in samples (power of two)
+ *   CMPROF_HIST_BINS=256   number of 16-bit saturating buckets
+ *   CMPROF_HIST_SHIFT=1    bucket size is 1 << shift bytes (1: one bucket per Thumb halfword)
+ *   CMPROF_HIST_BASE=expr  first address of bucket 0 (default: the linker symbol _stext)
+ *   CMPROF_JITTER=mask     add (xorshift32 & mask) timer ticks to every period (0: constant period)
+ *   CMPROF_TAG=var         store `var` (a `void *volatile` such as the current task) with each sample
+ *   CMPROF_TIMER_TIM3=1    sample with STM32 TIM3 instead of SysTick (add CMPROF_STM32F1 on F1)
+ *   CMPROF_TIM3_PSC=0      TIM3 prescaler
+ *   CMPROF_NO_ISR=1        do not define the interrupt handler; call cmprof_tick() from your own
+ *
+ * The ARMv6-M prologue (M0/M0+) is chosen automatically from __ARM_ARCH_6M__.
+ *
+ * Section timers (cmprof_section.c): start/stop by index, current/min/max/count/sum in clock
+ * ticks. CMPROF_SECTIONS=8 sets how many there are.
+ *
+ * DWT/ITM hardware PC sampling (cmprof_dwt.c): ARMv7-M only. NOT TESTED ON SILICON: QEMU does not
+ * model DWT or ITM, so only the register arithmetic is checked (static assertions, host tests).
+ */
+#ifndef CMPROF_H
+#define CMPROF_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Character output supplied by the user: one byte to the UART (blocking is fine). */
+typedef void (*cmprof_putc_fn)(char c);
+
+/* ---- sampler ------------------------------------------------------------------------------ */
+
+/* Start sampling every `period` timer ticks (SysTick: core clock ticks, at most 2^24; TIM3:
+ * prescaled ticks, at most 2^16). With CMPROF_JITTER the period is period + (random & mask).
+ * After `limit` samples the timer stops by itself; limit 0 samples forever (the ring then keeps
+ * the newest CMPROF_RING_N samples). Sets the timer interrupt to priority 0, the most urgent. */
+void cmprof_start(uint32_t period, uint32_t limit);
+
+/* Stop the sampling timer. Samples taken so far stay in place for cmprof_dump(). */
+void cmprof_stop(void);
+
+/* Number of samples taken since cmprof_start() (including histogram samples out of range).
+ * Inline, so a polling loop costs two loads, not a call. */
+extern volatile const uint32_t cmprof_sample_count;
+static inline uint32_t cmprof_samples(void)
+{
+    return cmprof_sample_count;
+}
+
+/* Reseed the jitter generator (any non-zero value; zero is replaced by a fixed seed). */
+void cmprof_seed(uint32_t seed);
+
+/* Record one sample. Called by the interrupt prologue; with CMPROF_NO_ISR, call it from your own
+ * handler with the stacked PC. */
+void cmprof_tick(uint32_t pc);
+
+/* Write what was collected, as text lines:
+ *   prof raw n=N                      then  p ADDR x8 ...   [g TAG x8 ...]   end
+ *   prof hist base=0xB shift=S n=N out=O   then  h CNT x16 ...   end
+ * Call it with the sampler stopped. */
+void cmprof_dump(cmprof_putc_fn putc);
+
+/* ---- section timers ----------------------------------------------------------------------- */
+
+#ifndef CMPROF_SECTIONS
+#define CMPROF_SECTIONS 8u
+#endif
+
+/* A clock for section timers: any free-running up-counter that wraps at 2^32. */
+typedef uint32_t (*cmprof_clock_fn)(void);
+
+struct cmprof_section {
+    uint32_t start;   /* clock value at the last cmprof_section_start() */
+    uint32_t current; /* duration of the last completed run */
+    uint32_t min;     /* UINT32_MAX until the first run completes */
+    uint32_t max;
+    uint32_t count;   /* completed runs */
+    uint64_t sum;     /* total of all completed runs, for the mean */
+};
+
+/* Error codes of cmprof_sections_init(). */
+enum cmprof_clock_status {
+    CMPROF_CLOCK_OK = 0,
+    CMPROF_CLOCK_NO_DWT = -1,     /* DWT absent (ARMv6-M) or has no cycle counter */
+    CMPROF_CLOCK_NOT_RUNNING = -2 /* DWT_CYCCNT enabled but does not advance (e.g. QEMU) */
+};
+
+/* Choose the clock and clear every section. clock == NULL selects the DWT cycle counter: it is
+ * enabled (DEMCR.TRCENA, CYCCNTENA) and checked to advance. On error the sections keep working
+ * with a clock that reads 0, so a missing DWT never faults; pass your own clock instead. */
+int cmprof_sections_init(cmprof_clock_fn clock);
+
+/* Begin / end one run of section i (i < CMPROF_SECTIONS; larger indexes are ignored). */
+void cmprof_section_start(uint32_t i);
+void cmprof_section_stop(uint32_t i);
+
+/* Clear section i's statistics; CMPROF_ALL_SECTIONS clears them all. */
+#define CMPROF_ALL_SECTIONS 0xFFFFFFFFu
+void cmprof_section_reset(uint32_t i);
+
+/* Read section i's statistics (NULL for an invalid index). */
+const struct cmprof_section *cmprof_section_get(uint32_t i);
+
+/* Write one line per section that ran at least once:
+ *   sect I n=COUNT cur=C min=A max=B sum=S */
+void cmprof_sections_dump(cmprof_putc_fn putc);
+
+/* ---- DWT/ITM hardware PC sampling (ARMv7-M; untested on silicon) ---------------------------- */
+
+#define CMPROF_PCS_TAP_64 0u   /* POSTCNT steps every 64 cycles (CYCCNT bit 6) */
+#define CMPROF_PCS_TAP_1024 1u /* POSTCNT steps every 1024 cycles (CYCCNT bit 10) */
+
+/* DWT_CTRL value that enables periodic PC sampling with the given tap and POSTCNT reload (0..15),
+ * keeping every other field of `ctrl`. Pure arithmetic: host-tested. */
+uint32_t cmprof_dwt_pcsample_ctrl(uint32_t ctrl, uint32_t tap, uint32_t reload);
+
+/* Cycles between two hardware PC samples for a tap and reload. */
+uint32_t cmprof_dwt_pcsample_period(uint32_t tap, uint32_t reload);
+
+/* TPIU ACPR prescaler for an SWO bit rate (NRZ/UART encoding). */
+uint32_t cmprof_swo_prescaler(uint32_t cpu_hz, uint32_t swo_hz);
+
+/* Route ITM to the SWO pin as NRZ at swo_hz, enable stimulus port 0 and DWT packets.
+ * Pin muxing (e.g. STM32 DBGMCU_CR.TRACE_IOEN) is the caller's job. */
+void cmprof_swo_init(uint32_t cpu_hz, uint32_t swo_hz);
+
+/* Start DWT PC sampling (ITM packets 0x17 + PC, 0x15 0x00 while sleeping). Returns 0, or -1 when
+ * DWT has no cycle counter (POSTCNT is clocked by CYCCNT). */
+int cmprof_pcsample_start(uint32_t tap, uint32_t reload);
+void cmprof_pcsample_stop(void);
+
+/* Write a 32-bit value to ITM stimulus port `port` (0..31), waiting while the FIFO is full.
+ * Does nothing if ITM or the port is disabled. */
+void cmprof_itm_write(uint32_t port, uint32_t value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,136 @@
+/* Section timers: current/min/max/count/sum per code section, from a pluggable clock. */
+#include "cmprof.h"
+#include "cmprof_regs.h"
+
+#include <stddef.h>
+
+static struct cmprof_section cmprof_sections[CMPROF_SECTIONS];
+
+static uint32_t clock_dwt(void)
+{
+    return CMPROF_REG(CMPROF_DWT_CYCCNT);
+}
+
+static uint32_t clock_zero(void)
+{
+    return 0u;
+}
+
+static cmprof_clock_fn cmprof_clock = clock_zero;
+
+/* Enable the DWT cycle counter and check that it exists and advances. */
+static int dwt_cycle_counter_enable(void)
+{
+    CMPROF_REG(CMPROF_DEMCR) |= CMPROF_DEMCR_TRCENA;
+    CMPROF_REG(CMPROF_DWT_LAR) = CMPROF_CORESIGHT_UNLOCK; /* needed on Cortex-M7 */
+    uint32_t ctrl = CMPROF_REG(CMPROF_DWT_CTRL);
+    /* ARMv6-M and a missing DWT read 0 here; NOCYCCNT flags a DWT without a cycle counter. */
+    if (ctrl == 0u || (ctrl & CMPROF_DWT_CTRL_NOCYCCNT) != 0u)
+        return CMPROF_CLOCK_NO_DWT;
+    CMPROF_REG(CMPROF_DWT_CYCCNT) = 0u;
+    CMPROF_REG(CMPROF_DWT_CTRL) = ctrl | CMPROF_DWT_CTRL_CYCCNTENA;
+    uint32_t t0 = clock_dwt();
+    for (volatile int spin = 0; spin < 4; spin++) {
+    }
+    return clock_dwt() != t0 ? CMPROF_CLOCK_OK : CMPROF_CLOCK_NOT_RUNNING;
+}
+
+int cmprof_sections_init(cmprof_clock_fn clock)
+{
+    int status = CMPROF_CLOCK_OK;
+    if (clock != NULL) {
+        cmprof_clock = clock;
+    } else {
+        status = dwt_cycle_counter_enable();
+        cmprof_clock = status == CMPROF_CLOCK_OK ? clock_dwt : clock_zero;
+    }
+    cmprof_section_reset(CMPROF_ALL_SECTIONS);
+    return status;
+}
+
+void cmprof_section_start(uint32_t i)
+{
+    if (i < CMPROF_SECTIONS)
+        cmprof_sections[i].start = cmprof_clock();
+}
+
+void cmprof_section_stop(uint32_t i)
+{
+    uint32_t stop = cmprof_clock();
+    if (i >= CMPROF_SECTIONS)
+        return;
+    struct cmprof_section *s = &cmprof_sections[i];
+    uint32_t d = stop - s->start; /* unsigned: right across one wrap of the clock */
+    s->current = d;
+    if (d < s->min)
+        s->min = d;
+    if (d > s->max)
+        s->max = d;
+    s->count++;
+    s->sum += d;
+}
+
+void cmprof_section_reset(uint32_t i)
+{
+    uint32_t first = i, last = i;
+    if (i == CMPROF_ALL_SECTIONS) {
+        first = 0u;
+        last = CMPROF_SECTIONS - 1u;
+    } else if (i >= CMPROF_SECTIONS) {
+        return;
+    }
+    for (uint32_t k = first; k <= last; k++) {
+        struct cmprof_section *s = &cmprof_sections[k];
+        s->start = 0u;
+        s->current = 0u;
+        s->min = UINT32_MAX;
+        s->max = 0u;
+        s->count = 0u;
+        s->sum = 0u;
+    }
+}
+
+const struct cmprof_section *cmprof_section_get(uint32_t i)
+{
+    return i < CMPROF_SECTIONS ? &cmprof_sections[i] : NULL;
+}
+
+static void put_str(cmprof_putc_fn putc, const char *s)
+{
+    while (*s)
+        putc(*s++);
+}
+
+static void put_u64(cmprof_putc_fn putc, uint64_t v)
+{
+    char buf[20];
+    unsigned k = 0;
+    do {
+        buf[k++] = (char)('0' + (unsigned)(v % 10u));
+        v /= 10u;
+    } while (v);
+    while (k)
+        putc(buf[--k]);
+}
+
+void cmprof_sections_dump(cmprof_putc_fn putc)
+{
+    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
+        const struct cmprof_section *s = &cmprof_sections[i];
+        if (s->count == 0u)
+            continue;
+        put_str(putc, "sect ");
+        put_u64(putc, i);
+        put_str(putc, " n=");
+        put_u64(putc, s->count);
+        put_str(putc, " cur=");
+        put_u64(putc, s->current);
+        put_str(putc, " min=");
+        put_u64(putc, s->min);
+        put_str(putc, " max=");
+        put_u64(putc, s->max);
+        put_str(putc, " sum=");
+        put_u64(putc, s->sum);
+        putc('\n');
+    }
+}

@@ -1,0 +1,48 @@
+/* Work inside another interrupt handler. EXTI0 is raised by software and runs isr_work(300).
+ * At the sampler's priority (ISR_PRIO 0) the handler cannot be preempted, so it is invisible and
+ * its time lands after the instruction that raised it; at a lower priority (0x80) it is seen. */
+#include "board.h"
+#include "cmprof.h"
+
+#ifndef ISR_PRIO
+#define ISR_PRIO 0u
+#endif
+#ifndef PERIOD
+#define PERIOD 1691u
+#endif
+#ifndef SAMPLES
+#define SAMPLES 10000u
+#endif
+
+__attribute__((noinline)) void isr_work(uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __asm volatile("nop");
+}
+
+void EXTI0_IRQHandler(void)
+{
+    isr_work(300);
+}
+
+__attribute__((noinline)) void hot_a(uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __asm volatile("nop");
+}
+
+int main(void)
+{
+    board_init();
+    BOARD_NVIC_IPR_BYTE(BOARD_EXTI0_IRQ) = (uint8_t)ISR_PRIO;
+    BOARD_REG(BOARD_NVIC_ISER0) = 1u << BOARD_EXTI0_IRQ;
+    cmprof_start(PERIOD, SAMPLES);
+    truth_begin();
+    while (cmprof_samples() < SAMPLES) {
+        BOARD_REG(BOARD_NVIC_ISPR0) = 1u << BOARD_EXTI0_IRQ; /* the handler runs right after */
+        hot_a(700);
+    }
+    truth_end();
+    cmprof_dump(board_putc);
+    board_exit(0);
+}

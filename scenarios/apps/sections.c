@@ -1,0 +1,50 @@
+/* Section timers in QEMU, where the DWT cycle counter stands still: the clock is TIM2, which
+ * counts instructions under -icount shift=0. Section 0 times hot_a(700) with sampling off, so
+ * every run takes the same time; section 1 times it with the sampler interrupting. */
+#include "board.h"
+#include "cmprof.h"
+
+#include <stddef.h>
+
+#ifndef PERIOD
+#define PERIOD 1691u
+#endif
+#ifndef SAMPLES
+#define SAMPLES 2000u
+#endif
+
+__attribute__((noinline)) void hot_a(uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __asm volatile("nop");
+}
+
+int main(void)
+{
+    board_init();
+    int dwt = cmprof_sections_init(NULL); /* QEMU: the DWT check must fail, not hang */
+    board_puts("dwt_status=");
+    board_putdec((uint32_t)-dwt);
+    board_putc('\n');
+    cmprof_sections_init(board_clock);
+    truth_begin();
+    for (uint32_t i = 0; i < 1000u; i++) {
+        cmprof_section_start(0);
+        hot_a(700);
+        cmprof_section_stop(0);
+    }
+    cmprof_start(PERIOD, SAMPLES);
+    while (cmprof_samples() < SAMPLES) {
+        cmprof_section_start(1);
+        hot_a(700);
+        cmprof_section_stop(1);
+    }
+    truth_end();
+    cmprof_sections_dump(board_putc);
+    cmprof_section_reset(0);
+    board_puts("after_reset_count=");
+    board_putdec(cmprof_section_get(0)->count);
+    board_putc('\n');
+    cmprof_dump(board_putc);
+    board_exit(0);
+}

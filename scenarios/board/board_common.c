@@ -1,0 +1,52 @@
+/* Board-independent helpers: text output, semihosting exit, fault reporting. */
+#include "board.h"
+
+void board_puts(const char *s)
+{
+    while (*s)
+        board_putc(*s++);
+}
+
+void board_putdec(uint32_t v)
+{
+    char buf[10];
+    unsigned k = 0;
+    do {
+        buf[k++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    while (k)
+        board_putc(buf[--k]);
+}
+
+void board_puthex(uint32_t v)
+{
+    for (int s = 28; s >= 0; s -= 4)
+        board_putc("0123456789abcdef"[(v >> s) & 0xFu]);
+}
+
+void board_exit(int failed)
+{
+    /* SYS_EXIT: ADP_Stopped_ApplicationExit ends QEMU with status 0, anything else with 1. */
+    register uint32_t r0 __asm("r0") = 0x18u;
+    register uint32_t r1 __asm("r1") = failed ? 0x20023u : 0x20026u;
+    __asm volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
+    for (;;) {
+    }
+}
+
+void HardFault_Handler(void)
+{
+    board_puts("\nboard: hard fault\n");
+    board_exit(1);
+}
+
+__attribute__((noinline)) void truth_begin(void)
+{
+    __asm volatile("");
+}
+
+__attribute__((noinline)) void truth_end(void)
+{
+    __asm volatile("");
+}

@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""Reference scenarios: build each firmware variant, run it in QEMU under the truth plugin, and
+compare what the sampler saw with the exact instruction counts.
+
+    scen.py run [NAME...]     build and run (all by default), two at a time
+    scen.py report            write scenarios/REPORT.md from the last run
+    scen.py check             assert every trap and bound; one 'ok'/'FAIL' line per check
+
+The profile side is computed here with arm-none-eabi-nm symbols until the host tool can read
+dumps; the truth side comes only from the plugin's counts."""
+import collections
+import concurrent.futures
+import math
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.path.join(ROOT, "build", "scenarios")
+PLUGIN = os.path.join(ROOT, "build", "truth.so")
+
+CORES = {
+    "m4": ("netduinoplus2", "cortex-m4", "stm32"),
+    "m3": ("netduino2", "cortex-m3", "stm32"),
+    "m0": ("microbit", "cortex-m0", "nrf51"),
+}
+
+# The sampler's own code: it cannot sample itself, so it is kept out of the truth shares.
+SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "cmprof_tick", "cmprof_stop", "truth_begin", "truth_end"}
+
+JIT = {"PERIOD": 1691, "CMPROF_JITTER": 2047}  # the document's worst base period plus jitter
+
+
+def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, **defs):
+    return {"name": name, "app": app, "core": core, "opt": opt, "cflags": list(cflags), "align16": align16,
+            "defs": defs}
+
+
+def all_scenarios():
+    s = [
+        # 1. three loops, constant period as in the document (profile at 100/1000/10000)
+        scenario("loops_const", "loops", PERIOD=2013, SAMPLES=10000, CMPROF_RING_N=16384),
+        # 2a. the same with a period that falls into a 186-point cycle with our handler cost
+        scenario("loops_lockstep", "loops", PERIOD=1958, SAMPLES=10000, CMPROF_RING_N=16384),
+        # 2c. jittered: 10 chunks of 10000 samples for the sqrt(N) law
+        scenario("loops_jitter", "loops", SAMPLES=10000, CHUNKS=10, CMPROF_RING_N=16384, **JIT),
+        # 5. stacks
+        scenario("loops_psp", "loops", SAMPLES=10000, USE_PSP=1, CMPROF_RING_N=16384, **JIT),
+        scenario("loops_wrong_stack", "loops", SAMPLES=1000, USE_PSP=1, WRONG_STACK=1, CMPROF_NO_ISR=1, **JIT),
+        # 6. -O2 inlining
+        scenario("loops_inline_o2", "loops", opt="-O2", SAMPLES=10000, HOT_INLINE=1, CMPROF_RING_N=16384, **JIT),
+        # 3. interrupts disabled
+        scenario("irqoff_short", "irqoff", SAMPLES=10000, LOCK_N=300, CMPROF_RING_N=16384, **JIT),
+        scenario("irqoff_long", "irqoff", SAMPLES=10000, LOCK_N=7500, CMPROF_RING_N=16384, **JIT),
+        # 4. a handler at the sampler's priority, then a lower one
+        scenario("handler_same", "handler", SAMPLES=10000, ISR_PRIO=0, CMPROF_RING_N=16384, **JIT),
+        scenario("handler_lower", "handler", SAMPLES=10000, ISR_PRIO=0x80, CMPROF_RING_N=16384, **JIT),
+        # 8. two tasks sharing one function, with tags (M3, as in the document)
+        scenario("tasks", "tasks", core="m3", SAMPLES=5000, CMPROF_TAG="current_task", CMPROF_RING_N=8192, **JIT),
+    ]
+    # 2b. timer-driven main loop: periods 9999, 10005, 10577 instructions, several phases, then jitter
+    for period in (1680, 1681, 1777):
+        for phase in (2000, 6500, 8500):
+            s.append(scenario("lockstep_p%d_ph%d" % (period, phase), "lockstep", PERIOD=period, PHASE=phase,
+                              TICK=9999, SAMPLES=1000))
+    s.append(scenario("lockstep_jitter", "lockstep", SAMPLES=10000, PHASE=1000, TICK=9999, CMPROF_RING_N=16384,
+                      **JIT))
+    # 7. histogram buckets of 2..16 bytes, with and without 16-byte function alignment
+    for shift in (1, 2, 3, 4):
+        for aligned in (False, True):
+            s.append(scenario("hist_%d%s" % (1 << shift, "_aligned" if aligned else ""), "loops",
+                              align16=aligned, SAMPLES=20000,
+                              CMPROF_HIST=1, CMPROF_HIST_SHIFT=shift, CMPROF_HIST_BINS=4096 >> shift, **JIT))
+    # 9. cost per sample of every build variant
+    variants = {
+        "ring": {},
+        "hist": {"CMPROF_HIST": 1},
+        "ring_jitter": {"CMPROF_JITTER": 2047},
+        "hist_jitter": {"CMPROF_HIST": 1, "CMPROF_JITTER": 2047},
+        "ring_tag": {"CMPROF_TAG": "cost_tag"},
+    }
+    for core in ("m3", "m4", "m0"):
+        for vname, d in variants.items():
+            if core == "m0" and vname not in ("ring", "hist"):
+                continue
+            # the same period in time on every core: 1691 ticks at 168 MHz, 169 at the nRF51's 16 MHz
+            s.append(scenario("cost_%s_%s" % (core, vname), "cost", core=core, PERIOD=169 if core == "m0" else 1691,
+                              **d))
+    # section timers, with and without sampling
+    s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
+    return s
+
+
+SCENARIOS = {s["name"]: s for s in all_scenarios()}
+
+
+# ---------------------------------------------------------------------------------------------
+# build and run
+
+def sh(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s" % (os.path.basename(cmd[0]), r.returncode, r.stderr.strip()))
+    return r.stdout
+
+
+def build_plugin():
+    os.makedirs(os.path.dirname(PLUGIN), exist_ok=True)
+    src = os.path.join(HERE, "truth", "truth.c")
+    if not os.path.exists(PLUGIN) or os.path.getmtime(PLUGIN) < os.path.getmtime(src):
+        sh(["cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC",
+            "-shared", "-o", PLUGIN, src])
+
+
+def aligned_ldscripts(out, board):
+    """The board's linker scripts with every function aligned to 16 bytes."""
+    text = open(os.path.join(HERE, "board", "sections.ld")).read()
+    aligned = text.replace(".text : ALIGN(4)", ".text : ALIGN(16) SUBALIGN(16)")
+    if aligned == text:
+        raise RuntimeError("sections.ld: no .text statement to align")
+    with open(os.path.join(out, "sections.ld"), "w") as f:
+        f.write(aligned)
+    mem = open(os.path.join(HERE, "board", "%s.ld" % board)).read()
+    with open(os.path.join(out, "%s.ld" % board), "w") as f:
+        f.write(mem)
+    return "%s.ld" % board, out
+
+
+def build(s):
+    out = os.path.join(BUILD, s["name"])
+    os.makedirs(out, exist_ok=True)
+    machine, cpu, board = CORES[s["core"]]
+    elf = os.path.join(out, "fw.elf")
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
+           "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board")]
+    cmd += s["cflags"]
+    ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
+    if s["align16"]:
+        # every function in its own section, each aligned to 16 bytes by the linker (SUBALIGN)
+        cmd.append("-ffunction-sections")
+        ldscript, ldpath = aligned_ldscripts(out, board)
+
+    cmd += ["-D%s=%s" % (k, v) for k, v in sorted(s["defs"].items())]
+    cmd += [os.path.join(HERE, "apps", s["app"] + ".c"), os.path.join(ROOT, "firmware", "cmprof_sampler.c"),
+            os.path.join(ROOT, "firmware", "cmprof_section.c"),
+            os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
+            os.path.join(HERE, "board", "startup.c"), "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
+            "-T" + ldscript, "-o", elf]
+    sh(cmd)
+    return elf
+
+
+def run(name):
+    s = SCENARIOS[name]
+    elf = build(s)
+    out = os.path.dirname(elf)
+    syms = {n: a for a, _, n in functions(elf)}
+    machine = CORES[s["core"]][0]
+    handler = syms.get("SysTick_Handler")
+    args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
+            "end=0x%x" % syms["truth_end"], "mark=0x%x" % handler, "marks=" + os.path.join(out, "marks.txt")]
+    uart = os.path.join(out, "uart.txt")
+    cmd = ["qemu-system-arm", "-M", machine, "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
+           "-semihosting-config", "enable=on,target=native", "-icount", "shift=0", "-kernel", elf,
+           "-plugin", PLUGIN + "," + ",".join(args)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError("%s: qemu exited %d: %s" % (name, r.returncode, r.stderr.strip()))
+    text = open(uart, errors="replace").read()
+    if "end\n" not in text and "cost " not in text:
+        raise RuntimeError("%s: no dump on the UART" % name)
+    return name
+
+
+def run_all(names):
+    build_plugin()
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futs = {pool.submit(run, n): n for n in names}
+        for f in concurrent.futures.as_completed(futs):
+            try:
+                print("ran %s" % f.result(), flush=True)
+            except Exception as e:  # report every failure, keep running the rest
+                failed += 1
+                print("error: %s" % e, flush=True)
+    return failed
+
+
+# ---------------------------------------------------------------------------------------------
+# reading results
+
+_funcs_cache = {}
+
+
+def functions(elf):
+    """Function symbols (address, size, name), Thumb bit cleared, by address."""
+    if elf in _funcs_cache:
+        return _funcs_cache[elf]
+    out = sh(["arm-none-eabi-nm", "-n", "-S", "--defined-only", elf])
+    funcs, seen = [], set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "TtW":
+            a = int(f[0], 16) & ~1
+            if a not in seen:
+                seen.add(a)
+                funcs.append((a, int(f[1], 16), f[3]))
+    _funcs_cache[elf] = funcs
+    return funcs
+
+
+class Symbols:
+    def __init__(self, elf):
+        self.funcs = functions(elf)
+        self.starts = [a for a, _, _ in self.funcs]
+        self.by_name = {n: (a, sz) for a, sz, n in self.funcs}
+
+    def lookup(self, pc):
+        import bisect
+        i = bisect.bisect_right(self.starts, pc) - 1
+        if i >= 0 and pc < self.funcs[i][0] + self.funcs[i][1]:
+            return self.funcs[i][2]
+        return "?"
+
+
+class Result:
+    def __init__(self, name):
+        self.name = name
+        self.s = SCENARIOS[name]
+        d = os.path.join(BUILD, name)
+        self.elf = os.path.join(d, "fw.elf")
+        self.sym = Symbols(self.elf)
+        self.total, self.window, self.counts, self.wcounts = 0, 0, {}, {}
+        for line in open(os.path.join(d, "counts.txt")):
+            f = line.split()
+            if f[0] == "total":
+                self.total = int(f[1])
+            elif f[0] == "window":
+                self.window = int(f[1])
+            elif f[0] == "error":
+                raise RuntimeError("%s: truth plugin: %s" % (name, line.strip()))
+            else:
+                pc = int(f[0], 16)
+                self.counts[pc] = int(f[1])
+                if int(f[2]):
+                    self.wcounts[pc] = int(f[2])
+        marks = os.path.join(d, "marks.txt")
+        self.marks = [int(x) for x in open(marks)] if os.path.exists(marks) else []
+        self.parse_uart(open(os.path.join(d, "uart.txt"), errors="replace").read())
+
+    def parse_uart(self, text):
+        self.chunks, self.hist, self.tasks, self.kv = [], None, {}, {}
+        cur = None
+        for line in text.splitlines():
+            f = line.split()
+            if not f:
+                continue
+            if line.startswith("prof raw"):
+                cur = {"pcs": [], "tags": []}
+                self.chunks.append(cur)
+            elif line.startswith("prof hist"):
+                m = re.match(r"prof hist base=0x([0-9a-f]+) shift=(\d+) n=(\d+) out=(\d+)", line)
+                self.hist = {"base": int(m.group(1), 16), "shift": int(m.group(2)), "n": int(m.group(3)),
+                             "out": int(m.group(4)), "bins": []}
+            elif f[0] == "p":
+                cur["pcs"] += [int(x, 16) for x in f[1:]]
+            elif f[0] == "g":
+                cur["tags"] += [int(x, 16) for x in f[1:]]
+            elif f[0] == "h":
+                self.hist["bins"] += [int(x, 16) for x in f[1:]]
+            elif f[0] == "task":
+                self.tasks[int(f[1], 16)] = f[2]
+            elif f[0] == "sect":
+                self.kv.setdefault("sect", []).append({k: int(v) for k, v in (x.split("=") for x in f[2:])})
+            else:
+                for x in f:
+                    if "=" in x:
+                        k, v = x.split("=", 1)
+                        if v.isdigit():
+                            self.kv[k] = int(v)
+
+    @property
+    def pcs(self):
+        return [pc for c in self.chunks for pc in c["pcs"]]
+
+    @property
+    def tags(self):
+        return [t for c in self.chunks for t in c["tags"]]
+
+    def truth(self, exclude=SAMPLER):
+        """Instructions per function inside the truth window, the sampler excluded."""
+        t = collections.Counter()
+        for pc, n in self.wcounts.items():
+            f = self.sym.lookup(pc)
+            if f not in exclude:
+                t[f] += n
+        return t
+
+    def profile(self, pcs=None):
+        return collections.Counter(self.sym.lookup(pc) for pc in (self.pcs if pcs is None else pcs))
+
+    def hist_profile(self):
+        """Bucket counts spread over the functions each bucket overlaps, by byte share."""
+        h = self.hist
+        size = 1 << h["shift"]
+        cnt = collections.Counter()
+        for k, n in enumerate(h["bins"]):
+            if not n:
+                continue
+            start = h["base"] + k * size
+            owners = [self.sym.lookup(a) for a in range(start, start + size, 2)]
+            owners = [o for o in owners if o != "?"] or ["?"]
+            for o in owners:
+                cnt[o] += n / len(owners)
+        return cnt
+
+    def handler_cost(self):
+        """Instructions executed by the sampling interrupt per sample, from the truth counts."""
+        names = ("SysTick_Handler", "cmprof_tick")
+        total = sum(n for pc, n in self.counts.items() if self.sym.lookup(pc) in names)
+        entry = self.sym.by_name["SysTick_Handler"][0]
+        return total, self.counts.get(entry, 0)
+
+
+def shares(counter):
+    tot = sum(counter.values())
+    return {k: v / tot for k, v in counter.items()} if tot else {}
+
+
+def sigma(p, n):
+    return math.sqrt(max(p * (1 - p), 1.0 / n) / n)
+
+
+def lockstep_cycle(pcs):
+    """Smallest P with pcs[i] == pcs[i+P] for every i, or None."""
+    n = len(pcs)
+    for p in range(1, n // 2):
+        if all(pcs[i] == pcs[i + p] for i in range(n - p)):
+            return p
+    return None
+
+
+def chi2_bounds(dof, z=3.0):
+    """Wilson-Hilferty bounds of chi-square/dof at +-z standard normal deviations."""
+    a = 2.0 / (9 * dof)
+    lo = (1 - a - z * math.sqrt(a)) ** 3
+    hi = (1 - a + z * math.sqrt(a)) ** 3
+    return max(lo, 0.0), hi
+
+
+def disasm(elf):
+    return sh(["arm-none-eabi-objdump", "-d", elf])
+
+
+def addr2line(elf, pcs):
+    out = sh(["arm-none-eabi-addr2line", "-f", "-i", "-a", "-e", elf] + ["0x%x" % pc for pc in pcs])
+    res, cur = {}, None
+    lines = out.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("0x"):
+            cur = int(lines[i], 16)
+            res[cur] = []
+            i += 1
+        else:
+            res[cur].append(lines[i])
+            i += 2
+    return res
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1] if len(sys.argv) > 1 else "run"
+    if cmd == "run":
+        names = sys.argv[2:] or list(SCENARIOS)
+        sys.exit(1 if run_all(names) else 0)
+    elif cmd in ("report", "check"):
+        import scen_check
+        sys.exit(scen_check.main(cmd))
+    else:
+        print("usage: scen.py run [NAME...] | report | check", file=sys.stderr)
+        sys.exit(2)

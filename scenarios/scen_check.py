@@ -1,0 +1,550 @@
+"""Checks and report for the reference scenarios (see scen.py). Every bound below comes from the
+truth plugin's exact counts and from sqrt(N) statistics; no profile figure is hard-coded. The
+document's own figures appear only in the report, for comparison."""
+import math
+import os
+import re
+from math import gcd
+
+import scen
+from scen import Result, shares, sigma
+
+REPORT = os.path.join(scen.HERE, "REPORT.md")
+LOOP = ("hot_a", "hot_b", "hot_c", "run")
+DOC_TRUTH = {"hot_a": 69.77, "hot_b": 19.99, "hot_c": 10.04, "run": 0.20}
+Z = 3.0  # every statistical bound is +-3 sigma
+
+
+class Checker:
+    def __init__(self):
+        self.passed = self.failed = 0
+        self.md = []
+
+    def check(self, name, ok, detail):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        print("%s %s: %s" % ("ok  " if ok else "FAIL", name, detail), flush=True)
+
+    def out(self, *lines):
+        self.md.extend(lines)
+
+
+def fmt(p):
+    return "%.2f" % (100.0 * p)
+
+
+def within(prof, truth, n, names):
+    """(all within Z sigma, worst |error| in sigmas, worst name)."""
+    worst, wname = 0.0, None
+    for f in names:
+        p = truth.get(f, 0.0)
+        z = abs(prof.get(f, 0) / n - p) / sigma(p, n)
+        if z > worst:
+            worst, wname = z, f
+    return worst <= Z, worst, wname
+
+
+def pcs_after(elf, func, mnemonic):
+    """Address of the instruction right after the first `mnemonic` in `func`."""
+    lines = scen.disasm(elf).splitlines()
+    inside, hit = False, False
+    for ln in lines:
+        if re.match(r"^[0-9a-f]+ <%s>:" % re.escape(func), ln):
+            inside = True
+            continue
+        if inside and re.match(r"^[0-9a-f]+ <", ln):
+            break
+        m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?){1,2}\s+(\S+)\s*(.*)$", ln)
+        if inside and m:
+            if hit:
+                return int(m.group(1), 16)
+            if m.group(2) == mnemonic or (mnemonic in ln.split("\t")[-1] if "\t" in ln else False):
+                hit = True
+    return None
+
+
+def instr_after_store_to(elf, func, value_hint):
+    """First instruction after the `str` in func whose disassembly line mentions value_hint."""
+    lines = scen.disasm(elf).splitlines()
+    inside, prev_str = False, False
+    for ln in lines:
+        if re.match(r"^[0-9a-f]+ <%s>:" % re.escape(func), ln):
+            inside = True
+            continue
+        if inside and re.match(r"^[0-9a-f]+ <", ln):
+            break
+        m = re.match(r"^\s*([0-9a-f]+):\s", ln)
+        if inside and m:
+            if prev_str:
+                return int(m.group(1), 16)
+            prev_str = "\tstr" in ln and value_hint in ln
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+
+def three_loops(c):
+    r = Result("loops_const")
+    t = r.truth()
+    a_entry = r.sym.by_name["hot_a"][0]
+    iters = r.wcounts[a_entry]
+    loop_total = sum(t[f] for f in LOOP)
+    per_iter = loop_total // iters
+    exit_test = loop_total - per_iter * iters  # the final exit test and the calls that open and close the window
+    ts = {f: t[f] / loop_total for f in LOOP}
+    c.check("three-loop truth", per_iter == 5022 and exit_test <= 10 and all(abs(100 * ts[f] - DOC_TRUTH[f]) <= 0.01 for f in LOOP),
+            "%d instructions per iteration (+%d for the final exit test), shares %s (document 5022, %s)"
+            % (per_iter, exit_test, "/".join(fmt(ts[f]) for f in LOOP), "/".join("%.2f" % DOC_TRUTH[f] for f in LOOP)))
+    others = {f: n for f, n in t.items() if f not in LOOP}
+    c.check("three-loop truth has nothing else", not others, "other functions in the window: %s" % others)
+    c.out("## 1. Three loops (700/200/100), netduinoplus2, `loops_const`",
+          "",
+          "Truth from the plugin over the sampling window: **%d iterations, %.0f instructions each** "
+          "(document: 5022)." % (iters, per_iter), "",
+          "| N | hot_a | hot_b | hot_c | run | max error (pp) | document max error |",
+          "|---|---|---|---|---|---|---|",
+          "| truth | %s | | |" % " | ".join(fmt(ts[f]) for f in LOOP),
+          "| document truth | %s | | |" % " | ".join("%.2f" % DOC_TRUTH[f] for f in LOOP))
+    doc_err = {100: "0.23", 1000: "0.26", 10000: "0.20"}
+    for n in (100, 1000, 10000):
+        pr = r.profile(r.pcs[:n])
+        err = max(abs(pr.get(f, 0) / n - ts[f]) for f in LOOP)
+        c.out("| %d (period 2013) | %s | %.2f | %s |"
+              % (n, " | ".join(fmt(pr.get(f, 0) / n) for f in LOOP), 100 * err, doc_err[n]))
+    c.out("", "Constant period 2013 SysTick ticks = %d instructions between samples (measured from the "
+          "handler entries). Our handler takes %d instructions, not 21, so this period no longer falls into "
+          "the document's 186-point cycle: see section 2." % (intervals(r)[0], cost_of(r)), "")
+    return ts
+
+
+def intervals(r):
+    return [b - a for a, b in zip(r.marks, r.marks[1:])]
+
+
+def cost_of(r):
+    total, entries = r.handler_cost()
+    return total / entries
+
+
+def lockstep_free(c, truth_loop):
+    r = Result("loops_lockstep")
+    iv = intervals(r)
+    T = iv[0]
+    cost = cost_of(r)
+    L = 5022
+    step = (T - int(round(cost))) % L
+    predicted = L // gcd(L, step)
+    pcs = r.pcs
+    observed = scen.lockstep_cycle(pcs)
+    distinct = len(set(pcs))
+    c.check("lockstep: constant interval", len(set(iv)) == 1, "intervals %s" % sorted(set(iv))[:5])
+    c.check("lockstep: PC sequence repeats with the predicted cycle", observed == predicted and predicted < 300,
+            "observed cycle %s, predicted L/gcd(L,(T-c) mod L) = %d/gcd(%d,%d) = %d (document: 186)"
+            % (observed, L, L, step, predicted))
+    pr = r.profile()
+    n = len(pcs)
+    # a PC the truth says should get >= 10 samples, never sampled: impossible for independent sampling
+    wc = r.wcounts
+    loop_total = sum(v for pc, v in wc.items() if r.sym.lookup(pc) in LOOP)
+    starved = [pc for pc, v in wc.items() if r.sym.lookup(pc) in LOOP and v / loop_total * n >= 10 and pc not in set(pcs)]
+    starved_funcs = [f for f in LOOP if truth_loop[f] * n >= 10 and pr.get(f, 0) == 0]
+    c.check("lockstep: a function the truth gives >= 10 samples gets none", len(starved_funcs) > 0,
+            "%d PCs with >= 10 expected samples got none; functions with none: %s (document: run)"
+            % (len(starved), starved_funcs or "none"))
+    c.out("## 2. Lockstep", "",
+          "### 2a. Free-running loop, constant period (`loops_lockstep`, period 1958 ticks = %d instructions)" % T, "",
+          "Handler %.0f instructions, loop %d: the sample point advances %d instructions per sample, so it visits "
+          "only %d/gcd = **%d points** of the iteration (document: 186 with its 21-instruction handler at period "
+          "2013). Observed repeat period of the PC sequence: **%s**; %d distinct PCs in %d samples."
+          % (cost, L, step, L, predicted, observed, distinct, n), "",
+          "| function | truth % | profile % (10000 samples) |", "|---|---|---|")
+    for f in LOOP:
+        c.out("| %s | %s | %s |" % (f, fmt(truth_loop[f]), fmt(pr.get(f, 0) / n)))
+    c.out("", "Functions never sampled although the truth expects >= 10 samples: %s." % (", ".join(starved_funcs) or "none"), "")
+
+
+def lockstep_timer(c):
+    c.out("### 2b. Timer-driven main loop (`lockstep_*`, tick 10000 instructions)", "",
+          "SysTick periods 1680/1681/1777 ticks are the document's 9999/10005/10577 instructions.", "",
+          "| period (instr) | phase | wait_tick | control | filter | max error (pp) | 3 sigma (pp) |",
+          "|---|---|---|---|---|---|---|")
+    names = ("wait_tick", "control", "filter")
+    for period in (1680, 1681, 1777):
+        errs = []
+        for phase in (2000, 6500, 8500):
+            r = Result("lockstep_p%d_ph%d" % (period, phase))
+            ts = shares({f: v for f, v in r.truth().items() if f in names + ("main",)})
+            pr = r.profile()
+            n = len(r.pcs)
+            err = max(abs(pr.get(f, 0) / n - ts.get(f, 0)) for f in names)
+            zmax = max(abs(pr.get(f, 0) / n - ts.get(f, 0)) / sigma(ts.get(f, 0), n) for f in names)
+            errs.append((phase, err, zmax, pr, n, ts))
+            c.out("| %d | %d | %s | %s | %s | %.2f | %.2f |" % (intervals(r)[0], phase, fmt(pr.get("wait_tick", 0) / n),
+                  fmt(pr.get("control", 0) / n), fmt(pr.get("filter", 0) / n), 100 * err,
+                  100 * Z * sigma(ts["control"], n)))
+        if period == 1680:
+            top = [max(names, key=lambda f: e[3].get(f, 0)) for e in errs]
+            c.check("lockstep 9999: each phase gives one function almost everything",
+                    all(max(e[3].values()) / e[4] > 0.9 for e in errs) and len(set(top)) >= 2,
+                    "dominant per phase: %s, shares %s" % (top, ["%.1f" % (100 * max(e[3].values()) / e[4]) for e in errs]))
+        else:
+            c.check("lockstep %d: error far beyond sqrt(N)" % intervals(Result("lockstep_p%d_ph2000" % period))[0],
+                    any(e[2] > 5 for e in errs) if period == 1681 else True,
+                    "worst error %.1f sigma per phase: %s" % (max(e[2] for e in errs), ["%.1f" % e[2] for e in errs]))
+    r = Result("lockstep_jitter")
+    ts = shares({f: v for f, v in r.truth().items()})
+    n = len(r.pcs)
+    pr = r.profile()
+    ok, worst, wname = within(pr, ts, n, list(ts))
+    c.check("lockstep loop with jitter within 3 sigma", ok, "worst %.2f sigma (%s), N=%d" % (worst, wname, n))
+    c.out("| jitter 1691+0..2047 | - | %s | %s | %s | %.2f | truth %s/%s/%s |" % (
+        fmt(pr.get("wait_tick", 0) / n), fmt(pr.get("control", 0) / n), fmt(pr.get("filter", 0) / n),
+        100 * max(abs(pr.get(f, 0) / n - ts.get(f, 0)) for f in names), fmt(ts["wait_tick"]), fmt(ts["control"]),
+        fmt(ts["filter"])), "")
+
+
+def jitter(c):
+    r = Result("loops_jitter")
+    t = r.truth()
+    ts = shares({f: t[f] for f in LOOP})
+    pcs = r.pcs
+    n10k = pcs[:10000]
+    ok, worst, wname = within(r.profile(n10k), ts, 10000, LOOP)
+    c.check("jittered three-loop, 10000 samples, every function within 3 sigma", ok,
+            "worst %.2f sigma (%s)" % (worst, wname))
+    ok, worst, wname = within(r.profile(), ts, len(pcs), LOOP)
+    c.check("jittered three-loop, %d samples, every function within 3 sigma" % len(pcs), ok,
+            "worst %.2f sigma (%s)" % (worst, wname))
+    iv = intervals(r)
+    c.check("jitter really varies the interval", len(set(iv)) > 500 and max(iv) - min(iv) > 10000,
+            "%d distinct intervals from %d to %d instructions" % (len(set(iv)), min(iv), max(iv)))
+    p = ts["hot_a"]
+    c.out("### 2c. Random jitter (`loops_jitter`, period 1691 + xorshift & 2047)", "",
+          "%d samples. Profile: %s (truth %s)." % (len(pcs), "/".join(fmt(r.profile()[f] / len(pcs)) for f in LOOP),
+                                                   "/".join(fmt(ts[f]) for f in LOOP)), "",
+          "Spread of hot_a's share over blocks of N samples, against sqrt(p(1-p)/N):", "",
+          "| N | blocks | measured sd (pp) | theory (pp) | ratio | chi-square 3-sigma band | document measured |",
+          "|---|---|---|---|---|---|---|")
+    doc = {100: "4.59", 1000: "1.54", 10000: "0.47"}
+    for blk in (100, 1000, 10000):
+        k = len(pcs) // blk
+        vals = [sum(1 for pc in pcs[i * blk:(i + 1) * blk] if r.sym.lookup(pc) == "hot_a") / blk for i in range(k)]
+        mean = sum(vals) / k
+        var = sum((v - mean) ** 2 for v in vals) / (k - 1)
+        theory = p * (1 - p) / blk
+        lo, hi = scen.chi2_bounds(k - 1, Z)
+        ratio = var / theory
+        c.check("sqrt(N) law, blocks of %d" % blk, lo <= ratio <= hi,
+                "variance ratio %.3f, 3-sigma band [%.3f, %.3f] over %d blocks" % (ratio, lo, hi, k))
+        c.out("| %d | %d | %.2f | %.2f | %.2f | %.2f-%.2f | %s |" % (blk, k, 100 * math.sqrt(var), 100 * math.sqrt(theory),
+              math.sqrt(ratio), math.sqrt(lo), math.sqrt(hi), doc[blk]))
+    c.out("")
+
+
+def irqoff(c):
+    rs = Result("irqoff_short")
+    rl = Result("irqoff_long")
+    c.out("## 3. Interrupts disabled (`irqoff_*`, jittered)", "",
+          "| run | truth locked % | truth irq_on % | profile irq_on % | at the instruction after cpsie % | "
+          "profile locked % | instructions per sample |", "|---|---|---|---|---|---|---|")
+    per_sample = {}
+    for r, label in ((rs, "short (300)"), (rl, "long (7500)")):
+        ts = shares(r.truth())
+        skid_pc = pcs_after(r.elf, "irq_on", "cpsie")
+        pcs = r.pcs
+        n = len(pcs)
+        pr = r.profile()
+        skid = sum(1 for pc in pcs if pc == skid_pc) / n
+        closed = ts.get("locked", 0) + ts.get("irq_off", 0) + ts.get("irq_on", 0)
+        per_sample[label] = r.window / n
+        c.out("| %s | %s | %s | %s | %s | %s | %.0f |" % (label, fmt(ts["locked"]), fmt(ts.get("irq_on", 0)),
+              fmt(pr.get("irq_on", 0) / n), fmt(skid), fmt(pr.get("locked", 0) / n), r.window / n))
+        if r is rs:
+            lo = ts["locked"] - Z * sigma(ts["locked"], n)
+            hi = closed + Z * sigma(closed, n)
+            c.check("skid: the closed region's share lands on the instruction after cpsie i",
+                    skid_pc is not None and lo <= skid <= hi and pr.get("locked", 0) / n < 0.01,
+                    "%s%% at 0x%x; truth locked %s%% (band %s..%s); locked itself %s%%"
+                    % (fmt(skid), skid_pc or 0, fmt(ts["locked"]), fmt(lo), fmt(hi), fmt(pr.get("locked", 0) / n)))
+        else:
+            c.check("long closed region: its share is lost",
+                    skid < ts["locked"] - 5 * sigma(ts["locked"], n),
+                    "after-cpsie share %s%% against truth %s%% (5 sigma = %.2f pp)"
+                    % (fmt(skid), fmt(ts["locked"]), 500 * sigma(ts["locked"], n)))
+    ratio = per_sample["long (7500)"] / per_sample["short (300)"]
+    c.check("long closed region: timer events are lost", ratio > 1.05,
+            "instructions per sample grew by %.1f%% (document: 213734338/180510156 = +18.4%%)" % (100 * (ratio - 1)))
+    c.out("", "Document: irq_on 29.92 %% for a 30.00 %% region; long region 17.10 %% and +18.4 %% instructions "
+          "per sample. Ours: +%.1f %% instructions per sample." % (100 * (ratio - 1)), "")
+
+
+def handler(c):
+    c.out("## 4. A handler at the sampler's priority, then lower (`handler_*`)", "",
+          "| EXTI0 priority | truth isr_work % | profile isr_work % | after the pend write % |", "|---|---|---|---|")
+    for name in ("handler_same", "handler_lower"):
+        r = Result(name)
+        ts = shares(r.truth())
+        n = len(r.pcs)
+        pr = r.profile()
+        after = instr_after_store_to(r.elf, "main", "")
+        # the instruction after the ISPR write: the most sampled PC in main
+        main_pcs = [pc for pc in r.pcs if r.sym.lookup(pc) == "main"]
+        top_main = max(set(main_pcs), key=main_pcs.count) if main_pcs else 0
+        at_top = main_pcs.count(top_main) / n if main_pcs else 0.0
+        isr = ts.get("isr_work", 0) + ts.get("EXTI0_IRQHandler", 0)
+        c.out("| %s | %s | %s | %s (0x%x) |" % ("0 (same)" if name == "handler_same" else "0x80",
+              fmt(ts.get("isr_work", 0)), fmt(pr.get("isr_work", 0) / n), fmt(at_top), top_main))
+        if name == "handler_same":
+            c.check("equal-priority handler is invisible", pr.get("isr_work", 0) == 0 and
+                    abs(at_top - isr) <= Z * sigma(isr, n) + ts.get("main", 0),
+                    "isr_work 0 of %d samples (truth %s%%); %s%% on one main PC 0x%x (truth handler %s%%)"
+                    % (n, fmt(ts.get("isr_work", 0)), fmt(at_top), top_main, fmt(isr)))
+        else:
+            ok, worst, wname = within(pr, ts, n, list(ts))
+            c.check("lower-priority handler is seen, every function within 3 sigma", ok,
+                    "isr_work %s%% (truth %s%%), worst %.2f sigma (%s)"
+                    % (fmt(pr.get("isr_work", 0) / n), fmt(ts.get("isr_work", 0)), worst, wname))
+        del after
+    c.out("", "Document: 0 samples at equal priority and 30.26 % on one main instruction; 30.22 % at 0x80 "
+          "(truth 29.97 %).", "")
+
+
+def stacks(c):
+    r = Result("loops_psp")
+    ts = shares({f: v for f, v in r.truth().items() if f in LOOP})
+    n = len(r.pcs)
+    ok, worst, wname = within(r.profile(), ts, n, LOOP)
+    c.check("main on PSP: profile within 3 sigma", ok, "worst %.2f sigma (%s)" % (worst, wname))
+    w = Result("loops_wrong_stack")
+    vals = set(w.pcs)
+    c.check("MSP-only prologue with main on PSP: every sample reads the same value", len(vals) == 1,
+            "%d samples, values %s" % (len(w.pcs), ["0x%08x" % v for v in sorted(vals)[:4]]))
+    c.out("## 5. Stacks", "",
+          "- Main code on PSP (`loops_psp`): %s (truth %s), worst %.2f sigma." % (
+              "/".join(fmt(r.profile()[f] / n) for f in LOOP), "/".join(fmt(ts[f]) for f in LOOP), worst),
+          "- MSP-only prologue (`loops_wrong_stack`): all %d samples read %s (document: 0x00000000)."
+          % (len(w.pcs), ", ".join("0x%08x" % v for v in sorted(vals))), "")
+
+
+def inline(c):
+    r = Result("loops_inline_o2")
+    has_sym = "hot_a" in r.sym.by_name
+    pr = shares(r.profile())
+    top = max(pr, key=pr.get)
+    pcs = r.pcs
+    distinct = sorted(set(pcs))
+    chains = scen.addr2line(r.elf, distinct)
+    hottest = max(distinct, key=pcs.count)
+    chain = [x for x in chains[hottest]]
+    c.check("-O2: hot_a has no symbol and its samples land in its caller", not has_sym and pr[top] > 0.99,
+            "hot_a symbol present: %s; %s%% of samples in %s" % (has_sym, fmt(pr[top]), top))
+    c.check("-O2: the DWARF inline chain names hot_a innermost", chain and chain[0] == "hot_a" and len(chain) >= 2
+            and chain[-1] == r.sym.lookup(hottest),
+            "addr2line -i 0x%x: %s" % (hottest, " <- ".join(chain)))
+    # innermost-function profile against the truth resolved the same way
+    wpcs = list(r.wcounts)
+    wchains = scen.addr2line(r.elf, sorted(set(wpcs) | set(distinct)))
+    truth = {}
+    for pc, v in r.wcounts.items():
+        f = wchains[pc][0]
+        if r.sym.lookup(pc) not in scen.SAMPLER:
+            truth[f] = truth.get(f, 0) + v
+    ts = shares(truth)
+    prof = {}
+    for pc in pcs:
+        prof[wchains[pc][0]] = prof.get(wchains[pc][0], 0) + 1
+    ok, worst, wname = within(prof, ts, len(pcs), list(ts))
+    c.check("-O2: innermost-inline profile within 3 sigma of the truth", ok, "worst %.2f sigma (%s)" % (worst, wname))
+    c.out("## 6. -O2 inlining (`loops_inline_o2`)", "",
+          "By ELF symbol: %s%% in `%s`, no `hot_a` symbol. By innermost DWARF frame: %s (truth %s)." % (
+              fmt(pr[top]), top, ", ".join("%s %s" % (f, fmt(prof.get(f, 0) / len(pcs))) for f in sorted(ts)),
+              ", ".join("%s %s" % (f, fmt(ts[f])) for f in sorted(ts))), "",
+          "Hottest PC 0x%x: `%s`." % (hottest, " <- ".join(chain)), "")
+
+
+def bucketize(r, per_pc, shift, base):
+    """Spread per-PC counts into buckets and back over functions by byte share, as a dump would."""
+    bins = {}
+    for pc, v in per_pc.items():
+        k = (pc - base) >> shift
+        bins[k] = bins.get(k, 0) + v
+    fake = {"base": base, "shift": shift, "bins": [bins.get(k, 0) for k in range(max(bins) + 1)]}
+    saved = r.hist
+    r.hist = fake
+    out = r.hist_profile()
+    r.hist = saved
+    return out
+
+
+def histogram(c):
+    c.out("## 7. Histogram buckets (`hist_*`, 20000 jittered samples)", "",
+          "Bucketed truth: the exact per-PC counts put through the same buckets, so the bucket error is "
+          "separated from sampling noise.", "",
+          "| bucket | aligned | hot_a | hot_b | hot_c | run | worst non-running fn | bucket error (pp) | "
+          "profile vs truth (sigma) |", "|---|---|---|---|---|---|---|---|---|")
+    for shift in (1, 2, 3, 4):
+        for aligned in (False, True):
+            name = "hist_%d%s" % (1 << shift, "_aligned" if aligned else "")
+            r = Result(name)
+            h = r.hist
+            per_pc = {pc: v for pc, v in r.wcounts.items() if r.sym.lookup(pc) not in scen.SAMPLER}
+            ts = shares({f: v for f, v in r.truth().items()})
+            bt = shares(bucketize(r, per_pc, shift, h["base"]))
+            n = h["n"]
+            pr = r.hist_profile()
+            c.check("%s: bucket sum equals n, none out of range" % name, sum(h["bins"]) == n and h["out"] == 0,
+                    "sum %d, n %d, out %d" % (sum(h["bins"]), n, h["out"]))
+            berr = max(abs(bt.get(f, 0) - ts.get(f, 0)) for f in set(bt) | set(ts))
+            ghost = max((f for f in bt if ts.get(f, 0) == 0), key=lambda f: bt[f], default=None)
+            # the sampled histogram follows the bucketed truth within sqrt(N)
+            ok, worst, wname = within(pr, bt, n, set(bt) | set(pr))
+            c.check("%s: sampled buckets within 3 sigma of the bucketed truth" % name, ok,
+                    "worst %.2f sigma (%s)" % (worst, wname))
+            if shift == 1 or aligned:
+                c.check("%s: buckets add no error" % name, berr < 0.0005,
+                        "bucketed truth differs from truth by %.3f pp" % (100 * berr))
+            if shift == 4 and not aligned:
+                c.check("16-byte buckets across function boundaries credit a function that never runs",
+                        ghost is not None and bt[ghost] > 0.01 and pr.get(ghost, 0) / n > bt[ghost] - Z * sigma(bt[ghost], n),
+                        "%s gets %s%% (bucketed truth) / %s%% (sampled) with truth 0; bucket error %.2f pp"
+                        % (ghost, fmt(bt.get(ghost, 0)), fmt(pr.get(ghost, 0) / n), 100 * berr))
+            c.out("| %d B | %s | %s | %s | %.2f | %.2f |" % (
+                1 << shift, "yes" if aligned else "no",
+                " | ".join(fmt(pr.get(f, 0) / n) for f in LOOP),
+                "%s %s" % (ghost, fmt(pr.get(ghost, 0) / n)) if ghost else "-", 100 * berr, worst))
+    c.out("", "Document: 16-byte buckets gave hot_a 46.06 % and 13.95 % to prof_dump (never running); aligned "
+          "functions gave 69.20/20.23/10.34/0.23 %.", "")
+
+
+def tasks(c):
+    r = Result("tasks")
+    t = r.truth()
+    wc = r.wcounts
+    sym = r.sym
+    # Split hot_a's instructions between the callers: hot_a(600) from motor, hot_a(300) from link.
+    a0, asz = sym.by_name["hot_a"]
+    a_pcs = {pc: v for pc, v in wc.items() if a0 <= pc < a0 + asz}
+    calls = wc[a0]
+    nop_pc = [pc for pc in a_pcs if pc != a0 and "nop" in scen.disasm(r.elf).split("%x:" % pc)[1].split("\n")[0]]
+    iters = a_pcs[nop_pc[0]]
+    c_motor = (iters - 300 * calls) / 300
+    c_link = calls - c_motor
+    alpha = sum(1 for v in a_pcs.values() if v in (iters, iters + calls))
+    beta = sum(1 for v in a_pcs.values() if v in (calls, iters + calls))
+    exact = alpha * iters + beta * calls == t["hot_a"] and c_motor == int(c_motor)
+    per_call = lambda n: alpha * n + beta  # noqa: E731
+    truth = {("motor", "hot_a"): c_motor * per_call(600), ("link", "hot_a"): c_link * per_call(300),
+             ("link", "hot_b"): t["hot_b"], ("motor", "task_motor"): t["task_motor"],
+             ("link", "task_link"): t["task_link"]}
+    ts = shares(truth)
+    names = {addr: nm for addr, nm in r.tasks.items()}
+    pairs = {}
+    pcs, tags = r.pcs, r.tags
+    for pc, tag in zip(pcs, tags):
+        f = sym.lookup(pc)
+        key = (names.get(tag, "0x%x" % tag), f)
+        if key in truth:
+            pairs[key] = pairs.get(key, 0) + 1
+    n = sum(pairs.values())
+    c.check("tasks: every tag names a task", len(tags) == len(pcs) and set(tags) <= set(names),
+            "%d samples, %d tags, tags %s" % (len(pcs), len(tags), sorted("0x%x" % x for x in set(tags))))
+    c.check("tasks: hot_a's truth splits exactly by caller", exact,
+            "%d calls = %d from motor + %d from link, %d+%d instructions per call"
+            % (calls, c_motor, c_link, per_call(600), per_call(300)))
+    ok, worst, wname = within(pairs, ts, n, list(ts))
+    c.check("tasks: every (task, function) within 3 sigma", ok, "worst %.2f sigma (%s), N=%d" % (worst, wname, n))
+    c.out("## 8. Two tasks sharing hot_a, with tags (`tasks`, netduino2, PendSV + PSP, TIM4 preemption)", "",
+          "Preemptions by TIM4: %d. Samples in task code: %d of %d (the rest are in the scheduler)."
+          % (r.kv.get("preemptions", 0), n, len(pcs)), "",
+          "| task / function | truth % | profile % |", "|---|---|---|")
+    for k in sorted(truth, key=lambda k: -truth[k]):
+        c.out("| %s / %s | %s | %s |" % (k[0], k[1], fmt(ts[k]), fmt(pairs.get(k, 0) / n)))
+    mot = sum(v for k, v in pairs.items() if k[0] == "motor") / n
+    c.out("", "Per task: motor %s %%, link %s %% (document: 60.46/39.54 with FreeRTOS)." % (fmt(mot), fmt(1 - mot)), "")
+
+
+def cost(c):
+    c.out("## 9. Cost per sample (`cost_*`): instructions of the sampling interrupt, counted by the plugin", "",
+          "| variant | M3 | M4 | M0 | document (M3/M4) | bound |", "|---|---|---|---|---|---|")
+    bounds = {"ring": 21, "hist": 30, "ring_jitter": 32, "hist_jitter": 41, "ring_tag": None}
+    for v, bound in bounds.items():
+        row = []
+        for core in ("m3", "m4", "m0"):
+            name = "cost_%s_%s" % (core, v)
+            if name not in scen.SCENARIOS:
+                row.append("-")
+                continue
+            r = Result(name)
+            total, entries = r.handler_cost()
+            per = total / entries
+            row.append("%.0f" % per if total % entries == 0 else "%.2f" % per)
+            c.check("%s: cost is a whole number per sample" % name, total % entries == 0,
+                    "%d instructions over %d samples" % (total, entries))
+            if core != "m0":
+                off, on, n = r.kv["off"], r.kv["on"], r.kv["samples"]
+                c.check("%s: firmware span difference agrees" % name, abs((on - off) / n - per) < 0.5,
+                        "(on-off)/samples = %.2f, plugin %.2f" % ((on - off) / n, per))
+                if bound:
+                    c.check("%s: cost within the document's bound" % name, per <= bound,
+                            "%.0f instructions (bound %d, %+d)" % (per, bound, per - bound))
+        c.out("| %s | %s | %s | %s | %s | %s |" % (v, row[0], row[1], row[2], bound or "-", "<= %d" % bound if bound else "-"))
+    r = Result("cost_m3_ring")
+    parts = ("SysTick_Handler", "cmprof_tick", "cmprof_start", "cmprof_stop")
+    sizes = {p: r.sym.by_name[p][1] for p in parts}
+    total = sum(sizes.values())
+    c.check("sampler core size at -Os on M3", total <= 114,
+            "%s = %d bytes (document: 114)" % (" + ".join("%s %d" % (p, sizes[p]) for p in parts), total))
+    c.out("", "Sampler core at -Os on Cortex-M3 (ring): %s = **%d bytes** (document: 20 + 44 + 40 + 10 = 114)."
+          % (" + ".join("%d" % sizes[p] for p in parts), total), "")
+
+
+def sections(c):
+    r = Result("sections")
+    s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
+    a0 = r.sym.by_name["hot_a"][0]
+    per_call = sum(v for pc, v in r.wcounts.items() if r.sym.lookup(pc) == "hot_a") / r.wcounts[a0]
+    cost_ = cost_of(r)
+    c.check("sections: DWT check fails cleanly in QEMU", r.kv.get("dwt_status", 0) in (1, 2),
+            "cmprof_sections_init(NULL) = -%d" % r.kv.get("dwt_status", 0))
+    c.check("sections: constant work gives min == max == current", s0["n"] == 1000 and s0["min"] == s0["max"] == s0["cur"]
+            and s0["sum"] == 1000 * s0["cur"], "n=%d cur=%d min=%d max=%d sum=%d" % (s0["n"], s0["cur"], s0["min"], s0["max"], s0["sum"]))
+    c.check("sections: measured time is the truth plus a fixed overhead", 0 <= s0["cur"] - per_call <= 32,
+            "section %d instructions, hot_a(700) %.0f by the plugin: overhead %.0f" % (s0["cur"], per_call, s0["cur"] - per_call))
+    stop_path = 4  # the last sample also calls cmprof_stop()
+    c.check("sections: sampling shows up in max, not min", s1["min"] == s0["min"]
+            and cost_ <= s1["max"] - s1["min"] <= cost_ + stop_path,
+            "min %d max %d: one sample adds the handler's %d instructions (+%d once, for the stop)"
+            % (s1["min"], s1["max"], cost_, stop_path))
+    c.check("sections: reset clears", r.kv.get("after_reset_count", -1) == 0, "count after reset %d" % r.kv.get("after_reset_count", -1))
+    c.out("## Section timers (`sections`, TIM2 clock = instructions)", "",
+          "Constant work: %d runs of %d instructions (hot_a itself: %.0f). With sampling on: min %d, max %d, "
+          "mean %.1f over %d runs." % (s0["n"], s0["cur"], per_call, s1["min"], s1["max"], s1["sum"] / s1["n"], s1["n"]), "")
+
+
+def main(cmd):
+    c = Checker()
+    c.out("# cmprof reference scenarios: truth against profile", "",
+          "Generated by `make scenarios` (scenarios/scen.py). QEMU 7.2 with `-icount shift=0`; truth = the "
+          "instruction counts of our TCG plugin (scenarios/truth/), inside the window the firmware marks. "
+          "The sampler's own instructions are left out of the truth, as it cannot sample itself. The "
+          "profile side is computed from the UART dump with arm-none-eabi-nm symbols. Every bound is "
+          "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
+    steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, sections]
+    truth_loop = None
+    for step in steps:
+        try:
+            if step is three_loops:
+                truth_loop = three_loops(c)
+                lockstep_free(c, truth_loop)
+            elif step is not None:
+                step(c)
+        except Exception as e:  # a scenario that did not run or parse is a failed check
+            c.check(step.__name__ if step else "lockstep", False, "%s: %s" % (type(e).__name__, e))
+    if cmd == "report":
+        with open(REPORT, "w") as f:
+            f.write("\n".join(c.md) + "\n")
+        print("wrote %s" % REPORT)
+    print("scenarios: %d passed, %d failed" % (c.passed, c.failed))
+    return 1 if c.failed else 0

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install the Debian packages cmprof needs to build, test and demo.
+# Usage: scripts/deps.sh [build|all]   (the set is the same today; the argument is kept for later splits)
+# As root it runs apt-get; otherwise it prints the exact command to run and fails.
+set -euo pipefail
+
+packages=(
+  make gcc libc6-dev pkg-config python3
+  gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+  qemu-system-arm
+  libelf-dev libdwarf-dev libserialport-dev libncurses-dev
+  tmux
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  $cmd
+else
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: run as root:  sudo apt-get update && sudo $cmd" >&2
+  exit 1
+fi
