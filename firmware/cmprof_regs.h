@@ -7,7 +7,10 @@
 
 #include <stdint.h>
 
+/* Host tests define CMPROF_REG to point into a fake register file. */
+#ifndef CMPROF_REG
 #define CMPROF_REG(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+#endif
 
 /* SysTick (ARMv6-M and ARMv7-M) */
 #define CMPROF_SYST_CSR 0xE000E010u
@@ -24,7 +27,8 @@
 
 /* NVIC */
 #define CMPROF_NVIC_ISER0 0xE000E100u
-#define CMPROF_NVIC_IPR_BYTE(irq) (0xE000E400u + (uint32_t)(irq))
+#define CMPROF_NVIC_IPR_WORD(irq) (0xE000E400u + ((uint32_t)(irq) & ~3u)) /* 4 priorities a word */
+#define CMPROF_NVIC_IPR_SHIFT(irq) (8u * ((uint32_t)(irq) & 3u))
 
 /* Debug: DEMCR.TRCENA gates DWT and ITM */
 #define CMPROF_DEMCR 0xE000EDFCu

@@ -60,19 +60,16 @@ static struct {
     uint32_t limit; /* stop after this many; 0: never */
 #if CMPROF_JITTER
     uint32_t period;
-    uint32_t rnd; /* xorshift32 state; must live in initialised RAM, never 0 */
+    uint32_t rnd; /* xorshift32 state, never 0 once started */
 #endif
 #if CMPROF_HIST
     uint32_t out; /* samples outside the buckets */
 #else
     uint32_t ring[CMPROF_RING_N];
 #endif
-} cmprof_state = {
-#if CMPROF_JITTER
-    .rnd = 2463534242u,
-#endif
-    .n = 0u,
-};
+} cmprof_state; /* in .bss: a non-zero initialiser would put the whole ring in .data */
+
+#define CMPROF_DEFAULT_SEED 2463534242u
 
 #if CMPROF_HIST
 static uint16_t cmprof_hist[CMPROF_HIST_BINS];
@@ -153,6 +150,8 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.limit = limit;
 #if CMPROF_JITTER
     cmprof_state.period = period;
+    if (cmprof_state.rnd == 0u)
+        cmprof_state.rnd = CMPROF_DEFAULT_SEED;
 #endif
 #if CMPROF_HIST
     cmprof_state.out = 0u;
@@ -167,7 +166,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     CMPROF_REG(CMPROF_TIM_EGR(CMPROF_TIM3_BASE)) = 1u; /* UG: load PSC and ARR now */
     CMPROF_REG(CMPROF_TIM_SR(CMPROF_TIM3_BASE)) = 0u;  /* drop the flag UG raised */
     CMPROF_REG(CMPROF_TIM_DIER(CMPROF_TIM3_BASE)) = 1u; /* UIE */
-    *(volatile uint8_t *)(uintptr_t)CMPROF_NVIC_IPR_BYTE(CMPROF_TIM3_IRQ) = 0u;
+    CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_TIM3_IRQ)) &= ~(0xFFu << CMPROF_NVIC_IPR_SHIFT(CMPROF_TIM3_IRQ));
     CMPROF_REG(CMPROF_NVIC_ISER0) = 1u << CMPROF_TIM3_IRQ;
     CMPROF_REG(CMPROF_TIM_CR1(CMPROF_TIM3_BASE)) = 1u; /* CEN */
 #else
@@ -189,13 +188,20 @@ __attribute__((noinline)) void cmprof_stop(void)
 #endif
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+uint32_t cmprof_samples(void)
+{
+    return *(volatile uint32_t *)&cmprof_state.n;
+}
+#else
 /* The sample counter is the state's first member; this exports it for cmprof_samples(). */
 extern volatile const uint32_t cmprof_sample_count __attribute__((alias("cmprof_state")));
+#endif
 
 void cmprof_seed(uint32_t seed)
 {
 #if CMPROF_JITTER
-    cmprof_state.rnd = seed ? seed : 2463534242u;
+    cmprof_state.rnd = seed ? seed : CMPROF_DEFAULT_SEED;
 #else
     (void)seed;
 #endif

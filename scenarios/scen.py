@@ -49,6 +49,11 @@ def all_scenarios():
         # 5. stacks
         scenario("loops_psp", "loops", SAMPLES=10000, USE_PSP=1, CMPROF_RING_N=16384, **JIT),
         scenario("loops_wrong_stack", "loops", SAMPLES=1000, USE_PSP=1, WRONG_STACK=1, CMPROF_NO_ISR=1, **JIT),
+        # the ARMv6-M prologue (microbit, Cortex-M0) on MSP and on PSP; and the M3 (netduino2)
+        scenario("m0_loops", "loops", core="m0", SAMPLES=2000, CMPROF_RING_N=2048, PERIOD=169, CMPROF_JITTER=255),
+        scenario("m0_loops_psp", "loops", core="m0", SAMPLES=2000, USE_PSP=1, CMPROF_RING_N=2048, PERIOD=169,
+                 CMPROF_JITTER=255),
+        scenario("m3_loops", "loops", core="m3", SAMPLES=10000, CMPROF_RING_N=16384, **JIT),
         # 6. -O2 inlining
         scenario("loops_inline_o2", "loops", opt="-O2", SAMPLES=10000, HOT_INLINE=1, CMPROF_RING_N=16384, **JIT),
         # 3. interrupts disabled

@@ -1,13 +1,14 @@
 /* A main loop driven by a timer: every TICK instructions it runs control() and filter(), and
- * waits the rest of the time. Sampling with a period equal or close to TICK falls into step. */
+ * waits the rest of the time (truth: 59.82/30.08/10.03 %, as in the reference document).
+ * Sampling with a period equal or close to TICK falls into step. */
 #include "board.h"
 #include "cmprof.h"
 
 #ifndef PERIOD
-#define PERIOD 1680u /* SysTick ticks at 168 MHz: 10000 ns = 10000 instructions */
+#define PERIOD 1680u /* SysTick ticks at 168 MHz: 9999 ns in QEMU = 9999 instructions */
 #endif
 #ifndef TICK
-#define TICK 10000u /* board_clock ticks = instructions */
+#define TICK 9999u /* TIM2 ticks = instructions */
 #endif
 #ifndef PHASE
 #define PHASE 1000u /* first loop start, relative to the start of sampling */

@@ -1,0 +1,14 @@
+/* A fake register file for host tests of the firmware library: CMPROF_REG(addr) resolves to a
+ * slot per distinct address, so the library's register writes can be read back. Compile the
+ * library with -include fake_regs.h. */
+#ifndef FAKE_REGS_H
+#define FAKE_REGS_H
+
+#include <stdint.h>
+
+volatile uint32_t *fake_reg(uint32_t addr);
+void fake_regs_clear(void);
+
+#define CMPROF_REG(addr) (*fake_reg((uint32_t)(addr)))
+
+#endif

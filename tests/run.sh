@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every test and ends with one line "N passed, N failed"; exits non-zero on any failure.
+#   1. host unit tests of the firmware library, plain and under AddressSanitizer/UBSan
+#   2. the firmware library builds with -Wall -Wextra -Werror for every core and option set
+#   3. the QEMU reference scenarios, checked against the truth plugin
+# Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
+# counts as one failure, so a crash or a missing tool can never pass silently.
+set -u
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+
+step() {
+    local name=$1
+    shift
+    local out rc p f
+    out=$("$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | grep -E '^(ok|FAIL)' || true
+    p=$(printf '%s\n' "$out" | grep -c '^ok ')
+    f=$(printf '%s\n' "$out" | grep -c '^FAIL')
+    if ((rc != 0 && f == 0)); then
+        printf '%s\n' "$out" | tail -20
+        echo "FAIL $name: exited with status $rc"
+        f=1
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+for tool in cc make arm-none-eabi-gcc qemu-system-arm python3; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
+        failed=$((failed + 1))
+    fi
+done
+
+echo "== unit tests"
+step "build unit tests" make -s unit
+for kind in plain asan; do
+    for t in build/tests/$kind/test_*; do
+        [[ -x $t ]] || continue
+        echo "-- $kind/$(basename "$t")"
+        step "$kind/$(basename "$t")" "$t"
+    done
+done
+
+echo "== firmware builds"
+firmware_builds() {
+    local dir=build/firmware-check cpu opts f
+    mkdir -p "$dir"
+    for cpu in cortex-m0 cortex-m0plus cortex-m3 cortex-m4 cortex-m7; do
+        for opts in "" "-DCMPROF_HIST=1" "-DCMPROF_JITTER=2047" "-DCMPROF_HIST=1 -DCMPROF_JITTER=2047" \
+            "-DCMPROF_TAG=task" "-DCMPROF_TIMER_TIM3=1" "-DCMPROF_TIMER_TIM3=1 -DCMPROF_STM32F1=1"; do
+            local ok=1
+            for f in firmware/cmprof_sampler.c firmware/cmprof_section.c firmware/cmprof_dwt.c; do
+                arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb $opts -c "$f" \
+                    -o "$dir/$(basename "$f" .c).o" || ok=0
+            done
+            if ((ok)); then echo "ok   firmware $cpu ${opts:-(defaults)}"; else echo "FAIL firmware $cpu ${opts:-(defaults)}"; fi
+        done
+    done
+}
+step "firmware builds" firmware_builds
+
+echo "== QEMU scenarios"
+step "scenario runs" python3 scenarios/scen.py run
+step "scenario checks" python3 scenarios/scen.py check
+
+echo "$passed passed, $failed failed"
+((failed == 0))
