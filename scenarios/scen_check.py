@@ -46,25 +46,6 @@ def within(prof, truth, n, names):
     return worst <= Z, worst, wname
 
 
-def pcs_after(elf, func, mnemonic):
-    """Address of the instruction right after the first `mnemonic` in `func`."""
-    lines = scen.disasm(elf).splitlines()
-    inside, hit = False, False
-    for ln in lines:
-        if re.match(r"^[0-9a-f]+ <%s>:" % re.escape(func), ln):
-            inside = True
-            continue
-        if inside and re.match(r"^[0-9a-f]+ <", ln):
-            break
-        m = re.match(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{4}\s?){1,2}\s+(\S+)\s*(.*)$", ln)
-        if inside and m:
-            if hit:
-                return int(m.group(1), 16)
-            if m.group(2) == mnemonic or (mnemonic in ln.split("\t")[-1] if "\t" in ln else False):
-                hit = True
-    return None
-
-
 def instructions(elf, func):
     """(address, mnemonic) of every instruction in func, from objdump."""
     out, inside = [], False
@@ -78,6 +59,12 @@ def instructions(elf, func):
         if inside and m:
             out.append((int(m.group(1), 16), m.group(2)))
     return out
+
+
+def pcs_after(elf, func, mnemonic):
+    """Address of the instruction right after the first `mnemonic` in `func`, or None."""
+    code = instructions(elf, func)
+    return next((b for (a, m), (b, _) in zip(code, code[1:]) if m == mnemonic), None)
 
 
 # ---------------------------------------------------------------------------------------------
