@@ -1,0 +1,50 @@
+/* Format detection. A text dump is almost all printable ASCII with line ends; a TPIU stream
+ * carries full syncs (FF FF FF 7F); anything else is taken as raw ITM. */
+#include "detect.h"
+
+#include <string.h>
+
+enum detect_format detect_format(const uint8_t *buf, size_t len)
+{
+    if (len == 0)
+        return DETECT_UNKNOWN;
+    if (len > DETECT_WINDOW)
+        len = DETECT_WINDOW;
+    size_t printable = 0, newlines = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t b = buf[i];
+        if (b == '\n' || b == '\r')
+            newlines++;
+        if ((b >= 0x20 && b < 0x7F) || b == '\n' || b == '\r' || b == '\t')
+            printable++;
+    }
+    if (printable * 100 >= len * 95 && (newlines > 0 || len < 80))
+        return DETECT_TEXT;
+    for (size_t i = 0; i + 3 < len; i++)
+        if (buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF && buf[i + 3] == 0x7F)
+            return DETECT_TPIU;
+    return DETECT_ITM;
+}
+
+const char *detect_name(enum detect_format f)
+{
+    switch (f) {
+    case DETECT_TEXT:
+        return "text";
+    case DETECT_ITM:
+        return "itm";
+    case DETECT_TPIU:
+        return "tpiu";
+    default:
+        return "auto";
+    }
+}
+
+int detect_parse(const char *name)
+{
+    static const char *const names[] = {"auto", "text", "itm", "tpiu"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}

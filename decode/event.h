@@ -1,0 +1,55 @@
+/* Events that every cmprof decoder produces, and the sink they go to. Decoders are push state
+ * machines (x_feed(state, buf, len, sink)): they give the same events however the input is split. */
+#ifndef CMPROF_DECODE_EVENT_H
+#define CMPROF_DECODE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ev_type {
+    EV_PC,           /* a PC sample: addr; tag when has_tag */
+    EV_SLEEP,        /* a PC sample taken while the core slept (ITM 0x15 0x00) */
+    EV_BUCKET,       /* histogram bucket: addr = first byte, size bytes, count samples */
+    EV_HIST_HEADER,  /* histogram block: addr = base, size = bucket bytes, count = n, value = out */
+    EV_TASK_NAME,    /* tag = task identifier, text = its name */
+    EV_SECTION,      /* index; count, value = current, min, max, sum */
+    EV_LOG,          /* a text line that is not part of a dump: text */
+    EV_SOFTWARE,     /* ITM stimulus write: index = port (page included), value, size bytes */
+    EV_OVERFLOW,     /* ITM overflow: packets were lost in the target */
+    EV_SYNC,         /* ITM synchronisation packet */
+    EV_TIMESTAMP,    /* local timestamp: value = delta, index = TC relation (format 2: 0) */
+    EV_GLOBAL_TS,    /* global timestamp: index = 1 or 2, value = bits, size = payload bytes */
+    EV_EXTENSION,    /* ITM extension: value = page/info, index = SH bit */
+    EV_EXCEPTION,    /* exception trace: index = exception number, value = function (1 enter, 2 exit, 3 return) */
+    EV_EVENT_COUNTER,/* DWT event counter wrap bits: value */
+    EV_DATA_TRACE    /* DWT data trace: index = comparator, kind 0 PC / 1 address / 2 read / 3 write, value, size */
+};
+
+struct ev {
+    enum ev_type type;
+    uint32_t addr;
+    uint32_t tag;
+    int has_tag;
+    uint32_t size;
+    uint32_t index;
+    uint32_t kind;
+    uint64_t value;
+    uint64_t count;
+    uint64_t min, max, sum;
+    const char *text; /* valid only during the callback */
+    size_t text_len;
+    uint64_t offset;  /* byte offset in the decoder's input where the event's packet or line began */
+};
+
+struct ev_sink {
+    void (*event)(void *ctx, const struct ev *ev);
+    void *ctx;
+};
+
+static inline void ev_emit(const struct ev_sink *sink, const struct ev *ev)
+{
+    if (sink && sink->event)
+        sink->event(sink->ctx, ev);
+}
+
+#endif

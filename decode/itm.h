@@ -1,0 +1,38 @@
+/* ITM/DWT packet decoder (ARMv7-M Architecture Reference Manual, appendix D4). A push state
+ * machine: feed it any slices of the stream, it emits the same events. A reserved header or a
+ * malformed packet is counted, then the decoder hunts for the next synchronisation packet. */
+#ifndef CMPROF_DECODE_ITM_H
+#define CMPROF_DECODE_ITM_H
+
+#include "event.h"
+
+#include <stdbool.h>
+
+struct itm_stats {
+    uint64_t bytes;
+    uint64_t packets;  /* complete packets of any kind */
+    uint64_t syncs;
+    uint64_t overflows;
+    uint64_t errors;   /* reserved headers and malformed packets */
+    uint64_t hunted;   /* bytes skipped while hunting for sync */
+};
+
+struct itm_decoder {
+    int state;          /* private */
+    uint8_t header;
+    uint8_t need;       /* payload bytes still expected */
+    uint8_t got;
+    uint8_t page;       /* stimulus port page from extension packets */
+    uint32_t zeros;     /* run of zero bytes (sync detection) */
+    uint64_t value;
+    uint64_t packet_offset;
+    struct itm_stats stats;
+};
+
+/* Start decoding. wait_for_sync: ignore everything until the first sync packet (for a receiver
+ * that joins a stream mid-packet). */
+void itm_init(struct itm_decoder *d, bool wait_for_sync);
+
+void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink);
+
+#endif

@@ -1,0 +1,297 @@
+/* Text dump decoder. Lines are collected in a fixed buffer; a raw block's samples are held until
+ * the block closes, because its tags (g lines) follow all of its PCs (p lines). */
+#include "text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { BLOCK_NONE, BLOCK_RAW, BLOCK_HIST };
+
+void text_init(struct text_decoder *d)
+{
+    memset(d, 0, sizeof *d);
+}
+
+void text_free(struct text_decoder *d)
+{
+    free(d->pcs);
+    free(d->tags);
+    d->pcs = d->tags = NULL;
+    d->n_pcs = d->n_tags = d->cap_pcs = d->cap_tags = 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Parse "X X X" hex words (1..max_digits each, 1..max_words) after a two-character prefix. */
+static size_t parse_hex_words(const char *s, size_t len, unsigned max_digits, uint32_t *out, size_t max_words)
+{
+    size_t n = 0, i = 0;
+    while (i < len) {
+        if (s[i] != ' ')
+            return 0;
+        while (i < len && s[i] == ' ')
+            i++;
+        if (i == len)
+            break;
+        uint32_t v = 0;
+        unsigned digits = 0;
+        while (i < len && s[i] != ' ') {
+            int h = hexval(s[i++]);
+            if (h < 0 || ++digits > max_digits)
+                return 0;
+            v = v << 4 | (uint32_t)h;
+        }
+        if (n == max_words)
+            return 0;
+        out[n++] = v;
+    }
+    return n;
+}
+
+static bool parse_uint(const char **p, const char *end, const char *key, uint64_t *out, int base)
+{
+    size_t k = strlen(key);
+    if ((size_t)(end - *p) < k || memcmp(*p, key, k) != 0)
+        return false;
+    const char *s = *p + k;
+    uint64_t v = 0;
+    int digits = 0;
+    while (s < end && *s != ' ') {
+        int h = hexval(*s);
+        if (h < 0 || h >= base || ++digits > 20)
+            return false;
+        v = v * (uint64_t)base + (uint64_t)h;
+        s++;
+    }
+    if (!digits)
+        return false;
+    while (s < end && *s == ' ')
+        s++;
+    *p = s;
+    *out = v;
+    return true;
+}
+
+static bool push(uint32_t **arr, size_t *n, size_t *cap, const uint32_t *v, size_t k)
+{
+    if (*n + k > *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        while (c < *n + k)
+            c *= 2;
+        uint32_t *a = realloc(*arr, c * sizeof *a);
+        if (!a)
+            return false;
+        *arr = a;
+        *cap = c;
+    }
+    memcpy(*arr + *n, v, k * sizeof *v);
+    *n += k;
+    return true;
+}
+
+static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
+{
+    bool tagged = d->n_tags == d->n_pcs && d->n_tags > 0;
+    if (d->n_tags && !tagged)
+        d->stats.tag_mismatch++;
+    for (size_t i = 0; i < d->n_pcs; i++) {
+        struct ev e = {.type = EV_PC, .addr = d->pcs[i], .offset = d->block_offset};
+        if (tagged) {
+            e.tag = d->tags[i];
+            e.has_tag = 1;
+        }
+        ev_emit(sink, &e);
+    }
+    d->stats.samples += d->n_pcs;
+    d->n_pcs = d->n_tags = 0;
+}
+
+static void close_block(struct text_decoder *d, const struct ev_sink *sink)
+{
+    if (d->block == BLOCK_RAW)
+        close_raw(d, sink);
+    if (d->block != BLOCK_NONE)
+        d->stats.blocks++;
+    d->block = BLOCK_NONE;
+}
+
+static void bad(struct text_decoder *d)
+{
+    d->stats.bad_lines++;
+}
+
+static bool starts(const char *s, size_t len, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return len >= k && memcmp(s, prefix, k) == 0;
+}
+
+static void line_hist_header(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
+{
+    uint64_t base, shift, n, out;
+    const char *p = s + strlen("prof hist ");
+    if (!parse_uint(&p, end, "base=0x", &base, 16) || !parse_uint(&p, end, "shift=", &shift, 10) ||
+        !parse_uint(&p, end, "n=", &n, 10) || !parse_uint(&p, end, "out=", &out, 10) || p != end ||
+        base > UINT32_MAX || shift > 16u) {
+        bad(d);
+        return;
+    }
+    close_block(d, sink);
+    d->block = BLOCK_HIST;
+    d->hist_base = (uint32_t)base;
+    d->hist_shift = (uint32_t)shift;
+    d->hist_index = 0;
+    struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .count = n, .value = out,
+                   .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+static void line_sect(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
+{
+    uint64_t idx, n, cur, mn, mx, sum;
+    const char *p = s + strlen("sect ");
+    if (!parse_uint(&p, end, "", &idx, 10) || !parse_uint(&p, end, "n=", &n, 10) ||
+        !parse_uint(&p, end, "cur=", &cur, 10) || !parse_uint(&p, end, "min=", &mn, 10) ||
+        !parse_uint(&p, end, "max=", &mx, 10) || !parse_uint(&p, end, "sum=", &sum, 10) || p != end) {
+        bad(d);
+        return;
+    }
+    struct ev e = {.type = EV_SECTION, .index = (uint32_t)idx, .count = n, .value = cur, .min = mn, .max = mx,
+                   .sum = sum, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+static void line_task(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
+{
+    uint64_t tag;
+    const char *p = s + strlen("task ");
+    if (!parse_uint(&p, end, "", &tag, 16) || tag > UINT32_MAX || p == end) {
+        bad(d);
+        return;
+    }
+    struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)tag, .text = p, .text_len = (size_t)(end - p),
+                   .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+static void line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    uint32_t words[16];
+    const char *end = s + len;
+    while (len && s[len - 1] == ' ')
+        end = s + --len;
+    if (len == 0)
+        return;
+    d->stats.lines++;
+    if (len == 1 && (s[0] == 'p' || s[0] == 'g' || s[0] == 'h')) {
+        bad(d); /* a dump line that lost its values */
+    } else if (starts(s, len, "p ")) {
+        size_t n = parse_hex_words(s + 1, len - 1, 8, words, 16);
+        if (!n) {
+            bad(d);
+            return;
+        }
+        if (d->block == BLOCK_HIST)
+            close_block(d, sink);
+        if (d->block == BLOCK_NONE) { /* capture began mid-block: keep the samples */
+            d->block = BLOCK_RAW;
+            d->block_offset = d->line_offset;
+        }
+        if (d->n_tags) { /* p after g: a new headless block */
+            close_block(d, sink);
+            d->block = BLOCK_RAW;
+            d->block_offset = d->line_offset;
+        }
+        if (!push(&d->pcs, &d->n_pcs, &d->cap_pcs, words, n))
+            d->failed_alloc = true;
+    } else if (starts(s, len, "g ")) {
+        size_t n = parse_hex_words(s + 1, len - 1, 8, words, 16);
+        if (!n)
+            bad(d);
+        else if (d->block != BLOCK_RAW)
+            d->stats.orphan_lines++;
+        else if (!push(&d->tags, &d->n_tags, &d->cap_tags, words, n))
+            d->failed_alloc = true;
+    } else if (starts(s, len, "h ")) {
+        size_t n = parse_hex_words(s + 1, len - 1, 4, words, 16);
+        if (!n) {
+            bad(d);
+        } else if (d->block != BLOCK_HIST) {
+            d->stats.orphan_lines++;
+        } else {
+            for (size_t i = 0; i < n; i++, d->hist_index++) {
+                if (!words[i])
+                    continue;
+                struct ev e = {.type = EV_BUCKET, .addr = d->hist_base + (d->hist_index << d->hist_shift),
+                               .size = 1u << d->hist_shift, .count = words[i], .offset = d->line_offset};
+                d->stats.buckets++;
+                ev_emit(sink, &e);
+            }
+        }
+    } else if (len == 3 && memcmp(s, "end", 3) == 0) {
+        close_block(d, sink);
+    } else if (starts(s, len, "prof raw n=")) {
+        uint64_t n;
+        const char *p = s + strlen("prof raw ");
+        if (!parse_uint(&p, end, "n=", &n, 10) || p != end) {
+            bad(d);
+            return;
+        }
+        close_block(d, sink);
+        d->block = BLOCK_RAW;
+        d->block_offset = d->line_offset;
+    } else if (starts(s, len, "prof hist ")) {
+        line_hist_header(d, s, end, sink);
+    } else if (starts(s, len, "sect ")) {
+        line_sect(d, s, end, sink);
+    } else if (starts(s, len, "task ")) {
+        line_task(d, s, end, sink);
+    } else {
+        struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
+        d->stats.log_lines++;
+        ev_emit(sink, &e);
+    }
+}
+
+void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = (char)buf[i];
+        uint64_t off = d->stats.bytes++;
+        if (c == '\n' || c == '\r') {
+            if (d->line_too_long)
+                d->stats.long_lines++;
+            else
+                line(d, d->line, d->line_len, sink);
+            d->line_len = 0;
+            d->line_too_long = false;
+            continue;
+        }
+        if (d->line_len == 0)
+            d->line_offset = off;
+        if (d->line_len < TEXT_LINE_MAX)
+            d->line[d->line_len++] = c;
+        else
+            d->line_too_long = true;
+    }
+}
+
+void text_finish(struct text_decoder *d, const struct ev_sink *sink)
+{
+    if (d->line_len && !d->line_too_long)
+        line(d, d->line, d->line_len, sink);
+    else if (d->line_too_long)
+        d->stats.long_lines++;
+    d->line_len = 0;
+    d->line_too_long = false;
+    close_block(d, sink);
+}

@@ -1,0 +1,47 @@
+/* Decoder for the firmware's text dump (firmware/cmprof.h): "prof raw" blocks of p (PC) and g
+ * (tag) lines, "prof hist" blocks of h (bucket) lines, "end", task names and section lines.
+ * Any other line is passed on as a log line. A malformed dump line is dropped whole and counted.
+ * CR, LF and CRLF all end a line; a capture may start mid-line or mid-block. */
+#ifndef CMPROF_DECODE_TEXT_H
+#define CMPROF_DECODE_TEXT_H
+
+#include "event.h"
+
+#include <stdbool.h>
+
+#define TEXT_LINE_MAX 1024u
+
+struct text_stats {
+    uint64_t bytes;
+    uint64_t lines;
+    uint64_t samples;      /* PC samples emitted */
+    uint64_t buckets;      /* non-empty histogram buckets emitted */
+    uint64_t blocks;       /* dump blocks closed */
+    uint64_t bad_lines;    /* malformed dump lines, dropped */
+    uint64_t long_lines;   /* lines over TEXT_LINE_MAX, dropped */
+    uint64_t tag_mismatch; /* raw blocks whose g lines did not match their p lines: tags dropped */
+    uint64_t orphan_lines; /* h or g lines with no block to belong to */
+    uint64_t log_lines;
+};
+
+struct text_decoder {
+    char line[TEXT_LINE_MAX];
+    size_t line_len;
+    bool line_too_long;
+    uint64_t line_offset;
+    int block;              /* private: none, raw, hist */
+    uint32_t *pcs, *tags;   /* the open raw block, emitted when it closes */
+    size_t n_pcs, n_tags, cap_pcs, cap_tags;
+    uint64_t block_offset;
+    uint32_t hist_base, hist_shift, hist_index;
+    bool failed_alloc;
+    struct text_stats stats;
+};
+
+void text_init(struct text_decoder *d);
+void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink);
+/* End of input: a last line without a newline and an unclosed block are emitted. */
+void text_finish(struct text_decoder *d, const struct ev_sink *sink);
+void text_free(struct text_decoder *d);
+
+#endif

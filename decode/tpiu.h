@@ -1,0 +1,38 @@
+/* TPIU formatter deframer: 16-byte frames, aligned by full synchronisation packets
+ * (FF FF FF 7F); half syncs (FF 7F) are dropped. The bytes of one source ID are passed on to
+ * a byte sink, normally an ITM decoder. Nothing is passed on before the first full sync. */
+#ifndef CMPROF_DECODE_TPIU_H
+#define CMPROF_DECODE_TPIU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tpiu_byte_sink {
+    void (*bytes)(void *ctx, const uint8_t *buf, size_t len);
+    void *ctx;
+};
+
+struct tpiu_stats {
+    uint64_t bytes;
+    uint64_t frames;
+    uint64_t syncs;       /* full syncs */
+    uint64_t half_syncs;
+    uint64_t unsynced;    /* bytes dropped before the first full sync */
+    uint64_t other_ids;   /* data bytes of other sources, not passed on */
+};
+
+struct tpiu_decoder {
+    uint8_t frame[16];
+    unsigned pos;
+    bool synced;
+    uint32_t window;     /* the last four bytes, for full-sync detection */
+    uint8_t wanted_id;
+    uint8_t current_id;
+    struct tpiu_stats stats;
+};
+
+void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id);
+void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct tpiu_byte_sink *sink);
+
+#endif

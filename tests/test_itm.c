@@ -1,0 +1,247 @@
+/* ITM decoder: protocol vectors, counters, chunk invariance. */
+#include "../decode/itm.h"
+#include "check.h"
+#include "evlog.h"
+
+static struct evlog log_a, log_b;
+
+static void decode(const uint8_t *buf, size_t len, bool wait_sync, struct evlog *l, struct itm_decoder *d)
+{
+    struct ev_sink sink = {evlog_event, l};
+    evlog_reset(l);
+    itm_init(d, wait_sync);
+    itm_feed(d, buf, len, &sink);
+}
+
+static const uint8_t SYNC[] = {0, 0, 0, 0, 0, 0x80};
+
+static void test_pc_sample_and_sleep(void)
+{
+    const uint8_t s[] = {0x17, 0xb4, 0x02, 0x00, 0x08, 0x15, 0x00};
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 1 && log_a.count[EV_SLEEP] == 1);
+    CHECK(strstr(log_a.buf, "a=080002b4") != NULL);
+    CHECK(d.stats.errors == 0 && d.stats.packets == 2);
+}
+
+static void test_sync_and_overflow(void)
+{
+    const uint8_t s[] = {0, 0, 0, 0, 0, 0x80, 0x70, 0, 0, 0, 0, 0, 0, 0, 0x80};
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.syncs == 2 && d.stats.overflows == 1 && d.stats.errors == 0);
+    CHECK(log_a.count[EV_SYNC] == 2 && log_a.count[EV_OVERFLOW] == 1);
+}
+
+static void test_short_zero_run_is_an_error(void)
+{
+    const uint8_t s[] = {0, 0, 0x80, 0x17, 1, 2, 3, 4}; /* too few zeros: not a sync */
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.errors == 1);
+    CHECK(log_a.count[EV_PC] == 0); /* hunting: nothing decoded until a real sync */
+}
+
+static void test_local_timestamps(void)
+{
+    /* format 2 TS=3 (the header 0x30 that one parser rejects); format 1 with two bytes */
+    const uint8_t s[] = {0x30, 0xC0, 0x85, 0x12, 0xD0, 0x05, 0x60};
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.errors == 0);
+    CHECK(log_a.count[EV_TIMESTAMP] == 4);
+    CHECK(strstr(log_a.buf, "v=3 ") != NULL);
+    CHECK(strstr(log_a.buf, "i=0 k=0 v=905 ") != NULL); /* 0x05 | 0x12 << 7 = 0x905 */
+    CHECK(strstr(log_a.buf, "i=1 k=0 v=5 ") != NULL);   /* TC = 1 */
+    CHECK(strstr(log_a.buf, "v=6 ") != NULL);
+}
+
+static void test_global_timestamps(void)
+{
+    const uint8_t s[] = {0x94, 0x81, 0x82, 0x03, 0xB4, 0x81, 0x80, 0x80, 0x80, 0x80, 0x01};
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.errors == 0 && log_a.count[EV_GLOBAL_TS] == 2);
+    CHECK(strstr(log_a.buf, "i=1 k=0 v=c101 ") != NULL); /* 1 | 2 << 7 | 3 << 14 */
+}
+
+static void test_too_long_continuation_is_an_error(void)
+{
+    const uint8_t s[] = {0xC0, 0x80, 0x80, 0x80, 0x80, 0x01};
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.errors == 1 && log_a.count[EV_TIMESTAMP] == 0);
+}
+
+static void test_reserved_headers(void)
+{
+    static const uint8_t reserved[] = {0x80, 0x90, 0xA0, 0xB0, 0x04, 0x14, 0x24, 0x74, 0xF4, 0x1D, 0x3F, 0x07};
+    for (size_t i = 0; i < sizeof reserved; i++) {
+        uint8_t s[8] = {reserved[i], 0x17, 1, 2, 3, 4};
+        struct itm_decoder d;
+        decode(s, 6, false, &log_a, &d);
+        CHECK(d.stats.errors == 1);
+        CHECK(log_a.count[EV_PC] == 0);
+    }
+}
+
+static void test_extension_is_not_misread(void)
+{
+    /* 0x08 is an extension (page 0); 0x09-0x0B are software writes to port 1 */
+    const uint8_t s[] = {0x08, 0x09, 0x41, 0x0A, 0x01, 0x02, 0x0B, 1, 2, 3, 4};
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.errors == 0);
+    CHECK(log_a.count[EV_EXTENSION] == 1 && log_a.count[EV_SOFTWARE] == 3);
+    CHECK(strstr(log_a.buf, "s=4 i=1 k=0 v=4030201 ") != NULL);
+}
+
+static void test_stimulus_page(void)
+{
+    const uint8_t s[] = {0x28, 0x01, 0x55, 0x08, 0x01, 0x66}; /* page 2: port 0 -> 64; back to page 0 */
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(strstr(log_a.buf, "s=1 i=64 k=0 v=55 ") != NULL);
+    CHECK(strstr(log_a.buf, "s=1 i=0 k=0 v=66 ") != NULL);
+}
+
+static void test_hardware_packets(void)
+{
+    const uint8_t s[] = {0x05, 0x24,             /* event counter: Exc | Cyc? bits */
+                         0x0E, 0x0F, 0x10,       /* exception 15, enter */
+                         0x0E, 0x10, 0x21,       /* exception 0x110 (272), exit */
+                         0x47, 1, 2, 3, 4,       /* data trace PC, comparator 0 (id 8) */
+                         0x4E, 0x34, 0x12,       /* data trace address offset, comparator 0 (id 9) */
+                         0x85, 0xAB,             /* data trace read value, comparator 0 (id 16), 1 byte */
+                         0x8E, 0xCD, 0xAB};      /* data trace write value, comparator 0 (id 17), 2 bytes */
+    struct itm_decoder d;
+    decode(s, sizeof s, false, &log_a, &d);
+    CHECK(d.stats.errors == 0);
+    CHECK(log_a.count[EV_EVENT_COUNTER] == 1 && log_a.count[EV_EXCEPTION] == 2 && log_a.count[EV_DATA_TRACE] == 4);
+    CHECK(strstr(log_a.buf, "i=15 k=0 v=1 ") != NULL);
+    CHECK(strstr(log_a.buf, "i=272 k=0 v=2 ") != NULL);
+    CHECK(strstr(log_a.buf, "s=2 i=0 k=1 v=1234 ") != NULL);
+    CHECK(strstr(log_a.buf, "s=1 i=0 k=2 v=ab ") != NULL);
+    CHECK(strstr(log_a.buf, "s=2 i=0 k=3 v=abcd ") != NULL);
+}
+
+static void test_wait_for_sync(void)
+{
+    uint8_t s[32] = {0x01, 0x17, 0x78, 0x56}; /* tail of a packet */
+    memcpy(s + 4, SYNC, sizeof SYNC);
+    const uint8_t tail[] = {0x17, 0x78, 0x56, 0x34, 0x12};
+    memcpy(s + 4 + sizeof SYNC, tail, sizeof tail);
+    size_t n = 4 + sizeof SYNC + sizeof tail;
+    struct itm_decoder d;
+    decode(s, n, true, &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 1 && log_a.count[EV_SOFTWARE] == 0);
+    CHECK(d.stats.hunted == 4 && d.stats.errors == 0);
+    decode(s, n, false, &log_b, &d); /* without waiting, the cut packet reads as junk */
+    CHECK(log_b.count[EV_SOFTWARE] + d.stats.errors > 0);
+}
+
+/* A realistic stream, as the reference document's synthetic one: PCs mixed with everything. */
+static size_t synth(uint8_t *s, size_t cap, unsigned samples)
+{
+    size_t n = 0;
+#define PUT(...)                                                                                                     \
+    do {                                                                                                             \
+        const uint8_t b_[] = {__VA_ARGS__};                                                                          \
+        if (n + sizeof b_ <= cap) {                                                                                  \
+            memcpy(s + n, b_, sizeof b_);                                                                            \
+            n += sizeof b_;                                                                                          \
+        }                                                                                                            \
+    } while (0)
+    PUT(0, 0, 0, 0, 0, 0x80);
+    for (unsigned k = 0; k < samples; k++) {
+        uint32_t pc = 0x08000100u + 2u * (rnd32() % 512u);
+        PUT(0x17, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16), (uint8_t)(pc >> 24));
+        if (k % 7 == 3)
+            PUT(0x01, (uint8_t)(0x48 + k % 20));
+        if (k % 50 == 10)
+            PUT(0x0B, 1, 2, 3, 4);
+        if (k % 64 == 20)
+            PUT(0x15, 0x00);
+        if (k % 100 == 30)
+            PUT(0xC0, 0x85, 0x12);
+        if (k % 100 == 60)
+            PUT(0x0E, 0x0F, 0x10);
+        if (k % 500 == 250)
+            PUT(0x05, 0x04);
+        if (k % 1000 == 500)
+            PUT(0x70);
+        if (k % 300 == 299)
+            PUT(0, 0, 0, 0, 0, 0x80);
+    }
+    PUT(0x20);
+#undef PUT
+    return n;
+}
+
+static void test_chunk_invariance(void)
+{
+    static uint8_t s[8192];
+    size_t n = synth(s, sizeof s, 600);
+    struct itm_decoder d1, d2;
+    struct ev_sink sink_b = {evlog_event, &log_b};
+    decode(s, n, false, &log_a, &d1);
+    CHECK(d1.stats.errors == 0 && log_a.count[EV_PC] == 600);
+    /* byte by byte */
+    evlog_reset(&log_b);
+    itm_init(&d2, false);
+    for (size_t i = 0; i < n; i++)
+        itm_feed(&d2, s + i, 1, &sink_b);
+    CHECK(evlog_equal(&log_a, &log_b));
+    CHECK(memcmp(&d1.stats, &d2.stats, sizeof d1.stats) == 0);
+    /* split at every offset */
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        evlog_reset(&log_b);
+        itm_init(&d2, false);
+        itm_feed(&d2, s, k, &sink_b);
+        itm_feed(&d2, s + k, n - k, &sink_b);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    CHECK(all_equal);
+}
+
+static void test_chunk_invariance_on_garbage(void)
+{
+    static uint8_t s[4096];
+    for (size_t i = 0; i < sizeof s; i++)
+        s[i] = (uint8_t)rnd32();
+    struct itm_decoder d1, d2;
+    struct ev_sink sink_b = {evlog_event, &log_b};
+    decode(s, sizeof s, false, &log_a, &d1);
+    CHECK(d1.stats.errors > 0); /* random bytes contain reserved headers */
+    int all_equal = 1;
+    for (size_t k = 0; k <= sizeof s; k += 7) {
+        evlog_reset(&log_b);
+        itm_init(&d2, false);
+        for (size_t i = 0; i < sizeof s; i += k + 1)
+            itm_feed(&d2, s + i, (i + k + 1 <= sizeof s) ? k + 1 : sizeof s - i, &sink_b);
+        all_equal &= evlog_equal(&log_a, &log_b) && memcmp(&d1.stats, &d2.stats, sizeof d1.stats) == 0;
+    }
+    CHECK(all_equal);
+}
+
+int main(void)
+{
+    RUN_TEST(test_pc_sample_and_sleep);
+    RUN_TEST(test_sync_and_overflow);
+    RUN_TEST(test_short_zero_run_is_an_error);
+    RUN_TEST(test_local_timestamps);
+    RUN_TEST(test_global_timestamps);
+    RUN_TEST(test_too_long_continuation_is_an_error);
+    RUN_TEST(test_reserved_headers);
+    RUN_TEST(test_extension_is_not_misread);
+    RUN_TEST(test_stimulus_page);
+    RUN_TEST(test_hardware_packets);
+    RUN_TEST(test_wait_for_sync);
+    RUN_TEST(test_chunk_invariance);
+    RUN_TEST(test_chunk_invariance_on_garbage);
+    free(log_a.buf);
+    free(log_b.buf);
+    return check_summary();
+}

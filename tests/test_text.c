@@ -1,0 +1,172 @@
+/* Text dump decoder: blocks, tags, histograms, logs, malformed lines, chunk invariance. */
+#include "../decode/text.h"
+#include "check.h"
+#include "evlog.h"
+
+static struct evlog log_a, log_b;
+
+static void decode_split(const char *s, size_t n, size_t chunk, struct evlog *l, struct text_decoder *d)
+{
+    struct ev_sink sink = {evlog_event, l};
+    evlog_reset(l);
+    text_init(d);
+    for (size_t i = 0; i < n; i += chunk)
+        text_feed(d, (const uint8_t *)s + i, i + chunk <= n ? chunk : n - i, &sink);
+    text_finish(d, &sink);
+    text_free(d);
+}
+
+static void decode(const char *s, struct evlog *l, struct text_decoder *d)
+{
+    decode_split(s, strlen(s), strlen(s) ? strlen(s) : 1, l, d);
+}
+
+static void test_raw_block(void)
+{
+    struct text_decoder d;
+    decode("boot v1.2\nprof raw n=10\n"
+           "p 080002b4 080002b8 080002ac 080002b2 080002ce 080002aa 080002b0 080002b0\n"
+           "p 080002b4 080002b8\nend\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 10 && log_a.count[EV_LOG] == 1);
+    CHECK(d.stats.samples == 10 && d.stats.blocks == 1 && d.stats.bad_lines == 0);
+    CHECK(strstr(log_a.buf, "a=080002ce t=0/0") != NULL);
+    CHECK(strstr(log_a.buf, "'boot v1.2'") != NULL);
+}
+
+static void test_tags_pair_with_samples(void)
+{
+    struct text_decoder d;
+    decode("task 20000100 motor\ntask 20000200 link\nprof raw n=3\np 08000100 08000102 08000104\n"
+           "g 20000100 20000200 20000100\nend\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_TASK_NAME] == 2 && log_a.count[EV_PC] == 3);
+    CHECK(strstr(log_a.buf, "a=08000102 t=20000200/1") != NULL);
+    CHECK(strstr(log_a.buf, "t=20000100/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'motor'") != NULL);
+}
+
+static void test_tag_count_mismatch_drops_tags_not_samples(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=3\np 08000100 08000102 08000104\ng 20000100\nend\n", &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 3 && d.stats.tag_mismatch == 1);
+    CHECK(strstr(log_a.buf, "/1 ") == NULL);
+}
+
+static void test_hist_block(void)
+{
+    struct text_decoder d;
+    decode("prof hist base=0x08000140 shift=2 n=7 out=1\n"
+           "h 0000 0003 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000\n"
+           "h 0002 0001\nend\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_HIST_HEADER] == 1 && log_a.count[EV_BUCKET] == 3);
+    CHECK(strstr(log_a.buf, "a=08000144 t=0/0 s=4 i=0 k=0 v=0 c=3 ") != NULL);
+    CHECK(strstr(log_a.buf, "a=08000180 t=0/0 s=4 i=0 k=0 v=0 c=2 ") != NULL); /* bucket 16 */
+    CHECK(strstr(log_a.buf, "a=08000184 ") != NULL);
+    CHECK(strstr(log_a.buf, "a=08000140 t=0/0 s=4 i=0 k=0 v=1 c=7 ") != NULL); /* header: n=7 out=1 */
+}
+
+static void test_crlf_and_cr(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=2\r\np 08000100\rp 08000102\r\nend\r\n", &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2 && d.stats.bad_lines == 0 && log_a.count[EV_LOG] == 0);
+}
+
+static void test_malformed_lines_are_dropped_whole(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=4\np 08000100 0800010x\np 08000104 123456789\np 08000108\np\np  \n"
+           "prof hist base=0xzz shift=1 n=1 out=0\nsect 1 n=2\nend\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 1); /* only the good line */
+    CHECK(d.stats.bad_lines == 6);
+    CHECK(strstr(log_a.buf, "a=08000108") != NULL);
+}
+
+static void test_capture_starting_mid_block(void)
+{
+    struct text_decoder d;
+    decode("0002b4 080002b8\np 080002ac 080002b2\nend\nh 0001 0002\n", &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2);     /* headless p lines are kept */
+    CHECK(log_a.count[EV_LOG] == 1);    /* the torn first line is a log line */
+    CHECK(d.stats.orphan_lines == 1);   /* h without a header cannot be placed */
+}
+
+static void test_unterminated_last_line(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=2\np 08000100 08000102", &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2);
+}
+
+static void test_sections(void)
+{
+    struct text_decoder d;
+    decode("sect 3 n=1000 cur=3520 min=3500 max=3554 sum=3520000\n", &log_a, &d);
+    CHECK(log_a.count[EV_SECTION] == 1);
+    CHECK(strstr(log_a.buf, "i=3 k=0 v=dc0 c=1000 3500/3554/3520000") != NULL);
+}
+
+static void test_long_line(void)
+{
+    static char s[TEXT_LINE_MAX * 3];
+    memset(s, 'x', sizeof s - 30);
+    strcpy(s + sizeof s - 30, "\np 08000100\n");
+    struct text_decoder d;
+    decode(s, &log_a, &d);
+    CHECK(d.stats.long_lines == 1 && log_a.count[EV_PC] == 1 && log_a.count[EV_LOG] == 0);
+}
+
+static void test_chunk_invariance(void)
+{
+    static char s[16384];
+    size_t n = 0;
+    n += (size_t)sprintf(s + n, "garbage start\r\ntask 20000100 motor\n");
+    for (int b = 0; b < 3; b++) {
+        n += (size_t)sprintf(s + n, "log line %d\nprof raw n=40\n", b);
+        for (int i = 0; i < 40; i++)
+            n += (size_t)sprintf(s + n, "%s%08x%s", i % 8 ? " " : "p ", 0x08000100u + 2u * rnd32() % 64u,
+                                 i % 8 == 7 ? "\n" : "");
+        for (int i = 0; i < 40; i++)
+            n += (size_t)sprintf(s + n, "%s%08x%s", i % 8 ? " " : "g ", 0x20000100u, i % 8 == 7 ? "\r\n" : "");
+        n += (size_t)sprintf(s + n, "end\nprof hist base=0x08000000 shift=1 n=5 out=0\nh 0001 0000 0004\nend\n");
+        n += (size_t)sprintf(s + n, "p 0800zz00\nsect 0 n=1 cur=5 min=5 max=5 sum=5\n");
+    }
+    struct text_decoder d1, d2;
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(log_a.count[EV_PC] == 120 && d1.stats.bad_lines == 3);
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(evlog_equal(&log_a, &log_b));
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        struct ev_sink sink = {evlog_event, &log_b};
+        evlog_reset(&log_b);
+        text_init(&d2);
+        text_feed(&d2, (const uint8_t *)s, k, &sink);
+        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    CHECK(all_equal);
+}
+
+int main(void)
+{
+    RUN_TEST(test_raw_block);
+    RUN_TEST(test_tags_pair_with_samples);
+    RUN_TEST(test_tag_count_mismatch_drops_tags_not_samples);
+    RUN_TEST(test_hist_block);
+    RUN_TEST(test_crlf_and_cr);
+    RUN_TEST(test_malformed_lines_are_dropped_whole);
+    RUN_TEST(test_capture_starting_mid_block);
+    RUN_TEST(test_unterminated_last_line);
+    RUN_TEST(test_sections);
+    RUN_TEST(test_long_line);
+    RUN_TEST(test_chunk_invariance);
+    free(log_a.buf);
+    free(log_b.buf);
+    return check_summary();
+}
