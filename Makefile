@@ -24,30 +24,36 @@ SAMPLER_hist8_jitter := -DCMPROF_HIST=1 -DCMPROF_HIST_SHIFT=3 -DCMPROF_HIST_BINS
 SAMPLER_jitter := -DCMPROF_JITTER=2047
 SAMPLER_tim3 := -DCMPROF_TIMER_TIM3=1 -DCMPROF_RING_N=16
 
-UNIT_NAMES := test_dwt test_section $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
-UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
-FW_H := firmware/cmprof.h firmware/cmprof_regs.h tests/check.h tests/fake_regs.h tests/fake_regs.c
+FW_DEPS := firmware/cmprof.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
+DEC_DEPS := $(wildcard decode/*.h) tests/evlog.h
+
+# test name -> sources and flags
+SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
+SRC_test_section := firmware/cmprof_section.c $(FAKE)
+SRC_test_itm := decode/itm.c
+SRC_test_text := decode/text.c
+SRC_test_tpiu := decode/tpiu.c decode/itm.c
+SRC_test_detect := decode/detect.c
+SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
+$(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
+$(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
+
+UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders \
+              $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
+UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT)
 
-$(B)/tests/plain/test_%: tests/test_%.c firmware/cmprof_%.c $(FW_H)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(FAKE) $< firmware/cmprof_$*.c -o $@
-
-$(B)/tests/asan/test_%: tests/test_%.c firmware/cmprof_%.c $(FW_H)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) $(FAKE) $< firmware/cmprof_$*.c -o $@
-
-define sampler_rule
-$(B)/tests/plain/test_sampler_$(1): tests/test_sampler.c firmware/cmprof_sampler.c $(FW_H)
+define unit_rule
+$(B)/tests/plain/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -DCMPROF_NO_ISR=1 $$(SAMPLER_$(1)) $$(FAKE) $$< firmware/cmprof_sampler.c -o $$@
-$(B)/tests/asan/test_sampler_$(1): tests/test_sampler.c firmware/cmprof_sampler.c $(FW_H)
+	$$(CC) $$(CFLAGS) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
+$(B)/tests/asan/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(SAN) -DCMPROF_NO_ISR=1 $$(SAMPLER_$(1)) $$(FAKE) $$< firmware/cmprof_sampler.c -o $$@
+	$$(CC) $$(CFLAGS) $$(SAN) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
 endef
-$(foreach c,$(SAMPLER_CONFIGS),$(eval $(call sampler_rule,$(c))))
+$(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
 
 # ---- QEMU reference scenarios ----------------------------------------------------------------
 scenarios: deps

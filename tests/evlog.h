@@ -15,7 +15,7 @@ struct evlog {
     size_t count[EV_DATA_TRACE + 1];
 };
 
-static void evlog_event(void *ctx, const struct ev *e)
+static inline void evlog_event(void *ctx, const struct ev *e)
 {
     struct evlog *l = ctx;
     char line[1200];
@@ -36,7 +36,7 @@ static void evlog_event(void *ctx, const struct ev *e)
     l->count[e->type]++;
 }
 
-static void evlog_reset(struct evlog *l)
+static inline void evlog_reset(struct evlog *l)
 {
     l->len = 0;
     if (l->buf)
@@ -44,13 +44,13 @@ static void evlog_reset(struct evlog *l)
     memset(l->count, 0, sizeof l->count);
 }
 
-static int evlog_equal(const struct evlog *a, const struct evlog *b)
+static inline int evlog_equal(const struct evlog *a, const struct evlog *b)
 {
     return a->len == b->len && (a->len == 0 || memcmp(a->buf, b->buf, a->len) == 0);
 }
 
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
-static uint64_t test_rng = 0x9E3779B97F4A7C15ull;
+static uint64_t test_rng __attribute__((unused)) = 0x9E3779B97F4A7C15ull;
 static inline uint32_t rnd32(void)
 {
     test_rng ^= test_rng >> 12;
