@@ -1,0 +1,58 @@
+/* Address -> function, source line and inline chain, from an ARM ELF's symbol table (libelf)
+ * and DWARF 4/5 (libdwarf). Everything is read once into sorted arrays; lookups use binary
+ * search and a per-address cache and never touch libdwarf again. */
+#ifndef CMPROF_SYMBOLS_H
+#define CMPROF_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_table;
+
+/* One frame of an inline chain. frames[0] is the innermost function with the address's own
+ * line; each next frame is the caller, with the line of the call site. */
+struct sym_frame {
+    const char *function; /* "??" when unknown */
+    const char *file;     /* full path as DWARF gives it, "??" when unknown */
+    uint32_t line;        /* 0 when unknown */
+};
+
+struct sym_location {
+    uint32_t addr;
+    uint32_t n_frames;               /* >= 1 */
+    const struct sym_frame *frames;  /* innermost first */
+    uint32_t discriminator;          /* of frames[0]'s line, 0 when none */
+    int known;                       /* 0: nothing at all is known about addr */
+    const char *symbol;              /* ELF function symbol containing addr, or NULL */
+    uint32_t symbol_start;
+};
+
+/* Open an ELF. On failure returns NULL and writes a one-line reason naming the file to err. */
+struct sym_table *sym_open(const char *path, char *err, size_t errlen);
+void sym_close(struct sym_table *t);
+
+/* A warning about missing symbols or DWARF ("" when none). */
+const char *sym_warning(const struct sym_table *t);
+
+/* Resolve an address (Thumb bit ignored). The result stays valid until sym_close(). */
+const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
+
+/* 1 when addr lies in an executable section of the ELF. */
+int sym_in_code(const struct sym_table *t, uint32_t addr);
+
+/* Copy n bytes of the ELF's code at addr; returns the number copied (0 outside code). */
+size_t sym_read_code(const struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n);
+
+/* The GNU build-id note, or NULL (len 0). */
+const uint8_t *sym_build_id(const struct sym_table *t, size_t *len);
+
+struct sym_stats {
+    size_t functions;     /* ELF function symbols */
+    size_t line_rows;
+    size_t scopes;        /* DWARF subprograms and inlined instances */
+    size_t cache_entries;
+    size_t bytes;         /* memory held by the table */
+};
+void sym_get_stats(const struct sym_table *t, struct sym_stats *out);
+
+#endif
