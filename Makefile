@@ -8,9 +8,23 @@ CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 
-.PHONY: all deps unit firmware-check scenarios report demo test clean
+.PHONY: all deps unit tool scenarios report demo test clean
 
-all: unit
+all: tool unit
+
+# ---- the host tool --------------------------------------------------------------------------
+HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
+HOST_LIBS := -lelf -ldwarf -lm
+HOST_SRC := app/main.c app/batch.c app/resolve.c profile/profile.c profile/ingest.c symbols/symbols.c \
+            decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
+HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h)
+TOOL := $(B)/cmprof-top
+
+tool: $(TOOL)
+
+$(TOOL): $(HOST_SRC) $(HOST_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
 
 deps:
 	@scripts/deps.sh

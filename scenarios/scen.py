@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, "build", "scenarios")
 PLUGIN = os.path.join(ROOT, "build", "truth.so")
+TOOL = os.path.join(ROOT, "build", "cmprof-top")
 
 CORES = {
     "m4": ("netduinoplus2", "cortex-m4", "stm32"),
@@ -237,6 +238,7 @@ class Result:
         d = os.path.join(BUILD, name)
         self.elf = os.path.join(d, "fw.elf")
         self.sym = Symbols(self.elf)
+        self._resolved = {}
         self.total, self.window, self.counts, self.wcounts = 0, 0, {}, {}
         for line in open(os.path.join(d, "counts.txt")):
             f = line.split()
@@ -303,8 +305,43 @@ class Result:
                 t[f] += n
         return t
 
+    def tool(self, by="function", inline=False, samples=None, elf=None, extra=()):
+        """Run cmprof-top --batch -o json on this scenario's UART capture."""
+        import json
+        cmd = [TOOL, "--batch", "-o", "json", "--by", by] + ([] if inline else ["--no-inline"])
+        cmd += ["--samples", str(samples)] if samples else []
+        cmd += list(extra) + [os.path.join(BUILD, self.name, "uart.txt"), elf or self.elf]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode not in (0, 2):
+            raise RuntimeError("cmprof-top failed (%d): %s" % (r.returncode, r.stderr.strip()))
+        return json.loads(r.stdout)
+
+    def resolved(self, pcs):
+        """PC -> the containing function, as cmprof-top --resolve names it (outermost frame)."""
+        todo = sorted(set(pcs) - set(self._resolved))
+        if todo:
+            out = sh([TOOL, "--resolve", self.elf], input="\n".join("%x" % pc for pc in todo) + "\n")
+            lines, cur, frames = out.splitlines(), None, []
+            for ln in lines + ["0x"]:
+                if ln.startswith("0x"):
+                    if cur is not None:
+                        self._resolved[cur] = frames[-1] if frames else "??"
+                    cur = int(ln, 16) if len(ln) > 2 else None
+                    frames, odd = [], True
+                elif odd:
+                    frames.append(ln)
+                    odd = False
+                else:
+                    odd = True
+        return self._resolved
+
     def profile(self, pcs=None):
-        return collections.Counter(self.sym.lookup(pc) for pc in (self.pcs if pcs is None else pcs))
+        """Samples per function. The whole capture goes through cmprof-top --batch; a slice of the
+        samples is counted here with cmprof-top --resolve names."""
+        if pcs is None:
+            return collections.Counter({row["name"]: row["samples"] for row in self.tool()["rows"]})
+        names = self.resolved(pcs)
+        return collections.Counter(names[pc] for pc in pcs)
 
     def hist_profile(self):
         """Bucket counts spread over the functions each bucket overlaps, by byte share."""

@@ -1,0 +1,212 @@
+/* Batch mode: source -> ingest -> profile -> report on stdout. */
+#include "batch.h"
+
+#include "../profile/ingest.h"
+#include "../symbols/symbols.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *group_name(enum prof_group g)
+{
+    static const char *const names[] = {"function", "line", "file", "task"};
+    return names[g];
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void fmt_samples(char *buf, size_t len, double v)
+{
+    if (v == floor(v))
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.2f", v);
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : (path ? path : "");
+}
+
+struct folded_ctx {
+    FILE *out;
+};
+
+static void print_folded(void *ctx, const char *stack, double count)
+{
+    struct folded_ctx *f = ctx;
+    char n[32];
+    fmt_samples(n, sizeof n, count);
+    fprintf(f->out, "%s %s\n", stack, n);
+}
+
+static void report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                   FILE *out)
+{
+    const struct prof_row *rows;
+    size_t n = o->output == OUT_FOLDED ? 0 : prof_rows(p, o->by, o->inline_frames, &rows);
+    struct prof_diag diags[16];
+    size_t nd = prof_diagnose(p, diags, 16);
+    double total = prof_total(p);
+    char buf[32];
+    switch (o->output) {
+    case OUT_CSV:
+        fputs("samples,percent,ci95,name,file,line,approximate\n", out);
+        for (size_t i = 0; i < n; i++) {
+            fmt_samples(buf, sizeof buf, rows[i].samples);
+            fprintf(out, "%s,%.4f,%.4f,", buf, 100.0 * rows[i].share, 100.0 * rows[i].ci95);
+            csv_field(out, rows[i].name);
+            fputc(',', out);
+            csv_field(out, rows[i].file ? rows[i].file : "");
+            fprintf(out, ",%u,%d\n", rows[i].line, rows[i].approximate ? 1 : 0);
+        }
+        break;
+    case OUT_JSON:
+        fprintf(out, "{\n  \"total\": %.2f,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n",
+                total, (unsigned long long)prof_sleep(p), detect_name(in->format), group_name(o->by));
+        fprintf(out,
+                "  \"decoder\": {\"bytes\": %llu, \"text_bad_lines\": %llu, \"text_long_lines\": %llu, "
+                "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"log_lines\": %llu, "
+                "\"itm_packets\": %llu, \"itm_errors\": %llu, \"itm_overflows\": %llu, \"itm_syncs\": %llu, "
+                "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu},\n",
+                (unsigned long long)(in->text.stats.bytes + in->itm.stats.bytes * (in->format != DETECT_TPIU) +
+                                     in->tpiu.stats.bytes),
+                (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.long_lines,
+                (unsigned long long)in->text.stats.tag_mismatch, (unsigned long long)in->text.stats.orphan_lines,
+                (unsigned long long)in->text.stats.log_lines, (unsigned long long)in->itm.stats.packets,
+                (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
+                (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
+                (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced);
+        fputs("  \"warnings\": [", out);
+        if (warning && *warning)
+            json_string(out, warning);
+        fputs("],\n  \"diagnostics\": [", out);
+        for (size_t i = 0; i < nd; i++) {
+            fputs(i ? ", " : "", out);
+            json_string(out, diags[i].text);
+        }
+        fputs("],\n  \"rows\": [\n", out);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(out, "    {\"samples\": %.2f, \"percent\": %.4f, \"ci95\": %.4f, \"name\": ", rows[i].samples,
+                    100.0 * rows[i].share, 100.0 * rows[i].ci95);
+            json_string(out, rows[i].name);
+            fputs(", \"file\": ", out);
+            json_string(out, rows[i].file ? rows[i].file : "");
+            fprintf(out, ", \"line\": %u, \"approximate\": %s}%s\n", rows[i].line,
+                    rows[i].approximate ? "true" : "false", i + 1 < n ? "," : "");
+        }
+        fputs("  ]\n}\n", out);
+        break;
+    case OUT_FOLDED: {
+        struct folded_ctx f = {out};
+        prof_folded(p, print_folded, &f);
+        break;
+    }
+    case OUT_TABLE:
+    default:
+        fmt_samples(buf, sizeof buf, total);
+        fprintf(out, "samples %s (by %s%s), format %s\n", buf, group_name(o->by),
+                o->inline_frames ? "" : ", no inline", detect_name(in->format));
+        fprintf(out, "  %7s  %7s  %9s  %s\n", "share", "±95%", "samples", "name");
+        for (size_t i = 0; i < n; i++) {
+            fmt_samples(buf, sizeof buf, rows[i].samples);
+            fprintf(out, "  %6.2f%%  %6.2f%%  %9s  %s%s%s%s\n", 100.0 * rows[i].share, 100.0 * rows[i].ci95, buf,
+                    rows[i].name, rows[i].file && o->by == PROF_BY_FUNCTION ? "  " : "",
+                    rows[i].file && o->by == PROF_BY_FUNCTION ? basename_of(rows[i].file) : "",
+                    rows[i].approximate ? "  (approximate: bucket straddles a function boundary)" : "");
+        }
+        if (prof_sleep(p))
+            fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
+        for (size_t i = 0; i < nd; i++)
+            fprintf(out, "! %s\n", diags[i].text);
+        break;
+    }
+}
+
+int batch_main(const struct batch_options *o, FILE *out, FILE *err)
+{
+    char msg[512];
+    struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
+    if (!syms) {
+        fprintf(err, "cmprof-top: %s\n", msg);
+        return 1;
+    }
+    if (*sym_warning(syms))
+        fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
+    FILE *src = strcmp(o->source, "-") == 0 ? stdin : fopen(o->source, "rb");
+    if (!src) {
+        fprintf(err, "cmprof-top: cannot open source '%s': %s\n", o->source, strerror(errno));
+        sym_close(syms);
+        return 1;
+    }
+    struct prof *p = prof_new(syms);
+    struct ingest *in = malloc(sizeof *in);
+    if (!p || !in) {
+        fprintf(err, "cmprof-top: out of memory\n");
+        sym_close(syms);
+        return 1;
+    }
+    ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
+    static uint8_t buf[1 << 16];
+    size_t got;
+    int status = 0;
+    while ((got = fread(buf, 1, sizeof buf, src)) > 0) {
+        ingest_feed(in, buf, got);
+        if (o->max_samples && prof_total(p) >= (double)o->max_samples)
+            break;
+    }
+    if (ferror(src)) {
+        fprintf(err, "cmprof-top: read error on '%s': %s\n", o->source, strerror(errno));
+        status = 1; /* the samples counted so far are still reported */
+    }
+    ingest_finish(in);
+    if (src != stdin)
+        fclose(src);
+    if (prof_total(p) == 0) {
+        fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
+        if (in->format == DETECT_TEXT)
+            fprintf(err, ", %llu lines, %llu malformed)\n", (unsigned long long)in->text.stats.lines,
+                    (unsigned long long)in->text.stats.bad_lines);
+        else
+            fprintf(err, ", %llu bytes, %llu bad packets)\n", (unsigned long long)in->itm.stats.bytes,
+                    (unsigned long long)in->itm.stats.errors);
+        status = 2;
+    }
+    report(o, p, in, sym_warning(syms), out);
+    ingest_free(in);
+    free(in);
+    prof_free(p);
+    sym_close(syms);
+    return status;
+}

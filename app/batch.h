@@ -1,0 +1,28 @@
+/* cmprof-top --batch: read a source to the end and print the profile. */
+#ifndef CMPROF_APP_BATCH_H
+#define CMPROF_APP_BATCH_H
+
+#include "../decode/detect.h"
+#include "../profile/profile.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED };
+
+struct batch_options {
+    const char *source;   /* a file, or "-" for stdin */
+    const char *elf;
+    enum detect_format format;
+    uint8_t tpiu_id;
+    bool wait_sync;
+    enum prof_group by;
+    bool inline_frames;
+    enum batch_output output;
+    uint64_t max_samples; /* 0: no limit */
+};
+
+int batch_main(const struct batch_options *o, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,101 @@
+/* Format detection and decoder chains in front of the profile model. */
+#include "ingest.h"
+
+#include <string.h>
+
+static void on_event(void *ctx, const struct ev *e)
+{
+    struct ingest *in = ctx;
+    switch (e->type) {
+    case EV_PC:
+        prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
+        in->pc_samples++;
+        break;
+    case EV_SLEEP:
+        prof_add_sleep(in->prof);
+        break;
+    case EV_BUCKET:
+        prof_add_bucket(in->prof, e->addr, e->size, e->count);
+        in->buckets++;
+        break;
+    case EV_TASK_NAME:
+        prof_task_name(in->prof, e->tag, e->text, e->text_len);
+        break;
+    case EV_LOG:
+        in->logs++;
+        break;
+    case EV_SECTION:
+        in->sections++;
+        break;
+    default:
+        break;
+    }
+}
+
+static void tpiu_to_itm(void *ctx, const uint8_t *buf, size_t len)
+{
+    struct ingest *in = ctx;
+    itm_feed(&in->itm, buf, len, &in->sink);
+}
+
+void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync)
+{
+    memset(in, 0, sizeof *in);
+    in->prof = prof;
+    in->format = format;
+    in->sink = (struct ev_sink){on_event, in};
+    text_init(&in->text);
+    itm_init(&in->itm, wait_sync);
+    tpiu_init(&in->tpiu, tpiu_id);
+}
+
+static void decode(struct ingest *in, const uint8_t *buf, size_t len)
+{
+    switch (in->format) {
+    case DETECT_TEXT:
+        text_feed(&in->text, buf, len, &in->sink);
+        break;
+    case DETECT_TPIU: {
+        struct tpiu_byte_sink bs = {tpiu_to_itm, in};
+        tpiu_feed(&in->tpiu, buf, len, &bs);
+        break;
+    }
+    default:
+        itm_feed(&in->itm, buf, len, &in->sink);
+        break;
+    }
+}
+
+void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
+{
+    if (in->format == DETECT_UNKNOWN) {
+        size_t take = DETECT_WINDOW - in->n_pending;
+        if (take > len)
+            take = len;
+        memcpy(in->pending + in->n_pending, buf, take);
+        in->n_pending += take;
+        buf += take;
+        len -= take;
+        if (in->n_pending < DETECT_WINDOW)
+            return;
+        in->format = detect_format(in->pending, in->n_pending);
+        decode(in, in->pending, in->n_pending);
+    }
+    if (len)
+        decode(in, buf, len);
+}
+
+void ingest_finish(struct ingest *in)
+{
+    if (in->format == DETECT_UNKNOWN && in->n_pending) {
+        in->format = detect_format(in->pending, in->n_pending);
+        decode(in, in->pending, in->n_pending);
+    }
+    if (in->format == DETECT_TEXT)
+        text_finish(&in->text, &in->sink);
+}
+
+void ingest_free(struct ingest *in)
+{
+    text_free(&in->text);
+}

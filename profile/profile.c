@@ -1,0 +1,613 @@
+/* Profile model: a hash of (PC, tag) -> samples, grouped on demand. */
+#include "profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RECENT 8192u /* PCs kept in order for the lockstep test */
+
+struct entry {
+    uint32_t pc, tag;
+    bool has_tag, used;
+    bool approximate;
+    double count;
+};
+
+struct task {
+    uint32_t tag;
+    char name[48];
+};
+
+struct group {
+    const void *key_a; /* interned string or NULL */
+    uint64_t key_b;    /* line or tag */
+    size_t name_off;   /* 1 + offset of the row's name in p->names, or 0 when row.name is set */
+    struct prof_row row;
+};
+
+struct prof {
+    struct sym_table *syms;
+    struct entry *map;
+    size_t cap, used;
+    double total;
+    uint64_t raw_samples; /* PC samples, not buckets */
+    uint64_t sleep;
+    uint32_t recent[RECENT];
+    uint64_t recent_n;
+    struct task *tasks;
+    size_t n_tasks, cap_tasks;
+    uint8_t stream_id[32];
+    size_t stream_id_len;
+    /* grouping results */
+    struct group *groups;
+    size_t n_groups, cap_groups;
+    size_t *gindex;     /* open-addressing index into groups */
+    size_t gcap;
+    struct prof_row *rows;
+    size_t cap_rows;
+    char *names;        /* "0x%08x" names and task names for rows */
+    size_t names_len, names_cap;
+};
+
+double prof_ci95(double share, double n)
+{
+    return n > 0 ? 1.96 * sqrt(share * (1.0 - share) / n) : 0.0;
+}
+
+struct prof *prof_new(struct sym_table *syms)
+{
+    struct prof *p = calloc(1, sizeof *p);
+    if (p)
+        p->syms = syms;
+    return p;
+}
+
+void prof_reset(struct prof *p)
+{
+    free(p->map);
+    p->map = NULL;
+    p->cap = p->used = 0;
+    p->total = 0;
+    p->raw_samples = p->sleep = p->recent_n = 0;
+}
+
+void prof_free(struct prof *p)
+{
+    if (!p)
+        return;
+    prof_reset(p);
+    free(p->tasks);
+    free(p->groups);
+    free(p->gindex);
+    free(p->rows);
+    free(p->names);
+    free(p);
+}
+
+static size_t hash_key(uint32_t pc, uint32_t tag, bool has_tag)
+{
+    uint64_t k = ((uint64_t)pc << 32 | tag) ^ (has_tag ? 0x9E3779B97F4A7C15ull : 0);
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+{
+    if (p->used * 2 >= p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 1024;
+        struct entry *m = calloc(cap, sizeof *m);
+        if (!m)
+            return NULL;
+        for (size_t i = 0; i < p->cap; i++) {
+            if (!p->map[i].used)
+                continue;
+            size_t j = hash_key(p->map[i].pc, p->map[i].tag, p->map[i].has_tag) & (cap - 1);
+            while (m[j].used)
+                j = (j + 1) & (cap - 1);
+            m[j] = p->map[i];
+        }
+        free(p->map);
+        p->map = m;
+        p->cap = cap;
+    }
+    if (!has_tag)
+        tag = 0;
+    size_t j = hash_key(pc, tag, has_tag) & (p->cap - 1);
+    while (p->map[j].used) {
+        struct entry *e = &p->map[j];
+        if (e->pc == pc && e->tag == tag && e->has_tag == has_tag)
+            return e;
+        j = (j + 1) & (p->cap - 1);
+    }
+    struct entry *e = &p->map[j];
+    e->used = true;
+    e->pc = pc;
+    e->tag = tag;
+    e->has_tag = has_tag;
+    p->used++;
+    return e;
+}
+
+void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+{
+    struct entry *e = slot(p, pc, has_tag, tag);
+    if (!e)
+        return;
+    e->count += 1.0;
+    p->total += 1.0;
+    p->recent[p->recent_n++ % RECENT] = pc;
+    p->raw_samples++;
+}
+
+void prof_add_sleep(struct prof *p)
+{
+    p->sleep++;
+}
+
+static const char *function_at(struct prof *p, uint32_t addr)
+{
+    if (!p->syms)
+        return NULL;
+    const struct sym_location *l = sym_lookup(p->syms, addr);
+    return l && l->known && l->symbol ? l->symbol : NULL;
+}
+
+void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t count)
+{
+    if (size < 2 || count == 0)
+        return;
+    /* halfwords that belong to a function share the count; padding between functions does not,
+     * unless the whole bucket is padding */
+    uint32_t owned = 0;
+    const char *first = NULL;
+    bool straddles = false;
+    for (uint32_t a = addr; a < addr + size; a += 2) {
+        const char *f = function_at(p, a);
+        if (f) {
+            owned++;
+            if (first && f != first)
+                straddles = true;
+            first = first ? first : f;
+        }
+    }
+    uint32_t parts = owned ? owned : size / 2;
+    double each = (double)count / parts;
+    for (uint32_t a = addr; a < addr + size; a += 2) {
+        if (owned && !function_at(p, a))
+            continue;
+        struct entry *e = slot(p, a, false, 0);
+        if (!e)
+            return;
+        e->count += each;
+        e->approximate |= straddles;
+    }
+    p->total += (double)count;
+}
+
+void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
+{
+    for (size_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].tag == tag) {
+            snprintf(p->tasks[i].name, sizeof p->tasks[i].name, "%.*s", (int)len, name);
+            return;
+        }
+    if (p->n_tasks == p->cap_tasks) {
+        size_t cap = p->cap_tasks ? p->cap_tasks * 2 : 8;
+        struct task *t = realloc(p->tasks, cap * sizeof *t);
+        if (!t)
+            return;
+        p->tasks = t;
+        p->cap_tasks = cap;
+    }
+    p->tasks[p->n_tasks].tag = tag;
+    snprintf(p->tasks[p->n_tasks].name, sizeof p->tasks[p->n_tasks].name, "%.*s", (int)len, name);
+    p->n_tasks++;
+}
+
+void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
+{
+    p->stream_id_len = len < sizeof p->stream_id ? len : sizeof p->stream_id;
+    memcpy(p->stream_id, id, p->stream_id_len);
+}
+
+double prof_total(const struct prof *p)
+{
+    return p->total;
+}
+
+uint64_t prof_sleep(const struct prof *p)
+{
+    return p->sleep;
+}
+
+/* ---- grouping ---------------------------------------------------------------------------- */
+
+/* Copy a row name into p->names; returns 1 + its offset (the buffer may move until the rows are final). */
+static size_t keep_name(struct prof *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (p->names_len + n > p->names_cap) {
+        size_t cap = p->names_cap ? p->names_cap * 2 : 4096;
+        while (cap < p->names_len + n)
+            cap *= 2;
+        char *b = realloc(p->names, cap);
+        if (!b)
+            return 0;
+        p->names = b;
+        p->names_cap = cap;
+    }
+    memcpy(p->names + p->names_len, s, n);
+    p->names_len += n;
+    return p->names_len - n + 1;
+}
+
+static const char *group_name(const struct prof *p, const struct group *g)
+{
+    return g->name_off ? p->names + g->name_off - 1 : (g->row.name ? g->row.name : "??");
+}
+
+static struct group *group_for(struct prof *p, const void *a, uint64_t b)
+{
+    if (p->n_groups * 2 >= p->gcap) {
+        size_t cap = p->gcap ? p->gcap * 2 : 256;
+        size_t *idx = malloc(cap * sizeof *idx);
+        if (!idx)
+            return NULL;
+        for (size_t i = 0; i < cap; i++)
+            idx[i] = SIZE_MAX;
+        for (size_t g = 0; g < p->n_groups; g++) {
+            size_t j = hash_key((uint32_t)(uintptr_t)p->groups[g].key_a ^ (uint32_t)((uintptr_t)p->groups[g].key_a >> 32),
+                                (uint32_t)p->groups[g].key_b, true) & (cap - 1);
+            while (idx[j] != SIZE_MAX)
+                j = (j + 1) & (cap - 1);
+            idx[j] = g;
+        }
+        free(p->gindex);
+        p->gindex = idx;
+        p->gcap = cap;
+    }
+    size_t j = hash_key((uint32_t)(uintptr_t)a ^ (uint32_t)((uintptr_t)a >> 32), (uint32_t)b, true) & (p->gcap - 1);
+    while (p->gindex[j] != SIZE_MAX) {
+        struct group *g = &p->groups[p->gindex[j]];
+        if (g->key_a == a && g->key_b == b)
+            return g;
+        j = (j + 1) & (p->gcap - 1);
+    }
+    if (p->n_groups == p->cap_groups) {
+        size_t cap = p->cap_groups ? p->cap_groups * 2 : 256;
+        struct group *g = realloc(p->groups, cap * sizeof *g);
+        if (!g)
+            return NULL;
+        p->groups = g;
+        p->cap_groups = cap;
+    }
+    struct group *g = &p->groups[p->n_groups];
+    memset(g, 0, sizeof *g);
+    g->key_a = a;
+    g->key_b = b;
+    p->gindex[j] = p->n_groups++;
+    return g;
+}
+
+static const char *task_name(const struct prof *p, uint32_t tag)
+{
+    for (size_t i = 0; i < p->n_tasks; i++)
+        if (p->tasks[i].tag == tag)
+            return p->tasks[i].name;
+    return NULL;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const struct prof_row *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows)
+{
+    p->n_groups = 0;
+    p->names_len = 0;
+    if (p->gindex)
+        for (size_t i = 0; i < p->gcap; i++)
+            p->gindex[i] = SIZE_MAX;
+    char buf[64];
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0)
+            continue;
+        const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
+        const struct sym_frame *fr = NULL;
+        if (loc && loc->known)
+            fr = inline_frames ? &loc->frames[0] : &loc->frames[loc->n_frames - 1];
+        struct group *g = NULL;
+        const char *name = NULL, *file = NULL;
+        uint32_t line = 0;
+        switch (by) {
+        case PROF_BY_FUNCTION:
+            if (fr && strcmp(fr->function, "??") != 0) {
+                g = group_for(p, fr->function, 0);
+                name = fr->function;
+                file = fr->file;
+            } else {
+                g = group_for(p, NULL, e->pc); /* unknown: one row per address */
+                snprintf(buf, sizeof buf, "0x%08x", e->pc);
+                name = buf;
+            }
+            break;
+        case PROF_BY_LINE: {
+            /* the line in the function the row is named for: innermost, or the call site in the
+             * containing function */
+            const struct sym_frame *lf = fr;
+            if (lf && strcmp(lf->file, "??") != 0) {
+                g = group_for(p, lf->file, lf->line);
+                snprintf(buf, sizeof buf, "%s:%u", strrchr(lf->file, '/') ? strrchr(lf->file, '/') + 1 : lf->file,
+                         lf->line);
+                name = buf;
+                file = lf->file;
+                line = lf->line;
+            } else {
+                g = group_for(p, NULL, e->pc);
+                snprintf(buf, sizeof buf, "0x%08x", e->pc);
+                name = buf;
+            }
+            break;
+        }
+        case PROF_BY_FILE:
+            if (fr && strcmp(fr->file, "??") != 0) {
+                g = group_for(p, fr->file, 0);
+                name = fr->file;
+                file = fr->file;
+            } else {
+                g = group_for(p, NULL, 0);
+                name = "(unknown file)";
+            }
+            break;
+        case PROF_BY_TASK: {
+            const char *tn = e->has_tag ? task_name(p, e->tag) : NULL;
+            g = group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
+            if (tn) {
+                name = tn;
+            } else if (e->has_tag) {
+                snprintf(buf, sizeof buf, "0x%08x", e->tag);
+                name = buf;
+            } else {
+                name = "(no tag)";
+            }
+            break;
+        }
+        }
+        if (!g)
+            continue;
+        if (g->row.samples == 0 && !g->row.name && !g->name_off) {
+            if (name == buf || by == PROF_BY_TASK)
+                g->name_off = keep_name(p, name);
+            else
+                g->row.name = name;
+            g->row.file = file;
+            g->row.line = line;
+        }
+        g->row.samples += e->count;
+        g->row.approximate |= e->approximate;
+    }
+    if (p->n_groups > p->cap_rows) {
+        struct prof_row *r = realloc(p->rows, p->n_groups * sizeof *r);
+        if (!r)
+            return 0;
+        p->rows = r;
+        p->cap_rows = p->n_groups;
+    }
+    for (size_t g = 0; g < p->n_groups; g++) {
+        struct prof_row *r = &p->rows[g];
+        *r = p->groups[g].row;
+        r->name = group_name(p, &p->groups[g]);
+        r->share = p->total > 0 ? r->samples / p->total : 0;
+        r->ci95 = prof_ci95(r->share, p->total);
+    }
+    qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
+    *rows = p->rows;
+    return p->n_groups;
+}
+
+/* ---- folded stacks ----------------------------------------------------------------------- */
+
+void prof_folded(struct prof *p, void (*emit)(void *ctx, const char *stack, double count), void *ctx)
+{
+    /* group by the chain's innermost frame pointer sequence: PCs with equal chains merge */
+    char stack[1024];
+    /* the group table again, keyed by a hash of the chain string */
+    p->n_groups = 0;
+    p->names_len = 0;
+    if (p->gindex)
+        for (size_t i = 0; i < p->gcap; i++)
+            p->gindex[i] = SIZE_MAX;
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0)
+            continue;
+        const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
+        size_t n = 0;
+        if (loc && loc->known) {
+            for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;)
+                n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", loc->frames[k].function);
+        } else {
+            n = (size_t)snprintf(stack, sizeof stack, "0x%08x", e->pc);
+        }
+        uint64_t h = 1469598103934665603ull;
+        for (size_t k = 0; k < n && k < sizeof stack; k++)
+            h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;
+        struct group *g = group_for(p, (const void *)(uintptr_t)(h | 1), h >> 32);
+        if (!g)
+            continue;
+        if (!g->name_off)
+            g->name_off = keep_name(p, stack);
+        g->row.samples += e->count;
+    }
+    for (size_t g = 0; g < p->n_groups; g++)
+        emit(ctx, group_name(p, &p->groups[g]), p->groups[g].row.samples);
+}
+
+/* ---- diagnostics ------------------------------------------------------------------------- */
+
+struct pc_count {
+    uint32_t pc;
+    double count;
+};
+
+static int cmp_pc_count(const void *a, const void *b)
+{
+    const struct pc_count *x = a, *y = b;
+    return x->pc < y->pc ? -1 : (x->pc > y->pc);
+}
+
+/* Smallest P (< n/4) with recent[i] == recent[i+P] for the whole window, or 0. */
+static uint32_t repeat_period(const struct prof *p, uint32_t *window)
+{
+    uint64_t n = p->recent_n < RECENT ? p->recent_n : RECENT;
+    *window = (uint32_t)n;
+    if (n < 200)
+        return 0;
+    uint64_t start = p->recent_n - n;
+#define AT(i) (p->recent[(start + (i)) % RECENT])
+    for (uint32_t per = 1; per < n / 4; per++) {
+        bool same = true;
+        for (uint64_t i = 0; i + per < n && same; i++)
+            same = AT(i) == AT(i + per);
+        if (same)
+            return per;
+    }
+#undef AT
+    return 0;
+}
+
+/* The Thumb instruction just before pc enables interrupts or lowers the masking level. */
+static const char *enables_interrupts(const struct prof *p, uint32_t pc)
+{
+    uint8_t b[4];
+    if (!p->syms || pc < 4 || sym_read_code(p->syms, pc - 4, b, 4) != 4)
+        return NULL;
+    uint16_t h1 = (uint16_t)(b[0] | b[1] << 8), h2 = (uint16_t)(b[2] | b[3] << 8);
+    if (h2 == 0xB662)
+        return "cpsie i";
+    if ((h1 & 0xFFF0u) == 0xF380u && (h2 & 0xFF00u) == 0x8800u) {
+        switch (h2 & 0xFFu) {
+        case 0x10:
+            return "msr primask";
+        case 0x11:
+            return "msr basepri";
+        case 0x12:
+            return "msr basepri_max";
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
+size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
+{
+    size_t n = 0;
+#define ADD(kind_, ...)                                                                                              \
+    do {                                                                                                             \
+        if (n < max) {                                                                                               \
+            out[n].kind = (kind_);                                                                                   \
+            snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__);                                                  \
+            n++;                                                                                                     \
+        }                                                                                                            \
+    } while (0)
+    double total = p->total;
+    if (p->raw_samples == 0 && total == 0)
+        return 0;
+    /* per-PC totals (tags merged) for the checks below */
+    double zero = 0, outside_code = 0, outside_funcs = 0, top_count = 0;
+    uint32_t top_pc = 0, example_out = 0;
+    size_t distinct = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0)
+            continue;
+        distinct++;
+        if (e->pc == 0) {
+            zero += e->count;
+            continue;
+        }
+        if (p->syms && !sym_in_code(p->syms, e->pc)) {
+            outside_code += e->count;
+            example_out = e->pc;
+        } else if (p->syms && !function_at(p, e->pc)) {
+            outside_funcs += e->count;
+        }
+    }
+    /* per-PC counts with tags merged, for the constant-PC and skid checks */
+    struct pc_count *pcs = malloc((distinct + 1) * sizeof *pcs);
+    size_t n_pcs = 0;
+    for (size_t i = 0; pcs && i < p->cap; i++)
+        if (p->map[i].used && p->map[i].count > 0)
+            pcs[n_pcs++] = (struct pc_count){p->map[i].pc, p->map[i].count};
+    if (pcs)
+        qsort(pcs, n_pcs, sizeof *pcs, cmp_pc_count);
+    size_t merged = 0;
+    for (size_t i = 0; i < n_pcs; i++) {
+        if (merged && pcs[merged - 1].pc == pcs[i].pc)
+            pcs[merged - 1].count += pcs[i].count;
+        else
+            pcs[merged++] = pcs[i];
+    }
+    for (size_t i = 0; i < merged; i++)
+        if (pcs[i].count > top_count) {
+            top_count = pcs[i].count;
+            top_pc = pcs[i].pc;
+        }
+    if (total >= 20 && zero / total >= 0.9)
+        ADD(DIAG_WRONG_STACK,
+            "wrong stack in the prologue: %.0f of %.0f samples read PC 0x00000000; the handler reads the frame from "
+            "MSP while the code runs on PSP (pick the stack by EXC_RETURN bit 2)",
+            zero, total);
+    else if (p->raw_samples >= 100 && merged == 1)
+        ADD(DIAG_WRONG_STACK,
+            "constant PC: all %.0f samples are 0x%08x; a prologue reading the wrong stack, or sampling in exact "
+            "step with the program",
+            total, top_pc);
+    uint32_t window = 0, period = n ? 0 : repeat_period(p, &window); /* a constant PC says it already */
+    if (period)
+        ADD(DIAG_LOCKSTEP,
+            "lockstep suspected: the last %u PCs repeat every %u samples, so most of the program is never sampled; "
+            "randomize the period (build with CMPROF_JITTER)",
+            window, period);
+    /* skid: a large share right after an instruction that re-enables interrupts */
+    for (size_t i = 0; i < merged && p->syms; i++) {
+        if (pcs[i].count < 20 || pcs[i].count / total < 0.02)
+            continue;
+        const char *what = enables_interrupts(p, pcs[i].pc);
+        if (!what)
+            continue;
+        const struct sym_location *l = sym_lookup(p->syms, pcs[i].pc);
+        ADD(DIAG_SKID,
+            "interrupts-disabled skid: %.1f %% of samples sit on 0x%08x in %s, right after '%s'; that time was "
+            "spent with interrupts disabled before it",
+            100.0 * pcs[i].count / total, pcs[i].pc, l && l->known ? l->frames[l->n_frames - 1].function : "??",
+            what);
+    }
+    free(pcs);
+    if (p->syms && outside_code >= 5 && outside_code / total >= 0.01)
+        ADD(DIAG_WRONG_ELF,
+            "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
+            100.0 * outside_code / total, outside_code, example_out);
+    if (p->syms && outside_funcs >= 5 && outside_funcs / total >= 0.05)
+        ADD(DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples fall outside every function of the ELF",
+            100.0 * outside_funcs / total);
+    if (p->syms && p->stream_id_len) {
+        size_t len;
+        const uint8_t *id = sym_build_id(p->syms, &len);
+        if (!id || len != p->stream_id_len || memcmp(id, p->stream_id, len) != 0)
+            ADD(DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s",
+                id ? "differs from the ELF's" : "the ELF does not have");
+    }
+#undef ADD
+    return n;
+}

@@ -1,0 +1,65 @@
+/* The profile model: sample counts per PC and tag, grouped by function, line, file or task,
+ * each share with its 95 % confidence interval, and the diagnostics that explain a profile that
+ * cannot be trusted. No I/O: the views (batch report, TUI) read rows and diagnostics from here. */
+#ifndef CMPROF_PROFILE_H
+#define CMPROF_PROFILE_H
+
+#include "../symbols/symbols.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct prof;
+
+enum prof_group { PROF_BY_FUNCTION, PROF_BY_LINE, PROF_BY_FILE, PROF_BY_TASK };
+
+struct prof_row {
+    const char *name;   /* function, "file:line", file, or task */
+    const char *file;   /* for function and line rows, else NULL */
+    uint32_t line;      /* for line rows */
+    double samples;     /* fractional when histogram buckets were spread */
+    double share;       /* of all samples, 0..1 */
+    double ci95;        /* half-width of the 95 % interval, 0..1 */
+    bool approximate;   /* some of it came from a bucket that straddles a function boundary */
+};
+
+enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID };
+
+struct prof_diag {
+    enum prof_diag_kind kind;
+    char text[320];     /* one sentence with its evidence */
+};
+
+/* syms may be NULL: rows then name raw addresses. */
+struct prof *prof_new(struct sym_table *syms);
+void prof_free(struct prof *p);
+void prof_reset(struct prof *p);
+
+void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag);
+void prof_add_sleep(struct prof *p);
+/* A histogram bucket: count samples spread over [addr, addr + size) by byte share. */
+void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t count);
+void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len);
+/* The build-id the stream announced (compared with the ELF's). */
+void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len);
+
+double prof_total(const struct prof *p);    /* samples with a PC, buckets included */
+uint64_t prof_sleep(const struct prof *p);
+
+/* Rows of a grouping, most samples first, covering every sample. inline_frames: attribute to
+ * the innermost inlined function (true) or to the function that contains the code (false).
+ * The array is owned by p and valid until the next call that changes p. */
+size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows);
+
+/* One line per distinct inline chain, "outer;...;inner count", for flame graphs. Calls emit
+ * for each; the strings are valid during the call only. */
+void prof_folded(struct prof *p, void (*emit)(void *ctx, const char *stack, double count), void *ctx);
+
+/* Current diagnostics; returns how many were written (at most max). */
+size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max);
+
+/* 95 % half-width for share p of n samples: 1.96 sqrt(p (1 - p) / n). */
+double prof_ci95(double share, double n);
+
+#endif
