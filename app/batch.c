@@ -196,11 +196,17 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
     if (prof_total(p) == 0) {
         fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
         if (in->format == DETECT_TEXT)
-            fprintf(err, ", %llu lines, %llu malformed)\n", (unsigned long long)in->text.stats.lines,
+            fprintf(err, ", %llu lines, %llu malformed", (unsigned long long)in->text.stats.lines,
                     (unsigned long long)in->text.stats.bad_lines);
         else
-            fprintf(err, ", %llu bytes, %llu bad packets)\n", (unsigned long long)in->itm.stats.bytes,
-                    (unsigned long long)in->itm.stats.errors);
+            fprintf(err, ", %llu bytes, %llu bad packets, %llu bytes skipped looking for sync",
+                    (unsigned long long)in->itm.stats.bytes, (unsigned long long)in->itm.stats.errors,
+                    (unsigned long long)in->itm.stats.hunted);
+        uint64_t first = in->format == DETECT_TEXT ? in->text.stats.first_bad : in->itm.stats.first_error;
+        if (first)
+            fprintf(err, "; first bad %s at byte offset %llu", in->format == DETECT_TEXT ? "line" : "byte",
+                    (unsigned long long)(first - 1));
+        fputs(")\n", err);
         status = 2;
     }
     report(o, p, in, sym_warning(syms), out);

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     int c, k;
     char *end;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+o:f:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:f:hV", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_BATCH:
             batch = true;

@@ -24,7 +24,8 @@ void itm_init(struct itm_decoder *d, bool wait_for_sync)
 
 static void fail(struct itm_decoder *d)
 {
-    d->stats.errors++;
+    if (!d->stats.errors++)
+        d->stats.first_error = d->stats.bytes; /* bytes already counts the offending byte */
     d->state = S_HUNT;
     d->zeros = 0;
 }

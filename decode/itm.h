@@ -15,6 +15,7 @@ struct itm_stats {
     uint64_t overflows;
     uint64_t errors;   /* reserved headers and malformed packets */
     uint64_t hunted;   /* bytes skipped while hunting for sync */
+    uint64_t first_error; /* 1 + byte offset of the first error, 0 when none */
 };
 
 struct itm_decoder {

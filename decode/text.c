@@ -126,7 +126,8 @@ static void close_block(struct text_decoder *d, const struct ev_sink *sink)
 
 static void bad(struct text_decoder *d)
 {
-    d->stats.bad_lines++;
+    if (!d->stats.bad_lines++)
+        d->stats.first_bad = d->line_offset + 1;
 }
 
 static bool starts(const char *s, size_t len, const char *prefix)

@@ -22,6 +22,7 @@ struct text_stats {
     uint64_t tag_mismatch; /* raw blocks whose g lines did not match their p lines: tags dropped */
     uint64_t orphan_lines; /* h or g lines with no block to belong to */
     uint64_t log_lines;
+    uint64_t first_bad;    /* 1 + byte offset of the first malformed line, 0 when none */
 };
 
 struct text_decoder {

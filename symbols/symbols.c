@@ -312,6 +312,7 @@ struct cu_ctx {
     const char **files; /* interned paths, indexed by file number - base */
     Dwarf_Signed n_files, base;
     Dwarf_Addr cu_base;
+    Dwarf_Half version; /* of the unit: 5 keeps ranges in .debug_rnglists, older in .debug_ranges */
     uint32_t cu;
     bool failed;
 };
@@ -403,7 +404,10 @@ static bool die_ranges(struct cu_ctx *c, Dwarf_Die die, range_fn fn, void *ctx)
         value = off;
     Dwarf_Rnglists_Head head = NULL;
     Dwarf_Unsigned count = 0, global_off = 0;
-    if (dwarf_rnglists_get_rle_head(attr, theform, value, &head, &count, &global_off, &err) == DW_DLV_OK) {
+    /* a DWARF 4 unit's offset must not be looked up in .debug_rnglists, which DWARF 5 objects in
+     * the same link may have brought */
+    if (c->version >= 5 &&
+        dwarf_rnglists_get_rle_head(attr, theform, value, &head, &count, &global_off, &err) == DW_DLV_OK) {
         for (Dwarf_Unsigned i = 0; i < count && ok; i++) {
             unsigned len = 0, code = 0;
             Dwarf_Unsigned raw1, raw2, c1, c2;
@@ -593,6 +597,7 @@ static bool load_dwarf(struct sym_table *t, int fd, bool *has_dwarf)
         if (dwarf_siblingof_b(dbg, NULL, 1, &cu, &err) != DW_DLV_OK)
             continue;
         *has_dwarf = true;
+        c.version = version;
         char *cu_name = NULL;
         Dwarf_Error name_err = NULL;
         const char *interned = dwarf_diename(cu, &cu_name, &name_err) == DW_DLV_OK ? intern(&t->strings, cu_name) : NULL;

@@ -2,7 +2,8 @@
 # Runs every test and ends with one line "N passed, N failed"; exits non-zero on any failure.
 #   1. host unit tests of the firmware library, plain and under AddressSanitizer/UBSan
 #   2. the firmware library builds with -Wall -Wextra -Werror for every core and option set
-#   3. the QEMU reference scenarios, checked against the truth plugin
+#   3. the QEMU reference scenarios, checked against the truth plugin, profiled by cmprof-top
+#   4. cmprof-top end to end: --resolve parity with addr2line, batch outputs, bad input
 # Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
 # counts as one failure, so a crash or a missing tool can never pass silently.
 set -u
@@ -29,15 +30,18 @@ step() {
     failed=$((failed + f))
 }
 
-for tool in cc make arm-none-eabi-gcc qemu-system-arm python3; do
+for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3; do
     if ! command -v "$tool" >/dev/null; then
         echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
         failed=$((failed + 1))
     fi
 done
 
-echo "== unit tests"
+echo "== build"
+step "build cmprof-top" make -s tool
 step "build unit tests" make -s unit
+
+echo "== unit tests"
 for kind in plain asan; do
     for t in build/tests/$kind/test_*; do
         [[ -x $t ]] || continue
@@ -67,6 +71,10 @@ step "firmware builds" firmware_builds
 echo "== QEMU scenarios"
 step "scenario runs" python3 scenarios/scen.py run
 step "scenario checks" python3 scenarios/scen.py check
+
+echo "== cmprof-top"
+step "resolve parity" python3 tests/resolve_parity.py
+step "cli" python3 tests/test_cli.py
 
 echo "$passed passed, $failed failed"
 ((failed == 0))

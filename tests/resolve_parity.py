@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""--resolve parity with binutils: for every instruction address objdump lists in an ELF,
+cmprof-top --resolve and arm-none-eabi-addr2line -a -f -i must print the same frames. Function
+names, line numbers and discriminators must match exactly; file paths may differ only in their
+directory prefix. ELFs: every scenario's, plus the scenario apps built at -O0/-Os/-O2/-O3 with
+DWARF 4 and 5. Prints one ok/FAIL line per ELF.
+
+Addresses inside a function symbol's extent must all match. Fill between functions (the zero
+halfwords objdump also lists, e.g. between 16-byte-aligned functions) never executes and is never
+sampled; differences there are counted and printed, not failed."""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+import scen  # noqa: E402
+
+TOOL = os.path.join(ROOT, "build", "cmprof-top")
+OUT = os.path.join(ROOT, "build", "parity")
+
+
+def variant_elfs():
+    """Scenario apps at every optimisation level and DWARF version (built, not run)."""
+    elfs = []
+    for app in ("loops", "lockstep", "irqoff", "tasks", "sections"):
+        for opt in ("-O0", "-Os", "-O2", "-O3"):
+            for dwarf in ("-gdwarf-4", "-gdwarf-5"):
+                name = "%s%s%s" % (app, opt, dwarf[2:])
+                core = "m3" if app == "tasks" else "m4"
+                s = scen.scenario(name, app, core=core, opt=opt, cflags=[dwarf], CMPROF_JITTER=2047,
+                                  HOT_INLINE=1 if opt != "-O0" else 0)
+                s["name"] = os.path.join("..", "parity", name)
+                elfs.append(scen.build(s))
+    return elfs
+
+
+def addresses(elf):
+    out = subprocess.run(["arm-none-eabi-objdump", "-d", elf], capture_output=True, text=True, check=True).stdout
+    return [m.group(1) for m in re.finditer(r"^\s+([0-9a-f]+):\t", out, re.M)]
+
+
+def normalise(text):
+    """Frames with file paths cut to their last component."""
+    lines = []
+    for ln in text.splitlines():
+        m = re.match(r"^(.*?):(\d+|\?)( \(discriminator \d+\))?$", ln)
+        if m and not ln.startswith("0x"):
+            lines.append("%s:%s%s" % (os.path.basename(m.group(1)), m.group(2), m.group(3) or ""))
+        else:
+            lines.append(ln)
+    return lines
+
+
+def check(elf):
+    addrs = addresses(elf)
+    feed = "\n".join(addrs) + "\n"
+    ours = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True)
+    theirs = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", elf], input=feed,
+                            capture_output=True, text=True)
+    if ours.returncode != 0:
+        return len(addrs), None, [], ours.stderr.strip()
+    a, b = normalise(ours.stdout), normalise(theirs.stdout)
+    # compare address by address
+    def split(lines):
+        out, cur = {}, None
+        for ln in lines:
+            if ln.startswith("0x"):
+                cur = ln
+                out[cur] = []
+            else:
+                out[cur].append(ln)
+        return out
+    sa, sb = split(a), split(b)
+    funcs = scen.functions(elf)
+    def in_function(addr):
+        return any(lo <= addr < lo + size for lo, size, _ in funcs)
+    bad = [k for k in sb if sa.get(k) != sb[k]]
+    fill = [k for k in bad if not in_function(int(k, 16))]
+    bad = [k for k in bad if k not in fill]
+    return len(addrs), bad, fill, (sa.get(bad[0]), sb[bad[0]], bad[0]) if bad else None
+
+
+def main():
+    elfs = sorted(os.path.join(scen.BUILD, d, "fw.elf") for d in os.listdir(scen.BUILD)
+                  if os.path.exists(os.path.join(scen.BUILD, d, "fw.elf")))
+    elfs += variant_elfs()
+    total = mismatched = fill_total = 0
+    failed = 0
+    for elf in elfs:
+        n, bad, fill, example = check(elf)
+        fill_total += len(fill)
+        total += n
+        name = os.path.relpath(elf, os.path.join(ROOT, "build"))
+        if bad is None:
+            print("FAIL resolve parity %s: cmprof-top failed: %s" % (name, example))
+            failed += 1
+        elif bad:
+            mismatched += len(bad)
+            failed += 1
+            print("FAIL resolve parity %s: %d of %d addresses differ, e.g. %s: ours %s, addr2line %s"
+                  % (name, len(bad), n, example[2], example[0], example[1]))
+        else:
+            print("ok   resolve parity %s: %d addresses%s" % (name, n, ", %d fill halfwords differ" % len(fill)
+                                                               if fill else ""))
+    print("resolve parity: %d ELFs, %d addresses, %d differ inside functions, %d fill halfwords differ"
+          % (len(elfs), total, mismatched, fill_total))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
