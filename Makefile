@@ -8,13 +8,13 @@ CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 
-.PHONY: all deps unit tool scenarios report demo test clean
+.PHONY: all deps unit tool scenarios report demo test bench clean
 
 all: tool unit
 
 # ---- the host tool --------------------------------------------------------------------------
 HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
-HOST_LIBS := -lelf -ldwarf -lm
+HOST_LIBS := -lelf -ldwarf -lm -pthread
 HOST_SRC := app/main.c app/batch.c app/resolve.c profile/profile.c profile/ingest.c symbols/symbols.c \
             decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h)
@@ -50,7 +50,7 @@ SRC_test_text := decode/text.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
-SRC_test_profile := profile/profile.c symbols/symbols.c -D_GNU_SOURCE -lelf -ldwarf -lm
+SRC_test_profile := profile/profile.c symbols/symbols.c -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
@@ -80,6 +80,9 @@ demo: scenarios
 
 test: deps
 	@tests/run.sh
+
+bench: deps tool
+	python3 bench/run_bench.py
 
 clean:
 	rm -rf $(B)

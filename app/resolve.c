@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void print_location(FILE *out, const struct sym_location *loc, uint32_t addr)
 {
@@ -37,6 +38,21 @@ static int parse_addr(const char *s, uint32_t *out)
     return 0;
 }
 
+/* One address line from stdin; blank lines are skipped. Returns 1 for a line that is not one. */
+static int answer_line(struct sym_table *t, char *line, FILE *out, FILE *err)
+{
+    line[strcspn(line, " \t")] = '\0';
+    uint32_t a;
+    if (!line[0])
+        return 0;
+    if (parse_addr(line, &a) != 0) {
+        fprintf(err, "cmprof-top: '%s' is not an address\n", line);
+        return 1;
+    }
+    print_location(out, sym_lookup(t, a), a);
+    return 0;
+}
+
 int resolve_main(const char *elf, char **addrs, int n, FILE *in, FILE *out, FILE *err)
 {
     char msg[512];
@@ -57,21 +73,29 @@ int resolve_main(const char *elf, char **addrs, int n, FILE *in, FILE *out, FILE
         }
         print_location(out, sym_lookup(t, a), a);
     }
-    if (n == 0 && in) { /* like addr2line: addresses on stdin, one per line */
-        char line[128];
-        while (fgets(line, sizeof line, in)) {
-            line[strcspn(line, " \t\r\n")] = '\0';
-            uint32_t a;
-            if (!line[0])
-                continue;
-            if (parse_addr(line, &a) != 0) {
-                fprintf(err, "cmprof-top: '%s' is not an address\n", line);
-                status = 1;
-                continue;
+    if (n == 0 && in) {
+        /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered
+         * before one flush, so a pipe is fast and an interactive user still sees each answer. */
+        char chunk[65536], line[128];
+        size_t len = 0, got;
+        int fd = fileno(in);
+        while ((got = (size_t)read(fd, chunk, sizeof chunk)) > 0 && got != (size_t)-1) {
+            for (size_t i = 0; i < got; i++) {
+                char ch = chunk[i];
+                if (ch != '\n' && ch != '\r') {
+                    if (len + 1 < sizeof line)
+                        line[len++] = ch;
+                    continue;
+                }
+                line[len] = '\0';
+                len = 0;
+                status |= answer_line(t, line, out, err);
             }
-            print_location(out, sym_lookup(t, a), a);
             fflush(out);
         }
+        line[len] = '\0';
+        if (len)
+            status |= answer_line(t, line, out, err);
     }
     sym_close(t);
     return status;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 #include <stdbool.h>
@@ -160,6 +161,7 @@ struct seq {
 struct scope {          /* a subprogram or an inlined instance */
     const char *name;
     const char *call_file;
+    uint32_t call_fileno; /* DW_AT_call_file, resolved to call_file once the unit's files are known */
     uint32_t call_line;
     int32_t parent;     /* -1 for a subprogram */
     uint32_t cu;
@@ -180,6 +182,11 @@ struct code_section {
 
 struct span {           /* an allocated section */
     uint32_t lo, hi;
+};
+
+struct cu_files {
+    const char **files; /* indexed by file number - base */
+    long n, base;
 };
 
 struct cache_slot {
@@ -205,6 +212,7 @@ struct sym_table {
     uint32_t *sub_count;
     VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */
+    VEC(struct cu_files) cu_files; /* each unit's file table, for DW_AT_call_file */
     uint8_t *build_id;
     size_t build_id_len;
     struct cache_slot *cache;
@@ -306,8 +314,17 @@ static bool load_elf(struct sym_table *t, Elf *elf)
 
 /* ---- DWARF ------------------------------------------------------------------------------- */
 
+struct name_cache_slot {
+    Dwarf_Off off;
+    const char *name; /* NULL: not resolved (or no name) */
+    bool used;
+};
+
 struct cu_ctx {
     Dwarf_Debug dbg;
+    struct strpool *pool;          /* this thread's strings */
+    struct name_cache_slot *names; /* abstract origin offset -> name: inline instances share them */
+    size_t names_cap, names_used;
     struct sym_table *t;
     const char **files; /* interned paths, indexed by file number - base */
     Dwarf_Signed n_files, base;
@@ -325,27 +342,47 @@ static const char *file_name(struct cu_ctx *c, Dwarf_Unsigned fileno)
     return c->files[i];
 }
 
-static bool die_udata(Dwarf_Die die, Dwarf_Half attrnum, Dwarf_Unsigned *out)
+static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth);
+
+/* The name of the DIE at a .debug_info offset, cached: thousands of inlined instances point at
+ * the same few abstract origins. */
+static const char *name_at(struct cu_ctx *c, Dwarf_Off off, int depth)
 {
-    Dwarf_Attribute attr;
-    Dwarf_Error err = NULL;
-    if (dwarf_attr(die, attrnum, &attr, &err) != DW_DLV_OK)
-        return false;
-    bool ok = dwarf_formudata(attr, out, &err) == DW_DLV_OK;
-    if (!ok) { /* DWARF 5 DW_FORM_implicit_const: formudata refuses it, formsdata does not */
-        Dwarf_Signed sv;
-        if (err) {
-            dwarf_dealloc_error(NULL, err);
-            err = NULL;
+    if (c->names_used * 2 >= c->names_cap) {
+        size_t cap = c->names_cap ? c->names_cap * 2 : 1024;
+        struct name_cache_slot *n = calloc(cap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < c->names_cap; i++) {
+            if (!c->names[i].used)
+                continue;
+            size_t j = (size_t)(c->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
+            while (n[j].used)
+                j = (j + 1) & (cap - 1);
+            n[j] = c->names[i];
         }
-        ok = dwarf_formsdata(attr, &sv, &err) == DW_DLV_OK && sv >= 0;
-        if (ok)
-            *out = (Dwarf_Unsigned)sv;
+        free(c->names);
+        c->names = n;
+        c->names_cap = cap;
     }
-    if (err)
-        dwarf_dealloc_error(NULL, err);
-    dwarf_dealloc_attribute(attr);
-    return ok;
+    size_t j = (size_t)(off * 0x9E3779B97F4A7C15ull) & (c->names_cap - 1);
+    while (c->names[j].used) {
+        if (c->names[j].off == off)
+            return c->names[j].name;
+        j = (j + 1) & (c->names_cap - 1);
+    }
+    Dwarf_Die target;
+    Dwarf_Error err = NULL;
+    const char *name = NULL;
+    if (dwarf_offdie_b(c->dbg, off, 1, &target, &err) == DW_DLV_OK) {
+        name = die_name(c, target, depth + 1);
+        dwarf_dealloc_die(target);
+    } else if (err) {
+        dwarf_dealloc_error(c->dbg, err);
+    }
+    c->names[j] = (struct name_cache_slot){off, name, true};
+    c->names_used++;
+    return name;
 }
 
 /* DW_AT_name, following abstract_origin / specification links. */
@@ -354,22 +391,18 @@ static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth)
     char *name = NULL;
     Dwarf_Error err = NULL;
     if (dwarf_diename(die, &name, &err) == DW_DLV_OK)
-        return intern(&c->t->strings, name);
+        return intern(c->pool, name);
     if (depth > 3)
         return NULL;
     static const Dwarf_Half links[] = {DW_AT_abstract_origin, DW_AT_specification};
     for (size_t i = 0; i < 2; i++) {
         Dwarf_Attribute attr;
         Dwarf_Off off;
-        Dwarf_Die target;
         if (dwarf_attr(die, links[i], &attr, &err) != DW_DLV_OK)
             continue;
         int ok = dwarf_global_formref(attr, &off, &err);
         dwarf_dealloc_attribute(attr);
-        if (ok != DW_DLV_OK || dwarf_offdie_b(c->dbg, off, 1, &target, &err) != DW_DLV_OK)
-            continue;
-        const char *n = die_name(c, target, depth + 1);
-        dwarf_dealloc_die(target);
+        const char *n = ok == DW_DLV_OK ? name_at(c, off, depth) : NULL;
         if (n)
             return n;
     }
@@ -378,21 +411,10 @@ static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth)
 
 typedef bool (*range_fn)(void *ctx, uint32_t lo, uint32_t hi);
 
-/* Every address range of a DIE: low/high pc, DWARF 5 rnglists or DWARF 4 ranges. */
-static bool die_ranges(struct cu_ctx *c, Dwarf_Die die, range_fn fn, void *ctx)
+/* The ranges of a DW_AT_ranges attribute: DWARF 5 rnglists or DWARF 4 .debug_ranges. */
+static bool ranges_of(struct cu_ctx *c, Dwarf_Die die, Dwarf_Attribute attr, range_fn fn, void *ctx)
 {
     Dwarf_Error err = NULL;
-    Dwarf_Addr lo, hi;
-    Dwarf_Half form;
-    enum Dwarf_Form_Class cls;
-    if (dwarf_lowpc(die, &lo, &err) == DW_DLV_OK && dwarf_highpc_b(die, &hi, &form, &cls, &err) == DW_DLV_OK) {
-        if (cls == DW_FORM_CLASS_CONSTANT)
-            hi += lo; /* high_pc as a length */
-        return hi > lo ? fn(ctx, (uint32_t)lo, (uint32_t)hi) : true;
-    }
-    Dwarf_Attribute attr;
-    if (dwarf_attr(die, DW_AT_ranges, &attr, &err) != DW_DLV_OK)
-        return true;
     bool ok = true;
     Dwarf_Half theform = 0;
     Dwarf_Unsigned value = 0;
@@ -443,7 +465,6 @@ static bool die_ranges(struct cu_ctx *c, Dwarf_Die die, range_fn fn, void *ctx)
             dwarf_ranges_dealloc(c->dbg, r, n);
         }
     }
-    dwarf_dealloc_attribute(attr);
     return ok;
 }
 
@@ -462,6 +483,98 @@ static bool add_range(void *ctx, uint32_t lo, uint32_t hi)
     return a->inline_range ? VEC_PUSH(a->t->inlines, r) : VEC_PUSH(a->t->subs, r);
 }
 
+/* What a scope DIE says about itself, read in one pass over its attributes (each dwarf_attr()
+ * call would scan the abbreviation again). */
+struct scope_attrs {
+    const char *name;
+    Dwarf_Off origin;
+    bool has_origin, has_decl_file, has_call_file, has_call_line, has_low, has_high, high_is_length;
+    Dwarf_Unsigned call_file, call_line;
+    Dwarf_Addr low, high;
+    Dwarf_Attribute ranges; /* owned: dealloc after use */
+};
+
+static bool attr_udata(Dwarf_Attribute a, Dwarf_Unsigned *out)
+{
+    Dwarf_Error err = NULL;
+    if (dwarf_formudata(a, out, &err) == DW_DLV_OK)
+        return true;
+    if (err)
+        dwarf_dealloc_error(NULL, err);
+    err = NULL;
+    Dwarf_Signed sv; /* DW_FORM_implicit_const */
+    if (dwarf_formsdata(a, &sv, &err) == DW_DLV_OK && sv >= 0) {
+        *out = (Dwarf_Unsigned)sv;
+        return true;
+    }
+    if (err)
+        dwarf_dealloc_error(NULL, err);
+    return false;
+}
+
+static void read_scope_attrs(struct cu_ctx *c, Dwarf_Die die, struct scope_attrs *sa)
+{
+    Dwarf_Attribute *list = NULL;
+    Dwarf_Signed n = 0;
+    Dwarf_Error err = NULL;
+    memset(sa, 0, sizeof *sa);
+    if (dwarf_attrlist(die, &list, &n, &err) != DW_DLV_OK)
+        return;
+    for (Dwarf_Signed i = 0; i < n; i++) {
+        Dwarf_Half at = 0, form = 0;
+        Dwarf_Attribute a = list[i];
+        bool keep = false;
+        dwarf_whatattr(a, &at, &err);
+        switch (at) {
+        case DW_AT_name: {
+            char *str = NULL;
+            if (dwarf_formstring(a, &str, &err) == DW_DLV_OK)
+                sa->name = intern(c->pool, str);
+            break;
+        }
+        case DW_AT_abstract_origin:
+        case DW_AT_specification:
+            sa->has_origin = dwarf_global_formref(a, &sa->origin, &err) == DW_DLV_OK;
+            break;
+        case DW_AT_decl_file:
+            sa->has_decl_file = true;
+            break;
+        case DW_AT_call_file:
+            sa->has_call_file = attr_udata(a, &sa->call_file);
+            break;
+        case DW_AT_call_line:
+            sa->has_call_line = attr_udata(a, &sa->call_line);
+            break;
+        case DW_AT_low_pc:
+            sa->has_low = dwarf_formaddr(a, &sa->low, &err) == DW_DLV_OK;
+            break;
+        case DW_AT_high_pc:
+            dwarf_whatform(a, &form, &err);
+            if (form == DW_FORM_addr || form == DW_FORM_addrx || form == DW_FORM_GNU_addr_index) {
+                sa->has_high = dwarf_formaddr(a, &sa->high, &err) == DW_DLV_OK;
+            } else {
+                Dwarf_Unsigned len;
+                sa->has_high = sa->high_is_length = attr_udata(a, &len); /* high_pc as a length */
+                sa->high = len;
+            }
+            break;
+        case DW_AT_ranges:
+            sa->ranges = a;
+            keep = true;
+            break;
+        default:
+            break;
+        }
+        if (err) {
+            dwarf_dealloc_error(c->dbg, err);
+            err = NULL;
+        }
+        if (!keep)
+            dwarf_dealloc_attribute(a);
+    }
+    dwarf_dealloc(c->dbg, list, DW_DLA_LIST);
+}
+
 static void walk(struct cu_ctx *c, Dwarf_Die die, int32_t parent, uint32_t depth)
 {
     Dwarf_Error err = NULL;
@@ -471,30 +584,42 @@ static void walk(struct cu_ctx *c, Dwarf_Die die, int32_t parent, uint32_t depth
     int32_t self = parent;
     uint32_t child_depth = depth;
     if (tag == DW_TAG_subprogram || (tag == DW_TAG_inlined_subroutine && parent >= 0)) {
-        struct scope s = {die_name(c, die, 0), NULL, 0, tag == DW_TAG_subprogram ? -1 : parent, c->cu, false};
-        Dwarf_Unsigned v;
-        s.has_decl_file = die_udata(die, DW_AT_decl_file, &v);
+        struct scope_attrs sa;
+        read_scope_attrs(c, die, &sa);
+        struct scope s = {sa.name, NULL, UINT32_MAX, 0, tag == DW_TAG_subprogram ? -1 : parent, c->cu,
+                          sa.has_decl_file};
+        if (!s.name && sa.has_origin)
+            s.name = name_at(c, sa.origin, 0);
         if (tag == DW_TAG_inlined_subroutine) {
-            if (die_udata(die, DW_AT_call_file, &v))
-                s.call_file = file_name(c, v);
-            if (die_udata(die, DW_AT_call_line, &v))
-                s.call_line = (uint32_t)v;
+            if (sa.has_call_file)
+                s.call_fileno = (uint32_t)sa.call_file;
+            if (sa.has_call_line)
+                s.call_line = (uint32_t)sa.call_line;
         }
         if (!s.name)
-            s.name = intern(&c->t->strings, "??");
+            s.name = intern(c->pool, "??");
         uint32_t index = (uint32_t)c->t->scopes.n;
-        if (!VEC_PUSH(c->t->scopes, s)) {
-            c->failed = true;
-            return;
-        }
+        bool ok = VEC_PUSH(c->t->scopes, s);
         struct range_add a = {c->t, index, tag == DW_TAG_subprogram ? 0 : depth, tag != DW_TAG_subprogram};
-        if (!die_ranges(c, die, add_range, &a)) {
+        if (ok && sa.has_low && sa.has_high) {
+            Dwarf_Addr hi = sa.high_is_length ? sa.low + sa.high : sa.high;
+            ok = hi > sa.low ? add_range(&a, (uint32_t)sa.low, (uint32_t)hi) : true;
+        } else if (ok && sa.ranges) {
+            ok = ranges_of(c, die, sa.ranges, add_range, &a);
+        }
+        if (sa.ranges)
+            dwarf_dealloc_attribute(sa.ranges);
+        if (!ok) {
             c->failed = true;
             return;
         }
         self = (int32_t)index;
         child_depth = tag == DW_TAG_subprogram ? 1 : depth + 1;
     }
+    /* only these can contain code scopes; types, variables and parameters are skipped whole */
+    if (tag != DW_TAG_compile_unit && tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+        tag != DW_TAG_lexical_block && tag != DW_TAG_partial_unit)
+        return;
     Dwarf_Die child;
     if (dwarf_child(die, &child, &err) != DW_DLV_OK)
         return;
@@ -524,7 +649,7 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
     if (dwarf_srcfiles(cu, &srcfiles, &n_src, &err) == DW_DLV_OK) {
         c->files = calloc((size_t)n_src + 1, sizeof *c->files);
         for (Dwarf_Signed i = 0; c->files && i < n_src; i++) {
-            c->files[i] = intern(&c->t->strings, srcfiles[i]);
+            c->files[i] = intern(c->pool, srcfiles[i]);
             dwarf_dealloc(c->dbg, srcfiles[i], DW_DLA_STRING);
         }
         dwarf_dealloc(c->dbg, srcfiles, DW_DLA_LIST);
@@ -570,50 +695,123 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
     dwarf_srclines_dealloc_b(lc);
 }
 
-static bool load_dwarf(struct sym_table *t, int fd, bool *has_dwarf)
+/* Open a second view of the DWARF: each loader thread needs its own Dwarf_Debug. */
+static bool open_dwarf(int fd, Dwarf_Debug *dbg, bool *present)
 {
-    Dwarf_Debug dbg;
     Dwarf_Error err = NULL;
-    *has_dwarf = false;
-    int res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &dbg, &err);
-    if (res == DW_DLV_NO_ENTRY)
-        return true;
-    if (res != DW_DLV_OK) {
-        if (err)
-            dwarf_dealloc_error(NULL, err);
-        return true; /* unreadable DWARF: functions only, with the warning */
-    }
-    struct cu_ctx c = {.dbg = dbg, .t = t};
+    int res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, dbg, &err);
+    *present = res == DW_DLV_OK;
+    if (res == DW_DLV_ERROR && err)
+        dwarf_dealloc_error(NULL, err);
+    return *present;
+}
+
+/* Visit every compilation unit; lines: read line tables (rows, sequences, file tables), else
+ * read the DIE tree (scopes, ranges, unit names). */
+static void each_cu(struct cu_ctx *c, bool lines)
+{
+    Dwarf_Error err = NULL;
+    struct sym_table *t = c->t;
     for (;;) {
-        Dwarf_Unsigned hdr_len, abbrev, next_off, typeoff;
+        Dwarf_Unsigned hdr_len, next_off, typeoff;
         Dwarf_Half version, addr_size, len_size, ext_size, cu_type;
         Dwarf_Sig8 sig;
         Dwarf_Off abbrev_off;
-        (void)abbrev;
-        if (dwarf_next_cu_header_d(dbg, 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size, &ext_size, &sig,
-                                   &typeoff, &next_off, &cu_type, &err) != DW_DLV_OK)
+        if (dwarf_next_cu_header_d(c->dbg, 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size, &ext_size,
+                                   &sig, &typeoff, &next_off, &cu_type, &err) != DW_DLV_OK)
             break;
         Dwarf_Die cu;
-        if (dwarf_siblingof_b(dbg, NULL, 1, &cu, &err) != DW_DLV_OK)
+        if (dwarf_siblingof_b(c->dbg, NULL, 1, &cu, &err) != DW_DLV_OK) {
+            if (lines)
+                VEC_PUSH(t->cu_files, ((struct cu_files){NULL, 0, 1}));
+            else
+                VEC_PUSH(t->cu_names, NULL);
+            c->cu++;
             continue;
-        *has_dwarf = true;
-        c.version = version;
-        char *cu_name = NULL;
-        Dwarf_Error name_err = NULL;
-        const char *interned = dwarf_diename(cu, &cu_name, &name_err) == DW_DLV_OK ? intern(&t->strings, cu_name) : NULL;
-        if (!VEC_PUSH(t->cu_names, interned))
-            c.failed = true;
-        c.cu_base = 0;
-        dwarf_lowpc(cu, &c.cu_base, &err);
-        load_cu_lines(&c, cu);
-        walk(&c, cu, -1, 0);
-        free(c.files);
-        c.files = NULL;
-        c.cu++;
+        }
+        c->version = version;
+        c->cu_base = 0;
+        dwarf_lowpc(cu, &c->cu_base, &err);
+        if (lines) {
+            load_cu_lines(c, cu);
+            struct cu_files f = {c->files, c->n_files, c->base};
+            if (!VEC_PUSH(t->cu_files, f)) {
+                free(c->files);
+                c->failed = true;
+            }
+            c->files = NULL;
+        } else {
+            char *cu_name = NULL;
+            Dwarf_Error name_err = NULL;
+            const char *name = dwarf_diename(cu, &cu_name, &name_err) == DW_DLV_OK ? intern(c->pool, cu_name) : NULL;
+            if (!VEC_PUSH(t->cu_names, name))
+                c->failed = true;
+            walk(c, cu, -1, 0);
+        }
+        c->cu++;
         dwarf_dealloc_die(cu);
     }
-    dwarf_finish(dbg, &err);
-    return !c.failed;
+    free(c->names);
+    c->names = NULL;
+}
+
+static void *scope_thread(void *arg)
+{
+    each_cu(arg, false);
+    return NULL;
+}
+
+/* Line tables on this thread, the DIE tree on another: each has its own libdwarf handle and
+ * string pool; strings are merged into the table's pool afterwards. */
+static bool load_dwarf(struct sym_table *t, const char *path, bool *has_dwarf)
+{
+    *has_dwarf = false;
+    /* Skip libdwarf's allocation-tracking tree: it costs a third of the load time, and we free
+     * every object we are handed (dies, attributes, strings, line contexts, range lists). */
+    dwarf_set_de_alloc_flag(0);
+    int fd_lines = open(path, O_RDONLY), fd_scopes = open(path, O_RDONLY);
+    Dwarf_Debug dbg_lines = NULL, dbg_scopes = NULL;
+    bool present = false, ok = true;
+    if (fd_lines >= 0 && fd_scopes >= 0 && open_dwarf(fd_lines, &dbg_lines, &present) &&
+        open_dwarf(fd_scopes, &dbg_scopes, &present)) {
+        *has_dwarf = true;
+        struct strpool scope_strings = {0};
+        struct cu_ctx lines = {.dbg = dbg_lines, .t = t, .pool = &t->strings};
+        struct cu_ctx scopes = {.dbg = dbg_scopes, .t = t, .pool = &scope_strings};
+        pthread_t th;
+        bool threaded = pthread_create(&th, NULL, scope_thread, &scopes) == 0;
+        each_cu(&lines, true);
+        if (threaded)
+            pthread_join(th, NULL);
+        else
+            each_cu(&scopes, false);
+        ok = !lines.failed && !scopes.failed;
+        /* one pool, so equal strings are equal pointers; then call sites get their file names */
+        for (size_t i = 0; i < t->scopes.n; i++) {
+            struct scope *sc = &t->scopes.v[i];
+            sc->name = intern(&t->strings, sc->name);
+            if (sc->call_fileno != UINT32_MAX && sc->cu < t->cu_files.n) {
+                const struct cu_files *f = &t->cu_files.v[sc->cu];
+                long k = (long)sc->call_fileno - f->base;
+                sc->call_file = f->files && k >= 0 && k < f->n ? f->files[k] : NULL;
+            }
+        }
+        for (size_t i = 0; i < t->cu_names.n; i++)
+            t->cu_names.v[i] = intern(&t->strings, t->cu_names.v[i]);
+        arena_free(&scope_strings.arena);
+        free(scope_strings.slots);
+    }
+    Dwarf_Error err = NULL;
+    if (dbg_lines)
+        dwarf_finish(dbg_lines, &err);
+    if (dbg_scopes)
+        dwarf_finish(dbg_scopes, &err);
+    if (fd_lines >= 0)
+        close(fd_lines);
+    if (fd_scopes >= 0)
+        close(fd_scopes);
+    (void)present;
+    return ok;
 }
 
 /* ---- indexes ----------------------------------------------------------------------------- */
@@ -751,7 +949,7 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
     bool has_dwarf = false;
     bool ok = t && load_elf(t, elf);
     elf_end(elf);
-    ok = ok && load_dwarf(t, fd, &has_dwarf) && build_indexes(t);
+    ok = ok && load_dwarf(t, path, &has_dwarf) && build_indexes(t);
     close(fd);
     if (!ok) {
         sym_close(t);
@@ -783,6 +981,9 @@ void sym_close(struct sym_table *t)
     free(t->subs.v);
     free(t->inlines.v);
     free(t->cu_names.v);
+    for (size_t i = 0; i < t->cu_files.n; i++)
+        free(t->cu_files.v[i].files);
+    free(t->cu_files.v);
     free(t->sub_first);
     free(t->sub_max_hi);
     free(t->seq_max_hi);

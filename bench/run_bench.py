@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""make bench: every figure is a ratio against a baseline measured in the same run.
+  1. decoder throughput (C, in memory, >= 50 MB streams), against a read-only loop;
+  2. batch end to end on 1,000,000 samples, against the reference document's two Python scripts
+     (its ITM parser, then its summarizer), run from a temporary copy of the document's text;
+  3. symbols on a generated ELF (>= 20,000 functions, >= 100 units, -O2 -g): 100,000 addresses
+     through arm-none-eabi-addr2line -f -i and through cmprof-top --resolve, load included, with
+     peak memory; then the steady-state cached lookup rate.
+Results go to stdout and build/bench/results.md."""
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+B = os.path.join(ROOT, "build")
+TOOL = os.path.join(B, "cmprof-top")
+SEED = os.path.join(ROOT, "..", "shared", "seeds", "000_b3d6e524a71660dc.txt")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from test_cli import itm_stream, pcs_of  # noqa: E402
+
+lines_out = []
+
+
+def say(s=""):
+    print(s, flush=True)
+    lines_out.append(s)
+
+
+def timed(cmd, stdin=None, stdout=subprocess.DEVNULL):
+    """Wall time and peak RSS (MB) of one child process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    t = time.perf_counter() - t0
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError("%s failed: %s" % (cmd[0], err.strip()))
+    return t, ru.ru_maxrss / 1024.0
+
+
+def extract(text, start, end):
+    """The code listing between two headings of the reference document."""
+    a = text.index("\n" + start)
+    a = text.index("\n", a + 1) + 1
+    b = text.index("\n" + end, a)
+    return text[a:b].strip("\n") + "\n"
+
+
+def decode_bench():
+    say("## 1. Decoder throughput (64 MB streams in memory, best of 3)")
+    exe = os.path.join(B, "bench_decode")
+    subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_decode.c"),
+                    os.path.join(ROOT, "decode", "itm.c"), os.path.join(ROOT, "decode", "text.c"), "-o", exe],
+                   check=True)
+    out = subprocess.run([exe, "64"], capture_output=True, text=True, check=True).stdout
+    for ln in out.splitlines():
+        say("    " + ln)
+    say()
+
+
+def batch_bench(tmp):
+    say("## 2. Batch end to end, 1,000,000 samples (ITM capture) against the document's Python scripts")
+    text = open(SEED, encoding="utf-8").read()
+    itm_py = os.path.join(tmp, "itm75a.py")
+    prof_py = os.path.join(tmp, "prof75a.py")
+    open(itm_py, "w").write(extract(text, "itm75a.py — parser", "Next: section 76"))
+    open(prof_py, "w").write(extract(text, "prof75a.py — summarizes", "dwt75a.c — PC sampling"))
+    elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
+    pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
+    pcs = (pcs * (1000000 // len(pcs) + 1))[:1000000]
+    swo = os.path.join(tmp, "swo.bin")
+    open(swo, "wb").write(itm_stream(pcs))
+    dump = os.path.join(tmp, "dump.txt")
+    with open(dump, "w") as f:
+        t_parse, m_parse = timed([sys.executable, itm_py, "parse", swo], stdout=f)
+    t_sum, m_sum = timed([sys.executable, prof_py, dump, elf], stdout=subprocess.DEVNULL)
+    t_ours = min(timed([TOOL, "--batch", swo, elf])[0] for _ in range(3))
+    _, m_ours = timed([TOOL, "--batch", swo, elf])
+    ref = subprocess.run([sys.executable, prof_py, dump, elf], capture_output=True, text=True).stdout
+    ours = subprocess.run([TOOL, "--batch", "--no-inline", swo, elf], capture_output=True, text=True).stdout
+    hot_ref = re.search(r"([\d.]+) %\s+[\d.]+\s+hot_a", ref)
+    hot_ours = re.search(r"([\d.]+)%\s+[\d.]+%\s+\d+\s+hot_a", ours)
+    say("    capture: %.1f MB, %d samples" % (os.path.getsize(swo) / 1e6, len(pcs)))
+    say("    Python: itm75a.py parse %.2f s (%.0f MB peak) + prof75a.py %.2f s (%.0f MB peak) = %.2f s"
+        % (t_parse, m_parse, t_sum, m_sum, t_parse + t_sum))
+    say("    cmprof-top --batch: %.3f s (%.0f MB peak)" % (t_ours, m_ours))
+    say("    ratio: %.0fx faster; hot_a %s %% (scripts) vs %s %% (cmprof-top)"
+        % ((t_parse + t_sum) / t_ours, hot_ref.group(1) if hot_ref else "?", hot_ours.group(1) if hot_ours else "?"))
+    say()
+
+
+def symbol_bench(tmp):
+    say("## 3. Symbols on a generated ELF")
+    big = os.path.join(B, "bench", "large", "big.elf")
+    if not os.path.exists(big):
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_large_elf.py"), os.path.dirname(big)], check=True,
+                       stdout=subprocess.DEVNULL)
+    nm = subprocess.run(["arm-none-eabi-nm", "-S", "--defined-only", big], capture_output=True, text=True).stdout
+    funcs = [(int(a, 16) & ~1, int(s, 16)) for a, s, t, n in (ln.split() for ln in nm.splitlines() if len(ln.split()) == 4)
+             if t in "Tt" and int(s, 16) >= 4]
+    units = len([f for f in os.listdir(os.path.dirname(big)) if f.endswith(".o")])
+    inl = subprocess.run("arm-none-eabi-readelf --debug-dump=info %s | grep -c DW_TAG_inlined_subroutine" % big,
+                         shell=True, capture_output=True, text=True).stdout.strip()
+    rnd = random.Random(42)
+    addrs = []
+    for _ in range(100000):
+        lo, size = funcs[rnd.randrange(len(funcs))]
+        addrs.append(lo + 2 * rnd.randrange(size // 2))
+    af = os.path.join(tmp, "addrs.txt")
+    open(af, "w").write("".join("%x\n" % a for a in addrs))
+    say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances; 100,000 random instruction addresses"
+        % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
+    out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
+    with open(af) as i, open(out_theirs, "w") as o:
+        t_a2l, m_a2l = timed(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], stdin=i, stdout=o)
+    with open(af) as i, open(out_ours, "w") as o:
+        t_ours, m_ours = timed([TOOL, "--resolve", big], stdin=i, stdout=o)
+    # same frames? (ours prints the address line too, addr2line without -a does not)
+    theirs = [ln.rsplit("/", 1)[-1] for ln in open(out_theirs).read().splitlines()]
+    ours = [ln.rsplit("/", 1)[-1] for ln in open(out_ours).read().splitlines() if not ln.startswith("0x")]
+    say("    arm-none-eabi-addr2line -f -i (stdin): %.2f s, %.0f MB peak" % (t_a2l, m_a2l))
+    say("    cmprof-top --resolve (stdin):         %.2f s, %.0f MB peak  -> %.1fx faster" % (t_ours, m_ours,
+                                                                                          t_a2l / t_ours))
+    say("    frames identical (file names without directories): %s" % ("yes" if theirs == ours else
+                                                                        "NO (%d vs %d lines)" % (len(theirs), len(ours))))
+    exe = os.path.join(B, "bench_lookup")
+    subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                    os.path.join(HERE, "bench_lookup.c"), os.path.join(ROOT, "symbols", "symbols.c"), "-lelf",
+                    "-ldwarf", "-pthread", "-o", exe], check=True)
+    out = subprocess.run([exe, big, af], capture_output=True, text=True, check=True).stdout
+    for ln in out.splitlines():
+        say("    " + ln)
+    say()
+
+
+def main():
+    os.makedirs(os.path.join(B, "bench"), exist_ok=True)
+    subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
+    if not os.path.exists(os.path.join(B, "scenarios", "loops_jitter", "uart.txt")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "scenarios", "scen.py"), "run", "loops_jitter"], check=True)
+    tmp = tempfile.mkdtemp(prefix="cmprof-bench-")  # the document's scripts live here only
+    try:
+        say("# cmprof benchmarks (%s)" % time.strftime("%Y-%m-%d %H:%M"))
+        say()
+        decode_bench()
+        batch_bench(tmp)
+        symbol_bench(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    open(os.path.join(B, "bench", "results.md"), "w").write("\n".join(lines_out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
