@@ -71,7 +71,7 @@ endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
 
 # ---- QEMU reference scenarios ----------------------------------------------------------------
-scenarios: deps
+scenarios: deps tool
 	python3 scenarios/scen.py run
 	python3 scenarios/scen.py report
 
