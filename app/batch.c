@@ -97,17 +97,38 @@ static void report(const struct batch_options *o, struct prof *p, const struct i
                 total, (unsigned long long)prof_sleep(p), detect_name(in->format), group_name(o->by));
         fprintf(out,
                 "  \"decoder\": {\"bytes\": %llu, \"text_bad_lines\": %llu, \"text_long_lines\": %llu, "
-                "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"log_lines\": %llu, "
+                "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"log_lines\": %llu, "
                 "\"itm_packets\": %llu, \"itm_errors\": %llu, \"itm_overflows\": %llu, \"itm_syncs\": %llu, "
                 "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu},\n",
                 (unsigned long long)(in->text.stats.bytes + in->itm.stats.bytes * (in->format != DETECT_TPIU) +
                                      in->tpiu.stats.bytes),
                 (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.long_lines,
                 (unsigned long long)in->text.stats.tag_mismatch, (unsigned long long)in->text.stats.orphan_lines,
-                (unsigned long long)in->text.stats.log_lines, (unsigned long long)in->itm.stats.packets,
+                (unsigned long long)in->text.stats.bad_checks, (unsigned long long)in->text.stats.log_lines, (unsigned long long)in->itm.stats.packets,
                 (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
                 (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
                 (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced);
+        fprintf(out, "  \"lost\": %llu,\n", (unsigned long long)in->lost);
+        if (in->info.present)
+            fprintf(out,
+                    "  \"stream\": {\"clock_hz\": %llu, \"timer_hz\": %llu, \"period\": %llu, \"jitter\": %llu, "
+                    "\"code_base\": %u, \"build_id\": \"%s\"},\n",
+                    (unsigned long long)in->info.clock_hz, (unsigned long long)in->info.timer_hz,
+                    (unsigned long long)in->info.period, (unsigned long long)in->info.jitter, in->info.code_base,
+                    in->info.build_id);
+        fputs("  \"sections\": [", out);
+        for (int i = 0, first = 1; i < INGEST_SECTIONS; i++) {
+            const struct ingest_section *s = &in->section[i];
+            if (!s->seen)
+                continue;
+            fprintf(out, "%s{\"index\": %d, \"name\": ", first ? "" : ", ", i);
+            json_string(out, s->name);
+            fprintf(out, ", \"count\": %llu, \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu}",
+                    (unsigned long long)s->count, (unsigned long long)s->current, (unsigned long long)s->min,
+                    (unsigned long long)s->max, (unsigned long long)s->sum);
+            first = 0;
+        }
+        fputs("],\n", out);
         fputs("  \"warnings\": [", out);
         if (warning && *warning)
             json_string(out, warning);
@@ -148,6 +169,11 @@ static void report(const struct batch_options *o, struct prof *p, const struct i
         }
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
+        if (in->lost)
+            fprintf(out, "lost in the firmware (ring full): %llu samples\n", (unsigned long long)in->lost);
+        if (in->text.stats.bad_lines)
+            fprintf(out, "dropped %llu malformed lines (%llu failed their check)\n",
+                    (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.bad_checks);
         for (size_t i = 0; i < nd; i++)
             fprintf(out, "! %s\n", diags[i].text);
         break;

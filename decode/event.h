@@ -22,7 +22,11 @@ enum ev_type {
     EV_EXTENSION,    /* ITM extension: value = page/info, index = SH bit */
     EV_EXCEPTION,    /* exception trace: index = exception number, value = function (1 enter, 2 exit, 3 return) */
     EV_EVENT_COUNTER,/* DWT event counter wrap bits: value */
-    EV_DATA_TRACE    /* DWT data trace: index = comparator, kind 0 PC / 1 address / 2 read / 3 write, value, size */
+    EV_DATA_TRACE,   /* DWT data trace: index = comparator, kind 0 PC / 1 address / 2 read / 3 write, value, size */
+    EV_STREAM_INFO,  /* the firmware announces itself: value = core clock, min = timer clock, count = period,
+                        size = jitter mask, addr = code base, text = build-id in hex (may be empty) */
+    EV_LOST,         /* count = samples the firmware dropped so far (cumulative) */
+    EV_SECTION_NAME  /* index, text = name */
 };
 
 struct ev {

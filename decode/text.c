@@ -184,6 +184,208 @@ static void line_task(struct text_decoder *d, const char *s, const char *end, co
     ev_emit(sink, &e);
 }
 
+/* ---- the live stream (docs/stream.md) ----------------------------------------------------- */
+
+static void line_sect(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink);
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* CRC-12, polynomial 0x80F, MSB first, one nibble at a time (as the firmware computes it). */
+static uint16_t crc12(const char *s, size_t n)
+{
+    static const uint16_t table[16] = {0x000, 0x80F, 0x811, 0x01E, 0x82D, 0x022, 0x03C, 0x833,
+                                       0x855, 0x05A, 0x044, 0x84B, 0x078, 0x877, 0x869, 0x066};
+    uint16_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)s[i];
+        crc = (uint16_t)(((crc << 4) & 0xFFF) ^ table[((crc >> 8) ^ (c >> 4)) & 0xF]);
+        crc = (uint16_t)(((crc << 4) & 0xFFF) ^ table[((crc >> 8) ^ c) & 0xF]);
+    }
+    return crc;
+}
+
+/* Length of the checked body, or 0 when the line does not end in a valid "~CC". */
+static size_t checked_body(const char *s, size_t len)
+{
+    if (len < 4 || s[len - 3] != '~')
+        return 0;
+    int hi = b64val(s[len - 2]), lo = b64val(s[len - 1]);
+    if (hi < 0 || lo < 0)
+        return 0;
+    return crc12(s, len - 3) == (uint16_t)(hi << 6 | lo) ? len - 3 : 0;
+}
+
+static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
+                           const struct ev_sink *sink)
+{
+    /* validate the whole line before emitting anything from it */
+    uint32_t pcs[64], tags[64];
+    size_t n = 0, i = 1;
+    while (i < len) {
+        if (n == 64)
+            goto bad;
+        uint32_t tag = 0;
+        if (tagged) {
+            int t = b64val(s[i++]);
+            if (t < 0 || i >= len)
+                goto bad;
+            tag = d->task_tags[t];
+        }
+        uint32_t v = 0;
+        if (s[i] == '*') { /* a full 32-bit PC */
+            if (i + 7 > len)
+                goto bad;
+            for (size_t k = 1; k <= 6; k++) {
+                int c = b64val(s[i + k]);
+                if (c < 0)
+                    goto bad;
+                v = v << 6 | (uint32_t)c;
+            }
+            i += 7;
+        } else {
+            if (i + 4 > len)
+                goto bad;
+            for (size_t k = 0; k < 4; k++) {
+                int c = b64val(s[i + k]);
+                if (c < 0)
+                    goto bad;
+                v = v << 6 | (uint32_t)c;
+            }
+            v = d->code_base + (v << 1);
+            i += 4;
+        }
+        pcs[n] = v;
+        tags[n++] = tag;
+    }
+    if (!d->have_base) {
+        d->stats.no_base += n;
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        struct ev e = {.type = EV_PC, .addr = pcs[k], .tag = tags[k], .has_tag = tagged, .offset = d->line_offset};
+        ev_emit(sink, &e);
+    }
+    d->stats.samples += n;
+    return;
+bad:
+    bad(d);
+}
+
+
+static bool field_u64(const char *s, const char *end, const char *key, uint64_t *out, int base)
+{
+    const char *p = s;
+    size_t k = strlen(key);
+    while (p + k <= end) { /* find " key" */
+        if ((p == s || p[-1] == ' ') && memcmp(p, key, k) == 0) {
+            const char *q = p + k;
+            return parse_uint(&q, end, "", out, base);
+        }
+        p++;
+    }
+    return false;
+}
+
+static void stream_control(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    const char *end = s + len;
+    uint64_t v, w;
+    const char *p;
+    if (starts(s, len, "@cmprof ")) {
+        uint64_t ver = 0, clk = 0, tclk = 0, period = 0, jitter = 0, base = 0;
+        if (!field_u64(s, end, "v=", &ver, 10) || ver != 1 || !field_u64(s, end, "base=", &base, 16) ||
+            base > UINT32_MAX) {
+            bad(d);
+            return;
+        }
+        field_u64(s, end, "clk=", &clk, 10);
+        field_u64(s, end, "tclk=", &tclk, 10);
+        field_u64(s, end, "period=", &period, 10);
+        field_u64(s, end, "jitter=", &jitter, 10);
+        const char *bid = NULL;
+        size_t bid_len = 0;
+        for (p = s; p + 5 <= end; p++)
+            if (memcmp(p, " bid=", 5) == 0) {
+                bid = p + 5;
+                bid_len = (size_t)(end - bid);
+                for (size_t k = 0; k < bid_len; k++)
+                    if (bid[k] == ' ') {
+                        bid_len = k;
+                        break;
+                    }
+            }
+        d->have_base = true;
+        d->code_base = (uint32_t)base;
+        struct ev e = {.type = EV_STREAM_INFO, .value = clk, .min = tclk, .count = period, .size = (uint32_t)jitter,
+                       .addr = (uint32_t)base, .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
+        ev_emit(sink, &e);
+    } else if (starts(s, len, "@task ") && len > 17 && s[7] == ' ' && s[16] == ' ' && b64val(s[6]) >= 0) {
+        p = s + 8;
+        if (!parse_uint(&p, s + 16, "", &v, 16) || v > UINT32_MAX) {
+            bad(d);
+            return;
+        }
+        d->task_tags[b64val(s[6])] = (uint32_t)v;
+        struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + 17, .text_len = len - 17,
+                       .offset = d->line_offset};
+        ev_emit(sink, &e);
+    } else if (starts(s, len, "@secname ")) {
+        p = s + 9;
+        if (!parse_uint(&p, end, "", &v, 10) || p == end) {
+            bad(d);
+            return;
+        }
+        struct ev e = {.type = EV_SECTION_NAME, .index = (uint32_t)v, .text = p, .text_len = (size_t)(end - p),
+                       .offset = d->line_offset};
+        ev_emit(sink, &e);
+    } else if (starts(s, len, "@sect ")) {
+        line_sect(d, s + 1, end, sink); /* the same fields as a dump's "sect" line */
+    } else if (starts(s, len, "@lost ")) {
+        p = s + 6;
+        if (!parse_uint(&p, end, "", &w, 10) || p != end) {
+            bad(d);
+            return;
+        }
+        struct ev e = {.type = EV_LOST, .count = w, .offset = d->line_offset};
+        ev_emit(sink, &e);
+    } else {
+        bad(d);
+    }
+}
+
+static bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@'))
+        return false;
+    if (s[0] == '@' && !(len > 4 && s[len - 3] == '~'))
+        return false; /* an ordinary log line that happens to start with '@' */
+    size_t body = checked_body(s, len);
+    d->stats.stream_lines++;
+    if (!body) {
+        d->stats.bad_checks++;
+        bad(d);
+        return true;
+    }
+    if (s[0] == '@')
+        stream_control(d, s, body, sink);
+    else
+        stream_samples(d, s, body, s[0] == '%', sink);
+    return true;
+}
+
 static void line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     uint32_t words[16];
@@ -193,7 +395,9 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
     if (len == 0)
         return;
     d->stats.lines++;
-    if (len == 1 && (s[0] == 'p' || s[0] == 'g' || s[0] == 'h')) {
+    if (stream_line(d, s, len, sink)) {
+        /* handled */
+    } else if (len == 1 && (s[0] == 'p' || s[0] == 'g' || s[0] == 'h')) {
         bad(d); /* a dump line that lost its values */
     } else if (starts(s, len, "p ")) {
         size_t n = parse_hex_words(s + 1, len - 1, 8, words, 16);

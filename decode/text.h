@@ -1,5 +1,8 @@
-/* Decoder for the firmware's text dump (firmware/cmprof.h): "prof raw" blocks of p (PC) and g
- * (tag) lines, "prof hist" blocks of h (bucket) lines, "end", task names and section lines.
+/* Decoder for the firmware's text output (firmware/cmprof.h):
+ *  - the dump: "prof raw" blocks of p (PC) and g (tag) lines, "prof hist" blocks of h (bucket)
+ *    lines, "end", task names and section lines;
+ *  - the live stream (docs/stream.md): '$'/'%' sample lines and '@' control lines, each checked
+ *    by a CRC-12; a line that fails its check is dropped whole and counted.
  * Any other line is passed on as a log line. A malformed dump line is dropped whole and counted.
  * CR, LF and CRLF all end a line; a capture may start mid-line or mid-block. */
 #ifndef CMPROF_DECODE_TEXT_H
@@ -23,6 +26,9 @@ struct text_stats {
     uint64_t orphan_lines; /* h or g lines with no block to belong to */
     uint64_t log_lines;
     uint64_t first_bad;    /* 1 + byte offset of the first malformed line, 0 when none */
+    uint64_t bad_checks;   /* stream lines whose CRC did not match (included in bad_lines) */
+    uint64_t no_base;      /* stream samples dropped before the first announce gave the code base */
+    uint64_t stream_lines;
 };
 
 struct text_decoder {
@@ -36,6 +42,9 @@ struct text_decoder {
     uint64_t block_offset;
     uint32_t hist_base, hist_shift, hist_index;
     bool failed_alloc;
+    bool have_base;
+    uint32_t code_base;
+    uint32_t task_tags[64];  /* stream task index -> tag */
     struct text_stats stats;
 };
 

@@ -72,6 +72,43 @@ void cmprof_tick(uint32_t pc);
  * Call it with the sampler stopped. */
 void cmprof_dump(cmprof_putc_fn putc);
 
+/* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c) ----------
+ * The tick pushes samples into the ring and never overwrites: a full ring drops the new sample
+ * and counts it. The drain sends complete lines through putc; every line ends with a 12-bit CRC,
+ * so a flipped bit on the wire loses one line instead of inventing samples. Protocol: docs/stream.md. */
+
+struct cmprof_stream_info {
+    uint32_t clock_hz;         /* core clock */
+    uint32_t timer_hz;         /* clock of the sampling timer (SysTick with CLKSOURCE=1: the core clock) */
+    uint32_t period;           /* sampling period in timer ticks, as given to cmprof_start() */
+    uint32_t jitter;           /* the CMPROF_JITTER mask */
+    uint32_t code_base;        /* PCs go out as 24-bit halfword offsets from here (32 MB reach) */
+    const void *build_id_note; /* the linker's .note.gnu.build-id (ld --build-id), or NULL */
+};
+
+/* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it at start and
+ * now and then (e.g. every second), so a host that connects late learns it. */
+void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
+
+/* Name a tag value (e.g. a task control block) and name a section timer. Up to 62 tags. */
+void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
+void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
+
+/* Send up to max_lines complete sample lines (16 samples each); returns the samples sent. Also
+ * reports a changed loss count. Call it from the main loop, an idle hook or a UART TX interrupt. */
+uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
+
+/* Send what is left in the ring, even a short line. */
+void cmprof_stream_flush(cmprof_putc_fn putc);
+
+/* Send every section that ran: count, current, min, max, sum. */
+void cmprof_stream_sections(cmprof_putc_fn putc);
+
+/* Ring access for the drain (and for users with their own transport). */
+uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max);
+uint32_t cmprof_stream_pending(void);
+uint32_t cmprof_stream_lost(void);
+
 /* ---- section timers ----------------------------------------------------------------------- */
 
 #ifndef CMPROF_SECTIONS

@@ -20,6 +20,9 @@
 #ifndef CMPROF_JITTER
 #define CMPROF_JITTER 0u
 #endif
+#ifndef CMPROF_STREAM
+#define CMPROF_STREAM 0
+#endif
 #ifndef CMPROF_TIMER_TIM3
 #define CMPROF_TIMER_TIM3 0
 #endif
@@ -30,6 +33,7 @@
 _Static_assert((CMPROF_RING_N & (CMPROF_RING_N - 1u)) == 0u, "CMPROF_RING_N must be a power of two");
 _Static_assert(CMPROF_HIST_SHIFT >= 1u && CMPROF_HIST_SHIFT <= 16u, "CMPROF_HIST_SHIFT out of range");
 _Static_assert((CMPROF_JITTER & (CMPROF_JITTER + 1u)) == 0u, "CMPROF_JITTER must be 2^k - 1");
+_Static_assert(!(CMPROF_STREAM && CMPROF_HIST), "streaming sends raw samples: use the ring, not CMPROF_HIST");
 
 #if CMPROF_TIMER_TIM3
 #define CMPROF_ISR TIM3_IRQHandler
@@ -61,6 +65,11 @@ static struct {
 #if CMPROF_JITTER
     uint32_t period;
     uint32_t rnd; /* xorshift32 state, never 0 once started */
+#endif
+#if CMPROF_STREAM
+    uint32_t head;          /* samples stored; the ring is single-producer (the tick) ... */
+    volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
+    uint32_t lost;          /* samples dropped because the ring was full */
 #endif
 #if CMPROF_HIST
     uint32_t out; /* samples outside the buckets */
@@ -125,6 +134,17 @@ __attribute__((used)) void cmprof_tick(uint32_t pc)
     } else {
         cmprof_state.out++;
     }
+#elif CMPROF_STREAM
+    uint32_t h = cmprof_state.head;
+    if (h - cmprof_state.tail < CMPROF_RING_N) { /* never overwrite what the drain has not sent */
+        cmprof_state.ring[h & (CMPROF_RING_N - 1u)] = pc;
+#ifdef CMPROF_TAG
+        cmprof_tags[h & (CMPROF_RING_N - 1u)] = (uint32_t)(uintptr_t)CMPROF_TAG;
+#endif
+        cmprof_state.head = h + 1u;
+    } else {
+        cmprof_state.lost++;
+    }
 #else
     cmprof_state.ring[n & (CMPROF_RING_N - 1u)] = pc;
 #ifdef CMPROF_TAG
@@ -152,6 +172,11 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.period = period;
     if (cmprof_state.rnd == 0u)
         cmprof_state.rnd = CMPROF_DEFAULT_SEED;
+#endif
+#if CMPROF_STREAM
+    cmprof_state.head = 0u;
+    cmprof_state.tail = 0u;
+    cmprof_state.lost = 0u;
 #endif
 #if CMPROF_HIST
     cmprof_state.out = 0u;
@@ -206,6 +231,39 @@ void cmprof_seed(uint32_t seed)
     (void)seed;
 #endif
 }
+
+#if CMPROF_STREAM
+uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
+{
+    uint32_t t = cmprof_state.tail;
+    uint32_t avail = *(volatile uint32_t *)&cmprof_state.head - t;
+    if (avail > max)
+        avail = max;
+    for (uint32_t i = 0; i < avail; i++) {
+        pcs[i] = cmprof_state.ring[(t + i) & (CMPROF_RING_N - 1u)];
+#ifdef CMPROF_TAG
+        if (tags)
+            tags[i] = cmprof_tags[(t + i) & (CMPROF_RING_N - 1u)];
+#else
+        if (tags)
+            tags[i] = 0u;
+#endif
+    }
+    __asm volatile("" ::: "memory"); /* copy out before handing the slots back */
+    cmprof_state.tail = t + avail;
+    return avail;
+}
+
+uint32_t cmprof_stream_pending(void)
+{
+    return *(volatile uint32_t *)&cmprof_state.head - cmprof_state.tail;
+}
+
+uint32_t cmprof_stream_lost(void)
+{
+    return *(volatile uint32_t *)&cmprof_state.lost;
+}
+#endif
 
 static void put_str(cmprof_putc_fn putc, const char *s)
 {

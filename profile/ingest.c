@@ -1,6 +1,7 @@
 /* Format detection and decoder chains in front of the profile model. */
 #include "ingest.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void on_event(void *ctx, const struct ev *e)
@@ -23,10 +24,52 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_LOG:
         in->logs++;
+        if (in->on_log)
+            in->on_log(in->log_ctx, e->text, e->text_len);
         break;
     case EV_SECTION:
         in->sections++;
+        if (e->index < INGEST_SECTIONS) {
+            struct ingest_section *s = &in->section[e->index];
+            s->seen = true;
+            s->count = e->count;
+            s->current = e->value;
+            s->min = e->min;
+            s->max = e->max;
+            s->sum = e->sum;
+        }
         break;
+    case EV_SECTION_NAME:
+        if (e->index < INGEST_SECTIONS)
+            snprintf(in->section[e->index].name, sizeof in->section[e->index].name, "%.*s", (int)e->text_len,
+                     e->text);
+        break;
+    case EV_LOST:
+        in->lost = e->count;
+        break;
+    case EV_STREAM_INFO: {
+        struct ingest_stream_info *i = &in->info;
+        i->present = true;
+        i->clock_hz = e->value;
+        i->timer_hz = e->min;
+        i->period = e->count;
+        i->jitter = e->size;
+        i->code_base = e->addr;
+        size_t n = e->text_len < 40 ? e->text_len : 40;
+        memcpy(i->build_id, e->text, n);
+        i->build_id[n] = '\0';
+        uint8_t id[20];
+        size_t k = 0;
+        for (; k < n / 2; k++) {
+            unsigned v;
+            if (sscanf(i->build_id + 2 * k, "%2x", &v) != 1)
+                break;
+            id[k] = (uint8_t)v;
+        }
+        if (k)
+            prof_stream_build_id(in->prof, id, k);
+        break;
+    }
     default:
         break;
     }

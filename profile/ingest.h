@@ -9,6 +9,21 @@
 #include "../decode/tpiu.h"
 #include "profile.h"
 
+#define INGEST_SECTIONS 32
+
+struct ingest_section {
+    char name[32];
+    bool seen;
+    uint64_t count, current, min, max, sum;
+};
+
+struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) */
+    bool present;
+    uint64_t clock_hz, timer_hz, period, jitter;
+    uint32_t code_base;
+    char build_id[41];          /* hex, "" when not announced */
+};
+
 struct ingest {
     struct prof *prof;
     enum detect_format format; /* DETECT_UNKNOWN until decided */
@@ -19,6 +34,11 @@ struct ingest {
     struct tpiu_decoder tpiu;
     struct ev_sink sink;
     uint64_t pc_samples, buckets, logs, sections;
+    uint64_t lost;              /* samples the firmware reports it dropped */
+    struct ingest_stream_info info;
+    struct ingest_section section[INGEST_SECTIONS];
+    void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
+    void *log_ctx;
 };
 
 /* format: DETECT_UNKNOWN to detect from the first bytes. tpiu_id: the ITM source in TPIU frames. */

@@ -96,6 +96,13 @@ def all_scenarios():
                               **d))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
+    # live streaming: drained every loop; drained too slowly (the ring overflows)
+    # (jitter wider than the base period: the drain runs right after samples arrive, and a long
+    # minimum interval would hide it in the sampler's dead time)
+    s.append(scenario("stream", "stream", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
+                      CMPROF_JITTER=4095))
+    s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
+                      **JIT))
     return s
 
 
@@ -142,6 +149,8 @@ def build(s):
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board")]
     cmd += s["cflags"]
+    if s["defs"].get("CMPROF_STREAM"):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
     ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
     if s["align16"]:
         # every function in its own section, each aligned to 16 bytes by the linker (SUBALIGN)
@@ -152,7 +161,7 @@ def build(s):
     cmd += [os.path.join(HERE, "apps", s["app"] + ".c"), os.path.join(ROOT, "firmware", "cmprof_sampler.c"),
             os.path.join(ROOT, "firmware", "cmprof_section.c"),
             os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
-            os.path.join(HERE, "board", "startup.c"), "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
+            os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
     sh(cmd)
     return elf
@@ -175,7 +184,7 @@ def run(name):
     if r.returncode != 0:
         raise RuntimeError("%s: qemu exited %d: %s" % (name, r.returncode, r.stderr.strip()))
     text = open(uart, errors="replace").read()
-    if "end\n" not in text and "cost " not in text:
+    if "end\n" not in text and "cost " not in text and "taken=" not in text:
         raise RuntimeError("%s: no dump on the UART" % name)
     return name
 

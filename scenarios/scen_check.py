@@ -1,9 +1,11 @@
 """Checks and report for the reference scenarios (see scen.py). Every bound below comes from the
 truth plugin's exact counts and from sqrt(N) statistics; no profile figure is hard-coded. The
 document's own figures appear only in the report, for comparison."""
+import json
 import math
 import os
 import re
+import subprocess
 from math import gcd
 
 import scen
@@ -518,6 +520,85 @@ def sections(c):
           "mean %.1f over %d runs." % (s0["n"], s0["cur"], per_call, s1["min"], s1["max"], s1["sum"] / s1["n"], s1["n"]), "")
 
 
+def streaming(c):
+    r = Result("stream")
+    j = r.tool(inline=False)
+    taken, lost = r.kv.get("taken", 0), r.kv.get("lost", -1)
+    dec = j["decoder"]
+    # nm names compiler clones ("send_samples.constprop.0"); DWARF, and so cmprof-top, does not
+    truth = {}
+    for f, v in r.truth().items():
+        base = re.sub(r"\.(constprop|isra|part|cold)\.\d+$", "", f)
+        truth[base] = truth.get(base, 0) + v
+    ts = shares(truth)
+    pr = {row["name"]: row["samples"] for row in j["rows"]}
+    n = j["total"]
+    app = ("hot_a", "hot_b", "hot_c")
+    ok, worst, wname = within(pr, ts, n, app)
+    drain = [f for f in ts if f not in app and f != "main"]
+    drain_truth = sum(ts[f] for f in drain)
+    drain_prof = sum(pr.get(f, 0) for f in drain) / n
+    c.check("stream: every line decodes, nothing lost", dec["text_bad_lines"] == 0 and lost == 0 and n == taken,
+            "%d samples decoded of %d taken, %d bad lines, lost %d" % (n, taken, dec["text_bad_lines"], lost))
+    c.check("stream: the application's functions within 3 sigma of the truth", ok,
+            "worst %.2f sigma (%s); the streaming code itself: %.2f %% sampled, %.2f %% true" % (
+                worst, wname, 100 * drain_prof, 100 * drain_truth))
+    size, bid = r.sym, j.get("stream", {}).get("build_id", "")
+    del size
+    elf_bid = scen.sh(["arm-none-eabi-readelf", "-n", r.elf])
+    c.check("stream: the announced build-id is the ELF's, no diagnostic", bid and bid in elf_bid and not j["diagnostics"],
+            "build-id %s; diagnostics %s" % (bid, j["diagnostics"] or "none"))
+    other = Result("stream").tool(elf=os.path.join(scen.BUILD, "sections", "fw.elf"))["diagnostics"]
+    c.check("stream with another build's ELF: build-id mismatch diagnosed", any("build-id" in d for d in other),
+            "; ".join(other) or "none")
+    s_ = Result("stream_slow")
+    js = s_.tool()
+    c.check("stream with a slow drain: the loss counter accounts for every sample",
+            js["lost"] == s_.kv["lost"] > 0 and js["total"] + js["lost"] == s_.kv["taken"],
+            "taken %d = decoded %d + lost %d (firmware says lost %d)" % (s_.kv["taken"], js["total"], js["lost"],
+                                                                       s_.kv["lost"]))
+    # a flipped bit drops its line, never invents a sample
+    text = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    lines = text.split(b"\n")
+    corrupt = bytearray()
+    flipped = 0
+    for k, ln in enumerate(lines):
+        if ln.startswith(b"$") and k % 10 == 3:
+            b = bytearray(ln)
+            b[len(b) // 2] ^= 0x04
+            ln = bytes(b)
+            flipped += 1
+        corrupt += ln + (b"\n" if k + 1 < len(lines) else b"")
+    path = os.path.join(scen.BUILD, "stream", "corrupt.txt")
+    open(path, "wb").write(corrupt)
+    out = subprocess.run([scen.TOOL, "--batch", "-o", "json", path, r.elf], capture_output=True, text=True)
+    jc = json.loads(out.stdout)
+    intact = sum(1 for ln in corrupt.split(b"\n") if ln.startswith(b"$"))
+    c.check("stream: %d lines with a flipped bit are dropped, the rest decode" % flipped,
+            jc["decoder"]["text_bad_checks"] == flipped and jc["total"] == n - 16 * flipped,
+            "bad checks %d, samples %d of %d (%d lines)" % (jc["decoder"]["text_bad_checks"], jc["total"], n, intact))
+    sample_bytes = sum(len(ln) + 1 for ln in lines if ln.startswith(b"$") and ln.count(b"~") == 1
+                       and len(ln) == 68)
+    full_lines = sum(1 for ln in lines if ln.startswith(b"$") and len(ln) == 68)
+    per = sample_bytes / (16.0 * full_lines)
+    c.check("stream: wire cost <= 5.7 bytes per sample (2000 samples/s at 115200 baud)", per <= 5.7,
+            "%.2f bytes per sample: %.0f samples/s at 115200 baud, %.0f at 921600" % (per, 11520 / per, 92160 / per))
+    c.out("## Live streaming (`stream`, `stream_slow`)", "",
+          "- %d samples streamed and decoded with no bad line; profile %s (truth %s), worst %.2f sigma." % (
+              n, "/".join(fmt(pr.get(f, 0) / n) for f in LOOP[:3]), "/".join(fmt(ts.get(f, 0)) for f in LOOP[:3]),
+              worst),
+          "- The drain is triggered by the samples it sends, so it runs at a fixed delay after a sample, where "
+          "the next sample is unlikely (uniform jitter is not memoryless): its code gets %.2f %% of the samples "
+          "for %.2f %% of the time. Drain from a timer or idle hook, with a jitter mask wider than the base "
+          "period, to keep this small." % (100 * drain_prof, 100 * drain_truth),
+          "- Wire cost: %.2f bytes per sample, so %.0f samples/s at 115200 baud and %.0f at 921600 (8N1)." % (
+              per, 11520 / per, 92160 / per),
+          "- Slow drain (every 128 loops, ring of 64): taken %d = decoded %d + lost %d." % (
+              s_.kv["taken"], js["total"], js["lost"]),
+          "- %d lines with one flipped bit: all %d dropped by their CRC-12, no sample invented." % (flipped, flipped),
+          "")
+
+
 def diagnostics(c):
     """The tool explains each trap, and stays quiet on the healthy runs."""
     def diags(name, **kw):
@@ -554,7 +635,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, sections,
-             diagnostics]
+             streaming, diagnostics]
     truth_loop = None
     for step in steps:
         try:

@@ -1,0 +1,62 @@
+/* Live streaming: the three loops, sampled with jitter, streamed as checked lines while they run.
+ *   DRAIN_EVERY=k   drain once every k loop iterations, one line at a time (k large: the ring
+ *                   overflows and the loss counter must say so) */
+#include "board.h"
+#include "cmprof.h"
+
+#ifndef PERIOD
+#define PERIOD 1691u
+#endif
+#ifndef SAMPLES
+#define SAMPLES 10000u
+#endif
+#ifndef DRAIN_EVERY
+#define DRAIN_EVERY 1u
+#endif
+
+extern const uint32_t __build_id[];
+
+__attribute__((noinline)) void hot_a(uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __asm volatile("nop");
+}
+
+__attribute__((noinline)) void hot_b(uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __asm volatile("nop");
+}
+
+__attribute__((noinline)) void hot_c(uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __asm volatile("nop");
+}
+
+int main(void)
+{
+    board_init();
+    board_puts("boot: stream scenario\n");
+    const struct cmprof_stream_info info = {168000000u, 168000000u, PERIOD, CMPROF_JITTER, 0x08000000u,
+                                            __build_id};
+    cmprof_stream_announce(board_putc, &info);
+    cmprof_start(PERIOD, SAMPLES);
+    truth_begin();
+    uint32_t k = 0;
+    while (cmprof_samples() < SAMPLES) {
+        hot_a(700);
+        hot_b(200);
+        hot_c(100);
+        if (++k % DRAIN_EVERY == 0u)
+            cmprof_stream_drain(board_putc, DRAIN_EVERY == 1u ? 8u : 1u);
+    }
+    truth_end();
+    cmprof_stream_flush(board_putc);
+    board_puts("taken=");
+    board_putdec(cmprof_samples());
+    board_puts(" lost=");
+    board_putdec(cmprof_stream_lost());
+    board_putc('\n');
+    board_exit(0);
+}
