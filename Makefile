@@ -14,17 +14,20 @@ all: tool unit
 
 # ---- the host tool --------------------------------------------------------------------------
 HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
-HOST_LIBS := -lelf -ldwarf -lm -pthread
-HOST_SRC := app/main.c app/batch.c app/resolve.c profile/profile.c profile/ingest.c symbols/symbols.c \
+NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
+NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
+HOST_LIBS := -lelf -ldwarf -lserialport $(NCURSES_LIBS) -lm -pthread
+HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c app/view.c tui/tui.c source/source.c \
+            profile/profile.c profile/ingest.c symbols/symbols.c \
             decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
-HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h)
+HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 
 tool: $(TOOL)
 
 $(TOOL): $(HOST_SRC) $(HOST_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
+	$(CC) $(HOST_CFLAGS) $(NCURSES_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
 
 deps:
 	@scripts/deps.sh

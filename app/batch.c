@@ -71,8 +71,8 @@ static void print_folded(void *ctx, const char *stack, double count)
     fprintf(f->out, "%s %s\n", stack, n);
 }
 
-static void report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
-                   FILE *out)
+void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                  FILE *out)
 {
     const struct prof_row *rows;
     size_t n = o->output == OUT_FOLDED ? 0 : prof_rows(p, o->by, o->inline_frames, &rows);
@@ -235,7 +235,7 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         fputs(")\n", err);
         status = 2;
     }
-    report(o, p, in, sym_warning(syms), out);
+    batch_report(o, p, in, sym_warning(syms), out);
     ingest_free(in);
     free(in);
     prof_free(p);

@@ -25,4 +25,9 @@ struct batch_options {
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);
 
+struct ingest;
+/* The report for a finished profile, in the chosen output format. */
+void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                  FILE *out);
+
 #endif

@@ -1,7 +1,10 @@
-/* cmprof-top: command line. Batch and resolve modes for now; the live view comes with tui/. */
+/* cmprof-top: command line. The live view by default; --batch for a report; --resolve. */
+#include "../source/source.h"
 #include "batch.h"
+#include "live.h"
 #include "resolve.h"
 
+#include <sys/stat.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +13,24 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cmprof-top --batch [options] SOURCE ELF\n"
+    fputs("usage: cmprof-top [options] SOURCE ELF          the live view\n"
+          "       cmprof-top --batch [options] SOURCE ELF  a report\n"
           "       cmprof-top --resolve ELF [ADDR...]\n"
+          "       cmprof-top --list-ports\n"
           "\n"
-          "SOURCE is a capture file (firmware text dump, raw ITM/SWO, or TPIU frames) or - for stdin.\n"
+          "SOURCE: a serial port (/dev/ttyUSB0), a pty, tcp:HOST:PORT (a probe's SWO server, QEMU -serial\n"
+          "tcp), a capture file, or - for stdin. Firmware text (dump or live stream), raw ITM/SWO, or TPIU.\n"
           "\n"
-          "  --batch            read SOURCE to the end, print the profile, exit\n"
+          "  --batch            read SOURCE to its end (or --duration/--samples), print the profile\n"
+          "  -b, --baud N       serial speed (default 115200, 8N1)\n"
+          "  --rate BYTES       replay a file at BYTES per second (default: as fast as possible)\n"
+          "  --duration S       stop after S seconds (batch)\n"
+          "  --source-dir DIR   where to look for sources whose DWARF paths do not exist here\n"
+          "  --cpu-hz HZ        clock of the section timers (default: what the stream announces)\n"
+          "  --budget NAME=US   a section's time budget: over it, the row turns red and counts\n"
+          "  --window S         the length of the 'last seconds' window (key w; default 5)\n"
+          "  --no-color         no colours (also when NO_COLOR is set)\n"
+          "  --list-ports       list serial ports with their USB IDs\n"
           "  -o, --output FMT   table (default), csv, json or folded\n"
           "  --by KEY           function (default), line, file or task\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
@@ -41,21 +56,77 @@ int main(int argc, char **argv)
 {
     static const char *const outputs[] = {"table", "csv", "json", "folded"};
     static const char *const groups[] = {"function", "line", "file", "task"};
-    struct batch_options o = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION, .inline_frames = true};
+    struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
+                                        .inline_frames = true},
+                              .color = getenv("NO_COLOR") == NULL};
+    struct batch_options o = lo.batch;
     bool batch = false, resolve = false;
-    enum { OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES };
+    enum {
+        OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
+        OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS
+    };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
         {"by", required_argument, NULL, OPT_BY},       {"no-inline", no_argument, NULL, OPT_NO_INLINE},
         {"format", required_argument, NULL, 'f'},      {"tpiu-id", required_argument, NULL, OPT_TPIU_ID},
         {"resolve", no_argument, NULL, OPT_RESOLVE},   {"wait-sync", no_argument, NULL, OPT_WAIT_SYNC},
         {"samples", required_argument, NULL, OPT_SAMPLES}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},           {NULL, 0, NULL, 0}};
+        {"version", no_argument, NULL, 'V'},           {"baud", required_argument, NULL, 'b'},
+        {"rate", required_argument, NULL, OPT_RATE},   {"duration", required_argument, NULL, OPT_DURATION},
+        {"source-dir", required_argument, NULL, OPT_SOURCE_DIR}, {"cpu-hz", required_argument, NULL, OPT_CPU_HZ},
+        {"budget", required_argument, NULL, OPT_BUDGET}, {"window", required_argument, NULL, OPT_WINDOW},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR}, {"list-ports", no_argument, NULL, OPT_LIST_PORTS},
+        {NULL, 0, NULL, 0}};
     int c, k;
     char *end;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:f:hV", longopts, NULL)) != -1) {
+    double num;
+    while ((c = getopt_long(argc, argv, "o:f:hVb:", longopts, NULL)) != -1) {
         switch (c) {
+        case 'b':
+            lo.baud = (int)strtol(optarg, &end, 10);
+            if (*end || lo.baud <= 0) {
+                fprintf(stderr, "cmprof-top: --baud takes a positive number, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_RATE:
+        case OPT_DURATION:
+        case OPT_CPU_HZ:
+        case OPT_WINDOW:
+            num = strtod(optarg, &end);
+            if (*end || num <= 0) {
+                fprintf(stderr, "cmprof-top: %s takes a positive number, not '%s'\n", argv[optind - 1], optarg);
+                return 2;
+            }
+            if (c == OPT_RATE)
+                lo.rate = num;
+            else if (c == OPT_DURATION)
+                lo.duration = num;
+            else if (c == OPT_CPU_HZ)
+                lo.cpu_hz = num;
+            else
+                lo.window_seconds = num;
+            break;
+        case OPT_SOURCE_DIR:
+            lo.source_dir = optarg;
+            break;
+        case OPT_BUDGET:
+            if (lo.n_budgets == 16) {
+                fprintf(stderr, "cmprof-top: at most 16 budgets\n");
+                return 2;
+            }
+            lo.budgets[lo.n_budgets++] = optarg;
+            break;
+        case OPT_NO_COLOR:
+            lo.color = false;
+            break;
+        case OPT_LIST_PORTS: {
+            int n = src_list_ports(stdout);
+            if (!n)
+                printf("no serial ports found\n");
+            return 0;
+        }
         case OPT_BATCH:
             batch = true;
             break;
@@ -123,15 +194,20 @@ int main(int argc, char **argv)
         }
         return resolve_main(argv[optind], argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
     }
-    if (!batch) {
-        fprintf(stderr, "cmprof-top: the live view is not built yet; use --batch SOURCE ELF (see --help)\n");
-        return 2;
-    }
     if (argc - optind != 2) {
-        fprintf(stderr, "cmprof-top: --batch needs SOURCE and ELF\n");
+        fprintf(stderr, "cmprof-top: needs SOURCE and ELF (see --help)\n");
         return 2;
     }
     o.source = argv[optind];
     o.elf = argv[optind + 1];
-    return batch_main(&o, stdout, stderr);
+    lo.batch = o;
+    if (!batch)
+        return live_main(&lo);
+    /* a file or stdin reads to its end; a live source needs the poll loop */
+    struct stat st;
+    bool plain = strcmp(o.source, "-") == 0 || (stat(o.source, &st) == 0 && S_ISREG(st.st_mode));
+    if (plain && lo.duration == 0 && lo.rate == 0)
+        return batch_main(&o, stdout, stderr);
+    lo.headless = true;
+    return live_main(&lo);
 }

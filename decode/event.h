@@ -24,7 +24,8 @@ enum ev_type {
     EV_EVENT_COUNTER,/* DWT event counter wrap bits: value */
     EV_DATA_TRACE,   /* DWT data trace: index = comparator, kind 0 PC / 1 address / 2 read / 3 write, value, size */
     EV_STREAM_INFO,  /* the firmware announces itself: value = core clock, min = timer clock, count = period,
-                        size = jitter mask, addr = code base, text = build-id in hex (may be empty) */
+                        size = jitter mask, addr = code base, max = section timer clock (0: unknown),
+                        text = build-id in hex (may be empty) */
     EV_LOST,         /* count = samples the firmware dropped so far (cumulative) */
     EV_SECTION_NAME  /* index, text = name */
 };

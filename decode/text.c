@@ -305,7 +305,7 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
     uint64_t v, w;
     const char *p;
     if (starts(s, len, "@cmprof ")) {
-        uint64_t ver = 0, clk = 0, tclk = 0, period = 0, jitter = 0, base = 0;
+        uint64_t ver = 0, clk = 0, tclk = 0, sclk = 0, period = 0, jitter = 0, base = 0;
         if (!field_u64(s, end, "v=", &ver, 10) || ver != 1 || !field_u64(s, end, "base=", &base, 16) ||
             base > UINT32_MAX) {
             bad(d);
@@ -313,6 +313,7 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         }
         field_u64(s, end, "clk=", &clk, 10);
         field_u64(s, end, "tclk=", &tclk, 10);
+        field_u64(s, end, "sclk=", &sclk, 10);
         field_u64(s, end, "period=", &period, 10);
         field_u64(s, end, "jitter=", &jitter, 10);
         const char *bid = NULL;
@@ -330,7 +331,7 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         d->have_base = true;
         d->code_base = (uint32_t)base;
         struct ev e = {.type = EV_STREAM_INFO, .value = clk, .min = tclk, .count = period, .size = (uint32_t)jitter,
-                       .addr = (uint32_t)base, .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
+                       .addr = (uint32_t)base, .max = sclk, .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
         ev_emit(sink, &e);
     } else if (starts(s, len, "@task ") && len > 17 && s[7] == ' ' && s[16] == ' ' && b64val(s[6]) >= 0) {
         p = s + 8;

@@ -83,6 +83,7 @@ struct cmprof_stream_info {
     uint32_t period;           /* sampling period in timer ticks, as given to cmprof_start() */
     uint32_t jitter;           /* the CMPROF_JITTER mask */
     uint32_t code_base;        /* PCs go out as 24-bit halfword offsets from here (32 MB reach) */
+    uint32_t section_hz;       /* clock of the section timers (0: the core clock, as DWT_CYCCNT) */
     const void *build_id_note; /* the linker's .note.gnu.build-id (ld --build-id), or NULL */
 };
 

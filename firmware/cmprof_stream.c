@@ -90,6 +90,8 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     n = put_field(line, n, "tclk=", info->timer_hz);
     n = put_field(line, n, "period=", info->period);
     n = put_field(line, n, "jitter=", info->jitter);
+    if (info->section_hz)
+        n = put_field(line, n, "sclk=", info->section_hz);
     n = put_text(line, n, " base=");
     n = put_hex(line, n, stream.code_base, 8);
     if (info->build_id_note) {

@@ -10,13 +10,19 @@ static void on_event(void *ctx, const struct ev *e)
     switch (e->type) {
     case EV_PC:
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
+        if (in->window)
+            prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
         in->pc_samples++;
         break;
     case EV_SLEEP:
         prof_add_sleep(in->prof);
+        if (in->window)
+            prof_add_sleep(in->window);
         break;
     case EV_BUCKET:
         prof_add_bucket(in->prof, e->addr, e->size, e->count);
+        if (in->window)
+            prof_add_bucket(in->window, e->addr, e->size, e->count);
         in->buckets++;
         break;
     case EV_TASK_NAME:
@@ -52,6 +58,7 @@ static void on_event(void *ctx, const struct ev *e)
         i->present = true;
         i->clock_hz = e->value;
         i->timer_hz = e->min;
+        i->section_hz = e->max;
         i->period = e->count;
         i->jitter = e->size;
         i->code_base = e->addr;

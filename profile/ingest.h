@@ -19,13 +19,14 @@ struct ingest_section {
 
 struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) */
     bool present;
-    uint64_t clock_hz, timer_hz, period, jitter;
+    uint64_t clock_hz, timer_hz, section_hz, period, jitter;
     uint32_t code_base;
     char build_id[41];          /* hex, "" when not announced */
 };
 
 struct ingest {
     struct prof *prof;
+    struct prof *window;        /* optional: a second profile that also gets every sample */
     enum detect_format format; /* DETECT_UNKNOWN until decided */
     uint8_t pending[DETECT_WINDOW];
     size_t n_pending;

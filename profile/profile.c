@@ -311,6 +311,12 @@ static int cmp_rows(const void *a, const void *b)
 
 size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows)
 {
+    return prof_rows_of(p, by, inline_frames, NULL, rows);
+}
+
+size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
+                    const struct prof_row **rows)
+{
     p->n_groups = 0;
     p->names_len = 0;
     if (p->gindex)
@@ -325,6 +331,8 @@ size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const s
         const struct sym_frame *fr = NULL;
         if (loc && loc->known)
             fr = inline_frames ? &loc->frames[0] : &loc->frames[loc->n_frames - 1];
+        if (function && (!fr || strcmp(fr->function, function) != 0))
+            continue;
         struct group *g = NULL;
         const char *name = NULL, *file = NULL;
         uint32_t line = 0;
@@ -366,6 +374,15 @@ size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const s
             } else {
                 g = group_for(p, NULL, 0);
                 name = "(unknown file)";
+            }
+            break;
+        case PROF_BY_ADDRESS:
+            g = group_for(p, NULL, e->pc);
+            snprintf(buf, sizeof buf, "0x%08x", e->pc);
+            name = buf;
+            if (fr) {
+                file = fr->file;
+                line = fr->line;
             }
             break;
         case PROF_BY_TASK: {
@@ -412,6 +429,26 @@ size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const s
     qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
     *rows = p->rows;
     return p->n_groups;
+}
+
+uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line)
+{
+    uint32_t best = 0;
+    double best_count = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count <= best_count || !p->syms)
+            continue;
+        const struct sym_location *loc = sym_lookup(p->syms, e->pc);
+        if (!loc || !loc->known)
+            continue;
+        const struct sym_frame *fr = inline_frames ? &loc->frames[0] : &loc->frames[loc->n_frames - 1];
+        if (strcmp(fr->function, function) == 0 && fr->line == line) {
+            best = e->pc;
+            best_count = e->count;
+        }
+    }
+    return best;
 }
 
 /* ---- folded stacks ----------------------------------------------------------------------- */

@@ -12,7 +12,7 @@
 
 struct prof;
 
-enum prof_group { PROF_BY_FUNCTION, PROF_BY_LINE, PROF_BY_FILE, PROF_BY_TASK };
+enum prof_group { PROF_BY_FUNCTION, PROF_BY_LINE, PROF_BY_FILE, PROF_BY_TASK, PROF_BY_ADDRESS };
 
 struct prof_row {
     const char *name;   /* function, "file:line", file, or task */
@@ -51,6 +51,14 @@ uint64_t prof_sleep(const struct prof *p);
  * the innermost inlined function (true) or to the function that contains the code (false).
  * The array is owned by p and valid until the next call that changes p. */
 size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows);
+
+/* The same, for the samples of one function only (as the grouping names it): a drill-down.
+ * Shares stay relative to all samples. */
+size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
+                    const struct prof_row **rows);
+
+/* One PC of a row's samples (the most sampled one), to show its inline chain; 0 when none. */
+uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line);
 
 /* One line per distinct inline chain, "outer;...;inner count", for flame graphs. Calls emit
  * for each; the strings are valid during the call only. */

@@ -38,8 +38,9 @@ int main(void)
 {
     board_init();
     board_puts("boot: stream scenario\n");
-    const struct cmprof_stream_info info = {168000000u, 168000000u, PERIOD, CMPROF_JITTER, 0x08000000u,
-                                            __build_id};
+    const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
+                                            .jitter = CMPROF_JITTER, .code_base = 0x08000000u,
+                                            .build_id_note = __build_id};
     cmprof_stream_announce(board_putc, &info);
     cmprof_start(PERIOD, SAMPLES);
     truth_begin();

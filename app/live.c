@@ -1,0 +1,225 @@
+/* The live loop. Input never blocks the UI: reads are non-blocking and bounded per turn, and
+ * the keyboard is polled with the source. The screen is redrawn at most 10 times a second. */
+#include "live.h"
+
+#include "../profile/ingest.h"
+#include "../source/source.h"
+#include "../symbols/symbols.h"
+#include "../tui/tui.h"
+#include "view.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REDRAW_EVERY 0.1     /* seconds */
+#define READ_BUDGET 0.02     /* seconds of ingest per turn before the keyboard gets a look */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void log_line(void *ctx, const char *text, size_t len)
+{
+    view_log(ctx, text, len);
+}
+
+static const char *state_text(const struct source *src, char *buf, size_t n)
+{
+    switch (src_state(src)) {
+    case SRC_CONNECTED:
+        snprintf(buf, n, "connected");
+        break;
+    case SRC_RECONNECTING:
+        snprintf(buf, n, "reconnecting: %s", src_message(src));
+        break;
+    default:
+        snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");
+        break;
+    }
+    return buf;
+}
+
+int live_main(const struct live_options *o)
+{
+    char err[600];
+    struct sym_table *syms = sym_open(o->batch.elf, err, sizeof err);
+    if (!syms) {
+        fprintf(stderr, "cmprof-top: %s\n", err);
+        return 1;
+    }
+    if (*sym_warning(syms) && o->headless)
+        fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(syms));
+    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err);
+    if (!src) {
+        fprintf(stderr, "cmprof-top: %s\n", err);
+        sym_close(syms);
+        return 1;
+    }
+    struct prof *prof = prof_new(syms), *window = prof_new(syms), *shown = prof_new(syms);
+    struct ingest *in = calloc(1, sizeof *in);
+    struct view *v = calloc(1, sizeof *v);
+    struct vbuf buf = {0};
+    if (!prof || !window || !shown || !in || !v) {
+        fprintf(stderr, "cmprof-top: out of memory\n");
+        return 1;
+    }
+    ingest_init(in, prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
+    in->window = window;
+    view_init(v, prof, shown, in, syms);
+    in->on_log = log_line;
+    in->log_ctx = v;
+    v->group = o->batch.by;
+    v->inline_frames = o->batch.inline_frames;
+    v->source_dir = o->source_dir;
+    v->cpu_hz = o->cpu_hz;
+    v->window_seconds = o->window_seconds > 0 ? o->window_seconds : 5;
+    for (int i = 0; i < o->n_budgets; i++)
+        if (view_add_budget(v, o->budgets[i]) != 0) {
+            fprintf(stderr, "cmprof-top: --budget takes NAME=MICROSECONDS, not '%s'\n", o->budgets[i]);
+            return 2;
+        }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (!o->headless) {
+        if (tui_open(o->color, &v->unicode, err, sizeof err) != 0) {
+            fprintf(stderr, "cmprof-top: %s\n", err);
+            return 1;
+        }
+        atexit(tui_close);
+        v->color = o->color;
+    }
+    static uint8_t data[1 << 16];
+    double start = now_s(), last_draw = 0, window_start = start, rate_t = start, rate = 0;
+    double rate_total = 0;
+    bool dirty = true, quit = false;
+    char state[700];
+    while (!quit && !stop_signal) {
+        double t = now_s();
+        struct pollfd pfd[2];
+        int n = 0, src_i = -1, key_i = -1;
+        if (!o->headless) {
+            pfd[n] = (struct pollfd){tui_fd(), POLLIN, 0};
+            key_i = n++;
+        }
+        int fd = src_fd(src);
+        if (fd >= 0) {
+            pfd[n] = (struct pollfd){fd, POLLIN, 0};
+            src_i = n++;
+        }
+        int timeout = 100;
+        int wait = src_wait_ms(src, t);
+        if (wait >= 0 && wait < timeout)
+            timeout = wait;
+        if (dirty && !o->headless) {
+            int until = (int)((last_draw + REDRAW_EVERY - t) * 1000);
+            if (until < timeout)
+                timeout = until < 0 ? 0 : until;
+        }
+        if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
+            break;
+        t = now_s();
+        /* the source: as much as arrives, but give the keyboard a turn every READ_BUDGET */
+        if ((src_i >= 0 && (pfd[src_i].revents & (POLLIN | POLLHUP | POLLERR))) || fd < 0) {
+            double t0 = t;
+            ssize_t got;
+            while ((got = src_read(src, data, sizeof data, now_s())) > 0) {
+                ingest_feed(in, data, (size_t)got);
+                dirty = true;
+                if (now_s() - t0 > READ_BUDGET)
+                    break;
+                if (o->batch.max_samples && prof_total(prof) >= (double)o->batch.max_samples)
+                    break;
+            }
+        }
+        src_tick(src, t);
+        if (src_state(src) == SRC_END && o->headless)
+            break;
+        if (o->duration > 0 && t - start >= o->duration)
+            break;
+        if (o->batch.max_samples && prof_total(prof) >= (double)o->batch.max_samples)
+            break;
+        if (key_i >= 0 && (pfd[key_i].revents & POLLIN)) {
+            int k;
+            while ((k = tui_key()) >= 0) {
+                int r = view_key(v, k);
+                quit |= (r & VIEW_QUIT) != 0;
+                dirty |= (r & VIEW_REDRAW) != 0;
+            }
+        }
+        if (t - window_start >= v->window_seconds) { /* a tumbling window: show the last full one */
+            struct prof *tmp = shown;
+            shown = window;
+            window = tmp;
+            prof_reset(window);
+            in->window = window;
+            v->window = shown;
+            window_start = t;
+            dirty = true;
+        }
+        if (t - rate_t >= 1.0) {
+            rate = (prof_total(prof) - rate_total) / (t - rate_t);
+            if (rate < 0)
+                rate = 0;
+            rate_total = prof_total(prof);
+            rate_t = t;
+            dirty = true;
+        }
+        if (!o->headless && (dirty || src_state(src) == SRC_RECONNECTING) && t - last_draw >= REDRAW_EVERY) {
+            int w, h;
+            tui_size(&w, &h);
+            if (w != buf.w || h != buf.h)
+                vbuf_resize(&buf, w, h);
+            view_check_budgets(v);
+            v->st = (struct view_status){src_name(src), state_text(src, state, sizeof state), o->batch.elf,
+                                         sym_warning(syms), t - start, rate};
+            view_render(v, &buf);
+            tui_draw(&buf);
+            last_draw = t;
+            dirty = false;
+        }
+    }
+    if (!o->headless)
+        tui_close();
+    ingest_finish(in);
+    int status = 0;
+    if (o->headless) {
+        if (prof_total(prof) == 0) {
+            fprintf(stderr, "cmprof-top: no samples from '%s' (%s)\n", o->batch.source,
+                    state_text(src, state, sizeof state));
+            status = 2;
+        }
+        batch_report(&o->batch, prof, in, sym_warning(syms), stdout);
+    } else if (stop_signal && stop_signal != SIGINT) {
+        status = 128 + stop_signal;
+    }
+    ingest_free(in);
+    free(in);
+    view_free(v);
+    free(v);
+    vbuf_free(&buf);
+    prof_free(prof);
+    prof_free(window);
+    prof_free(shown);
+    src_close(src);
+    sym_close(syms);
+    return status;
+}

@@ -1,0 +1,24 @@
+/* The live loop: one thread, poll() over the source, the keyboard and a redraw timer. Also runs
+ * batch mode on live sources (serial, pty, TCP), without a terminal. */
+#ifndef CMPROF_APP_LIVE_H
+#define CMPROF_APP_LIVE_H
+
+#include "batch.h"
+
+struct live_options {
+    struct batch_options batch;  /* source, ELF, format, grouping, output (for batch) */
+    bool headless;               /* batch mode: no terminal, report at the end */
+    int baud;
+    double rate;                 /* replay pacing, bytes/s */
+    double duration;             /* stop after this many seconds (0: no limit) */
+    const char *source_dir;
+    double cpu_hz;
+    const char *budgets[16];
+    int n_budgets;
+    double window_seconds;
+    bool color;
+};
+
+int live_main(const struct live_options *o);
+
+#endif

@@ -1,0 +1,934 @@
+/* The live view: key handling and rendering into a cell buffer. */
+#include "view.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- the cell buffer --------------------------------------------------------------------- */
+
+int vbuf_resize(struct vbuf *b, int w, int h)
+{
+    if (w < 1 || h < 1)
+        return -1;
+    struct vcell *c = realloc(b->cells, (size_t)w * (size_t)h * sizeof *c);
+    if (!c)
+        return -1;
+    b->cells = c;
+    b->w = w;
+    b->h = h;
+    return 0;
+}
+
+void vbuf_free(struct vbuf *b)
+{
+    free(b->cells);
+    b->cells = NULL;
+    b->w = b->h = 0;
+}
+
+static size_t utf8_put(char *out, uint32_t c)
+{
+    if (c < 0x80) {
+        out[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        out[0] = (char)(0xC0 | c >> 6);
+        out[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    out[0] = (char)(0xE0 | c >> 12);
+    out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+}
+
+size_t vbuf_text(const struct vbuf *b, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (int y = 0; y < b->h; y++) {
+        int last = b->w - 1;
+        while (last >= 0 && b->cells[y * b->w + last].ch == ' ')
+            last--;
+        for (int x = 0; x <= last && n + 4 < cap; x++)
+            n += utf8_put(out + n, b->cells[y * b->w + x].ch);
+        if (n + 1 < cap)
+            out[n++] = '\n';
+    }
+    if (cap)
+        out[n < cap ? n : cap - 1] = '\0';
+    return n;
+}
+
+static void clear(struct vbuf *b)
+{
+    for (int i = 0; i < b->w * b->h; i++)
+        b->cells[i] = (struct vcell){' ', VA_NORMAL};
+}
+
+static void fill_attr(struct vbuf *b, int y, uint8_t attr)
+{
+    if (y < 0 || y >= b->h)
+        return;
+    for (int x = 0; x < b->w; x++)
+        b->cells[y * b->w + x].attr = attr;
+}
+
+/* Put UTF-8 text at (x, y); returns the column after it. Control characters become '?'. */
+static int put(struct vbuf *b, int x, int y, uint8_t attr, const char *s)
+{
+    if (y < 0 || y >= b->h)
+        return x;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && x < b->w) {
+        uint32_t c = *p++;
+        if (c >= 0xC0 && (*p & 0xC0) == 0x80) { /* decode 2- and 3-byte sequences */
+            if (c < 0xE0) {
+                c = (c & 0x1F) << 6 | (*p++ & 0x3F);
+            } else if ((p[1] & 0xC0) == 0x80) {
+                c = (c & 0x0F) << 12 | (uint32_t)(p[0] & 0x3F) << 6 | (p[1] & 0x3F);
+                p += 2;
+            }
+        } else if (c < 0x20 || c == 0x7F || c >= 0x80) {
+            c = '?';
+        }
+        if (x >= 0)
+            b->cells[y * b->w + x] = (struct vcell){c, attr};
+        x++;
+    }
+    return x;
+}
+
+static int putf(struct vbuf *b, int x, int y, uint8_t attr, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return put(b, x, y, attr, buf);
+}
+
+static void putc_at(struct vbuf *b, int x, int y, uint32_t ch, uint8_t attr)
+{
+    if (x >= 0 && x < b->w && y >= 0 && y < b->h)
+        b->cells[y * b->w + x] = (struct vcell){ch, attr};
+}
+
+/* A share bar of `width` cells with the 95 % interval marked: eighth blocks for the share, the
+ * interval's cells in VA_CI ('░' where empty). ASCII: '#', and '-' for the interval. */
+static void bar(struct vbuf *b, int x, int y, int width, double share, double ci, bool unicode)
+{
+    static const uint32_t eighths[] = {' ', 0x258F, 0x258E, 0x258D, 0x258C, 0x258B, 0x258A, 0x2589, 0x2588};
+    double lo = share - ci, hi = share + ci;
+    for (int i = 0; i < width; i++) {
+        double c0 = (double)i / width, c1 = (double)(i + 1) / width;
+        double fill = (share - c0) / (c1 - c0);
+        uint32_t ch = ' ';
+        if (fill >= 1)
+            ch = unicode ? 0x2588 : '#';
+        else if (fill > 0)
+            ch = unicode ? eighths[(int)(fill * 8)] : (fill >= 0.5 ? '#' : ' ');
+        bool in_ci = hi > c0 && lo < c1;
+        uint8_t attr = in_ci ? VA_CI : VA_BAR;
+        if (ch == ' ' && in_ci)
+            ch = unicode ? 0x2591 : '-';
+        putc_at(b, x + i, y, ch, attr);
+    }
+}
+
+/* ---- state ------------------------------------------------------------------------------- */
+
+void view_init(struct view *v, struct prof *prof, struct prof *window, struct ingest *in, struct sym_table *syms)
+{
+    memset(v, 0, sizeof *v);
+    v->prof = prof;
+    v->window = window;
+    v->in = in;
+    v->syms = syms;
+    v->group = PROF_BY_FUNCTION;
+    v->inline_frames = true;
+    v->window_seconds = 5;
+    v->color = true;
+    v->unicode = true;
+}
+
+static void free_source(struct view *v)
+{
+    for (int i = 0; i < v->n_src_lines; i++)
+        free(v->src_lines[i]);
+    free(v->src_lines);
+    v->src_lines = NULL;
+    v->n_src_lines = 0;
+}
+
+void view_free(struct view *v)
+{
+    free_source(v);
+    for (int i = 0; i < VIEW_LOG_LINES; i++)
+        free(v->log[i]);
+    free(v->snap);
+    free(v->snap_names);
+}
+
+void view_log(struct view *v, const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    int slot = (v->log_head + v->log_n) % VIEW_LOG_LINES;
+    if (v->log_n == VIEW_LOG_LINES) {
+        free(v->log[v->log_head]);
+        v->log_head = (v->log_head + 1) % VIEW_LOG_LINES;
+        slot = (v->log_head + v->log_n - 1) % VIEW_LOG_LINES;
+    } else {
+        v->log_n++;
+    }
+    v->log[slot] = copy;
+}
+
+int view_add_budget(struct view *v, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    char *end;
+    if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof v->budgets[0].name || v->n_budgets == VIEW_BUDGETS)
+        return -1;
+    double us = strtod(eq + 1, &end);
+    if (*end || us <= 0)
+        return -1;
+    struct view_budget *bu = &v->budgets[v->n_budgets++];
+    memcpy(bu->name, spec, (size_t)(eq - spec));
+    bu->name[eq - spec] = '\0';
+    bu->us = us;
+    return 0;
+}
+
+static double section_hz(const struct view *v)
+{
+    if (v->cpu_hz > 0)
+        return v->cpu_hz;
+    if (v->in->info.present && v->in->info.section_hz)
+        return (double)v->in->info.section_hz;
+    if (v->in->info.present && v->in->info.clock_hz)
+        return (double)v->in->info.clock_hz;
+    return 0;
+}
+
+static const struct view_budget *budget_for(const struct view *v, int index, const char *name)
+{
+    char idx[16];
+    snprintf(idx, sizeof idx, "%d", index);
+    for (int i = 0; i < v->n_budgets; i++)
+        if ((name[0] && strcmp(v->budgets[i].name, name) == 0) || strcmp(v->budgets[i].name, idx) == 0)
+            return &v->budgets[i];
+    return NULL;
+}
+
+void view_check_budgets(struct view *v)
+{
+    double hz = section_hz(v);
+    for (int i = 0; i < INGEST_SECTIONS && i < 32; i++) {
+        const struct ingest_section *s = &v->in->section[i];
+        const struct view_budget *bu = s->seen ? budget_for(v, i, s->name) : NULL;
+        if (!bu || hz <= 0 || s->count == v->seen_count[i])
+            continue;
+        /* a new report: the latest run over budget counts once */
+        if ((double)s->current / hz * 1e6 > bu->us)
+            v->budget_violations[i]++;
+        v->seen_count[i] = s->count;
+    }
+}
+
+/* ---- rows -------------------------------------------------------------------------------- */
+
+static bool matches(const struct view *v, const char *name)
+{
+    if (!v->filter[0])
+        return true;
+    size_t n = strlen(v->filter);
+    for (const char *p = name; *p; p++)
+        if (strncasecmp(p, v->filter, n) == 0)
+            return true;
+    return false;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const struct prof_row *)a)->name, ((const struct prof_row *)b)->name);
+}
+
+static struct prof *current_prof(struct view *v)
+{
+    return v->window_mode && v->window ? v->window : v->prof;
+}
+
+/* The rows of the top list, after freeze, filter and sort. Owned by the view or the profile. */
+static size_t top_rows(struct view *v, const struct prof_row **out)
+{
+    const struct prof_row *rows;
+    size_t n;
+    if (v->frozen && v->snap) {
+        rows = v->snap;
+        n = v->n_snap;
+    } else {
+        n = prof_rows(current_prof(v), v->group, v->inline_frames, &rows);
+    }
+    static struct prof_row *filtered; /* one view per process */
+    static size_t cap;
+    if (n > cap) {
+        struct prof_row *f = realloc(filtered, n * sizeof *f);
+        if (!f)
+            return 0;
+        filtered = f;
+        cap = n;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (matches(v, rows[i].name))
+            filtered[k++] = rows[i];
+    if (v->sort_by_name)
+        qsort(filtered, k, sizeof *filtered, cmp_name);
+    *out = filtered;
+    return k;
+}
+
+static void freeze(struct view *v)
+{
+    free(v->snap);
+    free(v->snap_names);
+    v->snap = NULL;
+    v->snap_names = NULL;
+    const struct prof_row *rows;
+    size_t n = prof_rows(current_prof(v), v->group, v->inline_frames, &rows), bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(rows[i].name) + 1;
+    v->snap = malloc((n + 1) * sizeof *v->snap);
+    v->snap_names = malloc(bytes + 1);
+    if (!v->snap || !v->snap_names)
+        return;
+    char *p = v->snap_names;
+    for (size_t i = 0; i < n; i++) {
+        v->snap[i] = rows[i];
+        size_t len = strlen(rows[i].name) + 1;
+        memcpy(p, rows[i].name, len);
+        v->snap[i].name = p;
+        p += len;
+    }
+    v->n_snap = n;
+}
+
+/* ---- drill-down -------------------------------------------------------------------------- */
+
+static void load_source(struct view *v, const char *path)
+{
+    free_source(v);
+    v->src_missing[0] = '\0';
+    char tried[512];
+    snprintf(tried, sizeof tried, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f && v->source_dir) { /* remap: SOURCE_DIR + the path's last components */
+        const char *tail = path;
+        for (const char *p = path; *p && !f; p++) {
+            if (*p != '/')
+                continue;
+            tail = p + 1;
+            snprintf(tried, sizeof tried, "%s/%s", v->source_dir, tail);
+            f = fopen(tried, "r");
+        }
+    }
+    if (!f) {
+        snprintf(v->src_missing, sizeof v->src_missing, "source not found: %s%s", path,
+                 v->source_dir ? " (nor under --source-dir)" : " (try --source-dir)");
+        return;
+    }
+    snprintf(v->src_path, sizeof v->src_path, "%s", tried);
+    char line[1024];
+    int cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        for (char *p = line; *p; p++)
+            if (*p == '\t')
+                *p = ' ';
+        if (v->n_src_lines == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **l = realloc(v->src_lines, (size_t)cap * sizeof *l);
+            if (!l)
+                break;
+            v->src_lines = l;
+        }
+        v->src_lines[v->n_src_lines++] = strdup(line);
+    }
+    fclose(f);
+}
+
+static void enter_function(struct view *v, const char *name)
+{
+    if (v->mode == VM_SOURCE && v->depth < 8)
+        snprintf(v->stack[v->depth++], sizeof v->stack[0], "%s", v->func);
+    else if (v->mode != VM_SOURCE)
+        v->depth = 0;
+    snprintf(v->func, sizeof v->func, "%s", name);
+    v->mode = VM_SOURCE;
+    const struct prof_row *rows;
+    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    const char *file = NULL;
+    uint32_t hottest = 0;
+    double best = -1;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && rows[i].samples > best) {
+            best = rows[i].samples;
+            file = rows[i].file;
+            hottest = rows[i].line;
+        }
+    free_source(v);
+    if (file) {
+        load_source(v, file);
+    } else {
+        snprintf(v->src_missing, sizeof v->src_missing, "no line information for %s", name);
+    }
+    v->sel = hottest ? (int)hottest - 1 : 0;
+    v->top = v->sel > 5 ? v->sel - 5 : 0;
+}
+
+/* Enter on a source line: step into the function inlined at that line, if any. */
+static void step_into(struct view *v)
+{
+    uint32_t line = (uint32_t)v->sel + 1;
+    uint32_t pc = prof_top_pc(v->prof, false, v->func, line); /* outermost frame at this line */
+    const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
+    if (!loc || loc->n_frames < 2)
+        return;
+    /* frames: innermost first; the frame after ours (toward the inside) is the callee */
+    for (uint32_t k = loc->n_frames - 1; k > 0; k--)
+        if (strcmp(loc->frames[k].function, v->func) == 0) {
+            enter_function(v, loc->frames[k - 1].function);
+            return;
+        }
+}
+
+/* ---- keys -------------------------------------------------------------------------------- */
+
+static int list_length(struct view *v)
+{
+    const struct prof_row *rows;
+    switch (v->mode) {
+    case VM_TOP:
+        return (int)top_rows(v, &rows);
+    case VM_SOURCE:
+        return v->n_src_lines ? v->n_src_lines
+                              : (int)prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
+    case VM_SECTIONS:
+        return INGEST_SECTIONS;
+    case VM_LOG:
+        return v->log_n;
+    default:
+        return 0;
+    }
+}
+
+static void move(struct view *v, int delta, int page)
+{
+    int n = list_length(v);
+    v->sel += delta * (page ? 10 : 1);
+    if (v->sel >= n)
+        v->sel = n - 1;
+    if (v->sel < 0)
+        v->sel = 0;
+}
+
+int view_key(struct view *v, int key)
+{
+    if (v->filtering) {
+        size_t n = strlen(v->filter);
+        if (key == VK_ENTER || key == VK_ESC) {
+            v->filtering = false;
+            if (key == VK_ESC)
+                v->filter[0] = '\0';
+        } else if (key == VK_BACKSPACE) {
+            if (n)
+                v->filter[n - 1] = '\0';
+        } else if (key >= 0x20 && key < 0x7F && n + 1 < sizeof v->filter) {
+            v->filter[n] = (char)key;
+            v->filter[n + 1] = '\0';
+            v->sel = 0;
+        }
+        return VIEW_REDRAW;
+    }
+    switch (key) {
+    case 'q':
+    case 'Q':
+        return VIEW_QUIT;
+    case '?':
+    case 'h':
+    case VK_F1:
+        if (v->mode == VM_HELP) {
+            v->mode = v->back;
+        } else {
+            v->back = v->mode;
+            v->mode = VM_HELP;
+        }
+        return VIEW_REDRAW;
+    case VK_ESC:
+        if (v->mode == VM_SOURCE && v->depth > 0) {
+            char prev[128];
+            snprintf(prev, sizeof prev, "%s", v->stack[--v->depth]);
+            int keep = v->depth;
+            enter_function(v, prev);
+            v->depth = keep;
+        } else if (v->mode == VM_HELP || v->mode == VM_DIAG || v->mode == VM_LOG) {
+            v->mode = v->back == VM_HELP ? VM_TOP : v->back;
+        } else {
+            v->mode = VM_TOP;
+            v->sel = v->top = 0;
+        }
+        return VIEW_REDRAW;
+    case VK_UP:
+    case VK_WHEEL_UP:
+    case 'k':
+        move(v, -1, 0);
+        return VIEW_REDRAW;
+    case VK_DOWN:
+    case VK_WHEEL_DOWN:
+    case 'j':
+        move(v, 1, 0);
+        return VIEW_REDRAW;
+    case VK_PGUP:
+        move(v, -1, 1);
+        return VIEW_REDRAW;
+    case VK_PGDN:
+        move(v, 1, 1);
+        return VIEW_REDRAW;
+    case VK_HOME:
+        v->sel = 0;
+        return VIEW_REDRAW;
+    case VK_END:
+        v->sel = list_length(v) - 1;
+        if (v->sel < 0)
+            v->sel = 0;
+        return VIEW_REDRAW;
+    case VK_RESIZE:
+        return VIEW_REDRAW;
+    default:
+        break;
+    }
+    if (v->mode == VM_HELP || v->mode == VM_DIAG) {
+        v->mode = v->back;
+        return VIEW_REDRAW;
+    }
+    switch (key) {
+    case VK_ENTER:
+        if (v->mode == VM_TOP && v->group == PROF_BY_FUNCTION) {
+            const struct prof_row *rows;
+            size_t n = top_rows(v, &rows);
+            if ((size_t)v->sel < n)
+                enter_function(v, rows[v->sel].name);
+        } else if (v->mode == VM_SOURCE && v->n_src_lines) {
+            step_into(v);
+        }
+        return VIEW_REDRAW;
+    case 's':
+        v->sort_by_name = !v->sort_by_name;
+        return VIEW_REDRAW;
+    case 'g':
+        v->group = v->group == PROF_BY_TASK ? PROF_BY_FUNCTION : (enum prof_group)(v->group + 1);
+        v->sel = v->top = 0;
+        v->mode = VM_TOP;
+        if (v->frozen)
+            freeze(v);
+        return VIEW_REDRAW;
+    case 'i':
+        v->inline_frames = !v->inline_frames;
+        if (v->frozen)
+            freeze(v);
+        return VIEW_REDRAW;
+    case '/':
+        v->filtering = true;
+        v->filter[0] = '\0';
+        v->mode = VM_TOP;
+        return VIEW_REDRAW;
+    case ' ':
+        v->frozen = !v->frozen;
+        if (v->frozen)
+            freeze(v);
+        return VIEW_REDRAW;
+    case 'r':
+        prof_reset(v->prof);
+        if (v->window)
+            prof_reset(v->window);
+        if (v->frozen)
+            freeze(v);
+        return VIEW_REDRAW;
+    case 'w':
+        v->window_mode = !v->window_mode;
+        return VIEW_REDRAW;
+    case 't':
+        v->mode = v->mode == VM_SECTIONS ? VM_TOP : VM_SECTIONS;
+        v->sel = v->top = 0;
+        return VIEW_REDRAW;
+    case 'l':
+        v->back = v->mode == VM_LOG ? VM_TOP : v->mode;
+        v->mode = v->mode == VM_LOG ? VM_TOP : VM_LOG;
+        return VIEW_REDRAW;
+    case 'd':
+        v->back = v->mode;
+        v->mode = VM_DIAG;
+        return VIEW_REDRAW;
+    default:
+        return 0;
+    }
+}
+
+/* ---- rendering --------------------------------------------------------------------------- */
+
+static const char *group_label(enum prof_group g)
+{
+    static const char *const names[] = {"function", "line", "file", "task", "address"};
+    return names[g];
+}
+
+static void header(struct view *v, struct vbuf *b)
+{
+    const struct ingest *in = v->in;
+    int x = put(b, 0, 0, VA_TITLE, "cmprof-top  ");
+    x = putf(b, x, 0, VA_TITLE, "%s  ", v->st.source ? v->st.source : "?");
+    bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
+    x = putf(b, x, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
+    const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
+    x = putf(b, x, 0, VA_TITLE, "  %s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
+    struct prof_diag d[8];
+    size_t nd = prof_diagnose(v->prof, d, 8);
+    bool id_bad = false;
+    for (size_t i = 0; i < nd; i++)
+        id_bad |= d[i].kind == DIAG_BUILD_ID;
+    if (in->info.present && in->info.build_id[0])
+        putf(b, x, 0, id_bad ? VA_WARN : VA_GOOD, "  build-id %s", id_bad ? "MISMATCH" : "ok");
+    fill_attr(b, 0, VA_TITLE);
+    double total = prof_total(v->prof);
+    x = putf(b, 0, 1, VA_NORMAL, "samples %.0f  %.0f/s  %02d:%02d  ", total, v->st.rate, (int)v->st.elapsed / 60,
+             (int)v->st.elapsed % 60);
+    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors;
+    uint64_t resync = in->itm.stats.syncs > 1 ? in->itm.stats.syncs - 1 : 0;
+    x = putf(b, x, 1, bad || in->lost || in->itm.stats.overflows ? VA_WARN : VA_NORMAL,
+             "bad %llu  overflows %llu  resyncs %llu  lost %llu", (unsigned long long)bad,
+             (unsigned long long)in->itm.stats.overflows, (unsigned long long)resync, (unsigned long long)in->lost);
+    if (prof_sleep(v->prof))
+        putf(b, x, 1, VA_NORMAL, "  sleeping %llu", (unsigned long long)prof_sleep(v->prof));
+    x = 0;
+    if (in->info.present)
+        x = putf(b, 0, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,
+                 (unsigned long long)in->info.period, (unsigned long long)in->info.jitter);
+    x = putf(b, x, 2, VA_BOLD, "by %s%s  sort %s", group_label(v->group), v->inline_frames ? "" : " (no inline)",
+             v->sort_by_name ? "name" : "share");
+    if (v->window_mode)
+        x = putf(b, x, 2, VA_BOLD, "  last %.0f s", v->window_seconds);
+    if (v->frozen)
+        x = put(b, x, 2, VA_WARN, "  FROZEN");
+    if (v->filter[0] || v->filtering)
+        putf(b, x, 2, VA_BOLD, "  filter: %s%s", v->filter, v->filtering ? "_" : "");
+    if (nd) {
+        putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
+        fill_attr(b, 3, VA_WARN);
+    }
+}
+
+static void keybar(struct view *v, struct vbuf *b)
+{
+    const char *keys;
+    switch (v->mode) {
+    case VM_SOURCE:
+        keys = " Esc back  Enter step into inlined call  \u2191\u2193 move  i inline  ? help  q quit";
+        break;
+    case VM_SECTIONS:
+        keys = " t/Esc back  \u2191\u2193 move  ? help  q quit";
+        break;
+    default:
+        keys = " ? help  Enter drill  s sort  g group  i inline  / filter  space freeze  r reset  w window  "
+               "t sections  l log  d diag  q quit";
+        break;
+    }
+    put(b, 0, b->h - 1, VA_KEY, keys);
+    fill_attr(b, b->h - 1, VA_KEY);
+}
+
+static void clamp_scroll(struct view *v, int n, int rows)
+{
+    if (v->sel >= n)
+        v->sel = n - 1;
+    if (v->sel < 0)
+        v->sel = 0;
+    if (v->sel < v->top)
+        v->top = v->sel;
+    if (v->sel >= v->top + rows)
+        v->top = v->sel - rows + 1;
+    if (v->top < 0)
+        v->top = 0;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : (p ? p : "");
+}
+
+static void render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
+{
+    int bw = b->w >= 100 ? 24 : (b->w >= 90 ? 16 : 10);
+    putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES",
+         lines ? "LINE" : "NAME");
+    fill_attr(b, y0, VA_TITLE);
+    int rows_h = b->h - 1 - (y0 + 1);
+    clamp_scroll(v, (int)n, rows_h);
+    for (int r = 0; r < rows_h && (size_t)(v->top + r) < n; r++) {
+        const struct prof_row *row = &rows[v->top + r];
+        int y = y0 + 1 + r;
+        bool sel = v->top + r == v->sel;
+        bool zero = row->share - row->ci95 <= 0; /* the interval includes zero: could be noise */
+        bar(b, 0, y, bw, row->share, row->ci95, v->unicode);
+        uint8_t attr = sel ? VA_SELECT : (zero ? VA_DIM : VA_NORMAL);
+        char samples[32];
+        snprintf(samples, sizeof samples, row->samples == floor(row->samples) ? "%.0f" : "%.1f", row->samples);
+        int x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples,
+                     row->name);
+        if (row->file && v->group == PROF_BY_FUNCTION)
+            x = putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", base_name(row->file));
+        if (row->approximate)
+            putf(b, x, y, VA_WARN, "  ~approx");
+        if (sel)
+            for (int cx = bw; cx < b->w; cx++)
+                b->cells[y * b->w + cx].attr = VA_SELECT;
+    }
+}
+
+static void render_top(struct view *v, struct vbuf *b, int y0)
+{
+    const struct prof_row *rows;
+    size_t n = top_rows(v, &rows);
+    if (prof_total(current_prof(v)) == 0) {
+        put(b, 0, y0 + 1, VA_DIM,
+            v->window_mode ? "no samples in the last window yet" : "waiting for samples...");
+        return;
+    }
+    render_rows(v, b, y0, rows, n, false);
+}
+
+static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
+{
+    const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
+    if (!loc || !loc->known)
+        return;
+    int x = putf(b, 0, y, VA_BOLD, "at 0x%08x: ", pc);
+    for (uint32_t k = 0; k < loc->n_frames; k++)
+        x = putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", loc->frames[k].function,
+                 base_name(loc->frames[k].file), loc->frames[k].line);
+}
+
+static void render_source(struct view *v, struct vbuf *b, int y0)
+{
+    const struct prof_row *rows;
+    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    double fsum = 0;
+    for (size_t i = 0; i < n; i++)
+        fsum += rows[i].samples;
+    double total = prof_total(v->prof);
+    int x = putf(b, 0, y0, VA_TITLE, "%s", v->func);
+    for (int d = v->depth - 1; d >= 0; d--)
+        x = putf(b, x, y0, VA_TITLE, " \u2190 %s", v->stack[d]);
+    putf(b, x, y0, VA_TITLE, "   %.0f samples, %.2f%%   %s", fsum, total ? 100 * fsum / total : 0,
+         v->n_src_lines ? base_name(v->src_path) : "");
+    fill_attr(b, y0, VA_TITLE);
+    int list_h = b->h - 1 - (y0 + 1) - 2;
+    if (!v->n_src_lines) { /* address view */
+        put(b, 0, y0 + 1, VA_WARN, v->src_missing);
+        const struct prof_row *ar;
+        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+        render_rows(v, b, y0 + 2, ar, na, true);
+        return;
+    }
+    clamp_scroll(v, v->n_src_lines, list_h);
+    int bw = 10;
+    for (int r = 0; r < list_h && v->top + r < v->n_src_lines; r++) {
+        int line = v->top + r + 1, y = y0 + 1 + r;
+        double samples = 0, ci = 0, share = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(base_name(rows[i].file), base_name(v->src_path)) == 0) {
+                samples += rows[i].samples;
+                share = rows[i].share;
+                ci = rows[i].ci95;
+            }
+        bool sel = v->top + r == v->sel;
+        if (samples > 0) {
+            bar(b, 0, y, bw, fsum ? samples / fsum : 0, 0, v->unicode);
+            putf(b, bw, y, sel ? VA_SELECT : VA_BOLD, " %6.2f%% \u00b1%5.2f", 100 * share, 100 * ci);
+        }
+        putf(b, bw + 16, y, sel ? VA_SELECT : (samples > 0 ? VA_BOLD : VA_DIM), "%5d  %s", line,
+             v->src_lines[line - 1]);
+        if (sel)
+            for (int cx = bw; cx < b->w; cx++)
+                b->cells[y * b->w + cx].attr = VA_SELECT;
+    }
+    uint32_t pc = prof_top_pc(v->prof, v->inline_frames, v->func, (uint32_t)v->sel + 1);
+    put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
+    if (pc)
+        chain_line(v, b, b->h - 2, pc);
+    else
+        put(b, 0, b->h - 2, VA_DIM, "no samples on this line");
+}
+
+static void fmt_time(char *buf, size_t n, uint64_t ticks, double hz)
+{
+    if (hz > 0)
+        snprintf(buf, n, "%.2f", (double)ticks / hz * 1e6);
+    else
+        snprintf(buf, n, "-");
+}
+
+static void render_sections(struct view *v, struct vbuf *b, int y0)
+{
+    double hz = section_hz(v);
+    putf(b, 0, y0, VA_TITLE, "%-3s %-16s %9s %10s %10s %10s %11s %9s %9s %9s %9s %8s", "#", "SECTION", "COUNT",
+         "CUR", "MIN", "MAX", "MEAN", "CUR us", "MIN us", "MAX us", "MEAN us", "OVER");
+    fill_attr(b, y0, VA_TITLE);
+    int y = y0 + 1, shown = 0;
+    for (int i = 0; i < INGEST_SECTIONS && y < b->h - 2; i++) {
+        const struct ingest_section *s = &v->in->section[i];
+        if (!s->seen)
+            continue;
+        const struct view_budget *bu = budget_for(v, i, s->name);
+        bool over = bu && hz > 0 && (double)s->max / hz * 1e6 > bu->us;
+        double mean = s->count ? (double)s->sum / (double)s->count : 0;
+        char c[16], mn[16], mx[16], me[16];
+        fmt_time(c, sizeof c, s->current, hz);
+        fmt_time(mn, sizeof mn, s->min, hz);
+        fmt_time(mx, sizeof mx, s->max, hz);
+        fmt_time(me, sizeof me, (uint64_t)mean, hz);
+        if (hz > 0)
+            snprintf(me, sizeof me, "%.2f", mean / hz * 1e6);
+        uint8_t attr = shown == v->sel ? VA_SELECT : (over ? VA_WARN : VA_NORMAL);
+        int x = putf(b, 0, y, attr, "%-3d %-16.16s %9llu %10llu %10llu %10llu %11.1f %9s %9s %9s %9s", i,
+                     s->name[0] ? s->name : "-", (unsigned long long)s->count, (unsigned long long)s->current,
+                     (unsigned long long)s->min, (unsigned long long)s->max, mean, c, mn, mx, me);
+        if (bu)
+            putf(b, x, y, over ? VA_WARN : attr, " %8llu  budget %.1f us", (unsigned long long)v->budget_violations[i],
+                 bu->us);
+        y++;
+        shown++;
+    }
+    if (!shown)
+        put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
+    else
+        putf(b, 0, b->h - 2, VA_DIM, "times in %s ticks at %.3f MHz%s", v->cpu_hz > 0 ? "--cpu-hz" : "announced",
+             hz / 1e6, hz > 0 ? "" : " (unknown: give --cpu-hz)");
+}
+
+static void render_log(struct view *v, struct vbuf *b, int y0)
+{
+    put(b, 0, y0, VA_TITLE, "firmware log (lines that are not profiling data)");
+    fill_attr(b, y0, VA_TITLE);
+    int h = b->h - 1 - (y0 + 1);
+    int first = v->log_n > h ? v->log_n - h : 0;
+    for (int i = first; i < v->log_n; i++)
+        put(b, 0, y0 + 1 + (i - first), VA_NORMAL, v->log[(v->log_head + i) % VIEW_LOG_LINES]);
+    if (!v->log_n)
+        put(b, 0, y0 + 1, VA_DIM, "no log lines yet");
+}
+
+static void render_help(struct vbuf *b, int y0)
+{
+    static const char *const lines[] = {
+        "Keys",
+        "  \u2191 \u2193 PgUp PgDn Home End, mouse wheel   move",
+        "  Enter        drill into the selected function's source lines; on a line, step into the",
+        "               function inlined there",
+        "  Esc          back",
+        "  s            sort by share or by name",
+        "  g            group by function, line, file, task",
+        "  i            charge inlined code to the inlined function, or to its caller",
+        "  /            filter by name (Enter keeps it, Esc clears it)",
+        "  space        freeze the display (counting goes on)",
+        "  r            reset the counts",
+        "  w            cumulative, or the last window of seconds",
+        "  t            section timings",
+        "  l            the firmware's log lines",
+        "  d            diagnostics",
+        "  q            quit",
+        "",
+        "Each share carries its 95 % interval, \u00b11.96 sqrt(p(1-p)/N), drawn on the bar; rows whose",
+        "interval includes zero are dimmed: they may be noise.",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0] && (int)(y0 + i) < b->h - 1; i++)
+        put(b, 0, y0 + (int)i, i ? VA_NORMAL : VA_TITLE, lines[i]);
+}
+
+/* Word-wrap text at width w from (0, y); returns the next free row. */
+static int wrap(struct vbuf *b, int y, uint8_t attr, const char *text)
+{
+    char line[512];
+    const char *p = text;
+    while (*p && y < b->h - 1) {
+        size_t n = strlen(p);
+        size_t take = n < (size_t)b->w - 2 ? n : (size_t)b->w - 2;
+        if (take < n)
+            while (take > 10 && p[take] != ' ')
+                take--;
+        snprintf(line, sizeof line, "%s%.*s", p == text ? "! " : "  ", (int)take, p);
+        put(b, 0, y++, attr, line);
+        p += take;
+        while (*p == ' ')
+            p++;
+    }
+    return y;
+}
+
+static void render_diag(struct view *v, struct vbuf *b, int y0)
+{
+    struct prof_diag d[16];
+    size_t nd = prof_diagnose(v->prof, d, 16);
+    put(b, 0, y0, VA_TITLE, "diagnostics");
+    fill_attr(b, y0, VA_TITLE);
+    int y = y0 + 1;
+    for (size_t i = 0; i < nd; i++)
+        y = wrap(b, y, VA_WARN, d[i].text) + 1;
+    if (*v->st.elf_warning)
+        y = wrap(b, y, VA_WARN, v->st.elf_warning) + 1;
+    if (!nd && !*v->st.elf_warning)
+        put(b, 0, y, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack");
+}
+
+void view_render(struct view *v, struct vbuf *b)
+{
+    clear(b);
+    if (b->w < 20 || b->h < 8) {
+        put(b, 0, 0, VA_WARN, "terminal too small");
+        return;
+    }
+    header(v, b);
+    int y0 = 4;
+    switch (v->mode) {
+    case VM_TOP:
+        render_top(v, b, y0);
+        break;
+    case VM_SOURCE:
+        render_source(v, b, y0);
+        break;
+    case VM_SECTIONS:
+        render_sections(v, b, y0);
+        break;
+    case VM_LOG:
+        render_log(v, b, y0);
+        break;
+    case VM_HELP:
+        render_help(b, y0);
+        break;
+    case VM_DIAG:
+        render_diag(v, b, y0);
+        break;
+    }
+    keybar(v, b);
+}

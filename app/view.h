@@ -1,0 +1,119 @@
+/* The live view's logic: state, key handling, and rendering into a cell buffer. No terminal
+ * calls here (tui/ draws the buffer), so every screen can be tested headlessly. */
+#ifndef CMPROF_APP_VIEW_H
+#define CMPROF_APP_VIEW_H
+
+#include "../profile/ingest.h"
+#include "../profile/profile.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Cell attributes. */
+enum {
+    VA_NORMAL = 0,
+    VA_DIM = 1,
+    VA_BOLD = 2,
+    VA_TITLE = 3,   /* header and column titles */
+    VA_SELECT = 4,  /* the selected row */
+    VA_BAR = 5,     /* share bar */
+    VA_CI = 6,      /* confidence interval on the bar */
+    VA_WARN = 7,    /* diagnostics, errors, budget violations */
+    VA_GOOD = 8,
+    VA_KEY = 9,     /* key bar */
+};
+
+struct vcell {
+    uint32_t ch; /* Unicode code point */
+    uint8_t attr;
+};
+
+struct vbuf {
+    int w, h;
+    struct vcell *cells;
+};
+
+int vbuf_resize(struct vbuf *b, int w, int h);
+void vbuf_free(struct vbuf *b);
+/* The buffer as UTF-8 text, one line per row, for tests and --batch dumps of the screen. */
+size_t vbuf_text(const struct vbuf *b, char *out, size_t cap);
+
+/* Keys: printable characters as themselves, the rest here. */
+enum {
+    VK_UP = 0x110000, VK_DOWN, VK_LEFT, VK_RIGHT, VK_PGUP, VK_PGDN, VK_HOME, VK_END, VK_ENTER, VK_ESC,
+    VK_BACKSPACE, VK_F1, VK_WHEEL_UP, VK_WHEEL_DOWN, VK_RESIZE
+};
+#define VIEW_REDRAW 1
+#define VIEW_QUIT 2
+
+enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG };
+
+#define VIEW_LOG_LINES 200
+#define VIEW_BUDGETS 16
+
+struct view_budget {
+    char name[32];
+    double us;
+};
+
+struct view_status {          /* what the main loop tells the view about the outside */
+    const char *source;        /* name of the source */
+    const char *state;         /* "connected", "reconnecting: ...", "end of file" */
+    const char *elf;
+    const char *elf_warning;   /* from symbols, or "" */
+    double elapsed;            /* seconds since start */
+    double rate;               /* samples per second, recent */
+};
+
+struct view {
+    struct prof *prof;         /* cumulative */
+    struct prof *window;       /* the last complete window (window mode) */
+    struct ingest *in;
+    struct sym_table *syms;
+    enum view_mode mode, back; /* back: where Esc returns from help, log, diagnostics */
+    enum prof_group group;
+    bool inline_frames;
+    bool sort_by_name;
+    bool frozen;
+    bool window_mode;
+    double window_seconds;
+    bool filtering;            /* typing a filter */
+    char filter[64];
+    int sel, top;              /* selection and scroll in the current list */
+    /* drill-down */
+    char func[128];
+    char stack[8][128];        /* functions drilled through, for Esc */
+    int depth;
+    char **src_lines;          /* the function's source file, or NULL */
+    int n_src_lines;
+    char src_path[512];
+    char src_missing[600];     /* why the source is not shown */
+    const char *source_dir;    /* --source-dir */
+    /* sections */
+    double cpu_hz;             /* --cpu-hz, or 0: the clock the stream announces */
+    struct view_budget budgets[VIEW_BUDGETS];
+    int n_budgets;
+    uint64_t budget_violations[32];
+    uint64_t seen_count[32];
+    /* log */
+    char *log[VIEW_LOG_LINES];
+    int log_head, log_n;
+    bool color, unicode;
+    struct view_status st;
+    /* frozen rows */
+    struct prof_row *snap;
+    size_t n_snap;
+    char *snap_names;
+};
+
+void view_init(struct view *v, struct prof *prof, struct prof *window, struct ingest *in, struct sym_table *syms);
+void view_free(struct view *v);
+int view_key(struct view *v, int key);
+void view_render(struct view *v, struct vbuf *b);
+void view_log(struct view *v, const char *text, size_t len);
+/* Call when new section statistics arrive, to count budget violations. */
+void view_check_budgets(struct view *v);
+/* "NAME=US": a section budget in microseconds. Returns 0, or -1 for a malformed one. */
+int view_add_budget(struct view *v, const char *spec);
+
+#endif

@@ -1,0 +1,360 @@
+/* Sources: files, stdin, serial ports, ptys, TCP; non-blocking, with reconnects. */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libserialport.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define RECONNECT_EVERY 0.5 /* seconds between attempts */
+
+struct source {
+    enum src_kind kind;
+    enum src_state state;
+    char spec[256];
+    char name[300];
+    char message[600];
+    int fd;
+    int baud;
+    double rate;          /* bytes/s for paced file replay */
+    double started;       /* pacing origin */
+    uint64_t bytes;
+    unsigned reconnects;
+    double next_attempt;
+    struct sp_port *port; /* libserialport */
+    char host[200], service[16];
+};
+
+static void set_message(struct source *s, const char *what)
+{
+    snprintf(s->message, sizeof s->message, "%s: %s", s->spec, what);
+}
+
+static int nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static speed_t termios_speed(int baud)
+{
+    switch (baud) {
+    case 9600:
+        return B9600;
+    case 19200:
+        return B19200;
+    case 38400:
+        return B38400;
+    case 57600:
+        return B57600;
+    case 230400:
+        return B230400;
+    case 460800:
+        return B460800;
+    case 921600:
+        return B921600;
+    default:
+        return B115200;
+    }
+}
+
+/* A pty or another character device that libserialport does not know. */
+static bool open_tty(struct source *s)
+{
+    int fd = open(s->spec, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        set_message(s, strerror(errno));
+        return false;
+    }
+    struct termios t;
+    if (tcgetattr(fd, &t) == 0) {
+        cfmakeraw(&t);
+        cfsetispeed(&t, termios_speed(s->baud));
+        cfsetospeed(&t, termios_speed(s->baud));
+        t.c_cflag |= CLOCAL | CREAD;
+        tcsetattr(fd, TCSANOW, &t);
+    }
+    s->fd = fd;
+    return true;
+}
+
+static bool open_serial(struct source *s)
+{
+    struct sp_port *port;
+    if (sp_get_port_by_name(s->spec, &port) != SP_OK) {
+        set_message(s, "no such serial port");
+        return false;
+    }
+    if (sp_open(port, SP_MODE_READ) != SP_OK) {
+        char *m = sp_last_error_message();
+        set_message(s, m ? m : "cannot open");
+        sp_free_error_message(m);
+        sp_free_port(port);
+        return false;
+    }
+    sp_set_baudrate(port, s->baud);
+    sp_set_bits(port, 8);
+    sp_set_parity(port, SP_PARITY_NONE);
+    sp_set_stopbits(port, 1);
+    sp_set_flowcontrol(port, SP_FLOWCONTROL_NONE);
+    int fd = -1;
+    sp_get_port_handle(port, &fd);
+    nonblocking(fd);
+    s->port = port;
+    s->fd = fd;
+    return true;
+}
+
+static bool open_tcp(struct source *s)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    int rc = getaddrinfo(s->host, s->service, &hints, &res);
+    if (rc != 0) {
+        set_message(s, gai_strerror(rc));
+        return false;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            set_message(s, strerror(errno));
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        return false;
+    nonblocking(fd);
+    s->fd = fd;
+    return true;
+}
+
+static bool connect_live(struct source *s)
+{
+    switch (s->kind) {
+    case SRC_SERIAL:
+        return open_serial(s);
+    case SRC_TTY:
+        return open_tty(s);
+    case SRC_TCP:
+        return open_tcp(s);
+    default:
+        return false;
+    }
+}
+
+static void disconnect(struct source *s)
+{
+    if (s->port) {
+        sp_close(s->port);
+        sp_free_port(s->port);
+        s->port = NULL;
+    } else if (s->fd >= 0 && s->kind != SRC_STDIN) {
+        close(s->fd);
+    }
+    s->fd = -1;
+}
+
+struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen)
+{
+    struct source *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(s->spec, sizeof s->spec, "%s", spec);
+    s->fd = -1;
+    s->baud = baud > 0 ? baud : 115200;
+    s->rate = rate;
+    if (strcmp(spec, "-") == 0) {
+        s->kind = SRC_STDIN;
+        s->fd = STDIN_FILENO;
+        nonblocking(s->fd);
+        snprintf(s->name, sizeof s->name, "stdin");
+        return s;
+    }
+    if (strncmp(spec, "tcp:", 4) == 0) {
+        const char *colon = strrchr(spec + 4, ':');
+        if (!colon || colon == spec + 4 || !colon[1] || (size_t)(colon - spec - 4) >= sizeof s->host) {
+            snprintf(err, errlen, "source '%s': use tcp:HOST:PORT", spec);
+            free(s);
+            return NULL;
+        }
+        memcpy(s->host, spec + 4, (size_t)(colon - spec - 4));
+        snprintf(s->service, sizeof s->service, "%s", colon + 1);
+        s->kind = SRC_TCP;
+        snprintf(s->name, sizeof s->name, "%s", spec);
+    } else {
+        struct stat st;
+        if (stat(spec, &st) != 0) {
+            snprintf(err, errlen, "cannot open source '%s': %s", spec, strerror(errno));
+            free(s);
+            return NULL;
+        }
+        if (S_ISCHR(st.st_mode)) {
+            struct sp_port *probe;
+            s->kind = sp_get_port_by_name(spec, &probe) == SP_OK ? SRC_SERIAL : SRC_TTY;
+            if (s->kind == SRC_SERIAL)
+                sp_free_port(probe);
+            snprintf(s->name, sizeof s->name, "%s %d 8N1", spec, s->baud);
+        } else {
+            s->kind = SRC_FILE;
+            s->fd = open(spec, O_RDONLY | O_NONBLOCK);
+            if (s->fd < 0) {
+                snprintf(err, errlen, "cannot open source '%s': %s", spec, strerror(errno));
+                free(s);
+                return NULL;
+            }
+            snprintf(s->name, sizeof s->name, "%s", spec);
+            return s;
+        }
+    }
+    if (!connect_live(s)) {
+        s->state = SRC_RECONNECTING; /* absent for now: keep trying */
+        s->next_attempt = 0;
+    }
+    return s;
+}
+
+void src_close(struct source *s)
+{
+    if (!s)
+        return;
+    disconnect(s);
+    free(s);
+}
+
+int src_fd(const struct source *s)
+{
+    if (s->state != SRC_CONNECTED)
+        return -1;
+    if (s->kind == SRC_FILE && s->rate > 0)
+        return -1; /* paced: the timer drives it */
+    return s->fd;
+}
+
+int src_wait_ms(const struct source *s, double now)
+{
+    if (s->state == SRC_RECONNECTING) {
+        double dt = s->next_attempt - now;
+        return dt <= 0 ? 0 : (int)(dt * 1000) + 1;
+    }
+    if (s->state == SRC_CONNECTED && s->kind == SRC_FILE && s->rate > 0)
+        return 10;
+    return -1;
+}
+
+static void went_away(struct source *s, const char *why, double now)
+{
+    disconnect(s);
+    if (s->kind == SRC_FILE || s->kind == SRC_STDIN) {
+        s->state = SRC_END;
+        return;
+    }
+    set_message(s, why);
+    s->state = SRC_RECONNECTING;
+    s->next_attempt = now + RECONNECT_EVERY;
+}
+
+ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now)
+{
+    if (s->state != SRC_CONNECTED)
+        return 0;
+    if (s->kind == SRC_FILE && s->rate > 0) {
+        if (s->started == 0)
+            s->started = now;
+        double allowed = (now - s->started) * s->rate - (double)s->bytes;
+        if (allowed < 1)
+            return 0;
+        if ((double)n > allowed)
+            n = (size_t)allowed;
+    }
+    ssize_t got = read(s->fd, buf, n);
+    if (got > 0) {
+        s->bytes += (uint64_t)got;
+        return got;
+    }
+    if (got == 0) {
+        went_away(s, s->kind == SRC_TCP ? "connection closed" : "end of input", now);
+        return 0;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 0;
+    went_away(s, strerror(errno), now); /* EIO: the pty's other end closed, the USB device left */
+    return 0;
+}
+
+void src_tick(struct source *s, double now)
+{
+    if (s->state != SRC_RECONNECTING || now < s->next_attempt)
+        return;
+    if (connect_live(s)) {
+        s->state = SRC_CONNECTED;
+        s->reconnects++;
+        s->message[0] = '\0';
+    } else {
+        s->next_attempt = now + RECONNECT_EVERY;
+    }
+}
+
+enum src_state src_state(const struct source *s)
+{
+    return s->state;
+}
+
+enum src_kind src_kind(const struct source *s)
+{
+    return s->kind;
+}
+
+const char *src_name(const struct source *s)
+{
+    return s->name;
+}
+
+const char *src_message(const struct source *s)
+{
+    return s->message;
+}
+
+uint64_t src_bytes(const struct source *s)
+{
+    return s->bytes;
+}
+
+unsigned src_reconnects(const struct source *s)
+{
+    return s->reconnects;
+}
+
+int src_list_ports(FILE *out)
+{
+    struct sp_port **ports;
+    if (sp_list_ports(&ports) != SP_OK)
+        return 0;
+    int n = 0;
+    for (; ports[n]; n++) {
+        struct sp_port *p = ports[n];
+        const char *desc = sp_get_port_description(p);
+        fprintf(out, "%s", sp_get_port_name(p));
+        if (sp_get_port_transport(p) == SP_TRANSPORT_USB) {
+            int vid = 0, pid = 0;
+            sp_get_port_usb_vid_pid(p, &vid, &pid);
+            const char *product = sp_get_port_usb_product(p);
+            fprintf(out, "  USB %04x:%04x  %s", vid, pid, product ? product : "");
+        }
+        fprintf(out, "  %s\n", desc ? desc : "");
+    }
+    sp_free_port_list(ports);
+    return n;
+}

@@ -1,0 +1,47 @@
+/* Byte sources for cmprof-top: a capture file (replayed as fast as possible or paced), stdin,
+ * a serial port (libserialport), a pty or other character device (termios), or a TCP server
+ * (a probe's SWO port, QEMU's -serial tcp). Live sources reconnect by themselves; the caller
+ * polls src_fd() and calls src_read() when it is readable, or src_tick() now and then. */
+#ifndef CMPROF_SOURCE_H
+#define CMPROF_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP };
+enum src_state { SRC_CONNECTED, SRC_RECONNECTING, SRC_END };
+
+struct source;
+
+/* spec: a path, "-" for stdin, or "tcp:HOST:PORT". baud: for serial ports (0: 115200).
+ * rate: bytes per second for replaying a file (0: as fast as possible). Returns NULL with a
+ * one-line reason in err when the source cannot be used at all (a live source that is merely
+ * absent starts in SRC_RECONNECTING instead). */
+struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen);
+void src_close(struct source *s);
+
+/* The descriptor to poll for input, or -1 while there is none (reconnecting, end, or a paced
+ * file waiting for its next slot: call src_read() after src_wait_ms()). */
+int src_fd(const struct source *s);
+/* Milliseconds until the source wants attention without input (pacing, reconnect), or -1. */
+int src_wait_ms(const struct source *s, double now);
+
+/* Read what is there (never blocks). Returns the bytes read; 0 when nothing is available now.
+ * A closed or failed live source moves to SRC_RECONNECTING; a file or stdin to SRC_END. */
+ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now);
+/* Reconnect attempts for a live source that went away. */
+void src_tick(struct source *s, double now);
+
+enum src_state src_state(const struct source *s);
+enum src_kind src_kind(const struct source *s);
+const char *src_name(const struct source *s);     /* "/dev/ttyUSB0 115200 8N1", "tcp:...", a path */
+const char *src_message(const struct source *s);  /* why it is reconnecting, "" otherwise */
+uint64_t src_bytes(const struct source *s);
+unsigned src_reconnects(const struct source *s);
+
+/* --list-ports: one line per serial port with its description. Returns the number found. */
+int src_list_ports(FILE *out);
+
+#endif

@@ -1,0 +1,187 @@
+/* ncurses(w) glue: a vbuf is drawn cell by cell with a few colour pairs. */
+#define _XOPEN_SOURCE_EXTENDED 1
+#include "tui.h"
+
+#include <curses.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+static SCREEN *screen;
+static FILE *tty_in, *tty_out;
+static bool colors;
+static bool open_now;
+
+int tui_open(bool color, bool *unicode, char *err, size_t errlen)
+{
+    setlocale(LC_ALL, "");
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    *unicode = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
+    tty_in = fopen("/dev/tty", "r");
+    tty_out = fopen("/dev/tty", "w");
+    if (!tty_in || !tty_out) {
+        snprintf(err, errlen, "no terminal: the live view needs one (use --batch)");
+        return -1;
+    }
+    screen = newterm(NULL, tty_out, tty_in);
+    if (!screen) {
+        snprintf(err, errlen, "cannot start the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
+        return -1;
+    }
+    open_now = true;
+    set_term(screen);
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    colors = color && has_colors();
+    if (colors) {
+        start_color();
+        use_default_colors();
+        init_pair(1, COLOR_CYAN, -1);    /* title */
+        init_pair(2, COLOR_BLACK, COLOR_CYAN); /* selection */
+        init_pair(3, COLOR_GREEN, -1);   /* bar */
+        init_pair(4, COLOR_YELLOW, -1);  /* interval */
+        init_pair(5, COLOR_RED, -1);     /* warnings */
+        init_pair(6, COLOR_GREEN, -1);   /* good */
+        init_pair(7, COLOR_BLACK, COLOR_WHITE); /* key bar */
+    }
+    return 0;
+}
+
+void tui_close(void)
+{
+    if (!open_now)
+        return;
+    open_now = false;
+    endwin();
+    delscreen(screen);
+    if (tty_in)
+        fclose(tty_in);
+    if (tty_out)
+        fclose(tty_out);
+    tty_in = tty_out = NULL;
+}
+
+void tui_size(int *w, int *h)
+{
+    getmaxyx(stdscr, *h, *w);
+}
+
+int tui_fd(void)
+{
+    return tty_in ? fileno(tty_in) : -1;
+}
+
+int tui_key(void)
+{
+    int c = getch();
+    switch (c) {
+    case ERR:
+        return -1;
+    case KEY_UP:
+        return VK_UP;
+    case KEY_DOWN:
+        return VK_DOWN;
+    case KEY_LEFT:
+        return VK_LEFT;
+    case KEY_RIGHT:
+        return VK_RIGHT;
+    case KEY_PPAGE:
+        return VK_PGUP;
+    case KEY_NPAGE:
+        return VK_PGDN;
+    case KEY_HOME:
+        return VK_HOME;
+    case KEY_END:
+        return VK_END;
+    case KEY_ENTER:
+    case '\n':
+    case '\r':
+        return VK_ENTER;
+    case 27:
+        return VK_ESC;
+    case KEY_BACKSPACE:
+    case 127:
+    case 8:
+        return VK_BACKSPACE;
+    case KEY_F(1):
+        return VK_F1;
+    case KEY_RESIZE:
+        return VK_RESIZE;
+    case KEY_MOUSE: {
+        MEVENT m;
+        if (getmouse(&m) == OK) {
+            if (m.bstate & BUTTON4_PRESSED)
+                return VK_WHEEL_UP;
+            if (m.bstate & BUTTON5_PRESSED)
+                return VK_WHEEL_DOWN;
+        }
+        return -1;
+    }
+    default:
+        return c >= 0 && c < 0x110000 ? c : -1;
+    }
+}
+
+static attr_t attr_of(uint8_t a, short *pair)
+{
+    *pair = 0;
+    switch (a) {
+    case VA_DIM:
+        return A_DIM;
+    case VA_BOLD:
+        return A_BOLD;
+    case VA_TITLE:
+        *pair = 1;
+        return A_BOLD;
+    case VA_SELECT:
+        *pair = 2;
+        return colors ? A_NORMAL : A_REVERSE;
+    case VA_BAR:
+        *pair = 3;
+        return A_NORMAL;
+    case VA_CI:
+        *pair = 4;
+        return A_NORMAL;
+    case VA_WARN:
+        *pair = 5;
+        return A_BOLD;
+    case VA_GOOD:
+        *pair = 6;
+        return A_NORMAL;
+    case VA_KEY:
+        *pair = 7;
+        return colors ? A_NORMAL : A_REVERSE;
+    default:
+        return A_NORMAL;
+    }
+}
+
+void tui_draw(const struct vbuf *b)
+{
+    int w, h;
+    getmaxyx(stdscr, h, w);
+    for (int y = 0; y < b->h && y < h; y++) {
+        for (int x = 0; x < b->w && x < w; x++) {
+            if (y == h - 1 && x == w - 1)
+                break; /* writing the last cell would scroll */
+            const struct vcell *c = &b->cells[y * b->w + x];
+            short pair;
+            attr_t at = attr_of(c->attr, &pair);
+            if (!colors)
+                pair = 0;
+            wchar_t wc[2] = {(wchar_t)c->ch, 0};
+            cchar_t cc;
+            setcchar(&cc, wc, at, pair, NULL);
+            mvadd_wch(y, x, &cc);
+        }
+    }
+    refresh();
+}
