@@ -43,7 +43,7 @@ SAMPLER_tim3 := -DCMPROF_TIMER_TIM3=1 -DCMPROF_RING_N=16
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
-DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h) tests/evlog.h
+DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h) tests/evlog.h
 
 # test name -> sources and flags
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
@@ -54,10 +54,12 @@ SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
 SRC_test_profile := profile/profile.c symbols/symbols.c -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
+SRC_test_view := app/view.c profile/profile.c profile/ingest.c symbols/symbols.c decode/itm.c decode/text.c \
+                 decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
-UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_profile \
+UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_profile test_view \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
@@ -78,8 +80,8 @@ scenarios: deps tool
 	python3 scenarios/scen.py run
 	python3 scenarios/scen.py report
 
-demo: scenarios
-	@cat scenarios/REPORT.md
+demo: deps tool
+	@scripts/demo.sh
 
 test: deps
 	@tests/run.sh

@@ -157,7 +157,8 @@ int live_main(const struct live_options *o)
             break;
         if (o->batch.max_samples && prof_total(prof) >= (double)o->batch.max_samples)
             break;
-        if (key_i >= 0 && (pfd[key_i].revents & POLLIN)) {
+        /* also without POLLIN: a resize arrives as KEY_RESIZE from ncurses' SIGWINCH handler */
+        if (key_i >= 0) {
             int k;
             while ((k = tui_key()) >= 0) {
                 int r = view_key(v, k);

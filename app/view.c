@@ -293,7 +293,7 @@ static size_t top_rows(struct view *v, const struct prof_row **out)
     for (size_t i = 0; i < n; i++)
         if (matches(v, rows[i].name))
             filtered[k++] = rows[i];
-    if (v->sort_by_name)
+    if (v->sort_by_name && k)
         qsort(filtered, k, sizeof *filtered, cmp_name);
     *out = filtered;
     return k;
@@ -792,8 +792,8 @@ static void fmt_time(char *buf, size_t n, uint64_t ticks, double hz)
 static void render_sections(struct view *v, struct vbuf *b, int y0)
 {
     double hz = section_hz(v);
-    putf(b, 0, y0, VA_TITLE, "%-3s %-16s %9s %10s %10s %10s %11s %9s %9s %9s %9s %8s", "#", "SECTION", "COUNT",
-         "CUR", "MIN", "MAX", "MEAN", "CUR us", "MIN us", "MAX us", "MEAN us", "OVER");
+    putf(b, 0, y0, VA_TITLE, "%-3s %-16s %9s %10s %10s %10s %11s %9s %9s %9s %9s %s", "#", "SECTION", "COUNT",
+         "CUR", "MIN", "MAX", "MEAN", "CUR us", "MIN us", "MAX us", "MEAN us", "OVER/BUDGET");
     fill_attr(b, y0, VA_TITLE);
     int y = y0 + 1, shown = 0;
     for (int i = 0; i < INGEST_SECTIONS && y < b->h - 2; i++) {
@@ -815,8 +815,7 @@ static void render_sections(struct view *v, struct vbuf *b, int y0)
                      s->name[0] ? s->name : "-", (unsigned long long)s->count, (unsigned long long)s->current,
                      (unsigned long long)s->min, (unsigned long long)s->max, mean, c, mn, mx, me);
         if (bu)
-            putf(b, x, y, over ? VA_WARN : attr, " %8llu  budget %.1f us", (unsigned long long)v->budget_violations[i],
-                 bu->us);
+            putf(b, x, y, over ? VA_WARN : attr, " %5llu/%.1fus", (unsigned long long)v->budget_violations[i], bu->us);
         y++;
         shown++;
     }
@@ -905,7 +904,7 @@ void view_render(struct view *v, struct vbuf *b)
 {
     clear(b);
     if (b->w < 20 || b->h < 8) {
-        put(b, 0, 0, VA_WARN, "terminal too small");
+        put(b, 0, 0, VA_WARN, "too small");
         return;
     }
     header(v, b);

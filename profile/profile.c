@@ -426,7 +426,8 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         r->share = p->total > 0 ? r->samples / p->total : 0;
         r->ci95 = prof_ci95(r->share, p->total);
     }
-    qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
+    if (p->n_groups)
+        qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
     *rows = p->rows;
     return p->n_groups;
 }

@@ -108,6 +108,10 @@ def all_scenarios():
 
 SCENARIOS = {s["name"]: s for s in all_scenarios()}
 
+# The live demo's firmware: built by `make demo`, run by scripts/demo.sh (never by `run`).
+DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024,
+                CMPROF_JITTER=16383, PERIOD=4096)
+
 
 # ---------------------------------------------------------------------------------------------
 # build and run
@@ -149,6 +153,8 @@ def build(s):
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board")]
     cmd += s["cflags"]
+    if s["app"] in ("tasks", "demo"):
+        cmd.append(os.path.join(HERE, "apps", "sched.c"))
     if s["defs"].get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
     ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
@@ -426,6 +432,8 @@ if __name__ == "__main__":
     if cmd == "run":
         names = sys.argv[2:] or list(SCENARIOS)
         sys.exit(1 if run_all(names) else 0)
+    elif cmd == "build-demo":
+        print(build(DEMO))
     elif cmd in ("report", "check"):
         import scen_check
         sys.exit(scen_check.main(cmd))

@@ -4,6 +4,7 @@
 #   2. the firmware library builds with -Wall -Wextra -Werror for every core and option set
 #   3. the QEMU reference scenarios, checked against the truth plugin, profiled by cmprof-top
 #   4. cmprof-top end to end: --resolve parity with addr2line, batch outputs, bad input
+#   5. the live view in tmux: a replayed stream on a pty, keys, resize, a cut source, the demo
 # Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
 # counts as one failure, so a crash or a missing tool can never pass silently.
 set -u
@@ -30,7 +31,7 @@ step() {
     failed=$((failed + f))
 }
 
-for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3; do
+for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux; do
     if ! command -v "$tool" >/dev/null; then
         echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
         failed=$((failed + 1))
@@ -76,6 +77,9 @@ step "scenario checks" python3 scenarios/scen.py check
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
 step "cli" python3 tests/test_cli.py
+
+echo "== live view (tmux)"
+step "tui" python3 tests/test_tui.py
 
 echo "$passed passed, $failed failed"
 ((failed == 0))

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The live view, driven in tmux like a person would: send keys, read the screen.
+  1. a replayed stream capture on a pty: samples arrive, the hottest function's share agrees with
+     the truth, then sort, group by line, drill down, sections, filter, resize, help, quit;
+  2. the source goes away: the view says so and keeps its samples;
+  3. make demo's path: QEMU streaming the demo firmware on a pty, live within 5 seconds; q stops it.
+Prints one ok/FAIL line per check."""
+import os
+import pty
+import re
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+import scen  # noqa: E402
+
+TOOL = os.path.join(ROOT, "build", "cmprof-top")
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global failed
+    failed += 0 if ok else 1
+    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + detail) if detail else ""), flush=True)
+
+
+def tmux(*args):
+    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+
+
+def screen(session):
+    return tmux("capture-pane", "-p", "-t", session).stdout
+
+
+def wait_for(session, pattern, timeout=10.0):
+    """Poll the screen until pattern (a regex) shows up; returns the screen or None."""
+    end = time.time() + timeout
+    while time.time() < end:
+        s = screen(session)
+        if re.search(pattern, s, re.M):
+            return s
+        time.sleep(0.1)
+    return None
+
+
+def keys(session, *k):
+    tmux("send-keys", "-t", session, *k)
+    time.sleep(0.4)
+
+
+class Feeder:
+    """A pty whose master side replays a capture at `rate` bytes per second."""
+
+    def __init__(self, data, rate):
+        self.master, slave = pty.openpty()
+        self.path = os.ttyname(slave)
+        os.close(slave)
+        self.data, self.rate, self.stopped = data, rate, False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        chunk = max(1, int(self.rate / 50))
+        for i in range(0, len(self.data), chunk):
+            if self.stopped:
+                return
+            try:
+                os.write(self.master, self.data[i:i + chunk])
+            except OSError:
+                return
+            time.sleep(chunk / self.rate)
+
+    def cut(self):
+        self.stopped = True
+        self.thread.join(timeout=2)
+        os.close(self.master)
+
+
+def pane_alive(session):
+    return tmux("has-session", "-t", session).returncode == 0
+
+
+def replay_tests():
+    r = scen.Result("stream")
+    elf = r.elf
+    data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    feeder = Feeder(data, 40000.0)
+    s = "cmprof-ui"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "32", "%s %s %s; sleep 3" % (TOOL, feeder.path, elf))
+    got = wait_for(s, r"samples [1-9]\d{3,} ", 15)
+    check("live: samples arrive on a pty", got is not None, (got or screen(s)).splitlines()[1] if (got or screen(s)) else "")
+    time.sleep(1.5)  # the whole capture has gone through by now (about 85 kB at 40 kB/s)
+    txt = screen(s)
+    m = re.search(r"^\S*\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+hot_a", txt, re.M)
+    total = re.search(r"samples (\d+)", txt)
+    truth = scen.shares(r.truth()).get("hot_a", 0)
+    n = int(total.group(1)) if total else 0
+    share = float(m.group(1)) / 100 if m else -1
+    rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%", ln)]
+    check("live: the hottest function and its share agree with the truth",
+          m is not None and rows and "hot_a" in rows[0] and abs(share - truth) <= 3 * scen.sigma(truth, n),
+          "hot_a %.2f %% of %d, truth %.2f %% (3 sigma %.2f)" % (100 * share, n, 100 * truth,
+                                                                300 * scen.sigma(truth, n)))
+    check("live: build-id checked", "build-id ok" in txt, txt.splitlines()[0])
+    keys(s, "s")
+    txt = screen(s)
+    names = [ln.split()[-2] if ln.split()[-1].endswith(".c") else ln.split()[-1] for ln in txt.splitlines()[5:]
+             if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
+    check("key s: sort by name", "sort name" in txt and names == sorted(names) and len(names) > 3, str(names[:4]))
+    keys(s, "s", "g")
+    txt = screen(s)
+    check("key g: group by line", "by line" in txt and re.search(r"stream\.c:\d+", txt) is not None,
+          txt.splitlines()[2])
+    keys(s, "g", "g", "g")  # line -> file -> task -> function
+    txt = screen(s)
+    check("key g cycles back to functions", "by function" in txt)
+    keys(s, "Enter")
+    txt = screen(s)
+    check("Enter: drill into hot_a's source lines", re.search(r"^hot_a\s+\d+ samples", txt, re.M) is not None
+          and "__asm volatile" in txt and "inline chain of the selected line" in txt, txt.splitlines()[4])
+    keys(s, "Escape", "t")
+    txt = screen(s)
+    check("key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
+    keys(s, "t", "/", "h", "o", "t", "_", "b", "Enter")
+    txt = screen(s)
+    rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
+    check("key /: filter by name", "filter: hot_b" in txt and len(rows) == 1 and "hot_b" in rows[0],
+          "%d rows" % len(rows))
+    keys(s, "/", "Escape")
+    tmux("resize-window", "-t", s, "-x", "80", "-y", "24")
+    time.sleep(0.6)
+    txt = screen(s)
+    lines = txt.splitlines()
+    check("resize to 80x24: header, rows and key bar redrawn", len(lines) <= 24 and lines[0].startswith("cmprof-top")
+          and "? help" in txt and "hot_a" in txt, "%d lines" % len(lines))
+    tmux("resize-window", "-t", s, "-x", "160", "-y", "45")
+    time.sleep(0.6)
+    txt = screen(s)
+    check("resize to 160x45", "hot_a" in txt and "? help" in txt)
+    keys(s, "?")
+    check("key ?: help", "Keys" in screen(s) and "freeze" in screen(s))
+    keys(s, "Escape")
+    before = re.search(r"samples (\d+)", screen(s)).group(1)
+    feeder.cut()
+    got = wait_for(s, r"\[reconnecting", 5)
+    after = re.search(r"samples (\d+)", got or screen(s))
+    check("source cut: the view says reconnecting and keeps every sample", got is not None and after
+          and after.group(1) == before, (got or screen(s)).splitlines()[0])
+    keys(s, "q")
+    time.sleep(0.5)
+    txt = screen(s)
+    check("key q: quits and gives the terminal back", "cmprof-top" not in txt.splitlines()[0] if txt.strip() else True,
+          txt.splitlines()[0] if txt.strip() else "(empty)")
+    tmux("kill-session", "-t", s)
+
+
+def demo_test():
+    s = "cmprof-demo"
+    tmux("kill-session", "-t", s)
+    t0 = time.time()
+    tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34", "scripts/demo.sh; sleep 5")
+    got = wait_for(s, r"samples [1-9]\d* ", 20)
+    elapsed = time.time() - t0
+    check("demo: QEMU on a pty, live profile shown", got is not None and "build-id ok" in got,
+          "%.1f s to the first samples (firmware build included)" % elapsed)
+    got2 = wait_for(s, r"crc32", 5)
+    check("demo: the application's functions appear", got2 is not None)
+    keys(s, "g", "g", "g")
+    check("demo: tasks named by the stream", re.search(r"\blink\b", screen(s)) and re.search(r"\bmotor\b", screen(s)))
+    keys(s, "q")
+    time.sleep(1.0)
+    running = subprocess.run(["pgrep", "-f", "qemu-system-arm.*demo/fw.elf"], capture_output=True).returncode == 0
+    check("demo: q stops QEMU", not running)
+    tmux("kill-session", "-t", s)
+
+
+def main():
+    if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
+        check("tmux installed", False, "install tmux (scripts/deps.sh)")
+        return 1
+    os.environ.setdefault("TERM", "xterm-256color")
+    os.chdir(ROOT)
+    replay_tests()
+    demo_test()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

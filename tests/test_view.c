@@ -1,0 +1,147 @@
+/* The live view's logic, rendered into a buffer without a terminal. */
+#include "../app/view.h"
+#include "check.h"
+
+#include <string.h>
+
+static char text[65536];
+
+static const char *render(struct view *v, int w, int h)
+{
+    static struct vbuf b;
+    vbuf_resize(&b, w, h);
+    view_render(v, &b);
+    vbuf_text(&b, text, sizeof text);
+    return text;
+}
+
+static struct prof *p;
+static struct ingest in;
+static struct view v;
+
+static void setup(void)
+{
+    if (p) {
+        view_free(&v);
+        prof_free(p);
+    }
+    p = prof_new(NULL);
+    ingest_init(&in, p, DETECT_TEXT, 1, false);
+    view_init(&v, p, NULL, &in, NULL);
+    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345};
+    for (int i = 0; i < 700; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u);
+    for (int i = 0; i < 300; i++)
+        prof_add_pc(p, 0x08000200u, true, 0x20000200u);
+    prof_add_pc(p, 0x08000300u, false, 0);
+}
+
+static void test_top_view(void)
+{
+    setup();
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "cmprof-top  capture.txt  [connected]  fw.elf") != NULL);
+    CHECK(strstr(t, "samples 1001  345/s  00:12") != NULL);
+    CHECK(strstr(t, "69.93%") && strstr(t, "0x08000100"));
+    CHECK(strstr(t, "? help") != NULL);
+    /* the top row's bar: 69.93 % of 24 cells is 16 full cells and a partial one */
+    CHECK(strstr(t, "\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588") != NULL);
+}
+
+static void test_keys_group_filter_freeze(void)
+{
+    setup();
+    CHECK(view_key(&v, 'g') == VIEW_REDRAW);
+    CHECK(strstr(render(&v, 100, 24), "by line") != NULL);
+    view_key(&v, 'g');
+    view_key(&v, 'g'); /* task */
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "by task") && strstr(t, "0x20000100") && strstr(t, "(no tag)"));
+    view_key(&v, 'g'); /* back to function */
+    view_key(&v, '/');
+    view_key(&v, '2');
+    view_key(&v, '0');
+    view_key(&v, '0');
+    view_key(&v, VK_ENTER);
+    t = render(&v, 100, 24);
+    CHECK(strstr(t, "filter: 200") && strstr(t, "0x08000200") && !strstr(t, "0x08000100"));
+    view_key(&v, '/');
+    view_key(&v, VK_ESC); /* clears the filter */
+    view_key(&v, ' ');
+    for (int i = 0; i < 5000; i++)
+        prof_add_pc(p, 0x08000400u, false, 0);
+    t = render(&v, 100, 24);
+    CHECK(strstr(t, "FROZEN") && !strstr(t, "0x08000400"));
+    view_key(&v, ' ');
+    CHECK(strstr(render(&v, 100, 24), "0x08000400") != NULL);
+    CHECK(view_key(&v, 'q') == VIEW_QUIT);
+}
+
+static void test_reset_and_help(void)
+{
+    setup();
+    view_key(&v, 'r');
+    CHECK(prof_total(p) == 0);
+    CHECK(strstr(render(&v, 80, 24), "waiting for samples") != NULL);
+    view_key(&v, '?');
+    CHECK(strstr(render(&v, 80, 24), "freeze the display") != NULL);
+    view_key(&v, VK_ESC);
+    CHECK(strstr(render(&v, 80, 24), "waiting for samples") != NULL);
+}
+
+static void test_sections_and_budget(void)
+{
+    setup();
+    in.info.present = true;
+    in.info.clock_hz = 100000000u; /* 100 ticks = 1 us */
+    in.section[0] = (struct ingest_section){"control", true, 10, 300, 100, 900, 2000};
+    CHECK(view_add_budget(&v, "control=5") == 0);
+    CHECK(view_add_budget(&v, "oops") == -1);
+    view_check_budgets(&v);
+    view_key(&v, 't');
+    const char *t = render(&v, 140, 24);
+    CHECK(strstr(t, "control") && strstr(t, "3.00") && strstr(t, "9.00") && strstr(t, "/5.0us"));
+    CHECK(v.budget_violations[0] == 0); /* current 3 us is under 5 us */
+    in.section[0].count = 11;
+    in.section[0].current = 800; /* 8 us */
+    view_check_budgets(&v);
+    CHECK(v.budget_violations[0] == 1);
+}
+
+static void test_tiny_terminal_and_log(void)
+{
+    setup();
+    CHECK(strstr(render(&v, 10, 5), "too small") != NULL);
+    view_log(&v, "boot v1.2", 9);
+    view_key(&v, 'l');
+    CHECK(strstr(render(&v, 80, 24), "boot v1.2") != NULL);
+    for (int i = 0; i < 500; i++)
+        view_log(&v, "line", 4); /* the log keeps the newest VIEW_LOG_LINES */
+    CHECK(v.log_n == VIEW_LOG_LINES);
+}
+
+static void test_diagnostics_banner(void)
+{
+    setup();
+    prof_reset(p);
+    for (int i = 0; i < 300; i++)
+        prof_add_pc(p, 0, false, 0);
+    const char *t = render(&v, 120, 24);
+    CHECK(strstr(t, "! wrong stack in the prologue") != NULL);
+    view_key(&v, 'd');
+    CHECK(strstr(render(&v, 120, 24), "diagnostics") != NULL);
+}
+
+int main(void)
+{
+    RUN_TEST(test_top_view);
+    RUN_TEST(test_keys_group_filter_freeze);
+    RUN_TEST(test_reset_and_help);
+    RUN_TEST(test_sections_and_budget);
+    RUN_TEST(test_tiny_terminal_and_log);
+    RUN_TEST(test_diagnostics_banner);
+    view_free(&v);
+    ingest_free(&in);
+    prof_free(p);
+    return check_summary();
+}
