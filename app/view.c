@@ -165,6 +165,41 @@ static void free_source(struct view *v)
     free(v->src_lines);
     v->src_lines = NULL;
     v->n_src_lines = 0;
+    for (uint32_t i = 0; i < v->disasm_n; i++)
+        free(v->disasm[i]);
+    free(v->disasm);
+    v->disasm = NULL;
+    v->disasm_n = 0;
+}
+
+/* Disassembly of [lo, hi) with arm-none-eabi-objdump, when it is installed, for the address view. */
+static void load_disasm(struct view *v, uint32_t lo, uint32_t hi)
+{
+    if (!v->st.elf || hi <= lo || hi - lo > 65536)
+        return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "arm-none-eabi-objdump -d --start-address=0x%x --stop-address=0x%x '%s' 2>/dev/null",
+             lo, hi, v->st.elf);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return;
+    v->disasm_n = (hi - lo) / 2;
+    v->disasm_lo = lo;
+    v->disasm = calloc(v->disasm_n, sizeof *v->disasm);
+    char line[512];
+    while (v->disasm && fgets(line, sizeof line, f)) {
+        unsigned addr;
+        char *tab;
+        if (sscanf(line, " %x:", &addr) != 1 || !(tab = strchr(line, '\t')) || !(tab = strchr(tab + 1, '\t')))
+            continue;
+        tab[strcspn(tab, "\n")] = '\0';
+        for (char *q = tab; *q; q++)
+            if (*q == '\t')
+                *q = ' ';
+        if (addr >= lo && addr < hi && !v->disasm[(addr - lo) / 2])
+            v->disasm[(addr - lo) / 2] = strdup(tab + 1);
+    }
+    pclose(f);
 }
 
 void view_free(struct view *v)
@@ -392,6 +427,20 @@ static void enter_function(struct view *v, const char *name)
         load_source(v, file);
     } else {
         snprintf(v->src_missing, sizeof v->src_missing, "no line information for %s", name);
+    }
+    if (!v->n_src_lines) { /* the address view shows the instructions */
+        const struct prof_row *ar;
+        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (size_t i = 0; i < na; i++) {
+            uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
+            lo = a < lo ? a : lo;
+            hi = a > hi ? a : hi;
+        }
+        if (na)
+            load_disasm(v, lo & ~1u, hi + 4);
+        v->sel = v->top = 0;
+        return;
     }
     v->sel = hottest ? (int)hottest - 1 : 0;
     v->top = v->sel > 5 ? v->sel - 5 : 0;
@@ -699,7 +748,12 @@ static void render_rows(struct view *v, struct vbuf *b, int y0, const struct pro
         if (row->file && v->group == PROF_BY_FUNCTION)
             x = putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", base_name(row->file));
         if (row->approximate)
-            putf(b, x, y, VA_WARN, "  ~approx");
+            x = putf(b, x, y, VA_WARN, "  ~approx");
+        if (lines && v->disasm) {
+            uint32_t a = (uint32_t)strtoul(row->name, NULL, 16);
+            if (a >= v->disasm_lo && (a - v->disasm_lo) / 2 < v->disasm_n && v->disasm[(a - v->disasm_lo) / 2])
+                putf(b, x, y, sel ? VA_SELECT : VA_BOLD, "  %s", v->disasm[(a - v->disasm_lo) / 2]);
+        }
         if (sel)
             for (int cx = bw; cx < b->w; cx++)
                 b->cells[y * b->w + cx].attr = VA_SELECT;

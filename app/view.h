@@ -88,6 +88,8 @@ struct view {
     int n_src_lines;
     char src_path[512];
     char src_missing[600];     /* why the source is not shown */
+    char **disasm;             /* address view: objdump text per halfword from disasm_lo, or NULL */
+    uint32_t disasm_lo, disasm_n;
     const char *source_dir;    /* --source-dir */
     /* sections */
     double cpu_hz;             /* --cpu-hz, or 0: the clock the stream announces */

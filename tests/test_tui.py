@@ -159,6 +159,43 @@ def replay_tests():
     tmux("kill-session", "-t", s)
 
 
+def batch_live_tests():
+    """--batch on live sources: a pty and a TCP server, stopped by --duration."""
+    import json
+    import socket
+    r = scen.Result("stream")
+    data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    feeder = Feeder(data, 200000.0)
+    out = subprocess.run([TOOL, "--batch", "--duration", "2", "-o", "json", feeder.path, r.elf], capture_output=True,
+                         text=True)
+    feeder.cut()
+    j = json.loads(out.stdout) if out.stdout else {}
+    check("--batch on a pty, stopped by --duration", out.returncode == 0 and j.get("total") == 10000,
+          "exit %d, %s samples %s" % (out.returncode, j.get("total"), out.stderr.strip()))
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def serve():
+        conn, _ = srv.accept()
+        conn.sendall(data)
+        conn.close()  # the probe goes away: cmprof-top must keep its samples and retry
+        srv.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    out = subprocess.run([TOOL, "--batch", "--duration", "2", "-o", "json", "tcp:127.0.0.1:%d" % port, r.elf],
+                         capture_output=True, text=True)
+    j = json.loads(out.stdout) if out.stdout else {}
+    check("--batch on tcp:HOST:PORT, server closes, samples kept", out.returncode == 0 and j.get("total") == 10000,
+          "exit %d, %s samples" % (out.returncode, j.get("total")))
+    out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
+                         text=True)
+    check("--batch on a TCP port nobody serves: says so, exits non-zero", out.returncode == 2 and
+          "reconnecting" in out.stderr, out.stderr.strip().splitlines()[0] if out.stderr else "")
+
+
 def demo_test():
     s = "cmprof-demo"
     tmux("kill-session", "-t", s)
@@ -186,6 +223,7 @@ def main():
     os.environ.setdefault("TERM", "xterm-256color")
     os.chdir(ROOT)
     replay_tests()
+    batch_live_tests()
     demo_test()
     return 1 if failed else 0
 
