@@ -110,7 +110,7 @@ int live_main(const struct live_options *o)
     static uint8_t data[1 << 16];
     double start = now_s(), last_draw = 0, window_start = start, rate_t = start, rate = 0;
     double rate_total = 0;
-    bool dirty = true, quit = false;
+    bool dirty = true, quit = false, key_dirty = false;
     char state[700];
     while (!quit && !stop_signal) {
         double t = now_s();
@@ -163,7 +163,7 @@ int live_main(const struct live_options *o)
             while ((k = tui_key()) >= 0) {
                 int r = view_key(v, k);
                 quit |= (r & VIEW_QUIT) != 0;
-                dirty |= (r & VIEW_REDRAW) != 0;
+                key_dirty |= (r & VIEW_REDRAW) != 0; /* a key is answered at once, data at 10 Hz */
             }
         }
         if (t - window_start >= v->window_seconds) { /* a tumbling window: show the last full one */
@@ -184,7 +184,8 @@ int live_main(const struct live_options *o)
             rate_t = t;
             dirty = true;
         }
-        if (!o->headless && (dirty || src_state(src) == SRC_RECONNECTING) && t - last_draw >= REDRAW_EVERY) {
+        if (!o->headless && (key_dirty || ((dirty || src_state(src) == SRC_RECONNECTING) &&
+                                           t - last_draw >= REDRAW_EVERY))) {
             int w, h;
             tui_size(&w, &h);
             if (w != buf.w || h != buf.h)
@@ -195,7 +196,7 @@ int live_main(const struct live_options *o)
             view_render(v, &buf);
             tui_draw(&buf);
             last_draw = t;
-            dirty = false;
+            dirty = key_dirty = false;
         }
     }
     if (!o->headless)

@@ -5,7 +5,8 @@
      (its ITM parser, then its summarizer), run from a temporary copy of the document's text;
   3. symbols on a generated ELF (>= 20,000 functions, >= 100 units, -O2 -g): 100,000 addresses
      through arm-none-eabi-addr2line -f -i and through cmprof-top --resolve, load included, with
-     peak memory; then the steady-state cached lookup rate.
+     peak memory; then the steady-state cached lookup rate;
+  4. the live view: ingest rate from a file, keypress latency, CPU at a live 10,000 samples/s.
 Results go to stdout and build/bench/results.md."""
 import os
 import random
@@ -152,6 +153,13 @@ def main():
         decode_bench()
         batch_bench(tmp)
         symbol_bench(tmp)
+        say("## 4. The live view")
+        out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "ingest", "cpu"],
+                             capture_output=True, text=True, check=True).stdout
+        for ln in out.splitlines():
+            say("    " + ln)
+        say("    (memory over a long replay loop: bench/live_bench.py soak 600)")
+        say()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     open(os.path.join(B, "bench", "results.md"), "w").write("\n".join(lines_out) + "\n")

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Live view costs, measured on this machine (run from make bench, or alone):
+  ingest   cmprof-top in tmux on a 10,000,000-sample ITM capture: samples/s until the header says
+           'end of file', and how long a keypress takes to show on screen meanwhile;
+  cpu      a pty fed at 10,000 samples/s (the text stream): cmprof-top's CPU time per second;
+  soak S   a pty fed in a loop for S seconds: resident memory every 10 s.
+    live_bench.py [ingest] [cpu] [soak SECONDS]"""
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+from test_cli import itm_stream, pcs_of  # noqa: E402
+from test_tui import Feeder, screen, tmux, wait_for  # noqa: E402
+
+TOOL = os.path.join(ROOT, "build", "cmprof-top")
+B = os.path.join(ROOT, "build")
+ELF = os.path.join(B, "scenarios", "stream", "fw.elf")
+STREAM = os.path.join(B, "scenarios", "stream", "uart.txt")
+
+
+def pid_of(session):
+    out = tmux("list-panes", "-t", session, "-F", "#{pane_pid}").stdout.strip()
+    kids = subprocess.run(["pgrep", "-P", out], capture_output=True, text=True).stdout.split()
+    return int(kids[0]) if kids else int(out)
+
+
+def cpu_seconds(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kb(pid):
+    for ln in open("/proc/%d/status" % pid):
+        if ln.startswith("VmRSS:"):
+            return int(ln.split()[1])
+    return 0
+
+
+def ingest():
+    pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
+    pcs = (pcs * 100)[:10000000]
+    path = os.path.join(B, "bench", "big.itm")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not os.path.exists(path):
+        open(path, "wb").write(itm_stream(pcs))
+    elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
+    s = "bench-ingest"
+    tmux("kill-session", "-t", s)
+    t0 = time.time()
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 30" % (TOOL, path, elf))
+    latencies = []
+    sort = False
+    while time.time() - t0 < 60:
+        txt = screen(s)
+        if "[end of file]" in txt:
+            break
+        if re.search(r"samples [1-9]\d{5,}", txt) and len(latencies) < 5:
+            sort = not sort
+            k0 = time.time()
+            tmux("send-keys", "-t", s, "s")
+            want = "sort name" if sort else "sort share"
+            while time.time() - k0 < 2 and want not in screen(s):
+                time.sleep(0.002)
+            latencies.append(time.time() - k0)
+        time.sleep(0.01)
+    t_end = time.time() - t0
+    txt = screen(s)
+    m = re.search(r"samples (\d+)", txt)
+    n = int(m.group(1)) if m else 0
+    tmux("kill-session", "-t", s)
+    print("ingest: %d samples (%.0f MB ITM) in %.2f s = %.2f M samples/s through the live view"
+          % (n, os.path.getsize(path) / 1e6, t_end, n / t_end / 1e6))
+    if latencies:
+        print("keypress to screen while ingesting: %s ms (max %.0f ms; includes tmux capture polling)"
+              % (", ".join("%.0f" % (1000 * x) for x in latencies), 1000 * max(latencies)))
+
+
+def stream_bytes(seconds, rate_samples):
+    """Stream text for `seconds` at `rate_samples` samples/s: the capture's lines, repeated."""
+    lines = open(STREAM, "rb").read().split(b"\n")
+    head = [ln for ln in lines if ln.startswith(b"@cmprof")][0] + b"\n"
+    body = b"".join(ln + b"\n" for ln in lines if ln.startswith(b"$") and len(ln) == 68)
+    per_sample = len(body) / (16.0 * body.count(b"\n"))
+    need = int(seconds * rate_samples * per_sample)
+    data = head + body * (need // len(body) + 1)
+    return data[:need], per_sample * rate_samples
+
+
+def cpu():
+    data, rate = stream_bytes(12, 10000)
+    f = Feeder(data, rate)
+    s = "bench-cpu"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 30" % (TOOL, f.path, ELF))
+    wait_for(s, r"samples [1-9]", 10)
+    time.sleep(1)
+    pid = pid_of(s)
+    c0, t0 = cpu_seconds(pid), time.time()
+    time.sleep(8)
+    c1, t1 = cpu_seconds(pid), time.time()
+    rate_seen = re.search(r"(\d+)/s", screen(s))
+    f.cut()
+    tmux("kill-session", "-t", s)
+    print("cpu at a live %s samples/s (text stream on a pty, %.0f bytes/s): %.2f %% of one core"
+          % (rate_seen.group(1) if rate_seen else "?", rate, 100 * (c1 - c0) / (t1 - t0)))
+
+
+def soak(seconds):
+    data, _ = stream_bytes(60, 100000)  # one minute at 100k samples/s, replayed in a loop
+    s = "bench-soak"
+    f = Feeder(b"", 1.0)
+    f.stopped = True
+    stop = [False]
+
+    def loop():
+        while not stop[0]:
+            for i in range(0, len(data), 65536):
+                if stop[0]:
+                    return
+                try:
+                    os.write(f.master, data[i:i + 65536])
+                except OSError:
+                    return
+
+    th = threading.Thread(target=loop, daemon=True)
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 30" % (TOOL, f.path, ELF))
+    th.start()
+    wait_for(s, r"samples [1-9]", 10)
+    pid = pid_of(s)
+    t0 = time.time()
+    points = []
+    while time.time() - t0 < seconds:
+        time.sleep(10)
+        m = re.search(r"samples (\d+)", screen(s))
+        points.append((time.time() - t0, rss_kb(pid), int(m.group(1)) if m else 0))
+    stop[0] = True
+    os.close(f.master)
+    tmux("kill-session", "-t", s)
+    first, last = points[0], points[-1]
+    print("soak %.0f s: %d samples; RSS %d kB after 10 s, %d kB at the end, max %d kB"
+          % (last[0], last[2], first[1], last[1], max(p[1] for p in points)))
+    print("  rss_kb over time: " + " ".join("%d" % p[1] for p in points))
+
+
+def main(argv):
+    subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
+    args = argv or ["ingest", "cpu"]
+    i = 0
+    while i < len(args):
+        if args[i] == "ingest":
+            ingest()
+        elif args[i] == "cpu":
+            cpu()
+        elif args[i] == "soak":
+            soak(float(args[i + 1]))
+            i += 1
+        i += 1
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
