@@ -285,6 +285,46 @@ bad:
 }
 
 
+static uint32_t b64_3(const char *s, bool *ok)
+{
+    int a = b64val(s[0]), b = b64val(s[1]), c = b64val(s[2]);
+    *ok = a >= 0 && b >= 0 && c >= 0;
+    return (uint32_t)a << 12 | (uint32_t)b << 6 | (uint32_t)c;
+}
+
+/* '#' lines: pairs of (bucket index, new samples), 3 base64 chars each. */
+static void stream_hist(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    if ((len - 1) % 6 != 0 || len < 7 || !d->have_hist) {
+        if (!d->have_hist && (len - 1) % 6 == 0)
+            d->stats.no_base++;
+        else
+            bad(d);
+        return;
+    }
+    for (size_t i = 1; i < len; i += 6) { /* validate first: a line is used whole or not at all */
+        bool ok1, ok2;
+        uint32_t idx = b64_3(s + i, &ok1);
+        b64_3(s + i + 3, &ok2);
+        if (!ok1 || !ok2 || idx > d->hist_sbins) {
+            bad(d);
+            return;
+        }
+    }
+    for (size_t i = 1; i < len; i += 6) {
+        bool ok;
+        uint32_t idx = b64_3(s + i, &ok), delta = b64_3(s + i + 3, &ok);
+        if (idx == d->hist_sbins) {
+            d->stats.hist_out += delta;
+            continue;
+        }
+        struct ev e = {.type = EV_BUCKET, .addr = d->hist_sbase + (idx << d->hist_sshift),
+                       .size = 1u << d->hist_sshift, .count = delta, .offset = d->line_offset};
+        d->stats.buckets++;
+        ev_emit(sink, &e);
+    }
+}
+
 static bool field_u64(const char *s, const char *end, const char *key, uint64_t *out, int base)
 {
     const char *p = s;
@@ -333,6 +373,20 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         struct ev e = {.type = EV_STREAM_INFO, .value = clk, .min = tclk, .count = period, .size = (uint32_t)jitter,
                        .addr = (uint32_t)base, .max = sclk, .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
         ev_emit(sink, &e);
+    } else if (starts(s, len, "@hist ")) {
+        uint64_t base = 0, shift = 0, bins = 0;
+        if (!field_u64(s, end, "base=", &base, 16) || !field_u64(s, end, "shift=", &shift, 10) ||
+            !field_u64(s, end, "bins=", &bins, 10) || base > UINT32_MAX || shift < 1 || shift > 16 ||
+            bins == 0 || bins >= (1u << 18)) {
+            bad(d);
+            return;
+        }
+        d->have_hist = true;
+        d->hist_sbase = (uint32_t)base;
+        d->hist_sshift = (uint32_t)shift;
+        d->hist_sbins = (uint32_t)bins;
+        struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .offset = d->line_offset};
+        ev_emit(sink, &e);
     } else if (starts(s, len, "@task ") && len > 17 && s[7] == ' ' && s[16] == ' ' && b64val(s[6]) >= 0) {
         p = s + 8;
         if (!parse_uint(&p, s + 16, "", &v, 16) || v > UINT32_MAX) {
@@ -369,10 +423,10 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
 
 static bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@'))
+    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#'))
         return false;
-    if (s[0] == '@' && !(len > 4 && s[len - 3] == '~'))
-        return false; /* an ordinary log line that happens to start with '@' */
+    if ((s[0] == '@' || s[0] == '#') && !(len > 4 && s[len - 3] == '~'))
+        return false; /* an ordinary log line that happens to start with '@' or '#' */
     size_t body = checked_body(s, len);
     d->stats.stream_lines++;
     if (!body) {
@@ -382,6 +436,8 @@ static bool stream_line(struct text_decoder *d, const char *s, size_t len, const
     }
     if (s[0] == '@')
         stream_control(d, s, body, sink);
+    else if (s[0] == '#')
+        stream_hist(d, s, body, sink);
     else
         stream_samples(d, s, body, s[0] == '%', sink);
     return true;

@@ -29,6 +29,7 @@ struct text_stats {
     uint64_t bad_checks;   /* stream lines whose CRC did not match (included in bad_lines) */
     uint64_t no_base;      /* stream samples dropped before the first announce gave the code base */
     uint64_t stream_lines;
+    uint64_t hist_out;     /* streamed histogram samples outside the buckets */
 };
 
 struct text_decoder {
@@ -45,6 +46,8 @@ struct text_decoder {
     bool have_base;
     uint32_t code_base;
     uint32_t task_tags[64];  /* stream task index -> tag */
+    bool have_hist;          /* streamed histogram layout, from @hist */
+    uint32_t hist_sbase, hist_sshift, hist_sbins;
     struct text_stats stats;
 };
 

@@ -105,6 +105,13 @@ void cmprof_stream_flush(cmprof_putc_fn putc);
 /* Send every section that ran: count, current, min, max, sum. */
 void cmprof_stream_sections(cmprof_putc_fn putc);
 
+/* Histogram streaming (CMPROF_HIST=1 with CMPROF_STREAM=1): buckets count as usual and the drain
+ * sends what changed since the last pass, so a slow link carries any sample rate. Build
+ * cmprof_sampler.c and cmprof_stream.c with the same options. Bucket index CMPROF_HIST_BINS
+ * carries the out-of-range count. */
+uint32_t cmprof_stream_hist_take(uint32_t *index, uint32_t *delta, uint32_t max, int *pass_done);
+void cmprof_stream_hist_layout(uint32_t *base, uint32_t *shift, uint32_t *bins);
+
 /* Ring access for the drain (and for users with their own transport). */
 uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max);
 uint32_t cmprof_stream_pending(void);

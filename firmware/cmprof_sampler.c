@@ -33,7 +33,9 @@
 _Static_assert((CMPROF_RING_N & (CMPROF_RING_N - 1u)) == 0u, "CMPROF_RING_N must be a power of two");
 _Static_assert(CMPROF_HIST_SHIFT >= 1u && CMPROF_HIST_SHIFT <= 16u, "CMPROF_HIST_SHIFT out of range");
 _Static_assert((CMPROF_JITTER & (CMPROF_JITTER + 1u)) == 0u, "CMPROF_JITTER must be 2^k - 1");
-_Static_assert(!(CMPROF_STREAM && CMPROF_HIST), "streaming sends raw samples: use the ring, not CMPROF_HIST");
+/* streaming sends ring samples as they come, or histogram bucket deltas now and then */
+#define CMPROF_STREAM_RING (CMPROF_STREAM && !CMPROF_HIST)
+#define CMPROF_STREAM_HIST (CMPROF_STREAM && CMPROF_HIST)
 
 #if CMPROF_TIMER_TIM3
 #define CMPROF_ISR TIM3_IRQHandler
@@ -66,7 +68,7 @@ static struct {
     uint32_t period;
     uint32_t rnd; /* xorshift32 state, never 0 once started */
 #endif
-#if CMPROF_STREAM
+#if CMPROF_STREAM_RING
     uint32_t head;          /* samples stored; the ring is single-producer (the tick) ... */
     volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
     uint32_t lost;          /* samples dropped because the ring was full */
@@ -82,6 +84,10 @@ static struct {
 
 #if CMPROF_HIST
 static uint16_t cmprof_hist[CMPROF_HIST_BINS];
+#if CMPROF_STREAM_HIST
+static uint16_t cmprof_hist_sent[CMPROF_HIST_BINS + 1u]; /* what the host has; last: the out count */
+static uint32_t cmprof_hist_cursor;
+#endif
 #else
 #ifdef CMPROF_TAG
 static uint32_t cmprof_tags[CMPROF_RING_N];
@@ -128,13 +134,17 @@ __attribute__((used)) void cmprof_tick(uint32_t pc)
 #if CMPROF_HIST
     uint32_t i = (pc - CMPROF_HIST_BASE) >> CMPROF_HIST_SHIFT;
     if (i < CMPROF_HIST_BINS) {
+#if CMPROF_STREAM_HIST
+        cmprof_hist[i]++; /* wraps: the host adds up deltas, sent long before 65536 more arrive */
+#else
         uint16_t v = (uint16_t)(cmprof_hist[i] + 1u);
         if (v != 0u) /* saturate instead of wrapping to zero */
             cmprof_hist[i] = v;
+#endif
     } else {
         cmprof_state.out++;
     }
-#elif CMPROF_STREAM
+#elif CMPROF_STREAM_RING
     uint32_t h = cmprof_state.head;
     if (h - cmprof_state.tail < CMPROF_RING_N) { /* never overwrite what the drain has not sent */
         cmprof_state.ring[h & (CMPROF_RING_N - 1u)] = pc;
@@ -173,10 +183,15 @@ void cmprof_start(uint32_t period, uint32_t limit)
     if (cmprof_state.rnd == 0u)
         cmprof_state.rnd = CMPROF_DEFAULT_SEED;
 #endif
-#if CMPROF_STREAM
+#if CMPROF_STREAM_RING
     cmprof_state.head = 0u;
     cmprof_state.tail = 0u;
     cmprof_state.lost = 0u;
+#endif
+#if CMPROF_STREAM_HIST
+    for (uint32_t i = 0; i <= CMPROF_HIST_BINS; i++)
+        cmprof_hist_sent[i] = 0u;
+    cmprof_hist_cursor = 0u;
 #endif
 #if CMPROF_HIST
     cmprof_state.out = 0u;
@@ -232,7 +247,40 @@ void cmprof_seed(uint32_t seed)
 #endif
 }
 
-#if CMPROF_STREAM
+#if CMPROF_STREAM_HIST
+uint32_t cmprof_stream_hist_take(uint32_t *index, uint32_t *delta, uint32_t max, int *pass_done)
+{
+    uint32_t k = 0;
+    *pass_done = 0;
+    while (k < max) {
+        uint32_t i = cmprof_hist_cursor;
+        /* 16-bit reads are atomic; the difference is right across a wrap */
+        uint16_t now = i < CMPROF_HIST_BINS ? *(volatile uint16_t *)&cmprof_hist[i]
+                                            : (uint16_t)*(volatile uint32_t *)&cmprof_state.out;
+        uint16_t d = (uint16_t)(now - cmprof_hist_sent[i]);
+        if (d) {
+            index[k] = i;
+            delta[k++] = d;
+            cmprof_hist_sent[i] = now;
+        }
+        if (++cmprof_hist_cursor > CMPROF_HIST_BINS) {
+            cmprof_hist_cursor = 0u;
+            *pass_done = 1;
+            break;
+        }
+    }
+    return k;
+}
+
+void cmprof_stream_hist_layout(uint32_t *base, uint32_t *shift, uint32_t *bins)
+{
+    *base = CMPROF_HIST_BASE;
+    *shift = CMPROF_HIST_SHIFT;
+    *bins = CMPROF_HIST_BINS;
+}
+#endif
+
+#if CMPROF_STREAM_RING
 uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
 {
     uint32_t t = cmprof_state.tail;

@@ -2,6 +2,7 @@
  *   $<samples>~CC        samples; each is 4 base64 chars, the halfword offset from the code base,
  *                        or '*' and 6 chars for a PC outside the 32 MB window (e.g. 0 or RAM)
  *   %<samples>~CC        the same with a tag: one base64 char (task index) before each sample
+ *   #<pairs>~CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
  *   @<word> ...~CC       announce, task, section names, section statistics, loss count
  * CC is a CRC-12 of everything before the '~', as two base64 chars. */
 #include "cmprof.h"
@@ -47,9 +48,11 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
         putc(line[i]);
 }
 
+/* Copy s, stopping where the line must still fit "~CC\n" (lines are at least LINE_ROOM long). */
+#define LINE_ROOM 160u
 static size_t put_text(char *b, size_t n, const char *s)
 {
-    while (*s && n < 100u)
+    while (*s && n < LINE_ROOM - 4u)
         b[n++] = *s++;
     return n;
 }
@@ -83,7 +86,7 @@ static size_t put_field(char *b, size_t n, const char *key, uint64_t v)
 
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info)
 {
-    char line[160];
+    char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=1");
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
@@ -106,6 +109,15 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
             n = put_hex(line, n, desc[i], 2);
     }
     send(putc, line, n);
+#if CMPROF_HIST
+    uint32_t base, shift, bins;
+    cmprof_stream_hist_layout(&base, &shift, &bins);
+    n = put_text(line, 0, "@hist base=");
+    n = put_hex(line, n, base, 8);
+    n = put_field(line, n, "shift=", shift);
+    n = put_field(line, n, "bins=", bins);
+    send(putc, line, n);
+#endif
 }
 
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
@@ -118,7 +130,7 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
             return;
         stream.tags[stream.n_tags++] = tag;
     }
-    char line[128];
+    char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@task ");
     line[n++] = b64[i];
     line[n++] = ' ';
@@ -130,7 +142,7 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name)
 {
-    char line[128];
+    char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@secname");
     n = put_field(line, n, "", index);
     line[n++] = ' ';
@@ -138,6 +150,53 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
     send(putc, line, n);
 }
 
+#if CMPROF_HIST
+#define HIST_PAIRS 12u
+
+static void put3(char *b, size_t *n, uint32_t v)
+{
+    b[(*n)++] = b64[(v >> 12) & 63u];
+    b[(*n)++] = b64[(v >> 6) & 63u];
+    b[(*n)++] = b64[v & 63u];
+}
+
+/* One line of changed buckets; returns the samples it carries. *pass_done: a full pass ended. */
+static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
+{
+    uint32_t idx[HIST_PAIRS], delta[HIST_PAIRS];
+    uint32_t k = cmprof_stream_hist_take(idx, delta, HIST_PAIRS, pass_done), sum = 0;
+    if (!k)
+        return 0;
+    char line[1u + HIST_PAIRS * 6u + 4u]; /* '#', pairs, "~CC\n" */
+    size_t n = 0;
+    line[n++] = '#';
+    for (uint32_t i = 0; i < k; i++) {
+        put3(line, &n, idx[i]);
+        put3(line, &n, delta[i]);
+        sum += delta[i];
+    }
+    send(putc, line, n);
+    return sum;
+}
+
+uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
+{
+    uint32_t sent = 0;
+    int done = 0;
+    while (max_lines-- && !done)
+        sent += send_hist(putc, &done);
+    return sent;
+}
+
+void cmprof_stream_flush(cmprof_putc_fn putc)
+{
+    for (int pass = 0; pass < 2; pass++) { /* finish the pass under way, then one whole pass */
+        int done = 0;
+        while (!done)
+            send_hist(putc, &done);
+    }
+}
+#else
 static uint32_t tag_index(uint32_t tag)
 {
     for (uint32_t i = 0; i < stream.n_tags; i++)
@@ -169,7 +228,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
     uint32_t k = cmprof_stream_take(pcs, tags, max);
     if (!k)
         return 0;
-    char line[4u + LINE_SAMPLES * 8u];
+    char line[1u + LINE_SAMPLES * 8u + 4u]; /* '%', tag + '*' + 6 chars each, "~CC\n" */
 #ifdef CMPROF_TAG
     const bool tagged = true;
 #else
@@ -192,7 +251,7 @@ static void send_lost(cmprof_putc_fn putc)
     if (lost == stream.lost_sent)
         return;
     stream.lost_sent = lost;
-    char line[40];
+    char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@lost");
     n = put_field(line, n, "", lost);
     send(putc, line, n);
@@ -213,6 +272,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
     }
     send_lost(putc);
 }
+#endif
 
 void cmprof_stream_sections(cmprof_putc_fn putc)
 {
@@ -220,7 +280,7 @@ void cmprof_stream_sections(cmprof_putc_fn putc)
         const struct cmprof_section *s = cmprof_section_get(i);
         if (!s || s->count == 0u)
             continue;
-        char line[160];
+        char line[LINE_ROOM];
         size_t n = put_text(line, 0, "@sect");
         n = put_field(line, n, "", i);
         n = put_field(line, n, "n=", s->count);

@@ -103,6 +103,9 @@ def all_scenarios():
                       CMPROF_JITTER=4095))
     s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
                       **JIT))
+    # histogram deltas: any sample rate over a slow link
+    s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
+                      CMPROF_HIST_BINS=2048, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
 
 

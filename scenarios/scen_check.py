@@ -557,6 +557,19 @@ def streaming(c):
             js["lost"] == s_.kv["lost"] > 0 and js["total"] + js["lost"] == s_.kv["taken"],
             "taken %d = decoded %d + lost %d (firmware says lost %d)" % (s_.kv["taken"], js["total"], js["lost"],
                                                                        s_.kv["lost"]))
+    h = Result("stream_hist")
+    jh = h.tool(inline=False)
+    th = shares({re.sub(r"\.(constprop|isra|part|cold)\.\d+$", "", f): v for f, v in h.truth().items()})
+    ph = {row["name"]: row["samples"] for row in jh["rows"]}
+    okh, worsth, wnameh = within(ph, th, jh["total"], ("hot_a", "hot_b", "hot_c"))
+    hist_lines = [ln for ln in open(os.path.join(scen.BUILD, "stream_hist", "uart.txt"), "rb").read().split(b"\n")
+                  if ln.startswith(b"#")]
+    hist_bytes = sum(len(ln) + 1 for ln in hist_lines)
+    c.check("histogram stream: every sample arrives as bucket deltas, profile within 3 sigma",
+            jh["total"] + jh["decoder"]["hist_out"] == h.kv["taken"] and jh["decoder"]["text_bad_lines"] == 0 and okh,
+            "%.0f samples in buckets + %d outside = %d taken, in %d '#' lines (%d bytes, %.2f bytes per sample); "
+            "worst %.2f sigma (%s)" % (jh["total"], jh["decoder"]["hist_out"], h.kv["taken"], len(hist_lines), hist_bytes, hist_bytes / max(jh["total"], 1), worsth,
+               wnameh))
     # a flipped bit drops its line, never invents a sample
     text = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
     lines = text.split(b"\n")
@@ -596,6 +609,9 @@ def streaming(c):
           "- Slow drain (every 128 loops, ring of 64): taken %d = decoded %d + lost %d." % (
               s_.kv["taken"], js["total"], js["lost"]),
           "- %d lines with one flipped bit: all %d dropped by their CRC-12, no sample invented." % (flipped, flipped),
+          "- Histogram deltas (`stream_hist`, 2-byte buckets): %.0f samples in %d bytes of '#' lines, %.2f bytes "
+          "per sample; the cost depends on the buckets that change between passes, not on the sample rate."
+          % (jh["total"], hist_bytes, hist_bytes / max(jh["total"], 1)),
           "")
 
 

@@ -58,7 +58,8 @@ firmware_builds() {
     for cpu in cortex-m0 cortex-m0plus cortex-m3 cortex-m4 cortex-m7; do
         for opts in "" "-DCMPROF_HIST=1" "-DCMPROF_JITTER=2047" "-DCMPROF_HIST=1 -DCMPROF_JITTER=2047" \
             "-DCMPROF_TAG=task" "-DCMPROF_TIMER_TIM3=1" "-DCMPROF_TIMER_TIM3=1 -DCMPROF_STM32F1=1" \
-            "-DCMPROF_STREAM=1" "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_JITTER=4095"; do
+            "-DCMPROF_STREAM=1" "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_JITTER=4095" \
+            "-DCMPROF_STREAM=1 -DCMPROF_HIST=1"; do
             local ok=1
             for f in firmware/cmprof_sampler.c firmware/cmprof_section.c firmware/cmprof_dwt.c firmware/cmprof_stream.c; do
                 arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb $opts -c "$f" \

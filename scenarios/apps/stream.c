@@ -56,8 +56,10 @@ int main(void)
     cmprof_stream_flush(board_putc);
     board_puts("taken=");
     board_putdec(cmprof_samples());
+#if !CMPROF_HIST
     board_puts(" lost=");
     board_putdec(cmprof_stream_lost());
+#endif
     board_putc('\n');
     board_exit(0);
 }
