@@ -13,17 +13,14 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 TOOL = os.path.join(ROOT, "build", "cmprof-top")
 SCEN = os.path.join(ROOT, "build", "scenarios")
 TMP = os.path.join(ROOT, "build", "cli-test")
 
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global failed
-    failed += 0 if ok else 1
-    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + detail) if detail else ""), flush=True)
 
 
 def run(*args, stdin=None):
@@ -200,7 +197,7 @@ def main():
     code, out, _ = run("-h")
     check("-h prints usage", code == 0 and "--batch" in out)
     shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+    return 1 if harness.failed else 0
 
 
 if __name__ == "__main__":

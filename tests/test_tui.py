@@ -17,15 +17,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "scenarios"))
 import scen  # noqa: E402
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 TOOL = os.path.join(ROOT, "build", "cmprof-top")
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global failed
-    failed += 0 if ok else 1
-    print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + detail) if detail else ""), flush=True)
 
 
 def tmux(*args):
@@ -122,7 +117,8 @@ def replay_tests():
     keys(s, "Enter")
     txt = screen(s)
     check("Enter: drill into hot_a's source lines", re.search(r"^hot_a\s+\d+ samples", txt, re.M) is not None
-          and "__asm volatile" in txt and "inline chain of the selected line" in txt, txt.splitlines()[4])
+          and "NOP_LOOP(__attribute__((noinline)), hot_a)" in txt and "inline chain of the selected line" in txt,
+          txt.splitlines()[4])
     keys(s, "Escape", "t")
     txt = screen(s)
     check("key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
@@ -225,7 +221,7 @@ def main():
     replay_tests()
     batch_live_tests()
     demo_test()
-    return 1 if failed else 0
+    return 1 if harness.failed else 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
  * handler's instructions exactly; the firmware also prints the difference of the two spans. */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 
 #ifndef PERIOD
 #define PERIOD 1691u
@@ -9,11 +10,7 @@
 
 void *volatile cost_tag; /* the tag a CMPROF_TAG=cost_tag build stores */
 
-__attribute__((noinline)) void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_a)
 
 int main(void)
 {

@@ -3,6 +3,7 @@
  * its time lands after the instruction that raised it; at a lower priority (0x80) it is seen. */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 
 #ifndef ISR_PRIO
 #define ISR_PRIO 0u
@@ -14,22 +15,14 @@
 #define SAMPLES 10000u
 #endif
 
-__attribute__((noinline)) void isr_work(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), isr_work)
 
 void EXTI0_IRQHandler(void)
 {
     isr_work(300);
 }
 
-__attribute__((noinline)) void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_a)
 
 int main(void)
 {

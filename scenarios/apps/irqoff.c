@@ -3,6 +3,7 @@
  * the sampling period also loses samples, since only one interrupt can be pending. */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 
 #ifndef LOCK_N
 #define LOCK_N 300u
@@ -35,11 +36,7 @@ __attribute__((noinline)) void locked(uint32_t n)
     irq_on();
 }
 
-__attribute__((noinline)) void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_a)
 
 int main(void)
 {

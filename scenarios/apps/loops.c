@@ -5,6 +5,7 @@
  *   HOT_INLINE=1             let the compiler inline the loops (build at -O2) */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 
 #ifndef PERIOD
 #define PERIOD 2013u
@@ -31,23 +32,11 @@ __attribute__((noinline)) static void report_span(uint32_t t0)
 #define HOT __attribute__((noinline))
 #endif
 
-HOT void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(HOT, hot_a)
 
-HOT void hot_b(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(HOT, hot_b)
 
-HOT void hot_c(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(HOT, hot_c)
 
 #if USE_PSP
 static uint32_t thread_stack[256];

@@ -3,6 +3,7 @@
  * every run takes the same time; section 1 times it with the sampler interrupting. */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 
 #include <stddef.h>
 
@@ -13,11 +14,7 @@
 #define SAMPLES 2000u
 #endif
 
-__attribute__((noinline)) void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_a)
 
 int main(void)
 {

@@ -3,6 +3,7 @@
  *                   overflows and the loss counter must say so) */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 
 #ifndef PERIOD
 #define PERIOD 1691u
@@ -16,23 +17,11 @@
 
 extern const uint32_t __build_id[];
 
-__attribute__((noinline)) void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_a)
 
-__attribute__((noinline)) void hot_b(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_b)
 
-__attribute__((noinline)) void hot_c(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_c)
 
 int main(void)
 {

@@ -3,6 +3,7 @@
  * with every sample (build with -DCMPROF_TAG=current_task). */
 #include "board.h"
 #include "cmprof.h"
+#include "work.h"
 #include "sched.h"
 
 #ifndef PERIOD
@@ -12,17 +13,9 @@
 #define SAMPLES 5000u
 #endif
 
-__attribute__((noinline)) void hot_a(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_a)
 
-__attribute__((noinline)) void hot_b(uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __asm volatile("nop");
-}
+NOP_LOOP(__attribute__((noinline)), hot_b)
 
 static void finish(void)
 {
