@@ -271,9 +271,17 @@ void view_check_budgets(struct view *v)
     double hz = section_hz(v);
     for (int i = 0; i < INGEST_SECTIONS && i < 32; i++) {
         const struct ingest_section *s = &v->in->section[i];
+        if (v->sect_reset[i] && s->seen && s->count != v->seen_count[i]) { /* min/max since the reset */
+            if (s->current < v->sect_min[i])
+                v->sect_min[i] = s->current;
+            if (s->current > v->sect_max[i])
+                v->sect_max[i] = s->current;
+        }
         const struct view_budget *bu = s->seen ? budget_for(v, i, s->name) : NULL;
-        if (!bu || hz <= 0 || s->count == v->seen_count[i])
+        if (!bu || hz <= 0 || s->count == v->seen_count[i]) {
+            v->seen_count[i] = s->count;
             continue;
+        }
         /* a new report: the latest run over budget counts once */
         if ((double)s->current / hz * 1e6 > bu->us)
             v->budget_violations[i]++;
@@ -457,6 +465,7 @@ static void step_into(struct view *v)
     /* frames: innermost first; the frame after ours (toward the inside) is the callee */
     for (uint32_t k = loc->n_frames - 1; k > 0; k--)
         if (strcmp(loc->frames[k].function, v->func) == 0) {
+            v->inline_frames = true; /* inside the inlined callee, its own samples are what count */
             enter_function(v, loc->frames[k - 1].function);
             return;
         }
@@ -608,6 +617,17 @@ int view_key(struct view *v, int key)
             freeze(v);
         return VIEW_REDRAW;
     case 'r':
+        if (v->mode == VM_SECTIONS) { /* from now on: counts, sums, and min/max of what is reported */
+            for (int i = 0; i < INGEST_SECTIONS && i < 32; i++) {
+                v->sect_reset[i] = true;
+                v->sect_base_count[i] = v->in->section[i].count;
+                v->sect_base_sum[i] = v->in->section[i].sum;
+                v->sect_min[i] = UINT64_MAX;
+                v->sect_max[i] = 0;
+                v->budget_violations[i] = 0;
+            }
+            return VIEW_REDRAW;
+        }
         prof_reset(v->prof);
         if (v->window)
             prof_reset(v->window);
@@ -695,7 +715,7 @@ static void keybar(struct view *v, struct vbuf *b)
         keys = " Esc back  Enter step into inlined call  \u2191\u2193 move  i inline  ? help  q quit";
         break;
     case VM_SECTIONS:
-        keys = " t/Esc back  \u2191\u2193 move  ? help  q quit";
+        keys = " t/Esc back  r reset  \u2191\u2193 move  ? help  q quit";
         break;
     default:
         keys = " ? help  Enter drill  s sort  g group  i inline  / filter  space freeze  r reset  w window  "
@@ -855,6 +875,14 @@ static void render_sections(struct view *v, struct vbuf *b, int y0)
         if (!s->seen)
             continue;
         const struct view_budget *bu = budget_for(v, i, s->name);
+        struct ingest_section since = *s;
+        if (v->sect_reset[i]) { /* since the reset: a baseline for count and sum, min/max as seen */
+            since.count = s->count - v->sect_base_count[i];
+            since.sum = s->sum - v->sect_base_sum[i];
+            since.min = v->sect_max[i] ? v->sect_min[i] : 0;
+            since.max = v->sect_max[i];
+        }
+        s = &since;
         bool over = bu && hz > 0 && (double)s->max / hz * 1e6 > bu->us;
         double mean = s->count ? (double)s->sum / (double)s->count : 0;
         char c[16], mn[16], mx[16], me[16];
@@ -905,7 +933,7 @@ static void render_help(struct vbuf *b, int y0)
         "  i            charge inlined code to the inlined function, or to its caller",
         "  /            filter by name (Enter keeps it, Esc clears it)",
         "  space        freeze the display (counting goes on)",
-        "  r            reset the counts",
+        "  r            reset the counts (in the section view: the section statistics)",
         "  w            cumulative, or the last window of seconds",
         "  t            section timings",
         "  l            the firmware's log lines",

@@ -97,6 +97,9 @@ struct view {
     int n_budgets;
     uint64_t budget_violations[32];
     uint64_t seen_count[32];
+    /* section reset (the link is one-way: the host keeps a baseline) */
+    bool sect_reset[32];
+    uint64_t sect_base_count[32], sect_base_sum[32], sect_min[32], sect_max[32];
     /* log */
     char *log[VIEW_LOG_LINES];
     int log_head, log_n;

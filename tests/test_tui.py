@@ -155,6 +155,36 @@ def replay_tests():
     tmux("kill-session", "-t", s)
 
 
+def inline_and_signal_tests():
+    """Step into an inlined call from its caller's source line; SIGTERM gives the terminal back."""
+    r = scen.Result("loops_inline_o2")
+    s = "cmprof-inline"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30",
+         "%s %s %s; echo exited $?; sleep 5" % (TOOL, os.path.join(scen.BUILD, "loops_inline_o2", "uart.txt"), r.elf))
+    wait_for(s, r"end of file", 10)
+    keys(s, "i")  # charge inlined code to its caller: everything is in run()
+    txt = screen(s)
+    rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
+    check("key i: inlined code charged to its caller", "(no inline)" in txt and rows and " run " in rows[0] + " ",
+          rows[0] if rows else "")
+    keys(s, "Enter")  # run's source, at its hottest line: the call of hot_a
+    keys(s, "Enter")  # step into hot_a, inlined there
+    txt = screen(s)
+    check("Enter on an inlined call steps into the callee", re.search(r"^hot_a \u2190 run", txt, re.M) is not None,
+          txt.splitlines()[4] if len(txt.splitlines()) > 4 else "")
+    keys(s, "Escape")
+    check("Esc steps back out to the caller", re.search(r"^run\s+\d+ samples", screen(s), re.M) is not None,
+          screen(s).splitlines()[4])
+    pid = subprocess.run(["pgrep", "-n", "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
+    if pid:
+        os.kill(int(pid[0]), 15)
+    got = wait_for(s, r"^exited \d+", 5)
+    check("SIGTERM: cmprof-top restores the terminal and exits", got is not None and "cmprof-top" not in got,
+          (got or screen(s)).strip().splitlines()[0] if (got or screen(s)).strip() else "")
+    tmux("kill-session", "-t", s)
+
+
 def batch_live_tests():
     """--batch on live sources: a pty and a TCP server, stopped by --duration."""
     import json
@@ -219,6 +249,7 @@ def main():
     os.environ.setdefault("TERM", "xterm-256color")
     os.chdir(ROOT)
     replay_tests()
+    inline_and_signal_tests()
     batch_live_tests()
     demo_test()
     return 1 if harness.failed else 0

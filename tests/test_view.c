@@ -106,6 +106,15 @@ static void test_sections_and_budget(void)
     in.section[0].current = 800; /* 8 us */
     view_check_budgets(&v);
     CHECK(v.budget_violations[0] == 1);
+    view_key(&v, 'r'); /* in the section view: reset the sections, not the profile */
+    CHECK(prof_total(p) > 0 && v.budget_violations[0] == 0);
+    in.section[0].count = 13;
+    in.section[0].sum = 2000 + 400 + 500;
+    in.section[0].current = 250;
+    view_check_budgets(&v);
+    t = render(&v, 140, 24);
+    CHECK(strstr(t, "control                  2") != NULL); /* two runs since the reset */
+    CHECK(strstr(t, "2.50") != NULL);                      /* min and max: the one report seen */
 }
 
 static void test_tiny_terminal_and_log(void)
