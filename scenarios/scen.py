@@ -59,7 +59,8 @@ def all_scenarios():
         scenario("loops_inline_o2", "loops", opt="-O2", SAMPLES=10000, HOT_INLINE=1, CMPROF_RING_N=16384, **JIT),
         # 3. interrupts disabled
         scenario("irqoff_short", "irqoff", SAMPLES=10000, LOCK_N=300, CMPROF_RING_N=16384, **JIT),
-        scenario("irqoff_long", "irqoff", SAMPLES=10000, LOCK_N=7500, CMPROF_RING_N=16384, **JIT),
+        # the same 30 % share in regions of two sampling periods each (the document: locked(7500))
+        scenario("irqoff_long", "irqoff", SAMPLES=10000, LOCK_N=7500, OPEN_N=17500, CMPROF_RING_N=16384, **JIT),
         # 4. a handler at the sampler's priority, then a lower one
         scenario("handler_same", "handler", SAMPLES=10000, ISR_PRIO=0, CMPROF_RING_N=16384, **JIT),
         scenario("handler_lower", "handler", SAMPLES=10000, ISR_PRIO=0x80, CMPROF_RING_N=16384, **JIT),
