@@ -214,9 +214,10 @@ def jitter(c):
           "| N | blocks | measured sd (pp) | theory (pp) | ratio | chi-square 3-sigma band | document measured |",
           "|---|---|---|---|---|---|---|")
     doc = {100: "4.59", 1000: "1.54", 10000: "0.47"}
+    names = r.resolved(pcs)  # cmprof-top --resolve names each sample's function
     for blk in (100, 1000, 10000):
         k = len(pcs) // blk
-        vals = [sum(1 for pc in pcs[i * blk:(i + 1) * blk] if r.sym.lookup(pc) == "hot_a") / blk for i in range(k)]
+        vals = [sum(1 for pc in pcs[i * blk:(i + 1) * blk] if names[pc] == "hot_a") / blk for i in range(k)]
         mean = sum(vals) / k
         var = sum((v - mean) ** 2 for v in vals) / (k - 1)
         theory = p * (1 - p) / blk
@@ -543,8 +544,7 @@ def streaming(c):
     c.check("stream: the application's functions within 3 sigma of the truth", ok,
             "worst %.2f sigma (%s); the streaming code itself: %.2f %% sampled, %.2f %% true" % (
                 worst, wname, 100 * drain_prof, 100 * drain_truth))
-    size, bid = r.sym, j.get("stream", {}).get("build_id", "")
-    del size
+    bid = j.get("stream", {}).get("build_id", "")
     elf_bid = scen.sh(["arm-none-eabi-readelf", "-n", r.elf])
     c.check("stream: the announced build-id is the ELF's, no diagnostic", bid and bid in elf_bid and not j["diagnostics"],
             "build-id %s; diagnostics %s" % (bid, j["diagnostics"] or "none"))
