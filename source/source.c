@@ -31,6 +31,7 @@ struct source {
     unsigned reconnects;
     double next_attempt;
     struct sp_port *port; /* libserialport */
+    int stdin_flags;      /* stdin's file flags before we made it non-blocking */
     char host[200], service[16];
 };
 
@@ -179,7 +180,8 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
     if (strcmp(spec, "-") == 0) {
         s->kind = SRC_STDIN;
         s->fd = STDIN_FILENO;
-        nonblocking(s->fd);
+        s->stdin_flags = fcntl(s->fd, F_GETFL);
+        nonblocking(s->fd); /* shared with the shell: put back in src_close() */
         snprintf(s->name, sizeof s->name, "stdin");
         return s;
     }
@@ -230,6 +232,8 @@ void src_close(struct source *s)
 {
     if (!s)
         return;
+    if (s->kind == SRC_STDIN && s->stdin_flags >= 0)
+        fcntl(STDIN_FILENO, F_SETFL, s->stdin_flags);
     disconnect(s);
     free(s);
 }

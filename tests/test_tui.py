@@ -198,54 +198,42 @@ def batch_live_tests():
     j = json.loads(out.stdout) if out.stdout else {}
     check("--batch on a pty, stopped by --duration", out.returncode == 0 and j.get("total") == 10000,
           "exit %d, %s samples %s" % (out.returncode, j.get("total"), out.stderr.strip()))
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    port = srv.getsockname()[1]
+    def tcp_server(parts, gap):
+        """A probe's SWO server on a free port: one connection per part, then it goes away for `gap` s."""
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", 0))
+        port = srv.getsockname()[1]
 
-    def serve():
-        conn, _ = srv.accept()
-        conn.sendall(data)
-        conn.close()  # the probe goes away: cmprof-top must keep its samples and retry
-        srv.close()
+        def serve():
+            sock = srv
+            for k, part in enumerate(parts):
+                if k:
+                    time.sleep(gap)  # the device is gone for a while
+                    sock = socket.socket()
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    sock.bind(("127.0.0.1", port))
+                sock.listen(1)
+                conn, _ = sock.accept()
+                conn.sendall(part)
+                conn.close()  # cmprof-top must keep its samples and retry
+                sock.close()
 
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    out = subprocess.run([TOOL, "--batch", "--duration", "2", "-o", "json", "tcp:127.0.0.1:%d" % port, r.elf],
-                         capture_output=True, text=True)
-    j = json.loads(out.stdout) if out.stdout else {}
-    check("--batch on tcp:HOST:PORT, server closes, samples kept", out.returncode == 0 and j.get("total") == 10000,
-          "exit %d, %s samples" % (out.returncode, j.get("total")))
-    # the server goes away mid-stream and comes back: cmprof-top reconnects and gets the rest
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    port = srv.getsockname()[1]
+        threading.Thread(target=serve, daemon=True).start()
+        return port
+
+    def batch_json(source, seconds):
+        out = subprocess.run([TOOL, "--batch", "--duration", str(seconds), "-o", "json", source, r.elf],
+                             capture_output=True, text=True)
+        return out.returncode, json.loads(out.stdout) if out.stdout else {}
+
+    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data], 0), 2)
+    check("--batch on tcp:HOST:PORT, server closes, samples kept", code == 0 and j.get("total") == 10000,
+          "exit %d, %s samples" % (code, j.get("total")))
     cut = data.index(b"\n", len(data) // 2) + 1
-
-    def serve_twice():
-        conn, _ = srv.accept()
-        conn.sendall(data[:cut])
-        conn.close()
-        srv.close()
-        time.sleep(1.0)  # the device is gone for a second
-        again = socket.socket()
-        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        again.bind(("127.0.0.1", port))
-        again.listen(1)
-        conn, _ = again.accept()
-        conn.sendall(data[cut:])
-        conn.close()
-        again.close()
-
-    t = threading.Thread(target=serve_twice, daemon=True)
-    t.start()
-    out = subprocess.run([TOOL, "--batch", "--duration", "3", "-o", "json", "tcp:127.0.0.1:%d" % port, r.elf],
-                         capture_output=True, text=True)
-    j = json.loads(out.stdout) if out.stdout else {}
+    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data[:cut], data[cut:]], 1.0), 3)
     check("TCP source that goes away and returns: reconnected, every sample counted",
-          out.returncode == 0 and j.get("total") == 10000, "exit %d, %s samples" % (out.returncode, j.get("total")))
+          code == 0 and j.get("total") == 10000, "exit %d, %s samples" % (code, j.get("total")))
     out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
                          text=True)
     check("--batch on a TCP port nobody serves: says so, exits non-zero", out.returncode == 2 and
