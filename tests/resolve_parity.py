@@ -5,9 +5,9 @@ names, line numbers and discriminators must match exactly; file paths may differ
 directory prefix. ELFs: every scenario's, plus the scenario apps built at -O0/-Os/-O2/-O3 with
 DWARF 4 and 5. Prints one ok/FAIL line per ELF.
 
-Addresses inside a function symbol's extent must all match. Fill between functions (the zero
-halfwords objdump also lists, e.g. between 16-byte-aligned functions) never executes and is never
-sampled; differences there are counted and printed, not failed."""
+Addresses inside a function symbol's extent must all match. Alignment padding after a function
+(zero fill between 16-byte-aligned functions, a nop pad) lies outside every function, never executes
+and is never sampled; differences there are counted and printed, not failed."""
 import os
 import re
 import subprocess
@@ -84,9 +84,9 @@ def check(elf):
 
 
 def main():
-    elfs = sorted(os.path.join(scen.BUILD, d, "fw.elf") for d in os.listdir(scen.BUILD)
-                  if os.path.exists(os.path.join(scen.BUILD, d, "fw.elf")))
-    elfs += variant_elfs()
+    # every scenario's ELF (scen.py run built them), the demo's, and the variants
+    elfs = [os.path.join(scen.BUILD, name, "fw.elf") for name in sorted(scen.SCENARIOS)]
+    elfs += [scen.build(scen.DEMO)] + variant_elfs()
     total = mismatched = fill_total = 0
     failed = 0
     for elf in elfs:
