@@ -1012,4 +1012,11 @@ void view_render(struct view *v, struct vbuf *b)
         break;
     }
     keybar(v, b);
+    if (!v->unicode) /* a terminal without UTF-8: plain ASCII for the few symbols we use */
+        for (int i = 0; i < b->w * b->h; i++) {
+            uint32_t c = b->cells[i].ch;
+            if (c < 0x80)
+                continue;
+            b->cells[i].ch = c == 0x00B1 ? '+' : c == 0x2191 ? '^' : c == 0x2193 ? 'v' : c == 0x2190 ? '<' : '?';
+        }
 }

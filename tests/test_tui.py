@@ -138,6 +138,8 @@ def replay_tests():
     time.sleep(0.6)
     txt = screen(s)
     check("resize to 160x45", "hot_a" in txt and "? help" in txt)
+    colored = tmux("capture-pane", "-p", "-e", "-t", s).stdout
+    check("colours on by default", re.search(r"\x1b\[[0-9;]*3[1-7]", colored) is not None)
     keys(s, "?")
     check("key ?: help", "Keys" in screen(s) and "freeze" in screen(s))
     keys(s, "Escape")
@@ -153,6 +155,22 @@ def replay_tests():
     check("key q: quits and gives the terminal back", "cmprof-top" not in txt.splitlines()[0] if txt.strip() else True,
           txt.splitlines()[0] if txt.strip() else "(empty)")
     tmux("kill-session", "-t", s)
+
+
+def no_color_test():
+    """--no-color and NO_COLOR: no colour escape on screen, only bold/dim/reverse."""
+    r = scen.Result("loops_jitter")
+    for name, cmd in (("--no-color", "%s --no-color %s %s" % (TOOL, os.path.join(scen.BUILD, "loops_jitter", "uart.txt"),
+                                                            r.elf)),
+                      ("NO_COLOR", "NO_COLOR=1 %s %s %s" % (TOOL, os.path.join(scen.BUILD, "loops_jitter", "uart.txt"),
+                                                             r.elf))):
+        s = "cmprof-nocolor"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", cmd + "; sleep 5")
+        wait_for(s, r"end of file", 10)
+        txt = tmux("capture-pane", "-p", "-e", "-t", s).stdout
+        check("%s: no colours" % name, "hot_a" in txt and re.search(r"\x1b\[[0-9;]*3[1-7]", txt) is None)
+        tmux("kill-session", "-t", s)
 
 
 def inline_and_signal_tests():
@@ -268,6 +286,7 @@ def main():
     os.chdir(ROOT)
     replay_tests()
     inline_and_signal_tests()
+    no_color_test()
     batch_live_tests()
     demo_test()
     return 1 if harness.failed else 0

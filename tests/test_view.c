@@ -48,6 +48,19 @@ static void test_top_view(void)
     CHECK(strstr(t, "\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588") != NULL);
 }
 
+static void test_ascii_fallback(void)
+{
+    setup();
+    v.unicode = false; /* a terminal without UTF-8 */
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "################") != NULL);
+    int non_ascii = 0;
+    for (const unsigned char *c = (const unsigned char *)t; *c; c++)
+        non_ascii += *c >= 0x80;
+    CHECK(non_ascii == 0);
+    CHECK(strstr(t, "SHARE +95%") != NULL);
+}
+
 static void test_keys_group_filter_freeze(void)
 {
     setup();
@@ -144,6 +157,7 @@ static void test_diagnostics_banner(void)
 int main(void)
 {
     RUN_TEST(test_top_view);
+    RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
     RUN_TEST(test_sections_and_budget);
