@@ -100,8 +100,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"hist_out\": %llu, \"log_lines\": %llu, "
                 "\"itm_packets\": %llu, \"itm_errors\": %llu, \"itm_overflows\": %llu, \"itm_syncs\": %llu, "
                 "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu},\n",
-                (unsigned long long)(in->text.stats.bytes + in->itm.stats.bytes * (in->format != DETECT_TPIU) +
-                                     in->tpiu.stats.bytes),
+                (unsigned long long)in->bytes,
                 (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.long_lines,
                 (unsigned long long)in->text.stats.tag_mismatch, (unsigned long long)in->text.stats.orphan_lines,
                 (unsigned long long)in->text.stats.bad_checks, (unsigned long long)in->text.stats.hist_out,

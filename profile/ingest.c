@@ -12,7 +12,6 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
-        in->pc_samples++;
         break;
     case EV_SLEEP:
         prof_add_sleep(in->prof);
@@ -23,18 +22,15 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_bucket(in->prof, e->addr, e->size, e->count);
         if (in->window)
             prof_add_bucket(in->window, e->addr, e->size, e->count);
-        in->buckets++;
         break;
     case EV_TASK_NAME:
         prof_task_name(in->prof, e->tag, e->text, e->text_len);
         break;
     case EV_LOG:
-        in->logs++;
         if (in->on_log)
             in->on_log(in->log_ctx, e->text, e->text_len);
         break;
     case EV_SECTION:
-        in->sections++;
         if (e->index < INGEST_SECTIONS) {
             struct ingest_section *s = &in->section[e->index];
             s->seen = true;
@@ -118,6 +114,7 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
 
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 {
+    in->bytes += len;
     if (in->format == DETECT_UNKNOWN) {
         size_t take = DETECT_WINDOW - in->n_pending;
         if (take > len)

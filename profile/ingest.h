@@ -34,7 +34,7 @@ struct ingest {
     struct itm_decoder itm;
     struct tpiu_decoder tpiu;
     struct ev_sink sink;
-    uint64_t pc_samples, buckets, logs, sections;
+    uint64_t bytes;             /* fed in, whatever the format */
     uint64_t lost;              /* samples the firmware reports it dropped */
     struct ingest_stream_info info;
     struct ingest_section section[INGEST_SECTIONS];

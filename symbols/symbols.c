@@ -696,14 +696,13 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
 }
 
 /* Open a second view of the DWARF: each loader thread needs its own Dwarf_Debug. */
-static bool open_dwarf(int fd, Dwarf_Debug *dbg, bool *present)
+static bool open_dwarf(int fd, Dwarf_Debug *dbg)
 {
     Dwarf_Error err = NULL;
     int res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, dbg, &err);
-    *present = res == DW_DLV_OK;
     if (res == DW_DLV_ERROR && err)
         dwarf_dealloc_error(NULL, err);
-    return *present;
+    return res == DW_DLV_OK;
 }
 
 /* Visit every compilation unit; lines: read line tables (rows, sequences, file tables), else
@@ -771,9 +770,8 @@ static bool load_dwarf(struct sym_table *t, const char *path, bool *has_dwarf)
     dwarf_set_de_alloc_flag(0);
     int fd_lines = open(path, O_RDONLY), fd_scopes = open(path, O_RDONLY);
     Dwarf_Debug dbg_lines = NULL, dbg_scopes = NULL;
-    bool present = false, ok = true;
-    if (fd_lines >= 0 && fd_scopes >= 0 && open_dwarf(fd_lines, &dbg_lines, &present) &&
-        open_dwarf(fd_scopes, &dbg_scopes, &present)) {
+    bool ok = true;
+    if (fd_lines >= 0 && fd_scopes >= 0 && open_dwarf(fd_lines, &dbg_lines) && open_dwarf(fd_scopes, &dbg_scopes)) {
         *has_dwarf = true;
         struct strpool scope_strings = {0};
         struct cu_ctx lines = {.dbg = dbg_lines, .t = t, .pool = &t->strings};
@@ -810,7 +808,6 @@ static bool load_dwarf(struct sym_table *t, const char *path, bool *has_dwarf)
         close(fd_lines);
     if (fd_scopes >= 0)
         close(fd_scopes);
-    (void)present;
     return ok;
 }
 
