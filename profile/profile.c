@@ -156,17 +156,19 @@ static const char *function_at(struct prof *p, uint32_t addr)
     return l && l->known && l->symbol ? l->symbol : NULL;
 }
 
-void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t count)
+/* Buckets up to this size are spread per halfword, so line rows stay meaningful; larger ones
+ * per function, so the work grows with the functions a bucket covers, not with its bytes. */
+#define BUCKET_SPREAD_BYTES 64u
+
+static void add_bucket_per_halfword(struct prof *p, uint32_t addr, uint32_t size, double count)
 {
-    if (size < 2 || count == 0)
-        return;
     /* halfwords that belong to a function share the count; padding between functions does not,
      * unless the whole bucket is padding */
     uint32_t owned = 0;
     const char *first = NULL;
     bool straddles = false;
-    for (uint32_t a = addr; a < addr + size; a += 2) {
-        const char *f = function_at(p, a);
+    for (uint32_t k = 0; k < size; k += 2) {
+        const char *f = function_at(p, addr + k);
         if (f) {
             owned++;
             if (first && f != first)
@@ -175,16 +177,66 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
         }
     }
     uint32_t parts = owned ? owned : size / 2;
-    double each = (double)count / parts;
-    for (uint32_t a = addr; a < addr + size; a += 2) {
-        if (owned && !function_at(p, a))
+    double each = count / parts;
+    for (uint32_t k = 0; k < size; k += 2) {
+        if (owned && !function_at(p, addr + k))
             continue;
-        struct entry *e = slot(p, a, false, 0);
+        struct entry *e = slot(p, addr + k, false, 0);
         if (!e)
             return;
         e->count += each;
         e->approximate |= straddles;
     }
+}
+
+/* Walk the functions that overlap [addr, end): pass 1 sums their bytes, pass 2 charges each its
+ * byte share at the first address it owns in the bucket. */
+static void add_bucket_per_function(struct prof *p, uint32_t addr, uint64_t end, double count)
+{
+    uint64_t owned = 0;
+    size_t segments = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t a = addr;
+        uint32_t lo, hi;
+        while (a < end && sym_function_from(p->syms, (uint32_t)a, &lo, &hi) && lo < end) {
+            uint64_t seg_lo = lo > a ? lo : a, seg_hi = hi < end ? hi : end;
+            if (seg_hi <= seg_lo)
+                break;
+            if (pass == 0) {
+                owned += seg_hi - seg_lo;
+                segments++;
+            } else {
+                struct entry *e = slot(p, (uint32_t)seg_lo, false, 0);
+                if (!e)
+                    return;
+                e->count += count * (double)(seg_hi - seg_lo) / (double)owned;
+                e->approximate |= segments > 1;
+            }
+            a = seg_hi;
+        }
+        if (owned == 0)
+            break;
+    }
+    if (owned == 0) { /* padding or no symbols: the bucket's own address takes it all */
+        struct entry *e = slot(p, addr, false, 0);
+        if (e)
+            e->count += count;
+    }
+}
+
+void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t count)
+{
+    if (size < 2 || count == 0)
+        return;
+    uint64_t end = (uint64_t)addr + size;
+    if (end > 0x100000000ull) /* a bucket never wraps past the top of the address space */
+        end = 0x100000000ull;
+    if (size <= BUCKET_SPREAD_BYTES && end - addr == size)
+        add_bucket_per_halfword(p, addr, size, (double)count);
+    else if (p->syms)
+        add_bucket_per_function(p, addr, end, (double)count);
+    else
+        add_bucket_per_function(p, addr, addr, (double)count); /* no symbols: one row at addr */
     p->total += (double)count;
 }
 

@@ -1185,6 +1185,20 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
     return loc;
 }
 
+int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
+{
+    const struct func *f = func_for(t, addr);
+    if (!f) {
+        size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
+        if (next >= t->funcs.n)
+            return 0;
+        f = &t->funcs.v[next];
+    }
+    *lo = f->lo;
+    *hi = f->hi;
+    return 1;
+}
+
 int sym_in_code(const struct sym_table *t, uint32_t addr)
 {
     for (size_t i = 0; i < t->code.n; i++)

@@ -37,6 +37,10 @@ const char *sym_warning(const struct sym_table *t);
 /* Resolve an address (Thumb bit ignored). The result stays valid until sym_close(). */
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
 
+/* The ELF function symbol that contains addr, else the first one after it: its [lo, hi).
+ * Returns 0 when there is none. */
+int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi);
+
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 

@@ -78,6 +78,7 @@ step "scenario checks" python3 scenarios/scen.py check
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
 step "cli" python3 tests/test_cli.py
+step "hardening" python3 tests/test_hardening.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py
