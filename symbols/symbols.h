@@ -31,6 +31,11 @@ struct sym_location {
 struct sym_table *sym_open(const char *path, char *err, size_t errlen);
 void sym_close(struct sym_table *t);
 
+/* DWARF is read in a child process by default, so that a crash or hang inside libdwarf on a
+ * damaged file costs only the DWARF (a warning), never the tool. 0 reads it in this process:
+ * for the fuzzer, which needs the coverage, and for debugging. */
+void sym_set_isolation(int on);
+
 /* A warning about missing symbols or DWARF ("" when none). */
 const char *sym_warning(const struct sym_table *t);
 

@@ -1,0 +1,587 @@
+/* DWARF (libdwarf): line tables, subprograms, inlined instances and their ranges, unit names. */
+#include "table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- DWARF ------------------------------------------------------------------------------- */
+
+/* A failed libdwarf call hands over an error object; with allocation tracking off (see
+ * dwarf_load) nothing else frees it. */
+static void drop(Dwarf_Debug dbg, Dwarf_Error *err)
+{
+    if (*err) {
+        dwarf_dealloc_error(dbg, *err);
+        *err = NULL;
+    }
+}
+
+struct name_cache_slot {
+    Dwarf_Off off;
+    const char *name; /* NULL: not resolved (or no name) */
+    bool used;
+};
+
+struct cu_ctx {
+    Dwarf_Debug dbg;
+    struct strpool *pool;          /* this thread's strings */
+    struct name_cache_slot *names; /* abstract origin offset -> name: inline instances share them */
+    size_t names_cap, names_used;
+    struct sym_table *t;
+    const char **files; /* interned paths, indexed by file number - base */
+    Dwarf_Signed n_files, base;
+    Dwarf_Addr cu_base;
+    Dwarf_Half version; /* of the unit: 5 keeps ranges in .debug_rnglists, older in .debug_ranges */
+    uint32_t cu;
+    bool failed;
+    char damage[160]; /* the first error libdwarf reported on this pass, "" when none */
+};
+
+/* Keep the first error of a pass for the warning, and free it. */
+static void damaged(struct cu_ctx *c, Dwarf_Error *err, const char *what)
+{
+    if (!c->damage[0])
+        snprintf(c->damage, sizeof c->damage, "%s of unit %u: %s", what, (unsigned)c->cu,
+                 *err ? dwarf_errmsg(*err) : "unreadable");
+    drop(c->dbg, err);
+}
+
+static const char *file_name(struct cu_ctx *c, Dwarf_Unsigned fileno)
+{
+    Dwarf_Signed i = (Dwarf_Signed)fileno - c->base;
+    if (i < 0 || i >= c->n_files)
+        return NULL;
+    return c->files[i];
+}
+
+static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth);
+
+/* The name of the DIE at a .debug_info offset, cached: thousands of inlined instances point at
+ * the same few abstract origins. */
+static const char *name_at(struct cu_ctx *c, Dwarf_Off off, int depth)
+{
+    if (c->names_used * 2 >= c->names_cap) {
+        size_t cap = c->names_cap ? c->names_cap * 2 : 1024;
+        struct name_cache_slot *n = calloc(cap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < c->names_cap; i++) {
+            if (!c->names[i].used)
+                continue;
+            size_t j = (size_t)(c->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
+            while (n[j].used)
+                j = (j + 1) & (cap - 1);
+            n[j] = c->names[i];
+        }
+        free(c->names);
+        c->names = n;
+        c->names_cap = cap;
+    }
+    size_t j = (size_t)(off * 0x9E3779B97F4A7C15ull) & (c->names_cap - 1);
+    while (c->names[j].used) {
+        if (c->names[j].off == off)
+            return c->names[j].name;
+        j = (j + 1) & (c->names_cap - 1);
+    }
+    Dwarf_Die target;
+    Dwarf_Error err = NULL;
+    const char *name = NULL;
+    if (dwarf_offdie_b(c->dbg, off, 1, &target, &err) == DW_DLV_OK) {
+        name = die_name(c, target, depth + 1);
+        dwarf_dealloc_die(target);
+    } else if (err) {
+        dwarf_dealloc_error(c->dbg, err);
+    }
+    c->names[j] = (struct name_cache_slot){off, name, true};
+    c->names_used++;
+    return name;
+}
+
+/* DW_AT_name, following abstract_origin / specification links. */
+static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth)
+{
+    char *name = NULL;
+    Dwarf_Error err = NULL;
+    if (dwarf_diename(die, &name, &err) == DW_DLV_OK)
+        return symt_intern(c->pool, name);
+    drop(c->dbg, &err);
+    if (depth > 3)
+        return NULL;
+    static const Dwarf_Half links[] = {DW_AT_abstract_origin, DW_AT_specification};
+    for (size_t i = 0; i < 2; i++) {
+        Dwarf_Attribute attr;
+        Dwarf_Off off;
+        if (dwarf_attr(die, links[i], &attr, &err) != DW_DLV_OK) {
+            drop(c->dbg, &err);
+            continue;
+        }
+        int ok = dwarf_global_formref(attr, &off, &err);
+        drop(c->dbg, &err);
+        dwarf_dealloc_attribute(attr);
+        const char *n = ok == DW_DLV_OK ? name_at(c, off, depth) : NULL;
+        if (n)
+            return n;
+    }
+    return NULL;
+}
+
+typedef bool (*range_fn)(void *ctx, uint32_t lo, uint32_t hi);
+
+/* The ranges of a DW_AT_ranges attribute: DWARF 5 rnglists or DWARF 4 .debug_ranges. */
+static bool ranges_of(struct cu_ctx *c, Dwarf_Die die, Dwarf_Attribute attr, range_fn fn, void *ctx)
+{
+    Dwarf_Error err = NULL;
+    bool ok = true;
+    Dwarf_Half theform = 0;
+    Dwarf_Unsigned value = 0;
+    Dwarf_Off off = 0;
+    dwarf_whatform(attr, &theform, &err);
+    drop(c->dbg, &err);
+    if (theform == DW_FORM_rnglistx)
+        dwarf_formudata(attr, &value, &err);
+    else if (dwarf_global_formref(attr, &off, &err) == DW_DLV_OK)
+        value = off;
+    drop(c->dbg, &err);
+    Dwarf_Rnglists_Head head = NULL;
+    Dwarf_Unsigned count = 0, global_off = 0;
+    /* a DWARF 4 unit's offset must not be looked up in .debug_rnglists, which DWARF 5 objects in
+     * the same link may have brought */
+    if (c->version >= 5 &&
+        dwarf_rnglists_get_rle_head(attr, theform, value, &head, &count, &global_off, &err) == DW_DLV_OK) {
+        for (Dwarf_Unsigned i = 0; i < count && ok; i++) {
+            unsigned len = 0, code = 0;
+            Dwarf_Unsigned raw1, raw2, c1, c2;
+            Dwarf_Bool unavailable = 0;
+            if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &raw1, &raw2, &unavailable, &c1, &c2,
+                                                  &err) != DW_DLV_OK) {
+                drop(c->dbg, &err);
+                break;
+            }
+            if (code == DW_RLE_end_of_list)
+                break;
+            if (code == DW_RLE_base_address || code == DW_RLE_base_addressx || unavailable)
+                continue;
+            if (c2 > c1)
+                ok = fn(ctx, (uint32_t)c1, (uint32_t)c2);
+        }
+        dwarf_dealloc_rnglists_head(head);
+    } else {
+        drop(c->dbg, &err);
+        Dwarf_Ranges *r = NULL;
+        Dwarf_Signed n = 0;
+        Dwarf_Unsigned bytes = 0;
+        Dwarf_Off real = 0;
+        if (dwarf_get_ranges_b(c->dbg, value, die, &real, &r, &n, &bytes, &err) == DW_DLV_OK) {
+            Dwarf_Addr base = c->cu_base;
+            for (Dwarf_Signed i = 0; i < n && ok; i++) {
+                if (r[i].dwr_type == DW_RANGES_END)
+                    break;
+                if (r[i].dwr_type == DW_RANGES_ADDRESS_SELECTION) {
+                    base = r[i].dwr_addr2;
+                    continue;
+                }
+                if (r[i].dwr_addr2 > r[i].dwr_addr1)
+                    ok = fn(ctx, (uint32_t)(base + r[i].dwr_addr1), (uint32_t)(base + r[i].dwr_addr2));
+            }
+            dwarf_ranges_dealloc(c->dbg, r, n);
+        }
+    }
+    drop(c->dbg, &err);
+    return ok;
+}
+
+struct range_add {
+    struct sym_table *t;
+    uint32_t scope, depth;
+    bool inline_range;
+};
+
+static bool add_range(void *ctx, uint32_t lo, uint32_t hi)
+{
+    struct range_add *a = ctx;
+    if (lo == 0 && a->depth == 0 && hi < 0x100)
+        return true; /* code discarded by the linker keeps debug info at address 0 */
+    struct range r = {lo, hi, a->scope, a->depth, 0};
+    return a->inline_range ? VEC_PUSH(a->t->inlines, r) : VEC_PUSH(a->t->subs, r);
+}
+
+/* What a scope DIE says about itself, read in one pass over its attributes (each dwarf_attr()
+ * call would scan the abbreviation again). */
+struct scope_attrs {
+    const char *name;
+    Dwarf_Off origin;
+    bool has_origin, has_decl_file, has_call_file, has_call_line, has_low, has_high, high_is_length;
+    Dwarf_Unsigned call_file, call_line;
+    Dwarf_Addr low, high;
+    Dwarf_Attribute ranges; /* owned: dealloc after use */
+};
+
+static bool attr_udata(Dwarf_Attribute a, Dwarf_Unsigned *out)
+{
+    Dwarf_Error err = NULL;
+    if (dwarf_formudata(a, out, &err) == DW_DLV_OK)
+        return true;
+    if (err)
+        dwarf_dealloc_error(NULL, err);
+    err = NULL;
+    Dwarf_Signed sv; /* DW_FORM_implicit_const */
+    if (dwarf_formsdata(a, &sv, &err) == DW_DLV_OK && sv >= 0) {
+        *out = (Dwarf_Unsigned)sv;
+        return true;
+    }
+    if (err)
+        dwarf_dealloc_error(NULL, err);
+    return false;
+}
+
+static void read_scope_attrs(struct cu_ctx *c, Dwarf_Die die, struct scope_attrs *sa)
+{
+    Dwarf_Attribute *list = NULL;
+    Dwarf_Signed n = 0;
+    Dwarf_Error err = NULL;
+    memset(sa, 0, sizeof *sa);
+    if (dwarf_attrlist(die, &list, &n, &err) != DW_DLV_OK) {
+        drop(c->dbg, &err);
+        return;
+    }
+    for (Dwarf_Signed i = 0; i < n; i++) {
+        Dwarf_Half at = 0, form = 0;
+        Dwarf_Attribute a = list[i];
+        bool keep = false;
+        dwarf_whatattr(a, &at, &err);
+        switch (at) {
+        case DW_AT_name: {
+            char *str = NULL;
+            if (dwarf_formstring(a, &str, &err) == DW_DLV_OK)
+                sa->name = symt_intern(c->pool, str);
+            break;
+        }
+        case DW_AT_abstract_origin:
+        case DW_AT_specification:
+            sa->has_origin = dwarf_global_formref(a, &sa->origin, &err) == DW_DLV_OK;
+            break;
+        case DW_AT_decl_file:
+            sa->has_decl_file = true;
+            break;
+        case DW_AT_call_file:
+            sa->has_call_file = attr_udata(a, &sa->call_file);
+            break;
+        case DW_AT_call_line:
+            sa->has_call_line = attr_udata(a, &sa->call_line);
+            break;
+        case DW_AT_low_pc:
+            sa->has_low = dwarf_formaddr(a, &sa->low, &err) == DW_DLV_OK;
+            break;
+        case DW_AT_high_pc:
+            dwarf_whatform(a, &form, &err);
+            if (form == DW_FORM_addr || form == DW_FORM_addrx || form == DW_FORM_GNU_addr_index) {
+                sa->has_high = dwarf_formaddr(a, &sa->high, &err) == DW_DLV_OK;
+            } else {
+                Dwarf_Unsigned len;
+                sa->has_high = sa->high_is_length = attr_udata(a, &len); /* high_pc as a length */
+                sa->high = len;
+            }
+            break;
+        case DW_AT_ranges:
+            sa->ranges = a;
+            keep = true;
+            break;
+        default:
+            break;
+        }
+        if (err) {
+            dwarf_dealloc_error(c->dbg, err);
+            err = NULL;
+        }
+        if (!keep)
+            dwarf_dealloc_attribute(a);
+    }
+    dwarf_dealloc(c->dbg, list, DW_DLA_LIST);
+}
+
+static void walk(struct cu_ctx *c, Dwarf_Die die, int32_t parent, uint32_t depth)
+{
+    Dwarf_Error err = NULL;
+    Dwarf_Half tag;
+    if (c->failed || dwarf_tag(die, &tag, &err) != DW_DLV_OK) {
+        drop(c->dbg, &err);
+        return;
+    }
+    int32_t self = parent;
+    uint32_t child_depth = depth;
+    if (tag == DW_TAG_subprogram || (tag == DW_TAG_inlined_subroutine && parent >= 0)) {
+        struct scope_attrs sa;
+        read_scope_attrs(c, die, &sa);
+        struct scope s = {sa.name, NULL, UINT32_MAX, 0, tag == DW_TAG_subprogram ? -1 : parent, c->cu,
+                          sa.has_decl_file};
+        if (!s.name && sa.has_origin)
+            s.name = name_at(c, sa.origin, 0);
+        if (tag == DW_TAG_inlined_subroutine) {
+            if (sa.has_call_file)
+                s.call_fileno = (uint32_t)sa.call_file;
+            if (sa.has_call_line)
+                s.call_line = (uint32_t)sa.call_line;
+        }
+        if (!s.name)
+            s.name = symt_intern(c->pool, "??");
+        uint32_t index = (uint32_t)c->t->scopes.n;
+        bool ok = VEC_PUSH(c->t->scopes, s);
+        struct range_add a = {c->t, index, tag == DW_TAG_subprogram ? 0 : depth, tag != DW_TAG_subprogram};
+        if (ok && sa.has_low && sa.has_high) {
+            Dwarf_Addr hi = sa.high_is_length ? sa.low + sa.high : sa.high;
+            ok = hi > sa.low ? add_range(&a, (uint32_t)sa.low, (uint32_t)hi) : true;
+        } else if (ok && sa.ranges) {
+            ok = ranges_of(c, die, sa.ranges, add_range, &a);
+        }
+        if (sa.ranges)
+            dwarf_dealloc_attribute(sa.ranges);
+        if (!ok) {
+            c->failed = true;
+            return;
+        }
+        self = (int32_t)index;
+        child_depth = tag == DW_TAG_subprogram ? 1 : depth + 1;
+    }
+    /* only these can contain code scopes; types, variables and parameters are skipped whole */
+    if (tag != DW_TAG_compile_unit && tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+        tag != DW_TAG_lexical_block && tag != DW_TAG_partial_unit)
+        return;
+    Dwarf_Die child;
+    if (dwarf_child(die, &child, &err) != DW_DLV_OK) {
+        drop(c->dbg, &err);
+        return;
+    }
+    for (;;) {
+        /* Nested subprograms are not expected in C; lexical blocks pass their parent through. */
+        walk(c, child, self, child_depth);
+        Dwarf_Die next;
+        int res = dwarf_siblingof_b(c->dbg, child, 1, &next, &err);
+        dwarf_dealloc_die(child);
+        if (res != DW_DLV_OK) {
+            drop(c->dbg, &err);
+            break;
+        }
+        child = next;
+    }
+}
+
+static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
+{
+    Dwarf_Error err = NULL;
+    Dwarf_Unsigned version;
+    Dwarf_Small table_count;
+    Dwarf_Line_Context lc;
+    char **srcfiles = NULL;
+    Dwarf_Signed n_src = 0;
+    c->files = NULL;
+    c->n_files = 0;
+    c->base = 1;
+    if (dwarf_srcfiles(cu, &srcfiles, &n_src, &err) == DW_DLV_OK) {
+        c->files = calloc((size_t)n_src + 1, sizeof *c->files);
+        for (Dwarf_Signed i = 0; c->files && i < n_src; i++) {
+            c->files[i] = symt_intern(c->pool, srcfiles[i]);
+            dwarf_dealloc(c->dbg, srcfiles[i], DW_DLA_STRING);
+        }
+        dwarf_dealloc(c->dbg, srcfiles, DW_DLA_LIST);
+        c->n_files = c->files ? n_src : 0;
+    } else {
+        drop(c->dbg, &err);
+    }
+    int res = dwarf_srclines_b(cu, &version, &table_count, &lc, &err);
+    if (res != DW_DLV_OK) {
+        if (res == DW_DLV_ERROR)
+            damaged(c, &err, "line table");
+        return;
+    }
+    Dwarf_Signed base = 1, count = 0, end = 0;
+    if (dwarf_srclines_files_indexes(lc, &base, &count, &end, &err) == DW_DLV_OK)
+        c->base = base;
+    drop(c->dbg, &err);
+    Dwarf_Line *lines;
+    Dwarf_Signed n = 0;
+    if (dwarf_srclines_from_linecontext(lc, &lines, &n, &err) == DW_DLV_OK) {
+        uint32_t seq_start = (uint32_t)c->t->rows.n;
+        for (Dwarf_Signed i = 0; i < n; i++) {
+            Dwarf_Addr addr;
+            Dwarf_Unsigned lineno = 0, fileno = 0;
+            Dwarf_Bool end_seq = 0, prologue_end = 0, epilogue_begin = 0;
+            Dwarf_Unsigned isa = 0, discriminator = 0;
+            if (dwarf_lineaddr(lines[i], &addr, &err) != DW_DLV_OK) {
+                drop(c->dbg, &err);
+                continue;
+            }
+            dwarf_prologue_end_etc(lines[i], &prologue_end, &epilogue_begin, &isa, &discriminator, &err);
+            drop(c->dbg, &err);
+            dwarf_lineno(lines[i], &lineno, &err);
+            drop(c->dbg, &err);
+            dwarf_line_srcfileno(lines[i], &fileno, &err);
+            drop(c->dbg, &err);
+            dwarf_lineendsequence(lines[i], &end_seq, &err);
+            drop(c->dbg, &err);
+            if (end_seq) {
+                uint32_t first = seq_start, cnt = (uint32_t)c->t->rows.n - seq_start;
+                if (cnt && !(c->t->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
+                    struct seq s = {c->t->rows.v[first].addr, (uint32_t)addr, first, cnt, c->cu};
+                    if (!VEC_PUSH(c->t->seqs, s))
+                        c->failed = true;
+                }
+                seq_start = (uint32_t)c->t->rows.n;
+                continue;
+            }
+            struct row r = {(uint32_t)addr, (uint32_t)lineno, file_name(c, fileno), (uint32_t)c->t->rows.n,
+                            (uint32_t)discriminator};
+            if (!VEC_PUSH(c->t->rows, r))
+                c->failed = true;
+        }
+        c->t->rows.n = seq_start; /* a sequence without an end row is not trusted */
+    } else {
+        damaged(c, &err, "line rows");
+    }
+    dwarf_srclines_dealloc_b(lc);
+}
+
+/* Open a second view of the DWARF: each loader thread needs its own Dwarf_Debug. NO_ENTRY is a
+ * file without DWARF; an error is a file whose DWARF libdwarf refuses (message in why). */
+static int open_dwarf(int fd, Dwarf_Debug *dbg, char *why, size_t len)
+{
+    Dwarf_Error err = NULL;
+    int res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, dbg, &err);
+    if (res == DW_DLV_ERROR) {
+        snprintf(why, len, "%s", err ? dwarf_errmsg(err) : "unreadable");
+        if (err)
+            dwarf_dealloc_error(NULL, err);
+    }
+    return res;
+}
+
+/* Visit every compilation unit; lines: read line tables (rows, sequences, file tables), else
+ * read the DIE tree (scopes, ranges, unit names). */
+static void each_cu(struct cu_ctx *c, bool lines)
+{
+    Dwarf_Error err = NULL;
+    struct sym_table *t = c->t;
+    for (;;) {
+        Dwarf_Unsigned hdr_len, next_off, typeoff;
+        Dwarf_Half version, addr_size, len_size, ext_size, cu_type;
+        Dwarf_Sig8 sig;
+        Dwarf_Off abbrev_off;
+        int res = dwarf_next_cu_header_d(c->dbg, 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size,
+                                         &ext_size, &sig, &typeoff, &next_off, &cu_type, &err);
+        if (res == DW_DLV_ERROR)
+            damaged(c, &err, "header"); /* the units after a broken header are lost */
+        if (res != DW_DLV_OK)
+            break;
+        Dwarf_Die cu;
+        if (dwarf_siblingof_b(c->dbg, NULL, 1, &cu, &err) != DW_DLV_OK) {
+            damaged(c, &err, "root DIE");
+            if (lines)
+                VEC_PUSH(t->cu_files, ((struct cu_files){NULL, 0, 1}));
+            else
+                VEC_PUSH(t->cu_names, NULL);
+            c->cu++;
+            continue;
+        }
+        c->version = version;
+        c->cu_base = 0;
+        dwarf_lowpc(cu, &c->cu_base, &err);
+        drop(c->dbg, &err);
+        if (lines) {
+            load_cu_lines(c, cu);
+            struct cu_files f = {c->files, c->n_files, c->base};
+            if (!VEC_PUSH(t->cu_files, f)) {
+                free(c->files);
+                c->failed = true;
+            }
+            c->files = NULL;
+        } else {
+            char *cu_name = NULL;
+            Dwarf_Error name_err = NULL;
+            const char *name = dwarf_diename(cu, &cu_name, &name_err) == DW_DLV_OK ? symt_intern(c->pool, cu_name) : NULL;
+            drop(c->dbg, &name_err);
+            if (!VEC_PUSH(t->cu_names, name))
+                c->failed = true;
+            walk(c, cu, -1, 0);
+        }
+        c->cu++;
+        dwarf_dealloc_die(cu);
+    }
+    free(c->names);
+    c->names = NULL;
+}
+
+static void *scope_thread(void *arg)
+{
+    each_cu(arg, false);
+    return NULL;
+}
+
+/* Line tables on this thread, the DIE tree on another: each has its own libdwarf handle and
+ * string pool; strings are merged into the table's pool afterwards. */
+bool dwarf_load(struct sym_table *t, const char *path, bool *has_dwarf)
+{
+    *has_dwarf = false;
+    /* Skip libdwarf's allocation-tracking tree: it costs a third of the load time, and we free
+     * every object we are handed (dies, attributes, strings, line contexts, range lists). */
+    dwarf_set_de_alloc_flag(0);
+    int fd_lines = open(path, O_RDONLY | O_CLOEXEC), fd_scopes = open(path, O_RDONLY | O_CLOEXEC);
+    Dwarf_Debug dbg_lines = NULL, dbg_scopes = NULL;
+    bool ok = true;
+    char why[160] = "";
+    int res = fd_lines >= 0 && fd_scopes >= 0 ? open_dwarf(fd_lines, &dbg_lines, why, sizeof why) : DW_DLV_NO_ENTRY;
+    if (res == DW_DLV_OK)
+        res = open_dwarf(fd_scopes, &dbg_scopes, why, sizeof why);
+    if (res == DW_DLV_ERROR)
+        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                 "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", why);
+    if (res == DW_DLV_OK) {
+        *has_dwarf = true;
+        struct strpool scope_strings = {0};
+        struct cu_ctx lines = {.dbg = dbg_lines, .t = t, .pool = &t->strings};
+        struct cu_ctx scopes = {.dbg = dbg_scopes, .t = t, .pool = &scope_strings};
+        pthread_t th;
+        bool threaded = pthread_create(&th, NULL, scope_thread, &scopes) == 0;
+        each_cu(&lines, true);
+        if (threaded)
+            pthread_join(th, NULL);
+        else
+            each_cu(&scopes, false);
+        ok = !lines.failed && !scopes.failed;
+        const char *damage = lines.damage[0] ? lines.damage : scopes.damage;
+        if (damage[0])
+            snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                     "damaged DWARF, some lines or names are missing (%s)", damage);
+        /* one pool, so equal strings are equal pointers; then call sites get their file names */
+        for (size_t i = 0; i < t->scopes.n; i++) {
+            struct scope *sc = &t->scopes.v[i];
+            sc->name = symt_intern(&t->strings, sc->name);
+            if (sc->call_fileno != UINT32_MAX && sc->cu < t->cu_files.n) {
+                const struct cu_files *f = &t->cu_files.v[sc->cu];
+                long k = (long)sc->call_fileno - f->base;
+                sc->call_file = f->files && k >= 0 && k < f->n ? f->files[k] : NULL;
+            }
+        }
+        for (size_t i = 0; i < t->cu_names.n; i++)
+            t->cu_names.v[i] = symt_intern(&t->strings, t->cu_names.v[i]);
+        symt_arena_free(&scope_strings.arena);
+        free(scope_strings.slots);
+    }
+    Dwarf_Error err = NULL;
+    if (dbg_lines)
+        dwarf_finish(dbg_lines, &err);
+    drop(NULL, &err);
+    if (dbg_scopes)
+        dwarf_finish(dbg_scopes, &err);
+    drop(NULL, &err);
+    if (fd_lines >= 0)
+        close(fd_lines);
+    if (fd_scopes >= 0)
+        close(fd_scopes);
+    return ok;
+}

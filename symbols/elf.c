@@ -1,0 +1,239 @@
+/* ELF: validation, sections, code bytes, build-id and function symbols (libelf); sym_open. */
+#include "table.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <gelf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- ELF --------------------------------------------------------------------------------- */
+
+static int cmp_func(const void *a, const void *b)
+{
+    const struct func *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return x->order < y->order ? -1 : (x->order > y->order); /* symbol table order */
+}
+
+/* libdwarf 20210528 inflates zlib sections only. Anything else would reach it as garbage: keep
+ * libdwarf away and say which compression it was. */
+static void check_compression(struct sym_table *t, Elf *elf, Elf_Scn *scn, size_t shstrndx, const GElf_Shdr *sh)
+{
+    const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
+    Elf_Data *raw = elf_rawdata(scn, NULL);
+    if (!name || strncmp(name, ".debug", 6) != 0 || !raw || raw->d_size < 4)
+        return;
+    const unsigned char *b = raw->d_buf;
+    char *ident = elf_getident(elf, NULL);
+    bool big = ident && ident[EI_DATA] == ELFDATA2MSB;
+    uint32_t type = big ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]
+                        : (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
+    if (type == ELFCOMPRESS_ZLIB)
+        return;
+    t->dwarf_skip = true;
+    snprintf(t->dwarf_error, sizeof t->dwarf_error,
+             "%s is compressed with %s (ch_type %u), which libdwarf cannot read: functions from the ELF symbol "
+             "table only; objcopy --decompress-debug-sections makes it readable",
+             name, type == 2 ? "zstd" : "an unknown method", (unsigned)type);
+}
+
+bool symt_elf_load(struct sym_table *t, void *elf_handle)
+{
+    Elf *elf = elf_handle;
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return false;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
+            struct span sp = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size)};
+            if (!VEC_PUSH(t->sections, sp))
+                return false;
+        }
+        if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            struct code_section cs = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size), NULL};
+            if (d && d->d_buf && d->d_size == sh.sh_size) {
+                cs.bytes = malloc(d->d_size);
+                if (cs.bytes)
+                    memcpy(cs.bytes, d->d_buf, d->d_size);
+            }
+            if (!VEC_PUSH(t->code, cs))
+                return false;
+        } else if ((sh.sh_flags & SHF_COMPRESSED) && !t->dwarf_skip) {
+            check_compression(t, elf, scn, shstrndx, &sh);
+        } else if (sh.sh_type == SHT_NOTE && !t->build_id) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            size_t off = 0, name_off, desc_off;
+            GElf_Nhdr nh;
+            while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+                if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz) {
+                    t->build_id = malloc(nh.n_descsz);
+                    if (t->build_id) {
+                        memcpy(t->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
+                        t->build_id_len = nh.n_descsz;
+                    }
+                    break;
+                }
+            }
+        } else if (sh.sh_type == SHT_SYMTAB) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+            for (size_t i = 0; d && i < n; i++) {
+                GElf_Sym s;
+                if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+                    continue;
+                int type = GELF_ST_TYPE(s.st_info);
+                const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
+                uint32_t lo = (uint32_t)s.st_value & ~1u; /* Thumb bit */
+                if ((type == STT_FUNC || type == STT_NOTYPE) && name && name[0] && name[0] != '$') {
+                    /* '$t', '$d' are ARM mapping symbols, never names */
+                    struct func l = {lo, lo + (uint32_t)s.st_size, symt_intern(&t->strings, name), (uint32_t)i,
+                                     type == STT_FUNC};
+                    if (!l.name || !VEC_PUSH(t->labels, l))
+                        return false;
+                }
+                if (type != STT_FUNC)
+                    continue;
+                struct func f = {lo, lo + (uint32_t)(s.st_size ? s.st_size : 2), symt_intern(&t->strings, name ? name : "??"),
+                                 (uint32_t)i, 1};
+                if (!f.name || !VEC_PUSH(t->funcs, f))
+                    return false;
+            }
+        }
+    }
+    symt_sort(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, cmp_func);
+    symt_sort(t->labels.v, t->labels.n, sizeof *t->labels.v, cmp_func);
+    /* drop aliases at the same address (keep the first, as nm -n lists them) */
+    size_t k = 0;
+    for (size_t i = 0; i < t->funcs.n; i++)
+        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
+            t->funcs.v[k++] = t->funcs.v[i];
+    t->funcs.n = k;
+    return true;
+}
+
+/* ---- opening: every refusal is one line naming the file ---------------------------------- */
+
+static void fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+}
+
+/* libelf reads a truncated file without complaint and just finds fewer sections: check that every
+ * header and section the ELF header promises lies inside the file. */
+static const char *truncation(Elf *elf, const GElf_Ehdr *eh, uint64_t file_size, char *buf, size_t len)
+{
+    uint64_t sh_end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+    uint64_t ph_end = eh->e_phoff + (uint64_t)eh->e_phnum * eh->e_phentsize;
+    if (eh->e_shnum && sh_end > file_size) {
+        snprintf(buf, len, "section headers end at byte %llu", (unsigned long long)sh_end);
+        return buf;
+    }
+    if (eh->e_phnum && ph_end > file_size) {
+        snprintf(buf, len, "program headers end at byte %llu", (unsigned long long)ph_end);
+        return buf;
+    }
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > file_size) {
+            snprintf(buf, len, "section %zu ends at byte %llu", elf_ndxscn(scn),
+                     (unsigned long long)(sh.sh_offset + sh.sh_size));
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+static bool isolation = true;
+
+void sym_set_isolation(int on)
+{
+    isolation = on != 0;
+}
+
+struct sym_table *sym_open(const char *path, char *err, size_t errlen)
+{
+    /* O_NONBLOCK: a fifo given as the ELF must not block the open until a writer comes */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fail(err, errlen, "cannot open ELF '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fail(err, errlen, "'%s' %s, not an ELF file", path,
+             S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+        close(fd);
+        return NULL;
+    }
+    if (elf_version(EV_CURRENT) == EV_NONE) {
+        close(fd);
+        fail(err, errlen, "%s: libelf is too old", path);
+        return NULL;
+    }
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    GElf_Ehdr eh;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+        if (elf)
+            elf_end(elf);
+        close(fd);
+        fail(err, errlen, "'%s' is not an ELF file (file format not recognized)", path);
+        return NULL;
+    }
+    if (eh.e_machine != EM_ARM || gelf_getclass(elf) != ELFCLASS32) {
+        elf_end(elf);
+        close(fd);
+        fail(err, errlen, "'%s' is an ELF for another machine (e_machine %u), not a 32-bit ARM one", path,
+             (unsigned)eh.e_machine);
+        return NULL;
+    }
+    char why[96];
+    const char *cut = truncation(elf, &eh, (uint64_t)st.st_size, why, sizeof why);
+    if (cut) {
+        elf_end(elf);
+        close(fd);
+        fail(err, errlen, "'%s' is truncated: %s but the file has %llu bytes", path, cut,
+             (unsigned long long)st.st_size);
+        return NULL;
+    }
+    struct sym_table *t = calloc(1, sizeof *t);
+    bool has_dwarf = false;
+    bool ok = t && symt_elf_load(t, elf);
+    elf_end(elf);
+    close(fd);
+    if (ok && !t->dwarf_skip)
+        ok = isolation ? dwarf_load_isolated(t, path, &has_dwarf) : dwarf_load(t, path, &has_dwarf);
+    ok = ok && symt_index(t);
+    if (!ok) {
+        sym_close(t);
+        fail(err, errlen, "%s: out of memory while loading symbols", path);
+        return NULL;
+    }
+    if (t->dwarf_error[0])
+        snprintf(t->warning, sizeof t->warning, "%s: %s", path, t->dwarf_error);
+    else if (t->funcs.n == 0 && !has_dwarf)
+        snprintf(t->warning, sizeof t->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
+    else if (!has_dwarf)
+        snprintf(t->warning, sizeof t->warning, "%s has no DWARF: functions only, no lines or inline chains", path);
+    else if (t->funcs.n == 0)
+        snprintf(t->warning, sizeof t->warning, "%s has no symbol table: names come from DWARF only", path);
+    return t;
+}

@@ -1,0 +1,317 @@
+/* DWARF in a child process. libdwarf (20210528 in Debian 12) can abort or loop on damaged input,
+ * e.g. a double free on a corrupted .debug_rnglists. The child runs dwarf_load() and writes the
+ * flattened tables down a pipe: a header, the arrays as they are, then every string once. Any
+ * crash, non-zero exit, short or inconsistent reply or timeout in the child leaves the parent with
+ * ELF symbols only and a one-line reason in t->dwarf_error. */
+#include "table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOAD_TIMEOUT_MS 120000 /* the 27 MB benchmark ELF loads in 0.5 s */
+#define WIRE_MAGIC 0x636d7066u
+
+struct wire_header {
+    uint32_t magic;
+    uint8_t ok, has_dwarf;
+    uint64_t n_rows, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_strings, blob_bytes;
+    char dwarf_error[sizeof(((struct sym_table *)0)->dwarf_error)];
+};
+
+/* In the reply, a string pointer travels as its 1-based index in the string list (NULL as 0). */
+static const char *as_id(uint64_t id)
+{
+    return (const char *)(uintptr_t)id;
+}
+
+/* ---- child: pointer -> string index, and the string list ---------------------------------- */
+
+struct string_ids {
+    const char **keys;
+    uint64_t *ids;
+    size_t cap, n;
+    char *blob;
+    size_t blob_len, blob_cap;
+};
+
+static bool ids_grow(struct string_ids *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 4096;
+    const char **keys = calloc(cap, sizeof *keys);
+    uint64_t *ids = calloc(cap, sizeof *ids);
+    if (!keys || !ids) {
+        free(keys);
+        free(ids);
+        return false;
+    }
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->keys[i])
+            continue;
+        size_t j = ((uintptr_t)s->keys[i] * 0x9E3779B97F4A7C15ull >> 16) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = s->keys[i];
+        ids[j] = s->ids[i];
+    }
+    free(s->keys);
+    free(s->ids);
+    s->keys = keys;
+    s->ids = ids;
+    s->cap = cap;
+    return true;
+}
+
+/* Replace *p by its string's index, adding the string to the list the first time. */
+static bool to_id(struct string_ids *s, const char **p)
+{
+    if (!*p)
+        return true;
+    if (s->n * 2 >= s->cap && !ids_grow(s))
+        return false;
+    size_t j = ((uintptr_t)*p * 0x9E3779B97F4A7C15ull >> 16) & (s->cap - 1);
+    while (s->keys[j] && s->keys[j] != *p)
+        j = (j + 1) & (s->cap - 1);
+    if (!s->keys[j]) {
+        size_t len = strlen(*p) + 1;
+        if (!symt_vec_grow((void **)&s->blob, &s->blob_cap, s->blob_len + len, 1))
+            return false;
+        memcpy(s->blob + s->blob_len, *p, len);
+        s->blob_len += len;
+        s->keys[j] = *p;
+        s->ids[j] = ++s->n;
+    }
+    *p = as_id(s->ids[j]);
+    return true;
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t k = write(fd, p, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        p += k;
+        len -= (size_t)k;
+    }
+    return true;
+}
+
+static void child(struct sym_table *t, const char *path, int fd)
+{
+    /* a crash here is expected now and then: no terminal-restoring handler, no message on the
+     * parent's terminal (glibc writes fatal errors to /dev/tty unless told otherwise) */
+    static const int fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
+    setenv("LIBC_FATAL_STDERR_", "1", 1);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+        dup2(devnull, STDERR_FILENO);
+        close(devnull);
+    }
+    struct wire_header h = {.magic = WIRE_MAGIC};
+    bool has_dwarf = false;
+    h.ok = dwarf_load(t, path, &has_dwarf);
+    h.has_dwarf = has_dwarf;
+    memcpy(h.dwarf_error, t->dwarf_error, sizeof h.dwarf_error);
+    struct string_ids s = {0};
+    bool ok = true;
+    for (size_t i = 0; ok && i < t->rows.n; i++)
+        ok = to_id(&s, &t->rows.v[i].file);
+    for (size_t i = 0; ok && i < t->scopes.n; i++)
+        ok = to_id(&s, &t->scopes.v[i].name) && to_id(&s, &t->scopes.v[i].call_file);
+    for (size_t i = 0; ok && i < t->cu_names.n; i++)
+        ok = to_id(&s, &t->cu_names.v[i]);
+    if (!ok)
+        _exit(3);
+    h.n_rows = t->rows.n;
+    h.n_seqs = t->seqs.n;
+    h.n_scopes = t->scopes.n;
+    h.n_subs = t->subs.n;
+    h.n_inlines = t->inlines.n;
+    h.n_cu_names = t->cu_names.n;
+    h.n_strings = s.n;
+    h.blob_bytes = s.blob_len;
+    ok = write_all(fd, &h, sizeof h) && write_all(fd, t->rows.v, t->rows.n * sizeof *t->rows.v) &&
+         write_all(fd, t->seqs.v, t->seqs.n * sizeof *t->seqs.v) &&
+         write_all(fd, t->scopes.v, t->scopes.n * sizeof *t->scopes.v) &&
+         write_all(fd, t->subs.v, t->subs.n * sizeof *t->subs.v) &&
+         write_all(fd, t->inlines.v, t->inlines.n * sizeof *t->inlines.v) &&
+         write_all(fd, t->cu_names.v, t->cu_names.n * sizeof *t->cu_names.v) && write_all(fd, s.blob, s.blob_len);
+    _exit(ok ? 0 : 4); /* no atexit handlers, no leak report: the process ends here */
+}
+
+/* ---- parent: read the reply, check it, rebuild the pointers ------------------------------- */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Everything the child writes, until EOF or the deadline; NULL on timeout or no memory. */
+static char *read_reply(int fd, size_t *len, bool *timed_out)
+{
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    long long deadline = now_ms() + LOAD_TIMEOUT_MS;
+    *timed_out = false;
+    for (;;) {
+        long long left = deadline - now_ms();
+        if (left <= 0) {
+            *timed_out = true;
+            free(buf);
+            return NULL;
+        }
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int r = poll(&pfd, 1, (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            continue;
+        if (!symt_vec_grow((void **)&buf, &cap, n + 65536, 1)) {
+            free(buf);
+            return NULL;
+        }
+        ssize_t k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Copy n elements of `elem` bytes from the reply into a vector. */
+static bool take(const char **p, const char *end, void **v, size_t *vn, size_t *vcap, uint64_t n, size_t elem)
+{
+    if (n > (uint64_t)(end - *p) / elem)
+        return false;
+    if (n && !symt_vec_grow(v, vcap, (size_t)n, elem))
+        return false;
+    if (n)
+        memcpy(*v, *p, (size_t)n * elem);
+    *vn = (size_t)n;
+    *p += n * elem;
+    return true;
+}
+
+static bool from_id(const char **p, const char **strings, uint64_t n)
+{
+    uint64_t id = (uintptr_t)*p;
+    if (id > n)
+        return false;
+    *p = id ? strings[id - 1] : NULL;
+    return true;
+}
+
+/* Rebuild the tables from a reply; false when it is inconsistent. */
+static bool adopt(struct sym_table *t, const char *buf, size_t len, const struct wire_header *h)
+{
+    const char *p = buf + sizeof *h, *end = buf + len;
+    bool ok = take(&p, end, (void **)&t->rows.v, &t->rows.n, &t->rows.cap, h->n_rows, sizeof *t->rows.v) &&
+              take(&p, end, (void **)&t->seqs.v, &t->seqs.n, &t->seqs.cap, h->n_seqs, sizeof *t->seqs.v) &&
+              take(&p, end, (void **)&t->scopes.v, &t->scopes.n, &t->scopes.cap, h->n_scopes, sizeof *t->scopes.v) &&
+              take(&p, end, (void **)&t->subs.v, &t->subs.n, &t->subs.cap, h->n_subs, sizeof *t->subs.v) &&
+              take(&p, end, (void **)&t->inlines.v, &t->inlines.n, &t->inlines.cap, h->n_inlines,
+                   sizeof *t->inlines.v) &&
+              take(&p, end, (void **)&t->cu_names.v, &t->cu_names.n, &t->cu_names.cap, h->n_cu_names,
+                   sizeof *t->cu_names.v) &&
+              (uint64_t)(end - p) == h->blob_bytes && (h->blob_bytes == 0 || end[-1] == '\0') &&
+              h->n_strings <= h->blob_bytes;
+    const char **strings = ok ? calloc(h->n_strings + 1, sizeof *strings) : NULL;
+    ok = ok && strings;
+    uint64_t k = 0;
+    for (const char *s = p; ok && s < end && k < h->n_strings; k++) {
+        strings[k] = symt_intern(&t->strings, s);
+        ok = strings[k] != NULL;
+        s += strlen(s) + 1;
+    }
+    ok = ok && k == h->n_strings;
+    for (size_t i = 0; ok && i < t->rows.n; i++)
+        ok = from_id(&t->rows.v[i].file, strings, k);
+    for (size_t i = 0; ok && i < t->scopes.n; i++)
+        ok = from_id(&t->scopes.v[i].name, strings, k) && from_id(&t->scopes.v[i].call_file, strings, k) &&
+             t->scopes.v[i].parent < (int64_t)t->scopes.n && t->scopes.v[i].name;
+    for (size_t i = 0; ok && i < t->cu_names.n; i++)
+        ok = from_id(&t->cu_names.v[i], strings, k);
+    for (size_t i = 0; ok && i < t->seqs.n; i++)
+        ok = (uint64_t)t->seqs.v[i].first + t->seqs.v[i].n <= t->rows.n;
+    for (size_t i = 0; ok && i < t->subs.n; i++)
+        ok = t->subs.v[i].scope < t->scopes.n;
+    for (size_t i = 0; ok && i < t->inlines.n; i++)
+        ok = t->inlines.v[i].scope < t->scopes.n;
+    free(strings);
+    if (!ok) { /* nothing half-adopted stays */
+        t->rows.n = t->seqs.n = t->scopes.n = t->subs.n = t->inlines.n = t->cu_names.n = 0;
+    }
+    return ok;
+}
+
+bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
+{
+    *has_dwarf = false;
+    int pipefd[2];
+    if (pipe(pipefd) != 0)
+        return dwarf_load(t, path, has_dwarf); /* no child possible: load here, unprotected */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return dwarf_load(t, path, has_dwarf);
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        child(t, path, pipefd[1]);
+    }
+    close(pipefd[1]);
+    size_t len = 0;
+    bool timed_out = false;
+    char *buf = read_reply(pipefd[0], &len, &timed_out);
+    close(pipefd[0]);
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    struct wire_header h;
+    bool complete = buf && len >= sizeof h && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (complete)
+        memcpy(&h, buf, sizeof h);
+    if (timed_out) {
+        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                 "reading DWARF took over %d s (libdwarf stuck on damaged debug info?): functions from the "
+                 "ELF symbol table only, no lines or inline chains", LOAD_TIMEOUT_MS / 1000);
+    } else if (WIFSIGNALED(status)) {
+        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                 "libdwarf crashed (%s) on this file's debug info: functions from the ELF symbol table only, "
+                 "no lines or inline chains", strsignal(WTERMSIG(status)));
+    } else if (!complete || h.magic != WIRE_MAGIC || !adopt(t, buf, len, &h)) {
+        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                 "the DWARF loader failed (exit status %d): functions from the ELF symbol table only, "
+                 "no lines or inline chains", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    } else {
+        *has_dwarf = h.has_dwarf;
+        h.dwarf_error[sizeof h.dwarf_error - 1] = '\0';
+        memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
+        free(buf);
+        return h.ok;
+    }
+    free(buf);
+    return true; /* the table stays usable with ELF symbols */
+}

@@ -1,0 +1,323 @@
+/* Address lookups over the flattened table: sorting and indexes, then function, line and inline chain. */
+#include "table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- indexes ----------------------------------------------------------------------------- */
+
+static int cmp_row_in_seq(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+    const struct seq *x = a, *y = b;
+    return x->lo < y->lo ? -1 : (x->lo > y->lo);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->hi != y->hi)
+        return x->hi > y->hi ? -1 : 1;
+    return x->depth < y->depth ? -1 : (x->depth > y->depth);
+}
+
+
+
+bool symt_index(struct sym_table *t)
+{
+    /* rows: sort within each sequence (ties keep table order), then sequences by start */
+    for (size_t i = 0; i < t->seqs.n; i++) {
+        struct seq *s = &t->seqs.v[i];
+        symt_sort(t->rows.v + s->first, s->n, sizeof *t->rows.v, cmp_row_in_seq);
+    }
+    symt_sort(t->seqs.v, t->seqs.n, sizeof *t->seqs.v, cmp_seq);
+    symt_sort(t->subs.v, t->subs.n, sizeof *t->subs.v, cmp_range);
+    symt_sort(t->inlines.v, t->inlines.n, sizeof *t->inlines.v, cmp_range);
+    /* give each subprogram range the inline ranges that lie inside it */
+    t->sub_first = calloc(t->subs.n + 1, sizeof *t->sub_first);
+    t->sub_count = calloc(t->subs.n + 1, sizeof *t->sub_count);
+    if (!t->sub_first || !t->sub_count)
+        return false;
+    struct range *grouped = malloc((t->inlines.n + 1) * sizeof *grouped);
+    if (!grouped)
+        return false;
+    size_t k = 0;
+    for (size_t s = 0; s < t->subs.n; s++) {
+        const struct range *sub = &t->subs.v[s];
+        t->sub_first[s] = (uint32_t)k;
+        long i = LAST_LE(t->inlines.v, t->inlines.n, sub->lo, lo) + 1;
+        while (i > 0 && t->inlines.v[i - 1].lo >= sub->lo)
+            i--;
+        for (size_t j = (size_t)i; j < t->inlines.n && t->inlines.v[j].lo < sub->hi; j++) {
+            const struct range *r = &t->inlines.v[j];
+            /* an inline range belongs to the subprogram whose scope is its root */
+            uint32_t root = r->scope;
+            while (t->scopes.v[root].parent >= 0)
+                root = (uint32_t)t->scopes.v[root].parent;
+            if (root == sub->scope && r->hi <= sub->hi) {
+                grouped[k] = *r;
+                grouped[k].sub = (uint32_t)s;
+                k++;
+            }
+        }
+        t->sub_count[s] = (uint32_t)k - t->sub_first[s];
+    }
+    free(t->inlines.v);
+    t->inlines.v = grouped;
+    t->inlines.n = k;
+    t->inlines.cap = t->inlines.n + 1;
+    t->sub_max_hi = malloc((t->subs.n + 1) * sizeof *t->sub_max_hi);
+    t->seq_max_hi = malloc((t->seqs.n + 1) * sizeof *t->seq_max_hi);
+    if (!t->sub_max_hi || !t->seq_max_hi)
+        return false;
+    for (size_t i = 0; i < t->subs.n; i++)
+        t->sub_max_hi[i] = i && t->sub_max_hi[i - 1] > t->subs.v[i].hi ? t->sub_max_hi[i - 1] : t->subs.v[i].hi;
+    for (size_t i = 0; i < t->seqs.n; i++)
+        t->seq_max_hi[i] = i && t->seq_max_hi[i - 1] > t->seqs.v[i].hi ? t->seq_max_hi[i - 1] : t->seqs.v[i].hi;
+    return true;
+}
+
+/* ---- lookups ----------------------------------------------------------------------------- */
+
+/* The line row for addr. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
+ * the first unit (in .debug_info order) whose sequence covers addr, as binutils searches. */
+static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu)
+{
+    const struct seq *best = NULL;
+    for (long s = LAST_LE(t->seqs.v, t->seqs.n, addr, lo); s >= 0 && t->seq_max_hi[s] > addr; s--) {
+        const struct seq *q = &t->seqs.v[s];
+        if (addr >= q->hi || (cu >= 0 && q->cu != (uint32_t)cu))
+            continue;
+        if (!best || q->cu < best->cu)
+            best = q;
+    }
+    if (!best)
+        return NULL;
+    long r = LAST_LE(t->rows.v + best->first, best->n, addr, addr);
+    return r >= 0 ? &t->rows.v[best->first + (size_t)r] : NULL;
+}
+
+/* Is symbol c a better name for addr than the current best b? binutils' rule (elf.c better_fit):
+ * the nearest start wins; at the same start, when b does not reach addr the larger one wins;
+ * when both cover addr, a function beats a non-function, then the smaller one wins; otherwise
+ * the first in the symbol table stays. */
+static bool better_fit(const struct func *b, const struct func *c, uint32_t addr)
+{
+    if (!b || c->lo > b->lo)
+        return true;
+    if (c->lo < b->lo)
+        return false;
+    uint32_t bsize = b->hi - b->lo, csize = c->hi - c->lo;
+    if (b->hi <= addr)
+        return csize > bsize;
+    if (c->hi <= addr)
+        return false;
+    if (b->is_func != c->is_func)
+        return c->is_func;
+    return csize < bsize;
+}
+
+/* The symbol addr2line names for addr when DWARF has no function there: the best fit among the
+ * symbols at the nearest start at or before addr, in the same section. */
+static const struct func *func_before(const struct sym_table *t, uint32_t addr)
+{
+    long i = LAST_LE(t->labels.v, t->labels.n, addr, lo);
+    if (i < 0)
+        return NULL;
+    uint32_t start = t->labels.v[i].lo;
+    bool same_section = false;
+    for (size_t k = 0; k < t->sections.n && !same_section; k++) {
+        const struct span *c = &t->sections.v[k];
+        same_section = addr >= c->lo && addr < c->hi && start >= c->lo;
+    }
+    if (!same_section)
+        return NULL;
+    while (i > 0 && t->labels.v[i - 1].lo == start)
+        i--;
+    const struct func *best = NULL;
+    for (size_t k = (size_t)i; k < t->labels.n && t->labels.v[k].lo == start; k++)
+        if (better_fit(best, &t->labels.v[k], addr))
+            best = &t->labels.v[k];
+    return best;
+}
+
+static const struct func *func_for(const struct sym_table *t, uint32_t addr)
+{
+    long i = LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
+    for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
+        const struct func *f = &t->funcs.v[i];
+        if (addr < f->hi)
+            return f;
+        if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
+            break;
+    }
+    return NULL;
+}
+
+/* The innermost scope containing addr, or -1. Among subprograms that cover addr (assembler
+ * DWARF can overlap the next function by one byte: a Thumb low_pc), the first compilation unit
+ * wins, then the smallest range, as in binutils. */
+static long scope_for(const struct sym_table *t, uint32_t addr)
+{
+    long found = -1;
+    for (long s = LAST_LE(t->subs.v, t->subs.n, addr, lo); s >= 0 && t->sub_max_hi[s] > addr; s--) {
+        const struct range *r = &t->subs.v[s];
+        if (addr >= r->hi)
+            continue;
+        if (found < 0) {
+            found = s;
+            continue;
+        }
+        const struct range *f = &t->subs.v[found];
+        uint32_t rcu = t->scopes.v[r->scope].cu, fcu = t->scopes.v[f->scope].cu;
+        if (rcu < fcu || (rcu == fcu && r->hi - r->lo < f->hi - f->lo))
+            found = s;
+    }
+    if (found < 0)
+        return -1;
+    const struct range *sub = &t->subs.v[found];
+    long best = (long)sub->scope;
+    uint32_t best_depth = 0;
+    const struct range *in = t->inlines.v + t->sub_first[found];
+    for (uint32_t k = 0; k < t->sub_count[found] && in[k].lo <= addr; k++)
+        if (addr < in[k].hi && in[k].depth > best_depth) {
+            best = (long)in[k].scope;
+            best_depth = in[k].depth;
+        }
+    return best;
+}
+
+static struct sym_location *resolve(struct sym_table *t, uint32_t addr)
+{
+    const struct func *fn = func_for(t, addr);
+    long sc = scope_for(t, addr);
+    const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1);
+    uint32_t n = 1;
+    for (long s = sc; s >= 0 && t->scopes.v[s].parent >= 0; s = t->scopes.v[s].parent)
+        n++;
+    struct sym_location *loc = symt_alloc(&t->results, sizeof *loc + n * sizeof(struct sym_frame));
+    if (!loc)
+        return NULL;
+    struct sym_frame *f = (struct sym_frame *)(loc + 1);
+    loc->addr = addr;
+    loc->n_frames = n;
+    loc->frames = f;
+    loc->symbol = fn ? fn->name : NULL;
+    loc->symbol_start = fn ? fn->lo : 0;
+    loc->known = row != NULL || sc >= 0;
+    f[0].file = row && row->file ? row->file : "??";
+    /* no line row inside a known function: addr2line names the function's own file */
+    if (!row && sc >= 0 && t->scopes.v[sc].has_decl_file && t->scopes.v[sc].cu < t->cu_names.n &&
+        t->cu_names.v[t->scopes.v[sc].cu])
+        f[0].file = t->cu_names.v[t->scopes.v[sc].cu];
+    f[0].line = row ? row->line : 0;
+    loc->discriminator = row ? row->discriminator : 0;
+    if (sc < 0) {
+        const struct func *near = func_before(t, addr);
+        f[0].function = near ? near->name : "??";
+        loc->known |= near != NULL;
+        return loc;
+    }
+    long s = sc;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct scope *cur = &t->scopes.v[s];
+        f[i].function = cur->name;
+        if (i + 1 < n) {
+            f[i + 1].file = cur->call_file ? cur->call_file : "??";
+            f[i + 1].line = cur->call_line;
+            s = cur->parent;
+        }
+    }
+    return loc;
+}
+
+const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
+{
+    addr &= ~1u;
+    if (t->cache_used * 2 >= t->cache_cap) {
+        size_t cap = t->cache_cap ? t->cache_cap * 2 : 4096;
+        struct cache_slot *c = calloc(cap, sizeof *c);
+        if (!c)
+            return resolve(t, addr);
+        for (size_t i = 0; i < t->cache_cap; i++) {
+            if (!t->cache[i].loc)
+                continue;
+            size_t j = (t->cache[i].addr * 2654435761u) & (cap - 1);
+            while (c[j].loc)
+                j = (j + 1) & (cap - 1);
+            c[j] = t->cache[i];
+        }
+        free(t->cache);
+        t->cache = c;
+        t->cache_cap = cap;
+    }
+    size_t j = (addr * 2654435761u) & (t->cache_cap - 1);
+    while (t->cache[j].loc) {
+        if (t->cache[j].addr == addr)
+            return t->cache[j].loc;
+        j = (j + 1) & (t->cache_cap - 1);
+    }
+    struct sym_location *loc = resolve(t, addr);
+    if (loc) {
+        t->cache[j].addr = addr;
+        t->cache[j].loc = loc;
+        t->cache_used++;
+    }
+    return loc;
+}
+
+int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
+{
+    const struct func *f = func_for(t, addr);
+    if (!f) {
+        size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
+        if (next >= t->funcs.n)
+            return 0;
+        f = &t->funcs.v[next];
+    }
+    *lo = f->lo;
+    *hi = f->hi;
+    return 1;
+}
+
+int sym_in_code(const struct sym_table *t, uint32_t addr)
+{
+    for (size_t i = 0; i < t->code.n; i++)
+        if (addr >= t->code.v[i].lo && addr < t->code.v[i].hi)
+            return 1;
+    return 0;
+}
+
+size_t sym_read_code(const struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n)
+{
+    for (size_t i = 0; i < t->code.n; i++) {
+        const struct code_section *c = &t->code.v[i];
+        if (c->bytes && addr >= c->lo && addr < c->hi) {
+            size_t avail = c->hi - addr;
+            if (n > avail)
+                n = avail;
+            memcpy(buf, c->bytes + (addr - c->lo), n);
+            return n;
+        }
+    }
+    return 0;
+}
+
+const uint8_t *sym_build_id(const struct sym_table *t, size_t *len)
+{
+    *len = t->build_id_len;
+    return t->build_id;
+}

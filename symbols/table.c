@@ -1,0 +1,163 @@
+/* Memory for the symbol table: arena, interned strings, growable arrays, and the table's life. */
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *symt_alloc(struct arena *a, size_t n)
+{
+    n = (n + 15u) & ~(size_t)15u;
+    if (!a->head || a->head->used + n > a->head->cap) {
+        size_t cap = n > (1u << 20) ? n : (1u << 20);
+        struct arena_block *b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->next = a->head;
+        b->used = 0;
+        b->cap = cap;
+        a->head = b;
+        a->bytes += sizeof *b + cap;
+    }
+    void *p = a->head->data + a->head->used;
+    a->head->used += n;
+    return p;
+}
+
+void symt_arena_free(struct arena *a)
+{
+    while (a->head) {
+        struct arena_block *n = a->head->next;
+        free(a->head);
+        a->head = n;
+    }
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+const char *symt_intern(struct strpool *p, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (p->used * 2 >= p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 1024;
+        const char **slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return NULL;
+        for (size_t i = 0; i < p->cap; i++) {
+            if (!p->slots[i])
+                continue;
+            size_t j = hash_str(p->slots[i]) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = p->slots[i];
+        }
+        free(p->slots);
+        p->slots = slots;
+        p->cap = cap;
+    }
+    size_t j = hash_str(s) & (p->cap - 1);
+    while (p->slots[j]) {
+        if (strcmp(p->slots[j], s) == 0)
+            return p->slots[j];
+        j = (j + 1) & (p->cap - 1);
+    }
+    size_t n = strlen(s) + 1;
+    char *copy = symt_alloc(&p->arena, n);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    p->slots[j] = copy;
+    p->used++;
+    return copy;
+}
+
+bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*v, c * elem);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = c;
+    return true;
+}
+
+long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr)
+{
+    const unsigned char *base = arr;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint32_t v;
+        memcpy(&v, base + mid * elem + key, sizeof v);
+        if (v <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo - 1;
+}
+
+void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(v, n, size, cmp);
+}
+
+void sym_close(struct sym_table *t)
+{
+    if (!t)
+        return;
+    symt_arena_free(&t->strings.arena);
+    free(t->strings.slots);
+    symt_arena_free(&t->results);
+    free(t->funcs.v);
+    free(t->labels.v);
+    free(t->sections.v);
+    free(t->rows.v);
+    free(t->seqs.v);
+    free(t->scopes.v);
+    free(t->subs.v);
+    free(t->inlines.v);
+    free(t->cu_names.v);
+    for (size_t i = 0; i < t->cu_files.n; i++)
+        free(t->cu_files.v[i].files);
+    free(t->cu_files.v);
+    free(t->sub_first);
+    free(t->sub_max_hi);
+    free(t->seq_max_hi);
+    free(t->sub_count);
+    for (size_t i = 0; i < t->code.n; i++)
+        free(t->code.v[i].bytes);
+    free(t->code.v);
+    free(t->build_id);
+    free(t->cache);
+    free(t);
+}
+
+const char *sym_warning(const struct sym_table *t)
+{
+    return t->warning;
+}
+
+void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
+{
+    out->functions = t->funcs.n;
+    out->line_rows = t->rows.n;
+    out->scopes = t->scopes.n;
+    out->cache_entries = t->cache_used;
+    out->bytes = t->strings.arena.bytes + t->results.bytes + t->funcs.cap * sizeof *t->funcs.v +
+                 t->rows.cap * sizeof *t->rows.v + t->seqs.cap * sizeof *t->seqs.v +
+                 t->scopes.cap * sizeof *t->scopes.v + t->subs.cap * sizeof *t->subs.v +
+                 t->inlines.cap * sizeof *t->inlines.v + t->cache_cap * sizeof *t->cache;
+}
