@@ -19,7 +19,7 @@ NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw 
 HOST_LIBS := -lelf -ldwarf -lserialport $(NCURSES_LIBS) -lm -pthread
 SYM_SRC := symbols/table.c symbols/elf.c symbols/dwarf.c symbols/isolate.c symbols/lookup.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c app/view.c tui/tui.c source/source.c \
-            profile/profile.c profile/ingest.c $(SYM_SRC) \
+            profile/profile.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
@@ -54,8 +54,8 @@ SRC_test_text := decode/text.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
-SRC_test_profile := profile/profile.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
-SRC_test_view := app/view.c profile/profile.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
+SRC_test_profile := profile/profile.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
+SRC_test_view := app/view.c profile/profile.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
                  decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))

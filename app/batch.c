@@ -2,6 +2,7 @@
 #include "batch.h"
 
 #include "../profile/ingest.h"
+#include "../profile/escape.h"
 #include "../symbols/symbols.h"
 
 #include <errno.h>
@@ -15,19 +16,36 @@ static const char *group_name(enum prof_group g)
     return names[g];
 }
 
+/* A JSON string; bytes that are not valid UTF-8 become U+FFFD, so the document always parses. */
 static void json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
+        size_t k = esc_char_len(s);
         if (c == '"' || c == '\\')
             fprintf(out, "\\%c", c);
-        else if (c < 0x20)
+        else if (k)
+            fwrite(s, 1, k, out);
+        else if (c < 0x20 || c == 0x7F)
             fprintf(out, "\\u%04x", c);
+        else if (c == 0xC2 && ((unsigned char)s[1] & 0xC0) == 0x80) { /* a C1 control, U+0080..U+009F */
+            fprintf(out, "\\u%04x", (unsigned char)s[1]);
+            k = 2;
+        }
         else
-            fputc(c, out);
+            fputs("\\ufffd", out);
+        s += k ? k : 1;
     }
     fputc('"', out);
+}
+
+/* A name for the terminal: control and invalid bytes as \xNN, so no escape sequence gets through. */
+static void print_name(FILE *out, const char *s)
+{
+    char buf[1024];
+    esc_text(buf, sizeof buf, s, NULL);
+    fputs(buf, out);
 }
 
 static void csv_field(FILE *out, const char *s)
@@ -80,6 +98,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
     size_t nd = prof_diagnose(p, diags, 16);
     double total = prof_total(p);
     char buf[32];
+    char losses[24][INGEST_LOSS_TEXT];
+    size_t n_loss = ingest_losses(in, losses, 24);
     switch (o->output) {
     case OUT_CSV:
         fputs("samples,percent,ci95,name,file,line,approximate\n", out);
@@ -108,7 +128,14 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
                 (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
                 (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced);
-        fprintf(out, "  \"lost\": %llu,\n", (unsigned long long)in->lost);
+        fprintf(out, "  \"lost\": %llu,\n  \"missing\": %llu,\n  \"past_limit\": %llu,\n  \"losses\": [",
+                (unsigned long long)in->lost, (unsigned long long)in->text.stats.missing,
+                (unsigned long long)in->past_limit);
+        for (size_t i = 0; i < n_loss; i++) {
+            fputs(i ? ", " : "", out);
+            json_string(out, losses[i]);
+        }
+        fputs("],\n", out);
         if (in->info.present)
             fprintf(out,
                     "  \"stream\": {\"clock_hz\": %llu, \"timer_hz\": %llu, \"period\": %llu, \"jitter\": %llu, "
@@ -162,18 +189,18 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         fprintf(out, "  %7s  %7s  %9s  %s\n", "share", "±95%", "samples", "name");
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
-            fprintf(out, "  %6.2f%%  %6.2f%%  %9s  %s%s%s%s\n", 100.0 * rows[i].share, 100.0 * rows[i].ci95, buf,
-                    rows[i].name, rows[i].file && o->by == PROF_BY_FUNCTION ? "  " : "",
-                    rows[i].file && o->by == PROF_BY_FUNCTION ? basename_of(rows[i].file) : "",
-                    rows[i].approximate ? "  (approximate: bucket straddles a function boundary)" : "");
+            fprintf(out, "  %6.2f%%  %6.2f%%  %9s  ", 100.0 * rows[i].share, 100.0 * rows[i].ci95, buf);
+            print_name(out, rows[i].name);
+            if (rows[i].file && o->by == PROF_BY_FUNCTION) {
+                fputs("  ", out);
+                print_name(out, basename_of(rows[i].file));
+            }
+            fprintf(out, "%s\n", rows[i].approximate ? "  (approximate: bucket straddles a function boundary)" : "");
         }
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
-        if (in->lost)
-            fprintf(out, "lost in the firmware (ring full): %llu samples\n", (unsigned long long)in->lost);
-        if (in->text.stats.bad_lines)
-            fprintf(out, "dropped %llu malformed lines (%llu failed their check)\n",
-                    (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.bad_checks);
+        for (size_t i = 0; i < n_loss; i++)
+            fprintf(out, "lost: %s\n", losses[i]);
         for (size_t i = 0; i < nd; i++)
             fprintf(out, "! %s\n", diags[i].text);
         break;
@@ -204,6 +231,7 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         return 1;
     }
     ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
+    in->max_samples = o->max_samples;
     static uint8_t buf[1 << 16];
     size_t got;
     int status = 0;
@@ -221,7 +249,11 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         fclose(src);
     if (prof_total(p) == 0) {
         fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
-        if (in->format == DETECT_TEXT)
+        char ids[120];
+        if (in->format == DETECT_TPIU && tpiu_other_ids(&in->tpiu.stats, ids, sizeof ids))
+            fprintf(err, ", %llu frames, but only for source IDs %s: choose one with --tpiu-id",
+                    (unsigned long long)in->tpiu.stats.frames, ids);
+        else if (in->format == DETECT_TEXT)
             fprintf(err, ", %llu lines, %llu malformed", (unsigned long long)in->text.stats.lines,
                     (unsigned long long)in->text.stats.bad_lines);
         else

@@ -79,6 +79,7 @@ int live_main(const struct live_options *o)
         return 1;
     }
     ingest_init(in, prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
+    in->max_samples = o->batch.max_samples;
     in->window = window;
     view_init(v, prof, shown, in, syms);
     in->on_log = log_line;
@@ -150,6 +151,8 @@ int live_main(const struct live_options *o)
                     break;
             }
         }
+        if (src_state(src) != SRC_CONNECTED)
+            ingest_settle(in);
         src_tick(src, t);
         if (src_state(src) == SRC_END && o->headless)
             break;

@@ -5,7 +5,10 @@
 #include "resolve.h"
 
 #include <sys/stat.h>
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +45,24 @@ static void usage(FILE *f)
           "  -h, --help         this help\n"
           "  -V, --version      print the version\n",
           f);
+}
+
+/* Exactly enough samples to be counted exactly in a double (2^53). */
+#define MAX_SAMPLES (1ull << 53)
+
+/* A decimal count in [lo, hi]; anything else (sign, blanks, overflow, trailing text) is refused,
+ * never clamped. */
+static bool parse_count(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
+{
+    if (!isdigit((unsigned char)s[0]))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
 }
 
 static int parse_choice(const char *arg, const char *const *names, int n)
@@ -81,21 +102,23 @@ int main(int argc, char **argv)
     char *end;
     opterr = 0;
     double num;
+    unsigned long long count;
     while ((c = getopt_long(argc, argv, "o:f:hVb:", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            lo.baud = (int)strtol(optarg, &end, 10);
-            if (*end || lo.baud <= 0) {
-                fprintf(stderr, "cmprof-top: --baud takes a positive number, not '%s'\n", optarg);
+            if (!parse_count(optarg, 1, 100000000, &count)) {
+                fprintf(stderr, "cmprof-top: --baud takes a number from 1 to 100000000, not '%s'\n", optarg);
                 return 2;
             }
+            lo.baud = (int)count;
             break;
         case OPT_RATE:
         case OPT_DURATION:
         case OPT_CPU_HZ:
         case OPT_WINDOW:
+            errno = 0;
             num = strtod(optarg, &end);
-            if (*end || num <= 0) {
+            if (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0) {
                 fprintf(stderr, "cmprof-top: %s takes a positive number, not '%s'\n", argv[optind - 1], optarg);
                 return 2;
             }
@@ -157,24 +180,23 @@ int main(int argc, char **argv)
             }
             o.format = (enum detect_format)k;
             break;
-        case OPT_TPIU_ID: {
-            unsigned long v = strtoul(optarg, &end, 0);
-            if (*end || v < 1 || v > 0x6F) {
+        case OPT_TPIU_ID:
+            if (!parse_count(optarg, 1, 0x6F, &count)) {
                 fprintf(stderr, "cmprof-top: --tpiu-id takes 1..111, not '%s'\n", optarg);
                 return 2;
             }
-            o.tpiu_id = (uint8_t)v;
+            o.tpiu_id = (uint8_t)count;
             break;
-        }
         case OPT_WAIT_SYNC:
             o.wait_sync = true;
             break;
         case OPT_SAMPLES:
-            o.max_samples = strtoull(optarg, &end, 10);
-            if (*end || !o.max_samples) {
-                fprintf(stderr, "cmprof-top: --samples takes a positive number, not '%s'\n", optarg);
+            if (!parse_count(optarg, 1, MAX_SAMPLES, &count)) {
+                fprintf(stderr, "cmprof-top: --samples takes a number from 1 to %llu, not '%s'\n",
+                        (unsigned long long)MAX_SAMPLES, optarg);
                 return 2;
             }
+            o.max_samples = count;
             break;
         case 'h':
             usage(stdout);

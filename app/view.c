@@ -1,6 +1,8 @@
 /* The live view: key handling and rendering into a cell buffer. */
 #include "view.h"
 
+#include "../profile/escape.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -86,17 +88,15 @@ static int put(struct vbuf *b, int x, int y, uint8_t attr, const char *s)
         return x;
     const unsigned char *p = (const unsigned char *)s;
     while (*p && x < b->w) {
-        uint32_t c = *p++;
-        if (c >= 0xC0 && (*p & 0xC0) == 0x80) { /* decode 2- and 3-byte sequences */
-            if (c < 0xE0) {
-                c = (c & 0x1F) << 6 | (*p++ & 0x3F);
-            } else if ((p[1] & 0xC0) == 0x80) {
-                c = (c & 0x0F) << 12 | (uint32_t)(p[0] & 0x3F) << 6 | (p[1] & 0x3F);
-                p += 2;
-            }
-        } else if (c < 0x20 || c == 0x7F || c >= 0x80) {
+        size_t k = esc_char_len((const char *)p); /* names are untrusted: no control byte reaches the screen */
+        uint32_t c = *p;
+        if (k == 0 || k == 4) /* a cell holds the BMP only */
             c = '?';
-        }
+        else if (k == 2)
+            c = (c & 0x1F) << 6 | (p[1] & 0x3F);
+        else if (k == 3)
+            c = (c & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+        p += k ? k : 1;
         if (x >= 0)
             b->cells[y * b->w + x] = (struct vcell){c, attr};
         x++;

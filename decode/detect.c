@@ -18,7 +18,8 @@ enum detect_format detect_format(const uint8_t *buf, size_t len)
         if ((b >= 0x20 && b < 0x7F) || b == '\n' || b == '\r' || b == '\t')
             printable++;
     }
-    if (printable * 100 >= len * 95 && (newlines > 0 || len < 80))
+    /* all printable with no line end yet is text too: a boot banner longer than the window */
+    if (printable * 100 >= len * 95 && (newlines > 0 || len < 80 || printable == len))
         return DETECT_TEXT;
     for (size_t i = 0; i + 3 < len; i++)
         if (buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF && buf[i + 3] == 0x7F)

@@ -118,6 +118,11 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
 static void close_block(struct text_decoder *d, const struct ev_sink *sink)
 {
     if (d->block == BLOCK_RAW)
+        d->delivered = d->n_pcs;
+    if (d->block != BLOCK_NONE && d->announced > d->delivered)
+        d->stats.missing += d->announced - d->delivered;
+    d->announced = d->delivered = 0;
+    if (d->block == BLOCK_RAW)
         close_raw(d, sink);
     if (d->block != BLOCK_NONE)
         d->stats.blocks++;
@@ -151,6 +156,8 @@ static void line_hist_header(struct text_decoder *d, const char *s, const char *
     d->hist_base = (uint32_t)base;
     d->hist_shift = (uint32_t)shift;
     d->hist_index = 0;
+    d->announced = n;
+    d->delivered = out;
     struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .count = n, .value = out,
                    .offset = d->line_offset};
     ev_emit(sink, &e);
@@ -495,6 +502,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
                     continue;
                 struct ev e = {.type = EV_BUCKET, .addr = d->hist_base + (d->hist_index << d->hist_shift),
                                .size = 1u << d->hist_shift, .count = words[i], .offset = d->line_offset};
+                d->delivered += words[i];
                 d->stats.buckets++;
                 ev_emit(sink, &e);
             }
@@ -511,6 +519,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         close_block(d, sink);
         d->block = BLOCK_RAW;
         d->block_offset = d->line_offset;
+        d->announced = n;
     } else if (starts(s, len, "prof hist ")) {
         line_hist_header(d, s, end, sink);
     } else if (starts(s, len, "sect ")) {
@@ -536,6 +545,10 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
                 line(d, d->line, d->line_len, sink);
             d->line_len = 0;
             d->line_too_long = false;
+            continue;
+        }
+        if (c == '\0') { /* noise on a UART at reset: dropped and counted, the line survives */
+            d->stats.nul_bytes++;
             continue;
         }
         if (d->line_len == 0)

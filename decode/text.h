@@ -30,6 +30,8 @@ struct text_stats {
     uint64_t no_base;      /* stream samples dropped before the first announce gave the code base */
     uint64_t stream_lines;
     uint64_t hist_out;     /* streamed histogram samples outside the buckets */
+    uint64_t missing;      /* samples a dump header announced that its block did not deliver */
+    uint64_t nul_bytes;    /* NUL bytes (line noise) removed from lines */
 };
 
 struct text_decoder {
@@ -42,6 +44,8 @@ struct text_decoder {
     size_t n_pcs, n_tags, cap_pcs, cap_tags;
     uint64_t block_offset;
     uint32_t hist_base, hist_shift, hist_index;
+    uint64_t announced;     /* the open block's n=, 0 when it had no header */
+    uint64_t delivered;     /* samples its lines carried (hist: bucket counts + out) */
     bool failed_alloc;
     bool have_base;
     uint32_t code_base;

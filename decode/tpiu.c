@@ -4,6 +4,8 @@
  * aux bit 1 means the old one still does. */
 #include "tpiu.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 #define FULL_SYNC 0xFFFFFF7Fu /* FF FF FF 7F, oldest byte in the high bits */
@@ -12,6 +14,31 @@ void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id)
 {
     memset(d, 0, sizeof *d);
     d->wanted_id = wanted_id;
+}
+
+/* A data byte of a source nobody asked for: counted, and its ID remembered for the report. */
+static void other_source(struct tpiu_decoder *d)
+{
+    if (d->current_id == 0 || d->current_id == 0x7F) /* null source, trigger */
+        return;
+    d->stats.other_ids++;
+    d->stats.ids_seen[d->current_id >> 3] |= (uint8_t)(1u << (d->current_id & 7u));
+}
+
+unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len)
+{
+    unsigned n = 0;
+    size_t k = 0;
+    if (len)
+        buf[0] = '\0';
+    for (unsigned id = 1; id < 128; id++) {
+        if (!(st->ids_seen[id >> 3] & (1u << (id & 7u))))
+            continue;
+        n++;
+        if (len > k + 6)
+            k += (size_t)snprintf(buf + k, len - k, "%s%u", k ? ", " : "", id);
+    }
+    return n;
 }
 
 static void frame(struct tpiu_decoder *d, const struct tpiu_byte_sink *sink)
@@ -34,14 +61,14 @@ static void frame(struct tpiu_decoder *d, const struct tpiu_byte_sink *sink)
             uint8_t v = (uint8_t)(b | aux_bit);
             if (d->current_id == d->wanted_id)
                 out[n++] = v;
-            else if (d->current_id != 0)
-                d->stats.other_ids++;
+            else
+                other_source(d);
         }
         if (has_odd) {
             if (d->current_id == d->wanted_id)
                 out[n++] = f[2 * i + 1];
-            else if (d->current_id != 0)
-                d->stats.other_ids++;
+            else
+                other_source(d);
         }
         d->current_id = next_id;
     }

@@ -20,6 +20,7 @@ struct tpiu_stats {
     uint64_t half_syncs;
     uint64_t unsynced;    /* bytes dropped before the first full sync */
     uint64_t other_ids;   /* data bytes of other sources, not passed on */
+    uint8_t ids_seen[16]; /* bit per source ID (0..127) whose data was not passed on */
 };
 
 struct tpiu_decoder {
@@ -33,6 +34,8 @@ struct tpiu_decoder {
 };
 
 void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id);
+/* The other source IDs seen, as "2, 3" ("" when none); returns how many. */
+unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len);
 void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct tpiu_byte_sink *sink);
 
 #endif

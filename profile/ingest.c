@@ -1,14 +1,30 @@
 /* Format detection and decoder chains in front of the profile model. */
 #include "ingest.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* How many of n samples fit under --samples; the rest are counted as past the limit. */
+static uint64_t admit(struct ingest *in, uint64_t n)
+{
+    if (!in->max_samples)
+        return n;
+    double total = prof_total(in->prof);
+    uint64_t room = total >= (double)in->max_samples ? 0 : in->max_samples - (uint64_t)total;
+    uint64_t take = n < room ? n : room;
+    in->past_limit += n - take;
+    return take;
+}
 
 static void on_event(void *ctx, const struct ev *e)
 {
     struct ingest *in = ctx;
+    uint64_t n;
     switch (e->type) {
     case EV_PC:
+        if (!admit(in, 1))
+            break;
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
@@ -19,9 +35,10 @@ static void on_event(void *ctx, const struct ev *e)
             prof_add_sleep(in->window);
         break;
     case EV_BUCKET:
-        prof_add_bucket(in->prof, e->addr, e->size, e->count);
+        n = admit(in, e->count);
+        prof_add_bucket(in->prof, e->addr, e->size, n);
         if (in->window)
-            prof_add_bucket(in->window, e->addr, e->size, e->count);
+            prof_add_bucket(in->window, e->addr, e->size, n);
         break;
     case EV_TASK_NAME:
         prof_task_name(in->prof, e->tag, e->text, e->text_len);
@@ -132,12 +149,17 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         decode(in, buf, len);
 }
 
-void ingest_finish(struct ingest *in)
+void ingest_settle(struct ingest *in)
 {
     if (in->format == DETECT_UNKNOWN && in->n_pending) {
         in->format = detect_format(in->pending, in->n_pending);
         decode(in, in->pending, in->n_pending);
     }
+}
+
+void ingest_finish(struct ingest *in)
+{
+    ingest_settle(in);
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
 }
@@ -145,4 +167,55 @@ void ingest_finish(struct ingest *in)
 void ingest_free(struct ingest *in)
 {
     text_free(&in->text);
+}
+
+struct loss_list {
+    char (*out)[INGEST_LOSS_TEXT];
+    size_t n, max;
+};
+
+static void loss(struct loss_list *l, uint64_t count, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void loss(struct loss_list *l, uint64_t count, const char *fmt, ...)
+{
+    if (!count || l->n == l->max)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->out[l->n++], INGEST_LOSS_TEXT, fmt, ap);
+    va_end(ap);
+}
+
+size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max)
+{
+    struct loss_list l = {out, 0, max};
+    const struct text_stats *t = &in->text.stats;
+    loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered "
+         "(capture cut short, or histogram buckets saturated)", (unsigned long long)t->missing);
+    loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
+         (unsigned long long)t->bad_lines, (unsigned long long)t->bad_checks, (unsigned long long)(t->first_bad ? t->first_bad - 1 : 0));
+    loss(&l, t->long_lines, "%llu lines over %u bytes dropped", (unsigned long long)t->long_lines, TEXT_LINE_MAX);
+    loss(&l, t->tag_mismatch, "%llu dump blocks whose task tags did not match their samples: tags dropped",
+         (unsigned long long)t->tag_mismatch);
+    loss(&l, t->orphan_lines, "%llu h/g lines outside any dump block dropped", (unsigned long long)t->orphan_lines);
+    loss(&l, t->no_base, "%llu stream samples dropped before the first announce line", (unsigned long long)t->no_base);
+    loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
+    loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
+    const struct itm_stats *i = &in->itm.stats;
+    loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,
+         (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
+         in->format == DETECT_ITM && in->tpiu.stats.frames == 0 ? " (TPIU frames read as ITM? try -f tpiu)" : "");
+    loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
+    loss(&l, i->hunted, "%llu bytes skipped looking for ITM sync", (unsigned long long)i->hunted);
+    const struct tpiu_stats *f = &in->tpiu.stats;
+    if (f->other_ids) {
+        char ids[120];
+        tpiu_other_ids(f, ids, sizeof ids);
+        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u (--tpiu-id)",
+             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
+    }
+    loss(&l, f->unsynced, "%llu TPIU bytes before the first full sync skipped", (unsigned long long)f->unsynced);
+    loss(&l, in->lost, "%llu samples lost in the firmware (its ring was full)", (unsigned long long)in->lost);
+    loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
+         (unsigned long long)in->max_samples);
+    return l.n;
 }

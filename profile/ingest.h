@@ -36,6 +36,8 @@ struct ingest {
     struct ev_sink sink;
     uint64_t bytes;             /* fed in, whatever the format */
     uint64_t lost;              /* samples the firmware reports it dropped */
+    uint64_t max_samples;       /* 0: no limit; else samples past it are not counted (--samples) */
+    uint64_t past_limit;        /* samples decoded after the limit was reached */
     struct ingest_stream_info info;
     struct ingest_section section[INGEST_SECTIONS];
     void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
@@ -45,8 +47,17 @@ struct ingest {
 /* format: DETECT_UNKNOWN to detect from the first bytes. tpiu_id: the ITM source in TPIU frames. */
 void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync);
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
+/* The source paused (closed, reconnecting): decide the format from what came so far, so a short
+ * stream is not held back waiting for a full detection window. */
+void ingest_settle(struct ingest *in);
 /* End of input: decide the format if still undecided and flush the decoders. */
 void ingest_finish(struct ingest *in);
 void ingest_free(struct ingest *in);
+
+/* Every way this input lost or refused data so far, one sentence each ("" when none): missing
+ * dump samples, dropped lines, bad packets, other TPIU sources, firmware overflows, --samples.
+ * Returns how many were written (at most max). */
+#define INGEST_LOSS_TEXT 200
+size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
 
 #endif

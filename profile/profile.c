@@ -1,6 +1,8 @@
 /* Profile model: a hash of (PC, tag) -> samples, grouped on demand. */
 #include "profile.h"
 
+#include "escape.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,8 +525,11 @@ void prof_folded(struct prof *p, void (*emit)(void *ctx, const char *stack, doub
         const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
         size_t n = 0;
         if (loc && loc->known) {
-            for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;)
-                n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", loc->frames[k].function);
+            for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
+                char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
+                esc_text(frame, sizeof frame, loc->frames[k].function, ";");
+                n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
+            }
         } else {
             n = (size_t)snprintf(stack, sizeof stack, "0x%08x", e->pc);
         }

@@ -33,7 +33,14 @@ struct source {
     struct sp_port *port; /* libserialport */
     int stdin_flags;      /* stdin's file flags before we made it non-blocking */
     char host[200], service[16];
+    bool permanent;       /* the last connect failed for good: retrying cannot help */
 };
+
+/* Errors that waiting does not cure: the device is there but not ours, or not a terminal. */
+static bool permanent_errno(int e)
+{
+    return e == EACCES || e == EPERM || e == ENOTTY || e == EISDIR || e == EINVAL;
+}
 
 static void set_message(struct source *s, const char *what)
 {
@@ -73,6 +80,7 @@ static bool open_tty(struct source *s)
 {
     int fd = open(s->spec, O_RDONLY | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
+        s->permanent = permanent_errno(errno);
         set_message(s, strerror(errno));
         return false;
     }
@@ -88,6 +96,18 @@ static bool open_tty(struct source *s)
     return true;
 }
 
+/* A character device that is no terminal (/dev/null, /dev/zero) is read like a file. One that we
+ * may not open is left to open_tty(), which reports why. */
+static bool is_terminal(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return true;
+    bool tty = isatty(fd) != 0;
+    close(fd);
+    return tty;
+}
+
 static bool open_serial(struct source *s)
 {
     struct sp_port *port;
@@ -96,6 +116,7 @@ static bool open_serial(struct source *s)
         return false;
     }
     if (sp_open(port, SP_MODE_READ) != SP_OK) {
+        s->permanent = permanent_errno(sp_last_error_code());
         char *m = sp_last_error_message();
         set_message(s, m ? m : "cannot open");
         sp_free_error_message(m);
@@ -120,6 +141,7 @@ static bool open_tcp(struct source *s)
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
     int rc = getaddrinfo(s->host, s->service, &hints, &res);
     if (rc != 0) {
+        s->permanent = rc != EAI_AGAIN && rc != EAI_SYSTEM; /* no such host: a typo, not an outage */
         set_message(s, gai_strerror(rc));
         return false;
     }
@@ -186,14 +208,27 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
         return s;
     }
     if (strncmp(spec, "tcp:", 4) == 0) {
-        const char *colon = strrchr(spec + 4, ':');
-        if (!colon || colon == spec + 4 || !colon[1] || (size_t)(colon - spec - 4) >= sizeof s->host) {
-            snprintf(err, errlen, "source '%s': use tcp:HOST:PORT", spec);
+        /* tcp:HOST:PORT, with an IPv6 address in brackets: tcp:[::1]:3443 */
+        const char *host = spec + 4, *host_end, *colon;
+        if (*host == '[') {
+            host_end = strchr(host, ']');
+            colon = host_end && host_end[1] == ':' ? host_end + 1 : NULL;
+            host++;
+        } else {
+            colon = strrchr(host, ':');
+            host_end = colon;
+        }
+        char *end = NULL;
+        long port = colon ? strtol(colon + 1, &end, 10) : 0;
+        if (!colon || host_end == host || (size_t)(host_end - host) >= sizeof s->host || !colon[1] || *end ||
+            port < 1 || port > 65535) {
+            snprintf(err, errlen, "source '%s': use tcp:HOST:PORT with a port from 1 to 65535 (tcp:[::1]:PORT for IPv6)",
+                     spec);
             free(s);
             return NULL;
         }
-        memcpy(s->host, spec + 4, (size_t)(colon - spec - 4));
-        snprintf(s->service, sizeof s->service, "%s", colon + 1);
+        memcpy(s->host, host, (size_t)(host_end - host));
+        snprintf(s->service, sizeof s->service, "%ld", port);
         s->kind = SRC_TCP;
         snprintf(s->name, sizeof s->name, "%s", spec);
     } else {
@@ -203,13 +238,13 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
             free(s);
             return NULL;
         }
-        if (S_ISCHR(st.st_mode)) {
+        if (S_ISCHR(st.st_mode) && is_terminal(spec)) {
             struct sp_port *probe;
             s->kind = sp_get_port_by_name(spec, &probe) == SP_OK ? SRC_SERIAL : SRC_TTY;
             if (s->kind == SRC_SERIAL)
                 sp_free_port(probe);
             snprintf(s->name, sizeof s->name, "%s %d 8N1", spec, s->baud);
-        } else {
+        } else { /* a file, a fifo, or a device that is no terminal (/dev/null): read to its end */
             s->kind = SRC_FILE;
             s->fd = open(spec, O_RDONLY | O_NONBLOCK);
             if (s->fd < 0) {
@@ -222,6 +257,11 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
         }
     }
     if (!connect_live(s)) {
+        if (s->permanent) {
+            snprintf(err, errlen, "cannot open source %s", s->message);
+            free(s);
+            return NULL;
+        }
         s->state = SRC_RECONNECTING; /* absent for now: keep trying */
         s->next_attempt = 0;
     }

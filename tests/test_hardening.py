@@ -19,9 +19,11 @@ TMP = os.path.join(ROOT, "build", "hardening-test")
 HANG_SECONDS = 60  # far beyond any of these inputs' real cost; only a hang reaches it
 
 
-def run(*args, stdin=None, timeout=HANG_SECONDS, env=None):
+def run(*args, stdin=None, timeout=HANG_SECONDS, env=None, as_user=False):
+    """as_user: as 'nobody' when we are root, for the permission checks root would bypass."""
+    prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if as_user and os.geteuid() == 0 else []
     try:
-        r = subprocess.run([TOOL] + list(args), input=stdin, capture_output=True, timeout=timeout, env=env)
+        r = subprocess.run(prefix + [TOOL] + list(args), input=stdin, capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, "", "timed out after %d s" % timeout
     return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
@@ -119,6 +121,113 @@ def test_bad_elfs():
           "exit %s, %r" % (code, err.strip()))
 
 
+def test_untrusted_names():
+    """Items 11-13: names from the ELF and the stream reach JSON, folded stacks and the terminal."""
+    elf = elf_of("m3_loops")
+    evil = os.path.join(TMP, "evil.elf")
+    name = b"evil\x1b[31m;x\nred\xff\xc2\x9b"
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
+                    b"SysTick_Handler=" + name, elf, evil], check=True)
+    pc = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    addr = [ln.split()[0] for ln in pc.splitlines() if ln.endswith(" SysTick_Handler")][0]
+    cap = tmp("evil.txt", b"task 20000100 t\x1b]0;owned\x07\xff\nprof raw n=2\np %s %s\ng 20000100 20000100\nend\n"
+              % (addr.encode(), addr.encode()))
+    code, out, err = run("--batch", cap, evil)
+    raw = subprocess.run([TOOL, "--batch", cap, evil], capture_output=True).stdout
+    check("table: no escape or control bytes from an ELF symbol", code == 0 and b"\x1b" not in raw and
+          b"\x9b" not in raw and b"\\x1b" in raw, repr(raw[-120:]))
+    raw = subprocess.run([TOOL, "--batch", "--by", "task", cap, evil], capture_output=True).stdout
+    check("table: no escape or control bytes from a stream task name", b"\x1b" not in raw and b"\x07" not in raw
+          and b"\\x1b" in raw, repr(raw[-120:]))
+    for by in ("function", "task"):
+        r = subprocess.run([TOOL, "--batch", "-o", "json", "--by", by, cap, evil], capture_output=True)
+        try:
+            js = json.loads(r.stdout.decode("utf-8"))  # strict: invalid UTF-8 raises
+            ok = js["total"] == 2
+        except (UnicodeDecodeError, ValueError) as e:
+            ok, js = False, str(e)
+        check("json --by %s: valid UTF-8 and valid JSON with hostile names" % by, ok, str(js)[:200])
+    r = subprocess.run([TOOL, "--batch", "-o", "folded", cap, evil], capture_output=True)
+    lines = r.stdout.splitlines()
+    check("folded: one line, one frame, count 2, with ';' and newline in the name",
+          len(lines) == 1 and lines[0].count(b";") == 0 and lines[0].endswith(b" 2") and b"\x1b" not in lines[0],
+          repr(r.stdout))
+
+
+def test_streams_and_sources():
+    elf = elf_of("m3_loops")
+    uart = os.path.join(SCEN, "m3_loops", "uart.txt")
+    # Item 5: --samples N is exact, and nonsense values are refused
+    for n in (1, 100, 1234):
+        code, out, err = run("--batch", "-o", "json", "--samples", str(n), uart, elf)
+        js = json.loads(out) if code == 0 else {}
+        check("--samples %d counts exactly %d" % (n, n), js.get("total") == n and js.get("past_limit", 0) > 0,
+              "exit %s total %s" % (code, js.get("total")))
+    for bad in ("-5", "0", "1e3", "99999999999999999999999", " 7"):
+        code, out, err = run("--batch", "--samples", bad, uart, elf)
+        check("--samples %r refused, not clamped" % bad, code == 2 and "--samples" in err, err.strip())
+    # Item 8: permanent source errors end batch mode with one line
+    for src, want in (("tcp:localhost:notaport", "port"), ("tcp:127.0.0.1:99999", "port"),
+                      ("tcp:nosuchhost.invalid:7", "cannot open source")):
+        code, out, err = run("--batch", src, elf, timeout=30)
+        check("batch on %s: ends with one line" % src, code not in (0, None) and want in err and
+              len(err.strip().splitlines()) == 1, "exit %s, %r" % (code, err.strip()))
+    code, out, err = run("--batch", "/dev/null", elf, timeout=30)
+    check("batch on /dev/null: read to its end, 'no samples'", code == 2 and "no samples" in err, repr(err))
+    master, slave = os.openpty()
+    pty = os.ttyname(slave)
+    os.chmod(pty, 0o200)  # write-only for its owner, nothing for others: opening it to read fails
+    code, out, err = run("--batch", pty, elf, timeout=30, as_user=True)
+    check("batch on a pty without read permission: refused at once", code == 1 and "Permission denied" in err,
+          "exit %s, %r" % (code, err.strip()))
+    os.close(master)
+    os.close(slave)
+    # tcp:[::1]:PORT parses (IPv6): a server that sends a dump and closes
+    import socket
+    import threading
+    srv = socket.socket(socket.AF_INET6)
+    srv.bind(("::1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    def serve():
+        c, _ = srv.accept()
+        c.sendall(b"prof raw n=2\np 08000200 08000200\nend\n")
+        c.close()
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    code, out, err = run("--batch", "--samples", "2", "-o", "json", "tcp:[::1]:%d" % port, elf, timeout=30)
+    check("tcp:[::1]:PORT: IPv6 source read", code == 0 and json.loads(out)["total"] == 2, "exit %s %r" % (code, err))
+    srv.close()
+    # Item 9: a boot banner longer than the detection window is still text
+    banner = "boot: " + "x" * 5000 + "\n"
+    body = open(uart).read()
+    code, out, err = run("--batch", "-o", "json", tmp("banner.txt", banner + body), elf)
+    js = json.loads(out) if code == 0 else {}
+    check("a 5 KB first line: still detected as text", js.get("format") == "text" and js.get("total", 0) > 0,
+          "exit %s format %s" % (code, js.get("format")))
+    # Item 10: a dump that announces more samples than it carries says so; NUL bytes do not eat samples
+    code, out, err = run("--batch", tmp("miss.txt", "prof raw n=5000\np 08000200 08000202\nend\n"), elf)
+    check("dump with 4998 of 5000 samples missing: the table says so", code == 0 and "4998 samples missing" in out,
+          out)
+    code, out, err = run("--batch", "-o", "json", tmp("miss.txt", "prof raw n=5000\np 08000200 08000202\nend\n"), elf)
+    check("... and the JSON", code == 0 and json.loads(out)["missing"] == 4998, out[-300:])
+    code, out, err = run("--batch", "-o", "json", tmp("nul.txt", b"prof raw n=3\n\0p 08000200 08000202 0800\x000200\nend\n"), elf)
+    js = json.loads(out) if code == 0 else {}
+    check("p lines with NUL bytes keep their samples, the NULs are counted", js.get("total") == 3 and
+          any("NUL" in x for x in js.get("losses", [])), out[-300:])
+    # Item 14: TPIU frames of another source ID: the IDs seen are named; -f itm on TPIU warns
+    sys.path.insert(0, HERE)
+    from test_cli import tpiu_frames, itm_stream, pcs_of
+    itm = itm_stream(pcs_of(uart)[:500])
+    cap = tmp("tpiu3.bin", tpiu_frames(itm, source_id=3))
+    code, out, err = run("--batch", cap, elf)
+    check("TPIU with source ID 3 only: the error names ID 3", code == 2 and "ID" in err and "source IDs 3" in err,
+          err.strip())
+    cap = tmp("tpiu1.bin", tpiu_frames(itm, source_id=1))
+    code, out, err = run("--batch", "-f", "itm", cap, elf)
+    check("-f itm on TPIU data: the table reports the bad packets", "bad ITM packets" in out, out[-300:])
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -126,6 +235,8 @@ def main():
         return 1
     test_big_histogram_buckets()
     test_bad_elfs()
+    test_untrusted_names()
+    test_streams_and_sources()
     return 1 if harness.failed else 0
 
 
