@@ -8,7 +8,7 @@ CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 
-.PHONY: all deps unit tool scenarios report demo test bench clean
+.PHONY: all deps unit tool scenarios report demo test bench fuzz clean
 
 all: tool unit
 
@@ -16,8 +16,8 @@ all: tool unit
 HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
-HOST_LIBS := -lelf -ldwarf -lserialport $(NCURSES_LIBS) -lm -pthread
-SYM_SRC := symbols/table.c symbols/elf.c symbols/dwarf.c symbols/isolate.c symbols/lookup.c
+HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
+SYM_SRC := symbols/table.c symbols/elf.c symbols/dwarf.c symbols/isolate.c symbols/lookup.c symbols/demangle.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c app/view.c tui/tui.c source/source.c \
             profile/profile.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
@@ -54,9 +54,9 @@ SRC_test_text := decode/text.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
-SRC_test_profile := profile/profile.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
+SRC_test_profile := profile/profile.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := app/view.c profile/profile.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
-                 decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -lm
+                 decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
@@ -75,6 +75,19 @@ $(B)/tests/asan/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1
 	$$(CC) $$(CFLAGS) $$(SAN) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
 endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
+
+# ---- fuzzing: libFuzzer targets (clang), and their saved crashes replayed by make test ----------
+FUZZ_SECONDS ?= 60
+fuzz: deps tool
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c profile/ingest.c profile/profile.c profile/escape.c $(SYM_SRC) \
+                 decode/itm.c decode/text.c decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+REPLAY_text := fuzz/fuzz_text.c decode/text.c
+replay: $(B)/tests/asan/replay_ingest $(B)/tests/asan/replay_text
+$(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(HOST_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN) fuzz/replay.c $(REPLAY_$*) -o $@
 
 # ---- QEMU reference scenarios ----------------------------------------------------------------
 scenarios: deps tool

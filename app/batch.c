@@ -89,6 +89,12 @@ static void print_folded(void *ctx, const char *stack, double count)
     fprintf(f->out, "%s %s\n", stack, n);
 }
 
+/* Function rows are keyed by linkage name (overloads stay apart); -C shows them demangled. */
+static const char *row_name(const struct batch_options *o, struct prof *p, const struct prof_row *r)
+{
+    return o->demangle && o->by == PROF_BY_FUNCTION ? sym_demangle(prof_symbols(p), r->name) : r->name;
+}
+
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
@@ -106,7 +112,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
             fprintf(out, "%s,%.4f,%.4f,", buf, 100.0 * rows[i].share, 100.0 * rows[i].ci95);
-            csv_field(out, rows[i].name);
+            csv_field(out, row_name(o, p, &rows[i]));
             fputc(',', out);
             csv_field(out, rows[i].file ? rows[i].file : "");
             fprintf(out, ",%u,%d\n", rows[i].line, rows[i].approximate ? 1 : 0);
@@ -168,7 +174,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         for (size_t i = 0; i < n; i++) {
             fprintf(out, "    {\"samples\": %.2f, \"percent\": %.4f, \"ci95\": %.4f, \"name\": ", rows[i].samples,
                     100.0 * rows[i].share, 100.0 * rows[i].ci95);
-            json_string(out, rows[i].name);
+            json_string(out, row_name(o, p, &rows[i]));
             fputs(", \"file\": ", out);
             json_string(out, rows[i].file ? rows[i].file : "");
             fprintf(out, ", \"line\": %u, \"approximate\": %s}%s\n", rows[i].line,
@@ -178,7 +184,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         break;
     case OUT_FOLDED: {
         struct folded_ctx f = {out};
-        prof_folded(p, print_folded, &f);
+        prof_folded(p, o->demangle, print_folded, &f);
         break;
     }
     case OUT_TABLE:
@@ -190,7 +196,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
             fprintf(out, "  %6.2f%%  %6.2f%%  %9s  ", 100.0 * rows[i].share, 100.0 * rows[i].ci95, buf);
-            print_name(out, rows[i].name);
+            print_name(out, row_name(o, p, &rows[i]));
             if (rows[i].file && o->by == PROF_BY_FUNCTION) {
                 fputs("  ", out);
                 print_name(out, basename_of(rows[i].file));

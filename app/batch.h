@@ -21,6 +21,7 @@ struct batch_options {
     bool inline_frames;
     enum batch_output output;
     uint64_t max_samples; /* 0: no limit */
+    bool demangle;        /* -C: C++ and Rust names demangled, as addr2line -C prints them */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

@@ -41,6 +41,7 @@ static void usage(FILE *f)
           "  --tpiu-id N        ITM source ID inside TPIU frames (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
           "  --samples N        stop after N samples\n"
+          "  -C, --demangle     C++ and Rust names demangled (batch, --resolve; the live view does it by default)\n"
           "  --resolve          print addr2line -a -f -i lines for addresses (or stdin)\n"
           "  -h, --help         this help\n"
           "  -V, --version      print the version\n",
@@ -92,6 +93,7 @@ int main(int argc, char **argv)
         {"format", required_argument, NULL, 'f'},      {"tpiu-id", required_argument, NULL, OPT_TPIU_ID},
         {"resolve", no_argument, NULL, OPT_RESOLVE},   {"wait-sync", no_argument, NULL, OPT_WAIT_SYNC},
         {"samples", required_argument, NULL, OPT_SAMPLES}, {"help", no_argument, NULL, 'h'},
+        {"demangle", no_argument, NULL, 'C'},
         {"version", no_argument, NULL, 'V'},           {"baud", required_argument, NULL, 'b'},
         {"rate", required_argument, NULL, OPT_RATE},   {"duration", required_argument, NULL, OPT_DURATION},
         {"source-dir", required_argument, NULL, OPT_SOURCE_DIR}, {"cpu-hz", required_argument, NULL, OPT_CPU_HZ},
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
     opterr = 0;
     double num;
     unsigned long long count;
-    while ((c = getopt_long(argc, argv, "o:f:hVb:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:f:hVb:C", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (!parse_count(optarg, 1, 100000000, &count)) {
@@ -198,6 +200,9 @@ int main(int argc, char **argv)
             }
             o.max_samples = count;
             break;
+        case 'C':
+            o.demangle = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -214,7 +219,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cmprof-top: --resolve needs an ELF\n");
             return 2;
         }
-        return resolve_main(argv[optind], argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
+        return resolve_main(argv[optind], o.demangle, argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
     }
     if (argc - optind != 2) {
         fprintf(stderr, "cmprof-top: needs SOURCE and ELF (see --help)\n");

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static void print_location(FILE *out, const struct sym_location *loc, uint32_t addr)
+static bool demangle; /* -C: names as addr2line -C prints them */
+
+static void print_location(FILE *out, struct sym_table *t, const struct sym_location *loc, uint32_t addr)
 {
     fprintf(out, "0x%08x\n", addr);
     if (!loc->known) {
@@ -17,7 +19,7 @@ static void print_location(FILE *out, const struct sym_location *loc, uint32_t a
     }
     for (uint32_t i = 0; i < loc->n_frames; i++) {
         const struct sym_frame *f = &loc->frames[i];
-        fprintf(out, "%s\n%s:", f->function, f->file);
+        fprintf(out, "%s\n%s:", demangle ? sym_demangle(t, f->function) : f->function, f->file);
         if (f->line)
             fprintf(out, "%u", f->line);
         else
@@ -49,12 +51,13 @@ static int answer_line(struct sym_table *t, char *line, FILE *out, FILE *err)
         fprintf(err, "cmprof-top: '%s' is not an address\n", line);
         return 1;
     }
-    print_location(out, sym_lookup(t, a), a);
+    print_location(out, t, sym_lookup(t, a), a);
     return 0;
 }
 
-int resolve_main(const char *elf, char **addrs, int n, FILE *in, FILE *out, FILE *err)
+int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE *in, FILE *out, FILE *err)
 {
+    demangle = demangle_names;
     char msg[512];
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
     if (!t) {
@@ -71,7 +74,7 @@ int resolve_main(const char *elf, char **addrs, int n, FILE *in, FILE *out, FILE
             status = 1;
             continue;
         }
-        print_location(out, sym_lookup(t, a), a);
+        print_location(out, t, sym_lookup(t, a), a);
     }
     if (n == 0 && in) {
         /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered

@@ -2,9 +2,10 @@
 #ifndef CMPROF_APP_RESOLVE_H
 #define CMPROF_APP_RESOLVE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Addresses from addrs, or from `in` (one per line) when n is 0. Returns the exit status. */
-int resolve_main(const char *elf, char **addrs, int n, FILE *in, FILE *out, FILE *err);
+int resolve_main(const char *elf, bool demangle, char **addrs, int n, FILE *in, FILE *out, FILE *err);
 
 #endif

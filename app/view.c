@@ -153,6 +153,7 @@ void view_init(struct view *v, struct prof *prof, struct prof *window, struct in
     v->syms = syms;
     v->group = PROF_BY_FUNCTION;
     v->inline_frames = true;
+    v->demangle = true;
     v->window_seconds = 5;
     v->color = true;
     v->unicode = true;
@@ -291,6 +292,12 @@ void view_check_budgets(struct view *v)
 
 /* ---- rows -------------------------------------------------------------------------------- */
 
+/* Rows are keyed by linkage name; people read them demangled unless they press C. */
+static const char *shown_name(const struct view *v, const char *name)
+{
+    return v->demangle && v->group == PROF_BY_FUNCTION ? sym_demangle(v->syms, name) : name;
+}
+
 static bool matches(const struct view *v, const char *name)
 {
     if (!v->filter[0])
@@ -334,7 +341,7 @@ static size_t top_rows(struct view *v, const struct prof_row **out)
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (matches(v, rows[i].name))
+        if (matches(v, shown_name(v, rows[i].name)))
             filtered[k++] = rows[i];
     if (v->sort_by_name && k)
         qsort(filtered, k, sizeof *filtered, cmp_name);
@@ -601,6 +608,9 @@ int view_key(struct view *v, int key)
         if (v->frozen)
             freeze(v);
         return VIEW_REDRAW;
+    case 'C':
+        v->demangle = !v->demangle;
+        return VIEW_REDRAW;
     case 'i':
         v->inline_frames = !v->inline_frames;
         if (v->frozen)
@@ -764,7 +774,7 @@ static void render_rows(struct view *v, struct vbuf *b, int y0, const struct pro
         char samples[32];
         snprintf(samples, sizeof samples, row->samples == floor(row->samples) ? "%.0f" : "%.1f", row->samples);
         int x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples,
-                     row->name);
+                     lines ? row->name : shown_name(v, row->name));
         if (row->file && v->group == PROF_BY_FUNCTION)
             x = putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", base_name(row->file));
         if (row->approximate)
@@ -931,6 +941,7 @@ static void render_help(struct vbuf *b, int y0)
         "  s            sort by share or by name",
         "  g            group by function, line, file, task",
         "  i            charge inlined code to the inlined function, or to its caller",
+        "  C            C++ and Rust names demangled (default) or as linked",
         "  /            filter by name (Enter keeps it, Esc clears it)",
         "  space        freeze the display (counting goes on)",
         "  r            reset the counts (in the section view: the section statistics)",

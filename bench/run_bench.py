@@ -134,8 +134,8 @@ def symbol_bench(tmp):
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_lookup.c")] +
-                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "dwarf.c", "isolate.c", "lookup.c")] + ["-lelf",
-                    "-ldwarf", "-pthread", "-o", exe], check=True)
+                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "dwarf.c", "isolate.c", "lookup.c", "demangle.c")] + ["-lelf",
+                    "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big, af], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)

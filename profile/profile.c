@@ -508,7 +508,12 @@ uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, u
 
 /* ---- folded stacks ----------------------------------------------------------------------- */
 
-void prof_folded(struct prof *p, void (*emit)(void *ctx, const char *stack, double count), void *ctx)
+struct sym_table *prof_symbols(const struct prof *p)
+{
+    return p->syms;
+}
+
+void prof_folded(struct prof *p, bool demangle, void (*emit)(void *ctx, const char *stack, double count), void *ctx)
 {
     /* group by the chain's innermost frame pointer sequence: PCs with equal chains merge */
     char stack[1024];
@@ -527,7 +532,8 @@ void prof_folded(struct prof *p, void (*emit)(void *ctx, const char *stack, doub
         if (loc && loc->known) {
             for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
                 char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
-                esc_text(frame, sizeof frame, loc->frames[k].function, ";");
+                const char *fn = loc->frames[k].function;
+                esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, fn) : fn, ";");
                 n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
             }
         } else {

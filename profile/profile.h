@@ -62,7 +62,10 @@ uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, u
 
 /* One line per distinct inline chain, "outer;...;inner count", for flame graphs. Calls emit
  * for each; the strings are valid during the call only. */
-void prof_folded(struct prof *p, void (*emit)(void *ctx, const char *stack, double count), void *ctx);
+void prof_folded(struct prof *p, bool demangle, void (*emit)(void *ctx, const char *stack, double count), void *ctx);
+
+/* The symbol table the profile resolves with (NULL without one). */
+struct sym_table *prof_symbols(const struct prof *p);
 
 /* Current diagnostics; returns how many were written (at most max). */
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max);

@@ -8,7 +8,7 @@ packages=(
   make gcc libc6-dev pkg-config python3
   gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
   qemu-system-arm
-  libelf-dev libdwarf-dev libserialport-dev libncurses-dev
+  libelf-dev libdwarf-dev libiberty-dev libserialport-dev libncurses-dev
   tmux
 )
 

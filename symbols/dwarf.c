@@ -39,6 +39,7 @@ struct cu_ctx {
     Dwarf_Signed n_files, base;
     Dwarf_Addr cu_base;
     Dwarf_Half version; /* of the unit: 5 keeps ranges in .debug_rnglists, older in .debug_ranges */
+    bool mangling;      /* the unit's language mangles names (C++, Rust, D, ...) */
     uint32_t cu;
     bool failed;
     char damage[160]; /* the first error libdwarf reported on this pass, "" when none */
@@ -104,16 +105,37 @@ static const char *name_at(struct cu_ctx *c, Dwarf_Off off, int depth)
     return name;
 }
 
-/* DW_AT_name, following abstract_origin / specification links. */
+/* A string attribute of a DIE, interned; NULL when absent. */
+static const char *string_attr(struct cu_ctx *c, Dwarf_Die die, Dwarf_Half at)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Error err = NULL;
+    char *str = NULL;
+    const char *out = NULL;
+    if (dwarf_attr(die, at, &attr, &err) != DW_DLV_OK) {
+        drop(c->dbg, &err);
+        return NULL;
+    }
+    if (dwarf_formstring(attr, &str, &err) == DW_DLV_OK)
+        out = symt_intern(c->pool, str);
+    drop(c->dbg, &err);
+    dwarf_dealloc_attribute(attr);
+    return out;
+}
+
+/* The name addr2line -f prints: the linkage name (C++, Rust) where there is one, else DW_AT_name;
+ * both looked up through abstract_origin / specification links as well. */
 static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth)
 {
-    char *name = NULL;
     Dwarf_Error err = NULL;
-    if (dwarf_diename(die, &name, &err) == DW_DLV_OK)
-        return symt_intern(c->pool, name);
-    drop(c->dbg, &err);
+    const char *linkage = string_attr(c, die, DW_AT_linkage_name);
+    if (!linkage)
+        linkage = string_attr(c, die, DW_AT_MIPS_linkage_name);
+    if (linkage)
+        return linkage;
+    const char *plain = string_attr(c, die, DW_AT_name);
     if (depth > 3)
-        return NULL;
+        return plain;
     static const Dwarf_Half links[] = {DW_AT_abstract_origin, DW_AT_specification};
     for (size_t i = 0; i < 2; i++) {
         Dwarf_Attribute attr;
@@ -129,7 +151,7 @@ static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth)
         if (n)
             return n;
     }
-    return NULL;
+    return plain;
 }
 
 typedef bool (*range_fn)(void *ctx, uint32_t lo, uint32_t hi);
@@ -209,13 +231,16 @@ static bool add_range(void *ctx, uint32_t lo, uint32_t hi)
     if (lo == 0 && a->depth == 0 && hi < 0x100)
         return true; /* code discarded by the linker keeps debug info at address 0 */
     struct range r = {lo, hi, a->scope, a->depth, 0};
+    struct scope *s = &a->t->scopes.v[a->scope];
+    if (lo < s->low)
+        s->low = lo;
     return a->inline_range ? VEC_PUSH(a->t->inlines, r) : VEC_PUSH(a->t->subs, r);
 }
 
 /* What a scope DIE says about itself, read in one pass over its attributes (each dwarf_attr()
  * call would scan the abbreviation again). */
 struct scope_attrs {
-    const char *name;
+    const char *name, *linkage;
     Dwarf_Off origin;
     bool has_origin, has_decl_file, has_call_file, has_call_line, has_low, has_high, high_is_length;
     Dwarf_Unsigned call_file, call_line;
@@ -257,10 +282,16 @@ static void read_scope_attrs(struct cu_ctx *c, Dwarf_Die die, struct scope_attrs
         bool keep = false;
         dwarf_whatattr(a, &at, &err);
         switch (at) {
-        case DW_AT_name: {
+        case DW_AT_name:
+        case DW_AT_linkage_name:
+        case DW_AT_MIPS_linkage_name: {
             char *str = NULL;
-            if (dwarf_formstring(a, &str, &err) == DW_DLV_OK)
-                sa->name = symt_intern(c->pool, str);
+            if (dwarf_formstring(a, &str, &err) == DW_DLV_OK) {
+                if (at == DW_AT_name)
+                    sa->name = symt_intern(c->pool, str);
+                else
+                    sa->linkage = symt_intern(c->pool, str);
+            }
             break;
         }
         case DW_AT_abstract_origin:
@@ -319,10 +350,13 @@ static void walk(struct cu_ctx *c, Dwarf_Die die, int32_t parent, uint32_t depth
     if (tag == DW_TAG_subprogram || (tag == DW_TAG_inlined_subroutine && parent >= 0)) {
         struct scope_attrs sa;
         read_scope_attrs(c, die, &sa);
-        struct scope s = {sa.name, NULL, UINT32_MAX, 0, tag == DW_TAG_subprogram ? -1 : parent, c->cu,
-                          sa.has_decl_file};
+        /* linkage name first (addr2line -f), then what the origin says, then DW_AT_name */
+        struct scope s = {sa.linkage, NULL, UINT32_MAX, 0, tag == DW_TAG_subprogram ? -1 : parent, c->cu,
+                          sa.has_decl_file, false, UINT32_MAX};
         if (!s.name && sa.has_origin)
             s.name = name_at(c, sa.origin, 0);
+        if (!s.name)
+            s.name = sa.name;
         if (tag == DW_TAG_inlined_subroutine) {
             if (sa.has_call_file)
                 s.call_fileno = (uint32_t)sa.call_file;
@@ -331,6 +365,8 @@ static void walk(struct cu_ctx *c, Dwarf_Die die, int32_t parent, uint32_t depth
         }
         if (!s.name)
             s.name = symt_intern(c->pool, "??");
+        s.plain_name = c->mangling && !(s.name[0] == '_' && (s.name[1] == 'Z' || s.name[1] == 'R'));
+        s.low = UINT32_MAX;
         uint32_t index = (uint32_t)c->t->scopes.n;
         bool ok = VEC_PUSH(c->t->scopes, s);
         struct range_add a = {c->t, index, tag == DW_TAG_subprogram ? 0 : depth, tag != DW_TAG_subprogram};
@@ -489,6 +525,12 @@ static void each_cu(struct cu_ctx *c, bool lines)
             continue;
         }
         c->version = version;
+        Dwarf_Unsigned lang = 0;
+        if (dwarf_srclang(cu, &lang, &err) != DW_DLV_OK)
+            drop(c->dbg, &err);
+        c->mangling = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
+                      lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus || lang == DW_LANG_D ||
+                      lang == DW_LANG_Rust || lang == DW_LANG_Java;
         c->cu_base = 0;
         dwarf_lowpc(cu, &c->cu_base, &err);
         drop(c->dbg, &err);

@@ -241,6 +241,11 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr)
             s = cur->parent;
         }
     }
+    /* binutils: a C++ function DWARF names without a linkage name (a static one) takes the name of
+     * the ELF symbol that starts where it starts, e.g. _ZN5motorL5clampElll */
+    const struct scope *inner = &t->scopes.v[sc];
+    if (inner->plain_name && inner->parent < 0 && fn && fn->lo == inner->low)
+        f[0].function = fn->name;
     return loc;
 }
 

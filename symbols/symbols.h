@@ -46,6 +46,10 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
  * Returns 0 when there is none. */
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi);
 
+/* The demangled form of a C++ or Rust linkage name, as addr2line -C prints it; any other name
+ * comes back unchanged. Valid until sym_close(). */
+const char *sym_demangle(struct sym_table *t, const char *name);
+
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 

@@ -142,6 +142,8 @@ void sym_close(struct sym_table *t)
     free(t->code.v);
     free(t->build_id);
     free(t->cache);
+    free(t->demangled.keys);
+    free(t->demangled.vals);
     free(t);
 }
 

@@ -90,6 +90,8 @@ struct scope {          /* a subprogram or an inlined instance */
     int32_t parent;     /* -1 for a subprogram */
     uint32_t cu;
     bool has_decl_file; /* assembler subprograms have none */
+    bool plain_name;    /* a C++/Rust scope named by DW_AT_name, not by a linkage name */
+    uint32_t low;       /* lowest address of its ranges (UINT32_MAX: none) */
 };
 
 struct range {
@@ -118,6 +120,11 @@ struct cache_slot {
     struct sym_location *loc;
 };
 
+struct demangle_cache {   /* interned linkage name -> interned display name */
+    const char **keys, **vals;
+    size_t cap, n;
+};
+
 struct sym_table {
     char warning[320];
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
@@ -141,6 +148,7 @@ struct sym_table {
     VEC(struct cu_files) cu_files; /* each unit's file table, for DW_AT_call_file */
     uint8_t *build_id;
     size_t build_id_len;
+    struct demangle_cache demangled;
     struct cache_slot *cache;
     size_t cache_cap, cache_used;
 };

@@ -54,11 +54,29 @@ def normalise(text):
     return lines
 
 
-def check(elf):
+def zoo_elfs():
+    """C++ from tests/zoo at several optimisation levels and DWARF versions: linkage names,
+    overloads, templates, clones, inlined members."""
+    elfs = []
+    src = os.path.join(HERE, "zoo", "cpp_app.cpp")
+    for opt in ("-O0", "-Os", "-O2", "-O3"):
+        for dwarf in ("-gdwarf-4", "-gdwarf-5"):
+            out = os.path.join(OUT, "cpp%s%s.elf" % (opt, dwarf[2:]))
+            os.makedirs(OUT, exist_ok=True)
+            subprocess.run(["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", opt, dwarf, "-nostdlib",
+                            "-fno-exceptions", "-fno-rtti", "-ffunction-sections", "-Wl,--gc-sections",
+                            "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-Wall", "-Wextra", "-Werror", src,
+                            "-lgcc", "-o", out], check=True)
+            elfs.append(out)
+    return elfs
+
+
+def check(elf, demangle=False):
     addrs = addresses(elf)
     feed = "\n".join(addrs) + "\n"
-    ours = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True)
-    theirs = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", elf], input=feed,
+    c = ["-C"] if demangle else []
+    ours = subprocess.run([TOOL, "--resolve"] + c + [elf], input=feed, capture_output=True, text=True)
+    theirs = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i"] + c + ["-e", elf], input=feed,
                             capture_output=True, text=True)
     if ours.returncode != 0:
         return len(addrs), None, [], ours.stderr.strip()
@@ -87,13 +105,14 @@ def main():
     # every scenario's ELF (scen.py run built them), the demo's, and the variants
     elfs = [os.path.join(scen.BUILD, name, "fw.elf") for name in sorted(scen.SCENARIOS)]
     elfs += [scen.build(scen.DEMO)] + variant_elfs()
+    runs = [(elf, False) for elf in elfs] + [(elf, d) for elf in zoo_elfs() for d in (False, True)]
     total = mismatched = fill_total = 0
     failed = 0
-    for elf in elfs:
-        n, bad, fill, example = check(elf)
+    for elf, demangle in runs:
+        n, bad, fill, example = check(elf, demangle)
         fill_total += len(fill)
         total += n
-        name = os.path.relpath(elf, os.path.join(ROOT, "build"))
+        name = os.path.relpath(elf, os.path.join(ROOT, "build")) + (" -C" if demangle else "")
         if bad is None:
             print("FAIL resolve parity %s: cmprof-top failed: %s" % (name, example))
             failed += 1
@@ -105,8 +124,8 @@ def main():
         else:
             print("ok   resolve parity %s: %d addresses%s" % (name, n, ", %d fill halfwords differ" % len(fill)
                                                                if fill else ""))
-    print("resolve parity: %d ELFs, %d addresses, %d differ inside functions, %d fill halfwords differ"
-          % (len(elfs), total, mismatched, fill_total))
+    print("resolve parity: %d runs, %d addresses, %d differ inside functions, %d fill halfwords differ"
+          % (len(runs), total, mismatched, fill_total))
     return 1 if failed else 0
 
 

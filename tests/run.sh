@@ -51,6 +51,14 @@ for kind in plain asan; do
     done
 done
 
+echo "== fuzz regressions"
+step "build replays" make -s replay
+for target in ingest text; do
+    inputs=(fuzz/crashes/$target/*)
+    [[ -e ${inputs[0]} ]] || continue
+    step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
+done
+
 echo "== firmware builds"
 firmware_builds() {
     local dir=build/firmware-check cpu opts f

@@ -228,6 +228,35 @@ def test_streams_and_sources():
     check("-f itm on TPIU data: the table reports the bad packets", "bad ITM packets" in out, out[-300:])
 
 
+def test_cpp_names():
+    """Item 3: linkage names as addr2line -f prints them; overloads and template instances never
+    merge; -C demangles as addr2line -f -C does."""
+    elf = os.path.join(TMP, "cpp.elf")
+    subprocess.run(["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", "-O2", "-g", "-nostdlib", "-fno-exceptions",
+                    "-fno-rtti", "-ffunction-sections", "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000",
+                    "-Wl,-e,Reset_Handler", os.path.join(HERE, "zoo", "cpp_app.cpp"), "-lgcc", "-o", elf], check=True)
+    syms = {}
+    for ln in subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.splitlines():
+        parts = ln.split()
+        if len(parts) == 3:
+            syms[parts[2]] = int(parts[0], 16)
+    want = ["_ZN5motor5scaleEl", "_ZN5motor5scaleEx", "_ZN5motor5scaleEf", "_ZN5motor6FilterIlLi4EE3runEl",
+            "_ZN5motor6FilterIsLi8EE3runEs"]
+    pcs = []
+    for k, name in enumerate(want):
+        pcs += ["%08x" % (syms[name] + 2)] * (k + 1)
+    cap = tmp("cpp.txt", "prof raw n=%d\np %s\nend\n" % (len(pcs), " ".join(pcs)))
+    code, out, err = run("--batch", "-o", "json", cap, elf)
+    rows = {r["name"]: r["samples"] for r in json.loads(out)["rows"]} if code == 0 else {}
+    check("C++ overloads and template instances: one row each, keyed by linkage name",
+          all(rows.get(n) == k + 1 for k, n in enumerate(want)), str(rows))
+    code, out, err = run("--batch", "-C", "-o", "json", cap, elf)
+    rows = {r["name"]: r["samples"] for r in json.loads(out)["rows"]} if code == 0 else {}
+    check("-C: demangled as addr2line -C prints them",
+          rows.get("motor::scale(long)") == 1 and rows.get("motor::scale(long long)") == 2 and
+          rows.get("motor::scale(float)") == 3 and rows.get("motor::Filter<long, 4>::run(long)") == 4, str(rows))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -237,6 +266,7 @@ def main():
     test_bad_elfs()
     test_untrusted_names()
     test_streams_and_sources()
+    test_cpp_names()
     return 1 if harness.failed else 0
 
 

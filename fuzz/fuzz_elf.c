@@ -1,0 +1,33 @@
+/* libFuzzer target: the ELF/DWARF loader on arbitrary files, in this process (sym_set_isolation(0))
+ * so that coverage reaches libelf and libdwarf; then lookups across the code. Crashes inside
+ * libdwarf itself are expected here: in the tool, the child process contains them. */
+#include "../symbols/symbols.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char path[64];
+    if (!path[0])
+        snprintf(path, sizeof path, "/tmp/cmprof-fuzz-elf.%d", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    sym_set_isolation(0);
+    char err[256];
+    struct sym_table *t = sym_open(path, err, sizeof err);
+    if (!t)
+        return 0;
+    for (uint32_t a = 0; a < 0x400; a += 2) {
+        sym_lookup(t, a);
+        sym_lookup(t, 0x08000000u + a);
+    }
+    uint32_t lo, hi;
+    sym_function_from(t, 0, &lo, &hi);
+    sym_close(t);
+    return 0;
+}

@@ -1,0 +1,49 @@
+/* libFuzzer target: bytes through ingest (format detection, text, ITM and TPIU decoders) into a
+ * profile with symbols, with a histogram-friendly ELF, then every report the batch mode prints.
+ * The first input byte picks the format and how the rest is split, so chunking is fuzzed too. */
+#include "../app/batch.h"
+#include "../profile/ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static struct sym_table *syms;
+
+static void load_symbols(void)
+{
+    char err[256];
+    const char *elf = getenv("FUZZ_ELF"); /* optional: a scenario ELF, for names and buckets */
+    if (elf && !syms)
+        syms = sym_open(elf, err, sizeof err);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    load_symbols();
+    uint8_t mode = data[0];
+    data++, size--;
+    struct prof *p = prof_new(syms);
+    struct ingest *in = malloc(sizeof *in);
+    if (!p || !in)
+        abort();
+    ingest_init(in, p, (enum detect_format)(mode & 3), 1 + (mode >> 2 & 1), (mode >> 3) & 1);
+    in->max_samples = (mode & 0x10) ? 100 : 0;
+    size_t step = (mode >> 5) ? (size_t)(mode >> 5) * 7 : size; /* 1 piece, or pieces of 7..49 bytes */
+    for (size_t off = 0; off < size; off += step)
+        ingest_feed(in, data + off, size - off < step ? size - off : step);
+    ingest_finish(in);
+    FILE *devnull = fopen("/dev/null", "w");
+    for (int o = 0; o < 4 && devnull; o++) {
+        struct batch_options bo = {.output = (enum batch_output)o, .by = (enum prof_group)((mode >> 1) & 3),
+                                   .inline_frames = mode & 1};
+        batch_report(&bo, p, in, "", devnull);
+    }
+    if (devnull)
+        fclose(devnull);
+    ingest_free(in);
+    free(in);
+    prof_free(p);
+    return 0;
+}
