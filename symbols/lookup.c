@@ -36,8 +36,51 @@ static int cmp_range(const void *a, const void *b)
 
 
 
+static const struct func *func_for(const struct sym_table *t, uint32_t addr)
+{
+    long i = LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
+    for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
+        const struct func *f = &t->funcs.v[i];
+        if (addr < f->hi)
+            return f;
+        if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
+            break;
+    }
+    return NULL;
+}
+
+/* Code the linker discarded (--gc-sections) keeps its DWARF, with its address relocated to a
+ * tombstone: 0 (ld), or -1/-2 (lld). On parts whose flash starts at 0 such ranges lie over real
+ * code, so DWARF must not outvote the symbol table there: a subprogram range must start inside an
+ * ELF function symbol, and neither it nor a line sequence may start at a tombstone where no
+ * function symbol starts. Without a symbol table there is nothing to check against. */
+static bool tombstone(const struct sym_table *t, uint32_t lo)
+{
+    if (lo != 0 && lo < 0xFFFFFFFEu)
+        return false;
+    const struct func *f = func_for(t, lo);
+    return !(f && f->lo == lo);
+}
+
+static void drop_discarded(struct sym_table *t)
+{
+    if (t->funcs.n == 0)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < t->subs.n; i++)
+        if (!tombstone(t, t->subs.v[i].lo) && func_for(t, t->subs.v[i].lo))
+            t->subs.v[k++] = t->subs.v[i];
+    t->subs.n = k;
+    k = 0;
+    for (size_t i = 0; i < t->seqs.n; i++)
+        if (!tombstone(t, t->seqs.v[i].lo))
+            t->seqs.v[k++] = t->seqs.v[i];
+    t->seqs.n = k;
+}
+
 bool symt_index(struct sym_table *t)
 {
+    drop_discarded(t);
     /* rows: sort within each sequence (ties keep table order), then sequences by start */
     for (size_t i = 0; i < t->seqs.n; i++) {
         struct seq *s = &t->seqs.v[i];
@@ -154,18 +197,6 @@ static const struct func *func_before(const struct sym_table *t, uint32_t addr)
     return best;
 }
 
-static const struct func *func_for(const struct sym_table *t, uint32_t addr)
-{
-    long i = LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
-    for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
-        const struct func *f = &t->funcs.v[i];
-        if (addr < f->hi)
-            return f;
-        if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
-            break;
-    }
-    return NULL;
-}
 
 /* The innermost scope containing addr, or -1. Among subprograms that cover addr (assembler
  * DWARF can overlap the next function by one byte: a Thumb low_pc), the first compilation unit

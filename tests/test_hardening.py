@@ -257,6 +257,34 @@ def test_cpp_names():
           rows.get("motor::scale(float)") == 3 and rows.get("motor::Filter<long, 4>::run(long)") == 4, str(rows))
 
 
+def test_linked_at_zero():
+    """Item 16: a firmware linked at 0 with --gc-sections; the discarded function's DWARF (low_pc 0,
+    its real length) lies over __aeabi_uldivmod and __udivmoddi4 from libgcc."""
+    elf = os.path.join(TMP, "at0.elf")
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-O2", "-g", "-nostdlib", "-ffunction-sections",
+                    "-fdata-sections", "-Wl,--gc-sections", "-Wl,-Ttext=0", "-Wl,-e,Reset_Handler", "-Wl,-u,vectors",
+                    "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "zoo", "linked_at_zero.c"), "-lgcc", "-o", elf],
+                   check=True)
+    syms = {}
+    for ln in subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.splitlines():
+        parts = ln.split()
+        syms[parts[-1]] = int(parts[0], 16)
+    info = subprocess.run(["arm-none-eabi-readelf", "--debug-dump=info", elf], capture_output=True, text=True).stdout
+    div, udiv = syms["__aeabi_uldivmod"], syms["__udivmoddi4"]
+    setup = "discarded_trace_push" in info and "discarded_trace_push" not in syms and div < 0x100
+    pcs = ["%08x" % a for a in (div + 4, div + 4, udiv + 0x10)]
+    cap = tmp("at0.txt", "prof raw n=3\np %s\nend\n" % " ".join(pcs))
+    for extra in ([], ["--no-inline"]):
+        code, out, err = run("--batch", "-o", "json", *extra, cap, elf)
+        rows = {r["name"]: r["samples"] for r in json.loads(out)["rows"]} if code == 0 else {}
+        check("linked at 0, --gc-sections%s: libgcc's functions keep their names, no discarded function" %
+              (" " + extra[0] if extra else ""),
+              setup and rows == {"__aeabi_uldivmod": 2, "__udivmoddi4": 1}, str(rows))
+    code, out, err = run("--resolve", elf, "%x" % (div + 4))
+    check("linked at 0: --resolve names the symbol table's function and its own line table",
+          out.splitlines()[1:2] == ["__aeabi_uldivmod"] and "bpabi.S" in out, out)
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -267,6 +295,7 @@ def main():
     test_untrusted_names()
     test_streams_and_sources()
     test_cpp_names()
+    test_linked_at_zero()
     return 1 if harness.failed else 0
 
 
