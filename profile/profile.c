@@ -29,8 +29,16 @@ struct group {
     struct prof_row row;
 };
 
+struct lockstep {       /* the last lockstep search */
+    uint64_t computed_at; /* recent_n then */
+    bool found;
+    uint32_t lag, window;
+    double rate, expected;
+};
+
 struct prof {
     struct sym_table *syms;
+    struct lockstep lockstep;
     struct entry *map;
     size_t cap, used;
     double total;
@@ -73,6 +81,7 @@ void prof_reset(struct prof *p)
     p->cap = p->used = 0;
     p->total = 0;
     p->raw_samples = p->sleep = p->recent_n = 0;
+    memset(&p->lockstep, 0, sizeof p->lockstep);
 }
 
 void prof_free(struct prof *p)
@@ -566,24 +575,65 @@ static int cmp_pc_count(const void *a, const void *b)
     return x->pc < y->pc ? -1 : (x->pc > y->pc);
 }
 
-/* Smallest P (< n/4) with recent[i] == recent[i+P] for the whole window, or 0. */
-static uint32_t repeat_period(const struct prof *p, uint32_t *window)
+/* Lockstep: sampling in step with the program makes each sample repeat the PC of one a fixed
+ * number of samples earlier. Independent samples match at any lag with probability sum(p_pc^2),
+ * the profile's own spread. The test: over lags 1..n/4, the best lag's match rate is >= 90 % and
+ * its mismatch rate is under half the expected one. An idle loop holding most samples expects
+ * many matches anyway and stays quiet; a near-periodic run (a few per cent of its samples
+ * perturbed) does not. */
+#define LOCKSTEP_MIN_RATE 0.90
+#define LOCKSTEP_WINDOW_MIN 200u
+
+static int cmp_u32(const void *a, const void *b)
 {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+static void find_lockstep(struct prof *p)
+{
+    struct lockstep *ls = &p->lockstep;
     uint64_t n = p->recent_n < RECENT ? p->recent_n : RECENT;
-    *window = (uint32_t)n;
-    if (n < 200)
-        return 0;
+    ls->found = false;
+    ls->window = (uint32_t)n;
+    ls->computed_at = p->recent_n;
+    if (n < LOCKSTEP_WINDOW_MIN)
+        return;
+    uint32_t *w = malloc(2 * n * sizeof *w);
+    if (!w)
+        return;
     uint64_t start = p->recent_n - n;
-#define AT(i) (p->recent[(start + (i)) % RECENT])
-    for (uint32_t per = 1; per < n / 4; per++) {
-        bool same = true;
-        for (uint64_t i = 0; i + per < n && same; i++)
-            same = AT(i) == AT(i + per);
-        if (same)
-            return per;
+    for (uint64_t i = 0; i < n; i++)
+        w[i] = w[n + i] = p->recent[(start + i) % RECENT];
+    /* expected match rate from the window's own PC shares */
+    qsort(w + n, n, sizeof *w, cmp_u32);
+    double expected = 0;
+    for (uint64_t i = 0, run = 1; i < n; i++, run++)
+        if (i + 1 == n || w[n + i + 1] != w[n + i]) {
+            expected += ((double)run / n) * ((double)run / n);
+            run = 0;
+        }
+    ls->expected = expected;
+    if (1.0 - expected < 0.05) /* (almost) one PC: the constant-PC check speaks for that */
+        goto done;
+    uint64_t allowed = (uint64_t)((1.0 - LOCKSTEP_MIN_RATE) * (double)n); /* mismatches a lag may have */
+    for (uint32_t lag = 1; lag < n / 4; lag++) {
+        uint64_t pairs = n - lag, miss = 0, limit = allowed < pairs ? allowed : pairs;
+        for (uint64_t i = 0; i < pairs && miss <= limit; i++)
+            miss += w[i] != w[i + lag];
+        if (miss > limit)
+            continue;
+        double rate = 1.0 - (double)miss / (double)pairs;
+        if (!ls->found || rate > ls->rate) {
+            ls->found = true;
+            ls->rate = rate;
+            ls->lag = lag;
+            allowed = miss; /* later lags must do at least as well */
+        }
     }
-#undef AT
-    return 0;
+    ls->found = ls->found && 1.0 - ls->rate < 0.5 * (1.0 - expected);
+done:
+    free(w);
 }
 
 /* The Thumb instruction just before pc enables interrupts or lowers the masking level. */
@@ -674,12 +724,16 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
             "constant PC: all %.0f samples are 0x%08x; a prologue reading the wrong stack, or sampling in exact "
             "step with the program",
             total, top_pc);
-    uint32_t window = 0, period = n ? 0 : repeat_period(p, &window); /* a constant PC says it already */
-    if (period)
+    /* once the window is full, search again only every 512 new samples: a search costs up to a few ms */
+    uint64_t since = p->recent_n - p->lockstep.computed_at;
+    if (since && (p->recent_n < RECENT || since >= 512))
+        find_lockstep(p);
+    if (p->lockstep.found && !n) /* a constant PC says it already */
         ADD(DIAG_LOCKSTEP,
-            "lockstep suspected: the last %u PCs repeat every %u samples, so most of the program is never sampled; "
-            "randomize the period (build with CMPROF_JITTER)",
-            window, period);
+            "lockstep suspected: the PCs repeat every %u samples (%.1f %% of the last %u match, %.1f %% expected "
+            "from the profile's spread), so most of the program is never sampled; randomize the period (build with "
+            "CMPROF_JITTER)",
+            p->lockstep.lag, 100.0 * p->lockstep.rate, p->lockstep.window, 100.0 * p->lockstep.expected);
     /* skid: a large share right after an instruction that re-enables interrupts */
     for (size_t i = 0; i < merged && p->syms; i++) {
         if (pcs[i].count < 20 || pcs[i].count / total < 0.02)

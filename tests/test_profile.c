@@ -95,6 +95,104 @@ static void test_random_is_not_lockstep(void)
     prof_free(p);
 }
 
+/* ---- lockstep on realistic sequences, over many seeds ---------------------------------------- */
+
+static uint32_t rng_state;
+
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+
+/* A loop of `len` instructions sampled every `period` instructions. wobble: the chance per sample
+ * that it lands a few instructions off (interrupt latency, a wait state, another interrupt first),
+ * while the timer keeps its period; jitter: a random extra delay of 0..jitter instructions per
+ * sample (CMPROF_JITTER), which moves every later sample. */
+static bool lockstep_flagged(uint32_t seed, uint32_t len, uint32_t period, double wobble, uint32_t jitter)
+{
+    rng_state = seed * 2654435761u | 1u;
+    struct prof *p = prof_new(NULL);
+    uint32_t phase = rnd() % len;
+    for (int i = 0; i < 8192; i++) {
+        uint32_t at = phase;
+        if (wobble > 0 && (rnd() % 10000u) < (uint32_t)(wobble * 10000))
+            at = (phase + 1u + rnd() % 12u) % len;
+        prof_add_pc(p, 0x08000100u + 2u * at, false, 0);
+        phase = (phase + period + (jitter ? rnd() % (jitter + 1) : 0)) % len;
+    }
+    struct prof_diag d[8];
+    size_t n = prof_diagnose(p, d, 8);
+    bool flagged = false;
+    for (size_t k = 0; k < n; k++)
+        flagged |= d[k].kind == DIAG_LOCKSTEP;
+    prof_free(p);
+    return flagged;
+}
+
+/* An idle loop holding most of the time (a WFI or a polling loop of a few PCs) and independent
+ * samples elsewhere: many equal neighbours, but no lockstep. */
+static bool idle_flagged(uint32_t seed, double idle_share, uint32_t idle_pcs)
+{
+    rng_state = seed * 2654435761u | 1u;
+    struct prof *p = prof_new(NULL);
+    for (int i = 0; i < 8192; i++) {
+        bool idle = (rnd() % 10000u) < (uint32_t)(idle_share * 10000);
+        uint32_t pc = idle ? 0x08001000u + 2u * (rnd() % idle_pcs) : 0x08000100u + 2u * (rnd() % 400u);
+        prof_add_pc(p, pc, false, 0);
+    }
+    struct prof_diag d[8];
+    size_t n = prof_diagnose(p, d, 8);
+    bool flagged = false;
+    for (size_t k = 0; k < n; k++)
+        flagged |= d[k].kind == DIAG_LOCKSTEP;
+    prof_free(p);
+    return flagged;
+}
+
+#define SEEDS 100
+
+static void test_lockstep_exact_and_near_periodic(void)
+{
+    /* loop lengths and periods whose PC cycles are 143 to 777 samples long (shorter than a quarter of
+     * the 8192-sample window; a longer cycle visits most of the loop and barely biases the profile) */
+    static const uint32_t lens[][2] = {{1000, 1958}, {5022, 16002}, {777, 10007}, {4096, 1000}, {1001, 15022}};
+    static const double wobbles[] = {0.0, 0.01, 0.03, 0.05};
+    for (size_t w = 0; w < sizeof wobbles / sizeof wobbles[0]; w++) {
+        int hits = 0, runs = 0;
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+            for (uint32_t seed = 1; seed <= SEEDS; seed++, runs++)
+                hits += lockstep_flagged(seed, lens[l][0], lens[l][1], wobbles[w], 0);
+        printf("     lockstep, timing slips in %.0f %% of samples: flagged in %d of %d runs\n", 100 * wobbles[w], hits,
+               runs);
+        CHECK(hits == runs);
+    }
+}
+
+static void test_lockstep_no_false_alarms(void)
+{
+    int alarms = 0, runs = 0;
+    for (uint32_t seed = 1; seed <= SEEDS; seed++, runs += 3) {
+        alarms += lockstep_flagged(seed, 5022, 16000, 0.0, 2047); /* CMPROF_JITTER=2047 */
+        alarms += lockstep_flagged(seed, 1000, 1958, 0.0, 255);
+        alarms += lockstep_flagged(seed, 777, 10007, 0.01, 1023);
+    }
+    printf("     lockstep, jittered periods: %d false alarms in %d runs\n", alarms, runs);
+    CHECK(alarms == 0);
+    int idle_alarms = 0, idle_runs = 0;
+    static const double shares[] = {0.5, 0.8, 0.9, 0.95, 0.99};
+    for (size_t s = 0; s < sizeof shares / sizeof shares[0]; s++)
+        for (uint32_t seed = 1; seed <= SEEDS; seed++, idle_runs += 2) {
+            idle_alarms += idle_flagged(seed, shares[s], 1);
+            idle_alarms += idle_flagged(seed, shares[s], 3);
+        }
+    printf("     lockstep, one idle loop with 50-99 %% of samples: %d false alarms in %d runs\n", idle_alarms,
+           idle_runs);
+    CHECK(idle_alarms == 0);
+}
+
 static void test_wrong_stack_zero_pcs(void)
 {
     struct prof *p = prof_new(NULL);
@@ -123,6 +221,8 @@ int main(void)
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
     RUN_TEST(test_random_is_not_lockstep);
+    RUN_TEST(test_lockstep_exact_and_near_periodic);
+    RUN_TEST(test_lockstep_no_false_alarms);
     RUN_TEST(test_wrong_stack_zero_pcs);
     RUN_TEST(test_sleep_is_separate);
     return check_summary();
