@@ -698,7 +698,11 @@ static void header(struct view *v, struct vbuf *b)
              "bad %llu  overflows %llu  resyncs %llu  lost %llu", (unsigned long long)bad,
              (unsigned long long)in->itm.stats.overflows, (unsigned long long)resync, (unsigned long long)in->lost);
     if (prof_sleep(v->prof))
-        putf(b, x, 1, VA_NORMAL, "  sleeping %llu", (unsigned long long)prof_sleep(v->prof));
+        x = putf(b, x, 1, VA_NORMAL, "  sleeping %llu", (unsigned long long)prof_sleep(v->prof));
+    char losses[24][INGEST_LOSS_TEXT];
+    size_t nl = ingest_losses(in, losses, 24);
+    if (nl)
+        putf(b, x, 1, VA_WARN, "  data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
     x = 0;
     if (in->info.present)
         x = putf(b, 0, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,
@@ -989,8 +993,15 @@ static void render_diag(struct view *v, struct vbuf *b, int y0)
         y = wrap(b, y, VA_WARN, d[i].text) + 1;
     if (*v->st.elf_warning)
         y = wrap(b, y, VA_WARN, v->st.elf_warning) + 1;
-    if (!nd && !*v->st.elf_warning)
-        put(b, 0, y, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack");
+    char losses[24][INGEST_LOSS_TEXT];
+    size_t nl = ingest_losses(v->in, losses, 24);
+    for (size_t i = 0; i < nl; i++) {
+        char line[INGEST_LOSS_TEXT + 16];
+        snprintf(line, sizeof line, "data lost: %.*s", INGEST_LOSS_TEXT, losses[i]);
+        y = wrap(b, y, VA_WARN, line) + 1;
+    }
+    if (!nd && !*v->st.elf_warning && !nl)
+        put(b, 0, y, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
 }
 
 void view_render(struct view *v, struct vbuf *b)

@@ -203,6 +203,35 @@ def inline_and_signal_tests():
     tmux("kill-session", "-t", s)
 
 
+def crash_tests():
+    """Issue 12, items 6 and 17: a crash (SIGSEGV, SIGABRT) gives the terminal back as it was, and a
+    terminal that cannot move the cursor is refused with one line."""
+    r = scen.Result("m3_loops")
+    for sig, name in ((11, "SIGSEGV"), (6, "SIGABRT"), (7, "SIGBUS")):
+        s = "cmprof-crash"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", "100", "-y", "30",
+             "%s %s %s; echo exited $?; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*echo' -e '-*icanon' | "
+             "tr '\\n' ' '; echo; sleep 5" % (TOOL, os.path.join(scen.BUILD, "m3_loops", "uart.txt"), r.elf))
+        wait_for(s, r"end of file", 10)
+        pid = subprocess.run(["pgrep", "-n", "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
+        if pid:
+            os.kill(int(pid[0]), sig)
+        got = wait_for(s, r"^exited \d+\n.*\S", 5)  # the status, then the terminal modes
+        lines = (got or "").splitlines()
+        i = next((k for k, ln in enumerate(lines) if ln.startswith("exited")), None)
+        modes = lines[i + 1].split() if i is not None and i + 1 < len(lines) else []
+        check("%s: the terminal is restored (echo, icanon) and the exit status says %s" % (name, name),
+              i is not None and lines[i] == "exited %d" % (128 + sig) and modes == ["icanon", "echo"] and
+              "SHARE" not in got, "%s, modes %s" % (lines[i] if i is not None else screen(s)[:200], modes))
+        tmux("kill-session", "-t", s)
+    env = dict(os.environ, TERM="dumb")
+    p = subprocess.run(["script", "-qec", "%s %s %s" % (TOOL, os.path.join(scen.BUILD, "m3_loops", "uart.txt"), r.elf),
+                        "/dev/null"], capture_output=True, text=True, env=env, timeout=20)
+    check("TERM=dumb: refused with one line naming TERM", "TERM=dumb" in p.stdout and p.returncode != 0,
+          "exit %d, %r" % (p.returncode, p.stdout.strip()[-160:]))
+
+
 def batch_live_tests():
     """--batch on live sources: a pty and a TCP server, stopped by --duration."""
     import json
@@ -286,6 +315,7 @@ def main():
     os.chdir(ROOT)
     replay_tests()
     inline_and_signal_tests()
+    crash_tests()
     no_color_test()
     batch_live_tests()
     demo_test()

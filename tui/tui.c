@@ -3,7 +3,11 @@
 #include "tui.h"
 
 #include <curses.h>
+#include <term.h>
 #include <locale.h>
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +17,36 @@ static SCREEN *screen;
 static FILE *tty_in, *tty_out;
 static bool colors;
 static bool open_now;
+static struct termios saved_termios;
+static int saved_fd = -1;
+
+/* A crash (ours or a library's) must not leave the terminal raw, hidden-cursor, on the alternate
+ * screen and reporting the mouse. endwin() is not async-signal-safe: write the resets and put the
+ * saved termios back, then let the signal kill the process as it would have. */
+static void restore_on_crash(int sig)
+{
+    static const char reset[] = "\033[0m\033[?25h\033[?1000l\033[?1002l\033[?1006l\033[?1l\033>\033[?1049l\r\n";
+    if (saved_fd >= 0) {
+        ssize_t ignored = write(saved_fd, reset, sizeof reset - 1);
+        (void)ignored;
+        tcsetattr(saved_fd, TCSANOW, &saved_termios);
+    }
+    raise(sig); /* SA_RESETHAND: the default action now */
+}
+
+static void catch_crashes(int fd)
+{
+    if (tcgetattr(fd, &saved_termios) != 0)
+        return;
+    saved_fd = fd;
+    static const int fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+    struct sigaction sa = {0};
+    sa.sa_handler = restore_on_crash;
+    sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER);
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        sigaction(fatal[i], &sa, NULL);
+}
 
 int tui_open(bool color, bool *unicode, char *err, size_t errlen)
 {
@@ -25,6 +59,7 @@ int tui_open(bool color, bool *unicode, char *err, size_t errlen)
         snprintf(err, errlen, "no terminal: the live view needs one (use --batch)");
         return -1;
     }
+    catch_crashes(fileno(tty_out));
     screen = newterm(NULL, tty_out, tty_in);
     if (!screen) {
         snprintf(err, errlen, "cannot start the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
@@ -32,6 +67,13 @@ int tui_open(bool color, bool *unicode, char *err, size_t errlen)
     }
     open_now = true;
     set_term(screen);
+    const char *cup = tigetstr("cup");
+    if (!cup || cup == (const char *)-1) { /* TERM=dumb and the like: every row would land on one line */
+        tui_close();
+        snprintf(err, errlen, "TERM=%s cannot move the cursor: the live view needs a terminal such as xterm "
+                 "(or use --batch)", getenv("TERM") ? getenv("TERM") : "");
+        return -1;
+    }
     cbreak();
     noecho();
     nonl();
@@ -60,6 +102,7 @@ void tui_close(void)
     if (!open_now)
         return;
     open_now = false;
+    saved_fd = -1;
     endwin();
     delscreen(screen);
     if (tty_in)
