@@ -8,7 +8,7 @@ CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 
-.PHONY: all deps unit tool scenarios report demo test bench fuzz clean
+.PHONY: all deps unit tool asan-tool scenarios report demo test bench fuzz clean
 
 all: tool unit
 
@@ -29,6 +29,13 @@ tool: $(TOOL)
 $(TOOL): $(HOST_SRC) $(HOST_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(NCURSES_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
+
+# the same tool under AddressSanitizer/UBSan (leak checking on), for the end-to-end tests
+ASAN_TOOL := $(B)/asan/cmprof-top
+asan-tool: $(ASAN_TOOL)
+$(ASAN_TOOL): $(HOST_SRC) $(HOST_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) $(NCURSES_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
 
 deps:
 	@scripts/deps.sh

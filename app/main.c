@@ -1,5 +1,6 @@
 /* cmprof-top: command line. The live view by default; --batch for a report; --resolve. */
 #include "../source/source.h"
+#include "../symbols/symbols.h"
 #include "batch.h"
 #include "live.h"
 #include "resolve.h"
@@ -76,6 +77,8 @@ static int parse_choice(const char *arg, const char *const *names, int n)
 
 int main(int argc, char **argv)
 {
+    if (getenv("CMPROF_DWARF_IN_PROCESS")) /* debugging, and sanitizer runs that must see libdwarf's calls */
+        sym_set_isolation(0);
     static const char *const outputs[] = {"table", "csv", "json", "folded"};
     static const char *const groups[] = {"function", "line", "file", "task"};
     struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,

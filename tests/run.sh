@@ -3,7 +3,8 @@
 #   1. host unit tests of the firmware library, plain and under AddressSanitizer/UBSan
 #   2. the firmware library builds with -Wall -Wextra -Werror for every core and option set
 #   3. the QEMU reference scenarios, checked against the truth plugin, profiled by cmprof-top
-#   4. cmprof-top end to end: --resolve parity with addr2line, batch outputs, bad input
+#   4. cmprof-top end to end: --resolve parity with addr2line, batch outputs, bad input, the
+#      adversarial inputs of issue 12, and the ELF zoo, CLI and hostile inputs again under ASan/UBSan/LSan
 #   5. the live view in tmux: a replayed stream on a pty, keys, resize, a cut source, the demo
 # Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
 # counts as one failure, so a crash or a missing tool can never pass silently.
@@ -87,6 +88,10 @@ echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
+step "build cmprof-top with ASan/UBSan" make -s asan-tool
+step "zoo (asan)" python3 tests/test_zoo.py
+step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
+step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

@@ -17,7 +17,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
-TOOL = os.path.join(ROOT, "build", "cmprof-top")
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
 TMP = os.path.join(ROOT, "build", "cli-test")
 
