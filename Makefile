@@ -85,7 +85,8 @@ $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
 
 # ---- fuzzing: libFuzzer targets (clang), and their saved crashes replayed by make test ----------
 FUZZ_SECONDS ?= 60
-fuzz: deps tool
+fuzz: tool
+	@scripts/deps.sh fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c profile/ingest.c profile/profile.c profile/escape.c $(SYM_SRC) \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages cmprof needs to build, test and demo.
-# Usage: scripts/deps.sh [build|all]   (the set is the same today; the argument is kept for later splits)
+# Usage: scripts/deps.sh [fuzz]   (fuzz: also clang and its libFuzzer runtime, for make fuzz)
 # As root it runs apt-get; otherwise it prints the exact command to run and fails.
 set -euo pipefail
 
@@ -9,8 +9,11 @@ packages=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
   qemu-system-arm
   libelf-dev libdwarf-dev libiberty-dev libserialport-dev libncurses-dev
-  tmux
+  tmux util-linux
 )
+if [[ ${1:-} == fuzz ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -90,13 +90,17 @@ def zoo():
         path = os.path.join(OUT, "cut%d.elf" % cut)
         open(path, "wb").write(data[:cut])
         z.append(("truncated to %d bytes" % cut, path))
-    for k, off in enumerate((0x600, 0x900, 0xc00)):
+    sys.path.insert(0, HERE)
+    from test_hardening import section
+    for k, name in enumerate((".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_rnglists")):
+        off, size = section(data, name)
+        at = off + size // 3
         bad = bytearray(data)
-        for i in range(64):  # a 64-byte smear of bytes into the debug sections
-            bad[off + i] = (bad[off + i] * 31 + 17 * i + k) & 0xFF
+        for i in range(min(64, size - size // 3)):  # a 64-byte smear a third of the way in
+            bad[at + i] = (bad[at + i] * 31 + 17 * i + k) & 0xFF
         path = os.path.join(OUT, "smear%d.elf" % k)
         open(path, "wb").write(bytes(bad))
-        z.append(("corrupted at 0x%x" % off, path))
+        z.append(("%s corrupted" % name, path))
     crashes = os.path.join(ROOT, "fuzz", "crashes", "elf")
     for f in sorted(os.listdir(crashes)) if os.path.isdir(crashes) else []:
         z.append(("fuzzer find %s" % f, os.path.join(crashes, f)))
@@ -129,7 +133,7 @@ def main():
                 f.write("p %s\n" % " ".join(pcs[k:k + 8]))
             f.write("end\n")
         # a libdwarf crash in-process is the one thing the child exists for: skip that mode there
-        libdwarf_crash = name.startswith("fuzzer find") or name.startswith("corrupted")
+        libdwarf_crash = name.startswith("fuzzer find")
         for in_process in ((False,) if libdwarf_crash else (False, True)):
             mode = "in-process DWARF" if in_process else "DWARF in a child"
             bad = []
