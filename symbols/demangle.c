@@ -5,38 +5,6 @@
 
 #include <libiberty/demangle.h>
 #include <stdlib.h>
-#include <string.h>
-
-static size_t slot_of(const char *key, size_t cap)
-{
-    return ((uintptr_t)key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-}
-
-static bool grow(struct demangle_cache *d)
-{
-    size_t cap = d->cap ? d->cap * 2 : 256;
-    const char **keys = calloc(cap, sizeof *keys), **vals = calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return false;
-    }
-    for (size_t i = 0; i < d->cap; i++) {
-        if (!d->keys[i])
-            continue;
-        size_t j = slot_of(d->keys[i], cap);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = d->keys[i];
-        vals[j] = d->vals[i];
-    }
-    free(d->keys);
-    free(d->vals);
-    d->keys = keys;
-    d->vals = vals;
-    d->cap = cap;
-    return true;
-}
 
 const char *sym_demangle(struct sym_table *t, const char *name)
 {
@@ -46,19 +14,15 @@ const char *sym_demangle(struct sym_table *t, const char *name)
     if (!(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R' || (name[1] == '_' && name[2] == 'Z'))))
         return name;
     const char *key = symt_intern(&t->strings, name); /* stable pointer: names may live in buffers */
-    struct demangle_cache *d = &t->demangled;
-    if (!key || (d->n * 2 >= d->cap && !grow(d)))
+    bool added;
+    uintptr_t *val = key ? symt_ptrmap_slot(&t->demangled, key, &added) : NULL;
+    if (!val)
         return name;
-    size_t j = slot_of(key, d->cap);
-    while (d->keys[j] && d->keys[j] != key)
-        j = (j + 1) & (d->cap - 1);
-    if (d->keys[j])
-        return d->vals[j];
-    char *out = cplus_demangle(key, DMGL_PARAMS | DMGL_ANSI);
-    const char *val = out ? symt_intern(&t->strings, out) : key;
-    free(out);
-    d->keys[j] = key;
-    d->vals[j] = val ? val : key;
-    d->n++;
-    return d->vals[j];
+    if (added) {
+        char *out = cplus_demangle(key, DMGL_PARAMS | DMGL_ANSI);
+        const char *shown = out ? symt_intern(&t->strings, out) : NULL;
+        free(out);
+        *val = (uintptr_t)(shown ? shown : key);
+    }
+    return (const char *)*val;
 }

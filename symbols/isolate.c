@@ -35,60 +35,30 @@ static const char *as_id(uint64_t id)
 /* ---- child: pointer -> string index, and the string list ---------------------------------- */
 
 struct string_ids {
-    const char **keys;
-    uint64_t *ids;
-    size_t cap, n;
+    struct ptrmap ids; /* string pointer -> 1-based index */
+    size_t n;
     char *blob;
     size_t blob_len, blob_cap;
 };
-
-static bool ids_grow(struct string_ids *s)
-{
-    size_t cap = s->cap ? s->cap * 2 : 4096;
-    const char **keys = calloc(cap, sizeof *keys);
-    uint64_t *ids = calloc(cap, sizeof *ids);
-    if (!keys || !ids) {
-        free(keys);
-        free(ids);
-        return false;
-    }
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->keys[i])
-            continue;
-        size_t j = ((uintptr_t)s->keys[i] * 0x9E3779B97F4A7C15ull >> 16) & (cap - 1);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = s->keys[i];
-        ids[j] = s->ids[i];
-    }
-    free(s->keys);
-    free(s->ids);
-    s->keys = keys;
-    s->ids = ids;
-    s->cap = cap;
-    return true;
-}
 
 /* Replace *p by its string's index, adding the string to the list the first time. */
 static bool to_id(struct string_ids *s, const char **p)
 {
     if (!*p)
         return true;
-    if (s->n * 2 >= s->cap && !ids_grow(s))
+    bool added;
+    uintptr_t *id = symt_ptrmap_slot(&s->ids, *p, &added);
+    if (!id)
         return false;
-    size_t j = ((uintptr_t)*p * 0x9E3779B97F4A7C15ull >> 16) & (s->cap - 1);
-    while (s->keys[j] && s->keys[j] != *p)
-        j = (j + 1) & (s->cap - 1);
-    if (!s->keys[j]) {
+    if (added) {
         size_t len = strlen(*p) + 1;
         if (!symt_vec_grow((void **)&s->blob, &s->blob_cap, s->blob_len + len, 1))
             return false;
         memcpy(s->blob + s->blob_len, *p, len);
         s->blob_len += len;
-        s->keys[j] = *p;
-        s->ids[j] = ++s->n;
+        *id = ++s->n;
     }
-    *p = as_id(s->ids[j]);
+    *p = as_id(*id);
     return true;
 }
 

@@ -108,6 +108,56 @@ long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t a
     return (long)lo - 1;
 }
 
+static size_t ptr_slot(const void *key, size_t cap)
+{
+    return (size_t)((uintptr_t)key * 0x9E3779B97F4A7C15ull >> 16) & (cap - 1);
+}
+
+uintptr_t *symt_ptrmap_slot(struct ptrmap *m, const void *key, bool *added)
+{
+    if (m->n * 2 >= m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 1024;
+        const void **keys = calloc(cap, sizeof *keys);
+        uintptr_t *vals = calloc(cap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return NULL;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = ptr_slot(m->keys[i], cap);
+            while (keys[j])
+                j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            vals[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    size_t j = ptr_slot(key, m->cap);
+    while (m->keys[j] && m->keys[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    *added = !m->keys[j];
+    if (*added) {
+        m->keys[j] = key;
+        m->vals[j] = 0;
+        m->n++;
+    }
+    return &m->vals[j];
+}
+
+void symt_ptrmap_free(struct ptrmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
 void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)
@@ -142,8 +192,7 @@ void sym_close(struct sym_table *t)
     free(t->code.v);
     free(t->build_id);
     free(t->cache);
-    free(t->demangled.keys);
-    free(t->demangled.vals);
+    symt_ptrmap_free(&t->demangled);
     free(t);
 }
 

@@ -50,6 +50,18 @@ bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
     (symt_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v) ? ((vec).v[(vec).n++] = (item), true) \
                                                                           : false)
 
+/* ---- a map from pointers (interned strings) to values ------------------------------------- */
+
+struct ptrmap {
+    const void **keys;
+    uintptr_t *vals;
+    size_t cap, n;
+};
+
+/* The value slot of key, added (value 0) when absent: *added tells which. NULL when out of memory. */
+uintptr_t *symt_ptrmap_slot(struct ptrmap *m, const void *key, bool *added);
+void symt_ptrmap_free(struct ptrmap *m);
+
 /* qsort that accepts an empty (NULL) array */
 void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
@@ -120,11 +132,6 @@ struct cache_slot {
     struct sym_location *loc;
 };
 
-struct demangle_cache {   /* interned linkage name -> interned display name */
-    const char **keys, **vals;
-    size_t cap, n;
-};
-
 struct sym_table {
     char warning[320];
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
@@ -148,7 +155,7 @@ struct sym_table {
     VEC(struct cu_files) cu_files; /* each unit's file table, for DW_AT_call_file */
     uint8_t *build_id;
     size_t build_id_len;
-    struct demangle_cache demangled;
+    struct ptrmap demangled;   /* interned linkage name -> interned display name */
     struct cache_slot *cache;
     size_t cache_cap, cache_used;
 };

@@ -107,6 +107,18 @@ static uint32_t rnd(void)
     return rng_state;
 }
 
+/* Whether the profile's diagnostics name lockstep; the profile is freed. */
+static bool lockstep_and_free(struct prof *p)
+{
+    struct prof_diag d[8];
+    size_t n = prof_diagnose(p, d, 8);
+    bool flagged = false;
+    for (size_t k = 0; k < n; k++)
+        flagged |= d[k].kind == DIAG_LOCKSTEP;
+    prof_free(p);
+    return flagged;
+}
+
 /* A loop of `len` instructions sampled every `period` instructions. wobble: the chance per sample
  * that it lands a few instructions off (interrupt latency, a wait state, another interrupt first),
  * while the timer keeps its period; jitter: a random extra delay of 0..jitter instructions per
@@ -123,13 +135,7 @@ static bool lockstep_flagged(uint32_t seed, uint32_t len, uint32_t period, doubl
         prof_add_pc(p, 0x08000100u + 2u * at, false, 0);
         phase = (phase + period + (jitter ? rnd() % (jitter + 1) : 0)) % len;
     }
-    struct prof_diag d[8];
-    size_t n = prof_diagnose(p, d, 8);
-    bool flagged = false;
-    for (size_t k = 0; k < n; k++)
-        flagged |= d[k].kind == DIAG_LOCKSTEP;
-    prof_free(p);
-    return flagged;
+    return lockstep_and_free(p);
 }
 
 /* An idle loop holding most of the time (a WFI or a polling loop of a few PCs) and independent
@@ -143,13 +149,7 @@ static bool idle_flagged(uint32_t seed, double idle_share, uint32_t idle_pcs)
         uint32_t pc = idle ? 0x08001000u + 2u * (rnd() % idle_pcs) : 0x08000100u + 2u * (rnd() % 400u);
         prof_add_pc(p, pc, false, 0);
     }
-    struct prof_diag d[8];
-    size_t n = prof_diagnose(p, d, 8);
-    bool flagged = false;
-    for (size_t k = 0; k < n; k++)
-        flagged |= d[k].kind == DIAG_LOCKSTEP;
-    prof_free(p);
-    return flagged;
+    return lockstep_and_free(p);
 }
 
 #define SEEDS 100
