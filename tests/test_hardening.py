@@ -29,6 +29,14 @@ def run(*args, stdin=None, timeout=HANG_SECONDS, env=None, as_user=False):
     return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
 
 
+def parse_json(text):
+    """The report as a dict, {} when it is not JSON (a check then fails instead of the script)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
 def tmp(name, data):
     path = os.path.join(TMP, name)
     with open(path, "wb" if isinstance(data, bytes) else "w") as f:
@@ -49,7 +57,7 @@ def test_big_histogram_buckets():
     cap = tmp("bighist.txt", "\n".join(lines) + "\n")
     code, out, err = run("--batch", "-o", "json", cap, elf_of("hist_16"))
     ok = code == 0
-    js = json.loads(out) if ok else {}
+    js = parse_json(out) if ok else {}
     expect = sum(1000 + k for k in range(256))
     check("64 KiB histogram buckets: finishes, every sample counted",
           ok and abs(js["total"] - expect) < 1e-6 and len(js["rows"]) < 1000,
@@ -160,7 +168,7 @@ def test_streams_and_sources():
     # Item 5: --samples N is exact, and nonsense values are refused
     for n in (1, 100, 1234):
         code, out, err = run("--batch", "-o", "json", "--samples", str(n), uart, elf)
-        js = json.loads(out) if code == 0 else {}
+        js = parse_json(out) if code == 0 else {}
         check("--samples %d counts exactly %d" % (n, n), js.get("total") == n and js.get("past_limit", 0) > 0,
               "exit %s total %s" % (code, js.get("total")))
     for bad in ("-5", "0", "1e3", "99999999999999999999999", " 7"):
@@ -196,13 +204,13 @@ def test_streams_and_sources():
     th = threading.Thread(target=serve, daemon=True)
     th.start()
     code, out, err = run("--batch", "--samples", "2", "-o", "json", "tcp:[::1]:%d" % port, elf, timeout=30)
-    check("tcp:[::1]:PORT: IPv6 source read", code == 0 and json.loads(out)["total"] == 2, "exit %s %r" % (code, err))
+    check("tcp:[::1]:PORT: IPv6 source read", code == 0 and parse_json(out).get("total") == 2, "exit %s %r" % (code, err))
     srv.close()
     # Item 9: a boot banner longer than the detection window is still text
     banner = "boot: " + "x" * 5000 + "\n"
     body = open(uart).read()
     code, out, err = run("--batch", "-o", "json", tmp("banner.txt", banner + body), elf)
-    js = json.loads(out) if code == 0 else {}
+    js = parse_json(out) if code == 0 else {}
     check("a 5 KB first line: still detected as text", js.get("format") == "text" and js.get("total", 0) > 0,
           "exit %s format %s" % (code, js.get("format")))
     # Item 10: a dump that announces more samples than it carries says so; NUL bytes do not eat samples
@@ -210,9 +218,9 @@ def test_streams_and_sources():
     check("dump with 4998 of 5000 samples missing: the table says so", code == 0 and "4998 samples missing" in out,
           out)
     code, out, err = run("--batch", "-o", "json", tmp("miss.txt", "prof raw n=5000\np 08000200 08000202\nend\n"), elf)
-    check("... and the JSON", code == 0 and json.loads(out)["missing"] == 4998, out[-300:])
+    check("... and the JSON", code == 0 and parse_json(out).get("missing") == 4998, out[-300:])
     code, out, err = run("--batch", "-o", "json", tmp("nul.txt", b"prof raw n=3\n\0p 08000200 08000202 0800\x000200\nend\n"), elf)
-    js = json.loads(out) if code == 0 else {}
+    js = parse_json(out) if code == 0 else {}
     check("p lines with NUL bytes keep their samples, the NULs are counted", js.get("total") == 3 and
           any("NUL" in x for x in js.get("losses", [])), out[-300:])
     # Item 14: TPIU frames of another source ID: the IDs seen are named; -f itm on TPIU warns
@@ -247,11 +255,11 @@ def test_cpp_names():
         pcs += ["%08x" % (syms[name] + 2)] * (k + 1)
     cap = tmp("cpp.txt", "prof raw n=%d\np %s\nend\n" % (len(pcs), " ".join(pcs)))
     code, out, err = run("--batch", "-o", "json", cap, elf)
-    rows = {r["name"]: r["samples"] for r in json.loads(out)["rows"]} if code == 0 else {}
+    rows = {r["name"]: r["samples"] for r in parse_json(out).get("rows")} if code == 0 else {}
     check("C++ overloads and template instances: one row each, keyed by linkage name",
           all(rows.get(n) == k + 1 for k, n in enumerate(want)), str(rows))
     code, out, err = run("--batch", "-C", "-o", "json", cap, elf)
-    rows = {r["name"]: r["samples"] for r in json.loads(out)["rows"]} if code == 0 else {}
+    rows = {r["name"]: r["samples"] for r in parse_json(out).get("rows")} if code == 0 else {}
     check("-C: demangled as addr2line -C prints them",
           rows.get("motor::scale(long)") == 1 and rows.get("motor::scale(long long)") == 2 and
           rows.get("motor::scale(float)") == 3 and rows.get("motor::Filter<long, 4>::run(long)") == 4, str(rows))
@@ -276,7 +284,7 @@ def test_linked_at_zero():
     cap = tmp("at0.txt", "prof raw n=3\np %s\nend\n" % " ".join(pcs))
     for extra in ([], ["--no-inline"]):
         code, out, err = run("--batch", "-o", "json", *extra, cap, elf)
-        rows = {r["name"]: r["samples"] for r in json.loads(out)["rows"]} if code == 0 else {}
+        rows = {r["name"]: r["samples"] for r in parse_json(out).get("rows")} if code == 0 else {}
         check("linked at 0, --gc-sections%s: libgcc's functions keep their names, no discarded function" %
               (" " + extra[0] if extra else ""),
               setup and rows == {"__aeabi_uldivmod": 2, "__udivmoddi4": 1}, str(rows))
