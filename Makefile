@@ -41,16 +41,26 @@ deps:
 	@scripts/deps.sh
 
 # ---- host unit tests of the firmware library (fake register file) ----------------------------
-SAMPLER_CONFIGS := ring tag hist hist8_jitter jitter tim3
-SAMPLER_ring := -DCMPROF_RING_N=16
-SAMPLER_tag := -DCMPROF_RING_N=16 -DCMPROF_TAG=test_tag
-SAMPLER_hist := -DCMPROF_HIST=1 -DCMPROF_HIST_BASE=0x08000000u
-SAMPLER_hist8_jitter := -DCMPROF_HIST=1 -DCMPROF_HIST_SHIFT=3 -DCMPROF_HIST_BINS=100 -DCMPROF_HIST_BASE=0x08000000u -DCMPROF_JITTER=1023
-SAMPLER_jitter := -DCMPROF_JITTER=2047
+# host builds have no interrupt handler (CMPROF_NO_ISR: the prologue is ARM assembly) but keep a
+# timer port; each port gets the whole sampler suite
+SYSTICK := -DCMPROF_PORT=CMPROF_PORT_SYSTICK
+SAMPLER_CONFIGS := ring tag hist hist8_jitter jitter tim3 tim5_jitter cmsdk_jitter dualtimer_jitter nrf3_jitter \
+                   user_jitter none
+SAMPLER_ring := $(SYSTICK) -DCMPROF_RING_N=16
+SAMPLER_tag := $(SYSTICK) -DCMPROF_RING_N=16 -DCMPROF_TAG=test_tag
+SAMPLER_hist := $(SYSTICK) -DCMPROF_HIST=1 -DCMPROF_HIST_BASE=0x08000000u
+SAMPLER_hist8_jitter := $(SYSTICK) -DCMPROF_HIST=1 -DCMPROF_HIST_SHIFT=3 -DCMPROF_HIST_BINS=100 -DCMPROF_HIST_BASE=0x08000000u -DCMPROF_JITTER=1023
+SAMPLER_jitter := $(SYSTICK) -DCMPROF_JITTER=2047
 SAMPLER_tim3 := -DCMPROF_TIMER_TIM3=1 -DCMPROF_RING_N=16
+SAMPLER_tim5_jitter := -DCMPROF_PORT=CMPROF_PORT_STM32_TIM -DCMPROF_STM32_TIM=5 -DCMPROF_JITTER=255
+SAMPLER_cmsdk_jitter := -DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER -DCMPROF_JITTER=255
+SAMPLER_dualtimer_jitter := -DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER -DCMPROF_JITTER=255
+SAMPLER_nrf3_jitter := -DCMPROF_PORT=CMPROF_PORT_NRF_TIMER -DCMPROF_NRF_TIMER=3 -DCMPROF_JITTER=255
+SAMPLER_user_jitter := -DCMPROF_PORT=CMPROF_PORT_USER -DCMPROF_JITTER=255
+SAMPLER_none := -DCMPROF_RING_N=16
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
-FW_DEPS := firmware/cmprof.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
+FW_DEPS := firmware/cmprof.h firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h) tests/evlog.h
 
 # test name -> sources and flags

@@ -11,9 +11,25 @@
  *   CMPROF_HIST_BASE=expr  first address of bucket 0 (default: the linker symbol _stext)
  *   CMPROF_JITTER=mask     add (xorshift32 & mask) timer ticks to every period (0: constant period)
  *   CMPROF_TAG=var         store `var` (a `void *volatile` such as the current task) with each sample
- *   CMPROF_TIMER_TIM3=1    sample with STM32 TIM3 instead of SysTick (add CMPROF_STM32F1 on F1)
- *   CMPROF_TIM3_PSC=0      TIM3 prescaler
- *   CMPROF_NO_ISR=1        do not define the interrupt handler; call cmprof_tick() from your own
+ *   CMPROF_PORT=port       the sampling timer (default SysTick), one of:
+ *       CMPROF_PORT_SYSTICK        SysTick, SysTick_Handler
+ *       CMPROF_PORT_STM32_TIM      STM32 F1/F4 TIM2..TIM5 (CMPROF_STM32_TIM=3, CMPROF_TIM_PSC_VALUE=0,
+ *                                  CMPROF_STM32F1 on F1), TIMn_IRQHandler
+ *       CMPROF_PORT_CMSDK_TIMER    CMSDK APB timer of MPS2/MPS3 (CMPROF_CMSDK_TIMER=1, or
+ *                                  CMPROF_CMSDK_BASE / CMPROF_CMSDK_IRQ), TIMERn_Handler
+ *       CMPROF_PORT_CMSDK_DUALTIMER  CMSDK dual timer, timer 1 (CMPROF_DUALTIMER_BASE=0x40002000,
+ *                                  CMPROF_DUALTIMER_IRQ=10), DUALTIMER_Handler
+ *       CMPROF_PORT_NRF_TIMER      nRF51/nRF52 TIMERn (CMPROF_NRF_TIMER=1, CMPROF_NRF_PRESCALER=0),
+ *                                  TIMERn_IRQHandler
+ *       CMPROF_PORT_USER           your timer: CMPROF_USER_START(p), _STOP(), _SET_PERIOD(t), _ACK()
+ *                                  as macros, or functions cmprof_user_timer_start/stop/period/ack;
+ *                                  your vector runs CMPROF_DEFINE_ISR (below)
+ *       CMPROF_PORT_NONE           no timer at all: your handler calls cmprof_tick(pc)
+ *     Every port but SysTick leaves the SysTick registers alone, so an RTOS keeps its tick. Each
+ *     port's handler gives its timer the most urgent priority (0).
+ *   CMPROF_NO_ISR=1        do not define the interrupt handler (and, without CMPROF_PORT, touch
+ *                          no timer: CMPROF_PORT_NONE); call cmprof_tick() from your own
+ *   CMPROF_TIMER_TIM3=1    the same as CMPROF_PORT=CMPROF_PORT_STM32_TIM with TIM3 (older name)
  *
  * The ARMv6-M prologue (M0/M0+) is chosen automatically from __ARM_ARCH_6M__.
  *
@@ -32,13 +48,58 @@
 extern "C" {
 #endif
 
+/* Timer ports, for -DCMPROF_PORT=... */
+#define CMPROF_PORT_NONE 0
+#define CMPROF_PORT_SYSTICK 1
+#define CMPROF_PORT_STM32_TIM 2
+#define CMPROF_PORT_CMSDK_TIMER 3
+#define CMPROF_PORT_CMSDK_DUALTIMER 4
+#define CMPROF_PORT_NRF_TIMER 5
+#define CMPROF_PORT_USER 6
+
+/* CMPROF_DEFINE_ISR(vector) defines `vector` as the sampler's interrupt handler: it takes the
+ * interrupted PC from word 6 of the exception frame, on MSP or PSP as EXC_RETURN bit 2 says, and
+ * tail-calls cmprof_tick(), which acknowledges the timer through the port (CMPROF_USER_ACK for
+ * CMPROF_PORT_USER). Use it for a vector the built-in ports do not name. */
+#if defined(__ARM_ARCH_6M__)
+/* ARMv6-M has no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the N flag. */
+#define CMPROF_ISR_ASM                                                                                   \
+    ".syntax unified      \n"                                                                             \
+    "mov   r0, lr         \n"                                                                             \
+    "lsls  r0, r0, #29    \n" /* bit 2 -> N: set when the frame is on PSP */                              \
+    "bmi   1f             \n"                                                                             \
+    "mrs   r0, msp        \n"                                                                             \
+    "ldr   r0, [r0, #24]  \n" /* word 6 of the frame: the interrupted PC */                              \
+    "ldr   r1, =cmprof_tick \n"                                                                           \
+    "bx    r1             \n"                                                                             \
+    "1: mrs r0, psp       \n"                                                                             \
+    "ldr   r0, [r0, #24]  \n"                                                                             \
+    "ldr   r1, =cmprof_tick \n"                                                                           \
+    "bx    r1             \n"                                                                             \
+    ".ltorg               \n"
+#else
+#define CMPROF_ISR_ASM                                                                                   \
+    "tst   lr, #4        \n" /* EXC_RETURN bit 2: which stack holds the frame */                          \
+    "ite   eq            \n"                                                                              \
+    "mrseq r0, msp       \n"                                                                              \
+    "mrsne r0, psp       \n"                                                                              \
+    "ldr   r0, [r0, #24] \n" /* word 6 of the frame: the interrupted PC */                                \
+    "b     cmprof_tick   \n"
+#endif
+#define CMPROF_DEFINE_ISR(vector)                                                                        \
+    __attribute__((naked)) void vector(void)                                                             \
+    {                                                                                                    \
+        __asm volatile(CMPROF_ISR_ASM);                                                                  \
+    }
+
 /* Character output supplied by the user: one byte to the UART (blocking is fine). */
 typedef void (*cmprof_putc_fn)(char c);
 
 /* ---- sampler ------------------------------------------------------------------------------ */
 
-/* Start sampling every `period` timer ticks (SysTick: core clock ticks, at most 2^24; TIM3:
- * prescaled ticks, at most 2^16). With CMPROF_JITTER the period is period + (random & mask).
+/* Start sampling every `period` timer ticks (SysTick: core clock ticks, at most 2^24; STM32 TIMx:
+ * prescaled ticks, at most 2^16 (TIM2/TIM5 on F4: 2^32); CMSDK timers: their clock; nRF: 16 MHz /
+ * 2^CMPROF_NRF_PRESCALER). With CMPROF_PORT_NONE the period is your timer's business. With CMPROF_JITTER the period is period + (random & mask).
  * After `limit` samples the timer stops by itself; limit 0 samples forever (the ring then keeps
  * the newest CMPROF_RING_N samples). Sets the timer interrupt to priority 0, the most urgent. */
 void cmprof_start(uint32_t period, uint32_t limit);

@@ -1,6 +1,7 @@
 /* Cortex-M core and STM32 timer registers used by the cmprof firmware library.
  * Addresses and bit fields come from the ARMv7-M / ARMv6-M Architecture Reference Manuals
- * (System Control Space, DWT, ITM, TPIU) and RM0090/RM0008 for TIM3. Field positions are
+ * (System Control Space, DWT, ITM, TPIU), RM0090/RM0008 for STM32 timers, ARM DDI 0479 for the
+ * CMSDK timers and the nRF51/nRF52 reference manuals for their TIMER. Field positions are
  * pure constants so the host tests can include this header and check the arithmetic. */
 #ifndef CMPROF_REGS_H
 #define CMPROF_REGS_H
@@ -27,6 +28,8 @@
 
 /* NVIC */
 #define CMPROF_NVIC_ISER0 0xE000E100u
+#define CMPROF_NVIC_ISER(irq) (0xE000E100u + 4u * ((uint32_t)(irq) >> 5)) /* set-enable, 32 lines a word */
+#define CMPROF_NVIC_ICER(irq) (0xE000E180u + 4u * ((uint32_t)(irq) >> 5)) /* clear-enable */
 #define CMPROF_NVIC_IPR_WORD(irq) (0xE000E400u + ((uint32_t)(irq) & ~3u)) /* 4 priorities a word */
 #define CMPROF_NVIC_IPR_SHIFT(irq) (8u * ((uint32_t)(irq) & 3u))
 
@@ -95,5 +98,45 @@
 #define CMPROF_RCC_APB1ENR 0x40023840u
 #endif
 #define CMPROF_RCC_APB1ENR_TIM3EN (1u << 1)
+
+/* STM32F1/F4 general-purpose timers TIM2..TIM5: APB1, 0x400 apart, enable bits 0..3 in APB1ENR */
+#define CMPROF_STM32_TIM_BASE(n) (0x40000000u + 0x400u * ((uint32_t)(n) - 2u))
+#define CMPROF_STM32_TIM_IRQ(n) ((n) == 5 ? 50u : 26u + (uint32_t)(n)) /* TIM2 28, TIM3 29, TIM4 30, TIM5 50 */
+
+/* ARM CMSDK APB timer (DDI 0479), as TIMER0/TIMER1 of the MPS2/MPS3 boards */
+#define CMPROF_CMSDK_CTRL(b) ((b) + 0x00u)
+#define CMPROF_CMSDK_VALUE(b) ((b) + 0x04u)
+#define CMPROF_CMSDK_RELOAD(b) ((b) + 0x08u)
+#define CMPROF_CMSDK_INTCLEAR(b) ((b) + 0x0Cu)
+#define CMPROF_CMSDK_CTRL_EN (1u << 0)
+#define CMPROF_CMSDK_CTRL_IRQEN (1u << 3)
+
+/* ARM CMSDK dual timer (SP804 layout), timer 1 */
+#define CMPROF_DUAL_LOAD(b) ((b) + 0x00u)
+#define CMPROF_DUAL_CONTROL(b) ((b) + 0x08u)
+#define CMPROF_DUAL_INTCLR(b) ((b) + 0x0Cu)
+#define CMPROF_DUAL_BGLOAD(b) ((b) + 0x18u)
+#define CMPROF_DUAL_CTRL_32BIT (1u << 1)
+#define CMPROF_DUAL_CTRL_INTEN (1u << 5)
+#define CMPROF_DUAL_CTRL_PERIODIC (1u << 6)
+#define CMPROF_DUAL_CTRL_EN (1u << 7)
+
+/* nRF51/nRF52 TIMER0..TIMER4 (3 and 4 on nRF52 only) */
+#define CMPROF_NRF_TIMER_BASE(n) ((n) < 3 ? 0x40008000u + 0x1000u * (uint32_t)(n) : 0x4001A000u + 0x1000u * ((uint32_t)(n) - 3u))
+#define CMPROF_NRF_TIMER_IRQ(n) ((n) < 3 ? 8u + (uint32_t)(n) : 23u + (uint32_t)(n)) /* 8, 9, 10; 26, 27 */
+#define CMPROF_NRF_TASKS_START(b) ((b) + 0x000u)
+#define CMPROF_NRF_TASKS_STOP(b) ((b) + 0x004u)
+#define CMPROF_NRF_TASKS_CLEAR(b) ((b) + 0x00Cu)
+#define CMPROF_NRF_EVENTS_COMPARE0(b) ((b) + 0x140u)
+#define CMPROF_NRF_SHORTS(b) ((b) + 0x200u)
+#define CMPROF_NRF_INTENSET(b) ((b) + 0x304u)
+#define CMPROF_NRF_INTENCLR(b) ((b) + 0x308u)
+#define CMPROF_NRF_MODE(b) ((b) + 0x504u)
+#define CMPROF_NRF_BITMODE(b) ((b) + 0x508u)
+#define CMPROF_NRF_PRESCALER_REG(b) ((b) + 0x510u)
+#define CMPROF_NRF_CC0(b) ((b) + 0x540u)
+#define CMPROF_NRF_BITMODE_32 3u
+#define CMPROF_NRF_SHORTS_COMPARE0_CLEAR (1u << 0)
+#define CMPROF_NRF_INT_COMPARE0 (1u << 16)
 
 #endif

@@ -1,6 +1,7 @@
 /* Timer-interrupt PC sampler: prologue, ring or histogram storage, jitter, tags, dump.
  * Options are documented in cmprof.h. */
 #include "cmprof.h"
+#include "cmprof_port.h"
 #include "cmprof_regs.h"
 
 #include <stddef.h>
@@ -23,12 +24,6 @@
 #ifndef CMPROF_STREAM
 #define CMPROF_STREAM 0
 #endif
-#ifndef CMPROF_TIMER_TIM3
-#define CMPROF_TIMER_TIM3 0
-#endif
-#ifndef CMPROF_TIM3_PSC
-#define CMPROF_TIM3_PSC 0u
-#endif
 
 _Static_assert((CMPROF_RING_N & (CMPROF_RING_N - 1u)) == 0u, "CMPROF_RING_N must be a power of two");
 _Static_assert(CMPROF_HIST_SHIFT >= 1u && CMPROF_HIST_SHIFT <= 16u, "CMPROF_HIST_SHIFT out of range");
@@ -36,18 +31,6 @@ _Static_assert((CMPROF_JITTER & (CMPROF_JITTER + 1u)) == 0u, "CMPROF_JITTER must
 /* streaming sends ring samples as they come, or histogram bucket deltas now and then */
 #define CMPROF_STREAM_RING (CMPROF_STREAM && !CMPROF_HIST)
 #define CMPROF_STREAM_HIST (CMPROF_STREAM && CMPROF_HIST)
-
-#if CMPROF_TIMER_TIM3
-#define CMPROF_ISR TIM3_IRQHandler
-/* Clear UIF first, or the interrupt is taken again on return. */
-#define CMPROF_ACK() (CMPROF_REG(CMPROF_TIM_SR(CMPROF_TIM3_BASE)) = ~1u)
-#define CMPROF_SET_PERIOD(t) (CMPROF_REG(CMPROF_TIM_ARR(CMPROF_TIM3_BASE)) = (t) - 1u)
-#else
-#define CMPROF_ISR SysTick_Handler
-#define CMPROF_ACK() ((void)0)
-/* A new reload value takes effect at the next wrap of the counter. */
-#define CMPROF_SET_PERIOD(t) (CMPROF_REG(CMPROF_SYST_RVR) = (t) - 1u)
-#endif
 
 #if CMPROF_HIST
 #ifndef CMPROF_HIST_BASE
@@ -64,6 +47,9 @@ extern void *volatile CMPROF_TAG;
 static struct {
     uint32_t n;     /* samples taken */
     uint32_t limit; /* stop after this many; 0: never */
+#if CMPROF_PORT_GATED
+    uint32_t running; /* cmprof_tick counts only while set */
+#endif
 #if CMPROF_JITTER
     uint32_t period;
     uint32_t rnd; /* xorshift32 state, never 0 once started */
@@ -94,41 +80,17 @@ static uint32_t cmprof_tags[CMPROF_RING_N];
 #endif
 #endif
 
-#if !CMPROF_NO_ISR
-#if defined(__ARM_ARCH_6M__)
-/* ARMv6-M has no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the N flag. */
-__attribute__((naked)) void CMPROF_ISR(void)
-{
-    __asm volatile(".syntax unified      \n"
-                   "mov   r0, lr         \n"
-                   "lsls  r0, r0, #29    \n" /* bit 2 -> N: set when the frame is on PSP */
-                   "bmi   1f             \n"
-                   "mrs   r0, msp        \n"
-                   "ldr   r0, [r0, #24]  \n" /* word 6 of the frame: the interrupted PC */
-                   "ldr   r1, =cmprof_tick \n"
-                   "bx    r1             \n"
-                   "1: mrs r0, psp       \n"
-                   "ldr   r0, [r0, #24]  \n"
-                   "ldr   r1, =cmprof_tick \n"
-                   "bx    r1             \n"
-                   ".ltorg               \n");
-}
-#else
-__attribute__((naked)) void CMPROF_ISR(void)
-{
-    __asm volatile("tst   lr, #4        \n" /* EXC_RETURN bit 2: which stack holds the frame */
-                   "ite   eq            \n"
-                   "mrseq r0, msp       \n"
-                   "mrsne r0, psp       \n"
-                   "ldr   r0, [r0, #24] \n" /* word 6 of the frame: the interrupted PC */
-                   "b     cmprof_tick   \n");
-}
-#endif
+#if !(defined(CMPROF_NO_ISR) && CMPROF_NO_ISR) && defined(CMPROF_PORT_ISR)
+CMPROF_DEFINE_ISR(CMPROF_PORT_ISR)
 #endif
 
 __attribute__((used)) void cmprof_tick(uint32_t pc)
 {
-    CMPROF_ACK();
+    cmprof_port_ack();
+#if CMPROF_PORT_GATED
+    if (!cmprof_state.running) /* no timer to stop: the gate closes instead */
+        return;
+#endif
     uint32_t n = cmprof_state.n;
     cmprof_state.n = n + 1u;
 #if CMPROF_HIST
@@ -167,7 +129,7 @@ __attribute__((used)) void cmprof_tick(uint32_t pc)
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    CMPROF_SET_PERIOD(cmprof_state.period + (r & CMPROF_JITTER));
+    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
 #endif
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
@@ -198,34 +160,19 @@ void cmprof_start(uint32_t period, uint32_t limit)
     for (uint32_t i = 0; i < CMPROF_HIST_BINS; i++)
         cmprof_hist[i] = 0u;
 #endif
-#if CMPROF_TIMER_TIM3
-    CMPROF_REG(CMPROF_RCC_APB1ENR) |= CMPROF_RCC_APB1ENR_TIM3EN;
-    CMPROF_REG(CMPROF_TIM_CR1(CMPROF_TIM3_BASE)) = 0u;
-    CMPROF_REG(CMPROF_TIM_PSC(CMPROF_TIM3_BASE)) = CMPROF_TIM3_PSC;
-    CMPROF_SET_PERIOD(period);
-    CMPROF_REG(CMPROF_TIM_EGR(CMPROF_TIM3_BASE)) = 1u; /* UG: load PSC and ARR now */
-    CMPROF_REG(CMPROF_TIM_SR(CMPROF_TIM3_BASE)) = 0u;  /* drop the flag UG raised */
-    CMPROF_REG(CMPROF_TIM_DIER(CMPROF_TIM3_BASE)) = 1u; /* UIE */
-    CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_TIM3_IRQ)) &= ~(0xFFu << CMPROF_NVIC_IPR_SHIFT(CMPROF_TIM3_IRQ));
-    CMPROF_REG(CMPROF_NVIC_ISER0) = 1u << CMPROF_TIM3_IRQ;
-    CMPROF_REG(CMPROF_TIM_CR1(CMPROF_TIM3_BASE)) = 1u; /* CEN */
-#else
-    uint32_t shpr3 = CMPROF_REG(CMPROF_SCB_SHPR3);
-    CMPROF_REG(CMPROF_SCB_SHPR3) = shpr3 & ~(0xFFu << CMPROF_SHPR3_SYSTICK_SHIFT); /* priority 0 */
-    CMPROF_SET_PERIOD(period);
-    CMPROF_REG(CMPROF_SYST_CVR) = 0u;
-    CMPROF_REG(CMPROF_SYST_CSR) = CMPROF_SYST_CSR_ENABLE | CMPROF_SYST_CSR_TICKINT | CMPROF_SYST_CSR_CLKSOURCE;
+#if CMPROF_PORT_GATED
+    cmprof_state.running = 1u;
 #endif
+    cmprof_port_start(period);
 }
 
 /* Out of line, so the tick reaches it with one conditional branch. */
 __attribute__((noinline)) void cmprof_stop(void)
 {
-#if CMPROF_TIMER_TIM3
-    CMPROF_REG(CMPROF_TIM_CR1(CMPROF_TIM3_BASE)) = 0u;
-#else
-    CMPROF_REG(CMPROF_SYST_CSR) = 0u;
+#if CMPROF_PORT_GATED
+    cmprof_state.running = 0u;
 #endif
+    cmprof_port_stop();
 }
 
 #if defined(__SANITIZE_ADDRESS__)

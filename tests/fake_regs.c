@@ -30,3 +30,16 @@ void fake_regs_clear(void)
     slots_used = 0;
     memset(slot_addr, 0, sizeof slot_addr);
 }
+
+int fake_reg_seen(uint32_t addr)
+{
+    for (unsigned i = 0; i < slots_used; i++)
+        if (slot_addr[i] == addr)
+            return 1;
+    return 0;
+}
+
+unsigned fake_regs_used(void)
+{
+    return slots_used;
+}

@@ -8,6 +8,9 @@
 
 volatile uint32_t *fake_reg(uint32_t addr);
 void fake_regs_clear(void);
+/* Whether the library read or wrote addr since the last clear; how many registers it touched. */
+int fake_reg_seen(uint32_t addr);
+unsigned fake_regs_used(void);
 
 #define CMPROF_REG(addr) (*fake_reg((uint32_t)(addr)))
 

@@ -1,9 +1,12 @@
 /* Host tests of the sampler's storage, limits, jitter and dump format. Built once per
- * configuration (see tests/run.sh): ring, ring+tag, histogram, jitter, TIM3. The interrupt
+ * configuration (see the Makefile): ring, ring+tag, histogram, jitter, and every timer port. The interrupt
  * prologue is ARM assembly and is exercised in QEMU by the scenarios instead (CMPROF_NO_ISR). */
 #include "../firmware/cmprof.h"
+#include "../firmware/cmprof_port.h"
 #include "../firmware/cmprof_regs.h"
 #include "check.h"
+
+#include <stdbool.h>
 #include "fake_regs.h"
 
 #include <stdlib.h>
@@ -42,47 +45,155 @@ static const char *dump(void)
     return out;
 }
 
-#if CMPROF_TIMER_TIM3
-#define TIMER_RUNNING() (CMPROF_REG(CMPROF_TIM_CR1(CMPROF_TIM3_BASE)) == 1u)
-#define PERIOD_REG() CMPROF_REG(CMPROF_TIM_ARR(CMPROF_TIM3_BASE))
+/* What "running" and "the period" are for the port under test */
+#define SETTLE_TRIGGERS() ((void)0)
+/* RAISE(): the timer's interrupt flag as the hardware leaves it before the handler acknowledges */
+#if CMPROF_PORT == CMPROF_PORT_STM32_TIM
+#define TIMER_RUNNING() (CMPROF_REG(CMPROF_TIM_CR1(CMPROF_TIM_BASE)) == 1u)
+#define PERIOD_REG() (CMPROF_REG(CMPROF_TIM_ARR(CMPROF_TIM_BASE)) + 1u)
+#define ACKED() (CMPROF_REG(CMPROF_TIM_SR(CMPROF_TIM_BASE)) == ~1u)
+#define RAISE() (CMPROF_REG(CMPROF_TIM_SR(CMPROF_TIM_BASE)) = 1u)
+#elif CMPROF_PORT == CMPROF_PORT_CMSDK_TIMER
+#define TIMER_RUNNING() (CMPROF_REG(CMPROF_CMSDK_CTRL(CMPROF_CMSDK_BASE)) == 9u)
+#define PERIOD_REG() (CMPROF_REG(CMPROF_CMSDK_RELOAD(CMPROF_CMSDK_BASE)) + 1u)
+#define ACKED() (CMPROF_REG(CMPROF_CMSDK_INTCLEAR(CMPROF_CMSDK_BASE)) == 1u)
+#define RAISE() (CMPROF_REG(CMPROF_CMSDK_INTCLEAR(CMPROF_CMSDK_BASE)) = 0u)
+#elif CMPROF_PORT == CMPROF_PORT_CMSDK_DUALTIMER
+#define TIMER_RUNNING() (CMPROF_REG(CMPROF_DUAL_CONTROL(CMPROF_DUALTIMER_BASE)) == 0xE2u)
+#define PERIOD_REG() ((CMPROF_REG(CMPROF_DUAL_BGLOAD(CMPROF_DUALTIMER_BASE)) ?                               \
+                       CMPROF_REG(CMPROF_DUAL_BGLOAD(CMPROF_DUALTIMER_BASE)) :                               \
+                       CMPROF_REG(CMPROF_DUAL_LOAD(CMPROF_DUALTIMER_BASE))) + 1u)
+#define ACKED() (CMPROF_REG(CMPROF_DUAL_INTCLR(CMPROF_DUALTIMER_BASE)) == 1u)
+#define RAISE() (CMPROF_REG(CMPROF_DUAL_INTCLR(CMPROF_DUALTIMER_BASE)) = 0u)
+#elif CMPROF_PORT == CMPROF_PORT_NRF_TIMER
+#undef SETTLE_TRIGGERS
+/* nRF task registers are triggers that read as 0: the fake file keeps what was written, so a test
+ * forgets the STOP that cmprof_start() itself triggers before it starts the timer again. */
+#define SETTLE_TRIGGERS() (CMPROF_REG(CMPROF_NRF_TASKS_STOP(CMPROF_NRF_BASE)) = 0u)
+#define TIMER_RUNNING() (CMPROF_REG(CMPROF_NRF_TASKS_START(CMPROF_NRF_BASE)) == 1u &&                          \
+                         CMPROF_REG(CMPROF_NRF_TASKS_STOP(CMPROF_NRF_BASE)) == 0u &&                           \
+                         CMPROF_REG(CMPROF_NRF_INTENSET(CMPROF_NRF_BASE)) == CMPROF_NRF_INT_COMPARE0)
+#define PERIOD_REG() CMPROF_REG(CMPROF_NRF_CC0(CMPROF_NRF_BASE))
+#define ACKED() (CMPROF_REG(CMPROF_NRF_EVENTS_COMPARE0(CMPROF_NRF_BASE)) == 0u)
+#define RAISE() (CMPROF_REG(CMPROF_NRF_EVENTS_COMPARE0(CMPROF_NRF_BASE)) = 1u)
+#elif CMPROF_PORT == CMPROF_PORT_USER
+static uint32_t user_period, user_running, user_acks;
+void cmprof_user_timer_start(uint32_t period)
+{
+    user_period = period;
+    user_running = 1;
+}
+void cmprof_user_timer_stop(void)
+{
+    user_running = 0;
+}
+void cmprof_user_timer_period(uint32_t period)
+{
+    user_period = period;
+}
+void cmprof_user_timer_ack(void)
+{
+    user_acks++;
+}
+#define TIMER_RUNNING() (user_running == 1u)
+#define PERIOD_REG() user_period
+#define ACKED() (user_acks > 0u)
+#define RAISE() (user_acks = 0u)
+#elif CMPROF_PORT == CMPROF_PORT_NONE
+#define PERIOD_REG() 0u
+#define ACKED() 1
+#define RAISE() ((void)0)
 #else
 #define TIMER_RUNNING() (CMPROF_REG(CMPROF_SYST_CSR) == 7u)
-#define PERIOD_REG() CMPROF_REG(CMPROF_SYST_RVR)
+#define PERIOD_REG() (CMPROF_REG(CMPROF_SYST_RVR) + 1u)
+#define ACKED() 1 /* SysTick's flag clears itself */
+#define RAISE() ((void)0)
+#endif
+
+#ifndef TIMER_RUNNING
+/* Whether the sampler still counts: with no timer of its own, a tick after the limit is ignored. */
+static bool counts_ticks(void)
+{
+    uint32_t before = cmprof_samples();
+    cmprof_tick(0x08000200u);
+    bool counted = cmprof_samples() != before;
+    return counted;
+}
 #endif
 
 static void test_start_programs_the_timer(void)
 {
     fake_regs_clear();
-#if CMPROF_TIMER_TIM3
-    CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_TIM3_IRQ)) = 0xFFFFFFFFu;
-    cmprof_start(1000u, 0u);
-    CHECK(TIMER_RUNNING());
-    CHECK(PERIOD_REG() == 999u);
-    CHECK(CMPROF_REG(CMPROF_TIM_DIER(CMPROF_TIM3_BASE)) == 1u);
-    CHECK((CMPROF_REG(CMPROF_NVIC_ISER0) & (1u << CMPROF_TIM3_IRQ)) != 0u);
-    CHECK(CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_TIM3_IRQ)) == 0xFFFF00FFu); /* only TIM3's byte: 0 */
-    CHECK((CMPROF_REG(CMPROF_RCC_APB1ENR) & CMPROF_RCC_APB1ENR_TIM3EN) != 0u);
-#else
+#if CMPROF_PORT == CMPROF_PORT_SYSTICK
     CMPROF_REG(CMPROF_SCB_SHPR3) = 0xFFFF0000u; /* SysTick and PendSV least urgent */
     cmprof_start(2013u, 0u);
     CHECK(TIMER_RUNNING());
-    CHECK(PERIOD_REG() == 2012u);
+    CHECK(PERIOD_REG() == 2013u);
     CHECK(CMPROF_REG(CMPROF_SCB_SHPR3) == 0x00FF0000u); /* SysTick most urgent, PendSV untouched */
+#elif CMPROF_PORT == CMPROF_PORT_NONE
+    cmprof_start(2013u, 0u);
+    CHECK(fake_regs_used() == 0u); /* not one register */
+#elif CMPROF_PORT == CMPROF_PORT_USER
+    cmprof_start(2013u, 0u);
+    CHECK(TIMER_RUNNING() && PERIOD_REG() == 2013u && fake_regs_used() == 0u);
+#else
+    CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_PORT_IRQ)) = 0xFFFFFFFFu;
+    cmprof_start(2013u, 0u);
+    SETTLE_TRIGGERS();
+    CHECK(TIMER_RUNNING());
+    CHECK(PERIOD_REG() == 2013u);
+    CHECK((CMPROF_REG(CMPROF_NVIC_ISER(CMPROF_PORT_IRQ)) & (1u << (CMPROF_PORT_IRQ & 31u))) != 0u);
+    CHECK(CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_PORT_IRQ)) ==
+          ~(0xFFu << CMPROF_NVIC_IPR_SHIFT(CMPROF_PORT_IRQ))); /* only this line's byte: 0 */
+#if CMPROF_PORT == CMPROF_PORT_STM32_TIM
+    CHECK((CMPROF_REG(CMPROF_RCC_APB1ENR) & (1u << (CMPROF_STM32_TIM - 2))) != 0u);
+    CHECK(CMPROF_REG(CMPROF_TIM_DIER(CMPROF_TIM_BASE)) == 1u);
+#endif
 #endif
     CHECK(cmprof_samples() == 0u);
+    RAISE();
+    CHECK(!ACKED() || CMPROF_PORT == CMPROF_PORT_SYSTICK || CMPROF_PORT == CMPROF_PORT_NONE);
+    cmprof_tick(0x08000100u);
+    CHECK(ACKED());
     cmprof_stop();
+#ifdef TIMER_RUNNING
     CHECK(!TIMER_RUNNING());
+#else
+    CHECK(!counts_ticks());
+#endif
+}
+
+/* Issue 7: with any port but SysTick, no SysTick register and no SHPR3 is ever read or written. */
+static void test_systick_untouched(void)
+{
+#if CMPROF_PORT != CMPROF_PORT_SYSTICK
+    fake_regs_clear();
+    cmprof_start(500u, 4u);
+    for (int i = 0; i < 10; i++)
+        cmprof_tick(0x08000100u + 2u * (uint32_t)i);
+    cmprof_stop();
+    for (uint32_t a = CMPROF_SYST_CSR; a <= 0xE000E01Cu; a += 4)
+        CHECK(!fake_reg_seen(a));
+    CHECK(!fake_reg_seen(CMPROF_SCB_SHPR3));
+#endif
 }
 
 static void test_limit_stops_the_timer(void)
 {
     fake_regs_clear();
     cmprof_start(100u, 3u);
+    SETTLE_TRIGGERS();
     cmprof_tick(0x08000100u);
     cmprof_tick(0x08000102u);
+#ifdef TIMER_RUNNING
     CHECK(TIMER_RUNNING());
+#endif
     cmprof_tick(0x08000104u);
+#ifdef TIMER_RUNNING
     CHECK(!TIMER_RUNNING());
+#else
+    CHECK(!counts_ticks());
+#endif
     CHECK(cmprof_samples() == 3u);
 }
 
@@ -106,12 +217,12 @@ static void test_jitter_varies_the_period(void)
         cmprof_tick(0x08000100u);
         r = xorshift(r);
         uint32_t reload = PERIOD_REG();
-        all_match &= reload == 999u + (r & CMPROF_JITTER);
+        all_match &= reload == 1000u + (r & CMPROF_JITTER);
         seen_min = reload < seen_min ? reload : seen_min;
         seen_max = reload > seen_max ? reload : seen_max;
     }
     CHECK(all_match);
-    CHECK(seen_min >= 999u && seen_max <= 999u + CMPROF_JITTER);
+    CHECK(seen_min >= 1000u && seen_max <= 1000u + CMPROF_JITTER);
     CHECK(seen_max - seen_min > CMPROF_JITTER / 2u); /* it really spreads */
 }
 
@@ -235,6 +346,7 @@ int main(void)
 {
     RUN_TEST(test_start_programs_the_timer);
     RUN_TEST(test_limit_stops_the_timer);
+    RUN_TEST(test_systick_untouched);
 #if CMPROF_JITTER
     RUN_TEST(test_jitter_varies_the_period);
     RUN_TEST(test_seed_zero_is_replaced);

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Proof that the firmware library leaves SysTick alone unless it samples with SysTick (issue 7):
+every core x timer port x option set is compiled, and the object code is searched for any access
+to the SysTick registers (0xE000E010-0xE000E01F) or SHPR3 (0xE000ED20, SysTick's priority).
+
+The search follows constants the way the compiler builds them: literal-pool words, movw/movt
+pairs, mov immediates and adds, and the base + offset of every load and store, so an address
+made from a shared base (0xE000E000 + 16) is found too. The SysTick port's own builds must be
+found touching SysTick on every core: that proves the search sees what it looks for.
+Prints one ok/FAIL line per configuration group."""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+OUT = os.path.join(ROOT, "build", "systick-free")
+FILES = ["cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c"]
+CORES = ["cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"]
+PORTS = {
+    "none (CMPROF_NO_ISR)": ["-DCMPROF_NO_ISR=1"],
+    "STM32 TIM3 (old switch)": ["-DCMPROF_TIMER_TIM3=1"],
+    "STM32 TIM2": ["-DCMPROF_PORT=CMPROF_PORT_STM32_TIM", "-DCMPROF_STM32_TIM=2"],
+    "STM32 TIM5": ["-DCMPROF_PORT=CMPROF_PORT_STM32_TIM", "-DCMPROF_STM32_TIM=5"],
+    "CMSDK timer": ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER"],
+    "CMSDK dual timer": ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"],
+    "nRF TIMER1": ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER"],
+    "nRF TIMER4": ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER", "-DCMPROF_NRF_TIMER=4"],
+    "user": ["-DCMPROF_PORT=CMPROF_PORT_USER"],
+    "user, no ISR": ["-DCMPROF_PORT=CMPROF_PORT_USER", "-DCMPROF_NO_ISR=1"],
+}
+OPTIONS = [[], ["-DCMPROF_HIST=1"], ["-DCMPROF_STREAM=1"], ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=task"],
+           ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1"], ["-DCMPROF_JITTER=2047"], ["-DCMPROF_HIST=1", "-DCMPROF_JITTER=255"]]
+
+
+def forbidden(addr):
+    addr &= 0xFFFFFFFF
+    return 0xE000E010 <= addr <= 0xE000E01F or 0xE000ED20 <= addr <= 0xE000ED23
+
+
+REG = r"(r\d+|ip|lr|sl|fp)"
+
+
+def scan(obj):
+    """Addresses in SysTick's range that the object code loads, stores or builds."""
+    text = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", obj], capture_output=True,
+                          text=True, check=True).stdout
+    literals = {}
+    for m in re.finditer(r"^\s*([0-9a-f]+):\s+\.word\s+0x([0-9a-f]+)", text, re.M):
+        literals[int(m.group(1), 16)] = int(m.group(2), 16)
+    hits = set(v for v in literals.values() if forbidden(v))
+    regs = {}
+    for line in text.splitlines():
+        if re.match(r"^[0-9a-f]+ <", line):  # a new function: nothing is known
+            regs = {}
+            continue
+        m = re.match(r"^\s*[0-9a-f]+:\s+(\S+)\s+(.*)$", line)
+        if not m:
+            continue
+        op, args = m.group(1).split(".")[0], m.group(2)
+        lit = re.search(r"ldr\S*\s", line) and re.search(r"\[pc, #\d+\]\s+@ \(([0-9a-f]+)", args)
+        dst = re.match(REG + r",", args)
+        if lit and dst:
+            regs[dst.group(1)] = literals.get(int(lit.group(1), 16))
+            continue
+        imm = re.match(REG + r", #(-?\d+)", args)
+        if op in ("movw", "mov", "movs") and imm:
+            regs[imm.group(1)] = int(imm.group(2)) & 0xFFFFFFFF
+        elif op in ("mvn", "mvns") and imm:
+            regs[imm.group(1)] = ~int(imm.group(2)) & 0xFFFFFFFF
+        elif op == "movt" and imm and regs.get(imm.group(1)) is not None:
+            regs[imm.group(1)] = (regs[imm.group(1)] & 0xFFFF) | (int(imm.group(2)) << 16)
+        elif op in ("add", "adds", "addw", "sub", "subs", "subw"):
+            two = re.match(REG + r", " + REG + r", #(-?\d+)", args)
+            if two and regs.get(two.group(2)) is not None:
+                k = int(two.group(3)) * (1 if op.startswith("add") else -1)
+                regs[two.group(1)] = (regs[two.group(2)] + k) & 0xFFFFFFFF
+            elif imm and regs.get(imm.group(1)) is not None:
+                k = int(imm.group(2)) * (1 if op.startswith("add") else -1)
+                regs[imm.group(1)] = (regs[imm.group(1)] + k) & 0xFFFFFFFF
+            elif dst:
+                regs[dst.group(1)] = None
+        elif op.startswith(("ldr", "str")):
+            mem = re.search(r"\[" + REG + r"(?:, #(-?\d+))?\]", args)
+            if mem and regs.get(mem.group(1)) is not None:
+                addr = regs[mem.group(1)] + int(mem.group(2) or 0)
+                if forbidden(addr):
+                    hits.add(addr & 0xFFFFFFFF)
+            if op.startswith("ldr") and dst:
+                regs[dst.group(1)] = None
+        elif dst:  # anything else that writes a register makes it unknown
+            regs[dst.group(1)] = None
+        for v in regs.values():
+            if v is not None and forbidden(v):
+                hits.add(v)
+    return hits
+
+
+def build(cpu, flags, name):
+    os.makedirs(OUT, exist_ok=True)
+    objs = []
+    for f in FILES:
+        obj = os.path.join(OUT, "%s-%s.o" % (name, f[:-2]))
+        r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", "-mcpu=" + cpu,
+                            "-mthumb"] + flags + ["-c", os.path.join(ROOT, "firmware", f), "-o", obj],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "build failed")
+        objs.append(obj)
+    return objs
+
+
+def main():
+    for port, pflags in PORTS.items():
+        bad, built = [], 0
+        for cpu in CORES:
+            for k, opts in enumerate(OPTIONS):
+                if "-DCMPROF_NO_ISR=1" in pflags and "CMPROF_PORT" not in " ".join(pflags) and \
+                        any("JITTER" in o for o in opts):
+                    continue  # no timer to re-arm: refused at build time (checked below)
+                try:
+                    objs = build(cpu, pflags + opts, "x")
+                except RuntimeError as e:
+                    bad.append("%s %s: %s" % (cpu, " ".join(opts), e))
+                    continue
+                built += 1
+                for obj in objs:
+                    hits = scan(obj)
+                    if hits:
+                        bad.append("%s %s %s: %s" % (cpu, " ".join(opts), os.path.basename(obj),
+                                                     ", ".join("0x%08x" % h for h in sorted(hits))))
+        check("SysTick untouched, %s port: %d builds (M0..M7, every option set)" % (port, built), not bad and built,
+              "; ".join(bad[:3]))
+    missed = []
+    for cpu in CORES:
+        for opts in ([], ["-DCMPROF_JITTER=2047"]):
+            hits = scan(build(cpu, opts, "systick")[0])
+            if not {0xE000E010, 0xE000ED20} <= hits:
+                missed.append("%s %s: found %s" % (cpu, " ".join(opts), sorted(hex(h) for h in hits)))
+    check("control: the search finds the SysTick port's CSR and SHPR3 accesses on every core", not missed,
+          "; ".join(missed))
+    r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-Os", "-mcpu=cortex-m3", "-mthumb", "-DCMPROF_NO_ISR=1",
+                        "-DCMPROF_JITTER=255", "-c", os.path.join(ROOT, "firmware", "cmprof_sampler.c"),
+                        "-o", os.path.join(OUT, "refused.o")], capture_output=True, text=True)
+    check("CMPROF_NO_ISR with jitter and no port is refused at build time, with the reason",
+          r.returncode != 0 and "CMPROF_JITTER needs a timer port" in r.stderr, r.stderr.strip()[:200])
+    return 1 if harness.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
