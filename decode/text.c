@@ -510,12 +510,16 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
     } else if (len == 3 && memcmp(s, "end", 3) == 0) {
         close_block(d, sink);
     } else if (starts(s, len, "prof raw n=")) {
-        uint64_t n;
+        uint64_t n, taken = 0;
         const char *p = s + strlen("prof raw ");
-        if (!parse_uint(&p, end, "n=", &n, 10) || p != end) {
+        /* taken=: samples the firmware took, when its ring kept fewer (the oldest are gone) */
+        if (!parse_uint(&p, end, "n=", &n, 10) || (p != end && !parse_uint(&p, end, "taken=", &taken, 10)) ||
+            p != end) {
             bad(d);
             return;
         }
+        if (taken > n)
+            d->stats.not_kept += taken - n;
         close_block(d, sink);
         d->block = BLOCK_RAW;
         d->block_offset = d->line_offset;

@@ -128,7 +128,8 @@ void cmprof_seed(uint32_t seed);
 void cmprof_tick(uint32_t pc);
 
 /* Write what was collected, as text lines:
- *   prof raw n=N                      then  p ADDR x8 ...   [g TAG x8 ...]   end
+ *   prof raw n=N [taken=T]            then  p ADDR x8 ...   [g TAG x8 ...]   end
+ *     (taken=: more samples were taken than the ring keeps; the host reports T - N as lost)
  *   prof hist base=0xB shift=S n=N out=O   then  h CNT x16 ...   end
  * Call it with the sampler stopped. */
 void cmprof_dump(cmprof_putc_fn putc);

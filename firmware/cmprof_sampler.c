@@ -321,6 +321,10 @@ void cmprof_dump(cmprof_putc_fn putc)
     uint32_t first = n > CMPROF_RING_N ? n - CMPROF_RING_N : 0u;
     put_str(putc, "prof raw n=");
     put_dec(putc, n - first);
+    if (first) { /* the ring kept the newest only: say how many were taken */
+        put_str(putc, " taken=");
+        put_dec(putc, n);
+    }
     put_ring(putc, cmprof_state.ring, first, n, 'p');
 #ifdef CMPROF_TAG
     put_ring(putc, cmprof_tags, first, n, 'g');

@@ -191,6 +191,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     const struct text_stats *t = &in->text.stats;
     loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered "
          "(capture cut short, or histogram buckets saturated)", (unsigned long long)t->missing);
+    loss(&l, t->not_kept, "%llu samples taken but not kept: the firmware's ring holds fewer than it took (raise "
+         "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
          (unsigned long long)t->bad_lines, (unsigned long long)t->bad_checks, (unsigned long long)(t->first_bad ? t->first_bad - 1 : 0));
     loss(&l, t->long_lines, "%llu lines over %u bytes dropped", (unsigned long long)t->long_lines, TEXT_LINE_MAX);

@@ -219,6 +219,9 @@ def test_streams_and_sources():
           out)
     code, out, err = run("--batch", "-o", "json", tmp("miss.txt", "prof raw n=5000\np 08000200 08000202\nend\n"), elf)
     check("... and the JSON", code == 0 and parse_json(out).get("missing") == 4998, out[-300:])
+    code, out, err = run("--batch", tmp("taken.txt", "prof raw n=2 taken=4096\np 08000200 08000202\nend\n"), elf)
+    check("issue 7: a ring that kept 2 of 4096 samples: 4094 reported lost", code == 0 and
+          "4094 samples taken but not kept" in out, out)
     code, out, err = run("--batch", "-o", "json", tmp("nul.txt", b"prof raw n=3\n\0p 08000200 08000202 0800\x000200\nend\n"), elf)
     js = parse_json(out) if code == 0 else {}
     check("p lines with NUL bytes keep their samples, the NULs are counted", js.get("total") == 3 and

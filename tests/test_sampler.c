@@ -320,7 +320,8 @@ static void test_ring_keeps_the_newest(void)
         cmprof_tick(k * 2u);
     const char *d = dump();
     char first[64];
-    snprintf(first, sizeof first, "prof raw n=%u\np %08x ", (unsigned)CMPROF_RING_N, 5u * 2u);
+    snprintf(first, sizeof first, "prof raw n=%u taken=%u\np %08x ", (unsigned)CMPROF_RING_N,
+             (unsigned)CMPROF_RING_N + 5u, 5u * 2u); /* and says how many it could not keep */
     CHECK(strncmp(d, first, strlen(first)) == 0);
     char last[32]; /* the newest sample closes the p lines (g lines may follow) */
     snprintf(last, sizeof last, " %08x\n%c", (unsigned)((CMPROF_RING_N + 4u) * 2u),
