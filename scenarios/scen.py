@@ -26,10 +26,22 @@ CORES = {
     "m4": ("netduinoplus2", "cortex-m4", "stm32"),
     "m3": ("netduino2", "cortex-m3", "stm32"),
     "m0": ("microbit", "cortex-m0", "nrf51"),
+    "an385": ("mps2-an385", "cortex-m3", "mps2"),
 }
 
+# The sampler's interrupt handler for each timer port (CMPROF_PORT), with the scenarios' choices
+# of timer: the boards' own clocks use TIM2 (STM32), TIMER0 (nRF51) and TIMER0 (MPS2).
+PORT_ISR = {None: "SysTick_Handler", "CMPROF_PORT_SYSTICK": "SysTick_Handler",
+            "CMPROF_PORT_CMSDK_TIMER": "TIMER1_Handler", "CMPROF_PORT_CMSDK_DUALTIMER": "DUALTIMER_Handler",
+            "CMPROF_PORT_NRF_TIMER": "TIMER1_IRQHandler"}
+
+
+def isr_of(s):
+    return PORT_ISR[s["defs"].get("CMPROF_PORT")]
+
 # The sampler's own code: it cannot sample itself, so it is kept out of the truth shares.
-SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "cmprof_tick", "cmprof_stop", "truth_begin", "truth_end"}
+SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "DUALTIMER_Handler", "TIMER1_IRQHandler",
+           "cmprof_tick", "cmprof_stop", "truth_begin", "truth_end"}
 
 JIT = {"PERIOD": 1691, "CMPROF_JITTER": 2047}  # the document's worst base period plus jitter
 
@@ -95,6 +107,21 @@ def all_scenarios():
             # the same period in time on every core: 1691 ticks at 168 MHz, 169 at the nRF51's 16 MHz
             s.append(scenario("cost_%s_%s" % (core, vname), "cost", core=core, PERIOD=169 if core == "m0" else 1691,
                               **d))
+    # the timer ports QEMU models: CMSDK timer and dual timer (MPS2 AN385, 25 MHz: 40 instructions a
+    # tick), nRF51 TIMER1 (16 MHz: 62.5 instructions a tick); about 1700 instructions a period
+    for port, core, period in (("systick", "an385", 42), ("cmsdk", "an385", 42), ("dualtimer", "an385", 42),
+                               ("nrf", "m0", 27)):
+        d = {} if port == "systick" else {"CMPROF_PORT": {"cmsdk": "CMPROF_PORT_CMSDK_TIMER",
+                                                            "dualtimer": "CMPROF_PORT_CMSDK_DUALTIMER",
+                                                            "nrf": "CMPROF_PORT_NRF_TIMER"}[port]}
+        for vname, extra in (("ring", {}), ("ring_jitter", {"CMPROF_JITTER": 15})):
+            if port == "systick" and vname != "ring":
+                continue
+            s.append(scenario("port_%s_%s_%s" % (core, port, vname), "cost", core=core, PERIOD=period,
+                              **dict(d, **extra)))
+    # a profile through the dual timer, as an RTOS user would sample (SysTick left to the RTOS)
+    s.append(scenario("an385_loops_dualtimer", "loops", core="an385", SAMPLES=10000, CMPROF_RING_N=16384,
+                      CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=42, CMPROF_JITTER=63))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
     # live streaming: drained every loop; drained too slowly (the ring overflows)
@@ -155,7 +182,8 @@ def build(s):
     machine, cpu, board = CORES[s["core"]]
     elf = os.path.join(out, "fw.elf")
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
-           "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board")]
+           "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
+           "-DBOARD_" + board]
     cmd += s["cflags"]
     if s["app"] in ("tasks", "demo"):
         cmd.append(os.path.join(HERE, "apps", "sched.c"))
@@ -183,7 +211,7 @@ def run(name):
     out = os.path.dirname(elf)
     syms = {n: a for a, _, n in functions(elf)}
     machine = CORES[s["core"]][0]
-    handler = syms.get("SysTick_Handler")
+    handler = syms.get(isr_of(s))
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
             "end=0x%x" % syms["truth_end"], "mark=0x%x" % handler, "marks=" + os.path.join(out, "marks.txt")]
     uart = os.path.join(out, "uart.txt")
@@ -379,9 +407,10 @@ class Result:
 
     def handler_cost(self):
         """Instructions executed by the sampling interrupt per sample, from the truth counts."""
-        names = ("SysTick_Handler", "cmprof_tick")
+        isr = isr_of(SCENARIOS[self.name]) if self.name in SCENARIOS else "SysTick_Handler"
+        names = (isr, "cmprof_tick")
         total = sum(n for pc, n in self.counts.items() if self.sym.lookup(pc) in names)
-        entry = self.sym.by_name["SysTick_Handler"][0]
+        entry = self.sym.by_name[isr][0]
         return total, self.counts.get(entry, 0)
 
 

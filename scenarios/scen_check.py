@@ -498,6 +498,41 @@ def cost(c):
           % (" + ".join("%d" % sizes[p] for p in parts), total), "")
 
 
+def ports(c):
+    """Issue 7: the timer ports QEMU models, each leaving SysTick to an RTOS."""
+    c.out("## 9a. Timer ports (`port_*`): instructions per sample by port, counted by the plugin", "",
+          "Ring, no tags; the CMSDK ports on MPS2 AN385 (Cortex-M3), the nRF TIMER1 port on the micro:bit "
+          "(Cortex-M0). The STM32 TIM2-TIM5 port is not run: QEMU 7.2's STM32 timers do not raise update "
+          "events at the ARR period.", "",
+          "| port | core | ring | ring + jitter |", "|---|---|---|---|")
+    for port, core, label in (("systick", "an385", "SysTick"), ("cmsdk", "an385", "CMSDK timer (TIMER1)"),
+                              ("dualtimer", "an385", "CMSDK dual timer"), ("nrf", "m0", "nRF TIMER1")):
+        row = []
+        for v in ("ring", "ring_jitter"):
+            name = "port_%s_%s_%s" % (core, port, v)
+            if name not in scen.SCENARIOS:
+                row.append("-")
+                continue
+            r = Result(name)
+            total, entries = r.handler_cost()
+            per = total / entries if entries else float("nan")
+            c.check("%s: samples taken through the port, a whole number of instructions each" % name,
+                    entries >= 500 and total % entries == 0, "%d instructions over %d samples" % (total, entries))
+            if v == "ring" and core != "m0":
+                c.check("%s: ring on ARMv7-M within 21 instructions a sample" % name, per <= 21, "%.0f" % per)
+            row.append("%.0f" % per)
+        c.out("| %s | %s | %s | %s |" % (label, scen.CORES[core][1], row[0], row[1]))
+    r = Result("an385_loops_dualtimer")
+    ts = shares({f: v for f, v in r.truth().items() if f in LOOP})
+    n = len(r.pcs)
+    ok, worst, wname = within(r.profile(), ts, n, LOOP)
+    c.check("dual timer port, jittered: three-loop profile within 3 sigma", ok and n > 0,
+            "worst %.2f sigma (%s), N=%d" % (worst, wname, n))
+    c.out("", "Three loops sampled by the CMSDK dual timer with jitter (`an385_loops_dualtimer`, %d samples): %s "
+          "(truth %s), worst %.2f sigma." % (n, "/".join(fmt(r.profile()[f] / n) for f in LOOP),
+                                              "/".join(fmt(ts[f]) for f in LOOP), worst), "")
+
+
 def sections(c):
     r = Result("sections")
     s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
@@ -633,6 +668,7 @@ def diagnostics(c):
             "; ".join(wrong) or "none")
     c.out("| loops_jitter dump with the m0_loops ELF | %s |" % ("<br>".join(wrong) or "none"))
     quiet = ["loops_jitter", "loops_psp", "m3_loops", "m0_loops", "handler_lower", "tasks", "lockstep_jitter",
+             "an385_loops_dualtimer",
              "hist_2", "hist_16_aligned", "loops_inline_o2", "lockstep_p1777_ph2000"]
     noisy = {n: diags(n) for n in quiet}
     noisy = {n: d for n, d in noisy.items() if d}
@@ -650,7 +686,8 @@ def main(cmd):
           "truth side names functions with arm-none-eabi-nm; the profile side is `cmprof-top --batch` (and "
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
-    steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, sections,
+    steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
+             sections,
              streaming, diagnostics]
     truth_loop = None
     for step in steps:

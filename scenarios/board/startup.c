@@ -33,6 +33,9 @@ WEAK_HANDLER(SysTick_Handler);
 WEAK_HANDLER(EXTI0_IRQHandler);
 WEAK_HANDLER(TIM3_IRQHandler);
 WEAK_HANDLER(TIM4_IRQHandler);
+WEAK_HANDLER(TIMER1_Handler);    /* MPS2: CMSDK TIMER1, IRQ 9 */
+WEAK_HANDLER(DUALTIMER_Handler); /* MPS2: CMSDK dual timer, IRQ 10 */
+WEAK_HANDLER(TIMER1_IRQHandler); /* nRF51: TIMER1, IRQ 9 */
 
 typedef void (*vector_fn)(void);
 
@@ -47,7 +50,14 @@ __attribute__((section(".isr_vector"), used)) const vector_fn vector_table[16 + 
     [11] = SVC_Handler,
     [14] = PendSV_Handler,
     [15] = SysTick_Handler,
+#if defined(BOARD_mps2)
+    [16 + 9] = TIMER1_Handler,
+    [16 + 10] = DUALTIMER_Handler,
+#elif defined(BOARD_nrf51)
+    [16 + 9] = TIMER1_IRQHandler,
+#else
     [16 + 6] = EXTI0_IRQHandler,
     [16 + 29] = TIM3_IRQHandler,
     [16 + 30] = TIM4_IRQHandler,
+#endif
 };
