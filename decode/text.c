@@ -450,6 +450,29 @@ static bool stream_line(struct text_decoder *d, const char *s, size_t len, const
     return true;
 }
 
+/* On a shared UART the drain may send a stream line while the application is half-way through a
+ * log line: "temp=2$AAB...~Xy". A log line whose tail, from a stream marker on, passes the
+ * stream check is cut there: the head is the log, the tail the stream line. Returns whether it
+ * cut. (A line that ends in "~" and two check characters is rare text; the CRC does the rest.) */
+static bool unglue(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    if (len < 6 || s[len - 3] != '~')
+        return false;
+    for (size_t k = 1; k + 4 < len; k++) {
+        char c = s[k];
+        if ((c != '$' && c != '%' && c != '@' && c != '#') || !checked_body(s + k, len - k))
+            continue;
+        struct ev e = {.type = EV_LOG, .text = s, .text_len = k, .offset = d->line_offset};
+        d->stats.log_lines++;
+        d->stats.glued++;
+        ev_emit(sink, &e);
+        d->line_offset += k;
+        stream_line(d, s + k, len - k, sink);
+        return true;
+    }
+    return false;
+}
+
 static void line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     uint32_t words[16];
@@ -530,7 +553,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         line_sect(d, s, end, sink);
     } else if (starts(s, len, "task ")) {
         line_task(d, s, end, sink);
-    } else {
+    } else if (!unglue(d, s, len, sink)) {
         struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
         d->stats.log_lines++;
         ev_emit(sink, &e);

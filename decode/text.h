@@ -33,6 +33,7 @@ struct text_stats {
     uint64_t missing;      /* samples a dump header announced that its block did not deliver */
     uint64_t nul_bytes;    /* NUL bytes (line noise) removed from lines */
     uint64_t not_kept;     /* samples a dump says were taken but overwritten in its ring */
+    uint64_t glued;        /* stream lines found glued onto the end of a log line, and cut off */
 };
 
 struct text_decoder {

@@ -200,6 +200,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)t->tag_mismatch);
     loss(&l, t->orphan_lines, "%llu h/g lines outside any dump block dropped", (unsigned long long)t->orphan_lines);
     loss(&l, t->no_base, "%llu stream samples dropped before the first announce line", (unsigned long long)t->no_base);
+    loss(&l, t->glued, "%llu stream lines were glued onto log lines (a shared UART): cut off and decoded, "
+         "the log lines are partial", (unsigned long long)t->glued);
     loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
     loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
     const struct itm_stats *i = &in->itm.stats;

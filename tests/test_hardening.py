@@ -296,6 +296,27 @@ def test_linked_at_zero():
           out.splitlines()[1:2] == ["__aeabi_uldivmod"] and "bpabi.S" in out, out)
 
 
+def test_shared_uart():
+    """Issue 7: a stream line sent while the application was half-way through a log line is cut off
+    the log line and decoded, and counted; before, its samples were silently counted as log."""
+    src = os.path.join(SCEN, "stream", "uart.txt")
+    elf = os.path.join(SCEN, "stream", "fw.elf")
+    lines = open(src).read().split("\n")
+    glued = 0
+    for i, ln in enumerate(lines):
+        if ln.startswith(("$", "@task", "@sect")) and i % 5 == 0:
+            lines[i] = "log: temp=%d%s" % (i, ln)
+            glued += 1
+    code, out, err = run("--batch", "-o", "json", src, elf)
+    want = parse_json(out).get("total")
+    code, out, err = run("--batch", "-o", "json", tmp("glued.txt", "\n".join(lines)), elf)
+    js = parse_json(out)
+    check("shared UART: %d stream lines glued onto log lines keep their samples, and are counted" % glued,
+          glued > 50 and want and js.get("total") == want and
+          any(x.startswith("%d stream lines were glued" % glued) for x in js.get("losses", [])),
+          "total %s of %s, losses %s" % (js.get("total"), want, js.get("losses")))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -307,6 +328,7 @@ def main():
     test_streams_and_sources()
     test_cpp_names()
     test_linked_at_zero()
+    test_shared_uart()
     return 1 if harness.failed else 0
 
 
