@@ -707,6 +707,8 @@ static void header(struct view *v, struct vbuf *b)
     if (in->info.present)
         x = putf(b, 0, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,
                  (unsigned long long)in->info.period, (unsigned long long)in->info.jitter);
+    else if (in->text.stats.no_base)
+        x = put(b, 0, 2, VA_WARN, "no announce yet: clock and period unknown  ");
     x = putf(b, x, 2, VA_BOLD, "by %s%s  sort %s", group_label(v->group), v->inline_frames ? "" : " (no inline)",
              v->sort_by_name ? "name" : "share");
     if (v->window_mode)
@@ -794,13 +796,39 @@ static void render_rows(struct view *v, struct vbuf *b, int y0, const struct pro
     }
 }
 
+static int wrap(struct vbuf *b, int y, uint8_t attr, const char *text);
+
+/* Why there is nothing to show yet, as precisely as the input allows: never a bare "waiting". */
+static void why_empty(const struct view *v, char *buf, size_t len)
+{
+    const struct ingest *in = v->in;
+    const struct text_stats *t = &in->text.stats;
+    if (v->window_mode && prof_total(v->prof) > 0)
+        snprintf(buf, len, "no samples in the last window yet");
+    else if (in->bytes == 0)
+        snprintf(buf, len, "no data from the source yet");
+    else if (t->no_base && !in->info.present)
+        snprintf(buf, len, "no announce yet: clock, period and code base unknown, %llu stream samples wait for one "
+                 "(the firmware repeats it every second; one that announces only at boot needs a restart)",
+                 (unsigned long long)t->no_base);
+    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
+        snprintf(buf, len, "%llu log lines and no samples so far: is the sampler started, and the stream drained "
+                 "(or the dump written)?", (unsigned long long)t->log_lines);
+    else if (in->format == DETECT_UNKNOWN)
+        snprintf(buf, len, "%llu bytes so far: not enough to tell the format yet", (unsigned long long)in->bytes);
+    else
+        snprintf(buf, len, "no samples yet (%s stream, %llu bytes)", detect_name(in->format),
+                 (unsigned long long)in->bytes);
+}
+
 static void render_top(struct view *v, struct vbuf *b, int y0)
 {
     const struct prof_row *rows;
     size_t n = top_rows(v, &rows);
     if (prof_total(current_prof(v)) == 0) {
-        put(b, 0, y0 + 1, VA_DIM,
-            v->window_mode ? "no samples in the last window yet" : "waiting for samples...");
+        char why[400];
+        why_empty(v, why, sizeof why);
+        wrap(b, y0 + 1, VA_DIM, why);
         return;
     }
     render_rows(v, b, y0, rows, n, false);

@@ -149,8 +149,10 @@ struct cmprof_stream_info {
     const void *build_id_note; /* the linker's .note.gnu.build-id (ld --build-id), or NULL */
 };
 
-/* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it at start and
- * now and then (e.g. every second), so a host that connects late learns it. */
+/* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at start:
+ * the drain repeats it, with every task name, after each second's worth of samples (timer_hz over
+ * the mean period) and after any loss, so a host that connects late learns it all within about a
+ * second. `info` is copied; task names must stay valid while their tasks are named. */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 
 /* Name a tag value (e.g. a task control block) and name a section timer. Up to 62 tags. */

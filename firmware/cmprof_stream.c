@@ -20,8 +20,30 @@ static struct {
     uint32_t code_base;
     uint32_t lost_sent;
     const void *tags[MAX_TASKS];
+    const char *names[MAX_TASKS]; /* kept to repeat them with the announce */
     uint32_t n_tags;
+    struct cmprof_stream_info info; /* the last announce, repeated by the drain */
+    uint32_t announce_every;        /* samples in about one second of target time; 0: no announce yet */
+    uint32_t since_announce;        /* samples sent since the last announce */
 } stream;
+
+static void send_announce(cmprof_putc_fn putc);
+static void send_task(cmprof_putc_fn putc, uint32_t i);
+
+/* Once about a second's worth of samples went out (and after a loss), say it all again: a host
+ * that attached late, or lost a line, has the clock, the code base and the task names within a
+ * second. */
+static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_some)
+{
+    if (!stream.announce_every)
+        return;
+    stream.since_announce += samples;
+    if (stream.since_announce < stream.announce_every && !lost_some)
+        return;
+    send_announce(putc);
+    for (uint32_t i = 0; i < stream.n_tags; i++)
+        send_task(putc, i);
+}
 
 /* CRC-12 (polynomial 0x80F), one nibble at a time. */
 static uint16_t crc12(uint16_t crc, const char *s, size_t n)
@@ -86,6 +108,18 @@ static size_t put_field(char *b, size_t n, const char *key, uint64_t v)
 
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info)
 {
+    stream.info = *info;
+    /* samples per second: the timer's clock over the mean period (period + jitter / 2) */
+    uint32_t mean = info->period + info->jitter / 2u;
+    uint32_t every = mean ? info->timer_hz / mean : 0u;
+    stream.announce_every = every ? every : 1000u;
+    send_announce(putc);
+}
+
+static void send_announce(cmprof_putc_fn putc)
+{
+    const struct cmprof_stream_info *info = &stream.info;
+    stream.since_announce = 0;
     char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=1");
     stream.code_base = info->code_base & ~1u;
@@ -130,13 +164,19 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
             return;
         stream.tags[stream.n_tags++] = tag;
     }
+    stream.names[i] = name;
+    send_task(putc, i);
+}
+
+static void send_task(cmprof_putc_fn putc, uint32_t i)
+{
     char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@task ");
     line[n++] = b64[i];
     line[n++] = ' ';
-    n = put_hex(line, n, (uint32_t)(uintptr_t)tag, 8);
+    n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
     line[n++] = ' ';
-    n = put_text(line, n, name);
+    n = put_text(line, n, stream.names[i] ? stream.names[i] : "?");
     send(putc, line, n);
 }
 
@@ -185,6 +225,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     int done = 0;
     while (max_lines-- && !done)
         sent += send_hist(putc, &done);
+    reannounce_after(putc, sent, false);
     return sent;
 }
 
@@ -245,16 +286,18 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
     return k;
 }
 
-static void send_lost(cmprof_putc_fn putc)
+/* Returns whether the loss count changed. */
+static bool send_lost(cmprof_putc_fn putc)
 {
     uint32_t lost = cmprof_stream_lost();
     if (lost == stream.lost_sent)
-        return;
+        return false;
     stream.lost_sent = lost;
     char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@lost");
     n = put_field(line, n, "", lost);
     send(putc, line, n);
+    return true;
 }
 
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
@@ -262,7 +305,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_samples(putc, LINE_SAMPLES);
-    send_lost(putc);
+    reannounce_after(putc, sent, send_lost(putc));
     return sent;
 }
 

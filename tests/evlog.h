@@ -12,7 +12,7 @@
 struct evlog {
     char *buf;
     size_t len, cap;
-    size_t count[EV_DATA_TRACE + 1];
+    size_t count[EV_SECTION_NAME + 1]; /* one per event type: the last type sizes it */
 };
 
 static inline void evlog_event(void *ctx, const struct ev *e)

@@ -95,11 +95,26 @@ static void test_reset_and_help(void)
     setup();
     view_key(&v, 'r');
     CHECK(prof_total(p) == 0);
-    CHECK(strstr(render(&v, 80, 24), "waiting for samples") != NULL);
+    CHECK(strstr(render(&v, 80, 24), "no data from the source yet") != NULL);
     view_key(&v, '?');
     CHECK(strstr(render(&v, 80, 24), "freeze the display") != NULL);
     view_key(&v, VK_ESC);
-    CHECK(strstr(render(&v, 80, 24), "waiting for samples") != NULL);
+    CHECK(strstr(render(&v, 80, 24), "no data from the source yet") != NULL);
+}
+
+/* Issue 7: an empty view says what it is still missing, never a bare "waiting". */
+static void test_empty_view_explains(void)
+{
+    setup();
+    view_key(&v, 'r');
+    in.bytes = 4000;
+    in.text.stats.log_lines = 12;
+    CHECK(strstr(render(&v, 100, 24), "12 log lines and no samples so far: is the sampler started") != NULL);
+    in.text.stats.stream_lines = 40;
+    in.text.stats.no_base = 640;
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "no announce yet: clock, period and code base unknown, 640 stream samples wait") != NULL);
+    CHECK(strstr(t, "no announce yet: clock and period unknown") != NULL); /* and in the header */
 }
 
 static void test_sections_and_budget(void)
@@ -160,6 +175,7 @@ int main(void)
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
+    RUN_TEST(test_empty_view_explains);
     RUN_TEST(test_sections_and_budget);
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);

@@ -1,0 +1,99 @@
+/* The firmware's live stream on the host: the sampler and cmprof_stream.c (fake registers) write
+ * lines that the host's text decoder reads back. Issue 7: the firmware repeats its announce and
+ * task names about once a second of samples and after any loss, so a host that attaches late
+ * places its samples within a second. */
+#include "../decode/text.h"
+#include "../firmware/cmprof.h"
+#include "check.h"
+#include "evlog.h"
+#include "fake_regs.h"
+
+void *volatile test_tag;
+
+static char out[1 << 20];
+static size_t out_len;
+
+static void capture(char c)
+{
+    if (out_len + 1 < sizeof out)
+        out[out_len++] = c;
+    out[out_len] = '\0';
+}
+
+static size_t count_lines(const char *s, const char *prefix)
+{
+    size_t n = 0, k = strlen(prefix);
+    for (const char *p = s; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        n += strncmp(p, prefix, k) == 0;
+    return n;
+}
+
+static const struct cmprof_stream_info info = {.clock_hz = 1000, .timer_hz = 1000, .period = 10, .jitter = 0,
+                                               .code_base = 0x08000000u};
+static char motor_name[] = "motor";
+
+/* 100 samples a second (1000 Hz timer, period 10): `seconds` worth, drained line by line. */
+static void run(unsigned seconds)
+{
+    for (unsigned k = 0; k < seconds * 100u; k++) {
+        cmprof_tick(0x08000100u + 2u * (k % 7u));
+        cmprof_stream_drain(capture, 1);
+    }
+}
+
+static void test_announce_repeats_every_second(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    test_tag = motor_name;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    cmprof_stream_task(capture, motor_name, motor_name);
+    run(5);
+    size_t announces = count_lines(out, "@cmprof"), tasks = count_lines(out, "@task");
+    CHECK(announces >= 5 && announces <= 6); /* at start, then after each 100 samples */
+    CHECK(tasks == announces);
+}
+
+static void test_late_host_places_samples_within_a_second(void)
+{
+    /* the host attaches after 2 s: it sees only what came later */
+    const char *late = out;
+    for (int i = 0; i < 2 * 100 / 16 + 2; i++)
+        late = strchr(late, '\n') + 1;
+    struct evlog log;
+    memset(&log, 0, sizeof log);
+    struct ev_sink sink = {evlog_event, &log};
+    struct text_decoder d;
+    text_init(&d);
+    text_feed(&d, (const uint8_t *)late, strlen(late), &sink);
+    text_finish(&d, &sink);
+    CHECK(d.stats.no_base > 0 && d.stats.no_base <= 100); /* at most a second waited for an announce */
+    CHECK(log.count[EV_PC] + d.stats.no_base >= 250);
+    CHECK(log.count[EV_TASK_NAME] >= 1);
+    CHECK(strstr(log.buf, "'motor'") != NULL);
+    text_free(&d);
+    free(log.buf);
+}
+
+static void test_loss_triggers_an_announce(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    for (unsigned k = 0; k < 200u; k++) /* a 64-sample ring, nobody draining: it overflows */
+        cmprof_tick(0x08000100u);
+    size_t before = count_lines(out, "@cmprof");
+    cmprof_stream_drain(capture, 1);
+    CHECK(count_lines(out, "@lost") == 1);
+    CHECK(count_lines(out, "@cmprof") == before + 1);
+}
+
+int main(void)
+{
+    RUN_TEST(test_announce_repeats_every_second);
+    RUN_TEST(test_late_host_places_samples_within_a_second);
+    RUN_TEST(test_loss_triggers_an_announce);
+    return check_summary();
+}
