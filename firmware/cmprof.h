@@ -149,6 +149,9 @@ struct cmprof_stream_info {
     const void *build_id_note; /* the linker's .note.gnu.build-id (ld --build-id), or NULL */
 };
 
+/* The build-id note, when linked with firmware/cmprof_build_id.ld (-Wl,--build-id). */
+extern const uint32_t cmprof_build_id_note[];
+
 /* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at start:
  * the drain repeats it, with every task name, after each second's worth of samples (timer_hz over
  * the mean period) and after any loss, so a host that connects late learns it all within about a

@@ -81,6 +81,7 @@ firmware_builds() {
 }
 step "firmware builds" firmware_builds
 step "timer ports leave SysTick alone" python3 tests/systick_free.py
+step "build-id snippet" python3 tests/test_build_id.py
 
 echo "== QEMU scenarios"
 step "scenario runs" python3 scenarios/scen.py run
