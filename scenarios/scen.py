@@ -61,7 +61,9 @@ def all_scenarios():
         scenario("loops_jitter", "loops", SAMPLES=10000, CHUNKS=10, CMPROF_RING_N=16384, **JIT),
         # 5. stacks
         scenario("loops_psp", "loops", SAMPLES=10000, USE_PSP=1, CMPROF_RING_N=16384, **JIT),
-        scenario("loops_wrong_stack", "loops", SAMPLES=1000, USE_PSP=1, WRONG_STACK=1, CMPROF_NO_ISR=1, **JIT),
+        # its own MSP-only handler (CMPROF_NO_ISR) on the SysTick port
+        scenario("loops_wrong_stack", "loops", SAMPLES=1000, USE_PSP=1, WRONG_STACK=1, CMPROF_NO_ISR=1,
+                 CMPROF_PORT="CMPROF_PORT_SYSTICK", **JIT),
         # the ARMv6-M prologue (microbit, Cortex-M0) on MSP and on PSP; and the M3 (netduino2)
         scenario("m0_loops", "loops", core="m0", SAMPLES=2000, CMPROF_RING_N=2048, PERIOD=169, CMPROF_JITTER=255),
         scenario("m0_loops_psp", "loops", core="m0", SAMPLES=2000, USE_PSP=1, CMPROF_RING_N=2048, PERIOD=169,
