@@ -131,6 +131,8 @@ def all_scenarios():
     # minimum interval would hide it in the sampler's dead time)
     s.append(scenario("stream", "stream", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
                       CMPROF_JITTER=4095))
+    s.append(scenario("stream_tagged", "stream", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
+                      CMPROF_JITTER=4095, CMPROF_TAG="current_task"))
     s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
                       **JIT))
     # histogram deltas: any sample rate over a slow link
@@ -407,6 +409,16 @@ class Result:
                 cnt[o] += n / len(owners)
         return cnt
 
+    def library_cost(self, putc="board_putc"):
+        """Instructions per sample spent in the library's own code between the truth marks
+        (handler, ring, tags, formatting, check, drain), and in the board's putc it calls."""
+        lib = library_functions(self.name)
+        per = {}
+        for pc, n in self.counts.items():
+            f = self.sym.lookup(pc)
+            per[f] = per.get(f, 0) + n
+        return sum(v for f, v in per.items() if f in lib), per.get(putc, 0)
+
     def handler_cost(self):
         """Instructions executed by the sampling interrupt per sample, from the truth counts."""
         isr = isr_of(SCENARIOS[self.name]) if self.name in SCENARIOS else "SysTick_Handler"
@@ -414,6 +426,26 @@ class Result:
         total = sum(n for pc, n in self.counts.items() if self.sym.lookup(pc) in names)
         entry = self.sym.by_name[isr][0]
         return total, self.counts.get(entry, 0)
+
+
+def library_functions(name):
+    """Names of the functions the firmware library contributes to a scenario's build: the sampler
+    and, when streaming, the stream code, compiled alone with the scenario's own options."""
+    sc = SCENARIOS[name]
+    cpu = CORES[sc["core"]][1]
+    names = set()
+    files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else [])
+    for f in files:
+        obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
+        sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",
+            "-I" + os.path.join(ROOT, "firmware")] + sc["cflags"] +
+           ["-D%s=%s" % (k, v) for k, v in sorted(sc["defs"].items())] +
+           ["-c", os.path.join(ROOT, "firmware", f), "-o", obj])
+        for line in sh(["arm-none-eabi-nm", "--defined-only", obj]).splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "Tt":
+                names.add(parts[2])
+    return names
 
 
 def shares(counter):

@@ -533,6 +533,24 @@ def ports(c):
                                               "/".join(fmt(ts[f]) for f in LOOP), worst), "")
 
 
+def own_cost(c):
+    """Issue 7: what the profiler costs the firmware, per sample, measured by the plugin."""
+    c.out("## 9b. The profiler's own cost per sample, all library code included", "",
+          "Instructions per sample between the truth marks in the library's own functions (interrupt, "
+          "ring, tag lookup, formatting, CRC, drain and its polling from the main loop), and in the "
+          "board's `putc` the drain calls, on Cortex-M4 at -Os. Target for a tagged streamed sample: 120.", "",
+          "| build | samples | library | putc | total |", "|---|---|---|---|---|")
+    for name, label in (("cost_m4_ring", "dump (ring)"), ("stream", "raw stream"), ("stream_tagged", "tagged stream")):
+        r = Result(name)
+        lib, putc = r.library_cost()
+        n = r.kv.get("taken") or r.kv.get("samples") or 0
+        c.check("%s: library cost measured over its samples" % name, n > 0 and lib > 0,
+                "%d instructions in the library, %d in putc, %d samples" % (lib, putc, n))
+        if n:
+            c.out("| %s (`%s`) | %d | %.0f | %.0f | %.0f |" % (label, name, n, lib / n, putc / n, (lib + putc) / n))
+    c.out("")
+
+
 def sections(c):
     r = Result("sections")
     s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
@@ -687,6 +705,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
+             own_cost,
              sections,
              streaming, diagnostics]
     truth_loop = None

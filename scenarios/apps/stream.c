@@ -17,6 +17,15 @@
 
 extern const uint32_t __build_id[];
 
+#ifdef CMPROF_TAG
+/* three tasks, each running one of the loops: the tagged stream's per-sample cost */
+void *volatile current_task;
+static char task_a[] = "task_a", task_b[] = "task_b", task_c[] = "task_c";
+#define RUN_AS(task) (current_task = (task))
+#else
+#define RUN_AS(task) ((void)0)
+#endif
+
 NOP_LOOP(__attribute__((noinline)), hot_a)
 
 NOP_LOOP(__attribute__((noinline)), hot_b)
@@ -31,12 +40,20 @@ int main(void)
                                             .jitter = CMPROF_JITTER, .code_base = 0x08000000u,
                                             .build_id_note = __build_id};
     cmprof_stream_announce(board_putc, &info);
+#ifdef CMPROF_TAG
+    cmprof_stream_task(board_putc, task_a, task_a);
+    cmprof_stream_task(board_putc, task_b, task_b);
+    cmprof_stream_task(board_putc, task_c, task_c);
+#endif
     cmprof_start(PERIOD, SAMPLES);
     truth_begin();
     uint32_t k = 0;
     while (cmprof_samples() < SAMPLES) {
+        RUN_AS(task_a);
         hot_a(700);
+        RUN_AS(task_b);
         hot_b(200);
+        RUN_AS(task_c);
         hot_c(100);
         if (++k % DRAIN_EVERY == 0u)
             cmprof_stream_drain(board_putc, DRAIN_EVERY == 1u ? 8u : 1u);
