@@ -134,6 +134,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
                 (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
                 (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced);
+        fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(p));
         fprintf(out, "  \"lost\": %llu,\n  \"missing\": %llu,\n  \"past_limit\": %llu,\n  \"losses\": [",
                 (unsigned long long)in->lost, (unsigned long long)in->text.stats.missing,
                 (unsigned long long)in->past_limit);
@@ -205,6 +206,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         }
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
+        if (prof_overhead(p) > 0)
+            fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n",
+                    100.0 * prof_overhead(p));
         for (size_t i = 0; i < n_loss; i++)
             fprintf(out, "lost: %s\n", losses[i]);
         for (size_t i = 0; i < nd; i++)

@@ -699,6 +699,9 @@ static void header(struct view *v, struct vbuf *b)
              (unsigned long long)in->itm.stats.overflows, (unsigned long long)resync, (unsigned long long)in->lost);
     if (prof_sleep(v->prof))
         x = putf(b, x, 1, VA_NORMAL, "  sleeping %llu", (unsigned long long)prof_sleep(v->prof));
+    double overhead = prof_overhead(v->prof);
+    if (overhead > 0)
+        x = putf(b, x, 1, VA_NORMAL, "  overhead %.1f %%", 100 * overhead);
     char losses[24][INGEST_LOSS_TEXT];
     size_t nl = ingest_losses(in, losses, 24);
     if (nl)

@@ -282,6 +282,29 @@ double prof_total(const struct prof *p)
     return p->total;
 }
 
+/* The library's own code: functions defined in firmware/cmprof_*.c, by the DWARF file of the
+ * outermost frame (inlined helpers count as their caller's). */
+static bool in_profiler(const struct sym_location *l)
+{
+    if (!l || !l->known)
+        return false;
+    const char *file = l->frames[l->n_frames - 1].file;
+    const char *base = file ? strrchr(file, '/') : NULL;
+    base = base ? base + 1 : file;
+    return base && strncmp(base, "cmprof_", 7) == 0;
+}
+
+double prof_overhead(struct prof *p)
+{
+    if (!p->syms || p->total <= 0)
+        return 0;
+    double own = 0;
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->map[i].used && p->map[i].count > 0 && in_profiler(sym_lookup(p->syms, p->map[i].pc)))
+            own += p->map[i].count;
+    return own / p->total;
+}
+
 uint64_t prof_sleep(const struct prof *p)
 {
     return p->sleep;

@@ -298,6 +298,9 @@ def demo_test():
           "%.1f s to the first samples (firmware build included)" % elapsed)
     got2 = wait_for(s, r"crc32", 5)
     check("demo: the application's functions appear", got2 is not None)
+    got3 = wait_for(s, r"overhead \d+\.\d %", 10)
+    check("demo: the header shows the profiler's own overhead", got3 is not None,
+          (got3 or screen(s)).splitlines()[1] if (got3 or screen(s)).splitlines()[1:] else "")
     keys(s, "g", "g", "g")
     check("demo: tasks named by the stream", re.search(r"\blink\b", screen(s)) and re.search(r"\bmotor\b", screen(s)))
     keys(s, "q")
