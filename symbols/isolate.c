@@ -36,6 +36,8 @@ static const char *as_id(uint64_t id)
 
 struct string_ids {
     struct ptrmap ids; /* string pointer -> 1-based index */
+    const char *last;  /* rows come in runs of one file: the last pointer and its index */
+    uintptr_t last_id;
     size_t n;
     char *blob;
     size_t blob_len, blob_cap;
@@ -46,6 +48,10 @@ static bool to_id(struct string_ids *s, const char **p)
 {
     if (!*p)
         return true;
+    if (*p == s->last) {
+        *p = as_id(s->last_id);
+        return true;
+    }
     bool added;
     uintptr_t *id = symt_ptrmap_slot(&s->ids, *p, &added);
     if (!id)
@@ -58,6 +64,8 @@ static bool to_id(struct string_ids *s, const char **p)
         s->blob_len += len;
         *id = ++s->n;
     }
+    s->last = *p;
+    s->last_id = *id;
     *p = as_id(*id);
     return true;
 }
@@ -131,53 +139,40 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Everything the child writes, until EOF or the deadline; NULL on timeout or no memory. */
-static char *read_reply(int fd, size_t *len, bool *timed_out)
+/* Read exactly len bytes before the deadline. 0: done; -1: EOF or error first; -2: timed out. */
+static int read_exact(int fd, void *dst, size_t len, long long deadline)
 {
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    long long deadline = now_ms() + LOAD_TIMEOUT_MS;
-    *timed_out = false;
-    for (;;) {
+    char *p = dst;
+    while (len) {
         long long left = deadline - now_ms();
-        if (left <= 0) {
-            *timed_out = true;
-            free(buf);
-            return NULL;
-        }
+        if (left <= 0)
+            return -2;
         struct pollfd pfd = {fd, POLLIN, 0};
         int r = poll(&pfd, 1, (int)left);
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0)
             continue;
-        if (!symt_vec_grow((void **)&buf, &cap, n + 65536, 1)) {
-            free(buf);
-            return NULL;
-        }
-        ssize_t k = read(fd, buf + n, cap - n);
+        ssize_t k = read(fd, p, len);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            break;
-        n += (size_t)k;
+            return -1;
+        p += k;
+        len -= (size_t)k;
     }
-    *len = n;
-    return buf;
+    return 0;
 }
 
-/* Copy n elements of `elem` bytes from the reply into a vector. */
-static bool take(const char **p, const char *end, void **v, size_t *vn, size_t *vcap, uint64_t n, size_t elem)
+/* Read n elements of `elem` bytes straight into a vector of the table. */
+static int read_vec(int fd, void **v, size_t *vn, size_t *vcap, uint64_t n, size_t elem, long long deadline)
 {
-    if (n > (uint64_t)(end - *p) / elem)
-        return false;
+    if (n > ((uint64_t)1 << 40) / elem)
+        return -1; /* an absurd count: a broken reply */
     if (n && !symt_vec_grow(v, vcap, (size_t)n, elem))
-        return false;
-    if (n)
-        memcpy(*v, *p, (size_t)n * elem);
+        return -1;
     *vn = (size_t)n;
-    *p += n * elem;
-    return true;
+    return n ? read_exact(fd, *v, (size_t)n * elem, deadline) : 0;
 }
 
 static bool from_id(const char **p, const char **strings, uint64_t n)
@@ -189,24 +184,15 @@ static bool from_id(const char **p, const char **strings, uint64_t n)
     return true;
 }
 
-/* Rebuild the tables from a reply; false when it is inconsistent. */
-static bool adopt(struct sym_table *t, const char *buf, size_t len, const struct wire_header *h)
+/* Give the arrays their strings back and check every index; false when the reply is inconsistent. */
+static bool adopt(struct sym_table *t, const char *blob, const struct wire_header *h)
 {
-    const char *p = buf + sizeof *h, *end = buf + len;
-    bool ok = take(&p, end, (void **)&t->rows.v, &t->rows.n, &t->rows.cap, h->n_rows, sizeof *t->rows.v) &&
-              take(&p, end, (void **)&t->seqs.v, &t->seqs.n, &t->seqs.cap, h->n_seqs, sizeof *t->seqs.v) &&
-              take(&p, end, (void **)&t->scopes.v, &t->scopes.n, &t->scopes.cap, h->n_scopes, sizeof *t->scopes.v) &&
-              take(&p, end, (void **)&t->subs.v, &t->subs.n, &t->subs.cap, h->n_subs, sizeof *t->subs.v) &&
-              take(&p, end, (void **)&t->inlines.v, &t->inlines.n, &t->inlines.cap, h->n_inlines,
-                   sizeof *t->inlines.v) &&
-              take(&p, end, (void **)&t->cu_names.v, &t->cu_names.n, &t->cu_names.cap, h->n_cu_names,
-                   sizeof *t->cu_names.v) &&
-              (uint64_t)(end - p) == h->blob_bytes && (h->blob_bytes == 0 || end[-1] == '\0') &&
-              h->n_strings <= h->blob_bytes;
+    const char *end = blob + h->blob_bytes;
+    bool ok = (h->blob_bytes == 0 || end[-1] == '\0') && h->n_strings <= h->blob_bytes;
     const char **strings = ok ? calloc(h->n_strings + 1, sizeof *strings) : NULL;
     ok = ok && strings;
     uint64_t k = 0;
-    for (const char *s = p; ok && s < end && k < h->n_strings; k++) {
+    for (const char *s = blob; ok && s < end && k < h->n_strings; k++) {
         strings[k] = symt_intern(&t->strings, s);
         ok = strings[k] != NULL;
         s += strlen(s) + 1;
@@ -216,7 +202,7 @@ static bool adopt(struct sym_table *t, const char *buf, size_t len, const struct
         ok = from_id(&t->rows.v[i].file, strings, k);
     for (size_t i = 0; ok && i < t->scopes.n; i++)
         ok = from_id(&t->scopes.v[i].name, strings, k) && from_id(&t->scopes.v[i].call_file, strings, k) &&
-             t->scopes.v[i].parent < (int64_t)t->scopes.n && t->scopes.v[i].name;
+             t->scopes.v[i].parent >= -1 && t->scopes.v[i].parent < (int64_t)t->scopes.n && t->scopes.v[i].name;
     for (size_t i = 0; ok && i < t->cu_names.n; i++)
         ok = from_id(&t->cu_names.v[i], strings, k);
     for (size_t i = 0; ok && i < t->seqs.n; i++)
@@ -226,10 +212,47 @@ static bool adopt(struct sym_table *t, const char *buf, size_t len, const struct
     for (size_t i = 0; ok && i < t->inlines.n; i++)
         ok = t->inlines.v[i].scope < t->scopes.n;
     free(strings);
-    if (!ok) { /* nothing half-adopted stays */
-        t->rows.n = t->seqs.n = t->scopes.n = t->subs.n = t->inlines.n = t->cu_names.n = 0;
-    }
     return ok;
+}
+
+/* The child's reply, read straight into the table's arrays: 0, or -1 (broken) / -2 (timed out). */
+static int receive(struct sym_table *t, int fd, struct wire_header *h)
+{
+    long long deadline = now_ms() + LOAD_TIMEOUT_MS;
+    int r = read_exact(fd, h, sizeof *h, deadline);
+    if (r == 0 && h->magic != WIRE_MAGIC)
+        r = -1;
+    if (r == 0)
+        r = read_vec(fd, (void **)&t->rows.v, &t->rows.n, &t->rows.cap, h->n_rows, sizeof *t->rows.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&t->seqs.v, &t->seqs.n, &t->seqs.cap, h->n_seqs, sizeof *t->seqs.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&t->scopes.v, &t->scopes.n, &t->scopes.cap, h->n_scopes, sizeof *t->scopes.v,
+                     deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&t->subs.v, &t->subs.n, &t->subs.cap, h->n_subs, sizeof *t->subs.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&t->inlines.v, &t->inlines.n, &t->inlines.cap, h->n_inlines,
+                     sizeof *t->inlines.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&t->cu_names.v, &t->cu_names.n, &t->cu_names.cap, h->n_cu_names,
+                     sizeof *t->cu_names.v, deadline);
+    char *blob = NULL;
+    if (r == 0 && h->blob_bytes >= ((uint64_t)1 << 32))
+        r = -1;
+    if (r == 0 && !(blob = malloc(h->blob_bytes + 1)))
+        r = -1;
+    if (r == 0)
+        r = read_exact(fd, blob, h->blob_bytes, deadline);
+    if (r == 0) {
+        char extra;
+        if (read(fd, &extra, 1) != 0 || !adopt(t, blob, h)) /* nothing may follow the blob */
+            r = -1;
+    }
+    free(blob);
+    if (r != 0) /* nothing half-adopted stays */
+        t->rows.n = t->seqs.n = t->scopes.n = t->subs.n = t->inlines.n = t->cu_names.n = 0;
+    return r;
 }
 
 bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
@@ -250,20 +273,19 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
         child(t, path, pipefd[1]);
     }
     close(pipefd[1]);
-    size_t len = 0;
-    bool timed_out = false;
-    char *buf = read_reply(pipefd[0], &len, &timed_out);
+#ifdef F_SETPIPE_SZ
+    fcntl(pipefd[0], F_SETPIPE_SZ, 1 << 20); /* tens of MB go through: fewer, larger reads */
+#endif
+    struct wire_header h;
+    int got = receive(t, pipefd[0], &h);
     close(pipefd[0]);
-    if (timed_out)
+    if (got == -2)
         kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    struct wire_header h;
-    bool complete = buf && len >= sizeof h && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (complete)
-        memcpy(&h, buf, sizeof h);
-    if (timed_out) {
+    bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (got == -2) {
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "reading DWARF took over %d s (libdwarf stuck on damaged debug info?): functions from the "
                  "ELF symbol table only, no lines or inline chains", LOAD_TIMEOUT_MS / 1000);
@@ -271,7 +293,7 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "libdwarf crashed (%s) on this file's debug info: functions from the ELF symbol table only, "
                  "no lines or inline chains", strsignal(WTERMSIG(status)));
-    } else if (!complete || h.magic != WIRE_MAGIC || !adopt(t, buf, len, &h)) {
+    } else if (got != 0 || !clean_exit) {
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "the DWARF loader failed (exit status %d): functions from the ELF symbol table only, "
                  "no lines or inline chains", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -279,9 +301,9 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
         *has_dwarf = h.has_dwarf;
         h.dwarf_error[sizeof h.dwarf_error - 1] = '\0';
         memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
-        free(buf);
         return h.ok;
     }
-    free(buf);
+    if (got == 0) /* the reply was fine but the child did not end well: do not trust it */
+        t->rows.n = t->seqs.n = t->scopes.n = t->subs.n = t->inlines.n = t->cu_names.n = 0;
     return true; /* the table stays usable with ELF symbols */
 }
