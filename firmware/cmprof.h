@@ -61,6 +61,18 @@ extern "C" {
  * interrupted PC from word 6 of the exception frame, on MSP or PSP as EXC_RETURN bit 2 says, and
  * tail-calls cmprof_tick(), which acknowledges the timer through the port (CMPROF_USER_ACK for
  * CMPROF_PORT_USER). Use it for a vector the built-in ports do not name. */
+/* With CMPROF_TAG the prologue also passes word 7, the stacked xPSR, whose exception number says
+ * whether the interrupted code was a handler: cmprof_tick_frame() then stores CMPROF_ISR_TAG(n)
+ * instead of the task, so interrupt time is never charged to the task it interrupted. */
+#ifdef CMPROF_TAG
+#define CMPROF_TICK_ENTRY "cmprof_tick_frame"
+#define CMPROF_XPSR_V6 "ldr   r1, [r0, #28]  \n"
+#define CMPROF_XPSR_V7 "ldr   r1, [r0, #28] \n"
+#else
+#define CMPROF_TICK_ENTRY "cmprof_tick"
+#define CMPROF_XPSR_V6 ""
+#define CMPROF_XPSR_V7 ""
+#endif
 #if defined(__ARM_ARCH_6M__)
 /* ARMv6-M has no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the N flag. */
 #define CMPROF_ISR_ASM                                                                                   \
@@ -68,24 +80,29 @@ extern "C" {
     "mov   r0, lr         \n"                                                                             \
     "lsls  r0, r0, #29    \n" /* bit 2 -> N: set when the frame is on PSP */                              \
     "bmi   1f             \n"                                                                             \
-    "mrs   r0, msp        \n"                                                                             \
+    "mrs   r0, msp        \n" CMPROF_XPSR_V6                                                              \
     "ldr   r0, [r0, #24]  \n" /* word 6 of the frame: the interrupted PC */                              \
-    "ldr   r1, =cmprof_tick \n"                                                                           \
-    "bx    r1             \n"                                                                             \
-    "1: mrs r0, psp       \n"                                                                             \
+    "ldr   r2, =" CMPROF_TICK_ENTRY " \n"                                                                 \
+    "bx    r2             \n"                                                                             \
+    "1: mrs r0, psp       \n" CMPROF_XPSR_V6                                                              \
     "ldr   r0, [r0, #24]  \n"                                                                             \
-    "ldr   r1, =cmprof_tick \n"                                                                           \
-    "bx    r1             \n"                                                                             \
+    "ldr   r2, =" CMPROF_TICK_ENTRY " \n"                                                                 \
+    "bx    r2             \n"                                                                             \
     ".ltorg               \n"
 #else
 #define CMPROF_ISR_ASM                                                                                   \
     "tst   lr, #4        \n" /* EXC_RETURN bit 2: which stack holds the frame */                          \
     "ite   eq            \n"                                                                              \
     "mrseq r0, msp       \n"                                                                              \
-    "mrsne r0, psp       \n"                                                                              \
+    "mrsne r0, psp       \n" CMPROF_XPSR_V7                                                               \
     "ldr   r0, [r0, #24] \n" /* word 6 of the frame: the interrupted PC */                                \
-    "b     cmprof_tick   \n"
+    "b     " CMPROF_TICK_ENTRY " \n"
 #endif
+
+/* The tag a sample gets when it interrupted exception handler n (n = 2..511: NMI, faults, SVC,
+ * PendSV, SysTick, IRQ n - 16); cmprof-top shows it as "ISR: <the handler's name>". */
+#define CMPROF_ISR_TAG(n) (0xFFFFFE00u | (uint32_t)(n))
+#define CMPROF_IS_ISR_TAG(tag) (((tag) & 0xFFFFFE00u) == 0xFFFFFE00u)
 #define CMPROF_DEFINE_ISR(vector)                                                                        \
     __attribute__((naked)) void vector(void)                                                             \
     {                                                                                                    \
@@ -126,6 +143,9 @@ void cmprof_seed(uint32_t seed);
 /* Record one sample. Called by the interrupt prologue; with CMPROF_NO_ISR, call it from your own
  * handler with the stacked PC. */
 void cmprof_tick(uint32_t pc);
+/* The same with the stacked xPSR (the prologue's entry with CMPROF_TAG): a sample taken in an
+ * exception handler is tagged CMPROF_ISR_TAG(exception number) instead of with the task. */
+void cmprof_tick_frame(uint32_t pc, uint32_t xpsr);
 
 /* Write what was collected, as text lines:
  *   prof raw n=N [taken=T]            then  p ADDR x8 ...   [g TAG x8 ...]   end

@@ -84,8 +84,10 @@ static uint32_t cmprof_tags[CMPROF_RING_N];
 CMPROF_DEFINE_ISR(CMPROF_PORT_ISR)
 #endif
 
-__attribute__((used)) void cmprof_tick(uint32_t pc)
+/* The sample itself; `tag` is the task, or the exception the sample interrupted. */
+__attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag)
 {
+    (void)tag;
     cmprof_port_ack();
 #if CMPROF_PORT_GATED
     if (!cmprof_state.running) /* no timer to stop: the gate closes instead */
@@ -111,7 +113,7 @@ __attribute__((used)) void cmprof_tick(uint32_t pc)
     if (h - cmprof_state.tail < CMPROF_RING_N) { /* never overwrite what the drain has not sent */
         cmprof_state.ring[h & (CMPROF_RING_N - 1u)] = pc;
 #ifdef CMPROF_TAG
-        cmprof_tags[h & (CMPROF_RING_N - 1u)] = (uint32_t)(uintptr_t)CMPROF_TAG;
+        cmprof_tags[h & (CMPROF_RING_N - 1u)] = tag;
 #endif
         cmprof_state.head = h + 1u;
     } else {
@@ -120,7 +122,7 @@ __attribute__((used)) void cmprof_tick(uint32_t pc)
 #else
     cmprof_state.ring[n & (CMPROF_RING_N - 1u)] = pc;
 #ifdef CMPROF_TAG
-    cmprof_tags[n & (CMPROF_RING_N - 1u)] = (uint32_t)(uintptr_t)CMPROF_TAG;
+    cmprof_tags[n & (CMPROF_RING_N - 1u)] = tag;
 #endif
 #endif
 #if CMPROF_JITTER
@@ -134,6 +136,25 @@ __attribute__((used)) void cmprof_tick(uint32_t pc)
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
 }
+
+#ifdef CMPROF_TAG
+#define CMPROF_TASK_TAG ((uint32_t)(uintptr_t)CMPROF_TAG)
+#else
+#define CMPROF_TASK_TAG 0u
+#endif
+
+__attribute__((used)) void cmprof_tick(uint32_t pc)
+{
+    tick(pc, CMPROF_TASK_TAG);
+}
+
+#ifdef CMPROF_TAG
+__attribute__((used)) void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
+{
+    uint32_t exception = xpsr & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
+    tick(pc, exception ? CMPROF_ISR_TAG(exception) : CMPROF_TASK_TAG);
+}
+#endif
 
 void cmprof_start(uint32_t period, uint32_t limit)
 {

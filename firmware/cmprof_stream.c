@@ -221,7 +221,15 @@ static void send_task(cmprof_putc_fn putc, uint32_t i)
     line[n++] = ' ';
     n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
     line[n++] = ' ';
-    n = put_text(line, n, stream.names[i] ? stream.names[i] : "?");
+    uint32_t tag = (uint32_t)(uintptr_t)stream.tags[i];
+    if (stream.names[i]) {
+        n = put_text(line, n, stream.names[i]);
+    } else if (CMPROF_IS_ISR_TAG(tag)) { /* "ISR 15": the host names the handler from the ELF */
+        n = put_text(line, n, "ISR ");
+        n = put_dec(line, n, tag & 0x1FFu);
+    } else {
+        line[n++] = '?';
+    }
     send(putc, line, n);
 }
 
@@ -332,8 +340,15 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
     size_t n = 0;
     line[n++] = tagged ? '%' : '$';
     for (uint32_t i = 0; i < k; i++) {
-        if (tagged)
-            line[n++] = b64[tag_index(tags[i])];
+        if (tagged) {
+            uint32_t index = tag_index(tags[i]);
+            if (index == UNKNOWN_TAG && CMPROF_IS_ISR_TAG(tags[i]) && stream.n_tags < MAX_TASKS) {
+                /* the first sample in an exception handler: name it before the line that uses it */
+                cmprof_stream_task(putc, (const void *)(uintptr_t)tags[i], NULL);
+                index = tag_index(tags[i]);
+            }
+            line[n++] = b64[index];
+        }
         n = put_sample(line, n, pcs[i]);
     }
     send(putc, line, n);

@@ -387,6 +387,20 @@ static const char *task_name(const struct prof *p, uint32_t tag)
     return NULL;
 }
 
+/* "ISR: IRQ 6", "ISR: HardFault": an exception whose handler has no name of its own. */
+static void exception_label(char *buf, size_t len, uint32_t exc)
+{
+    static const char *const core[16] = {NULL, NULL, "NMI", "HardFault", "MemManage", "BusFault", "UsageFault",
+                                         "SecureFault", NULL, NULL, NULL, "SVCall", "DebugMonitor", NULL,
+                                         "PendSV", "SysTick"};
+    if (exc >= 16)
+        snprintf(buf, len, "ISR: IRQ %u", (unsigned)(exc - 16));
+    else if (core[exc])
+        snprintf(buf, len, "ISR: %s", core[exc]);
+    else
+        snprintf(buf, len, "ISR: exception %u", (unsigned)exc);
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
     const struct prof_row *x = a, *y = b;
@@ -472,9 +486,18 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             }
             break;
         case PROF_BY_TASK: {
-            const char *tn = e->has_tag ? task_name(p, e->tag) : NULL;
+            bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u; /* CMPROF_ISR_TAG(n) */
+            const char *tn = e->has_tag && !isr ? task_name(p, e->tag) : NULL;
             g = group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
-            if (tn) {
+            if (isr) { /* interrupt time is its own row, never the interrupted task's */
+                uint32_t exc = e->tag & 0x1FFu;
+                const char *h = p->syms ? sym_exception_handler(p->syms, exc) : NULL;
+                if (h)
+                    snprintf(buf, sizeof buf, "ISR: %s", h);
+                else
+                    exception_label(buf, sizeof buf, exc);
+                name = buf;
+            } else if (tn) {
                 name = tn;
             } else if (e->has_tag) {
                 snprintf(buf, sizeof buf, "0x%08x", e->tag);

@@ -41,7 +41,7 @@ def isr_of(s):
 
 # The sampler's own code: it cannot sample itself, so it is kept out of the truth shares.
 SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "DUALTIMER_Handler", "TIMER1_IRQHandler",
-           "cmprof_tick", "cmprof_stop", "truth_begin", "truth_end"}
+           "cmprof_tick", "cmprof_tick_frame", "cmprof_stop", "truth_begin", "truth_end"}
 
 JIT = {"PERIOD": 1691, "CMPROF_JITTER": 2047}  # the document's worst base period plus jitter
 
@@ -78,6 +78,9 @@ def all_scenarios():
         # 4. a handler at the sampler's priority, then a lower one
         scenario("handler_same", "handler", SAMPLES=10000, ISR_PRIO=0, CMPROF_RING_N=16384, **JIT),
         scenario("handler_lower", "handler", SAMPLES=10000, ISR_PRIO=0x80, CMPROF_RING_N=16384, **JIT),
+        # the same with a task tag: the handler's time is its own task row, not main's (issue 7)
+        scenario("handler_tagged", "handler", SAMPLES=8000, ISR_PRIO=0x80, CMPROF_RING_N=8192,
+                 CMPROF_TAG="current_task", **JIT),
         # 8. two tasks sharing one function, with tags (M3, as in the document)
         scenario("tasks", "tasks", core="m3", SAMPLES=5000, CMPROF_TAG="current_task", CMPROF_RING_N=8192, **JIT),
     ]
@@ -422,7 +425,7 @@ class Result:
     def handler_cost(self):
         """Instructions executed by the sampling interrupt per sample, from the truth counts."""
         isr = isr_of(SCENARIOS[self.name]) if self.name in SCENARIOS else "SysTick_Handler"
-        names = (isr, "cmprof_tick")
+        names = (isr, "cmprof_tick", "cmprof_tick_frame")
         total = sum(n for pc, n in self.counts.items() if self.sym.lookup(pc) in names)
         entry = self.sym.by_name[isr][0]
         return total, self.counts.get(entry, 0)

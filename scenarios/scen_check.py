@@ -446,8 +446,14 @@ def tasks(c):
         if key in truth:
             pairs[key] = pairs.get(key, 0) + 1
     n = sum(pairs.values())
-    c.check("tasks: every tag names a task", len(tags) == len(pcs) and set(tags) <= set(names),
+    isr_tag = lambda tag: tag & 0xFFFFFE00 == 0xFFFFFE00  # noqa: E731  CMPROF_ISR_TAG(n)
+    c.check("tasks: every tag names a task, or the exception handler the sample interrupted",
+            len(tags) == len(pcs) and all(tag in names or isr_tag(tag) for tag in tags),
             "%d samples, %d tags, tags %s" % (len(pcs), len(tags), sorted("0x%x" % x for x in set(tags))))
+    in_handlers = [(pc, tag) for pc, tag in zip(pcs, tags) if sym.lookup(pc) in ("PendSV_Handler", "TIM4_IRQHandler")]
+    c.check("tasks: samples in the scheduler's handlers (PendSV, TIM4) carry their exception, not a task",
+            in_handlers and all(isr_tag(tag) for _, tag in in_handlers),
+            "%d samples in PendSV/TIM4, exceptions %s" % (len(in_handlers), sorted({tag & 0x1FF for _, tag in in_handlers})))
     c.check("tasks: hot_a's truth splits exactly by caller", exact,
             "%d calls = %d from motor + %d from link, %d+%d instructions per call"
             % (calls, c_motor, c_link, per_call(600), per_call(300)))
@@ -531,6 +537,28 @@ def ports(c):
     c.out("", "Three loops sampled by the CMSDK dual timer with jitter (`an385_loops_dualtimer`, %d samples): %s "
           "(truth %s), worst %.2f sigma." % (n, "/".join(fmt(r.profile()[f] / n) for f in LOOP),
                                               "/".join(fmt(ts[f]) for f in LOOP), worst), "")
+
+
+def isr_rows(c):
+    """Issue 7: with task tags, time in an interrupt handler is its own row in the task view."""
+    r = Result("handler_tagged")
+    j = r.tool(by="task")
+    rows = {row["name"]: row["samples"] for row in j["rows"]}
+    n = j["total"]
+    truth = r.truth()
+    total = sum(truth.values())
+    isr_true = sum(v for f, v in truth.items() if f in ("isr_work", "EXTI0_IRQHandler")) / total
+    isr_prof = rows.get("ISR: EXTI0_IRQHandler", 0) / n
+    sd = math.sqrt(max(isr_true * (1 - isr_true), 1.0 / n) / n)
+    c.check("tagged samples in EXTI0's handler: an 'ISR: EXTI0_IRQHandler' row within 3 sigma of the truth",
+            abs(isr_prof - isr_true) <= 3 * sd and set(rows) == {"main", "ISR: EXTI0_IRQHandler"},
+            "ISR row %.2f %%, truth %.2f %% (%.2f sigma); rows %s" % (100 * isr_prof, 100 * isr_true,
+                                                                      abs(isr_prof - isr_true) / sd, sorted(rows)))
+    c.out("## 9c. Interrupt time in the task view (`handler_tagged`)", "",
+          "One task, `main`, and EXTI0 at a lower priority than the sampler, with task tags: the prologue "
+          "passes the stacked xPSR, and a sample taken in the handler carries its exception number "
+          "instead of the task. By task: main %s %%, ISR: EXTI0_IRQHandler %s %% (truth %s %% in the handler); "
+          "%d samples." % (fmt(rows.get("main", 0) / n), fmt(isr_prof), fmt(isr_true), n), "")
 
 
 def own_cost(c):
@@ -725,7 +753,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost,
+             own_cost, isr_rows,
              sections,
              streaming, diagnostics]
     truth_loop = None

@@ -21,6 +21,35 @@ static int cmp_func(const void *a, const void *b)
     return x->order < y->order ? -1 : (x->order > y->order); /* symbol table order */
 }
 
+/* The vector table: a section named for it by the usual startup files, else the allocated data at
+ * the lowest address (where a Cortex-M core reads it at reset). Word n is exception n's handler. */
+static void keep_vectors(struct sym_table *t, Elf *elf, Elf_Scn *scn, const char *name, const GElf_Shdr *sh)
+{
+    static const char *const names[] = {".isr_vector", ".vectors", ".vector_table", ".intvec", ".isr_vector_table"};
+    bool named = false;
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        named |= strcmp(name, names[i]) == 0;
+    if (t->vectors && (t->vectors_named || (!named && sh->sh_addr >= t->vectors_at)))
+        return;
+    Elf_Data *d = elf_rawdata(scn, NULL);
+    if (!d || !d->d_buf || d->d_size < 64)
+        return;
+    size_t n = d->d_size / 4 < 512 ? d->d_size / 4 : 512;
+    uint32_t *v = malloc(n * sizeof *v);
+    if (!v)
+        return;
+    char *ident = elf_getident(elf, NULL);
+    bool big = ident && ident[EI_DATA] == ELFDATA2MSB;
+    const unsigned char *b = d->d_buf;
+    for (size_t i = 0; i < n; i++, b += 4)
+        v[i] = big ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
+    free(t->vectors);
+    t->vectors = v;
+    t->n_vectors = n;
+    t->vectors_at = (uint32_t)sh->sh_addr;
+    t->vectors_named = named;
+}
+
 /* libdwarf 20210528 inflates zlib sections only. Anything else would reach it as garbage: keep
  * libdwarf away and say which compression it was. */
 static void check_compression(struct sym_table *t, Elf *elf, Elf_Scn *scn, size_t shstrndx, const GElf_Shdr *sh)
@@ -54,6 +83,8 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
             continue;
+        if ((sh.sh_flags & SHF_ALLOC) && sh.sh_type == SHT_PROGBITS && sh.sh_size >= 64)
+            keep_vectors(t, elf, scn, elf_strptr(elf, shstrndx, sh.sh_name), &sh);
         if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
             struct span sp = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size)};
             if (!VEC_PUSH(t->sections, sp))

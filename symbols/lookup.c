@@ -315,6 +315,19 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
     return loc;
 }
 
+const char *sym_exception_handler(struct sym_table *t, uint32_t n)
+{
+    if (n >= t->n_vectors || n < 2 || !t->vectors[n])
+        return NULL;
+    /* one handler behind several vectors is a default handler under weak aliases: its symbol
+     * names any one of them, so no name is better than a wrong one */
+    for (size_t k = 2; k < t->n_vectors; k++)
+        if (k != n && t->vectors[k] == t->vectors[n])
+            return NULL;
+    const struct sym_location *l = sym_lookup(t, t->vectors[n] & ~1u);
+    return l && l->known ? (l->symbol ? l->symbol : l->frames[l->n_frames - 1].function) : NULL;
+}
+
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
 {
     const struct func *f = func_for(t, addr);

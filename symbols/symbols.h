@@ -50,6 +50,11 @@ int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, ui
  * comes back unchanged. Valid until sym_close(). */
 const char *sym_demangle(struct sym_table *t, const char *name);
 
+/* The name of exception n's handler, from the ELF's vector table (n = 2..511: NMI, faults, SVC,
+ * PendSV, SysTick, IRQ n - 16), or NULL when the table or the name is not known, or when the
+ * handler serves other vectors too (a default handler with weak aliases: no name is sure). */
+const char *sym_exception_handler(struct sym_table *t, uint32_t n);
+
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 

@@ -193,6 +193,7 @@ void sym_close(struct sym_table *t)
     free(t->build_id);
     free(t->cache);
     symt_ptrmap_free(&t->demangled);
+    free(t->vectors);
     free(t);
 }
 

@@ -153,6 +153,10 @@ struct sym_table {
     VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */
     VEC(struct cu_files) cu_files; /* each unit's file table, for DW_AT_call_file */
+    uint32_t *vectors;         /* the vector table's words (handler addresses), host byte order */
+    size_t n_vectors;
+    uint32_t vectors_at;       /* address of the section it came from; named sections win */
+    bool vectors_named;
     uint8_t *build_id;
     size_t build_id_len;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */

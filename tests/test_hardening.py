@@ -317,6 +317,18 @@ def test_shared_uart():
           "total %s of %s, losses %s" % (js.get("total"), want, js.get("losses")))
 
 
+def test_isr_rows():
+    """Issue 7: samples tagged CMPROF_ISR_TAG(n) are interrupt rows in the task view, named by the
+    ELF's vector table; a default handler behind many vectors is named by its vector."""
+    elf = elf_of("m3_loops")
+    cap = tmp("isr.txt", "task 20000100 motor\nprof raw n=4\np 08000200 08000200 08000202 08000200\n"
+                         "g 20000100 fffffe0f fffffe0f fffffe16\nend\n")
+    code, out, err = run("--batch", "-o", "json", "--by", "task", cap, elf)
+    rows = {r["name"]: r["samples"] for r in parse_json(out).get("rows", [])}
+    check("task view: interrupt rows named from the vector table, never the interrupted task",
+          rows == {"motor": 1, "ISR: SysTick_Handler": 2, "ISR: IRQ 6": 1}, str(rows))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -329,6 +341,7 @@ def main():
     test_cpp_names()
     test_linked_at_zero()
     test_shared_uart()
+    test_isr_rows()
     return 1 if harness.failed else 0
 
 

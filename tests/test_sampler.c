@@ -312,6 +312,26 @@ static void test_ring_dump_format(void)
     CHECK(strcmp(dump(), expect) == 0);
 }
 
+#ifdef CMPROF_TAG
+/* Issue 7: a sample that interrupted an exception handler carries the exception, not the task. */
+static void test_interrupt_time_is_not_the_tasks(void)
+{
+    fake_regs_clear();
+    cmprof_start(100u, 0u);
+    test_tag = (void *)(uintptr_t)0x20000100u;
+    cmprof_tick_frame(0x08000100u, 0x01000000u); /* thread mode: IPSR 0 */
+    cmprof_tick_frame(0x08000200u, 0x01000016u); /* in IRQ 6 (exception 22) */
+    cmprof_tick_frame(0x08000300u, 0x2100000Fu); /* in SysTick (exception 15) */
+    cmprof_tick(0x08000400u);                    /* no frame: the task, as before */
+    const char *expect = "prof raw n=4\n"
+                         "p 08000100 08000200 08000300 08000400\n"
+                         "g 20000100 fffffe16 fffffe0f 20000100\n"
+                         "end\n";
+    CHECK(strcmp(dump(), expect) == 0);
+    CHECK(CMPROF_ISR_TAG(22) == 0xFFFFFE16u && CMPROF_IS_ISR_TAG(0xFFFFFE16u) && !CMPROF_IS_ISR_TAG(0x20000100u));
+}
+#endif
+
 static void test_ring_keeps_the_newest(void)
 {
     fake_regs_clear();
@@ -348,6 +368,9 @@ int main(void)
     RUN_TEST(test_start_programs_the_timer);
     RUN_TEST(test_limit_stops_the_timer);
     RUN_TEST(test_systick_untouched);
+#ifdef CMPROF_TAG
+    RUN_TEST(test_interrupt_time_is_not_the_tasks);
+#endif
 #if CMPROF_JITTER
     RUN_TEST(test_jitter_varies_the_period);
     RUN_TEST(test_seed_zero_is_replaced);

@@ -90,10 +90,44 @@ static void test_loss_triggers_an_announce(void)
     CHECK(count_lines(out, "@cmprof") == before + 1);
 }
 
+/* Issue 7: the first sample in an exception handler names it ("ISR 22") before the line that
+ * uses it; the host then sees the exception's tag, not the interrupted task's. */
+static void test_interrupt_samples_are_named(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    test_tag = motor_name;
+    for (unsigned k = 0; k < 16u; k++)
+        cmprof_tick_frame(0x08000100u, k % 4u == 3u ? 0x01000016u : 0x01000000u);
+    cmprof_stream_flush(capture);
+    const char *isr = strstr(out, "@task ");
+    while (isr && !strstr(isr, "ISR 22"))
+        isr = strstr(isr + 1, "@task ");
+    const char *samples = strchr(out, '%');
+    CHECK(isr && samples && isr < samples && strncmp(strchr(isr + 6, ' ') + 1, "fffffe16 ISR 22~", 16) == 0);
+    struct evlog log;
+    memset(&log, 0, sizeof log);
+    struct ev_sink sink = {evlog_event, &log};
+    struct text_decoder d;
+    text_init(&d);
+    text_feed(&d, (const uint8_t *)out, out_len, &sink);
+    text_finish(&d, &sink);
+    CHECK(log.count[EV_PC] == 16);
+    size_t in_isr = 0;
+    for (const char *p = strstr(log.buf, "t=fffffe16/1"); p; p = strstr(p + 1, "t=fffffe16/1"))
+        in_isr++;
+    CHECK(in_isr == 4);
+    text_free(&d);
+    free(log.buf);
+}
+
 int main(void)
 {
     RUN_TEST(test_announce_repeats_every_second);
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_loss_triggers_an_announce);
+    RUN_TEST(test_interrupt_samples_are_named);
     return check_summary();
 }

@@ -15,6 +15,12 @@
 #define SAMPLES 10000u
 #endif
 
+#ifdef CMPROF_TAG
+/* one task, "main": samples in the handler must be charged to the interrupt, not to it */
+void *volatile current_task;
+static char main_task[] = "main";
+#endif
+
 NOP_LOOP(__attribute__((noinline)), isr_work)
 
 void EXTI0_IRQHandler(void)
@@ -29,6 +35,9 @@ int main(void)
     board_init();
     BOARD_NVIC_IPR_BYTE(BOARD_EXTI0_IRQ) = (uint8_t)ISR_PRIO;
     BOARD_REG(BOARD_NVIC_ISER0) = 1u << BOARD_EXTI0_IRQ;
+#ifdef CMPROF_TAG
+    current_task = main_task;
+#endif
     cmprof_start(PERIOD, SAMPLES);
     truth_begin();
     while (cmprof_samples() < SAMPLES) {
@@ -36,6 +45,11 @@ int main(void)
         hot_a(700);
     }
     truth_end();
+#ifdef CMPROF_TAG
+    board_puts("task ");
+    board_puthex((uint32_t)(uintptr_t)main_task);
+    board_puts(" main\n");
+#endif
     cmprof_dump(board_putc);
     board_exit(0);
 }
