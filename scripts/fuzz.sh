@@ -53,6 +53,7 @@ triage_elf() {
             sed -E 's/.* in ([^ ]+) .*\((.*)\+0x.*/\1 (\2)/; s/.* in ([^ ]+) (.*):[0-9]+.*/\1 (\2)/')
         [[ -z $where ]] && where=$(ASAN_OPTIONS=detect_leaks=0 timeout 20 "$B/fuzz_elf" "$f" 2>&1 |
             grep -a -m1 -E 'runtime error|ERROR: AddressSanitizer|ERROR: libFuzzer' | cut -c1-80)
+        where=${where:-"no report when replayed (timeout or memory limit)"}
         places[$where]=$(( ${places[$where]:-0} + 1 ))
         [[ $where == *libdwarf* || $where == *libelf* ]] || ours=$((ours + 1))
         timeout 60 build/cmprof-top --resolve "$f" 0x0 >/dev/null 2>&1
