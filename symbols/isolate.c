@@ -18,6 +18,7 @@
 
 #define LOAD_TIMEOUT_MS 120000 /* the 27 MB benchmark ELF loads in 0.5 s */
 #define WIRE_MAGIC 0x636d7066u
+#define WIRE_END 0x646e6521u /* after the last byte: the reply is whole */
 
 struct wire_header {
     uint32_t magic;
@@ -127,6 +128,9 @@ static void child(struct sym_table *t, const char *path, int fd)
          write_all(fd, t->subs.v, t->subs.n * sizeof *t->subs.v) &&
          write_all(fd, t->inlines.v, t->inlines.n * sizeof *t->inlines.v) &&
          write_all(fd, t->cu_names.v, t->cu_names.n * sizeof *t->cu_names.v) && write_all(fd, s.blob, s.blob_len);
+    uint32_t end = WIRE_END;
+    ok = ok && write_all(fd, &end, sizeof end);
+    close(fd); /* the parent sees the end now, not after this process's memory is torn down */
     _exit(ok ? 0 : 4); /* no atexit handlers, no leak report: the process ends here */
 }
 
@@ -245,8 +249,10 @@ static int receive(struct sym_table *t, int fd, struct wire_header *h)
     if (r == 0)
         r = read_exact(fd, blob, h->blob_bytes, deadline);
     if (r == 0) {
+        uint32_t end = 0;
         char extra;
-        if (read(fd, &extra, 1) != 0 || !adopt(t, blob, h)) /* nothing may follow the blob */
+        if (read_exact(fd, &end, sizeof end, deadline) != 0 || end != WIRE_END || read(fd, &extra, 1) != 0 ||
+            !adopt(t, blob, h)) /* the end mark, then nothing */
             r = -1;
     }
     free(blob);
@@ -279,12 +285,18 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
     struct wire_header h;
     int got = receive(t, pipefd[0], &h);
     close(pipefd[0]);
+    if (got == 0) { /* whole and consistent: the child may still be exiting, reap it later */
+        t->dwarf_child = pid;
+        *has_dwarf = h.has_dwarf;
+        h.dwarf_error[sizeof h.dwarf_error - 1] = '\0';
+        memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
+        return h.ok;
+    }
     if (got == -2)
         kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (got == -2) {
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "reading DWARF took over %d s (libdwarf stuck on damaged debug info?): functions from the "
@@ -293,17 +305,10 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "libdwarf crashed (%s) on this file's debug info: functions from the ELF symbol table only, "
                  "no lines or inline chains", strsignal(WTERMSIG(status)));
-    } else if (got != 0 || !clean_exit) {
+    } else {
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "the DWARF loader failed (exit status %d): functions from the ELF symbol table only, "
                  "no lines or inline chains", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    } else {
-        *has_dwarf = h.has_dwarf;
-        h.dwarf_error[sizeof h.dwarf_error - 1] = '\0';
-        memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
-        return h.ok;
     }
-    if (got == 0) /* the reply was fine but the child did not end well: do not trust it */
-        t->rows.n = t->seqs.n = t->scopes.n = t->subs.n = t->inlines.n = t->cu_names.n = 0;
     return true; /* the table stays usable with ELF symbols */
 }

@@ -1,8 +1,10 @@
 /* Memory for the symbol table: arena, interned strings, growable arrays, and the table's life. */
 #include "table.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 void *symt_alloc(struct arena *a, size_t n)
 {
@@ -193,6 +195,9 @@ void sym_close(struct sym_table *t)
     free(t->build_id);
     free(t->cache);
     symt_ptrmap_free(&t->demangled);
+    if (t->dwarf_child > 0) /* it sent everything and closed the pipe: it is exiting, if not gone */
+        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
+        }
     free(t->vectors);
     free(t);
 }

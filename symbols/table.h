@@ -136,6 +136,7 @@ struct sym_table {
     char warning[320];
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
     bool dwarf_skip;           /* the ELF part found DWARF we must not hand to libdwarf */
+    int dwarf_child;           /* the DWARF loader's pid, to reap at sym_close (0: none) */
     struct strpool strings;
     struct arena results;
     VEC(struct func) funcs;
