@@ -665,7 +665,14 @@ static void find_lockstep(struct prof *p)
     uint64_t allowed = (uint64_t)((1.0 - LOCKSTEP_MIN_RATE) * (double)n); /* mismatches a lag may have */
     for (uint32_t lag = 1; lag < n / 4; lag++) {
         uint64_t pairs = n - lag, miss = 0, limit = allowed < pairs ? allowed : pairs;
-        for (uint64_t i = 0; i < pairs && miss <= limit; i++)
+        /* most lags fail at once: twice the allowed rate in the first 512 pairs rejects them (a lag
+         * at the allowed 10 % shows 51 +- 7 mismatches there, never 102) */
+        uint64_t first = pairs < 512 ? pairs : 512, quick = 2 * (first * limit / pairs) + 1;
+        for (uint64_t i = 0; i < first && miss <= quick; i++)
+            miss += w[i] != w[i + lag];
+        if (miss > quick)
+            continue;
+        for (uint64_t i = first; i < pairs && miss <= limit; i++)
             miss += w[i] != w[i + lag];
         if (miss > limit)
             continue;
@@ -770,9 +777,10 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
             "constant PC: all %.0f samples are 0x%08x; a prologue reading the wrong stack, or sampling in exact "
             "step with the program",
             total, top_pc);
-    /* once the window is full, search again only every 512 new samples: a search costs up to a few ms */
+    /* once the window is full, search again only when half of it is new: the live view asks ten
+     * times a second, and a search can cost a millisecond */
     uint64_t since = p->recent_n - p->lockstep.computed_at;
-    if (since && (p->recent_n < RECENT || since >= 512))
+    if (since && (p->recent_n < RECENT || since >= RECENT / 2))
         find_lockstep(p);
     if (p->lockstep.found && !n) /* a constant PC says it already */
         ADD(DIAG_LOCKSTEP,
