@@ -253,6 +253,8 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
     if (ok && !t->dwarf_skip)
         ok = isolation ? dwarf_load_isolated(t, path, &has_dwarf) : dwarf_load(t, path, &has_dwarf);
     ok = ok && symt_index(t);
+    if (t)
+        symt_reap(t);
     if (!ok) {
         sym_close(t);
         fail(err, errlen, "%s: out of memory while loading symbols", path);

@@ -285,7 +285,7 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
     struct wire_header h;
     int got = receive(t, pipefd[0], &h);
     close(pipefd[0]);
-    if (got == 0) { /* whole and consistent: the child may still be exiting, reap it later */
+    if (got == 0) { /* whole and consistent: the child may still be exiting; sym_open reaps it */
         t->dwarf_child = pid;
         *has_dwarf = h.has_dwarf;
         h.dwarf_error[sizeof h.dwarf_error - 1] = '\0';

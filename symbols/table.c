@@ -160,6 +160,14 @@ void symt_ptrmap_free(struct ptrmap *m)
     memset(m, 0, sizeof *m);
 }
 
+void symt_reap(struct sym_table *t)
+{
+    if (t->dwarf_child > 0) /* it sent everything and closed the pipe: it is exiting, if not gone */
+        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
+        }
+    t->dwarf_child = 0;
+}
+
 void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)
@@ -195,9 +203,7 @@ void sym_close(struct sym_table *t)
     free(t->build_id);
     free(t->cache);
     symt_ptrmap_free(&t->demangled);
-    if (t->dwarf_child > 0) /* it sent everything and closed the pipe: it is exiting, if not gone */
-        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
-        }
+    symt_reap(t);
     free(t->vectors);
     free(t);
 }

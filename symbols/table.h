@@ -180,4 +180,8 @@ bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
 /* Sort and index what the loaders filled. */
 bool symt_index(struct sym_table *t);
 
+/* Wait for the DWARF child to end (it has sent its reply and is tearing its memory down, which
+ * sym_open overlaps with symt_index), so no zombie outlives sym_open. */
+void symt_reap(struct sym_table *t);
+
 #endif
