@@ -20,6 +20,7 @@ struct entry {
 struct task {
     uint32_t tag;
     char name[48];
+    bool shared; /* another tag has the same name: rows then show the tag too */
 };
 
 struct group {
@@ -251,11 +252,22 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
     p->total += (double)count;
 }
 
+/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row). */
+static void mark_shared_names(struct prof *p)
+{
+    for (size_t i = 0; i < p->n_tasks; i++) {
+        p->tasks[i].shared = false;
+        for (size_t k = 0; k < p->n_tasks && !p->tasks[i].shared; k++)
+            p->tasks[i].shared = k != i && strcmp(p->tasks[i].name, p->tasks[k].name) == 0;
+    }
+}
+
 void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
 {
     for (size_t i = 0; i < p->n_tasks; i++)
         if (p->tasks[i].tag == tag) {
             snprintf(p->tasks[i].name, sizeof p->tasks[i].name, "%.*s", (int)len, name);
+            mark_shared_names(p);
             return;
         }
     if (p->n_tasks == p->cap_tasks) {
@@ -269,6 +281,7 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
     p->tasks[p->n_tasks].tag = tag;
     snprintf(p->tasks[p->n_tasks].name, sizeof p->tasks[p->n_tasks].name, "%.*s", (int)len, name);
     p->n_tasks++;
+    mark_shared_names(p);
 }
 
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
@@ -379,11 +392,11 @@ static struct group *group_for(struct prof *p, const void *a, uint64_t b)
     return g;
 }
 
-static const char *task_name(const struct prof *p, uint32_t tag)
+static const struct task *task_of(const struct prof *p, uint32_t tag)
 {
     for (size_t i = 0; i < p->n_tasks; i++)
         if (p->tasks[i].tag == tag)
-            return p->tasks[i].name;
+            return &p->tasks[i];
     return NULL;
 }
 
@@ -487,7 +500,8 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             break;
         case PROF_BY_TASK: {
             bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u; /* CMPROF_ISR_TAG(n) */
-            const char *tn = e->has_tag && !isr ? task_name(p, e->tag) : NULL;
+            const struct task *tk = e->has_tag && !isr ? task_of(p, e->tag) : NULL;
+            const char *tn = tk ? tk->name : NULL;
             g = group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
             if (isr) { /* interrupt time is its own row, never the interrupted task's */
                 uint32_t exc = e->tag & 0x1FFu;
@@ -496,6 +510,9 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
                     snprintf(buf, sizeof buf, "ISR: %s", h);
                 else
                     exception_label(buf, sizeof buf, exc);
+                name = buf;
+            } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
+                snprintf(buf, sizeof buf, "%s (0x%08x)", tn, e->tag);
                 name = buf;
             } else if (tn) {
                 name = tn;

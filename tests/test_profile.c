@@ -51,6 +51,23 @@ static void test_task_grouping(void)
     prof_free(p);
 }
 
+/* Issue 7: two tasks with one name are two rows that say which is which. */
+static void test_duplicate_task_names_told_apart(void)
+{
+    struct prof *p = prof_new(NULL);
+    prof_task_name(p, 0x20000100u, "worker", 6);
+    prof_task_name(p, 0x20000200u, "worker", 6);
+    prof_task_name(p, 0x20000300u, "motor", 5);
+    for (int i = 0; i < 30; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u + 0x100u * (uint32_t)(i % 3));
+    const struct prof_row *rows;
+    size_t n = prof_rows(p, PROF_BY_TASK, true, &rows);
+    CHECK(n == 3);
+    CHECK(share_of(rows, n, "worker (0x20000100)") > 0.3 && share_of(rows, n, "worker (0x20000200)") > 0.3);
+    CHECK(share_of(rows, n, "motor") > 0.3);
+    prof_free(p);
+}
+
 static void test_rows_cover_everything_and_reset(void)
 {
     struct prof *p = prof_new(NULL);
@@ -218,6 +235,7 @@ int main(void)
 {
     RUN_TEST(test_counts_shares_and_intervals);
     RUN_TEST(test_task_grouping);
+    RUN_TEST(test_duplicate_task_names_told_apart);
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
     RUN_TEST(test_random_is_not_lockstep);
