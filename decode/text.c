@@ -235,6 +235,22 @@ static size_t checked_body(const char *s, size_t len)
     return crc12(s, len - 3) == (uint16_t)(hi << 6 | lo) ? len - 3 : 0;
 }
 
+/* A task index: one base64 char for 0..61 ('/' = 63: never announced), or '+' and two more for
+ * 62..4157. Returns the index, or -1 when malformed. */
+static int task_index(const char *s, size_t len, size_t *i)
+{
+    if (*i >= len)
+        return -1;
+    int c = b64val(s[(*i)++]);
+    if (c != 62)
+        return c;
+    if (*i + 2 > len)
+        return -1;
+    int hi = b64val(s[*i]), lo = b64val(s[*i + 1]);
+    *i += 2;
+    return hi < 0 || lo < 0 ? -1 : 62 + (hi << 6 | lo);
+}
+
 static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
                            const struct ev_sink *sink)
 {
@@ -246,7 +262,7 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
             goto bad;
         uint32_t tag = 0;
         if (tagged) {
-            int t = b64val(s[i++]);
+            int t = task_index(s, len, &i);
             if (t < 0 || i >= len)
                 goto bad;
             tag = d->task_tags[t];
@@ -394,14 +410,20 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         d->hist_sbins = (uint32_t)bins;
         struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .offset = d->line_offset};
         ev_emit(sink, &e);
-    } else if (starts(s, len, "@task ") && len > 17 && s[7] == ' ' && s[16] == ' ' && b64val(s[6]) >= 0) {
-        p = s + 8;
-        if (!parse_uint(&p, s + 16, "", &v, 16) || v > UINT32_MAX) {
+    } else if (starts(s, len, "@task ")) {
+        size_t i = 6;
+        int t = task_index(s, len, &i);
+        if (t < 0 || i + 10 > len || s[i] != ' ' || s[i + 9] != ' ') {
             bad(d);
             return;
         }
-        d->task_tags[b64val(s[6])] = (uint32_t)v;
-        struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + 17, .text_len = len - 17,
+        p = s + i + 1;
+        if (!parse_uint(&p, s + i + 9, "", &v, 16) || v > UINT32_MAX) {
+            bad(d);
+            return;
+        }
+        d->task_tags[t] = (uint32_t)v;
+        struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
                        .offset = d->line_offset};
         ev_emit(sink, &e);
     } else if (starts(s, len, "@secname ")) {

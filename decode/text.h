@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #define TEXT_LINE_MAX 1024u
+#define TEXT_TASKS (62u + 4096u + 2u) /* stream task indexes: 0..61 in one char, 62.. after '+' */
 
 struct text_stats {
     uint64_t bytes;
@@ -51,7 +52,7 @@ struct text_decoder {
     bool failed_alloc;
     bool have_base;
     uint32_t code_base;
-    uint32_t task_tags[64];  /* stream task index -> tag */
+    uint32_t task_tags[TEXT_TASKS]; /* stream task index -> tag */
     bool have_hist;          /* streamed histogram layout, from @hist */
     uint32_t hist_sbase, hist_sshift, hist_sbins;
     struct text_stats stats;

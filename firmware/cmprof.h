@@ -178,8 +178,12 @@ extern const uint32_t cmprof_build_id_note[];
  * second. `info` is copied; task names must stay valid while their tasks are named. */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 
-/* Name a tag value (e.g. a task control block) and name a section timer. Up to 62 tags. */
+/* Name a tag value (e.g. a task control block) and name a section timer. Up to
+ * CMPROF_STREAM_TASKS named tags at once (default 62, at most 4158; beyond 62 a sample's task costs
+ * three characters instead of one). Naming a tag again renames it. */
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
+/* The task is gone (e.g. from traceTASK_DELETE): its slot is free for the next task. */
+void cmprof_stream_task_gone(const void *tag);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 
 /* Send up to max_lines complete sample lines (16 samples each); returns the samples sent. Also

@@ -11,13 +11,26 @@
 #include <stddef.h>
 
 #define LINE_SAMPLES 16u
-#define MAX_TASKS 62u
+/* Named tags (tasks, and interrupt handlers as they appear), at most at once: 62 fit one index
+ * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. */
+#ifndef CMPROF_STREAM_TASKS
+#define CMPROF_STREAM_TASKS 62u
+#endif
+_Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
+#define MAX_TASKS CMPROF_STREAM_TASKS
 #define UNKNOWN_TAG 63u
-#define TAG_SLOTS 128u /* a power of two, about twice MAX_TASKS */
+#define ESCAPE_INDEX 62u
+/* the hash: a power of two, at least twice the tasks */
+#define TAG_SLOTS (MAX_TASKS <= 64u ? 128u : MAX_TASKS <= 256u ? 512u : MAX_TASKS <= 1024u ? 2048u : 8192u)
+#if CMPROF_STREAM_TASKS <= 254
+typedef uint8_t tag_slot_t;
+#else
+typedef uint16_t tag_slot_t;
+#endif
 
 static uint32_t tag_slot(uint32_t tag)
 {
-    return ((tag >> 2) * 2654435761u >> 25) & (TAG_SLOTS - 1u); /* TCBs are word aligned */
+    return ((tag >> 2) * 2654435761u >> 16) & (TAG_SLOTS - 1u); /* TCBs are word aligned */
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -28,7 +41,8 @@ static struct {
     const void *tags[MAX_TASKS];
     const char *names[MAX_TASKS]; /* kept to repeat them with the announce */
     uint32_t n_tags;
-    uint8_t tag_slots[TAG_SLOTS]; /* open addressing on the tag: 1 + its index, 0 for empty */
+    tag_slot_t tag_slots[TAG_SLOTS]; /* open addressing on the tag: 1 + its index, 0 for empty */
+    uint32_t slots_used;             /* live and stale (deleted tasks') slots: rebuilt at 3/4 */
     uint32_t last_tag, last_index; /* consecutive samples mostly come from the same task */
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
@@ -51,7 +65,8 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_so
         return;
     send_announce(putc);
     for (uint32_t i = 0; i < stream.n_tags; i++)
-        send_task(putc, i);
+        if (stream.tags[i])
+            send_task(putc, i);
 }
 
 /* CRC-12 (polynomial 0x80F, MSB first), a byte at a time: 512 bytes of table buy half the
@@ -194,30 +209,78 @@ static void send_announce(cmprof_putc_fn putc)
 #endif
 }
 
+static void hash_insert(uint32_t i)
+{
+    uint32_t k = tag_slot((uint32_t)(uintptr_t)stream.tags[i]);
+    while (stream.tag_slots[k])
+        k = (k + 1u) & (TAG_SLOTS - 1u);
+    stream.tag_slots[k] = (tag_slot_t)(i + 1u);
+    stream.slots_used++;
+}
+
+/* Deleted tasks leave stale slots (a probe must pass them); start over from the live ones. */
+static void hash_rebuild(void)
+{
+    for (uint32_t k = 0; k < TAG_SLOTS; k++)
+        stream.tag_slots[k] = 0;
+    stream.slots_used = 0;
+    for (uint32_t i = 0; i < stream.n_tags; i++)
+        if (stream.tags[i])
+            hash_insert(i);
+}
+
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
-    uint32_t i = 0;
-    while (i < stream.n_tags && stream.tags[i] != tag)
-        i++;
+    uint32_t i = 0, free_slot = MAX_TASKS;
+    for (; i < stream.n_tags && stream.tags[i] != tag; i++)
+        if (!stream.tags[i] && free_slot == MAX_TASKS)
+            free_slot = i;
     if (i == stream.n_tags) {
-        if (stream.n_tags == MAX_TASKS)
+        if (free_slot < MAX_TASKS) /* a deleted task's index: the new @task line re-maps it */
+            i = free_slot;
+        else if (stream.n_tags == MAX_TASKS)
             return;
-        stream.tags[stream.n_tags++] = tag;
-        uint32_t k = tag_slot((uint32_t)(uintptr_t)tag);
-        while (stream.tag_slots[k])
-            k = (k + 1u) & (TAG_SLOTS - 1u);
-        stream.tag_slots[k] = (uint8_t)(i + 1u);
+        else
+            stream.n_tags++;
+        stream.tags[i] = tag;
+        if ((stream.slots_used + 1u) * 4u > TAG_SLOTS * 3u)
+            hash_rebuild();
+        hash_insert(i);
         stream.last_valid = false; /* the cached answer may have been "unknown" for this tag */
     }
     stream.names[i] = name;
     send_task(putc, i);
 }
 
+void cmprof_stream_task_gone(const void *tag)
+{
+    for (uint32_t i = 0; i < stream.n_tags; i++)
+        if (stream.tags[i] == tag) {
+            stream.tags[i] = NULL; /* its hash slot goes stale: it no longer matches any tag */
+            stream.names[i] = NULL;
+            stream.last_valid = false;
+        }
+}
+
+/* A task index: one character below 62, else '+' and two more. */
+static size_t put_index(char *b, size_t n, uint32_t i)
+{
+    if (i < ESCAPE_INDEX || i == UNKNOWN_TAG) {
+        b[n++] = b64[i];
+        return n;
+    }
+    uint32_t v = i - ESCAPE_INDEX;
+    b[n++] = b64[ESCAPE_INDEX];
+    b[n++] = b64[(v >> 6) & 63u];
+    b[n++] = b64[v & 63u];
+    return n;
+}
+
 static void send_task(cmprof_putc_fn putc, uint32_t i)
 {
     char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@task ");
-    line[n++] = b64[i];
+    n = put_index(line, n, i);
     line[n++] = ' ';
     n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
     line[n++] = ' ';
@@ -298,7 +361,7 @@ static uint32_t tag_index(uint32_t tag)
         return stream.last_index;
     uint32_t index = UNKNOWN_TAG;
     for (uint32_t k = tag_slot(tag), slot; (slot = stream.tag_slots[k]) != 0u; k = (k + 1u) & (TAG_SLOTS - 1u))
-        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
+        if (stream.tags[slot - 1u] && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) { /* not a freed slot */
             index = slot - 1u;
             break;
         }
@@ -331,7 +394,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
     uint32_t k = cmprof_stream_take(pcs, tags, max);
     if (!k)
         return 0;
-    char line[1u + LINE_SAMPLES * 8u + 4u]; /* '%', tag + '*' + 6 chars each, "~CC\n" */
+    char line[1u + LINE_SAMPLES * 10u + 4u]; /* '%', tag (up to 3) + '*' + 6 chars each, "~CC\n" */
 #ifdef CMPROF_TAG
     const bool tagged = true;
 #else
@@ -347,7 +410,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
                 cmprof_stream_task(putc, (const void *)(uintptr_t)tags[i], NULL);
                 index = tag_index(tags[i]);
             }
-            line[n++] = b64[index];
+            n = put_index(line, n, index);
         }
         n = put_sample(line, n, pcs[i]);
     }

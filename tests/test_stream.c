@@ -123,11 +123,70 @@ static void test_interrupt_samples_are_named(void)
     free(log.buf);
 }
 
+#if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
+/* Issue 7: hundreds of tasks, created and deleted over time: every sample keeps its own task. */
+static char tcbs[400][16]; /* stand-ins for task control blocks */
+static char names[400][16];
+
+static void test_hundreds_of_tasks_come_and_go(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    for (int t = 0; t < 400; t++)
+        snprintf(names[t], sizeof names[t], "t%03d", t);
+    unsigned long sampled[400] = {0};
+    for (int round = 0; round < 2; round++) {
+        int first = round * 200; /* round 1 deletes the first 200 and creates 200 more */
+        if (round)
+            for (int t = 0; t < 200; t++)
+                cmprof_stream_task_gone(tcbs[t]);
+        for (int t = first; t < first + 200; t++)
+            cmprof_stream_task(capture, tcbs[t], names[t]);
+        for (int k = 0; k < 3200; k++) {
+            int t = first + (k * 7) % 200;
+            test_tag = tcbs[t];
+            cmprof_tick(0x08000100u + 2u * (uint32_t)t);
+            sampled[t]++;
+            cmprof_stream_drain(capture, 1);
+        }
+        cmprof_stream_flush(capture);
+    }
+    struct evlog log;
+    memset(&log, 0, sizeof log);
+    struct ev_sink sink = {evlog_event, &log};
+    struct text_decoder d;
+    text_init(&d);
+    text_feed(&d, (const uint8_t *)out, out_len, &sink);
+    text_finish(&d, &sink);
+    CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 6400);
+    /* each sample's PC says which task took it: its tag must be that task's */
+    int wrong = 0;
+    char want[64];
+    for (int t = 0; t < 400; t++) {
+        snprintf(want, sizeof want, "a=%08x t=%08x/1", 0x08000100u + 2u * (unsigned)t,
+                 (unsigned)(uintptr_t)tcbs[t]);
+        size_t n = 0;
+        for (const char *p = strstr(log.buf, want); p; p = strstr(p + 1, want))
+            n++;
+        wrong += n != sampled[t];
+    }
+    CHECK(wrong == 0);
+    CHECK(strstr(out, "@task +") != NULL); /* indexes past 61 went out escaped */
+    text_free(&d);
+    free(log.buf);
+}
+#endif
+
 int main(void)
 {
     RUN_TEST(test_announce_repeats_every_second);
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_loss_triggers_an_announce);
     RUN_TEST(test_interrupt_samples_are_named);
+#if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
+    RUN_TEST(test_hundreds_of_tasks_come_and_go);
+#endif
     return check_summary();
 }
