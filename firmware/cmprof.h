@@ -182,6 +182,9 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
  * CMPROF_STREAM_TASKS named tags at once (default 62, at most 4158; beyond 62 a sample's task costs
  * three characters instead of one). Naming a tag again renames it. */
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
+/* The same without sending: the next drain sends it. For an RTOS's task-create hook, which runs
+ * inside the kernel where nothing may block (firmware/rtos/cmprof_freertos.h). */
+void cmprof_stream_task_later(const void *tag, const char *name);
 /* The task is gone (e.g. from traceTASK_DELETE): its slot is free for the next task. */
 void cmprof_stream_task_gone(const void *tag);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);

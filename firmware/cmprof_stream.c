@@ -43,6 +43,8 @@ static struct {
     uint32_t n_tags;
     tag_slot_t tag_slots[TAG_SLOTS]; /* open addressing on the tag: 1 + its index, 0 for empty */
     uint32_t slots_used;             /* live and stale (deleted tasks') slots: rebuilt at 3/4 */
+    volatile bool names_pending;     /* cmprof_stream_task_later() named tasks the drain has not sent */
+    uint8_t unsent[(MAX_TASKS + 7u) / 8u];
     uint32_t last_tag, last_index; /* consecutive samples mostly come from the same task */
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
@@ -229,7 +231,8 @@ static void hash_rebuild(void)
             hash_insert(i);
 }
 
-void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
+/* Register a tag and its name; returns its index, or MAX_TASKS when the table is full. */
+static uint32_t register_task(const void *tag, const char *name)
 {
     uint32_t i = 0, free_slot = MAX_TASKS;
     for (; i < stream.n_tags && stream.tags[i] != tag; i++)
@@ -239,7 +242,7 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
         if (free_slot < MAX_TASKS) /* a deleted task's index: the new @task line re-maps it */
             i = free_slot;
         else if (stream.n_tags == MAX_TASKS)
-            return;
+            return MAX_TASKS;
         else
             stream.n_tags++;
         stream.tags[i] = tag;
@@ -249,7 +252,37 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
         stream.last_valid = false; /* the cached answer may have been "unknown" for this tag */
     }
     stream.names[i] = name;
-    send_task(putc, i);
+    return i;
+}
+
+void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
+{
+    uint32_t i = register_task(tag, name);
+    if (i < MAX_TASKS)
+        send_task(putc, i);
+}
+
+void cmprof_stream_task_later(const void *tag, const char *name)
+{
+    uint32_t i = register_task(tag, name);
+    if (i < MAX_TASKS) {
+        stream.unsent[i / 8u] |= (uint8_t)(1u << (i % 8u));
+        stream.names_pending = true;
+    }
+}
+
+/* Names registered from the kernel's hooks go out before the samples that may use them. */
+static void send_pending_names(cmprof_putc_fn putc)
+{
+    if (!stream.names_pending)
+        return;
+    stream.names_pending = false;
+    for (uint32_t i = 0; i < stream.n_tags; i++)
+        if (stream.unsent[i / 8u] & (1u << (i % 8u))) {
+            stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u));
+            if (stream.tags[i])
+                send_task(putc, i);
+        }
 }
 
 void cmprof_stream_task_gone(const void *tag)
@@ -337,6 +370,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
 
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
+    send_pending_names(putc);
     uint32_t sent = 0;
     int done = 0;
     while (max_lines-- && !done)
@@ -437,6 +471,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     /* The main loop calls this far more often than a line fills: leave at once then. No loss can
      * go unreported: the tick only drops samples when the ring is full, and a full ring holds a
      * line (CMPROF_RING_N >= LINE_SAMPLES), so the next call gets past here and reports it. */
+    send_pending_names(putc);
     if (cmprof_stream_pending() < LINE_SAMPLES)
         return 0;
     uint32_t sent = 0;
@@ -448,6 +483,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
+    send_pending_names(putc);
     while (send_samples(putc, LINE_SAMPLES)) {
     }
     send_lost(putc);

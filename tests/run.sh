@@ -77,6 +77,12 @@ firmware_builds() {
             done
             if ((ok)); then echo "ok   firmware $cpu ${opts:-(defaults)}"; else echo "FAIL firmware $cpu ${opts:-(defaults)}"; fi
         done
+        if arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb -Ifirmware -Itests/zoo \
+            -c tests/zoo/freertos_hooks.c -o "$dir/freertos_hooks.o"; then
+            echo "ok   firmware $cpu: the FreeRTOS adapter's trace macros build"
+        else
+            echo "FAIL firmware $cpu: the FreeRTOS adapter's trace macros build"
+        fi
     done
 }
 step "firmware builds" firmware_builds

@@ -123,6 +123,29 @@ static void test_interrupt_samples_are_named(void)
     free(log.buf);
 }
 
+/* Issue 7: an RTOS's task-create hook names a task without sending (it runs inside the kernel);
+ * the next drain sends the name before any sample that uses it. */
+static void test_names_from_kernel_hooks(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    static char tcb[32], name[] = "sensor";
+    cmprof_stream_task_later(tcb, name);
+    CHECK(strstr(out, "sensor") == NULL); /* nothing sent from the hook */
+    test_tag = tcb;
+    for (int k = 0; k < 16; k++)
+        cmprof_tick(0x08000100u);
+    cmprof_stream_drain(capture, 1);
+    const char *named = strstr(out, " sensor~"), *samples = strchr(out, '%');
+    CHECK(named && samples && named < samples);
+    cmprof_stream_task_gone(tcb);
+    out_len = 0;
+    run(2); /* the re-announce no longer names it */
+    CHECK(strstr(out, "sensor") == NULL);
+}
+
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
 /* Issue 7: hundreds of tasks, created and deleted over time: every sample keeps its own task. */
 static char tcbs[400][16]; /* stand-ins for task control blocks */
@@ -185,6 +208,7 @@ int main(void)
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_loss_triggers_an_announce);
     RUN_TEST(test_interrupt_samples_are_named);
+    RUN_TEST(test_names_from_kernel_hooks);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
     RUN_TEST(test_hundreds_of_tasks_come_and_go);
 #endif

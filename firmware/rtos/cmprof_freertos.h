@@ -1,0 +1,32 @@
+/* cmprof for FreeRTOS: samples tagged with the running task, task names streamed as tasks are
+ * created, slots freed as they are deleted, through the kernel's documented trace macros.
+ *
+ * Recipe:
+ *   1. At the end of FreeRTOSConfig.h:   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on
+ *      the include path). Nothing else in the kernel or the application changes.
+ *   2. Build cmprof_sampler.c and cmprof_stream.c with -DCMPROF_STREAM=1
+ *      -DCMPROF_TAG=cmprof_current_task, and define `void *volatile cmprof_current_task;` once.
+ *   3. Give the sampler a timer the RTOS does not use (FreeRTOS ticks with SysTick): e.g.
+ *      -DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER on MPS2, CMPROF_PORT_STM32_TIM on STM32,
+ *      CMPROF_PORT_NRF_TIMER on nRF5x; put its handler (cmprof.h lists the names) in your vector
+ *      table if it is a const array.
+ *   4. Priority: the port sets the timer to 0, the most urgent, above
+ *      configMAX_SYSCALL_INTERRUPT_PRIORITY; the sampler calls no FreeRTOS function, so that is
+ *      allowed, and it sees inside critical sections that mask with BASEPRI (not PRIMASK ones).
+ *   5. Call cmprof_stream_announce() once and cmprof_stream_drain() from the idle hook or a
+ *      low-priority task. Names registered by traceTASK_CREATE go out on the next drain.
+ * Interrupt time is charged to the interrupt (ISR rows in the task view), never to the task it
+ * interrupted. The idle task is named "IDLE" by FreeRTOS and shows as such. */
+#ifndef CMPROF_FREERTOS_H
+#define CMPROF_FREERTOS_H
+
+#include "../cmprof.h"
+
+extern void *volatile cmprof_current_task;
+
+/* pxCurrentTCB is the kernel's own variable, visible where these macros expand (tasks.c). */
+#define traceTASK_SWITCHED_IN() (cmprof_current_task = (void *)pxCurrentTCB)
+#define traceTASK_CREATE(pxNewTCB) cmprof_stream_task_later((pxNewTCB), (pxNewTCB)->pcTaskName)
+#define traceTASK_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
+
+#endif
