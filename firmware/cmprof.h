@@ -185,7 +185,8 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
 /* The same without sending: the next drain sends it. For an RTOS's task-create hook, which runs
  * inside the kernel where nothing may block (firmware/rtos/cmprof_freertos.h). */
 void cmprof_stream_task_later(const void *tag, const char *name);
-/* The task is gone (e.g. from traceTASK_DELETE): its slot is free for the next task. */
+/* The task is gone (e.g. from traceTASK_DELETE): it is no longer re-announced, and its slot goes
+ * to a new task once the table is full (until then, its samples still in the ring keep its name). */
 void cmprof_stream_task_gone(const void *tag);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

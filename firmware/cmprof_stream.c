@@ -45,6 +45,7 @@ static struct {
     uint32_t slots_used;             /* live and stale (deleted tasks') slots: rebuilt at 3/4 */
     volatile bool names_pending;     /* cmprof_stream_task_later() named tasks the drain has not sent */
     uint8_t unsent[(MAX_TASKS + 7u) / 8u];
+    uint8_t gone[(MAX_TASKS + 7u) / 8u]; /* deleted tasks: kept until a new task needs the slot */
     uint32_t last_tag, last_index; /* consecutive samples mostly come from the same task */
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
@@ -67,7 +68,7 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_so
         return;
     send_announce(putc);
     for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.tags[i])
+        if (!(stream.gone[i / 8u] & (1u << (i % 8u))))
             send_task(putc, i);
 }
 
@@ -227,24 +228,28 @@ static void hash_rebuild(void)
         stream.tag_slots[k] = 0;
     stream.slots_used = 0;
     for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.tags[i])
-            hash_insert(i);
+        hash_insert(i);
 }
 
-/* Register a tag and its name; returns its index, or MAX_TASKS when the table is full. */
+/* Register a tag and its name; returns its index, or MAX_TASKS when the table is full. A deleted
+ * task keeps its slot (its samples still in the ring must find it) until the table is full and a
+ * new task takes the slot over; the new @task line re-maps the index. */
 static uint32_t register_task(const void *tag, const char *name)
 {
     uint32_t i = 0, free_slot = MAX_TASKS;
     for (; i < stream.n_tags && stream.tags[i] != tag; i++)
-        if (!stream.tags[i] && free_slot == MAX_TASKS)
+        if ((stream.gone[i / 8u] & (1u << (i % 8u))) && free_slot == MAX_TASKS)
             free_slot = i;
-    if (i == stream.n_tags) {
-        if (free_slot < MAX_TASKS) /* a deleted task's index: the new @task line re-maps it */
-            i = free_slot;
-        else if (stream.n_tags == MAX_TASKS)
-            return MAX_TASKS;
-        else
+    if (i < stream.n_tags) {
+        stream.gone[i / 8u] &= (uint8_t)~(1u << (i % 8u)); /* a new task in a freed TCB */
+    } else {
+        if (stream.n_tags < MAX_TASKS)
             stream.n_tags++;
+        else if (free_slot < MAX_TASKS)
+            i = free_slot;
+        else
+            return MAX_TASKS;
+        stream.gone[i / 8u] &= (uint8_t)~(1u << (i % 8u));
         stream.tags[i] = tag;
         if ((stream.slots_used + 1u) * 4u > TAG_SLOTS * 3u)
             hash_rebuild();
@@ -280,19 +285,15 @@ static void send_pending_names(cmprof_putc_fn putc)
     for (uint32_t i = 0; i < stream.n_tags; i++)
         if (stream.unsent[i / 8u] & (1u << (i % 8u))) {
             stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u));
-            if (stream.tags[i])
-                send_task(putc, i);
+            send_task(putc, i); /* even if gone since: its samples may be in the ring */
         }
 }
 
 void cmprof_stream_task_gone(const void *tag)
 {
     for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.tags[i] == tag) {
-            stream.tags[i] = NULL; /* its hash slot goes stale: it no longer matches any tag */
-            stream.names[i] = NULL;
-            stream.last_valid = false;
-        }
+        if (stream.tags[i] == tag)
+            stream.gone[i / 8u] |= (uint8_t)(1u << (i % 8u));
 }
 
 /* A task index: one character below 62, else '+' and two more. */
