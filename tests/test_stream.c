@@ -28,6 +28,17 @@ static size_t count_lines(const char *s, const char *prefix)
     return n;
 }
 
+/* What the host decodes from text: the events in `log`, the decoder (for its stats) in `d`. Free
+ * with text_free(d) and free(log->buf). */
+static void host_decode(const char *text, size_t len, struct evlog *log, struct text_decoder *d)
+{
+    memset(log, 0, sizeof *log);
+    struct ev_sink sink = {evlog_event, log};
+    text_init(d);
+    text_feed(d, (const uint8_t *)text, len, &sink);
+    text_finish(d, &sink);
+}
+
 static const struct cmprof_stream_info info = {.clock_hz = 1000, .timer_hz = 1000, .period = 10, .jitter = 0,
                                                .code_base = 0x08000000u};
 static char motor_name[] = "motor";
@@ -62,12 +73,8 @@ static void test_late_host_places_samples_within_a_second(void)
     for (int i = 0; i < 2 * 100 / 16 + 2; i++)
         late = strchr(late, '\n') + 1;
     struct evlog log;
-    memset(&log, 0, sizeof log);
-    struct ev_sink sink = {evlog_event, &log};
     struct text_decoder d;
-    text_init(&d);
-    text_feed(&d, (const uint8_t *)late, strlen(late), &sink);
-    text_finish(&d, &sink);
+    host_decode(late, strlen(late), &log, &d);
     CHECK(d.stats.no_base > 0 && d.stats.no_base <= 100); /* at most a second waited for an announce */
     CHECK(log.count[EV_PC] + d.stats.no_base >= 250);
     CHECK(log.count[EV_TASK_NAME] >= 1);
@@ -108,12 +115,8 @@ static void test_interrupt_samples_are_named(void)
     const char *samples = strchr(out, '%');
     CHECK(isr && samples && isr < samples && strncmp(strchr(isr + 6, ' ') + 1, "fffffe16 ISR 22~", 16) == 0);
     struct evlog log;
-    memset(&log, 0, sizeof log);
-    struct ev_sink sink = {evlog_event, &log};
     struct text_decoder d;
-    text_init(&d);
-    text_feed(&d, (const uint8_t *)out, out_len, &sink);
-    text_finish(&d, &sink);
+    host_decode(out, out_len, &log, &d);
     CHECK(log.count[EV_PC] == 16);
     size_t in_isr = 0;
     for (const char *p = strstr(log.buf, "t=fffffe16/1"); p; p = strstr(p + 1, "t=fffffe16/1"))
@@ -177,12 +180,8 @@ static void test_hundreds_of_tasks_come_and_go(void)
         cmprof_stream_flush(capture);
     }
     struct evlog log;
-    memset(&log, 0, sizeof log);
-    struct ev_sink sink = {evlog_event, &log};
     struct text_decoder d;
-    text_init(&d);
-    text_feed(&d, (const uint8_t *)out, out_len, &sink);
-    text_finish(&d, &sink);
+    host_decode(out, out_len, &log, &d);
     CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 6400);
     /* each sample's PC says which task took it: its tag must be that task's */
     int wrong = 0;
