@@ -174,7 +174,7 @@ extern const uint32_t cmprof_build_id_note[];
 
 /* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at start:
  * the drain repeats it, with every task name, after each second's worth of samples (timer_hz over
- * the mean period) and after any loss, so a host that connects late learns it all within about a
+ * the mean period; at most 2048 samples) and after any loss, so a host that connects late learns it all within about a
  * second. `info` is copied; task names must stay valid while their tasks are named. */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 

@@ -170,7 +170,9 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     /* samples per second: the timer's clock over the mean period (period + jitter / 2) */
     uint32_t mean = info->period + info->jitter / 2u;
     uint32_t every = mean ? info->timer_hz / mean : 0u;
-    stream.announce_every = every ? every : 1000u;
+    /* and at least every 2048 samples (about 2.5 % of the bytes): a target slower than its clock
+     * (an emulator) must not keep a late host waiting long for names it missed */
+    stream.announce_every = every && every < 2048u ? every : 2048u;
     send_announce(putc);
 }
 

@@ -187,7 +187,7 @@ static void test_hundreds_of_tasks_come_and_go(void)
     int wrong = 0;
     char want[64];
     for (int t = 0; t < 400; t++) {
-        snprintf(want, sizeof want, "a=%08x t=%08x/1", 0x08000100u + 2u * (unsigned)t,
+        snprintf(want, sizeof want, "a=%08x t=%x/1", 0x08000100u + 2u * (unsigned)t, /* evlog's format */
                  (unsigned)(uintptr_t)tcbs[t]);
         size_t n = 0;
         for (const char *p = strstr(log.buf, want); p; p = strstr(p + 1, want))
