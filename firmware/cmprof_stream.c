@@ -141,10 +141,15 @@ static size_t put_dec(char *b, size_t n, uint64_t v)
 {
     char t[20];
     unsigned k = 0;
-    do {
+    while (v > 0xFFFFFFFFu) { /* 64-bit division only for the digits that need it */
         t[k++] = (char)('0' + (unsigned)(v % 10u));
         v /= 10u;
-    } while (v);
+    }
+    uint32_t w = (uint32_t)v; /* the rest in 32 bits: no __aeabi_uldivmod per digit */
+    do {
+        t[k++] = (char)('0' + w % 10u);
+        w /= 10u;
+    } while (w);
     while (k)
         b[n++] = t[--k];
     return n;
@@ -299,7 +304,7 @@ void cmprof_stream_task_gone(const void *tag)
 }
 
 /* A task index: one character below 62, else '+' and two more. */
-static size_t put_index(char *b, size_t n, uint32_t i)
+__attribute__((always_inline)) static inline size_t put_index(char *b, size_t n, uint32_t i)
 {
     if (i < ESCAPE_INDEX || i == UNKNOWN_TAG) {
         b[n++] = b64[i];
@@ -392,7 +397,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #else
 /* O(1): the last tag again, else a probe of the hash (never more than MAX_TASKS steps). */
-static uint32_t tag_index(uint32_t tag)
+__attribute__((always_inline)) static inline uint32_t tag_index(uint32_t tag)
 {
     if (stream.last_valid && tag == stream.last_tag)
         return stream.last_index;
@@ -469,19 +474,25 @@ static bool send_lost(cmprof_putc_fn putc)
     return true;
 }
 
-uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
+__attribute__((noinline)) static uint32_t drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    /* The main loop calls this far more often than a line fills: leave at once then. No loss can
-     * go unreported: the tick only drops samples when the ring is full, and a full ring holds a
-     * line (CMPROF_RING_N >= LINE_SAMPLES), so the next call gets past here and reports it. */
     send_pending_names(putc);
-    if (cmprof_stream_pending() < LINE_SAMPLES)
-        return 0;
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_samples(putc, LINE_SAMPLES);
     reannounce_after(putc, sent, send_lost(putc));
     return sent;
+}
+
+uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
+{
+    /* The main loop calls this far more often than a line fills: leave at once then, with as few
+     * instructions as can be. No loss goes unreported: the tick only drops samples when the ring
+     * is full, and a full ring holds a line (CMPROF_RING_N >= LINE_SAMPLES), so a later call gets
+     * past here and reports it. */
+    if (!stream.names_pending && cmprof_stream_pending() < LINE_SAMPLES)
+        return 0;
+    return drain_lines(putc, max_lines);
 }
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
