@@ -403,7 +403,7 @@ __attribute__((always_inline)) static inline uint32_t tag_index(uint32_t tag)
         return stream.last_index;
     uint32_t index = UNKNOWN_TAG;
     for (uint32_t k = tag_slot(tag), slot; (slot = stream.tag_slots[k]) != 0u; k = (k + 1u) & (TAG_SLOTS - 1u))
-        if (stream.tags[slot - 1u] && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) { /* not a freed slot */
+        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
             index = slot - 1u;
             break;
         }
