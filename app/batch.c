@@ -185,7 +185,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         break;
     case OUT_FOLDED: {
         struct folded_ctx f = {out};
-        prof_folded(p, o->demangle, print_folded, &f);
+        prof_folded(p, o->demangle, o->by == PROF_BY_TASK, print_folded, &f);
         break;
     }
     case OUT_TABLE:

@@ -36,7 +36,7 @@ static void usage(FILE *f)
           "  --no-color         no colours (also when NO_COLOR is set)\n"
           "  --list-ports       list serial ports with their USB IDs\n"
           "  -o, --output FMT   table (default), csv, json or folded\n"
-          "  --by KEY           function (default), line, file or task\n"
+          "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  -f, --format FMT   auto (default), text, itm or tpiu\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames (default 1)\n"
@@ -226,6 +226,11 @@ int main(int argc, char **argv)
     }
     if (argc - optind != 2) {
         fprintf(stderr, "cmprof-top: needs SOURCE and ELF (see --help)\n");
+        return 2;
+    }
+    if (o.output == OUT_FOLDED && (o.by == PROF_BY_LINE || o.by == PROF_BY_FILE)) {
+        fprintf(stderr, "cmprof-top: -o folded is by function, or by task with --by task (not by %s)\n",
+                o.by == PROF_BY_LINE ? "line" : "file");
         return 2;
     }
     o.source = argv[optind];

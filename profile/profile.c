@@ -12,15 +12,19 @@
 
 struct entry {
     uint32_t pc, tag;
+    uint32_t task; /* 1 + the task record the tag named when the sample came, 0: none yet */
     bool has_tag, used;
     bool approximate;
     double count;
 };
 
+/* One task: a tag with a name. A tag renamed after it had samples (an RTOS reusing a deleted
+ * task's control block for a new task) starts a new record, so the old task keeps its samples. */
 struct task {
     uint32_t tag;
     char name[48];
-    bool shared; /* another tag has the same name: rows then show the tag too */
+    bool shared;      /* another tag has the same name: rows then show the tag too */
+    bool has_samples;
 };
 
 struct group {
@@ -49,6 +53,11 @@ struct prof {
     uint64_t recent_n;
     struct task *tasks;
     size_t n_tasks, cap_tasks;
+    uint32_t *task_index;   /* open addressing, tag -> 1 + its current record; 0: empty */
+    size_t task_index_cap;
+    uint32_t last_tag, last_task; /* consecutive samples mostly come from one task */
+    bool last_valid, shared_stale;
+    size_t unnamed_entries; /* entries of tags that had no name yet */
     uint8_t stream_id[32];
     size_t stream_id_len;
     /* grouping results */
@@ -79,10 +88,12 @@ void prof_reset(struct prof *p)
 {
     free(p->map);
     p->map = NULL;
-    p->cap = p->used = 0;
+    p->cap = p->used = p->unnamed_entries = 0;
     p->total = 0;
     p->raw_samples = p->sleep = p->recent_n = 0;
     memset(&p->lockstep, 0, sizeof p->lockstep);
+    for (size_t i = 0; i < p->n_tasks; i++)
+        p->tasks[i].has_samples = false;
 }
 
 void prof_free(struct prof *p)
@@ -91,6 +102,7 @@ void prof_free(struct prof *p)
         return;
     prof_reset(p);
     free(p->tasks);
+    free(p->task_index);
     free(p->groups);
     free(p->gindex);
     free(p->rows);
@@ -98,6 +110,7 @@ void prof_free(struct prof *p)
     free(p);
 }
 
+/* The task record is left out: a sample's record may be filled in later, in place. */
 static size_t hash_key(uint32_t pc, uint32_t tag, bool has_tag)
 {
     uint64_t k = ((uint64_t)pc << 32 | tag) ^ (has_tag ? 0x9E3779B97F4A7C15ull : 0);
@@ -107,7 +120,7 @@ static size_t hash_key(uint32_t pc, uint32_t tag, bool has_tag)
     return (size_t)k;
 }
 
-static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, uint32_t task)
 {
     if (p->used * 2 >= p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 1024;
@@ -131,7 +144,7 @@ static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t ta
     size_t j = hash_key(pc, tag, has_tag) & (p->cap - 1);
     while (p->map[j].used) {
         struct entry *e = &p->map[j];
-        if (e->pc == pc && e->tag == tag && e->has_tag == has_tag)
+        if (e->pc == pc && e->tag == tag && e->has_tag == has_tag && e->task == task)
             return e;
         j = (j + 1) & (p->cap - 1);
     }
@@ -140,13 +153,74 @@ static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t ta
     e->pc = pc;
     e->tag = tag;
     e->has_tag = has_tag;
+    e->task = task;
     p->used++;
+    if (has_tag && !task)
+        p->unnamed_entries++;
     return e;
+}
+
+static size_t tag_hash(uint32_t tag, size_t cap)
+{
+    return (size_t)(((uint64_t)tag * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+/* 1 + the current record of a tag, 0 when it has none. */
+static uint32_t current_task(struct prof *p, uint32_t tag)
+{
+    if (p->last_valid && p->last_tag == tag)
+        return p->last_task;
+    uint32_t found = 0;
+    if (p->task_index)
+        for (size_t j = tag_hash(tag, p->task_index_cap); p->task_index[j]; j = (j + 1) & (p->task_index_cap - 1))
+            if (p->tasks[p->task_index[j] - 1].tag == tag) {
+                found = p->task_index[j];
+                break;
+            }
+    p->last_tag = tag;
+    p->last_task = found;
+    p->last_valid = true;
+    return found;
+}
+
+/* Make record r (0-based) the current one of its tag. */
+static bool set_current_task(struct prof *p, uint32_t r)
+{
+    if ((p->n_tasks + 1) * 2 > p->task_index_cap) { /* rebuild at half full from the records */
+        size_t cap = p->task_index_cap ? p->task_index_cap * 2 : 64;
+        while (cap < (p->n_tasks + 1) * 2)
+            cap *= 2;
+        uint32_t *m = calloc(cap, sizeof *m);
+        if (!m)
+            return false;
+        uint32_t *old = p->task_index;
+        size_t old_cap = p->task_index_cap;
+        p->task_index = m;
+        p->task_index_cap = cap;
+        for (size_t j = 0; j < old_cap; j++)
+            if (old[j]) {
+                size_t k = tag_hash(p->tasks[old[j] - 1].tag, cap);
+                while (m[k])
+                    k = (k + 1) & (cap - 1);
+                m[k] = old[j];
+            }
+        free(old);
+    }
+    uint32_t tag = p->tasks[r].tag;
+    size_t j = tag_hash(tag, p->task_index_cap);
+    while (p->task_index[j] && p->tasks[p->task_index[j] - 1].tag != tag)
+        j = (j + 1) & (p->task_index_cap - 1);
+    p->task_index[j] = r + 1;
+    p->last_valid = false;
+    return true;
 }
 
 void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
-    struct entry *e = slot(p, pc, has_tag, tag);
+    uint32_t task = has_tag ? current_task(p, tag) : 0;
+    if (task && !p->tasks[task - 1].has_samples)
+        p->tasks[task - 1].has_samples = true;
+    struct entry *e = slot(p, pc, has_tag, tag, task);
     if (!e)
         return;
     e->count += 1.0;
@@ -193,7 +267,7 @@ static void add_bucket_per_halfword(struct prof *p, uint32_t addr, uint32_t size
     for (uint32_t k = 0; k < size; k += 2) {
         if (owned && !function_at(p, addr + k))
             continue;
-        struct entry *e = slot(p, addr + k, false, 0);
+        struct entry *e = slot(p, addr + k, false, 0, 0);
         if (!e)
             return;
         e->count += each;
@@ -218,7 +292,7 @@ static void add_bucket_per_function(struct prof *p, uint32_t addr, uint64_t end,
                 owned += seg_hi - seg_lo;
                 segments++;
             } else {
-                struct entry *e = slot(p, (uint32_t)seg_lo, false, 0);
+                struct entry *e = slot(p, (uint32_t)seg_lo, false, 0, 0);
                 if (!e)
                     return;
                 e->count += count * (double)(seg_hi - seg_lo) / (double)owned;
@@ -230,7 +304,7 @@ static void add_bucket_per_function(struct prof *p, uint32_t addr, uint64_t end,
             break;
     }
     if (owned == 0) { /* padding or no symbols: the bucket's own address takes it all */
-        struct entry *e = slot(p, addr, false, 0);
+        struct entry *e = slot(p, addr, false, 0, 0);
         if (e)
             e->count += count;
     }
@@ -252,22 +326,55 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
     p->total += (double)count;
 }
 
-/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row). */
+/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row):
+ * sort the records by name, then look at neighbours. Done when rows are made, not per name. */
+static struct task *sort_tasks; /* qsort has no context argument */
+
+static int cmp_task_index(const void *a, const void *b)
+{
+    const struct task *x = &sort_tasks[*(const uint32_t *)a], *y = &sort_tasks[*(const uint32_t *)b];
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->tag > y->tag) - (x->tag < y->tag);
+}
+
 static void mark_shared_names(struct prof *p)
 {
+    if (!p->shared_stale || p->n_tasks == 0)
+        return;
+    uint32_t *order = malloc(p->n_tasks * sizeof *order);
+    if (!order)
+        return;
     for (size_t i = 0; i < p->n_tasks; i++) {
+        order[i] = (uint32_t)i;
         p->tasks[i].shared = false;
-        for (size_t k = 0; k < p->n_tasks && !p->tasks[i].shared; k++)
-            p->tasks[i].shared = k != i && strcmp(p->tasks[i].name, p->tasks[k].name) == 0;
     }
+    sort_tasks = p->tasks;
+    qsort(order, p->n_tasks, sizeof *order, cmp_task_index);
+    for (size_t i = 1; i < p->n_tasks; i++) {
+        struct task *a = &p->tasks[order[i - 1]], *b = &p->tasks[order[i]];
+        if (strcmp(a->name, b->name) == 0 && a->tag != b->tag)
+            a->shared = b->shared = true;
+    }
+    free(order);
+    p->shared_stale = false;
 }
 
 void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
 {
-    for (size_t i = 0; i < p->n_tasks; i++)
-        if (p->tasks[i].tag == tag) {
-            snprintf(p->tasks[i].name, sizeof p->tasks[i].name, "%.*s", (int)len, name);
-            mark_shared_names(p);
+    char want[sizeof p->tasks[0].name];
+    snprintf(want, sizeof want, "%.*s", (int)len, name);
+    uint32_t cur = current_task(p, tag);
+    if (cur && strcmp(p->tasks[cur - 1].name, want) == 0)
+        return; /* the periodic re-announce: nothing new */
+    /* renamed before it ran, or it had no name ("?", a tag the firmware could not name): one record */
+    if (cur && (!p->tasks[cur - 1].has_samples || strcmp(p->tasks[cur - 1].name, "?") == 0)) {
+        memcpy(p->tasks[cur - 1].name, want, sizeof want);
+        p->shared_stale = true;
+        return;
+    }
+    for (size_t i = 0; i < p->n_tasks; i++) /* a name this tag had before, back again */
+        if (p->tasks[i].tag == tag && strcmp(p->tasks[i].name, want) == 0) {
+            set_current_task(p, (uint32_t)i);
             return;
         }
     if (p->n_tasks == p->cap_tasks) {
@@ -278,10 +385,25 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
         p->tasks = t;
         p->cap_tasks = cap;
     }
-    p->tasks[p->n_tasks].tag = tag;
-    snprintf(p->tasks[p->n_tasks].name, sizeof p->tasks[p->n_tasks].name, "%.*s", (int)len, name);
+    struct task *t = &p->tasks[p->n_tasks];
+    memset(t, 0, sizeof *t);
+    t->tag = tag;
+    memcpy(t->name, want, sizeof want);
     p->n_tasks++;
-    mark_shared_names(p);
+    if (!set_current_task(p, (uint32_t)(p->n_tasks - 1))) {
+        p->n_tasks--;
+        return;
+    }
+    p->shared_stale = true;
+    if (!cur && p->unnamed_entries) /* the tag's first name also names the samples it had */
+        for (size_t i = 0; i < p->cap; i++) {
+            struct entry *e = &p->map[i];
+            if (e->used && e->has_tag && !e->task && e->tag == tag) {
+                e->task = (uint32_t)p->n_tasks;
+                p->tasks[p->n_tasks - 1].has_samples = true;
+                p->unnamed_entries--;
+            }
+        }
 }
 
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
@@ -392,12 +514,11 @@ static struct group *group_for(struct prof *p, const void *a, uint64_t b)
     return g;
 }
 
-static const struct task *task_of(const struct prof *p, uint32_t tag)
+/* The task a sample belongs to: the record its tag named when it came (or, for samples that
+ * came before their tag had a name, the tag's first name). */
+static const struct task *task_of(const struct prof *p, const struct entry *e)
 {
-    for (size_t i = 0; i < p->n_tasks; i++)
-        if (p->tasks[i].tag == tag)
-            return &p->tasks[i];
-    return NULL;
+    return e->task ? &p->tasks[e->task - 1] : NULL;
 }
 
 /* "ISR: IRQ 6", "ISR: HardFault": an exception whose handler has no name of its own. */
@@ -412,6 +533,40 @@ static void exception_label(char *buf, size_t len, uint32_t exc)
         snprintf(buf, len, "ISR: %s", core[exc]);
     else
         snprintf(buf, len, "ISR: exception %u", (unsigned)exc);
+}
+
+/* The task row's name of a sample: in buf, or a string that outlives the call. */
+static const char *task_name(const struct prof *p, const struct entry *e, char *buf, size_t len)
+{
+    bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u; /* CMPROF_ISR_TAG(n) */
+    const struct task *tk = e->has_tag && !isr ? task_of(p, e) : NULL;
+    if (isr) { /* interrupt time is its own row, never the interrupted task's */
+        uint32_t exc = e->tag & 0x1FFu;
+        const char *h = p->syms ? sym_exception_handler(p->syms, exc) : NULL;
+        if (h)
+            snprintf(buf, len, "ISR: %s", h);
+        else
+            exception_label(buf, len, exc);
+    } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
+        snprintf(buf, len, "%s (0x%08x)", tk->name, e->tag);
+    } else if (tk) {
+        return tk->name;
+    } else if (e->has_tag) {
+        snprintf(buf, len, "0x%08x", e->tag);
+    } else {
+        return "(no tag)";
+    }
+    return buf;
+}
+
+/* One row per task record (a reused tag's tasks stay apart), per exception, per unnamed tag. */
+static struct group *task_group(struct prof *p, const struct entry *e)
+{
+    bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u;
+    const struct task *tk = task_of(p, e);
+    if (tk && !isr)
+        return group_for(p, (const void *)(uintptr_t)3, (uint64_t)(tk - p->tasks));
+    return group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -436,6 +591,8 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         for (size_t i = 0; i < p->gcap; i++)
             p->gindex[i] = SIZE_MAX;
     char buf[64];
+    if (by == PROF_BY_TASK)
+        mark_shared_names(p);
     for (size_t i = 0; i < p->cap; i++) {
         const struct entry *e = &p->map[i];
         if (!e->used || e->count == 0)
@@ -498,32 +655,10 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
                 line = fr->line;
             }
             break;
-        case PROF_BY_TASK: {
-            bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u; /* CMPROF_ISR_TAG(n) */
-            const struct task *tk = e->has_tag && !isr ? task_of(p, e->tag) : NULL;
-            const char *tn = tk ? tk->name : NULL;
-            g = group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
-            if (isr) { /* interrupt time is its own row, never the interrupted task's */
-                uint32_t exc = e->tag & 0x1FFu;
-                const char *h = p->syms ? sym_exception_handler(p->syms, exc) : NULL;
-                if (h)
-                    snprintf(buf, sizeof buf, "ISR: %s", h);
-                else
-                    exception_label(buf, sizeof buf, exc);
-                name = buf;
-            } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
-                snprintf(buf, sizeof buf, "%s (0x%08x)", tn, e->tag);
-                name = buf;
-            } else if (tn) {
-                name = tn;
-            } else if (e->has_tag) {
-                snprintf(buf, sizeof buf, "0x%08x", e->tag);
-                name = buf;
-            } else {
-                name = "(no tag)";
-            }
+        case PROF_BY_TASK:
+            g = task_group(p, e);
+            name = task_name(p, e, buf, sizeof buf);
             break;
-        }
         }
         if (!g)
             continue;
@@ -585,7 +720,8 @@ struct sym_table *prof_symbols(const struct prof *p)
     return p->syms;
 }
 
-void prof_folded(struct prof *p, bool demangle, void (*emit)(void *ctx, const char *stack, double count), void *ctx)
+void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),
+                 void *ctx)
 {
     /* group by the chain's innermost frame pointer sequence: PCs with equal chains merge */
     char stack[1024];
@@ -601,6 +737,11 @@ void prof_folded(struct prof *p, bool demangle, void (*emit)(void *ctx, const ch
             continue;
         const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
         size_t n = 0;
+        if (by_task) { /* the task (or interrupt) as the root frame */
+            char buf[64], frame[256];
+            esc_text(frame, sizeof frame, task_name(p, e, buf, sizeof buf), ";");
+            n = (size_t)snprintf(stack, sizeof stack, "%s", frame);
+        }
         if (loc && loc->known) {
             for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
                 char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
@@ -609,8 +750,10 @@ void prof_folded(struct prof *p, bool demangle, void (*emit)(void *ctx, const ch
                 n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
             }
         } else {
-            n = (size_t)snprintf(stack, sizeof stack, "0x%08x", e->pc);
+            n += (size_t)snprintf(stack + n, sizeof stack - n, "%s0x%08x", n ? ";" : "", e->pc);
         }
+        if (n >= sizeof stack)
+            n = sizeof stack - 1;
         uint64_t h = 1469598103934665603ull;
         for (size_t k = 0; k < n && k < sizeof stack; k++)
             h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;

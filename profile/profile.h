@@ -63,9 +63,11 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
 /* One PC of a row's samples (the most sampled one), to show its inline chain; 0 when none. */
 uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line);
 
-/* One line per distinct inline chain, "outer;...;inner count", for flame graphs. Calls emit
- * for each; the strings are valid during the call only. */
-void prof_folded(struct prof *p, bool demangle, void (*emit)(void *ctx, const char *stack, double count), void *ctx);
+/* One line per distinct inline chain, "outer;...;inner count", for flame graphs; by_task puts
+ * the task (or "ISR: handler") first, as the root. Calls emit for each; the strings are valid
+ * during the call only. */
+void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),
+                 void *ctx);
 
 /* The symbol table the profile resolves with (NULL without one). */
 struct sym_table *prof_symbols(const struct prof *p);

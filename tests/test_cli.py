@@ -129,6 +129,19 @@ def main():
     code, js2, _ = rows_of(scen_path("tasks", "uart.txt"), scen_path("tasks", "fw.elf"), "--by", "task")
     names = {r["name"] for r in js2["rows"]}
     check("--by task names the tasks the stream announced", {"motor", "link"} <= names, str(sorted(names)))
+    code, out, _ = run("--batch", "-o", "folded", "--by", "task", scen_path("tasks", "uart.txt"), scen_path("tasks", "fw.elf"))
+    stacks = {}
+    for ln in out.splitlines():
+        st, cnt = ln.rsplit(" ", 1)
+        stacks[st] = stacks.get(st, 0) + float(cnt)
+    by_root = {}
+    for st, cnt in stacks.items():
+        by_root[st.split(";")[0]] = by_root.get(st.split(";")[0], 0) + cnt
+    want = {r["name"]: r["samples"] for r in js2["rows"]}
+    check("folded --by task: the task is the root frame, with the task view's counts", code == 0 and by_root == want
+          and "motor;hot_a" in stacks and "link;hot_a" in stacks, "%s vs %s" % (sorted(by_root.items()), sorted(want.items())))
+    code, _, err = run("--batch", "-o", "folded", "--by", "line", uart, elf)
+    check("folded --by line: refused, not ignored", code == 2 and "folded" in err, err.strip())
     code, out, _ = run("--batch", uart, elf)
     check("table: readable report", code == 0 and "hot_a" in out and "±95%" in out, out.splitlines()[0])
 

@@ -68,6 +68,62 @@ static void test_duplicate_task_names_told_apart(void)
     prof_free(p);
 }
 
+/* An RTOS reuses a deleted task's control block for the next task: the tag comes back with a
+ * new name. The old task keeps the samples it had; the new one gets only its own. */
+static void test_reused_tag_keeps_each_tasks_samples(void)
+{
+    struct prof *p = prof_new(NULL);
+    prof_add_pc(p, 0x08000100u, true, 0x20000100u); /* before any name: named later, as "?" then "boot" */
+    prof_task_name(p, 0x20000100u, "?", 1);
+    prof_task_name(p, 0x20000100u, "boot", 4);
+    for (int i = 0; i < 39; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u);
+    prof_task_name(p, 0x20000100u, "w1", 2); /* the block now holds another task */
+    for (int i = 0; i < 20; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u);
+    prof_task_name(p, 0x20000100u, "w1", 2); /* a re-announce changes nothing */
+    prof_task_name(p, 0x20000100u, "w2", 2);
+    for (int i = 0; i < 30; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u);
+    prof_task_name(p, 0x20000100u, "w1", 2); /* and w1 again: its own row grows */
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u);
+    const struct prof_row *rows;
+    size_t n = prof_rows(p, PROF_BY_TASK, true, &rows);
+    CHECK(n == 3);
+    CHECK(fabs(share_of(rows, n, "boot") - 0.4) < 1e-12);
+    CHECK(fabs(share_of(rows, n, "w1") - 0.3) < 1e-12);
+    CHECK(fabs(share_of(rows, n, "w2") - 0.3) < 1e-12);
+    /* a name shared with another tag is told apart; the reused tag's own names are not */
+    prof_task_name(p, 0x20000200u, "w2", 2);
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000200u);
+    n = prof_rows(p, PROF_BY_TASK, true, &rows);
+    CHECK(n == 4);
+    CHECK(share_of(rows, n, "w2 (0x20000100)") > 0.27 && share_of(rows, n, "w2 (0x20000200)") > 0.09);
+    CHECK(share_of(rows, n, "w1") > 0.27);
+    prof_free(p);
+}
+
+/* Hundreds of tasks named and re-announced: each name is a lookup, not a pass over all tasks. */
+static void test_many_tasks(void)
+{
+    struct prof *p = prof_new(NULL);
+    char name[16];
+    for (int round = 0; round < 3; round++) /* the firmware repeats every name each second */
+        for (uint32_t t = 0; t < 4000; t++) {
+            int len = snprintf(name, sizeof name, "t%u", (unsigned)t);
+            prof_task_name(p, 0x20000000u + 0x60u * t, name, (size_t)len);
+        }
+    for (uint32_t i = 0; i < 8000; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000000u + 0x60u * (i % 4000u));
+    const struct prof_row *rows;
+    size_t n = prof_rows(p, PROF_BY_TASK, true, &rows);
+    CHECK(n == 4000);
+    CHECK(fabs(share_of(rows, n, "t3999") - 2.0 / 8000) < 1e-12);
+    prof_free(p);
+}
+
 static void test_rows_cover_everything_and_reset(void)
 {
     struct prof *p = prof_new(NULL);
@@ -236,6 +292,8 @@ int main(void)
     RUN_TEST(test_counts_shares_and_intervals);
     RUN_TEST(test_task_grouping);
     RUN_TEST(test_duplicate_task_names_told_apart);
+    RUN_TEST(test_reused_tag_keeps_each_tasks_samples);
+    RUN_TEST(test_many_tasks);
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
     RUN_TEST(test_random_is_not_lockstep);
