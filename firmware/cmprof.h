@@ -210,6 +210,8 @@ void cmprof_stream_hist_layout(uint32_t *base, uint32_t *shift, uint32_t *bins);
 /* Ring access for the drain (and for users with their own transport). */
 uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max);
 uint32_t cmprof_stream_pending(void);
+uint32_t cmprof_stream_stored(void); /* samples ever put into the ring (its write position) */
+uint32_t cmprof_stream_sent(void);   /* samples ever taken out of it (its read position) */
 uint32_t cmprof_stream_lost(void);
 
 /* ---- section timers ----------------------------------------------------------------------- */

@@ -270,6 +270,16 @@ uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
     return avail;
 }
 
+uint32_t cmprof_stream_stored(void)
+{
+    return *(volatile uint32_t *)&cmprof_state.head;
+}
+
+uint32_t cmprof_stream_sent(void)
+{
+    return cmprof_state.tail;
+}
+
 uint32_t cmprof_stream_pending(void)
 {
     return *(volatile uint32_t *)&cmprof_state.head - cmprof_state.tail;

@@ -45,6 +45,8 @@ static struct {
     uint32_t slots_used;             /* live and stale (deleted tasks') slots: rebuilt at 3/4 */
     volatile bool names_pending;     /* cmprof_stream_task_later() named tasks the drain has not sent */
     uint8_t unsent[(MAX_TASKS + 7u) / 8u];
+    uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
+                                    there on are the new task's, those before the old one's */
     uint8_t gone[(MAX_TASKS + 7u) / 8u]; /* deleted tasks: kept until a new task needs the slot */
     uint32_t last_tag, last_index; /* consecutive samples mostly come from the same task */
     bool last_valid;
@@ -274,26 +276,44 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
         send_task(putc, i);
 }
 
+#if CMPROF_HIST
+#define RING_STORED() 0u /* no ring: names go out with the next drain */
+#else
+#define RING_STORED() cmprof_stream_stored()
+#endif
+
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
     if (i < MAX_TASKS) {
+        stream.name_at[i] = RING_STORED();
         stream.unsent[i / 8u] |= (uint8_t)(1u << (i % 8u));
         stream.names_pending = true;
     }
 }
 
-/* Names registered from the kernel's hooks go out before the samples that may use them. */
-static void send_pending_names(cmprof_putc_fn putc)
+/* Names registered from the kernel's hooks go out before the samples that may use them, and
+ * after the samples of the task whose tag (a reused control block) they take over: send those
+ * given at ring position `upto` or before. Returns how many samples from `upto` on may go out
+ * before the next unsent name is due (UINT32_MAX: none is pending). */
+static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
 {
     if (!stream.names_pending)
-        return;
+        return UINT32_MAX;
     stream.names_pending = false;
+    uint32_t room = UINT32_MAX;
     for (uint32_t i = 0; i < stream.n_tags; i++)
         if (stream.unsent[i / 8u] & (1u << (i % 8u))) {
-            stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u));
-            send_task(putc, i); /* even if gone since: its samples may be in the ring */
+            uint32_t ahead = stream.name_at[i] - upto;
+            if (ahead == 0u || ahead > 0x80000000u) { /* due: at upto or before it */
+                stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u));
+                send_task(putc, i); /* even if gone since: its samples may be in the ring */
+            } else {
+                stream.names_pending = true;
+                room = ahead < room ? ahead : room;
+            }
         }
+    return room;
 }
 
 void cmprof_stream_task_gone(const void *tag)
@@ -378,7 +398,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
 
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    send_pending_names(putc);
+    send_due_names(putc, UINT32_MAX);
     uint32_t sent = 0;
     int done = 0;
     while (max_lines-- && !done)
@@ -474,12 +494,19 @@ static bool send_lost(cmprof_putc_fn putc)
     return true;
 }
 
+/* One line of up to LINE_SAMPLES samples, cut short where a task name is due. */
+static uint32_t send_line(cmprof_putc_fn putc)
+{
+    uint32_t room = send_due_names(putc, cmprof_stream_sent());
+    return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
+}
+
 __attribute__((noinline)) static uint32_t drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    send_pending_names(putc);
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
-        sent += send_samples(putc, LINE_SAMPLES);
+        sent += send_line(putc);
+    send_due_names(putc, cmprof_stream_sent());
     reannounce_after(putc, sent, send_lost(putc));
     return sent;
 }
@@ -489,17 +516,17 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     /* The main loop calls this far more often than a line fills: leave at once then, with as few
      * instructions as can be. No loss goes unreported: the tick only drops samples when the ring
      * is full, and a full ring holds a line (CMPROF_RING_N >= LINE_SAMPLES), so a later call gets
-     * past here and reports it. */
-    if (!stream.names_pending && cmprof_stream_pending() < LINE_SAMPLES)
+     * past here and reports it. Task names wait for the line they come before. */
+    if (cmprof_stream_pending() < LINE_SAMPLES)
         return 0;
     return drain_lines(putc, max_lines);
 }
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
-    send_pending_names(putc);
-    while (send_samples(putc, LINE_SAMPLES)) {
+    while (send_line(putc)) {
     }
+    send_due_names(putc, cmprof_stream_stored());
     send_lost(putc);
 }
 #endif

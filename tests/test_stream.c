@@ -149,6 +149,39 @@ static void test_names_from_kernel_hooks(void)
     CHECK(strstr(out, "sensor") == NULL);
 }
 
+/* An RTOS reuses a deleted task's control block for the next task. Samples of the old task may
+ * still wait in the ring when the new name is given: the name must go out after them and before
+ * the new task's first sample, even inside one line's worth. */
+static void test_reused_control_block_keeps_samples_apart(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    static char tcb[32], old_name[] = "w1", new_name[] = "w2";
+    cmprof_stream_task_later(tcb, old_name);
+    test_tag = tcb;
+    for (int k = 0; k < 21; k++) /* w1 runs: one line and 5 samples more */
+        cmprof_tick(0x08000100u);
+    cmprof_stream_task_gone(tcb);
+    cmprof_stream_task_later(tcb, new_name); /* the same block, a new task */
+    for (int k = 0; k < 40; k++)
+        cmprof_tick(0x08000200u);
+    cmprof_stream_drain(capture, 8);
+    cmprof_stream_flush(capture);
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 61);
+    const char *renamed = strstr(log.buf, "'w2'");
+    const char *last_old = NULL, *first_new = strstr(log.buf, "a=08000200");
+    for (const char *p = strstr(log.buf, "a=08000100"); p; p = strstr(p + 1, "a=08000100"))
+        last_old = p;
+    CHECK(renamed && last_old && first_new && last_old < renamed && renamed < first_new);
+    text_free(&d);
+    free(log.buf);
+}
+
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
 /* Issue 7: hundreds of tasks, created and deleted over time: every sample keeps its own task. */
 static char tcbs[400][16]; /* stand-ins for task control blocks */
@@ -208,6 +241,7 @@ int main(void)
     RUN_TEST(test_loss_triggers_an_announce);
     RUN_TEST(test_interrupt_samples_are_named);
     RUN_TEST(test_names_from_kernel_hooks);
+    RUN_TEST(test_reused_control_block_keeps_samples_apart);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
     RUN_TEST(test_hundreds_of_tasks_come_and_go);
 #endif
