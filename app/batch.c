@@ -123,13 +123,14 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 total, (unsigned long long)prof_sleep(p), detect_name(in->format), group_name(o->by));
         fprintf(out,
                 "  \"decoder\": {\"bytes\": %llu, \"text_bad_lines\": %llu, \"text_long_lines\": %llu, "
-                "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"hist_out\": %llu, \"log_lines\": %llu, "
+                "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"text_glued\": %llu, \"hist_out\": %llu, \"log_lines\": %llu, "
                 "\"itm_packets\": %llu, \"itm_errors\": %llu, \"itm_overflows\": %llu, \"itm_syncs\": %llu, "
                 "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu},\n",
                 (unsigned long long)in->bytes,
                 (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.long_lines,
                 (unsigned long long)in->text.stats.tag_mismatch, (unsigned long long)in->text.stats.orphan_lines,
-                (unsigned long long)in->text.stats.bad_checks, (unsigned long long)in->text.stats.hist_out,
+                (unsigned long long)in->text.stats.bad_checks, (unsigned long long)in->text.stats.glued,
+                (unsigned long long)in->text.stats.hist_out,
                 (unsigned long long)in->text.stats.log_lines, (unsigned long long)in->itm.stats.packets,
                 (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
                 (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,

@@ -127,6 +127,10 @@ def all_scenarios():
     # a profile through the dual timer, as an RTOS user would sample (SysTick left to the RTOS)
     s.append(scenario("an385_loops_dualtimer", "loops", core="an385", SAMPLES=10000, CMPROF_RING_N=16384,
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=42, CMPROF_JITTER=63))
+    # issue 7's full flow: our own RTOS with 120 tasks created and deleted, two interrupt sources,
+    # a logger sharing the UART with the stream, sampled by the dual timer with task tags
+    s.append(scenario("rtos", "rtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512, CMPROF_TAG="current_task",
+                      CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=42, CMPROF_JITTER=63))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
     # live streaming: drained every loop; drained too slowly (the ring overflows)

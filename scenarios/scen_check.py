@@ -1,6 +1,7 @@
 """Checks and report for the reference scenarios (see scen.py). Every bound below comes from the
 truth plugin's exact counts and from sqrt(N) statistics; no profile figure is hard-coded. The
 document's own figures appear only in the report, for comparison."""
+import collections
 import json
 import math
 import os
@@ -561,6 +562,110 @@ def isr_rows(c):
           "%d samples." % (fmt(rows.get("main", 0) / n), fmt(isr_prof), fmt(isr_true), n), "")
 
 
+def rtos(c):
+    """Issue 7's full flow: our own RTOS (120 tasks created and deleted in 8 reused control blocks,
+    two interrupt sources, a logger on the stream's UART), sampled by the dual timer, streamed."""
+    r = Result("rtos")
+    text = open(os.path.join(scen.BUILD, "rtos", "uart.txt"), errors="replace").read()
+    plan = {}
+    for m in re.finditer(r"^plan w(\d+) kind=(\d) n=(\d+) calls=(\d+)$", text, re.M):
+        plan["w%03d" % int(m.group(1))] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+    truth = r.truth(exclude=scen.SAMPLER - {"TIMER1_Handler"})  # TIMER1 is the RTOS's tick here
+    total = sum(truth.values())
+    hot = ("hot_a", "hot_b", "hot_c")
+    # (task, function) truth: worker w made `calls` calls of hot_K(n), each alpha_K n + beta_K
+    # instructions; alpha and beta are read off the per-PC counts and must add up exactly
+    pair_truth, exact = {}, []
+    for k, f in enumerate(hot):
+        a0, size = r.sym.by_name[f]
+        counts = [v for pc, v in r.wcounts.items() if a0 <= pc < a0 + size]
+        iters = sum(n * calls for kind, n, calls in plan.values() if kind == k)
+        ncalls = sum(calls for kind, n, calls in plan.values() if kind == k)
+        alpha = sum(1 for v in counts if v in (iters, iters + ncalls))
+        beta = sum(1 for v in counts if v in (ncalls, iters + ncalls))
+        exact.append(alpha * iters + beta * ncalls == truth[f] == sum(counts) and
+                     all(v in (iters, ncalls, iters + ncalls) for v in counts))
+        for w, (kind, n, calls) in plan.items():
+            if kind == k:
+                pair_truth[(w, f)] = calls * (alpha * n + beta)
+    isr_truth = {"ISR: TIMER1_Handler": truth["TIMER1_Handler"] + truth["tick_work"],
+                 "ISR: GPIO0_IRQHandler": truth["GPIO0_IRQHandler"] + truth["sensor_work"],
+                 "ISR: PendSV_Handler": truth["PendSV_Handler"] + truth["sched_switch"]}
+    j = r.tool()
+    n = j["total"]
+    by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+    folded = subprocess.run([scen.TOOL, "--batch", "-o", "folded", "--by", "task",
+                             os.path.join(scen.BUILD, "rtos", "uart.txt"), r.elf], capture_output=True, text=True).stdout
+    pairs = collections.Counter()
+    for ln in folded.splitlines():
+        stack, cnt = ln.rsplit(" ", 1)
+        frames = stack.split(";")
+        pairs[(frames[0], frames[-1])] += float(cnt)
+
+    c.check("rtos: the run is complete and nothing was lost",
+            len(plan) == 120 and kv.get("lost", -1) == 0 and n == kv.get("taken") and
+            j["decoder"]["text_bad_checks"] == 0 and j["decoder"]["text_bad_lines"] == 0,
+            "%d workers planned, %d samples taken, %d lost, host %d samples, %d bad checks"
+            % (len(plan), kv.get("taken", 0), kv.get("lost", -1), n, j["decoder"]["text_bad_checks"]))
+    c.check("rtos: hot functions' truth splits exactly by worker", all(exact),
+            "per-PC counts are alpha*iterations + beta*calls for %s" % ", ".join(
+                "%s %s" % (f, "exact" if e else "NOT exact") for f, e in zip(hot, exact)))
+    names = set(by_task)
+    unnamed = sorted(x for x in names if x.startswith("0x"))
+    blocks = {tag for tag, name in re.findall(r"^@task \S+ ([0-9a-f]{8}) (w\d{3})~", text, re.M)}
+    c.check("rtos: every task named: 120 workers in 8 reused control blocks, idle, spawner",
+            set(plan) | {"idle", "spawner"} <= names and not unnamed and len(blocks) == 8,
+            "%d task rows, missing %s, unnamed %s; the workers' names came with %d distinct tags"
+            % (len(names), sorted(set(plan) - names)[:5], unnamed, len(blocks)))
+    c.check("rtos: each worker's samples are in its own function only (no task takes another's)",
+            all(pairs.get((w, f), 0) == 0 for w, (kind, _, _) in plan.items() for f in hot if f != hot[kind]),
+            "%d samples of a worker in another kind's function" % sum(
+                pairs.get((w, f), 0) for w, (kind, _, _) in plan.items() for f in hot if f != hot[kind]))
+
+    def judge(label, prof, tru):
+        zs = {k: abs(prof.get(k, 0) / n - v / total) / scen.sigma(v / total, n) for k, v in tru.items()}
+        m = len(zs)
+        outside95 = sum(1 for z in zs.values() if z > 1.96)
+        allowed = 0.05 * m + 3 * math.sqrt(m * 0.05 * 0.95)
+        worst = max(zs, key=zs.get)
+        c.check("rtos: %s within 4 sigma, and as many outside the 95 %% interval as chance allows" % label,
+                zs[worst] <= 4.0 and outside95 <= allowed,
+                "%d shares, %d outside 95 %% (chance: %.1f, allowed %.1f), worst %.2f sigma (%s)"
+                % (m, outside95, 0.05 * m, allowed, zs[worst], worst))
+        return outside95, m, zs[worst]
+
+    funcs = {f: v for f, v in truth.items() if v / total >= 0.002}
+    fn_prof = {row["name"]: row["samples"] for row in j["rows"]}
+    f_out = judge("function shares (>= 0.2 %)", fn_prof, funcs)
+    p_out = judge("(task, function) shares of the workers", pairs, pair_truth)
+    i_out = judge("ISR rows", by_task, isr_truth)
+    c.check("rtos: stream lines glued onto log lines: the host counts what the firmware counted",
+            kv.get("glued", 0) > 0 and j["decoder"]["text_glued"] == kv.get("glued"),
+            "firmware %d, host %d" % (kv.get("glued", 0), j["decoder"]["text_glued"]))
+    c.out("## 9d. The full flow: our own RTOS, 120 tasks, two interrupts, a logger on the stream's UART (`rtos`)", "",
+          "MPS2 AN385 (Cortex-M3), sampled by the CMSDK dual timer with jitter, tags = the running task's control "
+          "block. A round-robin scheduler on PendSV with TIMER1 as its tick; a spawner creates 120 workers, at "
+          "most 8 at once, each in a control block a finished worker freed (so tags come back with new names); "
+          "workers raise the GPIO0 interrupt; a printf-style logger shares UART0 with the stream, which the idle "
+          "task drains. Samples: %d (lost %d); TIMER1 ticks %d, GPIO0 interrupts %d, log lines %d; stream lines "
+          "glued onto log lines: %d counted by the firmware, %d by the host." % (
+              n, kv.get("lost", 0), kv.get("ticks", 0), kv.get("sensor_irqs", 0), kv.get("log_lines", 0),
+              kv.get("glued", 0), j["decoder"]["text_glued"]), "",
+          "With 120+ shares a few may fall outside their 95 % interval by chance (5 % of them on average); the "
+          "check allows the binomial mean + 3 sigma of such, and none beyond 4 sigma. Jittered periodic sampling "
+          "is stratified in time: a worker that runs for many periods gets a share much tighter than the "
+          "binomial interval, as the worst figure shows.", "",
+          "| shares | count | outside 95 % | worst (sigma) |", "|---|---|---|---|",
+          "| functions >= 0.2 %% | %d | %d | %.2f |" % (f_out[1], f_out[0], f_out[2]),
+          "| (worker, function) | %d | %d | %.2f |" % (p_out[1], p_out[0], p_out[2]),
+          "| ISR rows | %d | %d | %.2f |" % (i_out[1], i_out[0], i_out[2]), "",
+          "| row | truth % | profile % |", "|---|---|---|")
+    for k, v in sorted(isr_truth.items(), key=lambda kv_: -kv_[1]):
+        c.out("| %s | %s | %s |" % (k, fmt(v / total), fmt(by_task.get(k, 0) / n)))
+    c.out("")
+
+
 def own_cost(c):
     """Issue 7: what the profiler costs the firmware, per sample, measured by the plugin."""
     c.out("## 9b. The profiler's own cost per sample, all library code included", "",
@@ -753,7 +858,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows,
+             own_cost, isr_rows, rtos,
              sections,
              streaming, diagnostics]
     truth_loop = None

@@ -33,6 +33,7 @@ WEAK_HANDLER(SysTick_Handler);
 WEAK_HANDLER(EXTI0_IRQHandler);
 WEAK_HANDLER(TIM3_IRQHandler);
 WEAK_HANDLER(TIM4_IRQHandler);
+WEAK_HANDLER(GPIO0_IRQHandler);  /* MPS2: GPIO 0, IRQ 6 */
 WEAK_HANDLER(TIMER1_Handler);    /* MPS2: CMSDK TIMER1, IRQ 9 */
 WEAK_HANDLER(DUALTIMER_Handler); /* MPS2: CMSDK dual timer, IRQ 10 */
 WEAK_HANDLER(TIMER1_IRQHandler); /* nRF51: TIMER1, IRQ 9 */
@@ -51,6 +52,7 @@ __attribute__((section(".isr_vector"), used)) const vector_fn vector_table[16 + 
     [14] = PendSV_Handler,
     [15] = SysTick_Handler,
 #if defined(BOARD_mps2)
+    [16 + 6] = GPIO0_IRQHandler,
     [16 + 9] = TIMER1_Handler,
     [16 + 10] = DUALTIMER_Handler,
 #elif defined(BOARD_nrf51)
