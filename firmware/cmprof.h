@@ -191,8 +191,11 @@ void cmprof_stream_task_gone(const void *tag);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 
 /* Send up to max_lines complete sample lines (16 samples each); returns the samples sent. Also
- * reports a changed loss count. Call it from the main loop, an idle hook or a UART TX interrupt. */
+ * reports a changed loss count. Call it from the main loop, an idle hook or a UART TX interrupt:
+ * with less than a line waiting it returns at once, in a few instructions. */
+#define CMPROF_STREAM_LINE 16u
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
+uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* the same without the quick exit */
 
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);
@@ -207,8 +210,12 @@ void cmprof_stream_sections(cmprof_putc_fn putc);
 uint32_t cmprof_stream_hist_take(uint32_t *index, uint32_t *delta, uint32_t max, int *pass_done);
 void cmprof_stream_hist_layout(uint32_t *base, uint32_t *shift, uint32_t *bins);
 
-/* Ring access for the drain (and for users with their own transport). */
+/* Ring access for the drain (and for users with their own transport). take copies samples out
+ * and frees their slots; peek shows them in place (from `skip` past the read position, up to the
+ * ring's end; tags NULL without CMPROF_TAG) and release frees n of them. */
 uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max);
+uint32_t cmprof_stream_peek(uint32_t skip, const uint32_t **pcs, const uint32_t **tags, uint32_t max);
+void cmprof_stream_release(uint32_t n);
 uint32_t cmprof_stream_pending(void);
 uint32_t cmprof_stream_stored(void); /* samples ever put into the ring (its write position) */
 uint32_t cmprof_stream_sent(void);   /* samples ever taken out of it (its read position) */

@@ -270,6 +270,43 @@ uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
     return avail;
 }
 
+/* The drain's quick exit lives here, beside the ring: the main loop calls it far more often than
+ * a line fills, so it costs a call and four instructions then. No loss goes unreported: the tick
+ * only drops samples when the ring is full, and a full ring holds a line, so a later call gets
+ * past here and reports it. */
+_Static_assert(CMPROF_RING_N >= CMPROF_STREAM_LINE, "CMPROF_RING_N must hold a stream line");
+uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
+{
+    if (*(volatile uint32_t *)&cmprof_state.head - cmprof_state.tail < CMPROF_STREAM_LINE)
+        return 0;
+    return cmprof_stream_drain_lines(putc, max_lines);
+}
+
+/* Up to max samples from `skip` past the read position, in place (as far as the ring's end). */
+uint32_t cmprof_stream_peek(uint32_t skip, const uint32_t **pcs, const uint32_t **tags, uint32_t max)
+{
+    uint32_t t = cmprof_state.tail + skip;
+    uint32_t avail = *(volatile uint32_t *)&cmprof_state.head - t;
+    uint32_t at = t & (CMPROF_RING_N - 1u);
+    if (avail > CMPROF_RING_N - at)
+        avail = CMPROF_RING_N - at;
+    if (avail > max)
+        avail = max;
+    *pcs = &cmprof_state.ring[at];
+#ifdef CMPROF_TAG
+    *tags = &cmprof_tags[at];
+#else
+    *tags = NULL;
+#endif
+    return avail;
+}
+
+void cmprof_stream_release(uint32_t n)
+{
+    __asm volatile("" ::: "memory"); /* done with the slots before handing them back */
+    cmprof_state.tail += n;
+}
+
 uint32_t cmprof_stream_stored(void)
 {
     return *(volatile uint32_t *)&cmprof_state.head;

@@ -9,8 +9,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
-#define LINE_SAMPLES 16u
+#define LINE_SAMPLES CMPROF_STREAM_LINE
 /* Named tags (tasks, and interrupt handlers as they appear), at most at once: 62 fit one index
  * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. */
 #ifndef CMPROF_STREAM_TASKS
@@ -48,7 +49,9 @@ static struct {
     uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
                                     there on are the new task's, those before the old one's */
     uint8_t gone[(MAX_TASKS + 7u) / 8u]; /* deleted tasks: kept until a new task needs the slot */
-    uint32_t last_tag, last_index; /* consecutive samples mostly come from the same task */
+    uint32_t last_tag;   /* consecutive samples mostly come from the same task: its index chars */
+    uint32_t last_chars; /* 1 or 3, little-endian */
+    uint8_t last_len;
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
     uint32_t announce_every;        /* samples in about one second of target time; 0: no announce yet */
@@ -111,23 +114,19 @@ static const uint16_t crc12_table[256] = {
     0xE35, 0x63A, 0x624, 0xE2B, 0x618, 0xE17, 0xE09, 0x606,
 };
 
-static uint16_t crc12(uint16_t crc, const char *s, size_t n)
+/* Send a line and close it with its check, computed on the way out: one pass over the bytes. */
+static void send(cmprof_putc_fn putc, const char *line, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        crc = (uint16_t)(((crc << 8) & 0xFFFu) ^ crc12_table[((crc >> 4) ^ (uint8_t)s[i]) & 0xFFu]);
-    return crc;
-}
-
-/* Close a line with its check and send it. */
-static void send(cmprof_putc_fn putc, char *line, size_t n)
-{
-    uint16_t crc = crc12(0, line, n);
-    line[n++] = '~';
-    line[n++] = b64[crc >> 6];
-    line[n++] = b64[crc & 63u];
-    line[n++] = '\n';
-    for (size_t i = 0; i < n; i++)
-        putc(line[i]);
+    uint32_t crc = 0;
+    for (const char *p = line, *end = line + n; p < end; p++) {
+        char c = *p;
+        crc = ((crc & 0xFu) << 8) ^ crc12_table[((crc >> 4) ^ (uint8_t)c) & 0xFFu];
+        putc(c);
+    }
+    putc('~');
+    putc(b64[crc >> 6]);
+    putc(b64[crc & 63u]);
+    putc('\n');
 }
 
 /* Copy s, stopping where the line must still fit "~CC\n" (lines are at least LINE_ROOM long). */
@@ -416,67 +415,107 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
     }
 }
 #else
-/* O(1): the last tag again, else a probe of the hash (never more than MAX_TASKS steps). */
-__attribute__((always_inline)) static inline uint32_t tag_index(uint32_t tag)
+#ifdef CMPROF_TAG
+/* A tag's index: a probe of the hash (never more than MAX_TASKS steps). */
+static uint32_t tag_index(uint32_t tag)
 {
-    if (stream.last_valid && tag == stream.last_tag)
-        return stream.last_index;
-    uint32_t index = UNKNOWN_TAG;
     for (uint32_t k = tag_slot(tag), slot; (slot = stream.tag_slots[k]) != 0u; k = (k + 1u) & (TAG_SLOTS - 1u))
-        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
-            index = slot - 1u;
-            break;
-        }
-    stream.last_tag = tag;
-    stream.last_index = index;
-    stream.last_valid = true;
-    return index;
+        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+            return slot - 1u;
+    return UNKNOWN_TAG;
 }
 
-static size_t put_sample(char *b, size_t n, uint32_t pc)
+/* The characters of a tag's index (1 or 3, little-endian in a word), kept for the next sample:
+ * consecutive samples mostly come from the same task, so the common case is a compare. */
+__attribute__((noinline)) static void learn_tag(cmprof_putc_fn putc, uint32_t tag)
 {
-    uint32_t off = pc - stream.code_base;
-    if ((pc & 1u) == 0u && off < (1u << 25)) {
-        uint32_t v = off >> 1; /* 24 bits */
-        b[n++] = b64[(v >> 18) & 63u];
-        b[n++] = b64[(v >> 12) & 63u];
-        b[n++] = b64[(v >> 6) & 63u];
-        b[n++] = b64[v & 63u];
-    } else {
-        b[n++] = '*'; /* the full 32 bits, in 6 chars */
-        for (int s = 30; s >= 0; s -= 6)
-            b[n++] = b64[(pc >> s) & 63u];
+    uint32_t index = tag_index(tag);
+    if (index == UNKNOWN_TAG && CMPROF_IS_ISR_TAG(tag) && stream.n_tags < MAX_TASKS) {
+        /* the first sample in an exception handler: name it before the line that uses it */
+        cmprof_stream_task(putc, (const void *)(uintptr_t)tag, NULL);
+        index = tag_index(tag);
     }
-    return n;
+    char chars[3] = {0, 0, 0};
+    stream.last_len = (uint8_t)put_index(chars, 0, index);
+    stream.last_chars = (uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
+                        (uint32_t)(uint8_t)chars[2] << 16;
+    stream.last_tag = tag;
+    stream.last_valid = true;
 }
+#endif
 
+/* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
+ * fields, in the loop: stores through a char pointer would make the compiler reload them. */
 static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 {
-    uint32_t pcs[LINE_SAMPLES], tags[LINE_SAMPLES];
-    uint32_t k = cmprof_stream_take(pcs, tags, max);
-    if (!k)
-        return 0;
     char line[1u + LINE_SAMPLES * 10u + 4u]; /* '%', tag (up to 3) + '*' + 6 chars each, "~CC\n" */
 #ifdef CMPROF_TAG
-    const bool tagged = true;
+    line[0] = '%';
 #else
-    const bool tagged = false;
+    line[0] = '$';
 #endif
-    size_t n = 0;
-    line[n++] = tagged ? '%' : '$';
-    for (uint32_t i = 0; i < k; i++) {
-        if (tagged) {
-            uint32_t index = tag_index(tags[i]);
-            if (index == UNKNOWN_TAG && CMPROF_IS_ISR_TAG(tags[i]) && stream.n_tags < MAX_TASKS) {
-                /* the first sample in an exception handler: name it before the line that uses it */
-                cmprof_stream_task(putc, (const void *)(uintptr_t)tags[i], NULL);
-                index = tag_index(tags[i]);
+    char *b = line + 1;
+    const char *enc = b64;
+    const uint32_t base = stream.code_base;
+    uint32_t k = 0;
+    while (k < max) {
+        const uint32_t *pcs, *tags;
+        uint32_t m = cmprof_stream_peek(k, &pcs, &tags, max - k);
+        if (!m)
+            break;
+#ifdef CMPROF_TAG
+        if (!stream.last_valid)
+            learn_tag(putc, tags[0]);
+        uint32_t last_tag = stream.last_tag, chars = stream.last_chars, len = stream.last_len;
+#else
+        (void)tags;
+#endif
+        for (uint32_t i = 0; i < m; i++) {
+#ifdef CMPROF_TAG
+            if (tags[i] != last_tag) {
+                /* another task: its first probe of the hash, here; anything else out of line */
+                uint32_t tag = tags[i], slot = stream.tag_slots[tag_slot(tag)];
+                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
+                    chars = (uint8_t)enc[slot - 1u];
+                    len = 1u;
+                } else {
+                    learn_tag(putc, tag);
+                    chars = stream.last_chars;
+                    len = stream.last_len;
+                }
+                last_tag = tag;
             }
-            n = put_index(line, n, index);
+            if (len == 1u) {
+                *b++ = (char)chars;
+            } else {
+                memcpy(b, &chars, 3);
+                b += 3;
+            }
+#endif
+            uint32_t pc = pcs[i], off = pc - base;
+            if ((pc & 1u) == 0u && off < (1u << 25)) { /* 24 bits of halfword offset, in 4 chars */
+                uint32_t v = off >> 1;
+                uint32_t w = (uint32_t)(uint8_t)enc[v >> 18] | (uint32_t)(uint8_t)enc[(v >> 12) & 63u] << 8 |
+                             (uint32_t)(uint8_t)enc[(v >> 6) & 63u] << 16 | (uint32_t)(uint8_t)enc[v & 63u] << 24;
+                memcpy(b, &w, 4);
+                b += 4;
+            } else { /* '*' and the full 32 bits, in 6 chars */
+                *b++ = '*';
+                for (int sh = 30; sh >= 0; sh -= 6)
+                    *b++ = enc[(pc >> sh) & 63u];
+            }
         }
-        n = put_sample(line, n, pcs[i]);
+        k += m;
+#ifdef CMPROF_TAG
+        stream.last_tag = last_tag;
+        stream.last_chars = chars;
+        stream.last_len = (uint8_t)len;
+#endif
     }
-    send(putc, line, n);
+    if (!k)
+        return 0;
+    send(putc, line, (size_t)(b - line));
+    cmprof_stream_release(k);
     return k;
 }
 
@@ -501,7 +540,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
     return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
 }
 
-__attribute__((noinline)) static uint32_t drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
+uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
@@ -511,16 +550,6 @@ __attribute__((noinline)) static uint32_t drain_lines(cmprof_putc_fn putc, uint3
     return sent;
 }
 
-uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
-{
-    /* The main loop calls this far more often than a line fills: leave at once then, with as few
-     * instructions as can be. No loss goes unreported: the tick only drops samples when the ring
-     * is full, and a full ring holds a line (CMPROF_RING_N >= LINE_SAMPLES), so a later call gets
-     * past here and reports it. Task names wait for the line they come before. */
-    if (cmprof_stream_pending() < LINE_SAMPLES)
-        return 0;
-    return drain_lines(putc, max_lines);
-}
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
