@@ -139,8 +139,8 @@ def main():
             bad = []
             for args, stdin in ((["--resolve", "-C", elf], feed), (["--batch", cap, elf], None),
                                 (["--batch", "-o", "json", "-C", cap, elf], None),
-                                (["--batch", "-o", "folded", "--by", "line", cap, elf], None),
-                                (["--batch", "-o", "csv", "--no-inline", cap, elf], None)):
+                                (["--batch", "-o", "folded", "--by", "task", cap, elf], None),
+                                (["--batch", "-o", "csv", "--by", "line", "--no-inline", cap, elf], None)):
                 code, out, err = run(args, in_process, stdin)
                 marks = [m for m in SAN_MARKS if m in err]
                 refused = code == 1 and len(err.strip().splitlines()) == 1 and "cmprof-top: " in err
