@@ -75,6 +75,9 @@ SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/c
                    -DCMPROF_TAG=test_tag
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
 MAIN_test_stream_many := tests/test_stream.c
+SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
+                        -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
+                        -DCMPROF_HIST_BASE=0x08000000u
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
 SRC_test_profile := profile/profile.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := app/view.c profile/profile.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
@@ -83,7 +86,7 @@ $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_s
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
 UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_profile test_view \
-              test_stream test_stream_many \
+              test_stream test_stream_many test_stream_hist \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 

@@ -397,7 +397,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
 
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    send_due_names(putc, UINT32_MAX);
+    send_due_names(putc, RING_STORED()); /* no ring: every name is due */
     uint32_t sent = 0;
     int done = 0;
     while (max_lines-- && !done)
@@ -408,6 +408,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
+    send_due_names(putc, RING_STORED());
     for (int pass = 0; pass < 2; pass++) { /* finish the pass under way, then one whole pass */
         int done = 0;
         while (!done)
