@@ -249,25 +249,19 @@ void cmprof_stream_hist_layout(uint32_t *base, uint32_t *shift, uint32_t *bins)
 #endif
 
 #if CMPROF_STREAM_RING
+/* A copy of what peek shows, in one or two stretches (the ring may wrap), then released. */
 uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
 {
-    uint32_t t = cmprof_state.tail;
-    uint32_t avail = *(volatile uint32_t *)&cmprof_state.head - t;
-    if (avail > max)
-        avail = max;
-    for (uint32_t i = 0; i < avail; i++) {
-        pcs[i] = cmprof_state.ring[(t + i) & (CMPROF_RING_N - 1u)];
-#ifdef CMPROF_TAG
-        if (tags)
-            tags[i] = cmprof_tags[(t + i) & (CMPROF_RING_N - 1u)];
-#else
-        if (tags)
-            tags[i] = 0u;
-#endif
-    }
-    __asm volatile("" ::: "memory"); /* copy out before handing the slots back */
-    cmprof_state.tail = t + avail;
-    return avail;
+    uint32_t k = 0;
+    const uint32_t *p, *t;
+    for (uint32_t m; k < max && (m = cmprof_stream_peek(k, &p, &t, max - k)) != 0u; k += m)
+        for (uint32_t i = 0; i < m; i++) {
+            pcs[k + i] = p[i];
+            if (tags)
+                tags[k + i] = t ? t[i] : 0u;
+        }
+    cmprof_stream_release(k);
+    return k;
 }
 
 /* The drain's quick exit lives here, beside the ring: the main loop calls it far more often than

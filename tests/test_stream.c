@@ -182,6 +182,31 @@ static void test_reused_control_block_keeps_samples_apart(void)
     free(log.buf);
 }
 
+/* For users with their own transport: take copies samples out in order, across the ring's wrap. */
+static void test_take_copies_in_order_across_the_wrap(void)
+{
+    fake_regs_clear();
+    cmprof_start(10u, 0u);
+    static char tcb_a[8], tcb_b[8];
+    uint32_t pcs[64], tags[64], next = 0;
+    for (uint32_t k = 0; k < 50; k++) {
+        test_tag = k % 2 ? tcb_b : tcb_a;
+        cmprof_tick(0x08000000u + 2u * k);
+    }
+    CHECK(cmprof_stream_take(pcs, tags, 40) == 40);
+    for (uint32_t i = 0; i < 40; i++, next++)
+        CHECK(pcs[i] == 0x08000000u + 2u * next && tags[i] == (uint32_t)(uintptr_t)(next % 2 ? tcb_b : tcb_a));
+    for (uint32_t k = 50; k < 90; k++) { /* the ring (64) wraps */
+        test_tag = k % 2 ? tcb_b : tcb_a;
+        cmprof_tick(0x08000000u + 2u * k);
+    }
+    CHECK(cmprof_stream_pending() == 50);
+    CHECK(cmprof_stream_take(pcs, NULL, 64) == 50);
+    for (uint32_t i = 0; i < 50; i++, next++)
+        CHECK(pcs[i] == 0x08000000u + 2u * next);
+    CHECK(cmprof_stream_pending() == 0 && cmprof_stream_take(pcs, tags, 64) == 0);
+}
+
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
 /* Issue 7: hundreds of tasks, created and deleted over time: every sample keeps its own task. */
 static char tcbs[400][16]; /* stand-ins for task control blocks */
@@ -242,6 +267,7 @@ int main(void)
     RUN_TEST(test_interrupt_samples_are_named);
     RUN_TEST(test_names_from_kernel_hooks);
     RUN_TEST(test_reused_control_block_keeps_samples_apart);
+    RUN_TEST(test_take_copies_in_order_across_the_wrap);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
     RUN_TEST(test_hundreds_of_tasks_come_and_go);
 #endif
