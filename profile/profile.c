@@ -218,7 +218,7 @@ static bool set_current_task(struct prof *p, uint32_t r)
 void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
     uint32_t task = has_tag ? current_task(p, tag) : 0;
-    if (task && !p->tasks[task - 1].has_samples)
+    if (task)
         p->tasks[task - 1].has_samples = true;
     struct entry *e = slot(p, pc, has_tag, tag, task);
     if (!e)
@@ -326,35 +326,30 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
     p->total += (double)count;
 }
 
-/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row):
- * sort the records by name, then look at neighbours. Done when rows are made, not per name. */
-static struct task *sort_tasks; /* qsort has no context argument */
-
-static int cmp_task_index(const void *a, const void *b)
+static int cmp_task_by_name(const void *a, const void *b)
 {
-    const struct task *x = &sort_tasks[*(const uint32_t *)a], *y = &sort_tasks[*(const uint32_t *)b];
+    const struct task *x = *(struct task *const *)a, *y = *(struct task *const *)b;
     int c = strcmp(x->name, y->name);
     return c ? c : (x->tag > y->tag) - (x->tag < y->tag);
 }
 
+/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row):
+ * sort the records by name, then look at neighbours. Done when rows are made, not per name. */
 static void mark_shared_names(struct prof *p)
 {
     if (!p->shared_stale || p->n_tasks == 0)
         return;
-    uint32_t *order = malloc(p->n_tasks * sizeof *order);
+    struct task **order = malloc(p->n_tasks * sizeof *order);
     if (!order)
         return;
     for (size_t i = 0; i < p->n_tasks; i++) {
-        order[i] = (uint32_t)i;
+        order[i] = &p->tasks[i];
         p->tasks[i].shared = false;
     }
-    sort_tasks = p->tasks;
-    qsort(order, p->n_tasks, sizeof *order, cmp_task_index);
-    for (size_t i = 1; i < p->n_tasks; i++) {
-        struct task *a = &p->tasks[order[i - 1]], *b = &p->tasks[order[i]];
-        if (strcmp(a->name, b->name) == 0 && a->tag != b->tag)
-            a->shared = b->shared = true;
-    }
+    qsort(order, p->n_tasks, sizeof *order, cmp_task_by_name);
+    for (size_t i = 1; i < p->n_tasks; i++)
+        if (strcmp(order[i - 1]->name, order[i]->name) == 0 && order[i - 1]->tag != order[i]->tag)
+            order[i - 1]->shared = order[i]->shared = true;
     free(order);
     p->shared_stale = false;
 }
@@ -535,10 +530,16 @@ static void exception_label(char *buf, size_t len, uint32_t exc)
         snprintf(buf, len, "ISR: exception %u", (unsigned)exc);
 }
 
+/* A sample taken in an exception handler: its tag is CMPROF_ISR_TAG(exception number). */
+static bool in_exception(const struct entry *e)
+{
+    return e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u;
+}
+
 /* The task row's name of a sample: in buf, or a string that outlives the call. */
 static const char *task_name(const struct prof *p, const struct entry *e, char *buf, size_t len)
 {
-    bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u; /* CMPROF_ISR_TAG(n) */
+    bool isr = in_exception(e);
     const struct task *tk = e->has_tag && !isr ? task_of(p, e) : NULL;
     if (isr) { /* interrupt time is its own row, never the interrupted task's */
         uint32_t exc = e->tag & 0x1FFu;
@@ -562,9 +563,8 @@ static const char *task_name(const struct prof *p, const struct entry *e, char *
 /* One row per task record (a reused tag's tasks stay apart), per exception, per unnamed tag. */
 static struct group *task_group(struct prof *p, const struct entry *e)
 {
-    bool isr = e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u;
     const struct task *tk = task_of(p, e);
-    if (tk && !isr)
+    if (tk && !in_exception(e))
         return group_for(p, (const void *)(uintptr_t)3, (uint64_t)(tk - p->tasks));
     return group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
 }
