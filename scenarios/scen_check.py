@@ -34,6 +34,12 @@ class Checker:
         self.md.extend(lines)
 
 
+def clone_base(f):
+    """A function's name without GCC's clone suffix: nm names "send_samples.constprop.0", DWARF (and
+    so cmprof-top) "send_samples"."""
+    return re.sub(r"\.(constprop|isra|part|cold)\.\d+$", "", f)
+
+
 def fmt(p):
     return "%.2f" % (100.0 * p)
 
@@ -685,7 +691,7 @@ def own_cost(c):
     r = Result("stream_tagged")
     per = collections.Counter()
     for pc, v in r.counts.items():
-        per[re.sub(r"\.(constprop|isra|part)\.\d+$", "", r.sym.lookup(pc))] += v
+        per[clone_base(r.sym.lookup(pc))] += v
     n = r.kv.get("taken") or 1
     parts = [("the interrupt (prologue, tick, tag, jitter)", ("SysTick_Handler", "cmprof_tick_frame")),
              ("the drain's quick exit, polled from the main loop", ("cmprof_stream_drain",)),
@@ -693,7 +699,7 @@ def own_cost(c):
                                                        "cmprof_stream_peek", "cmprof_stream_release")),
              ("CRC-12 and the putc calls, one pass per byte", ("send",))]
     named = set(f for _, fs in parts for f in fs)
-    lib = {re.sub(r"\.(constprop|isra|part)\.\d+$", "", f) for f in scen.library_functions("stream_tagged")}
+    lib = {clone_base(f) for f in scen.library_functions("stream_tagged")}
     rest = sum(v for f, v in per.items() if f in lib and f not in named)
     c.out("", "Tagged stream, by part (instructions per sample): " + "; ".join(
         "%s %.0f" % (label, sum(per[f] for f in fs) / n) for label, fs in parts) +
@@ -706,11 +712,10 @@ def own_cost(c):
     # the sampler's dead time), so the check is the arithmetic, and the truth is reported beside it
     for name in ("stream", "stream_tagged"):
         r = Result(name)
-        strip = lambda f: re.sub(r"\.(constprop|isra|part|cold)\.\d+$", "", f)  # noqa: E731
-        lib = {strip(x) for x in scen.library_functions(name)} - {scen.isr_of(scen.SCENARIOS[name]), "cmprof_tick",
+        lib = {clone_base(x) for x in scen.library_functions(name)} - {scen.isr_of(scen.SCENARIOS[name]), "cmprof_tick",
                                                                    "cmprof_stop"}
         truth = r.truth()
-        true_share = sum(v for f, v in truth.items() if strip(f) in lib) / sum(truth.values())
+        true_share = sum(v for f, v in truth.items() if clone_base(f) in lib) / sum(truth.values())
         j = r.tool(inline=False)
         shown = j.get("overhead", -1) / 100
         rows = sum(row["samples"] for row in j["rows"] if row["name"] in lib) / j["total"]
@@ -751,11 +756,9 @@ def streaming(c):
     j = r.tool(inline=False)
     taken, lost = r.kv.get("taken", 0), r.kv.get("lost", -1)
     dec = j["decoder"]
-    # nm names compiler clones ("send_samples.constprop.0"); DWARF, and so cmprof-top, does not
     truth = {}
     for f, v in r.truth().items():
-        base = re.sub(r"\.(constprop|isra|part|cold)\.\d+$", "", f)
-        truth[base] = truth.get(base, 0) + v
+        truth[clone_base(f)] = truth.get(clone_base(f), 0) + v
     ts = shares(truth)
     pr = {row["name"]: row["samples"] for row in j["rows"]}
     n = j["total"]
@@ -784,7 +787,7 @@ def streaming(c):
                                                                        s_.kv["lost"]))
     h = Result("stream_hist")
     jh = h.tool(inline=False)
-    th = shares({re.sub(r"\.(constprop|isra|part|cold)\.\d+$", "", f): v for f, v in h.truth().items()})
+    th = shares({clone_base(f): v for f, v in h.truth().items()})
     ph = {row["name"]: row["samples"] for row in jh["rows"]}
     okh, worsth, wnameh = within(ph, th, jh["total"], ("hot_a", "hot_b", "hot_c"))
     hist_lines = [ln for ln in open(os.path.join(scen.BUILD, "stream_hist", "uart.txt"), "rb").read().split(b"\n")
