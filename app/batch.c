@@ -99,6 +99,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                   FILE *out)
 {
     const struct prof_row *rows;
+    prof_fold_overhead(p, o->fold_overhead);
     size_t n = o->output == OUT_FOLDED ? 0 : prof_rows(p, o->by, o->inline_frames, &rows);
     struct prof_diag diags[16];
     size_t nd = prof_diagnose(p, diags, 16);

@@ -22,6 +22,7 @@ struct batch_options {
     enum batch_output output;
     uint64_t max_samples; /* 0: no limit */
     bool demangle;        /* -C: C++ and Rust names demangled, as addr2line -C prints them */
+    bool fold_overhead;   /* the library's code as one row in function and line rows */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

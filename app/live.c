@@ -86,6 +86,7 @@ int live_main(const struct live_options *o)
     in->log_ctx = v;
     v->group = o->batch.by;
     v->inline_frames = o->batch.inline_frames;
+    v->fold_overhead = o->batch.fold_overhead;
     v->source_dir = o->source_dir;
     v->cpu_hz = o->cpu_hz;
     v->window_seconds = o->window_seconds > 0 ? o->window_seconds : 5;

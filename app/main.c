@@ -38,6 +38,7 @@ static void usage(FILE *f)
           "  -o, --output FMT   table (default), csv, json or folded\n"
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
+          "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
           "  -f, --format FMT   auto (default), text, itm or tpiu\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
     bool batch = false, resolve = false;
     enum {
         OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
-        OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS
+        OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD
     };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
         {"source-dir", required_argument, NULL, OPT_SOURCE_DIR}, {"cpu-hz", required_argument, NULL, OPT_CPU_HZ},
         {"budget", required_argument, NULL, OPT_BUDGET}, {"window", required_argument, NULL, OPT_WINDOW},
         {"no-color", no_argument, NULL, OPT_NO_COLOR}, {"list-ports", no_argument, NULL, OPT_LIST_PORTS},
+        {"fold-overhead", no_argument, NULL, OPT_FOLD_OVERHEAD},
         {NULL, 0, NULL, 0}};
     int c, k;
     char *end;
@@ -177,6 +179,9 @@ int main(int argc, char **argv)
             break;
         case OPT_NO_INLINE:
             o.inline_frames = false;
+            break;
+        case OPT_FOLD_OVERHEAD:
+            o.fold_overhead = true;
             break;
         case 'f':
             if ((k = detect_parse(optarg)) < 0) {

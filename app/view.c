@@ -319,6 +319,14 @@ static struct prof *current_prof(struct view *v)
     return v->window_mode && v->window ? v->window : v->prof;
 }
 
+/* The current profile's rows in the chosen grouping (the library's code as one row when folded). */
+static size_t grouped_rows(struct view *v, const struct prof_row **rows)
+{
+    struct prof *p = current_prof(v);
+    prof_fold_overhead(p, v->fold_overhead);
+    return prof_rows(p, v->group, v->inline_frames, rows);
+}
+
 /* The rows of the top list, after freeze, filter and sort. Owned by the view or the profile. */
 static size_t top_rows(struct view *v, const struct prof_row **out)
 {
@@ -328,7 +336,7 @@ static size_t top_rows(struct view *v, const struct prof_row **out)
         rows = v->snap;
         n = v->n_snap;
     } else {
-        n = prof_rows(current_prof(v), v->group, v->inline_frames, &rows);
+        n = grouped_rows(v, &rows);
     }
     static struct prof_row *filtered; /* one view per process */
     static size_t cap;
@@ -356,7 +364,7 @@ static void freeze(struct view *v)
     v->snap = NULL;
     v->snap_names = NULL;
     const struct prof_row *rows;
-    size_t n = prof_rows(current_prof(v), v->group, v->inline_frames, &rows), bytes = 0;
+    size_t n = grouped_rows(v, &rows), bytes = 0;
     for (size_t i = 0; i < n; i++)
         bytes += strlen(rows[i].name) + 1;
     v->snap = malloc((n + 1) * sizeof *v->snap);
@@ -613,6 +621,11 @@ int view_key(struct view *v, int key)
         return VIEW_REDRAW;
     case 'i':
         v->inline_frames = !v->inline_frames;
+        if (v->frozen)
+            freeze(v);
+        return VIEW_REDRAW;
+    case 'O':
+        v->fold_overhead = !v->fold_overhead;
         if (v->frozen)
             freeze(v);
         return VIEW_REDRAW;
@@ -977,6 +990,7 @@ static void render_help(struct vbuf *b, int y0)
         "  g            group by function, line, file, task",
         "  i            charge inlined code to the inlined function, or to its caller",
         "  C            C++ and Rust names demangled (default) or as linked",
+        "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
         "  /            filter by name (Enter keeps it, Esc clears it)",
         "  space        freeze the display (counting goes on)",
         "  r            reset the counts (in the section view: the section statistics)",

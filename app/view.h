@@ -73,6 +73,7 @@ struct view {
     enum view_mode mode, back; /* back: where Esc returns from help, log, diagnostics */
     enum prof_group group;
     bool inline_frames;
+    bool fold_overhead;        /* the library's code as one row (key O, --fold-overhead) */
     bool demangle;          /* C++/Rust names demangled (key C) */
     bool sort_by_name;
     bool frozen;

@@ -210,7 +210,7 @@ static int b64val(char c)
     return -1;
 }
 
-/* CRC-12, polynomial 0x80F, MSB first, one nibble at a time (as the firmware computes it). */
+/* CRC-12, polynomial 0x80F, MSB first, one nibble at a time: the check of v1 lines ("~CC"). */
 static uint16_t crc12(const char *s, size_t n)
 {
     static const uint16_t table[16] = {0x000, 0x80F, 0x811, 0x01E, 0x82D, 0x022, 0x03C, 0x833,
@@ -224,15 +224,38 @@ static uint16_t crc12(const char *s, size_t n)
     return crc;
 }
 
-/* Length of the checked body, or 0 when the line does not end in a valid "~CC". */
+/* sum12, the check of v2 lines (docs/stream.md): running sums a and b over the 32-bit
+ * little-endian words of the line, the last one padded with zeros; (a + 3b) mod 4095. */
+static uint16_t sum12(const char *s, size_t n)
+{
+    uint64_t a = 0, b = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t w = 0;
+        for (size_t k = 0; k < 4 && i + k < n; k++)
+            w |= (uint32_t)(uint8_t)s[i + k] << (8 * k);
+        a += w;
+        b += a;
+    }
+    return (uint16_t)((a + 3 * b) % 4095);
+}
+
+/* Whether the line ends in a check mark and two characters: "~CC" (v1) or "!CC" (v2). */
+static bool has_check(const char *s, size_t len)
+{
+    return len >= 4 && (s[len - 3] == '~' || s[len - 3] == '!');
+}
+
+/* Length of the checked body, or 0 when the line does not end in a valid check. */
 static size_t checked_body(const char *s, size_t len)
 {
-    if (len < 4 || s[len - 3] != '~')
+    if (!has_check(s, len))
         return 0;
     int hi = b64val(s[len - 2]), lo = b64val(s[len - 1]);
     if (hi < 0 || lo < 0)
         return 0;
-    return crc12(s, len - 3) == (uint16_t)(hi << 6 | lo) ? len - 3 : 0;
+    uint16_t want = (uint16_t)(hi << 6 | lo);
+    uint16_t got = s[len - 3] == '~' ? crc12(s, len - 3) : sum12(s, len - 3);
+    return got == want ? len - 3 : 0;
 }
 
 /* A task index: one base64 char for 0..61 ('/' = 63: never announced), or '+' and two more for
@@ -369,7 +392,7 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
     const char *p;
     if (starts(s, len, "@cmprof ")) {
         uint64_t ver = 0, clk = 0, tclk = 0, sclk = 0, period = 0, jitter = 0, base = 0;
-        if (!field_u64(s, end, "v=", &ver, 10) || ver != 1 || !field_u64(s, end, "base=", &base, 16) ||
+        if (!field_u64(s, end, "v=", &ver, 10) || (ver != 1 && ver != 2) || !field_u64(s, end, "base=", &base, 16) ||
             base > UINT32_MAX) {
             bad(d);
             return;
@@ -454,7 +477,7 @@ static bool stream_line(struct text_decoder *d, const char *s, size_t len, const
 {
     if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#'))
         return false;
-    if ((s[0] == '@' || s[0] == '#') && !(len > 4 && s[len - 3] == '~'))
+    if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
     size_t body = checked_body(s, len);
     d->stats.stream_lines++;
@@ -475,10 +498,11 @@ static bool stream_line(struct text_decoder *d, const char *s, size_t len, const
 /* On a shared UART the drain may send a stream line while the application is half-way through a
  * log line: "temp=2$AAB...~Xy". A log line whose tail, from a stream marker on, passes the
  * stream check is cut there: the head is the log, the tail the stream line. Returns whether it
- * cut. (A line that ends in "~" and two check characters is rare text; the CRC does the rest.) */
+ * cut. (A line that ends in "~" or "!" and two check characters is rare text; the check does the
+ * rest.) */
 static bool unglue(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 6 || s[len - 3] != '~')
+    if (len < 6 || !has_check(s, len))
         return false;
     for (size_t k = 1; k + 4 < len; k++) {
         char c = s[k];

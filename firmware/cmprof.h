@@ -167,6 +167,10 @@ struct cmprof_stream_info {
     uint32_t code_base;        /* PCs go out as 24-bit halfword offsets from here (32 MB reach) */
     uint32_t section_hz;       /* clock of the section timers (0: the core clock, as DWT_CYCCNT) */
     const void *build_id_note; /* the linker's .note.gnu.build-id (ld --build-id), or NULL */
+    /* Optional: take each line whole, newline included (a DMA UART, RTT, USB CDC). When set, the
+     * stream functions write through it and ignore their putc argument, which may be NULL. The
+     * buffer is on the caller's stack: copy it, or be done with it, before returning. */
+    void (*write)(const char *buf, uint32_t len);
 };
 
 /* The build-id note, when linked with firmware/cmprof_build_id.ld (-Wl,--build-id). */
@@ -193,7 +197,9 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
 /* Send up to max_lines complete sample lines (16 samples each); returns the samples sent. Also
  * reports a changed loss count. Call it from the main loop, an idle hook or a UART TX interrupt:
  * with less than a line waiting it returns at once, in a few instructions. */
+#ifndef CMPROF_STREAM_LINE
 #define CMPROF_STREAM_LINE 16u
+#endif
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
 uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* the same without the quick exit */
 

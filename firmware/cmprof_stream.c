@@ -1,10 +1,10 @@
 /* Live streaming: compact, checked text lines from the sample ring (protocol: docs/stream.md).
- *   $<samples>~CC        samples; each is 4 base64 chars, the halfword offset from the code base,
+ *   $<samples>!CC        samples; each is 4 base64 chars, the halfword offset from the code base,
  *                        or '*' and 6 chars for a PC outside the 32 MB window (e.g. 0 or RAM)
- *   %<samples>~CC        the same with a tag: one base64 char (task index) before each sample
- *   #<pairs>~CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
- *   @<word> ...~CC       announce, task, section names, section statistics, loss count
- * CC is a CRC-12 of everything before the '~', as two base64 chars. */
+ *   %<samples>!CC        the same with a tag: one base64 char (task index) before each sample
+ *   #<pairs>!CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
+ *   @<word> ...!CC       announce, task, section names, section statistics, loss count
+ * CC is the sum12 check of everything before the '!', as two base64 chars. */
 #include "cmprof.h"
 
 #include <stdbool.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define LINE_SAMPLES CMPROF_STREAM_LINE
+_Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1 to 64 (the host's limit)");
 /* Named tags (tasks, and interrupt handlers as they appear), at most at once: 62 fit one index
  * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. */
 #ifndef CMPROF_STREAM_TASKS
@@ -77,63 +78,51 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_so
             send_task(putc, i);
 }
 
-/* CRC-12 (polynomial 0x80F, MSB first), a byte at a time: 512 bytes of table buy half the
- * instructions of the nibble-wise loop, and the check is most of a line's cost. */
-static const uint16_t crc12_table[256] = {
-    0x000, 0x80F, 0x811, 0x01E, 0x82D, 0x022, 0x03C, 0x833,
-    0x855, 0x05A, 0x044, 0x84B, 0x078, 0x877, 0x869, 0x066,
-    0x8A5, 0x0AA, 0x0B4, 0x8BB, 0x088, 0x887, 0x899, 0x096,
-    0x0F0, 0x8FF, 0x8E1, 0x0EE, 0x8DD, 0x0D2, 0x0CC, 0x8C3,
-    0x945, 0x14A, 0x154, 0x95B, 0x168, 0x967, 0x979, 0x176,
-    0x110, 0x91F, 0x901, 0x10E, 0x93D, 0x132, 0x12C, 0x923,
-    0x1E0, 0x9EF, 0x9F1, 0x1FE, 0x9CD, 0x1C2, 0x1DC, 0x9D3,
-    0x9B5, 0x1BA, 0x1A4, 0x9AB, 0x198, 0x997, 0x989, 0x186,
-    0xA85, 0x28A, 0x294, 0xA9B, 0x2A8, 0xAA7, 0xAB9, 0x2B6,
-    0x2D0, 0xADF, 0xAC1, 0x2CE, 0xAFD, 0x2F2, 0x2EC, 0xAE3,
-    0x220, 0xA2F, 0xA31, 0x23E, 0xA0D, 0x202, 0x21C, 0xA13,
-    0xA75, 0x27A, 0x264, 0xA6B, 0x258, 0xA57, 0xA49, 0x246,
-    0x3C0, 0xBCF, 0xBD1, 0x3DE, 0xBED, 0x3E2, 0x3FC, 0xBF3,
-    0xB95, 0x39A, 0x384, 0xB8B, 0x3B8, 0xBB7, 0xBA9, 0x3A6,
-    0xB65, 0x36A, 0x374, 0xB7B, 0x348, 0xB47, 0xB59, 0x356,
-    0x330, 0xB3F, 0xB21, 0x32E, 0xB1D, 0x312, 0x30C, 0xB03,
-    0xD05, 0x50A, 0x514, 0xD1B, 0x528, 0xD27, 0xD39, 0x536,
-    0x550, 0xD5F, 0xD41, 0x54E, 0xD7D, 0x572, 0x56C, 0xD63,
-    0x5A0, 0xDAF, 0xDB1, 0x5BE, 0xD8D, 0x582, 0x59C, 0xD93,
-    0xDF5, 0x5FA, 0x5E4, 0xDEB, 0x5D8, 0xDD7, 0xDC9, 0x5C6,
-    0x440, 0xC4F, 0xC51, 0x45E, 0xC6D, 0x462, 0x47C, 0xC73,
-    0xC15, 0x41A, 0x404, 0xC0B, 0x438, 0xC37, 0xC29, 0x426,
-    0xCE5, 0x4EA, 0x4F4, 0xCFB, 0x4C8, 0xCC7, 0xCD9, 0x4D6,
-    0x4B0, 0xCBF, 0xCA1, 0x4AE, 0xC9D, 0x492, 0x48C, 0xC83,
-    0x780, 0xF8F, 0xF91, 0x79E, 0xFAD, 0x7A2, 0x7BC, 0xFB3,
-    0xFD5, 0x7DA, 0x7C4, 0xFCB, 0x7F8, 0xFF7, 0xFE9, 0x7E6,
-    0xF25, 0x72A, 0x734, 0xF3B, 0x708, 0xF07, 0xF19, 0x716,
-    0x770, 0xF7F, 0xF61, 0x76E, 0xF5D, 0x752, 0x74C, 0xF43,
-    0xEC5, 0x6CA, 0x6D4, 0xEDB, 0x6E8, 0xEE7, 0xEF9, 0x6F6,
-    0x690, 0xE9F, 0xE81, 0x68E, 0xEBD, 0x6B2, 0x6AC, 0xEA3,
-    0x660, 0xE6F, 0xE71, 0x67E, 0xE4D, 0x642, 0x65C, 0xE53,
-    0xE35, 0x63A, 0x624, 0xE2B, 0x618, 0xE17, 0xE09, 0x606,
-};
-
-/* Send a line and close it with its check, computed on the way out: one pass over the bytes. */
-static void send(cmprof_putc_fn putc, const char *line, size_t n)
+/* The line check, sum12 (docs/stream.md): two running sums over the line's 32-bit little-endian
+ * words, folded mod 4095. A word costs a load and four adds, where a CRC costs a table lookup per
+ * byte, and it still catches every single-bit error (2^j is prime to 4095, and the second sum's
+ * weight 1 + 3k never is a multiple of 3). `line` has LINE_TAIL spare bytes after n. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the sum12 words are little-endian");
+#define LINE_TAIL 4u /* room a line buffer keeps after its text: "!CC\n" (and sum12's padding) */
+static uint32_t sum12(char *line, size_t n)
 {
-    uint32_t crc = 0;
-    for (const char *p = line, *end = line + n; p < end; p++) {
-        char c = *p;
-        crc = ((crc & 0xFu) << 8) ^ crc12_table[((crc >> 4) ^ (uint8_t)c) & 0xFFu];
-        putc(c);
+    line[n] = line[n + 1u] = line[n + 2u] = 0; /* pads the last word */
+    uint64_t a = 0, b = 0;
+    for (const char *p = line, *end = line + n; p < end; p += 4) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        a += w;
+        b += a;
     }
-    putc('~');
-    putc(b64[crc >> 6]);
-    putc(b64[crc & 63u]);
-    putc('\n');
+    uint64_t x = a + 3u * b; /* under 2^48 for the longest line */
+    uint32_t y = (uint32_t)(x & 0xFFFFFFu) + (uint32_t)(x >> 24); /* 2^24 = 1 mod 4095 */
+    y = (y & 0xFFFu) + (y >> 12);
+    y = (y & 0xFFFu) + (y >> 12);
+    return y >= 4095u ? y - 4095u : y;
 }
 
-/* Copy s, stopping where the line must still fit "~CC\n" (lines are at least LINE_ROOM long). */
-#define LINE_ROOM 160u
+/* Send a line and close it with its check: whole through the user's write(), or a byte at a
+ * time. `line` has LINE_TAIL spare bytes after n. */
+static void send(cmprof_putc_fn putc, char *line, size_t n)
+{
+    uint32_t check = sum12(line, n);
+    line[n] = '!';
+    line[n + 1u] = b64[check >> 6];
+    line[n + 2u] = b64[check & 63u];
+    line[n + 3u] = '\n';
+    if (stream.info.write) {
+        stream.info.write(line, (uint32_t)n + 4u);
+        return;
+    }
+    for (const char *p = line, *end = line + n + 4u; p < end; p++)
+        putc(*p);
+}
+
+/* Copy s, stopping where the line must still fit its tail (lines are at least LINE_ROOM long). */
+#define LINE_ROOM 176u
 static size_t put_text(char *b, size_t n, const char *s)
 {
-    while (*s && n < LINE_ROOM - 4u)
+    while (*s && n < LINE_ROOM - LINE_TAIL)
         b[n++] = *s++;
     return n;
 }
@@ -187,7 +176,7 @@ static void send_announce(cmprof_putc_fn putc)
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
     char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=1");
+    size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -383,7 +372,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
     uint32_t k = cmprof_stream_hist_take(idx, delta, HIST_PAIRS, pass_done), sum = 0;
     if (!k)
         return 0;
-    char line[1u + HIST_PAIRS * 6u + 4u]; /* '#', pairs, "~CC\n" */
+    char line[1u + HIST_PAIRS * 6u + LINE_TAIL]; /* '#', pairs, tail */
     size_t n = 0;
     line[n++] = '#';
     for (uint32_t i = 0; i < k; i++) {
@@ -449,7 +438,7 @@ __attribute__((noinline)) static void learn_tag(cmprof_putc_fn putc, uint32_t ta
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
 static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 {
-    char line[1u + LINE_SAMPLES * 10u + 4u]; /* '%', tag (up to 3) + '*' + 6 chars each, "~CC\n" */
+    char line[1u + LINE_SAMPLES * 10u + LINE_TAIL]; /* '%', tag (up to 3) + '*' + 6 chars each, tail */
 #ifdef CMPROF_TAG
     line[0] = '%';
 #else
@@ -457,25 +446,29 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 #endif
     char *b = line + 1;
     const char *enc = b64;
+    __asm__("" : "+r"(enc)); /* a plain register: table loads index it directly */
     const uint32_t base = stream.code_base;
     uint32_t k = 0;
     while (k < max) {
-        const uint32_t *pcs, *tags;
-        uint32_t m = cmprof_stream_peek(k, &pcs, &tags, max - k);
+        const uint32_t *peek_pcs, *peek_tags;
+        uint32_t m = cmprof_stream_peek(k, &peek_pcs, &peek_tags, max - k);
         if (!m)
             break;
+        const uint32_t *pcs = peek_pcs, *end = peek_pcs + m; /* copies that can live in registers */
 #ifdef CMPROF_TAG
+        const uint32_t *tags = peek_tags;
         if (!stream.last_valid)
             learn_tag(putc, tags[0]);
         uint32_t last_tag = stream.last_tag, chars = stream.last_chars, len = stream.last_len;
 #else
-        (void)tags;
+        (void)peek_tags;
 #endif
-        for (uint32_t i = 0; i < m; i++) {
+        for (; pcs < end; pcs++) {
 #ifdef CMPROF_TAG
-            if (tags[i] != last_tag) {
+            uint32_t tag = *tags++;
+            if (tag != last_tag) {
                 /* another task: its first probe of the hash, here; anything else out of line */
-                uint32_t tag = tags[i], slot = stream.tag_slots[tag_slot(tag)];
+                uint32_t slot = stream.tag_slots[tag_slot(tag)];
                 if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
                     chars = (uint8_t)enc[slot - 1u];
                     len = 1u;
@@ -486,16 +479,15 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
                 }
                 last_tag = tag;
             }
-            if (len == 1u) {
-                *b++ = (char)chars;
-            } else {
-                memcpy(b, &chars, 3);
-                b += 3;
+            *b++ = (char)chars;
+            if (len != 1u) {
+                *b++ = (char)(chars >> 8);
+                *b++ = (char)(chars >> 16);
             }
 #endif
-            uint32_t pc = pcs[i], off = pc - base;
-            if ((pc & 1u) == 0u && off < (1u << 25)) { /* 24 bits of halfword offset, in 4 chars */
-                uint32_t v = off >> 1;
+            uint32_t pc = *pcs, off = pc - base;
+            uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
+            if (v < (1u << 24)) { /* 24 bits of halfword offset, in 4 chars */
                 uint32_t w = (uint32_t)(uint8_t)enc[v >> 18] | (uint32_t)(uint8_t)enc[(v >> 12) & 63u] << 8 |
                              (uint32_t)(uint8_t)enc[(v >> 6) & 63u] << 16 | (uint32_t)(uint8_t)enc[v & 63u] << 24;
                 memcpy(b, &w, 4);
@@ -537,7 +529,7 @@ static bool send_lost(cmprof_putc_fn putc)
 /* One line of up to LINE_SAMPLES samples, cut short where a task name is due. */
 static uint32_t send_line(cmprof_putc_fn putc)
 {
-    uint32_t room = send_due_names(putc, cmprof_stream_sent());
+    uint32_t room = stream.names_pending ? send_due_names(putc, cmprof_stream_sent()) : UINT32_MAX;
     return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
 }
 
@@ -546,7 +538,8 @@ uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_line(putc);
-    send_due_names(putc, cmprof_stream_sent());
+    if (stream.names_pending)
+        send_due_names(putc, cmprof_stream_sent());
     reannounce_after(putc, sent, send_lost(putc));
     return sent;
 }

@@ -57,6 +57,7 @@ struct prof {
     size_t task_index_cap;
     uint32_t last_tag, last_task; /* consecutive samples mostly come from one task */
     bool last_valid, shared_stale;
+    bool fold_overhead; /* function and line rows: the library's code as one row */
     size_t unnamed_entries; /* entries of tags that had no name yet */
     uint8_t stream_id[32];
     size_t stream_id_len;
@@ -424,6 +425,11 @@ static bool in_profiler(const struct sym_location *l)
     return base && strncmp(base, "cmprof_", 7) == 0;
 }
 
+void prof_fold_overhead(struct prof *p, bool on)
+{
+    p->fold_overhead = on;
+}
+
 double prof_overhead(struct prof *p)
 {
     if (!p->syms || p->total <= 0)
@@ -606,7 +612,11 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         struct group *g = NULL;
         const char *name = NULL, *file = NULL;
         uint32_t line = 0;
-        switch (by) {
+        if (p->fold_overhead && (by == PROF_BY_FUNCTION || by == PROF_BY_LINE) && in_profiler(loc)) {
+            g = group_for(p, (const void *)(uintptr_t)4, 0);
+            name = PROF_OVERHEAD_ROW;
+        }
+        switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
         case PROF_BY_FUNCTION:
             if (fr && strcmp(fr->function, "??") != 0) {
                 g = group_for(p, fr->function, 0);
@@ -658,6 +668,8 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         case PROF_BY_TASK:
             g = task_group(p, e);
             name = task_name(p, e, buf, sizeof buf);
+            break;
+        default: /* the folded overhead row, chosen above */
             break;
         }
         if (!g)

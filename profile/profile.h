@@ -48,6 +48,9 @@ double prof_total(const struct prof *p);    /* samples with a PC, buckets includ
 /* Share of the samples in cmprof's own firmware code (the drain, formatting; the sampling
  * interrupt cannot sample itself), 0..1; 0 without symbols. */
 double prof_overhead(struct prof *p);
+/* Function and line rows show the library's code as one row, named PROF_OVERHEAD_ROW. */
+#define PROF_OVERHEAD_ROW "[cmprof overhead]"
+void prof_fold_overhead(struct prof *p, bool on);
 uint64_t prof_sleep(const struct prof *p);
 
 /* Rows of a grouping, most samples first, covering every sample. inline_frames: attribute to

@@ -140,6 +140,8 @@ def all_scenarios():
                       CMPROF_JITTER=4095))
     s.append(scenario("stream_tagged", "stream", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
                       CMPROF_JITTER=4095, CMPROF_TAG="current_task"))
+    s.append(scenario("stream_tagged_write", "stream", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
+                      CMPROF_JITTER=4095, CMPROF_TAG="current_task", STREAM_WRITE=1))
     s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
                       **JIT))
     # histogram deltas: any sample rate over a slow link

@@ -142,6 +142,21 @@ def main():
           and "motor;hot_a" in stacks and "link;hot_a" in stacks, "%s vs %s" % (sorted(by_root.items()), sorted(want.items())))
     code, _, err = run("--batch", "-o", "folded", "--by", "line", uart, elf)
     check("folded --by line: refused, not ignored", code == 2 and "folded" in err, err.strip())
+
+    # the library's own code as one row: its samples are the header's overhead, and no library
+    # function keeps a row of its own
+    st_uart, st_elf = scen_path("stream_tagged", "uart.txt"), scen_path("stream_tagged", "fw.elf")
+    # (--no-inline: the library's code is counted by the function that contains it, as the overhead is)
+    plain = json.loads(run("--batch", "-o", "json", "--no-inline", st_uart, st_elf)[1])
+    folded_j = json.loads(run("--batch", "-o", "json", "--no-inline", "--fold-overhead", st_uart, st_elf)[1])
+    over = [r for r in folded_j["rows"] if r["name"] == "[cmprof overhead]"]
+    lib_rows = [r for r in plain["rows"] if r["file"] and os.path.basename(r["file"]).startswith("cmprof_")]
+    check("--fold-overhead: one row holds the library's samples, the overhead share",
+          len(over) == 1 and lib_rows and abs(over[0]["samples"] - folded_j["overhead"] / 100 * folded_j["total"]) < 0.5
+          and over[0]["samples"] == sum(r["samples"] for r in lib_rows)
+          and not any(r["name"] == lr["name"] for r in folded_j["rows"] for lr in lib_rows)
+          and folded_j["total"] == plain["total"],
+          "%s; library rows without folding: %s" % (over, [(r["name"], r["samples"]) for r in lib_rows]))
     code, out, _ = run("--batch", uart, elf)
     check("table: readable report", code == 0 and "hot_a" in out and "±95%" in out, out.splitlines()[0])
 

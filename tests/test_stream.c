@@ -113,7 +113,7 @@ static void test_interrupt_samples_are_named(void)
     while (isr && !strstr(isr, "ISR 22"))
         isr = strstr(isr + 1, "@task ");
     const char *samples = strchr(out, '%');
-    CHECK(isr && samples && isr < samples && strncmp(strchr(isr + 6, ' ') + 1, "fffffe16 ISR 22~", 16) == 0);
+    CHECK(isr && samples && isr < samples && strncmp(strchr(isr + 6, ' ') + 1, "fffffe16 ISR 22!", 16) == 0);
     struct evlog log;
     struct text_decoder d;
     host_decode(out, out_len, &log, &d);
@@ -141,7 +141,7 @@ static void test_names_from_kernel_hooks(void)
     for (int k = 0; k < 16; k++)
         cmprof_tick(0x08000100u);
     cmprof_stream_drain(capture, 1);
-    const char *named = strstr(out, " sensor~"), *samples = strchr(out, '%');
+    const char *named = strstr(out, " sensor!"), *samples = strchr(out, '%');
     CHECK(named && samples && named < samples);
     cmprof_stream_task_gone(tcb);
     out_len = 0;
@@ -259,6 +259,56 @@ static void test_hundreds_of_tasks_come_and_go(void)
 }
 #endif
 
+/* Whole lines through .write: the same bytes as through putc, one call per line, each ending in
+ * a newline. */
+static char written[1 << 16];
+static size_t written_len, write_calls, whole_lines;
+
+static void write_line(const char *buf, uint32_t len)
+{
+    write_calls++;
+    whole_lines += len > 0 && buf[len - 1] == '\n' && memchr(buf, '\n', len) == buf + len - 1;
+    if (written_len + len < sizeof written) {
+        memcpy(written + written_len, buf, len);
+        written_len += len;
+    }
+}
+
+static void test_write_sends_whole_lines(void)
+{
+    char via_putc[sizeof written];
+    size_t putc_len = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        fake_regs_clear();
+        out_len = written_len = write_calls = whole_lines = 0;
+        test_tag = motor_name;
+        struct cmprof_stream_info i = info;
+        if (pass)
+            i.write = write_line;
+        cmprof_start(10u, 0u);
+        cmprof_stream_announce(pass ? NULL : capture, &i);
+        cmprof_stream_task(pass ? NULL : capture, motor_name, motor_name);
+        for (unsigned k = 0; k < 250u; k++) {
+            cmprof_tick(0x08000100u + 2u * (k % 7u));
+            cmprof_stream_drain(pass ? NULL : capture, 1);
+        }
+        cmprof_stream_flush(pass ? NULL : capture);
+        if (!pass) {
+            memcpy(via_putc, out, out_len);
+            putc_len = out_len;
+        }
+    }
+    CHECK(out_len == 0 && written_len == putc_len && memcmp(written, via_putc, putc_len) == 0);
+    CHECK(write_calls > 16 && whole_lines == write_calls);
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(written, written_len, &log, &d);
+    CHECK(log.count[EV_PC] == 250 && d.stats.bad_checks == 0);
+    text_free(&d);
+    free(log.buf);
+    cmprof_stream_announce(capture, &info); /* the next tests write through putc again */
+}
+
 int main(void)
 {
     RUN_TEST(test_announce_repeats_every_second);
@@ -268,6 +318,7 @@ int main(void)
     RUN_TEST(test_names_from_kernel_hooks);
     RUN_TEST(test_reused_control_block_keeps_samples_apart);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
+    RUN_TEST(test_write_sends_whole_lines);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
     RUN_TEST(test_hundreds_of_tasks_come_and_go);
 #endif

@@ -30,7 +30,7 @@ static void test_names_from_kernel_hooks_go_out(void)
     for (int k = 0; k < 20; k++)
         cmprof_tick(0x08000100u);
     CHECK(cmprof_stream_drain(capture, 4) == 20);
-    const char *named = strstr(out, " sensor~"), *deltas = strchr(out, '#');
+    const char *named = strstr(out, " sensor!"), *deltas = strchr(out, '#');
     CHECK(named && deltas && named < deltas);
 }
 

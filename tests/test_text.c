@@ -153,6 +153,74 @@ static void test_chunk_invariance(void)
     CHECK(all_equal);
 }
 
+/* Stream lines of both check kinds: v1 ("~CC", CRC-12, as firmware before v2 sent them, captured
+ * from the stream_tagged scenario) and v2 ("!CC", sum12, computed by an independent script). */
+static const char *const v1_lines[] = {
+    "@cmprof v=1 clk=168000000 tclk=168000000 period=64 jitter=4095 base=08000000 "
+    "bid=33a5aac75705e83ca1f58fb70bf12785afb07a18~GZ",
+    "@task A 20000000 task_a~Qs",
+    "@task B 20000007 task_b~9t",
+    "%AAAXLAAAXMAAAXLBAAXTBAAXVBAAXWAAAXOAAAXLAAAXMAAAXQAAAXOAAAXLAAAXMAAAXLAAAXQAAAXM~qE",
+    "$AAUTAAUPAAUUAAUWAAUWAAUbAAUUAAUPAAUTAAUPAAUSAAUPAAUQAAUUAAUTAAUU~8C",
+};
+static const char *const v2_lines[] = {
+    "@cmprof v=2 clk=168000000 tclk=168000000 period=64 jitter=4095 base=08000000!8m",
+    "@task A 20000000 task_a!WT",
+    "@task B 20000007 task_b!cZ",
+    "%AAAXLAAAXMAAAXLBAAXTBAAXVBAAXWAAAXOAAAXLAAAXMAAAXQAAAXOAAAXLAAAXMAAAXLAAAXQAAAXM!UI",
+    "$AAUTAAUPAAUUAAUWAAUWAAUbAAUUAAUPAAUTAAUPAAUSAAUPAAUQAAUUAAUTAAUU!3R",
+};
+
+static void join_lines(char *out, size_t cap, const char *const *lines, size_t n)
+{
+    out[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        strncat(out, lines[i], cap - strlen(out) - 2);
+        strcat(out, "\n");
+    }
+}
+
+static void test_both_check_kinds_decode(void)
+{
+    const char *const *sets[2] = {v1_lines, v2_lines};
+    for (int v = 0; v < 2; v++) {
+        char text[1024];
+        join_lines(text, sizeof text, sets[v], 5);
+        struct text_decoder d;
+        decode(text, &log_a, &d);
+        CHECK(log_a.count[EV_PC] == 32 && d.stats.bad_checks == 0 && d.stats.bad_lines == 0);
+        CHECK(strstr(log_a.buf, "a=08000ba6 t=20000007/1") != NULL); /* "BAAXT": task B, 0x5d3 halfwords */
+    }
+}
+
+/* Every single-bit error in a stream line is caught: the line gives no sample. (CRC-12 guarantees
+ * it; sum12 does too, as 2^j is prime to 4095; the two check marks are 7 bits apart.) */
+static void test_single_bit_errors_are_caught(void)
+{
+    const char *const *sets[2] = {v1_lines, v2_lines};
+    size_t tried = 0, passed = 0;
+    for (int v = 0; v < 2; v++)
+        for (size_t l = 3; l < 5; l++) {
+            char head[512], text[1024];
+            join_lines(head, sizeof head, sets[v], 3);
+            size_t n = strlen(sets[v][l]), at = strlen(head);
+            for (size_t i = 0; i < n; i++)
+                for (int bit = 0; bit < 8; bit++) {
+                    strcpy(text, head);
+                    strcat(text, sets[v][l]);
+                    strcat(text, "\n");
+                    text[at + i] = (char)(text[at + i] ^ (1 << bit));
+                    if (text[at + i] == 0)
+                        continue; /* the test's strings end at NUL; a decoder never sees it so */
+                    struct text_decoder d;
+                    decode(text, &log_a, &d);
+                    tried++;
+                    passed += log_a.count[EV_PC] != 0;
+                }
+        }
+    CHECK(tried > 2000 && passed == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -166,6 +234,8 @@ int main(void)
     RUN_TEST(test_sections);
     RUN_TEST(test_long_line);
     RUN_TEST(test_chunk_invariance);
+    RUN_TEST(test_both_check_kinds_decode);
+    RUN_TEST(test_single_bit_errors_are_caught);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();

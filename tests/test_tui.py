@@ -301,6 +301,12 @@ def demo_test():
     got3 = wait_for(s, r"overhead \d+\.\d %", 10)
     check("demo: the header shows the profiler's own overhead", got3 is not None,
           (got3 or screen(s)).splitlines()[1] if (got3 or screen(s)).splitlines()[1:] else "")
+    keys(s, "O")
+    got5 = wait_for(s, r"\[cmprof overhead\]", 5)
+    check("demo: O folds the profiler's own code into one row", got5 is not None and
+          not re.search(r"\bsend_line\b|\bcmprof_stream_drain\b", got5),
+          " | ".join(ln.strip() for ln in screen(s).splitlines()[4:14]))
+    keys(s, "O")
     keys(s, "g", "g", "g")
     check("demo: tasks named by the stream", re.search(r"\blink\b", screen(s)) and re.search(r"\bmotor\b", screen(s)))
     got4 = wait_for(s, r"ISR: EXTI0_IRQHandler", 20)  # names the host missed come with the next re-announce

@@ -1,6 +1,7 @@
 /* Live streaming: the three loops, sampled with jitter, streamed as checked lines while they run.
  *   DRAIN_EVERY=k   drain once every k loop iterations, one line at a time (k large: the ring
- *                   overflows and the loss counter must say so) */
+ *                   overflows and the loss counter must say so)
+ *   STREAM_WRITE=1  lines go out whole through a write() (as to a DMA UART or RTT), not putc */
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
@@ -13,6 +14,18 @@
 #endif
 #ifndef DRAIN_EVERY
 #define DRAIN_EVERY 1u
+#endif
+#ifndef STREAM_WRITE
+#define STREAM_WRITE 0
+#endif
+
+#if STREAM_WRITE
+/* The board's whole-line output: here the UART a byte at a time, where a DMA transfer would go. */
+__attribute__((noinline)) static void board_write(const char *buf, uint32_t len)
+{
+    while (len--)
+        board_putc(*buf++);
+}
 #endif
 
 extern const uint32_t __build_id[];
@@ -38,7 +51,11 @@ int main(void)
     board_puts("boot: stream scenario\n");
     const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
                                             .jitter = CMPROF_JITTER, .code_base = 0x08000000u,
-                                            .build_id_note = __build_id};
+                                            .build_id_note = __build_id,
+#if STREAM_WRITE
+                                            .write = board_write
+#endif
+    };
     cmprof_stream_announce(board_putc, &info);
 #ifdef CMPROF_TAG
     cmprof_stream_task(board_putc, task_a, task_a);
