@@ -221,6 +221,39 @@ static void test_single_bit_errors_are_caught(void)
     CHECK(tried > 2000 && passed == 0);
 }
 
+/* Dump words are parsed eight digits at a time: every digit, either case, at every position gives
+ * what strtoul gives, and every byte that is not a hex digit, at every position, drops the line. */
+static void test_hex_words_fast_path_matches_strtoul(void)
+{
+    uint32_t rng = 12345u;
+    int right = 0, refused = 0, tried_bad = 0;
+    for (int k = 0; k < 4000; k++) {
+        char word[9];
+        for (int i = 0; i < 8; i++) {
+            rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+            word[i] = (rng >> 8) % 2 ? "0123456789abcdef"[rng % 16] : "0123456789ABCDEF"[rng % 16];
+        }
+        word[8] = 0;
+        char text[128];
+        snprintf(text, sizeof text, "prof raw n=2\np %s %s\nend\n", word, word);
+        struct text_decoder d;
+        decode(text, &log_a, &d);
+        char want[32];
+        snprintf(want, sizeof want, "a=%08lx ", strtoul(word, NULL, 16));
+        right += log_a.count[EV_PC] == 2 && strstr(log_a.buf, want) != NULL && d.stats.bad_lines == 0;
+        /* one byte that is no hex digit, anywhere in the second word */
+        static const char bad_bytes[] = {'g', 'G', '/', ':', '@', '`', 'z', '-', '\x80', '\xc6', '\x7f', '\x01'};
+        char bad = bad_bytes[k % sizeof bad_bytes];
+        word[(k / 7) % 8] = bad;
+        snprintf(text, sizeof text, "prof raw n=2\np 08000100 %s\nend\n", word);
+        decode(text, &log_a, &d);
+        tried_bad++;
+        refused += log_a.count[EV_PC] == 0 && d.stats.bad_lines == 1;
+    }
+    CHECK(right == 4000);
+    CHECK(refused == tried_bad);
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -236,6 +269,7 @@ int main(void)
     RUN_TEST(test_chunk_invariance);
     RUN_TEST(test_both_check_kinds_decode);
     RUN_TEST(test_single_bit_errors_are_caught);
+    RUN_TEST(test_hex_words_fast_path_matches_strtoul);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
