@@ -142,6 +142,22 @@ def symbol_bench(tmp):
     say()
 
 
+def count_bench():
+    say("## 3b. Counting samples into the profile (the generated ELF's code, 20 M samples, best of 3)")
+    big = os.path.join(B, "bench", "large", "big.elf")
+    exe = os.path.join(B, "bench_count")
+    subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                    os.path.join(HERE, "bench_count.c")] +
+                   [os.path.join(ROOT, "profile", f) for f in ("profile.c", "pcindex.c", "escape.c")] +
+                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "dwarf.c", "isolate.c", "lookup.c",
+                                                               "demangle.c")] +
+                   ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
+    out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
+    for ln in out.splitlines():
+        say("    " + ln)
+    say()
+
+
 def main():
     os.makedirs(os.path.join(B, "bench"), exist_ok=True)
     subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
@@ -154,6 +170,7 @@ def main():
         decode_bench()
         batch_bench(tmp)
         symbol_bench(tmp)
+        count_bench()
         say("## 4. The live view")
         out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "ingest", "cpu"],
                              capture_output=True, text=True, check=True).stdout

@@ -1,5 +1,6 @@
 /* Profile model: a hash of (PC, tag) -> samples, grouped on demand. */
 #include "profile.h"
+#include "pcindex.h"
 
 #include "escape.h"
 
@@ -46,7 +47,9 @@ struct prof {
     struct lockstep lockstep;
     struct entry *map;
     size_t cap, used;
-    double total;
+    struct pc_index direct; /* untagged samples in the ELF's code, counted by address ... */
+    bool direct_pending;    /* ... and not yet moved into their entries (settle) */
+    double bucket_total;  /* samples from histogram buckets; the total adds raw_samples */
     uint64_t raw_samples; /* PC samples, not buckets */
     uint64_t sleep;
     uint32_t recent[RECENT];
@@ -80,17 +83,23 @@ double prof_ci95(double share, double n)
 struct prof *prof_new(struct sym_table *syms)
 {
     struct prof *p = calloc(1, sizeof *p);
-    if (p)
-        p->syms = syms;
+    if (!p)
+        return NULL;
+    p->syms = syms;
+    uint32_t lo, hi;
+    if (syms && sym_code_span(syms, &lo, &hi))
+        pcidx_init(&p->direct, lo, hi); /* without it (too wide, no memory) the hash does it all */
     return p;
 }
 
 void prof_reset(struct prof *p)
 {
+    pcidx_clear(&p->direct);
+    p->direct_pending = false;
     free(p->map);
     p->map = NULL;
     p->cap = p->used = p->unnamed_entries = 0;
-    p->total = 0;
+    p->bucket_total = 0;
     p->raw_samples = p->sleep = p->recent_n = 0;
     memset(&p->lockstep, 0, sizeof p->lockstep);
     for (size_t i = 0; i < p->n_tasks; i++)
@@ -102,6 +111,7 @@ void prof_free(struct prof *p)
     if (!p)
         return;
     prof_reset(p);
+    pcidx_free(&p->direct);
     free(p->tasks);
     free(p->task_index);
     free(p->groups);
@@ -216,16 +226,38 @@ static bool set_current_task(struct prof *p, uint32_t r)
     return true;
 }
 
+/* Counts of the direct index into their entries: every reader of the entries settles first. */
+static bool take_direct(void *ctx, uint32_t pc, uint32_t count)
+{
+    struct entry *e = slot(ctx, pc, false, 0, 0);
+    if (e)
+        e->count += count;
+    return e != NULL; /* out of memory: the count waits in its cell */
+}
+
+void prof_settle(struct prof *p)
+{
+    if (p->direct_pending)
+        p->direct_pending = !pcidx_drain(&p->direct, take_direct, p);
+}
+
 void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
-    uint32_t task = has_tag ? current_task(p, tag) : 0;
-    if (task)
-        p->tasks[task - 1].has_samples = true;
-    struct entry *e = slot(p, pc, has_tag, tag, task);
-    if (!e)
-        return;
-    e->count += 1.0;
-    p->total += 1.0;
+    uint32_t *cell = has_tag ? NULL : pcidx_cell(&p->direct, pc);
+    if (!has_tag && !cell)
+        cell = pcidx_cell_slow(&p->direct, pc); /* a leaf not used yet, or outside the code */
+    if (cell && *cell != UINT32_MAX) { /* an untagged PC in the code: a counter, no hashing */
+        ++*cell;
+        p->direct_pending = true;
+    } else {
+        uint32_t task = has_tag ? current_task(p, tag) : 0;
+        if (task)
+            p->tasks[task - 1].has_samples = true;
+        struct entry *e = slot(p, pc, has_tag, tag, task);
+        if (!e)
+            return;
+        e->count += 1.0;
+    }
     p->recent[p->recent_n++ % RECENT] = pc;
     p->raw_samples++;
 }
@@ -324,7 +356,7 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
         add_bucket_per_function(p, addr, end, (double)count);
     else
         add_bucket_per_function(p, addr, addr, (double)count); /* no symbols: one row at addr */
-    p->total += (double)count;
+    p->bucket_total += (double)count;
 }
 
 static int cmp_task_by_name(const void *a, const void *b)
@@ -410,7 +442,7 @@ void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
 
 double prof_total(const struct prof *p)
 {
-    return p->total;
+    return p->bucket_total + (double)p->raw_samples;
 }
 
 /* The library's own code: functions defined in firmware/cmprof_*.c, by the DWARF file of the
@@ -432,13 +464,15 @@ void prof_fold_overhead(struct prof *p, bool on)
 
 double prof_overhead(struct prof *p)
 {
-    if (!p->syms || p->total <= 0)
+    prof_settle(p);
+    double total = prof_total(p);
+    if (!p->syms || total <= 0)
         return 0;
     double own = 0;
     for (size_t i = 0; i < p->cap; i++)
         if (p->map[i].used && p->map[i].count > 0 && in_profiler(sym_lookup(p->syms, p->map[i].pc)))
             own += p->map[i].count;
-    return own / p->total;
+    return own / total;
 }
 
 uint64_t prof_sleep(const struct prof *p)
@@ -591,6 +625,7 @@ size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const s
 size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
                     const struct prof_row **rows)
 {
+    prof_settle(p);
     p->n_groups = 0;
     p->names_len = 0;
     if (p->gindex)
@@ -692,12 +727,13 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         p->rows = r;
         p->cap_rows = p->n_groups;
     }
+    const double total = prof_total(p);
     for (size_t g = 0; g < p->n_groups; g++) {
         struct prof_row *r = &p->rows[g];
         *r = p->groups[g].row;
         r->name = group_name(p, &p->groups[g]);
-        r->share = p->total > 0 ? r->samples / p->total : 0;
-        r->ci95 = prof_ci95(r->share, p->total);
+        r->share = total > 0 ? r->samples / total : 0;
+        r->ci95 = prof_ci95(r->share, total);
     }
     if (p->n_groups)
         qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
@@ -707,6 +743,7 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
 
 uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line)
 {
+    prof_settle(p);
     uint32_t best = 0;
     double best_count = 0;
     for (size_t i = 0; i < p->cap; i++) {
@@ -735,6 +772,7 @@ struct sym_table *prof_symbols(const struct prof *p)
 void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),
                  void *ctx)
 {
+    prof_settle(p);
     /* group by the chain's innermost frame pointer sequence: PCs with equal chains merge */
     char stack[1024];
     /* the group table again, keyed by a hash of the chain string */
@@ -887,6 +925,7 @@ static const char *enables_interrupts(const struct prof *p, uint32_t pc)
 
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
 {
+    prof_settle(p);
     size_t n = 0;
 #define ADD(kind_, ...)                                                                                              \
     do {                                                                                                             \
@@ -896,7 +935,7 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
             n++;                                                                                                     \
         }                                                                                                            \
     } while (0)
-    double total = p->total;
+    double total = prof_total(p);
     if (p->raw_samples == 0 && total == 0)
         return 0;
     /* per-PC totals (tags merged) for the checks below */

@@ -45,6 +45,9 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len);
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len);
 
 double prof_total(const struct prof *p);    /* samples with a PC, buckets included */
+/* Untagged samples in the code are counted per address and moved into the rows' entries when
+ * something reads them; this does it now (every reader below calls it). */
+void prof_settle(struct prof *p);
 /* Share of the samples in cmprof's own firmware code (the drain, formatting; the sampling
  * interrupt cannot sample itself), 0..1; 0 without symbols. */
 double prof_overhead(struct prof *p);

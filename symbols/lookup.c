@@ -350,6 +350,19 @@ int sym_in_code(const struct sym_table *t, uint32_t addr)
     return 0;
 }
 
+int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi)
+{
+    if (!t->code.n)
+        return 0;
+    *lo = UINT32_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < t->code.n; i++) {
+        *lo = t->code.v[i].lo < *lo ? t->code.v[i].lo : *lo;
+        *hi = t->code.v[i].hi > *hi ? t->code.v[i].hi : *hi;
+    }
+    return 1;
+}
+
 size_t sym_read_code(const struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n)
 {
     for (size_t i = 0; i < t->code.n; i++) {

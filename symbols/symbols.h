@@ -57,6 +57,8 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n);
 
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
+/* The lowest and end address of the code sections together; 0 when there is no code. */
+int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi);
 
 /* Copy n bytes of the ELF's code at addr; returns the number copied (0 outside code). */
 size_t sym_read_code(const struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n);
