@@ -137,6 +137,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
                 (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced);
         fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(p));
+        if (o->halting)
+            fprintf(out, "  \"halting\": {\"rate\": %.1f, \"halted_percent\": %.2f},\n", o->halt_rate,
+                    100.0 * o->halted_share);
         fprintf(out, "  \"lost\": %llu,\n  \"missing\": %llu,\n  \"past_limit\": %llu,\n  \"losses\": [",
                 (unsigned long long)in->lost, (unsigned long long)in->text.stats.missing,
                 (unsigned long long)in->past_limit);
@@ -208,6 +211,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         }
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
+        if (o->halting)
+            fprintf(out, "halting: %.0f halts/s, the core halted %.1f %% of the time\n", o->halt_rate,
+                    100.0 * o->halted_share);
         if (prof_overhead(p) > 0)
             fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n",
                     100.0 * prof_overhead(p));

@@ -23,6 +23,8 @@ struct batch_options {
     uint64_t max_samples; /* 0: no limit */
     bool demangle;        /* -C: C++ and Rust names demangled, as addr2line -C prints them */
     bool fold_overhead;   /* the library's code as one row in function and line rows */
+    bool halting;         /* set by the live loop for a gdb: source: what halting cost */
+    double halt_rate, halted_share;
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

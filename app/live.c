@@ -41,14 +41,19 @@ static void log_line(void *ctx, const char *text, size_t len)
 static const char *state_text(const struct source *src, char *buf, size_t n)
 {
     switch (src_state(src)) {
-    case SRC_CONNECTED:
-        snprintf(buf, n, "connected");
+    case SRC_CONNECTED: {
+        const char *detail = src_detail((struct source *)src, now_s());
+        snprintf(buf, n, "connected%s%s", *detail ? ", " : "", detail);
         break;
+    }
     case SRC_RECONNECTING:
         snprintf(buf, n, "reconnecting: %s", src_message(src));
         break;
     default:
-        snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");
+        if (src_kind(src) == SRC_GDB)
+            snprintf(buf, n, "ended: %s", src_message(src));
+        else
+            snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");
         break;
     }
     return buf;
@@ -140,7 +145,8 @@ int live_main(const struct live_options *o)
             break;
         t = now_s();
         /* the source: as much as arrives, but give the keyboard a turn every READ_BUDGET */
-        if ((src_i >= 0 && (pfd[src_i].revents & (POLLIN | POLLHUP | POLLERR))) || fd < 0) {
+        /* also when the source's own timer ran out (a GDB server's reply overdue) */
+        if ((src_i >= 0 && (pfd[src_i].revents & (POLLIN | POLLHUP | POLLERR))) || fd < 0 || src_wait_ms(src, t) == 0) {
             double t0 = t;
             ssize_t got;
             while ((got = src_read(src, data, sizeof data, now_s())) > 0) {
@@ -209,11 +215,15 @@ int live_main(const struct live_options *o)
     int status = 0;
     if (o->headless) {
         if (prof_total(prof) == 0) {
-            fprintf(stderr, "cmprof-top: no samples from '%s' (%s)\n", o->batch.source,
-                    state_text(src, state, sizeof state));
+            const char *failure = src_last_failure(src);
+            fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)\n", o->batch.source,
+                    state_text(src, state, sizeof state), *failure && src_state(src) == SRC_CONNECTED ? "; before: " : "",
+                    *failure && src_state(src) == SRC_CONNECTED ? failure : "");
             status = 2;
         }
-        batch_report(&o->batch, prof, in, sym_warning(syms), stdout);
+        struct batch_options bo = o->batch;
+        bo.halting = src_halting(src, &bo.halt_rate, &bo.halted_share) != 0;
+        batch_report(&bo, prof, in, sym_warning(syms), stdout);
     } else if (stop_signal && stop_signal != SIGINT) {
         status = 128 + stop_signal;
     }

@@ -24,10 +24,13 @@ static void usage(FILE *f)
           "\n"
           "SOURCE: a serial port (/dev/ttyUSB0), a pty, tcp:HOST:PORT (a probe's SWO server, QEMU -serial\n"
           "tcp), a capture file, or - for stdin. Firmware text (dump or live stream), raw ITM/SWO, or TPIU.\n"
+          "gdb:HOST:PORT or gdb:/dev/ttyACM0: sample any firmware, unchanged, by halting it through a GDB\n"
+          "server (OpenOCD, pyOCD, J-Link, Black Magic Probe, QEMU -gdb): interrupt, read the PC, resume.\n"
           "\n"
           "  --batch            read SOURCE to its end (or --duration/--samples), print the profile\n"
           "  -b, --baud N       serial speed (default 115200, 8N1)\n"
-          "  --rate BYTES       replay a file at BYTES per second (default: as fast as possible)\n"
+          "  --rate N           replay a file at N bytes per second; halt a gdb: target N times per second\n"
+          "                     on average (default: as fast as possible)\n"
           "  --duration S       stop after S seconds (batch)\n"
           "  --source-dir DIR   where to look for sources whose DWARF paths do not exist here\n"
           "  --cpu-hz HZ        clock of the section timers (default: what the stream announces)\n"
@@ -240,6 +243,8 @@ int main(int argc, char **argv)
     }
     o.source = argv[optind];
     o.elf = argv[optind + 1];
+    if (strncmp(o.source, "gdb:", 4) == 0 && o.format == DETECT_UNKNOWN)
+        o.format = DETECT_ITM; /* the GDB sampler delivers ITM PC-sample packets */
     lo.batch = o;
     if (!batch)
         return live_main(&lo);

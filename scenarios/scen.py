@@ -13,6 +13,7 @@ import concurrent.futures
 import math
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -46,9 +47,10 @@ SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "DUALTIMER_Ha
 JIT = {"PERIOD": 1691, "CMPROF_JITTER": 2047}  # the document's worst base period plus jitter
 
 
-def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, **defs):
+def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, lib=True, gdb=False, **defs):
+    """lib=False: no cmprof code linked in. gdb=True: sampled by cmprof-top through QEMU's gdbstub."""
     return {"name": name, "app": app, "core": core, "opt": opt, "cflags": list(cflags), "align16": align16,
-            "defs": defs}
+            "lib": lib, "gdb": gdb, "defs": defs}
 
 
 def all_scenarios():
@@ -131,6 +133,8 @@ def all_scenarios():
     # a logger sharing the UART with the stream, sampled by the dual timer with task tags
     s.append(scenario("rtos", "rtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512, CMPROF_TAG="current_task",
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=42, CMPROF_JITTER=63))
+    # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
+    s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=50000))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
     # live streaming: drained every loop; drained too slowly (the ring overflows)
@@ -209,9 +213,10 @@ def build(s):
         ldscript, ldpath = aligned_ldscripts(out, board)
 
     cmd += ["-D%s=%s" % (k, v) for k, v in sorted(s["defs"].items())]
-    cmd += [os.path.join(HERE, "apps", s["app"] + ".c"), os.path.join(ROOT, "firmware", "cmprof_sampler.c"),
-            os.path.join(ROOT, "firmware", "cmprof_section.c"),
-            os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
+    cmd.append(os.path.join(HERE, "apps", s["app"] + ".c"))
+    if s["lib"]:
+        cmd += [os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]
+    cmd += [os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
             os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
     sh(cmd)
@@ -226,17 +231,46 @@ def run(name):
     machine = CORES[s["core"]][0]
     handler = syms.get(isr_of(s))
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
-            "end=0x%x" % syms["truth_end"], "mark=0x%x" % handler, "marks=" + os.path.join(out, "marks.txt")]
+            "end=0x%x" % syms["truth_end"], "mark=0x%x" % (handler or 0), "marks=" + os.path.join(out, "marks.txt")]
     uart = os.path.join(out, "uart.txt")
     cmd = ["qemu-system-arm", "-M", machine, "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0", "-kernel", elf,
            "-plugin", PLUGIN + "," + ",".join(args)]
+    if s["gdb"]:
+        return run_halting(name, cmd, elf, uart)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError("%s: qemu exited %d: %s" % (name, r.returncode, r.stderr.strip()))
     text = open(uart, errors="replace").read()
     if "end\n" not in text and "cost " not in text and "taken=" not in text:
         raise RuntimeError("%s: no dump on the UART" % name)
+    return name
+
+
+def free_port():
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
+def run_halting(name, cmd, elf, uart):
+    """QEMU waits at reset with its gdbstub (-S); cmprof-top samples through it until the program
+    ends. -singlestep: otherwise QEMU stops only at translation-block starts (design-notes 9)."""
+    port = free_port()
+    q = subprocess.Popen(cmd + ["-singlestep", "-gdb", "tcp:127.0.0.1:%d" % port, "-S"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        t = subprocess.run([TOOL, "--batch", "-o", "json", "--no-inline", "--duration", "300",
+                            "gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=360)
+        qerr = q.communicate(timeout=60)[1]
+    finally:
+        if q.poll() is None:
+            q.kill()
+    if q.returncode != 0:
+        raise RuntimeError("%s: qemu exited %d: %s" % (name, q.returncode, qerr.strip()))
+    if t.returncode != 0 or "done\n" not in open(uart, errors="replace").read():
+        raise RuntimeError("%s: cmprof-top exited %d: %s" % (name, t.returncode, t.stderr.strip()))
+    open(os.path.join(os.path.dirname(elf), "gdb.json"), "w").write(t.stdout)
     return name
 
 

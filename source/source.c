@@ -1,6 +1,8 @@
 /* Sources: files, stdin, serial ports, ptys, TCP; non-blocking, with reconnects. */
 #include "source.h"
 
+#include "gdb.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libserialport.h>
@@ -13,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RECONNECT_EVERY 0.5 /* seconds between attempts */
@@ -34,6 +37,10 @@ struct source {
     int stdin_flags;      /* stdin's file flags before we made it non-blocking */
     char host[200], service[16];
     bool permanent;       /* the last connect failed for good: retrying cannot help */
+    struct gdb_sampler *gdb; /* SRC_GDB: the conversation with the server */
+    struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
+    char detail[120];
+    char last_failure[600]; /* why the source last went away; kept across reconnects */
 };
 
 /* Errors that waiting does not cure: the device is there but not ours, or not a terminal. */
@@ -162,9 +169,27 @@ static bool open_tcp(struct source *s)
     return true;
 }
 
+static bool open_gdb(struct source *s, double now)
+{
+    char err[300];
+    s->gdb = gdb_open(s->spec + 4, s->rate, now, err, sizeof err);
+    if (!s->gdb)
+        set_message(s, err);
+    return s->gdb != NULL;
+}
+
+static double clock_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static bool connect_live(struct source *s)
 {
     switch (s->kind) {
+    case SRC_GDB:
+        return open_gdb(s, clock_now());
     case SRC_SERIAL:
         return open_serial(s);
     case SRC_TTY:
@@ -178,6 +203,13 @@ static bool connect_live(struct source *s)
 
 static void disconnect(struct source *s)
 {
+    if (s->gdb) {
+        gdb_get_stats(s->gdb, &s->gdb_stats);
+        gdb_close(s->gdb); /* leaves the target running */
+        s->gdb = NULL;
+        s->fd = -1;
+        return;
+    }
     if (s->port) {
         sp_close(s->port);
         sp_free_port(s->port);
@@ -207,7 +239,19 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
         snprintf(s->name, sizeof s->name, "stdin");
         return s;
     }
-    if (strncmp(spec, "tcp:", 4) == 0) {
+    if (strncmp(spec, "gdb:", 4) == 0) {
+        const char *where = spec + 4, *colon = strrchr(where, ':');
+        char *end = NULL;
+        long port = colon ? strtol(colon + 1, &end, 10) : 0;
+        if (where[0] != '/' && (!colon || colon == where || !colon[1] || *end || port < 1 || port > 65535)) {
+            snprintf(err, errlen, "source '%s': use gdb:HOST:PORT (a GDB server, port 1 to 65535) or "
+                     "gdb:/dev/ttyACM0 (a Black Magic Probe)", spec);
+            free(s);
+            return NULL;
+        }
+        s->kind = SRC_GDB;
+        snprintf(s->name, sizeof s->name, "%s", spec);
+    } else if (strncmp(spec, "tcp:", 4) == 0) {
         /* tcp:HOST:PORT, with an IPv6 address in brackets: tcp:[::1]:3443 */
         const char *host = spec + 4, *host_end, *colon;
         if (*host == '[') {
@@ -282,6 +326,8 @@ int src_fd(const struct source *s)
 {
     if (s->state != SRC_CONNECTED)
         return -1;
+    if (s->kind == SRC_GDB)
+        return gdb_fd(s->gdb); /* -1 while the target runs: the timer says when to halt it */
     if (s->kind == SRC_FILE && s->rate > 0)
         return -1; /* paced: the timer drives it */
     return s->fd;
@@ -295,11 +341,14 @@ int src_wait_ms(const struct source *s, double now)
     }
     if (s->state == SRC_CONNECTED && s->kind == SRC_FILE && s->rate > 0)
         return 10;
+    if (s->state == SRC_CONNECTED && s->kind == SRC_GDB)
+        return gdb_wait_ms(s->gdb, now);
     return -1;
 }
 
 static void went_away(struct source *s, const char *why, double now)
 {
+    snprintf(s->last_failure, sizeof s->last_failure, "%s", why);
     disconnect(s);
     if (s->kind == SRC_FILE || s->kind == SRC_STDIN) {
         s->state = SRC_END;
@@ -314,6 +363,20 @@ ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now)
 {
     if (s->state != SRC_CONNECTED)
         return 0;
+    if (s->kind == SRC_GDB) {
+        size_t got = gdb_step(s->gdb, buf, n, now);
+        s->bytes += got;
+        const char *why = gdb_failed(s->gdb);
+        if (why && !got) {
+            char m[300];
+            snprintf(m, sizeof m, "%s", why);
+            bool ended = gdb_exited(s->gdb);
+            went_away(s, m, now);
+            if (ended) /* the program ended: nothing left to sample, nothing to reconnect to */
+                s->state = SRC_END;
+        }
+        return (ssize_t)got;
+    }
     if (s->kind == SRC_FILE && s->rate > 0) {
         if (s->started == 0)
             s->started = now;
@@ -369,6 +432,36 @@ const char *src_name(const struct source *s)
 const char *src_message(const struct source *s)
 {
     return s->message;
+}
+
+const char *src_last_failure(const struct source *s)
+{
+    return s->last_failure;
+}
+
+int src_halting(const struct source *s, double *rate, double *halted_share)
+{
+    if (s->kind != SRC_GDB)
+        return 0;
+    struct gdb_stats st = s->gdb_stats;
+    if (s->gdb)
+        gdb_get_stats(s->gdb, &st);
+    double wall = st.last_sample - st.first_sample;
+    if (st.samples < 2 || wall <= 0 || st.halted_s + st.running_s <= 0)
+        return 0;
+    *rate = (double)(st.samples - 1) / wall;
+    *halted_share = st.halted_s / (st.halted_s + st.running_s);
+    return 1;
+}
+
+const char *src_detail(struct source *s, double now)
+{
+    double rate, halted;
+    s->detail[0] = '\0';
+    if (src_halting(s, &rate, &halted))
+        snprintf(s->detail, sizeof s->detail, "%.0f halts/s, core halted %.1f %%", rate, 100.0 * halted);
+    (void)now;
+    return s->detail;
 }
 
 uint64_t src_bytes(const struct source *s)

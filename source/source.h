@@ -10,13 +10,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP };
+enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP, SRC_GDB };
 enum src_state { SRC_CONNECTED, SRC_RECONNECTING, SRC_END };
 
 struct source;
 
-/* spec: a path, "-" for stdin, or "tcp:HOST:PORT". baud: for serial ports (0: 115200).
- * rate: bytes per second for replaying a file (0: as fast as possible). Returns NULL with a
+/* spec: a path, "-" for stdin, "tcp:HOST:PORT", or "gdb:HOST:PORT" / "gdb:/dev/ttyACM0" (halting
+ * samples through a GDB server, delivered as ITM PC-sample packets). baud: for serial ports (0:
+ * 115200). rate: bytes per second for replaying a file, halts per second for a GDB server (0: as
+ * fast as possible). Returns NULL with a
  * one-line reason in err when the source cannot be used at all (a live source that is merely
  * absent starts in SRC_RECONNECTING instead). */
 struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen);
@@ -38,6 +40,12 @@ enum src_state src_state(const struct source *s);
 enum src_kind src_kind(const struct source *s);
 const char *src_name(const struct source *s);     /* "/dev/ttyUSB0 115200 8N1", "tcp:...", a path */
 const char *src_message(const struct source *s);  /* why it is reconnecting, "" otherwise */
+const char *src_last_failure(const struct source *s); /* why it last went away, even if back since; "" if never */
+/* What a sampling source measures about itself, e.g. "812 halts/s, core halted 23 %"; "" if nothing. */
+const char *src_detail(struct source *s, double now);
+/* A halting source's achieved rate (halts per second) and intrusion (the share of wall time the
+ * core spent halted by us); 0 when it is no halting source or has too few samples yet. */
+int src_halting(const struct source *s, double *rate, double *halted_share);
 uint64_t src_bytes(const struct source *s);
 unsigned src_reconnects(const struct source *s);
 

@@ -1,0 +1,530 @@
+/* Halting PC sampling through a GDB server (see gdb.h). The conversation, one request at a time:
+ *   qSupported -> [QStartNoAckMode] -> qXfer:features:read:target.xml (and its includes, to
+ *   number the registers) -> ? -> c, then for each sample: 0x03 -> stop reply -> p<pc> -> c.
+ * In all-stop mode any byte sent while the target runs stops it, so nothing else is sent then. */
+#include "gdb.h"
+
+#include "rsp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPLY_TIMEOUT 2.0    /* seconds a server may take to answer a request */
+#define MAX_WAIT_FAST 0.0005 /* as fast as possible: random waits of 0-0.5 ms between samples */
+#define XML_MAX 65536
+#define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
+#define ANNEXES 8
+
+enum step { G_SUPPORTED, G_NOACK, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_FAILED };
+
+struct gdb_sampler {
+    int fd;
+    enum step step;
+    struct rsp_decoder rsp;
+    bool noack, xfer_features;
+    double rate;
+    double deadline;    /* a reply is due by then */
+    double next_halt;   /* while running: when to interrupt */
+    double halt_sent;   /* when the 0x03 went out */
+    double resumed_at;  /* when the last 'c' went out */
+    uint32_t rnd;
+    char last[512];     /* the last packet sent, resent on '-' */
+    size_t last_len;
+    int resends;
+    int bad_in_a_row;   /* replies that failed their checksum since the last good one */
+    char what[64];      /* the request awaiting its reply, for messages */
+    /* the target description: annexes to read, and what they said */
+    char annex[ANNEXES][64];
+    int n_annex, cur_annex;
+    size_t annex_start; /* where the current annex begins in xml */
+    char *xml;
+    size_t xml_len;
+    int pc_regnum, xpsr_regnum;
+    /* ITM bytes made and not yet handed out */
+    uint8_t out[4096];
+    size_t out_len;
+    bool synced;
+    struct gdb_stats stats;
+    double now; /* of the gdb_step() under way */
+    bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
+    char failed[300];
+};
+
+static double uniform(struct gdb_sampler *g)
+{
+    g->rnd ^= g->rnd << 13;
+    g->rnd ^= g->rnd >> 17;
+    g->rnd ^= g->rnd << 5;
+    return (double)(g->rnd >> 8) / (double)(1u << 24);
+}
+
+static void fail(struct gdb_sampler *g, const char *why)
+{
+    if (g->step != G_FAILED)
+        snprintf(g->failed, sizeof g->failed, "%s", why);
+    g->step = G_FAILED;
+}
+
+static bool send_raw(struct gdb_sampler *g, const char *bytes, size_t n)
+{
+    while (n) {
+        ssize_t w = send(g->fd, bytes, n, MSG_NOSIGNAL); /* a closed socket is an error, not a signal */
+        if (w < 0 && errno == ENOTSOCK)
+            w = write(g->fd, bytes, n); /* a serial port (Black Magic Probe) */
+        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+            struct pollfd p = {g->fd, POLLOUT, 0};
+            if (poll(&p, 1, 1000) <= 0) {
+                fail(g, "the server does not take what we send");
+                return false;
+            }
+            continue;
+        }
+        if (w <= 0) {
+            char m[200];
+            snprintf(m, sizeof m, "lost the connection (%s)", w < 0 ? strerror(errno) : "closed");
+            fail(g, m);
+            return false;
+        }
+        bytes += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Send a request and expect its reply by now + REPLY_TIMEOUT. */
+static void request(struct gdb_sampler *g, enum step next, const char *payload, double now)
+{
+    size_t n = rsp_frame(g->last, sizeof g->last, payload, strlen(payload));
+    if (!n) {
+        fail(g, "request too long");
+        return;
+    }
+    g->last_len = n;
+    g->resends = 0;
+    snprintf(g->what, sizeof g->what, "%.40s", payload);
+    g->step = next;
+    g->deadline = now + REPLY_TIMEOUT;
+    send_raw(g, g->last, n);
+}
+
+static void read_annex(struct gdb_sampler *g, size_t offset, double now)
+{
+    char q[160];
+    snprintf(q, sizeof q, "qXfer:features:read:%s:%zx,%x", g->annex[g->cur_annex], offset, 4000);
+    request(g, G_XML, q, now);
+}
+
+/* Let the target run until the next sample is due. */
+static void resume(struct gdb_sampler *g, double now)
+{
+    request(g, G_RUNNING, "c", now);
+    g->resumed_at = now;
+    double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
+    /* a random wait, never the same interval: a fixed one aliases with the program's loops */
+    g->next_halt = now + 2.0 * mean * uniform(g);
+}
+
+static void emit_pc(struct gdb_sampler *g, uint32_t pc)
+{
+    if (g->out_len + 16 > sizeof g->out)
+        return; /* the caller stopped reading: the sample is lost, never the stream's framing */
+    if (!g->synced) { /* an ITM synchronisation packet first */
+        static const uint8_t sync[] = {0, 0, 0, 0, 0, 0x80};
+        memcpy(g->out + g->out_len, sync, sizeof sync);
+        g->out_len += sizeof sync;
+        g->synced = true;
+    }
+    uint8_t *p = g->out + g->out_len;
+    p[0] = 0x17;
+    p[1] = (uint8_t)pc;
+    p[2] = (uint8_t)(pc >> 8);
+    p[3] = (uint8_t)(pc >> 16);
+    p[4] = (uint8_t)(pc >> 24);
+    g->out_len += 5;
+}
+
+/* Registers are numbered in document order; a regnum="N" restarts the count at N. */
+static void number_registers(struct gdb_sampler *g)
+{
+    int next = 0;
+    for (const char *p = g->xml; p && (p = strstr(p, "<reg ")) != NULL; p += 5) {
+        const char *end = strchr(p, '>');
+        if (!end)
+            break;
+        const char *rn = strstr(p, "regnum=\"");
+        if (rn && rn < end)
+            next = atoi(rn + 8);
+        const char *nm = strstr(p, "name=\"");
+        if (nm && nm < end) {
+            if (strncmp(nm + 6, "pc\"", 3) == 0)
+                g->pc_regnum = next;
+            else if (strncmp(nm + 6, "xpsr\"", 5) == 0)
+                g->xpsr_regnum = next;
+        }
+        next++;
+    }
+}
+
+static void queue_includes(struct gdb_sampler *g, const char *text, size_t len)
+{
+    for (const char *p = text; p < text + len && (p = strstr(p, "href=\"")) != NULL; p += 6) {
+        const char *q = strchr(p + 6, '"');
+        if (!q || q - (p + 6) >= 63 || g->n_annex >= ANNEXES)
+            break;
+        snprintf(g->annex[g->n_annex++], sizeof g->annex[0], "%.*s", (int)(q - (p + 6)), p + 6);
+    }
+}
+
+static bool is_stop_reply(const char *d)
+{
+    return d[0] == 'S' || d[0] == 'T';
+}
+
+static void on_packet(void *ctx, const char *d, size_t len)
+{
+    struct gdb_sampler *g = ctx;
+    double now = g->now;
+    if (!g->noack)
+        send_raw(g, "+", 1);
+    if (d[0] == 'O' && len > 1 && d[1] != 'K') /* console output from the target: not a reply */
+        return;
+    if (d[0] == 'W' || d[0] == 'X') {
+        g->exited = true;
+        fail(g, "the target's program ended");
+        return;
+    }
+    char m[200];
+    switch (g->step) {
+    case G_SUPPORTED:
+        g->xfer_features = strstr(d, "qXfer:features:read+") != NULL;
+        if (strstr(d, "QStartNoAckMode+")) {
+            request(g, G_NOACK, "QStartNoAckMode", now);
+            break;
+        }
+        __attribute__((fallthrough)); /* no no-ack mode: on as if it had refused */
+    case G_NOACK:
+        if (g->step == G_NOACK && strcmp(d, "OK") == 0)
+            g->noack = true;
+        if (g->xfer_features) {
+            snprintf(g->annex[0], sizeof g->annex[0], "target.xml");
+            g->n_annex = 1;
+            g->cur_annex = 0;
+            read_annex(g, 0, now);
+        } else {
+            request(g, G_QUERY, "?", now);
+        }
+        break;
+    case G_XML: {
+        bool more = d[0] == 'm';
+        if ((d[0] == 'm' || d[0] == 'l') && g->xml_len + len < XML_MAX) {
+            char *x = realloc(g->xml, g->xml_len + len);
+            if (x) {
+                memcpy(x + g->xml_len, d + 1, len - 1);
+                g->xml = x;
+                g->xml_len += len - 1;
+                g->xml[g->xml_len] = '\0';
+                if (!more) /* the whole annex is in: what it includes comes next */
+                    queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
+            }
+        }
+        if (more && len > 1) {
+            read_annex(g, g->xml_len - g->annex_start, now);
+            break;
+        }
+        g->annex_start = g->xml_len;
+        if (++g->cur_annex < g->n_annex) {
+            read_annex(g, 0, now);
+            break;
+        }
+        number_registers(g);
+        request(g, G_QUERY, "?", now);
+        break;
+    }
+    case G_QUERY:
+        if (!is_stop_reply(d)) {
+            snprintf(m, sizeof m, "unexpected answer to '?': '%.40s'", d);
+            fail(g, m);
+            break;
+        }
+        resume(g, now);
+        break;
+    case G_RUNNING: /* it stopped on its own (a breakpoint instruction, a fault): sample it too */
+        if (!is_stop_reply(d))
+            break;
+        g->stats.self_stops++;
+        g->halt_sent = now;
+        __attribute__((fallthrough));
+    case G_HALTING:
+        if (!is_stop_reply(d)) {
+            snprintf(m, sizeof m, "unexpected answer to the interrupt: '%.40s'", d);
+            fail(g, m);
+            break;
+        }
+        snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
+        request(g, G_READING, m, now);
+        break;
+    case G_READING: {
+        uint32_t pc = 0;
+        bool ok = len >= 8;
+        for (int k = 0; k < 8 && ok; k++) { /* target bytes in order: little-endian, high nibble first */
+            char c = d[k];
+            int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            ok = h >= 0;
+            pc |= (uint32_t)(ok ? h : 0) << (8 * (k / 2) + (k % 2 ? 0 : 4));
+        }
+        if (!ok) {
+            snprintf(m, sizeof m, "the server would not read the PC (register %d): '%.40s'",
+                     g->pc_regnum >= 0 ? g->pc_regnum : 15, d);
+            fail(g, m);
+            break;
+        }
+        emit_pc(g, pc);
+        g->stats.samples++;
+        if (!g->stats.first_sample)
+            g->stats.first_sample = now;
+        g->stats.last_sample = now;
+        g->stats.halted_s += now - g->halt_sent;
+        resume(g, now);
+        break;
+    }
+    case G_FAILED:
+        break;
+    }
+}
+
+static void on_ack(void *ctx, bool positive)
+{
+    struct gdb_sampler *g = ctx;
+    if (positive || g->noack || g->step == G_FAILED || !g->last_len)
+        return;
+    if (++g->resends > 3) {
+        fail(g, "the server refused our packets (bad checksum, 3 times)");
+        return;
+    }
+    send_raw(g, g->last, g->last_len);
+}
+
+static int connect_tcp(const char *where, char *err, size_t errlen)
+{
+    char host[200];
+    const char *colon = strrchr(where, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || colon == where || (size_t)(colon - where) >= sizeof host || !colon[1] || *end || port < 1 ||
+        port > 65535) {
+        snprintf(err, errlen, "use gdb:HOST:PORT (a port from 1 to 65535) or gdb:/dev/ttyACM0");
+        return -1;
+    }
+    snprintf(host, sizeof host, "%.*s", (int)(colon - where), where);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            snprintf(err, errlen, "%s", strerror(errno));
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd >= 0) { /* small packets both ways, each awaited: Nagle would hold each ~40 ms */
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return fd;
+}
+
+static int open_serial_gdb(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDWR | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    struct termios t;
+    if (tcgetattr(fd, &t) == 0) { /* USB CDC ignores the speed; raw bytes matter */
+        cfmakeraw(&t);
+        t.c_cflag |= CLOCAL | CREAD;
+        tcsetattr(fd, TCSANOW, &t);
+    }
+    return fd;
+}
+
+struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *err, size_t errlen)
+{
+    int fd = where[0] == '/' ? open_serial_gdb(where, err, errlen) : connect_tcp(where, err, errlen);
+    if (fd < 0)
+        return NULL;
+    struct gdb_sampler *g = calloc(1, sizeof *g);
+    if (!g) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    g->fd = fd;
+    g->rate = rate;
+    g->rnd = 2463534242u;
+    g->pc_regnum = g->xpsr_regnum = -1;
+    rsp_init(&g->rsp);
+    send_raw(g, "+", 1); /* what GDB sends first: harmless, and wakes some probes */
+    request(g, G_SUPPORTED, "qSupported:multiprocess-;swbreak+;hwbreak+;xmlRegisters=arm", now);
+    return g;
+}
+
+int gdb_fd(const struct gdb_sampler *g)
+{
+    return g->step == G_RUNNING || g->step == G_FAILED ? -1 : g->fd;
+}
+
+int gdb_wait_ms(const struct gdb_sampler *g, double now)
+{
+    double due = g->step == G_RUNNING ? g->next_halt - SHORT_WAIT : g->step == G_FAILED ? now : g->deadline;
+    double dt = due - now;
+    return dt <= 0 ? 0 : (int)(dt * 1000.0) + 1;
+}
+
+size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
+{
+    const struct rsp_sink sink = {on_packet, on_ack, g};
+    g->now = now;
+    if (g->step != G_FAILED) {
+        uint8_t in[4096];
+        ssize_t got = -1;
+        /* a bounded read: a server that floods must not keep us from the timeouts below */
+        for (int k = 0; k < 16 && g->step != G_FAILED && (got = read(g->fd, in, sizeof in)) > 0; k++) {
+            uint64_t bad = g->rsp.stats.bad_checksums, good = g->rsp.stats.packets;
+            rsp_feed(&g->rsp, in, (size_t)got, &sink);
+            g->bad_in_a_row = g->rsp.stats.packets != good ? 0 : g->bad_in_a_row;
+            if (g->rsp.stats.bad_checksums != bad && g->step != G_FAILED) {
+                g->bad_in_a_row += (int)(g->rsp.stats.bad_checksums - bad);
+                if (g->bad_in_a_row > 3)
+                    fail(g, "the server's replies keep failing their checksum");
+                else if (!g->noack)
+                    send_raw(g, "-", 1); /* ask for it again */
+            }
+        }
+        if (got == 0)
+            fail(g, "the server closed the connection");
+        else if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            char m[200];
+            snprintf(m, sizeof m, "lost the connection (%s)", strerror(errno));
+            fail(g, m);
+        }
+    }
+    if (g->step == G_RUNNING && now < g->next_halt && g->next_halt - now < SHORT_WAIT) {
+        /* poll() counts in milliseconds: sleep the last stretch here, to the microsecond */
+        double dt = g->next_halt - now;
+        struct timespec ts = {0, (long)(dt * 1e9)};
+        nanosleep(&ts, NULL);
+        now = g->next_halt;
+    }
+    if (g->step == G_RUNNING && now >= g->next_halt) {
+        /* interrupt: a bare 0x03, no packet; the stop reply comes back */
+        g->stats.running_s += now - g->resumed_at;
+        g->halt_sent = now;
+        g->step = G_HALTING;
+        g->deadline = now + REPLY_TIMEOUT;
+        snprintf(g->what, sizeof g->what, "the interrupt (0x03)");
+        send_raw(g, "\x03", 1);
+    } else if (g->step != G_RUNNING && g->step != G_FAILED && now > g->deadline) {
+        char m[200];
+        snprintf(m, sizeof m, "no answer to %s within %.0f s", g->what, REPLY_TIMEOUT);
+        fail(g, m);
+    }
+    size_t k = g->out_len < n ? g->out_len : n;
+    memcpy(buf, g->out, k);
+    memmove(g->out, g->out + k, g->out_len - k);
+    g->out_len -= k;
+    return k;
+}
+
+const char *gdb_failed(const struct gdb_sampler *g)
+{
+    return g->step == G_FAILED ? g->failed : NULL;
+}
+
+bool gdb_exited(const struct gdb_sampler *g)
+{
+    return g->exited;
+}
+
+void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)
+{
+    *out = g->stats;
+    out->pc_regnum = g->pc_regnum;
+    out->noack = g->noack;
+}
+
+/* Wait up to `seconds` for the server's next packet; returns it (in g->rsp.data) or NULL. */
+static const char *await_packet(struct gdb_sampler *g, double seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + seconds;
+    uint64_t before = g->rsp.stats.packets;
+    while (g->rsp.stats.packets == before) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double left = end - ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+        struct pollfd p = {g->fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            return NULL;
+        uint8_t in[512];
+        ssize_t got = read(g->fd, in, sizeof in);
+        if (got <= 0)
+            return NULL;
+        const struct rsp_sink quiet = {NULL, NULL, NULL}; /* no replies to replies here */
+        rsp_feed(&g->rsp, in, (size_t)got, &quiet);
+    }
+    if (!g->noack)
+        send_raw(g, "+", 1);
+    return g->rsp.data;
+}
+
+void gdb_close(struct gdb_sampler *g)
+{
+    if (!g)
+        return;
+    if (g->fd >= 0 && !g->exited && !(g->step == G_FAILED && strstr(g->failed, "connection"))) {
+        char frame[32];
+        /* a running target must stop before it listens; then detach, which lets it run */
+        if (g->step == G_RUNNING) {
+            g->step = G_HALTING;
+            send_raw(g, "\x03", 1);
+            for (const char *d; (d = await_packet(g, 1.0)) != NULL && !is_stop_reply(d);) {
+            }
+        } else if (g->step == G_HALTING || g->step == G_READING || g->step == G_XML || g->step == G_SUPPORTED ||
+                   g->step == G_NOACK || g->step == G_QUERY) {
+            await_packet(g, 0.5); /* the reply in flight */
+        }
+        size_t n = rsp_frame(frame, sizeof frame, "D", 1);
+        g->step = G_QUERY; /* not failed: send_raw may still write */
+        send_raw(g, frame, n);
+        const char *d = await_packet(g, 1.0);
+        if (!d || strcmp(d, "OK") != 0) { /* no detach: at least let it run */
+            n = rsp_frame(frame, sizeof frame, "c", 1);
+            send_raw(g, frame, n);
+        }
+    }
+    if (g->fd >= 0)
+        close(g->fd);
+    free(g->xml);
+    free(g);
+}

@@ -1,0 +1,40 @@
+/* Halting PC sampling through a GDB server (QEMU's gdbstub, OpenOCD, pyOCD, J-Link GDB Server,
+ * Black Magic Probe): interrupt, read the PC, continue, at random intervals. Samples come out as
+ * ITM PC-sample packets, so the rest of cmprof-top reads them like an SWO capture. Non-blocking:
+ * the caller polls gdb_fd() and calls gdb_step() when it is readable or gdb_wait_ms() ran out. */
+#ifndef CMPROF_SOURCE_GDB_H
+#define CMPROF_SOURCE_GDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gdb_sampler;
+
+/* Connect to where ("HOST:PORT", or a serial device path such as /dev/ttyACM0) and start the
+ * handshake. rate: halts per second on average (0: as fast as the server answers). NULL with a
+ * one-line reason in err when it cannot connect. */
+struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *err, size_t errlen);
+/* Leave the target running and detach (waits a second at most for the server), then free. */
+void gdb_close(struct gdb_sampler *g);
+
+int gdb_fd(const struct gdb_sampler *g);                 /* -1: nothing to read now, the timer runs */
+int gdb_wait_ms(const struct gdb_sampler *g, double now); /* until a halt or a timeout is due; -1: none */
+/* Read what the server sent and send what is due; returns the ITM bytes written to buf. After a
+ * failure (lost connection, no reply in time, a refusal) it returns 0 and gdb_failed() says why. */
+size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now);
+const char *gdb_failed(const struct gdb_sampler *g);      /* NULL while all is well */
+bool gdb_exited(const struct gdb_sampler *g);             /* the target's program ended */
+
+struct gdb_stats {
+    uint64_t samples;
+    double halted_s, running_s; /* wall time with the core stopped by us, and not */
+    double first_sample, last_sample;
+    uint64_t self_stops;        /* the target stopped without being asked (a breakpoint, a fault) */
+    int pc_regnum;              /* from the target description (-1: assumed 15) */
+    bool noack;
+};
+void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out);
+
+#endif

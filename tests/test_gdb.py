@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""cmprof-top's GDB-server source against a scripted GDB server (RSP as the GDB manual gives it):
+exact counts from a known PC sequence, ack and no-ack mode, a bad checksum resent, register
+numbers from the target description, clear errors for refusals and silence, and the target left
+running (detached) at the end. The real server (QEMU's gdbstub) is the gdb_loops scenario.
+Prints one ok/FAIL line per check."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
+ELF = os.path.join(ROOT, "build", "scenarios", "gdb_loops", "fw.elf")
+
+
+def checksum(data):
+    return "%02x" % (sum(data.encode("latin-1")) & 0xFF)
+
+
+def frame(data):
+    return ("$%s#%s" % (data, checksum(data))).encode("latin-1")
+
+
+def nm(name):
+    out = subprocess.run(["arm-none-eabi-nm", ELF], capture_output=True, text=True).stdout
+    for ln in out.splitlines():
+        f = ln.split()
+        if len(f) == 3 and f[2] == name:
+            return int(f[0], 16) & ~1
+    raise KeyError(name)
+
+
+class FakeServer:
+    """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
+
+    def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False):
+        self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
+        self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
+        self.log, self.nacks, self.samples = [], 0, 0
+        self.running = False
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def xml(self, annex):
+        if annex == "target.xml":
+            return '<?xml version="1.0"?><target><architecture>arm</architecture>' \
+                   '<xi:include href="core.xml"/></target>'
+        # r0..r12, sp, lr, then pc at the number asked for
+        regs = "".join('<reg name="r%d" bitsize="32"/>' % i for i in range(13))
+        regs += '<reg name="sp" bitsize="32"/><reg name="lr" bitsize="32"/>'
+        regs += '<reg name="pc" bitsize="32" regnum="%d"/><reg name="xpsr" bitsize="32"/>' % self.pc_regnum
+        return '<feature name="org.gnu.gdb.arm.m-profile">%s</feature>' % regs
+
+    def serve(self):
+        conn, _ = self.sock.accept()
+        conn.settimeout(20)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        noack, buf, first_reply = False, b"", True
+        try:
+            while True:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                buf += data
+                while buf:
+                    if buf[:1] in (b"+",):
+                        buf = buf[1:]
+                        continue
+                    if buf[:1] == b"-":
+                        self.nacks += 1
+                        buf = buf[1:]
+                        conn.sendall(self.last)
+                        continue
+                    if buf[:1] == b"\x03":
+                        buf = buf[1:]
+                        self.log.append("^C")
+                        self.running = False
+                        self.reply(conn, "T02thread:01;", noack)
+                        continue
+                    if buf[:1] != b"$":
+                        buf = buf[1:]
+                        continue
+                    end = buf.find(b"#")
+                    if end < 0 or len(buf) < end + 3:
+                        break
+                    pkt = buf[1:end].decode("latin-1")
+                    buf = buf[end + 3:]
+                    if not noack:
+                        conn.sendall(b"+")
+                    self.log.append(pkt)
+                    if self.silent_on and pkt.startswith(self.silent_on):
+                        continue
+                    if pkt.startswith("qSupported"):
+                        self.reply(conn, "PacketSize=1000;qXfer:features:read+" +
+                                   (";QStartNoAckMode+" if self.noack_offer else ""), noack)
+                    elif pkt == "QStartNoAckMode":
+                        self.reply(conn, "OK", noack)
+                        noack = True
+                    elif pkt.startswith("qXfer:features:read:"):
+                        annex, span = pkt[len("qXfer:features:read:"):].split(":")
+                        off, length = (int(x, 16) for x in span.split(","))
+                        text = self.xml(annex)
+                        part = text[off:off + min(length, 40)]  # small chunks: the client must ask again
+                        self.reply(conn, ("m" if off + len(part) < len(text) else "l") + part, noack)
+                    elif pkt == "?":
+                        self.reply(conn, "S05", noack)
+                    elif pkt == "c":
+                        self.running = True
+                    elif pkt.startswith("p"):
+                        if self.refuse_pc or int(pkt[1:], 16) != self.pc_regnum:
+                            self.reply(conn, "E01", noack)
+                            continue
+                        pc = self.pcs[self.samples % len(self.pcs)]
+                        self.samples += 1
+                        text = pc.to_bytes(4, "little").hex()
+                        if self.corrupt_first and first_reply:
+                            first_reply = False
+                            conn.sendall(("$%s#%02x" % (text, (int(checksum(text), 16) + 1) & 0xFF)).encode())
+                            self.last = frame(text)  # what a '-' gets
+                            continue
+                        self.reply(conn, text, noack)
+                    elif pkt == "D":
+                        self.running = True  # detaching lets the target run
+                        self.reply(conn, "OK", noack)
+                    else:
+                        self.reply(conn, "", noack)
+        except (OSError, socket.timeout):
+            return
+        finally:
+            conn.close()
+
+    def reply(self, conn, text, noack):
+        self.last = frame(text)
+        conn.sendall(self.last)
+
+
+def sample(server, *extra, seconds=20):
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--no-inline"] + list(extra) +
+                       ["gdb:127.0.0.1:%d" % server.port, ELF], capture_output=True, text=True, timeout=seconds)
+    server.thread.join(5)
+    return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
+
+
+def main():
+    if not os.path.exists(ELF):
+        check("gdb_loops ELF built (run scenarios/scen.py first)", False, ELF)
+        return 1
+    a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
+    pcs = [a + 4, a + 6, a + 4, b + 2, b + 4, c + 2]  # 3:2:1
+
+    srv = FakeServer(pcs)
+    code, j, err = sample(srv, "--samples", "600")
+    rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+    check("gdb: every sample counted where the server said the PC was (3:2:1)",
+          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %d, %s %s" % (code, rows, err))
+    check("gdb: registers numbered from the target description and its include (pc = 15)",
+          "pf" in srv.log and any(p.startswith("qXfer:features:read:core.xml") for p in srv.log),
+          [p for p in srv.log if p.startswith("q")][:6])
+    check("gdb: the target is left running: detached at the end", srv.log[-1:] == ["D"] and srv.running,
+          srv.log[-4:])
+    check("gdb: halting rate and intrusion in the report", j.get("halting", {}).get("rate", 0) > 0,
+          j.get("halting"))
+
+    srv = FakeServer(pcs, noack=True, pc_regnum=0x22)
+    code, j, err = sample(srv, "--samples", "60")
+    check("gdb: no-ack mode when the server offers it; pc at the register the description numbers (0x22)",
+          code == 0 and j.get("total") == 60 and "QStartNoAckMode" in srv.log and "p22" in srv.log,
+          "exit %d, total %s, %s" % (code, j.get("total"), err.strip()))
+
+    srv = FakeServer(pcs, corrupt_first=True)
+    code, j, err = sample(srv, "--samples", "60")
+    check("gdb: a reply with a bad checksum is asked for again ('-'), not counted",
+          code == 0 and j.get("total") == 60 and srv.nacks == 1, "exit %d, total %s, nacks %d, %s" % (
+              code, j.get("total"), srv.nacks, err.strip()))
+
+    srv = FakeServer(pcs, refuse_pc=True)
+    code, j, err = sample(srv, "--duration", "2")
+    check("gdb: a server that will not read the PC: said so, non-zero exit",
+          code != 0 and "would not read the PC" in err, err.strip().splitlines()[-1:] if err else "")
+
+    srv = FakeServer(pcs, silent_on="?")
+    code, j, err = sample(srv, "--duration", "4")
+    check("gdb: a server that does not answer: named request and timeout, non-zero exit",
+          code != 0 and "no answer to ? within 2 s" in err, err.strip().splitlines()[-1:] if err else "")
+
+    code = subprocess.run([TOOL, "--batch", "gdb:127.0.0.1:0", ELF], capture_output=True, text=True)
+    check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
+          "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
+    return 1 if harness.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
