@@ -26,13 +26,14 @@
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
 
-enum step { G_SUPPORTED, G_NOACK, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_FAILED };
+enum step { G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_FAILED };
 
 struct gdb_sampler {
     int fd;
     enum step step;
     struct rsp_decoder rsp;
     bool noack, xfer_features;
+    bool probe;         /* a Black Magic Probe on a serial port: scan and attach first */
     double rate;
     double deadline;    /* a reply is due by then */
     double next_halt;   /* while running: when to interrupt */
@@ -186,6 +187,19 @@ static void queue_includes(struct gdb_sampler *g, const char *text, size_t len)
     }
 }
 
+/* The registers' numbers from the target description when the server offers it, then '?'. */
+static void describe_target(struct gdb_sampler *g, double now)
+{
+    if (g->xfer_features) {
+        snprintf(g->annex[0], sizeof g->annex[0], "target.xml");
+        g->n_annex = 1;
+        g->cur_annex = 0;
+        read_annex(g, 0, now);
+    } else {
+        request(g, G_QUERY, "?", now);
+    }
+}
+
 static bool is_stop_reply(const char *d)
 {
     return d[0] == 'S' || d[0] == 'T';
@@ -216,14 +230,26 @@ static void on_packet(void *ctx, const char *d, size_t len)
     case G_NOACK:
         if (g->step == G_NOACK && strcmp(d, "OK") == 0)
             g->noack = true;
-        if (g->xfer_features) {
-            snprintf(g->annex[0], sizeof g->annex[0], "target.xml");
-            g->n_annex = 1;
-            g->cur_annex = 0;
-            read_annex(g, 0, now);
-        } else {
-            request(g, G_QUERY, "?", now);
+        if (g->probe) /* "monitor swdp_scan", hex-encoded; its report comes as 'O' packets */
+            request(g, G_SCAN, "qRcmd,737764705f7363616e", now);
+        else
+            describe_target(g, now);
+        break;
+    case G_SCAN:
+        if (d[0] == 'E') {
+            snprintf(m, sizeof m, "the probe's scan failed ('%.40s'): is the target powered and wired?", d);
+            fail(g, m);
+            break;
         }
+        request(g, G_ATTACH, "vAttach;1", now);
+        break;
+    case G_ATTACH:
+        if (!is_stop_reply(d)) {
+            snprintf(m, sizeof m, "the probe found no target to attach to ('%.40s')", d);
+            fail(g, m);
+            break;
+        }
+        describe_target(g, now);
         break;
     case G_XML: {
         bool more = d[0] == 'm';
@@ -380,6 +406,7 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
     g->fd = fd;
+    g->probe = where[0] == '/';
     g->rate = rate;
     g->rnd = 2463534242u;
     g->pc_regnum = g->xpsr_regnum = -1;
@@ -510,8 +537,7 @@ void gdb_close(struct gdb_sampler *g)
             send_raw(g, "\x03", 1);
             for (const char *d; (d = await_packet(g, 1.0)) != NULL && !is_stop_reply(d);) {
             }
-        } else if (g->step == G_HALTING || g->step == G_READING || g->step == G_XML || g->step == G_SUPPORTED ||
-                   g->step == G_NOACK || g->step == G_QUERY) {
+        } else if (g->step != G_FAILED) {
             await_packet(g, 0.5); /* the reply in flight */
         }
         size_t n = rsp_frame(frame, sizeof frame, "D", 1);

@@ -7,6 +7,7 @@ Prints one ok/FAIL line per check."""
 import json
 import os
 import socket
+import tty
 import subprocess
 import sys
 import threading
@@ -38,18 +39,44 @@ def nm(name):
     raise KeyError(name)
 
 
+class PtyConn:
+    """The socket calls the server uses, on a pty's master side."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def recv(self, n):
+        try:
+            return os.read(self.fd, n)
+        except OSError:
+            return b""
+
+    def sendall(self, data):
+        os.write(self.fd, data)
+
+    def close(self):
+        pass
+
+
 class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
-    def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False):
+    def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
+                 serial=False):
         self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
         self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
         self.log, self.nacks, self.samples = [], 0, 0
         self.running = False
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.port = self.sock.getsockname()[1]
+        self.serial = serial
+        if serial:  # a Black Magic Probe: GDB on a serial port (here a pty), scan and attach first
+            self.master, self.slave = os.openpty()
+            tty.setraw(self.slave)
+            self.spec = "gdb:" + os.ttyname(self.slave)
+        else:
+            self.sock = socket.socket()
+            self.sock.bind(("127.0.0.1", 0))
+            self.sock.listen(1)
+            self.spec = "gdb:127.0.0.1:%d" % self.sock.getsockname()[1]
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -64,9 +91,12 @@ class FakeServer:
         return '<feature name="org.gnu.gdb.arm.m-profile">%s</feature>' % regs
 
     def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.serial:
+            conn = PtyConn(self.master)
+        else:
+            conn, _ = self.sock.accept()
+            conn.settimeout(20)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         noack, buf, first_reply = False, b"", True
         try:
             while True:
@@ -114,6 +144,12 @@ class FakeServer:
                         text = self.xml(annex)
                         part = text[off:off + min(length, 40)]  # small chunks: the client must ask again
                         self.reply(conn, ("m" if off + len(part) < len(text) else "l") + part, noack)
+                    elif pkt == "qRcmd,737764705f7363616e":  # monitor swdp_scan
+                        for line in ("Target voltage: 3.3V\n", "Available Targets:\n", " 1 ARM Cortex-M\n"):
+                            self.reply(conn, "O" + line.encode().hex(), noack)
+                        self.reply(conn, "OK", noack)
+                    elif pkt == "vAttach;1":
+                        self.reply(conn, "T05", noack)
                     elif pkt == "?":
                         self.reply(conn, "S05", noack)
                     elif pkt == "c":
@@ -148,7 +184,7 @@ class FakeServer:
 
 def sample(server, *extra, seconds=20):
     r = subprocess.run([TOOL, "--batch", "-o", "json", "--no-inline"] + list(extra) +
-                       ["gdb:127.0.0.1:%d" % server.port, ELF], capture_output=True, text=True, timeout=seconds)
+                       [server.spec, ELF], capture_output=True, text=True, timeout=seconds)
     server.thread.join(5)
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
 
@@ -194,6 +230,12 @@ def main():
     code, j, err = sample(srv, "--duration", "4")
     check("gdb: a server that does not answer: named request and timeout, non-zero exit",
           code != 0 and "no answer to ? within 2 s" in err, err.strip().splitlines()[-1:] if err else "")
+
+    srv = FakeServer(pcs, serial=True)
+    code, j, err = sample(srv, "--samples", "60")
+    check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
+          code == 0 and j.get("total") == 60 and srv.log[1:3] == ["qRcmd,737764705f7363616e", "vAttach;1"],
+          "exit %d, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
 
     code = subprocess.run([TOOL, "--batch", "gdb:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and

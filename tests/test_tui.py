@@ -7,6 +7,7 @@
 Prints one ok/FAIL line per check."""
 import os
 import pty
+import socket
 import re
 import subprocess
 import sys
@@ -319,6 +320,41 @@ def demo_test():
     tmux("kill-session", "-t", s)
 
 
+def gdb_test():
+    """Issue 8: the live view on firmware with no cmprof code, sampled through QEMU's gdbstub."""
+    sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+    import scen
+    sc = scen.scenario("gdb_live", "plain", lib=False, PASSES=100000000)  # runs for minutes
+    elf = scen.build(sc)
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
+                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    s = "cmprof-gdb"
+    tmux("kill-session", "-t", s)
+    try:
+        tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34",
+             "%s gdb:127.0.0.1:%d %s; echo exited $?; sleep 5" % (TOOL, port, elf))
+        got = wait_for(s, r"hot_c", 20)
+        head = (got or screen(s)).splitlines()[:2]
+        check("gdb: a live profile of firmware with no cmprof code, through QEMU's gdbstub",
+              got is not None and re.search(r"\bhot_a\b", got) and re.search(r"\bhot_b\b", got), " | ".join(head))
+        got = wait_for(s, r"connected, \d+ halts/s, core halted \d+\.\d %", 10)
+        check("gdb: the header shows the achieved rate and the intrusion", got is not None,
+              (got or screen(s)).splitlines()[0])
+        keys(s, "q")
+        got = wait_for(s, r"^exited 0", 10)
+        check("gdb: q quits at once, and QEMU lives on (the target was left running)",
+              got is not None and q.poll() is None, "qemu %s" % ("running" if q.poll() is None else "gone"))
+    finally:
+        tmux("kill-session", "-t", s)
+        q.kill()
+        q.wait()
+
+
 def main():
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
         check("tmux installed", False, "install tmux (scripts/deps.sh)")
@@ -331,6 +367,7 @@ def main():
     no_color_test()
     batch_live_tests()
     demo_test()
+    gdb_test()
     return 1 if harness.failed else 0
 
 
