@@ -20,7 +20,7 @@ HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 SYM_SRC := symbols/table.c symbols/elf.c symbols/dwarf.c symbols/isolate.c symbols/lookup.c symbols/demangle.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c app/view.c tui/tui.c source/source.c source/gdb.c source/rsp.c \
             profile/profile.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
-            decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
+            decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 
@@ -69,7 +69,7 @@ SRC_test_section := firmware/cmprof_section.c $(FAKE)
 SRC_test_itm := decode/itm.c
 SRC_test_text := decode/text.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
-SRC_test_detect := decode/detect.c
+SRC_test_detect := decode/detect.c decode/orbflow.c
 SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
@@ -78,16 +78,17 @@ MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
                         -DCMPROF_HIST_BASE=0x08000000u
-SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/detect.c
+SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
 SRC_test_pcindex := profile/pcindex.c
 SRC_test_rsp := source/rsp.c
+SRC_test_orbflow := decode/orbflow.c decode/detect.c
 SRC_test_profile := profile/profile.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := app/view.c profile/profile.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
-                 decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+                 decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
-UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_rsp test_pcindex test_profile test_view \
+UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_pcindex test_profile test_view \
               test_stream test_stream_many test_stream_hist \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
@@ -111,7 +112,7 @@ fuzz: tool
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c profile/ingest.c profile/profile.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
-                 decode/itm.c decode/text.c decode/tpiu.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+                 decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c
 replay: $(B)/tests/asan/replay_ingest $(B)/tests/asan/replay_text
 $(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(HOST_SRC)

@@ -126,7 +126,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 "  \"decoder\": {\"bytes\": %llu, \"text_bad_lines\": %llu, \"text_long_lines\": %llu, "
                 "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"text_glued\": %llu, \"hist_out\": %llu, \"log_lines\": %llu, "
                 "\"itm_packets\": %llu, \"itm_errors\": %llu, \"itm_overflows\": %llu, \"itm_syncs\": %llu, "
-                "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu},\n",
+                "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu, \"orbflow_frames\": %llu, "
+                "\"orbflow_bad\": %llu},\n",
                 (unsigned long long)in->bytes,
                 (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.long_lines,
                 (unsigned long long)in->text.stats.tag_mismatch, (unsigned long long)in->text.stats.orphan_lines,
@@ -135,7 +136,10 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)in->text.stats.log_lines, (unsigned long long)in->itm.stats.packets,
                 (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
                 (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
-                (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced);
+                (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced,
+                (unsigned long long)in->orbflow.stats.frames,
+                (unsigned long long)(in->orbflow.stats.bad_sums + in->orbflow.stats.bad_cobs +
+                                     in->orbflow.stats.too_long));
         fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(p));
         if (o->halting)
             fprintf(out, "  \"halting\": {\"rate\": %.1f, \"halted_percent\": %.2f},\n", o->halt_rate,
@@ -271,6 +275,13 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         if (in->format == DETECT_TPIU && tpiu_other_ids(&in->tpiu.stats, ids, sizeof ids))
             fprintf(err, ", %llu frames, but only for source IDs %s: choose one with --tpiu-id",
                     (unsigned long long)in->tpiu.stats.frames, ids);
+        else if (in->format == DETECT_ORBFLOW && orbflow_other_tags(&in->orbflow.stats, ids, sizeof ids))
+            fprintf(err, ", %llu frames, but only for streams %s: choose one with --tpiu-id",
+                    (unsigned long long)in->orbflow.stats.frames, ids);
+        else if (in->format == DETECT_ORBFLOW)
+            fprintf(err, ", %llu frames, %llu with a bad sum, %llu with bad COBS codes",
+                    (unsigned long long)in->orbflow.stats.frames, (unsigned long long)in->orbflow.stats.bad_sums,
+                    (unsigned long long)in->orbflow.stats.bad_cobs);
         else if (in->format == DETECT_TEXT)
             fprintf(err, ", %llu lines, %llu malformed", (unsigned long long)in->text.stats.lines,
                     (unsigned long long)in->text.stats.bad_lines);

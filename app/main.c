@@ -42,8 +42,8 @@ static void usage(FILE *f)
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
-          "  -f, --format FMT   auto (default), text, itm or tpiu\n"
-          "  --tpiu-id N        ITM source ID inside TPIU frames (default 1)\n"
+          "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
+          "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
           "  --samples N        stop after N samples\n"
           "  -C, --demangle     C++ and Rust names demangled (batch, --resolve; the live view does it by default)\n"
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
             break;
         case 'f':
             if ((k = detect_parse(optarg)) < 0) {
-                fprintf(stderr, "cmprof-top: unknown format '%s' (auto, text, itm, tpiu)\n", optarg);
+                fprintf(stderr, "cmprof-top: unknown format '%s' (auto, text, itm, tpiu, orbflow)\n", optarg);
                 return 2;
             }
             o.format = (enum detect_format)k;

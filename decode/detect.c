@@ -1,6 +1,9 @@
-/* Format detection. A text dump is almost all printable ASCII with line ends; a TPIU stream
- * carries full syncs (FF FF FF 7F); anything else is taken as raw ITM. */
+/* Format detection. A text dump is almost all printable ASCII with line ends; orbflow is zero-
+ * delimited frames whose COBS codes and sums check out; a TPIU stream carries full syncs
+ * (FF FF FF 7F); anything else is taken as raw ITM. */
 #include "detect.h"
+
+#include "orbflow.h"
 
 #include <string.h>
 
@@ -21,6 +24,8 @@ enum detect_format detect_format(const uint8_t *buf, size_t len)
     /* all printable with no line end yet is text too: a boot banner longer than the window */
     if (printable * 100 >= len * 95 && (newlines > 0 || len < 80 || printable == len))
         return DETECT_TEXT;
+    if (orbflow_detect(buf, len))
+        return DETECT_ORBFLOW;
     for (size_t i = 0; i + 3 < len; i++)
         if (buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF && buf[i + 3] == 0x7F)
             return DETECT_TPIU;
@@ -36,6 +41,8 @@ const char *detect_name(enum detect_format f)
         return "itm";
     case DETECT_TPIU:
         return "tpiu";
+    case DETECT_ORBFLOW:
+        return "orbflow";
     default:
         return "auto";
     }
@@ -43,8 +50,8 @@ const char *detect_name(enum detect_format f)
 
 int detect_parse(const char *name)
 {
-    static const char *const names[] = {"auto", "text", "itm", "tpiu"};
-    for (int i = 0; i < 4; i++)
+    static const char *const names[] = {"auto", "text", "itm", "tpiu", "orbflow"};
+    for (int i = 0; i < 5; i++)
         if (strcmp(name, names[i]) == 0)
             return i;
     return -1;

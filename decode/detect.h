@@ -1,18 +1,19 @@
-/* Guess a stream's format from its first bytes: firmware text dump, raw ITM, or TPIU frames. */
+/* Guess a stream's format from its first bytes: firmware text dump, raw ITM, TPIU frames, or
+ * orbuculum's orbflow frames. */
 #ifndef CMPROF_DECODE_DETECT_H
 #define CMPROF_DECODE_DETECT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum detect_format { DETECT_UNKNOWN, DETECT_TEXT, DETECT_ITM, DETECT_TPIU };
+enum detect_format { DETECT_UNKNOWN, DETECT_TEXT, DETECT_ITM, DETECT_TPIU, DETECT_ORBFLOW };
 
 /* Bytes worth looking at before deciding; fewer are fine at end of input. */
 #define DETECT_WINDOW 4096u
 
 enum detect_format detect_format(const uint8_t *buf, size_t len);
 const char *detect_name(enum detect_format f);
-/* "auto", "text", "itm", "tpiu" -> format; DETECT_UNKNOWN (auto) or -1 for anything else. */
+/* "auto", "text", "itm", "tpiu", "orbflow" -> format; DETECT_UNKNOWN (auto) or -1 for anything else. */
 int detect_parse(const char *name);
 
 #endif

@@ -51,6 +51,12 @@ struct ev_sink {
     void *ctx;
 };
 
+/* Where a framing decoder (TPIU, orbflow) passes the bytes of the stream it unwraps. */
+struct byte_sink {
+    void (*bytes)(void *ctx, const uint8_t *buf, size_t len);
+    void *ctx;
+};
+
 static inline void ev_emit(const struct ev_sink *sink, const struct ev *ev)
 {
     if (sink && sink->event)

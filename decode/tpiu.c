@@ -41,7 +41,7 @@ unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len)
     return n;
 }
 
-static void frame(struct tpiu_decoder *d, const struct tpiu_byte_sink *sink)
+static void frame(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     uint8_t out[15];
     size_t n = 0;
@@ -76,7 +76,7 @@ static void frame(struct tpiu_decoder *d, const struct tpiu_byte_sink *sink)
         sink->bytes(sink->ctx, out, n);
 }
 
-void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct tpiu_byte_sink *sink)
+void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink)
 {
     for (size_t i = 0; i < len; i++) {
         uint8_t b = buf[i];

@@ -8,10 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tpiu_byte_sink {
-    void (*bytes)(void *ctx, const uint8_t *buf, size_t len);
-    void *ctx;
-};
+#include "event.h"
 
 struct tpiu_stats {
     uint64_t bytes;
@@ -36,6 +33,6 @@ struct tpiu_decoder {
 void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id);
 /* The other source IDs seen, as "2, 3" ("" when none); returns how many. */
 unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len);
-void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct tpiu_byte_sink *sink);
+void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
 
 #endif

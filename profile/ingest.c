@@ -110,6 +110,7 @@ void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format
     text_init(&in->text);
     itm_init(&in->itm, wait_sync);
     tpiu_init(&in->tpiu, tpiu_id);
+    orbflow_init(&in->orbflow, tpiu_id);
 }
 
 static void decode(struct ingest *in, const uint8_t *buf, size_t len)
@@ -119,8 +120,13 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
         text_feed(&in->text, buf, len, &in->sink);
         break;
     case DETECT_TPIU: {
-        struct tpiu_byte_sink bs = {tpiu_to_itm, in};
+        struct byte_sink bs = {tpiu_to_itm, in};
         tpiu_feed(&in->tpiu, buf, len, &bs);
+        break;
+    }
+    case DETECT_ORBFLOW: {
+        struct byte_sink bs = {tpiu_to_itm, in};
+        orbflow_feed(&in->orbflow, buf, len, &bs);
         break;
     }
     default:
@@ -218,6 +224,19 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
              (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
     }
     loss(&l, f->unsynced, "%llu TPIU bytes before the first full sync skipped", (unsigned long long)f->unsynced);
+    const struct orbflow_stats *of = &in->orbflow.stats;
+    loss(&l, of->bad_sums + of->bad_cobs + of->too_long,
+         "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",
+         (unsigned long long)(of->bad_sums + of->bad_cobs + of->too_long), (unsigned long long)of->bad_sums,
+         (unsigned long long)of->bad_cobs, (unsigned long long)of->too_long);
+    if (of->other_tags) {
+        char tags[120];
+        orbflow_other_tags(of, tags, sizeof tags);
+        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u "
+             "(--tpiu-id)", (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag);
+    }
+    loss(&l, in->format == DETECT_ORBFLOW ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter skipped",
+         (unsigned long long)of->unsynced);
     loss(&l, in->lost, "%llu samples lost in the firmware (its ring was full)", (unsigned long long)in->lost);
     loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
          (unsigned long long)in->max_samples);

@@ -6,6 +6,7 @@
 #include "../decode/detect.h"
 #include "../decode/itm.h"
 #include "../decode/text.h"
+#include "../decode/orbflow.h"
 #include "../decode/tpiu.h"
 #include "profile.h"
 
@@ -33,6 +34,7 @@ struct ingest {
     struct text_decoder text;
     struct itm_decoder itm;
     struct tpiu_decoder tpiu;
+    struct orbflow_decoder orbflow;
     struct ev_sink sink;
     uint64_t bytes;             /* fed in, whatever the format */
     uint64_t lost;              /* samples the firmware reports it dropped */
@@ -44,7 +46,8 @@ struct ingest {
     void *log_ctx;
 };
 
-/* format: DETECT_UNKNOWN to detect from the first bytes. tpiu_id: the ITM source in TPIU frames. */
+/* format: DETECT_UNKNOWN to detect from the first bytes. tpiu_id: the ITM source in TPIU frames
+ * (and the stream tag in orbflow frames). */
 void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync);
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
 /* The source paused (closed, reconnecting): decide the format from what came so far, so a short

@@ -56,6 +56,33 @@ def itm_stream(pcs):
     return bytes(out)
 
 
+def cobs(data):
+    """COBS, from its description: each run of non-zero bytes (at most 254) as its length + 1, then
+    the run; a zero ends a run shorter than 254."""
+    out, run = bytearray(), bytearray()
+    for b in data:
+        if b == 0:
+            out += bytes([len(run) + 1]) + run
+            run = bytearray()
+            continue
+        run.append(b)
+        if len(run) == 254:
+            out += b"\xff" + run
+            run = bytearray()
+    return bytes(out + bytes([len(run) + 1]) + run)
+
+
+def orbflow_frames(data, tag=1, size=100):
+    """orbuculum's orbflow: [tag][payload][sum] with a zero sum, COBS-encoded, zero-delimited; a
+    frame of another stream now and then."""
+    out = bytearray(b"\0")
+    for k, i in enumerate(range(0, len(data), size)):
+        for t, payload in ((tag, data[i:i + size]),) + (((2, b"\x01\x02"),) if k % 7 == 3 else ()):
+            fr = bytes([t]) + payload
+            out += cobs(fr + bytes([-sum(fr) & 0xFF])) + b"\0"
+    return bytes(out)
+
+
 def tpiu_frames(data, source_id=1):
     """Wrap bytes in TPIU frames: ID byte, then data; even data bytes carry bit 0 in byte 15."""
     out = bytearray(b"\xff\xff\xff\x7f")
@@ -166,13 +193,18 @@ def main():
     tpiu = os.path.join(TMP, "capture.tpiu")
     open(itm, "wb").write(itm_stream(pcs))
     open(tpiu, "wb").write(tpiu_frames(itm_stream(pcs)))
+    orb = os.path.join(TMP, "capture.orbflow")
+    open(orb, "wb").write(orbflow_frames(itm_stream(pcs)))
     ref = {r["name"]: r["samples"] for r in js["rows"]}
-    for path, fmt in ((itm, "itm"), (tpiu, "tpiu")):
+    for path, fmt in ((itm, "itm"), (tpiu, "tpiu"), (orb, "orbflow")):
         code, j, err = rows_of(path, elf)
         got = {r["name"]: r["samples"] for r in j["rows"]} if j else {}
         check("%s capture: detected and decoded to the same profile" % fmt,
               code == 0 and j["format"] == fmt and got == ref and j["sleep"] > 0,
               "format %s, %s" % (j and j["format"], err.strip()))
+    code, out, err = run("--batch", "--tpiu-id", "3", orb, elf)
+    check("orbflow capture of streams 1 and 2, stream 3 asked for: says which streams there are",
+          code != 0 and "only for streams 1, 2" in err, err.strip())
     r = subprocess.run([TOOL, "--batch", "-o", "json", "-", elf], input=open(itm, "rb").read(), capture_output=True)
     check("stdin source", r.returncode == 0 and json.loads(r.stdout)["total"] == len(pcs))
 

@@ -3,6 +3,7 @@
  * tests/run.sh. Argument: number of inputs (default 2,000,000). */
 #include "../decode/detect.h"
 #include "../decode/itm.h"
+#include "../decode/orbflow.h"
 #include "../decode/text.h"
 #include "../decode/tpiu.h"
 #include "check.h"
@@ -34,18 +35,23 @@ static int bytes_accounted = 1; /* every decoder counted every byte it was fed *
 /* Decode buf with every decoder, in one piece or split at `cut`; returns a digest of the events. */
 static uint64_t decode_all(const uint8_t *buf, size_t len, size_t cut)
 {
-    uint64_t digest[4] = {0, 0, 0, 0};
+    uint64_t digest[5] = {0, 0, 0, 0, 0};
     struct ev_sink sinks[3] = {{digest_event, &digest[0]}, {digest_event, &digest[1]}, {digest_event, &digest[2]}};
     struct itm_decoder itm, itm2;
     struct itm_chain chain = {.sink = {digest_event, &digest[3]}};
+    struct itm_chain chain2 = {.sink = {digest_event, &digest[4]}};
+    struct orbflow_decoder orb;
+    struct byte_sink bs2 = {to_itm, &chain2};
     struct text_decoder text;
     struct tpiu_decoder tpiu;
-    struct tpiu_byte_sink bs = {to_itm, &chain};
+    struct byte_sink bs = {to_itm, &chain};
     itm_init(&itm, false);
     itm_init(&itm2, true);
     itm_init(&chain.itm, false);
     text_init(&text);
     tpiu_init(&tpiu, 1);
+    itm_init(&chain2.itm, false);
+    orbflow_init(&orb, 1);
     size_t parts[2][2] = {{0, cut}, {cut, len - cut}};
     for (int p = 0; p < 2; p++) {
         const uint8_t *b = buf + parts[p][0];
@@ -54,13 +60,14 @@ static uint64_t decode_all(const uint8_t *buf, size_t len, size_t cut)
         itm_feed(&itm2, b, n, &sinks[1]);
         text_feed(&text, b, n, &sinks[2]);
         tpiu_feed(&tpiu, b, n, &bs);
+        orbflow_feed(&orb, b, n, &bs2);
     }
     text_finish(&text, &sinks[2]);
     text_free(&text);
     (void)detect_format(buf, len);
     bytes_accounted &= itm.stats.bytes == len && itm2.stats.bytes == len && text.stats.bytes == len &&
-                       tpiu.stats.bytes == len;
-    return digest[0] ^ (digest[1] * 3u) ^ (digest[2] * 5u) ^ (digest[3] * 7u);
+                       tpiu.stats.bytes == len && orb.stats.bytes == len;
+    return digest[0] ^ (digest[1] * 3u) ^ (digest[2] * 5u) ^ (digest[3] * 7u) ^ (digest[4] * 11u);
 }
 
 static const char TEXT_SEED[] = "boot\nprof raw n=4\np 08000100 08000102 08000104 08000106\ng 20000100 20000100 "
@@ -69,6 +76,9 @@ static const char TEXT_SEED[] = "boot\nprof raw n=4\np 08000100 08000102 0800010
 static const uint8_t ITM_SEED[] = {0, 0, 0, 0, 0, 0x80, 0x17, 0xb4, 0x02, 0x00, 0x08, 0x01, 0x41, 0xC0, 0x85,
                                    0x12, 0x0E, 0x0F, 0x10, 0x15, 0x00, 0x70, 0x94, 0x81, 0x02, 0x08, 0x30,
                                    0xB4, 0x81, 0x80, 0x80, 0x80, 0x80, 0x01, 0x47, 1, 2, 3, 4, 0x8E, 1, 2};
+static const uint8_t ORBFLOW_SEED[] = {0x00, 0x05, 0x01, 0x17, 0xb4, 0x02, 0x05, 0x08, 0x01, 0x41, 0x17, 0x02,
+                                       0x01, 0x03, 0x08, 0xc8, 0x00, 0x05, 0x02, 0x01, 0x02, 0xfb, 0x00, 0x03,
+                                       0x01, 0x15, 0x03, 0x70, 0x7a, 0x00};
 static const uint8_t TPIU_SEED[] = {0xFF, 0xFF, 0xFF, 0x7F, 0x03, 0x17, 0x78, 0x56, 0x34, 0x12, 0x16,
                                     0x7A, 0x56, 0x34, 0x12, 0x15, 0x00, 0x70, 0x70, 0x08, 0xFF, 0x7F};
 
@@ -76,7 +86,7 @@ static size_t make_input(uint8_t *buf, size_t cap)
 {
     uint32_t r = rnd32();
     size_t len;
-    if (r % 4 == 0) { /* pure noise */
+    if (r % 5 == 0) { /* pure noise */
         len = 1 + rnd32() % 200;
         for (size_t i = 0; i < len; i++)
             buf[i] = (uint8_t)rnd32();
@@ -84,10 +94,13 @@ static size_t make_input(uint8_t *buf, size_t cap)
     }
     const uint8_t *seed;
     size_t n;
-    if (r % 4 == 1) {
+    if (r % 5 == 1) {
         seed = (const uint8_t *)TEXT_SEED;
         n = sizeof TEXT_SEED - 1;
-    } else if (r % 4 == 2) {
+    } else if (r % 5 == 4) {
+        seed = ORBFLOW_SEED;
+        n = sizeof ORBFLOW_SEED;
+    } else if (r % 5 == 2) {
         seed = ITM_SEED;
         n = sizeof ITM_SEED;
     } else {

@@ -23,7 +23,7 @@ static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evl
     evlog_reset(l);
     itm_init(&c.itm, false);
     c.sink = (struct ev_sink){evlog_event, l};
-    struct tpiu_byte_sink bs = {to_itm, &c};
+    struct byte_sink bs = {to_itm, &c};
     tpiu_init(t, id);
     for (size_t i = 0; i < n; i += chunk)
         tpiu_feed(t, s + i, i + chunk <= n ? chunk : n - i, &bs);

@@ -1,0 +1,122 @@
+/* orbflow deframer (see orbflow.h). */
+#include "orbflow.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void orbflow_init(struct orbflow_decoder *d, uint8_t wanted_tag)
+{
+    memset(d, 0, sizeof *d);
+    d->wanted_tag = wanted_tag;
+}
+
+/* COBS-decode in place: each code byte c is followed by c - 1 data bytes, then a zero unless c is
+ * 0xFF or the frame ends. Returns the decoded length, or -1 when a code runs past the end. */
+static long cobs_decode(uint8_t *f, size_t n)
+{
+    size_t in = 0, out = 0;
+    while (in < n) {
+        uint8_t code = f[in++];
+        if (code == 0 || in + code - 1u > n)
+            return -1;
+        for (unsigned k = 1; k < code; k++)
+            f[out++] = f[in++]; /* out never passes in: each code byte makes room */
+        if (code != 0xFF && in < n)
+            f[out++] = 0;
+    }
+    return (long)out;
+}
+
+/* One encoded frame (delimiters excluded): 1 good, 0 bad, -1 empty. */
+static int frame(struct orbflow_decoder *d, uint8_t *f, size_t n, const struct byte_sink *sink)
+{
+    if (n == 0)
+        return -1; /* two delimiters in a row: nothing */
+    long m = cobs_decode(f, n);
+    if (m < 0) {
+        d->stats.bad_cobs++;
+        return 0;
+    }
+    uint8_t sum = 0;
+    for (long i = 0; i < m; i++)
+        sum = (uint8_t)(sum + f[i]);
+    if (m < 2 || sum != 0) {
+        d->stats.bad_sums++;
+        return 0;
+    }
+    d->stats.frames++;
+    uint8_t tag = f[0];
+    if (tag != d->wanted_tag) {
+        d->stats.other_tags++;
+        d->stats.tags_seen[tag / 8u] |= (uint8_t)(1u << (tag % 8u));
+    } else if (sink && sink->bytes && m > 2) {
+        sink->bytes(sink->ctx, f + 1, (size_t)(m - 2));
+    }
+    return 1;
+}
+
+void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink)
+{
+    d->stats.bytes += len;
+    const uint8_t *p = buf, *end = buf + len;
+    while (p < end) {
+        const uint8_t *z = memchr(p, 0, (size_t)(end - p));
+        size_t n = (size_t)((z ? z : end) - p);
+        if (!d->synced) {
+            d->stats.unsynced += n + (z ? 1u : 0u);
+            d->synced = z != NULL;
+        } else if (!d->overflow && d->len + n <= ORBFLOW_MAX) {
+            memcpy(d->frame + d->len, p, n);
+            d->len += n;
+        } else {
+            d->overflow = true;
+        }
+        if (!z)
+            break;
+        if (d->overflow)
+            d->stats.too_long++;
+        else if (d->len)
+            frame(d, d->frame, d->len, sink);
+        d->len = 0;
+        d->overflow = false;
+        p = z + 1;
+    }
+}
+
+bool orbflow_detect(const uint8_t *buf, size_t len)
+{
+    uint8_t scratch[ORBFLOW_MAX];
+    struct orbflow_decoder probe;
+    orbflow_init(&probe, 0);
+    const uint8_t *z = memchr(buf, 0, len);
+    unsigned good = 0, bad = 0;
+    while (z) {
+        const uint8_t *start = z + 1, *next = memchr(start, 0, (size_t)(buf + len - start));
+        if (!next)
+            break;
+        size_t n = (size_t)(next - start);
+        if (n && n <= sizeof scratch) {
+            memcpy(scratch, start, n);
+            int r = frame(&probe, scratch, n, NULL);
+            good += r == 1;
+            bad += r == 0;
+        }
+        z = next;
+    }
+    return good >= 3 && bad == 0;
+}
+
+unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t len)
+{
+    unsigned n = 0;
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (unsigned t = 0; t < 256; t++)
+        if (st->tags_seen[t / 8u] & (1u << (t % 8u))) {
+            int w = snprintf(buf + at, at < len ? len - at : 0, "%s%u", n ? ", " : "", t);
+            at += w > 0 ? (size_t)w : 0;
+            n++;
+        }
+    return n;
+}
