@@ -144,6 +144,11 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         if (o->halting)
             fprintf(out, "  \"halting\": {\"rate\": %.1f, \"halted_percent\": %.2f},\n", o->halt_rate,
                     100.0 * o->halted_share);
+        if (o->source_detail && *o->source_detail) {
+            fputs("  \"source_detail\": ", out);
+            json_string(out, o->source_detail);
+            fputs(",\n", out);
+        }
         fprintf(out, "  \"lost\": %llu,\n  \"missing\": %llu,\n  \"past_limit\": %llu,\n  \"losses\": [",
                 (unsigned long long)in->lost, (unsigned long long)in->text.stats.missing,
                 (unsigned long long)in->past_limit);
@@ -218,6 +223,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         if (o->halting)
             fprintf(out, "halting: %.0f halts/s, the core halted %.1f %% of the time\n", o->halt_rate,
                     100.0 * o->halted_share);
+        else if (o->source_detail && *o->source_detail)
+            fprintf(out, "source: %s\n", o->source_detail);
         if (prof_overhead(p) > 0)
             fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n",
                     100.0 * prof_overhead(p));

@@ -25,6 +25,7 @@ struct batch_options {
     bool fold_overhead;   /* the library's code as one row in function and line rows */
     bool halting;         /* set by the live loop for a gdb: source: what halting cost */
     double halt_rate, halted_share;
+    const char *source_detail; /* what a sampling source measured about itself, or NULL */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

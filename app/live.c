@@ -50,7 +50,7 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
         snprintf(buf, n, "reconnecting: %s", src_message(src));
         break;
     default:
-        if (src_kind(src) == SRC_GDB)
+        if (src_kind(src) == SRC_GDB || src_kind(src) == SRC_OPENOCD)
             snprintf(buf, n, "ended: %s", src_message(src));
         else
             snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");
@@ -223,6 +223,7 @@ int live_main(const struct live_options *o)
         }
         struct batch_options bo = o->batch;
         bo.halting = src_halting(src, &bo.halt_rate, &bo.halted_share) != 0;
+        bo.source_detail = src_detail(src, now_s());
         batch_report(&bo, prof, in, sym_warning(syms), stdout);
     } else if (stop_signal && stop_signal != SIGINT) {
         status = 128 + stop_signal;

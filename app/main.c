@@ -26,6 +26,8 @@ static void usage(FILE *f)
           "tcp), a capture file, or - for stdin. Firmware text (dump or live stream), raw ITM/SWO, or TPIU.\n"
           "gdb:HOST:PORT or gdb:/dev/ttyACM0: sample any firmware, unchanged, by halting it through a GDB\n"
           "server (OpenOCD, pyOCD, J-Link, Black Magic Probe, QEMU -gdb): interrupt, read the PC, resume.\n"
+          "openocd:HOST[:PORT]: read the core's PC sampling register (DWT_PCSR) while it runs, through\n"
+          "OpenOCD's Tcl server (port 6666), with no halting.\n"
           "\n"
           "  --batch            read SOURCE to its end (or --duration/--samples), print the profile\n"
           "  -b, --baud N       serial speed (default 115200, 8N1)\n"
@@ -243,8 +245,8 @@ int main(int argc, char **argv)
     }
     o.source = argv[optind];
     o.elf = argv[optind + 1];
-    if (strncmp(o.source, "gdb:", 4) == 0 && o.format == DETECT_UNKNOWN)
-        o.format = DETECT_ITM; /* the GDB sampler delivers ITM PC-sample packets */
+    if ((strncmp(o.source, "gdb:", 4) == 0 || strncmp(o.source, "openocd:", 8) == 0) && o.format == DETECT_UNKNOWN)
+        o.format = DETECT_ITM; /* the GDB and OpenOCD samplers deliver ITM PC-sample packets */
     lo.batch = o;
     if (!batch)
         return live_main(&lo);

@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include "gdb.h"
+#include "openocd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,8 @@ struct source {
     bool permanent;       /* the last connect failed for good: retrying cannot help */
     struct gdb_sampler *gdb; /* SRC_GDB: the conversation with the server */
     struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
+    struct ocd_sampler *ocd;    /* SRC_OPENOCD */
+    struct ocd_stats ocd_stats;
     char detail[120];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
 };
@@ -185,11 +188,22 @@ static double clock_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static bool open_ocd(struct source *s, double now)
+{
+    char err[300];
+    s->ocd = ocd_open(s->spec + 8, now, err, sizeof err);
+    if (!s->ocd)
+        set_message(s, err);
+    return s->ocd != NULL;
+}
+
 static bool connect_live(struct source *s)
 {
     switch (s->kind) {
     case SRC_GDB:
         return open_gdb(s, clock_now());
+    case SRC_OPENOCD:
+        return open_ocd(s, clock_now());
     case SRC_SERIAL:
         return open_serial(s);
     case SRC_TTY:
@@ -207,6 +221,13 @@ static void disconnect(struct source *s)
         gdb_get_stats(s->gdb, &s->gdb_stats);
         gdb_close(s->gdb); /* leaves the target running */
         s->gdb = NULL;
+        s->fd = -1;
+        return;
+    }
+    if (s->ocd) {
+        ocd_get_stats(s->ocd, &s->ocd_stats);
+        ocd_close(s->ocd); /* DEMCR as it was */
+        s->ocd = NULL;
         s->fd = -1;
         return;
     }
@@ -250,6 +271,18 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
             return NULL;
         }
         s->kind = SRC_GDB;
+        snprintf(s->name, sizeof s->name, "%s", spec);
+    } else if (strncmp(spec, "openocd:", 8) == 0) {
+        const char *colon = strrchr(spec + 8, ':');
+        char *end = NULL;
+        long port = colon ? strtol(colon + 1, &end, 10) : 6666;
+        if (colon && (colon == spec + 8 || !colon[1] || *end || port < 1 || port > 65535)) {
+            snprintf(err, errlen, "source '%s': use openocd:HOST or openocd:HOST:PORT (OpenOCD's Tcl port, 6666 "
+                     "by default)", spec);
+            free(s);
+            return NULL;
+        }
+        s->kind = SRC_OPENOCD;
         snprintf(s->name, sizeof s->name, "%s", spec);
     } else if (strncmp(spec, "tcp:", 4) == 0) {
         /* tcp:HOST:PORT, with an IPv6 address in brackets: tcp:[::1]:3443 */
@@ -328,6 +361,8 @@ int src_fd(const struct source *s)
         return -1;
     if (s->kind == SRC_GDB)
         return gdb_fd(s->gdb); /* -1 while the target runs: the timer says when to halt it */
+    if (s->kind == SRC_OPENOCD)
+        return ocd_fd(s->ocd);
     if (s->kind == SRC_FILE && s->rate > 0)
         return -1; /* paced: the timer drives it */
     return s->fd;
@@ -343,6 +378,8 @@ int src_wait_ms(const struct source *s, double now)
         return 10;
     if (s->state == SRC_CONNECTED && s->kind == SRC_GDB)
         return gdb_wait_ms(s->gdb, now);
+    if (s->state == SRC_CONNECTED && s->kind == SRC_OPENOCD)
+        return ocd_wait_ms(s->ocd, now);
     return -1;
 }
 
@@ -363,6 +400,20 @@ ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now)
 {
     if (s->state != SRC_CONNECTED)
         return 0;
+    if (s->kind == SRC_OPENOCD) {
+        size_t got = ocd_step(s->ocd, buf, n, now);
+        s->bytes += got;
+        const char *why = ocd_failed(s->ocd);
+        if (why && !got) {
+            char m[300];
+            snprintf(m, sizeof m, "%s", why);
+            bool ended = ocd_hopeless(s->ocd);
+            went_away(s, m, now);
+            if (ended)
+                s->state = SRC_END;
+        }
+        return (ssize_t)got;
+    }
     if (s->kind == SRC_GDB) {
         size_t got = gdb_step(s->gdb, buf, n, now);
         s->bytes += got;
@@ -460,6 +511,16 @@ const char *src_detail(struct source *s, double now)
     s->detail[0] = '\0';
     if (src_halting(s, &rate, &halted))
         snprintf(s->detail, sizeof s->detail, "%.0f halts/s, core halted %.1f %%", rate, 100.0 * halted);
+    if (s->kind == SRC_OPENOCD) {
+        struct ocd_stats st = s->ocd_stats;
+        if (s->ocd)
+            ocd_get_stats(s->ocd, &st);
+        double wall = st.last - st.first;
+        if (st.bursts > 1 && wall > 0)
+            snprintf(s->detail, sizeof s->detail, "%s %.0f samples/s, %.1f ms a burst",
+                     st.halting ? "no PCSR: halting," : "PCSR", (double)(st.samples + st.sleeps) / wall,
+                     1000.0 * st.burst_s / (double)st.bursts);
+    }
     (void)now;
     return s->detail;
 }

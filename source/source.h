@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP, SRC_GDB };
+enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP, SRC_GDB, SRC_OPENOCD };
 enum src_state { SRC_CONNECTED, SRC_RECONNECTING, SRC_END };
 
 struct source;
 
-/* spec: a path, "-" for stdin, "tcp:HOST:PORT", or "gdb:HOST:PORT" / "gdb:/dev/ttyACM0" (halting
- * samples through a GDB server, delivered as ITM PC-sample packets). baud: for serial ports (0:
+/* spec: a path, "-" for stdin, "tcp:HOST:PORT", "gdb:HOST:PORT" / "gdb:/dev/ttyACM0" (halting
+ * samples through a GDB server), or "openocd:HOST[:PORT]" (DWT_PCSR read through OpenOCD's Tcl
+ * server); the last two deliver ITM PC-sample packets. baud: for serial ports (0:
  * 115200). rate: bytes per second for replaying a file, halts per second for a GDB server (0: as
  * fast as possible). Returns NULL with a
  * one-line reason in err when the source cannot be used at all (a live source that is merely

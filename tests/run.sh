@@ -98,11 +98,13 @@ step "resolve parity" python3 tests/resolve_parity.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
+step "openocd source" python3 tests/test_openocd.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
+step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

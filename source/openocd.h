@@ -1,0 +1,36 @@
+/* PC sampling without halting, through OpenOCD's Tcl server (port 6666): the core's DWT_PCSR
+ * (0xE000101C) read in bursts while it runs, after DWT is enabled (DEMCR.TRCENA, restored at
+ * the end). A PCSR of 0xFFFFFFFF means the core is halted or asleep: a sleep sample. A PCSR that
+ * reads 0 is not implemented (ARMv6-M, some parts): then each sample halts the core instead
+ * (halt, reg pc, resume). Samples come out as ITM packets, like the GDB sampler's. */
+#ifndef CMPROF_SOURCE_OPENOCD_H
+#define CMPROF_SOURCE_OPENOCD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ocd_sampler;
+
+/* where: "HOST" or "HOST:PORT" (default port 6666). NULL with a reason in err when it cannot connect. */
+struct ocd_sampler *ocd_open(const char *where, double now, char *err, size_t errlen);
+/* Put DEMCR back as it was (waits a second at most), then free. */
+void ocd_close(struct ocd_sampler *o);
+
+int ocd_fd(const struct ocd_sampler *o);
+int ocd_wait_ms(const struct ocd_sampler *o, double now);
+/* Read replies and send what is due; returns the ITM bytes written to buf. */
+size_t ocd_step(struct ocd_sampler *o, uint8_t *buf, size_t n, double now);
+const char *ocd_failed(const struct ocd_sampler *o); /* NULL while all is well */
+bool ocd_hopeless(const struct ocd_sampler *o);     /* the failure will not pass: no target there */
+
+struct ocd_stats {
+    uint64_t samples, sleeps; /* PCs, and reads of 0xFFFFFFFF */
+    uint64_t bursts;
+    double burst_s;           /* wall time spent waiting for bursts */
+    double first, last;       /* of the first and last burst's reply */
+    bool halting;             /* PCSR is not implemented: halting fallback */
+};
+void ocd_get_stats(const struct ocd_sampler *o, struct ocd_stats *out);
+
+#endif
