@@ -75,6 +75,21 @@ int live_main(const struct live_options *o)
         sym_close(syms);
         return 1;
     }
+    if (o->task_var) {
+        uint32_t addr, size;
+        if (!sym_object(syms, o->task_var, &addr, &size)) {
+            fprintf(stderr, "cmprof-top: --task-var %s: no such variable in %s\n", o->task_var, o->batch.elf);
+            src_close(src);
+            sym_close(syms);
+            return 2;
+        }
+        if (!src_set_task_var(src, addr, o->task_name_offset)) {
+            fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
+            src_close(src);
+            sym_close(syms);
+            return 2;
+        }
+    }
     struct prof *prof = prof_new(syms), *window = prof_new(syms), *shown = prof_new(syms);
     struct ingest *in = calloc(1, sizeof *in);
     struct view *v = calloc(1, sizeof *v);

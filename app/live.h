@@ -17,6 +17,8 @@ struct live_options {
     int n_budgets;
     double window_seconds;
     bool color;
+    const char *task_var;        /* gdb: sources: a task pointer read with each sample, or NULL */
+    int task_name_offset;        /* of the task's name in what it points to; -1: no names */
 };
 
 int live_main(const struct live_options *o);

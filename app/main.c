@@ -44,6 +44,8 @@ static void usage(FILE *f)
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
+          "  --task-var SYMBOL  gdb: sources: read this task pointer (e.g. pxCurrentTCB) with each sample\n"
+          "  --task-name-offset N  ... and the task's name N bytes into what it points to\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
@@ -89,12 +91,13 @@ int main(int argc, char **argv)
     static const char *const groups[] = {"function", "line", "file", "task"};
     struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
                                         .inline_frames = true},
-                              .color = getenv("NO_COLOR") == NULL};
+                              .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1};
     struct batch_options o = lo.batch;
     bool batch = false, resolve = false;
     enum {
         OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
-        OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD
+        OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
+        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET
     };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
@@ -109,6 +112,8 @@ int main(int argc, char **argv)
         {"budget", required_argument, NULL, OPT_BUDGET}, {"window", required_argument, NULL, OPT_WINDOW},
         {"no-color", no_argument, NULL, OPT_NO_COLOR}, {"list-ports", no_argument, NULL, OPT_LIST_PORTS},
         {"fold-overhead", no_argument, NULL, OPT_FOLD_OVERHEAD},
+        {"task-var", required_argument, NULL, OPT_TASK_VAR},
+        {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
         {NULL, 0, NULL, 0}};
     int c, k;
     char *end;
@@ -188,6 +193,16 @@ int main(int argc, char **argv)
         case OPT_FOLD_OVERHEAD:
             o.fold_overhead = true;
             break;
+        case OPT_TASK_VAR:
+            lo.task_var = optarg;
+            break;
+        case OPT_TASK_NAME_OFFSET:
+            if (!parse_count(optarg, 0, 4096, &count)) {
+                fprintf(stderr, "cmprof-top: --task-name-offset takes a number from 0 to 4096, not '%s'\n", optarg);
+                return 2;
+            }
+            lo.task_name_offset = (int)count;
+            break;
         case 'f':
             if ((k = detect_parse(optarg)) < 0) {
                 fprintf(stderr, "cmprof-top: unknown format '%s' (auto, text, itm, tpiu, orbflow)\n", optarg);
@@ -246,7 +261,11 @@ int main(int argc, char **argv)
     o.source = argv[optind];
     o.elf = argv[optind + 1];
     if ((strncmp(o.source, "gdb:", 4) == 0 || strncmp(o.source, "openocd:", 8) == 0) && o.format == DETECT_UNKNOWN)
-        o.format = DETECT_ITM; /* the GDB and OpenOCD samplers deliver ITM PC-sample packets */
+        o.format = lo.task_var ? DETECT_TEXT : DETECT_ITM; /* tagged samples come as dump text, others as ITM */
+    if (lo.task_var && strncmp(o.source, "gdb:", 4) != 0) {
+        fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
+        return 2;
+    }
     lo.batch = o;
     if (!batch)
         return live_main(&lo);

@@ -47,10 +47,11 @@ SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "DUALTIMER_Ha
 JIT = {"PERIOD": 1691, "CMPROF_JITTER": 2047}  # the document's worst base period plus jitter
 
 
-def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, lib=True, gdb=False, **defs):
-    """lib=False: no cmprof code linked in. gdb=True: sampled by cmprof-top through QEMU's gdbstub."""
+def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, lib=True, gdb=False, gdb_args=(), **defs):
+    """lib=False: no cmprof code linked in. gdb=True: sampled by cmprof-top through QEMU's gdbstub,
+    with gdb_args added to its command line."""
     return {"name": name, "app": app, "core": core, "opt": opt, "cflags": list(cflags), "align16": align16,
-            "lib": lib, "gdb": gdb, "defs": defs}
+            "lib": lib, "gdb": gdb, "gdb_args": list(gdb_args), "defs": defs}
 
 
 def all_scenarios():
@@ -135,6 +136,10 @@ def all_scenarios():
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=42, CMPROF_JITTER=63))
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=50000))
+    # ... and per task: the scheduler's current_task read while halted, names from the TCBs
+    s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000,
+                      gdb_args=("--task-var", "current_task", "--task-name-offset", "4", "-o", "folded", "--by",
+                                "task")))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
     # live streaming: drained every loop; drained too slowly (the ring overflows)
@@ -202,7 +207,7 @@ def build(s):
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
            "-DBOARD_" + board]
     cmd += s["cflags"]
-    if s["app"] in ("tasks", "demo"):
+    if s["app"] in ("tasks", "demo", "tasks_plain"):
         cmd.append(os.path.join(HERE, "apps", "sched.c"))
     if s["defs"].get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
@@ -237,7 +242,7 @@ def run(name):
            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0", "-kernel", elf,
            "-plugin", PLUGIN + "," + ",".join(args)]
     if s["gdb"]:
-        return run_halting(name, cmd, elf, uart)
+        return run_halting(name, cmd, elf, uart, s["gdb_args"])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError("%s: qemu exited %d: %s" % (name, r.returncode, r.stderr.strip()))
@@ -253,15 +258,15 @@ def free_port():
         return sk.getsockname()[1]
 
 
-def run_halting(name, cmd, elf, uart):
+def run_halting(name, cmd, elf, uart, extra):
     """QEMU waits at reset with its gdbstub (-S); cmprof-top samples through it until the program
     ends. -singlestep: otherwise QEMU stops only at translation-block starts (design-notes 9)."""
     port = free_port()
     q = subprocess.Popen(cmd + ["-singlestep", "-gdb", "tcp:127.0.0.1:%d" % port, "-S"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        t = subprocess.run([TOOL, "--batch", "-o", "json", "--no-inline", "--duration", "300",
-                            "gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=360)
+        t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300"] + (extra or ["-o", "json"]) +
+                           ["gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=360)
         qerr = q.communicate(timeout=60)[1]
     finally:
         if q.poll() is None:
@@ -270,7 +275,7 @@ def run_halting(name, cmd, elf, uart):
         raise RuntimeError("%s: qemu exited %d: %s" % (name, q.returncode, qerr.strip()))
     if t.returncode != 0 or "done\n" not in open(uart, errors="replace").read():
         raise RuntimeError("%s: cmprof-top exited %d: %s" % (name, t.returncode, t.stderr.strip()))
-    open(os.path.join(os.path.dirname(elf), "gdb.json"), "w").write(t.stdout)
+    open(os.path.join(os.path.dirname(elf), "gdb.out"), "w").write(t.stdout)
     return name
 
 

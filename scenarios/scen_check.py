@@ -586,7 +586,7 @@ def judge_shares(c, label, prof, n, truth, total):
 def gdb_halting(c):
     """Issue 8: firmware with no cmprof code, sampled through QEMU's gdbstub by cmprof-top."""
     r = Result("gdb_loops")
-    j = json.load(open(os.path.join(scen.BUILD, "gdb_loops", "gdb.json")))
+    j = json.load(open(os.path.join(scen.BUILD, "gdb_loops", "gdb.out")))
     truth = r.truth()
     loops = ("hot_a", "hot_b", "hot_c")
     prof = {row["name"]: row["samples"] for row in j["rows"]}
@@ -618,6 +618,45 @@ def gdb_halting(c):
           "(unless the part's debug freeze bits stop them): a program that measures time sees each halt "
           "as a gap of about %.2f ms." % (n, h.get("rate", 0), h.get("halted_percent", 0),
                                           10 * h.get("halted_percent", 0) / max(h.get("rate", 1), 1)), "")
+
+
+def gdb_tasks(c):
+    """Issue 8: per-task attribution through --task-var on our scheduler, firmware unchanged."""
+    r = Result("gdb_tasks")
+    truth = r.truth()
+    pairs = collections.Counter()
+    for ln in open(os.path.join(scen.BUILD, "gdb_tasks", "gdb.out")).read().splitlines():
+        stack, count = ln.rsplit(" ", 1)
+        frames = stack.split(";")
+        pairs[(frames[0], frames[-1])] += float(count)
+    want = {("motor", "hot_a"): "hot_a", ("link", "hot_b"): "hot_b", ("link", "hot_c"): "hot_c"}
+    n = sum(pairs[k] for k in want)
+    total = sum(truth[f] for f in want.values())
+    wrong = sum(v for (task, f), v in pairs.items() if f in ("hot_a", "hot_b", "hot_c") and (task, f) not in want)
+    c.check("gdb_tasks: every loop sample under its own task, named from its control block",
+            n >= 2000 and wrong == 0 and all(pairs[k] > 0 for k in want),
+            "%d loop samples, %d under the wrong task; tasks %s" % (n, wrong, sorted({t for t, _ in pairs})))
+    # per task (the issue's check): motor = hot_a, link = hot_b + hot_c
+    by_task = {"motor": pairs[("motor", "hot_a")], "link": pairs[("link", "hot_b")] + pairs[("link", "hot_c")]}
+    task_truth = {"motor": truth["hot_a"], "link": truth["hot_b"] + truth["hot_c"]}
+    judge_shares(c, "gdb_tasks: task shares against the plugin's counts", by_task, n, task_truth, total)
+    c.out("## 10b. Per task, no firmware change (`gdb_tasks`)", "",
+          "Two tasks on our PendSV scheduler, built with no cmprof code; `cmprof-top --task-var current_task "
+          "--task-name-offset 4 gdb:...` reads the scheduler's task pointer while the core is halted, and each "
+          "task's name from its control block once. motor runs hot_a, link runs hot_b and hot_c; shares among "
+          "the loops' samples.", "",
+          "| task (functions) | truth % | profile % | sigma |", "|---|---|---|---|")
+    for k in by_task:
+        p_, t_ = by_task[k] / n, task_truth[k] / total
+        c.out("| %s | %s | %s | %.2f |" % (k, fmt(t_), fmt(p_), abs(p_ - t_) / scen.sigma(t_, n)))
+    c.out("", "%d loop samples, %d under the wrong task. Within link, hot_b and hot_c (one loop body, 300 and 100 "
+          "iterations, called one after the other) do not split as their instruction counts do: this run %s; "
+          "in the runs made while building this scenario hot_b always got too few samples and hot_c too many, by up to 5 sigma. Halts land in "
+          "proportion to the host time QEMU spends per guest instruction, which is not the same everywhere "
+          "(design-notes section 9); the cause here is not pinned down, so the per-function split under one task "
+          "is reported, not checked. gdb_loops checks per-function shares." % (
+              n, wrong, ", ".join("%s %s %% for %s %%" % (f, fmt(pairs[("link", f)] / n), fmt(truth[f] / total))
+                                  for f in ("hot_b", "hot_c"))), "")
 
 
 def rtos(c):
@@ -936,7 +975,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows, rtos, gdb_halting,
+             own_cost, isr_rows, rtos, gdb_halting, gdb_tasks,
              sections,
              streaming, diagnostics]
     truth_loop = None

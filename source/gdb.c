@@ -26,7 +26,10 @@
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
 
-enum step { G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_FAILED };
+enum step {
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_FAILED
+};
+#define NAMED_MAX 1024 /* tags whose names were read: a power of two */
 
 struct gdb_sampler {
     int fd;
@@ -52,7 +55,12 @@ struct gdb_sampler {
     char *xml;
     size_t xml_len;
     int pc_regnum, xpsr_regnum;
-    /* ITM bytes made and not yet handed out */
+    /* --task-var: a variable read while halted gives each sample's task */
+    bool has_task;
+    uint32_t task_addr, pc, tag;
+    int name_offset;            /* of the name inside what the variable points to; -1: none */
+    uint32_t named[NAMED_MAX];  /* tags whose names went out (open addressing, 0: empty) */
+    /* bytes made and not yet handed out: ITM packets, or dump text with tags */
     uint8_t out[4096];
     size_t out_len;
     bool synced;
@@ -155,6 +163,53 @@ static void emit_pc(struct gdb_sampler *g, uint32_t pc)
     g->out_len += 5;
 }
 
+/* A sample with its task, as the firmware's dump text: a block of one, and the task's name
+ * line before it the first time (the text decoder reads both). */
+static void emit_tagged(struct gdb_sampler *g, uint32_t pc, uint32_t tag, const char *name)
+{
+    char line[160];
+    int n = 0;
+    if (name)
+        n = snprintf(line, sizeof line, "task %08x %s\n", (unsigned)tag, name);
+    n += snprintf(line + n, sizeof line - (size_t)n, "prof raw n=1\np %08x\ng %08x\nend\n", (unsigned)pc,
+                  (unsigned)tag);
+    if (n <= 0 || g->out_len + (size_t)n > sizeof g->out)
+        return; /* the caller stopped reading: the sample is lost */
+    memcpy(g->out + g->out_len, line, (size_t)n);
+    g->out_len += (size_t)n;
+}
+
+/* Whether the tag's name still has to be read (and marks it as read). */
+static bool first_time(struct gdb_sampler *g, uint32_t tag)
+{
+    uint32_t key = tag ? tag : 1u; /* 0 marks an empty slot */
+    for (uint32_t k = (key * 2654435761u) >> 22, n = 0; n < NAMED_MAX; k = (k + 1) & (NAMED_MAX - 1), n++) {
+        if (g->named[k] == key)
+            return false;
+        if (!g->named[k]) {
+            g->named[k] = key;
+            return true;
+        }
+    }
+    return false; /* full: the rest stay nameless */
+}
+
+static bool hex_le32(const char *d, size_t len, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (len < 8)
+        return false;
+    for (int k = 0; k < 8; k++) { /* target bytes in order: little-endian, high nibble first */
+        char c = d[k];
+        int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (h < 0)
+            return false;
+        v |= (uint32_t)h << (8 * (k / 2) + (k % 2 ? 0 : 4));
+    }
+    *out = v;
+    return true;
+}
+
 /* Registers are numbered in document order; a regnum="N" restarts the count at N. */
 static void number_registers(struct gdb_sampler *g)
 {
@@ -203,6 +258,17 @@ static void describe_target(struct gdb_sampler *g, double now)
 static bool is_stop_reply(const char *d)
 {
     return d[0] == 'S' || d[0] == 'T';
+}
+
+/* A sample is out: the core may run again. */
+static void sampled(struct gdb_sampler *g, double now)
+{
+    g->stats.samples++;
+    if (!g->stats.first_sample)
+        g->stats.first_sample = now;
+    g->stats.last_sample = now;
+    g->stats.halted_s += now - g->halt_sent;
+    resume(g, now);
 }
 
 static void on_packet(void *ctx, const char *d, size_t len)
@@ -301,27 +367,52 @@ static void on_packet(void *ctx, const char *d, size_t len)
         request(g, G_READING, m, now);
         break;
     case G_READING: {
-        uint32_t pc = 0;
-        bool ok = len >= 8;
-        for (int k = 0; k < 8 && ok; k++) { /* target bytes in order: little-endian, high nibble first */
-            char c = d[k];
-            int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-            ok = h >= 0;
-            pc |= (uint32_t)(ok ? h : 0) << (8 * (k / 2) + (k % 2 ? 0 : 4));
-        }
-        if (!ok) {
+        uint32_t pc;
+        if (!hex_le32(d, len, &pc)) {
             snprintf(m, sizeof m, "the server would not read the PC (register %d): '%.40s'",
                      g->pc_regnum >= 0 ? g->pc_regnum : 15, d);
             fail(g, m);
             break;
         }
+        if (g->has_task) { /* the task variable next, while the core is still halted */
+            g->pc = pc;
+            snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
+            request(g, G_TAG, m, now);
+            break;
+        }
         emit_pc(g, pc);
-        g->stats.samples++;
-        if (!g->stats.first_sample)
-            g->stats.first_sample = now;
-        g->stats.last_sample = now;
-        g->stats.halted_s += now - g->halt_sent;
-        resume(g, now);
+        sampled(g, now);
+        break;
+    }
+    case G_TAG:
+        if (!hex_le32(d, len, &g->tag)) {
+            snprintf(m, sizeof m, "the server would not read the task variable at 0x%08x: '%.40s'",
+                     (unsigned)g->task_addr, d);
+            fail(g, m);
+            break;
+        }
+        if (g->name_offset >= 0 && first_time(g, g->tag)) {
+            snprintf(m, sizeof m, "m%x,10", (unsigned)(g->tag + (uint32_t)g->name_offset));
+            request(g, G_NAME, m, now);
+            break;
+        }
+        emit_tagged(g, g->pc, g->tag, NULL);
+        sampled(g, now);
+        break;
+    case G_NAME: {
+        char name[17];
+        size_t k = 0;
+        for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
+            int hi = d[i] >= 'a' ? d[i] - 'a' + 10 : d[i] >= 'A' ? d[i] - 'A' + 10 : d[i] - '0';
+            int lo = d[i + 1] >= 'a' ? d[i + 1] - 'a' + 10 : d[i + 1] >= 'A' ? d[i + 1] - 'A' + 10 : d[i + 1] - '0';
+            int c = hi << 4 | lo;
+            if (c == 0 || d[0] == 'E')
+                break;
+            name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
+        }
+        name[k] = '\0';
+        emit_tagged(g, g->pc, g->tag, k ? name : "?");
+        sampled(g, now);
         break;
     }
     case G_FAILED:
@@ -481,6 +572,13 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
     memmove(g->out, g->out + k, g->out_len - k);
     g->out_len -= k;
     return k;
+}
+
+void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset)
+{
+    g->has_task = true;
+    g->task_addr = addr;
+    g->name_offset = name_offset;
 }
 
 const char *gdb_failed(const struct gdb_sampler *g)

@@ -25,6 +25,10 @@ int gdb_wait_ms(const struct gdb_sampler *g, double now); /* until a halt or a t
  * failure (lost connection, no reply in time, a refusal) it returns 0 and gdb_failed() says why. */
 size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now);
 const char *gdb_failed(const struct gdb_sampler *g);      /* NULL while all is well */
+/* Read a task variable at addr (e.g. pxCurrentTCB) with each sample: samples then come out as the
+ * firmware's dump text with tags, and a task's name is read once, name_offset bytes into what the
+ * variable points to (up to 16 characters; -1: no names). */
+void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset);
 bool gdb_exited(const struct gdb_sampler *g);             /* the target's program ended */
 
 struct gdb_stats {

@@ -41,6 +41,9 @@ struct source {
     struct gdb_sampler *gdb; /* SRC_GDB: the conversation with the server */
     struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
     struct ocd_sampler *ocd;    /* SRC_OPENOCD */
+    bool has_task;              /* SRC_GDB: --task-var, applied at each connect */
+    uint32_t task_addr;
+    int task_name_offset;
     struct ocd_stats ocd_stats;
     char detail[120];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
@@ -178,6 +181,8 @@ static bool open_gdb(struct source *s, double now)
     s->gdb = gdb_open(s->spec + 4, s->rate, now, err, sizeof err);
     if (!s->gdb)
         set_message(s, err);
+    else if (s->has_task)
+        gdb_set_task_var(s->gdb, s->task_addr, s->task_name_offset);
     return s->gdb != NULL;
 }
 
@@ -533,6 +538,18 @@ uint64_t src_bytes(const struct source *s)
 unsigned src_reconnects(const struct source *s)
 {
     return s->reconnects;
+}
+
+int src_set_task_var(struct source *s, uint32_t addr, int name_offset)
+{
+    if (s->kind != SRC_GDB)
+        return 0;
+    s->has_task = true;
+    s->task_addr = addr;
+    s->task_name_offset = name_offset;
+    if (s->gdb)
+        gdb_set_task_var(s->gdb, addr, name_offset);
+    return 1;
 }
 
 int src_list_ports(FILE *out)

@@ -50,6 +50,11 @@ int src_halting(const struct source *s, double *rate, double *halted_share);
 uint64_t src_bytes(const struct source *s);
 unsigned src_reconnects(const struct source *s);
 
+/* For gdb: sources: read the variable at addr (a task pointer, e.g. pxCurrentTCB) with each sample as
+ * its task tag, and the task's name name_offset bytes into what it points to (-1: no names). The
+ * samples then come as dump text with tags, not ITM. Returns 0 for any other source. */
+int src_set_task_var(struct source *s, uint32_t addr, int name_offset);
+
 /* --list-ports: one line per serial port with its description. Returns the number found. */
 int src_list_ports(FILE *out);
 

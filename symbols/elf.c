@@ -134,6 +134,11 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                     if (!l.name || !VEC_PUSH(t->labels, l))
                         return false;
                 }
+                if (type == STT_OBJECT && name && name[0]) {
+                    struct func o = {lo, lo + (uint32_t)s.st_size, symt_intern(&t->strings, name), (uint32_t)i, 0};
+                    if (!o.name || !VEC_PUSH(t->objects, o))
+                        return false;
+                }
                 if (type != STT_FUNC)
                     continue;
                 struct func f = {lo, lo + (uint32_t)(s.st_size ? s.st_size : 2), symt_intern(&t->strings, name ? name : "??"),

@@ -350,6 +350,17 @@ int sym_in_code(const struct sym_table *t, uint32_t addr)
     return 0;
 }
 
+int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size)
+{
+    for (size_t i = 0; i < t->objects.n; i++)
+        if (strcmp(t->objects.v[i].name, name) == 0) {
+            *addr = t->objects.v[i].lo;
+            *size = t->objects.v[i].hi - t->objects.v[i].lo;
+            return 1;
+        }
+    return 0;
+}
+
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi)
 {
     if (!t->code.n)

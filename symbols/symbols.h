@@ -57,6 +57,8 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n);
 
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
+/* A variable's address and size, from the symbol table; 0 when there is no such object. */
+int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size);
 /* The lowest and end address of the code sections together; 0 when there is no code. */
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi);
 

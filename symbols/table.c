@@ -183,6 +183,7 @@ void sym_close(struct sym_table *t)
     symt_arena_free(&t->results);
     free(t->funcs.v);
     free(t->labels.v);
+    free(t->objects.v);
     free(t->sections.v);
     free(t->rows.v);
     free(t->seqs.v);

@@ -141,6 +141,7 @@ struct sym_table {
     struct arena results;
     VEC(struct func) funcs;
     VEC(struct func) labels;   /* FUNC and NOTYPE symbols: addr2line's fallback names */
+    VEC(struct func) objects;  /* OBJECT symbols (variables), by name for sym_object() */
     VEC(struct span) sections;
     VEC(struct row) rows;
     VEC(struct seq) seqs;

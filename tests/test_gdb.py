@@ -20,6 +20,7 @@ from harness import check  # noqa: E402
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 ELF = os.path.join(ROOT, "build", "scenarios", "gdb_loops", "fw.elf")
+ELF_TASKS = os.path.join(ROOT, "build", "scenarios", "gdb_tasks", "fw.elf")
 
 
 def checksum(data):
@@ -30,8 +31,8 @@ def frame(data):
     return ("$%s#%s" % (data, checksum(data))).encode("latin-1")
 
 
-def nm(name):
-    out = subprocess.run(["arm-none-eabi-nm", ELF], capture_output=True, text=True).stdout
+def nm(name, elf=ELF):
+    out = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
     for ln in out.splitlines():
         f = ln.split()
         if len(f) == 3 and f[2] == name:
@@ -62,7 +63,8 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False):
+                 serial=False, memory=None):
+        self.memory = memory or {}  # address -> bytes, for 'm' packets
         self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
         self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
         self.log, self.nacks, self.samples = [], 0, 0
@@ -167,6 +169,11 @@ class FakeServer:
                             self.last = frame(text)  # what a '-' gets
                             continue
                         self.reply(conn, text, noack)
+                    elif pkt.startswith("m"):
+                        addr, length = (int(x, 16) for x in pkt[1:].split(","))
+                        data = self.memory.get(addr)
+                        data = data() if callable(data) else data
+                        self.reply(conn, data[:length].hex() if data else "E01", noack)
                     elif pkt == "D":
                         self.running = True  # detaching lets the target run
                         self.reply(conn, "OK", noack)
@@ -182,9 +189,9 @@ class FakeServer:
         conn.sendall(self.last)
 
 
-def sample(server, *extra, seconds=20):
-    r = subprocess.run([TOOL, "--batch", "-o", "json", "--no-inline"] + list(extra) +
-                       [server.spec, ELF], capture_output=True, text=True, timeout=seconds)
+def sample(server, *extra, seconds=20, elf=ELF, output=("-o", "json")):
+    r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
+                       [server.spec, elf], capture_output=True, text=True, timeout=seconds)
     server.thread.join(5)
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
 
@@ -236,6 +243,34 @@ def main():
     check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
           code == 0 and j.get("total") == 60 and srv.log[1:3] == ["qRcmd,737764705f7363616e", "vAttach;1"],
           "exit %d, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
+
+    # --task-var: the task pointer read with every sample, names once from the control block
+    if os.path.exists(ELF_TASKS):
+        var = nm("current_task", ELF_TASKS)
+        ta, tb = 0x20000100, 0x20000200
+        reads = iter(range(1 << 30))
+        # the task pointer alternates: motor, motor, link, ...
+        mem = {var: lambda: (tb if next(reads) % 3 == 2 else ta).to_bytes(4, "little"),
+               ta + 4: b"motor\0" + b"x" * 10, tb + 4: b"link\0" + b"y" * 11}
+        srv = FakeServer([nm("hot_a", ELF_TASKS) + 4, nm("hot_b", ELF_TASKS) + 2], memory=mem)
+        code, j, err = sample(srv, "--samples", "100", "--task-var", "current_task", "--task-name-offset", "4",
+                              "--by", "task", elf=ELF_TASKS)
+        rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+        names_read = [p for p in srv.log if p.startswith("m%x," % (ta + 4)) or p.startswith("m%x," % (tb + 4))]
+        check("gdb --task-var: each sample under the task the variable points to, each name read once",
+              code == 0 and rows == {"motor": 67, "link": 33} and len(names_read) == 2 and
+              sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %d, %s, name reads %d, %s" % (
+                  code, rows, len(names_read), err.strip()))
+    else:
+        check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
+    r = subprocess.run([TOOL, "--batch", "--task-var", "no_such_variable", "gdb:127.0.0.1:1", ELF],
+                       capture_output=True, text=True, timeout=20)
+    check("gdb --task-var naming no variable: refused, naming it", r.returncode == 2 and
+          "no_such_variable" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+    r = subprocess.run([TOOL, "--batch", "--task-var", "current_task", "/dev/null", ELF], capture_output=True,
+                       text=True, timeout=20)
+    check("--task-var on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
+          r.stderr.strip())
 
     code = subprocess.run([TOOL, "--batch", "gdb:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and

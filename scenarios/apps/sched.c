@@ -53,7 +53,8 @@ void TIM4_IRQHandler(void)
 
 static void task_init(struct task *t, const char *name, void (*entry)(void))
 {
-    t->name = name;
+    for (uint32_t i = 0; i + 1 < sizeof t->name && name[i]; i++)
+        t->name[i] = name[i];
     uint32_t *sp = &t->stack[256];
     *--sp = 0x01000000u;                /* xPSR: Thumb */
     *--sp = (uint32_t)(uintptr_t)entry; /* PC */

@@ -9,7 +9,7 @@
 
 struct task {
     uint32_t *sp; /* saved PSP: r4-r11 below the hardware frame */
-    const char *name;
+    char name[16];  /* inline, as FreeRTOS keeps pcTaskName: a debugger reads it from the TCB */
     uint32_t stack[256];
 };
 

@@ -1,0 +1,55 @@
+/* Two tasks on our scheduler (sched.c) with no cmprof code, for per-task profiling through a
+ * GDB server: cmprof-top reads current_task while the core is halted (--task-var current_task)
+ * and each task's name from its control block (--task-name-offset 4). motor runs hot_a, link
+ * runs hot_b and hot_c, so the truth per task is the truth per function; the loops share one
+ * body, so wall-time shares under QEMU are instruction shares.
+ *   ROUNDS   rounds of motor before the end */
+#include "board.h"
+#include "sched.h"
+#include "work.h"
+
+#include <stddef.h>
+
+#ifndef ROUNDS
+#define ROUNDS 1000u
+#endif
+
+_Static_assert(offsetof(struct task, name) == 4, "the scenario passes --task-name-offset 4");
+
+NOP_LOOP(__attribute__((noinline)), hot_a)
+
+NOP_LOOP(__attribute__((noinline)), hot_b)
+
+NOP_LOOP(__attribute__((noinline)), hot_c)
+
+static void task_motor(void)
+{
+    for (uint32_t k = 0;; k++) {
+        hot_a(600);
+        if (k == ROUNDS) {
+            truth_end();
+            board_puts("done\n");
+            board_exit(0);
+        }
+        sched_yield();
+    }
+}
+
+static void task_link(void)
+{
+    for (;;) {
+        hot_b(300);
+        hot_c(100);
+        sched_yield();
+    }
+}
+
+int main(void)
+{
+    static void (*const entry[SCHED_TASKS])(void) = {task_motor, task_link};
+    static const char *const name[SCHED_TASKS] = {"motor", "link"};
+    board_init();
+    board_puts("boot: two tasks, no sampler\n");
+    truth_begin();
+    sched_start(entry, name, 50000u);
+}
