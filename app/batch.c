@@ -109,10 +109,11 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
     size_t n_loss = ingest_losses(in, losses, 24);
     switch (o->output) {
     case OUT_CSV:
-        fputs("samples,percent,ci95,name,file,line,approximate\n", out);
+        fputs("samples,percent,ci95,lo95,hi95,name,file,line,approximate\n", out);
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
-            fprintf(out, "%s,%.4f,%.4f,", buf, 100.0 * rows[i].share, 100.0 * rows[i].ci95);
+            fprintf(out, "%s,%.4f,%.4f,%.4f,%.4f,", buf, 100.0 * rows[i].share, 100.0 * rows[i].ci95,
+                    100.0 * rows[i].lo95, 100.0 * rows[i].hi95);
             csv_field(out, row_name(o, p, &rows[i]));
             fputc(',', out);
             csv_field(out, rows[i].file ? rows[i].file : "");
@@ -187,8 +188,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         }
         fputs("],\n  \"rows\": [\n", out);
         for (size_t i = 0; i < n; i++) {
-            fprintf(out, "    {\"samples\": %.2f, \"percent\": %.4f, \"ci95\": %.4f, \"name\": ", rows[i].samples,
-                    100.0 * rows[i].share, 100.0 * rows[i].ci95);
+            fprintf(out, "    {\"samples\": %.2f, \"percent\": %.4f, \"ci95\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f, "
+                    "\"name\": ", rows[i].samples, 100.0 * rows[i].share, 100.0 * rows[i].ci95, 100.0 * rows[i].lo95,
+                    100.0 * rows[i].hi95);
             json_string(out, row_name(o, p, &rows[i]));
             fputs(", \"file\": ", out);
             json_string(out, rows[i].file ? rows[i].file : "");
@@ -207,10 +209,12 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         fmt_samples(buf, sizeof buf, total);
         fprintf(out, "samples %s (by %s%s), format %s\n", buf, group_name(o->by),
                 o->inline_frames ? "" : ", no inline", detect_name(in->format));
-        fprintf(out, "  %7s  %7s  %9s  %s\n", "share", "±95%", "samples", "name");
+        fprintf(out, "  %7s  %7s  %15s  %9s  %s\n", "share", "±95%", "95% interval", "samples", "name");
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
-            fprintf(out, "  %6.2f%%  %6.2f%%  %9s  ", 100.0 * rows[i].share, 100.0 * rows[i].ci95, buf);
+            char interval[32];
+            snprintf(interval, sizeof interval, "%.2f-%.2f%%", 100.0 * rows[i].lo95, 100.0 * rows[i].hi95);
+            fprintf(out, "  %6.2f%%  %6.2f%%  %15s  %9s  ", 100.0 * rows[i].share, 100.0 * rows[i].ci95, interval, buf);
             print_name(out, row_name(o, p, &rows[i]));
             if (rows[i].file && o->by == PROF_BY_FUNCTION) {
                 fputs("  ", out);

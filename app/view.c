@@ -122,10 +122,11 @@ static void putc_at(struct vbuf *b, int x, int y, uint32_t ch, uint8_t attr)
 
 /* A share bar of `width` cells with the 95 % interval marked: eighth blocks for the share, the
  * interval's cells in VA_CI ('░' where empty). ASCII: '#', and '-' for the interval. */
-static void bar(struct vbuf *b, int x, int y, int width, double share, double ci, bool unicode)
+/* A share as a bar, its 95 % interval [lo, hi] shaded around the bar's end. Every cell the
+ * interval touches is shaded, so even a thin interval shows as one cell at any width. */
+static void bar(struct vbuf *b, int x, int y, int width, double share, double lo, double hi, bool unicode)
 {
     static const uint32_t eighths[] = {' ', 0x258F, 0x258E, 0x258D, 0x258C, 0x258B, 0x258A, 0x2589, 0x2588};
-    double lo = share - ci, hi = share + ci;
     for (int i = 0; i < width; i++) {
         double c0 = (double)i / width, c1 = (double)(i + 1) / width;
         double fill = (share - c0) / (c1 - c0);
@@ -134,7 +135,7 @@ static void bar(struct vbuf *b, int x, int y, int width, double share, double ci
             ch = unicode ? 0x2588 : '#';
         else if (fill > 0)
             ch = unicode ? eighths[(int)(fill * 8)] : (fill >= 0.5 ? '#' : ' ');
-        bool in_ci = hi > c0 && lo < c1;
+        bool in_ci = hi > lo && hi > c0 && lo < c1;
         uint8_t attr = in_ci ? VA_CI : VA_BAR;
         if (ch == ' ' && in_ci)
             ch = unicode ? 0x2591 : '-';
@@ -739,23 +740,60 @@ static void header(struct view *v, struct vbuf *b)
     }
 }
 
+/* One key of the bottom bar; the lower its rank, the longer it stays as the terminal narrows. */
+struct key_hint {
+    const char *text;
+    int rank;
+};
+
+/* The keys that fit the width, in their own order, dropping the least useful first ("? help" has
+ * rank 0 and always stays). Width is counted in characters, not bytes. */
+static void keybar_fit(struct vbuf *b, const struct key_hint *k, int n)
+{
+    int cols[16] = {0}, used = 1;
+    bool shown[16] = {false};
+    for (int i = 0; i < n && i < 16; i++) {
+        for (const char *p = k[i].text; *p; p++)
+            cols[i] += ((unsigned char)*p & 0xC0) != 0x80; /* UTF-8 continuation bytes take no column */
+    }
+    for (int rank = 0; rank < 16; rank++)
+        for (int i = 0; i < n && i < 16; i++)
+            if (k[i].rank == rank && used + cols[i] + 2 <= b->w) {
+                shown[i] = true;
+                used += cols[i] + 2;
+            }
+    char line[512];
+    size_t len = 0;
+    line[len++] = ' ';
+    for (int i = 0; i < n && i < 16; i++)
+        if (shown[i])
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s  ", k[i].text);
+    line[len < sizeof line ? len : sizeof line - 1] = '\0';
+    put(b, 0, b->h - 1, VA_KEY, line);
+    fill_attr(b, b->h - 1, VA_KEY);
+}
+
 static void keybar(struct view *v, struct vbuf *b)
 {
-    const char *keys;
+    static const struct key_hint source[] = {{"Esc back", 1}, {"Enter step into inlined call", 3},
+                                             {"\u2191\u2193 move", 4}, {"i inline", 5}, {"? help", 0}, {"q quit", 2}};
+    static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"\u2191\u2193 move", 4},
+                                               {"? help", 0}, {"q quit", 2}};
+    static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},
+                                          {"i inline", 8}, {"/ filter", 4}, {"space freeze", 9}, {"r reset", 7},
+                                          {"w window", 11}, {"t sections", 6}, {"l log", 12}, {"d diag", 10},
+                                          {"O fold", 13}, {"q quit", 1}};
     switch (v->mode) {
     case VM_SOURCE:
-        keys = " Esc back  Enter step into inlined call  \u2191\u2193 move  i inline  ? help  q quit";
+        keybar_fit(b, source, (int)(sizeof source / sizeof *source));
         break;
     case VM_SECTIONS:
-        keys = " t/Esc back  r reset  \u2191\u2193 move  ? help  q quit";
+        keybar_fit(b, sections, (int)(sizeof sections / sizeof *sections));
         break;
     default:
-        keys = " ? help  Enter drill  s sort  g group  i inline  / filter  space freeze  r reset  w window  "
-               "t sections  l log  d diag  q quit";
+        keybar_fit(b, top, (int)(sizeof top / sizeof *top));
         break;
     }
-    put(b, 0, b->h - 1, VA_KEY, keys);
-    fill_attr(b, b->h - 1, VA_KEY);
 }
 
 static void clamp_scroll(struct view *v, int n, int rows)
@@ -790,8 +828,8 @@ static void render_rows(struct view *v, struct vbuf *b, int y0, const struct pro
         const struct prof_row *row = &rows[v->top + r];
         int y = y0 + 1 + r;
         bool sel = v->top + r == v->sel;
-        bool zero = row->share - row->ci95 <= 0; /* the interval includes zero: could be noise */
-        bar(b, 0, y, bw, row->share, row->ci95, v->unicode);
+        bool zero = row->lo95 < row->share / 2; /* it may well be half as much: could be noise */
+        bar(b, 0, y, bw, row->share, row->lo95, row->hi95, v->unicode);
         uint8_t attr = sel ? VA_SELECT : (zero ? VA_DIM : VA_NORMAL);
         char samples[32];
         snprintf(samples, sizeof samples, row->samples == floor(row->samples) ? "%.0f" : "%.1f", row->samples);
@@ -896,7 +934,7 @@ static void render_source(struct view *v, struct vbuf *b, int y0)
             }
         bool sel = v->top + r == v->sel;
         if (samples > 0) {
-            bar(b, 0, y, bw, fsum ? samples / fsum : 0, 0, v->unicode);
+            bar(b, 0, y, bw, fsum ? samples / fsum : 0, 0, 0, v->unicode);
             putf(b, bw, y, sel ? VA_SELECT : VA_BOLD, " %6.2f%% \u00b1%5.2f", 100 * share, 100 * ci);
         }
         putf(b, bw + 16, y, sel ? VA_SELECT : (samples > 0 ? VA_BOLD : VA_DIM), "%5d  %s", line,
@@ -1000,8 +1038,9 @@ static void render_help(struct vbuf *b, int y0)
         "  d            diagnostics",
         "  q            quit",
         "",
-        "Each share carries its 95 % interval, \u00b11.96 sqrt(p(1-p)/N), drawn on the bar; rows whose",
-        "interval includes zero are dimmed: they may be noise.",
+        "Each share carries its 95 % interval (Wilson's score interval, inside 0-100 % at any N),",
+        "shaded around the end of its bar; \u00b1% is half its width. Rows whose interval reaches below",
+        "half their share are dimmed: they may be noise.",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0] && (int)(y0 + i) < b->h - 1; i++)
         put(b, 0, y0 + (int)i, i ? VA_NORMAL : VA_TITLE, lines[i]);

@@ -80,6 +80,21 @@ double prof_ci95(double share, double n)
     return n > 0 ? 1.96 * sqrt(share * (1.0 - share) / n) : 0.0;
 }
 
+void prof_wilson95(double share, double n, double *lo, double *hi)
+{
+    if (n <= 0) {
+        *lo = 0;
+        *hi = 1;
+        return;
+    }
+    const double z2 = 1.96 * 1.96;
+    double denom = 1.0 + z2 / n;
+    double center = (share + z2 / (2.0 * n)) / denom;
+    double half = 1.96 * sqrt(share * (1.0 - share) / n + z2 / (4.0 * n * n)) / denom;
+    *lo = center - half < 0 ? 0 : center - half;
+    *hi = center + half > 1 ? 1 : center + half;
+}
+
 struct prof *prof_new(struct sym_table *syms)
 {
     struct prof *p = calloc(1, sizeof *p);
@@ -733,7 +748,8 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         *r = p->groups[g].row;
         r->name = group_name(p, &p->groups[g]);
         r->share = total > 0 ? r->samples / total : 0;
-        r->ci95 = prof_ci95(r->share, total);
+        prof_wilson95(r->share, total, &r->lo95, &r->hi95);
+        r->ci95 = (r->hi95 - r->lo95) / 2.0;
     }
     if (p->n_groups)
         qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);

@@ -21,6 +21,7 @@ struct prof_row {
     double samples;     /* fractional when histogram buckets were spread */
     double share;       /* of all samples, 0..1 */
     double ci95;        /* half-width of the 95 % interval, 0..1 */
+    double lo95, hi95;  /* the 95 % interval itself (Wilson's: inside [0, 1], honest at small N) */
     bool approximate;   /* some of it came from a bucket that straddles a function boundary */
 };
 
@@ -81,7 +82,10 @@ struct sym_table *prof_symbols(const struct prof *p);
 /* Current diagnostics; returns how many were written (at most max). */
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max);
 
-/* 95 % half-width for share p of n samples: 1.96 sqrt(p (1 - p) / n). */
+/* 95 % half-width for share p of n samples: 1.96 sqrt(p (1 - p) / n) (the normal approximation). */
 double prof_ci95(double share, double n);
+/* Wilson's 95 % score interval for share p of n samples: never outside [0, 1], not empty at p = 0
+ * or 1, and not negative at small n (6.25 % of 16 is 1.1 % to 28.3 %, not -5.6 % to 18.1 %). */
+void prof_wilson95(double share, double n, double *lo, double *hi);
 
 #endif

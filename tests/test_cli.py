@@ -135,14 +135,21 @@ def main():
           "%s vs %d" % (total, len(pcs_of(uart))))
     code, out, _ = run("--batch", "-o", "csv", uart, elf)
     rows = list(csv.reader(io.StringIO(out)))
-    check("csv: header begins samples,percent,ci95,name", rows[0][:4] == ["samples", "percent", "ci95", "name"])
+    check("csv: the header keeps samples,percent,ci95 first", rows[0][:3] == ["samples", "percent", "ci95"])
     body = rows[1:]
     check("csv: rows cover every sample", sum(float(r[0]) for r in body) == total)
     check("csv: most samples first", all(float(a[0]) >= float(b[0]) for a, b in zip(body, body[1:])))
     check("csv: percent and ci95 with at least two decimals",
           all(len(r[1].split(".")[1]) >= 2 and len(r[2].split(".")[1]) >= 2 for r in body))
     p = float(body[0][1]) / 100
-    check("csv: ci95 is 1.96 sqrt(p(1-p)/N)", abs(float(body[0][2]) / 100 - 1.96 * (p * (1 - p) / total) ** 0.5) < 1e-5)
+    # Wilson's score interval, computed here from its definition
+    z2 = 1.96 ** 2
+    centre, half = (p + z2 / (2 * total)) / (1 + z2 / total), \
+        1.96 * (p * (1 - p) / total + z2 / (4 * total * total)) ** 0.5 / (1 + z2 / total)
+    check("csv: lo95,hi95 after ci95: Wilson's interval, ci95 half its width",
+          rows[0][:6] == ["samples", "percent", "ci95", "lo95", "hi95", "name"] and
+          abs(float(body[0][3]) / 100 - (centre - half)) < 1e-5 and abs(float(body[0][4]) / 100 - (centre + half)) < 1e-5
+          and abs(float(body[0][2]) / 100 - half) < 1e-5, body[0][:5])
     code, out, _ = run("--batch", "-o", "folded", uart, elf)
     folded = [ln.rsplit(" ", 1) for ln in out.splitlines()]
     check("folded: counts sum to the total", sum(float(c) for _, c in folded) == total, "%d lines" % len(folded))

@@ -26,9 +26,18 @@ static void test_counts_shares_and_intervals(void)
     CHECK(prof_total(p) == 1000);
     CHECK(strcmp(rows[0].name, "0x08000100") == 0 && rows[0].samples == 700);
     CHECK(fabs(rows[0].share - 0.7) < 1e-12);
-    CHECK(fabs(rows[0].ci95 - 1.96 * sqrt(0.7 * 0.3 / 1000)) < 1e-12);
+    CHECK(fabs(rows[0].ci95 - (rows[0].hi95 - rows[0].lo95) / 2) < 1e-12);
+    CHECK(rows[0].lo95 < 0.7 && rows[0].hi95 > 0.7);
     CHECK(fabs(prof_ci95(0.5, 100) - 0.098) < 1e-12);
     CHECK(prof_ci95(0.5, 0) == 0);
+    /* Wilson's interval: 1 of 16 is 1.11 % to 28.33 % (the normal approximation: -5.61 % to 18.11 %) */
+    double lo, hi;
+    prof_wilson95(1.0 / 16, 16, &lo, &hi);
+    CHECK(fabs(lo - 0.011118) < 1e-5 && fabs(hi - 0.283290) < 1e-5);
+    prof_wilson95(1.0, 16, &lo, &hi); /* all samples in one row: not 100 % +- 0 */
+    CHECK(hi == 1.0 && lo < 0.81 && lo > 0.79);
+    prof_wilson95(0.0, 16, &lo, &hi);
+    CHECK(lo == 0.0 && hi > 0.19 && hi < 0.21);
     prof_free(p);
 }
 

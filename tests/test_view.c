@@ -48,6 +48,37 @@ static void test_top_view(void)
     CHECK(strstr(t, "\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588") != NULL);
 }
 
+/* The key bar at any width: the keys that fit, whole, "? help" always among them. */
+static void test_key_bar_fits(void)
+{
+    setup();
+    int widths[] = {30, 40, 80, 100, 200}, ok = 1, more_when_wider = 1, prev = 0;
+    for (int i = 0; i < 5; i++) {
+        const char *t = render(&v, widths[i], 24);
+        const char *bar = t;
+        for (int line = 0; line < 23 && bar; line++) /* the last line */
+            bar = strchr(bar, '\n') ? strchr(bar, '\n') + 1 : NULL;
+        if (!bar) {
+            ok = 0;
+            continue;
+        }
+        int keys = 0;
+        for (const char *k = bar; (k = strstr(k, "  ")) != NULL; k += 2)
+            keys++;
+        /* "? help" first, "q quit" last and whole: nothing cut at the edge */
+        const char *end = strchr(bar, '\n') ? strchr(bar, '\n') : bar + strlen(bar);
+        while (end > bar && end[-1] == ' ')
+            end--;
+        ok &= strncmp(bar, " ? help", 7) == 0 && end - bar >= 6 && strncmp(end - 6, "q quit", 6) == 0;
+        more_when_wider &= keys >= prev;
+        prev = keys;
+    }
+    CHECK(ok);
+    CHECK(more_when_wider);
+    const char *t = render(&v, 80, 24);
+    CHECK(strstr(t, "Enter drill") && strstr(t, "g group") && strstr(t, "/ filter"));
+}
+
 static void test_ascii_fallback(void)
 {
     setup();
@@ -172,6 +203,7 @@ static void test_diagnostics_banner(void)
 int main(void)
 {
     RUN_TEST(test_top_view);
+    RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
