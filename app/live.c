@@ -26,6 +26,8 @@ static void on_signal(int sig)
     stop_signal = sig;
 }
 
+#define RATE_SPAN 5 /* seconds of history behind the samples/s figure */
+
 static double now_s(void)
 {
     struct timespec t;
@@ -99,6 +101,8 @@ int live_main(const struct live_options *o)
         return 1;
     }
     ingest_init(in, prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
+    /* a port or server we attach to is mid-stream: its first line may be the tail of one */
+    in->text.joined_mid_line = src_kind(src) != SRC_FILE && src_kind(src) != SRC_STDIN;
     in->max_samples = o->batch.max_samples;
     in->window = window;
     view_init(v, prof, shown, in, syms);
@@ -131,7 +135,9 @@ int live_main(const struct live_options *o)
     }
     static uint8_t data[1 << 16];
     double start = now_s(), last_draw = 0, window_start = start, rate_t = start, rate = 0;
-    double rate_total = 0;
+    /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
+    double rate_at[RATE_SPAN + 1] = {start}, rate_count[RATE_SPAN + 1] = {0};
+    int rate_n = 1;
     bool dirty = true, quit = false, key_dirty = false;
     char state[700];
     while (!quit && !stop_signal) {
@@ -202,10 +208,17 @@ int live_main(const struct live_options *o)
             dirty = true;
         }
         if (t - rate_t >= 1.0) {
-            rate = (prof_total(prof) - rate_total) / (t - rate_t);
-            if (rate < 0)
-                rate = 0;
-            rate_total = prof_total(prof);
+            double now_total = prof_total(prof);
+            if (rate_n && now_total < rate_count[rate_n - 1])
+                rate_n = 0; /* counts were reset (key r): start the window over */
+            if (rate_n == RATE_SPAN + 1) {
+                memmove(rate_at, rate_at + 1, RATE_SPAN * sizeof *rate_at);
+                memmove(rate_count, rate_count + 1, RATE_SPAN * sizeof *rate_count);
+                rate_n--;
+            }
+            rate_at[rate_n] = t;
+            rate_count[rate_n++] = now_total;
+            rate = rate_n > 1 ? (now_total - rate_count[0]) / (t - rate_at[0]) : 0;
             rate_t = t;
             dirty = true;
         }

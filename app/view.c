@@ -655,6 +655,11 @@ int view_key(struct view *v, int key)
         prof_reset(v->prof);
         if (v->window)
             prof_reset(v->window);
+        v->base_bad = v->in->text.stats.bad_lines + v->in->itm.stats.errors;
+        v->base_overflows = v->in->itm.stats.overflows;
+        v->base_syncs = v->in->itm.stats.syncs;
+        v->base_lost = v->in->lost;
+        v->base_elapsed = v->st.elapsed;
         if (v->frozen)
             freeze(v);
         return VIEW_REDRAW;
@@ -704,13 +709,15 @@ static void header(struct view *v, struct vbuf *b)
         putf(b, x, 0, id_bad ? VA_WARN : VA_GOOD, "  build-id %s", id_bad ? "MISMATCH" : "ok");
     fill_attr(b, 0, VA_TITLE);
     double total = prof_total(v->prof);
-    x = putf(b, 0, 1, VA_NORMAL, "samples %.0f  %.0f/s  %02d:%02d  ", total, v->st.rate, (int)v->st.elapsed / 60,
-             (int)v->st.elapsed % 60);
-    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors;
-    uint64_t resync = in->itm.stats.syncs > 1 ? in->itm.stats.syncs - 1 : 0;
-    x = putf(b, x, 1, bad || in->lost || in->itm.stats.overflows ? VA_WARN : VA_NORMAL,
+    double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
+    x = putf(b, 0, 1, VA_NORMAL, "samples %.0f  %.0f/s  %02d:%02d  ", total, v->st.rate, (int)elapsed / 60,
+             (int)elapsed % 60);
+    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
+    uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
+    uint64_t overflows = in->itm.stats.overflows - v->base_overflows, lost = in->lost - v->base_lost;
+    x = putf(b, x, 1, bad || lost || overflows ? VA_WARN : VA_NORMAL,
              "bad %llu  overflows %llu  resyncs %llu  lost %llu", (unsigned long long)bad,
-             (unsigned long long)in->itm.stats.overflows, (unsigned long long)resync, (unsigned long long)in->lost);
+             (unsigned long long)overflows, (unsigned long long)resync, (unsigned long long)lost);
     if (prof_sleep(v->prof))
         x = putf(b, x, 1, VA_NORMAL, "  sleeping %llu", (unsigned long long)prof_sleep(v->prof));
     double overhead = prof_overhead(v->prof);
@@ -721,9 +728,14 @@ static void header(struct view *v, struct vbuf *b)
     if (nl)
         putf(b, x, 1, VA_WARN, "  data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
     x = 0;
-    if (in->info.present)
+    if (in->info.present) {
         x = putf(b, 0, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,
                  (unsigned long long)in->info.period, (unsigned long long)in->info.jitter);
+        /* the rate the firmware asked for: the timer's clock over the mean period */
+        double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
+        if (in->info.timer_hz && mean > 0)
+            x = putf(b, x, 2, VA_NORMAL, "nominal %.0f/s  ", (double)in->info.timer_hz / mean);
+    }
     else if (in->text.stats.no_base)
         x = put(b, 0, 2, VA_WARN, "no announce yet: clock and period unknown  ");
     x = putf(b, x, 2, VA_BOLD, "by %s%s  sort %s", group_label(v->group), v->inline_frames ? "" : " (no inline)",

@@ -101,6 +101,9 @@ struct view {
     uint64_t seen_count[32];
     /* section reset (the link is one-way: the host keeps a baseline) */
     bool sect_reset[32];
+    /* the header's counters and clock as they were at the last r: shown relative to it */
+    uint64_t base_bad, base_overflows, base_syncs, base_lost;
+    double base_elapsed;
     uint64_t sect_base_count[32], sect_base_sum[32], sect_min[32], sect_max[32];
     /* log */
     char *log[VIEW_LOG_LINES];

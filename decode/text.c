@@ -677,10 +677,19 @@ static void collect(struct text_decoder *d, const uint8_t *p, size_t n)
 
 static void end_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
+    uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
     if (d->line_too_long)
         d->stats.long_lines++;
     else
         line(d, s, len, sink);
+    if (d->joined_mid_line && !d->first_line_done && d->stats.bad_lines > bad) {
+        /* attached to a live source mid-line: the first line is the tail of one we never saw */
+        d->stats.bad_lines = bad;
+        d->stats.first_bad = first_bad;
+        d->stats.bad_checks = checks;
+        d->stats.partial_first++;
+    }
+    d->first_line_done = true;
     d->line_len = 0;
     d->line_too_long = false;
 }
@@ -697,6 +706,8 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
                 d->line_offset = d->stats.bytes;
                 d->line_too_long = n > TEXT_LINE_MAX;
                 end_line(d, (const char *)p, n, sink);
+            } else {
+                d->first_line_done = true; /* an empty line: the next one starts at its beginning */
             }
             d->stats.bytes += n + 1;
             p = q + 1;

@@ -35,12 +35,15 @@ struct text_stats {
     uint64_t nul_bytes;    /* NUL bytes (line noise) removed from lines */
     uint64_t not_kept;     /* samples a dump says were taken but overwritten in its ring */
     uint64_t glued;        /* stream lines found glued onto the end of a log line, and cut off */
+    uint64_t partial_first; /* a malformed first line of a stream joined in mid-line: not an error */
 };
 
 struct text_decoder {
     char line[TEXT_LINE_MAX];
     size_t line_len;
     bool line_too_long;
+    bool joined_mid_line;   /* set by the caller for a live source: its first line may be a tail */
+    bool first_line_done;
     uint64_t line_offset;
     int block;              /* private: none, raw, hist */
     uint32_t *pcs, *tags;   /* the open raw block, emitted when it closes */

@@ -254,6 +254,30 @@ static void test_hex_words_fast_path_matches_strtoul(void)
     CHECK(refused == tried_bad);
 }
 
+/* Attached to a live source mid-line: its first line is the tail of one never seen, so a bad
+ * first line is no error there (a file's first line is whole: bad stays bad). */
+static void test_partial_first_line_of_a_live_source(void)
+{
+    /* the tail of a stream line whose start (and check's coverage) we missed: its check fails */
+    const char *s = "$AAXLBAAXTBAAXV!qE\n"
+                    "@cmprof v=2 clk=168000000 tclk=168000000 period=64 jitter=4095 base=08000000!8m\n"
+                    "$AAUTAAUPAAUUAAUWAAUWAAUbAAUUAAUPAAUTAAUPAAUSAAUPAAUQAAUUAAUTAAUU!3R\n"
+                    "p 0800zz00\n";
+    for (int live = 0; live < 2; live++) {
+        struct ev_sink sink = {evlog_event, &log_a};
+        struct text_decoder d;
+        evlog_reset(&log_a);
+        text_init(&d);
+        d.joined_mid_line = live;
+        text_feed(&d, (const uint8_t *)s, strlen(s), &sink);
+        text_finish(&d, &sink);
+        /* the last line is bad either way: only the first is forgiven */
+        CHECK(d.stats.bad_lines == (live ? 1u : 2u) && d.stats.partial_first == (live ? 1u : 0u));
+        CHECK(log_a.count[EV_PC] == 16);
+        text_free(&d);
+    }
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -270,6 +294,7 @@ int main(void)
     RUN_TEST(test_both_check_kinds_decode);
     RUN_TEST(test_single_bit_errors_are_caught);
     RUN_TEST(test_hex_words_fast_path_matches_strtoul);
+    RUN_TEST(test_partial_first_line_of_a_live_source);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();

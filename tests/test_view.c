@@ -134,6 +134,33 @@ static void test_reset_and_help(void)
 }
 
 /* Issue 7: an empty view says what it is still missing, never a bare "waiting". */
+/* r starts the header's counters and clock over, as it does the counts; the nominal rate shows
+ * once the firmware announced its clock and period. */
+static void test_reset_counters_and_nominal_rate(void)
+{
+    setup();
+    in.text.stats.bad_lines = 2;
+    in.itm.stats.overflows = 3;
+    in.lost = 7;
+    v.st.elapsed = 125;
+    const char *t = render(&v, 120, 24);
+    CHECK(strstr(t, "bad 2  overflows 3  resyncs 0  lost 7") != NULL && strstr(t, "02:05") != NULL);
+    view_key(&v, 'r');
+    v.st.elapsed = 130;
+    t = render(&v, 120, 24);
+    CHECK(strstr(t, "bad 0  overflows 0  resyncs 0  lost 0") != NULL && strstr(t, "00:05") != NULL);
+    in.info.present = true;
+    in.info.clock_hz = in.info.timer_hz = 168000000;
+    in.info.period = 16000;
+    in.info.jitter = 4095;
+    t = render(&v, 120, 24);
+    CHECK(strstr(t, "nominal 9309/s") != NULL); /* 168 MHz / (16000 + 4095 / 2) */
+    in.info.present = false;
+    in.text.stats.bad_lines = 0;
+    in.itm.stats.overflows = 0;
+    in.lost = 0;
+}
+
 static void test_empty_view_explains(void)
 {
     setup();
@@ -204,6 +231,7 @@ int main(void)
 {
     RUN_TEST(test_top_view);
     RUN_TEST(test_key_bar_fits);
+    RUN_TEST(test_reset_counters_and_nominal_rate);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
