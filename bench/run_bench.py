@@ -87,13 +87,17 @@ def batch_bench(tmp):
     ref = subprocess.run([sys.executable, prof_py, dump, elf], capture_output=True, text=True).stdout
     ours = subprocess.run([TOOL, "--batch", "--no-inline", swo, elf], capture_output=True, text=True).stdout
     hot_ref = re.search(r"([\d.]+) %\s+[\d.]+\s+hot_a", ref)
-    hot_ours = re.search(r"([\d.]+)%\s+[\d.]+%\s+\d+\s+hot_a", ours)
+    hot_ours = re.search(r"([\d.]+)%\s+[\d.]+%\s+\S+\s+\d+\s+hot_a", ours)
     say("    capture: %.1f MB, %d samples" % (os.path.getsize(swo) / 1e6, len(pcs)))
     say("    Python: itm75a.py parse %.2f s (%.0f MB peak) + prof75a.py %.2f s (%.0f MB peak) = %.2f s"
         % (t_parse, m_parse, t_sum, m_sum, t_parse + t_sum))
     say("    cmprof-top --batch: %.3f s (%.0f MB peak)" % (t_ours, m_ours))
     say("    ratio: %.0fx faster; hot_a %s %% (scripts) vs %s %% (cmprof-top)"
         % ((t_parse + t_sum) / t_ours, hot_ref.group(1) if hot_ref else "?", hot_ours.group(1) if hot_ours else "?"))
+    # the text path: the same samples as a dump of "p" lines, summarised by prof75a.py and by us
+    t_text = min(timed([TOOL, "--batch", dump, elf])[0] for _ in range(3))
+    say("    text dump: %.1f MB; prof75a.py %.2f s, cmprof-top --batch %.3f s: %.0fx faster"
+        % (os.path.getsize(dump) / 1e6, t_sum, t_text, t_sum / t_text))
     say()
 
 
