@@ -299,20 +299,32 @@ static const char *shown_name(const struct view *v, const char *name)
     return v->demangle && v->group == PROF_BY_FUNCTION ? sym_demangle(v->syms, name) : name;
 }
 
-static bool matches(const struct view *v, const char *name)
+static bool contains(const char *s, const char *what)
 {
-    if (!v->filter[0])
-        return true;
-    size_t n = strlen(v->filter);
-    for (const char *p = name; *p; p++)
-        if (strncasecmp(p, v->filter, n) == 0)
+    size_t n = strlen(what);
+    for (const char *p = s; p && *p; p++)
+        if (strncasecmp(p, what, n) == 0)
             return true;
     return false;
 }
 
+/* The filter matches a row's name (function, line, file or task) or its file, ignoring case. */
+static bool matches(const struct view *v, const char *name, const char *file)
+{
+    return !v->filter[0] || contains(name, v->filter) || contains(file, v->filter);
+}
+
+/* Names as people sort them: case ignored, leading underscores too (__libc_init_array by l). */
 static int cmp_name(const void *a, const void *b)
 {
-    return strcmp(((const struct prof_row *)a)->name, ((const struct prof_row *)b)->name);
+    const char *x = ((const struct prof_row *)a)->name, *y = ((const struct prof_row *)b)->name;
+    const char *xs = x, *ys = y;
+    while (*xs == '_')
+        xs++;
+    while (*ys == '_')
+        ys++;
+    int c = strcasecmp(xs, ys);
+    return c ? c : strcmp(x, y);
 }
 
 static struct prof *current_prof(struct view *v)
@@ -350,7 +362,7 @@ static size_t top_rows(struct view *v, const struct prof_row **out)
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (matches(v, shown_name(v, rows[i].name)))
+        if (matches(v, shown_name(v, rows[i].name), rows[i].file))
             filtered[k++] = rows[i];
     if (v->sort_by_name && k)
         qsort(filtered, k, sizeof *filtered, cmp_name);
@@ -558,6 +570,8 @@ int view_key(struct view *v, int key)
             v->depth = keep;
         } else if (v->mode == VM_HELP || v->mode == VM_DIAG || v->mode == VM_LOG) {
             v->mode = v->back == VM_HELP ? VM_TOP : v->back;
+        } else if (v->mode == VM_TOP && v->filter[0]) {
+            v->filter[0] = '\0'; /* Esc in the list: the filter goes first */
         } else {
             v->mode = VM_TOP;
             v->sel = v->top = 0;
@@ -744,8 +758,8 @@ static void header(struct view *v, struct vbuf *b)
         x = putf(b, x, 2, VA_BOLD, "  last %.0f s", v->window_seconds);
     if (v->frozen)
         x = put(b, x, 2, VA_WARN, "  FROZEN");
-    if (v->filter[0] || v->filtering)
-        putf(b, x, 2, VA_BOLD, "  filter: %s%s", v->filter, v->filtering ? "_" : "");
+    if (v->filter[0] && !v->filtering)
+        putf(b, x, 2, VA_BOLD, "  filter: %s (Esc clears)", v->filter);
     if (nd) {
         putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
         fill_attr(b, 3, VA_WARN);
@@ -787,6 +801,12 @@ static void keybar_fit(struct vbuf *b, const struct key_hint *k, int n)
 
 static void keybar(struct view *v, struct vbuf *b)
 {
+    if (v->filtering) { /* the prompt sits at the bottom, as in less */
+        int x = putf(b, 0, b->h - 1, VA_KEY, "/%s_", v->filter);
+        put(b, x, b->h - 1, VA_KEY, "   (function, file or task; Enter keeps it, Esc clears it)");
+        fill_attr(b, b->h - 1, VA_KEY);
+        return;
+    }
     static const struct key_hint source[] = {{"Esc back", 1}, {"Enter step into inlined call", 3},
                                              {"\u2191\u2193 move", 4}, {"i inline", 5}, {"? help", 0}, {"q quit", 2}};
     static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"\u2191\u2193 move", 4},
@@ -1041,7 +1061,7 @@ static void render_help(struct vbuf *b, int y0)
         "  i            charge inlined code to the inlined function, or to its caller",
         "  C            C++ and Rust names demangled (default) or as linked",
         "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
-        "  /            filter by name (Enter keeps it, Esc clears it)",
+        "  /            filter by function, file or task name (Enter keeps it, Esc clears it)",
         "  space        freeze the display (counting goes on)",
         "  r            reset the counts (in the section view: the section statistics)",
         "  w            cumulative, or the last window of seconds",

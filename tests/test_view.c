@@ -161,6 +161,37 @@ static void test_reset_counters_and_nominal_rate(void)
     in.lost = 0;
 }
 
+/* The filter prompt at the bottom while typing; Esc in the list clears a kept filter; names sort
+ * as people read them (case ignored, leading underscores too). */
+static void test_filter_prompt_and_name_sort(void)
+{
+    setup();
+    view_key(&v, '/');
+    view_key(&v, '2');
+    const char *t = render(&v, 100, 24);
+    const char *last = strrchr(t, '\n');
+    while (last > t && last[-1] != '\n')
+        last--;
+    CHECK(last && strncmp(last, "/2_", 3) == 0);
+    view_key(&v, VK_ENTER);
+    CHECK(strstr(render(&v, 100, 24), "filter: 2 (Esc clears)") != NULL);
+    view_key(&v, VK_ESC);
+    t = render(&v, 100, 24);
+    CHECK(!strstr(t, "filter:") && strstr(t, "0x08000100") && strstr(t, "0x08000200"));
+    prof_task_name(p, 0x20000100u, "Motor", 5);
+    prof_task_name(p, 0x20000200u, "_idle", 5);
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(p, 0x08000500u, true, 0x20000300u);
+    prof_task_name(p, 0x20000300u, "link", 4);
+    view_key(&v, 'g');
+    view_key(&v, 'g');
+    view_key(&v, 'g'); /* task */
+    view_key(&v, 's'); /* by name */
+    t = render(&v, 100, 24);
+    const char *idle = strstr(t, " _idle"), *link = strstr(t, " link"), *motor = strstr(t, " Motor");
+    CHECK(idle && link && motor && idle < link && link < motor);
+}
+
 static void test_empty_view_explains(void)
 {
     setup();
@@ -232,6 +263,7 @@ int main(void)
     RUN_TEST(test_top_view);
     RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_reset_counters_and_nominal_rate);
+    RUN_TEST(test_filter_prompt_and_name_sort);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
