@@ -95,6 +95,32 @@ static const char *row_name(const struct batch_options *o, struct prof *p, const
     return o->demangle && o->by == PROF_BY_FUNCTION ? sym_demangle(prof_symbols(p), r->name) : r->name;
 }
 
+/* Section timings, by name: in microseconds when the clock is known, else in timer ticks. */
+static void print_sections(FILE *out, const struct ingest *in)
+{
+    double hz = in->info.present ? (double)(in->info.section_hz ? in->info.section_hz : in->info.clock_hz) : 0;
+    double scale = hz > 0 ? 1e6 / hz : 1;
+    bool any = false;
+    for (int i = 0; i < INGEST_SECTIONS; i++) {
+        const struct ingest_section *s = &in->section[i];
+        if (!s->seen)
+            continue;
+        if (!any)
+            fprintf(out, "sections (%s):\n  %-20s %10s %10s %10s %10s %10s\n",
+                    hz > 0 ? "\u00b5s" : "timer ticks: the clock was not announced", "name", "count", "current", "min",
+                    "max", "mean");
+        any = true;
+        char name[40];
+        if (s->name[0])
+            snprintf(name, sizeof name, "%s", s->name);
+        else
+            snprintf(name, sizeof name, "section %d", i); /* a dump names none */
+        fprintf(out, "  %-20s %10llu %10.2f %10.2f %10.2f %10.2f\n", name, (unsigned long long)s->count,
+                (double)s->current * scale, (double)s->min * scale, (double)s->max * scale,
+                s->count ? (double)s->sum / (double)s->count * scale : 0.0);
+    }
+}
+
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
@@ -121,8 +147,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         }
         break;
     case OUT_JSON:
-        fprintf(out, "{\n  \"total\": %.2f,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n",
-                total, (unsigned long long)prof_sleep(p), detect_name(in->format), group_name(o->by));
+        fmt_samples(buf, sizeof buf, total);
+        fprintf(out, "{\n  \"total\": %s,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n",
+                buf, (unsigned long long)prof_sleep(p), detect_name(in->format), group_name(o->by));
         fprintf(out,
                 "  \"decoder\": {\"bytes\": %llu, \"text_bad_lines\": %llu, \"text_long_lines\": %llu, "
                 "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"text_glued\": %llu, \"hist_out\": %llu, \"log_lines\": %llu, "
@@ -188,8 +215,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         }
         fputs("],\n  \"rows\": [\n", out);
         for (size_t i = 0; i < n; i++) {
-            fprintf(out, "    {\"samples\": %.2f, \"percent\": %.4f, \"ci95\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f, "
-                    "\"name\": ", rows[i].samples, 100.0 * rows[i].share, 100.0 * rows[i].ci95, 100.0 * rows[i].lo95,
+            fmt_samples(buf, sizeof buf, rows[i].samples); /* an integer when it is one */
+            fprintf(out, "    {\"samples\": %s, \"percent\": %.4f, \"ci95\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f, "
+                    "\"name\": ", buf, 100.0 * rows[i].share, 100.0 * rows[i].ci95, 100.0 * rows[i].lo95,
                     100.0 * rows[i].hi95);
             json_string(out, row_name(o, p, &rows[i]));
             fputs(", \"file\": ", out);
@@ -224,6 +252,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         }
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
+        print_sections(out, in);
         if (o->halting)
             fprintf(out, "halting: %.0f halts/s, the core halted %.1f %% of the time\n", o->halt_rate,
                     100.0 * o->halted_share);

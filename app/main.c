@@ -57,6 +57,30 @@ static void usage(FILE *f)
           f);
 }
 
+/* NAME=MICROSECONDS with a name and a positive, finite number. */
+static bool budget_ok(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || eq - spec >= 32)
+        return false;
+    char *end;
+    errno = 0;
+    double us = strtod(eq + 1, &end);
+    return end != eq + 1 && !*end && errno != ERANGE && isfinite(us) && us > 0;
+}
+
+/* The first bytes of an ELF file. */
+static bool is_elf(const char *path)
+{
+    unsigned char magic[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = fread(magic, 1, 4, f);
+    fclose(f);
+    return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+}
+
 /* Exactly enough samples to be counted exactly in a double (2^53). */
 #define MAX_SAMPLES (1ull << 53)
 
@@ -154,6 +178,11 @@ int main(int argc, char **argv)
         case OPT_BUDGET:
             if (lo.n_budgets == 16) {
                 fprintf(stderr, "cmprof-top: at most 16 budgets\n");
+                return 2;
+            }
+            if (!budget_ok(optarg)) { /* refused in every mode, not only where budgets are shown */
+                fprintf(stderr, "cmprof-top: --budget takes NAME=MICROSECONDS (a positive number), not '%s'\n",
+                        optarg);
                 return 2;
             }
             lo.budgets[lo.n_budgets++] = optarg;
@@ -260,6 +289,11 @@ int main(int argc, char **argv)
     }
     o.source = argv[optind];
     o.elf = argv[optind + 1];
+    if (is_elf(o.source) && !is_elf(o.elf)) { /* the two arguments the wrong way round */
+        fprintf(stderr, "cmprof-top: '%s' is an ELF file: the order is SOURCE ELF, e.g. cmprof-top %s %s\n", o.source,
+                o.elf, o.source);
+        return 2;
+    }
     if ((strncmp(o.source, "gdb:", 4) == 0 || strncmp(o.source, "openocd:", 8) == 0) && o.format == DETECT_UNKNOWN)
         o.format = lo.task_var ? DETECT_TEXT : DETECT_ITM; /* tagged samples come as dump text, others as ITM */
     if (lo.task_var && strncmp(o.source, "gdb:", 4) != 0) {

@@ -316,7 +316,8 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
     } else {
         struct stat st;
         if (stat(spec, &st) != 0) {
-            snprintf(err, errlen, "cannot open source '%s': %s", spec, strerror(errno));
+            snprintf(err, errlen, "cannot open source '%s': %s%s", spec, strerror(errno),
+                     strncmp(spec, "/dev/", 5) == 0 ? " (the serial ports there: cmprof-top --list-ports)" : "");
             free(s);
             return NULL;
         }

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -227,6 +228,18 @@ def main():
     bad("ELF for another machine", ["--batch", uart, TOOL], 1, "another machine")
     bad("missing source", ["--batch", os.path.join(TMP, "nope.txt"), elf], 1, "nope.txt")
     bad("unknown option", ["--batch", "--frobnicate", uart, elf], 2, "unknown option '--frobnicate'")
+    sec_uart, sec_elf = scen_path("sections", "uart.txt"), scen_path("sections", "fw.elf")
+    code, out, _ = run("--batch", sec_uart, sec_elf)
+    check("table: section timings, by name (or number)", code == 0 and re.search(r"^sections \(", out, re.M) and
+          re.search(r"^  section 0\s+1000\s", out, re.M), out.splitlines()[-6:])
+    code, out, _ = run("--batch", "-o", "json", sec_uart, sec_elf)
+    check("json: integral counts are integers", code == 0 and re.search(r'"total": \d+,', out) and
+          re.search(r'"samples": \d+,', out) and not re.search(r'"samples": \d+\.00', out), out[:80])
+    bad("SOURCE and ELF swapped: the order named", ["--batch", elf, uart], 2, "the order is SOURCE ELF")
+    bad("a serial port that is not there: --list-ports suggested", ["--batch", "/dev/ttyNOPE0", elf], 1,
+        "cmprof-top --list-ports")
+    bad("a malformed --budget, in batch mode too", ["--batch", "--budget", "control=fast", uart, elf], 2,
+        "NAME=MICROSECONDS")
     bad("unknown output", ["--batch", "-o", "xml", uart, elf], 2, "unknown output 'xml'")
     garbage = os.path.join(TMP, "garbage.bin")
     rnd = random.Random(1234)
