@@ -248,7 +248,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 fputs("  ", out);
                 print_name(out, basename_of(rows[i].file));
             }
-            fprintf(out, "%s\n", rows[i].approximate ? "  (approximate: bucket straddles a function boundary)" : "");
+            fprintf(out, "%s%s\n", rows[i].inlined && o->by == PROF_BY_FUNCTION ? "  (inlined)" : "",
+                    rows[i].approximate ? "  (approximate: bucket straddles a function boundary)" : "");
         }
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));

@@ -848,6 +848,39 @@ static const char *base_name(const char *p)
     return s ? s + 1 : (p ? p : "");
 }
 
+/* A path as a reader wants it in a column of `width`: "a/./b/../c" as "a/c", and when too long,
+ * its end kept ("...gcc/config/arm/lib1funcs.S"), where the file's own name is. */
+static const char *fit_path(const char *path, int width, char *buf, size_t len)
+{
+    char norm[512];
+    size_t n = 0;
+    for (const char *p = path; *p && n + 1 < sizeof norm;) {
+        if (p[0] == '.' && (p[1] == '/' || !p[1]) && (p == path || p[-1] == '/')) { /* "./" */
+            p += p[1] ? 2 : 1;
+            continue;
+        }
+        if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2]) && (p == path || p[-1] == '/') && n > 1) {
+            /* "../": drop the directory before it, unless that is ".." or the root */
+            size_t k = n - 1;
+            while (k > 0 && norm[k - 1] != '/')
+                k--;
+            if (!(n - k == 3 && memcmp(norm + k, "../", 3) == 0)) {
+                n = k;
+                p += p[2] ? 3 : 2;
+                continue;
+            }
+        }
+        norm[n++] = *p++;
+    }
+    norm[n] = '\0';
+    if (width < 4 || (int)n <= width) {
+        snprintf(buf, len, "%s", norm);
+        return buf;
+    }
+    snprintf(buf, len, "...%s", norm + n - (size_t)(width - 3));
+    return buf;
+}
+
 static void render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     int bw = b->w >= 100 ? 24 : (b->w >= 90 ? 16 : 10);
@@ -865,8 +898,13 @@ static void render_rows(struct view *v, struct vbuf *b, int y0, const struct pro
         uint8_t attr = sel ? VA_SELECT : (zero ? VA_DIM : VA_NORMAL);
         char samples[32];
         snprintf(samples, sizeof samples, row->samples == floor(row->samples) ? "%.0f" : "%.1f", row->samples);
-        int x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples,
-                     lines ? row->name : shown_name(v, row->name));
+        char path[300];
+        const char *name = lines ? row->name : shown_name(v, row->name);
+        if (v->group == PROF_BY_FILE && !lines)
+            name = fit_path(row->name, b->w - (bw + 1 + 28), path, sizeof path);
+        int x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples, name);
+        if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
+            x = putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
         if (row->file && v->group == PROF_BY_FUNCTION)
             x = putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", base_name(row->file));
         if (row->approximate)

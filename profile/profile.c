@@ -672,6 +672,8 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
                 g = group_for(p, fr->function, 0);
                 name = fr->function;
                 file = fr->file;
+                if (g && fr != &loc->frames[loc->n_frames - 1]) /* not the outermost: an inlined copy */
+                    g->row.inlined = true;
             } else {
                 g = group_for(p, NULL, e->pc); /* unknown: one row per address */
                 snprintf(buf, sizeof buf, "0x%08x", e->pc);
