@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,9 +36,16 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static double log_origin; /* the live view's start: log lines carry their time since then */
+
+/* A firmware log line, stamped with when it arrived ("12:03.4 text"). */
 static void log_line(void *ctx, const char *text, size_t len)
 {
-    view_log(ctx, text, len);
+    char line[600];
+    double t = now_s() - log_origin;
+    int n = snprintf(line, sizeof line, "%02d:%04.1f  %.*s", (int)(t / 60), fmod(t, 60.0),
+                     (int)(len < 560 ? len : 560), text);
+    view_log(ctx, line, n > 0 ? (size_t)n < sizeof line ? (size_t)n : sizeof line - 1 : 0);
 }
 
 static const char *state_text(const struct source *src, char *buf, size_t n)
@@ -135,6 +143,7 @@ int live_main(const struct live_options *o)
     }
     static uint8_t data[1 << 16];
     double start = now_s(), last_draw = 0, window_start = start, rate_t = start, rate = 0;
+    log_origin = start;
     /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
     double rate_at[RATE_SPAN + 1] = {start}, rate_count[RATE_SPAN + 1] = {0};
     int rate_n = 1;

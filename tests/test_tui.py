@@ -147,6 +147,11 @@ def replay_tests():
     check("colours on by default", re.search(r"\x1b\[[0-9;]*3[1-7]", colored) is not None)
     keys(s, "?")
     check("key ?: help", "Keys" in screen(s) and "freeze" in screen(s))
+    keys(s, "Escape", "l")
+    got = wait_for(s, r"^\d\d:\d\d\.\d  taken=10000", 5)
+    check("key l: the firmware's log lines, each with its arrival time", got is not None,
+          " | ".join((got or screen(s)).splitlines()[4:7]))
+    keys(s, "Escape")
     keys(s, "Escape")
     before = re.search(r"samples (\d+)", screen(s)).group(1)
     feeder.cut()
