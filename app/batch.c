@@ -1,6 +1,8 @@
 /* Batch mode: source -> ingest -> profile -> report on stdout. */
 #include "batch.h"
 
+#include "speedscope.h"
+
 #include "../profile/ingest.h"
 #include "../profile/escape.h"
 #include "../symbols/symbols.h"
@@ -126,7 +128,7 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
 {
     const struct prof_row *rows;
     prof_fold_overhead(p, o->fold_overhead);
-    size_t n = o->output == OUT_FOLDED ? 0 : prof_rows(p, o->by, o->inline_frames, &rows);
+    size_t n = o->output == OUT_FOLDED || o->output == OUT_SPEEDSCOPE ? 0 : prof_rows(p, o->by, o->inline_frames, &rows);
     struct prof_diag diags[16];
     size_t nd = prof_diagnose(p, diags, 16);
     double total = prof_total(p);
@@ -232,6 +234,10 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         prof_folded(p, o->demangle, o->by == PROF_BY_TASK, print_folded, &f);
         break;
     }
+    case OUT_SPEEDSCOPE:
+        if (speedscope_write(out, p, o->demangle, o->by == PROF_BY_TASK, basename_of(o->elf)) != 0)
+            fputs("{}\n", out); /* out of memory: an empty document rather than half of one */
+        break;
     case OUT_TABLE:
     default:
         fmt_samples(buf, sizeof buf, total);

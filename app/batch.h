@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED };
+enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE };
 
 struct batch_options {
     const char *source;   /* a file, or "-" for stdin */

@@ -40,7 +40,7 @@ static void usage(FILE *f)
           "  --window S         the length of the 'last seconds' window (key w; default 5)\n"
           "  --no-color         no colours (also when NO_COLOR is set)\n"
           "  --list-ports       list serial ports with their USB IDs\n"
-          "  -o, --output FMT   table (default), csv, json or folded\n"
+          "  -o, --output FMT   table (default), csv, json, folded or speedscope (https://www.speedscope.app)\n"
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 {
     if (getenv("CMPROF_DWARF_IN_PROCESS")) /* debugging, and sanitizer runs that must see libdwarf's calls */
         sym_set_isolation(0);
-    static const char *const outputs[] = {"table", "csv", "json", "folded"};
+    static const char *const outputs[] = {"table", "csv", "json", "folded", "speedscope"};
     static const char *const groups[] = {"function", "line", "file", "task"};
     struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
                                         .inline_frames = true},
@@ -203,8 +203,8 @@ int main(int argc, char **argv)
             resolve = true;
             break;
         case 'o':
-            if ((k = parse_choice(optarg, outputs, 4)) < 0) {
-                fprintf(stderr, "cmprof-top: unknown output '%s' (table, csv, json, folded)\n", optarg);
+            if ((k = parse_choice(optarg, outputs, 5)) < 0) {
+                fprintf(stderr, "cmprof-top: unknown output '%s' (table, csv, json, folded, speedscope)\n", optarg);
                 return 2;
             }
             o.output = (enum batch_output)k;
@@ -282,9 +282,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "cmprof-top: needs SOURCE and ELF (see --help)\n");
         return 2;
     }
-    if (o.output == OUT_FOLDED && (o.by == PROF_BY_LINE || o.by == PROF_BY_FILE)) {
-        fprintf(stderr, "cmprof-top: -o folded is by function, or by task with --by task (not by %s)\n",
-                o.by == PROF_BY_LINE ? "line" : "file");
+    if ((o.output == OUT_FOLDED || o.output == OUT_SPEEDSCOPE) && (o.by == PROF_BY_LINE || o.by == PROF_BY_FILE)) {
+        fprintf(stderr, "cmprof-top: -o %s is by function, or by task with --by task (not by %s)\n",
+                o.output == OUT_FOLDED ? "folded" : "speedscope", o.by == PROF_BY_LINE ? "line" : "file");
         return 2;
     }
     o.source = argv[optind];

@@ -175,6 +175,24 @@ def main():
     want = {r["name"]: r["samples"] for r in js2["rows"]}
     check("folded --by task: the task is the root frame, with the task view's counts", code == 0 and by_root == want
           and "motor;hot_a" in stacks and "link;hot_a" in stacks, "%s vs %s" % (sorted(by_root.items()), sorted(want.items())))
+    # speedscope: the folded stacks as shared frames and weighted samples
+    code, out, _ = run("--batch", "-o", "speedscope", scen_path("loops_inline_o2", "uart.txt"),
+                       scen_path("loops_inline_o2", "fw.elf"))
+    code2, folded_out, _ = run("--batch", "-o", "folded", scen_path("loops_inline_o2", "uart.txt"),
+                               scen_path("loops_inline_o2", "fw.elf"))
+    try:
+        sp = json.loads(out)
+        prof = sp["profiles"][0]
+        frames = [f["name"] for f in sp["shared"]["frames"]]
+        got = sorted((";".join(frames[i] for i in smp), w) for smp, w in zip(prof["samples"], prof["weights"]))
+    except (ValueError, KeyError, IndexError):
+        sp, got = {}, None
+    want = sorted((ln.rsplit(" ", 1)[0], float(ln.rsplit(" ", 1)[1])) for ln in folded_out.splitlines())
+    check("-o speedscope: a sampled profile whose stacks and weights are the folded output's",
+          code == 0 and sp.get("$schema", "").endswith("file-format-schema.json") and prof.get("type") == "sampled"
+          and got == want and prof["endValue"] == sum(prof["weights"]), "%d stacks" % len(want))
+    code, _, err = run("--batch", "-o", "speedscope", "--by", "line", uart, elf)
+    check("-o speedscope --by line: refused, not ignored", code == 2 and "speedscope" in err, err.strip())
     code, _, err = run("--batch", "-o", "folded", "--by", "line", uart, elf)
     check("folded --by line: refused, not ignored", code == 2 and "folded" in err, err.strip())
 

@@ -1,0 +1,172 @@
+/* speedscope's file format (its file-format-spec): shared frames, then a "sampled" profile whose
+ * samples are lists of frame indices (outermost first) with a weight each. */
+#include "speedscope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct stacks {
+    char **frames;          /* distinct frame names, in order of first use */
+    size_t n_frames, cap_frames;
+    size_t *index;          /* open addressing over frames: 1 + frame number, 0 empty */
+    size_t index_cap;
+    size_t **samples;       /* per sample: its length, then frame numbers */
+    double *weights;
+    size_t n_samples, cap_samples;
+    bool failed;
+};
+
+static size_t hash(const char *s, size_t n)
+{
+    size_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The number of a frame, added the first time it is seen; SIZE_MAX when out of memory. */
+static size_t frame_of(struct stacks *st, const char *name, size_t n)
+{
+    if ((st->n_frames + 1) * 2 > st->index_cap) {
+        size_t cap = st->index_cap ? st->index_cap * 2 : 256;
+        size_t *idx = calloc(cap, sizeof *idx);
+        if (!idx)
+            return SIZE_MAX;
+        for (size_t f = 0; f < st->n_frames; f++) {
+            size_t j = hash(st->frames[f], strlen(st->frames[f])) & (cap - 1);
+            while (idx[j])
+                j = (j + 1) & (cap - 1);
+            idx[j] = f + 1;
+        }
+        free(st->index);
+        st->index = idx;
+        st->index_cap = cap;
+    }
+    size_t j = hash(name, n) & (st->index_cap - 1);
+    for (; st->index[j]; j = (j + 1) & (st->index_cap - 1)) {
+        const char *f = st->frames[st->index[j] - 1];
+        if (strlen(f) == n && memcmp(f, name, n) == 0)
+            return st->index[j] - 1;
+    }
+    if (st->n_frames == st->cap_frames) {
+        size_t cap = st->cap_frames ? st->cap_frames * 2 : 64;
+        char **fr = realloc(st->frames, cap * sizeof *fr);
+        if (!fr)
+            return SIZE_MAX;
+        st->frames = fr;
+        st->cap_frames = cap;
+    }
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return SIZE_MAX;
+    memcpy(copy, name, n);
+    copy[n] = '\0';
+    st->frames[st->n_frames] = copy;
+    st->index[j] = ++st->n_frames;
+    return st->n_frames - 1;
+}
+
+/* One folded line, "outer;...;inner", as a sample. */
+static void add_stack(void *ctx, const char *stack, double count)
+{
+    struct stacks *st = ctx;
+    if (st->failed)
+        return;
+    size_t depth = 1;
+    for (const char *c = stack; *c; c++)
+        depth += *c == ';';
+    if (st->n_samples == st->cap_samples) {
+        size_t cap = st->cap_samples ? st->cap_samples * 2 : 64;
+        size_t **ns = realloc(st->samples, cap * sizeof *ns);
+        if (ns)
+            st->samples = ns;
+        double *nw = ns ? realloc(st->weights, cap * sizeof *nw) : NULL;
+        if (nw)
+            st->weights = nw;
+        if (!ns || !nw) {
+            st->failed = true;
+            return;
+        }
+        st->cap_samples = cap;
+    }
+    size_t *s = malloc((depth + 1) * sizeof *s);
+    if (!s) {
+        st->failed = true;
+        return;
+    }
+    s[0] = 0;
+    for (const char *a = stack;;) {
+        const char *b = strchr(a, ';');
+        size_t n = b ? (size_t)(b - a) : strlen(a);
+        size_t f = frame_of(st, a, n);
+        if (f == SIZE_MAX) {
+            free(s);
+            st->failed = true;
+            return;
+        }
+        s[1 + s[0]++] = f;
+        if (!b)
+            break;
+        a = b + 1;
+    }
+    st->samples[st->n_samples] = s;
+    st->weights[st->n_samples++] = count;
+}
+
+static void json_text(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+int speedscope_write(FILE *out, struct prof *p, bool demangle, bool by_task, const char *name)
+{
+    struct stacks st = {0};
+    prof_folded(p, demangle, by_task, add_stack, &st);
+    int rc = st.failed ? -1 : 0;
+    if (!rc) {
+        double total = 0;
+        for (size_t i = 0; i < st.n_samples; i++)
+            total += st.weights[i];
+        fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n \"exporter\": \"cmprof-top\",\n"
+              " \"name\": ", out);
+        json_text(out, name);
+        fputs(",\n \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", out);
+        for (size_t f = 0; f < st.n_frames; f++) {
+            fputs(f ? ", {\"name\": " : "{\"name\": ", out);
+            json_text(out, st.frames[f]);
+            fputc('}', out);
+        }
+        fputs("]},\n \"profiles\": [{\"type\": \"sampled\", \"name\": ", out);
+        json_text(out, name);
+        fprintf(out, ", \"unit\": \"none\", \"startValue\": 0, \"endValue\": %.17g,\n  \"samples\": [", total);
+        for (size_t i = 0; i < st.n_samples; i++) {
+            fputs(i ? ", [" : "[", out);
+            for (size_t k = 0; k < st.samples[i][0]; k++)
+                fprintf(out, "%s%zu", k ? ", " : "", st.samples[i][1 + k]);
+            fputc(']', out);
+        }
+        fputs("],\n  \"weights\": [", out);
+        for (size_t i = 0; i < st.n_samples; i++)
+            fprintf(out, "%s%.17g", i ? ", " : "", st.weights[i]);
+        fputs("]}]}\n", out);
+    }
+    for (size_t f = 0; f < st.n_frames; f++)
+        free(st.frames[f]);
+    for (size_t i = 0; i < st.n_samples; i++)
+        free(st.samples[i]);
+    free(st.frames);
+    free(st.index);
+    free(st.samples);
+    free(st.weights);
+    return rc;
+}
