@@ -18,7 +18,7 @@ NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 SYM_SRC := symbols/table.c symbols/elf.c symbols/dwarf.c symbols/isolate.c symbols/lookup.c symbols/demangle.c
-HOST_SRC := app/main.c app/batch.c app/speedscope.c app/resolve.c app/live.c app/view.c tui/tui.c source/source.c source/gdb.c source/rsp.c source/openocd.c \
+HOST_SRC := app/main.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c tui/tui.c source/source.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
@@ -82,13 +82,14 @@ SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/orbflo
 SRC_test_pcindex := profile/pcindex.c
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
+SRC_test_baseline := app/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_profile := profile/profile.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_view := app/view.c profile/profile.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
+SRC_test_view := app/view.c app/baseline.c profile/profile.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
-UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_pcindex test_profile test_view \
+UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_pcindex test_profile test_view \
               test_stream test_stream_many test_stream_hist \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
@@ -111,7 +112,7 @@ fuzz: tool
 	@scripts/deps.sh fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
-REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/speedscope.c profile/ingest.c profile/profile.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
+REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
                  decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c
 replay: $(B)/tests/asan/replay_ingest $(B)/tests/asan/replay_text

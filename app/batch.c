@@ -1,6 +1,7 @@
 /* Batch mode: source -> ingest -> profile -> report on stdout. */
 #include "batch.h"
 
+#include "baseline.h"
 #include "speedscope.h"
 
 #include "../profile/ingest.h"
@@ -97,6 +98,37 @@ static const char *row_name(const struct batch_options *o, struct prof *p, const
     return o->demangle && o->by == PROF_BY_FUNCTION ? sym_demangle(prof_symbols(p), r->name) : r->name;
 }
 
+/* A row against the baseline: its share then and now, and whether the change is significant
+ * (two-proportion test, Bonferroni over the n rows of this report). */
+static struct baseline_delta compare_row(const struct batch_options *o, struct prof *p, const struct prof_row *r,
+                                         size_t n)
+{
+    double kb = baseline_samples(o->base, row_name(o, p, r));
+    return baseline_compare(r->samples, prof_total(p), kb, o->base->total, n);
+}
+
+int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
+{
+    if (!o->base || o->fail_if_slower <= 0)
+        return 0;
+    const struct prof_row *rows;
+    prof_fold_overhead(p, o->fold_overhead);
+    size_t n = prof_rows(p, o->by, o->inline_frames, &rows);
+    int worse = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct baseline_delta d = compare_row(o, p, &rows[i], n);
+        /* growth relative to the baseline's share; a row the baseline lacks grew without bound */
+        double growth = d.base_share > 0 ? d.delta / d.base_share : (d.delta > 0 ? INFINITY : 0);
+        if (d.significant && d.delta > 0 && growth > o->fail_if_slower / 100.0) {
+            fprintf(err, "cmprof-top: %s grew from %.2f %% to %.2f %% (+%.0f %%, z = %.1f): more than --fail-if-slower %g\n",
+                    row_name(o, p, &rows[i]), 100.0 * d.base_share, 100.0 * rows[i].share,
+                    isinf(growth) ? 100.0 : 100.0 * growth, d.z, o->fail_if_slower);
+            worse++;
+        }
+    }
+    return worse;
+}
+
 /* Section timings, by name: in microseconds when the clock is known, else in timer ticks. */
 static void print_sections(FILE *out, const struct ingest *in)
 {
@@ -137,7 +169,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
     size_t n_loss = ingest_losses(in, losses, 24);
     switch (o->output) {
     case OUT_CSV:
-        fputs("samples,percent,ci95,lo95,hi95,name,file,line,approximate\n", out);
+        fprintf(out, "samples,percent,ci95,lo95,hi95,name,file,line,approximate%s\n",
+                o->base ? ",base_percent,delta,significant" : "");
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
             fprintf(out, "%s,%.4f,%.4f,%.4f,%.4f,", buf, 100.0 * rows[i].share, 100.0 * rows[i].ci95,
@@ -145,7 +178,12 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             csv_field(out, row_name(o, p, &rows[i]));
             fputc(',', out);
             csv_field(out, rows[i].file ? rows[i].file : "");
-            fprintf(out, ",%u,%d\n", rows[i].line, rows[i].approximate ? 1 : 0);
+            fprintf(out, ",%u,%d", rows[i].line, rows[i].approximate ? 1 : 0);
+            if (o->base) {
+                struct baseline_delta d = compare_row(o, p, &rows[i], n);
+                fprintf(out, ",%.4f,%.4f,%d", 100.0 * d.base_share, 100.0 * d.delta, d.significant ? 1 : 0);
+            }
+            fputc('\n', out);
         }
         break;
     case OUT_JSON:
@@ -224,8 +262,13 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             json_string(out, row_name(o, p, &rows[i]));
             fputs(", \"file\": ", out);
             json_string(out, rows[i].file ? rows[i].file : "");
-            fprintf(out, ", \"line\": %u, \"approximate\": %s}%s\n", rows[i].line,
-                    rows[i].approximate ? "true" : "false", i + 1 < n ? "," : "");
+            fprintf(out, ", \"line\": %u, \"approximate\": %s", rows[i].line, rows[i].approximate ? "true" : "false");
+            if (o->base) {
+                struct baseline_delta d = compare_row(o, p, &rows[i], n);
+                fprintf(out, ", \"base_percent\": %.4f, \"delta\": %.4f, \"z\": %.2f, \"significant\": %s",
+                        100.0 * d.base_share, 100.0 * d.delta, d.z, d.significant ? "true" : "false");
+            }
+            fprintf(out, "}%s\n", i + 1 < n ? "," : "");
         }
         fputs("  ]\n}\n", out);
         break;
@@ -243,12 +286,20 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         fmt_samples(buf, sizeof buf, total);
         fprintf(out, "samples %s (by %s%s), format %s\n", buf, group_name(o->by),
                 o->inline_frames ? "" : ", no inline", detect_name(in->format));
-        fprintf(out, "  %7s  %7s  %15s  %9s  %s\n", "share", "±95%", "95% interval", "samples", "name");
+        if (o->base)
+            fprintf(out, "  %7s  %7s  %15s  %9s  %8s %8s  %s\n", "share", "±95%", "95% interval", "samples", "base",
+                    "change", "name");
+        else
+            fprintf(out, "  %7s  %7s  %15s  %9s  %s\n", "share", "±95%", "95% interval", "samples", "name");
         for (size_t i = 0; i < n; i++) {
             fmt_samples(buf, sizeof buf, rows[i].samples);
             char interval[32];
             snprintf(interval, sizeof interval, "%.2f-%.2f%%", 100.0 * rows[i].lo95, 100.0 * rows[i].hi95);
             fprintf(out, "  %6.2f%%  %6.2f%%  %15s  %9s  ", 100.0 * rows[i].share, 100.0 * rows[i].ci95, interval, buf);
+            if (o->base) { /* '*': significant at 95 % over all the rows compared */
+                struct baseline_delta d = compare_row(o, p, &rows[i], n);
+                fprintf(out, "%7.2f%% %+7.2f%s ", 100.0 * d.base_share, 100.0 * d.delta, d.significant ? "*" : " ");
+            }
             print_name(out, row_name(o, p, &rows[i]));
             if (rows[i].file && o->by == PROF_BY_FUNCTION) {
                 fputs("  ", out);
@@ -344,6 +395,8 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         status = 2;
     }
     batch_report(o, p, in, sym_warning(syms), out);
+    if (!status && batch_regressions(o, p, err))
+        status = 3;
     ingest_free(in);
     free(in);
     prof_free(p);

@@ -26,11 +26,18 @@ struct batch_options {
     bool halting;         /* set by the live loop for a gdb: source: what halting cost */
     double halt_rate, halted_share;
     const char *source_detail; /* what a sampling source measured about itself, or NULL */
+    const struct baseline *base; /* --diff: each row compared with this report, or NULL */
+    double fail_if_slower;     /* > 0: exit 3 when a row grows significantly by more than this % */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);
 
+/* --fail-if-slower: the rows that grew significantly (--diff's test) by more than the given
+ * percentage of their baseline share, one line each on err; returns how many. */
+int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err);
+
 struct ingest;
+struct baseline;
 /* The report for a finished profile, in the chosen output format. */
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out);

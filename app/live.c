@@ -119,6 +119,7 @@ int live_main(const struct live_options *o)
     v->group = o->batch.by;
     v->inline_frames = o->batch.inline_frames;
     v->fold_overhead = o->batch.fold_overhead;
+    v->base = o->batch.base;
     v->source_dir = o->source_dir;
     v->cpu_hz = o->cpu_hz;
     v->window_seconds = o->window_seconds > 0 ? o->window_seconds : 5;
@@ -262,6 +263,8 @@ int live_main(const struct live_options *o)
         bo.halting = src_halting(src, &bo.halt_rate, &bo.halted_share) != 0;
         bo.source_detail = src_detail(src, now_s());
         batch_report(&bo, prof, in, sym_warning(syms), stdout);
+        if (!status && batch_regressions(&bo, prof, stderr))
+            status = 3;
     } else if (stop_signal && stop_signal != SIGINT) {
         status = 128 + stop_signal;
     }

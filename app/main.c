@@ -1,6 +1,7 @@
 /* cmprof-top: command line. The live view by default; --batch for a report; --resolve. */
 #include "../source/source.h"
 #include "../symbols/symbols.h"
+#include "baseline.h"
 #include "batch.h"
 #include "live.h"
 #include "resolve.h"
@@ -44,6 +45,9 @@ static void usage(FILE *f)
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
+          "  --diff BASE.json   compare each row with a saved report (-o json): base share, change, and\n"
+          "                     '*' when the change is significant at 95 %% (two-proportion test)\n"
+          "  --fail-if-slower PCT  with --diff: exit 3 when a row grows significantly by more than PCT %%\n"
           "  --task-var SYMBOL  gdb: sources: read this task pointer (e.g. pxCurrentTCB) with each sample\n"
           "  --task-name-offset N  ... and the task's name N bytes into what it points to\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
@@ -118,10 +122,11 @@ int main(int argc, char **argv)
                               .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1};
     struct batch_options o = lo.batch;
     bool batch = false, resolve = false;
+    const char *diff_path = NULL;
     enum {
         OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
         OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
-        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET
+        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER
     };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
@@ -137,6 +142,8 @@ int main(int argc, char **argv)
         {"no-color", no_argument, NULL, OPT_NO_COLOR}, {"list-ports", no_argument, NULL, OPT_LIST_PORTS},
         {"fold-overhead", no_argument, NULL, OPT_FOLD_OVERHEAD},
         {"task-var", required_argument, NULL, OPT_TASK_VAR},
+        {"diff", required_argument, NULL, OPT_DIFF},
+        {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
         {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
         {NULL, 0, NULL, 0}};
     int c, k;
@@ -225,6 +232,18 @@ int main(int argc, char **argv)
         case OPT_TASK_VAR:
             lo.task_var = optarg;
             break;
+        case OPT_DIFF:
+            diff_path = optarg;
+            break;
+        case OPT_FAIL_IF_SLOWER:
+            errno = 0;
+            num = strtod(optarg, &end);
+            if (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0) {
+                fprintf(stderr, "cmprof-top: --fail-if-slower takes a positive percentage, not '%s'\n", optarg);
+                return 2;
+            }
+            o.fail_if_slower = num;
+            break;
         case OPT_TASK_NAME_OFFSET:
             if (!parse_count(optarg, 0, 4096, &count)) {
                 fprintf(stderr, "cmprof-top: --task-name-offset takes a number from 0 to 4096, not '%s'\n", optarg);
@@ -289,6 +308,19 @@ int main(int argc, char **argv)
     }
     o.source = argv[optind];
     o.elf = argv[optind + 1];
+    static struct baseline base;
+    if (o.fail_if_slower > 0 && !diff_path) {
+        fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
+        return 2;
+    }
+    if (diff_path) {
+        char why[600];
+        if (baseline_load(diff_path, &base, why, sizeof why) != 0) {
+            fprintf(stderr, "cmprof-top: %s\n", why);
+            return 2;
+        }
+        o.base = &base;
+    }
     if (is_elf(o.source) && !is_elf(o.elf)) { /* the two arguments the wrong way round */
         fprintf(stderr, "cmprof-top: '%s' is an ELF file: the order is SOURCE ELF, e.g. cmprof-top %s %s\n", o.source,
                 o.elf, o.source);

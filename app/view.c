@@ -1,6 +1,8 @@
 /* The live view: key handling and rendering into a cell buffer. */
 #include "view.h"
 
+#include "baseline.h"
+
 #include "../profile/escape.h"
 
 #include <ctype.h>
@@ -884,8 +886,13 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
 static void render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     int bw = b->w >= 100 ? 24 : (b->w >= 90 ? 16 : 10);
-    putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES",
-         lines ? "LINE" : "NAME");
+    bool diff = v->base && !lines && v->group != PROF_BY_ADDRESS;
+    if (diff) /* --diff: the baseline's share and the change, '*' when significant */
+        putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s %7s %8s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES", "BASE%",
+             "CHANGE", "NAME");
+    else
+        putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES",
+             lines ? "LINE" : "NAME");
     fill_attr(b, y0, VA_TITLE);
     int rows_h = b->h - 1 - (y0 + 1);
     clamp_scroll(v, (int)n, rows_h);
@@ -898,11 +905,19 @@ static void render_rows(struct view *v, struct vbuf *b, int y0, const struct pro
         uint8_t attr = sel ? VA_SELECT : (zero ? VA_DIM : VA_NORMAL);
         char samples[32];
         snprintf(samples, sizeof samples, row->samples == floor(row->samples) ? "%.0f" : "%.1f", row->samples);
-        char path[300];
+        char path[600];
         const char *name = lines ? row->name : shown_name(v, row->name);
         if (v->group == PROF_BY_FILE && !lines)
             name = fit_path(row->name, b->w - (bw + 1 + 28), path, sizeof path);
-        int x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples, name);
+        int x;
+        if (diff) {
+            struct baseline_delta d = baseline_compare(row->samples, prof_total(current_prof(v)),
+                                                       baseline_samples(v->base, row->name), v->base->total, n);
+            x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s %6.2f%% %+7.2f%s %s", 100 * row->share, 100 * row->ci95,
+                     samples, 100 * d.base_share, 100 * d.delta, d.significant ? "*" : " ", name);
+        } else {
+            x = putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples, name);
+        }
         if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
             x = putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
         if (row->file && v->group == PROF_BY_FUNCTION)

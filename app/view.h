@@ -74,6 +74,7 @@ struct view {
     enum prof_group group;
     bool inline_frames;
     bool fold_overhead;        /* the library's code as one row (key O, --fold-overhead) */
+    const struct baseline *base; /* --diff: each row's change against this report, or NULL */
     bool demangle;          /* C++/Rust names demangled (key C) */
     bool sort_by_name;
     bool frozen;

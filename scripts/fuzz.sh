@@ -19,7 +19,7 @@ flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sa
 libs=(-lelf -ldwarf -liberty -lm -pthread)
 build() {
     case $1 in
-    ingest) clang "${flags[@]}" fuzz/fuzz_ingest.c app/batch.c app/speedscope.c profile/ingest.c profile/profile.c profile/pcindex.c profile/escape.c \
+    ingest) clang "${flags[@]}" fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/pcindex.c profile/escape.c \
                 "${syms[@]}" "${common[@]}" "${libs[@]}" -o "$B/fuzz_ingest" ;;
     text) clang "${flags[@]}" fuzz/fuzz_text.c decode/text.c -o "$B/fuzz_text" ;;
     elf) clang "${flags[@]}" fuzz/fuzz_elf.c "${syms[@]}" "${libs[@]}" -o "$B/fuzz_elf" ;;

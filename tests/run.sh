@@ -99,6 +99,7 @@ step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
+step "diff and the regression gate" python3 tests/test_diff.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py

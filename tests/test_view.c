@@ -1,4 +1,5 @@
 /* The live view's logic, rendered into a buffer without a terminal. */
+#include "../app/baseline.h"
 #include "../app/view.h"
 #include "check.h"
 
@@ -192,6 +193,20 @@ static void test_filter_prompt_and_name_sort(void)
     CHECK(idle && link && motor && idle < link && link < motor);
 }
 
+/* --diff in the live view: the baseline's share and the change, '*' when significant. */
+static void test_diff_columns(void)
+{
+    setup();
+    struct baseline_row rows[] = {{"0x08000100", 500}, {"0x08000200", 500}}; /* sorted by name */
+    struct baseline base = {.total = 1000, .rows = rows, .n = 2};
+    v.base = &base;
+    const char *t = render(&v, 120, 24);
+    CHECK(strstr(t, "BASE%") && strstr(t, "CHANGE"));
+    CHECK(strstr(t, "50.00%  +19.93*") != NULL); /* 69.93 % now against 50 % */
+    CHECK(strstr(t, "50.00%  -20.03*") != NULL);
+    v.base = NULL;
+}
+
 static void test_empty_view_explains(void)
 {
     setup();
@@ -264,6 +279,7 @@ int main(void)
     RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_reset_counters_and_nominal_rate);
     RUN_TEST(test_filter_prompt_and_name_sort);
+    RUN_TEST(test_diff_columns);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);

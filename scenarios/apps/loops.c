@@ -2,7 +2,8 @@
  *   PERIOD, SAMPLES, CHUNKS  sampling period (SysTick ticks), samples per chunk, chunks
  *   USE_PSP=1                main code runs on PSP, as an RTOS task would
  *   WRONG_STACK=1            a deliberately wrong prologue that always reads the frame from MSP
- *   HOT_INLINE=1             let the compiler inline the loops (build at -O2) */
+ *   HOT_INLINE=1             let the compiler inline the loops (build at -O2)
+ *   HOT_B_N, SEED            hot_b's iterations (a slower build), the jitter's seed (another run) */
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
@@ -15,6 +16,9 @@
 #endif
 #ifndef CHUNKS
 #define CHUNKS 1u
+#endif
+#ifndef HOT_B_N
+#define HOT_B_N 200u /* a "slower build" raises it: the --fail-if-slower test */
 #endif
 
 /* Runs once, outside the sampled stretch; it lies right before hot_a, as prof_dump did in the
@@ -67,11 +71,14 @@ __attribute__((noinline)) static void run(void)
 {
     for (uint32_t c = 0; c < CHUNKS; c++) {
         uint32_t t0 = board_clock();
+#ifdef SEED
+        cmprof_seed(SEED + c);
+#endif
         cmprof_start(PERIOD, SAMPLES);
         truth_begin();
         while (cmprof_samples() < SAMPLES) {
             hot_a(700);
-            hot_b(200);
+            hot_b(HOT_B_N);
             hot_c(100);
         }
         truth_end();
