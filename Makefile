@@ -8,7 +8,7 @@ CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 
-.PHONY: all deps unit tool asan-tool scenarios report demo test bench fuzz clean
+.PHONY: all deps unit tool asan-tool scenarios report demo test bench fuzz clean install uninstall
 
 all: tool unit
 
@@ -133,6 +133,20 @@ test: deps
 
 bench: deps tool
 	python3 bench/run_bench.py
+
+# ---- installing: the tool, its man page and its bash completion, under $(DESTDIR)$(PREFIX) --------
+PREFIX ?= /usr/local
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+MANDIR := $(DESTDIR)$(PREFIX)/share/man/man1
+COMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+install: tool
+	install -d $(BINDIR) $(MANDIR) $(COMPDIR)
+	install -m 755 $(TOOL) $(BINDIR)/cmprof-top
+	install -m 644 docs/cmprof-top.1 $(MANDIR)/cmprof-top.1
+	install -m 644 scripts/cmprof-top.bash-completion $(COMPDIR)/cmprof-top
+
+uninstall:
+	rm -f $(BINDIR)/cmprof-top $(MANDIR)/cmprof-top.1 $(COMPDIR)/cmprof-top
 
 clean:
 	rm -rf $(B)

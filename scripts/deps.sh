@@ -10,7 +10,7 @@ packages=(
   qemu-system-arm
   libelf-dev libdwarf-dev libiberty-dev libserialport-dev libncurses-dev
   tmux util-linux
-  openocd
+  openocd mandoc
 )
 if [[ ${1:-} == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -33,7 +33,7 @@ step() {
     failed=$((failed + f))
 }
 
-for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux; do
+for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux openocd mandoc; do
     if ! command -v "$tool" >/dev/null; then
         echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
         failed=$((failed + 1))
@@ -100,6 +100,7 @@ step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "diff and the regression gate" python3 tests/test_diff.py
+step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
