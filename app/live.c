@@ -36,6 +36,48 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Key o: the view as a report file in the chosen format, named after the ELF and the time. */
+static void save_snapshot(struct view *v, const struct live_options *o, struct prof *p, const struct ingest *in,
+                          const char *warning)
+{
+    static const struct {
+        char key;
+        enum batch_output out;
+        const char *ext;
+    } kinds[] = {{'t', OUT_TABLE, "txt"}, {'c', OUT_CSV, "csv"}, {'j', OUT_JSON, "json"}, {'f', OUT_FOLDED, "folded"},
+                 {'s', OUT_SPEEDSCOPE, "speedscope.json"}};
+    size_t k = 0;
+    while (k < sizeof kinds / sizeof *kinds && kinds[k].key != v->save_format)
+        k++;
+    if (k == sizeof kinds / sizeof *kinds)
+        return;
+    struct batch_options bo = o->batch;
+    bo.output = kinds[k].out;
+    bo.by = v->group;
+    bo.inline_frames = v->inline_frames;
+    bo.fold_overhead = v->fold_overhead;
+    if ((bo.output == OUT_FOLDED || bo.output == OUT_SPEEDSCOPE) && (bo.by == PROF_BY_LINE || bo.by == PROF_BY_FILE)) {
+        snprintf(v->note, sizeof v->note, "folded and speedscope snapshots are by function or task: press g first");
+        return;
+    }
+    const char *base = strrchr(o->batch.elf, '/');
+    base = base ? base + 1 : o->batch.elf;
+    size_t stem = strcspn(base, ".");
+    char when[32], path[400];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y%m%d-%H%M%S", localtime(&now));
+    snprintf(path, sizeof path, "%.*s-%s.%s", (int)(stem ? stem : strlen(base)), base, when, kinds[k].ext);
+    FILE *f = fopen(path, "wx"); /* never over an existing file */
+    if (!f) {
+        snprintf(v->note, sizeof v->note, "cannot write %.100s: %s", path, strerror(errno));
+        return;
+    }
+    batch_report(&bo, p, in, warning, f);
+    bool ok = !ferror(f);
+    ok &= fclose(f) == 0;
+    snprintf(v->note, sizeof v->note, ok ? "saved %.150s (%.0f samples)" : "writing %.150s failed", path, prof_total(p));
+}
+
 static double log_origin; /* the live view's start: log lines carry their time since then */
 
 /* A firmware log line, stamped with when it arrived ("12:03.4 text"). */
@@ -99,6 +141,13 @@ int live_main(const struct live_options *o)
             sym_close(syms);
             return 2;
         }
+    }
+    FILE *rec = NULL;
+    if (o->record && !(rec = fopen(o->record, "wb"))) {
+        fprintf(stderr, "cmprof-top: --record %s: %s\n", o->record, strerror(errno));
+        src_close(src);
+        sym_close(syms);
+        return 2;
     }
     struct prof *prof = prof_new(syms), *window = prof_new(syms), *shown = prof_new(syms);
     struct ingest *in = calloc(1, sizeof *in);
@@ -181,6 +230,12 @@ int live_main(const struct live_options *o)
             double t0 = t;
             ssize_t got;
             while ((got = src_read(src, data, sizeof data, now_s())) > 0) {
+                if (rec && fwrite(data, 1, (size_t)got, rec) != (size_t)got) {
+                    snprintf(v->note, sizeof v->note, "--record %.100s: %s; recording stopped", o->record,
+                             strerror(errno));
+                    fclose(rec);
+                    rec = NULL;
+                }
                 ingest_feed(in, data, (size_t)got);
                 dirty = true;
                 if (now_s() - t0 > READ_BUDGET)
@@ -204,6 +259,8 @@ int live_main(const struct live_options *o)
             while ((k = tui_key()) >= 0) {
                 int r = view_key(v, k);
                 quit |= (r & VIEW_QUIT) != 0;
+                if (r & VIEW_SAVE)
+                    save_snapshot(v, o, v->window_mode ? shown : prof, in, sym_warning(syms));
                 key_dirty |= (r & VIEW_REDRAW) != 0; /* a key is answered at once, data at 10 Hz */
             }
         }
@@ -278,5 +335,9 @@ int live_main(const struct live_options *o)
     prof_free(shown);
     src_close(src);
     sym_close(syms);
+    if (rec && fclose(rec) != 0) {
+        fprintf(stderr, "cmprof-top: --record %s: %s\n", o->record, strerror(errno));
+        status = status ? status : 1;
+    }
     return status;
 }

@@ -18,6 +18,7 @@ struct live_options {
     double window_seconds;
     bool color;
     const char *task_var;        /* gdb: sources: a task pointer read with each sample, or NULL */
+    const char *record;          /* --record: the raw input is also written here, for replay */
     int task_name_offset;        /* of the task's name in what it points to; -1: no names */
 };
 

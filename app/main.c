@@ -48,6 +48,7 @@ static void usage(FILE *f)
           "  --diff BASE.json   compare each row with a saved report (-o json): base share, change, and\n"
           "                     '*' when the change is significant at 95 % (two-proportion test)\n"
           "  --fail-if-slower PCT  with --diff: exit 3 when a row grows significantly by more than PCT %\n"
+          "  --record FILE      also write the raw input to FILE: replaying it gives the same profile\n"
           "  --task-var SYMBOL  gdb: sources: read this task pointer (e.g. pxCurrentTCB) with each sample\n"
           "  --task-name-offset N  ... and the task's name N bytes into what it points to\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
     enum {
         OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
         OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
-        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER
+        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD
     };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
@@ -143,6 +144,7 @@ int main(int argc, char **argv)
         {"fold-overhead", no_argument, NULL, OPT_FOLD_OVERHEAD},
         {"task-var", required_argument, NULL, OPT_TASK_VAR},
         {"diff", required_argument, NULL, OPT_DIFF},
+        {"record", required_argument, NULL, OPT_RECORD},
         {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
         {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
         {NULL, 0, NULL, 0}};
@@ -234,6 +236,9 @@ int main(int argc, char **argv)
             break;
         case OPT_DIFF:
             diff_path = optarg;
+            break;
+        case OPT_RECORD:
+            lo.record = optarg;
             break;
         case OPT_FAIL_IF_SLOWER:
             errno = 0;
@@ -338,7 +343,7 @@ int main(int argc, char **argv)
     /* a file or stdin reads to its end; a live source needs the poll loop */
     struct stat st;
     bool plain = strcmp(o.source, "-") == 0 || (stat(o.source, &st) == 0 && S_ISREG(st.st_mode));
-    if (plain && lo.duration == 0 && lo.rate == 0)
+    if (plain && lo.duration == 0 && lo.rate == 0 && !lo.record)
         return batch_main(&o, stdout, stderr);
     lo.headless = true;
     return live_main(&lo);

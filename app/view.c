@@ -533,6 +533,17 @@ static void move(struct view *v, int delta, int page)
 
 int view_key(struct view *v, int key)
 {
+    if (key != VK_RESIZE)
+        v->note[0] = '\0'; /* a note stays until the next key */
+    if (v->saving) { /* key o asked for a format */
+        v->saving = false;
+        if (key < 0x80 && strchr("tcjfs", key)) {
+            v->save_format = key;
+            return VIEW_SAVE | VIEW_REDRAW;
+        }
+        snprintf(v->note, sizeof v->note, "snapshot cancelled");
+        return VIEW_REDRAW;
+    }
     if (v->filtering) {
         size_t n = strlen(v->filter);
         if (key == VK_ENTER || key == VK_ESC) {
@@ -640,6 +651,10 @@ int view_key(struct view *v, int key)
         v->inline_frames = !v->inline_frames;
         if (v->frozen)
             freeze(v);
+        return VIEW_REDRAW;
+    case 'o':
+        v->saving = true;
+        v->note[0] = '\0';
         return VIEW_REDRAW;
     case 'O':
         v->fold_overhead = !v->fold_overhead;
@@ -803,6 +818,17 @@ static void keybar_fit(struct vbuf *b, const struct key_hint *k, int n)
 
 static void keybar(struct view *v, struct vbuf *b)
 {
+    if (v->saving) {
+        put(b, 0, b->h - 1, VA_KEY, " save a snapshot as: t table  c CSV  j JSON  f folded  s speedscope   (Esc: no)");
+        fill_attr(b, b->h - 1, VA_KEY);
+        return;
+    }
+    if (v->note[0]) { /* until the next key */
+        put(b, 0, b->h - 1, VA_KEY, " ");
+        put(b, 1, b->h - 1, VA_KEY, v->note);
+        fill_attr(b, b->h - 1, VA_KEY);
+        return;
+    }
     if (v->filtering) { /* the prompt sits at the bottom, as in less */
         int x = putf(b, 0, b->h - 1, VA_KEY, "/%s_", v->filter);
         put(b, x, b->h - 1, VA_KEY, "   (function, file or task; Enter keeps it, Esc clears it)");
@@ -816,7 +842,7 @@ static void keybar(struct view *v, struct vbuf *b)
     static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},
                                           {"i inline", 8}, {"/ filter", 4}, {"space freeze", 9}, {"r reset", 7},
                                           {"w window", 11}, {"t sections", 6}, {"l log", 12}, {"d diag", 10},
-                                          {"O fold", 13}, {"q quit", 1}};
+                                          {"O fold", 13}, {"o save", 9}, {"q quit", 1}};
     switch (v->mode) {
     case VM_SOURCE:
         keybar_fit(b, source, (int)(sizeof source / sizeof *source));
@@ -1114,6 +1140,7 @@ static void render_help(struct vbuf *b, int y0)
         "  i            charge inlined code to the inlined function, or to its caller",
         "  C            C++ and Rust names demangled (default) or as linked",
         "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
+        "  o            save a snapshot: table, CSV, JSON, folded or speedscope, named after the ELF and the time",
         "  /            filter by function, file or task name (Enter keeps it, Esc clears it)",
         "  space        freeze the display (counting goes on)",
         "  r            reset the counts (in the section view: the section statistics)",

@@ -45,6 +45,7 @@ enum {
 };
 #define VIEW_REDRAW 1
 #define VIEW_QUIT 2
+#define VIEW_SAVE 4 /* write a snapshot in v->save_format: the caller does the I/O */
 
 enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG };
 
@@ -75,6 +76,9 @@ struct view {
     bool inline_frames;
     bool fold_overhead;        /* the library's code as one row (key O, --fold-overhead) */
     const struct baseline *base; /* --diff: each row's change against this report, or NULL */
+    bool saving;               /* key o: asking for the snapshot's format */
+    int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
+    char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     bool demangle;          /* C++/Rust names demangled (key C) */
     bool sort_by_name;
     bool frozen;

@@ -5,10 +5,12 @@
   2. the source goes away: the view says so and keeps its samples;
   3. make demo's path: QEMU streaming the demo firmware on a pty, live within 5 seconds; q stops it.
 Prints one ok/FAIL line per check."""
+import json
 import os
 import pty
-import socket
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -364,6 +366,40 @@ def gdb_test():
         q.wait()
 
 
+def save_and_record_test():
+    """Key o saves a snapshot named after the ELF and the time; --record keeps the raw input, whose
+    replay gives the profile the live view had."""
+    r = scen.Result("stream")
+    data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    work = os.path.join(ROOT, "build", "snapshot-test")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    feeder = Feeder(data, 60000.0)
+    s = "cmprof-save"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "80", "-y", "24", "cd %s && %s --record rec.bin %s %s; sleep 3" % (
+        work, TOOL, feeder.path, r.elf))
+    wait_for(s, r"samples 10000 ", 20)
+    keys(s, "o")
+    prompt = screen(s)
+    keys(s, "j")
+    got = wait_for(s, r"saved fw-\d{8}-\d{6}\.json \(10000 samples\)", 5)
+    check("key o, then j: a JSON snapshot named after the ELF and the time, said at the bottom",
+          "save a snapshot as" in prompt and got is not None, (got or screen(s)).splitlines()[-1])
+    snaps = [f for f in os.listdir(work) if f.startswith("fw-") and f.endswith(".json")]
+    snap = json.load(open(os.path.join(work, snaps[0]))) if snaps else {}
+    check("the snapshot is a whole report", snap.get("total") == 10000 and snap.get("rows"), str(snaps))
+    keys(s, "q")
+    time.sleep(1.0)
+    feeder.cut()
+    rec = os.path.join(work, "rec.bin")
+    out = subprocess.run([TOOL, "--batch", "-o", "json", rec, r.elf], capture_output=True, text=True)
+    again = json.loads(out.stdout) if out.returncode == 0 else {}
+    check("--record: the replay gives the live view's profile",
+          again.get("total") == 10000 and again.get("rows") == snap.get("rows"), out.stderr.strip()[:200])
+    tmux("kill-session", "-t", s)
+
+
 def main():
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
         check("tmux installed", False, "install tmux (scripts/deps.sh)")
@@ -377,6 +413,7 @@ def main():
     batch_live_tests()
     demo_test()
     gdb_test()
+    save_and_record_test()
     return 1 if harness.failed else 0
 
 

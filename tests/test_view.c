@@ -207,6 +207,19 @@ static void test_diff_columns(void)
     v.base = NULL;
 }
 
+/* Key o asks for a format at the bottom and hands the save to the caller (the view does no I/O). */
+static void test_snapshot_key(void)
+{
+    setup();
+    CHECK(view_key(&v, 'o') == VIEW_REDRAW && v.saving);
+    CHECK(strstr(render(&v, 100, 24), "save a snapshot as: t table") != NULL);
+    CHECK(view_key(&v, 'j') == (VIEW_SAVE | VIEW_REDRAW) && v.save_format == 'j' && !v.saving);
+    view_key(&v, 'o');
+    CHECK(view_key(&v, VK_ESC) == VIEW_REDRAW && strstr(render(&v, 100, 24), "snapshot cancelled") != NULL);
+    view_key(&v, 'k'); /* any key clears the note */
+    CHECK(strstr(render(&v, 100, 24), "snapshot cancelled") == NULL);
+}
+
 static void test_empty_view_explains(void)
 {
     setup();
@@ -280,6 +293,7 @@ int main(void)
     RUN_TEST(test_reset_counters_and_nominal_rate);
     RUN_TEST(test_filter_prompt_and_name_sort);
     RUN_TEST(test_diff_columns);
+    RUN_TEST(test_snapshot_key);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
