@@ -275,20 +275,29 @@ void view_check_budgets(struct view *v)
     double hz = section_hz(v);
     for (int i = 0; i < INGEST_SECTIONS && i < 32; i++) {
         const struct ingest_section *s = &v->in->section[i];
-        if (v->sect_reset[i] && s->seen && s->count != v->seen_count[i]) { /* min/max since the reset */
+        if (!s->seen || s->count == v->seen_count[i])
+            continue;
+        uint64_t runs = s->count - v->seen_count[i]; /* since the last report looked at */
+        if (v->sect_reset[i]) {                       /* min/max since the reset */
             if (s->current < v->sect_min[i])
                 v->sect_min[i] = s->current;
             if (s->current > v->sect_max[i])
                 v->sect_max[i] = s->current;
         }
-        const struct view_budget *bu = s->seen ? budget_for(v, i, s->name) : NULL;
-        if (!bu || hz <= 0 || s->count == v->seen_count[i]) {
-            v->seen_count[i] = s->count;
-            continue;
+        const struct view_budget *bu = budget_for(v, i, s->name);
+        if (bu && hz > 0) {
+            double limit = bu->us * hz / 1e6; /* in ticks */
+            /* runs over budget among the new ones: all of them when even the minimum is over; else
+             * the latest, and the one that set a new maximum */
+            uint64_t over = 0;
+            if ((double)s->min > limit)
+                over = runs;
+            else
+                over = ((double)s->current > limit) +
+                       (s->max > v->seen_max[i] && (double)s->max > limit && s->max != s->current && runs > 1);
+            v->budget_violations[i] += over;
         }
-        /* a new report: the latest run over budget counts once */
-        if ((double)s->current / hz * 1e6 > bu->us)
-            v->budget_violations[i]++;
+        v->seen_max[i] = s->max;
         v->seen_count[i] = s->count;
     }
 }
@@ -656,6 +665,9 @@ int view_key(struct view *v, int key)
         v->saving = true;
         v->note[0] = '\0';
         return VIEW_REDRAW;
+    case 'u':
+        v->ticks = !v->ticks;
+        return VIEW_REDRAW;
     case 'O':
         v->fold_overhead = !v->fold_overhead;
         if (v->frozen)
@@ -681,6 +693,7 @@ int view_key(struct view *v, int key)
                 v->sect_max[i] = 0;
                 v->budget_violations[i] = 0;
             }
+            v->sect_reset_at = v->st.elapsed;
             return VIEW_REDRAW;
         }
         prof_reset(v->prof);
@@ -837,8 +850,8 @@ static void keybar(struct view *v, struct vbuf *b)
     }
     static const struct key_hint source[] = {{"Esc back", 1}, {"Enter step into inlined call", 3},
                                              {"\u2191\u2193 move", 4}, {"i inline", 5}, {"? help", 0}, {"q quit", 2}};
-    static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"\u2191\u2193 move", 4},
-                                               {"? help", 0}, {"q quit", 2}};
+    static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"u \u00b5s/ticks", 5},
+                                               {"\u2191\u2193 move", 4}, {"? help", 0}, {"q quit", 2}};
     static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},
                                           {"i inline", 8}, {"/ filter", 4}, {"space freeze", 9}, {"r reset", 7},
                                           {"w window", 11}, {"t sections", 6}, {"l log", 12}, {"d diag", 10},
@@ -1062,57 +1075,64 @@ static void render_source(struct view *v, struct vbuf *b, int y0)
         put(b, 0, b->h - 2, VA_DIM, "no samples on this line");
 }
 
-static void fmt_time(char *buf, size_t n, uint64_t ticks, double hz)
-{
-    if (hz > 0)
-        snprintf(buf, n, "%.2f", (double)ticks / hz * 1e6);
-    else
-        snprintf(buf, n, "-");
-}
-
+/* Sections like an oscilloscope panel: times in microseconds (ticks on key u), runs per second,
+ * and runs over budget counted whenever one is known (the latest, a new maximum, or all when even
+ * the minimum is over). */
 static void render_sections(struct view *v, struct vbuf *b, int y0)
 {
     double hz = section_hz(v);
-    putf(b, 0, y0, VA_TITLE, "%-3s %-16s %9s %10s %10s %10s %11s %9s %9s %9s %9s %s", "#", "SECTION", "COUNT",
-         "CUR", "MIN", "MAX", "MEAN", "CUR us", "MIN us", "MAX us", "MEAN us", "OVER/BUDGET");
+    bool us = !v->ticks && hz > 0, rate = b->w >= 96;
+    const char *unit = us ? (v->unicode ? "\u00b5s" : "us") : "tk";
+    char h_cur[16], h_min[16], h_max[16], h_mean[16];
+    snprintf(h_cur, sizeof h_cur, "CUR %s", unit);
+    snprintf(h_min, sizeof h_min, "MIN %s", unit);
+    snprintf(h_max, sizeof h_max, "MAX %s", unit);
+    snprintf(h_mean, sizeof h_mean, "MEAN %s", unit);
+    int x = putf(b, 0, y0, VA_TITLE, "%-2s %-16s %9s", "#", "SECTION", "COUNT");
+    if (rate)
+        x = putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
+    putf(b, x, y0, VA_TITLE, " %10s %10s %10s %10s  %s", h_cur, h_min, h_max, h_mean, "OVER BUDGET");
     fill_attr(b, y0, VA_TITLE);
+    double since = v->st.elapsed - v->sect_reset_at;
     int y = y0 + 1, shown = 0;
     for (int i = 0; i < INGEST_SECTIONS && y < b->h - 2; i++) {
         const struct ingest_section *s = &v->in->section[i];
         if (!s->seen)
             continue;
         const struct view_budget *bu = budget_for(v, i, s->name);
-        struct ingest_section since = *s;
+        struct ingest_section now = *s;
         if (v->sect_reset[i]) { /* since the reset: a baseline for count and sum, min/max as seen */
-            since.count = s->count - v->sect_base_count[i];
-            since.sum = s->sum - v->sect_base_sum[i];
-            since.min = v->sect_max[i] ? v->sect_min[i] : 0;
-            since.max = v->sect_max[i];
+            now.count = s->count - v->sect_base_count[i];
+            now.sum = s->sum - v->sect_base_sum[i];
+            now.min = v->sect_max[i] ? v->sect_min[i] : 0;
+            now.max = v->sect_max[i];
         }
-        s = &since;
-        bool over = bu && hz > 0 && (double)s->max / hz * 1e6 > bu->us;
-        double mean = s->count ? (double)s->sum / (double)s->count : 0;
-        char c[16], mn[16], mx[16], me[16];
-        fmt_time(c, sizeof c, s->current, hz);
-        fmt_time(mn, sizeof mn, s->min, hz);
-        fmt_time(mx, sizeof mx, s->max, hz);
-        fmt_time(me, sizeof me, (uint64_t)mean, hz);
-        if (hz > 0)
-            snprintf(me, sizeof me, "%.2f", mean / hz * 1e6);
+        s = &now;
+        double mean = s->count ? (double)s->sum / (double)s->count : 0, scale = us ? 1e6 / hz : 1;
+        bool over = bu && hz > 0 && v->budget_violations[i] > 0;
         uint8_t attr = shown == v->sel ? VA_SELECT : (over ? VA_WARN : VA_NORMAL);
-        int x = putf(b, 0, y, attr, "%-3d %-16.16s %9llu %10llu %10llu %10llu %11.1f %9s %9s %9s %9s", i,
-                     s->name[0] ? s->name : "-", (unsigned long long)s->count, (unsigned long long)s->current,
-                     (unsigned long long)s->min, (unsigned long long)s->max, mean, c, mn, mx, me);
+        x = putf(b, 0, y, attr, "%-2d %-16.16s %9llu", i, s->name[0] ? s->name : "-", (unsigned long long)s->count);
+        if (rate)
+            x = since > 0 ? putf(b, x, y, attr, " %9.1f", (double)s->count / since) : putf(b, x, y, attr, " %9s", "-");
+        x = putf(b, x, y, attr, " %10.2f %10.2f %10.2f %10.2f", (double)s->current * scale, (double)s->min * scale,
+                 (double)s->max * scale, mean * scale);
         if (bu)
-            putf(b, x, y, over ? VA_WARN : attr, " %5llu/%.1fus", (unsigned long long)v->budget_violations[i], bu->us);
+            putf(b, x, y, over ? VA_WARN : attr, "  %5llu > %.1f %s", (unsigned long long)v->budget_violations[i],
+                 bu->us, v->unicode ? "\u00b5s" : "us");
         y++;
         shown++;
     }
     if (!shown)
         put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
     else
-        putf(b, 0, b->h - 2, VA_DIM, "times in %s ticks at %.3f MHz%s", v->cpu_hz > 0 ? "--cpu-hz" : "announced",
-             hz / 1e6, hz > 0 ? "" : " (unknown: give --cpu-hz)");
+        putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", us ? "u: timer ticks" : "u: microseconds",
+             hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
+    for (int i = 0; i < 32; i++)
+        if (v->sect_reset[i]) {
+            putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean and rate from then on; min and max from "
+                 "the reports since", since);
+            break;
+        }
 }
 
 static void render_log(struct view *v, struct vbuf *b, int y0)
@@ -1145,7 +1165,7 @@ static void render_help(struct vbuf *b, int y0)
         "  space        freeze the display (counting goes on)",
         "  r            reset the counts (in the section view: the section statistics)",
         "  w            cumulative, or the last window of seconds",
-        "  t            section timings",
+        "  t            section timings (u: microseconds or timer ticks)",
         "  l            the firmware's log lines",
         "  d            diagnostics",
         "  q            quit",

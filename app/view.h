@@ -104,6 +104,9 @@ struct view {
     int n_budgets;
     uint64_t budget_violations[32];
     uint64_t seen_count[32];
+    uint64_t seen_max[32];      /* the max at the last report looked at: a new max is a new run */
+    bool ticks;                 /* section view: timer ticks instead of microseconds (key u) */
+    double sect_reset_at;       /* elapsed time of the section view's last r */
     /* section reset (the link is one-way: the host keeps a baseline) */
     bool sect_reset[32];
     /* the header's counters and clock as they were at the last r: shown relative to it */

@@ -245,21 +245,39 @@ static void test_sections_and_budget(void)
     view_check_budgets(&v);
     view_key(&v, 't');
     const char *t = render(&v, 140, 24);
-    CHECK(strstr(t, "control") && strstr(t, "3.00") && strstr(t, "9.00") && strstr(t, "/5.0us"));
-    CHECK(v.budget_violations[0] == 0); /* current 3 us is under 5 us */
+    /* microseconds first: current 3, min 1, max 9, mean 2 */
+    CHECK(strstr(t, "CUR \u00b5s") && strstr(t, "control") && strstr(t, "3.00") && strstr(t, "9.00") &&
+          strstr(t, "> 5.0 \u00b5s"));
+    /* the current run is under budget, but the maximum (9 us) was a run over it: counted */
+    CHECK(v.budget_violations[0] == 1);
     in.section[0].count = 11;
     in.section[0].current = 800; /* 8 us */
     view_check_budgets(&v);
-    CHECK(v.budget_violations[0] == 1);
+    CHECK(v.budget_violations[0] == 2);
+    in.section[0].count = 15; /* four runs, the slowest 12 us: one more known over budget */
+    in.section[0].current = 200;
+    in.section[0].max = 1200;
+    view_check_budgets(&v);
+    CHECK(v.budget_violations[0] == 3);
+    in.section[0].count = 20; /* five runs, all over: even the minimum is 6 us */
+    in.section[0].min = 600;
+    in.section[0].current = 700;
+    view_check_budgets(&v);
+    CHECK(v.budget_violations[0] == 8);
+    view_key(&v, 'u'); /* timer ticks */
+    CHECK(strstr(render(&v, 140, 24), "CUR tk") != NULL);
+    view_key(&v, 'u');
+    in.section[0].min = 100;
     view_key(&v, 'r'); /* in the section view: reset the sections, not the profile */
     CHECK(prof_total(p) > 0 && v.budget_violations[0] == 0);
-    in.section[0].count = 13;
+    in.section[0].count = 22;
     in.section[0].sum = 2000 + 400 + 500;
     in.section[0].current = 250;
     view_check_budgets(&v);
     t = render(&v, 140, 24);
     CHECK(strstr(t, "control                  2") != NULL); /* two runs since the reset */
     CHECK(strstr(t, "2.50") != NULL);                      /* min and max: the one report seen */
+    CHECK(strstr(t, "since r") != NULL);                   /* and the view says so */
 }
 
 static void test_tiny_terminal_and_log(void)
