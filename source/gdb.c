@@ -4,17 +4,15 @@
  * In all-stop mode any byte sent while the target runs stops it, so nothing else is sent then. */
 #include "gdb.h"
 
+#include "net.h"
 #include "rsp.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <time.h>
@@ -444,27 +442,7 @@ static int connect_tcp(const char *where, char *err, size_t errlen)
         return -1;
     }
     snprintf(host, sizeof host, "%.*s", (int)(colon - where), where);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-    int rc = getaddrinfo(host, colon + 1, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s", gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            snprintf(err, errlen, "%s", strerror(errno));
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    if (fd >= 0) { /* small packets both ways, each awaited: Nagle would hold each ~40 ms */
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
-    return fd;
+    return net_connect(host, colon + 1, true, NULL, err, errlen);
 }
 
 static int open_serial_gdb(const char *path, char *err, size_t errlen)
@@ -494,8 +472,7 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); /* a serial port: the socket already is */
     g->fd = fd;
     g->probe = where[0] == '/';
     g->rate = rate;

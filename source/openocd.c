@@ -3,11 +3,10 @@
  * or "1 error message", whatever the command printed. */
 #include "openocd.h"
 
+#include "net.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,27 +238,9 @@ struct ocd_sampler *ocd_open(const char *where, double now, char *err, size_t er
     } else {
         snprintf(host, sizeof host, "%s", where[0] ? where : "localhost");
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-    int rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s", gai_strerror(rc));
-        return NULL;
-    }
-    int fd = -1;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            snprintf(err, errlen, "%s", strerror(errno));
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
+    int fd = net_connect(host, port, true, NULL, err, errlen);
     if (fd < 0)
         return NULL;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     struct ocd_sampler *o = calloc(1, sizeof *o);
     if (!o) {
         close(fd);

@@ -2,14 +2,12 @@
 #include "source.h"
 
 #include "gdb.h"
+#include "net.h"
 #include "openocd.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libserialport.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,26 +149,12 @@ static bool open_serial(struct source *s)
 
 static bool open_tcp(struct source *s)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-    int rc = getaddrinfo(s->host, s->service, &hints, &res);
-    if (rc != 0) {
-        s->permanent = rc != EAI_AGAIN && rc != EAI_SYSTEM; /* no such host: a typo, not an outage */
-        set_message(s, gai_strerror(rc));
+    char err[300];
+    int fd = net_connect(s->host, s->service, false, &s->permanent, err, sizeof err);
+    if (fd < 0) {
+        set_message(s, err);
         return false;
     }
-    int fd = -1;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            set_message(s, strerror(errno));
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        return false;
-    nonblocking(fd);
     s->fd = fd;
     return true;
 }

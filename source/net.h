@@ -1,0 +1,13 @@
+/* A TCP connection to HOST:PORT for the sources (SWO servers, GDB servers, OpenOCD). */
+#ifndef CMPROF_SOURCE_NET_H
+#define CMPROF_SOURCE_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A connected, non-blocking socket, or -1 with the reason in err. nodelay: for request-reply
+ * protocols of small packets, where Nagle's algorithm would hold each one ~40 ms. *permanent is
+ * set when retrying cannot help (no such host). */
+int net_connect(const char *host, const char *port, bool nodelay, bool *permanent, char *err, size_t errlen);
+
+#endif
