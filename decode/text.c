@@ -140,12 +140,11 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
     bool tagged = d->n_tags == d->n_pcs && d->n_tags > 0;
     if (d->n_tags && !tagged)
         d->stats.tag_mismatch++;
+    struct ev e = {.type = EV_PC, .offset = d->block_offset, .has_tag = tagged}; /* built once: only PCs change */
     for (size_t i = 0; i < d->n_pcs; i++) {
-        struct ev e = {.type = EV_PC, .addr = d->pcs[i], .offset = d->block_offset};
-        if (tagged) {
+        e.addr = d->pcs[i];
+        if (tagged)
             e.tag = d->tags[i];
-            e.has_tag = 1;
-        }
         ev_emit(sink, &e);
     }
     d->stats.samples += d->n_pcs;
@@ -677,17 +676,20 @@ static void collect(struct text_decoder *d, const uint8_t *p, size_t n)
 
 static void end_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
-    if (d->line_too_long)
+    if (d->line_too_long) {
         d->stats.long_lines++;
-    else
-        line(d, s, len, sink);
-    if (d->joined_mid_line && !d->first_line_done && d->stats.bad_lines > bad) {
+    } else if (d->joined_mid_line && !d->first_line_done) {
         /* attached to a live source mid-line: the first line is the tail of one we never saw */
-        d->stats.bad_lines = bad;
-        d->stats.first_bad = first_bad;
-        d->stats.bad_checks = checks;
-        d->stats.partial_first++;
+        uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
+        line(d, s, len, sink);
+        if (d->stats.bad_lines > bad) {
+            d->stats.bad_lines = bad;
+            d->stats.first_bad = first_bad;
+            d->stats.bad_checks = checks;
+            d->stats.partial_first++;
+        }
+    } else {
+        line(d, s, len, sink);
     }
     d->first_line_done = true;
     d->line_len = 0;
