@@ -408,6 +408,12 @@ static void freeze(struct view *v)
 
 /* ---- drill-down -------------------------------------------------------------------------- */
 
+static const char *base_name(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : (p ? p : "");
+}
+
 static void load_source(struct view *v, const char *path)
 {
     free_source(v);
@@ -489,14 +495,47 @@ static void enter_function(struct view *v, const char *name)
         v->sel = v->top = 0;
         return;
     }
-    v->sel = hottest ? (int)hottest - 1 : 0;
+    /* the function's own lines: from its signature above the first sampled line down to the
+     * closing brace below the last one (C: a line that starts with "}") */
+    int lo = v->n_src_lines, hi = -1;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && strcmp(base_name(rows[i].file), base_name(v->src_path)) == 0 && rows[i].line >= 1 &&
+            (int)rows[i].line <= v->n_src_lines) {
+            lo = (int)rows[i].line - 1 < lo ? (int)rows[i].line - 1 : lo;
+            hi = (int)rows[i].line - 1 > hi ? (int)rows[i].line - 1 : hi;
+        }
+    if (hi < 0) { /* no line of this file sampled: the whole file */
+        lo = 0;
+        hi = v->n_src_lines - 1;
+    } else {
+        size_t nl = strlen(name);
+        for (int k = lo; k >= 0 && k > lo - 400; k--) {
+            const char *at = strstr(v->src_lines[k], name);
+            if (at && (at == v->src_lines[k] || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')) &&
+                (at[nl] == '(' || at[nl] == ' ' || at[nl] == ',' || at[nl] == '\0')) {
+                lo = k;
+                while (lo > 0 && v->src_lines[lo - 1][0] && !strchr(";}{#", v->src_lines[lo - 1][0]) &&
+                       !strstr(v->src_lines[lo - 1], "*/") && lo > k - 3)
+                    lo--; /* a return type or attributes on the lines above the name */
+                break;
+            }
+        }
+        for (int k = hi; k < v->n_src_lines && k < hi + 2000; k++)
+            if (v->src_lines[k][0] == '}') {
+                hi = k;
+                break;
+            }
+    }
+    v->src_first = lo;
+    v->src_n = hi - lo + 1;
+    v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
     v->top = v->sel > 5 ? v->sel - 5 : 0;
 }
 
 /* Enter on a source line: step into the function inlined at that line, if any. */
 static void step_into(struct view *v)
 {
-    uint32_t line = (uint32_t)v->sel + 1;
+    uint32_t line = (uint32_t)(v->src_first + v->sel) + 1;
     uint32_t pc = prof_top_pc(v->prof, false, v->func, line); /* outermost frame at this line */
     const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
     if (!loc || loc->n_frames < 2)
@@ -519,7 +558,7 @@ static int list_length(struct view *v)
     case VM_TOP:
         return (int)top_rows(v, &rows);
     case VM_SOURCE:
-        return v->n_src_lines ? v->n_src_lines
+        return v->n_src_lines ? v->src_n
                               : (int)prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
     case VM_SECTIONS:
         return INGEST_SECTIONS;
@@ -883,11 +922,6 @@ static void clamp_scroll(struct view *v, int n, int rows)
         v->top = 0;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = p ? strrchr(p, '/') : NULL;
-    return s ? s + 1 : (p ? p : "");
-}
 
 /* A path as a reader wants it in a column of `width`: "a/./b/../c" as "a/c", and when too long,
  * its end kept ("...gcc/config/arm/lib1funcs.S"), where the file's own name is. */
@@ -1037,7 +1071,7 @@ static void render_source(struct view *v, struct vbuf *b, int y0)
     putf(b, x, y0, VA_TITLE, "   %.0f samples, %.2f%%   %s", fsum, total ? 100 * fsum / total : 0,
          v->n_src_lines ? base_name(v->src_path) : "");
     fill_attr(b, y0, VA_TITLE);
-    int list_h = b->h - 1 - (y0 + 1) - 2;
+    int list_h = b->h - 1 - (y0 + 1) - 3;
     if (!v->n_src_lines) { /* address view */
         put(b, 0, y0 + 1, VA_WARN, v->src_missing);
         const struct prof_row *ar;
@@ -1045,29 +1079,29 @@ static void render_source(struct view *v, struct vbuf *b, int y0)
         render_rows(v, b, y0 + 2, ar, na, true);
         return;
     }
-    clamp_scroll(v, v->n_src_lines, list_h);
+    clamp_scroll(v, v->src_n, list_h);
     int bw = 10;
-    for (int r = 0; r < list_h && v->top + r < v->n_src_lines; r++) {
-        int line = v->top + r + 1, y = y0 + 1 + r;
-        double samples = 0, ci = 0, share = 0;
+    for (int r = 0; r < list_h && v->top + r < v->src_n; r++) {
+        int line = v->src_first + v->top + r + 1, y = y0 + 1 + r;
+        double samples = 0;
         for (size_t i = 0; i < n; i++)
-            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(base_name(rows[i].file), base_name(v->src_path)) == 0) {
+            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(base_name(rows[i].file), base_name(v->src_path)) == 0)
                 samples += rows[i].samples;
-                share = rows[i].share;
-                ci = rows[i].ci95;
-            }
         bool sel = v->top + r == v->sel;
-        if (samples > 0) {
+        if (samples > 0) { /* the share within the function, its bar, and the share of all samples */
             bar(b, 0, y, bw, fsum ? samples / fsum : 0, 0, 0, v->unicode);
-            putf(b, bw, y, sel ? VA_SELECT : VA_BOLD, " %6.2f%% \u00b1%5.2f", 100 * share, 100 * ci);
+            putf(b, bw, y, sel ? VA_SELECT : VA_BOLD, " %6.2f%% %6.2f%%", fsum ? 100 * samples / fsum : 0,
+                 total ? 100 * samples / total : 0);
         }
-        putf(b, bw + 16, y, sel ? VA_SELECT : (samples > 0 ? VA_BOLD : VA_DIM), "%5d  %s", line,
+        putf(b, bw + 17, y, sel ? VA_SELECT : (samples > 0 ? VA_BOLD : VA_DIM), "%5d  %s", line,
              v->src_lines[line - 1]);
         if (sel)
             for (int cx = bw; cx < b->w; cx++)
                 b->cells[y * b->w + cx].attr = VA_SELECT;
     }
-    uint32_t pc = prof_top_pc(v->prof, v->inline_frames, v->func, (uint32_t)v->sel + 1);
+    putf(b, 0, b->h - 4, VA_DIM, "%%: of this function's samples, then of all; lines %d-%d of %s",
+         v->src_first + 1, v->src_first + v->src_n, base_name(v->src_path));
+    uint32_t pc = prof_top_pc(v->prof, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
     put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
     if (pc)
         chain_line(v, b, b->h - 2, pc);

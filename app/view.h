@@ -93,6 +93,7 @@ struct view {
     int depth;
     char **src_lines;          /* the function's source file, or NULL */
     int n_src_lines;
+    int src_first, src_n;      /* the function's own lines: src_lines[src_first .. + src_n) */
     char src_path[512];
     char src_missing[600];     /* why the source is not shown */
     char **disasm;             /* address view: objdump text per halfword from disasm_lo, or NULL */

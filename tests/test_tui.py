@@ -126,6 +126,10 @@ def replay_tests():
     check("Enter: drill into hot_a's source lines", re.search(r"^hot_a\s+\d+ samples", txt, re.M) is not None
           and "NOP_LOOP(__attribute__((noinline)), hot_a)" in txt and "inline chain of the selected line" in txt,
           txt.splitlines()[4])
+    hot = [ln for ln in txt.splitlines() if "NOP_LOOP(__attribute__((noinline)), hot_a)" in ln]
+    check("drill-down: the hottest line preselected, its share of the function beside its share of all",
+          "of this function's samples, then of all" in txt and hot and
+          re.search(r"100\.00%\s+6\d\.\d\d%", hot[0]) is not None, hot[0] if hot else "")
     keys(s, "Escape", "t")
     txt = screen(s)
     check("key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
