@@ -632,6 +632,23 @@ static int cmp_rows(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* The frame of `function` in a sample's inline chain: with inline frames, any frame (the innermost
+ * match), so an inlined call site in the function carries its callees' samples; without, only
+ * the containing function. */
+static const struct sym_frame *frame_in(const struct sym_location *loc, bool inline_frames, const char *function)
+{
+    if (!loc || !loc->known)
+        return NULL;
+    if (!inline_frames) {
+        const struct sym_frame *out = &loc->frames[loc->n_frames - 1];
+        return strcmp(out->function, function) == 0 ? out : NULL;
+    }
+    for (uint32_t k = 0; k < loc->n_frames; k++)
+        if (strcmp(loc->frames[k].function, function) == 0)
+            return &loc->frames[k];
+    return NULL;
+}
+
 size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows)
 {
     return prof_rows_of(p, by, inline_frames, NULL, rows);
@@ -654,10 +671,10 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         if (!e->used || e->count == 0)
             continue;
         const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
-        const struct sym_frame *fr = NULL;
-        if (loc && loc->known)
+        const struct sym_frame *fr = function ? frame_in(loc, inline_frames, function) : NULL;
+        if (!function && loc && loc->known)
             fr = inline_frames ? &loc->frames[0] : &loc->frames[loc->n_frames - 1];
-        if (function && (!fr || strcmp(fr->function, function) != 0))
+        if (function && !fr)
             continue;
         struct group *g = NULL;
         const char *name = NULL, *file = NULL;
@@ -771,8 +788,8 @@ uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, u
         const struct sym_location *loc = sym_lookup(p->syms, e->pc);
         if (!loc || !loc->known)
             continue;
-        const struct sym_frame *fr = inline_frames ? &loc->frames[0] : &loc->frames[loc->n_frames - 1];
-        if (strcmp(fr->function, function) == 0 && fr->line == line) {
+        const struct sym_frame *fr = frame_in(loc, inline_frames, function);
+        if (fr && fr->line == line) {
             best = e->pc;
             best_count = e->count;
         }

@@ -63,8 +63,9 @@ uint64_t prof_sleep(const struct prof *p);
  * The array is owned by p and valid until the next call that changes p. */
 size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows);
 
-/* The same, for the samples of one function only (as the grouping names it): a drill-down.
- * Shares stay relative to all samples. */
+/* The same, for the samples of one function only: a drill-down. With inline frames a sample counts
+ * when the function is anywhere in its inline chain, at that frame's line (an inlined call site
+ * carries its callees' samples). Shares stay relative to all samples. */
 size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
                     const struct prof_row **rows);
 
