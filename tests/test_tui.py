@@ -210,6 +210,9 @@ def inline_and_signal_tests():
     keys(s, "Escape")
     check("Esc steps back out to the caller", re.search(r"^run\s+\d+ samples", screen(s), re.M) is not None,
           screen(s).splitlines()[4])
+    call = [ln for ln in screen(s).splitlines() if "hot_a(700);" in ln]
+    check("the inlined call site carries its callee's samples (about 70 % of run's)",
+          call and re.search(r"\b(6[5-9]|7[0-4])\.\d\d%", call[0]) is not None, call[0] if call else "")
     pid = subprocess.run(["pgrep", "-n", "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
     if pid:
         os.kill(int(pid[0]), 15)
