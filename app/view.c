@@ -551,6 +551,48 @@ static void step_into(struct view *v)
 
 /* ---- keys -------------------------------------------------------------------------------- */
 
+static const char *const help_lines[] = {
+    "Keys",
+    "  \u2191 \u2193 PgUp PgDn Home End, mouse wheel   move (here: scroll this help)",
+    "  Enter        drill into the selected function's source lines; on a line, step into the",
+    "               function inlined there",
+    "  Esc          back",
+    "  s            sort by share or by name",
+    "  g            group by function, line, file, task",
+    "  i            charge inlined code to the inlined function, or to its caller",
+    "  C            C++ and Rust names demangled (default) or as linked",
+    "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
+    "  o            save a snapshot: table, CSV, JSON, folded or speedscope, named after the ELF and the time",
+    "  /            filter by function, file or task name (Enter keeps it, Esc clears it)",
+    "  space        freeze the display (counting goes on)",
+    "  r            reset the counts, counters and clock (in the section view: the section statistics)",
+    "  w            cumulative, or the last window of seconds",
+    "  t            section timings (u: microseconds or timer ticks)",
+    "  l            the firmware's log lines",
+    "  d            diagnostics",
+    "  q            quit",
+    "",
+    "Each share carries its 95 % interval (Wilson's score interval, inside 0-100 % at any N),",
+    "shaded around the end of its bar; \u00b1% is half its width. Rows whose interval reaches below",
+    "half their share are dimmed: they may be noise.",
+    "",
+    "The header",
+    "  samples      PC samples counted (sleep samples apart), since the start or the last r",
+    "  N/s          samples per second over the last 5 s; nominal N/s: what the firmware's timer",
+    "               clock and period ask for (clk / (period + jitter/2))",
+    "  mm:ss        time since the start or the last r",
+    "  bad          lines or packets dropped as malformed (a check failed, a packet was invalid);",
+    "               a live port's first, partial line does not count",
+    "  overflows    ITM overflow packets: the trace port dropped data in the target",
+    "  resyncs      ITM synchronisation packets after the first: the decoder found its place again",
+    "  lost         samples the firmware could not queue (its ring was full)",
+    "  sleeping     samples taken while the core slept (ITM sleep packets, PCSR 0xFFFFFFFF)",
+    "  overhead     share of samples in cmprof's own firmware code",
+    "  data lost    kinds of loss the decoders counted: d lists them",
+    "  [state]      the source: connected (with halts/s and the core's halted share for gdb:),",
+    "               reconnecting and why, or end of file",
+};
+
 static int list_length(struct view *v)
 {
     const struct prof_row *rows;
@@ -564,6 +606,8 @@ static int list_length(struct view *v)
         return INGEST_SECTIONS;
     case VM_LOG:
         return v->log_n;
+    case VM_HELP:
+        return (int)(sizeof help_lines / sizeof help_lines[0]);
     default:
         return 0;
     }
@@ -617,9 +661,12 @@ int view_key(struct view *v, int key)
     case VK_F1:
         if (v->mode == VM_HELP) {
             v->mode = v->back;
+            v->sel = v->saved_sel;
         } else {
             v->back = v->mode;
             v->mode = VM_HELP;
+            v->saved_sel = v->sel;
+            v->sel = 0;
         }
         return VIEW_REDRAW;
     case VK_ESC:
@@ -630,6 +677,8 @@ int view_key(struct view *v, int key)
             enter_function(v, prev);
             v->depth = keep;
         } else if (v->mode == VM_HELP || v->mode == VM_DIAG || v->mode == VM_LOG) {
+            if (v->mode == VM_HELP)
+                v->sel = v->saved_sel;
             v->mode = v->back == VM_HELP ? VM_TOP : v->back;
         } else if (v->mode == VM_TOP && v->filter[0]) {
             v->filter[0] = '\0'; /* Esc in the list: the filter goes first */
@@ -1181,35 +1230,15 @@ static void render_log(struct view *v, struct vbuf *b, int y0)
         put(b, 0, y0 + 1, VA_DIM, "no log lines yet");
 }
 
-static void render_help(struct vbuf *b, int y0)
+
+static void render_help(struct view *v, struct vbuf *b, int y0)
 {
-    static const char *const lines[] = {
-        "Keys",
-        "  \u2191 \u2193 PgUp PgDn Home End, mouse wheel   move",
-        "  Enter        drill into the selected function's source lines; on a line, step into the",
-        "               function inlined there",
-        "  Esc          back",
-        "  s            sort by share or by name",
-        "  g            group by function, line, file, task",
-        "  i            charge inlined code to the inlined function, or to its caller",
-        "  C            C++ and Rust names demangled (default) or as linked",
-        "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
-        "  o            save a snapshot: table, CSV, JSON, folded or speedscope, named after the ELF and the time",
-        "  /            filter by function, file or task name (Enter keeps it, Esc clears it)",
-        "  space        freeze the display (counting goes on)",
-        "  r            reset the counts (in the section view: the section statistics)",
-        "  w            cumulative, or the last window of seconds",
-        "  t            section timings (u: microseconds or timer ticks)",
-        "  l            the firmware's log lines",
-        "  d            diagnostics",
-        "  q            quit",
-        "",
-        "Each share carries its 95 % interval (Wilson's score interval, inside 0-100 % at any N),",
-        "shaded around the end of its bar; \u00b1% is half its width. Rows whose interval reaches below",
-        "half their share are dimmed: they may be noise.",
-    };
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0] && (int)(y0 + i) < b->h - 1; i++)
-        put(b, 0, y0 + (int)i, i ? VA_NORMAL : VA_TITLE, lines[i]);
+    int n = (int)(sizeof help_lines / sizeof help_lines[0]), h = b->h - 1 - y0;
+    if (v->sel > n - h)
+        v->sel = n - h > 0 ? n - h : 0;
+    for (int i = 0; i < h && v->sel + i < n; i++)
+        put(b, 0, y0 + i, help_lines[v->sel + i][0] && help_lines[v->sel + i][0] != ' ' && !strchr(help_lines[v->sel + i], '.')
+                              ? VA_TITLE : VA_NORMAL, help_lines[v->sel + i]);
 }
 
 /* Word-wrap text at width w from (0, y); returns the next free row. */
@@ -1277,7 +1306,7 @@ void view_render(struct view *v, struct vbuf *b)
         render_log(v, b, y0);
         break;
     case VM_HELP:
-        render_help(b, y0);
+        render_help(v, b, y0);
         break;
     case VM_DIAG:
         render_diag(v, b, y0);

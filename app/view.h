@@ -77,6 +77,7 @@ struct view {
     bool fold_overhead;        /* the library's code as one row (key O, --fold-overhead) */
     const struct baseline *base; /* --diff: each row's change against this report, or NULL */
     bool saving;               /* key o: asking for the snapshot's format */
+    int saved_sel;             /* the selection under the help page, which scrolls with it */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     bool demangle;          /* C++/Rust names demangled (key C) */

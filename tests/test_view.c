@@ -220,6 +220,28 @@ static void test_snapshot_key(void)
     CHECK(strstr(render(&v, 100, 24), "snapshot cancelled") == NULL);
 }
 
+/* ? explains every header counter; at 80x24 the help scrolls to them, and the selection under it
+ * comes back. */
+static void test_help_explains_the_header(void)
+{
+    setup();
+    view_key(&v, VK_DOWN);
+    view_key(&v, '?');
+    const char *t = render(&v, 80, 24);
+    CHECK(strstr(t, "Keys") && !strstr(t, "overflows    ITM overflow"));
+    for (int i = 0; i < 40; i++)
+        view_key(&v, VK_DOWN);
+    t = render(&v, 80, 24);
+    const char *counters[] = {"samples      PC", "bad          lines", "overflows    ITM", "resyncs      ITM",
+                              "lost         samples", "overhead     share", "nominal N/s"};
+    int all = 1;
+    for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
+        all &= strstr(t, counters[i]) != NULL;
+    CHECK(all);
+    view_key(&v, VK_ESC);
+    CHECK(v.mode == VM_TOP && v.sel == 1);
+}
+
 static void test_empty_view_explains(void)
 {
     setup();
@@ -312,6 +334,7 @@ int main(void)
     RUN_TEST(test_filter_prompt_and_name_sort);
     RUN_TEST(test_diff_columns);
     RUN_TEST(test_snapshot_key);
+    RUN_TEST(test_help_explains_the_header);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
