@@ -1,0 +1,97 @@
+/* The pages: help, the firmware's log, diagnostics. */
+#include "draw.h"
+#include "view_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const help_lines[] = {
+    "Keys",
+    "  \u2191 \u2193 PgUp PgDn Home End, mouse wheel   move (here: scroll this help)",
+    "  Enter        drill into the selected function's source lines; on a line, step into the",
+    "               function inlined there",
+    "  Esc          back",
+    "  s            sort by share or by name",
+    "  g            group by function, line, file, task",
+    "  i            charge inlined code to the inlined function, or to its caller",
+    "  C            C++ and Rust names demangled (default) or as linked",
+    "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
+    "  o            save a snapshot: table, CSV, JSON, folded or speedscope, named after the ELF and the time",
+    "  /            filter by function, file or task name (Enter keeps it, Esc clears it)",
+    "  space        freeze the display (counting goes on)",
+    "  r            reset the counts, counters and clock (in the section view: the section statistics)",
+    "  w            cumulative, or the last window of seconds",
+    "  t            section timings (u: microseconds or timer ticks)",
+    "  l            the firmware's log lines",
+    "  d            diagnostics",
+    "  q            quit",
+    "",
+    "Each share carries its 95 % interval (Wilson's score interval, inside 0-100 % at any N),",
+    "shaded around the end of its bar; \u00b1% is half its width. Rows whose interval reaches below",
+    "half their share are dimmed: they may be noise.",
+    "",
+    "The header",
+    "  samples      PC samples counted (sleep samples apart), since the start or the last r",
+    "  N/s          samples per second over the last 5 s; nominal N/s: what the firmware's timer",
+    "               clock and period ask for (clk / (period + jitter/2))",
+    "  mm:ss        time since the start or the last r",
+    "  bad          lines or packets dropped as malformed (a check failed, a packet was invalid);",
+    "               a live port's first, partial line does not count",
+    "  overflows    ITM overflow packets: the trace port dropped data in the target",
+    "  resyncs      ITM synchronisation packets after the first: the decoder found its place again",
+    "  lost         samples the firmware could not queue (its ring was full)",
+    "  sleeping     samples taken while the core slept (ITM sleep packets, PCSR 0xFFFFFFFF)",
+    "  overhead     share of samples in cmprof's own firmware code",
+    "  data lost    kinds of loss the decoders counted: d lists them",
+    "  [state]      the source: connected (with halts/s and the core's halted share for gdb:),",
+    "               reconnecting and why, or end of file",
+};
+
+void view_render_log(struct view *v, struct vbuf *b, int y0)
+{
+    vb_put(b, 0, y0, VA_TITLE, "firmware log (lines that are not profiling data)");
+    vb_fill_attr(b, y0, VA_TITLE);
+    int h = b->h - 1 - (y0 + 1);
+    int first = v->log_n > h ? v->log_n - h : 0;
+    for (int i = first; i < v->log_n; i++)
+        vb_put(b, 0, y0 + 1 + (i - first), VA_NORMAL, v->log[(v->log_head + i) % VIEW_LOG_LINES]);
+    if (!v->log_n)
+        vb_put(b, 0, y0 + 1, VA_DIM, "no log lines yet");
+}
+
+void view_render_help(struct view *v, struct vbuf *b, int y0)
+{
+    int n = (int)(sizeof help_lines / sizeof help_lines[0]), h = b->h - 1 - y0;
+    if (v->sel > n - h)
+        v->sel = n - h > 0 ? n - h : 0;
+    for (int i = 0; i < h && v->sel + i < n; i++)
+        vb_put(b, 0, y0 + i, help_lines[v->sel + i][0] && help_lines[v->sel + i][0] != ' ' && !strchr(help_lines[v->sel + i], '.')
+                              ? VA_TITLE : VA_NORMAL, help_lines[v->sel + i]);
+}
+
+void view_render_diag(struct view *v, struct vbuf *b, int y0)
+{
+    struct prof_diag d[16];
+    size_t nd = prof_diagnose(v->prof, d, 16);
+    vb_put(b, 0, y0, VA_TITLE, "diagnostics");
+    vb_fill_attr(b, y0, VA_TITLE);
+    int y = y0 + 1;
+    for (size_t i = 0; i < nd; i++)
+        y = vb_wrap(b, y, VA_WARN, d[i].text) + 1;
+    if (*v->st.elf_warning)
+        y = vb_wrap(b, y, VA_WARN, v->st.elf_warning) + 1;
+    char losses[24][INGEST_LOSS_TEXT];
+    size_t nl = ingest_losses(v->in, losses, 24);
+    for (size_t i = 0; i < nl; i++) {
+        char line[INGEST_LOSS_TEXT + 16];
+        snprintf(line, sizeof line, "data lost: %.*s", INGEST_LOSS_TEXT, losses[i]);
+        y = vb_wrap(b, y, VA_WARN, line) + 1;
+    }
+    if (!nd && !*v->st.elf_warning && !nl)
+        vb_put(b, 0, y, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
+}
+
+int view_help_count(void)
+{
+    return (int)(sizeof help_lines / sizeof help_lines[0]);
+}

@@ -1,0 +1,65 @@
+/* The section timings screen. */
+#include "draw.h"
+#include "view_int.h"
+
+#include <stdio.h>
+
+/* Sections like an oscilloscope panel: times in microseconds (ticks on key u), runs per second,
+ * and runs over budget counted whenever one is known (the latest, a new maximum, or all when even
+ * the minimum is over). */
+void view_render_sections(struct view *v, struct vbuf *b, int y0)
+{
+    double hz = view_section_hz(v);
+    bool us = !v->ticks && hz > 0, rate = b->w >= 96;
+    const char *unit = us ? (v->unicode ? "\u00b5s" : "us") : "tk";
+    char h_cur[16], h_min[16], h_max[16], h_mean[16];
+    snprintf(h_cur, sizeof h_cur, "CUR %s", unit);
+    snprintf(h_min, sizeof h_min, "MIN %s", unit);
+    snprintf(h_max, sizeof h_max, "MAX %s", unit);
+    snprintf(h_mean, sizeof h_mean, "MEAN %s", unit);
+    int x = vb_putf(b, 0, y0, VA_TITLE, "%-2s %-16s %9s", "#", "SECTION", "COUNT");
+    if (rate)
+        x = vb_putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
+    vb_putf(b, x, y0, VA_TITLE, " %10s %10s %10s %10s  %s", h_cur, h_min, h_max, h_mean, "OVER BUDGET");
+    vb_fill_attr(b, y0, VA_TITLE);
+    double since = v->st.elapsed - v->sect_reset_at;
+    int y = y0 + 1, shown = 0;
+    for (int i = 0; i < INGEST_SECTIONS && y < b->h - 2; i++) {
+        const struct ingest_section *s = &v->in->section[i];
+        if (!s->seen)
+            continue;
+        const struct view_budget *bu = view_budget_for(v, i, s->name);
+        struct ingest_section now = *s;
+        if (v->sect_reset[i]) { /* since the reset: a baseline for count and sum, min/max as seen */
+            now.count = s->count - v->sect_base_count[i];
+            now.sum = s->sum - v->sect_base_sum[i];
+            now.min = v->sect_max[i] ? v->sect_min[i] : 0;
+            now.max = v->sect_max[i];
+        }
+        s = &now;
+        double mean = s->count ? (double)s->sum / (double)s->count : 0, scale = us ? 1e6 / hz : 1;
+        bool over = bu && hz > 0 && v->budget_violations[i] > 0;
+        uint8_t attr = shown == v->sel ? VA_SELECT : (over ? VA_WARN : VA_NORMAL);
+        x = vb_putf(b, 0, y, attr, "%-2d %-16.16s %9llu", i, s->name[0] ? s->name : "-", (unsigned long long)s->count);
+        if (rate)
+            x = since > 0 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since) : vb_putf(b, x, y, attr, " %9s", "-");
+        x = vb_putf(b, x, y, attr, " %10.2f %10.2f %10.2f %10.2f", (double)s->current * scale, (double)s->min * scale,
+                 (double)s->max * scale, mean * scale);
+        if (bu)
+            vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu > %.1f %s", (unsigned long long)v->budget_violations[i],
+                 bu->us, v->unicode ? "\u00b5s" : "us");
+        y++;
+        shown++;
+    }
+    if (!shown)
+        vb_put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
+    else
+        vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", us ? "u: timer ticks" : "u: microseconds",
+             hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
+    for (int i = 0; i < 32; i++)
+        if (v->sect_reset[i]) {
+            vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean and rate from then on; min and max from "
+                 "the reports since", since);
+            break;
+        }
+}

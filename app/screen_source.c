@@ -1,0 +1,257 @@
+/* The drill-down screen: a function's own source lines with their shares, or its instructions
+ * when the source is not at hand; stepping into inlined calls. */
+#include "draw.h"
+#include "view_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void view_free_source(struct view *v)
+{
+    for (int i = 0; i < v->n_src_lines; i++)
+        free(v->src_lines[i]);
+    free(v->src_lines);
+    v->src_lines = NULL;
+    v->n_src_lines = 0;
+    for (uint32_t i = 0; i < v->disasm_n; i++)
+        free(v->disasm[i]);
+    free(v->disasm);
+    v->disasm = NULL;
+    v->disasm_n = 0;
+}
+
+/* Disassembly of [lo, hi) with arm-none-eabi-objdump, when it is installed, for the address view. */
+static void load_disasm(struct view *v, uint32_t lo, uint32_t hi)
+{
+    if (!v->st.elf || hi <= lo || hi - lo > 65536)
+        return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "arm-none-eabi-objdump -d --start-address=0x%x --stop-address=0x%x '%s' 2>/dev/null",
+             lo, hi, v->st.elf);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return;
+    v->disasm_n = (hi - lo) / 2;
+    v->disasm_lo = lo;
+    v->disasm = calloc(v->disasm_n, sizeof *v->disasm);
+    char line[512];
+    while (v->disasm && fgets(line, sizeof line, f)) {
+        unsigned addr;
+        char *tab;
+        if (sscanf(line, " %x:", &addr) != 1 || !(tab = strchr(line, '\t')) || !(tab = strchr(tab + 1, '\t')))
+            continue;
+        tab[strcspn(tab, "\n")] = '\0';
+        for (char *q = tab; *q; q++)
+            if (*q == '\t')
+                *q = ' ';
+        if (addr >= lo && addr < hi && !v->disasm[(addr - lo) / 2])
+            v->disasm[(addr - lo) / 2] = strdup(tab + 1);
+    }
+    pclose(f);
+}
+
+const char *view_base_name(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : (p ? p : "");
+}
+
+static void load_source(struct view *v, const char *path)
+{
+    view_free_source(v);
+    v->src_missing[0] = '\0';
+    char tried[512];
+    snprintf(tried, sizeof tried, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f && v->source_dir) { /* remap: SOURCE_DIR + the path's last components */
+        const char *tail = path;
+        for (const char *p = path; *p && !f; p++) {
+            if (*p != '/')
+                continue;
+            tail = p + 1;
+            snprintf(tried, sizeof tried, "%s/%s", v->source_dir, tail);
+            f = fopen(tried, "r");
+        }
+    }
+    if (!f) {
+        snprintf(v->src_missing, sizeof v->src_missing, "source not found: %s%s", path,
+                 v->source_dir ? " (nor under --source-dir)" : " (try --source-dir)");
+        return;
+    }
+    snprintf(v->src_path, sizeof v->src_path, "%s", tried);
+    char line[1024];
+    int cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        for (char *p = line; *p; p++)
+            if (*p == '\t')
+                *p = ' ';
+        if (v->n_src_lines == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **l = realloc(v->src_lines, (size_t)cap * sizeof *l);
+            if (!l)
+                break;
+            v->src_lines = l;
+        }
+        v->src_lines[v->n_src_lines++] = strdup(line);
+    }
+    fclose(f);
+}
+
+void view_enter_function(struct view *v, const char *name)
+{
+    if (v->mode == VM_SOURCE && v->depth < 8)
+        snprintf(v->stack[v->depth++], sizeof v->stack[0], "%s", v->func);
+    else if (v->mode != VM_SOURCE)
+        v->depth = 0;
+    snprintf(v->func, sizeof v->func, "%s", name);
+    v->mode = VM_SOURCE;
+    const struct prof_row *rows;
+    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    const char *file = NULL;
+    uint32_t hottest = 0;
+    double best = -1;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && rows[i].samples > best) {
+            best = rows[i].samples;
+            file = rows[i].file;
+            hottest = rows[i].line;
+        }
+    view_free_source(v);
+    if (file) {
+        load_source(v, file);
+    } else {
+        snprintf(v->src_missing, sizeof v->src_missing, "no line information for %s", name);
+    }
+    if (!v->n_src_lines) { /* the address view shows the instructions */
+        const struct prof_row *ar;
+        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (size_t i = 0; i < na; i++) {
+            uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
+            lo = a < lo ? a : lo;
+            hi = a > hi ? a : hi;
+        }
+        if (na)
+            load_disasm(v, lo & ~1u, hi + 4);
+        v->sel = v->top = 0;
+        return;
+    }
+    /* the function's own lines: from its signature above the first sampled line down to the
+     * closing brace below the last one (C: a line that starts with "}") */
+    int lo = v->n_src_lines, hi = -1;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0 && rows[i].line >= 1 &&
+            (int)rows[i].line <= v->n_src_lines) {
+            lo = (int)rows[i].line - 1 < lo ? (int)rows[i].line - 1 : lo;
+            hi = (int)rows[i].line - 1 > hi ? (int)rows[i].line - 1 : hi;
+        }
+    if (hi < 0) { /* no line of this file sampled: the whole file */
+        lo = 0;
+        hi = v->n_src_lines - 1;
+    } else {
+        size_t nl = strlen(name);
+        for (int k = lo; k >= 0 && k > lo - 400; k--) {
+            const char *at = strstr(v->src_lines[k], name);
+            if (at && (at == v->src_lines[k] || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')) &&
+                (at[nl] == '(' || at[nl] == ' ' || at[nl] == ',' || at[nl] == '\0')) {
+                lo = k;
+                while (lo > 0 && v->src_lines[lo - 1][0] && !strchr(";}{#", v->src_lines[lo - 1][0]) &&
+                       !strstr(v->src_lines[lo - 1], "*/") && lo > k - 3)
+                    lo--; /* a return type or attributes on the lines above the name */
+                break;
+            }
+        }
+        for (int k = hi; k < v->n_src_lines && k < hi + 2000; k++)
+            if (v->src_lines[k][0] == '}') {
+                hi = k;
+                break;
+            }
+    }
+    v->src_first = lo;
+    v->src_n = hi - lo + 1;
+    v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
+    v->top = v->sel > 5 ? v->sel - 5 : 0;
+}
+
+/* Enter on a source line: step into the function inlined at that line, if any. */
+void view_step_into(struct view *v)
+{
+    uint32_t line = (uint32_t)(v->src_first + v->sel) + 1;
+    uint32_t pc = prof_top_pc(v->prof, false, v->func, line); /* outermost frame at this line */
+    const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
+    if (!loc || loc->n_frames < 2)
+        return;
+    /* frames: innermost first; the frame after ours (toward the inside) is the callee */
+    for (uint32_t k = loc->n_frames - 1; k > 0; k--)
+        if (strcmp(loc->frames[k].function, v->func) == 0) {
+            v->inline_frames = true; /* inside the inlined callee, its own samples are what count */
+            view_enter_function(v, loc->frames[k - 1].function);
+            return;
+        }
+}
+
+static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
+{
+    const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
+    if (!loc || !loc->known)
+        return;
+    int x = vb_putf(b, 0, y, VA_BOLD, "at 0x%08x: ", pc);
+    for (uint32_t k = 0; k < loc->n_frames; k++)
+        x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", loc->frames[k].function,
+                 view_base_name(loc->frames[k].file), loc->frames[k].line);
+}
+
+void view_render_source(struct view *v, struct vbuf *b, int y0)
+{
+    const struct prof_row *rows;
+    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    double fsum = 0;
+    for (size_t i = 0; i < n; i++)
+        fsum += rows[i].samples;
+    double total = prof_total(v->prof);
+    int x = vb_putf(b, 0, y0, VA_TITLE, "%s", v->func);
+    for (int d = v->depth - 1; d >= 0; d--)
+        x = vb_putf(b, x, y0, VA_TITLE, " \u2190 %s", v->stack[d]);
+    vb_putf(b, x, y0, VA_TITLE, "   %.0f samples, %.2f%%   %s", fsum, total ? 100 * fsum / total : 0,
+         v->n_src_lines ? view_base_name(v->src_path) : "");
+    vb_fill_attr(b, y0, VA_TITLE);
+    int list_h = b->h - 1 - (y0 + 1) - 3;
+    if (!v->n_src_lines) { /* address view */
+        vb_put(b, 0, y0 + 1, VA_WARN, v->src_missing);
+        const struct prof_row *ar;
+        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+        view_render_rows(v, b, y0 + 2, ar, na, true);
+        return;
+    }
+    view_clamp_scroll(v, v->src_n, list_h);
+    int bw = 10;
+    for (int r = 0; r < list_h && v->top + r < v->src_n; r++) {
+        int line = v->src_first + v->top + r + 1, y = y0 + 1 + r;
+        double samples = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0)
+                samples += rows[i].samples;
+        bool sel = v->top + r == v->sel;
+        if (samples > 0) { /* the share within the function, its bar, and the share of all samples */
+            vb_bar(b, 0, y, bw, fsum ? samples / fsum : 0, 0, 0, v->unicode);
+            vb_putf(b, bw, y, sel ? VA_SELECT : VA_BOLD, " %6.2f%% %6.2f%%", fsum ? 100 * samples / fsum : 0,
+                 total ? 100 * samples / total : 0);
+        }
+        vb_putf(b, bw + 17, y, sel ? VA_SELECT : (samples > 0 ? VA_BOLD : VA_DIM), "%5d  %s", line,
+             v->src_lines[line - 1]);
+        if (sel)
+            for (int cx = bw; cx < b->w; cx++)
+                b->cells[y * b->w + cx].attr = VA_SELECT;
+    }
+    vb_putf(b, 0, b->h - 4, VA_DIM, "%%: of this function's samples, then of all; lines %d-%d of %s",
+         v->src_first + 1, v->src_first + v->src_n, view_base_name(v->src_path));
+    uint32_t pc = prof_top_pc(v->prof, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
+    vb_put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
+    if (pc)
+        chain_line(v, b, b->h - 2, pc);
+    else
+        vb_put(b, 0, b->h - 2, VA_DIM, "no samples on this line");
+}

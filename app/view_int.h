@@ -1,0 +1,34 @@
+/* What the view's files share inside the view (view.c: state, keys, header; screen_*.c: one
+ * screen each). Not for callers of the view: they use view.h. */
+#ifndef CMPROF_APP_VIEW_INT_H
+#define CMPROF_APP_VIEW_INT_H
+
+#include "view.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* rows */
+struct prof *view_current_prof(struct view *v);                            /* cumulative, or the window */
+size_t view_top_rows(struct view *v, const struct prof_row **out);         /* after freeze, filter, sort */
+const char *view_shown_name(const struct view *v, const char *name);       /* demangled when asked */
+void view_clamp_scroll(struct view *v, int n, int rows);
+const char *view_base_name(const char *path);
+/* sections */
+double view_section_hz(const struct view *v);
+const struct view_budget *view_budget_for(const struct view *v, int index, const char *name);
+/* the drill-down (screen_source.c) */
+void view_enter_function(struct view *v, const char *name);
+void view_step_into(struct view *v);
+void view_free_source(struct view *v);
+/* the screens */
+void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines);
+void view_render_top(struct view *v, struct vbuf *b, int y0);
+void view_render_source(struct view *v, struct vbuf *b, int y0);
+void view_render_sections(struct view *v, struct vbuf *b, int y0);
+void view_render_log(struct view *v, struct vbuf *b, int y0);
+void view_render_help(struct view *v, struct vbuf *b, int y0);
+void view_render_diag(struct view *v, struct vbuf *b, int y0);
+int view_help_count(void);
+
+#endif
