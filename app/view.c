@@ -9,7 +9,6 @@
 #include "../profile/escape.h"
 
 #include <ctype.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
