@@ -162,6 +162,43 @@ def count_bench():
     say()
 
 
+def gdb_bench():
+    """Issue 8: halting samples through QEMU's gdbstub: the rate achieved, the core's halted share,
+    and what the sampling costs on our side against the server's round trips."""
+    say("## 3c. Halting samples through a GDB server (QEMU's gdbstub, -singlestep; 5 s)")
+    sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+    import scen
+    import json
+    import socket
+    elf = scen.build(scen.scenario("bench_gdb", "plain", lib=False, PASSES=100000000))
+    for rate in (0, 500):
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            port = sk.getsockname()[1]
+        q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
+                              "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf, "-gdb",
+                              "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            t0 = time.perf_counter()
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--duration", "5"] +
+                                 (["--rate", str(rate)] if rate else []) + ["gdb:127.0.0.1:%d" % port, elf],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - t0
+            j = json.loads(p.stdout.read().decode() or "{}")
+        finally:
+            q.kill()
+            q.wait()
+        n = j.get("total", 0)
+        h = j.get("halting", {})
+        cpu = ru.ru_utime + ru.ru_stime
+        say("    %s: %d samples, %.0f halts/s, core halted %.1f %%; cmprof-top's CPU %.3f s in %.1f s (start-up "
+            "and symbols included): %.0f us a sample against %.2f ms of wall time a sample"
+            % ("as fast as possible" if not rate else "--rate %d" % rate, n, h.get("rate", 0), h.get("halted_percent", 0),
+               cpu, wall, 1e6 * cpu / max(n, 1), 1e3 * wall / max(n, 1)))
+    say()
+
+
 def main():
     os.makedirs(os.path.join(B, "bench"), exist_ok=True)
     subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
@@ -175,6 +212,7 @@ def main():
         batch_bench(tmp)
         symbol_bench(tmp)
         count_bench()
+        gdb_bench()
         say("## 4. The live view")
         out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "ingest", "cpu"],
                              capture_output=True, text=True, check=True).stdout

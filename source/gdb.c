@@ -138,8 +138,12 @@ static void resume(struct gdb_sampler *g, double now)
     request(g, G_RUNNING, "c", now);
     g->resumed_at = now;
     double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
-    /* a random wait, never the same interval: a fixed one aliases with the program's loops */
-    g->next_halt = now + 2.0 * mean * uniform(g);
+    /* a random interval, never the same one: a fixed one aliases with the program's loops. With
+     * --rate it runs from the last halt, so the round trips do not slow the rate asked for. */
+    double from = g->rate > 0 && g->halt_sent > 0 ? g->halt_sent : now;
+    g->next_halt = from + 2.0 * mean * uniform(g);
+    if (g->next_halt < now)
+        g->next_halt = now;
 }
 
 static void emit_pc(struct gdb_sampler *g, uint32_t pc)
