@@ -275,6 +275,8 @@ int live_main(const struct live_options *o)
             dirty = true;
         }
         if (t - rate_t >= 1.0) {
+            if (!o->headless)
+                view_tick(v); /* the sparklines' next point */
             double now_total = prof_total(prof);
             if (rate_n && now_total < rate_count[rate_n - 1])
                 rate_n = 0; /* counts were reset (key r): start the window over */

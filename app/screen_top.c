@@ -41,13 +41,41 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
     return buf;
 }
 
+#define SPARK 20 /* characters of sparkline: three seconds each */
+
+/* A row's last minute, scaled to its own peak so its shape shows; blank before it had samples. */
+static int sparkline(struct view *v, struct vbuf *b, int x, int y, const char *name, uint8_t attr)
+{
+    static const uint32_t levels[] = {0x2581, 0x2582, 0x2583, 0x2584, 0x2585, 0x2586, 0x2587, 0x2588};
+    static const char ascii[] = "_.-:=+*#";
+    float pts[SPARK];
+    int n = history_of(&v->history, name, pts, SPARK);
+    float peak = 0;
+    for (int i = 0; i < n; i++)
+        peak = pts[i] > peak ? pts[i] : peak;
+    for (int i = 0; i < SPARK; i++) {
+        uint32_t ch = ' ';
+        if (i < n && peak > 0 && pts[i] > 0) {
+            int level = (int)(pts[i] / peak * 7.999f);
+            ch = v->unicode ? levels[level] : (uint32_t)ascii[level];
+        }
+        vb_putc(b, x + i, y, ch, attr);
+    }
+    return x + SPARK;
+}
+
 void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     int bw = b->w >= 100 ? 24 : (b->w >= 90 ? 16 : 10);
     bool diff = v->base && !lines && v->group != PROF_BY_ADDRESS;
+    /* wide terminals: each row's share second by second, the last minute as a sparkline */
+    bool spark = !lines && !diff && b->w >= 110 && v->history.len > 1;
     if (diff) /* --diff: the baseline's share and the change, '*' when significant */
         vb_putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s %7s %8s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES", "BASE%",
              "CHANGE", "NAME");
+    else if (spark)
+        vb_putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s  %-*s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES",
+                SPARK, "LAST 60 s", "NAME");
     else
         vb_putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES",
              lines ? "LINE" : "NAME");
@@ -73,6 +101,10 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
                                                        baseline_samples(v->base, row->name), v->base->total, n);
             x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s %6.2f%% %+7.2f%s %s", 100 * row->share, 100 * row->ci95,
                      samples, 100 * d.base_share, 100 * d.delta, d.significant ? "*" : " ", name);
+        } else if (spark) {
+            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  ", 100 * row->share, 100 * row->ci95, samples);
+            x = sparkline(v, b, x, y, row->name, sel ? VA_SELECT : VA_BAR);
+            x = vb_putf(b, x, y, attr, "  %s", name);
         } else {
             x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples, name);
         }

@@ -106,6 +106,14 @@ const struct view_budget *view_budget_for(const struct view *v, int index, const
     return NULL;
 }
 
+void view_tick(struct view *v)
+{
+    const struct prof_row *rows;
+    prof_fold_overhead(v->prof, v->fold_overhead);
+    size_t n = prof_rows(v->prof, v->group, v->inline_frames, &rows);
+    history_tick(&v->history, rows, n, prof_total(v->prof), v->group, v->inline_frames);
+}
+
 void view_check_budgets(struct view *v)
 {
     double hz = view_section_hz(v);

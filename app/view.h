@@ -5,6 +5,7 @@
 
 #include "../profile/ingest.h"
 #include "../profile/profile.h"
+#include "history.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@ struct view {
     const struct baseline *base; /* --diff: each row's change against this report, or NULL */
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
+    struct history history;    /* each top row's share, second by second: the sparklines */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     bool demangle;          /* C++/Rust names demangled (key C) */
@@ -133,6 +135,8 @@ void view_render(struct view *v, struct vbuf *b);
 void view_log(struct view *v, const char *text, size_t len);
 /* Call when new section statistics arrive, to count budget violations. */
 void view_check_budgets(struct view *v);
+/* Once a second: the rows' shares of what arrived since the last call, for the sparklines. */
+void view_tick(struct view *v);
 /* "NAME=US": a section budget in microseconds. Returns 0, or -1 for a malformed one. */
 int view_add_budget(struct view *v, const char *spec);
 

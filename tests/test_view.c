@@ -242,6 +242,35 @@ static void test_help_explains_the_header(void)
     CHECK(v.mode == VM_TOP && v.sel == 1);
 }
 
+/* Sparklines: each top row's share second by second, the last minute, on wide terminals. */
+static void test_sparklines(void)
+{
+    setup();
+    view_tick(&v); /* the first tick only sets the baseline */
+    for (int t = 0; t < 30; t++) { /* 0x08000100 takes all of the first 15 s, none of the last 15 */
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, t < 15 ? 0x08000100u : 0x08000200u, true, t < 15 ? 0x20000100u : 0x20000200u);
+        view_tick(&v);
+    }
+    CHECK(v.history.len == 30);
+    float pts[4];
+    /* four stretches of 15 s: the first two before the history began, then 0x08000100's 15 s, then
+     * 0x08000200's */
+    CHECK(history_of(&v.history, "0x08000100", pts, 4) == 4 && pts[0] < 0 && pts[1] < 0 && pts[2] > 0.99f &&
+          pts[3] < 0.01f);
+    CHECK(history_of(&v.history, "0x08000200", pts, 4) == 4 && pts[2] < 0.01f && pts[3] > 0.99f);
+    const char *t = render(&v, 140, 24);
+    CHECK(strstr(t, "LAST 60 s") != NULL);
+    const char *row = strstr(t, "0x08000100");
+    while (row && row > t && row[-1] != '\n')
+        row--;
+    CHECK(row && strstr(row, "\u2588") && strstr(row, "\u2588") < strstr(row, "0x08000100"));
+    CHECK(strstr(render(&v, 100, 24), "LAST 60 s") == NULL); /* not at 100 columns */
+    view_key(&v, 'r');
+    view_tick(&v); /* counts reset: the history starts over */
+    CHECK(v.history.len == 0);
+}
+
 static void test_empty_view_explains(void)
 {
     setup();
@@ -335,6 +364,7 @@ int main(void)
     RUN_TEST(test_diff_columns);
     RUN_TEST(test_snapshot_key);
     RUN_TEST(test_help_explains_the_header);
+    RUN_TEST(test_sparklines);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);

@@ -1,0 +1,88 @@
+/* Shares over time (see history.h). */
+#include "history.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void history_clear(struct history *h)
+{
+    memset(h, 0, sizeof *h);
+}
+
+static struct history_row *find(struct history *h, const char *name)
+{
+    for (int i = 0; i < h->n; i++)
+        if (strcmp(h->rows[i].name, name) == 0)
+            return &h->rows[i];
+    return NULL;
+}
+
+void history_tick(struct history *h, const struct prof_row *rows, size_t n, double total, int group,
+                  bool inline_frames)
+{
+    if (h->len && (group != h->group || inline_frames != h->inline_frames || total < h->last_total))
+        history_clear(h); /* another grouping, or the counts were reset */
+    bool first = h->len == 0 && h->n == 0;
+    h->group = group;
+    h->inline_frames = inline_frames;
+    double dt = total - h->last_total;
+    for (int i = 0; i < h->n; i++)
+        h->rows[i].seen = false;
+    for (size_t r = 0; r < n && r < HISTORY_ROWS; r++) {
+        struct history_row *e = find(h, rows[r].name);
+        if (!e) { /* a new row: a free place, else the place of a row no longer among the top */
+            int slot = h->n < HISTORY_ROWS ? h->n++ : -1;
+            for (int i = 0; slot < 0 && i < h->n; i++) {
+                bool still = false;
+                for (size_t k = 0; k < n && k < HISTORY_ROWS && !still; k++)
+                    still = strcmp(rows[k].name, h->rows[i].name) == 0;
+                if (!still)
+                    slot = i;
+            }
+            if (slot < 0)
+                continue;
+            e = &h->rows[slot];
+            memset(e, 0, sizeof *e);
+            snprintf(e->name, sizeof e->name, "%s", rows[r].name);
+            e->last = rows[r].samples; /* followed from now on: its past is not known */
+        }
+        e->seen = true;
+        e->share[h->pos] = dt > 0 && !first ? (float)((rows[r].samples - e->last) / dt) : 0.0f;
+        e->last = rows[r].samples;
+    }
+    for (int i = 0; i < h->n; i++)
+        if (!h->rows[i].seen)
+            h->rows[i].share[h->pos] = 0.0f;
+    h->last_total = total;
+    if (!first) {
+        h->pos = (h->pos + 1) % HISTORY_POINTS;
+        if (h->len < HISTORY_POINTS)
+            h->len++;
+    }
+}
+
+int history_of(const struct history *h, const char *name, float *out, int points)
+{
+    const struct history_row *e = NULL;
+    for (int i = 0; i < h->n && !e; i++)
+        if (strcmp(h->rows[i].name, name) == 0)
+            e = &h->rows[i];
+    if (!e || !h->len || points <= 0)
+        return 0;
+    /* a fixed time scale: point p covers seconds [p, p + 1) * HISTORY_POINTS / points of the last
+     * minute, the newest at the right; seconds before the history began are -1 (nothing known) */
+    for (int p = 0; p < points; p++) {
+        int a = HISTORY_POINTS * p / points, b = HISTORY_POINTS * (p + 1) / points;
+        double sum = 0;
+        int k = 0;
+        for (int s = a; s < b; s++) {
+            int age = HISTORY_POINTS - 1 - s; /* 0: the last second */
+            if (age >= h->len)
+                continue;
+            sum += e->share[(h->pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS];
+            k++;
+        }
+        out[p] = k ? (float)(sum / k) : -1.0f;
+    }
+    return points;
+}

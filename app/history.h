@@ -1,0 +1,39 @@
+/* Shares over time for the live view's sparklines: once a second, each top row's share of the
+ * samples that arrived in that second, for the last HISTORY_POINTS seconds. */
+#ifndef CMPROF_APP_HISTORY_H
+#define CMPROF_APP_HISTORY_H
+
+#include "../profile/profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HISTORY_POINTS 60
+#define HISTORY_ROWS 64
+
+struct history_row {
+    char name[96];
+    double last;                   /* its cumulative samples at the last tick */
+    float share[HISTORY_POINTS];   /* a ring, in step with struct history's pos */
+    bool seen;                     /* among the rows at the last tick */
+};
+
+struct history {
+    struct history_row rows[HISTORY_ROWS];
+    int n;          /* rows in use */
+    int len, pos;   /* points recorded (up to HISTORY_POINTS), and where the next one goes */
+    double last_total;
+    int group;      /* the grouping the rows are of: another grouping starts over */
+    bool inline_frames;
+};
+
+void history_clear(struct history *h);
+/* A tick: rows (most samples first, cumulative) and the profile's total now. The first
+ * HISTORY_ROWS rows are followed; a row that drops out gives its place to a new one. */
+void history_tick(struct history *h, const struct prof_row *rows, size_t n, double total, int group,
+                  bool inline_frames);
+/* A row's last minute as `points` values, oldest first, each the mean share (0..1) of its stretch
+ * of seconds, -1 where the history has not begun; returns 0 when the row has no history. */
+int history_of(const struct history *h, const char *name, float *out, int points);
+
+#endif
