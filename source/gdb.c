@@ -508,7 +508,10 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         uint8_t in[4096];
         ssize_t got = -1;
         /* a bounded read: a server that floods must not keep us from the timeouts below */
-        for (int k = 0; k < 16 && g->step != G_FAILED && (got = read(g->fd, in, sizeof in)) > 0; k++) {
+        /* replies are read only while a sample's output (a name line and a block) surely fits */
+        for (int k = 0; k < 16 && g->step != G_FAILED && g->out_len + 512 <= sizeof g->out &&
+                        (got = read(g->fd, in, sizeof in)) > 0;
+             k++) {
             uint64_t bad = g->rsp.stats.bad_checksums, good = g->rsp.stats.packets;
             rsp_feed(&g->rsp, in, (size_t)got, &sink);
             g->bad_in_a_row = g->rsp.stats.packets != good ? 0 : g->bad_in_a_row;

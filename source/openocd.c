@@ -34,7 +34,7 @@ struct ocd_sampler {
     bool overflow;
     uint32_t demcr;         /* as found */
     bool demcr_changed;
-    uint8_t out[BURST * 6 + 16];
+    uint8_t out[4 * BURST * 6];
     size_t out_len;
     bool synced;
     struct ocd_stats stats;
@@ -271,7 +271,11 @@ size_t ocd_step(struct ocd_sampler *o, uint8_t *buf, size_t n, double now)
 {
     uint8_t in[4096];
     ssize_t got = -1;
-    for (int k = 0; k < 16 && o->step != O_FAILED && (got = read(o->fd, in, sizeof in)) > 0; k++)
+    /* replies are read only while a whole burst's samples still fit: what the caller has not taken
+     * yet stays here, the next reply waits in the socket */
+    for (int k = 0; k < 16 && o->step != O_FAILED && o->out_len + BURST * 5 + 64 <= sizeof o->out &&
+                    (got = read(o->fd, in, sizeof in)) > 0;
+         k++)
         for (ssize_t i = 0; i < got && o->step != O_FAILED; i++) {
             if (in[i] != 0x1a) {
                 if (o->reply_len + 1 < sizeof o->reply)
