@@ -5,6 +5,7 @@
 #include "gdb.h"
 
 #include "net.h"
+#include "outq.h"
 #include "rsp.h"
 
 #include <errno.h>
@@ -58,10 +59,7 @@ struct gdb_sampler {
     uint32_t task_addr, pc, tag;
     int name_offset;            /* of the name inside what the variable points to; -1: none */
     uint32_t named[NAMED_MAX];  /* tags whose names went out (open addressing, 0: empty) */
-    /* bytes made and not yet handed out: ITM packets, or dump text with tags */
-    uint8_t out[4096];
-    size_t out_len;
-    bool synced;
+    struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
     bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
@@ -146,25 +144,6 @@ static void resume(struct gdb_sampler *g, double now)
         g->next_halt = now;
 }
 
-static void emit_pc(struct gdb_sampler *g, uint32_t pc)
-{
-    if (g->out_len + 16 > sizeof g->out)
-        return; /* the caller stopped reading: the sample is lost, never the stream's framing */
-    if (!g->synced) { /* an ITM synchronisation packet first */
-        static const uint8_t sync[] = {0, 0, 0, 0, 0, 0x80};
-        memcpy(g->out + g->out_len, sync, sizeof sync);
-        g->out_len += sizeof sync;
-        g->synced = true;
-    }
-    uint8_t *p = g->out + g->out_len;
-    p[0] = 0x17;
-    p[1] = (uint8_t)pc;
-    p[2] = (uint8_t)(pc >> 8);
-    p[3] = (uint8_t)(pc >> 16);
-    p[4] = (uint8_t)(pc >> 24);
-    g->out_len += 5;
-}
-
 /* A sample with its task, as the firmware's dump text: a block of one, and the task's name
  * line before it the first time (the text decoder reads both). */
 static void emit_tagged(struct gdb_sampler *g, uint32_t pc, uint32_t tag, const char *name)
@@ -175,10 +154,8 @@ static void emit_tagged(struct gdb_sampler *g, uint32_t pc, uint32_t tag, const 
         n = snprintf(line, sizeof line, "task %08x %s\n", (unsigned)tag, name);
     n += snprintf(line + n, sizeof line - (size_t)n, "prof raw n=1\np %08x\ng %08x\nend\n", (unsigned)pc,
                   (unsigned)tag);
-    if (n <= 0 || g->out_len + (size_t)n > sizeof g->out)
-        return; /* the caller stopped reading: the sample is lost */
-    memcpy(g->out + g->out_len, line, (size_t)n);
-    g->out_len += (size_t)n;
+    if (n > 0)
+        outq_bytes(&g->out, line, (size_t)n); /* room was checked before the reply was read */
 }
 
 /* Whether the tag's name still has to be read (and marks it as read). */
@@ -202,8 +179,7 @@ static bool hex_le32(const char *d, size_t len, uint32_t *out)
     if (len < 8)
         return false;
     for (int k = 0; k < 8; k++) { /* target bytes in order: little-endian, high nibble first */
-        char c = d[k];
-        int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int h = rsp_hex(d[k]);
         if (h < 0)
             return false;
         v |= (uint32_t)h << (8 * (k / 2) + (k % 2 ? 0 : 4));
@@ -382,7 +358,7 @@ static void on_packet(void *ctx, const char *d, size_t len)
             request(g, G_TAG, m, now);
             break;
         }
-        emit_pc(g, pc);
+        outq_pc(&g->out, pc);
         sampled(g, now);
         break;
     }
@@ -405,10 +381,8 @@ static void on_packet(void *ctx, const char *d, size_t len)
         char name[17];
         size_t k = 0;
         for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
-            int hi = d[i] >= 'a' ? d[i] - 'a' + 10 : d[i] >= 'A' ? d[i] - 'A' + 10 : d[i] - '0';
-            int lo = d[i + 1] >= 'a' ? d[i + 1] - 'a' + 10 : d[i + 1] >= 'A' ? d[i + 1] - 'A' + 10 : d[i + 1] - '0';
-            int c = hi << 4 | lo;
-            if (c == 0 || d[0] == 'E')
+            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]), c = hi << 4 | lo;
+            if (hi < 0 || lo < 0 || c == 0 || d[0] == 'E')
                 break;
             name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
         }
@@ -509,7 +483,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         ssize_t got = -1;
         /* a bounded read: a server that floods must not keep us from the timeouts below */
         /* replies are read only while a sample's output (a name line and a block) surely fits */
-        for (int k = 0; k < 16 && g->step != G_FAILED && g->out_len + 512 <= sizeof g->out &&
+        for (int k = 0; k < 16 && g->step != G_FAILED && outq_room(&g->out) >= 512 &&
                         (got = read(g->fd, in, sizeof in)) > 0;
              k++) {
             uint64_t bad = g->rsp.stats.bad_checksums, good = g->rsp.stats.packets;
@@ -551,11 +525,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         snprintf(m, sizeof m, "no answer to %s within %.0f s", g->what, REPLY_TIMEOUT);
         fail(g, m);
     }
-    size_t k = g->out_len < n ? g->out_len : n;
-    memcpy(buf, g->out, k);
-    memmove(g->out, g->out + k, g->out_len - k);
-    g->out_len -= k;
-    return k;
+    return outq_take(&g->out, buf, n);
 }
 
 void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset)

@@ -4,6 +4,7 @@
 #include "openocd.h"
 
 #include "net.h"
+#include "outq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +35,7 @@ struct ocd_sampler {
     bool overflow;
     uint32_t demcr;         /* as found */
     bool demcr_changed;
-    uint8_t out[4 * BURST * 6];
-    size_t out_len;
-    bool synced;
+    struct outq out; /* ITM packets made and not yet handed out */
     struct ocd_stats stats;
     bool hopeless; /* no target behind this server: reconnecting cannot help */
     char failed[300];
@@ -90,29 +89,10 @@ static void burst(struct ocd_sampler *o, double now)
 
 static void emit(struct ocd_sampler *o, uint32_t pc)
 {
-    if (o->out_len + 12 > sizeof o->out)
-        return;
-    if (!o->synced) {
-        static const uint8_t sync[] = {0, 0, 0, 0, 0, 0x80};
-        memcpy(o->out + o->out_len, sync, sizeof sync);
-        o->out_len += sizeof sync;
-        o->synced = true;
-    }
-    uint8_t *p = o->out + o->out_len;
-    if (pc == 0xFFFFFFFFu) { /* halted, or asleep (WFI/WFE): ITM's sleep packet */
-        p[0] = 0x15;
-        p[1] = 0x00;
-        o->out_len += 2;
-        o->stats.sleeps++;
-        return;
-    }
-    p[0] = 0x17;
-    p[1] = (uint8_t)pc;
-    p[2] = (uint8_t)(pc >> 8);
-    p[3] = (uint8_t)(pc >> 16);
-    p[4] = (uint8_t)(pc >> 24);
-    o->out_len += 5;
-    o->stats.samples++;
+    if (pc == 0xFFFFFFFFu) /* halted, or asleep (WFI/WFE): ITM's sleep packet */
+        o->stats.sleeps += outq_sleep(&o->out);
+    else
+        o->stats.samples += outq_pc(&o->out, pc);
 }
 
 /* The reply's catch code and its result, braces of a one-element list removed. */
@@ -273,7 +253,7 @@ size_t ocd_step(struct ocd_sampler *o, uint8_t *buf, size_t n, double now)
     ssize_t got = -1;
     /* replies are read only while a whole burst's samples still fit: what the caller has not taken
      * yet stays here, the next reply waits in the socket */
-    for (int k = 0; k < 16 && o->step != O_FAILED && o->out_len + BURST * 5 + 64 <= sizeof o->out &&
+    for (int k = 0; k < 16 && o->step != O_FAILED && outq_room(&o->out) >= BURST * 5 + 16 &&
                     (got = read(o->fd, in, sizeof in)) > 0;
          k++)
         for (ssize_t i = 0; i < got && o->step != O_FAILED; i++) {
@@ -302,11 +282,7 @@ size_t ocd_step(struct ocd_sampler *o, uint8_t *buf, size_t n, double now)
         snprintf(m, sizeof m, "no answer to %s within %.0f s", o->what, REPLY_TIMEOUT);
         fail(o, m);
     }
-    size_t k = o->out_len < n ? o->out_len : n;
-    memcpy(buf, o->out, k);
-    memmove(o->out, o->out + k, o->out_len - k);
-    o->out_len -= k;
-    return k;
+    return outq_take(&o->out, buf, n);
 }
 
 const char *ocd_failed(const struct ocd_sampler *o)
