@@ -10,8 +10,9 @@ void rsp_init(struct rsp_decoder *d)
     memset(d, 0, sizeof *d);
 }
 
-static int hexval(uint8_t c)
+int rsp_hex(char ch)
 {
+    unsigned char c = (unsigned char)ch;
     if (c >= '0' && c <= '9')
         return c - '0';
     if (c >= 'a' && c <= 'f')
@@ -91,7 +92,7 @@ void rsp_feed(struct rsp_decoder *d, const uint8_t *buf, size_t len, const struc
             break;
         case R_CHECK1:
         case R_CHECK2: {
-            int h = hexval(c);
+            int h = rsp_hex((char)c);
             if (h < 0) {
                 d->stats.bad_checksums++;
                 d->state = c == '$' ? R_DATA : R_IDLE;

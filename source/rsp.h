@@ -36,6 +36,9 @@ struct rsp_decoder {
 void rsp_init(struct rsp_decoder *d);
 void rsp_feed(struct rsp_decoder *d, const uint8_t *buf, size_t len, const struct rsp_sink *sink);
 
+/* A hex digit's value, or -1: for checksums and for the hex data of replies. */
+int rsp_hex(char c);
+
 /* "$payload#cs" into out (escaping '$', '#', '}' and '*'); returns its length, 0 if it does not fit. */
 size_t rsp_frame(char *out, size_t cap, const char *payload, size_t len);
 
