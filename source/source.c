@@ -386,37 +386,32 @@ static void went_away(struct source *s, const char *why, double now)
     s->next_attempt = now + RECONNECT_EVERY;
 }
 
+/* After a sampler's step: its bytes are counted; a failure, once nothing is left to hand out,
+ * sends the source away, for good when it will not pass (the program ended, no target). */
+static ssize_t sampled(struct source *s, size_t got, const char *why, bool final, double now)
+{
+    s->bytes += got;
+    if (why && !got) {
+        char m[300];
+        snprintf(m, sizeof m, "%s", why); /* the sampler and its message go with went_away() */
+        went_away(s, m, now);
+        if (final)
+            s->state = SRC_END;
+    }
+    return (ssize_t)got;
+}
+
 ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now)
 {
     if (s->state != SRC_CONNECTED)
         return 0;
     if (s->kind == SRC_OPENOCD) {
         size_t got = ocd_step(s->ocd, buf, n, now);
-        s->bytes += got;
-        const char *why = ocd_failed(s->ocd);
-        if (why && !got) {
-            char m[300];
-            snprintf(m, sizeof m, "%s", why);
-            bool ended = ocd_hopeless(s->ocd);
-            went_away(s, m, now);
-            if (ended)
-                s->state = SRC_END;
-        }
-        return (ssize_t)got;
+        return sampled(s, got, ocd_failed(s->ocd), ocd_hopeless(s->ocd), now);
     }
     if (s->kind == SRC_GDB) {
         size_t got = gdb_step(s->gdb, buf, n, now);
-        s->bytes += got;
-        const char *why = gdb_failed(s->gdb);
-        if (why && !got) {
-            char m[300];
-            snprintf(m, sizeof m, "%s", why);
-            bool ended = gdb_exited(s->gdb);
-            went_away(s, m, now);
-            if (ended) /* the program ended: nothing left to sample, nothing to reconnect to */
-                s->state = SRC_END;
-        }
-        return (ssize_t)got;
+        return sampled(s, got, gdb_failed(s->gdb), gdb_exited(s->gdb), now);
     }
     if (s->kind == SRC_FILE && s->rate > 0) {
         if (s->started == 0)
