@@ -335,8 +335,10 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         fprintf(err, "cmprof-top: %s\n", msg);
         return 1;
     }
-    if (*sym_warning(syms))
-        fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
+    char opened_with[sizeof msg];
+    snprintf(opened_with, sizeof opened_with, "%s", sym_warning(syms));
+    if (*opened_with)
+        fprintf(err, "cmprof-top: warning: %s\n", opened_with);
     FILE *src = strcmp(o->source, "-") == 0 ? stdin : fopen(o->source, "rb");
     if (!src) {
         fprintf(err, "cmprof-top: cannot open source '%s': %s\n", o->source, strerror(errno));
@@ -395,6 +397,8 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         status = 2;
     }
     batch_report(o, p, in, sym_warning(syms), out);
+    if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
+        fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))
         status = 3;
     ingest_free(in);

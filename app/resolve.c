@@ -55,6 +55,27 @@ static int answer_line(struct sym_table *t, char *line, FILE *out, FILE *err)
     return 0;
 }
 
+/* The addresses on a chunk's lines, for sym_prefetch; a line cut by the chunk's end may be
+ * missed or misread, which costs only its unit being read on its own. */
+static size_t chunk_addrs(const char *chunk, size_t len, uint32_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        char tok[24];
+        size_t k = 0;
+        while (i < len && chunk[i] != '\n' && chunk[i] != '\r' && chunk[i] != ' ' && chunk[i] != '\t' &&
+               k + 1 < sizeof tok)
+            tok[k++] = chunk[i++];
+        tok[k] = '\0';
+        while (i < len && chunk[i] != '\n' && chunk[i] != '\r')
+            i++; /* the rest of the line */
+        i++;
+        if (k && parse_addr(tok, &out[n]) == 0)
+            n++;
+    }
+    return n;
+}
+
 int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE *in, FILE *out, FILE *err)
 {
     demangle = demangle_names;
@@ -64,9 +85,16 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         fprintf(err, "cmprof-top: %s\n", msg);
         return 1;
     }
-    if (*sym_warning(t))
-        fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
+    snprintf(msg, sizeof msg, "%s", sym_warning(t));
+    if (*msg)
+        fprintf(err, "cmprof-top: warning: %s\n", msg);
     int status = 0;
+    uint32_t *listed = malloc(((size_t)n + 1) * sizeof *listed);
+    size_t n_listed = 0;
+    for (int i = 0; listed && i < n; i++)
+        n_listed += parse_addr(addrs[i], &listed[n_listed]) == 0;
+    sym_prefetch(t, listed, n_listed);
+    free(listed);
     for (int i = 0; i < n; i++) {
         uint32_t a;
         if (parse_addr(addrs[i], &a) != 0) {
@@ -82,7 +110,9 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         char chunk[65536], line[128];
         size_t len = 0, got;
         int fd = fileno(in);
+        static uint32_t ahead[sizeof chunk / 2 + 1];
         while ((got = (size_t)read(fd, chunk, sizeof chunk)) > 0 && got != (size_t)-1) {
+            sym_prefetch(t, ahead, chunk_addrs(chunk, got, ahead));
             for (size_t i = 0; i < got; i++) {
                 char ch = chunk[i];
                 if (ch != '\n' && ch != '\r') {
@@ -100,6 +130,8 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         if (len)
             status |= answer_line(t, line, out, err);
     }
+    if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
+        fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
     sym_close(t);
     return status;
 }

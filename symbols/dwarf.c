@@ -14,7 +14,7 @@
 /* ---- DWARF ------------------------------------------------------------------------------- */
 
 /* A failed libdwarf call hands over an error object; with allocation tracking off (see
- * dwarf_load) nothing else frees it. */
+ * dwarf_open) nothing else frees it. */
 static void drop(Dwarf_Debug dbg, Dwarf_Error *err)
 {
     if (*err) {
@@ -230,7 +230,7 @@ static bool add_range(void *ctx, uint32_t lo, uint32_t hi)
     struct range_add *a = ctx;
     if (lo == 0 && a->depth == 0 && hi < 0x100)
         return true; /* code discarded by the linker keeps debug info at address 0 */
-    struct range r = {lo, hi, a->scope, a->depth, 0};
+    struct range r = {lo, hi, a->scope, a->depth, 0, 0};
     struct scope *s = &a->t->scopes.v[a->scope];
     if (lo < s->low)
         s->low = lo;
@@ -497,133 +497,250 @@ static int open_dwarf(int fd, Dwarf_Debug *dbg, char *why, size_t len)
     return res;
 }
 
-/* Visit every compilation unit; lines: read line tables (rows, sequences, file tables), else
- * read the DIE tree (scopes, ranges, unit names). */
-static void each_cu(struct cu_ctx *c, bool lines)
+/* Two views of the file's DWARF (each loader thread needs its own Dwarf_Debug) and the units
+ * found by dwarf_index(). */
+struct dwarf_reader {
+    int fd[2];
+    Dwarf_Debug dbg[2];
+    struct unit_info {
+        Dwarf_Off die;      /* the unit's root DIE in .debug_info */
+        Dwarf_Half version; /* 5 keeps ranges in .debug_rnglists */
+    } *units;
+    size_t n_units;
+};
+
+struct dwarf_reader *dwarf_open(const char *path, bool *has_dwarf, char *why, size_t len)
+{
+    *has_dwarf = false;
+    why[0] = '\0';
+    /* Skip libdwarf's allocation-tracking tree: it costs a third of the load time, and we free
+     * every object we are handed (dies, attributes, strings, line contexts, range lists). */
+    dwarf_set_de_alloc_flag(0);
+    struct dwarf_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    int res = DW_DLV_NO_ENTRY;
+    for (int k = 0; k < 2; k++) {
+        r->fd[k] = open(path, O_RDONLY | O_CLOEXEC);
+        res = r->fd[k] >= 0 ? open_dwarf(r->fd[k], &r->dbg[k], why, len) : DW_DLV_NO_ENTRY;
+        if (res != DW_DLV_OK)
+            break;
+    }
+    if (res != DW_DLV_OK) {
+        dwarf_close(r);
+        return NULL;
+    }
+    *has_dwarf = true;
+    return r;
+}
+
+void dwarf_close(struct dwarf_reader *r)
+{
+    if (!r)
+        return;
+    for (int k = 0; k < 2; k++) {
+        Dwarf_Error err = NULL;
+        if (r->dbg[k])
+            dwarf_finish(r->dbg[k], &err);
+        drop(NULL, &err);
+        if (r->fd[k] > 0)
+            close(r->fd[k]);
+    }
+    free(r->units);
+    free(r);
+}
+
+/* The unit's root DIE, with what reading its scopes needs to know (version, language, base). */
+static bool unit_begin(struct cu_ctx *c, const struct dwarf_reader *r, uint32_t id, Dwarf_Die *cu)
 {
     Dwarf_Error err = NULL;
-    struct sym_table *t = c->t;
+    c->cu = id;
+    if (id >= r->n_units || dwarf_offdie_b(c->dbg, r->units[id].die, 1, cu, &err) != DW_DLV_OK) {
+        damaged(c, &err, "root DIE");
+        return false;
+    }
+    c->version = r->units[id].version;
+    Dwarf_Unsigned lang = 0;
+    if (dwarf_srclang(*cu, &lang, &err) != DW_DLV_OK)
+        drop(c->dbg, &err);
+    c->mangling = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
+                  lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus || lang == DW_LANG_D ||
+                  lang == DW_LANG_Rust || lang == DW_LANG_Java;
+    c->cu_base = 0;
+    dwarf_lowpc(*cu, &c->cu_base, &err);
+    drop(c->dbg, &err);
+    return true;
+}
+
+struct unit_range_add {
+    struct sym_table *t;
+    uint32_t unit;
+};
+
+static bool add_unit_range(void *ctx, uint32_t lo, uint32_t hi)
+{
+    struct unit_range_add *a = ctx;
+    return VEC_PUSH(a->t->unit_ranges, ((struct unit_range){lo, hi, a->unit}));
+}
+
+/* One pass over the unit headers and root DIEs only: where each unit is, its name and the
+ * addresses it covers. A unit that states no addresses gets no range (it is loaded at once). */
+bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *pool)
+{
+    struct cu_ctx c = {.dbg = r->dbg[0], .t = t, .pool = pool};
+    Dwarf_Error err = NULL;
+    size_t cap = 0;
     for (;;) {
         Dwarf_Unsigned hdr_len, next_off, typeoff;
         Dwarf_Half version, addr_size, len_size, ext_size, cu_type;
         Dwarf_Sig8 sig;
         Dwarf_Off abbrev_off;
-        int res = dwarf_next_cu_header_d(c->dbg, 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size,
-                                         &ext_size, &sig, &typeoff, &next_off, &cu_type, &err);
+        int res = dwarf_next_cu_header_d(c.dbg, 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size, &ext_size,
+                                         &sig, &typeoff, &next_off, &cu_type, &err);
         if (res == DW_DLV_ERROR)
-            damaged(c, &err, "header"); /* the units after a broken header are lost */
+            damaged(&c, &err, "header"); /* the units after a broken header are lost */
         if (res != DW_DLV_OK)
             break;
+        if (!symt_vec_grow((void **)&r->units, &cap, r->n_units + 1, sizeof *r->units))
+            return false;
+        struct unit_info *u = &r->units[r->n_units];
+        *u = (struct unit_info){0, version};
+        c.cu = (uint32_t)r->n_units++;
         Dwarf_Die cu;
-        if (dwarf_siblingof_b(c->dbg, NULL, 1, &cu, &err) != DW_DLV_OK) {
-            damaged(c, &err, "root DIE");
-            if (lines)
-                VEC_PUSH(t->cu_files, ((struct cu_files){NULL, 0, 1}));
-            else
-                VEC_PUSH(t->cu_names, NULL);
-            c->cu++;
-            continue;
-        }
-        c->version = version;
-        Dwarf_Unsigned lang = 0;
-        if (dwarf_srclang(cu, &lang, &err) != DW_DLV_OK)
-            drop(c->dbg, &err);
-        c->mangling = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
-                      lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus || lang == DW_LANG_D ||
-                      lang == DW_LANG_Rust || lang == DW_LANG_Java;
-        c->cu_base = 0;
-        dwarf_lowpc(cu, &c->cu_base, &err);
-        drop(c->dbg, &err);
-        if (lines) {
-            load_cu_lines(c, cu);
-            struct cu_files f = {c->files, c->n_files, c->base};
-            if (!VEC_PUSH(t->cu_files, f)) {
-                free(c->files);
-                c->failed = true;
-            }
-            c->files = NULL;
+        const char *name = NULL;
+        if (dwarf_siblingof_b(c.dbg, NULL, 1, &cu, &err) != DW_DLV_OK) {
+            damaged(&c, &err, "root DIE");
         } else {
+            if (dwarf_dieoffset(cu, &u->die, &err) != DW_DLV_OK)
+                damaged(&c, &err, "root DIE");
             char *cu_name = NULL;
-            Dwarf_Error name_err = NULL;
-            const char *name = dwarf_diename(cu, &cu_name, &name_err) == DW_DLV_OK ? symt_intern(c->pool, cu_name) : NULL;
-            drop(c->dbg, &name_err);
-            if (!VEC_PUSH(t->cu_names, name))
-                c->failed = true;
-            walk(c, cu, -1, 0);
+            if (dwarf_diename(cu, &cu_name, &err) == DW_DLV_OK)
+                name = symt_intern(pool, cu_name);
+            drop(c.dbg, &err);
+            struct scope_attrs sa;
+            read_scope_attrs(&c, cu, &sa);
+            struct unit_range_add a = {t, c.cu};
+            bool ok = true;
+            c.version = version;
+            c.cu_base = sa.has_low ? sa.low : 0;
+            if (sa.ranges)
+                ok = ranges_of(&c, cu, sa.ranges, add_unit_range, &a);
+            else if (sa.has_low && sa.has_high)
+                ok = add_unit_range(&a, (uint32_t)sa.low,
+                                    (uint32_t)(sa.high_is_length ? sa.low + sa.high : sa.high));
+            if (sa.ranges)
+                dwarf_dealloc_attribute(sa.ranges);
+            dwarf_dealloc_die(cu);
+            if (!ok)
+                return false;
         }
-        c->cu++;
+        if (!VEC_PUSH(t->cu_names, name))
+            return false;
+    }
+    if (c.damage[0])
+        snprintf(t->dwarf_error, sizeof t->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
+                 c.damage);
+    /* the second handle learns the unit headers too, so that its dwarf_offdie_b() finds them */
+    for (;;) {
+        Dwarf_Unsigned hdr_len, next_off, typeoff;
+        Dwarf_Half version, addr_size, len_size, ext_size, cu_type;
+        Dwarf_Sig8 sig;
+        Dwarf_Off abbrev_off;
+        int res = dwarf_next_cu_header_d(r->dbg[1], 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size,
+                                         &ext_size, &sig, &typeoff, &next_off, &cu_type, &err);
+        drop(r->dbg[1], &err);
+        if (res != DW_DLV_OK)
+            break;
+    }
+    t->n_units = r->n_units;
+    return true;
+}
+
+struct unit_pass {
+    struct cu_ctx c;
+    const struct dwarf_reader *r;
+    const uint32_t *ids;
+    size_t n;
+    struct cu_files *files; /* lines pass: each unit's file table, for DW_AT_call_file */
+};
+
+/* Lines pass (rows, sequences, file tables) or scopes pass (the DIE tree) over the given units. */
+static void unit_pass(struct unit_pass *p, bool lines)
+{
+    for (size_t i = 0; i < p->n && !p->c.failed; i++) {
+        Dwarf_Die cu;
+        if (!unit_begin(&p->c, p->r, p->ids[i], &cu))
+            continue;
+        if (lines) {
+            load_cu_lines(&p->c, cu);
+            p->files[i] = (struct cu_files){p->c.files, p->c.n_files, p->c.base};
+            p->c.files = NULL;
+        } else {
+            walk(&p->c, cu, -1, 0);
+        }
         dwarf_dealloc_die(cu);
     }
-    free(c->names);
-    c->names = NULL;
+    free(p->c.names);
+    p->c.names = NULL;
 }
 
 static void *scope_thread(void *arg)
 {
-    each_cu(arg, false);
+    unit_pass(arg, false);
     return NULL;
 }
 
-/* Line tables on this thread, the DIE tree on another: each has its own libdwarf handle and
- * string pool; strings are merged into the table's pool afterwards. */
-bool dwarf_load(struct sym_table *t, const char *path, bool *has_dwarf)
+/* Line tables on this thread, the DIE trees on another: each has its own libdwarf handle and
+ * string pool; strings are merged into pool afterwards. */
+bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool, const uint32_t *ids,
+                      size_t n)
 {
-    *has_dwarf = false;
-    /* Skip libdwarf's allocation-tracking tree: it costs a third of the load time, and we free
-     * every object we are handed (dies, attributes, strings, line contexts, range lists). */
-    dwarf_set_de_alloc_flag(0);
-    int fd_lines = open(path, O_RDONLY | O_CLOEXEC), fd_scopes = open(path, O_RDONLY | O_CLOEXEC);
-    Dwarf_Debug dbg_lines = NULL, dbg_scopes = NULL;
-    bool ok = true;
-    char why[160] = "";
-    int res = fd_lines >= 0 && fd_scopes >= 0 ? open_dwarf(fd_lines, &dbg_lines, why, sizeof why) : DW_DLV_NO_ENTRY;
-    if (res == DW_DLV_OK)
-        res = open_dwarf(fd_scopes, &dbg_scopes, why, sizeof why);
-    if (res == DW_DLV_ERROR)
+    struct strpool scope_strings = {0};
+    struct unit_pass lines = {.c = {.dbg = r->dbg[0], .t = stage, .pool = pool}, .r = r, .ids = ids, .n = n};
+    struct unit_pass scopes = {.c = {.dbg = r->dbg[1], .t = stage, .pool = &scope_strings}, .r = r, .ids = ids, .n = n};
+    lines.files = calloc(n + 1, sizeof *lines.files);
+    if (!lines.files)
+        return false;
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, scope_thread, &scopes) == 0;
+    unit_pass(&lines, true);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        unit_pass(&scopes, false);
+    bool ok = !lines.c.failed && !scopes.c.failed;
+    const char *damage = lines.c.damage[0] ? lines.c.damage : scopes.c.damage;
+    if (damage[0])
+        snprintf(stage->dwarf_error, sizeof stage->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
+                 damage);
+    /* one pool, so equal strings are equal pointers; then call sites get their file names */
+    for (size_t i = 0; i < stage->scopes.n; i++) {
+        struct scope *sc = &stage->scopes.v[i];
+        sc->name = symt_intern(pool, sc->name);
+        if (sc->call_fileno == UINT32_MAX)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            if (ids[k] == sc->cu) {
+                const struct cu_files *f = &lines.files[k];
+                long j = (long)sc->call_fileno - f->base;
+                sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
+                break;
+            }
+    }
+    for (size_t k = 0; k < n; k++)
+        free(lines.files[k].files);
+    free(lines.files);
+    symt_arena_free(&scope_strings.arena);
+    free(scope_strings.slots);
+    return ok;
+}
+
+bool dwarf_start(struct sym_table *t, const char *path)
+{
+    char why[160];
+    t->reader = dwarf_open(path, &t->has_dwarf, why, sizeof why);
+    if (!t->reader && why[0])
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", why);
-    if (res == DW_DLV_OK) {
-        *has_dwarf = true;
-        struct strpool scope_strings = {0};
-        struct cu_ctx lines = {.dbg = dbg_lines, .t = t, .pool = &t->strings};
-        struct cu_ctx scopes = {.dbg = dbg_scopes, .t = t, .pool = &scope_strings};
-        pthread_t th;
-        bool threaded = pthread_create(&th, NULL, scope_thread, &scopes) == 0;
-        each_cu(&lines, true);
-        if (threaded)
-            pthread_join(th, NULL);
-        else
-            each_cu(&scopes, false);
-        ok = !lines.failed && !scopes.failed;
-        const char *damage = lines.damage[0] ? lines.damage : scopes.damage;
-        if (damage[0])
-            snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                     "damaged DWARF, some lines or names are missing (%s)", damage);
-        /* one pool, so equal strings are equal pointers; then call sites get their file names */
-        for (size_t i = 0; i < t->scopes.n; i++) {
-            struct scope *sc = &t->scopes.v[i];
-            sc->name = symt_intern(&t->strings, sc->name);
-            if (sc->call_fileno != UINT32_MAX && sc->cu < t->cu_files.n) {
-                const struct cu_files *f = &t->cu_files.v[sc->cu];
-                long k = (long)sc->call_fileno - f->base;
-                sc->call_file = f->files && k >= 0 && k < f->n ? f->files[k] : NULL;
-            }
-        }
-        for (size_t i = 0; i < t->cu_names.n; i++)
-            t->cu_names.v[i] = symt_intern(&t->strings, t->cu_names.v[i]);
-        symt_arena_free(&scope_strings.arena);
-        free(scope_strings.slots);
-    }
-    Dwarf_Error err = NULL;
-    if (dbg_lines)
-        dwarf_finish(dbg_lines, &err);
-    drop(NULL, &err);
-    if (dbg_scopes)
-        dwarf_finish(dbg_scopes, &err);
-    drop(NULL, &err);
-    if (fd_lines >= 0)
-        close(fd_lines);
-    if (fd_scopes >= 0)
-        close(fd_scopes);
-    return ok;
+    return !t->reader || dwarf_index(t->reader, t, &t->strings);
 }

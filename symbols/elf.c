@@ -251,27 +251,20 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     struct sym_table *t = calloc(1, sizeof *t);
-    bool has_dwarf = false;
-    bool ok = t && symt_elf_load(t, elf);
+    bool ok = t && (t->path = strdup(path)) != NULL;
+    if (t)
+        t->dwarf_sock = -1;
+    ok = ok && symt_elf_load(t, elf);
     elf_end(elf);
     close(fd);
     if (ok && !t->dwarf_skip)
-        ok = isolation ? dwarf_load_isolated(t, path, &has_dwarf) : dwarf_load(t, path, &has_dwarf);
-    ok = ok && symt_index(t);
-    if (t)
-        symt_reap(t);
+        ok = isolation ? isolate_start(t, path) : dwarf_start(t, path);
+    ok = ok && symt_units_ready(t);
     if (!ok) {
         sym_close(t);
         fail(err, errlen, "%s: out of memory while loading symbols", path);
         return NULL;
     }
-    if (t->dwarf_error[0])
-        snprintf(t->warning, sizeof t->warning, "%s: %s", path, t->dwarf_error);
-    else if (t->funcs.n == 0 && !has_dwarf)
-        snprintf(t->warning, sizeof t->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
-    else if (!has_dwarf)
-        snprintf(t->warning, sizeof t->warning, "%s has no DWARF: functions only, no lines or inline chains", path);
-    else if (t->funcs.n == 0)
-        snprintf(t->warning, sizeof t->warning, "%s has no symbol table: names come from DWARF only", path);
+    symt_set_warning(t);
     return t;
 }

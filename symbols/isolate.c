@@ -1,8 +1,10 @@
 /* DWARF in a child process. libdwarf (20210528 in Debian 12) can abort or loop on damaged input,
- * e.g. a double free on a corrupted .debug_rnglists. The child runs dwarf_load() and writes the
- * flattened tables down a pipe: a header, the arrays as they are, then every string once. Any
- * crash, non-zero exit, short or inconsistent reply or timeout in the child leaves the parent with
- * ELF symbols only and a one-line reason in t->dwarf_error. */
+ * e.g. a double free on a corrupted .debug_rnglists. The child opens the DWARF, sends the unit
+ * index, then serves requests for units: each reply is a header, the stage's arrays as they are,
+ * then every string once. A crash, short or inconsistent reply or timeout in the child ends it:
+ * units read so far stay, the others get ELF symbols only, with a one-line reason in
+ * t->dwarf_error. */
+/* MSG_NOSIGNAL and PR_SET_PDEATHSIG need _GNU_SOURCE, which the build defines */
 #include "table.h"
 
 #include <errno.h>
@@ -12,18 +14,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define LOAD_TIMEOUT_MS 120000 /* the 27 MB benchmark ELF loads in 0.5 s */
-#define WIRE_MAGIC 0x636d7066u
+#define LOAD_TIMEOUT_MS 120000 /* the 27 MB benchmark ELF loads whole in 0.5 s */
+#define WIRE_MAGIC 0x636d7067u
 #define WIRE_END 0x646e6521u /* after the last byte: the reply is whole */
+#define MAX_REQUEST 65536u
 
 struct wire_header {
     uint32_t magic;
     uint8_t ok, has_dwarf;
-    uint64_t n_rows, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_strings, blob_bytes;
+    uint64_t n_rows, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_unit_ranges, n_units, n_strings, blob_bytes;
     char dwarf_error[sizeof(((struct sym_table *)0)->dwarf_error)];
 };
 
@@ -71,11 +76,11 @@ static bool to_id(struct string_ids *s, const char **p)
     return true;
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
+static bool send_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len) {
-        ssize_t k = write(fd, p, len);
+        ssize_t k = send(fd, p, len, MSG_NOSIGNAL);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -86,52 +91,96 @@ static bool write_all(int fd, const void *buf, size_t len)
     return true;
 }
 
-static void child(struct sym_table *t, const char *path, int fd)
+/* One reply: x's arrays with their strings as indexes (x's pointers are rewritten: x is spent). */
+static bool reply(int fd, struct sym_table *x, bool ok)
+{
+    struct wire_header h = {.magic = WIRE_MAGIC, .ok = ok, .has_dwarf = x->has_dwarf};
+    memcpy(h.dwarf_error, x->dwarf_error, sizeof h.dwarf_error);
+    struct string_ids s = {0};
+    bool good = true;
+    for (size_t i = 0; good && i < x->rows.n; i++)
+        good = to_id(&s, &x->rows.v[i].file);
+    for (size_t i = 0; good && i < x->scopes.n; i++)
+        good = to_id(&s, &x->scopes.v[i].name) && to_id(&s, &x->scopes.v[i].call_file);
+    for (size_t i = 0; good && i < x->cu_names.n; i++)
+        good = to_id(&s, &x->cu_names.v[i]);
+    h.n_rows = x->rows.n;
+    h.n_seqs = x->seqs.n;
+    h.n_scopes = x->scopes.n;
+    h.n_subs = x->subs.n;
+    h.n_inlines = x->inlines.n;
+    h.n_cu_names = x->cu_names.n;
+    h.n_unit_ranges = x->unit_ranges.n;
+    h.n_units = x->n_units;
+    h.n_strings = s.n;
+    h.blob_bytes = s.blob_len;
+    uint32_t end = WIRE_END;
+    good = good && send_all(fd, &h, sizeof h) && send_all(fd, x->rows.v, x->rows.n * sizeof *x->rows.v) &&
+           send_all(fd, x->seqs.v, x->seqs.n * sizeof *x->seqs.v) &&
+           send_all(fd, x->scopes.v, x->scopes.n * sizeof *x->scopes.v) &&
+           send_all(fd, x->subs.v, x->subs.n * sizeof *x->subs.v) &&
+           send_all(fd, x->inlines.v, x->inlines.n * sizeof *x->inlines.v) &&
+           send_all(fd, x->cu_names.v, x->cu_names.n * sizeof *x->cu_names.v) &&
+           send_all(fd, x->unit_ranges.v, x->unit_ranges.n * sizeof *x->unit_ranges.v) &&
+           send_all(fd, s.blob, s.blob_len) && send_all(fd, &end, sizeof end);
+    symt_ptrmap_free(&s.ids);
+    free(s.blob);
+    return good;
+}
+
+static bool read_all(int fd, void *dst, size_t len)
+{
+    char *p = dst;
+    while (len) {
+        ssize_t k = read(fd, p, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        p += (size_t)k;
+        len -= (size_t)k;
+    }
+    return true;
+}
+
+static void child(const char *path, int fd)
 {
     /* a crash here is expected now and then: no terminal-restoring handler, no message on the
      * parent's terminal (glibc writes fatal errors to /dev/tty unless told otherwise) */
-    static const int fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP};
+    static const int fatal[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
         signal(fatal[i], SIG_DFL);
+    /* Ctrl-C at the terminal is for the parent, which may still need units to report */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     setenv("LIBC_FATAL_STDERR_", "1", 1);
     int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) {
         dup2(devnull, STDERR_FILENO);
         close(devnull);
     }
-    struct wire_header h = {.magic = WIRE_MAGIC};
-    bool has_dwarf = false;
-    h.ok = dwarf_load(t, path, &has_dwarf);
-    h.has_dwarf = has_dwarf;
-    memcpy(h.dwarf_error, t->dwarf_error, sizeof h.dwarf_error);
-    struct string_ids s = {0};
-    bool ok = true;
-    for (size_t i = 0; ok && i < t->rows.n; i++)
-        ok = to_id(&s, &t->rows.v[i].file);
-    for (size_t i = 0; ok && i < t->scopes.n; i++)
-        ok = to_id(&s, &t->scopes.v[i].name) && to_id(&s, &t->scopes.v[i].call_file);
-    for (size_t i = 0; ok && i < t->cu_names.n; i++)
-        ok = to_id(&s, &t->cu_names.v[i]);
-    if (!ok)
+    /* the parent's ports, captures and terminals are not ours to hold open */
+    for (int k = 3; k < 1024; k++)
+        if (k != fd)
+            close(k);
+    struct sym_table *t = calloc(1, sizeof *t);
+    if (!t)
         _exit(3);
-    h.n_rows = t->rows.n;
-    h.n_seqs = t->seqs.n;
-    h.n_scopes = t->scopes.n;
-    h.n_subs = t->subs.n;
-    h.n_inlines = t->inlines.n;
-    h.n_cu_names = t->cu_names.n;
-    h.n_strings = s.n;
-    h.blob_bytes = s.blob_len;
-    ok = write_all(fd, &h, sizeof h) && write_all(fd, t->rows.v, t->rows.n * sizeof *t->rows.v) &&
-         write_all(fd, t->seqs.v, t->seqs.n * sizeof *t->seqs.v) &&
-         write_all(fd, t->scopes.v, t->scopes.n * sizeof *t->scopes.v) &&
-         write_all(fd, t->subs.v, t->subs.n * sizeof *t->subs.v) &&
-         write_all(fd, t->inlines.v, t->inlines.n * sizeof *t->inlines.v) &&
-         write_all(fd, t->cu_names.v, t->cu_names.n * sizeof *t->cu_names.v) && write_all(fd, s.blob, s.blob_len);
-    uint32_t end = WIRE_END;
-    ok = ok && write_all(fd, &end, sizeof end);
-    close(fd); /* the parent sees the end now, not after this process's memory is torn down */
-    _exit(ok ? 0 : 4); /* no atexit handlers, no leak report: the process ends here */
+    bool ok = dwarf_start(t, path);
+    if (!reply(fd, t, ok) || !t->reader)
+        _exit(ok ? 0 : 4);
+    uint32_t *ids = malloc(MAX_REQUEST * sizeof *ids);
+    for (;;) {
+        uint32_t n;
+        if (!ids || !read_all(fd, &n, sizeof n) || n == 0 || n > MAX_REQUEST || !read_all(fd, ids, n * sizeof *ids))
+            _exit(0); /* the parent closed the socket, or spoke nonsense */
+        struct sym_table stage = {0};
+        ok = dwarf_load_units(t->reader, &stage, &t->strings, ids, n);
+        if (!reply(fd, &stage, ok))
+            _exit(4);
+        symt_stage_free(&stage);
+    }
 }
 
 /* ---- parent: read the reply, check it, rebuild the pointers ------------------------------- */
@@ -188,8 +237,9 @@ static bool from_id(const char **p, const char **strings, uint64_t n)
     return true;
 }
 
-/* Give the arrays their strings back and check every index; false when the reply is inconsistent. */
-static bool adopt(struct sym_table *t, const char *blob, const struct wire_header *h)
+/* Give the stage's arrays their strings back and check every index; false when the reply is
+ * inconsistent. n_units: the units the index announced (the index reply sets it). */
+static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, const struct wire_header *h)
 {
     const char *end = blob + h->blob_bytes;
     bool ok = (h->blob_bytes == 0 || end[-1] == '\0') && h->n_strings <= h->blob_bytes;
@@ -202,47 +252,54 @@ static bool adopt(struct sym_table *t, const char *blob, const struct wire_heade
         s += strlen(s) + 1;
     }
     ok = ok && k == h->n_strings;
-    for (size_t i = 0; ok && i < t->rows.n; i++)
-        ok = from_id(&t->rows.v[i].file, strings, k);
-    for (size_t i = 0; ok && i < t->scopes.n; i++)
-        ok = from_id(&t->scopes.v[i].name, strings, k) && from_id(&t->scopes.v[i].call_file, strings, k) &&
-             t->scopes.v[i].parent >= -1 && t->scopes.v[i].parent < (int64_t)t->scopes.n && t->scopes.v[i].name;
-    for (size_t i = 0; ok && i < t->cu_names.n; i++)
-        ok = from_id(&t->cu_names.v[i], strings, k);
-    for (size_t i = 0; ok && i < t->seqs.n; i++)
-        ok = (uint64_t)t->seqs.v[i].first + t->seqs.v[i].n <= t->rows.n;
-    for (size_t i = 0; ok && i < t->subs.n; i++)
-        ok = t->subs.v[i].scope < t->scopes.n;
-    for (size_t i = 0; ok && i < t->inlines.n; i++)
-        ok = t->inlines.v[i].scope < t->scopes.n;
+    size_t units = t->n_units ? t->n_units : h->n_units;
+    for (size_t i = 0; ok && i < x->rows.n; i++)
+        ok = from_id(&x->rows.v[i].file, strings, k);
+    for (size_t i = 0; ok && i < x->scopes.n; i++)
+        ok = from_id(&x->scopes.v[i].name, strings, k) && from_id(&x->scopes.v[i].call_file, strings, k) &&
+             x->scopes.v[i].parent >= -1 && x->scopes.v[i].parent < (int64_t)x->scopes.n && x->scopes.v[i].name &&
+             x->scopes.v[i].cu < units;
+    for (size_t i = 0; ok && i < x->cu_names.n; i++)
+        ok = from_id(&x->cu_names.v[i], strings, k);
+    for (size_t i = 0; ok && i < x->seqs.n; i++)
+        ok = (uint64_t)x->seqs.v[i].first + x->seqs.v[i].n <= x->rows.n && x->seqs.v[i].cu < units;
+    for (size_t i = 0; ok && i < x->subs.n; i++)
+        ok = x->subs.v[i].scope < x->scopes.n;
+    for (size_t i = 0; ok && i < x->inlines.n; i++)
+        ok = x->inlines.v[i].scope < x->scopes.n;
+    for (size_t i = 0; ok && i < x->unit_ranges.n; i++)
+        ok = x->unit_ranges.v[i].unit < units;
     free(strings);
     return ok;
 }
 
-/* The child's reply, read straight into the table's arrays: 0, or -1 (broken) / -2 (timed out). */
-static int receive(struct sym_table *t, int fd, struct wire_header *h)
+/* A reply, read straight into the stage's arrays: 0, or -1 (broken) / -2 (timed out). */
+static int receive(struct sym_table *t, struct sym_table *x, int fd, struct wire_header *h)
 {
     long long deadline = now_ms() + LOAD_TIMEOUT_MS;
     int r = read_exact(fd, h, sizeof *h, deadline);
     if (r == 0 && h->magic != WIRE_MAGIC)
         r = -1;
     if (r == 0)
-        r = read_vec(fd, (void **)&t->rows.v, &t->rows.n, &t->rows.cap, h->n_rows, sizeof *t->rows.v, deadline);
+        r = read_vec(fd, (void **)&x->rows.v, &x->rows.n, &x->rows.cap, h->n_rows, sizeof *x->rows.v, deadline);
     if (r == 0)
-        r = read_vec(fd, (void **)&t->seqs.v, &t->seqs.n, &t->seqs.cap, h->n_seqs, sizeof *t->seqs.v, deadline);
+        r = read_vec(fd, (void **)&x->seqs.v, &x->seqs.n, &x->seqs.cap, h->n_seqs, sizeof *x->seqs.v, deadline);
     if (r == 0)
-        r = read_vec(fd, (void **)&t->scopes.v, &t->scopes.n, &t->scopes.cap, h->n_scopes, sizeof *t->scopes.v,
+        r = read_vec(fd, (void **)&x->scopes.v, &x->scopes.n, &x->scopes.cap, h->n_scopes, sizeof *x->scopes.v,
                      deadline);
     if (r == 0)
-        r = read_vec(fd, (void **)&t->subs.v, &t->subs.n, &t->subs.cap, h->n_subs, sizeof *t->subs.v, deadline);
+        r = read_vec(fd, (void **)&x->subs.v, &x->subs.n, &x->subs.cap, h->n_subs, sizeof *x->subs.v, deadline);
     if (r == 0)
-        r = read_vec(fd, (void **)&t->inlines.v, &t->inlines.n, &t->inlines.cap, h->n_inlines,
-                     sizeof *t->inlines.v, deadline);
+        r = read_vec(fd, (void **)&x->inlines.v, &x->inlines.n, &x->inlines.cap, h->n_inlines,
+                     sizeof *x->inlines.v, deadline);
     if (r == 0)
-        r = read_vec(fd, (void **)&t->cu_names.v, &t->cu_names.n, &t->cu_names.cap, h->n_cu_names,
-                     sizeof *t->cu_names.v, deadline);
+        r = read_vec(fd, (void **)&x->cu_names.v, &x->cu_names.n, &x->cu_names.cap, h->n_cu_names,
+                     sizeof *x->cu_names.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&x->unit_ranges.v, &x->unit_ranges.n, &x->unit_ranges.cap, h->n_unit_ranges,
+                     sizeof *x->unit_ranges.v, deadline);
     char *blob = NULL;
-    if (r == 0 && h->blob_bytes >= ((uint64_t)1 << 32))
+    if (r == 0 && (h->blob_bytes >= ((uint64_t)1 << 32) || h->n_units >= ((uint64_t)1 << 24)))
         r = -1;
     if (r == 0 && !(blob = malloc(h->blob_bytes + 1)))
         r = -1;
@@ -250,65 +307,111 @@ static int receive(struct sym_table *t, int fd, struct wire_header *h)
         r = read_exact(fd, blob, h->blob_bytes, deadline);
     if (r == 0) {
         uint32_t end = 0;
-        char extra;
-        if (read_exact(fd, &end, sizeof end, deadline) != 0 || end != WIRE_END || read(fd, &extra, 1) != 0 ||
-            !adopt(t, blob, h)) /* the end mark, then nothing */
+        if (read_exact(fd, &end, sizeof end, deadline) != 0 || end != WIRE_END || !adopt(t, x, blob, h))
             r = -1;
     }
     free(blob);
-    if (r != 0) /* nothing half-adopted stays */
-        t->rows.n = t->seqs.n = t->scopes.n = t->subs.n = t->inlines.n = t->cu_names.n = 0;
+    h->dwarf_error[sizeof h->dwarf_error - 1] = '\0';
     return r;
 }
 
-bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf)
+/* The child failed: end it, say why, and load no more units through it. */
+static void child_failed(struct sym_table *t, int got, const char *doing)
 {
-    *has_dwarf = false;
-    int pipefd[2];
-    if (pipe(pipefd) != 0)
-        return dwarf_load(t, path, has_dwarf); /* no child possible: load here, unprotected */
+    if (got == -2)
+        kill(t->dwarf_child, SIGKILL);
+    close(t->dwarf_sock);
+    t->dwarf_sock = -1;
+    int status = 0;
+    while (waitpid(t->dwarf_child, &status, 0) < 0 && errno == EINTR) {
+    }
+    t->dwarf_child = 0;
+    t->dwarf_dead = true;
+    const char *what = t->units_loaded ? "units not yet read have functions from the ELF symbol table only"
+                                       : "functions from the ELF symbol table only, no lines or inline chains";
+    if (got == -2)
+        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                 "%s took over %d s (libdwarf stuck on damaged debug info?): %s", doing, LOAD_TIMEOUT_MS / 1000, what);
+    else if (WIFSIGNALED(status))
+        snprintf(t->dwarf_error, sizeof t->dwarf_error, "libdwarf crashed (%s) %s: %s",
+                 strsignal(WTERMSIG(status)), doing, what);
+    else
+        snprintf(t->dwarf_error, sizeof t->dwarf_error, "the DWARF loader failed (exit status %d) %s: %s",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, doing, what);
+}
+
+bool isolate_start(struct sym_table *t, const char *path)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return dwarf_start(t, path); /* no child possible: read here, unprotected */
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return dwarf_load(t, path, has_dwarf);
+        close(sv[0]);
+        close(sv[1]);
+        return dwarf_start(t, path);
     }
     if (pid == 0) {
-        close(pipefd[0]);
-        child(t, path, pipefd[1]);
+        close(sv[0]);
+        child(path, sv[1]);
     }
-    close(pipefd[1]);
-#ifdef F_SETPIPE_SZ
-    fcntl(pipefd[0], F_SETPIPE_SZ, 1 << 20); /* tens of MB go through: fewer, larger reads */
-#endif
+    close(sv[1]);
+    t->dwarf_child = pid;
+    t->dwarf_sock = sv[0];
+    struct sym_table index = {0};
     struct wire_header h;
-    int got = receive(t, pipefd[0], &h);
-    close(pipefd[0]);
-    if (got == 0) { /* whole and consistent: the child may still be exiting; sym_open reaps it */
-        t->dwarf_child = pid;
-        *has_dwarf = h.has_dwarf;
-        h.dwarf_error[sizeof h.dwarf_error - 1] = '\0';
+    int got = receive(t, &index, t->dwarf_sock, &h);
+    bool ok = true;
+    if (got == 0 && h.n_cu_names != h.n_units)
+        got = -1;
+    if (got == 0) {
+        ok = h.ok;
+        t->has_dwarf = h.has_dwarf;
         memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
-        return h.ok;
-    }
-    if (got == -2)
-        kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (got == -2) {
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                 "reading DWARF took over %d s (libdwarf stuck on damaged debug info?): functions from the "
-                 "ELF symbol table only, no lines or inline chains", LOAD_TIMEOUT_MS / 1000);
-    } else if (WIFSIGNALED(status)) {
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                 "libdwarf crashed (%s) on this file's debug info: functions from the ELF symbol table only, "
-                 "no lines or inline chains", strsignal(WTERMSIG(status)));
+        t->n_units = h.n_units;
+        t->cu_names = index.cu_names;
+        t->unit_ranges = index.unit_ranges;
+        memset(&index.cu_names, 0, sizeof index.cu_names);
+        memset(&index.unit_ranges, 0, sizeof index.unit_ranges);
+        if (!t->has_dwarf || t->n_units == 0)
+            isolate_end(t);
     } else {
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                 "the DWARF loader failed (exit status %d): functions from the ELF symbol table only, "
-                 "no lines or inline chains", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        child_failed(t, got, "reading the unit index");
     }
-    return true; /* the table stays usable with ELF symbols */
+    symt_stage_free(&index);
+    return ok;
+}
+
+bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const uint32_t *ids, size_t n)
+{
+    if (t->dwarf_sock < 0 || n == 0 || n > MAX_REQUEST)
+        return false;
+    uint32_t count = (uint32_t)n;
+    struct wire_header h;
+    int got = send_all(t->dwarf_sock, &count, sizeof count) && send_all(t->dwarf_sock, ids, n * sizeof *ids)
+                  ? receive(t, stage, t->dwarf_sock, &h)
+                  : -1;
+    if (got != 0) {
+        symt_stage_free(stage);
+        char doing[48];
+        snprintf(doing, sizeof doing, "reading unit %u", (unsigned)ids[0]);
+        child_failed(t, got, doing);
+        return false;
+    }
+    memcpy(stage->dwarf_error, h.dwarf_error, sizeof stage->dwarf_error);
+    return h.ok;
+}
+
+void isolate_end(struct sym_table *t)
+{
+    if (t->dwarf_sock >= 0)
+        close(t->dwarf_sock); /* the child reads the end and exits */
+    t->dwarf_sock = -1;
+    if (t->dwarf_child > 0) {
+        kill(t->dwarf_child, SIGKILL); /* no need to wait for its memory to be torn down */
+        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    t->dwarf_child = 0;
 }

@@ -1,4 +1,4 @@
-/* Address lookups over the flattened table: sorting and indexes, then function, line and inline chain. */
+/* Address lookups over the flattened table: function, line and inline chain, cached per address. */
 #include "table.h"
 
 #include <errno.h>
@@ -8,35 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- indexes ----------------------------------------------------------------------------- */
+/* ---- lookups ----------------------------------------------------------------------------- */
 
-static int cmp_row_in_seq(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->order < y->order ? -1 : (x->order > y->order);
-}
-
-static int cmp_seq(const void *a, const void *b)
-{
-    const struct seq *x = a, *y = b;
-    return x->lo < y->lo ? -1 : (x->lo > y->lo);
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-    const struct range *x = a, *y = b;
-    if (x->lo != y->lo)
-        return x->lo < y->lo ? -1 : 1;
-    if (x->hi != y->hi)
-        return x->hi > y->hi ? -1 : 1;
-    return x->depth < y->depth ? -1 : (x->depth > y->depth);
-}
-
-
-
-static const struct func *func_for(const struct sym_table *t, uint32_t addr)
+const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
 {
     long i = LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
     for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
@@ -48,92 +22,6 @@ static const struct func *func_for(const struct sym_table *t, uint32_t addr)
     }
     return NULL;
 }
-
-/* Code the linker discarded (--gc-sections) keeps its DWARF, with its address relocated to a
- * tombstone: 0 (ld), or -1/-2 (lld). On parts whose flash starts at 0 such ranges lie over real
- * code, so DWARF must not outvote the symbol table there: a subprogram range must start inside an
- * ELF function symbol, and neither it nor a line sequence may start at a tombstone where no
- * function symbol starts. Without a symbol table there is nothing to check against. */
-static bool tombstone(const struct sym_table *t, uint32_t lo)
-{
-    if (lo != 0 && lo < 0xFFFFFFFEu)
-        return false;
-    const struct func *f = func_for(t, lo);
-    return !(f && f->lo == lo);
-}
-
-static void drop_discarded(struct sym_table *t)
-{
-    if (t->funcs.n == 0)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < t->subs.n; i++)
-        if (!tombstone(t, t->subs.v[i].lo) && func_for(t, t->subs.v[i].lo))
-            t->subs.v[k++] = t->subs.v[i];
-    t->subs.n = k;
-    k = 0;
-    for (size_t i = 0; i < t->seqs.n; i++)
-        if (!tombstone(t, t->seqs.v[i].lo))
-            t->seqs.v[k++] = t->seqs.v[i];
-    t->seqs.n = k;
-}
-
-bool symt_index(struct sym_table *t)
-{
-    drop_discarded(t);
-    /* rows: sort within each sequence (ties keep table order), then sequences by start */
-    for (size_t i = 0; i < t->seqs.n; i++) {
-        struct seq *s = &t->seqs.v[i];
-        symt_sort(t->rows.v + s->first, s->n, sizeof *t->rows.v, cmp_row_in_seq);
-    }
-    symt_sort(t->seqs.v, t->seqs.n, sizeof *t->seqs.v, cmp_seq);
-    symt_sort(t->subs.v, t->subs.n, sizeof *t->subs.v, cmp_range);
-    symt_sort(t->inlines.v, t->inlines.n, sizeof *t->inlines.v, cmp_range);
-    /* give each subprogram range the inline ranges that lie inside it */
-    t->sub_first = calloc(t->subs.n + 1, sizeof *t->sub_first);
-    t->sub_count = calloc(t->subs.n + 1, sizeof *t->sub_count);
-    if (!t->sub_first || !t->sub_count)
-        return false;
-    struct range *grouped = malloc((t->inlines.n + 1) * sizeof *grouped);
-    if (!grouped)
-        return false;
-    size_t k = 0;
-    for (size_t s = 0; s < t->subs.n; s++) {
-        const struct range *sub = &t->subs.v[s];
-        t->sub_first[s] = (uint32_t)k;
-        long i = LAST_LE(t->inlines.v, t->inlines.n, sub->lo, lo) + 1;
-        while (i > 0 && t->inlines.v[i - 1].lo >= sub->lo)
-            i--;
-        for (size_t j = (size_t)i; j < t->inlines.n && t->inlines.v[j].lo < sub->hi; j++) {
-            const struct range *r = &t->inlines.v[j];
-            /* an inline range belongs to the subprogram whose scope is its root */
-            uint32_t root = r->scope;
-            while (t->scopes.v[root].parent >= 0)
-                root = (uint32_t)t->scopes.v[root].parent;
-            if (root == sub->scope && r->hi <= sub->hi) {
-                grouped[k] = *r;
-                grouped[k].sub = (uint32_t)s;
-                k++;
-            }
-        }
-        t->sub_count[s] = (uint32_t)k - t->sub_first[s];
-    }
-    free(t->inlines.v);
-    t->inlines.v = grouped;
-    t->inlines.n = k;
-    t->inlines.cap = t->inlines.n + 1;
-    t->sub_max_hi = malloc((t->subs.n + 1) * sizeof *t->sub_max_hi);
-    t->seq_max_hi = malloc((t->seqs.n + 1) * sizeof *t->seq_max_hi);
-    if (!t->sub_max_hi || !t->seq_max_hi)
-        return false;
-    for (size_t i = 0; i < t->subs.n; i++)
-        t->sub_max_hi[i] = i && t->sub_max_hi[i - 1] > t->subs.v[i].hi ? t->sub_max_hi[i - 1] : t->subs.v[i].hi;
-    for (size_t i = 0; i < t->seqs.n; i++)
-        t->seq_max_hi[i] = i && t->seq_max_hi[i - 1] > t->seqs.v[i].hi ? t->seq_max_hi[i - 1] : t->seqs.v[i].hi;
-    return true;
-}
-
-/* ---- lookups ----------------------------------------------------------------------------- */
 
 /* The line row for addr. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
  * the first unit (in .debug_info order) whose sequence covers addr, as binutils searches. */
@@ -222,8 +110,8 @@ static long scope_for(const struct sym_table *t, uint32_t addr)
     const struct range *sub = &t->subs.v[found];
     long best = (long)sub->scope;
     uint32_t best_depth = 0;
-    const struct range *in = t->inlines.v + t->sub_first[found];
-    for (uint32_t k = 0; k < t->sub_count[found] && in[k].lo <= addr; k++)
+    const struct range *in = t->inlines.v + sub->in_first;
+    for (uint32_t k = 0; k < sub->in_n && in[k].lo <= addr; k++)
         if (addr < in[k].hi && in[k].depth > best_depth) {
             best = (long)in[k].scope;
             best_depth = in[k].depth;
@@ -233,7 +121,7 @@ static long scope_for(const struct sym_table *t, uint32_t addr)
 
 static struct sym_location *resolve(struct sym_table *t, uint32_t addr)
 {
-    const struct func *fn = func_for(t, addr);
+    const struct func *fn = symt_func_for(t, addr);
     long sc = scope_for(t, addr);
     const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1);
     uint32_t n = 1;
@@ -286,8 +174,10 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
     if (t->cache_used * 2 >= t->cache_cap) {
         size_t cap = t->cache_cap ? t->cache_cap * 2 : 4096;
         struct cache_slot *c = calloc(cap, sizeof *c);
-        if (!c)
+        if (!c) {
+            symt_require(t, addr);
             return resolve(t, addr);
+        }
         for (size_t i = 0; i < t->cache_cap; i++) {
             if (!t->cache[i].loc)
                 continue;
@@ -306,6 +196,7 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
             return t->cache[j].loc;
         j = (j + 1) & (t->cache_cap - 1);
     }
+    symt_require(t, addr); /* the units that cover addr, read the first time */
     struct sym_location *loc = resolve(t, addr);
     if (loc) {
         t->cache[j].addr = addr;
@@ -330,7 +221,7 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
 
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
 {
-    const struct func *f = func_for(t, addr);
+    const struct func *f = symt_func_for(t, addr);
     if (!f) {
         size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
         if (next >= t->funcs.n)

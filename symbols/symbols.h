@@ -1,6 +1,7 @@
 /* Address -> function, source line and inline chain, from an ARM ELF's symbol table (libelf)
- * and DWARF 4/5 (libdwarf). Everything is read once into sorted arrays; lookups use binary
- * search and a per-address cache and never touch libdwarf again. */
+ * and DWARF 4/5 (libdwarf). Opening reads the symbol table and the index of compilation units;
+ * a unit's lines and inline tree are read the first time a lookup falls in it, into sorted
+ * arrays. Lookups use binary search and a per-address cache. */
 #ifndef CMPROF_SYMBOLS_H
 #define CMPROF_SYMBOLS_H
 
@@ -42,6 +43,12 @@ const char *sym_warning(const struct sym_table *t);
 /* Resolve an address (Thumb bit ignored). The result stays valid until sym_close(). */
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
 
+/* Read, in one batch, the compilation units that lookups of these addresses will need: faster
+ * than unit by unit when many addresses are known at once. Lookups work without it. */
+void sym_prefetch(struct sym_table *t, const uint32_t *addrs, size_t n);
+/* Read every unit that is not read yet. */
+void sym_read_all(struct sym_table *t);
+
 /* The ELF function symbol that contains addr, else the first one after it: its [lo, hi).
  * Returns 0 when there is none. */
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi);
@@ -73,6 +80,7 @@ struct sym_stats {
     size_t line_rows;
     size_t scopes;        /* DWARF subprograms and inlined instances */
     size_t cache_entries;
+    size_t units, units_loaded; /* compilation units: a unit is read when a lookup first needs it */
     size_t bytes;         /* memory held by the table */
 };
 void sym_get_stats(const struct sym_table *t, struct sym_stats *out);

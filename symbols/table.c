@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 void *symt_alloc(struct arena *a, size_t n)
 {
@@ -160,14 +159,6 @@ void symt_ptrmap_free(struct ptrmap *m)
     memset(m, 0, sizeof *m);
 }
 
-void symt_reap(struct sym_table *t)
-{
-    if (t->dwarf_child > 0) /* it sent everything and closed the pipe: it is exiting, if not gone */
-        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
-        }
-    t->dwarf_child = 0;
-}
-
 void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)
@@ -191,21 +182,21 @@ void sym_close(struct sym_table *t)
     free(t->subs.v);
     free(t->inlines.v);
     free(t->cu_names.v);
-    for (size_t i = 0; i < t->cu_files.n; i++)
-        free(t->cu_files.v[i].files);
-    free(t->cu_files.v);
-    free(t->sub_first);
     free(t->sub_max_hi);
     free(t->seq_max_hi);
-    free(t->sub_count);
+    free(t->unit_state);
+    free(t->unit_ranges.v);
+    free(t->unit_max_hi);
     for (size_t i = 0; i < t->code.n; i++)
         free(t->code.v[i].bytes);
     free(t->code.v);
     free(t->build_id);
     free(t->cache);
     symt_ptrmap_free(&t->demangled);
-    symt_reap(t);
+    dwarf_close(t->reader);
+    isolate_end(t);
     free(t->vectors);
+    free(t->path);
     free(t);
 }
 
@@ -220,8 +211,11 @@ void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
     out->line_rows = t->rows.n;
     out->scopes = t->scopes.n;
     out->cache_entries = t->cache_used;
+    out->units = t->n_units;
+    out->units_loaded = t->units_loaded;
     out->bytes = t->strings.arena.bytes + t->results.bytes + t->funcs.cap * sizeof *t->funcs.v +
                  t->rows.cap * sizeof *t->rows.v + t->seqs.cap * sizeof *t->seqs.v +
                  t->scopes.cap * sizeof *t->scopes.v + t->subs.cap * sizeof *t->subs.v +
-                 t->inlines.cap * sizeof *t->inlines.v + t->cache_cap * sizeof *t->cache;
+                 t->inlines.cap * sizeof *t->inlines.v + t->cache_cap * sizeof *t->cache +
+                 t->unit_ranges.cap * sizeof *t->unit_ranges.v;
 }

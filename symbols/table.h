@@ -1,6 +1,7 @@
 /* Private to symbols/: the flattened table that the loader stages fill and the lookups read, and
- * the arena, string pool and growable arrays they share. Stages, in order: symt_elf_load (symbol
- * table, sections, build-id), dwarf_load or dwarf_load_isolated (lines and scopes), symt_index. */
+ * the arena, string pool and growable arrays they share. Stages: symt_elf_load (symbol table,
+ * sections, build-id); dwarf_start or isolate_start (the unit index); symt_units_ready; then, as
+ * lookups need them, units read by dwarf_load_units or isolate_fetch and merged by units.c. */
 #ifndef CMPROF_SYMBOLS_TABLE_H
 #define CMPROF_SYMBOLS_TABLE_H
 
@@ -110,8 +111,15 @@ struct range {
     uint32_t lo, hi;
     uint32_t scope;
     uint32_t depth;
-    uint32_t sub;       /* index of the subprogram range this one nests in (inline ranges) */
+    uint32_t in_first, in_n; /* a subprogram range: the inline ranges inside it, in inlines */
 };
+
+struct unit_range {     /* addresses a compilation unit says it covers */
+    uint32_t lo, hi;
+    uint32_t unit;
+};
+
+enum unit_state { UNIT_UNLOADED, UNIT_LOADED, UNIT_FAILED };
 
 struct code_section {
     uint32_t lo, hi;
@@ -134,9 +142,14 @@ struct cache_slot {
 
 struct sym_table {
     char warning[320];
+    char *path;                /* the ELF, for warnings */
+    bool has_dwarf;
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
     bool dwarf_skip;           /* the ELF part found DWARF we must not hand to libdwarf */
-    int dwarf_child;           /* the DWARF loader's pid, to reap at sym_close (0: none) */
+    struct dwarf_reader *reader; /* DWARF read in this process (NULL: by the child, or none) */
+    int dwarf_child;           /* the DWARF loader's pid, to end at sym_close (0: none) */
+    int dwarf_sock;            /* requests to it and its replies (-1: none) */
+    bool dwarf_dead;           /* the child failed: no more units can be loaded */
     struct strpool strings;
     struct arena results;
     VEC(struct func) funcs;
@@ -147,14 +160,16 @@ struct sym_table {
     VEC(struct seq) seqs;
     VEC(struct scope) scopes;
     VEC(struct range) subs;    /* subprogram ranges, sorted */
-    VEC(struct range) inlines; /* inline ranges, grouped by subprogram range after sorting */
-    uint32_t *sub_first;       /* per subprogram range: first inline range index */
+    VEC(struct range) inlines; /* inline ranges, grouped by subprogram range */
     uint32_t *sub_max_hi;      /* running maximum of subs[0..i].hi: how far back to look */
     uint32_t *seq_max_hi;      /* the same for sequences */
-    uint32_t *sub_count;
+    size_t n_units;            /* compilation units, in .debug_info order */
+    uint8_t *unit_state;       /* enum unit_state of each */
+    size_t units_loaded;
+    VEC(struct unit_range) unit_ranges; /* sorted by lo */
+    uint32_t *unit_max_hi;     /* running maximum of unit_ranges[0..i].hi */
     VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */
-    VEC(struct cu_files) cu_files; /* each unit's file table, for DW_AT_call_file */
     uint32_t *vectors;         /* the vector table's words (handler addresses), host byte order */
     size_t n_vectors;
     uint32_t vectors_at;       /* address of the section it came from; named sections win */
@@ -170,19 +185,39 @@ struct sym_table {
  * memory, with the reason in t->warning. */
 bool symt_elf_load(struct sym_table *t, void *elf);
 
-/* DWARF part, in this process: lines, scopes and ranges, unit names. Returns false when out of
- * memory; a damaged DWARF is not a failure but leaves its first error in t->dwarf_error. */
-bool dwarf_load(struct sym_table *t, const char *path, bool *has_dwarf);
+/* DWARF through libdwarf (dwarf.c). A reader is two views of the file's DWARF. dwarf_open
+ * returns NULL when there is none (has_dwarf false) or libdwarf refuses it (the reason in why). */
+struct dwarf_reader;
+struct dwarf_reader *dwarf_open(const char *path, bool *has_dwarf, char *why, size_t len);
+void dwarf_close(struct dwarf_reader *r);
+/* The unit index, from unit headers and root DIEs only: t->n_units, t->unit_ranges (unsorted),
+ * t->cu_names, strings in pool. False when out of memory. */
+bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *pool);
+/* Lines and scopes of units ids[0..n) appended to stage's rows, seqs, scopes (parents relative
+ * to stage), subs and inlines (unsorted), strings in pool. Damage goes to stage->dwarf_error. */
+bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool, const uint32_t *ids,
+                      size_t n);
 
-/* The same in a child process that hands back the flattened tables, so that a crash or hang in
- * libdwarf costs only the DWARF: then false with the reason in t->dwarf_error. */
-bool dwarf_load_isolated(struct sym_table *t, const char *path, bool *has_dwarf);
+/* Open the reader into t->reader and read the unit index (t->has_dwarf, t->dwarf_error). */
+bool dwarf_start(struct sym_table *t, const char *path);
 
-/* Sort and index what the loaders filled. */
-bool symt_index(struct sym_table *t);
+/* The same in a child process (isolate.c), so that a crash or hang in libdwarf costs only the
+ * DWARF. Start: fork the child and take its unit index into t (false only when out of memory;
+ * a failed child leaves the reason in t->dwarf_error). Fetch: the child's stage for ids. */
+bool isolate_start(struct sym_table *t, const char *path);
+bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const uint32_t *ids, size_t n);
+void isolate_end(struct sym_table *t);
 
-/* Wait for the DWARF child to end (it has sent its reply and is tearing its memory down, which
- * sym_open overlaps with symt_index), so no zombie outlives sym_open. */
-void symt_reap(struct sym_table *t);
+/* Units (units.c): sort the unit index and load the units that state no addresses; then, before
+ * an address is resolved, load every unit that covers it. */
+bool symt_units_ready(struct sym_table *t);
+void symt_require(struct sym_table *t, uint32_t addr);
+/* Free a stage's vectors. */
+void symt_stage_free(struct sym_table *stage);
+/* Rebuild t->warning from what is known (sym_open, and again when a unit load fails). */
+void symt_set_warning(struct sym_table *t);
+
+/* The ELF function symbol containing addr, or NULL. */
+const struct func *symt_func_for(const struct sym_table *t, uint32_t addr);
 
 #endif
