@@ -110,11 +110,10 @@ static long scope_for(const struct sym_table *t, uint32_t addr)
     const struct range *sub = &t->subs.v[found];
     long best = (long)sub->scope;
     uint32_t best_depth = 0;
-    const struct range *in = t->inlines.v + sub->in_first;
-    for (uint32_t k = 0; k < sub->in_n && in[k].lo <= addr; k++)
-        if (addr < in[k].hi && in[k].depth > best_depth) {
-            best = (long)in[k].scope;
-            best_depth = in[k].depth;
+    for (uint32_t k = sub->in_first; k < sub->in_first + sub->in_n && t->inlines.v[k].lo <= addr; k++)
+        if (addr < t->inlines.v[k].hi && t->inlines.v[k].depth > best_depth) {
+            best = (long)t->inlines.v[k].scope;
+            best_depth = t->inlines.v[k].depth;
         }
     return best;
 }

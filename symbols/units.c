@@ -71,7 +71,7 @@ static void *merge_sorted(const void *a, size_t na, const void *b, size_t nb, si
                           int (*cmp)(const void *, const void *))
 {
     char *out = malloc((na + nb + 1) * elem), *o = out;
-    const char *x = a, *y = b, *xe = x + na * elem, *ye = y + nb * elem;
+    const char *x = a, *y = b, *xe = na ? x + na * elem : x, *ye = nb ? y + nb * elem : y; /* NULL + 0 is undefined */
     if (!out)
         return NULL;
     while (x < xe && y < ye) {
