@@ -116,6 +116,8 @@ int main(int argc, char **argv)
 {
     if (getenv("CMPROF_DWARF_IN_PROCESS")) /* debugging, and sanitizer runs that must see libdwarf's calls */
         sym_set_isolation(0);
+    if (getenv("CMPROF_DWARF_LIBDWARF")) /* every unit through libdwarf: the fast reader's reference */
+        sym_set_fast_reader(0);
     static const char *const outputs[] = {"table", "csv", "json", "folded", "speedscope"};
     static const char *const groups[] = {"function", "line", "file", "task"};
     struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,

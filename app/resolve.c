@@ -10,24 +10,81 @@
 
 static bool demangle; /* -C: names as addr2line -C prints them */
 
-static void print_location(FILE *out, struct sym_table *t, const struct sym_location *loc, uint32_t addr)
+/* Text appended to a buffer: the output is formatted by hand, as printf's parsing cost more
+ * than the lookups on large inputs. */
+struct text {
+    char *p;
+    size_t len, cap;
+};
+
+static void put(struct text *b, const char *s, size_t n)
 {
-    fprintf(out, "0x%08x\n", addr);
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
+        while (cap < b->len + n)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return; /* out of memory: the text is cut, fwrite reports nothing worse */
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void put_str(struct text *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+static void put_uint(struct text *b, uint32_t v)
+{
+    char d[10];
+    int n = 0;
+    do
+        d[sizeof d - 1 - n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    put(b, d + sizeof d - n, (size_t)n);
+}
+
+static void print_location(struct text *b, struct sym_table *t, const struct sym_location *loc, uint32_t addr)
+{
+    static const char hex[] = "0123456789abcdef";
+    char a[11] = "0x";
+    for (int i = 0; i < 8; i++)
+        a[2 + i] = hex[(addr >> (28 - 4 * i)) & 15];
+    a[10] = '\n';
+    put(b, a, sizeof a);
     if (!loc->known) {
-        fputs("??\n??:0\n", out);
+        put_str(b, "??\n??:0\n");
         return;
     }
     for (uint32_t i = 0; i < loc->n_frames; i++) {
         const struct sym_frame *f = &loc->frames[i];
-        fprintf(out, "%s\n%s:", demangle ? sym_demangle(t, f->function) : f->function, f->file);
+        put_str(b, demangle ? sym_demangle(t, f->function) : f->function);
+        put(b, "\n", 1);
+        put_str(b, f->file);
+        put(b, ":", 1);
         if (f->line)
-            fprintf(out, "%u", f->line);
+            put_uint(b, f->line);
         else
-            fputc('?', out);
-        if (loc->discriminator) /* addr2line repeats it on every frame */
-            fprintf(out, " (discriminator %u)", loc->discriminator);
-        fputc('\n', out);
+            put(b, "?", 1);
+        if (loc->discriminator) { /* addr2line repeats it on every frame */
+            put_str(b, " (discriminator ");
+            put_uint(b, loc->discriminator);
+            put(b, ")", 1);
+        }
+        put(b, "\n", 1);
     }
+}
+
+static void flush_text(struct text *b, FILE *out)
+{
+    if (b->len)
+        fwrite(b->p, 1, b->len, out);
+    b->len = 0;
+    fflush(out);
 }
 
 static int parse_addr(const char *s, uint32_t *out)
@@ -41,7 +98,7 @@ static int parse_addr(const char *s, uint32_t *out)
 }
 
 /* One address line from stdin; blank lines are skipped. Returns 1 for a line that is not one. */
-static int answer_line(struct sym_table *t, char *line, FILE *out, FILE *err)
+static int answer_line(struct sym_table *t, char *line, struct text *out, FILE *err)
 {
     line[strcspn(line, " \t")] = '\0';
     uint32_t a;
@@ -78,6 +135,7 @@ static size_t chunk_addrs(const char *chunk, size_t len, uint32_t *out)
 
 int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE *in, FILE *out, FILE *err)
 {
+    struct text text = {0};
     demangle = demangle_names;
     char msg[512];
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
@@ -102,8 +160,9 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
             status = 1;
             continue;
         }
-        print_location(out, t, sym_lookup(t, a), a);
+        print_location(&text, t, sym_lookup(t, a), a);
     }
+    flush_text(&text, out);
     if (n == 0 && in) {
         /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered
          * before one flush, so a pipe is fast and an interactive user still sees each answer. */
@@ -122,16 +181,18 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
                 }
                 line[len] = '\0';
                 len = 0;
-                status |= answer_line(t, line, out, err);
+                status |= answer_line(t, line, &text, err);
             }
-            fflush(out);
+            flush_text(&text, out);
         }
         line[len] = '\0';
         if (len)
-            status |= answer_line(t, line, out, err);
+            status |= answer_line(t, line, &text, err);
+        flush_text(&text, out);
     }
     if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
+    free(text.p);
     sym_close(t);
     return status;
 }

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,16 +224,28 @@ struct range_add {
     bool inline_range;
 };
 
+bool dwarf_add_range(struct sym_table *t, uint32_t scope, uint32_t depth, bool inline_range, uint32_t lo, uint32_t hi)
+{
+    if (lo == 0 && depth == 0 && hi < 0x100)
+        return true; /* code discarded by the linker keeps debug info at address 0 */
+    struct range r = {lo, hi, scope, depth, 0, 0};
+    struct scope *s = &t->scopes.v[scope];
+    if (lo < s->low)
+        s->low = lo;
+    return inline_range ? VEC_PUSH(t->inlines, r) : VEC_PUSH(t->subs, r);
+}
+
 static bool add_range(void *ctx, uint32_t lo, uint32_t hi)
 {
     struct range_add *a = ctx;
-    if (lo == 0 && a->depth == 0 && hi < 0x100)
-        return true; /* code discarded by the linker keeps debug info at address 0 */
-    struct range r = {lo, hi, a->scope, a->depth, 0, 0};
-    struct scope *s = &a->t->scopes.v[a->scope];
-    if (lo < s->low)
-        s->low = lo;
-    return a->inline_range ? VEC_PUSH(a->t->inlines, r) : VEC_PUSH(a->t->subs, r);
+    return dwarf_add_range(a->t, a->scope, a->depth, a->inline_range, lo, hi);
+}
+
+bool dwarf_lang_mangles(unsigned lang)
+{
+    return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
+           lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus || lang == DW_LANG_D ||
+           lang == DW_LANG_Rust || lang == DW_LANG_Java;
 }
 
 /* What a scope DIE says about itself, read in one pass over its attributes (each dwarf_attr()
@@ -408,12 +419,10 @@ static void walk(struct cu_ctx *c, Dwarf_Die die, int32_t parent, uint32_t depth
     }
 }
 
-static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
+/* The unit's file table as libdwarf composes the names (directory and file): c->files. */
+static void load_cu_files(struct cu_ctx *c, Dwarf_Die cu)
 {
     Dwarf_Error err = NULL;
-    Dwarf_Unsigned version;
-    Dwarf_Small table_count;
-    Dwarf_Line_Context lc;
     char **srcfiles = NULL;
     Dwarf_Signed n_src = 0;
     c->files = NULL;
@@ -430,6 +439,15 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
     } else {
         drop(c->dbg, &err);
     }
+}
+
+static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
+{
+    Dwarf_Error err = NULL;
+    Dwarf_Unsigned version;
+    Dwarf_Small table_count;
+    Dwarf_Line_Context lc;
+    load_cu_files(c, cu);
     int res = dwarf_srclines_b(cu, &version, &table_count, &lc, &err);
     if (res != DW_DLV_OK) {
         if (res == DW_DLV_ERROR)
@@ -497,15 +515,16 @@ static int open_dwarf(int fd, Dwarf_Debug *dbg, char *why, size_t len)
     return res;
 }
 
-/* Two views of the file's DWARF (each loader thread needs its own Dwarf_Debug) and the units
- * found by dwarf_index(). */
+struct unit_info {
+    Dwarf_Off hdr, die; /* the unit's header and root DIE in .debug_info */
+    Dwarf_Half version; /* 5 keeps ranges in .debug_rnglists */
+};
+
+/* The file's DWARF through libdwarf, and the units found by dwarf_index(). */
 struct dwarf_reader {
-    int fd[2];
-    Dwarf_Debug dbg[2];
-    struct unit_info {
-        Dwarf_Off die;      /* the unit's root DIE in .debug_info */
-        Dwarf_Half version; /* 5 keeps ranges in .debug_rnglists */
-    } *units;
+    int fd;
+    Dwarf_Debug dbg;
+    struct unit_info *units; /* by header offset, from dwarf_index() */
     size_t n_units;
 };
 
@@ -520,12 +539,8 @@ struct dwarf_reader *dwarf_open(const char *path, bool *has_dwarf, char *why, si
     if (!r)
         return NULL;
     int res = DW_DLV_NO_ENTRY;
-    for (int k = 0; k < 2; k++) {
-        r->fd[k] = open(path, O_RDONLY | O_CLOEXEC);
-        res = r->fd[k] >= 0 ? open_dwarf(r->fd[k], &r->dbg[k], why, len) : DW_DLV_NO_ENTRY;
-        if (res != DW_DLV_OK)
-            break;
-    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    res = r->fd >= 0 ? open_dwarf(r->fd, &r->dbg, why, len) : DW_DLV_NO_ENTRY;
     if (res != DW_DLV_OK) {
         dwarf_close(r);
         return NULL;
@@ -538,34 +553,30 @@ void dwarf_close(struct dwarf_reader *r)
 {
     if (!r)
         return;
-    for (int k = 0; k < 2; k++) {
-        Dwarf_Error err = NULL;
-        if (r->dbg[k])
-            dwarf_finish(r->dbg[k], &err);
-        drop(NULL, &err);
-        if (r->fd[k] > 0)
-            close(r->fd[k]);
-    }
+    Dwarf_Error err = NULL;
+    if (r->dbg)
+        dwarf_finish(r->dbg, &err);
+    drop(NULL, &err);
+    if (r->fd >= 0)
+        close(r->fd);
     free(r->units);
     free(r);
 }
 
 /* The unit's root DIE, with what reading its scopes needs to know (version, language, base). */
-static bool unit_begin(struct cu_ctx *c, const struct dwarf_reader *r, uint32_t id, Dwarf_Die *cu)
+static bool unit_begin(struct cu_ctx *c, const struct unit_info *u, uint32_t id, Dwarf_Die *cu)
 {
     Dwarf_Error err = NULL;
     c->cu = id;
-    if (id >= r->n_units || dwarf_offdie_b(c->dbg, r->units[id].die, 1, cu, &err) != DW_DLV_OK) {
+    if (dwarf_offdie_b(c->dbg, u->die, 1, cu, &err) != DW_DLV_OK) {
         damaged(c, &err, "root DIE");
         return false;
     }
-    c->version = r->units[id].version;
+    c->version = u->version;
     Dwarf_Unsigned lang = 0;
     if (dwarf_srclang(*cu, &lang, &err) != DW_DLV_OK)
         drop(c->dbg, &err);
-    c->mangling = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
-                  lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus || lang == DW_LANG_D ||
-                  lang == DW_LANG_Rust || lang == DW_LANG_Java;
+    c->mangling = dwarf_lang_mangles((unsigned)lang);
     c->cu_base = 0;
     dwarf_lowpc(*cu, &c->cu_base, &err);
     drop(c->dbg, &err);
@@ -587,9 +598,10 @@ static bool add_unit_range(void *ctx, uint32_t lo, uint32_t hi)
  * addresses it covers. A unit that states no addresses gets no range (it is loaded at once). */
 bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *pool)
 {
-    struct cu_ctx c = {.dbg = r->dbg[0], .t = t, .pool = pool};
+    struct cu_ctx c = {.dbg = r->dbg, .t = t, .pool = pool};
     Dwarf_Error err = NULL;
     size_t cap = 0;
+    Dwarf_Unsigned hdr = 0;
     for (;;) {
         Dwarf_Unsigned hdr_len, next_off, typeoff;
         Dwarf_Half version, addr_size, len_size, ext_size, cu_type;
@@ -604,7 +616,8 @@ bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *po
         if (!symt_vec_grow((void **)&r->units, &cap, r->n_units + 1, sizeof *r->units))
             return false;
         struct unit_info *u = &r->units[r->n_units];
-        *u = (struct unit_info){0, version};
+        *u = (struct unit_info){hdr, 0, version};
+        hdr = next_off;
         c.cu = (uint32_t)r->n_units++;
         Dwarf_Die cu;
         const char *name = NULL;
@@ -634,104 +647,74 @@ bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *po
             if (!ok)
                 return false;
         }
-        if (!VEC_PUSH(t->cu_names, name))
+        if (!VEC_PUSH(t->cu_names, name) || !VEC_PUSH(t->unit_hdrs, u->hdr))
             return false;
     }
     if (c.damage[0])
         snprintf(t->dwarf_error, sizeof t->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
                  c.damage);
-    /* the second handle learns the unit headers too, so that its dwarf_offdie_b() finds them */
-    for (;;) {
-        Dwarf_Unsigned hdr_len, next_off, typeoff;
-        Dwarf_Half version, addr_size, len_size, ext_size, cu_type;
-        Dwarf_Sig8 sig;
-        Dwarf_Off abbrev_off;
-        int res = dwarf_next_cu_header_d(r->dbg[1], 1, &hdr_len, &version, &abbrev_off, &addr_size, &len_size,
-                                         &ext_size, &sig, &typeoff, &next_off, &cu_type, &err);
-        drop(r->dbg[1], &err);
-        if (res != DW_DLV_OK)
-            break;
-    }
     t->n_units = r->n_units;
     return true;
 }
 
-struct unit_pass {
-    struct cu_ctx c;
-    const struct dwarf_reader *r;
-    const uint32_t *ids;
-    size_t n;
-    struct cu_files *files; /* lines pass: each unit's file table, for DW_AT_call_file */
-};
-
-/* Lines pass (rows, sequences, file tables) or scopes pass (the DIE tree) over the given units. */
-static void unit_pass(struct unit_pass *p, bool lines)
+/* The unit whose header is at .debug_info offset hdr, or NULL. */
+static const struct unit_info *unit_at(const struct dwarf_reader *r, uint64_t hdr)
 {
-    for (size_t i = 0; i < p->n && !p->c.failed; i++) {
-        Dwarf_Die cu;
-        if (!unit_begin(&p->c, p->r, p->ids[i], &cu))
-            continue;
-        if (lines) {
-            load_cu_lines(&p->c, cu);
-            p->files[i] = (struct cu_files){p->c.files, p->c.n_files, p->c.base};
-            p->c.files = NULL;
-        } else {
-            walk(&p->c, cu, -1, 0);
-        }
-        dwarf_dealloc_die(cu);
+    size_t lo = 0, hi = r->n_units;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->units[mid].hdr == hdr)
+            return &r->units[mid];
+        if (r->units[mid].hdr < hdr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    free(p->c.names);
-    p->c.names = NULL;
-}
-
-static void *scope_thread(void *arg)
-{
-    unit_pass(arg, false);
     return NULL;
 }
 
-/* Line tables on this thread, the DIE trees on another: each has its own libdwarf handle and
- * string pool; strings are merged into pool afterwards. */
-bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool, const uint32_t *ids,
-                      size_t n)
+struct libdwarf_job {
+    struct dwarf_reader *r;
+    struct cu_ctx c; /* name cache and first damage */
+};
+
+/* One unit through libdwarf: lines and file table, then the DIE tree. */
+static int libdwarf_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool,
+                         const struct unit_ref *ref, struct cu_files *files)
 {
-    struct strpool scope_strings = {0};
-    struct unit_pass lines = {.c = {.dbg = r->dbg[0], .t = stage, .pool = pool}, .r = r, .ids = ids, .n = n};
-    struct unit_pass scopes = {.c = {.dbg = r->dbg[1], .t = stage, .pool = &scope_strings}, .r = r, .ids = ids, .n = n};
-    lines.files = calloc(n + 1, sizeof *lines.files);
-    if (!lines.files)
-        return false;
-    pthread_t th;
-    bool threaded = pthread_create(&th, NULL, scope_thread, &scopes) == 0;
-    unit_pass(&lines, true);
-    if (threaded)
-        pthread_join(th, NULL);
-    else
-        unit_pass(&scopes, false);
-    bool ok = !lines.c.failed && !scopes.c.failed;
-    const char *damage = lines.c.damage[0] ? lines.c.damage : scopes.c.damage;
-    if (damage[0])
-        snprintf(stage->dwarf_error, sizeof stage->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
-                 damage);
-    /* one pool, so equal strings are equal pointers; then call sites get their file names */
-    for (size_t i = 0; i < stage->scopes.n; i++) {
-        struct scope *sc = &stage->scopes.v[i];
-        sc->name = symt_intern(pool, sc->name);
-        if (sc->call_fileno == UINT32_MAX)
-            continue;
-        for (size_t k = 0; k < n; k++)
-            if (ids[k] == sc->cu) {
-                const struct cu_files *f = &lines.files[k];
-                long j = (long)sc->call_fileno - f->base;
-                sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
-                break;
-            }
+    struct libdwarf_job *job = ctx;
+    struct cu_ctx *c = &job->c;
+    (void)worker; /* one: libdwarf 20210528 is not safe on two threads, even with two handles */
+    c->t = stage;
+    c->pool = pool;
+    const struct unit_info *u = unit_at(job->r, ref->hdr);
+    Dwarf_Die cu;
+    c->cu = ref->id;
+    if (!u) {
+        if (!c->damage[0])
+            snprintf(c->damage, sizeof c->damage, "no unit at .debug_info offset %llu", (unsigned long long)ref->hdr);
+        return 0;
     }
-    for (size_t k = 0; k < n; k++)
-        free(lines.files[k].files);
-    free(lines.files);
-    symt_arena_free(&scope_strings.arena);
-    free(scope_strings.slots);
+    if (!unit_begin(c, u, ref->id, &cu))
+        return 0;
+    load_cu_lines(c, cu);
+    *files = (struct cu_files){c->files, (long)c->n_files, (long)c->base};
+    c->files = NULL;
+    walk(c, cu, -1, 0);
+    dwarf_dealloc_die(cu);
+    return c->failed ? -1 : 1;
+}
+
+bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool,
+                      const struct unit_ref *refs, size_t n)
+{
+    struct libdwarf_job job = {r, {.dbg = r->dbg}};
+    struct unit_reader reader = {libdwarf_read, &job, 1};
+    bool ok = symt_read_units(&reader, stage, pool, refs, n, NULL);
+    free(job.c.names);
+    if (job.c.damage[0])
+        snprintf(stage->dwarf_error, sizeof stage->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
+                 job.c.damage);
     return ok;
 }
 

@@ -205,6 +205,13 @@ void sym_set_isolation(int on)
     isolation = on != 0;
 }
 
+static bool fast_reader = true;
+
+void sym_set_fast_reader(int on)
+{
+    fast_reader = on != 0;
+}
+
 struct sym_table *sym_open(const char *path, char *err, size_t errlen)
 {
     /* O_NONBLOCK: a fifo given as the ELF must not block the open until a writer comes */
@@ -257,8 +264,22 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
     ok = ok && symt_elf_load(t, elf);
     elf_end(elf);
     close(fd);
-    if (ok && !t->dwarf_skip)
-        ok = isolation ? isolate_start(t, path) : dwarf_start(t, path);
+    t->isolated = isolation;
+    if (ok && !t->dwarf_skip && fast_reader && (t->raw = raw_open(path)) != NULL) {
+        /* the fast reader indexes the units; libdwarf is started only for units it leaves */
+        if (raw_index(t->raw, t, &t->strings)) {
+            t->has_dwarf = true;
+        } else {
+            raw_close(t->raw);
+            t->raw = NULL;
+            t->n_units = 0;
+            t->cu_names.n = t->unit_ranges.n = t->unit_hdrs.n = 0;
+        }
+    }
+    if (ok && !t->dwarf_skip && !t->raw && !(isolation && isolate_start(t, path, true))) {
+        t->isolated = false; /* no child possible: read here, unprotected */
+        ok = dwarf_start(t, path);
+    }
     ok = ok && symt_units_ready(t);
     if (!ok) {
         sym_close(t);

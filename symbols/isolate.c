@@ -24,11 +24,13 @@
 #define WIRE_MAGIC 0x636d7067u
 #define WIRE_END 0x646e6521u /* after the last byte: the reply is whole */
 #define MAX_REQUEST 65536u
+#define INDEX_REQUEST 0xFFFFFFFFu /* in place of a unit count: send the unit index */
 
 struct wire_header {
     uint32_t magic;
     uint8_t ok, has_dwarf;
-    uint64_t n_rows, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_unit_ranges, n_units, n_strings, blob_bytes;
+    uint64_t n_rows, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_unit_ranges, n_unit_hdrs, n_units, n_strings,
+        blob_bytes;
     char dwarf_error[sizeof(((struct sym_table *)0)->dwarf_error)];
 };
 
@@ -111,6 +113,7 @@ static bool reply(int fd, struct sym_table *x, bool ok)
     h.n_inlines = x->inlines.n;
     h.n_cu_names = x->cu_names.n;
     h.n_unit_ranges = x->unit_ranges.n;
+    h.n_unit_hdrs = x->unit_hdrs.n;
     h.n_units = x->n_units;
     h.n_strings = s.n;
     h.blob_bytes = s.blob_len;
@@ -122,6 +125,7 @@ static bool reply(int fd, struct sym_table *x, bool ok)
            send_all(fd, x->inlines.v, x->inlines.n * sizeof *x->inlines.v) &&
            send_all(fd, x->cu_names.v, x->cu_names.n * sizeof *x->cu_names.v) &&
            send_all(fd, x->unit_ranges.v, x->unit_ranges.n * sizeof *x->unit_ranges.v) &&
+           send_all(fd, x->unit_hdrs.v, x->unit_hdrs.n * sizeof *x->unit_hdrs.v) &&
            send_all(fd, s.blob, s.blob_len) && send_all(fd, &end, sizeof end);
     symt_ptrmap_free(&s.ids);
     free(s.blob);
@@ -143,7 +147,7 @@ static bool read_all(int fd, void *dst, size_t len)
     return true;
 }
 
-static void child(const char *path, int fd)
+static _Noreturn void child(const char *path, int fd)
 {
     /* a crash here is expected now and then: no terminal-restoring handler, no message on the
      * parent's terminal (glibc writes fatal errors to /dev/tty unless told otherwise) */
@@ -165,18 +169,36 @@ static void child(const char *path, int fd)
         if (k != fd)
             close(k);
     struct sym_table *t = calloc(1, sizeof *t);
-    if (!t)
+    struct unit_ref *refs = malloc(MAX_REQUEST * sizeof *refs);
+    if (!t || !refs)
         _exit(3);
-    bool ok = dwarf_start(t, path);
-    if (!reply(fd, t, ok) || !t->reader)
-        _exit(ok ? 0 : 4);
-    uint32_t *ids = malloc(MAX_REQUEST * sizeof *ids);
+    char why[160];
+    struct dwarf_reader *r = dwarf_open(path, &t->has_dwarf, why, sizeof why);
+    if (!r && why[0])
+        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+                 "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", why);
+    bool indexed = false;
     for (;;) {
         uint32_t n;
-        if (!ids || !read_all(fd, &n, sizeof n) || n == 0 || n > MAX_REQUEST || !read_all(fd, ids, n * sizeof *ids))
-            _exit(0); /* the parent closed the socket, or spoke nonsense */
+        if (!read_all(fd, &n, sizeof n))
+            _exit(0); /* the parent closed the socket */
+        if (n == INDEX_REQUEST) {
+            bool ok = !r || (indexed = dwarf_index(r, t, &t->strings));
+            if (!reply(fd, t, ok))
+                _exit(4);
+            continue;
+        }
+        if (n == 0 || n > MAX_REQUEST || !read_all(fd, refs, n * sizeof *refs))
+            _exit(0); /* nonsense: the parent will see the end */
         struct sym_table stage = {0};
-        ok = dwarf_load_units(t->reader, &stage, &t->strings, ids, n);
+        if (r && !indexed) { /* the reader learns where the units are; the parent has its own index */
+            struct sym_table scratch = {0};
+            indexed = dwarf_index(r, &scratch, &t->strings);
+            symt_stage_free(&scratch);
+        }
+        bool ok = r && indexed && dwarf_load_units(r, &stage, &t->strings, refs, n);
+        if (!r)
+            memcpy(stage.dwarf_error, t->dwarf_error, sizeof stage.dwarf_error);
         if (!reply(fd, &stage, ok))
             _exit(4);
         symt_stage_free(&stage);
@@ -298,6 +320,9 @@ static int receive(struct sym_table *t, struct sym_table *x, int fd, struct wire
     if (r == 0)
         r = read_vec(fd, (void **)&x->unit_ranges.v, &x->unit_ranges.n, &x->unit_ranges.cap, h->n_unit_ranges,
                      sizeof *x->unit_ranges.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&x->unit_hdrs.v, &x->unit_hdrs.n, &x->unit_hdrs.cap, h->n_unit_hdrs,
+                     sizeof *x->unit_hdrs.v, deadline);
     char *blob = NULL;
     if (r == 0 && (h->blob_bytes >= ((uint64_t)1 << 32) || h->n_units >= ((uint64_t)1 << 24)))
         r = -1;
@@ -340,17 +365,17 @@ static void child_failed(struct sym_table *t, int got, const char *doing)
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, doing, what);
 }
 
-bool isolate_start(struct sym_table *t, const char *path)
+bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* false: no child possible */
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-        return dwarf_start(t, path); /* no child possible: read here, unprotected */
+        return false;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         close(sv[0]);
         close(sv[1]);
-        return dwarf_start(t, path);
+        return false;
     }
     if (pid == 0) {
         close(sv[0]);
@@ -359,43 +384,49 @@ bool isolate_start(struct sym_table *t, const char *path)
     close(sv[1]);
     t->dwarf_child = pid;
     t->dwarf_sock = sv[0];
+    if (!want_index)
+        return true;
     struct sym_table index = {0};
     struct wire_header h;
-    int got = receive(t, &index, t->dwarf_sock, &h);
-    bool ok = true;
-    if (got == 0 && h.n_cu_names != h.n_units)
+    uint32_t ask = INDEX_REQUEST;
+    int got = send_all(t->dwarf_sock, &ask, sizeof ask) ? receive(t, &index, t->dwarf_sock, &h) : -1;
+    if (got == 0 && (h.n_cu_names != h.n_units || h.n_unit_hdrs != h.n_units))
         got = -1;
     if (got == 0) {
-        ok = h.ok;
         t->has_dwarf = h.has_dwarf;
         memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
+        if (!h.ok && !t->dwarf_error[0])
+            snprintf(t->dwarf_error, sizeof t->dwarf_error, "out of memory reading the unit index: functions from the "
+                     "ELF symbol table only");
         t->n_units = h.n_units;
         t->cu_names = index.cu_names;
         t->unit_ranges = index.unit_ranges;
+        t->unit_hdrs = index.unit_hdrs;
         memset(&index.cu_names, 0, sizeof index.cu_names);
         memset(&index.unit_ranges, 0, sizeof index.unit_ranges);
+        memset(&index.unit_hdrs, 0, sizeof index.unit_hdrs);
         if (!t->has_dwarf || t->n_units == 0)
             isolate_end(t);
     } else {
         child_failed(t, got, "reading the unit index");
     }
     symt_stage_free(&index);
-    return ok;
+    return true;
 }
 
-bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const uint32_t *ids, size_t n)
+bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n)
 {
     if (t->dwarf_sock < 0 || n == 0 || n > MAX_REQUEST)
         return false;
     uint32_t count = (uint32_t)n;
     struct wire_header h;
-    int got = send_all(t->dwarf_sock, &count, sizeof count) && send_all(t->dwarf_sock, ids, n * sizeof *ids)
+    int got = send_all(t->dwarf_sock, &count, sizeof count) && send_all(t->dwarf_sock, refs, n * sizeof *refs)
                   ? receive(t, stage, t->dwarf_sock, &h)
                   : -1;
     if (got != 0) {
         symt_stage_free(stage);
         char doing[48];
-        snprintf(doing, sizeof doing, "reading unit %u", (unsigned)ids[0]);
+        snprintf(doing, sizeof doing, "reading unit %u", (unsigned)refs[0].id);
         child_failed(t, got, doing);
         return false;
     }

@@ -37,6 +37,10 @@ void sym_close(struct sym_table *t);
  * for the fuzzer, which needs the coverage, and for debugging. */
 void sym_set_isolation(int on);
 
+/* DWARF is read straight from the section bytes where its shapes allow (nearly always), else
+ * by libdwarf. 0: libdwarf reads every unit (the reference the fast reader is tested against). */
+void sym_set_fast_reader(int on);
+
 /* A warning about missing symbols or DWARF ("" when none). */
 const char *sym_warning(const struct sym_table *t);
 
@@ -81,6 +85,7 @@ struct sym_stats {
     size_t scopes;        /* DWARF subprograms and inlined instances */
     size_t cache_entries;
     size_t units, units_loaded; /* compilation units: a unit is read when a lookup first needs it */
+    size_t units_fast;          /* units read by the fast reader (the rest by libdwarf) */
     size_t bytes;         /* memory held by the table */
 };
 void sym_get_stats(const struct sym_table *t, struct sym_stats *out);

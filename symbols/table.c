@@ -186,6 +186,8 @@ void sym_close(struct sym_table *t)
     free(t->seq_max_hi);
     free(t->unit_state);
     free(t->unit_ranges.v);
+    free(t->unit_hdrs.v);
+    raw_close(t->raw);
     free(t->unit_max_hi);
     for (size_t i = 0; i < t->code.n; i++)
         free(t->code.v[i].bytes);
@@ -213,6 +215,7 @@ void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
     out->cache_entries = t->cache_used;
     out->units = t->n_units;
     out->units_loaded = t->units_loaded;
+    out->units_fast = t->units_fast;
     out->bytes = t->strings.arena.bytes + t->results.bytes + t->funcs.cap * sizeof *t->funcs.v +
                  t->rows.cap * sizeof *t->rows.v + t->seqs.cap * sizeof *t->seqs.v +
                  t->scopes.cap * sizeof *t->scopes.v + t->subs.cap * sizeof *t->subs.v +

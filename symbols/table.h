@@ -166,7 +166,11 @@ struct sym_table {
     size_t n_units;            /* compilation units, in .debug_info order */
     uint8_t *unit_state;       /* enum unit_state of each */
     size_t units_loaded;
+    size_t units_fast;         /* of those, read by the fast reader */
     VEC(struct unit_range) unit_ranges; /* sorted by lo */
+    VEC(uint64_t) unit_hdrs;   /* each unit's header offset in .debug_info */
+    struct raw_dwarf *raw;     /* the fast reader (in this process), when the file suits it */
+    bool isolated;             /* libdwarf runs in a child process */
     uint32_t *unit_max_hi;     /* running maximum of unit_ranges[0..i].hi */
     VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */
@@ -185,18 +189,59 @@ struct sym_table {
  * memory, with the reason in t->warning. */
 bool symt_elf_load(struct sym_table *t, void *elf);
 
-/* DWARF through libdwarf (dwarf.c). A reader is two views of the file's DWARF. dwarf_open
+/* A unit to read: its number (in .debug_info order) and its header's offset, by which every
+ * reader finds it, whoever numbered the units. */
+struct unit_ref {
+    uint64_t hdr;
+    uint32_t id, pad;
+};
+
+/* Reads one unit into stage (strings in pool) and its file table into files: 1 read, 0 not read
+ * here (stage is rewound by the caller), -1 out of memory. worker is 0 or 1. */
+struct unit_reader {
+    int (*read)(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
+                struct cu_files *files);
+    void *ctx;
+    int workers; /* 1 or 2: libdwarf 20210528 crashes now and then with two threads, even on two handles */
+};
+
+/* Read units refs[0..n) on two threads into stage (strings in pool): units are shared out one at
+ * a time; call sites get their file names. read[k] (may be NULL) tells which were read. False
+ * when out of memory. */
+bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct strpool *pool,
+                     const struct unit_ref *refs, size_t n, bool *read);
+
+/* DWARF through libdwarf (dwarf.c), for the units the fast reader leaves. dwarf_open
  * returns NULL when there is none (has_dwarf false) or libdwarf refuses it (the reason in why). */
 struct dwarf_reader;
 struct dwarf_reader *dwarf_open(const char *path, bool *has_dwarf, char *why, size_t len);
 void dwarf_close(struct dwarf_reader *r);
 /* The unit index, from unit headers and root DIEs only: t->n_units, t->unit_ranges (unsorted),
- * t->cu_names, strings in pool. False when out of memory. */
+ * t->cu_names, t->unit_hdrs, strings in pool. False when out of memory. */
 bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *pool);
-/* Lines and scopes of units ids[0..n) appended to stage's rows, seqs, scopes (parents relative
- * to stage), subs and inlines (unsorted), strings in pool. Damage goes to stage->dwarf_error. */
-bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool, const uint32_t *ids,
-                      size_t n);
+/* Lines and scopes of the units appended to stage's rows, seqs, scopes (parents relative to
+ * stage), subs and inlines (unsorted), strings in pool. Damage goes to stage->dwarf_error. */
+bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool,
+                      const struct unit_ref *refs, size_t n);
+
+/* The unit-level helpers dwarf.c and rawdwarf.c share: a subprogram's or inlined instance's
+ * range into t's subs or inlines (code the linker dropped at 0 is left out), and whether a
+ * DW_AT_language mangles its names. */
+bool dwarf_add_range(struct sym_table *t, uint32_t scope, uint32_t depth, bool inline_range, uint32_t lo, uint32_t hi);
+bool dwarf_lang_mangles(unsigned lang);
+
+/* DWARF read straight from the section bytes (rawdwarf.c), for the shapes compilers commonly
+ * emit; RAW_UNSUPPORTED leaves the unit to libdwarf (the caller drops what was added). */
+enum { RAW_OK, RAW_UNSUPPORTED, RAW_NO_MEMORY };
+struct raw_dwarf;
+struct raw_dwarf *raw_open(const char *path); /* NULL: libdwarf reads every unit */
+void raw_close(struct raw_dwarf *d);
+/* The unit index from the unit headers and root DIEs, as dwarf_index; false when any unit is not
+ * readable here (then libdwarf makes the index). */
+bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool);
+/* The unit_reader for this reader (ctx: the raw_dwarf). */
+int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
+             struct cu_files *files);
 
 /* Open the reader into t->reader and read the unit index (t->has_dwarf, t->dwarf_error). */
 bool dwarf_start(struct sym_table *t, const char *path);
@@ -204,8 +249,8 @@ bool dwarf_start(struct sym_table *t, const char *path);
 /* The same in a child process (isolate.c), so that a crash or hang in libdwarf costs only the
  * DWARF. Start: fork the child and take its unit index into t (false only when out of memory;
  * a failed child leaves the reason in t->dwarf_error). Fetch: the child's stage for ids. */
-bool isolate_start(struct sym_table *t, const char *path);
-bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const uint32_t *ids, size_t n);
+bool isolate_start(struct sym_table *t, const char *path, bool want_index);
+bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n);
 void isolate_end(struct sym_table *t);
 
 /* Units (units.c): sort the unit index and load the units that state no addresses; then, before

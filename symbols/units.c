@@ -2,6 +2,7 @@
  * each loaded batch into the table's sorted arrays without re-sorting what is already there. */
 #include "table.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,24 +213,228 @@ void symt_stage_free(struct sym_table *stage)
     free(stage->inlines.v);
     free(stage->cu_names.v);
     free(stage->unit_ranges.v);
+    free(stage->unit_hdrs.v);
     memset(stage, 0, sizeof *stage);
+}
+
+/* ---- reading units on two threads -------------------------------------------------------- */
+
+struct read_work {
+    const struct unit_reader *reader;
+    const struct unit_ref *refs;
+    size_t n;
+    _Atomic size_t next;
+    struct cu_files *files; /* per position in refs */
+    bool *read;
+};
+
+struct read_worker {
+    struct read_work *w;
+    int worker;
+    struct sym_table *stage;
+    struct strpool *pool;
+    bool failed;
+};
+
+static void *read_thread(void *arg)
+{
+    struct read_worker *k = arg;
+    struct read_work *w = k->w;
+    for (size_t i; !k->failed && (i = w->next++) < w->n;) {
+        struct sym_table *st = k->stage;
+        size_t rows = st->rows.n, seqs = st->seqs.n, scopes = st->scopes.n, subs = st->subs.n, inl = st->inlines.n;
+        int got = w->reader->read(w->reader->ctx, k->worker, st, k->pool, &w->refs[i], &w->files[i]);
+        if (got != 1) { /* not read here: nothing of it stays */
+            st->rows.n = rows, st->seqs.n = seqs, st->scopes.n = scopes, st->subs.n = subs, st->inlines.n = inl;
+            free(w->files[i].files);
+            w->files[i] = (struct cu_files){NULL, 0, 1};
+        }
+        k->failed = got < 0;
+        w->read[i] = got == 1;
+    }
+    return NULL;
+}
+
+/* A string of another pool, interned in `to`; the map remembers each pointer's answer. */
+static const char *moved(struct ptrmap *m, struct strpool *to, const char *s, bool *ok)
+{
+    if (!s)
+        return NULL;
+    bool added;
+    uintptr_t *slot = symt_ptrmap_slot(m, s, &added);
+    if (!slot) {
+        *ok = false;
+        return s;
+    }
+    if (added)
+        *slot = (uintptr_t)symt_intern(to, s);
+    *ok &= *slot != 0;
+    return (const char *)*slot;
+}
+
+/* Append stage b (its strings in another pool) to stage a (strings in ap). */
+static bool stage_append(struct sym_table *a, struct strpool *ap, struct sym_table *b)
+{
+    struct ptrmap m = {0};
+    uint32_t row_base = (uint32_t)a->rows.n, scope_base = (uint32_t)a->scopes.n;
+    bool ok = !b->rows.n || symt_vec_grow((void **)&a->rows.v, &a->rows.cap, a->rows.n + b->rows.n, sizeof *a->rows.v);
+    const char *last_from = NULL, *last_to = NULL; /* rows come in runs of one file */
+    for (size_t i = 0; ok && i < b->rows.n; i++) {
+        struct row rw = b->rows.v[i];
+        if (rw.file != last_from) {
+            last_from = rw.file;
+            last_to = moved(&m, ap, rw.file, &ok);
+        }
+        rw.file = last_to;
+        rw.order += row_base;
+        a->rows.v[a->rows.n++] = rw;
+    }
+    for (size_t i = 0; ok && i < b->seqs.n; i++) {
+        struct seq q = b->seqs.v[i];
+        q.first += row_base;
+        ok = VEC_PUSH(a->seqs, q);
+    }
+    for (size_t i = 0; ok && i < b->scopes.n; i++) {
+        struct scope sc = b->scopes.v[i];
+        sc.name = moved(&m, ap, sc.name, &ok);
+        sc.call_file = moved(&m, ap, sc.call_file, &ok);
+        if (sc.parent >= 0)
+            sc.parent += (int32_t)scope_base;
+        ok = ok && VEC_PUSH(a->scopes, sc);
+    }
+    for (size_t i = 0; ok && i < b->subs.n; i++) {
+        struct range rg = b->subs.v[i];
+        rg.scope += scope_base;
+        ok = VEC_PUSH(a->subs, rg);
+    }
+    for (size_t i = 0; ok && i < b->inlines.n; i++) {
+        struct range rg = b->inlines.v[i];
+        rg.scope += scope_base;
+        ok = VEC_PUSH(a->inlines, rg);
+    }
+    symt_ptrmap_free(&m);
+    return ok;
+}
+
+bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct strpool *pool,
+                     const struct unit_ref *refs, size_t n, bool *read)
+{
+    struct strpool second_strings = {0};
+    struct sym_table second = {0};
+    bool *read_here = read ? read : calloc(n + 1, sizeof *read_here);
+    struct read_work w = {reader, refs, n, 0, calloc(n + 1, sizeof *w.files), read_here};
+    if (!w.files || !read_here) {
+        free(w.files);
+        if (!read)
+            free(read_here);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        w.files[i].base = 1;
+    struct read_worker one = {&w, 0, stage, pool, false}, two = {&w, 1, &second, &second_strings, false};
+    pthread_t th;
+    bool threaded = n > 1 && reader->workers > 1 && pthread_create(&th, NULL, read_thread, &two) == 0;
+    read_thread(&one);
+    if (threaded)
+        pthread_join(th, NULL);
+    size_t first_second = stage->scopes.n; /* scopes from here on were read by the second thread */
+    bool ok = !one.failed && !two.failed && stage_append(stage, pool, &second);
+    /* call sites get their file names, from the file table of the unit (and thread) that read them */
+    uint32_t max_id = 0;
+    for (size_t k = 0; k < n; k++)
+        max_id = refs[k].id > max_id ? refs[k].id : max_id;
+    uint32_t *pos = ok ? malloc(((size_t)max_id + 1) * sizeof *pos) : NULL;
+    ok = ok && pos;
+    for (size_t k = 0; ok && k < n; k++)
+        pos[refs[k].id] = (uint32_t)k;
+    for (size_t i = 0; ok && i < stage->scopes.n; i++) {
+        struct scope *sc = &stage->scopes.v[i];
+        if (sc->call_fileno == UINT32_MAX || sc->cu > max_id)
+            continue;
+        const struct cu_files *f = &w.files[pos[sc->cu]];
+        long j = (long)sc->call_fileno - f->base;
+        sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
+        if (sc->call_file && i >= first_second)
+            sc->call_file = symt_intern(pool, sc->call_file);
+    }
+    free(pos);
+    for (size_t k = 0; k < n; k++)
+        free(w.files[k].files);
+    free(w.files);
+    if (!read)
+        free(read_here);
+    symt_stage_free(&second);
+    symt_arena_free(&second_strings.arena);
+    free(second_strings.slots);
+    return ok;
+}
+
+/* ---- loading units on demand -------------------------------------------------------------- */
+
+/* libdwarf, for the units the fast reader leaves (or all of them, without it): in this process,
+ * or in the child, started the first time it is needed. */
+static bool fetch_libdwarf(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n)
+{
+    if (t->isolated && !t->dwarf_dead && !t->dwarf_child && !isolate_start(t, t->path, false))
+        t->isolated = false; /* no child possible: read here, unprotected */
+    if (!t->isolated) {
+        if (!t->reader) {
+            char why[160];
+            bool has;
+            t->reader = dwarf_open(t->path, &has, why, sizeof why);
+            struct sym_table scratch = {0}; /* the reader learns the units; the table has its index */
+            struct strpool scratch_strings = {0};
+            bool indexed = t->reader && dwarf_index(t->reader, &scratch, &scratch_strings);
+            symt_stage_free(&scratch);
+            symt_arena_free(&scratch_strings.arena);
+            free(scratch_strings.slots);
+            if (!indexed)
+                return false;
+        }
+        return dwarf_load_units(t->reader, stage, &t->strings, refs, n);
+    }
+    return !t->dwarf_dead && isolate_fetch(t, stage, refs, n);
 }
 
 /* Load units ids[0..n) (all unloaded) and merge them; false only when out of memory. */
 static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n)
 {
-    struct sym_table stage = {0};
-    bool fetched = t->reader ? dwarf_load_units(t->reader, &stage, &t->strings, ids, n)
-                             : !t->dwarf_dead && isolate_fetch(t, &stage, ids, n);
-    bool ok = true;
-    if (fetched)
-        ok = merge_stage(t, &stage);
+    struct unit_ref *refs = malloc((n + 1) * sizeof *refs);
+    bool *read = calloc(n + 1, sizeof *read);
+    bool ok = refs && read;
+    for (size_t i = 0; ok && i < n; i++)
+        refs[i] = (struct unit_ref){ids[i] < t->unit_hdrs.n ? t->unit_hdrs.v[ids[i]] : 0, ids[i], 0};
+    if (ok && t->raw) {
+        struct sym_table stage = {0};
+        struct unit_reader fast = {raw_read, t->raw, 2};
+        ok = symt_read_units(&fast, &stage, &t->strings, refs, n, read) && merge_stage(t, &stage);
+        symt_stage_free(&stage);
+    }
+    size_t rest = 0; /* what the fast reader left, for libdwarf */
+    for (size_t i = 0; ok && i < n; i++)
+        if (!read[i])
+            refs[rest++] = refs[i];
+    if (ok && rest) {
+        struct sym_table stage = {0};
+        bool fetched = fetch_libdwarf(t, &stage, refs, rest);
+        if (fetched)
+            ok = merge_stage(t, &stage);
+        for (size_t i = 0; i < rest; i++)
+            t->unit_state[refs[i].id] = fetched && ok ? UNIT_LOADED : UNIT_FAILED;
+        if (stage.dwarf_error[0] && !t->dwarf_error[0])
+            memcpy(t->dwarf_error, stage.dwarf_error, sizeof t->dwarf_error);
+        symt_stage_free(&stage);
+    }
     for (size_t i = 0; i < n; i++)
-        t->unit_state[ids[i]] = fetched && ok ? UNIT_LOADED : UNIT_FAILED;
+        if (read && read[i]) {
+            t->unit_state[ids[i]] = ok ? UNIT_LOADED : UNIT_FAILED;
+            t->units_fast++;
+        }
+        else if (!ok)
+            t->unit_state[ids[i]] = UNIT_FAILED;
     t->units_loaded += n;
-    if (stage.dwarf_error[0] && !t->dwarf_error[0])
-        memcpy(t->dwarf_error, stage.dwarf_error, sizeof t->dwarf_error);
-    symt_stage_free(&stage);
+    free(refs);
+    free(read);
     symt_set_warning(t);
     return ok;
 }

@@ -5,6 +5,9 @@ names, line numbers and discriminators must match exactly; file paths may differ
 directory prefix. ELFs: every scenario's, plus the scenario apps built at -O0/-Os/-O2/-O3 with
 DWARF 4 and 5. Prints one ok/FAIL line per ELF.
 
+Each ELF is also resolved with libdwarf reading every unit (CMPROF_DWARF_LIBDWARF=1): the fast
+reader, which reads the section bytes itself, must print exactly the same text, paths included.
+
 Addresses inside a function symbol's extent must all match. Alignment padding after a function
 (zero fill between 16-byte-aligned functions, a nop pad) lies outside every function, never executes
 and is never sampled; differences there are counted and printed, not failed."""
@@ -80,6 +83,14 @@ def check(elf, demangle=False):
                             capture_output=True, text=True)
     if ours.returncode != 0:
         return len(addrs), None, [], ours.stderr.strip()
+    reference = subprocess.run([TOOL, "--resolve"] + c + [elf], input=feed, capture_output=True, text=True,
+                               env=dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))
+    if reference.stdout != ours.stdout or reference.returncode != 0:
+        diff = next((i for i, (x, y) in enumerate(zip(ours.stdout.splitlines(), reference.stdout.splitlines()))
+                     if x != y), None)
+        return len(addrs), None, [], "the fast DWARF reader and libdwarf differ%s" % (
+            "" if diff is None else " at output line %d: %r vs %r" % (
+                diff + 1, ours.stdout.splitlines()[diff], reference.stdout.splitlines()[diff]))
     a, b = normalise(ours.stdout), normalise(theirs.stdout)
     # compare address by address
     def split(lines):
@@ -122,8 +133,8 @@ def main():
             print("FAIL resolve parity %s: %d of %d addresses differ, e.g. %s: ours %s, addr2line %s"
                   % (name, len(bad), n, example[2], example[0], example[1]))
         else:
-            print("ok   resolve parity %s: %d addresses%s" % (name, n, ", %d fill halfwords differ" % len(fill)
-                                                               if fill else ""))
+            print("ok   resolve parity %s: %d addresses, fast reader = libdwarf%s"
+                  % (name, n, ", %d fill halfwords differ" % len(fill) if fill else ""))
     print("resolve parity: %d runs, %d addresses, %d differ inside functions, %d fill halfwords differ"
           % (len(runs), total, mismatched, fill_total))
     return 1 if failed else 0
