@@ -813,10 +813,14 @@ struct entry_format {
     uint64_t content, form;
 };
 
+#define MAX_ENTRY_FORMATS 32
+
 /* A DWARF 5 directory or file entry format list; false when it is not readable here. */
 static bool entry_formats(struct cur *c, struct entry_format *f, unsigned *n)
 {
     *n = (unsigned)fixed(c, 1);
+    if (*n > MAX_ENTRY_FORMATS)
+        return false;
     for (unsigned k = 0; k < *n; k++) {
         f[k].content = uleb(c);
         f[k].form = uleb(c);
@@ -873,9 +877,9 @@ static bool line_files(const struct raw_dwarf *d, struct cur *c, uint16_t versio
         }
     } else {
         struct unit u = {.d = d, .version = 5, .addr_size = 4};
-        struct entry_format f[32];
+        struct entry_format f[MAX_ENTRY_FORMATS];
         unsigned nf = 0;
-        ok = entry_formats(c, f, &nf) && nf <= 32;
+        ok = entry_formats(c, f, &nf);
         uint64_t count = ok ? uleb(c) : 0;
         for (uint64_t k = 0; ok && k < count; k++) {
             const char *path;
@@ -885,7 +889,7 @@ static bool line_files(const struct raw_dwarf *d, struct cur *c, uint16_t versio
             if (ok)
                 dirs[n_dirs++] = path;
         }
-        ok = ok && entry_formats(c, f, &nf) && nf <= 32;
+        ok = ok && entry_formats(c, f, &nf);
         count = ok ? uleb(c) : 0;
         for (uint64_t k = 0; ok && k < count; k++) {
             const char *path;

@@ -78,6 +78,20 @@ def section(data, name):
     raise KeyError(name)
 
 
+def test_fuzz_elfs():
+    """ELFs the fuzzer found crashing the symbol loader (ours, or libdwarf inside the child): the
+    tool answers, with no crash and no sanitizer report, through both DWARF readers."""
+    folder = os.path.join(ROOT, "fuzz", "crashes", "elf")
+    for name in sorted(os.listdir(folder)):
+        for reader, env in (("fast reader", None), ("libdwarf", dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))):
+            # addresses all over a small firmware, so that every unit is read
+            addrs = "".join("%x\n" % a for a in list(range(0, 0x400, 2)) + list(range(0x08000000, 0x08004000, 2)))
+            code, out, err = run("--resolve", os.path.join(folder, name), stdin=addrs.encode(), env=env)
+            check("fuzzer's ELF %s, %s: answers, no crash" % (name, reader),
+                  code == 0 and out.startswith("0x00000000") and "runtime error" not in err and "Sanitizer" not in err,
+                  "exit %s, %r" % (code, err.strip()[-300:]))
+
+
 def test_bad_elfs():
     elf = elf_of("loops_inline_o2")
     data = open(elf, "rb").read()
@@ -352,6 +366,7 @@ def main():
         return 1
     test_big_histogram_buckets()
     test_bad_elfs()
+    test_fuzz_elfs()
     test_untrusted_names()
     test_streams_and_sources()
     test_cpp_names()
