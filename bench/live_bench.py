@@ -3,8 +3,10 @@
   ingest   cmprof-top in tmux on a 10,000,000-sample ITM capture: samples/s until the header says
            'end of file', and how long a keypress takes to show on screen meanwhile;
   cpu      a pty fed at 10,000 samples/s (the text stream): cmprof-top's CPU time per second;
-  soak S   a pty fed in a loop for S seconds: resident memory every 10 s.
-    live_bench.py [ingest] [cpu] [soak SECONDS]"""
+  soak S   a pty fed in a loop for S seconds: resident memory every 10 s;
+  first    time to the first screen of samples on the big generated ELF (bench/gen_large_elf.py),
+           samples in 5 % of its units and in all of them, against libdwarf reading every unit.
+    live_bench.py [ingest] [cpu] [soak SECONDS] [first]"""
 import os
 import re
 import subprocess
@@ -150,6 +152,57 @@ def soak(seconds):
     print("  rss_kb over time: " + " ".join("%d" % p[1] for p in points))
 
 
+def big_elf_functions():
+    big = os.path.join(B, "bench", "large", "big.elf")
+    if not os.path.exists(big):
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_large_elf.py"), os.path.dirname(big)], check=True,
+                       stdout=subprocess.DEVNULL)
+    nm = subprocess.run(["arm-none-eabi-nm", "-S", "--defined-only", big], capture_output=True, text=True).stdout
+    funcs = []
+    for ln in nm.splitlines():
+        f = ln.split()
+        m = re.match(r"f(\d+)_\d+$", f[-1]) if len(f) == 4 and f[2] in "Tt" else None
+        if m:
+            funcs.append((int(f[0], 16) & ~1, int(f[1], 16), int(m.group(1))))
+    return big, funcs
+
+
+def first():
+    """The first screen that shows a sampled function: a text capture of 20,000 samples."""
+    import random
+    big, funcs = big_elf_functions()
+    units = max(u for _, _, u in funcs) + 1
+    rnd = random.Random(7)
+    for label, pool in (("5 %% of the units (%d of %d)" % (units // 20, units),
+                         [f for f in funcs if f[2] < units // 20]), ("all %d units" % units, funcs)):
+        pcs = []
+        for _ in range(20000):
+            lo, size, _ = pool[rnd.randrange(len(pool))]
+            pcs.append(lo + 2 * rnd.randrange(max(size // 2, 1)))
+        cap = os.path.join(B, "bench", "first.txt")
+        with open(cap, "w") as f:
+            f.write("prof raw n=%d\n" % len(pcs))
+            for k in range(0, len(pcs), 8):
+                f.write("p " + " ".join("%08x" % a for a in pcs[k:k + 8]) + "\n")
+            f.write("end\n")
+        times = {}
+        for reader, env in (("fast reader", ""), ("libdwarf", "CMPROF_DWARF_LIBDWARF=1 ")):
+            best = None
+            for _ in range(3):
+                s = "bench-first"
+                tmux("kill-session", "-t", s)
+                t0 = time.time()
+                tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s%s %s %s; sleep 30" % (env, TOOL, cap, big))
+                while time.time() - t0 < 30 and not re.search(r"\b(f|mix|step)\d+_\d+", screen(s)):
+                    time.sleep(0.002)
+                t = time.time() - t0
+                tmux("kill-session", "-t", s)
+                best = t if best is None else min(best, t)
+            times[reader] = best
+        print("first screen, samples in %s: %.3f s (fast reader), %.3f s (libdwarf): %.1fx (best of 3, tmux "
+              "start included)" % (label, times["fast reader"], times["libdwarf"], times["libdwarf"] / times["fast reader"]))
+
+
 def main(argv):
     subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
     args = argv or ["ingest", "cpu"]
@@ -159,6 +212,8 @@ def main(argv):
             ingest()
         elif args[i] == "cpu":
             cpu()
+        elif args[i] == "first":
+            first()
         elif args[i] == "soak":
             soak(float(args[i + 1]))
             i += 1

@@ -156,6 +156,18 @@ static bool append_vec(struct any_vec *a, struct any_vec *b, size_t elem)
 }
 #define append(a, b, elem) append_vec((struct any_vec *)(a), (struct any_vec *)(b), (elem))
 
+/* Compilers emit rows, and mostly functions, in address order already: a check is cheaper than
+ * a sort. (glibc's qsort is a stable merge sort, so equal elements end in the same order.) */
+static void sort_unless_sorted(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    const char *p = v;
+    size_t k = 1;
+    while (k < n && cmp(p + (k - 1) * size, p + k * size) <= 0)
+        k++;
+    if (k < n)
+        symt_sort(v, n, size, cmp);
+}
+
 /* Move a loaded batch of units (stage: scope parents and row indexes relative to the stage) into
  * t: sort the batch, then merge it into the sorted arrays. */
 static bool merge_stage(struct sym_table *t, struct sym_table *stage)
@@ -164,17 +176,12 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
     drop_discarded(t, stage);
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq *s = &stage->seqs.v[i];
-        const struct row *r = stage->rows.v + s->first;
-        size_t k = 1;
-        while (k < s->n && cmp_row_in_seq(&r[k - 1], &r[k]) <= 0)
-            k++;
-        if (k < s->n) /* line programs nearly always emit rows in order already */
-            symt_sort(stage->rows.v + s->first, s->n, sizeof *stage->rows.v, cmp_row_in_seq);
+        sort_unless_sorted(stage->rows.v + s->first, s->n, sizeof *stage->rows.v, cmp_row_in_seq);
         s->first += row_base;
     }
-    symt_sort(stage->seqs.v, stage->seqs.n, sizeof *stage->seqs.v, cmp_seq);
-    symt_sort(stage->subs.v, stage->subs.n, sizeof *stage->subs.v, cmp_range);
-    symt_sort(stage->inlines.v, stage->inlines.n, sizeof *stage->inlines.v, cmp_range);
+    sort_unless_sorted(stage->seqs.v, stage->seqs.n, sizeof *stage->seqs.v, cmp_seq);
+    sort_unless_sorted(stage->subs.v, stage->subs.n, sizeof *stage->subs.v, cmp_range);
+    sort_unless_sorted(stage->inlines.v, stage->inlines.n, sizeof *stage->inlines.v, cmp_range);
     if (!group_inlines(t, stage, scope_base))
         return false;
     for (size_t i = 0; i < stage->scopes.n; i++)
