@@ -27,7 +27,9 @@ enum ev_type {
                         size = jitter mask, addr = code base, max = section timer clock (0: unknown),
                         text = build-id in hex (may be empty) */
     EV_LOST,         /* count = samples the firmware dropped so far (cumulative) */
-    EV_SECTION_NAME  /* index, text = name */
+    EV_SECTION_NAME, /* index, text = name */
+    EV_PCS           /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
+                        EV_PC events; a text dump's raw block arrives this way) */
 };
 
 struct ev {
@@ -42,6 +44,7 @@ struct ev {
     uint64_t count;
     uint64_t min, max, sum;
     const char *text; /* valid only during the callback */
+    const uint32_t *pcs; /* EV_PCS: valid only during the callback */
     size_t text_len;
     uint64_t offset;  /* byte offset in the decoder's input where the event's packet or line began */
 };

@@ -140,11 +140,14 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
     bool tagged = d->n_tags == d->n_pcs && d->n_tags > 0;
     if (d->n_tags && !tagged)
         d->stats.tag_mismatch++;
-    struct ev e = {.type = EV_PC, .offset = d->block_offset, .has_tag = tagged}; /* built once: only PCs change */
-    for (size_t i = 0; i < d->n_pcs; i++) {
+    if (!tagged && d->n_pcs) { /* one event for the block: no call per sample */
+        struct ev e = {.type = EV_PCS, .pcs = d->pcs, .count = d->n_pcs, .offset = d->block_offset};
+        ev_emit(sink, &e);
+    }
+    struct ev e = {.type = EV_PC, .offset = d->block_offset, .has_tag = true}; /* built once: only PCs change */
+    for (size_t i = 0; tagged && i < d->n_pcs; i++) {
         e.addr = d->pcs[i];
-        if (tagged)
-            e.tag = d->tags[i];
+        e.tag = d->tags[i];
         ev_emit(sink, &e);
     }
     d->stats.samples += d->n_pcs;

@@ -12,6 +12,14 @@ struct digest {
 static void on_event(void *ctx, const struct ev *e)
 {
     struct digest *d = ctx;
+    if (e->type == EV_PCS) { /* as its EV_PC samples: batching may not depend on the split */
+        struct ev one = {.type = EV_PC, .offset = e->offset};
+        for (uint64_t i = 0; i < e->count; i++) {
+            one.addr = e->pcs[i];
+            on_event(ctx, &one);
+        }
+        return;
+    }
     d->n++;
     d->h = d->h * 31u + (uint64_t)e->type * 7u + e->addr + e->value + e->count + e->min + e->max + e->text_len;
     for (size_t i = 0; i < e->text_len; i++)

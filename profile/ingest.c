@@ -29,6 +29,12 @@ static void on_event(void *ctx, const struct ev *e)
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
         break;
+    case EV_PCS:
+        n = admit(in, e->count);
+        prof_add_pcs(in->prof, e->pcs, (size_t)n);
+        if (in->window)
+            prof_add_pcs(in->window, e->pcs, (size_t)n);
+        break;
     case EV_SLEEP:
         prof_add_sleep(in->prof);
         if (in->window)

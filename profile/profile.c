@@ -256,7 +256,8 @@ void prof_settle(struct prof *p)
         p->direct_pending = !pcidx_drain(&p->direct, take_direct, p);
 }
 
-void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+/* Count one sample (not yet in the recent ring or the raw total); false when out of memory. */
+static inline bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
     uint32_t *cell = has_tag ? NULL : pcidx_cell(&p->direct, pc);
     if (!has_tag && !cell)
@@ -270,11 +271,31 @@ void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
             p->tasks[task - 1].has_samples = true;
         struct entry *e = slot(p, pc, has_tag, tag, task);
         if (!e)
-            return;
+            return false;
         e->count += 1.0;
     }
+    return true;
+}
+
+void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+{
+    if (!count_pc(p, pc, has_tag, tag))
+        return;
     p->recent[p->recent_n++ % RECENT] = pc;
     p->raw_samples++;
+}
+
+void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
+{
+    size_t counted = 0;
+    while (counted < n && count_pc(p, pcs[counted], false, 0))
+        counted++;
+    for (size_t i = counted > RECENT ? counted - RECENT : 0; i < counted; i++) /* only the last RECENT stay */
+        p->recent[(p->recent_n + i) % RECENT] = pcs[i];
+    p->recent_n += counted;
+    p->raw_samples += counted;
+    for (size_t i = counted + 1; i < n; i++) /* out of memory at one sample: the rest one by one */
+        prof_add_pc(p, pcs[i], false, 0);
 }
 
 void prof_add_sleep(struct prof *p)

@@ -39,6 +39,8 @@ void prof_free(struct prof *p);
 void prof_reset(struct prof *p);
 
 void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag);
+/* n untagged samples at once: the same as n calls of prof_add_pc. */
+void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n);
 void prof_add_sleep(struct prof *p);
 /* A histogram bucket: count samples spread over [addr, addr + size) by byte share. */
 void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t count);

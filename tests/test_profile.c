@@ -162,6 +162,32 @@ static void test_lockstep_detected(void)
     prof_free(p);
 }
 
+/* A batch (a text dump's raw block) counts as the same samples one by one: rows, totals and the
+ * recent ring the lockstep test reads, including batches longer than the ring. */
+static void test_batch_equals_one_by_one(void)
+{
+    static uint32_t pcs[20000];
+    for (int i = 0; i < 20000; i++)
+        pcs[i] = 0x08000100u + 2u * (uint32_t)((i * 37) % 186);
+    struct prof *one = prof_new(NULL), *batch = prof_new(NULL);
+    for (int i = 0; i < 20000; i++)
+        prof_add_pc(one, pcs[i], false, 0);
+    prof_add_pcs(batch, pcs, 5);
+    prof_add_pcs(batch, pcs + 5, 19995);
+    const struct prof_row *ra, *rb;
+    size_t na = prof_rows(one, PROF_BY_FUNCTION, true, &ra), nb = prof_rows(batch, PROF_BY_FUNCTION, true, &rb);
+    CHECK(na == 186 && na == nb && prof_total(one) == 20000 && prof_total(batch) == 20000);
+    bool same = true;
+    for (size_t i = 0; i < na && i < nb; i++)
+        same &= strcmp(ra[i].name, rb[i].name) == 0 && ra[i].samples == rb[i].samples;
+    CHECK(same);
+    struct prof_diag da[8], db[8];
+    size_t ka = prof_diagnose(one, da, 8), kb = prof_diagnose(batch, db, 8);
+    CHECK(ka == 1 && kb == 1 && strcmp(da[0].text, db[0].text) == 0);
+    prof_free(one);
+    prof_free(batch);
+}
+
 static void test_random_is_not_lockstep(void)
 {
     struct prof *p = prof_new(NULL);
@@ -305,6 +331,7 @@ int main(void)
     RUN_TEST(test_many_tasks);
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
+    RUN_TEST(test_batch_equals_one_by_one);
     RUN_TEST(test_random_is_not_lockstep);
     RUN_TEST(test_lockstep_exact_and_near_periodic);
     RUN_TEST(test_lockstep_no_false_alarms);

@@ -29,6 +29,7 @@ static void test_raw_block(void)
            "p 080002b4 080002b8\nend\n",
            &log_a, &d);
     CHECK(log_a.count[EV_PC] == 10 && log_a.count[EV_LOG] == 1);
+    CHECK(log_a.batches == 1); /* the untagged block came as one EV_PCS */
     CHECK(d.stats.samples == 10 && d.stats.blocks == 1 && d.stats.bad_lines == 0);
     CHECK(strstr(log_a.buf, "a=080002ce t=0/0") != NULL);
     CHECK(strstr(log_a.buf, "'boot v1.2'") != NULL);
@@ -40,7 +41,7 @@ static void test_tags_pair_with_samples(void)
     decode("task 20000100 motor\ntask 20000200 link\nprof raw n=3\np 08000100 08000102 08000104\n"
            "g 20000100 20000200 20000100\nend\n",
            &log_a, &d);
-    CHECK(log_a.count[EV_TASK_NAME] == 2 && log_a.count[EV_PC] == 3);
+    CHECK(log_a.count[EV_TASK_NAME] == 2 && log_a.count[EV_PC] == 3 && log_a.batches == 0);
     CHECK(strstr(log_a.buf, "a=08000102 t=20000200/1") != NULL);
     CHECK(strstr(log_a.buf, "t=20000100/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'motor'") != NULL);
 }
