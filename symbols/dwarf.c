@@ -22,17 +22,10 @@ static void drop(Dwarf_Debug dbg, Dwarf_Error *err)
     }
 }
 
-struct name_cache_slot {
-    Dwarf_Off off;
-    const char *name; /* NULL: not resolved (or no name) */
-    bool used;
-};
-
 struct cu_ctx {
     Dwarf_Debug dbg;
     struct strpool *pool;          /* this thread's strings */
-    struct name_cache_slot *names; /* abstract origin offset -> name: inline instances share them */
-    size_t names_cap, names_used;
+    struct offmap names; /* abstract origin offset -> name: inline instances share them */
     struct sym_table *t;
     const char **files; /* interned paths, indexed by file number - base */
     Dwarf_Signed n_files, base;
@@ -67,29 +60,9 @@ static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth);
  * the same few abstract origins. */
 static const char *name_at(struct cu_ctx *c, Dwarf_Off off, int depth)
 {
-    if (c->names_used * 2 >= c->names_cap) {
-        size_t cap = c->names_cap ? c->names_cap * 2 : 1024;
-        struct name_cache_slot *n = calloc(cap, sizeof *n);
-        if (!n)
-            return NULL;
-        for (size_t i = 0; i < c->names_cap; i++) {
-            if (!c->names[i].used)
-                continue;
-            size_t j = (size_t)(c->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
-            while (n[j].used)
-                j = (j + 1) & (cap - 1);
-            n[j] = c->names[i];
-        }
-        free(c->names);
-        c->names = n;
-        c->names_cap = cap;
-    }
-    size_t j = (size_t)(off * 0x9E3779B97F4A7C15ull) & (c->names_cap - 1);
-    while (c->names[j].used) {
-        if (c->names[j].off == off)
-            return c->names[j].name;
-        j = (j + 1) & (c->names_cap - 1);
-    }
+    const char *cached;
+    if (symt_offmap_get(&c->names, off, &cached))
+        return cached;
     Dwarf_Die target;
     Dwarf_Error err = NULL;
     const char *name = NULL;
@@ -99,8 +72,7 @@ static const char *name_at(struct cu_ctx *c, Dwarf_Off off, int depth)
     } else if (err) {
         dwarf_dealloc_error(c->dbg, err);
     }
-    c->names[j] = (struct name_cache_slot){off, name, true};
-    c->names_used++;
+    symt_offmap_put(&c->names, off, name); /* out of memory: only the cache is lost */
     return name;
 }
 
@@ -711,7 +683,7 @@ bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct st
     struct libdwarf_job job = {r, {.dbg = r->dbg}};
     struct unit_reader reader = {libdwarf_read, &job, 1};
     bool ok = symt_read_units(&reader, stage, pool, refs, n, NULL);
-    free(job.c.names);
+    symt_offmap_free(&job.c.names);
     if (job.c.damage[0])
         snprintf(stage->dwarf_error, sizeof stage->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
                  job.c.damage);

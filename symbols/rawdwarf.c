@@ -418,12 +418,7 @@ struct scope_reader {
     bool mangling;
     uint64_t cu_base;
     bool unsupported;
-    struct name_slot {
-        uint64_t off;
-        const char *name;
-        bool used;
-    } *names;
-    size_t names_cap, names_used;
+    struct offmap names; /* abstract origin offset -> name */
 };
 
 /* What a DIE says about itself: the attributes the scope table needs. */
@@ -535,31 +530,9 @@ static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
         r->unsupported = true;
         return NULL;
     }
-    if (r->names_used * 2 >= r->names_cap) {
-        size_t cap = r->names_cap ? r->names_cap * 2 : 256;
-        struct name_slot *n = calloc(cap, sizeof *n);
-        if (!n) {
-            r->unsupported = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < r->names_cap; i++) {
-            if (!r->names[i].used)
-                continue;
-            size_t j = (size_t)(r->names[i].off * 0x9E3779B97F4A7C15ull) & (cap - 1);
-            while (n[j].used)
-                j = (j + 1) & (cap - 1);
-            n[j] = r->names[i];
-        }
-        free(r->names);
-        r->names = n;
-        r->names_cap = cap;
-    }
-    size_t j = (size_t)(off * 0x9E3779B97F4A7C15ull) & (r->names_cap - 1);
-    while (r->names[j].used) {
-        if (r->names[j].off == off)
-            return r->names[j].name;
-        j = (j + 1) & (r->names_cap - 1);
-    }
+    const char *cached;
+    if (symt_offmap_get(&r->names, off, &cached))
+        return cached;
     struct cur c = {r->u.d->sec[SEC_INFO] + off, r->u.d->sec[SEC_INFO] + r->u.end, false};
     const struct abbrev *ab = find_abbrev(&r->u.ab, uleb(&c));
     const char *name = NULL;
@@ -572,8 +545,8 @@ static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
     } else {
         r->unsupported = true;
     }
-    r->names[j] = (struct name_slot){off, name, true};
-    r->names_used++;
+    if (!symt_offmap_put(&r->names, off, name))
+        r->unsupported = true;
     return name;
 }
 
@@ -757,7 +730,7 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
         }
         stack[top] = (struct level){self, child_depth, walk_children};
     }
-    free(r.names);
+    symt_offmap_free(&r.names);
     unit_close(&r.u);
     if (!ok)
         return RAW_NO_MEMORY;

@@ -159,6 +159,54 @@ void symt_ptrmap_free(struct ptrmap *m)
     memset(m, 0, sizeof *m);
 }
 
+static size_t offmap_home(uint64_t off, size_t cap)
+{
+    return (size_t)(off * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+bool symt_offmap_get(const struct offmap *m, uint64_t off, const char **name)
+{
+    for (size_t j = m->cap ? offmap_home(off, m->cap) : 0; m->cap && m->v[j].used; j = (j + 1) & (m->cap - 1))
+        if (m->v[j].off == off) {
+            *name = m->v[j].name;
+            return true;
+        }
+    return false;
+}
+
+bool symt_offmap_put(struct offmap *m, uint64_t off, const char *name)
+{
+    if (m->n * 2 >= m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        struct offmap_slot *v = calloc(cap, sizeof *v);
+        if (!v)
+            return false;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->v[i].used)
+                continue;
+            size_t j = offmap_home(m->v[i].off, cap);
+            while (v[j].used)
+                j = (j + 1) & (cap - 1);
+            v[j] = m->v[i];
+        }
+        free(m->v);
+        m->v = v;
+        m->cap = cap;
+    }
+    size_t j = offmap_home(off, m->cap);
+    while (m->v[j].used)
+        j = (j + 1) & (m->cap - 1);
+    m->v[j] = (struct offmap_slot){off, name, true};
+    m->n++;
+    return true;
+}
+
+void symt_offmap_free(struct offmap *m)
+{
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
 void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)

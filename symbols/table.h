@@ -63,6 +63,23 @@ struct ptrmap {
 uintptr_t *symt_ptrmap_slot(struct ptrmap *m, const void *key, bool *added);
 void symt_ptrmap_free(struct ptrmap *m);
 
+/* ---- a map from .debug_info offsets to names (abstract origins' names, cached) ----------- */
+
+struct offmap {
+    struct offmap_slot {
+        uint64_t off;
+        const char *name;
+        bool used;
+    } *v;
+    size_t cap, n;
+};
+
+/* true with *name when off is in the map. */
+bool symt_offmap_get(const struct offmap *m, uint64_t off, const char **name);
+/* Add off -> name (absent before); false when out of memory. */
+bool symt_offmap_put(struct offmap *m, uint64_t off, const char *name);
+void symt_offmap_free(struct offmap *m);
+
 /* qsort that accepts an empty (NULL) array */
 void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
