@@ -91,7 +91,13 @@ def stream_bytes(seconds, rate_samples):
     body = b"".join(ln + b"\n" for ln in lines if ln.startswith(b"$") and len(ln) == 68)
     per_sample = len(body) / (16.0 * body.count(b"\n"))
     need = int(seconds * rate_samples * per_sample)
-    data = head + body * (need // len(body) + 1)
+    # the firmware repeats its announce every second: a host that attaches late still gets one
+    body_lines = [ln + b"\n" for ln in body.split(b"\n") if ln]
+    per_second = max(1, rate_samples // 16)
+    data, k = b"", 0
+    while len(data) < need:
+        data += head + b"".join(body_lines[(k + i) % len(body_lines)] for i in range(per_second))
+        k += per_second
     return data[:need], per_sample * rate_samples
 
 
