@@ -20,10 +20,12 @@ void view_free_source(struct view *v)
     free(v->disasm);
     v->disasm = NULL;
     v->disasm_n = 0;
+    view_free_annotate(v);
 }
 
-/* Disassembly of [lo, hi) with arm-none-eabi-objdump, when it is installed, for the address view. */
-static void load_disasm(struct view *v, uint32_t lo, uint32_t hi)
+/* Disassembly of [lo, hi) with arm-none-eabi-objdump, when it is installed: the address view,
+ * annotate, and the calls on a line. */
+void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi)
 {
     if (!v->st.elf || hi <= lo || hi - lo > 65536)
         return;
@@ -135,7 +137,7 @@ void view_enter_function(struct view *v, const char *name)
             hi = a > hi ? a : hi;
         }
         if (na)
-            load_disasm(v, lo & ~1u, hi + 4);
+            view_load_disasm(v, lo & ~1u, hi + 4);
         v->sel = v->top = 0;
         return;
     }
@@ -174,23 +176,112 @@ void view_enter_function(struct view *v, const char *name)
     v->src_n = hi - lo + 1;
     v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
     v->top = v->sel > 5 ? v->sel - 5 : 0;
+    if (v->annotate)
+        view_annotate_on(v);
 }
 
-/* Enter on a source line: step into the function inlined at that line, if any. */
+void view_annotate_on(struct view *v)
+{
+    view_build_annotate(v);
+    double best = 0; /* the hottest instruction is preselected, as the hottest line is */
+    const struct prof_row *ar;
+    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    v->sel = 0;
+    for (size_t i = 0; i < na; i++)
+        if (ar[i].samples > best) {
+            uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
+            for (int k = 0; k < v->annot_n; k++)
+                if (v->annot[k].addr == a) {
+                    best = ar[i].samples;
+                    v->sel = k;
+                    break;
+                }
+        }
+    v->top = v->sel > 5 ? v->sel - 5 : 0;
+}
+
+bool view_search(struct view *v, int dir)
+{
+    int n = v->annotate ? v->annot_n : (v->n_src_lines ? v->src_n : 0);
+    for (int step = 1; v->search[0] && step <= n; step++) {
+        int i = ((v->sel + dir * step) % n + n) % n; /* wraps around, as less does */
+        const char *text = v->annotate ? v->annot[i].text : v->src_lines[v->src_first + i];
+        if (view_contains(text, v->search)) {
+            v->sel = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The function an instruction calls ("bl 8000164 <name>"), into name; false when it is no call to
+ * the start of a function. */
+static bool call_target(const char *insn, char *name, size_t len)
+{
+    while (*insn == ' ')
+        insn++;
+    /* objdump's text after the encoding: "bl 80002f4 <hot_c>" */
+    const char *op = strncmp(insn, "bl ", 3) == 0 || strncmp(insn, "blx ", 4) == 0 ? insn : NULL;
+    const char *lt = op ? strchr(op, '<') : NULL, *gt = lt ? strchr(lt, '>') : NULL;
+    if (!gt || memchr(lt, '+', (size_t)(gt - lt)) || (size_t)(gt - lt - 1) >= len)
+        return false;
+    memcpy(name, lt + 1, (size_t)(gt - lt - 1));
+    name[gt - lt - 1] = '\0';
+    return name[0] != '\0';
+}
+
+/* A real call on the selected source line: its callee, from the instructions the line compiled to. */
+static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
+{
+    const struct prof_row *ar;
+    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    uint32_t lo, hi;
+    if (!na || !v->syms || !sym_function_from(v->syms, (uint32_t)strtoul(ar[0].name, NULL, 16), &lo, &hi))
+        return false;
+    lo &= ~1u;
+    if (hi <= lo || hi - lo > 65536)
+        return false;
+    if (!v->disasm || v->disasm_lo != lo || v->disasm_n != (hi - lo) / 2) {
+        for (uint32_t i = 0; i < v->disasm_n; i++)
+            free(v->disasm[i]);
+        free(v->disasm);
+        v->disasm = NULL;
+        v->disasm_n = 0;
+        view_load_disasm(v, lo, hi);
+    }
+    for (uint32_t i = 0; i < v->disasm_n; i++) {
+        if (!v->disasm[i] || !call_target(v->disasm[i], name, len))
+            continue;
+        const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
+        for (uint32_t k = 0; l && k < l->n_frames; k++) /* this function's own line for the address */
+            if (strcmp(l->frames[k].function, v->func) == 0 && l->frames[k].line == line)
+                return true;
+    }
+    return false;
+}
+
+/* Enter on a source line: step into the function inlined at that line, else the function a call
+ * on that line calls (bl); in annotate, the function the selected instruction calls. */
 void view_step_into(struct view *v)
 {
+    char callee[128];
+    if (v->annotate) {
+        if (v->sel < v->annot_n && v->annot[v->sel].addr && call_target(v->annot[v->sel].text, callee, sizeof callee))
+            view_enter_function(v, callee);
+        return;
+    }
     uint32_t line = (uint32_t)(v->src_first + v->sel) + 1;
     uint32_t pc = prof_top_pc(v->prof, false, v->func, line); /* outermost frame at this line */
     const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
-    if (!loc || loc->n_frames < 2)
-        return;
     /* frames: innermost first; the frame after ours (toward the inside) is the callee */
-    for (uint32_t k = loc->n_frames - 1; k > 0; k--)
+    for (uint32_t k = loc ? loc->n_frames - 1 : 0; k > 0; k--)
         if (strcmp(loc->frames[k].function, v->func) == 0) {
             v->inline_frames = true; /* inside the inlined callee, its own samples are what count */
             view_enter_function(v, loc->frames[k - 1].function);
             return;
         }
+    if (call_on_line(v, line, callee, sizeof callee))
+        view_enter_function(v, callee);
 }
 
 static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
@@ -206,6 +297,10 @@ static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
 
 void view_render_source(struct view *v, struct vbuf *b, int y0)
 {
+    if (v->annotate) {
+        view_render_annotate(v, b, y0);
+        return;
+    }
     const struct prof_row *rows;
     size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
     double fsum = 0;

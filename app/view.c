@@ -154,7 +154,7 @@ const char *view_shown_name(const struct view *v, const char *name)
     return v->demangle && v->group == PROF_BY_FUNCTION ? sym_demangle(v->syms, name) : name;
 }
 
-static bool contains(const char *s, const char *what)
+bool view_contains(const char *s, const char *what)
 {
     size_t n = strlen(what);
     for (const char *p = s; p && *p; p++)
@@ -166,7 +166,7 @@ static bool contains(const char *s, const char *what)
 /* The filter matches a row's name (function, line, file or task) or its file, ignoring case. */
 static bool matches(const struct view *v, const char *name, const char *file)
 {
-    return !v->filter[0] || contains(name, v->filter) || contains(file, v->filter);
+    return !v->filter[0] || view_contains(name, v->filter) || view_contains(file, v->filter);
 }
 
 /* Names as people sort them: case ignored, leading underscores too (__libc_init_array by l). */
@@ -266,6 +266,8 @@ static int list_length(struct view *v)
     case VM_TOP:
         return (int)view_top_rows(v, &rows);
     case VM_SOURCE:
+        if (v->annotate)
+            return v->annot_n;
         return v->n_src_lines ? v->src_n
                               : (int)prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
     case VM_SECTIONS:
@@ -300,6 +302,24 @@ int view_key(struct view *v, int key)
             return VIEW_SAVE | VIEW_REDRAW;
         }
         snprintf(v->note, sizeof v->note, "snapshot cancelled");
+        return VIEW_REDRAW;
+    }
+    if (v->searching) { /* the drill-down's search prompt */
+        size_t n = strlen(v->search);
+        if (key == VK_ENTER) {
+            v->searching = false;
+            if (!view_search(v, 1) && v->search[0])
+                snprintf(v->note, sizeof v->note, "not found: %s", v->search);
+        } else if (key == VK_ESC) {
+            v->searching = false;
+            v->search[0] = '\0';
+        } else if (key == VK_BACKSPACE) {
+            if (n)
+                v->search[n - 1] = '\0';
+        } else if (key >= 0x20 && key < 0x7F && n + 1 < sizeof v->search) {
+            v->search[n] = (char)key;
+            v->search[n + 1] = '\0';
+        }
         return VIEW_REDRAW;
     }
     if (v->filtering) {
@@ -351,6 +371,8 @@ int view_key(struct view *v, int key)
         } else {
             v->mode = VM_TOP;
             v->sel = v->top = 0;
+            v->annotate = false; /* the next drill-down starts on source lines */
+            v->search[0] = '\0';
         }
         return VIEW_REDRAW;
     case VK_UP:
@@ -393,9 +415,29 @@ int view_key(struct view *v, int key)
             size_t n = view_top_rows(v, &rows);
             if ((size_t)v->sel < n)
                 view_enter_function(v, rows[v->sel].name);
-        } else if (v->mode == VM_SOURCE && v->n_src_lines) {
+        } else if (v->mode == VM_SOURCE && (v->n_src_lines || v->annotate)) {
             view_step_into(v);
         }
+        return VIEW_REDRAW;
+    case 'a':
+        if (v->mode == VM_SOURCE) {
+            v->annotate = !v->annotate;
+            if (v->annotate) {
+                view_annotate_on(v);
+            } else { /* back to the lines: the hottest one, as on entry */
+                char func[sizeof v->func];
+                snprintf(func, sizeof func, "%s", v->func);
+                int depth = v->depth;
+                v->mode = VM_TOP;
+                view_enter_function(v, func);
+                v->depth = depth;
+            }
+        }
+        return VIEW_REDRAW;
+    case 'n':
+    case 'N':
+        if (v->mode == VM_SOURCE && v->search[0] && !view_search(v, key == 'n' ? 1 : -1))
+            snprintf(v->note, sizeof v->note, "not found: %s", v->search);
         return VIEW_REDRAW;
     case 's':
         v->sort_by_name = !v->sort_by_name;
@@ -428,6 +470,11 @@ int view_key(struct view *v, int key)
             freeze(v);
         return VIEW_REDRAW;
     case '/':
+        if (v->mode == VM_SOURCE) { /* in the drill-down: search its lines */
+            v->searching = true;
+            v->search[0] = '\0';
+            return VIEW_REDRAW;
+        }
         v->filtering = true;
         v->filter[0] = '\0';
         v->mode = VM_TOP;
@@ -602,8 +649,15 @@ static void keybar(struct view *v, struct vbuf *b)
         vb_fill_attr(b, b->h - 1, VA_KEY);
         return;
     }
-    static const struct key_hint source[] = {{"Esc back", 1}, {"Enter step into inlined call", 3},
-                                             {"\u2191\u2193 move", 4}, {"i inline", 5}, {"? help", 0}, {"q quit", 2}};
+    if (v->searching) {
+        int x = vb_putf(b, 0, b->h - 1, VA_KEY, "/%s_", v->search);
+        vb_put(b, x, b->h - 1, VA_KEY, "   (search these lines; Enter finds, n/N repeat, Esc cancels)");
+        vb_fill_attr(b, b->h - 1, VA_KEY);
+        return;
+    }
+    static const struct key_hint source[] = {{"Esc back", 1}, {"Enter step into call", 3}, {"a annotate", 4},
+                                             {"/ search", 5}, {"n/N next", 7}, {"\u2191\u2193 move", 6},
+                                             {"i inline", 8}, {"? help", 0}, {"q quit", 2}};
     static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"u \u00b5s/ticks", 5},
                                                {"\u2191\u2193 move", 4}, {"? help", 0}, {"q quit", 2}};
     static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},

@@ -102,6 +102,11 @@ struct view {
     char **disasm;             /* address view: objdump text per halfword from disasm_lo, or NULL */
     uint32_t disasm_lo, disasm_n;
     const char *source_dir;    /* --source-dir */
+    bool annotate;             /* key a in the drill-down: instructions under their source lines */
+    struct annot_row *annot;
+    int annot_n;
+    bool searching;            /* typing a search in the drill-down (/ there; n, N repeat it) */
+    char search[64];
     /* sections */
     double cpu_hz;             /* --cpu-hz, or 0: the clock the stream announces */
     struct view_budget budgets[VIEW_BUDGETS];

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* rows */
 struct prof *view_current_prof(struct view *v);                            /* cumulative, or the window */
@@ -14,6 +15,7 @@ size_t view_top_rows(struct view *v, const struct prof_row **out);         /* af
 const char *view_shown_name(const struct view *v, const char *name);       /* demangled when asked */
 void view_clamp_scroll(struct view *v, int n, int rows);
 const char *view_base_name(const char *path);
+bool view_contains(const char *s, const char *what); /* ignoring case */
 /* sections */
 double view_section_hz(const struct view *v);
 const struct view_budget *view_budget_for(const struct view *v, int index, const char *name);
@@ -21,6 +23,20 @@ const struct view_budget *view_budget_for(const struct view *v, int index, const
 void view_enter_function(struct view *v, const char *name);
 void view_step_into(struct view *v);
 void view_free_source(struct view *v);
+/* annotate (screen_annotate.c): rows built on entry, freed with the source */
+struct annot_row {
+    uint32_t addr;   /* an instruction, or 0 for a source line */
+    uint32_t line;   /* the source line (both kinds) */
+    char *text;      /* the instruction, or the source text (file:line when the source is not at hand) */
+};
+void view_build_annotate(struct view *v);
+void view_annotate_on(struct view *v); /* build, and select the hottest instruction */
+void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi);
+void view_free_annotate(struct view *v);
+void view_render_annotate(struct view *v, struct vbuf *b, int y0);
+/* search in the drill-down: the next (dir 1) or previous (-1) row after the selection whose text
+ * contains v->search, ignoring case; false when there is none */
+bool view_search(struct view *v, int dir);
 /* the screens */
 void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines);
 void view_render_top(struct view *v, struct vbuf *b, int y0);

@@ -979,6 +979,11 @@ static const char *enables_interrupts(const struct prof *p, uint32_t pc)
     return NULL;
 }
 
+const char *prof_skid_cause(const struct prof *p, uint32_t pc)
+{
+    return enables_interrupts(p, pc);
+}
+
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
 {
     prof_settle(p);

@@ -33,6 +33,10 @@ struct prof_diag {
     char text[320];     /* one sentence with its evidence */
 };
 
+/* The instruction before pc when it re-enables interrupts ("cpsie i", "msr primask", ...), else
+ * NULL: samples on pc then include time spent with interrupts disabled (skid). */
+const char *prof_skid_cause(const struct prof *p, uint32_t pc);
+
 /* syms may be NULL: rows then name raw addresses. */
 struct prof *prof_new(struct sym_table *syms);
 void prof_free(struct prof *p);

@@ -2,6 +2,7 @@
 """The live view, driven in tmux like a person would: send keys, read the screen.
   1. a replayed stream capture on a pty: samples arrive, the hottest function's share agrees with
      the truth, then sort, group by line, drill down, sections, filter, resize, help, quit;
+     annotate, search and calls in the drill-down at 80x24 and 200x60;
   2. the source goes away: the view says so and keeps its samples;
   3. make demo's path: QEMU streaming the demo firmware on a pty, live within 5 seconds; q stops it.
 Prints one ok/FAIL line per check."""
@@ -222,6 +223,72 @@ def inline_and_signal_tests():
     tmux("kill-session", "-t", s)
 
 
+def annotate_search_call_tests():
+    """The drill-down like perf annotate, at 80x24 and 200x60: key a shows run()'s instructions
+    under their source lines with shares and the hottest one selected, Enter on a bl instruction
+    or on a line with a real call enters the callee, / searches the lines, n and N repeat."""
+    r = scen.Result("loops_jitter")
+    cap = os.path.join(scen.BUILD, "loops_jitter", "uart.txt")
+    for w, h in ((80, 24), (200, 60)):
+        s = "cmprof-annotate"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, cap, r.elf))
+        wait_for(s, r"end of file", 10)
+        keys(s, "/", "run", "Enter")
+        keys(s, "Enter")  # run's lines
+        keys(s, "a")
+        txt = screen(s)
+        lines = txt.splitlines()
+        insns = [ln for ln in lines if re.search(r"\b0800[0-9a-f]{4}: \S", ln)]
+        shares = [ln for ln in insns if re.search(r"\d+\.\d\d%\s+\d+\.\d\d%\s+0800", ln)]
+        check("%dx%d: a annotates run(): instructions with shares under source lines" % (w, h),
+              re.search(r"^run\s+annotate: \d+ samples", txt, re.M) is not None and len(insns) >= 5 and shares and
+              any("while (cmprof_samples() < SAMPLES)" in ln for ln in lines) and len(lines) <= h and "a annotate" in txt,
+              "%d instructions, %d with shares; %s" % (len(insns), len(shares), lines[4] if len(lines) > 4 else ""))
+        keys(s, "/", "<hot_c>", "Enter")  # the call instruction
+        sel = [ln for ln in screen(s).splitlines() if "<hot_c>" in ln]
+        keys(s, "Enter")
+        txt = screen(s)
+        check("%dx%d: / finds the bl instruction, Enter on it enters the callee (not inlined)" % (w, h),
+              sel and re.search(r"^hot_c \u2190 run", txt, re.M) is not None and "0800" in txt,
+              (sel[0].strip() if sel else "no <hot_c> row") + " | " + txt.splitlines()[4])
+        keys(s, "Escape")  # back to run, still annotating
+        keys(s, "a")  # run's source lines again
+        keys(s, "/", "hot_b", "Enter")
+        txt = screen(s)
+        sel_line = [ln for ln in txt.splitlines() if "hot_b(HOT_B_N);" in ln]
+        keys(s, "Enter")  # a real call on that line: bl hot_b
+        entered = re.search(r"^hot_b \u2190 run", screen(s), re.M) is not None
+        keys(s, "Escape")
+        keys(s, "/", "hot_", "Enter")
+        first = [ln for ln in screen(s).splitlines() if re.search(r"\bhot_[abc]\(", ln)]
+        keys(s, "n")
+        after_n = screen(s)
+        keys(s, "N")
+        after_big_n = screen(s)
+        keys(s, "/", "no such text", "Enter")
+        missing = screen(s)
+        check("%dx%d: Enter on a source line with a call enters it; n/N move between matches; a miss is said" % (w, h),
+              sel_line and entered and first and after_n != after_big_n and "not found: no such text" in missing,
+              "line %r, entered %s, matches %d" % (sel_line[0].strip() if sel_line else None, entered, len(first)))
+        tmux("kill-session", "-t", s)
+    # the skid the diagnostics report, marked on its instruction
+    r = scen.Result("irqoff_long")
+    s = "cmprof-skid"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "100", "-y", "30", "%s %s %s; sleep 30" % (
+        TOOL, os.path.join(scen.BUILD, "irqoff_long", "uart.txt"), r.elf))
+    wait_for(s, r"end of file", 10)
+    keys(s, "/", "irq_on", "Enter")
+    keys(s, "Enter")
+    keys(s, "a")
+    marked = [ln for ln in screen(s).splitlines() if "skid: after 'cpsie i'" in ln]
+    check("annotate marks the skid instruction (right after cpsie i) with its share",
+          len(marked) == 1 and "0800016a:" in marked[0] and re.search(r"\d+\.\d\d%", marked[0]) is not None,
+          marked[0].strip() if marked else screen(s).splitlines()[4])
+    tmux("kill-session", "-t", s)
+
+
 def crash_tests():
     """Issue 12, items 6 and 17: a crash (SIGSEGV, SIGABRT) gives the terminal back as it was, and a
     terminal that cannot move the cursor is refused with one line."""
@@ -415,6 +482,7 @@ def main():
     os.chdir(ROOT)
     replay_tests()
     inline_and_signal_tests()
+    annotate_search_call_tests()
     crash_tests()
     no_color_test()
     batch_live_tests()
