@@ -10,17 +10,21 @@
 void view_render_sections(struct view *v, struct vbuf *b, int y0)
 {
     double hz = view_section_hz(v);
-    bool us = !v->ticks && hz > 0, rate = b->w >= 96;
+    /* at 80 columns: narrower name and number columns, no rate, the budget as over/limit */
+    bool us = !v->ticks && hz > 0, rate = b->w >= 96, narrow = b->w < 96;
+    int nw = narrow ? 12 : 16, vw = narrow ? 9 : 10;
     const char *unit = us ? (v->unicode ? "\u00b5s" : "us") : "tk";
     char h_cur[16], h_min[16], h_max[16], h_mean[16];
     snprintf(h_cur, sizeof h_cur, "CUR %s", unit);
     snprintf(h_min, sizeof h_min, "MIN %s", unit);
     snprintf(h_max, sizeof h_max, "MAX %s", unit);
     snprintf(h_mean, sizeof h_mean, "MEAN %s", unit);
-    int x = vb_putf(b, 0, y0, VA_TITLE, "%-2s %-16s %9s", "#", "SECTION", "COUNT");
+    int x = vb_putf(b, 0, y0, VA_TITLE, "%-2s %-*s %9s", "#", nw, "SECTION", "COUNT");
     if (rate)
         x = vb_putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
-    vb_putf(b, x, y0, VA_TITLE, " %10s %10s %10s %10s  %s", h_cur, h_min, h_max, h_mean, "OVER BUDGET");
+    int hw = vw + (us && v->unicode ? 1 : 0); /* printf pads by bytes: "\u00b5" is two bytes, one column */
+    vb_putf(b, x, y0, VA_TITLE, " %*s %*s %*s %*s  %s", hw, h_cur, hw, h_min, hw, h_max, hw, h_mean,
+            narrow ? "OVER/LIMIT" : "OVER BUDGET");
     vb_fill_attr(b, y0, VA_TITLE);
     double since = v->st.elapsed - v->sect_reset_at;
     int y = y0 + 1, shown = 0;
@@ -40,12 +44,15 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
         double mean = s->count ? (double)s->sum / (double)s->count : 0, scale = us ? 1e6 / hz : 1;
         bool over = bu && hz > 0 && v->budget_violations[i] > 0;
         uint8_t attr = shown == v->sel ? VA_SELECT : (over ? VA_WARN : VA_NORMAL);
-        x = vb_putf(b, 0, y, attr, "%-2d %-16.16s %9llu", i, s->name[0] ? s->name : "-", (unsigned long long)s->count);
+        x = vb_putf(b, 0, y, attr, "%-2d %-*.*s %9llu", i, nw, nw, s->name[0] ? s->name : "-",
+                    (unsigned long long)s->count);
         if (rate)
             x = since > 0 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since) : vb_putf(b, x, y, attr, " %9s", "-");
-        x = vb_putf(b, x, y, attr, " %10.2f %10.2f %10.2f %10.2f", (double)s->current * scale, (double)s->min * scale,
-                 (double)s->max * scale, mean * scale);
-        if (bu)
+        x = vb_putf(b, x, y, attr, " %*.2f %*.2f %*.2f %*.2f", vw, (double)s->current * scale, vw,
+                    (double)s->min * scale, vw, (double)s->max * scale, vw, mean * scale);
+        if (bu && narrow)
+            vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu/%.1f", (unsigned long long)v->budget_violations[i], bu->us);
+        else if (bu)
             vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu > %.1f %s", (unsigned long long)v->budget_violations[i],
                  bu->us, v->unicode ? "\u00b5s" : "us");
         y++;

@@ -555,23 +555,51 @@ static void header(struct view *v, struct vbuf *b)
     vb_fill_attr(b, 0, VA_TITLE);
     double total = prof_total(v->prof);
     double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
-    x = vb_putf(b, 0, 1, VA_NORMAL, "samples %.0f  %.0f/s  %02d:%02d  ", total, v->st.rate, (int)elapsed / 60,
-             (int)elapsed % 60);
     uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
     uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
     uint64_t overflows = in->itm.stats.overflows - v->base_overflows, lost = in->lost - v->base_lost;
-    x = vb_putf(b, x, 1, bad || lost || overflows ? VA_WARN : VA_NORMAL,
-             "bad %llu  overflows %llu  resyncs %llu  lost %llu", (unsigned long long)bad,
-             (unsigned long long)overflows, (unsigned long long)resync, (unsigned long long)lost);
-    if (prof_sleep(v->prof))
-        x = vb_putf(b, x, 1, VA_NORMAL, "  sleeping %llu", (unsigned long long)prof_sleep(v->prof));
-    double overhead = prof_overhead(v->prof);
-    if (overhead > 0)
-        x = vb_putf(b, x, 1, VA_NORMAL, "  overhead %.1f %%", 100 * overhead);
     char losses[24][INGEST_LOSS_TEXT];
     size_t nl = ingest_losses(in, losses, 24);
+    /* the counters line: what matters stays as the terminal narrows; a counter at zero goes first */
+    struct field {
+        char text[48];
+        uint8_t attr;
+        int rank;
+    } f[10];
+    int n = 0;
+#define FIELD(rank_, attr_, ...)                                                                                     \
+    do {                                                                                                             \
+        snprintf(f[n].text, sizeof f[n].text, __VA_ARGS__);                                                          \
+        f[n].attr = (attr_);                                                                                         \
+        f[n++].rank = (rank_);                                                                                       \
+    } while (0)
+    FIELD(0, VA_NORMAL, "samples %.0f", total);
+    FIELD(1, VA_NORMAL, "%.0f/s", v->st.rate);
+    FIELD(4, VA_NORMAL, "%02d:%02d", (int)elapsed / 60, (int)elapsed % 60);
+    FIELD(bad ? 2 : 7, bad ? VA_WARN : VA_NORMAL, "bad %llu", (unsigned long long)bad);
+    FIELD(overflows ? 2 : 8, overflows ? VA_WARN : VA_NORMAL, "overflows %llu", (unsigned long long)overflows);
+    FIELD(resync ? 3 : 9, VA_NORMAL, "resyncs %llu", (unsigned long long)resync);
+    FIELD(lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
+    if (prof_sleep(v->prof))
+        FIELD(5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(v->prof));
+    double overhead = prof_overhead(v->prof);
+    if (overhead > 0)
+        FIELD(5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
     if (nl)
-        vb_putf(b, x, 1, VA_WARN, "  data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
+        FIELD(0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
+#undef FIELD
+    bool keep[10] = {false};
+    int used = 0;
+    for (int rank = 0; rank < 10; rank++)
+        for (int i = 0; i < n; i++)
+            if (f[i].rank == rank && used + (int)strlen(f[i].text) + 2 <= b->w) {
+                keep[i] = true;
+                used += (int)strlen(f[i].text) + 2;
+            }
+    x = 0;
+    for (int i = 0; i < n; i++)
+        if (keep[i])
+            x = vb_putf(b, x, 1, f[i].attr, "%s  ", f[i].text);
     x = 0;
     if (in->info.present) {
         x = vb_putf(b, 0, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,

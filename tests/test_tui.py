@@ -289,6 +289,33 @@ def annotate_search_call_tests():
     tmux("kill-session", "-t", s)
 
 
+def fit_tests():
+    """80x24 and 200x60: the section view keeps every timing and the budget (narrow columns,
+    over/limit at 80), the rate column when there is room; the header keeps the counters that
+    matter (a loss) and drops the ones at zero first."""
+    r = scen.Result("sections")
+    for w, h in ((80, 24), (200, 60)):
+        s = "cmprof-fit"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --cpu-hz 168000000 --budget 0=25 %s %s; "
+             "sleep 30" % (TOOL, os.path.join(scen.BUILD, "sections", "uart.txt"), r.elf))
+        wait_for(s, r"end of file", 10)
+        keys(s, "t")
+        lines = screen(s).splitlines()
+        head = [ln for ln in lines if "SECTION" in ln]
+        row0 = [ln for ln in lines if re.match(r"^0\s", ln)]
+        wide = w >= 96
+        want_head = ["COUNT", "CUR \u00b5s", "MIN \u00b5s", "MAX \u00b5s", "MEAN \u00b5s"] + (
+            ["RATE/s", "OVER BUDGET"] if wide else ["OVER/LIMIT"])
+        check("%dx%d: sections keep count, cur, min, max, mean and the budget%s" % (w, h, ", rate" if wide else ""),
+              head and all(k in head[0] for k in want_head) and row0 and
+              ("> 25.0 \u00b5s" if wide else "/25.0") in row0[0] and max(len(ln) for ln in lines) <= w,
+              (head[0] if head else "no header") + " | " + (row0[0] if row0 else "no row 0"))
+        check("%dx%d: the header keeps samples, rate and the data loss" % (w, h),
+              re.search(r"^samples \d+\s+\d+/s", lines[1]) is not None and "data lost" in lines[1], lines[1])
+        tmux("kill-session", "-t", s)
+
+
 def crash_tests():
     """Issue 12, items 6 and 17: a crash (SIGSEGV, SIGABRT) gives the terminal back as it was, and a
     terminal that cannot move the cursor is refused with one line."""
@@ -483,6 +510,7 @@ def main():
     replay_tests()
     inline_and_signal_tests()
     annotate_search_call_tests()
+    fit_tests()
     crash_tests()
     no_color_test()
     batch_live_tests()
