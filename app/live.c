@@ -135,7 +135,18 @@ int live_main(const struct live_options *o)
             sym_close(syms);
             return 2;
         }
-        if (!src_set_task_var(src, addr, o->task_name_offset)) {
+        int name_offset = o->task_name_offset;
+        const char *member = NULL;
+        if (name_offset < 0) { /* the control block's layout from the ELF's DWARF (FreeRTOS: pcTaskName) */
+            long found = sym_task_name_offset(syms, o->task_var, &member);
+            name_offset = found >= 0 && found <= 4096 ? (int)found : -1;
+            if (o->headless && name_offset >= 0)
+                fprintf(stderr, "cmprof-top: task names from %s->%s, %d bytes in\n", o->task_var, member, name_offset);
+            else if (o->headless)
+                fprintf(stderr, "cmprof-top: %s: no task name member found in its DWARF type (give "
+                        "--task-name-offset)\n", o->task_var);
+        }
+        if (!src_set_task_var(src, addr, name_offset)) {
             fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
             src_close(src);
             sym_close(syms);

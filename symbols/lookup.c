@@ -251,6 +251,12 @@ int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint
     return 0;
 }
 
+long sym_task_name_offset(struct sym_table *t, const char *var, const char **member)
+{
+    static const char *const names[] = {"pcTaskName", "name", "task_name"};
+    return t->raw ? raw_pointee_member(t->raw, var, names, sizeof names / sizeof names[0], member) : -1;
+}
+
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi)
 {
     if (!t->code.n)

@@ -222,12 +222,13 @@ static const struct abbrev *find_abbrev(const struct abbrevs *a, uint64_t code)
 
 /* ---- attribute values -------------------------------------------------------------------- */
 
-enum val_kind { V_NONE, V_UNSIGNED, V_ADDR, V_REF, V_STRING, V_UNSUPPORTED };
+enum val_kind { V_NONE, V_UNSIGNED, V_ADDR, V_REF, V_STRING, V_BLOCK, V_UNSUPPORTED };
 
 struct val {
     enum val_kind kind;
     uint64_t u;      /* constant, address, or reference (.debug_info offset) */
     const char *s;   /* V_STRING */
+    const uint8_t *block; /* V_BLOCK: u bytes */
 };
 
 struct unit {
@@ -248,7 +249,7 @@ static const char *str_at(const struct raw_dwarf *d, int sec, uint64_t off)
 /* Read (or skip) one attribute value. V_UNSUPPORTED for forms this reader leaves to libdwarf. */
 static struct val value(const struct unit *u, struct cur *c, const struct attr_spec *spec)
 {
-    struct val v = {V_UNSIGNED, 0, NULL};
+    struct val v = {V_UNSIGNED, 0, NULL, NULL};
     uint16_t form = spec->form;
     switch (form) {
     case DW_FORM_addr:
@@ -295,21 +296,12 @@ static struct val value(const struct unit *u, struct cur *c, const struct attr_s
         v.kind = V_STRING;
         v.s = cstr(c);
         break;
-    case DW_FORM_block1:
-        skip(c, fixed(c, 1));
-        v.kind = V_NONE;
-        break;
-    case DW_FORM_block2:
-        skip(c, fixed(c, 2));
-        v.kind = V_NONE;
-        break;
-    case DW_FORM_block4:
-        skip(c, fixed(c, 4));
-        v.kind = V_NONE;
-        break;
-    case DW_FORM_block: case DW_FORM_exprloc:
-        skip(c, uleb(c));
-        v.kind = V_NONE;
+    case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4: case DW_FORM_block: case DW_FORM_exprloc:
+        v.u = form == DW_FORM_block1 ? fixed(c, 1) : form == DW_FORM_block2 ? fixed(c, 2)
+                                     : form == DW_FORM_block4 ? fixed(c, 4) : uleb(c);
+        v.block = c->p;
+        skip(c, v.u);
+        v.kind = c->bad ? V_NONE : V_BLOCK;
         break;
     default: /* DW_FORM_indirect and anything unknown: the size is not known here */
         c->bad = true;
@@ -430,6 +422,8 @@ struct die_attrs {
     bool has_stmt_list, has_sibling;
     uint64_t sibling;
     const char *comp_dir;
+    bool has_type, has_member_offset;
+    uint64_t type, member_offset; /* DW_AT_type; DW_AT_data_member_location as a constant */
 };
 
 /* Parse the DIE at c (its code already read: ab) and collect its attributes. */
@@ -499,6 +493,20 @@ static void read_attrs(struct scope_reader *r, struct cur *c, const struct abbre
         case DW_AT_sibling:
             a->has_sibling = v.kind == V_REF;
             a->sibling = v.u;
+            break;
+        case DW_AT_type:
+            a->has_type = v.kind == V_REF;
+            a->type = v.u;
+            break;
+        case DW_AT_data_member_location:
+            if (v.kind == V_UNSIGNED) {
+                a->has_member_offset = true;
+                a->member_offset = v.u;
+            } else if (v.kind == V_BLOCK && v.u >= 2 && v.block[0] == DW_OP_plus_uconst) { /* DWARF 2 style */
+                struct cur e = {v.block + 1, v.block + v.u, false};
+                a->member_offset = uleb(&e);
+                a->has_member_offset = !e.bad;
+            }
             break;
         default:
             break;
@@ -1070,4 +1078,104 @@ int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *poo
     if (res == RAW_OK && info.has_stmt_list)
         res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files);
     return res == RAW_OK ? 1 : res == RAW_NO_MEMORY ? -1 : 0;
+}
+
+/* ---- the layout of what a variable points to --------------------------------------------- */
+
+/* The DIE at .debug_info offset off inside u: its abbreviation and attributes, and where its
+ * children (or its next sibling) begin. */
+static const struct abbrev *die_at(struct scope_reader *r, uint64_t off, struct die_attrs *a, uint64_t *after)
+{
+    if (off < first_die(&r->u) || off >= r->u.end)
+        return NULL;
+    struct cur c = {r->u.d->sec[SEC_INFO] + off, r->u.d->sec[SEC_INFO] + r->u.end, false};
+    const struct abbrev *ab = find_abbrev(&r->u.ab, uleb(&c));
+    if (!ab)
+        return NULL;
+    read_attrs(r, &c, ab, a);
+    *after = (uint64_t)(c.p - r->u.d->sec[SEC_INFO]);
+    return c.bad ? NULL : ab;
+}
+
+/* Through typedefs and qualifiers; pointers counts the pointer types passed. */
+static const struct abbrev *strip_type(struct scope_reader *r, uint64_t off, struct die_attrs *a, uint64_t *after,
+                                       int *pointers)
+{
+    for (int hops = 0; hops < 16; hops++) {
+        const struct abbrev *ab = die_at(r, off, a, after);
+        if (!ab)
+            return NULL;
+        bool through = ab->tag == DW_TAG_typedef || ab->tag == DW_TAG_volatile_type || ab->tag == DW_TAG_const_type ||
+                       ab->tag == DW_TAG_restrict_type || ab->tag == DW_TAG_atomic_type;
+        if (ab->tag == DW_TAG_pointer_type)
+            ++*pointers;
+        else if (!through)
+            return ab;
+        if (!a->has_type)
+            return NULL;
+        off = a->type;
+    }
+    return NULL;
+}
+
+long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
+                        const char **found)
+{
+    for (uint64_t off = 0; off < d->len[SEC_INFO];) {
+        struct scope_reader r = {0};
+        if (!unit_open(d, off, &r.u)) {
+            unit_close(&r.u);
+            return -1;
+        }
+        long result = -1;
+        struct cur c = {d->sec[SEC_INFO] + first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
+        while (result < 0 && !c.bad && c.p < c.end) { /* every DIE of the unit, in order */
+            uint64_t code = uleb(&c);
+            const struct abbrev *ab = code ? find_abbrev(&r.u.ab, code) : NULL;
+            if (!code)
+                continue;
+            if (!ab)
+                break;
+            struct die_attrs a;
+            read_attrs(&r, &c, ab, &a);
+            if (ab->tag != DW_TAG_variable || !a.name || strcmp(a.name, var) != 0 || !a.has_type)
+                continue;
+            struct die_attrs t;
+            uint64_t after;
+            int pointers = 0;
+            const struct abbrev *st = strip_type(&r, a.type, &t, &after, &pointers);
+            if (!st || pointers != 1 || (st->tag != DW_TAG_structure_type && st->tag != DW_TAG_class_type) ||
+                !st->children)
+                break; /* not a pointer to a structure this unit defines */
+            struct cur m = {d->sec[SEC_INFO] + after, d->sec[SEC_INFO] + r.u.end, false};
+            for (int depth = 1; depth > 0 && !m.bad && m.p < m.end && result < 0;) { /* the members */
+                uint64_t mc = uleb(&m);
+                if (!mc) {
+                    depth--;
+                    continue;
+                }
+                const struct abbrev *mab = find_abbrev(&r.u.ab, mc);
+                if (!mab)
+                    break;
+                struct die_attrs ma;
+                read_attrs(&r, &m, mab, &ma);
+                for (size_t k = 0; depth == 1 && mab->tag == DW_TAG_member && ma.name && ma.has_member_offset &&
+                                   k < n_members; k++)
+                    if (strcmp(ma.name, members[k]) == 0) {
+                        result = (long)ma.member_offset;
+                        *found = members[k];
+                        break;
+                    }
+                depth += mab->children;
+            }
+            break;
+        }
+        uint64_t next = r.u.end;
+        unit_close(&r.u);
+        symt_offmap_free(&r.names);
+        if (result >= 0)
+            return result;
+        off = next;
+    }
+    return -1;
 }

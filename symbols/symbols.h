@@ -70,6 +70,10 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n);
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 /* A variable's address and size, from the symbol table; 0 when there is no such object. */
 int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size);
+/* Where a task's name lies in the control block a task pointer variable points to, from the
+ * ELF's DWARF: the offset of FreeRTOS's pcTaskName (or a member called name or task_name), *member
+ * naming it; -1 when the variable, its structure or such a member is not found. */
+long sym_task_name_offset(struct sym_table *t, const char *var, const char **member);
 /* The lowest and end address of the code sections together; 0 when there is no code. */
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi);
 

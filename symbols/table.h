@@ -256,6 +256,10 @@ void raw_close(struct raw_dwarf *d);
 /* The unit index from the unit headers and root DIEs, as dwarf_index; false when any unit is not
  * readable here (then libdwarf makes the index). */
 bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool);
+/* The offset of the first of members[] found in the structure that variable var points to
+ * (through typedefs and qualifiers), *found naming it; -1 when none. */
+long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
+                        const char **found);
 /* The unit_reader for this reader (ctx: the raw_dwarf). */
 int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
              struct cu_files *files);

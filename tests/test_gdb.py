@@ -263,6 +263,31 @@ def main():
                   code, rows, len(names_read), err.strip()))
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
+    # no --task-name-offset: the name's place comes from the variable's type in the DWARF, as a
+    # FreeRTOS build has it (TCB_t *pxCurrentTCB, char pcTaskName[]), in DWARF 2, 4 and 5
+    for dwarf in ("-gdwarf-2", "-gdwarf-4", "-gdwarf-5"):
+        tcb_elf = os.path.join(ROOT, "build", "gdb-test", "freertos_tcb%s.elf" % dwarf)
+        os.makedirs(os.path.dirname(tcb_elf), exist_ok=True)
+        subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-O2", dwarf, "-nostdlib",
+                        "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-Wall", "-Wextra", "-Werror",
+                        os.path.join(HERE, "zoo", "freertos_tcb.c"), "-o", tcb_elf], check=True)
+        var = nm("pxCurrentTCB", tcb_elf)
+        ta, tb = 0x20000100, 0x20000200
+        reads = iter(range(1 << 30))
+        mem = {var: lambda: (tb if next(reads) % 3 == 2 else ta).to_bytes(4, "little"),
+               ta + 52: b"motor\0" + b"x" * 10, tb + 52: b"link\0" + b"y" * 11}
+        srv = FakeServer([nm("hot_a", tcb_elf) + 2, nm("hot_b", tcb_elf) + 2], memory=mem)
+        code, j, err = sample(srv, "--samples", "60", "--task-var", "pxCurrentTCB", "--by", "task", elf=tcb_elf)
+        rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+        check("gdb --task-var pxCurrentTCB, %s: pcTaskName found 52 bytes in from the DWARF type, names read" % dwarf,
+              code == 0 and rows == {"motor": 40, "link": 20} and "pcTaskName, 52 bytes in" in err,
+              "exit %d, %s, %s" % (code, rows, err.strip()))
+    if os.path.exists(ELF_TASKS):  # a void * task variable: no layout to find, and it says so
+        var = nm("current_task", ELF_TASKS)
+        srv = FakeServer([nm("hot_a", ELF_TASKS) + 4], memory={var: (0x20000100).to_bytes(4, "little")})
+        code, j, err = sample(srv, "--samples", "10", "--task-var", "current_task", "--by", "task", elf=ELF_TASKS)
+        check("gdb --task-var to a void *: samples kept under the task pointer, 'give --task-name-offset' said",
+              code == 0 and j.get("total") == 10 and "give --task-name-offset" in err, "exit %d, %s" % (code, err))
     r = subprocess.run([TOOL, "--batch", "--task-var", "no_such_variable", "gdb:127.0.0.1:1", ELF],
                        capture_output=True, text=True, timeout=20)
     check("gdb --task-var naming no variable: refused, naming it", r.returncode == 2 and
