@@ -132,6 +132,7 @@ test: deps
 	@tests/run.sh
 
 bench: deps tool
+	@scripts/deps.sh bench
 	python3 bench/run_bench.py
 
 # ---- installing: the tool, its man page and its bash completion, under $(DESTDIR)$(PREFIX) --------

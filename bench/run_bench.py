@@ -35,17 +35,21 @@ def say(s=""):
     lines_out.append(s)
 
 
-def timed(cmd, stdin=None, stdout=subprocess.DEVNULL):
-    """Wall time and peak RSS (MB) of one child process."""
+def timed(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
+    """Wall time and peak RSS (MB) of one child process. The peak comes from GNU time (the rusage
+    Python's wait4 returns for a child counts the RSS this large process had when it forked);
+    memory=False runs the command bare, for the time alone (peak 0)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
+    p = subprocess.Popen((["/usr/bin/time", "-f", "maxrss %M"] if memory else []) + cmd, stdin=stdin, stdout=stdout,
+                         stderr=subprocess.PIPE, env=env)
+    _, status, _ = os.wait4(p.pid, 0)
     t = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError("%s failed: %s" % (cmd[0], err.strip()))
-    return t, ru.ru_maxrss / 1024.0
+    m = re.findall(r"^maxrss (\d+)$", err, re.M)
+    return t, int(m[-1]) / 1024.0 if m else 0.0
 
 
 def extract(text, start, end):
@@ -84,7 +88,7 @@ def batch_bench(tmp):
     with open(dump, "w") as f:
         t_parse, m_parse = timed([sys.executable, itm_py, "parse", swo], stdout=f)
     t_sum, m_sum = timed([sys.executable, prof_py, dump, elf], stdout=subprocess.DEVNULL)
-    t_ours = min(timed([TOOL, "--batch", swo, elf])[0] for _ in range(3))
+    t_ours = min(timed([TOOL, "--batch", swo, elf], memory=False)[0] for _ in range(3))
     _, m_ours = timed([TOOL, "--batch", swo, elf])
     ref = subprocess.run([sys.executable, prof_py, dump, elf], capture_output=True, text=True).stdout
     ours = subprocess.run([TOOL, "--batch", "--no-inline", swo, elf], capture_output=True, text=True).stdout
@@ -97,7 +101,7 @@ def batch_bench(tmp):
     say("    ratio: %.0fx faster; hot_a %s %% (scripts) vs %s %% (cmprof-top)"
         % ((t_parse + t_sum) / t_ours, hot_ref.group(1) if hot_ref else "?", hot_ours.group(1) if hot_ours else "?"))
     # the text path: the same samples as a dump of "p" lines, summarised by prof75a.py and by us
-    t_text = min(timed([TOOL, "--batch", dump, elf])[0] for _ in range(3))
+    t_text = min(timed([TOOL, "--batch", dump, elf], memory=False)[0] for _ in range(3))
     say("    text dump: %.1f MB; prof75a.py %.2f s, cmprof-top --batch %.3f s: %.0fx faster"
         % (os.path.getsize(dump) / 1e6, t_sum, t_text, t_sum / t_text))
     say()
@@ -126,17 +130,15 @@ def symbol_bench(tmp):
         % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
     out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
     def best_of_3(cmd, out_path, env=None):
+        """The best time of three bare runs, and the peak memory of a fourth."""
         best = None
         for _ in range(3):
             with open(af) as i, open(out_path, "w") as o:
-                t0 = time.perf_counter()
-                p = subprocess.Popen(cmd, stdin=i, stdout=o, stderr=subprocess.DEVNULL, env=env)
-                _, status, ru = os.wait4(p.pid, 0)
-                t = time.perf_counter() - t0
-            if os.waitstatus_to_exitcode(status) != 0:
-                raise RuntimeError("%s failed" % cmd[0])
-            best = (t, ru.ru_maxrss / 1024.0) if best is None or t < best[0] else best
-        return best
+                t, _ = timed(cmd, stdin=i, stdout=o, env=env, memory=False)
+            best = t if best is None else min(best, t)
+        with open(af) as i:
+            _, m = timed(cmd, stdin=i, env=env)
+        return best, m
     t_a2l, m_a2l = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], out_theirs)
     t_ours, m_ours = best_of_3([TOOL, "--resolve", big], out_ours)
     # same frames? (ours prints the address line too, addr2line without -a does not)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages cmprof needs to build, test and demo.
-# Usage: scripts/deps.sh [fuzz]   (fuzz: also clang and its libFuzzer runtime, for make fuzz)
+# Usage: scripts/deps.sh [fuzz|bench]   (fuzz: also clang and its libFuzzer runtime, for make fuzz;
+#                                       bench: also GNU time, whose %M is each run's peak memory)
 # As root it runs apt-get; otherwise it prints the exact command to run and fails.
 set -euo pipefail
 
@@ -14,6 +15,9 @@ packages=(
 )
 if [[ ${1:-} == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)
+fi
+if [[ ${1:-} == bench ]]; then
+  packages+=(time)
 fi
 
 missing=()
