@@ -71,14 +71,7 @@ void view_build_annotate(struct view *v)
     uint32_t lo, hi;
     if (!function_range(v, &lo, &hi))
         return;
-    if (!v->disasm || v->disasm_lo != lo || v->disasm_n != (hi - lo) / 2) {
-        for (uint32_t i = 0; i < v->disasm_n; i++)
-            free(v->disasm[i]);
-        free(v->disasm);
-        v->disasm = NULL;
-        v->disasm_n = 0;
-        view_load_disasm(v, lo, hi);
-    }
+    view_load_disasm(v, lo, hi);
     int cap = 0;
     const char *prev_file = NULL;
     uint32_t prev_line = 0;

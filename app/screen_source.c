@@ -27,6 +27,13 @@ void view_free_source(struct view *v)
  * annotate, and the calls on a line. */
 void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi)
 {
+    if (v->disasm && v->disasm_lo == lo && v->disasm_n == (hi - lo) / 2)
+        return; /* already loaded */
+    for (uint32_t i = 0; i < v->disasm_n; i++)
+        free(v->disasm[i]);
+    free(v->disasm);
+    v->disasm = NULL;
+    v->disasm_n = 0;
     if (!v->st.elf || hi <= lo || hi - lo > 65536)
         return;
     char cmd[1200];
@@ -241,14 +248,7 @@ static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
     lo &= ~1u;
     if (hi <= lo || hi - lo > 65536)
         return false;
-    if (!v->disasm || v->disasm_lo != lo || v->disasm_n != (hi - lo) / 2) {
-        for (uint32_t i = 0; i < v->disasm_n; i++)
-            free(v->disasm[i]);
-        free(v->disasm);
-        v->disasm = NULL;
-        v->disasm_n = 0;
-        view_load_disasm(v, lo, hi);
-    }
+    view_load_disasm(v, lo, hi);
     for (uint32_t i = 0; i < v->disasm_n; i++) {
         if (!v->disasm[i] || !call_target(v->disasm[i], name, len))
             continue;

@@ -31,7 +31,7 @@ struct annot_row {
 };
 void view_build_annotate(struct view *v);
 void view_annotate_on(struct view *v); /* build, and select the hottest instruction */
-void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi);
+void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi); /* kept while the range is the same */
 void view_free_annotate(struct view *v);
 void view_render_annotate(struct view *v, struct vbuf *b, int y0);
 /* search in the drill-down: the next (dir 1) or previous (-1) row after the selection whose text
