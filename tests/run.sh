@@ -2,7 +2,8 @@
 # Runs every test and ends with one line "N passed, N failed"; exits non-zero on any failure.
 #   1. host unit tests of the firmware library, plain and under AddressSanitizer/UBSan
 #   2. the firmware library builds with -Wall -Wextra -Werror for every core and option set, and
-#      every timer port but SysTick's is proven (in the object code) to leave SysTick alone
+#      every timer port but SysTick's is proven (in the object code) to leave SysTick alone; the
+#      Cortex-A/R PMU header builds and counts exactly on QEMU's virt board
 #   3. the QEMU reference scenarios, checked against the truth plugin, profiled by cmprof-top
 #   4. cmprof-top end to end: --resolve parity with addr2line, batch outputs, bad input, the
 #      adversarial inputs of issue 12, and the ELF zoo, CLI and hostile inputs again under ASan/UBSan/LSan
@@ -88,6 +89,7 @@ firmware_builds() {
 step "firmware builds" firmware_builds
 step "timer ports leave SysTick alone" python3 tests/systick_free.py
 step "build-id snippet" python3 tests/test_build_id.py
+step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
 
 echo "== QEMU scenarios"
 step "scenario runs" python3 scenarios/scen.py run

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""firmware/cmprof_pmu.h, the Cortex-A/R PMU API (issue 10, first part): it builds with -Werror for
+ARMv7-A and -R in ARM and Thumb state and refuses Cortex-M; on QEMU's virt board (Cortex-A15 and
+Cortex-A7, -icount shift=0, one instruction per cycle) a bare-metal program (tests/pmu/pmu_virt.c)
+measures loops of exactly two instructions per iteration: the cycle counter and INST_RETIRED must
+grow by exactly 2 per iteration, PMCR.D must divide by 64, an overflow must set its flag, reset and
+stop must work. Prints ok/FAIL lines."""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from harness import check  # noqa: E402
+import harness  # noqa: E402
+
+OUT = os.path.join(ROOT, "build", "pmu-test")
+GCC = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-g", "-I" + os.path.join(ROOT, "firmware")]
+
+
+def builds():
+    src = os.path.join(HERE, "pmu", "pmu_virt.c")
+    for cpu in ("cortex-a7", "cortex-a15", "cortex-a9", "cortex-r5"):
+        for state in ("-marm", "-mthumb"):
+            r = subprocess.run(GCC + ["-mcpu=" + cpu, state, "-c", src, "-o", os.path.join(OUT, "pmu.o")],
+                               capture_output=True, text=True)
+            check("cmprof_pmu.h builds for %s %s" % (cpu, state[2:]), r.returncode == 0, r.stderr.strip()[:300])
+    r = subprocess.run(GCC + ["-mcpu=cortex-m4", "-mthumb", "-c", src, "-o", os.path.join(OUT, "m.o")],
+                       capture_output=True, text=True)
+    check("cmprof_pmu.h refuses Cortex-M, pointing to the DWT", r.returncode != 0 and "DWT" in r.stderr,
+          r.stderr.strip()[:200])
+
+
+def run(cpu):
+    elf = os.path.join(OUT, "pmu_%s.elf" % cpu)
+    subprocess.run(GCC + ["-mcpu=" + cpu, "-marm", "-mno-unaligned-access", "-nostdlib", "-Wl,-Ttext=0x40000000",
+                          "-Wl,-e,_start", os.path.join(HERE, "pmu", "pmu_virt.c"), "-o", elf], check=True)
+    r = subprocess.run(["qemu-system-arm", "-M", "virt", "-cpu", cpu, "-display", "none", "-monitor", "none",
+                        "-serial", "stdio", "-net", "none", "-semihosting-config", "enable=on,target=native",
+                        "-icount", "shift=0", "-kernel", elf], capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    builds()
+    for cpu, counters in (("cortex-a15", 6), ("cortex-a7", 4)):
+        code, out = run(cpu)
+        head = re.search(r"pmcr=(\d+) counters=(\d+)", out)
+        loops = {int(n): (int(c), int(i)) for n, c, i in re.findall(r"loop n=(\d+) cycles=(\d+) insns=(\d+)", out)}
+        check("%s: runs to the end; PMCR names ARM (0x41) and N = %d counters" % (cpu, counters),
+              code == 0 and "done" in out and head is not None and int(head.group(1)) >> 24 == 0x41 and
+              int(head.group(2)) == counters, out.strip()[:200])
+        ok = len(loops) == 3 and all(n in loops for n in (1000, 2000, 100000))
+        if ok:
+            (c1, i1), (c2, i2), (c3, i3) = loops[1000], loops[2000], loops[100000]
+            ok = c2 - c1 == 2000 and c3 - c1 == 198000 and i2 - i1 == 2000 and i3 - i1 == 198000 and \
+                0 <= c1 - 2000 <= 16 and c1 - i1 == c2 - i2 == c3 - i3
+        check("%s: the cycle counter and INST_RETIRED count exactly 2 per two-instruction iteration" % cpu, ok,
+              str(loops))
+        div = re.search(r"div64 cycles=(\d+)", out)
+        check("%s: PMCR.D counts every 64th cycle (128,000 cycles: 2,000, +-1 at the boundary, +overhead)" % cpu,
+              div is not None and 2000 <= int(div.group(1)) <= 2002, div.group(0) if div else out.strip()[-200:])
+        check("%s: an overflow of the cycle counter sets its PMOVSR flag" % cpu, "overflow=1" in out, out.strip()[-120:])
+        check("%s: reset zeroes the cycle counter, stop freezes it" % cpu,
+              "reset_small=1 stopped_delta=0" in out, out.strip()[-120:])
+    return 1 if harness.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
