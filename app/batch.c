@@ -369,7 +369,10 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
     ingest_finish(in);
     if (src != stdin)
         fclose(src);
-    if (prof_total(p) == 0) {
+    bool timed = false; /* a firmware that only times sections has no samples, and that is fine */
+    for (int i = 0; i < INGEST_SECTIONS; i++)
+        timed |= in->section[i].seen;
+    if (prof_total(p) == 0 && !timed) {
         fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
         char ids[120];
         if (in->format == DETECT_TPIU && tpiu_other_ids(&in->tpiu.stats, ids, sizeof ids))

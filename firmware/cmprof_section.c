@@ -1,4 +1,5 @@
-/* Section timers: current/min/max/count/sum per code section, from a pluggable clock. */
+/* Section timers: current/min/max/count/sum per code section, from a pluggable clock: by default
+ * the DWT cycle counter on Cortex-M, the PMU's cycle counter on Cortex-A and Cortex-R. */
 #include "cmprof.h"
 #include "cmprof_regs.h"
 
@@ -6,20 +7,34 @@
 
 static struct cmprof_section cmprof_sections[CMPROF_SECTIONS];
 
-static uint32_t clock_dwt(void)
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE != 'M'
+/* Cortex-A and Cortex-R: the PMU's cycle counter (PMCCNTR) */
+#include "cmprof_pmu.h"
+
+static uint32_t clock_cycles(void)
+{
+    return cmprof_pmu_cycles();
+}
+
+/* Turn the unit and its cycle counter on (the event counters keep their values), and check that
+ * it advances. */
+static int cycle_counter_enable(void)
+{
+    cmprof_pmu_set_pmcr((cmprof_pmu_pmcr() & ~CMPROF_PMCR_D) | CMPROF_PMCR_E | CMPROF_PMCR_C);
+    cmprof_pmu_enable(CMPROF_PMU_CYCLES);
+    uint32_t t0 = clock_cycles();
+    for (volatile int spin = 0; spin < 4; spin++) {
+    }
+    return clock_cycles() != t0 ? CMPROF_CLOCK_OK : CMPROF_CLOCK_NOT_RUNNING;
+}
+#else
+static uint32_t clock_cycles(void)
 {
     return CMPROF_REG(CMPROF_DWT_CYCCNT);
 }
 
-static uint32_t clock_zero(void)
-{
-    return 0u;
-}
-
-static cmprof_clock_fn cmprof_clock = clock_zero;
-
 /* Enable the DWT cycle counter and check that it exists and advances. */
-static int dwt_cycle_counter_enable(void)
+static int cycle_counter_enable(void)
 {
     CMPROF_REG(CMPROF_DEMCR) |= CMPROF_DEMCR_TRCENA;
     CMPROF_REG(CMPROF_DWT_LAR) = CMPROF_CORESIGHT_UNLOCK; /* needed on Cortex-M7 */
@@ -29,11 +44,19 @@ static int dwt_cycle_counter_enable(void)
         return CMPROF_CLOCK_NO_DWT;
     CMPROF_REG(CMPROF_DWT_CYCCNT) = 0u;
     CMPROF_REG(CMPROF_DWT_CTRL) = ctrl | CMPROF_DWT_CTRL_CYCCNTENA;
-    uint32_t t0 = clock_dwt();
+    uint32_t t0 = clock_cycles();
     for (volatile int spin = 0; spin < 4; spin++) {
     }
-    return clock_dwt() != t0 ? CMPROF_CLOCK_OK : CMPROF_CLOCK_NOT_RUNNING;
+    return clock_cycles() != t0 ? CMPROF_CLOCK_OK : CMPROF_CLOCK_NOT_RUNNING;
 }
+#endif
+
+static uint32_t clock_zero(void)
+{
+    return 0u;
+}
+
+static cmprof_clock_fn cmprof_clock = clock_zero;
 
 int cmprof_sections_init(cmprof_clock_fn clock)
 {
@@ -41,8 +64,8 @@ int cmprof_sections_init(cmprof_clock_fn clock)
     if (clock != NULL) {
         cmprof_clock = clock;
     } else {
-        status = dwt_cycle_counter_enable();
-        cmprof_clock = status == CMPROF_CLOCK_OK ? clock_dwt : clock_zero;
+        status = cycle_counter_enable();
+        cmprof_clock = status == CMPROF_CLOCK_OK ? clock_cycles : clock_zero;
     }
     cmprof_section_reset(CMPROF_ALL_SECTIONS);
     return status;

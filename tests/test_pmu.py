@@ -26,7 +26,10 @@ def builds():
         for state in ("-marm", "-mthumb"):
             r = subprocess.run(GCC + ["-mcpu=" + cpu, state, "-c", src, "-o", os.path.join(OUT, "pmu.o")],
                                capture_output=True, text=True)
-            check("cmprof_pmu.h builds for %s %s" % (cpu, state[2:]), r.returncode == 0, r.stderr.strip()[:300])
+            s = subprocess.run(GCC + ["-mcpu=" + cpu, state, "-c", os.path.join(ROOT, "firmware", "cmprof_section.c"),
+                                      "-o", os.path.join(OUT, "section.o")], capture_output=True, text=True)
+            check("cmprof_pmu.h and cmprof_section.c build for %s %s" % (cpu, state[2:]),
+                  r.returncode == 0 and s.returncode == 0, (r.stderr + s.stderr).strip()[:300])
     r = subprocess.run(GCC + ["-mcpu=cortex-m4", "-mthumb", "-c", src, "-o", os.path.join(OUT, "m.o")],
                        capture_output=True, text=True)
     check("cmprof_pmu.h refuses Cortex-M, pointing to the DWT", r.returncode != 0 and "DWT" in r.stderr,
@@ -36,18 +39,19 @@ def builds():
 def run(cpu):
     elf = os.path.join(OUT, "pmu_%s.elf" % cpu)
     subprocess.run(GCC + ["-mcpu=" + cpu, "-marm", "-mno-unaligned-access", "-nostdlib", "-Wl,-Ttext=0x40000000",
-                          "-Wl,-e,_start", os.path.join(HERE, "pmu", "pmu_virt.c"), "-o", elf], check=True)
+                          "-Wl,-e,_start", os.path.join(HERE, "pmu", "pmu_virt.c"),
+                          os.path.join(ROOT, "firmware", "cmprof_section.c"), "-lgcc", "-o", elf], check=True)
     r = subprocess.run(["qemu-system-arm", "-M", "virt", "-cpu", cpu, "-display", "none", "-monitor", "none",
                         "-serial", "stdio", "-net", "none", "-semihosting-config", "enable=on,target=native",
                         "-icount", "shift=0", "-kernel", elf], capture_output=True, text=True, timeout=60)
-    return r.returncode, r.stdout
+    return r.returncode, r.stdout, elf
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
     builds()
     for cpu, counters in (("cortex-a15", 6), ("cortex-a7", 4)):
-        code, out = run(cpu)
+        code, out, elf = run(cpu)
         head = re.search(r"pmcr=(\d+) counters=(\d+)", out)
         loops = {int(n): (int(c), int(i)) for n, c, i in re.findall(r"loop n=(\d+) cycles=(\d+) insns=(\d+)", out)}
         check("%s: runs to the end; PMCR names ARM (0x41) and N = %d counters" % (cpu, counters),
@@ -66,6 +70,30 @@ def main():
         check("%s: an overflow of the cycle counter sets its PMOVSR flag" % cpu, "overflow=1" in out, out.strip()[-120:])
         check("%s: reset zeroes the cycle counter, stop freezes it" % cpu,
               "reset_small=1 stopped_delta=0" in out, out.strip()[-120:])
+        # the section timers, unchanged API, on PMCCNTR: 5 x spin(1000) and 3 x spin(3000)
+        sect = {int(i): (int(n), int(c), int(lo), int(hi), int(sm)) for i, n, c, lo, hi, sm in
+                re.findall(r"^sect (\d+) n=(\d+) cur=(\d+) min=(\d+) max=(\d+) sum=(\d+)$", out, re.M)}
+        ok = "sections=1" in out and set(sect) == {0, 1}
+        if ok:
+            (n0, c0, lo0, hi0, s0), (n1, c1, lo1, hi1, s1) = sect[0], sect[1]
+            ok = n0 == 5 and n1 == 3 and c0 == lo0 == hi0 and c1 == lo1 == hi1 and s0 == 5 * c0 and s1 == 3 * c1 and \
+                c1 - c0 == 4000 and 2000 <= c0 <= 2064
+        check("%s: section timers on the PMU cycle counter: every run the same, 2 cycles an iteration apart" % cpu,
+              ok, str(sect))
+        uart = os.path.join(OUT, "uart_%s.txt" % cpu)
+        open(uart, "w").write(out)
+        r = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "-o", "json", uart, elf],
+                           capture_output=True, text=True)
+        import json
+        try:
+            j = json.loads(r.stdout)
+        except ValueError:
+            j = {}
+        got = {x["index"]: (x["count"], x["current"]) for x in j.get("sections", [])}
+        want = {i: (v[0], v[1]) for i, v in sect.items()}
+        check("%s: cmprof-top --batch reads the A-profile firmware's sections (no samples: exit 0)" % cpu,
+              r.returncode == 0 and got == want and want, "exit %d, %s vs %s, %s" % (r.returncode, got, want,
+                                                                                  r.stderr.strip()))
     return 1 if harness.failed else 0
 
 

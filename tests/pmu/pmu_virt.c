@@ -1,6 +1,9 @@
 /* Bare metal on QEMU's virt board (Cortex-A7/A15): the PMU API of firmware/cmprof_pmu.h measures
  * loops of known length and prints what it counted on the PL011, for tests/test_pmu.py. */
+#include "cmprof.h"
 #include "cmprof_pmu.h"
+
+#include <stddef.h>
 
 #define UART_DR (*(volatile uint32_t *)0x09000000u)
 #define UART_FR (*(volatile uint32_t *)0x09000018u)
@@ -112,7 +115,24 @@ int main(void)
     putdec(after_reset < 100u ? 1u : 0u);
     puts_(" stopped_delta=");
     putdec(cmprof_pmu_cycles() - s0);
-    puts_("\ndone\n");
+    puts_("\n");
+    /* section timers on PMCCNTR, the Cortex-M API and dump lines: spin(1000) five times in
+     * section 0, spin(3000) three times in section 1 */
+    puts_("sections=");
+    putdec(cmprof_sections_init(NULL) == CMPROF_CLOCK_OK ? 1u : 0u);
+    puts_("\n");
+    for (int k = 0; k < 5; k++) {
+        cmprof_section_start(0);
+        spin(1000);
+        cmprof_section_stop(0);
+    }
+    for (int k = 0; k < 3; k++) {
+        cmprof_section_start(1);
+        spin(3000);
+        cmprof_section_stop(1);
+    }
+    cmprof_sections_dump(putc_);
+    puts_("done\n");
     leave();
     for (;;)
         ;
