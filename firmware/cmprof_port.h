@@ -293,6 +293,35 @@ static inline void cmprof_port_start(uint32_t period)
 }
 static inline void cmprof_port_stop(void) {}
 
+#elif CMPROF_PORT == CMPROF_PORT_PMU /* --------------------------------------------------------- */
+
+/* Cortex-A/R: the cycle counter counts up from 2^32 - period and overflows into the PMU interrupt;
+ * each sample preloads the next period. The GIC and the vector are the user's: their IRQ handler
+ * calls cmprof_tick() with the interrupted PC (LR_irq - 4). Event counters are left alone. */
+#include "cmprof_pmu.h"
+static inline void cmprof_port_ack(void)
+{
+    cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);
+}
+static inline void cmprof_port_set_period(uint32_t t)
+{
+    cmprof_pmu_set_cycles(0u - t);
+}
+static inline void cmprof_port_start(uint32_t period)
+{
+    cmprof_pmu_set_pmcr((cmprof_pmu_pmcr() & ~CMPROF_PMCR_D) | CMPROF_PMCR_E);
+    cmprof_pmu_disable(CMPROF_PMU_CYCLES);
+    cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);
+    cmprof_pmu_set_cycles(0u - period);
+    cmprof_pmu_irq_enable(CMPROF_PMU_CYCLES);
+    cmprof_pmu_enable(CMPROF_PMU_CYCLES);
+}
+static inline void cmprof_port_stop(void)
+{
+    cmprof_pmu_irq_disable(CMPROF_PMU_CYCLES);
+    cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);
+}
+
 #else
 #error "CMPROF_PORT: one of the CMPROF_PORT_* values in cmprof.h"
 #endif
