@@ -126,7 +126,7 @@ scenarios: deps tool
 	python3 scenarios/scen.py report
 
 demo: deps tool
-	@scripts/demo.sh
+	@TARGET=$(TARGET) scripts/demo.sh
 
 test: deps
 	@tests/run.sh

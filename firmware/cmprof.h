@@ -259,7 +259,8 @@ enum cmprof_clock_status {
 /* Choose the clock and clear every section. clock == NULL selects the DWT cycle counter: it is
  * enabled (DEMCR.TRCENA, CYCCNTENA) and checked to advance. On error the sections keep working
  * with a clock that reads 0, so a missing DWT never faults; pass your own clock instead. Built
- * for Cortex-A or Cortex-R, NULL selects the PMU's cycle counter (PMCCNTR, cmprof_pmu.h). */
+ * for Cortex-A or Cortex-R, NULL selects the PMU's last event counter, set to count CPU_CYCLES
+ * (cmprof_pmu.h); PMCCNTR stays free for the sampler's PMU port. */
 int cmprof_sections_init(cmprof_clock_fn clock);
 
 /* Begin / end one run of section i (i < CMPROF_SECTIONS; larger indexes are ignored). */

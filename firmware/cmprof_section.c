@@ -1,5 +1,5 @@
 /* Section timers: current/min/max/count/sum per code section, from a pluggable clock: by default
- * the DWT cycle counter on Cortex-M, the PMU's cycle counter on Cortex-A and Cortex-R. */
+ * the DWT cycle counter on Cortex-M, a PMU event counter counting CPU cycles on Cortex-A and -R. */
 #include "cmprof.h"
 #include "cmprof_regs.h"
 
@@ -8,20 +8,29 @@
 static struct cmprof_section cmprof_sections[CMPROF_SECTIONS];
 
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE != 'M'
-/* Cortex-A and Cortex-R: the PMU's cycle counter (PMCCNTR) */
+/* Cortex-A and Cortex-R: the PMU's last event counter counting CPU_CYCLES. Not PMCCNTR: the
+ * sampler's PMU port preloads that one for every sample (and QEMU 7.2 raises overflow interrupts
+ * only for PMCCNTR, so the sampler cannot move to an event counter instead). */
 #include "cmprof_pmu.h"
+
+static unsigned cycles_counter;
 
 static uint32_t clock_cycles(void)
 {
-    return cmprof_pmu_cycles();
+    return cmprof_pmu_read(cycles_counter);
 }
 
-/* Turn the unit and its cycle counter on (the event counters keep their values), and check that
- * it advances. */
+/* Turn the unit on, the last event counter to CPU_CYCLES (the others and PMCCNTR untouched),
+ * and check that it advances. */
 static int cycle_counter_enable(void)
 {
-    cmprof_pmu_set_pmcr((cmprof_pmu_pmcr() & ~CMPROF_PMCR_D) | CMPROF_PMCR_E | CMPROF_PMCR_C);
-    cmprof_pmu_enable(CMPROF_PMU_CYCLES);
+    unsigned n = cmprof_pmu_counters();
+    if (n == 0u)
+        return CMPROF_CLOCK_NO_DWT;
+    cycles_counter = n - 1u;
+    cmprof_pmu_set_pmcr(cmprof_pmu_pmcr() | CMPROF_PMCR_E);
+    cmprof_pmu_select(cycles_counter, CMPROF_PMU_CPU_CYCLES);
+    cmprof_pmu_enable(1u << cycles_counter);
     uint32_t t0 = clock_cycles();
     for (volatile int spin = 0; spin < 4; spin++) {
     }

@@ -228,6 +228,30 @@ def build(s):
     return elf
 
 
+def build_virt(name, app, cpu="cortex-a15", opt="-Os", **defs):
+    """A Cortex-A firmware for QEMU's virt board (board/board_virt.c): ARM state, linked at
+    0x40000000, sampled by the PMU's cycle counter (CMPROF_PORT_PMU)."""
+    out = os.path.join(BUILD, name)
+    os.makedirs(out, exist_ok=True)
+    elf = os.path.join(out, "fw.elf")
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", opt, "-g", "-mcpu=" + cpu, "-marm",
+           "-mno-unaligned-access", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
+           "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU"]
+    cmd += ["-D%s=%s" % (k, v) for k, v in sorted(defs.items())]
+    cmd += [os.path.join(HERE, "apps", app + ".c"), os.path.join(HERE, "board", "board_virt.c"),
+            os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]
+    if defs.get("CMPROF_STREAM"):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
+    cmd += ["-nostdlib", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"), "-Wl,-T,cmprof_build_id.ld",
+            "-Wl,-Ttext=0x40000000", "-Wl,-e,_start", "-lc", "-lgcc", "-o", elf]
+    sh(cmd)
+    return elf
+
+
+# The Cortex-A live demo's firmware (make demo TARGET=cortex-a15 or cortex-a7)
+DEMO_A = dict(app="demo_a", CMPROF_STREAM=1, CMPROF_JITTER=4095, CMPROF_RING_N=1024)
+
+
 def run(name):
     s = SCENARIOS[name]
     elf = build(s)
@@ -558,9 +582,12 @@ if __name__ == "__main__":
         sys.exit(1 if run_all(names) else 0)
     elif cmd == "build-demo":
         print(build(DEMO))
+    elif cmd == "build-demo-a" and len(sys.argv) == 3 and sys.argv[2] in ("cortex-a15", "cortex-a7"):
+        print(build_virt("demo_" + sys.argv[2], cpu=sys.argv[2], **DEMO_A))
     elif cmd in ("report", "check"):
         import scen_check
         sys.exit(scen_check.main(cmd))
     else:
-        print("usage: scen.py run [NAME...] | report | check", file=sys.stderr)
+        print("usage: scen.py run [NAME...] | report | check | build-demo | build-demo-a cortex-a15|cortex-a7",
+              file=sys.stderr)
         sys.exit(2)

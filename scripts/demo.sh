@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # make demo: the demo firmware streams its profile from QEMU over a pty; cmprof-top shows it live.
 # Quitting cmprof-top (q) stops QEMU. Extra arguments go to cmprof-top.
+#   TARGET=cortex-m4 (default): the motor-controller demo on an STM32F4 board, sampled by SysTick
+#   TARGET=cortex-a15 | cortex-a7: a control loop and a CRC on QEMU's virt board, sampled by the
+#                                  PMU's cycle counter overflowing into the GIC
 set -euo pipefail
 cd "$(dirname "$0")/.."
-elf=$(python3 scenarios/scen.py build-demo)
+target=${TARGET:-cortex-m4}
+case $target in
+cortex-m4)
+    elf=$(python3 scenarios/scen.py build-demo)
+    machine=(-M netduinoplus2)
+    budgets=(--budget control=2.5 --budget crc_frame=30) ;;
+cortex-a15 | cortex-a7)
+    elf=$(python3 scenarios/scen.py build-demo-a "$target")
+    machine=(-M virt -cpu "$target" -net none)
+    budgets=() ;;
+*)
+    echo "demo: TARGET is cortex-m4 (the default), cortex-a15 or cortex-a7, not '$target'" >&2
+    exit 2 ;;
+esac
 log=$(mktemp)
-qemu-system-arm -M netduinoplus2 -display none -monitor none -serial pty -icount shift=0 \
+qemu-system-arm "${machine[@]}" -display none -monitor none -serial pty -icount shift=0 \
     -semihosting-config enable=on,target=native -kernel "$elf" >"$log" 2>&1 &
 qemu=$!
 trap 'kill $qemu 2>/dev/null; wait $qemu 2>/dev/null; rm -f "$log"' EXIT
@@ -17,4 +33,4 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 [[ -n $pty ]] || { echo "demo: QEMU did not report its pty" >&2; cat "$log" >&2; exit 1; }
-build/cmprof-top --budget control=2.5 --budget crc_frame=30 "$@" "$pty" "$elf"
+build/cmprof-top "${budgets[@]}" "$@" "$pty" "$elf"

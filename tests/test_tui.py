@@ -432,6 +432,31 @@ def demo_test():
     tmux("kill-session", "-t", s)
 
 
+def demo_a_test():
+    """make demo TARGET=cortex-a15: the Cortex-A firmware samples on the PMU's cycle counter and
+    streams live from QEMU's virt board; its functions, build-id and section timings show."""
+    s = "cmprof-demo-a"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34", "TARGET=cortex-a15 scripts/demo.sh; sleep 5")
+    got = wait_for(s, r"samples [1-9]\d* ", 30)
+    check("demo cortex-a15: live profile from the PMU sampler, build-id checked", got is not None and
+          "build-id ok" in got and "clk 1000.0 MHz" in got, (got or screen(s)).splitlines()[0] if (got or screen(s)) else "")
+    got2 = wait_for(s, r"\bcrc32\b[\s\S]*\bcontrol\b|\bcontrol\b[\s\S]*\bcrc32\b", 10)
+    check("demo cortex-a15: the application's functions appear", got2 is not None,
+          " | ".join(ln.strip() for ln in screen(s).splitlines()[4:10]))
+    keys(s, "t")
+    got3 = wait_for(s, r"control[\s\S]*crc_frame", 10)
+    rows = [ln.split() for ln in (got3 or "").splitlines() if re.match(r"^[01]\s+(control|crc_frame)\s", ln)]
+    sane = len(rows) == 2 and all(0 < float(r[5]) <= float(r[6]) < 100 for r in rows)  # min <= max, no wrap
+    check("demo cortex-a15: section timings on a PMU event counter, named, in \u00b5s, min <= max < 100 \u00b5s",
+          got3 is not None and "\u00b5s" in got3 and sane, " | ".join(ln.strip() for ln in screen(s).splitlines()[4:8]))
+    keys(s, "q")
+    time.sleep(1.0)
+    running = subprocess.run(["pgrep", "-f", "qemu-system-arm.*demo_cortex-a15"], capture_output=True).returncode == 0
+    check("demo cortex-a15: q stops QEMU", not running)
+    tmux("kill-session", "-t", s)
+
+
 def gdb_test():
     """Issue 8: the live view on firmware with no cmprof code, sampled through QEMU's gdbstub."""
     sys.path.insert(0, os.path.join(ROOT, "scenarios"))
@@ -515,6 +540,7 @@ def main():
     no_color_test()
     batch_live_tests()
     demo_test()
+    demo_a_test()
     gdb_test()
     save_and_record_test()
     return 1 if harness.failed else 0
