@@ -955,12 +955,23 @@ done:
     free(w);
 }
 
-/* The Thumb instruction just before pc enables interrupts or lowers the masking level. */
+/* The instruction just before pc enables interrupts or lowers the masking level: Thumb (Cortex-M,
+ * or Thumb code on Cortex-A/R), or A32 where the ELF's mapping symbols say ARM state. */
 static const char *enables_interrupts(const struct prof *p, uint32_t pc)
 {
     uint8_t b[4];
     if (!p->syms || pc < 4 || sym_read_code(p->syms, pc - 4, b, 4) != 4)
         return NULL;
+    if (sym_is_arm(p->syms, pc - 4)) {
+        uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        if ((w & 0xFFFDFE20u) == 0xF1080000u && (w & 0x80u)) /* CPS with imod = enable, the I bit */
+            return "cpsie i";
+        if ((w & 0x0FFFFFF0u) == 0x0121F000u) /* MSR CPSR_c, Rn: may clear the I bit */
+            return "msr cpsr_c";
+        if ((w & 0x0FFFF000u) == 0x0321F000u && !(w & 0x80u)) /* MSR CPSR_c, #imm with I clear */
+            return "msr cpsr_c";
+        return NULL;
+    }
     uint16_t h1 = (uint16_t)(b[0] | b[1] << 8), h2 = (uint16_t)(b[2] | b[3] << 8);
     if (h2 == 0xB662)
         return "cpsie i";

@@ -228,7 +228,7 @@ def build(s):
     return elf
 
 
-def build_virt(name, app, cpu="cortex-a15", opt="-Os", **defs):
+def build_virt(name, app, cpu="cortex-a15", opt="-Os", cflags=(), **defs):
     """A Cortex-A firmware for QEMU's virt board (board/board_virt.c): ARM state, linked at
     0x40000000, sampled by the PMU's cycle counter (CMPROF_PORT_PMU)."""
     out = os.path.join(BUILD, name)
@@ -236,7 +236,7 @@ def build_virt(name, app, cpu="cortex-a15", opt="-Os", **defs):
     elf = os.path.join(out, "fw.elf")
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", opt, "-g", "-mcpu=" + cpu, "-marm",
            "-mno-unaligned-access", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
-           "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU"]
+           "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU"] + list(cflags)
     cmd += ["-D%s=%s" % (k, v) for k, v in sorted(defs.items())]
     cmd += [os.path.join(HERE, "apps", app + ".c"), os.path.join(HERE, "board", "board_virt.c"),
             os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]

@@ -21,6 +21,12 @@ static int cmp_func(const void *a, const void *b)
     return x->order < y->order ? -1 : (x->order > y->order); /* symbol table order */
 }
 
+static int cmp_mode(const void *a, const void *b)
+{
+    const struct mode_mark *x = a, *y = b;
+    return x->addr < y->addr ? -1 : (x->addr > y->addr);
+}
+
 /* The vector table: a section named for it by the usual startup files, else the allocated data at
  * the lowest address (where a Cortex-M core reads it at reset). Word n is exception n's handler. */
 static void keep_vectors(struct sym_table *t, Elf *elf, Elf_Scn *scn, const char *name, const GElf_Shdr *sh)
@@ -127,6 +133,13 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                 int type = GELF_ST_TYPE(s.st_info);
                 const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
                 uint32_t lo = (uint32_t)s.st_value & ~1u; /* Thumb bit */
+                if (type == STT_NOTYPE && name && name[0] == '$' && strchr("atd", name[1]) && name[1] &&
+                    (name[2] == '\0' || name[2] == '.')) { /* which instruction set the bytes from here are */
+                    struct mode_mark m = {lo, name[1] == 'a' ? MODE_ARM : name[1] == 't' ? MODE_THUMB : MODE_DATA};
+                    if (!VEC_PUSH(t->modes, m))
+                        return false;
+                    continue;
+                }
                 if ((type == STT_FUNC || type == STT_NOTYPE) && name && name[0] && name[0] != '$') {
                     /* '$t', '$d' are ARM mapping symbols, never names */
                     struct func l = {lo, lo + (uint32_t)s.st_size, symt_intern(&t->strings, name), (uint32_t)i,
@@ -150,6 +163,7 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
     }
     symt_sort(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, cmp_func);
     symt_sort(t->labels.v, t->labels.n, sizeof *t->labels.v, cmp_func);
+    symt_sort(t->modes.v, t->modes.n, sizeof *t->modes.v, cmp_mode);
     /* drop aliases at the same address (keep the first, as nm -n lists them) */
     size_t k = 0;
     for (size_t i = 0; i < t->funcs.n; i++)

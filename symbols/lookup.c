@@ -257,6 +257,12 @@ long sym_task_name_offset(struct sym_table *t, const char *var, const char **mem
     return t->raw ? raw_pointee_member(t->raw, var, names, sizeof names / sizeof names[0], member) : -1;
 }
 
+int sym_is_arm(const struct sym_table *t, uint32_t addr)
+{
+    long i = LAST_LE(t->modes.v, t->modes.n, addr & ~1u, addr);
+    return i >= 0 && t->modes.v[i].mode == MODE_ARM;
+}
+
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi)
 {
     if (!t->code.n)

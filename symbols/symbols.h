@@ -66,6 +66,10 @@ const char *sym_demangle(struct sym_table *t, const char *name);
  * handler serves other vectors too (a default handler with weak aliases: no name is sure). */
 const char *sym_exception_handler(struct sym_table *t, uint32_t n);
 
+/* 1 when the code at addr is A32 (ARM state), by the ELF's mapping symbols ($a, $t); 0 for Thumb,
+ * data, or an ELF without them (Cortex-M code is all Thumb). */
+int sym_is_arm(const struct sym_table *t, uint32_t addr);
+
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 /* A variable's address and size, from the symbol table; 0 when there is no such object. */

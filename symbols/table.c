@@ -224,6 +224,7 @@ void sym_close(struct sym_table *t)
     free(t->labels.v);
     free(t->objects.v);
     free(t->sections.v);
+    free(t->modes.v);
     free(t->rows.v);
     free(t->seqs.v);
     free(t->scopes.v);

@@ -138,6 +138,12 @@ struct unit_range {     /* addresses a compilation unit says it covers */
 
 enum unit_state { UNIT_UNLOADED, UNIT_LOADED, UNIT_FAILED };
 
+struct mode_mark {      /* an ARM mapping symbol: $a (A32 code follows), $t (Thumb), $d (data) */
+    uint32_t addr;
+    uint8_t mode;       /* MODE_ARM, MODE_THUMB, MODE_DATA */
+};
+enum { MODE_ARM, MODE_THUMB, MODE_DATA };
+
 struct code_section {
     uint32_t lo, hi;
     uint8_t *bytes;
@@ -173,6 +179,7 @@ struct sym_table {
     VEC(struct func) labels;   /* FUNC and NOTYPE symbols: addr2line's fallback names */
     VEC(struct func) objects;  /* OBJECT symbols (variables), by name for sym_object() */
     VEC(struct span) sections;
+    VEC(struct mode_mark) modes; /* sorted by address */
     VEC(struct row) rows;
     VEC(struct seq) seqs;
     VEC(struct scope) scopes;

@@ -3,7 +3,7 @@
 cmprof-top --resolve and arm-none-eabi-addr2line -a -f -i must print the same frames. Function
 names, line numbers and discriminators must match exactly; file paths may differ only in their
 directory prefix. ELFs: every scenario's, plus the scenario apps built at -O0/-Os/-O2/-O3 with
-DWARF 4 and 5. Prints one ok/FAIL line per ELF.
+DWARF 4 and 5, and the Cortex-A demo in ARM state (A32). Prints one ok/FAIL line per ELF.
 
 Each ELF is also resolved with libdwarf reading every unit (CMPROF_DWARF_LIBDWARF=1): the fast
 reader, which reads the section bytes itself, must print exactly the same text, paths included.
@@ -42,7 +42,7 @@ def variant_elfs():
 
 def addresses(elf):
     out = subprocess.run(["arm-none-eabi-objdump", "-d", elf], capture_output=True, text=True, check=True).stdout
-    return [m.group(1) for m in re.finditer(r"^\s+([0-9a-f]+):\t", out, re.M)]
+    return [m.group(1) for m in re.finditer(r"^\s*([0-9a-f]+):\t", out, re.M)]  # no indent from 0x10000000 up
 
 
 def normalise(text):
@@ -116,6 +116,11 @@ def main():
     # every scenario's ELF (scen.py run built them), the demo's, and the variants
     elfs = [os.path.join(scen.BUILD, name, "fw.elf") for name in sorted(scen.SCENARIOS)]
     elfs += [scen.build(scen.DEMO)] + variant_elfs()
+    # Cortex-A firmware in ARM state (A32): the live demo at three optimisation levels and DWARF 4/5
+    for cpu, opt, dwarf in (("cortex-a15", "-Os", "-gdwarf-5"), ("cortex-a7", "-O2", "-gdwarf-4"),
+                            ("cortex-a15", "-O0", "-gdwarf-5")):
+        elfs.append(scen.build_virt(os.path.join("..", "parity", "demo_a_%s%s%s" % (cpu[7:], opt, dwarf[2:])),
+                                    cpu=cpu, opt=opt, cflags=[dwarf], **scen.DEMO_A))
     runs = [(elf, False) for elf in elfs] + [(elf, d) for elf in zoo_elfs() for d in (False, True)]
     total = mismatched = fill_total = 0
     failed = 0
