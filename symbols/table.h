@@ -254,8 +254,9 @@ bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct st
 bool dwarf_add_range(struct sym_table *t, uint32_t scope, uint32_t depth, bool inline_range, uint32_t lo, uint32_t hi);
 bool dwarf_lang_mangles(unsigned lang);
 
-/* DWARF read straight from the section bytes (rawdwarf.c), for the shapes compilers commonly
- * emit; RAW_UNSUPPORTED leaves the unit to libdwarf (the caller drops what was added). */
+/* DWARF read straight from the section bytes (rawdwarf.c, rawscopes.c, rawlines.c; rawdwarf.h
+ * for what they share), for the shapes compilers commonly emit; RAW_UNSUPPORTED leaves the unit to
+ * libdwarf (the caller drops what was added). */
 enum { RAW_OK, RAW_UNSUPPORTED, RAW_NO_MEMORY };
 struct raw_dwarf;
 struct raw_dwarf *raw_open(const char *path); /* NULL: libdwarf reads every unit */

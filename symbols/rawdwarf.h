@@ -1,0 +1,164 @@
+/* Private to symbols/: the pieces the fast DWARF reader's files share (rawdwarf.c: sections,
+ * abbreviations, attribute values, unit headers; rawscopes.c: DIE trees, ranges, the unit index;
+ * rawlines.c: line programs and file tables). table.h has what the rest of symbols/ calls. */
+#ifndef CMPROF_SYMBOLS_RAWDWARF_H
+#define CMPROF_SYMBOLS_RAWDWARF_H
+
+#include "table.h"
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { SEC_INFO, SEC_ABBREV, SEC_LINE, SEC_STR, SEC_LINE_STR, SEC_RNGLISTS, SEC_RANGES, SEC_COUNT };
+struct raw_dwarf {
+    int fd;
+    Elf *elf;
+    const uint8_t *sec[SEC_COUNT];
+    size_t len[SEC_COUNT];
+};
+
+/* ---- a bounds-checked cursor: any read past the end sets bad and returns 0 ---------------- */
+
+struct cur {
+    const uint8_t *p, *end;
+    bool bad;
+};
+
+static inline bool cur_need(struct cur *c, size_t n)
+{
+    if (c->bad || (size_t)(c->end - c->p) < n) {
+        c->bad = true;
+        c->p = c->end;
+        return false;
+    }
+    return true;
+}
+
+static inline uint64_t cur_fixed(struct cur *c, unsigned n)
+{
+    if (!cur_need(c, n))
+        return 0;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)c->p[i] << (8 * i);
+    c->p += n;
+    return v;
+}
+
+static inline uint64_t cur_uleb(struct cur *c)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; cur_need(c, 1); shift += 7) {
+        uint8_t b = *c->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    return 0;
+}
+
+static inline int64_t cur_sleb(struct cur *c)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (cur_need(c, 1)) {
+        uint8_t b = *c->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+            if (shift < 64 && (b & 0x40))
+                v |= ~(uint64_t)0 << shift;
+            return (int64_t)v;
+        }
+    }
+    return 0;
+}
+
+static inline void cur_skip(struct cur *c, uint64_t n)
+{
+    if (n > (uint64_t)(c->end - c->p)) {
+        c->bad = true;
+        c->p = c->end;
+    } else {
+        c->p += n;
+    }
+}
+
+static inline const char *cur_cstr(struct cur *c)
+{
+    const uint8_t *z = c->bad ? NULL : memchr(c->p, 0, (size_t)(c->end - c->p));
+    if (!z) {
+        c->bad = true;
+        c->p = c->end;
+        return NULL;
+    }
+    const char *s = (const char *)c->p;
+    c->p = z + 1;
+    return s;
+}
+
+
+/* ---- abbreviations ----------------------------------------------------------------------- */
+
+struct attr_spec {
+    uint16_t at, form;
+    int64_t implicit; /* DW_FORM_implicit_const */
+};
+
+struct abbrev {
+    uint64_t code;
+    uint16_t tag;
+    bool children;
+    uint32_t first, n; /* attr_spec slice */
+};
+
+struct abbrevs {
+    struct abbrev *v;
+    size_t n, cap;
+    struct attr_spec *specs;
+    size_t n_specs, cap_specs;
+    bool dense; /* v[i].code == i + 1 for all i: direct indexing */
+};
+
+bool raw_abbrevs_read(const struct raw_dwarf *d, uint64_t off, struct abbrevs *a);
+const struct abbrev *raw_abbrev_find(const struct abbrevs *a, uint64_t code);
+
+/* ---- attribute values -------------------------------------------------------------------- */
+
+enum val_kind { V_NONE, V_UNSIGNED, V_ADDR, V_REF, V_STRING, V_BLOCK, V_UNSUPPORTED };
+
+struct val {
+    enum val_kind kind;
+    uint64_t u;      /* constant, address, or reference (.debug_info offset) */
+    const char *s;   /* V_STRING */
+    const uint8_t *block; /* V_BLOCK: u bytes */
+};
+
+struct unit {
+    const struct raw_dwarf *d;
+    uint64_t start, end; /* the unit's bytes in .debug_info, header included */
+    uint16_t version;
+    uint8_t addr_size;
+    struct abbrevs ab;
+};
+
+/* A string at an offset of .debug_str or .debug_line_str, or NULL. */
+const char *raw_str_at(const struct raw_dwarf *d, int sec, uint64_t off);
+/* Read (or skip) one attribute value. V_UNSUPPORTED for forms this reader leaves to libdwarf. */
+struct val raw_value(const struct unit *u, struct cur *c, const struct attr_spec *spec);
+bool raw_is_constant(uint16_t form);
+/* The unit whose header is at .debug_info offset off (32-bit DWARF 2-5, 4-byte addresses). */
+bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u);
+void raw_unit_close(struct unit *u);
+uint64_t raw_first_die(const struct unit *u); /* offset of the first DIE after the header */
+
+/* Rows and sequences of the line program at .debug_line offset off, and its file table (names
+ * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). */
+int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t off,
+              const char *comp_dir, struct cu_files *files);
+
+#endif

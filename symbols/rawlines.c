@@ -1,0 +1,283 @@
+/* The fast DWARF reader's line programs (rawdwarf.h): the header's directory and file tables, with
+ * names composed as libdwarf composes them, and the rows and sequences of the program. */
+#include "rawdwarf.h"
+
+#include <libdwarf/dwarf.h>
+#include <stdlib.h>
+
+/* libdwarf's test for a path that needs no directory before it ('/', or a drive letter). */
+static bool full_path(const char *s)
+{
+    return s[0] == '/' || (((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && s[1] == ':');
+}
+
+/* A file's name composed as libdwarf's dwarf_srcfiles composes it (so that names match whichever
+ * reader read a unit): the name alone when it is a full path; directory 0 is the compilation
+ * directory; a full include directory goes before the name, a relative one after the
+ * compilation directory. */
+static const char *compose(struct strpool *pool, const char *comp_dir, const char *dir, bool dir_zero,
+                           const char *name)
+{
+    if (full_path(name))
+        return symt_intern(pool, name);
+    const char *parts[3] = {NULL, NULL, name};
+    if (dir_zero)
+        parts[0] = comp_dir;
+    else if (dir && full_path(dir))
+        parts[1] = dir;
+    else
+        parts[0] = comp_dir, parts[1] = dir;
+    size_t len = 1;
+    for (int k = 0; k < 3; k++)
+        len += parts[k] ? strlen(parts[k]) + 1 : 0;
+    char *buf = malloc(len), *o = buf;
+    if (!buf)
+        return NULL;
+    for (int k = 0; k < 3; k++) {
+        if (!parts[k] || !parts[k][0])
+            continue;
+        size_t n = strlen(parts[k]);
+        memcpy(o, parts[k], n);
+        o += n;
+        if (k < 2)
+            *o++ = '/';
+    }
+    *o = '\0';
+    const char *out = symt_intern(pool, buf);
+    free(buf);
+    return out;
+}
+
+struct entry_format {
+    uint64_t content, form;
+};
+
+#define MAX_ENTRY_FORMATS 32
+
+/* A DWARF 5 directory or file entry format list; false when it is not readable here. */
+static bool entry_formats(struct cur *c, struct entry_format *f, unsigned *n)
+{
+    *n = (unsigned)cur_fixed(c, 1);
+    if (*n > MAX_ENTRY_FORMATS)
+        return false;
+    for (unsigned k = 0; k < *n; k++) {
+        f[k].content = cur_uleb(c);
+        f[k].form = cur_uleb(c);
+        if (f[k].form > 0xffff)
+            return false;
+    }
+    return !c->bad;
+}
+
+/* One DWARF 5 entry: its path and directory index. False: a form this reader leaves to libdwarf. */
+static bool read_entry(const struct unit *u, struct cur *c, const struct entry_format *f, unsigned n,
+                       const char **path, uint64_t *dir)
+{
+    *path = NULL;
+    *dir = 0;
+    for (unsigned k = 0; k < n; k++) {
+        struct attr_spec spec = {0, (uint16_t)f[k].form, 0};
+        struct val v = raw_value(u, c, &spec);
+        if (v.kind == V_UNSUPPORTED || c->bad)
+            return false;
+        if (f[k].content == DW_LNCT_path) {
+            if (v.kind != V_STRING || !v.s)
+                return false;
+            *path = v.s;
+        } else if (f[k].content == DW_LNCT_directory_index) {
+            *dir = v.u;
+        }
+    }
+    return *path != NULL;
+}
+
+/* The directory and file tables of a line program header (c after standard_opcode_lengths), into
+ * files; false when they are not readable here. */
+static bool line_files(const struct raw_dwarf *d, struct cur *c, uint16_t version, const char *comp_dir,
+                       struct strpool *pool, struct cu_files *files)
+{
+    const char **dirs = NULL;
+    size_t n_dirs = 0, cap_dirs = 0, cap_files = 0;
+    bool ok = true;
+    files->base = version >= 5 ? 0 : 1;
+    if (version < 5) {
+        for (const char *s; ok && (s = cur_cstr(c)) != NULL && s[0];)
+            ok = symt_vec_grow((void **)&dirs, &cap_dirs, n_dirs + 1, sizeof *dirs) && (dirs[n_dirs++] = s);
+        for (const char *name; ok && (name = cur_cstr(c)) != NULL && name[0];) {
+            uint64_t dir = cur_uleb(c);
+            cur_uleb(c); /* modification time */
+            cur_uleb(c); /* length */
+            ok = !c->bad && dir <= n_dirs &&
+                 symt_vec_grow((void **)&files->files, &cap_files, (size_t)files->n + 1, sizeof *files->files);
+            const char *full = ok ? compose(pool, comp_dir, dir ? dirs[dir - 1] : NULL, dir == 0, name) : NULL;
+            ok = ok && full;
+            if (ok)
+                files->files[files->n++] = full;
+        }
+    } else {
+        struct unit u = {.d = d, .version = 5, .addr_size = 4};
+        struct entry_format f[MAX_ENTRY_FORMATS];
+        unsigned nf = 0;
+        ok = entry_formats(c, f, &nf);
+        uint64_t count = ok ? cur_uleb(c) : 0;
+        for (uint64_t k = 0; ok && k < count; k++) {
+            const char *path;
+            uint64_t unused;
+            ok = read_entry(&u, c, f, nf, &path, &unused) &&
+                 symt_vec_grow((void **)&dirs, &cap_dirs, n_dirs + 1, sizeof *dirs);
+            if (ok)
+                dirs[n_dirs++] = path;
+        }
+        ok = ok && entry_formats(c, f, &nf);
+        count = ok ? cur_uleb(c) : 0;
+        for (uint64_t k = 0; ok && k < count; k++) {
+            const char *path;
+            uint64_t dir;
+            /* libdwarf 20210528 finds directory n at its include-directory n - 1 slot, which for
+             * DWARF 5 holds table entry n: entry 0 stands for the compilation directory */
+            ok = read_entry(&u, c, f, nf, &path, &dir) && dir < n_dirs &&
+                 symt_vec_grow((void **)&files->files, &cap_files, (size_t)files->n + 1, sizeof *files->files);
+            const char *full = ok ? compose(pool, comp_dir, dir ? dirs[dir] : NULL, dir == 0, path) : NULL;
+            ok = ok && full;
+            if (ok)
+                files->files[files->n++] = full;
+        }
+    }
+    free(dirs);
+    return ok && !c->bad;
+}
+
+int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t off,
+                     const char *comp_dir, struct cu_files *files)
+{
+    memset(files, 0, sizeof *files);
+    if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE])
+        return RAW_UNSUPPORTED;
+    struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
+    uint64_t len = cur_fixed(&c, 4);
+    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p))
+        return RAW_UNSUPPORTED;
+    c.end = c.p + len;
+    uint16_t version = (uint16_t)cur_fixed(&c, 2);
+    if (version < 2 || version > 5)
+        return RAW_UNSUPPORTED;
+    if (version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
+        return RAW_UNSUPPORTED;
+    uint64_t header_len = cur_fixed(&c, 4);
+    const uint8_t *program = c.p + (header_len < (uint64_t)(c.end - c.p) ? header_len : (uint64_t)(c.end - c.p));
+    unsigned min_len = (unsigned)cur_fixed(&c, 1);
+    if (version >= 4 && cur_fixed(&c, 1) != 1) /* maximum operations per instruction: VLIW only */
+        return RAW_UNSUPPORTED;
+    cur_fixed(&c, 1); /* default_is_stmt: rows are kept whatever it says */
+    int line_base = (int8_t)cur_fixed(&c, 1);
+    unsigned line_range = (unsigned)cur_fixed(&c, 1), opcode_base = (unsigned)cur_fixed(&c, 1);
+    uint8_t lengths[256] = {0};
+    for (unsigned i = 1; i < opcode_base; i++)
+        lengths[i] = (uint8_t)cur_fixed(&c, 1);
+    if (c.bad || line_range == 0 || opcode_base == 0 || header_len > len)
+        return RAW_UNSUPPORTED;
+    struct cur head = {c.p, program, false};
+    if (!line_files(d, &head, version, comp_dir, pool, files)) {
+        free(files->files);
+        memset(files, 0, sizeof *files);
+        return RAW_UNSUPPORTED;
+    }
+    const char *const *names = files->files;
+    long base = files->base, n_files = files->n;
+    /* libdwarf 20210528 starts a DWARF 5 program's file register at 0, not 1 */
+    const uint64_t first_file = version >= 5 ? 0 : 1;
+    c.p = program;
+    size_t rows0 = stage->rows.n, seqs0 = stage->seqs.n;
+    uint32_t seq_start = (uint32_t)stage->rows.n;
+    uint64_t addr = 0, file = first_file, discriminator = 0;
+    int64_t line = 1;
+    bool ok = true;
+    while (ok && c.p < c.end && !c.bad) {
+        unsigned op = (unsigned)cur_fixed(&c, 1);
+        bool emit = false, end_seq = false;
+        if (op >= opcode_base) {
+            unsigned adj = op - opcode_base;
+            addr += (uint64_t)min_len * (adj / line_range);
+            line += line_base + (int)(adj % line_range);
+            emit = true;
+        } else if (op == 0) {
+            uint64_t n = cur_uleb(&c);
+            if (n == 0 || n > (uint64_t)(c.end - c.p)) {
+                c.bad = true;
+                break;
+            }
+            const uint8_t *next = c.p + n;
+            switch (cur_fixed(&c, 1)) {
+            case DW_LNE_end_sequence:
+                emit = end_seq = true;
+                break;
+            case DW_LNE_set_address:
+                if (n != 5)
+                    c.bad = true; /* a 4-byte address, or this reader is wrong about the file */
+                addr = cur_fixed(&c, 4);
+                break;
+            case DW_LNE_set_discriminator:
+                discriminator = cur_uleb(&c);
+                break;
+            default: /* DW_LNE_define_file and vendor opcodes: nothing a row needs */
+                break;
+            }
+            c.p = next;
+        } else {
+            switch (op) {
+            case DW_LNS_copy:
+                emit = true;
+                break;
+            case DW_LNS_advance_pc:
+                addr += (uint64_t)min_len * cur_uleb(&c);
+                break;
+            case DW_LNS_advance_line:
+                line += cur_sleb(&c);
+                break;
+            case DW_LNS_set_file:
+                file = cur_uleb(&c);
+                break;
+            case DW_LNS_const_add_pc:
+                addr += (uint64_t)min_len * ((255 - opcode_base) / line_range);
+                break;
+            case DW_LNS_fixed_advance_pc:
+                addr += cur_fixed(&c, 2);
+                break;
+            default: /* column, negate_stmt, basic_block, prologue/epilogue, isa and unknown ones */
+                for (unsigned k = 0; k < lengths[op]; k++)
+                    cur_uleb(&c);
+                break;
+            }
+        }
+        if (!emit || c.bad)
+            continue;
+        addr &= 0xffffffffu;
+        if (end_seq) {
+            uint32_t first = seq_start, cnt = (uint32_t)stage->rows.n - seq_start;
+            if (cnt && !(stage->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
+                struct seq s = {stage->rows.v[first].addr, (uint32_t)addr, first, cnt, cu};
+                ok = VEC_PUSH(stage->seqs, s);
+            }
+            seq_start = (uint32_t)stage->rows.n;
+            addr = 0;
+            file = first_file;
+            line = 1;
+        } else {
+            long k = (long)file - base;
+            struct row rw = {(uint32_t)addr, (uint32_t)line, k >= 0 && k < n_files ? names[k] : NULL,
+                             (uint32_t)stage->rows.n, (uint32_t)discriminator};
+            ok = VEC_PUSH(stage->rows, rw);
+        }
+        discriminator = 0;
+    }
+    if (!ok || c.bad) {
+        stage->rows.n = rows0;
+        stage->seqs.n = seqs0;
+        free(files->files);
+        memset(files, 0, sizeof *files);
+        return ok ? RAW_UNSUPPORTED : RAW_NO_MEMORY;
+    }
+    stage->rows.n = seq_start; /* a sequence without an end row is not trusted */
+    return RAW_OK;
+}
+

@@ -1,0 +1,518 @@
+/* The fast DWARF reader's DIE trees (rawdwarf.h): a unit's subprograms and inlined instances with
+ * their ranges, the unit index, the unit reader, and the layout of what a variable points to. */
+#include "rawdwarf.h"
+
+#include <libdwarf/dwarf.h>
+#include <stdlib.h>
+
+/* ---- scopes ------------------------------------------------------------------------------ */
+
+/* What the unit's root DIE says. */
+struct raw_unit_info {
+    uint64_t language;
+    bool has_stmt_list, has_low;
+    uint64_t stmt_list; /* the unit's line program in .debug_line */
+    uint64_t low;
+    const char *comp_dir, *name; /* in the section's bytes, or NULL */
+};
+
+struct scope_reader {
+    struct unit u;
+    struct sym_table *t;
+    struct strpool *pool;
+    uint32_t cu;
+    bool mangling;
+    uint64_t cu_base;
+    bool unsupported;
+    struct offmap names; /* abstract origin offset -> name */
+};
+
+/* What a DIE says about itself: the attributes the scope table needs. */
+struct die_attrs {
+    const char *name, *linkage;
+    uint64_t origin;
+    bool has_origin, has_decl_file, has_call_file, has_call_line, has_low, has_high, high_is_length, has_ranges;
+    uint64_t call_file, call_line, low, high, ranges, stmt_list, language;
+    bool has_stmt_list, has_sibling;
+    uint64_t sibling;
+    const char *comp_dir;
+    bool has_type, has_member_offset;
+    uint64_t type, member_offset; /* DW_AT_type; DW_AT_data_member_location as a constant */
+};
+
+/* Parse the DIE at c (its code already read: ab) and collect its attributes. */
+static void read_attrs(struct scope_reader *r, struct cur *c, const struct abbrev *ab, struct die_attrs *a)
+{
+    memset(a, 0, sizeof *a);
+    for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
+        const struct attr_spec *spec = &r->u.ab.specs[ab->first + i];
+        struct val v = raw_value(&r->u, c, spec);
+        bool unsupported = v.kind == V_UNSUPPORTED;
+        switch (spec->at) {
+        case DW_AT_name:
+            if (v.kind == V_STRING)
+                a->name = v.s;
+            r->unsupported |= unsupported || v.kind != V_STRING || !v.s;
+            break;
+        case DW_AT_linkage_name:
+        case DW_AT_MIPS_linkage_name:
+            if (v.kind == V_STRING)
+                a->linkage = v.s;
+            r->unsupported |= unsupported || v.kind != V_STRING || !v.s;
+            break;
+        case DW_AT_abstract_origin:
+        case DW_AT_specification:
+            a->has_origin = v.kind == V_REF;
+            a->origin = v.u;
+            r->unsupported |= v.kind != V_REF;
+            break;
+        case DW_AT_decl_file:
+            a->has_decl_file = true;
+            break;
+        case DW_AT_call_file:
+            a->has_call_file = v.kind == V_UNSIGNED;
+            a->call_file = v.u;
+            break;
+        case DW_AT_call_line:
+            a->has_call_line = v.kind == V_UNSIGNED;
+            a->call_line = v.u;
+            break;
+        case DW_AT_low_pc:
+            a->has_low = v.kind == V_ADDR;
+            a->low = v.u;
+            r->unsupported |= unsupported;
+            break;
+        case DW_AT_high_pc:
+            a->has_high = v.kind == V_ADDR || raw_is_constant(spec->form);
+            a->high_is_length = v.kind != V_ADDR;
+            a->high = v.u;
+            r->unsupported |= unsupported;
+            break;
+        case DW_AT_ranges:
+            a->has_ranges = true;
+            a->ranges = v.u;
+            r->unsupported |= unsupported || (spec->form != DW_FORM_sec_offset && spec->form != DW_FORM_data4);
+            break;
+        case DW_AT_stmt_list:
+            a->has_stmt_list = v.kind == V_UNSIGNED;
+            a->stmt_list = v.u;
+            break;
+        case DW_AT_language:
+            a->language = v.u;
+            break;
+        case DW_AT_comp_dir:
+            a->comp_dir = v.kind == V_STRING ? v.s : NULL;
+            r->unsupported |= v.kind != V_STRING || !v.s;
+            break;
+        case DW_AT_sibling:
+            a->has_sibling = v.kind == V_REF;
+            a->sibling = v.u;
+            break;
+        case DW_AT_type:
+            a->has_type = v.kind == V_REF;
+            a->type = v.u;
+            break;
+        case DW_AT_data_member_location:
+            if (v.kind == V_UNSIGNED) {
+                a->has_member_offset = true;
+                a->member_offset = v.u;
+            } else if (v.kind == V_BLOCK && v.u >= 2 && v.block[0] == DW_OP_plus_uconst) { /* DWARF 2 style */
+                struct cur e = {v.block + 1, v.block + v.u, false};
+                a->member_offset = cur_uleb(&e);
+                a->has_member_offset = !e.bad;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth);
+
+/* A DIE's name as the scope table gives it: linkage name, else its origin's or specification's
+ * name (at most 4 links deep), else DW_AT_name. */
+static const char *name_of(struct scope_reader *r, const struct die_attrs *a, int depth)
+{
+    if (a->linkage)
+        return a->linkage;
+    if (depth <= 3 && a->has_origin) {
+        const char *n = die_name_at(r, a->origin, depth);
+        if (n)
+            return n;
+    }
+    return a->name;
+}
+
+/* The name of the DIE at a .debug_info offset inside this unit, cached: thousands of inlined
+ * instances point at the same few abstract origins. Another unit's DIE: unsupported here. */
+static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
+{
+    if (off < raw_first_die(&r->u) || off >= r->u.end) {
+        r->unsupported = true;
+        return NULL;
+    }
+    const char *cached;
+    if (symt_offmap_get(&r->names, off, &cached))
+        return cached;
+    struct cur c = {r->u.d->sec[SEC_INFO] + off, r->u.d->sec[SEC_INFO] + r->u.end, false};
+    const struct abbrev *ab = raw_abbrev_find(&r->u.ab, cur_uleb(&c));
+    const char *name = NULL;
+    if (ab) {
+        struct die_attrs a;
+        read_attrs(r, &c, ab, &a);
+        name = c.bad ? NULL : name_of(r, &a, depth + 1);
+        if (name)
+            name = symt_intern(r->pool, name);
+    } else {
+        r->unsupported = true;
+    }
+    if (!symt_offmap_put(&r->names, off, name))
+        r->unsupported = true;
+    return name;
+}
+
+struct range_sink {
+    struct sym_table *t;
+    uint32_t scope, depth; /* a scope's range; for a unit's range, scope is the unit */
+    bool inline_range, unit;
+};
+
+static bool sink_range(struct range_sink *s, uint64_t lo, uint64_t hi)
+{
+    if (hi <= lo)
+        return true;
+    if (s->unit)
+        return VEC_PUSH(s->t->unit_ranges, ((struct unit_range){(uint32_t)lo, (uint32_t)hi, s->scope}));
+    return dwarf_add_range(s->t, s->scope, s->depth, s->inline_range, (uint32_t)lo, (uint32_t)hi);
+}
+
+/* DW_AT_ranges: a DWARF 5 range list in .debug_rnglists, or a DWARF 2-4 one in .debug_ranges,
+ * at a section offset. False: unsupported or out of memory. */
+static bool read_ranges(struct scope_reader *r, uint64_t off, struct range_sink *s)
+{
+    const struct raw_dwarf *d = r->u.d;
+    int sec = r->u.version >= 5 ? SEC_RNGLISTS : SEC_RANGES;
+    if (!d->sec[sec] || off >= d->len[sec])
+        return false;
+    struct cur c = {d->sec[sec] + off, d->sec[sec] + d->len[sec], false};
+    uint64_t base = r->cu_base;
+    for (int guard = 0; guard < 1 << 20 && !c.bad; guard++) {
+        if (sec == SEC_RANGES) {
+            uint64_t a = cur_fixed(&c, 4), b = cur_fixed(&c, 4);
+            if (c.bad)
+                return false;
+            if (a == 0 && b == 0)
+                return true;
+            if (a == 0xffffffffu) {
+                base = b;
+                continue;
+            }
+            if (!sink_range(s, (base + a) & 0xffffffffu, (base + b) & 0xffffffffu))
+                return false;
+            continue;
+        }
+        uint64_t lo, hi;
+        switch (cur_fixed(&c, 1)) {
+        case DW_RLE_end_of_list:
+            return !c.bad;
+        case DW_RLE_base_address:
+            base = cur_fixed(&c, 4);
+            continue;
+        case DW_RLE_offset_pair:
+            lo = base + cur_uleb(&c);
+            hi = base + cur_uleb(&c);
+            break;
+        case DW_RLE_start_end:
+            lo = cur_fixed(&c, 4);
+            hi = cur_fixed(&c, 4);
+            break;
+        case DW_RLE_start_length:
+            lo = cur_fixed(&c, 4);
+            hi = lo + cur_uleb(&c);
+            break;
+        default: /* the indexed kinds need .debug_addr: libdwarf's */
+            return false;
+        }
+        if (c.bad || !sink_range(s, lo & 0xffffffffu, hi & 0xffffffffu))
+            return false;
+    }
+    return false;
+}
+
+/* A scope for a subprogram or inlined instance: the same record dwarf.c's walk makes. */
+static bool add_scope(struct scope_reader *r, const struct die_attrs *a, uint16_t tag, int32_t parent, uint32_t depth)
+{
+    struct scope s = {a->linkage, NULL, UINT32_MAX, 0, tag == DW_TAG_subprogram ? -1 : parent, r->cu,
+                      a->has_decl_file, false, UINT32_MAX};
+    if (s.name)
+        s.name = symt_intern(r->pool, s.name);
+    if (!s.name && a->has_origin)
+        s.name = die_name_at(r, a->origin, 0);
+    if (!s.name && a->name)
+        s.name = symt_intern(r->pool, a->name);
+    if (tag == DW_TAG_inlined_subroutine) {
+        if (a->has_call_file)
+            s.call_fileno = (uint32_t)a->call_file;
+        if (a->has_call_line)
+            s.call_line = (uint32_t)a->call_line;
+    }
+    if (!s.name)
+        s.name = symt_intern(r->pool, "??");
+    s.plain_name = r->mangling && !(s.name[0] == '_' && (s.name[1] == 'Z' || s.name[1] == 'R'));
+    uint32_t index = (uint32_t)r->t->scopes.n;
+    if (!s.name || !VEC_PUSH(r->t->scopes, s))
+        return false;
+    struct range_sink sink = {r->t, index, tag == DW_TAG_subprogram ? 0 : depth, tag != DW_TAG_subprogram, false};
+    if (a->has_low && a->has_high) {
+        uint64_t hi = a->high_is_length ? a->low + a->high : a->high;
+        return sink_range(&sink, a->low, hi & 0xffffffffu);
+    }
+    if (a->has_ranges)
+        return read_ranges(r, a->ranges, &sink);
+    return true;
+}
+
+/* Only these can contain code scopes; types, variables and parameters are skipped whole. */
+static bool descends(uint16_t tag)
+{
+    return tag == DW_TAG_compile_unit || tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+           tag == DW_TAG_lexical_block || tag == DW_TAG_partial_unit;
+}
+
+static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t hdr,
+                    struct raw_unit_info *info)
+{
+    struct scope_reader r = {.t = stage, .pool = pool, .cu = cu};
+    memset(info, 0, sizeof *info);
+    if (!raw_unit_open(d, hdr, &r.u)) {
+        raw_unit_close(&r.u);
+        return RAW_UNSUPPORTED;
+    }
+    struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
+    /* the tree as a stack: per open level, the scope its children hang under, their depth and
+     * whether they are walked at all */
+    struct level {
+        int32_t parent;
+        uint32_t depth;
+        bool walk;
+    } stack[256];
+    int top = 0;
+    stack[0] = (struct level){-1, 0, true};
+    bool first = true, ok = true;
+    while (ok && !c.bad && c.p < c.end && !r.unsupported) {
+        uint64_t code = cur_uleb(&c);
+        if (code == 0) { /* the end of a level's children */
+            if (top == 0)
+                break;
+            top--;
+            continue;
+        }
+        const struct abbrev *ab = raw_abbrev_find(&r.u.ab, code);
+        if (!ab) {
+            r.unsupported = true;
+            break;
+        }
+        struct die_attrs a;
+        read_attrs(&r, &c, ab, &a);
+        const struct level *lv = &stack[top];
+        if (first) { /* the unit's root */
+            first = false;
+            if (ab->tag != DW_TAG_compile_unit && ab->tag != DW_TAG_partial_unit) {
+                r.unsupported = true;
+                break;
+            }
+            info->language = a.language;
+            info->has_stmt_list = a.has_stmt_list;
+            info->stmt_list = a.stmt_list;
+            info->comp_dir = a.comp_dir;
+            info->name = a.name;
+            info->low = a.low;
+            info->has_low = a.has_low;
+            r.mangling = dwarf_lang_mangles((unsigned)a.language);
+            r.cu_base = a.has_low ? a.low : 0;
+        }
+        int32_t self = lv->parent;
+        uint32_t child_depth = lv->depth;
+        bool walk_children = lv->walk && descends(ab->tag);
+        if (lv->walk && (ab->tag == DW_TAG_subprogram || (ab->tag == DW_TAG_inlined_subroutine && lv->parent >= 0))) {
+            self = (int32_t)stage->scopes.n;
+            ok = add_scope(&r, &a, ab->tag, lv->parent, lv->depth);
+            child_depth = ab->tag == DW_TAG_subprogram ? 1 : lv->depth + 1;
+        }
+        if (!ab->children)
+            continue;
+        if (!walk_children && a.has_sibling && a.sibling > (uint64_t)(c.p - d->sec[SEC_INFO]) && a.sibling <= r.u.end) {
+            c.p = d->sec[SEC_INFO] + a.sibling; /* jump over a type's or a variable's children */
+            continue;
+        }
+        if (++top >= (int)(sizeof stack / sizeof stack[0])) {
+            r.unsupported = true;
+            break;
+        }
+        stack[top] = (struct level){self, child_depth, walk_children};
+    }
+    symt_offmap_free(&r.names);
+    raw_unit_close(&r.u);
+    if (!ok)
+        return RAW_NO_MEMORY;
+    return r.unsupported || c.bad ? RAW_UNSUPPORTED : RAW_OK;
+}
+
+
+/* ---- the unit index and the unit reader -------------------------------------------------- */
+
+/* A unit range that lies in no allocated section (nor starts at a linker's tombstone, 0 or -1/-2)
+ * is damage the fast reader cannot tell from data: libdwarf then reads the index and reports. */
+static bool plausible(const struct sym_table *t, const struct unit_range *r)
+{
+    if (r->lo == 0 || r->lo >= 0xFFFFFFFEu || t->sections.n == 0)
+        return true;
+    for (size_t i = 0; i < t->sections.n; i++)
+        if (r->lo >= t->sections.v[i].lo && r->hi <= t->sections.v[i].hi)
+            return true;
+    return false;
+}
+
+bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
+{
+    for (uint64_t off = 0; off < d->len[SEC_INFO];) {
+        struct scope_reader r = {.t = t, .pool = pool, .cu = (uint32_t)t->n_units};
+        bool ok = raw_unit_open(d, off, &r.u);
+        struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
+        const struct abbrev *ab = ok ? raw_abbrev_find(&r.u.ab, cur_uleb(&c)) : NULL;
+        struct die_attrs a;
+        if (ab)
+            read_attrs(&r, &c, ab, &a);
+        ok = ab && !c.bad && !r.unsupported && (ab->tag == DW_TAG_compile_unit || ab->tag == DW_TAG_partial_unit);
+        const char *name = ok && a.name ? symt_intern(pool, a.name) : NULL;
+        struct range_sink sink = {t, (uint32_t)t->n_units, 0, false, true};
+        r.cu_base = ok && a.has_low ? a.low : 0;
+        if (ok && a.has_ranges)
+            ok = read_ranges(&r, a.ranges, &sink);
+        else if (ok && a.has_low && a.has_high)
+            ok = sink_range(&sink, a.low, (a.high_is_length ? a.low + a.high : a.high) & 0xffffffffu);
+        for (size_t i = 0; ok && i < t->unit_ranges.n; i++)
+            ok = t->unit_ranges.v[i].unit != t->n_units || plausible(t, &t->unit_ranges.v[i]);
+        ok = ok && VEC_PUSH(t->cu_names, name) && VEC_PUSH(t->unit_hdrs, off);
+        uint64_t next = r.u.end;
+        raw_unit_close(&r.u);
+        if (!ok)
+            return false;
+        t->n_units++;
+        off = next;
+    }
+    return true;
+}
+
+int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
+             struct cu_files *files)
+{
+    (void)worker; /* the section bytes are shared read-only */
+    struct raw_dwarf *d = ctx;
+    struct raw_unit_info info;
+    int res = raw_unit(d, stage, pool, ref->id, ref->hdr, &info);
+    if (res == RAW_OK && info.has_stmt_list)
+        res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files);
+    return res == RAW_OK ? 1 : res == RAW_NO_MEMORY ? -1 : 0;
+}
+
+/* ---- the layout of what a variable points to --------------------------------------------- */
+
+/* The DIE at .debug_info offset off inside u: its abbreviation and attributes, and where its
+ * children (or its next sibling) begin. */
+static const struct abbrev *die_at(struct scope_reader *r, uint64_t off, struct die_attrs *a, uint64_t *after)
+{
+    if (off < raw_first_die(&r->u) || off >= r->u.end)
+        return NULL;
+    struct cur c = {r->u.d->sec[SEC_INFO] + off, r->u.d->sec[SEC_INFO] + r->u.end, false};
+    const struct abbrev *ab = raw_abbrev_find(&r->u.ab, cur_uleb(&c));
+    if (!ab)
+        return NULL;
+    read_attrs(r, &c, ab, a);
+    *after = (uint64_t)(c.p - r->u.d->sec[SEC_INFO]);
+    return c.bad ? NULL : ab;
+}
+
+/* Through typedefs and qualifiers; pointers counts the pointer types passed. */
+static const struct abbrev *strip_type(struct scope_reader *r, uint64_t off, struct die_attrs *a, uint64_t *after,
+                                       int *pointers)
+{
+    for (int hops = 0; hops < 16; hops++) {
+        const struct abbrev *ab = die_at(r, off, a, after);
+        if (!ab)
+            return NULL;
+        bool through = ab->tag == DW_TAG_typedef || ab->tag == DW_TAG_volatile_type || ab->tag == DW_TAG_const_type ||
+                       ab->tag == DW_TAG_restrict_type || ab->tag == DW_TAG_atomic_type;
+        if (ab->tag == DW_TAG_pointer_type)
+            ++*pointers;
+        else if (!through)
+            return ab;
+        if (!a->has_type)
+            return NULL;
+        off = a->type;
+    }
+    return NULL;
+}
+
+long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
+                        const char **found)
+{
+    for (uint64_t off = 0; off < d->len[SEC_INFO];) {
+        struct scope_reader r = {0};
+        if (!raw_unit_open(d, off, &r.u)) {
+            raw_unit_close(&r.u);
+            return -1;
+        }
+        long result = -1;
+        struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
+        while (result < 0 && !c.bad && c.p < c.end) { /* every DIE of the unit, in order */
+            uint64_t code = cur_uleb(&c);
+            const struct abbrev *ab = code ? raw_abbrev_find(&r.u.ab, code) : NULL;
+            if (!code)
+                continue;
+            if (!ab)
+                break;
+            struct die_attrs a;
+            read_attrs(&r, &c, ab, &a);
+            if (ab->tag != DW_TAG_variable || !a.name || strcmp(a.name, var) != 0 || !a.has_type)
+                continue;
+            struct die_attrs t;
+            uint64_t after;
+            int pointers = 0;
+            const struct abbrev *st = strip_type(&r, a.type, &t, &after, &pointers);
+            if (!st || pointers != 1 || (st->tag != DW_TAG_structure_type && st->tag != DW_TAG_class_type) ||
+                !st->children)
+                break; /* not a pointer to a structure this unit defines */
+            struct cur m = {d->sec[SEC_INFO] + after, d->sec[SEC_INFO] + r.u.end, false};
+            for (int depth = 1; depth > 0 && !m.bad && m.p < m.end && result < 0;) { /* the members */
+                uint64_t mc = cur_uleb(&m);
+                if (!mc) {
+                    depth--;
+                    continue;
+                }
+                const struct abbrev *mab = raw_abbrev_find(&r.u.ab, mc);
+                if (!mab)
+                    break;
+                struct die_attrs ma;
+                read_attrs(&r, &m, mab, &ma);
+                for (size_t k = 0; depth == 1 && mab->tag == DW_TAG_member && ma.name && ma.has_member_offset &&
+                                   k < n_members; k++)
+                    if (strcmp(ma.name, members[k]) == 0) {
+                        result = (long)ma.member_offset;
+                        *found = members[k];
+                        break;
+                    }
+                depth += mab->children;
+            }
+            break;
+        }
+        uint64_t next = r.u.end;
+        raw_unit_close(&r.u);
+        symt_offmap_free(&r.names);
+        if (result >= 0)
+            return result;
+        off = next;
+    }
+    return -1;
+}
