@@ -472,16 +472,31 @@ bool symt_units_ready(struct sym_table *t)
 }
 
 /* Add the unloaded units that cover addr to ids (each once: mark is per unit). */
-static void units_covering(const struct sym_table *t, uint32_t addr, uint8_t *mark, uint32_t *ids, size_t *n)
+/* Add the unloaded units that cover addr to ids (room for cap), each once: mark (one byte per
+ * unit) remembers them across many addresses; without it (one address, a few units) ids is
+ * searched. False when ids had no room for them all. */
+static bool units_covering(const struct sym_table *t, uint32_t addr, uint8_t *mark, uint32_t *ids, size_t *n,
+                           size_t cap)
 {
     long i = LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
     for (; i >= 0 && t->unit_max_hi[i] > addr; i--) {
         const struct unit_range *r = &t->unit_ranges.v[i];
-        if (addr < r->hi && t->unit_state[r->unit] == UNIT_UNLOADED && !mark[r->unit]) {
+        if (addr >= r->hi || t->unit_state[r->unit] != UNIT_UNLOADED)
+            continue;
+        bool seen = false;
+        if (mark) {
+            seen = mark[r->unit] != 0;
             mark[r->unit] = 1;
-            ids[(*n)++] = r->unit;
         }
+        for (size_t k = 0; !mark && k < *n && !seen; k++)
+            seen = ids[k] == r->unit;
+        if (seen)
+            continue;
+        if (*n == cap)
+            return false;
+        ids[(*n)++] = r->unit;
     }
+    return true;
 }
 
 static void require_all(struct sym_table *t, const uint32_t *addrs, size_t n_addrs)
@@ -493,7 +508,7 @@ static void require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
     size_t n = 0;
     if (mark && ids) {
         for (size_t k = 0; k < n_addrs; k++)
-            units_covering(t, addrs[k] & ~1u, mark, ids, &n);
+            units_covering(t, addrs[k] & ~1u, mark, ids, &n, t->n_units); /* each unit once: never full */
         if (n)
             load_units(t, ids, n);
     }
@@ -501,9 +516,17 @@ static void require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
     free(ids);
 }
 
+/* One address, on every first lookup of it: no allocation when its units are read already. */
 void symt_require(struct sym_table *t, uint32_t addr)
 {
-    require_all(t, &addr, 1);
+    if (!t->n_units || t->units_loaded == t->n_units)
+        return;
+    uint32_t ids[16];
+    size_t n = 0;
+    if (!units_covering(t, addr & ~1u, NULL, ids, &n, sizeof ids / sizeof ids[0]))
+        require_all(t, &addr, 1); /* more units over one address than fit here (damaged DWARF) */
+    else if (n)
+        load_units(t, ids, n);
 }
 
 void sym_prefetch(struct sym_table *t, const uint32_t *addrs, size_t n)
