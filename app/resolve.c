@@ -97,40 +97,49 @@ static int parse_addr(const char *s, uint32_t *out)
     return 0;
 }
 
-/* One address line from stdin; blank lines are skipped. Returns 1 for a line that is not one. */
-static int answer_line(struct sym_table *t, char *line, struct text *out, FILE *err)
+/* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
+ * once, the units they need read in one batch, then printed. Returns 1 when one is no address. */
+static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct text *out, FILE *err)
 {
-    line[strcspn(line, " \t")] = '\0';
-    uint32_t a;
-    if (!line[0])
-        return 0;
-    if (parse_addr(line, &a) != 0) {
-        fprintf(err, "cmprof-top: '%s' is not an address\n", line);
-        return 1;
+    struct parsed {
+        uint32_t addr;
+        bool ok;
+    } *p = malloc((n + 1) * sizeof *p);
+    uint32_t *good = p ? malloc((n + 1) * sizeof *good) : NULL;
+    size_t n_good = 0;
+    for (size_t i = 0; p && i < n; i++)
+        if ((p[i].ok = parse_addr(toks[i], &p[i].addr) == 0) && good)
+            good[n_good++] = p[i].addr;
+    if (good && n_good) /* without memory for the lists, each lookup reads its units by itself */
+        sym_prefetch(t, good, n_good);
+    int status = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct parsed one;
+        if (p)
+            one = p[i];
+        else
+            one.ok = parse_addr(toks[i], &one.addr) == 0;
+        if (!one.ok) {
+            fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
+            status = 1;
+            continue;
+        }
+        print_location(out, t, sym_lookup(t, one.addr), one.addr);
     }
-    print_location(out, t, sym_lookup(t, a), a);
-    return 0;
+    free(p);
+    free(good);
+    return status;
 }
 
-/* The addresses on a chunk's lines, for sym_prefetch; a line cut by the chunk's end may be
- * missed or misread, which costs only its unit being read on its own. */
-static size_t chunk_addrs(const char *chunk, size_t len, uint32_t *out)
+#define LINE_MAX_CHARS 127 /* a longer line is cut here, as addr2line reads an address per line */
+
+/* A stdin line as a token: cut at LINE_MAX_CHARS, then at its first blank; NULL when empty. */
+static char *line_token(char *line)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        char tok[24];
-        size_t k = 0;
-        while (i < len && chunk[i] != '\n' && chunk[i] != '\r' && chunk[i] != ' ' && chunk[i] != '\t' &&
-               k + 1 < sizeof tok)
-            tok[k++] = chunk[i++];
-        tok[k] = '\0';
-        while (i < len && chunk[i] != '\n' && chunk[i] != '\r')
-            i++; /* the rest of the line */
-        i++;
-        if (k && parse_addr(tok, &out[n]) == 0)
-            n++;
-    }
-    return n;
+    if (strlen(line) > LINE_MAX_CHARS)
+        line[LINE_MAX_CHARS] = '\0';
+    line[strcspn(line, " \t")] = '\0';
+    return line[0] ? line : NULL;
 }
 
 int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE *in, FILE *out, FILE *err)
@@ -146,48 +155,44 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     snprintf(msg, sizeof msg, "%s", sym_warning(t));
     if (*msg)
         fprintf(err, "cmprof-top: warning: %s\n", msg);
-    int status = 0;
-    uint32_t *listed = malloc(((size_t)n + 1) * sizeof *listed);
-    size_t n_listed = 0;
-    for (int i = 0; listed && i < n; i++)
-        n_listed += parse_addr(addrs[i], &listed[n_listed]) == 0;
-    sym_prefetch(t, listed, n_listed);
-    free(listed);
-    for (int i = 0; i < n; i++) {
-        uint32_t a;
-        if (parse_addr(addrs[i], &a) != 0) {
-            fprintf(err, "cmprof-top: '%s' is not an address\n", addrs[i]);
-            status = 1;
-            continue;
-        }
-        print_location(&text, t, sym_lookup(t, a), a);
-    }
+    int status = answer_all(t, addrs, (size_t)n, &text, err);
     flush_text(&text, out);
     if (n == 0 && in) {
         /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered
          * before one flush, so a pipe is fast and an interactive user still sees each answer. */
-        char chunk[65536], line[128];
-        size_t len = 0, got;
+        static char chunk[65536];
+        static char *toks[sizeof chunk / 2 + 1];
+        char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
+        size_t carried = 0, got;
         int fd = fileno(in);
-        static uint32_t ahead[sizeof chunk / 2 + 1];
         while ((got = (size_t)read(fd, chunk, sizeof chunk)) > 0 && got != (size_t)-1) {
-            sym_prefetch(t, ahead, chunk_addrs(chunk, got, ahead));
+            size_t n_toks = 0, start = 0;
             for (size_t i = 0; i < got; i++) {
-                char ch = chunk[i];
-                if (ch != '\n' && ch != '\r') {
-                    if (len + 1 < sizeof line)
-                        line[len++] = ch;
+                if (chunk[i] != '\n' && chunk[i] != '\r')
                     continue;
+                chunk[i] = '\0';
+                char *line = chunk + start, *tok;
+                if (carried) { /* the line's start came in the chunk before */
+                    snprintf(carry + carried, sizeof carry - carried, "%s", line);
+                    line = carry;
+                    carried = 0;
                 }
-                line[len] = '\0';
-                len = 0;
-                status |= answer_line(t, line, &text, err);
+                start = i + 1;
+                if ((tok = line_token(line)) != NULL)
+                    toks[n_toks++] = tok;
             }
+            status |= answer_all(t, toks, n_toks, &text, err);
             flush_text(&text, out);
+            size_t take = got - start; /* what is left is the start of a line: keep its first characters */
+            if (take > LINE_MAX_CHARS - carried)
+                take = LINE_MAX_CHARS - carried;
+            memcpy(carry + carried, chunk + start, take);
+            carried += take;
+            carry[carried] = '\0';
         }
-        line[len] = '\0';
-        if (len)
-            status |= answer_line(t, line, &text, err);
+        char *tok = carried ? line_token(carry) : NULL;
+        if (tok)
+            status |= answer_all(t, &tok, 1, &text, err);
         flush_text(&text, out);
     }
     if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
