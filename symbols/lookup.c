@@ -1,12 +1,8 @@
 /* Address lookups over the flattened table: function, line and inline chain, cached per address. */
 #include "table.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- lookups ----------------------------------------------------------------------------- */
 
