@@ -50,9 +50,8 @@ static struct {
     uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
                                     there on are the new task's, those before the old one's */
     uint8_t gone[(MAX_TASKS + 7u) / 8u]; /* deleted tasks: kept until a new task needs the slot */
-    uint32_t last_tag;   /* consecutive samples mostly come from the same task: its index chars */
-    uint32_t last_chars; /* 1 or 3, little-endian */
-    uint8_t last_len;
+    uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
+    uint32_t last_ixc;  /* as IXC_OF packs them */
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
     uint32_t announce_every;        /* samples in about one second of target time; 0: no announce yet */
@@ -84,16 +83,12 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_so
  * weight 1 + 3k never is a multiple of 3). `line` has LINE_TAIL spare bytes after n. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the sum12 words are little-endian");
 #define LINE_TAIL 4u /* room a line buffer keeps after its text: "!CC\n" (and sum12's padding) */
-static uint32_t sum12(char *line, size_t n)
+/* A word goes into the first sum as (low 24 bits) + (top 8 bits), equal mod 4095 (2^24 = 1): the
+ * first sum then fits 32 bits for any line, and only the second needs 64. */
+#define SUM_WORD(a, b, w) ((a) += ((w) & 0xFFFFFFu) + ((w) >> 24), (b) += (a))
+
+static uint32_t sum_fold(uint32_t a, uint64_t b)
 {
-    line[n] = line[n + 1u] = line[n + 2u] = 0; /* pads the last word */
-    uint64_t a = 0, b = 0;
-    for (const char *p = line, *end = line + n; p < end; p += 4) {
-        uint32_t w;
-        memcpy(&w, p, 4);
-        a += w;
-        b += a;
-    }
     uint64_t x = a + 3u * b; /* under 2^48 for the longest line */
     uint32_t y = (uint32_t)(x & 0xFFFFFFu) + (uint32_t)(x >> 24); /* 2^24 = 1 mod 4095 */
     y = (y & 0xFFFu) + (y >> 12);
@@ -101,21 +96,57 @@ static uint32_t sum12(char *line, size_t n)
     return y >= 4095u ? y - 4095u : y;
 }
 
+static void put_tail(char *t, uint32_t check)
+{
+    t[0] = '!';
+    t[1] = b64[check >> 6];
+    t[2] = b64[check & 63u];
+    t[3] = '\n';
+}
+
 /* Send a line and close it with its check: whole through the user's write(), or a byte at a
  * time. `line` has LINE_TAIL spare bytes after n. */
 static void send(cmprof_putc_fn putc, char *line, size_t n)
 {
-    uint32_t check = sum12(line, n);
-    line[n] = '!';
-    line[n + 1u] = b64[check >> 6];
-    line[n + 2u] = b64[check & 63u];
-    line[n + 3u] = '\n';
+    uint32_t a = 0; /* locals, not a struct: they stay in registers */
+    uint64_t b = 0;
+    line[n] = line[n + 1u] = line[n + 2u] = 0; /* pads the last word */
+    const char *p = line, *end = line + n, *whole = line + (n & ~(size_t)3u);
     if (stream.info.write) {
+        for (; p < end; p += 4) {
+            uint32_t w;
+            memcpy(&w, p, 4);
+            SUM_WORD(a, b, w);
+        }
+        put_tail(line + n, sum_fold(a, b));
         stream.info.write(line, (uint32_t)n + 4u);
         return;
     }
-    for (const char *p = line, *end = line + n + 4u; p < end; p++)
-        putc(*p);
+    /* one pass: each word is summed as its four bytes go out (the loop costs about half of
+     * summing first and sending after) */
+    for (; p < whole; p += 4) {
+        putc(p[0]); /* the bytes are loaded again after the calls: no word kept across them */
+        putc(p[1]);
+        putc(p[2]);
+        putc(p[3]);
+        uint32_t w;
+        memcpy(&w, p, 4);
+        SUM_WORD(a, b, w);
+    }
+    if (p < end) {
+        uint32_t w;
+        memcpy(&w, p, 4);
+        SUM_WORD(a, b, w);
+        do
+            putc(*p++);
+        while (p < end);
+    }
+    char tail[4];
+    put_tail(tail, sum_fold(a, b));
+    putc(tail[0]);
+    putc(tail[1]);
+    putc(tail[2]);
+    putc(tail[3]);
 }
 
 /* Copy s, stopping where the line must still fit its tail (lines are at least LINE_ROOM long). */
@@ -415,9 +446,15 @@ static uint32_t tag_index(uint32_t tag)
     return UNKNOWN_TAG;
 }
 
-/* The characters of a tag's index (1 or 3, little-endian in a word), kept for the next sample:
- * consecutive samples mostly come from the same task, so the common case is a compare. */
-__attribute__((noinline)) static void learn_tag(cmprof_putc_fn putc, uint32_t tag)
+/* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
+ * register in the sample loop, stored as a word and stepped over by the count (the PC's chars
+ * overwrite the rest). */
+#define IXC_OF(chars, len) ((chars) | (uint32_t)(len) << 24)
+#define IXC_LEN(ixc) ((ixc) >> 24)
+
+/* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
+ * the same task, so the common case is a compare. */
+__attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_t tag)
 {
     uint32_t index = tag_index(tag);
     if (index == UNKNOWN_TAG && CMPROF_IS_ISR_TAG(tag) && stream.n_tags < MAX_TASKS) {
@@ -426,11 +463,12 @@ __attribute__((noinline)) static void learn_tag(cmprof_putc_fn putc, uint32_t ta
         index = tag_index(tag);
     }
     char chars[3] = {0, 0, 0};
-    stream.last_len = (uint8_t)put_index(chars, 0, index);
-    stream.last_chars = (uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
-                        (uint32_t)(uint8_t)chars[2] << 16;
+    size_t len = put_index(chars, 0, index);
+    stream.last_ixc = IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
+                                 (uint32_t)(uint8_t)chars[2] << 16, len);
     stream.last_tag = tag;
     stream.last_valid = true;
+    return stream.last_ixc;
 }
 #endif
 
@@ -457,33 +495,25 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
         const uint32_t *pcs = peek_pcs, *end = peek_pcs + m; /* copies that can live in registers */
 #ifdef CMPROF_TAG
         const uint32_t *tags = peek_tags;
-        if (!stream.last_valid)
-            learn_tag(putc, tags[0]);
-        uint32_t last_tag = stream.last_tag, chars = stream.last_chars, len = stream.last_len;
+        uint32_t last_tag = stream.last_tag;
+        uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag(putc, (last_tag = tags[0]));
 #else
         (void)peek_tags;
 #endif
-        for (; pcs < end; pcs++) {
+        do {
 #ifdef CMPROF_TAG
             uint32_t tag = *tags++;
             if (tag != last_tag) {
                 /* another task: its first probe of the hash, here; anything else out of line */
                 uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
-                    chars = (uint8_t)enc[slot - 1u];
-                    len = 1u;
-                } else {
-                    learn_tag(putc, tag);
-                    chars = stream.last_chars;
-                    len = stream.last_len;
-                }
+                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+                    ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
+                else
+                    ixc = learn_tag(putc, tag);
                 last_tag = tag;
             }
-            *b++ = (char)chars;
-            if (len != 1u) {
-                *b++ = (char)(chars >> 8);
-                *b++ = (char)(chars >> 16);
-            }
+            memcpy(b, &ixc, 4);
+            b += IXC_LEN(ixc);
 #endif
             uint32_t pc = *pcs, off = pc - base;
             uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
@@ -497,12 +527,12 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
                 for (int sh = 30; sh >= 0; sh -= 6)
                     *b++ = enc[(pc >> sh) & 63u];
             }
-        }
+        } while (++pcs < end);
         k += m;
 #ifdef CMPROF_TAG
         stream.last_tag = last_tag;
-        stream.last_chars = chars;
-        stream.last_len = (uint8_t)len;
+        stream.last_ixc = ixc;
+        stream.last_valid = true;
 #endif
     }
     if (!k)
