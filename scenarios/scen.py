@@ -34,7 +34,7 @@ CORES = {
 # of timer: the boards' own clocks use TIM2 (STM32), TIMER0 (nRF51) and TIMER0 (MPS2).
 PORT_ISR = {None: "SysTick_Handler", "CMPROF_PORT_SYSTICK": "SysTick_Handler",
             "CMPROF_PORT_CMSDK_TIMER": "TIMER1_Handler", "CMPROF_PORT_CMSDK_DUALTIMER": "DUALTIMER_Handler",
-            "CMPROF_PORT_NRF_TIMER": "TIMER1_IRQHandler"}
+            "CMPROF_PORT_NRF_TIMER": "TIMER1_IRQHandler", "CMPROF_PORT_STM32_TIM": "TIM3_IRQHandler"}
 
 
 def isr_of(s):
@@ -118,13 +118,16 @@ def all_scenarios():
     # the timer ports QEMU models: CMSDK timer and dual timer (MPS2 AN385, 25 MHz: 40 instructions a
     # tick), nRF51 TIMER1 (16 MHz: 62.5 instructions a tick); about 1700 instructions a period
     for port, core, period in (("systick", "an385", 42), ("cmsdk", "an385", 42), ("dualtimer", "an385", 42),
-                               ("nrf", "m0", 27)):
+                               ("nrf", "m0", 27), ("stm32", "m4", 400)):
         d = {} if port == "systick" else {"CMPROF_PORT": {"cmsdk": "CMPROF_PORT_CMSDK_TIMER",
                                                             "dualtimer": "CMPROF_PORT_CMSDK_DUALTIMER",
-                                                            "nrf": "CMPROF_PORT_NRF_TIMER"}[port]}
+                                                            "nrf": "CMPROF_PORT_NRF_TIMER",
+                                                            "stm32": "CMPROF_PORT_STM32_TIM"}[port]}
         for vname, extra in (("ring", {}), ("ring_jitter", {"CMPROF_JITTER": 15})):
             if port == "systick" and vname != "ring":
                 continue
+            if port == "stm32":
+                extra = dict(extra, PEND_IRQ=29)  # TIM3's IRQ: QEMU 7.2's STM32 timers never interrupt
             s.append(scenario("port_%s_%s_%s" % (core, port, vname), "cost", core=core, PERIOD=period,
                               **dict(d, **extra)))
     # a profile through the dual timer, as an RTOS user would sample (SysTick left to the RTOS)
