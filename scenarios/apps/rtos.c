@@ -164,26 +164,25 @@ static void task_delete_self(void)
 
 /* ---- the UART, shared by the logger and the stream -------------------------------------------- */
 
-static volatile uint32_t log_partial; /* a log line is half written */
-static volatile uint32_t glued_now;   /* the stream already cut into this log line */
+static volatile uint32_t uart_dirty;  /* the UART's current line has text: the last byte was not '\n' */
+static volatile uint32_t stream_mid;  /* the stream is inside one of its lines */
 
-/* The stream's putc: a stream line that starts while a log line is half written is glued onto it. */
+/* The stream's putc: a stream line whose first byte lands on a line that already has text is glued
+ * onto it (the same log line can be cut more than once). */
 static void stream_putc(char c)
 {
-    if (log_partial && !glued_now) {
-        glued_now = 1u;
+    if (!stream_mid && uart_dirty)
         glued++;
-    }
+    stream_mid = c != '\n';
+    uart_dirty = c != '\n';
     board_putc(c);
 }
 
 static void log_putc(char c)
 {
     sched_lock(); /* the character and the flag change together, as the stream sees them */
-    if (!log_partial)
-        glued_now = 0u;
     board_putc(c);
-    log_partial = c != '\n';
+    uart_dirty = c != '\n';
     sched_unlock();
     log_pace(12); /* a slow UART: a line takes long enough to be preempted */
 }
