@@ -20,6 +20,7 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #endif
 _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
 #define MAX_TASKS CMPROF_STREAM_TASKS
+#define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
 #define UNKNOWN_TAG 63u
 #define ESCAPE_INDEX 62u
 /* the hash: a power of two, at least twice the tasks */
@@ -50,6 +51,14 @@ static struct {
     uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
                                     there on are the new task's, those before the old one's */
     uint8_t gone[(MAX_TASKS + 7u) / 8u]; /* deleted tasks: kept until a new task needs the slot */
+    struct superseded {                  /* unsent names whose slot a newer name took */
+        uint32_t at;
+        const void *tag;
+        const char *name;
+        uint16_t index;
+    } superseded[SUPERSEDED_MAX];
+    uint32_t n_superseded; /* beyond SUPERSEDED_MAX, a superseded name is lost: its samples show
+                              under the slot's previous name */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
     uint32_t last_ixc;  /* as IXC_OF packs them */
     bool last_valid;
@@ -60,6 +69,7 @@ static struct {
 
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
+static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
 
 /* Once about a second's worth of samples went out (and after a loss), say it all again: a host
  * that attached late, or lost a line, has the clock, the code base and the task names within a
@@ -259,6 +269,33 @@ static void hash_rebuild(void)
         hash_insert(i);
 }
 
+#if CMPROF_HIST
+#define RING_STORED() 0u /* no ring: names go out with the next drain */
+#else
+#define RING_STORED() cmprof_stream_stored()
+#endif
+
+static bool unsent(uint32_t i)
+{
+    return stream.unsent[i / 8u] & (1u << (i % 8u));
+}
+
+/* A slot whose name has not gone out yet is given to another task (a control block reused, or a
+ * deleted task's slot taken over) before the drain ran: keep the old name, with its place, so
+ * that the samples between the two names keep theirs. */
+static void supersede(uint32_t i)
+{
+    if (!unsent(i) || stream.name_at[i] == RING_STORED())
+        return; /* sent already, or no sample can carry the old name */
+    if (stream.n_superseded == SUPERSEDED_MAX)
+        return;
+    struct superseded *e = &stream.superseded[stream.n_superseded++];
+    e->at = stream.name_at[i];
+    e->tag = stream.tags[i];
+    e->name = stream.names[i];
+    e->index = (uint16_t)i;
+}
+
 /* Register a tag and its name; returns its index, or MAX_TASKS when the table is full. A deleted
  * task keeps its slot (its samples still in the ring must find it) until the table is full and a
  * new task takes the slot over; the new @task line re-maps the index. */
@@ -269,12 +306,13 @@ static uint32_t register_task(const void *tag, const char *name)
         if ((stream.gone[i / 8u] & (1u << (i % 8u))) && free_slot == MAX_TASKS)
             free_slot = i;
     if (i < stream.n_tags) {
+        supersede(i);
         stream.gone[i / 8u] &= (uint8_t)~(1u << (i % 8u)); /* a new task in a freed TCB */
     } else {
         if (stream.n_tags < MAX_TASKS)
             stream.n_tags++;
         else if (free_slot < MAX_TASKS)
-            i = free_slot;
+            supersede(i = free_slot);
         else
             return MAX_TASKS;
         stream.gone[i / 8u] &= (uint8_t)~(1u << (i % 8u));
@@ -291,15 +329,11 @@ static uint32_t register_task(const void *tag, const char *name)
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
-    if (i < MAX_TASKS)
+    if (i < MAX_TASKS) {
+        stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u)); /* this name supersedes it, sent now */
         send_task(putc, i);
+    }
 }
-
-#if CMPROF_HIST
-#define RING_STORED() 0u /* no ring: names go out with the next drain */
-#else
-#define RING_STORED() cmprof_stream_stored()
-#endif
 
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
@@ -321,10 +355,24 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
         return UINT32_MAX;
     stream.names_pending = false;
     uint32_t room = UINT32_MAX;
+    /* superseded names first: each is older than its slot's current name */
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < stream.n_superseded; k++) {
+        struct superseded e = stream.superseded[k];
+        uint32_t ahead = e.at - upto;
+        if (ahead == 0u || ahead > 0x80000000u) { /* due: at upto or before it */
+            send_task_as(putc, e.index, e.tag, e.name);
+        } else {
+            stream.superseded[kept++] = e;
+            stream.names_pending = true;
+            room = ahead < room ? ahead : room;
+        }
+    }
+    stream.n_superseded = kept;
     for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.unsent[i / 8u] & (1u << (i % 8u))) {
+        if (unsent(i)) {
             uint32_t ahead = stream.name_at[i] - upto;
-            if (ahead == 0u || ahead > 0x80000000u) { /* due: at upto or before it */
+            if (ahead == 0u || ahead > 0x80000000u) { /* its superseded names were due before it */
                 stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u));
                 send_task(putc, i); /* even if gone since: its samples may be in the ring */
             } else {
@@ -356,17 +404,17 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
     return n;
 }
 
-static void send_task(cmprof_putc_fn putc, uint32_t i)
+static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag_ptr, const char *name)
 {
     char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@task ");
     n = put_index(line, n, i);
     line[n++] = ' ';
-    n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
+    uint32_t tag = (uint32_t)(uintptr_t)tag_ptr;
+    n = put_hex(line, n, tag, 8);
     line[n++] = ' ';
-    uint32_t tag = (uint32_t)(uintptr_t)stream.tags[i];
-    if (stream.names[i]) {
-        n = put_text(line, n, stream.names[i]);
+    if (name) {
+        n = put_text(line, n, name);
     } else if (CMPROF_IS_ISR_TAG(tag)) { /* "ISR 15": the host names the handler from the ELF */
         n = put_text(line, n, "ISR ");
         n = put_dec(line, n, tag & 0x1FFu);
@@ -374,6 +422,11 @@ static void send_task(cmprof_putc_fn putc, uint32_t i)
         line[n++] = '?';
     }
     send(putc, line, n);
+}
+
+static void send_task(cmprof_putc_fn putc, uint32_t i)
+{
+    send_task_as(putc, i, stream.tags[i], stream.names[i]);
 }
 
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name)

@@ -178,6 +178,46 @@ static void test_reused_control_block_keeps_samples_apart(void)
     for (const char *p = strstr(log.buf, "a=08000100"); p; p = strstr(p + 1, "a=08000100"))
         last_old = p;
     CHECK(renamed && last_old && first_new && last_old < renamed && renamed < first_new);
+    /* and the old task's own name, given before the drain ran, is not lost to the new one */
+    const char *old_named = strstr(log.buf, "'w1'"), *first_old = strstr(log.buf, "a=08000100");
+    CHECK(old_named && first_old && old_named < first_old);
+    text_free(&d);
+    free(log.buf);
+}
+
+/* Three tasks in one control block between two drains: each name goes out before its own
+ * samples and after the previous task's. */
+static void test_block_reused_twice_before_a_drain(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    static char tcb[32], names[3][4] = {"t1", "t2", "t3"};
+    test_tag = tcb;
+    for (int t = 0; t < 3; t++) {
+        if (t)
+            cmprof_stream_task_gone(tcb);
+        cmprof_stream_task_later(tcb, names[t]);
+        for (int k = 0; k < 10; k++)
+            cmprof_tick(0x08000100u + 0x100u * (uint32_t)t);
+    }
+    cmprof_stream_flush(capture);
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 30);
+    const char *prev_last = log.buf;
+    for (int t = 0; t < 3; t++) {
+        char name[16], pc[16];
+        snprintf(name, sizeof name, "'%s'", names[t]);
+        snprintf(pc, sizeof pc, "a=%08x", 0x08000100u + 0x100u * (uint32_t)t);
+        const char *named = strstr(log.buf, name), *first = strstr(log.buf, pc), *last = NULL;
+        for (const char *p = first; p; p = strstr(p + 1, pc))
+            last = p;
+        CHECK(named && first && prev_last < named && named < first);
+        prev_last = last ? last : log.buf;
+    }
     text_free(&d);
     free(log.buf);
 }
@@ -317,6 +357,7 @@ int main(void)
     RUN_TEST(test_interrupt_samples_are_named);
     RUN_TEST(test_names_from_kernel_hooks);
     RUN_TEST(test_reused_control_block_keeps_samples_apart);
+    RUN_TEST(test_block_reused_twice_before_a_drain);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
     RUN_TEST(test_write_sends_whole_lines);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
