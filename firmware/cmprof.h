@@ -188,7 +188,9 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
 
 /* Name a tag value (e.g. a task control block) and name a section timer. Up to
  * CMPROF_STREAM_TASKS named tags at once (default 62, at most 4158; beyond 62 a sample's task costs
- * three characters instead of one). Naming a tag again renames it. */
+ * three characters instead of one). Naming a tag again renames it. Name your scheduler's idle task
+ * CMPROF_IDLE_NAME: the host shows its time as idle. */
+#define CMPROF_IDLE_NAME "idle"
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
 /* The same without sending: the next drain sends it. For an RTOS's task-create hook, which runs
  * inside the kernel where nothing may block (firmware/rtos/cmprof_freertos.h). */

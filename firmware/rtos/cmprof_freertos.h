@@ -16,7 +16,8 @@
  *   5. Call cmprof_stream_announce() once and cmprof_stream_drain() from the idle hook or a
  *      low-priority task. Names registered by traceTASK_CREATE go out on the next drain.
  * Interrupt time is charged to the interrupt (ISR rows in the task view), never to the task it
- * interrupted. The idle task is named "IDLE" by FreeRTOS and shows as such. */
+ * interrupted. The kernel's idle task (configIDLE_TASK_NAME, with its core number on SMP builds)
+ * is named "idle", the name the host shows idle time under. */
 #ifndef CMPROF_FREERTOS_H
 #define CMPROF_FREERTOS_H
 
@@ -24,9 +25,30 @@
 
 extern void *volatile cmprof_current_task;
 
+/* Kernels older than configIDLE_TASK_NAME call the idle task "IDLE"; FreeRTOS.h, which comes
+ * after this file, keeps a name the application set. */
+#ifndef configIDLE_TASK_NAME
+#define configIDLE_TASK_NAME "IDLE"
+#endif
+
+/* The name a new task is streamed under: the idle task name, alone or followed by digits (one idle
+ * task per core), becomes "idle". Runs at task creation only. */
+static inline const char *cmprof_freertos_name(const char *name, const char *idle_name)
+{
+    unsigned i = 0;
+    while (idle_name[i] && name[i] == idle_name[i])
+        i++;
+    if (idle_name[i])
+        return name;
+    while (name[i] >= '0' && name[i] <= '9')
+        i++;
+    return name[i] ? name : CMPROF_IDLE_NAME;
+}
+
 /* pxCurrentTCB is the kernel's own variable, visible where these macros expand (tasks.c). */
 #define traceTASK_SWITCHED_IN() (cmprof_current_task = (void *)pxCurrentTCB)
-#define traceTASK_CREATE(pxNewTCB) cmprof_stream_task_later((pxNewTCB), (pxNewTCB)->pcTaskName)
+#define traceTASK_CREATE(pxNewTCB)                                                                       \
+    cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME))
 #define traceTASK_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
 
 #endif
