@@ -209,6 +209,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)(in->orbflow.stats.bad_sums + in->orbflow.stats.bad_cobs +
                                      in->orbflow.stats.too_long));
         fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(p));
+        if (prof_idle(p) >= 0)
+            fprintf(out, "  \"idle\": %.4f,\n", 100.0 * prof_idle(p));
         if (o->halting)
             fprintf(out, "  \"halting\": {\"rate\": %.1f, \"halted_percent\": %.2f},\n", o->halt_rate,
                     100.0 * o->halted_share);
@@ -319,6 +321,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         if (prof_overhead(p) > 0)
             fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n",
                     100.0 * prof_overhead(p));
+        if (prof_idle(p) >= 0)
+            fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
         for (size_t i = 0; i < n_loss; i++)
             fprintf(out, "lost: %s\n", losses[i]);
         for (size_t i = 0; i < nd; i++)

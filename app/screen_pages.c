@@ -46,6 +46,7 @@ static const char *const help_lines[] = {
     "  lost         samples the firmware could not queue (its ring was full)",
     "  sleeping     samples taken while the core slept (ITM sleep packets, PCSR 0xFFFFFFFF)",
     "  overhead     share of samples in cmprof's own firmware code",
+    "  idle         share of samples in the task the firmware named idle (its idle task)",
     "  data lost    kinds of loss the decoders counted: d lists them",
     "  [state]      the source: connected (with halts/s and the core's halted share for gdb:),",
     "               reconnecting and why, or end of file",

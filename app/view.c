@@ -565,7 +565,7 @@ static void header(struct view *v, struct vbuf *b)
         char text[48];
         uint8_t attr;
         int rank;
-    } f[10];
+    } f[11];
     int n = 0;
 #define FIELD(rank_, attr_, ...)                                                                                     \
     do {                                                                                                             \
@@ -585,10 +585,13 @@ static void header(struct view *v, struct vbuf *b)
     double overhead = prof_overhead(v->prof);
     if (overhead > 0)
         FIELD(5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
+    double idle = prof_idle(v->prof);
+    if (idle >= 0)
+        FIELD(3, VA_NORMAL, "idle %.1f %%", 100 * idle);
     if (nl)
         FIELD(0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
 #undef FIELD
-    bool keep[10] = {false};
+    bool keep[11] = {false};
     int used = 0;
     for (int rank = 0; rank < 10; rank++)
         for (int i = 0; i < n; i++)

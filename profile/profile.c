@@ -511,6 +511,24 @@ double prof_overhead(struct prof *p)
     return own / total;
 }
 
+double prof_idle(struct prof *p)
+{
+    prof_settle(p);
+    bool named = false;
+    for (size_t i = 0; i < p->n_tasks && !named; i++)
+        named = strcmp(p->tasks[i].name, PROF_IDLE_TASK) == 0;
+    double total = prof_total(p);
+    if (!named || total <= 0)
+        return -1;
+    double idle = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (e->used && e->task && strcmp(p->tasks[e->task - 1].name, PROF_IDLE_TASK) == 0)
+            idle += e->count;
+    }
+    return idle / total;
+}
+
 uint64_t prof_sleep(const struct prof *p)
 {
     return p->sleep;

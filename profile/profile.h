@@ -63,6 +63,10 @@ double prof_overhead(struct prof *p);
 #define PROF_OVERHEAD_ROW "[cmprof overhead]"
 void prof_fold_overhead(struct prof *p, bool on);
 uint64_t prof_sleep(const struct prof *p);
+/* Share of the samples in tasks the firmware named PROF_IDLE_TASK (its idle task), 0..1; negative
+ * when no task has that name (untagged, or the idle task is not named). */
+#define PROF_IDLE_TASK "idle"
+double prof_idle(struct prof *p);
 
 /* Rows of a grouping, most samples first, covering every sample. inline_frames: attribute to
  * the innermost inlined function (true) or to the function that contains the code (false).

@@ -114,6 +114,24 @@ static void test_reused_tag_keeps_each_tasks_samples(void)
     prof_free(p);
 }
 
+/* The firmware's idle task (named "idle", on one core or two) is the idle share; none without it. */
+static void test_idle_share(void)
+{
+    struct prof *p = prof_new(NULL);
+    prof_task_name(p, 0x20000100u, "motor", 5);
+    for (int i = 0; i < 30; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u);
+    CHECK(prof_idle(p) < 0);
+    prof_task_name(p, 0x20000200u, "idle", 4);
+    prof_task_name(p, 0x20000300u, "idle", 4);
+    for (int i = 0; i < 60; i++)
+        prof_add_pc(p, 0x08000100u, true, i % 2 ? 0x20000200u : 0x20000300u);
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(p, 0x08000100u, true, 0xFFFFFE0Fu);
+    CHECK(fabs(prof_idle(p) - 0.6) < 1e-12);
+    prof_free(p);
+}
+
 /* Hundreds of tasks named and re-announced: each name is a lookup, not a pass over all tasks. */
 static void test_many_tasks(void)
 {
@@ -329,6 +347,7 @@ int main(void)
     RUN_TEST(test_duplicate_task_names_told_apart);
     RUN_TEST(test_reused_tag_keeps_each_tasks_samples);
     RUN_TEST(test_many_tasks);
+    RUN_TEST(test_idle_share);
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
     RUN_TEST(test_batch_equals_one_by_one);
