@@ -299,6 +299,7 @@ static inline void cmprof_port_stop(void) {}
  * each sample preloads the next period. The GIC and the vector are the user's: their IRQ handler
  * calls cmprof_tick() with the interrupted PC (LR_irq - 4). Event counters are left alone. */
 #include "cmprof_pmu.h"
+#define CMPROF_PORT_RELOADS 0 /* the counter runs on from 0: the sampler preloads every period */
 static inline void cmprof_port_ack(void)
 {
     cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);

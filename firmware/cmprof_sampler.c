@@ -43,6 +43,12 @@ extern const char _stext[];
 extern void *volatile CMPROF_TAG;
 #endif
 
+/* A timer that does not reload itself (the PMU's counters) is given the period at each sample. */
+#ifndef CMPROF_PORT_RELOADS
+#define CMPROF_PORT_RELOADS 1
+#endif
+#define CMPROF_KEEP_PERIOD (CMPROF_JITTER || !CMPROF_PORT_RELOADS)
+
 /* Counters and ring sit together so the tick reaches them all from one base register. */
 static struct {
     uint32_t n;     /* samples taken */
@@ -50,8 +56,10 @@ static struct {
 #if CMPROF_PORT_GATED
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
-#if CMPROF_JITTER
+#if CMPROF_KEEP_PERIOD
     uint32_t period;
+#endif
+#if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
 #endif
 #if CMPROF_STREAM_RING
@@ -132,6 +140,8 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r << 5;
     cmprof_state.rnd = r;
     cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
+#elif !CMPROF_PORT_RELOADS
+    cmprof_port_set_period(cmprof_state.period);
 #endif
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
@@ -161,8 +171,10 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_stop();
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
-#if CMPROF_JITTER
+#if CMPROF_KEEP_PERIOD
     cmprof_state.period = period;
+#endif
+#if CMPROF_JITTER
     if (cmprof_state.rnd == 0u)
         cmprof_state.rnd = CMPROF_DEFAULT_SEED;
 #endif

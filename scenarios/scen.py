@@ -28,13 +28,18 @@ CORES = {
     "m3": ("netduino2", "cortex-m3", "stm32"),
     "m0": ("microbit", "cortex-m0", "nrf51"),
     "an385": ("mps2-an385", "cortex-m3", "mps2"),
+    # Cortex-A on QEMU's virt board (board_virt.c), ARM state, sampled by the PMU's cycle counter
+    "a15": ("virt", "cortex-a15", "virt"),
+    "a7": ("virt", "cortex-a7", "virt"),
+    "a9": ("virt", "cortex-a9", "virt"),
 }
 
 # The sampler's interrupt handler for each timer port (CMPROF_PORT), with the scenarios' choices
 # of timer: the boards' own clocks use TIM2 (STM32), TIMER0 (nRF51) and TIMER0 (MPS2).
 PORT_ISR = {None: "SysTick_Handler", "CMPROF_PORT_SYSTICK": "SysTick_Handler",
             "CMPROF_PORT_CMSDK_TIMER": "TIMER1_Handler", "CMPROF_PORT_CMSDK_DUALTIMER": "DUALTIMER_Handler",
-            "CMPROF_PORT_NRF_TIMER": "TIMER1_IRQHandler", "CMPROF_PORT_STM32_TIM": "TIM3_IRQHandler"}
+            "CMPROF_PORT_NRF_TIMER": "TIMER1_IRQHandler", "CMPROF_PORT_STM32_TIM": "TIM3_IRQHandler",
+            "CMPROF_PORT_PMU": "board_irq_entry"}
 
 
 def isr_of(s):
@@ -42,7 +47,8 @@ def isr_of(s):
 
 # The sampler's own code: it cannot sample itself, so it is kept out of the truth shares.
 SAMPLER = {"SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "DUALTIMER_Handler", "TIMER1_IRQHandler",
-           "cmprof_tick", "cmprof_tick_frame", "cmprof_stop", "truth_begin", "truth_end"}
+           "board_vectors", "board_irq_entry", "board_irq", "cmprof_tick", "cmprof_tick_frame", "cmprof_stop", "truth_begin",
+           "truth_end"}
 
 JIT = {"PERIOD": 1691, "CMPROF_JITTER": 2047}  # the document's worst base period plus jitter
 
@@ -137,6 +143,21 @@ def all_scenarios():
     # a logger sharing the UART with the stream, sampled by the dual timer with task tags
     s.append(scenario("rtos", "rtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512, CMPROF_TAG="current_task",
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=42, CMPROF_JITTER=63))
+    # issue 10: Cortex-A on QEMU virt, sampled on the PMU cycle counter's overflow (PPI 7 via the GICv2)
+    PMU = {"CMPROF_PORT": "CMPROF_PORT_PMU"}
+    for core in ("a15", "a7"):
+        s.append(scenario("%s_loops_jitter" % core, "loops", core=core, SAMPLES=10000, CMPROF_RING_N=16384,
+                          **dict(JIT, **PMU)))
+        s.append(scenario("%s_cost" % core, "cost", core=core, PERIOD=1691, **PMU))
+        # a constant period whose interval (period + the 31 instructions before the handler preloads
+        # the counter) less the handler's 41 advances the 5022-instruction loop by 1917 = 27 x 71:
+        # a 186-point cycle, as the document's period 2013 on Cortex-M
+        s.append(scenario("%s_loops_lockstep" % core, "loops", core=core, SAMPLES=10000, CMPROF_RING_N=16384,
+                          PERIOD=1921, **PMU))
+        s.append(scenario("%s_cost_jitter" % core, "cost", core=core, PERIOD=1691, CMPROF_JITTER=2047, **PMU))
+        s.append(scenario("%s_sections" % core, "sections", core=core, SAMPLES=2000, **dict(JIT, **PMU)))
+        s.append(scenario("%s_irqoff" % core, "irqoff", core=core, SAMPLES=10000, LOCK_N=300, CMPROF_RING_N=16384,
+                          **dict(JIT, **PMU)))
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=50000))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
@@ -205,6 +226,8 @@ def build(s):
     out = os.path.join(BUILD, s["name"])
     os.makedirs(out, exist_ok=True)
     machine, cpu, board = CORES[s["core"]]
+    if board == "virt":
+        return build_virt(s["name"], s["app"], cpu, s["opt"], s["cflags"], **s["defs"])
     elf = os.path.join(out, "fw.elf")
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
@@ -239,10 +262,11 @@ def build_virt(name, app, cpu="cortex-a15", opt="-Os", cflags=(), **defs):
     elf = os.path.join(out, "fw.elf")
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", opt, "-g", "-mcpu=" + cpu, "-marm",
            "-mno-unaligned-access", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
-           "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU"] + list(cflags)
+           "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU", "-DBOARD_virt"] + list(cflags)
     cmd += ["-D%s=%s" % (k, v) for k, v in sorted(defs.items())]
     cmd += [os.path.join(HERE, "apps", app + ".c"), os.path.join(HERE, "board", "board_virt.c"),
-            os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]
+            os.path.join(HERE, "board", "board_common.c"), os.path.join(ROOT, "firmware", "cmprof_sampler.c"),
+            os.path.join(ROOT, "firmware", "cmprof_section.c")]
     if defs.get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
     cmd += ["-nostdlib", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"), "-Wl,-T,cmprof_build_id.ld",
@@ -260,12 +284,13 @@ def run(name):
     elf = build(s)
     out = os.path.dirname(elf)
     syms = {n: a for a, _, n in functions(elf)}
-    machine = CORES[s["core"]][0]
+    machine, cpu = CORES[s["core"]][:2]
     handler = syms.get(isr_of(s))
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
             "end=0x%x" % syms["truth_end"], "mark=0x%x" % (handler or 0), "marks=" + os.path.join(out, "marks.txt")]
     uart = os.path.join(out, "uart.txt")
-    cmd = ["qemu-system-arm", "-M", machine, "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
+    cmd = ["qemu-system-arm", "-M", machine] + (["-cpu", cpu, "-net", "none"] if machine == "virt" else []) + [
+           "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0", "-kernel", elf,
            "-plugin", PLUGIN + "," + ",".join(args)]
     if s["gdb"]:
@@ -506,7 +531,7 @@ class Result:
     def handler_cost(self):
         """Instructions executed by the sampling interrupt per sample, from the truth counts."""
         isr = isr_of(SCENARIOS[self.name]) if self.name in SCENARIOS else "SysTick_Handler"
-        names = (isr, "cmprof_tick", "cmprof_tick_frame")
+        names = (isr, "board_vectors", "board_irq", "cmprof_tick", "cmprof_tick_frame")
         total = sum(n for pc, n in self.counts.items() if self.sym.lookup(pc) in names)
         entry = self.sym.by_name[isr][0]
         return total, self.counts.get(entry, 0)

@@ -873,6 +873,92 @@ def sections(c):
           "mean %.1f over %d runs." % (s0["n"], s0["cur"], per_call, s1["min"], s1["max"], s1["sum"] / s1["n"], s1["n"]), "")
 
 
+def cortex_a(c):
+    """Issue 10: the same traps on Cortex-A (QEMU virt), sampled on the PMU cycle counter's overflow."""
+    c.out("## 11. Cortex-A: PMU overflow sampling on QEMU virt (`a15_*`, `a7_*`)", "",
+          "ARM (A32) code, the sampler's PMU port (the cycle counter preloaded to 2^32 - period, its overflow "
+          "taken as PPI 7 through the GICv2; the board's IRQ handler passes LR_irq - 4 to cmprof_tick). Under "
+          "`-icount shift=0` a cycle is an instruction. The same apps as on Cortex-M; truth from the plugin.", "",
+          "| core | three loops, jittered: hot_a / hot_b / hot_c / run (truth) | worst sigma | instructions per "
+          "sample: ring / ring + jitter | lockstep period 1921 | skid after cpsie i (truth locked) |",
+          "|---|---|---|---|---|---|")
+    for core in ("a15", "a7"):
+        r = Result("%s_loops_jitter" % core)
+        ts = shares({f: v for f, v in r.truth().items() if f in LOOP})
+        pr = r.profile()
+        n = sum(pr.values())
+        ok, worst, wname = within(pr, ts, n, LOOP)
+        c.check("%s: three loops on the PMU's overflow, jittered, within 3 sigma of the truth" % core,
+                ok and n == 10000, "worst %.2f sigma (%s), N=%d" % (worst, wname, n))
+        costs = []
+        for v in ("cost", "cost_jitter"):
+            rc = Result("%s_%s" % (core, v))
+            total, entries = rc.handler_cost()
+            c.check("%s_%s: samples taken, a whole number of instructions each (IRQ entry, GIC, tick%s)"
+                    % (core, v, ", jitter" if "jitter" in v else ""),
+                    entries >= 400 and total % entries == 0 and rc.kv.get("samples") == entries,
+                    "%d instructions over %d samples, %d reported by the firmware"
+                    % (total, entries, rc.kv.get("samples", 0)))
+            costs.append(total / entries if entries else float("nan"))
+        rl = Result("%s_loops_lockstep" % core)
+        L = sum(v for f, v in rl.truth().items() if f in LOOP + ("run",)) / rl.wcounts[rl.sym.by_name["hot_a"][0]]
+        iv = intervals(rl)
+        step_ = (iv[0] - int(round(cost_of(rl)))) % int(round(L))
+        predicted = int(round(L)) // gcd(int(round(L)), step_)
+        observed = scen.lockstep_cycle(rl.pcs)
+        d = rl.tool()["diagnostics"]
+        c.check("%s: constant period 1921: the PCs repeat with the predicted cycle, run() gets nothing, cmprof-top "
+                "diagnoses lockstep" % core,
+                len(set(iv)) == 1 and observed == predicted and rl.profile().get("run", 0) == 0 and
+                any("lockstep" in x for x in d),
+                "interval %s, %.0f instructions a round, cycle %s (predicted %d), run %d samples; %s"
+                % (sorted(set(iv))[:3], L, observed, predicted, rl.profile().get("run", 0), "; ".join(d) or "none"))
+        ri = Result("%s_irqoff" % core)
+        ti = shares(ri.truth())
+        skid_pc = pcs_after(ri.elf, "irq_on", "cpsie")
+        pcs = ri.pcs
+        skid = sum(1 for pc in pcs if pc == skid_pc) / len(pcs)
+        closed = ti.get("locked", 0) + ti.get("irq_off", 0) + ti.get("irq_on", 0)
+        lo = ti["locked"] - Z * sigma(ti["locked"], len(pcs))
+        hi = closed + Z * sigma(closed, len(pcs))
+        dz = ri.tool()["diagnostics"]
+        c.check("%s: the IRQ-masked region's share lands after cpsie i (A32), and cmprof-top says skid" % core,
+                skid_pc is not None and lo <= skid <= hi and any("skid" in x for x in dz),
+                "%s %% at 0x%x; truth locked %s %% (band %s..%s); %s" % (fmt(skid), skid_pc or 0, fmt(ti["locked"]),
+                                                                       fmt(lo), fmt(hi), "; ".join(dz) or "none"))
+        c.out("| %s | %s (%s) | %.2f | %.0f / %.0f | cycle %s of %.0f-instruction rounds, run 0 samples | %s (%s) |"
+              % (scen.CORES[core][1], " / ".join(fmt(pr.get(f, 0) / n) for f in LOOP),
+                 " / ".join(fmt(ts[f]) for f in LOOP), worst, costs[0], costs[1], observed, L, fmt(skid),
+                 fmt(ti["locked"])))
+    c.out("", "Section timers on Cortex-A (`a15_sections`, `a7_sections`): the library's clock is the PMU's last "
+          "event counter counting CPU cycles (PMCCNTR is the sampler's).", "",
+          "| core | constant work: runs x instructions (hot_a by the plugin) | with sampling: min / max / mean "
+          "| extra per sample (handler by the plugin) |", "|---|---|---|---|")
+    for core in ("a15", "a7"):
+        r = Result("%s_sections" % core)
+        s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
+        a0 = r.sym.by_name["hot_a"][0]
+        per_call = sum(v for pc, v in r.wcounts.items() if r.sym.lookup(pc) == "hot_a") / r.wcounts[a0]
+        total, entries = r.handler_cost()
+        per_sample = total / entries
+        extra = (s1["sum"] - s1["n"] * s0["cur"]) / entries
+        c.check("%s_sections: the PMU clock works, constant work is constant and the plugin's count plus a fixed "
+                "overhead" % core,
+                r.kv.get("dwt_status", -1) == 0 and s0["n"] == 1000 and s0["min"] == s0["max"] == s0["cur"] and
+                s0["sum"] == 1000 * s0["cur"] and 0 <= s0["cur"] - per_call <= 32,
+                "init %d; n=%d cur=%d min=%d max=%d; hot_a %.0f by the plugin" % (
+                    -r.kv.get("dwt_status", 0), s0["n"], s0["cur"], s0["min"], s0["max"], per_call))
+        # nearly every sample falls inside a timed run: each adds its handler's instructions to that run
+        c.check("%s_sections: sampling shows up in max, not min, and adds the handler's instructions per sample"
+                % core, s1["min"] == s0["cur"] and 0.95 * per_sample <= extra <= per_sample,
+                "min %d max %d; %.1f extra per sample against the handler's %.1f" % (s1["min"], s1["max"], extra,
+                                                                                    per_sample))
+        c.out("| %s | %d x %d (%.0f) | %d / %d / %.1f | %.1f (%.1f) |" % (
+            scen.CORES[core][1], s0["n"], s0["cur"], per_call, s1["min"], s1["max"], s1["sum"] / s1["n"], extra,
+            per_sample))
+    c.out("")
+
+
 def streaming(c):
     r = Result("stream")
     j = r.tool(inline=False)
@@ -1003,7 +1089,7 @@ def main(cmd):
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, gdb_halting, gdb_tasks,
-             sections,
+             sections, cortex_a,
              streaming, diagnostics]
     truth_loop = None
     for step in steps:

@@ -22,6 +22,7 @@ GCC = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-
 # bare metal on QEMU virt: scenarios/board/board_virt.c, the sampler on the PMU port
 VIRT = ["-marm", "-mno-unaligned-access", "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU", "-nostdlib",
         "-Wl,-Ttext=0x40000000", "-Wl,-e,_start", os.path.join(ROOT, "scenarios", "board", "board_virt.c"),
+        os.path.join(ROOT, "scenarios", "board", "board_common.c"),
         os.path.join(ROOT, "firmware", "cmprof_sampler.c")]
 
 

@@ -25,6 +25,7 @@ void board_puthex(uint32_t v)
         board_putc("0123456789abcdef"[(v >> s) & 0xFu]);
 }
 
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' /* A-profile boards: their own, by SVC */
 void board_exit(int failed)
 {
     /* SYS_EXIT: ADP_Stopped_ApplicationExit ends QEMU with status 0, anything else with 1. */
@@ -40,6 +41,7 @@ void HardFault_Handler(void)
     board_puts("\nboard: hard fault\n");
     board_exit(1);
 }
+#endif
 
 __attribute__((noinline)) void truth_begin(void)
 {

@@ -1,6 +1,7 @@
-/* Bare-metal support for QEMU's virt board as a Cortex-A7/A15 (ARMv7-A, AArch32): the entry
+/* Bare-metal support for QEMU's virt board as a Cortex-A7/A9/A15 (ARMv7-A, AArch32): the entry
  * point with SVC and IRQ stacks and the vector table at VBAR, a GICv2 with the PMU's interrupt
- * (PPI 7, INTID 23) routed to cmprof_tick(), the PL011 UART, and a semihosting exit. QEMU's
+ * (PPI 7, INTID 23) routed to cmprof_tick(), the PL011 UART, the generic timer as board_clock(),
+ * and a semihosting exit; board_common.c adds the text helpers and the truth markers. QEMU's
  * -kernel enters in non-secure SVC mode with the MMU off: build with -marm -mno-unaligned-access
  * and link at 0x40000000 (RAM). */
 #include "board_virt.h"
@@ -51,12 +52,38 @@ __attribute__((naked, section(".text.start"))) void _start(void)
                    "b .\n");
 }
 
+volatile uint32_t board_pmu_irqs, board_pmu_event_irqs;
+
 void board_irq(uint32_t pc)
 {
     uint32_t iar = GICC(0x0Cu);
-    if ((iar & 0x3FFu) == BOARD_PMU_INTID && (cmprof_pmu_overflow() & CMPROF_PMU_CYCLES))
-        cmprof_tick(pc); /* acknowledges, preloads the next period (with jitter), stops at the limit */
+    if ((iar & 0x3FFu) == BOARD_PMU_INTID) {
+        uint32_t flags = cmprof_pmu_overflow();
+        if (flags & CMPROF_PMU_CYCLES) {
+            board_pmu_irqs++;
+            cmprof_tick(pc); /* acknowledges, preloads the next period (with jitter), stops at the limit */
+        }
+        if (flags & ~CMPROF_PMU_CYCLES) { /* an event counter's overflow (QEMU 7.2 never raises it) */
+            board_pmu_event_irqs++;
+            cmprof_pmu_clear_overflow(flags & ~CMPROF_PMU_CYCLES);
+        }
+    }
     GICC(0x10u) = iar;
+}
+
+void board_init(void)
+{
+    board_gic_pmu();
+    __asm volatile("cpsie i" ::: "memory");
+}
+
+/* The generic timer's virtual count: 62.5 MHz on virt, one tick per 16 instructions under
+ * -icount shift=0. */
+uint32_t board_clock(void)
+{
+    uint32_t lo, hi;
+    __asm volatile("isb\n mrrc p15, 1, %0, %1, c14" : "=r"(lo), "=r"(hi));
+    return lo;
 }
 
 void board_gic_pmu(void)
@@ -75,27 +102,10 @@ void board_putc(char c)
     UART_DR = (uint32_t)c;
 }
 
-void board_puts(const char *s)
+void board_exit(int failed)
 {
-    while (*s)
-        board_putc(*s++);
-}
-
-void board_putdec(uint32_t v)
-{
-    char d[10];
-    int n = 0;
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n)
-        board_putc(d[--n]);
-}
-
-void board_exit(void)
-{
-    register uint32_t r0 __asm("r0") = 0x18u; /* SYS_EXIT, ADP_Stopped_ApplicationExit */
-    register uint32_t r1 __asm("r1") = 0x20026u;
+    register uint32_t r0 __asm("r0") = 0x18u; /* SYS_EXIT: ADP_Stopped_ApplicationExit, or an error */
+    register uint32_t r1 __asm("r1") = failed ? 0x20023u : 0x20026u;
 #ifdef __thumb__
     __asm volatile("svc 0xab" : : "r"(r0), "r"(r1) : "memory");
 #else

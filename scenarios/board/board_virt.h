@@ -1,15 +1,15 @@
-/* QEMU virt as a Cortex-A7/A15, bare metal (board_virt.c). */
+/* QEMU virt as a Cortex-A7/A9/A15, bare metal (board_virt.c): the scenarios' board API (board.h)
+ * plus the PMU's interrupt. */
 #ifndef BOARD_VIRT_H
 #define BOARD_VIRT_H
 
-#include <stdint.h>
+#include "board.h"
 
 #define BOARD_PMU_INTID 23u /* PPI 7: the PMU's overflow interrupt on virt */
 
-void board_gic_pmu(void); /* route the PMU's interrupt to cmprof_tick(); enable IRQs with cpsie i */
-void board_putc(char c);
-void board_puts(const char *s);
-void board_putdec(uint32_t v);
-__attribute__((noreturn)) void board_exit(void);
+/* Route the PMU's interrupt to cmprof_tick() (board_init() does it and unmasks IRQs). */
+void board_gic_pmu(void);
+/* Interrupts taken on the PMU's line: overflows of the cycle counter, and of event counters. */
+extern volatile uint32_t board_pmu_irqs, board_pmu_event_irqs;
 
 #endif

@@ -37,5 +37,5 @@ int main(void)
     }
     __asm volatile("cpsid i" ::: "memory");
     cmprof_dump(board_putc);
-    board_exit();
+    board_exit(0);
 }

@@ -85,5 +85,5 @@ int main(void)
     }
     cmprof_sections_dump(board_putc);
     board_puts("done\n");
-    board_exit();
+    board_exit(0);
 }
