@@ -959,6 +959,53 @@ def cortex_a(c):
     c.out("")
 
 
+def pmu_limits(c):
+    """What QEMU 7.2's PMU models, asserted (design-notes section 10)."""
+    c.out("## 12. QEMU 7.2's PMU, as the scenarios rely on it (`a15_pmu_limits`, `a7_pmu_limits`, "
+          "`a9_pmu_limits`)", "",
+          "Event counter 0 set to each event over the same loop (5006 instructions, then 7 writes to PMSWINC); "
+          "then counter 0 on INST_RETIRED preloaded to overflow 256 instructions into `spin()` with its "
+          "interrupt enabled; then the cycle counter's overflow through the sampler (3 samples). These checks "
+          "pass only while the limits hold: a QEMU that lifts one fails them, and the notes must change.", "",
+          "| core | PMCR | events that count (count) | cycle counter | event-counter overflow IRQ | cycle-counter "
+          "overflow IRQs |", "|---|---|---|---|---|---|")
+    for core in ("a15", "a7", "a9"):
+        r = Result("%s_pmu_limits" % core)
+        text = open(os.path.join(scen.BUILD, r.name, "uart.txt"), errors="replace").read()
+        counts = {int(e): int(n) for e, n in re.findall(r"^event (\d+) count=(\d+)$", text, re.M)}
+        pmcr = re.search(r"pmcr=([0-9a-f]+) counters=(\d+)", text)
+        ev = re.search(r"event_overflow irqs=(\d+) pc=([0-9a-f]+)", text)
+        cy = re.search(r"cycle_overflow samples=(\d+) irqs=(\d+)", text)
+        cycles = r.kv.get("cycles", -1)
+        spin_at, spin_size = r.sym.by_name["spin"]
+        counting = {e: n for e, n in counts.items() if n}
+        ev_irqs, ev_pc = (int(ev.group(1)), int(ev.group(2), 16)) if ev else (-1, 0)
+        in_spin = spin_at <= ev_pc < spin_at + spin_size
+        if core == "a9":
+            c.check("a9 (vexpress-a9): the PMU's registers read, nothing counts, no overflow ever",
+                    pmcr and int(pmcr.group(1), 16) >> 24 == 0x41 and len(counts) == 20 and not counting and
+                    cycles == 0 and ev_irqs == 0 and cy and cy.group(1) == "0",
+                    "pmcr %s, counting %s, cycles %d, event irqs %d, samples %s"
+                    % (pmcr.group(1) if pmcr else "?", counting, cycles, ev_irqs, cy.group(1) if cy else "?"))
+        else:
+            c.check("%s: only events 0x00 (7 software increments), 0x08 and 0x11 count, exactly as the cycle "
+                    "counter (+7: the increments run inside the event counter's window)" % core,
+                    len(counts) == 20 and counting == {0: 7, 8: cycles + 7, 17: cycles + 7} and cycles == 5006,
+                    "counting %s of %d events, cycles %d" % (counting, len(counts), cycles))
+            c.check("%s: an event counter's overflow interrupt comes late, at the next PMU register access, not "
+                    "where it overflowed" % core, ev_irqs == 1 and not in_spin,
+                    "%d interrupt(s), at 0x%x (%s; spin() is 0x%x..0x%x)" % (
+                        ev_irqs, ev_pc, r.sym.lookup(ev_pc), spin_at, spin_at + spin_size))
+            c.check("%s: the cycle counter's overflow interrupts on time (the sampler's 3 samples)" % core,
+                    cy and cy.group(1) == "3" and cy.group(2) == "3", cy.group(0) if cy else text[-200:])
+        c.out("| %s | %s (N = %s) | %s | %s | %s | %s |" % (
+            scen.CORES[core][1], pmcr.group(1) if pmcr else "?", pmcr.group(2) if pmcr else "?",
+            ", ".join("0x%02x (%d)" % kv for kv in sorted(counting.items())) or "none", cycles,
+            ("%d, at %s instead of in spin()" % (ev_irqs, r.sym.lookup(ev_pc))) if ev_irqs > 0 else "none",
+            cy.group(2) if cy else "?"))
+    c.out("")
+
+
 def streaming(c):
     r = Result("stream")
     j = r.tool(inline=False)
@@ -1089,7 +1136,7 @@ def main(cmd):
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, gdb_halting, gdb_tasks,
-             sections, cortex_a,
+             sections, cortex_a, pmu_limits,
              streaming, diagnostics]
     truth_loop = None
     for step in steps:

@@ -1,0 +1,76 @@
+/* What QEMU 7.2's PMU models, measured (design-notes section 10): each event number counted over
+ * the same 1000-iteration loop, the cycle counter, and which counter's overflow interrupts. The
+ * scenario checks assert the limits, so a QEMU that lifts one shows up as a failed check.
+ *   event E count=N   event counter 0 set to event E, over the loop (and 7 writes to PMSWINC, which
+ *                     SW_INCR, event 0, counts)
+ *   cycles=N          PMCCNTR over the loop
+ *   event_overflow irqs=I pc=P     counter 0 on INST_RETIRED preloaded to overflow 256
+ *                                  instructions into spin(), its interrupt enabled: interrupts
+ *                                  taken, and the PC the interrupt came at
+ *   cycle_overflow samples=S irqs=I   the cycle counter's overflow, through the sampler */
+#include "board_virt.h"
+#include "cmprof.h"
+#include "cmprof_pmu.h"
+#include "work.h"
+
+NOP_LOOP(__attribute__((noinline)), spin)
+
+static const uint32_t events[] = {0x00u, 0x01u, 0x02u, 0x03u, 0x04u, 0x05u, 0x06u, 0x07u, 0x08u, 0x09u, 0x0Au,
+                                  0x0Cu, 0x10u, 0x11u, 0x12u, 0x13u, 0x14u, 0x19u, 0x1Bu, 0x1Du};
+
+static void put_field(const char *key, uint32_t v)
+{
+    board_puts(key);
+    board_putdec(v);
+}
+
+int main(void)
+{
+    board_init();
+    board_puts("pmcr=");
+    board_puthex(cmprof_pmu_pmcr());
+    put_field(" counters=", cmprof_pmu_counters());
+    board_putc('\n');
+    cmprof_pmu_set_pmcr(cmprof_pmu_pmcr() | CMPROF_PMCR_E);
+    for (unsigned i = 0; i < sizeof events / sizeof events[0]; i++) {
+        cmprof_pmu_select(0, events[i]);
+        cmprof_pmu_write(0, 0u);
+        cmprof_pmu_enable(1u);
+        spin(1000u);
+        for (int k = 0; k < 7; k++)
+            __asm volatile("mcr p15, 0, %0, c9, c12, 4" : : "r"(1u)); /* PMSWINC: counter 0 */
+        cmprof_pmu_disable(1u);
+        put_field("event ", events[i]);
+        put_field(" count=", cmprof_pmu_read(0));
+        board_putc('\n');
+    }
+    cmprof_pmu_set_cycles(0u);
+    cmprof_pmu_enable(CMPROF_PMU_CYCLES);
+    spin(1000u);
+    cmprof_pmu_disable(CMPROF_PMU_CYCLES);
+    put_field("cycles=", cmprof_pmu_cycles());
+    board_putc('\n');
+
+    /* an event counter's overflow, interrupt enabled */
+    cmprof_pmu_select(0, CMPROF_PMU_INST_RETIRED);
+    cmprof_pmu_clear_overflow(1u);
+    cmprof_pmu_write(0, 0xFFFFFF00u);
+    cmprof_pmu_irq_enable(1u);
+    cmprof_pmu_enable(1u);
+    spin(1000u);
+    cmprof_pmu_disable(1u);
+    cmprof_pmu_irq_disable(1u);
+    put_field("event_overflow irqs=", board_pmu_event_irqs);
+    board_puts(" pc=");
+    board_puthex(board_pmu_event_pc);
+    board_putc('\n');
+
+    /* the control: the cycle counter's overflow, taken by the sampler */
+    cmprof_start(500u, 3u);
+    spin(1000u);
+    put_field("cycle_overflow samples=", cmprof_samples());
+    put_field(" irqs=", board_pmu_irqs);
+    board_putc('\n');
+    board_puts("done\n");
+    board_exit(0);
+}
