@@ -152,6 +152,23 @@ static void print_sections(FILE *out, const struct ingest *in)
         fprintf(out, "  %-20s %10llu %10.2f %10.2f %10.2f %10.2f\n", name, (unsigned long long)s->count,
                 (double)s->current * scale, (double)s->min * scale, (double)s->max * scale,
                 s->count ? (double)s->sum / (double)s->count * scale : 0.0);
+        for (int k = 0; k < INGEST_SECTION_EVENTS; k++) { /* PMU events per run, as counts */
+            const struct ingest_section_event *e = &s->ev[k];
+            if (!e->seen)
+                continue;
+            char ev[40];
+            const char *en = ingest_event_name(e->event);
+            if (en)
+                snprintf(ev, sizeof ev, "  %s", en);
+            else
+                snprintf(ev, sizeof ev, "  event 0x%02x", (unsigned)e->event);
+            fprintf(out, "  %-20s %10s %10llu %10llu %10llu %10.1f\n", ev, "", (unsigned long long)e->current,
+                    (unsigned long long)e->min, (unsigned long long)e->max,
+                    s->count ? (double)e->sum / (double)s->count : 0.0);
+        }
+        double ipc = ingest_section_ipc(in, s);
+        if (ipc >= 0)
+            fprintf(out, "  %-20s %10s %10.3f\n", "  IPC (mean)", "", ipc);
     }
 }
 
@@ -241,9 +258,27 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 continue;
             fprintf(out, "%s{\"index\": %d, \"name\": ", first ? "" : ", ", i);
             json_string(out, s->name);
-            fprintf(out, ", \"count\": %llu, \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu}",
+            fprintf(out, ", \"count\": %llu, \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu",
                     (unsigned long long)s->count, (unsigned long long)s->current, (unsigned long long)s->min,
                     (unsigned long long)s->max, (unsigned long long)s->sum);
+            fputs(", \"events\": [", out);
+            for (int k = 0, efirst = 1; k < INGEST_SECTION_EVENTS; k++) {
+                const struct ingest_section_event *e = &s->ev[k];
+                if (!e->seen)
+                    continue;
+                const char *en = ingest_event_name(e->event);
+                fprintf(out, "%s{\"event\": %u, \"name\": ", efirst ? "" : ", ", (unsigned)e->event);
+                json_string(out, en ? en : "");
+                fprintf(out, ", \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu}",
+                        (unsigned long long)e->current, (unsigned long long)e->min, (unsigned long long)e->max,
+                        (unsigned long long)e->sum);
+                efirst = 0;
+            }
+            fputs("]", out);
+            double ipc = ingest_section_ipc(in, s);
+            if (ipc >= 0)
+                fprintf(out, ", \"ipc\": %.4f", ipc);
+            fputs("}", out);
             first = 0;
         }
         fputs("],\n", out);

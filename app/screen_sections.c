@@ -57,6 +57,26 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
                  bu->us, v->unicode ? "\u00b5s" : "us");
         y++;
         shown++;
+        /* Cortex-A/R: the PMU events the section counts, per run, on a line of their own */
+        int ex = vb_put(b, 0, y, VA_DIM, "   ");
+        bool events = false;
+        for (int k = 0; k < INGEST_SECTION_EVENTS && y < b->h - 2; k++) {
+            const struct ingest_section_event *e = &v->in->section[i].ev[k];
+            if (!e->seen)
+                continue;
+            const char *en = ingest_event_name(e->event);
+            double per_run = s->count ? (double)e->sum / (double)v->in->section[i].count : 0;
+            ex = en ? vb_putf(b, ex, y, VA_DIM, " %s %.0f/run (%llu..%llu)", en, per_run,
+                              (unsigned long long)e->min, (unsigned long long)e->max)
+                    : vb_putf(b, ex, y, VA_DIM, " event 0x%02x %.0f/run (%llu..%llu)", (unsigned)e->event, per_run,
+                              (unsigned long long)e->min, (unsigned long long)e->max);
+            events = true;
+        }
+        double ipc = ingest_section_ipc(v->in, &v->in->section[i]);
+        if (events && ipc >= 0)
+            vb_putf(b, ex, y, VA_DIM, "  IPC %.2f", ipc);
+        if (events)
+            y++;
     }
     if (!shown)
         vb_put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");

@@ -28,6 +28,8 @@ enum ev_type {
                         text = build-id in hex (may be empty) */
     EV_LOST,         /* count = samples the firmware dropped so far (cumulative) */
     EV_SECTION_NAME, /* index, text = name */
+    EV_SECTION_EVENT,/* a PMU event a section counts: index = section, kind = its slot (0..), tag = the event
+                        number; value = current, min, max, sum */
     EV_PCS           /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
                         EV_PC events; a text dump's raw block arrives this way) */
 };

@@ -217,6 +217,23 @@ static void line_sect(struct text_decoder *d, const char *s, const char *end, co
     ev_emit(sink, &e);
 }
 
+/* "sectev I K ev=E cur= min= max= sum=": event slot K of section I (Cortex-A/R PMU events). */
+static void line_sectev(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
+{
+    uint64_t idx, k, ev, cur, mn, mx, sum;
+    const char *p = s + strlen("sectev ");
+    if (!parse_uint(&p, end, "", &idx, 10) || !parse_uint(&p, end, "", &k, 10) || !parse_uint(&p, end, "ev=", &ev, 10) ||
+        !parse_uint(&p, end, "cur=", &cur, 10) || !parse_uint(&p, end, "min=", &mn, 10) ||
+        !parse_uint(&p, end, "max=", &mx, 10) || !parse_uint(&p, end, "sum=", &sum, 10) || p != end ||
+        idx > UINT32_MAX || k > UINT32_MAX || ev > UINT32_MAX) {
+        bad(d);
+        return;
+    }
+    struct ev e = {.type = EV_SECTION_EVENT, .index = (uint32_t)idx, .kind = (uint32_t)k, .tag = (uint32_t)ev,
+                   .value = cur, .min = mn, .max = mx, .sum = sum, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
 static void line_task(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
 {
     uint64_t tag;
@@ -499,6 +516,8 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         ev_emit(sink, &e);
     } else if (starts(s, len, "@sect ")) {
         line_sect(d, s + 1, end, sink); /* the same fields as a dump's "sect" line */
+    } else if (starts(s, len, "@sectev ")) {
+        line_sectev(d, s + 1, end, sink);
     } else if (starts(s, len, "@lost ")) {
         p = s + 6;
         if (!parse_uint(&p, end, "", &w, 10) || p != end) {
@@ -636,6 +655,8 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         line_hist_header(d, s, end, sink);
     } else if (starts(s, len, "sect ")) {
         line_sect(d, s, end, sink);
+    } else if (starts(s, len, "sectev ")) {
+        line_sectev(d, s, end, sink);
     } else if (starts(s, len, "task ")) {
         line_task(d, s, end, sink);
     } else if (!unglue(d, s, len, sink)) {

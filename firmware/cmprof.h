@@ -212,7 +212,7 @@ uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* 
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);
 
-/* Send every section that ran: count, current, min, max, sum. */
+/* Send every section that ran: count, current, min, max, sum (and its events' statistics). */
 void cmprof_stream_sections(cmprof_putc_fn putc);
 
 /* Histogram streaming (CMPROF_HIST=1 with CMPROF_STREAM=1): buckets count as usual and the drain
@@ -239,8 +239,27 @@ uint32_t cmprof_stream_lost(void);
 #define CMPROF_SECTIONS 8u
 #endif
 
+/* Cortex-A and -R: PMU event counters counted per section besides the cycles (instructions, for
+ * IPC; exceptions taken; cache refills), at most this many (cmprof_sections_events()). */
+#ifndef CMPROF_SECTION_EVENTS
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE != 'M'
+#define CMPROF_SECTION_EVENTS 2u
+#else
+#define CMPROF_SECTION_EVENTS 0u
+#endif
+#endif
+
 /* A clock for section timers: any free-running up-counter that wraps at 2^32. */
 typedef uint32_t (*cmprof_clock_fn)(void);
+
+/* One statistic of a section: its clock, or one of its event counts. */
+struct cmprof_stat {
+    uint32_t start;   /* value at the last cmprof_section_start() */
+    uint32_t current; /* the last completed run */
+    uint32_t min;     /* UINT32_MAX until the first run completes */
+    uint32_t max;
+    uint64_t sum; /* all completed runs, for the mean */
+};
 
 struct cmprof_section {
     uint32_t start;   /* clock value at the last cmprof_section_start() */
@@ -249,6 +268,9 @@ struct cmprof_section {
     uint32_t max;
     uint32_t count;   /* completed runs */
     uint64_t sum;     /* total of all completed runs, for the mean */
+#if CMPROF_SECTION_EVENTS
+    struct cmprof_stat events[CMPROF_SECTION_EVENTS]; /* as cmprof_sections_events() chose */
+#endif
 };
 
 /* Error codes of cmprof_sections_init(). */
@@ -265,6 +287,12 @@ enum cmprof_clock_status {
  * (cmprof_pmu.h); PMCCNTR stays free for the sampler's PMU port. */
 int cmprof_sections_init(cmprof_clock_fn clock);
 
+/* Cortex-A/R: also count these PMU events per section (up to CMPROF_SECTION_EVENTS, and one fewer
+ * than the PMU's counters: the last counts the cycles), on event counters 0, 1, ... e.g.
+ * {CMPROF_PMU_INST_RETIRED} gives instructions per run and so IPC. Call after
+ * cmprof_sections_init(NULL); clears every section. Returns how many events are counted. */
+unsigned cmprof_sections_events(const uint32_t *events, unsigned n);
+
 /* Begin / end one run of section i (i < CMPROF_SECTIONS; larger indexes are ignored). */
 void cmprof_section_start(uint32_t i);
 void cmprof_section_stop(uint32_t i);
@@ -275,9 +303,13 @@ void cmprof_section_reset(uint32_t i);
 
 /* Read section i's statistics (NULL for an invalid index). */
 const struct cmprof_section *cmprof_section_get(uint32_t i);
+/* How many events the sections count, and event number k of them (0 beyond). */
+unsigned cmprof_section_events(void);
+uint32_t cmprof_section_event(unsigned k);
 
-/* Write one line per section that ran at least once:
- *   sect I n=COUNT cur=C min=A max=B sum=S */
+/* Write one line per section that ran at least once, and one per event it counts:
+ *   sect I n=COUNT cur=C min=A max=B sum=S
+ *   sectev I K ev=EVENT cur=C min=A max=B sum=S */
 void cmprof_sections_dump(cmprof_putc_fn putc);
 
 /* ---- DWT/ITM hardware PC sampling (ARMv7-M; untested on silicon) ---------------------------- */

@@ -14,6 +14,8 @@ static struct cmprof_section cmprof_sections[CMPROF_SECTIONS];
 #include "cmprof_pmu.h"
 
 static unsigned cycles_counter;
+static uint32_t section_events[CMPROF_SECTION_EVENTS]; /* on event counters 0 .. n_events - 1 */
+static unsigned n_events;
 
 static uint32_t clock_cycles(void)
 {
@@ -35,6 +37,49 @@ static int cycle_counter_enable(void)
     for (volatile int spin = 0; spin < 4; spin++) {
     }
     return clock_cycles() != t0 ? CMPROF_CLOCK_OK : CMPROF_CLOCK_NOT_RUNNING;
+}
+
+unsigned cmprof_sections_events(const uint32_t *events, unsigned n)
+{
+    unsigned counters = cmprof_pmu_counters();
+    if (n > CMPROF_SECTION_EVENTS)
+        n = CMPROF_SECTION_EVENTS;
+    if (counters == 0u)
+        n = 0u;
+    else if (n > counters - 1u)
+        n = counters - 1u; /* the last one counts the cycles */
+    for (unsigned k = 0; k < n; k++) {
+        section_events[k] = events[k];
+        cmprof_pmu_select(k, events[k]);
+        cmprof_pmu_enable(1u << k);
+    }
+    n_events = n;
+    cmprof_section_reset(CMPROF_ALL_SECTIONS);
+    return n;
+}
+
+static void events_start(struct cmprof_section *s)
+{
+    for (unsigned k = 0; k < n_events; k++)
+        s->events[k].start = cmprof_pmu_read(k);
+}
+
+/* Read every counter first, then do the arithmetic: the events' window stays close to the time's. */
+static void events_stop(struct cmprof_section *s)
+{
+    uint32_t now[CMPROF_SECTION_EVENTS];
+    for (unsigned k = 0; k < n_events; k++)
+        now[k] = cmprof_pmu_read(k);
+    for (unsigned k = 0; k < n_events; k++) {
+        struct cmprof_stat *e = &s->events[k];
+        uint32_t d = now[k] - e->start;
+        e->current = d;
+        if (d < e->min)
+            e->min = d;
+        if (d > e->max)
+            e->max = d;
+        e->sum += d;
+    }
 }
 #else
 static uint32_t clock_cycles(void)
@@ -60,6 +105,12 @@ static int cycle_counter_enable(void)
 }
 #endif
 
+#if !CMPROF_SECTION_EVENTS
+#define n_events 0u
+#define events_start(s) ((void)(s))
+#define events_stop(s) ((void)(s))
+#endif
+
 static uint32_t clock_zero(void)
 {
     return 0u;
@@ -80,10 +131,13 @@ int cmprof_sections_init(cmprof_clock_fn clock)
     return status;
 }
 
+/* The events are read outside the clock's reads: the time excludes them. */
 void cmprof_section_start(uint32_t i)
 {
-    if (i < CMPROF_SECTIONS)
+    if (i < CMPROF_SECTIONS) {
+        events_start(&cmprof_sections[i]);
         cmprof_sections[i].start = cmprof_clock();
+    }
 }
 
 void cmprof_section_stop(uint32_t i)
@@ -92,6 +146,7 @@ void cmprof_section_stop(uint32_t i)
     if (i >= CMPROF_SECTIONS)
         return;
     struct cmprof_section *s = &cmprof_sections[i];
+    events_stop(s);
     uint32_t d = stop - s->start; /* unsigned: right across one wrap of the clock */
     s->current = d;
     if (d < s->min)
@@ -119,7 +174,29 @@ void cmprof_section_reset(uint32_t i)
         s->max = 0u;
         s->count = 0u;
         s->sum = 0u;
+#if CMPROF_SECTION_EVENTS
+        for (unsigned e = 0; e < CMPROF_SECTION_EVENTS; e++)
+            s->events[e] = (struct cmprof_stat){0u, 0u, UINT32_MAX, 0u, 0u};
+#endif
     }
+}
+
+#if CMPROF_SECTION_EVENTS
+uint32_t cmprof_section_event(unsigned k)
+{
+    return k < n_events ? section_events[k] : 0u;
+}
+#else
+uint32_t cmprof_section_event(unsigned k)
+{
+    (void)k;
+    return 0u;
+}
+#endif
+
+unsigned cmprof_section_events(void)
+{
+    return n_events;
 }
 
 const struct cmprof_section *cmprof_section_get(uint32_t i)
@@ -164,5 +241,25 @@ void cmprof_sections_dump(cmprof_putc_fn putc)
         put_str(putc, " sum=");
         put_u64(putc, s->sum);
         putc('\n');
+#if CMPROF_SECTION_EVENTS
+        for (unsigned k = 0; k < n_events; k++) {
+            const struct cmprof_stat *e = &s->events[k];
+            put_str(putc, "sectev ");
+            put_u64(putc, i);
+            putc(' ');
+            put_u64(putc, k);
+            put_str(putc, " ev=");
+            put_u64(putc, section_events[k]);
+            put_str(putc, " cur=");
+            put_u64(putc, e->current);
+            put_str(putc, " min=");
+            put_u64(putc, e->min);
+            put_str(putc, " max=");
+            put_u64(putc, e->max);
+            put_str(putc, " sum=");
+            put_u64(putc, e->sum);
+            putc('\n');
+        }
+#endif
     }
 }

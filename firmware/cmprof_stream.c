@@ -652,5 +652,19 @@ void cmprof_stream_sections(cmprof_putc_fn putc)
         n = put_field(line, n, "max=", s->max);
         n = put_field(line, n, "sum=", s->sum);
         send(putc, line, n);
+#if CMPROF_SECTION_EVENTS
+        for (unsigned k = 0; k < cmprof_section_events(); k++) {
+            const struct cmprof_stat *e = &s->events[k];
+            n = put_text(line, 0, "@sectev");
+            n = put_field(line, n, "", i);
+            n = put_field(line, n, "", k);
+            n = put_field(line, n, "ev=", cmprof_section_event(k));
+            n = put_field(line, n, "cur=", e->current);
+            n = put_field(line, n, "min=", e->min);
+            n = put_field(line, n, "max=", e->max);
+            n = put_field(line, n, "sum=", e->sum);
+            send(putc, line, n);
+        }
+#endif
     }
 }

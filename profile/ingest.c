@@ -64,6 +64,17 @@ static void on_event(void *ctx, const struct ev *e)
             s->sum = e->sum;
         }
         break;
+    case EV_SECTION_EVENT:
+        if (e->index < INGEST_SECTIONS && e->kind < INGEST_SECTION_EVENTS) {
+            struct ingest_section_event *x = &in->section[e->index].ev[e->kind];
+            x->seen = true;
+            x->event = e->tag;
+            x->current = e->value;
+            x->min = e->min;
+            x->max = e->max;
+            x->sum = e->sum;
+        }
+        break;
     case EV_SECTION_NAME:
         if (e->index < INGEST_SECTIONS)
             snprintf(in->section[e->index].name, sizeof in->section[e->index].name, "%.*s", (int)e->text_len,
@@ -247,4 +258,33 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
          (unsigned long long)in->max_samples);
     return l.n;
+}
+
+const char *ingest_event_name(uint32_t event)
+{
+    switch (event) {
+    case 0x00: return "software increments";
+    case 0x01: return "L1I refills";
+    case 0x03: return "L1D refills";
+    case 0x04: return "L1D accesses";
+    case 0x06: return "loads";
+    case 0x07: return "stores";
+    case 0x08: return "instructions";
+    case 0x09: return "exceptions";
+    case 0x0A: return "exception returns";
+    case 0x10: return "branch mispredicts";
+    case 0x11: return "cycles";
+    case 0x12: return "branches";
+    case 0x13: return "memory accesses";
+    default: return NULL;
+    }
+}
+
+double ingest_section_ipc(const struct ingest *in, const struct ingest_section *s)
+{
+    bool cycles = !in->info.present || in->info.section_hz == 0 || in->info.section_hz == in->info.clock_hz;
+    for (int k = 0; k < INGEST_SECTION_EVENTS; k++)
+        if (s->ev[k].seen && s->ev[k].event == 0x08 && cycles && s->sum > 0)
+            return (double)s->ev[k].sum / (double)s->sum;
+    return -1;
 }

@@ -11,12 +11,22 @@
 #include "profile.h"
 
 #define INGEST_SECTIONS 32
+#define INGEST_SECTION_EVENTS 4
+
+struct ingest_section_event { /* a PMU event counted per run (Cortex-A/R) */
+    bool seen;
+    uint32_t event;
+    uint64_t current, min, max, sum;
+};
 
 struct ingest_section {
     char name[32];
     bool seen;
     uint64_t count, current, min, max, sum;
+    struct ingest_section_event ev[INGEST_SECTION_EVENTS];
 };
+
+
 
 struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) */
     bool present;
@@ -62,5 +72,11 @@ void ingest_free(struct ingest *in);
  * Returns how many were written (at most max). */
 #define INGEST_LOSS_TEXT 200
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
+
+/* The name of a PMU event number (ARMv7 common events): "instructions", "cycles"..., or NULL. */
+const char *ingest_event_name(uint32_t event);
+/* Instructions per cycle of section s: its INST_RETIRED sum over its time, when its clock counts
+ * core cycles (section_hz 0 or the core clock); negative when unknown. */
+double ingest_section_ipc(const struct ingest *in, const struct ingest_section *s);
 
 #endif

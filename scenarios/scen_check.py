@@ -931,9 +931,12 @@ def cortex_a(c):
                  " / ".join(fmt(ts[f]) for f in LOOP), worst, costs[0], costs[1], observed, L, fmt(skid),
                  fmt(ti["locked"])))
     c.out("", "Section timers on Cortex-A (`a15_sections`, `a7_sections`): the library's clock is the PMU's last "
-          "event counter counting CPU cycles (PMCCNTR is the sampler's).", "",
-          "| core | constant work: runs x instructions (hot_a by the plugin) | with sampling: min / max / mean "
-          "| extra per sample (handler by the plugin) |", "|---|---|---|---|")
+          "event counter counting CPU cycles (PMCCNTR is the sampler's), and event counter 0 counts "
+          "INST_RETIRED per run (`cmprof_sections_events`). The instruction count's window holds the clock's "
+          "own reads, so it exceeds the cycles by a constant even where QEMU runs one instruction a cycle.", "",
+          "| core | constant work: runs x cycles (hot_a by the plugin) | instructions per run | with sampling: "
+          "min / max / mean cycles | extra per sample (handler by the plugin) | IPC (cmprof-top) |",
+          "|---|---|---|---|---|---|")
     for core in ("a15", "a7"):
         r = Result("%s_sections" % core)
         s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
@@ -953,9 +956,22 @@ def cortex_a(c):
                 % core, s1["min"] == s0["cur"] and 0.95 * per_sample <= extra <= per_sample,
                 "min %d max %d; %.1f extra per sample against the handler's %.1f" % (s1["min"], s1["max"], extra,
                                                                                     per_sample))
-        c.out("| %s | %d x %d (%.0f) | %d / %d / %.1f | %.1f (%.1f) |" % (
-            scen.CORES[core][1], s0["n"], s0["cur"], per_call, s1["min"], s1["max"], s1["sum"] / s1["n"], extra,
-            per_sample))
+        e0, e1 = r.kv.get("sectev", {}).get((0, 0), {}), r.kv.get("sectev", {}).get((1, 0), {})
+        c.check("%s_sections: instructions per run (INST_RETIRED on event counter 0): constant for constant work, "
+                "the cycles plus a fixed window difference, and the samples add as many instructions as cycles" % core,
+                r.kv.get("section_events") == 1 and e0.get("ev") == 8 and e0.get("min") == e0.get("max") == e0.get("cur")
+                and 0 <= e0.get("cur", -1) - s0["cur"] <= 40 and e1.get("ev") == 8 and
+                e1.get("max", 0) - e1.get("min", 0) == s1["max"] - s1["min"] and e1.get("min", 0) - s1["min"] ==
+                e0.get("cur", 0) - s0["cur"], "section 0 %s; section 1 %s" % (e0, e1))
+        secs = r.tool()["sections"]
+        ipc = {x["index"]: x.get("ipc") for x in secs}
+        c.check("%s_sections: cmprof-top reads the events and gives IPC" % core,
+                all(x.get("events") and x["events"][0]["name"] == "instructions" for x in secs) and
+                ipc.get(0) is not None and abs(ipc[0] - e0.get("sum", 0) / s0["sum"]) < 1e-3,
+                "IPC %s; events %s" % (ipc, [x.get("events") for x in secs]))
+        c.out("| %s | %d x %d (%.0f) | %d | %d / %d / %.1f | %.1f (%.1f) | %s |" % (
+            scen.CORES[core][1], s0["n"], s0["cur"], per_call, e0.get("cur", 0), s1["min"], s1["max"],
+            s1["sum"] / s1["n"], extra, per_sample, "%.3f" % ipc[0] if ipc.get(0) is not None else "-"))
     c.out("")
 
 

@@ -108,6 +108,11 @@ static void test_sections(void)
     decode("sect 3 n=1000 cur=3520 min=3500 max=3554 sum=3520000\n", &log_a, &d);
     CHECK(log_a.count[EV_SECTION] == 1);
     CHECK(strstr(log_a.buf, "i=3 k=0 v=dc0 c=1000 3500/3554/3520000") != NULL);
+    /* a Cortex-A/R section's PMU event: slot 1 of section 3, INST_RETIRED */
+    decode("sectev 3 1 ev=8 cur=3506 min=3506 max=3600 sum=3506000\nsectev 3 x ev=8 cur=1 min=1 max=1 sum=1\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_SECTION_EVENT] == 1 && d.stats.bad_lines == 1);
+    CHECK(strstr(log_a.buf, "t=8/0 s=0 i=3 k=1 v=db2 c=0 3506/3600/3506000") != NULL);
 }
 
 static void test_long_line(void)
@@ -134,6 +139,7 @@ static void test_chunk_invariance(void)
             n += (size_t)sprintf(s + n, "%s%08x%s", i % 8 ? " " : "g ", 0x20000100u, i % 8 == 7 ? "\r\n" : "");
         n += (size_t)sprintf(s + n, "end\nprof hist base=0x08000000 shift=1 n=5 out=0\nh 0001 0000 0004\nend\n");
         n += (size_t)sprintf(s + n, "p 0800zz00\nsect 0 n=1 cur=5 min=5 max=5 sum=5\n");
+        n += (size_t)sprintf(s + n, "sectev 0 0 ev=8 cur=4 min=4 max=4 sum=4\n");
     }
     struct text_decoder d1, d2;
     decode_split(s, n, n, &log_a, &d1);

@@ -450,6 +450,9 @@ def demo_a_test():
     sane = len(rows) == 2 and all(0 < float(r[5]) <= float(r[6]) < 100 for r in rows)  # min <= max, no wrap
     check("demo cortex-a15: section timings on a PMU event counter, named, in \u00b5s, min <= max < 100 \u00b5s",
           got3 is not None and "\u00b5s" in got3 and sane, " | ".join(ln.strip() for ln in screen(s).splitlines()[4:8]))
+    ev = re.findall(r"instructions (\d+)/run \(\d+\.\.\d+\)\s+IPC (\d+\.\d\d)", got3 or "")
+    check("demo cortex-a15: each section's instructions per run and IPC (INST_RETIRED on an event counter)",
+          len(ev) == 2 and all(int(n) > 0 and 0.9 <= float(i) <= 1.1 for n, i in ev), str(ev))
     keys(s, "q")
     time.sleep(1.0)
     running = subprocess.run(["pgrep", "-f", "qemu-system-arm.*demo_cortex-a15"], capture_output=True).returncode == 0

@@ -285,12 +285,29 @@ static void test_empty_view_explains(void)
     CHECK(strstr(t, "no announce yet: clock and period unknown") != NULL); /* and in the header */
 }
 
+/* Cortex-A/R: a section's PMU events show on a line of their own, with IPC from instructions. */
+static void test_section_events_and_ipc(void)
+{
+    setup();
+    in.info.present = true;
+    in.info.clock_hz = 100000000u;
+    in.section[2] = (struct ingest_section){.name = "filter", .seen = true, .count = 4, .current = 1000, .min = 1000,
+                                            .max = 1000, .sum = 4000};
+    in.section[2].ev[0] = (struct ingest_section_event){true, 0x08, 500, 500, 500, 2000};
+    in.section[2].ev[1] = (struct ingest_section_event){true, 0x42, 3, 1, 5, 12};
+    view_key(&v, 't');
+    const char *t = render(&v, 80, 24);
+    CHECK(strstr(t, "filter") && strstr(t, "instructions 500/run (500..500)") && strstr(t, "event 0x42 3/run") &&
+          strstr(t, "IPC 0.50"));
+}
+
 static void test_sections_and_budget(void)
 {
     setup();
     in.info.present = true;
     in.info.clock_hz = 100000000u; /* 100 ticks = 1 us */
-    in.section[0] = (struct ingest_section){"control", true, 10, 300, 100, 900, 2000};
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
+                                            .max = 900, .sum = 2000};
     CHECK(view_add_budget(&v, "control=5") == 0);
     CHECK(view_add_budget(&v, "oops") == -1);
     view_check_budgets(&v);
@@ -370,6 +387,7 @@ int main(void)
     RUN_TEST(test_reset_and_help);
     RUN_TEST(test_empty_view_explains);
     RUN_TEST(test_sections_and_budget);
+    RUN_TEST(test_section_events_and_ipc);
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);
     view_free(&v);

@@ -55,7 +55,9 @@ static void announce(void)
 int main(void)
 {
     board_puts("boot: cmprof Cortex-A demo (PMU cycle counter sampling)\n");
-    cmprof_sections_init(NULL); /* PMCCNTR */
+    cmprof_sections_init(NULL); /* the PMU's last event counter counts the cycles */
+    static const uint32_t events[] = {CMPROF_PMU_INST_RETIRED}; /* and counter 0 the instructions: IPC */
+    cmprof_sections_events(events, 1u);
     announce();
     board_gic_pmu();
     cmprof_start(PERIOD, 0u);

@@ -6,6 +6,9 @@
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
+#ifdef BOARD_virt
+#include "cmprof_pmu.h"
+#endif
 
 #include <stddef.h>
 
@@ -27,6 +30,11 @@ int main(void)
     board_putc('\n');
 #ifndef BOARD_virt
     cmprof_sections_init(board_clock);
+#else
+    static const uint32_t events[] = {CMPROF_PMU_INST_RETIRED}; /* instructions per run, and IPC */
+    board_puts("section_events=");
+    board_putdec(cmprof_sections_events(events, 1u));
+    board_putc('\n');
 #endif
     truth_begin();
     for (uint32_t i = 0; i < 1000u; i++) {
