@@ -244,13 +244,18 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             json_string(out, losses[i]);
         }
         fputs("],\n", out);
-        if (in->info.present)
+        if (in->info.present) {
             fprintf(out,
                     "  \"stream\": {\"clock_hz\": %llu, \"timer_hz\": %llu, \"period\": %llu, \"jitter\": %llu, "
-                    "\"code_base\": %u, \"build_id\": \"%s\"},\n",
+                    "\"code_base\": %u, \"build_id\": \"%s\", \"arch\": ",
                     (unsigned long long)in->info.clock_hz, (unsigned long long)in->info.timer_hz,
                     (unsigned long long)in->info.period, (unsigned long long)in->info.jitter, in->info.code_base,
                     in->info.build_id);
+            json_string(out, in->info.arch);
+            fputs(", \"timer\": ", out);
+            json_string(out, in->info.timer);
+            fputs("},\n", out);
+        }
         fputs("  \"sections\": [", out);
         for (int i = 0, first = 1; i < INGEST_SECTIONS; i++) {
             const struct ingest_section *s = &in->section[i];

@@ -611,6 +611,8 @@ static void header(struct view *v, struct vbuf *b)
         double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
         if (in->info.timer_hz && mean > 0)
             x = vb_putf(b, x, 2, VA_NORMAL, "nominal %.0f/s  ", (double)in->info.timer_hz / mean);
+        if (in->info.arch[0] && b->w >= 100) /* what the firmware runs on and samples with */
+            x = vb_putf(b, x, 2, VA_NORMAL, "%s %s  ", in->info.arch, in->info.timer);
     }
     else if (in->text.stats.no_base)
         x = vb_put(b, 0, 2, VA_WARN, "no announce yet: clock and period unknown  ");

@@ -472,6 +472,15 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
             }
         d->have_base = true;
         d->code_base = (uint32_t)base;
+        for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
+            if (memcmp(p, " arch=", 6) == 0) {
+                const char *t = p + 1, *te = t;
+                for (int spaces = 0; te < end && !(*te == ' ' && ++spaces == 2); te++) {
+                }
+                struct ev target = {.type = EV_TARGET, .text = t, .text_len = (size_t)(te - t), .offset = d->line_offset};
+                ev_emit(sink, &target);
+                break;
+            }
         struct ev e = {.type = EV_STREAM_INFO, .value = clk, .min = tclk, .count = period, .size = (uint32_t)jitter,
                        .addr = (uint32_t)base, .max = sclk, .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
         ev_emit(sink, &e);

@@ -186,6 +186,9 @@ extern const uint32_t cmprof_build_id_note[];
  * second. `info` is copied; task names must stay valid while their tasks are named. */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 
+/* The sampler's timer ("SysTick", "PMU-cycle-counter"...), as the announce gives it. */
+extern const char cmprof_timer_label[];
+
 /* Name a tag value (e.g. a task control block) and name a section timer. Up to
  * CMPROF_STREAM_TASKS named tags at once (default 62, at most 4158; beyond 62 a sample's task costs
  * three characters instead of one). Naming a tag again renames it. Name your scheduler's idle task

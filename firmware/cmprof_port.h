@@ -40,6 +40,8 @@ static inline void cmprof_nvic_disable(uint32_t irq)
 
 #if CMPROF_PORT == CMPROF_PORT_SYSTICK /* ------------------------------------------------------- */
 
+#define CMPROF_PORT_LABEL "SysTick"
+
 #define CMPROF_PORT_ISR SysTick_Handler
 static inline void cmprof_port_ack(void) {} /* reading nothing: SysTick's flag needs no clearing */
 /* A new reload value takes effect at the next wrap of the counter. */
@@ -61,6 +63,8 @@ static inline void cmprof_port_stop(void)
 }
 
 #elif CMPROF_PORT == CMPROF_PORT_STM32_TIM /* --------------------------------------------------- */
+
+#define CMPROF_PORT_LABEL "STM32-TIM"
 
 #ifndef CMPROF_STM32_TIM
 #define CMPROF_STM32_TIM 3
@@ -112,6 +116,8 @@ static inline void cmprof_port_stop(void)
 
 #elif CMPROF_PORT == CMPROF_PORT_CMSDK_TIMER /* ------------------------------------------------- */
 
+#define CMPROF_PORT_LABEL "CMSDK-timer"
+
 #ifndef CMPROF_CMSDK_TIMER
 #define CMPROF_CMSDK_TIMER 1 /* TIMER1: RTOS ports often take TIMER0 */
 #endif
@@ -152,6 +158,8 @@ static inline void cmprof_port_stop(void)
 
 #elif CMPROF_PORT == CMPROF_PORT_CMSDK_DUALTIMER /* --------------------------------------------- */
 
+#define CMPROF_PORT_LABEL "CMSDK-dualtimer"
+
 #ifndef CMPROF_DUALTIMER_BASE
 #define CMPROF_DUALTIMER_BASE 0x40002000u /* MPS2 AN385/AN386/AN500: timer 1 of the dual timer */
 #endif
@@ -184,6 +192,8 @@ static inline void cmprof_port_stop(void)
 }
 
 #elif CMPROF_PORT == CMPROF_PORT_NRF_TIMER /* --------------------------------------------------- */
+
+#define CMPROF_PORT_LABEL "nRF-TIMER"
 
 #ifndef CMPROF_NRF_TIMER
 #define CMPROF_NRF_TIMER 1 /* TIMER0 is the SoftDevice's */
@@ -237,6 +247,8 @@ static inline void cmprof_port_stop(void)
 
 #elif CMPROF_PORT == CMPROF_PORT_USER /* -------------------------------------------------------- */
 
+#define CMPROF_PORT_LABEL "user"
+
 /* Your timer: define these four (as macros, -D or in a header given with -include), or let them
  * call the functions of the same meaning that you provide. No default vector: put
  * CMPROF_DEFINE_ISR(your_vector) in one of your files, or call cmprof_tick() yourself. */
@@ -275,6 +287,8 @@ static inline void cmprof_port_stop(void)
 
 #elif CMPROF_PORT == CMPROF_PORT_NONE /* -------------------------------------------------------- */
 
+#define CMPROF_PORT_LABEL "own-handler"
+
 /* Your own timer calls cmprof_tick(pc): the library touches no timer at all. Stopping (at the
  * sample limit or by cmprof_stop) closes a gate in cmprof_tick instead. */
 #define CMPROF_PORT_GATED 1
@@ -294,6 +308,8 @@ static inline void cmprof_port_start(uint32_t period)
 static inline void cmprof_port_stop(void) {}
 
 #elif CMPROF_PORT == CMPROF_PORT_PMU /* --------------------------------------------------------- */
+
+#define CMPROF_PORT_LABEL "PMU-cycle-counter"
 
 /* Cortex-A/R: the cycle counter counts up from 2^32 - period and overflows into the PMU interrupt;
  * each sample preloads the next period. The GIC and the vector are the user's: their IRQ handler

@@ -49,6 +49,9 @@ extern void *volatile CMPROF_TAG;
 #endif
 #define CMPROF_KEEP_PERIOD (CMPROF_JITTER || !CMPROF_PORT_RELOADS)
 
+/* The timer the sampler runs on, for the stream's announce. */
+const char cmprof_timer_label[] = CMPROF_PORT_LABEL;
+
 /* Counters and ring sit together so the tick reaches them all from one base register. */
 static struct {
     uint32_t n;     /* samples taken */

@@ -160,7 +160,31 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
 }
 
 /* Copy s, stopping where the line must still fit its tail (lines are at least LINE_ROOM long). */
-#define LINE_ROOM 176u
+#define LINE_ROOM 224u
+
+/* The architecture the library was built for, for the announce. */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'A'
+#define ARCH_PROFILE "-A"
+#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'R'
+#define ARCH_PROFILE "-R"
+#else
+#define ARCH_PROFILE "-M"
+#endif
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+#define ARCH_LABEL "ARMv8-M.main"
+#elif defined(__ARM_ARCH_8M_BASE__)
+#define ARCH_LABEL "ARMv8-M.base"
+#elif defined(__ARM_ARCH_7EM__)
+#define ARCH_LABEL "ARMv7E-M"
+#elif defined(__ARM_ARCH_6M__)
+#define ARCH_LABEL "ARMv6-M"
+#elif defined(__ARM_ARCH) && __ARM_ARCH == 8
+#define ARCH_LABEL "ARMv8" ARCH_PROFILE
+#elif defined(__ARM_ARCH) && __ARM_ARCH == 7
+#define ARCH_LABEL "ARMv7" ARCH_PROFILE
+#else
+#define ARCH_LABEL "host" /* the host tests */
+#endif
 static size_t put_text(char *b, size_t n, const char *s)
 {
     while (*s && n < LINE_ROOM - LINE_TAIL)
@@ -225,6 +249,8 @@ static void send_announce(cmprof_putc_fn putc)
     n = put_field(line, n, "jitter=", info->jitter);
     if (info->section_hz)
         n = put_field(line, n, "sclk=", info->section_hz);
+    n = put_text(line, n, " arch=" ARCH_LABEL " timer=");
+    n = put_text(line, n, cmprof_timer_label);
     n = put_text(line, n, " base=");
     n = put_hex(line, n, stream.code_base, 8);
     if (info->build_id_note) {

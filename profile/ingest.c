@@ -64,6 +64,21 @@ static void on_event(void *ctx, const struct ev *e)
             s->sum = e->sum;
         }
         break;
+    case EV_TARGET: { /* "arch=A timer=T" */
+        const char *t = e->text, *end = e->text + e->text_len;
+        while (t < end) {
+            const char *w = t;
+            while (t < end && *t != ' ')
+                t++;
+            if ((size_t)(t - w) > 5 && memcmp(w, "arch=", 5) == 0)
+                snprintf(in->info.arch, sizeof in->info.arch, "%.*s", (int)(t - w - 5), w + 5);
+            else if ((size_t)(t - w) > 6 && memcmp(w, "timer=", 6) == 0)
+                snprintf(in->info.timer, sizeof in->info.timer, "%.*s", (int)(t - w - 6), w + 6);
+            while (t < end && *t == ' ')
+                t++;
+        }
+        break;
+    }
     case EV_SECTION_EVENT:
         if (e->index < INGEST_SECTIONS && e->kind < INGEST_SECTION_EVENTS) {
             struct ingest_section_event *x = &in->section[e->index].ev[e->kind];

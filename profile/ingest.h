@@ -33,6 +33,7 @@ struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) 
     uint64_t clock_hz, timer_hz, section_hz, period, jitter;
     uint32_t code_base;
     char build_id[41];          /* hex, "" when not announced */
+    char arch[16], timer[24];   /* "ARMv7-A", "PMU-cycle-counter": "" when not announced */
 };
 
 struct ingest {

@@ -64,6 +64,13 @@ static void test_announce_repeats_every_second(void)
     size_t announces = count_lines(out, "@cmprof"), tasks = count_lines(out, "@task");
     CHECK(announces >= 5 && announces <= 6); /* at start, then after each 100 samples */
     CHECK(tasks == announces);
+    /* each announce says what the firmware runs on: the host reads it as one event */
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    CHECK(log.count[EV_TARGET] == announces && strstr(log.buf, "'arch=host timer=SysTick'") != NULL);
+    text_free(&d);
+    free(log.buf);
 }
 
 static void test_late_host_places_samples_within_a_second(void)

@@ -439,8 +439,9 @@ def demo_a_test():
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34", "TARGET=cortex-a15 scripts/demo.sh; sleep 5")
     got = wait_for(s, r"samples [1-9]\d* ", 30)
-    check("demo cortex-a15: live profile from the PMU sampler, build-id checked", got is not None and
-          "build-id ok" in got and "clk 1000.0 MHz" in got, (got or screen(s)).splitlines()[0] if (got or screen(s)) else "")
+    check("demo cortex-a15: live profile from the PMU sampler, build-id checked, the announced architecture and "
+          "timer shown", got is not None and
+          "build-id ok" in got and "clk 1000.0 MHz" in got and "ARMv7-A PMU-cycle-counter" in got, (got or screen(s)).splitlines()[0] if (got or screen(s)) else "")
     got2 = wait_for(s, r"\bcrc32\b[\s\S]*\bcontrol\b|\bcontrol\b[\s\S]*\bcrc32\b", 10)
     check("demo cortex-a15: the application's functions appear", got2 is not None,
           " | ".join(ln.strip() for ln in screen(s).splitlines()[4:10]))
