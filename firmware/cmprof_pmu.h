@@ -32,6 +32,19 @@
 #define CMPROF_PMU_CPU_CYCLES 0x11u
 
 #define CMPROF_PMU_CYCLES (1u << 31) /* the cycle counter's bit in enable, overflow and interrupt masks */
+#define CMPROF_PMU_CCNT 31u          /* the cycle counter's number in those masks */
+
+/* What the sampler's PMU port (CMPROF_PORT_PMU) counts to the next sample: the cycle counter, or
+ * event counter n (CMPROF_PMU_SAMPLE_COUNTER=n) set to CMPROF_PMU_SAMPLE_EVENT. An IRQ handler calls
+ * cmprof_tick() when cmprof_pmu_overflow() has CMPROF_PMU_SAMPLE_MASK. Keep the section timers'
+ * counters (0.. for events, the last for cycles) apart from it. */
+#ifndef CMPROF_PMU_SAMPLE_COUNTER
+#define CMPROF_PMU_SAMPLE_COUNTER CMPROF_PMU_CCNT
+#endif
+#ifndef CMPROF_PMU_SAMPLE_EVENT
+#define CMPROF_PMU_SAMPLE_EVENT CMPROF_PMU_INST_RETIRED
+#endif
+#define CMPROF_PMU_SAMPLE_MASK (1u << CMPROF_PMU_SAMPLE_COUNTER)
 
 /* PMCR bits */
 #define CMPROF_PMCR_E (1u << 0) /* enable all counters */

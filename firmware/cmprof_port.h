@@ -309,34 +309,46 @@ static inline void cmprof_port_stop(void) {}
 
 #elif CMPROF_PORT == CMPROF_PORT_PMU /* --------------------------------------------------------- */
 
-#define CMPROF_PORT_LABEL "PMU-cycle-counter"
-
-/* Cortex-A/R: the cycle counter counts up from 2^32 - period and overflows into the PMU interrupt;
- * each sample preloads the next period. The GIC and the vector are the user's: their IRQ handler
- * calls cmprof_tick() with the interrupted PC (LR_irq - 4). Event counters are left alone. */
+/* Cortex-A/R: a PMU counter counts up from 2^32 - period and overflows into the PMU interrupt; each
+ * sample preloads the next period. By default the cycle counter; CMPROF_PMU_SAMPLE_COUNTER=n samples
+ * on event counter n counting CMPROF_PMU_SAMPLE_EVENT instead ("every N instructions", "every N
+ * cache refills"). The GIC and the vector are the user's: their IRQ handler calls cmprof_tick()
+ * with the interrupted PC (LR_irq - 4) when PMOVSR has CMPROF_PMU_SAMPLE_MASK set. */
 #include "cmprof_pmu.h"
 #define CMPROF_PORT_RELOADS 0 /* the counter runs on from 0: the sampler preloads every period */
+#if CMPROF_PMU_SAMPLE_COUNTER == CMPROF_PMU_CCNT
+#define CMPROF_PORT_LABEL "PMU-cycle-counter"
+#else
+#define CMPROF_PORT_LABEL "PMU-event-counter"
+#endif
 static inline void cmprof_port_ack(void)
 {
-    cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);
+    cmprof_pmu_clear_overflow(CMPROF_PMU_SAMPLE_MASK);
 }
 static inline void cmprof_port_set_period(uint32_t t)
 {
+#if CMPROF_PMU_SAMPLE_COUNTER == CMPROF_PMU_CCNT
     cmprof_pmu_set_cycles(0u - t);
+#else
+    cmprof_pmu_write(CMPROF_PMU_SAMPLE_COUNTER, 0u - t);
+#endif
 }
 static inline void cmprof_port_start(uint32_t period)
 {
     cmprof_pmu_set_pmcr((cmprof_pmu_pmcr() & ~CMPROF_PMCR_D) | CMPROF_PMCR_E);
-    cmprof_pmu_disable(CMPROF_PMU_CYCLES);
-    cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);
-    cmprof_pmu_set_cycles(0u - period);
-    cmprof_pmu_irq_enable(CMPROF_PMU_CYCLES);
-    cmprof_pmu_enable(CMPROF_PMU_CYCLES);
+    cmprof_pmu_disable(CMPROF_PMU_SAMPLE_MASK);
+    cmprof_pmu_clear_overflow(CMPROF_PMU_SAMPLE_MASK);
+#if CMPROF_PMU_SAMPLE_COUNTER != CMPROF_PMU_CCNT
+    cmprof_pmu_select(CMPROF_PMU_SAMPLE_COUNTER, CMPROF_PMU_SAMPLE_EVENT);
+#endif
+    cmprof_port_set_period(period);
+    cmprof_pmu_irq_enable(CMPROF_PMU_SAMPLE_MASK);
+    cmprof_pmu_enable(CMPROF_PMU_SAMPLE_MASK);
 }
 static inline void cmprof_port_stop(void)
 {
-    cmprof_pmu_irq_disable(CMPROF_PMU_CYCLES);
-    cmprof_pmu_clear_overflow(CMPROF_PMU_CYCLES);
+    cmprof_pmu_irq_disable(CMPROF_PMU_SAMPLE_MASK);
+    cmprof_pmu_clear_overflow(CMPROF_PMU_SAMPLE_MASK);
 }
 
 #else

@@ -161,6 +161,8 @@ def all_scenarios():
     # what QEMU 7.2's PMU models, asserted: events, the A9's PMU, event-counter overflow interrupts
     for core in ("a15", "a7", "a9"):
         s.append(scenario("%s_pmu_limits" % core, "pmu_limits", core=core, **PMU))
+    # ... and the sampler on an event counter (INST_RETIRED on counter 2): its interrupts wait too
+    s.append(scenario("a15_pmu_event_sampling", "pmu_limits", core="a15", CMPROF_PMU_SAMPLE_COUNTER=2, **PMU))
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=50000))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs

@@ -7,7 +7,9 @@
  *   event_overflow irqs=I pc=P     counter 0 on INST_RETIRED preloaded to overflow 256
  *                                  instructions into spin(), its interrupt enabled: interrupts
  *                                  taken, and the PC the interrupt came at
- *   cycle_overflow samples=S irqs=I   the cycle counter's overflow, through the sampler */
+ *   sample_overflow samples=S irqs=I  the sampler's counter's overflow: the cycle counter, or
+ *                                     (CMPROF_PMU_SAMPLE_COUNTER=2) event counter 2 on INST_RETIRED;
+ *                                     then the samples after one PMU register access */
 #include "board_virt.h"
 #include "cmprof.h"
 #include "cmprof_pmu.h"
@@ -65,11 +67,16 @@ int main(void)
     board_puthex(board_pmu_event_pc);
     board_putc('\n');
 
-    /* the control: the cycle counter's overflow, taken by the sampler */
+    /* the sampler on its counter: 3 samples due within the loop */
     cmprof_start(500u, 3u);
     spin(1000u);
-    put_field("cycle_overflow samples=", cmprof_samples());
+    put_field("sample_overflow samples=", cmprof_samples());
     put_field(" irqs=", board_pmu_irqs);
+    cmprof_pmu_set_pmcr(cmprof_pmu_pmcr()); /* a PMU register write: what lets QEMU raise a waiting overflow */
+    __asm volatile("isb" ::: "memory");
+    put_field(" after_pmu_access=", cmprof_samples());
+    board_puts(" timer=");
+    board_puts(cmprof_timer_label);
     board_putc('\n');
     board_puts("done\n");
     board_exit(0);

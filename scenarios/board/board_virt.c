@@ -66,14 +66,14 @@ void board_irq(uint32_t pc)
     uint32_t iar = GICC(0x0Cu);
     if ((iar & 0x3FFu) == BOARD_PMU_INTID) {
         uint32_t flags = cmprof_pmu_overflow();
-        if (flags & CMPROF_PMU_CYCLES) {
+        if (flags & CMPROF_PMU_SAMPLE_MASK) { /* the sampler's counter (the cycle counter by default) */
             board_pmu_irqs++;
             cmprof_tick(pc); /* acknowledges, preloads the next period (with jitter), stops at the limit */
         }
-        if (flags & ~CMPROF_PMU_CYCLES) { /* an event counter's overflow (QEMU 7.2 never raises it) */
+        if (flags & ~CMPROF_PMU_SAMPLE_MASK) { /* another counter's overflow */
             board_pmu_event_irqs++;
             board_pmu_event_pc = pc;
-            cmprof_pmu_clear_overflow(flags & ~CMPROF_PMU_CYCLES);
+            cmprof_pmu_clear_overflow(flags & ~CMPROF_PMU_SAMPLE_MASK);
         }
     }
     GICC(0x10u) = iar;

@@ -9,8 +9,8 @@
 
 /* Route the PMU's interrupt to cmprof_tick() (board_init() does it and unmasks IRQs). */
 void board_gic_pmu(void);
-/* Interrupts taken on the PMU's line: overflows of the cycle counter, and of event counters (with
- * the PC the last of those interrupted). */
+/* Interrupts taken on the PMU's line: overflows of the sampler's counter, and of other counters
+ * (with the PC the last of those interrupted). */
 extern volatile uint32_t board_pmu_irqs, board_pmu_event_irqs, board_pmu_event_pc;
 
 #endif
