@@ -156,6 +156,11 @@ def all_scenarios():
                           PERIOD=1921, **PMU))
         s.append(scenario("%s_cost_jitter" % core, "cost", core=core, PERIOD=1691, CMPROF_JITTER=2047, **PMU))
         s.append(scenario("%s_sections" % core, "sections", core=core, SAMPLES=2000, **dict(JIT, **PMU)))
+        # Thumb-2 code interrupted (the loops; the rest ARM), and the histogram instead of the ring
+        s.append(scenario("%s_loops_thumb" % core, "loops", core=core, SAMPLES=10000, CMPROF_RING_N=16384,
+                          HOT_THUMB=1, **dict(JIT, **PMU)))
+        s.append(scenario("%s_hist" % core, "loops", core=core, SAMPLES=10000, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
+                          CMPROF_HIST_BINS=512, CMPROF_HIST_BASE="0x40000000u", **dict(JIT, **PMU)))
         s.append(scenario("%s_irqoff" % core, "irqoff", core=core, SAMPLES=10000, LOCK_N=300, CMPROF_RING_N=16384,
                           **dict(JIT, **PMU)))
     # what QEMU 7.2's PMU models, asserted: events, the A9's PMU, event-counter overflow interrupts

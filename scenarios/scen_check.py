@@ -878,7 +878,9 @@ def cortex_a(c):
     c.out("## 11. Cortex-A: PMU overflow sampling on QEMU virt (`a15_*`, `a7_*`)", "",
           "ARM (A32) code, the sampler's PMU port (the cycle counter preloaded to 2^32 - period, its overflow "
           "taken as PPI 7 through the GICv2; the board's IRQ handler passes LR_irq - 4 to cmprof_tick). Under "
-          "`-icount shift=0` a cycle is an instruction. The same apps as on Cortex-M; truth from the plugin.", "",
+          "`-icount shift=0` a cycle is an instruction. The same apps as on Cortex-M; truth from the plugin. "
+          "Also checked within 3 sigma: the loops built Thumb-2 in an ARM program (`*_loops_thumb`: Thumb code "
+          "interrupted, LR_irq - 4 all the same) and histogram mode (`*_hist`).", "",
           "| core | three loops, jittered: hot_a / hot_b / hot_c / run (truth) | worst sigma | instructions per "
           "sample: ring / ring + jitter | lockstep period 1921 | skid after cpsie i (truth locked) |",
           "|---|---|---|---|---|---|")
@@ -890,6 +892,15 @@ def cortex_a(c):
         ok, worst, wname = within(pr, ts, n, LOOP)
         c.check("%s: three loops on the PMU's overflow, jittered, within 3 sigma of the truth" % core,
                 ok and n == 10000, "worst %.2f sigma (%s), N=%d" % (worst, wname, n))
+        for v, label in (("loops_thumb", "the loops in Thumb-2 (the rest ARM)"), ("hist", "histogram mode")):
+            rv = Result("%s_%s" % (core, v))
+            tv = shares({f: x for f, x in rv.truth().items() if f in LOOP})
+            jv = rv.tool()
+            pv = {row["name"]: row["samples"] for row in jv["rows"]}
+            okv, worstv, wv = within(pv, tv, jv["total"], LOOP)
+            c.check("%s: %s, within 3 sigma of the truth" % (core, label), okv and jv["total"] == 10000,
+                    "worst %.2f sigma (%s), N=%d: %s" % (worstv, wv, jv["total"],
+                                                         " / ".join(fmt(pv.get(f, 0) / jv["total"]) for f in LOOP)))
         costs = []
         for v in ("cost", "cost_jitter"):
             rc = Result("%s_%s" % (core, v))

@@ -3,7 +3,8 @@
  *   USE_PSP=1                main code runs on PSP, as an RTOS task would
  *   WRONG_STACK=1            a deliberately wrong prologue that always reads the frame from MSP
  *   HOT_INLINE=1             let the compiler inline the loops (build at -O2)
- *   HOT_B_N, SEED            hot_b's iterations (a slower build), the jitter's seed (another run) */
+ *   HOT_B_N, SEED            hot_b's iterations (a slower build), the jitter's seed (another run)
+ *   HOT_THUMB=1              Cortex-A, built ARM: the loops alone in Thumb-2 (interrupted Thumb code) */
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
@@ -32,6 +33,8 @@ __attribute__((noinline)) static void report_span(uint32_t t0)
 
 #if HOT_INLINE
 #define HOT static inline
+#elif HOT_THUMB
+#define HOT __attribute__((noinline, target("thumb")))
 #else
 #define HOT __attribute__((noinline))
 #endif
