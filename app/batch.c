@@ -172,6 +172,24 @@ static void print_sections(FILE *out, const struct ingest *in)
     }
 }
 
+/* A function row's callers (up) or callees, from the samples' call stacks. */
+static void print_calls(FILE *out, struct prof *p, const char *function, bool up)
+{
+    const struct prof_call *c;
+    double total;
+    size_t n = prof_calls(p, function, up, &c, &total);
+    fprintf(out, ", \"%s\": [", up ? "callers" : "callees");
+    for (size_t k = 0; k < n; k++) {
+        char num[32];
+        fmt_samples(num, sizeof num, c[k].samples);
+        fprintf(out, "%s{\"name\": ", k ? ", " : "");
+        json_string(out, c[k].name);
+        fprintf(out, ", \"samples\": %s, \"percent\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f}", num,
+                100.0 * c[k].share, 100.0 * c[k].lo95, 100.0 * c[k].hi95);
+    }
+    fputs("]", out);
+}
+
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
@@ -310,6 +328,9 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 fprintf(out, ", \"base_percent\": %.4f, \"delta\": %.4f, \"z\": %.2f, \"significant\": %s",
                         100.0 * d.base_share, 100.0 * d.delta, d.z, d.significant ? "true" : "false");
             }
+            if (o->by == PROF_BY_FUNCTION && prof_has_stacks(p))
+                for (int up = 1; up >= 0; up--)
+                    print_calls(out, p, rows[i].name, up);
             fprintf(out, "}%s\n", i + 1 < n ? "," : "");
         }
         fputs("  ]\n}\n", out);

@@ -111,6 +111,14 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
     return buf;
 }
 
+/* The gdb: source's unwinder: the ELF's call-frame information. */
+static size_t unwind_with_elf(void *ctx, const uint32_t regs[16],
+                              bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx, uint32_t *out,
+                              size_t max)
+{
+    return sym_unwind(ctx, regs, read32, rctx, out, max);
+}
+
 int live_main(const struct live_options *o)
 {
     char err[600];
@@ -153,6 +161,8 @@ int live_main(const struct live_options *o)
             return 2;
         }
     }
+    if (o->stack_depth > 0)
+        src_set_unwind(src, (unsigned)o->stack_depth, unwind_with_elf, syms);
     FILE *rec = NULL;
     if (o->record && !(rec = fopen(o->record, "wb"))) {
         fprintf(stderr, "cmprof-top: --record %s: %s\n", o->record, strerror(errno));
@@ -329,6 +339,8 @@ int live_main(const struct live_options *o)
                     *failure && src_state(src) == SRC_CONNECTED ? failure : "");
             status = 2;
         }
+        if (o->stack_depth > 0 && prof_total(prof) > 0 && !prof_has_stacks(prof))
+            fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
         struct batch_options bo = o->batch;
         bo.halting = src_halting(src, &bo.halt_rate, &bo.halted_share) != 0;
         bo.source_detail = src_detail(src, now_s());

@@ -20,6 +20,7 @@ struct live_options {
     const char *task_var;        /* gdb: sources: a task pointer read with each sample, or NULL */
     const char *record;          /* --record: the raw input is also written here, for replay */
     int task_name_offset;        /* of the task's name in what it points to; -1: no names */
+    int stack_depth;             /* gdb: sources: callers walked per sample (0: none; -1: the default) */
 };
 
 int live_main(const struct live_options *o);

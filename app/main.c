@@ -52,6 +52,8 @@ static void usage(FILE *f)
           "  --task-var SYMBOL  gdb: sources: read this task pointer (e.g. pxCurrentTCB) with each sample\n"
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
+          "  --stack-depth N    gdb: sources: walk each sample's call stack up to N callers with the ELF's\n"
+          "                     .debug_frame (default 16; 0: PCs only, one round trip fewer per sample)\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
@@ -123,14 +125,15 @@ int main(int argc, char **argv)
     static const char *const groups[] = {"function", "line", "file", "task"};
     struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
                                         .inline_frames = true},
-                              .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1};
+                              .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1,
+                              .stack_depth = -1};
     struct batch_options o = lo.batch;
     bool batch = false, resolve = false;
     const char *diff_path = NULL;
     enum {
         OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
         OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
-        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD
+        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD, OPT_STACK_DEPTH
     };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
@@ -150,6 +153,7 @@ int main(int argc, char **argv)
         {"record", required_argument, NULL, OPT_RECORD},
         {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
         {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
+        {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
         {NULL, 0, NULL, 0}};
     int c, k;
     char *end;
@@ -252,6 +256,13 @@ int main(int argc, char **argv)
             }
             o.fail_if_slower = num;
             break;
+        case OPT_STACK_DEPTH:
+            if (!parse_count(optarg, 0, 64, &count)) {
+                fprintf(stderr, "cmprof-top: --stack-depth takes a number from 0 to 64, not '%s'\n", optarg);
+                return 2;
+            }
+            lo.stack_depth = (int)count;
+            break;
         case OPT_TASK_NAME_OFFSET:
             if (!parse_count(optarg, 0, 4096, &count)) {
                 fprintf(stderr, "cmprof-top: --task-name-offset takes a number from 0 to 4096, not '%s'\n", optarg);
@@ -334,8 +345,16 @@ int main(int argc, char **argv)
                 o.elf, o.source);
         return 2;
     }
-    if ((strncmp(o.source, "gdb:", 4) == 0 || strncmp(o.source, "openocd:", 8) == 0) && o.format == DETECT_UNKNOWN)
-        o.format = lo.task_var ? DETECT_TEXT : DETECT_ITM; /* tagged samples come as dump text, others as ITM */
+    bool gdb_source = strncmp(o.source, "gdb:", 4) == 0;
+    if (lo.stack_depth < 0)
+        lo.stack_depth = gdb_source ? 16 : 0;
+    else if (lo.stack_depth > 0 && !gdb_source) {
+        fprintf(stderr, "cmprof-top: --stack-depth works with gdb: sources (the stack is read while halted)\n");
+        return 2;
+    }
+    if ((gdb_source || strncmp(o.source, "openocd:", 8) == 0) && o.format == DETECT_UNKNOWN)
+        /* tagged samples and stacks come as dump text, bare PCs as ITM */
+        o.format = lo.task_var || lo.stack_depth > 0 ? DETECT_TEXT : DETECT_ITM;
     if (lo.task_var && strncmp(o.source, "gdb:", 4) != 0) {
         fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
         return 2;

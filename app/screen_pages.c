@@ -15,6 +15,8 @@ static const char *const help_lines[] = {
     "               with its share; \u25c0 skid marks an instruction right after interrupts come back on",
     "  / n N        in the drill-down: search its lines (or instructions), next and previous match",
     "  Esc          back",
+    "  c            who calls the selected function and what it calls, with shares (call stacks:",
+    "               a gdb: source walks them while the core is halted); Enter follows a row",
     "  s            sort by share or by name",
     "  g            group by function, line, file, task",
     "  i            charge inlined code to the inlined function, or to its caller",

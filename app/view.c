@@ -276,6 +276,8 @@ static int list_length(struct view *v)
         return v->log_n;
     case VM_HELP:
         return view_help_count();
+    case VM_CALLS:
+        return view_calls_count(v);
     default:
         return 0;
     }
@@ -362,6 +364,9 @@ int view_key(struct view *v, int key)
             int keep = v->depth;
             view_enter_function(v, prev);
             v->depth = keep;
+        } else if (v->mode == VM_CALLS) {
+            v->mode = v->back == VM_SOURCE ? VM_SOURCE : VM_TOP;
+            v->sel = v->top = 0;
         } else if (v->mode == VM_HELP || v->mode == VM_DIAG || v->mode == VM_LOG) {
             if (v->mode == VM_HELP)
                 v->sel = v->saved_sel;
@@ -417,7 +422,26 @@ int view_key(struct view *v, int key)
                 view_enter_function(v, rows[v->sel].name);
         } else if (v->mode == VM_SOURCE && (v->n_src_lines || v->annotate)) {
             view_step_into(v);
+        } else if (v->mode == VM_CALLS) {
+            view_calls_follow(v);
         }
+        return VIEW_REDRAW;
+    case 'c': /* who calls the selected function, and what it calls */
+        if (v->mode == VM_TOP && v->group == PROF_BY_FUNCTION) {
+            const struct prof_row *rows;
+            size_t n = view_top_rows(v, &rows);
+            if ((size_t)v->sel >= n)
+                return VIEW_REDRAW;
+            snprintf(v->calls_func, sizeof v->calls_func, "%s", rows[v->sel].name);
+        } else if (v->mode == VM_SOURCE) {
+            snprintf(v->calls_func, sizeof v->calls_func, "%s", v->func);
+        } else if (v->mode != VM_CALLS) {
+            return VIEW_REDRAW;
+        }
+        if (v->mode != VM_CALLS)
+            v->back = v->mode;
+        v->mode = VM_CALLS;
+        v->sel = v->top = 0;
         return VIEW_REDRAW;
     case 'a':
         if (v->mode == VM_SOURCE) {
@@ -691,18 +715,24 @@ static void keybar(struct view *v, struct vbuf *b)
     static const struct key_hint source[] = {{"Esc back", 1}, {"Enter step into call", 3}, {"a annotate", 4},
                                              {"/ search", 5}, {"n/N next", 7}, {"\u2191\u2193 move", 6},
                                              {"i inline", 8}, {"? help", 0}, {"q quit", 2}};
+    static const struct key_hint calls[] = {{"Esc back", 1}, {"Enter follow", 3}, {"\u2191\u2193 move", 4},
+                                            {"? help", 0}, {"q quit", 2}};
     static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"u \u00b5s/ticks", 5},
                                                {"\u2191\u2193 move", 4}, {"? help", 0}, {"q quit", 2}};
     static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},
                                           {"i inline", 8}, {"/ filter", 4}, {"space freeze", 9}, {"r reset", 7},
                                           {"w window", 11}, {"t sections", 6}, {"l log", 12}, {"d diag", 10},
-                                          {"O fold", 13}, {"o save", 9}, {"q quit", 1}};
+                                          {"O fold", 13}, {"o save", 9}, {"c callers", 14},
+                                          {"q quit", 1}};
     switch (v->mode) {
     case VM_SOURCE:
         keybar_fit(b, source, (int)(sizeof source / sizeof *source));
         break;
     case VM_SECTIONS:
         keybar_fit(b, sections, (int)(sizeof sections / sizeof *sections));
+        break;
+    case VM_CALLS:
+        keybar_fit(b, calls, (int)(sizeof calls / sizeof *calls));
         break;
     default:
         keybar_fit(b, top, (int)(sizeof top / sizeof *top));
@@ -766,6 +796,9 @@ void view_render(struct view *v, struct vbuf *b)
         break;
     case VM_DIAG:
         view_render_diag(v, b, y0);
+        break;
+    case VM_CALLS:
+        view_render_calls(v, b, y0);
         break;
     }
     keybar(v, b);

@@ -48,7 +48,7 @@ enum {
 #define VIEW_QUIT 2
 #define VIEW_SAVE 4 /* write a snapshot in v->save_format: the caller does the I/O */
 
-enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG };
+enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG, VM_CALLS };
 
 #define VIEW_LOG_LINES 200
 #define VIEW_BUDGETS 16
@@ -90,6 +90,8 @@ struct view {
     bool filtering;            /* typing a filter */
     char filter[64];
     int sel, top;              /* selection and scroll in the current list */
+    /* the call screen (key c): its function */
+    char calls_func[128];
     /* drill-down */
     char func[128];
     char stack[8][128];        /* functions drilled through, for Esc */

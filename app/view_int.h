@@ -45,6 +45,9 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0);
 void view_render_log(struct view *v, struct vbuf *b, int y0);
 void view_render_help(struct view *v, struct vbuf *b, int y0);
 void view_render_diag(struct view *v, struct vbuf *b, int y0);
+void view_render_calls(struct view *v, struct vbuf *b, int y0);
+int view_calls_count(struct view *v);
+void view_calls_follow(struct view *v); /* Enter: the selected caller or callee's own calls */
 int view_help_count(void);
 
 #endif

@@ -30,6 +30,8 @@ enum ev_type {
     EV_SECTION_NAME, /* index, text = name */
     EV_SECTION_EVENT,/* a PMU event a section counts: index = section, kind = its slot (0..), tag = the event
                         number; value = current, min, max, sum */
+    EV_STACK,        /* a sample's call stack (a halting source walked it): addr = the sample's PC, pcs[0..count)
+                        = its callers' call sites, innermost first */
     EV_TARGET,       /* what the firmware runs on: text = "arch=ARMv7-A timer=PMU-cycle-counter" (from the announce) */
     EV_PCS           /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
                         EV_PC events; a text dump's raw block arrives this way) */

@@ -668,6 +668,17 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         line_sectev(d, s, end, sink);
     } else if (starts(s, len, "task ")) {
         line_task(d, s, end, sink);
+    } else if (starts(s, len, "stack ")) { /* "stack PC CALLER...": after its sample's block */
+        uint32_t frames[TEXT_STACK_MAX + 1];
+        size_t n = parse_hex_words(s + 5, len - 5, 8, frames, TEXT_STACK_MAX + 1);
+        if (!n) {
+            bad(d);
+            return;
+        }
+        close_block(d, sink); /* its sample first */
+        struct ev e = {.type = EV_STACK, .addr = frames[0], .pcs = frames + 1, .count = n - 1,
+                       .offset = d->line_offset};
+        ev_emit(sink, &e);
     } else if (!unglue(d, s, len, sink)) {
         struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
         d->stats.log_lines++;

@@ -1,6 +1,7 @@
 /* Decoder for the firmware's text output (firmware/cmprof.h):
  *  - the dump: "prof raw" blocks of p (PC) and g (tag) lines, "prof hist" blocks of h (bucket)
- *    lines, "end", task names and section lines;
+ *    lines, "end", task names and section lines, and call stacks ("stack PC CALLER...", from a
+ *    halting source);
  *  - the live stream (docs/stream.md): '$'/'%' sample lines and '@' control lines, each checked
  *    by a CRC-12; a line that fails its check is dropped whole and counted.
  * Any other line is passed on as a log line. A malformed dump line is dropped whole and counted.
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 
 #define TEXT_LINE_MAX 1024u
+#define TEXT_STACK_MAX 64u /* callers a "stack" line may carry */
 #define TEXT_TASKS (62u + 4096u + 2u) /* stream task indexes: 0..61 in one char, 62.. after '+' */
 
 struct text_stats {

@@ -3,9 +3,18 @@
  * libdwarf itself are expected here: in the tool, the child process contains them. */
 #include "../symbols/symbols.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+/* The unwinder's memory: a word made of its address, so stacks point everywhere. */
+static bool any_word(void *ctx, uint32_t addr, uint32_t *value)
+{
+    (void)ctx;
+    *value = addr * 2654435761u ^ (addr >> 7);
+    return (addr & 0xF0000000u) != 0x40000000u; /* and some unreadable */
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,6 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     uint32_t lo, hi;
     sym_function_from(t, 0, &lo, &hi);
+    /* the call-frame information, walked from addresses all over the code (.debug_frame) */
+    for (uint32_t a = 0; a < 0x200; a += 2) {
+        uint32_t regs[16] = {0}, out[16];
+        regs[13] = 0x20001000u;
+        regs[14] = 0x08000101u + 4u * a;
+        regs[15] = (a & 1u ? 0x08000000u : 0u) + 2u * a;
+        sym_unwind(t, regs, any_word, NULL, out, 16);
+    }
     sym_close(t);
     return 0;
 }

@@ -23,7 +23,10 @@ static void on_event(void *ctx, const struct ev *e)
     uint64_t n;
     switch (e->type) {
     case EV_PC:
-        if (!admit(in, 1))
+        in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
+        in->last_tag = e->tag;
+        in->last_counted = admit(in, 1) == 1;
+        if (!in->last_counted)
             break;
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
@@ -31,6 +34,8 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_PCS:
         n = admit(in, e->count);
+        in->last_has_tag = false;
+        in->last_counted = n == e->count;
         prof_add_pcs(in->prof, e->pcs, (size_t)n);
         if (in->window)
             prof_add_pcs(in->window, e->pcs, (size_t)n);
@@ -79,6 +84,13 @@ static void on_event(void *ctx, const struct ev *e)
         }
         break;
     }
+    case EV_STACK: /* the call stack of the sample just counted */
+        if (!in->last_counted)
+            break;
+        prof_add_stack(in->prof, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
+        if (in->window)
+            prof_add_stack(in->window, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
+        break;
     case EV_SECTION_EVENT:
         if (e->index < INGEST_SECTIONS && e->kind < INGEST_SECTION_EVENTS) {
             struct ingest_section_event *x = &in->section[e->index].ev[e->kind];

@@ -53,6 +53,8 @@ struct ingest {
     uint64_t past_limit;        /* samples decoded after the limit was reached */
     struct ingest_stream_info info;
     struct ingest_section section[INGEST_SECTIONS];
+    bool last_counted, last_has_tag; /* the last sample: counted, and its tag (a stack may follow) */
+    uint32_t last_tag;
     void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
     void *log_ctx;
 };

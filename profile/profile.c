@@ -1,5 +1,6 @@
 /* Profile model: a hash of (PC, tag) -> samples, grouped on demand. */
 #include "profile.h"
+#include "stacks.h"
 #include "pcindex.h"
 
 #include "escape.h"
@@ -73,6 +74,9 @@ struct prof {
     size_t cap_rows;
     char *names;        /* "0x%08x" names and task names for rows */
     size_t names_len, names_cap;
+    struct stacks *stacks;       /* samples' call stacks, from a halting source */
+    struct prof_call *calls;     /* prof_calls() results */
+    size_t cap_calls;
 };
 
 double prof_ci95(double share, double n)
@@ -119,6 +123,8 @@ void prof_reset(struct prof *p)
     memset(&p->lockstep, 0, sizeof p->lockstep);
     for (size_t i = 0; i < p->n_tasks; i++)
         p->tasks[i].has_samples = false;
+    if (p->stacks)
+        stacks_reset(p->stacks);
 }
 
 void prof_free(struct prof *p)
@@ -133,6 +139,8 @@ void prof_free(struct prof *p)
     free(p->gindex);
     free(p->rows);
     free(p->names);
+    stacks_free(p->stacks);
+    free(p->calls);
     free(p);
 }
 
@@ -296,6 +304,19 @@ void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
     p->raw_samples += counted;
     for (size_t i = counted + 1; i < n; i++) /* out of memory at one sample: the rest one by one */
         prof_add_pc(p, pcs[i], false, 0);
+}
+
+void prof_add_stack(struct prof *p, uint32_t pc, const uint32_t *callers, size_t n, bool has_tag, uint32_t tag)
+{
+    if (!p->stacks && !(p->stacks = stacks_new()))
+        return;
+    struct stack st = {pc & ~1u, callers, n, has_tag ? current_task(p, tag) : 0u, tag, has_tag, 1.0};
+    stacks_add(p->stacks, &st);
+}
+
+double prof_stack_samples(const struct prof *p)
+{
+    return stacks_samples(p->stacks);
 }
 
 void prof_add_sleep(struct prof *p)
@@ -843,6 +864,133 @@ struct sym_table *prof_symbols(const struct prof *p)
     return p->syms;
 }
 
+#define STACK_NAMES 1024
+
+/* A stack's frames by name, the sampled function first: each address's inline chain, innermost
+ * first, then its callers'. Unknown addresses are named by hex in hex[] (one slot each). */
+static size_t stack_names(struct prof *p, const struct stack *st, const char **names, char (*hex)[12])
+{
+    size_t n = 0;
+    for (size_t k = 0; k <= st->n && n < STACK_NAMES; k++) {
+        uint32_t a = k ? st->callers[k - 1] : st->pc;
+        const struct sym_location *loc = p->syms ? sym_lookup(p->syms, a) : NULL;
+        if (loc && loc->known) {
+            for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++)
+                names[n++] = loc->frames[f].function;
+        } else {
+            snprintf(hex[n], sizeof hex[n], "0x%08x", (unsigned)a);
+            names[n] = hex[n];
+            n++;
+        }
+    }
+    return n;
+}
+
+bool prof_has_stacks(const struct prof *p)
+{
+    return stacks_distinct(p->stacks) > 0;
+}
+
+static const char *call_name(const struct prof_call *c)
+{
+    return c->name ? c->name : c->hex;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+    const struct prof_call *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples < y->samples ? 1 : -1;
+    return strcmp(call_name(x), call_name(y));
+}
+
+size_t prof_calls(struct prof *p, const char *function, bool callers, const struct prof_call **out, double *total)
+{
+    *total = 0;
+    size_t n_calls = 0;
+    static const char *names[STACK_NAMES];
+    static char hex[STACK_NAMES][12];
+    for (size_t i = 0; i < stacks_distinct(p->stacks); i++) {
+        struct stack st;
+        stacks_get(p->stacks, i, &st);
+        size_t n = stack_names(p, &st, names, hex), at = 0;
+        while (at < n && strcmp(names[at], function) != 0)
+            at++;
+        if (at == n)
+            continue;
+        *total += st.count;
+        const char *other = callers ? (at + 1 < n ? names[at + 1] : PROF_STACK_END) : (at > 0 ? names[at - 1] : PROF_SELF);
+        size_t k = 0;
+        while (k < n_calls && strcmp(call_name(&p->calls[k]), other) != 0)
+            k++;
+        if (k == n_calls) {
+            if (n_calls == p->cap_calls) {
+                size_t cap = p->cap_calls ? p->cap_calls * 2 : 16;
+                struct prof_call *c = realloc(p->calls, cap * sizeof *c);
+                if (!c)
+                    break;
+                p->calls = c;
+                p->cap_calls = cap;
+            }
+            struct prof_call *c = &p->calls[n_calls++];
+            memset(c, 0, sizeof *c);
+            bool made = other >= hex[0] && other < hex[0] + sizeof hex; /* a hex name: copied, the buffer is reused */
+            if (made)
+                snprintf(c->hex, sizeof c->hex, "%s", other);
+            else
+                c->name = other;
+        }
+        p->calls[k].samples += st.count;
+    }
+    for (size_t k = 0; k < n_calls; k++) {
+        struct prof_call *c = &p->calls[k];
+        c->share = *total > 0 ? c->samples / *total : 0;
+        prof_wilson95(c->share, *total, &c->lo95, &c->hi95);
+    }
+    if (n_calls)
+        qsort(p->calls, n_calls, sizeof *p->calls, cmp_call);
+    for (size_t k = 0; k < n_calls; k++) /* after the sort: a hex name points into its own row */
+        if (!p->calls[k].name)
+            p->calls[k].name = p->calls[k].hex;
+    *out = p->calls;
+    return n_calls;
+}
+
+/* prof_folded() when the samples came with stacks: each stack as it was walked. */
+static void folded_stacks(struct prof *p, bool demangle, bool by_task)
+{
+    static const char *names[STACK_NAMES];
+    static char hex[STACK_NAMES][12];
+    char stack[4096];
+    for (size_t i = 0; i < stacks_distinct(p->stacks); i++) {
+        struct stack st;
+        stacks_get(p->stacks, i, &st);
+        size_t n_names = stack_names(p, &st, names, hex), n = 0;
+        if (by_task) {
+            struct entry e = {.pc = st.pc, .tag = st.tag, .task = st.task, .has_tag = st.has_tag};
+            char buf[64], frame[256];
+            esc_text(frame, sizeof frame, task_name(p, &e, buf, sizeof buf), ";");
+            n = (size_t)snprintf(stack, sizeof stack, "%s", frame);
+        }
+        for (size_t k = n_names; k-- > 0 && n + 2 < sizeof stack;) { /* root first */
+            char frame[256];
+            esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, names[k]) : names[k], ";");
+            n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
+        }
+        if (n >= sizeof stack)
+            n = sizeof stack - 1;
+        uint64_t h = 1469598103934665603ull;
+        for (size_t k = 0; k < n; k++)
+            h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;
+        struct group *g = group_for(p, (const void *)(uintptr_t)(h | 1), h >> 32);
+        if (!g)
+            continue;
+        if (!g->name_off)
+            g->name_off = keep_name(p, stack);
+        g->row.samples += st.count;
+    }
+}
+
 void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),
                  void *ctx)
 {
@@ -855,6 +1003,12 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
     if (p->gindex)
         for (size_t i = 0; i < p->gcap; i++)
             p->gindex[i] = SIZE_MAX;
+    if (prof_has_stacks(p)) {
+        folded_stacks(p, demangle, by_task);
+        for (size_t g = 0; g < p->n_groups; g++)
+            emit(ctx, group_name(p, &p->groups[g]), p->groups[g].row.samples);
+        return;
+    }
     for (size_t i = 0; i < p->cap; i++) {
         const struct entry *e = &p->map[i];
         if (!e->used || e->count == 0)

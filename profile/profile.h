@@ -82,7 +82,28 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
 /* One PC of a row's samples (the most sampled one), to show its inline chain; 0 when none. */
 uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line);
 
-/* One line per distinct inline chain, "outer;...;inner count", for flame graphs; by_task puts
+/* A sample's call stack (a halting source walked it): its PC and its callers' call sites,
+ * innermost first. The sample itself is counted by prof_add_pc(), as any other. */
+void prof_add_stack(struct prof *p, uint32_t pc, const uint32_t *callers, size_t n, bool has_tag, uint32_t tag);
+bool prof_has_stacks(const struct prof *p);
+double prof_stack_samples(const struct prof *p);
+
+/* Who calls a function, or what it calls, over the samples whose stack holds it (its innermost
+ * occurrence; inline frames count as calls): one row per caller (callers = true) or callee, with
+ * PROF_STACK_END for the outermost frame and PROF_SELF for samples in the function itself.
+ * *total: the samples whose stack holds it. Rows are most samples first, valid until the next
+ * prof_calls(). */
+#define PROF_STACK_END "[stack ends]"
+#define PROF_SELF "[self]"
+struct prof_call {
+    const char *name;
+    double samples, share, lo95, hi95; /* share of *total, with its 95 % interval (Wilson's) */
+    char hex[12];                      /* an unknown address's name */
+};
+size_t prof_calls(struct prof *p, const char *function, bool callers, const struct prof_call **out, double *total);
+
+/* One line per distinct inline chain, "outer;...;inner count", for flame graphs; when samples came
+ * with stacks (prof_add_stack), one per distinct stack, outermost caller first; by_task puts
  * the task (or "ISR: handler") first, as the root. Calls emit for each; the strings are valid
  * during the call only. */
 void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),

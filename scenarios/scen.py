@@ -170,6 +170,9 @@ def all_scenarios():
     s.append(scenario("a15_pmu_event_sampling", "pmu_limits", core="a15", CMPROF_PMU_SAMPLE_COUNTER=2, **PMU))
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=50000))
+    # ... and call stacks: one function, two callers (70/30), walked with .debug_frame while halted
+    s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=30000,
+                      gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
     s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000,
                       gdb_args=("--task-var", "current_task", "--task-name-offset", "4", "-o", "folded", "--by",
@@ -329,6 +332,7 @@ def run_halting(name, cmd, elf, uart, extra):
     """QEMU waits at reset with its gdbstub (-S); cmprof-top samples through it until the program
     ends. -singlestep: otherwise QEMU stops only at translation-block starts (design-notes 9)."""
     port = free_port()
+    extra = [a.replace("{out}", os.path.dirname(elf)) for a in extra]
     q = subprocess.Popen(cmd + ["-singlestep", "-gdb", "tcp:127.0.0.1:%d" % port, "-S"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

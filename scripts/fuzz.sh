@@ -14,12 +14,12 @@ command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get ins
 B=build/fuzz
 mkdir -p "$B"
 common=(decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c)
-syms=(symbols/table.c symbols/elf.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c)
+syms=(symbols/table.c symbols/elf.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c)
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 libs=(-lelf -ldwarf -liberty -lm -pthread)
 build() {
     case $1 in
-    ingest) clang "${flags[@]}" fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/pcindex.c profile/escape.c \
+    ingest) clang "${flags[@]}" fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c \
                 "${syms[@]}" "${common[@]}" "${libs[@]}" -o "$B/fuzz_ingest" ;;
     text) clang "${flags[@]}" fuzz/fuzz_text.c decode/text.c -o "$B/fuzz_text" ;;
     elf) clang "${flags[@]}" fuzz/fuzz_elf.c "${syms[@]}" "${libs[@]}" -o "$B/fuzz_elf" ;;

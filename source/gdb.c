@@ -26,8 +26,10 @@
 #define ANNEXES 8
 
 enum step {
-    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_FAILED
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_REGS,
+    G_STACK, G_FAILED
 };
+#define STACK_READ 512 /* bytes of stack read from SP for the unwinder, in one 'm' request */
 #define NAMED_MAX 1024 /* tags whose names were read: a power of two */
 
 struct gdb_sampler {
@@ -59,6 +61,15 @@ struct gdb_sampler {
     uint32_t task_addr, pc, tag;
     int name_offset;            /* of the name inside what the variable points to; -1: none */
     uint32_t named[NAMED_MAX];  /* tags whose names went out (open addressing, 0: empty) */
+    char name[17];              /* the sample's task name to send with it, "" for none */
+    /* --stack-depth: registers and the stack read while halted, walked by the caller's unwinder */
+    unsigned stack_depth;
+    bool text_out;              /* samples go out as dump text (tags or stacks asked for) */
+    gdb_unwind_fn unwind;
+    void *unwind_ctx;
+    uint32_t regs[16];
+    uint8_t stack[STACK_READ];
+    size_t stack_len;
     struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
@@ -144,18 +155,54 @@ static void resume(struct gdb_sampler *g, double now)
         g->next_halt = now;
 }
 
-/* A sample with its task, as the firmware's dump text: a block of one, and the task's name
- * line before it the first time (the text decoder reads both). */
-static void emit_tagged(struct gdb_sampler *g, uint32_t pc, uint32_t tag, const char *name)
+/* A sample as the firmware's dump text: a block of one with its task (its name line before it the
+ * first time), then its call stack when one was walked. The text decoder reads all of it. */
+static void emit_text(struct gdb_sampler *g, uint32_t pc, const uint32_t *callers, size_t n_callers)
 {
-    char line[160];
+    char line[400];
     int n = 0;
-    if (name)
-        n = snprintf(line, sizeof line, "task %08x %s\n", (unsigned)tag, name);
-    n += snprintf(line + n, sizeof line - (size_t)n, "prof raw n=1\np %08x\ng %08x\nend\n", (unsigned)pc,
-                  (unsigned)tag);
-    if (n > 0)
+    if (g->has_task && g->name[0])
+        n = snprintf(line, sizeof line, "task %08x %s\n", (unsigned)g->tag, g->name);
+    n += snprintf(line + n, sizeof line - (size_t)n, "prof raw n=1\np %08x\n", (unsigned)pc);
+    if (g->has_task)
+        n += snprintf(line + n, sizeof line - (size_t)n, "g %08x\n", (unsigned)g->tag);
+    n += snprintf(line + n, sizeof line - (size_t)n, "end\n");
+    if (g->stack_depth) {
+        n += snprintf(line + n, sizeof line - (size_t)n, "stack %08x", (unsigned)pc);
+        for (size_t k = 0; k < n_callers && n < (int)sizeof line - 12; k++)
+            n += snprintf(line + n, sizeof line - (size_t)n, " %08x", (unsigned)callers[k]);
+        n += snprintf(line + n, sizeof line - (size_t)n, "\n");
+    }
+    if (n > 0 && n < (int)sizeof line)
         outq_bytes(&g->out, line, (size_t)n); /* room was checked before the reply was read */
+}
+
+static void sampled(struct gdb_sampler *g, double now);
+
+/* The sample's PC (and task) are known: walk its stack first when asked to, then send it. */
+static void sample_known(struct gdb_sampler *g, double now)
+{
+    if (g->stack_depth && g->unwind) {
+        request(g, G_REGS, "g", now);
+        return;
+    }
+    if (g->has_task || g->text_out)
+        emit_text(g, g->pc, NULL, 0);
+    else
+        outq_pc(&g->out, g->pc);
+    sampled(g, now);
+}
+
+/* The stack snapshot's words, for the unwinder. */
+static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
+{
+    struct gdb_sampler *g = ctx;
+    uint32_t base = g->regs[13];
+    if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4)
+        return false;
+    const uint8_t *b = g->stack + (addr - base);
+    *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
 }
 
 /* Whether the tag's name still has to be read (and marks it as read). */
@@ -352,14 +399,14 @@ static void on_packet(void *ctx, const char *d, size_t len)
             fail(g, m);
             break;
         }
+        g->pc = pc;
+        g->name[0] = '\0';
         if (g->has_task) { /* the task variable next, while the core is still halted */
-            g->pc = pc;
             snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
             request(g, G_TAG, m, now);
             break;
         }
-        outq_pc(&g->out, pc);
-        sampled(g, now);
+        sample_known(g, now);
         break;
     }
     case G_TAG:
@@ -374,20 +421,49 @@ static void on_packet(void *ctx, const char *d, size_t len)
             request(g, G_NAME, m, now);
             break;
         }
-        emit_tagged(g, g->pc, g->tag, NULL);
-        sampled(g, now);
+        sample_known(g, now);
         break;
     case G_NAME: {
-        char name[17];
         size_t k = 0;
         for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
             int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]), c = hi << 4 | lo;
             if (hi < 0 || lo < 0 || c == 0 || d[0] == 'E')
                 break;
-            name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
+            g->name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
         }
-        name[k] = '\0';
-        emit_tagged(g, g->pc, g->tag, k ? name : "?");
+        g->name[k] = '\0';
+        if (!k)
+            snprintf(g->name, sizeof g->name, "?");
+        sample_known(g, now);
+        break;
+    }
+    case G_REGS: /* r0..r15 lead every ARM register set */
+        for (int k = 0; k < 16; k++)
+            if ((size_t)(8 * k + 8) > len || !hex_le32(d + 8 * k, 8, &g->regs[k])) {
+                /* no registers from this server: the samples go on without their stacks */
+                g->stack_depth = 0;
+                g->stats.stacks_refused = true;
+                emit_text(g, g->pc, NULL, 0);
+                sampled(g, now);
+                return;
+            }
+        snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
+        request(g, G_STACK, m, now);
+        break;
+    case G_STACK: {
+        /* as much of the stack as the server gave (an error or a short read: less to walk) */
+        g->stack_len = 0;
+        for (size_t i = 0; d[0] != 'E' && i + 1 < len && g->stack_len < STACK_READ; i += 2) {
+            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
+            if (hi < 0 || lo < 0)
+                break;
+            g->stack[g->stack_len++] = (uint8_t)(hi << 4 | lo);
+        }
+        uint32_t callers[64];
+        size_t want = g->stack_depth < 64 ? g->stack_depth : 64;
+        size_t n = g->unwind(g->unwind_ctx, g->regs, read_stack, g, callers, want);
+        emit_text(g, g->pc, callers, n);
+        g->stats.frames += n;
         sampled(g, now);
         break;
     }
@@ -526,6 +602,14 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         fail(g, m);
     }
     return outq_take(&g->out, buf, n);
+}
+
+void gdb_set_unwind(struct gdb_sampler *g, unsigned depth, gdb_unwind_fn fn, void *ctx)
+{
+    g->stack_depth = depth;
+    g->text_out |= depth > 0;
+    g->unwind = fn;
+    g->unwind_ctx = ctx;
 }
 
 void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset)

@@ -29,6 +29,13 @@ const char *gdb_failed(const struct gdb_sampler *g);      /* NULL while all is w
  * firmware's dump text with tags, and a task's name is read once, name_offset bytes into what the
  * variable points to (up to 16 characters; -1: no names). */
 void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset);
+/* Walk each sample's call stack (up to depth callers) while the core is halted: r0-r15 ('g') and
+ * the stack's first bytes ('m') are read, and fn turns them into call sites. Samples then come as
+ * dump text with a "stack" line. */
+typedef size_t (*gdb_unwind_fn)(void *ctx, const uint32_t regs[16],
+                                bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx,
+                                uint32_t *out, size_t max);
+void gdb_set_unwind(struct gdb_sampler *g, unsigned depth, gdb_unwind_fn fn, void *ctx);
 bool gdb_exited(const struct gdb_sampler *g);             /* the target's program ended */
 
 struct gdb_stats {
@@ -36,6 +43,8 @@ struct gdb_stats {
     double halted_s, running_s; /* wall time with the core stopped by us, and not */
     double first_sample, last_sample;
     uint64_t self_stops;        /* the target stopped without being asked (a breakpoint, a fault) */
+    uint64_t frames;            /* callers found by the unwinder, over all samples */
+    bool stacks_refused;        /* the server would not read the registers ('g'): no stacks */
     int pc_regnum;              /* from the target description (-1: assumed 15) */
     bool noack;
 };

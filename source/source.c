@@ -40,6 +40,9 @@ struct source {
     struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
     struct ocd_sampler *ocd;    /* SRC_OPENOCD */
     bool has_task;              /* SRC_GDB: --task-var, applied at each connect */
+    unsigned stack_depth;       /* SRC_GDB: --stack-depth and its unwinder, likewise */
+    gdb_unwind_fn unwind;
+    void *unwind_ctx;
     uint32_t task_addr;
     int task_name_offset;
     struct ocd_stats ocd_stats;
@@ -167,6 +170,8 @@ static bool open_gdb(struct source *s, double now)
         set_message(s, err);
     else if (s->has_task)
         gdb_set_task_var(s->gdb, s->task_addr, s->task_name_offset);
+    if (s->gdb && s->unwind)
+        gdb_set_unwind(s->gdb, s->stack_depth, s->unwind, s->unwind_ctx);
     return s->gdb != NULL;
 }
 
@@ -518,6 +523,18 @@ uint64_t src_bytes(const struct source *s)
 unsigned src_reconnects(const struct source *s)
 {
     return s->reconnects;
+}
+
+int src_set_unwind(struct source *s, unsigned depth, gdb_unwind_fn fn, void *ctx)
+{
+    if (s->kind != SRC_GDB)
+        return 0;
+    s->stack_depth = depth;
+    s->unwind = fn;
+    s->unwind_ctx = ctx;
+    if (s->gdb)
+        gdb_set_unwind(s->gdb, depth, fn, ctx);
+    return 1;
 }
 
 int src_set_task_var(struct source *s, uint32_t addr, int name_offset)

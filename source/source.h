@@ -5,6 +5,8 @@
 #ifndef CMPROF_SOURCE_H
 #define CMPROF_SOURCE_H
 
+#include "gdb.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +56,8 @@ unsigned src_reconnects(const struct source *s);
  * its task tag, and the task's name name_offset bytes into what it points to (-1: no names). The
  * samples then come as dump text with tags, not ITM. Returns 0 for any other source. */
 int src_set_task_var(struct source *s, uint32_t addr, int name_offset);
+/* gdb: only: walk each sample's stack up to depth callers with fn (gdb_set_unwind); 0 otherwise. */
+int src_set_unwind(struct source *s, unsigned depth, gdb_unwind_fn fn, void *ctx);
 
 /* --list-ports: one line per serial port with its description. Returns the number found. */
 int src_list_ports(FILE *out);

@@ -106,6 +106,14 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
             }
             if (!VEC_PUSH(t->code, cs))
                 return false;
+        } else if (sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_COMPRESSED) && !t->debug_frame &&
+                   strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ? elf_strptr(elf, shstrndx, sh.sh_name) : "",
+                          ".debug_frame") == 0) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            if (d && d->d_buf && d->d_size && (t->debug_frame = malloc(d->d_size)) != NULL) {
+                memcpy(t->debug_frame, d->d_buf, d->d_size);
+                t->debug_frame_len = d->d_size;
+            }
         } else if ((sh.sh_flags & SHF_COMPRESSED) && !t->dwarf_skip) {
             check_compression(t, elf, scn, shstrndx, &sh);
         } else if (sh.sh_type == SHT_NOTE && !t->build_id) {

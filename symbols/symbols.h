@@ -5,6 +5,7 @@
 #ifndef CMPROF_SYMBOLS_H
 #define CMPROF_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,15 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n);
 /* 1 when the code at addr is A32 (ARM state), by the ELF's mapping symbols ($a, $t); 0 for Thumb,
  * data, or an ELF without them (Cortex-M code is all Thumb). */
 int sym_is_arm(const struct sym_table *t, uint32_t addr);
+
+/* Walk a halted core's stack with the ELF's call-frame information (.debug_frame): regs are r0-r15
+ * as read from the core, read32 reads a word of its memory (false: unreadable). Writes up to max
+ * frames to out, the innermost caller first: each a call site (an address inside the call
+ * instruction), or the interrupted instruction where an exception handler's caller was on the
+ * main stack. Stops where the information ends, a read fails or the stack does not grow back.
+ * Returns how many it wrote. */
+size_t sym_unwind(struct sym_table *t, const uint32_t regs[16],
+                  bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max);
 
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);

@@ -242,6 +242,8 @@ void sym_close(struct sym_table *t)
         free(t->code.v[i].bytes);
     free(t->code.v);
     free(t->build_id);
+    free(t->debug_frame);
+    symt_frames_free(t);
     free(t->cache);
     symt_ptrmap_free(&t->demangled);
     dwarf_close(t->reader);

@@ -204,10 +204,16 @@ struct sym_table {
     bool vectors_named;
     uint8_t *build_id;
     size_t build_id_len;
+    uint8_t *debug_frame;      /* .debug_frame's bytes (call-frame information), or NULL */
+    size_t debug_frame_len;
+    struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
+    bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
     struct cache_slot *cache;
     size_t cache_cap, cache_used;
 };
+
+void symt_frames_free(struct sym_table *t);
 
 /* ELF part: sections, code bytes, build-id, function symbols. False on a malformed ELF or no
  * memory, with the reason in t->warning. */

@@ -5,6 +5,7 @@ numbers from the target description, clear errors for refusals and silence, and 
 running (detached) at the end. The real server (QEMU's gdbstub) is the gdb_loops scenario.
 Prints one ok/FAIL line per check."""
 import json
+import re
 import os
 import socket
 import tty
@@ -63,8 +64,9 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None):
+                 serial=False, memory=None, regs=None):
         self.memory = memory or {}  # address -> bytes, for 'm' packets
+        self.regs = regs  # r0..r15 for 'g' (the pc replaced by the sample's), or None: 'g' unsupported
         self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
         self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
         self.log, self.nacks, self.samples = [], 0, 0
@@ -169,6 +171,10 @@ class FakeServer:
                             self.last = frame(text)  # what a '-' gets
                             continue
                         self.reply(conn, text, noack)
+                    elif pkt == "g" and self.regs:
+                        regs = list(self.regs)
+                        regs[15] = self.pcs[(self.samples - 1) % len(self.pcs)]
+                        self.reply(conn, "".join(r.to_bytes(4, "little").hex() for r in regs + [0x01000000]), noack)
                     elif pkt.startswith("m"):
                         addr, length = (int(x, 16) for x in pkt[1:].split(","))
                         data = self.memory.get(addr)
@@ -288,6 +294,33 @@ def main():
         code, j, err = sample(srv, "--samples", "10", "--task-var", "current_task", "--by", "task", elf=ELF_TASKS)
         check("gdb --task-var to a void *: samples kept under the task pointer, 'give --task-name-offset' said",
               code == 0 and j.get("total") == 10 and "give --task-name-offset" in err, "exit %d, %s" % (code, err))
+    # call stacks: the registers and the stack of a core halted in hot_a (a leaf: its caller is in
+    # LR), called from main (which saved its LR on the stack, at whatever offset its CFI says)
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", ELF], capture_output=True, text=True).stdout
+    calls = [int(m.group(1), 16) + 4 for m in re.finditer(r"^ *([0-9a-f]+):\s+[0-9a-f ]+\s+bl\s+[0-9a-f]+ <hot_a>",
+                                                            dis, re.M)]
+    after_main = [int(m.group(1), 16) + 4 for m in re.finditer(r"^ *([0-9a-f]+):\s+[0-9a-f ]+\s+bl\s+[0-9a-f]+ <main>",
+                                                                dis, re.M)]
+    sp = 0x20001000
+    regs = [0] * 13 + [sp, (calls[0] if calls else 0) | 1, 0]
+    stack = b"".join(((after_main[0] if after_main else 0) | 1).to_bytes(4, "little") for _ in range(16))
+    srv = FakeServer([a + 4, a + 6], memory={sp: stack}, regs=regs)
+    code, j, err = sample(srv, "--samples", "50", "--stack-depth", "4", output=("-o", "json"))
+    work = next((x for x in j.get("rows", []) if x["name"] == "hot_a"), {})
+    check("gdb --stack-depth: r0-r15 ('g') and the stack ('m' at SP) read at each halt, walked with .debug_frame: "
+          "hot_a's caller is main in every sample",
+          code == 0 and j.get("total") == 50 and [(x["name"], x["samples"]) for x in work.get("callers", [])] ==
+          [("main", 50)] and sum(1 for p in srv.log if p == "g") == 50 and
+          sum(1 for p in srv.log if p == "m%x,200" % sp) == 50,
+          "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
+    r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
+                       text=True, timeout=20)
+    check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
+          r.stderr.strip())
+    srv = FakeServer([a + 4])
+    code, j, err = sample(srv, "--samples", "20")
+    check("gdb: a server without 'g': samples go on without stacks, and it says so",
+          code == 0 and j.get("total") == 20 and "no call stacks" in err, "exit %d, %s" % (code, err.strip()))
     r = subprocess.run([TOOL, "--batch", "--task-var", "no_such_variable", "gdb:127.0.0.1:1", ELF],
                        capture_output=True, text=True, timeout=20)
     check("gdb --task-var naming no variable: refused, naming it", r.returncode == 2 and

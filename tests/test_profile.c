@@ -132,6 +132,46 @@ static void test_idle_share(void)
     prof_free(p);
 }
 
+/* Call stacks: who calls a function and what it calls, and the folded stacks from root to leaf. */
+static char folded_out[4096];
+
+static void collect_folded(void *ctx, const char *stack, double count)
+{
+    (void)ctx;
+    size_t n = strlen(folded_out);
+    snprintf(folded_out + n, sizeof folded_out - n, "%s %.0f\n", stack, count);
+}
+
+static void test_call_stacks(void)
+{
+    struct prof *p = prof_new(NULL);
+    const uint32_t from_b[] = {0x08000200u, 0x08000400u}, from_c[] = {0x08000300u, 0x08000400u};
+    for (int i = 0; i < 4; i++) {
+        prof_add_pc(p, 0x08000100u, false, 0);
+        prof_add_stack(p, 0x08000100u, i < 3 ? from_b : from_c, 2, false, 0);
+    }
+    prof_add_pc(p, 0x08000200u, false, 0);
+    prof_add_stack(p, 0x08000200u, from_b + 1, 1, false, 0);
+    CHECK(prof_has_stacks(p) && prof_stack_samples(p) == 5);
+    const struct prof_call *c;
+    double total;
+    size_t n = prof_calls(p, "0x08000100", true, &c, &total);
+    CHECK(n == 2 && total == 4 && strcmp(c[0].name, "0x08000200") == 0 && c[0].samples == 3 &&
+          fabs(c[0].share - 0.75) < 1e-12 && strcmp(c[1].name, "0x08000300") == 0 && c[1].lo95 > 0);
+    n = prof_calls(p, "0x08000200", false, &c, &total); /* its callee, and its own samples */
+    CHECK(n == 2 && total == 4 && strcmp(c[0].name, "0x08000100") == 0 && c[0].samples == 3 &&
+          strcmp(c[1].name, PROF_SELF) == 0 && c[1].samples == 1);
+    n = prof_calls(p, "0x08000400", true, &c, &total);
+    CHECK(n == 1 && strcmp(c[0].name, PROF_STACK_END) == 0 && total == 5);
+    folded_out[0] = '\0';
+    prof_folded(p, false, false, collect_folded, NULL);
+    CHECK(strstr(folded_out, "0x08000400;0x08000200;0x08000100 3\n") &&
+          strstr(folded_out, "0x08000400;0x08000300;0x08000100 1\n") && strstr(folded_out, "0x08000400;0x08000200 1\n"));
+    prof_reset(p);
+    CHECK(!prof_has_stacks(p));
+    prof_free(p);
+}
+
 /* Hundreds of tasks named and re-announced: each name is a lookup, not a pass over all tasks. */
 static void test_many_tasks(void)
 {
@@ -348,6 +388,7 @@ int main(void)
     RUN_TEST(test_reused_tag_keeps_each_tasks_samples);
     RUN_TEST(test_many_tasks);
     RUN_TEST(test_idle_share);
+    RUN_TEST(test_call_stacks);
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
     RUN_TEST(test_batch_equals_one_by_one);

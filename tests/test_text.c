@@ -115,6 +115,16 @@ static void test_sections(void)
     CHECK(strstr(log_a.buf, "t=8/0 s=0 i=3 k=1 v=db2 c=0 3506/3600/3506000") != NULL);
 }
 
+/* A halting source's call stack line: after its sample's block, which it closes. */
+static void test_stack_line(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=1\np 08000100\nstack 08000100 08000200 08000300\nstack 0800zz00\n", &log_a, &d);
+    CHECK(log_a.count[EV_PCS] == 0 && log_a.count[EV_PC] == 1 && log_a.count[EV_STACK] == 1 && d.stats.bad_lines == 1);
+    const char *pc = strstr(log_a.buf, "a=08000100"), *st = strstr(log_a.buf, "a=08000100 t=0/0 s=0 i=0 k=0 v=0 c=2");
+    CHECK(pc && st && pc < st); /* the sample comes before its stack */
+}
+
 static void test_long_line(void)
 {
     static char s[TEXT_LINE_MAX * 3];
@@ -296,6 +306,7 @@ int main(void)
     RUN_TEST(test_capture_starting_mid_block);
     RUN_TEST(test_unterminated_last_line);
     RUN_TEST(test_sections);
+    RUN_TEST(test_stack_line);
     RUN_TEST(test_long_line);
     RUN_TEST(test_chunk_invariance);
     RUN_TEST(test_both_check_kinds_decode);

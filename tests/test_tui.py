@@ -462,10 +462,12 @@ def demo_a_test():
 
 
 def gdb_test():
-    """Issue 8: the live view on firmware with no cmprof code, sampled through QEMU's gdbstub."""
+    """Issue 8: the live view on firmware with no cmprof code, sampled through QEMU's gdbstub, with
+    call stacks walked while the core is halted: the caller view of work() (7 calls in caller_a for
+    3 in caller_b)."""
     sys.path.insert(0, os.path.join(ROOT, "scenarios"))
     import scen
-    sc = scen.scenario("gdb_live", "plain", lib=False, PASSES=100000000)  # runs for minutes
+    sc = scen.scenario("gdb_live", "callers", lib=False, ROUNDS=100000000)  # runs for minutes
     elf = scen.build(sc)
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
@@ -479,13 +481,28 @@ def gdb_test():
     try:
         tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34",
              "%s gdb:127.0.0.1:%d %s; echo exited $?; sleep 5" % (TOOL, port, elf))
-        got = wait_for(s, r"hot_c", 20)
+        got = wait_for(s, r"\bcaller_b\b", 20)
         head = (got or screen(s)).splitlines()[:2]
         check("gdb: a live profile of firmware with no cmprof code, through QEMU's gdbstub",
-              got is not None and re.search(r"\bhot_a\b", got) and re.search(r"\bhot_b\b", got), " | ".join(head))
+              got is not None and re.search(r"\bwork\b", got) and re.search(r"\bcaller_a\b", got), " | ".join(head))
         got = wait_for(s, r"connected, \d+ halts/s, core halted \d+\.\d %", 10)
         check("gdb: the header shows the achieved rate and the intrusion", got is not None,
               (got or screen(s)).splitlines()[0])
+        time.sleep(3)  # a few thousand samples
+        keys(s, "Home", "c")
+        got = wait_for(s, r"called by[\s\S]*caller_a[\s\S]*caller_b[\s\S]*work calls", 10)
+        shares = {m.group(2): float(m.group(1)) for m in re.finditer(r"(\d+\.\d\d)% \[[^]]*\]\s+\d+\s+(caller_[ab])",
+                                                                      got or "")}
+        check("gdb: key c on work(): the caller view, caller_a about 70 % and caller_b about 30 % of its samples",
+              got is not None and "calls of work" in got and set(shares) == {"caller_a", "caller_b"} and
+              60 <= shares["caller_a"] <= 80 and 20 <= shares["caller_b"] <= 40,
+              " | ".join(ln.strip() for ln in (got or screen(s)).splitlines()[4:12]))
+        keys(s, "Down", "Enter")
+        got = wait_for(s, r"calls of caller_[ab][\s\S]*called by[\s\S]*\bmain\b", 10)
+        check("gdb: Enter on a caller follows it: its own callers (main) and callees (work)",
+              got is not None and re.search(r"caller_[ab] calls[\s\S]*\bwork\b", got),
+              " | ".join(ln.strip() for ln in (got or screen(s)).splitlines()[4:12]))
+        keys(s, "Escape")
         keys(s, "q")
         got = wait_for(s, r"^exited 0", 10)
         check("gdb: q quits at once, and QEMU lives on (the target was left running)",

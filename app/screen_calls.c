@@ -1,0 +1,82 @@
+/* The call screen (key c): who calls the selected function and what it calls, from the samples'
+ * call stacks (a gdb: source walks them while the core is halted), each with its share and 95 %
+ * interval. Enter follows a row to that function's own callers and callees. */
+#include "draw.h"
+#include "view_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Both lists, callers first: row i of the screen's selection. Returns how many there are. */
+static size_t calls_of(struct view *v, int i, const struct prof_call **row)
+{
+    struct prof *p = view_current_prof(v);
+    const struct prof_call *c;
+    double total;
+    size_t up = prof_calls(p, v->calls_func, true, &c, &total);
+    if (row && i >= 0 && (size_t)i < up)
+        *row = &c[i];
+    size_t down = prof_calls(p, v->calls_func, false, &c, &total);
+    if (row && i >= 0 && (size_t)i >= up && (size_t)i < up + down)
+        *row = &c[(size_t)i - up];
+    return up + down;
+}
+
+int view_calls_count(struct view *v)
+{
+    return (int)calls_of(v, -1, NULL);
+}
+
+void view_calls_follow(struct view *v)
+{
+    const struct prof_call *row = NULL;
+    calls_of(v, v->sel, &row);
+    if (!row || strcmp(row->name, PROF_SELF) == 0 || strcmp(row->name, PROF_STACK_END) == 0)
+        return;
+    snprintf(v->calls_func, sizeof v->calls_func, "%s", row->name);
+    v->sel = v->top = 0;
+}
+
+static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int first_index)
+{
+    struct prof *p = view_current_prof(v);
+    const struct prof_call *c;
+    double total;
+    size_t n = prof_calls(p, v->calls_func, up, &c, &total);
+    const char *fn = view_shown_name(v, v->calls_func);
+    if (up)
+        vb_putf(b, 0, y++, VA_BOLD, "called by (%.0f samples with %s on their stack)", total, fn);
+    else
+        vb_putf(b, 0, y++, VA_BOLD, "%s calls", fn);
+    int bar = b->w >= 100 ? 24 : 12;
+    for (size_t k = 0; k < n && y < bottom; k++, y++) {
+        int idx = first_index + (int)k;
+        uint8_t attr = idx == v->sel ? VA_SELECT : VA_NORMAL;
+        vb_bar(b, 0, y, bar, c[k].share, c[k].lo95, c[k].hi95, v->unicode);
+        int x = vb_putf(b, bar, y, attr, " %6.2f%% [%5.1f-%5.1f] %8.0f  ", 100 * c[k].share, 100 * c[k].lo95,
+                    100 * c[k].hi95, c[k].samples);
+        vb_put(b, x, y, attr, view_shown_name(v, c[k].name));
+    }
+    if (!n && y < bottom)
+        vb_put(b, 2, y++, VA_DIM, "-");
+    return y + 1;
+}
+
+void view_render_calls(struct view *v, struct vbuf *b, int y0)
+{
+    struct prof *p = view_current_prof(v);
+    vb_putf(b, 0, y0, VA_TITLE, "calls of %s", view_shown_name(v, v->calls_func));
+    vb_fill_attr(b, y0, VA_TITLE);
+    if (!prof_has_stacks(p)) {
+        vb_put(b, 0, y0 + 1, VA_DIM, "no call stacks: they come from a gdb: source, walked while the core is halted "
+                                     "(--stack-depth N, default 16)");
+        return;
+    }
+    const struct prof_call *c;
+    double total;
+    size_t up = prof_calls(p, v->calls_func, true, &c, &total);
+    int bottom = b->h - 2;
+    int y = list(v, b, y0 + 1, bottom, true, 0);
+    if (y < bottom)
+        list(v, b, y, bottom, false, (int)up);
+}

@@ -1,0 +1,137 @@
+/* Distinct call stacks and their sample counts (see stacks.h): the frames of all stacks in one
+ * array, the stacks in another, found again through an open-addressing hash. */
+#include "stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct rec {
+    uint32_t pc, task, tag;
+    bool has_tag;
+    size_t first, n; /* its callers in frames[] */
+    uint64_t hash;
+    double count;
+};
+
+struct stacks {
+    struct rec *recs;
+    size_t n_recs, cap_recs;
+    uint32_t *frames;
+    size_t n_frames, cap_frames;
+    size_t *index; /* 1 + record, 0: empty; a power of two, at most half full */
+    size_t cap_index;
+    double samples;
+};
+
+struct stacks *stacks_new(void)
+{
+    return calloc(1, sizeof(struct stacks));
+}
+
+void stacks_free(struct stacks *s)
+{
+    if (!s)
+        return;
+    free(s->recs);
+    free(s->frames);
+    free(s->index);
+    free(s);
+}
+
+void stacks_reset(struct stacks *s)
+{
+    s->n_recs = s->n_frames = 0;
+    s->samples = 0;
+    if (s->index)
+        memset(s->index, 0, s->cap_index * sizeof *s->index);
+}
+
+static uint64_t hash_of(const struct stack *st)
+{
+    uint64_t h = 1469598103934665603ull ^ st->pc ^ ((uint64_t)st->task << 32) ^ ((uint64_t)st->tag << 7);
+    for (size_t i = 0; i < st->n; i++)
+        h = (h ^ st->callers[i]) * 1099511628211ull;
+    return (h ^ st->has_tag) * 1099511628211ull;
+}
+
+static bool same(const struct stacks *s, const struct rec *r, const struct stack *st, uint64_t h)
+{
+    return r->hash == h && r->pc == st->pc && r->n == st->n && r->task == st->task && r->tag == st->tag &&
+           r->has_tag == st->has_tag &&
+           (!st->n || memcmp(s->frames + r->first, st->callers, st->n * sizeof *st->callers) == 0);
+}
+
+static bool grow_index(struct stacks *s)
+{
+    size_t cap = s->cap_index ? s->cap_index * 2 : 256;
+    size_t *idx = calloc(cap, sizeof *idx);
+    if (!idx)
+        return false;
+    for (size_t i = 0; i < s->n_recs; i++) {
+        size_t k = (size_t)s->recs[i].hash & (cap - 1);
+        while (idx[k])
+            k = (k + 1) & (cap - 1);
+        idx[k] = i + 1;
+    }
+    free(s->index);
+    s->index = idx;
+    s->cap_index = cap;
+    return true;
+}
+
+bool stacks_add(struct stacks *s, const struct stack *st)
+{
+    if ((s->n_recs + 1) * 2 > s->cap_index && !grow_index(s))
+        return false;
+    uint64_t h = hash_of(st);
+    size_t k = (size_t)h & (s->cap_index - 1);
+    for (; s->index[k]; k = (k + 1) & (s->cap_index - 1)) {
+        struct rec *r = &s->recs[s->index[k] - 1];
+        if (same(s, r, st, h)) {
+            r->count += st->count;
+            s->samples += st->count;
+            return true;
+        }
+    }
+    if (s->n_recs == s->cap_recs) {
+        size_t cap = s->cap_recs ? s->cap_recs * 2 : 64;
+        struct rec *r = realloc(s->recs, cap * sizeof *r);
+        if (!r)
+            return false;
+        s->recs = r;
+        s->cap_recs = cap;
+    }
+    if (s->n_frames + st->n > s->cap_frames) {
+        size_t cap = s->cap_frames ? s->cap_frames : 256;
+        while (cap < s->n_frames + st->n)
+            cap *= 2;
+        uint32_t *f = realloc(s->frames, cap * sizeof *f);
+        if (!f)
+            return false;
+        s->frames = f;
+        s->cap_frames = cap;
+    }
+    if (st->n)
+        memcpy(s->frames + s->n_frames, st->callers, st->n * sizeof *st->callers);
+    s->recs[s->n_recs] = (struct rec){st->pc, st->task, st->tag, st->has_tag, s->n_frames, st->n, h, st->count};
+    s->n_frames += st->n;
+    s->index[k] = ++s->n_recs;
+    s->samples += st->count;
+    return true;
+}
+
+size_t stacks_distinct(const struct stacks *s)
+{
+    return s ? s->n_recs : 0;
+}
+
+double stacks_samples(const struct stacks *s)
+{
+    return s ? s->samples : 0;
+}
+
+void stacks_get(const struct stacks *s, size_t i, struct stack *out)
+{
+    const struct rec *r = &s->recs[i];
+    *out = (struct stack){r->pc, s->frames + r->first, r->n, r->task, r->tag, r->has_tag, r->count};
+}

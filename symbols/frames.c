@@ -1,0 +1,340 @@
+/* Call frames: the ELF's .debug_frame (DWARF call-frame information) read with a bounds-checked
+ * cursor, and the unwinder that walks a halted core's stack with it. libdwarf is not used here:
+ * the unwinder runs in this process on every halt, where a crash in libdwarf could not be
+ * contained as the DWARF reader's child contains it; anything unexpected ends the walk instead. */
+#include "rawdwarf.h"
+
+#include <stdlib.h>
+
+#define REMEMBER_MAX 8 /* DW_CFA_remember_state depth */
+
+struct fde {
+    uint32_t lo, hi;        /* the code it covers */
+    uint32_t cie;           /* offset of its CIE in .debug_frame */
+    uint32_t ins, ins_end;  /* its instructions */
+};
+
+struct cie {
+    uint32_t code_align;
+    int32_t data_align;
+    uint32_t ra_reg;
+    uint32_t ins, ins_end; /* initial instructions */
+};
+
+/* The register rules at one address: CFA = reg + offset; saved registers at CFA + offset. */
+struct rules {
+    uint32_t cfa_reg;
+    int32_t cfa_off;
+    uint16_t saved; /* bit r: r is saved */
+    int32_t off[16];
+};
+
+struct frames {
+    const uint8_t *sec;
+    size_t len;
+    struct fde *fdes; /* sorted by lo */
+    size_t n_fdes;
+};
+
+static int cmp_fde(const void *a, const void *b)
+{
+    const struct fde *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Index every FDE of the section (32-bit DWARF, 4-byte addresses, as ARM toolchains write it);
+ * entries of any other shape are skipped. */
+static void index_fdes(struct frames *f)
+{
+    size_t cap = 0;
+    struct cur c = {f->sec, f->sec + f->len, false};
+    while (!c.bad && c.p < c.end) {
+        uint32_t at = (uint32_t)(c.p - f->sec);
+        uint64_t length = cur_fixed(&c, 4);
+        if (c.bad || length == 0xffffffffu || length > (uint64_t)(c.end - c.p))
+            break; /* 64-bit DWARF, or damage: what came before is kept */
+        struct cur e = {c.p, c.p + length, false};
+        c.p += length;
+        uint32_t id = (uint32_t)cur_fixed(&e, 4);
+        if (id == 0xffffffffu)
+            continue; /* a CIE: read when an FDE needs it */
+        struct fde d;
+        d.cie = id;
+        d.lo = (uint32_t)cur_fixed(&e, 4) & ~1u;
+        uint32_t range = (uint32_t)cur_fixed(&e, 4);
+        if (e.bad || d.cie >= at || range == 0 || d.lo + range < d.lo)
+            continue;
+        d.hi = d.lo + range;
+        d.ins = (uint32_t)(e.p - f->sec);
+        d.ins_end = (uint32_t)(e.end - f->sec);
+        if (f->n_fdes == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            struct fde *n = realloc(f->fdes, ncap * sizeof *n);
+            if (!n)
+                break;
+            f->fdes = n;
+            cap = ncap;
+        }
+        f->fdes[f->n_fdes++] = d;
+    }
+    if (f->n_fdes)
+        qsort(f->fdes, f->n_fdes, sizeof *f->fdes, cmp_fde);
+}
+
+static bool read_cie(const struct frames *f, uint32_t off, struct cie *ci)
+{
+    struct cur c = {f->sec + off, f->sec + f->len, false};
+    uint64_t length = cur_fixed(&c, 4);
+    if (c.bad || length > (uint64_t)(c.end - c.p))
+        return false;
+    c.end = c.p + length;
+    if (cur_fixed(&c, 4) != 0xffffffffu)
+        return false;
+    uint8_t version = (uint8_t)cur_fixed(&c, 1);
+    if (version != 1 && version != 3 && version != 4)
+        return false;
+    if (!cur_need(&c, 1) || *c.p != 0) /* an augmentation: not in .debug_frame from GCC */
+        return false;
+    c.p++;
+    if (version == 4 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0))
+        return false; /* address size 4, no segment selector */
+    ci->code_align = (uint32_t)cur_uleb(&c);
+    ci->data_align = (int32_t)cur_sleb(&c);
+    ci->ra_reg = version == 1 ? (uint32_t)cur_fixed(&c, 1) : (uint32_t)cur_uleb(&c);
+    ci->ins = (uint32_t)(c.p - f->sec);
+    ci->ins_end = (uint32_t)(c.end - f->sec);
+    return !c.bad && ci->code_align;
+}
+
+/* Run CFA instructions from `from` to `to` while the location stays at or below pc. Returns false
+ * on an instruction this unwinder does not follow (expressions, registers kept in registers). */
+static bool run(const struct frames *f, const struct cie *ci, uint32_t from, uint32_t to, uint32_t pc,
+                uint32_t *loc, struct rules *r, const struct rules *initial)
+{
+    struct rules stack[REMEMBER_MAX];
+    int depth = 0;
+    struct cur c = {f->sec + from, f->sec + to, false};
+    while (!c.bad && c.p < c.end) {
+        uint8_t op = (uint8_t)cur_fixed(&c, 1);
+        uint32_t advance = 0, reg = 0;
+        int64_t off = 0;
+        switch (op >> 6) {
+        case 1: /* DW_CFA_advance_loc */
+            advance = (op & 0x3fu) * ci->code_align;
+            break;
+        case 2: /* DW_CFA_offset */
+            reg = op & 0x3fu;
+            off = (int64_t)cur_uleb(&c) * ci->data_align;
+            if (reg < 16) {
+                r->saved |= (uint16_t)(1u << reg);
+                r->off[reg] = (int32_t)off;
+            }
+            continue;
+        case 3: /* DW_CFA_restore */
+            reg = op & 0x3fu;
+            if (reg < 16) {
+                r->saved = (uint16_t)((r->saved & ~(1u << reg)) | (initial->saved & (1u << reg)));
+                r->off[reg] = initial->off[reg];
+            }
+            continue;
+        default:
+            switch (op) {
+            case 0x00: /* nop */
+                continue;
+            case 0x01: /* set_loc */
+                *loc = (uint32_t)cur_fixed(&c, 4) & ~1u;
+                if (*loc > pc)
+                    return true;
+                continue;
+            case 0x02:
+                advance = (uint32_t)cur_fixed(&c, 1) * ci->code_align;
+                break;
+            case 0x03:
+                advance = (uint32_t)cur_fixed(&c, 2) * ci->code_align;
+                break;
+            case 0x04:
+                advance = (uint32_t)cur_fixed(&c, 4) * ci->code_align;
+                break;
+            case 0x05: /* offset_extended */
+            case 0x11: /* offset_extended_sf */
+                reg = (uint32_t)cur_uleb(&c);
+                off = op == 0x05 ? (int64_t)cur_uleb(&c) * ci->data_align : cur_sleb(&c) * ci->data_align;
+                if (reg < 16) {
+                    r->saved |= (uint16_t)(1u << reg);
+                    r->off[reg] = (int32_t)off;
+                }
+                continue;
+            case 0x06: /* restore_extended */
+                reg = (uint32_t)cur_uleb(&c);
+                if (reg < 16) {
+                    r->saved = (uint16_t)((r->saved & ~(1u << reg)) | (initial->saved & (1u << reg)));
+                    r->off[reg] = initial->off[reg];
+                }
+                continue;
+            case 0x07: /* undefined */
+            case 0x08: /* same_value */
+                reg = (uint32_t)cur_uleb(&c);
+                if (reg < 16)
+                    r->saved = (uint16_t)(r->saved & ~(1u << reg));
+                continue;
+            case 0x0a: /* remember_state */
+                if (depth == REMEMBER_MAX)
+                    return false;
+                stack[depth++] = *r;
+                continue;
+            case 0x0b: /* restore_state */
+                if (depth == 0)
+                    return false;
+                *r = stack[--depth];
+                continue;
+            case 0x0c: /* def_cfa */
+                r->cfa_reg = (uint32_t)cur_uleb(&c);
+                r->cfa_off = (int32_t)cur_uleb(&c);
+                continue;
+            case 0x0d: /* def_cfa_register */
+                r->cfa_reg = (uint32_t)cur_uleb(&c);
+                continue;
+            case 0x0e: /* def_cfa_offset */
+                r->cfa_off = (int32_t)cur_uleb(&c);
+                continue;
+            case 0x12: /* def_cfa_sf */
+                r->cfa_reg = (uint32_t)cur_uleb(&c);
+                r->cfa_off = (int32_t)(cur_sleb(&c) * ci->data_align);
+                continue;
+            case 0x13: /* def_cfa_offset_sf */
+                r->cfa_off = (int32_t)(cur_sleb(&c) * ci->data_align);
+                continue;
+            case 0x2e: /* GNU_args_size */
+                cur_uleb(&c);
+                continue;
+            default: /* expressions, register-in-register rules, vendor extensions */
+                return false;
+            }
+        }
+        if (*loc + advance > pc)
+            return true; /* the row for pc is the one built so far */
+        *loc += advance;
+    }
+    return !c.bad;
+}
+
+static struct frames *frames_of(struct sym_table *t)
+{
+    if (!t->frames && t->debug_frame && !t->frames_failed) {
+        struct frames *f = calloc(1, sizeof *f);
+        if (!f) {
+            t->frames_failed = true;
+            return NULL;
+        }
+        f->sec = t->debug_frame;
+        f->len = t->debug_frame_len;
+        index_fdes(f);
+        t->frames = f;
+    }
+    return t->frames;
+}
+
+/* The register rules at pc; false when no FDE covers it or its instructions are not followed. */
+static bool rules_at(struct sym_table *t, uint32_t pc, struct rules *r)
+{
+    struct frames *f = frames_of(t);
+    if (!f || !f->n_fdes)
+        return false;
+    size_t lo = 0, hi = f->n_fdes;
+    while (lo < hi) { /* the last FDE starting at or before pc */
+        size_t mid = (lo + hi) / 2;
+        if (f->fdes[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || pc >= f->fdes[lo - 1].hi)
+        return false;
+    const struct fde *d = &f->fdes[lo - 1];
+    struct cie ci;
+    if (!read_cie(f, d->cie, &ci))
+        return false;
+    memset(r, 0, sizeof *r);
+    r->cfa_reg = 13; /* sp */
+    uint32_t loc = d->lo;
+    struct rules initial;
+    memset(&initial, 0, sizeof initial);
+    if (!run(f, &ci, ci.ins, ci.ins_end, UINT32_MAX, &loc, r, &initial))
+        return false;
+    initial = *r;
+    loc = d->lo;
+    return run(f, &ci, d->ins, d->ins_end, pc, &loc, r, &initial) && r->cfa_reg < 16;
+}
+
+void symt_frames_free(struct sym_table *t)
+{
+    struct frames *f = t->frames;
+    if (f)
+        free(f->fdes);
+    free(f);
+    t->frames = NULL;
+}
+
+#define EXC_RETURN_MIN 0xFFFFFF00u /* a return address this high is an exception return code */
+
+size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
+                  bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max)
+{
+    uint32_t r[16];
+    memcpy(r, regs_in, sizeof r);
+    size_t n = 0;
+    uint32_t pc = r[15] & ~1u, prev_sp = r[13];
+    bool leaf = true; /* pc is where the core stopped (not a return address), and LR is live */
+    while (n < max) {
+        struct rules ru;
+        /* a return address lies after its call: the call's own row is the one before it */
+        if (!rules_at(t, leaf ? pc : pc - 2u, &ru))
+            break;
+        uint32_t cfa = r[ru.cfa_reg] + (uint32_t)ru.cfa_off;
+        if (cfa < prev_sp || (!leaf && cfa == prev_sp))
+            break; /* the stack only grows back up: anything else is a loop or garbage */
+        prev_sp = cfa;
+        uint32_t saved[16];
+        memcpy(saved, r, sizeof saved);
+        bool ok = true;
+        for (unsigned k = 0; k < 16 && ok; k++)
+            if (ru.saved & (1u << k))
+                ok = read32(ctx, cfa + (uint32_t)ru.off[k], &saved[k]);
+        if (!ok)
+            break;
+        uint32_t ret = saved[14]; /* the return address: the saved LR, or LR itself in a leaf */
+        if (!(ru.saved & (1u << 14)) && !leaf)
+            break; /* LR neither saved nor live: this frame cannot be left */
+        memcpy(r, saved, sizeof r);
+        r[13] = cfa;
+        if (ret >= EXC_RETURN_MIN) {
+            /* an exception handler's caller is the interrupted code: its frame was stacked on the
+             * main stack at the CFA (a process-stack frame is not followed: PSP is not read) */
+            uint32_t f[8];
+            if (ret & 4u)
+                break;
+            for (unsigned k = 0; k < 8 && ok; k++)
+                ok = read32(ctx, cfa + 4u * k, &f[k]);
+            if (!ok)
+                break;
+            r[0] = f[0], r[1] = f[1], r[2] = f[2], r[3] = f[3], r[12] = f[4], r[14] = f[5];
+            r[13] = cfa + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + ((ret & 0x10u) ? 0u : 72u);
+            pc = f[6] & ~1u;
+            if (!pc)
+                break;
+            out[n++] = pc; /* the interrupted instruction itself, not a call site */
+            leaf = true;   /* its LR is live again */
+            r[15] = pc;
+            prev_sp = r[13] - 1u; /* the interrupted frame's CFA may equal its SP */
+            continue;
+        }
+        uint32_t next = ret & ~1u;
+        if (next < 2u)
+            break;
+        out[n++] = next - 2u; /* inside the call instruction (2 or 4 bytes, Thumb or ARM) */
+        pc = next;
+        r[15] = next;
+        leaf = false;
+    }
+    return n;
+}
