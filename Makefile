@@ -60,7 +60,7 @@ SAMPLER_user_jitter := -DCMPROF_PORT=CMPROF_PORT_USER -DCMPROF_JITTER=255
 SAMPLER_none := -DCMPROF_RING_N=16
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
-FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
+FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h) tests/evlog.h
 
 # test name -> sources and flags

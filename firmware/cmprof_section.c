@@ -222,6 +222,20 @@ static void put_u64(cmprof_putc_fn putc, uint64_t v)
         putc(buf[--k]);
 }
 
+/* " cur=C min=A max=B sum=S" and the line's end */
+static void put_stats(cmprof_putc_fn putc, uint32_t cur, uint32_t min, uint32_t max, uint64_t sum)
+{
+    put_str(putc, " cur=");
+    put_u64(putc, cur);
+    put_str(putc, " min=");
+    put_u64(putc, min);
+    put_str(putc, " max=");
+    put_u64(putc, max);
+    put_str(putc, " sum=");
+    put_u64(putc, sum);
+    putc('\n');
+}
+
 void cmprof_sections_dump(cmprof_putc_fn putc)
 {
     for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
@@ -232,15 +246,7 @@ void cmprof_sections_dump(cmprof_putc_fn putc)
         put_u64(putc, i);
         put_str(putc, " n=");
         put_u64(putc, s->count);
-        put_str(putc, " cur=");
-        put_u64(putc, s->current);
-        put_str(putc, " min=");
-        put_u64(putc, s->min);
-        put_str(putc, " max=");
-        put_u64(putc, s->max);
-        put_str(putc, " sum=");
-        put_u64(putc, s->sum);
-        putc('\n');
+        put_stats(putc, s->current, s->min, s->max, s->sum);
 #if CMPROF_SECTION_EVENTS
         for (unsigned k = 0; k < n_events; k++) {
             const struct cmprof_stat *e = &s->events[k];
@@ -250,15 +256,7 @@ void cmprof_sections_dump(cmprof_putc_fn putc)
             put_u64(putc, k);
             put_str(putc, " ev=");
             put_u64(putc, section_events[k]);
-            put_str(putc, " cur=");
-            put_u64(putc, e->current);
-            put_str(putc, " min=");
-            put_u64(putc, e->min);
-            put_str(putc, " max=");
-            put_u64(putc, e->max);
-            put_str(putc, " sum=");
-            put_u64(putc, e->sum);
-            putc('\n');
+            put_stats(putc, e->current, e->min, e->max, e->sum);
         }
 #endif
     }

@@ -2,18 +2,10 @@
  * them (a TCB with pcTaskName, pxCurrentTCB), with the sampler and the stream on fake registers,
  * and the stream read back by the host's decoder. The kernel itself is not in this repository. */
 #include "../decode/text.h"
-#include "FreeRTOSConfig_test.h"
 #include "check.h"
 #include "evlog.h"
 #include "fake_regs.h"
-
-typedef struct tskTaskControlBlock {
-    volatile unsigned long *pxTopOfStack;
-    char pcTaskName[16];
-} TCB_t;
-
-TCB_t *volatile pxCurrentTCB;
-void *volatile cmprof_current_task;
+#include "zoo/freertos_hooks.c" /* tasks.c's view of the hooks: the same file the firmware step builds */
 
 static char out[1 << 18];
 static size_t out_len;
@@ -28,18 +20,18 @@ static void capture(char c)
 static void kernel_create(TCB_t *tcb, const char *name)
 {
     snprintf(tcb->pcTaskName, sizeof tcb->pcTaskName, "%s", name);
-    traceTASK_CREATE(tcb);
+    task_created(tcb);
 }
 
 static void kernel_switch_to(TCB_t *tcb)
 {
     pxCurrentTCB = tcb;
-    traceTASK_SWITCHED_IN();
+    task_switched();
 }
 
 static void kernel_delete(TCB_t *tcb)
 {
-    traceTASK_DELETE(tcb);
+    task_deleted(tcb);
 }
 
 /* Samples per task name, as the host attributes them: a sample's tag takes the name last given. */

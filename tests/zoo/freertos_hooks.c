@@ -1,6 +1,7 @@
 /* The FreeRTOS adapter's macros, expanded the way the kernel's tasks.c expands them (a TCB with
- * pcTaskName, pxCurrentTCB): built by the firmware step of make test. The real kernel is not in
- * this repository; it was checked by hand against FreeRTOS-Kernel's tasks.c (see the issue note). */
+ * pcTaskName, pxCurrentTCB): built for every core by the firmware step of make test, and run on
+ * the host by tests/test_freertos.c. The real kernel is not in this repository; it was checked by
+ * hand against FreeRTOS-Kernel's tasks.c (see the issue notes). */
 #include "FreeRTOSConfig_test.h"
 
 typedef struct tskTaskControlBlock {
