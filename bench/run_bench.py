@@ -203,13 +203,14 @@ def count_bench():
 def gdb_bench():
     """Issue 8: halting samples through QEMU's gdbstub: the rate achieved, the core's halted share,
     and what the sampling costs on our side against the server's round trips."""
-    say("## 3c. Halting samples through a GDB server (QEMU's gdbstub, -singlestep; 5 s)")
+    say("## 3c. Halting samples through a GDB server (QEMU's gdbstub, -singlestep; 5 s), without and with "
+        "call stacks")
     sys.path.insert(0, os.path.join(ROOT, "scenarios"))
     import scen
     import json
     import socket
-    elf = scen.build(scen.scenario("bench_gdb", "plain", lib=False, PASSES=100000000))
-    for rate in (0, 500):
+    elf = scen.build(scen.scenario("bench_gdb", "callers", lib=False, ROUNDS=100000000))
+    for rate, depth in ((0, 0), (0, 16), (500, 16)):
         with socket.socket() as sk:
             sk.bind(("127.0.0.1", 0))
             port = sk.getsockname()[1]
@@ -218,7 +219,7 @@ def gdb_bench():
                               "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             t0 = time.perf_counter()
-            p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--duration", "5"] +
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--duration", "5", "--stack-depth", str(depth)] +
                                  (["--rate", str(rate)] if rate else []) + ["gdb:127.0.0.1:%d" % port, elf],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             _, status, ru = os.wait4(p.pid, 0)
@@ -230,10 +231,12 @@ def gdb_bench():
         n = j.get("total", 0)
         h = j.get("halting", {})
         cpu = ru.ru_utime + ru.ru_stime
-        say("    %s: %d samples, %.0f halts/s, core halted %.1f %%; cmprof-top's CPU %.3f s in %.1f s (start-up "
-            "and symbols included): %.0f us a sample against %.2f ms of wall time a sample"
-            % ("as fast as possible" if not rate else "--rate %d" % rate, n, h.get("rate", 0), h.get("halted_percent", 0),
-               cpu, wall, 1e6 * cpu / max(n, 1), 1e3 * wall / max(n, 1)))
+        halted_ms = 10.0 * h.get("halted_percent", 0) / max(h.get("rate", 0), 1)  # ms halted per sample
+        say("    %s, --stack-depth %d: %d samples, %.0f halts/s, core halted %.1f %% (%.3f ms a sample); "
+            "cmprof-top's CPU %.3f s in %.1f s (start-up and symbols included): %.0f us a sample against %.2f ms of "
+            "wall time a sample"
+            % ("as fast as possible" if not rate else "--rate %d" % rate, depth, n, h.get("rate", 0),
+               h.get("halted_percent", 0), halted_ms, cpu, wall, 1e6 * cpu / max(n, 1), 1e3 * wall / max(n, 1)))
     say()
 
 
