@@ -513,6 +513,52 @@ def gdb_test():
         q.wait()
 
 
+def gdb_demo_test():
+    """Issue 8's done-when: the demo firmware built with no cmprof code at all (NO_CMPROF), sampled
+    through QEMU's gdbstub with its tasks (--task-var) and call stacks: a live profile, the intrusion
+    in the header, and the caller view of a function."""
+    sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+    import scen
+    elf = scen.build(scen.scenario("demo_plain", "demo", lib=False, NO_CMPROF=1))
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    check("demo without the sampler: no cmprof code in the ELF", " cmprof_" not in nm and "crc32" in nm,
+          "cmprof symbols: %d" % nm.count(" cmprof_"))
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
+                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    s = "cmprof-gdb-demo"
+    tmux("kill-session", "-t", s)
+    try:
+        tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34",
+             "%s --task-var current_task --task-name-offset 4 gdb:127.0.0.1:%d %s; echo exited $?; sleep 5"
+             % (TOOL, port, elf))
+        got = wait_for(s, r"\bcrc32\b", 30)
+        check("gdb, demo without the sampler: a live profile of its functions, with the intrusion in the header",
+              got is not None and re.search(r"core halted \d+\.\d %", got),
+              " | ".join((got or screen(s)).splitlines()[:1] + (got or screen(s)).splitlines()[4:8]))
+        time.sleep(2)
+        keys(s, "/", "crc32", "Enter", "Home", "c")  # the filter leaves crc32's row first
+        got = wait_for(s, r"calls of crc32[\s\S]*called by \(\d+ samples[\s\S]*\blink_send_frame\b", 10)
+        check("gdb, demo without the sampler: key c on crc32 shows its caller, link_send_frame, from the walked stacks",
+              got is not None, " | ".join(ln.strip() for ln in (got or screen(s)).splitlines()[4:10]))
+        keys(s, "Escape", "Escape", "g", "g", "g")
+        got = wait_for(s, r"\bmotor\b[\s\S]*\blink\b|\blink\b[\s\S]*\bmotor\b", 10)
+        check("gdb, demo without the sampler: --task-var gives the task rows", got is not None,
+              " | ".join(ln.strip() for ln in screen(s).splitlines()[4:9]))
+        keys(s, "q")
+        got = wait_for(s, r"^exited 0", 10)
+        check("gdb, demo without the sampler: q quits, QEMU runs on", got is not None and q.poll() is None,
+              (got or screen(s))[-200:])
+    finally:
+        tmux("kill-session", "-t", s)
+        q.kill()
+        q.wait()
+
+
 def save_and_record_test():
     """Key o saves a snapshot named after the ELF and the time; --record keeps the raw input, whose
     replay gives the profile the live view had."""
@@ -563,6 +609,7 @@ def main():
     demo_test()
     demo_a_test()
     gdb_test()
+    gdb_demo_test()
     save_and_record_test()
     return 1 if harness.failed else 0
 

@@ -3,10 +3,20 @@
  *                 section 0, and a telemetry formatter;
  *   task "link":  frames a buffer with a CRC-32, timed as section 1, and drains the profile stream;
  *   EXTI0:        a "sensor" interrupt raised every control period, which averages samples.
- * Sampling: SysTick with jitter, streamed (CMPROF_STREAM=1, CMPROF_TAG=current_task). */
+ * Sampling: SysTick with jitter, streamed (CMPROF_STREAM=1, CMPROF_TAG=current_task).
+ * NO_CMPROF=1: the same application with no cmprof code at all, for sampling through a GDB server. */
 #include "board.h"
 #include "cmprof.h"
 #include "sched.h"
+
+#if NO_CMPROF
+#define cmprof_section_start(i) ((void)(i))
+#define cmprof_section_stop(i) ((void)(i))
+#define cmprof_stream_drain(putc, lines) ((void)(putc), (void)(lines))
+#define cmprof_stream_sections(putc) ((void)(putc))
+#define cmprof_sections_init(clock) ((void)(clock))
+#define cmprof_start(period, limit) ((void)(period), (void)(limit))
+#endif
 
 #ifndef PERIOD
 #define PERIOD 4096u /* SysTick ticks at 168 MHz, plus up to CMPROF_JITTER more */
@@ -112,6 +122,7 @@ static void link_send_frame(uint32_t seq)
 
 static void announce(void)
 {
+#if !NO_CMPROF
     const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
                                             .jitter = CMPROF_JITTER, .code_base = 0x08000000u,
                                             .section_hz = 1000000000u, .build_id_note = __build_id};
@@ -120,6 +131,7 @@ static void announce(void)
         cmprof_stream_task(board_putc, &sched_task[i], sched_task[i].name);
     cmprof_stream_section_name(board_putc, 0, "control");
     cmprof_stream_section_name(board_putc, 1, "crc_frame");
+#endif
 }
 
 static void task_link(void)
