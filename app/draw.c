@@ -157,3 +157,21 @@ int vb_wrap(struct vbuf *b, int y, uint8_t attr, const char *text)
     }
     return y;
 }
+
+int vb_sparkline(struct vbuf *b, int x, int y, const float *pts, int n, bool unicode, uint8_t attr)
+{
+    static const uint32_t levels[] = {0x2581, 0x2582, 0x2583, 0x2584, 0x2585, 0x2586, 0x2587, 0x2588};
+    static const char ascii[] = "_.-:=+*#";
+    float peak = 0;
+    for (int i = 0; i < n; i++)
+        peak = pts[i] > peak ? pts[i] : peak;
+    for (int i = 0; i < n; i++) {
+        uint32_t ch = ' ';
+        if (peak > 0 && pts[i] > 0) {
+            int level = (int)(pts[i] / peak * 7.999f);
+            ch = unicode ? levels[level] : (uint32_t)ascii[level];
+        }
+        vb_putc(b, x + i, y, ch, attr);
+    }
+    return x + n;
+}

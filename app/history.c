@@ -86,3 +86,39 @@ int history_of(const struct history *h, const char *name, float *out, int points
     }
     return points;
 }
+
+void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n)
+{
+    for (int i = 0; i < n && i < HISTORY_SECTIONS; i++) {
+        uint64_t dc = counts[i] - h->last_count[i], ds = sums[i] - h->last_sum[i];
+        /* a count that went back: the target restarted, or r reset the view's baseline */
+        bool fresh = h->len > 0 && counts[i] >= h->last_count[i] && sums[i] >= h->last_sum[i] && dc > 0;
+        h->mean[i][h->pos] = fresh ? (float)((double)ds / (double)dc) : -1.0f;
+        h->last_count[i] = counts[i];
+        h->last_sum[i] = sums[i];
+    }
+    h->pos = (h->pos + 1) % HISTORY_POINTS;
+    if (h->len < HISTORY_POINTS)
+        h->len++;
+}
+
+int section_history_of(const struct section_history *h, int i, float *out, int points)
+{
+    if (i < 0 || i >= HISTORY_SECTIONS || !h->len || points <= 0)
+        return 0;
+    for (int p = 0; p < points; p++) {
+        int a = HISTORY_POINTS * p / points, b = HISTORY_POINTS * (p + 1) / points;
+        double sum = 0;
+        int k = 0;
+        for (int s = a; s < b; s++) {
+            int age = HISTORY_POINTS - 1 - s;
+            float m = age < h->len ? h->mean[i][(h->pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS] : -1.0f;
+            if (m >= 0) {
+                sum += m;
+                k++;
+            }
+        }
+        out[p] = k ? (float)(sum / k) : -1.0f;
+    }
+    return points;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define HISTORY_POINTS 60
 #define HISTORY_ROWS 64
@@ -35,5 +36,17 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
 /* A row's last minute as `points` values, oldest first, each the mean share (0..1) of its stretch
  * of seconds, -1 where the history has not begun; returns 0 when the row has no history. */
 int history_of(const struct history *h, const char *name, float *out, int points);
+
+/* Section times over time: once a second, each section's mean run time in that second (its runs'
+ * added time over their count), -1 for a second with no run. */
+#define HISTORY_SECTIONS 32
+struct section_history {
+    float mean[HISTORY_SECTIONS][HISTORY_POINTS];
+    uint64_t last_count[HISTORY_SECTIONS], last_sum[HISTORY_SECTIONS];
+    int len, pos;
+};
+void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n);
+/* As history_of(), for section i: the mean of the seconds that had runs, -1 where none had. */
+int section_history_of(const struct section_history *h, int i, float *out, int points);
 
 #endif

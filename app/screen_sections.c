@@ -12,6 +12,7 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
     double hz = view_section_hz(v);
     /* at 80 columns: narrower name and number columns, no rate, the budget as over/limit */
     bool us = !v->ticks && hz > 0, rate = b->w >= 96, narrow = b->w < 96;
+    bool spark = b->w >= 130 && v->sect_history.len > 1; /* each second's mean time, the last minute */
     int nw = narrow ? 12 : 16, vw = narrow ? 9 : 10;
     const char *unit = us ? (v->unicode ? "\u00b5s" : "us") : "tk";
     char h_cur[16], h_min[16], h_max[16], h_mean[16];
@@ -23,8 +24,10 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
     if (rate)
         x = vb_putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
     int hw = vw + (us && v->unicode ? 1 : 0); /* printf pads by bytes: "\u00b5" is two bytes, one column */
-    vb_putf(b, x, y0, VA_TITLE, " %*s %*s %*s %*s  %s", hw, h_cur, hw, h_min, hw, h_max, hw, h_mean,
-            narrow ? "OVER/LIMIT" : "OVER BUDGET");
+    x = vb_putf(b, x, y0, VA_TITLE, " %*s %*s %*s %*s", hw, h_cur, hw, h_min, hw, h_max, hw, h_mean);
+    if (spark)
+        x = vb_putf(b, x, y0, VA_TITLE, "  %-20s", "LAST 60 s (mean)");
+    vb_putf(b, x, y0, VA_TITLE, "  %s", narrow ? "OVER/LIMIT" : "OVER BUDGET");
     vb_fill_attr(b, y0, VA_TITLE);
     double since = v->st.elapsed - v->sect_reset_at;
     int y = y0 + 1, shown = 0;
@@ -50,6 +53,14 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
             x = since > 0 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since) : vb_putf(b, x, y, attr, " %9s", "-");
         x = vb_putf(b, x, y, attr, " %*.2f %*.2f %*.2f %*.2f", vw, (double)s->current * scale, vw,
                     (double)s->min * scale, vw, (double)s->max * scale, vw, mean * scale);
+        if (spark) {
+            float pts[20];
+            if (!section_history_of(&v->sect_history, i, pts, 20))
+                for (int k = 0; k < 20; k++)
+                    pts[k] = -1.0f;
+            x = vb_put(b, x, y, attr, "  ");
+            x = vb_sparkline(b, x, y, pts, 20, v->unicode, shown == v->sel ? VA_SELECT : VA_BAR);
+        }
         if (bu && narrow)
             vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu/%.1f", (unsigned long long)v->budget_violations[i], bu->us);
         else if (bu)

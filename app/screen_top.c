@@ -46,22 +46,11 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
 /* A row's last minute, scaled to its own peak so its shape shows; blank before it had samples. */
 static int sparkline(struct view *v, struct vbuf *b, int x, int y, const char *name, uint8_t attr)
 {
-    static const uint32_t levels[] = {0x2581, 0x2582, 0x2583, 0x2584, 0x2585, 0x2586, 0x2587, 0x2588};
-    static const char ascii[] = "_.-:=+*#";
     float pts[SPARK];
     int n = history_of(&v->history, name, pts, SPARK);
-    float peak = 0;
-    for (int i = 0; i < n; i++)
-        peak = pts[i] > peak ? pts[i] : peak;
-    for (int i = 0; i < SPARK; i++) {
-        uint32_t ch = ' ';
-        if (i < n && peak > 0 && pts[i] > 0) {
-            int level = (int)(pts[i] / peak * 7.999f);
-            ch = v->unicode ? levels[level] : (uint32_t)ascii[level];
-        }
-        vb_putc(b, x + i, y, ch, attr);
-    }
-    return x + SPARK;
+    for (int i = n; i < SPARK; i++)
+        pts[i] = -1.0f;
+    return vb_sparkline(b, x, y, pts, SPARK, v->unicode, attr);
 }
 
 void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)

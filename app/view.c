@@ -112,6 +112,12 @@ void view_tick(struct view *v)
     prof_fold_overhead(v->prof, v->fold_overhead);
     size_t n = prof_rows(v->prof, v->group, v->inline_frames, &rows);
     history_tick(&v->history, rows, n, prof_total(v->prof), v->group, v->inline_frames);
+    uint64_t counts[INGEST_SECTIONS], sums[INGEST_SECTIONS];
+    for (int i = 0; i < INGEST_SECTIONS; i++) {
+        counts[i] = v->in->section[i].count;
+        sums[i] = v->in->section[i].sum;
+    }
+    section_history_tick(&v->sect_history, counts, sums, INGEST_SECTIONS);
 }
 
 void view_check_budgets(struct view *v)

@@ -80,6 +80,7 @@ struct view {
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
     struct history history;    /* each top row's share, second by second: the sparklines */
+    struct section_history sect_history; /* each section's mean time, second by second */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     bool demangle;          /* C++/Rust names demangled (key C) */

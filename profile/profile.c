@@ -934,7 +934,8 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
             }
             struct prof_call *c = &p->calls[n_calls++];
             memset(c, 0, sizeof *c);
-            bool made = other >= hex[0] && other < hex[0] + sizeof hex; /* a hex name: copied, the buffer is reused */
+            uintptr_t at_ = (uintptr_t)other, lo = (uintptr_t)hex; /* a hex name: copied, the buffer is reused */
+            bool made = at_ >= lo && at_ < lo + sizeof hex;
             if (made)
                 snprintf(c->hex, sizeof c->hex, "%s", other);
             else

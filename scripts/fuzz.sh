@@ -31,8 +31,8 @@ seed() {
     [[ -d fuzz/seeds/$t ]] && cp fuzz/seeds/$t/* "$dir"/ 2>/dev/null
     case $t in
     ingest | text)
-        for f in build/scenarios/*/uart.txt; do
-            head -c 3000 "$f" >"$dir/$(basename "$(dirname "$f")").txt"
+        for f in build/scenarios/*/uart.txt build/scenarios/*/gdb.rec; do  # gdb.rec: call stacks
+            [[ -f $f ]] && head -c 3000 "$f" >"$dir/$(basename "$(dirname "$f")")-$(basename "$f").txt"
         done ;;
     elf)
         for f in build/scenarios/{m3_loops,m0_loops,loops_inline_o2,demo,tasks}/fw.elf; do

@@ -301,6 +301,28 @@ static void test_section_events_and_ipc(void)
           strstr(t, "IPC 0.50"));
 }
 
+/* The section view's last minute: each second's mean run time as a sparkline, at wide sizes. */
+static void test_section_time_sparkline(void)
+{
+    setup();
+    in.info.present = true;
+    in.info.clock_hz = 100000000u;
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true};
+    for (int sec = 0; sec < 12; sec++) { /* 10 runs a second, slower and slower */
+        in.section[0].count += 10;
+        in.section[0].sum += 10u * (100u + 50u * (uint64_t)sec);
+        view_tick(&v);
+    }
+    view_key(&v, 't');
+    const char *t = render(&v, 140, 24);
+    CHECK(strstr(t, "LAST 60 s (mean)") != NULL);
+    const char *row = strstr(t, "control");
+    /* 11 seconds of runs, three to a cell: rising to the newest, the peak */
+    CHECK(row && strstr(row, "\u2583\u2584\u2586\u2588"));
+    t = render(&v, 80, 24);
+    CHECK(strstr(t, "LAST 60 s") == NULL); /* narrow: the column goes first */
+}
+
 static void test_sections_and_budget(void)
 {
     setup();
@@ -388,6 +410,7 @@ int main(void)
     RUN_TEST(test_empty_view_explains);
     RUN_TEST(test_sections_and_budget);
     RUN_TEST(test_section_events_and_ipc);
+    RUN_TEST(test_section_time_sparkline);
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);
     view_free(&v);
