@@ -5,6 +5,7 @@ numbers from the target description, clear errors for refusals and silence, and 
 running (detached) at the end. The real server (QEMU's gdbstub) is the gdb_loops scenario.
 Prints one ok/FAIL line per check."""
 import json
+import random
 import re
 import os
 import socket
@@ -313,6 +314,28 @@ def main():
           [("main", 50)] and sum(1 for p in srv.log if p == "g") == 50 and
           sum(1 for p in srv.log if p == "m%x,200" % sp) == 50,
           "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
+    # damaged call-frame information: random bytes over .debug_frame; a walk may stop early or go
+    # astray, the tool must go on (this file also runs under ASan in make test)
+    sh = subprocess.run(["arm-none-eabi-readelf", "-S", "-W", ELF], capture_output=True, text=True).stdout
+    m = re.search(r"\.debug_frame\s+\S+\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)", sh)
+    rng = random.Random(7)
+    results = []
+    if m:
+        off, size = int(m.group(1), 16), int(m.group(2), 16)
+        clean = open(ELF, "rb").read()
+        os.makedirs(os.path.join(ROOT, "build", "gdb-test"), exist_ok=True)
+        for k in range(24):
+            data = bytearray(clean)
+            for _ in range(rng.choice((1, 4, 32, 256))):
+                data[off + rng.randrange(size)] = rng.randrange(256)
+            path = os.path.join(ROOT, "build", "gdb-test", "frames_%d.elf" % k)
+            open(path, "wb").write(bytes(data))
+            srv = FakeServer([a + 4, a + 6, b + 2], memory={sp: stack}, regs=regs)
+            code, j, err = sample(srv, "--samples", "30", "--stack-depth", "16", elf=path)
+            results.append((code, j.get("total")))
+    check("gdb --stack-depth: 24 ELFs with random bytes over .debug_frame: every run ends well, every sample counted",
+          m is not None and results == [(0, 30)] * 24, "section %s, %s" % (m.groups() if m else None,
+                                                                             [r for r in results if r != (0, 30)][:4]))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
                        text=True, timeout=20)
     check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
