@@ -156,6 +156,9 @@ def all_scenarios():
                           PERIOD=1921, **PMU))
         s.append(scenario("%s_cost_jitter" % core, "cost", core=core, PERIOD=1691, CMPROF_JITTER=2047, **PMU))
         s.append(scenario("%s_sections" % core, "sections", core=core, SAMPLES=2000, **dict(JIT, **PMU)))
+        # the live stream with task tags, as on Cortex-M (stream_tagged)
+        s.append(scenario("%s_stream_tagged" % core, "stream", core=core, SAMPLES=10000, CMPROF_STREAM=1,
+                          CMPROF_RING_N=256, PERIOD=64, CMPROF_JITTER=4095, CMPROF_TAG="current_task", **PMU))
         # Thumb-2 code interrupted (the loops; the rest ARM), and the histogram instead of the ring
         s.append(scenario("%s_loops_thumb" % core, "loops", core=core, SAMPLES=10000, CMPROF_RING_N=16384,
                           HOT_THUMB=1, **dict(JIT, **PMU)))

@@ -937,7 +937,8 @@ def cortex_a(c):
           "taken as PPI 7 through the GICv2; the board's IRQ handler passes LR_irq - 4 to cmprof_tick). Under "
           "`-icount shift=0` a cycle is an instruction. The same apps as on Cortex-M; truth from the plugin. "
           "Also checked within 3 sigma: the loops built Thumb-2 in an ARM program (`*_loops_thumb`: Thumb code "
-          "interrupted, LR_irq - 4 all the same) and histogram mode (`*_hist`).", "",
+          "interrupted, LR_irq - 4 all the same), histogram mode (`*_hist`), and the live stream with task "
+          "tags (`*_stream_tagged`: each task's samples in its own loop only).", "",
           "| core | three loops, jittered: hot_a / hot_b / hot_c / run (truth) | worst sigma | instructions per "
           "sample: ring / ring + jitter | lockstep period 1921 | skid after cpsie i (truth locked) |",
           "|---|---|---|---|---|---|")
@@ -958,6 +959,31 @@ def cortex_a(c):
             c.check("%s: %s, within 3 sigma of the truth" % (core, label), okv and jv["total"] == 10000,
                     "worst %.2f sigma (%s), N=%d: %s" % (worstv, wv, jv["total"],
                                                          " / ".join(fmt(pv.get(f, 0) / jv["total"]) for f in LOOP)))
+        rs = Result("%s_stream_tagged" % core)
+        js = rs.tool()
+        tr_ = {}
+        for f, x in rs.truth().items():  # all the window's code: the drain's samples count too
+            tr_[clone_base(f)] = tr_.get(clone_base(f), 0) + x
+        ts_ = shares(tr_)
+        ps = {row["name"]: row["samples"] for row in js["rows"]}
+        oks, worsts, ws = within(ps, ts_, js["total"], LOOP)
+        folded = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--by", "task",
+                          os.path.join(scen.BUILD, rs.name, "uart.txt"), rs.elf])
+        mixed = 0
+        for ln in folded.splitlines():
+            st, cnt = ln.rsplit(" ", 1)
+            fr = st.split(";")
+            own = {"task_a": "hot_a", "task_b": "hot_b", "task_c": "hot_c"}.get(fr[0])
+            if own and fr[-1] in LOOP and fr[-1] != own:
+                mixed += float(cnt)
+        lib, _ = rs.library_cost()
+        n_s = rs.kv.get("taken") or 1
+        c.check("%s: the live stream with task tags: every sample decoded, the loops within 3 sigma, each task's "
+                "samples in its own loop only" % core,
+                oks and js["total"] == rs.kv.get("taken") == 10000 and rs.kv.get("lost") == 0 and mixed == 0 and
+                js["decoder"]["text_bad_lines"] == 0,
+                "worst %.2f sigma (%s), %d samples, %d in another task's loop; library %.0f instructions a sample"
+                % (worsts, ws, js["total"], mixed, lib / n_s))
         costs = []
         for v in ("cost", "cost_jitter"):
             rc = Result("%s_%s" % (core, v))

@@ -28,7 +28,14 @@ __attribute__((noinline)) static void board_write(const char *buf, uint32_t len)
 }
 #endif
 
+#ifdef BOARD_virt /* Cortex-A on QEMU virt: RAM from 0x40000000, the build-id from cmprof_build_id.ld */
+#define CODE_BASE 0x40000000u
+#define BUILD_ID cmprof_build_id_note
+#else
+#define CODE_BASE 0x08000000u
+#define BUILD_ID __build_id
 extern const uint32_t __build_id[];
+#endif
 
 #ifdef CMPROF_TAG
 /* three tasks, each running one of the loops: the tagged stream's per-sample cost */
@@ -50,8 +57,8 @@ int main(void)
     board_init();
     board_puts("boot: stream scenario\n");
     const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
-                                            .jitter = CMPROF_JITTER, .code_base = 0x08000000u,
-                                            .build_id_note = __build_id,
+                                            .jitter = CMPROF_JITTER, .code_base = CODE_BASE,
+                                            .build_id_note = BUILD_ID,
 #if STREAM_WRITE
                                             .write = board_write
 #endif
