@@ -83,16 +83,18 @@ def pane_alive(session):
     return tmux("has-session", "-t", session).returncode == 0
 
 
-def replay_tests():
+def replay_tests(w=120, h=32):
+    """The main keys on a replayed live stream, at one terminal size (run at 80x24 and 200x60)."""
+    size = "%dx%d: " % (w, h)
     r = scen.Result("stream")
     elf = r.elf
     data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
     feeder = Feeder(data, 40000.0)
     s = "cmprof-ui"
     tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "32", "%s %s %s; sleep 3" % (TOOL, feeder.path, elf))
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 3" % (TOOL, feeder.path, elf))
     got = wait_for(s, r"samples [1-9]\d{3,} ", 15)
-    check("live: samples arrive on a pty", got is not None, (got or screen(s)).splitlines()[1] if (got or screen(s)) else "")
+    check(size + "live: samples arrive on a pty", got is not None, (got or screen(s)).splitlines()[1] if (got or screen(s)) else "")
     time.sleep(1.5)  # the whole capture has gone through by now (about 85 kB at 40 kB/s)
     txt = screen(s)
     m = re.search(r"^\S*\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+hot_a", txt, re.M)
@@ -101,11 +103,11 @@ def replay_tests():
     n = int(total.group(1)) if total else 0
     share = float(m.group(1)) / 100 if m else -1
     rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%", ln)]
-    check("live: the hottest function and its share agree with the truth",
+    check(size + "live: the hottest function and its share agree with the truth",
           m is not None and rows and "hot_a" in rows[0] and abs(share - truth) <= 3 * scen.sigma(truth, n),
           "hot_a %.2f %% of %d, truth %.2f %% (3 sigma %.2f)" % (100 * share, n, 100 * truth,
                                                                 300 * scen.sigma(truth, n)))
-    check("live: build-id checked", "build-id ok" in txt, txt.splitlines()[0])
+    check(size + "live: build-id checked", "build-id ok" in txt, txt.splitlines()[0])
     keys(s, "s")
     txt = screen(s)
     def row_name(ln):
@@ -113,50 +115,50 @@ def replay_tests():
         return words[-2] if words[-1].endswith(".c") else words[-1]
     names = [row_name(ln) for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
     # as people sort names: case ignored, leading underscores too
-    check("key s: sort by name", "sort name" in txt and names == sorted(names, key=lambda x: (x.lstrip("_").lower(), x))
+    check(size + "key s: sort by name", "sort name" in txt and names == sorted(names, key=lambda x: (x.lstrip("_").lower(), x))
           and len(names) > 3, str(names[:4]))
     keys(s, "s", "g")
     txt = screen(s)
-    check("key g: group by line", "by line" in txt and re.search(r"stream\.c:\d+", txt) is not None,
+    check(size + "key g: group by line", "by line" in txt and re.search(r"stream\.c:\d+", txt) is not None,
           txt.splitlines()[2])
     keys(s, "g", "g", "g")  # line -> file -> task -> function
     txt = screen(s)
-    check("key g cycles back to functions", "by function" in txt)
+    check(size + "key g cycles back to functions", "by function" in txt)
     keys(s, "Enter")
     txt = screen(s)
-    check("Enter: drill into hot_a's source lines", re.search(r"^hot_a\s+\d+ samples", txt, re.M) is not None
+    check(size + "Enter: drill into hot_a's source lines", re.search(r"^hot_a\s+\d+ samples", txt, re.M) is not None
           and "NOP_LOOP(__attribute__((noinline)), hot_a)" in txt and "inline chain of the selected line" in txt,
           txt.splitlines()[4])
     hot = [ln for ln in txt.splitlines() if "NOP_LOOP(__attribute__((noinline)), hot_a)" in ln]
-    check("drill-down: the hottest line preselected, its share of the function beside its share of all",
+    check(size + "drill-down: the hottest line preselected, its share of the function beside its share of all",
           "of this function's samples, then of all" in txt and hot and
           re.search(r"100\.00%\s+6\d\.\d\d%", hot[0]) is not None, hot[0] if hot else "")
     keys(s, "Escape", "t")
     txt = screen(s)
-    check("key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
+    check(size + "key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
     keys(s, "t", "/", "h", "o", "t", "_", "b", "Enter")
     txt = screen(s)
     rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
-    check("key /: filter by name", "filter: hot_b" in txt and len(rows) == 1 and "hot_b" in rows[0],
+    check(size + "key /: filter by name", "filter: hot_b" in txt and len(rows) == 1 and "hot_b" in rows[0],
           "%d rows" % len(rows))
     keys(s, "/", "Escape")
     tmux("resize-window", "-t", s, "-x", "80", "-y", "24")
     time.sleep(0.6)
     txt = screen(s)
     lines = txt.splitlines()
-    check("resize to 80x24: header, rows and key bar redrawn", len(lines) <= 24 and lines[0].startswith("cmprof-top")
+    check(size + "resize to 80x24: header, rows and key bar redrawn", len(lines) <= 24 and lines[0].startswith("cmprof-top")
           and "? help" in txt and "hot_a" in txt, "%d lines" % len(lines))
     tmux("resize-window", "-t", s, "-x", "160", "-y", "45")
     time.sleep(0.6)
     txt = screen(s)
-    check("resize to 160x45", "hot_a" in txt and "? help" in txt)
+    check(size + "resize to 160x45", "hot_a" in txt and "? help" in txt)
     colored = tmux("capture-pane", "-p", "-e", "-t", s).stdout
-    check("colours on by default", re.search(r"\x1b\[[0-9;]*3[1-7]", colored) is not None)
+    check(size + "colours on by default", re.search(r"\x1b\[[0-9;]*3[1-7]", colored) is not None)
     keys(s, "?")
-    check("key ?: help", "Keys" in screen(s) and "freeze" in screen(s))
+    check(size + "key ?: help", "Keys" in screen(s) and "freeze" in screen(s))
     keys(s, "Escape", "l")
     got = wait_for(s, r"^\d\d:\d\d\.\d  taken=10000", 5)
-    check("key l: the firmware's log lines, each with its arrival time", got is not None,
+    check(size + "key l: the firmware's log lines, each with its arrival time", got is not None,
           " | ".join((got or screen(s)).splitlines()[4:7]))
     keys(s, "Escape")
     keys(s, "Escape")
@@ -164,12 +166,12 @@ def replay_tests():
     feeder.cut()
     got = wait_for(s, r"\[reconnecting", 5)
     after = re.search(r"samples (\d+)", got or screen(s))
-    check("source cut: the view says reconnecting and keeps every sample", got is not None and after
+    check(size + "source cut: the view says reconnecting and keeps every sample", got is not None and after
           and after.group(1) == before, (got or screen(s)).splitlines()[0])
     keys(s, "q")
     time.sleep(0.5)
     txt = screen(s)
-    check("key q: quits and gives the terminal back", "cmprof-top" not in txt.splitlines()[0] if txt.strip() else True,
+    check(size + "key q: quits and gives the terminal back", "cmprof-top" not in txt.splitlines()[0] if txt.strip() else True,
           txt.splitlines()[0] if txt.strip() else "(empty)")
     tmux("kill-session", "-t", s)
 
@@ -190,35 +192,35 @@ def no_color_test():
         tmux("kill-session", "-t", s)
 
 
-def inline_and_signal_tests():
+def inline_and_signal_tests(w=120, h=30):
     """Step into an inlined call from its caller's source line; SIGTERM gives the terminal back."""
     r = scen.Result("loops_inline_o2")
     s = "cmprof-inline"
     tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30",
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
          "%s %s %s; echo exited $?; sleep 5" % (TOOL, os.path.join(scen.BUILD, "loops_inline_o2", "uart.txt"), r.elf))
     wait_for(s, r"end of file", 10)
     keys(s, "i")  # charge inlined code to its caller: everything is in run()
     txt = screen(s)
     rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
-    check("key i: inlined code charged to its caller", "(no inline)" in txt and rows and " run " in rows[0] + " ",
+    check("%dx%d: " % (w, h) + "key i: inlined code charged to its caller", "(no inline)" in txt and rows and " run " in rows[0] + " ",
           rows[0] if rows else "")
     keys(s, "Enter")  # run's source, at its hottest line: the call of hot_a
     keys(s, "Enter")  # step into hot_a, inlined there
     txt = screen(s)
-    check("Enter on an inlined call steps into the callee", re.search(r"^hot_a \u2190 run", txt, re.M) is not None,
+    check("%dx%d: " % (w, h) + "Enter on an inlined call steps into the callee", re.search(r"^hot_a \u2190 run", txt, re.M) is not None,
           txt.splitlines()[4] if len(txt.splitlines()) > 4 else "")
     keys(s, "Escape")
-    check("Esc steps back out to the caller", re.search(r"^run\s+\d+ samples", screen(s), re.M) is not None,
+    check("%dx%d: " % (w, h) + "Esc steps back out to the caller", re.search(r"^run\s+\d+ samples", screen(s), re.M) is not None,
           screen(s).splitlines()[4])
     call = [ln for ln in screen(s).splitlines() if "hot_a(700);" in ln]
-    check("the inlined call site carries its callee's samples (about 70 % of run's)",
+    check("%dx%d: " % (w, h) + "the inlined call site carries its callee's samples (about 70 % of run's)",
           call and re.search(r"\b(6[5-9]|7[0-4])\.\d\d%", call[0]) is not None, call[0] if call else "")
     pid = subprocess.run(["pgrep", "-n", "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
     if pid:
         os.kill(int(pid[0]), 15)
     got = wait_for(s, r"^exited \d+", 5)
-    check("SIGTERM: cmprof-top restores the terminal and exits", got is not None and "cmprof-top" not in got,
+    check("%dx%d: " % (w, h) + "SIGTERM: cmprof-top restores the terminal and exits", got is not None and "cmprof-top" not in got,
           (got or screen(s)).strip().splitlines()[0] if (got or screen(s)).strip() else "")
     tmux("kill-session", "-t", s)
 
@@ -599,8 +601,10 @@ def main():
         return 1
     os.environ.setdefault("TERM", "xterm-256color")
     os.chdir(ROOT)
-    replay_tests()
-    inline_and_signal_tests()
+    for w, h in ((80, 24), (200, 60)):
+        replay_tests(w, h)
+    for w, h in ((80, 24), (200, 60)):
+        inline_and_signal_tests(w, h)
     annotate_search_call_tests()
     fit_tests()
     crash_tests()
