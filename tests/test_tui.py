@@ -561,36 +561,61 @@ def gdb_demo_test():
         q.wait()
 
 
-def save_and_record_test():
+def diff_test(w, h):
+    """--diff in the live view: each row's baseline share and change, '*' when significant; a build
+    whose hot_b runs 30 % longer against the baseline build (the captures tests/test_diff.py made)."""
+    base_uart = os.path.join(scen.BUILD, "diff_base", "uart.txt")
+    slow_uart = os.path.join(scen.BUILD, "diff_slower", "uart.txt")
+    if not (os.path.exists(base_uart) and os.path.exists(slow_uart)):
+        check("%dx%d: --diff captures (tests/test_diff.py makes them)" % (w, h), False, "missing")
+        return
+    base = os.path.join(ROOT, "build", "diff-tui-base.json")
+    out = subprocess.run([TOOL, "--batch", "-o", "json", base_uart, os.path.join(scen.BUILD, "diff_base", "fw.elf")],
+                         capture_output=True, text=True).stdout
+    open(base, "w").write(out)
+    s = "cmprof-diff"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --diff %s %s %s; sleep 30" % (
+        TOOL, base, slow_uart, os.path.join(scen.BUILD, "diff_slower", "fw.elf")))
+    got = wait_for(s, r"end of file", 10)
+    txt = screen(s)
+    row = [ln for ln in txt.splitlines() if re.search(r"\bhot_b\b", ln) and "%" in ln]
+    check("%dx%d: --diff live: BASE%% and CHANGE columns, hot_b's growth marked significant (*)" % (w, h),
+          got is not None and "BASE%" in txt and "CHANGE" in txt and row and re.search(r"\+\s*\d+\.\d\d\*", row[0]) and
+          max(len(ln) for ln in txt.splitlines()) <= w, row[0] if row else txt.splitlines()[4:6])
+    tmux("kill-session", "-t", s)
+
+
+def save_and_record_test(w=80, h=24):
     """Key o saves a snapshot named after the ELF and the time; --record keeps the raw input, whose
     replay gives the profile the live view had."""
     r = scen.Result("stream")
     data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
-    work = os.path.join(ROOT, "build", "snapshot-test")
+    work = os.path.join(ROOT, "build", "snapshot-test-%dx%d" % (w, h))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     feeder = Feeder(data, 60000.0)
     s = "cmprof-save"
     tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", "80", "-y", "24", "cd %s && %s --record rec.bin %s %s; sleep 3" % (
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "cd %s && %s --record rec.bin %s %s; sleep 3" % (
         work, TOOL, feeder.path, r.elf))
     wait_for(s, r"samples 10000 ", 20)
     keys(s, "o")
     prompt = screen(s)
     keys(s, "j")
     got = wait_for(s, r"saved fw-\d{8}-\d{6}\.json \(10000 samples\)", 5)
-    check("key o, then j: a JSON snapshot named after the ELF and the time, said at the bottom",
+    check("%dx%d: " % (w, h) + "key o, then j: a JSON snapshot named after the ELF and the time, said at the bottom",
           "save a snapshot as" in prompt and got is not None, (got or screen(s)).splitlines()[-1])
     snaps = [f for f in os.listdir(work) if f.startswith("fw-") and f.endswith(".json")]
     snap = json.load(open(os.path.join(work, snaps[0]))) if snaps else {}
-    check("the snapshot is a whole report", snap.get("total") == 10000 and snap.get("rows"), str(snaps))
+    check("%dx%d: " % (w, h) + "the snapshot is a whole report", snap.get("total") == 10000 and snap.get("rows"), str(snaps))
     keys(s, "q")
     time.sleep(1.0)
     feeder.cut()
     rec = os.path.join(work, "rec.bin")
     out = subprocess.run([TOOL, "--batch", "-o", "json", rec, r.elf], capture_output=True, text=True)
     again = json.loads(out.stdout) if out.returncode == 0 else {}
-    check("--record: the replay gives the live view's profile",
+    check("%dx%d: " % (w, h) + "--record: the replay gives the live view's profile",
           again.get("total") == 10000 and again.get("rows") == snap.get("rows"), out.stderr.strip()[:200])
     tmux("kill-session", "-t", s)
 
@@ -614,7 +639,9 @@ def main():
     demo_a_test()
     gdb_test()
     gdb_demo_test()
-    save_and_record_test()
+    for w, h in ((80, 24), (200, 60)):
+        diff_test(w, h)
+        save_and_record_test(w, h)
     return 1 if harness.failed else 0
 
 
