@@ -61,6 +61,28 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
     }
 }
 
+/* A ring of per-second values (`len` recorded, the next at `pos`) as `points` means on a fixed time
+ * scale: point p covers seconds [p, p + 1) * HISTORY_POINTS / points of the last minute, the newest
+ * at the right. Seconds before the history began, and negative values (nothing that second),
+ * are left out; a point with none is -1. */
+static void spread(const float *ring, int len, int pos, float *out, int points)
+{
+    for (int p = 0; p < points; p++) {
+        int a = HISTORY_POINTS * p / points, b = HISTORY_POINTS * (p + 1) / points;
+        double sum = 0;
+        int k = 0;
+        for (int s = a; s < b; s++) {
+            int age = HISTORY_POINTS - 1 - s; /* 0: the last second */
+            float v = age < len ? ring[(pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS] : -1.0f;
+            if (v >= 0) {
+                sum += v;
+                k++;
+            }
+        }
+        out[p] = k ? (float)(sum / k) : -1.0f;
+    }
+}
+
 int history_of(const struct history *h, const char *name, float *out, int points)
 {
     const struct history_row *e = NULL;
@@ -69,21 +91,7 @@ int history_of(const struct history *h, const char *name, float *out, int points
             e = &h->rows[i];
     if (!e || !h->len || points <= 0)
         return 0;
-    /* a fixed time scale: point p covers seconds [p, p + 1) * HISTORY_POINTS / points of the last
-     * minute, the newest at the right; seconds before the history began are -1 (nothing known) */
-    for (int p = 0; p < points; p++) {
-        int a = HISTORY_POINTS * p / points, b = HISTORY_POINTS * (p + 1) / points;
-        double sum = 0;
-        int k = 0;
-        for (int s = a; s < b; s++) {
-            int age = HISTORY_POINTS - 1 - s; /* 0: the last second */
-            if (age >= h->len)
-                continue;
-            sum += e->share[(h->pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS];
-            k++;
-        }
-        out[p] = k ? (float)(sum / k) : -1.0f;
-    }
+    spread(e->share, h->len, h->pos, out, points);
     return points;
 }
 
@@ -106,19 +114,6 @@ int section_history_of(const struct section_history *h, int i, float *out, int p
 {
     if (i < 0 || i >= HISTORY_SECTIONS || !h->len || points <= 0)
         return 0;
-    for (int p = 0; p < points; p++) {
-        int a = HISTORY_POINTS * p / points, b = HISTORY_POINTS * (p + 1) / points;
-        double sum = 0;
-        int k = 0;
-        for (int s = a; s < b; s++) {
-            int age = HISTORY_POINTS - 1 - s;
-            float m = age < h->len ? h->mean[i][(h->pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS] : -1.0f;
-            if (m >= 0) {
-                sum += m;
-                k++;
-            }
-        }
-        out[p] = k ? (float)(sum / k) : -1.0f;
-    }
+    spread(h->mean[i], h->len, h->pos, out, points);
     return points;
 }

@@ -463,6 +463,18 @@ def demo_a_test():
     tmux("kill-session", "-t", s)
 
 
+def qemu_gdbstub(elf):
+    """QEMU halted at reset with its gdbstub on a free port, -singlestep (design-notes 9)."""
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
+                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    return q, port
+
+
 def gdb_test():
     """Issue 8: the live view on firmware with no cmprof code, sampled through QEMU's gdbstub, with
     call stacks walked while the core is halted: the caller view of work() (7 calls in caller_a for
@@ -471,13 +483,7 @@ def gdb_test():
     import scen
     sc = scen.scenario("gdb_live", "callers", lib=False, ROUNDS=100000000)  # runs for minutes
     elf = scen.build(sc)
-    with socket.socket() as sk:
-        sk.bind(("127.0.0.1", 0))
-        port = sk.getsockname()[1]
-    q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
-                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
-                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    q, port = qemu_gdbstub(elf)
     s = "cmprof-gdb"
     tmux("kill-session", "-t", s)
     try:
@@ -525,13 +531,7 @@ def gdb_demo_test():
     nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
     check("demo without the sampler: no cmprof code in the ELF", " cmprof_" not in nm and "crc32" in nm,
           "cmprof symbols: %d" % nm.count(" cmprof_"))
-    with socket.socket() as sk:
-        sk.bind(("127.0.0.1", 0))
-        port = sk.getsockname()[1]
-    q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
-                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
-                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    q, port = qemu_gdbstub(elf)
     s = "cmprof-gdb-demo"
     tmux("kill-session", "-t", s)
     try:
