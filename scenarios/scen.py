@@ -178,7 +178,7 @@ def all_scenarios():
                       gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
     s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000,
-                      gdb_args=("--task-var", "current_task", "--task-name-offset", "4", "-o", "folded", "--by",
+                      gdb_args=("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded", "--by",
                                 "task")))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
