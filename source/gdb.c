@@ -27,7 +27,7 @@
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_REGS,
-    G_STACK, G_FAILED
+    G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
 #define STACK_READ 512 /* bytes of stack read from SP for the unwinder, in one 'm' request */
 #define NAMED_MAX 1024 /* tags whose names were read: a power of two */
@@ -55,7 +55,7 @@ struct gdb_sampler {
     size_t annex_start; /* where the current annex begins in xml */
     char *xml;
     size_t xml_len;
-    int pc_regnum, xpsr_regnum;
+    int pc_regnum, xpsr_regnum, psp_regnum;
     /* --task-var: a variable read while halted gives each sample's task */
     bool has_task;
     uint32_t task_addr, pc, tag;
@@ -69,7 +69,10 @@ struct gdb_sampler {
     void *unwind_ctx;
     uint32_t regs[16];
     uint8_t stack[STACK_READ];
+    uint32_t stack_base; /* the address stack[0] was read from */
     size_t stack_len;
+    uint32_t callers[64]; /* walked so far: the main stack's part, then the process stack's */
+    size_t n_callers;
     struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
@@ -197,7 +200,7 @@ static void sample_known(struct gdb_sampler *g, double now)
 static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
 {
     struct gdb_sampler *g = ctx;
-    uint32_t base = g->regs[13];
+    uint32_t base = g->stack_base;
     if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4)
         return false;
     const uint8_t *b = g->stack + (addr - base);
@@ -252,6 +255,8 @@ static void number_registers(struct gdb_sampler *g)
                 g->pc_regnum = next;
             else if (strncmp(nm + 6, "xpsr\"", 5) == 0)
                 g->xpsr_regnum = next;
+            else if (strncmp(nm + 6, "psp\"", 4) == 0)
+                g->psp_regnum = next;
         }
         next++;
     }
@@ -447,10 +452,12 @@ static void on_packet(void *ctx, const char *d, size_t len)
                 sampled(g, now);
                 return;
             }
+        g->stack_base = g->regs[13];
         snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
         request(g, G_STACK, m, now);
         break;
-    case G_STACK: {
+    case G_STACK:
+    case G_PSP_STACK: {
         /* as much of the stack as the server gave (an error or a short read: less to walk) */
         g->stack_len = 0;
         for (size_t i = 0; d[0] != 'E' && i + 1 < len && g->stack_len < STACK_READ; i += 2) {
@@ -459,14 +466,50 @@ static void on_packet(void *ctx, const char *d, size_t len)
                 break;
             g->stack[g->stack_len++] = (uint8_t)(hi << 4 | lo);
         }
-        uint32_t callers[64];
         size_t want = g->stack_depth < 64 ? g->stack_depth : 64;
-        size_t n = g->unwind(g->unwind_ctx, g->regs, read_stack, g, callers, want);
-        emit_text(g, g->pc, callers, n);
-        g->stats.frames += n;
+        bool psp_stop = false;
+        if (g->step == G_PSP_STACK && g->n_callers < want) {
+            /* the interrupted code's frame at PSP: r0-r3, r12, lr, pc, xpsr; then on from there */
+            uint32_t f[8];
+            bool ok = true;
+            for (unsigned k = 0; k < 8 && ok; k++)
+                ok = read_stack(g, g->regs[13] + 4u * k, &f[k]);
+            if (ok && (f[6] & ~1u)) {
+                uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
+                                     g->regs[13] + 32u + ((f[7] & (1u << 9)) ? 4u : 0u), f[5], f[6] & ~1u};
+                /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a
+                 * frame pointer (r7) the handler changed misleads the walk, which then stops */
+                memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
+                g->callers[g->n_callers++] = f[6] & ~1u;
+                memcpy(g->regs, regs, sizeof regs);
+                g->n_callers += g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers + g->n_callers,
+                                          want - g->n_callers, &psp_stop);
+            }
+            psp_stop = false; /* one process stack per sample */
+        } else if (g->step == G_STACK) {
+            g->n_callers = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &psp_stop);
+        }
+        if (psp_stop && g->psp_regnum >= 0 && g->n_callers < want) {
+            snprintf(m, sizeof m, "p%x", g->psp_regnum);
+            request(g, G_PSP, m, now);
+            break;
+        }
+        emit_text(g, g->pc, g->callers, g->n_callers);
+        g->stats.frames += g->n_callers;
         sampled(g, now);
         break;
     }
+    case G_PSP:
+        if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
+            emit_text(g, g->pc, g->callers, g->n_callers);
+            g->stats.frames += g->n_callers;
+            sampled(g, now);
+            break;
+        }
+        g->stack_base = g->regs[13];
+        snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
+        request(g, G_PSP_STACK, m, now);
+        break;
     case G_FAILED:
         break;
     }
@@ -531,7 +574,7 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
     g->probe = where[0] == '/';
     g->rate = rate;
     g->rnd = 2463534242u;
-    g->pc_regnum = g->xpsr_regnum = -1;
+    g->pc_regnum = g->xpsr_regnum = g->psp_regnum = -1;
     rsp_init(&g->rsp);
     send_raw(g, "+", 1); /* what GDB sends first: harmless, and wakes some probes */
     request(g, G_SUPPORTED, "qSupported:multiprocess-;swbreak+;hwbreak+;xmlRegisters=arm", now);

@@ -278,8 +278,11 @@ void symt_frames_free(struct sym_table *t)
 #define EXC_RETURN_MIN 0xFFFFFF00u /* a return address this high is an exception return code */
 
 size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
-                  bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max)
+                  bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
+                  bool *psp_stop)
 {
+    if (psp_stop)
+        *psp_stop = false;
     uint32_t r[16];
     memcpy(r, regs_in, sizeof r);
     size_t n = 0;
@@ -309,10 +312,13 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
         r[13] = cfa;
         if (ret >= EXC_RETURN_MIN) {
             /* an exception handler's caller is the interrupted code: its frame was stacked on the
-             * main stack at the CFA (a process-stack frame is not followed: PSP is not read) */
+             * main stack at the CFA, or on the process stack (PSP, which the caller must read) */
             uint32_t f[8];
-            if (ret & 4u)
+            if (ret & 4u) { /* the process stack: the caller reads PSP and goes on from its frame */
+                if (psp_stop)
+                    *psp_stop = true;
                 break;
+            }
             for (unsigned k = 0; k < 8 && ok; k++)
                 ok = read32(ctx, cfa + 4u * k, &f[k]);
             if (!ok)

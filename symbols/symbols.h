@@ -75,10 +75,12 @@ int sym_is_arm(const struct sym_table *t, uint32_t addr);
  * as read from the core, read32 reads a word of its memory (false: unreadable). Writes up to max
  * frames to out, the innermost caller first: each a call site (an address inside the call
  * instruction), or the interrupted instruction where an exception handler's caller was on the
- * main stack. Stops where the information ends, a read fails or the stack does not grow back.
- * Returns how many it wrote. */
+ * main stack. Stops where the information ends, a read fails or the stack does not grow back, and
+ * at a return to code on the process stack, setting *psp_stop (when not NULL): the caller may then
+ * read PSP's frame and walk on from it. Returns how many it wrote. */
 size_t sym_unwind(struct sym_table *t, const uint32_t regs[16],
-                  bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max);
+                  bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
+                  bool *psp_stop);
 
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);

@@ -65,9 +65,10 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None):
+                 serial=False, memory=None, regs=None, psp=None):
         self.memory = memory or {}  # address -> bytes, for 'm' packets
         self.regs = regs  # r0..r15 for 'g' (the pc replaced by the sample's), or None: 'g' unsupported
+        self.psp = psp    # the process stack pointer, for 'p' of its number (pc's + 3)
         self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
         self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
         self.log, self.nacks, self.samples = [], 0, 0
@@ -93,7 +94,9 @@ class FakeServer:
         regs = "".join('<reg name="r%d" bitsize="32"/>' % i for i in range(13))
         regs += '<reg name="sp" bitsize="32"/><reg name="lr" bitsize="32"/>'
         regs += '<reg name="pc" bitsize="32" regnum="%d"/><reg name="xpsr" bitsize="32"/>' % self.pc_regnum
-        return '<feature name="org.gnu.gdb.arm.m-profile">%s</feature>' % regs
+        system = '<reg name="msp" bitsize="32"/><reg name="psp" bitsize="32"/>'  # pc + 2 and pc + 3
+        return '<feature name="org.gnu.gdb.arm.m-profile">%s</feature>' \
+               '<feature name="org.gnu.gdb.arm.m-system">%s</feature>' % (regs, system)
 
     def serve(self):
         if self.serial:
@@ -159,6 +162,8 @@ class FakeServer:
                         self.reply(conn, "S05", noack)
                     elif pkt == "c":
                         self.running = True
+                    elif pkt.startswith("p") and self.psp is not None and int(pkt[1:], 16) == self.pc_regnum + 3:
+                        self.reply(conn, self.psp.to_bytes(4, "little").hex(), noack)
                     elif pkt.startswith("p"):
                         if self.refuse_pc or int(pkt[1:], 16) != self.pc_regnum:
                             self.reply(conn, "E01", noack)
@@ -336,6 +341,20 @@ def main():
     check("gdb --stack-depth: 24 ELFs with random bytes over .debug_frame: every run ends well, every sample counted",
           m is not None and results == [(0, 30)] * 24, "section %s, %s" % (m.groups() if m else None,
                                                                              [r for r in results if r != (0, 30)][:4]))
+    # a handler (here hot_a, with EXC_RETURN in LR) that interrupted thread code on the process
+    # stack: PSP is read ('p', numbered by the target description) and the walk goes on from the
+    # frame stacked there, main's
+    psp = 0x20002000
+    frame = [0, 0, 0, 0, 0, (after_main[0] if after_main else 0) | 1, (calls[0] - 4) if calls else 0, 0x01000000]
+    pstack = b"".join(x.to_bytes(4, "little") for x in frame) + stack
+    srv = FakeServer([a + 4], memory={sp: stack, psp: pstack}, regs=[0] * 13 + [sp, 0xFFFFFFFD, 0], psp=psp)
+    code, j, err = sample(srv, "--samples", "20", "--stack-depth", "8", output=("-o", "json"))
+    work = next((x for x in j.get("rows", []) if x["name"] == "hot_a"), {})
+    check("gdb --stack-depth: an exception return to the process stack: PSP read, the walk goes on from its frame "
+          "(hot_a's caller is the interrupted main)",
+          code == 0 and [(x["name"], x["samples"]) for x in work.get("callers", [])] == [("main", 20)] and
+          sum(1 for p in srv.log if p == "p12") == 20 and sum(1 for p in srv.log if p == "m%x,200" % psp) == 20,
+          "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
                        text=True, timeout=20)
     check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
