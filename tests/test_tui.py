@@ -453,7 +453,8 @@ def demo_a_test():
     sane = len(rows) == 2 and all(0 < float(r[5]) <= float(r[6]) < 100 for r in rows)  # min <= max, no wrap
     check("demo cortex-a15: section timings on a PMU event counter, named, in \u00b5s, min <= max < 100 \u00b5s",
           got3 is not None and "\u00b5s" in got3 and sane, " | ".join(ln.strip() for ln in screen(s).splitlines()[4:8]))
-    ev = re.findall(r"instructions (\d+)/run \(\d+\.\.\d+\)\s+IPC (\d+\.\d\d)", got3 or "")
+    got4 = wait_for(s, r"IPC \d+\.\d\d[\s\S]*IPC \d+\.\d\d", 10)  # both sections' events arrived
+    ev = re.findall(r"instructions (\d+)/run \(\d+\.\.\d+\)\s+IPC (\d+\.\d\d)", got4 or "")
     check("demo cortex-a15: each section's instructions per run and IPC (INST_RETIRED on an event counter)",
           len(ev) == 2 and all(int(n) > 0 and 0.9 <= float(i) <= 1.1 for n, i in ev), str(ev))
     keys(s, "q")
@@ -489,7 +490,8 @@ def gdb_test():
     try:
         tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34",
              "%s gdb:127.0.0.1:%d %s; echo exited $?; sleep 5" % (TOOL, port, elf))
-        got = wait_for(s, r"\bcaller_b\b", 20)
+        # all three rows on screen at once (the first samples may have only some of them)
+        got = wait_for(s, r"(?=[\s\S]*\bwork\b)(?=[\s\S]*\bcaller_a\b)[\s\S]*\bcaller_b\b", 20)
         head = (got or screen(s)).splitlines()[:2]
         check("gdb: a live profile of firmware with no cmprof code, through QEMU's gdbstub",
               got is not None and re.search(r"\bwork\b", got) and re.search(r"\bcaller_a\b", got), " | ".join(head))
@@ -538,7 +540,8 @@ def gdb_demo_test():
         tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34",
              "%s --task-var current_task --task-name-offset 4 gdb:127.0.0.1:%d %s; echo exited $?; sleep 5"
              % (TOOL, port, elf))
-        got = wait_for(s, r"\bcrc32\b", 30)
+        # the intrusion shows once halts have been counted for a while: wait for both
+        got = wait_for(s, r"core halted \d+\.\d %[\s\S]*\bcrc32\b", 30)
         check("gdb, demo without the sampler: a live profile of its functions, with the intrusion in the header",
               got is not None and re.search(r"core halted \d+\.\d %", got),
               " | ".join((got or screen(s)).splitlines()[:1] + (got or screen(s)).splitlines()[4:8]))
