@@ -196,6 +196,14 @@ static void sample_known(struct gdb_sampler *g, double now)
     sampled(g, now);
 }
 
+/* The walk is over: the sample goes out with the callers found. */
+static void stack_walked(struct gdb_sampler *g, double now)
+{
+    emit_text(g, g->pc, g->callers, g->n_callers);
+    g->stats.frames += g->n_callers;
+    sampled(g, now);
+}
+
 /* The stack snapshot's words, for the unwinder. */
 static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
 {
@@ -494,16 +502,12 @@ static void on_packet(void *ctx, const char *d, size_t len)
             request(g, G_PSP, m, now);
             break;
         }
-        emit_text(g, g->pc, g->callers, g->n_callers);
-        g->stats.frames += g->n_callers;
-        sampled(g, now);
+        stack_walked(g, now);
         break;
     }
     case G_PSP:
         if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
-            emit_text(g, g->pc, g->callers, g->n_callers);
-            g->stats.frames += g->n_callers;
-            sampled(g, now);
+            stack_walked(g, now);
             break;
         }
         g->stack_base = g->regs[13];
