@@ -37,12 +37,15 @@ void view_calls_follow(struct view *v)
     v->sel = v->top = 0;
 }
 
-static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int first_index)
+/* One list, its rows numbered from first_index for the selection; *count: how many it has.
+ * Returns the next free row. */
+static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int first_index, size_t *count)
 {
     struct prof *p = view_current_prof(v);
     const struct prof_call *c;
     double total;
     size_t n = prof_calls(p, v->calls_func, up, &c, &total);
+    *count = n;
     const char *fn = view_shown_name(v, v->calls_func);
     if (up)
         vb_putf(b, 0, y++, VA_BOLD, "called by (%.0f samples with %s on their stack)", total, fn);
@@ -72,11 +75,9 @@ void view_render_calls(struct view *v, struct vbuf *b, int y0)
                                      "(--stack-depth N, default 16)");
         return;
     }
-    const struct prof_call *c;
-    double total;
-    size_t up = prof_calls(p, v->calls_func, true, &c, &total);
+    size_t up, down;
     int bottom = b->h - 2;
-    int y = list(v, b, y0 + 1, bottom, true, 0);
+    int y = list(v, b, y0 + 1, bottom, true, 0, &up); /* the callers' count numbers the callees */
     if (y < bottom)
-        list(v, b, y, bottom, false, (int)up);
+        list(v, b, y, bottom, false, (int)up, &down);
 }

@@ -865,6 +865,10 @@ struct sym_table *prof_symbols(const struct prof *p)
 }
 
 #define STACK_NAMES 1024
+/* A stack's frame names while prof_calls() or prof_folded() looks at it (one profile user at a time,
+ * as everything here): the names, and the hex names of unknown addresses. */
+static const char *frame_names[STACK_NAMES];
+static char frame_hex[STACK_NAMES][12];
 
 /* A stack's frames by name, the sampled function first: each address's inline chain, innermost
  * first, then its callers'. Unknown addresses are named by hex in hex[] (one slot each). */
@@ -908,18 +912,16 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
 {
     *total = 0;
     size_t n_calls = 0;
-    static const char *names[STACK_NAMES];
-    static char hex[STACK_NAMES][12];
     for (size_t i = 0; i < stacks_distinct(p->stacks); i++) {
         struct stack st;
         stacks_get(p->stacks, i, &st);
-        size_t n = stack_names(p, &st, names, hex), at = 0;
-        while (at < n && strcmp(names[at], function) != 0)
+        size_t n = stack_names(p, &st, frame_names, frame_hex), at = 0;
+        while (at < n && strcmp(frame_names[at], function) != 0)
             at++;
         if (at == n)
             continue;
         *total += st.count;
-        const char *other = callers ? (at + 1 < n ? names[at + 1] : PROF_STACK_END) : (at > 0 ? names[at - 1] : PROF_SELF);
+        const char *other = callers ? (at + 1 < n ? frame_names[at + 1] : PROF_STACK_END) : (at > 0 ? frame_names[at - 1] : PROF_SELF);
         size_t k = 0;
         while (k < n_calls && strcmp(call_name(&p->calls[k]), other) != 0)
             k++;
@@ -934,8 +936,8 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
             }
             struct prof_call *c = &p->calls[n_calls++];
             memset(c, 0, sizeof *c);
-            uintptr_t at_ = (uintptr_t)other, lo = (uintptr_t)hex; /* a hex name: copied, the buffer is reused */
-            bool made = at_ >= lo && at_ < lo + sizeof hex;
+            uintptr_t at_ = (uintptr_t)other, lo = (uintptr_t)frame_hex; /* a hex name: copied, the buffer is reused */
+            bool made = at_ >= lo && at_ < lo + sizeof frame_hex;
             if (made)
                 snprintf(c->hex, sizeof c->hex, "%s", other);
             else
@@ -960,13 +962,11 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
 /* prof_folded() when the samples came with stacks: each stack as it was walked. */
 static void folded_stacks(struct prof *p, bool demangle, bool by_task)
 {
-    static const char *names[STACK_NAMES];
-    static char hex[STACK_NAMES][12];
     char stack[4096];
     for (size_t i = 0; i < stacks_distinct(p->stacks); i++) {
         struct stack st;
         stacks_get(p->stacks, i, &st);
-        size_t n_names = stack_names(p, &st, names, hex), n = 0;
+        size_t n_names = stack_names(p, &st, frame_names, frame_hex), n = 0;
         if (by_task) {
             struct entry e = {.pc = st.pc, .tag = st.tag, .task = st.task, .has_tag = st.has_tag};
             char buf[64], frame[256];
@@ -975,7 +975,7 @@ static void folded_stacks(struct prof *p, bool demangle, bool by_task)
         }
         for (size_t k = n_names; k-- > 0 && n + 2 < sizeof stack;) { /* root first */
             char frame[256];
-            esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, names[k]) : names[k], ";");
+            esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, frame_names[k]) : frame_names[k], ";");
             n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
         }
         if (n >= sizeof stack)
