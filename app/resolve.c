@@ -17,7 +17,7 @@ struct text {
     size_t len, cap;
 };
 
-static void put(struct text *b, const char *s, size_t n)
+static bool room(struct text *b, size_t n)
 {
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 1 << 16;
@@ -25,11 +25,27 @@ static void put(struct text *b, const char *s, size_t n)
             cap *= 2;
         char *p = realloc(b->p, cap);
         if (!p)
-            return; /* out of memory: the text is cut, fwrite reports nothing worse */
+            return false; /* out of memory: the text is cut, fwrite reports nothing worse */
         b->p = p;
         b->cap = cap;
     }
+    return true;
+}
+
+static void put(struct text *b, const char *s, size_t n)
+{
+    if (!room(b, n))
+        return;
     memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+/* Append a copy of text already in b (from `from`, n bytes). */
+static void put_again(struct text *b, size_t from, size_t n)
+{
+    if (!room(b, n))
+        return;
+    memcpy(b->p + b->len, b->p + from, n);
     b->len += n;
 }
 
@@ -56,7 +72,7 @@ static void print_location(struct text *b, struct sym_table *t, const struct sym
         a[2 + i] = hex[(addr >> (28 - 4 * i)) & 15];
     a[10] = '\n';
     put(b, a, sizeof a);
-    if (!loc->known) {
+    if (!loc || !loc->known) { /* (NULL: no memory for the answer) */
         put_str(b, "??\n??:0\n");
         return;
     }
@@ -87,8 +103,23 @@ static void flush_text(struct text *b, FILE *out)
     fflush(out);
 }
 
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 static int parse_addr(const char *s, uint32_t *out)
 {
+    /* the usual shape, [0x]hex digits, by hand; anything else as strtoull reads it */
+    const char *p = s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? s + 2 : s;
+    uint64_t fast = 0;
+    int d = hex_digit(*p);
+    for (; d >= 0 && fast <= 0xFFFFFFFFull; d = hex_digit(*++p))
+        fast = fast << 4 | (uint64_t)d;
+    if (*p == '\0' && p > s && hex_digit(p[-1]) >= 0 && fast <= 0xFFFFFFFFull) {
+        *out = (uint32_t)fast;
+        return 0;
+    }
     char *end;
     unsigned long long v = strtoull(s, &end, 16); /* addr2line reads hex, with or without 0x */
     if (end == s || *end != '\0' || v > 0xFFFFFFFFull)
@@ -98,36 +129,104 @@ static int parse_addr(const char *s, uint32_t *out)
 }
 
 /* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
- * once, the units they need read in one batch, then printed. Returns 1 when one is no address. */
-static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct text *out, FILE *err)
+ * once and all looked up together, then printed; an address asked for again copies the text of
+ * its first answer. Returns 1 when one is no address. */
+/* The lists answer_all fills per chunk, kept from chunk to chunk. */
+struct answer_lists {
+    size_t cap;
+    uint32_t *addrs;
+    bool *ok;
+    const struct sym_location **locs;
+    size_t seen_cap;
+    struct answered { /* by location: where its text is in out */
+        const struct sym_location *loc;
+        size_t at, len;
+    } *seen;
+};
+
+static bool lists_for(struct answer_lists *l, size_t n)
 {
-    struct parsed {
-        uint32_t addr;
-        bool ok;
-    } *p = malloc((n + 1) * sizeof *p);
-    uint32_t *good = p ? malloc((n + 1) * sizeof *good) : NULL;
-    size_t n_good = 0;
-    for (size_t i = 0; p && i < n; i++)
-        if ((p[i].ok = parse_addr(toks[i], &p[i].addr) == 0) && good)
-            good[n_good++] = p[i].addr;
-    if (good && n_good) /* without memory for the lists, each lookup reads its units by itself */
-        sym_prefetch(t, good, n_good);
+    size_t seen_cap = 16;
+    while (seen_cap < 2 * n)
+        seen_cap *= 2;
+    if (n + 1 > l->cap) {
+        free(l->addrs);
+        free(l->ok);
+        free(l->locs);
+        l->addrs = malloc((n + 1) * sizeof *l->addrs);
+        l->ok = malloc((n + 1) * sizeof *l->ok);
+        l->locs = malloc((n + 1) * sizeof *l->locs);
+        l->cap = l->addrs && l->ok && l->locs ? n + 1 : 0;
+    }
+    if (seen_cap > l->seen_cap) {
+        free(l->seen);
+        l->seen = malloc(seen_cap * sizeof *l->seen);
+        l->seen_cap = l->seen ? seen_cap : 0;
+    }
+    if (!l->cap || !l->seen_cap)
+        return false;
+    memset(l->seen, 0, seen_cap * sizeof *l->seen);
+    l->seen_cap = seen_cap; /* (probing stays within the part cleared) */
+    return true;
+}
+
+static void lists_free(struct answer_lists *l)
+{
+    free(l->addrs);
+    free(l->ok);
+    free(l->locs);
+    free(l->seen);
+}
+
+/* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
+ * once and all looked up together, then printed; an address asked for again copies the text of
+ * its first answer. Returns 1 when one is no address. */
+static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct text *out, FILE *err,
+                      struct answer_lists *l)
+{
     int status = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct parsed one;
-        if (p)
-            one = p[i];
-        else
-            one.ok = parse_addr(toks[i], &one.addr) == 0;
-        if (!one.ok) {
+    if (!lists_for(l, n)) {
+        for (size_t i = 0; i < n; i++) { /* no memory for the lists: one by one */
+            uint32_t addr;
+            if (parse_addr(toks[i], &addr) == 0) {
+                print_location(out, t, sym_lookup(t, addr), addr);
+            } else {
+                fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
+                status = 1;
+            }
+        }
+        return status;
+    }
+    size_t n_good = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((l->ok[i] = parse_addr(toks[i], &l->addrs[n_good]) == 0))
+            n_good++;
+    if (n_good)
+        sym_lookup_many(t, l->addrs, n_good, l->locs);
+    size_t mask = l->seen_cap - 1;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (!l->ok[i]) {
             fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
             status = 1;
             continue;
         }
-        print_location(out, t, sym_lookup(t, one.addr), one.addr);
+        const struct sym_location *loc = l->locs[k];
+        uint32_t addr = l->addrs[k++];
+        if (!loc || loc->addr != addr) { /* (an odd address prints as asked: its text differs) */
+            print_location(out, t, loc, addr);
+            continue;
+        }
+        size_t j = (size_t)((uintptr_t)loc * 0x9E3779B97F4A7C15ull >> 24) & mask;
+        while (l->seen[j].loc && l->seen[j].loc != loc)
+            j = (j + 1) & mask;
+        if (l->seen[j].loc) {
+            put_again(out, l->seen[j].at, l->seen[j].len);
+        } else {
+            size_t at = out->len;
+            print_location(out, t, loc, addr);
+            l->seen[j] = (struct answered){loc, at, out->len - at};
+        }
     }
-    free(p);
-    free(good);
     return status;
 }
 
@@ -155,7 +254,8 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     snprintf(msg, sizeof msg, "%s", sym_warning(t));
     if (*msg)
         fprintf(err, "cmprof-top: warning: %s\n", msg);
-    int status = answer_all(t, addrs, (size_t)n, &text, err);
+    struct answer_lists lists = {0};
+    int status = answer_all(t, addrs, (size_t)n, &text, err, &lists);
     flush_text(&text, out);
     if (n == 0 && in) {
         /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered
@@ -181,7 +281,7 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
                 if ((tok = line_token(line)) != NULL)
                     toks[n_toks++] = tok;
             }
-            status |= answer_all(t, toks, n_toks, &text, err);
+            status |= answer_all(t, toks, n_toks, &text, err, &lists);
             flush_text(&text, out);
             size_t take = got - start; /* what is left is the start of a line: keep its first characters */
             if (take > LINE_MAX_CHARS - carried)
@@ -192,12 +292,13 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         }
         char *tok = carried ? line_token(carry) : NULL;
         if (tok)
-            status |= answer_all(t, &tok, 1, &text, err);
+            status |= answer_all(t, &tok, 1, &text, err, &lists);
         flush_text(&text, out);
     }
     if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
     free(text.p);
+    lists_free(&lists);
     sym_close(t);
     return status;
 }

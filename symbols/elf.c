@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <gelf.h>
 #include <fcntl.h>
@@ -13,23 +14,9 @@
 
 /* ---- ELF --------------------------------------------------------------------------------- */
 
-static int cmp_func(const void *a, const void *b)
-{
-    const struct func *x = a, *y = b;
-    if (x->lo != y->lo)
-        return x->lo < y->lo ? -1 : 1;
-    return x->order < y->order ? -1 : (x->order > y->order); /* symbol table order */
-}
-
-static int cmp_mode(const void *a, const void *b)
-{
-    const struct mode_mark *x = a, *y = b;
-    return x->addr < y->addr ? -1 : (x->addr > y->addr);
-}
-
 /* The vector table: a section named for it by the usual startup files, else the allocated data at
  * the lowest address (where a Cortex-M core reads it at reset). Word n is exception n's handler. */
-static void keep_vectors(struct sym_table *t, Elf *elf, Elf_Scn *scn, const char *name, const GElf_Shdr *sh)
+static void keep_vectors(struct sym_table *t, Elf *elf, const char *name, const GElf_Shdr *sh)
 {
     static const char *const names[] = {".isr_vector", ".vectors", ".vector_table", ".intvec", ".isr_vector_table"};
     bool named = false;
@@ -37,16 +24,17 @@ static void keep_vectors(struct sym_table *t, Elf *elf, Elf_Scn *scn, const char
         named |= strcmp(name, names[i]) == 0;
     if (t->vectors && (t->vectors_named || (!named && sh->sh_addr >= t->vectors_at)))
         return;
-    Elf_Data *d = elf_rawdata(scn, NULL);
-    if (!d || !d->d_buf || d->d_size < 64)
+    unsigned char bytes[512 * 4]; /* the first words only: the section may be all of the code */
+    size_t n = sh->sh_size / 4 < 512 ? (size_t)sh->sh_size / 4 : 512;
+    if (sh->sh_size < 64 || (sh->sh_flags & SHF_COMPRESSED) ||
+        pread(t->code_fd, bytes, n * 4, (off_t)sh->sh_offset) != (ssize_t)(n * 4))
         return;
-    size_t n = d->d_size / 4 < 512 ? d->d_size / 4 : 512;
     uint32_t *v = malloc(n * sizeof *v);
     if (!v)
         return;
     char *ident = elf_getident(elf, NULL);
     bool big = ident && ident[EI_DATA] == ELFDATA2MSB;
-    const unsigned char *b = d->d_buf;
+    const unsigned char *b = bytes;
     for (size_t i = 0; i < n; i++, b += 4)
         v[i] = big ? (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
     free(t->vectors);
@@ -90,30 +78,22 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
         if (!gelf_getshdr(scn, &sh))
             continue;
         if ((sh.sh_flags & SHF_ALLOC) && sh.sh_type == SHT_PROGBITS && sh.sh_size >= 64)
-            keep_vectors(t, elf, scn, elf_strptr(elf, shstrndx, sh.sh_name), &sh);
+            keep_vectors(t, elf, elf_strptr(elf, shstrndx, sh.sh_name), &sh);
         if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
             struct span sp = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size)};
             if (!VEC_PUSH(t->sections, sp))
                 return false;
         }
         if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
-            Elf_Data *d = elf_getdata(scn, NULL);
-            struct code_section cs = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size), NULL};
-            if (d && d->d_buf && d->d_size == sh.sh_size) {
-                cs.bytes = malloc(d->d_size);
-                if (cs.bytes)
-                    memcpy(cs.bytes, d->d_buf, d->d_size);
-            }
+            struct code_section cs = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size), NULL, sh.sh_offset,
+                                      (sh.sh_flags & SHF_COMPRESSED) != 0}; /* compressed code: no bytes */
             if (!VEC_PUSH(t->code, cs))
                 return false;
-        } else if (sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_COMPRESSED) && !t->debug_frame &&
+        } else if (sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_COMPRESSED) && !t->debug_frame_len &&
                    strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ? elf_strptr(elf, shstrndx, sh.sh_name) : "",
                           ".debug_frame") == 0) {
-            Elf_Data *d = elf_getdata(scn, NULL);
-            if (d && d->d_buf && d->d_size && (t->debug_frame = malloc(d->d_size)) != NULL) {
-                memcpy(t->debug_frame, d->d_buf, d->d_size);
-                t->debug_frame_len = d->d_size;
-            }
+            t->debug_frame_off = sh.sh_offset; /* read at the first unwind */
+            t->debug_frame_len = (size_t)sh.sh_size;
         } else if ((sh.sh_flags & SHF_COMPRESSED) && !t->dwarf_skip) {
             check_compression(t, elf, scn, shstrndx, &sh);
         } else if (sh.sh_type == SHT_NOTE && !t->build_id) {
@@ -148,30 +128,36 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                         return false;
                     continue;
                 }
-                if ((type == STT_FUNC || type == STT_NOTYPE) && name && name[0] && name[0] != '$') {
+                bool named = name && name[0];
+                bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
+                const char *kept = wanted ? symt_intern(&t->strings, name) : NULL; /* one copy for every list */
+                if (wanted && !kept)
+                    return false;
+                if ((type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$') {
                     /* '$t', '$d' are ARM mapping symbols, never names */
-                    struct func l = {lo, lo + (uint32_t)s.st_size, symt_intern(&t->strings, name), (uint32_t)i,
-                                     type == STT_FUNC};
-                    if (!l.name || !VEC_PUSH(t->labels, l))
+                    struct func l = {lo, lo + (uint32_t)s.st_size, kept, (uint32_t)i, type == STT_FUNC};
+                    if (!VEC_PUSH(t->labels, l))
                         return false;
                 }
-                if (type == STT_OBJECT && name && name[0]) {
-                    struct func o = {lo, lo + (uint32_t)s.st_size, symt_intern(&t->strings, name), (uint32_t)i, 0};
-                    if (!o.name || !VEC_PUSH(t->objects, o))
+                if (type == STT_OBJECT && named) {
+                    struct func o = {lo, lo + (uint32_t)s.st_size, kept, (uint32_t)i, 0};
+                    if (!VEC_PUSH(t->objects, o))
                         return false;
                 }
                 if (type != STT_FUNC)
                     continue;
-                struct func f = {lo, lo + (uint32_t)(s.st_size ? s.st_size : 2), symt_intern(&t->strings, name ? name : "??"),
+                struct func f = {lo, lo + (uint32_t)(s.st_size ? s.st_size : 2), kept ? kept : symt_intern(&t->strings, "??"),
                                  (uint32_t)i, 1};
                 if (!f.name || !VEC_PUSH(t->funcs, f))
                     return false;
             }
         }
     }
-    symt_sort(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, cmp_func);
-    symt_sort(t->labels.v, t->labels.n, sizeof *t->labels.v, cmp_func);
-    symt_sort(t->modes.v, t->modes.n, sizeof *t->modes.v, cmp_mode);
+    /* in symbol table order so far: a stable sort by address keeps that order at equal addresses */
+    if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)) ||
+        !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo)) ||
+        !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
+        return false;
     /* drop aliases at the same address (keep the first, as nm -n lists them) */
     size_t k = 0;
     for (size_t i = 0; i < t->funcs.n; i++)
@@ -179,6 +165,17 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
             t->funcs.v[k++] = t->funcs.v[i];
     t->funcs.n = k;
     return true;
+}
+
+void symt_code_load(struct sym_table *t, struct code_section *c)
+{
+    c->tried = true; /* once: a file that lost its bytes since the open stays without them */
+    size_t n = c->hi - c->lo;
+    c->bytes = t->code_fd >= 0 ? malloc(n) : NULL;
+    if (c->bytes && pread(t->code_fd, c->bytes, n, (off_t)c->file_off) != (ssize_t)n) {
+        free(c->bytes);
+        c->bytes = NULL;
+    }
 }
 
 /* ---- opening: every refusal is one line naming the file ---------------------------------- */
@@ -281,11 +278,14 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
     }
     struct sym_table *t = calloc(1, sizeof *t);
     bool ok = t && (t->path = strdup(path)) != NULL;
-    if (t)
+    if (t) {
         t->dwarf_sock = -1;
+        t->code_fd = fd; /* the code bytes come from this file when first asked for */
+    } else {
+        close(fd);
+    }
     ok = ok && symt_elf_load(t, elf);
     elf_end(elf);
-    close(fd);
     t->isolated = isolation;
     if (ok && !t->dwarf_skip && fast_reader && (t->raw = raw_open(path)) != NULL) {
         /* the fast reader indexes the units; libdwarf is started only for units it leaves */

@@ -5,6 +5,7 @@
 #include "rawdwarf.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #define REMEMBER_MAX 8 /* DW_CFA_remember_state depth */
 
@@ -220,9 +221,16 @@ static bool run(const struct frames *f, const struct cie *ci, uint32_t from, uin
 
 static struct frames *frames_of(struct sym_table *t)
 {
-    if (!t->frames && t->debug_frame && !t->frames_failed) {
+    if (!t->frames && t->debug_frame_len && !t->frames_failed) {
         struct frames *f = calloc(1, sizeof *f);
-        if (!f) {
+        if (f && !t->debug_frame && (t->debug_frame = malloc(t->debug_frame_len)) != NULL &&
+            pread(t->code_fd, t->debug_frame, t->debug_frame_len, (off_t)t->debug_frame_off) !=
+                (ssize_t)t->debug_frame_len) {
+            free(t->debug_frame);
+            t->debug_frame = NULL;
+        }
+        if (!f || !t->debug_frame) {
+            free(f);
             t->frames_failed = true;
             return NULL;
         }

@@ -1,14 +1,24 @@
 /* Address lookups over the flattened table: function, line and inline chain, cached per address. */
 #include "table.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- lookups ----------------------------------------------------------------------------- */
 
-const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
+/* Where the last of a run of ascending addresses was found in each sorted array: the next one
+ * searches forward from there. -1: search it all. */
+struct hints {
+    long func, seq, sub;
+    const struct seq *row_seq;
+    long row;
+};
+
+static const struct func *func_for(const struct sym_table *t, uint32_t addr, struct hints *h)
 {
-    long i = LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
+    long i = h ? (h->func = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, h->func))
+               : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
     for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
         const struct func *f = &t->funcs.v[i];
         if (addr < f->hi)
@@ -19,12 +29,18 @@ const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
     return NULL;
 }
 
+const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
+{
+    return func_for(t, addr, NULL);
+}
+
 /* The line row for addr. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
  * the first unit (in .debug_info order) whose sequence covers addr, as binutils searches. */
-static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu)
+static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu, struct hints *h)
 {
     const struct seq *best = NULL;
-    for (long s = LAST_LE(t->seqs.v, t->seqs.n, addr, lo); s >= 0 && t->seq_max_hi[s] > addr; s--) {
+    long last = h ? (h->seq = LAST_LE_FROM(t->seqs.v, t->seqs.n, addr, lo, h->seq)) : LAST_LE(t->seqs.v, t->seqs.n, addr, lo);
+    for (long s = last; s >= 0 && t->seq_max_hi[s] > addr; s--) {
         const struct seq *q = &t->seqs.v[s];
         if (addr >= q->hi || (cu >= 0 && q->cu != (uint32_t)cu))
             continue;
@@ -33,7 +49,14 @@ static const struct row *line_for(const struct sym_table *t, uint32_t addr, long
     }
     if (!best)
         return NULL;
-    long r = LAST_LE(t->rows.v + best->first, best->n, addr, addr);
+    long r;
+    if (h) {
+        r = LAST_LE_FROM(t->rows.v + best->first, best->n, addr, addr, h->row_seq == best ? h->row : -1);
+        h->row_seq = best;
+        h->row = r;
+    } else {
+        r = LAST_LE(t->rows.v + best->first, best->n, addr, addr);
+    }
     return r >= 0 ? &t->rows.v[best->first + (size_t)r] : NULL;
 }
 
@@ -85,10 +108,11 @@ static const struct func *func_before(const struct sym_table *t, uint32_t addr)
 /* The innermost scope containing addr, or -1. Among subprograms that cover addr (assembler
  * DWARF can overlap the next function by one byte: a Thumb low_pc), the first compilation unit
  * wins, then the smallest range, as in binutils. */
-static long scope_for(const struct sym_table *t, uint32_t addr)
+static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h)
 {
     long found = -1;
-    for (long s = LAST_LE(t->subs.v, t->subs.n, addr, lo); s >= 0 && t->sub_max_hi[s] > addr; s--) {
+    long last = h ? (h->sub = LAST_LE_FROM(t->subs.v, t->subs.n, addr, lo, h->sub)) : LAST_LE(t->subs.v, t->subs.n, addr, lo);
+    for (long s = last; s >= 0 && t->sub_max_hi[s] > addr; s--) {
         const struct range *r = &t->subs.v[s];
         if (addr >= r->hi)
             continue;
@@ -114,11 +138,11 @@ static long scope_for(const struct sym_table *t, uint32_t addr)
     return best;
 }
 
-static struct sym_location *resolve(struct sym_table *t, uint32_t addr)
+static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct hints *h)
 {
-    const struct func *fn = symt_func_for(t, addr);
-    long sc = scope_for(t, addr);
-    const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1);
+    const struct func *fn = func_for(t, addr, h);
+    long sc = scope_for(t, addr, h);
+    const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
     uint32_t n = 1;
     for (long s = sc; s >= 0 && t->scopes.v[s].parent >= 0; s = t->scopes.v[s].parent)
         n++;
@@ -163,15 +187,53 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr)
     return loc;
 }
 
+static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h);
+
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
 {
-    addr &= ~1u;
+    return lookup(t, addr & ~1u, false, NULL);
+}
+
+void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out)
+{
+    struct pair {
+        uint32_t addr, index;
+    } *order = n <= UINT32_MAX ? malloc(n * sizeof *order) : NULL;
+    uint32_t *distinct = order ? malloc(n * sizeof *distinct) : NULL;
+    for (size_t i = 0; distinct && i < n; i++)
+        order[i] = (struct pair){addrs[i] & ~1u, (uint32_t)i};
+    if (!distinct || !symt_sort_by_u32(order, n, sizeof *order, offsetof(struct pair, addr))) {
+        for (size_t i = 0; i < n; i++) /* no memory to sort: one by one */
+            out[i] = sym_lookup(t, addrs[i]);
+        free(order);
+        free(distinct);
+        return;
+    }
+    size_t n_distinct = 0;
+    for (size_t k = 0; k < n; k++)
+        if (k == 0 || order[k].addr != order[k - 1].addr)
+            distinct[n_distinct++] = order[k].addr;
+    bool units_read = symt_require_many(t, distinct, n_distinct);
+    const struct sym_location *loc = NULL;
+    struct hints h = {-1, -1, -1, NULL, -1};
+    for (size_t k = 0; k < n; k++) {
+        if (k == 0 || order[k].addr != order[k - 1].addr)
+            loc = lookup(t, order[k].addr, units_read, &h);
+        out[order[k].index] = loc;
+    }
+    free(order);
+    free(distinct);
+}
+
+static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h)
+{
     if (t->cache_used * 2 >= t->cache_cap) {
         size_t cap = t->cache_cap ? t->cache_cap * 2 : 4096;
         struct cache_slot *c = calloc(cap, sizeof *c);
         if (!c) {
-            symt_require(t, addr);
-            return resolve(t, addr);
+            if (!units_read)
+                symt_require(t, addr);
+            return resolve(t, addr, h);
         }
         for (size_t i = 0; i < t->cache_cap; i++) {
             if (!t->cache[i].loc)
@@ -191,8 +253,9 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
             return t->cache[j].loc;
         j = (j + 1) & (t->cache_cap - 1);
     }
-    symt_require(t, addr); /* the units that cover addr, read the first time */
-    struct sym_location *loc = resolve(t, addr);
+    if (!units_read)
+        symt_require(t, addr); /* the units that cover addr, read the first time */
+    struct sym_location *loc = resolve(t, addr, h);
     if (loc) {
         t->cache[j].addr = addr;
         t->cache[j].loc = loc;
@@ -272,10 +335,12 @@ int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi)
     return 1;
 }
 
-size_t sym_read_code(const struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n)
+size_t sym_read_code(struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n)
 {
     for (size_t i = 0; i < t->code.n; i++) {
-        const struct code_section *c = &t->code.v[i];
+        struct code_section *c = &t->code.v[i];
+        if (addr >= c->lo && addr < c->hi && !c->tried)
+            symt_code_load(t, c);
         if (c->bytes && addr >= c->lo && addr < c->hi) {
             size_t avail = c->hi - addr;
             if (n > avail)

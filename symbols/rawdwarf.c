@@ -9,17 +9,89 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libdwarf/dwarf.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const section_names[SEC_COUNT] = {".debug_info",     ".debug_abbrev",   ".debug_line",  ".debug_str",
                                                      ".debug_line_str", ".debug_rnglists", ".debug_ranges"};
 
+/* The two big sections are read from the file a few pages at a time, as units are read: a
+ * profile touches a few units, and copying 15 MB of DWARF at open was most of its time. pread,
+ * not mmap: a firmware rebuilt in place while the view runs must not fault the reader. */
+enum { LAZY_PAGE = 4096 };
+
+struct lazy_section {
+    uint8_t *buf;   /* the section's size; only read pages hold its bytes */
+    uint8_t *have;  /* one byte per page: read yet? */
+    uint64_t file_off;
+};
+
+struct raw_lazy {
+    pthread_mutex_t lock;
+    struct lazy_section s[SEC_COUNT];
+};
+
+static bool lazy_kind(int k)
+{
+    return k == SEC_INFO || k == SEC_LINE;
+}
+
+/* Keep section k to be read on demand from the file. */
+static bool lazy_keep(struct raw_dwarf *d, int k, const GElf_Shdr *sh)
+{
+    struct lazy_section *l = &d->lazy->s[k];
+    size_t pages = (size_t)((sh->sh_size + LAZY_PAGE - 1) / LAZY_PAGE);
+    l->buf = malloc(sh->sh_size ? (size_t)sh->sh_size : 1); /* large: mapped, untouched pages cost nothing */
+    l->have = calloc(pages + 1, 1);
+    if (!l->buf || !l->have)
+        return false;
+    l->file_off = sh->sh_offset;
+    d->sec[k] = l->buf;
+    d->len[k] = (size_t)sh->sh_size;
+    return true;
+}
+
+bool raw_need(const struct raw_dwarf *d, int sec, uint64_t off, uint64_t len)
+{
+    struct lazy_section *l = &d->lazy->s[sec];
+    if (!l->buf || off >= d->len[sec])
+        return l->buf == NULL && d->sec[sec] != NULL; /* read whole at open */
+    if (len > d->len[sec] - off)
+        len = d->len[sec] - off;
+    size_t first = (size_t)(off / LAZY_PAGE), last = (size_t)((off + len + LAZY_PAGE - 1) / LAZY_PAGE);
+    bool ok = true;
+    pthread_mutex_lock(&d->lazy->lock);
+    for (size_t p = first; ok && p < last;) {
+        if (l->have[p]) {
+            p++;
+            continue;
+        }
+        size_t q = p; /* a run of unread pages: one read */
+        while (q < last && !l->have[q])
+            q++;
+        size_t from = p * LAZY_PAGE, to = q * LAZY_PAGE < d->len[sec] ? q * LAZY_PAGE : d->len[sec];
+        ssize_t got = pread(d->fd, l->buf + from, to - from, (off_t)(l->file_off + from));
+        ok = got == (ssize_t)(to - from);
+        if (ok)
+            memset(l->have + p, 1, q - p);
+        p = q;
+    }
+    pthread_mutex_unlock(&d->lazy->lock);
+    return ok;
+}
+
 struct raw_dwarf *raw_open(const char *path)
 {
     struct raw_dwarf *d = calloc(1, sizeof *d);
-    if (!d)
+    struct raw_lazy *lazy = d ? calloc(1, sizeof *lazy) : NULL;
+    if (!lazy) {
+        free(d);
         return NULL;
+    }
+    pthread_mutex_init(&lazy->lock, NULL);
+    d->lazy = lazy;
     d->fd = open(path, O_RDONLY | O_CLOEXEC);
     elf_version(EV_CURRENT);
     d->elf = d->fd >= 0 ? elf_begin(d->fd, ELF_C_READ, NULL) : NULL;
@@ -29,12 +101,19 @@ struct raw_dwarf *raw_open(const char *path)
     /* relocatable objects need their relocations applied: libdwarf does that */
     bool ok = ident && ident[EI_DATA] == ELFDATA2LSB && gelf_getehdr(d->elf, &eh) && eh.e_type != ET_REL &&
               elf_getshdrstrndx(d->elf, &shstrndx) == 0;
+    struct stat st;
+    ok = ok && fstat(d->fd, &st) == 0;
     for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn(d->elf, scn)) != NULL;) {
         GElf_Shdr sh;
         const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(d->elf, shstrndx, sh.sh_name) : NULL;
         for (int k = 0; name && k < SEC_COUNT; k++) {
-            if (strcmp(name, section_names[k]) != 0 || sh.sh_type == SHT_NOBITS)
+            if (strcmp(name, section_names[k]) != 0 || sh.sh_type == SHT_NOBITS || d->sec[k])
                 continue;
+            if (lazy_kind(k) && !(sh.sh_flags & SHF_COMPRESSED)) {
+                ok = sh.sh_offset <= (uint64_t)st.st_size && sh.sh_size <= (uint64_t)st.st_size - sh.sh_offset &&
+                     lazy_keep(d, k, &sh);
+                break;
+            }
             if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
                 ok = false; /* a compression libelf cannot undo: libdwarf's turn */
                 break;
@@ -61,6 +140,12 @@ void raw_close(struct raw_dwarf *d)
         elf_end(d->elf);
     if (d->fd >= 0)
         close(d->fd);
+    for (int k = 0; k < SEC_COUNT; k++) {
+        free(d->lazy->s[k].buf);
+        free(d->lazy->s[k].have);
+    }
+    pthread_mutex_destroy(&d->lazy->lock);
+    free(d->lazy);
     free(d);
 }
 
@@ -225,7 +310,7 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     memset(u, 0, sizeof *u);
     u->d = d;
     u->start = off;
-    if (off >= d->len[SEC_INFO])
+    if (off >= d->len[SEC_INFO] || !raw_need(d, SEC_INFO, off, 12))
         return false;
     struct cur c = {d->sec[SEC_INFO] + off, d->sec[SEC_INFO] + d->len[SEC_INFO], false};
     uint64_t len = cur_fixed(&c, 4);

@@ -12,12 +12,18 @@
 #include <string.h>
 
 enum { SEC_INFO, SEC_ABBREV, SEC_LINE, SEC_STR, SEC_LINE_STR, SEC_RNGLISTS, SEC_RANGES, SEC_COUNT };
+struct raw_lazy;
 struct raw_dwarf {
     int fd;
     Elf *elf;
-    const uint8_t *sec[SEC_COUNT];
-    size_t len[SEC_COUNT];
+    const uint8_t *sec[SEC_COUNT]; /* the whole section's address; .debug_info and .debug_line */
+    size_t len[SEC_COUNT];         /* fill in as raw_need asks for them */
+    struct raw_lazy *lazy;
 };
+
+/* Read bytes [off, off + len) of a section from the file, if not read yet (clamped to the
+ * section). Thread-safe. False when the file no longer holds them. */
+bool raw_need(const struct raw_dwarf *d, int sec, uint64_t off, uint64_t len);
 
 /* ---- a bounds-checked cursor: any read past the end sets bad and returns 0 ---------------- */
 

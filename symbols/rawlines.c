@@ -151,11 +151,11 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
                      const char *comp_dir, struct cu_files *files)
 {
     memset(files, 0, sizeof *files);
-    if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE])
+    if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE] || !raw_need(d, SEC_LINE, off, 4))
         return RAW_UNSUPPORTED;
     struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
     uint64_t len = cur_fixed(&c, 4);
-    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p))
+    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + len))
         return RAW_UNSUPPORTED;
     c.end = c.p + len;
     uint16_t version = (uint16_t)cur_fixed(&c, 2);

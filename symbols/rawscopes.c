@@ -285,7 +285,7 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
 {
     struct scope_reader r = {.t = stage, .pool = pool, .cu = cu};
     memset(info, 0, sizeof *info);
-    if (!raw_unit_open(d, hdr, &r.u)) {
+    if (!raw_unit_open(d, hdr, &r.u) || !raw_need(d, SEC_INFO, r.u.start, r.u.end - r.u.start)) {
         raw_unit_close(&r.u);
         return RAW_UNSUPPORTED;
     }
@@ -374,28 +374,44 @@ static bool plausible(const struct sym_table *t, const struct unit_range *r)
     return false;
 }
 
+enum { INDEX_WINDOW = 2048 };
+
 bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
 {
     for (uint64_t off = 0; off < d->len[SEC_INFO];) {
         struct scope_reader r = {.t = t, .pool = pool, .cu = (uint32_t)t->n_units};
         bool ok = raw_unit_open(d, off, &r.u);
-        struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
-        const struct abbrev *ab = ok ? raw_abbrev_find(&r.u.ab, cur_uleb(&c)) : NULL;
+        uint64_t next = r.u.end;
+        const struct abbrev *ab = NULL;
         struct die_attrs a;
-        if (ab)
-            read_attrs(&r, &c, ab, &a);
-        ok = ab && !c.bad && !r.unsupported && (ab->tag == DW_TAG_compile_unit || ab->tag == DW_TAG_partial_unit);
+        /* the unit's first DIE only: from the file, a page or two of the unit, all of it when the
+         * DIE reaches further (the bounds make the reader stop at what was read) */
+        for (uint64_t window = INDEX_WINDOW; ok; window = next - off) {
+            r.u.end = next - off > window ? off + window : next;
+            ok = raw_need(d, SEC_INFO, off, r.u.end - off);
+            struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
+            ab = ok ? raw_abbrev_find(&r.u.ab, cur_uleb(&c)) : NULL;
+            r.unsupported = false;
+            if (ab)
+                read_attrs(&r, &c, ab, &a);
+            if (!c.bad || r.u.end == next) {
+                ok = ok && ab && !c.bad;
+                break;
+            }
+        }
+        r.u.end = next;
+        ok = ok && !r.unsupported && (ab->tag == DW_TAG_compile_unit || ab->tag == DW_TAG_partial_unit);
         const char *name = ok && a.name ? symt_intern(pool, a.name) : NULL;
         struct range_sink sink = {t, (uint32_t)t->n_units, 0, false, true};
+        size_t ranges0 = t->unit_ranges.n;
         r.cu_base = ok && a.has_low ? a.low : 0;
         if (ok && a.has_ranges)
             ok = read_ranges(&r, a.ranges, &sink);
         else if (ok && a.has_low && a.has_high)
             ok = sink_range(&sink, a.low, (a.high_is_length ? a.low + a.high : a.high) & 0xffffffffu);
-        for (size_t i = 0; ok && i < t->unit_ranges.n; i++)
-            ok = t->unit_ranges.v[i].unit != t->n_units || plausible(t, &t->unit_ranges.v[i]);
+        for (size_t i = ranges0; ok && i < t->unit_ranges.n; i++)
+            ok = plausible(t, &t->unit_ranges.v[i]);
         ok = ok && VEC_PUSH(t->cu_names, name) && VEC_PUSH(t->unit_hdrs, off);
-        uint64_t next = r.u.end;
         raw_unit_close(&r.u);
         if (!ok)
             return false;
@@ -460,7 +476,7 @@ long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const 
 {
     for (uint64_t off = 0; off < d->len[SEC_INFO];) {
         struct scope_reader r = {0};
-        if (!raw_unit_open(d, off, &r.u)) {
+        if (!raw_unit_open(d, off, &r.u) || !raw_need(d, SEC_INFO, r.u.start, r.u.end - r.u.start)) {
             raw_unit_close(&r.u);
             return -1;
         }

@@ -48,6 +48,10 @@ const char *sym_warning(const struct sym_table *t);
 /* Resolve an address (Thumb bit ignored). The result stays valid until sym_close(). */
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
 
+/* Resolve n addresses at once into out[0..n): the units they need read in one batch, then the
+ * addresses taken in address order, so neighbours share the searches' cache lines. */
+void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out);
+
 /* Read, in one batch, the compilation units that lookups of these addresses will need: faster
  * than unit by unit when many addresses are known at once. Lookups work without it. */
 void sym_prefetch(struct sym_table *t, const uint32_t *addrs, size_t n);
@@ -94,7 +98,7 @@ long sym_task_name_offset(struct sym_table *t, const char *var, const char **mem
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi);
 
 /* Copy n bytes of the ELF's code at addr; returns the number copied (0 outside code). */
-size_t sym_read_code(const struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n);
+size_t sym_read_code(struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n);
 
 /* The GNU build-id note, or NULL (len 0). */
 const uint8_t *sym_build_id(const struct sym_table *t, size_t *len);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void *symt_alloc(struct arena *a, size_t n)
 {
@@ -47,14 +48,14 @@ const char *symt_intern(struct strpool *p, const char *s)
         return NULL;
     if (p->used * 2 >= p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 1024;
-        const char **slots = calloc(cap, sizeof *slots);
+        struct pool_slot *slots = calloc(cap, sizeof *slots);
         if (!slots)
             return NULL;
         for (size_t i = 0; i < p->cap; i++) {
-            if (!p->slots[i])
+            if (!p->slots[i].s)
                 continue;
-            size_t j = hash_str(p->slots[i]) & (cap - 1);
-            while (slots[j])
+            size_t j = p->slots[i].hash & (cap - 1);
+            while (slots[j].s)
                 j = (j + 1) & (cap - 1);
             slots[j] = p->slots[i];
         }
@@ -62,10 +63,11 @@ const char *symt_intern(struct strpool *p, const char *s)
         p->slots = slots;
         p->cap = cap;
     }
-    size_t j = hash_str(s) & (p->cap - 1);
-    while (p->slots[j]) {
-        if (strcmp(p->slots[j], s) == 0)
-            return p->slots[j];
+    uint64_t h = hash_str(s);
+    size_t j = h & (p->cap - 1);
+    while (p->slots[j].s) {
+        if (p->slots[j].hash == h && strcmp(p->slots[j].s, s) == 0)
+            return p->slots[j].s;
         j = (j + 1) & (p->cap - 1);
     }
     size_t n = strlen(s) + 1;
@@ -73,7 +75,7 @@ const char *symt_intern(struct strpool *p, const char *s)
     if (!copy)
         return NULL;
     memcpy(copy, s, n);
-    p->slots[j] = copy;
+    p->slots[j] = (struct pool_slot){copy, h};
     p->used++;
     return copy;
 }
@@ -95,18 +97,40 @@ bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
 
 long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr)
 {
+    /* branchless: the halving takes a conditional move, not a branch the predictor cannot learn */
+    if (n == 0)
+        return -1;
     const unsigned char *base = arr;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
+    size_t lo = 0;
+    while (n > 1) {
+        size_t half = n / 2;
         uint32_t v;
-        memcpy(&v, base + mid * elem + key, sizeof v);
-        if (v <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
+        memcpy(&v, base + (lo + half) * elem + key, sizeof v);
+        lo = v <= addr ? lo + half : lo;
+        n -= half;
     }
-    return (long)lo - 1;
+    uint32_t v;
+    memcpy(&v, base + lo * elem + key, sizeof v);
+    return v <= addr ? (long)lo : (long)lo - 1;
+}
+
+long symt_last_le_from(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr, long from)
+{
+    const unsigned char *base = arr;
+    uint32_t v = 0;
+    if (from >= 0 && (size_t)from < n)
+        memcpy(&v, base + (size_t)from * elem + key, sizeof v);
+    if (from < 0 || (size_t)from >= n || v > addr)
+        return symt_last_le(arr, n, elem, key, addr);
+    size_t lo = (size_t)from, step = 1; /* gallop: 1, 2, 4... past the answer, then halve */
+    for (; lo + step < n; step *= 2) {
+        memcpy(&v, base + (lo + step) * elem + key, sizeof v);
+        if (v > addr)
+            break;
+        lo += step;
+    }
+    size_t hi = lo + step < n ? lo + step : n;
+    return (long)lo + symt_last_le(base + lo * elem, hi - lo, elem, key, addr);
 }
 
 static size_t ptr_slot(const void *key, size_t cap)
@@ -213,6 +237,41 @@ void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const vo
         qsort(v, n, size, cmp);
 }
 
+bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
+{
+    unsigned char *tmp = n > 1 ? malloc(n * size) : NULL;
+    if (n > 1 && !tmp)
+        return false;
+    unsigned char *src = v, *dst = tmp;
+    for (unsigned shift = 0; n > 1 && shift < 32; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k;
+            memcpy(&k, src + i * size + key, sizeof k);
+            count[(k >> shift & 0xff) + 1]++;
+        }
+        bool trivial = false; /* every key has this byte alike: the pass would change nothing */
+        for (size_t b = 1; b <= 256 && !trivial; b++)
+            trivial = count[b] == n;
+        if (trivial)
+            continue;
+        for (size_t b = 1; b <= 256; b++)
+            count[b] += count[b - 1];
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k;
+            memcpy(&k, src + i * size + key, sizeof k);
+            memcpy(dst + count[k >> shift & 0xff]++ * size, src + i * size, size);
+        }
+        unsigned char *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (src != v)
+        memcpy(v, src, n * size);
+    free(tmp);
+    return true;
+}
+
 void sym_close(struct sym_table *t)
 {
     if (!t)
@@ -240,6 +299,8 @@ void sym_close(struct sym_table *t)
     free(t->unit_max_hi);
     for (size_t i = 0; i < t->code.n; i++)
         free(t->code.v[i].bytes);
+    if (t->code_fd >= 0)
+        close(t->code_fd);
     free(t->code.v);
     free(t->build_id);
     free(t->debug_frame);

@@ -29,9 +29,14 @@ void symt_arena_free(struct arena *a);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
 
+struct pool_slot {
+    const char *s;
+    uint64_t hash; /* kept: growing the table and most mismatches need no string read */
+};
+
 struct strpool {
     struct arena arena;
-    const char **slots; /* open addressing on the string's hash */
+    struct pool_slot *slots; /* open addressing on the string's hash */
     size_t cap, used;
 };
 
@@ -85,9 +90,17 @@ void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const vo
 
 /* Index of the last element whose uint32_t key (at byte offset `key`) is <= addr, or -1. The
  * array is sorted by that key. */
+/* Sort n elements of `size` bytes by the uint32_t at offset key, keeping the order of equal keys
+ * (a radix sort: the symbol table's tens of thousands of entries, at every open). */
+bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key);
 long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr);
 #define LAST_LE(arr, n, addr, field) \
     symt_last_le((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), field), (addr))
+/* The same, searching forward from index `from` when it is at or before the answer: addresses
+ * taken in ascending order find theirs in a step or two. */
+long symt_last_le_from(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr, long from);
+#define LAST_LE_FROM(arr, n, addr, field, from) \
+    symt_last_le_from((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), field), (addr), (from))
 
 /* ---- the table --------------------------------------------------------------------------- */
 
@@ -146,7 +159,9 @@ enum { MODE_ARM, MODE_THUMB, MODE_DATA };
 
 struct code_section {
     uint32_t lo, hi;
-    uint8_t *bytes;
+    uint8_t *bytes;    /* read from the file on first use (NULL: not yet, or unreadable) */
+    uint64_t file_off;
+    bool tried;
 };
 
 struct span {           /* an allocated section */
@@ -166,6 +181,7 @@ struct cache_slot {
 struct sym_table {
     char warning[320];
     char *path;                /* the ELF, for warnings */
+    int code_fd;               /* the ELF kept open for its code bytes, read when first asked */
     bool has_dwarf;
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
     bool dwarf_skip;           /* the ELF part found DWARF we must not hand to libdwarf */
@@ -204,8 +220,9 @@ struct sym_table {
     bool vectors_named;
     uint8_t *build_id;
     size_t build_id_len;
-    uint8_t *debug_frame;      /* .debug_frame's bytes (call-frame information), or NULL */
-    size_t debug_frame_len;
+    uint8_t *debug_frame;      /* .debug_frame's bytes (call-frame information), read when first */
+    size_t debug_frame_len;    /* needed; NULL when the file no longer holds them */
+    uint64_t debug_frame_off;
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
@@ -218,6 +235,8 @@ void symt_frames_free(struct sym_table *t);
 /* ELF part: sections, code bytes, build-id, function symbols. False on a malformed ELF or no
  * memory, with the reason in t->warning. */
 bool symt_elf_load(struct sym_table *t, void *elf);
+/* Read a code section's bytes from the ELF (once; on failure it stays without). */
+void symt_code_load(struct sym_table *t, struct code_section *c);
 
 /* A unit to read: its number (in .debug_info order) and its header's offset, by which every
  * reader finds it, whoever numbered the units. */
@@ -292,6 +311,9 @@ void isolate_end(struct sym_table *t);
  * an address is resolved, load every unit that covers it. */
 bool symt_units_ready(struct sym_table *t);
 void symt_require(struct sym_table *t, uint32_t addr);
+/* The same for many addresses, each unit read once; false when it could not look (no memory):
+ * then lookups must still ask symt_require. */
+bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n);
 /* Free a stage's vectors. */
 void symt_stage_free(struct sym_table *stage);
 /* Rebuild t->warning from what is known (sym_open, and again when a unit load fails). */

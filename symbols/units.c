@@ -499,14 +499,15 @@ static bool units_covering(const struct sym_table *t, uint32_t addr, uint8_t *ma
     return true;
 }
 
-static void require_all(struct sym_table *t, const uint32_t *addrs, size_t n_addrs)
+static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_addrs)
 {
     if (!t->n_units || t->units_loaded == t->n_units)
-        return;
+        return true;
     uint8_t *mark = calloc(t->n_units, 1);
     uint32_t *ids = malloc(t->n_units * sizeof *ids);
     size_t n = 0;
-    if (mark && ids) {
+    bool ok = mark && ids;
+    if (ok) {
         for (size_t k = 0; k < n_addrs; k++)
             units_covering(t, addrs[k] & ~1u, mark, ids, &n, t->n_units); /* each unit once: never full */
         if (n)
@@ -514,6 +515,12 @@ static void require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
     }
     free(mark);
     free(ids);
+    return ok;
+}
+
+bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n)
+{
+    return require_all(t, addrs, n);
 }
 
 /* One address, on every first lookup of it: no allocation when its units are read already. */
