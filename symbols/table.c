@@ -97,21 +97,20 @@ bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
 
 long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr)
 {
-    /* branchless: the halving takes a conditional move, not a branch the predictor cannot learn */
-    if (n == 0)
-        return -1;
+    /* (a branchless halving was tried: slower on tables larger than the cache, where a predicted
+     * branch starts the next load early) */
     const unsigned char *base = arr;
-    size_t lo = 0;
-    while (n > 1) {
-        size_t half = n / 2;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
         uint32_t v;
-        memcpy(&v, base + (lo + half) * elem + key, sizeof v);
-        lo = v <= addr ? lo + half : lo;
-        n -= half;
+        memcpy(&v, base + mid * elem + key, sizeof v);
+        if (v <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    uint32_t v;
-    memcpy(&v, base + lo * elem + key, sizeof v);
-    return v <= addr ? (long)lo : (long)lo - 1;
+    return (long)lo - 1;
 }
 
 long symt_last_le_from(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr, long from)
