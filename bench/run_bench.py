@@ -190,7 +190,7 @@ def count_bench():
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_count.c")] +
-                   [os.path.join(ROOT, "profile", f) for f in ("profile.c", "pcindex.c", "escape.c")] +
+                   [os.path.join(ROOT, "profile", f) for f in ("profile.c", "stacks.c", "pcindex.c", "escape.c")] +
                    [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "isolate.c", "units.c", "lookup.c",
                                                                "demangle.c")] +
                    ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
