@@ -28,6 +28,7 @@ static void on_signal(int sig)
 }
 
 #define RATE_SPAN 5 /* seconds of history behind the samples/s figure */
+#define DETECT_PATIENCE 0.5 /* seconds: then the format is told from the bytes at hand */
 
 static double now_s(void)
 {
@@ -214,6 +215,7 @@ int live_main(const struct live_options *o)
     }
     static uint8_t data[1 << 16];
     double start = now_s(), last_draw = 0, window_start = start, rate_t = start, rate = 0;
+    double undecided_since = -1; /* when the first bytes of a format not told yet came */
     log_origin = start;
     /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
     double rate_at[RATE_SPAN + 1] = {start}, rate_count[RATE_SPAN + 1] = {0};
@@ -265,7 +267,12 @@ int live_main(const struct live_options *o)
                     break;
             }
         }
-        if (src_state(src) != SRC_CONNECTED)
+        /* the format is told from a window of bytes; a slow stream (a firmware that sends only
+         * section timings, a few lines a second) would take many seconds to fill it */
+        if (in->format == DETECT_UNKNOWN && in->n_pending && undecided_since < 0)
+            undecided_since = t;
+        if (src_state(src) != SRC_CONNECTED || (in->format == DETECT_UNKNOWN && undecided_since >= 0 &&
+                                                 t - undecided_since >= DETECT_PATIENCE))
             ingest_settle(in);
         src_tick(src, t);
         if (src_state(src) == SRC_END && o->headless)
