@@ -18,7 +18,7 @@ NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 SYM_SRC := symbols/table.c symbols/elf.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c
-HOST_SRC := app/main.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
+HOST_SRC := app/main.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
@@ -85,7 +85,7 @@ SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
 SRC_test_baseline := app/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_profile := profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/baseline.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
+SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c app/baseline.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))

@@ -62,17 +62,19 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
 }
 
 /* A ring of per-second values (`len` recorded, the next at `pos`) as `points` means on a fixed time
- * scale: point p covers seconds [p, p + 1) * HISTORY_POINTS / points of the last minute, the newest
+ * scale: point p covers seconds [p, p + 1) * span / points of the last `span` seconds, the newest
  * at the right. Seconds before the history began, and negative values (nothing that second),
  * are left out; a point with none is -1. */
-static void spread(const float *ring, int len, int pos, float *out, int points)
+static void spread(const float *ring, int len, int pos, float *out, int points, int span)
 {
+    if (span > HISTORY_POINTS || span <= 0)
+        span = HISTORY_POINTS;
     for (int p = 0; p < points; p++) {
-        int a = HISTORY_POINTS * p / points, b = HISTORY_POINTS * (p + 1) / points;
+        int a = span * p / points, b = span * (p + 1) / points;
         double sum = 0;
         int k = 0;
         for (int s = a; s < b; s++) {
-            int age = HISTORY_POINTS - 1 - s; /* 0: the last second */
+            int age = span - 1 - s; /* 0: the last second */
             float v = age < len ? ring[(pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS] : -1.0f;
             if (v >= 0) {
                 sum += v;
@@ -83,7 +85,7 @@ static void spread(const float *ring, int len, int pos, float *out, int points)
     }
 }
 
-int history_of(const struct history *h, const char *name, float *out, int points)
+int history_of(const struct history *h, const char *name, float *out, int points, int span)
 {
     const struct history_row *e = NULL;
     for (int i = 0; i < h->n && !e; i++)
@@ -91,7 +93,7 @@ int history_of(const struct history *h, const char *name, float *out, int points
             e = &h->rows[i];
     if (!e || !h->len || points <= 0)
         return 0;
-    spread(e->share, h->len, h->pos, out, points);
+    spread(e->share, h->len, h->pos, out, points, span);
     return points;
 }
 
@@ -110,10 +112,10 @@ void section_history_tick(struct section_history *h, const uint64_t *counts, con
         h->len++;
 }
 
-int section_history_of(const struct section_history *h, int i, float *out, int points)
+int section_history_of(const struct section_history *h, int i, float *out, int points, int span)
 {
     if (i < 0 || i >= HISTORY_SECTIONS || !h->len || points <= 0)
         return 0;
-    spread(h->mean[i], h->len, h->pos, out, points);
+    spread(h->mean[i], h->len, h->pos, out, points, span);
     return points;
 }

@@ -1,5 +1,5 @@
-/* Shares over time for the live view's sparklines: once a second, each top row's share of the
- * samples that arrived in that second, for the last HISTORY_POINTS seconds. */
+/* Shares over time for the live view's sparklines and graph pane: once a second, each top row's
+ * share of the samples that arrived in that second, for the last HISTORY_POINTS seconds. */
 #ifndef CMPROF_APP_HISTORY_H
 #define CMPROF_APP_HISTORY_H
 
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HISTORY_POINTS 60
+#define HISTORY_POINTS 300 /* five minutes */
 #define HISTORY_ROWS 64
 
 struct history_row {
@@ -33,9 +33,10 @@ void history_clear(struct history *h);
  * HISTORY_ROWS rows are followed; a row that drops out gives its place to a new one. */
 void history_tick(struct history *h, const struct prof_row *rows, size_t n, double total, int group,
                   bool inline_frames);
-/* A row's last minute as `points` values, oldest first, each the mean share (0..1) of its stretch
- * of seconds, -1 where the history has not begun; returns 0 when the row has no history. */
-int history_of(const struct history *h, const char *name, float *out, int points);
+/* A row's last `span` seconds (at most HISTORY_POINTS) as `points` values, oldest first, each the
+ * mean share (0..1) of its stretch of seconds, -1 where the history has not begun; returns 0 when
+ * the row has no history. */
+int history_of(const struct history *h, const char *name, float *out, int points, int span);
 
 /* Section times over time: once a second, each section's mean run time in that second (its runs'
  * added time over their count), -1 for a second with no run. */
@@ -47,6 +48,6 @@ struct section_history {
 };
 void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n);
 /* As history_of(), for section i: the mean of the seconds that had runs, -1 where none had. */
-int section_history_of(const struct section_history *h, int i, float *out, int points);
+int section_history_of(const struct section_history *h, int i, float *out, int points, int span);
 
 #endif

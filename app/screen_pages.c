@@ -27,6 +27,7 @@ static const char *const help_lines[] = {
     "  space        freeze the display (counting goes on)",
     "  r            reset the counts, counters and clock (in the section view: the section statistics)",
     "  w            cumulative, or the last window of seconds",
+    "  G            history pane: the selected row's share (or section's mean time), the last minutes",
     "  t            section timings (u: microseconds or timer ticks)",
     "  l            the firmware's log lines",
     "  d            diagnostics",

@@ -55,7 +55,7 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
                     (double)s->min * scale, vw, (double)s->max * scale, vw, mean * scale);
         if (spark) {
             float pts[20];
-            if (!section_history_of(&v->sect_history, i, pts, 20))
+            if (!section_history_of(&v->sect_history, i, pts, 20, 60))
                 for (int k = 0; k < 20; k++)
                     pts[k] = -1.0f;
             x = vb_put(b, x, y, attr, "  ");

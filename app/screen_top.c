@@ -47,7 +47,7 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
 static int sparkline(struct view *v, struct vbuf *b, int x, int y, const char *name, uint8_t attr)
 {
     float pts[SPARK];
-    int n = history_of(&v->history, name, pts, SPARK);
+    int n = history_of(&v->history, name, pts, SPARK, 60);
     for (int i = n; i < SPARK; i++)
         pts[i] = -1.0f;
     return vb_sparkline(b, x, y, pts, SPARK, v->unicode, attr);

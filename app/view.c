@@ -541,6 +541,9 @@ int view_key(struct view *v, int key)
     case 'w':
         v->window_mode = !v->window_mode;
         return VIEW_REDRAW;
+    case 'G':
+        v->graph = !v->graph;
+        return VIEW_REDRAW;
     case 't':
         v->mode = v->mode == VM_SECTIONS ? VM_TOP : VM_SECTIONS;
         v->sel = v->top = 0;
@@ -670,14 +673,14 @@ struct key_hint {
  * rank 0 and always stays). Width is counted in characters, not bytes. */
 static void keybar_fit(struct vbuf *b, const struct key_hint *k, int n)
 {
-    int cols[16] = {0}, used = 1;
-    bool shown[16] = {false};
-    for (int i = 0; i < n && i < 16; i++) {
+    int cols[24] = {0}, used = 1;
+    bool shown[24] = {false};
+    for (int i = 0; i < n && i < 24; i++) {
         for (const char *p = k[i].text; *p; p++)
             cols[i] += ((unsigned char)*p & 0xC0) != 0x80; /* UTF-8 continuation bytes take no column */
     }
-    for (int rank = 0; rank < 16; rank++)
-        for (int i = 0; i < n && i < 16; i++)
+    for (int rank = 0; rank < 24; rank++)
+        for (int i = 0; i < n && i < 24; i++)
             if (k[i].rank == rank && used + cols[i] + 2 <= b->w) {
                 shown[i] = true;
                 used += cols[i] + 2;
@@ -685,7 +688,7 @@ static void keybar_fit(struct vbuf *b, const struct key_hint *k, int n)
     char line[512];
     size_t len = 0;
     line[len++] = ' ';
-    for (int i = 0; i < n && i < 16; i++)
+    for (int i = 0; i < n && i < 24; i++)
         if (shown[i])
             len += (size_t)snprintf(line + len, sizeof line - len, "%s  ", k[i].text);
     line[len < sizeof line ? len : sizeof line - 1] = '\0';
@@ -724,11 +727,11 @@ static void keybar(struct view *v, struct vbuf *b)
     static const struct key_hint calls[] = {{"Esc back", 1}, {"Enter follow", 3}, {"\u2191\u2193 move", 4},
                                             {"? help", 0}, {"q quit", 2}};
     static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"u \u00b5s/ticks", 5},
-                                               {"\u2191\u2193 move", 4}, {"? help", 0}, {"q quit", 2}};
+                                               {"G graph", 6}, {"\u2191\u2193 move", 4}, {"? help", 0}, {"q quit", 2}};
     static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},
                                           {"i inline", 8}, {"/ filter", 4}, {"space freeze", 9}, {"r reset", 7},
                                           {"w window", 11}, {"t sections", 6}, {"l log", 12}, {"d diag", 10},
-                                          {"O fold", 13}, {"o save", 9}, {"c callers", 14},
+                                          {"O fold", 13}, {"o save", 9}, {"c callers", 14}, {"G graph", 15},
                                           {"q quit", 1}};
     switch (v->mode) {
     case VM_SOURCE:
@@ -784,6 +787,11 @@ void view_render(struct view *v, struct vbuf *b)
     }
     header(v, b);
     int y0 = 4;
+    /* the history pane takes the table's last rows; the table is drawn as on a shorter screen */
+    int full_h = b->h, graph_h = 0;
+    if (v->graph && (v->mode == VM_TOP || v->mode == VM_SECTIONS))
+        graph_h = b->h >= 40 ? 14 : b->h >= 30 ? 10 : 7;
+    b->h -= graph_h;
     switch (v->mode) {
     case VM_TOP:
         view_render_top(v, b, y0);
@@ -807,6 +815,9 @@ void view_render(struct view *v, struct vbuf *b)
         view_render_calls(v, b, y0);
         break;
     }
+    b->h = full_h;
+    if (graph_h)
+        view_render_graph(v, b, full_h - 1 - graph_h, graph_h);
     keybar(v, b);
     if (!v->unicode) /* a terminal without UTF-8: plain ASCII for the few symbols we use */
         for (int i = 0; i < b->w * b->h; i++) {

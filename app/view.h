@@ -87,6 +87,7 @@ struct view {
     bool sort_by_name;
     bool frozen;
     bool window_mode;
+    bool graph;                /* key G: the history pane under the top and sections tables */
     double window_seconds;
     bool filtering;            /* typing a filter */
     char filter[64];

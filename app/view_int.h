@@ -46,6 +46,8 @@ void view_render_log(struct view *v, struct vbuf *b, int y0);
 void view_render_help(struct view *v, struct vbuf *b, int y0);
 void view_render_diag(struct view *v, struct vbuf *b, int y0);
 void view_render_calls(struct view *v, struct vbuf *b, int y0);
+/* the history pane under the top or sections table (key G), `height` rows from y */
+void view_render_graph(struct view *v, struct vbuf *b, int y, int height);
 int view_calls_count(struct view *v);
 void view_calls_follow(struct view *v); /* Enter: the selected caller or callee's own calls */
 int view_help_count(void);

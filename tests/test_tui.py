@@ -133,7 +133,16 @@ def replay_tests(w=120, h=32):
     check(size + "drill-down: the hottest line preselected, its share of the function beside its share of all",
           "of this function's samples, then of all" in txt and hot and
           re.search(r"100\.00%\s+6\d\.\d\d%", hot[0]) is not None, hot[0] if hot else "")
-    keys(s, "Escape", "t")
+    keys(s, "Escape", "G")
+    txt = screen(s)
+    lines = txt.splitlines()
+    title = [i for i, ln in enumerate(lines) if ln.startswith("HISTORY  hot_a  share per ")]
+    chart = lines[title[0] + 1:-2] if title else []
+    check(size + "key G: the selected row's share over time, charted under the table",
+          title and any("\u2588" in ln or re.search("[\u2581-\u2587]", ln) for ln in chart) and
+          re.search(r"-1min .* now$", lines[-2]) and "hot_a" in "".join(lines[5:title[0]]) and len(lines) <= h,
+          lines[title[0]] if title else "no HISTORY line")
+    keys(s, "G", "t")
     txt = screen(s)
     check(size + "key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
     keys(s, "t", "/", "h", "o", "t", "_", "b", "Enter")
@@ -173,6 +182,61 @@ def replay_tests(w=120, h=32):
     txt = screen(s)
     check(size + "key q: quits and gives the terminal back", "cmprof-top" not in txt.splitlines()[0] if txt.strip() else True,
           txt.splitlines()[0] if txt.strip() else "(empty)")
+    tmux("kill-session", "-t", s)
+
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def stream_line(text):
+    """A live stream line (docs/stream.md): the text, '!', and its sum12 check as two base64 digits."""
+    raw = text.encode()
+    raw += b"\0" * (-len(raw) % 4)
+    a = b = 0
+    for i in range(0, len(raw), 4):
+        a += int.from_bytes(raw[i:i + 4], "little")
+        b += a
+    c = (a + 3 * b) % 4095
+    return "%s!%s%s\n" % (text, B64[c >> 6], B64[c & 63])
+
+
+def section_graph_test(w, h):
+    """Key G in the sections view: the selected section's mean run time second by second, from a
+    live stream whose reports slow down over four seconds (each second's mean: 10, 20, 30, 40 us).
+    The stream has no samples, as from firmware that only times sections: a few hundred bytes a
+    second, fewer than the format detection's window, so the view must decide without it."""
+    size = "%dx%d: " % (w, h)
+    out = []
+    n = total = 0
+    for second in range(4):
+        # as the firmware does, the announce and the names again every second: the view may open
+        # the port after the first ones went by
+        out += [stream_line("@cmprof v=2 clk=168000000 tclk=168000000 period=16000 jitter=4095 base=08000000"),
+                stream_line("@secname 0 control")]
+        for k in range(10):  # ten reports a second, ten runs each
+            run = 1680 * (second + 1)  # ticks at 168 MHz: 10 us, 20 us, ...
+            n += 10
+            total += 10 * run
+            out.append(stream_line("@sect 0 n=%d cur=%d min=1680 max=%d sum=%d" % (n, run, run, total)))
+    data = "".join(out).encode()
+    feeder = Feeder(data, len(data) / 4.0)
+    s = "cmprof-sectgraph"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
+         "%s %s %s; sleep 3" % (TOOL, feeder.path, scen.Result("sections").elf))
+    time.sleep(5.5)  # the four seconds of reports, and the view's next tick
+    keys(s, "t", "G")
+    lines = screen(s).splitlines()
+    title = [i for i, ln in enumerate(lines) if re.match(r"HISTORY  control  mean time per 1 s, last 1 min, peak [34]\d\.\d \u00b5s", ln)]
+    chart = lines[title[0] + 1:-2] if title else []
+    # the newest seconds at the right are the tallest: the top row has bars only there
+    top = chart[0] if chart else ""
+    bars = [i for i, c in enumerate(top) if c == "\u2588"]
+    check(size + "key G in the sections view: the selected section's mean time over time, rising",
+          title and bars and max(bars) > len(top) - 6 and re.search(r"-1min .* now$", lines[-2]) and len(lines) <= h,
+          (lines[title[0]] + " | " + top.strip()) if title else " | ".join(ln for ln in lines if "HISTORY" in ln) or
+          "no HISTORY line")
+    feeder.cut()
     tmux("kill-session", "-t", s)
 
 
@@ -643,6 +707,7 @@ def main():
     gdb_test()
     gdb_demo_test()
     for w, h in ((80, 24), (200, 60)):
+        section_graph_test(w, h)
         diff_test(w, h)
         save_and_record_test(w, h)
     return 1 if harness.failed else 0

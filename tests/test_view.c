@@ -256,9 +256,9 @@ static void test_sparklines(void)
     float pts[4];
     /* four stretches of 15 s: the first two before the history began, then 0x08000100's 15 s, then
      * 0x08000200's */
-    CHECK(history_of(&v.history, "0x08000100", pts, 4) == 4 && pts[0] < 0 && pts[1] < 0 && pts[2] > 0.99f &&
+    CHECK(history_of(&v.history, "0x08000100", pts, 4, 60) == 4 && pts[0] < 0 && pts[1] < 0 && pts[2] > 0.99f &&
           pts[3] < 0.01f);
-    CHECK(history_of(&v.history, "0x08000200", pts, 4) == 4 && pts[2] < 0.01f && pts[3] > 0.99f);
+    CHECK(history_of(&v.history, "0x08000200", pts, 4, 60) == 4 && pts[2] < 0.01f && pts[3] > 0.99f);
     const char *t = render(&v, 140, 24);
     CHECK(strstr(t, "LAST 60 s") != NULL);
     const char *row = strstr(t, "0x08000100");
@@ -321,6 +321,65 @@ static void test_section_time_sparkline(void)
     CHECK(row && strstr(row, "\u2583\u2584\u2586\u2588"));
     t = render(&v, 80, 24);
     CHECK(strstr(t, "LAST 60 s") == NULL); /* narrow: the column goes first */
+}
+
+/* Key G: the selected row's history as a chart under the table, at 80x24 as at 200x60; the same
+ * for the selected section's mean run time. */
+static void test_graph_pane(void)
+{
+    setup();
+    view_tick(&v);
+    for (int t = 0; t < 90; t++) { /* 0x08000100 takes all of the first 45 s, none of the last 45 */
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, t < 45 ? 0x08000100u : 0x08000200u, true, t < 45 ? 0x20000100u : 0x20000200u);
+        view_tick(&v);
+    }
+    CHECK(strstr(render(&v, 80, 24), "HISTORY") == NULL);
+    view_key(&v, 'G');
+    static const int sizes[][2] = {{80, 24}, {200, 60}};
+    for (int k = 0; k < 2; k++) {
+        int w = sizes[k][0], h = sizes[k][1];
+        const char *t = render(&v, w, h);
+        /* 90 s recorded: the two-minute scale, 0x08000100 (selected, most samples) at 100 % then 0 */
+        const char *title = strstr(t, "HISTORY  0x08000100  share per 1"); /* 1.7 s a column at 80, 1 s at 200 */
+        CHECK(title && strncmp(strchr(title, ',') ? strchr(title, ',') : "", ", last 2 min, peak 100.0 %", 26) == 0);
+        const char *top = title ? strchr(title, '\n') + 1 : NULL; /* the chart's top row */
+        const char *end = top ? strchr(top, '\n') : NULL;
+        CHECK(top && strncmp(top, "   100.0%", 9) == 0 && end);
+        if (top && end) {
+            /* full cells, then the last 45 s blank: the row (its trailing blanks dropped) ends well
+             * before the right edge */
+            const char *full = strstr(top, "\u2588");
+            int cols = 0;
+            for (const char *c = top; c < end; c++)
+                cols += ((unsigned char)*c & 0xC0) != 0x80;
+            CHECK(full && full < end && cols < w - 20 && cols > w / 2);
+        }
+        CHECK(strstr(t, "-2min") && strstr(t, "-1min") && strstr(t, "now"));
+        /* the table and the key bar stay (G itself is among the first keys to go when narrow) */
+        CHECK(strstr(t, "0x08000200") && strstr(t, "? help") && (w < 200 || strstr(t, "G graph")));
+        int lines = 0;
+        for (const char *c = t; *c; c++)
+            lines += *c == '\n';
+        CHECK(lines <= h);
+    }
+    view_key(&v, 'G');
+    CHECK(strstr(render(&v, 80, 24), "HISTORY") == NULL);
+    /* sections: the selected one's mean time, second by second */
+    setup();
+    in.info.present = true;
+    in.info.clock_hz = 100000000u;
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true};
+    for (int sec = 0; sec < 12; sec++) {
+        in.section[0].count += 10;
+        in.section[0].sum += 10u * (100u + 50u * (uint64_t)sec);
+        view_tick(&v);
+    }
+    view_key(&v, 't');
+    view_key(&v, 'G');
+    const char *t = render(&v, 80, 24);
+    CHECK(strstr(t, "HISTORY  control  mean time per 1 s, last 1 min, peak 6.5 \u00b5s") != NULL);
+    CHECK(strstr(t, "6.5\u00b5s") != NULL);
 }
 
 static void test_sections_and_budget(void)
@@ -404,6 +463,7 @@ int main(void)
     RUN_TEST(test_snapshot_key);
     RUN_TEST(test_help_explains_the_header);
     RUN_TEST(test_sparklines);
+    RUN_TEST(test_graph_pane);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
