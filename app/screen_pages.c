@@ -67,14 +67,88 @@ void view_render_log(struct view *v, struct vbuf *b, int y0)
         vb_put(b, 0, y0 + 1, VA_DIM, "no log lines yet");
 }
 
+/* A help line as shown: a slice of one of help_lines, indented when it continues one. */
+struct shown_line {
+    const char *text;
+    int bytes, indent;
+    bool title;
+};
+
+#define HELP_SHOWN_MAX 256
+static int help_shown_count; /* lines at the last width drawn: how far the help scrolls */
+
+#define HELP_PARAGRAPHS 64
+
+static bool help_title(const char *line) /* "Keys", "The header" */
+{
+    return line[0] && line[0] != ' ' && strlen(line) < 30 && !strpbrk(line, ".,");
+}
+
+/* help_lines as paragraphs: a line indented to the key column, or plain text after plain text,
+ * continues the one before. */
+static int help_paragraphs(char (*para)[512], int cap)
+{
+    int n = 0;
+    bool prev_text = false;
+    for (size_t i = 0; i < sizeof help_lines / sizeof help_lines[0]; i++) {
+        const char *line = help_lines[i];
+        bool key_continues = strncmp(line, "               ", 15) == 0 && line[15] != ' ';
+        bool text = line[0] && line[0] != ' ' && !help_title(line);
+        if (n > 0 && (key_continues || (text && prev_text))) {
+            size_t len = strlen(para[n - 1]);
+            snprintf(para[n - 1] + len, 512 - len, " %s", line + strspn(line, " "));
+        } else if (n < cap) {
+            snprintf(para[n++], 512, "%s", line);
+        }
+        prev_text = text;
+    }
+    return n;
+}
+
+/* The help wrapped at word boundaries to `width` columns; a key's text continues under itself. */
+static int wrap_help(int width, struct shown_line *out, int cap)
+{
+    static char para[HELP_PARAGRAPHS][512];
+    int n = 0, n_para = help_paragraphs(para, HELP_PARAGRAPHS);
+    for (int i = 0; i < n_para; i++) {
+        const char *line = para[i];
+        bool title = help_title(line);
+        int lead = (int)strspn(line, " ");
+        int indent = lead == 2 && strlen(line) > 15 && line[15 - 1] == ' ' && line[15] != ' ' ? 15 : lead;
+        const char *rest = line;
+        bool first = true;
+        do {
+            int avail = width - (first ? 0 : indent), cols = 0, cut = -1, end = 0;
+            for (; rest[end] && cols < avail; end++) {
+                cols += ((unsigned char)rest[end] & 0xC0) != 0x80;
+                if (rest[end] == ' ' && end > (first ? indent : 0))
+                    cut = end;
+            }
+            while (rest[end] && ((unsigned char)rest[end] & 0xC0) == 0x80)
+                end++; /* never split a character */
+            int take = rest[end] && cut > 0 ? cut : end; /* the last space that fits, else all that fits */
+            if (n < cap)
+                out[n++] = (struct shown_line){rest, take, first ? 0 : indent, title};
+            rest += take;
+            while (*rest == ' ')
+                rest++;
+            first = false;
+        } while (*rest);
+    }
+    return n;
+}
+
 void view_render_help(struct view *v, struct vbuf *b, int y0)
 {
-    int n = (int)(sizeof help_lines / sizeof help_lines[0]), h = b->h - 1 - y0;
+    static struct shown_line shown[HELP_SHOWN_MAX];
+    int n = wrap_help(b->w, shown, HELP_SHOWN_MAX), h = b->h - 1 - y0;
+    help_shown_count = n;
     if (v->sel > n - h)
         v->sel = n - h > 0 ? n - h : 0;
-    for (int i = 0; i < h && v->sel + i < n; i++)
-        vb_put(b, 0, y0 + i, help_lines[v->sel + i][0] && help_lines[v->sel + i][0] != ' ' && !strchr(help_lines[v->sel + i], '.')
-                              ? VA_TITLE : VA_NORMAL, help_lines[v->sel + i]);
+    for (int i = 0; i < h && v->sel + i < n; i++) {
+        const struct shown_line *l = &shown[v->sel + i];
+        vb_putf(b, l->indent, y0 + i, l->title ? VA_TITLE : VA_NORMAL, "%.*s", l->bytes, l->text);
+    }
 }
 
 void view_render_diag(struct view *v, struct vbuf *b, int y0)
@@ -101,5 +175,7 @@ void view_render_diag(struct view *v, struct vbuf *b, int y0)
 
 int view_help_count(void)
 {
+    if (help_shown_count)
+        return help_shown_count;
     return (int)(sizeof help_lines / sizeof help_lines[0]);
 }
