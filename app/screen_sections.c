@@ -96,8 +96,8 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
              hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
     for (int i = 0; i < 32; i++)
         if (v->sect_reset[i]) {
-            vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean and rate from then on; min and max from "
-                 "the reports since", since);
+            vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean, rate, min and max from the reports since",
+                    since);
             break;
         }
 }

@@ -637,8 +637,15 @@ static void header(struct view *v, struct vbuf *b)
         if (keep[i])
             x = vb_putf(b, x, 1, f[i].attr, "%s  ", f[i].text);
     x = 0;
-    if (v->filter[0] && !v->filtering) /* first: at 80 columns the line's end is cut */
+    /* the view's own state first, the firmware's settings after: at 80 columns the end is cut */
+    if (v->filter[0] && !v->filtering)
         x = vb_putf(b, 0, 2, VA_BOLD, "filter: %s (Esc clears)  ", v->filter);
+    x = vb_putf(b, x, 2, VA_BOLD, "by %s%s  sort %s  ", group_label(v->group), v->inline_frames ? "" : " (no inline)",
+                v->sort_by_name ? "name" : "share");
+    if (v->window_mode)
+        x = vb_putf(b, x, 2, VA_BOLD, "last %.0f s  ", v->window_seconds);
+    if (v->frozen)
+        x = vb_put(b, x, 2, VA_WARN, "FROZEN  ");
     if (in->info.present) {
         x = vb_putf(b, x, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,
                  (unsigned long long)in->info.period, (unsigned long long)in->info.jitter);
@@ -651,12 +658,6 @@ static void header(struct view *v, struct vbuf *b)
     }
     else if (in->text.stats.no_base)
         x = vb_put(b, x, 2, VA_WARN, "no announce yet: clock and period unknown  ");
-    x = vb_putf(b, x, 2, VA_BOLD, "by %s%s  sort %s", group_label(v->group), v->inline_frames ? "" : " (no inline)",
-             v->sort_by_name ? "name" : "share");
-    if (v->window_mode)
-        x = vb_putf(b, x, 2, VA_BOLD, "  last %.0f s", v->window_seconds);
-    if (v->frozen)
-        x = vb_put(b, x, 2, VA_WARN, "  FROZEN");
     if (nd) {
         vb_putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
         vb_fill_attr(b, 3, VA_WARN);

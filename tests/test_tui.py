@@ -240,6 +240,55 @@ def section_graph_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def view_items_test(w, h):
+    """Issue 9's smaller items on the rtos scenario (tasks, inlined functions, several files), at
+    one size: inlined functions marked; the filter prompt at the bottom, matching a file and a
+    task, Esc clearing it; ? explaining the header's counters within the width; r starting the
+    counts and the clock over."""
+    size = "%dx%d: " % (w, h)
+    r = scen.Result("rtos")
+    s = "cmprof-items"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (
+        TOOL, os.path.join(scen.BUILD, "rtos", "uart.txt"), r.elf))
+    wait_for(s, r"end of file", 10)
+    def rows(txt):
+        return [ln for ln in txt.splitlines()[5:-1] if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
+    txt = screen(s)
+    marked = [ln for ln in rows(txt) if "(inlined)" in ln]
+    check(size + "inlined functions are marked in the function view", marked and "send_samples (inlined)" in txt,
+          marked[0].strip() if marked else "none")
+    keys(s, "/", *"cmprof_stream.c")
+    prompt = screen(s).splitlines()[-1]
+    check(size + "the filter prompt sits on the bottom line, as in less",
+          prompt.startswith("/cmprof_stream.c_") and "Esc clears it" in prompt, prompt)
+    keys(s, "Enter")
+    shown = rows(screen(s))
+    check(size + "the filter matches a file: only cmprof_stream.c's functions",
+          len(shown) >= 3 and all(ln.rstrip().endswith("cmprof_stream.c") or "cmprof_stream." in ln for ln in shown)
+          and "filter: cmprof_stream.c" in screen(s), "%d rows: %s" % (len(shown), shown[0].strip() if shown else ""))
+    keys(s, "Escape")
+    txt = screen(s)
+    check(size + "Esc clears the filter", "filter:" not in txt and any(" hot_a " in ln + " " for ln in rows(txt)),
+          txt.splitlines()[2])
+    keys(s, "g", "g", "g")  # by task
+    keys(s, "/", *"w076", "Enter")
+    shown = rows(screen(s))
+    check(size + "the filter matches a task", "by task" in screen(s) and len(shown) == 1 and shown[0].rstrip().endswith("w076"),
+          "; ".join(ln.strip() for ln in shown))
+    keys(s, "Escape", "g", "?", "End")
+    lines = screen(s).splitlines()
+    explained = [k for k in ("samples", "bad", "lost", "overhead", "idle", "data lost")
+                 if any(re.match(r"  %s\s{2,}\S" % re.escape(k), ln) for ln in lines)]
+    check(size + "? explains the header's counters, wrapped to the width",
+          len(explained) >= 5 and max(len(ln) for ln in lines) <= w, "explained: %s" % explained)
+    keys(s, "Escape", "r")
+    head = screen(s).splitlines()[1]
+    check(size + "r starts the counts, the counters and the clock over", re.match(r"samples 0 .* 00:0[01] ", head) is not None,
+          head)
+    tmux("kill-session", "-t", s)
+
+
 def no_color_test():
     """--no-color and NO_COLOR: no colour escape on screen, only bold/dim/reverse."""
     r = scen.Result("loops_jitter")
@@ -379,6 +428,21 @@ def fit_tests():
               (head[0] if head else "no header") + " | " + (row0[0] if row0 else "no row 0"))
         check("%dx%d: the header keeps samples, rate and the data loss" % (w, h),
               re.search(r"^samples \d+\s+\d+/s", lines[1]) is not None and "data lost" in lines[1], lines[1])
+        keys(s, "u")  # timer ticks
+        lines = screen(s).splitlines()
+        head = [ln for ln in lines if "SECTION" in ln]
+        row0 = [ln for ln in lines if re.match(r"^0\s", ln)]
+        check("%dx%d: u shows timer ticks instead of \u00b5s, and back" % (w, h),
+              head and "CUR tk" in head[0] and row0 and "3520.00" in row0[0] and "u: microseconds" in screen(s), 
+              (head[0] if head else "no header") + " | " + (row0[0] if row0 else "no row 0"))
+        keys(s, "u", "r")
+        lines = screen(s).splitlines()
+        row0 = [ln for ln in lines if re.match(r"^0\s", ln)]
+        note = [ln for ln in lines if ln.startswith("since r ")]
+        check("%dx%d: r starts the section statistics over, and says so within the width" % (w, h),
+              note and note[0].rstrip().endswith("from the reports since") and row0 and
+              re.match(r"^0\s+-?\s+0\s", row0[0]) is not None and "CUR \u00b5s" in screen(s),
+              (note[0] if note else "no note") + " | " + (row0[0] if row0 else "no row 0"))
         tmux("kill-session", "-t", s)
 
 
@@ -708,6 +772,7 @@ def main():
     gdb_demo_test()
     for w, h in ((80, 24), (200, 60)):
         section_graph_test(w, h)
+        view_items_test(w, h)
         diff_test(w, h)
         save_and_record_test(w, h)
     return 1 if harness.failed else 0
