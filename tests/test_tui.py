@@ -604,7 +604,7 @@ def qemu_gdbstub(elf):
     return q, port
 
 
-def gdb_test():
+def gdb_test(w, h):
     """Issue 8: the live view on firmware with no cmprof code, sampled through QEMU's gdbstub, with
     call stacks walked while the core is halted: the caller view of work() (7 calls in caller_a for
     3 in caller_b)."""
@@ -616,34 +616,34 @@ def gdb_test():
     s = "cmprof-gdb"
     tmux("kill-session", "-t", s)
     try:
-        tmux("new-session", "-d", "-s", s, "-x", "130", "-y", "34",
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
              "%s gdb:127.0.0.1:%d %s; echo exited $?; sleep 5" % (TOOL, port, elf))
         # all three rows on screen at once (the first samples may have only some of them)
         got = wait_for(s, r"(?=[\s\S]*\bwork\b)(?=[\s\S]*\bcaller_a\b)[\s\S]*\bcaller_b\b", 20)
         head = (got or screen(s)).splitlines()[:2]
-        check("gdb: a live profile of firmware with no cmprof code, through QEMU's gdbstub",
+        check("%dx%d: " % (w, h) + "gdb: a live profile of firmware with no cmprof code, through QEMU's gdbstub",
               got is not None and re.search(r"\bwork\b", got) and re.search(r"\bcaller_a\b", got), " | ".join(head))
         got = wait_for(s, r"connected, \d+ halts/s, core halted \d+\.\d %", 10)
-        check("gdb: the header shows the achieved rate and the intrusion", got is not None,
+        check("%dx%d: " % (w, h) + "gdb: the header shows the achieved rate and the intrusion", got is not None,
               (got or screen(s)).splitlines()[0])
         time.sleep(3)  # a few thousand samples
         keys(s, "Home", "c")
         got = wait_for(s, r"called by[\s\S]*caller_a[\s\S]*caller_b[\s\S]*work calls", 10)
         shares = {m.group(2): float(m.group(1)) for m in re.finditer(r"(\d+\.\d\d)% \[[^]]*\]\s+\d+\s+(caller_[ab])",
                                                                       got or "")}
-        check("gdb: key c on work(): the caller view, caller_a about 70 % and caller_b about 30 % of its samples",
+        check("%dx%d: " % (w, h) + "gdb: key c on work(): the caller view, caller_a about 70 % and caller_b about 30 % of its samples",
               got is not None and "calls of work" in got and set(shares) == {"caller_a", "caller_b"} and
               60 <= shares["caller_a"] <= 80 and 20 <= shares["caller_b"] <= 40,
               " | ".join(ln.strip() for ln in (got or screen(s)).splitlines()[4:12]))
         keys(s, "Down", "Enter")
         got = wait_for(s, r"calls of caller_[ab][\s\S]*called by[\s\S]*\bmain\b", 10)
-        check("gdb: Enter on a caller follows it: its own callers (main) and callees (work)",
+        check("%dx%d: " % (w, h) + "gdb: Enter on a caller follows it: its own callers (main) and callees (work)",
               got is not None and re.search(r"caller_[ab] calls[\s\S]*\bwork\b", got),
               " | ".join(ln.strip() for ln in (got or screen(s)).splitlines()[4:12]))
         keys(s, "Escape")
         keys(s, "q")
         got = wait_for(s, r"^exited 0", 10)
-        check("gdb: q quits at once, and QEMU lives on (the target was left running)",
+        check("%dx%d: " % (w, h) + "gdb: q quits at once, and QEMU lives on (the target was left running)",
               got is not None and q.poll() is None, "qemu %s" % ("running" if q.poll() is None else "gone"))
     finally:
         tmux("kill-session", "-t", s)
@@ -768,7 +768,8 @@ def main():
     batch_live_tests()
     demo_test()
     demo_a_test()
-    gdb_test()
+    for w, h in ((80, 24), (200, 60)):
+        gdb_test(w, h)
     gdb_demo_test()
     for w, h in ((80, 24), (200, 60)):
         section_graph_test(w, h)
