@@ -147,5 +147,11 @@ void view_render_top(struct view *v, struct vbuf *b, int y0)
         vb_wrap(b, y0 + 1, VA_DIM, why);
         return;
     }
+    b->h--; /* the table's last line: the legend, once */
     view_render_rows(v, b, y0, rows, n, false);
+    b->h++;
+    int x = vb_put(b, 0, b->h - 2, VA_BAR, v->unicode ? "\u2588" : "#");
+    x = vb_put(b, x, b->h - 2, VA_DIM, " share  ");
+    x = vb_put(b, x, b->h - 2, VA_CI, v->unicode ? "\u2591" : "-");
+    vb_put(b, x, b->h - 2, VA_DIM, " its 95 % interval  \u00b1% half its width  dim: may be noise");
 }

@@ -108,6 +108,9 @@ def replay_tests(w=120, h=32):
           "hot_a %.2f %% of %d, truth %.2f %% (3 sigma %.2f)" % (100 * share, n, 100 * truth,
                                                                 300 * scen.sigma(truth, n)))
     check(size + "live: build-id checked", "build-id ok" in txt, txt.splitlines()[0])
+    legend = txt.splitlines()[-2]
+    check(size + "a legend line under the table explains the bar and its interval",
+          legend.startswith("\u2588 share  \u2591 its 95 % interval  \u00b1% half its width"), legend)
     keys(s, "s")
     txt = screen(s)
     def row_name(ln):

@@ -47,6 +47,10 @@ static void test_top_view(void)
     CHECK(strstr(t, "? help") != NULL);
     /* the top row's bar: 69.93 % of 24 cells is 16 full cells and a partial one */
     CHECK(strstr(t, "\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588") != NULL);
+    /* the legend, once, on the line above the key bar, whole at 80 columns */
+    t = render(&v, 80, 24);
+    const char *legend = strstr(t, "\u2588 share  \u2591 its 95 % interval  \u00b1% half its width  dim: may be noise\n");
+    CHECK(legend && strstr(legend, "\n") && strstr(strstr(legend, "\n") + 1, "? help") == strstr(legend, "\n") + 2);
 }
 
 /* The key bar at any width: the keys that fit, whole, "? help" always among them. */
