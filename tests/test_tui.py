@@ -279,7 +279,19 @@ def view_items_test(w, h):
     shown = rows(screen(s))
     check(size + "the filter matches a task", "by task" in screen(s) and len(shown) == 1 and shown[0].rstrip().endswith("w076"),
           "; ".join(ln.strip() for ln in shown))
-    keys(s, "Escape", "g", "?", "End")
+    keys(s, "Escape", "g", "g", "g")  # task -> function -> line -> file
+    lines = screen(s).splitlines()
+    names = [ln.split("  ")[-1].strip() for ln in rows("\n".join(lines))]
+    check(size + "by file: each path ends with its file's name, trimmed from the left when long",
+          "by file" in lines[2] and len(names) >= 3 and all(re.search(r"\.[chS]$", n) for n in names) and
+          all(n.startswith("/") or n.startswith("...") for n in names) and max(len(ln) for ln in lines) <= w,
+          "; ".join(names[:5]))
+    keys(s, "g", "g", "d")  # back to functions (file -> task -> function); the diagnostics page
+    lines = screen(s).splitlines()
+    check(size + "d: the diagnostics page, wrapped to the width",
+          lines[4] == "diagnostics" and any("glued onto log lines" in ln for ln in lines) and
+          max(len(ln) for ln in lines) <= w, " | ".join(lines[4:7]))
+    keys(s, "Escape", "?", "End")
     lines = screen(s).splitlines()
     explained = [k for k in ("samples", "bad", "lost", "overhead", "idle", "data lost")
                  if any(re.match(r"  %s\s{2,}\S" % re.escape(k), ln) for ln in lines)]
