@@ -4,6 +4,7 @@
 #include "pcindex.h"
 
 #include "escape.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -462,14 +463,8 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
             set_current_task(p, (uint32_t)i);
             return;
         }
-    if (p->n_tasks == p->cap_tasks) {
-        size_t cap = p->cap_tasks ? p->cap_tasks * 2 : 8;
-        struct task *t = realloc(p->tasks, cap * sizeof *t);
-        if (!t)
-            return;
-        p->tasks = t;
-        p->cap_tasks = cap;
-    }
+    if (!prof_grow((void **)&p->tasks, &p->cap_tasks, p->n_tasks + 1, sizeof *p->tasks, 8))
+        return;
     struct task *t = &p->tasks[p->n_tasks];
     memset(t, 0, sizeof *t);
     t->tag = tag;
@@ -608,14 +603,8 @@ static struct group *group_for(struct prof *p, const void *a, uint64_t b)
             return g;
         j = (j + 1) & (p->gcap - 1);
     }
-    if (p->n_groups == p->cap_groups) {
-        size_t cap = p->cap_groups ? p->cap_groups * 2 : 256;
-        struct group *g = realloc(p->groups, cap * sizeof *g);
-        if (!g)
-            return NULL;
-        p->groups = g;
-        p->cap_groups = cap;
-    }
+    if (!prof_grow((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof *p->groups, 256))
+        return NULL;
     struct group *g = &p->groups[p->n_groups];
     memset(g, 0, sizeof *g);
     g->key_a = a;
@@ -926,14 +915,8 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
         while (k < n_calls && strcmp(call_name(&p->calls[k]), other) != 0)
             k++;
         if (k == n_calls) {
-            if (n_calls == p->cap_calls) {
-                size_t cap = p->cap_calls ? p->cap_calls * 2 : 16;
-                struct prof_call *c = realloc(p->calls, cap * sizeof *c);
-                if (!c)
-                    break;
-                p->calls = c;
-                p->cap_calls = cap;
-            }
+            if (!prof_grow((void **)&p->calls, &p->cap_calls, n_calls + 1, sizeof *p->calls, 16))
+                break;
             struct prof_call *c = &p->calls[n_calls++];
             memset(c, 0, sizeof *c);
             uintptr_t at_ = (uintptr_t)other, lo = (uintptr_t)frame_hex; /* a hex name: copied, the buffer is reused */

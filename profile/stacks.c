@@ -2,6 +2,8 @@
  * array, the stacks in another, found again through an open-addressing hash. */
 #include "stacks.h"
 
+#include "grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,24 +95,9 @@ bool stacks_add(struct stacks *s, const struct stack *st)
             return true;
         }
     }
-    if (s->n_recs == s->cap_recs) {
-        size_t cap = s->cap_recs ? s->cap_recs * 2 : 64;
-        struct rec *r = realloc(s->recs, cap * sizeof *r);
-        if (!r)
-            return false;
-        s->recs = r;
-        s->cap_recs = cap;
-    }
-    if (s->n_frames + st->n > s->cap_frames) {
-        size_t cap = s->cap_frames ? s->cap_frames : 256;
-        while (cap < s->n_frames + st->n)
-            cap *= 2;
-        uint32_t *f = realloc(s->frames, cap * sizeof *f);
-        if (!f)
-            return false;
-        s->frames = f;
-        s->cap_frames = cap;
-    }
+    if (!prof_grow((void **)&s->recs, &s->cap_recs, s->n_recs + 1, sizeof *s->recs, 64) ||
+        !prof_grow((void **)&s->frames, &s->cap_frames, s->n_frames + st->n, sizeof *s->frames, 256))
+        return false;
     if (st->n)
         memcpy(s->frames + s->n_frames, st->callers, st->n * sizeof *st->callers);
     s->recs[s->n_recs] = (struct rec){st->pc, st->task, st->tag, st->has_tag, s->n_frames, st->n, h, st->count};
