@@ -942,6 +942,21 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
     return n_calls;
 }
 
+/* Count samples under a folded stack (its first n characters): the groups are keyed by the
+ * text's hash, named by the text. */
+static void count_stack(struct prof *p, const char *stack, size_t n, double count)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;
+    struct group *g = group_for(p, (const void *)(uintptr_t)(h | 1), h >> 32);
+    if (!g)
+        return; /* out of memory: these samples stay out of the stacks */
+    if (!g->name_off)
+        g->name_off = keep_name(p, stack);
+    g->row.samples += count;
+}
+
 /* prof_folded() when the samples came with stacks: each stack as it was walked. */
 static void folded_stacks(struct prof *p, bool demangle, bool by_task)
 {
@@ -961,17 +976,7 @@ static void folded_stacks(struct prof *p, bool demangle, bool by_task)
             esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, frame_names[k]) : frame_names[k], ";");
             n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
         }
-        if (n >= sizeof stack)
-            n = sizeof stack - 1;
-        uint64_t h = 1469598103934665603ull;
-        for (size_t k = 0; k < n; k++)
-            h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;
-        struct group *g = group_for(p, (const void *)(uintptr_t)(h | 1), h >> 32);
-        if (!g)
-            continue;
-        if (!g->name_off)
-            g->name_off = keep_name(p, stack);
-        g->row.samples += st.count;
+        count_stack(p, stack, n < sizeof stack ? n : sizeof stack - 1, st.count);
     }
 }
 
@@ -1014,17 +1019,7 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
         } else {
             n += (size_t)snprintf(stack + n, sizeof stack - n, "%s0x%08x", n ? ";" : "", e->pc);
         }
-        if (n >= sizeof stack)
-            n = sizeof stack - 1;
-        uint64_t h = 1469598103934665603ull;
-        for (size_t k = 0; k < n && k < sizeof stack; k++)
-            h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;
-        struct group *g = group_for(p, (const void *)(uintptr_t)(h | 1), h >> 32);
-        if (!g)
-            continue;
-        if (!g->name_off)
-            g->name_off = keep_name(p, stack);
-        g->row.samples += e->count;
+        count_stack(p, stack, n < sizeof stack ? n : sizeof stack - 1, e->count);
     }
     for (size_t g = 0; g < p->n_groups; g++)
         emit(ctx, group_name(p, &p->groups[g]), p->groups[g].row.samples);
