@@ -137,7 +137,7 @@ struct answer_lists {
     uint32_t *addrs;
     bool *ok;
     const struct sym_location **locs;
-    size_t seen_cap;
+    size_t seen_room, seen_cap; /* allocated; used this chunk (a power of two) */
     struct answered { /* by location: where its text is in out */
         const struct sym_location *loc;
         size_t at, len;
@@ -158,15 +158,15 @@ static bool lists_for(struct answer_lists *l, size_t n)
         l->locs = malloc((n + 1) * sizeof *l->locs);
         l->cap = l->addrs && l->ok && l->locs ? n + 1 : 0;
     }
-    if (seen_cap > l->seen_cap) {
+    if (seen_cap > l->seen_room) {
         free(l->seen);
         l->seen = malloc(seen_cap * sizeof *l->seen);
-        l->seen_cap = l->seen ? seen_cap : 0;
+        l->seen_room = l->seen ? seen_cap : 0;
     }
-    if (!l->cap || !l->seen_cap)
+    if (!l->cap || !l->seen_room)
         return false;
+    l->seen_cap = seen_cap;
     memset(l->seen, 0, seen_cap * sizeof *l->seen);
-    l->seen_cap = seen_cap; /* (probing stays within the part cleared) */
     return true;
 }
 
