@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 
 passed=0
 failed=0
+failures=()
 
 step() {
     local name=$1
@@ -23,11 +24,13 @@ step() {
     out=$("$@" 2>&1)
     rc=$?
     printf '%s\n' "$out" | grep -E '^(ok|FAIL)' || true
+    mapfile -t -O "${#failures[@]}" failures < <(printf '%s\n' "$out" | grep '^FAIL' | cut -c1-300)
     p=$(printf '%s\n' "$out" | grep -c '^ok ')
     f=$(printf '%s\n' "$out" | grep -c '^FAIL')
     if ((rc != 0 && f == 0)); then
         printf '%s\n' "$out" | tail -20
         echo "FAIL $name: exited with status $rc"
+        failures+=("FAIL $name: exited with status $rc")
         f=1
     fi
     passed=$((passed + p))
@@ -37,6 +40,7 @@ step() {
 for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux openocd mandoc; do
     if ! command -v "$tool" >/dev/null; then
         echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
+        failures+=("FAIL dependency: $tool is not installed")
         failed=$((failed + 1))
     fi
 done
@@ -113,5 +117,10 @@ step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py
 
+# The failures again, last, so a log cut in its middle still names them.
+if ((${#failures[@]})); then
+    echo "== failures"
+    printf '%s\n' "${failures[@]}"
+fi
 echo "$passed passed, $failed failed"
 ((failed == 0))
