@@ -177,9 +177,12 @@ def all_scenarios():
     s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=30000,
                       gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
-    s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000,
-                      gdb_args=("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded", "--by",
-                                "task")))
+    task_args = ("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded",
+                 "--by", "task", "--record", "{out}/gdb.rec")
+    s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000, gdb_args=task_args))
+    # ... the same tasks switched by a plain call: no exception, whose host cost in QEMU biases halts
+    s.append(scenario("gdb_tasks_coop", "tasks_plain", lib=False, gdb=True, ROUNDS=40000, COOP=1,
+                      gdb_args=task_args))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
     # live streaming: drained every loop; drained too slowly (the ring overflows)

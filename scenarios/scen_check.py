@@ -598,13 +598,14 @@ def gdb_halting(c):
     c.check("gdb_loops: samples through the GDB server, none from cmprof code (there is none)",
             n >= 2000 and j["overhead"] == 0 and not any(row["name"].startswith("cmprof") for row in j["rows"]),
             "%d samples in the loops, %.0f in all" % (n, j["total"]))
-    # Within 4 sigma, not the 95 % rule: wall-clock halts under QEMU are biased by the emulator's
-    # host timing now and then (worst 2.2 sigma seen here, up to 3.2 in gdb_tasks); the bias is
-    # reported, and the closing note counts it as a gap
+    # Halts fall at random wall times, so the run is not repeatable: each share is held within 3
+    # sigma, as every statistical bound here (a 95 % interval misses 1 function in 20 by design).
+    # No exception and no peripheral access runs in the loops, so QEMU's host time per guest
+    # instruction is even (gdb_tasks shows what an exception does).
     zs = {f: abs(prof.get(f, 0) / n - truth[f] / total) / scen.sigma(truth[f] / total, n) for f in loops}
     worst = max(zs, key=zs.get)
-    c.check("gdb_loops: loop shares against the plugin's instruction counts, within 4 sigma (not 95 %: QEMU's "
-            "timing bias)", zs[worst] <= 4.0, "worst %.2f sigma (%s); %d of 3 outside their 95 %% interval" % (
+    c.check("gdb_loops: loop shares against the plugin's instruction counts, within 3 sigma", zs[worst] <= Z,
+            "worst %.2f sigma (%s); %d of 3 outside their 95 %% interval" % (
                 zs[worst], worst, sum(1 for z in zs.values() if z > 1.96)))
     h = j.get("halting", {})
     c.check("gdb_loops: the achieved rate and the intrusion are reported", h.get("rate", 0) > 0 and
@@ -615,9 +616,7 @@ def gdb_halting(c):
           "a random wait of 0-0.5 ms). The loops share one body, so the host time QEMU spends per guest "
           "instruction is the same in each and wall-time shares are instruction shares (design-notes "
           "section 9); they are compared among themselves. Halts are wall-clock events, so this scenario is "
-          "not repeatable to the sample. The check is within 4 sigma, not inside the 95 % intervals: now and "
-          "then QEMU's host timing biases the shares (2 of 3 outside their 95 % intervals, worst 2.2 sigma, "
-          "in one clean-clone run; within 1 sigma in most).", "",
+          "not repeatable to the sample; each share is checked within 3 sigma.", "",
           "| function | truth % | profile % | sigma |", "|---|---|---|---|")
     for f in loops:
         p_ = prof.get(f, 0) / n
@@ -688,53 +687,81 @@ def gdb_callers(c):
           "")
 
 
-def gdb_tasks(c):
-    """Issue 8: per-task attribution through --task-var on our scheduler, firmware unchanged."""
-    r = Result("gdb_tasks")
-    truth = r.truth()
-    pairs = collections.Counter()
-    for ln in open(os.path.join(scen.BUILD, "gdb_tasks", "gdb.out")).read().splitlines():
+def task_samples(name):
+    """(task, function) -> samples from a gdb_tasks run's folded output, and samples per PC from
+    its record."""
+    pairs, pcs = collections.Counter(), collections.Counter()
+    for ln in open(os.path.join(scen.BUILD, name, "gdb.out")).read().splitlines():
         stack, count = ln.rsplit(" ", 1)
         frames = stack.split(";")
         pairs[(frames[0], frames[-1])] += float(count)
+    for ln in open(os.path.join(scen.BUILD, name, "gdb.rec"), errors="replace"):
+        if ln.startswith("p "):
+            pcs[int(ln.split()[1], 16)] += 1
+    return pairs, pcs
+
+
+def gdb_tasks(c):
+    """Issue 8: per-task attribution through --task-var on our scheduler, firmware unchanged: the
+    PendSV build (exact attribution; shares biased by QEMU's host time around the exception, which
+    is measured here) and the cooperative build (shares within 3 sigma)."""
     want = {("motor", "hot_a"): "hot_a", ("link", "hot_b"): "hot_b", ("link", "hot_c"): "hot_c"}
-    n = sum(pairs[k] for k in want)
-    total = sum(truth[f] for f in want.values())
-    wrong = sum(v for (task, f), v in pairs.items() if f in ("hot_a", "hot_b", "hot_c") and (task, f) not in want)
-    c.check("gdb_tasks: every loop sample under its own task, named from its control block",
-            n >= 2000 and wrong == 0 and all(pairs[k] > 0 for k in want),
-            "%d loop samples, %d under the wrong task; tasks %s" % (n, wrong, sorted({t for t, _ in pairs})))
-    # per task (the issue's check): motor = hot_a, link = hot_b + hot_c
-    by_task = {"motor": pairs[("motor", "hot_a")], "link": pairs[("link", "hot_b")] + pairs[("link", "hot_c")]}
-    task_truth = {"motor": truth["hot_a"], "link": truth["hot_b"] + truth["hot_c"]}
-    # The two shares are one number (link = 1 - motor). Under QEMU, halts land by host time, and in
-    # most runs made here motor came out above its instruction share, by up to 3.2 sigma: a bias of the
-    # emulator's timing that is not pinned down (design-notes 9). The 95 % criterion would fail on
-    # it, so this check holds motor within 4 sigma, and REPORT.md and the closing note say so.
-    p_motor, t_motor = by_task["motor"] / n, task_truth["motor"] / total
-    z_motor = abs(p_motor - t_motor) / scen.sigma(t_motor, n)
-    c.check("gdb_tasks: the task shares against the plugin's counts, within 4 sigma (not 95 %: QEMU's timing bias)",
-            z_motor <= 4.0, "motor %.2f %% for %.2f %%, %.2f sigma" % (100 * p_motor, 100 * t_motor, z_motor))
-    c.out("## 10b. Per task, no firmware change (`gdb_tasks`)", "",
-          "Two tasks on our PendSV scheduler, built with no cmprof code; `cmprof-top --task-var current_task "
+    switch_code = {"gdb_tasks": ("sched_yield", "PendSV_Handler", "sched_switch"),
+                   "gdb_tasks_coop": ("sched_pass", "sched_switch")}
+    seen = {}
+    for name in ("gdb_tasks", "gdb_tasks_coop"):
+        r = Result(name)
+        truth = r.truth()
+        pairs, pcs = task_samples(name)
+        n = sum(pairs[k] for k in want)
+        total = sum(truth[f] for f in want.values())
+        wrong = sum(v for (task, f), v in pairs.items() if f in ("hot_a", "hot_b", "hot_c") and (task, f) not in want)
+        c.check("%s: every loop sample under its own task, named from its control block" % name,
+                n >= 2000 and wrong == 0 and all(pairs[k] > 0 for k in want),
+                "%d loop samples, %d under the wrong task; tasks %s" % (n, wrong, sorted({t for t, _ in pairs})))
+        # per task (the issue's check; the two shares are one number, link = 1 - motor), and per
+        # function within link
+        p_motor, t_motor = pairs[("motor", "hot_a")] / n, truth["hot_a"] / total
+        z_motor = (p_motor - t_motor) / scen.sigma(t_motor, n)
+        n_link = pairs[("link", "hot_b")] + pairs[("link", "hot_c")]
+        p_c, t_c = pairs[("link", "hot_c")] / n_link, truth["hot_c"] / (truth["hot_b"] + truth["hot_c"])
+        z_c = (p_c - t_c) / scen.sigma(t_c, n_link)
+        # where the switch runs: its share of the halts against its share of the instructions
+        code = switch_code[name]
+        sw_halts = sum(v for pc, v in pcs.items() if r.sym.lookup(pc) in code) / max(sum(pcs.values()), 1)
+        sw_instr = sum(v for pc, v in r.wcounts.items() if r.sym.lookup(pc) in code) / max(sum(r.wcounts.values()), 1)
+        seen[name] = (n, wrong, p_motor, t_motor, z_motor, p_c, t_c, z_c, sw_halts, sw_instr)
+    n, wrong, p_motor, t_motor, z_motor, p_c, t_c, z_c, sw_halts, sw_instr = seen["gdb_tasks_coop"]
+    c.check("gdb_tasks_coop: the task shares against the plugin's counts, within 3 sigma", abs(z_motor) <= Z,
+            "motor %.2f %% for %.2f %% (%+.2f sigma), %d loop samples" % (100 * p_motor, 100 * t_motor, z_motor, n))
+    c.check("gdb_tasks_coop: within link, hot_c's share of hot_b + hot_c within 3 sigma", abs(z_c) <= Z,
+            "hot_c %.2f %% for %.2f %% (%+.2f sigma)" % (100 * p_c, 100 * t_c, z_c))
+    # The PendSV build: halts land by host time, and QEMU spends host time on the exception that no
+    # guest instruction accounts for. Its shares are reported below, not checked: they measure QEMU.
+    c.out("## 10b. Per task, no firmware change (`gdb_tasks`, `gdb_tasks_coop`)", "",
+          "Two tasks on our scheduler, built with no cmprof code; `cmprof-top --task-var current_task "
           "--task-name-offset 4 gdb:...` reads the scheduler's task pointer while the core is halted, and each "
-          "task's name from its control block once. motor runs hot_a, link runs hot_b and hot_c; shares among "
-          "the loops' samples. Attribution is exact (no loop sample under the wrong task). The shares are "
-          "checked within 4 sigma, not inside their 95 % intervals: in most runs made here motor came out "
-          "above its instruction share, by up to 3.2 sigma, a bias of QEMU's host timing (halts land by wall "
-          "time) whose cause is not pinned down.", "",
-          "| task (functions) | truth % | profile % | sigma |", "|---|---|---|---|")
-    for k in by_task:
-        p_, t_ = by_task[k] / n, task_truth[k] / total
-        c.out("| %s | %s | %s | %.2f |" % (k, fmt(t_), fmt(p_), abs(p_ - t_) / scen.sigma(t_, n)))
-    c.out("", "%d loop samples, %d under the wrong task. Within link, hot_b and hot_c (one loop body, 300 and 100 "
-          "iterations, called one after the other) do not split as their instruction counts do: this run %s; "
-          "in the runs made while building this scenario hot_b always got too few samples and hot_c too many, by up to 5 sigma. Halts land in "
-          "proportion to the host time QEMU spends per guest instruction, which is not the same everywhere "
-          "(design-notes section 9); the cause here is not pinned down, so the per-function split under one task "
-          "is reported, not checked. gdb_loops checks per-function shares." % (
-              n, wrong, ", ".join("%s %s %% for %s %%" % (f, fmt(pairs[("link", f)] / n), fmt(truth[f] / total))
-                                  for f in ("hot_b", "hot_c"))), "")
+          "task's name from its control block once. motor runs hot_a, link runs hot_b then hot_c, then each "
+          "yields. Shares are among the loops' samples. Two builds: the tasks switch through PendSV (an "
+          "exception, raised by a write to ICSR), or by a plain call that swaps stacks (`COOP=1`). Attribution "
+          "is exact in both (no loop sample under the wrong task).", "",
+          "| build | loop samples | motor: truth % | profile % | sigma | hot_c within link: truth % | profile % | "
+          "sigma | switch code: halts % | instructions % |", "|---|---|---|---|---|---|---|---|---|---|")
+    for name in ("gdb_tasks", "gdb_tasks_coop"):
+        n, wrong, p_motor, t_motor, z_motor, p_c, t_c, z_c, sw_halts, sw_instr = seen[name]
+        c.out("| %s | %d | %s | %s | %+.2f | %s | %s | %+.2f | %.1f | %.2f |" % (
+            name, n, fmt(t_motor), fmt(p_motor), z_motor, fmt(t_c), fmt(p_c), z_c, 100 * sw_halts, 100 * sw_instr))
+    c.out("", "Halts land in proportion to the host time QEMU spends, not to guest instructions. Through PendSV, "
+          "the write to ICSR and the exception entry cost QEMU host time that no guest instruction accounts "
+          "for: about a fifth of all halts land on the first instruction of PendSV_Handler and on the "
+          "instruction after the ICSR write, for well under 1 % of the instructions, and the instructions "
+          "run soon after the exception returns get too few (measured per PC while building this: with link "
+          "running hot_c first, hot_c got a third of its instruction share). So under one task the split "
+          "depends on what runs after the switch, and motor's share moves by up to 4 sigma (3.78 in one run). "
+          "Those shares measure QEMU, not the sampler, so they are reported, not checked. The cooperative "
+          "build has no exception and no peripheral access, and its shares are checked within 3 sigma, as "
+          "every other statistical bound here. On silicon a debug halt takes effect within cycles, with "
+          "no such host time (design-notes section 9).", "")
 
 
 def rtos(c):

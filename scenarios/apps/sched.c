@@ -51,10 +51,15 @@ void TIM4_IRQHandler(void)
     sched_yield();
 }
 
-static void task_init(struct task *t, const char *name, void (*entry)(void))
+static void task_name(struct task *t, const char *name)
 {
     for (uint32_t i = 0; i + 1 < sizeof t->name && name[i]; i++)
         t->name[i] = name[i];
+}
+
+static void task_init(struct task *t, const char *name, void (*entry)(void))
+{
+    task_name(t, name);
     uint32_t *sp = &t->stack[256];
     *--sp = 0x01000000u;                /* xPSR: Thumb */
     *--sp = (uint32_t)(uintptr_t)entry; /* PC */
@@ -86,6 +91,33 @@ void sched_start(void (*const entry[SCHED_TASKS])(void), const char *const name[
                    "isb\n" ::"r"(&boot_stack[64])
                    : "r0", "memory");
     sched_yield();
+    for (;;) {
+    }
+}
+
+/* Saves r3-r11 and the return address on the running task's stack (ten words: the stack stays
+ * 8-byte aligned), switches stacks through sched_switch, and returns into the next task. */
+__attribute__((naked)) void sched_pass(void)
+{
+    __asm volatile("push  {r3-r11, lr}\n"
+                   "mov   r0, sp\n"
+                   "bl    sched_switch\n"
+                   "mov   sp, r0\n"
+                   "pop   {r3-r11, pc}\n");
+}
+
+void sched_start_coop(void (*const entry[SCHED_TASKS])(void), const char *const name[SCHED_TASKS])
+{
+    for (int i = 0; i < SCHED_TASKS; i++) {
+        struct task *t = &sched_task[i];
+        task_name(t, name[i]);
+        uint32_t *sp = &t->stack[256];
+        *--sp = (uint32_t)(uintptr_t)entry[i]; /* popped into pc (Thumb bit set) */
+        for (int r = 0; r < 9; r++)            /* r11..r3 */
+            *--sp = 0u;
+        t->sp = sp;
+    }
+    sched_pass(); /* parks this context in the boot task, never resumed */
     for (;;) {
     }
 }

@@ -1,5 +1,8 @@
 /* A small preemptive scheduler for the scenarios: PendSV switches contexts on PSP, tasks yield
- * when they like, and TIM4 forces a switch now and then. Round robin over SCHED_TASKS tasks. */
+ * when they like, and TIM4 forces a switch now and then. Round robin over SCHED_TASKS tasks.
+ * A cooperative mode switches by a plain call instead (sched_start_coop, sched_pass): no exception,
+ * no peripheral access, for the halting scenarios (QEMU's host time around an exception biases
+ * where wall-clock halts land; see scenarios/REPORT.md, section 10b). */
 #ifndef SCHED_H
 #define SCHED_H
 
@@ -22,5 +25,10 @@ void sched_yield(void);
  * The caller's stack becomes an idle "boot" context that is never resumed. */
 __attribute__((noreturn)) void sched_start(void (*const entry[SCHED_TASKS])(void), const char *const name[SCHED_TASKS],
                                            uint32_t slice);
+
+/* Cooperative: the tasks run on the main stack and switch only when they call sched_pass(). */
+void sched_pass(void);
+__attribute__((noreturn)) void sched_start_coop(void (*const entry[SCHED_TASKS])(void),
+                                                const char *const name[SCHED_TASKS]);
 
 #endif

@@ -3,7 +3,8 @@
  * and each task's name from its control block (--task-name-offset 4). motor runs hot_a, link
  * runs hot_b and hot_c, so the truth per task is the truth per function; the loops share one
  * body, so wall-time shares under QEMU are instruction shares.
- *   ROUNDS   rounds of motor before the end */
+ *   ROUNDS   rounds of motor before the end
+ *   COOP     switch by a plain call (sched_pass), not through PendSV */
 #include "board.h"
 #include "sched.h"
 #include "work.h"
@@ -15,6 +16,12 @@
 #endif
 
 _Static_assert(offsetof(struct task, name) == 4, "the scenario passes --task-name-offset 4");
+
+#ifdef COOP
+#define YIELD() sched_pass()
+#else
+#define YIELD() sched_yield()
+#endif
 
 NOP_LOOP(__attribute__((noinline)), hot_a)
 
@@ -31,7 +38,7 @@ static void task_motor(void)
             board_puts("done\n");
             board_exit(0);
         }
-        sched_yield();
+        YIELD();
     }
 }
 
@@ -40,7 +47,7 @@ static void task_link(void)
     for (;;) {
         hot_b(300);
         hot_c(100);
-        sched_yield();
+        YIELD();
     }
 }
 
@@ -51,5 +58,9 @@ int main(void)
     board_init();
     board_puts("boot: two tasks, no sampler\n");
     truth_begin();
+#ifdef COOP
+    sched_start_coop(entry, name);
+#else
     sched_start(entry, name, 50000u);
+#endif
 }
