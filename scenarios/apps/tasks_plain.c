@@ -4,13 +4,18 @@
  * runs hot_b and hot_c, so the truth per task is the truth per function; the loops share one
  * body, so wall-time shares under QEMU are instruction shares.
  *   ROUNDS   rounds of motor before the end
- *   COOP     switch by a plain call (sched_pass), not through PendSV */
+ *   COOP     switch by a plain call (sched_pass), not through PendSV
+ *   SCALE    (default 1) times the loop iterations between switches: fewer calls and switches, which
+ *            cost QEMU more host time than loop instructions and so draw more wall-clock halts */
 #include "board.h"
 #include "sched.h"
 #include "work.h"
 
 #include <stddef.h>
 
+#ifndef SCALE
+#define SCALE 1u
+#endif
 #ifndef ROUNDS
 #define ROUNDS 1000u
 #endif
@@ -32,7 +37,7 @@ NOP_LOOP(__attribute__((noinline)), hot_c)
 static void task_motor(void)
 {
     for (uint32_t k = 0;; k++) {
-        hot_a(600);
+        hot_a(600 * SCALE);
         if (k == ROUNDS) {
             truth_end();
             board_puts("done\n");
@@ -45,8 +50,8 @@ static void task_motor(void)
 static void task_link(void)
 {
     for (;;) {
-        hot_b(300);
-        hot_c(100);
+        hot_b(300 * SCALE);
+        hot_c(100 * SCALE);
         YIELD();
     }
 }
