@@ -15,6 +15,8 @@ static bool demangle; /* -C: names as addr2line -C prints them */
 struct text {
     char *p;
     size_t len, cap;
+    const char *last_file; /* one file serves many answers in a row: its length is kept */
+    size_t last_file_len;
 };
 
 static bool room(struct text *b, size_t n)
@@ -54,16 +56,26 @@ static void put_str(struct text *b, const char *s)
     put(b, s, strlen(s));
 }
 
-static void put_uint(struct text *b, uint32_t v)
+/* Digits of v, written backwards ending at end; returns where they begin. */
+static char *digits_before(char *end, uint32_t v)
 {
-    char d[10];
-    int n = 0;
     do
-        d[sizeof d - 1 - n++] = (char)('0' + v % 10);
+        *--end = (char)('0' + v % 10);
     while ((v /= 10) != 0);
-    put(b, d + sizeof d - n, (size_t)n);
+    return end;
 }
 
+static size_t file_len(struct text *b, const char *file)
+{
+    if (file != b->last_file) {
+        b->last_file = file;
+        b->last_file_len = strlen(file);
+    }
+    return b->last_file_len;
+}
+
+/* Room is made once per answer, for all its frames: the text is copied in a few pieces, with
+ * no call per separator or digit. */
 static void print_location(struct text *b, struct sym_table *t, const struct sym_location *loc, uint32_t addr)
 {
     static const char hex[] = "0123456789abcdef";
@@ -78,20 +90,35 @@ static void print_location(struct text *b, struct sym_table *t, const struct sym
     }
     for (uint32_t i = 0; i < loc->n_frames; i++) {
         const struct sym_frame *f = &loc->frames[i];
-        put_str(b, demangle ? sym_demangle(t, f->function) : f->function);
-        put(b, "\n", 1);
-        put_str(b, f->file);
-        put(b, ":", 1);
-        if (f->line)
-            put_uint(b, f->line);
-        else
-            put(b, "?", 1);
+        const char *fn = demangle ? sym_demangle(t, f->function) : f->function;
+        size_t fn_len = strlen(fn), file_n = file_len(b, f->file);
+        /* name \n file : line [ (discriminator N)] \n */
+        size_t most = fn_len + file_n + 3 + 10 + (loc->discriminator ? 16 + 10 + 1 : 0);
+        if (!room(b, most))
+            return;
+        char *p = b->p + b->len;
+        memcpy(p, fn, fn_len);
+        p += fn_len;
+        *p++ = '\n';
+        memcpy(p, f->file, file_n);
+        p += file_n;
+        *p++ = ':';
+        char num[10];
+        char *d = f->line ? digits_before(num + sizeof num, f->line) : num + sizeof num - 1;
+        if (!f->line)
+            *d = '?';
+        memcpy(p, d, (size_t)(num + sizeof num - d));
+        p += num + sizeof num - d;
         if (loc->discriminator) { /* addr2line repeats it on every frame */
-            put_str(b, " (discriminator ");
-            put_uint(b, loc->discriminator);
-            put(b, ")", 1);
+            memcpy(p, " (discriminator ", 16);
+            p += 16;
+            d = digits_before(num + sizeof num, loc->discriminator);
+            memcpy(p, d, (size_t)(num + sizeof num - d));
+            p += num + sizeof num - d;
+            *p++ = ')';
         }
-        put(b, "\n", 1);
+        *p++ = '\n';
+        b->len = (size_t)(p - b->p);
     }
 }
 
