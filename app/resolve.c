@@ -56,13 +56,16 @@ static void put_str(struct text *b, const char *s)
     put(b, s, strlen(s));
 }
 
-/* Digits of v, written backwards ending at end; returns where they begin. */
-static char *digits_before(char *end, uint32_t v)
+/* Writes v in decimal at p; returns the end. */
+static char *write_uint(char *p, uint32_t v)
 {
+    char d[10];
+    int n = 0;
     do
-        *--end = (char)('0' + v % 10);
+        d[sizeof d - 1 - n++] = (char)('0' + v % 10);
     while ((v /= 10) != 0);
-    return end;
+    memcpy(p, d + sizeof d - n, (size_t)n);
+    return p + n;
 }
 
 static size_t file_len(struct text *b, const char *file)
@@ -103,18 +106,13 @@ static void print_location(struct text *b, struct sym_table *t, const struct sym
         memcpy(p, f->file, file_n);
         p += file_n;
         *p++ = ':';
-        char num[10];
-        char *d = f->line ? digits_before(num + sizeof num, f->line) : num + sizeof num - 1;
-        if (!f->line)
-            *d = '?';
-        memcpy(p, d, (size_t)(num + sizeof num - d));
-        p += num + sizeof num - d;
+        if (f->line)
+            p = write_uint(p, f->line);
+        else
+            *p++ = '?';
         if (loc->discriminator) { /* addr2line repeats it on every frame */
             memcpy(p, " (discriminator ", 16);
-            p += 16;
-            d = digits_before(num + sizeof num, loc->discriminator);
-            memcpy(p, d, (size_t)(num + sizeof num - d));
-            p += num + sizeof num - d;
+            p = write_uint(p + 16, loc->discriminator);
             *p++ = ')';
         }
         *p++ = '\n';
@@ -155,9 +153,6 @@ static int parse_addr(const char *s, uint32_t *out)
     return 0;
 }
 
-/* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
- * once and all looked up together, then printed; an address asked for again copies the text of
- * its first answer. Returns 1 when one is no address. */
 /* The lists answer_all fills per chunk, kept from chunk to chunk. */
 struct answer_lists {
     size_t cap;
