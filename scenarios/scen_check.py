@@ -734,12 +734,14 @@ def gdb_tasks(c):
         code = switch_code[name]
         sw_halts = sum(v for pc, v in pcs.items() if r.sym.lookup(pc) in code) / max(sum(pcs.values()), 1)
         sw_instr = sum(v for pc, v in r.wcounts.items() if r.sym.lookup(pc) in code) / max(sum(r.wcounts.values()), 1)
-        seen[name] = (n, wrong, p_motor, t_motor, z_motor, p_c, t_c, z_c, sw_halts, sw_instr)
-    n, wrong, p_motor, t_motor, z_motor, p_c, t_c, z_c, sw_halts, sw_instr = seen["gdb_tasks_coop"]
-    c.check("gdb_tasks_coop: the task shares against the plugin's counts, within 3 sigma", abs(z_motor) <= Z,
-            "motor %.2f %% for %.2f %% (%+.2f sigma), %d loop samples" % (100 * p_motor, 100 * t_motor, z_motor, n))
-    c.check("gdb_tasks_coop: within link, hot_c's share of hot_b + hot_c within 3 sigma", abs(z_c) <= Z,
-            "hot_c %.2f %% for %.2f %% (%+.2f sigma)" % (100 * p_c, 100 * t_c, z_c))
+        seen[name] = dict(n=n, p_motor=p_motor, t_motor=t_motor, z_motor=z_motor, p_c=p_c, t_c=t_c, z_c=z_c,
+                          sw_halts=sw_halts, sw_instr=sw_instr)
+    co = seen["gdb_tasks_coop"]
+    c.check("gdb_tasks_coop: the task shares against the plugin's counts, within 3 sigma", abs(co["z_motor"]) <= Z,
+            "motor %.2f %% for %.2f %% (%+.2f sigma), %d loop samples" % (
+                100 * co["p_motor"], 100 * co["t_motor"], co["z_motor"], co["n"]))
+    c.check("gdb_tasks_coop: within link, hot_c's share of hot_b + hot_c within 3 sigma", abs(co["z_c"]) <= Z,
+            "hot_c %.2f %% for %.2f %% (%+.2f sigma)" % (100 * co["p_c"], 100 * co["t_c"], co["z_c"]))
     # The PendSV build: halts land by host time, and QEMU spends host time on the exception that no
     # guest instruction accounts for. Its shares are reported below, not checked: they measure QEMU.
     c.out("## 10b. Per task, no firmware change (`gdb_tasks`, `gdb_tasks_coop`)", "",
@@ -751,10 +753,10 @@ def gdb_tasks(c):
           "is exact in both (no loop sample under the wrong task).", "",
           "| build | loop samples | motor: truth % | profile % | sigma | hot_c within link: truth % | profile % | "
           "sigma | switch code: halts % | instructions % |", "|---|---|---|---|---|---|---|---|---|---|")
-    for name in ("gdb_tasks", "gdb_tasks_coop"):
-        n, wrong, p_motor, t_motor, z_motor, p_c, t_c, z_c, sw_halts, sw_instr = seen[name]
+    for name, b in seen.items():
         c.out("| %s | %d | %s | %s | %+.2f | %s | %s | %+.2f | %.1f | %.2f |" % (
-            name, n, fmt(t_motor), fmt(p_motor), z_motor, fmt(t_c), fmt(p_c), z_c, 100 * sw_halts, 100 * sw_instr))
+            name, b["n"], fmt(b["t_motor"]), fmt(b["p_motor"]), b["z_motor"], fmt(b["t_c"]), fmt(b["p_c"]), b["z_c"],
+            100 * b["sw_halts"], 100 * b["sw_instr"]))
     c.out("", "Halts land in proportion to the host time QEMU spends, not to guest instructions. Through PendSV, "
           "the write to ICSR and the exception entry cost QEMU host time that no guest instruction accounts "
           "for: about a fifth of all halts land on the first instruction of PendSV_Handler and on the "
@@ -764,9 +766,9 @@ def gdb_tasks(c):
           "depends on what runs after the switch, and motor's share moves by up to 4 sigma (3.78 in one run). "
           "Those shares measure QEMU, not the sampler, so they are reported, not checked. The cooperative "
           "build has no exception and no peripheral access, and runs 10 times longer between switches "
-          "(`SCALE=10`); its shares are checked within 3 sigma, as every other statistical bound here. In "
-          "16 runs with a switch 10 times as often, motor's share ranged -1.65 to +3.12 sigma. On silicon a debug halt takes effect within cycles, with "
-          "no such host time (design-notes section 9).", "")
+          "(`SCALE=10`); its shares are checked within 3 sigma, as every other statistical bound here (in 16 "
+          "runs with a switch 10 times as often, motor's share ranged -1.65 to +3.12 sigma). On silicon a "
+          "debug halt takes effect within cycles, with no such host time (design-notes section 9).", "")
 
 
 def rtos(c):
