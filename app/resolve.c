@@ -79,7 +79,7 @@ static size_t file_len(struct text *b, const char *file)
 
 /* Room is made once per answer, for all its frames: the text is copied in a few pieces, with
  * no call per separator or digit. */
-static void print_location(struct text *b, struct sym_table *t, const struct sym_location *loc, uint32_t addr)
+static void print_addr(struct text *b, uint32_t addr)
 {
     static const char hex[] = "0123456789abcdef";
     char a[11] = "0x";
@@ -87,6 +87,11 @@ static void print_location(struct text *b, struct sym_table *t, const struct sym
         a[2 + i] = hex[(addr >> (28 - 4 * i)) & 15];
     a[10] = '\n';
     put(b, a, sizeof a);
+}
+
+/* The frames of an answer, under its address line. */
+static void print_frames(struct text *b, struct sym_table *t, const struct sym_location *loc)
+{
     if (!loc || !loc->known) { /* (NULL: no memory for the answer) */
         put_str(b, "??\n??:0\n");
         return;
@@ -160,8 +165,8 @@ struct answer_lists {
     bool *ok;
     const struct sym_location **locs;
     size_t seen_room, seen_cap; /* allocated; used this chunk (a power of two) */
-    struct answered { /* by location: where its text is in out */
-        const struct sym_location *loc;
+    struct answered { /* by frames: where their text is in out */
+        const struct sym_frame *frames;
         size_t at, len;
     } *seen;
 };
@@ -211,7 +216,8 @@ static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct t
         for (size_t i = 0; i < n; i++) { /* no memory for the lists: one by one */
             uint32_t addr;
             if (parse_addr(toks[i], &addr) == 0) {
-                print_location(out, t, sym_lookup(t, addr), addr);
+                print_addr(out, addr);
+                print_frames(out, t, sym_lookup(t, addr));
             } else {
                 fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
                 status = 1;
@@ -233,20 +239,22 @@ static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct t
             continue;
         }
         const struct sym_location *loc = l->locs[k];
-        uint32_t addr = l->addrs[k++];
-        if (!loc || loc->addr != addr) { /* (an odd address prints as asked: its text differs) */
-            print_location(out, t, loc, addr);
+        print_addr(out, l->addrs[k++]); /* (an odd address prints as asked) */
+        if (!loc) {
+            print_frames(out, t, loc);
             continue;
         }
-        size_t j = (size_t)((uintptr_t)loc * 0x9E3779B97F4A7C15ull >> 24) & mask;
-        while (l->seen[j].loc && l->seen[j].loc != loc)
+        /* answers that share their frames (neighbours on one line) share their text */
+        const struct sym_frame *frames = loc->frames;
+        size_t j = (size_t)((uintptr_t)frames * 0x9E3779B97F4A7C15ull >> 24) & mask;
+        while (l->seen[j].frames && l->seen[j].frames != frames)
             j = (j + 1) & mask;
-        if (l->seen[j].loc) {
+        if (l->seen[j].frames) {
             put_again(out, l->seen[j].at, l->seen[j].len);
         } else {
             size_t at = out->len;
-            print_location(out, t, loc, addr);
-            l->seen[j] = (struct answered){loc, at, out->len - at};
+            print_frames(out, t, loc);
+            l->seen[j] = (struct answered){frames, at, out->len - at};
         }
     }
     return status;
