@@ -204,10 +204,6 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
 }
 
 static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h);
-static size_t cache_slot_of(const struct sym_table *t, uint32_t addr);
-static bool cache_room(struct sym_table *t, size_t more);
-
-#define PREFETCH_AHEAD 8
 
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
 {
@@ -236,15 +232,9 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     bool units_read = symt_require_many(t, distinct, n_distinct);
     const struct sym_location *loc = NULL;
     struct hints h = {-1, -1, -1, NULL, -1, NULL, NULL, NULL, -1};
-    bool prefetch = cache_room(t, n_distinct); /* no growing mid-way: the slots ahead stay where they are */
-    for (size_t k = 0, d = 0; k < n; k++) {
-        if (k == 0 || order[k].addr != order[k - 1].addr) {
-            /* the cache's slots are scattered: ask for the one a few addresses ahead now */
-            if (prefetch && d + PREFETCH_AHEAD < n_distinct)
-                __builtin_prefetch(&t->cache[cache_slot_of(t, distinct[d + PREFETCH_AHEAD])]);
-            d++;
+    for (size_t k = 0; k < n; k++) {
+        if (k == 0 || order[k].addr != order[k - 1].addr)
             loc = lookup(t, order[k].addr, units_read, &h);
-        }
         out[order[k].index] = loc;
     }
     free(order);
@@ -256,14 +246,12 @@ static size_t cache_slot_of(const struct sym_table *t, uint32_t addr)
     return (addr * 2654435761u) & (t->cache_cap - 1);
 }
 
-/* Room in the cache for `more` new addresses at under half load; false when out of memory. */
-static bool cache_room(struct sym_table *t, size_t more)
+/* Room in the hashed cache for one more address at under half load; false when out of memory. */
+static bool cache_room(struct sym_table *t)
 {
-    if ((t->cache_used + more) * 2 < t->cache_cap)
+    if ((t->cache_used + 1) * 2 < t->cache_cap)
         return true;
-    size_t cap = t->cache_cap ? t->cache_cap : 4096;
-    while ((t->cache_used + more) * 2 >= cap)
-        cap *= 2;
+    size_t cap = t->cache_cap ? t->cache_cap * 2 : 4096;
     struct cache_slot *c = calloc(cap, sizeof *c);
     if (!c)
         return false;
@@ -281,23 +269,50 @@ static bool cache_room(struct sym_table *t, size_t more)
     return true;
 }
 
+#define BY_PC_MAX (8u << 20) /* slots: code spans up to 16 MB (64 MB of address space, mostly untouched) */
+
+/* The answer slot of an address in the code range, or NULL (outside it, or no memory). */
+static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr)
+{
+    if (!t->by_pc_tried) {
+        t->by_pc_tried = true;
+        uint32_t lo, hi;
+        if (sym_code_span(t, &lo, &hi) && hi > lo && (hi - lo) / 2 + 1 <= BY_PC_MAX) {
+            t->by_pc_n = (hi - lo) / 2 + 1;
+            t->by_pc = calloc(t->by_pc_n, sizeof *t->by_pc);
+            t->by_pc_lo = lo & ~1u;
+        }
+    }
+    uint32_t i = (addr - t->by_pc_lo) >> 1;
+    return t->by_pc && addr >= t->by_pc_lo && i < t->by_pc_n ? &t->by_pc[i] : NULL;
+}
+
 static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h)
 {
-    if (!cache_room(t, 1)) {
+    const struct sym_location **direct = by_pc_slot(t, addr);
+    if (direct && *direct)
+        return *direct;
+    if (!direct && !cache_room(t)) {
         if (!units_read)
             symt_require(t, addr);
         return resolve(t, addr, h);
     }
-    size_t j = cache_slot_of(t, addr);
-    while (t->cache[j].loc) {
-        if (t->cache[j].addr == addr)
-            return t->cache[j].loc;
-        j = (j + 1) & (t->cache_cap - 1);
+    size_t j = 0;
+    if (!direct) {
+        j = cache_slot_of(t, addr);
+        while (t->cache[j].loc) {
+            if (t->cache[j].addr == addr)
+                return t->cache[j].loc;
+            j = (j + 1) & (t->cache_cap - 1);
+        }
     }
     if (!units_read)
         symt_require(t, addr); /* the units that cover addr, read the first time */
     struct sym_location *loc = resolve(t, addr, h);
-    if (loc) {
+    if (loc && direct) {
+        *direct = loc;
+        t->by_pc_used++;
+    } else if (loc) {
         t->cache[j].addr = addr;
         t->cache[j].loc = loc;
         t->cache_used++;

@@ -305,6 +305,7 @@ void sym_close(struct sym_table *t)
     free(t->debug_frame);
     symt_frames_free(t);
     free(t->cache);
+    free(t->by_pc);
     symt_ptrmap_free(&t->demangled);
     dwarf_close(t->reader);
     isolate_end(t);
@@ -323,7 +324,7 @@ void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
     out->functions = t->funcs.n;
     out->line_rows = t->rows.n;
     out->scopes = t->scopes.n;
-    out->cache_entries = t->cache_used;
+    out->cache_entries = t->cache_used + t->by_pc_used;
     out->units = t->n_units;
     out->units_loaded = t->units_loaded;
     out->units_fast = t->units_fast;

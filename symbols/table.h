@@ -226,8 +226,14 @@ struct sym_table {
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
-    struct cache_slot *cache;
+    struct cache_slot *cache;  /* answers outside the code range, hashed by address */
     size_t cache_cap, cache_used;
+    /* answers in the code range, one slot per halfword from by_pc_lo: sorted lookups walk it in
+     * order, where a hash scatters them (calloc'd: untouched pages cost nothing) */
+    const struct sym_location **by_pc;
+    uint32_t by_pc_lo, by_pc_n;
+    size_t by_pc_used;
+    bool by_pc_tried;
 };
 
 void symt_frames_free(struct sym_table *t);
