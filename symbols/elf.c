@@ -113,7 +113,14 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
             }
         } else if (sh.sh_type == SHT_SYMTAB) {
             Elf_Data *d = elf_getdata(scn, NULL);
-            size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+            size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0, named = 0;
+            for (size_t i = 0; d && i < n; i++) { /* how many names will be kept: the pool grows once */
+                GElf_Sym s;
+                int type = gelf_getsym(d, (int)i, &s) ? GELF_ST_TYPE(s.st_info) : STT_NOTYPE;
+                named += (type == STT_FUNC || type == STT_OBJECT) && s.st_shndx != SHN_UNDEF;
+            }
+            if (!symt_intern_reserve(&t->strings, named))
+                return false;
             for (size_t i = 0; d && i < n; i++) {
                 GElf_Sym s;
                 if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)

@@ -17,9 +17,10 @@
 static const char *const section_names[SEC_COUNT] = {".debug_info",     ".debug_abbrev",   ".debug_line",  ".debug_str",
                                                      ".debug_line_str", ".debug_rnglists", ".debug_ranges"};
 
-/* The two big sections are read from the file a few pages at a time, as units are read: a
- * profile touches a few units, and copying 15 MB of DWARF at open was most of its time. pread,
- * not mmap: a firmware rebuilt in place while the view runs must not fault the reader. */
+/* The big sections (units, lines, range lists) are read from the file a few pages at a time, as
+ * units are read: a profile touches a few units, and copying 15 MB of DWARF at open was most of
+ * its time. pread, not mmap: a firmware rebuilt in place while the view runs must not fault the
+ * reader. */
 enum { LAZY_PAGE = 4096 };
 
 struct lazy_section {
@@ -35,7 +36,7 @@ struct raw_lazy {
 
 static bool lazy_kind(int k)
 {
-    return k == SEC_INFO || k == SEC_LINE;
+    return k == SEC_INFO || k == SEC_LINE || k == SEC_RNGLISTS || k == SEC_RANGES;
 }
 
 /* Keep section k to be read on demand from the file. */

@@ -198,6 +198,9 @@ static bool read_ranges(struct scope_reader *r, uint64_t off, struct range_sink 
     struct cur c = {d->sec[sec] + off, d->sec[sec] + d->len[sec], false};
     uint64_t base = r->cu_base;
     for (int guard = 0; guard < 1 << 20 && !c.bad; guard++) {
+        /* the section is read from the file as needed: the entry's bytes first (at most 21) */
+        if (!raw_need(d, sec, (uint64_t)(c.p - d->sec[sec]), 24))
+            return false;
         if (sec == SEC_RANGES) {
             uint64_t a = cur_fixed(&c, 4), b = cur_fixed(&c, 4);
             if (c.bad)

@@ -42,27 +42,40 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+/* Grow the slots to hold `more` strings beyond those interned at under half load. */
+static bool pool_room(struct strpool *p, size_t more)
+{
+    if ((p->used + more) * 2 <= p->cap)
+        return true;
+    size_t cap = p->cap ? p->cap * 2 : 1024;
+    while ((p->used + more) * 2 > cap)
+        cap *= 2;
+    struct pool_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < p->cap; i++) {
+        if (!p->slots[i].s)
+            continue;
+        size_t j = p->slots[i].hash & (cap - 1);
+        while (slots[j].s)
+            j = (j + 1) & (cap - 1);
+        slots[j] = p->slots[i];
+    }
+    free(p->slots);
+    p->slots = slots;
+    p->cap = cap;
+    return true;
+}
+
+bool symt_intern_reserve(struct strpool *p, size_t n)
+{
+    return pool_room(p, n);
+}
+
 const char *symt_intern(struct strpool *p, const char *s)
 {
-    if (!s)
+    if (!s || !pool_room(p, 1))
         return NULL;
-    if (p->used * 2 >= p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 1024;
-        struct pool_slot *slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return NULL;
-        for (size_t i = 0; i < p->cap; i++) {
-            if (!p->slots[i].s)
-                continue;
-            size_t j = p->slots[i].hash & (cap - 1);
-            while (slots[j].s)
-                j = (j + 1) & (cap - 1);
-            slots[j] = p->slots[i];
-        }
-        free(p->slots);
-        p->slots = slots;
-        p->cap = cap;
-    }
     uint64_t h = hash_str(s);
     size_t j = h & (p->cap - 1);
     while (p->slots[j].s) {

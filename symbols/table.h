@@ -41,6 +41,8 @@ struct strpool {
 };
 
 const char *symt_intern(struct strpool *p, const char *s);
+/* Make room for n more strings at once (one rehash instead of several); false when out of memory. */
+bool symt_intern_reserve(struct strpool *p, size_t n);
 
 /* ---- growable arrays --------------------------------------------------------------------- */
 
