@@ -42,15 +42,6 @@ static void put(struct text *b, const char *s, size_t n)
     b->len += n;
 }
 
-/* Append a copy of text already in b (from `from`, n bytes). */
-static void put_again(struct text *b, size_t from, size_t n)
-{
-    if (!room(b, n))
-        return;
-    memcpy(b->p + b->len, b->p + from, n);
-    b->len += n;
-}
-
 static void put_str(struct text *b, const char *s)
 {
     put(b, s, strlen(s));
@@ -164,37 +155,30 @@ struct answer_lists {
     uint32_t *addrs;
     bool *ok;
     const struct sym_location **locs;
-    size_t seen_room, seen_cap; /* allocated; used this chunk (a power of two) */
-    struct answered { /* by frames: where their text is in out */
-        const struct sym_frame *frames;
+    uint32_t *by_address; /* indices into addrs, lowest address first */
+    struct span {         /* where each answer's frames are in frames_text */
         size_t at, len;
-    } *seen;
+    } *spans;
+    struct text frames_text;
 };
 
 static bool lists_for(struct answer_lists *l, size_t n)
 {
-    size_t seen_cap = 16;
-    while (seen_cap < 2 * n)
-        seen_cap *= 2;
     if (n + 1 > l->cap) {
         free(l->addrs);
         free(l->ok);
         free(l->locs);
+        free(l->by_address);
+        free(l->spans);
         l->addrs = malloc((n + 1) * sizeof *l->addrs);
         l->ok = malloc((n + 1) * sizeof *l->ok);
         l->locs = malloc((n + 1) * sizeof *l->locs);
-        l->cap = l->addrs && l->ok && l->locs ? n + 1 : 0;
+        l->by_address = malloc((n + 1) * sizeof *l->by_address);
+        l->spans = malloc((n + 1) * sizeof *l->spans);
+        l->cap = l->addrs && l->ok && l->locs && l->by_address && l->spans ? n + 1 : 0;
     }
-    if (seen_cap > l->seen_room) {
-        free(l->seen);
-        l->seen = malloc(seen_cap * sizeof *l->seen);
-        l->seen_room = l->seen ? seen_cap : 0;
-    }
-    if (!l->cap || !l->seen_room)
-        return false;
-    l->seen_cap = seen_cap;
-    memset(l->seen, 0, seen_cap * sizeof *l->seen);
-    return true;
+    l->frames_text.len = 0;
+    return l->cap != 0;
 }
 
 static void lists_free(struct answer_lists *l)
@@ -202,12 +186,15 @@ static void lists_free(struct answer_lists *l)
     free(l->addrs);
     free(l->ok);
     free(l->locs);
-    free(l->seen);
+    free(l->by_address);
+    free(l->spans);
+    free(l->frames_text.p);
 }
 
 /* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
- * once and all looked up together, then printed; an address asked for again copies the text of
- * its first answer. Returns 1 when one is no address. */
+ * once and all looked up together. The frames are formatted in address order, where neighbours
+ * on one line share theirs (formatted once), then each answer is its address line and a copy of
+ * its frames' text, in the order asked. Returns 1 when one is no address. */
 static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct text *out, FILE *err,
                       struct answer_lists *l)
 {
@@ -230,32 +217,31 @@ static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct t
         if ((l->ok[i] = parse_addr(toks[i], &l->addrs[n_good]) == 0))
             n_good++;
     if (n_good)
-        sym_lookup_many(t, l->addrs, n_good, l->locs);
-    size_t mask = l->seen_cap - 1;
+        sym_lookup_many(t, l->addrs, n_good, l->locs, l->by_address);
+    struct text *ft = &l->frames_text;
+    const struct sym_frame *last = NULL;
+    struct span last_span = {0, 0};
+    for (size_t k = 0; k < n_good; k++) {
+        uint32_t i = l->by_address[k];
+        const struct sym_location *loc = l->locs[i];
+        if (!loc || loc->frames != last) {
+            last_span.at = ft->len;
+            print_frames(ft, t, loc);
+            last_span.len = ft->len - last_span.at;
+            last = loc ? loc->frames : NULL;
+        }
+        l->spans[i] = last_span;
+    }
     for (size_t i = 0, k = 0; i < n; i++) {
         if (!l->ok[i]) {
             fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
             status = 1;
             continue;
         }
-        const struct sym_location *loc = l->locs[k];
-        print_addr(out, l->addrs[k++]); /* (an odd address prints as asked) */
-        if (!loc) {
-            print_frames(out, t, loc);
-            continue;
-        }
-        /* answers that share their frames (neighbours on one line) share their text */
-        const struct sym_frame *frames = loc->frames;
-        size_t j = (size_t)((uintptr_t)frames * 0x9E3779B97F4A7C15ull >> 24) & mask;
-        while (l->seen[j].frames && l->seen[j].frames != frames)
-            j = (j + 1) & mask;
-        if (l->seen[j].frames) {
-            put_again(out, l->seen[j].at, l->seen[j].len);
-        } else {
-            size_t at = out->len;
-            print_frames(out, t, loc);
-            l->seen[j] = (struct answered){frames, at, out->len - at};
-        }
+        print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
+        if (l->spans[k].len) /* (0: no memory for the frames' text) */
+            put(out, ft->p + l->spans[k].at, l->spans[k].len);
+        k++;
     }
     return status;
 }
