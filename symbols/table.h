@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- a block arena: results handed out stay put until sym_close() ------------------------- */
 
@@ -101,8 +102,23 @@ long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t a
 /* The same, searching forward from index `from` when it is at or before the answer: addresses
  * taken in ascending order find theirs in a step or two. */
 long symt_last_le_from(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr, long from);
+/* Its common case inline: the answer is `from` or the entry after it. */
+static inline long symt_last_le_near(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr, long from)
+{
+    const unsigned char *base = arr;
+    uint32_t v;
+    if (from >= 0 && (size_t)from + 1 < n) {
+        memcpy(&v, base + (size_t)from * elem + key, sizeof v);
+        if (v <= addr) {
+            memcpy(&v, base + ((size_t)from + 1) * elem + key, sizeof v);
+            if (v > addr)
+                return from;
+        }
+    }
+    return symt_last_le_from(arr, n, elem, key, addr, from);
+}
 #define LAST_LE_FROM(arr, n, addr, field, from) \
-    symt_last_le_from((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), field), (addr), (from))
+    symt_last_le_near((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), field), (addr), (from))
 
 /* ---- the table --------------------------------------------------------------------------- */
 
