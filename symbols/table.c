@@ -249,6 +249,20 @@ void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const vo
         qsort(v, n, size, cmp);
 }
 
+/* One pass of the radix sort: counts are turned into starts, then each element is moved. Inlined
+ * with a constant size, the moves are plain loads and stores, not memcpy calls. */
+static inline __attribute__((always_inline)) void radix_pass(unsigned char *dst, const unsigned char *src, size_t n,
+                                                             size_t size, size_t key, unsigned shift, size_t *count)
+{
+    for (size_t b = 1; b <= 256; b++)
+        count[b] += count[b - 1];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k;
+        memcpy(&k, src + i * size + key, sizeof k);
+        memcpy(dst + count[k >> shift & 0xff]++ * size, src + i * size, size);
+    }
+}
+
 bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
 {
     unsigned char *tmp = n > 1 ? malloc(n * size) : NULL;
@@ -267,13 +281,12 @@ bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
             trivial = count[b] == n;
         if (trivial)
             continue;
-        for (size_t b = 1; b <= 256; b++)
-            count[b] += count[b - 1];
-        for (size_t i = 0; i < n; i++) {
-            uint32_t k;
-            memcpy(&k, src + i * size + key, sizeof k);
-            memcpy(dst + count[k >> shift & 0xff]++ * size, src + i * size, size);
-        }
+        if (size == 8) /* (address, index) pairs: every batch lookup */
+            radix_pass(dst, src, n, 8, key, shift, count);
+        else if (size == 24)
+            radix_pass(dst, src, n, 24, key, shift, count);
+        else
+            radix_pass(dst, src, n, size, key, shift, count);
         unsigned char *swap = src;
         src = dst;
         dst = swap;

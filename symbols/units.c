@@ -476,9 +476,10 @@ bool symt_units_ready(struct sym_table *t)
  * unit) remembers them across many addresses; without it (one address, a few units) ids is
  * searched. False when ids had no room for them all. */
 static bool units_covering(const struct sym_table *t, uint32_t addr, uint8_t *mark, uint32_t *ids, size_t *n,
-                           size_t cap)
+                           size_t cap, long *hint)
 {
-    long i = LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
+    long i = hint ? (*hint = LAST_LE_FROM(t->unit_ranges.v, t->unit_ranges.n, addr, lo, *hint))
+                  : LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
     for (; i >= 0 && t->unit_max_hi[i] > addr; i--) {
         const struct unit_range *r = &t->unit_ranges.v[i];
         if (addr >= r->hi || t->unit_state[r->unit] != UNIT_UNLOADED)
@@ -508,8 +509,9 @@ static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
     size_t n = 0;
     bool ok = mark && ids;
     if (ok) {
+        long hint = -1; /* addresses often come sorted: each search starts where the last ended */
         for (size_t k = 0; k < n_addrs; k++)
-            units_covering(t, addrs[k] & ~1u, mark, ids, &n, t->n_units); /* each unit once: never full */
+            units_covering(t, addrs[k] & ~1u, mark, ids, &n, t->n_units, &hint); /* each unit once: never full */
         if (n)
             load_units(t, ids, n);
     }
@@ -530,7 +532,7 @@ void symt_require(struct sym_table *t, uint32_t addr)
         return;
     uint32_t ids[16];
     size_t n = 0;
-    if (!units_covering(t, addr & ~1u, NULL, ids, &n, sizeof ids / sizeof ids[0]))
+    if (!units_covering(t, addr & ~1u, NULL, ids, &n, sizeof ids / sizeof ids[0], NULL))
         require_all(t, &addr, 1); /* more units over one address than fit here (damaged DWARF) */
     else if (n)
         load_units(t, ids, n);
