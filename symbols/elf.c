@@ -66,6 +66,69 @@ static void check_compression(struct sym_table *t, Elf *elf, Elf_Scn *scn, size_
              name, type == 2 ? "zstd" : "an unknown method", (unsigned)type);
 }
 
+/* One symbol: a mapping symbol ($a, $t, $d), a function, a label or a variable. */
+static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index)
+{
+    if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+        return true;
+    int type = ELF32_ST_TYPE(s->st_info);
+    uint32_t lo = s->st_value & ~1u; /* Thumb bit */
+    if (type == STT_NOTYPE && name && name[0] == '$' && strchr("atd", name[1]) && name[1] &&
+        (name[2] == '\0' || name[2] == '.')) { /* which instruction set the bytes from here are */
+        struct mode_mark m = {lo, name[1] == 'a' ? MODE_ARM : name[1] == 't' ? MODE_THUMB : MODE_DATA};
+        return VEC_PUSH(t->modes, m);
+    }
+    bool named = name && name[0];
+    bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
+    const char *kept = wanted ? symt_intern(&t->strings, name) : NULL; /* one copy for every list */
+    if (wanted && !kept)
+        return false;
+    if ((type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$') {
+        /* '$t', '$d' are ARM mapping symbols, never names */
+        struct func l = {lo, lo + s->st_size, kept, index, type == STT_FUNC};
+        if (!VEC_PUSH(t->labels, l))
+            return false;
+    }
+    if (type == STT_OBJECT && named) {
+        struct func o = {lo, lo + s->st_size, kept, index, 0};
+        if (!VEC_PUSH(t->objects, o))
+            return false;
+    }
+    if (type != STT_FUNC)
+        return true;
+    struct func f = {lo, lo + (s->st_size ? s->st_size : 2), kept ? kept : symt_intern(&t->strings, "??"), index, 1};
+    return f.name && VEC_PUSH(t->funcs, f);
+}
+
+/* The symbol table, read as the array of Elf32_Sym libelf hands over (the ELF is checked to be
+ * 32-bit), names straight from its string table when that ends in a NUL. */
+static bool load_symbols(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf || d->d_type != ELF_T_SYM || gelf_getclass(elf) != ELFCLASS32)
+        return true; /* no symbols: functions come from DWARF, if at all */
+    const Elf32_Sym *syms = d->d_buf;
+    size_t n = d->d_size / sizeof *syms, named = 0;
+    Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
+    Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+    const char *strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0'
+                           ? sd->d_buf : NULL;
+    size_t strs_len = strs ? sd->d_size : 0;
+    for (size_t i = 0; i < n; i++) { /* how many names will be kept: the pool grows once */
+        int type = ELF32_ST_TYPE(syms[i].st_info);
+        named += (type == STT_FUNC || type == STT_OBJECT) && syms[i].st_shndx != SHN_UNDEF;
+    }
+    if (!symt_intern_reserve(&t->strings, named))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t at = syms[i].st_name;
+        const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, sh->sh_link, at);
+        if (!add_symbol(t, &syms[i], name, (uint32_t)i))
+            return false;
+    }
+    return true;
+}
+
 bool symt_elf_load(struct sym_table *t, void *elf_handle)
 {
     Elf *elf = elf_handle;
@@ -112,52 +175,8 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                 }
             }
         } else if (sh.sh_type == SHT_SYMTAB) {
-            Elf_Data *d = elf_getdata(scn, NULL);
-            size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0, named = 0;
-            for (size_t i = 0; d && i < n; i++) { /* how many names will be kept: the pool grows once */
-                GElf_Sym s;
-                int type = gelf_getsym(d, (int)i, &s) ? GELF_ST_TYPE(s.st_info) : STT_NOTYPE;
-                named += (type == STT_FUNC || type == STT_OBJECT) && s.st_shndx != SHN_UNDEF;
-            }
-            if (!symt_intern_reserve(&t->strings, named))
+            if (!load_symbols(t, elf, scn, &sh))
                 return false;
-            for (size_t i = 0; d && i < n; i++) {
-                GElf_Sym s;
-                if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
-                    continue;
-                int type = GELF_ST_TYPE(s.st_info);
-                const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-                uint32_t lo = (uint32_t)s.st_value & ~1u; /* Thumb bit */
-                if (type == STT_NOTYPE && name && name[0] == '$' && strchr("atd", name[1]) && name[1] &&
-                    (name[2] == '\0' || name[2] == '.')) { /* which instruction set the bytes from here are */
-                    struct mode_mark m = {lo, name[1] == 'a' ? MODE_ARM : name[1] == 't' ? MODE_THUMB : MODE_DATA};
-                    if (!VEC_PUSH(t->modes, m))
-                        return false;
-                    continue;
-                }
-                bool named = name && name[0];
-                bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
-                const char *kept = wanted ? symt_intern(&t->strings, name) : NULL; /* one copy for every list */
-                if (wanted && !kept)
-                    return false;
-                if ((type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$') {
-                    /* '$t', '$d' are ARM mapping symbols, never names */
-                    struct func l = {lo, lo + (uint32_t)s.st_size, kept, (uint32_t)i, type == STT_FUNC};
-                    if (!VEC_PUSH(t->labels, l))
-                        return false;
-                }
-                if (type == STT_OBJECT && named) {
-                    struct func o = {lo, lo + (uint32_t)s.st_size, kept, (uint32_t)i, 0};
-                    if (!VEC_PUSH(t->objects, o))
-                        return false;
-                }
-                if (type != STT_FUNC)
-                    continue;
-                struct func f = {lo, lo + (uint32_t)(s.st_size ? s.st_size : 2), kept ? kept : symt_intern(&t->strings, "??"),
-                                 (uint32_t)i, 1};
-                if (!f.name || !VEC_PUSH(t->funcs, f))
-                    return false;
-            }
         }
     }
     /* in symbol table order so far: a stable sort by address keeps that order at equal addresses */
