@@ -70,12 +70,18 @@ static size_t file_len(struct text *b, const char *file)
 
 /* Room is made once per answer, for all its frames: the text is copied in a few pieces, with
  * no call per separator or digit. */
+/* "0x%08x\n", its eight digits made at once: each nibble spread to a byte, then to ASCII. */
 static void print_addr(struct text *b, uint32_t addr)
 {
-    static const char hex[] = "0123456789abcdef";
+    uint64_t x = addr;
+    x = ((x & 0xFFFF0000u) << 16) | (x & 0xFFFFu);
+    x = ((x & 0x0000FF000000FF00ull) << 8) | (x & 0x000000FF000000FFull);
+    x = ((x & 0x00F000F000F000F0ull) << 4) | (x & 0x000F000F000F000Full);
+    x = __builtin_bswap64(x);                                           /* the highest digit first */
+    uint64_t letters = ((x + 0x0606060606060606ull) & 0x1010101010101010ull) >> 4; /* 1 where >= 10 */
+    x += 0x3030303030303030ull + letters * ('a' - '0' - 10);
     char a[11] = "0x";
-    for (int i = 0; i < 8; i++)
-        a[2 + i] = hex[(addr >> (28 - 4 * i)) & 15];
+    memcpy(a + 2, &x, 8); /* (little-endian hosts: the first byte is the lowest) */
     a[10] = '\n';
     put(b, a, sizeof a);
 }
@@ -124,9 +130,16 @@ static void flush_text(struct text *b, FILE *out)
     fflush(out);
 }
 
+/* A character's hex value, or -1. */
+static const signed char hex_value[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+    ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+}; /* (stored plus one, so that every other entry is 0) */
+
 static int hex_digit(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return hex_value[(unsigned char)c] - 1;
 }
 
 static int parse_addr(const char *s, uint32_t *out)

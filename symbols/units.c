@@ -31,12 +31,6 @@ static int cmp_range(const void *a, const void *b)
     return x->depth < y->depth ? -1 : (x->depth > y->depth);
 }
 
-static int cmp_unit_range(const void *a, const void *b)
-{
-    const struct unit_range *x = a, *y = b;
-    return x->lo < y->lo ? -1 : (x->lo > y->lo);
-}
-
 /* Code the linker discarded (--gc-sections) keeps its DWARF, with its address relocated to a
  * tombstone: 0 (ld), or -1/-2 (lld). On parts whose flash starts at 0 such ranges lie over real
  * code, so DWARF must not outvote the symbol table there: a subprogram range must start inside an
@@ -450,7 +444,9 @@ bool symt_units_ready(struct sym_table *t)
 {
     if (t->n_units && !(t->unit_state = calloc(t->n_units, 1)))
         return false;
-    symt_sort(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v, cmp_unit_range);
+    /* stable, by lo alone: a radix sort (one range per function, tens of thousands on big ELFs) */
+    if (!symt_sort_by_u32(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v, offsetof(struct unit_range, lo)))
+        return false;
     t->unit_max_hi = running_max(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v,
                                  offsetof(struct unit_range, hi));
     if (!t->unit_max_hi)
