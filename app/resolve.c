@@ -205,11 +205,13 @@ static void lists_free(struct answer_lists *l)
 }
 
 /* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
- * once and all looked up together. The frames are formatted in address order, where neighbours
+ * once (parsed[i] holds it already unless NOT_PARSED; parsed may be NULL) and all looked up together. The frames are formatted in address order, where neighbours
  * on one line share theirs (formatted once), then each answer is its address line and a copy of
  * its frames' text, in the order asked. Returns 1 when one is no address. */
-static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct text *out, FILE *err,
-                      struct answer_lists *l)
+#define NOT_PARSED UINT64_MAX
+
+static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *parsed, size_t n, struct text *out,
+                      FILE *err, struct answer_lists *l)
 {
     int status = 0;
     if (!lists_for(l, n)) {
@@ -226,9 +228,14 @@ static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct t
         return status;
     }
     size_t n_good = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((l->ok[i] = parse_addr(toks[i], &l->addrs[n_good]) == 0))
+    for (size_t i = 0; i < n; i++) {
+        if (parsed && parsed[i] != NOT_PARSED) {
+            l->ok[i] = true;
+            l->addrs[n_good++] = (uint32_t)parsed[i];
+        } else if ((l->ok[i] = parse_addr(toks[i], &l->addrs[n_good]) == 0)) {
             n_good++;
+        }
+    }
     if (n_good)
         sym_lookup_many(t, l->addrs, n_good, l->locs, l->by_address);
     struct text *ft = &l->frames_text;
@@ -261,6 +268,24 @@ static int answer_all(struct sym_table *t, char *const *toks, size_t n, struct t
 
 #define LINE_MAX_CHARS 127 /* a longer line is cut here, as addr2line reads an address per line */
 
+/* A line of nothing but [0x]hex digits (the usual shape), read as it is found: its value and
+ * the end of its digits, where '\n' or '\r' must follow; else NOT_PARSED and the line takes
+ * the general path (line_token, then parse_addr), which gives the same value for such a line. */
+static uint64_t plain_line(const char *s, size_t len, size_t *end)
+{
+    size_t j = len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0, first = j;
+    uint64_t v = 0;
+    int d;
+    while (j < len && (d = hex_digit(s[j])) >= 0 && v <= 0xFFFFFFFFull) {
+        v = v << 4 | (uint64_t)d;
+        j++;
+    }
+    if (j == first || j == len || (s[j] != '\n' && s[j] != '\r') || v > 0xFFFFFFFFull || j > LINE_MAX_CHARS)
+        return NOT_PARSED;
+    *end = j;
+    return v;
+}
+
 /* A stdin line as a token: cut at LINE_MAX_CHARS, then at its first blank; NULL when empty. */
 static char *line_token(char *line)
 {
@@ -284,19 +309,28 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     if (*msg)
         fprintf(err, "cmprof-top: warning: %s\n", msg);
     struct answer_lists lists = {0};
-    int status = answer_all(t, addrs, (size_t)n, &text, err, &lists);
+    int status = answer_all(t, addrs, NULL, (size_t)n, &text, err, &lists);
     flush_text(&text, out);
     if (n == 0 && in) {
         /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered
          * before one flush, so a pipe is fast and an interactive user still sees each answer. */
         static char chunk[65536];
         static char *toks[sizeof chunk / 2 + 1];
+        static uint64_t parsed[sizeof chunk / 2 + 1];
         char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
         size_t carried = 0, got;
         int fd = fileno(in);
         while ((got = (size_t)read(fd, chunk, sizeof chunk)) > 0 && got != (size_t)-1) {
             size_t n_toks = 0, start = 0;
             for (size_t i = 0; i < got; i++) {
+                size_t end;
+                if (i == start && !carried && (parsed[n_toks] = plain_line(chunk + i, got - i, &end)) != NOT_PARSED) {
+                    i += end; /* the usual line, parsed on the way: the scan resumes at its end */
+                    chunk[i] = '\0';
+                    toks[n_toks++] = chunk + start;
+                    start = i + 1;
+                    continue;
+                }
                 if (chunk[i] != '\n' && chunk[i] != '\r')
                     continue;
                 chunk[i] = '\0';
@@ -307,10 +341,12 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
                     carried = 0;
                 }
                 start = i + 1;
-                if ((tok = line_token(line)) != NULL)
+                if ((tok = line_token(line)) != NULL) {
+                    parsed[n_toks] = NOT_PARSED;
                     toks[n_toks++] = tok;
+                }
             }
-            status |= answer_all(t, toks, n_toks, &text, err, &lists);
+            status |= answer_all(t, toks, parsed, n_toks, &text, err, &lists);
             flush_text(&text, out);
             size_t take = got - start; /* what is left is the start of a line: keep its first characters */
             if (take > LINE_MAX_CHARS - carried)
@@ -321,7 +357,7 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         }
         char *tok = carried ? line_token(carry) : NULL;
         if (tok)
-            status |= answer_all(t, &tok, 1, &text, err, &lists);
+            status |= answer_all(t, &tok, NULL, 1, &text, err, &lists);
         flush_text(&text, out);
     }
     if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
