@@ -47,15 +47,28 @@ static void put_str(struct text *b, const char *s)
     put(b, s, strlen(s));
 }
 
-/* Writes v in decimal at p; returns the end. */
+/* Writes v in decimal at p; returns the end. Digits are counted first, then written from the
+ * last, two at a time. */
 static char *write_uint(char *p, uint32_t v)
 {
-    char d[10];
-    int n = 0;
-    do
-        d[sizeof d - 1 - n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    memcpy(p, d + sizeof d - n, (size_t)n);
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    int n = 1;
+    for (uint32_t x = v; x >= 10; x /= 10)
+        n++;
+    char *q = p + n;
+    while (v >= 100) {
+        q -= 2;
+        memcpy(q, pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
     return p + n;
 }
 
