@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <libdwarf/dwarf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,7 +26,7 @@ enum { LAZY_PAGE = 4096 };
 
 struct lazy_section {
     uint8_t *buf;   /* the section's size; only read pages hold its bytes */
-    uint8_t *have;  /* one byte per page: read yet? */
+    _Atomic uint8_t *have; /* one byte per page: read yet? (set after its bytes are in buf) */
     uint64_t file_off;
 };
 
@@ -62,21 +63,27 @@ bool raw_need(const struct raw_dwarf *d, int sec, uint64_t off, uint64_t len)
     if (len > d->len[sec] - off)
         len = d->len[sec] - off;
     size_t first = (size_t)(off / LAZY_PAGE), last = (size_t)((off + len + LAZY_PAGE - 1) / LAZY_PAGE);
+    /* read already (the usual case, asked for by both reader threads): no lock */
+    size_t p = first;
+    while (p < last && atomic_load_explicit(&l->have[p], memory_order_acquire))
+        p++;
+    if (p == last)
+        return true;
     bool ok = true;
     pthread_mutex_lock(&d->lazy->lock);
-    for (size_t p = first; ok && p < last;) {
-        if (l->have[p]) {
+    while (ok && p < last) {
+        if (atomic_load_explicit(&l->have[p], memory_order_relaxed)) {
             p++;
             continue;
         }
         size_t q = p; /* a run of unread pages: one read */
-        while (q < last && !l->have[q])
+        while (q < last && !atomic_load_explicit(&l->have[q], memory_order_relaxed))
             q++;
         size_t from = p * LAZY_PAGE, to = q * LAZY_PAGE < d->len[sec] ? q * LAZY_PAGE : d->len[sec];
         ssize_t got = pread(d->fd, l->buf + from, to - from, (off_t)(l->file_off + from));
         ok = got == (ssize_t)(to - from);
-        if (ok)
-            memset(l->have + p, 1, q - p);
+        for (size_t k = p; ok && k < q; k++)
+            atomic_store_explicit(&l->have[k], 1, memory_order_release);
         p = q;
     }
     pthread_mutex_unlock(&d->lazy->lock);
@@ -143,7 +150,7 @@ void raw_close(struct raw_dwarf *d)
         close(d->fd);
     for (int k = 0; k < SEC_COUNT; k++) {
         free(d->lazy->s[k].buf);
-        free(d->lazy->s[k].have);
+        free((void *)d->lazy->s[k].have);
     }
     pthread_mutex_destroy(&d->lazy->lock);
     free(d->lazy);
