@@ -179,6 +179,13 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                 return false;
         }
     }
+    /* sym_is_arm() asks only whether code is A32: without one $a (all Thumb, as on Cortex-M) the
+     * mapping symbols answer nothing, and need no sort */
+    bool any_arm = false;
+    for (size_t i = 0; i < t->modes.n && !any_arm; i++)
+        any_arm = t->modes.v[i].mode == MODE_ARM;
+    if (!any_arm)
+        t->modes.n = 0;
     /* in symbol table order so far: a stable sort by address keeps that order at equal addresses */
     if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)) ||
         !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo)) ||

@@ -265,6 +265,19 @@ static inline __attribute__((always_inline)) void radix_pass(unsigned char *dst,
 
 bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
 {
+    /* symbol tables, unit ranges and sorted batches often come in order already: one look first */
+    const unsigned char *base = v;
+    uint32_t prev = 0;
+    size_t sorted = 0;
+    for (; sorted < n; sorted++) {
+        uint32_t k;
+        memcpy(&k, base + sorted * size + key, sizeof k);
+        if (k < prev)
+            break;
+        prev = k;
+    }
+    if (sorted == n)
+        return true;
     unsigned char *tmp = n > 1 ? malloc(n * size) : NULL;
     if (n > 1 && !tmp)
         return false;
