@@ -162,6 +162,27 @@ static void sort_unless_sorted(void *v, size_t n, size_t size, int (*cmp)(const 
         symt_sort(v, n, size, cmp);
 }
 
+/* Ranges in cmp_range's order, which a stable radix sort gives key by key from the least
+ * significant (depth, then hi descending, then lo): tens of thousands of inline ranges, in DIE
+ * order, cost the merge sort more than reading them. Falls back to the merge sort without memory. */
+static void sort_ranges(struct range *v, size_t n)
+{
+    size_t k = 1;
+    while (k < n && cmp_range(&v[k - 1], &v[k]) <= 0)
+        k++;
+    if (k >= n)
+        return;
+    bool ok = symt_sort_by_u32(v, n, sizeof *v, offsetof(struct range, depth));
+    for (size_t i = 0; i < n; i++)
+        v[i].hi = ~v[i].hi; /* descending hi as an ascending key, undone below */
+    ok = ok && symt_sort_by_u32(v, n, sizeof *v, offsetof(struct range, hi));
+    for (size_t i = 0; i < n; i++)
+        v[i].hi = ~v[i].hi;
+    ok = ok && symt_sort_by_u32(v, n, sizeof *v, offsetof(struct range, lo));
+    if (!ok)
+        symt_sort(v, n, sizeof *v, cmp_range);
+}
+
 /* Move a loaded batch of units (stage: scope parents and row indexes relative to the stage) into
  * t: sort the batch, then merge it into the sorted arrays. */
 static bool merge_stage(struct sym_table *t, struct sym_table *stage)
@@ -174,8 +195,8 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
         s->first += row_base;
     }
     sort_unless_sorted(stage->seqs.v, stage->seqs.n, sizeof *stage->seqs.v, cmp_seq);
-    sort_unless_sorted(stage->subs.v, stage->subs.n, sizeof *stage->subs.v, cmp_range);
-    sort_unless_sorted(stage->inlines.v, stage->inlines.n, sizeof *stage->inlines.v, cmp_range);
+    sort_ranges(stage->subs.v, stage->subs.n);
+    sort_ranges(stage->inlines.v, stage->inlines.n);
     if (!group_inlines(t, stage, scope_base))
         return false;
     for (size_t i = 0; i < stage->scopes.n; i++)
