@@ -299,6 +299,49 @@ struct val raw_value(const struct unit *u, struct cur *c, const struct attr_spec
     return v;
 }
 
+void raw_skip_attrs(const struct unit *u, struct cur *c, const struct abbrev *ab)
+{
+    for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
+        uint16_t form = u->ab.specs[ab->first + i].form;
+        switch (form) {
+        case DW_FORM_implicit_const: case DW_FORM_flag_present:
+            break;
+        case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
+            cur_skip(c, 1);
+            break;
+        case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+            cur_skip(c, 2);
+            break;
+        case DW_FORM_strx3: case DW_FORM_addrx3:
+            cur_skip(c, 3);
+            break;
+        case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
+        case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
+        case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+            cur_skip(c, 4);
+            break;
+        case DW_FORM_addr:
+            cur_skip(c, u->addr_size);
+            break;
+        case DW_FORM_ref_addr:
+            cur_skip(c, u->version <= 2 ? u->addr_size : 4);
+            break;
+        case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+            cur_skip(c, 8);
+            break;
+        case DW_FORM_data16:
+            cur_skip(c, 16);
+            break;
+        case DW_FORM_string:
+            cur_cstr(c);
+            break;
+        default: /* LEB128s and blocks: their bytes say their size; the rest is unknown */
+            raw_value(u, c, &u->ab.specs[ab->first + i]);
+            break;
+        }
+    }
+}
+
 bool raw_is_constant(uint16_t form)
 {
     switch (form) {

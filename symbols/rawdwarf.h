@@ -156,6 +156,8 @@ struct unit {
 const char *raw_str_at(const struct raw_dwarf *d, int sec, uint64_t off);
 /* Read (or skip) one attribute value. V_UNSUPPORTED for forms this reader leaves to libdwarf. */
 struct val raw_value(const struct unit *u, struct cur *c, const struct attr_spec *spec);
+/* Step over a DIE's attributes without reading them (a DIE the caller does not look at). */
+void raw_skip_attrs(const struct unit *u, struct cur *c, const struct abbrev *ab);
 bool raw_is_constant(uint16_t form);
 /* The unit whose header is at .debug_info offset off (32-bit DWARF 2-5, 4-byte addresses). */
 bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u);

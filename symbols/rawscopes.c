@@ -317,8 +317,18 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
             break;
         }
         struct die_attrs a;
-        read_attrs(&r, &c, ab, &a);
         const struct level *lv = &stack[top];
+        bool scope = lv->walk && (ab->tag == DW_TAG_subprogram ||
+                                  (ab->tag == DW_TAG_inlined_subroutine && lv->parent >= 0));
+        bool walk_children = lv->walk && descends(ab->tag);
+        /* attributes are read where they are used: the root, a scope, and a subtree passed over
+         * (its sibling link); parameters, variables and blocks are stepped over */
+        if (first || scope || (ab->children && !walk_children)) {
+            read_attrs(&r, &c, ab, &a);
+        } else {
+            raw_skip_attrs(&r.u, &c, ab);
+            a.has_sibling = false;
+        }
         if (first) { /* the unit's root */
             first = false;
             if (ab->tag != DW_TAG_compile_unit && ab->tag != DW_TAG_partial_unit) {
@@ -337,8 +347,7 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
         }
         int32_t self = lv->parent;
         uint32_t child_depth = lv->depth;
-        bool walk_children = lv->walk && descends(ab->tag);
-        if (lv->walk && (ab->tag == DW_TAG_subprogram || (ab->tag == DW_TAG_inlined_subroutine && lv->parent >= 0))) {
+        if (scope) {
             self = (int32_t)stage->scopes.n;
             ok = add_scope(&r, &a, ab->tag, lv->parent, lv->depth);
             child_depth = ab->tag == DW_TAG_subprogram ? 1 : lv->depth + 1;
