@@ -186,6 +186,13 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
     long base = files->base, n_files = files->n;
     /* libdwarf 20210528 starts a DWARF 5 program's file register at 0, not 1 */
     const uint64_t first_file = version >= 5 ? 0 : 1;
+    /* each special opcode's address and line advance, worked out once (two divisions an op otherwise) */
+    uint32_t addr_step[256];
+    int32_t line_step[256];
+    for (unsigned op = opcode_base; op < 256; op++) {
+        addr_step[op] = min_len * ((op - opcode_base) / line_range);
+        line_step[op] = line_base + (int32_t)((op - opcode_base) % line_range);
+    }
     c.p = program;
     size_t rows0 = stage->rows.n, seqs0 = stage->seqs.n;
     uint32_t seq_start = (uint32_t)stage->rows.n;
@@ -196,9 +203,8 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         unsigned op = (unsigned)cur_fixed(&c, 1);
         bool emit = false, end_seq = false;
         if (op >= opcode_base) {
-            unsigned adj = op - opcode_base;
-            addr += (uint64_t)min_len * (adj / line_range);
-            line += line_base + (int)(adj % line_range);
+            addr += addr_step[op];
+            line += line_step[op];
             emit = true;
         } else if (op == 0) {
             uint64_t n = cur_uleb(&c);

@@ -55,9 +55,11 @@ bool symt_intern_reserve(struct strpool *p, size_t n);
 
 bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
 
+/* (the room check inline: growing is rare, pushing is per line row and per symbol) */
 #define VEC_PUSH(vec, item)                                                                                   \
-    (symt_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v) ? ((vec).v[(vec).n++] = (item), true) \
-                                                                          : false)
+    (((vec).n < (vec).cap || symt_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v))      \
+         ? ((vec).v[(vec).n++] = (item), true)                                                                \
+         : false)
 
 /* ---- a map from pointers (interned strings) to values ------------------------------------- */
 
