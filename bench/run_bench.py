@@ -135,10 +135,10 @@ def symbol_bench(tmp):
     say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances; 100,000 random instruction addresses"
         % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
     out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
-    def best_of_3(cmd, out_path, env=None):
-        """The best time of three bare runs, and the peak memory of a fourth."""
+    def best_of_3(cmd, out_path, env=None, runs=3):
+        """The best time of three (or runs) bare runs, and the peak memory of one more."""
         best = None
-        for _ in range(3):
+        for _ in range(runs):
             with open(af) as i, open(out_path, "w") as o:
                 t, _ = timed(cmd, stdin=i, stdout=o, env=env, memory=False)
             best = t if best is None else min(best, t)
@@ -175,10 +175,12 @@ def symbol_bench(tmp):
     cf = os.path.join(tmp, "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
     af = cf
-    t_a2l_c, m_a2l_c = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], os.devnull)
-    best = best_of_3([TOOL, "--resolve", big], os.devnull)
+    # runs of tens of milliseconds: best of 10 for both, as start-up jitter is a large share of one
+    t_a2l_c, m_a2l_c = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], os.devnull, runs=10)
+    best = best_of_3([TOOL, "--resolve", big], os.devnull, runs=10)
     say("    100,000 addresses in %d of %d units (5 %%): addr2line %.2f s (%.0f MB peak), cmprof-top --resolve %.3f s "
-        "(%.0f MB peak) -> %.1fx faster" % (len(few), units, t_a2l_c, m_a2l_c, best[0], best[1], t_a2l_c / best[0]))
+        "(%.0f MB peak) -> %.1fx faster (best of 10 each)" % (len(few), units, t_a2l_c, m_a2l_c, best[0], best[1],
+                                                             t_a2l_c / best[0]))
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_lookup.c")] +
