@@ -217,12 +217,13 @@ static void lists_free(struct answer_lists *l)
     free(l->frames_text.p);
 }
 
-/* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
- * once (parsed[i] holds it already unless NOT_PARSED; parsed may be NULL) and all looked up together. The frames are formatted in address order, where neighbours
- * on one line share theirs (formatted once), then each answer is its address line and a copy of
- * its frames' text, in the order asked. Returns 1 when one is no address. */
 #define NOT_PARSED UINT64_MAX
 
+/* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
+ * once (parsed[i] holds it already unless NOT_PARSED; parsed may be NULL), all looked up
+ * together. The frames are formatted in address order, where neighbours on one line share
+ * theirs (formatted once); then each answer is its address line and a copy of its frames' text,
+ * in the order asked. Returns 1 when one is no address. */
 static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *parsed, size_t n, struct text *out,
                       FILE *err, struct answer_lists *l)
 {
@@ -337,7 +338,8 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
             size_t n_toks = 0, start = 0;
             for (size_t i = 0; i < got; i++) {
                 size_t end;
-                if (i == start && !carried && (parsed[n_toks] = plain_line(chunk + i, got - i, &end)) != NOT_PARSED) {
+                if (i == start && !carried &&
+                    (parsed[n_toks] = plain_line(chunk + i, got - i, &end)) != NOT_PARSED) {
                     i += end; /* the usual line, parsed on the way: the scan resumes at its end */
                     chunk[i] = '\0';
                     toks[n_toks++] = chunk + start;

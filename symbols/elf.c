@@ -96,7 +96,8 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     }
     if (type != STT_FUNC)
         return true;
-    struct func f = {lo, lo + (s->st_size ? s->st_size : 2), kept ? kept : symt_intern(&t->strings, "??"), index, 1};
+    const char *name_or_unknown = kept ? kept : symt_intern(&t->strings, "??");
+    struct func f = {lo, lo + (s->st_size ? s->st_size : 2), name_or_unknown, index, 1};
     return f.name && VEC_PUSH(t->funcs, f);
 }
 

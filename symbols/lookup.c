@@ -198,8 +198,12 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     const struct scope *inner = &t->scopes.v[sc];
     if (inner->plain_name && inner->parent < 0 && fn && fn->lo == inner->low)
         f[0].function = fn->name;
-    if (h)
-        *h = (struct hints){h->func, h->seq, h->sub, h->row_seq, h->row, loc, fn, row, sc};
+    if (h) {
+        h->last = loc;
+        h->last_fn = fn;
+        h->last_row = row;
+        h->last_scope = sc;
+    }
     return loc;
 }
 
@@ -247,9 +251,10 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     free(distinct);
 }
 
-static size_t cache_slot_of(const struct sym_table *t, uint32_t addr)
+/* Where an address's search starts in a hashed cache of cap slots (a power of two). */
+static size_t cache_home(uint32_t addr, size_t cap)
 {
-    return (addr * 2654435761u) & (t->cache_cap - 1);
+    return (addr * 2654435761u) & (cap - 1);
 }
 
 /* Room in the hashed cache for one more address at under half load; false when out of memory. */
@@ -264,7 +269,7 @@ static bool cache_room(struct sym_table *t)
     for (size_t i = 0; i < t->cache_cap; i++) {
         if (!t->cache[i].loc)
             continue;
-        size_t j = (t->cache[i].addr * 2654435761u) & (cap - 1);
+        size_t j = cache_home(t->cache[i].addr, cap);
         while (c[j].loc)
             j = (j + 1) & (cap - 1);
         c[j] = t->cache[i];
@@ -305,7 +310,7 @@ static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, boo
     }
     size_t j = 0;
     if (!direct) {
-        j = cache_slot_of(t, addr);
+        j = cache_home(addr, t->cache_cap);
         while (t->cache[j].loc) {
             if (t->cache[j].addr == addr)
                 return t->cache[j].loc;

@@ -209,66 +209,80 @@ const char *raw_str_at(const struct raw_dwarf *d, int sec, uint64_t off)
     return (const char *)d->sec[sec] + off;
 }
 
+/* The size of a form whose values all have one (in this unit), else -1. */
+static inline __attribute__((always_inline)) int fixed_size(const struct unit *u, uint16_t form)
+{
+    switch (form) {
+    case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
+        return 1;
+    case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+        return 2;
+    case DW_FORM_strx3: case DW_FORM_addrx3:
+        return 3;
+    case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
+    case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
+    case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+        return 4;
+    case DW_FORM_addr:
+        return u->addr_size;
+    case DW_FORM_ref_addr:
+        return u->version <= 2 ? u->addr_size : 4;
+    case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+        return 8;
+    case DW_FORM_data16:
+        return 16;
+    default:
+        return -1;
+    }
+}
+
 struct val raw_value(const struct unit *u, struct cur *c, const struct attr_spec *spec)
 {
     struct val v = {V_UNSIGNED, 0, NULL, NULL};
     uint16_t form = spec->form;
-    switch (form) {
-    case DW_FORM_addr:
-        v.kind = V_ADDR;
-        v.u = cur_fixed(c, u->addr_size);
-        break;
-    case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
-        v.u = cur_fixed(c, 1);
-        break;
-    case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-        v.u = cur_fixed(c, 2);
-        break;
-    case DW_FORM_strx3: case DW_FORM_addrx3:
-        v.u = cur_fixed(c, 3);
-        break;
-    case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
-    case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
-    case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
-        v.u = cur_fixed(c, 4);
-        break;
-    case DW_FORM_ref_addr:
-        v.u = cur_fixed(c, u->version <= 2 ? u->addr_size : 4);
-        break;
-    case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-        v.u = cur_fixed(c, 8);
-        break;
-    case DW_FORM_data16:
-        cur_skip(c, 16);
-        break;
-    case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx: case DW_FORM_rnglistx:
-    case DW_FORM_loclistx: case DW_FORM_GNU_addr_index: case DW_FORM_GNU_str_index:
-        v.u = cur_uleb(c);
-        break;
-    case DW_FORM_sdata:
-        v.u = (uint64_t)cur_sleb(c);
-        break;
-    case DW_FORM_implicit_const:
-        v.u = (uint64_t)spec->implicit;
-        break;
-    case DW_FORM_flag_present:
-        v.u = 1;
-        break;
-    case DW_FORM_string:
-        v.kind = V_STRING;
-        v.s = cur_cstr(c);
-        break;
-    case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4: case DW_FORM_block: case DW_FORM_exprloc:
-        v.u = form == DW_FORM_block1 ? cur_fixed(c, 1) : form == DW_FORM_block2 ? cur_fixed(c, 2)
-                                     : form == DW_FORM_block4 ? cur_fixed(c, 4) : cur_uleb(c);
-        v.block = c->p;
-        cur_skip(c, v.u);
-        v.kind = c->bad ? V_NONE : V_BLOCK;
-        break;
-    default: /* DW_FORM_indirect and anything unknown: the size is not known here */
-        c->bad = true;
-        v.kind = V_UNSUPPORTED;
-        return v;
+    int size = fixed_size(u, form);
+    if (size >= 0) {
+        if (form == DW_FORM_addr)
+            v.kind = V_ADDR;
+        if (size == 4) /* the common sizes with a constant, for the compiler to unroll */
+            v.u = cur_fixed(c, 4);
+        else if (size == 1)
+            v.u = cur_fixed(c, 1);
+        else if (size <= 8)
+            v.u = cur_fixed(c, (unsigned)size);
+        else
+            cur_skip(c, (uint64_t)size); /* data16: no use here */
+    } else {
+        switch (form) {
+        case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx: case DW_FORM_rnglistx:
+        case DW_FORM_loclistx: case DW_FORM_GNU_addr_index: case DW_FORM_GNU_str_index:
+            v.u = cur_uleb(c);
+            break;
+        case DW_FORM_sdata:
+            v.u = (uint64_t)cur_sleb(c);
+            break;
+        case DW_FORM_implicit_const:
+            v.u = (uint64_t)spec->implicit;
+            break;
+        case DW_FORM_flag_present:
+            v.u = 1;
+            break;
+        case DW_FORM_string:
+            v.kind = V_STRING;
+            v.s = cur_cstr(c);
+            break;
+        case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4: case DW_FORM_block: case DW_FORM_exprloc:
+            v.u = form == DW_FORM_block1 ? cur_fixed(c, 1) : form == DW_FORM_block2 ? cur_fixed(c, 2)
+                                         : form == DW_FORM_block4 ? cur_fixed(c, 4) : cur_uleb(c);
+            v.block = c->p;
+            cur_skip(c, v.u);
+            v.kind = c->bad ? V_NONE : V_BLOCK;
+            break;
+        default: /* DW_FORM_indirect and anything unknown: the size is not known here */
+            c->bad = true;
+            v.kind = V_UNSUPPORTED;
+            return v;
+        }
     }
     switch (form) { /* what the value means */
     case DW_FORM_ref1: case DW_FORM_ref2: case DW_FORM_ref4: case DW_FORM_ref8: case DW_FORM_ref_udata:
@@ -302,43 +316,12 @@ struct val raw_value(const struct unit *u, struct cur *c, const struct attr_spec
 void raw_skip_attrs(const struct unit *u, struct cur *c, const struct abbrev *ab)
 {
     for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
-        uint16_t form = u->ab.specs[ab->first + i].form;
-        switch (form) {
-        case DW_FORM_implicit_const: case DW_FORM_flag_present:
-            break;
-        case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1: case DW_FORM_addrx1:
-            cur_skip(c, 1);
-            break;
-        case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-            cur_skip(c, 2);
-            break;
-        case DW_FORM_strx3: case DW_FORM_addrx3:
-            cur_skip(c, 3);
-            break;
-        case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4: case DW_FORM_ref_sup4:
-        case DW_FORM_sec_offset: case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_strp_sup:
-        case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
-            cur_skip(c, 4);
-            break;
-        case DW_FORM_addr:
-            cur_skip(c, u->addr_size);
-            break;
-        case DW_FORM_ref_addr:
-            cur_skip(c, u->version <= 2 ? u->addr_size : 4);
-            break;
-        case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-            cur_skip(c, 8);
-            break;
-        case DW_FORM_data16:
-            cur_skip(c, 16);
-            break;
-        case DW_FORM_string:
-            cur_cstr(c);
-            break;
-        default: /* LEB128s and blocks: their bytes say their size; the rest is unknown */
-            raw_value(u, c, &u->ab.specs[ab->first + i]);
-            break;
-        }
+        const struct attr_spec *spec = &u->ab.specs[ab->first + i];
+        int size = fixed_size(u, spec->form);
+        if (size >= 0)
+            cur_skip(c, (uint64_t)size);
+        else /* LEB128s, strings and blocks: their bytes say their size (unknown forms: bad) */
+            raw_value(u, c, spec);
     }
 }
 

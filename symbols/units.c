@@ -466,7 +466,8 @@ bool symt_units_ready(struct sym_table *t)
     if (t->n_units && !(t->unit_state = calloc(t->n_units, 1)))
         return false;
     /* stable, by lo alone: a radix sort (one range per function, tens of thousands on big ELFs) */
-    if (!symt_sort_by_u32(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v, offsetof(struct unit_range, lo)))
+    if (!symt_sort_by_u32(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v,
+                          offsetof(struct unit_range, lo)))
         return false;
     t->unit_max_hi = running_max(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v,
                                  offsetof(struct unit_range, hi));
