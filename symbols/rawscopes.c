@@ -326,8 +326,7 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
         if (first || scope || (ab->children && !walk_children)) {
             read_attrs(&r, &c, ab, &a);
         } else {
-            raw_skip_attrs(&r.u, &c, ab);
-            a.has_sibling = false;
+            raw_skip_attrs(&r.u, &c, ab); /* (a stays unread: none of the uses below is reached) */
         }
         if (first) { /* the unit's root */
             first = false;
