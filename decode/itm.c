@@ -37,7 +37,7 @@ static uint32_t source_size(uint8_t h)
 
 static void emit_source(struct itm_decoder *d, const struct ev_sink *sink)
 {
-    struct ev e = {0};
+    struct ev e = ev_blank(EV_SOFTWARE);
     uint8_t h = d->header;
     uint32_t id = h >> 3;
     e.offset = d->packet_offset;
@@ -88,7 +88,7 @@ static bool hardware_header_ok(uint8_t h)
 
 static void emit_cont(struct itm_decoder *d, const struct ev_sink *sink)
 {
-    struct ev e = {0};
+    struct ev e = ev_blank(EV_TIMESTAMP);
     uint8_t h = d->header;
     e.offset = d->packet_offset;
     e.size = d->got;
@@ -180,15 +180,20 @@ static void header(struct itm_decoder *d, uint8_t h, uint64_t off, const struct 
 static size_t pc_run(struct itm_decoder *d, const uint8_t *p, size_t n, const struct ev_sink *sink)
 {
     const uint64_t start = d->stats.bytes;
-    struct ev e = {.type = EV_PC, .size = 4u};
+    void (*const deliver)(void *, const struct ev *) = sink ? sink->event : NULL; /* loaded once per run */
+    void *const ctx = sink ? sink->ctx : NULL;
+    struct ev e = ev_blank(EV_PC);
+    e.size = 4u;
     uint32_t pc = 0;
     size_t k = 0;
     do {
         pc = (uint32_t)p[k + 1] | (uint32_t)p[k + 2] << 8 | (uint32_t)p[k + 3] << 16 | (uint32_t)p[k + 4] << 24;
-        e.addr = pc;
-        e.value = pc;
-        e.offset = start + k;
-        ev_emit(sink, &e);
+        if (deliver) {
+            e.addr = pc;
+            e.value = pc;
+            e.offset = start + k;
+            deliver(ctx, &e);
+        }
         k += 5;
     } while (n - k >= 5u && p[k] == 0x17u);
     d->stats.packets += k / 5u;

@@ -141,10 +141,15 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
     if (d->n_tags && !tagged)
         d->stats.tag_mismatch++;
     if (!tagged && d->n_pcs) { /* one event for the block: no call per sample */
-        struct ev e = {.type = EV_PCS, .pcs = d->pcs, .count = d->n_pcs, .offset = d->block_offset};
+        struct ev e = ev_blank(EV_PCS);
+        e.pcs = d->pcs;
+        e.count = d->n_pcs;
+        e.offset = d->block_offset;
         ev_emit(sink, &e);
     }
-    struct ev e = {.type = EV_PC, .offset = d->block_offset, .has_tag = true}; /* built once: only PCs change */
+    struct ev e = ev_blank(EV_PC); /* built once: only PCs change */
+    e.offset = d->block_offset;
+    e.has_tag = true;
     for (size_t i = 0; tagged && i < d->n_pcs; i++) {
         e.addr = d->pcs[i];
         e.tag = d->tags[i];
@@ -376,8 +381,12 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
         d->stats.no_base += n;
         return;
     }
+    struct ev e = ev_blank(EV_PC);
+    e.has_tag = tagged;
+    e.offset = d->line_offset;
     for (size_t k = 0; k < n; k++) {
-        struct ev e = {.type = EV_PC, .addr = pcs[k], .tag = tags[k], .has_tag = tagged, .offset = d->line_offset};
+        e.addr = pcs[k];
+        e.tag = tags[k];
         ev_emit(sink, &e);
     }
     d->stats.samples += n;
@@ -420,8 +429,11 @@ static void stream_hist(struct text_decoder *d, const char *s, size_t len, const
             d->stats.hist_out += delta;
             continue;
         }
-        struct ev e = {.type = EV_BUCKET, .addr = d->hist_sbase + (idx << d->hist_sshift),
-                       .size = 1u << d->hist_sshift, .count = delta, .offset = d->line_offset};
+        struct ev e = ev_blank(EV_BUCKET);
+        e.addr = d->hist_sbase + (idx << d->hist_sshift);
+        e.size = 1u << d->hist_sshift;
+        e.count = delta;
+        e.offset = d->line_offset;
         d->stats.buckets++;
         ev_emit(sink, &e);
     }
@@ -636,8 +648,11 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
             for (size_t i = 0; i < n; i++, d->hist_index++) {
                 if (!words[i])
                     continue;
-                struct ev e = {.type = EV_BUCKET, .addr = d->hist_base + (d->hist_index << d->hist_shift),
-                               .size = 1u << d->hist_shift, .count = words[i], .offset = d->line_offset};
+                struct ev e = ev_blank(EV_BUCKET);
+                e.addr = d->hist_base + (d->hist_index << d->hist_shift);
+                e.size = 1u << d->hist_shift;
+                e.count = words[i];
+                e.offset = d->line_offset;
                 d->delivered += words[i];
                 d->stats.buckets++;
                 ev_emit(sink, &e);
