@@ -598,6 +598,33 @@ static bool unglue(struct text_decoder *d, const char *s, size_t len, const stru
     return false;
 }
 
+/* A "p" line's PCs, parsed. */
+static void raw_pcs(struct text_decoder *d, const uint32_t *words, size_t n, const struct ev_sink *sink)
+{
+    if (d->block == BLOCK_HIST)
+        close_block(d, sink);
+    if (d->block == BLOCK_NONE) { /* capture began mid-block: keep the samples */
+        d->block = BLOCK_RAW;
+        d->block_offset = d->line_offset;
+    }
+    if (d->n_tags) { /* p after g: a new headless block */
+        close_block(d, sink);
+        d->block = BLOCK_RAW;
+        d->block_offset = d->line_offset;
+    }
+    if (!push(&d->pcs, &d->n_pcs, &d->cap_pcs, words, n))
+        d->failed_alloc = true;
+}
+
+/* A "g" line's tags, parsed. */
+static void raw_tags(struct text_decoder *d, const uint32_t *words, size_t n)
+{
+    if (d->block != BLOCK_RAW)
+        d->stats.orphan_lines++;
+    else if (!push(&d->tags, &d->n_tags, &d->cap_tags, words, n))
+        d->failed_alloc = true;
+}
+
 static void line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     uint32_t words[16];
@@ -617,27 +644,13 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
             bad(d);
             return;
         }
-        if (d->block == BLOCK_HIST)
-            close_block(d, sink);
-        if (d->block == BLOCK_NONE) { /* capture began mid-block: keep the samples */
-            d->block = BLOCK_RAW;
-            d->block_offset = d->line_offset;
-        }
-        if (d->n_tags) { /* p after g: a new headless block */
-            close_block(d, sink);
-            d->block = BLOCK_RAW;
-            d->block_offset = d->line_offset;
-        }
-        if (!push(&d->pcs, &d->n_pcs, &d->cap_pcs, words, n))
-            d->failed_alloc = true;
+        raw_pcs(d, words, n, sink);
     } else if (starts(s, len, "g ")) {
         size_t n = parse_hex_words(s + 1, len - 1, 8, words, 16);
         if (!n)
             bad(d);
-        else if (d->block != BLOCK_RAW)
-            d->stats.orphan_lines++;
-        else if (!push(&d->tags, &d->n_tags, &d->cap_tags, words, n))
-            d->failed_alloc = true;
+        else
+            raw_tags(d, words, n);
     } else if (starts(s, len, "h ")) {
         size_t n = parse_hex_words(s + 1, len - 1, 4, words, 16);
         if (!n) {
@@ -755,10 +768,49 @@ static void end_line(struct text_decoder *d, const char *s, size_t len, const st
     d->line_too_long = false;
 }
 
+/* The bulk of a dump: a "p " or "g " line of 1..16 words " XXXXXXXX", ended by '\n' or '\r', read
+ * at p in one pass that finds its end while parsing it (the general path scans for the end, then
+ * parses). Handles it exactly as line() would and returns the bytes used with the terminator, or
+ * 0 when the line has any other shape, which then takes the general path. */
+static size_t dump_line(struct text_decoder *d, const uint8_t *p, const uint8_t *end, const struct ev_sink *sink)
+{
+    uint32_t words[16];
+    if (end - p < 11 || (p[0] != 'p' && p[0] != 'g') || p[1] != ' ')
+        return 0;
+    const uint8_t *w = p + 1; /* at the blank before a word */
+    size_t n = 0;
+    while (n < 16 && end - w >= 10 && w[0] == ' ' && hex8((const char *)w + 1, &words[n])) {
+        n++;
+        w += 9;
+        if (*w == '\n' || *w == '\r') {
+            size_t len = (size_t)(w - p);
+            d->line_offset = d->stats.bytes;
+            d->stats.lines++;
+            if (p[0] == 'p')
+                raw_pcs(d, words, n, sink);
+            else
+                raw_tags(d, words, n);
+            d->first_line_done = true;
+            d->stats.bytes += len + 1;
+            return len + 1;
+        }
+    }
+    return 0;
+}
+
 void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     const uint8_t *p = buf, *end = buf + len;
+    /* a line may be taken whole from the buffer when none is half collected; the first line of
+     * a source joined mid-line is not (end_line forgives its errors) */
     while (p < end) {
+        if (d->line_len == 0 && !d->line_too_long && (d->first_line_done || !d->joined_mid_line)) {
+            size_t used = dump_line(d, p, end, sink);
+            if (used) {
+                p += used;
+                continue;
+            }
+        }
         const uint8_t *q = find_special(p, end);
         size_t n = (size_t)(q - p);
         if (q < end && *q != '\0' && d->line_len == 0 && !d->line_too_long) {
