@@ -3,6 +3,7 @@
 
 #include "../symbols/symbols.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,28 +220,14 @@ static void lists_free(struct answer_lists *l)
 
 #define NOT_PARSED UINT64_MAX
 
-/* Answer address tokens in order (the arguments, or the lines of a chunk of stdin): each parsed
- * once (parsed[i] holds it already unless NOT_PARSED; parsed may be NULL), all looked up
- * together. The frames are formatted in address order, where neighbours on one line share
- * theirs (formatted once); then each answer is its address line and a copy of its frames' text,
- * in the order asked. Returns 1 when one is no address. */
-static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *parsed, size_t n, struct text *out,
-                      FILE *err, struct answer_lists *l)
+/* Look up address tokens (the arguments, or the lines of a chunk of stdin) together, each parsed
+ * once (parsed[i] holds it already unless NOT_PARSED; parsed may be NULL). Returns the number
+ * of good addresses, or -1 when there is no memory for the lists. */
+static long answer_lookup(struct sym_table *t, char *const *toks, const uint64_t *parsed, size_t n,
+                          struct answer_lists *l)
 {
-    int status = 0;
-    if (!lists_for(l, n)) {
-        for (size_t i = 0; i < n; i++) { /* no memory for the lists: one by one */
-            uint32_t addr;
-            if (parse_addr(toks[i], &addr) == 0) {
-                print_addr(out, addr);
-                print_frames(out, t, sym_lookup(t, addr));
-            } else {
-                fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
-                status = 1;
-            }
-        }
-        return status;
-    }
+    if (!lists_for(l, n))
+        return -1;
     size_t n_good = 0;
     for (size_t i = 0; i < n; i++) {
         if (parsed && parsed[i] != NOT_PARSED) {
@@ -252,6 +239,17 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
     }
     if (n_good)
         sym_lookup_many(t, l->addrs, n_good, l->locs, l->by_address);
+    return (long)n_good;
+}
+
+/* Write the answers answer_lookup found, in the order asked. The frames are formatted in address
+ * order, where neighbours on one line share theirs (formatted once); then each answer is its
+ * address line and a copy of its frames' text. Reads the table's answers and names, never
+ * changes the table (except through sym_demangle). Returns 1 when a token is no address. */
+static int answer_write(struct sym_table *t, char *const *toks, size_t n, size_t n_good, struct answer_lists *l,
+                        struct text *out, FILE *err)
+{
+    int status = 0;
     struct text *ft = &l->frames_text;
     const struct sym_frame *last = NULL;
     struct span last_span = {0, 0};
@@ -276,6 +274,27 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
         if (l->spans[k].len) /* (0: no memory for the frames' text) */
             put(out, ft->p + l->spans[k].at, l->spans[k].len);
         k++;
+    }
+    return status;
+}
+
+/* Both halves at once; one by one when there is no memory for the lists. */
+static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *parsed, size_t n, struct text *out,
+                      FILE *err, struct answer_lists *l)
+{
+    long n_good = answer_lookup(t, toks, parsed, n, l);
+    if (n_good >= 0)
+        return answer_write(t, toks, n, (size_t)n_good, l, out, err);
+    int status = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t addr;
+        if (parse_addr(toks[i], &addr) == 0) {
+            print_addr(out, addr);
+            print_frames(out, t, sym_lookup(t, addr));
+        } else {
+            fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
+            status = 1;
+        }
     }
     return status;
 }
@@ -309,6 +328,174 @@ static char *line_token(char *line)
     return line[0] ? line : NULL;
 }
 
+enum { CHUNK = 65536, CHUNK_LINES = CHUNK / 2 + 1 };
+
+/* A chunk of stdin on its way: its lines, then their answers. */
+struct batch {
+    char chunk[CHUNK];
+    char joined[LINE_MAX_CHARS + 1]; /* its first line, when that began in the chunk before */
+    char *toks[CHUNK_LINES];
+    uint64_t parsed[CHUNK_LINES];
+    size_t n_toks, n_good;
+    struct answer_lists lists;
+};
+
+/* stdin is answered by two threads: this one reads, parses and looks up a chunk while the writer
+ * formats and writes the one before. Two batches go back and forth between them, in order. */
+struct stream {
+    struct sym_table *t;
+    FILE *out, *err;
+    bool threaded;
+    pthread_t writer;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    struct batch *b[2];
+    bool full[2]; /* handed to the writer, not written yet */
+    bool done;    /* no more batches */
+    struct text text;
+    int status;   /* the writer's */
+};
+
+static void write_batch(struct stream *s, struct batch *b)
+{
+    s->status |= answer_write(s->t, b->toks, b->n_toks, b->n_good, &b->lists, &s->text, s->err);
+    flush_text(&s->text, s->out);
+}
+
+static void *writer_main(void *arg)
+{
+    struct stream *s = arg;
+    for (int i = 0;; i ^= 1) {
+        pthread_mutex_lock(&s->lock);
+        while (!s->full[i] && !s->done)
+            pthread_cond_wait(&s->changed, &s->lock);
+        bool have = s->full[i];
+        pthread_mutex_unlock(&s->lock);
+        if (!have)
+            return NULL; /* done, and every batch before was written */
+        write_batch(s, s->b[i]);
+        pthread_mutex_lock(&s->lock);
+        s->full[i] = false;
+        pthread_cond_broadcast(&s->changed);
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+/* Wait until batch i is free (written), or every batch is when i < 0. */
+static void wait_written(struct stream *s, int i)
+{
+    if (!s->threaded)
+        return;
+    pthread_mutex_lock(&s->lock);
+    while (i >= 0 ? s->full[i] : s->full[0] || s->full[1])
+        pthread_cond_wait(&s->changed, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void submit(struct stream *s, int i)
+{
+    if (!s->threaded) {
+        write_batch(s, s->b[i]);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->full[i] = true;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Like addr2line: addresses on stdin, one per line. Whole chunks are read and answered before
+ * one flush, so a pipe is fast and an interactive user still sees each answer. */
+static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
+{
+    struct stream s = {.t = t, .out = out, .err = err};
+    s.b[0] = calloc(1, sizeof *s.b[0]);
+    s.b[1] = calloc(1, sizeof *s.b[1]);
+    if (!s.b[0] || !s.b[1]) {
+        free(s.b[0]);
+        free(s.b[1]);
+        fprintf(err, "cmprof-top: out of memory for the input\n");
+        return 1;
+    }
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.changed, NULL);
+    /* sym_demangle adds to the table's names: then one thread does it all */
+    s.threaded = !demangle && pthread_create(&s.writer, NULL, writer_main, &s) == 0;
+    int status = 0;
+    char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
+    size_t carried = 0;
+    int fd = fileno(in);
+    for (int i = 0;; i ^= 1) {
+        wait_written(&s, i);
+        struct batch *b = s.b[i];
+        char *chunk = b->chunk;
+        ssize_t was_read = read(fd, chunk, CHUNK);
+        if (was_read <= 0)
+            break;
+        size_t got = (size_t)was_read, n_toks = 0, start = 0;
+        for (size_t k = 0; k < got; k++) {
+            size_t end;
+            if (k == start && !carried && (b->parsed[n_toks] = plain_line(chunk + k, got - k, &end)) != NOT_PARSED) {
+                k += end; /* the usual line, parsed on the way: the scan resumes at its end */
+                chunk[k] = '\0';
+                b->toks[n_toks++] = chunk + start;
+                start = k + 1;
+                continue;
+            }
+            if (chunk[k] != '\n' && chunk[k] != '\r')
+                continue;
+            chunk[k] = '\0';
+            char *line = chunk + start, *tok;
+            if (carried) { /* the line's start came in the chunk before */
+                snprintf(b->joined, sizeof b->joined, "%s%s", carry, line);
+                line = b->joined;
+                carried = 0;
+            }
+            start = k + 1;
+            if ((tok = line_token(line)) != NULL) {
+                b->parsed[n_toks] = NOT_PARSED;
+                b->toks[n_toks++] = tok;
+            }
+        }
+        size_t take = got - start; /* what is left is the start of a line: keep its first characters */
+        if (take > LINE_MAX_CHARS - carried)
+            take = LINE_MAX_CHARS - carried;
+        memcpy(carry + carried, chunk + start, take);
+        carried += take;
+        carry[carried] = '\0';
+        b->n_toks = n_toks;
+        long n_good = answer_lookup(t, b->toks, b->parsed, n_toks, &b->lists);
+        if (n_good < 0) { /* no memory for the lists: the rest of this chunk one by one, here */
+            wait_written(&s, -1);
+            status |= answer_all(t, b->toks, b->parsed, n_toks, &s.text, err, &b->lists);
+            flush_text(&s.text, out);
+            i ^= 1; /* (the same batch again next time) */
+            continue;
+        }
+        b->n_good = (size_t)n_good;
+        submit(&s, i);
+    }
+    if (s.threaded) {
+        pthread_mutex_lock(&s.lock);
+        s.done = true;
+        pthread_cond_broadcast(&s.changed);
+        pthread_mutex_unlock(&s.lock);
+        pthread_join(s.writer, NULL);
+    }
+    char *tok = carried ? line_token(carry) : NULL;
+    if (tok)
+        status |= answer_all(t, &tok, NULL, 1, &s.text, err, &s.b[0]->lists);
+    flush_text(&s.text, out);
+    for (int i = 0; i < 2; i++) {
+        lists_free(&s.b[i]->lists);
+        free(s.b[i]);
+    }
+    free(s.text.p);
+    pthread_mutex_destroy(&s.lock);
+    pthread_cond_destroy(&s.changed);
+    return status | s.status;
+}
+
 int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE *in, FILE *out, FILE *err)
 {
     struct text text = {0};
@@ -325,56 +512,8 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     struct answer_lists lists = {0};
     int status = answer_all(t, addrs, NULL, (size_t)n, &text, err, &lists);
     flush_text(&text, out);
-    if (n == 0 && in) {
-        /* like addr2line: addresses on stdin, one per line. Whole chunks are read and answered
-         * before one flush, so a pipe is fast and an interactive user still sees each answer. */
-        static char chunk[65536];
-        static char *toks[sizeof chunk / 2 + 1];
-        static uint64_t parsed[sizeof chunk / 2 + 1];
-        char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
-        size_t carried = 0, got;
-        int fd = fileno(in);
-        while ((got = (size_t)read(fd, chunk, sizeof chunk)) > 0 && got != (size_t)-1) {
-            size_t n_toks = 0, start = 0;
-            for (size_t i = 0; i < got; i++) {
-                size_t end;
-                if (i == start && !carried &&
-                    (parsed[n_toks] = plain_line(chunk + i, got - i, &end)) != NOT_PARSED) {
-                    i += end; /* the usual line, parsed on the way: the scan resumes at its end */
-                    chunk[i] = '\0';
-                    toks[n_toks++] = chunk + start;
-                    start = i + 1;
-                    continue;
-                }
-                if (chunk[i] != '\n' && chunk[i] != '\r')
-                    continue;
-                chunk[i] = '\0';
-                char *line = chunk + start, *tok;
-                if (carried) { /* the line's start came in the chunk before */
-                    snprintf(carry + carried, sizeof carry - carried, "%s", line);
-                    line = carry;
-                    carried = 0;
-                }
-                start = i + 1;
-                if ((tok = line_token(line)) != NULL) {
-                    parsed[n_toks] = NOT_PARSED;
-                    toks[n_toks++] = tok;
-                }
-            }
-            status |= answer_all(t, toks, parsed, n_toks, &text, err, &lists);
-            flush_text(&text, out);
-            size_t take = got - start; /* what is left is the start of a line: keep its first characters */
-            if (take > LINE_MAX_CHARS - carried)
-                take = LINE_MAX_CHARS - carried;
-            memcpy(carry + carried, chunk + start, take);
-            carried += take;
-            carry[carried] = '\0';
-        }
-        char *tok = carried ? line_token(carry) : NULL;
-        if (tok)
-            status |= answer_all(t, &tok, NULL, 1, &text, err, &lists);
-        flush_text(&text, out);
-    }
+    if (n == 0 && in)
+        status |= answer_stream(t, in, out, err);
     if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
     free(text.p);
