@@ -15,7 +15,7 @@ struct hints {
     long row;
     /* the last answer and what made it: a neighbour in the same function, scope and line row
      * shares its frames (most do: 100,000 addresses in a few units give 18,000 distinct chains) */
-    const struct sym_location *last;
+    struct sym_location *last;
     const struct func *last_fn;
     const struct row *last_row;
     long last_scope;
@@ -144,27 +144,23 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h)
     return best;
 }
 
-static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct hints *h)
+/* Do two answers read the same? (Names are interned: equal strings are equal pointers.) */
+static bool same_answer(const struct sym_location *a, const struct sym_location *b)
 {
-    const struct func *fn = func_for(t, addr, h);
-    long sc = scope_for(t, addr, h);
-    const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
-    if (h && h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && row == h->last_row) {
-        struct sym_location *twin = symt_alloc(&t->results, sizeof *twin);
-        if (twin) {
-            *twin = *h->last;
-            twin->addr = addr;
-        }
-        return twin;
-    }
-    uint32_t n = 1;
-    for (long s = sc; s >= 0 && t->scopes.v[s].parent >= 0; s = t->scopes.v[s].parent)
-        n++;
-    struct sym_location *loc = symt_alloc(&t->results, sizeof *loc + n * sizeof(struct sym_frame));
-    if (!loc)
-        return NULL;
-    struct sym_frame *f = (struct sym_frame *)(loc + 1);
-    loc->addr = addr;
+    if (a->n_frames != b->n_frames || a->discriminator != b->discriminator || a->known != b->known ||
+        a->symbol != b->symbol || a->symbol_start != b->symbol_start)
+        return false;
+    for (uint32_t i = 0; i < a->n_frames; i++)
+        if (a->frames[i].function != b->frames[i].function || a->frames[i].file != b->frames[i].file ||
+            a->frames[i].line != b->frames[i].line)
+            return false;
+    return true;
+}
+
+/* The answer for addr into loc and its n frames f. */
+static void fill(const struct sym_table *t, uint32_t addr, const struct func *fn, long sc, const struct row *row,
+                 uint32_t n, struct sym_location *loc, struct sym_frame *f)
+{
     loc->n_frames = n;
     loc->frames = f;
     loc->symbol = fn ? fn->name : NULL;
@@ -181,7 +177,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         const struct func *near = func_before(t, addr);
         f[0].function = near ? near->name : "??";
         loc->known |= near != NULL;
-        return loc;
+        return;
     }
     long s = sc;
     for (uint32_t i = 0; i < n; i++) {
@@ -198,13 +194,49 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     const struct scope *inner = &t->scopes.v[sc];
     if (inner->plain_name && inner->parent < 0 && fn && fn->lo == inner->low)
         f[0].function = fn->name;
-    if (h) {
-        h->last = loc;
+}
+
+enum { LOCAL_FRAMES = 16 };
+
+static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct hints *h)
+{
+    const struct func *fn = func_for(t, addr, h);
+    long sc = scope_for(t, addr, h);
+    const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
+    if (h && h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && row == h->last_row)
+        return h->last; /* the same answer as the address before: shared, not copied */
+    uint32_t n = 1;
+    for (long s = sc; s >= 0 && t->scopes.v[s].parent >= 0; s = t->scopes.v[s].parent)
+        n++;
+    struct sym_location *answer;
+    if (n <= LOCAL_FRAMES) {
+        /* built here first: when it reads as the answer before (the next line row often names
+         * the same line), that one is shared and no memory is touched */
+        struct sym_location local;
+        struct sym_frame frames[LOCAL_FRAMES];
+        fill(t, addr, fn, sc, row, n, &local, frames);
+        if (h && h->last && same_answer(&local, h->last)) {
+            answer = h->last;
+        } else {
+            answer = symt_alloc(&t->results, sizeof *answer + n * sizeof(struct sym_frame));
+            if (!answer)
+                return NULL;
+            *answer = local;
+            answer->frames = memcpy(answer + 1, frames, n * sizeof *frames);
+        }
+    } else {
+        answer = symt_alloc(&t->results, sizeof *answer + n * sizeof(struct sym_frame));
+        if (!answer)
+            return NULL;
+        fill(t, addr, fn, sc, row, n, answer, (struct sym_frame *)(answer + 1));
+    }
+    if (h && sc >= 0) {
+        h->last = answer;
         h->last_fn = fn;
         h->last_row = row;
         h->last_scope = sc;
     }
-    return loc;
+    return answer;
 }
 
 static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h);

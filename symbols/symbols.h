@@ -19,14 +19,14 @@ struct sym_frame {
     uint32_t line;        /* 0 when unknown */
 };
 
+/* What an address resolves to. Addresses with the same answer may share one. */
 struct sym_location {
-    uint32_t addr;
-    uint32_t n_frames;               /* >= 1 */
     const struct sym_frame *frames;  /* innermost first */
+    uint32_t n_frames;               /* >= 1 */
     uint32_t discriminator;          /* of frames[0]'s line, 0 when none */
-    int known;                       /* 0: nothing at all is known about addr */
     const char *symbol;              /* ELF function symbol containing addr, or NULL */
     uint32_t symbol_start;
+    int known;                       /* 0: nothing at all is known about addr */
 };
 
 /* Open an ELF. On failure returns NULL and writes a one-line reason naming the file to err. */
