@@ -66,17 +66,27 @@ static void check_compression(struct sym_table *t, Elf *elf, Elf_Scn *scn, size_
              name, type == 2 ? "zstd" : "an unknown method", (unsigned)type);
 }
 
-/* One symbol: a mapping symbol ($a, $t, $d), a function, a label or a variable. */
-static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index)
+/* An ARM mapping symbol's kind ('a', 't' or 'd': which instruction set the bytes from its address
+ * are), or 0 for any other symbol. */
+static char mapping_kind(int type, const char *name)
+{
+    if (type != STT_NOTYPE || !name || name[0] != '$' || (name[1] != 'a' && name[1] != 't' && name[1] != 'd'))
+        return 0;
+    return name[2] == '\0' || name[2] == '.' ? name[1] : 0;
+}
+
+/* One symbol: a mapping symbol ($a, $t, $d), a function, a label or a variable. Mapping symbols
+ * are kept only when with_modes. */
+static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index, bool with_modes)
 {
     if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
         return true;
     int type = ELF32_ST_TYPE(s->st_info);
     uint32_t lo = s->st_value & ~1u; /* Thumb bit */
-    if (type == STT_NOTYPE && name && name[0] == '$' && strchr("atd", name[1]) && name[1] &&
-        (name[2] == '\0' || name[2] == '.')) { /* which instruction set the bytes from here are */
-        struct mode_mark m = {lo, name[1] == 'a' ? MODE_ARM : name[1] == 't' ? MODE_THUMB : MODE_DATA};
-        return VEC_PUSH(t->modes, m);
+    char kind = mapping_kind(type, name);
+    if (kind) {
+        struct mode_mark m = {lo, kind == 'a' ? MODE_ARM : kind == 't' ? MODE_THUMB : MODE_DATA};
+        return !with_modes || VEC_PUSH(t->modes, m);
     }
     bool named = name && name[0];
     bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
@@ -101,33 +111,96 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     return f.name && VEC_PUSH(t->funcs, f);
 }
 
-/* The symbol table, read as the array of Elf32_Sym libelf hands over (the ELF is checked to be
- * 32-bit), names straight from its string table when that ends in a NUL. */
+/* Where the symbol table's entries come from: read from the file a chunk at a time into a small
+ * buffer (a little-endian ELF on a little-endian host, the usual case: libelf would copy the
+ * whole table, a megabyte on a big firmware, into fresh memory), else libelf's converted copy. */
+struct symtab_src {
+    const Elf32_Sym *all; /* libelf's copy, or NULL */
+    int fd;
+    uint64_t off;
+};
+
+enum { SYM_CHUNK = 2048 }; /* entries per read: 32 KB */
+
+/* Entries [first, first + count) of the table, or NULL when they cannot be read. */
+static const Elf32_Sym *symbols_at(const struct symtab_src *src, size_t first, size_t count, Elf32_Sym *buf)
+{
+    if (src->all)
+        return src->all + first;
+    ssize_t want = (ssize_t)(count * sizeof *buf);
+    return pread(src->fd, buf, (size_t)want, (off_t)(src->off + first * sizeof *buf)) == want ? buf : NULL;
+}
+
+/* The symbol table: names straight from its string table when that ends in a NUL. */
 static bool load_symbols(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
 {
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || !d->d_buf || d->d_type != ELF_T_SYM || gelf_getclass(elf) != ELFCLASS32)
+    if (gelf_getclass(elf) != ELFCLASS32)
         return true; /* no symbols: functions come from DWARF, if at all */
-    const Elf32_Sym *syms = d->d_buf;
-    size_t n = d->d_size / sizeof *syms, named = 0;
+    const char *ident = elf_getident(elf, NULL);
+    struct symtab_src src = {NULL, t->code_fd, sh->sh_offset};
+    size_t n = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    bool direct = ident && ident[EI_DATA] == ELFDATA2LSB && !(sh->sh_flags & SHF_COMPRESSED) &&
+                  sh->sh_entsize == sizeof(Elf32_Sym) && sh->sh_size % sizeof(Elf32_Sym) == 0;
+#else
+    bool direct = false;
+#endif
+    if (direct) {
+        n = (size_t)(sh->sh_size / sizeof(Elf32_Sym));
+    } else {
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf || d->d_type != ELF_T_SYM)
+            return true;
+        src.all = d->d_buf;
+        n = d->d_size / sizeof(Elf32_Sym);
+    }
+    Elf32_Sym *buf = direct ? malloc(SYM_CHUNK * sizeof *buf) : NULL;
+    if (direct && !buf)
+        return false;
     Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
     Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
     const char *strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0'
                            ? sd->d_buf : NULL;
     size_t strs_len = strs ? sd->d_size : 0;
-    for (size_t i = 0; i < n; i++) { /* how many names will be kept: the pool grows once */
-        int type = ELF32_ST_TYPE(syms[i].st_info);
-        named += (type == STT_FUNC || type == STT_OBJECT) && syms[i].st_shndx != SHN_UNDEF;
+    /* first how many of each there will be, so that every list and the name pool grow once; and
+     * whether there is code in the A32 set at all: sym_is_arm() asks only that, so without one
+     * $a (all Thumb, as on Cortex-M) mapping symbols answer nothing and are not kept */
+    size_t named = 0, funcs = 0, labels = 0, objects = 0, modes = 0;
+    bool any_arm = false;
+    for (size_t first = 0; first < n; first += SYM_CHUNK) {
+        size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
+        const Elf32_Sym *syms = symbols_at(&src, first, count, buf);
+        for (size_t i = 0; syms && i < count; i++) {
+            int type = ELF32_ST_TYPE(syms[i].st_info);
+            if (syms[i].st_shndx == SHN_UNDEF || syms[i].st_shndx >= SHN_LORESERVE)
+                continue;
+            named += type == STT_FUNC || type == STT_OBJECT;
+            funcs += type == STT_FUNC;
+            objects += type == STT_OBJECT;
+            if (type != STT_FUNC && type != STT_NOTYPE)
+                continue;
+            uint32_t at = syms[i].st_name;
+            const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, sh->sh_link, at);
+            char kind = mapping_kind(type, name);
+            modes += kind != 0;
+            any_arm |= kind == 'a';
+            labels += !kind && name && name[0] && name[0] != '$';
+        }
     }
-    if (!symt_intern_reserve(&t->strings, named))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t at = syms[i].st_name;
-        const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, sh->sh_link, at);
-        if (!add_symbol(t, &syms[i], name, (uint32_t)i))
-            return false;
+    bool ok = symt_intern_reserve(&t->strings, named) && VEC_RESERVE(t->funcs, funcs) &&
+              VEC_RESERVE(t->labels, labels) && VEC_RESERVE(t->objects, objects) &&
+              (!any_arm || VEC_RESERVE(t->modes, modes));
+    for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
+        size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
+        const Elf32_Sym *syms = symbols_at(&src, first, count, buf);
+        for (size_t i = 0; ok && syms && i < count; i++) {
+            uint32_t at = syms[i].st_name;
+            const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, sh->sh_link, at);
+            ok = add_symbol(t, &syms[i], name, (uint32_t)(first + i), any_arm);
+        }
     }
-    return true;
+    free(buf);
+    return ok;
 }
 
 bool symt_elf_load(struct sym_table *t, void *elf_handle)
@@ -180,13 +253,6 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                 return false;
         }
     }
-    /* sym_is_arm() asks only whether code is A32: without one $a (all Thumb, as on Cortex-M) the
-     * mapping symbols answer nothing, and need no sort */
-    bool any_arm = false;
-    for (size_t i = 0; i < t->modes.n && !any_arm; i++)
-        any_arm = t->modes.v[i].mode == MODE_ARM;
-    if (!any_arm)
-        t->modes.n = 0;
     /* in symbol table order so far: a stable sort by address keeps that order at equal addresses */
     if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)) ||
         !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo)) ||

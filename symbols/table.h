@@ -61,6 +61,9 @@ bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
          ? ((vec).v[(vec).n++] = (item), true)                                                                \
          : false)
 
+/* Room for `extra` more items at once (one allocation where pushes would double it several times). */
+#define VEC_RESERVE(vec, extra) symt_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + (extra), sizeof *(vec).v)
+
 /* ---- a map from pointers (interned strings) to values ------------------------------------- */
 
 struct ptrmap {
