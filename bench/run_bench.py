@@ -61,7 +61,7 @@ def extract(text, start, end):
 
 
 def decode_bench():
-    say("## 1. Decoder throughput (64 MB streams in memory, best of 3)")
+    say("## 1. Decoder throughput (64 MB streams in memory, best of 10)")
     exe = os.path.join(B, "bench_decode")
     subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_decode.c"),
                     os.path.join(ROOT, "decode", "itm.c"), os.path.join(ROOT, "decode", "text.c"), "-o", exe],

@@ -174,32 +174,64 @@ static void header(struct itm_decoder *d, uint8_t h, uint64_t off, const struct 
     fail(d); /* xxxx0100 other than 94/B4 */
 }
 
-/* A run of whole PC-sample packets (0x17 and four bytes; p[0] is the first header), the bulk of
- * a sampling capture: emitted straight from the bytes. Leaves the state as the byte-by-byte path
- * would. Returns the bytes used. */
-static size_t pc_run(struct itm_decoder *d, const uint8_t *p, size_t n, const struct ev_sink *sink)
+/* A little-endian 32-bit value at b. */
+static uint32_t le32(const uint8_t *b)
 {
-    const uint64_t start = d->stats.bytes;
+    uint32_t v;
+    memcpy(&v, b, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+/* A run of whole PC-sample packets (0x17 and four bytes; p[0] is the first header), the bulk of
+ * a sampling capture: emitted straight from the bytes, as EV_PC events or, when the sink takes
+ * them, as EV_PCS events of up to ITM_RUN_MAX samples. Leaves the state as the byte-by-byte path
+ * would. Returns the bytes used. Not inlined: on its own, the loop keeps everything it needs
+ * across the sink's call in registers. */
+__attribute__((noinline)) static size_t pc_run(struct itm_decoder *d, const uint8_t *p, size_t n,
+                                               const struct ev_sink *sink)
+{
     void (*const deliver)(void *, const struct ev *) = sink ? sink->event : NULL; /* loaded once per run */
     void *const ctx = sink ? sink->ctx : NULL;
-    struct ev e = ev_blank(EV_PC);
-    e.size = 4u;
-    uint32_t pc = 0;
-    size_t k = 0;
-    do {
-        pc = (uint32_t)p[k + 1] | (uint32_t)p[k + 2] << 8 | (uint32_t)p[k + 3] << 16 | (uint32_t)p[k + 4] << 24;
-        if (deliver) {
-            e.addr = pc;
-            e.value = pc;
-            e.offset = start + k;
-            deliver(ctx, &e);
-        }
-        k += 5;
-    } while (n - k >= 5u && p[k] == 0x17u);
+    const uint8_t *q = p, *const last = p + n - 5; /* the last place a whole packet can start */
+    const uint64_t bias = d->stats.bytes - (uint64_t)(uintptr_t)p; /* q's offset in the stream: q + bias */
+    uint32_t pc;
+    if (d->batch_pcs) {
+        struct ev e = ev_blank(EV_PCS);
+        e.pcs = d->run;
+        do {
+            const uint8_t *first = q;
+            size_t m = 0;
+            do {
+                pc = d->run[m++] = le32(q + 1);
+                q += 5;
+            } while (m < ITM_RUN_MAX && q <= last && *q == 0x17u);
+            e.count = m;
+            e.offset = (uint64_t)(uintptr_t)first + bias;
+            if (deliver)
+                deliver(ctx, &e);
+        } while (q <= last && *q == 0x17u);
+    } else {
+        struct ev e = ev_blank(EV_PC);
+        e.size = 4u;
+        do {
+            pc = le32(q + 1);
+            if (deliver) {
+                e.addr = pc;
+                e.value = pc;
+                e.offset = (uint64_t)(uintptr_t)q + bias;
+                deliver(ctx, &e);
+            }
+            q += 5;
+        } while (q <= last && *q == 0x17u);
+    }
+    size_t k = (size_t)(q - p);
     d->stats.packets += k / 5u;
     d->stats.bytes += k;
     d->header = 0x17u;
-    d->packet_offset = start + k - 5u;
+    d->packet_offset = d->stats.bytes - 5u;
     d->value = pc;
     d->got = d->need = 4u;
     return k;

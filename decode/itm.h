@@ -18,7 +18,12 @@ struct itm_stats {
     uint64_t first_error; /* 1 + byte offset of the first error, 0 when none */
 };
 
+#define ITM_RUN_MAX 64u /* PC samples in one EV_PCS event */
+
 struct itm_decoder {
+    bool batch_pcs;     /* set after itm_init when the sink takes EV_PCS: a run of PC-sample packets
+                           then comes as EV_PCS events (ITM_RUN_MAX samples at most, offset = the
+                           first one's) instead of one EV_PC each */
     int state;          /* private */
     uint8_t header;
     uint8_t need;       /* payload bytes still expected */
@@ -28,6 +33,7 @@ struct itm_decoder {
     uint64_t value;
     uint64_t packet_offset;
     struct itm_stats stats;
+    uint32_t run[ITM_RUN_MAX]; /* the EV_PCS being filled */
 };
 
 /* Start decoding. wait_for_sync: ignore everything until the first sync packet (for a receiver

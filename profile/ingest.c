@@ -153,6 +153,7 @@ void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format
     in->sink = (struct ev_sink){on_event, in};
     text_init(&in->text);
     itm_init(&in->itm, wait_sync);
+    in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
     tpiu_init(&in->tpiu, tpiu_id);
     orbflow_init(&in->orbflow, tpiu_id);
 }

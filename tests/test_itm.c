@@ -226,6 +226,108 @@ static void test_chunk_invariance_on_garbage(void)
     CHECK(all_equal);
 }
 
+/* Each logged event's byte offset (evlog leaves offsets out): a, unbatched; b, batched. */
+static struct offsets {
+    uint64_t v[8192];
+    size_t n;
+} offs_a, offs_b;
+
+static void offset_of(struct offsets *o, uint64_t offset)
+{
+    if (o->n < sizeof o->v / sizeof o->v[0])
+        o->v[o->n] = offset;
+    o->n++;
+}
+
+static void itm_single_event(void *ctx, const struct ev *e)
+{
+    offset_of(&offs_a, e->offset);
+    evlog_event(ctx, e);
+}
+
+/* EV_PCS from a batching decoder, logged as the EV_PC events the same packets give unbatched:
+ * value = addr, four bytes, each packet's own offset (five bytes apart in a run). */
+static void itm_batch_event(void *ctx, const struct ev *e)
+{
+    if (e->type != EV_PCS) {
+        offset_of(&offs_b, e->offset);
+        evlog_event(ctx, e);
+        return;
+    }
+    ((struct evlog *)ctx)->batches++;
+    for (uint64_t j = 0; j < e->count; j++) {
+        struct ev one = {.type = EV_PC, .addr = e->pcs[j], .value = e->pcs[j], .size = 4, .offset = e->offset + 5 * j};
+        offset_of(&offs_b, one.offset);
+        evlog_event(ctx, &one);
+    }
+}
+
+static bool same_offsets(void)
+{
+    size_t n = offs_a.n < sizeof offs_a.v / sizeof offs_a.v[0] ? offs_a.n : sizeof offs_a.v / sizeof offs_a.v[0];
+    return offs_a.n == offs_b.n && memcmp(offs_a.v, offs_b.v, n * sizeof offs_a.v[0]) == 0;
+}
+
+/* With batch_pcs set, the same samples and every other event in the same order, the same
+ * counters, whether fed whole, byte by byte or split anywhere; runs longer than an event holds
+ * are cut into several. */
+static void test_batched_runs_are_the_same_events(void)
+{
+    static uint8_t s[16384];
+    size_t n = synth(s, sizeof s - 2000, 900);
+    for (unsigned k = 0; k < 300 && n + 5 <= sizeof s; k++) { /* a run of 300: longer than ITM_RUN_MAX */
+        uint32_t pc = 0x08000200u + 4u * k;
+        const uint8_t b[] = {0x17, (uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(pc >> 16), (uint8_t)(pc >> 24)};
+        memcpy(s + n, b, sizeof b);
+        n += sizeof b;
+    }
+    static uint8_t g[4096]; /* and garbage */
+    for (size_t i = 0; i < sizeof g; i++)
+        g[i] = (uint8_t)rnd32();
+    const uint8_t *streams[] = {s, g};
+    const size_t lens[] = {n, sizeof g};
+    struct ev_sink sink_b = {itm_batch_event, &log_b};
+    for (int t = 0; t < 2; t++) {
+        struct itm_decoder d1, d2;
+        struct ev_sink sink_a = {itm_single_event, &log_a};
+        evlog_reset(&log_a);
+        offs_a.n = 0;
+        itm_init(&d1, false);
+        itm_feed(&d1, streams[t], lens[t], &sink_a);
+        evlog_reset(&log_b);
+        offs_b.n = 0;
+        itm_init(&d2, false);
+        d2.batch_pcs = true;
+        itm_feed(&d2, streams[t], lens[t], &sink_b);
+        CHECK(evlog_equal(&log_a, &log_b) && same_offsets());
+        CHECK(memcmp(&d1.stats, &d2.stats, sizeof d1.stats) == 0);
+        if (t == 0)
+            CHECK(log_b.batches > 0 && log_b.batches * 3 < log_a.count[EV_PC]); /* it did batch: runs average over 3 */
+        int all_equal = 1;
+        for (size_t k = 0; k < 40; k++) { /* pieces of k + 1 bytes */
+            evlog_reset(&log_b);
+            offs_b.n = 0;
+            itm_init(&d2, false);
+            d2.batch_pcs = true;
+            for (size_t i = 0; i < lens[t]; i += k + 1)
+                itm_feed(&d2, streams[t] + i, (i + k + 1 <= lens[t]) ? k + 1 : lens[t] - i, &sink_b);
+            all_equal &= evlog_equal(&log_a, &log_b) && same_offsets() &&
+                         memcmp(&d1.stats, &d2.stats, sizeof d1.stats) == 0;
+        }
+        for (size_t k = 0; k <= lens[t]; k += 3) { /* two pieces, cut at every third offset */
+            evlog_reset(&log_b);
+            offs_b.n = 0;
+            itm_init(&d2, false);
+            d2.batch_pcs = true;
+            itm_feed(&d2, streams[t], k, &sink_b);
+            itm_feed(&d2, streams[t] + k, lens[t] - k, &sink_b);
+            all_equal &= evlog_equal(&log_a, &log_b) && same_offsets() &&
+                         memcmp(&d1.stats, &d2.stats, sizeof d1.stats) == 0;
+        }
+        CHECK(all_equal);
+    }
+}
+
 int main(void)
 {
     RUN_TEST(test_pc_sample_and_sleep);
@@ -241,6 +343,7 @@ int main(void)
     RUN_TEST(test_wait_for_sync);
     RUN_TEST(test_chunk_invariance);
     RUN_TEST(test_chunk_invariance_on_garbage);
+    RUN_TEST(test_batched_runs_are_the_same_events);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
