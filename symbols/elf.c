@@ -90,7 +90,8 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     }
     bool named = name && name[0];
     bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
-    const char *kept = wanted ? symt_intern(&t->strings, name) : NULL; /* one copy for every list */
+    /* one copy for every list: in the kept string table, or interned */
+    const char *kept = !wanted ? NULL : symt_elf_name_kept(t, name) ? name : symt_intern(&t->strings, name);
     if (wanted && !kept)
         return false;
     if ((type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$') {
@@ -157,11 +158,30 @@ static bool load_symbols(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf
     Elf32_Sym *buf = direct ? malloc(SYM_CHUNK * sizeof *buf) : NULL;
     if (direct && !buf)
         return false;
+    /* the string table: kept by the table when it can be read whole and ends in a NUL, and then
+     * names point into it until a lookup first needs one (interned then: most are never asked
+     * for); else libelf's copy, gone at elf_end, so every name is interned now */
     Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
-    Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
-    const char *strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0'
-                           ? sd->d_buf : NULL;
-    size_t strs_len = strs ? sd->d_size : 0;
+    GElf_Shdr str_sh;
+    const char *strs = NULL;
+    size_t strs_len = 0;
+    if (direct && str_scn && gelf_getshdr(str_scn, &str_sh) && str_sh.sh_type == SHT_STRTAB &&
+        !(str_sh.sh_flags & SHF_COMPRESSED) && str_sh.sh_size > 0 && str_sh.sh_size < ((size_t)1 << 31) &&
+        (t->strtab = malloc((size_t)str_sh.sh_size)) != NULL) {
+        if (pread(t->code_fd, t->strtab, (size_t)str_sh.sh_size, (off_t)str_sh.sh_offset) == (ssize_t)str_sh.sh_size &&
+            t->strtab[str_sh.sh_size - 1] == '\0') {
+            strs = t->strtab;
+            strs_len = t->strtab_len = (size_t)str_sh.sh_size;
+        } else {
+            free(t->strtab);
+            t->strtab = NULL;
+        }
+    }
+    if (!strs) {
+        Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+        strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0' ? sd->d_buf : NULL;
+        strs_len = strs ? sd->d_size : 0;
+    }
     /* first how many of each there will be, so that every list and the name pool grow once; and
      * whether there is code in the A32 set at all: sym_is_arm() asks only that, so without one
      * $a (all Thumb, as on Cortex-M) mapping symbols answer nothing and are not kept */
@@ -187,7 +207,7 @@ static bool load_symbols(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf
             labels += !kind && name && name[0] && name[0] != '$';
         }
     }
-    bool ok = symt_intern_reserve(&t->strings, named) && VEC_RESERVE(t->funcs, funcs) &&
+    bool ok = (t->strtab || symt_intern_reserve(&t->strings, named)) && VEC_RESERVE(t->funcs, funcs) &&
               VEC_RESERVE(t->labels, labels) && VEC_RESERVE(t->objects, objects) &&
               (!any_arm || VEC_RESERVE(t->modes, modes));
     for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {

@@ -40,6 +40,23 @@ const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
     return func_for(t, addr, NULL);
 }
 
+bool symt_elf_name_kept(const struct sym_table *t, const char *name)
+{
+    uintptr_t p = (uintptr_t)name, base = (uintptr_t)t->strtab;
+    return t->strtab && p >= base && p < base + t->strtab_len;
+}
+
+const char *symt_func_name(struct sym_table *t, const struct func *f)
+{
+    if (!symt_elf_name_kept(t, f->name))
+        return f->name;
+    const char *kept = symt_intern(&t->strings, f->name);
+    if (!kept)
+        return f->name; /* (no memory: the kept table's copy serves as well, only not shared) */
+    ((struct func *)f)->name = kept; /* the table's own list: asked once */
+    return kept;
+}
+
 /* The line row for addr. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
  * the first unit (in .debug_info order) whose sequence covers addr, as binutils searches. */
 static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu, struct hints *h)
@@ -158,12 +175,12 @@ static bool same_answer(const struct sym_location *a, const struct sym_location 
 }
 
 /* The answer for addr into loc and its n frames f. */
-static void fill(const struct sym_table *t, uint32_t addr, const struct func *fn, long sc, const struct row *row,
+static void fill(struct sym_table *t, uint32_t addr, const struct func *fn, long sc, const struct row *row,
                  uint32_t n, struct sym_location *loc, struct sym_frame *f)
 {
     loc->n_frames = n;
     loc->frames = f;
-    loc->symbol = fn ? fn->name : NULL;
+    loc->symbol = fn ? symt_func_name(t, fn) : NULL;
     loc->symbol_start = fn ? fn->lo : 0;
     loc->known = row != NULL || sc >= 0;
     f[0].file = row && row->file ? row->file : "??";
@@ -175,7 +192,7 @@ static void fill(const struct sym_table *t, uint32_t addr, const struct func *fn
     loc->discriminator = row ? row->discriminator : 0;
     if (sc < 0) {
         const struct func *near = func_before(t, addr);
-        f[0].function = near ? near->name : "??";
+        f[0].function = near ? symt_func_name(t, near) : "??";
         loc->known |= near != NULL;
         return;
     }
@@ -193,7 +210,7 @@ static void fill(const struct sym_table *t, uint32_t addr, const struct func *fn
      * the ELF symbol that starts where it starts, e.g. _ZN5motorL5clampElll */
     const struct scope *inner = &t->scopes.v[sc];
     if (inner->plain_name && inner->parent < 0 && fn && fn->lo == inner->low)
-        f[0].function = fn->name;
+        f[0].function = symt_func_name(t, fn);
 }
 
 enum { LOCAL_FRAMES = 16 };

@@ -345,6 +345,7 @@ void sym_close(struct sym_table *t)
     symt_frames_free(t);
     free(t->cache);
     free(t->by_pc);
+    free(t->strtab);
     symt_ptrmap_free(&t->demangled);
     dwarf_close(t->reader);
     isolate_end(t);

@@ -249,6 +249,8 @@ struct sym_table {
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
+    char *strtab;              /* the ELF's string table, when kept: symbol names point into it */
+    size_t strtab_len;         /* until symt_func_name interns them */
     struct cache_slot *cache;  /* answers outside the code range, hashed by address */
     size_t cache_cap, cache_used;
     /* answers in the code range, one slot per halfword from by_pc_lo: sorted lookups walk it in
@@ -350,5 +352,9 @@ void symt_set_warning(struct sym_table *t);
 
 /* The ELF function symbol containing addr, or NULL. */
 const struct func *symt_func_for(const struct sym_table *t, uint32_t addr);
+/* A symbol's name, interned (the first time: it may point into the kept string table). */
+const char *symt_func_name(struct sym_table *t, const struct func *f);
+/* Does name point into the kept string table? */
+bool symt_elf_name_kept(const struct sym_table *t, const char *name);
 
 #endif
