@@ -120,5 +120,6 @@ double stacks_samples(const struct stacks *s)
 void stacks_get(const struct stacks *s, size_t i, struct stack *out)
 {
     const struct rec *r = &s->recs[i];
-    *out = (struct stack){r->pc, s->frames + r->first, r->n, r->task, r->tag, r->has_tag, r->count};
+    /* (no caller kept yet: frames is NULL, and NULL + 0 is undefined) */
+    *out = (struct stack){r->pc, r->n ? s->frames + r->first : NULL, r->n, r->task, r->tag, r->has_tag, r->count};
 }
