@@ -160,12 +160,13 @@ static bool load_symbols(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf
         return false;
     /* the string table: kept by the table when it can be read whole and ends in a NUL, and then
      * names point into it until a lookup first needs one (interned then: most are never asked
-     * for); else libelf's copy, gone at elf_end, so every name is interned now */
+     * for); else (or for a second symbol table) libelf's copy, gone at elf_end, so every name is
+     * interned now */
     Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
     GElf_Shdr str_sh;
     const char *strs = NULL;
     size_t strs_len = 0;
-    if (direct && str_scn && gelf_getshdr(str_scn, &str_sh) && str_sh.sh_type == SHT_STRTAB &&
+    if (direct && !t->strtab && str_scn && gelf_getshdr(str_scn, &str_sh) && str_sh.sh_type == SHT_STRTAB &&
         !(str_sh.sh_flags & SHF_COMPRESSED) && str_sh.sh_size > 0 && str_sh.sh_size < ((size_t)1 << 31) &&
         (t->strtab = malloc((size_t)str_sh.sh_size)) != NULL) {
         if (pread(t->code_fd, t->strtab, (size_t)str_sh.sh_size, (off_t)str_sh.sh_offset) == (ssize_t)str_sh.sh_size &&

@@ -129,7 +129,7 @@ static inline long symt_last_le_near(const void *arr, size_t n, size_t elem, siz
 
 struct func {
     uint32_t lo, hi;
-    const char *name;
+    const char *name; /* interned, or in the kept string table until symt_func_name interns it */
     uint32_t order;   /* index in the ELF symbol table */
     uint8_t is_func;  /* STT_FUNC (else STT_NOTYPE) */
 };
