@@ -17,7 +17,7 @@ HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
-SYM_SRC := symbols/table.c symbols/elf.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c
+SYM_SRC := symbols/table.c symbols/elf.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c
 HOST_SRC := app/main.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
@@ -81,6 +81,7 @@ SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmw
                         -DCMPROF_HIST_BASE=0x08000000u
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
 SRC_test_pcindex := profile/pcindex.c
+SRC_test_aranges := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
 SRC_test_baseline := app/baseline.c -D_DEFAULT_SOURCE -lm
@@ -90,7 +91,7 @@ SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
-UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_pcindex test_profile test_view \
+UNIT_NAMES := test_dwt test_section test_itm test_text test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_pcindex test_aranges test_profile test_view \
               test_stream test_stream_many test_stream_hist test_freertos \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 static const char *const section_names[SEC_COUNT] = {".debug_info",     ".debug_abbrev",   ".debug_line",  ".debug_str",
-                                                     ".debug_line_str", ".debug_rnglists", ".debug_ranges"};
+                                                     ".debug_line_str", ".debug_rnglists", ".debug_ranges",
+                                                     ".debug_aranges"};
 
 /* The big sections (units, lines, range lists) are read from the file a few pages at a time, as
  * units are read: a profile touches a few units, and copying 15 MB of DWARF at open was most of
@@ -88,6 +89,38 @@ bool raw_need(const struct raw_dwarf *d, int sec, uint64_t off, uint64_t len)
     }
     pthread_mutex_unlock(&d->lazy->lock);
     return ok;
+}
+
+bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
+{
+    uint8_t hdr[12];
+    size_t have = d->len[SEC_INFO] > off ? d->len[SEC_INFO] - off : 0;
+    if (have < sizeof hdr)
+        return false;
+    const struct lazy_section *l = &d->lazy->s[SEC_INFO];
+    if (l->buf) { /* a few bytes from the file: no page of the section's buffer is filled for them */
+        if (pread(d->fd, hdr, sizeof hdr, (off_t)(l->file_off + off)) != (ssize_t)sizeof hdr)
+            return false;
+    } else {
+        memcpy(hdr, d->sec[SEC_INFO] + off, sizeof hdr);
+    }
+    struct cur c = {hdr, hdr + sizeof hdr, false};
+    uint64_t len = cur_fixed(&c, 4);
+    uint16_t version = (uint16_t)cur_fixed(&c, 2);
+    uint8_t addr_size;
+    if (version == 5) {
+        uint8_t type = (uint8_t)cur_fixed(&c, 1);
+        addr_size = (uint8_t)cur_fixed(&c, 1);
+        if (type != DW_UT_compile && type != DW_UT_partial)
+            return false;
+    } else {
+        cur_skip(&c, 4); /* the abbreviations' offset */
+        addr_size = (uint8_t)cur_fixed(&c, 1);
+    }
+    if (len >= 0xfffffff0u || len > have - 4 || version < 2 || version > 5 || addr_size != 4)
+        return false;
+    *end = off + 4 + len;
+    return true;
 }
 
 struct raw_dwarf *raw_open(const char *path)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { SEC_INFO, SEC_ABBREV, SEC_LINE, SEC_STR, SEC_LINE_STR, SEC_RNGLISTS, SEC_RANGES, SEC_COUNT };
+enum { SEC_INFO, SEC_ABBREV, SEC_LINE, SEC_STR, SEC_LINE_STR, SEC_RNGLISTS, SEC_RANGES, SEC_ARANGES, SEC_COUNT };
 struct raw_lazy;
 struct raw_dwarf {
     int fd;
@@ -24,6 +24,10 @@ struct raw_dwarf {
 /* Read bytes [off, off + len) of a section from the file, if not read yet (clamped to the
  * section). Thread-safe. False when the file no longer holds them. */
 bool raw_need(const struct raw_dwarf *d, int sec, uint64_t off, uint64_t len);
+
+/* The end of the unit whose header is at .debug_info offset off, read from the header alone (not
+ * through the section's buffer); false when the header is not one the fast reader takes. */
+bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end);
 
 /* ---- a bounds-checked cursor: any read past the end sets bad and returns 0 ---------------- */
 
@@ -107,6 +111,24 @@ static inline const char *cur_cstr(struct cur *c)
     return s;
 }
 
+
+/* ---- .debug_aranges (aranges.c) --------------------------------------------------------- */
+
+struct arange_set {
+    uint64_t info_off;  /* the unit's header in .debug_info */
+    uint32_t first, n;  /* its ranges: a slice of aranges.ranges (unit field unset) */
+};
+
+struct aranges {
+    VEC(struct arange_set) sets; /* by info_off */
+    VEC(struct unit_range) ranges;
+};
+
+/* The section's sets; false (and nothing kept) when it is absent or any set has a shape the
+ * index does not take: then every unit's own first DIE gives its ranges. */
+bool raw_aranges_read(const struct raw_dwarf *d, struct aranges *a);
+const struct arange_set *raw_aranges_for(const struct aranges *a, uint64_t info_off);
+void raw_aranges_free(struct aranges *a);
 
 /* ---- abbreviations ----------------------------------------------------------------------- */
 

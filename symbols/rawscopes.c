@@ -387,31 +387,72 @@ static bool plausible(const struct sym_table *t, const struct unit_range *r)
 
 enum { INDEX_WINDOW = 2048 };
 
+/* The attributes of the first DIE of the unit at .debug_info offset off: read from the file a
+ * page or two of the unit, all of it when the DIE reaches further (the bounds make the reader
+ * stop at what was read). On success r->u is open (for raw_unit_close) and ends at the unit's
+ * end. False when the unit or its root is not one the fast reader takes. */
+static bool root_die(struct raw_dwarf *d, uint64_t off, struct scope_reader *r, struct die_attrs *a)
+{
+    bool ok = raw_unit_open(d, off, &r->u);
+    uint64_t next = r->u.end;
+    const struct abbrev *ab = NULL;
+    for (uint64_t window = INDEX_WINDOW; ok; window = next - off) {
+        r->u.end = next - off > window ? off + window : next;
+        ok = raw_need(d, SEC_INFO, off, r->u.end - off);
+        struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r->u), d->sec[SEC_INFO] + r->u.end, false};
+        ab = ok ? raw_abbrev_find(&r->u.ab, cur_uleb(&c)) : NULL;
+        r->unsupported = false;
+        if (ab)
+            read_attrs(r, &c, ab, a);
+        if (!c.bad || r->u.end == next) {
+            ok = ok && ab && !c.bad;
+            break;
+        }
+    }
+    r->u.end = next;
+    return ok && !r->unsupported && (ab->tag == DW_TAG_compile_unit || ab->tag == DW_TAG_partial_unit);
+}
+
+/* A unit's ranges from its aranges set. */
+static bool index_from_set(struct sym_table *t, const struct aranges *ar, const struct arange_set *set)
+{
+    for (uint32_t i = set->first; i < set->first + set->n; i++) {
+        struct unit_range r = ar->ranges.v[i];
+        r.unit = (uint32_t)t->n_units;
+        if (r.hi > r.lo && !VEC_PUSH(t->unit_ranges, r))
+            return false;
+    }
+    return true;
+}
+
+/* Are all the aranges plausible? One that is not is damage: the units' own DIEs are asked. */
+static bool aranges_plausible(const struct sym_table *t, const struct aranges *ar)
+{
+    for (size_t i = 0; i < ar->ranges.n; i++)
+        if (ar->ranges.v[i].hi > ar->ranges.v[i].lo && !plausible(t, &ar->ranges.v[i]))
+            return false;
+    return true;
+}
+
 bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
 {
-    for (uint64_t off = 0; off < d->len[SEC_INFO];) {
-        struct scope_reader r = {.t = t, .pool = pool, .cu = (uint32_t)t->n_units};
-        bool ok = raw_unit_open(d, off, &r.u);
-        uint64_t next = r.u.end;
-        const struct abbrev *ab = NULL;
-        struct die_attrs a;
-        /* the unit's first DIE only: from the file, a page or two of the unit, all of it when the
-         * DIE reaches further (the bounds make the reader stop at what was read) */
-        for (uint64_t window = INDEX_WINDOW; ok; window = next - off) {
-            r.u.end = next - off > window ? off + window : next;
-            ok = raw_need(d, SEC_INFO, off, r.u.end - off);
-            struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
-            ab = ok ? raw_abbrev_find(&r.u.ab, cur_uleb(&c)) : NULL;
-            r.unsupported = false;
-            if (ab)
-                read_attrs(&r, &c, ab, &a);
-            if (!c.bad || r.u.end == next) {
-                ok = ok && ab && !c.bad;
-                break;
-            }
+    struct aranges ar = {0};
+    bool have_sets = raw_aranges_read(d, &ar) && aranges_plausible(t, &ar);
+    bool ok = true;
+    for (uint64_t off = 0; ok && off < d->len[SEC_INFO];) {
+        const struct arange_set *set = have_sets ? raw_aranges_for(&ar, off) : NULL;
+        uint64_t next;
+        if (set && raw_unit_bounds(d, off, &next)) {
+            /* its name is read with the unit (raw_unit_name) */
+            ok = index_from_set(t, &ar, set) && VEC_PUSH(t->cu_names, NULL) && VEC_PUSH(t->unit_hdrs, off);
+            t->n_units += ok;
+            off = next;
+            continue;
         }
-        r.u.end = next;
-        ok = ok && !r.unsupported && (ab->tag == DW_TAG_compile_unit || ab->tag == DW_TAG_partial_unit);
+        struct scope_reader r = {.t = t, .pool = pool, .cu = (uint32_t)t->n_units};
+        struct die_attrs a;
+        ok = root_die(d, off, &r, &a);
+        next = r.u.end;
         const char *name = ok && a.name ? symt_intern(pool, a.name) : NULL;
         struct range_sink sink = {t, (uint32_t)t->n_units, 0, false, true};
         size_t ranges0 = t->unit_ranges.n;
@@ -424,12 +465,20 @@ bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
             ok = plausible(t, &t->unit_ranges.v[i]);
         ok = ok && VEC_PUSH(t->cu_names, name) && VEC_PUSH(t->unit_hdrs, off);
         raw_unit_close(&r.u);
-        if (!ok)
-            return false;
-        t->n_units++;
+        t->n_units += ok;
         off = next;
     }
-    return true;
+    raw_aranges_free(&ar);
+    return ok;
+}
+
+const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *pool)
+{
+    struct scope_reader r = {.pool = pool};
+    struct die_attrs a;
+    const char *name = root_die(d, hdr, &r, &a) && a.name ? symt_intern(pool, a.name) : NULL;
+    raw_unit_close(&r.u);
+    return name;
 }
 
 int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,

@@ -317,9 +317,13 @@ enum { RAW_OK, RAW_UNSUPPORTED, RAW_NO_MEMORY };
 struct raw_dwarf;
 struct raw_dwarf *raw_open(const char *path); /* NULL: libdwarf reads every unit */
 void raw_close(struct raw_dwarf *d);
-/* The unit index from the unit headers and root DIEs, as dwarf_index; false when any unit is not
- * readable here (then libdwarf makes the index). */
+/* The unit index, as dwarf_index: each unit's ranges from its .debug_aranges set, else from its
+ * root DIE; false when any unit without a set is not readable here (then libdwarf makes the
+ * index). A unit indexed from its set has no name in cu_names until raw_unit_name is asked. */
 bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool);
+/* The DW_AT_name of the unit at .debug_info offset hdr, interned; NULL when it has none or the
+ * fast reader cannot read its root. */
+const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *pool);
 /* The offset of the first of members[] found in the structure that variable var points to
  * (through typedefs and qualifiers), *found naming it; -1 when none. */
 long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,

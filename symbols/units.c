@@ -455,6 +455,9 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n)
         else if (!ok)
             t->unit_state[ids[i]] = UNIT_FAILED;
     t->units_loaded += n;
+    for (size_t i = 0; t->raw && i < n; i++) /* units indexed from .debug_aranges: their names now */
+        if (ids[i] < t->cu_names.n && !t->cu_names.v[ids[i]])
+            t->cu_names.v[ids[i]] = raw_unit_name(t->raw, t->unit_hdrs.v[ids[i]], &t->strings);
     free(refs);
     free(read);
     symt_set_warning(t);

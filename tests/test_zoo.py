@@ -92,7 +92,8 @@ def zoo():
         z.append(("truncated to %d bytes" % cut, path))
     sys.path.insert(0, HERE)
     from test_hardening import section
-    for k, name in enumerate((".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_rnglists")):
+    for k, name in enumerate((".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_rnglists",
+                                   ".debug_aranges")):
         off, size = section(data, name)
         at = off + size // 3
         bad = bytearray(data)
