@@ -16,12 +16,25 @@ static bool demangle; /* -C: names as addr2line -C prints them */
 struct text {
     char *p;
     size_t len, cap;
+    FILE *spill; /* when set, the text goes out there whenever it passes TEXT_SPILL (it stays in the cache) */
     const char *last_file; /* one file serves many answers in a row: its length is kept */
     size_t last_file_len;
 };
 
+enum { TEXT_SPILL = 128 << 10 };
+
+static void spill(struct text *b)
+{
+    if (b->spill && b->len) {
+        fwrite(b->p, 1, b->len, b->spill);
+        b->len = 0;
+    }
+}
+
 static bool room(struct text *b, size_t n)
 {
+    if (b->len + n > TEXT_SPILL)
+        spill(b);
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 1 << 16;
         while (cap < b->len + n)
@@ -182,11 +195,6 @@ struct answer_lists {
     uint32_t *addrs;
     bool *ok;
     const struct sym_location **locs;
-    uint32_t *by_address; /* indices into addrs, lowest address first */
-    struct span {         /* where each answer's frames are in frames_text */
-        size_t at, len;
-    } *spans;
-    struct text frames_text;
 };
 
 static bool lists_for(struct answer_lists *l, size_t n)
@@ -195,16 +203,11 @@ static bool lists_for(struct answer_lists *l, size_t n)
         free(l->addrs);
         free(l->ok);
         free(l->locs);
-        free(l->by_address);
-        free(l->spans);
         l->addrs = malloc((n + 1) * sizeof *l->addrs);
         l->ok = malloc((n + 1) * sizeof *l->ok);
         l->locs = malloc((n + 1) * sizeof *l->locs);
-        l->by_address = malloc((n + 1) * sizeof *l->by_address);
-        l->spans = malloc((n + 1) * sizeof *l->spans);
-        l->cap = l->addrs && l->ok && l->locs && l->by_address && l->spans ? n + 1 : 0;
+        l->cap = l->addrs && l->ok && l->locs ? n + 1 : 0;
     }
-    l->frames_text.len = 0;
     return l->cap != 0;
 }
 
@@ -213,9 +216,6 @@ static void lists_free(struct answer_lists *l)
     free(l->addrs);
     free(l->ok);
     free(l->locs);
-    free(l->by_address);
-    free(l->spans);
-    free(l->frames_text.p);
 }
 
 #define NOT_PARSED UINT64_MAX
@@ -238,41 +238,31 @@ static long answer_lookup(struct sym_table *t, char *const *toks, const uint64_t
         }
     }
     if (n_good)
-        sym_lookup_many(t, l->addrs, n_good, l->locs, l->by_address);
+        sym_lookup_many(t, l->addrs, n_good, l->locs);
     return (long)n_good;
 }
 
-/* Write the answers answer_lookup found, in the order asked. The frames are formatted in address
- * order, where neighbours on one line share theirs (formatted once); then each answer is its
- * address line and a copy of its frames' text. Reads the table's answers and names, never
- * changes the table (except through sym_demangle). Returns 1 when a token is no address. */
-static int answer_write(struct sym_table *t, char *const *toks, size_t n, size_t n_good, struct answer_lists *l,
-                        struct text *out, FILE *err)
+/* Write the answers answer_lookup found, in the order asked: each answer's address line and
+ * frames, formatted straight into out (within a chunk nearly every address has its own answer,
+ * so formatting once per answer and copying would copy everything once more). Reads the table's
+ * answers and names, never changes the table (except through sym_demangle). Returns 1 when a
+ * token is no address. */
+static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct answer_lists *l, struct text *out,
+                        FILE *err)
 {
     int status = 0;
-    struct text *ft = &l->frames_text;
-    const struct sym_frame *last = NULL;
-    struct span last_span = {0, 0};
-    for (size_t k = 0; k < n_good; k++) {
-        uint32_t i = l->by_address[k];
-        const struct sym_location *loc = l->locs[i];
-        if (!loc || loc->frames != last) {
-            last_span.at = ft->len;
-            print_frames(ft, t, loc);
-            last_span.len = ft->len - last_span.at;
-            last = loc ? loc->frames : NULL;
-        }
-        l->spans[i] = last_span;
-    }
     for (size_t i = 0, k = 0; i < n; i++) {
         if (!l->ok[i]) {
+            if (out->spill) { /* the answers before it go out first */
+                spill(out);
+                fflush(out->spill);
+            }
             fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
             status = 1;
             continue;
         }
         print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
-        if (l->spans[k].len) /* (0: no memory for the frames' text) */
-            put(out, ft->p + l->spans[k].at, l->spans[k].len);
+        print_frames(out, t, l->locs[k]);
         k++;
     }
     return status;
@@ -284,7 +274,7 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
 {
     long n_good = answer_lookup(t, toks, parsed, n, l);
     if (n_good >= 0)
-        return answer_write(t, toks, n, (size_t)n_good, l, out, err);
+        return answer_write(t, toks, n, l, out, err);
     int status = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t addr;
@@ -336,7 +326,7 @@ struct batch {
     char joined[LINE_MAX_CHARS + 1]; /* its first line, when that began in the chunk before */
     char *toks[CHUNK_LINES];
     uint64_t parsed[CHUNK_LINES];
-    size_t n_toks, n_good;
+    size_t n_toks;
     struct answer_lists lists;
 };
 
@@ -358,7 +348,7 @@ struct stream {
 
 static void write_batch(struct stream *s, struct batch *b)
 {
-    s->status |= answer_write(s->t, b->toks, b->n_toks, b->n_good, &b->lists, &s->text, s->err);
+    s->status |= answer_write(s->t, b->toks, b->n_toks, &b->lists, &s->text, s->err);
     flush_text(&s->text, s->out);
 }
 
@@ -408,7 +398,7 @@ static void submit(struct stream *s, int i)
  * one flush, so a pipe is fast and an interactive user still sees each answer. */
 static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
 {
-    struct stream s = {.t = t, .out = out, .err = err};
+    struct stream s = {.t = t, .out = out, .err = err, .text = {.spill = out}};
     s.b[0] = calloc(1, sizeof *s.b[0]);
     s.b[1] = calloc(1, sizeof *s.b[1]);
     if (!s.b[0] || !s.b[1]) {
@@ -472,7 +462,6 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
             i ^= 1; /* (the same batch again next time) */
             continue;
         }
-        b->n_good = (size_t)n_good;
         submit(&s, i);
     }
     if (s.threaded) {

@@ -263,8 +263,7 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
     return lookup(t, addr & ~1u, false, NULL);
 }
 
-void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out,
-                     uint32_t *by_address)
+void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out)
 {
     struct pair {
         uint32_t addr, index;
@@ -273,11 +272,8 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     for (size_t i = 0; distinct && i < n; i++)
         order[i] = (struct pair){addrs[i] & ~1u, (uint32_t)i};
     if (!distinct || !symt_sort_by_u32(order, n, sizeof *order, offsetof(struct pair, addr))) {
-        for (size_t i = 0; i < n; i++) { /* no memory to sort: one by one */
+        for (size_t i = 0; i < n; i++) /* no memory to sort: one by one */
             out[i] = sym_lookup(t, addrs[i]);
-            if (by_address)
-                by_address[i] = (uint32_t)i;
-        }
         free(order);
         free(distinct);
         return;
@@ -293,8 +289,6 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
         if (k == 0 || order[k].addr != order[k - 1].addr)
             loc = lookup(t, order[k].addr, units_read, &h);
         out[order[k].index] = loc;
-        if (by_address)
-            by_address[k] = order[k].index;
     }
     free(order);
     free(distinct);

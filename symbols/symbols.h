@@ -49,10 +49,8 @@ const char *sym_warning(const struct sym_table *t);
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
 
 /* Resolve n addresses at once into out[0..n): the units they need read in one batch, then the
- * addresses taken in address order, so neighbours share the searches' cache lines. by_address,
- * when not NULL, receives that order: the indices of addrs, lowest address first. */
-void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out,
-                     uint32_t *by_address);
+ * addresses taken in address order, so neighbours share the searches' cache lines. */
+void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out);
 
 /* Read, in one batch, the compilation units that lookups of these addresses will need: faster
  * than unit by unit when many addresses are known at once. Lookups work without it. */
