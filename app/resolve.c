@@ -121,7 +121,7 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
         return;
     }
     for (uint32_t i = 0; i < loc->n_frames; i++) {
-        const struct sym_frame *f = &loc->frames[i];
+        const struct sym_frame *f = sym_frame_at(loc, i);
         const char *fn = demangle ? sym_demangle(t, f->function) : f->function;
         size_t fn_len = strlen(fn), file_n = file_len(b, f->file);
         /* name \n file : line [ (discriminator N)] \n */

@@ -80,8 +80,8 @@ void view_build_annotate(struct view *v)
             continue;
         uint32_t addr = v->disasm_lo + 2 * i;
         const struct sym_location *l = v->syms ? sym_lookup(v->syms, addr) : NULL;
-        const char *file = l && l->known ? l->frames[0].file : "??";
-        uint32_t line = l && l->known ? l->frames[0].line : 0;
+        const char *file = l && l->known ? sym_frame_at(l, 0)->file : "??";
+        uint32_t line = l && l->known ? sym_frame_at(l, 0)->line : 0;
         if (file != prev_file || line != prev_line) { /* the source line these instructions come from */
             char text[1200];
             bool here = v->n_src_lines && line >= 1 && (int)line <= v->n_src_lines &&

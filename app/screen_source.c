@@ -254,7 +254,7 @@ static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
             continue;
         const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
         for (uint32_t k = 0; l && k < l->n_frames; k++) /* this function's own line for the address */
-            if (strcmp(l->frames[k].function, v->func) == 0 && l->frames[k].line == line)
+            if (strcmp(sym_frame_at(l, k)->function, v->func) == 0 && sym_frame_at(l, k)->line == line)
                 return true;
     }
     return false;
@@ -275,9 +275,9 @@ void view_step_into(struct view *v)
     const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
     /* frames: innermost first; the frame after ours (toward the inside) is the callee */
     for (uint32_t k = loc ? loc->n_frames - 1 : 0; k > 0; k--)
-        if (strcmp(loc->frames[k].function, v->func) == 0) {
+        if (strcmp(sym_frame_at(loc, k)->function, v->func) == 0) {
             v->inline_frames = true; /* inside the inlined callee, its own samples are what count */
-            view_enter_function(v, loc->frames[k - 1].function);
+            view_enter_function(v, sym_frame_at(loc, k - 1)->function);
             return;
         }
     if (call_on_line(v, line, callee, sizeof callee))
@@ -291,8 +291,8 @@ static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
         return;
     int x = vb_putf(b, 0, y, VA_BOLD, "at 0x%08x: ", pc);
     for (uint32_t k = 0; k < loc->n_frames; k++)
-        x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", loc->frames[k].function,
-                 view_base_name(loc->frames[k].file), loc->frames[k].line);
+        x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", sym_frame_at(loc, k)->function,
+                 view_base_name(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
 }
 
 void view_render_source(struct view *v, struct vbuf *b, int y0)

@@ -503,7 +503,7 @@ static bool in_profiler(const struct sym_location *l)
 {
     if (!l || !l->known)
         return false;
-    const char *file = l->frames[l->n_frames - 1].file;
+    const char *file = sym_frame_at(l, l->n_frames - 1)->file;
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : file;
     return base && strncmp(base, "cmprof_", 7) == 0;
@@ -689,12 +689,12 @@ static const struct sym_frame *frame_in(const struct sym_location *loc, bool inl
     if (!loc || !loc->known)
         return NULL;
     if (!inline_frames) {
-        const struct sym_frame *out = &loc->frames[loc->n_frames - 1];
+        const struct sym_frame *out = sym_frame_at(loc, loc->n_frames - 1);
         return strcmp(out->function, function) == 0 ? out : NULL;
     }
     for (uint32_t k = 0; k < loc->n_frames; k++)
-        if (strcmp(loc->frames[k].function, function) == 0)
-            return &loc->frames[k];
+        if (strcmp(sym_frame_at(loc, k)->function, function) == 0)
+            return sym_frame_at(loc, k);
     return NULL;
 }
 
@@ -722,7 +722,7 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
         const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
         const struct sym_frame *fr = function ? frame_in(loc, inline_frames, function) : NULL;
         if (!function && loc && loc->known)
-            fr = inline_frames ? &loc->frames[0] : &loc->frames[loc->n_frames - 1];
+            fr = inline_frames ? sym_frame_at(loc, 0) : sym_frame_at(loc, loc->n_frames - 1);
         if (function && !fr)
             continue;
         struct group *g = NULL;
@@ -738,7 +738,7 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
                 g = group_for(p, fr->function, 0);
                 name = fr->function;
                 file = fr->file;
-                if (g && fr != &loc->frames[loc->n_frames - 1]) /* not the outermost: an inlined copy */
+                if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
                     g->row.inlined = true;
             } else {
                 g = group_for(p, NULL, e->pc); /* unknown: one row per address */
@@ -869,7 +869,7 @@ static size_t stack_names(struct prof *p, const struct stack *st, const char **n
         const struct sym_location *loc = p->syms ? sym_lookup(p->syms, a) : NULL;
         if (loc && loc->known) {
             for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++)
-                names[n++] = loc->frames[f].function;
+                names[n++] = sym_frame_at(loc, f)->function;
         } else {
             snprintf(hex[n], sizeof hex[n], "0x%08x", (unsigned)a);
             names[n] = hex[n];
@@ -1012,7 +1012,7 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
         if (loc && loc->known) {
             for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
                 char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
-                const char *fn = loc->frames[k].function;
+                const char *fn = sym_frame_at(loc, k)->function;
                 esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, fn) : fn, ";");
                 n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
             }
@@ -1233,7 +1233,7 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
         ADD(DIAG_SKID,
             "interrupts-disabled skid: %.1f %% of samples sit on 0x%08x in %s, right after '%s'; that time was "
             "spent with interrupts disabled before it",
-            100.0 * pcs[i].count / total, pcs[i].pc, l && l->known ? l->frames[l->n_frames - 1].function : "??",
+            100.0 * pcs[i].count / total, pcs[i].pc, l && l->known ? sym_frame_at(l, l->n_frames - 1)->function : "??",
             what);
     }
     free(pcs);

@@ -164,56 +164,73 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h)
 /* Do two answers read the same? (Names are interned: equal strings are equal pointers.) */
 static bool same_answer(const struct sym_location *a, const struct sym_location *b)
 {
-    if (a->n_frames != b->n_frames || a->discriminator != b->discriminator || a->known != b->known ||
-        a->symbol != b->symbol || a->symbol_start != b->symbol_start)
-        return false;
-    for (uint32_t i = 0; i < a->n_frames; i++)
-        if (a->frames[i].function != b->frames[i].function || a->frames[i].file != b->frames[i].file ||
-            a->frames[i].line != b->frames[i].line)
-            return false;
-    return true;
+    return a->n_frames == b->n_frames && a->discriminator == b->discriminator && a->known == b->known &&
+           a->symbol == b->symbol && a->symbol_start == b->symbol_start && a->outer == b->outer &&
+           a->first.function == b->first.function && a->first.file == b->first.file && a->first.line == b->first.line;
 }
 
-/* The answer for addr into loc and its n frames f. */
-static void fill(struct sym_table *t, uint32_t addr, const struct func *fn, long sc, const struct row *row,
-                 uint32_t n, struct sym_location *loc, struct sym_frame *f)
+/* The callers' frames of every answer whose innermost scope is sc (n frames in all): frame i
+ * names scope i of the chain outwards, at the call site of scope i - 1. Made once per scope.
+ * NULL when out of memory. */
+static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32_t n)
 {
+    if ((size_t)sc >= t->outer_frames.n) {
+        size_t had = t->outer_frames.n;
+        if (!VEC_RESERVE(t->outer_frames, t->scopes.n - had))
+            return NULL;
+        memset(t->outer_frames.v + had, 0, (t->scopes.n - had) * sizeof *t->outer_frames.v);
+        t->outer_frames.n = t->scopes.n;
+    }
+    if (t->outer_frames.v[sc])
+        return t->outer_frames.v[sc];
+    struct sym_frame *f = symt_alloc(&t->results, (n - 1) * sizeof *f);
+    if (!f)
+        return NULL;
+    long s = sc;
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        const struct scope *inner = &t->scopes.v[s];
+        f[i].file = inner->call_file ? inner->call_file : "??";
+        f[i].line = inner->call_line;
+        s = inner->parent;
+        f[i].function = t->scopes.v[s].name;
+    }
+    t->outer_frames.v[sc] = f;
+    return f;
+}
+
+/* The answer for addr into loc, with its n frames; false when out of memory. */
+static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long sc, const struct row *row,
+                 uint32_t n, struct sym_location *loc)
+{
+    struct sym_frame *f = &loc->first;
     loc->n_frames = n;
-    loc->frames = f;
+    loc->outer = NULL;
     loc->symbol = fn ? symt_func_name(t, fn) : NULL;
     loc->symbol_start = fn ? fn->lo : 0;
     loc->known = row != NULL || sc >= 0;
-    f[0].file = row && row->file ? row->file : "??";
+    f->file = row && row->file ? row->file : "??";
     /* no line row inside a known function: addr2line names the function's own file */
     if (!row && sc >= 0 && t->scopes.v[sc].has_decl_file && t->scopes.v[sc].cu < t->cu_names.n &&
         t->cu_names.v[t->scopes.v[sc].cu])
-        f[0].file = t->cu_names.v[t->scopes.v[sc].cu];
-    f[0].line = row ? row->line : 0;
+        f->file = t->cu_names.v[t->scopes.v[sc].cu];
+    f->line = row ? row->line : 0;
     loc->discriminator = row ? row->discriminator : 0;
     if (sc < 0) {
         const struct func *near = func_before(t, addr);
-        f[0].function = near ? symt_func_name(t, near) : "??";
+        f->function = near ? symt_func_name(t, near) : "??";
         loc->known |= near != NULL;
-        return;
+        return true;
     }
-    long s = sc;
-    for (uint32_t i = 0; i < n; i++) {
-        const struct scope *cur = &t->scopes.v[s];
-        f[i].function = cur->name;
-        if (i + 1 < n) {
-            f[i + 1].file = cur->call_file ? cur->call_file : "??";
-            f[i + 1].line = cur->call_line;
-            s = cur->parent;
-        }
-    }
+    const struct scope *inner = &t->scopes.v[sc];
+    f->function = inner->name;
     /* binutils: a C++ function DWARF names without a linkage name (a static one) takes the name of
      * the ELF symbol that starts where it starts, e.g. _ZN5motorL5clampElll */
-    const struct scope *inner = &t->scopes.v[sc];
     if (inner->plain_name && inner->parent < 0 && fn && fn->lo == inner->low)
-        f[0].function = symt_func_name(t, fn);
+        f->function = symt_func_name(t, fn);
+    if (n > 1 && !(loc->outer = outer_frames(t, sc, n)))
+        return false;
+    return true;
 }
-
-enum { LOCAL_FRAMES = 16 };
 
 static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct hints *h)
 {
@@ -225,27 +242,17 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     uint32_t n = 1;
     for (long s = sc; s >= 0 && t->scopes.v[s].parent >= 0; s = t->scopes.v[s].parent)
         n++;
-    struct sym_location *answer;
-    if (n <= LOCAL_FRAMES) {
-        /* built here first: when it reads as the answer before (the next line row often names
-         * the same line), that one is shared and no memory is touched */
-        struct sym_location local;
-        struct sym_frame frames[LOCAL_FRAMES];
-        fill(t, addr, fn, sc, row, n, &local, frames);
-        if (h && h->last && same_answer(&local, h->last)) {
-            answer = h->last;
-        } else {
-            answer = symt_alloc(&t->results, sizeof *answer + n * sizeof(struct sym_frame));
-            if (!answer)
-                return NULL;
-            *answer = local;
-            answer->frames = memcpy(answer + 1, frames, n * sizeof *frames);
-        }
+    /* built here first: when it reads as the answer before (the next line row often names the
+     * same line), that one is shared and no memory is touched */
+    struct sym_location local, *answer;
+    if (!fill(t, addr, fn, sc, row, n, &local))
+        return NULL;
+    if (h && h->last && same_answer(&local, h->last)) {
+        answer = h->last;
     } else {
-        answer = symt_alloc(&t->results, sizeof *answer + n * sizeof(struct sym_frame));
-        if (!answer)
+        if (!(answer = symt_alloc(&t->results, sizeof *answer)))
             return NULL;
-        fill(t, addr, fn, sc, row, n, answer, (struct sym_frame *)(answer + 1));
+        *answer = local;
     }
     if (h && sc >= 0) {
         h->last = answer;
@@ -384,7 +391,7 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
         if (k != n && t->vectors[k] == t->vectors[n])
             return NULL;
     const struct sym_location *l = sym_lookup(t, t->vectors[n] & ~1u);
-    return l && l->known ? (l->symbol ? l->symbol : l->frames[l->n_frames - 1].function) : NULL;
+    return l && l->known ? (l->symbol ? l->symbol : sym_frame_at(l, l->n_frames - 1)->function) : NULL;
 }
 
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)

@@ -11,7 +11,7 @@
 
 struct sym_table;
 
-/* One frame of an inline chain. frames[0] is the innermost function with the address's own
+/* One frame of an inline chain. Frame 0 is the innermost function with the address's own
  * line; each next frame is the caller, with the line of the call site. */
 struct sym_frame {
     const char *function; /* "??" when unknown */
@@ -19,15 +19,23 @@ struct sym_frame {
     uint32_t line;        /* 0 when unknown */
 };
 
-/* What an address resolves to. Addresses with the same answer may share one. */
+/* What an address resolves to. Addresses with the same answer may share one. Frame i is
+ * sym_frame_at(loc, i): frame 0 is the answer's own, the callers' frames are shared by every
+ * answer in the same inlined scope (they depend on the scope alone). */
 struct sym_location {
-    const struct sym_frame *frames;  /* innermost first */
+    struct sym_frame first;          /* frame 0 */
+    const struct sym_frame *outer;   /* frames 1 .. n_frames - 1 */
     uint32_t n_frames;               /* >= 1 */
-    uint32_t discriminator;          /* of frames[0]'s line, 0 when none */
+    uint32_t discriminator;          /* of frame 0's line, 0 when none */
     const char *symbol;              /* ELF function symbol containing addr, or NULL */
     uint32_t symbol_start;
     int known;                       /* 0: nothing at all is known about addr */
 };
+
+static inline const struct sym_frame *sym_frame_at(const struct sym_location *loc, uint32_t i)
+{
+    return i ? &loc->outer[i - 1] : &loc->first;
+}
 
 /* Open an ELF. On failure returns NULL and writes a one-line reason naming the file to err. */
 struct sym_table *sym_open(const char *path, char *err, size_t errlen);

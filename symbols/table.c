@@ -325,6 +325,7 @@ void sym_close(struct sym_table *t)
     free(t->rows.v);
     free(t->seqs.v);
     free(t->scopes.v);
+    free(t->outer_frames.v);
     free(t->subs.v);
     free(t->inlines.v);
     free(t->cu_names.v);
@@ -370,7 +371,8 @@ void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
     out->units_fast = t->units_fast;
     out->bytes = t->strings.arena.bytes + t->results.bytes + t->funcs.cap * sizeof *t->funcs.v +
                  t->rows.cap * sizeof *t->rows.v + t->seqs.cap * sizeof *t->seqs.v +
-                 t->scopes.cap * sizeof *t->scopes.v + t->subs.cap * sizeof *t->subs.v +
+                 t->scopes.cap * sizeof *t->scopes.v + t->outer_frames.cap * sizeof *t->outer_frames.v +
+                 t->subs.cap * sizeof *t->subs.v +
                  t->inlines.cap * sizeof *t->inlines.v + t->cache_cap * sizeof *t->cache +
                  t->unit_ranges.cap * sizeof *t->unit_ranges.v;
 }

@@ -222,6 +222,7 @@ struct sym_table {
     VEC(struct row) rows;
     VEC(struct seq) seqs;
     VEC(struct scope) scopes;
+    VEC(const struct sym_frame *) outer_frames; /* per scope: its answers' callers' frames, made on first use */
     VEC(struct range) subs;    /* subprogram ranges, sorted */
     VEC(struct range) inlines; /* inline ranges, grouped by subprogram range */
     uint32_t *sub_max_hi;      /* running maximum of subs[0..i].hi: how far back to look */
