@@ -134,7 +134,17 @@ long symt_last_le_from(const void *arr, size_t n, size_t elem, size_t key, uint3
         memcpy(&v, base + (size_t)from * elem + key, sizeof v);
     if (from < 0 || (size_t)from >= n || v > addr)
         return symt_last_le(arr, n, elem, key, addr);
-    size_t lo = (size_t)from, step = 1; /* gallop: 1, 2, 4... past the answer, then halve */
+    /* sorted lookups land a few entries on: a short forward scan, whose branch is predicted, before
+     * the gallop's unpredictable halvings */
+    size_t end = (size_t)from + 16 < n ? (size_t)from + 16 : n;
+    for (size_t i = (size_t)from + 1; i < end; i++) {
+        memcpy(&v, base + i * elem + key, sizeof v);
+        if (v > addr)
+            return (long)i - 1;
+    }
+    if (end == n)
+        return (long)n - 1;
+    size_t lo = end - 1, step = 1; /* gallop: 1, 2, 4... past the answer, then halve */
     for (; lo + step < n; step *= 2) {
         memcpy(&v, base + (lo + step) * elem + key, sizeof v);
         if (v > addr)
