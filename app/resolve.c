@@ -191,7 +191,7 @@ static int parse_addr(const char *s, uint32_t *out)
 
 /* The lists answer_all fills per chunk, kept from chunk to chunk. */
 struct answer_lists {
-    size_t cap;
+    size_t cap, n_good;
     uint32_t *addrs;
     bool *ok;
     const struct sym_location **locs;
@@ -239,6 +239,7 @@ static long answer_lookup(struct sym_table *t, char *const *toks, const uint64_t
     }
     if (n_good)
         sym_lookup_many(t, l->addrs, n_good, l->locs);
+    l->n_good = n_good;
     return (long)n_good;
 }
 
@@ -247,6 +248,8 @@ static long answer_lookup(struct sym_table *t, char *const *toks, const uint64_t
  * so formatting once per answer and copying would copy everything once more). Reads the table's
  * answers and names, never changes the table (except through sym_demangle). Returns 1 when a
  * token is no address. */
+enum { ANSWER_AHEAD = 12 };
+
 static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct answer_lists *l, struct text *out,
                         FILE *err)
 {
@@ -260,6 +263,10 @@ static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct
             fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
             status = 1;
             continue;
+        }
+        if (k + ANSWER_AHEAD < l->n_good) { /* answers are all over the table: fetched ahead */
+            __builtin_prefetch(l->locs[k + ANSWER_AHEAD]);
+            __builtin_prefetch((const char *)l->locs[k + ANSWER_AHEAD] + sizeof(struct sym_location) - 1);
         }
         print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
         print_frames(out, t, l->locs[k]);
