@@ -531,8 +531,17 @@ static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
     bool ok = mark && ids;
     if (ok) {
         long hint = -1; /* addresses often come sorted: each search starts where the last ended */
-        for (size_t k = 0; k < n_addrs; k++)
-            units_covering(t, addrs[k] & ~1u, mark, ids, &n, t->n_units, &hint); /* each unit once: never full */
+        uint32_t prev = 0;
+        for (size_t k = 0; k < n_addrs; k++) {
+            uint32_t addr = addrs[k] & ~1u;
+            /* above the last address but below the next range's start: covered by no range that did
+             * not cover the last one, so nothing new to read */
+            bool same = hint >= 0 && addr >= prev && ((size_t)hint + 1 >= t->unit_ranges.n ||
+                                                       addr < t->unit_ranges.v[hint + 1].lo);
+            prev = addr;
+            if (!same)
+                units_covering(t, addr, mark, ids, &n, t->n_units, &hint); /* each unit once: never full */
+        }
         if (n)
             load_units(t, ids, n);
     }
