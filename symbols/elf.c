@@ -274,9 +274,15 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                 return false;
         }
     }
-    /* in symbol table order so far: a stable sort by address keeps that order at equal addresses */
-    if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)) ||
-        !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo)) ||
+    /* in symbol table order so far: a stable sort by address keeps that order at equal addresses.
+     * Without unsized or untyped symbols the two lists are one (compiled code): sorted once. */
+    bool same = t->labels.n == t->funcs.n && t->funcs.n &&
+                memcmp(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v) == 0;
+    if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
+        return false;
+    if (same)
+        memcpy(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v);
+    if ((!same && !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo))) ||
         !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
         return false;
     /* drop aliases at the same address (keep the first, as nm -n lists them) */
