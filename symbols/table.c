@@ -8,7 +8,7 @@
 
 void *symt_alloc(struct arena *a, size_t n)
 {
-    n = (n + 15u) & ~(size_t)15u;
+    n = (n + 7u) & ~(size_t)7u; /* pointers and 32-bit fields at most: a 56-byte answer takes 56, not 64 */
     if (!a->head || a->head->used + n > a->head->cap) {
         size_t cap = n > (1u << 20) ? n : (1u << 20);
         struct arena_block *b = malloc(sizeof *b + cap);
