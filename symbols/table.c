@@ -262,16 +262,19 @@ void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const vo
 /* One pass of the radix sort: counts are turned into starts, then each element is moved. Inlined
  * with a constant size, the moves are plain loads and stores, not memcpy calls. */
 static inline __attribute__((always_inline)) void radix_pass(unsigned char *dst, const unsigned char *src, size_t n,
-                                                             size_t size, size_t key, unsigned shift, size_t *count)
+                                                             size_t size, size_t key, unsigned shift, uint32_t mask,
+                                                             size_t *count)
 {
-    for (size_t b = 1; b <= 256; b++)
+    for (size_t b = 1; b <= mask + 1; b++)
         count[b] += count[b - 1];
     for (size_t i = 0; i < n; i++) {
         uint32_t k;
         memcpy(&k, src + i * size + key, sizeof k);
-        memcpy(dst + count[k >> shift & 0xff]++ * size, src + i * size, size);
+        memcpy(dst + count[k >> shift & mask]++ * size, src + i * size, size);
     }
 }
+
+enum { WIDE_DIGIT = 11, WIDE_FROM = 4096 };
 
 bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
 {
@@ -288,28 +291,36 @@ bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
     }
     if (sorted == n)
         return true;
-    unsigned char *tmp = n > 1 ? malloc(n * size) : NULL;
-    if (n > 1 && !tmp)
+    unsigned char *tmp = malloc(n * size);
+    if (!tmp)
         return false;
+    /* 11-bit digits on large arrays: code addresses (under 4 MB of code) take two passes, not
+     * three; small arrays keep bytes, whose counts are cheaper to clear and sum */
+    unsigned bits = n >= WIDE_FROM ? WIDE_DIGIT : 8, passes = (32 + bits - 1) / bits;
+    uint32_t mask = (1u << bits) - 1;
+    size_t counts[3 * ((1u << WIDE_DIGIT) + 1)];
+    _Static_assert(3 * ((1u << WIDE_DIGIT) + 1) >= 4 * 257, "room for byte digits");
+    memset(counts, 0, passes * (mask + 2) * sizeof *counts);
+    for (size_t i = 0; i < n; i++) { /* every digit's counts in one read of the keys */
+        uint32_t k;
+        memcpy(&k, base + i * size + key, sizeof k);
+        for (unsigned p = 0; p < passes; p++)
+            counts[p * (mask + 2) + (k >> (p * bits) & mask) + 1]++;
+    }
     unsigned char *src = v, *dst = tmp;
-    for (unsigned shift = 0; n > 1 && shift < 32; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) {
-            uint32_t k;
-            memcpy(&k, src + i * size + key, sizeof k);
-            count[(k >> shift & 0xff) + 1]++;
-        }
-        bool trivial = false; /* every key has this byte alike: the pass would change nothing */
-        for (size_t b = 1; b <= 256 && !trivial; b++)
+    for (unsigned p = 0; p < passes; p++) {
+        size_t *count = counts + p * (mask + 2);
+        bool trivial = false; /* every key has this digit alike: the pass would change nothing */
+        for (size_t b = 1; b <= mask + 1 && !trivial; b++)
             trivial = count[b] == n;
         if (trivial)
             continue;
         if (size == 8) /* (address, index) pairs: every batch lookup */
-            radix_pass(dst, src, n, 8, key, shift, count);
+            radix_pass(dst, src, n, 8, key, p * bits, mask, count);
         else if (size == 24)
-            radix_pass(dst, src, n, 24, key, shift, count);
+            radix_pass(dst, src, n, 24, key, p * bits, mask, count);
         else
-            radix_pass(dst, src, n, size, key, shift, count);
+            radix_pass(dst, src, n, size, key, p * bits, mask, count);
         unsigned char *swap = src;
         src = dst;
         dst = swap;
