@@ -290,6 +290,16 @@ def main():
     code, out, _ = run("--resolve", nodebug, "%x" % (hot_a + 2))
     check("resolve without DWARF: function, ??:?", code == 0 and out.splitlines()[1:] == ["hot_a", "??:?"],
           out.replace("\n", " | "))
+    # a bad line's message comes where the line was: after the answers before it, on one terminal
+    feed = "%x\nzzz\n%x\n" % (hot_a + 2, hot_a + 4)
+    for extra in ([], ["-C"]):
+        r = subprocess.run([TOOL, "--resolve"] + extra + [nodebug], input=feed.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        got = [ln for ln in r.stdout.decode().splitlines() if not ln.startswith("cmprof-top: warning:")]
+        want = ["0x%08x" % (hot_a + 2), "hot_a", "??:?", "cmprof-top: 'zzz' is not an address",
+                "0x%08x" % (hot_a + 4), "hot_a", "??:?"]
+        check("resolve %s: an error line in order among the answers" % (" ".join(extra) or "(threaded)"),
+              r.returncode == 1 and got == want, " | ".join(got))
     code, out, _ = run("-V")
     check("-V prints the version", code == 0 and out.startswith("cmprof-top "))
     code, out, _ = run("-h")
