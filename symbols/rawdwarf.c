@@ -91,6 +91,30 @@ bool raw_need(const struct raw_dwarf *d, int sec, uint64_t off, uint64_t len)
     return ok;
 }
 
+/* A unit header's fields, c at its first byte and `rest` bytes of the section after its length
+ * field: the unit's length, version, address size and abbreviations' offset. False when it is
+ * not a header the fast reader takes (DWARF64, cut, an unknown version or unit type). */
+static bool unit_header(struct cur *c, uint64_t rest, uint64_t *len, struct unit *u, uint64_t *abbrev_off)
+{
+    *len = cur_fixed(c, 4);
+    if (*len >= 0xfffffff0u || *len > rest)
+        return false;
+    u->version = (uint16_t)cur_fixed(c, 2);
+    if (u->version == 5) {
+        uint8_t type = (uint8_t)cur_fixed(c, 1);
+        if (type != DW_UT_compile && type != DW_UT_partial)
+            return false;
+        u->addr_size = (uint8_t)cur_fixed(c, 1);
+        *abbrev_off = cur_fixed(c, 4);
+    } else if (u->version >= 2 && u->version <= 4) {
+        *abbrev_off = cur_fixed(c, 4);
+        u->addr_size = (uint8_t)cur_fixed(c, 1);
+    } else {
+        return false;
+    }
+    return !c->bad && u->addr_size == 4;
+}
+
 bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
 {
     uint8_t hdr[12];
@@ -105,19 +129,9 @@ bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
         memcpy(hdr, d->sec[SEC_INFO] + off, sizeof hdr);
     }
     struct cur c = {hdr, hdr + sizeof hdr, false};
-    uint64_t len = cur_fixed(&c, 4);
-    uint16_t version = (uint16_t)cur_fixed(&c, 2);
-    uint8_t addr_size;
-    if (version == 5) {
-        uint8_t type = (uint8_t)cur_fixed(&c, 1);
-        addr_size = (uint8_t)cur_fixed(&c, 1);
-        if (type != DW_UT_compile && type != DW_UT_partial)
-            return false;
-    } else {
-        cur_skip(&c, 4); /* the abbreviations' offset */
-        addr_size = (uint8_t)cur_fixed(&c, 1);
-    }
-    if (len >= 0xfffffff0u || len > have - 4 || version < 2 || version > 5 || addr_size != 4)
+    struct unit u;
+    uint64_t len, abbrev_off;
+    if (!unit_header(&c, have - 4, &len, &u, &abbrev_off))
         return false;
     *end = off + 4 + len;
     return true;
@@ -380,25 +394,11 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     if (off >= d->len[SEC_INFO] || !raw_need(d, SEC_INFO, off, 12))
         return false;
     struct cur c = {d->sec[SEC_INFO] + off, d->sec[SEC_INFO] + d->len[SEC_INFO], false};
-    uint64_t len = cur_fixed(&c, 4);
-    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p)) /* DWARF64 or cut */
+    uint64_t have = d->len[SEC_INFO] - off, len, abbrev_off; /* (a cut length field sets c.bad) */
+    if (!unit_header(&c, have > 4 ? have - 4 : 0, &len, u, &abbrev_off))
         return false;
     u->end = off + 4 + len;
-    u->version = (uint16_t)cur_fixed(&c, 2);
-    uint64_t abbrev_off;
-    if (u->version == 5) {
-        uint8_t type = (uint8_t)cur_fixed(&c, 1);
-        if (type != DW_UT_compile && type != DW_UT_partial)
-            return false;
-        u->addr_size = (uint8_t)cur_fixed(&c, 1);
-        abbrev_off = cur_fixed(&c, 4);
-    } else if (u->version >= 2 && u->version <= 4) {
-        abbrev_off = cur_fixed(&c, 4);
-        u->addr_size = (uint8_t)cur_fixed(&c, 1);
-    } else {
-        return false;
-    }
-    return !c.bad && u->addr_size == 4 && raw_abbrevs_read(d, abbrev_off, &u->ab);
+    return raw_abbrevs_read(d, abbrev_off, &u->ab);
 }
 
 void raw_unit_close(struct unit *u)
