@@ -220,6 +220,16 @@ static void lists_free(struct answer_lists *l)
 
 #define NOT_PARSED UINT64_MAX
 
+/* A token that is no address, said on err after the answers before it (when out is a stream). */
+static void not_an_address(struct text *out, FILE *err, const char *tok)
+{
+    if (out->spill) {
+        spill(out);
+        fflush(out->spill);
+    }
+    fprintf(err, "cmprof-top: '%s' is not an address\n", tok);
+}
+
 /* Look up address tokens (the arguments, or the lines of a chunk of stdin) together, each parsed
  * once (parsed[i] holds it already unless NOT_PARSED; parsed may be NULL). Returns the number
  * of good addresses, or -1 when there is no memory for the lists. */
@@ -256,11 +266,7 @@ static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct
     int status = 0;
     for (size_t i = 0, k = 0; i < n; i++) {
         if (!l->ok[i]) {
-            if (out->spill) { /* the answers before it go out first */
-                spill(out);
-                fflush(out->spill);
-            }
-            fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
+            not_an_address(out, err, toks[i]);
             status = 1;
             continue;
         }
@@ -289,7 +295,7 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
             print_addr(out, addr);
             print_frames(out, t, sym_lookup(t, addr));
         } else {
-            fprintf(err, "cmprof-top: '%s' is not an address\n", toks[i]);
+            not_an_address(out, err, toks[i]);
             status = 1;
         }
     }
