@@ -404,13 +404,16 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     struct sym_table *t = calloc(1, sizeof *t);
-    bool ok = t && (t->path = strdup(path)) != NULL;
-    if (t) {
-        t->dwarf_sock = -1;
-        t->code_fd = fd; /* the code bytes come from this file when first asked for */
-    } else {
+    if (!t) {
+        elf_end(elf);
         close(fd);
+        fail(err, errlen, "%s: out of memory while loading symbols", path);
+        return NULL;
     }
+    t->dwarf_sock = -1;
+    t->results.huge = true; /* answers: tens of thousands on a large input */
+    t->code_fd = fd;        /* the code bytes come from this file when first asked for */
+    bool ok = (t->path = strdup(path)) != NULL;
     ok = ok && symt_elf_load(t, elf);
     elf_end(elf);
     t->isolated = isolation;

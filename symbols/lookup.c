@@ -340,7 +340,7 @@ static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr
         uint32_t lo, hi;
         if (sym_code_span(t, &lo, &hi) && hi > lo && (hi - lo) / 2 + 1 <= BY_PC_MAX) {
             t->by_pc_n = (hi - lo) / 2 + 1;
-            t->by_pc = calloc(t->by_pc_n, sizeof *t->by_pc);
+            t->by_pc = symt_pages(t->by_pc_n * sizeof *t->by_pc);
             t->by_pc_lo = lo & ~1u;
         }
     }

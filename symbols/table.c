@@ -4,14 +4,46 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+enum { HUGE_PAGE = 2u << 20 };
+
+/* n bytes of zeroed memory in whole 2 MB pages, aligned to them, that the kernel may back with
+ * transparent huge pages: one fault for each 2 MB touched instead of 512. Less than a page comes
+ * from calloc. NULL when out of memory. */
+void *symt_pages(size_t n)
+{
+    if (n < HUGE_PAGE)
+        return calloc(1, n ? n : 1);
+    size_t len = (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    unsigned char *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    size_t lead = (HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1);
+    if (lead)
+        munmap(p, lead);
+    munmap(p + lead + len, HUGE_PAGE - lead);
+    p += lead;
+    madvise(p, len, MADV_HUGEPAGE); /* (a hint: without it, or without THP, plain pages serve) */
+    return p;
+}
+
+void symt_pages_free(void *p, size_t n)
+{
+    if (n < HUGE_PAGE)
+        free(p);
+    else if (p)
+        munmap(p, (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1));
+}
 
 void *symt_alloc(struct arena *a, size_t n)
 {
     n = (n + 7u) & ~(size_t)7u; /* pointers and 32-bit fields at most: a 56-byte answer takes 56, not 64 */
     if (!a->head || a->head->used + n > a->head->cap) {
-        size_t cap = n > (1u << 20) ? n : (1u << 20);
-        struct arena_block *b = malloc(sizeof *b + cap);
+        size_t block = a->huge ? HUGE_PAGE : 1u << 20;
+        size_t cap = n + sizeof(struct arena_block) > block ? n : block - sizeof(struct arena_block);
+        struct arena_block *b = a->huge ? symt_pages(sizeof *b + cap) : malloc(sizeof *b + cap);
         if (!b)
             return NULL;
         b->next = a->head;
@@ -29,7 +61,10 @@ void symt_arena_free(struct arena *a)
 {
     while (a->head) {
         struct arena_block *n = a->head->next;
-        free(a->head);
+        if (a->huge)
+            symt_pages_free(a->head, sizeof *a->head + a->head->cap);
+        else
+            free(a->head);
         a->head = n;
     }
 }
@@ -366,7 +401,7 @@ void sym_close(struct sym_table *t)
     free(t->debug_frame);
     symt_frames_free(t);
     free(t->cache);
-    free(t->by_pc);
+    symt_pages_free(t->by_pc, t->by_pc_n * sizeof *t->by_pc);
     free(t->strtab);
     symt_ptrmap_free(&t->demangled);
     dwarf_close(t->reader);

@@ -23,9 +23,14 @@ struct arena_block {
 struct arena {
     struct arena_block *head;
     size_t bytes;
+    bool huge; /* blocks of 2 MB pages (symt_pages): for an arena that grows large, the answers' */
 };
 
 void *symt_alloc(struct arena *a, size_t n);
+/* Zeroed memory in 2 MB pages that the kernel may back with huge pages (one fault per 2 MB):
+ * for large tables touched all over. NULL when out of memory; freed with the same n. */
+void *symt_pages(size_t n);
+void symt_pages_free(void *p, size_t n);
 void symt_arena_free(struct arena *a);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
