@@ -75,9 +75,16 @@ static char mapping_kind(int type, const char *name)
     return name[2] == '\0' || name[2] == '.' ? name[1] : 0;
 }
 
-/* One symbol: a mapping symbol ($a, $t, $d), a function, a label or a variable. Mapping symbols
- * are kept only when with_modes. */
-static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index, bool with_modes)
+/* A mapping symbol ($a, $t, $d) as a mode mark. */
+static bool add_mode(struct sym_table *t, const Elf32_Sym *s, const char *name)
+{
+    char kind = s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ? 0 : mapping_kind(ELF32_ST_TYPE(s->st_info), name);
+    struct mode_mark m = {s->st_value & ~1u, kind == 'a' ? MODE_ARM : kind == 't' ? MODE_THUMB : MODE_DATA};
+    return !kind || VEC_PUSH(t->modes, m);
+}
+
+/* One symbol: a function, a label or a variable (a mapping symbol only sets *arm when it is $a). */
+static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index, bool *arm)
 {
     if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
         return true;
@@ -85,8 +92,8 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     uint32_t lo = s->st_value & ~1u; /* Thumb bit */
     char kind = mapping_kind(type, name);
     if (kind) {
-        struct mode_mark m = {lo, kind == 'a' ? MODE_ARM : kind == 't' ? MODE_THUMB : MODE_DATA};
-        return !with_modes || VEC_PUSH(t->modes, m);
+        *arm |= kind == 'a';
+        return true;
     }
     bool named = name && name[0];
     bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
@@ -132,96 +139,123 @@ static const Elf32_Sym *symbols_at(const struct symtab_src *src, size_t first, s
     return pread(src->fd, buf, (size_t)want, (off_t)(src->off + first * sizeof *buf)) == want ? buf : NULL;
 }
 
-/* The symbol table: names straight from its string table when that ends in a NUL. */
-static bool load_symbols(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+/* Add the n entries of a symbol table, its names from strs (or, without it, from libelf). One
+ * pass, each list reserved for every entry at once: what a list leaves of its reservation is never
+ * touched, and is given back after. Mapping symbols are kept only when there is code in the A32
+ * set at all (sym_is_arm() asks only that): a second pass takes them when a $a turns up, which on
+ * Cortex-M (all Thumb) none does. */
+static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_t n, const char *strs, size_t strs_len,
+                        Elf *elf, size_t str_index)
 {
-    if (gelf_getclass(elf) != ELFCLASS32)
-        return true; /* no symbols: functions come from DWARF, if at all */
-    const char *ident = elf_getident(elf, NULL);
-    struct symtab_src src = {NULL, t->code_fd, sh->sh_offset};
-    size_t n = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    bool direct = ident && ident[EI_DATA] == ELFDATA2LSB && !(sh->sh_flags & SHF_COMPRESSED) &&
-                  sh->sh_entsize == sizeof(Elf32_Sym) && sh->sh_size % sizeof(Elf32_Sym) == 0;
-#else
-    bool direct = false;
-#endif
-    if (direct) {
-        n = (size_t)(sh->sh_size / sizeof(Elf32_Sym));
-    } else {
-        Elf_Data *d = elf_getdata(scn, NULL);
-        if (!d || !d->d_buf || d->d_type != ELF_T_SYM)
-            return true;
-        src.all = d->d_buf;
-        n = d->d_size / sizeof(Elf32_Sym);
-    }
-    Elf32_Sym *buf = direct ? malloc(SYM_CHUNK * sizeof *buf) : NULL;
-    if (direct && !buf)
-        return false;
-    /* the string table: kept by the table when it can be read whole and ends in a NUL, and then
-     * names point into it until a lookup first needs one (interned then: most are never asked
-     * for); else (or for a second symbol table) libelf's copy, gone at elf_end, so every name is
-     * interned now */
-    Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
-    GElf_Shdr str_sh;
-    const char *strs = NULL;
-    size_t strs_len = 0;
-    if (direct && !t->strtab && str_scn && gelf_getshdr(str_scn, &str_sh) && str_sh.sh_type == SHT_STRTAB &&
-        !(str_sh.sh_flags & SHF_COMPRESSED) && str_sh.sh_size > 0 && str_sh.sh_size < ((size_t)1 << 31) &&
-        (t->strtab = malloc((size_t)str_sh.sh_size)) != NULL) {
-        if (pread(t->code_fd, t->strtab, (size_t)str_sh.sh_size, (off_t)str_sh.sh_offset) == (ssize_t)str_sh.sh_size &&
-            t->strtab[str_sh.sh_size - 1] == '\0') {
-            strs = t->strtab;
-            strs_len = t->strtab_len = (size_t)str_sh.sh_size;
-        } else {
-            free(t->strtab);
-            t->strtab = NULL;
-        }
-    }
-    if (!strs) {
-        Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
-        strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0' ? sd->d_buf : NULL;
-        strs_len = strs ? sd->d_size : 0;
-    }
-    /* first how many of each there will be, so that every list and the name pool grow once; and
-     * whether there is code in the A32 set at all: sym_is_arm() asks only that, so without one
-     * $a (all Thumb, as on Cortex-M) mapping symbols answer nothing and are not kept */
-    size_t named = 0, funcs = 0, labels = 0, objects = 0, modes = 0;
+    Elf32_Sym *buf = src->all ? NULL : malloc(SYM_CHUNK * sizeof *buf);
+    bool ok = (src->all || buf) && (t->strtab || symt_intern_reserve(&t->strings, n)) &&
+              VEC_RESERVE(t->funcs, n) && VEC_RESERVE(t->labels, n) && VEC_RESERVE(t->objects, n);
     bool any_arm = false;
-    for (size_t first = 0; first < n; first += SYM_CHUNK) {
-        size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
-        const Elf32_Sym *syms = symbols_at(&src, first, count, buf);
-        for (size_t i = 0; syms && i < count; i++) {
-            int type = ELF32_ST_TYPE(syms[i].st_info);
-            if (syms[i].st_shndx == SHN_UNDEF || syms[i].st_shndx >= SHN_LORESERVE)
-                continue;
-            named += type == STT_FUNC || type == STT_OBJECT;
-            funcs += type == STT_FUNC;
-            objects += type == STT_OBJECT;
-            if (type != STT_FUNC && type != STT_NOTYPE)
-                continue;
-            uint32_t at = syms[i].st_name;
-            const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, sh->sh_link, at);
-            char kind = mapping_kind(type, name);
-            modes += kind != 0;
-            any_arm |= kind == 'a';
-            labels += !kind && name && name[0] && name[0] != '$';
+    for (int with_modes = 0; ok && with_modes <= (int)any_arm; with_modes++) {
+        for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
+            size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
+            const Elf32_Sym *syms = symbols_at(src, first, count, buf);
+            for (size_t i = 0; ok && syms && i < count; i++) {
+                uint32_t at = syms[i].st_name;
+                const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, str_index, at);
+                ok = with_modes ? add_mode(t, &syms[i], name)
+                                : add_symbol(t, &syms[i], name, (uint32_t)(first + i), &any_arm);
+            }
         }
     }
-    bool ok = (t->strtab || symt_intern_reserve(&t->strings, named)) && VEC_RESERVE(t->funcs, funcs) &&
-              VEC_RESERVE(t->labels, labels) && VEC_RESERVE(t->objects, objects) &&
-              (!any_arm || VEC_RESERVE(t->modes, modes));
-    for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
-        size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
-        const Elf32_Sym *syms = symbols_at(&src, first, count, buf);
-        for (size_t i = 0; ok && syms && i < count; i++) {
-            uint32_t at = syms[i].st_name;
-            const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, sh->sh_link, at);
-            ok = add_symbol(t, &syms[i], name, (uint32_t)(first + i), any_arm);
-        }
-    }
+    symt_vec_fit((void **)&t->funcs.v, &t->funcs.cap, t->funcs.n, sizeof *t->funcs.v);
+    symt_vec_fit((void **)&t->labels.v, &t->labels.cap, t->labels.n, sizeof *t->labels.v);
+    symt_vec_fit((void **)&t->objects.v, &t->objects.cap, t->objects.n, sizeof *t->objects.v);
     free(buf);
     return ok;
+}
+
+/* Where a symbol table and its string table lie in the ELF file. */
+struct symtab_file {
+    uint64_t sym_off;
+    size_t n;
+    uint64_t str_off;
+    size_t str_len;
+};
+
+/* Where a symbol table and its string table lie in the file, when both can be read from it as
+ * they are: a little-endian ELF on a little-endian host (the usual case), the table uncompressed
+ * and of whole entries, the string table whole. false: libelf must convert them. */
+static bool symtab_in_file(const struct sym_table *t, Elf *elf, const GElf_Shdr *sh, struct symtab_file *f)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char *ident = elf_getident(elf, NULL);
+    Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
+    GElf_Shdr str_sh;
+    if (!ident || ident[EI_DATA] != ELFDATA2LSB || (sh->sh_flags & SHF_COMPRESSED) ||
+        sh->sh_entsize != sizeof(Elf32_Sym) || sh->sh_size % sizeof(Elf32_Sym) != 0 || t->strtab || !str_scn ||
+        !gelf_getshdr(str_scn, &str_sh) || str_sh.sh_type != SHT_STRTAB || (str_sh.sh_flags & SHF_COMPRESSED) ||
+        str_sh.sh_size == 0 || str_sh.sh_size >= ((size_t)1 << 31))
+        return false;
+    *f = (struct symtab_file){sh->sh_offset, (size_t)(sh->sh_size / sizeof(Elf32_Sym)), str_sh.sh_offset,
+                              (size_t)str_sh.sh_size};
+    return true;
+#else
+    (void)t, (void)elf, (void)sh, (void)f;
+    return false;
+#endif
+}
+
+/* The symbol table read straight from the file, a chunk at a time into a small buffer (libelf
+ * would copy the whole table, a megabyte on a big firmware, into fresh memory). The string table
+ * is kept by the table, and names point into it until a lookup first needs one (interned then:
+ * most are never asked for). -1: the string table is unreadable or does not end in a NUL (then
+ * libelf's way). */
+static int read_symtab_file(struct sym_table *t, const struct symtab_file *f)
+{
+    if (!(t->strtab = malloc(f->str_len)))
+        return 0;
+    if (pread(t->code_fd, t->strtab, f->str_len, (off_t)f->str_off) != (ssize_t)f->str_len ||
+        t->strtab[f->str_len - 1] != '\0') {
+        free(t->strtab);
+        t->strtab = NULL;
+        return -1;
+    }
+    t->strtab_len = f->str_len;
+    struct symtab_src src = {NULL, t->code_fd, f->sym_off};
+    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0);
+}
+
+/* The symbol table through libelf's converted copy: its names are interned now, as libelf's copy
+ * is gone at elf_end (also any second symbol table). */
+static bool read_symtab_libelf(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf || d->d_type != ELF_T_SYM)
+        return true;
+    Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
+    Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+    const char *strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0' ? sd->d_buf
+                                                                                                           : NULL;
+    struct symtab_src src = {d->d_buf, -1, 0};
+    return add_symbols(t, &src, d->d_size / sizeof(Elf32_Sym), strs, strs ? sd->d_size : 0, elf, sh->sh_link);
+}
+
+/* The lists in address order: a stable sort keeps symbol table order at equal addresses. Without
+ * unsized or untyped symbols the two lists are one (compiled code): sorted once. */
+static bool order_symbols(struct sym_table *t)
+{
+    bool same = t->labels.n == t->funcs.n && t->funcs.n &&
+                memcmp(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v) == 0;
+    if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
+        return false;
+    if (same)
+        memcpy(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v);
+    if ((!same && !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo))) ||
+        !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
+        return false;
+    /* drop aliases at the same address (keep the first, as nm -n lists them) */
+    size_t k = 0;
+    for (size_t i = 0; i < t->funcs.n; i++)
+        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
+            t->funcs.v[k++] = t->funcs.v[i];
+    t->funcs.n = k;
+    return true;
 }
 
 bool symt_elf_load(struct sym_table *t, void *elf_handle)
@@ -230,7 +264,8 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
     size_t shstrndx;
     if (elf_getshdrstrndx(elf, &shstrndx) != 0)
         return false;
-    Elf_Scn *scn = NULL;
+    Elf_Scn *scn = NULL, *symtab = NULL;
+    size_t n_symtabs = 0;
     while ((scn = elf_nextscn(elf, scn)) != NULL) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
@@ -269,29 +304,23 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
                     break;
                 }
             }
-        } else if (sh.sh_type == SHT_SYMTAB) {
-            if (!load_symbols(t, elf, scn, &sh))
-                return false;
+        } else if (sh.sh_type == SHT_SYMTAB && gelf_getclass(elf) == ELFCLASS32) {
+            n_symtabs++;
+            symtab = symtab ? symtab : scn;
         }
     }
-    /* in symbol table order so far: a stable sort by address keeps that order at equal addresses.
-     * Without unsized or untyped symbols the two lists are one (compiled code): sorted once. */
-    bool same = t->labels.n == t->funcs.n && t->funcs.n &&
-                memcmp(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v) == 0;
-    if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
-        return false;
-    if (same)
-        memcpy(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v);
-    if ((!same && !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo))) ||
-        !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
-        return false;
-    /* drop aliases at the same address (keep the first, as nm -n lists them) */
-    size_t k = 0;
-    for (size_t i = 0; i < t->funcs.n; i++)
-        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
-            t->funcs.v[k++] = t->funcs.v[i];
-    t->funcs.n = k;
-    return true;
+    /* the symbol table: straight from the file when it can be read as it is, else through libelf */
+    struct symtab_file f;
+    GElf_Shdr sh;
+    if (n_symtabs == 1 && gelf_getshdr(symtab, &sh) && symtab_in_file(t, elf, &sh, &f)) {
+        int got = read_symtab_file(t, &f);
+        if (got >= 0)
+            return got == 1 && order_symbols(t);
+    }
+    for (Elf_Scn *scn = symtab; scn; scn = elf_nextscn(elf, scn)) /* every symbol table */
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && !read_symtab_libelf(t, elf, scn, &sh))
+            return false;
+    return order_symbols(t);
 }
 
 void symt_code_load(struct sym_table *t, struct code_section *c)

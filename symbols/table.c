@@ -143,6 +143,15 @@ bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
+void symt_vec_fit(void **v, size_t *cap, size_t n, size_t elem)
+{
+    void *p = *cap > n ? realloc(*v, (n ? n : 1) * elem) : NULL;
+    if (p) { /* (a failed shrink keeps the larger block, which serves as well) */
+        *v = p;
+        *cap = n ? n : 1;
+    }
+}
+
 long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr)
 {
     /* (a branchless halving was tried: slower on tables larger than the cache, where a predicted

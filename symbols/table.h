@@ -59,6 +59,8 @@ bool symt_intern_reserve(struct strpool *p, size_t n);
     }
 
 bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
+/* Give back what an array reserved beyond its n items. */
+void symt_vec_fit(void **v, size_t *cap, size_t n, size_t elem);
 
 /* (the room check inline: growing is rare, pushing is per line row and per symbol) */
 #define VEC_PUSH(vec, item)                                                                                   \
