@@ -274,6 +274,13 @@ static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct
             __builtin_prefetch(l->locs[k + ANSWER_AHEAD]);
             __builtin_prefetch((const char *)l->locs[k + ANSWER_AHEAD] + sizeof(struct sym_location) - 1);
         }
+        if (k + ANSWER_AHEAD / 2 < l->n_good && l->locs[k + ANSWER_AHEAD / 2]) { /* its callers' frames, once it is in */
+            const struct sym_frame *o = l->locs[k + ANSWER_AHEAD / 2]->outer;
+            if (o) {
+                __builtin_prefetch(o);
+                __builtin_prefetch((const char *)o + 63);
+            }
+        }
         print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
         print_frames(out, t, l->locs[k]);
         k++;
