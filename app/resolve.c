@@ -435,11 +435,13 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
     size_t carried = 0;
     int fd = fileno(in);
+    size_t want = CHUNK / 8; /* the first chunks small: the writer starts early, then they grow */
     for (int i = 0;; i ^= 1) {
         wait_written(&s, i);
         struct batch *b = s.b[i];
         char *chunk = b->chunk;
-        ssize_t was_read = read(fd, chunk, CHUNK);
+        ssize_t was_read = read(fd, chunk, want);
+        want = want * 2 < CHUNK ? want * 2 : CHUNK;
         if (was_read <= 0)
             break;
         size_t got = (size_t)was_read, n_toks = 0, start = 0;
