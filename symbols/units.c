@@ -99,33 +99,6 @@ static uint32_t *running_max(const void *arr, size_t n, size_t elem, size_t hi_a
     return m;
 }
 
-/* Give each subprogram range of the stage the inline ranges that lie inside it and belong to it
- * (their root scope is its scope), appended to t->inlines. Stage ranges are sorted. */
-static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t scope_base)
-{
-    for (size_t s = 0; s < stage->subs.n; s++) {
-        struct range *sub = &stage->subs.v[s];
-        sub->in_first = (uint32_t)t->inlines.n;
-        long i = LAST_LE(stage->inlines.v, stage->inlines.n, sub->lo, lo) + 1;
-        while (i > 0 && stage->inlines.v[i - 1].lo >= sub->lo)
-            i--;
-        for (size_t j = (size_t)i; j < stage->inlines.n && stage->inlines.v[j].lo < sub->hi; j++) {
-            struct range r = stage->inlines.v[j];
-            uint32_t root = r.scope;
-            while (stage->scopes.v[root].parent >= 0)
-                root = (uint32_t)stage->scopes.v[root].parent;
-            if (root != sub->scope || r.hi > sub->hi)
-                continue;
-            r.scope += scope_base;
-            if (!VEC_PUSH(t->inlines, r))
-                return false;
-        }
-        sub->in_n = (uint32_t)t->inlines.n - sub->in_first;
-        sub->scope += scope_base;
-    }
-    return true;
-}
-
 struct any_vec {
     void *v;
     size_t n, cap;
@@ -183,6 +156,66 @@ static void sort_ranges(struct range *v, size_t n)
         symt_sort(v, n, sizeof *v, cmp_range);
 }
 
+/* n ranges in cmp_range's order, stably: inserted one by one when few. */
+static void sort_few_ranges(struct range *v, size_t n)
+{
+    if (n > 24) {
+        sort_ranges(v, n);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        struct range r = v[i];
+        size_t j = i;
+        for (; j > 0 && cmp_range(&v[j - 1], &r) > 0; j--)
+            v[j] = v[j - 1];
+        v[j] = r;
+    }
+}
+
+/* Give each subprogram range of the stage (sorted) the inline ranges that lie inside it and belong
+ * to it (their root scope is its scope), appended to t->inlines in cmp_range's order. The inline
+ * ranges are first put in buckets by root scope, in their DIE order, and each subprogram range's
+ * share is sorted alone: a few ranges each, where one sort of them all took three radix passes. */
+static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t scope_base)
+{
+    size_t n_scopes = stage->scopes.n, n_inl = stage->inlines.n;
+    uint32_t *root = malloc((n_scopes + 1) * sizeof *root);
+    uint32_t *first = calloc(n_scopes + 2, sizeof *first); /* bucket r: by_root[first[r] .. first[r + 1]) */
+    uint32_t *by_root = malloc((n_inl + 1) * sizeof *by_root);
+    bool ok = root && first && by_root;
+    for (size_t s = 0; ok && s < n_scopes; s++) { /* (a parent comes before its children, as in the DIEs) */
+        int32_t p = stage->scopes.v[s].parent;
+        uint32_t r = p < 0 ? (uint32_t)s : (size_t)p < s ? root[p] : (uint32_t)p;
+        while (p >= 0 && (size_t)p >= s && stage->scopes.v[r].parent >= 0)
+            r = (uint32_t)stage->scopes.v[r].parent;
+        root[s] = r;
+    }
+    for (size_t i = 0; ok && i < n_inl; i++)
+        first[root[stage->inlines.v[i].scope] + 2]++;
+    for (size_t r = 2; ok && r < n_scopes + 2; r++)
+        first[r] += first[r - 1];
+    for (size_t i = 0; ok && i < n_inl; i++) /* (first[r + 1] is bucket r's next place meanwhile) */
+        by_root[first[root[stage->inlines.v[i].scope] + 1]++] = (uint32_t)i;
+    for (size_t s = 0; ok && s < stage->subs.n; s++) {
+        struct range *sub = &stage->subs.v[s];
+        sub->in_first = (uint32_t)t->inlines.n;
+        for (uint32_t k = first[sub->scope]; k < first[sub->scope + 1] && ok; k++) {
+            struct range r = stage->inlines.v[by_root[k]];
+            if (r.lo < sub->lo || r.lo >= sub->hi || r.hi > sub->hi)
+                continue;
+            r.scope += scope_base;
+            ok = VEC_PUSH(t->inlines, r);
+        }
+        sub->in_n = (uint32_t)t->inlines.n - sub->in_first;
+        sort_few_ranges(t->inlines.v + sub->in_first, sub->in_n);
+        sub->scope += scope_base;
+    }
+    free(root);
+    free(first);
+    free(by_root);
+    return ok;
+}
+
 /* Move a loaded batch of units (stage: scope parents and row indexes relative to the stage) into
  * t: sort the batch, then merge it into the sorted arrays. */
 static bool merge_stage(struct sym_table *t, struct sym_table *stage)
@@ -196,7 +229,6 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
     }
     sort_unless_sorted(stage->seqs.v, stage->seqs.n, sizeof *stage->seqs.v, cmp_seq);
     sort_ranges(stage->subs.v, stage->subs.n);
-    sort_ranges(stage->inlines.v, stage->inlines.n);
     if (!group_inlines(t, stage, scope_base))
         return false;
     for (size_t i = 0; i < stage->scopes.n; i++)
