@@ -1,6 +1,7 @@
 /* cmprof-top --resolve: addr2line -a -f -i, from our own symbol tables. */
 #include "resolve.h"
 
+#include "../decode/hex.h"
 #include "../symbols/symbols.h"
 
 #include <pthread.h>
@@ -317,6 +318,16 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
 static uint64_t plain_line(const char *s, size_t len, size_t *end)
 {
     size_t j = len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0, first = j;
+    if (len - j > 8) { /* up to eight digits and the line's end, read as one word */
+        uint64_t w;
+        memcpy(&w, s + j, 8);
+        uint64_t digits = hex_digits_mask(w);
+        size_t n = digits == SWAR_HIGHS ? 8 : (size_t)__builtin_ctzll(~digits & SWAR_HIGHS) / 8;
+        if (n && (s[j + n] == '\n' || s[j + n] == '\r')) {
+            *end = j + n; /* the digits moved to the word's end, behind leading zeros */
+            return hex_value8(n == 8 ? w : w << 8 * (8 - n) | (SWAR_ONES * '0') >> 8 * n);
+        }
+    }
     uint64_t v = 0;
     int d;
     while (j < len && (d = hex_digit(s[j])) >= 0 && v <= 0xFFFFFFFFull) {

@@ -2,6 +2,8 @@
  * the block closes, because its tags (g lines) follow all of its PCs (p lines). */
 #include "text.h"
 
+#include "hex.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,29 +33,17 @@ static int hexval(char c)
     return -1;
 }
 
-/* Word-at-a-time byte tests (SWAR): ONES * c has c in every byte; HIGHS their high bits. */
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
+#define ONES SWAR_ONES
+#define HIGHS SWAR_HIGHS
 
 /* Eight hex digits at s as a 32-bit value, or false: all eight checked and converted at once. */
 static bool hex8(const char *s, uint32_t *out)
 {
     uint64_t w;
     memcpy(&w, s, 8);
-    if (w & HIGHS)
+    if ((w & HIGHS) || hex_digits_mask(w) != HIGHS)
         return false;
-    /* per byte x < 0x80: x >= lo exactly when x + (0x80 - lo) has its high bit set */
-#define GE(x, lo) ((x) + ONES * (0x80u - (lo)))
-    uint64_t lower = w | ONES * 0x20u;
-    uint64_t digit = GE(w, 0x30u) & ~GE(w, 0x3Au);
-    uint64_t letter = GE(lower, 0x61u) & ~GE(lower, 0x67u);
-#undef GE
-    if (((digit | letter) & HIGHS) != HIGHS)
-        return false;
-    uint64_t v = (w & ONES * 0x0Fu) + ((letter & HIGHS) >> 7) * 9u; /* nibbles, first digit lowest */
-    v = ((v << 4) | (v >> 8)) & 0x00FF00FF00FF00FFull;             /* bytes of two digits */
-    v = ((v << 8) | (v >> 16)) & 0x0000FFFF0000FFFFull;             /* halfwords of four */
-    *out = (uint32_t)((v << 16) | (v >> 32));
+    *out = hex_value8(w);
     return true;
 }
 
