@@ -454,7 +454,7 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
             if (end_seq) {
                 uint32_t first = seq_start, cnt = (uint32_t)c->t->rows.n - seq_start;
                 if (cnt && !(c->t->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
-                    struct seq s = {c->t->rows.v[first].addr, (uint32_t)addr, first, cnt, c->cu};
+                    struct seq s = {c->t->rows.v[first].addr, (uint32_t)addr, first, cnt, c->cu, NULL};
                     if (!VEC_PUSH(c->t->seqs, s))
                         c->failed = true;
                 }
@@ -682,7 +682,7 @@ bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct st
 {
     struct libdwarf_job job = {r, {.dbg = r->dbg}};
     struct unit_reader reader = {libdwarf_read, &job, 1};
-    bool ok = symt_read_units(&reader, stage, pool, refs, n, NULL);
+    bool ok = symt_read_units(&reader, stage, NULL, pool, refs, n, NULL);
     symt_offmap_free(&job.c.names);
     if (job.c.damage[0])
         snprintf(stage->dwarf_error, sizeof stage->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",

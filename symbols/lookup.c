@@ -74,13 +74,13 @@ static const struct row *line_for(const struct sym_table *t, uint32_t addr, long
         return NULL;
     long r;
     if (h) {
-        r = LAST_LE_FROM(t->rows.v + best->first, best->n, addr, addr, h->row_seq == best ? h->row : -1);
+        r = LAST_LE_FROM(best->rows, best->n, addr, addr, h->row_seq == best ? h->row : -1);
         h->row_seq = best;
         h->row = r;
     } else {
-        r = LAST_LE(t->rows.v + best->first, best->n, addr, addr);
+        r = LAST_LE(best->rows, best->n, addr, addr);
     }
-    return r >= 0 ? &t->rows.v[best->first + (size_t)r] : NULL;
+    return r >= 0 ? &best->rows[r] : NULL;
 }
 
 /* Is symbol c a better name for addr than the current best b? binutils' rule (elf.c better_fit):

@@ -261,7 +261,7 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         if (end_seq) {
             uint32_t first = seq_start, cnt = (uint32_t)stage->rows.n - seq_start;
             if (cnt && !(stage->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
-                struct seq s = {stage->rows.v[first].addr, (uint32_t)addr, first, cnt, cu};
+                struct seq s = {stage->rows.v[first].addr, (uint32_t)addr, first, cnt, cu, NULL};
                 ok = VEC_PUSH(stage->seqs, s);
             }
             seq_start = (uint32_t)stage->rows.n;

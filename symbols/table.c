@@ -388,6 +388,9 @@ void sym_close(struct sym_table *t)
     free(t->sections.v);
     free(t->modes.v);
     free(t->rows.v);
+    for (size_t i = 0; i < t->row_blocks.n; i++)
+        free(t->row_blocks.v[i]);
+    free(t->row_blocks.v);
     free(t->seqs.v);
     free(t->scopes.v);
     free(t->outer_frames.v);
@@ -428,14 +431,14 @@ const char *sym_warning(const struct sym_table *t)
 void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
 {
     out->functions = t->funcs.n;
-    out->line_rows = t->rows.n;
+    out->line_rows = t->n_rows;
     out->scopes = t->scopes.n;
     out->cache_entries = t->cache_used + t->by_pc_used;
     out->units = t->n_units;
     out->units_loaded = t->units_loaded;
     out->units_fast = t->units_fast;
     out->bytes = t->strings.arena.bytes + t->results.bytes + t->funcs.cap * sizeof *t->funcs.v +
-                 t->rows.cap * sizeof *t->rows.v + t->seqs.cap * sizeof *t->seqs.v +
+                 t->row_bytes + t->seqs.cap * sizeof *t->seqs.v +
                  t->scopes.cap * sizeof *t->scopes.v + t->outer_frames.cap * sizeof *t->outer_frames.v +
                  t->subs.cap * sizeof *t->subs.v +
                  t->inlines.cap * sizeof *t->inlines.v + t->cache_cap * sizeof *t->cache +

@@ -151,8 +151,9 @@ struct row {
 
 struct seq {
     uint32_t lo, hi;    /* [lo, hi) */
-    uint32_t first, n;  /* rows, sorted by address */
+    uint32_t first, n;  /* rows, sorted by address: in a stage, rows.v[first, first + n) */
     uint32_t cu;        /* compilation unit, in .debug_info order */
+    const struct row *rows; /* in the table: its n rows, where its stage read them */
 };
 
 struct scope {          /* a subprogram or an inlined instance */
@@ -226,7 +227,9 @@ struct sym_table {
     VEC(struct func) objects;  /* OBJECT symbols (variables), by name for sym_object() */
     VEC(struct span) sections;
     VEC(struct mode_mark) modes; /* sorted by address */
-    VEC(struct row) rows;
+    VEC(struct row) rows;      /* a stage's; the table keeps each merged stage's rows where they are: */
+    VEC(struct row *) row_blocks;
+    size_t n_rows, row_bytes;
     VEC(struct seq) seqs;
     VEC(struct scope) scopes;
     VEC(const struct sym_frame *) outer_frames; /* per scope: its answers' callers' frames, made on first use */
@@ -293,11 +296,11 @@ struct unit_reader {
     int workers; /* 1 or 2: libdwarf 20210528 crashes now and then with two threads, even on two handles */
 };
 
-/* Read units refs[0..n) on two threads into stage (strings in pool): units are shared out one at
- * a time; call sites get their file names. read[k] (may be NULL) tells which were read. False
- * when out of memory. */
-bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct strpool *pool,
-                     const struct unit_ref *refs, size_t n, bool *read);
+/* Read units refs[0..n) into stage and, on a second thread, into second (NULL: one thread), every
+ * string in pool: units are shared out one at a time; call sites get their file names. read[k]
+ * (may be NULL) tells which were read. False when out of memory. */
+bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct sym_table *second,
+                     struct strpool *pool, const struct unit_ref *refs, size_t n, bool *read);
 
 /* DWARF through libdwarf (dwarf.c), for the units the fast reader leaves. dwarf_open
  * returns NULL when there is none (has_dwarf false) or libdwarf refuses it (the reason in why). */

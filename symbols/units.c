@@ -217,15 +217,26 @@ static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t
 }
 
 /* Move a loaded batch of units (stage: scope parents and row indexes relative to the stage) into
- * t: sort the batch, then merge it into the sorted arrays. */
+ * t: sort the batch, then merge it into the sorted arrays. Its rows stay where they are (the
+ * table keeps the block; sequences point into it), as they are most of a unit. */
 static bool merge_stage(struct sym_table *t, struct sym_table *stage)
 {
-    uint32_t row_base = (uint32_t)t->rows.n, scope_base = (uint32_t)t->scopes.n;
+    if (!stage->rows.n && !stage->seqs.n && !stage->scopes.n && !stage->subs.n && !stage->inlines.n)
+        return true; /* (a second thread that had no unit to read) */
+    uint32_t scope_base = (uint32_t)t->scopes.n;
     drop_discarded(t, stage);
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq *s = &stage->seqs.v[i];
         sort_unless_sorted(stage->rows.v + s->first, s->n, sizeof *stage->rows.v, cmp_row_in_seq);
-        s->first += row_base;
+        s->rows = stage->rows.v + s->first;
+    }
+    if (stage->rows.n) {
+        if (!VEC_PUSH(t->row_blocks, stage->rows.v))
+            return false;
+        t->n_rows += stage->rows.n;
+        t->row_bytes += stage->rows.cap * sizeof *stage->rows.v;
+        stage->rows.v = NULL;
+        stage->rows.n = stage->rows.cap = 0;
     }
     sort_unless_sorted(stage->seqs.v, stage->seqs.n, sizeof *stage->seqs.v, cmp_seq);
     sort_ranges(stage->subs.v, stage->subs.n);
@@ -234,7 +245,7 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
     for (size_t i = 0; i < stage->scopes.n; i++)
         if (stage->scopes.v[i].parent >= 0)
             stage->scopes.v[i].parent += (int32_t)scope_base;
-    if (!append(&t->rows, &stage->rows, sizeof *t->rows.v) || !append(&t->scopes, &stage->scopes, sizeof *t->scopes.v))
+    if (!append(&t->scopes, &stage->scopes, sizeof *t->scopes.v))
         return false;
     struct range *subs = merge_sorted(t->subs.v, t->subs.n, stage->subs.v, stage->subs.n, sizeof *subs, cmp_range);
     struct seq *seqs = merge_sorted(t->seqs.v, t->seqs.n, stage->seqs.v, stage->seqs.n, sizeof *seqs, cmp_seq);
@@ -326,55 +337,56 @@ static const char *moved(struct ptrmap *m, struct strpool *to, const char *s, bo
     return (const char *)*slot;
 }
 
-/* Append stage b (its strings in another pool) to stage a (strings in ap). */
-static bool stage_append(struct sym_table *a, struct strpool *ap, struct sym_table *b)
+/* Stage b's strings (in another pool) interned in `to`, in place. */
+static bool adopt_strings(struct sym_table *b, struct strpool *to)
 {
     struct ptrmap m = {0};
-    uint32_t row_base = (uint32_t)a->rows.n, scope_base = (uint32_t)a->scopes.n;
-    bool ok = !b->rows.n || symt_vec_grow((void **)&a->rows.v, &a->rows.cap, a->rows.n + b->rows.n, sizeof *a->rows.v);
+    bool ok = true;
     const char *last_from = NULL, *last_to = NULL; /* rows come in runs of one file */
     for (size_t i = 0; ok && i < b->rows.n; i++) {
-        struct row rw = b->rows.v[i];
-        if (rw.file != last_from) {
-            last_from = rw.file;
-            last_to = moved(&m, ap, rw.file, &ok);
+        struct row *rw = &b->rows.v[i];
+        if (rw->file != last_from) {
+            last_from = rw->file;
+            last_to = moved(&m, to, rw->file, &ok);
         }
-        rw.file = last_to;
-        rw.order += row_base;
-        a->rows.v[a->rows.n++] = rw;
-    }
-    for (size_t i = 0; ok && i < b->seqs.n; i++) {
-        struct seq q = b->seqs.v[i];
-        q.first += row_base;
-        ok = VEC_PUSH(a->seqs, q);
+        rw->file = last_to;
     }
     for (size_t i = 0; ok && i < b->scopes.n; i++) {
-        struct scope sc = b->scopes.v[i];
-        sc.name = moved(&m, ap, sc.name, &ok);
-        sc.call_file = moved(&m, ap, sc.call_file, &ok);
-        if (sc.parent >= 0)
-            sc.parent += (int32_t)scope_base;
-        ok = ok && VEC_PUSH(a->scopes, sc);
-    }
-    for (size_t i = 0; ok && i < b->subs.n; i++) {
-        struct range rg = b->subs.v[i];
-        rg.scope += scope_base;
-        ok = VEC_PUSH(a->subs, rg);
-    }
-    for (size_t i = 0; ok && i < b->inlines.n; i++) {
-        struct range rg = b->inlines.v[i];
-        rg.scope += scope_base;
-        ok = VEC_PUSH(a->inlines, rg);
+        struct scope *sc = &b->scopes.v[i];
+        sc->name = moved(&m, to, sc->name, &ok);
+        sc->call_file = moved(&m, to, sc->call_file, &ok);
     }
     symt_ptrmap_free(&m);
     return ok;
 }
 
-bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct strpool *pool,
-                     const struct unit_ref *refs, size_t n, bool *read)
+/* Call sites get their file names, from the file table of the unit that read them. */
+static bool name_call_sites(struct sym_table *stage, const struct read_work *w)
+{
+    uint32_t max_id = 0;
+    for (size_t k = 0; k < w->n; k++)
+        max_id = w->refs[k].id > max_id ? w->refs[k].id : max_id;
+    uint32_t *pos = malloc(((size_t)max_id + 1) * sizeof *pos);
+    if (!pos)
+        return false;
+    for (size_t k = 0; k < w->n; k++)
+        pos[w->refs[k].id] = (uint32_t)k;
+    for (size_t i = 0; i < stage->scopes.n; i++) {
+        struct scope *sc = &stage->scopes.v[i];
+        if (sc->call_fileno == UINT32_MAX || sc->cu > max_id)
+            continue;
+        const struct cu_files *f = &w->files[pos[sc->cu]];
+        long j = (long)sc->call_fileno - f->base;
+        sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
+    }
+    free(pos);
+    return true;
+}
+
+bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct sym_table *second,
+                     struct strpool *pool, const struct unit_ref *refs, size_t n, bool *read)
 {
     struct strpool second_strings = {0};
-    struct sym_table second = {0};
     bool *read_here = read ? read : calloc(n + 1, sizeof *read_here);
     struct read_work w = {reader, refs, n, 0, calloc(n + 1, sizeof *w.files), read_here};
     if (!w.files || !read_here) {
@@ -385,39 +397,21 @@ bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, 
     }
     for (size_t i = 0; i < n; i++)
         w.files[i].base = 1;
-    struct read_worker one = {&w, 0, stage, pool, false}, two = {&w, 1, &second, &second_strings, false};
+    struct read_worker one = {&w, 0, stage, pool, false}, two = {&w, 1, second, &second_strings, false};
     pthread_t th;
-    bool threaded = n > 1 && reader->workers > 1 && pthread_create(&th, NULL, read_thread, &two) == 0;
+    bool threaded = second && n > 1 && reader->workers > 1 && pthread_create(&th, NULL, read_thread, &two) == 0;
     read_thread(&one);
     if (threaded)
         pthread_join(th, NULL);
-    size_t first_second = stage->scopes.n; /* scopes from here on were read by the second thread */
-    bool ok = !one.failed && !two.failed && stage_append(stage, pool, &second);
-    /* call sites get their file names, from the file table of the unit (and thread) that read them */
-    uint32_t max_id = 0;
-    for (size_t k = 0; k < n; k++)
-        max_id = refs[k].id > max_id ? refs[k].id : max_id;
-    uint32_t *pos = ok ? malloc(((size_t)max_id + 1) * sizeof *pos) : NULL;
-    ok = ok && pos;
-    for (size_t k = 0; ok && k < n; k++)
-        pos[refs[k].id] = (uint32_t)k;
-    for (size_t i = 0; ok && i < stage->scopes.n; i++) {
-        struct scope *sc = &stage->scopes.v[i];
-        if (sc->call_fileno == UINT32_MAX || sc->cu > max_id)
-            continue;
-        const struct cu_files *f = &w.files[pos[sc->cu]];
-        long j = (long)sc->call_fileno - f->base;
-        sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
-        if (sc->call_file && i >= first_second)
-            sc->call_file = symt_intern(pool, sc->call_file);
-    }
-    free(pos);
+    /* the second thread's strings, in its own pool until now, join the rest: in place, as its
+     * stage is merged as it is */
+    bool ok = !one.failed && !two.failed && name_call_sites(stage, &w) &&
+              (!threaded || (name_call_sites(second, &w) && adopt_strings(second, pool)));
     for (size_t k = 0; k < n; k++)
         free(w.files[k].files);
     free(w.files);
     if (!read)
         free(read_here);
-    symt_stage_free(&second);
     symt_arena_free(&second_strings.arena);
     free(second_strings.slots);
     return ok;
@@ -459,10 +453,12 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n)
     for (size_t i = 0; ok && i < n; i++)
         refs[i] = (struct unit_ref){ids[i] < t->unit_hdrs.n ? t->unit_hdrs.v[ids[i]] : 0, ids[i], 0};
     if (ok && t->raw) {
-        struct sym_table stage = {0};
+        struct sym_table stage = {0}, second = {0};
         struct unit_reader fast = {raw_read, t->raw, 2};
-        ok = symt_read_units(&fast, &stage, &t->strings, refs, n, read) && merge_stage(t, &stage);
+        ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) && merge_stage(t, &stage) &&
+             merge_stage(t, &second);
         symt_stage_free(&stage);
+        symt_stage_free(&second);
     }
     size_t rest = 0; /* what the fast reader left, for libdwarf */
     for (size_t i = 0; ok && i < n; i++)
