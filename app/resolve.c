@@ -12,6 +12,21 @@
 
 static bool demangle; /* -C: names as addr2line -C prints them */
 
+/* The warning about the ELF (missing symbols or DWARF), said once before the first answer: the
+ * table knows it once its symbol table is read, which goes on beside the first lookups. */
+static char first_warning[512];
+static bool warned;
+
+static void warn_once(struct sym_table *t, FILE *err)
+{
+    if (warned)
+        return;
+    warned = true;
+    snprintf(first_warning, sizeof first_warning, "%s", sym_warning(t));
+    if (*first_warning)
+        fprintf(err, "cmprof-top: warning: %s\n", first_warning);
+}
+
 /* Text appended to a buffer: the output is formatted by hand, as printf's parsing cost more
  * than the lookups on large inputs. */
 struct text {
@@ -294,6 +309,8 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
                       FILE *err, struct answer_lists *l)
 {
     long n_good = answer_lookup(t, toks, parsed, n, l);
+    if (n)
+        warn_once(t, err);
     if (n_good >= 0)
         return answer_write(t, toks, n, l, out, err);
     int status = 0;
@@ -488,6 +505,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
         carry[carried] = '\0';
         b->n_toks = n_toks;
         long n_good = answer_lookup(t, b->toks, b->parsed, n_toks, &b->lists);
+        warn_once(t, err);
         if (n_good < 0) { /* no memory for the lists: the rest of this chunk one by one, here */
             wait_written(&s, -1);
             status |= answer_all(t, b->toks, b->parsed, n_toks, &s.text, err, &b->lists);
@@ -528,15 +546,14 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         fprintf(err, "cmprof-top: %s\n", msg);
         return 1;
     }
-    snprintf(msg, sizeof msg, "%s", sym_warning(t));
-    if (*msg)
-        fprintf(err, "cmprof-top: warning: %s\n", msg);
+    warned = false;
     struct answer_lists lists = {0};
     int status = answer_all(t, addrs, NULL, (size_t)n, &text, err, &lists);
     flush_text(&text, out);
     if (n == 0 && in)
         status |= answer_stream(t, in, out, err);
-    if (*sym_warning(t) && strcmp(sym_warning(t), msg) != 0) /* found while reading a unit */
+    warn_once(t, err); /* (no address at all) */
+    if (*sym_warning(t) && strcmp(sym_warning(t), first_warning) != 0) /* found while reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
     free(text.p);
     lists_free(&lists);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     }
     if (type != STT_FUNC)
         return true;
-    const char *name_or_unknown = kept ? kept : symt_intern(&t->strings, "??");
+    const char *name_or_unknown = kept ? kept : t->unknown_name;
     struct func f = {lo, lo + (s->st_size ? s->st_size : 2), name_or_unknown, index, 1};
     return f.name && VEC_PUSH(t->funcs, f);
 }
@@ -258,6 +259,79 @@ static bool order_symbols(struct sym_table *t)
     return true;
 }
 
+/* The symbol table, read on a thread of its own while the DWARF index and the first units are
+ * read: it needs nothing they touch (no libelf, no interned string). */
+struct symtab_job {
+    struct sym_table *t;
+    struct symtab_file file;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    bool joined; /* (read and set atomically) */
+    bool failed; /* out of memory: the lists may be partial */
+};
+
+static void *symbols_thread(void *arg)
+{
+    struct symtab_job *job = arg;
+    int got = read_symtab_file(job->t, &job->file); /* -1: the file changed since it was checked */
+    job->failed = got == 0 || !order_symbols(job->t);
+    return NULL;
+}
+
+void symt_symbols_join(struct symtab_job *job)
+{
+    if (__atomic_load_n(&job->joined, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&job->lock);
+    if (!job->joined) {
+        pthread_join(job->thread, NULL);
+        __atomic_store_n(&job->joined, true, __ATOMIC_RELEASE);
+        symt_set_warning(job->t); /* (it may tell of the symbols) */
+    }
+    pthread_mutex_unlock(&job->lock);
+}
+
+bool symt_symbols_read(const struct sym_table *t)
+{
+    return !t->symbols || __atomic_load_n(&t->symbols->joined, __ATOMIC_ACQUIRE);
+}
+
+bool symt_symbols_failed(const struct sym_table *t)
+{
+    return t->symbols && t->symbols->failed;
+}
+
+void symt_symbols_free(struct sym_table *t)
+{
+    if (!t->symbols)
+        return;
+    symt_symbols_join(t->symbols);
+    pthread_mutex_destroy(&t->symbols->lock);
+    free(t->symbols);
+    t->symbols = NULL;
+}
+
+/* Start reading the symbol table from the file on a thread; false when it cannot start. */
+static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
+{
+    /* the string table must end in a NUL (else libelf's way, now): one byte read to know */
+    char last;
+    if (pread(t->code_fd, &last, 1, (off_t)(f->str_off + f->str_len - 1)) != 1 || last != '\0')
+        return false;
+    struct symtab_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return false;
+    *job = (struct symtab_job){.t = t, .file = *f};
+    pthread_mutex_init(&job->lock, NULL);
+    if (pthread_create(&job->thread, NULL, symbols_thread, job) != 0) {
+        pthread_mutex_destroy(&job->lock);
+        free(job);
+        return false;
+    }
+    t->symbols = job;
+    return true;
+}
+
 bool symt_elf_load(struct sym_table *t, void *elf_handle)
 {
     Elf *elf = elf_handle;
@@ -309,10 +383,15 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
             symtab = symtab ? symtab : scn;
         }
     }
-    /* the symbol table: straight from the file when it can be read as it is, else through libelf */
+    /* the symbol table: straight from the file when it can be read as it is (on a thread, when
+     * one starts), else through libelf */
+    if (!(t->unknown_name = symt_intern(&t->strings, "??")))
+        return false;
     struct symtab_file f;
     GElf_Shdr sh;
     if (n_symtabs == 1 && gelf_getshdr(symtab, &sh) && symtab_in_file(t, elf, &sh, &f)) {
+        if (start_symbols(t, &f))
+            return true;
         int got = read_symtab_file(t, &f);
         if (got >= 0)
             return got == 1 && order_symbols(t);
@@ -457,6 +536,8 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
             t->cu_names.n = t->unit_ranges.n = t->unit_hdrs.n = 0;
         }
     }
+    if (!t->raw)
+        symt_symbols_wait(t); /* (no thread while the DWARF child forks, nor beside libdwarf) */
     if (ok && !t->dwarf_skip && !t->raw && !(isolation && isolate_start(t, path, true))) {
         t->isolated = false; /* no child possible: read here, unprotected */
         ok = dwarf_start(t, path);
@@ -467,6 +548,7 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
         fail(err, errlen, "%s: out of memory while loading symbols", path);
         return NULL;
     }
-    symt_set_warning(t);
+    if (symt_symbols_read(t))
+        symt_set_warning(t); /* (else when the symbol table is in) */
     return t;
 }

@@ -23,6 +23,7 @@ struct hints {
 
 static const struct func *func_for(const struct sym_table *t, uint32_t addr, struct hints *h)
 {
+    symt_symbols_wait(t);
     long i = h ? (h->func = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, h->func))
                : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
     for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
@@ -107,6 +108,7 @@ static bool better_fit(const struct func *b, const struct func *c, uint32_t addr
  * symbols at the nearest start at or before addr, in the same section. */
 static const struct func *func_before(const struct sym_table *t, uint32_t addr)
 {
+    symt_symbols_wait(t);
     long i = LAST_LE(t->labels.v, t->labels.n, addr, lo);
     if (i < 0)
         return NULL;
@@ -396,6 +398,7 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
 
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
 {
+    symt_symbols_wait(t);
     const struct func *f = symt_func_for(t, addr);
     if (!f) {
         size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
@@ -418,6 +421,7 @@ int sym_in_code(const struct sym_table *t, uint32_t addr)
 
 int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size)
 {
+    symt_symbols_wait(t);
     for (size_t i = 0; i < t->objects.n; i++)
         if (strcmp(t->objects.v[i].name, name) == 0) {
             *addr = t->objects.v[i].lo;
@@ -435,6 +439,7 @@ long sym_task_name_offset(struct sym_table *t, const char *var, const char **mem
 
 int sym_is_arm(const struct sym_table *t, uint32_t addr)
 {
+    symt_symbols_wait(t);
     long i = LAST_LE(t->modes.v, t->modes.n, addr & ~1u, addr);
     return i >= 0 && t->modes.v[i].mode == MODE_ARM;
 }

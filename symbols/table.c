@@ -379,6 +379,7 @@ void sym_close(struct sym_table *t)
 {
     if (!t)
         return;
+    symt_symbols_free(t);
     symt_arena_free(&t->strings.arena);
     free(t->strings.slots);
     symt_arena_free(&t->results);
@@ -425,11 +426,13 @@ void sym_close(struct sym_table *t)
 
 const char *sym_warning(const struct sym_table *t)
 {
+    symt_symbols_wait(t);
     return t->warning;
 }
 
 void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
 {
+    symt_symbols_wait(t);
     out->functions = t->funcs.n;
     out->line_rows = t->n_rows;
     out->scopes = t->scopes.n;

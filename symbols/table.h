@@ -209,6 +209,8 @@ struct cache_slot {
     struct sym_location *loc;
 };
 
+struct symtab_job;
+
 struct sym_table {
     char warning[320];
     char *path;                /* the ELF, for warnings */
@@ -260,6 +262,8 @@ struct sym_table {
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
+    struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (elf.c) */
+    const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */
     char *strtab;              /* the ELF's string table, when kept: symbol names point into it */
     size_t strtab_len;         /* until symt_func_name interns them */
     struct cache_slot *cache;  /* answers outside the code range, hashed by address */
@@ -364,6 +368,18 @@ bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n);
 void symt_stage_free(struct sym_table *stage);
 /* Rebuild t->warning from what is known (sym_open, and again when a unit load fails). */
 void symt_set_warning(struct sym_table *t);
+
+/* The symbol table may still be read on a thread after sym_open: whatever reads funcs, labels,
+ * objects, modes or strtab waits for it first. */
+void symt_symbols_join(struct symtab_job *job);
+static inline void symt_symbols_wait(const struct sym_table *t)
+{
+    if (t->symbols)
+        symt_symbols_join(t->symbols);
+}
+bool symt_symbols_read(const struct sym_table *t);   /* it is in (no thread reads it) */
+bool symt_symbols_failed(const struct sym_table *t); /* out of memory while reading it */
+void symt_symbols_free(struct sym_table *t);
 
 /* The ELF function symbol containing addr, or NULL. */
 const struct func *symt_func_for(const struct sym_table *t, uint32_t addr);

@@ -46,6 +46,7 @@ static bool tombstone(const struct sym_table *t, uint32_t lo)
 
 static void drop_discarded(const struct sym_table *t, struct sym_table *stage)
 {
+    symt_symbols_wait(t);
     if (t->funcs.n == 0)
         return;
     size_t k = 0;
@@ -615,9 +616,13 @@ void sym_read_all(struct sym_table *t)
 
 void symt_set_warning(struct sym_table *t)
 {
+    symt_symbols_wait(t);
     const char *path = t->path ? t->path : "the ELF";
     if (t->dwarf_error[0])
         snprintf(t->warning, sizeof t->warning, "%s: %s", path, t->dwarf_error);
+    else if (symt_symbols_failed(t))
+        snprintf(t->warning, sizeof t->warning, "%s: out of memory while reading the symbol table: functions missing",
+                 path);
     else if (t->funcs.n == 0 && !t->has_dwarf)
         snprintf(t->warning, sizeof t->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
     else if (!t->has_dwarf)
