@@ -17,7 +17,7 @@ HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
-SYM_SRC := symbols/table.c symbols/elf.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c
+SYM_SRC := symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c
 HOST_SRC := app/main.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c

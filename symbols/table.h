@@ -1,7 +1,8 @@
 /* Private to symbols/: the flattened table that the loader stages fill and the lookups read, and
- * the arena, string pool and growable arrays they share. Stages: symt_elf_load (symbol table,
- * sections, build-id); dwarf_start or isolate_start (the unit index); symt_units_ready; then, as
- * lookups need them, units read by dwarf_load_units or isolate_fetch and merged by units.c. */
+ * the arena, string pool and growable arrays they share. Stages: symt_elf_load (sections,
+ * build-id; the symbol table, maybe on a thread); raw_index, dwarf_start or isolate_start (the
+ * unit index); symt_units_ready; then, as lookups need them, units read by raw_read,
+ * dwarf_load_units or isolate_fetch and merged by units.c. */
 #ifndef CMPROF_SYMBOLS_TABLE_H
 #define CMPROF_SYMBOLS_TABLE_H
 
@@ -262,7 +263,7 @@ struct sym_table {
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
-    struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (elf.c) */
+    struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (symtab.c) */
     const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */
     char *strtab;              /* the ELF's string table, when kept: symbol names point into it */
     size_t strtab_len;         /* until symt_func_name interns them */
@@ -278,9 +279,12 @@ struct sym_table {
 
 void symt_frames_free(struct sym_table *t);
 
-/* ELF part: sections, code bytes, build-id, function symbols. False on a malformed ELF or no
- * memory, with the reason in t->warning. */
+/* ELF part: sections, code bytes, build-id, vectors, then the symbol table (symt_symtab_load).
+ * False on a malformed ELF or no memory, with the reason in t->warning. */
 bool symt_elf_load(struct sym_table *t, void *elf);
+/* The symbol table (symtab.c): n_symtabs SHT_SYMTAB sections, the first at first_symtab (libelf
+ * handles). It may go on being read on a thread after this returns: see symt_symbols_wait. */
+bool symt_symtab_load(struct sym_table *t, void *elf, void *first_symtab, size_t n_symtabs);
 /* Read a code section's bytes from the ELF (once; on failure it stays without). */
 void symt_code_load(struct sym_table *t, struct code_section *c);
 

@@ -1,0 +1,299 @@
+/* The ELF symbol table: functions, labels (for addr2line's fallback names), variables and ARM
+ * mapping symbols, in address order. Read straight from the file when it can be, on a thread of
+ * its own (the open goes on meanwhile); else through libelf. */
+#include "table.h"
+
+#include <gelf.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* An ARM mapping symbol's kind ('a', 't' or 'd': which instruction set the bytes from its address
+ * are), or 0 for any other symbol. */
+static char mapping_kind(int type, const char *name)
+{
+    if (type != STT_NOTYPE || !name || name[0] != '$' || (name[1] != 'a' && name[1] != 't' && name[1] != 'd'))
+        return 0;
+    return name[2] == '\0' || name[2] == '.' ? name[1] : 0;
+}
+
+/* A mapping symbol ($a, $t, $d) as a mode mark. */
+static bool add_mode(struct sym_table *t, const Elf32_Sym *s, const char *name)
+{
+    char kind = s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ? 0 : mapping_kind(ELF32_ST_TYPE(s->st_info), name);
+    struct mode_mark m = {s->st_value & ~1u, kind == 'a' ? MODE_ARM : kind == 't' ? MODE_THUMB : MODE_DATA};
+    return !kind || VEC_PUSH(t->modes, m);
+}
+
+/* One symbol: a function, a label or a variable (a mapping symbol only sets *arm when it is $a). */
+static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index, bool *arm)
+{
+    if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+        return true;
+    int type = ELF32_ST_TYPE(s->st_info);
+    uint32_t lo = s->st_value & ~1u; /* Thumb bit */
+    char kind = mapping_kind(type, name);
+    if (kind) {
+        *arm |= kind == 'a';
+        return true;
+    }
+    bool named = name && name[0];
+    bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
+    /* one copy for every list: in the kept string table, or interned */
+    const char *kept = !wanted ? NULL : symt_elf_name_kept(t, name) ? name : symt_intern(&t->strings, name);
+    if (wanted && !kept)
+        return false;
+    if ((type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$') {
+        /* '$t', '$d' are ARM mapping symbols, never names */
+        struct func l = {lo, lo + s->st_size, kept, index, type == STT_FUNC};
+        if (!VEC_PUSH(t->labels, l))
+            return false;
+    }
+    if (type == STT_OBJECT && named) {
+        struct func o = {lo, lo + s->st_size, kept, index, 0};
+        if (!VEC_PUSH(t->objects, o))
+            return false;
+    }
+    if (type != STT_FUNC)
+        return true;
+    const char *name_or_unknown = kept ? kept : t->unknown_name;
+    struct func f = {lo, lo + (s->st_size ? s->st_size : 2), name_or_unknown, index, 1};
+    return f.name && VEC_PUSH(t->funcs, f);
+}
+
+/* Where the symbol table's entries come from: read from the file a chunk at a time into a small
+ * buffer (a little-endian ELF on a little-endian host, the usual case: libelf would copy the
+ * whole table, a megabyte on a big firmware, into fresh memory), else libelf's converted copy. */
+struct symtab_src {
+    const Elf32_Sym *all; /* libelf's copy, or NULL */
+    int fd;
+    uint64_t off;
+};
+
+enum { SYM_CHUNK = 2048 }; /* entries per read: 32 KB */
+
+/* Entries [first, first + count) of the table, or NULL when they cannot be read. */
+static const Elf32_Sym *symbols_at(const struct symtab_src *src, size_t first, size_t count, Elf32_Sym *buf)
+{
+    if (src->all)
+        return src->all + first;
+    ssize_t want = (ssize_t)(count * sizeof *buf);
+    return pread(src->fd, buf, (size_t)want, (off_t)(src->off + first * sizeof *buf)) == want ? buf : NULL;
+}
+
+/* Add the n entries of a symbol table, its names from strs (or, without it, from libelf). One
+ * pass, each list reserved for every entry at once: what a list leaves of its reservation is never
+ * touched, and is given back after. Mapping symbols are kept only when there is code in the A32
+ * set at all (sym_is_arm() asks only that): a second pass takes them when a $a turns up, which on
+ * Cortex-M (all Thumb) none does. */
+static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_t n, const char *strs, size_t strs_len,
+                        Elf *elf, size_t str_index)
+{
+    Elf32_Sym *buf = src->all ? NULL : malloc(SYM_CHUNK * sizeof *buf);
+    bool ok = (src->all || buf) && (t->strtab || symt_intern_reserve(&t->strings, n)) &&
+              VEC_RESERVE(t->funcs, n) && VEC_RESERVE(t->labels, n) && VEC_RESERVE(t->objects, n);
+    bool any_arm = false;
+    for (int with_modes = 0; ok && with_modes <= (int)any_arm; with_modes++) {
+        for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
+            size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
+            const Elf32_Sym *syms = symbols_at(src, first, count, buf);
+            for (size_t i = 0; ok && syms && i < count; i++) {
+                uint32_t at = syms[i].st_name;
+                const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, str_index, at);
+                ok = with_modes ? add_mode(t, &syms[i], name)
+                                : add_symbol(t, &syms[i], name, (uint32_t)(first + i), &any_arm);
+            }
+        }
+    }
+    symt_vec_fit((void **)&t->funcs.v, &t->funcs.cap, t->funcs.n, sizeof *t->funcs.v);
+    symt_vec_fit((void **)&t->labels.v, &t->labels.cap, t->labels.n, sizeof *t->labels.v);
+    symt_vec_fit((void **)&t->objects.v, &t->objects.cap, t->objects.n, sizeof *t->objects.v);
+    free(buf);
+    return ok;
+}
+
+/* Where a symbol table and its string table lie in the ELF file. */
+struct symtab_file {
+    uint64_t sym_off;
+    size_t n;
+    uint64_t str_off;
+    size_t str_len;
+};
+
+/* Where a symbol table and its string table lie in the file, when both can be read from it as
+ * they are: a little-endian ELF on a little-endian host (the usual case), the table uncompressed
+ * and of whole entries, the string table whole. false: libelf must convert them. */
+static bool symtab_in_file(const struct sym_table *t, Elf *elf, const GElf_Shdr *sh, struct symtab_file *f)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char *ident = elf_getident(elf, NULL);
+    Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
+    GElf_Shdr str_sh;
+    if (!ident || ident[EI_DATA] != ELFDATA2LSB || (sh->sh_flags & SHF_COMPRESSED) ||
+        sh->sh_entsize != sizeof(Elf32_Sym) || sh->sh_size % sizeof(Elf32_Sym) != 0 || t->strtab || !str_scn ||
+        !gelf_getshdr(str_scn, &str_sh) || str_sh.sh_type != SHT_STRTAB || (str_sh.sh_flags & SHF_COMPRESSED) ||
+        str_sh.sh_size == 0 || str_sh.sh_size >= ((size_t)1 << 31))
+        return false;
+    *f = (struct symtab_file){sh->sh_offset, (size_t)(sh->sh_size / sizeof(Elf32_Sym)), str_sh.sh_offset,
+                              (size_t)str_sh.sh_size};
+    return true;
+#else
+    (void)t, (void)elf, (void)sh, (void)f;
+    return false;
+#endif
+}
+
+/* The symbol table read straight from the file, a chunk at a time into a small buffer (libelf
+ * would copy the whole table, a megabyte on a big firmware, into fresh memory). The string table
+ * is kept by the table, and names point into it until a lookup first needs one (interned then:
+ * most are never asked for). -1: the string table is unreadable or does not end in a NUL (then
+ * libelf's way). */
+static int read_symtab_file(struct sym_table *t, const struct symtab_file *f)
+{
+    if (!(t->strtab = malloc(f->str_len)))
+        return 0;
+    if (pread(t->code_fd, t->strtab, f->str_len, (off_t)f->str_off) != (ssize_t)f->str_len ||
+        t->strtab[f->str_len - 1] != '\0') {
+        free(t->strtab);
+        t->strtab = NULL;
+        return -1;
+    }
+    t->strtab_len = f->str_len;
+    struct symtab_src src = {NULL, t->code_fd, f->sym_off};
+    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0);
+}
+
+/* The symbol table through libelf's converted copy: its names are interned now, as libelf's copy
+ * is gone at elf_end (also any second symbol table). */
+static bool read_symtab_libelf(struct sym_table *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf || d->d_type != ELF_T_SYM)
+        return true;
+    Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
+    Elf_Data *sd = str_scn ? elf_getdata(str_scn, NULL) : NULL;
+    const char *strs = sd && sd->d_buf && sd->d_size && ((const char *)sd->d_buf)[sd->d_size - 1] == '\0' ? sd->d_buf
+                                                                                                           : NULL;
+    struct symtab_src src = {d->d_buf, -1, 0};
+    return add_symbols(t, &src, d->d_size / sizeof(Elf32_Sym), strs, strs ? sd->d_size : 0, elf, sh->sh_link);
+}
+
+/* The lists in address order: a stable sort keeps symbol table order at equal addresses. Without
+ * unsized or untyped symbols the two lists are one (compiled code): sorted once. */
+static bool order_symbols(struct sym_table *t)
+{
+    bool same = t->labels.n == t->funcs.n && t->funcs.n &&
+                memcmp(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v) == 0;
+    if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
+        return false;
+    if (same)
+        memcpy(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v);
+    if ((!same && !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo))) ||
+        !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
+        return false;
+    /* drop aliases at the same address (keep the first, as nm -n lists them) */
+    size_t k = 0;
+    for (size_t i = 0; i < t->funcs.n; i++)
+        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
+            t->funcs.v[k++] = t->funcs.v[i];
+    t->funcs.n = k;
+    return true;
+}
+
+/* The symbol table, read on a thread of its own while the DWARF index and the first units are
+ * read: it needs nothing they touch (no libelf, no interned string). */
+struct symtab_job {
+    struct sym_table *t;
+    struct symtab_file file;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    bool joined; /* (read and set atomically) */
+    bool failed; /* out of memory: the lists may be partial */
+};
+
+static void *symbols_thread(void *arg)
+{
+    struct symtab_job *job = arg;
+    int got = read_symtab_file(job->t, &job->file); /* -1: the file changed since it was checked */
+    job->failed = got == 0 || !order_symbols(job->t);
+    return NULL;
+}
+
+void symt_symbols_join(struct symtab_job *job)
+{
+    if (__atomic_load_n(&job->joined, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&job->lock);
+    if (!job->joined) {
+        pthread_join(job->thread, NULL);
+        __atomic_store_n(&job->joined, true, __ATOMIC_RELEASE);
+        symt_set_warning(job->t); /* (it may tell of the symbols) */
+    }
+    pthread_mutex_unlock(&job->lock);
+}
+
+bool symt_symbols_read(const struct sym_table *t)
+{
+    return !t->symbols || __atomic_load_n(&t->symbols->joined, __ATOMIC_ACQUIRE);
+}
+
+bool symt_symbols_failed(const struct sym_table *t)
+{
+    return t->symbols && t->symbols->failed;
+}
+
+void symt_symbols_free(struct sym_table *t)
+{
+    if (!t->symbols)
+        return;
+    symt_symbols_join(t->symbols);
+    pthread_mutex_destroy(&t->symbols->lock);
+    free(t->symbols);
+    t->symbols = NULL;
+}
+
+/* Start reading the symbol table from the file on a thread; false when it cannot start. */
+static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
+{
+    /* the string table must end in a NUL (else libelf's way, now): one byte read to know */
+    char last;
+    if (pread(t->code_fd, &last, 1, (off_t)(f->str_off + f->str_len - 1)) != 1 || last != '\0')
+        return false;
+    struct symtab_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return false;
+    *job = (struct symtab_job){.t = t, .file = *f};
+    pthread_mutex_init(&job->lock, NULL);
+    if (pthread_create(&job->thread, NULL, symbols_thread, job) != 0) {
+        pthread_mutex_destroy(&job->lock);
+        free(job);
+        return false;
+    }
+    t->symbols = job;
+    return true;
+}
+
+bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab, size_t n_symtabs)
+{
+    Elf *elf = elf_handle;
+    Elf_Scn *symtab = first_symtab;
+    /* the symbol table: straight from the file when it can be read as it is (on a thread, when
+     * one starts), else through libelf */
+    if (!(t->unknown_name = symt_intern(&t->strings, "??")))
+        return false;
+    struct symtab_file f;
+    GElf_Shdr sh;
+    if (n_symtabs == 1 && gelf_getshdr(symtab, &sh) && symtab_in_file(t, elf, &sh, &f)) {
+        if (start_symbols(t, &f))
+            return true;
+        int got = read_symtab_file(t, &f);
+        if (got >= 0)
+            return got == 1 && order_symbols(t);
+    }
+    for (Elf_Scn *scn = symtab; scn; scn = elf_nextscn(elf, scn)) /* every symbol table */
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && !read_symtab_libelf(t, elf, scn, &sh))
+            return false;
+    return order_symbols(t);
+}
