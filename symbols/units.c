@@ -361,17 +361,10 @@ static bool adopt_strings(struct sym_table *b, struct strpool *to)
     return ok;
 }
 
-/* Call sites get their file names, from the file table of the unit that read them. */
-static bool name_call_sites(struct sym_table *stage, const struct read_work *w)
+/* Call sites get their file names, from the file table of the unit that read them: unit id's
+ * position in the batch is pos[id] (ids up to max_id). */
+static void name_call_sites(struct sym_table *stage, const struct read_work *w, const uint32_t *pos, uint32_t max_id)
 {
-    uint32_t max_id = 0;
-    for (size_t k = 0; k < w->n; k++)
-        max_id = w->refs[k].id > max_id ? w->refs[k].id : max_id;
-    uint32_t *pos = malloc(((size_t)max_id + 1) * sizeof *pos);
-    if (!pos)
-        return false;
-    for (size_t k = 0; k < w->n; k++)
-        pos[w->refs[k].id] = (uint32_t)k;
     for (size_t i = 0; i < stage->scopes.n; i++) {
         struct scope *sc = &stage->scopes.v[i];
         if (sc->call_fileno == UINT32_MAX || sc->cu > max_id)
@@ -380,8 +373,6 @@ static bool name_call_sites(struct sym_table *stage, const struct read_work *w)
         long j = (long)sc->call_fileno - f->base;
         sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
     }
-    free(pos);
-    return true;
 }
 
 bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct sym_table *second,
@@ -404,10 +395,22 @@ bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, 
     read_thread(&one);
     if (threaded)
         pthread_join(th, NULL);
+    uint32_t max_id = 0;
+    for (size_t k = 0; k < n; k++)
+        max_id = refs[k].id > max_id ? refs[k].id : max_id;
+    uint32_t *pos = malloc(((size_t)max_id + 1) * sizeof *pos);
+    bool ok = !one.failed && !two.failed && pos;
+    for (size_t k = 0; ok && k < n; k++)
+        pos[refs[k].id] = (uint32_t)k;
+    if (ok) {
+        name_call_sites(stage, &w, pos, max_id);
+        if (threaded)
+            name_call_sites(second, &w, pos, max_id);
+    }
     /* the second thread's strings, in its own pool until now, join the rest: in place, as its
      * stage is merged as it is */
-    bool ok = !one.failed && !two.failed && name_call_sites(stage, &w) &&
-              (!threaded || (name_call_sites(second, &w) && adopt_strings(second, pool)));
+    ok = ok && (!threaded || adopt_strings(second, pool));
+    free(pos);
     for (size_t k = 0; k < n; k++)
         free(w.files[k].files);
     free(w.files);
