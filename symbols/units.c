@@ -524,7 +524,6 @@ bool symt_units_ready(struct sym_table *t)
     return ok;
 }
 
-/* Add the unloaded units that cover addr to ids (each once: mark is per unit). */
 /* Add the unloaded units that cover addr to ids (room for cap), each once: mark (one byte per
  * unit) remembers them across many addresses; without it (one address, a few units) ids is
  * searched. False when ids had no room for them all. */
