@@ -208,7 +208,8 @@ static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t
             ok = VEC_PUSH(t->inlines, r);
         }
         sub->in_n = (uint32_t)t->inlines.n - sub->in_first;
-        sort_few_ranges(t->inlines.v + sub->in_first, sub->in_n);
+        if (sub->in_n > 1) /* (and so t->inlines.v is no NULL) */
+            sort_few_ranges(t->inlines.v + sub->in_first, sub->in_n);
         sub->scope += scope_base;
     }
     free(root);
