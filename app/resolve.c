@@ -5,9 +5,9 @@
 #include "../symbols/symbols.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -291,7 +291,8 @@ static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct
             __builtin_prefetch(l->locs[k + ANSWER_AHEAD]);
             __builtin_prefetch((const char *)l->locs[k + ANSWER_AHEAD] + sizeof(struct sym_location) - 1);
         }
-        if (k + ANSWER_AHEAD / 2 < l->n_good && l->locs[k + ANSWER_AHEAD / 2]) { /* its callers' frames, once it is in */
+        /* its callers' frames, half as far ahead: its answer is in by then */
+        if (k + ANSWER_AHEAD / 2 < l->n_good && l->locs[k + ANSWER_AHEAD / 2]) {
             const struct sym_frame *o = l->locs[k + ANSWER_AHEAD / 2]->outer;
             if (o) {
                 __builtin_prefetch(o);

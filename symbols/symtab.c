@@ -22,7 +22,8 @@ static char mapping_kind(int type, const char *name)
 /* A mapping symbol ($a, $t, $d) as a mode mark. */
 static bool add_mode(struct sym_table *t, const Elf32_Sym *s, const char *name)
 {
-    char kind = s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ? 0 : mapping_kind(ELF32_ST_TYPE(s->st_info), name);
+    bool defined = s->st_shndx != SHN_UNDEF && s->st_shndx < SHN_LORESERVE;
+    char kind = defined ? mapping_kind(ELF32_ST_TYPE(s->st_info), name) : 0;
     struct mode_mark m = {s->st_value & ~1u, kind == 'a' ? MODE_ARM : kind == 't' ? MODE_THUMB : MODE_DATA};
     return !kind || VEC_PUSH(t->modes, m);
 }
