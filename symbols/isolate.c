@@ -367,6 +367,9 @@ static void child_failed(struct sym_table *t, int got, const char *doing)
 
 bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* false: no child possible */
 {
+    /* no fork while the symbol table's thread runs: the child would inherit whatever lock that
+     * thread held (a sanitizer's allocator lock hung a child in CI) */
+    symt_symbols_wait(t);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return false;

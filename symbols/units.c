@@ -428,6 +428,7 @@ bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, 
  * or in the child, started the first time it is needed. */
 static bool fetch_libdwarf(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n)
 {
+    symt_symbols_wait(t); /* (libdwarf, here or in a child, only once the symbol table's thread is done) */
     if (t->isolated && !t->dwarf_dead && !t->dwarf_child && !isolate_start(t, t->path, false))
         t->isolated = false; /* no child possible: read here, unprotected */
     if (!t->isolated) {
