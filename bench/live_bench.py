@@ -19,7 +19,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "scenarios"))
 from test_cli import itm_stream, pcs_of  # noqa: E402
-from test_tui import Feeder, screen, tmux, wait_for  # noqa: E402
+from test_tui import Feeder, keep_server, screen, tmux, wait_for  # noqa: E402
 
 TOOL = os.path.join(ROOT, "build", "cmprof-top")
 B = os.path.join(ROOT, "build")
@@ -212,6 +212,14 @@ def first():
 def main(argv):
     subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
     args = argv or ["ingest", "cpu"]
+    keep_server()
+    try:
+        run(args)
+    finally:
+        keep_server(False)
+
+
+def run(args):
     i = 0
     while i < len(args):
         if args[i] == "ingest":

@@ -46,6 +46,13 @@ def wait_for(session, pattern, timeout=10.0):
     return None
 
 
+def line_of(text, k):
+    """Line k of a screen (negative counts from the end), or "" when it has no such line: a screen
+    that is not what a check expects must fail the check, not stop the script."""
+    lines = text.splitlines()
+    return lines[k] if -len(lines) <= k < len(lines) else ""
+
+
 def keys(session, *k):
     tmux("send-keys", "-t", session, *k)
     time.sleep(0.4)
@@ -83,6 +90,19 @@ class Feeder:
         os.close(self.master)
 
 
+KEEPALIVE = "cmprof-keepalive"
+
+
+def keep_server(up=True):
+    """tmux ends its server with its last session, and a new-session that races that exit fails
+    ("server exited unexpectedly"): the next test then reads an empty screen. An idle session
+    keeps one server up from the first test to the last."""
+    if up:
+        tmux("new-session", "-d", "-s", KEEPALIVE, "sleep 86400")
+    else:
+        tmux("kill-session", "-t", KEEPALIVE)
+
+
 def pane_alive(session):
     return tmux("has-session", "-t", session).returncode == 0
 
@@ -103,7 +123,7 @@ def replay_tests(w=120, h=32):
     wait_for(s, r"^cmprof-top ", 15)
     feeder.start()
     got = wait_for(s, r"samples [1-9]\d{3,} ", 15)
-    check(size + "live: samples arrive on a pty", got is not None, (got or screen(s)).splitlines()[1] if (got or screen(s)) else "")
+    check(size + "live: samples arrive on a pty", got is not None, line_of((got or screen(s)), 1) if (got or screen(s)) else "")
     time.sleep(1.5)  # the whole capture has gone through by now (about 85 kB at 40 kB/s)
     txt = screen(s)
     m = re.search(r"^\S*\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+hot_a", txt, re.M)
@@ -116,8 +136,8 @@ def replay_tests(w=120, h=32):
           m is not None and rows and "hot_a" in rows[0] and abs(share - truth) <= 3 * scen.sigma(truth, n),
           "hot_a %.2f %% of %d, truth %.2f %% (3 sigma %.2f)" % (100 * share, n, 100 * truth,
                                                                 300 * scen.sigma(truth, n)))
-    check(size + "live: build-id checked", "build-id ok" in txt, txt.splitlines()[0])
-    legend = txt.splitlines()[-2]
+    check(size + "live: build-id checked", "build-id ok" in txt, line_of(txt, 0))
+    legend = line_of(txt, -2)
     check(size + "a legend line under the table explains the bar and its interval",
           legend.startswith("\u2588 share  \u2591 its 95 % interval  \u00b1% half its width"), legend)
     keys(s, "s")
@@ -132,7 +152,7 @@ def replay_tests(w=120, h=32):
     keys(s, "s", "g")
     txt = screen(s)
     check(size + "key g: group by line", "by line" in txt and re.search(r"stream\.c:\d+", txt) is not None,
-          txt.splitlines()[2])
+          line_of(txt, 2))
     keys(s, "g", "g", "g")  # line -> file -> task -> function
     txt = screen(s)
     check(size + "key g cycles back to functions", "by function" in txt)
@@ -140,7 +160,7 @@ def replay_tests(w=120, h=32):
     txt = screen(s)
     check(size + "Enter: drill into hot_a's source lines", re.search(r"^hot_a\s+\d+ samples", txt, re.M) is not None
           and "NOP_LOOP(__attribute__((noinline)), hot_a)" in txt and "inline chain of the selected line" in txt,
-          txt.splitlines()[4])
+          line_of(txt, 4))
     hot = [ln for ln in txt.splitlines() if "NOP_LOOP(__attribute__((noinline)), hot_a)" in ln]
     check(size + "drill-down: the hottest line preselected, its share of the function beside its share of all",
           "of this function's samples, then of all" in txt and hot and
@@ -156,7 +176,7 @@ def replay_tests(w=120, h=32):
           lines[title[0]] if title else "no HISTORY line")
     keys(s, "G", "t")
     txt = screen(s)
-    check(size + "key t: sections view", "SECTION" in txt and "COUNT" in txt, txt.splitlines()[4])
+    check(size + "key t: sections view", "SECTION" in txt and "COUNT" in txt, line_of(txt, 4))
     keys(s, "t", "/", "h", "o", "t", "_", "b", "Enter")
     txt = screen(s)
     rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
@@ -188,12 +208,12 @@ def replay_tests(w=120, h=32):
     got = wait_for(s, r"\[reconnecting", 5)
     after = re.search(r"samples (\d+)", got or screen(s))
     check(size + "source cut: the view says reconnecting and keeps every sample", got is not None and after
-          and after.group(1) == before, (got or screen(s)).splitlines()[0])
+          and after.group(1) == before, line_of((got or screen(s)), 0))
     keys(s, "q")
     time.sleep(0.5)
     txt = screen(s)
-    check(size + "key q: quits and gives the terminal back", "cmprof-top" not in txt.splitlines()[0] if txt.strip() else True,
-          txt.splitlines()[0] if txt.strip() else "(empty)")
+    check(size + "key q: quits and gives the terminal back", "cmprof-top" not in line_of(txt, 0) if txt.strip() else True,
+          line_of(txt, 0) if txt.strip() else "(empty)")
     tmux("kill-session", "-t", s)
 
 
@@ -271,7 +291,7 @@ def view_items_test(w, h):
     check(size + "inlined functions are marked in the function view", marked and "send_samples (inlined)" in txt,
           marked[0].strip() if marked else "none")
     keys(s, "/", *"cmprof_stream.c")
-    prompt = screen(s).splitlines()[-1]
+    prompt = line_of(screen(s), -1)
     check(size + "the filter prompt sits on the bottom line, as in less",
           prompt.startswith("/cmprof_stream.c_") and "Esc clears it" in prompt, prompt)
     keys(s, "Enter")
@@ -282,7 +302,7 @@ def view_items_test(w, h):
     keys(s, "Escape")
     txt = screen(s)
     check(size + "Esc clears the filter", "filter:" not in txt and any(" hot_a " in ln + " " for ln in rows(txt)),
-          txt.splitlines()[2])
+          line_of(txt, 2))
     keys(s, "g", "g", "g")  # by task
     keys(s, "/", *"w076", "Enter")
     shown = rows(screen(s))
@@ -307,7 +327,7 @@ def view_items_test(w, h):
     check(size + "? explains the header's counters, wrapped to the width",
           len(explained) >= 5 and max(len(ln) for ln in lines) <= w, "explained: %s" % explained)
     keys(s, "Escape", "r")
-    head = screen(s).splitlines()[1]
+    head = line_of(screen(s), 1)
     check(size + "r starts the counts, the counters and the clock over", re.match(r"samples 0 .* 00:0[01] ", head) is not None,
           head)
     tmux("kill-session", "-t", s)
@@ -346,10 +366,10 @@ def inline_and_signal_tests(w=120, h=30):
     keys(s, "Enter")  # step into hot_a, inlined there
     txt = screen(s)
     check("%dx%d: " % (w, h) + "Enter on an inlined call steps into the callee", re.search(r"^hot_a \u2190 run", txt, re.M) is not None,
-          txt.splitlines()[4] if len(txt.splitlines()) > 4 else "")
+          line_of(txt, 4) if len(txt.splitlines()) > 4 else "")
     keys(s, "Escape")
     check("%dx%d: " % (w, h) + "Esc steps back out to the caller", re.search(r"^run\s+\d+ samples", screen(s), re.M) is not None,
-          screen(s).splitlines()[4])
+          line_of(screen(s), 4))
     call = [ln for ln in screen(s).splitlines() if "hot_a(700);" in ln]
     check("%dx%d: " % (w, h) + "the inlined call site carries its callee's samples (about 70 % of run's)",
           call and re.search(r"\b(6[5-9]|7[0-4])\.\d\d%", call[0]) is not None, call[0] if call else "")
@@ -358,7 +378,7 @@ def inline_and_signal_tests(w=120, h=30):
         os.kill(int(pid[0]), 15)
     got = wait_for(s, r"^exited \d+", 5)
     check("%dx%d: " % (w, h) + "SIGTERM: cmprof-top restores the terminal and exits", got is not None and "cmprof-top" not in got,
-          (got or screen(s)).strip().splitlines()[0] if (got or screen(s)).strip() else "")
+          line_of((got or screen(s)).strip(), 0) if (got or screen(s)).strip() else "")
     tmux("kill-session", "-t", s)
 
 
@@ -390,7 +410,7 @@ def annotate_search_call_tests():
         txt = screen(s)
         check("%dx%d: / finds the bl instruction, Enter on it enters the callee (not inlined)" % (w, h),
               sel and re.search(r"^hot_c \u2190 run", txt, re.M) is not None and "0800" in txt,
-              (sel[0].strip() if sel else "no <hot_c> row") + " | " + txt.splitlines()[4])
+              (sel[0].strip() if sel else "no <hot_c> row") + " | " + line_of(txt, 4))
         keys(s, "Escape")  # back to run, still annotating
         keys(s, "a")  # run's source lines again
         keys(s, "/", "hot_b", "Enter")
@@ -424,7 +444,7 @@ def annotate_search_call_tests():
     marked = [ln for ln in screen(s).splitlines() if "skid: after 'cpsie i'" in ln]
     check("annotate marks the skid instruction (right after cpsie i) with its share",
           len(marked) == 1 and "0800016a:" in marked[0] and re.search(r"\d+\.\d\d%", marked[0]) is not None,
-          marked[0].strip() if marked else screen(s).splitlines()[4])
+          marked[0].strip() if marked else line_of(screen(s), 4))
     tmux("kill-session", "-t", s)
 
 
@@ -551,7 +571,7 @@ def batch_live_tests():
     out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
                          text=True)
     check("--batch on a TCP port nobody serves: says so, exits non-zero", out.returncode == 2 and
-          "reconnecting" in out.stderr, out.stderr.strip().splitlines()[0] if out.stderr else "")
+          "reconnecting" in out.stderr, line_of(out.stderr.strip(), 0) if out.stderr else "")
 
 
 def demo_test():
@@ -567,7 +587,7 @@ def demo_test():
     check("demo: the application's functions appear", got2 is not None)
     got3 = wait_for(s, r"overhead \d+\.\d %", 10)
     check("demo: the header shows the profiler's own overhead", got3 is not None,
-          (got3 or screen(s)).splitlines()[1] if (got3 or screen(s)).splitlines()[1:] else "")
+          line_of((got3 or screen(s)), 1) if (got3 or screen(s)).splitlines()[1:] else "")
     keys(s, "O")
     got5 = wait_for(s, r"\[cmprof overhead\]", 5)
     check("demo: O folds the profiler's own code into one row", got5 is not None and
@@ -595,7 +615,7 @@ def demo_a_test():
     got = wait_for(s, r"samples [1-9]\d* ", 30)
     check("demo cortex-a15: live profile from the PMU sampler, build-id checked, the announced architecture and "
           "timer shown", got is not None and
-          "build-id ok" in got and "clk 1000.0 MHz" in got and "ARMv7-A PMU-cycle-counter" in got, (got or screen(s)).splitlines()[0] if (got or screen(s)) else "")
+          "build-id ok" in got and "clk 1000.0 MHz" in got and "ARMv7-A PMU-cycle-counter" in got, line_of((got or screen(s)), 0) if (got or screen(s)) else "")
     got2 = wait_for(s, r"\bcrc32\b[\s\S]*\bcontrol\b|\bcontrol\b[\s\S]*\bcrc32\b", 10)
     check("demo cortex-a15: the application's functions appear", got2 is not None,
           " | ".join(ln.strip() for ln in screen(s).splitlines()[4:10]))
@@ -649,7 +669,7 @@ def gdb_test(w, h):
               got is not None and re.search(r"\bwork\b", got) and re.search(r"\bcaller_a\b", got), " | ".join(head))
         got = wait_for(s, r"connected, \d+ halts/s, core halted \d+\.\d %", 10)
         check("%dx%d: " % (w, h) + "gdb: the header shows the achieved rate and the intrusion", got is not None,
-              (got or screen(s)).splitlines()[0])
+              line_of((got or screen(s)), 0))
         time.sleep(3)  # a few thousand samples
         keys(s, "Home", "c")
         got = wait_for(s, r"called by[\s\S]*caller_a[\s\S]*caller_b[\s\S]*work calls", 10)
@@ -760,7 +780,7 @@ def save_and_record_test(w=80, h=24):
     keys(s, "j")
     got = wait_for(s, r"saved fw-\d{8}-\d{6}\.json \(10000 samples\)", 5)
     check("%dx%d: " % (w, h) + "key o, then j: a JSON snapshot named after the ELF and the time, said at the bottom",
-          "save a snapshot as" in prompt and got is not None, (got or screen(s)).splitlines()[-1])
+          "save a snapshot as" in prompt and got is not None, line_of((got or screen(s)), -1))
     snaps = [f for f in os.listdir(work) if f.startswith("fw-") and f.endswith(".json")]
     snap = json.load(open(os.path.join(work, snaps[0]))) if snaps else {}
     check("%dx%d: " % (w, h) + "the snapshot is a whole report", snap.get("total") == 10000 and snap.get("rows"), str(snaps))
@@ -781,6 +801,15 @@ def main():
         return 1
     os.environ.setdefault("TERM", "xterm-256color")
     os.chdir(ROOT)
+    keep_server()
+    try:
+        run_all()
+    finally:
+        keep_server(False)
+    return 1 if harness.failed else 0
+
+
+def run_all():
     for w, h in ((80, 24), (200, 60)):
         replay_tests(w, h)
     for w, h in ((80, 24), (200, 60)):
@@ -800,7 +829,6 @@ def main():
         view_items_test(w, h)
         diff_test(w, h)
         save_and_record_test(w, h)
-    return 1 if harness.failed else 0
 
 
 if __name__ == "__main__":
