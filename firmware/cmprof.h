@@ -180,10 +180,12 @@ struct cmprof_stream_info {
 /* The build-id note, when linked with firmware/cmprof_build_id.ld (-Wl,--build-id). */
 extern const uint32_t cmprof_build_id_note[];
 
-/* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at start:
- * the drain repeats it, with every task name, after each second's worth of samples (timer_hz over
- * the mean period; at most 2048 samples) and after any loss, so a host that connects late learns it all within about a
- * second. `info` is copied; task names must stay valid while their tasks are named. */
+/* Say who is talking: protocol version, clocks, sampling settings, build-id, and every task name
+ * already known. Send it once at start: the drain repeats it all after each second's worth of
+ * samples (timer_hz over the mean period; at most 2048 samples) and after any loss, so a host that
+ * connects late learns it all within about a second. Sent again by the application, it repeats
+ * every name too (the interrupt handlers' among them) and restarts that second. `info` is copied;
+ * task names must stay valid while their tasks are named. */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 
 /* The sampler's timer ("SysTick", "PMU-cycle-counter"...), as the announce gives it. */

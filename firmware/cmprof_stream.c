@@ -68,6 +68,7 @@ static struct {
 } stream;
 
 static void send_announce(cmprof_putc_fn putc);
+static void announce_all(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
 
@@ -81,6 +82,12 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_so
     stream.since_announce += samples;
     if (stream.since_announce < stream.announce_every && !lost_some)
         return;
+    announce_all(putc);
+}
+
+/* The announce and every task name the stream knows, the interrupt handlers' among them. */
+static void announce_all(cmprof_putc_fn putc)
+{
     send_announce(putc);
     for (uint32_t i = 0; i < stream.n_tags; i++)
         if (!(stream.gone[i / 8u] & (1u << (i % 8u))))
@@ -233,7 +240,10 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     /* and at least every 2048 samples (about 2.5 % of the bytes): a target slower than its clock
      * (an emulator) must not keep a late host waiting long for names it missed */
     stream.announce_every = every && every < 2048u ? every : 2048u;
-    send_announce(putc);
+    /* all of it, not the announce alone: an application that announces again on its own (more
+     * often than the drain's repeat, which it then holds back) must not leave a late host without
+     * the names only the drain knows, the interrupt handlers' */
+    announce_all(putc);
 }
 
 static void send_announce(cmprof_putc_fn putc)
