@@ -200,7 +200,7 @@ bool dwarf_add_range(struct sym_table *t, uint32_t scope, uint32_t depth, bool i
 {
     if (lo == 0 && depth == 0 && hi < 0x100)
         return true; /* code discarded by the linker keeps debug info at address 0 */
-    struct range r = {lo, hi, scope, depth, 0, 0};
+    struct range r = {.lo = lo, .hi = hi, .scope = scope, .depth = depth};
     struct scope *s = &t->scopes.v[scope];
     if (lo < s->low)
         s->low = lo;

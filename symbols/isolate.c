@@ -279,7 +279,7 @@ static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, co
         ok = from_id(&x->rows.v[i].file, strings, k);
     for (size_t i = 0; ok && i < x->scopes.n; i++)
         ok = from_id(&x->scopes.v[i].name, strings, k) && from_id(&x->scopes.v[i].call_file, strings, k) &&
-             x->scopes.v[i].parent >= -1 && x->scopes.v[i].parent < (int64_t)x->scopes.n && x->scopes.v[i].name &&
+             x->scopes.v[i].parent >= -1 && x->scopes.v[i].parent < (int64_t)i && x->scopes.v[i].name &&
              x->scopes.v[i].cu < units;
     for (size_t i = 0; ok && i < x->cu_names.n; i++)
         ok = from_id(&x->cu_names.v[i], strings, k);

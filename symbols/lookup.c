@@ -130,10 +130,11 @@ static const struct func *func_before(const struct sym_table *t, uint32_t addr)
 }
 
 
-/* The innermost scope containing addr, or -1. Among subprograms that cover addr (assembler
- * DWARF can overlap the next function by one byte: a Thumb low_pc), the first compilation unit
- * wins, then the smallest range, as in binutils. */
-static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h)
+/* The innermost scope containing addr, or -1, and in *frames the scopes in its chain (1: the
+ * subprogram itself). Among subprograms that cover addr (assembler DWARF can overlap the next function by
+ * one byte: a Thumb low_pc), the first compilation unit wins, then the smallest range, as in
+ * binutils. */
+static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h, uint32_t *frames)
 {
     long found = -1;
     long last = h ? (h->sub = LAST_LE_FROM(t->subs.v, t->subs.n, addr, lo, h->sub)) : LAST_LE(t->subs.v, t->subs.n, addr, lo);
@@ -155,10 +156,16 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h)
     const struct range *sub = &t->subs.v[found];
     long best = (long)sub->scope;
     uint32_t best_depth = 0;
-    for (uint32_t k = sub->in_first; k < sub->in_first + sub->in_n && t->inlines.v[k].lo <= addr; k++)
-        if (addr < t->inlines.v[k].hi && t->inlines.v[k].depth > best_depth) {
-            best = (long)t->inlines.v[k].scope;
-            best_depth = t->inlines.v[k].depth;
+    *frames = 1; /* a subprogram's scope has no parent */
+    /* the deepest inline range around addr, the first of equals: searched backwards from the last
+     * one starting at or before addr, only as far as an earlier one can still reach addr (a large
+     * function has thousands, and a scan from its first one cost every address all of them) */
+    const struct range *in = t->inlines.v + sub->in_first;
+    for (long k = sub->in_n ? LAST_LE(in, sub->in_n, addr, lo) : -1; k >= 0 && in[k].reach > addr; k--)
+        if (addr < in[k].hi && (in[k].depth > best_depth || (in[k].depth == best_depth && best_depth > 0))) {
+            best = (long)in[k].scope;
+            best_depth = in[k].depth;
+            *frames = in[k].chain;
         }
     return best;
 }
@@ -237,13 +244,11 @@ static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long
 static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct hints *h)
 {
     const struct func *fn = func_for(t, addr, h);
-    long sc = scope_for(t, addr, h);
+    uint32_t n = 1;
+    long sc = scope_for(t, addr, h, &n);
     const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
     if (h && h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && row == h->last_row)
         return h->last; /* the same answer as the address before: shared, not copied */
-    uint32_t n = 1;
-    for (long s = sc; s >= 0 && t->scopes.v[s].parent >= 0; s = t->scopes.v[s].parent)
-        n++;
     /* built here first: when it reads as the answer before (the next line row often names the
      * same line), that one is shared and no memory is touched */
     struct sym_location local, *answer;

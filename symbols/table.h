@@ -173,7 +173,16 @@ struct range {
     uint32_t lo, hi;
     uint32_t scope;
     uint32_t depth;
-    uint32_t in_first, in_n; /* a subprogram range: the inline ranges inside it, in inlines */
+    union {
+        struct {
+            uint32_t in_first, in_n; /* a subprogram range: the inline ranges inside it, in inlines */
+        };
+        struct {            /* an inline range: */
+            uint32_t reach; /* the highest hi of its subprogram's inline ranges up to it (a search
+                               backwards from an address stops where none reaches it) */
+            uint32_t chain; /* its scope and the scopes around it: an answer's frames */
+        };
+    };
 };
 
 struct unit_range {     /* addresses a compilation unit says it covers */

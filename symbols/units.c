@@ -181,15 +181,16 @@ static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t
 {
     size_t n_scopes = stage->scopes.n, n_inl = stage->inlines.n;
     uint32_t *root = malloc((n_scopes + 1) * sizeof *root);
+    uint32_t *chain = malloc((n_scopes + 1) * sizeof *chain); /* a scope and its parents */
     uint32_t *first = calloc(n_scopes + 2, sizeof *first); /* bucket r: by_root[first[r] .. first[r + 1]) */
     uint32_t *by_root = malloc((n_inl + 1) * sizeof *by_root);
-    bool ok = root && first && by_root;
-    for (size_t s = 0; ok && s < n_scopes; s++) { /* (a parent comes before its children, as in the DIEs) */
+    bool ok = root && chain && first && by_root;
+    for (size_t s = 0; ok && s < n_scopes; s++) { /* a parent comes before its children, as in the DIEs */
         int32_t p = stage->scopes.v[s].parent;
-        uint32_t r = p < 0 ? (uint32_t)s : (size_t)p < s ? root[p] : (uint32_t)p;
-        while (p >= 0 && (size_t)p >= s && stage->scopes.v[r].parent >= 0)
-            r = (uint32_t)stage->scopes.v[r].parent;
-        root[s] = r;
+        if (!(ok = p < (int64_t)s)) /* (both readers and the DWARF child's reply ensure it: no cycle) */
+            break;
+        root[s] = p < 0 ? (uint32_t)s : root[p];
+        chain[s] = p < 0 ? 1 : chain[p] + 1;
     }
     for (size_t i = 0; ok && i < n_inl; i++)
         first[root[stage->inlines.v[i].scope] + 2]++;
@@ -204,15 +205,22 @@ static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t
             struct range r = stage->inlines.v[by_root[k]];
             if (r.lo < sub->lo || r.lo >= sub->hi || r.hi > sub->hi)
                 continue;
+            r.chain = chain[r.scope];
             r.scope += scope_base;
             ok = VEC_PUSH(t->inlines, r);
         }
         sub->in_n = (uint32_t)t->inlines.n - sub->in_first;
         if (sub->in_n > 1) /* (and so t->inlines.v is no NULL) */
             sort_few_ranges(t->inlines.v + sub->in_first, sub->in_n);
+        for (uint32_t k = 0, reach = 0; k < sub->in_n; k++) {
+            struct range *r = &t->inlines.v[sub->in_first + k];
+            reach = r->hi > reach ? r->hi : reach;
+            r->reach = reach;
+        }
         sub->scope += scope_base;
     }
     free(root);
+    free(chain);
     free(first);
     free(by_root);
     return ok;

@@ -3,7 +3,8 @@
 cmprof-top --resolve and arm-none-eabi-addr2line -a -f -i must print the same frames. Function
 names, line numbers and discriminators must match exactly; file paths may differ only in their
 directory prefix. ELFs: every scenario's, plus the scenario apps built at -O0/-Os/-O2/-O3 with
-DWARF 4 and 5, and the Cortex-A demo in ARM state (A32). Prints one ok/FAIL line per ELF.
+DWARF 4 and 5, the Cortex-A demo in ARM state (A32), and one function with thousands of inlined
+calls (tests/zoo/many_inlines.c). Prints one ok/FAIL line per ELF.
 
 Each ELF is also resolved with libdwarf reading every unit (CMPROF_DWARF_LIBDWARF=1): the fast
 reader, which reads the section bytes itself, must print exactly the same text, paths included.
@@ -74,6 +75,21 @@ def zoo_elfs():
     return elfs
 
 
+def many_inlines_elfs():
+    """One function with about 11,800 inline ranges, at DWARF 4 and 5: the search for the deepest
+    inline range around an address, where ranges overlap by the thousand."""
+    elfs = []
+    src = os.path.join(HERE, "zoo", "many_inlines.c")
+    for dwarf in ("-gdwarf-4", "-gdwarf-5"):
+        out = os.path.join(OUT, "many_inlines-O2%s.elf" % dwarf[2:])
+        os.makedirs(OUT, exist_ok=True)
+        subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O2", dwarf, "-nostdlib",
+                        "-ffunction-sections", "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler",
+                        "-std=gnu11", "-Wall", "-Wextra", "-Werror", src, "-o", out], check=True)
+        elfs.append(out)
+    return elfs
+
+
 def check(elf, demangle=False):
     addrs = addresses(elf)
     feed = "\n".join(addrs) + "\n"
@@ -115,7 +131,7 @@ def check(elf, demangle=False):
 def main():
     # every scenario's ELF (scen.py run built them), the demo's, and the variants
     elfs = [os.path.join(scen.BUILD, name, "fw.elf") for name in sorted(scen.SCENARIOS)]
-    elfs += [scen.build(scen.DEMO)] + variant_elfs()
+    elfs += [scen.build(scen.DEMO)] + variant_elfs() + many_inlines_elfs()
     # Cortex-A firmware in ARM state (A32): the live demo at three optimisation levels and DWARF 4/5
     for cpu, opt, dwarf in (("cortex-a15", "-Os", "-gdwarf-5"), ("cortex-a7", "-O2", "-gdwarf-4"),
                             ("cortex-a15", "-O0", "-gdwarf-5")):
