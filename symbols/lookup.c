@@ -160,8 +160,8 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h,
     /* the deepest inline range around addr, the first of equals: searched backwards from the last
      * one starting at or before addr, only as far as an earlier one can still reach addr (a large
      * function has thousands, and a scan from its first one cost every address all of them) */
-    const struct range *in = t->inlines.v + sub->in_first;
-    for (long k = sub->in_n ? LAST_LE(in, sub->in_n, addr, lo) : -1; k >= 0 && in[k].reach > addr; k--)
+    const struct range *in = sub->in_n ? t->inlines.v + sub->in_first : NULL; /* (no inlines: v may be NULL) */
+    for (long k = in ? LAST_LE(in, sub->in_n, addr, lo) : -1; k >= 0 && in[k].reach > addr; k--)
         if (addr < in[k].hi && (in[k].depth > best_depth || (in[k].depth == best_depth && best_depth > 0))) {
             best = (long)in[k].scope;
             best_depth = in[k].depth;
