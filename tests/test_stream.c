@@ -28,6 +28,14 @@ static size_t count_lines(const char *s, const char *prefix)
     return n;
 }
 
+/* The stream from its nth line on: what a host that attaches late sees. */
+static const char *skip_lines(const char *s, int n)
+{
+    for (int i = 0; i < n && s; i++)
+        s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL;
+    return s ? s : "";
+}
+
 /* What the host decodes from text: the events in `log`, the decoder (for its stats) in `d`. Free
  * with text_free(d) and free(log->buf). */
 static void host_decode(const char *text, size_t len, struct evlog *log, struct text_decoder *d)
@@ -75,10 +83,7 @@ static void test_announce_repeats_every_second(void)
 
 static void test_late_host_places_samples_within_a_second(void)
 {
-    /* the host attaches after 2 s: it sees only what came later */
-    const char *late = out;
-    for (int i = 0; i < 2 * 100 / 16 + 2; i++)
-        late = strchr(late, '\n') + 1;
+    const char *late = skip_lines(out, 2 * 100 / 16 + 2); /* the host attaches after 2 s */
     struct evlog log;
     struct text_decoder d;
     host_decode(late, strlen(late), &log, &d);
@@ -159,10 +164,9 @@ static void test_own_announces_keep_interrupt_names_repeated(void)
     for (const char *p = strstr(out, "fffffe16 ISR 22!"); p; p = strstr(p + 1, "fffffe16 ISR 22!"))
         named++;
     CHECK(named >= 5); /* at least once a second */
-    /* the host attaches after 2 s: every interrupt sample it decodes is the handler's */
-    const char *late = out;
-    for (int i = 0; i < 2 * 100 / 16 + 2; i++)
-        late = strchr(late, '\n') + 1;
+    /* a host that attaches after the handler was first named: every interrupt sample it decodes
+     * after the next repeat is the handler's */
+    const char *late = skip_lines(out, 2 * 100 / 16 + 2);
     struct evlog log;
     struct text_decoder d;
     host_decode(late, strlen(late), &log, &d);
