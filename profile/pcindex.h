@@ -42,4 +42,26 @@ static inline uint32_t *pcidx_cell(const struct pc_index *x, uint32_t pc)
     return leaf ? &leaf[h & ((1u << PCIDX_LEAF_BITS) - 1u)] : NULL;
 }
 
+/* Count a run of PCs while each has a cell that counts (not UINT32_MAX); returns how many it
+ * counted, stopping at the first that needs the slow path. The bounds live in locals here: to the
+ * compiler, a store through a cell might change the index's own fields, which it then rereads
+ * after every sample. */
+static inline size_t pcidx_count_run(const struct pc_index *x, const uint32_t *pcs, size_t n)
+{
+    const uint32_t lo = x->lo, span = x->span;
+    uint32_t *const *const leaves = x->leaves;
+    size_t i = 0;
+    for (; i < n; i++) {
+        uint32_t off = pcs[i] - lo;
+        if (off >= span || (off & 1u))
+            break;
+        uint32_t h = off >> 1;
+        uint32_t *leaf = leaves[h >> PCIDX_LEAF_BITS];
+        if (!leaf || leaf[h & ((1u << PCIDX_LEAF_BITS) - 1u)] == UINT32_MAX)
+            break;
+        leaf[h & ((1u << PCIDX_LEAF_BITS) - 1u)]++;
+    }
+    return i;
+}
+
 #endif

@@ -297,8 +297,14 @@ void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
 {
     size_t counted = 0;
-    while (counted < n && count_pc(p, pcs[counted], false, 0))
+    while (counted < n) {
+        size_t run = pcidx_count_run(&p->direct, pcs + counted, n - counted); /* most of them */
+        p->direct_pending |= run > 0;
+        counted += run;
+        if (counted == n || !count_pc(p, pcs[counted], false, 0))
+            break;
         counted++;
+    }
     for (size_t i = counted > RECENT ? counted - RECENT : 0; i < counted; i++) /* only the last RECENT stay */
         p->recent[(p->recent_n + i) % RECENT] = pcs[i];
     p->recent_n += counted;

@@ -66,10 +66,38 @@ static void test_counts_like_an_array(void)
     pcidx_free(&x);
 }
 
+/* A run is counted up to the first PC the fast path cannot take: one outside the range, an odd
+ * one, one whose leaf is not there yet, or one whose cell is marked UINT32_MAX (the profile's "not
+ * here"). Each counted PC is one more in its cell, as one by one. */
+static void test_runs_stop_where_the_slow_path_starts(void)
+{
+    struct pc_index x;
+    CHECK(pcidx_init(&x, 0x08000000u, 0x08100000u));
+    CHECK(pcidx_cell_slow(&x, 0x08000000u) && pcidx_cell_slow(&x, 0x08002000u)); /* two leaves */
+    *pcidx_cell(&x, 0x08000010u) = UINT32_MAX;
+    const uint32_t run[] = {0x08000002u, 0x08000002u, 0x08002002u, 0x08000004u};
+    CHECK(pcidx_count_run(&x, run, 4) == 4);
+    CHECK(*pcidx_cell(&x, 0x08000002u) == 2 && *pcidx_cell(&x, 0x08002002u) == 1 && *pcidx_cell(&x, 0x08000004u) == 1);
+    const uint32_t stops[][3] = {
+        {0x08000006u, 0x08200000u, 0x08000006u}, /* outside the range */
+        {0x08000006u, 0x08000007u, 0x08000006u}, /* odd */
+        {0x08000006u, 0x08004000u, 0x08000006u}, /* no leaf yet */
+        {0x08000006u, 0x08000010u, 0x08000006u}, /* marked */
+    };
+    for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++)
+        CHECK(pcidx_count_run(&x, stops[k], 3) == 1);
+    CHECK(*pcidx_cell(&x, 0x08000006u) == 4 && *pcidx_cell(&x, 0x08000010u) == UINT32_MAX);
+    CHECK(pcidx_count_run(&x, run, 0) == 0);
+    pcidx_free(&x);
+    struct pc_index none = {0}; /* no index (the profile without an ELF): nothing on the fast path */
+    CHECK(pcidx_count_run(&none, run, 4) == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_cells_inside_the_range_only);
     RUN_TEST(test_refuses_what_it_cannot_cover);
     RUN_TEST(test_counts_like_an_array);
+    RUN_TEST(test_runs_stop_where_the_slow_path_starts);
     return check_summary();
 }
