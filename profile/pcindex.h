@@ -31,36 +31,34 @@ uint32_t *pcidx_cell_slow(struct pc_index *x, uint32_t pc);
  * Returns whether it took them all. */
 bool pcidx_drain(struct pc_index *x, bool (*take)(void *ctx, uint32_t pc, uint32_t count), void *ctx);
 
-/* The cell of an address whose leaf exists, else NULL (then ask pcidx_cell_slow). */
-static inline uint32_t *pcidx_cell(const struct pc_index *x, uint32_t pc)
+/* The cell of pc in an index given by its fields, or NULL (see pcidx_cell). */
+static inline uint32_t *pcidx_cell_of(uint32_t lo, uint32_t span, uint32_t *const *leaves, uint32_t pc)
 {
-    uint32_t off = pc - x->lo;
-    if (off >= x->span || (off & 1u))
+    uint32_t off = pc - lo;
+    if (off >= span || (off & 1u))
         return NULL;
     uint32_t h = off >> 1;
-    uint32_t *leaf = x->leaves[h >> PCIDX_LEAF_BITS];
+    uint32_t *leaf = leaves[h >> PCIDX_LEAF_BITS];
     return leaf ? &leaf[h & ((1u << PCIDX_LEAF_BITS) - 1u)] : NULL;
 }
 
+/* The cell of an address whose leaf exists, else NULL (then ask pcidx_cell_slow). */
+static inline uint32_t *pcidx_cell(const struct pc_index *x, uint32_t pc)
+{
+    return pcidx_cell_of(x->lo, x->span, x->leaves, pc);
+}
+
 /* Count a run of PCs while each has a cell that counts (not UINT32_MAX); returns how many it
- * counted, stopping at the first that needs the slow path. The bounds live in locals here: to the
- * compiler, a store through a cell might change the index's own fields, which it then rereads
- * after every sample. */
+ * counted, stopping at the first that needs the slow path. The fields are read once: to the
+ * compiler, a store through a cell might change them, and pcidx_cell would reread them after
+ * every sample. */
 static inline size_t pcidx_count_run(const struct pc_index *x, const uint32_t *pcs, size_t n)
 {
     const uint32_t lo = x->lo, span = x->span;
     uint32_t *const *const leaves = x->leaves;
     size_t i = 0;
-    for (; i < n; i++) {
-        uint32_t off = pcs[i] - lo;
-        if (off >= span || (off & 1u))
-            break;
-        uint32_t h = off >> 1;
-        uint32_t *leaf = leaves[h >> PCIDX_LEAF_BITS];
-        if (!leaf || leaf[h & ((1u << PCIDX_LEAF_BITS) - 1u)] == UINT32_MAX)
-            break;
-        leaf[h & ((1u << PCIDX_LEAF_BITS) - 1u)]++;
-    }
+    for (uint32_t *cell; i < n && (cell = pcidx_cell_of(lo, span, leaves, pcs[i])) && *cell != UINT32_MAX; i++)
+        ++*cell;
     return i;
 }
 
