@@ -22,10 +22,10 @@ HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 # eighth of what `--resolve` pays on the bench's big ELF before its first lookup. STATIC_LIBS=no,
 # or a missing archive, links the shared ones.
 TOOL_ARCHIVES := libdwarf.a libelf.a libserialport.a libncursesw.a libtinfo.a libz.a
-MISSING_ARCHIVES := $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),,$(a)))
-HAVE_ARCHIVES := $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)
+MISSING_ARCHIVES = $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),,$(a)))
+HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)
 STATIC_TOOL_LIBS := -Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread
-TOOL_LIBS := $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
+TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
 SYM_SRC := symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c
 HOST_SRC := app/main.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
