@@ -181,6 +181,22 @@ def symbol_bench(tmp):
     say("    100,000 addresses in %d of %d units (5 %%): addr2line %.2f s (%.0f MB peak), cmprof-top --resolve %.3f s "
         "(%.0f MB peak) -> %.1fx faster (best of 10 each)" % (len(few), units, t_a2l_c, m_a2l_c, best[0], best[1],
                                                              t_a2l_c / best[0]))
+    # where that time goes: the open alone (no address); the open and the first chunk of input
+    # (the first read takes CHUNK / 8 = 8 KB in app/resolve.c, 1,024 of these lines, which need
+    # every one of the units already); the whole input (interleaved, best of 10 each)
+    first = os.path.join(tmp, "confined_first.txt")
+    open(first, "w").write("".join("%x\n" % a for a in caddrs[:1024]))
+    parts = {"none": os.devnull, "first": first, "all": cf}
+    part_best = {}
+    for _ in range(10):
+        for name, path in parts.items():
+            with open(path) as i:
+                t, _ = timed([TOOL, "--resolve", big], stdin=i, memory=False)
+            part_best[name] = min(part_best.get(name, t), t)
+    say("    of which: the open %.1f ms (no address); the %d units and the first 1,024 addresses %.1f ms more; "
+        "the other 98,976 addresses %.1f ms more" % (part_best["none"] * 1e3, len(few),
+                                                 (part_best["first"] - part_best["none"]) * 1e3,
+                                                 (part_best["all"] - part_best["first"]) * 1e3))
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_lookup.c")] +
