@@ -454,7 +454,7 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
             if (end_seq) {
                 uint32_t first = seq_start, cnt = (uint32_t)c->t->rows.n - seq_start;
                 if (cnt && !(c->t->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
-                    struct seq s = {c->t->rows.v[first].addr, (uint32_t)addr, first, cnt, c->cu, NULL};
+                    struct seq s = {c->t->rows.v[first].addr, (uint32_t)addr, first, cnt, c->cu, false, NULL};
                     if (!VEC_PUSH(c->t->seqs, s))
                         c->failed = true;
                 }

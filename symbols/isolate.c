@@ -283,8 +283,10 @@ static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, co
              x->scopes.v[i].cu < units;
     for (size_t i = 0; ok && i < x->cu_names.n; i++)
         ok = from_id(&x->cu_names.v[i], strings, k);
-    for (size_t i = 0; ok && i < x->seqs.n; i++)
+    for (size_t i = 0; ok && i < x->seqs.n; i++) {
         ok = (uint64_t)x->seqs.v[i].first + x->seqs.v[i].n <= x->rows.n && x->seqs.v[i].cu < units;
+        x->seqs.v[i].in_order = false; /* (the merge checks the order of rows from elsewhere) */
+    }
     for (size_t i = 0; ok && i < x->subs.n; i++)
         ok = x->subs.v[i].scope < x->scopes.n;
     for (size_t i = 0; ok && i < x->inlines.n; i++)

@@ -199,6 +199,8 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
     uint64_t addr = 0, file = first_file, discriminator = 0;
     int64_t line = 1;
     bool ok = true;
+    uint32_t last_addr = 0; /* the sequence's rows so far ascend (their order field ascends anyway) */
+    bool in_order = true;
     while (ok && c.p < c.end && !c.bad) {
         unsigned op = (unsigned)cur_fixed(&c, 1);
         bool emit = false, end_seq = false;
@@ -261,10 +263,12 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         if (end_seq) {
             uint32_t first = seq_start, cnt = (uint32_t)stage->rows.n - seq_start;
             if (cnt && !(stage->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
-                struct seq s = {stage->rows.v[first].addr, (uint32_t)addr, first, cnt, cu, NULL};
+                struct seq s = {stage->rows.v[first].addr, (uint32_t)addr, first, cnt, cu, in_order, NULL};
                 ok = VEC_PUSH(stage->seqs, s);
             }
             seq_start = (uint32_t)stage->rows.n;
+            last_addr = 0;
+            in_order = true;
             addr = 0;
             file = first_file;
             line = 1;
@@ -272,6 +276,8 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
             long k = (long)file - base;
             struct row rw = {(uint32_t)addr, (uint32_t)line, k >= 0 && k < n_files ? names[k] : NULL,
                              (uint32_t)stage->rows.n, (uint32_t)discriminator};
+            in_order &= rw.addr >= last_addr;
+            last_addr = rw.addr;
             ok = VEC_PUSH(stage->rows, rw);
         }
         discriminator = 0;

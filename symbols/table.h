@@ -154,6 +154,7 @@ struct seq {
     uint32_t lo, hi;    /* [lo, hi) */
     uint32_t first, n;  /* rows, sorted by address: in a stage, rows.v[first, first + n) */
     uint32_t cu;        /* compilation unit, in .debug_info order */
+    bool in_order;      /* its reader saw the rows come in order: the merge need not check them */
     const struct row *rows; /* in the table: its n rows, where its stage read them */
 };
 

@@ -237,7 +237,8 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
     drop_discarded(t, stage);
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq *s = &stage->seqs.v[i];
-        sort_unless_sorted(stage->rows.v + s->first, s->n, sizeof *stage->rows.v, cmp_row_in_seq);
+        if (!s->in_order) /* (a second pass over the rows, cold by now, was a third of the merge) */
+            sort_unless_sorted(stage->rows.v + s->first, s->n, sizeof *stage->rows.v, cmp_row_in_seq);
         s->rows = stage->rows.v + s->first;
     }
     if (stage->rows.n) {

@@ -326,6 +326,27 @@ def test_linked_at_zero():
           out.splitlines()[1:2] == ["__aeabi_uldivmod"] and "bpabi.S" in out, out)
 
 
+def test_unordered_line_rows():
+    """A sequence of the line table that lists its rows out of address order: answers as
+    addr2line's, through both readers (the fast reader notes the order as it reads the rows; a
+    merge that trusted a wrong note would search unsorted rows)."""
+    elf = os.path.join(TMP, "unordered_lines.elf")
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,-Ttext=0x08000000",
+                    os.path.join(HERE, "zoo", "unordered_lines.s"), "-o", elf], check=True)
+    addrs = ["%08x" % (0x08000000 + k) for k in range(0, 16, 2)]
+    theirs = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", elf] + addrs, capture_output=True,
+                            text=True).stdout
+    # (the rows at +8 and +12 name lines 20 and 30; binutils starts the sequence at its first row)
+    named = ["unordered.c:20", "unordered.c:20", "unordered.c:30", "unordered.c:30"]
+    setup = theirs.splitlines()[2::3][4:] == named
+    for reader, env in (("fast reader", None), ("libdwarf", dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))):
+        code, out, err = run("--resolve", elf, *addrs, env=env)
+        check("line rows out of address order, %s: the lines addr2line gives" % reader,
+              setup and code == 0 and out == theirs,
+              "exit %s, lines %s (addr2line: %s) %s" % (code, out.splitlines()[2::3], theirs.splitlines()[2::3],
+                                                         err.strip()[:200]))
+
+
 def test_shared_uart():
     """Issue 7: a stream line sent while the application was half-way through a log line is cut off
     the log line and decoded, and counted; before, its samples were silently counted as log."""
@@ -371,6 +392,7 @@ def main():
     test_streams_and_sources()
     test_cpp_names()
     test_linked_at_zero()
+    test_unordered_line_rows()
     test_shared_uart()
     test_isr_rows()
     return 1 if harness.failed else 0
