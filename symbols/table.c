@@ -29,6 +29,49 @@ void *symt_pages(size_t n)
     return p;
 }
 
+bool symt_prefault_add(struct prefault *pf, void *base, size_t size, void *p, size_t len)
+{
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(HUGE_PAGE - 1);
+    uintptr_t hi = ((uintptr_t)p + len + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    lo = lo > (uintptr_t)base ? lo : (uintptr_t)base;
+    hi = hi < (uintptr_t)base + size ? hi : (uintptr_t)base + size;
+    if (hi <= lo)
+        return true;
+    if (pf->n && (uintptr_t)pf->r[pf->n - 1].p + pf->r[pf->n - 1].len >= lo && (uintptr_t)pf->r[pf->n - 1].p <= lo) {
+        uintptr_t end = (uintptr_t)pf->r[pf->n - 1].p + pf->r[pf->n - 1].len; /* joins the last one */
+        pf->r[pf->n - 1].len = (hi > end ? hi : end) - (uintptr_t)pf->r[pf->n - 1].p;
+        return true;
+    }
+    if (pf->n == PREFAULT_MAX)
+        return false;
+    pf->r[pf->n].p = (void *)lo;
+    pf->r[pf->n].len = hi - lo;
+    pf->n++;
+    return true;
+}
+
+static void *prefault_thread(void *arg)
+{
+    struct prefault *pf = arg;
+#ifdef MADV_POPULATE_WRITE
+    for (size_t i = 0; i < pf->n; i++) /* (an older kernel refuses: the pages fault in when used) */
+        madvise(pf->r[i].p, pf->r[i].len, MADV_POPULATE_WRITE);
+#endif
+    return NULL;
+}
+
+void symt_prefault_start(struct prefault *pf)
+{
+    pf->started = pf->n && pthread_create(&pf->thread, NULL, prefault_thread, pf) == 0;
+}
+
+void symt_prefault_end(struct prefault *pf)
+{
+    if (pf->started)
+        pthread_join(pf->thread, NULL);
+    pf->started = false;
+}
+
 void symt_pages_free(void *p, size_t n)
 {
     if (n < HUGE_PAGE)

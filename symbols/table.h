@@ -8,6 +8,7 @@
 
 #include "symbols.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,24 @@ void *symt_alloc(struct arena *a, size_t n);
  * for large tables touched all over. NULL when out of memory; freed with the same n. */
 void *symt_pages(size_t n);
 void symt_pages_free(void *p, size_t n);
+/* Pages to fault in on a thread of their own (the kernel zeroes a 2 MB page at its first touch,
+ * 0.3 ms here) while the caller does something longer: up to PREFAULT_MAX ranges. */
+enum { PREFAULT_MAX = 8 };
+struct prefault {
+    struct {
+        void *p;
+        size_t len;
+    } r[PREFAULT_MAX];
+    size_t n;
+    bool started;
+    pthread_t thread;
+};
+/* Add [p, p + len) of the memory [base, base + size) (the whole 2 MB pages around it, inside that
+ * memory); false when the list is full. */
+bool symt_prefault_add(struct prefault *pf, void *base, size_t size, void *p, size_t len);
+void symt_prefault_start(struct prefault *pf);
+/* Wait for the thread: after this the pages may be written. */
+void symt_prefault_end(struct prefault *pf);
 void symt_arena_free(struct arena *a);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
