@@ -267,7 +267,7 @@ static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
         return false;
     *job = (struct symtab_job){.t = t, .file = *f};
     pthread_mutex_init(&job->lock, NULL);
-    if (pthread_create(&job->thread, NULL, symbols_thread, job) != 0) {
+    if (!symt_thread_start(&job->thread, symbols_thread, job)) {
         pthread_mutex_destroy(&job->lock);
         free(job);
         return false;

@@ -2,6 +2,7 @@
 #include "table.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,6 +51,44 @@ bool symt_prefault_add(struct prefault *pf, void *base, size_t size, void *p, si
     return true;
 }
 
+struct elsewhere {
+    void *(*fn)(void *);
+    void *arg;
+    cpu_set_t cpus; /* the caller's: the thread may use them all once it runs */
+};
+
+static void *elsewhere_main(void *arg)
+{
+    struct elsewhere e = *(struct elsewhere *)arg;
+    free(arg);
+    sched_setaffinity(0, sizeof e.cpus, &e.cpus);
+    return e.fn(e.arg);
+}
+
+bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+    struct elsewhere *e = malloc(sizeof *e);
+    pthread_attr_t attr;
+    int here = sched_getcpu();
+    if (!e || here < 0 || sched_getaffinity(0, sizeof e->cpus, &e->cpus) != 0 || !CPU_ISSET(here, &e->cpus) ||
+        CPU_COUNT(&e->cpus) < 2 || pthread_attr_init(&attr) != 0) {
+        free(e); /* one core, or no way to tell: anywhere */
+        return pthread_create(thread, NULL, fn, arg) == 0;
+    }
+    e->fn = fn;
+    e->arg = arg;
+    cpu_set_t elsewhere = e->cpus;
+    CPU_CLR(here, &elsewhere);
+    bool started = pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0 &&
+                   pthread_create(thread, &attr, elsewhere_main, e) == 0;
+    pthread_attr_destroy(&attr);
+    if (!started) {
+        free(e);
+        return pthread_create(thread, NULL, fn, arg) == 0;
+    }
+    return true;
+}
+
 static void *prefault_thread(void *arg)
 {
     struct prefault *pf = arg;
@@ -62,7 +101,7 @@ static void *prefault_thread(void *arg)
 
 void symt_prefault_start(struct prefault *pf)
 {
-    pf->started = pf->n && pthread_create(&pf->thread, NULL, prefault_thread, pf) == 0;
+    pf->started = pf->n && symt_thread_start(&pf->thread, prefault_thread, pf);
 }
 
 void symt_prefault_end(struct prefault *pf)

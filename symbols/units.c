@@ -401,7 +401,7 @@ bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, 
         w.files[i].base = 1;
     struct read_worker one = {&w, 0, stage, pool, false}, two = {&w, 1, second, &second_strings, false};
     pthread_t th;
-    bool threaded = second && n > 1 && reader->workers > 1 && pthread_create(&th, NULL, read_thread, &two) == 0;
+    bool threaded = second && n > 1 && reader->workers > 1 && symt_thread_start(&th, read_thread, &two);
     read_thread(&one);
     if (threaded)
         pthread_join(th, NULL);
