@@ -1,4 +1,5 @@
-/* Memory for the symbol table: arena, interned strings, growable arrays, and the table's life. */
+/* Memory for the symbol table (arena, interned strings, growable arrays, pages faulted in ahead), its
+ * helper threads' start, and the table's life. */
 #include "table.h"
 
 #include <errno.h>
