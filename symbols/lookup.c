@@ -275,10 +275,11 @@ static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr
 
 /* At the first batch, the pages its answers will be written to: the 2 MB pages of its addresses'
  * answer slots, and the first block of answers. Faulted in while the units are read, they cost
- * the first lookup nothing (0.7 ms on a large firmware, where the other core had time to spare). */
+ * the first lookup nothing (0.7 ms on a large firmware, where the other core had time to spare).
+ * With every unit read already (or none to read) there is nothing to overlap: no thread then. */
 static void prefault_answers(struct sym_table *t, const uint32_t *distinct, size_t n, struct prefault *pf)
 {
-    if (t->by_pc_tried || !n)
+    if (t->by_pc_tried || !n || t->units_loaded == t->n_units)
         return;
     by_pc_slot(t, distinct[0]); /* (makes the slots) */
     size_t bytes = (size_t)t->by_pc_n * sizeof *t->by_pc;
