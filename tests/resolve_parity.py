@@ -58,36 +58,30 @@ def normalise(text):
     return lines
 
 
+def build_zoo(src, name, compiler, opt, dwarf, extra=(), libs=()):
+    """A tests/zoo source linked alone at 0x08000000 for a Cortex-M4, as build/parity/NAME.elf."""
+    out = os.path.join(OUT, name + ".elf")
+    os.makedirs(OUT, exist_ok=True)
+    subprocess.run([compiler, "-mcpu=cortex-m4", "-mthumb", opt, dwarf, "-nostdlib", *extra, "-ffunction-sections",
+                    "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-Wall", "-Wextra",
+                    "-Werror", os.path.join(HERE, "zoo", src), *libs, "-o", out], check=True)
+    return out
+
+
 def zoo_elfs():
     """C++ from tests/zoo at several optimisation levels and DWARF versions: linkage names,
     overloads, templates, clones, inlined members."""
-    elfs = []
-    src = os.path.join(HERE, "zoo", "cpp_app.cpp")
-    for opt in ("-O0", "-Os", "-O2", "-O3"):
-        for dwarf in ("-gdwarf-4", "-gdwarf-5"):
-            out = os.path.join(OUT, "cpp%s%s.elf" % (opt, dwarf[2:]))
-            os.makedirs(OUT, exist_ok=True)
-            subprocess.run(["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", opt, dwarf, "-nostdlib",
-                            "-fno-exceptions", "-fno-rtti", "-ffunction-sections", "-Wl,--gc-sections",
-                            "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-Wall", "-Wextra", "-Werror", src,
-                            "-lgcc", "-o", out], check=True)
-            elfs.append(out)
-    return elfs
+    return [build_zoo("cpp_app.cpp", "cpp%s%s" % (opt, dwarf[2:]), "arm-none-eabi-g++", opt, dwarf,
+                      extra=("-fno-exceptions", "-fno-rtti"), libs=("-lgcc",))
+            for opt in ("-O0", "-Os", "-O2", "-O3") for dwarf in ("-gdwarf-4", "-gdwarf-5")]
 
 
 def many_inlines_elfs():
     """One function with about 11,800 inline ranges, at DWARF 4 and 5: the search for the deepest
     inline range around an address, where ranges overlap by the thousand."""
-    elfs = []
-    src = os.path.join(HERE, "zoo", "many_inlines.c")
-    for dwarf in ("-gdwarf-4", "-gdwarf-5"):
-        out = os.path.join(OUT, "many_inlines-O2%s.elf" % dwarf[2:])
-        os.makedirs(OUT, exist_ok=True)
-        subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O2", dwarf, "-nostdlib",
-                        "-ffunction-sections", "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler",
-                        "-std=gnu11", "-Wall", "-Wextra", "-Werror", src, "-o", out], check=True)
-        elfs.append(out)
-    return elfs
+    return [build_zoo("many_inlines.c", "many_inlines-O2%s" % dwarf[2:], "arm-none-eabi-gcc", "-O2", dwarf,
+                      extra=("-std=gnu11",))
+            for dwarf in ("-gdwarf-4", "-gdwarf-5")]
 
 
 def check(elf, demangle=False):
