@@ -14,6 +14,7 @@ import os
 import random
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -135,10 +136,10 @@ def symbol_bench(tmp):
     say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances; 100,000 random instruction addresses"
         % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
     out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
-    def best_of_3(cmd, out_path, env=None, runs=3):
-        """The best time of three (or runs) bare runs, and the peak memory of one more."""
+    def best_of_3(cmd, out_path, env=None):
+        """The best time of three bare runs, and the peak memory of one more."""
         best = None
-        for _ in range(runs):
+        for _ in range(3):
             with open(af) as i, open(out_path, "w") as o:
                 t, _ = timed(cmd, stdin=i, stdout=o, env=env, memory=False)
             best = t if best is None else min(best, t)
@@ -174,13 +175,25 @@ def symbol_bench(tmp):
         caddrs.append(lo + 2 * rnd.randrange(size // 2))
     cf = os.path.join(tmp, "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
-    af = cf
-    # runs of tens of milliseconds: best of 10 for both, as start-up jitter is a large share of one
-    t_a2l_c, m_a2l_c = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], os.devnull, runs=10)
-    best = best_of_3([TOOL, "--resolve", big], os.devnull, runs=10)
-    say("    100,000 addresses in %d of %d units (5 %%): addr2line %.2f s (%.0f MB peak), cmprof-top --resolve %.3f s "
-        "(%.0f MB peak) -> %.1fx faster (best of 10 each)" % (len(few), units, t_a2l_c, m_a2l_c, best[0], best[1],
-                                                             t_a2l_c / best[0]))
+    # runs of tens of milliseconds, where start-up jitter is a large share of one and the machine's
+    # speed drifts from one second to the next: the two in turn, 20 rounds, the best of each and
+    # the medians
+    cmds = {"addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", big], "ours": [TOOL, "--resolve", big]}
+    runs = {name: [] for name in cmds}
+    for _ in range(20):
+        for name, cmd in cmds.items():
+            with open(cf) as i:
+                runs[name].append(timed(cmd, stdin=i, memory=False)[0])
+    peak = {}
+    for name, cmd in cmds.items():
+        with open(cf) as i:
+            peak[name] = timed(cmd, stdin=i)[1]
+    best_a, best_o = min(runs["addr2line"]), min(runs["ours"])
+    med_a, med_o = statistics.median(runs["addr2line"]), statistics.median(runs["ours"])
+    say("    100,000 addresses in %d of %d units (5 %%): addr2line %.3f s (%.0f MB peak), cmprof-top --resolve %.3f s "
+        "(%.0f MB peak) -> %.1fx faster (best of 20 each, run in turn; medians %.3f s and %.3f s: %.1fx)"
+        % (len(few), units, best_a, peak["addr2line"], best_o, peak["ours"], best_a / best_o, med_a, med_o,
+           med_a / med_o))
     # where that time goes: the open alone (no address); the open and the first chunk of input
     # (the first read takes CHUNK / 8 = 8 KB in app/resolve.c, 1,024 of these lines, which need
     # every one of the units already); the whole input (interleaved, best of 10 each)
