@@ -405,10 +405,11 @@ enum { MAX_DIGIT = 11, WIDE_FROM = 512 };
 
 bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
 {
-    /* symbol tables, unit ranges and sorted batches often come in order already: one look first,
-     * which also finds the keys' span */
+    /* symbol tables, unit ranges and sorted batches often come in order already: one look first.
+     * Then the keys' span: the ascending run it read spans its first key to its last, and only the
+     * rest is read again. */
     const unsigned char *base = v;
-    uint32_t prev = 0, lo = UINT32_MAX, hi = 0;
+    uint32_t prev = 0;
     size_t sorted = 0;
     for (; sorted < n; sorted++) {
         uint32_t k;
@@ -419,7 +420,9 @@ bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
     }
     if (sorted == n)
         return true;
-    for (size_t i = 0; i < n; i++) {
+    uint32_t lo, hi = prev;
+    memcpy(&lo, base + key, sizeof lo); /* (the run holds the first key at least: none is below 0) */
+    for (size_t i = sorted; i < n; i++) {
         uint32_t k;
         memcpy(&k, base + i * size + key, sizeof k);
         lo = k < lo ? k : lo;

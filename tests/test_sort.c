@@ -81,7 +81,8 @@ static void test_addresses_in_a_little_code(void)
 
 static void test_whole_keys(void)
 {
-    /* every bit differs: three passes of 11 bits, the top key 0xFFFFFFFF included */
+    /* every bit differs: three passes of 11 bits (four of 8 for the 4 records below), the top key
+     * 0xFFFFFFFF included */
     CHECK(sorts_like_reference(5000, sizeof(struct rec8), 0, 0));
     CHECK(sorts_like_reference(2000, sizeof(struct rec24), 0, 0));
     struct rec8 v[4] = {{0, 0xFFFFFFFFu}, {1, 0}, {2, 0xFFFFFFFFu}, {3, 0x80000000u}};
@@ -95,6 +96,22 @@ static void test_few_distinct_keys(void)
     CHECK(sorts_like_reference(3000, sizeof(struct rec8), 100, 2));
     CHECK(sorts_like_reference(3000, sizeof(struct rec24), 0x08000000u, 3));
     CHECK(sorts_like_reference(4000, sizeof(struct rec12), 7, 1)); /* all equal: in order already */
+}
+
+/* A long ascending run that holds the lowest and the highest keys, then the rest: the span must
+ * count the run's keys, not only those after it. */
+static void test_run_then_rest(void)
+{
+    struct rec8 v[600];
+    for (uint32_t i = 0; i < 500; i++)
+        v[i] = (struct rec8){i, i == 499 ? 0xFFFFFFF0u : i * 1000u};
+    for (uint32_t i = 500; i < 600; i++)
+        v[i] = (struct rec8){i, 1000u + (i * 7919u) % 400000u};
+    struct rec8 ref[600];
+    memcpy(ref, v, sizeof v);
+    reference_sort((unsigned char *)ref, 600, sizeof *ref);
+    CHECK(symt_sort_by_u32(v, 600, sizeof *v, offsetof(struct rec8, key)));
+    CHECK(memcmp(v, ref, sizeof v) == 0);
 }
 
 static void test_in_order_and_tiny(void)
@@ -113,6 +130,7 @@ int main(void)
     RUN_TEST(test_addresses_in_a_little_code);
     RUN_TEST(test_whole_keys);
     RUN_TEST(test_few_distinct_keys);
+    RUN_TEST(test_run_then_rest);
     RUN_TEST(test_in_order_and_tiny);
     return check_summary();
 }
