@@ -93,6 +93,7 @@ SRC_test_pcindex := profile/pcindex.c
 SRC_test_hex :=
 SRC_test_aranges := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_sort := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_ingest := profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
 SRC_test_baseline := app/baseline.c -D_DEFAULT_SOURCE -lm
@@ -102,7 +103,7 @@ SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
-UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_pcindex test_aranges test_sort test_profile test_view \
+UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_pcindex test_aranges test_sort test_ingest test_profile test_view \
               test_stream test_stream_many test_stream_hist test_freertos \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
