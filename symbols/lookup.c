@@ -288,9 +288,10 @@ static void prefault_answers(struct sym_table *t, const uint32_t *distinct, size
         if (slot && !symt_prefault_add(pf, t->by_pc, bytes, slot, sizeof *slot))
             break;
     }
-    if (!t->results.head && symt_alloc(&t->results, 0))
-        symt_prefault_add(pf, t->results.head, sizeof *t->results.head + t->results.head->cap, t->results.head->data,
-                          t->results.head->cap);
+    size_t size;
+    void *first = t->results.head ? NULL : symt_arena_reserve(&t->results, &size);
+    if (first) /* (written first after the thread is done) */
+        symt_prefault_add(pf, first, size, first, size);
     symt_prefault_start(pf);
 }
 

@@ -126,7 +126,13 @@ void *symt_alloc(struct arena *a, size_t n)
     if (!a->head || a->head->used + n > a->head->cap) {
         size_t block = a->huge ? HUGE_PAGE : 1u << 20;
         size_t cap = n + sizeof(struct arena_block) > block ? n : block - sizeof(struct arena_block);
-        struct arena_block *b = a->huge ? symt_pages(sizeof *b + cap) : malloc(sizeof *b + cap);
+        struct arena_block *b;
+        if (a->spare && sizeof *b + cap <= HUGE_PAGE) {
+            b = a->spare;
+            a->spare = NULL;
+        } else {
+            b = a->huge ? symt_pages(sizeof *b + cap) : malloc(sizeof *b + cap);
+        }
         if (!b)
             return NULL;
         b->next = a->head;
@@ -140,8 +146,18 @@ void *symt_alloc(struct arena *a, size_t n)
     return p;
 }
 
+void *symt_arena_reserve(struct arena *a, size_t *size)
+{
+    if (a->huge && !a->spare)
+        a->spare = symt_pages(HUGE_PAGE);
+    *size = HUGE_PAGE;
+    return a->spare;
+}
+
 void symt_arena_free(struct arena *a)
 {
+    symt_pages_free(a->spare, HUGE_PAGE);
+    a->spare = NULL;
     while (a->head) {
         struct arena_block *n = a->head->next;
         if (a->huge)

@@ -26,6 +26,7 @@ struct arena {
     struct arena_block *head;
     size_t bytes;
     bool huge; /* blocks of 2 MB pages (symt_pages): for an arena that grows large, the answers' */
+    void *spare; /* a huge arena's next block, mapped ahead (symt_arena_reserve), not written yet */
 };
 
 void *symt_alloc(struct arena *a, size_t n);
@@ -56,6 +57,10 @@ void symt_prefault_start(struct prefault *pf);
 /* Wait for the thread: after this the pages may be written. */
 void symt_prefault_end(struct prefault *pf);
 void symt_arena_free(struct arena *a);
+/* A huge arena's next block, mapped now but first written when used: another thread can fault its
+ * pages in meanwhile (the first write to a 2 MB page clears all of it). NULL when not huge or no
+ * memory; its size in *size. */
+void *symt_arena_reserve(struct arena *a, size_t *size);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
 
