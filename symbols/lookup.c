@@ -306,17 +306,30 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
         uint32_t addr, index;
     } *order = n <= UINT32_MAX ? malloc(n * sizeof *order) : NULL;
     uint32_t *distinct = order ? malloc(n * sizeof *distinct) : NULL;
-    for (size_t i = 0; distinct && i < n; i++)
-        order[i] = (struct pair){addrs[i] & ~1u, (uint32_t)i};
-    if (!distinct || !symt_sort_by_u32(order, n, sizeof *order, offsetof(struct pair, addr))) {
+    if (!distinct) {
         for (size_t i = 0; i < n; i++) /* no memory to sort: one by one */
             out[i] = sym_lookup(t, addrs[i]);
         free(order);
-        free(distinct);
         return;
     }
+    /* an address answered before is answered at once, from its slot: only the others are sorted
+     * and looked up (after the first batches of a profile, most of its addresses) */
+    const struct sym_location **slots = t->by_pc;
+    size_t n_new = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t addr = addrs[i] & ~1u, slot = (addr - t->by_pc_lo) >> 1;
+        if (slots && addr >= t->by_pc_lo && slot < t->by_pc_n && slots[slot])
+            out[i] = slots[slot];
+        else
+            order[n_new++] = (struct pair){addr, (uint32_t)i};
+    }
+    if (!symt_sort_by_u32(order, n_new, sizeof *order, offsetof(struct pair, addr))) {
+        for (size_t k = 0; k < n_new; k++) /* no memory to sort: one by one */
+            out[order[k].index] = sym_lookup(t, order[k].addr);
+        n_new = 0;
+    }
     size_t n_distinct = 0;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n_new; k++)
         if (k == 0 || order[k].addr != order[k - 1].addr)
             distinct[n_distinct++] = order[k].addr;
     struct prefault pf = {0};
@@ -325,7 +338,7 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     symt_prefault_end(&pf);
     const struct sym_location *loc = NULL;
     struct hints h = {-1, -1, -1, NULL, -1, NULL, NULL, NULL, -1};
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n_new; k++) {
         if (k == 0 || order[k].addr != order[k - 1].addr)
             loc = lookup(t, order[k].addr, units_read, &h);
         out[order[k].index] = loc;

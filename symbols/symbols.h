@@ -56,8 +56,9 @@ const char *sym_warning(const struct sym_table *t);
 /* Resolve an address (Thumb bit ignored). The result stays valid until sym_close(). */
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
 
-/* Resolve n addresses at once into out[0..n): the units they need read in one batch, then the
- * addresses taken in address order, so neighbours share the searches' cache lines. */
+/* Resolve n addresses at once into out[0..n): those answered before at once, then for the others
+ * the units they need read in one batch, and the addresses taken in address order, so neighbours
+ * share the searches' cache lines. */
 void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out);
 
 /* Read, in one batch, the compilation units that lookups of these addresses will need: faster
