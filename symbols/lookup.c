@@ -295,6 +295,22 @@ static void prefault_answers(struct sym_table *t, const uint32_t *distinct, size
     symt_prefault_start(pf);
 }
 
+/* Two addresses of a batch this close: the halfwords between them are answered too, into their
+ * slots. In such a run every search moves on by an entry or two, so an answer costs a fraction of
+ * a lone one (100,000 addresses in 5 % of a large firmware's units: 8.0 -> 5.0 ms), and a profile
+ * that samples two addresses this close samples those between them before long. Sparse addresses
+ * are rarely this close: 100,000 over all of that firmware take as long as before. */
+enum { ANSWER_GAP = 48 };
+
+static void answer_between(struct sym_table *t, uint32_t a, uint32_t b, struct hints *h, long *unit_hint)
+{
+    if (!t->by_pc || b - a <= 2 || b - a > ANSWER_GAP || a < t->by_pc_lo || (b - t->by_pc_lo) / 2 >= t->by_pc_n ||
+        !symt_units_between(t, a, b, unit_hint))
+        return;
+    for (uint32_t x = a + 2; x < b; x += 2)
+        lookup(t, x, true, h);
+}
+
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
 {
     return lookup(t, addr & ~1u, false, NULL);
@@ -338,7 +354,10 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     symt_prefault_end(&pf);
     const struct sym_location *loc = NULL;
     struct hints h = {-1, -1, -1, NULL, -1, NULL, NULL, NULL, -1};
+    long unit_hint = -1;
     for (size_t k = 0; k < n_new; k++) {
+        if (k > 0 && order[k].addr != order[k - 1].addr && units_read)
+            answer_between(t, order[k - 1].addr, order[k].addr, &h, &unit_hint);
         if (k == 0 || order[k].addr != order[k - 1].addr)
             loc = lookup(t, order[k].addr, units_read, &h);
         out[order[k].index] = loc;

@@ -406,6 +406,9 @@ void symt_require(struct sym_table *t, uint32_t addr);
 /* The same for many addresses, each unit read once; false when it could not look (no memory):
  * then lookups must still ask symt_require. */
 bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n);
+/* Once the units over a are read, are those over every address in (a, b) read too? (hint: as
+ * for LAST_LE_FROM, kept between calls with ascending a) */
+bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint);
 /* Free a stage's vectors. */
 void symt_stage_free(struct sym_table *stage);
 /* Rebuild t->warning from what is known (sym_open, and again when a unit load fails). */

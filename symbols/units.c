@@ -563,6 +563,15 @@ static bool units_covering(const struct sym_table *t, uint32_t addr, uint8_t *ma
     return true;
 }
 
+bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint)
+{
+    if (!t->n_units || t->units_loaded == t->n_units)
+        return true;
+    /* a range over an address in (a, b) that does not cover a starts in (a, b) */
+    long i = *hint = LAST_LE_FROM(t->unit_ranges.v, t->unit_ranges.n, a, lo, *hint);
+    return (size_t)(i + 1) >= t->unit_ranges.n || t->unit_ranges.v[i + 1].lo >= b;
+}
+
 static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_addrs)
 {
     if (!t->n_units || t->units_loaded == t->n_units)

@@ -9,6 +9,9 @@ calls (tests/zoo/many_inlines.c). Prints one ok/FAIL line per ELF.
 Each ELF is also resolved with libdwarf reading every unit (CMPROF_DWARF_LIBDWARF=1): the fast
 reader, which reads the section bytes itself, must print exactly the same text, paths included.
 
+Every ELF is resolved once more after every 4th address was asked first (in a batch of its own):
+the answers must not change (a batch also answers the halfwords between its close addresses).
+
 Addresses inside a function symbol's extent must all match. Alignment padding after a function
 (zero fill between 16-byte-aligned functions, a nop pad) lies outside every function, never executes
 and is never sampled; differences there are counted and printed, not failed."""
@@ -101,6 +104,18 @@ def check(elf, demangle=False):
         return len(addrs), None, [], "the fast DWARF reader and libdwarf differ%s" % (
             "" if diff is None else " at output line %d: %r vs %r" % (
                 diff + 1, ours.stdout.splitlines()[diff], reference.stdout.splitlines()[diff]))
+    # an answer must not depend on the batches before it: a batch also answers the halfwords between
+    # its close addresses, so every 4th address first (over 8 KB: a batch of its own), then all
+    lead = ""
+    while len(lead) <= 8192:
+        lead += "\n".join(addrs[::4]) + "\n"
+    alone = subprocess.run([TOOL, "--resolve"] + c + [elf], input=lead, capture_output=True, text=True)
+    after = subprocess.run([TOOL, "--resolve"] + c + [elf], input=lead + feed, capture_output=True, text=True)
+    if after.stdout != alone.stdout + ours.stdout:
+        got = after.stdout[len(alone.stdout):].splitlines()
+        diff = next((i for i, (x, y) in enumerate(zip(got, ours.stdout.splitlines())) if x != y), None)
+        return len(addrs), None, [], "the answers change after other addresses were asked%s" % (
+            "" if diff is None else " at output line %d: %r vs %r" % (diff + 1, got[diff], ours.stdout.splitlines()[diff]))
     a, b = normalise(ours.stdout), normalise(theirs.stdout)
     # compare address by address
     def split(lines):
