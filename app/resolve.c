@@ -36,6 +36,7 @@ struct text {
     FILE *spill; /* when set, the text goes out there whenever it passes TEXT_SPILL (it stays in the cache) */
     const char *last_file; /* one file serves many answers in a row: its length is kept */
     size_t last_file_len;
+    bool cut; /* no memory to grow it once: text was left out */
 };
 
 enum { TEXT_SPILL = 128 << 10 };
@@ -57,8 +58,10 @@ static bool room(struct text *b, size_t n)
         while (cap < b->len + n)
             cap *= 2;
         char *p = realloc(b->p, cap);
-        if (!p)
+        if (!p) {
+            b->cut = true;
             return false; /* out of memory: the text is cut, fwrite reports nothing worse */
+        }
         b->p = p;
         b->cap = cap;
     }
@@ -277,6 +280,25 @@ static long answer_lookup(struct sym_table *t, char *const *toks, const uint64_t
  * token is no address. */
 enum { ANSWER_AHEAD = 12 };
 
+/* Answer k (its address line and frames). */
+static void write_answer(struct sym_table *t, const struct answer_lists *l, size_t k, struct text *out)
+{
+    if (k + ANSWER_AHEAD < l->n_good) { /* answers are all over the table: fetched ahead */
+        __builtin_prefetch(l->locs[k + ANSWER_AHEAD]);
+        __builtin_prefetch((const char *)l->locs[k + ANSWER_AHEAD] + sizeof(struct sym_location) - 1);
+    }
+    /* its callers' frames, half as far ahead: its answer is in by then */
+    if (k + ANSWER_AHEAD / 2 < l->n_good && l->locs[k + ANSWER_AHEAD / 2]) {
+        const struct sym_frame *o = l->locs[k + ANSWER_AHEAD / 2]->outer;
+        if (o) {
+            __builtin_prefetch(o);
+            __builtin_prefetch((const char *)o + 63);
+        }
+    }
+    print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
+    print_frames(out, t, l->locs[k]);
+}
+
 static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct answer_lists *l, struct text *out,
                         FILE *err)
 {
@@ -287,21 +309,7 @@ static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct
             status = 1;
             continue;
         }
-        if (k + ANSWER_AHEAD < l->n_good) { /* answers are all over the table: fetched ahead */
-            __builtin_prefetch(l->locs[k + ANSWER_AHEAD]);
-            __builtin_prefetch((const char *)l->locs[k + ANSWER_AHEAD] + sizeof(struct sym_location) - 1);
-        }
-        /* its callers' frames, half as far ahead: its answer is in by then */
-        if (k + ANSWER_AHEAD / 2 < l->n_good && l->locs[k + ANSWER_AHEAD / 2]) {
-            const struct sym_frame *o = l->locs[k + ANSWER_AHEAD / 2]->outer;
-            if (o) {
-                __builtin_prefetch(o);
-                __builtin_prefetch((const char *)o + 63);
-            }
-        }
-        print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
-        print_frames(out, t, l->locs[k]);
-        k++;
+        write_answer(t, l, k++, out);
     }
     return status;
 }
@@ -378,6 +386,8 @@ struct batch {
     uint64_t parsed[CHUNK_LINES];
     size_t n_toks;
     struct answer_lists lists;
+    size_t split;     /* the tokens from here on were formatted by the reading thread, into tail */
+    struct text tail;
 };
 
 /* stdin is answered by two threads: this one reads, parses and looks up a chunk while the writer
@@ -395,12 +405,40 @@ struct stream {
     bool done;    /* no more batches */
     struct text text;
     int status;   /* the writer's */
+    double share; /* of each batch, the part the reading thread formats (the writer's last share) */
 };
 
 static void write_batch(struct stream *s, struct batch *b)
 {
-    s->status |= answer_write(s->t, b->toks, b->n_toks, &b->lists, &s->text, s->err);
+    s->status |= answer_write(s->t, b->toks, b->split, &b->lists, &s->text, s->err);
+    if (b->split < b->n_toks) {
+        spill(&s->text);
+        fwrite(b->tail.p, 1, b->tail.len, s->out);
+    }
     flush_text(&s->text, s->out);
+}
+
+/* The reading thread formats the last part of its batch itself when the writer has been the
+ * slower of the two: the writer formats more slowly than the lookups run once most addresses were
+ * answered before, and the reader then waited (3.5 ms in 20 on a large firmware). The part grows
+ * while the reader finds the writer busy and shrinks while it finds it idle. */
+enum { SHARE_MAX = 50, SHARE_STEP = 10 }; /* percent */
+
+static void format_tail(struct stream *s, struct batch *b)
+{
+    b->split = b->n_toks;
+    b->tail.len = 0;
+    size_t take = (size_t)((double)b->n_toks * s->share);
+    if (!s->started || take == 0 || take > b->lists.n_good)
+        return;
+    size_t split = b->n_toks - take;
+    for (size_t i = split; i < b->n_toks; i++)
+        if (!b->lists.ok[i])
+            return; /* no address: said on stderr in its place, by the writer */
+    for (size_t k = b->lists.n_good - take; k < b->lists.n_good; k++)
+        write_answer(s->t, &b->lists, k, &b->tail);
+    if (!b->tail.cut)
+        b->split = split;
 }
 
 static void *writer_main(void *arg)
@@ -428,6 +466,10 @@ static void wait_written(struct stream *s, int i)
     if (!s->started)
         return;
     pthread_mutex_lock(&s->lock);
+    if (i >= 0) { /* the writer still busy with it: the reader takes more of the formatting */
+        double share = s->share + (s->full[i] ? SHARE_STEP : -SHARE_STEP) / 100.0;
+        s->share = share < 0 ? 0 : share > SHARE_MAX / 100.0 ? SHARE_MAX / 100.0 : share;
+    }
     while (i >= 0 ? s->full[i] : s->full[0] || s->full[1])
         pthread_cond_wait(&s->changed, &s->lock);
     pthread_mutex_unlock(&s->lock);
@@ -538,6 +580,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
             i ^= 1; /* (the same batch again next time) */
             continue;
         }
+        format_tail(&s, b);
         submit(&s, i);
     }
     if (s.started) {
@@ -553,6 +596,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     flush_text(&s.text, out);
     for (int i = 0; i < 2; i++) {
         lists_free(&s.b[i]->lists);
+        free(s.b[i]->tail.p);
         free(s.b[i]);
     }
     free(s.text.p);
