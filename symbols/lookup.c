@@ -272,6 +272,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
 
 static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h);
 static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr);
+static const struct sym_location **slot_of(const struct sym_table *t, uint32_t addr);
 
 /* At the first batch, the pages its answers will be written to: the 2 MB pages of its addresses'
  * answer slots, and the first block of answers. Faulted in while the units are read, they cost
@@ -304,8 +305,7 @@ enum { ANSWER_GAP = 48 };
 
 static void answer_between(struct sym_table *t, uint32_t a, uint32_t b, struct hints *h, long *unit_hint)
 {
-    if (!t->by_pc || b - a <= 2 || b - a > ANSWER_GAP || a < t->by_pc_lo || (b - t->by_pc_lo) / 2 >= t->by_pc_n ||
-        !symt_units_between(t, a, b, unit_hint))
+    if (b - a <= 2 || b - a > ANSWER_GAP || !slot_of(t, a) || !slot_of(t, b) || !symt_units_between(t, a, b, unit_hint))
         return;
     for (uint32_t x = a + 2; x < b; x += 2)
         lookup(t, x, true, h);
@@ -330,12 +330,12 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     }
     /* an address answered before is answered at once, from its slot: only the others are sorted
      * and looked up (after the first batches of a profile, most of its addresses) */
-    const struct sym_location **slots = t->by_pc;
     size_t n_new = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t addr = addrs[i] & ~1u, slot = (addr - t->by_pc_lo) >> 1;
-        if (slots && addr >= t->by_pc_lo && slot < t->by_pc_n && slots[slot])
-            out[i] = slots[slot];
+        uint32_t addr = addrs[i] & ~1u;
+        const struct sym_location **slot = slot_of(t, addr);
+        if (slot && *slot)
+            out[i] = *slot;
         else
             order[n_new++] = (struct pair){addr, (uint32_t)i};
     }
@@ -398,6 +398,13 @@ static bool cache_room(struct sym_table *t)
 #define BY_PC_MAX (8u << 20) /* slots: code spans up to 16 MB (64 MB of address space, mostly untouched) */
 
 /* The answer slot of an address in the code range, or NULL (outside it, or no memory). */
+/* The answer slot of an address, once the slots are made; else NULL. */
+static const struct sym_location **slot_of(const struct sym_table *t, uint32_t addr)
+{
+    uint32_t i = (addr - t->by_pc_lo) >> 1;
+    return t->by_pc && addr >= t->by_pc_lo && i < t->by_pc_n ? &t->by_pc[i] : NULL;
+}
+
 static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr)
 {
     if (!t->by_pc_tried) {
@@ -409,8 +416,7 @@ static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr
             t->by_pc_lo = lo & ~1u;
         }
     }
-    uint32_t i = (addr - t->by_pc_lo) >> 1;
-    return t->by_pc && addr >= t->by_pc_lo && i < t->by_pc_n ? &t->by_pc[i] : NULL;
+    return slot_of(t, addr);
 }
 
 static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, bool units_read, struct hints *h)

@@ -563,13 +563,18 @@ static bool units_covering(const struct sym_table *t, uint32_t addr, uint8_t *ma
     return true;
 }
 
+/* Does no unit range after ranges[0..i] start at or below x? (ranges sorted by start) */
+static bool none_starts_by(const struct sym_table *t, long i, uint32_t x)
+{
+    return (size_t)(i + 1) >= t->unit_ranges.n || t->unit_ranges.v[i + 1].lo > x;
+}
+
 bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint)
 {
     if (!t->n_units || t->units_loaded == t->n_units)
         return true;
     /* a range over an address in (a, b) that does not cover a starts in (a, b) */
-    long i = *hint = LAST_LE_FROM(t->unit_ranges.v, t->unit_ranges.n, a, lo, *hint);
-    return (size_t)(i + 1) >= t->unit_ranges.n || t->unit_ranges.v[i + 1].lo >= b;
+    return none_starts_by(t, *hint = LAST_LE_FROM(t->unit_ranges.v, t->unit_ranges.n, a, lo, *hint), b - 1);
 }
 
 static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_addrs)
@@ -587,8 +592,7 @@ static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
             uint32_t addr = addrs[k] & ~1u;
             /* above the last address but below the next range's start: covered by no range that did
              * not cover the last one, so nothing new to read */
-            bool same = hint >= 0 && addr >= prev && ((size_t)hint + 1 >= t->unit_ranges.n ||
-                                                       addr < t->unit_ranges.v[hint + 1].lo);
+            bool same = hint >= 0 && addr >= prev && none_starts_by(t, hint, addr);
             prev = addr;
             if (!same)
                 units_covering(t, addr, mark, ids, &n, t->n_units, &hint); /* each unit once: never full */
