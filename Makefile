@@ -46,6 +46,16 @@ $(ASAN_TOOL): $(HOST_SRC) $(HOST_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) $(NCURSES_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
 
+# batch lookups against lone ones, over every halfword of an ELF's code (tests/resolve_parity.py runs
+# both builds on its ELFs)
+LOOKUP_CHECK_SRC := tests/lookup_check.c $(SYM_SRC)
+$(B)/lookup-check: $(LOOKUP_CHECK_SRC) $(HOST_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(LOOKUP_CHECK_SRC) -lelf -ldwarf -liberty -lm -pthread -o $@
+$(B)/asan/lookup-check: $(LOOKUP_CHECK_SRC) $(HOST_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) $(LOOKUP_CHECK_SRC) -lelf -ldwarf -liberty -lm -pthread -o $@
+
 deps:
 	@scripts/deps.sh
 
@@ -108,7 +118,7 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
-unit: $(UNIT)
+unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check
 
 define unit_rule
 $(B)/tests/plain/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h

@@ -19,21 +19,50 @@ struct hints {
     const struct func *last_fn;
     const struct row *last_row;
     long last_scope;
+    uint32_t last_frames;
+    /* Each search's last answer, and the address below which it holds: the nearest start or end,
+     * above the address, of the entries it weighed (0: none). The dense ascending addresses of a
+     * batch (the halfwords between close ones) reuse them and step the line row on instead of
+     * searching: 100,000 addresses in 5 % of a large firmware's units, 5.6 -> 4.8 ms. They hold
+     * for the units read when they were found (units_loaded), and for later addresses only. */
+    size_t units_loaded;
+    uint32_t at; /* the last address resolved */
+    uint64_t fn_until, scope_until, seq_until;
+    const struct func *fn;
+    long scope;
+    uint32_t frames;
+    long seq_cu; /* the unit whose sequences line_for weighed (-1: all) */
 };
+
+/* The hints' answers as void (a table changed, or an address below the last). */
+static void hints_void(struct hints *h)
+{
+    h->fn_until = h->scope_until = h->seq_until = 0;
+}
 
 static const struct func *func_for(const struct sym_table *t, uint32_t addr, struct hints *h)
 {
     symt_symbols_wait(t);
     long i = h ? (h->func = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, h->func))
                : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
+    /* the answer holds until the next function starts, or the one found ends */
+    uint64_t until = (size_t)(i + 1) < t->funcs.n ? t->funcs.v[i + 1].lo : UINT64_MAX;
+    const struct func *found = NULL;
     for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
         const struct func *f = &t->funcs.v[i];
-        if (addr < f->hi)
-            return f;
+        if (addr < f->hi) {
+            found = f;
+            until = f->hi < until ? f->hi : until;
+            break;
+        }
         if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
             break;
     }
-    return NULL;
+    if (h) {
+        h->fn = found;
+        h->fn_until = until;
+    }
+    return found;
 }
 
 const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
@@ -64,15 +93,25 @@ static const struct row *line_for(const struct sym_table *t, uint32_t addr, long
 {
     const struct seq *best = NULL;
     long last = h ? (h->seq = LAST_LE_FROM(t->seqs.v, t->seqs.n, addr, lo, h->seq)) : LAST_LE(t->seqs.v, t->seqs.n, addr, lo);
+    /* the choice of sequence holds until the next one starts or one of those weighed ends */
+    uint64_t until = (size_t)(last + 1) < t->seqs.n ? t->seqs.v[last + 1].lo : UINT64_MAX;
     for (long s = last; s >= 0 && t->seq_max_hi[s] > addr; s--) {
         const struct seq *q = &t->seqs.v[s];
         if (addr >= q->hi || (cu >= 0 && q->cu != (uint32_t)cu))
             continue;
+        until = q->hi < until ? q->hi : until;
         if (!best || q->cu < best->cu)
             best = q;
     }
-    if (!best)
+    if (h) {
+        h->seq_until = until;
+        h->seq_cu = cu;
+    }
+    if (!best) {
+        if (h)
+            h->row_seq = NULL;
         return NULL;
+    }
     long r;
     if (h) {
         r = LAST_LE_FROM(best->rows, best->n, addr, addr, h->row_seq == best ? h->row : -1);
@@ -82,6 +121,20 @@ static const struct row *line_for(const struct sym_table *t, uint32_t addr, long
         r = LAST_LE(best->rows, best->n, addr, addr);
     }
     return r >= 0 ? &best->rows[r] : NULL;
+}
+
+/* line_for's answer for addr while its choice of sequence holds: that sequence's row at addr, found
+ * by stepping on from the last one (rows are a couple of bytes of code apart). */
+static const struct row *line_again(struct hints *h, uint32_t addr)
+{
+    const struct seq *q = h->row_seq;
+    if (!q)
+        return NULL;
+    long r = h->row;
+    while ((size_t)(r + 1) < q->n && q->rows[r + 1].addr <= addr)
+        r++;
+    h->row = r;
+    return r >= 0 ? &q->rows[r] : NULL;
 }
 
 /* Is symbol c a better name for addr than the current best b? binutils' rule (elf.c better_fit):
@@ -138,10 +191,13 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h,
 {
     long found = -1;
     long last = h ? (h->sub = LAST_LE_FROM(t->subs.v, t->subs.n, addr, lo, h->sub)) : LAST_LE(t->subs.v, t->subs.n, addr, lo);
+    /* the answer holds until the next range starts or one of those around addr ends */
+    uint64_t until = (size_t)(last + 1) < t->subs.n ? t->subs.v[last + 1].lo : UINT64_MAX;
     for (long s = last; s >= 0 && t->sub_max_hi[s] > addr; s--) {
         const struct range *r = &t->subs.v[s];
         if (addr >= r->hi)
             continue;
+        until = r->hi < until ? r->hi : until;
         if (found < 0) {
             found = s;
             continue;
@@ -151,8 +207,14 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h,
         if (rcu < fcu || (rcu == fcu && r->hi - r->lo < f->hi - f->lo))
             found = s;
     }
-    if (found < 0)
+    if (found < 0) {
+        if (h) {
+            h->scope = -1;
+            h->frames = 1;
+            h->scope_until = until;
+        }
         return -1;
+    }
     const struct range *sub = &t->subs.v[found];
     long best = (long)sub->scope;
     uint32_t best_depth = 0;
@@ -161,12 +223,23 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h,
      * one starting at or before addr, only as far as an earlier one can still reach addr (a large
      * function has thousands, and a scan from its first one cost every address all of them) */
     const struct range *in = sub->in_n ? t->inlines.v + sub->in_first : NULL; /* (no inlines: v may be NULL) */
-    for (long k = in ? LAST_LE(in, sub->in_n, addr, lo) : -1; k >= 0 && in[k].reach > addr; k--)
-        if (addr < in[k].hi && (in[k].depth > best_depth || (in[k].depth == best_depth && best_depth > 0))) {
-            best = (long)in[k].scope;
-            best_depth = in[k].depth;
-            *frames = in[k].chain;
+    long k = in ? LAST_LE(in, sub->in_n, addr, lo) : -1;
+    if (in && (size_t)(k + 1) < sub->in_n)
+        until = in[k + 1].lo < until ? in[k + 1].lo : until;
+    for (; k >= 0 && in[k].reach > addr; k--)
+        if (addr < in[k].hi) {
+            until = in[k].hi < until ? in[k].hi : until;
+            if (in[k].depth > best_depth || (in[k].depth == best_depth && best_depth > 0)) {
+                best = (long)in[k].scope;
+                best_depth = in[k].depth;
+                *frames = in[k].chain;
+            }
         }
+    if (h) {
+        h->scope = best;
+        h->frames = *frames;
+        h->scope_until = until;
+    }
     return best;
 }
 
@@ -243,12 +316,35 @@ static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long
 
 static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct hints *h)
 {
-    const struct func *fn = func_for(t, addr, h);
+    const struct func *fn;
     uint32_t n = 1;
-    long sc = scope_for(t, addr, h, &n);
-    const struct row *row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
-    if (h && h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && row == h->last_row)
-        return h->last; /* the same answer as the address before: shared, not copied */
+    long sc;
+    const struct row *row;
+    if (h) {
+        if (h->units_loaded != t->units_loaded || addr < h->at) {
+            hints_void(h);
+            h->units_loaded = t->units_loaded;
+        }
+        h->at = addr;
+        fn = addr < h->fn_until ? h->fn : func_for(t, addr, h);
+        if (addr < h->scope_until) {
+            sc = h->scope;
+            n = h->frames;
+        } else {
+            sc = scope_for(t, addr, h, &n);
+        }
+        long cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
+        row = addr < h->seq_until && cu == h->seq_cu ? line_again(h, addr) : line_for(t, addr, cu, h);
+        if (h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && n == h->last_frames &&
+            (row == h->last_row || (row && h->last_row && row->line == h->last_row->line &&
+                                    row->file == h->last_row->file &&
+                                    row->discriminator == h->last_row->discriminator)))
+            return h->last; /* the same answer as the address before: shared, not copied */
+    } else {
+        fn = func_for(t, addr, h);
+        sc = scope_for(t, addr, h, &n);
+        row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
+    }
     /* built here first: when it reads as the answer before (the next line row often names the
      * same line), that one is shared and no memory is touched */
     struct sym_location local, *answer;
@@ -266,6 +362,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         h->last_fn = fn;
         h->last_row = row;
         h->last_scope = sc;
+        h->last_frames = n;
     }
     return answer;
 }
@@ -353,7 +450,7 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     bool units_read = symt_require_many(t, distinct, n_distinct);
     symt_prefault_end(&pf);
     const struct sym_location *loc = NULL;
-    struct hints h = {-1, -1, -1, NULL, -1, NULL, NULL, NULL, -1};
+    struct hints h = {.func = -1, .seq = -1, .sub = -1, .row = -1, .last_scope = -1};
     long unit_hint = -1;
     for (size_t k = 0; k < n_new; k++) {
         if (k > 0 && order[k].addr != order[k - 1].addr && units_read)

@@ -12,6 +12,10 @@ reader, which reads the section bytes itself, must print exactly the same text, 
 Every ELF is resolved once more after every 4th address was asked first (in a batch of its own):
 the answers must not change (a batch also answers the halfwords between its close addresses).
 
+Every halfword of each ELF's code is also looked up in batches and one at a time, by
+build/lookup-check (tests/lookup_check.c) and its ASan/UBSan build: a batch resumes each search from
+the address before and reuses an answer while it holds, and must give what a lone lookup gives.
+
 Addresses inside a function symbol's extent must all match. Alignment padding after a function
 (zero fill between 16-byte-aligned functions, a nop pad) lies outside every function, never executes
 and is never sampled; differences there are counted and printed, not failed."""
@@ -26,6 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "scenarios"))
 import scen  # noqa: E402
 
 TOOL = os.path.join(ROOT, "build", "cmprof-top")
+LOOKUP_CHECKS = [os.path.join(ROOT, "build", "lookup-check"), os.path.join(ROOT, "build", "asan", "lookup-check")]
 OUT = os.path.join(ROOT, "build", "parity")
 
 
@@ -167,6 +172,26 @@ def main():
                   % (name, n, ", %d fill halfwords differ" % len(fill) if fill else ""))
     print("resolve parity: %d runs, %d addresses, %d differ inside functions, %d fill halfwords differ"
           % (len(runs), total, mismatched, fill_total))
+    # batches against lone lookups, on every ELF (each once: -C changes no lookup)
+    checked = sorted(set(elf for elf, _ in runs))
+    for exe in LOOKUP_CHECKS:
+        kind = os.path.relpath(exe, os.path.join(ROOT, "build"))
+        if not os.path.exists(exe):
+            print("FAIL %s: not built (make unit)" % kind)
+            failed += 1
+            continue
+        p = subprocess.run([exe] + checked, capture_output=True, text=True)
+        lines = p.stdout.splitlines()
+        oks = sum(1 for ln in lines if ln.startswith("ok "))
+        for ln in lines:
+            if ln.startswith("FAIL"):
+                print(ln)
+        if p.returncode != 0 or oks != len(checked):
+            print("FAIL %s: %d of %d ELFs as lone lookups (status %d) %s" % (kind, oks, len(checked), p.returncode,
+                                                                           p.stderr.strip()[-300:]))
+            failed += 1
+        else:
+            print("ok   %s: every halfword of %d ELFs, batches as lone lookups" % (kind, len(checked)))
     return 1 if failed else 0
 
 

@@ -1,0 +1,141 @@
+/* Batch lookups against lone ones. Every halfword of each ELF's code is looked up one at a time on
+ * one table, where every search starts from scratch, and in batches on others, where the addresses
+ * are taken in ascending order, each search resumes from the address before and an answer is reused
+ * for as long as the entries it weighed say it holds. Both must give the same frames.
+ *
+ * The batches come in two patterns: the halfwords shuffled (a fixed seed) in batches of 8,192, as
+ * --resolve reads a stream; and every third halfword first, then all of them, so that dense runs
+ * resume from answers found in an earlier batch.
+ *
+ * Usage: lookup-check ELF...  One ok/FAIL line per ELF; exits non-zero on a difference. */
+#include "../symbols/symbols.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Where two answers differ, or NULL. */
+static const char *difference(const struct sym_location *a, const struct sym_location *b)
+{
+    if (!a || !b)
+        return a == b ? NULL : "one answer is missing";
+    if (a->known != b->known || a->n_frames != b->n_frames)
+        return "known or frame count";
+    if (a->discriminator != b->discriminator)
+        return "discriminator";
+    if (!same_text(a->symbol, b->symbol) || a->symbol_start != b->symbol_start)
+        return "symbol";
+    for (uint32_t i = 0; i < a->n_frames; i++) {
+        const struct sym_frame *x = sym_frame_at(a, i), *y = sym_frame_at(b, i);
+        if (!same_text(x->function, y->function) || !same_text(x->file, y->file) || x->line != y->line)
+            return "a frame";
+    }
+    return NULL;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 32);
+}
+
+enum { BATCH = 8192 };
+
+static struct sym_table *open_or_say(const char *path)
+{
+    char err[256];
+    struct sym_table *t = sym_open(path, err, sizeof err);
+    if (!t)
+        printf("FAIL lookup check %s: %s\n", path, err);
+    return t;
+}
+
+/* 0 when every answer of `got` (addresses addrs[0..n)) matches the lone lookup on `lone`. */
+static int compare(const char *path, const char *pattern, struct sym_table *lone, const uint32_t *addrs,
+                   const struct sym_location **got, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *why = difference(sym_lookup(lone, addrs[i]), got[i]);
+        if (why) {
+            printf("FAIL lookup check %s (%s): 0x%08x: %s differs from a lone lookup\n", path, pattern, addrs[i], why);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_elf(const char *path)
+{
+    struct sym_table *lone = open_or_say(path), *shuffled = lone ? open_or_say(path) : NULL,
+                     *thirds = shuffled ? open_or_say(path) : NULL;
+    uint32_t lo, hi;
+    if (!thirds || !sym_code_span(lone, &lo, &hi) || hi <= lo) {
+        if (thirds)
+            printf("FAIL lookup check %s: no code\n", path);
+        if (shuffled)
+            sym_close(shuffled);
+        if (lone)
+            sym_close(lone);
+        return 1;
+    }
+    size_t cap = (hi - lo) / 2 + 1, n = 0;
+    uint32_t *ascending = malloc(cap * sizeof *ascending), *work = malloc(cap * sizeof *work);
+    const struct sym_location **got = malloc(cap * sizeof *got);
+    int bad = !ascending || !work || !got;
+    if (bad)
+        printf("FAIL lookup check %s: out of memory\n", path);
+    for (uint32_t a = lo & ~1u; !bad && a < hi; a += 2)
+        if (sym_in_code(lone, a))
+            ascending[n++] = a;
+    if (!bad) { /* shuffled, in batches as --resolve takes a stream */
+        memcpy(work, ascending, n * sizeof *work);
+        for (size_t i = n; i > 1; i--) {
+            size_t j = next_random() % i;
+            uint32_t x = work[i - 1];
+            work[i - 1] = work[j];
+            work[j] = x;
+        }
+        for (size_t k = 0; k < n; k += BATCH)
+            sym_lookup_many(shuffled, work + k, n - k < BATCH ? n - k : BATCH, got + k);
+        bad = compare(path, "shuffled batches", lone, work, got, n);
+    }
+    if (!bad) { /* every third halfword first, then all */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i += 3)
+            work[k++] = ascending[i];
+        sym_lookup_many(thirds, work, k, got);
+        sym_lookup_many(thirds, ascending, n, got);
+        bad = compare(path, "thirds, then all", lone, ascending, got, n);
+    }
+    if (!bad)
+        printf("ok   lookup check %s: %zu halfwords, batches as lone lookups\n", path, n);
+    free(ascending);
+    free(work);
+    free(got);
+    sym_close(thirds);
+    sym_close(shuffled);
+    sym_close(lone);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    int bad = 0;
+    for (int i = 1; i < argc; i++)
+        bad |= check_elf(argv[i]);
+    if (argc < 2) {
+        printf("FAIL lookup check: no ELF given\n");
+        bad = 1;
+    }
+    return bad;
+}
