@@ -29,7 +29,7 @@ struct hints {
     uint32_t at; /* the last address resolved */
     uint64_t fn_until, scope_until, seq_until;
     const struct func *fn;
-    long scope;
+    long scope, scope_cu;
     uint32_t frames;
     long seq_cu; /* the unit whose sequences line_for weighed (-1: all) */
 };
@@ -327,13 +327,15 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         }
         h->at = addr;
         fn = addr < h->fn_until ? h->fn : func_for(t, addr, h);
+        long cu;
         if (addr < h->scope_until) {
             sc = h->scope;
             n = h->frames;
+            cu = h->scope_cu; /* (not read from the scope: its cache line is often cold) */
         } else {
             sc = scope_for(t, addr, h, &n);
+            cu = h->scope_cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
         }
-        long cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
         row = addr < h->seq_until && cu == h->seq_cu ? line_again(h, addr) : line_for(t, addr, cu, h);
         if (h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && n == h->last_frames &&
             (row == h->last_row || (row && h->last_row && row->line == h->last_row->line &&
