@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,11 +300,13 @@ static void write_answer(struct sym_table *t, const struct answer_lists *l, size
     print_frames(out, t, l->locs[k]);
 }
 
-static int answer_write(struct sym_table *t, char *const *toks, size_t n, struct answer_lists *l, struct text *out,
-                        FILE *err)
+/* Tokens [from, n) of a chunk, whose first answer is answer k: each answer, or the complaint about
+ * a token that is no address. Returns 1 when a token is no address. */
+static int answer_write(struct sym_table *t, char *const *toks, size_t from, size_t k, size_t n,
+                        struct answer_lists *l, struct text *out, FILE *err)
 {
     int status = 0;
-    for (size_t i = 0, k = 0; i < n; i++) {
+    for (size_t i = from; i < n; i++) {
         if (!l->ok[i]) {
             not_an_address(out, err, toks[i]);
             status = 1;
@@ -322,7 +325,7 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
     if (n)
         warn_once(t, err);
     if (n_good >= 0)
-        return answer_write(t, toks, n, l, out, err);
+        return answer_write(t, toks, 0, 0, n, l, out, err);
     int status = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t addr;
@@ -386,8 +389,9 @@ struct batch {
     uint64_t parsed[CHUNK_LINES];
     size_t n_toks;
     struct answer_lists lists;
-    size_t split;     /* the tokens from here on were formatted by the reading thread, into tail */
-    struct text tail;
+    size_t split;     /* tokens [0, split) were formatted by the reading thread, into head: */
+    size_t split_answer; /* answers [0, split_answer) */
+    struct text head;
 };
 
 /* stdin is answered by two threads: this one reads, parses and looks up a chunk while the writer
@@ -401,45 +405,49 @@ struct stream {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     struct batch *b[2];
-    bool full[2]; /* handed to the writer, not written yet */
+    atomic_bool full[2]; /* handed to the writer, not written yet */
     bool done;    /* no more batches */
     struct text text;
     int status;   /* the writer's */
-    double share; /* of each batch, the part the reading thread formats itself (format_tail) */
 };
 
 static void write_batch(struct stream *s, struct batch *b)
 {
-    s->status |= answer_write(s->t, b->toks, b->split, &b->lists, &s->text, s->err);
-    if (b->split < b->n_toks) {
+    if (b->split) {
         spill(&s->text);
-        fwrite(b->tail.p, 1, b->tail.len, s->out);
+        fwrite(b->head.p, 1, b->head.len, s->out);
     }
+    s->status |= answer_write(s->t, b->toks, b->split, b->split_answer, b->n_toks, &b->lists, &s->text, s->err);
     flush_text(&s->text, s->out);
 }
 
-/* The reading thread formats the last part of its batch itself when the writer has been the
- * slower of the two: once most addresses were answered before, the lookups of a chunk take less
- * time than formatting its answers, and the reader waited (2.4 ms of a 20 ms run on a large
- * firmware). The part grows while the reader finds the writer busy and shrinks while it finds it
- * idle. */
-enum { SHARE_MAX = 50, SHARE_STEP = 10 }; /* percent */
+/* While the writer is still busy with the batch before, the reading thread formats this batch's
+ * first answers itself, a few at a time, and stops once the writer is free: the writer then
+ * starts where it stopped. Once most addresses were answered before, a chunk's lookups take less
+ * time than writing its answers, and the reading thread used to wait (2.4 ms of a 20 ms run on a
+ * large firmware). */
+enum { HEAD_STEP = 256 };
 
-static void format_tail(struct stream *s, struct batch *b)
+static void format_head(struct stream *s, struct batch *b, int i)
 {
-    b->split = b->n_toks;
-    b->tail.len = 0;
-    size_t take = (size_t)((double)b->n_toks * s->share);
-    if (!s->started || take == 0 || take > b->lists.n_good)
+    b->split = b->split_answer = 0;
+    b->head.len = 0;
+    if (!s->started)
         return;
-    size_t split = b->n_toks - take;
-    for (size_t i = split; i < b->n_toks; i++)
-        if (!b->lists.ok[i])
-            return; /* no address: said on stderr in its place, by the writer */
-    for (size_t k = b->lists.n_good - take; k < b->lists.n_good; k++)
-        write_answer(s->t, &b->lists, k, &b->tail);
-    if (!b->tail.cut)
-        b->split = split;
+    size_t tok = 0, k = 0;
+    while (tok < b->n_toks && atomic_load(&s->full[i ^ 1])) {
+        size_t end = tok + HEAD_STEP < b->n_toks ? tok + HEAD_STEP : b->n_toks;
+        for (; tok < end; tok++) {
+            if (!b->lists.ok[tok])
+                goto done; /* no address: said on stderr in its place, by the writer */
+            write_answer(s->t, &b->lists, k++, &b->head);
+        }
+    }
+done:
+    if (!b->head.cut) {
+        b->split = tok;
+        b->split_answer = k;
+    }
 }
 
 static void *writer_main(void *arg)
@@ -467,10 +475,6 @@ static void wait_written(struct stream *s, int i)
     if (!s->started)
         return;
     pthread_mutex_lock(&s->lock);
-    if (i >= 0) { /* the writer still busy with it: the reader takes more of the formatting */
-        double share = s->share + (s->full[i] ? SHARE_STEP : -SHARE_STEP) / 100.0;
-        s->share = share < 0 ? 0 : share > SHARE_MAX / 100.0 ? SHARE_MAX / 100.0 : share;
-    }
     while (i >= 0 ? s->full[i] : s->full[0] || s->full[1])
         pthread_cond_wait(&s->changed, &s->lock);
     pthread_mutex_unlock(&s->lock);
@@ -581,7 +585,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
             i ^= 1; /* (the same batch again next time) */
             continue;
         }
-        format_tail(&s, b);
+        format_head(&s, b, i);
         submit(&s, i);
     }
     if (s.started) {
@@ -597,7 +601,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     flush_text(&s.text, out);
     for (int i = 0; i < 2; i++) {
         lists_free(&s.b[i]->lists);
-        free(s.b[i]->tail.p);
+        free(s.b[i]->head.p);
         free(s.b[i]);
     }
     free(s.text.p);
