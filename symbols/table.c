@@ -124,17 +124,19 @@ void *symt_alloc(struct arena *a, size_t n)
 {
     n = (n + 7u) & ~(size_t)7u; /* pointers and 32-bit fields at most: a 56-byte answer takes 56, not 64 */
     if (!a->head || a->head->used + n > a->head->cap) {
-        size_t block = a->huge ? HUGE_PAGE : 1u << 20;
+        /* a huge arena's first block is 2 MB pages, mapped ahead and faulted in by another thread
+         * (symt_arena_reserve); the later ones are plain pages, each faulted in when first written:
+         * a 2 MB page faulted in on the caller's thread stopped it for 0.2-0.5 ms, and at times for
+         * 9 ms (a virtual machine whose host backs the page only then) */
+        bool spare = a->spare && sizeof(struct arena_block) + n <= HUGE_PAGE;
+        size_t block = spare ? HUGE_PAGE : 1u << 20;
         size_t cap = n + sizeof(struct arena_block) > block ? n : block - sizeof(struct arena_block);
-        struct arena_block *b;
-        if (a->spare && sizeof *b + cap <= HUGE_PAGE) {
-            b = a->spare;
+        struct arena_block *b = spare ? a->spare : malloc(sizeof *b + cap);
+        if (spare)
             a->spare = NULL;
-        } else {
-            b = a->huge ? symt_pages(sizeof *b + cap) : malloc(sizeof *b + cap);
-        }
         if (!b)
             return NULL;
+        b->pages = spare;
         b->next = a->head;
         b->used = 0;
         b->cap = cap;
@@ -160,7 +162,7 @@ void symt_arena_free(struct arena *a)
     a->spare = NULL;
     while (a->head) {
         struct arena_block *n = a->head->next;
-        if (a->huge)
+        if (a->head->pages)
             symt_pages_free(a->head, sizeof *a->head + a->head->cap);
         else
             free(a->head);

@@ -19,14 +19,15 @@
 struct arena_block {
     struct arena_block *next;
     size_t used, cap;
+    bool pages; /* from symt_pages (else malloc) */
     _Alignas(16) unsigned char data[];
 };
 
 struct arena {
     struct arena_block *head;
     size_t bytes;
-    bool huge; /* blocks of 2 MB pages (symt_pages): for an arena that grows large, the answers' */
-    void *spare; /* a huge arena's next block, mapped ahead (symt_arena_reserve), not written yet */
+    bool huge; /* its next block may be reserved as 2 MB pages (symt_arena_reserve): the answers' */
+    void *spare; /* that block, mapped ahead, not written yet */
 };
 
 void *symt_alloc(struct arena *a, size_t n);
@@ -57,9 +58,9 @@ void symt_prefault_start(struct prefault *pf);
 /* Wait for the thread: after this the pages may be written. */
 void symt_prefault_end(struct prefault *pf);
 void symt_arena_free(struct arena *a);
-/* A huge arena's next block, mapped now but first written when used: another thread can fault its
- * pages in meanwhile (the first write to a 2 MB page clears all of it). NULL when not huge or no
- * memory; its size in *size. */
+/* A huge arena's next block, 2 MB pages mapped now but first written when used: another thread can
+ * fault them in meanwhile (the first write to a 2 MB page clears all of it). NULL when not huge or
+ * no memory; its size in *size. Other blocks are plain pages (symt_alloc). */
 void *symt_arena_reserve(struct arena *a, size_t *size);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
