@@ -49,13 +49,22 @@ bool raw_aranges_read(const struct raw_dwarf *d, struct aranges *a)
     if (!d->sec[SEC_ARANGES])
         return false;
     struct cur c = {d->sec[SEC_ARANGES], d->sec[SEC_ARANGES] + d->len[SEC_ARANGES], false};
+    /* room for as many pairs as the section could hold, and a set per 32 bytes (a header and its
+     * end pair): grown by doubling, 21,600 ranges were copied to fresh pages eight times (0.5 ms
+     * of a 27 MB ELF's open); untouched room costs nothing */
+    if (!VEC_RESERVE(a->ranges, d->len[SEC_ARANGES] / 8 + 1) || !VEC_RESERVE(a->sets, d->len[SEC_ARANGES] / 32 + 1)) {
+        raw_aranges_free(a);
+        return false;
+    }
     while (c.p < c.end)
         if (!read_set(&c, a)) {
             raw_aranges_free(a);
             return false;
         }
-    if (!a->sets.n)
+    if (!a->sets.n) {
+        raw_aranges_free(a);
         return false;
+    }
     qsort(a->sets.v, a->sets.n, sizeof *a->sets.v, by_info_offset);
     for (size_t i = 1; i < a->sets.n; i++)
         if (a->sets.v[i].info_off == a->sets.v[i - 1].info_off) { /* two sets for one unit: which? */

@@ -438,7 +438,9 @@ bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
 {
     struct aranges ar = {0};
     bool have_sets = raw_aranges_read(d, &ar) && aranges_plausible(t, &ar);
-    bool ok = true;
+    /* (each range once, each set a unit: no copy as they grow) */
+    bool ok = !have_sets || (VEC_RESERVE(t->unit_ranges, ar.ranges.n) && VEC_RESERVE(t->cu_names, ar.sets.n) &&
+                             VEC_RESERVE(t->unit_hdrs, ar.sets.n));
     for (uint64_t off = 0; ok && off < d->len[SEC_INFO];) {
         const struct arange_set *set = have_sets ? raw_aranges_for(&ar, off) : NULL;
         uint64_t next;
