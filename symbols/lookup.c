@@ -343,9 +343,9 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
                                     row->discriminator == h->last_row->discriminator)))
             return h->last; /* the same answer as the address before: shared, not copied */
     } else {
-        fn = func_for(t, addr, h);
-        sc = scope_for(t, addr, h, &n);
-        row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, h);
+        fn = func_for(t, addr, NULL);
+        sc = scope_for(t, addr, NULL, &n);
+        row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, NULL);
     }
     /* built here first: when it reads as the answer before (the next line row often names the
      * same line), that one is shared and no memory is touched */
