@@ -424,8 +424,8 @@ static void write_batch(struct stream *s, struct batch *b)
 /* While the writer is still busy with the batch before, the reading thread formats this batch's
  * first answers itself, a few at a time, and stops once the writer is free: the writer then
  * starts where it stopped. Once most addresses were answered before, a chunk's lookups take less
- * time than writing its answers, and the reading thread used to wait (2.4 ms of a 20 ms run on a
- * large firmware). */
+ * time than writing its answers; formatting a share of the batch's end, a share set from the
+ * batches before, the reading thread still waited 1.1 ms of a 15 ms run (0.06 ms this way). */
 enum { HEAD_STEP = 256 };
 
 static void format_head(struct stream *s, struct batch *b, int i)
