@@ -251,7 +251,14 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
             raw_close(t->raw);
             t->raw = NULL;
             t->n_units = 0;
-            t->cu_names.n = t->unit_ranges.n = t->unit_hdrs.n = 0;
+            /* its lists go whole (room included): libdwarf's index, here or from the child, takes
+             * their place */
+            free(t->cu_names.v);
+            free(t->unit_ranges.v);
+            free(t->unit_hdrs.v);
+            memset(&t->cu_names, 0, sizeof t->cu_names);
+            memset(&t->unit_ranges, 0, sizeof t->unit_ranges);
+            memset(&t->unit_hdrs, 0, sizeof t->unit_hdrs);
         }
     }
     if (!t->raw)
