@@ -496,7 +496,6 @@ static bool cache_room(struct sym_table *t)
 
 #define BY_PC_MAX (8u << 20) /* slots: code spans up to 16 MB (64 MB of address space, mostly untouched) */
 
-/* The answer slot of an address in the code range, or NULL (outside it, or no memory). */
 /* The answer slot of an address, once the slots are made; else NULL. */
 static const struct sym_location **slot_of(const struct sym_table *t, uint32_t addr)
 {
@@ -504,6 +503,8 @@ static const struct sym_location **slot_of(const struct sym_table *t, uint32_t a
     return t->by_pc && addr >= t->by_pc_lo && i < t->by_pc_n ? &t->by_pc[i] : NULL;
 }
 
+/* The answer slot of an address in the code range, or NULL (outside it, or no memory); the slots
+ * are made at the first call. */
 static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr)
 {
     if (!t->by_pc_tried) {
