@@ -435,15 +435,12 @@ static void format_head(struct stream *s, struct batch *b, int i)
     if (!s->started)
         return;
     size_t tok = 0, k = 0;
-    while (tok < b->n_toks && atomic_load(&s->full[i ^ 1])) {
-        size_t end = tok + HEAD_STEP < b->n_toks ? tok + HEAD_STEP : b->n_toks;
-        for (; tok < end; tok++) {
-            if (!b->lists.ok[tok])
-                goto done; /* no address: said on stderr in its place, by the writer */
-            write_answer(s->t, &b->lists, k++, &b->head);
-        }
+    /* (up to a token that is no address: the writer says so on stderr in its place) */
+    for (; tok < b->n_toks && b->lists.ok[tok]; tok++) {
+        if (tok % HEAD_STEP == 0 && !atomic_load(&s->full[i ^ 1]))
+            break;
+        write_answer(s->t, &b->lists, k++, &b->head);
     }
-done:
     if (!b->head.cut) {
         b->split = tok;
         b->split_answer = k;
