@@ -46,12 +46,13 @@ static void damaged(struct cu_ctx *c, Dwarf_Error *err, const char *what)
     drop(c->dbg, err);
 }
 
-static const char *file_name(struct cu_ctx *c, Dwarf_Unsigned fileno)
+/* A row's file: the unit's file fileno, whose names begin at first_name in the stage's files. */
+static uint32_t file_index(const struct cu_ctx *c, Dwarf_Unsigned fileno, uint32_t first_name)
 {
     Dwarf_Signed i = (Dwarf_Signed)fileno - c->base;
     if (i < 0 || i >= c->n_files)
-        return NULL;
-    return c->files[i];
+        return 0;
+    return first_name + (uint32_t)i;
 }
 
 static const char *die_name(struct cu_ctx *c, Dwarf_Die die, int depth);
@@ -432,6 +433,12 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
     drop(c->dbg, &err);
     Dwarf_Line *lines;
     Dwarf_Signed n = 0;
+    uint32_t first_name = symt_stage_files(c->t, c->files, (size_t)c->n_files);
+    if (!first_name) {
+        c->failed = true;
+        dwarf_srclines_dealloc_b(lc);
+        return;
+    }
     if (dwarf_srclines_from_linecontext(lc, &lines, &n, &err) == DW_DLV_OK) {
         uint32_t seq_start = (uint32_t)c->t->rows.n;
         for (Dwarf_Signed i = 0; i < n; i++) {
@@ -454,15 +461,15 @@ static void load_cu_lines(struct cu_ctx *c, Dwarf_Die cu)
             if (end_seq) {
                 uint32_t first = seq_start, cnt = (uint32_t)c->t->rows.n - seq_start;
                 if (cnt && !(c->t->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
-                    struct seq s = {c->t->rows.v[first].addr, (uint32_t)addr, first, cnt, c->cu, false, NULL};
+                    struct seq s = {.lo = c->t->rows.v[first].addr, .hi = (uint32_t)addr, .first = first, .n = cnt,
+                                    .cu = c->cu};
                     if (!VEC_PUSH(c->t->seqs, s))
                         c->failed = true;
                 }
                 seq_start = (uint32_t)c->t->rows.n;
                 continue;
             }
-            struct row r = {(uint32_t)addr, (uint32_t)lineno, file_name(c, fileno), (uint32_t)c->t->rows.n,
-                            (uint32_t)discriminator};
+            struct row r = {(uint32_t)addr, (uint32_t)lineno, file_index(c, fileno, first_name), (uint32_t)discriminator};
             if (!VEC_PUSH(c->t->rows, r))
                 c->failed = true;
         }

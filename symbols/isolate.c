@@ -29,8 +29,8 @@
 struct wire_header {
     uint32_t magic;
     uint8_t ok, has_dwarf;
-    uint64_t n_rows, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_unit_ranges, n_unit_hdrs, n_units, n_strings,
-        blob_bytes;
+    uint64_t n_rows, n_files, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_unit_ranges, n_unit_hdrs, n_units,
+        n_strings, blob_bytes;
     char dwarf_error[sizeof(((struct sym_table *)0)->dwarf_error)];
 };
 
@@ -100,13 +100,14 @@ static bool reply(int fd, struct sym_table *x, bool ok)
     memcpy(h.dwarf_error, x->dwarf_error, sizeof h.dwarf_error);
     struct string_ids s = {0};
     bool good = true;
-    for (size_t i = 0; good && i < x->rows.n; i++)
-        good = to_id(&s, &x->rows.v[i].file);
+    for (size_t i = 0; good && i < x->files.n; i++)
+        good = to_id(&s, &x->files.v[i]);
     for (size_t i = 0; good && i < x->scopes.n; i++)
         good = to_id(&s, &x->scopes.v[i].name) && to_id(&s, &x->scopes.v[i].call_file);
     for (size_t i = 0; good && i < x->cu_names.n; i++)
         good = to_id(&s, &x->cu_names.v[i]);
     h.n_rows = x->rows.n;
+    h.n_files = x->files.n;
     h.n_seqs = x->seqs.n;
     h.n_scopes = x->scopes.n;
     h.n_subs = x->subs.n;
@@ -119,7 +120,7 @@ static bool reply(int fd, struct sym_table *x, bool ok)
     h.blob_bytes = s.blob_len;
     uint32_t end = WIRE_END;
     good = good && send_all(fd, &h, sizeof h) && send_all(fd, x->rows.v, x->rows.n * sizeof *x->rows.v) &&
-           send_all(fd, x->seqs.v, x->seqs.n * sizeof *x->seqs.v) &&
+           send_all(fd, x->files.v, x->files.n * sizeof *x->files.v) && send_all(fd, x->seqs.v, x->seqs.n * sizeof *x->seqs.v) &&
            send_all(fd, x->scopes.v, x->scopes.n * sizeof *x->scopes.v) &&
            send_all(fd, x->subs.v, x->subs.n * sizeof *x->subs.v) &&
            send_all(fd, x->inlines.v, x->inlines.n * sizeof *x->inlines.v) &&
@@ -275,8 +276,10 @@ static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, co
     }
     ok = ok && k == h->n_strings;
     size_t units = t->n_units ? t->n_units : h->n_units;
+    for (size_t i = 0; ok && i < x->files.n; i++)
+        ok = from_id(&x->files.v[i], strings, k);
     for (size_t i = 0; ok && i < x->rows.n; i++)
-        ok = from_id(&x->rows.v[i].file, strings, k);
+        ok = x->rows.v[i].file < x->files.n;
     for (size_t i = 0; ok && i < x->scopes.n; i++)
         ok = from_id(&x->scopes.v[i].name, strings, k) && from_id(&x->scopes.v[i].call_file, strings, k) &&
              x->scopes.v[i].parent >= -1 && x->scopes.v[i].parent < (int64_t)i && x->scopes.v[i].name &&
@@ -306,6 +309,8 @@ static int receive(struct sym_table *t, struct sym_table *x, int fd, struct wire
         r = -1;
     if (r == 0)
         r = read_vec(fd, (void **)&x->rows.v, &x->rows.n, &x->rows.cap, h->n_rows, sizeof *x->rows.v, deadline);
+    if (r == 0)
+        r = read_vec(fd, (void **)&x->files.v, &x->files.n, &x->files.cap, h->n_files, sizeof *x->files.v, deadline);
     if (r == 0)
         r = read_vec(fd, (void **)&x->seqs.v, &x->seqs.n, &x->seqs.cap, h->n_seqs, sizeof *x->seqs.v, deadline);
     if (r == 0)

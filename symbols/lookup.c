@@ -18,6 +18,7 @@ struct hints {
     struct sym_location *last;
     const struct func *last_fn;
     const struct row *last_row;
+    const char *last_file; /* last_row's */
     long last_scope;
     uint32_t last_frames;
     /* Each search's last answer, and the address below which it holds: the nearest start or end,
@@ -87,9 +88,16 @@ const char *symt_func_name(struct sym_table *t, const struct func *f)
     return kept;
 }
 
-/* The line row for addr. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
+/* A row's file name (NULL: none), q its sequence. */
+static const char *row_file(const struct sym_table *t, const struct seq *q, const struct row *row)
+{
+    return row ? t->files.v[q->file_base + row->file] : NULL;
+}
+
+/* The line row for addr, and in *in its sequence. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
  * the first unit (in .debug_info order) whose sequence covers addr, as binutils searches. */
-static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu, struct hints *h)
+static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu, struct hints *h,
+                                  const struct seq **in)
 {
     const struct seq *best = NULL;
     long last = h ? (h->seq = LAST_LE_FROM(t->seqs.v, t->seqs.n, addr, lo, h->seq)) : LAST_LE(t->seqs.v, t->seqs.n, addr, lo);
@@ -107,6 +115,7 @@ static const struct row *line_for(const struct sym_table *t, uint32_t addr, long
         h->seq_until = until;
         h->seq_cu = cu;
     }
+    *in = best;
     if (!best) {
         if (h)
             h->row_seq = NULL;
@@ -282,7 +291,7 @@ static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32
 
 /* The answer for addr into loc, with its n frames; false when out of memory. */
 static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long sc, const struct row *row,
-                 uint32_t n, struct sym_location *loc)
+                 const char *file, uint32_t n, struct sym_location *loc)
 {
     struct sym_frame *f = &loc->first;
     loc->n_frames = n;
@@ -290,7 +299,7 @@ static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long
     loc->symbol = fn ? symt_func_name(t, fn) : NULL;
     loc->symbol_start = fn ? fn->lo : 0;
     loc->known = row != NULL || sc >= 0;
-    f->file = row && row->file ? row->file : "??";
+    f->file = file ? file : "??";
     /* no line row inside a known function: addr2line names the function's own file */
     if (!row && sc >= 0 && t->scopes.v[sc].has_decl_file && t->scopes.v[sc].cu < t->cu_names.n &&
         t->cu_names.v[t->scopes.v[sc].cu])
@@ -320,6 +329,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     uint32_t n = 1;
     long sc;
     const struct row *row;
+    const struct seq *q;
     if (h) {
         if (h->units_loaded != t->units_loaded || addr < h->at) {
             hints_void(h);
@@ -336,21 +346,23 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
             sc = scope_for(t, addr, h, &n);
             cu = h->scope_cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
         }
-        row = addr < h->seq_until && cu == h->seq_cu ? line_again(h, addr) : line_for(t, addr, cu, h);
+        row = addr < h->seq_until && cu == h->seq_cu ? line_again(h, addr) : line_for(t, addr, cu, h, &q);
+        q = h->row_seq;
         if (h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && n == h->last_frames &&
             (row == h->last_row || (row && h->last_row && row->line == h->last_row->line &&
-                                    row->file == h->last_row->file &&
-                                    row->discriminator == h->last_row->discriminator)))
+                                    row->discriminator == h->last_row->discriminator &&
+                                    row_file(t, q, row) == h->last_file)))
             return h->last; /* the same answer as the address before: shared, not copied */
     } else {
         fn = func_for(t, addr, NULL);
         sc = scope_for(t, addr, NULL, &n);
-        row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, NULL);
+        row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, NULL, &q);
     }
+    const char *file = row_file(t, q, row);
     /* built here first: when it reads as the answer before (the next line row often names the
      * same line), that one is shared and no memory is touched */
     struct sym_location local, *answer;
-    if (!fill(t, addr, fn, sc, row, n, &local))
+    if (!fill(t, addr, fn, sc, row, file, n, &local))
         return NULL;
     if (h && h->last && same_answer(&local, h->last)) {
         answer = h->last;
@@ -363,6 +375,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         h->last = answer;
         h->last_fn = fn;
         h->last_row = row;
+        h->last_file = file;
         h->last_scope = sc;
         h->last_frames = n;
     }

@@ -182,8 +182,14 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         memset(files, 0, sizeof *files);
         return RAW_UNSUPPORTED;
     }
-    const char *const *names = files->files;
+    size_t files0 = stage->files.n;
     long base = files->base, n_files = files->n;
+    uint32_t first_name = symt_stage_files(stage, files->files, (size_t)n_files);
+    if (!first_name) {
+        free(files->files);
+        memset(files, 0, sizeof *files);
+        return RAW_NO_MEMORY;
+    }
     /* libdwarf 20210528 starts a DWARF 5 program's file register at 0, not 1 */
     const uint64_t first_file = version >= 5 ? 0 : 1;
     /* each special opcode's address and line advance, worked out once (two divisions an op otherwise) */
@@ -199,7 +205,7 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
     uint64_t addr = 0, file = first_file, discriminator = 0;
     int64_t line = 1;
     bool ok = true;
-    uint32_t last_addr = 0; /* the sequence's rows so far ascend (their order field ascends anyway) */
+    uint32_t last_addr = 0; /* the sequence's rows so far ascend */
     bool in_order = true;
     while (ok && c.p < c.end && !c.bad) {
         unsigned op = (unsigned)cur_fixed(&c, 1);
@@ -263,7 +269,8 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         if (end_seq) {
             uint32_t first = seq_start, cnt = (uint32_t)stage->rows.n - seq_start;
             if (cnt && !(stage->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
-                struct seq s = {stage->rows.v[first].addr, (uint32_t)addr, first, cnt, cu, in_order, NULL};
+                struct seq s = {.lo = stage->rows.v[first].addr, .hi = (uint32_t)addr, .first = first, .n = cnt,
+                                .cu = cu, .in_order = in_order};
                 ok = VEC_PUSH(stage->seqs, s);
             }
             seq_start = (uint32_t)stage->rows.n;
@@ -274,8 +281,8 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
             line = 1;
         } else {
             long k = (long)file - base;
-            struct row rw = {(uint32_t)addr, (uint32_t)line, k >= 0 && k < n_files ? names[k] : NULL,
-                             (uint32_t)stage->rows.n, (uint32_t)discriminator};
+            struct row rw = {(uint32_t)addr, (uint32_t)line, k >= 0 && k < n_files ? first_name + (uint32_t)k : 0,
+                             (uint32_t)discriminator};
             in_order &= rw.addr >= last_addr;
             last_addr = rw.addr;
             ok = VEC_PUSH(stage->rows, rw);
@@ -285,6 +292,7 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
     if (!ok || c.bad) {
         stage->rows.n = rows0;
         stage->seqs.n = seqs0;
+        stage->files.n = files0;
         free(files->files);
         memset(files, 0, sizeof *files);
         return ok ? RAW_UNSUPPORTED : RAW_NO_MEMORY;

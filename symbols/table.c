@@ -502,6 +502,7 @@ void sym_close(struct sym_table *t)
     for (size_t i = 0; i < t->row_blocks.n; i++)
         free(t->row_blocks.v[i]);
     free(t->row_blocks.v);
+    free(t->files.v);
     free(t->seqs.v);
     free(t->scopes.v);
     free(t->outer_frames.v);

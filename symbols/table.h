@@ -171,20 +171,21 @@ struct func {
     uint8_t is_func;  /* STT_FUNC (else STT_NOTYPE) */
 };
 
+/* 16 bytes: a large firmware's units have millions of rows, and a lookup steps through them */
 struct row {
     uint32_t addr;
     uint32_t line;
-    const char *file;
-    uint32_t order; /* position in its line table: ties at one address keep table order */
+    uint32_t file; /* in its stage's files (0: none); in the table, files[seq.file_base + file] */
     uint32_t discriminator;
 };
 
 struct seq {
     uint32_t lo, hi;    /* [lo, hi) */
-    uint32_t first, n;  /* rows, sorted by address: in a stage, rows.v[first, first + n) */
+    uint32_t first, n;  /* rows, sorted by address (ties in table order): in a stage, rows.v[first, first + n) */
     uint32_t cu;        /* compilation unit, in .debug_info order */
-    bool in_order;      /* its reader saw the rows come in order: the merge need not check them */
+    uint32_t file_base; /* in the table: where its stage's files begin in the table's */
     const struct row *rows; /* in the table: its n rows, where its stage read them */
+    bool in_order;      /* its reader saw the rows come in order: the merge need not check them */
 };
 
 struct scope {          /* a subprogram or an inlined instance */
@@ -271,6 +272,7 @@ struct sym_table {
     VEC(struct mode_mark) modes; /* sorted by address */
     VEC(struct row) rows;      /* a stage's; the table keeps each merged stage's rows where they are: */
     VEC(struct row *) row_blocks;
+    VEC(const char *) files;   /* the rows' file names (interned): each stage's in turn, each list led by NULL (none) */
     size_t n_rows, row_bytes;
     VEC(struct seq) seqs;
     VEC(struct scope) scopes;
@@ -412,6 +414,9 @@ bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n);
 bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint);
 /* Free a stage's vectors. */
 void symt_stage_free(struct sym_table *stage);
+/* A unit's file names, names[0..n), added to a stage's files (a NULL first when the list is new:
+ * row file 0 names none): a row names names[k] as file index + k. 0 when out of memory. */
+uint32_t symt_stage_files(struct sym_table *stage, const char *const *names, size_t n);
 /* Rebuild t->warning from what is known (sym_open, and again when a unit load fails). */
 void symt_set_warning(struct sym_table *t);
 

@@ -7,14 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_row_in_seq(const void *a, const void *b)
-{
-    const struct row *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->order < y->order ? -1 : (x->order > y->order);
-}
-
 static int cmp_seq(const void *a, const void *b)
 {
     const struct seq *x = a, *y = b;
@@ -136,6 +128,24 @@ static void sort_unless_sorted(void *v, size_t n, size_t size, int (*cmp)(const 
         symt_sort(v, n, size, cmp);
 }
 
+/* A sequence's rows by address, stably: rows at one address keep their line table's order (the
+ * last of them answers). A radix sort, or rows inserted one by one without memory for it. */
+static void sort_rows(struct row *v, size_t n)
+{
+    size_t k = 1;
+    while (k < n && v[k - 1].addr <= v[k].addr)
+        k++;
+    if (k >= n || symt_sort_by_u32(v, n, sizeof *v, offsetof(struct row, addr)))
+        return;
+    for (size_t i = k; i < n; i++) {
+        struct row r = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1].addr > r.addr; j--)
+            v[j] = v[j - 1];
+        v[j] = r;
+    }
+}
+
 /* Ranges in cmp_range's order, which a stable radix sort gives key by key from the least
  * significant (depth, then hi descending, then lo): tens of thousands of inline ranges, in DIE
  * order, cost the merge sort more than reading them. Falls back to the merge sort without memory. */
@@ -233,14 +243,19 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
 {
     if (!stage->rows.n && !stage->seqs.n && !stage->scopes.n && !stage->subs.n && !stage->inlines.n)
         return true; /* (a second thread that had no unit to read) */
-    uint32_t scope_base = (uint32_t)t->scopes.n;
+    uint32_t scope_base = (uint32_t)t->scopes.n, file_base = (uint32_t)t->files.n;
+    if (stage->files.n >= UINT32_MAX - t->files.n)
+        return false;
     drop_discarded(t, stage);
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq *s = &stage->seqs.v[i];
         if (!s->in_order) /* (a second pass over the rows, cold by now, was a third of the merge) */
-            sort_unless_sorted(stage->rows.v + s->first, s->n, sizeof *stage->rows.v, cmp_row_in_seq);
+            sort_rows(stage->rows.v + s->first, s->n);
         s->rows = stage->rows.v + s->first;
+        s->file_base = file_base;
     }
+    if (!append(&t->files, &stage->files, sizeof *t->files.v))
+        return false;
     if (stage->rows.n) {
         if (!VEC_PUSH(t->row_blocks, stage->rows.v))
             return false;
@@ -280,9 +295,23 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
     return t->sub_max_hi && t->seq_max_hi;
 }
 
+uint32_t symt_stage_files(struct sym_table *stage, const char *const *names, size_t n)
+{
+    if (stage->files.n == 0 && !VEC_PUSH(stage->files, NULL))
+        return 0;
+    if (n >= UINT32_MAX - stage->files.n || !VEC_RESERVE(stage->files, n))
+        return 0;
+    uint32_t index = (uint32_t)stage->files.n;
+    if (n) /* (names may be NULL when n is 0) */
+        memcpy(stage->files.v + stage->files.n, names, n * sizeof *names);
+    stage->files.n += n;
+    return index;
+}
+
 void symt_stage_free(struct sym_table *stage)
 {
     free(stage->rows.v);
+    free(stage->files.v);
     free(stage->seqs.v);
     free(stage->scopes.v);
     free(stage->subs.v);
@@ -318,10 +347,12 @@ static void *read_thread(void *arg)
     struct read_work *w = k->w;
     for (size_t i; !k->failed && (i = w->next++) < w->n;) {
         struct sym_table *st = k->stage;
-        size_t rows = st->rows.n, seqs = st->seqs.n, scopes = st->scopes.n, subs = st->subs.n, inl = st->inlines.n;
+        size_t rows = st->rows.n, files = st->files.n, seqs = st->seqs.n, scopes = st->scopes.n, subs = st->subs.n,
+               inl = st->inlines.n;
         int got = w->reader->read(w->reader->ctx, k->worker, st, k->pool, &w->refs[i], &w->files[i]);
         if (got != 1) { /* not read here: nothing of it stays */
-            st->rows.n = rows, st->seqs.n = seqs, st->scopes.n = scopes, st->subs.n = subs, st->inlines.n = inl;
+            st->rows.n = rows, st->files.n = files, st->seqs.n = seqs, st->scopes.n = scopes, st->subs.n = subs,
+            st->inlines.n = inl;
             free(w->files[i].files);
             w->files[i] = (struct cu_files){NULL, 0, 1};
         }
@@ -353,15 +384,8 @@ static bool adopt_strings(struct sym_table *b, struct strpool *to)
 {
     struct ptrmap m = {0};
     bool ok = true;
-    const char *last_from = NULL, *last_to = NULL; /* rows come in runs of one file */
-    for (size_t i = 0; ok && i < b->rows.n; i++) {
-        struct row *rw = &b->rows.v[i];
-        if (rw->file != last_from) {
-            last_from = rw->file;
-            last_to = moved(&m, to, rw->file, &ok);
-        }
-        rw->file = last_to;
-    }
+    for (size_t i = 0; ok && i < b->files.n; i++)
+        b->files.v[i] = moved(&m, to, b->files.v[i], &ok);
     for (size_t i = 0; ok && i < b->scopes.n; i++) {
         struct scope *sc = &b->scopes.v[i];
         sc->name = moved(&m, to, sc->name, &ok);
