@@ -28,6 +28,19 @@ static bool add_mode(struct sym_table *t, const Elf32_Sym *s, const char *name)
     return !kind || VEC_PUSH(t->modes, m);
 }
 
+/* Labels that followed the functions become a list of their own: a copy of them, with room for as
+ * many entries as the functions have (a symbol table's count). False when out of memory. */
+static bool labels_apart(struct sym_table *t)
+{
+    t->labels_follow = false;
+    if (!VEC_RESERVE(t->labels, t->funcs.cap))
+        return false;
+    if (t->funcs.n)
+        memcpy(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v);
+    t->labels.n = t->funcs.n;
+    return true;
+}
+
 /* One symbol: a function, a label or a variable (a mapping symbol only sets *arm when it is $a). */
 static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index, bool *arm)
 {
@@ -46,8 +59,13 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     const char *kept = !wanted ? NULL : symt_elf_name_kept(t, name) ? name : symt_intern(&t->strings, name);
     if (wanted && !kept)
         return false;
-    if ((type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$') {
-        /* '$t', '$d' are ARM mapping symbols, never names */
+    /* '$t', '$d' are ARM mapping symbols, never names */
+    bool label = (type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$';
+    /* a sized, named function is the same entry in both lists: while every symbol so far was one
+     * (or neither), labels are not written, and are the functions until one differs */
+    if (t->labels_follow && (label != (type == STT_FUNC) || (label && !s->st_size)) && !labels_apart(t))
+        return false;
+    if (label && !t->labels_follow) {
         struct func l = {lo, lo + s->st_size, kept, index, type == STT_FUNC};
         if (!VEC_PUSH(t->labels, l))
             return false;
@@ -93,8 +111,13 @@ static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_
                         Elf *elf, size_t str_index)
 {
     Elf32_Sym *buf = src->all ? NULL : malloc(SYM_CHUNK * sizeof *buf);
-    bool ok = (src->all || buf) && (t->strtab || symt_intern_reserve(&t->strings, n)) &&
-              VEC_RESERVE(t->funcs, n) && VEC_RESERVE(t->labels, n) && VEC_RESERVE(t->objects, n);
+    bool ok = (src->all || buf) && (!t->labels_follow || labels_apart(t)) && /* (a second symbol table) */
+              (t->strtab || symt_intern_reserve(&t->strings, n)) && VEC_RESERVE(t->funcs, n) &&
+              VEC_RESERVE(t->objects, n);
+    /* labels are reserved once they part from the functions (untouched room is not given back
+     * whole: glibc would then serve the next large blocks from its heap, copied when they grow) */
+    t->labels_follow = ok && t->funcs.n == 0 && t->labels.n == 0;
+    ok = ok && (t->labels_follow || VEC_RESERVE(t->labels, n));
     bool any_arm = false;
     for (int with_modes = 0; ok && with_modes <= (int)any_arm; with_modes++) {
         for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
@@ -182,15 +205,25 @@ static bool read_symtab_libelf(struct sym_table *t, Elf *elf, Elf_Scn *scn, cons
 }
 
 /* The lists in address order: a stable sort keeps symbol table order at equal addresses. Without
- * unsized or untyped symbols the two lists are one (compiled code): sorted once. */
+ * unsized or untyped symbols the two lists are one (compiled code): sorted once, and without
+ * aliases (two functions at one address) kept once. */
 static bool order_symbols(struct sym_table *t)
 {
-    bool same = t->labels.n == t->funcs.n && t->funcs.n &&
-                memcmp(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v) == 0;
+    bool same = t->labels_follow;
     if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
         return false;
-    if (same)
-        memcpy(t->labels.v, t->funcs.v, t->funcs.n * sizeof *t->funcs.v);
+    bool aliases = false;
+    for (size_t i = 1; same && i < t->funcs.n && !aliases; i++)
+        aliases = t->funcs.v[i].lo == t->funcs.v[i - 1].lo;
+    if (same && !aliases) {
+        t->labels_follow = false;
+        t->labels.v = t->funcs.v; /* (labels had no memory of their own yet) */
+        t->labels.n = t->funcs.n;
+        t->labels.cap = 0;
+        t->labels_shared = true;
+    } else if (same && !labels_apart(t)) {
+        return false;
+    }
     if ((!same && !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo))) ||
         !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
         return false;

@@ -494,7 +494,8 @@ void sym_close(struct sym_table *t)
     free(t->strings.slots);
     symt_arena_free(&t->results);
     free(t->funcs.v);
-    free(t->labels.v);
+    if (!t->labels_shared)
+        free(t->labels.v);
     free(t->objects.v);
     free(t->sections.v);
     free(t->modes.v);
