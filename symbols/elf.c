@@ -237,11 +237,12 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     t->dwarf_sock = -1;
-    t->results.huge = true; /* answers: tens of thousands on a large input */
     t->code_fd = fd;        /* the code bytes come from this file when first asked for */
     bool ok = (t->path = strdup(path)) != NULL;
     ok = ok && symt_elf_load(t, elf);
     elf_end(elf);
+    uint32_t code_lo, code_hi; /* a large firmware's answers: tens of thousands, in one 2 MB page */
+    t->results.huge = ok && sym_code_span(t, &code_lo, &code_hi) && code_hi - code_lo >= (1u << 20);
     t->isolated = isolation;
     if (ok && !t->dwarf_skip && fast_reader && (t->raw = raw_open(path)) != NULL) {
         /* the fast reader indexes the units; libdwarf is started only for units it leaves */

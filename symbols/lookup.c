@@ -386,28 +386,6 @@ static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, boo
 static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr);
 static const struct sym_location **slot_of(const struct sym_table *t, uint32_t addr);
 
-/* At the first batch, the pages its answers will be written to: the 2 MB pages of its addresses'
- * answer slots, and the first block of answers. Faulted in while the units are read, they cost
- * the first lookup nothing (0.7 ms on a large firmware, where the other core had time to spare).
- * With every unit read already (or none to read) there is nothing to overlap: no thread then. */
-static void prefault_answers(struct sym_table *t, const uint32_t *distinct, size_t n, struct prefault *pf)
-{
-    if (t->by_pc_tried || !n || t->units_loaded == t->n_units)
-        return;
-    by_pc_slot(t, distinct[0]); /* (makes the slots) */
-    size_t bytes = (size_t)t->by_pc_n * sizeof *t->by_pc;
-    for (size_t k = 0; t->by_pc && k < n; k++) {
-        const struct sym_location **slot = by_pc_slot(t, distinct[k]);
-        if (slot && !symt_prefault_add(pf, t->by_pc, bytes, slot, sizeof *slot))
-            break;
-    }
-    size_t size;
-    void *first = t->results.head ? NULL : symt_arena_reserve(&t->results, &size);
-    if (first) /* (written first after the thread is done) */
-        symt_prefault_add(pf, first, size, first, size);
-    symt_prefault_start(pf);
-}
-
 /* Two addresses of a batch this close: the halfwords between them are answered too, into their
  * slots. In such a run every search moves on by an entry or two, so an answer costs a fraction of
  * a lone one (100,000 addresses in 5 % of a large firmware's units: 8.0 -> 5.0 ms), and a profile
@@ -460,10 +438,7 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     for (size_t k = 0; k < n_new; k++)
         if (k == 0 || order[k].addr != order[k - 1].addr)
             distinct[n_distinct++] = order[k].addr;
-    struct prefault pf = {0};
-    prefault_answers(t, distinct, n_distinct, &pf);
     bool units_read = symt_require_many(t, distinct, n_distinct);
-    symt_prefault_end(&pf);
     const struct sym_location *loc = NULL;
     struct hints h = {.func = -1, .seq = -1, .sub = -1, .row = -1, .last_scope = -1};
     long unit_hint = -1;

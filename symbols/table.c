@@ -31,27 +31,6 @@ void *symt_pages(size_t n)
     return p;
 }
 
-bool symt_prefault_add(struct prefault *pf, void *base, size_t size, void *p, size_t len)
-{
-    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)p + len + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    lo = lo > (uintptr_t)base ? lo : (uintptr_t)base;
-    hi = hi < (uintptr_t)base + size ? hi : (uintptr_t)base + size;
-    if (hi <= lo)
-        return true;
-    if (pf->n && (uintptr_t)pf->r[pf->n - 1].p + pf->r[pf->n - 1].len >= lo && (uintptr_t)pf->r[pf->n - 1].p <= lo) {
-        uintptr_t end = (uintptr_t)pf->r[pf->n - 1].p + pf->r[pf->n - 1].len; /* joins the last one */
-        pf->r[pf->n - 1].len = (hi > end ? hi : end) - (uintptr_t)pf->r[pf->n - 1].p;
-        return true;
-    }
-    if (pf->n == PREFAULT_MAX)
-        return false;
-    pf->r[pf->n].p = (void *)lo;
-    pf->r[pf->n].len = hi - lo;
-    pf->n++;
-    return true;
-}
-
 struct elsewhere {
     void *(*fn)(void *);
     void *arg;
@@ -90,28 +69,6 @@ bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
     return true;
 }
 
-static void *prefault_thread(void *arg)
-{
-    struct prefault *pf = arg;
-#ifdef MADV_POPULATE_WRITE
-    for (size_t i = 0; i < pf->n; i++) /* (an older kernel refuses: the pages fault in when used) */
-        madvise(pf->r[i].p, pf->r[i].len, MADV_POPULATE_WRITE);
-#endif
-    return NULL;
-}
-
-void symt_prefault_start(struct prefault *pf)
-{
-    pf->started = pf->n && symt_thread_start(&pf->thread, prefault_thread, pf);
-}
-
-void symt_prefault_end(struct prefault *pf)
-{
-    if (pf->started)
-        pthread_join(pf->thread, NULL);
-    pf->started = false;
-}
-
 void symt_pages_free(void *p, size_t n)
 {
     if (n < HUGE_PAGE)
@@ -124,19 +81,17 @@ void *symt_alloc(struct arena *a, size_t n)
 {
     n = (n + 7u) & ~(size_t)7u; /* pointers and 32-bit fields at most: a 56-byte answer takes 56, not 64 */
     if (!a->head || a->head->used + n > a->head->cap) {
-        /* a huge arena's first block is 2 MB pages, mapped ahead and faulted in by another thread
-         * (symt_arena_reserve); the later ones are plain pages, each faulted in when first written:
-         * a 2 MB page faulted in on the caller's thread stopped it for 0.2-0.5 ms, and at times for
-         * 9 ms (a virtual machine whose host backs the page only then) */
-        bool spare = a->spare && sizeof(struct arena_block) + n <= HUGE_PAGE;
-        size_t block = spare ? HUGE_PAGE : 1u << 20;
+        /* a huge arena's first block is 2 MB pages, one fault for what tens of thousands of answers
+         * fill; the later ones are plain pages, each faulted in when first written (a 2 MB page
+         * stopped its writer for 0.2-0.5 ms at the first touch, and at times for 9 ms: a virtual
+         * machine whose host backs the page only then) */
+        bool pages = a->huge && !a->head && sizeof(struct arena_block) + n <= HUGE_PAGE;
+        size_t block = pages ? HUGE_PAGE : 1u << 20;
         size_t cap = n + sizeof(struct arena_block) > block ? n : block - sizeof(struct arena_block);
-        struct arena_block *b = spare ? a->spare : malloc(sizeof *b + cap);
-        if (spare)
-            a->spare = NULL;
+        struct arena_block *b = pages ? symt_pages(HUGE_PAGE) : malloc(sizeof *b + cap);
         if (!b)
             return NULL;
-        b->pages = spare;
+        b->pages = pages;
         b->next = a->head;
         b->used = 0;
         b->cap = cap;
@@ -148,18 +103,8 @@ void *symt_alloc(struct arena *a, size_t n)
     return p;
 }
 
-void *symt_arena_reserve(struct arena *a, size_t *size)
-{
-    if (a->huge && !a->spare)
-        a->spare = symt_pages(HUGE_PAGE);
-    *size = HUGE_PAGE;
-    return a->spare;
-}
-
 void symt_arena_free(struct arena *a)
 {
-    symt_pages_free(a->spare, HUGE_PAGE);
-    a->spare = NULL;
     while (a->head) {
         struct arena_block *n = a->head->next;
         if (a->head->pages)

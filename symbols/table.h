@@ -26,8 +26,7 @@ struct arena_block {
 struct arena {
     struct arena_block *head;
     size_t bytes;
-    bool huge; /* its next block may be reserved as 2 MB pages (symt_arena_reserve): the answers' */
-    void *spare; /* that block, mapped ahead, not written yet */
+    bool huge; /* its first block is 2 MB pages (symt_pages): the answers of a large firmware */
 };
 
 void *symt_alloc(struct arena *a, size_t n);
@@ -39,29 +38,7 @@ void symt_pages_free(void *p, size_t n);
  * thread is placed beside its creator, and the two took turns on one core while the other idled
  * (1.4 ms lost at the open in most runs on a 2-core machine). False when no thread started. */
 bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
-/* Pages to fault in on a thread of their own (the kernel zeroes a 2 MB page at its first touch,
- * 0.3 ms here) while the caller does something longer: up to PREFAULT_MAX ranges. */
-enum { PREFAULT_MAX = 8 };
-struct prefault {
-    struct {
-        void *p;
-        size_t len;
-    } r[PREFAULT_MAX];
-    size_t n;
-    bool started;
-    pthread_t thread;
-};
-/* Add [p, p + len) of the memory [base, base + size) (the whole 2 MB pages around it, inside that
- * memory); false when the list is full. */
-bool symt_prefault_add(struct prefault *pf, void *base, size_t size, void *p, size_t len);
-void symt_prefault_start(struct prefault *pf);
-/* Wait for the thread: after this the pages may be written. */
-void symt_prefault_end(struct prefault *pf);
 void symt_arena_free(struct arena *a);
-/* A huge arena's next block, 2 MB pages mapped now but first written when used: another thread can
- * fault them in meanwhile (the first write to a 2 MB page clears all of it). NULL when not huge or
- * no memory; its size in *size. Other blocks are plain pages (symt_alloc). */
-void *symt_arena_reserve(struct arena *a, size_t *size);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
 
