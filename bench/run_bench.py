@@ -5,8 +5,9 @@
      (its ITM parser, then its summarizer), run from a temporary copy of the document's text;
   3. symbols on a generated ELF (>= 20,000 functions, >= 100 units, -O2 -g): 100,000 addresses
      through arm-none-eabi-addr2line -f -i and through cmprof-top --resolve, load included, with
-     peak memory, at random and confined to 5 % of the units; the fast DWARF reader against
-     libdwarf; then the steady-state cached lookup rate;
+     peak memory, at random and confined to 5 % of the units (there also against addr2line -a -f -i,
+     whose output is --resolve's byte for byte); the fast DWARF reader against libdwarf; then the
+     steady-state cached lookup rate;
   4. the live view: ingest rate from a file, keypress latency, CPU at a live 10,000 samples/s, and
      the time to the first screen on the generated ELF.
 Results go to stdout and build/bench/results.md."""
@@ -176,9 +177,11 @@ def symbol_bench(tmp):
     cf = os.path.join(tmp, "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
     # runs of tens of milliseconds, where start-up jitter is a large share of one and the machine's
-    # speed drifts from one second to the next: the two in turn, 20 rounds, the best of each and
-    # the medians
-    cmds = {"addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", big], "ours": [TOOL, "--resolve", big]}
+    # speed drifts from one second to the next: the three in turn, 20 rounds, the best of each and
+    # the medians. addr2line -a prints what --resolve prints, byte for byte (the address line of
+    # each answer, then its frames: checked below); without -a it prints less, and is timed too.
+    cmds = {"addr2line -a": ["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", big],
+            "addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", big], "ours": [TOOL, "--resolve", big]}
     runs = {name: [] for name in cmds}
     for _ in range(20):
         for name, cmd in cmds.items():
@@ -188,12 +191,23 @@ def symbol_bench(tmp):
     for name, cmd in cmds.items():
         with open(cf) as i:
             peak[name] = timed(cmd, stdin=i)[1]
-    best_a, best_o = min(runs["addr2line"]), min(runs["ours"])
-    med_a, med_o = statistics.median(runs["addr2line"]), statistics.median(runs["ours"])
-    say("    100,000 addresses in %d of %d units (5 %%): addr2line %.3f s (%.0f MB peak), cmprof-top --resolve %.3f s "
-        "(%.0f MB peak) -> %.1fx faster (best of 20 each, run in turn; medians %.3f s and %.3f s: %.1fx)"
-        % (len(few), units, best_a, peak["addr2line"], best_o, peak["ours"], best_a / best_o, med_a, med_o,
-           med_a / med_o))
+    with open(cf) as i, open(out_theirs, "w") as o:
+        timed(cmds["addr2line -a"], stdin=i, stdout=o, memory=False)
+    with open(cf) as i, open(out_ours, "w") as o:
+        timed(cmds["ours"], stdin=i, stdout=o, memory=False)
+    same = open(out_theirs, "rb").read() == open(out_ours, "rb").read()
+    best = {name: min(v) for name, v in runs.items()}
+    med = {name: statistics.median(v) for name, v in runs.items()}
+    say("    100,000 addresses in %d of %d units (5 %%), best of 20 each, run in turn, and medians:" % (len(few), units))
+    say("      cmprof-top --resolve:          %.3f s, median %.3f s (%.0f MB peak)" % (best["ours"], med["ours"],
+                                                                                       peak["ours"]))
+    say("      addr2line -a -f -i (the same output, byte for byte: %s): %.3f s, median %.3f s (%.0f MB peak) -> "
+        "%.1fx faster, medians %.1fx" % ("yes" if same else "NO", best["addr2line -a"], med["addr2line -a"],
+                                         peak["addr2line -a"], best["addr2line -a"] / best["ours"],
+                                         med["addr2line -a"] / med["ours"]))
+    say("      addr2line -f -i (no address lines: less output): %.3f s, median %.3f s (%.0f MB peak) -> "
+        "%.1fx faster, medians %.1fx" % (best["addr2line"], med["addr2line"], peak["addr2line"],
+                                         best["addr2line"] / best["ours"], med["addr2line"] / med["ours"]))
     # where that time goes: the open alone (no address); the open and the first chunk of input
     # (the first read takes CHUNK / 8 = 8 KB in app/resolve.c, 1,024 of these lines, which need
     # every one of the units already); the whole input (interleaved, best of 10 each)
