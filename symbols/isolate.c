@@ -120,7 +120,8 @@ static bool reply(int fd, struct sym_table *x, bool ok)
     h.blob_bytes = s.blob_len;
     uint32_t end = WIRE_END;
     good = good && send_all(fd, &h, sizeof h) && send_all(fd, x->rows.v, x->rows.n * sizeof *x->rows.v) &&
-           send_all(fd, x->files.v, x->files.n * sizeof *x->files.v) && send_all(fd, x->seqs.v, x->seqs.n * sizeof *x->seqs.v) &&
+           send_all(fd, x->files.v, x->files.n * sizeof *x->files.v) &&
+           send_all(fd, x->seqs.v, x->seqs.n * sizeof *x->seqs.v) &&
            send_all(fd, x->scopes.v, x->scopes.n * sizeof *x->scopes.v) &&
            send_all(fd, x->subs.v, x->subs.n * sizeof *x->subs.v) &&
            send_all(fd, x->inlines.v, x->inlines.n * sizeof *x->inlines.v) &&

@@ -94,8 +94,9 @@ static const char *row_file(const struct sym_table *t, const struct seq *q, cons
     return row ? t->files.v[q->file_base + row->file] : NULL;
 }
 
-/* The line row for addr, and in *in its sequence. Only sequences of compilation unit `cu` count when cu >= 0; otherwise
- * the first unit (in .debug_info order) whose sequence covers addr, as binutils searches. */
+/* The line row for addr, and in *in its sequence. Only sequences of compilation unit `cu` count
+ * when cu >= 0; otherwise the first unit (in .debug_info order) whose sequence covers addr, as
+ * binutils searches. */
 static const struct row *line_for(const struct sym_table *t, uint32_t addr, long cu, struct hints *h,
                                   const struct seq **in)
 {
@@ -347,7 +348,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
             cu = h->scope_cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
         }
         row = addr < h->seq_until && cu == h->seq_cu ? line_again(h, addr) : line_for(t, addr, cu, h, &q);
-        q = h->row_seq;
+        q = h->row_seq; /* (the row's sequence, whichever found it) */
         if (h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && n == h->last_frames &&
             (row == h->last_row || (row && h->last_row && row->line == h->last_row->line &&
                                     row->discriminator == h->last_row->discriminator &&
