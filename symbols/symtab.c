@@ -220,7 +220,6 @@ static bool order_symbols(struct sym_table *t)
         t->labels.v = t->funcs.v; /* (labels had no memory of their own yet) */
         t->labels.n = t->funcs.n;
         t->labels.cap = 0;
-        t->labels_shared = true;
     } else if (same && !labels_apart(t)) {
         return false;
     }

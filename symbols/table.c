@@ -439,7 +439,7 @@ void sym_close(struct sym_table *t)
     free(t->strings.slots);
     symt_arena_free(&t->results);
     free(t->funcs.v);
-    if (!t->labels_shared)
+    if (t->labels.v != t->funcs.v) /* (else one list serves both) */
         free(t->labels.v);
     free(t->objects.v);
     free(t->sections.v);

@@ -244,8 +244,8 @@ struct sym_table {
     struct arena results;
     VEC(struct func) funcs;
     VEC(struct func) labels;   /* FUNC and NOTYPE symbols: addr2line's fallback names */
-    bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied) */
-    bool labels_shared;        /* labels.v is funcs.v (the same list: sized functions only, no aliases) */
+    bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied);
+                                * after, labels.v may be funcs.v itself (sized functions only, no aliases) */
     VEC(struct func) objects;  /* OBJECT symbols (variables), by name for sym_object() */
     VEC(struct span) sections;
     VEC(struct mode_mark) modes; /* sorted by address */
