@@ -347,8 +347,12 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
             sc = scope_for(t, addr, h, &n);
             cu = h->scope_cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
         }
-        row = addr < h->seq_until && cu == h->seq_cu ? line_again(h, addr) : line_for(t, addr, cu, h, &q);
-        q = h->row_seq; /* (the row's sequence, whichever found it) */
+        if (addr < h->seq_until && cu == h->seq_cu) {
+            q = h->row_seq;
+            row = line_again(h, addr);
+        } else {
+            row = line_for(t, addr, cu, h, &q);
+        }
         if (h->last && sc >= 0 && sc == h->last_scope && fn == h->last_fn && n == h->last_frames &&
             (row == h->last_row || (row && h->last_row && row->line == h->last_row->line &&
                                     row->discriminator == h->last_row->discriminator &&
