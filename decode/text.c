@@ -37,7 +37,7 @@ static int hexval(char c)
 #define HIGHS SWAR_HIGHS
 
 /* Eight hex digits at s as a 32-bit value, or false: all eight checked and converted at once. */
-static bool hex8(const char *s, uint32_t *out)
+static inline __attribute__((always_inline)) bool hex8(const char *s, uint32_t *out)
 {
     uint64_t w;
     memcpy(&w, s, 8);
@@ -758,34 +758,46 @@ static void end_line(struct text_decoder *d, const char *s, size_t len, const st
     d->line_too_long = false;
 }
 
-/* The bulk of a dump: a "p " or "g " line of 1..16 words " XXXXXXXX", ended by '\n' or '\r', read
- * at p in one pass that finds its end while parsing it (the general path scans for the end, then
- * parses). Handles it exactly as line() would and returns the bytes used with the terminator, or
- * 0 when the line has any other shape, which then takes the general path. */
-static size_t dump_line(struct text_decoder *d, const uint8_t *p, const uint8_t *end, const struct ev_sink *sink)
+/* The bulk of a dump: a run of "p " and "g " lines of 1..16 words " XXXXXXXX", each ended by '\n',
+ * '\r' or "\r\n", read at p in one pass that finds each line's end while parsing it (the general
+ * path scans for the end, then parses). Handles them exactly as line() would and returns the bytes
+ * used; stops before a line of any other shape, which then takes the general path. */
+static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t *end, const struct ev_sink *sink)
 {
-    uint32_t words[16];
-    if (end - p < 11 || (p[0] != 'p' && p[0] != 'g') || p[1] != ' ')
-        return 0;
-    const uint8_t *w = p + 1; /* at the blank before a word */
-    size_t n = 0;
-    while (n < 16 && end - w >= 10 && w[0] == ' ' && hex8((const char *)w + 1, &words[n])) {
-        n++;
-        w += 9;
-        if (*w == '\n' || *w == '\r') {
-            size_t len = (size_t)(w - p);
-            d->line_offset = d->stats.bytes;
-            d->stats.lines++;
-            if (p[0] == 'p')
-                raw_pcs(d, words, n, sink);
-            else
-                raw_tags(d, words, n);
-            d->first_line_done = true;
-            d->stats.bytes += len + 1;
-            return len + 1;
+    const uint8_t *const start = p;
+    while (end - p >= 11 && (p[0] == 'p' || p[0] == 'g') && p[1] == ' ') {
+        bool is_pc = p[0] == 'p';
+        uint32_t words[16], *out = words;
+        /* a line that only appends to the open block is parsed straight into it */
+        if (d->block == BLOCK_RAW && is_pc && !d->n_tags && d->n_pcs + 16 <= d->cap_pcs)
+            out = d->pcs + d->n_pcs;
+        else if (d->block == BLOCK_RAW && !is_pc && d->n_tags + 16 <= d->cap_tags)
+            out = d->tags + d->n_tags;
+        const uint8_t *w = p + 1; /* at the blank before a word */
+        size_t n = 0;
+        for (;;) {
+            if (n == 16 || end - w < 10 || w[0] != ' ' || !hex8((const char *)w + 1, &out[n]))
+                return (size_t)(p - start);
+            n++;
+            w += 9;
+            if (*w == '\n' || *w == '\r')
+                break;
         }
+        d->line_offset = d->stats.bytes;
+        d->stats.lines++;
+        if (out != words)
+            *(is_pc ? &d->n_pcs : &d->n_tags) += n;
+        else if (is_pc)
+            raw_pcs(d, words, n, sink);
+        else
+            raw_tags(d, words, n);
+        d->first_line_done = true;
+        if (*w == '\r' && w + 1 < end && w[1] == '\n')
+            w++; /* the empty line between CR and LF: nothing to do */
+        d->stats.bytes += (size_t)(w + 1 - p);
+        p = w + 1;
     }
-    return 0;
+    return (size_t)(p - start);
 }
 
 void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
@@ -795,7 +807,7 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
      * a source joined mid-line is not (end_line forgives its errors) */
     while (p < end) {
         if (d->line_len == 0 && !d->line_too_long && (d->first_line_done || !d->joined_mid_line)) {
-            size_t used = dump_line(d, p, end, sink);
+            size_t used = dump_lines(d, p, end, sink);
             if (used) {
                 p += used;
                 continue;
