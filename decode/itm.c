@@ -185,64 +185,110 @@ static uint32_t le32(const uint8_t *b)
     return v;
 }
 
-/* A run of whole PC-sample packets (0x17 and four bytes; p[0] is the first header), the bulk of
- * a sampling capture: emitted straight from the bytes, as EV_PC events or, when the sink takes
- * them, as EV_PCS events of up to ITM_RUN_MAX samples. Leaves the state as the byte-by-byte path
- * would. Returns the bytes used. Not inlined: on its own, the loop keeps everything it needs
- * across the sink's call in registers. */
-__attribute__((noinline)) static size_t pc_run(struct itm_decoder *d, const uint8_t *p, size_t n,
-                                               const struct ev_sink *sink)
+/* Is h a software source header (stimulus port write of 1, 2 or 4 bytes)? */
+static bool software_header(uint8_t h)
+{
+    return (h & 3u) != 0u && (h & 4u) == 0u;
+}
+
+/* A run of whole PC-sample packets (0x17 and four bytes) and software writes, the bulk of a
+ * sampling capture, starting at p: emitted straight from the bytes. PC samples come as EV_PC events
+ * or, when the sink takes them, as EV_PCS events of up to ITM_RUN_MAX samples; a software write ends
+ * such a batch, so the order of events is kept. Stops before anything else, or before a packet
+ * that does not end inside p[0..n), and leaves the state as the byte-by-byte path would. Returns
+ * the bytes used (0 when p starts with neither). Not inlined: on its own, the loop keeps
+ * everything it needs across the sink's calls in registers. */
+__attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const uint8_t *p, size_t n,
+                                                   const struct ev_sink *sink)
 {
     void (*const deliver)(void *, const struct ev *) = sink ? sink->event : NULL; /* loaded once per run */
     void *const ctx = sink ? sink->ctx : NULL;
-    const uint8_t *q = p, *const last = p + n - 5; /* the last place a whole packet can start */
+    const uint8_t *q = p, *const end = p + n, *last = p; /* last: where the latest packet began */
     const uint64_t bias = d->stats.bytes - (uint64_t)(uintptr_t)p; /* q's offset in the stream: q + bias */
-    uint32_t pc;
-    if (d->batch_pcs) {
-        struct ev e = ev_blank(EV_PCS);
-        e.pcs = d->run;
-        do {
+    uint64_t packets = 0;
+    uint32_t value = 0, size = 0;
+    const bool batch = d->batch_pcs;
+    struct ev pcs = ev_blank(batch ? EV_PCS : EV_PC), sw = ev_blank(EV_SOFTWARE);
+    pcs.pcs = batch ? d->run : NULL;
+    pcs.size = batch ? 0u : 4u;
+    for (;;) {
+        if (end - q >= 5 && *q == 0x17u) {
             const uint8_t *first = q;
             size_t m = 0;
-            do {
-                pc = d->run[m++] = le32(q + 1);
-                q += 5;
-            } while (m < ITM_RUN_MAX && q <= last && *q == 0x17u);
-            e.count = m;
-            e.offset = (uint64_t)(uintptr_t)first + bias;
-            if (deliver)
-                deliver(ctx, &e);
-        } while (q <= last && *q == 0x17u);
-    } else {
-        struct ev e = ev_blank(EV_PC);
-        e.size = 4u;
-        do {
-            pc = le32(q + 1);
-            if (deliver) {
-                e.addr = pc;
-                e.value = pc;
-                e.offset = (uint64_t)(uintptr_t)q + bias;
-                deliver(ctx, &e);
+            if (batch) {
+                /* the last packet this batch may take: ITM_RUN_MAX in all, or the buffer's end */
+                const uint8_t *const stop = end - q > 5 * ITM_RUN_MAX ? q + 5 * (ITM_RUN_MAX - 1u) : end - 5;
+                uint32_t *out = d->run;
+                do {
+                    value = *out++ = le32(q + 1);
+                    q += 5;
+                } while (q <= stop && *q == 0x17u);
+                m = (size_t)(out - d->run);
+                if (deliver) {
+                    pcs.count = m;
+                    pcs.offset = (uint64_t)(uintptr_t)first + bias;
+                    deliver(ctx, &pcs);
+                }
+            } else {
+                do {
+                    value = le32(q + 1);
+                    if (deliver) {
+                        pcs.addr = value;
+                        pcs.value = value;
+                        pcs.offset = (uint64_t)(uintptr_t)q + bias;
+                        deliver(ctx, &pcs);
+                    }
+                    m++;
+                    q += 5;
+                } while (end - q >= 5 && *q == 0x17u);
             }
-            q += 5;
-        } while (q <= last && *q == 0x17u);
+            packets += m;
+            last = q - 5;
+            size = 4u;
+            continue;
+        }
+        if (q == end || !software_header(*q))
+            break;
+        size = source_size(*q);
+        if ((size_t)(end - q) <= size)
+            break;
+        value = q[1];
+        if (size >= 2u)
+            value |= (uint32_t)q[2] << 8;
+        if (size == 4u)
+            value |= (uint32_t)q[3] << 16 | (uint32_t)q[4] << 24;
+        packets++;
+        last = q;
+        if (deliver) {
+            sw.offset = (uint64_t)(uintptr_t)q + bias;
+            sw.size = size;
+            sw.value = value;
+            sw.index = (uint32_t)(*q >> 3) + 32u * d->page;
+            deliver(ctx, &sw);
+        }
+        q += 1u + size;
     }
     size_t k = (size_t)(q - p);
-    d->stats.packets += k / 5u;
-    d->stats.bytes += k;
-    d->header = 0x17u;
-    d->packet_offset = d->stats.bytes - 5u;
-    d->value = pc;
-    d->got = d->need = 4u;
+    if (k) {
+        d->stats.packets += packets;
+        d->stats.bytes += k;
+        d->header = *last;
+        d->packet_offset = (uint64_t)(uintptr_t)last + bias;
+        d->value = value;
+        d->got = d->need = (uint8_t)size;
+    }
     return k;
 }
 
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     for (size_t i = 0; i < len; i++) {
-        if (d->state == S_HEADER && buf[i] == 0x17u && len - i >= 5u) {
-            i += pc_run(d, buf + i, len - i, sink) - 1u;
-            continue;
+        if (d->state == S_HEADER && (buf[i] == 0x17u || software_header(buf[i]))) {
+            size_t k = source_run(d, buf + i, len - i, sink);
+            if (k) {
+                i += k - 1u;
+                continue;
+            }
         }
         uint8_t b = buf[i];
         uint64_t off = d->stats.bytes++;
