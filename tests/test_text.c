@@ -271,6 +271,37 @@ static void test_hex_words_fast_path_matches_strtoul(void)
     CHECK(refused == tried_bad);
 }
 
+/* The firmware's own line, eight words, is checked sixteen bytes at a time: with any one of its
+ * bytes replaced by any value, and each line end, it must read as the byte-by-byte path reads it. */
+static void test_eight_word_lines_match_the_general_parse(void)
+{
+    static const char *const ends[] = {"\n", "\r", "\r\n"};
+    const char *good = "p 0800abcd 0800ABCD 08001234 0800fffe 08000000 0800a0b0 0800F0E0 08009998";
+    struct text_decoder d1, d2;
+    int same = 0, tried = 0, clean = 0;
+    for (int e = 0; e < 3; e++) {
+        char text[512];
+        int head = snprintf(text, sizeof text, "prof raw n=24\n%s%s", good, ends[e]);
+        int at = head; /* the line under test */
+        int n = head + snprintf(text + head, sizeof text - (size_t)head, "%s%s%s%send\n", good, ends[e], good, ends[e]);
+        decode_split(text, (size_t)n, (size_t)n, &log_a, &d1);
+        clean += log_a.count[EV_PC] == 24 && d1.stats.bad_lines == 0;
+        for (int pos = 1; pos <= 73; pos++) {
+            for (int v = 0; v < 256; v++) {
+                char saved = text[at + pos];
+                text[at + pos] = (char)v;
+                decode_split(text, (size_t)n, (size_t)n, &log_a, &d1);
+                decode_split(text, (size_t)n, 1, &log_b, &d2);
+                same += evlog_equal(&log_a, &log_b) && memcmp(&d1.stats, &d2.stats, sizeof d1.stats) == 0;
+                tried++;
+                text[at + pos] = saved;
+            }
+        }
+    }
+    CHECK(clean == 3);
+    CHECK(tried == 3 * 73 * 256 && same == tried);
+}
+
 /* Attached to a live source mid-line: its first line is the tail of one never seen, so a bad
  * first line is no error there (a file's first line is whole: bad stays bad). */
 static void test_partial_first_line_of_a_live_source(void)
@@ -313,6 +344,7 @@ int main(void)
     RUN_TEST(test_single_bit_errors_are_caught);
     RUN_TEST(test_hex_words_fast_path_matches_strtoul);
     RUN_TEST(test_partial_first_line_of_a_live_source);
+    RUN_TEST(test_eight_word_lines_match_the_general_parse);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
