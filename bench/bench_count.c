@@ -1,5 +1,6 @@
 /* Counting samples into the profile: PCs in the ELF's code go through the direct index (two
- * array reads), tagged samples through the hash. Baseline in the same run: adding the same PCs
+ * array reads), tagged ones through their task's own index (the same, after a check that the tag
+ * is the one before's). Baseline in the same run: adding the same PCs
  * into a plain array of counters (the floor for any per-PC count). The profile's time includes
  * moving the counts into its entries once at the end. Two address mixes: random
  * over all the code (cache-hostile), and a hot 64 KB (a typical profile). */
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
         double t_hash = best_of_3(syms, pcs, 2, lo, span);
         double t_runs = best_of_3(syms, pcs, 3, lo, span);
         printf("%s: array %.2f ns/sample; profile, untagged (direct index) %.2f ns/sample (%.1fx the array), "
-               "in runs of 64 %.2f ns/sample (%.1fx the array); tagged (hash) %.2f ns/sample (%.1fx the direct index)\n",
+               "in runs of 64 %.2f ns/sample (%.1fx the array); tagged (its task's index) %.2f ns/sample (%.1fx the direct index)\n",
                mixes[mix], 1e9 * t_array / N, 1e9 * t_direct / N, t_direct / t_array, 1e9 * t_runs / N,
                t_runs / t_array, 1e9 * t_hash / N, t_hash / t_direct);
     }

@@ -30,6 +30,17 @@ struct task {
     bool has_samples;
 };
 
+/* The counters of one tag's samples while one task record is current (see count_pc). */
+struct tag_lane {
+    uint32_t tag, task;
+    struct pc_index idx;
+};
+
+/* Lanes a profile keeps: a firmware has a few tasks; the samples of tags past these go to the hash,
+ * and garbage input cannot make a lane per tag. */
+#define TAG_LANES 64u
+#define LANE_LEAVES_MAX 1024u /* code spans up to 8 MB: a lane's leaf table stays within 8 KB */
+
 struct group {
     const void *key_a; /* interned string or NULL */
     uint64_t key_b;    /* line or tag */
@@ -50,6 +61,8 @@ struct prof {
     struct entry *map;
     size_t cap, used;
     struct pc_index direct; /* untagged samples in the ELF's code, counted by address ... */
+    struct tag_lane *lanes; /* ... tagged ones too, an index per (tag, task record) ... */
+    size_t n_lanes, last_lane; /* (last_lane: 1 + the lane of the sample before, 0: none) */
     bool direct_pending;    /* ... and not yet moved into their entries (settle) */
     double bucket_total;  /* samples from histogram buckets; the total adds raw_samples */
     uint64_t raw_samples; /* PC samples, not buckets */
@@ -115,6 +128,9 @@ struct prof *prof_new(struct sym_table *syms)
 void prof_reset(struct prof *p)
 {
     pcidx_clear(&p->direct);
+    for (size_t i = 0; i < p->n_lanes; i++)
+        pcidx_free(&p->lanes[i].idx);
+    p->n_lanes = p->last_lane = 0;
     p->direct_pending = false;
     free(p->map);
     p->map = NULL;
@@ -134,6 +150,7 @@ void prof_free(struct prof *p)
         return;
     prof_reset(p);
     pcidx_free(&p->direct);
+    free(p->lanes);
     free(p->tasks);
     free(p->task_index);
     free(p->groups);
@@ -247,6 +264,7 @@ static bool set_current_task(struct prof *p, uint32_t r)
         j = (j + 1) & (p->task_index_cap - 1);
     p->task_index[j] = r + 1;
     p->last_valid = false;
+    p->last_lane = 0;
     return true;
 }
 
@@ -259,39 +277,121 @@ static bool take_direct(void *ctx, uint32_t pc, uint32_t count)
     return e != NULL; /* out of memory: the count waits in its cell */
 }
 
-void prof_settle(struct prof *p)
+struct lane_drain {
+    struct prof *p;
+    const struct tag_lane *lane;
+};
+
+static bool take_lane(void *ctx, uint32_t pc, uint32_t count)
 {
-    if (p->direct_pending)
-        p->direct_pending = !pcidx_drain(&p->direct, take_direct, p);
+    const struct lane_drain *d = ctx;
+    struct entry *e = slot(d->p, pc, true, d->lane->tag, d->lane->task);
+    if (e)
+        e->count += count;
+    return e != NULL;
 }
 
-/* Count one sample (not yet in the recent ring or the raw total); false when out of memory. */
-static inline bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+void prof_settle(struct prof *p)
 {
-    uint32_t *cell = has_tag ? NULL : pcidx_cell(&p->direct, pc);
-    if (!has_tag && !cell)
-        cell = pcidx_cell_slow(&p->direct, pc); /* a leaf not used yet, or outside the code */
-    if (cell && *cell != UINT32_MAX) { /* an untagged PC in the code: a counter, no hashing */
-        ++*cell;
-        p->direct_pending = true;
-    } else {
-        uint32_t task = has_tag ? current_task(p, tag) : 0;
-        if (task)
-            p->tasks[task - 1].has_samples = true;
-        struct entry *e = slot(p, pc, has_tag, tag, task);
-        if (!e)
-            return false;
-        e->count += 1.0;
+    if (!p->direct_pending)
+        return;
+    bool all = pcidx_drain(&p->direct, take_direct, p);
+    for (size_t i = 0; i < p->n_lanes; i++) {
+        struct lane_drain d = {p, &p->lanes[i]};
+        all &= pcidx_drain(&p->lanes[i].idx, take_lane, &d);
     }
+    p->direct_pending = !all;
+}
+
+/* The counters of tag's samples under task record task (1-based, 0: none yet), made the first
+ * time; NULL past TAG_LANES lanes, without a code range, or out of memory. */
+static struct pc_index *lane_for(struct prof *p, uint32_t tag, uint32_t task)
+{
+    size_t i = 0;
+    while (i < p->n_lanes && (p->lanes[i].tag != tag || p->lanes[i].task != task))
+        i++;
+    if (i == p->n_lanes) {
+        if (i == TAG_LANES || !p->direct.span || p->direct.n_leaves > LANE_LEAVES_MAX ||
+            (!p->lanes && !(p->lanes = calloc(TAG_LANES, sizeof *p->lanes))) ||
+            !pcidx_init(&p->lanes[i].idx, p->direct.lo, p->direct.lo + p->direct.span))
+            return NULL;
+        p->lanes[i].tag = tag;
+        p->lanes[i].task = task;
+        p->n_lanes++;
+    }
+    p->last_lane = i + 1;
+    return &p->lanes[i].idx;
+}
+
+/* The counters of a sample with this tag, found anew: its lane under the tag's current record. */
+static struct pc_index *lane_of_tag(struct prof *p, uint32_t tag)
+{
+    uint32_t task = current_task(p, tag);
+    if (task)
+        p->tasks[task - 1].has_samples = true;
+    return lane_for(p, tag, task);
+}
+
+/* A sample with no counter (outside the code, an odd PC, no lane for its tag): into the hash. */
+static bool count_hashed(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+{
+    uint32_t task = has_tag ? current_task(p, tag) : 0;
+    if (task)
+        p->tasks[task - 1].has_samples = true;
+    struct entry *e = slot(p, pc, has_tag, tag, task);
+    if (!e)
+        return false;
+    e->count += 1.0;
     return true;
 }
 
-void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+/* Count one sample (not yet in the recent ring or the raw total); false when out of memory. A
+ * sample in the code is a counter in an array, untagged or tagged, with no hashing; the counters
+ * reach the hash when the profile is read (prof_settle). */
+static bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
-    if (!count_pc(p, pc, has_tag, tag))
-        return;
+    struct pc_index *idx = has_tag ? lane_of_tag(p, tag) : &p->direct;
+    uint32_t *cell = idx ? pcidx_cell_slow(idx, pc) : NULL; /* (its leaf made the first time) */
+    if (!cell || *cell == UINT32_MAX)
+        return count_hashed(p, pc, has_tag, tag);
+    ++*cell;
+    p->direct_pending = true;
+    return true;
+}
+
+static void remember(struct prof *p, uint32_t pc)
+{
     p->recent[p->recent_n++ % RECENT] = pc;
     p->raw_samples++;
+}
+
+static __attribute__((noinline)) void add_pc_slow(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+{
+    if (count_pc(p, pc, has_tag, tag))
+        remember(p, pc);
+}
+
+/* The common case inline: a counter that exists, of an untagged sample or of a sample with the
+ * same tag as the one before (whose lane serves until a task record changes or the profile is
+ * reset: both set last_lane = 0). Anything else takes the call. */
+void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+{
+    const struct pc_index *idx = &p->direct;
+    if (has_tag) {
+        if (!p->last_lane || p->lanes[p->last_lane - 1].tag != tag) {
+            add_pc_slow(p, pc, has_tag, tag);
+            return;
+        }
+        idx = &p->lanes[p->last_lane - 1].idx;
+    }
+    uint32_t *cell = pcidx_cell(idx, pc);
+    if (!cell || *cell == UINT32_MAX) {
+        add_pc_slow(p, pc, has_tag, tag);
+        return;
+    }
+    ++*cell;
+    p->direct_pending = true;
+    remember(p, pc);
 }
 
 void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
@@ -458,6 +558,7 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
     uint32_t cur = current_task(p, tag);
     if (cur && strcmp(p->tasks[cur - 1].name, want) == 0)
         return; /* the periodic re-announce: nothing new */
+    prof_settle(p); /* counted samples become entries under the record they came with */
     /* renamed before it ran, or it had no name ("?", a tag the firmware could not name): one record */
     if (cur && (!p->tasks[cur - 1].has_samples || strcmp(p->tasks[cur - 1].name, "?") == 0)) {
         memcpy(p->tasks[cur - 1].name, want, sizeof want);

@@ -1,9 +1,17 @@
-/* Profile model without symbols: counts, shares, intervals, grouping, diagnostics. */
+/* Profile model without symbols: counts, shares, intervals, grouping, diagnostics; and with a
+ * code range only, where samples are counted by address, against the same samples hashed. */
 #include "../profile/profile.h"
+#include "../symbols/symbols.h"
 #include "check.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static double share_of(const struct prof_row *rows, size_t n, const char *name)
 {
@@ -380,6 +388,117 @@ static void test_sleep_is_separate(void)
     prof_free(p);
 }
 
+/* An ARM ELF with nothing but 64 KB of code at 0x08000000: a profile given it counts the samples
+ * in that range by address. Written with libelf; false when it could not be. */
+static bool write_code_only_elf(const char *path)
+{
+    static uint8_t code[0x10000];
+    static char names[] = "\0.text\0.shstrtab";
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return false;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return false;
+    Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
+    Elf32_Ehdr *eh = e ? elf32_newehdr(e) : NULL;
+    Elf_Scn *text = eh ? elf_newscn(e) : NULL, *strs = text ? elf_newscn(e) : NULL;
+    Elf_Data *td = strs ? elf_newdata(text) : NULL, *sd = td ? elf_newdata(strs) : NULL;
+    Elf32_Shdr *tsh = sd ? elf32_getshdr(text) : NULL, *ssh = tsh ? elf32_getshdr(strs) : NULL;
+    bool ok = ssh != NULL;
+    if (ok) {
+        eh->e_ident[EI_DATA] = ELFDATA2LSB;
+        eh->e_machine = EM_ARM;
+        eh->e_type = ET_EXEC;
+        eh->e_version = EV_CURRENT;
+        eh->e_shstrndx = (Elf32_Half)elf_ndxscn(strs);
+        td->d_buf = code;
+        td->d_size = sizeof code;
+        td->d_type = ELF_T_BYTE;
+        td->d_align = 4;
+        tsh->sh_name = 1;
+        tsh->sh_type = SHT_PROGBITS;
+        tsh->sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+        tsh->sh_addr = 0x08000000u;
+        sd->d_buf = names;
+        sd->d_size = sizeof names;
+        sd->d_type = ELF_T_BYTE;
+        ssh->sh_name = 7;
+        ssh->sh_type = SHT_STRTAB;
+        ok = elf_update(e, ELF_C_WRITE) >= 0;
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return ok;
+}
+
+/* Rows of one grouping, as text: name and samples of each, in order. */
+static void rows_text(struct prof *p, enum prof_group by, char *out, size_t cap)
+{
+    const struct prof_row *rows;
+    size_t n = prof_rows(p, by, false, &rows), len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && len + 80 < cap; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s=%.0f;", rows[i].name, rows[i].samples);
+}
+
+/* Samples in the code are counted in arrays, tagged ones per (tag, task record) with a bounded number
+ * of lanes; others go to the hash. Fed the same random samples, task names, resets and reads, a
+ * profile with the code range (counters) and one without (all hashed) show the same rows. */
+static void test_counters_match_the_hash(void)
+{
+    char path[] = "/tmp/cmprof-test-code-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    close(fd);
+    CHECK(write_code_only_elf(path));
+    char err[256];
+    struct sym_table *syms = sym_open(path, err, sizeof err);
+    uint32_t lo = 0, hi = 0;
+    CHECK(syms && sym_code_span(syms, &lo, &hi) && lo == 0x08000000u && hi == 0x08010000u);
+    struct prof *counted = prof_new(syms), *hashed = prof_new(NULL);
+    static const char *const names[] = {"motor", "worker", "idle", "?", "w1"};
+    static char a[1 << 16], b[1 << 16];
+    uint32_t rng = 7u;
+    int reads = 0, same = 0;
+    for (int k = 0; k < 60000; k++) {
+        rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+        uint32_t r = rng % 1000u, pc = 0x08000000u + 2u * ((rng >> 10) % 0x8000u);
+        if (r < 5) /* odd, or outside the code */
+            pc = r < 2 ? pc | 1u : 0x20000000u + (rng >> 12);
+        /* 100 tags, more than the lanes: the first ones much more often, in runs as tasks run */
+        static uint32_t tag = 0x20001000u;
+        if (r % 50 == 7)
+            tag = 0x20001000u + 0x40u * ((rng >> 3) % ((rng >> 20) % 2 ? 100u : 6u));
+        bool has_tag = r >= 100;
+        if (r == 999) {
+            prof_task_name(counted, tag, names[(rng >> 7) % 5], 5);
+            prof_task_name(hashed, tag, names[(rng >> 7) % 5], 5);
+        } else if (r == 998 && (rng >> 8) % 20 == 0) {
+            prof_reset(counted);
+            prof_reset(hashed);
+        } else if ((r == 997 && (rng >> 8) % 3 == 0) || k == 59999) {
+            for (enum prof_group by = PROF_BY_TASK; by <= PROF_BY_ADDRESS; by++) {
+                rows_text(counted, by, a, sizeof a);
+                rows_text(hashed, by, b, sizeof b);
+                reads++;
+                same += strcmp(a, b) == 0 && a[0] != '\0';
+            }
+        } else {
+            prof_add_pc(counted, pc, has_tag, tag);
+            prof_add_pc(hashed, pc, has_tag, tag);
+        }
+    }
+    CHECK(reads > 30 && same == reads);
+    CHECK(prof_total(counted) == prof_total(hashed));
+    prof_free(counted);
+    prof_free(hashed);
+    sym_close(syms);
+    unlink(path);
+}
+
 int main(void)
 {
     RUN_TEST(test_counts_shares_and_intervals);
@@ -397,5 +516,6 @@ int main(void)
     RUN_TEST(test_lockstep_no_false_alarms);
     RUN_TEST(test_wrong_stack_zero_pcs);
     RUN_TEST(test_sleep_is_separate);
+    RUN_TEST(test_counters_match_the_hash);
     return check_summary();
 }
