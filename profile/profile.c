@@ -49,7 +49,7 @@ struct group {
 };
 
 struct lockstep {       /* the last lockstep search */
-    uint64_t computed_at; /* recent_n then */
+    uint64_t computed_at; /* raw_samples then */
     bool found;
     uint32_t lag, window;
     double rate, expected;
@@ -65,10 +65,9 @@ struct prof {
     size_t n_lanes, last_lane; /* (last_lane: 1 + the lane of the sample before, 0: none) */
     bool direct_pending;    /* ... and not yet moved into their entries (settle) */
     double bucket_total;  /* samples from histogram buckets; the total adds raw_samples */
-    uint64_t raw_samples; /* PC samples, not buckets */
+    uint64_t raw_samples; /* PC samples, not buckets; the last RECENT of them in order in recent */
     uint64_t sleep;
     uint32_t recent[RECENT];
-    uint64_t recent_n;
     struct task *tasks;
     size_t n_tasks, cap_tasks;
     uint32_t *task_index;   /* open addressing, tag -> 1 + its current record; 0: empty */
@@ -136,7 +135,7 @@ void prof_reset(struct prof *p)
     p->map = NULL;
     p->cap = p->used = p->unnamed_entries = 0;
     p->bucket_total = 0;
-    p->raw_samples = p->sleep = p->recent_n = 0;
+    p->raw_samples = p->sleep = 0;
     memset(&p->lockstep, 0, sizeof p->lockstep);
     for (size_t i = 0; i < p->n_tasks; i++)
         p->tasks[i].has_samples = false;
@@ -361,8 +360,7 @@ static bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 
 static void remember(struct prof *p, uint32_t pc)
 {
-    p->recent[p->recent_n++ % RECENT] = pc;
-    p->raw_samples++;
+    p->recent[p->raw_samples++ % RECENT] = pc;
 }
 
 static __attribute__((noinline)) void add_pc_slow(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
@@ -406,8 +404,7 @@ void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
         counted++;
     }
     for (size_t i = counted > RECENT ? counted - RECENT : 0; i < counted; i++) /* only the last RECENT stay */
-        p->recent[(p->recent_n + i) % RECENT] = pcs[i];
-    p->recent_n += counted;
+        p->recent[(p->raw_samples + i) % RECENT] = pcs[i];
     p->raw_samples += counted;
     for (size_t i = counted + 1; i < n; i++) /* out of memory at one sample: the rest one by one */
         prof_add_pc(p, pcs[i], false, 0);
@@ -1163,16 +1160,16 @@ static int cmp_u32(const void *a, const void *b)
 static void find_lockstep(struct prof *p)
 {
     struct lockstep *ls = &p->lockstep;
-    uint64_t n = p->recent_n < RECENT ? p->recent_n : RECENT;
+    uint64_t n = p->raw_samples < RECENT ? p->raw_samples : RECENT;
     ls->found = false;
     ls->window = (uint32_t)n;
-    ls->computed_at = p->recent_n;
+    ls->computed_at = p->raw_samples;
     if (n < LOCKSTEP_WINDOW_MIN)
         return;
     uint32_t *w = malloc(2 * n * sizeof *w);
     if (!w)
         return;
-    uint64_t start = p->recent_n - n;
+    uint64_t start = p->raw_samples - n;
     for (uint64_t i = 0; i < n; i++)
         w[i] = w[n + i] = p->recent[(start + i) % RECENT];
     /* expected match rate from the window's own PC shares */
@@ -1320,8 +1317,8 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
             total, top_pc);
     /* once the window is full, search again only when half of it is new: the live view asks ten
      * times a second, and a search can cost a millisecond */
-    uint64_t since = p->recent_n - p->lockstep.computed_at;
-    if (since && (p->recent_n < RECENT || since >= RECENT / 2))
+    uint64_t since = p->raw_samples - p->lockstep.computed_at;
+    if (since && (p->raw_samples < RECENT || since >= RECENT / 2))
         find_lockstep(p);
     if (p->lockstep.found && !n) /* a constant PC says it already */
         ADD(DIAG_LOCKSTEP,
