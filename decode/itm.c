@@ -35,6 +35,23 @@ static uint32_t source_size(uint8_t h)
     return (h & 3u) == 3u ? 4u : (h & 3u);
 }
 
+/* The stimulus port a software packet with header h writes, on the current page. */
+static uint32_t stimulus_port(const struct itm_decoder *d, uint8_t h)
+{
+    return (uint32_t)(h >> 3) + 32u * d->page;
+}
+
+/* The little-endian payload of size bytes (1, 2 or 4) at b. */
+static uint32_t payload(const uint8_t *b, uint32_t size)
+{
+    uint32_t v = b[0];
+    if (size >= 2u)
+        v |= (uint32_t)b[1] << 8;
+    if (size == 4u)
+        v |= (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return v;
+}
+
 static void emit_source(struct itm_decoder *d, const struct ev_sink *sink)
 {
     struct ev e = ev_blank(EV_SOFTWARE);
@@ -45,7 +62,7 @@ static void emit_source(struct itm_decoder *d, const struct ev_sink *sink)
     e.value = d->value;
     if ((h & 4u) == 0u) {
         e.type = EV_SOFTWARE;
-        e.index = id + 32u * d->page;
+        e.index = stimulus_port(d, h);
     } else if (id == 0u) {
         e.type = EV_EVENT_COUNTER;
     } else if (id == 1u) {
@@ -252,18 +269,14 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
         size = source_size(*q);
         if ((size_t)(end - q) <= size)
             break;
-        value = q[1];
-        if (size >= 2u)
-            value |= (uint32_t)q[2] << 8;
-        if (size == 4u)
-            value |= (uint32_t)q[3] << 16 | (uint32_t)q[4] << 24;
+        value = payload(q + 1, size);
         packets++;
         last = q;
         if (deliver) {
             sw.offset = (uint64_t)(uintptr_t)q + bias;
             sw.size = size;
             sw.value = value;
-            sw.index = (uint32_t)(*q >> 3) + 32u * d->page;
+            sw.index = stimulus_port(d, *q);
             deliver(ctx, &sw);
         }
         q += 1u + size;
@@ -297,14 +310,9 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
             if ((b & 3u) != 0u && len - i > source_size(b) && ((b & 4u) == 0u || hardware_header_ok(b))) {
                 /* a source packet (a PC sample, mostly) wholly in this buffer: its payload at once */
                 uint32_t size = source_size(b);
-                uint32_t v = buf[i + 1];
-                if (size >= 2u)
-                    v |= (uint32_t)buf[i + 2] << 8;
-                if (size == 4u)
-                    v |= (uint32_t)buf[i + 3] << 16 | (uint32_t)buf[i + 4] << 24;
                 d->header = b;
                 d->packet_offset = off;
-                d->value = v;
+                d->value = payload(buf + i + 1, size);
                 d->got = d->need = (uint8_t)size;
                 emit_source(d, sink);
                 d->stats.bytes += size;
