@@ -350,8 +350,7 @@ static uint64_t plain_line(const char *s, size_t len, size_t *end)
 {
     size_t j = len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0, first = j;
     if (len - j > 8) { /* up to eight digits and the line's end, read as one word */
-        uint64_t w;
-        memcpy(&w, s + j, 8);
+        uint64_t w = hex_chars8(s + j);
         uint64_t digits = hex_digits_mask(w);
         size_t n = digits == SWAR_HIGHS ? 8 : (size_t)__builtin_ctzll(~digits & SWAR_HIGHS) / 8;
         if (n && (s[j + n] == '\n' || s[j + n] == '\r')) {

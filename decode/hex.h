@@ -4,6 +4,19 @@
 #define CMPROF_DECODE_HEX_H
 
 #include <stdint.h>
+#include <string.h>
+
+/* Eight characters at s in a 64-bit word, the first in its lowest byte, as the functions below
+ * take them (on any host). */
+static inline uint64_t hex_chars8(const void *s)
+{
+    uint64_t w;
+    memcpy(&w, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
 
 /* ONES * c has c in every byte; HIGHS their high bits. */
 #define SWAR_ONES 0x0101010101010101ull

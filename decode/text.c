@@ -36,21 +36,10 @@ static int hexval(char c)
 #define ONES SWAR_ONES
 #define HIGHS SWAR_HIGHS
 
-/* Eight characters at s in a 64-bit word, the first in its lowest byte (as hex_value8 takes them). */
-static uint64_t chars8(const uint8_t *s)
-{
-    uint64_t w;
-    memcpy(&w, s, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    return w;
-}
-
 /* Eight hex digits at s as a 32-bit value, or false: all eight checked and converted at once. */
 static inline __attribute__((always_inline)) bool hex8(const char *s, uint32_t *out)
 {
-    uint64_t w = chars8((const uint8_t *)s);
+    uint64_t w = hex_chars8(s);
     if ((w & HIGHS) || hex_digits_mask(w) != HIGHS)
         return false;
     *out = hex_value8(w);
@@ -815,7 +804,7 @@ static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t
         size_t n = 0;
         if (room >= 2 + 9 * 8 && (p[73] == '\n' || p[73] == '\r') && eight_words(w)) {
             for (; n < 8; n++)
-                out[n] = hex_value8(chars8(w + 9 * n + 1));
+                out[n] = hex_value8(hex_chars8(w + 9 * n + 1));
             w += 9 * 8;
         } else {
             /* the blank before the last word this line may have: its 16th, or the buffer's end */
