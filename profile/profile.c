@@ -40,6 +40,10 @@ struct tag_lane {
  * and garbage input cannot make a lane per tag. */
 #define TAG_LANES 64u
 #define LANE_LEAVES_MAX 1024u /* code spans up to 8 MB: a lane's leaf table stays within 8 KB */
+/* Leaves of counters all lanes may hold (16 KB each): every read of the profile scans them, so 64
+ * tasks sampled all over a large firmware must not make each refresh of the view scan 64 copies of
+ * its code. Past it, new places go to the hash. */
+#define LANE_LEAF_BUDGET 512u
 
 struct group {
     const void *key_a; /* interned string or NULL */
@@ -63,6 +67,7 @@ struct prof {
     struct pc_index direct; /* untagged samples in the ELF's code, counted by address ... */
     struct tag_lane *lanes; /* ... tagged ones too, an index per (tag, task record) ... */
     size_t n_lanes, last_lane; /* (last_lane: 1 + the lane of the sample before, 0: none) */
+    size_t lane_leaves;     /* leaves the lanes hold, up to LANE_LEAF_BUDGET */
     bool direct_pending;    /* ... and not yet moved into their entries (settle) */
     double bucket_total;  /* samples from histogram buckets; the total adds raw_samples */
     uint64_t raw_samples; /* PC samples, not buckets; the last RECENT of them in order in recent */
@@ -129,7 +134,7 @@ void prof_reset(struct prof *p)
     pcidx_clear(&p->direct);
     for (size_t i = 0; i < p->n_lanes; i++)
         pcidx_free(&p->lanes[i].idx);
-    p->n_lanes = p->last_lane = 0;
+    p->n_lanes = p->last_lane = p->lane_leaves = 0;
     p->direct_pending = false;
     free(p->map);
     p->map = NULL;
@@ -350,7 +355,9 @@ static bool count_hashed(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag
 static bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
     struct pc_index *idx = has_tag ? lane_of_tag(p, tag) : &p->direct;
-    uint32_t *cell = idx ? pcidx_cell_slow(idx, pc) : NULL; /* (its leaf made the first time) */
+    uint32_t *cell = idx ? pcidx_cell(idx, pc) : NULL;
+    if (idx && !cell && (!has_tag || p->lane_leaves < LANE_LEAF_BUDGET) && (cell = pcidx_cell_slow(idx, pc)))
+        p->lane_leaves += has_tag; /* a leaf was made (the code range's first sample there) */
     if (!cell || *cell == UINT32_MAX)
         return count_hashed(p, pc, has_tag, tag);
     ++*cell;
