@@ -145,7 +145,8 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
     for (uint32_t i = 0; i < loc->n_frames; i++) {
         const struct sym_frame *f = sym_frame_at(loc, i);
         const char *fn = demangle ? sym_demangle(t, f->function) : f->function;
-        size_t fn_len = strlen(fn), file_n = file_len(b, f->file);
+        size_t fn_len = f->function_len && !demangle ? f->function_len : strlen(fn);
+        size_t file_n = f->file_len ? f->file_len : file_len(b, f->file);
         /* name \n file : line [ (discriminator N)] \n */
         size_t most = fn_len + file_n + 3 + 10 + (loc->discriminator ? 16 + 10 + 1 : 0);
         if (!room(b, most))

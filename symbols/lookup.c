@@ -264,6 +264,13 @@ static bool same_answer(const struct sym_location *a, const struct sym_location 
 /* The callers' frames of every answer whose innermost scope is sc (n frames in all): frame i
  * names scope i of the chain outwards, at the call site of scope i - 1. Made once per scope.
  * NULL when out of memory. */
+/* A string's length as a frame keeps it: 0 when too long to keep (a reader then asks strlen). */
+static uint16_t kept_len(const char *s)
+{
+    size_t n = strlen(s);
+    return n <= UINT16_MAX ? (uint16_t)n : 0;
+}
+
 static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32_t n)
 {
     if ((size_t)sc >= t->outer_frames.n) {
@@ -285,6 +292,8 @@ static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32
         f[i].line = inner->call_line;
         s = inner->parent;
         f[i].function = t->scopes.v[s].name;
+        f[i].function_len = kept_len(f[i].function); /* once per scope, for every answer in it */
+        f[i].file_len = kept_len(f[i].file);
     }
     t->outer_frames.v[sc] = f;
     return f;
@@ -375,6 +384,8 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         if (!(answer = symt_alloc(&t->results, sizeof *answer)))
             return NULL;
         *answer = local;
+        answer->first.function_len = kept_len(answer->first.function); /* once per answer, not per print */
+        answer->first.file_len = kept_len(answer->first.file);
     }
     if (h && sc >= 0) {
         h->last = answer;

@@ -17,6 +17,7 @@ struct sym_frame {
     const char *function; /* "??" when unknown */
     const char *file;     /* full path as DWARF gives it, "??" when unknown */
     uint32_t line;        /* 0 when unknown */
+    uint16_t function_len, file_len; /* their lengths, kept for printing; 0: not kept (ask strlen) */
 };
 
 /* What an address resolves to. Addresses with the same answer may share one. Frame i is
