@@ -36,8 +36,6 @@ struct text {
     char *p;
     size_t len, cap;
     FILE *spill; /* when set, the text goes out there whenever it passes TEXT_SPILL (it stays in the cache) */
-    const char *last_file; /* one file serves many answers in a row: its length is kept */
-    size_t last_file_len;
     bool cut; /* no memory to grow it once: text was left out */
 };
 
@@ -108,15 +106,6 @@ static char *write_uint(char *p, uint32_t v)
     return p + n;
 }
 
-static size_t file_len(struct text *b, const char *file)
-{
-    if (file != b->last_file) {
-        b->last_file = file;
-        b->last_file_len = strlen(file);
-    }
-    return b->last_file_len;
-}
-
 /* Room is made once per answer, for all its frames: the text is copied in a few pieces, with
  * no call per separator or digit. */
 /* "0x%08x\n", its eight digits made at once: each nibble spread to a byte, then to ASCII. */
@@ -146,7 +135,7 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
         const struct sym_frame *f = sym_frame_at(loc, i);
         const char *fn = demangle ? sym_demangle(t, f->function) : f->function;
         size_t fn_len = f->function_len && !demangle ? f->function_len : strlen(fn);
-        size_t file_n = f->file_len ? f->file_len : file_len(b, f->file);
+        size_t file_n = f->file_len ? f->file_len : strlen(f->file);
         /* name \n file : line [ (discriminator N)] \n */
         size_t most = fn_len + file_n + 3 + 10 + (loc->discriminator ? 16 + 10 + 1 : 0);
         if (!room(b, most))
