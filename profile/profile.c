@@ -327,41 +327,28 @@ static struct pc_index *lane_for(struct prof *p, uint32_t tag, uint32_t task)
     return &p->lanes[i].idx;
 }
 
-/* The counters of a sample with this tag, found anew: its lane under the tag's current record. */
-static struct pc_index *lane_of_tag(struct prof *p, uint32_t tag)
-{
-    uint32_t task = current_task(p, tag);
-    if (task)
-        p->tasks[task - 1].has_samples = true;
-    return lane_for(p, tag, task);
-}
-
-/* A sample with no counter (outside the code, an odd PC, no lane for its tag): into the hash. */
-static bool count_hashed(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
+/* Count one sample (not yet in the recent ring or the raw total); false when out of memory. A
+ * sample in the code is a counter in an array, untagged or tagged (its lane, under the tag's
+ * current task record), with no hashing; the counters reach the hash when the profile is read
+ * (prof_settle). The others (outside the code, an odd PC, no lane or leaf to be had) go to it now. */
+static bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 {
     uint32_t task = has_tag ? current_task(p, tag) : 0;
     if (task)
         p->tasks[task - 1].has_samples = true;
+    struct pc_index *idx = has_tag ? lane_for(p, tag, task) : &p->direct;
+    uint32_t *cell = idx ? pcidx_cell(idx, pc) : NULL;
+    if (idx && !cell && (!has_tag || p->lane_leaves < LANE_LEAF_BUDGET) && (cell = pcidx_cell_slow(idx, pc)))
+        p->lane_leaves += has_tag; /* a leaf was made (the code range's first sample there) */
+    if (cell && *cell != UINT32_MAX) {
+        ++*cell;
+        p->direct_pending = true;
+        return true;
+    }
     struct entry *e = slot(p, pc, has_tag, tag, task);
     if (!e)
         return false;
     e->count += 1.0;
-    return true;
-}
-
-/* Count one sample (not yet in the recent ring or the raw total); false when out of memory. A
- * sample in the code is a counter in an array, untagged or tagged, with no hashing; the counters
- * reach the hash when the profile is read (prof_settle). */
-static bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
-{
-    struct pc_index *idx = has_tag ? lane_of_tag(p, tag) : &p->direct;
-    uint32_t *cell = idx ? pcidx_cell(idx, pc) : NULL;
-    if (idx && !cell && (!has_tag || p->lane_leaves < LANE_LEAF_BUDGET) && (cell = pcidx_cell_slow(idx, pc)))
-        p->lane_leaves += has_tag; /* a leaf was made (the code range's first sample there) */
-    if (!cell || *cell == UINT32_MAX)
-        return count_hashed(p, pc, has_tag, tag);
-    ++*cell;
-    p->direct_pending = true;
     return true;
 }
 
