@@ -261,9 +261,6 @@ static bool same_answer(const struct sym_location *a, const struct sym_location 
            a->first.function == b->first.function && a->first.file == b->first.file && a->first.line == b->first.line;
 }
 
-/* The callers' frames of every answer whose innermost scope is sc (n frames in all): frame i
- * names scope i of the chain outwards, at the call site of scope i - 1. Made once per scope.
- * NULL when out of memory. */
 /* A string's length as a frame keeps it: 0 when too long to keep (a reader then asks strlen). */
 static uint16_t kept_len(const char *s)
 {
@@ -271,6 +268,9 @@ static uint16_t kept_len(const char *s)
     return n <= UINT16_MAX ? (uint16_t)n : 0;
 }
 
+/* The callers' frames of every answer whose innermost scope is sc (n frames in all): frame i
+ * names scope i of the chain outwards, at the call site of scope i - 1. Made once per scope.
+ * NULL when out of memory. */
 static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32_t n)
 {
     if ((size_t)sc >= t->outer_frames.n) {
