@@ -3,6 +3,7 @@
 #include "../symbols/symbols.h"
 #include "baseline.h"
 #include "batch.h"
+#include "hugeheap.h"
 #include "live.h"
 #include "resolve.h"
 
@@ -117,6 +118,7 @@ static int parse_choice(const char *arg, const char *const *names, int n)
 
 int main(int argc, char **argv)
 {
+    hugeheap_setup((size_t)HUGEHEAP_RESERVE_MB << 20); /* (before any thread: a hint, malloc works either way) */
     if (getenv("CMPROF_DWARF_IN_PROCESS")) /* debugging, and sanitizer runs that must see libdwarf's calls */
         sym_set_isolation(0);
     if (getenv("CMPROF_DWARF_LIBDWARF")) /* every unit through libdwarf: the fast reader's reference */
