@@ -46,7 +46,7 @@ static bool lazy_keep(struct raw_dwarf *d, int k, const GElf_Shdr *sh)
 {
     struct lazy_section *l = &d->lazy->s[k];
     size_t pages = (size_t)((sh->sh_size + LAZY_PAGE - 1) / LAZY_PAGE);
-    l->buf = malloc(sh->sh_size ? (size_t)sh->sh_size : 1); /* large: mapped, untouched pages cost nothing */
+    l->buf = malloc(sh->sh_size ? (size_t)sh->sh_size : 1); /* pages never read into cost nothing */
     l->have = calloc(pages + 1, 1);
     if (!l->buf || !l->have)
         return false;
