@@ -41,9 +41,15 @@ def timed(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
     """Wall time and peak RSS (MB) of one child process. The peak comes from GNU time (the rusage
     Python's wait4 returns for a child counts the RSS this large process had when it forked);
     memory=False runs the command bare, for the time alone (peak 0)."""
+    return timed_faults(cmd, stdin, stdout, env, memory)[:2]
+
+
+def timed_faults(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
+    """timed(), and the process's minor page faults (from GNU time too; 0 when memory=False): on a
+    virtual machine each fresh 4 KB page can cost 10 us or more."""
     t0 = time.perf_counter()
-    p = subprocess.Popen((["/usr/bin/time", "-f", "maxrss %M"] if memory else []) + cmd, stdin=stdin, stdout=stdout,
-                         stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen((["/usr/bin/time", "-f", "maxrss %M\nminflt %R"] if memory else []) + cmd, stdin=stdin,
+                         stdout=stdout, stderr=subprocess.PIPE, env=env)
     _, status, _ = os.wait4(p.pid, 0)
     t = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
@@ -51,7 +57,8 @@ def timed(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError("%s failed: %s" % (cmd[0], err.strip()))
     m = re.findall(r"^maxrss (\d+)$", err, re.M)
-    return t, int(m[-1]) / 1024.0 if m else 0.0
+    f = re.findall(r"^minflt (\d+)$", err, re.M)
+    return t, int(m[-1]) / 1024.0 if m else 0.0, int(f[-1]) if f else 0
 
 
 def extract(text, start, end):
@@ -145,20 +152,21 @@ def symbol_bench(tmp):
                 t, _ = timed(cmd, stdin=i, stdout=o, env=env, memory=False)
             best = t if best is None else min(best, t)
         with open(af) as i:
-            _, m = timed(cmd, stdin=i, env=env)
-        return best, m
-    t_a2l, m_a2l = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], out_theirs)
-    t_ours, m_ours = best_of_3([TOOL, "--resolve", big], out_ours)
+            _, m, f = timed_faults(cmd, stdin=i, env=env)
+        return best, m, f
+    t_a2l, m_a2l, f_a2l = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], out_theirs)
+    t_ours, m_ours, f_ours = best_of_3([TOOL, "--resolve", big], out_ours)
     # same frames? (ours prints the address line too, addr2line without -a does not)
     theirs = [ln.rsplit("/", 1)[-1] for ln in open(out_theirs).read().splitlines()]
     ours = [ln.rsplit("/", 1)[-1] for ln in open(out_ours).read().splitlines() if not ln.startswith("0x")]
-    say("    arm-none-eabi-addr2line -f -i (stdin): %.2f s, %.0f MB peak (best of 3)" % (t_a2l, m_a2l))
-    say("    cmprof-top --resolve (stdin):         %.2f s, %.0f MB peak (best of 3) -> %.1fx faster" % (t_ours, m_ours,
-                                                                                          t_a2l / t_ours))
+    say("    arm-none-eabi-addr2line -f -i (stdin): %.2f s, %.0f MB peak, %d minor faults (best of 3)"
+        % (t_a2l, m_a2l, f_a2l))
+    say("    cmprof-top --resolve (stdin):         %.2f s, %.0f MB peak, %d minor faults (best of 3) -> %.1fx faster"
+        % (t_ours, m_ours, f_ours, t_a2l / t_ours))
     say("    frames identical (file names without directories): %s" % ("yes" if theirs == ours else
                                                                         "NO (%d vs %d lines)" % (len(theirs), len(ours))))
     # the same through libdwarf for every unit: what the fast DWARF reader gains
-    t_lib, m_lib = best_of_3([TOOL, "--resolve", big], os.devnull, dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))
+    t_lib, m_lib, _ = best_of_3([TOOL, "--resolve", big], os.devnull, dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))
     say("    the same with libdwarf reading every unit (CMPROF_DWARF_LIBDWARF=1): %.2f s, %.0f MB peak -> the fast "
         "reader is %.1fx faster" % (t_lib, m_lib, t_lib / t_ours))
     # 100,000 addresses confined to 5 % of the units: only those units are read
@@ -187,10 +195,10 @@ def symbol_bench(tmp):
         for name, cmd in cmds.items():
             with open(cf) as i:
                 runs[name].append(timed(cmd, stdin=i, memory=False)[0])
-    peak = {}
+    peak, faults = {}, {}
     for name, cmd in cmds.items():
         with open(cf) as i:
-            peak[name] = timed(cmd, stdin=i)[1]
+            _, peak[name], faults[name] = timed_faults(cmd, stdin=i)
     with open(cf) as i, open(out_theirs, "w") as o:
         timed(cmds["addr2line -a"], stdin=i, stdout=o, memory=False)
     with open(cf) as i, open(out_ours, "w") as o:
@@ -199,12 +207,13 @@ def symbol_bench(tmp):
     best = {name: min(v) for name, v in runs.items()}
     med = {name: statistics.median(v) for name, v in runs.items()}
     say("    100,000 addresses in %d of %d units (5 %%), best of 20 each, run in turn, and medians:" % (len(few), units))
-    say("      cmprof-top --resolve:          %.3f s, median %.3f s (%.0f MB peak)" % (best["ours"], med["ours"],
-                                                                                       peak["ours"]))
-    say("      addr2line -a -f -i (the same output, byte for byte: %s): %.3f s, median %.3f s (%.0f MB peak) -> "
-        "%.1fx faster, medians %.1fx" % ("yes" if same else "NO", best["addr2line -a"], med["addr2line -a"],
-                                         peak["addr2line -a"], best["addr2line -a"] / best["ours"],
-                                         med["addr2line -a"] / med["ours"]))
+    say("      cmprof-top --resolve:          %.3f s, median %.3f s (%.0f MB peak, %d minor faults)"
+        % (best["ours"], med["ours"], peak["ours"], faults["ours"]))
+    say("      addr2line -a -f -i (the same output, byte for byte: %s): %.3f s, median %.3f s (%.0f MB peak, %d minor "
+        "faults) -> %.1fx faster, medians %.1fx" % ("yes" if same else "NO", best["addr2line -a"], med["addr2line -a"],
+                                                     peak["addr2line -a"], faults["addr2line -a"],
+                                                     best["addr2line -a"] / best["ours"],
+                                                     med["addr2line -a"] / med["ours"]))
     say("      addr2line -f -i (no address lines: less output): %.3f s, median %.3f s (%.0f MB peak) -> "
         "%.1fx faster, medians %.1fx" % (best["addr2line"], med["addr2line"], peak["addr2line"],
                                          best["addr2line"] / best["ours"], med["addr2line"] / med["ours"]))
