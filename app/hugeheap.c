@@ -34,15 +34,25 @@ bool hugeheap_setup(size_t reserve)
     if (!mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX) ||
         !mallopt(M_TRIM_THRESHOLD, (int)(reserve * 2)) || !mallopt(M_TOP_PAD, (int)reserve))
         return false;
-    /* the heap grows once by `reserve` (address space: pages come as they are touched) */
+    /* the break moved on to a 2 MB boundary, then the heap grown once by `reserve` (address space:
+     * pages come as they are touched). glibc writes its block headers into the first 2 MB stretch
+     * as it grows the heap, before it can be marked: the kernel then backs that stretch with 4 KB
+     * pages for good. The block that grows the heap fills it, and is never freed. */
     uintptr_t lo = (uintptr_t)sbrk(0);
-    void *grow = malloc(HUGE_PAGE);
+    if (lo == (uintptr_t)-1)
+        return false;
+    uintptr_t lead = ((lo + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1)) - lo;
+    if (lead && sbrk((intptr_t)lead) == (void *)-1)
+        return false;
+    lo += lead;
+    void *first_stretch = malloc(HUGE_PAGE - 2 * 4096);
     uintptr_t hi = (uintptr_t)sbrk(0);
-    free(grow);
     mallopt(M_TOP_PAD, HUGE_PAGE);
-    if (!grow || lo == (uintptr_t)-1 || hi == (uintptr_t)-1 || hi < lo || hi - lo < reserve)
+    if (!first_stretch || hi == (uintptr_t)-1 || hi < lo || hi - lo < reserve) {
+        free(first_stretch);
         return false; /* no room to grow the heap there: glibc maps its blocks elsewhere */
-    uintptr_t from = (lo + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1), to = hi & ~(uintptr_t)(HUGE_PAGE - 1);
+    }
+    uintptr_t from = lo + HUGE_PAGE, to = hi & ~(uintptr_t)(HUGE_PAGE - 1);
     return to > from && madvise((void *)from, to - from, MADV_HUGEPAGE) == 0;
 #else
     (void)reserve; /* a sanitizer's allocator, or not glibc: malloc as it is */
