@@ -2,6 +2,7 @@
  * addresses once (filling the cache), then time repeated lookups of the same addresses in a
  * shuffled order. Baseline in the same run: the first, uncached pass over the same addresses. */
 #define _POSIX_C_SOURCE 200809L
+#include "../app/hugeheap.h"
 #include "../symbols/symbols.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    hugeheap_setup((size_t)HUGEHEAP_RESERVE_MB << 20); /* the heap as the tool sets it up */
     if (argc < 3) {
         fprintf(stderr, "usage: bench_lookup ELF ADDRFILE\n");
         return 2;

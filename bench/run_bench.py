@@ -235,7 +235,7 @@ def symbol_bench(tmp):
                                                  (part_best["all"] - part_best["first"]) * 1e3))
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_lookup.c")] +
+                    os.path.join(HERE, "bench_lookup.c"), os.path.join(ROOT, "app", "hugeheap.c")] +
                    [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c")] + ["-lelf",
                     "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big, os.path.join(tmp, "addrs.txt")], capture_output=True, text=True, check=True).stdout
@@ -249,7 +249,7 @@ def count_bench():
     big = os.path.join(B, "bench", "large", "big.elf")
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_count.c")] +
+                    os.path.join(HERE, "bench_count.c"), os.path.join(ROOT, "app", "hugeheap.c")] +
                    [os.path.join(ROOT, "profile", f) for f in ("profile.c", "stacks.c", "pcindex.c", "escape.c")] +
                    [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c",
                                                                "demangle.c")] +
