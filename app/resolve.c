@@ -418,10 +418,6 @@ static void write_batch(struct stream *s, struct batch *b)
  * batches before, the reading thread still waited 1.1 ms of a 15 ms run (0.06 ms this way). */
 enum { HEAD_STEP = 256 };
 
-/* A head's room, taken at once: growing it by doubling moved the block (mremap) while the writer
- * ran on the other core, whose TLB the kernel then flushed. Pages never written cost nothing. */
-enum { HEAD_RESERVE = 2 << 20 };
-
 static void format_head(struct stream *s, struct batch *b, int i)
 {
     b->split = b->split_answer = 0;
@@ -540,9 +536,6 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
         fprintf(err, "cmprof-top: out of memory for the input\n");
         return 1;
     }
-    for (int i = 0; i < 2; i++) /* (room grows them, should this fail) */
-        if ((s.b[i]->head.p = malloc(HEAD_RESERVE)) != NULL)
-            s.b[i]->head.cap = HEAD_RESERVE;
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.changed, NULL);
     s.threaded = !demangle; /* sym_demangle adds to the table's names: then one thread does it all */
