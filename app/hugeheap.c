@@ -32,7 +32,7 @@ bool hugeheap_setup(size_t reserve)
     /* one arena for every thread: another thread's arena is a mapping of its own, on 4 KB pages;
      * blocks up to 32 MB from the heap, not each a mapping of its own; what is freed stays */
     if (!mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX) ||
-        !mallopt(M_TRIM_THRESHOLD, (int)(reserve * 2)) || !mallopt(M_TOP_PAD, (int)reserve))
+        !mallopt(M_TRIM_THRESHOLD, (int)(reserve * 2)))
         return false;
     /* the break moved on to a 2 MB boundary, then the heap grown once by `reserve` (address space:
      * pages come as they are touched). glibc writes its block headers into the first 2 MB stretch
@@ -45,9 +45,9 @@ bool hugeheap_setup(size_t reserve)
     if (lead && sbrk((intptr_t)lead) == (void *)-1)
         return false;
     lo += lead;
-    void *first_stretch = malloc(HUGE_PAGE - 2 * 4096);
+    void *first_stretch = mallopt(M_TOP_PAD, (int)reserve) ? malloc(HUGE_PAGE - 2 * 4096) : NULL;
     uintptr_t hi = (uintptr_t)sbrk(0);
-    mallopt(M_TOP_PAD, HUGE_PAGE);
+    mallopt(M_TOP_PAD, HUGE_PAGE); /* (later growth, if any, in smaller steps) */
     if (!first_stretch || hi == (uintptr_t)-1 || hi < lo || hi - lo < reserve) {
         free(first_stretch);
         return false; /* no room to grow the heap there: glibc maps its blocks elsewhere */

@@ -3,7 +3,6 @@
 #include "../app/hugeheap.h"
 #include "check.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
