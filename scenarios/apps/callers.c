@@ -2,12 +2,16 @@
  * a GDB server. caller_a calls work() 7 times a round and caller_b 3 times, with the same
  * iterations, so 70 % of work()'s instructions run under caller_a and 30 % under caller_b; the
  * callers' own loops are a few instructions a call.
- *   ROUNDS   rounds of caller_a(), caller_b() */
+ *   ROUNDS   rounds of caller_a(), caller_b()
+ *   SCALE    (default 1) times work()'s iterations a call: longer stays under each caller */
 #include "board.h"
 #include "work.h"
 
 #ifndef ROUNDS
 #define ROUNDS 4000u
+#endif
+#ifndef SCALE
+#define SCALE 1u
 #endif
 
 NOP_LOOP(__attribute__((noinline)), work)
@@ -18,14 +22,14 @@ static volatile uint32_t rounds_a, rounds_b;
 __attribute__((noinline)) void caller_a(void)
 {
     for (uint32_t i = 0; i < 7u; i++)
-        work(100);
+        work(100 * SCALE);
     rounds_a++;
 }
 
 __attribute__((noinline)) void caller_b(void)
 {
     for (uint32_t i = 0; i < 3u; i++)
-        work(100);
+        work(100 * SCALE);
     rounds_b++;
 }
 
