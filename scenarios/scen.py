@@ -380,6 +380,11 @@ def uneven_loops(name):
     return out
 
 
+def control_holds(attempt):
+    """True when no loop of one attempt's uneven_loops figures is uneven."""
+    return all(p >= EVEN_P for _, p, _ in attempt.values())
+
+
 def run_halting(name, cmd, elf, uart, extra):
     """Runs a halting scenario; when its loops' halts show that QEMU's host time was not even per
     instruction (uneven_loops), runs it again, up to HALTING_ATTEMPTS times in all. control.json
@@ -392,7 +397,7 @@ def run_halting(name, cmd, elf, uart, extra):
         attempts.append(uneven_loops(name))
         with open(os.path.join(os.path.dirname(elf), "control.json"), "w") as fp:
             json.dump(attempts, fp)
-        if all(p >= EVEN_P for _, p, _ in attempts[-1].values()):
+        if control_holds(attempts[-1]):
             break
     return name
 
