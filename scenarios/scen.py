@@ -178,7 +178,7 @@ def all_scenarios():
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     # (SCALE=100: a hundredth of the calls for the same loop work; a call costs QEMU more host time
     # than a loop instruction, and so draws more wall-clock halts than its instructions)
-    s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=500, SCALE=100, even=HOT,
+    s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=1000, SCALE=100, even=HOT,
                       gdb_args=("-o", "json", "--record", "{out}/gdb.rec")))
     # ... and call stacks: one function, two callers (70/30), walked with .debug_frame while halted
     s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=300, SCALE=100,
@@ -188,7 +188,7 @@ def all_scenarios():
                  "--by", "task", "--record", "{out}/gdb.rec")
     s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000, gdb_args=task_args))
     # ... the same tasks switched by a plain call: no exception, whose host cost in QEMU biases halts
-    s.append(scenario("gdb_tasks_coop", "tasks_plain", lib=False, gdb=True, ROUNDS=400, SCALE=100, COOP=1,
+    s.append(scenario("gdb_tasks_coop", "tasks_plain", lib=False, gdb=True, ROUNDS=800, SCALE=100, COOP=1,
                       even=HOT, gdb_args=task_args))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
@@ -341,7 +341,8 @@ def free_port():
         return sk.getsockname()[1]
 
 
-EVEN_P = 0.001  # a loop's halts are uneven when a chi-square this unlikely says so
+EVEN_P = 0.001  # a loop's halts are uneven beyond chance when a chi-square this unlikely says so ...
+EVEN_DEV = 0.2  # ... and by more than this on one instruction against the body's mean
 HALTING_ATTEMPTS = 3
 
 
@@ -360,9 +361,11 @@ def uneven_loops(name):
     """The premise the halting scenarios rest on, checked on the run's own halts: QEMU spends the
     same host time on each guest instruction, so halts land in proportion to instructions. Each
     loop body runs its instructions equally often (the plugin's counts say which those are), so its
-    halts must spread evenly over them. Returns {loop: (chi-square, p, halts per instruction)}.
+    halts must spread evenly over them. Returns {loop: {chi2, p, dev, halts}}: the chi-square of
+    the halts per body instruction, its p, and the largest relative deviation from their mean.
     Some QEMU runs break the premise for their whole length: one run here put 2,418 halts on one
-    instruction of hot_a's body and 670-932 on each of the other four."""
+    instruction of hot_a's body and 670-932 on each of the other four (dev 1.12). Normal runs show
+    a small unevenness that a long run makes significant (p < 0.001 in 5 of 30), hence EVEN_DEV."""
     r = Result(name)
     halts = collections.Counter(int(ln.split()[1], 16) for ln in open(os.path.join(BUILD, name, "gdb.rec"))
                                 if ln.startswith("p "))
@@ -376,13 +379,19 @@ def uneven_loops(name):
         seen = [halts[pc] for pc in body]
         mean = sum(seen) / len(seen)
         chi2 = sum((x - mean) ** 2 / mean for x in seen) if mean else 0.0
-        out[f] = (chi2, chi2_sf(chi2, len(seen) - 1), seen)
+        out[f] = {"chi2": chi2, "p": chi2_sf(chi2, len(seen) - 1),
+                  "dev": max(abs(x - mean) for x in seen) / mean if mean else 0.0, "halts": seen}
     return out
+
+
+def loop_uneven(fig):
+    """One loop's uneven_loops figures break the premise: beyond chance and by a fifth or more."""
+    return fig["p"] < EVEN_P and fig["dev"] > EVEN_DEV
 
 
 def control_holds(attempt):
     """True when no loop of one attempt's uneven_loops figures is uneven."""
-    return all(p >= EVEN_P for _, p, _ in attempt.values())
+    return not any(loop_uneven(fig) for fig in attempt.values())
 
 
 def run_halting(name, cmd, elf, uart, extra):
