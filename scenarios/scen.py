@@ -385,7 +385,7 @@ def uneven_loops(name):
 
 
 def loop_uneven(fig):
-    """One loop's uneven_loops figures break the premise: beyond chance and by a fifth or more."""
+    """One loop's uneven_loops figures break the premise: beyond chance and by more than a fifth."""
     return fig["p"] < EVEN_P and fig["dev"] > EVEN_DEV
 
 
