@@ -614,7 +614,7 @@ def gdb_halting(c):
     r = Result("gdb_loops")
     j = json.load(open(os.path.join(scen.BUILD, "gdb_loops", "gdb.out")))
     truth = r.truth()
-    loops = ("hot_a", "hot_b", "hot_c")
+    loops = scen.HOT
     prof = {row["name"]: row["samples"] for row in j["rows"]}
     n = sum(prof.get(f, 0) for f in loops)
     total = sum(truth[f] for f in loops)
@@ -742,15 +742,12 @@ def gdb_callers(c):
 def task_samples(name):
     """(task, function) -> samples from a gdb_tasks run's folded output, and samples per PC from
     its record."""
-    pairs, pcs = collections.Counter(), collections.Counter()
+    pairs = collections.Counter()
     for ln in open(os.path.join(scen.BUILD, name, "gdb.out")).read().splitlines():
         stack, count = ln.rsplit(" ", 1)
         frames = stack.split(";")
         pairs[(frames[0], frames[-1])] += float(count)
-    for ln in open(os.path.join(scen.BUILD, name, "gdb.rec"), errors="replace"):
-        if ln.startswith("p "):
-            pcs[int(ln.split()[1], 16)] += 1
-    return pairs, pcs
+    return pairs, scen.recorded_halts(name)
 
 
 def gdb_tasks(c):
@@ -819,8 +816,9 @@ def gdb_tasks(c):
           "here, after the control of section 10. With `SCALE=10` (4,000 rounds), 40 runs made while building "
           "this gave motor +0.18 sigma on average and a standard deviation of 1.13 (hot_c within link: +0.13, "
           "1.15); with `SCALE=100`, 50 runs of 400 rounds gave +0.14 and 0.59 (hot_c: -0.07 and 0.78), and "
-          "60 runs of 800 rounds 0.00 and 0.81 (hot_c: +0.08 and 0.73), the largest 2.28. " + control + " On silicon a debug halt takes "
-          "effect within cycles, with no such host time (design-notes section 9).", "")
+          "60 runs of 800 rounds 0.00 and 0.81 (hot_c: +0.08 and 0.73), the largest 2.28. " + control +
+          " On silicon a debug halt takes effect within cycles, with no such host time (design-notes "
+          "section 9).", "")
 
 
 def rtos(c):
