@@ -101,6 +101,7 @@ step "scenario checks" python3 scenarios/scen.py check
 
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
+step "resolve order" python3 tests/resolve_order.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
