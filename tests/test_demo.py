@@ -10,7 +10,7 @@ exactly as `make demo` does, here headless (its extra arguments go to cmprof-top
 - The announce at boot names the tasks (they used to go out nameless, before the scheduler ran).
 - The recording replays to the same report: samples, rows, log lines, glued lines, losses.
 
-scripts/demo.sh runs build/cmprof-top (make -s tool)."""
+scripts/demo.sh runs build/cmprof-top (make -s tool); the replay runs $CMPROF_TOOL when set."""
 import json
 import os
 import re
@@ -23,7 +23,7 @@ import harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-TOOL = os.path.join(ROOT, "build", "cmprof-top")
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))  # the replay's
 BOOT = {"cortex-m4": "demo: motor controller", "cortex-a15": "boot: cmprof Cortex-A demo"}
 DECODER_KEYS = ("bytes", "text_bad_lines", "text_glued", "log_lines", "text_bad_checks", "text_long_lines")
 
