@@ -9,6 +9,8 @@ exactly as `make demo` does, here headless (its extra arguments go to cmprof-top
   the recording's end, is the only malformed line allowed).
 - The announce at boot names the tasks (they used to go out nameless, before the scheduler ran).
 - The recording replays to the same report: samples, rows, log lines, glued lines, losses.
+- The live view (make demo's own path, in tmux): its header never says "data lost" in the first
+  seconds, and its --record replays with no loss and at least the samples the view showed.
 
 scripts/demo.sh runs build/cmprof-top (make -s tool); the replay runs $CMPROF_TOOL when set."""
 import json
@@ -17,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from harness import check
 import harness
@@ -94,9 +97,47 @@ def demo(target):
               "" if again["total"] == live["total"] else "%d samples live, %d replayed" % (live["total"], again["total"]))
 
 
+def tmux(*args):
+    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+
+
+def live_view():
+    """make demo as a person runs it: the header over its first seconds, then q, then the replay."""
+    session = "cmprof-demo-start"
+    tmux("kill-session", "-t", session)
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "rec.txt")
+        tmux("new-session", "-d", "-s", session, "-x", "130", "-y", "34", "-c", ROOT,
+             "scripts/demo.sh --record %s; sleep 3" % rec)
+        headers, end = [], time.time() + 8
+        while time.time() < end:
+            top = tmux("capture-pane", "-p", "-t", session).stdout.splitlines()[:2]
+            if len(top) == 2 and re.search(r"samples [1-9]", top[1]):
+                headers.append(top[1])
+            time.sleep(0.2)
+        tmux("send-keys", "-t", session, "q")
+        time.sleep(1.5)
+        tmux("kill-session", "-t", session)
+        lost = [h for h in headers if "data lost" in h]
+        check("demo live view: samples within 8 s", bool(headers))
+        check("demo live view: no 'data lost' in the header over its first seconds (%d looks)" % len(headers),
+              headers and not lost, lost[0] if lost else "")
+        shown = max([int(m.group(1)) for h in headers for m in [re.search(r"samples (\d+)", h)] if m] or [0])
+        replay = subprocess.run([TOOL, "--batch", "-o", "json", rec, elf_of("cortex-m4")], capture_output=True,
+                                text=True, timeout=60)
+        again = json.loads(replay.stdout) if replay.returncode == 0 else {}
+        data = open(rec, "rb").read() if os.path.exists(rec) else b""
+        ok = bool(again) and cut_last_line_only(again, data) and again["total"] >= shown > 0
+        check("demo live view: its --record replays with no loss (a line q cut aside) and the %d samples it showed"
+              % shown, ok,
+              "" if ok else "replay: status %d, %s samples, losses %s" % (replay.returncode, again.get("total"),
+                                                                          again.get("losses")))
+
+
 def main():
     for target in ("cortex-m4", "cortex-a15"):
         demo(target)
+    live_view()
     return 1 if harness.failed else 0
 
 
