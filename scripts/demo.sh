@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# make demo: the demo firmware streams its profile from QEMU over a pty; cmprof-top shows it live.
-# Quitting cmprof-top (q) stops QEMU. Extra arguments go to cmprof-top.
+# make demo: the demo firmware streams its profile from QEMU over TCP (127.0.0.1, a free port);
+# cmprof-top shows it live. Quitting cmprof-top (q) stops QEMU. Extra arguments go to cmprof-top
+# (--batch --duration 5 -o json: a report instead of the view; --record FILE: the raw stream).
+# QEMU waits for cmprof-top to connect before the firmware starts, so the stream is read from its
+# first byte: the announce the firmware sends before it samples is never missed (on a pty, QEMU
+# drops what the firmware writes before a reader opens it: the first samples came before any
+# announce and counted as lost, and the first line was a tail).
 #   TARGET=cortex-m4 (default): the motor-controller demo on an STM32F4 board, sampled by SysTick
 #   TARGET=cortex-a15 | cortex-a7: a control loop and a CRC on QEMU's virt board, sampled by the
 #                                  PMU's cycle counter overflowing into the GIC
@@ -21,16 +26,16 @@ cortex-a15 | cortex-a7)
     exit 2 ;;
 esac
 log=$(mktemp)
-qemu-system-arm "${machine[@]}" -display none -monitor none -serial pty -icount shift=0 \
-    -semihosting-config enable=on,target=native -kernel "$elf" >"$log" 2>&1 &
+qemu-system-arm "${machine[@]}" -display none -monitor none -serial tcp:127.0.0.1:0,server=on,wait=on \
+    -icount shift=0 -semihosting-config enable=on,target=native -kernel "$elf" >"$log" 2>&1 &
 qemu=$!
 trap 'kill $qemu 2>/dev/null; wait $qemu 2>/dev/null; rm -f "$log"' EXIT
-pty=""
+port=""
 for _ in $(seq 100); do
-    pty=$(sed -n 's/.*redirected to \(\/dev\/pts\/[0-9]*\).*/\1/p' "$log")
-    [[ -n $pty ]] && break
+    port=$(sed -n 's/.*waiting for connection on: .*tcp:127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log")
+    [[ -n $port ]] && break
     kill -0 $qemu 2>/dev/null || { cat "$log" >&2; exit 1; }
     sleep 0.05
 done
-[[ -n $pty ]] || { echo "demo: QEMU did not report its pty" >&2; cat "$log" >&2; exit 1; }
-build/cmprof-top "${budgets[@]}" "$@" "$pty" "$elf"
+[[ -n $port ]] || { echo "demo: QEMU did not report its port" >&2; cat "$log" >&2; exit 1; }
+build/cmprof-top "${budgets[@]}" "$@" "tcp:127.0.0.1:$port" "$elf"

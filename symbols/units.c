@@ -53,6 +53,58 @@ static void drop_discarded(const struct sym_table *t, struct sym_table *stage)
     stage->seqs.n = k;
 }
 
+/* The first stretch of unit u's stated addresses (its index ranges, joined where they meet) that
+ * overlaps [lo, hi), cut to [lo, hi) into *from, *to; false when none does. */
+static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uint32_t hi, uint32_t *from, uint32_t *to)
+{
+    const struct unit_range *v = t->unit_ranges.v;
+    size_t n = t->unit_ranges.n;
+    long last = LAST_LE(v, n, lo, lo);
+    bool found = false;
+    *from = lo;
+    *to = lo;
+    for (long i = last; i >= 0 && t->unit_max_hi[i] > lo; i--) /* a range of u over lo */
+        if (v[i].unit == u && v[i].hi > *to) {
+            *to = v[i].hi;
+            found = true;
+        }
+    /* else the first range of u that starts inside; then on through every range that meets it */
+    for (size_t j = (size_t)(last + 1); j < n && v[j].lo < hi && (!found || v[j].lo <= *to) && *to < hi; j++) {
+        if (v[j].unit != u || (found && v[j].hi <= *to))
+            continue;
+        if (!found)
+            *from = v[j].lo;
+        *to = v[j].hi;
+        found = true;
+    }
+    *to = *to < hi ? *to : hi;
+    return found;
+}
+
+/* A unit loaded on demand counts only over the addresses the unit index says it covers: it is
+ * loaded for those alone, so a line sequence or subprogram that runs past them (assembler DWARF
+ * whose Thumb low_pc puts its end a byte into the next function, a literal pool after a naked
+ * function's range) would answer for an address only when some other address had loaded its unit
+ * first. The part of a range after a gap in the unit's coverage is left out (never seen: a
+ * sequence or subprogram lies in one function). */
+static void clip_to_units(const struct sym_table *t, struct sym_table *stage)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < stage->subs.n; i++) {
+        struct range r = stage->subs.v[i];
+        if (unit_stretch(t, stage->scopes.v[r.scope].cu, r.lo, r.hi, &r.lo, &r.hi))
+            stage->subs.v[k++] = r;
+    }
+    stage->subs.n = k;
+    k = 0;
+    for (size_t i = 0; i < stage->seqs.n; i++) {
+        struct seq q = stage->seqs.v[i];
+        if (unit_stretch(t, q.cu, q.lo, q.hi, &q.lo, &q.hi)) /* (rows before lo stay, never found) */
+            stage->seqs.v[k++] = q;
+    }
+    stage->seqs.n = k;
+}
+
 /* Merge two arrays sorted by cmp into a new one (old elements first among equals); NULL when out
  * of memory. */
 static void *merge_sorted(const void *a, size_t na, const void *b, size_t nb, size_t elem,
@@ -238,8 +290,9 @@ static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t
 
 /* Move a loaded batch of units (stage: scope parents and row indexes relative to the stage) into
  * t: sort the batch, then merge it into the sorted arrays. Its rows stay where they are (the
- * table keeps the block; sequences point into it), as they are most of a unit. */
-static bool merge_stage(struct sym_table *t, struct sym_table *stage)
+ * table keeps the block; sequences point into it), as they are most of a unit. on_demand: units the
+ * index gave addresses for, loaded for those (clip_to_units). */
+static bool merge_stage(struct sym_table *t, struct sym_table *stage, bool on_demand)
 {
     if (!stage->rows.n && !stage->seqs.n && !stage->scopes.n && !stage->subs.n && !stage->inlines.n)
         return true; /* (a second thread that had no unit to read) */
@@ -247,6 +300,8 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage)
     if (stage->files.n >= UINT32_MAX - t->files.n)
         return false;
     drop_discarded(t, stage);
+    if (on_demand)
+        clip_to_units(t, stage);
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq *s = &stage->seqs.v[i];
         if (!s->in_order) /* (a second pass over the rows, cold by now, was a third of the merge) */
@@ -483,8 +538,9 @@ static bool fetch_libdwarf(struct sym_table *t, struct sym_table *stage, const s
     return !t->dwarf_dead && isolate_fetch(t, stage, refs, n);
 }
 
-/* Load units ids[0..n) (all unloaded) and merge them; false only when out of memory. */
-static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n)
+/* Load units ids[0..n) (all unloaded) and merge them; false only when out of memory. on_demand:
+ * as merge_stage's. */
+static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool on_demand)
 {
     struct unit_ref *refs = malloc((n + 1) * sizeof *refs);
     bool *read = calloc(n + 1, sizeof *read);
@@ -494,8 +550,8 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n)
     if (ok && t->raw) {
         struct sym_table stage = {0}, second = {0};
         struct unit_reader fast = {raw_read, t->raw, 2};
-        ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) && merge_stage(t, &stage) &&
-             merge_stage(t, &second);
+        ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) && merge_stage(t, &stage, on_demand) &&
+             merge_stage(t, &second, on_demand);
         symt_stage_free(&stage);
         symt_stage_free(&second);
     }
@@ -507,7 +563,7 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n)
         struct sym_table stage = {0};
         bool fetched = fetch_libdwarf(t, &stage, refs, rest);
         if (fetched)
-            ok = merge_stage(t, &stage);
+            ok = merge_stage(t, &stage, on_demand);
         for (size_t i = 0; i < rest; i++)
             t->unit_state[refs[i].id] = fetched && ok ? UNIT_LOADED : UNIT_FAILED;
         if (stage.dwarf_error[0] && !t->dwarf_error[0])
@@ -553,7 +609,7 @@ bool symt_units_ready(struct sym_table *t)
     for (size_t u = 0; ok && u < t->n_units; u++)
         if (!ranged[u])
             ids[n++] = (uint32_t)u;
-    ok = ok && (n == 0 || load_units(t, ids, n));
+    ok = ok && (n == 0 || load_units(t, ids, n, false));
     free(ranged);
     free(ids);
     return ok;
@@ -622,7 +678,7 @@ static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
                 units_covering(t, addr, mark, ids, &n, t->n_units, &hint); /* each unit once: never full */
         }
         if (n)
-            load_units(t, ids, n);
+            load_units(t, ids, n, true);
     }
     free(mark);
     free(ids);
@@ -644,7 +700,7 @@ void symt_require(struct sym_table *t, uint32_t addr)
     if (!units_covering(t, addr & ~1u, NULL, ids, &n, sizeof ids / sizeof ids[0], NULL))
         require_all(t, &addr, 1); /* more units over one address than fit here (damaged DWARF) */
     else if (n)
-        load_units(t, ids, n);
+        load_units(t, ids, n, true);
 }
 
 void sym_prefetch(struct sym_table *t, const uint32_t *addrs, size_t n)
@@ -660,7 +716,7 @@ void sym_read_all(struct sym_table *t)
         if (t->unit_state[u] == UNIT_UNLOADED)
             ids[n++] = (uint32_t)u;
     if (n)
-        load_units(t, ids, n);
+        load_units(t, ids, n, true);
     free(ids);
 }
 

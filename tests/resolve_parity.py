@@ -18,7 +18,14 @@ the address before and reuses an answer while it holds, and must give what a lon
 
 Addresses inside a function symbol's extent must all match. Alignment padding after a function
 (zero fill between 16-byte-aligned functions, a nop pad) lies outside every function, never executes
-and is never sampled; differences there are counted and printed, not failed."""
+and is never sampled; differences there are counted and printed, not failed.
+
+One exception: addr2line's answer may depend on the addresses asked before it (it keeps units it
+read for earlier addresses, and a unit's DWARF can run past the addresses its .debug_aranges
+state: newlib's assembler memcpy ends a byte into memset, so memset's first instruction reads as
+"memcpy ??:?" after any memcpy address). Where ours differs from addr2line's answer in the list,
+it must equal addr2line's answer for that address asked alone (tests/resolve_order.py shows ours
+does not depend on order); such addresses are counted and printed."""
 import os
 import re
 import subprocess
@@ -100,13 +107,13 @@ def check(elf, demangle=False):
     theirs = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i"] + c + ["-e", elf], input=feed,
                             capture_output=True, text=True)
     if ours.returncode != 0:
-        return len(addrs), None, [], ours.stderr.strip()
+        return len(addrs), None, [], [], ours.stderr.strip()
     reference = subprocess.run([TOOL, "--resolve"] + c + [elf], input=feed, capture_output=True, text=True,
                                env=dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))
     if reference.stdout != ours.stdout or reference.returncode != 0:
         diff = next((i for i, (x, y) in enumerate(zip(ours.stdout.splitlines(), reference.stdout.splitlines()))
                      if x != y), None)
-        return len(addrs), None, [], "the fast DWARF reader and libdwarf differ%s" % (
+        return len(addrs), None, [], [], "the fast DWARF reader and libdwarf differ%s" % (
             "" if diff is None else " at output line %d: %r vs %r" % (
                 diff + 1, ours.stdout.splitlines()[diff], reference.stdout.splitlines()[diff]))
     # an answer must not depend on the batches before it: a batch also answers the halfwords between
@@ -119,7 +126,7 @@ def check(elf, demangle=False):
     if after.stdout != alone.stdout + ours.stdout:
         got = after.stdout[len(alone.stdout):].splitlines()
         diff = next((i for i, (x, y) in enumerate(zip(got, ours.stdout.splitlines())) if x != y), None)
-        return len(addrs), None, [], "the answers change after other addresses were asked%s" % (
+        return len(addrs), None, [], [], "the answers change after other addresses were asked%s" % (
             "" if diff is None else " at output line %d: %r vs %r" % (diff + 1, got[diff], ours.stdout.splitlines()[diff]))
     a, b = normalise(ours.stdout), normalise(theirs.stdout)
     # compare address by address
@@ -139,7 +146,19 @@ def check(elf, demangle=False):
     bad = [k for k in sb if sa.get(k) != sb[k]]
     fill = [k for k in bad if not in_function(int(k, 16))]
     bad = [k for k in bad if k not in fill]
-    return len(addrs), bad, fill, (sa.get(bad[0]), sb[bad[0]], bad[0]) if bad else None
+    order = [k for k in bad if len(bad) <= ORDER_EXCEPTIONS_MAX and sa.get(k) == addr2line_alone(elf, k, c)]
+    bad = [k for k in bad if k not in order]
+    return len(addrs), bad, fill, order, (sa.get(bad[0]), sb[bad[0]], bad[0]) if bad else None
+
+
+ORDER_EXCEPTIONS_MAX = 16  # more differences than this are a bug of ours, not addr2line's order
+
+
+def addr2line_alone(elf, addr, c):
+    """addr2line's frames for one address asked alone (paths cut as normalise cuts them)."""
+    p = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i"] + c + ["-e", elf, addr], capture_output=True,
+                       text=True)
+    return normalise(p.stdout)[1:]
 
 
 def main():
@@ -152,11 +171,12 @@ def main():
         elfs.append(scen.build_virt(os.path.join("..", "parity", "demo_a_%s%s%s" % (cpu[7:], opt, dwarf[2:])),
                                     cpu=cpu, opt=opt, cflags=[dwarf], **scen.DEMO_A))
     runs = [(elf, False) for elf in elfs] + [(elf, d) for elf in zoo_elfs() for d in (False, True)]
-    total = mismatched = fill_total = 0
+    total = mismatched = fill_total = order_total = 0
     failed = 0
     for elf, demangle in runs:
-        n, bad, fill, example = check(elf, demangle)
+        n, bad, fill, order, example = check(elf, demangle)
         fill_total += len(fill)
+        order_total += len(order)
         total += n
         name = os.path.relpath(elf, os.path.join(ROOT, "build")) + (" -C" if demangle else "")
         if bad is None:
@@ -168,10 +188,11 @@ def main():
             print("FAIL resolve parity %s: %d of %d addresses differ, e.g. %s: ours %s, addr2line %s"
                   % (name, len(bad), n, example[2], example[0], example[1]))
         else:
-            print("ok   resolve parity %s: %d addresses, fast reader = libdwarf%s"
-                  % (name, n, ", %d fill halfwords differ" % len(fill) if fill else ""))
-    print("resolve parity: %d runs, %d addresses, %d differ inside functions, %d fill halfwords differ"
-          % (len(runs), total, mismatched, fill_total))
+            print("ok   resolve parity %s: %d addresses, fast reader = libdwarf%s%s"
+                  % (name, n, ", %d fill halfwords differ" % len(fill) if fill else "",
+                     ", as addr2line alone at %s" % " ".join(order) if order else ""))
+    print("resolve parity: %d runs, %d addresses, %d differ inside functions, %d fill halfwords differ, "
+          "%d as addr2line alone" % (len(runs), total, mismatched, fill_total, order_total))
     # batches against lone lookups, on every ELF (each once: -C changes no lookup)
     checked = sorted(set(elf for elf, _ in runs))
     for exe in LOOKUP_CHECKS:

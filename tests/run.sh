@@ -101,6 +101,7 @@ step "scenario checks" python3 scenarios/scen.py check
 
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
+step "resolve order" python3 tests/resolve_order.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
@@ -113,6 +114,7 @@ step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.p
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
+step "demo: its first seconds, --record" python3 tests/test_demo.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

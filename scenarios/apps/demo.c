@@ -24,6 +24,10 @@
 
 extern const uint32_t __build_id[];
 
+/* the tasks' names, given to the scheduler and to the stream's announce (the boot announce goes out
+ * before the scheduler has named its tasks) */
+static const char *const task_name[SCHED_TASKS] = {"motor", "link"};
+
 static volatile int32_t sensor_acc, sensor_value;
 static uint8_t frame[64];
 static char telemetry[64];
@@ -128,7 +132,7 @@ static void announce(void)
                                             .section_hz = 1000000000u, .build_id_note = __build_id};
     cmprof_stream_announce(board_putc, &info);
     for (int i = 0; i < SCHED_TASKS; i++)
-        cmprof_stream_task(board_putc, &sched_task[i], sched_task[i].name);
+        cmprof_stream_task(board_putc, &sched_task[i], task_name[i]);
     cmprof_stream_section_name(board_putc, 0, "control");
     cmprof_stream_section_name(board_putc, 1, "crc_frame");
 #endif
@@ -169,7 +173,6 @@ void EXTI0_IRQHandler(void)
 int main(void)
 {
     static void (*const entry[SCHED_TASKS])(void) = {task_motor, task_link};
-    static const char *const name[SCHED_TASKS] = {"motor", "link"};
     board_init();
     board_puts("demo: motor controller, cmprof live stream\n");
     cmprof_sections_init(board_clock); /* QEMU has no DWT cycle counter: TIM2 at 1 GHz */
@@ -177,5 +180,5 @@ int main(void)
     BOARD_REG(BOARD_NVIC_ISER0) = 1u << BOARD_EXTI0_IRQ;
     announce();
     cmprof_start(PERIOD, 0u);
-    sched_start(entry, name, 200000u);
+    sched_start(entry, task_name, 200000u);
 }

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""An address's answer must not depend on the addresses asked with it or before it (issue 35,
+item 18). Over every halfword of a few scenario ELFs' code, cmprof-top --resolve answers the same
+set of addresses sorted, reversed, shuffled (fixed seed) and each alone, in a process of its own:
+every address must get the same frames every time. The --batch report, given one sample at each
+address, must count the same rows as those answers (by function and by line).
+
+The case that started it: newlib's memcpy is assembler whose DWARF subprogram starts at its
+Thumb address (low_pc odd), so its range ends one byte into memset; memset's first instruction was
+named memcpy ??:? whenever an address of memcpy had been asked first (addr2line does the same).
+
+The tool is $CMPROF_TOOL (default build/cmprof-top)."""
+import collections
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+from harness import check
+import harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
+SCENARIOS = os.path.join(ROOT, "build", "scenarios")
+# Cortex-M3 and M4 with newlib's memcpy/memset, flash at 0 (AN385), Thumb-1 (M0), an RTOS, and
+# A32 code (Cortex-A15)
+ELFS = ("cost_m3_hist", "cost_m4_ring_tag", "an385_loops_dualtimer", "cost_m0_ring", "gdb_tasks", "a15_hist")
+
+
+def code_halfwords(elf):
+    """Every halfword address of the ELF's executable sections."""
+    out = subprocess.run(["arm-none-eabi-readelf", "-SW", elf], capture_output=True, text=True, check=True).stdout
+    addrs = []
+    for m in re.finditer(r"^\s*\[\s*\d+\]\s+\S+\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\S+\s+(\S+)",
+                         out, re.M):
+        lo, size, flags = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+        if "X" in flags:
+            addrs += range(lo, lo + size, 2)
+    return addrs
+
+
+def resolve(elf, addrs):
+    """{address: its frames} from one --resolve run over addrs (on stdin), in that order."""
+    feed = "".join("0x%x\n" % a for a in addrs)
+    p = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError("--resolve exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
+    answers, cur = collections.OrderedDict(), None
+    for ln in p.stdout.splitlines():
+        if ln.startswith("0x"):
+            cur = int(ln, 16)
+            answers[cur] = []
+        else:
+            answers[cur].append(ln)
+    if list(answers) != list(addrs):
+        raise RuntimeError("--resolve answered %d addresses of %d" % (len(answers), len(addrs)))
+    return answers
+
+
+def alone(elf, addrs):
+    """Each address in a process of its own: nothing asked before it."""
+    return {a: resolve(elf, [a])[a] for a in addrs}
+
+
+def differences(want, got):
+    return [a for a in want if want[a] != got[a]]
+
+
+def example(elf, a, want, got):
+    return "%s 0x%08x: %s, alone %s" % (os.path.basename(os.path.dirname(elf)), a, got[a][:2], want[a][:2])
+
+
+def expected_rows(answers, by):
+    """The rows --batch must count, one sample per address, from the innermost frames."""
+    rows = collections.Counter()
+    for a, frames in answers.items():
+        function, where = frames[0], frames[1]
+        m = re.match(r"^(.*):(\d+|\?)", where)
+        path, line = m.group(1), m.group(2)
+        if by == "function":
+            rows[function if function != "??" else "0x%08x" % a] += 1
+        else:
+            rows["%s:%s" % (os.path.basename(path), line if line != "?" else 0) if path != "??" else "0x%08x" % a] += 1
+    return rows
+
+
+def batch_rows(elf, addrs, by):
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as dump:
+        dump.write("prof raw\n" + "".join("p %x\n" % a for a in addrs) + "end\n")
+        dump.flush()
+        p = subprocess.run([TOOL, "--batch", "-o", "json", "--by", by, dump.name, elf], capture_output=True, text=True,
+                           timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError("--batch exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
+    report = json.loads(p.stdout)
+    rows = collections.Counter()
+    for r in report["rows"]:
+        rows[r["name"]] += r["samples"]
+    return rows, report["total"]
+
+
+def main():
+    rng = random.Random(35)
+    memset_seen = 0
+    for name in ELFS:
+        elf = os.path.join(SCENARIOS, name, "fw.elf")
+        if not check("%s: built" % name, os.path.exists(elf),
+                     "" if os.path.exists(elf) else "%s is missing (python3 scenarios/scen.py run)" % elf):
+            continue
+        addrs = code_halfwords(elf)
+        shuffled = list(addrs)
+        rng.shuffle(shuffled)
+        try:
+            want = alone(elf, addrs)
+            orders = {"sorted": resolve(elf, addrs), "reversed": resolve(elf, addrs[::-1]),
+                      "shuffled": resolve(elf, shuffled)}
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            check("%s: --resolve runs" % name, False, e)
+            continue
+        for order, got in orders.items():
+            bad = differences(want, got)
+            check("%s: %d halfwords %s answer as each alone" % (name, len(addrs), order), not bad,
+                  "%d differ, e.g. %s" % (len(bad), example(elf, bad[0], want, got)) if bad else "")
+        # memset's first instruction, right after memcpy's last, is memset's
+        nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True, check=True).stdout
+        start = re.search(r"^([0-9a-f]+) T memset$", nm, re.M)
+        if start and int(start.group(1), 16) in want:
+            memset_seen += 1
+            a = int(start.group(1), 16)
+            for order, got in orders.items():
+                check("%s: 0x%08x is memset (%s)" % (name, a, order), got[a][0] == "memset",
+                      "" if got[a][0] == "memset" else got[a][:2])
+        for by in ("function", "line"):
+            try:
+                rows, total = batch_rows(elf, shuffled, by)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
+                check("%s: --batch --by %s runs" % (name, by), False, e)
+                continue
+            expected = expected_rows(want, by)
+            bad = sorted(k for k in set(rows) | set(expected) if rows[k] != expected[k])
+            check("%s: --batch --by %s counts the rows --resolve names" % (name, by), not bad and total == len(addrs),
+                  "%d of %d samples; %d rows differ, e.g. %s: batch %d, resolve %d" % (
+                      total, len(addrs), len(bad), bad[0], rows[bad[0]], expected[bad[0]]) if bad else
+                  "%d of %d samples" % (total, len(addrs)))
+    check("memset follows memcpy in some ELF", memset_seen > 0, "" if memset_seen else "no memset: the ELF list needs a look")
+    return 1 if harness.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""make demo's first seconds (issue 35, item 19): scripts/demo.sh runs the demo firmware in QEMU
+exactly as `make demo` does, here headless (its extra arguments go to cmprof-top: --batch
+--duration 3 -o json --record FILE), for the Cortex-M4 demo and the Cortex-A15 one.
+
+- The stream is read from its first byte: the boot line, then the announce, which the firmware
+  sends before it samples, so no sample comes before an announce and nothing counts as lost (a
+  headless run stopped by --duration may cut the last line mid-way: that one line, unterminated at
+  the recording's end, is the only malformed line allowed).
+- The announce at boot names the tasks (they used to go out nameless, before the scheduler ran).
+- The recording replays to the same report: samples, rows, log lines, glued lines, losses.
+- The live view (make demo's own path, in tmux): its header never says "data lost" in the first
+  seconds, and its --record replays with no loss and at least the samples the view showed.
+
+scripts/demo.sh runs build/cmprof-top (make -s tool); the replay runs $CMPROF_TOOL when set."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import check
+import harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))  # the replay's
+BOOT = {"cortex-m4": "demo: motor controller", "cortex-a15": "boot: cmprof Cortex-A demo"}
+DECODER_KEYS = ("bytes", "text_bad_lines", "text_glued", "log_lines", "text_bad_checks", "text_long_lines")
+
+
+def run_demo(target, rec):
+    p = subprocess.run(["scripts/demo.sh", "--batch", "--duration", "3", "-o", "json", "--record", rec], cwd=ROOT,
+                       env=dict(os.environ, TARGET=target), capture_output=True, text=True, timeout=120)
+    return p, json.loads(p.stdout) if p.returncode == 0 and p.stdout.startswith("{") else None
+
+
+def elf_of(target):
+    cmd = ["build-demo"] if target == "cortex-m4" else ["build-demo-a", target]
+    return subprocess.run([sys.executable, "scenarios/scen.py"] + cmd, cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def cut_last_line_only(report, data):
+    """No loss, or only the malformed last line a stop by --duration cut: unterminated, at the end."""
+    losses = report["losses"]
+    if not losses:
+        return True
+    last_end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    m = re.match(r"^1 malformed lines dropped .*first at byte offset (\d+)$", losses[0])
+    return (len(losses) == 1 and m is not None and report["decoder"]["text_bad_lines"] == 1 and
+            int(m.group(1)) > last_end and last_end < len(data) - 1)
+
+
+def demo(target):
+    name = "demo %s" % target
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "rec.txt")
+        try:
+            p, live = run_demo(target, rec)
+        except subprocess.TimeoutExpired:
+            check("%s: headless run" % name, False, "scripts/demo.sh did not end within 120 s")
+            return
+        if not check("%s: headless run" % name, live is not None,
+                     "" if live else "status %d: %s" % (p.returncode, p.stderr.strip()[-300:])):
+            return
+        with open(rec, "rb") as f:
+            data = f.read()
+        first = data.split(b"\n", 1)[0].decode(errors="replace")
+        check("%s: read from the firmware's first line" % name, first.startswith(BOOT[target]),
+              "" if first.startswith(BOOT[target]) else "the recording begins %r" % first[:80])
+        early = [ln for ln in live["losses"] if "before the first announce" in ln]
+        check("%s: no sample before the first announce" % name, not early, "; ".join(early))
+        check("%s: no data lost (a line the stop cut aside)" % name, cut_last_line_only(live, data),
+              "" if cut_last_line_only(live, data) else "; ".join(live["losses"]))
+        check("%s: %d samples" % (name, live["total"]), live["total"] > 0)
+        if target == "cortex-m4":
+            boot = data[:data.find(b"%")].decode(errors="replace")
+            named = re.findall(r"^@task \S+ [0-9a-f]{8} (\S*)!", boot, re.M)
+            ok = bool(named) and set(named) == {"link", "motor"}
+            check("%s: the boot announce names the tasks" % name, ok,
+                  "" if ok else "@task names before the first sample: %r" % named)
+        replay = subprocess.run([TOOL, "--batch", "-o", "json", rec, elf_of(target)], capture_output=True, text=True,
+                                timeout=60)
+        if not check("%s: the recording replays" % name, replay.returncode == 0,
+                     "" if replay.returncode == 0 else replay.stderr.strip()[-300:]):
+            return
+        again = json.loads(replay.stdout)
+        same = {k: (live["decoder"][k], again["decoder"][k]) for k in DECODER_KEYS}
+        differ = {k: v for k, v in same.items() if v[0] != v[1]}
+        check("%s: the replay reads the same lines (bytes, log, glued, malformed)" % name, not differ,
+              "live, replay: %r" % differ if differ else "")
+        check("%s: the replay gives the same profile" % name,
+              again["total"] == live["total"] and again["rows"] == live["rows"] and again["losses"] == live["losses"],
+              "" if again["total"] == live["total"] else "%d samples live, %d replayed" % (live["total"], again["total"]))
+
+
+def tmux(*args):
+    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+
+
+def live_view():
+    """make demo as a person runs it: the header over its first seconds, then q, then the replay."""
+    session = "cmprof-demo-start"
+    tmux("kill-session", "-t", session)
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = os.path.join(tmp, "rec.txt")
+        tmux("new-session", "-d", "-s", session, "-x", "130", "-y", "34", "-c", ROOT,
+             "scripts/demo.sh --record %s; sleep 3" % rec)
+        headers, end = [], time.time() + 8
+        while time.time() < end:
+            top = tmux("capture-pane", "-p", "-t", session).stdout.splitlines()[:2]
+            if len(top) == 2 and re.search(r"samples [1-9]", top[1]):
+                headers.append(top[1])
+            time.sleep(0.2)
+        tmux("send-keys", "-t", session, "q")
+        time.sleep(1.5)
+        tmux("kill-session", "-t", session)
+        lost = [h for h in headers if "data lost" in h]
+        check("demo live view: samples within 8 s", bool(headers))
+        check("demo live view: no 'data lost' in the header over its first seconds (%d looks)" % len(headers),
+              headers and not lost, lost[0] if lost else "")
+        shown = max([int(m.group(1)) for h in headers for m in [re.search(r"samples (\d+)", h)] if m] or [0])
+        replay = subprocess.run([TOOL, "--batch", "-o", "json", rec, elf_of("cortex-m4")], capture_output=True,
+                                text=True, timeout=60)
+        again = json.loads(replay.stdout) if replay.returncode == 0 else {}
+        data = open(rec, "rb").read() if os.path.exists(rec) else b""
+        ok = bool(again) and cut_last_line_only(again, data) and again["total"] >= shown > 0
+        check("demo live view: its --record replays with no loss (a line q cut aside) and the %d samples it showed"
+              % shown, ok,
+              "" if ok else "replay: status %d, %s samples, losses %s" % (replay.returncode, again.get("total"),
+                                                                          again.get("losses")))
+
+
+def main():
+    for target in ("cortex-m4", "cortex-a15"):
+        demo(target)
+    live_view()
+    return 1 if harness.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
