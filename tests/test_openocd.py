@@ -67,7 +67,7 @@ class TclResponder:
             if self.pcsr_zero:
                 return "0 {%s}" % " ".join(["0x0"] * n)
             return "0 {%s}" % " ".join("0x%x" % v for v in self.burst[:n])
-        if body.startswith("halt"):
+        if re.search(r"\bhalt 100\b", body):
             self.halts += 1
             return "0 0x%08x" % self.burst[self.halts % len(self.burst)]
         return "1 {invalid command name \"%s\"}" % body.split()[0]
