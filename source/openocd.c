@@ -22,7 +22,9 @@
 #define BURST 64
 #define REPLY_TIMEOUT 3.0
 #define REPLY_MAX 65536
-#define CLOSE_WITHIN 1.0 /* seconds for the whole close: the core resumed, DEMCR put back, the socket shut */
+/* seconds for the whole close (the core resumed, DEMCR put back): twice this, a close on a failure
+ * then one at exit, stays inside the 2 s in which the tool must exit after q or a signal */
+#define CLOSE_WITHIN 0.8
 
 enum step { O_PROBE, O_ENABLE, O_FIRST, O_BURST, O_FAILED };
 

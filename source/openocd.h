@@ -24,8 +24,8 @@ struct ocd_original {
 struct ocd_sampler *ocd_open(const char *where, double now, struct ocd_original *first, char *err, size_t errlen);
 /* The same on a connected socket (made non-blocking by the caller), which the sampler then owns. */
 struct ocd_sampler *ocd_open_fd(int fd, double now, struct ocd_original *first, char *err, size_t errlen);
-/* Resume the core if we were halting it, put DEMCR back as first found, then free: one second at
- * most, whatever the server does. */
+/* Resume the core if we were halting it, put DEMCR back as first found, then free: within 0.8 s,
+ * whatever the server does. */
 void ocd_close(struct ocd_sampler *o);
 
 int ocd_fd(const struct ocd_sampler *o);
