@@ -103,6 +103,7 @@ SRC_test_pcindex := profile/pcindex.c
 SRC_test_hex :=
 SRC_test_aranges := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_sort := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_unwind := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_ingest := profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
@@ -117,6 +118,7 @@ $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampl
 UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_hugeheap test_pcindex test_aranges test_sort test_ingest test_profile test_view \
               test_stream test_stream_many test_stream_hist test_freertos \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
+UNIT_NAMES += test_unwind
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check
