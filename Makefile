@@ -134,6 +134,8 @@ endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
 
 # ---- fuzzing: libFuzzer targets (clang), and their saved crashes replayed by make test ----------
+REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
+replay: $(B)/tests/asan/replay_openocd
 FUZZ_SECONDS ?= 60
 fuzz: tool
 	@scripts/deps.sh fuzz
