@@ -6,7 +6,6 @@
 #include "../symbols/symbols.h"
 #include "check.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -58,7 +57,8 @@ static Elf_Scn *section(Elf *e, uint32_t name, uint32_t type, uint64_t flags, ui
     return s;
 }
 
-static bool write_elf(const char *path)
+/* Write the ELF to a new file made from the template path (mkstemp). */
+static bool write_elf(char *path)
 {
     static uint8_t code[0x200], frames[256];
     static char shstr[] = "\0.text\0.debug_frame\0.symtab\0.strtab\0.shstrtab";
@@ -68,9 +68,7 @@ static bool write_elf(const char *path)
     for (int i = 0; i < 4; i++)
         syms[i + 1] = (Elf32_Sym){name[i], lo[i] | 1u, lo[i] == HANDLER ? 0x40u : 0x20u,
                                   ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1};
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return false;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : mkstemp(path);
     if (fd < 0)
         return false;
     Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
@@ -120,15 +118,8 @@ static size_t walk(struct sym_table *t, uint32_t pc, uint32_t lr, uint32_t pushe
 
 static void test_task_roots(void)
 {
-    char path[] = "/tmp/cmprof-test-unwind-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    close(fd);
-    CHECK(write_elf(path));
-    char err[256];
-    struct sym_table *t = sym_open(path, err, sizeof err);
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
+    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
     CHECK(t != NULL);
     if (!t) {
         unlink(path);
