@@ -35,11 +35,10 @@ struct ocd_sampler {
     char what[48];
     char reply[REPLY_MAX];
     size_t reply_len;
-    bool overflow;
     bool awaiting;          /* a command's reply has not come yet */
     bool lost;              /* the connection is gone: nothing more can be sent */
     struct ocd_original *first; /* the caller's: DEMCR as the first connection found it */
-    bool restore;           /* DEMCR differs from first->demcr because of us: put it back at the end */
+    bool restore;           /* first->demcr lacks the TRCENA we set (now or before a drop): put it back */
     struct outq out; /* ITM packets made and not yet handed out */
     struct ocd_stats stats;
     bool hopeless; /* no target behind this server: reconnecting cannot help */
@@ -96,7 +95,6 @@ static void command(struct ocd_sampler *o, enum step next, const char *what, con
     o->deadline = now + REPLY_TIMEOUT;
     o->sent_at = now;
     o->reply_len = 0;
-    o->overflow = false;
     char m[200];
     if (!send_tcl(o, tcl, o->deadline, m, sizeof m))
         fail(o, m);
@@ -290,19 +288,17 @@ size_t ocd_step(struct ocd_sampler *o, uint8_t *buf, size_t n, double now)
                     (got = read(o->fd, in, sizeof in)) > 0;
          k++)
         for (ssize_t i = 0; i < got && o->step != O_FAILED; i++) {
-            if (in[i] != 0x1a) {
-                if (o->reply_len + 1 < sizeof o->reply)
-                    o->reply[o->reply_len++] = (char)in[i];
-                else
-                    o->overflow = true;
+            if (in[i] != 0x1a && o->reply_len + 1 < sizeof o->reply) {
+                o->reply[o->reply_len++] = (char)in[i];
                 continue;
+            }
+            if (in[i] != 0x1a) { /* at once: a flood without 0x1a must not wait for the timeout */
+                fail(o, "a reply from OpenOCD was too long (64 KB without its 0x1a end)");
+                break;
             }
             o->reply[o->reply_len] = '\0';
             o->awaiting = false;
-            if (o->overflow)
-                fail(o, "a reply from OpenOCD was too long");
-            else
-                on_reply(o, now);
+            on_reply(o, now);
         }
     if (got == 0) {
         o->lost = true;
