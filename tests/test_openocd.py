@@ -101,13 +101,11 @@ class TclResponder:
 
 
 class Target:
-    """A target's registers behind the stub servers: memory words by address, halted or running."""
+    """A target's registers behind the stub servers: memory words by address."""
 
     def __init__(self, demcr):
         self.mem = {DEMCR: demcr}
         self.first = dict(self.mem)  # as the first connection finds them
-        self.halted = False
-        self.resumes = 0
 
 
 class HostileServer:
@@ -144,9 +142,6 @@ class HostileServer:
     def answer(self, body):
         t = self.target
         m = re.search(r"write_memory (0x[0-9a-f]+) 32 (0x[0-9a-f]+)", body)
-        if re.search(r"\bresume\b", body) and not re.search(r"\bhalt\b", body):
-            t.resumes += 1
-            t.halted = False
         if m:
             t.mem[int(m.group(1), 16)] = int(m.group(2), 16)
             return "0 {}"
@@ -157,7 +152,6 @@ class HostileServer:
             n = int(re.search(r"\$i < (\d+)", body).group(1))
             return "0 {%s}" % " ".join(["0x0" if self.pcsr_zero else "0x%x" % v for v in self.burst[:n]])
         if re.search(r"\bhalt 100\b", body):
-            t.resumes += 1  # the stub's halts always read the PC: halted and resumed again
             return "0 0x%08x" % self.burst[len(self.log) % len(self.burst)]
         return "0 {}"
 
