@@ -22,6 +22,9 @@
 #define BURST 64
 #define REPLY_TIMEOUT 3.0
 #define REPLY_MAX 65536
+/* seconds for the whole close (the core resumed, DEMCR put back): twice this, a close on a failure
+ * then one at exit, stays inside the 2 s in which the tool must exit after q or a signal */
+#define CLOSE_WITHIN 0.8
 
 enum step { O_PROBE, O_ENABLE, O_FIRST, O_BURST, O_FAILED };
 
@@ -32,9 +35,10 @@ struct ocd_sampler {
     char what[48];
     char reply[REPLY_MAX];
     size_t reply_len;
-    bool overflow;
-    uint32_t demcr;         /* as found */
-    bool demcr_changed;
+    bool awaiting;          /* a command's reply has not come yet */
+    bool lost;              /* the connection is gone: nothing more can be sent */
+    struct ocd_original *first; /* the caller's: DEMCR as the first connection found it */
+    bool restore;           /* first->demcr lacks the TRCENA we set (now or before a drop): put it back */
     struct outq out; /* ITM packets made and not yet handed out */
     struct ocd_stats stats;
     bool hopeless; /* no target behind this server: reconnecting cannot help */
@@ -48,39 +52,59 @@ static void fail(struct ocd_sampler *o, const char *why)
     o->step = O_FAILED;
 }
 
-static void command(struct ocd_sampler *o, enum step next, const char *what, const char *tcl, double now)
+static double clock_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Send a whole Tcl command, wrapped so that its reply carries the catch code, before deadline
+ * (a server that stops reading must not hold us). False, with the reason in m, when it could not. */
+static bool send_tcl(struct ocd_sampler *o, const char *tcl, double deadline, char *m, size_t mlen)
 {
     char buf[512];
     int n = snprintf(buf, sizeof buf, "list [catch {%s} r] $r\x1a", tcl);
+    for (const char *p = buf; n > 0;) {
+        ssize_t w = send(o->fd, p, (size_t)n, MSG_NOSIGNAL);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) {
+            double left = deadline - clock_now();
+            struct pollfd pf = {o->fd, POLLOUT, 0};
+            if (left <= 0 || poll(&pf, 1, (int)(left * 1000.0) + 1) == 0) {
+                snprintf(m, mlen, "OpenOCD stopped reading our commands");
+                return false;
+            }
+            continue;
+        }
+        if (w <= 0) {
+            snprintf(m, mlen, "lost the connection (%s)", w < 0 ? strerror(errno) : "closed");
+            o->lost = true;
+            return false;
+        }
+        p += w;
+        n -= (int)w;
+    }
+    o->awaiting = true;
+    return true;
+}
+
+static void command(struct ocd_sampler *o, enum step next, const char *what, const char *tcl, double now)
+{
     snprintf(o->what, sizeof o->what, "%s", what);
     o->step = next;
     o->deadline = now + REPLY_TIMEOUT;
     o->sent_at = now;
     o->reply_len = 0;
-    o->overflow = false;
-    for (const char *p = buf; n > 0;) {
-        ssize_t w = send(o->fd, p, (size_t)n, MSG_NOSIGNAL);
-        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
-            struct pollfd pf = {o->fd, POLLOUT, 0};
-            poll(&pf, 1, 1000);
-            continue;
-        }
-        if (w <= 0) {
-            char m[200];
-            snprintf(m, sizeof m, "lost the connection (%s)", w < 0 ? strerror(errno) : "closed");
-            fail(o, m);
-            return;
-        }
-        p += w;
-        n -= (int)w;
-    }
+    char m[200];
+    if (!send_tcl(o, tcl, o->deadline, m, sizeof m))
+        fail(o, m);
 }
 
 static void burst(struct ocd_sampler *o, double now)
 {
     char tcl[300];
-    if (o->stats.halting) /* no PCSR: one halt per sample */
-        snprintf(tcl, sizeof tcl, "halt 100; set p [lindex [reg pc] 2]; resume; set p");
+    if (o->stats.halting) /* no PCSR: one halt per sample; the resume comes whatever the read did */
+        snprintf(tcl, sizeof tcl, "set e [catch {halt 100; lindex [reg pc] 2} p]; resume; if {$e} {error $p}; set p");
     else
         snprintf(tcl, sizeof tcl, "set s {}; for {set i 0} {$i < %d} {incr i} {lappend s [read_memory 0x%08x 32 1]}; set s",
                  BURST, PCSR);
@@ -156,11 +180,14 @@ static void on_reply(struct ocd_sampler *o, double now)
             fail(o, m);
             return;
         }
-        o->demcr = v[0];
+        if (!o->first->known) { /* later connections may find our own TRCENA, left by a drop */
+            o->first->known = true;
+            o->first->demcr = v[0];
+        }
+        o->restore = !(o->first->demcr & TRCENA); /* we set it, now or on an earlier connection */
         if (!(v[0] & TRCENA)) { /* DWT needs trace enabled; put it back at the end */
             char tcl[80];
             snprintf(tcl, sizeof tcl, "write_memory 0x%08x 32 0x%08x", DEMCR, v[0] | TRCENA);
-            o->demcr_changed = true;
             command(o, O_ENABLE, "enabling DWT (DEMCR.TRCENA)", tcl, now);
             return;
         }
@@ -202,7 +229,7 @@ static void on_reply(struct ocd_sampler *o, double now)
     }
 }
 
-struct ocd_sampler *ocd_open(const char *where, double now, char *err, size_t errlen)
+struct ocd_sampler *ocd_open(const char *where, double now, struct ocd_original *first, char *err, size_t errlen)
 {
     char host[200], port[16] = "6666";
     const char *colon = strrchr(where, ':');
@@ -219,8 +246,11 @@ struct ocd_sampler *ocd_open(const char *where, double now, char *err, size_t er
         snprintf(host, sizeof host, "%s", where[0] ? where : "localhost");
     }
     int fd = net_connect(host, port, true, NULL, err, errlen);
-    if (fd < 0)
-        return NULL;
+    return fd < 0 ? NULL : ocd_open_fd(fd, now, first, err, errlen);
+}
+
+struct ocd_sampler *ocd_open_fd(int fd, double now, struct ocd_original *first, char *err, size_t errlen)
+{
     struct ocd_sampler *o = calloc(1, sizeof *o);
     if (!o) {
         close(fd);
@@ -228,6 +258,7 @@ struct ocd_sampler *ocd_open(const char *where, double now, char *err, size_t er
         return NULL;
     }
     o->fd = fd;
+    o->first = first;
     char tcl[64];
     snprintf(tcl, sizeof tcl, "read_memory 0x%08x 32 1", DEMCR);
     command(o, O_PROBE, "reading DEMCR", tcl, now);
@@ -257,24 +288,25 @@ size_t ocd_step(struct ocd_sampler *o, uint8_t *buf, size_t n, double now)
                     (got = read(o->fd, in, sizeof in)) > 0;
          k++)
         for (ssize_t i = 0; i < got && o->step != O_FAILED; i++) {
-            if (in[i] != 0x1a) {
-                if (o->reply_len + 1 < sizeof o->reply)
-                    o->reply[o->reply_len++] = (char)in[i];
-                else
-                    o->overflow = true;
+            if (in[i] != 0x1a && o->reply_len + 1 < sizeof o->reply) {
+                o->reply[o->reply_len++] = (char)in[i];
                 continue;
             }
+            if (in[i] != 0x1a) { /* at once: a flood without 0x1a must not wait for the timeout */
+                fail(o, "a reply from OpenOCD was too long (64 KB without its 0x1a end)");
+                break;
+            }
             o->reply[o->reply_len] = '\0';
-            if (o->overflow)
-                fail(o, "a reply from OpenOCD was too long");
-            else
-                on_reply(o, now);
+            o->awaiting = false;
+            on_reply(o, now);
         }
-    if (got == 0 && o->step != O_FAILED)
+    if (got == 0) {
+        o->lost = true;
         fail(o, "OpenOCD closed the connection");
-    else if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && o->step != O_FAILED) {
+    } else if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         char m[200];
         snprintf(m, sizeof m, "lost the connection (%s)", strerror(errno));
+        o->lost = true;
         fail(o, m);
     }
     if (o->step != O_FAILED && now > o->deadline) {
@@ -300,34 +332,39 @@ void ocd_get_stats(const struct ocd_sampler *o, struct ocd_stats *out)
     *out = o->stats;
 }
 
+/* Send the closing script and wait for its reply, after the one still awaited if any; the socket
+ * is given up at the deadline whatever the server does (trickles, stays silent, sends garbage). */
+static void finish(struct ocd_sampler *o, const char *tcl, double deadline)
+{
+    char m[200];
+    int replies = o->awaiting ? 2 : 1;
+    if (!send_tcl(o, tcl, deadline, m, sizeof m))
+        return;
+    for (double left; replies > 0 && (left = deadline - clock_now()) > 0;) {
+        struct pollfd pf = {o->fd, POLLIN, 0};
+        uint8_t in[4096];
+        if (poll(&pf, 1, (int)(left * 1000.0) + 1) <= 0)
+            return;
+        ssize_t got = read(o->fd, in, sizeof in);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+            return;
+        for (ssize_t i = 0; i < got; i++)
+            replies -= in[i] == 0x1a;
+    }
+}
+
 void ocd_close(struct ocd_sampler *o)
 {
     if (!o)
         return;
-    if (o->demcr_changed && !strstr(o->failed, "connection")) {
-        /* the burst in flight first, then DEMCR as it was */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-        char tcl[80];
-        snprintf(tcl, sizeof tcl, "write_memory 0x%08x 32 0x%08x", DEMCR, o->demcr);
-        enum step was = o->step;
-        if (was == O_FAILED)
-            o->step = O_BURST; /* so command() may still send */
-        command(o, O_BURST, "restoring DEMCR", tcl, now);
-        int replies = was == O_FAILED ? 1 : 2;
-        for (int seen = 0; seen < replies;) {
-            struct pollfd pf = {o->fd, POLLIN, 0};
-            uint8_t in[4096];
-            if (poll(&pf, 1, 1000) <= 0)
-                break;
-            ssize_t got = read(o->fd, in, sizeof in);
-            if (got <= 0)
-                break;
-            for (ssize_t i = 0; i < got; i++)
-                seen += in[i] == 0x1a;
-        }
-    }
+    char tcl[160];
+    int n = 0;
+    if (o->stats.halting) /* the core runs again first, whatever comes after */
+        n += snprintf(tcl + n, sizeof tcl - (size_t)n, "catch {resume}; ");
+    if (o->restore)
+        n += snprintf(tcl + n, sizeof tcl - (size_t)n, "write_memory 0x%08x 32 0x%08x", DEMCR, o->first->demcr);
+    if (n > 0 && !o->lost)
+        finish(o, tcl, clock_now() + CLOSE_WITHIN);
     close(o->fd);
     free(o);
 }

@@ -2,7 +2,7 @@
  * (0xE000101C) read in bursts while it runs, after DWT is enabled (DEMCR.TRCENA, restored at
  * the end). A PCSR of 0xFFFFFFFF means the core is halted or asleep: a sleep sample. A PCSR that
  * reads 0 is not implemented (ARMv6-M, some parts): then each sample halts the core instead
- * (halt, reg pc, resume). Samples come out as ITM packets, like the GDB sampler's. */
+ * (halt, reg pc, resume: the resume is sent even when the read fails). Samples come out as ITM packets, like the GDB sampler's. */
 #ifndef CMPROF_SOURCE_OPENOCD_H
 #define CMPROF_SOURCE_OPENOCD_H
 
@@ -12,9 +12,20 @@
 
 struct ocd_sampler;
 
-/* where: "HOST" or "HOST:PORT" (default port 6666). NULL with a reason in err when it cannot connect. */
-struct ocd_sampler *ocd_open(const char *where, double now, char *err, size_t errlen);
-/* Put DEMCR back as it was (waits a second at most), then free. */
+/* DEMCR as the first connection found it. The caller keeps it across reconnects, zeroed before the
+ * first: a later connection may find the TRCENA we set before a drop, which is not the original. */
+struct ocd_original {
+    bool known;
+    uint32_t demcr;
+};
+
+/* where: "HOST" or "HOST:PORT" (default port 6666). NULL with a reason in err when it cannot connect.
+ * first is read and filled in by the sampler and must outlive it. */
+struct ocd_sampler *ocd_open(const char *where, double now, struct ocd_original *first, char *err, size_t errlen);
+/* The same on a connected socket (made non-blocking by the caller), which the sampler then owns. */
+struct ocd_sampler *ocd_open_fd(int fd, double now, struct ocd_original *first, char *err, size_t errlen);
+/* Resume the core if we were halting it, put DEMCR back as first found, then free: within 0.8 s,
+ * whatever the server does. */
 void ocd_close(struct ocd_sampler *o);
 
 int ocd_fd(const struct ocd_sampler *o);

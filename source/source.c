@@ -39,6 +39,7 @@ struct source {
     struct gdb_sampler *gdb; /* SRC_GDB: the conversation with the server */
     struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
     struct ocd_sampler *ocd;    /* SRC_OPENOCD */
+    struct ocd_original ocd_first; /* SRC_OPENOCD: DEMCR as the first connection found it */
     bool has_task;              /* SRC_GDB: --task-var, applied at each connect */
     unsigned stack_depth;       /* SRC_GDB: --stack-depth and its unwinder, likewise */
     gdb_unwind_fn unwind;
@@ -185,7 +186,7 @@ static double clock_now(void)
 static bool open_ocd(struct source *s, double now)
 {
     char err[300];
-    s->ocd = ocd_open(s->spec + 8, now, err, sizeof err);
+    s->ocd = ocd_open(s->spec + 8, now, &s->ocd_first, err, sizeof err);
     if (!s->ocd)
         set_message(s, err);
     return s->ocd != NULL;

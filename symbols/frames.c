@@ -342,8 +342,12 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
             prev_sp = r[13] - 1u; /* the interrupted frame's CFA may equal its SP */
             continue;
         }
-        uint32_t next = ret & ~1u;
+        uint32_t next = ret & ~1u, fn_lo, fn_hi;
         if (next < 2u)
+            break;
+        /* a return address at a function's first instruction was set, not left by a call (an RTOS
+         * starts each task with LR = its exit trap): the code before it is another function */
+        if (sym_function_from(t, next, &fn_lo, &fn_hi) && fn_lo == next)
             break;
         out[n++] = next - 2u; /* inside the call instruction (2 or 4 bytes, Thumb or ARM) */
         pc = next;

@@ -60,7 +60,7 @@ done
 
 echo "== fuzz regressions"
 step "build replays" make -s replay
-for target in ingest text; do
+for target in ingest text openocd; do
     inputs=(fuzz/crashes/$target/*)
     [[ -e ${inputs[0]} ]] || continue
     step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
@@ -106,6 +106,7 @@ step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
+step "RTOS task roots" python3 tests/test_task_roots.py
 step "diff and the regression gate" python3 tests/test_diff.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
@@ -115,6 +116,7 @@ step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py
+step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

@@ -5,13 +5,18 @@ responder that follows the OpenOCD manual's Tcl RPC protocol (every command and 
 0x1a): exact counts from known PCSR bursts, sleep reads, DEMCR.TRCENA set and put back, the
 halting fallback when PCSR reads 0, and refusals. No probe is involved: the PCSR path has not
 run on hardware. Prints one ok/FAIL line per check."""
+import fcntl
 import json
 import os
+import random
 import re
 import shutil
+import signal
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -67,7 +72,7 @@ class TclResponder:
             if self.pcsr_zero:
                 return "0 {%s}" % " ".join(["0x0"] * n)
             return "0 {%s}" % " ".join("0x%x" % v for v in self.burst[:n])
-        if body.startswith("halt"):
+        if re.search(r"\bhalt 100\b", body):
             self.halts += 1
             return "0 0x%08x" % self.burst[self.halts % len(self.burst)]
         return "1 {invalid command name \"%s\"}" % body.split()[0]
@@ -89,6 +94,113 @@ class TclResponder:
                     m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
                     reply = self.answer(m.group(1)) if m else "invalid command"
                     conn.sendall(reply.encode() + b"\x1a")
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+
+class Target:
+    """A target's registers behind the stub servers: memory words by address."""
+
+    def __init__(self, demcr):
+        self.mem = {DEMCR: demcr}
+        self.first = dict(self.mem)  # as the first connection finds them
+
+
+class HostileServer:
+    """Many connections, each answered like TclResponder until plan(conn, answered) says otherwise:
+    'drop' closes it, 'trickle' sends a reply a byte at a time that never ends, 'silence' reads and
+    never answers, 'garbage' floods seeded random bytes, 'noterm' answers without the 0x1a.
+    Every command received is logged, whatever the mode."""
+
+    def __init__(self, burst, target, plan, pcsr_zero=False):
+        self.burst, self.target, self.plan, self.pcsr_zero = burst, target, plan, pcsr_zero
+        self.log, self.conns, self.hostile_since, self.done = [], 0, None, False
+        self.demcr_seen = []  # DEMCR as each connection read it
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def stop(self):
+        self.done = True
+
+    def accept(self):
+        while not self.done:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self.serve, args=(conn, self.conns), daemon=True).start()
+            self.conns += 1
+        self.sock.close()
+
+    def answer(self, body):
+        t = self.target
+        m = re.search(r"write_memory (0x[0-9a-f]+) 32 (0x[0-9a-f]+)", body)
+        if m:
+            t.mem[int(m.group(1), 16)] = int(m.group(2), 16)
+            return "0 {}"
+        if body.startswith("read_memory 0x%08x 32 1" % DEMCR):
+            self.demcr_seen.append(t.mem[DEMCR])
+            return "0 0x%x" % t.mem[DEMCR]
+        if "read_memory 0x%08x 32 1" % PCSR in body:
+            n = int(re.search(r"\$i < (\d+)", body).group(1))
+            return "0 {%s}" % " ".join(["0x0" if self.pcsr_zero else "0x%x" % v for v in self.burst[:n]])
+        if re.search(r"\bhalt 100\b", body):
+            return "0 0x%08x" % self.burst[len(self.log) % len(self.burst)]
+        return "0 {}"
+
+    def hostile(self, conn, mode):
+        rng, buf = random.Random(35), b""
+        conn.settimeout(0.01)
+        if mode == "trickle":
+            conn.sendall(b"0 {0x8")
+        while not self.done:
+            try:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                *cmds, buf = (buf + data).split(b"\x1a")
+                with self.lock:
+                    self.log += [c.decode(errors="replace") for c in cmds]
+                if mode == "noterm":
+                    conn.sendall(b"0 {0x8000124}")
+            except socket.timeout:
+                pass
+            if mode == "trickle":
+                conn.sendall(b"0")
+                time.sleep(0.04)
+            elif mode == "garbage":
+                conn.sendall(bytes(rng.randrange(256) for _ in range(512)))
+
+    def serve(self, conn, index):
+        buf, answered = b"", 0
+        try:
+            while not self.done:
+                mode = self.plan(index, answered)
+                if mode != "answer":
+                    if self.hostile_since is None:
+                        self.hostile_since = time.time()
+                    if mode != "drop":
+                        self.hostile(conn, mode)
+                    return
+                while b"\x1a" not in buf:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    buf += data
+                cmd, buf = buf.split(b"\x1a", 1)
+                cmd = cmd.decode()
+                with self.lock:
+                    self.log.append(cmd)
+                m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
+                conn.sendall((self.answer(m.group(1)) if m else "invalid command").encode() + b"\x1a")
+                answered += 1
         except OSError:
             return
         finally:
@@ -144,6 +256,130 @@ def real_openocd():
     check("no OpenOCD listening: says why, non-zero exit", code != 0 and "Connection refused" in err, err.strip())
 
 
+def wait_for(cond, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def start_tool(spec, how):
+    """The tool on spec: headless for a signal, the live view on a pty (120x40) for the q key."""
+    if how != "q":
+        return subprocess.Popen([TOOL, "--batch", "-o", "json", "--no-inline", "--duration", "60", spec, ELF],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE), None
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    proc = subprocess.Popen([TOOL, spec, ELF], stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # /dev/tty is this pty
+                            env=dict(os.environ, TERM="xterm-256color"))
+    os.close(slave)
+
+    def drain():  # the view must never block on a full terminal
+        try:
+            while os.read(master, 65536):
+                pass
+        except OSError:
+            pass
+    threading.Thread(target=drain, daemon=True).start()
+    return proc, master
+
+
+def exit_seconds(proc, master, how):
+    """Seconds from the signal or the q key to the tool's exit (None: still running after 10 s)."""
+    t0 = time.time()
+    if how == "q":
+        os.write(master, b"q")
+    else:
+        proc.send_signal(getattr(signal, how))
+    try:
+        proc.wait(timeout=10)
+        return time.time() - t0
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
+    finally:
+        if master is not None:
+            os.close(master)
+
+
+def hostile_servers(burst):
+    """Item 3: whatever the server does once sampling runs, q, SIGINT and SIGTERM end the tool
+    within 2 s; when it was halting the core, the close sends resume before DEMCR's restore."""
+    cases = [("trickle", "SIGINT", False), ("trickle", "SIGTERM", True), ("trickle", "q", False),
+             ("silence", "SIGINT", True), ("silence", "q", True), ("garbage", "SIGTERM", False),
+             ("garbage", "q", False), ("noterm", "SIGINT", False), ("noterm", "SIGTERM", True)]
+    for mode, how, halting in cases:
+        srv = HostileServer(burst, Target(0), lambda conn, n, mode=mode: "answer" if conn == 0 and n < 5 else mode,
+                            pcsr_zero=halting)
+        proc, master = start_tool("openocd:127.0.0.1:%d" % srv.port, how)
+        began = wait_for(lambda: srv.hostile_since is not None, 15)
+        time.sleep(0.5)  # a reply is overdue now, well before the tool's own 3 s patience runs out
+        dt = exit_seconds(proc, master, how)
+        srv.stop()
+        what = "%s server, %s%s" % (mode, how, ", halting" if halting else "")
+        check("openocd: %s: exits within 2 s" % what, began and dt is not None and dt < 2.0,
+              "hostile from the start: %s, exit after %s s" % (began, dt if dt is None else "%.2f" % dt))
+        if halting:
+            # the first close is the halting connection's (at the signal, or at a timeout before it
+            # on a slow host): DEMCR's original value written back, after a resume
+            closing = [c for c in srv.log if "write_memory 0x%08x 32 0x00000000" % DEMCR in c]
+            check("openocd: %s: the close resumes the core, then puts DEMCR back" % what,
+                  closing and 0 <= closing[0].find("resume") < closing[0].find("write_memory"),
+                  "%s; connections %d, the last commands %s" % (closing, srv.conns, srv.log[-3:]))
+
+
+def resume_after_failed_read():
+    """Item 4: real OpenOCD (Jim Tcl) with a target made of procs whose PC read fails: the halting
+    fallback's resume still comes, and the failure is named."""
+    port = free_port()
+    target = ("set ::halted 0; set ::halts 0; set ::resumes 0; "
+              "proc halt {args} {incr ::halts; set ::halted 1; return {}}; "
+              "proc resume {args} {incr ::resumes; set ::halted 0; return {}}; "
+              "proc reg {args} {error {Error: the PC could not be read (stub)}}; "
+              "proc write_memory {args} {return {}}; "
+              "proc read_memory {addr width count} {if {$addr eq {0xe000edfc}} {return 0x01000000}; return 0}")
+    oo = subprocess.Popen(["openocd", "-c", "adapter driver dummy", "-c", "tcl_port %d" % port, "-c",
+                           "telnet_port disabled", "-c", "gdb_port disabled", "-c", "noinit", "-c", target],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 5)
+        code, j, err = batch("openocd:127.0.0.1:%d" % port, "--duration", "1.5")
+        halted, halts, resumes = (tcl(port, "set ::%s" % v) for v in ("halted", "halts", "resumes"))
+        check("openocd: the PC read fails in the halting fallback: the core is resumed all the same",
+              halted == "0" and int(halts) >= 1 and int(resumes) >= int(halts),
+              "halted %s, halts %s, resumes %s" % (halted, halts, resumes))
+        check("openocd: ... and the failure is named, non-zero exit",
+              code != 0 and "the PC could not be read" in err, err.strip())
+        tcl(port, "shutdown")
+        oo.wait(timeout=10)
+    finally:
+        if oo.poll() is None:
+            oo.kill()
+            oo.wait()
+
+
+def restored_after_a_drop(burst):
+    """Item 5: the connection drops once after TRCENA was set; the next connection finds TRCENA on.
+    At exit every register the tool wrote holds the value the first connection found."""
+    target = Target(0x00000400)  # VC_HARDERR set, trace off
+    srv = HostileServer(burst, target, lambda conn, n: "drop" if conn == 0 and n == 4 else "answer")
+    code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, "--samples", "600")
+    srv.stop()
+    written = sorted({int(m, 16) for c in srv.log for m in re.findall(r"write_memory (0x[0-9a-f]+)", c)})
+    check("openocd: a dropped connection, then TRCENA found on: the second connection sampled",
+          code == 0 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
+          "exit %d, total %s, connections %d, DEMCR read %s, %s" % (code, j.get("total"), srv.conns,
+                                                                  [hex(v) for v in srv.demcr_seen], err.strip()))
+    check("openocd: at exit DEMCR (and all the tool wrote) holds the first connection's values",
+          written == [DEMCR] and all(target.mem[a] == target.first.get(a) for a in written),
+          "wrote %s; now %s, first %s" % ([hex(a) for a in written], {hex(a): hex(v) for a, v in target.mem.items()},
+                                          {hex(a): hex(v) for a, v in target.first.items()}))
+
+
 def main():
     if not os.path.exists(ELF):
         check("gdb_loops ELF built (run scenarios/scen.py first)", False, ELF)
@@ -182,6 +418,10 @@ def main():
     code, j, err = batch("openocd:127.0.0.1:%d" % r.port, "--duration", "1")
     check("openocd: a refused write is named, non-zero exit", code != 0 and "OpenOCD refused enabling DWT" in err,
           err.strip())
+
+    resume_after_failed_read()
+    restored_after_a_drop(burst)
+    hostile_servers(burst)
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("openocd: a malformed address is refused at once, in one line", r.returncode != 0 and

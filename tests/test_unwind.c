@@ -1,0 +1,146 @@
+/* The unwinder (sym_unwind) on a made ELF: an RTOS starts each task with LR = its exit trap, a
+ * function that the linker placed right after another (FreeRTOS: prvTaskExitError after
+ * xPortPendSVHandler). A return address at a function's first instruction ends the stack at the
+ * task; it must never be read as a call from the function before it. A return address inside a
+ * function is still followed. */
+#include "../symbols/symbols.h"
+#include "check.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TEXT 0x08000000u
+#define HANDLER 0x08000100u  /* [0x100, 0x140): the context switch */
+#define EXIT_TRAP 0x08000140u /* [0x140, 0x160): right after it, what a task "returns" to */
+#define TASK 0x08000160u     /* [0x160, 0x180): push {r7, lr} then its loop */
+#define CALLER 0x08000180u   /* [0x180, 0x1a0): calls the task function (the control) */
+#define SP 0x20001000u
+
+/* .debug_frame: one CIE (code align 2, data align -4, return address r14, CFA = sp), and an FDE
+ * per function; the task's says that after its 2-byte push the CFA is sp + 8, LR at CFA - 4. */
+static size_t debug_frame(uint8_t *out)
+{
+    static const uint8_t cie[] = {12, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 2, 0x7c, 14, 0x0c, 13, 0};
+    size_t n = sizeof cie;
+    memcpy(out, cie, n);
+    static const uint32_t lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER};
+    for (int i = 0; i < 4; i++) {
+        /* advance_loc 1, def_cfa_offset 8, offset r14 at 1*-4, offset r7 at 2*-4 */
+        static const uint8_t push[] = {0x41, 0x0e, 8, 0x80 | 14, 1, 0x80 | 7, 2, 0};
+        size_t ins = lo[i] == TASK ? sizeof push : 0;
+        uint32_t words[4] = {(uint32_t)(12 + ins), 0, lo[i], 0x20u + (lo[i] == HANDLER ? 0x20u : 0u)};
+        memcpy(out + n, words, sizeof words);
+        memcpy(out + n + sizeof words, push, ins);
+        n += sizeof words + ins;
+    }
+    return n;
+}
+
+static Elf_Scn *section(Elf *e, uint32_t name, uint32_t type, uint64_t flags, uint32_t addr, void *buf, size_t size)
+{
+    Elf_Scn *s = elf_newscn(e);
+    Elf_Data *d = s ? elf_newdata(s) : NULL;
+    Elf32_Shdr *sh = d ? elf32_getshdr(s) : NULL;
+    if (!sh)
+        return NULL;
+    d->d_buf = buf;
+    d->d_size = size;
+    d->d_type = ELF_T_BYTE;
+    d->d_align = 4;
+    sh->sh_name = name;
+    sh->sh_type = type;
+    sh->sh_flags = (Elf32_Word)flags;
+    sh->sh_addr = addr;
+    return s;
+}
+
+/* Write the ELF to a new file made from the template path (mkstemp). */
+static bool write_elf(char *path)
+{
+    static uint8_t code[0x200], frames[256];
+    static char shstr[] = "\0.text\0.debug_frame\0.symtab\0.strtab\0.shstrtab";
+    static char str[] = "\0handler\0exit_trap\0task\0caller";
+    static Elf32_Sym syms[5]; /* Thumb functions: odd values, as a toolchain writes them */
+    static const uint32_t name[] = {1, 9, 19, 24}, lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER};
+    for (int i = 0; i < 4; i++)
+        syms[i + 1] = (Elf32_Sym){name[i], lo[i] | 1u, lo[i] == HANDLER ? 0x40u : 0x20u,
+                                  ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1};
+    int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : mkstemp(path);
+    if (fd < 0)
+        return false;
+    Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
+    Elf32_Ehdr *eh = e ? elf32_newehdr(e) : NULL;
+    bool ok = eh && section(e, 1, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, TEXT, code, sizeof code) &&
+              section(e, 7, SHT_PROGBITS, 0, 0, frames, debug_frame(frames));
+    Elf_Scn *symtab = ok ? section(e, 20, SHT_SYMTAB, 0, 0, syms, sizeof syms) : NULL;
+    Elf_Scn *strtab = symtab ? section(e, 28, SHT_STRTAB, 0, 0, str, sizeof str) : NULL;
+    Elf_Scn *names = strtab ? section(e, 36, SHT_STRTAB, 0, 0, shstr, sizeof shstr) : NULL;
+    if (names) {
+        Elf32_Shdr *sh = elf32_getshdr(symtab);
+        sh->sh_link = (Elf32_Word)elf_ndxscn(strtab);
+        sh->sh_info = 1; /* the first global */
+        sh->sh_entsize = sizeof(Elf32_Sym);
+        elf_getdata(symtab, NULL)->d_type = ELF_T_SYM;
+        eh->e_ident[EI_DATA] = ELFDATA2LSB;
+        eh->e_machine = EM_ARM;
+        eh->e_type = ET_EXEC;
+        eh->e_version = EV_CURRENT;
+        eh->e_shstrndx = (Elf32_Half)elf_ndxscn(names);
+    }
+    ok = names && elf_update(e, ELF_C_WRITE) >= 0;
+    if (e)
+        elf_end(e);
+    close(fd);
+    return ok;
+}
+
+/* The task's stack: r7 and the LR it pushed, at SP. */
+static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
+{
+    const uint32_t *words = ctx;
+    if (addr < SP || addr >= SP + 8u || addr % 4u)
+        return false;
+    *value = words[(addr - SP) / 4u];
+    return true;
+}
+
+static size_t walk(struct sym_table *t, uint32_t pc, uint32_t lr, uint32_t pushed_lr, uint32_t *out)
+{
+    uint32_t regs[16] = {0}, stack[2] = {0x20002000u, pushed_lr};
+    regs[13] = SP;
+    regs[14] = lr;
+    regs[15] = pc;
+    return sym_unwind(t, regs, read_stack, stack, out, 8, NULL);
+}
+
+static void test_task_roots(void)
+{
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
+    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
+    CHECK(t != NULL);
+    if (!t) {
+        unlink(path);
+        return;
+    }
+    uint32_t out[8], lo, hi;
+    CHECK(sym_function_from(t, EXIT_TRAP + 4u, &lo, &hi) && lo == EXIT_TRAP && hi == TASK);
+    /* after the push: LR = the exit trap, saved on the stack; the walk ends at the task */
+    CHECK(walk(t, TASK + 8u, 0, EXIT_TRAP | 1u, out) == 0);
+    /* before the push (LR live): the same */
+    CHECK(walk(t, TASK, EXIT_TRAP | 1u, 0, out) == 0);
+    /* the control: a real call from inside caller is followed, to the call instruction */
+    CHECK(walk(t, TASK + 8u, 0, (CALLER + 0x10u) | 1u, out) == 1 && out[0] == CALLER + 0x0eu);
+    CHECK(walk(t, TASK, (CALLER + 0x10u) | 1u, 0, out) == 1 && out[0] == CALLER + 0x0eu);
+    sym_close(t);
+    unlink(path);
+}
+
+int main(void)
+{
+    sym_set_isolation(0);
+    RUN_TEST(test_task_roots);
+    return check_summary();
+}
