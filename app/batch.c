@@ -465,6 +465,8 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         status = 2;
     }
     batch_report(o, p, in, sym_warning(syms), out);
+    if (o->base && baseline_other_build(o->base, in->info.build_id, msg, sizeof msg))
+        fprintf(err, "cmprof-top: warning: %s\n", msg);
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))
