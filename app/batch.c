@@ -274,6 +274,11 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             json_string(out, in->info.timer);
             fputs("},\n", out);
         }
+        struct prof_code_check cc;
+        prof_check_code(p, &cc);
+        if (cc.checked) /* the sampled PCs against the ELF's instruction starts */
+            fprintf(out, "  \"code_check\": {\"pcs\": %zu, \"bad_pcs\": %zu, \"bad_percent\": %.4f, \"wrong_elf\": %s},\n",
+                    cc.pcs, cc.bad_pcs, 100.0 * cc.share, cc.wrong ? "true" : "false");
         fputs("  \"sections\": [", out);
         for (int i = 0, first = 1; i < INGEST_SECTIONS; i++) {
             const struct ingest_section *s = &in->section[i];
@@ -465,6 +470,10 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         status = 2;
     }
     batch_report(o, p, in, sym_warning(syms), out);
+    struct prof_diag diags[16];
+    for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
+        if (diags[i].kind == DIAG_NOT_STARTS) /* said on stderr too: the report itself may be fine-looking */
+            fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
     if (o->base && baseline_other_build(o->base, in->info.build_id, msg, sizeof msg))
         fprintf(err, "cmprof-top: warning: %s\n", msg);
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
