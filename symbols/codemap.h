@@ -13,8 +13,9 @@
 
 struct codemap;
 
-/* The map of t's code, or NULL when it cannot be made: no code bytes, no mapping symbols (they
- * tell Thumb from A32, and code from data), a big-endian ELF, or no memory. */
+/* The map of t's code (used with t, closed after it), or NULL when it cannot be made: no code,
+ * no mapping symbols (they tell Thumb from A32, and code from data), a big-endian ELF, or no
+ * memory. */
 struct codemap *codemap_new(struct sym_table *t);
 void codemap_free(struct codemap *m);
 
@@ -23,7 +24,8 @@ enum codemap_kind {
     CODEMAP_START,     /* an instruction starts here (or nothing is known against it) */
     CODEMAP_NOT_START, /* inside an instruction, data in the code, or padding */
 };
-/* What addr is (its Thumb bit ignored). */
-enum codemap_kind codemap_at(const struct codemap *m, uint32_t addr);
+/* What addr is (its Thumb bit ignored). The region around it is read and decoded the first time
+ * one of its addresses is asked about. */
+enum codemap_kind codemap_at(struct codemap *m, uint32_t addr);
 
 #endif

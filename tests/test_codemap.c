@@ -143,6 +143,13 @@ static void test_starts(void)
         if (strcmp(got, want) != 0)
             printf("     got  %s\n     want %s\n", got, want);
         CHECK(strcmp(got, want) == 0);
+        /* regions are decoded when first asked about: in any order, the same answers */
+        struct codemap *back = codemap_new(t);
+        char rev[sizeof want] = "";
+        for (uint32_t k = sizeof want - 1; back && k-- > 0;)
+            rev[k] = codemap_at(back, BASE + 2 * k) == CODEMAP_START ? 's' : 'n';
+        CHECK(back && strcmp(rev, want) == 0);
+        codemap_free(back);
         CHECK(codemap_at(m, BASE + 0x15) == CODEMAP_START); /* the Thumb bit */
         CHECK(codemap_at(m, BASE - 2) == CODEMAP_OUTSIDE && codemap_at(m, BASE + sizeof CODE) == CODEMAP_OUTSIDE);
     }
