@@ -102,8 +102,9 @@ static const Elf32_Sym *symbols_at(const struct symtab_src *src, size_t first, s
 
 /* Add the n entries of a symbol table, its names from strs (or, without it, from libelf). One
  * pass, each list reserved for every entry at once: what a list leaves of its reservation is never
- * touched, and is given back after. Mapping symbols are kept too, Thumb and data ones as well as
- * A32 ones: they say where code's literal pools are (codemap.c). */
+ * touched, and is given back after. Mapping symbols ($a, $t, $d) go to a list of their own as they
+ * come: they say which instruction set code is in (sym_is_arm), and where the data in it is, its
+ * literal pools and jump tables (codemap.c). */
 static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_t n, const char *strs, size_t strs_len,
                         Elf *elf, size_t str_index)
 {
