@@ -129,6 +129,17 @@ int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
     return worse;
 }
 
+void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err)
+{
+    struct prof_diag diags[16];
+    for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
+        if (diags[i].kind == DIAG_NOT_STARTS) /* a profile of the wrong code can look plausible */
+            fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
+    char why[300];
+    if (o->base && baseline_other_build(o->base, in->info.build_id, why, sizeof why))
+        fprintf(err, "cmprof-top: warning: %s\n", why);
+}
+
 /* Section timings, by name: in microseconds when the clock is known, else in timer ticks. */
 static void print_sections(FILE *out, const struct ingest *in)
 {
@@ -470,12 +481,7 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         status = 2;
     }
     batch_report(o, p, in, sym_warning(syms), out);
-    struct prof_diag diags[16];
-    for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
-        if (diags[i].kind == DIAG_NOT_STARTS) /* said on stderr too: the report itself may be fine-looking */
-            fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
-    if (o->base && baseline_other_build(o->base, in->info.build_id, msg, sizeof msg))
-        fprintf(err, "cmprof-top: warning: %s\n", msg);
+    batch_warnings(o, p, in, err);
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))

@@ -39,9 +39,10 @@ def capture_of(name):
     return rec if os.path.exists(rec) else os.path.join(SCEN, name, "uart.txt")
 
 
-def report(cap, elf):
+def report(cap, elf, *args):
     """The JSON report ({} when there is none), and stderr."""
-    r = subprocess.run([TOOL, "--batch", "-o", "json", cap, elf], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([TOOL, "--batch", "-o", "json"] + list(args) + [cap, elf], capture_output=True, text=True,
+                       timeout=60)
     try:
         return json.loads(r.stdout), r.stderr
     except ValueError:
@@ -83,6 +84,10 @@ def crossings():
         check("%s's capture read with %s's ELF (same base): flagged in JSON, diagnostics and on stderr"
               % (cap_of, elf_of), all(flagged(doc, err)) and doc.get("total", 0) > 0,
               "%s %s" % (cc, err.strip()[:200]))
+    # --duration reads the file as a live source would, without a screen: the same report and warning
+    doc, err = report(capture_of(CROSSINGS[0][0]), os.path.join(SCEN, CROSSINGS[0][1], "fw.elf"), "--duration", "60")
+    check("the same, read as a live source without a screen (--batch --duration): flagged the same three ways",
+          all(flagged(doc, err)), "%s %s" % (doc.get("code_check"), err.strip()[:200]))
 
 
 APP = """
