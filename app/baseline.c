@@ -16,6 +16,7 @@ struct reader {
     const char *error; /* the first thing that went wrong, at pos */
     const char *pos;
     int depth;
+    char detail[160]; /* an error's text when it carries numbers */
 };
 
 static void fail(struct reader *r, const char *what)
@@ -23,6 +24,15 @@ static void fail(struct reader *r, const char *what)
     if (!r->error) {
         r->error = what;
         r->pos = r->s;
+    }
+}
+
+/* The same, where the thing that went wrong began. */
+static void fail_at(struct reader *r, const char *what, const char *at)
+{
+    if (!r->error) {
+        r->error = what;
+        r->pos = at;
     }
 }
 
@@ -42,8 +52,54 @@ static bool eat(struct reader *r, char c)
     return false;
 }
 
-/* A string into out (cap bytes, NUL-terminated; longer ones are cut): escapes decoded, \u as '?'
- * outside ASCII. */
+/* A \u escape's code point as UTF-8 into out (room for 4); '?' for NUL and lone surrogates. */
+static size_t utf8(unsigned v, char *out)
+{
+    if (v == 0 || (v >= 0xD800 && v <= 0xDFFF)) {
+        out[0] = '?';
+        return 1;
+    }
+    if (v < 0x80) {
+        out[0] = (char)v;
+        return 1;
+    }
+    if (v < 0x800) {
+        out[0] = (char)(0xC0 | v >> 6);
+        out[1] = (char)(0x80 | (v & 0x3F));
+        return 2;
+    }
+    out[0] = (char)(0xE0 | v >> 12);
+    out[1] = (char)(0x80 | (v >> 6 & 0x3F));
+    out[2] = (char)(0x80 | (v & 0x3F));
+    return 3;
+}
+
+/* One escape after its backslash into e (up to 4 bytes); its length, or 0 (r has failed). */
+static size_t escape(struct reader *r, char *e)
+{
+    if (r->s >= r->end)
+        return fail(r, "a string cut short"), 0;
+    char c = *r->s++;
+    const char *simple = strchr("\"\\/bfnrt", c);
+    if (simple && c) {
+        e[0] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+        return 1;
+    }
+    if (c != 'u' || r->end - r->s < 4)
+        return fail(r, "a bad escape"), 0;
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        char h = *r->s++;
+        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0)
+            return fail(r, "a bad \\u escape"), 0;
+        v = v << 4 | (unsigned)d;
+    }
+    return utf8(v, e);
+}
+
+/* A string into out (cap bytes, NUL-terminated; what does not fit is left out), escapes decoded;
+ * out NULL: checked and skipped. */
 static bool string(struct reader *r, char *out, size_t cap)
 {
     size_t n = 0;
@@ -52,39 +108,16 @@ static bool string(struct reader *r, char *out, size_t cap)
         return false;
     }
     while (r->s < r->end && *r->s != '"') {
-        char c = *r->s++;
-        if ((unsigned char)c < 0x20) {
+        char e[4] = {*r->s++};
+        size_t k = 1;
+        if ((unsigned char)e[0] < 0x20) {
             fail(r, "a control character in a string");
             return false;
         }
-        if (c == '\\') {
-            if (r->s >= r->end) {
-                fail(r, "a string cut short");
-                return false;
-            }
-            char e = *r->s++;
-            const char *simple = strchr("\"\\/bfnrt", e);
-            if (simple && e) {
-                c = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-            } else if (e == 'u' && r->end - r->s >= 4) {
-                unsigned v = 0;
-                for (int k = 0; k < 4; k++) {
-                    char h = *r->s++;
-                    int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-                    if (d < 0) {
-                        fail(r, "a bad \\u escape");
-                        return false;
-                    }
-                    v = v << 4 | (unsigned)d;
-                }
-                c = v < 0x80 && v >= 0x20 ? (char)v : '?';
-            } else {
-                fail(r, "a bad escape");
-                return false;
-            }
-        }
-        if (out && n + 1 < cap)
-            out[n++] = c;
+        if (e[0] == '\\' && !(k = escape(r, e)))
+            return false;
+        for (size_t i = 0; out && i < k && n + 1 < cap; i++)
+            out[n++] = e[i];
     }
     if (!eat(r, '"')) {
         fail(r, "a string without its end");
@@ -93,6 +126,25 @@ static bool string(struct reader *r, char *out, size_t cap)
     if (out && cap)
         out[n] = '\0';
     return true;
+}
+
+/* A string of any length, whole, in memory the caller frees (NULL: r has failed). Decoded, a
+ * string never takes more bytes than its JSON text. */
+static char *string_dup(struct reader *r)
+{
+    blank(r);
+    const char *at = r->s, *s = at + (at < r->end);
+    while (s < r->end && *s != '"')
+        s += *s == '\\' ? 2 : 1;
+    size_t cap = (size_t)(s - at) + 1;
+    char *out = malloc(cap);
+    if (!out)
+        return fail(r, "out of memory"), NULL;
+    if (!string(r, out, cap)) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }
 
 static bool number(struct reader *r, double *out)
@@ -177,11 +229,26 @@ static bool value(struct reader *r)
     return ok;
 }
 
+/* A sample count: a number from 0 to 2^53, where doubles still count every sample. */
+static bool count(struct reader *r, double *out)
+{
+    blank(r);
+    const char *at = r->s;
+    if (!number(r, out))
+        return false;
+    if (*out < 0 || *out > 9007199254740992.0) {
+        fail_at(r, "a sample count below 0 or past 2^53", at);
+        return false;
+    }
+    return true;
+}
+
 /* One row object: its "name" and "samples". */
 static bool row(struct reader *r, struct baseline *b)
 {
-    char name[512] = "", key[32];
+    char *name = NULL, key[32];
     double samples = -1;
+    const char *at = (blank(r), r->s);
     if (!eat(r, '{')) {
         fail(r, "a row object expected");
         return false;
@@ -189,26 +256,23 @@ static bool row(struct reader *r, struct baseline *b)
     if (!eat(r, '}')) {
         do {
             if (!string(r, key, sizeof key) || !eat(r, ':'))
-                return fail(r, "a member expected"), false;
-            if (!strcmp(key, "name")) {
-                if (!string(r, name, sizeof name))
-                    return false;
-            } else if (!strcmp(key, "samples")) {
-                if (!number(r, &samples))
-                    return false;
-            } else if (!value(r)) {
-                return false;
-            }
-        } while (eat(r, ','));
-        if (!eat(r, '}'))
-            return fail(r, "'}' expected"), false;
+                fail(r, "a member expected");
+            else if (!strcmp(key, "name"))
+                free(name), name = string_dup(r);
+            else if (!strcmp(key, "samples"))
+                count(r, &samples);
+            else
+                value(r);
+        } while (!r->error && eat(r, ','));
+        if (!r->error && !eat(r, '}'))
+            fail(r, "'}' expected");
     }
     if (samples < 0)
-        return fail(r, "a row without its samples"), false;
-    struct baseline_row *rows = realloc(b->rows, (b->n + 1) * sizeof *rows);
-    char *copy = strdup(name);
+        fail_at(r, "a row without its samples", at);
+    struct baseline_row *rows = r->error ? NULL : realloc(b->rows, (b->n + 1) * sizeof *rows);
+    char *copy = r->error ? NULL : name ? name : strdup("");
     if (!rows || !copy) {
-        free(copy);
+        free(name);
         if (rows)
             b->rows = rows;
         return fail(r, "out of memory"), false;
@@ -218,77 +282,142 @@ static bool row(struct reader *r, struct baseline *b)
     return true;
 }
 
+/* The "stream" object: the firmware's build-id, when it announced one. */
+static void stream(struct reader *r, struct baseline *b)
+{
+    char key[32];
+    if (!eat(r, '{')) {
+        value(r);
+        return;
+    }
+    if (eat(r, '}'))
+        return;
+    do {
+        if (!string(r, key, sizeof key) || !eat(r, ':'))
+            fail(r, "a member expected");
+        else if (!strcmp(key, "build_id"))
+            string(r, b->build_id, sizeof b->build_id);
+        else
+            value(r);
+    } while (!r->error && eat(r, ','));
+    if (!r->error && !eat(r, '}'))
+        fail(r, "'}' expected");
+}
+
+static void rows(struct reader *r, struct baseline *b)
+{
+    if (!eat(r, '[')) {
+        fail(r, "rows: an array expected");
+        return;
+    }
+    if (eat(r, ']'))
+        return;
+    while (row(r, b) && eat(r, ','))
+        ;
+    if (!r->error && !eat(r, ']'))
+        fail(r, "']' expected");
+}
+
 static int cmp_row(const void *a, const void *b)
 {
     return strcmp(((const struct baseline_row *)a)->name, ((const struct baseline_row *)b)->name);
 }
 
-int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen)
+/* The whole file in memory (NULL with a reason in err). */
+static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
-    memset(b, 0, sizeof *b);
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "--diff %s: %s", path, strerror(errno));
-        return -1;
+        return NULL;
     }
     char *text = NULL;
-    size_t len = 0, cap = 0;
+    size_t cap = 0;
+    *len = 0;
     for (;;) {
-        if (len == cap) {
+        if (*len == cap) {
             cap = cap ? cap * 2 : 65536;
             char *t = cap <= MAX_BYTES ? realloc(text, cap) : NULL;
             if (!t) {
                 free(text);
                 fclose(f);
                 snprintf(err, errlen, "--diff %s: too large for a report", path);
-                return -1;
+                return NULL;
             }
             text = t;
         }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
+        size_t got = fread(text + *len, 1, cap - *len, f);
+        *len += got;
         if (!got)
             break;
     }
     fclose(f);
-    struct reader r = {text, text + len, text, NULL, NULL, 0};
+    return text;
+}
+
+/* The report's members; *total_at: where "total"'s value is. */
+static void report(struct reader *r, struct baseline *b, const char **total_at)
+{
     bool have_total = false, have_rows = false;
-    if (!eat(&r, '{'))
-        fail(&r, "not a JSON report (cmprof-top --batch -o json)");
-    else if (!eat(&r, '}')) {
+    if (!eat(r, '{'))
+        fail(r, "not a JSON report (cmprof-top --batch -o json)");
+    else if (!eat(r, '}')) {
         do {
             char key[32];
-            if (!string(&r, key, sizeof key) || !eat(&r, ':'))
+            if (!string(r, key, sizeof key) || !eat(r, ':'))
                 break;
             if (!strcmp(key, "total")) {
-                have_total = number(&r, &b->total);
+                *total_at = (blank(r), r->s);
+                have_total = count(r, &b->total);
             } else if (!strcmp(key, "group")) {
-                string(&r, b->group, sizeof b->group);
+                string(r, b->group, sizeof b->group);
+            } else if (!strcmp(key, "stream")) {
+                stream(r, b);
             } else if (!strcmp(key, "rows")) {
-                if (!eat(&r, '[')) {
-                    fail(&r, "rows: an array expected");
-                    break;
-                }
                 have_rows = true;
-                if (!eat(&r, ']')) {
-                    do
-                        if (!row(&r, b))
-                            break;
-                    while (eat(&r, ','));
-                    if (!r.error && !eat(&r, ']'))
-                        fail(&r, "']' expected");
-                }
+                rows(r, b);
             } else {
-                value(&r);
+                value(r);
             }
-        } while (!r.error && eat(&r, ','));
-        if (!r.error && !eat(&r, '}'))
-            fail(&r, "'}' expected");
+        } while (!r->error && eat(r, ','));
+        if (!r->error && !eat(r, '}'))
+            fail(r, "'}' expected");
     }
-    if (!r.error && (!have_total || !have_rows || b->total <= 0))
-        fail(&r, "no \"total\" and \"rows\": not a cmprof-top JSON report with samples");
+    if (!r->error && (!have_total || !have_rows || b->total <= 0))
+        fail(r, "no \"total\" and \"rows\": not a cmprof-top JSON report with samples");
+}
+
+/* A report's rows cover every sample: their counts add up to the total (each is written to two
+ * decimals at most, so within half a hundredth each). */
+static void check_sum(struct reader *r, const struct baseline *b, const char *total_at)
+{
+    double sum = 0;
+    for (size_t i = 0; i < b->n; i++)
+        sum += b->rows[i].samples;
+    if (r->error || fabs(sum - b->total) <= 0.005 * (double)(b->n + 1))
+        return;
+    snprintf(r->detail, sizeof r->detail, "\"total\" is %.15g but the rows' samples add up to %.15g", b->total,
+             sum);
+    fail_at(r, r->detail, total_at);
+}
+
+int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    size_t len;
+    char *text = slurp(path, &len, err, errlen);
+    if (!text)
+        return -1;
+    struct reader r = {text, text + len, text, NULL, NULL, 0, ""};
+    const char *total_at = text;
+    report(&r, b, &total_at);
+    check_sum(&r, b, total_at);
     if (r.error) {
-        snprintf(err, errlen, "--diff %s: %s, at byte offset %zu", path, r.error, (size_t)(r.pos - text));
+        size_t line = 1;
+        for (const char *c = text; c < r.pos; c++)
+            line += *c == '\n';
+        snprintf(err, errlen, "--diff %s line %zu: %s, at byte offset %zu", path, line, r.error,
+                 (size_t)(r.pos - text));
         free(text);
         baseline_free(b);
         return -1;
@@ -296,6 +425,28 @@ int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen
     free(text);
     qsort(b->rows, b->n, sizeof *b->rows, cmp_row);
     return 0;
+}
+
+int baseline_check_group(const struct baseline *b, const char *path, const char *group, char *err, size_t errlen)
+{
+    if (!b->group[0])
+        snprintf(err, errlen, "--diff %s: the report does not say how its rows are grouped (\"group\"); write it "
+                 "again with cmprof-top --batch -o json", path);
+    else if (strcmp(b->group, group) != 0)
+        snprintf(err, errlen, "--diff %s: its rows are by %s, this report's by %s: write the baseline with --by %s, "
+                 "or compare --by %s", path, b->group, group, group, b->group);
+    else
+        return 0;
+    return -1;
+}
+
+bool baseline_other_build(const struct baseline *b, const char *capture_id, char *why, size_t whylen)
+{
+    if (!b->build_id[0] || !capture_id || !capture_id[0] || strcmp(b->build_id, capture_id) == 0)
+        return false;
+    snprintf(why, whylen, "--diff: the baseline's firmware has build-id %s, this capture's %s: the rows are "
+             "compared by name across two builds", b->build_id, capture_id);
+    return true;
 }
 
 void baseline_free(struct baseline *b)

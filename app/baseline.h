@@ -15,12 +15,21 @@ struct baseline_row {
 struct baseline {
     double total;
     char group[16];            /* "function", "line", "file", "task" as the report says */
+    char build_id[41];         /* the firmware's, when its stream announced one ("" when not) */
     struct baseline_row *rows; /* sorted by name */
     size_t n;
 };
 
-/* Read a report; 0, or -1 with a one-line reason naming the file and the byte offset. */
+/* Read a report; 0, or -1 with a one-line reason naming the file, the line and the byte offset.
+ * Refused besides damaged JSON: counts that are negative or past 2^53, a total the rows' counts
+ * do not add up to, and a report that does not say its grouping. */
 int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen);
+/* 0 when the baseline's rows are grouped by `group` ("function", ...), else -1 with a one-line
+ * reason naming the file: rows of another grouping would all look new. */
+int baseline_check_group(const struct baseline *b, const char *path, const char *group, char *err, size_t errlen);
+/* True when the baseline and this capture both announce a build-id and they differ (*why says
+ * so in one line): the rows are then compared by name across two builds of the firmware. */
+bool baseline_other_build(const struct baseline *b, const char *capture_id, char *why, size_t whylen);
 void baseline_free(struct baseline *b);
 /* The baseline's samples for a row name (0 when the baseline has no such row). */
 double baseline_samples(const struct baseline *b, const char *name);

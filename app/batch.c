@@ -129,6 +129,17 @@ int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
     return worse;
 }
 
+void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err)
+{
+    struct prof_diag diags[16];
+    for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
+        if (diags[i].kind == DIAG_NOT_STARTS) /* a profile of the wrong code can look plausible */
+            fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
+    char why[300];
+    if (o->base && baseline_other_build(o->base, in->info.build_id, why, sizeof why))
+        fprintf(err, "cmprof-top: warning: %s\n", why);
+}
+
 /* Section timings, by name: in microseconds when the clock is known, else in timer ticks. */
 static void print_sections(FILE *out, const struct ingest *in)
 {
@@ -274,6 +285,11 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             json_string(out, in->info.timer);
             fputs("},\n", out);
         }
+        struct prof_code_check cc;
+        prof_check_code(p, &cc);
+        if (cc.checked) /* the sampled PCs against the ELF's instruction starts */
+            fprintf(out, "  \"code_check\": {\"pcs\": %zu, \"bad_pcs\": %zu, \"bad_percent\": %.4f, \"wrong_elf\": %s},\n",
+                    cc.pcs, cc.bad_pcs, 100.0 * cc.share, cc.wrong ? "true" : "false");
         fputs("  \"sections\": [", out);
         for (int i = 0, first = 1; i < INGEST_SECTIONS; i++) {
             const struct ingest_section *s = &in->section[i];
@@ -465,6 +481,7 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
         status = 2;
     }
     batch_report(o, p, in, sym_warning(syms), out);
+    batch_warnings(o, p, in, err);
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))

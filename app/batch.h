@@ -41,5 +41,8 @@ struct baseline;
 /* The report for a finished profile, in the chosen output format. */
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out);
+/* Warnings a report's reader might miss in it, one line each on err: PCs where the ELF has no
+ * instruction (another build's capture), a --diff baseline of another build. */
+void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err);
 
 #endif

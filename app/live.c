@@ -352,6 +352,7 @@ int live_main(const struct live_options *o)
         bo.halting = src_halting(src, &bo.halt_rate, &bo.halted_share) != 0;
         bo.source_detail = src_detail(src, now_s());
         batch_report(&bo, prof, in, sym_warning(syms), stdout);
+        batch_warnings(&bo, prof, in, stderr);
         if (!status && batch_regressions(&bo, prof, stderr))
             status = 3;
     } else if (stop_signal && stop_signal != SIGINT) {

@@ -336,7 +336,8 @@ int main(int argc, char **argv)
     }
     if (diff_path) {
         char why[600];
-        if (baseline_load(diff_path, &base, why, sizeof why) != 0) {
+        if (baseline_load(diff_path, &base, why, sizeof why) != 0 ||
+            baseline_check_group(&base, diff_path, groups[o.by], why, sizeof why) != 0) {
             fprintf(stderr, "cmprof-top: %s\n", why);
             return 2;
         }

@@ -580,11 +580,15 @@ static void header(struct view *v, struct vbuf *b)
     x = vb_putf(b, x, 0, VA_TITLE, "  %s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
     struct prof_diag d[8];
     size_t nd = prof_diagnose(v->prof, d, 8);
-    bool id_bad = false;
-    for (size_t i = 0; i < nd; i++)
+    bool id_bad = false, code_bad = false;
+    for (size_t i = 0; i < nd; i++) {
         id_bad |= d[i].kind == DIAG_BUILD_ID;
+        code_bad |= d[i].kind == DIAG_NOT_STARTS; /* PCs where the ELF has no instruction */
+    }
     if (in->info.present && in->info.build_id[0])
-        vb_putf(b, x, 0, id_bad ? VA_WARN : VA_GOOD, "  build-id %s", id_bad ? "MISMATCH" : "ok");
+        x = vb_putf(b, x, 0, id_bad ? VA_WARN : VA_GOOD, "  build-id %s", id_bad ? "MISMATCH" : "ok");
+    if (code_bad)
+        vb_put(b, x, 0, VA_WARN, "  WRONG ELF? (d)");
     vb_fill_attr(b, 0, VA_TITLE);
     double total = prof_total(v->prof);
     double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */

@@ -236,7 +236,7 @@ def symbol_bench(tmp):
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_lookup.c"), os.path.join(ROOT, "app", "hugeheap.c")] +
-                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c")] + ["-lelf",
+                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c")] + ["-lelf",
                     "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big, os.path.join(tmp, "addrs.txt")], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
@@ -252,7 +252,7 @@ def count_bench():
                     os.path.join(HERE, "bench_count.c"), os.path.join(ROOT, "app", "hugeheap.c")] +
                    [os.path.join(ROOT, "profile", f) for f in ("profile.c", "stacks.c", "pcindex.c", "escape.c")] +
                    [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c",
-                                                               "demangle.c")] +
+                                                               "demangle.c", "codemap.c")] +
                    ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():

@@ -6,6 +6,8 @@
 #include "escape.h"
 #include "grow.h"
 
+#include "../symbols/codemap.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +97,8 @@ struct prof {
     struct stacks *stacks;       /* samples' call stacks, from a halting source */
     struct prof_call *calls;     /* prof_calls() results */
     size_t cap_calls;
+    struct codemap *codemap;     /* the ELF's instruction starts, made when first needed */
+    bool codemap_tried;
 };
 
 double prof_ci95(double share, double n)
@@ -163,6 +167,7 @@ void prof_free(struct prof *p)
     free(p->names);
     stacks_free(p->stacks);
     free(p->calls);
+    codemap_free(p->codemap);
     free(p);
 }
 
@@ -1136,6 +1141,69 @@ static int cmp_pc_count(const void *a, const void *b)
     return x->pc < y->pc ? -1 : (x->pc > y->pc);
 }
 
+/* The samples per PC, tags merged, in PC order (NULL when out of memory: *n is 0). distinct: the
+ * entries with samples. */
+static struct pc_count *merged_pcs(const struct prof *p, size_t distinct, size_t *n)
+{
+    struct pc_count *pcs = malloc((distinct + 1) * sizeof *pcs);
+    size_t n_pcs = 0;
+    for (size_t i = 0; pcs && i < p->cap; i++)
+        if (p->map[i].used && p->map[i].count > 0)
+            pcs[n_pcs++] = (struct pc_count){p->map[i].pc, p->map[i].count};
+    if (pcs)
+        qsort(pcs, n_pcs, sizeof *pcs, cmp_pc_count);
+    *n = 0;
+    for (size_t i = 0; i < n_pcs; i++) {
+        if (*n && pcs[*n - 1].pc == pcs[i].pc)
+            pcs[*n - 1].count += pcs[i].count;
+        else
+            pcs[(*n)++] = pcs[i];
+    }
+    return pcs;
+}
+
+/* The instruction-start check over PCs merged by merged_pcs. The ELF's map is made the first time
+ * there are PCs. */
+static void check_code(struct prof *p, const struct pc_count *pcs, size_t n, struct prof_code_check *out)
+{
+    *out = (struct prof_code_check){0};
+    if (!p->syms || p->bucket_total > 0 || !n)
+        return;
+    if (!p->codemap_tried) {
+        p->codemap = codemap_new(p->syms);
+        p->codemap_tried = true;
+    }
+    if (!p->codemap)
+        return;
+    out->checked = true;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        enum codemap_kind k = pcs[i].pc ? codemap_at(p->codemap, pcs[i].pc) : CODEMAP_OUTSIDE; /* 0: a wrong stack */
+        out->pcs += k != CODEMAP_OUTSIDE;
+        if (k != CODEMAP_NOT_START)
+            continue;
+        out->bad_pcs++;
+        out->bad_samples += pcs[i].count;
+        if (pcs[i].count > worst) {
+            worst = pcs[i].count;
+            out->example = pcs[i].pc;
+        }
+    }
+    out->share = p->raw_samples ? out->bad_samples / (double)p->raw_samples : 0;
+    out->wrong = out->bad_pcs >= PROF_BAD_PCS_MIN && out->share >= PROF_BAD_SHARE_MIN;
+}
+
+void prof_check_code(struct prof *p, struct prof_code_check *out)
+{
+    prof_settle(p);
+    size_t distinct = 0, n;
+    for (size_t i = 0; i < p->cap; i++)
+        distinct += p->map[i].used && p->map[i].count > 0;
+    struct pc_count *pcs = merged_pcs(p, distinct, &n);
+    check_code(p, pcs, n, out);
+    free(pcs);
+}
+
 /* Lockstep: sampling in step with the program makes each sample repeat the PC of one a fixed
  * number of samples earlier. Independent samples match at any lag with probability sum(p_pc^2),
  * the profile's own spread. The test: over lags 1..n/4, the best lag's match rate is >= 90 % and
@@ -1279,21 +1347,9 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
             outside_funcs += e->count;
         }
     }
-    /* per-PC counts with tags merged, for the constant-PC and skid checks */
-    struct pc_count *pcs = malloc((distinct + 1) * sizeof *pcs);
-    size_t n_pcs = 0;
-    for (size_t i = 0; pcs && i < p->cap; i++)
-        if (p->map[i].used && p->map[i].count > 0)
-            pcs[n_pcs++] = (struct pc_count){p->map[i].pc, p->map[i].count};
-    if (pcs)
-        qsort(pcs, n_pcs, sizeof *pcs, cmp_pc_count);
-    size_t merged = 0;
-    for (size_t i = 0; i < n_pcs; i++) {
-        if (merged && pcs[merged - 1].pc == pcs[i].pc)
-            pcs[merged - 1].count += pcs[i].count;
-        else
-            pcs[merged++] = pcs[i];
-    }
+    /* per-PC counts with tags merged, for the constant-PC, skid and instruction-start checks */
+    size_t merged;
+    struct pc_count *pcs = merged_pcs(p, distinct, &merged);
     for (size_t i = 0; i < merged; i++)
         if (pcs[i].count > top_count) {
             top_count = pcs[i].count;
@@ -1334,7 +1390,14 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
             100.0 * pcs[i].count / total, pcs[i].pc, l && l->known ? sym_frame_at(l, l->n_frames - 1)->function : "??",
             what);
     }
+    struct prof_code_check cc;
+    check_code(p, pcs, merged, &cc);
     free(pcs);
+    if (cc.wrong)
+        ADD(DIAG_NOT_STARTS,
+            "wrong ELF? %zu of the %zu sampled addresses in its code (%.1f %% of samples) are not where any of its "
+            "instructions starts (inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
+            cc.bad_pcs, cc.pcs, 100.0 * cc.share, cc.example);
     if (p->syms && outside_code >= 5 && outside_code / total >= 0.01)
         ADD(DIAG_WRONG_ELF,
             "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",

@@ -26,7 +26,7 @@ struct prof_row {
     bool inlined;       /* function rows: some of its samples are in copies inlined into callers */
 };
 
-enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID };
+enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS };
 
 struct prof_diag {
     enum prof_diag_kind kind;
@@ -111,6 +111,21 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
 
 /* The symbol table the profile resolves with (NULL without one). */
 struct sym_table *prof_symbols(const struct prof *p);
+
+/* The sampled PCs against where the ELF's instructions start (symbols/codemap.h): on the right
+ * ELF each is a start, so many that are not say it is another build, even one linked at the same
+ * address and without a build-id. */
+struct prof_code_check {
+    bool checked;         /* false: no symbols, histogram buckets (not PCs), or the ELF cannot say */
+    size_t pcs, bad_pcs;  /* distinct PCs in the ELF's code; of those, not an instruction's start */
+    double bad_samples;   /* the samples on those */
+    double share;         /* bad_samples over all PC samples, 0..1 */
+    uint32_t example;     /* the most sampled bad PC */
+    bool wrong;           /* far beyond chance for the right ELF: PROF_BAD_PCS_MIN and PROF_BAD_SHARE_MIN */
+};
+#define PROF_BAD_PCS_MIN 5
+#define PROF_BAD_SHARE_MIN 0.05
+void prof_check_code(struct prof *p, struct prof_code_check *out);
 
 /* Current diagnostics; returns how many were written (at most max). */
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max);

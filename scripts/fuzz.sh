@@ -14,7 +14,7 @@ command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get ins
 B=build/fuzz
 mkdir -p "$B"
 common=(decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c)
-syms=(symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c)
+syms=(symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c symbols/codemap.c)
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 libs=(-lelf -ldwarf -liberty -lm -pthread)
 build() {

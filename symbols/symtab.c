@@ -41,18 +41,16 @@ static bool labels_apart(struct sym_table *t)
     return true;
 }
 
-/* One symbol: a function, a label or a variable (a mapping symbol only sets *arm when it is $a). */
-static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index, bool *arm)
+/* One symbol: a function, a label, a variable or a mapping symbol. */
+static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index)
 {
     if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
         return true;
     int type = ELF32_ST_TYPE(s->st_info);
     uint32_t lo = s->st_value & ~1u; /* Thumb bit */
     char kind = mapping_kind(type, name);
-    if (kind) {
-        *arm |= kind == 'a';
-        return true;
-    }
+    if (kind)
+        return add_mode(t, s, name);
     bool named = name && name[0];
     bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
     /* one copy for every list: in the kept string table, or interned */
@@ -104,9 +102,9 @@ static const Elf32_Sym *symbols_at(const struct symtab_src *src, size_t first, s
 
 /* Add the n entries of a symbol table, its names from strs (or, without it, from libelf). One
  * pass, each list reserved for every entry at once: what a list leaves of its reservation is never
- * touched, and is given back after. Mapping symbols are kept only when there is code in the A32
- * set at all (sym_is_arm() asks only that): a second pass takes them when a $a turns up, which on
- * Cortex-M (all Thumb) none does. */
+ * touched, and is given back after. Mapping symbols ($a, $t, $d) go to a list of their own as they
+ * come: they say which instruction set code is in (sym_is_arm), and where the data in it is, its
+ * literal pools and jump tables (codemap.c). */
 static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_t n, const char *strs, size_t strs_len,
                         Elf *elf, size_t str_index)
 {
@@ -118,17 +116,13 @@ static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_
      * whole: glibc would then serve the next large blocks from its heap, copied when they grow) */
     t->labels_follow = ok && t->funcs.n == 0 && t->labels.n == 0;
     ok = ok && (t->labels_follow || VEC_RESERVE(t->labels, n));
-    bool any_arm = false;
-    for (int with_modes = 0; ok && with_modes <= (int)any_arm; with_modes++) {
-        for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
-            size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
-            const Elf32_Sym *syms = symbols_at(src, first, count, buf);
-            for (size_t i = 0; ok && syms && i < count; i++) {
-                uint32_t at = syms[i].st_name;
-                const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, str_index, at);
-                ok = with_modes ? add_mode(t, &syms[i], name)
-                                : add_symbol(t, &syms[i], name, (uint32_t)(first + i), &any_arm);
-            }
+    for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
+        size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
+        const Elf32_Sym *syms = symbols_at(src, first, count, buf);
+        for (size_t i = 0; ok && syms && i < count; i++) {
+            uint32_t at = syms[i].st_name;
+            const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, str_index, at);
+            ok = add_symbol(t, &syms[i], name, (uint32_t)(first + i));
         }
     }
     symt_vec_fit((void **)&t->funcs.v, &t->funcs.cap, t->funcs.n, sizeof *t->funcs.v);

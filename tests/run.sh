@@ -108,6 +108,7 @@ step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "RTOS task roots" python3 tests/test_task_roots.py
 step "diff and the regression gate" python3 tests/test_diff.py
+step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
@@ -117,6 +118,8 @@ step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 te
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
+step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
+step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

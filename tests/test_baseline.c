@@ -37,6 +37,68 @@ static void test_valid_report(void)
     baseline_free(&b);
 }
 
+/* Names of any length come back whole; \u escapes as UTF-8 (the report writes controls that way). */
+static void test_long_names_and_escapes(void)
+{
+    static char text[8192], name[3001];
+    memset(name, 'n', sizeof name - 1);
+    snprintf(text, sizeof text, "{\"total\": 3, \"group\": \"function\", \"rows\": [{\"name\": \"%s\", "
+             "\"samples\": 2}, {\"name\": \"a\\u0001\\u00e9\\u20ac\", \"samples\": 1}]}", name);
+    struct baseline b;
+    char err[300] = "";
+    CHECK(load(text, strlen(text), &b, err, sizeof err) == 0);
+    CHECK(baseline_samples(&b, name) == 2 && baseline_samples(&b, "a\x01\xc3\xa9\xe2\x82\xac") == 1);
+    name[sizeof name - 2] = '\0'; /* one byte shorter: another name */
+    CHECK(baseline_samples(&b, name) == 0);
+    baseline_free(&b);
+}
+
+/* Counts that cannot be a report's: refused at the line where they are. */
+static void test_absurd_counts(void)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\n\"total\": 1,\n\"rows\": [{\"name\": \"a\", \"samples\": 500},\n{\"name\": \"b\", \"samples\": 500}]}",
+         "line 2: \"total\" is 1 but the rows' samples add up to 1000"},
+        {"{\"total\": 10,\n\"rows\": [\n{\"name\": \"a\", \"samples\": -1}]}", "line 3: a sample count below 0"},
+        {"{\"total\": 10,\n\"rows\": [\n{\"name\": \"a\", \"samples\": 1e300}]}", "line 3: a sample count below 0"},
+        {"{\"total\": -10,\n\"rows\": []}", "line 1: a sample count below 0"},
+        {"{\"total\": 10,\n\"rows\": [\n{\"name\": \"a\"}]}", "line 3: a row without its samples"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct baseline b;
+        char err[300] = "";
+        CHECK(load(cases[i].text, strlen(cases[i].text), &b, err, sizeof err) == -1);
+        CHECK(strstr(err, path) && strstr(err, cases[i].want));
+    }
+    /* two decimals per row: 3 rows of a third each add up to within a hundredth */
+    const char *thirds = "{\"total\": 1, \"rows\": [{\"name\": \"a\", \"samples\": 0.33}, {\"name\": \"b\", "
+                         "\"samples\": 0.33}, {\"name\": \"c\", \"samples\": 0.33}]}";
+    struct baseline b;
+    char err[300] = "";
+    CHECK(load(thirds, strlen(thirds), &b, err, sizeof err) == 0);
+    baseline_free(&b);
+}
+
+static void test_group_and_build(void)
+{
+    struct baseline b;
+    char err[300] = "", why[300] = "";
+    const char *text = "{\"total\": 2, \"group\": \"line\", \"stream\": {\"clock_hz\": 5, \"build_id\": \"abc123\"}, "
+                       "\"rows\": [{\"name\": \"x.c:1\", \"samples\": 2}]}";
+    CHECK(load(text, strlen(text), &b, err, sizeof err) == 0);
+    CHECK(strcmp(b.build_id, "abc123") == 0);
+    CHECK(baseline_check_group(&b, "base.json", "line", err, sizeof err) == 0);
+    CHECK(baseline_check_group(&b, "base.json", "function", err, sizeof err) == -1 && strstr(err, "base.json") &&
+          strstr(err, "by line"));
+    CHECK(!baseline_other_build(&b, "abc123", why, sizeof why) && !baseline_other_build(&b, "", why, sizeof why));
+    CHECK(baseline_other_build(&b, "abc124", why, sizeof why) && strstr(why, "abc123") && strstr(why, "abc124"));
+    b.group[0] = '\0';
+    CHECK(baseline_check_group(&b, "base.json", "line", err, sizeof err) == -1 && strstr(err, "group"));
+    baseline_free(&b);
+}
+
 static void test_compare(void)
 {
     /* 250 of 1000 against 200 of 1000: z = 2.68, significant alone, not among 100 rows */
@@ -87,6 +149,9 @@ static void test_damaged_and_random_reports(void)
 int main(void)
 {
     RUN_TEST(test_valid_report);
+    RUN_TEST(test_long_names_and_escapes);
+    RUN_TEST(test_absurd_counts);
+    RUN_TEST(test_group_and_build);
     RUN_TEST(test_compare);
     RUN_TEST(test_damaged_and_random_reports);
     remove(path);

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """--diff and --fail-if-slower, the regression gate: two builds of the three loops where hot_b was
 made 30 % slower must fail it; twenty runs of one build with other jitter seeds must not raise a
-false alarm; damaged baselines are refused with the byte offset. Runs QEMU (no truth plugin).
-Prints one ok/FAIL line per check."""
+false alarm; damaged baselines are refused with the byte offset. Baselines that would mislead
+(another --by, absurd totals, another build, names past 512 bytes) are caught on the scenario
+captures first. Runs QEMU (no truth plugin). Prints one ok/FAIL line per check."""
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -17,6 +20,7 @@ import scen  # noqa: E402
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 TMP = os.path.join(ROOT, "build", "diff-test")
+SCEN = os.path.join(ROOT, "build", "scenarios")
 
 
 def capture(name, **defs):
@@ -35,8 +39,120 @@ def run(*args):
     return r.returncode, r.stdout, r.stderr
 
 
+def scen_report(name, *args):
+    """A scenario capture's JSON report, as text, and the capture and ELF it came from."""
+    uart, elf = os.path.join(SCEN, name, "uart.txt"), os.path.join(SCEN, name, "fw.elf")
+    code, out, err = run("-o", "json", *args, uart, elf)
+    return out if code == 0 else "", uart, elf
+
+
+def save(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def one_line(err):
+    return len(err.strip().splitlines()) == 1
+
+
+def check_other_grouping():
+    text, uart, elf = scen_report("m3_loops")
+    base = save("by_function.json", text)
+    code, out, err = run("--diff", base, "--by", "line", "--fail-if-slower", "10", uart, elf)
+    check("--diff with a baseline by function, --by line: refused in one line naming both groupings (exit 2)",
+          code == 2 and one_line(err) and "by function" in err and "by line" in err, "exit %s: %s" % (code, err[:300]))
+    code, out, err = run("--diff", base, "--fail-if-slower", "10", uart, elf)
+    check("--diff of the same capture by the same grouping: no row grew (exit 0)", code == 0, err[:300])
+    nogroup = save("no_group.json", re.sub(r'\n  "group": "function",', "", text, count=1))
+    code, out, err = run("--diff", nogroup, uart, elf)
+    check("--diff with a baseline that does not say its grouping: refused (exit 2)",
+          code == 2 and one_line(err) and "group" in err, "exit %s: %s" % (code, err[:300]))
+
+
+def check_build_ids():
+    text, uart, elf = scen_report("stream")
+    ident = json.loads(text).get("stream", {}).get("build_id", "") if text else ""
+    base = save("stream.json", text)
+    code, out, err = run("--diff", base, uart, elf)
+    check("--diff, the same build: no build-id warning", code == 0 and ident and "build-id" not in err,
+          "exit %s, id %r: %s" % (code, ident, err[:300]))
+    other = ("0" if ident[:1] != "0" else "1") + ident[1:]
+    base = save("other_build.json", text.replace('"build_id": "%s"' % ident, '"build_id": "%s"' % other))
+    code, out, err = run("--diff", base, uart, elf)
+    check("--diff, a baseline of another build: one warning naming both build-ids, the report still made (exit 0)",
+          code == 0 and ident and other in err and ident in err and "warning" in err and out.strip(),
+          "exit %s: %s" % (code, err[:300]))
+
+
+def check_absurd_numbers():
+    text, uart, elf = scen_report("m3_loops")
+    lines = text.splitlines(True)
+    total_line = next((k + 1 for k, ln in enumerate(lines) if ln.startswith('  "total"')), 0)
+    row_line = next((k + 1 for k, ln in enumerate(lines) if '"samples": ' in ln and '"name"' in ln), 0)
+    row_samples = re.compile(r'"samples": [0-9.]+')
+    cases = (("a total of 1 under rows of thousands", re.sub(r'"total": [0-9.]+', '"total": 1', text, count=1),
+              total_line),
+             ("a negative row count", "".join(row_samples.sub('"samples": -5', ln, count=1) if k + 1 == row_line
+                                              else ln for k, ln in enumerate(lines)), row_line),
+             ("a count past 2^53", "".join(row_samples.sub('"samples": 1e300', ln, count=1) if k + 1 == row_line
+                                           else ln for k, ln in enumerate(lines)), row_line),
+             ("a total past 2^53", re.sub(r'"total": [0-9.]+', '"total": 18446744073709551616', text, count=1),
+              total_line))
+    for name, body, line in cases:
+        base = save("absurd.json", body)
+        code, out, err = run("--diff", base, "--fail-if-slower", "10", uart, elf)
+        check("--diff with %s: refused in one line naming the file and line %d (exit 2)" % (name, line),
+              line and code == 2 and one_line(err) and ("%s line %d:" % (base, line)) in err,
+              "exit %s: %s" % (code, err[:300]))
+
+
+LONG_APP = """
+volatile unsigned sink;
+__attribute__((noinline)) void %s(void) { for (unsigned i = 0; i < 100; i++) sink += i; }
+__attribute__((noinline)) void short_one(void) { sink++; }
+void Reset_Handler(void) { for (;;) { %s(); short_one(); } }
+"""
+
+
+def check_long_names():
+    name = "f_" + "long_name_" * 70  # 702 bytes
+    src = save("long.c", LONG_APP % (name, name))
+    elf = os.path.join(TMP, "long.elf")
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O1", "-g", "-nostdlib", "-Wl,-Ttext=0x08000000",
+                    "-Wl,-e,Reset_Handler", src, "-o", elf], check=True)
+    syms = {}
+    for ln in subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.splitlines():
+        parts = ln.split()
+        syms[parts[-1]] = int(parts[0], 16)
+    pcs = ["%08x" % syms[name]] * 300 + ["%08x" % syms["short_one"]] * 100
+    lines = "".join("p %s\n" % " ".join(pcs[k:k + 8]) for k in range(0, len(pcs), 8))  # as the firmware writes them
+    cap = save("long.txt", "prof raw n=%d\n%send\n" % (len(pcs), lines))
+    code, out, err = run("-o", "json", cap, elf)
+    base = save("long.json", out)
+    code, out, err = run("--diff", base, "--fail-if-slower", "10", cap, elf)
+    check("--diff of a capture against itself with a %d-byte function name: no row grew (exit 0)" % len(name),
+          code == 0 and not err.strip(), "exit %s: %s" % (code, err[:200]))
+    code, out, err = run("--diff", base, "-o", "json", cap, elf)
+    rows = json.loads(out).get("rows", []) if code == 0 else []
+    check("... and the long name's row has its baseline share (75 %)",
+          any(r["name"] == name and abs(r.get("base_percent", 0) - 75) < 1e-6 for r in rows), str(rows)[:200])
+
+
+def check_misleading_baselines():
+    """Baselines that would make --diff lie, on the scenario captures (no QEMU)."""
+    check_other_grouping()
+    check_build_ids()
+    check_absurd_numbers()
+    check_long_names()
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
+    check_misleading_baselines()
+    if "--baselines-only" in sys.argv[1:]:  # the checks above alone, without the QEMU runs
+        return 1 if harness.failed else 0
     base_uart, base_elf = capture("diff_base", SEED=1)
     base = os.path.join(TMP, "base.json")
     code, out, err = run("-o", "json", base_uart, base_elf)
