@@ -36,7 +36,7 @@ from test_cli import itm_stream, pcs_of  # noqa: E402
 # rounds of each comparison (see interleave.py): enough for a median and quartiles that hold still,
 # the whole of make bench within about ten minutes on two shared cores
 BATCH_ROUNDS = 7
-RANDOM_ROUNDS = 11
+RANDOM_ROUNDS = 15
 CONFINED_ROUNDS = 21
 PARTS_ROUNDS = 15
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
@@ -163,6 +163,12 @@ def random_addresses(rnd, funcs, n):
     return out
 
 
+def code_functions(nm):
+    """(start, size) of each code symbol of 4 bytes or more in `nm -S --defined-only` output."""
+    return [(int(a, 16) & ~1, int(s, 16)) for a, s, t, n in (ln.split() for ln in nm.splitlines()
+                                                             if len(ln.split()) == 4) if t in "Tt" and int(s, 16) >= 4]
+
+
 def walls(runs):
     return [w for w, _ in runs]
 
@@ -178,8 +184,7 @@ def symbol_bench(tmp):
         subprocess.run([sys.executable, os.path.join(HERE, "gen_large_elf.py"), os.path.dirname(big)], check=True,
                        stdout=subprocess.DEVNULL)
     nm = subprocess.run(["arm-none-eabi-nm", "-S", "--defined-only", big], capture_output=True, text=True).stdout
-    funcs = [(int(a, 16) & ~1, int(s, 16)) for a, s, t, n in (ln.split() for ln in nm.splitlines() if len(ln.split()) == 4)
-             if t in "Tt" and int(s, 16) >= 4]
+    funcs = code_functions(nm)
     units = len([f for f in os.listdir(os.path.dirname(big)) if f.endswith(".o")])
     inl = subprocess.run("arm-none-eabi-readelf --debug-dump=info %s | grep -c DW_TAG_inlined_subroutine" % big,
                          shell=True, capture_output=True, text=True).stdout.strip()
