@@ -96,7 +96,7 @@ def output(a2l, ours, af, out):
                               "addr2line pipe": lambda: piped(a2l, af), "ours pipe": lambda: piped(ours, af)}, ROUNDS)
     print("output (%d rounds): %s" % (ROUNDS, medians(runs)), flush=True)
     for to in ("file", "null", "pipe"):
-        ratio_line("addr2line / --resolve, output to a %s" % to, runs["addr2line " + to], runs["ours " + to])
+        ratio_line("addr2line / --resolve, output to %s" % {"file": "a file", "null": "/dev/null", "pipe": "a pipe"}[to], runs["addr2line " + to], runs["ours " + to])
 
 
 def page_cost(size, page, huge):

@@ -57,18 +57,23 @@ def timed(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
     return timed_faults(cmd, stdin, stdout, env, memory)[:2]
 
 
-def timed_faults(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
-    """timed(), and the process's minor page faults (from GNU time too; 0 when memory=False): on a
-    virtual machine each fresh 4 KB page can cost 10 us or more."""
+def spawn(cmd, stdin, stdout, env):
+    """Run cmd to its end: (wall seconds, its stderr, its rusage); an error when it fails."""
     t0 = time.perf_counter()
-    p = subprocess.Popen((["/usr/bin/time", "-f", "maxrss %M\nminflt %R"] if memory else []) + cmd, stdin=stdin,
-                         stdout=stdout, stderr=subprocess.PIPE, env=env)
-    _, status, _ = os.wait4(p.pid, 0)
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
     t = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError("%s failed: %s" % (cmd[0], err.strip()))
+    return t, err, ru
+
+
+def timed_faults(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
+    """timed(), and the process's minor page faults (from GNU time too; 0 when memory=False): on a
+    virtual machine each fresh 4 KB page can cost 10 us or more."""
+    t, err, _ = spawn((["/usr/bin/time", "-f", "maxrss %M\nminflt %R"] if memory else []) + cmd, stdin, stdout, env)
     m = re.findall(r"^maxrss (\d+)$", err, re.M)
     f = re.findall(r"^minflt (\d+)$", err, re.M)
     return t, int(m[-1]) / 1024.0 if m else 0.0, int(f[-1]) if f else 0
@@ -143,14 +148,7 @@ def batch_bench(tmp):
 def run_once(cmd, stdin_path, stdout_path=os.devnull, env=None):
     """One bare run: (wall seconds, CPU seconds of user and system time, all its threads)."""
     with open(stdin_path) as i, open(stdout_path, "w") as o:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=i, stdout=o, stderr=subprocess.PIPE, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
-        t = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError("%s failed: %s" % (cmd[0], err.strip()))
+        t, _, ru = spawn(cmd, i, o, env)
     return t, ru.ru_utime + ru.ru_stime
 
 
