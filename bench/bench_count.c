@@ -68,7 +68,7 @@ static double one_pass(struct sym_table *syms, const uint32_t *pcs, int mode, ui
 
 /* Rounds of the four modes in turn: each round's ratios compare passes a second or so apart; the
  * figures are medians over the rounds with their spread. */
-enum { ROUNDS = 7 };
+enum { ROUNDS = 9 };
 
 static void one_mix(struct sym_table *syms, const uint32_t *pcs, const char *name, uint32_t lo, uint32_t span)
 {

@@ -96,7 +96,7 @@ static size_t make_text(uint8_t *s, size_t cap)
 
 /* Rounds of the three loops in turn (read-only, ITM, text): each round's ratios compare runs a
  * fraction of a second apart, and the figures are medians over the rounds with their spread. */
-enum { ROUNDS = 15 };
+enum { ROUNDS = 21 };
 
 static volatile uint64_t sink_sum;
 

@@ -28,7 +28,7 @@ TOOL = os.path.join(ROOT, "build", "cmprof-top")
 B = os.path.join(ROOT, "build")
 ELF = os.path.join(B, "scenarios", "stream", "fw.elf")
 STREAM = os.path.join(B, "scenarios", "stream", "uart.txt")
-FIRST_ROUNDS = 7  # of the first screen, each reader once a round
+FIRST_ROUNDS = 9  # of the first screen, each reader once a round
 
 
 def pid_of(session):

@@ -35,10 +35,10 @@ from test_cli import itm_stream, pcs_of  # noqa: E402
 
 # rounds of each comparison (see interleave.py): enough for a median and quartiles that hold still,
 # the whole of make bench within about ten minutes on two shared cores
-BATCH_ROUNDS = 7
-RANDOM_ROUNDS = 15
-CONFINED_ROUNDS = 21
-PARTS_ROUNDS = 15
+BATCH_ROUNDS = 11
+RANDOM_ROUNDS = 25
+CONFINED_ROUNDS = 31
+PARTS_ROUNDS = 21
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c")
 
