@@ -9,6 +9,8 @@ minute, medians and the spread of the per-round ratios (interleave.py):
   cores      --resolve free to use both cores, against confined to one (taskset -c 0)
   flags      addr2line -a -f -i against -f -i
   output     each to a file, to /dev/null and to a pipe
+  cold       each with the ELF dropped from the page cache first, against cached (both right after
+             a --resolve, as the order matters)
   pages      what a fresh 4 KB and a fresh 2 MB page cost now (the kernel's, and on a virtual
              machine its host's, work: the share of the run that is page faults)
     resolve_factors.py [QUESTION...]   (all of them when none: 3-6 minutes on two shared cores)
@@ -99,6 +101,24 @@ def output(a2l, ours, af, out):
         ratio_line("addr2line / --resolve, output to %s" % {"file": "a file", "null": "/dev/null", "pipe": "a pipe"}[to], runs["addr2line " + to], runs["ours " + to])
 
 
+def cold(a2l, ours, af, out):
+    def dropped(cmd):
+        fd = os.open(BIG, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # (the ELF's cached pages only)
+        os.close(fd)
+        return wall(cmd, af, out)
+
+    before = lambda: wall(ours, af, out)  # noqa: E731 (each timed run comes right after a --resolve)
+    runs = interleave.rounds({"before 1": before, "ours cold": lambda: dropped(ours), "before 2": before,
+                              "ours cached": lambda: wall(ours, af, out), "before 3": before,
+                              "addr2line cold": lambda: dropped(a2l), "before 4": before,
+                              "addr2line cached": lambda: wall(a2l, af, out)}, ROUNDS)
+    print("cold (%d rounds): %s" % (ROUNDS, medians({k: v for k, v in runs.items() if not k.startswith("before")})),
+          flush=True)
+    ratio_line("--resolve, ELF not cached / cached", runs["ours cold"], runs["ours cached"])
+    ratio_line("addr2line, ELF not cached / cached", runs["addr2line cold"], runs["addr2line cached"])
+
+
 def page_cost(size, page, huge):
     """Seconds per page to touch a fresh anonymous mapping of `size` bytes, a page at a time."""
     m = mmap.mmap(-1, size + (2 << 20), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # (shared would be shmem)
@@ -127,7 +147,8 @@ def pages(a2l, ours, af, out):
     ratio_line("addr2line / --resolve, wall", [w for w, _ in runs["addr2line"]], [w for w, _ in runs["ours"]])
 
 
-QUESTIONS = {"procedure": procedure, "order": order, "cores": cores, "flags": flags, "output": output, "pages": pages}
+QUESTIONS = {"procedure": procedure, "order": order, "cores": cores, "flags": flags, "output": output, "cold": cold,
+             "pages": pages}
 
 
 def main(argv):
