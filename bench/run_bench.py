@@ -28,7 +28,7 @@ import interleave
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 B = os.path.join(ROOT, "build")
-TOOL = os.path.join(B, "cmprof-top")
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(B, "cmprof-top"))  # (as the tests: another build to time)
 SEED = os.path.join(ROOT, "..", "shared", "seeds", "000_b3d6e524a71660dc.txt")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from test_cli import itm_stream, pcs_of  # noqa: E402
