@@ -221,9 +221,9 @@ def random_bench(tmp, big, af, cmds):
     libdwarf = dict(os.environ, CMPROF_DWARF_LIBDWARF="1")
     runs = interleave.rounds({
         "addr2line": lambda: run_once(cmds["addr2line"], af, out_theirs),
-        "addr2line -a": lambda: run_once(cmds["addr2line -a"], af),
+        "addr2line -a": lambda: run_once(cmds["addr2line -a"], af, os.path.join(tmp, "theirs_a.txt")),
         "ours": lambda: run_once(cmds["ours"], af, out_ours),
-        "libdwarf": lambda: run_once(cmds["ours"], af, env=libdwarf)}, RANDOM_ROUNDS)
+        "libdwarf": lambda: run_once(cmds["ours"], af, os.path.join(tmp, "libdwarf.txt"), libdwarf)}, RANDOM_ROUNDS)
     peak, faults = {}, {}
     for name, cmd, env in (("addr2line", cmds["addr2line"], None), ("ours", cmds["ours"], None),
                            ("libdwarf", cmds["ours"], libdwarf)):
@@ -263,7 +263,8 @@ def confined_bench(tmp, cf, cmds):
     run_once(cmds["ours"], cf, out_ours)
     same = open(out_theirs, "rb").read() == open(out_ours, "rb").read()
     med = {name: interleave.median(walls(v)) for name, v in runs.items()}
-    say("      %d rounds of the three in turn, medians, and the spread of the per-round ratios:" % CONFINED_ROUNDS)
+    say("      %d rounds of the three in turn, output to /dev/null; medians, and the spread of the per-round ratios:"
+        % CONFINED_ROUNDS)
     say("      cmprof-top --resolve: %.3f s (%.0f MB peak, %d minor faults)" % (med["ours"], peak["ours"],
                                                                               faults["ours"]))
     for name, label in (("addr2line -a", "addr2line -a -f -i (the same output, byte for byte: %s)"
