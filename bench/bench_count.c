@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "../app/hugeheap.h"
 #include "../profile/profile.h"
+#include "spread.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,42 +31,63 @@ static uint32_t next(void)
 
 #define N 20000000u
 
-static double best_of_3(struct sym_table *syms, const uint32_t *pcs, int mode, uint32_t lo, uint32_t span)
+/* One pass of the N samples in the given mode: 0 the array baseline, 1 the profile untagged, 2
+ * tagged, 3 untagged in runs of 64. Returns the seconds it took. */
+static double one_pass(struct sym_table *syms, const uint32_t *pcs, int mode, uint32_t lo, uint32_t span)
 {
-    double best = 1e9;
-    for (int rep = 0; rep < 3; rep++) {
-        if (mode == 0) {
-            uint32_t *counts = calloc(span / 2 + 1, sizeof *counts);
-            double t0 = now();
-            for (uint32_t i = 0; i < N; i++)
-                counts[(pcs[i] - lo) >> 1]++;
-            double t = now() - t0;
-            uint64_t sum = 0;
-            for (uint32_t h = 0; h <= span / 2; h++)
-                sum += counts[h];
-            if (sum != N)
-                fprintf(stderr, "array baseline lost samples\n");
-            free(counts);
-            best = t < best ? t : best;
-        } else {
-            struct prof *p = prof_new(syms);
-            double t0 = now();
-            if (mode == 3) { /* in runs of 64, as ingest gets an ITM capture's PC runs and a dump's blocks */
-                for (uint32_t i = 0; i < N; i += 64)
-                    prof_add_pcs(p, pcs + i, N - i < 64 ? N - i : 64);
-            } else {
-                for (uint32_t i = 0; i < N; i++)
-                    prof_add_pc(p, pcs[i], mode == 2, 0x20001000u);
-            }
-            prof_settle(p); /* the counts reach the profile's entries, as a view's first read makes them */
-            double t = now() - t0;
-            if (prof_total(p) != N)
-                fprintf(stderr, "profile lost samples\n");
-            prof_free(p);
-            best = t < best ? t : best;
-        }
+    if (mode == 0) {
+        uint32_t *counts = calloc(span / 2 + 1, sizeof *counts);
+        double t0 = now();
+        for (uint32_t i = 0; i < N; i++)
+            counts[(pcs[i] - lo) >> 1]++;
+        double t = now() - t0;
+        uint64_t sum = 0;
+        for (uint32_t h = 0; h <= span / 2; h++)
+            sum += counts[h];
+        if (sum != N)
+            fprintf(stderr, "array baseline lost samples\n");
+        free(counts);
+        return t;
     }
-    return best;
+    struct prof *p = prof_new(syms);
+    double t0 = now();
+    if (mode == 3) { /* in runs of 64, as ingest gets an ITM capture's PC runs and a dump's blocks */
+        for (uint32_t i = 0; i < N; i += 64)
+            prof_add_pcs(p, pcs + i, N - i < 64 ? N - i : 64);
+    } else {
+        for (uint32_t i = 0; i < N; i++)
+            prof_add_pc(p, pcs[i], mode == 2, 0x20001000u);
+    }
+    prof_settle(p); /* the counts reach the profile's entries, as a view's first read makes them */
+    double t = now() - t0;
+    if (prof_total(p) != N)
+        fprintf(stderr, "profile lost samples\n");
+    prof_free(p);
+    return t;
+}
+
+/* Rounds of the four modes in turn: each round's ratios compare passes a second or so apart; the
+ * figures are medians over the rounds with their spread. */
+enum { ROUNDS = 9 };
+
+static void one_mix(struct sym_table *syms, const uint32_t *pcs, const char *name, uint32_t lo, uint32_t span)
+{
+    double ns[4][ROUNDS], direct[ROUNDS], runs[ROUNDS], tagged[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int mode = 0; mode < 4; mode++)
+            ns[mode][r] = 1e9 * one_pass(syms, pcs, mode, lo, span) / N;
+        direct[r] = ns[1][r] / ns[0][r];
+        runs[r] = ns[3][r] / ns[0][r];
+        tagged[r] = ns[2][r] / ns[1][r];
+    }
+    char a[128], b[128];
+    printf("%s: array %.2f ns/sample;\n", name, spread_of(ns[0], ROUNDS).median);
+    printf("  profile, untagged (direct index) %.2f ns/sample, %s the array;\n", spread_of(ns[1], ROUNDS).median,
+           spread_text(spread_of(direct, ROUNDS), "%.1f", "x", a, sizeof a));
+    printf("  in runs of 64 %.2f ns/sample, %s the array;\n", spread_of(ns[3], ROUNDS).median,
+           spread_text(spread_of(runs, ROUNDS), "%.1f", "x", b, sizeof b));
+    printf("  tagged (its task's index) %.2f ns/sample, %s the direct index\n", spread_of(ns[2], ROUNDS).median,
+           spread_text(spread_of(tagged, ROUNDS), "%.1f", "x", a, sizeof a));
 }
 
 int main(int argc, char **argv)
@@ -86,20 +108,14 @@ int main(int argc, char **argv)
     if (!pcs)
         return 1;
     uint32_t span = hi - lo;
-    printf("code: %u KB; %u samples, best of 3\n", span / 1024u, N);
+    printf("code: %u KB; %u samples; %d rounds of the array and the three profile modes in turn; medians, and "
+           "the spread of the per-round ratios\n", span / 1024u, N, ROUNDS);
     static const char *const mixes[] = {"random over all the code", "a hot 64 KB"};
     for (int mix = 0; mix < 2; mix++) {
         uint32_t window = mix ? (span < 65536u ? span : 65536u) : span;
         for (uint32_t i = 0; i < N; i++)
             pcs[i] = (lo + (next() % (window / 2)) * 2u) & ~1u;
-        double t_array = best_of_3(syms, pcs, 0, lo, span);
-        double t_direct = best_of_3(syms, pcs, 1, lo, span);
-        double t_hash = best_of_3(syms, pcs, 2, lo, span);
-        double t_runs = best_of_3(syms, pcs, 3, lo, span);
-        printf("%s: array %.2f ns/sample; profile, untagged (direct index) %.2f ns/sample (%.1fx the array), "
-               "in runs of 64 %.2f ns/sample (%.1fx the array); tagged (its task's index) %.2f ns/sample (%.1fx the direct index)\n",
-               mixes[mix], 1e9 * t_array / N, 1e9 * t_direct / N, t_direct / t_array, 1e9 * t_runs / N,
-               t_runs / t_array, 1e9 * t_hash / N, t_hash / t_direct);
+        one_mix(syms, pcs, mixes[mix], lo, span);
     }
     free(pcs);
     sym_close(syms);

@@ -5,7 +5,8 @@
   cpu      a pty fed at 10,000 samples/s (the text stream): cmprof-top's CPU time per second;
   soak S   a pty fed in a loop for S seconds: resident memory every 10 s;
   first    time to the first screen of samples on the big generated ELF (bench/gen_large_elf.py),
-           samples in 5 % of its units and in all of them, against libdwarf reading every unit.
+           samples in 5 % of its units and in all of them, against libdwarf reading every unit
+           (rounds of the two in turn: medians, and the spread of the per-round ratios).
     live_bench.py [ingest] [cpu] [soak SECONDS] [first]"""
 import os
 import re
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+
+import interleave
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -25,6 +28,7 @@ TOOL = os.path.join(ROOT, "build", "cmprof-top")
 B = os.path.join(ROOT, "build")
 ELF = os.path.join(B, "scenarios", "stream", "fw.elf")
 STREAM = os.path.join(B, "scenarios", "stream", "uart.txt")
+FIRST_ROUNDS = 9  # of the first screen, each reader once a round
 
 
 def pid_of(session):
@@ -191,22 +195,27 @@ def first():
             for k in range(0, len(pcs), 8):
                 f.write("p " + " ".join("%08x" % a for a in pcs[k:k + 8]) + "\n")
             f.write("end\n")
-        times = {}
-        for reader, env in (("fast reader", ""), ("libdwarf", "CMPROF_DWARF_LIBDWARF=1 ")):
-            best = None
-            for _ in range(3):
-                s = "bench-first"
-                tmux("kill-session", "-t", s)
-                t0 = time.time()
-                tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s%s %s %s; sleep 30" % (env, TOOL, cap, big))
-                while time.time() - t0 < 30 and not re.search(r"\b(f|mix|step)\d+_\d+", screen(s)):
-                    time.sleep(0.002)
-                t = time.time() - t0
-                tmux("kill-session", "-t", s)
-                best = t if best is None else min(best, t)
-            times[reader] = best
-        print("first screen, samples in %s: %.3f s (fast reader), %.3f s (libdwarf): %.1fx (best of 3, tmux "
-              "start included)" % (label, times["fast reader"], times["libdwarf"], times["libdwarf"] / times["fast reader"]))
+        runs = interleave.rounds({reader: (lambda env=env: first_screen(env, cap, big)) for reader, env in
+                                  (("fast reader", ""), ("libdwarf", "CMPROF_DWARF_LIBDWARF=1 "))}, FIRST_ROUNDS)
+        print("first screen, samples in %s: %.3f s (fast reader), %.3f s (libdwarf): libdwarf takes %s (%d rounds of "
+              "the two in turn, medians, tmux start included)"
+              % (label, interleave.median(runs["fast reader"]), interleave.median(runs["libdwarf"]),
+                 interleave.spread(interleave.ratios(runs["libdwarf"], runs["fast reader"]), "%.1f", "x"),
+                 FIRST_ROUNDS))
+
+
+
+def first_screen(env, cap, big):
+    """Seconds from starting the view in tmux to a sampled function's name on its screen."""
+    s = "bench-first"
+    tmux("kill-session", "-t", s)
+    t0 = time.time()
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s%s %s %s; sleep 30" % (env, TOOL, cap, big))
+    while time.time() - t0 < 30 and not re.search(r"\b(f|mix|step)\d+_\d+", screen(s)):
+        time.sleep(0.002)
+    t = time.time() - t0
+    tmux("kill-session", "-t", s)
+    return t
 
 
 def main(argv):

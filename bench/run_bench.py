@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""make bench: every figure is a ratio against a baseline measured in the same run.
+"""make bench: every figure is a ratio against a baseline measured in the same run, from interleaved
+runs (each round runs ours and the baseline once, in turn): the median of the per-round ratios
+with their spread (interquartile range and range), and the medians of each side. Never a best run:
+see interleave.py.
   1. decoder throughput (C, in memory, >= 50 MB streams), against a read-only loop;
   2. batch end to end on 1,000,000 samples, against the reference document's two Python scripts
      (its ITM parser, then its summarizer), run from a temporary copy of the document's text;
   3. symbols on a generated ELF (>= 20,000 functions, >= 100 units, -O2 -g): 100,000 addresses
-     through arm-none-eabi-addr2line -f -i and through cmprof-top --resolve, load included, with
-     peak memory, at random and confined to 5 % of the units (there also against addr2line -a -f -i,
-     whose output is --resolve's byte for byte); the fast DWARF reader against libdwarf; then the
-     steady-state cached lookup rate;
+     through arm-none-eabi-addr2line -f -i, addr2line -a -f -i (whose output is --resolve's byte
+     for byte) and cmprof-top --resolve, load included, wall and CPU time, with peak memory, at
+     random and confined to 5 % of the units; the fast DWARF reader against libdwarf; then the
+     steady-state cached lookup rate against the first pass;
   4. the live view: ingest rate from a file, keypress latency, CPU at a live 10,000 samples/s, and
      the time to the first screen on the generated ELF.
 Results go to stdout and build/bench/results.md."""
@@ -15,19 +18,29 @@ import os
 import random
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+import interleave
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 B = os.path.join(ROOT, "build")
-TOOL = os.path.join(B, "cmprof-top")
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(B, "cmprof-top"))  # (as the tests: another build to time)
 SEED = os.path.join(ROOT, "..", "shared", "seeds", "000_b3d6e524a71660dc.txt")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from test_cli import itm_stream, pcs_of  # noqa: E402
+
+# rounds of each comparison (see interleave.py): enough for a median and quartiles that hold still,
+# the whole of make bench within about ten minutes on two shared cores
+BATCH_ROUNDS = 11
+RANDOM_ROUNDS = 25
+CONFINED_ROUNDS = 31
+PARTS_ROUNDS = 21
+SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
+             "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c")
 
 lines_out = []
 
@@ -44,18 +57,23 @@ def timed(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
     return timed_faults(cmd, stdin, stdout, env, memory)[:2]
 
 
-def timed_faults(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
-    """timed(), and the process's minor page faults (from GNU time too; 0 when memory=False): on a
-    virtual machine each fresh 4 KB page can cost 10 us or more."""
+def spawn(cmd, stdin, stdout, env):
+    """Run cmd to its end: (wall seconds, its stderr, its rusage); an error when it fails."""
     t0 = time.perf_counter()
-    p = subprocess.Popen((["/usr/bin/time", "-f", "maxrss %M\nminflt %R"] if memory else []) + cmd, stdin=stdin,
-                         stdout=stdout, stderr=subprocess.PIPE, env=env)
-    _, status, _ = os.wait4(p.pid, 0)
+    p = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
     t = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
     p.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError("%s failed: %s" % (cmd[0], err.strip()))
+    return t, err, ru
+
+
+def timed_faults(cmd, stdin=None, stdout=subprocess.DEVNULL, env=None, memory=True):
+    """timed(), and the process's minor page faults (from GNU time too; 0 when memory=False): on a
+    virtual machine each fresh 4 KB page can cost 10 us or more."""
+    t, err, _ = spawn((["/usr/bin/time", "-f", "maxrss %M\nminflt %R"] if memory else []) + cmd, stdin, stdout, env)
     m = re.findall(r"^maxrss (\d+)$", err, re.M)
     f = re.findall(r"^minflt (\d+)$", err, re.M)
     return t, int(m[-1]) / 1024.0 if m else 0.0, int(f[-1]) if f else 0
@@ -70,9 +88,10 @@ def extract(text, start, end):
 
 
 def decode_bench():
-    say("## 1. Decoder throughput (64 MB streams in memory, best of 10)")
+    say("## 1. Decoder throughput (64 MB streams in memory)")
     exe = os.path.join(B, "bench_decode")
     subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_decode.c"),
+                    os.path.join(HERE, "spread.c"),
                     os.path.join(ROOT, "decode", "itm.c"), os.path.join(ROOT, "decode", "text.c"), "-o", exe],
                    check=True)
     out = subprocess.run([exe, "64"], capture_output=True, text=True, check=True).stdout
@@ -94,32 +113,66 @@ def batch_bench(tmp):
     swo = os.path.join(tmp, "swo.bin")
     open(swo, "wb").write(itm_stream(pcs))
     dump = os.path.join(tmp, "dump.txt")
-    # best of 3 for the scripts (seconds each), of 10 for ours (milliseconds: start-up jitter on a
-    # shared machine is a large share of one run); the peak memory from the first run
-    with open(dump, "w") as f:
-        t_parse, m_parse = timed([sys.executable, itm_py, "parse", swo], stdout=f)
-    t_parse = min([t_parse] + [timed([sys.executable, itm_py, "parse", swo], stdout=subprocess.DEVNULL,
-                                     memory=False)[0] for _ in range(2)])
-    t_sum, m_sum = timed([sys.executable, prof_py, dump, elf], stdout=subprocess.DEVNULL)
-    t_sum = min([t_sum] + [timed([sys.executable, prof_py, dump, elf], stdout=subprocess.DEVNULL,
-                                 memory=False)[0] for _ in range(2)])
-    t_ours = min(timed([TOOL, "--batch", swo, elf], memory=False)[0] for _ in range(10))
+    with open(dump, "w") as f:  # the parser's output, the summarizer's input; its peak memory
+        _, m_parse = timed([sys.executable, itm_py, "parse", swo], stdout=f)
+    _, m_sum = timed([sys.executable, prof_py, dump, elf])
     _, m_ours = timed([TOOL, "--batch", swo, elf])
+    # the scripts take seconds, we take milliseconds: each round runs both scripts, then ours on
+    # the capture and on the dump
+    runs = interleave.rounds({
+        "parse": lambda: timed([sys.executable, itm_py, "parse", swo], memory=False)[0],
+        "sum": lambda: timed([sys.executable, prof_py, dump, elf], memory=False)[0],
+        "ours": lambda: timed([TOOL, "--batch", swo, elf], memory=False)[0],
+        "text": lambda: timed([TOOL, "--batch", dump, elf], memory=False)[0]}, BATCH_ROUNDS)
+    scripts = [a + b for a, b in zip(runs["parse"], runs["sum"])]
+    med = {name: interleave.median(v) for name, v in runs.items()}
     ref = subprocess.run([sys.executable, prof_py, dump, elf], capture_output=True, text=True).stdout
     ours = subprocess.run([TOOL, "--batch", "--no-inline", swo, elf], capture_output=True, text=True).stdout
     hot_ref = re.search(r"([\d.]+) %\s+[\d.]+\s+hot_a", ref)
     hot_ours = re.search(r"([\d.]+)%\s+[\d.]+%\s+\S+\s+\d+\s+hot_a", ours)
-    say("    capture: %.1f MB, %d samples" % (os.path.getsize(swo) / 1e6, len(pcs)))
+    say("    capture: %.1f MB, %d samples; %d rounds, each the scripts, then cmprof-top on the capture and on "
+        "the dump; medians" % (os.path.getsize(swo) / 1e6, len(pcs), BATCH_ROUNDS))
     say("    Python: itm75a.py parse %.2f s (%.0f MB peak) + prof75a.py %.2f s (%.0f MB peak) = %.2f s"
-        % (t_parse, m_parse, t_sum, m_sum, t_parse + t_sum))
-    say("    cmprof-top --batch: %.3f s (%.0f MB peak)" % (t_ours, m_ours))
-    say("    ratio: %.0fx faster; hot_a %s %% (scripts) vs %s %% (cmprof-top)"
-        % ((t_parse + t_sum) / t_ours, hot_ref.group(1) if hot_ref else "?", hot_ours.group(1) if hot_ours else "?"))
+        % (med["parse"], m_parse, med["sum"], m_sum, interleave.median(scripts)))
+    say("    cmprof-top --batch: %.3f s (%.0f MB peak)" % (med["ours"], m_ours))
+    say("    ratio: %s faster; hot_a %s %% (scripts) vs %s %% (cmprof-top)"
+        % (interleave.spread(interleave.ratios(scripts, runs["ours"]), "%.0f", "x"),
+           hot_ref.group(1) if hot_ref else "?", hot_ours.group(1) if hot_ours else "?"))
     # the text path: the same samples as a dump of "p" lines, summarised by prof75a.py and by us
-    t_text = min(timed([TOOL, "--batch", dump, elf], memory=False)[0] for _ in range(10))
-    say("    text dump: %.1f MB; prof75a.py %.2f s, cmprof-top --batch %.3f s: %.0fx faster"
-        % (os.path.getsize(dump) / 1e6, t_sum, t_text, t_sum / t_text))
+    say("    text dump: %.1f MB; prof75a.py %.2f s, cmprof-top --batch %.3f s: %s faster"
+        % (os.path.getsize(dump) / 1e6, med["sum"], med["text"],
+           interleave.spread(interleave.ratios(runs["sum"], runs["text"]), "%.0f", "x")))
     say()
+
+
+def run_once(cmd, stdin_path, stdout_path=os.devnull, env=None):
+    """One bare run: (wall seconds, CPU seconds of user and system time, all its threads)."""
+    with open(stdin_path) as i, open(stdout_path, "w") as o:
+        t, _, ru = spawn(cmd, i, o, env)
+    return t, ru.ru_utime + ru.ru_stime
+
+
+def random_addresses(rnd, funcs, n):
+    """n instruction addresses (halfwords) inside functions drawn at random from (start, size)."""
+    out = []
+    for _ in range(n):
+        lo, size = funcs[rnd.randrange(len(funcs))]
+        out.append(lo + 2 * rnd.randrange(size // 2))
+    return out
+
+
+def code_functions(nm):
+    """(start, size) of each code symbol of 4 bytes or more in `nm -S --defined-only` output."""
+    return [(int(a, 16) & ~1, int(s, 16)) for a, s, t, n in (ln.split() for ln in nm.splitlines()
+                                                             if len(ln.split()) == 4) if t in "Tt" and int(s, 16) >= 4]
+
+
+def walls(runs):
+    return [w for w, _ in runs]
+
+
+def cpus(runs):
+    return [c for _, c in runs]
 
 
 def symbol_bench(tmp):
@@ -129,46 +182,18 @@ def symbol_bench(tmp):
         subprocess.run([sys.executable, os.path.join(HERE, "gen_large_elf.py"), os.path.dirname(big)], check=True,
                        stdout=subprocess.DEVNULL)
     nm = subprocess.run(["arm-none-eabi-nm", "-S", "--defined-only", big], capture_output=True, text=True).stdout
-    funcs = [(int(a, 16) & ~1, int(s, 16)) for a, s, t, n in (ln.split() for ln in nm.splitlines() if len(ln.split()) == 4)
-             if t in "Tt" and int(s, 16) >= 4]
+    funcs = code_functions(nm)
     units = len([f for f in os.listdir(os.path.dirname(big)) if f.endswith(".o")])
     inl = subprocess.run("arm-none-eabi-readelf --debug-dump=info %s | grep -c DW_TAG_inlined_subroutine" % big,
                          shell=True, capture_output=True, text=True).stdout.strip()
     rnd = random.Random(42)
-    addrs = []
-    for _ in range(100000):
-        lo, size = funcs[rnd.randrange(len(funcs))]
-        addrs.append(lo + 2 * rnd.randrange(size // 2))
     af = os.path.join(tmp, "addrs.txt")
-    open(af, "w").write("".join("%x\n" % a for a in addrs))
-    say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances; 100,000 random instruction addresses"
+    open(af, "w").write("".join("%x\n" % a for a in random_addresses(rnd, funcs, 100000)))
+    say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances"
         % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
-    out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
-    def best_of_3(cmd, out_path, env=None):
-        """The best time of three bare runs, and the peak memory of one more."""
-        best = None
-        for _ in range(3):
-            with open(af) as i, open(out_path, "w") as o:
-                t, _ = timed(cmd, stdin=i, stdout=o, env=env, memory=False)
-            best = t if best is None else min(best, t)
-        with open(af) as i:
-            _, m, f = timed_faults(cmd, stdin=i, env=env)
-        return best, m, f
-    t_a2l, m_a2l, f_a2l = best_of_3(["arm-none-eabi-addr2line", "-f", "-i", "-e", big], out_theirs)
-    t_ours, m_ours, f_ours = best_of_3([TOOL, "--resolve", big], out_ours)
-    # same frames? (ours prints the address line too, addr2line without -a does not)
-    theirs = [ln.rsplit("/", 1)[-1] for ln in open(out_theirs).read().splitlines()]
-    ours = [ln.rsplit("/", 1)[-1] for ln in open(out_ours).read().splitlines() if not ln.startswith("0x")]
-    say("    arm-none-eabi-addr2line -f -i (stdin): %.2f s, %.0f MB peak, %d minor faults (best of 3)"
-        % (t_a2l, m_a2l, f_a2l))
-    say("    cmprof-top --resolve (stdin):         %.2f s, %.0f MB peak, %d minor faults (best of 3) -> %.1fx faster"
-        % (t_ours, m_ours, f_ours, t_a2l / t_ours))
-    say("    frames identical (file names without directories): %s" % ("yes" if theirs == ours else
-                                                                        "NO (%d vs %d lines)" % (len(theirs), len(ours))))
-    # the same through libdwarf for every unit: what the fast DWARF reader gains
-    t_lib, m_lib, _ = best_of_3([TOOL, "--resolve", big], os.devnull, dict(os.environ, CMPROF_DWARF_LIBDWARF="1"))
-    say("    the same with libdwarf reading every unit (CMPROF_DWARF_LIBDWARF=1): %.2f s, %.0f MB peak -> the fast "
-        "reader is %.1fx faster" % (t_lib, m_lib, t_lib / t_ours))
+    cmds = {"addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", big],
+            "addr2line -a": ["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", big], "ours": [TOOL, "--resolve", big]}
+    random_bench(tmp, big, af, cmds)
     # 100,000 addresses confined to 5 % of the units: only those units are read
     by_unit = {}
     for ln in nm.splitlines():
@@ -177,82 +202,116 @@ def symbol_bench(tmp):
         if m:
             by_unit.setdefault(int(m.group(1)), []).append((int(f[0], 16) & ~1, int(f[1], 16)))
     few = sorted(by_unit)[:max(1, units // 20)]
-    confined = [fn for u in few for fn in by_unit[u]]
-    caddrs = []
-    for _ in range(100000):
-        lo, size = confined[rnd.randrange(len(confined))]
-        caddrs.append(lo + 2 * rnd.randrange(size // 2))
+    caddrs = random_addresses(rnd, [fn for u in few for fn in by_unit[u]], 100000)
     cf = os.path.join(tmp, "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
-    # runs of tens of milliseconds, where start-up jitter is a large share of one and the machine's
-    # speed drifts from one second to the next: the three in turn, 20 rounds, the best of each and
-    # the medians. addr2line -a prints what --resolve prints, byte for byte (the address line of
-    # each answer, then its frames: checked below); without -a it prints less, and is timed too.
-    cmds = {"addr2line -a": ["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", big],
-            "addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", big], "ours": [TOOL, "--resolve", big]}
-    runs = {name: [] for name in cmds}
-    for _ in range(20):
-        for name, cmd in cmds.items():
-            with open(cf) as i:
-                runs[name].append(timed(cmd, stdin=i, memory=False)[0])
+    say("    100,000 addresses in %d of %d units (5 %%):" % (len(few), units))
+    confined_bench(tmp, cf, cmds)
+    first = os.path.join(tmp, "confined_first.txt")
+    open(first, "w").write("".join("%x\n" % a for a in caddrs[:1024]))
+    parts_bench(big, first, cf, len(few))
+    lookup_bench(big, af)
+    say()
+
+
+def random_bench(tmp, big, af, cmds):
+    """100,000 random addresses, load included: addr2line with and without -a, --resolve, and
+    --resolve with libdwarf reading every unit, in turn; wall and CPU time."""
+    out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
+    libdwarf = dict(os.environ, CMPROF_DWARF_LIBDWARF="1")
+    runs = interleave.rounds({
+        "addr2line": lambda: run_once(cmds["addr2line"], af, out_theirs),
+        "addr2line -a": lambda: run_once(cmds["addr2line -a"], af, os.path.join(tmp, "theirs_a.txt")),
+        "ours": lambda: run_once(cmds["ours"], af, out_ours),
+        "libdwarf": lambda: run_once(cmds["ours"], af, os.path.join(tmp, "libdwarf.txt"), libdwarf)}, RANDOM_ROUNDS)
+    peak, faults = {}, {}
+    for name, cmd, env in (("addr2line", cmds["addr2line"], None), ("ours", cmds["ours"], None),
+                           ("libdwarf", cmds["ours"], libdwarf)):
+        with open(af) as i:
+            _, peak[name], faults[name] = timed_faults(cmd, stdin=i, env=env)
+    # same frames? (ours prints the address line too, addr2line without -a does not)
+    theirs = [ln.rsplit("/", 1)[-1] for ln in open(out_theirs).read().splitlines()]
+    ours = [ln.rsplit("/", 1)[-1] for ln in open(out_ours).read().splitlines() if not ln.startswith("0x")]
+    say("    100,000 random instruction addresses, load included; %d rounds of the four in turn, output to a "
+        "file; medians, and the spread of the per-round ratios:" % RANDOM_ROUNDS)
+    med = {name: (interleave.median(walls(v)), interleave.median(cpus(v))) for name, v in runs.items()}
+    for name, label in (("addr2line", "arm-none-eabi-addr2line -f -i"), ("addr2line -a", "addr2line -a -f -i"),
+                        ("ours", "cmprof-top --resolve"), ("libdwarf", "--resolve, libdwarf reading every unit")):
+        say("      %-38s %.3f s wall, %.3f s CPU%s" % (label + ":", med[name][0], med[name][1],
+            ", %.0f MB peak, %d minor faults" % (peak[name], faults[name]) if name in peak else ""))
+    for name, label in (("addr2line", "addr2line -f -i"), ("addr2line -a", "addr2line -a -f -i"),
+                        ("libdwarf", "--resolve with libdwarf")):
+        say("      %s / --resolve: wall %s, CPU %s" % (
+            label, interleave.spread(interleave.ratios(walls(runs[name]), walls(runs["ours"])), "%.1f", "x"),
+            interleave.spread(interleave.ratios(cpus(runs[name]), cpus(runs["ours"])), "%.1f", "x")))
+    say("      frames identical (file names without directories): %s" % ("yes" if theirs == ours else
+                                                                       "NO (%d vs %d lines)" % (len(theirs), len(ours))))
+
+
+def confined_bench(tmp, cf, cmds):
+    """Runs of tens of milliseconds, where start-up jitter is a large share of one: the three in
+    turn, many rounds. addr2line -a prints what --resolve prints, byte for byte (checked here);
+    without -a it prints less, and is timed too."""
+    runs = interleave.rounds({name: (lambda cmd=cmd: run_once(cmd, cf)) for name, cmd in cmds.items()},
+                             CONFINED_ROUNDS)
     peak, faults = {}, {}
     for name, cmd in cmds.items():
         with open(cf) as i:
             _, peak[name], faults[name] = timed_faults(cmd, stdin=i)
-    with open(cf) as i, open(out_theirs, "w") as o:
-        timed(cmds["addr2line -a"], stdin=i, stdout=o, memory=False)
-    with open(cf) as i, open(out_ours, "w") as o:
-        timed(cmds["ours"], stdin=i, stdout=o, memory=False)
+    out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
+    run_once(cmds["addr2line -a"], cf, out_theirs)
+    run_once(cmds["ours"], cf, out_ours)
     same = open(out_theirs, "rb").read() == open(out_ours, "rb").read()
-    best = {name: min(v) for name, v in runs.items()}
-    med = {name: statistics.median(v) for name, v in runs.items()}
-    say("    100,000 addresses in %d of %d units (5 %%), best of 20 each, run in turn, and medians:" % (len(few), units))
-    say("      cmprof-top --resolve:          %.3f s, median %.3f s (%.0f MB peak, %d minor faults)"
-        % (best["ours"], med["ours"], peak["ours"], faults["ours"]))
-    say("      addr2line -a -f -i (the same output, byte for byte: %s): %.3f s, median %.3f s (%.0f MB peak, %d minor "
-        "faults) -> %.1fx faster, medians %.1fx" % ("yes" if same else "NO", best["addr2line -a"], med["addr2line -a"],
-                                                     peak["addr2line -a"], faults["addr2line -a"],
-                                                     best["addr2line -a"] / best["ours"],
-                                                     med["addr2line -a"] / med["ours"]))
-    say("      addr2line -f -i (no address lines: less output): %.3f s, median %.3f s (%.0f MB peak) -> "
-        "%.1fx faster, medians %.1fx" % (best["addr2line"], med["addr2line"], peak["addr2line"],
-                                         best["addr2line"] / best["ours"], med["addr2line"] / med["ours"]))
-    # where that time goes: the open alone (no address); the open and the first chunk of input
-    # (the first read takes CHUNK / 8 = 8 KB in app/resolve.c, 1,024 of these lines, which need
-    # every one of the units already); the whole input (interleaved, best of 10 each)
-    first = os.path.join(tmp, "confined_first.txt")
-    open(first, "w").write("".join("%x\n" % a for a in caddrs[:1024]))
+    med = {name: interleave.median(walls(v)) for name, v in runs.items()}
+    say("      %d rounds of the three in turn, output to /dev/null; medians, and the spread of the per-round ratios:"
+        % CONFINED_ROUNDS)
+    say("      cmprof-top --resolve: %.3f s (%.0f MB peak, %d minor faults)" % (med["ours"], peak["ours"],
+                                                                              faults["ours"]))
+    for name, label in (("addr2line -a", "addr2line -a -f -i (the same output, byte for byte: %s)"
+                         % ("yes" if same else "NO")), ("addr2line", "addr2line -f -i (no address lines)")):
+        say("      %s: %.3f s (%.0f MB peak, %d minor faults) -> --resolve faster by wall %s, CPU %s"
+            % (label, med[name], peak[name], faults[name],
+               interleave.spread(interleave.ratios(walls(runs[name]), walls(runs["ours"])), "%.1f", "x"),
+               interleave.spread(interleave.ratios(cpus(runs[name]), cpus(runs["ours"])), "%.1f", "x")))
+
+
+def parts_bench(big, first, cf, n_units):
+    """Where --resolve's time goes: the open alone (no address); the open and the first chunk of
+    input (the first read takes CHUNK / 8 = 8 KB in app/resolve.c, 1,024 of these lines, which
+    need every one of the units already); the whole input. Medians of the per-round differences."""
     parts = {"none": os.devnull, "first": first, "all": cf}
-    part_best = {}
-    for _ in range(10):
-        for name, path in parts.items():
-            with open(path) as i:
-                t, _ = timed([TOOL, "--resolve", big], stdin=i, memory=False)
-            part_best[name] = min(part_best.get(name, t), t)
-    say("    of which: the open %.1f ms (no address); the %d units and the first 1,024 addresses %.1f ms more; "
-        "the other 98,976 addresses %.1f ms more" % (part_best["none"] * 1e3, len(few),
-                                                 (part_best["first"] - part_best["none"]) * 1e3,
-                                                 (part_best["all"] - part_best["first"]) * 1e3))
+    runs = interleave.rounds({name: (lambda path=path: run_once([TOOL, "--resolve", big], path)[0])
+                              for name, path in parts.items()}, PARTS_ROUNDS)
+    units_ms = [1e3 * (b - a) for a, b in zip(runs["none"], runs["first"])]
+    rest_ms = [1e3 * (b - a) for a, b in zip(runs["first"], runs["all"])]
+    say("      of which (%d rounds): the open %s (no address); the %d units and the first 1,024 addresses %s "
+        "more; the other 98,976 addresses %s more" % (PARTS_ROUNDS, interleave.spread([1e3 * t for t in runs["none"]],
+                                                                                      "%.1f", " ms"),
+                                                      n_units, interleave.spread(units_ms, "%.1f", " ms"),
+                                                      interleave.spread(rest_ms, "%.1f", " ms")))
+
+
+def lookup_bench(big, af):
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_lookup.c"), os.path.join(ROOT, "app", "hugeheap.c")] +
-                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c")] + ["-lelf",
-                    "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
-    out = subprocess.run([exe, big, os.path.join(tmp, "addrs.txt")], capture_output=True, text=True, check=True).stdout
+                    os.path.join(HERE, "bench_lookup.c"), os.path.join(HERE, "spread.c"),
+                    os.path.join(ROOT, "app", "hugeheap.c")] +
+                   [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
+                   ["-lelf", "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
+    out = subprocess.run([exe, big, af], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)
-    say()
 
 
 def count_bench():
-    say("## 3b. Counting samples into the profile (the generated ELF's code, 20 M samples, best of 3)")
+    say("## 3b. Counting samples into the profile (the generated ELF's code, 20 M samples)")
     big = os.path.join(B, "bench", "large", "big.elf")
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_count.c"), os.path.join(ROOT, "app", "hugeheap.c")] +
+                    os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c"),
+                    os.path.join(ROOT, "app", "hugeheap.c")] +
                    [os.path.join(ROOT, "profile", f) for f in ("profile.c", "stacks.c", "pcindex.c", "escape.c")] +
-                   [os.path.join(ROOT, "symbols", f) for f in ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c", "aranges.c", "isolate.c", "units.c", "lookup.c",
-                                                               "demangle.c", "codemap.c")] +
+                   [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
                    ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
