@@ -466,6 +466,28 @@ static void test_diagnostics_banner(void)
     CHECK(strstr(render(&v, 120, 24), "diagnostics") != NULL);
 }
 
+/* Issue 35, 16: Enter in the call screen follows the selected row, a caller as well as a callee
+ * (each list is read afresh: the callers' rows are not the callees' buffer). */
+static void test_calls_enter_follows_selection(void)
+{
+    setup();
+    uint32_t callers[] = {0x08000100u, 0x08000200u}; /* B called by X, X by A */
+    for (int i = 0; i < 10; i++) {
+        prof_add_pc(p, 0x08000300u, false, 0);
+        prof_add_stack(p, 0x08000300u, callers, 2, false, 0);
+    }
+    snprintf(v.calls_func, sizeof v.calls_func, "0x08000100");
+    v.mode = VM_CALLS;
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "called by") && strstr(t, "0x08000200") && strstr(t, "0x08000300"));
+    view_key(&v, VK_ENTER); /* row 0: the caller */
+    CHECK(strcmp(v.calls_func, "0x08000200") == 0);
+    snprintf(v.calls_func, sizeof v.calls_func, "0x08000100");
+    view_key(&v, VK_DOWN); /* row 1: the callee */
+    view_key(&v, VK_ENTER);
+    CHECK(strcmp(v.calls_func, "0x08000300") == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -486,6 +508,7 @@ int main(void)
     RUN_TEST(test_section_time_sparkline);
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);
+    RUN_TEST(test_calls_enter_follows_selection);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
