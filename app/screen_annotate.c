@@ -109,9 +109,9 @@ static int cmp_addr_row(const void *a, const void *b)
 void view_render_annotate(struct view *v, struct vbuf *b, int y0)
 {
     const struct prof_row *ar;
-    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    size_t na = prof_rows_of(view_current_prof(v), PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
     uint32_t(*counts)[2] = malloc((na + 1) * sizeof *counts); /* address, samples: sorted for lookups */
-    double fsum = 0, total = prof_total(v->prof);
+    double fsum = 0, total = prof_total(view_current_prof(v));
     for (size_t i = 0; counts && i < na; i++) {
         counts[i][0] = (uint32_t)strtoul(ar[i].name, NULL, 16);
         counts[i][1] = (uint32_t)ar[i].samples;
@@ -150,7 +150,7 @@ void view_render_annotate(struct view *v, struct vbuf *b, int y0)
             }
             int x = vb_putf(b, bw + 17, y, sel ? VA_SELECT : (samples > 0 ? VA_NORMAL : VA_DIM), "  %08x: %s",
                             row->addr, row->text);
-            const char *cause = samples > 0 ? prof_skid_cause(v->prof, row->addr) : NULL;
+            const char *cause = samples > 0 ? prof_skid_cause(view_current_prof(v), row->addr) : NULL;
             if (cause) /* the samples here include time before it, with interrupts disabled */
                 vb_putf(b, x, y, VA_WARN, "  \u25c0 skid: after '%s'", cause);
         }

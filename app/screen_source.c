@@ -301,12 +301,13 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
         view_render_annotate(v, b, y0);
         return;
     }
+    struct prof *cur = view_current_prof(v); /* the window's counts under w, as in the list */
     const struct prof_row *rows;
-    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    size_t n = prof_rows_of(cur, PROF_BY_LINE, v->inline_frames, v->func, &rows);
     double fsum = 0;
     for (size_t i = 0; i < n; i++)
         fsum += rows[i].samples;
-    double total = prof_total(v->prof);
+    double total = prof_total(cur);
     int x = vb_putf(b, 0, y0, VA_TITLE, "%s", v->func);
     for (int d = v->depth - 1; d >= 0; d--)
         x = vb_putf(b, x, y0, VA_TITLE, " \u2190 %s", v->stack[d]);
@@ -317,7 +318,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
     if (!v->n_src_lines) { /* address view */
         vb_put(b, 0, y0 + 1, VA_WARN, v->src_missing);
         const struct prof_row *ar;
-        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+        size_t na = prof_rows_of(cur, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
         view_render_rows(v, b, y0 + 2, ar, na, true);
         return;
     }
@@ -343,7 +344,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
     }
     vb_putf(b, 0, b->h - 4, VA_DIM, "%%: of this function's samples, then of all; lines %d-%d of %s",
          v->src_first + 1, v->src_first + v->src_n, view_base_name(v->src_path));
-    uint32_t pc = prof_top_pc(v->prof, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
+    uint32_t pc = prof_top_pc(cur, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
     vb_put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
     if (pc)
         chain_line(v, b, b->h - 2, pc);

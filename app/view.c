@@ -275,7 +275,7 @@ static int list_length(struct view *v)
         if (v->annotate)
             return v->annot_n;
         return v->n_src_lines ? v->src_n
-                              : (int)prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
+                              : (int)prof_rows_of(view_current_prof(v), PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
     case VM_SECTIONS:
         return INGEST_SECTIONS;
     case VM_LOG:
@@ -586,7 +586,8 @@ static void header(struct view *v, struct vbuf *b)
     if (in->info.present && in->info.build_id[0])
         vb_putf(b, x, 0, id_bad ? VA_WARN : VA_GOOD, "  build-id %s", id_bad ? "MISMATCH" : "ok");
     vb_fill_attr(b, 0, VA_TITLE);
-    double total = prof_total(v->prof);
+    struct prof *cur = view_current_prof(v); /* under w, the header counts the window too */
+    double total = prof_total(cur);
     double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
     uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
     uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
@@ -613,12 +614,12 @@ static void header(struct view *v, struct vbuf *b)
     FIELD(overflows ? 2 : 8, overflows ? VA_WARN : VA_NORMAL, "overflows %llu", (unsigned long long)overflows);
     FIELD(resync ? 3 : 9, VA_NORMAL, "resyncs %llu", (unsigned long long)resync);
     FIELD(lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
-    if (prof_sleep(v->prof))
-        FIELD(5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(v->prof));
-    double overhead = prof_overhead(v->prof);
+    if (prof_sleep(cur))
+        FIELD(5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(cur));
+    double overhead = prof_overhead(cur);
     if (overhead > 0)
         FIELD(5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
-    double idle = prof_idle(v->prof);
+    double idle = prof_idle(cur);
     if (idle >= 0)
         FIELD(3, VA_NORMAL, "idle %.1f %%", 100 * idle);
     if (nl)

@@ -488,6 +488,53 @@ static void test_calls_enter_follows_selection(void)
     CHECK(strcmp(v.calls_func, "0x08000300") == 0);
 }
 
+/* The first address of a function in an ELF, by looking its code over. */
+static uint32_t address_of(struct sym_table *syms, const char *function)
+{
+    uint32_t lo, hi;
+    for (uint32_t a = sym_code_span(syms, &lo, &hi) ? lo : 1; a < hi; a += 2) {
+        const struct sym_location *l = sym_lookup(syms, a);
+        if (l->known && strcmp(sym_frame_at(l, 0)->function, function) == 0)
+            return a;
+    }
+    return 0;
+}
+
+/* Issue 35, 17: under w the window is what every part counts: the header, the list and the
+ * drill-down (not the cumulative counts under a "last 5 s" header). */
+static void test_window_everywhere(void)
+{
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/stream/fw.elf", err, sizeof err);
+    CHECK(syms != NULL); /* the stream scenario's firmware (make scenarios) */
+    if (!syms)
+        return;
+    uint32_t a = address_of(syms, "hot_a"), b = address_of(syms, "hot_b");
+    CHECK(a && b);
+    struct prof *all = prof_new(syms), *win = prof_new(syms);
+    struct view w;
+    view_init(&w, all, win, &in, syms);
+    w.st = v.st;
+    for (int i = 0; i < 700; i++)
+        prof_add_pc(all, i < 400 ? a : b, false, 0);
+    for (int i = 0; i < 50; i++)
+        prof_add_pc(win, i < 40 ? a : b, false, 0);
+    view_key(&w, 'w');
+    const char *t = render(&w, 100, 24);
+    CHECK(strstr(t, "last 5 s") && strstr(t, "samples 50 ") && !strstr(t, "samples 700"));
+    CHECK(strstr(t, "80.00%") != NULL); /* 40 of the window's 50 */
+    view_key(&w, VK_ENTER); /* the drill-down into hot_a: its window samples */
+    t = render(&w, 100, 24);
+    CHECK(w.mode == VM_SOURCE && strstr(t, "hot_a   40 samples, 80.00%") && strstr(t, "samples 50 "));
+    view_key(&w, 'w'); /* back to the cumulative counts, everywhere */
+    t = render(&w, 100, 24);
+    CHECK(strstr(t, "hot_a   400 samples, 57.14%") && strstr(t, "samples 700 "));
+    view_free(&w);
+    prof_free(all);
+    prof_free(win);
+    sym_close(syms);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -509,6 +556,7 @@ int main(void)
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);
     RUN_TEST(test_calls_enter_follows_selection);
+    RUN_TEST(test_window_everywhere);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
