@@ -60,7 +60,7 @@ static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int 
         vb_bar(b, 0, y, bar, c[k].share, c[k].lo95, c[k].hi95, v->unicode);
         int x = vb_putf(b, bar, y, attr, " %6.2f%% [%5.1f-%5.1f] %8.0f  ", 100 * c[k].share, 100 * c[k].lo95,
                     100 * c[k].hi95, c[k].samples);
-        vb_put(b, x, y, attr, view_shown_name(v, c[k].name));
+        view_put_function(v, b, x, y, attr, idx == v->sel ? VA_SELECT : VA_DIM, c[k].name);
     }
     if (!n && y < bottom)
         vb_put(b, 2, y++, VA_DIM, "-");
@@ -70,7 +70,7 @@ static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int 
 void view_render_calls(struct view *v, struct vbuf *b, int y0)
 {
     struct prof *p = view_current_prof(v);
-    vb_putf(b, 0, y0, VA_TITLE, "calls of %s", view_shown_name(v, v->calls_func));
+    view_put_function(v, b, vb_put(b, 0, y0, VA_TITLE, "calls of "), y0, VA_TITLE, VA_TITLE, v->calls_func);
     vb_fill_attr(b, y0, VA_TITLE);
     if (!prof_has_stacks(p)) {
         vb_put(b, 0, y0 + 1, VA_DIM, "no call stacks: they come from a gdb: source, walked while the core is halted "

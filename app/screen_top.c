@@ -88,18 +88,22 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
         if (diff) {
             struct baseline_delta d = baseline_compare(row->samples, prof_total(view_current_prof(v)),
                                                        baseline_samples(v->base, row->name), v->base->total, n);
-            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s %6.2f%% %+7.2f%s %s", 100 * row->share, 100 * row->ci95,
-                     samples, 100 * d.base_share, 100 * d.delta, d.significant ? "*" : " ", name);
+            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s %6.2f%% %+7.2f%s ", 100 * row->share, 100 * row->ci95,
+                     samples, 100 * d.base_share, 100 * d.delta, d.significant ? "*" : " ");
         } else if (spark) {
             x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  ", 100 * row->share, 100 * row->ci95, samples);
             x = sparkline(v, b, x, y, row->name, sel ? VA_SELECT : VA_BAR);
-            x = vb_putf(b, x, y, attr, "  %s", name);
+            x = vb_put(b, x, y, attr, "  ");
         } else {
-            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples, name);
+            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  ", 100 * row->share, 100 * row->ci95, samples);
         }
+        if (v->group == PROF_BY_FUNCTION && !lines)
+            x = view_put_function(v, b, x, y, attr, sel ? VA_SELECT : VA_DIM, row->name);
+        else
+            x = vb_put(b, x, y, attr, name);
         if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
-        if (row->file && v->group == PROF_BY_FUNCTION)
+        if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", view_base_name(row->file));
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");

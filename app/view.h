@@ -84,6 +84,11 @@ struct view {
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     bool demangle;          /* C++/Rust names demangled (key C) */
+    struct view_clone {        /* GCC's copies each source function has in the ELF, asked once */
+        uint64_t hash;         /* of the name; 0: a free slot */
+        unsigned kinds;        /* sym_clone_kinds() */
+    } clones[256];
+    int n_clones;
     bool sort_by_name;
     bool frozen;
     bool window_mode;
@@ -96,6 +101,7 @@ struct view {
     char calls_func[128];
     /* drill-down */
     char func[128];
+    uint32_t enter_at;         /* a call's target while entering its function: lines when it has no samples */
     char stack[8][128];        /* functions drilled through, for Esc */
     int depth;
     char **src_lines;          /* the function's source file, or NULL */

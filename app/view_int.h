@@ -13,6 +13,10 @@
 struct prof *view_current_prof(struct view *v);                            /* cumulative, or the window */
 size_t view_top_rows(struct view *v, const struct prof_row **out);         /* after freeze, filter, sort */
 const char *view_shown_name(const struct view *v, const char *name);       /* demangled when asked */
+/* A function's name as shown, with the GCC copies it stands for noted after it in note_attr:
+ * "crc32 [constprop]" (a source function with clones), "crc32 [constprop.1]" (a row named by a
+ * clone's symbol, when there is no DWARF). Returns the next x. */
+int view_put_function(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, uint8_t note_attr, const char *name);
 void view_clamp_scroll(struct view *v, int n, int rows);
 const char *view_base_name(const char *path);
 bool view_contains(const char *s, const char *what); /* ignoring case */

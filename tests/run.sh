@@ -116,6 +116,8 @@ step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py
+step "live view: issue 35 fixes" python3 tests/test_live_view.py
+step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
 
 # The failures again, last, so a log cut in its middle still names them.
 if ((${#failures[@]})); then

@@ -535,6 +535,28 @@ static void test_window_everywhere(void)
     sym_close(syms);
 }
 
+/* Issue 35, 15: GCC's clone names, split into the source name and the kinds of copy. */
+static void test_clone_names(void)
+{
+    static const struct {
+        const char *name;
+        size_t base;
+        const char *kinds;
+    } cases[] = {{"crc32.constprop.0", 5, "constprop"}, {"f.isra.0", 1, "isra"}, {"check.part.0.cold", 5, "part, cold"},
+                 {"main.cold", 4, "cold"}, {"g.constprop.0.isra.0", 1, "constprop, isra"}, {"crc32", 0, ""},
+                 {"foo.bar", 0, ""}, {"x.constprop.0.extra", 0, ""}, {".constprop.0", 0, ""}, {"h.partial", 0, ""}};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned kinds;
+        char text[64];
+        size_t base = sym_clone_split(cases[i].name, &kinds);
+        ok &= base == cases[i].base && strcmp(sym_clone_text(kinds, text, sizeof text), cases[i].kinds) == 0;
+        if (base != cases[i].base)
+            printf("  %s: %zu\n", cases[i].name, base);
+    }
+    CHECK(ok);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -557,6 +579,7 @@ int main(void)
     RUN_TEST(test_diagnostics_banner);
     RUN_TEST(test_calls_enter_follows_selection);
     RUN_TEST(test_window_everywhere);
+    RUN_TEST(test_clone_names);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The live view's field fixes of issue 35 (part F), driven in tmux on small fixed captures:
+  1. GCC's clones (crc32.constprop.0): rows name the source function with the copy noted, and
+     Enter on a call to a clone opens the function's own lines (from a line and from annotate);
+Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+from test_tui import keep_server, keys, line_of, screen, tmux, wait_for  # noqa: E402
+
+TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
+OUT = os.path.join(ROOT, "build", "live_view")
+
+
+def build_clones():
+    """tests/zoo/clones.c at -O2 with -fipa-cp-clone: crc32.constprop.0 and .1, called with bl."""
+    os.makedirs(OUT, exist_ok=True)
+    elf = os.path.join(OUT, "clones.elf")
+    r = subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-ffunction-sections",
+                        "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-O2", "-g",
+                        "-fipa-cp-clone", os.path.join(HERE, "zoo", "clones.c"), "-lgcc", "-o", elf],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("clones.c: " + r.stderr[-400:])
+    syms = {}
+    for ln in subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 3:
+            syms[f[2]] = int(f[0], 16)
+    calls = {}  # "frame_b" -> [(address of the bl, its target's symbol)]
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", elf], capture_output=True, text=True).stdout
+    func = None
+    for ln in dis.splitlines():
+        if ln.endswith(">:"):
+            func = ln.split("<")[1][:-2]
+        elif "\tbl\t" in ln and "<" in ln:
+            calls.setdefault(func, []).append((int(ln.split(":")[0], 16), ln.split("<")[1].rstrip(">")))
+    return elf, syms, calls
+
+
+def dump(path, pcs):
+    """A text dump ("prof raw") of these PCs."""
+    with open(path, "w") as f:
+        f.write("prof raw n=%d\n" % len(pcs))
+        for i in range(0, len(pcs), 16):
+            f.write("p " + " ".join("%08x" % a for a in pcs[i:i + 16]) + "\n")
+        f.write("end\n")
+    return path
+
+
+def start(session, w, h, *args):
+    tmux("kill-session", "-t", session)
+    tmux("new-session", "-d", "-s", session, "-x", str(w), "-y", str(h), " ".join([TOOL] + list(args)) + "; sleep 30")
+    return wait_for(session, r"^cmprof-top ", 10)
+
+
+def clone_tests(w, h):
+    size = "%dx%d: " % (w, h)
+    elf, syms, calls = build_clones()
+    # frame_b's first call is to a crc32 clone; its samples sit on that bl, the clones' in their loops
+    bl, target = calls["frame_b"][0]
+    pcs = [bl] * 30 + [syms["crc32.constprop.0"] + 0x14] * 60 + [syms["crc32.constprop.1"] + 0x10] * 20
+    cap = dump(os.path.join(OUT, "clones.txt"), pcs)
+    s = "cmprof-clones"
+    start(s, w, h, cap, elf)
+    txt = wait_for(s, r"samples 110 ", 10) or screen(s)
+    rows = [ln for ln in txt.splitlines() if "%" in ln and "crc32" in ln]
+    check(size + "a clone's samples: the source function's row, the copy noted (crc32 [constprop])",
+          target.startswith("crc32.constprop.") and rows and "crc32 [constprop]" in rows[0] and
+          "crc32.constprop" not in txt, rows[0] if rows else line_of(txt, 5))
+    keys(s, "Down", "Enter")  # frame_b: its hottest line holds the call
+    keys(s, "Enter")
+    txt = screen(s)
+    check(size + "Enter on a line that calls crc32.constprop.N opens crc32's own lines",
+          "crc32 [constprop] \u2190 frame_b" in txt and "c = (c >> 1)" in txt and "no line information" not in txt,
+          line_of(txt, 4))
+    keys(s, "Escape", "a", "/", "c", "o", "n", "s", "t", "Enter")  # annotate: the bl instruction itself
+    sel = screen(s)
+    keys(s, "Enter")
+    txt = screen(s)
+    check(size + "annotate: Enter on `bl ... <crc32.constprop.N>` opens crc32's instructions under its lines",
+          "constprop" in sel and "crc32 [constprop]" in line_of(txt, 4) and "annotate: 80 samples" in txt and
+          "c = (c >> 1)" in txt, line_of(txt, 4))
+    tmux("kill-session", "-t", s)
+    nodwarf = os.path.join(OUT, "clones-nodwarf.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", elf, nodwarf], check=True)
+    start(s, w, h, cap, nodwarf)
+    txt = wait_for(s, r"samples 110 ", 10) or screen(s)
+    check(size + "without DWARF: rows named by the clones' symbols show the source name and the copy",
+          "crc32 [constprop.0]" in txt and "crc32 [constprop.1]" in txt and " ??" not in txt, line_of(txt, 5))
+    tmux("kill-session", "-t", s)
+
+
+def main():
+    if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
+        check("tmux installed", False, "install tmux (scripts/deps.sh)")
+        return 1
+    os.environ.setdefault("TERM", "xterm-256color")
+    os.chdir(ROOT)
+    keep_server()
+    try:
+        for w, h in ((80, 24), (200, 60)):
+            clone_tests(w, h)
+    finally:
+        keep_server(False)
+    return 1 if harness.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
