@@ -51,7 +51,7 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
     if (points > (int)(sizeof pts / sizeof *pts))
         points = (int)(sizeof pts / sizeof *pts);
     bool section = v->mode == VM_SECTIONS;
-    int len = section ? v->sect_history.len : v->history.len, span = span_for(len);
+    int len = section ? v->sect_history.len : view_history(v)->len, span = span_for(len);
     if (points > span)
         points = span; /* at least a second a column */
     char name[128] = "", unit[8] = "%";
@@ -75,7 +75,7 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         size_t n = view_top_rows(v, &r);
         if (v->sel >= 0 && (size_t)v->sel < n) {
             snprintf(name, sizeof name, "%s", view_shown_name(v, r[v->sel].name));
-            got = history_of(&v->history, r[v->sel].name, pts, points, span);
+            got = history_of(view_history(v), r[v->sel].name, pts, points, span);
         }
     }
     float peak = 0;

@@ -18,6 +18,8 @@ static const char *const help_lines[] = {
     "  c            who calls the selected function and what it calls, with shares (call stacks:",
     "               a gdb: source walks them while the core is halted); Enter follows a row",
     "  s            sort by share or by name",
+    "  < >          sort by the previous or next column: share, \u00b1%, name (with --diff, base% and",
+    "               change too)",
     "  g            group by function, line, file, task",
     "  i            charge inlined code to the inlined function, or to its caller",
     "  C            C++ and Rust names demangled (default) or as linked",

@@ -47,7 +47,7 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
 static int sparkline(struct view *v, struct vbuf *b, int x, int y, const char *name, uint8_t attr)
 {
     float pts[SPARK];
-    int n = history_of(&v->history, name, pts, SPARK, 60);
+    int n = history_of(view_history(v), name, pts, SPARK, 60);
     for (int i = n; i < SPARK; i++)
         pts[i] = -1.0f;
     return vb_sparkline(b, x, y, pts, SPARK, v->unicode, attr);
@@ -58,7 +58,7 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
     int bw = b->w >= 100 ? 24 : (b->w >= 90 ? 16 : 10);
     bool diff = v->base && !lines && v->group != PROF_BY_ADDRESS;
     /* wide terminals: each row's share second by second, the last minute as a sparkline */
-    bool spark = !lines && !diff && b->w >= 110 && v->history.len > 1;
+    bool spark = !lines && !diff && b->w >= 110 && view_history(v)->len > 1;
     if (diff) /* --diff: the baseline's share and the change, '*' when significant */
         vb_putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s %7s %8s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES", "BASE%",
              "CHANGE", "NAME");

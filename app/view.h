@@ -48,6 +48,9 @@ enum {
 #define VIEW_QUIT 2
 #define VIEW_SAVE 4 /* write a snapshot in v->save_format: the caller does the I/O */
 
+/* The top list's orders: one per column (SAMPLES and % sort as SHARE does). */
+enum view_sort { VS_SHARE, VS_CI, VS_NAME, VS_BASE, VS_CHANGE };
+
 enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG, VM_CALLS };
 
 #define VIEW_LOG_LINES 200
@@ -80,6 +83,8 @@ struct view {
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
     struct history history;    /* each top row's share, second by second: the sparklines */
+    struct history *kept;      /* every grouping's, ticked as well (by group and inline): g and i keep them */
+    struct history *frozen_history; /* the sparklines as they were at space: frozen with the rows */
     struct section_history sect_history; /* each section's mean time, second by second */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
@@ -89,7 +94,7 @@ struct view {
         unsigned kinds;        /* sym_clone_kinds() */
     } clones[256];
     int n_clones;
-    bool sort_by_name;
+    int sort;                  /* the top list's order: enum view_sort (keys s, < and >) */
     bool frozen;
     bool window_mode;
     bool graph;                /* key G: the history pane under the top and sections tables */

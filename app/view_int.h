@@ -12,6 +12,8 @@
 /* rows */
 struct prof *view_current_prof(struct view *v);                            /* cumulative, or the window */
 size_t view_top_rows(struct view *v, const struct prof_row **out);         /* after freeze, filter, sort */
+const char *view_sort_label(const struct view *v);
+const struct history *view_history(const struct view *v);                  /* the sparklines' (frozen too) */                         /* "share", "name", ... */
 const char *view_shown_name(const struct view *v, const char *name);       /* demangled when asked */
 /* A function's name as shown, with the GCC copies it stands for noted after it in note_attr:
  * "crc32 [constprop]" (a source function with clones), "crc32 [constprop.1]" (a row named by a

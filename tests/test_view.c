@@ -557,6 +557,163 @@ static void test_clone_names(void)
     CHECK(ok);
 }
 
+/* The header's rows split into their fields (two spaces apart), trimmed. */
+static int header_fields(const char *t, char fields[][200], int max)
+{
+    int n = 0;
+    const char *line = t;
+    for (int row = 0; row < 3 && line; row++) {
+        const char *end = strchr(line, '\n');
+        for (const char *p = line; p < end && n < max;) {
+            while (p < end && *p == ' ')
+                p++;
+            const char *q = p;
+            while (q < end && !(q[0] == ' ' && q[1] == ' '))
+                q++;
+            if (q > p)
+                snprintf(fields[n++], 200, "%.*s", (int)(q - p), p);
+            p = q;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+/* Issue 35, 21 and 23: at any width the header shows whole fields only (never "nominal 1367" for
+ * 13672/s), and says when the sections are timed on another clock than the sampling one. */
+static void test_header_whole_fields(void)
+{
+    setup();
+    in.info.present = true;
+    in.info.clock_hz = in.info.timer_hz = 25000000;
+    in.info.section_hz = 1000000;
+    in.info.period = 42;
+    in.info.jitter = 63;
+    snprintf(in.info.arch, sizeof in.info.arch, "ARMv7E-M");
+    snprintf(in.info.timer, sizeof in.info.timer, "SysTick");
+    view_key(&v, 'i');
+    view_key(&v, 'w');
+    static char wide[40][200], narrow[40][200];
+    int nw = header_fields(render(&v, 200, 60), wide, 40);
+    int all = 1, more = 1;
+    for (int i = 0; i < nw; i++)
+        all &= strstr(text, wide[i]) != NULL;
+    CHECK(strstr(text, "nominal 340136/s") && strstr(text, "sections' clock 1.000 MHz") && strstr(text, "clk 25.0 MHz"));
+    static const int sizes[][2] = {{80, 24}, {50, 12}};
+    for (int k = 0; k < 2; k++) {
+        int nn = header_fields(render(&v, sizes[k][0], sizes[k][1]), narrow, 40);
+        for (int i = 0; i < nn; i++) { /* each field as it is at 200 columns: none cut */
+            int found = 0;
+            for (int j = 0; j < nw && !found; j++)
+                found = strcmp(narrow[i], wide[j]) == 0;
+            if (!found)
+                printf("  %dx%d: cut field '%s'\n", sizes[k][0], sizes[k][1], narrow[i]);
+            all &= found;
+        }
+        more &= nn < nw && nn >= 4;
+    }
+    CHECK(all && more);
+    memset(&in.info, 0, sizeof in.info);
+}
+
+/* Issue 35, 23: < and > cycle the sort column (share, ±%, name; with --diff base% and change). */
+static void test_sort_any_column(void)
+{
+    setup();
+    for (int i = 0; i < 3; i++)
+        prof_add_pc(p, 0x08000400u, false, 0); /* few samples: the narrowest interval */
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "sort share") && strstr(t, "0x08000100") < strstr(t, "0x08000200"));
+    view_key(&v, '>');
+    t = render(&v, 100, 24);
+    /* the widest interval first: 0x08000100 (70 %) and 0x08000200 (30 %) around 2.8 %, 0x08000400 0.3 % */
+    const char *a = strstr(t, "0x08000100"), *c = strstr(t, "0x08000400");
+    CHECK(strstr(t, "sort \u00b1%") && a && c && a < c && strstr(t, "0x08000300") > c);
+    view_key(&v, '>');
+    CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
+    view_key(&v, '>');
+    CHECK(strstr(render(&v, 100, 24), "sort share") != NULL); /* round again */
+    view_key(&v, '<');
+    CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
+    struct baseline_row rows[] = {{"0x08000100", 100}, {"0x08000200", 800}, {"0x08000300", 100}};
+    struct baseline base = {.total = 1000, .rows = rows, .n = 3};
+    v.base = &base;
+    view_key(&v, '>'); /* name -> base% */
+    t = render(&v, 120, 24);
+    CHECK(strstr(t, "sort base%") && strstr(t, "0x08000200") < strstr(t, "0x08000100"));
+    view_key(&v, '>'); /* change: 0x08000100 grew the most */
+    t = render(&v, 120, 24);
+    CHECK(strstr(t, "sort change") && strstr(t, "0x08000100") < strstr(t, "0x08000300") &&
+          strstr(t, "0x08000300") < strstr(t, "0x08000200"));
+    v.base = NULL;
+}
+
+/* Issue 35, 23: G is in the key bar at 80 columns too. */
+static void test_graph_key_at_80(void)
+{
+    setup();
+    const char *t = render(&v, 80, 24);
+    const char *bar = strrchr(t, '\n');
+    while (bar > t && bar[-1] != '\n')
+        bar--;
+    CHECK(strstr(bar, "G graph") && strstr(bar, "? help") && strstr(bar, "q quit") && strstr(bar, "Enter drill"));
+}
+
+/* The share sparkline's cells for a row at 140 columns, as text. */
+static const char *spark_of(const char *t, const char *name, char *out, size_t len)
+{
+    const char *row = strstr(t, name);
+    while (row && row > t && row[-1] != '\n')
+        row--;
+    const char *pct = row ? strstr(row, "%") : NULL;
+    pct = pct ? strstr(pct + 1, "%") : NULL; /* after the share and the interval */
+    const char *end = pct ? strstr(pct, name) : NULL;
+    snprintf(out, len, "%.*s", end ? (int)(end - pct) : 0, pct ? pct : "");
+    return out;
+}
+
+/* Issue 35, 23: the sparklines stop while the view is frozen, and keep their history across g,
+ * i and a filter. */
+static void test_sparklines_freeze_and_keep(void)
+{
+    setup();
+    view_tick(&v);
+    for (int t = 0; t < 30; t++) {
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, 0x08000100u, false, 0);
+        view_tick(&v);
+    }
+    char before[400], frozen[400], after[400];
+    spark_of(render(&v, 140, 24), "0x08000100", before, sizeof before);
+    view_key(&v, ' ');
+    for (int t = 0; t < 30; t++) { /* now another function takes every sample */
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, 0x08000200u, false, 0);
+        view_tick(&v);
+    }
+    spark_of(render(&v, 140, 24), "0x08000100", frozen, sizeof frozen);
+    CHECK(before[0] && strcmp(before, frozen) == 0);
+    view_key(&v, ' ');
+    spark_of(render(&v, 140, 24), "0x08000100", after, sizeof after);
+    CHECK(strcmp(before, after) != 0);
+    int len = v.history.len;
+    view_key(&v, 'g'); /* by line: its own history, recorded all along */
+    CHECK(v.history.len == len);
+    view_key(&v, 'g');
+    view_key(&v, 'g');
+    view_key(&v, 'g'); /* back to functions */
+    view_key(&v, 'i');
+    view_key(&v, 'i');
+    float pts[4];
+    CHECK(v.history.len == len && history_of(&v.history, "0x08000100", pts, 4, 60) == 4 && pts[1] > 0.99f &&
+          pts[2] < 0.01f);
+    view_key(&v, '/');
+    view_key(&v, '1');
+    view_key(&v, VK_ENTER);
+    spark_of(render(&v, 140, 24), "0x08000100", after, sizeof after);
+    CHECK(v.history.len == len && strstr(after, "\u2588") != NULL);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -580,6 +737,10 @@ int main(void)
     RUN_TEST(test_calls_enter_follows_selection);
     RUN_TEST(test_window_everywhere);
     RUN_TEST(test_clone_names);
+    RUN_TEST(test_header_whole_fields);
+    RUN_TEST(test_sort_any_column);
+    RUN_TEST(test_graph_key_at_80);
+    RUN_TEST(test_sparklines_freeze_and_keep);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
