@@ -2,6 +2,7 @@
 #include "draw.h"
 #include "view_int.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* Sections like an oscilloscope panel: times in microseconds (ticks on key u), runs per second,
@@ -92,8 +93,13 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
     if (!shown)
         vb_put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
     else
-        vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", us ? "u: timer ticks" : "u: microseconds",
-             hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
+    {
+        int x = vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", us ? "u: timer ticks" : "u: microseconds",
+                        hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
+        double clk = v->in->info.present ? (double)v->in->info.clock_hz : 0;
+        if (hz > 0 && clk > 0 && fabs(hz - clk) > 0.5) /* the header's clk is the sampling one */
+            vb_putf(b, x, b->h - 2, VA_DIM, ", not the header's clk %.1f MHz (the core's)", clk / 1e6);
+    }
     for (int i = 0; i < 32; i++)
         if (v->sect_reset[i]) {
             vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean, rate, min and max from the reports since",

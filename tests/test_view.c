@@ -613,6 +613,11 @@ static void test_header_whole_fields(void)
         more &= nn < nw && nn >= 4;
     }
     CHECK(all && more);
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
+                                            .max = 900, .sum = 2000};
+    view_key(&v, 't'); /* the section view's clock line says which clock is which too */
+    CHECK(strstr(render(&v, 140, 24), "clock 1.000 MHz (announced), not the header's clk 25.0 MHz (the core's)") != NULL);
+    memset(&in.section[0], 0, sizeof in.section[0]);
     memset(&in.info, 0, sizeof in.info);
 }
 
