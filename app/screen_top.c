@@ -9,8 +9,9 @@
 #include <string.h>
 
 /* A path as a reader wants it in a column of `width`: "a/./b/../c" as "a/c", and when too long,
- * its end kept ("...gcc/config/arm/lib1funcs.S"), where the file's own name is. */
-static const char *fit_path(const char *path, int width, char *buf, size_t len)
+ * its end kept from a directory on ("...config/arm/lib1funcs.S"), where the file's own name is;
+ * no directory's name is cut unless the file's own name alone is too long. */
+const char *view_fit_path(const char *path, int width, char *buf, size_t len)
 {
     char norm[512];
     size_t n = 0;
@@ -37,7 +38,8 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
         snprintf(buf, len, "%s", norm);
         return buf;
     }
-    snprintf(buf, len, "...%s", norm + n - (size_t)(width - 3));
+    const char *tail = norm + n - (size_t)(width - 3), *slash = strchr(tail, '/');
+    snprintf(buf, len, "...%s", slash && slash != tail ? slash : tail);
     return buf;
 }
 
@@ -83,7 +85,7 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
         char path[600];
         const char *name = lines ? row->name : view_shown_name(v, row->name);
         if (v->group == PROF_BY_FILE && !lines)
-            name = fit_path(row->name, b->w - (bw + 1 + 28), path, sizeof path);
+            name = view_fit_path(row->name, b->w - (bw + 1 + 28), path, sizeof path);
         int x;
         if (diff) {
             struct baseline_delta d = baseline_compare(row->samples, prof_total(view_current_prof(v)),

@@ -462,7 +462,7 @@ static void move(struct view *v, int delta, int page)
 int view_key(struct view *v, int key)
 {
     if (key != VK_RESIZE)
-        v->note[0] = '\0'; /* a note stays until the next key */
+        v->note[0] = v->note_path[0] = '\0'; /* a note stays until the next key */
     if (v->saving) { /* key o asked for a format */
         v->saving = false;
         if (key < 0x80 && strchr("tcjfs", key)) {
@@ -922,7 +922,10 @@ static void keybar(struct view *v, struct vbuf *b)
     }
     if (v->note[0]) { /* until the next key */
         vb_put(b, 0, b->h - 1, VA_KEY, " ");
-        vb_put(b, 1, b->h - 1, VA_KEY, v->note);
+        int x = vb_put(b, 1, b->h - 1, VA_KEY, v->note);
+        char fitted[sizeof v->note_path];
+        if (v->note_path[0])
+            vb_put(b, x, b->h - 1, VA_KEY, view_fit_path(v->note_path, b->w - x - 1, fitted, sizeof fitted));
         vb_fill_attr(b, b->h - 1, VA_KEY);
         return;
     }

@@ -88,6 +88,7 @@ struct view {
     struct section_history sect_history; /* each section's mean time, second by second */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
+    char note_path[4096];      /* a path after the note (that directory), its end kept when narrow */
     bool demangle;          /* C++/Rust names demangled (key C) */
     struct view_clone {        /* GCC's copies each source function has in the ELF, asked once */
         uint64_t hash;         /* of the name; 0: a free slot */

@@ -21,6 +21,8 @@ const char *view_shown_name(const struct view *v, const char *name);       /* de
 int view_put_function(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, uint8_t note_attr, const char *name);
 void view_clamp_scroll(struct view *v, int n, int rows);
 const char *view_base_name(const char *path);
+/* A path in `width` columns: normalized, and when too long its end from a directory on ("..."). */
+const char *view_fit_path(const char *path, int width, char *buf, size_t len);
 bool view_contains(const char *s, const char *what); /* ignoring case */
 /* sections */
 double view_section_hz(const struct view *v);

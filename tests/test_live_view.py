@@ -2,8 +2,12 @@
 """The live view's field fixes of issue 35 (part F), driven in tmux on small fixed captures:
   1. GCC's clones (crc32.constprop.0): rows name the source function with the copy noted, and
      Enter on a call to a clone opens the function's own lines (from a line and from annotate);
+  2. key o says where the snapshot went, in full; --save-dir DIR chooses, and a DIR that cannot
+     take one is refused at the start;
 Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -54,9 +58,10 @@ def dump(path, pcs):
     return path
 
 
-def start(session, w, h, *args):
+def start(session, w, h, *args, cwd=None):
     tmux("kill-session", "-t", session)
-    tmux("new-session", "-d", "-s", session, "-x", str(w), "-y", str(h), " ".join([TOOL] + list(args)) + "; sleep 30")
+    cmd = " ".join([TOOL] + list(args)) + "; sleep 30"
+    tmux("new-session", "-d", "-s", session, "-x", str(w), "-y", str(h), "-c", cwd or ROOT, cmd)
     return wait_for(session, r"^cmprof-top ", 10)
 
 
@@ -97,6 +102,51 @@ def clone_tests(w, h):
     tmux("kill-session", "-t", s)
 
 
+def names_dir(note, d):
+    """The note ends with directory d, whole or its end from a "/" on after "..." (narrow)."""
+    shown = note.split(") in ", 1)[1] if ") in " in note else ""
+    return shown == d or (shown.startswith(".../") and d.endswith(shown[3:]))
+
+
+def save_tests(w, h):
+    size = "%dx%d: " % (w, h)
+    elf, syms, _ = build_clones()
+    cap = dump(os.path.join(OUT, "save.txt"), [syms["crc32.constprop.0"] + 0x14] * 50)
+    work, snaps = os.path.join(OUT, "cwd"), os.path.join(OUT, "snapshots dir")
+    for d in (work, snaps):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    s = "cmprof-save"
+    start(s, w, h, cap, elf, "--save-dir", "'%s'" % snaps, cwd=work)
+    wait_for(s, r"samples 50 ", 10)
+    keys(s, "o", "t")
+    got = wait_for(s, r"saved clones-\d{8}-\d{6}\.txt \(50 samples\) in ", 5)
+    note = line_of(got or screen(s), -1).strip()
+    saved = os.listdir(snaps)
+    check(size + "key o with --save-dir: the snapshot goes there, and the note names the directory (its end when narrow)",
+          got is not None and len(saved) == 1 and names_dir(note, snaps) and saved[0] in note and not os.listdir(work),
+          note)
+    tmux("kill-session", "-t", s)
+    start(s, w, h, cap, elf, cwd=work)
+    wait_for(s, r"samples 50 ", 10)
+    keys(s, "o", "c")
+    got = wait_for(s, r"saved clones-\d{8}-\d{6}\.csv \(50 samples\) in (/|\.\.\./)", 5)
+    note = line_of(got or screen(s), -1).strip()
+    check(size + "key o without --save-dir: the note names the current directory (its end when narrow)",
+          got is not None and names_dir(note, work) and len(os.listdir(work)) == 1, note)
+    tmux("kill-session", "-t", s)
+
+
+def save_dir_refused():
+    elf, _, _ = build_clones()
+    cap = os.path.join(OUT, "save.txt")
+    for bad, why in ((os.path.join(OUT, "no such dir"), "No such file or directory"), (cap, "not a directory")):
+        p = subprocess.run([TOOL, "--save-dir", bad, cap, elf], capture_output=True, text=True, timeout=20)
+        lines = p.stderr.strip().splitlines()
+        check("--save-dir %s: refused at the start, in one line naming it" % why, p.returncode == 2 and len(lines) == 1
+              and bad in lines[0] and why in lines[0], p.stderr.strip()[:200])
+
+
 def main():
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
         check("tmux installed", False, "install tmux (scripts/deps.sh)")
@@ -107,6 +157,8 @@ def main():
     try:
         for w, h in ((80, 24), (200, 60)):
             clone_tests(w, h)
+            save_tests(w, h)
+        save_dir_refused()
     finally:
         keep_server(False)
     return 1 if harness.failed else 0
