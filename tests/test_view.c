@@ -719,6 +719,35 @@ static void test_sparklines_freeze_and_keep(void)
     CHECK(v.history.len == len && strstr(after, "\u2588") != NULL);
 }
 
+/* Issue 35, 23: by file, a long path keeps its end from a directory on: no directory's name cut. */
+static void test_by_file_paths(void)
+{
+    setup();
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/rtos/fw.elf", err, sizeof err);
+    CHECK(syms != NULL); /* the rtos scenario's firmware (make scenarios): newlib's memset.c has a long path */
+    if (!syms)
+        return;
+    uint32_t a = address_of(syms, "memset");
+    CHECK(a != 0);
+    struct prof *all = prof_new(syms);
+    struct view w;
+    view_init(&w, all, NULL, &in, syms);
+    w.st = v.st;
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(all, a, false, 0);
+    view_key(&w, 'g');
+    view_key(&w, 'g'); /* by file */
+    const char *t = render(&w, 80, 24), *row = strstr(t, "memset.c");
+    while (row && row > t && row[-1] != '\n')
+        row--;
+    const char *dots = row ? strstr(row, "...") : NULL;
+    CHECK(dots && dots[3] == '/' && strstr(dots, "/memset.c\n"));
+    view_free(&w);
+    prof_free(all);
+    sym_close(syms);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -746,6 +775,7 @@ int main(void)
     RUN_TEST(test_sort_any_column);
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);
+    RUN_TEST(test_by_file_paths);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
