@@ -285,6 +285,19 @@ static size_t grouped_rows(struct view *v, const struct prof_row **rows)
     return prof_rows(p, v->group, v->inline_frames, rows);
 }
 
+/* A buffer of at least n rows, grown when needed; false when out of memory. */
+static bool room_for(struct prof_row **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return true;
+    struct prof_row *b = realloc(*buf, n * sizeof *b);
+    if (!b)
+        return false;
+    *buf = b;
+    *cap = n;
+    return true;
+}
+
 /* The rows of the top list, after freeze, filter and sort. Owned by the view or the profile. */
 size_t view_top_rows(struct view *v, const struct prof_row **out)
 {
@@ -298,13 +311,8 @@ size_t view_top_rows(struct view *v, const struct prof_row **out)
     }
     static struct prof_row *filtered; /* one view per process */
     static size_t cap;
-    if (n > cap) {
-        struct prof_row *f = realloc(filtered, n * sizeof *f);
-        if (!f)
-            return 0;
-        filtered = f;
-        cap = n;
-    }
+    if (!room_for(&filtered, &cap, n))
+        return 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (matches(v, view_shown_name(v, rows[i].name), rows[i].file))
@@ -375,13 +383,8 @@ static size_t history_rows(struct view *v, enum prof_group g, bool inline_frames
     size_t n = prof_rows(v->prof, g, inline_frames, &rows);
     static struct prof_row *order; /* one view per process */
     static size_t cap;
-    if (n > cap) {
-        struct prof_row *o = realloc(order, n * sizeof *o);
-        if (!o)
-            return 0;
-        order = o;
-        cap = n;
-    }
+    if (!room_for(&order, &cap, n))
+        return 0;
     size_t k = 0;
     bool first = g == v->group && inline_frames == v->inline_frames && v->filter[0];
     for (size_t i = 0; first && i < n; i++)

@@ -14,9 +14,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import harness  # noqa: E402
 from harness import check  # noqa: E402
-from test_tui import keep_server, keys, line_of, screen, tmux, wait_for  # noqa: E402
+from test_tui import keys, line_of, screen, tmux, tmux_main, wait_for  # noqa: E402
 
 TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
 OUT = os.path.join(ROOT, "build", "live_view")
@@ -147,22 +146,12 @@ def save_dir_refused():
               and bad in lines[0] and why in lines[0], p.stderr.strip()[:200])
 
 
-def main():
-    if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
-        check("tmux installed", False, "install tmux (scripts/deps.sh)")
-        return 1
-    os.environ.setdefault("TERM", "xterm-256color")
-    os.chdir(ROOT)
-    keep_server()
-    try:
-        for w, h in ((80, 24), (200, 60)):
-            clone_tests(w, h)
-            save_tests(w, h)
-        save_dir_refused()
-    finally:
-        keep_server(False)
-    return 1 if harness.failed else 0
+def run_all():
+    for w, h in ((80, 24), (200, 60)):
+        clone_tests(w, h)
+        save_tests(w, h)
+    save_dir_refused()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tmux_main(run_all))

@@ -795,7 +795,8 @@ def save_and_record_test(w=80, h=24):
     tmux("kill-session", "-t", s)
 
 
-def main():
+def tmux_main(run):
+    """Run the checks of run() with one tmux server up; the exit status of a test script."""
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
         check("tmux installed", False, "install tmux (scripts/deps.sh)")
         return 1
@@ -803,10 +804,14 @@ def main():
     os.chdir(ROOT)
     keep_server()
     try:
-        run_all()
+        run()
     finally:
         keep_server(False)
     return 1 if harness.failed else 0
+
+
+def main():
+    return tmux_main(run_all)
 
 
 def run_all():
