@@ -103,10 +103,12 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             x = view_put_function(v, b, x, y, attr, sel ? VA_SELECT : VA_DIM, row->name);
         else
             x = vb_put(b, x, y, attr, name);
-        if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
+        /* the notes after the name: each whole or not at all, never a file's name cut at the edge */
+        if (row->inlined && v->group == PROF_BY_FUNCTION && !lines && x + 10 <= b->w)
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
-        if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", view_base_name(row->file));
+        const char *file = row->file ? view_base_name(row->file) : "";
+        if (file[0] && strcmp(file, "??") != 0 && v->group == PROF_BY_FUNCTION && x + 2 + (int)strlen(file) <= b->w)
+            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", file); /* "??": no DWARF */
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
         if (lines && v->disasm) {
@@ -159,5 +161,10 @@ void view_render_top(struct view *v, struct vbuf *b, int y0)
     int x = vb_put(b, 0, b->h - 2, VA_BAR, v->unicode ? "\u2588" : "#");
     x = vb_put(b, x, b->h - 2, VA_DIM, " share  ");
     x = vb_put(b, x, b->h - 2, VA_CI, v->unicode ? "\u2591" : "-");
-    vb_put(b, x, b->h - 2, VA_DIM, " its 95 % interval  \u00b1% half its width  dim: may be noise");
+    static const char *const parts[] = {" its 95 % interval", "  \u00b1% half its width", "  dim: may be noise"};
+    for (int i = 0; i < 3; i++) /* whole parts only: narrow, the last ones go */
+        if (x + (int)strlen(parts[i]) - (i == 1) <= b->w) /* "\u00b1" is two bytes, one column */
+            x = vb_put(b, x, b->h - 2, VA_DIM, parts[i]);
+        else
+            break;
 }

@@ -743,6 +743,7 @@ static const char *group_label(enum prof_group g)
 /* A header field: shown whole or not at all, so a number is never cut between its digits. */
 struct field {
     char text[160];
+    char alt[64]; /* a shorter form, whole too, for when the text does not fit ("" when none) */
     uint8_t attr;
     int rank; /* the lower, the longer it stays as the terminal narrows */
 };
@@ -758,29 +759,40 @@ static void __attribute__((format(printf, 5, 6))) field(struct field *f, int *n,
     va_start(ap, fmt);
     vsnprintf(f[*n].text, sizeof f[*n].text, fmt, ap);
     va_end(ap);
+    f[*n].alt[0] = '\0';
     f[*n].attr = attr;
     f[(*n)++].rank = rank;
 }
 
-/* The fields that fit row y whole, lowest rank first, drawn in their own order two spaces apart.
- * A rank-0 field stays even when it alone is wider than the row (the edge clips it). */
+static int columns(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80; /* columns, not bytes */
+    return w;
+}
+
+/* The fields that fit row y whole (or in their shorter form), lowest rank first, drawn in their
+ * own order two spaces apart. A rank-0 field stays even when it alone is wider than the row (the
+ * edge clips it). */
 static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
 {
-    bool keep[FIELDS] = {false};
+    const char *shown[FIELDS] = {NULL};
     int used = 0;
     for (int rank = 0; rank < 16; rank++)
         for (int i = 0; i < n; i++) {
-            int w = 0;
-            for (const char *p = f[i].text; *p; p++)
-                w += ((unsigned char)*p & 0xC0) != 0x80; /* columns, not bytes */
-            if (f[i].rank == rank && (used + w <= b->w || (rank == 0 && !used))) {
-                keep[i] = true;
-                used += w + 2;
+            if (f[i].rank != rank)
+                continue;
+            const char *t = used + columns(f[i].text) <= b->w || (rank == 0 && !used) ? f[i].text
+                            : f[i].alt[0] && used + columns(f[i].alt) <= b->w ? f[i].alt : NULL;
+            if (t) {
+                shown[i] = t;
+                used += columns(t) + 2;
             }
         }
     for (int i = 0, x = 0; i < n; i++)
-        if (keep[i])
-            x = vb_putf(b, x, y, f[i].attr, "%s  ", f[i].text);
+        if (shown[i])
+            x = vb_putf(b, x, y, f[i].attr, "%s  ", shown[i]);
 }
 
 /* Row 0: the tool, the source and its state, the ELF and its build-id check. */
@@ -790,6 +802,7 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad)
     int n = 0;
     field(f, &n, 0, VA_TITLE, "cmprof-top");
     field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", view_base_name(v->st.source)); /* a file's name */
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
     const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
@@ -855,6 +868,8 @@ static void header_settings(struct view *v, struct vbuf *b)
             field(f, &n, 3, VA_NORMAL, "sections' clock %.3f MHz%s", shz / 1e6, v->cpu_hz > 0 ? " (--cpu-hz)" : "");
         field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks", (unsigned long long)in->info.period,
               (unsigned long long)in->info.jitter);
+        snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "period %llu+0..%llu", (unsigned long long)in->info.period,
+                 (unsigned long long)in->info.jitter);
         /* the rate the firmware asked for: the timer's clock over the mean period */
         double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
         if (in->info.timer_hz && mean > 0)
