@@ -2,7 +2,8 @@
 """The live view's field fixes of issue 35 (part F), driven in tmux on small fixed captures:
   1. GCC's clones (crc32.constprop.0): rows name the source function with the copy noted, and
      Enter on a call to a clone opens the function's own lines (from a line and from annotate);
-  2. key o says where the snapshot went, in full; --save-dir DIR chooses, and a DIR that cannot
+  2. the w window by task: the tasks by name, as without it;
+  3. key o says where the snapshot went, in full; --save-dir DIR chooses, and a DIR that cannot
      take one is refused at the start;
 Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
 import os
@@ -146,10 +147,25 @@ def save_dir_refused():
               and bad in lines[0] and why in lines[0], p.stderr.strip()[:200])
 
 
+def window_task_test(w, h):
+    size = "%dx%d: " % (w, h)
+    build = os.path.join(ROOT, "build", "scenarios", "rtos")
+    s = "cmprof-window"
+    start(s, w, h, "--rate", "20000", "--window", "2", os.path.join(build, "uart.txt"), os.path.join(build, "fw.elf"))
+    keys(s, "w", "g", "g", "g")
+    txt = wait_for(s, r"by task .*last 2 s[\s\S]*\d+  .*\bidle\s*$", 10) or screen(s)
+    rows = [ln.split()[-1] for ln in txt.splitlines()[5:-2] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
+    check(size + "w by task: the window's rows are the tasks by name (idle, w0..), not bare tags",
+          "last 2 s" in txt and len(rows) > 3 and "idle" in rows and not any(r.startswith("0x") for r in rows),
+          " ".join(rows[:6]))
+    tmux("kill-session", "-t", s)
+
+
 def run_all():
     for w, h in ((80, 24), (200, 60)):
         clone_tests(w, h)
         save_tests(w, h)
+        window_task_test(w, h)
     save_dir_refused()
 
 
