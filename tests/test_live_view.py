@@ -151,7 +151,7 @@ def window_task_test(w, h):
     size = "%dx%d: " % (w, h)
     build = os.path.join(ROOT, "build", "scenarios", "rtos")
     s = "cmprof-window"
-    start(s, w, h, "--rate", "20000", "--window", "2", os.path.join(build, "uart.txt"), os.path.join(build, "fw.elf"))
+    start(s, w, h, "--rate", "15000", "--window", "2", os.path.join(build, "uart.txt"), os.path.join(build, "fw.elf"))
     keys(s, "w", "g", "g", "g")
     txt = wait_for(s, r"by task .*last 2 s[\s\S]*\d+  .*\bidle\s*$", 10) or screen(s)
     rows = [ln.split()[-1] for ln in txt.splitlines()[5:-2] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
