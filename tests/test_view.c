@@ -748,6 +748,31 @@ static void test_by_file_paths(void)
     sym_close(syms);
 }
 
+/* Issue 35, 21: narrow, the section table shows the time columns that fit whole, never a number
+ * cut at the edge. */
+static void test_sections_narrow_whole_numbers(void)
+{
+    setup();
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 1000, .current = 3554,
+                                            .min = 3520, .max = 3554, .sum = 3526540};
+    view_key(&v, 't');
+    int ok = 1;
+    for (int w = 40; w <= 100; w++) {
+        const char *t = render(&v, w, 12), *row = strstr(t, "\n0  control");
+        const char *end = row ? strchr(row + 1, '\n') : NULL;
+        while (end && end > row && end[-1] == ' ')
+            end--;
+        /* the row ends with a whole value: "3554.00" (or the count, when no time fits) */
+        bool whole = end && end - row > 8 && (strncmp(end - 3, ".00", 3) == 0 || strncmp(end - 3, ".54", 3) == 0 ||
+                                               strncmp(end - 4, "1000", 4) == 0);
+        if (!whole)
+            printf("  %d columns: %.*s\n", w, row && end ? (int)(end - row - 1) : 0, row ? row + 1 : "");
+        ok &= whole;
+    }
+    CHECK(ok);
+    memset(&in.section[0], 0, sizeof in.section[0]);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -776,6 +801,7 @@ int main(void)
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);
     RUN_TEST(test_by_file_paths);
+    RUN_TEST(test_sections_narrow_whole_numbers);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
