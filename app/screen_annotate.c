@@ -119,11 +119,9 @@ void view_render_annotate(struct view *v, struct vbuf *b, int y0)
     }
     if (counts)
         qsort(counts, na, sizeof *counts, cmp_addr_row);
-    int x = view_put_function(v, b, 0, y0, VA_TITLE, VA_TITLE, v->func);
-    for (int d = v->depth - 1; d >= 0; d--) /* the functions drilled through, as on the lines screen */
-        x = vb_putf(b, x, y0, VA_TITLE, " \u2190 %s", view_shown_name(v, v->stack[d]));
-    vb_putf(b, x, y0, VA_TITLE, "   annotate: %.0f samples, %.2f%% of all", fsum, total ? 100 * fsum / total : 0);
-    vb_fill_attr(b, y0, VA_TITLE);
+    char stats[80];
+    snprintf(stats, sizeof stats, "   annotate: %.0f samples, %.2f%% of all", fsum, total ? 100 * fsum / total : 0);
+    view_title(v, b, y0, stats, "");
     int list_h = b->h - 1 - (y0 + 1) - 1;
     if (!v->annot_n) {
         vb_put(b, 0, y0 + 1, VA_WARN,

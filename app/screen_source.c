@@ -315,6 +315,22 @@ static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
                  view_base_name(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
 }
 
+void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file)
+{
+    int x = view_put_function(v, b, 0, y, VA_TITLE, VA_TITLE, v->func), room = (int)strlen(stats);
+    for (int d = v->depth - 1; d >= 0; d--) { /* the functions drilled through, while the figures fit */
+        const char *caller = view_shown_name(v, v->stack[d]);
+        if (x + 3 + (int)strlen(caller) + room > b->w)
+            break;
+        x = vb_putf(b, x, y, VA_TITLE, " \u2190 %s", caller);
+    }
+    if (x + room <= b->w)
+        x = vb_put(b, x, y, VA_TITLE, stats);
+    if (file[0] && x + 3 + (int)strlen(file) <= b->w)
+        vb_putf(b, x, y, VA_TITLE, "   %s", file);
+    vb_fill_attr(b, y, VA_TITLE);
+}
+
 void view_render_source(struct view *v, struct vbuf *b, int y0)
 {
     if (v->annotate) {
@@ -328,12 +344,9 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
     for (size_t i = 0; i < n; i++)
         fsum += rows[i].samples;
     double total = prof_total(cur);
-    int x = view_put_function(v, b, 0, y0, VA_TITLE, VA_TITLE, v->func);
-    for (int d = v->depth - 1; d >= 0; d--)
-        x = vb_putf(b, x, y0, VA_TITLE, " \u2190 %s", v->stack[d]);
-    vb_putf(b, x, y0, VA_TITLE, "   %.0f samples, %.2f%%   %s", fsum, total ? 100 * fsum / total : 0,
-         v->n_src_lines ? view_base_name(v->src_path) : "");
-    vb_fill_attr(b, y0, VA_TITLE);
+    char stats[80];
+    snprintf(stats, sizeof stats, "   %.0f samples, %.2f%%", fsum, total ? 100 * fsum / total : 0);
+    view_title(v, b, y0, stats, v->n_src_lines ? view_base_name(v->src_path) : "");
     int list_h = b->h - 1 - (y0 + 1) - 3;
     if (!v->n_src_lines) { /* address view */
         vb_put(b, 0, y0 + 1, VA_WARN, v->src_missing);

@@ -31,6 +31,9 @@ const struct view_budget *view_budget_for(const struct view *v, int index, const
 void view_enter_function(struct view *v, const char *name);
 void view_step_into(struct view *v);
 void view_free_source(struct view *v);
+/* The drill-down's title row: the function, the ones drilled through while room is left, then
+ * stats and file, each whole or not at all. */
+void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file);
 /* annotate (screen_annotate.c): rows built on entry, freed with the source */
 struct annot_row {
     uint32_t addr;   /* an instruction, or 0 for a source line */
