@@ -103,12 +103,10 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             x = view_put_function(v, b, x, y, attr, sel ? VA_SELECT : VA_DIM, row->name);
         else
             x = vb_put(b, x, y, attr, name);
-        /* the notes after the name: each whole or not at all, never a file's name cut at the edge */
-        if (row->inlined && v->group == PROF_BY_FUNCTION && !lines && x + 10 <= b->w)
+        if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
-        const char *file = row->file ? view_base_name(row->file) : "";
-        if (file[0] && strcmp(file, "??") != 0 && v->group == PROF_BY_FUNCTION && x + 2 + (int)strlen(file) <= b->w)
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", file); /* "??": no DWARF */
+        if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
+            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", view_base_name(row->file));
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
         if (lines && v->disasm) {
