@@ -3,8 +3,8 @@
   1. GCC's clones (crc32.constprop.0): rows name the source function with the copy noted, and
      Enter on a call to a clone opens the function's own lines (from a line and from annotate);
   2. the w window by task: the tasks by name, as without it;
-  3. key o says where the snapshot went, in full; --save-dir DIR chooses, and a DIR that cannot
-     take one is refused at the start;
+  3. key o says where the snapshot went (the directory, its end from a "/" on when narrow);
+     --save-dir DIR chooses, and a DIR that cannot take one is refused at the start.
 Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
 import os
 import re
