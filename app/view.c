@@ -1030,6 +1030,8 @@ void view_render(struct view *v, struct vbuf *b)
     int full_h = b->h, graph_h = 0;
     if (v->graph && (v->mode == VM_TOP || v->mode == VM_SECTIONS))
         graph_h = b->h >= 40 ? 14 : b->h >= 30 ? 10 : 7;
+    if (graph_h > b->h - 9) /* a short terminal: the table keeps a few rows, the pane what is left */
+        graph_h = b->h - 9 >= 3 ? b->h - 9 : 0;
     b->h -= graph_h;
     switch (v->mode) {
     case VM_TOP:

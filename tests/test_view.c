@@ -773,6 +773,26 @@ static void test_sections_narrow_whole_numbers(void)
     memset(&in.section[0], 0, sizeof in.section[0]);
 }
 
+/* Issue 35, 21: key G on a short terminal (50x12): the table keeps rows, the pane the rest, and its
+ * title shows the peak whole or not at all. */
+static void test_graph_pane_short(void)
+{
+    setup();
+    view_tick(&v);
+    for (int t = 0; t < 30; t++) {
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, 0x08000100u, false, 0);
+        view_tick(&v);
+    }
+    view_key(&v, 'G');
+    const char *t = render(&v, 50, 12);
+    const char *title = strstr(t, "HISTORY  0x08000100");
+    const char *end = title ? strchr(title, '\n') : NULL;
+    CHECK(strstr(t, "SHARE") && strstr(t, "0x08000200") && title); /* rows of the table, and the pane */
+    CHECK(end && (strncmp(end - 7, "100.0 %", 7) == 0 || strncmp(end - 5, "1 min", 5) == 0));
+    CHECK(title && strstr(title, "100.0%") != NULL); /* the chart's peak label */
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -802,6 +822,7 @@ int main(void)
     RUN_TEST(test_sparklines_freeze_and_keep);
     RUN_TEST(test_by_file_paths);
     RUN_TEST(test_sections_narrow_whole_numbers);
+    RUN_TEST(test_graph_pane_short);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
