@@ -664,6 +664,17 @@ static void test_graph_key_at_80(void)
     CHECK(strstr(bar, "G graph") && strstr(bar, "? help") && strstr(bar, "q quit") && strstr(bar, "Enter drill"));
 }
 
+/* The first tick (a baseline), then `seconds` ticks with 100 samples at pc each. */
+static void ticks_of(uint32_t pc, int seconds)
+{
+    view_tick(&v);
+    for (int t = 0; t < seconds; t++) {
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, pc, false, 0);
+        view_tick(&v);
+    }
+}
+
 /* The share sparkline's cells for a row at 140 columns, as text. */
 static const char *spark_of(const char *t, const char *name, char *out, size_t len)
 {
@@ -682,12 +693,7 @@ static const char *spark_of(const char *t, const char *name, char *out, size_t l
 static void test_sparklines_freeze_and_keep(void)
 {
     setup();
-    view_tick(&v);
-    for (int t = 0; t < 30; t++) {
-        for (int i = 0; i < 100; i++)
-            prof_add_pc(p, 0x08000100u, false, 0);
-        view_tick(&v);
-    }
+    ticks_of(0x08000100u, 30);
     char before[400], frozen[400], after[400];
     spark_of(render(&v, 140, 24), "0x08000100", before, sizeof before);
     view_key(&v, ' ');
@@ -778,12 +784,7 @@ static void test_sections_narrow_whole_numbers(void)
 static void test_graph_pane_short(void)
 {
     setup();
-    view_tick(&v);
-    for (int t = 0; t < 30; t++) {
-        for (int i = 0; i < 100; i++)
-            prof_add_pc(p, 0x08000100u, false, 0);
-        view_tick(&v);
-    }
+    ticks_of(0x08000100u, 30);
     view_key(&v, 'G');
     const char *t = render(&v, 50, 12);
     const char *title = strstr(t, "HISTORY  0x08000100");
