@@ -9,6 +9,7 @@
 #include "view.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,19 +65,27 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
     const char *base = strrchr(o->batch.elf, '/');
     base = base ? base + 1 : o->batch.elf;
     size_t stem = strcspn(base, ".");
-    char when[32], path[400];
+    char when[32], name[300], dir[PATH_MAX], path[PATH_MAX + 320];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y%m%d-%H%M%S", localtime(&now));
-    snprintf(path, sizeof path, "%.*s-%s.%s", (int)(stem ? stem : strlen(base)), base, when, kinds[k].ext);
+    snprintf(name, sizeof name, "%.*s-%s.%s", (int)(stem ? stem : strlen(base)), base, when, kinds[k].ext);
+    if (!realpath(o->save_dir ? o->save_dir : ".", dir)) /* the note says where, in full */
+        snprintf(dir, sizeof dir, "%s", o->save_dir ? o->save_dir : ".");
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wx"); /* never over an existing file */
     if (!f) {
-        snprintf(v->note, sizeof v->note, "cannot write %.100s: %s", path, strerror(errno));
+        snprintf(v->note, sizeof v->note, "cannot write %.60s (%s) in ", name, strerror(errno));
+        snprintf(v->note_path, sizeof v->note_path, "%s", dir);
         return;
     }
     batch_report(&bo, p, in, warning, f);
     bool ok = !ferror(f);
     ok &= fclose(f) == 0;
-    snprintf(v->note, sizeof v->note, ok ? "saved %.150s (%.0f samples)" : "writing %.150s failed", path, prof_total(p));
+    if (ok) /* the directory last: when narrow, the view keeps its end */
+        snprintf(v->note, sizeof v->note, "saved %.60s (%.0f samples) in ", name, prof_total(p));
+    else
+        snprintf(v->note, sizeof v->note, "writing %.60s failed, in ", name);
+    snprintf(v->note_path, sizeof v->note_path, "%s", dir);
 }
 
 static double log_origin; /* the live view's start: log lines carry their time since then */
@@ -256,6 +265,7 @@ int live_main(const struct live_options *o)
                 if (rec && fwrite(data, 1, (size_t)got, rec) != (size_t)got) {
                     snprintf(v->note, sizeof v->note, "--record %.100s: %s; recording stopped", o->record,
                              strerror(errno));
+                    v->note_path[0] = '\0';
                     fclose(rec);
                     rec = NULL;
                 }

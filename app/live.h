@@ -19,6 +19,7 @@ struct live_options {
     bool color;
     const char *task_var;        /* gdb: sources: a task pointer read with each sample, or NULL */
     const char *record;          /* --record: the raw input is also written here, for replay */
+    const char *save_dir;        /* --save-dir: where key o's snapshots go (NULL: the current directory) */
     int task_name_offset;        /* of the task's name in what it points to; -1: no names */
     int stack_depth;             /* gdb: sources: callers walked per sample (0: none; -1: the default) */
 };

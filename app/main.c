@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CMPROF_VERSION "0.2.0"
 
@@ -50,6 +51,7 @@ static void usage(FILE *f)
           "                     '*' when the change is significant at 95 % (two-proportion test)\n"
           "  --fail-if-slower PCT  with --diff: exit 3 when a row grows significantly by more than PCT %\n"
           "  --record FILE      also write the raw input to FILE: replaying it gives the same profile\n"
+          "  --save-dir DIR     where key o saves its snapshots (default: the current directory)\n"
           "  --task-var SYMBOL  gdb: sources: read this task pointer (e.g. pxCurrentTCB) with each sample\n"
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
@@ -137,6 +139,7 @@ int main(int argc, char **argv)
         OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
         OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD, OPT_STACK_DEPTH
     };
+    enum { OPT_SAVE_DIR = 1000 };
     static const struct option longopts[] = {
         {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
         {"by", required_argument, NULL, OPT_BY},       {"no-inline", no_argument, NULL, OPT_NO_INLINE},
@@ -153,6 +156,7 @@ int main(int argc, char **argv)
         {"task-var", required_argument, NULL, OPT_TASK_VAR},
         {"diff", required_argument, NULL, OPT_DIFF},
         {"record", required_argument, NULL, OPT_RECORD},
+        {"save-dir", required_argument, NULL, OPT_SAVE_DIR},
         {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
         {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
         {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
@@ -249,6 +253,16 @@ int main(int argc, char **argv)
         case OPT_RECORD:
             lo.record = optarg;
             break;
+        case OPT_SAVE_DIR: { /* checked now: a snapshot that cannot be written is found out at o, too late */
+            struct stat sd;
+            if (stat(optarg, &sd) != 0 || !S_ISDIR(sd.st_mode) || access(optarg, W_OK | X_OK) != 0) {
+                fprintf(stderr, "cmprof-top: --save-dir %s: %s\n", optarg,
+                        stat(optarg, &sd) != 0 ? strerror(errno) : !S_ISDIR(sd.st_mode) ? "not a directory" : "not writable");
+                return 2;
+            }
+            lo.save_dir = optarg;
+            break;
+        }
         case OPT_FAIL_IF_SLOWER:
             errno = 0;
             num = strtod(optarg, &end);

@@ -109,9 +109,9 @@ static int cmp_addr_row(const void *a, const void *b)
 void view_render_annotate(struct view *v, struct vbuf *b, int y0)
 {
     const struct prof_row *ar;
-    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    size_t na = prof_rows_of(view_current_prof(v), PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
     uint32_t(*counts)[2] = malloc((na + 1) * sizeof *counts); /* address, samples: sorted for lookups */
-    double fsum = 0, total = prof_total(v->prof);
+    double fsum = 0, total = prof_total(view_current_prof(v));
     for (size_t i = 0; counts && i < na; i++) {
         counts[i][0] = (uint32_t)strtoul(ar[i].name, NULL, 16);
         counts[i][1] = (uint32_t)ar[i].samples;
@@ -119,11 +119,9 @@ void view_render_annotate(struct view *v, struct vbuf *b, int y0)
     }
     if (counts)
         qsort(counts, na, sizeof *counts, cmp_addr_row);
-    int x = vb_putf(b, 0, y0, VA_TITLE, "%s", view_shown_name(v, v->func));
-    for (int d = v->depth - 1; d >= 0; d--) /* the functions drilled through, as on the lines screen */
-        x = vb_putf(b, x, y0, VA_TITLE, " \u2190 %s", view_shown_name(v, v->stack[d]));
-    vb_putf(b, x, y0, VA_TITLE, "   annotate: %.0f samples, %.2f%% of all", fsum, total ? 100 * fsum / total : 0);
-    vb_fill_attr(b, y0, VA_TITLE);
+    char stats[80];
+    snprintf(stats, sizeof stats, "   annotate: %.0f samples, %.2f%% of all", fsum, total ? 100 * fsum / total : 0);
+    view_title(v, b, y0, stats, "");
     int list_h = b->h - 1 - (y0 + 1) - 1;
     if (!v->annot_n) {
         vb_put(b, 0, y0 + 1, VA_WARN,
@@ -150,7 +148,7 @@ void view_render_annotate(struct view *v, struct vbuf *b, int y0)
             }
             int x = vb_putf(b, bw + 17, y, sel ? VA_SELECT : (samples > 0 ? VA_NORMAL : VA_DIM), "  %08x: %s",
                             row->addr, row->text);
-            const char *cause = samples > 0 ? prof_skid_cause(v->prof, row->addr) : NULL;
+            const char *cause = samples > 0 ? prof_skid_cause(view_current_prof(v), row->addr) : NULL;
             if (cause) /* the samples here include time before it, with interrupts disabled */
                 vb_putf(b, x, y, VA_WARN, "  \u25c0 skid: after '%s'", cause);
         }

@@ -7,33 +7,35 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Both lists, callers first: row i of the screen's selection. Returns how many there are. */
-static size_t calls_of(struct view *v, int i, const struct prof_call **row)
+/* Both lists, callers first: the name of row i of the screen's selection, copied into name
+ * (each prof_calls() reuses the profile's rows, so a pointer into the first list would read the
+ * second). Returns how many rows there are. */
+static size_t calls_of(struct view *v, int i, char *name, size_t len)
 {
     struct prof *p = view_current_prof(v);
     const struct prof_call *c;
     double total;
     size_t up = prof_calls(p, v->calls_func, true, &c, &total);
-    if (row && i >= 0 && (size_t)i < up)
-        *row = &c[i];
+    if (name && i >= 0 && (size_t)i < up)
+        snprintf(name, len, "%s", c[i].name);
     size_t down = prof_calls(p, v->calls_func, false, &c, &total);
-    if (row && i >= 0 && (size_t)i >= up && (size_t)i < up + down)
-        *row = &c[(size_t)i - up];
+    if (name && i >= 0 && (size_t)i >= up && (size_t)i < up + down)
+        snprintf(name, len, "%s", c[(size_t)i - up].name);
     return up + down;
 }
 
 int view_calls_count(struct view *v)
 {
-    return (int)calls_of(v, -1, NULL);
+    return (int)calls_of(v, -1, NULL, 0);
 }
 
 void view_calls_follow(struct view *v)
 {
-    const struct prof_call *row = NULL;
-    calls_of(v, v->sel, &row);
-    if (!row || strcmp(row->name, PROF_SELF) == 0 || strcmp(row->name, PROF_STACK_END) == 0)
+    char name[sizeof v->calls_func] = "";
+    calls_of(v, v->sel, name, sizeof name);
+    if (!name[0] || strcmp(name, PROF_SELF) == 0 || strcmp(name, PROF_STACK_END) == 0)
         return;
-    snprintf(v->calls_func, sizeof v->calls_func, "%s", row->name);
+    snprintf(v->calls_func, sizeof v->calls_func, "%s", name);
     v->sel = v->top = 0;
 }
 
@@ -58,7 +60,7 @@ static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int 
         vb_bar(b, 0, y, bar, c[k].share, c[k].lo95, c[k].hi95, v->unicode);
         int x = vb_putf(b, bar, y, attr, " %6.2f%% [%5.1f-%5.1f] %8.0f  ", 100 * c[k].share, 100 * c[k].lo95,
                     100 * c[k].hi95, c[k].samples);
-        vb_put(b, x, y, attr, view_shown_name(v, c[k].name));
+        view_put_function(v, b, x, y, attr, idx == v->sel ? VA_SELECT : VA_DIM, c[k].name);
     }
     if (!n && y < bottom)
         vb_put(b, 2, y++, VA_DIM, "-");
@@ -68,7 +70,7 @@ static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int 
 void view_render_calls(struct view *v, struct vbuf *b, int y0)
 {
     struct prof *p = view_current_prof(v);
-    vb_putf(b, 0, y0, VA_TITLE, "calls of %s", view_shown_name(v, v->calls_func));
+    view_put_function(v, b, vb_put(b, 0, y0, VA_TITLE, "calls of "), y0, VA_TITLE, VA_TITLE, v->calls_func);
     vb_fill_attr(b, y0, VA_TITLE);
     if (!prof_has_stacks(p)) {
         vb_put(b, 0, y0 + 1, VA_DIM, "no call stacks: they come from a gdb: source, walked while the core is halted "

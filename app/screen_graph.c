@@ -51,7 +51,7 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
     if (points > (int)(sizeof pts / sizeof *pts))
         points = (int)(sizeof pts / sizeof *pts);
     bool section = v->mode == VM_SECTIONS;
-    int len = section ? v->sect_history.len : v->history.len, span = span_for(len);
+    int len = section ? v->sect_history.len : view_history(v)->len, span = span_for(len);
     if (points > span)
         points = span; /* at least a second a column */
     char name[128] = "", unit[8] = "%";
@@ -75,7 +75,7 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         size_t n = view_top_rows(v, &r);
         if (v->sel >= 0 && (size_t)v->sel < n) {
             snprintf(name, sizeof name, "%s", view_shown_name(v, r[v->sel].name));
-            got = history_of(&v->history, r[v->sel].name, pts, points, span);
+            got = history_of(view_history(v), r[v->sel].name, pts, points, span);
         }
     }
     float peak = 0;
@@ -89,8 +89,13 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         snprintf(per, sizeof per, "%.1f s", (double)span / points);
     int x = vb_putf(b, 0, y, VA_TITLE, "HISTORY  %s  %s per %s, last %d min", name[0] ? name : "(no row)",
                     section ? "mean time" : "share", per, span / 60);
-    if (got && peak > 0)
-        vb_putf(b, x, y, VA_TITLE, ", peak %.1f %s", peak * scale, unit);
+    char peak_text[48];
+    int cols = 0;
+    snprintf(peak_text, sizeof peak_text, ", peak %.1f %s", peak * scale, unit);
+    for (const char *c = peak_text; *c; c++)
+        cols += ((unsigned char)*c & 0xC0) != 0x80; /* "\u00b5" is two bytes, one column */
+    if (got && peak > 0 && x + cols <= b->w)
+        vb_put(b, x, y, VA_TITLE, peak_text); /* whole or not at all: the axis has it too */
     vb_fill_attr(b, y, VA_TITLE);
     if (!got) {
         vb_put(b, 2, y + 1, VA_DIM, name[0] ? "no history yet: a point a second" : "nothing selected");
@@ -99,7 +104,8 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
     char label[32];
     snprintf(label, sizeof label, "%.1f%s", peak * scale, unit);
     vb_putf(b, 0, y + 1, VA_DIM, "%*s", LABEL_W, label);
-    vb_putf(b, 0, y + rows, VA_DIM, "%*s", LABEL_W, section ? "0" : "0%");
+    if (rows > 1) /* one row (a short terminal): the peak's label alone */
+        vb_putf(b, 0, y + rows, VA_DIM, "%*s", LABEL_W, section ? "0" : "0%");
     for (int r = 0; r < rows; r++)
         vb_put(b, LABEL_W, y + 1 + r, VA_DIM, v->unicode ? "\u2502" : "|");
     int x0 = LABEL_W + 1 + (width - points); /* the newest second at the right edge */

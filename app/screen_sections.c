@@ -2,6 +2,7 @@
 #include "draw.h"
 #include "view_int.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* Sections like an oscilloscope panel: times in microseconds (ticks on key u), runs per second,
@@ -24,10 +25,18 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
     if (rate)
         x = vb_putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
     int hw = vw + (us && v->unicode ? 1 : 0); /* printf pads by bytes: "\u00b5" is two bytes, one column */
-    x = vb_putf(b, x, y0, VA_TITLE, " %*s %*s %*s %*s", hw, h_cur, hw, h_min, hw, h_max, hw, h_mean);
+    /* the time columns that fit whole (a number is never cut at the edge): current, max, mean, min */
+    int fit = (b->w - x) / (vw + 1);
+    bool col[4] = {fit >= 1, fit >= 4, fit >= 2, fit >= 3}; /* cur, min, max, mean */
+    const char *heads[4] = {h_cur, h_min, h_max, h_mean};
+    for (int c = 0; c < 4; c++)
+        if (col[c])
+            x = vb_putf(b, x, y0, VA_TITLE, " %*s", hw, heads[c]);
     if (spark)
         x = vb_putf(b, x, y0, VA_TITLE, "  %-20s", "LAST 60 s (mean)");
-    vb_putf(b, x, y0, VA_TITLE, "  %s", narrow ? "OVER/LIMIT" : "OVER BUDGET");
+    bool budgets = x + 12 <= b->w; /* the budget column, when it fits whole */
+    if (budgets)
+        vb_putf(b, x, y0, VA_TITLE, "  %s", narrow ? "OVER/LIMIT" : "OVER BUDGET");
     vb_fill_attr(b, y0, VA_TITLE);
     double since = v->st.elapsed - v->sect_reset_at;
     int y = y0 + 1, shown = 0;
@@ -51,8 +60,10 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
                     (unsigned long long)s->count);
         if (rate)
             x = since > 0 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since) : vb_putf(b, x, y, attr, " %9s", "-");
-        x = vb_putf(b, x, y, attr, " %*.2f %*.2f %*.2f %*.2f", vw, (double)s->current * scale, vw,
-                    (double)s->min * scale, vw, (double)s->max * scale, vw, mean * scale);
+        double values[4] = {(double)s->current * scale, (double)s->min * scale, (double)s->max * scale, mean * scale};
+        for (int c = 0; c < 4; c++)
+            if (col[c])
+                x = vb_putf(b, x, y, attr, " %*.2f", vw, values[c]);
         if (spark) {
             float pts[20];
             if (!section_history_of(&v->sect_history, i, pts, 20, 60))
@@ -61,9 +72,9 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
             x = vb_put(b, x, y, attr, "  ");
             x = vb_sparkline(b, x, y, pts, 20, v->unicode, shown == v->sel ? VA_SELECT : VA_BAR);
         }
-        if (bu && narrow)
+        if (bu && budgets && narrow)
             vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu/%.1f", (unsigned long long)v->budget_violations[i], bu->us);
-        else if (bu)
+        else if (bu && budgets)
             vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu > %.1f %s", (unsigned long long)v->budget_violations[i],
                  bu->us, v->unicode ? "\u00b5s" : "us");
         y++;
@@ -92,8 +103,13 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
     if (!shown)
         vb_put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
     else
-        vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", us ? "u: timer ticks" : "u: microseconds",
-             hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
+    {
+        int x = vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", us ? "u: timer ticks" : "u: microseconds",
+                        hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", hz > 0 ? "" : ": unknown, give --cpu-hz");
+        double clk = v->in->info.present ? (double)v->in->info.clock_hz : 0;
+        if (hz > 0 && clk > 0 && fabs(hz - clk) > 0.5) /* the header's clk is the sampling one */
+            vb_putf(b, x, b->h - 2, VA_DIM, ", not the header's clk %.1f MHz (the core's)", clk / 1e6);
+    }
     for (int i = 0; i < 32; i++)
         if (v->sect_reset[i]) {
             vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean, rate, min and max from the reports since",

@@ -128,6 +128,13 @@ void view_enter_function(struct view *v, const char *name)
             file = rows[i].file;
             hottest = rows[i].line;
         }
+    const struct sym_location *at = !file && v->enter_at && v->syms ? sym_lookup(v->syms, v->enter_at) : NULL;
+    for (uint32_t k = 0; at && at->known && k < at->n_frames && !file; k++) /* no samples: where a call goes */
+        if (strcmp(sym_frame_at(at, k)->function, name) == 0 && strcmp(sym_frame_at(at, k)->file, "??") != 0) {
+            file = sym_frame_at(at, k)->file;
+            hottest = sym_frame_at(at, k)->line;
+        }
+    v->enter_at = 0;
     view_free_source(v);
     if (file) {
         load_source(v, file);
@@ -157,6 +164,8 @@ void view_enter_function(struct view *v, const char *name)
             lo = (int)rows[i].line - 1 < lo ? (int)rows[i].line - 1 : lo;
             hi = (int)rows[i].line - 1 > hi ? (int)rows[i].line - 1 : hi;
         }
+    if (hi < 0 && hottest >= 1 && (int)hottest <= v->n_src_lines)
+        lo = hi = (int)hottest - 1; /* none sampled: the function's entry, widened to it below */
     if (hi < 0) { /* no line of this file sampled: the whole file */
         lo = 0;
         hi = v->n_src_lines - 1;
@@ -222,8 +231,9 @@ bool view_search(struct view *v, int dir)
 }
 
 /* The function an instruction calls ("bl 8000164 <name>"), into name; false when it is no call to
- * the start of a function. */
-static bool call_target(const char *insn, char *name, size_t len)
+ * the start of a function. The name is the one rows carry: the DWARF function at the target
+ * address when there is one, so a call to GCC's copy "crc32.constprop.0" opens crc32's lines. */
+static bool call_target(struct view *v, const char *insn, char *name, size_t len)
 {
     while (*insn == ' ')
         insn++;
@@ -234,6 +244,14 @@ static bool call_target(const char *insn, char *name, size_t len)
         return false;
     memcpy(name, lt + 1, (size_t)(gt - lt - 1));
     name[gt - lt - 1] = '\0';
+    const char *digits = op + strcspn(op, " ");
+    char *end;
+    uint32_t to = (uint32_t)strtoul(digits, &end, 16);
+    const struct sym_location *loc = end != digits && v->syms ? sym_lookup(v->syms, to) : NULL;
+    v->enter_at = loc ? to : 0; /* for a callee with no samples: its lines from its address */
+    const struct sym_frame *outer = loc && loc->known ? sym_frame_at(loc, loc->n_frames - 1) : NULL;
+    if (outer && strcmp(outer->function, "??") != 0)
+        snprintf(name, len, "%s", outer->function);
     return name[0] != '\0';
 }
 
@@ -250,7 +268,7 @@ static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
         return false;
     view_load_disasm(v, lo, hi);
     for (uint32_t i = 0; i < v->disasm_n; i++) {
-        if (!v->disasm[i] || !call_target(v->disasm[i], name, len))
+        if (!v->disasm[i] || !call_target(v, v->disasm[i], name, len))
             continue;
         const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
         for (uint32_t k = 0; l && k < l->n_frames; k++) /* this function's own line for the address */
@@ -266,8 +284,9 @@ void view_step_into(struct view *v)
 {
     char callee[128];
     if (v->annotate) {
-        if (v->sel < v->annot_n && v->annot[v->sel].addr && call_target(v->annot[v->sel].text, callee, sizeof callee))
+        if (v->sel < v->annot_n && v->annot[v->sel].addr && call_target(v, v->annot[v->sel].text, callee, sizeof callee))
             view_enter_function(v, callee);
+        v->enter_at = 0;
         return;
     }
     uint32_t line = (uint32_t)(v->src_first + v->sel) + 1;
@@ -282,6 +301,7 @@ void view_step_into(struct view *v)
         }
     if (call_on_line(v, line, callee, sizeof callee))
         view_enter_function(v, callee);
+    v->enter_at = 0;
 }
 
 static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
@@ -295,29 +315,43 @@ static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
                  view_base_name(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
 }
 
+void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file)
+{
+    int x = view_put_function(v, b, 0, y, VA_TITLE, VA_TITLE, v->func), room = (int)strlen(stats);
+    for (int d = v->depth - 1; d >= 0; d--) { /* the functions drilled through, while the figures fit */
+        const char *caller = view_shown_name(v, v->stack[d]);
+        if (x + 3 + (int)strlen(caller) + room > b->w)
+            break;
+        x = vb_putf(b, x, y, VA_TITLE, " \u2190 %s", caller);
+    }
+    if (x + room <= b->w)
+        x = vb_put(b, x, y, VA_TITLE, stats);
+    if (file[0] && x + 3 + (int)strlen(file) <= b->w)
+        vb_putf(b, x, y, VA_TITLE, "   %s", file);
+    vb_fill_attr(b, y, VA_TITLE);
+}
+
 void view_render_source(struct view *v, struct vbuf *b, int y0)
 {
     if (v->annotate) {
         view_render_annotate(v, b, y0);
         return;
     }
+    struct prof *cur = view_current_prof(v); /* the window's counts under w, as in the list */
     const struct prof_row *rows;
-    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    size_t n = prof_rows_of(cur, PROF_BY_LINE, v->inline_frames, v->func, &rows);
     double fsum = 0;
     for (size_t i = 0; i < n; i++)
         fsum += rows[i].samples;
-    double total = prof_total(v->prof);
-    int x = vb_putf(b, 0, y0, VA_TITLE, "%s", v->func);
-    for (int d = v->depth - 1; d >= 0; d--)
-        x = vb_putf(b, x, y0, VA_TITLE, " \u2190 %s", v->stack[d]);
-    vb_putf(b, x, y0, VA_TITLE, "   %.0f samples, %.2f%%   %s", fsum, total ? 100 * fsum / total : 0,
-         v->n_src_lines ? view_base_name(v->src_path) : "");
-    vb_fill_attr(b, y0, VA_TITLE);
+    double total = prof_total(cur);
+    char stats[80];
+    snprintf(stats, sizeof stats, "   %.0f samples, %.2f%%", fsum, total ? 100 * fsum / total : 0);
+    view_title(v, b, y0, stats, v->n_src_lines ? view_base_name(v->src_path) : "");
     int list_h = b->h - 1 - (y0 + 1) - 3;
     if (!v->n_src_lines) { /* address view */
         vb_put(b, 0, y0 + 1, VA_WARN, v->src_missing);
         const struct prof_row *ar;
-        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+        size_t na = prof_rows_of(cur, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
         view_render_rows(v, b, y0 + 2, ar, na, true);
         return;
     }
@@ -343,7 +377,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
     }
     vb_putf(b, 0, b->h - 4, VA_DIM, "%%: of this function's samples, then of all; lines %d-%d of %s",
          v->src_first + 1, v->src_first + v->src_n, view_base_name(v->src_path));
-    uint32_t pc = prof_top_pc(v->prof, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
+    uint32_t pc = prof_top_pc(cur, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
     vb_put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
     if (pc)
         chain_line(v, b, b->h - 2, pc);

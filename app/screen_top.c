@@ -9,8 +9,9 @@
 #include <string.h>
 
 /* A path as a reader wants it in a column of `width`: "a/./b/../c" as "a/c", and when too long,
- * its end kept ("...gcc/config/arm/lib1funcs.S"), where the file's own name is. */
-static const char *fit_path(const char *path, int width, char *buf, size_t len)
+ * its end kept from a directory on ("...config/arm/lib1funcs.S"), where the file's own name is;
+ * no directory's name is cut unless the file's own name alone is too long. */
+const char *view_fit_path(const char *path, int width, char *buf, size_t len)
 {
     char norm[512];
     size_t n = 0;
@@ -37,7 +38,8 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
         snprintf(buf, len, "%s", norm);
         return buf;
     }
-    snprintf(buf, len, "...%s", norm + n - (size_t)(width - 3));
+    const char *tail = norm + n - (size_t)(width - 3), *slash = strchr(tail, '/');
+    snprintf(buf, len, "...%s", slash && slash != tail ? slash : tail);
     return buf;
 }
 
@@ -47,7 +49,7 @@ static const char *fit_path(const char *path, int width, char *buf, size_t len)
 static int sparkline(struct view *v, struct vbuf *b, int x, int y, const char *name, uint8_t attr)
 {
     float pts[SPARK];
-    int n = history_of(&v->history, name, pts, SPARK, 60);
+    int n = history_of(view_history(v), name, pts, SPARK, 60);
     for (int i = n; i < SPARK; i++)
         pts[i] = -1.0f;
     return vb_sparkline(b, x, y, pts, SPARK, v->unicode, attr);
@@ -56,9 +58,9 @@ static int sparkline(struct view *v, struct vbuf *b, int x, int y, const char *n
 void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     int bw = b->w >= 100 ? 24 : (b->w >= 90 ? 16 : 10);
-    bool diff = v->base && !lines && v->group != PROF_BY_ADDRESS;
+    bool diff = view_baseline(v) && !lines; /* by address never matches a baseline's grouping */
     /* wide terminals: each row's share second by second, the last minute as a sparkline */
-    bool spark = !lines && !diff && b->w >= 110 && v->history.len > 1;
+    bool spark = !lines && !diff && b->w >= 110 && view_history(v)->len > 1;
     if (diff) /* --diff: the baseline's share and the change, '*' when significant */
         vb_putf(b, 0, y0, VA_TITLE, "%-*s %7s %7s %9s %7s %8s  %s", bw, "SHARE \u00b195%", "%", "\u00b1%", "SAMPLES", "BASE%",
              "CHANGE", "NAME");
@@ -83,23 +85,27 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
         char path[600];
         const char *name = lines ? row->name : view_shown_name(v, row->name);
         if (v->group == PROF_BY_FILE && !lines)
-            name = fit_path(row->name, b->w - (bw + 1 + 28), path, sizeof path);
+            name = view_fit_path(row->name, b->w - (bw + 1 + 28), path, sizeof path);
         int x;
         if (diff) {
             struct baseline_delta d = baseline_compare(row->samples, prof_total(view_current_prof(v)),
                                                        baseline_samples(v->base, row->name), v->base->total, n);
-            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s %6.2f%% %+7.2f%s %s", 100 * row->share, 100 * row->ci95,
-                     samples, 100 * d.base_share, 100 * d.delta, d.significant ? "*" : " ", name);
+            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s %6.2f%% %+7.2f%s ", 100 * row->share, 100 * row->ci95,
+                     samples, 100 * d.base_share, 100 * d.delta, d.significant ? "*" : " ");
         } else if (spark) {
             x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  ", 100 * row->share, 100 * row->ci95, samples);
             x = sparkline(v, b, x, y, row->name, sel ? VA_SELECT : VA_BAR);
-            x = vb_putf(b, x, y, attr, "  %s", name);
+            x = vb_put(b, x, y, attr, "  ");
         } else {
-            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  %s", 100 * row->share, 100 * row->ci95, samples, name);
+            x = vb_putf(b, bw + 1, y, attr, "%6.2f%% %6.2f%% %9s  ", 100 * row->share, 100 * row->ci95, samples);
         }
+        if (v->group == PROF_BY_FUNCTION && !lines)
+            x = view_put_function(v, b, x, y, attr, sel ? VA_SELECT : VA_DIM, row->name);
+        else
+            x = vb_put(b, x, y, attr, name);
         if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
-        if (row->file && v->group == PROF_BY_FUNCTION)
+        if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", view_base_name(row->file));
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
@@ -153,5 +159,10 @@ void view_render_top(struct view *v, struct vbuf *b, int y0)
     int x = vb_put(b, 0, b->h - 2, VA_BAR, v->unicode ? "\u2588" : "#");
     x = vb_put(b, x, b->h - 2, VA_DIM, " share  ");
     x = vb_put(b, x, b->h - 2, VA_CI, v->unicode ? "\u2591" : "-");
-    vb_put(b, x, b->h - 2, VA_DIM, " its 95 % interval  \u00b1% half its width  dim: may be noise");
+    static const char *const parts[] = {" its 95 % interval", "  \u00b1% half its width", "  dim: may be noise"};
+    for (int i = 0; i < 3; i++) /* whole parts only: narrow, the last ones go */
+        if (x + (int)strlen(parts[i]) - (i == 1) <= b->w) /* "\u00b1" is two bytes, one column */
+            x = vb_put(b, x, b->h - 2, VA_DIM, parts[i]);
+        else
+            break;
 }

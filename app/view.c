@@ -9,6 +9,7 @@
 #include "../profile/escape.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,8 @@ void view_free(struct view *v)
         free(v->log[i]);
     free(v->snap);
     free(v->snap_names);
+    free(v->kept);
+    free(v->frozen_history);
 }
 
 void view_log(struct view *v, const char *text, size_t len)
@@ -106,20 +109,6 @@ const struct view_budget *view_budget_for(const struct view *v, int index, const
     return NULL;
 }
 
-void view_tick(struct view *v)
-{
-    const struct prof_row *rows;
-    prof_fold_overhead(v->prof, v->fold_overhead);
-    size_t n = prof_rows(v->prof, v->group, v->inline_frames, &rows);
-    history_tick(&v->history, rows, n, prof_total(v->prof), v->group, v->inline_frames);
-    uint64_t counts[INGEST_SECTIONS], sums[INGEST_SECTIONS];
-    for (int i = 0; i < INGEST_SECTIONS; i++) {
-        counts[i] = v->in->section[i].count;
-        sums[i] = v->in->section[i].sum;
-    }
-    section_history_tick(&v->sect_history, counts, sums, INGEST_SECTIONS);
-}
-
 void view_check_budgets(struct view *v)
 {
     double hz = view_section_hz(v);
@@ -160,6 +149,46 @@ const char *view_shown_name(const struct view *v, const char *name)
     return v->demangle && v->group == PROF_BY_FUNCTION ? sym_demangle(v->syms, name) : name;
 }
 
+/* The kinds of copy the ELF has of a source function, from the view's cache (a pass over the
+ * symbols the first time a name is asked). */
+static unsigned clone_kinds_of(struct view *v, const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h |= 1; /* never 0: 0 marks a free slot */
+    const int n = (int)(sizeof v->clones / sizeof *v->clones);
+    if (v->n_clones >= n * 3 / 4) { /* full enough to slow the probes: start over */
+        memset(v->clones, 0, sizeof v->clones);
+        v->n_clones = 0;
+    }
+    int i = (int)(h % (uint64_t)n);
+    while (v->clones[i].hash && v->clones[i].hash != h)
+        i = (i + 1) % n;
+    if (!v->clones[i].hash) {
+        v->clones[i].hash = h;
+        v->clones[i].kinds = sym_clone_kinds(v->syms, name);
+        v->n_clones++;
+    }
+    return v->clones[i].kinds;
+}
+
+int view_put_function(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, uint8_t note_attr, const char *name)
+{
+    const char *shown = view_shown_name(v, name);
+    if (!v->demangle || v->group != PROF_BY_FUNCTION || shown != name || !v->syms) /* C++ says "[clone ...]" */
+        return vb_put(b, x, y, attr, shown);
+    unsigned kinds;
+    size_t base = sym_clone_split(name, &kinds);
+    char note[64];
+    if (base) /* a copy's own symbol: its suffix, the number too, as two copies are two rows */
+        snprintf(note, sizeof note, "%s", name + base + 1);
+    else
+        sym_clone_text(clone_kinds_of(v, name), note, sizeof note);
+    x = vb_putf(b, x, y, attr, "%.*s", base ? (int)base : (int)strlen(name), name);
+    return note[0] ? vb_putf(b, x, y, note_attr, " [%s]", note) : x;
+}
+
 bool view_contains(const char *s, const char *what)
 {
     size_t n = strlen(what);
@@ -188,6 +217,72 @@ static int cmp_name(const void *a, const void *b)
     return c ? c : strcmp(x, y);
 }
 
+/* The other columns, largest first; a row's key is set before the sort (qsort takes no context). */
+struct keyed_row {
+    struct prof_row row;
+    double key;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct keyed_row *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    return x->row.samples != y->row.samples ? (x->row.samples < y->row.samples ? 1 : -1) : cmp_name(&x->row, &y->row);
+}
+
+const char *view_sort_label(const struct view *v)
+{
+    static const char *const names[] = {"share", "\u00b1%", "name", "base%", "change"};
+    return names[v->sort];
+}
+
+static const char *group_label(enum prof_group g)
+{
+    static const char *const names[] = {"function", "line", "file", "task", "address"};
+    return names[g];
+}
+
+const struct baseline *view_baseline(const struct view *v)
+{
+    return v->base && strcmp(v->base->group, group_label(v->group)) == 0 ? v->base : NULL;
+}
+
+/* The columns there are to sort by: BASE% and CHANGE only with --diff. */
+static int sort_columns(const struct view *v)
+{
+    return view_baseline(v) ? VS_CHANGE + 1 : VS_NAME + 1;
+}
+
+/* rows[0..n) in the chosen order (share: as they come). */
+static void sort_rows(struct view *v, struct prof_row *rows, size_t n)
+{
+    if (v->sort == VS_NAME) {
+        qsort(rows, n, sizeof *rows, cmp_name);
+        return;
+    }
+    if (v->sort == VS_SHARE || (v->sort >= VS_BASE && !view_baseline(v)))
+        return;
+    struct keyed_row *k = malloc(n * sizeof *k);
+    if (!k)
+        return; /* out of memory: by share */
+    double total = prof_total(view_current_prof(v));
+    for (size_t i = 0; i < n; i++) {
+        k[i].row = rows[i];
+        if (v->sort == VS_CI) {
+            k[i].key = rows[i].ci95;
+        } else {
+            struct baseline_delta d = baseline_compare(rows[i].samples, total, baseline_samples(v->base, rows[i].name),
+                                                       v->base->total, n);
+            k[i].key = v->sort == VS_BASE ? d.base_share : d.delta;
+        }
+    }
+    qsort(k, n, sizeof *k, cmp_key);
+    for (size_t i = 0; i < n; i++)
+        rows[i] = k[i].row;
+    free(k);
+}
+
 struct prof *view_current_prof(struct view *v)
 {
     return v->window_mode && v->window ? v->window : v->prof;
@@ -199,6 +294,19 @@ static size_t grouped_rows(struct view *v, const struct prof_row **rows)
     struct prof *p = view_current_prof(v);
     prof_fold_overhead(p, v->fold_overhead);
     return prof_rows(p, v->group, v->inline_frames, rows);
+}
+
+/* A buffer of at least n rows, grown when needed; false when out of memory. */
+static bool room_for(struct prof_row **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return true;
+    struct prof_row *b = realloc(*buf, n * sizeof *b);
+    if (!b)
+        return false;
+    *buf = b;
+    *cap = n;
+    return true;
 }
 
 /* The rows of the top list, after freeze, filter and sort. Owned by the view or the profile. */
@@ -214,25 +322,24 @@ size_t view_top_rows(struct view *v, const struct prof_row **out)
     }
     static struct prof_row *filtered; /* one view per process */
     static size_t cap;
-    if (n > cap) {
-        struct prof_row *f = realloc(filtered, n * sizeof *f);
-        if (!f)
-            return 0;
-        filtered = f;
-        cap = n;
-    }
+    if (!room_for(&filtered, &cap, n))
+        return 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (matches(v, view_shown_name(v, rows[i].name), rows[i].file))
             filtered[k++] = rows[i];
-    if (v->sort_by_name && k)
-        qsort(filtered, k, sizeof *filtered, cmp_name);
+    if (k)
+        sort_rows(v, filtered, k);
     *out = filtered;
     return k;
 }
 
 static void freeze(struct view *v)
 {
+    free(v->frozen_history); /* the sparklines stop with the rows */
+    v->frozen_history = malloc(sizeof *v->frozen_history);
+    if (v->frozen_history)
+        *v->frozen_history = v->history;
     free(v->snap);
     free(v->snap_names);
     v->snap = NULL;
@@ -256,6 +363,73 @@ static void freeze(struct view *v)
     v->n_snap = n;
 }
 
+/* ---- history ---------------------------------------------------------------------------- */
+
+#define GROUPINGS ((PROF_BY_ADDRESS + 1) * 2) /* a history for each grouping, with inline frames or not */
+
+static int grouping(enum prof_group g, bool inline_frames)
+{
+    return (int)g * 2 + inline_frames;
+}
+
+const struct history *view_history(const struct view *v)
+{
+    return v->frozen && v->frozen_history ? v->frozen_history : &v->history;
+}
+
+/* g or i: the current grouping's history is kept, and the new one's comes back. */
+static void switch_history(struct view *v, enum prof_group old_group, bool old_inline)
+{
+    if (!v->kept || grouping(old_group, old_inline) == grouping(v->group, v->inline_frames))
+        return;
+    v->kept[grouping(old_group, old_inline)] = v->history;
+    v->history = v->kept[grouping(v->group, v->inline_frames)];
+}
+
+/* One grouping's rows for its history: those the filter matches first, so that a filtered row
+ * far down the list has one too, then the rest. */
+static size_t history_rows(struct view *v, enum prof_group g, bool inline_frames, struct prof_row **out)
+{
+    const struct prof_row *rows;
+    size_t n = prof_rows(v->prof, g, inline_frames, &rows);
+    static struct prof_row *order; /* one view per process */
+    static size_t cap;
+    if (!room_for(&order, &cap, n))
+        return 0;
+    size_t k = 0;
+    bool first = g == v->group && inline_frames == v->inline_frames && v->filter[0];
+    for (size_t i = 0; first && i < n; i++)
+        if (matches(v, view_shown_name(v, rows[i].name), rows[i].file))
+            order[k++] = rows[i];
+    for (size_t i = 0; i < n; i++)
+        if (!first || !matches(v, view_shown_name(v, rows[i].name), rows[i].file))
+            order[k++] = rows[i];
+    *out = order;
+    return k;
+}
+
+void view_tick(struct view *v)
+{
+    prof_fold_overhead(v->prof, v->fold_overhead);
+    if (!v->kept)
+        v->kept = calloc(GROUPINGS, sizeof *v->kept); /* without it (no memory), only the current one */
+    for (int s = 0; s < GROUPINGS; s++) {
+        enum prof_group g = (enum prof_group)(s / 2);
+        bool inl = s % 2, current = s == grouping(v->group, v->inline_frames);
+        if (!current && (!v->kept || g == PROF_BY_ADDRESS)) /* address rows: only while shown */
+            continue;
+        struct prof_row *rows = NULL;
+        size_t n = history_rows(v, g, inl, &rows);
+        history_tick(current ? &v->history : &v->kept[s], rows, n, prof_total(v->prof), g, inl);
+    }
+    uint64_t counts[INGEST_SECTIONS], sums[INGEST_SECTIONS];
+    for (int i = 0; i < INGEST_SECTIONS; i++) {
+        counts[i] = v->in->section[i].count;
+        sums[i] = v->in->section[i].sum;
+    }
+    section_history_tick(&v->sect_history, counts, sums, INGEST_SECTIONS);
+}
+
 /* ---- drill-down -------------------------------------------------------------------------- */
 
 
@@ -275,7 +449,7 @@ static int list_length(struct view *v)
         if (v->annotate)
             return v->annot_n;
         return v->n_src_lines ? v->src_n
-                              : (int)prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
+                              : (int)prof_rows_of(view_current_prof(v), PROF_BY_ADDRESS, v->inline_frames, v->func, &rows);
     case VM_SECTIONS:
         return INGEST_SECTIONS;
     case VM_LOG:
@@ -302,7 +476,7 @@ static void move(struct view *v, int delta, int page)
 int view_key(struct view *v, int key)
 {
     if (key != VK_RESIZE)
-        v->note[0] = '\0'; /* a note stays until the next key */
+        v->note[0] = v->note_path[0] = '\0'; /* a note stays until the next key */
     if (v->saving) { /* key o asked for a format */
         v->saving = false;
         if (key < 0x80 && strchr("tcjfs", key)) {
@@ -470,20 +644,28 @@ int view_key(struct view *v, int key)
             snprintf(v->note, sizeof v->note, "not found: %s", v->search);
         return VIEW_REDRAW;
     case 's':
-        v->sort_by_name = !v->sort_by_name;
+        v->sort = v->sort == VS_NAME ? VS_SHARE : VS_NAME;
         return VIEW_REDRAW;
-    case 'g':
+    case '<': /* the sort column, as htop's < and > cycle it */
+    case '>':
+        v->sort = (v->sort + (key == '>' ? 1 : sort_columns(v) - 1)) % sort_columns(v);
+        return VIEW_REDRAW;
+    case 'g': {
+        enum prof_group was = v->group;
         v->group = v->group == PROF_BY_TASK ? PROF_BY_FUNCTION : (enum prof_group)(v->group + 1);
+        switch_history(v, was, v->inline_frames);
         v->sel = v->top = 0;
         v->mode = VM_TOP;
         if (v->frozen)
             freeze(v);
         return VIEW_REDRAW;
+    }
     case 'C':
         v->demangle = !v->demangle;
         return VIEW_REDRAW;
     case 'i':
         v->inline_frames = !v->inline_frames;
+        switch_history(v, v->group, !v->inline_frames);
         if (v->frozen)
             freeze(v);
         return VIEW_REDRAW;
@@ -563,21 +745,153 @@ int view_key(struct view *v, int key)
 
 /* ---- rendering --------------------------------------------------------------------------- */
 
-static const char *group_label(enum prof_group g)
+
+/* A header field: shown whole or not at all, so a number is never cut between its digits. */
+struct field {
+    char text[160];
+    char alt[64]; /* a shorter form, whole too, for when the text does not fit ("" when none) */
+    uint8_t attr;
+    int rank; /* the lower, the longer it stays as the terminal narrows */
+};
+
+#define FIELDS 16
+
+/* Append a field (printf-style); fields past FIELDS are left out. */
+static void __attribute__((format(printf, 5, 6))) field(struct field *f, int *n, int rank, uint8_t attr, const char *fmt, ...)
 {
-    static const char *const names[] = {"function", "line", "file", "task", "address"};
-    return names[g];
+    if (*n >= FIELDS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f[*n].text, sizeof f[*n].text, fmt, ap);
+    va_end(ap);
+    f[*n].alt[0] = '\0';
+    f[*n].attr = attr;
+    f[(*n)++].rank = rank;
+}
+
+static int columns(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80; /* columns, not bytes */
+    return w;
+}
+
+/* The fields that fit row y whole (or in their shorter form), lowest rank first, drawn in their
+ * own order two spaces apart. A rank-0 field stays even when it alone is wider than the row (the
+ * edge clips it). */
+static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
+{
+    const char *shown[FIELDS] = {NULL};
+    int used = 0;
+    for (int rank = 0; rank < 16; rank++)
+        for (int i = 0; i < n; i++) {
+            if (f[i].rank != rank)
+                continue;
+            const char *t = used + columns(f[i].text) <= b->w || (rank == 0 && !used) ? f[i].text
+                            : f[i].alt[0] && used + columns(f[i].alt) <= b->w ? f[i].alt : NULL;
+            if (t) {
+                shown[i] = t;
+                used += columns(t) + 2;
+            }
+        }
+    for (int i = 0, x = 0; i < n; i++)
+        if (shown[i])
+            x = vb_putf(b, x, y, f[i].attr, "%s  ", shown[i]);
+}
+
+/* Row 0: the tool, the source and its state, the ELF and its build-id check. */
+static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code_bad)
+{
+    struct field f[FIELDS];
+    int n = 0;
+    field(f, &n, 0, VA_TITLE, "cmprof-top");
+    field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", view_base_name(v->st.source)); /* a file's name */
+    bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
+    field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
+    const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
+    field(f, &n, 3, VA_TITLE, "%s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
+    if (v->in->info.present && v->in->info.build_id[0])
+        field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
+    if (code_bad)
+        field(f, &n, 0, VA_WARN, "WRONG ELF? (d)");
+    put_fields(b, 0, f, n);
+    vb_fill_attr(b, 0, VA_TITLE);
+}
+
+/* Row 1: the counters. What matters stays as the terminal narrows; a counter at zero goes first. */
+static void header_counters(struct view *v, struct vbuf *b)
+{
+    const struct ingest *in = v->in;
+    struct prof *cur = view_current_prof(v); /* under w, the header counts the window too */
+    double total = prof_total(cur);
+    double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
+    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
+    uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
+    uint64_t overflows = in->itm.stats.overflows - v->base_overflows, lost = in->lost - v->base_lost;
+    char losses[24][INGEST_LOSS_TEXT];
+    size_t nl = ingest_losses(in, losses, 24);
+    struct field f[FIELDS];
+    int n = 0;
+    field(f, &n, 0, VA_NORMAL, "samples %.0f", total);
+    field(f, &n, 1, VA_NORMAL, "%.0f/s", v->st.rate);
+    field(f, &n, 4, VA_NORMAL, "%02d:%02d", (int)elapsed / 60, (int)elapsed % 60);
+    field(f, &n, bad ? 2 : 7, bad ? VA_WARN : VA_NORMAL, "bad %llu", (unsigned long long)bad);
+    field(f, &n, overflows ? 2 : 8, overflows ? VA_WARN : VA_NORMAL, "overflows %llu", (unsigned long long)overflows);
+    field(f, &n, resync ? 3 : 9, VA_NORMAL, "resyncs %llu", (unsigned long long)resync);
+    field(f, &n, lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
+    if (prof_sleep(cur))
+        field(f, &n, 5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(cur));
+    double overhead = prof_overhead(cur);
+    if (overhead > 0)
+        field(f, &n, 5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
+    double idle = prof_idle(cur);
+    if (idle >= 0)
+        field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
+    if (nl)
+        field(f, &n, 0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
+    put_fields(b, 1, f, n);
+}
+
+/* Row 2: the view's own state first, the firmware's settings after; what does not fit whole goes. */
+static void header_settings(struct view *v, struct vbuf *b)
+{
+    const struct ingest *in = v->in;
+    struct field f[FIELDS];
+    int n = 0;
+    if (v->filter[0] && !v->filtering)
+        field(f, &n, 0, VA_BOLD, "filter: %s (Esc clears)", v->filter);
+    field(f, &n, 0, VA_BOLD, "by %s%s", group_label(v->group), v->inline_frames ? "" : " (no inline)");
+    field(f, &n, 1, VA_BOLD, "sort %s", view_sort_label(v));
+    if (v->window_mode)
+        field(f, &n, 0, VA_BOLD, "last %.0f s", v->window_seconds);
+    if (v->frozen)
+        field(f, &n, 0, VA_WARN, "FROZEN");
+    if (in->info.present) {
+        field(f, &n, 2, VA_NORMAL, "clk %.1f MHz", in->info.clock_hz / 1e6);
+        double shz = view_section_hz(v); /* the sections' clock, when another: say which is which */
+        if (shz > 0 && fabs(shz - (double)in->info.clock_hz) > 0.5)
+            field(f, &n, 3, VA_NORMAL, "sections' clock %.3f MHz%s", shz / 1e6, v->cpu_hz > 0 ? " (--cpu-hz)" : "");
+        field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks", (unsigned long long)in->info.period,
+              (unsigned long long)in->info.jitter);
+        snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "period %llu+0..%llu", (unsigned long long)in->info.period,
+                 (unsigned long long)in->info.jitter);
+        /* the rate the firmware asked for: the timer's clock over the mean period */
+        double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
+        if (in->info.timer_hz && mean > 0)
+            field(f, &n, 4, VA_NORMAL, "nominal %.0f/s", (double)in->info.timer_hz / mean);
+        if (in->info.arch[0]) /* what the firmware runs on and samples with */
+            field(f, &n, 6, VA_NORMAL, "%s %s", in->info.arch, in->info.timer);
+    } else if (in->text.stats.no_base) {
+        field(f, &n, 1, VA_WARN, "no announce yet: clock and period unknown");
+    }
+    put_fields(b, 2, f, n);
 }
 
 static void header(struct view *v, struct vbuf *b)
 {
-    const struct ingest *in = v->in;
-    int x = vb_put(b, 0, 0, VA_TITLE, "cmprof-top  ");
-    x = vb_putf(b, x, 0, VA_TITLE, "%s  ", v->st.source ? v->st.source : "?");
-    bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
-    x = vb_putf(b, x, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
-    const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
-    x = vb_putf(b, x, 0, VA_TITLE, "  %s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
     struct prof_diag d[8];
     size_t nd = prof_diagnose(v->prof, d, 8);
     bool id_bad = false, code_bad = false;
@@ -585,83 +899,9 @@ static void header(struct view *v, struct vbuf *b)
         id_bad |= d[i].kind == DIAG_BUILD_ID;
         code_bad |= d[i].kind == DIAG_NOT_STARTS; /* PCs where the ELF has no instruction */
     }
-    if (in->info.present && in->info.build_id[0])
-        x = vb_putf(b, x, 0, id_bad ? VA_WARN : VA_GOOD, "  build-id %s", id_bad ? "MISMATCH" : "ok");
-    if (code_bad)
-        vb_put(b, x, 0, VA_WARN, "  WRONG ELF? (d)");
-    vb_fill_attr(b, 0, VA_TITLE);
-    double total = prof_total(v->prof);
-    double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
-    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
-    uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
-    uint64_t overflows = in->itm.stats.overflows - v->base_overflows, lost = in->lost - v->base_lost;
-    char losses[24][INGEST_LOSS_TEXT];
-    size_t nl = ingest_losses(in, losses, 24);
-    /* the counters line: what matters stays as the terminal narrows; a counter at zero goes first */
-    struct field {
-        char text[48];
-        uint8_t attr;
-        int rank;
-    } f[11];
-    int n = 0;
-#define FIELD(rank_, attr_, ...)                                                                                     \
-    do {                                                                                                             \
-        snprintf(f[n].text, sizeof f[n].text, __VA_ARGS__);                                                          \
-        f[n].attr = (attr_);                                                                                         \
-        f[n++].rank = (rank_);                                                                                       \
-    } while (0)
-    FIELD(0, VA_NORMAL, "samples %.0f", total);
-    FIELD(1, VA_NORMAL, "%.0f/s", v->st.rate);
-    FIELD(4, VA_NORMAL, "%02d:%02d", (int)elapsed / 60, (int)elapsed % 60);
-    FIELD(bad ? 2 : 7, bad ? VA_WARN : VA_NORMAL, "bad %llu", (unsigned long long)bad);
-    FIELD(overflows ? 2 : 8, overflows ? VA_WARN : VA_NORMAL, "overflows %llu", (unsigned long long)overflows);
-    FIELD(resync ? 3 : 9, VA_NORMAL, "resyncs %llu", (unsigned long long)resync);
-    FIELD(lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
-    if (prof_sleep(v->prof))
-        FIELD(5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(v->prof));
-    double overhead = prof_overhead(v->prof);
-    if (overhead > 0)
-        FIELD(5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
-    double idle = prof_idle(v->prof);
-    if (idle >= 0)
-        FIELD(3, VA_NORMAL, "idle %.1f %%", 100 * idle);
-    if (nl)
-        FIELD(0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
-#undef FIELD
-    bool keep[11] = {false};
-    int used = 0;
-    for (int rank = 0; rank < 10; rank++)
-        for (int i = 0; i < n; i++)
-            if (f[i].rank == rank && used + (int)strlen(f[i].text) + 2 <= b->w) {
-                keep[i] = true;
-                used += (int)strlen(f[i].text) + 2;
-            }
-    x = 0;
-    for (int i = 0; i < n; i++)
-        if (keep[i])
-            x = vb_putf(b, x, 1, f[i].attr, "%s  ", f[i].text);
-    x = 0;
-    /* the view's own state first, the firmware's settings after: at 80 columns the end is cut */
-    if (v->filter[0] && !v->filtering)
-        x = vb_putf(b, 0, 2, VA_BOLD, "filter: %s (Esc clears)  ", v->filter);
-    x = vb_putf(b, x, 2, VA_BOLD, "by %s%s  sort %s  ", group_label(v->group), v->inline_frames ? "" : " (no inline)",
-                v->sort_by_name ? "name" : "share");
-    if (v->window_mode)
-        x = vb_putf(b, x, 2, VA_BOLD, "last %.0f s  ", v->window_seconds);
-    if (v->frozen)
-        x = vb_put(b, x, 2, VA_WARN, "FROZEN  ");
-    if (in->info.present) {
-        x = vb_putf(b, x, 2, VA_NORMAL, "clk %.1f MHz  period %llu+0..%llu ticks  ", in->info.clock_hz / 1e6,
-                 (unsigned long long)in->info.period, (unsigned long long)in->info.jitter);
-        /* the rate the firmware asked for: the timer's clock over the mean period */
-        double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
-        if (in->info.timer_hz && mean > 0)
-            x = vb_putf(b, x, 2, VA_NORMAL, "nominal %.0f/s  ", (double)in->info.timer_hz / mean);
-        if (in->info.arch[0] && b->w >= 100) /* what the firmware runs on and samples with */
-            x = vb_putf(b, x, 2, VA_NORMAL, "%s %s  ", in->info.arch, in->info.timer);
-    }
-    else if (in->text.stats.no_base)
-        x = vb_put(b, x, 2, VA_WARN, "no announce yet: clock and period unknown  ");
+    header_source(v, b, id_bad, code_bad);
+    header_counters(v, b);
+    header_settings(v, b);
     if (nd) {
         vb_putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
         vb_fill_attr(b, 3, VA_WARN);
@@ -710,7 +950,10 @@ static void keybar(struct view *v, struct vbuf *b)
     }
     if (v->note[0]) { /* until the next key */
         vb_put(b, 0, b->h - 1, VA_KEY, " ");
-        vb_put(b, 1, b->h - 1, VA_KEY, v->note);
+        int x = vb_put(b, 1, b->h - 1, VA_KEY, v->note);
+        char fitted[sizeof v->note_path];
+        if (v->note_path[0])
+            vb_put(b, x, b->h - 1, VA_KEY, view_fit_path(v->note_path, b->w - x - 1, fitted, sizeof fitted));
         vb_fill_attr(b, b->h - 1, VA_KEY);
         return;
     }
@@ -733,10 +976,11 @@ static void keybar(struct view *v, struct vbuf *b)
                                             {"? help", 0}, {"q quit", 2}};
     static const struct key_hint sections[] = {{"t/Esc back", 1}, {"r reset", 3}, {"u \u00b5s/ticks", 5},
                                                {"G graph", 6}, {"\u2191\u2193 move", 4}, {"? help", 0}, {"q quit", 2}};
+    /* G stays at 80 columns: the history pane is found by its key, not by reading the help */
     static const struct key_hint top[] = {{"? help", 0}, {"Enter drill", 2}, {"s sort", 5}, {"g group", 3},
-                                          {"i inline", 8}, {"/ filter", 4}, {"space freeze", 9}, {"r reset", 7},
-                                          {"w window", 11}, {"t sections", 6}, {"l log", 12}, {"d diag", 10},
-                                          {"O fold", 13}, {"o save", 9}, {"c callers", 14}, {"G graph", 15},
+                                          {"i inline", 9}, {"/ filter", 4}, {"space freeze", 10}, {"r reset", 7},
+                                          {"w window", 12}, {"t sections", 8}, {"l log", 13}, {"d diag", 11},
+                                          {"O fold", 14}, {"o save", 10}, {"c callers", 15}, {"G graph", 6},
                                           {"q quit", 1}};
     switch (v->mode) {
     case VM_SOURCE:
@@ -796,6 +1040,8 @@ void view_render(struct view *v, struct vbuf *b)
     int full_h = b->h, graph_h = 0;
     if (v->graph && (v->mode == VM_TOP || v->mode == VM_SECTIONS))
         graph_h = b->h >= 40 ? 14 : b->h >= 30 ? 10 : 7;
+    if (graph_h > b->h - 9) /* a short terminal: the table keeps a few rows, the pane what is left */
+        graph_h = b->h - 9 >= 3 ? b->h - 9 : 0;
     b->h -= graph_h;
     switch (v->mode) {
     case VM_TOP:

@@ -48,6 +48,9 @@ enum {
 #define VIEW_QUIT 2
 #define VIEW_SAVE 4 /* write a snapshot in v->save_format: the caller does the I/O */
 
+/* The top list's orders: one per column (SAMPLES and % sort as SHARE does). */
+enum view_sort { VS_SHARE, VS_CI, VS_NAME, VS_BASE, VS_CHANGE };
+
 enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG, VM_CALLS };
 
 #define VIEW_LOG_LINES 200
@@ -80,11 +83,19 @@ struct view {
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
     struct history history;    /* each top row's share, second by second: the sparklines */
+    struct history *kept;      /* every grouping's, ticked as well (by group and inline): g and i keep them */
+    struct history *frozen_history; /* the sparklines as they were at space: frozen with the rows */
     struct section_history sect_history; /* each section's mean time, second by second */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
+    char note_path[4096];      /* a path after the note (that directory), its end kept when narrow */
     bool demangle;          /* C++/Rust names demangled (key C) */
-    bool sort_by_name;
+    struct view_clone {        /* GCC's copies each source function has in the ELF, asked once */
+        uint64_t hash;         /* of the name; 0: a free slot */
+        unsigned kinds;        /* sym_clone_kinds() */
+    } clones[256];
+    int n_clones;
+    int sort;                  /* the top list's order: enum view_sort (keys s, < and >) */
     bool frozen;
     bool window_mode;
     bool graph;                /* key G: the history pane under the top and sections tables */
@@ -96,6 +107,7 @@ struct view {
     char calls_func[128];
     /* drill-down */
     char func[128];
+    uint32_t enter_at;         /* a call's target while entering its function: lines when it has no samples */
     char stack[8][128];        /* functions drilled through, for Esc */
     int depth;
     char **src_lines;          /* the function's source file, or NULL */

@@ -59,6 +59,8 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_TASK_NAME:
         prof_task_name(in->prof, e->tag, e->text, e->text_len);
+        if (in->window) /* the live view's w window names its tasks too */
+            prof_task_name(in->window, e->tag, e->text, e->text_len);
         break;
     case EV_LOG:
         if (in->on_log)

@@ -76,6 +76,17 @@ int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, ui
  * comes back unchanged. Valid until sym_close(). */
 const char *sym_demangle(struct sym_table *t, const char *name);
 
+/* GCC's copies of a function (-fipa-cp-clone, IPA-SRA, partial inlining, hot/cold splitting) are
+ * named after it: "crc32.constprop.0", "f.isra.0", "f.part.0.cold". For such a name: the length
+ * of the source name before the suffixes, and the kinds of copy as a mask in *kinds; 0 (and no
+ * kinds) for any other name. */
+size_t sym_clone_split(const char *name, unsigned *kinds);
+/* The kinds of copy the ELF has of a source function (its symbols named function.KIND...), as a
+ * mask; 0 when it has none. */
+unsigned sym_clone_kinds(const struct sym_table *t, const char *function);
+/* A mask of kinds as people read it: "constprop", "part, cold". Returns buf. */
+const char *sym_clone_text(unsigned kinds, char *buf, size_t len);
+
 /* The name of exception n's handler, from the ELF's vector table (n = 2..511: NMI, faults, SVC,
  * PendSV, SysTick, IRQ n - 16), or NULL when the table or the name is not known, or when the
  * handler serves other vectors too (a default handler with weak aliases: no name is sure). */

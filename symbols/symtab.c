@@ -324,3 +324,18 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
             return false;
     return order_symbols(t);
 }
+
+unsigned sym_clone_kinds(const struct sym_table *t, const char *function)
+{
+    if (!t || !function)
+        return 0;
+    symt_symbols_wait(t);
+    size_t n = strlen(function);
+    unsigned all = 0, kinds;
+    for (size_t i = 0; i < t->funcs.n; i++) {
+        const char *s = t->funcs.v[i].name;
+        if (s && strncmp(s, function, n) == 0 && s[n] == '.' && sym_clone_split(s, &kinds) == n)
+            all |= kinds;
+    }
+    return all;
+}

@@ -123,6 +123,8 @@ step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cm
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py
+step "live view: issue 35 fixes" python3 tests/test_live_view.py
+step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
 
 # The failures again, last, so a log cut in its middle still names them.
 if ((${#failures[@]})); then

@@ -53,6 +53,15 @@ def line_of(text, k):
     return lines[k] if -len(lines) <= k < len(lines) else ""
 
 
+def tool_pid(session):
+    """The cmprof-top this session's pane runs (a child of its shell), as a list of one pid or none:
+    never another cmprof-top on the machine (other users' may run beside these tests)."""
+    pane = tmux("display-message", "-p", "-t", session, "#{pane_pid}").stdout.strip()
+    if not pane.isdigit():
+        return []
+    return subprocess.run(["pgrep", "-n", "-P", pane, "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
+
+
 def keys(session, *k):
     tmux("send-keys", "-t", session, *k)
     time.sleep(0.4)
@@ -373,7 +382,7 @@ def inline_and_signal_tests(w=120, h=30):
     call = [ln for ln in screen(s).splitlines() if "hot_a(700);" in ln]
     check("%dx%d: " % (w, h) + "the inlined call site carries its callee's samples (about 70 % of run's)",
           call and re.search(r"\b(6[5-9]|7[0-4])\.\d\d%", call[0]) is not None, call[0] if call else "")
-    pid = subprocess.run(["pgrep", "-n", "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
+    pid = tool_pid(s)
     if pid:
         os.kill(int(pid[0]), 15)
     got = wait_for(s, r"^exited \d+", 5)
@@ -501,7 +510,7 @@ def crash_tests():
              "%s %s %s; echo exited $?; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*echo' -e '-*icanon' | "
              "tr '\\n' ' '; echo; sleep 5" % (TOOL, os.path.join(scen.BUILD, "m3_loops", "uart.txt"), r.elf))
         wait_for(s, r"end of file", 10)
-        pid = subprocess.run(["pgrep", "-n", "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
+        pid = tool_pid(s)
         if pid:
             os.kill(int(pid[0]), sig)
         got = wait_for(s, r"^exited \d+\n.*\S", 5)  # the status, then the terminal modes
@@ -795,7 +804,8 @@ def save_and_record_test(w=80, h=24):
     tmux("kill-session", "-t", s)
 
 
-def main():
+def tmux_main(run):
+    """Run the checks of run() with one tmux server up; the exit status of a test script."""
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
         check("tmux installed", False, "install tmux (scripts/deps.sh)")
         return 1
@@ -803,10 +813,14 @@ def main():
     os.chdir(ROOT)
     keep_server()
     try:
-        run_all()
+        run()
     finally:
         keep_server(False)
     return 1 if harness.failed else 0
+
+
+def main():
+    return tmux_main(run_all)
 
 
 def run_all():

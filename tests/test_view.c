@@ -466,6 +466,334 @@ static void test_diagnostics_banner(void)
     CHECK(strstr(render(&v, 120, 24), "diagnostics") != NULL);
 }
 
+/* Issue 35, 16: Enter in the call screen follows the selected row, a caller as well as a callee
+ * (each list is read afresh: the callers' rows are not the callees' buffer). */
+static void test_calls_enter_follows_selection(void)
+{
+    setup();
+    uint32_t callers[] = {0x08000100u, 0x08000200u}; /* B called by X, X by A */
+    for (int i = 0; i < 10; i++) {
+        prof_add_pc(p, 0x08000300u, false, 0);
+        prof_add_stack(p, 0x08000300u, callers, 2, false, 0);
+    }
+    snprintf(v.calls_func, sizeof v.calls_func, "0x08000100");
+    v.mode = VM_CALLS;
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "called by") && strstr(t, "0x08000200") && strstr(t, "0x08000300"));
+    view_key(&v, VK_ENTER); /* row 0: the caller */
+    CHECK(strcmp(v.calls_func, "0x08000200") == 0);
+    snprintf(v.calls_func, sizeof v.calls_func, "0x08000100");
+    view_key(&v, VK_DOWN); /* row 1: the callee */
+    view_key(&v, VK_ENTER);
+    CHECK(strcmp(v.calls_func, "0x08000300") == 0);
+}
+
+/* The first address of a function in an ELF, by looking its code over. */
+static uint32_t address_of(struct sym_table *syms, const char *function)
+{
+    uint32_t lo, hi;
+    for (uint32_t a = sym_code_span(syms, &lo, &hi) ? lo : 1; a < hi; a += 2) {
+        const struct sym_location *l = sym_lookup(syms, a);
+        if (l->known && strcmp(sym_frame_at(l, 0)->function, function) == 0)
+            return a;
+    }
+    return 0;
+}
+
+/* Issue 35, 17: under w the window is what every part counts: the header, the list and the
+ * drill-down (not the cumulative counts under a "last 5 s" header). */
+static void test_window_everywhere(void)
+{
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/stream/fw.elf", err, sizeof err);
+    CHECK(syms != NULL); /* the stream scenario's firmware (make scenarios) */
+    if (!syms)
+        return;
+    uint32_t a = address_of(syms, "hot_a"), b = address_of(syms, "hot_b");
+    CHECK(a && b);
+    struct prof *all = prof_new(syms), *win = prof_new(syms);
+    struct view w;
+    view_init(&w, all, win, &in, syms);
+    w.st = v.st;
+    for (int i = 0; i < 700; i++)
+        prof_add_pc(all, i < 400 ? a : b, false, 0);
+    for (int i = 0; i < 50; i++)
+        prof_add_pc(win, i < 40 ? a : b, false, 0);
+    view_key(&w, 'w');
+    const char *t = render(&w, 100, 24);
+    CHECK(strstr(t, "last 5 s") && strstr(t, "samples 50 ") && !strstr(t, "samples 700"));
+    CHECK(strstr(t, "80.00%") != NULL); /* 40 of the window's 50 */
+    view_key(&w, VK_ENTER); /* the drill-down into hot_a: its window samples */
+    t = render(&w, 100, 24);
+    CHECK(w.mode == VM_SOURCE && strstr(t, "hot_a   40 samples, 80.00%") && strstr(t, "samples 50 "));
+    view_key(&w, 'w'); /* back to the cumulative counts, everywhere */
+    t = render(&w, 100, 24);
+    CHECK(strstr(t, "hot_a   400 samples, 57.14%") && strstr(t, "samples 700 "));
+    view_free(&w);
+    prof_free(all);
+    prof_free(win);
+    sym_close(syms);
+}
+
+/* Issue 35, 15: GCC's clone names, split into the source name and the kinds of copy. */
+static void test_clone_names(void)
+{
+    static const struct {
+        const char *name;
+        size_t base;
+        const char *kinds;
+    } cases[] = {{"crc32.constprop.0", 5, "constprop"}, {"f.isra.0", 1, "isra"}, {"check.part.0.cold", 5, "part, cold"},
+                 {"main.cold", 4, "cold"}, {"g.constprop.0.isra.0", 1, "constprop, isra"}, {"crc32", 0, ""},
+                 {"foo.bar", 0, ""}, {"x.constprop.0.extra", 0, ""}, {".constprop.0", 0, ""}, {"h.partial", 0, ""}};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned kinds;
+        char text[64];
+        size_t base = sym_clone_split(cases[i].name, &kinds);
+        ok &= base == cases[i].base && strcmp(sym_clone_text(kinds, text, sizeof text), cases[i].kinds) == 0;
+        if (base != cases[i].base)
+            printf("  %s: %zu\n", cases[i].name, base);
+    }
+    CHECK(ok);
+}
+
+/* The header's rows split into their fields (two spaces apart), trimmed. */
+static int header_fields(const char *t, char fields[][200], int max)
+{
+    int n = 0;
+    const char *line = t;
+    for (int row = 0; row < 3 && line; row++) {
+        const char *end = strchr(line, '\n');
+        for (const char *p = line; p < end && n < max;) {
+            while (p < end && *p == ' ')
+                p++;
+            const char *q = p;
+            while (q < end && !(q[0] == ' ' && q[1] == ' '))
+                q++;
+            if (q > p)
+                snprintf(fields[n++], 200, "%.*s", (int)(q - p), p);
+            p = q;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+/* Issue 35, 21 and 23: at any width the header shows whole fields only (never "nominal 1367" for
+ * 13672/s), and says when the sections are timed on another clock than the sampling one. */
+static void test_header_whole_fields(void)
+{
+    setup();
+    in.info.present = true;
+    in.info.clock_hz = in.info.timer_hz = 25000000;
+    in.info.section_hz = 1000000;
+    in.info.period = 42;
+    in.info.jitter = 63;
+    snprintf(in.info.arch, sizeof in.info.arch, "ARMv7E-M");
+    snprintf(in.info.timer, sizeof in.info.timer, "SysTick");
+    view_key(&v, 'i');
+    view_key(&v, 'w');
+    static char wide[40][200], narrow[40][200];
+    int nw = header_fields(render(&v, 200, 60), wide, 40);
+    int all = 1, more = 1;
+    for (int i = 0; i < nw; i++)
+        all &= strstr(text, wide[i]) != NULL;
+    CHECK(strstr(text, "nominal 340136/s") && strstr(text, "sections' clock 1.000 MHz") && strstr(text, "clk 25.0 MHz"));
+    static const int sizes[][2] = {{80, 24}, {50, 12}};
+    for (int k = 0; k < 2; k++) {
+        int nn = header_fields(render(&v, sizes[k][0], sizes[k][1]), narrow, 40);
+        for (int i = 0; i < nn; i++) { /* each field as it is at 200 columns: none cut */
+            int found = 0;
+            for (int j = 0; j < nw && !found; j++)
+                found = strcmp(narrow[i], wide[j]) == 0;
+            if (!found)
+                printf("  %dx%d: cut field '%s'\n", sizes[k][0], sizes[k][1], narrow[i]);
+            all &= found;
+        }
+        more &= nn < nw && nn >= 4;
+    }
+    CHECK(all && more);
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
+                                            .max = 900, .sum = 2000};
+    view_key(&v, 't'); /* the section view's clock line says which clock is which too */
+    CHECK(strstr(render(&v, 140, 24), "clock 1.000 MHz (announced), not the header's clk 25.0 MHz (the core's)") != NULL);
+    memset(&in.section[0], 0, sizeof in.section[0]);
+    memset(&in.info, 0, sizeof in.info);
+}
+
+/* Issue 35, 23: < and > cycle the sort column (share, ±%, name; with --diff base% and change). */
+static void test_sort_any_column(void)
+{
+    setup();
+    for (int i = 0; i < 3; i++)
+        prof_add_pc(p, 0x08000400u, false, 0); /* few samples: the narrowest interval */
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(t, "sort share") && strstr(t, "0x08000100") < strstr(t, "0x08000200"));
+    view_key(&v, '>');
+    t = render(&v, 100, 24);
+    /* the widest interval first: 0x08000100 (70 %) and 0x08000200 (30 %) around 2.8 %, 0x08000400 0.3 % */
+    const char *a = strstr(t, "0x08000100"), *c = strstr(t, "0x08000400");
+    CHECK(strstr(t, "sort \u00b1%") && a && c && a < c && strstr(t, "0x08000300") > c);
+    view_key(&v, '>');
+    CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
+    view_key(&v, '>');
+    CHECK(strstr(render(&v, 100, 24), "sort share") != NULL); /* round again */
+    view_key(&v, '<');
+    CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
+    struct baseline_row rows[] = {{"0x08000100", 100}, {"0x08000200", 800}, {"0x08000300", 100}};
+    struct baseline base = {.total = 1000, .rows = rows, .n = 3};
+    v.base = &base;
+    view_key(&v, '>'); /* name -> base% */
+    t = render(&v, 120, 24);
+    CHECK(strstr(t, "sort base%") && strstr(t, "0x08000200") < strstr(t, "0x08000100"));
+    view_key(&v, '>'); /* change: 0x08000100 grew the most */
+    t = render(&v, 120, 24);
+    CHECK(strstr(t, "sort change") && strstr(t, "0x08000100") < strstr(t, "0x08000300") &&
+          strstr(t, "0x08000300") < strstr(t, "0x08000200"));
+    v.base = NULL;
+}
+
+/* Issue 35, 23: G is in the key bar at 80 columns too. */
+static void test_graph_key_at_80(void)
+{
+    setup();
+    const char *t = render(&v, 80, 24);
+    const char *bar = strrchr(t, '\n');
+    while (bar > t && bar[-1] != '\n')
+        bar--;
+    CHECK(strstr(bar, "G graph") && strstr(bar, "? help") && strstr(bar, "q quit") && strstr(bar, "Enter drill"));
+}
+
+/* The first tick (a baseline), then `seconds` ticks with 100 samples at pc each. */
+static void ticks_of(uint32_t pc, int seconds)
+{
+    view_tick(&v);
+    for (int t = 0; t < seconds; t++) {
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, pc, false, 0);
+        view_tick(&v);
+    }
+}
+
+/* The share sparkline's cells for a row at 140 columns, as text. */
+static const char *spark_of(const char *t, const char *name, char *out, size_t len)
+{
+    const char *row = strstr(t, name);
+    while (row && row > t && row[-1] != '\n')
+        row--;
+    const char *pct = row ? strstr(row, "%") : NULL;
+    pct = pct ? strstr(pct + 1, "%") : NULL; /* after the share and the interval */
+    const char *end = pct ? strstr(pct, name) : NULL;
+    snprintf(out, len, "%.*s", end ? (int)(end - pct) : 0, pct ? pct : "");
+    return out;
+}
+
+/* Issue 35, 23: the sparklines stop while the view is frozen, and keep their history across g,
+ * i and a filter. */
+static void test_sparklines_freeze_and_keep(void)
+{
+    setup();
+    ticks_of(0x08000100u, 30);
+    char before[400], frozen[400], after[400];
+    spark_of(render(&v, 140, 24), "0x08000100", before, sizeof before);
+    view_key(&v, ' ');
+    for (int t = 0; t < 30; t++) { /* now another function takes every sample */
+        for (int i = 0; i < 100; i++)
+            prof_add_pc(p, 0x08000200u, false, 0);
+        view_tick(&v);
+    }
+    spark_of(render(&v, 140, 24), "0x08000100", frozen, sizeof frozen);
+    CHECK(before[0] && strcmp(before, frozen) == 0);
+    view_key(&v, ' ');
+    spark_of(render(&v, 140, 24), "0x08000100", after, sizeof after);
+    CHECK(strcmp(before, after) != 0);
+    int len = v.history.len;
+    view_key(&v, 'g'); /* by line: its own history, recorded all along */
+    CHECK(v.history.len == len);
+    view_key(&v, 'g');
+    view_key(&v, 'g');
+    view_key(&v, 'g'); /* back to functions */
+    view_key(&v, 'i');
+    view_key(&v, 'i');
+    float pts[4];
+    CHECK(v.history.len == len && history_of(&v.history, "0x08000100", pts, 4, 60) == 4 && pts[1] > 0.99f &&
+          pts[2] < 0.01f);
+    view_key(&v, '/');
+    view_key(&v, '1');
+    view_key(&v, VK_ENTER);
+    spark_of(render(&v, 140, 24), "0x08000100", after, sizeof after);
+    CHECK(v.history.len == len && strstr(after, "\u2588") != NULL);
+}
+
+/* Issue 35, 23: by file, a long path keeps its end from a directory on: no directory's name cut. */
+static void test_by_file_paths(void)
+{
+    setup();
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/rtos/fw.elf", err, sizeof err);
+    CHECK(syms != NULL); /* the rtos scenario's firmware (make scenarios): newlib's memset.c has a long path */
+    if (!syms)
+        return;
+    uint32_t a = address_of(syms, "memset");
+    CHECK(a != 0);
+    struct prof *all = prof_new(syms);
+    struct view w;
+    view_init(&w, all, NULL, &in, syms);
+    w.st = v.st;
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(all, a, false, 0);
+    view_key(&w, 'g');
+    view_key(&w, 'g'); /* by file */
+    const char *t = render(&w, 80, 24), *row = strstr(t, "memset.c");
+    while (row && row > t && row[-1] != '\n')
+        row--;
+    const char *dots = row ? strstr(row, "...") : NULL;
+    CHECK(dots && dots[3] == '/' && strstr(dots, "/memset.c\n"));
+    view_free(&w);
+    prof_free(all);
+    sym_close(syms);
+}
+
+/* Issue 35, 21: narrow, the section table shows the time columns that fit whole, never a number
+ * cut at the edge. */
+static void test_sections_narrow_whole_numbers(void)
+{
+    setup();
+    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 1000, .current = 3554,
+                                            .min = 3520, .max = 3554, .sum = 3526540};
+    view_key(&v, 't');
+    int ok = 1;
+    for (int w = 40; w <= 100; w++) {
+        const char *t = render(&v, w, 12), *row = strstr(t, "\n0  control");
+        const char *end = row ? strchr(row + 1, '\n') : NULL;
+        while (end && end > row && end[-1] == ' ')
+            end--;
+        /* the row ends with a whole value: "3554.00" (or the count, when no time fits) */
+        bool whole = end && end - row > 8 && (strncmp(end - 3, ".00", 3) == 0 || strncmp(end - 3, ".54", 3) == 0 ||
+                                               strncmp(end - 4, "1000", 4) == 0);
+        if (!whole)
+            printf("  %d columns: %.*s\n", w, row && end ? (int)(end - row - 1) : 0, row ? row + 1 : "");
+        ok &= whole;
+    }
+    CHECK(ok);
+    memset(&in.section[0], 0, sizeof in.section[0]);
+}
+
+/* Issue 35, 21: key G on a short terminal (50x12): the table keeps rows, the pane the rest, and its
+ * title shows the peak whole or not at all. */
+static void test_graph_pane_short(void)
+{
+    setup();
+    ticks_of(0x08000100u, 30);
+    view_key(&v, 'G');
+    const char *t = render(&v, 50, 12);
+    const char *title = strstr(t, "HISTORY  0x08000100");
+    const char *end = title ? strchr(title, '\n') : NULL;
+    CHECK(strstr(t, "SHARE") && strstr(t, "0x08000200") && title); /* rows of the table, and the pane */
+    CHECK(end && (strncmp(end - 7, "100.0 %", 7) == 0 || strncmp(end - 5, "1 min", 5) == 0));
+    CHECK(title && strstr(title, "100.0%") != NULL); /* the chart's peak label */
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -486,6 +814,16 @@ int main(void)
     RUN_TEST(test_section_time_sparkline);
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);
+    RUN_TEST(test_calls_enter_follows_selection);
+    RUN_TEST(test_window_everywhere);
+    RUN_TEST(test_clone_names);
+    RUN_TEST(test_header_whole_fields);
+    RUN_TEST(test_sort_any_column);
+    RUN_TEST(test_graph_key_at_80);
+    RUN_TEST(test_sparklines_freeze_and_keep);
+    RUN_TEST(test_by_file_paths);
+    RUN_TEST(test_sections_narrow_whole_numbers);
+    RUN_TEST(test_graph_pane_short);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);

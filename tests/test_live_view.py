@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The live view's field fixes of issue 35 (part F), driven in tmux on small fixed captures:
+  1. GCC's clones (crc32.constprop.0): rows name the source function with the copy noted, and
+     Enter on a call to a clone opens the function's own lines (from a line and from annotate);
+  2. the w window by task: the tasks by name, as without it;
+  3. key o says where the snapshot went (the directory, its end from a "/" on when narrow);
+     --save-dir DIR chooses, and a DIR that cannot take one is refused at the start.
+Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from harness import check  # noqa: E402
+from test_tui import keys, line_of, screen, tmux, tmux_main, wait_for  # noqa: E402
+
+TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
+OUT = os.path.join(ROOT, "build", "live_view")
+
+
+def build_clones():
+    """tests/zoo/clones.c at -O2 with -fipa-cp-clone: crc32.constprop.0 and .1, called with bl."""
+    os.makedirs(OUT, exist_ok=True)
+    elf = os.path.join(OUT, "clones.elf")
+    r = subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-ffunction-sections",
+                        "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-O2", "-g",
+                        "-fipa-cp-clone", os.path.join(HERE, "zoo", "clones.c"), "-lgcc", "-o", elf],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("clones.c: " + r.stderr[-400:])
+    syms = {}
+    for ln in subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 3:
+            syms[f[2]] = int(f[0], 16)
+    calls = {}  # "frame_b" -> [(address of the bl, its target's symbol)]
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", elf], capture_output=True, text=True).stdout
+    func = None
+    for ln in dis.splitlines():
+        if ln.endswith(">:"):
+            func = ln.split("<")[1][:-2]
+        elif "\tbl\t" in ln and "<" in ln:
+            calls.setdefault(func, []).append((int(ln.split(":")[0], 16), ln.split("<")[1].rstrip(">")))
+    return elf, syms, calls
+
+
+def dump(path, pcs):
+    """A text dump ("prof raw") of these PCs."""
+    with open(path, "w") as f:
+        f.write("prof raw n=%d\n" % len(pcs))
+        for i in range(0, len(pcs), 16):
+            f.write("p " + " ".join("%08x" % a for a in pcs[i:i + 16]) + "\n")
+        f.write("end\n")
+    return path
+
+
+def start(session, w, h, *args, cwd=None):
+    tmux("kill-session", "-t", session)
+    cmd = " ".join([TOOL] + list(args)) + "; sleep 30"
+    tmux("new-session", "-d", "-s", session, "-x", str(w), "-y", str(h), "-c", cwd or ROOT, cmd)
+    return wait_for(session, r"^cmprof-top ", 10)
+
+
+def clone_tests(w, h):
+    size = "%dx%d: " % (w, h)
+    elf, syms, calls = build_clones()
+    # frame_b's first call is to a crc32 clone; its samples sit on that bl, the clones' in their loops
+    bl, target = calls["frame_b"][0]
+    pcs = [bl] * 30 + [syms["crc32.constprop.0"] + 0x14] * 60 + [syms["crc32.constprop.1"] + 0x10] * 20
+    cap = dump(os.path.join(OUT, "clones.txt"), pcs)
+    s = "cmprof-clones"
+    start(s, w, h, cap, elf)
+    txt = wait_for(s, r"samples 110 ", 10) or screen(s)
+    rows = [ln for ln in txt.splitlines() if "%" in ln and "crc32" in ln]
+    check(size + "a clone's samples: the source function's row, the copy noted (crc32 [constprop])",
+          target.startswith("crc32.constprop.") and rows and "crc32 [constprop]" in rows[0] and
+          "crc32.constprop" not in txt, rows[0] if rows else line_of(txt, 5))
+    keys(s, "Down", "Enter")  # frame_b: its hottest line holds the call
+    keys(s, "Enter")
+    txt = screen(s)
+    check(size + "Enter on a line that calls crc32.constprop.N opens crc32's own lines",
+          "crc32 [constprop] \u2190 frame_b" in txt and "c = (c >> 1)" in txt and "no line information" not in txt,
+          line_of(txt, 4))
+    keys(s, "Escape", "a", "/", "c", "o", "n", "s", "t", "Enter")  # annotate: the bl instruction itself
+    sel = screen(s)
+    keys(s, "Enter")
+    txt = screen(s)
+    check(size + "annotate: Enter on `bl ... <crc32.constprop.N>` opens crc32's instructions under its lines",
+          "constprop" in sel and "crc32 [constprop]" in line_of(txt, 4) and "annotate: 80 samples" in txt and
+          "c = (c >> 1)" in txt, line_of(txt, 4))
+    tmux("kill-session", "-t", s)
+    nodwarf = os.path.join(OUT, "clones-nodwarf.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", elf, nodwarf], check=True)
+    start(s, w, h, cap, nodwarf)
+    txt = wait_for(s, r"samples 110 ", 10) or screen(s)
+    check(size + "without DWARF: rows named by the clones' symbols show the source name and the copy",
+          "crc32 [constprop.0]" in txt and "crc32 [constprop.1]" in txt and " ??" not in txt, line_of(txt, 5))
+    tmux("kill-session", "-t", s)
+
+
+def names_dir(note, d):
+    """The note ends with directory d, whole or its end from a "/" on after "..." (narrow)."""
+    shown = note.split(") in ", 1)[1] if ") in " in note else ""
+    return shown == d or (shown.startswith(".../") and d.endswith(shown[3:]))
+
+
+def save_tests(w, h):
+    size = "%dx%d: " % (w, h)
+    elf, syms, _ = build_clones()
+    cap = dump(os.path.join(OUT, "save.txt"), [syms["crc32.constprop.0"] + 0x14] * 50)
+    work, snaps = os.path.join(OUT, "cwd"), os.path.join(OUT, "snapshots dir")
+    for d in (work, snaps):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    s = "cmprof-save"
+    start(s, w, h, cap, elf, "--save-dir", "'%s'" % snaps, cwd=work)
+    wait_for(s, r"samples 50 ", 10)
+    keys(s, "o", "t")
+    got = wait_for(s, r"saved clones-\d{8}-\d{6}\.txt \(50 samples\) in ", 5)
+    note = line_of(got or screen(s), -1).strip()
+    saved = os.listdir(snaps)
+    check(size + "key o with --save-dir: the snapshot goes there, and the note names the directory (its end when narrow)",
+          got is not None and len(saved) == 1 and names_dir(note, snaps) and saved[0] in note and not os.listdir(work),
+          note)
+    tmux("kill-session", "-t", s)
+    start(s, w, h, cap, elf, cwd=work)
+    wait_for(s, r"samples 50 ", 10)
+    keys(s, "o", "c")
+    got = wait_for(s, r"saved clones-\d{8}-\d{6}\.csv \(50 samples\) in (/|\.\.\./)", 5)
+    note = line_of(got or screen(s), -1).strip()
+    check(size + "key o without --save-dir: the note names the current directory (its end when narrow)",
+          got is not None and names_dir(note, work) and len(os.listdir(work)) == 1, note)
+    tmux("kill-session", "-t", s)
+
+
+def save_dir_refused():
+    elf, _, _ = build_clones()
+    cap = os.path.join(OUT, "save.txt")
+    for bad, why in ((os.path.join(OUT, "no such dir"), "No such file or directory"), (cap, "not a directory")):
+        p = subprocess.run([TOOL, "--save-dir", bad, cap, elf], capture_output=True, text=True, timeout=20)
+        lines = p.stderr.strip().splitlines()
+        check("--save-dir %s: refused at the start, in one line naming it" % why, p.returncode == 2 and len(lines) == 1
+              and bad in lines[0] and why in lines[0], p.stderr.strip()[:200])
+
+
+def window_task_test(w, h):
+    size = "%dx%d: " % (w, h)
+    build = os.path.join(ROOT, "build", "scenarios", "rtos")
+    s = "cmprof-window"
+    start(s, w, h, "--rate", "15000", "--window", "2", os.path.join(build, "uart.txt"), os.path.join(build, "fw.elf"))
+    keys(s, "w", "g", "g", "g")
+    txt = wait_for(s, r"by task .*last 2 s[\s\S]*\d+  .*\bidle\s*$", 10) or screen(s)
+    rows = [ln.split()[-1] for ln in txt.splitlines()[5:-2] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
+    check(size + "w by task: the window's rows are the tasks by name (idle, w0..), not bare tags",
+          "last 2 s" in txt and len(rows) > 3 and "idle" in rows and not any(r.startswith("0x") for r in rows),
+          " ".join(rows[:6]))
+    tmux("kill-session", "-t", s)
+
+
+def run_all():
+    for w, h in ((80, 24), (200, 60)):
+        clone_tests(w, h)
+        save_tests(w, h)
+        window_task_test(w, h)
+    save_dir_refused()
+
+
+if __name__ == "__main__":
+    sys.exit(tmux_main(run_all))
