@@ -211,12 +211,19 @@ static void test_diff_columns(void)
 {
     setup();
     struct baseline_row rows[] = {{"0x08000100", 500}, {"0x08000200", 500}}; /* sorted by name */
-    struct baseline base = {.total = 1000, .rows = rows, .n = 2};
+    struct baseline base = {.group = "function", .total = 1000, .rows = rows, .n = 2};
     v.base = &base;
     const char *t = render(&v, 120, 24);
     CHECK(strstr(t, "BASE%") && strstr(t, "CHANGE"));
     CHECK(strstr(t, "50.00%  +19.93*") != NULL); /* 69.93 % now against 50 % */
     CHECK(strstr(t, "50.00%  -20.03*") != NULL);
+    view_key(&v, 'g'); /* by line: the baseline's rows are functions, so no column compares with them */
+    t = render(&v, 120, 24);
+    CHECK(!strstr(t, "BASE%") && !strstr(t, "CHANGE") && !strstr(t, "+19.93"));
+    view_key(&v, 'g');
+    view_key(&v, 'g');
+    view_key(&v, 'g'); /* back to functions */
+    CHECK(strstr(render(&v, 120, 24), "BASE%") != NULL);
     v.base = NULL;
 }
 
@@ -641,7 +648,7 @@ static void test_sort_any_column(void)
     view_key(&v, '<');
     CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
     struct baseline_row rows[] = {{"0x08000100", 100}, {"0x08000200", 800}, {"0x08000300", 100}};
-    struct baseline base = {.total = 1000, .rows = rows, .n = 3};
+    struct baseline base = {.group = "function", .total = 1000, .rows = rows, .n = 3};
     v.base = &base;
     view_key(&v, '>'); /* name -> base% */
     t = render(&v, 120, 24);
