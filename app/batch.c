@@ -243,6 +243,13 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)in->orbflow.stats.frames,
                 (unsigned long long)(in->orbflow.stats.bad_sums + in->orbflow.stats.bad_cobs +
                                      in->orbflow.stats.too_long));
+        if (o->interrupted)
+            fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
+        if (o->partial) {
+            fputs("  \"partial\": ", out);
+            json_string(out, o->partial);
+            fputs(",\n", out);
+        }
         fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(p));
         if (prof_idle(p) >= 0)
             fprintf(out, "  \"idle\": %.4f,\n", 100.0 * prof_idle(p));
@@ -388,6 +395,13 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             fprintf(out, "lost: %s\n", losses[i]);
         for (size_t i = 0; i < nd; i++)
             fprintf(out, "! %s\n", diags[i].text);
+        if (o->interrupted)
+            fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
+        if (o->partial) {
+            fputs("partial: the source failed: ", out);
+            print_name(out, o->partial);
+            fputc('\n', out);
+        }
         break;
     }
 }
