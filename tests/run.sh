@@ -103,6 +103,7 @@ echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
+step "field hardening: files, signals, batch ends" python3 tests/test_field.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "diff and the regression gate" python3 tests/test_diff.py
@@ -111,6 +112,7 @@ step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
+step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 
