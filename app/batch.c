@@ -3,6 +3,7 @@
 
 #include "baseline.h"
 #include "speedscope.h"
+#include "stop.h"
 
 #include "../profile/ingest.h"
 #include "../profile/escape.h"
@@ -406,8 +407,20 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
     }
 }
 
-int batch_main(const struct batch_options *o, FILE *out, FILE *err)
+int batch_interrupted(struct batch_options *o, double samples, FILE *err)
 {
+    int sig = stop_requested();
+    if (!sig)
+        return 0;
+    o->interrupted = stop_name(sig);
+    fprintf(err, "cmprof-top: stopped by %s after %.0f samples: the report has the samples up to then\n",
+            o->interrupted, samples);
+    return 128 + sig;
+}
+
+int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
+{
+    struct batch_options marked = *opts, *o = &marked; /* the report may be marked interrupted */
     char msg[512];
     struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
     if (!syms) {
@@ -436,14 +449,17 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
     static uint8_t buf[1 << 16];
     size_t got;
     int status = 0;
-    while ((got = fread(buf, 1, sizeof buf, src)) > 0) {
+    stop_catch(); /* a signal ends the reading, not the report */
+    while (!stop_requested() && (got = fread(buf, 1, sizeof buf, src)) > 0) {
         ingest_feed(in, buf, got);
         if (o->max_samples && prof_total(p) >= (double)o->max_samples)
             break;
     }
+    if ((status = batch_interrupted(o, prof_total(p), err)) != 0)
+        clearerr(src); /* the read it cut short is no read error */
     if (ferror(src)) {
         fprintf(err, "cmprof-top: read error on '%s': %s\n", o->source, strerror(errno));
-        status = 1; /* the samples counted so far are still reported */
+        status = EXIT_ERROR; /* the samples counted so far are still reported */
     }
     ingest_finish(in);
     if (src != stdin)
@@ -451,7 +467,7 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
     bool timed = false; /* a firmware that only times sections has no samples, and that is fine */
     for (int i = 0; i < INGEST_SECTIONS; i++)
         timed |= in->section[i].seen;
-    if (prof_total(p) == 0 && !timed) {
+    if (prof_total(p) == 0 && !timed && !o->interrupted) {
         fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
         char ids[120];
         if (in->format == DETECT_TPIU && tpiu_other_ids(&in->tpiu.stats, ids, sizeof ids))
@@ -476,13 +492,13 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
             fprintf(err, "; first bad %s at byte offset %llu", in->format == DETECT_TEXT ? "line" : "byte",
                     (unsigned long long)(first - 1));
         fputs(")\n", err);
-        status = 2;
+        status = EXIT_USAGE;
     }
     batch_report(o, p, in, sym_warning(syms), out);
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))
-        status = 3;
+        status = EXIT_SLOWER;
     ingest_free(in);
     free(in);
     prof_free(p);

@@ -43,6 +43,9 @@ enum batch_status {
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);
+/* After a stopping signal (stop.h): the report marked interrupted, a line on err, and the exit
+ * status (128 + the signal); 0 when no signal came. */
+int batch_interrupted(struct batch_options *o, double samples, FILE *err);
 
 /* --fail-if-slower: the rows that grew significantly (--diff's test) by more than the given
  * percentage of their baseline share, one line each on err; returns how many. */

@@ -3,6 +3,7 @@
 #include "live.h"
 
 #include "outfile.h"
+#include "stop.h"
 
 #include "../profile/ingest.h"
 #include "../source/net.h"
@@ -23,44 +24,6 @@
 
 #define REDRAW_EVERY 0.1     /* seconds */
 #define READ_BUDGET 0.02     /* seconds of ingest per turn before the keyboard gets a look */
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
-
-/* Every signal that ends the run goes through the same close: the loop ends, the source is closed
- * (a halted target resumed), then the report. SIGQUIT too: its default would dump core and leave a
- * target halted. SIGXFSZ: a file size limit makes a write fail with EFBIG instead of killing us. */
-static void catch_signals(void)
-{
-    static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof stops / sizeof *stops; i++)
-        sigaction(stops[i], &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN);
-}
-
-static const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGINT:
-        return "SIGINT";
-    case SIGTERM:
-        return "SIGTERM";
-    case SIGHUP:
-        return "SIGHUP";
-    case SIGQUIT:
-        return "SIGQUIT";
-    default:
-        return "a signal";
-    }
-}
 
 #define RATE_SPAN 5 /* seconds of history behind the samples/s figure */
 #define DETECT_PATIENCE 0.5 /* seconds: then the format is told from the bytes at hand */
@@ -254,20 +217,15 @@ static void take_end(struct source *src, struct run_end *e, bool gave_up)
 static int finish_batch(const struct live_options *o, struct prof *prof, const struct ingest *in, const char *warning,
                         const struct run_end *e)
 {
-    if (e->gave_up && !stop_signal) {
+    int sig = stop_requested();
+    if (e->gave_up && !sig) {
         fprintf(stderr, "cmprof-top: %s: not reached within %g s (--connect-timeout): %s\n", o->batch.source,
                 o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, e->state);
         return EXIT_ERROR;
     }
     double total = prof_total(prof);
-    int status = EXIT_DONE;
     struct batch_options bo = o->batch;
-    if (stop_signal) {
-        bo.interrupted = signal_name(stop_signal);
-        fprintf(stderr, "cmprof-top: stopped by %s after %.0f samples: the report has the samples up to then\n",
-                bo.interrupted, total);
-        status = 128 + stop_signal;
-    }
+    int status = batch_interrupted(&bo, total, stderr);
     if (total == 0) {
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)\n", o->batch.source, e->state,
                 *e->before ? "; before: " : "", e->before);
@@ -334,7 +292,7 @@ int live_main(const struct live_options *o)
     double opened_at = now_s(), connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
     /* one attempt waits this long at most; the live view's keys wait for it, so there briefly */
     net_set_connect_wait(o->headless || connect_timeout < NET_CONNECT_WAIT ? connect_timeout : NET_CONNECT_WAIT);
-    catch_signals(); /* from here on a target may be halted: every stop goes through the close */
+    stop_catch(); /* from here on a target may be halted: every stop goes through the close */
     FILE *rec;
     int status;
     bool rec_created;
@@ -392,7 +350,7 @@ int live_main(const struct live_options *o)
     bool dirty = true, quit = false, key_dirty = false, connected_once = false, gave_up = false;
     bool record_failed = false;
     char state[700];
-    while (!quit && !stop_signal) {
+    while (!quit && !stop_requested()) {
         double t = now_s();
         connected_once |= src_state(src) == SRC_CONNECTED; /* also when it connects and ends in one turn */
         struct pollfd pfd[2];
@@ -520,8 +478,8 @@ int live_main(const struct live_options *o)
     status = EXIT_DONE;
     if (o->headless)
         status = finish_batch(o, prof, in, sym_warning(syms), &end);
-    else if (stop_signal && stop_signal != SIGINT)
-        status = 128 + stop_signal;
+    else if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
+        status = 128 + stop_requested();
     ingest_free(in);
     free(in);
     view_free(v);

@@ -156,6 +156,21 @@ def wait_exit(pid, seconds):
     return None, time.monotonic() - t0
 
 
+def stop(p, sig):
+    """Send sig to a batch run: (exit code or None, seconds from the signal to the end, stdout, stderr)."""
+    p.send_signal(sig)
+    code, took = wait_exit(p.pid, HANG)
+    if code is None:
+        p.kill()
+        p.wait()
+    p.returncode = code  # reaped above: Popen must not wait again
+    out, err = p.stdout.read().decode(errors="replace"), p.stderr.read().decode(errors="replace")
+    try:
+        return code, took, json.loads(out), err
+    except ValueError:
+        return code, took, {}, err
+
+
 class Live:
     """The live view on a pty of its own (its controlling terminal), 100x30, its output drained."""
 
@@ -214,25 +229,15 @@ def stop_tests():
             p = subprocess.Popen([TOOL, "--batch", "-o", "json", stub.spec, ELF], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE)
             started = stub.wait_samples(20)
-            p.send_signal(sig)
-            code, took = wait_exit(p.pid, HANG)
-            p.returncode = code
-            out, err = (p.stdout.read(), p.stderr.read()) if code is not None else (b"", b"")
-            if code is None:
-                p.kill()
-                p.wait()
+            code, took, j, err = stop(p, sig)
             stub.thread.join(5)
-            try:
-                j = json.loads(out)
-            except ValueError:
-                j = {}
             check("batch, %s, %s: ends within %g s, exit %d, the report marked interrupted, the target left "
                   "running" % (kind, name, EXIT_WITHIN, 128 + sig),
                   started and code == 128 + sig and took < EXIT_WITHIN and j.get("interrupted") == name and
                   j.get("total", 0) >= 20 and stub.running_at_close is True,
                   "started %s, exit %s after %.2f s, interrupted %s, total %s, running at close %s, last %s, %s" % (
                       started, code, took, j.get("interrupted"), j.get("total"), stub.running_at_close,
-                      stub.log[-3:], err.decode(errors="replace").strip()[-200:]))
+                      stub.log[-3:], err.strip()[-200:]))
         for sig in STOPS + ("q",):
             name = signal.Signals(sig).name if sig != "q" else "key q"
             stub = GdbStub(pcs, flood=flood)
@@ -252,6 +257,24 @@ def stop_tests():
                 started and code == want and took < EXIT_WITHIN and stub.running_at_close is True,
                 "started %s, exit %s after %.2f s, running at close %s, last %s" % (
                     started, code, took, stub.running_at_close, stub.log[-3:]))
+
+
+def stdin_stop_tests():
+    """Item 12: a batch on standard input (a stream from nc, say) stopped by a signal reports what it
+    read, marked interrupted, with exit 128 + N."""
+    data = open(os.path.join(STREAM, "uart.txt"), "rb").read()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        p = subprocess.Popen([TOOL, "--batch", "-o", "json", "-", os.path.join(STREAM, "fw.elf")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write(data[:len(data) // 2])  # half a capture, and the pipe stays open
+        p.stdin.flush()
+        time.sleep(1.0)
+        code, took, j, err = stop(p, sig)
+        p.stdin.close()
+        name = signal.Signals(sig).name
+        check("batch on stdin stopped by %s: the samples read so far, marked interrupted, exit %d" % (name, 128 + sig),
+              code == 128 + sig and took < EXIT_WITHIN and j.get("interrupted") == name and j.get("total", 0) > 0,
+              "exit %s after %.2f s, %r, total %s" % (code, took, err.strip(), j.get("total")))
 
 
 def run(args, seconds=HANG, cwd=None):
@@ -445,6 +468,7 @@ def main():
     batch_end_tests()
     task_var_tests()
     snapshot_tests()
+    stdin_stop_tests()
     stop_tests()
     return 1 if harness.failed else 0
 
