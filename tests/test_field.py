@@ -50,6 +50,26 @@ def rsp(payload):
     return b"$%s#%02x" % (payload, sum(payload) & 0xFF)
 
 
+INTERRUPT = b"\x03"
+
+
+def split_packets(buf):
+    """The interrupts and packet payloads at the front of buf, and the unfinished rest; acks and
+    noise between packets are dropped."""
+    items = []
+    while buf:
+        end = buf.find(b"#") if buf[:1] == b"$" else 0
+        if buf[:1] == INTERRUPT:
+            items.append(INTERRUPT)
+        elif buf[:1] == b"$" and (end < 0 or len(buf) < end + 3):
+            break  # the rest of this packet is still on its way
+        elif buf[:1] == b"$":
+            items.append(buf[1:end])
+            buf = buf[end + 2:]
+        buf = buf[1:]
+    return items, buf
+
+
 class GdbStub:
     """A GDB server for one connection that answers the halting sampler: PCs from a list, 'S05' to
     '?', a stop reply to each interrupt. flood: 'O' console packets without pause while the target
@@ -61,9 +81,7 @@ class GdbStub:
         self.log, self.samples = [], 0
         self.running = self.noack = False
         self.running_at_close = None  # None: the client never hung up
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(1)
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1)
         self.spec = "gdb:127.0.0.1:%d" % self.listener.getsockname()[1]
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
@@ -99,7 +117,8 @@ class GdbStub:
                 r, w, _ = select.select([conn], [conn] if want_out else [], [], 5)
                 if w:
                     try:
-                        out = out[conn.send(out or chatter):] if out else chatter[conn.send(chatter):]
+                        out = out or chatter
+                        out = out[conn.send(out):]
                     except OSError:  # the client is gone: still read what it sent before
                         deaf = True
                 if not r:
@@ -108,21 +127,13 @@ class GdbStub:
                 if not data:
                     self.running_at_close = self.running
                     return
-                buf += data
-                while buf:
-                    if buf[:1] == b"\x03":
+                items, buf = split_packets(buf + data)
+                for pkt in items:
+                    if pkt == INTERRUPT:
                         self.log.append("^C")
                         self.running = False
                         out += rsp(b"T02")
-                        buf = buf[1:]
                         continue
-                    if buf[:1] != b"$":
-                        buf = buf[1:]
-                        continue
-                    end = buf.find(b"#")
-                    if end < 0 or len(buf) < end + 3:
-                        break
-                    pkt, buf = buf[1:end], buf[end + 3:]
                     self.log.append(pkt.decode("latin-1"))
                     reply = self.answer(pkt)
                     out += (b"" if self.noack else b"+") + (rsp(reply) if reply is not None else b"")
@@ -132,8 +143,7 @@ class GdbStub:
                         conn.sendall(out)
                         self.running_at_close = self.running
                         return
-        except OSError as e:
-            self.error = e
+        except OSError:
             return
         finally:
             conn.close()
