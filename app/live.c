@@ -25,6 +25,7 @@
 #define REDRAW_EVERY 0.1     /* seconds */
 #define READ_BUDGET 0.02     /* seconds of ingest per turn before the keyboard gets a look */
 
+#define LIVE_CONNECT_WAIT 1.0 /* seconds: one connection attempt in the live view */
 #define RATE_SPAN 5 /* seconds of history behind the samples/s figure */
 #define DETECT_PATIENCE 0.5 /* seconds: then the format is told from the bytes at hand */
 
@@ -290,8 +291,9 @@ int live_main(const struct live_options *o)
     if (*sym_warning(syms) && o->headless)
         fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(syms));
     double opened_at = now_s(), connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
-    /* one attempt waits this long at most; the live view's keys wait for it, so there briefly */
-    net_set_connect_wait(o->headless || connect_timeout < NET_CONNECT_WAIT ? connect_timeout : NET_CONNECT_WAIT);
+    /* one attempt waits this long at most; the live view's keys wait for it, so there briefly (q
+     * must end the view within 2 s also while an unreachable server is tried again and again) */
+    net_set_connect_wait(o->headless || connect_timeout < LIVE_CONNECT_WAIT ? connect_timeout : LIVE_CONNECT_WAIT);
     stop_catch(); /* from here on a target may be halted: every stop goes through the close */
     FILE *rec;
     int status;
