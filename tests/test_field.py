@@ -269,6 +269,24 @@ def stop_tests():
                     started, code, took, stub.running_at_close, stub.log[-3:]))
 
 
+def unreachable_quit_test():
+    """Item 3: q ends the live view within 2 s also while it keeps trying a server that never
+    answers."""
+    sockets, port, unanswered = unanswering_server()
+    live = Live(["gdb:127.0.0.1:%d" % port, ELF])
+    up = live.shown("reconnecting", 10)
+    time.sleep(1.5)  # well into an attempt
+    t0 = time.monotonic()
+    live.keys("q")
+    code, took = live.finish()
+    took = time.monotonic() - t0
+    for s in sockets:
+        s.close()
+    check("live view trying a gdb: server that never answers: q ends it within %g s" % EXIT_WITHIN,
+          unanswered and up and code == 0 and took < EXIT_WITHIN, "queue full %s, view up %s, exit %s after %.2f s" % (
+              unanswered, up, code, took))
+
+
 def stdin_stop_tests():
     """Item 12: a batch on standard input (a stream from nc, say) stopped by a signal reports what it
     read, marked interrupted, with exit 128 + N."""
@@ -303,6 +321,23 @@ def closed_port():
         return s.getsockname()[1]
 
 
+def unanswering_server():
+    """A port whose connections are never answered (as a host out of reach): a listener whose accept
+    queue is full, so a further handshake waits. (its sockets, the port, whether it works so)"""
+    full = socket.create_server(("127.0.0.1", 0), backlog=0)
+    sockets = [full]
+    for _ in range(4):  # fill the queue; a connect beyond it hangs rather than completes
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(full.getsockname())
+        sockets.append(s)
+    time.sleep(0.2)
+    with socket.socket() as probe:
+        probe.settimeout(1.5)
+        unanswered = probe.connect_ex(full.getsockname()) != 0
+    return sockets, full.getsockname()[1], unanswered
+
+
 def batch_end_tests():
     """Items 11 and 12: --batch on network sources ends with its source; failures are said and
     marked partial; refused and unanswered connections give up after --connect-timeout."""
@@ -333,26 +368,12 @@ def batch_end_tests():
     code, out, err, took = run(["--batch", "tcp:127.0.0.1:%d" % closed_port(), elf])
     check("batch on tcp:, connection refused, no option: gives up by itself (10 s), exit 1",
           code == 1 and "--connect-timeout" in err, "exit %s after %.1f s, %r" % (code, took, err.strip()))
-    # a server that never answers the connection: its accept queue is full, so the handshake waits
-    full = socket.socket()
-    full.bind(("127.0.0.1", 0))
-    full.listen(0)
-    waiting = []
-    for _ in range(4):  # fill the queue; a connect beyond it hangs rather than completes
-        s = socket.socket()
-        s.setblocking(False)
-        s.connect_ex(full.getsockname())
-        waiting.append(s)
-    time.sleep(0.2)
-    probe = socket.socket()
-    probe.settimeout(1.5)
-    unanswered = probe.connect_ex(full.getsockname()) != 0
-    probe.close()
-    code, out, err, took = run(["--batch", "--connect-timeout", "1", "gdb:127.0.0.1:%d" % full.getsockname()[1], ELF])
+    sockets, port, unanswered = unanswering_server()
+    code, out, err, took = run(["--batch", "--connect-timeout", "1", "gdb:127.0.0.1:%d" % port, ELF])
     check("batch on a gdb: server that never answers the connection: exit 1 within a few seconds",
           unanswered and code == 1 and took < 1 + 5 and "--connect-timeout" in err,
           "queue full %s, exit %s after %.1f s, %r" % (unanswered, code, took, err.strip()))
-    for s in waiting + [full]:
+    for s in sockets:
         s.close()
 
     pcs = [pc_of("hot_a") + 4]
@@ -479,6 +500,7 @@ def main():
     task_var_tests()
     snapshot_tests()
     stdin_stop_tests()
+    unreachable_quit_test()
     stop_tests()
     return 1 if harness.failed else 0
 
