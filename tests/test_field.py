@@ -394,6 +394,31 @@ def batch_end_tests():
     check("... and the table says partial", code == 4 and "partial: the source failed" in out, out[-300:])
 
 
+def openocd_end_test():
+    """Item 11/12 for openocd: an OpenOCD that hangs up after a few PCSR bursts ends the batch with
+    the samples so far, marked partial (the Tcl responder of test_openocd.py)."""
+    import test_openocd
+
+    class HangsUp(test_openocd.TclResponder):
+        bursts = 0
+
+        def answer(self, body):
+            if "read_memory 0x%08x 32 1" % test_openocd.PCSR in body:
+                self.bursts += 1
+                if self.bursts > 3:
+                    raise OSError("hang up")  # serve() closes the connection
+            return super().answer(body)
+    srv = HangsUp([pc_of("hot_a") + 4] * 10)
+    code, out, err, took = run(["--batch", "-o", "json", "openocd:127.0.0.1:%d" % srv.port, ELF])
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    check("batch on an openocd: server that hangs up after 3 bursts: ends, exit 4, the 30 samples marked partial",
+          code == 4 and j.get("total") == 30 and j.get("partial") and "partial" in err,
+          "exit %s, total %s, partial %r, %r" % (code, j.get("total"), j.get("partial"), err.strip()))
+
+
 def record_tests():
     """Item 2: --record never writes over the source, the ELF, --diff's file or (without --force)
     any existing file; compared by the file, not its name."""
@@ -497,6 +522,7 @@ def main():
             return 1
     record_tests()
     batch_end_tests()
+    openocd_end_test()
     task_var_tests()
     snapshot_tests()
     stdin_stop_tests()
