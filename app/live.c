@@ -192,7 +192,6 @@ static bool batch_over(const struct live_options *o, const struct source *src, b
 
 /* How the run ended, kept from the source before it is closed. */
 struct run_end {
-    char source[300];
     char state[700];     /* what the source was doing at the end */
     char before[600];    /* why it went away before, when it is back since */
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
@@ -204,7 +203,6 @@ struct run_end {
 
 static void take_end(struct source *src, struct run_end *e, bool gave_up)
 {
-    snprintf(e->source, sizeof e->source, "%s", src_name(src));
     state_text(src, e->state, sizeof e->state);
     bool back = src_state(src) == SRC_CONNECTED;
     snprintf(e->before, sizeof e->before, "%s", back ? src_last_failure(src) : "");
