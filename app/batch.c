@@ -407,6 +407,17 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
     }
 }
 
+int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
+                FILE *err)
+{
+    errno = 0;
+    batch_report(o, p, in, warning, out);
+    if (fflush(out) == 0 && !ferror(out))
+        return 0;
+    fprintf(err, "cmprof-top: writing the report: %s\n", strerror(errno ? errno : EIO));
+    return -1;
+}
+
 int batch_interrupted(struct batch_options *o, double samples, FILE *err)
 {
     int sig = stop_requested();
@@ -494,7 +505,8 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
         fputs(")\n", err);
         status = EXIT_USAGE;
     }
-    batch_report(o, p, in, sym_warning(syms), out);
+    if (batch_write(o, p, in, sym_warning(syms), out, err) != 0)
+        status = status ? status : EXIT_ERROR;
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))

@@ -56,5 +56,8 @@ struct baseline;
 /* The report for a finished profile, in the chosen output format. */
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out);
+/* batch_report(), and an error writing it (a full disk) said on err: -1 then, else 0. */
+int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
+                FILE *err);
 
 #endif

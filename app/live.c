@@ -241,11 +241,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     bo.halt_rate = e->halt_rate;
     bo.halted_share = e->halted_share;
     bo.source_detail = e->detail;
-    batch_report(&bo, prof, in, warning, stdout);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "cmprof-top: writing the report: %s\n", strerror(errno));
+    if (batch_write(&bo, prof, in, warning, stdout, stderr) != 0)
         status = status ? status : EXIT_ERROR;
-    }
     if (!status && batch_regressions(&bo, prof, stderr))
         status = EXIT_SLOWER;
     return status;
@@ -293,6 +290,7 @@ int live_main(const struct live_options *o)
      * must end the view within 2 s also while an unreachable server is tried again and again) */
     net_set_connect_wait(o->headless || connect_timeout < LIVE_CONNECT_WAIT ? connect_timeout : LIVE_CONNECT_WAIT);
     stop_catch(); /* from here on a target may be halted: every stop goes through the close */
+    signal(SIGPIPE, SIG_IGN); /* a server or port that went away is an error to handle, not the end */
     FILE *rec;
     int status;
     bool rec_created;

@@ -19,7 +19,6 @@ void stop_catch(void)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof stops / sizeof *stops; i++)
         sigaction(stops[i], &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
 }
 

@@ -3,8 +3,8 @@
 #ifndef CMPROF_APP_STOP_H
 #define CMPROF_APP_STOP_H
 
-/* Catch them from now on (without SA_RESTART: a blocking read returns EINTR); also ignore SIGPIPE
- * and SIGXFSZ, so that writes fail with an error instead of killing the process. */
+/* Catch them from now on (without SA_RESTART: a blocking read returns EINTR); also ignore SIGXFSZ,
+ * so that a write past a file size limit fails with EFBIG instead of killing the process. */
 void stop_catch(void);
 /* The signal caught, or 0. */
 int stop_requested(void);

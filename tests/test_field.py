@@ -465,6 +465,20 @@ def record_tests():
           code == 1 and not os.path.exists(os.path.join(WORK, "new.bin")), "exit %s, %r" % (code, err))
 
 
+def full_disk_test():
+    """Item 12: a report that cannot be written (stdout on a full disk, /dev/full) is an error, not
+    exit 0 with half a report; for a capture file and for a live source."""
+    for what, source in (("a capture file", os.path.join(STREAM, "uart.txt")), ("a gdb: server", None)):
+        stub = GdbStub([pc_of("hot_a") + 4]) if source is None else None
+        args = [TOOL, "--batch"] + (["--samples", "20"] if stub else []) + [source or stub.spec,
+                                                                            os.path.join(STREAM, "fw.elf")]
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=HANG)
+        check("batch on %s, the report to a full disk: said, exit 1" % what,
+              r.returncode == 1 and "writing the report: No space left on device" in r.stderr,
+              "exit %s, %r" % (r.returncode, r.stderr.strip()))
+
+
 def snapshot_tests():
     """Item 21: a snapshot that cannot be written whole (a file size limit here, as a full disk
     would) is removed and the view says why; the view goes on."""
@@ -525,6 +539,7 @@ def main():
     openocd_end_test()
     task_var_tests()
     snapshot_tests()
+    full_disk_test()
     stdin_stop_tests()
     unreachable_quit_test()
     stop_tests()
