@@ -161,6 +161,11 @@ static int apply_task_var(const struct live_options *o, struct sym_table *syms, 
                 "pxCurrentTCB): is it a structure or an array?\n", o->task_var, (unsigned)size, TASK_POINTER_SIZE);
         return -1;
     }
+    if (sym_object_is_scalar(syms, o->task_var) == 0) { /* 4 bytes, but a structure or an array */
+        fprintf(stderr, "cmprof-top: --task-var %s is not a task pointer: its DWARF type is a structure or an "
+                "array (give a variable such as pxCurrentTCB)\n", o->task_var);
+        return -1;
+    }
     int name_offset = o->task_name_offset;
     const char *member = NULL;
     if (name_offset < 0) { /* the control block's layout from the ELF's DWARF (FreeRTOS: pcTaskName) */

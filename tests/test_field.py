@@ -511,22 +511,29 @@ def task_var_tests():
     elf = os.path.join(WORK, "tasks.elf")
     open(src, "w").write("struct tcb { unsigned top; char name[16]; };\n"
                          "struct tcb idle_tcb;\nstruct tcb *volatile current_tcb = &idle_tcb;\n"
-                         "unsigned stacks[4][8];\n"
-                         "void Reset_Handler(void) { for (;;) stacks[0][0] += current_tcb->top; }\n")
+                         "unsigned stacks[4][8];\nstruct small { unsigned short a, b; } small_tcb;\n"
+                         "char tag[4];\nunsigned long task_count;\n"
+                         "void Reset_Handler(void) { for (;;) stacks[0][0] += current_tcb->top + small_tcb.a +"
+                         " tag[1] + task_count; }\n")
     subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-O1", "-g", "-nostdlib",
                     "-Wl,-Ttext=0x08000000", "-Wl,-Tdata=0x20000000", "-Wl,-e,Reset_Handler", src, "-o", elf],
                    check=True)
-    for var in ("idle_tcb", "stacks"):
+    kinds = {"idle_tcb": "a structure", "stacks": "an array", "small_tcb": "a 4-byte structure",
+             "tag": "a 4-byte array"}
+    for var, kind in kinds.items():
         code, out, err, took = run(["--batch", "--duration", "1", "--task-var", var, "gdb:127.0.0.1:%d" %
                                     closed_port(), elf], seconds=HANG)
-        check("--task-var %s (%s): refused, saying it is no task pointer" % (
-            var, "a structure" if var == "idle_tcb" else "an array"),
+        check("--task-var %s (%s): refused, saying it is no task pointer" % (var, kind),
             code == 2 and "not a task pointer" in err and len(err.strip().splitlines()) == 1,
             "exit %s, %r" % (code, err.strip()))
     code, out, err, took = run(["--batch", "--duration", "1", "--task-var", "current_tcb", "gdb:127.0.0.1:%d" %
                                 closed_port(), elf], seconds=HANG)
     check("--task-var current_tcb (a pointer): taken", "not a task pointer" not in err and "task names from "
           "current_tcb->name" in err, "exit %s, %r" % (code, err.strip()))
+    code, out, err, took = run(["--batch", "--duration", "1", "--task-var", "task_count", "gdb:127.0.0.1:%d" %
+                                closed_port(), elf], seconds=HANG)
+    check("--task-var task_count (a number, a task's id): taken as a tag", "not a task pointer" not in err and
+          "no samples" in err, "exit %s, %r" % (code, err.strip()))
 
 
 def main():
