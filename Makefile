@@ -30,6 +30,7 @@ SYM_SRC := symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbo
 HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
+HOST_SRC += app/outfile.c app/stop.c
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 

@@ -3,6 +3,7 @@
 
 #include "baseline.h"
 #include "speedscope.h"
+#include "stop.h"
 
 #include "../profile/ingest.h"
 #include "../profile/escape.h"
@@ -254,6 +255,13 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
                 (unsigned long long)in->orbflow.stats.frames,
                 (unsigned long long)(in->orbflow.stats.bad_sums + in->orbflow.stats.bad_cobs +
                                      in->orbflow.stats.too_long));
+        if (o->interrupted)
+            fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
+        if (o->partial) {
+            fputs("  \"partial\": ", out);
+            json_string(out, o->partial);
+            fputs(",\n", out);
+        }
         fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(p));
         if (prof_idle(p) >= 0)
             fprintf(out, "  \"idle\": %.4f,\n", 100.0 * prof_idle(p));
@@ -404,12 +412,42 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
             fprintf(out, "lost: %s\n", losses[i]);
         for (size_t i = 0; i < nd; i++)
             fprintf(out, "! %s\n", diags[i].text);
+        if (o->interrupted)
+            fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
+        if (o->partial) {
+            fputs("partial: the source failed: ", out);
+            print_name(out, o->partial);
+            fputc('\n', out);
+        }
         break;
     }
 }
 
-int batch_main(const struct batch_options *o, FILE *out, FILE *err)
+int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
+                FILE *err)
 {
+    errno = 0;
+    batch_report(o, p, in, warning, out);
+    if (fflush(out) == 0 && !ferror(out))
+        return 0;
+    fprintf(err, "cmprof-top: writing the report: %s\n", strerror(errno ? errno : EIO));
+    return -1;
+}
+
+int batch_interrupted(struct batch_options *o, double samples, FILE *err)
+{
+    int sig = stop_requested();
+    if (!sig)
+        return 0;
+    o->interrupted = stop_name(sig);
+    fprintf(err, "cmprof-top: stopped by %s after %.0f samples: the report has the samples up to then\n",
+            o->interrupted, samples);
+    return 128 + sig;
+}
+
+int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
+{
+    struct batch_options marked = *opts, *o = &marked; /* the report may be marked interrupted */
     char msg[512];
     struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
     if (!syms) {
@@ -438,14 +476,17 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
     static uint8_t buf[1 << 16];
     size_t got;
     int status = 0;
-    while ((got = fread(buf, 1, sizeof buf, src)) > 0) {
+    stop_catch(); /* a signal ends the reading, not the report */
+    while (!stop_requested() && (got = fread(buf, 1, sizeof buf, src)) > 0) {
         ingest_feed(in, buf, got);
         if (o->max_samples && prof_total(p) >= (double)o->max_samples)
             break;
     }
+    if ((status = batch_interrupted(o, prof_total(p), err)) != 0)
+        clearerr(src); /* the read it cut short is no read error */
     if (ferror(src)) {
         fprintf(err, "cmprof-top: read error on '%s': %s\n", o->source, strerror(errno));
-        status = 1; /* the samples counted so far are still reported */
+        status = EXIT_ERROR; /* the samples counted so far are still reported */
     }
     ingest_finish(in);
     if (src != stdin)
@@ -453,7 +494,7 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
     bool timed = false; /* a firmware that only times sections has no samples, and that is fine */
     for (int i = 0; i < INGEST_SECTIONS; i++)
         timed |= in->section[i].seen;
-    if (prof_total(p) == 0 && !timed) {
+    if (prof_total(p) == 0 && !timed && !o->interrupted) {
         fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
         char ids[120];
         if (in->format == DETECT_TPIU && tpiu_other_ids(&in->tpiu.stats, ids, sizeof ids))
@@ -478,14 +519,15 @@ int batch_main(const struct batch_options *o, FILE *out, FILE *err)
             fprintf(err, "; first bad %s at byte offset %llu", in->format == DETECT_TEXT ? "line" : "byte",
                     (unsigned long long)(first - 1));
         fputs(")\n", err);
-        status = 2;
+        status = EXIT_USAGE;
     }
-    batch_report(o, p, in, sym_warning(syms), out);
+    if (batch_write(o, p, in, sym_warning(syms), out, err) != 0)
+        status = status ? status : EXIT_ERROR;
     batch_warnings(o, p, in, err);
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))
-        status = 3;
+        status = EXIT_SLOWER;
     ingest_free(in);
     free(in);
     prof_free(p);

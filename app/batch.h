@@ -28,9 +28,24 @@ struct batch_options {
     const char *source_detail; /* what a sampling source measured about itself, or NULL */
     const struct baseline *base; /* --diff: each row compared with this report, or NULL */
     double fail_if_slower;     /* > 0: exit 3 when a row grows significantly by more than this % */
+    const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
+    const char *partial;       /* why the source failed before the run's end, or NULL */
+};
+
+/* Exit statuses of cmprof-top (also in --help). 128 + N: stopped by signal N (batch: the report
+ * so far, marked interrupted). */
+enum batch_status {
+    EXIT_DONE = 0,       /* the report (or the live view) as asked */
+    EXIT_ERROR = 1,      /* could not run: the ELF, the source, a server out of reach, an output file */
+    EXIT_USAGE = 2,      /* a bad option or argument, or no samples in the input */
+    EXIT_SLOWER = 3,     /* --fail-if-slower: a row grew past the limit */
+    EXIT_PARTIAL = 4,    /* the source failed mid-run: the report has what came before */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);
+/* After a stopping signal (stop.h): the report marked interrupted, a line on err, and the exit
+ * status (128 + the signal); 0 when no signal came. */
+int batch_interrupted(struct batch_options *o, double samples, FILE *err);
 
 /* --fail-if-slower: the rows that grew significantly (--diff's test) by more than the given
  * percentage of their baseline share, one line each on err; returns how many. */
@@ -44,5 +59,8 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
 /* Warnings a report's reader might miss in it, one line each on err: PCs where the ELF has no
  * instruction (another build's capture), a --diff baseline of another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err);
+/* batch_report(), and an error writing it (a full disk) said on err: -1 then, else 0. */
+int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
+                FILE *err);
 
 #endif

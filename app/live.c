@@ -2,7 +2,11 @@
  * the keyboard is polled with the source. The screen is redrawn at most 10 times a second. */
 #include "live.h"
 
+#include "outfile.h"
+#include "stop.h"
+
 #include "../profile/ingest.h"
+#include "../source/net.h"
 #include "../source/source.h"
 #include "../symbols/symbols.h"
 #include "../tui/tui.h"
@@ -17,17 +21,12 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define REDRAW_EVERY 0.1     /* seconds */
 #define READ_BUDGET 0.02     /* seconds of ingest per turn before the keyboard gets a look */
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
-
+#define LIVE_CONNECT_WAIT 1.0 /* seconds: one connection attempt in the live view */
 #define RATE_SPAN 5 /* seconds of history behind the samples/s figure */
 #define DETECT_PATIENCE 0.5 /* seconds: then the format is told from the bytes at hand */
 
@@ -78,13 +77,17 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
         snprintf(v->note_path, sizeof v->note_path, "%s", dir);
         return;
     }
+    errno = 0;
     batch_report(&bo, p, in, warning, f);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    if (ok) /* the directory last: when narrow, the view keeps its end */
+    int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0; /* a full disk, a file size limit */
+    if (fclose(f) != 0 && !e)
+        e = errno;
+    if (e) { /* the directory last: when narrow, the view keeps its end */
+        unlink(path); /* no half a report left behind */
+        snprintf(v->note, sizeof v->note, "could not save %.60s: %s (nothing kept), in ", name, strerror(e));
+    } else {
         snprintf(v->note, sizeof v->note, "saved %.60s (%.0f samples) in ", name, prof_total(p));
-    else
-        snprintf(v->note, sizeof v->note, "writing %.60s failed, in ", name);
+    }
     snprintf(v->note_path, sizeof v->note_path, "%s", dir);
 }
 
@@ -129,56 +132,184 @@ static size_t unwind_with_elf(void *ctx, const uint32_t regs[16],
     return sym_unwind(ctx, regs, read32, rctx, out, max, psp_stop);
 }
 
+/* --record's file, refused when it is a file this run reads or (without --force) exists. */
+static int open_record(const struct live_options *o, FILE **rec, bool *created)
+{
+    *rec = NULL;
+    *created = false;
+    if (!o->record)
+        return 0;
+    const char *src = o->batch.source; /* the file it names, if any: tcp:, openocd: and gdb:HOST:PORT name none */
+    if (strncmp(src, "gdb:", 4) == 0)
+        src = src[4] == '/' ? src + 4 : NULL;
+    else if (strncmp(src, "tcp:", 4) == 0 || strncmp(src, "openocd:", 8) == 0)
+        src = NULL;
+    const char *inputs[] = {src, o->batch.elf, o->diff_path};
+    char err[700];
+    *rec = outfile_open(o->record, o->force, inputs, sizeof inputs / sizeof *inputs, created, err, sizeof err);
+    if (!*rec)
+        fprintf(stderr, "cmprof-top: --record %s\n", err);
+    return *rec ? 0 : -1;
+}
+
+/* A task pointer is a pointer-sized variable: a structure or an array is refused. */
+#define TASK_POINTER_SIZE 4
+
+static int apply_task_var(const struct live_options *o, struct sym_table *syms, struct source *src)
+{
+    uint32_t addr, size;
+    if (!sym_object(syms, o->task_var, &addr, &size)) {
+        fprintf(stderr, "cmprof-top: --task-var %s: no such variable in %s\n", o->task_var, o->batch.elf);
+        return -1;
+    }
+    if (size != TASK_POINTER_SIZE && size != 0) { /* 0: a symbol without a size, e.g. from assembly */
+        fprintf(stderr, "cmprof-top: --task-var %s is %u bytes, not a task pointer (a %d-byte variable such as "
+                "pxCurrentTCB): is it a structure or an array?\n", o->task_var, (unsigned)size, TASK_POINTER_SIZE);
+        return -1;
+    }
+    if (sym_object_is_scalar(syms, o->task_var) == 0) { /* 4 bytes, but a structure or an array */
+        fprintf(stderr, "cmprof-top: --task-var %s is not a task pointer: its DWARF type is a structure or an "
+                "array (give a variable such as pxCurrentTCB)\n", o->task_var);
+        return -1;
+    }
+    int name_offset = o->task_name_offset;
+    const char *member = NULL;
+    if (name_offset < 0) { /* the control block's layout from the ELF's DWARF (FreeRTOS: pcTaskName) */
+        long found = sym_task_name_offset(syms, o->task_var, &member);
+        name_offset = found >= 0 && found <= 4096 ? (int)found : -1;
+        if (o->headless && name_offset >= 0)
+            fprintf(stderr, "cmprof-top: task names from %s->%s, %d bytes in\n", o->task_var, member, name_offset);
+        else if (o->headless)
+            fprintf(stderr, "cmprof-top: %s: no task name member found in its DWARF type (give "
+                    "--task-name-offset)\n", o->task_var);
+    }
+    if (!src_set_task_var(src, addr, name_offset)) {
+        fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Batch mode ends with its source: at the source's end; when it goes away (reconnecting is for the
+ * live view, and for a run that --duration bounds); or when it was never reached in time. */
+static bool batch_over(const struct live_options *o, const struct source *src, bool connected_once, bool too_late)
+{
+    if (src_state(src) == SRC_END)
+        return true;
+    if (src_state(src) != SRC_RECONNECTING)
+        return false;
+    return connected_once ? o->duration == 0 : too_late;
+}
+
+/* How the run ended, kept from the source before it is closed. */
+struct run_end {
+    char state[700];     /* what the source was doing at the end */
+    char before[600];    /* why it went away before, when it is back since */
+    char failure[600];   /* why it failed and did not come back; "" when it did not fail */
+    char detail[120];
+    bool halting;
+    double halt_rate, halted_share;
+    bool gave_up;        /* batch: never reached within --connect-timeout */
+};
+
+static void take_end(struct source *src, struct run_end *e, bool gave_up)
+{
+    state_text(src, e->state, sizeof e->state);
+    bool back = src_state(src) == SRC_CONNECTED;
+    snprintf(e->before, sizeof e->before, "%s", back ? src_last_failure(src) : "");
+    snprintf(e->failure, sizeof e->failure, "%s", src_failure(src));
+    snprintf(e->detail, sizeof e->detail, "%s", src_detail(src, now_s()));
+    e->halting = src_halting(src, &e->halt_rate, &e->halted_share) != 0;
+    e->gave_up = gave_up;
+}
+
+/* Batch mode's end: what went wrong on stderr, the report on stdout, and the exit status. */
+static int finish_batch(const struct live_options *o, struct prof *prof, const struct ingest *in, const char *warning,
+                        const struct run_end *e)
+{
+    int sig = stop_requested();
+    if (e->gave_up && !sig) {
+        fprintf(stderr, "cmprof-top: %s: not reached within %g s (--connect-timeout): %s\n", o->batch.source,
+                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, e->state);
+        return EXIT_ERROR;
+    }
+    double total = prof_total(prof);
+    struct batch_options bo = o->batch;
+    int status = batch_interrupted(&bo, total, stderr);
+    if (total == 0) {
+        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)\n", o->batch.source, e->state,
+                *e->before ? "; before: " : "", e->before);
+        status = status ? status : EXIT_USAGE;
+    } else if (*e->failure) {
+        bo.partial = e->failure;
+        fprintf(stderr, "cmprof-top: %s failed after %.0f samples: %s; the report is partial\n", o->batch.source,
+                total, e->failure);
+        status = status ? status : EXIT_PARTIAL;
+    }
+    if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
+        fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
+    bo.halting = e->halting;
+    bo.halt_rate = e->halt_rate;
+    bo.halted_share = e->halted_share;
+    bo.source_detail = e->detail;
+    if (batch_write(&bo, prof, in, warning, stdout, stderr) != 0)
+        status = status ? status : EXIT_ERROR;
+    batch_warnings(&bo, prof, in, stderr);
+    if (!status && batch_regressions(&bo, prof, stderr))
+        status = EXIT_SLOWER;
+    return status;
+}
+
+/* The source, the task variable and --record's file; on failure nothing is left open or created. */
+static struct source *open_input(const struct live_options *o, struct sym_table *syms, FILE **rec, bool *created,
+                                 int *status)
+{
+    char err[600];
+    *status = EXIT_ERROR;
+    if (open_record(o, rec, created) != 0)
+        return NULL;
+    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err);
+    if (!src)
+        fprintf(stderr, "cmprof-top: %s\n", err);
+    else if (o->task_var && apply_task_var(o, syms, src) != 0) {
+        *status = EXIT_USAGE;
+        src_close(src);
+        src = NULL;
+    }
+    if (!src && *rec) {
+        fclose(*rec);
+        *rec = NULL;
+        if (*created) /* ours, and empty */
+            unlink(o->record);
+    }
+    if (src && o->stack_depth > 0)
+        src_set_unwind(src, (unsigned)o->stack_depth, unwind_with_elf, syms);
+    return src;
+}
+
 int live_main(const struct live_options *o)
 {
     char err[600];
     struct sym_table *syms = sym_open(o->batch.elf, err, sizeof err);
     if (!syms) {
         fprintf(stderr, "cmprof-top: %s\n", err);
-        return 1;
+        return EXIT_ERROR;
     }
     if (*sym_warning(syms) && o->headless)
         fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(syms));
-    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err);
+    double opened_at = now_s(), connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
+    /* one attempt waits this long at most; the live view's keys wait for it, so there briefly (q
+     * must end the view within 2 s also while an unreachable server is tried again and again) */
+    net_set_connect_wait(o->headless || connect_timeout < LIVE_CONNECT_WAIT ? connect_timeout : LIVE_CONNECT_WAIT);
+    stop_catch(); /* from here on a target may be halted: every stop goes through the close */
+    signal(SIGPIPE, SIG_IGN); /* a server or port that went away is an error to handle, not the end */
+    FILE *rec;
+    int status;
+    bool rec_created;
+    struct source *src = open_input(o, syms, &rec, &rec_created, &status);
     if (!src) {
-        fprintf(stderr, "cmprof-top: %s\n", err);
         sym_close(syms);
-        return 1;
-    }
-    if (o->task_var) {
-        uint32_t addr, size;
-        if (!sym_object(syms, o->task_var, &addr, &size)) {
-            fprintf(stderr, "cmprof-top: --task-var %s: no such variable in %s\n", o->task_var, o->batch.elf);
-            src_close(src);
-            sym_close(syms);
-            return 2;
-        }
-        int name_offset = o->task_name_offset;
-        const char *member = NULL;
-        if (name_offset < 0) { /* the control block's layout from the ELF's DWARF (FreeRTOS: pcTaskName) */
-            long found = sym_task_name_offset(syms, o->task_var, &member);
-            name_offset = found >= 0 && found <= 4096 ? (int)found : -1;
-            if (o->headless && name_offset >= 0)
-                fprintf(stderr, "cmprof-top: task names from %s->%s, %d bytes in\n", o->task_var, member, name_offset);
-            else if (o->headless)
-                fprintf(stderr, "cmprof-top: %s: no task name member found in its DWARF type (give "
-                        "--task-name-offset)\n", o->task_var);
-        }
-        if (!src_set_task_var(src, addr, name_offset)) {
-            fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
-            src_close(src);
-            sym_close(syms);
-            return 2;
-        }
-    }
-    if (o->stack_depth > 0)
-        src_set_unwind(src, (unsigned)o->stack_depth, unwind_with_elf, syms);
-    FILE *rec = NULL;
-    if (o->record && !(rec = fopen(o->record, "wb"))) {
-        fprintf(stderr, "cmprof-top: --record %s: %s\n", o->record, strerror(errno));
-        src_close(src);
-        sym_close(syms);
-        return 2;
+        return status;
     }
     struct prof *prof = prof_new(syms), *window = prof_new(syms), *shown = prof_new(syms);
     struct ingest *in = calloc(1, sizeof *in);
@@ -186,7 +317,8 @@ int live_main(const struct live_options *o)
     struct vbuf buf = {0};
     if (!prof || !window || !shown || !in || !v) {
         fprintf(stderr, "cmprof-top: out of memory\n");
-        return 1;
+        src_close(src);
+        return EXIT_ERROR;
     }
     ingest_init(in, prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
     /* a port or server we attach to is mid-stream: its first line may be the tail of one */
@@ -206,18 +338,14 @@ int live_main(const struct live_options *o)
     for (int i = 0; i < o->n_budgets; i++)
         if (view_add_budget(v, o->budgets[i]) != 0) {
             fprintf(stderr, "cmprof-top: --budget takes NAME=MICROSECONDS, not '%s'\n", o->budgets[i]);
-            return 2;
+            src_close(src);
+            return EXIT_USAGE;
         }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     if (!o->headless) {
         if (tui_open(o->color, &v->unicode, err, sizeof err) != 0) {
             fprintf(stderr, "cmprof-top: %s\n", err);
-            return 1;
+            src_close(src);
+            return EXIT_ERROR;
         }
         atexit(tui_close);
         v->color = o->color;
@@ -229,10 +357,12 @@ int live_main(const struct live_options *o)
     /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
     double rate_at[RATE_SPAN + 1] = {start}, rate_count[RATE_SPAN + 1] = {0};
     int rate_n = 1;
-    bool dirty = true, quit = false, key_dirty = false;
+    bool dirty = true, quit = false, key_dirty = false, connected_once = false, gave_up = false;
+    bool record_failed = false;
     char state[700];
-    while (!quit && !stop_signal) {
+    while (!quit && !stop_requested()) {
         double t = now_s();
+        connected_once |= src_state(src) == SRC_CONNECTED; /* also when it connects and ends in one turn */
         struct pollfd pfd[2];
         int n = 0, src_i = -1, key_i = -1;
         if (!o->headless) {
@@ -266,6 +396,9 @@ int live_main(const struct live_options *o)
                     snprintf(v->note, sizeof v->note, "--record %.100s: %s; recording stopped", o->record,
                              strerror(errno));
                     v->note_path[0] = '\0';
+                    if (o->headless) /* batch: said at once, and the exit status says it too */
+                        fprintf(stderr, "cmprof-top: %s\n", v->note);
+                    record_failed = true;
                     fclose(rec);
                     rec = NULL;
                 }
@@ -285,8 +418,11 @@ int live_main(const struct live_options *o)
                                                  t - undecided_since >= DETECT_PATIENCE))
             ingest_settle(in);
         src_tick(src, t);
-        if (src_state(src) == SRC_END && o->headless)
+        connected_once |= src_state(src) == SRC_CONNECTED;
+        if (o->headless && batch_over(o, src, connected_once, t - opened_at >= connect_timeout)) {
+            gave_up = !connected_once && src_state(src) == SRC_RECONNECTING;
             break;
+        }
         if (o->duration > 0 && t - start >= o->duration)
             break;
         if (o->batch.max_samples && prof_total(prof) >= (double)o->batch.max_samples)
@@ -344,30 +480,17 @@ int live_main(const struct live_options *o)
             dirty = key_dirty = false;
         }
     }
+    struct run_end end;
+    take_end(src, &end, gave_up);
+    src_close(src); /* first: a target we halted runs again before anything else happens */
     if (!o->headless)
         tui_close();
     ingest_finish(in);
-    int status = 0;
-    if (o->headless) {
-        if (prof_total(prof) == 0) {
-            const char *failure = src_last_failure(src);
-            fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)\n", o->batch.source,
-                    state_text(src, state, sizeof state), *failure && src_state(src) == SRC_CONNECTED ? "; before: " : "",
-                    *failure && src_state(src) == SRC_CONNECTED ? failure : "");
-            status = 2;
-        }
-        if (o->stack_depth > 0 && prof_total(prof) > 0 && !prof_has_stacks(prof))
-            fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
-        struct batch_options bo = o->batch;
-        bo.halting = src_halting(src, &bo.halt_rate, &bo.halted_share) != 0;
-        bo.source_detail = src_detail(src, now_s());
-        batch_report(&bo, prof, in, sym_warning(syms), stdout);
-        batch_warnings(&bo, prof, in, stderr);
-        if (!status && batch_regressions(&bo, prof, stderr))
-            status = 3;
-    } else if (stop_signal && stop_signal != SIGINT) {
-        status = 128 + stop_signal;
-    }
+    status = EXIT_DONE;
+    if (o->headless)
+        status = finish_batch(o, prof, in, sym_warning(syms), &end);
+    else if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
+        status = 128 + stop_requested();
     ingest_free(in);
     free(in);
     view_free(v);
@@ -376,11 +499,14 @@ int live_main(const struct live_options *o)
     prof_free(prof);
     prof_free(window);
     prof_free(shown);
-    src_close(src);
     sym_close(syms);
     if (rec && fclose(rec) != 0) {
         fprintf(stderr, "cmprof-top: --record %s: %s\n", o->record, strerror(errno));
-        status = status ? status : 1;
+        record_failed = true;
     }
+    if (record_failed && !status)
+        status = EXIT_ERROR;
+    if (o->record && rec_created && gave_up) /* the server was never reached: no empty file left */
+        unlink(o->record);
     return status;
 }

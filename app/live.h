@@ -22,7 +22,12 @@ struct live_options {
     const char *save_dir;        /* --save-dir: where key o's snapshots go (NULL: the current directory) */
     int task_name_offset;        /* of the task's name in what it points to; -1: no names */
     int stack_depth;             /* gdb: sources: callers walked per sample (0: none; -1: the default) */
+    bool force;                  /* --force: --record may write over an existing file */
+    const char *diff_path;       /* --diff's file: read, so never written */
+    double connect_timeout;      /* batch: seconds to reach a server before giving up (0: the default) */
 };
+
+#define LIVE_CONNECT_TIMEOUT 10.0 /* seconds: --connect-timeout's default */
 
 int live_main(const struct live_options *o);
 

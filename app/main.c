@@ -52,6 +52,11 @@ static void usage(FILE *f)
           "  --fail-if-slower PCT  with --diff: exit 3 when a row grows significantly by more than PCT %\n"
           "  --record FILE      also write the raw input to FILE: replaying it gives the same profile\n"
           "  --save-dir DIR     where key o saves its snapshots (default: the current directory)\n"
+          "  --record FILE      also write the raw input to FILE: replaying it gives the same profile (never\n"
+          "                     over the source, the ELF or --diff's file; over another file only with --force)\n"
+          "  --force            let --record write over an existing file\n"
+          "  --connect-timeout S  batch: give up on a tcp:, gdb: or openocd: server not reached within S seconds\n"
+          "                     (default 10); batch ends when its connection closes, unless --duration is given\n"
           "  --task-var SYMBOL  gdb: sources: read this task pointer (e.g. pxCurrentTCB) with each sample\n"
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
@@ -64,7 +69,12 @@ static void usage(FILE *f)
           "  -C, --demangle     C++ and Rust names demangled (batch, --resolve; the live view does it by default)\n"
           "  --resolve          print addr2line -a -f -i lines for addresses (or stdin)\n"
           "  -h, --help         this help\n"
-          "  -V, --version      print the version\n",
+          "  -V, --version      print the version\n"
+          "\n"
+          "Exit status: 0 done; 1 could not run (the ELF, the source, a server not reached, an output file);\n"
+          "2 a bad option or argument, or no samples; 3 --fail-if-slower found a slower row; 4 the source\n"
+          "failed mid-run (the report has what came before, marked partial); 128+N stopped by signal N\n"
+          "(batch: the report so far, marked interrupted; the live view exits 0 on q and Ctrl-C).\n",
           f);
 }
 
@@ -137,7 +147,8 @@ int main(int argc, char **argv)
     enum {
         OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
         OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
-        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD, OPT_STACK_DEPTH
+        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD, OPT_STACK_DEPTH,
+        OPT_FORCE, OPT_CONNECT_TIMEOUT
     };
     enum { OPT_SAVE_DIR = 1000 };
     static const struct option longopts[] = {
@@ -160,6 +171,8 @@ int main(int argc, char **argv)
         {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
         {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
         {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
         {NULL, 0, NULL, 0}};
     int c, k;
     char *end;
@@ -263,6 +276,19 @@ int main(int argc, char **argv)
             lo.save_dir = optarg;
             break;
         }
+        case OPT_FORCE:
+            lo.force = true;
+            break;
+        case OPT_CONNECT_TIMEOUT:
+            errno = 0;
+            num = strtod(optarg, &end);
+            if (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0 || num > 86400) {
+                fprintf(stderr, "cmprof-top: --connect-timeout takes seconds, more than 0 and at most 86400, not "
+                        "'%s'\n", optarg);
+                return 2;
+            }
+            lo.connect_timeout = num;
+            break;
         case OPT_FAIL_IF_SLOWER:
             errno = 0;
             num = strtod(optarg, &end);
@@ -356,6 +382,7 @@ int main(int argc, char **argv)
             return 2;
         }
         o.base = &base;
+        lo.diff_path = diff_path;
     }
     if (is_elf(o.source) && !is_elf(o.elf)) { /* the two arguments the wrong way round */
         fprintf(stderr, "cmprof-top: '%s' is an ELF file: the order is SOURCE ELF, e.g. cmprof-top %s %s\n", o.source,

@@ -6,10 +6,47 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+static double connect_wait = NET_CONNECT_WAIT;
+
+void net_set_connect_wait(double seconds)
+{
+    connect_wait = seconds > 0 ? seconds : NET_CONNECT_WAIT;
+}
+
+/* One address: a non-blocking connect, waited for at most connect_wait seconds. */
+static int connect_one(const struct addrinfo *a, char *err, size_t errlen)
+{
+    int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+        return fd;
+    int e = errno;
+    if (e == EINPROGRESS) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        int ready = poll(&p, 1, (int)(connect_wait * 1000.0));
+        socklen_t len = sizeof e;
+        if (ready > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 && e == 0)
+            return fd;
+        if (ready == 0)
+            snprintf(err, errlen, "no answer within %g s", connect_wait);
+        else /* a signal (EINTR) ends the wait too: the caller is about to stop */
+            snprintf(err, errlen, "%s", strerror(ready < 0 ? errno : e));
+    } else {
+        snprintf(err, errlen, "%s", strerror(e));
+    }
+    close(fd);
+    return -1;
+}
 
 int net_connect(const char *host, const char *port, bool nodelay, bool *permanent, char *err, size_t errlen)
 {
@@ -24,14 +61,8 @@ int net_connect(const char *host, const char *port, bool nodelay, bool *permanen
         return -1;
     }
     int fd = -1;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            snprintf(err, errlen, "%s", strerror(errno));
-            close(fd);
-            fd = -1;
-        }
-    }
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next)
+        fd = connect_one(a, err, errlen);
     freeaddrinfo(res);
     if (fd < 0)
         return -1;
@@ -39,7 +70,5 @@ int net_connect(const char *host, const char *port, bool nodelay, bool *permanen
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
     return fd;
 }

@@ -49,6 +49,7 @@ struct source {
     struct ocd_stats ocd_stats;
     char detail[120];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
+    bool failing;           /* it went away by a failure, not by its normal end, and is not back */
 };
 
 /* Errors that waiting does not cure: the device is there but not ours, or not a terminal. */
@@ -379,9 +380,11 @@ int src_wait_ms(const struct source *s, double now)
     return -1;
 }
 
-static void went_away(struct source *s, const char *why, double now)
+/* failure: an error, not the source's normal end (a file's end, a stream its server closed). */
+static void went_away(struct source *s, const char *why, bool failure, double now)
 {
     snprintf(s->last_failure, sizeof s->last_failure, "%s", why);
+    s->failing = failure;
     disconnect(s);
     if (s->kind == SRC_FILE || s->kind == SRC_STDIN) {
         s->state = SRC_END;
@@ -400,7 +403,7 @@ static ssize_t sampled(struct source *s, size_t got, const char *why, bool final
     if (why && !got) {
         char m[300];
         snprintf(m, sizeof m, "%s", why); /* the sampler and its message go with went_away() */
-        went_away(s, m, now);
+        went_away(s, m, !(final && s->kind == SRC_GDB), now); /* the target's program ended: its end */
         if (final)
             s->state = SRC_END;
     }
@@ -434,12 +437,15 @@ ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now)
         return got;
     }
     if (got == 0) {
-        went_away(s, s->kind == SRC_TCP ? "connection closed" : "end of input", now);
+        bool device = s->kind == SRC_SERIAL || s->kind == SRC_TTY; /* a port does not end by itself */
+        went_away(s, s->kind == SRC_TCP ? "connection closed" : "end of input", device, now);
         return 0;
     }
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+    int e = errno;
+    if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR)
         return 0;
-    went_away(s, strerror(errno), now); /* EIO: the pty's other end closed, the USB device left */
+    /* EIO: a pty's other end closed (its end), or a USB serial device left (a failure) */
+    went_away(s, strerror(e), !(s->kind == SRC_TTY && e == EIO), now);
     return 0;
 }
 
@@ -451,6 +457,7 @@ void src_tick(struct source *s, double now)
         s->state = SRC_CONNECTED;
         s->reconnects++;
         s->message[0] = '\0';
+        s->failing = false;
     } else {
         s->next_attempt = now + RECONNECT_EVERY;
     }
@@ -479,6 +486,11 @@ const char *src_message(const struct source *s)
 const char *src_last_failure(const struct source *s)
 {
     return s->last_failure;
+}
+
+const char *src_failure(const struct source *s)
+{
+    return s->failing && s->state != SRC_CONNECTED ? s->last_failure : "";
 }
 
 int src_halting(const struct source *s, double *rate, double *halted_share)

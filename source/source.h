@@ -44,6 +44,10 @@ enum src_kind src_kind(const struct source *s);
 const char *src_name(const struct source *s);     /* "/dev/ttyUSB0 115200 8N1", "tcp:...", a path */
 const char *src_message(const struct source *s);  /* why it is reconnecting, "" otherwise */
 const char *src_last_failure(const struct source *s); /* why it last went away, even if back since; "" if never */
+/* Why it went away when that was a failure (a lost connection, a server's error, a read error) and
+ * it is not back; "" after its normal end (a file's end, a TCP stream its server closed, the
+ * target's program ended) or while all is well. */
+const char *src_failure(const struct source *s);
 /* What a sampling source measures about itself, e.g. "812 halts/s, core halted 23 %"; "" if nothing. */
 const char *src_detail(struct source *s, double now);
 /* A halting source's achieved rate (halts per second) and intrusion (the share of wall time the

@@ -610,6 +610,11 @@ long sym_task_name_offset(struct sym_table *t, const char *var, const char **mem
     return t->raw ? raw_pointee_member(t->raw, var, names, sizeof names / sizeof names[0], member) : -1;
 }
 
+int sym_object_is_scalar(struct sym_table *t, const char *var)
+{
+    return t->raw ? raw_variable_is_scalar(t->raw, var) : -1;
+}
+
 int sym_is_arm(const struct sym_table *t, uint32_t addr)
 {
     symt_symbols_wait(t);

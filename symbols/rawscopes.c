@@ -533,8 +533,11 @@ static const struct abbrev *strip_type(struct scope_reader *r, uint64_t off, str
     return NULL;
 }
 
-long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
-                        const char **found)
+/* Each unit's first variable DIE named var with a type goes to fn (its unit open in r), until fn
+ * returns >= 0; returns that, or -1. */
+typedef long (*variable_fn)(struct scope_reader *r, const struct die_attrs *a, void *ctx);
+
+static long each_variable(struct raw_dwarf *d, const char *var, variable_fn fn, void *ctx)
 {
     for (uint64_t off = 0; off < d->len[SEC_INFO];) {
         struct scope_reader r = {0};
@@ -544,7 +547,7 @@ long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const 
         }
         long result = -1;
         struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
-        while (result < 0 && !c.bad && c.p < c.end) { /* every DIE of the unit, in order */
+        while (!c.bad && c.p < c.end) { /* every DIE of the unit, in order */
             uint64_t code = cur_uleb(&c);
             const struct abbrev *ab = code ? raw_abbrev_find(&r.u.ab, code) : NULL;
             if (!code)
@@ -553,37 +556,10 @@ long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const 
                 break;
             struct die_attrs a;
             read_attrs(&r, &c, ab, &a);
-            if (ab->tag != DW_TAG_variable || !a.name || strcmp(a.name, var) != 0 || !a.has_type)
-                continue;
-            struct die_attrs t;
-            uint64_t after;
-            int pointers = 0;
-            const struct abbrev *st = strip_type(&r, a.type, &t, &after, &pointers);
-            if (!st || pointers != 1 || (st->tag != DW_TAG_structure_type && st->tag != DW_TAG_class_type) ||
-                !st->children)
-                break; /* not a pointer to a structure this unit defines */
-            struct cur m = {d->sec[SEC_INFO] + after, d->sec[SEC_INFO] + r.u.end, false};
-            for (int depth = 1; depth > 0 && !m.bad && m.p < m.end && result < 0;) { /* the members */
-                uint64_t mc = cur_uleb(&m);
-                if (!mc) {
-                    depth--;
-                    continue;
-                }
-                const struct abbrev *mab = raw_abbrev_find(&r.u.ab, mc);
-                if (!mab)
-                    break;
-                struct die_attrs ma;
-                read_attrs(&r, &m, mab, &ma);
-                for (size_t k = 0; depth == 1 && mab->tag == DW_TAG_member && ma.name && ma.has_member_offset &&
-                                   k < n_members; k++)
-                    if (strcmp(ma.name, members[k]) == 0) {
-                        result = (long)ma.member_offset;
-                        *found = members[k];
-                        break;
-                    }
-                depth += mab->children;
+            if (ab->tag == DW_TAG_variable && a.name && strcmp(a.name, var) == 0 && a.has_type) {
+                result = fn(&r, &a, ctx);
+                break;
             }
-            break;
         }
         uint64_t next = r.u.end;
         raw_unit_close(&r.u);
@@ -593,4 +569,75 @@ long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const 
         off = next;
     }
     return -1;
+}
+
+struct member_query {
+    const char *const *members;
+    size_t n_members;
+    const char **found;
+};
+
+/* The offset of the first wanted member of the structure the variable points to, or -1. */
+static long pointee_member(struct scope_reader *r, const struct die_attrs *a, void *ctx)
+{
+    const struct member_query *q = ctx;
+    const struct raw_dwarf *d = r->u.d;
+    struct die_attrs t;
+    uint64_t after;
+    int pointers = 0;
+    const struct abbrev *st = strip_type(r, a->type, &t, &after, &pointers);
+    if (!st || pointers != 1 || (st->tag != DW_TAG_structure_type && st->tag != DW_TAG_class_type) || !st->children)
+        return -1; /* not a pointer to a structure this unit defines */
+    long result = -1;
+    struct cur m = {d->sec[SEC_INFO] + after, d->sec[SEC_INFO] + r->u.end, false};
+    for (int depth = 1; depth > 0 && !m.bad && m.p < m.end && result < 0;) { /* the members */
+        uint64_t mc = cur_uleb(&m);
+        if (!mc) {
+            depth--;
+            continue;
+        }
+        const struct abbrev *mab = raw_abbrev_find(&r->u.ab, mc);
+        if (!mab)
+            break;
+        struct die_attrs ma;
+        read_attrs(r, &m, mab, &ma);
+        for (size_t k = 0; depth == 1 && mab->tag == DW_TAG_member && ma.name && ma.has_member_offset &&
+                           k < q->n_members; k++)
+            if (strcmp(ma.name, q->members[k]) == 0) {
+                result = (long)ma.member_offset;
+                *q->found = q->members[k];
+                break;
+            }
+        depth += mab->children;
+    }
+    return result;
+}
+
+long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
+                        const char **found)
+{
+    struct member_query q = {members, n_members, found};
+    return each_variable(d, var, pointee_member, &q);
+}
+
+/* 1: the variable holds one value (a pointer, a number, an enum), through typedefs and qualifiers;
+ * 0: it is a structure, a union, a class or an array. */
+static long scalar_type(struct scope_reader *r, const struct die_attrs *a, void *ctx)
+{
+    (void)ctx;
+    struct die_attrs t;
+    uint64_t after;
+    int pointers = 0;
+    const struct abbrev *st = strip_type(r, a->type, &t, &after, &pointers);
+    if (pointers > 0) /* void * has no pointee type: still a pointer */
+        return 1;
+    if (!st)
+        return -1;
+    return st->tag != DW_TAG_structure_type && st->tag != DW_TAG_union_type && st->tag != DW_TAG_class_type &&
+           st->tag != DW_TAG_array_type;
+}
+
+int raw_variable_is_scalar(struct raw_dwarf *d, const char *var)
+{
+    return (int)each_variable(d, var, scalar_type, NULL);
 }

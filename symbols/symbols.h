@@ -115,6 +115,9 @@ int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint
  * ELF's DWARF: the offset of FreeRTOS's pcTaskName (or a member called name or task_name), *member
  * naming it; -1 when the variable, its structure or such a member is not found. */
 long sym_task_name_offset(struct sym_table *t, const char *var, const char **member);
+/* Whether the variable holds one value by its DWARF type (a pointer or a number): 1 yes, 0 no (a
+ * structure, union or array), -1 not known (no DWARF for it). */
+int sym_object_is_scalar(struct sym_table *t, const char *var);
 /* The lowest and end address of the code sections together; 0 when there is no code. */
 int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi);
 

@@ -367,6 +367,9 @@ const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *poo
  * (through typedefs and qualifiers), *found naming it; -1 when none. */
 long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
                         const char **found);
+/* Whether variable var holds one value (a pointer or a number, through typedefs and qualifiers): 1
+ * yes, 0 no (a structure, union or array), -1 not known (no such variable with a type). */
+int raw_variable_is_scalar(struct raw_dwarf *d, const char *var);
 /* The unit_reader for this reader (ctx: the raw_dwarf). */
 int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
              struct cu_files *files);

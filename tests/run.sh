@@ -104,6 +104,7 @@ step "resolve parity" python3 tests/resolve_parity.py
 step "resolve order" python3 tests/resolve_order.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
+step "field hardening: files, signals, batch ends" python3 tests/test_field.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "RTOS task roots" python3 tests/test_task_roots.py
@@ -114,6 +115,7 @@ step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
+step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py

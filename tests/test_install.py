@@ -26,6 +26,16 @@ def complete(words):
     return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=ROOT).stdout.split()
 
 
+def complete_with_devices(words, devices):
+    """complete() with a /dev of its own (a private mount) holding just these names."""
+    script = 'source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _cmprof_top; printf "%%s\\n" "${COMPREPLY[@]}"' % (
+        COMPLETION, " ".join("'%s'" % w for w in words), len(words) - 1)
+    setup = "mount -t tmpfs none /dev && ln -s /proc/self/fd /dev/fd && touch /dev/null %s && exec bash -c \"$0\"" % (
+        " ".join("/dev/" + d for d in devices))
+    r = subprocess.run(["unshare", "--mount", "sh", "-c", setup, script], capture_output=True, text=True, cwd=ROOT)
+    return r.stdout.split(), r.stderr.strip()
+
+
 def main():
     dest = tempfile.mkdtemp(prefix="cmprof-install-")
     try:
@@ -70,6 +80,16 @@ def main():
           "--format" in complete(["cmprof-top", "--fo"]), str(complete(["cmprof-top", "--f"])))
     check("completion: an option's values", complete(["cmprof-top", "-o", "s"]) == ["speedscope"],
           str(complete(["cmprof-top", "-o", "s"])))
+    kinds = {w: complete(["cmprof-top", w]) for w in ("g", "t", "o", "")}
+    check("completion: the source kinds gdb:, tcp: and openocd: for SOURCE",
+          "gdb:" in kinds["g"] and "tcp:" in kinds["t"] and "openocd:" in kinds["o"] and
+          {"gdb:", "tcp:", "openocd:"} <= set(kinds[""]), str(kinds["g"] + kinds["t"] + kinds["o"]))
+    devs, err = complete_with_devices(["cmprof-top", ""], ["ttyUSB7", "ttyACM3", "ttyS0"])
+    check("completion: USB serial ports (/dev/ttyUSB*, /dev/ttyACM*) offered for SOURCE, not only files",
+          "/dev/ttyUSB7" in devs and "/dev/ttyACM3" in devs and "/dev/ttyS0" not in devs, "%s %s" % (devs, err))
+    devs, err = complete_with_devices(["cmprof-top", "gdb:/dev/tty"], ["ttyUSB7", "ttyACM3"])
+    check("completion: gdb:/dev/ttyACM3, a Black Magic Probe's GDB port",
+          "gdb:/dev/ttyACM3" in devs and "gdb:/dev/ttyUSB7" in devs, "%s %s" % (devs, err))
     return 1 if harness.failed else 0
 
 
