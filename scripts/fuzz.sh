@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang and runs each for FUZZ_SECONDS (default 60).
-# Seed corpora come from the scenario outputs (build/scenarios, made by `make scenarios`) and
-# fuzz/seeds/. Crashing inputs land in build/fuzz/crashes/TARGET/; copy the ones worth keeping to
-# fuzz/crashes/TARGET/, where `make test` replays them. Prints executions and findings per target.
+# The targets and their sources are listed in the Makefile (fuzz/fuzz_NAME.c and REPLAY_NAME).
+# Seed corpora come from fuzz/seeds/NAME/ and, per target below, from the scenario outputs
+# (build/scenarios, made by `make scenarios`). Crashing inputs land in build/fuzz/crashes/NAME/;
+# copy the ones worth keeping to fuzz/crashes/NAME/, where `make test` replays them. Prints
+# executions and findings per target.
 #   FUZZ_SECONDS=N  FUZZ_TARGETS="ingest text elf"  FUZZ_JOBS=1
 set -u
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"ingest text elf"}
+targets=${FUZZ_TARGETS:-$(make -s --no-print-directory fuzz-targets)}
 jobs=${FUZZ_JOBS:-1}
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)" >&2; exit 1; }
 [[ -d build/scenarios ]] || python3 scenarios/scen.py run >/dev/null
 B=build/fuzz
 mkdir -p "$B"
-common=(decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c)
-syms=(symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c)
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
-libs=(-lelf -ldwarf -liberty -lm -pthread)
 build() {
-    case $1 in
-    ingest) clang "${flags[@]}" fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c \
-                "${syms[@]}" "${common[@]}" "${libs[@]}" -o "$B/fuzz_ingest" ;;
-    text) clang "${flags[@]}" fuzz/fuzz_text.c decode/text.c -o "$B/fuzz_text" ;;
-    elf) clang "${flags[@]}" fuzz/fuzz_elf.c "${syms[@]}" "${libs[@]}" -o "$B/fuzz_elf" ;;
-    esac
+    local sources
+    sources=$(make -s --no-print-directory "fuzz-sources-$1") && [[ $sources == *fuzz/fuzz_$1.c* ]] || return 1
+    # shellcheck disable=SC2086  # a list of sources and flags, split on purpose
+    clang "${flags[@]}" $sources -o "$B/fuzz_$1"
 }
 seed() {
     local t=$1 dir=$B/corpus/$1 f
