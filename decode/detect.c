@@ -11,6 +11,11 @@ enum detect_format detect_format(const uint8_t *buf, size_t len)
 {
     if (len == 0)
         return DETECT_UNKNOWN;
+    size_t zeros = detect_leading_zeros(buf, len);
+    if (zeros > 1) { /* a run of zeros (an idle line, ITM sync, orbflow delimiters) tells nothing: */
+        buf += zeros - 1; /* judge what follows it, keeping one zero as the delimiter before it */
+        len -= zeros - 1;
+    }
     if (len > DETECT_WINDOW)
         len = DETECT_WINDOW;
     size_t printable = 0, newlines = 0;
@@ -30,6 +35,14 @@ enum detect_format detect_format(const uint8_t *buf, size_t len)
         if (buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF && buf[i + 3] == 0x7F)
             return DETECT_TPIU;
     return DETECT_ITM;
+}
+
+size_t detect_leading_zeros(const uint8_t *buf, size_t len)
+{
+    size_t n = 0;
+    while (n < len && buf[n] == 0)
+        n++;
+    return n;
 }
 
 const char *detect_name(enum detect_format f)

@@ -186,10 +186,39 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
     }
 }
 
+/* Decides the format from pending and decodes what was held back: the leading zeros, then pending. */
+static void decide(struct ingest *in)
+{
+    static const uint8_t zeros[4096];
+    if (in->n_pending == 0 && in->zeros_held) { /* zeros alone: judged as what they are */
+        in->pending[in->n_pending++] = 0;
+        in->zeros_held--;
+    }
+    in->format = detect_format(in->pending, in->n_pending);
+    while (in->zeros_held) {
+        size_t n = in->zeros_held < sizeof zeros ? (size_t)in->zeros_held : sizeof zeros;
+        decode(in, zeros, n);
+        in->zeros_held -= n;
+    }
+    decode(in, in->pending, in->n_pending);
+}
+
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 {
     in->bytes += len;
     if (in->format == DETECT_UNKNOWN) {
+        if (in->n_pending == 0) { /* leading zeros: counted, and the window waits for what follows */
+            size_t z = detect_leading_zeros(buf, len);
+            in->zeros_held += z;
+            buf += z;
+            len -= z;
+            if (!len)
+                return;
+            if (in->zeros_held) { /* one stays in the window: the delimiter before a first frame */
+                in->pending[in->n_pending++] = 0;
+                in->zeros_held--;
+            }
+        }
         size_t take = DETECT_WINDOW - in->n_pending;
         if (take > len)
             take = len;
@@ -199,8 +228,7 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         len -= take;
         if (in->n_pending < DETECT_WINDOW)
             return;
-        in->format = detect_format(in->pending, in->n_pending);
-        decode(in, in->pending, in->n_pending);
+        decide(in);
     }
     if (len)
         decode(in, buf, len);
@@ -208,15 +236,14 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 
 void ingest_settle(struct ingest *in)
 {
-    if (in->format == DETECT_UNKNOWN && in->n_pending) {
-        in->format = detect_format(in->pending, in->n_pending);
-        decode(in, in->pending, in->n_pending);
-    }
+    if (in->format == DETECT_UNKNOWN && in->n_pending)
+        decide(in);
 }
 
 void ingest_finish(struct ingest *in)
 {
-    ingest_settle(in);
+    if (in->format == DETECT_UNKNOWN && (in->n_pending || in->zeros_held))
+        decide(in);
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
 }

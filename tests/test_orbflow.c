@@ -160,10 +160,30 @@ static void test_detected_and_not_confused(void)
     CHECK(detect_parse("orbflow") == DETECT_ORBFLOW && strcmp(detect_name(DETECT_ORBFLOW), "orbflow") == 0);
 }
 
+/* A capture that starts with a long run of zeros (an idle link, or delimiters only): the run proves
+ * nothing, the frames after it decide, however far past the detection window they start. */
+static void test_detected_after_leading_zeros(void)
+{
+    static uint8_t s[1 << 16], itm[1 << 15];
+    for (size_t zeros = 1; zeros <= 20000; zeros = zeros * 3 + 7) {
+        memset(s, 0, zeros);
+        size_t itm_len, n = zeros + make_stream(s + zeros, itm, &itm_len);
+        CHECK(detect_format(s, n) == DETECT_ORBFLOW);
+        uint8_t raw[64] = {0x80}; /* and raw ITM after the same run stays ITM */
+        for (size_t k = 1; k + 5 <= sizeof raw; k += 5)
+            memcpy(raw + k, "\x17\x34\x12\x00\x08", 5);
+        memcpy(s + zeros, raw, sizeof raw);
+        CHECK(detect_format(s, zeros + sizeof raw) == DETECT_ITM);
+    }
+    memset(s, 0, DETECT_WINDOW * 2); /* zeros alone: ITM (sync), as before */
+    CHECK(detect_format(s, DETECT_WINDOW * 2) == DETECT_ITM);
+}
+
 int main(void)
 {
     RUN_TEST(test_frames_decode_split_anywhere);
     RUN_TEST(test_bad_frames_are_dropped_and_counted);
     RUN_TEST(test_detected_and_not_confused);
+    RUN_TEST(test_detected_after_leading_zeros);
     return check_summary();
 }
