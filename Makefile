@@ -149,6 +149,9 @@ REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c 
                  decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c
 REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c
+REPLAY_baseline := fuzz/fuzz_baseline.c app/baseline.c -D_GNU_SOURCE -lm
+REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
 replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_REPLAYED))
 # for scripts/fuzz.sh and tests/run.sh: the target names, and one target's sources
 fuzz-targets:

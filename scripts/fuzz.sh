@@ -35,6 +35,7 @@ seed() {
         for f in build/scenarios/{m3_loops,m0_loops,loops_inline_o2,demo,tasks}/fw.elf; do
             [[ -f $f ]] && cp "$f" "$dir/$(basename "$(dirname "$f")").elf"
         done ;;
+    orbflow | record | baseline) python3 fuzz/seeds.py "$t" "$dir" ;;  # streams and reports built from them
     esac
 }
 # Each input that crashed the in-process ELF target: where it crashed (the first frame), and whether
@@ -69,7 +70,7 @@ for t in $targets; do
     rm -rf "$B/crashes/$t"
     mkdir -p "$B/crashes/$t"
     env=()
-    [[ $t == ingest ]] && env=(FUZZ_ELF=build/scenarios/m3_loops/fw.elf)
+    [[ $t == ingest || $t == record ]] && env=(FUZZ_ELF=build/scenarios/m3_loops/fw.elf)
     extra=()
     # the ELF target meets libdwarf's own crashes, which the tool contains in a child process:
     # keep going after each one so that our code gets its share of the run
