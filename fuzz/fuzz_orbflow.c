@@ -1,6 +1,7 @@
 /* libFuzzer target: the orbflow/COBS deframer and its detector. The input is decoded whole and
  * then in pieces of a size it chooses; both must pass on the same bytes and count the same frames.
- * The detector and format detection look at it too, and the ITM decoder takes the payload. */
+ * The detector and format detection (also as a pause would) look at it too, and the ITM decoder
+ * takes the payload. */
 #include "../decode/detect.h"
 #include "../decode/itm.h"
 #include "../decode/orbflow.h"
@@ -59,6 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (strlen(tags) >= sizeof tags)
         abort();
     orbflow_detect(data, size);
-    detect_format(data, size);
+    enum detect_format f = detect_format(data, size), so_far = detect_format_so_far(data, size);
+    if (so_far != DETECT_UNKNOWN && so_far != f)
+        abort(); /* a pause may leave it undecided, never decide it otherwise */
     return 0;
 }

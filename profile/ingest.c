@@ -186,15 +186,11 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
     }
 }
 
-/* Decides the format from pending and decodes what was held back: the leading zeros, then pending. */
-static void decide(struct ingest *in)
+/* Takes the format and decodes what was held back: the leading zeros, then pending. */
+static void decide(struct ingest *in, enum detect_format format)
 {
     static const uint8_t zeros[4096];
-    if (in->n_pending == 0 && in->zeros_held) { /* zeros alone: judged as what they are */
-        in->pending[in->n_pending++] = 0;
-        in->zeros_held--;
-    }
-    in->format = detect_format(in->pending, in->n_pending);
+    in->format = format;
     while (in->zeros_held) {
         size_t n = in->zeros_held < sizeof zeros ? (size_t)in->zeros_held : sizeof zeros;
         decode(in, zeros, n);
@@ -228,7 +224,7 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         len -= take;
         if (in->n_pending < DETECT_WINDOW)
             return;
-        decide(in);
+        decide(in, detect_format(in->pending, in->n_pending));
     }
     if (len)
         decode(in, buf, len);
@@ -236,14 +232,19 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 
 void ingest_settle(struct ingest *in)
 {
-    if (in->format == DETECT_UNKNOWN && in->n_pending)
-        decide(in);
+    if (in->format != DETECT_UNKNOWN || !in->n_pending)
+        return;
+    enum detect_format f = detect_format_so_far(in->pending, in->n_pending);
+    if (f != DETECT_UNKNOWN)
+        decide(in, f);
 }
 
 void ingest_finish(struct ingest *in)
 {
-    if (in->format == DETECT_UNKNOWN && (in->n_pending || in->zeros_held))
-        decide(in);
+    if (in->format == DETECT_UNKNOWN && in->n_pending)
+        decide(in, detect_format(in->pending, in->n_pending));
+    else if (in->format == DETECT_UNKNOWN && in->zeros_held)
+        decide(in, DETECT_ITM); /* zeros alone: ITM sync, as detect_format tells them */
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
 }

@@ -65,8 +65,8 @@ struct ingest {
 void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync);
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
 /* The source paused (closed, reconnecting): decide the format from what came so far, so a short
- * stream is not held back waiting for a full detection window. Zeros alone do not settle it: they
- * carry no samples in any format, and the bytes after them decide. */
+ * stream is not held back waiting for a full detection window; unless those bytes may still be
+ * the start of orbflow (zeros alone, frames cut short), when the bytes after them decide. */
 void ingest_settle(struct ingest *in);
 /* End of input: decide the format if still undecided and flush the decoders. */
 void ingest_finish(struct ingest *in);

@@ -106,7 +106,7 @@ step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "diff and the regression gate" python3 tests/test_diff.py
-step "leading zeros: the format told by what follows" python3 tests/test_leading_zeros.py
+step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
@@ -114,7 +114,7 @@ step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.p
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
-step "leading zeros (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_leading_zeros.py
+step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

@@ -179,11 +179,34 @@ static void test_detected_after_leading_zeros(void)
     CHECK(detect_format(s, DETECT_WINDOW * 2) == DETECT_ITM);
 }
 
+/* A stream that pauses early (a server that closed, a target halted) is settled on the bytes at
+ * hand: an orbflow start is never taken for ITM, however short; real ITM still is ITM at once. */
+static void test_settled_on_a_start(void)
+{
+    static uint8_t s[1 << 15], itm[1 << 15];
+    size_t itm_len, n = make_stream(s, itm, &itm_len);
+    int never_itm = 1, decided = 0;
+    for (size_t k = 1; k < 3000 && k < n; k++) {
+        enum detect_format f = detect_format_so_far(s, k);
+        never_itm &= f == DETECT_UNKNOWN || f == DETECT_ORBFLOW;
+        decided += f == DETECT_ORBFLOW;
+    }
+    CHECK(never_itm);
+    CHECK(decided > 0 && detect_format_so_far(s, n) == DETECT_ORBFLOW);
+    memset(s, 0, 100); /* zeros alone wait too */
+    CHECK(detect_format_so_far(s, 100) == DETECT_UNKNOWN && detect_format(s, 100) == DETECT_ITM);
+    const uint8_t raw[] = {0, 0, 0, 0, 0, 0x80, 0x17, 0x34, 0x12, 0x00, 0x08, 0x17, 0x38, 0x12, 0x00, 0x08};
+    CHECK(detect_format_so_far(raw, sizeof raw) == DETECT_ITM);
+    const char *text = "prof raw n=2\np 08000100 08000102\n";
+    CHECK(detect_format_so_far((const uint8_t *)text, strlen(text)) == DETECT_TEXT);
+}
+
 int main(void)
 {
     RUN_TEST(test_frames_decode_split_anywhere);
     RUN_TEST(test_bad_frames_are_dropped_and_counted);
     RUN_TEST(test_detected_and_not_confused);
     RUN_TEST(test_detected_after_leading_zeros);
+    RUN_TEST(test_settled_on_a_start);
     return check_summary();
 }

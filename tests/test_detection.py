@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""A capture that starts with a long run of 0x00 bytes (an idle SWO link, or orbuculum's delimiters
-before the first frame) is told by what follows the run: orbflow stays orbflow, ITM stays ITM, and
-the profile is the one of the same capture without the zeros. From a file, and from a tcp: server
-that first sends only zeros and closes, then the frames. Prints one ok/FAIL line per check."""
+"""Format detection end to end. A capture that starts with a long run of 0x00 bytes (an idle SWO
+link, or orbuculum's delimiters before the first frame) is told by what follows the run: orbflow
+stays orbflow, ITM stays ITM, and the profile is the one of the same capture without the zeros;
+from a file, and from a tcp: server that first sends only zeros and closes. A live source that
+pauses before the detection window fills (a server that closes, a halted target) is not settled
+on too few bytes: an orbflow start is never taken for ITM, and --record of that session replays
+to the same profile. Prints one ok/FAIL line per check."""
 import json
 import os
 import socket
@@ -17,7 +20,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 from test_cli import TOOL, itm_stream, orbflow_frames, pcs_of, scen_path  # noqa: E402
 
-TMP = os.path.join(os.path.dirname(HERE), "build", "leading-zeros-test")
+TMP = os.path.join(os.path.dirname(HERE), "build", "detection-test")
 
 
 def batch(source, elf, *extra):
@@ -83,17 +86,23 @@ def main():
             check("%s capture after %d zero bytes (file): detected, the same profile" % (fmt, zeros),
                   code == 0 and got == ref, "exit %d, format %s, %s samples %s" % (code, got[0], got[1], err))
 
-    # a server that sends only zeros, goes away, then sends the frames: the pause must not settle
-    # the format on the zeros
+    # a server that sends only zeros, or the start of a frame, then goes away: the pause must not
+    # settle the format on those bytes; and the recording of the session replays the same
     data = captures["orbflow"]
-    for parts, what in (([b"\0" * 6000 + data], "one connection"),
-                        ([b"\0" * 6000, data], "zeros, a reconnection, then the frames")):
+    cases = (([b"\0" * 6000 + data], "after 6000 zero bytes, one connection"),
+             ([b"\0" * 6000, data], "6000 zero bytes, a reconnection, then the frames"),
+             ([data[:34], data[34:]], "34 bytes, a reconnection, then the rest"))
+    for k, (parts, what) in enumerate(cases):
         port = serve(parts, 1.0)
-        code, j, err = batch("tcp:127.0.0.1:%d" % port, elf, "--duration", "3")
+        rec = os.path.join(TMP, "session%d.rec" % k)
+        code, j, err = batch("tcp:127.0.0.1:%d" % port, elf, "--duration", "3", "--record", rec)
         got = profile(j)
-        check("orbflow on tcp: after 6000 zero bytes, %s: detected, every sample counted" % what,
+        check("orbflow on tcp: %s: detected, every sample counted" % what,
               code == 0 and got[0] == "orbflow" and got[1] == len(pcs),
               "exit %d, format %s, %s samples %s" % (code, got[0], got[1], err.splitlines()[-1:] or ""))
+        code, j, err = batch(rec, elf)
+        check("orbflow on tcp: %s: --record replays to the same profile" % what,
+              code == 0 and profile(j) == got, "exit %d, format %s, %s samples" % (code, j.get("format"), j.get("total")))
     return harness.failed
 
 
