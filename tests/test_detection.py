@@ -8,16 +8,13 @@ on too few bytes: an orbflow start is never taken for ITM, and --record of that 
 to the same profile. Prints one ok/FAIL line per check."""
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from harness import check  # noqa: E402
+from harness import check, tcp_server  # noqa: E402
 from test_cli import TOOL, itm_stream, orbflow_frames, pcs_of, scen_path  # noqa: E402
 
 TMP = os.path.join(os.path.dirname(HERE), "build", "detection-test")
@@ -31,36 +28,6 @@ def batch(source, elf, *extra):
 
 def profile(j):
     return j.get("format"), j.get("total"), {r["name"]: r["samples"] for r in j.get("rows", [])}
-
-
-def serve(parts, gap):
-    """A SWO server on a free port of 127.0.0.1: one connection per part, closed after it; gone for
-    `gap` seconds between parts."""
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    port = srv.getsockname()[1]
-
-    def run():
-        sock = srv
-        for k, part in enumerate(parts):
-            if k:
-                time.sleep(gap)
-                sock = socket.socket()
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(("127.0.0.1", port))
-            sock.listen(1)
-            sock.settimeout(20)
-            try:
-                conn, _ = sock.accept()
-                conn.sendall(part)
-                conn.close()
-            except OSError:
-                pass
-            sock.close()
-
-    threading.Thread(target=run, daemon=True).start()
-    return port
 
 
 def main():
@@ -93,7 +60,7 @@ def main():
              ([b"\0" * 6000, data], "6000 zero bytes, a reconnection, then the frames"),
              ([data[:34], data[34:]], "34 bytes, a reconnection, then the rest"))
     for k, (parts, what) in enumerate(cases):
-        port = serve(parts, 1.0)
+        port = tcp_server(parts, 1.0)
         rec = os.path.join(TMP, "session%d.rec" % k)
         code, j, err = batch("tcp:127.0.0.1:%d" % port, elf, "--duration", "3", "--record", rec)
         got = profile(j)
