@@ -8,7 +8,7 @@ CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 
-.PHONY: all deps unit tool asan-tool scenarios report demo test bench fuzz clean install uninstall
+.PHONY: all deps unit tool asan-tool scenarios report demo test bench fuzz replay fuzz-targets fuzz-replayed clean install uninstall
 
 all: tool unit
 
@@ -136,17 +136,35 @@ endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
 
 # ---- fuzzing: libFuzzer targets (clang), and their saved crashes replayed by make test ----------
-REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
-replay: $(B)/tests/asan/replay_openocd
 FUZZ_SECONDS ?= 60
 fuzz: tool
 	@scripts/deps.sh fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
-REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
+# A target NAME is fuzz/fuzz_NAME.c plus the one line REPLAY_NAME (the other sources and flags it
+# links, for both libFuzzer and the replay); its seeds are fuzz/seeds/NAME/ (scripts/fuzz.sh adds
+# generated ones), its saved crashes fuzz/crashes/NAME/, replayed by make test through
+# build/tests/asan/replay_NAME. FUZZ_UNREPLAYED: elf's saved inputs are libdwarf's own crashes,
+# which the tool contains in a child (scripts/fuzz.sh triages them).
+FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_UNREPLAYED := elf
+FUZZ_REPLAYED := $(filter-out $(FUZZ_UNREPLAYED),$(FUZZ_TARGETS))
+REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
                  decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c
-replay: $(B)/tests/asan/replay_ingest $(B)/tests/asan/replay_text
+REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c
+REPLAY_baseline := fuzz/fuzz_baseline.c app/baseline.c -D_GNU_SOURCE -lm
+REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
+REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
+replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_REPLAYED))
+# for scripts/fuzz.sh and tests/run.sh: the target names, and one target's sources
+fuzz-targets:
+	@echo $(FUZZ_TARGETS)
+fuzz-replayed:
+	@echo $(FUZZ_REPLAYED)
+fuzz-sources-%:
+	@echo $(REPLAY_$*)
 $(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(HOST_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) fuzz/replay.c $(REPLAY_$*) -o $@

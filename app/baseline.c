@@ -423,7 +423,8 @@ int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen
         return -1;
     }
     free(text);
-    qsort(b->rows, b->n, sizeof *b->rows, cmp_row);
+    if (b->n) /* no rows: rows is NULL, which qsort may not be given */
+        qsort(b->rows, b->n, sizeof *b->rows, cmp_row);
     return 0;
 }
 

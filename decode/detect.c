@@ -7,10 +7,22 @@
 
 #include <string.h>
 
+/* A run of zeros (an idle line, ITM sync, orbflow delimiters) tells nothing: what follows it is
+ * judged, with one zero kept as the delimiter before it. */
+static size_t skip_zeros(const uint8_t **buf, size_t len)
+{
+    size_t zeros = detect_leading_zeros(*buf, len);
+    if (zeros <= 1)
+        return len;
+    *buf += zeros - 1;
+    return len - (zeros - 1);
+}
+
 enum detect_format detect_format(const uint8_t *buf, size_t len)
 {
     if (len == 0)
         return DETECT_UNKNOWN;
+    len = skip_zeros(&buf, len);
     if (len > DETECT_WINDOW)
         len = DETECT_WINDOW;
     size_t printable = 0, newlines = 0;
@@ -30,6 +42,24 @@ enum detect_format detect_format(const uint8_t *buf, size_t len)
         if (buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF && buf[i + 3] == 0x7F)
             return DETECT_TPIU;
     return DETECT_ITM;
+}
+
+enum detect_format detect_format_so_far(const uint8_t *buf, size_t len)
+{
+    enum detect_format f = detect_format(buf, len);
+    const uint8_t *rest = buf;
+    size_t n = skip_zeros(&rest, len);
+    if (f == DETECT_ITM && n < DETECT_WINDOW && orbflow_possible(rest, n))
+        return DETECT_UNKNOWN; /* ITM only because nothing else fits yet, and orbflow still may */
+    return f;
+}
+
+size_t detect_leading_zeros(const uint8_t *buf, size_t len)
+{
+    size_t n = 0;
+    while (n < len && buf[n] == 0)
+        n++;
+    return n;
 }
 
 const char *detect_name(enum detect_format f)

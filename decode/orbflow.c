@@ -83,13 +83,14 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
     }
 }
 
-bool orbflow_detect(const uint8_t *buf, size_t len)
+/* Checks every complete frame in buf (between two delimiters): how many are good and bad. */
+static void check_frames(const uint8_t *buf, size_t len, unsigned *good, unsigned *bad)
 {
     uint8_t scratch[ORBFLOW_MAX];
     struct orbflow_decoder probe;
     orbflow_init(&probe, 0);
     const uint8_t *z = memchr(buf, 0, len);
-    unsigned good = 0, bad = 0;
+    *good = *bad = 0;
     while (z) {
         const uint8_t *start = z + 1, *next = memchr(start, 0, (size_t)(buf + len - start));
         if (!next)
@@ -98,12 +99,25 @@ bool orbflow_detect(const uint8_t *buf, size_t len)
         if (n && n <= sizeof scratch) {
             memcpy(scratch, start, n);
             int r = frame(&probe, scratch, n, NULL);
-            good += r == 1;
-            bad += r == 0;
+            *good += r == 1;
+            *bad += r == 0;
         }
         z = next;
     }
+}
+
+bool orbflow_detect(const uint8_t *buf, size_t len)
+{
+    unsigned good, bad;
+    check_frames(buf, len, &good, &bad);
     return good >= 3 && bad == 0;
+}
+
+bool orbflow_possible(const uint8_t *buf, size_t len)
+{
+    unsigned good, bad;
+    check_frames(buf, len, &good, &bad);
+    return bad == 0;
 }
 
 unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t len)

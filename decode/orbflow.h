@@ -36,6 +36,8 @@ void orbflow_init(struct orbflow_decoder *d, uint8_t wanted_tag);
 void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
 /* Whether buf looks like orbflow: at least three frames with good COBS and sums, and no bad ones. */
 bool orbflow_detect(const uint8_t *buf, size_t len);
+/* Whether buf may still be the start of orbflow: no frame in it is bad (there may be none yet). */
+bool orbflow_possible(const uint8_t *buf, size_t len);
 /* The other tags seen, as "2, 3" ("" when none); returns how many. */
 unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t len);
 

@@ -188,10 +188,35 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
     }
 }
 
+/* Takes the format and decodes what was held back: the leading zeros, then pending. */
+static void decide(struct ingest *in, enum detect_format format)
+{
+    static const uint8_t zeros[4096];
+    in->format = format;
+    while (in->zeros_held) {
+        size_t n = in->zeros_held < sizeof zeros ? (size_t)in->zeros_held : sizeof zeros;
+        decode(in, zeros, n);
+        in->zeros_held -= n;
+    }
+    decode(in, in->pending, in->n_pending);
+}
+
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 {
     in->bytes += len;
     if (in->format == DETECT_UNKNOWN) {
+        if (in->n_pending == 0) { /* leading zeros: counted, and the window waits for what follows */
+            size_t z = detect_leading_zeros(buf, len);
+            in->zeros_held += z;
+            buf += z;
+            len -= z;
+            if (!len)
+                return;
+            if (in->zeros_held) { /* one stays in the window: the delimiter before a first frame */
+                in->pending[in->n_pending++] = 0;
+                in->zeros_held--;
+            }
+        }
         size_t take = DETECT_WINDOW - in->n_pending;
         if (take > len)
             take = len;
@@ -201,8 +226,7 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         len -= take;
         if (in->n_pending < DETECT_WINDOW)
             return;
-        in->format = detect_format(in->pending, in->n_pending);
-        decode(in, in->pending, in->n_pending);
+        decide(in, detect_format(in->pending, in->n_pending));
     }
     if (len)
         decode(in, buf, len);
@@ -210,15 +234,19 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 
 void ingest_settle(struct ingest *in)
 {
-    if (in->format == DETECT_UNKNOWN && in->n_pending) {
-        in->format = detect_format(in->pending, in->n_pending);
-        decode(in, in->pending, in->n_pending);
-    }
+    if (in->format != DETECT_UNKNOWN || !in->n_pending)
+        return;
+    enum detect_format f = detect_format_so_far(in->pending, in->n_pending);
+    if (f != DETECT_UNKNOWN)
+        decide(in, f);
 }
 
 void ingest_finish(struct ingest *in)
 {
-    ingest_settle(in);
+    if (in->format == DETECT_UNKNOWN && in->n_pending)
+        decide(in, detect_format(in->pending, in->n_pending));
+    else if (in->format == DETECT_UNKNOWN && in->zeros_held)
+        decide(in, DETECT_ITM); /* zeros alone: ITM sync, as detect_format tells them */
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
 }

@@ -42,6 +42,7 @@ struct ingest {
     enum detect_format format; /* DETECT_UNKNOWN until decided */
     uint8_t pending[DETECT_WINDOW];
     size_t n_pending;
+    uint64_t zeros_held;        /* leading zeros not in pending: a run of them tells no format */
     struct text_decoder text;
     struct itm_decoder itm;
     struct tpiu_decoder tpiu;
@@ -64,7 +65,8 @@ struct ingest {
 void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync);
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
 /* The source paused (closed, reconnecting): decide the format from what came so far, so a short
- * stream is not held back waiting for a full detection window. */
+ * stream is not held back waiting for a full detection window; unless those bytes may still be
+ * the start of orbflow (zeros alone, frames cut short), when the bytes after them decide. */
 void ingest_settle(struct ingest *in);
 /* End of input: decide the format if still undecided and flush the decoders. */
 void ingest_finish(struct ingest *in);

@@ -1,30 +1,26 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with clang and runs each for FUZZ_SECONDS (default 60).
-# Seed corpora come from the scenario outputs (build/scenarios, made by `make scenarios`) and
-# fuzz/seeds/. Crashing inputs land in build/fuzz/crashes/TARGET/; copy the ones worth keeping to
-# fuzz/crashes/TARGET/, where `make test` replays them. Prints executions and findings per target.
-#   FUZZ_SECONDS=N  FUZZ_TARGETS="ingest text elf openocd"  FUZZ_JOBS=1
+# The targets and their sources are listed in the Makefile (fuzz/fuzz_NAME.c and REPLAY_NAME).
+# Seed corpora come from fuzz/seeds/NAME/ and, per target below, from the scenario outputs
+# (build/scenarios, made by `make scenarios`). Crashing inputs land in build/fuzz/crashes/NAME/;
+# copy the ones worth keeping to fuzz/crashes/NAME/, where `make test` replays them. Prints
+# executions and findings per target.
+#   FUZZ_SECONDS=N  FUZZ_TARGETS="ingest text elf"  FUZZ_JOBS=1
 set -u
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"ingest text elf openocd"}
+targets=${FUZZ_TARGETS:-$(make -s --no-print-directory fuzz-targets)}
 jobs=${FUZZ_JOBS:-1}
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)" >&2; exit 1; }
 [[ -d build/scenarios ]] || python3 scenarios/scen.py run >/dev/null
 B=build/fuzz
 mkdir -p "$B"
-common=(decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c)
-syms=(symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c symbols/codemap.c)
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
-libs=(-lelf -ldwarf -liberty -lm -pthread)
 build() {
-    case $1 in
-    ingest) clang "${flags[@]}" fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c \
-                "${syms[@]}" "${common[@]}" "${libs[@]}" -o "$B/fuzz_ingest" ;;
-    text) clang "${flags[@]}" fuzz/fuzz_text.c decode/text.c -o "$B/fuzz_text" ;;
-    elf) clang "${flags[@]}" fuzz/fuzz_elf.c "${syms[@]}" "${libs[@]}" -o "$B/fuzz_elf" ;;
-    openocd) clang "${flags[@]}" fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -o "$B/fuzz_openocd" ;;
-    esac
+    local sources
+    sources=$(make -s --no-print-directory "fuzz-sources-$1") && [[ $sources == *fuzz/fuzz_$1.c* ]] || return 1
+    # shellcheck disable=SC2086  # a list of sources and flags, split on purpose
+    clang "${flags[@]}" $sources -o "$B/fuzz_$1"
 }
 seed() {
     local t=$1 dir=$B/corpus/$1 f
@@ -39,6 +35,7 @@ seed() {
         for f in build/scenarios/{m3_loops,m0_loops,loops_inline_o2,demo,tasks}/fw.elf; do
             [[ -f $f ]] && cp "$f" "$dir/$(basename "$(dirname "$f")").elf"
         done ;;
+    orbflow | record | baseline) python3 fuzz/seeds.py "$t" "$dir" ;;  # streams and reports built from them
     esac
 }
 # Each input that crashed the in-process ELF target: where it crashed (the first frame), and whether
@@ -73,7 +70,7 @@ for t in $targets; do
     rm -rf "$B/crashes/$t"
     mkdir -p "$B/crashes/$t"
     env=()
-    [[ $t == ingest ]] && env=(FUZZ_ELF=build/scenarios/m3_loops/fw.elf)
+    [[ $t == ingest || $t == record ]] && env=(FUZZ_ELF=build/scenarios/m3_loops/fw.elf)
     extra=()
     # the ELF target meets libdwarf's own crashes, which the tool contains in a child process:
     # keep going after each one so that our code gets its share of the run

@@ -8,3 +8,36 @@ def check(name, ok, detail=""):
     detail = " | ".join(ln for ln in str(detail).splitlines() if ln.strip())  # one line per check, always
     print("%s %s%s" % ("ok  " if ok else "FAIL", name, (": " + detail) if detail else ""), flush=True)
     return ok
+
+
+def tcp_server(parts, gap):
+    """A probe's SWO server on a free port of 127.0.0.1: one connection per part, closed after it
+    (the tool must keep its samples and retry), then it goes away for `gap` seconds."""
+    import socket
+    import threading
+    import time
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def serve():
+        sock = srv
+        for k, part in enumerate(parts):
+            if k:
+                time.sleep(gap)  # the device is gone for a while
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(("127.0.0.1", port))
+            sock.listen(1)
+            sock.settimeout(20)  # a tool that never connects does not keep this thread
+            try:
+                conn, _ = sock.accept()
+                conn.sendall(part)
+                conn.close()
+            except OSError:
+                pass
+            sock.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return port

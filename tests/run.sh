@@ -60,7 +60,7 @@ done
 
 echo "== fuzz regressions"
 step "build replays" make -s replay
-for target in ingest text openocd; do
+for target in $(make -s --no-print-directory fuzz-replayed); do  # the Makefile lists the targets
     inputs=(fuzz/crashes/$target/*)
     [[ -e ${inputs[0]} ]] || continue
     step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
@@ -110,6 +110,7 @@ step "openocd source" python3 tests/test_openocd.py
 step "RTOS task roots" python3 tests/test_task_roots.py
 step "diff and the regression gate" python3 tests/test_diff.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
+step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
@@ -122,6 +123,7 @@ step "demo: its first seconds, --record" python3 tests/test_demo.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
+step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py

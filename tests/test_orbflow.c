@@ -160,10 +160,53 @@ static void test_detected_and_not_confused(void)
     CHECK(detect_parse("orbflow") == DETECT_ORBFLOW && strcmp(detect_name(DETECT_ORBFLOW), "orbflow") == 0);
 }
 
+/* A capture that starts with a long run of zeros (an idle link, or delimiters only): the run proves
+ * nothing, the frames after it decide, however far past the detection window they start. */
+static void test_detected_after_leading_zeros(void)
+{
+    static uint8_t s[1 << 16], itm[1 << 15];
+    for (size_t zeros = 1; zeros <= 20000; zeros = zeros * 3 + 7) {
+        memset(s, 0, zeros);
+        size_t itm_len, n = zeros + make_stream(s + zeros, itm, &itm_len);
+        CHECK(detect_format(s, n) == DETECT_ORBFLOW);
+        uint8_t raw[64] = {0x80}; /* and raw ITM after the same run stays ITM */
+        for (size_t k = 1; k + 5 <= sizeof raw; k += 5)
+            memcpy(raw + k, "\x17\x34\x12\x00\x08", 5);
+        memcpy(s + zeros, raw, sizeof raw);
+        CHECK(detect_format(s, zeros + sizeof raw) == DETECT_ITM);
+    }
+    memset(s, 0, DETECT_WINDOW * 2); /* zeros alone: ITM (sync), as before */
+    CHECK(detect_format(s, DETECT_WINDOW * 2) == DETECT_ITM);
+}
+
+/* A stream that pauses early (a server that closed, a target halted) is settled on the bytes at
+ * hand: an orbflow start is never taken for ITM, however short; real ITM still is ITM at once. */
+static void test_settled_on_a_start(void)
+{
+    static uint8_t s[1 << 15], itm[1 << 15];
+    size_t itm_len, n = make_stream(s, itm, &itm_len);
+    int never_itm = 1, decided = 0;
+    for (size_t k = 1; k < 3000 && k < n; k++) {
+        enum detect_format f = detect_format_so_far(s, k);
+        never_itm &= f == DETECT_UNKNOWN || f == DETECT_ORBFLOW;
+        decided += f == DETECT_ORBFLOW;
+    }
+    CHECK(never_itm);
+    CHECK(decided > 0 && detect_format_so_far(s, n) == DETECT_ORBFLOW);
+    memset(s, 0, 100); /* zeros alone wait too */
+    CHECK(detect_format_so_far(s, 100) == DETECT_UNKNOWN && detect_format(s, 100) == DETECT_ITM);
+    const uint8_t raw[] = {0, 0, 0, 0, 0, 0x80, 0x17, 0x34, 0x12, 0x00, 0x08, 0x17, 0x38, 0x12, 0x00, 0x08};
+    CHECK(detect_format_so_far(raw, sizeof raw) == DETECT_ITM);
+    const char *text = "prof raw n=2\np 08000100 08000102\n";
+    CHECK(detect_format_so_far((const uint8_t *)text, strlen(text)) == DETECT_TEXT);
+}
+
 int main(void)
 {
     RUN_TEST(test_frames_decode_split_anywhere);
     RUN_TEST(test_bad_frames_are_dropped_and_counted);
     RUN_TEST(test_detected_and_not_confused);
+    RUN_TEST(test_detected_after_leading_zeros);
+    RUN_TEST(test_settled_on_a_start);
     return check_summary();
 }

@@ -531,7 +531,6 @@ def crash_tests():
 def batch_live_tests():
     """--batch on live sources: a pty and a TCP server, stopped by --duration."""
     import json
-    import socket
     r = scen.Result("stream")
     data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
     feeder = Feeder(data, 200000.0)
@@ -541,29 +540,7 @@ def batch_live_tests():
     j = json.loads(out.stdout) if out.stdout else {}
     check("--batch on a pty, stopped by --duration", out.returncode == 0 and j.get("total") == 10000,
           "exit %d, %s samples %s" % (out.returncode, j.get("total"), out.stderr.strip()))
-    def tcp_server(parts, gap):
-        """A probe's SWO server on a free port: one connection per part, then it goes away for `gap` s."""
-        srv = socket.socket()
-        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        srv.bind(("127.0.0.1", 0))
-        port = srv.getsockname()[1]
-
-        def serve():
-            sock = srv
-            for k, part in enumerate(parts):
-                if k:
-                    time.sleep(gap)  # the device is gone for a while
-                    sock = socket.socket()
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    sock.bind(("127.0.0.1", port))
-                sock.listen(1)
-                conn, _ = sock.accept()
-                conn.sendall(part)
-                conn.close()  # cmprof-top must keep its samples and retry
-                sock.close()
-
-        threading.Thread(target=serve, daemon=True).start()
-        return port
+    tcp_server = harness.tcp_server
 
     def batch_json(source, seconds):
         out = subprocess.run([TOOL, "--batch", "--duration", str(seconds), "-o", "json", source, r.elf],
