@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -546,11 +547,29 @@ static int connect_tcp(const char *where, char *err, size_t errlen)
     return net_connect(host, colon + 1, true, NULL, err, errlen);
 }
 
+bool gdb_serial_ok(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISCHR(st.st_mode))
+        return true; /* absent: it may be plugged in later */
+    snprintf(err, errlen, "gdb:%s is %s, not a serial port (a terminal or character device)", path,
+             S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "no device");
+    return false;
+}
+
+/* A serial GDB server (Black Magic Probe) is a terminal or another character device: anything else
+ * (a regular file, a directory) is refused before a byte is written, and nothing is ever created. */
 static int open_serial_gdb(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDWR | O_NOCTTY);
+    int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
     if (fd < 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
+        snprintf(err, errlen, "%s", errno == EISDIR ? "a directory, not a serial port" : strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        snprintf(err, errlen, "not a serial port (a terminal or character device)");
+        close(fd);
         return -1;
     }
     struct termios t;

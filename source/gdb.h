@@ -16,6 +16,9 @@ struct gdb_sampler;
  * handshake. rate: halts per second on average (0: as fast as the server answers). NULL with a
  * one-line reason in err when it cannot connect. */
 struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *err, size_t errlen);
+/* Whether a serial GDB server's path may be one: a terminal or character device, or nothing yet (it
+ * may be plugged in later). false with a one-line reason for a regular file or a directory. */
+bool gdb_serial_ok(const char *path, char *err, size_t errlen);
 /* Leave the target running and detach (waits a second at most for the server), then free. */
 void gdb_close(struct gdb_sampler *g);
 

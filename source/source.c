@@ -264,6 +264,10 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
             free(s);
             return NULL;
         }
+        if (where[0] == '/' && !gdb_serial_ok(where, err, errlen)) { /* never written to: refused at once */
+            free(s);
+            return NULL;
+        }
         s->kind = SRC_GDB;
         snprintf(s->name, sizeof s->name, "%s", spec);
     } else if (strncmp(spec, "openocd:", 8) == 0) {

@@ -375,7 +375,32 @@ def main():
     code = subprocess.run([TOOL, "--batch", "gdb:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
+    serial_path_checks()
     return 1 if harness.failed else 0
+
+
+def serial_path_checks():
+    """gdb:PATH talks only to a terminal or character device: a regular file (here a copy of the ELF
+    itself) or a directory is refused in one line, never written to, and nothing is created."""
+    work = os.path.join(ROOT, "build", "gdb-test")
+    os.makedirs(work, exist_ok=True)
+    copy = os.path.join(work, "not_a_port.elf")
+    clean = open(ELF, "rb").read()
+    open(copy, "wb").write(clean)
+    for what, path in (("a regular file (the ELF)", copy), ("a directory", work)):
+        r = subprocess.run([TOOL, "--batch", "--duration", "2", "gdb:" + path, copy], capture_output=True, text=True,
+                           timeout=20)
+        lines = r.stderr.strip().splitlines()
+        check("gdb:PATH naming %s: refused in one line, the file unchanged" % what,
+              r.returncode != 0 and len(lines) == 1 and "not a serial port" in r.stderr and
+              open(copy, "rb").read() == clean, "exit %d, %s" % (r.returncode, lines))
+    missing = os.path.join(work, "no_such_port")
+    if os.path.exists(missing):
+        os.unlink(missing)
+    r = subprocess.run([TOOL, "--batch", "--duration", "1", "gdb:" + missing, copy], capture_output=True, text=True,
+                       timeout=20)
+    check("gdb:PATH naming nothing: nothing created", r.returncode != 0 and not os.path.exists(missing),
+          "exit %d, %s" % (r.returncode, r.stderr.strip()))
 
 
 if __name__ == "__main__":
