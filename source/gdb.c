@@ -25,6 +25,7 @@
 #define XML_MAX 65536
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
+#define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_REGS,
@@ -247,25 +248,33 @@ static bool hex_le32(const char *d, size_t len, uint32_t *out)
     return true;
 }
 
-/* Registers are numbered in document order; a regnum="N" restarts the count at N. */
+/* Registers are numbered in document order; a regnum="N" restarts the count at N. A number past
+ * REGNUM_MAX (or no number) ends the numbering: the registers from there on stay unknown. */
 static void number_registers(struct gdb_sampler *g)
 {
-    int next = 0;
+    long next = 0;
     for (const char *p = g->xml; p && (p = strstr(p, "<reg ")) != NULL; p += 5) {
         const char *end = strchr(p, '>');
         if (!end)
             break;
         const char *rn = strstr(p, "regnum=\"");
-        if (rn && rn < end)
-            next = atoi(rn + 8);
+        if (rn && rn < end) {
+            char *stop;
+            errno = 0;
+            next = strtol(rn + 8, &stop, 10);
+            if (stop == rn + 8 || errno || next < 0 || next > REGNUM_MAX)
+                break;
+        }
+        if (next > REGNUM_MAX)
+            break;
         const char *nm = strstr(p, "name=\"");
         if (nm && nm < end) {
             if (strncmp(nm + 6, "pc\"", 3) == 0)
-                g->pc_regnum = next;
+                g->pc_regnum = (int)next;
             else if (strncmp(nm + 6, "xpsr\"", 5) == 0)
-                g->xpsr_regnum = next;
+                g->xpsr_regnum = (int)next;
             else if (strncmp(nm + 6, "psp\"", 4) == 0)
-                g->psp_regnum = next;
+                g->psp_regnum = (int)next;
         }
         next++;
     }
@@ -440,8 +449,11 @@ static void on_packet(void *ctx, const char *d, size_t len)
     case G_NAME: {
         size_t k = 0;
         for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
-            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]), c = hi << 4 | lo;
-            if (hi < 0 || lo < 0 || c == 0 || d[0] == 'E')
+            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
+            if (hi < 0 || lo < 0 || d[0] == 'E')
+                break;
+            int c = hi << 4 | lo;
+            if (c == 0)
                 break;
             g->name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
         }

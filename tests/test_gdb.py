@@ -65,7 +65,9 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None, psp=None):
+                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None):
+        self.raw = raw or {}  # packet -> the reply sent as it is, however hostile
+        self.xml_of = xml     # annex -> text: a target description of the test's own
         self.memory = memory or {}  # address -> bytes, for 'm' packets
         self.regs = regs  # r0..r15 for 'g' (the pc replaced by the sample's), or None: 'g' unsupported
         self.psp = psp    # the process stack pointer, for 'p' of its number (pc's + 3)
@@ -87,6 +89,8 @@ class FakeServer:
         self.thread.start()
 
     def xml(self, annex):
+        if self.xml_of:
+            return self.xml_of(annex)
         if annex == "target.xml":
             return '<?xml version="1.0"?><target><architecture>arm</architecture>' \
                    '<xi:include href="core.xml"/></target>'
@@ -139,6 +143,9 @@ class FakeServer:
                         conn.sendall(b"+")
                     self.log.append(pkt)
                     if self.silent_on and pkt.startswith(self.silent_on):
+                        continue
+                    if pkt in self.raw:
+                        self.reply(conn, self.raw[pkt], noack)
                         continue
                     if pkt.startswith("qSupported"):
                         self.reply(conn, "PacketSize=1000;qXfer:features:read+" +
@@ -376,7 +383,38 @@ def main():
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
     serial_path_checks()
+    hostile_reply_checks(pcs)
     return 1 if harness.failed else 0
+
+
+def sanitizer_quiet(code, err):
+    return code == 0 and "runtime error" not in err and "Sanitizer" not in err
+
+
+def hostile_reply_checks(pcs):
+    """Replies no sane server sends, which the ASan/UBSan build (make test runs this file with it too)
+    must take as calmly as the plain one."""
+    if os.path.exists(ELF_TASKS):
+        var, ta = nm("current_task", ELF_TASKS), 0x20000100
+        srv = FakeServer([nm("hot_a", ELF_TASKS) + 4], memory={var: ta.to_bytes(4, "little")},
+                         raw={"m%x,10" % (ta + 4): "zz6f746f72"})
+        code, j, err = sample(srv, "--samples", "20", "--task-var", "current_task", "--task-name-offset", "4",
+                              "--by", "task", elf=ELF_TASKS)
+        check("gdb --task-var: a task name read answered with non-hex: no undefined shift, samples kept",
+              sanitizer_quiet(code, err) and j.get("total") == 20, "exit %d, total %s, %s" % (
+                  code, j.get("total"), err.strip()[-300:]))
+    else:
+        check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
+
+    def huge_regnum(annex):
+        regs = '<reg name="r0" bitsize="32" regnum="2147483647"/><reg name="r1" bitsize="32"/>'
+        return '<target><feature name="org.gnu.gdb.arm.m-profile">%s<reg name="pc" bitsize="32"/>' \
+               '</feature></target>' % regs
+    srv = FakeServer(pcs, xml=huge_regnum)
+    code, j, err = sample(srv, "--samples", "30", "--stack-depth", "0")
+    check('gdb: a target description with regnum="2147483647": no signed overflow, pc assumed at 15',
+          sanitizer_quiet(code, err) and j.get("total") == 30 and "pf" in srv.log,
+          "exit %d, total %s, %s" % (code, j.get("total"), err.strip()[-300:]))
 
 
 def serial_path_checks():
