@@ -22,7 +22,7 @@
 
 #define REPLY_TIMEOUT 2.0    /* seconds a server may take to answer a request */
 #define MAX_WAIT_FAST 0.0005 /* as fast as possible: random waits of 0-0.5 ms between samples */
-#define XML_MAX 65536
+#define XML_MAX (1 << 20)  /* bytes of target description, includes and all */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
 #define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
@@ -290,6 +290,28 @@ static void queue_includes(struct gdb_sampler *g, const char *text, size_t len)
     }
 }
 
+/* A piece of the target description, kept NUL-terminated; past XML_MAX in all it is refused. */
+static bool add_xml(struct gdb_sampler *g, const char *d, size_t len)
+{
+    char m[120];
+    if (g->xml_len + len >= XML_MAX) {
+        snprintf(m, sizeof m, "the target description (target.xml and its includes) is over %d KiB",
+                 XML_MAX / 1024);
+        fail(g, m);
+        return false;
+    }
+    char *x = realloc(g->xml, g->xml_len + len + 1);
+    if (!x) {
+        fail(g, "out of memory for the target description");
+        return false;
+    }
+    memcpy(x + g->xml_len, d, len);
+    g->xml = x;
+    g->xml_len += len;
+    g->xml[g->xml_len] = '\0';
+    return true;
+}
+
 /* The registers' numbers from the target description when the server offers it, then '?'. */
 static void describe_target(struct gdb_sampler *g, double now)
 {
@@ -367,17 +389,10 @@ static void on_packet(void *ctx, const char *d, size_t len)
         break;
     case G_XML: {
         bool more = d[0] == 'm';
-        if ((d[0] == 'm' || d[0] == 'l') && g->xml_len + len < XML_MAX) {
-            char *x = realloc(g->xml, g->xml_len + len);
-            if (x) {
-                memcpy(x + g->xml_len, d + 1, len - 1);
-                g->xml = x;
-                g->xml_len += len - 1;
-                g->xml[g->xml_len] = '\0';
-                if (!more) /* the whole annex is in: what it includes comes next */
-                    queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
-            }
-        }
+        if ((d[0] == 'm' || d[0] == 'l') && !add_xml(g, d + 1, len - 1))
+            break;
+        if (d[0] == 'l') /* the whole annex is in: what it includes comes next */
+            queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
         if (more && len > 1) {
             read_annex(g, g->xml_len - g->annex_start, now);
             break;

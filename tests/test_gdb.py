@@ -65,7 +65,10 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None):
+                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1):
+        self.conns = conns  # connections served, one after the other
+        self.accepted = 0
+        self.chunk = chunk  # the most of a target description sent in one qXfer reply
         self.raw = raw or {}  # packet -> the reply sent as it is, however hostile
         self.xml_of = xml     # annex -> text: a target description of the test's own
         self.memory = memory or {}  # address -> bytes, for 'm' packets
@@ -103,10 +106,22 @@ class FakeServer:
                '<feature name="org.gnu.gdb.arm.m-system">%s</feature>' % (regs, system)
 
     def serve(self):
+        if self.conns > 1:  # when the client is gone, so is the server
+            self.sock.settimeout(3)
+        try:
+            for k in range(self.conns):
+                self.serve_one(k == self.conns - 1)
+        except socket.timeout:
+            self.sock.close()
+
+    def serve_one(self, last):
         if self.serial:
             conn = PtyConn(self.master)
         else:
             conn, _ = self.sock.accept()
+            self.accepted += 1
+            if last:  # a reconnect after the last connection is refused at once, not left in the backlog
+                self.sock.close()
             conn.settimeout(20)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         noack, buf, first_reply = False, b"", True
@@ -157,7 +172,7 @@ class FakeServer:
                         annex, span = pkt[len("qXfer:features:read:"):].split(":")
                         off, length = (int(x, 16) for x in span.split(","))
                         text = self.xml(annex)
-                        part = text[off:off + min(length, 40)]  # small chunks: the client must ask again
+                        part = text[off:off + min(length, self.chunk)]  # small chunks: the client must ask again
                         self.reply(conn, ("m" if off + len(part) < len(text) else "l") + part, noack)
                     elif pkt == "qRcmd,737764705f7363616e":  # monitor swdp_scan
                         for line in ("Target voltage: 3.3V\n", "Available Targets:\n", " 1 ARM Cortex-M\n"):
@@ -209,8 +224,11 @@ class FakeServer:
 
 
 def sample(server, *extra, seconds=20, elf=ELF, output=("-o", "json")):
-    r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
-                       [server.spec, elf], capture_output=True, text=True, timeout=seconds)
+    try:
+        r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
+                           [server.spec, elf], capture_output=True, text=True, timeout=seconds)
+    except subprocess.TimeoutExpired as e:  # a failure of its check, not of the whole file
+        return None, {}, "timed out after %d s: %s" % (seconds, (e.stderr or b"")[-300:])
     server.thread.join(5)
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
 
@@ -226,7 +244,7 @@ def main():
     code, j, err = sample(srv, "--samples", "600")
     rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
     check("gdb: every sample counted where the server said the PC was (3:2:1)",
-          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %d, %s %s" % (code, rows, err))
+          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %s, %s %s" % (code, rows, err))
     check("gdb: registers numbered from the target description and its include (pc = 15)",
           "pf" in srv.log and any(p.startswith("qXfer:features:read:core.xml") for p in srv.log),
           [p for p in srv.log if p.startswith("q")][:6])
@@ -239,12 +257,12 @@ def main():
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: no-ack mode when the server offers it; pc at the register the description numbers (0x22)",
           code == 0 and j.get("total") == 60 and "QStartNoAckMode" in srv.log and "p22" in srv.log,
-          "exit %d, total %s, %s" % (code, j.get("total"), err.strip()))
+          "exit %s, total %s, %s" % (code, j.get("total"), err.strip()))
 
     srv = FakeServer(pcs, corrupt_first=True)
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: a reply with a bad checksum is asked for again ('-'), not counted",
-          code == 0 and j.get("total") == 60 and srv.nacks == 1, "exit %d, total %s, nacks %d, %s" % (
+          code == 0 and j.get("total") == 60 and srv.nacks == 1, "exit %s, total %s, nacks %d, %s" % (
               code, j.get("total"), srv.nacks, err.strip()))
 
     srv = FakeServer(pcs, refuse_pc=True)
@@ -261,7 +279,7 @@ def main():
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
           code == 0 and j.get("total") == 60 and srv.log[1:3] == ["qRcmd,737764705f7363616e", "vAttach;1"],
-          "exit %d, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
+          "exit %s, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
 
     # --task-var: the task pointer read with every sample, names once from the control block
     if os.path.exists(ELF_TASKS):
@@ -278,7 +296,7 @@ def main():
         names_read = [p for p in srv.log if p.startswith("m%x," % (ta + 4)) or p.startswith("m%x," % (tb + 4))]
         check("gdb --task-var: each sample under the task the variable points to, each name read once",
               code == 0 and rows == {"motor": 67, "link": 33} and len(names_read) == 2 and
-              sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %d, %s, name reads %d, %s" % (
+              sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %s, %s, name reads %d, %s" % (
                   code, rows, len(names_read), err.strip()))
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
@@ -300,13 +318,13 @@ def main():
         rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
         check("gdb --task-var pxCurrentTCB, %s: pcTaskName found 52 bytes in from the DWARF type, names read" % dwarf,
               code == 0 and rows == {"motor": 40, "link": 20} and "pcTaskName, 52 bytes in" in err,
-              "exit %d, %s, %s" % (code, rows, err.strip()))
+              "exit %s, %s, %s" % (code, rows, err.strip()))
     if os.path.exists(ELF_TASKS):  # a void * task variable: no layout to find, and it says so
         var = nm("current_task", ELF_TASKS)
         srv = FakeServer([nm("hot_a", ELF_TASKS) + 4], memory={var: (0x20000100).to_bytes(4, "little")})
         code, j, err = sample(srv, "--samples", "10", "--task-var", "current_task", "--by", "task", elf=ELF_TASKS)
         check("gdb --task-var to a void *: samples kept under the task pointer, 'give --task-name-offset' said",
-              code == 0 and j.get("total") == 10 and "give --task-name-offset" in err, "exit %d, %s" % (code, err))
+              code == 0 and j.get("total") == 10 and "give --task-name-offset" in err, "exit %s, %s" % (code, err))
     # call stacks: the registers and the stack of a core halted in hot_a (a leaf: its caller is in
     # LR), called from main (which saved its LR on the stack, at whatever offset its CFI says)
     dis = subprocess.run(["arm-none-eabi-objdump", "-d", ELF], capture_output=True, text=True).stdout
@@ -325,7 +343,7 @@ def main():
           code == 0 and j.get("total") == 50 and [(x["name"], x["samples"]) for x in work.get("callers", [])] ==
           [("main", 50)] and sum(1 for p in srv.log if p == "g") == 50 and
           sum(1 for p in srv.log if p == "m%x,200" % sp) == 50,
-          "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
+          "exit %s, callers %s, %s" % (code, work.get("callers"), err.strip()))
     # damaged call-frame information: random bytes over .debug_frame; a walk may stop early or go
     # astray, the tool must go on (this file also runs under ASan in make test)
     sh = subprocess.run(["arm-none-eabi-readelf", "-S", "-W", ELF], capture_output=True, text=True).stdout
@@ -361,7 +379,7 @@ def main():
           "(hot_a's caller is the interrupted main)",
           code == 0 and [(x["name"], x["samples"]) for x in work.get("callers", [])] == [("main", 20)] and
           sum(1 for p in srv.log if p == "p12") == 20 and sum(1 for p in srv.log if p == "m%x,200" % psp) == 20,
-          "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
+          "exit %s, callers %s, %s" % (code, work.get("callers"), err.strip()))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
                        text=True, timeout=20)
     check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
@@ -369,7 +387,7 @@ def main():
     srv = FakeServer([a + 4])
     code, j, err = sample(srv, "--samples", "20")
     check("gdb: a server without 'g': samples go on without stacks, and it says so",
-          code == 0 and j.get("total") == 20 and "no call stacks" in err, "exit %d, %s" % (code, err.strip()))
+          code == 0 and j.get("total") == 20 and "no call stacks" in err, "exit %s, %s" % (code, err.strip()))
     r = subprocess.run([TOOL, "--batch", "--task-var", "no_such_variable", "gdb:127.0.0.1:1", ELF],
                        capture_output=True, text=True, timeout=20)
     check("gdb --task-var naming no variable: refused, naming it", r.returncode == 2 and
@@ -384,6 +402,7 @@ def main():
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
     serial_path_checks()
     hostile_reply_checks(pcs)
+    big_description_checks(pcs)
     return 1 if harness.failed else 0
 
 
@@ -401,7 +420,7 @@ def hostile_reply_checks(pcs):
         code, j, err = sample(srv, "--samples", "20", "--task-var", "current_task", "--task-name-offset", "4",
                               "--by", "task", elf=ELF_TASKS)
         check("gdb --task-var: a task name read answered with non-hex: no undefined shift, samples kept",
-              sanitizer_quiet(code, err) and j.get("total") == 20, "exit %d, total %s, %s" % (
+              sanitizer_quiet(code, err) and j.get("total") == 20, "exit %s, total %s, %s" % (
                   code, j.get("total"), err.strip()[-300:]))
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
@@ -414,7 +433,35 @@ def hostile_reply_checks(pcs):
     code, j, err = sample(srv, "--samples", "30", "--stack-depth", "0")
     check('gdb: a target description with regnum="2147483647": no signed overflow, pc assumed at 15',
           sanitizer_quiet(code, err) and j.get("total") == 30 and "pf" in srv.log,
-          "exit %d, total %s, %s" % (code, j.get("total"), err.strip()[-300:]))
+          "exit %s, total %s, %s" % (code, j.get("total"), err.strip()[-300:]))
+
+
+def big_description_checks(pcs):
+    """A target description over many qXfer replies and past 64 KiB (here 200 KB, the pc numbered at
+    its very end) is read to its end, each piece once; one that never ends is refused with an error."""
+    pad = "<!-- %s -->" % ("x" * 200000)
+
+    def big(annex):
+        return '<target><feature name="org.gnu.gdb.arm.m-profile">%s<reg name="pc" bitsize="32" regnum="34"/>' \
+               '</feature></target>' % pad
+    srv = FakeServer(pcs, xml=big, chunk=4000, pc_regnum=0x22)
+    code, j, err = sample(srv, "--samples", "30", "--stack-depth", "0")
+    reads = [p for p in srv.log if p.startswith("qXfer:features:read:")]
+    check("gdb: a 200 KB target description is read to its end, each piece asked for once (pc = 0x22 from its end)",
+          code == 0 and j.get("total") == 30 and "p22" in srv.log and len(reads) == len(set(reads)) and
+          len(reads) <= len(big("target.xml")) // 4000 + 2,
+          "exit %s, total %s, %d reads (%d distinct), %s" % (code, j.get("total"), len(reads), len(set(reads)),
+                                                             err.strip()[-200:]))
+
+    def endless(annex):
+        return '<target>' + "<!-- more -->" * 200000  # 2.6 MB, never ended by 'l' within any sane bound
+    srv = FakeServer(pcs, xml=endless, chunk=4000, conns=1000)
+    code, j, err = sample(srv, "--duration", "4")
+    reads = [p for p in srv.log if p.startswith("qXfer:features:read:")]
+    check("gdb: a target description past the limit is refused with an error naming it, not asked for forever",
+          code != 0 and "target description" in err and len(reads) <= srv.accepted * ((1 << 20) // 4000 + 2) and
+          not srv.samples,
+          "exit %s, %d reads over %d connections, %s" % (code, len(reads), srv.accepted, err.strip()[-200:]))
 
 
 def serial_path_checks():
@@ -431,14 +478,14 @@ def serial_path_checks():
         lines = r.stderr.strip().splitlines()
         check("gdb:PATH naming %s: refused in one line, the file unchanged" % what,
               r.returncode != 0 and len(lines) == 1 and "not a serial port" in r.stderr and
-              open(copy, "rb").read() == clean, "exit %d, %s" % (r.returncode, lines))
+              open(copy, "rb").read() == clean, "exit %s, %s" % (r.returncode, lines))
     missing = os.path.join(work, "no_such_port")
     if os.path.exists(missing):
         os.unlink(missing)
     r = subprocess.run([TOOL, "--batch", "--duration", "1", "gdb:" + missing, copy], capture_output=True, text=True,
                        timeout=20)
     check("gdb:PATH naming nothing: nothing created", r.returncode != 0 and not os.path.exists(missing),
-          "exit %d, %s" % (r.returncode, r.stderr.strip()))
+          "exit %s, %s" % (r.returncode, r.stderr.strip()))
 
 
 if __name__ == "__main__":
