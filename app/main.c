@@ -54,7 +54,7 @@ static void usage(FILE *f)
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
           "  --stack-depth N    gdb: sources: walk each sample's call stack up to N callers with the ELF's\n"
-          "                     .debug_frame (default 16; 0: PCs only, one round trip fewer per sample)\n"
+          "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer per sample)\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
@@ -259,8 +259,9 @@ int main(int argc, char **argv)
             o.fail_if_slower = num;
             break;
         case OPT_STACK_DEPTH:
-            if (!parse_count(optarg, 0, 64, &count)) {
-                fprintf(stderr, "cmprof-top: --stack-depth takes a number from 0 to 64, not '%s'\n", optarg);
+            if (!parse_count(optarg, 0, GDB_STACK_DEPTH_MAX, &count)) {
+                fprintf(stderr, "cmprof-top: --stack-depth takes a number from 0 to %d (the most callers kept), "
+                        "not '%s'\n", GDB_STACK_DEPTH_MAX, optarg);
                 return 2;
             }
             lo.stack_depth = (int)count;

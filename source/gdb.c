@@ -25,13 +25,15 @@
 #define XML_MAX (1 << 20)  /* bytes of target description, includes and all */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
+#define SAMPLE_TEXT_MAX (200 + 9 * GDB_STACK_DEPTH_MAX) /* one sample as dump text, its stack line and all */
 #define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_REGS,
     G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
-#define STACK_READ 512 /* bytes of stack read from SP for the unwinder, in one 'm' request */
+#define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
+#define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
 #define NAMED_MAX 1024 /* tags whose names were read: a power of two */
 
 struct gdb_sampler {
@@ -70,11 +72,13 @@ struct gdb_sampler {
     gdb_unwind_fn unwind;
     void *unwind_ctx;
     uint32_t regs[16];
-    uint8_t stack[STACK_READ];
+    uint8_t stack[STACK_MAX];
     uint32_t stack_base; /* the address stack[0] was read from */
     size_t stack_len;
-    uint32_t callers[64]; /* walked so far: the main stack's part, then the process stack's */
-    size_t n_callers;
+    bool stack_short;    /* the walk wanted a word past what was read */
+    bool stack_end;      /* the server gave less than asked: there is no more to read */
+    uint32_t callers[GDB_STACK_DEPTH_MAX]; /* walked so far: the main stack's part, then the process stack's */
+    size_t n_callers, n_main; /* ... and how many of them the main stack gave */
     struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
@@ -164,7 +168,7 @@ static void resume(struct gdb_sampler *g, double now)
  * first time), then its call stack when one was walked. The text decoder reads all of it. */
 static void emit_text(struct gdb_sampler *g, uint32_t pc, const uint32_t *callers, size_t n_callers)
 {
-    char line[400];
+    char line[SAMPLE_TEXT_MAX];
     int n = 0;
     if (g->has_task && g->name[0])
         n = snprintf(line, sizeof line, "task %08x %s\n", (unsigned)g->tag, g->name);
@@ -211,8 +215,10 @@ static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
 {
     struct gdb_sampler *g = ctx;
     uint32_t base = g->stack_base;
-    if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4)
+    if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4) {
+        g->stack_short |= addr >= base && addr - base < STACK_MAX - 4; /* more stack would help */
         return false;
+    }
     const uint8_t *b = g->stack + (addr - base);
     *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
     return true;
@@ -339,6 +345,77 @@ static void sampled(struct gdb_sampler *g, double now)
     g->stats.last_sample = now;
     g->stats.halted_s += now - g->halt_sent;
     resume(g, now);
+}
+
+/* Ask for the stack from sp on, in STACK_READ pieces while the walk needs more. */
+static void read_stack_from(struct gdb_sampler *g, enum step next, uint32_t sp, double now)
+{
+    char m[40];
+    g->stack_base = sp;
+    g->stack_len = 0;
+    snprintf(m, sizeof m, "m%x,%x", (unsigned)sp, STACK_READ);
+    request(g, next, m, now);
+}
+
+/* The stack piece the server sent, after those before it (an error or a short piece: the end). */
+static void take_stack(struct gdb_sampler *g, const char *d, size_t len)
+{
+    size_t before = g->stack_len;
+    for (size_t i = 0; d[0] != 'E' && i + 1 < len && g->stack_len < STACK_MAX; i += 2) {
+        int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
+        if (hi < 0 || lo < 0)
+            break;
+        g->stack[g->stack_len++] = (uint8_t)(hi << 4 | lo);
+    }
+    g->stack_end = g->stack_len - before < STACK_READ;
+}
+
+/* The callers on the process stack, from the frame the exception stacked at PSP (r0-r3, r12, lr,
+ * pc, xpsr), after the main stack's n_main. */
+static bool walk_process_stack(struct gdb_sampler *g, size_t want)
+{
+    uint32_t f[8], psp = g->regs[13];
+    bool ok = true, psp_stop;
+    g->n_callers = g->n_main;
+    for (unsigned k = 0; k < 8 && ok; k++)
+        ok = read_stack(g, psp + 4u * k, &f[k]);
+    if (!ok || !(f[6] & ~1u) || g->n_callers >= want)
+        return false;
+    uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
+                         psp + 32u + ((f[7] & (1u << 9)) ? 4u : 0u), f[5], f[6] & ~1u};
+    /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a frame
+     * pointer (r7) the handler changed misleads the walk, which then stops */
+    memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
+    g->callers[g->n_callers++] = f[6] & ~1u;
+    g->n_callers += g->unwind(g->unwind_ctx, regs, read_stack, g, g->callers + g->n_callers, want - g->n_callers,
+                              &psp_stop);
+    return true;
+}
+
+/* Walk what was read of the stack; read more of it while the walk stops for the lack of it (each
+ * walk starts over: the unwinder is cheap next to a round trip), then the process stack's part. */
+static void walk_stack(struct gdb_sampler *g, double now)
+{
+    size_t want = g->stack_depth < GDB_STACK_DEPTH_MAX ? g->stack_depth : GDB_STACK_DEPTH_MAX;
+    bool psp_stop = false;
+    g->stack_short = false;
+    if (g->step == G_PSP_STACK)
+        walk_process_stack(g, want);
+    else
+        g->n_callers = g->n_main = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &psp_stop);
+    if (g->stack_short && g->n_callers < want && !g->stack_end && g->stack_len < STACK_MAX) {
+        char m[40];
+        snprintf(m, sizeof m, "m%x,%x", (unsigned)(g->stack_base + g->stack_len), STACK_READ);
+        request(g, g->step, m, now);
+        return;
+    }
+    if (psp_stop && g->psp_regnum >= 0 && g->n_callers < want) {
+        char m[40];
+        snprintf(m, sizeof m, "p%x", g->psp_regnum);
+        request(g, G_PSP, m, now);
+        return;
+    }
+    stack_walked(g, now);
 }
 
 static void on_packet(void *ctx, const char *d, size_t len)
@@ -488,59 +565,19 @@ static void on_packet(void *ctx, const char *d, size_t len)
                 sampled(g, now);
                 return;
             }
-        g->stack_base = g->regs[13];
-        snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
-        request(g, G_STACK, m, now);
+        read_stack_from(g, G_STACK, g->regs[13], now);
         break;
     case G_STACK:
-    case G_PSP_STACK: {
-        /* as much of the stack as the server gave (an error or a short read: less to walk) */
-        g->stack_len = 0;
-        for (size_t i = 0; d[0] != 'E' && i + 1 < len && g->stack_len < STACK_READ; i += 2) {
-            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
-            if (hi < 0 || lo < 0)
-                break;
-            g->stack[g->stack_len++] = (uint8_t)(hi << 4 | lo);
-        }
-        size_t want = g->stack_depth < 64 ? g->stack_depth : 64;
-        bool psp_stop = false;
-        if (g->step == G_PSP_STACK && g->n_callers < want) {
-            /* the interrupted code's frame at PSP: r0-r3, r12, lr, pc, xpsr; then on from there */
-            uint32_t f[8];
-            bool ok = true;
-            for (unsigned k = 0; k < 8 && ok; k++)
-                ok = read_stack(g, g->regs[13] + 4u * k, &f[k]);
-            if (ok && (f[6] & ~1u)) {
-                uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
-                                     g->regs[13] + 32u + ((f[7] & (1u << 9)) ? 4u : 0u), f[5], f[6] & ~1u};
-                /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a
-                 * frame pointer (r7) the handler changed misleads the walk, which then stops */
-                memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
-                g->callers[g->n_callers++] = f[6] & ~1u;
-                memcpy(g->regs, regs, sizeof regs);
-                g->n_callers += g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers + g->n_callers,
-                                          want - g->n_callers, &psp_stop);
-            }
-            psp_stop = false; /* one process stack per sample */
-        } else if (g->step == G_STACK) {
-            g->n_callers = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &psp_stop);
-        }
-        if (psp_stop && g->psp_regnum >= 0 && g->n_callers < want) {
-            snprintf(m, sizeof m, "p%x", g->psp_regnum);
-            request(g, G_PSP, m, now);
-            break;
-        }
-        stack_walked(g, now);
+    case G_PSP_STACK:
+        take_stack(g, d, len);
+        walk_stack(g, now);
         break;
-    }
     case G_PSP:
         if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
             stack_walked(g, now);
             break;
         }
-        g->stack_base = g->regs[13];
-        snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
-        request(g, G_PSP_STACK, m, now);
+        read_stack_from(g, G_PSP_STACK, g->regs[13], now);
         break;
     case G_FAILED:
         break;
@@ -652,7 +689,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         ssize_t got = -1;
         /* a bounded read: a server that floods must not keep us from the timeouts below */
         /* replies are read only while a sample's output (a name line and a block) surely fits */
-        for (int k = 0; k < 16 && g->step != G_FAILED && outq_room(&g->out) >= 512 &&
+        for (int k = 0; k < 16 && g->step != G_FAILED && outq_room(&g->out) >= SAMPLE_TEXT_MAX &&
                         (got = read(g->fd, in, sizeof in)) > 0;
              k++) {
             uint64_t bad = g->rsp.stats.bad_checksums, good = g->rsp.stats.packets;

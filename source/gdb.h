@@ -37,6 +37,7 @@ void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset);
  * the walk reached code interrupted on the process stack: PSP ('p', by the target description) and
  * its frame are read, and the walk goes on from there. Samples then come as dump text with a
  * "stack" line. */
+#define GDB_STACK_DEPTH_MAX 64 /* callers a sample's stack may have (a dump text "stack" line's most) */
 typedef size_t (*gdb_unwind_fn)(void *ctx, const uint32_t regs[16],
                                 bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx,
                                 uint32_t *out, size_t max, bool *psp_stop);

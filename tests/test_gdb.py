@@ -120,7 +120,7 @@ class FakeServer:
         else:
             conn, _ = self.sock.accept()
             self.accepted += 1
-            if last:  # a reconnect after the last connection is refused at once, not left in the backlog
+            if last and self.conns > 1:  # the last one: a reconnect after it is refused
                 self.sock.close()
             conn.settimeout(20)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -403,6 +403,7 @@ def main():
     serial_path_checks()
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
+    deep_stack_checks()
     return 1 if harness.failed else 0
 
 
@@ -462,6 +463,97 @@ def big_description_checks(pcs):
           code != 0 and "target description" in err and len(reads) <= srv.accepted * ((1 << 20) // 4000 + 2) and
           not srv.samples,
           "exit %s, %d reads over %d connections, %s" % (code, len(reads), srv.accepted, err.strip()[-200:]))
+
+
+DEEP_ASM = """    .syntax unified
+    .thumb
+    .cfi_sections .debug_frame
+    .text
+    .global Reset_Handler
+    .thumb_func
+    .type Reset_Handler, %function
+Reset_Handler:
+    movs r0, #100
+    bl deep
+.Lafter_main:
+    b Reset_Handler
+    .size Reset_Handler, . - Reset_Handler
+
+    .global deep
+    .thumb_func
+    .type deep, %function
+deep:
+    .cfi_startproc
+    push {r4, lr}
+    .cfi_def_cfa_offset 8
+    .cfi_offset 4, -8
+    .cfi_offset 14, -4
+    sub sp, sp, #56
+    .cfi_def_cfa_offset 64
+    subs r0, r0, #1
+    beq 1f
+    bl deep
+.Lafter_deep:
+    b 2f
+1:  bl leaf
+.Lafter_leaf:
+2:  add sp, sp, #56
+    pop {r4, pc}
+    .cfi_endproc
+    .size deep, . - deep
+
+    .global leaf
+    .thumb_func
+    .type leaf, %function
+leaf:
+    .cfi_startproc
+    nop
+    nop
+    bx lr
+    .cfi_endproc
+    .size leaf, . - leaf
+"""
+
+
+def deep_stack_checks():
+    """--stack-depth N gives N callers up to its maximum, 64, however much stack they take: a
+    recursion 100 deep with 64-byte frames (6.4 KB, the CFI written by hand) is read piece by piece
+    as far as the walk needs, and no further."""
+    work = os.path.join(ROOT, "build", "gdb-test")
+    os.makedirs(work, exist_ok=True)
+    src, elf = os.path.join(work, "deep.S"), os.path.join(work, "deep.elf")
+    open(src, "w").write(DEEP_ASM)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-g", "-nostdlib", "-Wl,-Ttext=0x08000000",
+                    "-Wl,-e,Reset_Handler", src, "-o", elf], check=True)
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", elf], capture_output=True, text=True).stdout
+    calls = re.findall(r"^ *([0-9a-f]+):.*\sbl\s+[0-9a-f]+ <(\w+)>", dis, re.M)  # main's, deep's and leaf's
+    after_main, after_deep, after_leaf = (int(a, 16) + 4 for a, _ in calls)
+    sp, depth = 0x20001000, 100
+    stack = b""
+    for k in range(depth):  # each frame: 56 bytes of locals and r4 (60 bytes), then the return address
+        ret = (after_deep if k < depth - 1 else after_main) | 1
+        stack += bytes(60) + ret.to_bytes(4, "little")
+    memory = {sp + off: stack[off:] for off in range(0, len(stack), 512)}
+    regs = [0] * 13 + [sp, after_leaf | 1, 0]
+    for want in (50, 64):
+        srv = FakeServer([nm("leaf", elf) + 2], memory=memory, regs=regs)
+        try:
+            r = subprocess.run([TOOL, "--batch", "-o", "folded", "--samples", "10", "--stack-depth", str(want),
+                                srv.spec, elf], capture_output=True, text=True, timeout=20)
+            code, out, err = r.returncode, r.stdout, r.stderr
+        except subprocess.TimeoutExpired:
+            code, out, err = None, "", "timed out"
+        stacks = [ln.rsplit(" ", 1)[0].split(";") for ln in out.splitlines() if ln.strip()]
+        reads = sum(1 for p in srv.log if p.startswith("m"))
+        need = (want * 64 + 511) // 512  # the pieces the walk needs: 64 bytes a frame
+        check("gdb --stack-depth %d: %d callers in every sample (a 6.4 KB stack read as far as needed: %d reads)" % (
+              want, want, need), code == 0 and len(stacks) == 1 and stacks[0][-1] == "leaf" and
+              len(stacks[0]) - 1 == want and reads == 10 * need,
+              "exit %s, callers %s, %d reads, %s" % (code, [len(x) - 1 for x in stacks], reads, err.strip()[-200:]))
+    r = subprocess.run([TOOL, "--batch", "--stack-depth", "65", "gdb:127.0.0.1:1", ELF], capture_output=True,
+                       text=True, timeout=20)
+    check("--stack-depth 65: refused, naming the maximum (64)", r.returncode == 2 and "64" in r.stderr and
+          "--stack-depth" in r.stderr, r.stderr.strip())
 
 
 def serial_path_checks():
