@@ -34,7 +34,8 @@ static void usage(FILE *f)
           "  --batch            read SOURCE to its end (or --duration/--samples), print the profile\n"
           "  -b, --baud N       serial speed (default 115200, 8N1)\n"
           "  --rate N           replay a file at N bytes per second; halt a gdb: target N times per second\n"
-          "                     on average (default: as fast as possible)\n"
+          "                     on average (default: the core halted at most ~10 % of the time; max: as fast\n"
+          "                     as the server answers)\n"
           "  --duration S       stop after S seconds (batch)\n"
           "  --source-dir DIR   where to look for sources whose DWARF paths do not exist here\n"
           "  --cpu-hz HZ        clock of the section timers (default: what the stream announces)\n"
@@ -171,7 +172,15 @@ int main(int argc, char **argv)
             }
             lo.baud = (int)count;
             break;
-        case OPT_RATE:
+        case OPT_RATE: /* "max": a gdb: target halted as fast as the server answers */
+            errno = 0;
+            num = strtod(optarg, &end);
+            if (strcmp(optarg, "max") != 0 && (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0)) {
+                fprintf(stderr, "cmprof-top: --rate takes a positive number or 'max', not '%s'\n", optarg);
+                return 2;
+            }
+            lo.rate = strcmp(optarg, "max") == 0 ? -1 : num; /* source.h: a negative rate is no limit */
+            break;
         case OPT_DURATION:
         case OPT_CPU_HZ:
         case OPT_WINDOW:
@@ -181,9 +190,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cmprof-top: %s takes a positive number, not '%s'\n", argv[optind - 1], optarg);
                 return 2;
             }
-            if (c == OPT_RATE)
-                lo.rate = num;
-            else if (c == OPT_DURATION)
+            if (c == OPT_DURATION)
                 lo.duration = num;
             else if (c == OPT_CPU_HZ)
                 lo.cpu_hz = num;
@@ -368,7 +375,7 @@ int main(int argc, char **argv)
     /* a file or stdin reads to its end; a live source needs the poll loop */
     struct stat st;
     bool plain = strcmp(o.source, "-") == 0 || (stat(o.source, &st) == 0 && S_ISREG(st.st_mode));
-    if (plain && lo.duration == 0 && lo.rate == 0 && !lo.record)
+    if (plain && lo.duration == 0 && lo.rate <= 0 && !lo.record)
         return batch_main(&o, stdout, stderr);
     lo.headless = true;
     return live_main(&lo);

@@ -424,7 +424,8 @@ def run_halting_once(name, cmd, elf, uart, extra):
     q = subprocess.Popen(cmd + ["-singlestep", "-gdb", "tcp:127.0.0.1:%d" % port, "-S"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300"] + (extra or ["-o", "json"]) +
+        t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--rate", "max"] +
+                           (extra or ["-o", "json"]) +
                            ["gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=360)
         qerr = q.communicate(timeout=60)[1]
     finally:

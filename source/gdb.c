@@ -22,14 +22,20 @@
 
 #define REPLY_TIMEOUT 2.0    /* seconds a server may take to answer a request */
 #define MAX_WAIT_FAST 0.0005 /* as fast as possible: random waits of 0-0.5 ms between samples */
+#define GENTLE_SHARE 0.10    /* by default: the core halted at most this share of the time */
+#define GENTLE_FIRST 0.01    /* ... and the mean wait before the cost of a halt is known */
 #define XML_MAX (1 << 20)  /* bytes of target description, includes and all */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
+#define DHCSR_EVERY 1.0      /* seconds between reads of the core's reset flag (DHCSR.S_RESET_ST) */
+#define DHCSR_ADDR 0xE000EDF0u
+#define DHCSR_DEBUGEN 1u           /* C_DEBUGEN: set whenever a debugger is attached; 0: not a real DHCSR */
+#define DHCSR_RESET_ST (1u << 25) /* the core was reset since the last read (cleared by reading) */
 #define SAMPLE_TEXT_MAX (200 + 9 * GDB_STACK_DEPTH_MAX) /* one sample as dump text, its stack line and all */
 #define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
 
 enum step {
-    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_REGS,
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR, G_TAG, G_NAME, G_REGS,
     G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
@@ -46,6 +52,13 @@ struct gdb_sampler {
     double deadline;    /* a reply is due by then */
     double next_halt;   /* while running: when to interrupt */
     double halt_sent;   /* when the 0x03 went out */
+    double halt_cost;   /* seconds halted per sample, a moving average (0: none yet) */
+    /* resets while sampled: the reset handler's entry (vector table at 0) sampled again after the
+     * program had left it, or the core's sticky reset flag */
+    uint32_t reset_entry;      /* 0: unknown */
+    bool left_entry;           /* a sample elsewhere since the last one at the entry */
+    int dhcsr;                 /* 0: not read yet, 1: read (the next S_RESET_ST is news), -1: not there */
+    double dhcsr_due;
     double resumed_at;  /* when the last 'c' went out */
     uint32_t rnd;
     char last[512];     /* the last packet sent, resent on '-' */
@@ -150,12 +163,26 @@ static void read_annex(struct gdb_sampler *g, size_t offset, double now)
     request(g, G_XML, q, now);
 }
 
+/* The default pace: a mean running time of (1 - share) / share times what a sample holds the core
+ * halted, so that halting takes about GENTLE_SHARE of the time, however slow the server is; plus
+ * an eighth of the running time owed so far (or minus what was run in excess), as halts cost more
+ * or less than their average. */
+static double gentle_wait(const struct gdb_sampler *g)
+{
+    if (g->halt_cost <= 0)
+        return GENTLE_FIRST;
+    const double ratio = (1.0 - GENTLE_SHARE) / GENTLE_SHARE;
+    double owed = g->stats.halted_s * ratio - g->stats.running_s;
+    double wait = g->halt_cost * ratio + owed / 8;
+    return wait > MAX_WAIT_FAST / 2 ? wait : MAX_WAIT_FAST / 2;
+}
+
 /* Let the target run until the next sample is due. */
 static void resume(struct gdb_sampler *g, double now)
 {
     request(g, G_RUNNING, "c", now);
     g->resumed_at = now;
-    double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
+    double mean = g->rate > 0 ? 1.0 / g->rate : g->rate < 0 ? MAX_WAIT_FAST / 2 : gentle_wait(g);
     /* a random interval, never the same one: a fixed one aliases with the program's loops. With
      * --rate it runs from the last halt, so the round trips do not slow the rate asked for. */
     double from = g->rate > 0 && g->halt_sent > 0 ? g->halt_sent : now;
@@ -344,6 +371,8 @@ static void sampled(struct gdb_sampler *g, double now)
         g->stats.first_sample = now;
     g->stats.last_sample = now;
     g->stats.halted_s += now - g->halt_sent;
+    double cost = now - g->halt_sent; /* from the stop request to the resume */
+    g->halt_cost = g->halt_cost > 0 ? g->halt_cost + (cost - g->halt_cost) / 16 : cost;
     resume(g, now);
 }
 
@@ -418,6 +447,19 @@ static void walk_stack(struct gdb_sampler *g, double now)
     stack_walked(g, now);
 }
 
+/* The PC is in: the task variable next, while the core is still halted, or the sample. */
+static void pc_known(struct gdb_sampler *g, double now)
+{
+    g->name[0] = '\0';
+    if (g->has_task) {
+        char m[40];
+        snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
+        request(g, G_TAG, m, now);
+        return;
+    }
+    sample_known(g, now);
+}
+
 static void on_packet(void *ctx, const char *d, size_t len)
 {
     struct gdb_sampler *g = ctx;
@@ -489,8 +531,15 @@ static void on_packet(void *ctx, const char *d, size_t len)
             fail(g, m);
             break;
         }
+        request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
+        break;
+    case G_VECTORS: {
+        uint32_t v[2];
+        if (hex_le32(d, len, &v[0]) && hex_le32(d + 8, len - 8, &v[1]) && (v[1] & 1u) && v[1] > 1u)
+            g->reset_entry = v[1] & ~1u; /* Thumb code: the address has bit 0 set */
         resume(g, now);
         break;
+    }
     case G_RUNNING: /* it stopped on its own (a breakpoint instruction, a fault): sample it too */
         if (!is_stop_reply(d))
             break;
@@ -515,13 +564,27 @@ static void on_packet(void *ctx, const char *d, size_t len)
             break;
         }
         g->pc = pc;
-        g->name[0] = '\0';
-        if (g->has_task) { /* the task variable next, while the core is still halted */
-            snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
-            request(g, G_TAG, m, now);
+        if (g->reset_entry && pc == g->reset_entry && g->left_entry)
+            g->stats.resets++; /* back at the first instruction after reset: nothing else gets there */
+        g->left_entry = pc != g->reset_entry;
+        if (g->dhcsr >= 0 && now >= g->dhcsr_due) {
+            snprintf(m, sizeof m, "m%x,4", DHCSR_ADDR);
+            request(g, G_DHCSR, m, now);
             break;
         }
-        sample_known(g, now);
+        pc_known(g, now);
+        break;
+    }
+    case G_DHCSR: {
+        uint32_t v;
+        if (!hex_le32(d, len, &v) || !(v & DHCSR_DEBUGEN)) {
+            g->dhcsr = -1; /* unreadable, or not the real register (QEMU reads 0) */
+        } else {
+            g->stats.resets += g->dhcsr > 0 && (v & DHCSR_RESET_ST); /* the first read: since power-on */
+            g->dhcsr = 1;
+        }
+        g->dhcsr_due = now + DHCSR_EVERY;
+        pc_known(g, now);
         break;
     }
     case G_TAG:
@@ -764,6 +827,15 @@ void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)
     *out = g->stats;
     out->pc_regnum = g->pc_regnum;
     out->noack = g->noack;
+}
+
+void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
+{
+    size_t len = strlen(text);
+    if (st->resets && len < n)
+        snprintf(text + len, n - len, "%sthe target reset %llu time%s while sampled: a watchdog that runs while "
+                 "the core is halted? freeze it in debug (STM32: DBGMCU DBG_IWDG_STOP/DBG_WWDG_STOP), or a fault",
+                 len ? "; " : "", (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
 }
 
 /* Wait up to `seconds` for the server's next packet; returns it (in g->rsp.data) or NULL. */

@@ -46,7 +46,7 @@ struct source {
     uint32_t task_addr;
     int task_name_offset;
     struct ocd_stats ocd_stats;
-    char detail[120];
+    char detail[400];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
 };
 
@@ -505,6 +505,12 @@ const char *src_detail(struct source *s, double now)
     s->detail[0] = '\0';
     if (src_halting(s, &rate, &halted))
         snprintf(s->detail, sizeof s->detail, "%.0f halts/s, core halted %.1f %%", rate, 100.0 * halted);
+    if (s->kind == SRC_GDB) { /* a reset while sampled, and its fix */
+        struct gdb_stats st = s->gdb_stats;
+        if (s->gdb)
+            gdb_get_stats(s->gdb, &st);
+        gdb_advice(&st, s->detail, sizeof s->detail);
+    }
     if (s->kind == SRC_OPENOCD) {
         struct ocd_stats st = s->ocd_stats;
         if (s->ocd)

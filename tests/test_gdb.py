@@ -13,6 +13,7 @@ import tty
 import subprocess
 import sys
 import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -404,6 +405,7 @@ def main():
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
     deep_stack_checks()
+    gentle_checks(pcs)
     return 1 if harness.failed else 0
 
 
@@ -544,7 +546,7 @@ def deep_stack_checks():
         except subprocess.TimeoutExpired:
             code, out, err = None, "", "timed out"
         stacks = [ln.rsplit(" ", 1)[0].split(";") for ln in out.splitlines() if ln.strip()]
-        reads = sum(1 for p in srv.log if p.startswith("m"))
+        reads = sum(1 for p in srv.log if p.startswith("m2"))  # the stack (at 0x2000xxxx), not the vectors
         need = (want * 64 + 511) // 512  # the pieces the walk needs: 64 bytes a frame
         check("gdb --stack-depth %d: %d callers in every sample (a 6.4 KB stack read as far as needed: %d reads)" % (
               want, want, need), code == 0 and len(stacks) == 1 and stacks[0][-1] == "leaf" and
@@ -554,6 +556,68 @@ def deep_stack_checks():
                        text=True, timeout=20)
     check("--stack-depth 65: refused, naming the maximum (64)", r.returncode == 2 and "64" in r.stderr and
           "--stack-depth" in r.stderr, r.stderr.strip())
+
+
+def qemu_share(*extra):
+    """The halted share cmprof-top measured (and its report) on the gdb_loops firmware in QEMU."""
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor", "none",
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", ELF,
+                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):  # until its gdbstub listens
+            with socket.socket() as sk:
+                if sk.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4"] + list(extra) +
+                           ["gdb:127.0.0.1:%d" % port, ELF], capture_output=True, text=True, timeout=60)
+        j = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+        return r.returncode, j.get("halting", {}).get("halted_percent"), j, r.stderr
+    finally:
+        q.kill()
+        q.wait()
+
+
+def gentle_checks(pcs):
+    """Halting is gentle by default: the core halted at most about 10 % of the time, paced by what a
+    halt costs; --rate max goes flat out. A target that resets while sampled is said, with the fix."""
+    code, share, j, err = qemu_share()
+    check("gdb, QEMU: by default the core is halted at most ~10 % of the time (<= 12 %)",
+          code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0 and
+          "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
+              code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
+    code, share, j, err = qemu_share("--rate", "max")
+    check("gdb, QEMU: --rate max halts flat out (over 12 % halted)", code == 0 and share is not None and share > 12,
+          "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
+    r = subprocess.run([TOOL, "--batch", "--rate", "0", "gdb:127.0.0.1:1", ELF], capture_output=True, text=True,
+                       timeout=20)
+    check("--rate 0: refused, naming --rate", r.returncode == 2 and "--rate" in r.stderr and
+          len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+
+    dhcsr = iter(range(1 << 30))
+    regs = {0xE000EDF0: lambda: (0x00030003 | (1 << 25 if next(dhcsr) in (0, 1) else 0)).to_bytes(4, "little")}
+    srv = FakeServer(pcs, memory=regs)
+    code, j, err = sample(srv, "--duration", "3")
+    detail = j.get("source_detail", "")
+    check("gdb: a reset flagged by the core (DHCSR.S_RESET_ST, the power-on one aside): said, with the fix",
+          code == 0 and "reset 1 time " in detail and "DBGMCU" in detail, "exit %s, %s %s" % (
+              code, detail, err.strip()[-200:]))
+    entry = 0x08000101
+    srv = FakeServer(pcs[:5] + [entry & ~1], memory={0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")})
+    code, j, err = sample(srv, "--samples", "60")
+    detail = j.get("source_detail", "")
+    check("gdb: the PC back at the reset handler's first instruction (from the vector table): 10 resets said",
+          code == 0 and "reset 10 times" in detail and "watchdog" in detail, "exit %s, %s %s" % (
+              code, detail, err.strip()[-200:]))
+    srv = FakeServer(pcs, memory={0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")})
+    code, j, err = sample(srv, "--samples", "60")
+    check("gdb: a program that never comes back to its reset handler: no reset said",
+          code == 0 and j.get("total") == 60 and "reset" not in j.get("source_detail", ""),
+          "exit %s, %s" % (code, j.get("source_detail")))
 
 
 def serial_path_checks():
