@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define REPLY_TIMEOUT 2.0    /* seconds a server may take to answer a request */
+#define CLOSE_BUDGET 1.0     /* seconds gdb_close() may take in all, whatever the server does */
 #define MAX_WAIT_FAST 0.0005 /* as fast as possible: random waits of 0-0.5 ms between samples */
 #define GENTLE_SHARE 0.10    /* by default: the core halted at most this share of the time */
 #define GENTLE_FIRST 0.01    /* ... and the mean wait before the cost of a halt is known */
@@ -97,6 +98,7 @@ struct gdb_sampler {
     double now; /* of the gdb_step() under way */
     bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
     char failed[300];
+    double close_by; /* gdb_close() under way: every wait ends by then (monotonic clock) */
 };
 
 static double uniform(struct gdb_sampler *g)
@@ -114,6 +116,13 @@ static void fail(struct gdb_sampler *g, const char *why)
     g->step = G_FAILED;
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static bool send_raw(struct gdb_sampler *g, const char *bytes, size_t n)
 {
     while (n) {
@@ -122,7 +131,8 @@ static bool send_raw(struct gdb_sampler *g, const char *bytes, size_t n)
             w = write(g->fd, bytes, n); /* a serial port (Black Magic Probe) */
         if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
             struct pollfd p = {g->fd, POLLOUT, 0};
-            if (poll(&p, 1, 1000) <= 0) {
+            double left = g->close_by > 0 ? g->close_by - mono_now() : 1.0; /* closing: its deadline */
+            if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0) {
                 fail(g, "the server does not take what we send");
                 return false;
             }
@@ -838,54 +848,73 @@ void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
                  len ? "; " : "", (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
 }
 
-/* Wait up to `seconds` for the server's next packet; returns it (in g->rsp.data) or NULL. */
-static const char *await_packet(struct gdb_sampler *g, double seconds)
+/* What gdb_close() waits for: the first reply that is not console output ('O'), or the first stop
+ * reply; acknowledged, and copied before the decoder reuses its buffer. */
+struct close_wait {
+    struct gdb_sampler *g;
+    bool want_stop, got;
+    char reply[16];
+};
+
+static void close_packet(void *ctx, const char *d, size_t len)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + seconds;
-    uint64_t before = g->rsp.stats.packets;
-    while (g->rsp.stats.packets == before) {
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double left = end - ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
-        struct pollfd p = {g->fd, POLLIN, 0};
-        if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
-            return NULL;
-        uint8_t in[512];
-        ssize_t got = read(g->fd, in, sizeof in);
-        if (got <= 0)
-            return NULL;
-        const struct rsp_sink quiet = {NULL, NULL, NULL}; /* no replies to replies here */
-        rsp_feed(&g->rsp, in, (size_t)got, &quiet);
-    }
-    if (!g->noack)
-        send_raw(g, "+", 1);
-    return g->rsp.data;
+    struct close_wait *w = ctx;
+    if (!w->g->noack)
+        send_raw(w->g, "+", 1);
+    if (w->got || (d[0] == 'O' && len > 1 && d[1] != 'K') || (w->want_stop && !is_stop_reply(d)))
+        return;
+    w->got = true;
+    snprintf(w->reply, sizeof w->reply, "%.*s", (int)(len < 15 ? len : 15), d);
 }
 
+/* Read until that reply came or `until` (on the monotonic clock) passed, whatever the server sends:
+ * a flood, a trickle or nothing. */
+static bool await_reply(struct gdb_sampler *g, double until, struct close_wait *w)
+{
+    const struct rsp_sink sink = {close_packet, NULL, w};
+    while (!w->got) {
+        double left = until - mono_now();
+        struct pollfd p = {g->fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            return false;
+        uint8_t in[512];
+        ssize_t got = read(g->fd, in, sizeof in);
+        if (got <= 0 && !(got < 0 && (errno == EAGAIN || errno == EINTR)))
+            return false;
+        if (got > 0)
+            rsp_feed(&g->rsp, in, (size_t)got, &sink);
+    }
+    return true;
+}
+
+static void send_packet(struct gdb_sampler *g, const char *payload)
+{
+    char frame[32];
+    size_t n = rsp_frame(frame, sizeof frame, payload, strlen(payload));
+    send_raw(g, frame, n);
+}
+
+/* Stop a running target (it listens only then), detach, which lets it run, and if the detach is
+ * not confirmed, resume it: each step within its share of CLOSE_BUDGET, the whole within it. */
 void gdb_close(struct gdb_sampler *g)
 {
     if (!g)
         return;
     if (g->fd >= 0 && !g->exited && !(g->step == G_FAILED && strstr(g->failed, "connection"))) {
-        char frame[32];
-        /* a running target must stop before it listens; then detach, which lets it run */
+        double start = mono_now();
+        struct close_wait stop = {g, true, false, ""}, detach = {g, false, false, ""};
+        g->close_by = start + CLOSE_BUDGET;
         if (g->step == G_RUNNING) {
-            g->step = G_HALTING;
             send_raw(g, "\x03", 1);
-            for (const char *d; (d = await_packet(g, 1.0)) != NULL && !is_stop_reply(d);) {
-            }
+            await_reply(g, start + CLOSE_BUDGET / 2, &stop);
         } else if (g->step != G_FAILED) {
-            await_packet(g, 0.5); /* the reply in flight */
+            stop.want_stop = false;
+            await_reply(g, start + CLOSE_BUDGET / 2, &stop); /* the reply in flight */
         }
-        size_t n = rsp_frame(frame, sizeof frame, "D", 1);
         g->step = G_QUERY; /* not failed: send_raw may still write */
-        send_raw(g, frame, n);
-        const char *d = await_packet(g, 1.0);
-        if (!d || strcmp(d, "OK") != 0) { /* no detach: at least let it run */
-            n = rsp_frame(frame, sizeof frame, "c", 1);
-            send_raw(g, frame, n);
-        }
+        send_packet(g, "D");
+        if (!await_reply(g, g->close_by, &detach) || strcmp(detach.reply, "OK") != 0)
+            send_packet(g, "c"); /* no detach: at least let it run */
     }
     if (g->fd >= 0)
         close(g->fd);

@@ -69,6 +69,7 @@ class FakeServer:
                  serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1):
         self.conns = conns  # connections served, one after the other
         self.accepted = 0
+        self.hostile = None  # set while it runs: "flood", "silence", "trickle" or "garbage" (see misbehave)
         self.chunk = chunk  # the most of a target description sent in one qXfer reply
         self.raw = raw or {}  # packet -> the reply sent as it is, however hostile
         self.xml_of = xml     # annex -> text: a target description of the test's own
@@ -144,6 +145,9 @@ class FakeServer:
                     if buf[:1] == b"\x03":
                         buf = buf[1:]
                         self.log.append("^C")
+                        if self.hostile:
+                            self.misbehave(conn)
+                            continue
                         self.running = False
                         self.reply(conn, "T02thread:01;", noack)
                         continue
@@ -158,6 +162,8 @@ class FakeServer:
                     if not noack:
                         conn.sendall(b"+")
                     self.log.append(pkt)
+                    if self.hostile == "silence":
+                        continue
                     if self.silent_on and pkt.startswith(self.silent_on):
                         continue
                     if pkt in self.raw:
@@ -218,6 +224,20 @@ class FakeServer:
             return
         finally:
             conn.close()
+
+    def misbehave(self, conn):
+        """From the next interrupt on: what a broken or hostile server might do instead of a stop reply."""
+        rng = random.Random(3)
+        if self.hostile == "flood":  # console output ('O' packets), as fast as it goes, never a stop reply
+            while True:
+                conn.sendall(frame("O" + b"log line\n".hex()) * 64)
+        elif self.hostile == "trickle":  # the stop reply, one byte a second
+            for b in frame("T02thread:01;"):
+                conn.sendall(bytes([b]))
+                time.sleep(1)
+        elif self.hostile == "garbage":
+            while True:
+                conn.sendall(bytes(rng.randrange(256) for _ in range(4096)))
 
     def reply(self, conn, text, noack):
         self.last = frame(text)
@@ -406,6 +426,7 @@ def main():
     big_description_checks(pcs)
     deep_stack_checks()
     gentle_checks(pcs)
+    close_checks(pcs)
     return 1 if harness.failed else 0
 
 
@@ -618,6 +639,39 @@ def gentle_checks(pcs):
     check("gdb: a program that never comes back to its reset handler: no reset said",
           code == 0 and j.get("total") == 60 and "reset" not in j.get("source_detail", ""),
           "exit %s, %s" % (code, j.get("source_detail")))
+
+
+def close_checks(pcs):
+    """Whatever the server does when asked to stop (floods console output, says nothing, trickles,
+    sends garbage), cmprof-top exits within 2 s of SIGTERM, having sent the detach (and a resume)."""
+    import signal
+    for mode in ("flood", "silence", "trickle", "garbage"):
+        srv = FakeServer(pcs)
+        p = subprocess.Popen([TOOL, "--batch", "-o", "json", srv.spec, ELF], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        for _ in range(200):  # sampling (the ELF loaded and the handshake done)
+            if srv.samples >= 20:
+                break
+            time.sleep(0.05)
+        srv.hostile = mode
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        try:
+            _, err = p.communicate(timeout=20)
+            took = time.monotonic() - t0
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            took = None
+        sent = srv.log[srv.log.index("^C"):] if "^C" in srv.log else []
+        check("gdb: SIGTERM with a server that %s: exits within 2 s%s" % (
+              {"flood": "floods console output", "silence": "goes silent", "trickle": "trickles a byte a second",
+               "garbage": "sends garbage"}[mode], ", detach and resume sent" if mode == "silence" else ""),
+              srv.samples >= 20 and took is not None and took < 2.0 and
+              (mode != "silence" or sent[-2:] == ["D", "c"]),
+              "samples %d, took %s s, sent after the interrupt %s, %s" % (
+                  srv.samples, "%.2f" % took if took is not None else "over 20", sent[:6], err.strip()[-200:]))
 
 
 def serial_path_checks():
