@@ -140,7 +140,8 @@ fuzz: tool
 REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
                  decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c
-replay: $(B)/tests/asan/replay_ingest $(B)/tests/asan/replay_text
+REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE
+replay: $(B)/tests/asan/replay_ingest $(B)/tests/asan/replay_text $(B)/tests/asan/replay_gdb
 $(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(HOST_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) fuzz/replay.c $(REPLAY_$*) -o $@

@@ -3,11 +3,11 @@
 # Seed corpora come from the scenario outputs (build/scenarios, made by `make scenarios`) and
 # fuzz/seeds/. Crashing inputs land in build/fuzz/crashes/TARGET/; copy the ones worth keeping to
 # fuzz/crashes/TARGET/, where `make test` replays them. Prints executions and findings per target.
-#   FUZZ_SECONDS=N  FUZZ_TARGETS="ingest text elf"  FUZZ_JOBS=1
+#   FUZZ_SECONDS=N  FUZZ_TARGETS="ingest text elf gdb"  FUZZ_JOBS=1
 set -u
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"ingest text elf"}
+targets=${FUZZ_TARGETS:-"ingest text elf gdb"}
 jobs=${FUZZ_JOBS:-1}
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)" >&2; exit 1; }
 [[ -d build/scenarios ]] || python3 scenarios/scen.py run >/dev/null
@@ -23,6 +23,7 @@ build() {
                 "${syms[@]}" "${common[@]}" "${libs[@]}" -o "$B/fuzz_ingest" ;;
     text) clang "${flags[@]}" fuzz/fuzz_text.c decode/text.c -o "$B/fuzz_text" ;;
     elf) clang "${flags[@]}" fuzz/fuzz_elf.c "${syms[@]}" "${libs[@]}" -o "$B/fuzz_elf" ;;
+    gdb) clang "${flags[@]}" fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -o "$B/fuzz_gdb" ;;
     esac
 }
 seed() {

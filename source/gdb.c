@@ -723,15 +723,22 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
     int fd = where[0] == '/' ? open_serial_gdb(where, err, errlen) : connect_tcp(where, err, errlen);
     if (fd < 0)
         return NULL;
-    struct gdb_sampler *g = calloc(1, sizeof *g);
+    struct gdb_sampler *g = gdb_open_fd(fd, where[0] == '/', rate, now);
     if (!g) {
         close(fd);
         snprintf(err, errlen, "out of memory");
-        return NULL;
     }
+    return g;
+}
+
+struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now)
+{
+    struct gdb_sampler *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); /* a serial port: the socket already is */
     g->fd = fd;
-    g->probe = where[0] == '/';
+    g->probe = probe;
     g->rate = rate;
     g->rnd = 2463534242u;
     g->pc_regnum = g->xpsr_regnum = g->psp_regnum = -1;
@@ -750,7 +757,7 @@ int gdb_wait_ms(const struct gdb_sampler *g, double now)
 {
     double due = g->step == G_RUNNING ? g->next_halt - SHORT_WAIT : g->step == G_FAILED ? now : g->deadline;
     double dt = due - now;
-    return dt <= 0 ? 0 : (int)(dt * 1000.0) + 1;
+    return dt <= 0 ? 0 : dt > 3600 ? 3600000 : (int)(dt * 1000.0) + 1; /* --rate 1e-9: no int overflow */
 }
 
 size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)

@@ -17,6 +17,10 @@ struct gdb_sampler;
  * of the time (from the measured cost of a halt); negative: as fast as the server answers. NULL
  * with a one-line reason in err when it cannot connect. */
 struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *err, size_t errlen);
+/* The same over a descriptor already connected to the server (a socket, or a serial port when
+ * probe: a Black Magic Probe, scanned and attached first); it is closed by gdb_close(). NULL when
+ * out of memory (fd left open). For tests and the fuzzer, which talk through a socketpair. */
+struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now);
 /* Whether a serial GDB server's path may be one: a terminal or character device, or nothing yet (it
  * may be plugged in later). false with a one-line reason for a regular file or a directory. */
 bool gdb_serial_ok(const char *path, char *err, size_t errlen);

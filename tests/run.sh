@@ -60,7 +60,7 @@ done
 
 echo "== fuzz regressions"
 step "build replays" make -s replay
-for target in ingest text; do
+for target in ingest text gdb; do
     inputs=(fuzz/crashes/$target/*)
     [[ -e ${inputs[0]} ]] || continue
     step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
