@@ -55,7 +55,7 @@ static void usage(FILE *f)
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
           "  --stack-depth N    gdb: sources: walk each sample's call stack up to N callers with the ELF's\n"
-          "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer per sample)\n"
+          "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer a sample)\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
@@ -175,11 +175,12 @@ int main(int argc, char **argv)
         case OPT_RATE: /* "max": a gdb: target halted as fast as the server answers */
             errno = 0;
             num = strtod(optarg, &end);
-            if (strcmp(optarg, "max") != 0 && (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0)) {
+            bool max = strcmp(optarg, "max") == 0;
+            if (!max && (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0)) {
                 fprintf(stderr, "cmprof-top: --rate takes a positive number or 'max', not '%s'\n", optarg);
                 return 2;
             }
-            lo.rate = strcmp(optarg, "max") == 0 ? -1 : num; /* source.h: a negative rate is no limit */
+            lo.rate = max ? -1 : num; /* source.h: a negative rate is no limit */
             break;
         case OPT_DURATION:
         case OPT_CPU_HZ:

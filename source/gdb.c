@@ -25,19 +25,19 @@
 #define MAX_WAIT_FAST 0.0005 /* as fast as possible: random waits of 0-0.5 ms between samples */
 #define GENTLE_SHARE 0.10    /* by default: the core halted at most this share of the time */
 #define GENTLE_FIRST 0.01    /* ... and the mean wait before the cost of a halt is known */
-#define XML_MAX (1 << 20)  /* bytes of target description, includes and all */
+#define XML_MAX (1 << 20)    /* bytes of target description, includes and all */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
 #define DHCSR_EVERY 1.0      /* seconds between reads of the core's reset flag (DHCSR.S_RESET_ST) */
 #define DHCSR_ADDR 0xE000EDF0u
-#define DHCSR_DEBUGEN 1u           /* C_DEBUGEN: set whenever a debugger is attached; 0: not a real DHCSR */
+#define DHCSR_DEBUGEN 1u     /* C_DEBUGEN: set whenever a debugger is attached; 0: not a real DHCSR */
 #define DHCSR_RESET_ST (1u << 25) /* the core was reset since the last read (cleared by reading) */
 #define SAMPLE_TEXT_MAX (200 + 9 * GDB_STACK_DEPTH_MAX) /* one sample as dump text, its stack line and all */
 #define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
 
 enum step {
-    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR, G_TAG, G_NAME, G_REGS,
-    G_STACK, G_PSP, G_PSP_STACK, G_FAILED
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
+    G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
 #define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */

@@ -617,10 +617,11 @@ def gentle_checks(pcs):
     code, share, j, err = qemu_share("--rate", "max")
     check("gdb, QEMU: --rate max halts flat out (over 12 % halted)", code == 0 and share is not None and share > 12,
           "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
-    r = subprocess.run([TOOL, "--batch", "--rate", "0", "gdb:127.0.0.1:1", ELF], capture_output=True, text=True,
-                       timeout=20)
-    check("--rate 0: refused, naming --rate", r.returncode == 2 and "--rate" in r.stderr and
-          len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+    for bad in ("0", "-1"):
+        r = subprocess.run([TOOL, "--batch", "--rate", bad, "gdb:127.0.0.1:1", ELF], capture_output=True,
+                           text=True, timeout=20)
+        check("--rate %s: refused, naming --rate" % bad, r.returncode == 2 and "--rate" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
 
     dhcsr = iter(range(1 << 30))
     regs = {0xE000EDF0: lambda: (0x00030003 | (1 << 25 if next(dhcsr) in (0, 1) else 0)).to_bytes(4, "little")}
