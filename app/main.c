@@ -35,7 +35,8 @@ static void usage(FILE *f)
           "  --batch            read SOURCE to its end (or --duration/--samples), print the profile\n"
           "  -b, --baud N       serial speed (default 115200, 8N1)\n"
           "  --rate N           replay a file at N bytes per second; halt a gdb: target N times per second\n"
-          "                     on average (default: as fast as possible)\n"
+          "                     on average (default: the core halted at most ~10 % of the time; max: as fast\n"
+          "                     as the server answers)\n"
           "  --duration S       stop after S seconds (batch)\n"
           "  --source-dir DIR   where to look for sources whose DWARF paths do not exist here\n"
           "  --cpu-hz HZ        clock of the section timers (default: what the stream announces)\n"
@@ -61,7 +62,7 @@ static void usage(FILE *f)
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
           "  --stack-depth N    gdb: sources: walk each sample's call stack up to N callers with the ELF's\n"
-          "                     .debug_frame (default 16; 0: PCs only, one round trip fewer per sample)\n"
+          "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer a sample)\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
@@ -188,7 +189,16 @@ int main(int argc, char **argv)
             }
             lo.baud = (int)count;
             break;
-        case OPT_RATE:
+        case OPT_RATE: /* "max": a gdb: target halted as fast as the server answers */
+            errno = 0;
+            num = strtod(optarg, &end);
+            bool max = strcmp(optarg, "max") == 0;
+            if (!max && (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0)) {
+                fprintf(stderr, "cmprof-top: --rate takes a positive number or 'max', not '%s'\n", optarg);
+                return 2;
+            }
+            lo.rate = max ? -1 : num; /* source.h: a negative rate is no limit */
+            break;
         case OPT_DURATION:
         case OPT_CPU_HZ:
         case OPT_WINDOW:
@@ -198,9 +208,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cmprof-top: %s takes a positive number, not '%s'\n", argv[optind - 1], optarg);
                 return 2;
             }
-            if (c == OPT_RATE)
-                lo.rate = num;
-            else if (c == OPT_DURATION)
+            if (c == OPT_DURATION)
                 lo.duration = num;
             else if (c == OPT_CPU_HZ)
                 lo.cpu_hz = num;
@@ -299,8 +307,9 @@ int main(int argc, char **argv)
             o.fail_if_slower = num;
             break;
         case OPT_STACK_DEPTH:
-            if (!parse_count(optarg, 0, 64, &count)) {
-                fprintf(stderr, "cmprof-top: --stack-depth takes a number from 0 to 64, not '%s'\n", optarg);
+            if (!parse_count(optarg, 0, GDB_STACK_DEPTH_MAX, &count)) {
+                fprintf(stderr, "cmprof-top: --stack-depth takes a number from 0 to %d (the most callers kept), "
+                        "not '%s'\n", GDB_STACK_DEPTH_MAX, optarg);
                 return 2;
             }
             lo.stack_depth = (int)count;
@@ -409,7 +418,7 @@ int main(int argc, char **argv)
     /* a file or stdin reads to its end; a live source needs the poll loop */
     struct stat st;
     bool plain = strcmp(o.source, "-") == 0 || (stat(o.source, &st) == 0 && S_ISREG(st.st_mode));
-    if (plain && lo.duration == 0 && lo.rate == 0 && !lo.record)
+    if (plain && lo.duration == 0 && lo.rate <= 0 && !lo.record)
         return batch_main(&o, stdout, stderr);
     lo.headless = true;
     return live_main(&lo);

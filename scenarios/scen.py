@@ -425,7 +425,7 @@ def run_halting_once(name, cmd, elf, uart, extra):
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         # --force: --record writes over the last attempt's gdb.rec
-        t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--force"] +
+        t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--force", "--rate", "max"] +
                            (extra or ["-o", "json"]) +
                            ["gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=360)
         qerr = q.communicate(timeout=60)[1]

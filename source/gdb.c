@@ -15,21 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #define REPLY_TIMEOUT 2.0    /* seconds a server may take to answer a request */
+#define CLOSE_BUDGET 1.0     /* seconds gdb_close() may take in all, whatever the server does */
 #define MAX_WAIT_FAST 0.0005 /* as fast as possible: random waits of 0-0.5 ms between samples */
-#define XML_MAX 65536
+#define GENTLE_SHARE 0.10    /* by default: the core halted at most this share of the time */
+#define GENTLE_FIRST 0.01    /* ... and the mean wait before the cost of a halt is known */
+#define XML_MAX (1 << 20)    /* bytes of target description, includes and all */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
+#define DHCSR_EVERY 1.0      /* seconds between reads of the core's reset flag (DHCSR.S_RESET_ST) */
+#define DHCSR_ADDR 0xE000EDF0u
+#define DHCSR_DEBUGEN 1u     /* C_DEBUGEN: set whenever a debugger is attached; 0: not a real DHCSR */
+#define DHCSR_RESET_ST (1u << 25) /* the core was reset since the last read (cleared by reading) */
+#define SAMPLE_TEXT_MAX (200 + 9 * GDB_STACK_DEPTH_MAX) /* one sample as dump text, its stack line and all */
+#define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
 
 enum step {
-    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_RUNNING, G_HALTING, G_READING, G_TAG, G_NAME, G_REGS,
-    G_STACK, G_PSP, G_PSP_STACK, G_FAILED
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
+    G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
-#define STACK_READ 512 /* bytes of stack read from SP for the unwinder, in one 'm' request */
+#define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
+#define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
 #define NAMED_MAX 1024 /* tags whose names were read: a power of two */
 
 struct gdb_sampler {
@@ -42,6 +53,13 @@ struct gdb_sampler {
     double deadline;    /* a reply is due by then */
     double next_halt;   /* while running: when to interrupt */
     double halt_sent;   /* when the 0x03 went out */
+    double halt_cost;   /* seconds halted per sample, a moving average (0: none yet) */
+    /* resets while sampled: the reset handler's entry (vector table at 0) sampled again after the
+     * program had left it, or the core's sticky reset flag */
+    uint32_t reset_entry;      /* 0: unknown */
+    bool left_entry;           /* a sample elsewhere since the last one at the entry */
+    int dhcsr;                 /* 0: not read yet, 1: read (the next S_RESET_ST is news), -1: not there */
+    double dhcsr_due;
     double resumed_at;  /* when the last 'c' went out */
     uint32_t rnd;
     char last[512];     /* the last packet sent, resent on '-' */
@@ -68,16 +86,19 @@ struct gdb_sampler {
     gdb_unwind_fn unwind;
     void *unwind_ctx;
     uint32_t regs[16];
-    uint8_t stack[STACK_READ];
+    uint8_t stack[STACK_MAX];
     uint32_t stack_base; /* the address stack[0] was read from */
     size_t stack_len;
-    uint32_t callers[64]; /* walked so far: the main stack's part, then the process stack's */
-    size_t n_callers;
+    bool stack_short;    /* the walk wanted a word past what was read */
+    bool stack_end;      /* the server gave less than asked: there is no more to read */
+    uint32_t callers[GDB_STACK_DEPTH_MAX]; /* walked so far: the main stack's part, then the process stack's */
+    size_t n_callers, n_main; /* ... and how many of them the main stack gave */
     struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
     bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
     char failed[300];
+    double close_by; /* gdb_close() under way: every wait ends by then (monotonic clock) */
 };
 
 static double uniform(struct gdb_sampler *g)
@@ -95,6 +116,13 @@ static void fail(struct gdb_sampler *g, const char *why)
     g->step = G_FAILED;
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static bool send_raw(struct gdb_sampler *g, const char *bytes, size_t n)
 {
     while (n) {
@@ -103,7 +131,8 @@ static bool send_raw(struct gdb_sampler *g, const char *bytes, size_t n)
             w = write(g->fd, bytes, n); /* a serial port (Black Magic Probe) */
         if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
             struct pollfd p = {g->fd, POLLOUT, 0};
-            if (poll(&p, 1, 1000) <= 0) {
+            double left = g->close_by > 0 ? g->close_by - mono_now() : 1.0; /* closing: its deadline */
+            if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0) {
                 fail(g, "the server does not take what we send");
                 return false;
             }
@@ -144,12 +173,26 @@ static void read_annex(struct gdb_sampler *g, size_t offset, double now)
     request(g, G_XML, q, now);
 }
 
+/* The default pace: a mean running time of (1 - share) / share times what a sample holds the core
+ * halted, so that halting takes about GENTLE_SHARE of the time, however slow the server is; plus
+ * an eighth of the running time owed so far (or minus what was run in excess), as halts cost more
+ * or less than their average. */
+static double gentle_wait(const struct gdb_sampler *g)
+{
+    if (g->halt_cost <= 0)
+        return GENTLE_FIRST;
+    const double ratio = (1.0 - GENTLE_SHARE) / GENTLE_SHARE;
+    double owed = g->stats.halted_s * ratio - g->stats.running_s;
+    double wait = g->halt_cost * ratio + owed / 8;
+    return wait > MAX_WAIT_FAST / 2 ? wait : MAX_WAIT_FAST / 2;
+}
+
 /* Let the target run until the next sample is due. */
 static void resume(struct gdb_sampler *g, double now)
 {
     request(g, G_RUNNING, "c", now);
     g->resumed_at = now;
-    double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
+    double mean = g->rate > 0 ? 1.0 / g->rate : g->rate < 0 ? MAX_WAIT_FAST / 2 : gentle_wait(g);
     /* a random interval, never the same one: a fixed one aliases with the program's loops. With
      * --rate it runs from the last halt, so the round trips do not slow the rate asked for. */
     double from = g->rate > 0 && g->halt_sent > 0 ? g->halt_sent : now;
@@ -162,7 +205,7 @@ static void resume(struct gdb_sampler *g, double now)
  * first time), then its call stack when one was walked. The text decoder reads all of it. */
 static void emit_text(struct gdb_sampler *g, uint32_t pc, const uint32_t *callers, size_t n_callers)
 {
-    char line[400];
+    char line[SAMPLE_TEXT_MAX];
     int n = 0;
     if (g->has_task && g->name[0])
         n = snprintf(line, sizeof line, "task %08x %s\n", (unsigned)g->tag, g->name);
@@ -209,8 +252,10 @@ static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
 {
     struct gdb_sampler *g = ctx;
     uint32_t base = g->stack_base;
-    if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4)
+    if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4) {
+        g->stack_short |= addr >= base && addr - base < STACK_MAX - 4; /* more stack would help */
         return false;
+    }
     const uint8_t *b = g->stack + (addr - base);
     *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
     return true;
@@ -246,25 +291,33 @@ static bool hex_le32(const char *d, size_t len, uint32_t *out)
     return true;
 }
 
-/* Registers are numbered in document order; a regnum="N" restarts the count at N. */
+/* Registers are numbered in document order; a regnum="N" restarts the count at N. A number past
+ * REGNUM_MAX (or no number) ends the numbering: the registers from there on stay unknown. */
 static void number_registers(struct gdb_sampler *g)
 {
-    int next = 0;
+    long next = 0;
     for (const char *p = g->xml; p && (p = strstr(p, "<reg ")) != NULL; p += 5) {
         const char *end = strchr(p, '>');
         if (!end)
             break;
         const char *rn = strstr(p, "regnum=\"");
-        if (rn && rn < end)
-            next = atoi(rn + 8);
+        if (rn && rn < end) {
+            char *stop;
+            errno = 0;
+            next = strtol(rn + 8, &stop, 10);
+            if (stop == rn + 8 || errno || next < 0 || next > REGNUM_MAX)
+                break;
+        }
+        if (next > REGNUM_MAX)
+            break;
         const char *nm = strstr(p, "name=\"");
         if (nm && nm < end) {
             if (strncmp(nm + 6, "pc\"", 3) == 0)
-                g->pc_regnum = next;
+                g->pc_regnum = (int)next;
             else if (strncmp(nm + 6, "xpsr\"", 5) == 0)
-                g->xpsr_regnum = next;
+                g->xpsr_regnum = (int)next;
             else if (strncmp(nm + 6, "psp\"", 4) == 0)
-                g->psp_regnum = next;
+                g->psp_regnum = (int)next;
         }
         next++;
     }
@@ -278,6 +331,28 @@ static void queue_includes(struct gdb_sampler *g, const char *text, size_t len)
             break;
         snprintf(g->annex[g->n_annex++], sizeof g->annex[0], "%.*s", (int)(q - (p + 6)), p + 6);
     }
+}
+
+/* A piece of the target description, kept NUL-terminated; past XML_MAX in all it is refused. */
+static bool add_xml(struct gdb_sampler *g, const char *d, size_t len)
+{
+    char m[120];
+    if (g->xml_len + len >= XML_MAX) {
+        snprintf(m, sizeof m, "the target description (target.xml and its includes) is over %d KiB",
+                 XML_MAX / 1024);
+        fail(g, m);
+        return false;
+    }
+    char *x = realloc(g->xml, g->xml_len + len + 1);
+    if (!x) {
+        fail(g, "out of memory for the target description");
+        return false;
+    }
+    memcpy(x + g->xml_len, d, len);
+    g->xml = x;
+    g->xml_len += len;
+    g->xml[g->xml_len] = '\0';
+    return true;
 }
 
 /* The registers' numbers from the target description when the server offers it, then '?'. */
@@ -306,7 +381,93 @@ static void sampled(struct gdb_sampler *g, double now)
         g->stats.first_sample = now;
     g->stats.last_sample = now;
     g->stats.halted_s += now - g->halt_sent;
+    double cost = now - g->halt_sent; /* from the stop request to the resume */
+    g->halt_cost = g->halt_cost > 0 ? g->halt_cost + (cost - g->halt_cost) / 16 : cost;
     resume(g, now);
+}
+
+/* Ask for the stack from sp on, in STACK_READ pieces while the walk needs more. */
+static void read_stack_from(struct gdb_sampler *g, enum step next, uint32_t sp, double now)
+{
+    char m[40];
+    g->stack_base = sp;
+    g->stack_len = 0;
+    snprintf(m, sizeof m, "m%x,%x", (unsigned)sp, STACK_READ);
+    request(g, next, m, now);
+}
+
+/* The stack piece the server sent, after those before it (an error or a short piece: the end). */
+static void take_stack(struct gdb_sampler *g, const char *d, size_t len)
+{
+    size_t before = g->stack_len;
+    for (size_t i = 0; d[0] != 'E' && i + 1 < len && g->stack_len < STACK_MAX; i += 2) {
+        int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
+        if (hi < 0 || lo < 0)
+            break;
+        g->stack[g->stack_len++] = (uint8_t)(hi << 4 | lo);
+    }
+    g->stack_end = g->stack_len - before < STACK_READ;
+}
+
+/* The callers on the process stack, from the frame the exception stacked at PSP (r0-r3, r12, lr,
+ * pc, xpsr), after the main stack's n_main. */
+static bool walk_process_stack(struct gdb_sampler *g, size_t want)
+{
+    uint32_t f[8], psp = g->regs[13];
+    bool ok = true, psp_stop;
+    g->n_callers = g->n_main;
+    for (unsigned k = 0; k < 8 && ok; k++)
+        ok = read_stack(g, psp + 4u * k, &f[k]);
+    if (!ok || !(f[6] & ~1u) || g->n_callers >= want)
+        return false;
+    uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
+                         psp + 32u + ((f[7] & (1u << 9)) ? 4u : 0u), f[5], f[6] & ~1u};
+    /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a frame
+     * pointer (r7) the handler changed misleads the walk, which then stops */
+    memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
+    g->callers[g->n_callers++] = f[6] & ~1u;
+    g->n_callers += g->unwind(g->unwind_ctx, regs, read_stack, g, g->callers + g->n_callers, want - g->n_callers,
+                              &psp_stop);
+    return true;
+}
+
+/* Walk what was read of the stack; read more of it while the walk stops for the lack of it (each
+ * walk starts over: the unwinder is cheap next to a round trip), then the process stack's part. */
+static void walk_stack(struct gdb_sampler *g, double now)
+{
+    size_t want = g->stack_depth < GDB_STACK_DEPTH_MAX ? g->stack_depth : GDB_STACK_DEPTH_MAX;
+    bool psp_stop = false;
+    g->stack_short = false;
+    if (g->step == G_PSP_STACK)
+        walk_process_stack(g, want);
+    else
+        g->n_callers = g->n_main = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &psp_stop);
+    if (g->stack_short && g->n_callers < want && !g->stack_end && g->stack_len < STACK_MAX) {
+        char m[40];
+        snprintf(m, sizeof m, "m%x,%x", (unsigned)(g->stack_base + g->stack_len), STACK_READ);
+        request(g, g->step, m, now);
+        return;
+    }
+    if (psp_stop && g->psp_regnum >= 0 && g->n_callers < want) {
+        char m[40];
+        snprintf(m, sizeof m, "p%x", g->psp_regnum);
+        request(g, G_PSP, m, now);
+        return;
+    }
+    stack_walked(g, now);
+}
+
+/* The PC is in: the task variable next, while the core is still halted, or the sample. */
+static void pc_known(struct gdb_sampler *g, double now)
+{
+    g->name[0] = '\0';
+    if (g->has_task) {
+        char m[40];
+        snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
+        request(g, G_TAG, m, now);
+        return;
+    }
+    sample_known(g, now);
 }
 
 static void on_packet(void *ctx, const char *d, size_t len)
@@ -357,17 +518,10 @@ static void on_packet(void *ctx, const char *d, size_t len)
         break;
     case G_XML: {
         bool more = d[0] == 'm';
-        if ((d[0] == 'm' || d[0] == 'l') && g->xml_len + len < XML_MAX) {
-            char *x = realloc(g->xml, g->xml_len + len);
-            if (x) {
-                memcpy(x + g->xml_len, d + 1, len - 1);
-                g->xml = x;
-                g->xml_len += len - 1;
-                g->xml[g->xml_len] = '\0';
-                if (!more) /* the whole annex is in: what it includes comes next */
-                    queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
-            }
-        }
+        if ((d[0] == 'm' || d[0] == 'l') && !add_xml(g, d + 1, len - 1))
+            break;
+        if (d[0] == 'l') /* the whole annex is in: what it includes comes next */
+            queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
         if (more && len > 1) {
             read_annex(g, g->xml_len - g->annex_start, now);
             break;
@@ -387,8 +541,15 @@ static void on_packet(void *ctx, const char *d, size_t len)
             fail(g, m);
             break;
         }
+        request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
+        break;
+    case G_VECTORS: {
+        uint32_t v[2];
+        if (hex_le32(d, len, &v[0]) && hex_le32(d + 8, len - 8, &v[1]) && (v[1] & 1u) && v[1] > 1u)
+            g->reset_entry = v[1] & ~1u; /* Thumb code: the address has bit 0 set */
         resume(g, now);
         break;
+    }
     case G_RUNNING: /* it stopped on its own (a breakpoint instruction, a fault): sample it too */
         if (!is_stop_reply(d))
             break;
@@ -413,13 +574,27 @@ static void on_packet(void *ctx, const char *d, size_t len)
             break;
         }
         g->pc = pc;
-        g->name[0] = '\0';
-        if (g->has_task) { /* the task variable next, while the core is still halted */
-            snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
-            request(g, G_TAG, m, now);
+        if (g->reset_entry && pc == g->reset_entry && g->left_entry)
+            g->stats.resets++; /* back at the first instruction after reset: nothing else gets there */
+        g->left_entry = pc != g->reset_entry;
+        if (g->dhcsr >= 0 && now >= g->dhcsr_due) {
+            snprintf(m, sizeof m, "m%x,4", DHCSR_ADDR);
+            request(g, G_DHCSR, m, now);
             break;
         }
-        sample_known(g, now);
+        pc_known(g, now);
+        break;
+    }
+    case G_DHCSR: {
+        uint32_t v;
+        if (!hex_le32(d, len, &v) || !(v & DHCSR_DEBUGEN)) {
+            g->dhcsr = -1; /* unreadable, or not the real register (QEMU reads 0) */
+        } else {
+            g->stats.resets += g->dhcsr > 0 && (v & DHCSR_RESET_ST); /* the first read: since power-on */
+            g->dhcsr = 1;
+        }
+        g->dhcsr_due = now + DHCSR_EVERY;
+        pc_known(g, now);
         break;
     }
     case G_TAG:
@@ -439,8 +614,11 @@ static void on_packet(void *ctx, const char *d, size_t len)
     case G_NAME: {
         size_t k = 0;
         for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
-            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]), c = hi << 4 | lo;
-            if (hi < 0 || lo < 0 || c == 0 || d[0] == 'E')
+            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
+            if (hi < 0 || lo < 0 || d[0] == 'E')
+                break;
+            int c = hi << 4 | lo;
+            if (c == 0)
                 break;
             g->name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
         }
@@ -460,59 +638,19 @@ static void on_packet(void *ctx, const char *d, size_t len)
                 sampled(g, now);
                 return;
             }
-        g->stack_base = g->regs[13];
-        snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
-        request(g, G_STACK, m, now);
+        read_stack_from(g, G_STACK, g->regs[13], now);
         break;
     case G_STACK:
-    case G_PSP_STACK: {
-        /* as much of the stack as the server gave (an error or a short read: less to walk) */
-        g->stack_len = 0;
-        for (size_t i = 0; d[0] != 'E' && i + 1 < len && g->stack_len < STACK_READ; i += 2) {
-            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
-            if (hi < 0 || lo < 0)
-                break;
-            g->stack[g->stack_len++] = (uint8_t)(hi << 4 | lo);
-        }
-        size_t want = g->stack_depth < 64 ? g->stack_depth : 64;
-        bool psp_stop = false;
-        if (g->step == G_PSP_STACK && g->n_callers < want) {
-            /* the interrupted code's frame at PSP: r0-r3, r12, lr, pc, xpsr; then on from there */
-            uint32_t f[8];
-            bool ok = true;
-            for (unsigned k = 0; k < 8 && ok; k++)
-                ok = read_stack(g, g->regs[13] + 4u * k, &f[k]);
-            if (ok && (f[6] & ~1u)) {
-                uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
-                                     g->regs[13] + 32u + ((f[7] & (1u << 9)) ? 4u : 0u), f[5], f[6] & ~1u};
-                /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a
-                 * frame pointer (r7) the handler changed misleads the walk, which then stops */
-                memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
-                g->callers[g->n_callers++] = f[6] & ~1u;
-                memcpy(g->regs, regs, sizeof regs);
-                g->n_callers += g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers + g->n_callers,
-                                          want - g->n_callers, &psp_stop);
-            }
-            psp_stop = false; /* one process stack per sample */
-        } else if (g->step == G_STACK) {
-            g->n_callers = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &psp_stop);
-        }
-        if (psp_stop && g->psp_regnum >= 0 && g->n_callers < want) {
-            snprintf(m, sizeof m, "p%x", g->psp_regnum);
-            request(g, G_PSP, m, now);
-            break;
-        }
-        stack_walked(g, now);
+    case G_PSP_STACK:
+        take_stack(g, d, len);
+        walk_stack(g, now);
         break;
-    }
     case G_PSP:
         if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
             stack_walked(g, now);
             break;
         }
-        g->stack_base = g->regs[13];
-        snprintf(m, sizeof m, "m%x,%x", (unsigned)g->regs[13], STACK_READ);
-        request(g, G_PSP_STACK, m, now);
+        read_stack_from(g, G_PSP_STACK, g->regs[13], now);
         break;
     case G_FAILED:
         break;
@@ -546,11 +684,29 @@ static int connect_tcp(const char *where, char *err, size_t errlen)
     return net_connect(host, colon + 1, true, NULL, err, errlen);
 }
 
+bool gdb_serial_ok(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISCHR(st.st_mode))
+        return true; /* absent: it may be plugged in later */
+    snprintf(err, errlen, "gdb:%s is %s, not a serial port (a terminal or character device)", path,
+             S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "no device");
+    return false;
+}
+
+/* A serial GDB server (Black Magic Probe) is a terminal or another character device: anything else
+ * (a regular file, a directory) is refused before a byte is written, and nothing is ever created. */
 static int open_serial_gdb(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDWR | O_NOCTTY);
+    int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
     if (fd < 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
+        snprintf(err, errlen, "%s", errno == EISDIR ? "a directory, not a serial port" : strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        snprintf(err, errlen, "not a serial port (a terminal or character device)");
+        close(fd);
         return -1;
     }
     struct termios t;
@@ -567,15 +723,22 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
     int fd = where[0] == '/' ? open_serial_gdb(where, err, errlen) : connect_tcp(where, err, errlen);
     if (fd < 0)
         return NULL;
-    struct gdb_sampler *g = calloc(1, sizeof *g);
+    struct gdb_sampler *g = gdb_open_fd(fd, where[0] == '/', rate, now);
     if (!g) {
         close(fd);
         snprintf(err, errlen, "out of memory");
-        return NULL;
     }
+    return g;
+}
+
+struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now)
+{
+    struct gdb_sampler *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); /* a serial port: the socket already is */
     g->fd = fd;
-    g->probe = where[0] == '/';
+    g->probe = probe;
     g->rate = rate;
     g->rnd = 2463534242u;
     g->pc_regnum = g->xpsr_regnum = g->psp_regnum = -1;
@@ -594,7 +757,7 @@ int gdb_wait_ms(const struct gdb_sampler *g, double now)
 {
     double due = g->step == G_RUNNING ? g->next_halt - SHORT_WAIT : g->step == G_FAILED ? now : g->deadline;
     double dt = due - now;
-    return dt <= 0 ? 0 : (int)(dt * 1000.0) + 1;
+    return dt <= 0 ? 0 : dt > 3600 ? 3600000 : (int)(dt * 1000.0) + 1; /* --rate 1e-9: no int overflow */
 }
 
 size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
@@ -606,7 +769,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         ssize_t got = -1;
         /* a bounded read: a server that floods must not keep us from the timeouts below */
         /* replies are read only while a sample's output (a name line and a block) surely fits */
-        for (int k = 0; k < 16 && g->step != G_FAILED && outq_room(&g->out) >= 512 &&
+        for (int k = 0; k < 16 && g->step != G_FAILED && outq_room(&g->out) >= SAMPLE_TEXT_MAX &&
                         (got = read(g->fd, in, sizeof in)) > 0;
              k++) {
             uint64_t bad = g->rsp.stats.bad_checksums, good = g->rsp.stats.packets;
@@ -683,54 +846,82 @@ void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)
     out->noack = g->noack;
 }
 
-/* Wait up to `seconds` for the server's next packet; returns it (in g->rsp.data) or NULL. */
-static const char *await_packet(struct gdb_sampler *g, double seconds)
+void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double end = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + seconds;
-    uint64_t before = g->rsp.stats.packets;
-    while (g->rsp.stats.packets == before) {
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double left = end - ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
-        struct pollfd p = {g->fd, POLLIN, 0};
-        if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
-            return NULL;
-        uint8_t in[512];
-        ssize_t got = read(g->fd, in, sizeof in);
-        if (got <= 0)
-            return NULL;
-        const struct rsp_sink quiet = {NULL, NULL, NULL}; /* no replies to replies here */
-        rsp_feed(&g->rsp, in, (size_t)got, &quiet);
-    }
-    if (!g->noack)
-        send_raw(g, "+", 1);
-    return g->rsp.data;
+    size_t len = strlen(text);
+    if (st->resets && len < n)
+        snprintf(text + len, n - len, "%sthe target reset %llu time%s while sampled: a watchdog that runs while "
+                 "the core is halted? freeze it in debug (STM32: DBGMCU DBG_IWDG_STOP/DBG_WWDG_STOP), or a fault",
+                 len ? "; " : "", (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
 }
 
+/* What gdb_close() waits for: the first reply that is not console output ('O'), or the first stop
+ * reply; acknowledged, and copied before the decoder reuses its buffer. */
+struct close_wait {
+    struct gdb_sampler *g;
+    bool want_stop, got;
+    char reply[16];
+};
+
+static void close_packet(void *ctx, const char *d, size_t len)
+{
+    struct close_wait *w = ctx;
+    if (!w->g->noack)
+        send_raw(w->g, "+", 1);
+    if (w->got || (d[0] == 'O' && len > 1 && d[1] != 'K') || (w->want_stop && !is_stop_reply(d)))
+        return;
+    w->got = true;
+    snprintf(w->reply, sizeof w->reply, "%.*s", (int)(len < 15 ? len : 15), d);
+}
+
+/* Read until that reply came or `until` (on the monotonic clock) passed, whatever the server sends:
+ * a flood, a trickle or nothing. */
+static bool await_reply(struct gdb_sampler *g, double until, struct close_wait *w)
+{
+    const struct rsp_sink sink = {close_packet, NULL, w};
+    while (!w->got) {
+        double left = until - mono_now();
+        struct pollfd p = {g->fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            return false;
+        uint8_t in[512];
+        ssize_t got = read(g->fd, in, sizeof in);
+        if (got <= 0 && !(got < 0 && (errno == EAGAIN || errno == EINTR)))
+            return false;
+        if (got > 0)
+            rsp_feed(&g->rsp, in, (size_t)got, &sink);
+    }
+    return true;
+}
+
+static void send_packet(struct gdb_sampler *g, const char *payload)
+{
+    char frame[32];
+    size_t n = rsp_frame(frame, sizeof frame, payload, strlen(payload));
+    send_raw(g, frame, n);
+}
+
+/* Stop a running target (it listens only then), detach, which lets it run, and if the detach is
+ * not confirmed, resume it: each step within its share of CLOSE_BUDGET, the whole within it. */
 void gdb_close(struct gdb_sampler *g)
 {
     if (!g)
         return;
     if (g->fd >= 0 && !g->exited && !(g->step == G_FAILED && strstr(g->failed, "connection"))) {
-        char frame[32];
-        /* a running target must stop before it listens; then detach, which lets it run */
+        double start = mono_now();
+        struct close_wait stop = {g, true, false, ""}, detach = {g, false, false, ""};
+        g->close_by = start + CLOSE_BUDGET;
         if (g->step == G_RUNNING) {
-            g->step = G_HALTING;
             send_raw(g, "\x03", 1);
-            for (const char *d; (d = await_packet(g, 1.0)) != NULL && !is_stop_reply(d);) {
-            }
+            await_reply(g, start + CLOSE_BUDGET / 2, &stop);
         } else if (g->step != G_FAILED) {
-            await_packet(g, 0.5); /* the reply in flight */
+            stop.want_stop = false;
+            await_reply(g, start + CLOSE_BUDGET / 2, &stop); /* the reply in flight */
         }
-        size_t n = rsp_frame(frame, sizeof frame, "D", 1);
         g->step = G_QUERY; /* not failed: send_raw may still write */
-        send_raw(g, frame, n);
-        const char *d = await_packet(g, 1.0);
-        if (!d || strcmp(d, "OK") != 0) { /* no detach: at least let it run */
-            n = rsp_frame(frame, sizeof frame, "c", 1);
-            send_raw(g, frame, n);
-        }
+        send_packet(g, "D");
+        if (!await_reply(g, g->close_by, &detach) || strcmp(detach.reply, "OK") != 0)
+            send_packet(g, "c"); /* no detach: at least let it run */
     }
     if (g->fd >= 0)
         close(g->fd);

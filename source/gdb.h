@@ -13,9 +13,17 @@
 struct gdb_sampler;
 
 /* Connect to where ("HOST:PORT", or a serial device path such as /dev/ttyACM0) and start the
- * handshake. rate: halts per second on average (0: as fast as the server answers). NULL with a
- * one-line reason in err when it cannot connect. */
+ * handshake. rate: halts per second on average; 0: gentle, paced to keep the core halted about 10 %
+ * of the time (from the measured cost of a halt); negative: as fast as the server answers. NULL
+ * with a one-line reason in err when it cannot connect. */
 struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *err, size_t errlen);
+/* The same over a descriptor already connected to the server (a socket, or a serial port when
+ * probe: a Black Magic Probe, scanned and attached first); it is closed by gdb_close(). NULL when
+ * out of memory (fd left open). For tests and the fuzzer, which talk through a socketpair. */
+struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now);
+/* Whether a serial GDB server's path may be one: a terminal or character device, or nothing yet (it
+ * may be plugged in later). false with a one-line reason for a regular file or a directory. */
+bool gdb_serial_ok(const char *path, char *err, size_t errlen);
 /* Leave the target running and detach (waits a second at most for the server), then free. */
 void gdb_close(struct gdb_sampler *g);
 
@@ -34,6 +42,7 @@ void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset);
  * the walk reached code interrupted on the process stack: PSP ('p', by the target description) and
  * its frame are read, and the walk goes on from there. Samples then come as dump text with a
  * "stack" line. */
+#define GDB_STACK_DEPTH_MAX 64 /* callers a sample's stack may have (a dump text "stack" line's most) */
 typedef size_t (*gdb_unwind_fn)(void *ctx, const uint32_t regs[16],
                                 bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx,
                                 uint32_t *out, size_t max, bool *psp_stop);
@@ -45,11 +54,15 @@ struct gdb_stats {
     double halted_s, running_s; /* wall time with the core stopped by us, and not */
     double first_sample, last_sample;
     uint64_t self_stops;        /* the target stopped without being asked (a breakpoint, a fault) */
+    uint64_t resets;            /* the target reset while sampled (a watchdog running in debug, a fault) */
     uint64_t frames;            /* callers found by the unwinder, over all samples */
     bool stacks_refused;        /* the server would not read the registers ('g'): no stacks */
     int pc_regnum;              /* from the target description (-1: assumed 15) */
     bool noack;
 };
 void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out);
+/* Adds to text (a NUL-terminated line of size n) what the user should know about the target from
+ * st: that it reset while sampled, and the fix. */
+void gdb_advice(const struct gdb_stats *st, char *text, size_t n);
 
 #endif

@@ -47,7 +47,7 @@ struct source {
     uint32_t task_addr;
     int task_name_offset;
     struct ocd_stats ocd_stats;
-    char detail[120];
+    char detail[400];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
     bool failing;           /* it went away by a failure, not by its normal end, and is not back */
 };
@@ -263,6 +263,10 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
         if (where[0] != '/' && (!colon || colon == where || !colon[1] || *end || port < 1 || port > 65535)) {
             snprintf(err, errlen, "source '%s': use gdb:HOST:PORT (a GDB server, port 1 to 65535) or "
                      "gdb:/dev/ttyACM0 (a Black Magic Probe)", spec);
+            free(s);
+            return NULL;
+        }
+        if (where[0] == '/' && !gdb_serial_ok(where, err, errlen)) { /* never written to: refused at once */
             free(s);
             return NULL;
         }
@@ -514,6 +518,12 @@ const char *src_detail(struct source *s, double now)
     s->detail[0] = '\0';
     if (src_halting(s, &rate, &halted))
         snprintf(s->detail, sizeof s->detail, "%.0f halts/s, core halted %.1f %%", rate, 100.0 * halted);
+    if (s->kind == SRC_GDB) { /* a reset while sampled, and its fix */
+        struct gdb_stats st = s->gdb_stats;
+        if (s->gdb)
+            gdb_get_stats(s->gdb, &st);
+        gdb_advice(&st, s->detail, sizeof s->detail);
+    }
     if (s->kind == SRC_OPENOCD) {
         struct ocd_stats st = s->ocd_stats;
         if (s->ocd)

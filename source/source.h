@@ -20,8 +20,8 @@ struct source;
 /* spec: a path, "-" for stdin, "tcp:HOST:PORT", "gdb:HOST:PORT" / "gdb:/dev/ttyACM0" (halting
  * samples through a GDB server), or "openocd:HOST[:PORT]" (DWT_PCSR read through OpenOCD's Tcl
  * server); the last two deliver ITM PC-sample packets. baud: for serial ports (0:
- * 115200). rate: bytes per second for replaying a file, halts per second for a GDB server (0: as
- * fast as possible). Returns NULL with a
+ * 115200). rate: bytes per second for replaying a file, halts per second for a GDB server (0: the
+ * core halted about 10 % of the time; negative: as fast as possible). Returns NULL with a
  * one-line reason in err when the source cannot be used at all (a live source that is merely
  * absent starts in SRC_RECONNECTING instead). */
 struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen);

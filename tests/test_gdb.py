@@ -13,6 +13,7 @@ import tty
 import subprocess
 import sys
 import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -65,7 +66,14 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None, psp=None):
+                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1):
+        self.conns = conns  # connections served, one after the other
+        self.accepted = 0
+        self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
+        self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
+        self.chunk = chunk  # the most of a target description sent in one qXfer reply
+        self.raw = raw or {}  # packet -> the reply sent as it is, however hostile
+        self.xml_of = xml     # annex -> text: a target description of the test's own
         self.memory = memory or {}  # address -> bytes, for 'm' packets
         self.regs = regs  # r0..r15 for 'g' (the pc replaced by the sample's), or None: 'g' unsupported
         self.psp = psp    # the process stack pointer, for 'p' of its number (pc's + 3)
@@ -87,6 +95,8 @@ class FakeServer:
         self.thread.start()
 
     def xml(self, annex):
+        if self.xml_of:
+            return self.xml_of(annex)
         if annex == "target.xml":
             return '<?xml version="1.0"?><target><architecture>arm</architecture>' \
                    '<xi:include href="core.xml"/></target>'
@@ -99,10 +109,22 @@ class FakeServer:
                '<feature name="org.gnu.gdb.arm.m-system">%s</feature>' % (regs, system)
 
     def serve(self):
+        if self.conns > 1:  # when the client is gone, so is the server
+            self.sock.settimeout(3)
+        try:
+            for k in range(self.conns):
+                self.serve_one(k == self.conns - 1)
+        except socket.timeout:
+            self.sock.close()
+
+    def serve_one(self, last):
         if self.serial:
             conn = PtyConn(self.master)
         else:
             conn, _ = self.sock.accept()
+            self.accepted += 1
+            if last and self.conns > 1:  # the last one: a reconnect after it is refused
+                self.sock.close()
             conn.settimeout(20)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         noack, buf, first_reply = False, b"", True
@@ -124,6 +146,9 @@ class FakeServer:
                     if buf[:1] == b"\x03":
                         buf = buf[1:]
                         self.log.append("^C")
+                        if self.hostile:
+                            self.misbehave(conn)
+                            continue
                         self.running = False
                         self.reply(conn, "T02thread:01;", noack)
                         continue
@@ -138,7 +163,12 @@ class FakeServer:
                     if not noack:
                         conn.sendall(b"+")
                     self.log.append(pkt)
+                    if self.hostile == "silence":
+                        continue
                     if self.silent_on and pkt.startswith(self.silent_on):
+                        continue
+                    if pkt in self.raw:
+                        self.reply(conn, self.raw[pkt], noack)
                         continue
                     if pkt.startswith("qSupported"):
                         self.reply(conn, "PacketSize=1000;qXfer:features:read+" +
@@ -150,7 +180,7 @@ class FakeServer:
                         annex, span = pkt[len("qXfer:features:read:"):].split(":")
                         off, length = (int(x, 16) for x in span.split(","))
                         text = self.xml(annex)
-                        part = text[off:off + min(length, 40)]  # small chunks: the client must ask again
+                        part = text[off:off + min(length, self.chunk)]  # small chunks: the client must ask again
                         self.reply(conn, ("m" if off + len(part) < len(text) else "l") + part, noack)
                     elif pkt == "qRcmd,737764705f7363616e":  # monitor swdp_scan
                         for line in ("Target voltage: 3.3V\n", "Available Targets:\n", " 1 ARM Cortex-M\n"):
@@ -170,6 +200,8 @@ class FakeServer:
                             continue
                         pc = self.pcs[self.samples % len(self.pcs)]
                         self.samples += 1
+                        if self.samples == self.hostile_after:
+                            self.hostile, self.armed_at = self.hostile_after_mode, time.monotonic()
                         text = pc.to_bytes(4, "little").hex()
                         if self.corrupt_first and first_reply:
                             first_reply = False
@@ -196,14 +228,31 @@ class FakeServer:
         finally:
             conn.close()
 
+    def misbehave(self, conn):
+        """From the next interrupt on: what a broken or hostile server might do instead of a stop reply."""
+        rng = random.Random(3)
+        if self.hostile == "flood":  # console output ('O' packets), as fast as it goes, never a stop reply
+            while True:
+                conn.sendall(frame("O" + b"log line\n".hex()) * 64)
+        elif self.hostile == "trickle":  # the stop reply, one byte a second
+            for b in frame("T02thread:01;"):
+                conn.sendall(bytes([b]))
+                time.sleep(1)
+        elif self.hostile == "garbage":
+            while True:
+                conn.sendall(bytes(rng.randrange(256) for _ in range(4096)))
+
     def reply(self, conn, text, noack):
         self.last = frame(text)
         conn.sendall(self.last)
 
 
 def sample(server, *extra, seconds=20, elf=ELF, output=("-o", "json")):
-    r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
-                       [server.spec, elf], capture_output=True, text=True, timeout=seconds)
+    try:
+        r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
+                           [server.spec, elf], capture_output=True, text=True, timeout=seconds)
+    except subprocess.TimeoutExpired as e:  # a failure of its check, not of the whole file
+        return None, {}, "timed out after %d s: %s" % (seconds, (e.stderr or b"")[-300:])
     server.thread.join(5)
     return r.returncode, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}), r.stderr
 
@@ -219,7 +268,7 @@ def main():
     code, j, err = sample(srv, "--samples", "600")
     rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
     check("gdb: every sample counted where the server said the PC was (3:2:1)",
-          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %d, %s %s" % (code, rows, err))
+          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %s, %s %s" % (code, rows, err))
     check("gdb: registers numbered from the target description and its include (pc = 15)",
           "pf" in srv.log and any(p.startswith("qXfer:features:read:core.xml") for p in srv.log),
           [p for p in srv.log if p.startswith("q")][:6])
@@ -232,12 +281,12 @@ def main():
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: no-ack mode when the server offers it; pc at the register the description numbers (0x22)",
           code == 0 and j.get("total") == 60 and "QStartNoAckMode" in srv.log and "p22" in srv.log,
-          "exit %d, total %s, %s" % (code, j.get("total"), err.strip()))
+          "exit %s, total %s, %s" % (code, j.get("total"), err.strip()))
 
     srv = FakeServer(pcs, corrupt_first=True)
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: a reply with a bad checksum is asked for again ('-'), not counted",
-          code == 0 and j.get("total") == 60 and srv.nacks == 1, "exit %d, total %s, nacks %d, %s" % (
+          code == 0 and j.get("total") == 60 and srv.nacks == 1, "exit %s, total %s, nacks %d, %s" % (
               code, j.get("total"), srv.nacks, err.strip()))
 
     srv = FakeServer(pcs, refuse_pc=True)
@@ -254,7 +303,7 @@ def main():
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
           code == 0 and j.get("total") == 60 and srv.log[1:3] == ["qRcmd,737764705f7363616e", "vAttach;1"],
-          "exit %d, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
+          "exit %s, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
 
     # --task-var: the task pointer read with every sample, names once from the control block
     if os.path.exists(ELF_TASKS):
@@ -271,7 +320,7 @@ def main():
         names_read = [p for p in srv.log if p.startswith("m%x," % (ta + 4)) or p.startswith("m%x," % (tb + 4))]
         check("gdb --task-var: each sample under the task the variable points to, each name read once",
               code == 0 and rows == {"motor": 67, "link": 33} and len(names_read) == 2 and
-              sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %d, %s, name reads %d, %s" % (
+              sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %s, %s, name reads %d, %s" % (
                   code, rows, len(names_read), err.strip()))
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
@@ -293,13 +342,13 @@ def main():
         rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
         check("gdb --task-var pxCurrentTCB, %s: pcTaskName found 52 bytes in from the DWARF type, names read" % dwarf,
               code == 0 and rows == {"motor": 40, "link": 20} and "pcTaskName, 52 bytes in" in err,
-              "exit %d, %s, %s" % (code, rows, err.strip()))
+              "exit %s, %s, %s" % (code, rows, err.strip()))
     if os.path.exists(ELF_TASKS):  # a void * task variable: no layout to find, and it says so
         var = nm("current_task", ELF_TASKS)
         srv = FakeServer([nm("hot_a", ELF_TASKS) + 4], memory={var: (0x20000100).to_bytes(4, "little")})
         code, j, err = sample(srv, "--samples", "10", "--task-var", "current_task", "--by", "task", elf=ELF_TASKS)
         check("gdb --task-var to a void *: samples kept under the task pointer, 'give --task-name-offset' said",
-              code == 0 and j.get("total") == 10 and "give --task-name-offset" in err, "exit %d, %s" % (code, err))
+              code == 0 and j.get("total") == 10 and "give --task-name-offset" in err, "exit %s, %s" % (code, err))
     # call stacks: the registers and the stack of a core halted in hot_a (a leaf: its caller is in
     # LR), called from main (which saved its LR on the stack, at whatever offset its CFI says)
     dis = subprocess.run(["arm-none-eabi-objdump", "-d", ELF], capture_output=True, text=True).stdout
@@ -318,7 +367,7 @@ def main():
           code == 0 and j.get("total") == 50 and [(x["name"], x["samples"]) for x in work.get("callers", [])] ==
           [("main", 50)] and sum(1 for p in srv.log if p == "g") == 50 and
           sum(1 for p in srv.log if p == "m%x,200" % sp) == 50,
-          "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
+          "exit %s, callers %s, %s" % (code, work.get("callers"), err.strip()))
     # damaged call-frame information: random bytes over .debug_frame; a walk may stop early or go
     # astray, the tool must go on (this file also runs under ASan in make test)
     sh = subprocess.run(["arm-none-eabi-readelf", "-S", "-W", ELF], capture_output=True, text=True).stdout
@@ -354,7 +403,7 @@ def main():
           "(hot_a's caller is the interrupted main)",
           code == 0 and [(x["name"], x["samples"]) for x in work.get("callers", [])] == [("main", 20)] and
           sum(1 for p in srv.log if p == "p12") == 20 and sum(1 for p in srv.log if p == "m%x,200" % psp) == 20,
-          "exit %d, callers %s, %s" % (code, work.get("callers"), err.strip()))
+          "exit %s, callers %s, %s" % (code, work.get("callers"), err.strip()))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
                        text=True, timeout=20)
     check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
@@ -362,7 +411,7 @@ def main():
     srv = FakeServer([a + 4])
     code, j, err = sample(srv, "--samples", "20")
     check("gdb: a server without 'g': samples go on without stacks, and it says so",
-          code == 0 and j.get("total") == 20 and "no call stacks" in err, "exit %d, %s" % (code, err.strip()))
+          code == 0 and j.get("total") == 20 and "no call stacks" in err, "exit %s, %s" % (code, err.strip()))
     r = subprocess.run([TOOL, "--batch", "--task-var", "no_such_variable", "gdb:127.0.0.1:1", ELF],
                        capture_output=True, text=True, timeout=20)
     check("gdb --task-var naming no variable: refused, naming it", r.returncode == 2 and
@@ -375,7 +424,278 @@ def main():
     code = subprocess.run([TOOL, "--batch", "gdb:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
+    serial_path_checks()
+    hostile_reply_checks(pcs)
+    big_description_checks(pcs)
+    deep_stack_checks()
+    gentle_checks(pcs)
+    close_checks(pcs)
     return 1 if harness.failed else 0
+
+
+def sanitizer_quiet(code, err):
+    return code == 0 and "runtime error" not in err and "Sanitizer" not in err
+
+
+def hostile_reply_checks(pcs):
+    """Replies no sane server sends, which the ASan/UBSan build (make test runs this file with it too)
+    must take as calmly as the plain one."""
+    if os.path.exists(ELF_TASKS):
+        var, ta = nm("current_task", ELF_TASKS), 0x20000100
+        srv = FakeServer([nm("hot_a", ELF_TASKS) + 4], memory={var: ta.to_bytes(4, "little")},
+                         raw={"m%x,10" % (ta + 4): "zz6f746f72"})
+        code, j, err = sample(srv, "--samples", "20", "--task-var", "current_task", "--task-name-offset", "4",
+                              "--by", "task", elf=ELF_TASKS)
+        check("gdb --task-var: a task name read answered with non-hex: no undefined shift, samples kept",
+              sanitizer_quiet(code, err) and j.get("total") == 20, "exit %s, total %s, %s" % (
+                  code, j.get("total"), err.strip()[-300:]))
+    else:
+        check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
+
+    def huge_regnum(annex):
+        regs = '<reg name="r0" bitsize="32" regnum="2147483647"/><reg name="r1" bitsize="32"/>'
+        return '<target><feature name="org.gnu.gdb.arm.m-profile">%s<reg name="pc" bitsize="32"/>' \
+               '</feature></target>' % regs
+    srv = FakeServer(pcs, xml=huge_regnum)
+    code, j, err = sample(srv, "--samples", "30", "--stack-depth", "0")
+    check('gdb: a target description with regnum="2147483647": no signed overflow, pc assumed at 15',
+          sanitizer_quiet(code, err) and j.get("total") == 30 and "pf" in srv.log,
+          "exit %s, total %s, %s" % (code, j.get("total"), err.strip()[-300:]))
+
+
+def big_description_checks(pcs):
+    """A target description over many qXfer replies and past 64 KiB (here 200 KB, the pc numbered at
+    its very end) is read to its end, each piece once; one that never ends is refused with an error."""
+    pad = "<!-- %s -->" % ("x" * 200000)
+
+    def big(annex):
+        return '<target><feature name="org.gnu.gdb.arm.m-profile">%s<reg name="pc" bitsize="32" regnum="34"/>' \
+               '</feature></target>' % pad
+    srv = FakeServer(pcs, xml=big, chunk=4000, pc_regnum=0x22)
+    code, j, err = sample(srv, "--samples", "30", "--stack-depth", "0")
+    reads = [p for p in srv.log if p.startswith("qXfer:features:read:")]
+    check("gdb: a 200 KB target description is read to its end, each piece asked for once (pc = 0x22 from its end)",
+          code == 0 and j.get("total") == 30 and "p22" in srv.log and len(reads) == len(set(reads)) and
+          len(reads) <= len(big("target.xml")) // 4000 + 2,
+          "exit %s, total %s, %d reads (%d distinct), %s" % (code, j.get("total"), len(reads), len(set(reads)),
+                                                             err.strip()[-200:]))
+
+    def endless(annex):
+        return '<target>' + "<!-- more -->" * 200000  # 2.6 MB, never ended by 'l' within any sane bound
+    srv = FakeServer(pcs, xml=endless, chunk=4000, conns=1000)
+    code, j, err = sample(srv, "--duration", "4")
+    reads = [p for p in srv.log if p.startswith("qXfer:features:read:")]
+    check("gdb: a target description past the limit is refused with an error naming it, not asked for forever",
+          code != 0 and "target description" in err and len(reads) <= srv.accepted * ((1 << 20) // 4000 + 2) and
+          not srv.samples,
+          "exit %s, %d reads over %d connections, %s" % (code, len(reads), srv.accepted, err.strip()[-200:]))
+
+
+DEEP_ASM = """    .syntax unified
+    .thumb
+    .cfi_sections .debug_frame
+    .text
+    .global Reset_Handler
+    .thumb_func
+    .type Reset_Handler, %function
+Reset_Handler:
+    movs r0, #100
+    bl deep
+.Lafter_main:
+    b Reset_Handler
+    .size Reset_Handler, . - Reset_Handler
+
+    .global deep
+    .thumb_func
+    .type deep, %function
+deep:
+    .cfi_startproc
+    push {r4, lr}
+    .cfi_def_cfa_offset 8
+    .cfi_offset 4, -8
+    .cfi_offset 14, -4
+    sub sp, sp, #56
+    .cfi_def_cfa_offset 64
+    subs r0, r0, #1
+    beq 1f
+    bl deep
+.Lafter_deep:
+    b 2f
+1:  bl leaf
+.Lafter_leaf:
+2:  add sp, sp, #56
+    pop {r4, pc}
+    .cfi_endproc
+    .size deep, . - deep
+
+    .global leaf
+    .thumb_func
+    .type leaf, %function
+leaf:
+    .cfi_startproc
+    nop
+    nop
+    bx lr
+    .cfi_endproc
+    .size leaf, . - leaf
+"""
+
+
+def deep_stack_checks():
+    """--stack-depth N gives N callers up to its maximum, 64, however much stack they take: a
+    recursion 100 deep with 64-byte frames (6.4 KB, the CFI written by hand) is read piece by piece
+    as far as the walk needs, and no further."""
+    work = os.path.join(ROOT, "build", "gdb-test")
+    os.makedirs(work, exist_ok=True)
+    src, elf = os.path.join(work, "deep.S"), os.path.join(work, "deep.elf")
+    open(src, "w").write(DEEP_ASM)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-g", "-nostdlib", "-Wl,-Ttext=0x08000000",
+                    "-Wl,-e,Reset_Handler", src, "-o", elf], check=True)
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", elf], capture_output=True, text=True).stdout
+    calls = re.findall(r"^ *([0-9a-f]+):.*\sbl\s+[0-9a-f]+ <(\w+)>", dis, re.M)  # main's, deep's and leaf's
+    after_main, after_deep, after_leaf = (int(a, 16) + 4 for a, _ in calls)
+    sp, depth = 0x20001000, 100
+    stack = b""
+    for k in range(depth):  # each frame: 56 bytes of locals and r4 (60 bytes), then the return address
+        ret = (after_deep if k < depth - 1 else after_main) | 1
+        stack += bytes(60) + ret.to_bytes(4, "little")
+    memory = {sp + off: stack[off:] for off in range(0, len(stack), 512)}
+    regs = [0] * 13 + [sp, after_leaf | 1, 0]
+    for want in (50, 64):
+        srv = FakeServer([nm("leaf", elf) + 2], memory=memory, regs=regs)
+        try:
+            r = subprocess.run([TOOL, "--batch", "-o", "folded", "--samples", "10", "--stack-depth", str(want),
+                                srv.spec, elf], capture_output=True, text=True, timeout=20)
+            code, out, err = r.returncode, r.stdout, r.stderr
+        except subprocess.TimeoutExpired:
+            code, out, err = None, "", "timed out"
+        stacks = [ln.rsplit(" ", 1)[0].split(";") for ln in out.splitlines() if ln.strip()]
+        reads = sum(1 for p in srv.log if p.startswith("m2"))  # the stack (at 0x2000xxxx), not the vectors
+        need = (want * 64 + 511) // 512  # the pieces the walk needs: 64 bytes a frame
+        check("gdb --stack-depth %d: %d callers in every sample (a 6.4 KB stack read as far as needed: %d reads)" % (
+              want, want, need), code == 0 and len(stacks) == 1 and stacks[0][-1] == "leaf" and
+              len(stacks[0]) - 1 == want and reads == 10 * need,
+              "exit %s, callers %s, %d reads, %s" % (code, [len(x) - 1 for x in stacks], reads, err.strip()[-200:]))
+    r = subprocess.run([TOOL, "--batch", "--stack-depth", "65", "gdb:127.0.0.1:1", ELF], capture_output=True,
+                       text=True, timeout=20)
+    check("--stack-depth 65: refused, naming the maximum (64)", r.returncode == 2 and "64" in r.stderr and
+          "--stack-depth" in r.stderr, r.stderr.strip())
+
+
+def qemu_share(*extra):
+    """The halted share cmprof-top measured (and its report) on the gdb_loops firmware in QEMU."""
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor", "none",
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", ELF,
+                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):  # until its gdbstub listens
+            with socket.socket() as sk:
+                if sk.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4"] + list(extra) +
+                           ["gdb:127.0.0.1:%d" % port, ELF], capture_output=True, text=True, timeout=60)
+        j = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+        return r.returncode, j.get("halting", {}).get("halted_percent"), j, r.stderr
+    finally:
+        q.kill()
+        q.wait()
+
+
+def gentle_checks(pcs):
+    """Halting is gentle by default: the core halted at most about 10 % of the time, paced by what a
+    halt costs; --rate max goes flat out. A target that resets while sampled is said, with the fix."""
+    code, share, j, err = qemu_share()
+    check("gdb, QEMU: by default the core is halted at most ~10 % of the time (<= 12 %)",
+          code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0 and
+          "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
+              code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
+    code, share, j, err = qemu_share("--rate", "max")
+    check("gdb, QEMU: --rate max halts flat out (over 12 % halted)", code == 0 and share is not None and share > 12,
+          "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
+    for bad in ("0", "-1"):
+        r = subprocess.run([TOOL, "--batch", "--rate", bad, "gdb:127.0.0.1:1", ELF], capture_output=True,
+                           text=True, timeout=20)
+        check("--rate %s: refused, naming --rate" % bad, r.returncode == 2 and "--rate" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+
+    dhcsr = iter(range(1 << 30))
+    regs = {0xE000EDF0: lambda: (0x00030003 | (1 << 25 if next(dhcsr) in (0, 1) else 0)).to_bytes(4, "little")}
+    srv = FakeServer(pcs, memory=regs)
+    code, j, err = sample(srv, "--duration", "3")
+    detail = j.get("source_detail", "")
+    check("gdb: a reset flagged by the core (DHCSR.S_RESET_ST, the power-on one aside): said, with the fix",
+          code == 0 and "reset 1 time " in detail and "DBGMCU" in detail, "exit %s, %s %s" % (
+              code, detail, err.strip()[-200:]))
+    entry = 0x08000101
+    srv = FakeServer(pcs[:5] + [entry & ~1], memory={0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")})
+    code, j, err = sample(srv, "--samples", "60")
+    detail = j.get("source_detail", "")
+    check("gdb: the PC back at the reset handler's first instruction (from the vector table): 10 resets said",
+          code == 0 and "reset 10 times" in detail and "watchdog" in detail, "exit %s, %s %s" % (
+              code, detail, err.strip()[-200:]))
+    srv = FakeServer(pcs, memory={0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")})
+    code, j, err = sample(srv, "--samples", "60")
+    check("gdb: a program that never comes back to its reset handler: no reset said",
+          code == 0 and j.get("total") == 60 and "reset" not in j.get("source_detail", ""),
+          "exit %s, %s" % (code, j.get("source_detail")))
+
+
+def close_checks(pcs):
+    """Whatever the server does when asked to stop at the end (floods console output, says nothing,
+    trickles, sends garbage), cmprof-top exits within 2 s of its last sample (--samples reached: the
+    target running, as after q or a signal), having sent the detach (and a resume). --rate 20: the
+    next sampling halt is far off when the end comes, so the interrupt the server meets is the end's."""
+    for mode in ("flood", "silence", "trickle", "garbage"):
+        srv = FakeServer(pcs)
+        srv.hostile_after, srv.hostile_after_mode = 10, mode
+        p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--rate", "20", "--samples", "10", srv.spec, ELF],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=30)
+            took = time.monotonic() - srv.armed_at if srv.armed_at else None
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            took = None
+        if mode == "silence":  # it reads on: all the tool sent is in its log once the connection ends
+            srv.thread.join(5)
+        last = max((k for k, x in enumerate(srv.log) if x == "^C"), default=len(srv.log))
+        sent = srv.log[last:]  # from the last interrupt (the end's) on
+        check("gdb: ending with a server that %s: exits within 2 s of the last sample%s" % (
+              {"flood": "floods console output", "silence": "goes silent", "trickle": "trickles a byte a second",
+               "garbage": "sends garbage"}[mode], ", detach and resume sent" if mode == "silence" else ""),
+              p.returncode == 0 and took is not None and took < 2.0 and (mode != "silence" or sent[-2:] == ["D", "c"]),
+              "exit %s, took %s s, sent after the interrupt %s, %s" % (
+                  p.returncode, "%.2f" % took if took is not None else "over 30", sent[:6], err.strip()[-200:]))
+
+
+def serial_path_checks():
+    """gdb:PATH talks only to a terminal or character device: a regular file (here a copy of the ELF
+    itself) or a directory is refused in one line, never written to, and nothing is created."""
+    work = os.path.join(ROOT, "build", "gdb-test")
+    os.makedirs(work, exist_ok=True)
+    copy = os.path.join(work, "not_a_port.elf")
+    clean = open(ELF, "rb").read()
+    open(copy, "wb").write(clean)
+    for what, path in (("a regular file (the ELF)", copy), ("a directory", work)):
+        r = subprocess.run([TOOL, "--batch", "--duration", "2", "gdb:" + path, copy], capture_output=True, text=True,
+                           timeout=20)
+        lines = r.stderr.strip().splitlines()
+        check("gdb:PATH naming %s: refused in one line, the file unchanged" % what,
+              r.returncode != 0 and len(lines) == 1 and "not a serial port" in r.stderr and
+              open(copy, "rb").read() == clean, "exit %s, %s" % (r.returncode, lines))
+    missing = os.path.join(work, "no_such_port")
+    if os.path.exists(missing):
+        os.unlink(missing)
+    r = subprocess.run([TOOL, "--batch", "--duration", "1", "gdb:" + missing, copy], capture_output=True, text=True,
+                       timeout=20)
+    check("gdb:PATH naming nothing: nothing created", r.returncode != 0 and not os.path.exists(missing),
+          "exit %s, %s" % (r.returncode, r.stderr.strip()))
 
 
 if __name__ == "__main__":
