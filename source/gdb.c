@@ -903,6 +903,25 @@ static void send_packet(struct gdb_sampler *g, const char *payload)
 
 /* Stop a running target (it listens only then), detach, which lets it run, and if the detach is
  * not confirmed, resume it: each step within its share of CLOSE_BUDGET, the whole within it. */
+/* Let the last packets reach the server before the socket goes: closing a socket with unread input
+ * (a console flood) sends a reset, and the server may drop the 'D' or 'c' still in its queue. So
+ * the sending side is shut first and what the server still sends is read until it closes, or until
+ * `until`. A serial line has no such reset: nothing to do there. */
+static void drain_before_close(int fd, double until)
+{
+    if (shutdown(fd, SHUT_WR) != 0)
+        return; /* not a socket */
+    char junk[4096];
+    for (double left; (left = until - mono_now()) > 0;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            return;
+        ssize_t n = read(fd, junk, sizeof junk);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return;
+    }
+}
+
 void gdb_close(struct gdb_sampler *g)
 {
     if (!g)
@@ -922,6 +941,8 @@ void gdb_close(struct gdb_sampler *g)
         send_packet(g, "D");
         if (!await_reply(g, g->close_by, &detach) || strcmp(detach.reply, "OK") != 0)
             send_packet(g, "c"); /* no detach: at least let it run */
+        double now = mono_now();
+        drain_before_close(g->fd, (now < g->close_by ? now : g->close_by) + 0.2); /* 0.2 s past the budget at most */
     }
     if (g->fd >= 0)
         close(g->fd);
