@@ -232,13 +232,14 @@ def stop_tests():
     server and one flooding 'O' packets: out within 2 s, the target left running ('c' or 'D')."""
     pcs = [pc_of("hot_a") + 4, pc_of("hot_b") + 2]
     # in ack mode a flood is still unread when the tool closes: the close must not reset the
-    # connection before the server has its 'D' or 'c'
+    # connection before the server has its 'D' or 'c'. --rate max: a flood makes each halt slow, and
+    # the gentle default would then take its 20 samples too slowly for this test of the close.
     for flood, noack in ((False, True), (True, True), (True, False)):
         kind = ("a server flooding O packets" if flood else "a polite server") + ("" if noack else " in ack mode")
         for sig in STOPS:
             name = signal.Signals(sig).name
             stub = GdbStub(pcs, flood=flood, offer_noack=noack)
-            p = subprocess.Popen([TOOL, "--batch", "-o", "json", stub.spec, ELF], stdout=subprocess.PIPE,
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--rate", "max", stub.spec, ELF], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE)
             started = stub.wait_samples(20)
             code, took, j, err = stop(p, sig)
@@ -253,7 +254,7 @@ def stop_tests():
         for sig in STOPS + ("q",):
             name = signal.Signals(sig).name if sig != "q" else "key q"
             stub = GdbStub(pcs, flood=flood, offer_noack=noack)
-            live = Live([stub.spec, ELF])
+            live = Live(["--rate", "max", stub.spec, ELF])
             started = stub.wait_samples(20) and live.shown("hot_a")
             t0 = time.monotonic()
             if sig == "q":
