@@ -51,7 +51,6 @@ static void usage(FILE *f)
           "  --diff BASE.json   compare each row with a saved report (-o json): base share, change, and\n"
           "                     '*' when the change is significant at 95 % (two-proportion test)\n"
           "  --fail-if-slower PCT  with --diff: exit 3 when a row grows significantly by more than PCT %\n"
-          "  --record FILE      also write the raw input to FILE: replaying it gives the same profile\n"
           "  --save-dir DIR     where key o saves its snapshots (default: the current directory)\n"
           "  --record FILE      also write the raw input to FILE: replaying it gives the same profile (never\n"
           "                     over the source, the ELF or --diff's file; over another file only with --force)\n"
