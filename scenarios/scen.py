@@ -721,12 +721,15 @@ if __name__ == "__main__":
         sys.exit(1 if run_all(names) else 0)
     elif cmd == "build-demo":
         print(build(DEMO))
+    elif cmd == "build-demo-plain":  # the same firmware with no cmprof code, for make demo TARGET=gdb
+        print(build(scenario("demo_plain", "demo", lib=False, NO_CMPROF=1)))
     elif cmd == "build-demo-a" and len(sys.argv) == 3 and sys.argv[2] in ("cortex-a15", "cortex-a7"):
         print(build_virt("demo_" + sys.argv[2], cpu=sys.argv[2], **DEMO_A))
     elif cmd in ("report", "check"):
         import scen_check
         sys.exit(scen_check.main(cmd))
     else:
-        print("usage: scen.py run [NAME...] | report | check | build-demo | build-demo-a cortex-a15|cortex-a7",
+        print("usage: scen.py run [NAME...] | report | check | build-demo | build-demo-plain | "
+              "build-demo-a cortex-a15|cortex-a7",
               file=sys.stderr)
         sys.exit(2)

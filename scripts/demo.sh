@@ -9,6 +9,8 @@
 #   TARGET=cortex-m4 (default): the motor-controller demo on an STM32F4 board, sampled by SysTick
 #   TARGET=cortex-a15 | cortex-a7: a control loop and a CRC on QEMU's virt board, sampled by the
 #                                  PMU's cycle counter overflowing into the GIC
+#   TARGET=gdb: the cortex-m4 demo built with no cmprof code at all, sampled by halting it through
+#               QEMU's gdbstub (the probe path: what cmprof-top does with OpenOCD, pyOCD or J-Link)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${TARGET:-cortex-m4}
@@ -17,12 +19,28 @@ cortex-m4)
     elf=$(python3 scenarios/scen.py build-demo)
     machine=(-M netduinoplus2)
     budgets=(--budget control=2.5 --budget crc_frame=30) ;;
+gdb)
+    elf=$(python3 scenarios/scen.py build-demo-plain)
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    # -S: halted at reset until cmprof-top attaches; -singlestep: a halt lands on any instruction
+    qemu-system-arm -M netduinoplus2 -display none -monitor none -serial null -icount shift=0 -singlestep \
+        -kernel "$elf" -gdb "tcp:127.0.0.1:$port" -S &
+    qemu=$!
+    trap 'kill $qemu 2>/dev/null; wait $qemu 2>/dev/null' EXIT
+    for _ in $(seq 100); do  # until the gdbstub listens
+        python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' \
+            "$port" 2>/dev/null && break
+        kill -0 $qemu 2>/dev/null || exit 1
+        sleep 0.05
+    done
+    build/cmprof-top --task-var current_task --task-name-offset 4 "$@" "gdb:127.0.0.1:$port" "$elf"
+    exit ;;
 cortex-a15 | cortex-a7)
     elf=$(python3 scenarios/scen.py build-demo-a "$target")
     machine=(-M virt -cpu "$target" -net none)
     budgets=() ;;
 *)
-    echo "demo: TARGET is cortex-m4 (the default), cortex-a15 or cortex-a7, not '$target'" >&2
+    echo "demo: TARGET is cortex-m4 (the default), cortex-a15, cortex-a7 or gdb, not '$target'" >&2
     exit 2 ;;
 esac
 log=$(mktemp)

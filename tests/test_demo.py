@@ -134,9 +134,29 @@ def live_view():
                                                                           again.get("losses")))
 
 
+def gdb_demo():
+    """make demo TARGET=gdb: the demo built with no cmprof code, sampled through QEMU's gdbstub by
+    the gentle default: its functions and tasks, and the core halted about 10 % of the time."""
+    nm = subprocess.run(["arm-none-eabi-nm", subprocess.run([sys.executable, "scenarios/scen.py", "build-demo-plain"],
+                                                            cwd=ROOT, capture_output=True, text=True,
+                                                            check=True).stdout.strip()],
+                        capture_output=True, text=True).stdout
+    check("demo gdb: the firmware has no cmprof code", " cmprof_" not in nm and " crc32" in nm)
+    p = subprocess.run(["scripts/demo.sh", "--batch", "--duration", "3", "-o", "json", "--by", "task"], cwd=ROOT,
+                       env=dict(os.environ, TARGET="gdb"), capture_output=True, text=True, timeout=120)
+    j = json.loads(p.stdout) if p.returncode == 0 and p.stdout.startswith("{") else {}
+    tasks = {r["name"] for r in j.get("rows", [])}
+    halted = j.get("halting", {}).get("halted_percent", 100)
+    check("demo gdb: a report of the demo's tasks, the core halted at most 12 % of the time",
+          j.get("total", 0) > 50 and {"motor", "link"} <= tasks and halted <= 12,
+          "exit %d, total %s, tasks %s, halting %s, %s" % (p.returncode, j.get("total"), sorted(tasks),
+                                                          j.get("halting"), p.stderr.strip()[-200:]))
+
+
 def main():
     for target in ("cortex-m4", "cortex-a15"):
         demo(target)
+    gdb_demo()
     live_view()
     return 1 if harness.failed else 0
 
