@@ -49,6 +49,11 @@ echo "== build"
 step "build cmprof-top" make -s tool
 step "build unit tests" make -s unit
 
+# the scenarios' firmware and captures first: some unit tests read their ELFs (test_view's window and
+# by-file tests read build/scenarios/stream/fw.elf)
+echo "== QEMU scenario runs"
+step "scenario runs" python3 scenarios/scen.py run
+
 echo "== unit tests"
 for kind in plain asan; do
     for t in build/tests/$kind/test_*; do
@@ -96,7 +101,6 @@ step "build-id snippet" python3 tests/test_build_id.py
 step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
 
 echo "== QEMU scenarios"
-step "scenario runs" python3 scenarios/scen.py run
 step "scenario checks" python3 scenarios/scen.py check
 
 echo "== cmprof-top"
