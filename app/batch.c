@@ -398,11 +398,15 @@ void batch_report(const struct batch_options *o, struct prof *p, const struct in
         if (prof_sleep(p))
             fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(p));
         print_sections(out, in);
-        if (o->halting)
+        const char *reset = o->source_detail ? strstr(o->source_detail, "the target reset") : NULL;
+        if (o->halting) {
             fprintf(out, "halting: %.0f halts/s, the core halted %.1f %% of the time\n", o->halt_rate,
                     100.0 * o->halted_share);
-        else if (o->source_detail && *o->source_detail)
+            if (reset) /* the gdb: source's advice after its figures */
+                fprintf(out, "warning: %s\n", reset);
+        } else if (o->source_detail && *o->source_detail) {
             fprintf(out, "source: %s\n", o->source_detail);
+        }
         if (prof_overhead(p) > 0)
             fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n",
                     100.0 * prof_overhead(p));

@@ -206,7 +206,7 @@ struct run_end {
     char state[700];     /* what the source was doing at the end */
     char before[600];    /* why it went away before, when it is back since */
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
-    char detail[120];
+    char detail[400];     /* src_detail(): the figures, and a reset's advice after them */
     bool halting;
     double halt_rate, halted_share;
     bool gave_up;        /* batch: never reached within --connect-timeout */

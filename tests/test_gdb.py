@@ -638,6 +638,12 @@ def gentle_checks(pcs):
     check("gdb: the PC back at the reset handler's first instruction (from the vector table): 10 resets said",
           code == 0 and "reset 10 times" in detail and "watchdog" in detail, "exit %s, %s %s" % (
               code, detail, err.strip()[-200:]))
+    srv = FakeServer(pcs[:5] + [entry & ~1], memory={0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")})
+    r = subprocess.run([TOOL, "--batch", "--samples", "60", srv.spec, ELF], capture_output=True, text=True, timeout=20)
+    srv.thread.join(5)
+    check("gdb: the table report says the resets too, with the fix",
+          r.returncode == 0 and re.search(r"^warning: the target reset 10 times .*DBGMCU", r.stdout, re.M),
+          "exit %s, %s" % (r.returncode, r.stdout.strip().splitlines()[-3:]))
     srv = FakeServer(pcs, memory={0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")})
     code, j, err = sample(srv, "--samples", "60")
     check("gdb: a program that never comes back to its reset handler: no reset said",
