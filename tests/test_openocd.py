@@ -367,7 +367,8 @@ def restored_after_a_drop(burst):
     At exit every register the tool wrote holds the value the first connection found."""
     target = Target(0x00000400)  # VC_HARDERR set, trace off
     srv = HostileServer(burst, target, lambda conn, n: "drop" if conn == 0 and n == 4 else "answer")
-    code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, "--samples", "600")
+    # --duration: a batch reconnects only while a duration bounds it (else a closed connection ends it)
+    code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, "--samples", "600", "--duration", "30")
     srv.stop()
     written = sorted({int(m, 16) for c in srv.log for m in re.findall(r"write_memory (0x[0-9a-f]+)", c)})
     check("openocd: a dropped connection, then TRCENA found on: the second connection sampled",
