@@ -62,6 +62,8 @@ def main():
     for k, (parts, what) in enumerate(cases):
         port = tcp_server(parts, 1.0)
         rec = os.path.join(TMP, "session%d.rec" % k)
+        if os.path.exists(rec):  # an earlier run's (the plain build's, before the ASan one): never written over
+            os.unlink(rec)
         code, j, err = batch("tcp:127.0.0.1:%d" % port, elf, "--duration", "3", "--record", rec)
         got = profile(j)
         check("orbflow on tcp: %s: detected, every sample counted" % what,
