@@ -531,7 +531,7 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
             return;
         }
         d->task_tags[t] = (uint32_t)v;
-        d->slash_named |= t == 63;
+        d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
         struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
                        .offset = d->line_offset};
         ev_emit(sink, &e);

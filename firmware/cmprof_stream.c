@@ -427,7 +427,8 @@ static uint32_t register_task(const void *tag, const char *name)
         hash_insert(i);
         stream.last_valid = false; /* the cached answer may have been "no slot" for this tag */
     } else {
-        stream.table_full = stream.full_pending = true;
+        stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
+        stream.table_full = true;
     }
     if (i != NO_SLOT)
         stream.names[i] = name;

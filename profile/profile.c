@@ -1294,8 +1294,8 @@ static struct unnamed count_unnamed(const struct prof *p)
 static void unnamed_cause(const struct prof *p, const struct unnamed *u, char *buf, size_t len)
 {
     if (u->unsent || p->table_full)
-        snprintf(buf, len, "the firmware's task table was full%s (raise CMPROF_STREAM_TASKS)%s",
-                 p->table_full ? "" : " (62 slots before issue 30)", u->unsent ? "; no tag was sent" : "");
+        snprintf(buf, len, "the firmware's task table was full (%sraise CMPROF_STREAM_TASKS)%s",
+                 p->table_full ? "" : "62 slots before issue 30; ", u->unsent ? ", so no tag was sent" : "");
     else if (u->zero >= u->all / 2)
         snprintf(buf, len, "tag 0: samples taken before the RTOS ran its first task (start sampling after the "
                  "scheduler starts)");

@@ -107,6 +107,7 @@ step "hardening" python3 tests/test_hardening.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "diff and the regression gate" python3 tests/test_diff.py
+step "unnamed task tags" python3 tests/test_unnamed_tags.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
@@ -114,6 +115,7 @@ step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.p
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
+step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py
 
 echo "== live view (tmux)"

@@ -288,6 +288,12 @@ static void test_take_copies_in_order_across_the_wrap(void)
     CHECK(cmprof_stream_pending() == 0 && cmprof_stream_take(pcs, tags, 64) == 0);
 }
 
+#ifdef CMPROF_STREAM_TASKS
+#define FIELD_TABLE CMPROF_STREAM_TASKS
+#else
+#define FIELD_TABLE 254 /* the library's default */
+#endif
+
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
 /* Issue 7: hundreds of tasks, created and deleted over time: every sample keeps its own task. */
 static char tcbs[400][16]; /* stand-ins for task control blocks */
@@ -339,6 +345,113 @@ static void test_hundreds_of_tasks_come_and_go(void)
     free(log.buf);
 }
 #endif
+
+/* Issue 30: stand-ins for the control blocks of a large RTOS application, its task names, and
+ * the tag of each sample (its PC says which: 0x08010000 + 2 * the tag's number). */
+#define FIELD_TASKS 320
+static char field_tcbs[FIELD_TASKS][16], field_names[FIELD_TASKS][16];
+static char never_named[16];
+#define FIELD_PC(t) (0x08010000u + 2u * (uint32_t)(t))
+
+/* One tick for tag number t: FIELD_TASKS is an interrupt (exception 22), FIELD_TASKS + 1 a tag
+ * that was never named. */
+static void field_tick(int t)
+{
+    if (t == FIELD_TASKS) {
+        cmprof_tick_frame(FIELD_PC(t), 0x01000016u);
+        return;
+    }
+    test_tag = t == FIELD_TASKS + 1 ? never_named : field_tcbs[t];
+    cmprof_tick_frame(FIELD_PC(t), 0x01000000u);
+}
+
+static uint32_t field_tag(int t)
+{
+    return t == FIELD_TASKS ? 0xFFFFFE16u : (uint32_t)(uintptr_t)(t == FIELD_TASKS + 1 ? never_named : field_tcbs[t]);
+}
+
+/* Samples whose decoded tag is not the one their PC says they were taken with; *unsent: those that
+ * came with no tag ('/'). */
+static unsigned field_misattributed(const struct evlog *log, unsigned *unsent)
+{
+    unsigned wrong = 0;
+    *unsent = 0;
+    for (const char *p = strstr(log->buf, "a=0801"); p; p = strstr(p + 1, "a=0801")) {
+        unsigned a, tag;
+        if (sscanf(p, "a=%x t=%x", &a, &tag) != 2)
+            continue;
+        int t = (int)((a - 0x08010000u) / 2u);
+        if (tag == EV_TAG_UNSENT)
+            (*unsent)++;
+        else
+            wrong += tag != field_tag(t);
+    }
+    return wrong;
+}
+
+/* 200 tasks named from the kernel's create hook, an interrupt, and a tag never named: every
+ * sample keeps its own tag (firmware before issue 30: tasks past 62 and the interrupt shared one
+ * "unknown" index, shown as tag 0). The unnamed tag goes out under its own value, named "?". */
+static void test_field_tasks_keep_their_tags(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    for (int t = 0; t < 200; t++) {
+        snprintf(field_names[t], sizeof field_names[t], "f%03d", t);
+        cmprof_stream_task_later(field_tcbs[t], field_names[t]);
+    }
+    for (int k = 0; k < 4000; k++) {
+        int t = (k * 7) % 202;
+        field_tick(t < 200 ? t : FIELD_TASKS + (t - 200));
+        cmprof_stream_drain(capture, 1);
+    }
+    cmprof_stream_flush(capture);
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    unsigned unsent;
+    CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 4000);
+    CHECK(field_misattributed(&log, &unsent) == 0 && unsent == 0);
+    char unnamed[40];
+    snprintf(unnamed, sizeof unnamed, " %08x ?!", (unsigned)(uintptr_t)never_named);
+    CHECK(strstr(out, unnamed) != NULL && strstr(out, "@full") == NULL);
+    text_free(&d);
+    free(log.buf);
+    for (int t = 0; t < 200; t++)
+        cmprof_stream_task_gone(field_tcbs[t]);
+}
+
+/* More tasks than the table holds: the stream says so (@full tasks=N), and the samples of tasks
+ * with no slot go out with no tag, which the host counts; none lands on another task's name. */
+static void test_full_table_is_said(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    for (int t = 0; t < FIELD_TASKS; t++) {
+        snprintf(field_names[t], sizeof field_names[t], "f%03d", t);
+        cmprof_stream_task(capture, field_tcbs[t], field_names[t]);
+    }
+    for (int k = 0; k < 3200; k++) {
+        field_tick((k * 7) % FIELD_TASKS);
+        cmprof_stream_drain(capture, 1);
+    }
+    cmprof_stream_flush(capture);
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    unsigned unsent, wrong = field_misattributed(&log, &unsent);
+    CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 3200);
+    CHECK(wrong == 0 && unsent > 0 && d.stats.unsent_tags == unsent);
+    char full[40];
+    snprintf(full, sizeof full, "@full tasks=%u!", (unsigned)FIELD_TABLE);
+    CHECK(log.count[EV_TABLE_FULL] >= 1 && strstr(out, full) != NULL);
+    text_free(&d);
+    free(log.buf);
+}
 
 /* Whole lines through .write: the same bytes as through putc, one call per line, each ending in
  * a newline. */
@@ -402,8 +515,10 @@ int main(void)
     RUN_TEST(test_block_reused_twice_before_a_drain);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
     RUN_TEST(test_write_sends_whole_lines);
+    RUN_TEST(test_field_tasks_keep_their_tags);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
     RUN_TEST(test_hundreds_of_tasks_come_and_go);
 #endif
+    RUN_TEST(test_full_table_is_said); /* last: it fills the table */
     return check_summary();
 }
