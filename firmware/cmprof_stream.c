@@ -31,6 +31,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
  * of NAME_BURST bytes: 1/11 is about 9 %, whatever the task count or the losses. */
 #define NAME_SHARE 11
 #define NAME_BURST 64
+#define NAME_DEBT 1024
 #define LOST_EVERY 32u /* sample lines between two @lost reports at most (flush reports at once) */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
@@ -69,7 +70,7 @@ static struct {
     bool table_full;             /* a tag found no slot: said with every announce (@full) */
     bool full_pending;           /* ... and by the next drain */
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
-    uint32_t round_next, round_end; /* the names repeated since the last announce: a trickle */
+    uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
     uint32_t lines_since_lost;
     struct superseded {                  /* unsent names whose slot a newer name took */
         uint32_t at;
@@ -270,6 +271,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     stream.announce_every = every && every < 2048u ? every : 2048u;
     stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
     stream.lines_since_lost = 0;
+    stream.round_next = stream.round_end = 0; /* and a new round of names */
     send_announce(putc);
 }
 
@@ -289,8 +291,10 @@ static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
-    stream.round_next = 0;
-    stream.round_end = stream.n_tags;
+    if (stream.round_next >= stream.round_end) { /* a round under way goes on to its end */
+        stream.round_next = 0;
+        stream.round_end = stream.n_tags;
+    }
     static char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
@@ -538,7 +542,10 @@ static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag_ptr, c
     else
         line[n++] = '?';
     send(putc, line, n);
-    stream.credit -= NAME_SHARE * (int32_t)(n + LINE_TAIL);
+    int32_t credit = stream.credit - NAME_SHARE * (int32_t)(n + LINE_TAIL);
+    /* a debt of at most NAME_DEBT bytes: the names of a whole application created at start-up
+     * must not hold the repeats back for long */
+    stream.credit = credit > -NAME_DEBT * NAME_SHARE ? credit : -NAME_DEBT * NAME_SHARE;
 }
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
