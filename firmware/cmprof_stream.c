@@ -26,7 +26,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
 #define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
 #define ESCAPE_INDEX 62u
-#define TASK_NAME_MAX 40u /* characters of a task name sent; keeps the drain's stack small */
+#define TASK_NAME_MAX 32u /* characters of a task name sent; keeps the drain's stack small */
 /* Name traffic (@task lines) may take one byte in NAME_SHARE of all the bytes sent, plus a burst
  * of NAME_BURST bytes: 1/11 is about 9 %, whatever the task count or the losses. */
 #define NAME_SHARE 11
@@ -472,12 +472,12 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
     /* superseded names first: each is older than its slot's current name */
     uint32_t kept = 0;
     for (uint32_t k = 0; k < stream.n_superseded; k++) {
-        struct superseded e = stream.superseded[k];
-        uint32_t ahead = e.at - upto;
+        const struct superseded *e = &stream.superseded[k]; /* not a copy: the drain's stack is small */
+        uint32_t ahead = e->at - upto;
         if (ahead == 0u || ahead > 0x80000000u) { /* due: at upto or before it */
-            send_task_as(putc, e.index, e.tag, e.name);
+            send_task_as(putc, e->index, e->tag, e->name);
         } else {
-            stream.superseded[kept++] = e;
+            stream.superseded[kept++] = *e; /* kept <= k */
             stream.names_pending = true;
             room = ahead < room ? ahead : room;
         }
@@ -527,25 +527,33 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
     return n;
 }
 
-/* "@task I TAG NAME"; a tag sampled before any name ("?", e.g. 0 before the scheduler ran) is
- * shown by the host under its value. Its cost comes out of the names' share of the line. */
-static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag_ptr, const char *name)
+/* "@task I TAG ": the start of a task line. */
+static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
-    char line[6u + 3u + 1u + 8u + 1u + TASK_NAME_MAX + LINE_TAIL];
     size_t n = put_text(line, 0, "@task ");
     n = put_index(line, n, i);
     line[n++] = ' ';
-    n = put_hex(line, n, (uint32_t)(uintptr_t)tag_ptr, 8);
+    n = put_hex(line, n, (uint32_t)(uintptr_t)tag, 8);
     line[n++] = ' ';
-    if (name)
-        n = put_text_upto(line, n, name, sizeof line - LINE_TAIL);
-    else
-        line[n++] = '?';
-    send(putc, line, n);
+    return n;
+}
+
+/* A task line of n bytes went out: its cost comes out of the names' share of the line, with a
+ * debt of at most NAME_DEBT bytes (the names of a whole application created at start-up must not
+ * hold the repeats back for long). */
+static void spend_on_names(size_t n)
+{
     int32_t credit = stream.credit - NAME_SHARE * (int32_t)(n + LINE_TAIL);
-    /* a debt of at most NAME_DEBT bytes: the names of a whole application created at start-up
-     * must not hold the repeats back for long */
     stream.credit = credit > -NAME_DEBT * NAME_SHARE ? credit : -NAME_DEBT * NAME_SHARE;
+}
+
+static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name)
+{
+    char line[6u + 3u + 1u + 8u + 1u + TASK_NAME_MAX + LINE_TAIL];
+    size_t n = put_task_head(line, i, tag);
+    n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
+    send(putc, line, n);
+    spend_on_names(n);
 }
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
@@ -580,7 +588,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
     uint32_t k = cmprof_stream_hist_take(idx, delta, HIST_PAIRS, pass_done), sum = 0;
     if (!k)
         return 0;
-    char line[1u + HIST_PAIRS * 6u + LINE_TAIL]; /* '#', pairs, tail */
+    static char line[1u + HIST_PAIRS * 6u + LINE_TAIL]; /* '#', pairs, tail; static: a small drain stack */
     size_t n = 0;
     line[n++] = '#';
     for (uint32_t i = 0; i < k; i++) {
@@ -617,6 +625,17 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #else
 #ifdef CMPROF_TAG
+/* "@task I TAG ?": a tag sampled before any name (e.g. 0 before the scheduler ran), which the
+ * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */
+static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
+{
+    char line[6u + 3u + 1u + 8u + 2u + LINE_TAIL];
+    size_t n = put_task_head(line, i, stream.tags[i]);
+    line[n++] = '?';
+    send(putc, line, n);
+    spend_on_names(n);
+}
+
 /* A tag's index; a tag never named gets a slot now, named "?" before the line that uses it. */
 static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 {
@@ -627,7 +646,7 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     } while (seen != stream.changes);
     if (index == NO_SLOT && (index = register_task((const void *)(uintptr_t)tag, NULL)) != NO_SLOT) {
         stream.flags[index] &= (uint8_t)~UNSENT;
-        send_task(putc, index);
+        send_unnamed(putc, index);
     }
     return index;
 }
@@ -656,7 +675,7 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 
 /* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
-static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
+__attribute__((noinline)) static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 {
     /* '%', tag (up to 3) + '*' + 6 chars each, tail; static: the drain's stack stays small, and
      * the drain is the ring's single consumer */

@@ -91,6 +91,7 @@ firmware_builds() {
     done
 }
 step "firmware builds" firmware_builds
+step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py
 step "timer ports leave SysTick alone" python3 tests/systick_free.py
 step "build-id snippet" python3 tests/test_build_id.py
 step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
