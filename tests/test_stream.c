@@ -353,6 +353,54 @@ static char field_tcbs[FIELD_TASKS][16], field_names[FIELD_TASKS][16];
 static char never_named[16];
 #define FIELD_PC(t) (0x08010000u + 2u * (uint32_t)(t))
 
+/* Issue 30, item 4: task create and delete take a few steps of the table, whatever the task
+ * count (before, each scanned the whole table). The same churn with 20 and with 230 live tasks:
+ * the mean steps per operation may not grow with the count. */
+static double steps_per_op(int live_tasks)
+{
+    static char pool[480][16];
+    static int live[240];
+    static bool in_use[480];
+    uint32_t r = 7;
+    for (int t = 0; t < live_tasks; t++) {
+        live[t] = t;
+        in_use[t] = true;
+        cmprof_stream_task_later(pool[t], "churn");
+    }
+    unsigned long before = fake_probe_steps;
+    for (int op = 0; op < 4000; op++) {
+        r = r * 1103515245u + 12345u;
+        int slot = (int)((r >> 8) % (uint32_t)live_tasks), k;
+        cmprof_stream_task_gone(pool[live[slot]]);
+        in_use[live[slot]] = false;
+        do {
+            r = r * 1103515245u + 12345u;
+            k = (int)((r >> 8) % 480u);
+        } while (in_use[k]);
+        in_use[k] = true;
+        live[slot] = k;
+        cmprof_stream_task_later(pool[k], "churn");
+    }
+    double mean = (double)(fake_probe_steps - before) / 8000.0;
+    for (int t = 0; t < live_tasks; t++) {
+        cmprof_stream_task_gone(pool[live[t]]);
+        in_use[live[t]] = false;
+    }
+    return mean;
+}
+
+static void test_create_and_delete_take_a_few_steps(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    double few = steps_per_op(20), many = steps_per_op(230);
+    printf("     steps per create or delete: %.2f with 20 tasks, %.2f with 230\n", few, many);
+    CHECK(few > 0 && many <= 2.0 * few + 2.0); /* a scan would take 11 times as many */
+    cmprof_stream_flush(capture); /* the names given go out */
+}
+
 /* One tick for tag number t: FIELD_TASKS is an interrupt (exception 22), FIELD_TASKS + 1 a tag
  * that was never named. */
 static void field_tick(int t)
@@ -515,6 +563,7 @@ int main(void)
     RUN_TEST(test_block_reused_twice_before_a_drain);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
     RUN_TEST(test_write_sends_whole_lines);
+    RUN_TEST(test_create_and_delete_take_a_few_steps);
     RUN_TEST(test_field_tasks_keep_their_tags);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62
     RUN_TEST(test_hundreds_of_tasks_come_and_go);
