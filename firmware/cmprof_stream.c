@@ -71,6 +71,7 @@ static struct {
     bool full_pending;           /* ... and by the next drain */
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
     uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
+    uint32_t round_age;             /* samples sent since this round began */
     uint32_t lines_since_lost;
     struct superseded {                  /* unsent names whose slot a newer name took */
         uint32_t at;
@@ -100,15 +101,25 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
     if (!stream.announce_every)
         return;
     stream.since_announce += samples;
+    stream.round_age += samples;
     if (stream.since_announce < stream.announce_every && !first_loss)
         return;
     send_announce(putc);
+}
+
+static void start_round(void)
+{
+    stream.round_next = 0;
+    stream.round_end = stream.n_tags;
+    stream.round_age = 0;
 }
 
 /* The round of repeated names goes on while name traffic is within its share: never all names at
  * once, so the line keeps carrying samples whatever the task count. */
 static void repeat_names(cmprof_putc_fn putc)
 {
+    if (stream.round_next >= stream.round_end && stream.round_age >= stream.announce_every)
+        start_round(); /* a round longer than a second: the next follows at once */
     for (uint32_t steps = 0; stream.credit > 0 && stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next++;
         if (!(stream.flags[i] & (GONE | UNSENT)))
@@ -291,10 +302,8 @@ static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
-    if (stream.round_next >= stream.round_end) { /* a round under way goes on to its end */
-        stream.round_next = 0;
-        stream.round_end = stream.n_tags;
-    }
+    if (stream.round_next >= stream.round_end) /* a round under way goes on to its end */
+        start_round();
     static char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
