@@ -466,6 +466,18 @@ static void test_diagnostics_banner(void)
     CHECK(strstr(render(&v, 120, 24), "diagnostics") != NULL);
 }
 
+/* Issue 30: samples whose task tags were never named are not shown as someone's task quietly:
+ * the diagnostics (header, then the d page) say what share they are and why (here no name ever
+ * came for 0x20000100 and 0x20000200). */
+static void test_unnamed_tags_diagnosed(void)
+{
+    setup();
+    render(&v, 200, 24);
+    view_key(&v, 'd');
+    const char *t = render(&v, 200, 40);
+    CHECK(strstr(t, "unnamed tasks: 99.9 % of samples (1000)") != NULL && strstr(t, "likely cause") != NULL);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -486,6 +498,7 @@ int main(void)
     RUN_TEST(test_section_time_sparkline);
     RUN_TEST(test_tiny_terminal_and_log);
     RUN_TEST(test_diagnostics_banner);
+    RUN_TEST(test_unnamed_tags_diagnosed);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);
