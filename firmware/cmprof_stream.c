@@ -32,7 +32,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_SHARE 11
 #define NAME_BURST 64
 #define NAME_DEBT 1024
-#define LOST_EVERY 32u /* sample lines between two @lost reports at most (flush reports at once) */
+#define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
 #define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
@@ -71,8 +71,8 @@ static struct {
     bool full_pending;           /* ... and by the next drain */
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
     uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
-    uint32_t round_age;             /* samples sent since this round began */
-    uint32_t lines_since_lost;
+    bool round_overran;             /* an announce came while this round went on: it takes over a second */
+    uint32_t since_lost;            /* samples sent since the last @lost */
     struct superseded {                  /* unsent names whose slot a newer name took */
         uint32_t at;
         const void *tag;
@@ -101,7 +101,6 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
     if (!stream.announce_every)
         return;
     stream.since_announce += samples;
-    stream.round_age += samples;
     if (stream.since_announce < stream.announce_every && !first_loss)
         return;
     send_announce(putc);
@@ -111,15 +110,17 @@ static void start_round(void)
 {
     stream.round_next = 0;
     stream.round_end = stream.n_tags;
-    stream.round_age = 0;
+    stream.round_overran = false;
 }
 
 /* The round of repeated names goes on while name traffic is within its share: never all names at
  * once, so the line keeps carrying samples whatever the task count. */
 static void repeat_names(cmprof_putc_fn putc)
 {
-    if (stream.round_next >= stream.round_end && stream.round_age >= stream.announce_every)
+    if (stream.round_next >= stream.round_end && stream.round_overran)
         start_round(); /* a round longer than a second: the next follows at once */
+    if (stream.credit > NAME_BURST * NAME_SHARE)
+        stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied here */
     for (uint32_t steps = 0; stream.credit > 0 && stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next++;
         if (!(stream.flags[i] & (GONE | UNSENT)))
@@ -160,8 +161,7 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
 {
     uint32_t a = 0; /* locals, not a struct: they stay in registers */
     uint64_t b = 0;
-    int32_t credit = stream.credit + (int32_t)n + 4; /* each byte sent earns names 1 / NAME_SHARE */
-    stream.credit = credit < NAME_BURST * NAME_SHARE ? credit : NAME_BURST * NAME_SHARE;
+    stream.credit += (int32_t)n + 4; /* each byte sent earns names 1 / NAME_SHARE of a byte */
     line[n] = line[n + 1u] = line[n + 2u] = 0; /* pads the last word */
     const char *p = line, *end = line + n, *whole = line + (n & ~(size_t)3u);
     if (stream.info.write) {
@@ -281,7 +281,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
      * (an emulator) must not keep a late host waiting long for names it missed */
     stream.announce_every = every && every < 2048u ? every : 2048u;
     stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
-    stream.lines_since_lost = 0;
+    stream.since_lost = 0;
     stream.round_next = stream.round_end = 0; /* and a new round of names */
     send_announce(putc);
 }
@@ -304,6 +304,8 @@ static void send_announce(cmprof_putc_fn putc)
     stream.since_announce = 0;
     if (stream.round_next >= stream.round_end) /* a round under way goes on to its end */
         start_round();
+    else
+        stream.round_overran = true;
     static char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
@@ -456,6 +458,7 @@ static uint32_t register_task(const void *tag, const char *name)
         stream.last_valid = false; /* the cached answer may have been "no slot" for this tag */
     } else {
         stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
+        stream.names_pending = true;               /* the drain says it with the names */
         stream.table_full = true;
     }
     if (i != NO_SLOT)
@@ -492,6 +495,8 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
     if (!stream.names_pending)
         return UINT32_MAX;
     stream.names_pending = false;
+    if (stream.full_pending)
+        send_full(putc);
     uint32_t room = UINT32_MAX;
     /* superseded names first: each is older than its slot's current name */
     uint32_t kept = 0;
@@ -567,7 +572,8 @@ static size_t put_task_head(char *line, uint32_t i, const void *tag)
  * hold the repeats back for long). */
 static void spend_on_names(size_t n)
 {
-    int32_t credit = stream.credit - NAME_SHARE * (int32_t)(n + LINE_TAIL);
+    int32_t credit = stream.credit < NAME_BURST * NAME_SHARE ? stream.credit : NAME_BURST * NAME_SHARE;
+    credit -= NAME_SHARE * (int32_t)(n + LINE_TAIL);
     stream.credit = credit > -NAME_DEBT * NAME_SHARE ? credit : -NAME_DEBT * NAME_SHARE;
 }
 
@@ -632,8 +638,6 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     while (max_lines-- && !done)
         sent += send_hist(putc, &done);
     reannounce_after(putc, sent, false);
-    if (stream.full_pending)
-        send_full(putc);
     repeat_names(putc);
     return sent;
 }
@@ -775,11 +779,11 @@ __attribute__((noinline)) static uint32_t send_samples(cmprof_putc_fn putc, uint
 static bool send_lost(cmprof_putc_fn putc, bool now)
 {
     uint32_t lost = cmprof_stream_lost();
-    if (lost == stream.lost_sent || (!now && stream.lines_since_lost < LOST_EVERY && stream.lost_sent))
+    if (lost == stream.lost_sent || (!now && stream.since_lost < LOST_EVERY * LINE_SAMPLES && stream.lost_sent))
         return false;
     bool first = stream.lost_sent == 0u;
     stream.lost_sent = lost;
-    stream.lines_since_lost = 0;
+    stream.since_lost = 0;
     char line[32];
     size_t n = put_text(line, 0, "@lost");
     n = put_field(line, n, "", lost);
@@ -797,15 +801,12 @@ static uint32_t send_line(cmprof_putc_fn putc)
 uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
     uint32_t sent = 0;
-    while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES) {
+    while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_line(putc);
-        stream.lines_since_lost++;
-    }
     if (stream.names_pending)
         send_due_names(putc, cmprof_stream_sent());
+    stream.since_lost += sent;
     reannounce_after(putc, sent, send_lost(putc, false));
-    if (stream.full_pending)
-        send_full(putc);
     repeat_names(putc);
     return sent;
 }
@@ -817,8 +818,6 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
     }
     send_due_names(putc, cmprof_stream_stored());
     send_lost(putc, true);
-    if (stream.full_pending)
-        send_full(putc);
 }
 #endif
 

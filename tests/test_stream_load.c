@@ -259,10 +259,11 @@ static void test_late_host_gets_names_back(void)
     for (int k = 0; k < POOL; k++) {
         if (!late.first_seen[k])
             continue;
-        bool deleted = gone_at[k] > late.first_seen[k]; /* its samples stop there */
-        uint32_t until = late.named_at[k] ? late.named_at[k] : deleted ? gone_at[k] : (uint32_t)now;
-        worst = until - late.first_seen[k] > worst ? until - late.first_seen[k] : worst;
-        waiting += !late.named_at[k] && !deleted;
+        /* a task deleted since (its last samples may come from the ring after that) waits no more */
+        uint32_t until = late.named_at[k] ? late.named_at[k] : in_use[k] ? (uint32_t)now : gone_at[k];
+        if (until > late.first_seen[k] && until - late.first_seen[k] > worst)
+            worst = until - late.first_seen[k];
+        waiting += !late.named_at[k] && in_use[k];
     }
     printf("     late host (from %u s): longest wait for a name %.2f s, %d live tasks never named, %llu of %llu "
            "samples unnamed\n", LATE_S, (double)worst / LINE_BYTES_PER_S, waiting, (unsigned long long)late.unnamed,
