@@ -26,7 +26,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
 #define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
 #define ESCAPE_INDEX 62u
-#define TASK_NAME_MAX 32u /* characters of a task name sent; keeps the drain's stack small */
+#define TASK_NAME_MAX 24u /* characters of a task name sent; keeps the drain's stack small */
 /* Name traffic (@task lines) may take one byte in NAME_SHARE of all the bytes sent, plus a burst
  * of NAME_BURST bytes: 1/11 is about 9 %, whatever the task count or the losses. */
 #define NAME_SHARE 11
@@ -113,19 +113,25 @@ static void start_round(void)
     stream.round_overran = false;
 }
 
-/* The round of repeated names goes on while name traffic is within its share: never all names at
- * once, so the line keeps carrying samples whatever the task count. */
-static void repeat_names(cmprof_putc_fn putc)
+static void cap_credit(void)
 {
-    if (stream.round_next >= stream.round_end && stream.round_overran)
-        start_round(); /* a round longer than a second: the next follows at once */
     if (stream.credit > NAME_BURST * NAME_SHARE)
-        stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied here */
+        stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied where it counts */
+}
+
+/* The round of repeated names goes on while name traffic is within its share: never all names at
+ * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
+ * round is under way (round_next < round_end): one compare otherwise. */
+__attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
+{
+    cap_credit();
     for (uint32_t steps = 0; stream.credit > 0 && stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next++;
         if (!(stream.flags[i] & (GONE | UNSENT)))
             send_task(putc, i);
     }
+    if (stream.round_next >= stream.round_end && stream.round_overran)
+        start_round(); /* a round longer than a second: the next follows at once */
 }
 
 /* The line check, sum12 (docs/stream.md): two running sums over the line's 32-bit little-endian
@@ -289,10 +295,14 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
 /* "@full tasks=N": a tag found no slot, its samples go out as '/'. */
 static void send_full(cmprof_putc_fn putc)
 {
-    char line[32];
-    size_t n = put_text(line, 0, "@full");
-    n = put_field(line, n, "tasks=", MAX_TASKS);
-    send(putc, line, n);
+    char line[24];
+    size_t n = put_text(line, 0, "@full tasks="), k = 4;
+    for (uint32_t v = MAX_TASKS; k--; v /= 10u) /* 4 digits at most: no 64-bit put_dec here */
+        line[n + k] = (char)('0' + v % 10u);
+    for (k = 0; k < 3u && line[n + k] == '0'; k++) {
+    }
+    memmove(line + n, line + n + k, 4u - k);
+    send(putc, line, n + 4u - k);
     stream.full_pending = false;
 }
 
@@ -302,6 +312,7 @@ static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
+    cap_credit();
     if (stream.round_next >= stream.round_end) /* a round under way goes on to its end */
         start_round();
     else
@@ -638,7 +649,8 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     while (max_lines-- && !done)
         sent += send_hist(putc, &done);
     reannounce_after(putc, sent, false);
-    repeat_names(putc);
+    if (stream.round_next < stream.round_end)
+        repeat_names(putc);
     return sent;
 }
 
@@ -703,7 +715,7 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 
 /* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
-__attribute__((noinline)) static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
+static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 {
     /* '%', tag (up to 3) + '*' + 6 chars each, tail; static: the drain's stack stays small, and
      * the drain is the ring's single consumer */
@@ -807,7 +819,8 @@ uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
         send_due_names(putc, cmprof_stream_sent());
     stream.since_lost += sent;
     reannounce_after(putc, sent, send_lost(putc, false));
-    repeat_names(putc);
+    if (stream.round_next < stream.round_end)
+        repeat_names(putc);
     return sent;
 }
 
