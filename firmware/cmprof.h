@@ -195,7 +195,7 @@ extern const char cmprof_timer_label[];
  * CMPROF_STREAM_TASKS named tags at once (default 254, about 12 bytes of RAM each, at most 4158;
  * beyond 62 a sample's task costs three characters instead of one); interrupt handlers take none.
  * A full table is said on the stream (@full) and shown by the host, never hidden. Naming a tag
- * again renames it; names are sent up to 32 characters. Name your scheduler's idle task
+ * again renames it; names are sent up to 24 characters. Name your scheduler's idle task
  * CMPROF_IDLE_NAME: the host shows its time as idle. */
 #define CMPROF_IDLE_NAME "idle"
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
