@@ -207,7 +207,8 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
     putc(tail[3]);
 }
 
-/* Copy s, stopping where the line must still fit its tail (lines are at least LINE_ROOM long). */
+/* Copy s, stopping where a LINE_ROOM line must still fit its tail (the shorter task, loss and
+ * @full lines copy only their own short constants with it; names go through put_text_upto). */
 #define LINE_ROOM 224u
 
 /* The architecture the library was built for, for the announce. */
