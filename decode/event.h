@@ -33,9 +33,16 @@ enum ev_type {
     EV_STACK,        /* a sample's call stack (a halting source walked it): addr = the sample's PC, pcs[0..count)
                         = its callers' call sites, innermost first */
     EV_TARGET,       /* what the firmware runs on: text = "arch=ARMv7-A timer=PMU-cycle-counter" (from the announce) */
-    EV_PCS           /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
+    EV_PCS,          /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
                         EV_PC events; a text dump's raw block arrives this way) */
+    EV_TABLE_FULL    /* the firmware's task name table (count slots) was full: some tags went out as
+                        EV_TAG_UNSENT */
 };
+
+/* The tag of a sample whose task the firmware could not name: its name table was full and the
+ * stream carried no tag for it ('/' in docs/stream.md). Exception 1 (reset) is never sampled as
+ * a handler, so CMPROF_ISR_TAG(1) is free for this. */
+#define EV_TAG_UNSENT 0xFFFFFE01u
 
 struct ev {
     enum ev_type type;

@@ -308,8 +308,8 @@ static size_t checked_body(const char *s, size_t len)
     return got == want ? len - 3 : 0;
 }
 
-/* A task index: one base64 char for 0..61 ('/' = 63: never announced), or '+' and two more for
- * 62..4157. Returns the index, or -1 when malformed. */
+/* A task index: one base64 char for 0..61 (and 63, '/', from firmware before issue 30), or '+'
+ * and two more for 62..4157. Returns the index, or -1 when malformed. */
 static int task_index(const char *s, size_t len, size_t *i)
 {
     if (*i >= len)
@@ -324,6 +324,28 @@ static int task_index(const char *s, size_t len, size_t *i)
     return hi < 0 || lo < 0 ? -1 : 62 + (hi << 6 | lo);
 }
 
+/* The tag before a sample: a task index, "-" and two chars of an exception number (its handler's
+ * tag, CMPROF_ISR_TAG), or "/": a tag the firmware had no slot for. False when malformed. */
+static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t *i, uint32_t *tag)
+{
+    if (*i < len && s[*i] == '-') {
+        int hi = *i + 3 <= len ? b64val(s[*i + 1]) : -1, lo = *i + 3 <= len ? b64val(s[*i + 2]) : -1;
+        if (hi < 0 || hi > 7 || lo < 0 || (hi << 6 | lo) < 2) /* exceptions 2..511 */
+            return false;
+        *tag = 0xFFFFFE00u | (uint32_t)(hi << 6 | lo);
+        *i += 3;
+    } else if (*i < len && s[*i] == '/' && !d->slash_named) {
+        *tag = EV_TAG_UNSENT;
+        (*i)++;
+    } else {
+        int t = task_index(s, len, i);
+        if (t < 0)
+            return false;
+        *tag = d->task_tags[t];
+    }
+    return *i < len;
+}
+
 static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
                            const struct ev_sink *sink)
 {
@@ -334,12 +356,8 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
         if (n == 64)
             goto bad;
         uint32_t tag = 0;
-        if (tagged) {
-            int t = task_index(s, len, &i);
-            if (t < 0 || i >= len)
-                goto bad;
-            tag = d->task_tags[t];
-        }
+        if (tagged && !sample_tag(d, s, len, &i, &tag))
+            goto bad;
         uint32_t v = 0;
         if (s[i] == '*') { /* a full 32-bit PC */
             if (i + 7 > len)
@@ -376,6 +394,7 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     for (size_t k = 0; k < n; k++) {
         e.addr = pcs[k];
         e.tag = tags[k];
+        d->stats.unsent_tags += tagged && tags[k] == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
     d->stats.samples += n;
@@ -512,6 +531,7 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
             return;
         }
         d->task_tags[t] = (uint32_t)v;
+        d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
         struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
                        .offset = d->line_offset};
         ev_emit(sink, &e);
@@ -535,6 +555,14 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
             return;
         }
         struct ev e = {.type = EV_LOST, .count = w, .offset = d->line_offset};
+        ev_emit(sink, &e);
+    } else if (starts(s, len, "@full ")) {
+        p = s + 6;
+        if (!parse_uint(&p, end, "tasks=", &w, 10) || p != end) {
+            bad(d);
+            return;
+        }
+        struct ev e = {.type = EV_TABLE_FULL, .count = w, .offset = d->line_offset};
         ev_emit(sink, &e);
     } else {
         bad(d);

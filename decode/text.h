@@ -38,6 +38,7 @@ struct text_stats {
     uint64_t not_kept;     /* samples a dump says were taken but overwritten in its ring */
     uint64_t glued;        /* stream lines found glued onto the end of a log line, and cut off */
     uint64_t partial_first; /* a malformed first line of a stream joined in mid-line: not an error */
+    uint64_t unsent_tags;  /* stream samples whose tag the firmware could not send ('/'): EV_TAG_UNSENT */
 };
 
 struct text_decoder {
@@ -58,6 +59,8 @@ struct text_decoder {
     bool have_base;
     uint32_t code_base;
     uint32_t task_tags[TEXT_TASKS]; /* stream task index -> tag */
+    bool slash_named;        /* an "@task /" line came: '/' is index 63 (firmware before issue 30
+                                with over 62 slots), not a tag with no slot */
     bool have_hist;          /* streamed histogram layout, from @hist */
     uint32_t hist_sbase, hist_sshift, hist_sbins;
     struct text_stats stats;

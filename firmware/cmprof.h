@@ -180,20 +180,22 @@ struct cmprof_stream_info {
 /* The build-id note, when linked with firmware/cmprof_build_id.ld (-Wl,--build-id). */
 extern const uint32_t cmprof_build_id_note[];
 
-/* Say who is talking: protocol version, clocks, sampling settings, build-id, and every task name
- * already known. Send it once at start: the drain repeats it all after each second's worth of
- * samples (timer_hz over the mean period; at most 2048 samples) and after any loss, so a host that
- * connects late learns it all within about a second. Sent again by the application, it repeats
- * every name too (the interrupt handlers' among them) and restarts that second. `info` is copied;
- * task names must stay valid while their tasks are named. */
+/* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at
+ * start: the drain repeats it after each second's worth of samples (timer_hz over the mean period;
+ * at most 2048 samples), and repeats the task names as a trickle within a ninth of the line, so a
+ * host that connects late learns them all (docs/stream.md). Sent again by the application, it
+ * starts a new round of names. `info` is copied; task names must stay valid while their tasks are
+ * named. Call it, the drain and the flush from one context at a time (their lines are static). */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 
 /* The sampler's timer ("SysTick", "PMU-cycle-counter"...), as the announce gives it. */
 extern const char cmprof_timer_label[];
 
 /* Name a tag value (e.g. a task control block) and name a section timer. Up to
- * CMPROF_STREAM_TASKS named tags at once (default 62, at most 4158; beyond 62 a sample's task costs
- * three characters instead of one). Naming a tag again renames it. Name your scheduler's idle task
+ * CMPROF_STREAM_TASKS named tags at once (default 254, about 12 bytes of RAM each, at most 4158;
+ * beyond 62 a sample's task costs three characters instead of one); interrupt handlers take none.
+ * A full table is said on the stream (@full) and shown by the host, never hidden. Naming a tag
+ * again renames it; names are sent up to 24 characters. Name your scheduler's idle task
  * CMPROF_IDLE_NAME: the host shows its time as idle. */
 #define CMPROF_IDLE_NAME "idle"
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
@@ -201,7 +203,8 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
  * inside the kernel where nothing may block (firmware/rtos/cmprof_freertos.h). */
 void cmprof_stream_task_later(const void *tag, const char *name);
 /* The task is gone (e.g. from traceTASK_DELETE): it is no longer re-announced, and its slot goes
- * to a new task once the table is full (until then, its samples still in the ring keep its name). */
+ * to a new task once no fresh slot is left, the longest-deleted first (until then, its samples
+ * still in the ring keep its name). Create and delete take a few steps, whatever the task count. */
 void cmprof_stream_task_gone(const void *tag);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

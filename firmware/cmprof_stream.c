@@ -1,7 +1,8 @@
 /* Live streaming: compact, checked text lines from the sample ring (protocol: docs/stream.md).
  *   $<samples>!CC        samples; each is 4 base64 chars, the halfword offset from the code base,
  *                        or '*' and 6 chars for a PC outside the 32 MB window (e.g. 0 or RAM)
- *   %<samples>!CC        the same with a tag: one base64 char (task index) before each sample
+ *   %<samples>!CC        the same with a tag before each sample: its task index (1 or 3 chars),
+ *                        '-' and 2 chars for an exception number, '/' for a tag with no slot
  *   #<pairs>!CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
  *   @<word> ...!CC       announce, task, section names, section statistics, loss count
  * CC is the sum12 check of everything before the '!', as two base64 chars. */
@@ -13,16 +14,29 @@
 
 #define LINE_SAMPLES CMPROF_STREAM_LINE
 _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1 to 64 (the host's limit)");
-/* Named tags (tasks, and interrupt handlers as they appear), at most at once: 62 fit one index
- * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. */
+/* Named tags (tasks; interrupt handlers need no slot), at most at once: 62 fit one index
+ * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. The default
+ * covers a large RTOS application (about 12 bytes of RAM a task); should it ever fill, the stream
+ * says so (@full) and the host reports the samples it could not name. */
 #ifndef CMPROF_STREAM_TASKS
-#define CMPROF_STREAM_TASKS 62u
+#define CMPROF_STREAM_TASKS 254u
 #endif
 _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
 #define MAX_TASKS CMPROF_STREAM_TASKS
 #define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
-#define UNKNOWN_TAG 63u
+#define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
 #define ESCAPE_INDEX 62u
+#define TASK_NAME_MAX 24u /* characters of a task name sent; keeps the drain's stack small */
+/* Name traffic (@task lines) may take one byte in NAME_SHARE of all the bytes sent, plus a burst
+ * of NAME_BURST bytes: 1/11 is about 9 %, whatever the task count or the losses. */
+#define NAME_SHARE 11
+#define NAME_BURST 64
+#define NAME_DEBT 1024
+#define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
+/* per-slot flags */
+#define GONE 1u   /* the task was deleted: its slot may go to a new task */
+#define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
+#define FREED 4u  /* in the queue of deleted slots */
 /* the hash: a power of two, at least twice the tasks */
 #define TAG_SLOTS (MAX_TASKS <= 64u ? 128u : MAX_TASKS <= 256u ? 512u : MAX_TASKS <= 1024u ? 2048u : 8192u)
 #if CMPROF_STREAM_TASKS <= 254
@@ -45,12 +59,20 @@ static struct {
     const char *names[MAX_TASKS]; /* kept to repeat them with the announce */
     uint32_t n_tags;
     tag_slot_t tag_slots[TAG_SLOTS]; /* open addressing on the tag: 1 + its index, 0 for empty */
-    uint32_t slots_used;             /* live and stale (deleted tasks') slots: rebuilt at 3/4 */
+    volatile uint32_t changes;       /* bumped around each change of the table: a lookup that saw
+                                        it move (a kernel hook preempted the drain) looks again */
     volatile bool names_pending;     /* cmprof_stream_task_later() named tasks the drain has not sent */
-    uint8_t unsent[(MAX_TASKS + 7u) / 8u];
+    uint8_t flags[MAX_TASKS];        /* GONE, UNSENT, FREED */
     uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
                                     there on are the new task's, those before the old one's */
-    uint8_t gone[(MAX_TASKS + 7u) / 8u]; /* deleted tasks: kept until a new task needs the slot */
+    uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
+    uint32_t freed_head, n_freed;
+    bool table_full;             /* a tag found no slot: said with every announce (@full) */
+    bool full_pending;           /* ... and by the next drain */
+    int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
+    uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
+    bool round_overran;             /* an announce came while this round went on: it takes over a second */
+    uint32_t since_lost;            /* samples sent since the last @lost */
     struct superseded {                  /* unsent names whose slot a newer name took */
         uint32_t at;
         const void *tag;
@@ -68,30 +90,48 @@ static struct {
 } stream;
 
 static void send_announce(cmprof_putc_fn putc);
-static void announce_all(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
 
-/* Once about a second's worth of samples went out (and after a loss), say it all again: a host
- * that attached late, or lost a line, has the clock, the code base and the task names within a
- * second. */
-static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool lost_some)
+/* Once about a second's worth of samples went out (and after the first loss), announce again and
+ * start another round of names: a host that attached late, or lost a line, has the clock and the
+ * code base within a second, and the names as fast as their share of the line allows. */
+static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_loss)
 {
     if (!stream.announce_every)
         return;
     stream.since_announce += samples;
-    if (stream.since_announce < stream.announce_every && !lost_some)
+    if (stream.since_announce < stream.announce_every && !first_loss)
         return;
-    announce_all(putc);
+    send_announce(putc);
 }
 
-/* The announce and every task name the stream knows, the interrupt handlers' among them. */
-static void announce_all(cmprof_putc_fn putc)
+static void start_round(void)
 {
-    send_announce(putc);
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (!(stream.gone[i / 8u] & (1u << (i % 8u))))
+    stream.round_next = 0;
+    stream.round_end = stream.n_tags;
+    stream.round_overran = false;
+}
+
+static void cap_credit(void)
+{
+    if (stream.credit > NAME_BURST * NAME_SHARE)
+        stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied where it counts */
+}
+
+/* The round of repeated names goes on while name traffic is within its share: never all names at
+ * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
+ * round is under way (round_next < round_end): one compare otherwise. */
+__attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
+{
+    cap_credit();
+    for (uint32_t steps = 0; stream.credit > 0 && stream.round_next < stream.round_end && steps < 16u; steps++) {
+        uint32_t i = stream.round_next++;
+        if (!(stream.flags[i] & (GONE | UNSENT)))
             send_task(putc, i);
+    }
+    if (stream.round_next >= stream.round_end && stream.round_overran)
+        start_round(); /* a round longer than a second: the next follows at once */
 }
 
 /* The line check, sum12 (docs/stream.md): two running sums over the line's 32-bit little-endian
@@ -127,6 +167,7 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
 {
     uint32_t a = 0; /* locals, not a struct: they stay in registers */
     uint64_t b = 0;
+    stream.credit += (int32_t)n + 4; /* each byte sent earns names 1 / NAME_SHARE of a byte */
     line[n] = line[n + 1u] = line[n + 2u] = 0; /* pads the last word */
     const char *p = line, *end = line + n, *whole = line + (n & ~(size_t)3u);
     if (stream.info.write) {
@@ -166,7 +207,8 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
     putc(tail[3]);
 }
 
-/* Copy s, stopping where the line must still fit its tail (lines are at least LINE_ROOM long). */
+/* Copy s, stopping where a LINE_ROOM line must still fit its tail (the shorter task, loss and
+ * @full lines copy only their own short constants with it; names go through put_text_upto). */
 #define LINE_ROOM 224u
 
 /* The architecture the library was built for, for the announce. */
@@ -192,11 +234,16 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
 #else
 #define ARCH_LABEL "host" /* the host tests */
 #endif
-static size_t put_text(char *b, size_t n, const char *s)
+static size_t put_text_upto(char *b, size_t n, const char *s, size_t end)
 {
-    while (*s && n < LINE_ROOM - LINE_TAIL)
+    while (*s && n < end)
         b[n++] = *s++;
     return n;
+}
+
+static size_t put_text(char *b, size_t n, const char *s)
+{
+    return put_text_upto(b, n, s, LINE_ROOM - LINE_TAIL);
 }
 
 static size_t put_dec(char *b, size_t n, uint64_t v)
@@ -240,17 +287,38 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     /* and at least every 2048 samples (about 2.5 % of the bytes): a target slower than its clock
      * (an emulator) must not keep a late host waiting long for names it missed */
     stream.announce_every = every && every < 2048u ? every : 2048u;
-    /* all of it, not the announce alone: an application that announces again on its own (more
-     * often than the drain's repeat, which it then holds back) must not leave a late host without
-     * the names only the drain knows, the interrupt handlers' */
-    announce_all(putc);
+    stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
+    stream.since_lost = 0;
+    stream.round_next = stream.round_end = 0; /* and a new round of names */
+    send_announce(putc);
 }
 
+/* "@full tasks=N": a tag found no slot, its samples go out as '/'. */
+static void send_full(cmprof_putc_fn putc)
+{
+    char line[24];
+    size_t n = put_text(line, 0, "@full tasks="), k = 4;
+    for (uint32_t v = MAX_TASKS; k--; v /= 10u) /* 4 digits at most: no 64-bit put_dec here */
+        line[n + k] = (char)('0' + v % 10u);
+    for (k = 0; k < 3u && line[n + k] == '0'; k++) {
+    }
+    memmove(line + n, line + n + k, 4u - k);
+    send(putc, line, n + 4u - k);
+    stream.full_pending = false;
+}
+
+/* The announce, then a new round of names (repeat_names) and the table's state. The line is
+ * static, not on the stack: the drain's stack stays small (an idle hook's is). */
 static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
-    char line[LINE_ROOM];
+    cap_credit();
+    if (stream.round_next >= stream.round_end) /* a round under way goes on to its end */
+        start_round();
+    else
+        stream.round_overran = true;
+    static char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
@@ -275,6 +343,8 @@ static void send_announce(cmprof_putc_fn putc)
             n = put_hex(line, n, desc[i], 2);
     }
     send(putc, line, n);
+    if (stream.table_full)
+        send_full(putc);
 #if CMPROF_HIST
     uint32_t base, shift, bins;
     cmprof_stream_hist_layout(&base, &shift, &bins);
@@ -286,23 +356,56 @@ static void send_announce(cmprof_putc_fn putc)
 #endif
 }
 
+#define HASH_MASK (TAG_SLOTS - 1u)
+/* Host tests count the table's steps (CMPROF_PROBE names a counter): create and delete take a few,
+ * whatever the task count. */
+#ifdef CMPROF_PROBE
+#define PROBE_STEP() ((void)CMPROF_PROBE++)
+#else
+#define PROBE_STEP() ((void)0)
+#endif
+
+/* A tag's index, or NO_SLOT: a probe of the hash (at most half full, so a few steps). */
+static uint32_t hash_find(uint32_t tag)
+{
+    for (uint32_t k = tag_slot(tag), slot; (slot = stream.tag_slots[k]) != 0u; k = (k + 1u) & HASH_MASK) {
+        PROBE_STEP();
+        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+            return slot - 1u;
+    }
+    return NO_SLOT;
+}
+
 static void hash_insert(uint32_t i)
 {
     uint32_t k = tag_slot((uint32_t)(uintptr_t)stream.tags[i]);
-    while (stream.tag_slots[k])
-        k = (k + 1u) & (TAG_SLOTS - 1u);
+    while (stream.tag_slots[k]) {
+        PROBE_STEP();
+        k = (k + 1u) & HASH_MASK;
+    }
     stream.tag_slots[k] = (tag_slot_t)(i + 1u);
-    stream.slots_used++;
 }
 
-/* Deleted tasks leave stale slots (a probe must pass them); start over from the live ones. */
-static void hash_rebuild(void)
+/* Take a tag out of the hash by backward shift: the entries after it in its run move up where
+ * their own probe allows, so a deletion leaves no marker behind and no probe grows. */
+static void hash_remove(uint32_t tag)
 {
-    for (uint32_t k = 0; k < TAG_SLOTS; k++)
-        stream.tag_slots[k] = 0;
-    stream.slots_used = 0;
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        hash_insert(i);
+    uint32_t k = tag_slot(tag), slot;
+    while ((slot = stream.tag_slots[k]) != 0u && (uint32_t)(uintptr_t)stream.tags[slot - 1u] != tag) {
+        PROBE_STEP();
+        k = (k + 1u) & HASH_MASK;
+    }
+    if (!slot)
+        return;
+    for (uint32_t j = (k + 1u) & HASH_MASK; (slot = stream.tag_slots[j]) != 0u; j = (j + 1u) & HASH_MASK) {
+        PROBE_STEP();
+        uint32_t home = tag_slot((uint32_t)(uintptr_t)stream.tags[slot - 1u]);
+        if (((j - home) & HASH_MASK) >= ((j - k) & HASH_MASK)) { /* k lies on its probe: move it */
+            stream.tag_slots[k] = (tag_slot_t)slot;
+            k = j;
+        }
+    }
+    stream.tag_slots[k] = 0;
 }
 
 #if CMPROF_HIST
@@ -311,17 +414,12 @@ static void hash_rebuild(void)
 #define RING_STORED() cmprof_stream_stored()
 #endif
 
-static bool unsent(uint32_t i)
-{
-    return stream.unsent[i / 8u] & (1u << (i % 8u));
-}
-
 /* A slot whose name has not gone out yet is given to another task (a control block reused, or a
  * deleted task's slot taken over) before the drain ran: keep the old name, with its place, so
  * that the samples between the two names keep theirs. */
 static void supersede(uint32_t i)
 {
-    if (!unsent(i) || stream.name_at[i] == RING_STORED())
+    if (!(stream.flags[i] & UNSENT) || stream.name_at[i] == RING_STORED())
         return; /* sent already, or no sample can carry the old name */
     if (stream.n_superseded == SUPERSEDED_MAX)
         return;
@@ -332,41 +430,60 @@ static void supersede(uint32_t i)
     e->index = (uint16_t)i;
 }
 
-/* Register a tag and its name; returns its index, or MAX_TASKS when the table is full. A deleted
- * task keeps its slot (its samples still in the ring must find it) until the table is full and a
- * new task takes the slot over; the new @task line re-maps the index. */
+/* A slot for a new tag: one never used, else the one deleted longest ago (its samples are the
+ * least likely to still wait in the ring), else NO_SLOT. No scan: deleted slots wait in a queue. */
+static uint32_t take_slot(void)
+{
+    if (stream.n_tags < MAX_TASKS) {
+        stream.flags[stream.n_tags] = 0;
+        return stream.n_tags++;
+    }
+    while (stream.n_freed) {
+        PROBE_STEP();
+        uint32_t i = stream.freed[stream.freed_head];
+        stream.freed_head = stream.freed_head + 1u == MAX_TASKS ? 0u : stream.freed_head + 1u;
+        stream.n_freed--;
+        stream.flags[i] &= (uint8_t)~FREED;
+        if (stream.flags[i] & GONE) { /* not brought back by a task in the same control block */
+            supersede(i);
+            hash_remove((uint32_t)(uintptr_t)stream.tags[i]);
+            stream.flags[i] &= (uint8_t)~GONE;
+            return i;
+        }
+    }
+    return NO_SLOT;
+}
+
+/* Register a tag and its name; returns its index, or NO_SLOT when the table is full. A deleted
+ * task keeps its slot (its samples still in the ring must find it) until no other slot is left
+ * and a new task takes it over; the new @task line re-maps the index. */
 static uint32_t register_task(const void *tag, const char *name)
 {
-    uint32_t i = 0, free_slot = MAX_TASKS;
-    for (; i < stream.n_tags && stream.tags[i] != tag; i++)
-        if ((stream.gone[i / 8u] & (1u << (i % 8u))) && free_slot == MAX_TASKS)
-            free_slot = i;
-    if (i < stream.n_tags) {
+    stream.changes++;
+    uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
+    if (i != NO_SLOT) {
         supersede(i);
-        stream.gone[i / 8u] &= (uint8_t)~(1u << (i % 8u)); /* a new task in a freed TCB */
-    } else {
-        if (stream.n_tags < MAX_TASKS)
-            stream.n_tags++;
-        else if (free_slot < MAX_TASKS)
-            supersede(i = free_slot);
-        else
-            return MAX_TASKS;
-        stream.gone[i / 8u] &= (uint8_t)~(1u << (i % 8u));
+        stream.flags[i] &= (uint8_t)~GONE; /* a new task in a freed TCB */
+    } else if ((i = take_slot()) != NO_SLOT) {
         stream.tags[i] = tag;
-        if ((stream.slots_used + 1u) * 4u > TAG_SLOTS * 3u)
-            hash_rebuild();
         hash_insert(i);
-        stream.last_valid = false; /* the cached answer may have been "unknown" for this tag */
+        stream.last_valid = false; /* the cached answer may have been "no slot" for this tag */
+    } else {
+        stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
+        stream.names_pending = true;               /* the drain says it with the names */
+        stream.table_full = true;
     }
-    stream.names[i] = name;
+    if (i != NO_SLOT)
+        stream.names[i] = name;
+    stream.changes++;
     return i;
 }
 
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
-    if (i < MAX_TASKS) {
-        stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u)); /* this name supersedes it, sent now */
+    if (i != NO_SLOT) {
+        stream.flags[i] &= (uint8_t)~UNSENT; /* this name supersedes it, sent now */
         send_task(putc, i);
     }
 }
@@ -374,9 +491,9 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
-    if (i < MAX_TASKS) {
+    if (i != NO_SLOT) {
         stream.name_at[i] = RING_STORED();
-        stream.unsent[i / 8u] |= (uint8_t)(1u << (i % 8u));
+        stream.flags[i] |= UNSENT;
         stream.names_pending = true;
     }
 }
@@ -390,26 +507,28 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
     if (!stream.names_pending)
         return UINT32_MAX;
     stream.names_pending = false;
+    if (stream.full_pending)
+        send_full(putc);
     uint32_t room = UINT32_MAX;
     /* superseded names first: each is older than its slot's current name */
     uint32_t kept = 0;
     for (uint32_t k = 0; k < stream.n_superseded; k++) {
-        struct superseded e = stream.superseded[k];
-        uint32_t ahead = e.at - upto;
+        const struct superseded *e = &stream.superseded[k]; /* not a copy: the drain's stack is small */
+        uint32_t ahead = e->at - upto;
         if (ahead == 0u || ahead > 0x80000000u) { /* due: at upto or before it */
-            send_task_as(putc, e.index, e.tag, e.name);
+            send_task_as(putc, e->index, e->tag, e->name);
         } else {
-            stream.superseded[kept++] = e;
+            stream.superseded[kept++] = *e; /* kept <= k */
             stream.names_pending = true;
             room = ahead < room ? ahead : room;
         }
     }
     stream.n_superseded = kept;
     for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (unsent(i)) {
+        if (stream.flags[i] & UNSENT) {
             uint32_t ahead = stream.name_at[i] - upto;
             if (ahead == 0u || ahead > 0x80000000u) { /* its superseded names were due before it */
-                stream.unsent[i / 8u] &= (uint8_t)~(1u << (i % 8u));
+                stream.flags[i] &= (uint8_t)~UNSENT;
                 send_task(putc, i); /* even if gone since: its samples may be in the ring */
             } else {
                 stream.names_pending = true;
@@ -421,16 +540,25 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
 
 void cmprof_stream_task_gone(const void *tag)
 {
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.tags[i] == tag)
-            stream.gone[i / 8u] |= (uint8_t)(1u << (i % 8u));
+    stream.changes++;
+    uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
+    if (i != NO_SLOT && !(stream.flags[i] & GONE)) {
+        stream.flags[i] |= GONE;
+        if (!(stream.flags[i] & FREED)) { /* each slot at most once in the queue: it never overflows */
+            uint32_t at = stream.freed_head + stream.n_freed;
+            stream.freed[at >= MAX_TASKS ? at - MAX_TASKS : at] = (uint16_t)i;
+            stream.n_freed++;
+            stream.flags[i] |= FREED;
+        }
+    }
+    stream.changes++;
 }
 
-/* A task index: one character below 62, else '+' and two more. */
+/* A task index: one character below 62, else '+' and two more; NO_SLOT is '/'. */
 __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n, uint32_t i)
 {
-    if (i < ESCAPE_INDEX || i == UNKNOWN_TAG) {
-        b[n++] = b64[i];
+    if (i < ESCAPE_INDEX || i == NO_SLOT) {
+        b[n++] = i == NO_SLOT ? '/' : b64[i];
         return n;
     }
     uint32_t v = i - ESCAPE_INDEX;
@@ -440,24 +568,34 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
     return n;
 }
 
-static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag_ptr, const char *name)
+/* "@task I TAG ": the start of a task line. */
+static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
-    char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@task ");
     n = put_index(line, n, i);
     line[n++] = ' ';
-    uint32_t tag = (uint32_t)(uintptr_t)tag_ptr;
-    n = put_hex(line, n, tag, 8);
+    n = put_hex(line, n, (uint32_t)(uintptr_t)tag, 8);
     line[n++] = ' ';
-    if (name) {
-        n = put_text(line, n, name);
-    } else if (CMPROF_IS_ISR_TAG(tag)) { /* "ISR 15": the host names the handler from the ELF */
-        n = put_text(line, n, "ISR ");
-        n = put_dec(line, n, tag & 0x1FFu);
-    } else {
-        line[n++] = '?';
-    }
+    return n;
+}
+
+/* A task line of n bytes went out: its cost comes out of the names' share of the line, with a
+ * debt of at most NAME_DEBT bytes (the names of a whole application created at start-up must not
+ * hold the repeats back for long). */
+static void spend_on_names(size_t n)
+{
+    int32_t credit = stream.credit < NAME_BURST * NAME_SHARE ? stream.credit : NAME_BURST * NAME_SHARE;
+    credit -= NAME_SHARE * (int32_t)(n + LINE_TAIL);
+    stream.credit = credit > -NAME_DEBT * NAME_SHARE ? credit : -NAME_DEBT * NAME_SHARE;
+}
+
+static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name)
+{
+    char line[6u + 3u + 1u + 8u + 1u + TASK_NAME_MAX + LINE_TAIL];
+    size_t n = put_task_head(line, i, tag);
+    n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
     send(putc, line, n);
+    spend_on_names(n);
 }
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
@@ -492,7 +630,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
     uint32_t k = cmprof_stream_hist_take(idx, delta, HIST_PAIRS, pass_done), sum = 0;
     if (!k)
         return 0;
-    char line[1u + HIST_PAIRS * 6u + LINE_TAIL]; /* '#', pairs, tail */
+    static char line[1u + HIST_PAIRS * 6u + LINE_TAIL]; /* '#', pairs, tail; static: a small drain stack */
     size_t n = 0;
     line[n++] = '#';
     for (uint32_t i = 0; i < k; i++) {
@@ -512,6 +650,8 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     while (max_lines-- && !done)
         sent += send_hist(putc, &done);
     reannounce_after(putc, sent, false);
+    if (stream.round_next < stream.round_end)
+        repeat_names(putc);
     return sent;
 }
 
@@ -526,13 +666,30 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #else
 #ifdef CMPROF_TAG
-/* A tag's index: a probe of the hash (never more than MAX_TASKS steps). */
-static uint32_t tag_index(uint32_t tag)
+/* "@task I TAG ?": a tag sampled before any name (e.g. 0 before the scheduler ran), which the
+ * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */
+static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
 {
-    for (uint32_t k = tag_slot(tag), slot; (slot = stream.tag_slots[k]) != 0u; k = (k + 1u) & (TAG_SLOTS - 1u))
-        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
-            return slot - 1u;
-    return UNKNOWN_TAG;
+    char line[6u + 3u + 1u + 8u + 2u + LINE_TAIL];
+    size_t n = put_task_head(line, i, stream.tags[i]);
+    line[n++] = '?';
+    send(putc, line, n);
+    spend_on_names(n);
+}
+
+/* A tag's index; a tag never named gets a slot now, named "?" before the line that uses it. */
+static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
+{
+    uint32_t index, seen;
+    do { /* a kernel hook may change the table under the probe: look again if it did */
+        seen = stream.changes;
+        index = hash_find(tag);
+    } while (seen != stream.changes);
+    if (index == NO_SLOT && (index = register_task((const void *)(uintptr_t)tag, NULL)) != NO_SLOT) {
+        stream.flags[index] &= (uint8_t)~UNSENT;
+        send_unnamed(putc, index);
+    }
+    return index;
 }
 
 /* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
@@ -545,14 +702,10 @@ static uint32_t tag_index(uint32_t tag)
  * the same task, so the common case is a compare. */
 __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_t tag)
 {
-    uint32_t index = tag_index(tag);
-    if (index == UNKNOWN_TAG && CMPROF_IS_ISR_TAG(tag) && stream.n_tags < MAX_TASKS) {
-        /* the first sample in an exception handler: name it before the line that uses it */
-        cmprof_stream_task(putc, (const void *)(uintptr_t)tag, NULL);
-        index = tag_index(tag);
-    }
-    char chars[3] = {0, 0, 0};
-    size_t len = put_index(chars, 0, index);
+    char chars[3] = {'-', b64[(tag >> 6) & 7u], b64[tag & 63u]}; /* an exception: its number */
+    size_t len = 3;
+    if (!CMPROF_IS_ISR_TAG(tag)) /* interrupt handlers take no slot: tasks have them all */
+        len = put_index(chars, 0, tag_index(putc, tag));
     stream.last_ixc = IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
                                  (uint32_t)(uint8_t)chars[2] << 16, len);
     stream.last_tag = tag;
@@ -565,7 +718,9 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
 static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 {
-    char line[1u + LINE_SAMPLES * 10u + LINE_TAIL]; /* '%', tag (up to 3) + '*' + 6 chars each, tail */
+    /* '%', tag (up to 3) + '*' + 6 chars each, tail; static: the drain's stack stays small, and
+     * the drain is the ring's single consumer */
+    static char line[1u + LINE_SAMPLES * 10u + LINE_TAIL];
 #ifdef CMPROF_TAG
     line[0] = '%';
 #else
@@ -631,18 +786,22 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
     return k;
 }
 
-/* Returns whether the loss count changed. */
-static bool send_lost(cmprof_putc_fn putc)
+/* The loss count when it changed, at most once in LOST_EVERY lines unless `now`: a ring that
+ * overflows on every line must not spend the line on reports. Returns whether this was the
+ * first loss reported. */
+static bool send_lost(cmprof_putc_fn putc, bool now)
 {
     uint32_t lost = cmprof_stream_lost();
-    if (lost == stream.lost_sent)
+    if (lost == stream.lost_sent || (!now && stream.since_lost < LOST_EVERY * LINE_SAMPLES && stream.lost_sent))
         return false;
+    bool first = stream.lost_sent == 0u;
     stream.lost_sent = lost;
-    char line[LINE_ROOM];
+    stream.since_lost = 0;
+    char line[32];
     size_t n = put_text(line, 0, "@lost");
     n = put_field(line, n, "", lost);
     send(putc, line, n);
-    return true;
+    return first;
 }
 
 /* One line of up to LINE_SAMPLES samples, cut short where a task name is due. */
@@ -659,7 +818,10 @@ uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
         sent += send_line(putc);
     if (stream.names_pending)
         send_due_names(putc, cmprof_stream_sent());
-    reannounce_after(putc, sent, send_lost(putc));
+    stream.since_lost += sent;
+    reannounce_after(putc, sent, send_lost(putc, false));
+    if (stream.round_next < stream.round_end)
+        repeat_names(putc);
     return sent;
 }
 
@@ -669,7 +831,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
     while (send_line(putc)) {
     }
     send_due_names(putc, cmprof_stream_stored());
-    send_lost(putc);
+    send_lost(putc, true);
 }
 #endif
 

@@ -62,6 +62,9 @@ static void on_event(void *ctx, const struct ev *e)
         if (in->window) /* the live view's w window names its tasks too */
             prof_task_name(in->window, e->tag, e->text, e->text_len);
         break;
+    case EV_TABLE_FULL:
+        prof_task_table_full(in->prof, e->count);
+        break;
     case EV_LOG:
         if (in->on_log)
             in->on_log(in->log_ctx, e->text, e->text_len);

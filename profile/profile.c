@@ -5,6 +5,7 @@
 
 #include "escape.h"
 #include "grow.h"
+#include "../decode/event.h"
 
 #include "../symbols/codemap.h"
 
@@ -85,6 +86,7 @@ struct prof {
     size_t unnamed_entries; /* entries of tags that had no name yet */
     uint8_t stream_id[32];
     size_t stream_id_len;
+    uint64_t table_full; /* slots of the firmware's task table, when it said the table was full */
     /* grouping results */
     struct group *groups;
     size_t n_groups, cap_groups;
@@ -589,6 +591,11 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
         }
 }
 
+void prof_task_table_full(struct prof *p, uint64_t slots)
+{
+    p->table_full = slots ? slots : 1;
+}
+
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
 {
     p->stream_id_len = len < sizeof p->stream_id ? len : sizeof p->stream_id;
@@ -740,7 +747,14 @@ static void exception_label(char *buf, size_t len, uint32_t exc)
 /* A sample taken in an exception handler: its tag is CMPROF_ISR_TAG(exception number). */
 static bool in_exception(const struct entry *e)
 {
-    return e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u;
+    return e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u && e->tag != EV_TAG_UNSENT;
+}
+
+/* A task the firmware named "?": it sampled the tag before any name came (e.g. 0 before the
+ * scheduler ran). */
+static bool nameless(const struct task *tk)
+{
+    return tk && strcmp(tk->name, "?") == 0;
 }
 
 /* The task row's name of a sample: in buf, or a string that outlives the call. */
@@ -755,6 +769,10 @@ static const char *task_name(const struct prof *p, const struct entry *e, char *
             snprintf(buf, len, "ISR: %s", h);
         else
             exception_label(buf, len, exc);
+    } else if (e->has_tag && e->tag == EV_TAG_UNSENT) {
+        return "(no tag: the firmware's task table was full)";
+    } else if (nameless(tk)) { /* never named: its own row, under its tag */
+        snprintf(buf, len, "0x%08x", e->tag);
     } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
         snprintf(buf, len, "%s (0x%08x)", tk->name, e->tag);
     } else if (tk) {
@@ -1312,6 +1330,48 @@ const char *prof_skid_cause(const struct prof *p, uint32_t pc)
     return enables_interrupts(p, pc);
 }
 
+/* Samples whose task tag has no name (interrupt handlers have theirs): all of them, those the
+ * firmware sent no tag for, those of tag 0, and one such tag (the most sampled). */
+struct unnamed {
+    double all, unsent, zero, top;
+    uint32_t example;
+};
+
+static struct unnamed count_unnamed(const struct prof *p)
+{
+    struct unnamed u = {0};
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0 || !e->has_tag || in_exception(e))
+            continue;
+        const struct task *tk = task_of(p, e);
+        if (tk && !nameless(tk))
+            continue;
+        u.all += e->count;
+        u.unsent += e->tag == EV_TAG_UNSENT ? e->count : 0;
+        u.zero += e->tag == 0 ? e->count : 0;
+        if (e->tag != EV_TAG_UNSENT && e->count > u.top) {
+            u.top = e->count;
+            u.example = e->tag;
+        }
+    }
+    return u;
+}
+
+/* The likely reason tags have no name, from what the stream showed. */
+static void unnamed_cause(const struct prof *p, const struct unnamed *u, char *buf, size_t len)
+{
+    if (u->unsent || p->table_full)
+        snprintf(buf, len, "the firmware's task table was full (%sraise CMPROF_STREAM_TASKS)%s",
+                 p->table_full ? "" : "62 slots before issue 30; ", u->unsent ? ", so no tag was sent" : "");
+    else if (u->zero >= u->all / 2)
+        snprintf(buf, len, "tag 0: samples taken before the RTOS ran its first task (start sampling after the "
+                 "scheduler starts)");
+    else
+        snprintf(buf, len, "no name was given for them: the RTOS hook or cmprof_stream_task() missed these "
+                 "tasks, or the capture began after their names");
+}
+
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
 {
     prof_settle(p);
@@ -1411,6 +1471,18 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
         if (!id || len != p->stream_id_len || memcmp(id, p->stream_id, len) != 0)
             ADD(DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s",
                 id ? "differs from the ELF's" : "the ELF does not have");
+    }
+    struct unnamed u = count_unnamed(p);
+    if (u.all > 0 && total > 0) {
+        char cause[150];
+        unnamed_cause(p, &u, cause, sizeof cause);
+        if (u.top > 0)
+            ADD(DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry task tags that were never named "
+                "(e.g. 0x%08x, shown as its own row); likely cause: %s", 100.0 * u.all / total, u.all, u.example,
+                cause);
+        else
+            ADD(DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry no task tag; likely cause: %s",
+                100.0 * u.all / total, u.all, cause);
     }
 #undef ADD
     return n;

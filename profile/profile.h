@@ -26,7 +26,8 @@ struct prof_row {
     bool inlined;       /* function rows: some of its samples are in copies inlined into callers */
 };
 
-enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS };
+enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS,
+                     DIAG_UNNAMED_TAGS };
 
 struct prof_diag {
     enum prof_diag_kind kind;
@@ -51,6 +52,8 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
 void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len);
 /* The build-id the stream announced (compared with the ELF's). */
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len);
+/* The firmware said its task name table (slots) was full: the unnamed-tags diagnostic says so. */
+void prof_task_table_full(struct prof *p, uint64_t slots);
 
 double prof_total(const struct prof *p);    /* samples with a PC, buckets included */
 /* Untagged samples in the code are counted per address and moved into the rows' entries when

@@ -12,7 +12,7 @@
 struct evlog {
     char *buf;
     size_t len, cap;
-    size_t count[EV_PCS + 1]; /* one per event type: the last type sizes it */
+    size_t count[EV_TABLE_FULL + 1]; /* one per event type: the last type sizes it */
     size_t batches;           /* EV_PCS events, each logged as its EV_PC samples */
 };
 

@@ -10,6 +10,7 @@
 static uint32_t slot_addr[SLOTS];
 static volatile uint32_t slot_value[SLOTS];
 static unsigned slots_used;
+unsigned long fake_probe_steps;
 
 volatile uint32_t *fake_reg(uint32_t addr)
 {

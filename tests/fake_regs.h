@@ -14,4 +14,8 @@ unsigned fake_regs_used(void);
 
 #define CMPROF_REG(addr) (*fake_reg((uint32_t)(addr)))
 
+/* Steps the stream's task table takes (hash probes, queue pops): create and delete are O(1). */
+extern unsigned long fake_probe_steps;
+#define CMPROF_PROBE fake_probe_steps
+
 #endif

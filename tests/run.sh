@@ -96,6 +96,7 @@ firmware_builds() {
     done
 }
 step "firmware builds" firmware_builds
+step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py
 step "timer ports leave SysTick alone" python3 tests/systick_free.py
 step "build-id snippet" python3 tests/test_build_id.py
 step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
@@ -115,6 +116,7 @@ step "RTOS task roots" python3 tests/test_task_roots.py
 step "diff and the regression gate" python3 tests/test_diff.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
 step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
+step "unnamed task tags" python3 tests/test_unnamed_tags.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
@@ -123,6 +125,7 @@ step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test
 step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
+step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only

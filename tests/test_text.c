@@ -210,6 +210,29 @@ static void test_both_check_kinds_decode(void)
     }
 }
 
+/* Issue 30: the tags a stream sample may carry. A firmware before issue 30 with a full table
+ * (62 slots) sent '/' for any task past them and for interrupts: the tag never reached the host,
+ * so the samples are counted as such (EV_TAG_UNSENT), never shown as a task with tag 0. One with
+ * more than 62 slots named an index '/' (63) with "@task /": then it is that task. '-' and two
+ * chars carry an exception number (2..511); "@full" says the table filled. Checks by an
+ * independent script. */
+static void test_stream_tag_forms(void)
+{
+    struct text_decoder d;
+    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n@task A 20000000 a!bq\n"
+           "%AAAAB/AAAC/AAAD!u5\n%-AWAAAB!FH\n%-AAAAAB!Ct\n@full tasks=254!zo\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 4 && d.stats.bad_lines == 1); /* exception 0 is no handler: dropped */
+    CHECK(d.stats.unsent_tags == 2 && strstr(log_a.buf, "a=08000004 t=fffffe01/1") != NULL);
+    CHECK(strstr(log_a.buf, "a=08000002 t=fffffe16/1") != NULL);
+    CHECK(strstr(log_a.buf, "a=08000002 t=20000000/1") != NULL);
+    CHECK(log_a.count[EV_TABLE_FULL] == 1 && strstr(log_a.buf, " t=0/1") == NULL);
+    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n@task / 20000400 t63!6c\n"
+           "%/AAAB!Fl\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 1 && d.stats.unsent_tags == 0 && strstr(log_a.buf, "t=20000400/1") != NULL);
+}
+
 /* Every single-bit error in a stream line is caught: the line gives no sample. (CRC-12 guarantees
  * it; sum12 does too, as 2^j is prime to 4095; the two check marks are 7 bits apart.) */
 static void test_single_bit_errors_are_caught(void)
@@ -344,6 +367,7 @@ int main(void)
     RUN_TEST(test_single_bit_errors_are_caught);
     RUN_TEST(test_hex_words_fast_path_matches_strtoul);
     RUN_TEST(test_partial_first_line_of_a_live_source);
+    RUN_TEST(test_stream_tag_forms);
     RUN_TEST(test_eight_word_lines_match_the_general_parse);
     free(log_a.buf);
     free(log_b.buf);

@@ -801,6 +801,18 @@ static void test_graph_pane_short(void)
     CHECK(title && strstr(title, "100.0%") != NULL); /* the chart's peak label */
 }
 
+/* Issue 30: samples whose task tags were never named are not shown as someone's task quietly:
+ * the diagnostics (header, then the d page) say what share they are and why (here no name ever
+ * came for 0x20000100 and 0x20000200). */
+static void test_unnamed_tags_diagnosed(void)
+{
+    setup();
+    render(&v, 200, 24);
+    view_key(&v, 'd');
+    const char *t = render(&v, 200, 40);
+    CHECK(strstr(t, "unnamed tasks: 99.9 % of samples (1000)") != NULL && strstr(t, "likely cause") != NULL);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -831,6 +843,7 @@ int main(void)
     RUN_TEST(test_by_file_paths);
     RUN_TEST(test_sections_narrow_whole_numbers);
     RUN_TEST(test_graph_pane_short);
+    RUN_TEST(test_unnamed_tags_diagnosed);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);

@@ -14,7 +14,9 @@
  *      configMAX_SYSCALL_INTERRUPT_PRIORITY; the sampler calls no FreeRTOS function, so that is
  *      allowed, and it sees inside critical sections that mask with BASEPRI (not PRIMASK ones).
  *   5. Call cmprof_stream_announce() once and cmprof_stream_drain() from the idle hook or a
- *      low-priority task. Names registered by traceTASK_CREATE go out on the next drain.
+ *      low-priority task. Names registered by traceTASK_CREATE go out on the next drain. The
+ *      drain needs at most 256 bytes of stack (docs/stream.md), within the idle task's default.
+ *      The name table holds CMPROF_STREAM_TASKS tasks (default 254); a full one is reported.
  * Interrupt time is charged to the interrupt (ISR rows in the task view), never to the task it
  * interrupted. The kernel's idle task (configIDLE_TASK_NAME, with its core number on SMP builds)
  * is named "idle", the name the host shows idle time under. */

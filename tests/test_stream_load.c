@@ -1,0 +1,292 @@
+/* Issue 30, item 2: no loss spiral. The firmware library on fake registers, driven as a field RTOS
+ * drives it: 200 tasks named from the kernel's create hook, tasks deleted and created all along,
+ * samples taken faster than a 115200-baud UART can carry them. Time is counted in the UART's byte
+ * slots: each byte the drain writes takes one, an idle pass of the drain loop takes one, and the
+ * sampler's interrupt fires (inside putc, as on the target) whenever its period has passed. The
+ * stream is then read back by the host's decoder, as a host listening from the start and as one
+ * that attaches late. Measured: name bytes in any second, samples delivered against what the line
+ * could carry after its names, how long a task's samples wait for its name, and the loss count
+ * the host reports. */
+#include "../decode/text.h"
+#include "../firmware/cmprof.h"
+#include "check.h"
+#include "fake_regs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *volatile test_tag;
+
+#define LINE_BYTES_PER_S 11520u /* 115200 baud, 8N1 */
+#define SAMPLES_PER_S 6000u     /* 3-4 times what the line carries */
+#define SECONDS 30u
+#define SLOTS ((uint64_t)LINE_BYTES_PER_S * SECONDS)
+#define LIVE_TASKS 200
+#define POOL 400        /* control blocks: a deleted task's block is reused later */
+#define CHURN_EVERY 1500 /* samples between a delete and a create: 4 a second */
+#define SLICE 7         /* samples a task runs before another one */
+#define STEADY_S 2u     /* start-up: the 200 names created at boot go out first */
+#define LATE_S 10u      /* the late host attaches here */
+
+static char tcbs[POOL][32], names[POOL][12];
+static int live[LIVE_TASKS]; /* the pool indexes of the live tasks */
+static bool in_use[POOL];
+static uint32_t gone_at[POOL]; /* the slot a task was last deleted in */
+static uint32_t rng = 30;
+
+static uint32_t next_random(void)
+{
+    rng = rng * 1103515245u + 12345u;
+    return rng >> 8;
+}
+
+/* The capture, and the slot each of its lines ended in. */
+static char out[1u << 20];
+static uint32_t line_end[1u << 20]; /* per byte of out */
+static size_t out_len, line_start;
+static uint64_t now;   /* byte slots since the start */
+static uint64_t ticks; /* samples taken */
+static int running;    /* the pool index of the task the samples are taken in */
+static bool stopped;   /* the sampler, before the final flush */
+
+/* A sample's PC says which task it was taken in: the host's tag must agree. */
+#define TASK_PC(k) (0x08010000u + 2u * (uint32_t)(k))
+
+static void sample_due(void)
+{
+    while (!stopped && now * SAMPLES_PER_S >= (ticks + 1u) * LINE_BYTES_PER_S) {
+        if (ticks % SLICE == 0)
+            running = live[next_random() % LIVE_TASKS];
+        test_tag = tcbs[running];
+        cmprof_tick_frame(TASK_PC(running), 0x01000000u);
+        ticks++;
+    }
+}
+
+static void uart_putc(char c)
+{
+    if (out_len < sizeof out)
+        out[out_len++] = c;
+    now++;
+    if (c == '\n') {
+        for (size_t i = line_start; i < out_len; i++)
+            line_end[i] = (uint32_t)now;
+        line_start = out_len;
+    }
+    sample_due();
+}
+
+/* A task is deleted and another created in a free control block (the kernel's hooks). */
+static void churn(void)
+{
+    int slot = (int)(next_random() % LIVE_TASKS), k;
+    gone_at[live[slot]] = (uint32_t)now;
+    cmprof_stream_task_gone(tcbs[live[slot]]);
+    in_use[live[slot]] = false;
+    do
+        k = (int)(next_random() % POOL);
+    while (in_use[k]);
+    in_use[k] = true;
+    cmprof_stream_task_later(tcbs[k], names[k]);
+    if (running == live[slot]) /* a deleted task runs no more */
+        running = k;
+    live[slot] = k;
+}
+
+static void run_firmware(void)
+{
+    fake_regs_clear();
+    for (int k = 0; k < POOL; k++)
+        snprintf(names[k], sizeof names[k], "task%03d", k % 1000);
+    cmprof_start(10u, 0u);
+    static const struct cmprof_stream_info info = {.clock_hz = SAMPLES_PER_S * 10u, .timer_hz = SAMPLES_PER_S * 10u,
+                                                   .period = 10, .jitter = 0, .code_base = 0x08000000u};
+    for (int t = 0; t < LIVE_TASKS; t++) { /* created before the scheduler starts */
+        live[t] = t;
+        in_use[t] = true;
+        cmprof_stream_task_later(tcbs[t], names[t]);
+    }
+    cmprof_stream_announce(uart_putc, &info);
+    uint64_t churned = 0;
+    while (now < SLOTS) {
+        if (!cmprof_stream_drain(uart_putc, 1)) { /* idle: time passes all the same */
+            now++;
+            sample_due();
+        }
+        for (; churned < ticks / CHURN_EVERY; churned++)
+            churn();
+    }
+    stopped = true;
+    cmprof_stream_flush(uart_putc);
+}
+
+/* What a host reading out[from..] sees: per sample, whether its tag is the task's own (its PC
+ * tells), and per task the wait from its first sample to its first correctly named one. */
+struct reading {
+    uint64_t samples, wrong, unnamed, lost_reported, bad_lines;
+    uint32_t first_seen[POOL], named_at[POOL]; /* slots; 0: not yet */
+    uint32_t tag_named[1u << 12];
+    size_t n_tag_named;
+};
+
+static uint32_t current_at; /* the slot the line being decoded ended in */
+
+static bool tag_has_name(const struct reading *r, uint32_t tag)
+{
+    for (size_t i = 0; i < r->n_tag_named; i++)
+        if (r->tag_named[i] == tag)
+            return true;
+    return false;
+}
+
+static void on_event(void *ctx, const struct ev *e)
+{
+    struct reading *r = ctx;
+    if (e->type == EV_TASK_NAME) {
+        if (!tag_has_name(r, e->tag) && r->n_tag_named < sizeof r->tag_named / sizeof r->tag_named[0])
+            r->tag_named[r->n_tag_named++] = e->tag;
+    } else if (e->type == EV_LOST) {
+        r->lost_reported = e->count;
+    } else if (e->type == EV_PC) {
+        r->samples++;
+        int k = (int)((e->addr - 0x08010000u) / 2u);
+        if (k < 0 || k >= POOL)
+            return;
+        uint32_t truth = (uint32_t)(uintptr_t)tcbs[k];
+        bool own = e->tag == truth && tag_has_name(r, e->tag);
+        if (!r->first_seen[k])
+            r->first_seen[k] = current_at;
+        if (own && !r->named_at[k])
+            r->named_at[k] = current_at;
+        r->unnamed += !own && (e->tag == 0 || !tag_has_name(r, e->tag));
+        r->wrong += e->tag != truth && e->tag != 0 && tag_has_name(r, e->tag);
+    }
+}
+
+/* Decode line by line so each event knows the slot its line ended in. */
+static void host_read(struct reading *r, size_t from)
+{
+    memset(r, 0, sizeof *r);
+    struct text_decoder *d = malloc(sizeof *d);
+    struct ev_sink sink = {on_event, r};
+    text_init(d);
+    for (size_t i = from; i < out_len;) {
+        const char *nl = memchr(out + i, '\n', out_len - i);
+        size_t n = nl ? (size_t)(nl - (out + i)) + 1 : out_len - i;
+        current_at = line_end[i];
+        text_feed(d, (const uint8_t *)out + i, n, &sink);
+        i += n;
+    }
+    text_finish(d, &sink);
+    r->bad_lines = d->stats.bad_lines;
+    text_free(d);
+    free(d);
+}
+
+/* The most name bytes (@task lines) in any window of a second, from `after` on. */
+static uint64_t name_bytes_in_any_second(uint64_t after)
+{
+    uint64_t most = 0, in_window = 0;
+    size_t head = 0;
+    for (size_t i = 0; i < out_len;) { /* i: the start of a line ending in the window's last slot */
+        size_t n = (size_t)((char *)memchr(out + i, '\n', out_len - i) - (out + i)) + 1;
+        bool name = n > 6 && memcmp(out + i, "@task ", 6) == 0;
+        if (line_end[i] >= after && name) {
+            in_window += n;
+            while (line_end[head] + LINE_BYTES_PER_S <= line_end[i]) { /* drop lines over a second old */
+                size_t hn = (size_t)((char *)memchr(out + head, '\n', out_len - head) - (out + head)) + 1;
+                if (line_end[head] >= after && hn > 6 && memcmp(out + head, "@task ", 6) == 0)
+                    in_window -= hn;
+                head += hn;
+            }
+            most = in_window > most ? in_window : most;
+        }
+        i += n;
+    }
+    return most;
+}
+
+static struct reading full, late;
+static uint64_t names_total, sample_line_bytes;
+
+static void test_names_take_a_tenth_of_any_second(void)
+{
+    CHECK(out_len < sizeof out && out[out_len - 1] == '\n');
+    uint64_t most = name_bytes_in_any_second((uint64_t)STEADY_S * LINE_BYTES_PER_S);
+    printf("     names: %.1f %% of all bytes; at most %llu bytes (%.1f %%) in any second after the first %u\n",
+           100.0 * (double)names_total / (double)now, (unsigned long long)most, 100.0 * (double)most / LINE_BYTES_PER_S,
+           STEADY_S);
+    CHECK(most * 10u <= LINE_BYTES_PER_S);
+}
+
+/* Each decoded sample came in a % line: what the line carried per sample, on average, gives
+ * what it could carry in the time names left. */
+static void test_samples_fill_the_line(void)
+{
+    double capacity = (double)(now - names_total) / ((double)sample_line_bytes / (double)full.samples);
+    printf("     %llu samples taken, %llu delivered: %.1f %% of the %.0f the line could carry after names\n",
+           (unsigned long long)ticks, (unsigned long long)full.samples, 100.0 * (double)full.samples / capacity,
+           capacity);
+    CHECK(full.bad_lines == 0 && (double)full.samples >= 0.8 * capacity);
+}
+
+/* What the host reports lost is what the firmware dropped; taken = sent + lost. */
+static void test_loss_figures_are_exact(void)
+{
+    printf("     lost %llu, host says %llu\n", (unsigned long long)cmprof_stream_lost(),
+           (unsigned long long)full.lost_reported);
+    CHECK(full.lost_reported == cmprof_stream_lost() && cmprof_stream_lost() > 0);
+    CHECK(full.samples == cmprof_stream_sent() && full.samples + cmprof_stream_lost() == ticks);
+}
+
+/* A host listening from the start: every sample under its own task's name, at once. */
+static void test_listening_host_names_every_sample(void)
+{
+    CHECK(full.wrong == 0 && full.unnamed == 0);
+}
+
+/* A host attaching late: no sample under another task's name; every task named again (the
+ * longest wait is printed: a round of 200 names at a tenth of 115200 baud takes seconds). */
+static void test_late_host_gets_names_back(void)
+{
+    size_t from = 0;
+    while (from < out_len && line_end[from] < (uint64_t)LATE_S * LINE_BYTES_PER_S)
+        from += (size_t)((char *)memchr(out + from, '\n', out_len - from) - (out + from)) + 1;
+    host_read(&late, from);
+    uint32_t worst = 0;
+    int waiting = 0; /* tasks alive at the end that the late host never heard named */
+    for (int k = 0; k < POOL; k++) {
+        if (!late.first_seen[k])
+            continue;
+        /* a task deleted since (its last samples may come from the ring after that) waits no more */
+        uint32_t until = late.named_at[k] ? late.named_at[k] : in_use[k] ? (uint32_t)now : gone_at[k];
+        if (until > late.first_seen[k] && until - late.first_seen[k] > worst)
+            worst = until - late.first_seen[k];
+        waiting += !late.named_at[k] && in_use[k];
+    }
+    printf("     late host (from %u s): longest wait for a name %.2f s, %d live tasks never named, %llu of %llu "
+           "samples unnamed\n", LATE_S, (double)worst / LINE_BYTES_PER_S, waiting, (unsigned long long)late.unnamed,
+           (unsigned long long)late.samples);
+    CHECK(late.wrong == 0 && waiting == 0);
+}
+
+int main(void)
+{
+    run_firmware();
+    for (size_t i = 0; i < out_len;) {
+        size_t n = (size_t)((char *)memchr(out + i, '\n', out_len - i) - (out + i)) + 1;
+        if (n > 6 && memcmp(out + i, "@task ", 6) == 0)
+            names_total += n;
+        if (out[i] == '%')
+            sample_line_bytes += n;
+        i += n;
+    }
+    host_read(&full, 0);
+    RUN_TEST(test_names_take_a_tenth_of_any_second);
+    RUN_TEST(test_samples_fill_the_line);
+    RUN_TEST(test_loss_figures_are_exact);
+    RUN_TEST(test_listening_host_names_every_sample);
+    RUN_TEST(test_late_host_gets_names_back);
+    return check_summary();
+}
