@@ -529,9 +529,14 @@ const char *src_detail(struct source *s, double now)
         if (s->ocd)
             ocd_get_stats(s->ocd, &st);
         double wall = st.last - st.first;
+        /* a fast server's replies can all come in one read, stamped with one time: no rate then */
         if (st.bursts > 1 && wall > 0)
             snprintf(s->detail, sizeof s->detail, "%s %.0f samples/s, %.1f ms a burst",
                      st.halting ? "no PCSR: halting," : "PCSR", (double)(st.samples + st.sleeps) / wall,
+                     1000.0 * st.burst_s / (double)st.bursts);
+        else if (st.bursts > 1)
+            snprintf(s->detail, sizeof s->detail, "%s %llu bursts, too quick to time, %.1f ms a burst",
+                     st.halting ? "no PCSR: halting," : "PCSR", (unsigned long long)st.bursts,
                      1000.0 * st.burst_s / (double)st.bursts);
     }
     (void)now;
