@@ -582,13 +582,21 @@ def deep_stack_checks():
           "--stack-depth" in r.stderr, r.stderr.strip())
 
 
+def endless_elf():
+    """The demo built with no cmprof code: it runs until stopped (gdb_loops ends after its passes,
+    sooner the less it is halted, and its gdbstub connection with it)."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scenarios", "scen.py"), "build-demo-plain"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def qemu_share(*extra):
-    """The halted share cmprof-top measured (and its report) on the gdb_loops firmware in QEMU."""
+    """The halted share cmprof-top measured (and its report) on a firmware that never ends, in QEMU."""
+    elf = endless_elf()
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
     q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor", "none",
-                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", ELF,
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
                           "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     try:
@@ -598,7 +606,7 @@ def qemu_share(*extra):
                     break
             time.sleep(0.1)
         r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4"] + list(extra) +
-                           ["gdb:127.0.0.1:%d" % port, ELF], capture_output=True, text=True, timeout=60)
+                           ["gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=60)
         j = json.loads(r.stdout) if r.stdout.startswith("{") else {}
         return r.returncode, j.get("halting", {}).get("halted_percent"), j, r.stderr
     finally:
