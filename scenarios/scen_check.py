@@ -16,6 +16,7 @@ REPORT = os.path.join(scen.HERE, "REPORT.md")
 LOOP = ("hot_a", "hot_b", "hot_c", "run")
 DOC_TRUTH = {"hot_a": 69.77, "hot_b": 19.99, "hot_c": 10.04, "run": 0.20}
 Z = 3.0  # every statistical bound is +-3 sigma
+BOARD_R5_PMU_INTID = 100  # scenarios/board/board_r5.h: the GIC line the R5 board gives the PMU
 
 
 class Checker:
@@ -1046,6 +1047,83 @@ def cortex_a(c):
     c.out("")
 
 
+def cortex_r(c):
+    """Issue 33: Cortex-R5 on QEMU vexpress-a15: sampled by an SP804 through the GIC, section timers on the
+    PMU, and what QEMU's PMU and board model there (design notes 13)."""
+    c.out("## 13. Cortex-R5 on QEMU vexpress-a15 (`r5_*`)", "",
+          "`-M vexpress-a15 -cpu cortex-r5f -m 2048` (scenarios/board/board_r5.c): code in the board's SRAM at "
+          "0x2E000000, high vectors at 0xFFFF0000, the A15 MPCore's GICv2, the PL011 UART0. The sampler runs on "
+          "the SP804 port (timer 1 of TIMER01, its line INTID 34; the board's IRQ handler passes LR_irq - 4 to "
+          "cmprof_tick), period 2 ticks plus 0-3 ticks of jitter at the SP804's 1 MHz (1000 instructions a tick "
+          "under `-icount shift=0`). The same apps and checks as on Cortex-A: the loops jittered, in Thumb-2 and "
+          "as a histogram, the tagged live stream, the cost per sample and the IRQ-masked region (period 3 "
+          "there, longer than the region, as on the A15); the sections "
+          "on the PMU; then QEMU's PMU limits with the PMU's interrupt pended from software.", "",
+          "| core | three loops, jittered: hot_a / hot_b / hot_c / run (truth) | worst sigma | instructions per "
+          "sample: ring / ring + jitter | intervals between samples (instructions) | skid after cpsie i "
+          "(truth locked) |", "|---|---|---|---|---|---|")
+    f = pmu_sampling(c, "r5", "the SP804's interrupt")
+    r = Result("r5_loops_jitter")
+    iv, defs = collections.Counter(intervals(r)), r.s["defs"]
+    ticks = {1000 * t for t in range(defs["PERIOD"] - 1, defs["PERIOD"] + defs["CMPROF_JITTER"])}
+    c.check("r5: the SP804 interrupts on whole 1 MHz ticks, period - 1 plus 0..jitter ticks apart (QEMU 7.2's SP804 "
+            "counts Load ticks a period; the port loads period - 1)", set(iv) == ticks,
+            "intervals %s, expected %s" % (dict(sorted(iv.items())), sorted(ticks)))
+    js = Result("r5_stream_tagged").tool()["stream"]
+    c.check("r5: the stream announces arch=ARMv7-R and the SP804 port, and cmprof-top reads them",
+            js.get("arch") == "ARMv7-R" and js.get("timer") == "SP804", "arch %s timer %s" % (js.get("arch"),
+                                                                                         js.get("timer")))
+    c.out("| %s | %s (%s) | %.2f | %.0f / %.0f | %s | %s (%s) |" % (
+        scen.CORES["r5"][1], " / ".join(fmt(f["pr"].get(x, 0) / f["n"]) for x in LOOP),
+        " / ".join(fmt(f["ts"][x]) for x in LOOP), f["worst"], f["costs"][0], f["costs"][1],
+        ", ".join("%d x %d" % kv for kv in sorted(iv.items())), fmt(f["skid"]), fmt(f["ti"]["locked"])))
+    c.out("", "Section timers (`r5_sections`, sampled by the SP804): the PMU's last event counter (2 of 3) counts "
+          "the cycles, event counter 0 INST_RETIRED; PMCCNTR stays free.", "",
+          "| core | constant work: runs x cycles (hot_a by the plugin) | instructions per run | with sampling: "
+          "min / max / mean cycles | extra per sample (handler by the plugin) | IPC (cmprof-top) |",
+          "|---|---|---|---|---|---|", pmu_sections(c, "r5"), "")
+    r5_pmu_limits(c)
+
+
+def r5_pmu_limits(c):
+    """The R5's PMU in QEMU 7.2 and its interrupt, which vexpress does not wire: asserted, so a QEMU that wires
+    it fails here; the handler's path is tested by pending its GIC line from software."""
+    r = Result("r5_pmu_limits")
+    text = open(os.path.join(scen.BUILD, r.name, "uart.txt"), errors="replace").read()
+    counts = {int(e): int(n) for e, n in re.findall(r"^event (\d+) count=(\d+)$", text, re.M)}
+    counting = {e: n for e, n in counts.items() if n}
+    cycles = r.kv.get("cycles", -1)
+    pmcr = re.search(r"pmcr=([0-9a-f]+) counters=(\d+)", text)
+    ev = re.search(r"event_overflow irqs=(\d+)", text)
+    cy = re.search(r"sample_overflow samples=(\d+) irqs=(\d+) after_pmu_access=(\d+) timer=(\S+)", text)
+    pend = re.search(r"pended pmovsr=(\d+) samples=(\d+) irqs=(\d+)", text)
+    c.check("r5: PMCR 0x41151800 (N = 3); only events 0x00 (7 software increments), 0x08 and 0x11 count, exactly "
+            "as the cycle counter (+7)", pmcr is not None and pmcr.group(1) == "41151800" and len(counts) == 20 and
+            counting == {0: 7, 8: cycles + 7, 17: cycles + 7} and cycles == 5006,
+            "pmcr %s, counting %s of %d events, cycles %d" % (pmcr.group(0) if pmcr else "?", counting, len(counts),
+                                                              cycles))
+    c.check("r5: no PMU overflow interrupt ever arrives (vexpress wires none): not for an event counter, not for the "
+            "sampler's cycle counter, not after a PMU register write; the overflow flag is set",
+            ev is not None and ev.group(1) == "0" and cy is not None and cy.groups()[:3] == ("0", "0", "0") and
+            pend is not None and pend.group(1) == "1",
+            "%s; %s; pmovsr bit 31 %s" % (ev.group(0) if ev else "?", cy.group(0) if cy else "?",
+                                          pend.group(1) if pend else "?"))
+    pc = r.pcs[0] if len(r.pcs) == 1 else 0
+    c.check("r5: the PMU's line pended from software (GICD_ISPENDR) runs the board's handler: one sample, taken "
+            "through the PMU port's overflow path, its PC right after the pending write",
+            pend is not None and pend.groups()[1:] == ("1", "1") and r.sym.lookup(pc) == "board_gic_pend",
+            "%s; sample at 0x%x (%s)" % (pend.group(0) if pend else "?", pc, r.sym.lookup(pc)))
+    c.out("QEMU 7.2's Cortex-R5 PMU (`r5_pmu_limits`, the same loop and steps as section 12): PMCR %s, events "
+          "that count %s, cycle counter %d over the loop; overflow interrupts taken: %s (event counter), %s "
+          "(cycle counter, 3 samples due); PMOVSR's cycle bit afterwards %s. Pending the PMU's GIC line (INTID "
+          "%d, the CoreTile A15's PMU line; vexpress wires nothing to it) from software takes %s sample, at %s. "
+          "These checks pass only while vexpress leaves the PMU's interrupt unwired: a QEMU that wires it fails "
+          "them, and then PMU-overflow sampling on the R5 can be checked as on the A15." % (
+              pmcr.group(1) if pmcr else "?", ", ".join("0x%02x (%d)" % kv for kv in sorted(counting.items())),
+              cycles, ev.group(1) if ev else "?", cy.group(2) if cy else "?", pend.group(1) if pend else "?",
+              BOARD_R5_PMU_INTID, pend.group(2) if pend else "?", r.sym.lookup(pc)), "")
+
+
 def pmu_sampling(c, core, timer="the PMU's overflow"):
     """Checks on a Cortex-A/R core's sampled loops (jittered, Thumb-2, histogram), tagged stream, cost per
     sample and IRQ-masked region; returns the figures for its table row."""
@@ -1360,7 +1438,7 @@ def main(cmd):
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, gdb_halting, gdb_tasks, gdb_callers,
-             sections, cortex_a, pmu_limits,
+             sections, cortex_a, pmu_limits, cortex_r,
              streaming, diagnostics]
     truth_loop = None
     for step in steps:
