@@ -338,6 +338,8 @@ def build_virt(name, app, cpu="cortex-a15", opt="-Os", cflags=(), **defs):
 
 # The Cortex-A live demo's firmware (make demo TARGET=cortex-a15 or cortex-a7)
 DEMO_A = dict(app="demo_a", CMPROF_STREAM=1, CMPROF_JITTER=4095, CMPROF_RING_N=1024)
+# ... and the Cortex-R5's (make demo TARGET=cortex-r5): the SP804 samples, jitter in its 1 MHz ticks
+DEMO_R5 = dict(DEMO_A, CMPROF_PORT="CMPROF_PORT_SP804", CMPROF_JITTER=15)
 
 
 def run(name):
@@ -757,11 +759,13 @@ if __name__ == "__main__":
         print(build(scenario("demo_plain", "demo", lib=False, NO_CMPROF=1)))
     elif cmd == "build-demo-a" and len(sys.argv) == 3 and sys.argv[2] in ("cortex-a15", "cortex-a7"):
         print(build_virt("demo_" + sys.argv[2], cpu=sys.argv[2], **DEMO_A))
+    elif cmd == "build-demo-a" and sys.argv[2:] == ["cortex-r5"]:
+        print(build_virt("demo_cortex-r5", cpu="cortex-r5f", **DEMO_R5))
     elif cmd in ("report", "check"):
         import scen_check
         sys.exit(scen_check.main(cmd))
     else:
         print("usage: scen.py run [NAME...] | report | check | build-demo | build-demo-plain | "
-              "build-demo-a cortex-a15|cortex-a7",
+              "build-demo-a cortex-a15|cortex-a7|cortex-r5",
               file=sys.stderr)
         sys.exit(2)
