@@ -1096,7 +1096,7 @@ def r5_pmu_limits(c):
     pmcr = re.search(r"pmcr=([0-9a-f]+) counters=(\d+)", text)
     ev = re.search(r"event_overflow irqs=(\d+)", text)
     cy = re.search(r"sample_overflow samples=(\d+) irqs=(\d+) after_pmu_access=(\d+) timer=(\S+)", text)
-    pend = re.search(r"pended pmovsr=(\d+) samples=(\d+) irqs=(\d+)", text)
+    pend = re.search(r"pended pmovsr=(\d+) samples=(\d+) irqs=(\d+) acked=(\d+)", text)
     c.check("r5: PMCR 0x41151800 (N = 3); only events 0x00 (7 software increments), 0x08 and 0x11 count, exactly "
             "as the cycle counter (+7)", pmcr is not None and pmcr.group(1) == "41151800" and len(counts) == 20 and
             counting == {0: 7, 8: cycles + 7, 17: cycles + 7} and cycles == 5006,
@@ -1110,8 +1110,8 @@ def r5_pmu_limits(c):
                                           pend.group(1) if pend else "?"))
     pc = r.pcs[0] if len(r.pcs) == 1 else 0
     c.check("r5: the PMU's line pended from software (GICD_ISPENDR) runs the board's handler: one sample, taken "
-            "through the PMU port's overflow path, its PC right after the pending write",
-            pend is not None and pend.groups()[1:] == ("1", "1") and r.sym.lookup(pc) == "board_gic_pend",
+            "through the PMU port's overflow path (the flag acknowledged), its PC right after the pending write",
+            pend is not None and pend.groups()[1:] == ("1", "1", "1") and r.sym.lookup(pc) == "board_gic_pend",
             "%s; sample at 0x%x (%s)" % (pend.group(0) if pend else "?", pc, r.sym.lookup(pc)))
     c.out("QEMU 7.2's Cortex-R5 PMU (`r5_pmu_limits`, the same loop and steps as section 12): PMCR %s, events "
           "that count %s, cycle counter %d over the loop; overflow interrupts taken: %s (event counter), %s "
