@@ -194,6 +194,10 @@ def all_scenarios():
                       CMPROF_HIST_BINS=512, CMPROF_HIST_BASE="0x2E000000u", **SP804))
     s.append(scenario("r5_stream_tagged", "stream", core="r5", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_TAG="current_task", **SP804))
+    # a constant period of 10 ticks (QEMU: 9000 instructions) less the handler's 33 advances the
+    # 5019-instruction loop by a multiple of 21: a 239-point cycle, as the A15's period 1921
+    s.append(scenario("r5_loops_lockstep", "loops", core="r5", SAMPLES=10000, CMPROF_RING_N=16384,
+                      CMPROF_PORT="CMPROF_PORT_SP804", PERIOD=10))
     s.append(scenario("r5_cost", "cost", core="r5", CMPROF_PORT="CMPROF_PORT_SP804", PERIOD=2))
     s.append(scenario("r5_cost_jitter", "cost", core="r5", **SP804))
     # (3 ticks: the shortest interval, 2000 instructions, outlasts the 1200-instruction masked region, so

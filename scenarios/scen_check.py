@@ -1056,12 +1056,13 @@ def cortex_r(c):
           "the SP804 port (timer 1 of TIMER01, its line INTID 34; the board's IRQ handler passes LR_irq - 4 to "
           "cmprof_tick), period 2 ticks plus 0-3 ticks of jitter at the SP804's 1 MHz (1000 instructions a tick "
           "under `-icount shift=0`). The same apps and checks as on Cortex-A: the loops jittered, in Thumb-2 and "
-          "as a histogram, the tagged live stream, the cost per sample and the IRQ-masked region (period 3 "
-          "there, longer than the region, as on the A15); the sections "
+          "as a histogram, the tagged live stream, the cost per sample, a constant period's lockstep (10 ticks: "
+          "9000 instructions less the handler's 33 step the 5019-instruction round by a multiple of 21) and "
+          "the IRQ-masked region (period 3 there, longer than the region, as on the A15); the sections "
           "on the PMU; then QEMU's PMU limits with the PMU's interrupt pended from software.", "",
           "| core | three loops, jittered: hot_a / hot_b / hot_c / run (truth) | worst sigma | instructions per "
-          "sample: ring / ring + jitter | intervals between samples (instructions) | skid after cpsie i "
-          "(truth locked) |", "|---|---|---|---|---|---|")
+          "sample: ring / ring + jitter | intervals between samples (instructions) | lockstep period 10 | skid "
+          "after cpsie i (truth locked) |", "|---|---|---|---|---|---|---|")
     f = pmu_sampling(c, "r5", "the SP804's interrupt")
     r = Result("r5_loops_jitter")
     iv, defs = collections.Counter(intervals(r)), r.s["defs"]
@@ -1073,10 +1074,12 @@ def cortex_r(c):
     c.check("r5: the stream announces arch=ARMv7-R and the SP804 port, and cmprof-top reads them",
             js.get("arch") == "ARMv7-R" and js.get("timer") == "SP804", "arch %s timer %s" % (js.get("arch"),
                                                                                          js.get("timer")))
-    c.out("| %s | %s (%s) | %.2f | %.0f / %.0f | %s | %s (%s) |" % (
-        scen.CORES["r5"][1], " / ".join(fmt(f["pr"].get(x, 0) / f["n"]) for x in LOOP),
-        " / ".join(fmt(f["ts"][x]) for x in LOOP), f["worst"], f["costs"][0], f["costs"][1],
-        ", ".join("%d x %d" % kv for kv in sorted(iv.items())), fmt(f["skid"]), fmt(f["ti"]["locked"])))
+    observed, L = pmu_lockstep(c, "r5")
+    c.out("| %s | %s (%s) | %.2f | %.0f / %.0f | %s | cycle %s of %.0f-instruction rounds, run 0 samples | %s (%s) |"
+          % (scen.CORES["r5"][1], " / ".join(fmt(f["pr"].get(x, 0) / f["n"]) for x in LOOP),
+             " / ".join(fmt(f["ts"][x]) for x in LOOP), f["worst"], f["costs"][0], f["costs"][1],
+             ", ".join("%d x %d" % kv for kv in sorted(iv.items())), observed, L, fmt(f["skid"]),
+             fmt(f["ti"]["locked"])))
     c.out("", "Section timers (`r5_sections`, sampled by the SP804): the PMU's last event counter (2 of 3) counts "
           "the cycles, event counter 0 INST_RETIRED; PMCCNTR stays free.", "",
           "| core | constant work: runs x cycles (hot_a by the plugin) | instructions per run | with sampling: "
@@ -1195,7 +1198,8 @@ def pmu_sampling(c, core, timer="the PMU's overflow"):
 
 
 def pmu_lockstep(c, core):
-    """The PMU port's constant period 1921: a short lockstep cycle, predicted and diagnosed."""
+    """A constant period (the A15's 1921 cycles, the R5's 10 SP804 ticks): a short lockstep cycle, predicted
+    and diagnosed."""
     rl = Result("%s_loops_lockstep" % core)
     L = sum(v for f, v in rl.truth().items() if f in LOOP + ("run",)) / rl.wcounts[rl.sym.by_name["hot_a"][0]]
     iv = intervals(rl)
@@ -1203,8 +1207,8 @@ def pmu_lockstep(c, core):
     predicted = int(round(L)) // gcd(int(round(L)), step_)
     observed = scen.lockstep_cycle(rl.pcs)
     d = rl.tool()["diagnostics"]
-    c.check("%s: constant period 1921: the PCs repeat with the predicted cycle, run() gets nothing, cmprof-top "
-            "diagnoses lockstep" % core,
+    c.check("%s: constant period %d: the PCs repeat with the predicted cycle, run() gets nothing, cmprof-top "
+            "diagnoses lockstep" % (core, rl.s["defs"]["PERIOD"]),
             len(set(iv)) == 1 and observed == predicted and rl.profile().get("run", 0) == 0 and
             any("lockstep" in x for x in d),
             "interval %s, %.0f instructions a round, cycle %s (predicted %d), run %d samples; %s"
