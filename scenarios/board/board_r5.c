@@ -27,7 +27,6 @@ uint32_t board_exc_stack[3][64] __attribute__((aligned(8)));
 int main(void);
 void board_irq(uint32_t pc);
 void board_fault(uint32_t cpsr, uint32_t lr);
-extern uint32_t _sbss[], _ebss[];
 
 /* The vectors at 0xFFFF0000: the code in SRAM is out of a branch's reach, so each loads the PC. */
 __attribute__((naked, section(".text.vectors"))) void board_vectors(void)
