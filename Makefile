@@ -78,6 +78,8 @@ SAMPLER_dualtimer_jitter := -DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER -DCMPROF_J
 SAMPLER_nrf3_jitter := -DCMPROF_PORT=CMPROF_PORT_NRF_TIMER -DCMPROF_NRF_TIMER=3 -DCMPROF_JITTER=255
 SAMPLER_user_jitter := -DCMPROF_PORT=CMPROF_PORT_USER -DCMPROF_JITTER=255
 SAMPLER_none := -DCMPROF_RING_N=16
+SAMPLER_CONFIGS += sp804_jitter
+SAMPLER_sp804_jitter := -DCMPROF_PORT=CMPROF_PORT_SP804 -DCMPROF_JITTER=255
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c

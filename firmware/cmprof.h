@@ -28,6 +28,9 @@
  *       CMPROF_PORT_PMU            Cortex-A/R: the PMU's cycle counter, preloaded to overflow after
  *                                  each period; your IRQ handler (the PMU interrupt through the GIC)
  *                                  calls cmprof_tick(LR_irq - 4); build with CMPROF_NO_ISR=1
+ *       CMPROF_PORT_SP804          Cortex-A/R: timer 1 of an SP804 dual timer (CMPROF_SP804_BASE=
+ *                                  0x1C110000, Versatile Express); your IRQ handler (its line through
+ *                                  the GIC) calls cmprof_tick(LR_irq - 4); build with CMPROF_NO_ISR=1
  *     Every port but SysTick leaves the SysTick registers alone, so an RTOS keeps its tick. Each
  *     port's handler gives its timer the most urgent priority (0).
  *   CMPROF_NO_ISR=1        do not define the interrupt handler (and, without CMPROF_PORT, touch
@@ -60,6 +63,7 @@ extern "C" {
 #define CMPROF_PORT_NRF_TIMER 5
 #define CMPROF_PORT_USER 6
 #define CMPROF_PORT_PMU 7 /* Cortex-A/R: the PMU's cycle counter overflow (cmprof_pmu.h) */
+#define CMPROF_PORT_SP804 8 /* Cortex-A/R: ARM's SP804 dual timer, its interrupt through the GIC */
 
 /* CMPROF_DEFINE_ISR(vector) defines `vector` as the sampler's interrupt handler: it takes the
  * interrupted PC from word 6 of the exception frame, on MSP or PSP as EXC_RETURN bit 2 says, and

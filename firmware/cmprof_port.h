@@ -156,8 +156,18 @@ static inline void cmprof_port_stop(void)
     CMPROF_REG(CMPROF_CMSDK_CTRL(CMPROF_CMSDK_BASE)) = 0u;
 }
 
-#elif CMPROF_PORT == CMPROF_PORT_CMSDK_DUALTIMER /* --------------------------------------------- */
+#elif CMPROF_PORT == CMPROF_PORT_CMSDK_DUALTIMER || CMPROF_PORT == CMPROF_PORT_SP804 /* ----------- */
 
+#if CMPROF_PORT == CMPROF_PORT_SP804
+/* Cortex-A/R: the CMSDK dual timer is ARM's SP804, the same registers. The GIC and the vector are
+ * the user's: their IRQ handler calls cmprof_tick(LR_irq - 4) on the timer's line. */
+#define CMPROF_PORT_LABEL "SP804"
+#ifndef CMPROF_SP804_BASE
+#define CMPROF_SP804_BASE 0x1C110000u /* Versatile Express, A-series map: TIMER01, timer 1 */
+#endif
+#define CMPROF_DUALTIMER_BASE CMPROF_SP804_BASE
+#define CMPROF_DUAL_IRQ_ENABLE() ((void)0)
+#else
 #define CMPROF_PORT_LABEL "CMSDK-dualtimer"
 
 #ifndef CMPROF_DUALTIMER_BASE
@@ -168,6 +178,8 @@ static inline void cmprof_port_stop(void)
 #endif
 #define CMPROF_PORT_IRQ CMPROF_DUALTIMER_IRQ
 #define CMPROF_PORT_ISR DUALTIMER_Handler
+#define CMPROF_DUAL_IRQ_ENABLE() cmprof_nvic_enable_urgent(CMPROF_PORT_IRQ)
+#endif
 static inline void cmprof_port_ack(void)
 {
     CMPROF_REG(CMPROF_DUAL_INTCLR(CMPROF_DUALTIMER_BASE)) = 1u;
@@ -182,7 +194,7 @@ static inline void cmprof_port_start(uint32_t period)
     CMPROF_REG(CMPROF_DUAL_CONTROL(CMPROF_DUALTIMER_BASE)) = 0u;
     CMPROF_REG(CMPROF_DUAL_LOAD(CMPROF_DUALTIMER_BASE)) = period - 1u;
     CMPROF_REG(CMPROF_DUAL_INTCLR(CMPROF_DUALTIMER_BASE)) = 1u;
-    cmprof_nvic_enable_urgent(CMPROF_PORT_IRQ);
+    CMPROF_DUAL_IRQ_ENABLE();
     CMPROF_REG(CMPROF_DUAL_CONTROL(CMPROF_DUALTIMER_BASE)) =
         CMPROF_DUAL_CTRL_EN | CMPROF_DUAL_CTRL_PERIODIC | CMPROF_DUAL_CTRL_INTEN | CMPROF_DUAL_CTRL_32BIT;
 }

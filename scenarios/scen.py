@@ -33,14 +33,24 @@ CORES = {
     "a15": ("virt", "cortex-a15", "virt"),
     "a7": ("virt", "cortex-a7", "virt"),
     "a9": ("vexpress-a9", "cortex-a9", "virt"),  # virt has no A9: its PL011 and RAM, no GIC
+    # Cortex-R5 on vexpress-a15 (board_r5.c): code in its SRAM, sampled by an SP804 or the PMU
+    "r5": ("vexpress-a15", "cortex-r5f", "r5"),
 }
+# QEMU's options for each board beyond -M (vexpress: RAM up to the high vectors, its AACI silent)
+QEMU_BOARD = {"virt": ["-net", "none"], "r5": ["-m", "2048", "-audiodev", "none,id=snd0",
+                                              "-global", "pl041.audiodev=snd0"]}
+
+
+def gcc_cpu(cpu):
+    """GCC's -mcpu for a QEMU -cpu: GCC has no cortex-r5f (its VFP is unused: soft float)."""
+    return "cortex-r5" if cpu == "cortex-r5f" else cpu
 
 # The sampler's interrupt handler for each timer port (CMPROF_PORT), with the scenarios' choices
 # of timer: the boards' own clocks use TIM2 (STM32), TIMER0 (nRF51) and TIMER0 (MPS2).
 PORT_ISR = {None: "SysTick_Handler", "CMPROF_PORT_SYSTICK": "SysTick_Handler",
             "CMPROF_PORT_CMSDK_TIMER": "TIMER1_Handler", "CMPROF_PORT_CMSDK_DUALTIMER": "DUALTIMER_Handler",
             "CMPROF_PORT_NRF_TIMER": "TIMER1_IRQHandler", "CMPROF_PORT_STM32_TIM": "TIM3_IRQHandler",
-            "CMPROF_PORT_PMU": "board_irq_entry"}
+            "CMPROF_PORT_PMU": "board_irq_entry", "CMPROF_PORT_SP804": "board_irq_entry"}
 
 
 def isr_of(s):
@@ -175,6 +185,27 @@ def all_scenarios():
         s.append(scenario("%s_pmu_limits" % core, "pmu_limits", core=core, **PMU))
     # ... and the sampler on an event counter (INST_RETIRED on counter 2): its interrupts wait too
     s.append(scenario("a15_pmu_event_sampling", "pmu_limits", core="a15", CMPROF_PMU_SAMPLE_COUNTER=2, **PMU))
+    # issue 33: Cortex-R5 on vexpress-a15, sampled by the SP804 (1 MHz: 1000 instructions a tick, so
+    # 2000 to 5000 instructions a sample) through the GIC, and the PMU's limits there
+    SP804 = dict(CMPROF_PORT="CMPROF_PORT_SP804", PERIOD=2, CMPROF_JITTER=3)
+    s.append(scenario("r5_loops_jitter", "loops", core="r5", SAMPLES=10000, CMPROF_RING_N=16384, **SP804))
+    s.append(scenario("r5_loops_thumb", "loops", core="r5", SAMPLES=10000, CMPROF_RING_N=16384, HOT_THUMB=1, **SP804))
+    s.append(scenario("r5_hist", "loops", core="r5", SAMPLES=10000, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
+                      CMPROF_HIST_BINS=512, CMPROF_HIST_BASE="0x2E000000u", **SP804))
+    s.append(scenario("r5_stream_tagged", "stream", core="r5", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_TAG="current_task", **SP804))
+    # a constant period of 10 ticks (QEMU: 9000 instructions) less the handler's 33 advances the
+    # 5019-instruction loop by a multiple of 21: a 239-point cycle, as the A15's period 1921
+    s.append(scenario("r5_loops_lockstep", "loops", core="r5", SAMPLES=10000, CMPROF_RING_N=16384,
+                      CMPROF_PORT="CMPROF_PORT_SP804", PERIOD=10))
+    s.append(scenario("r5_cost", "cost", core="r5", CMPROF_PORT="CMPROF_PORT_SP804", PERIOD=2))
+    s.append(scenario("r5_cost_jitter", "cost", core="r5", **SP804))
+    # (3 ticks: the shortest interval, 2000 instructions, outlasts the 1200-instruction masked region, so
+    # no sample falls due twice inside it, as on the A15)
+    s.append(scenario("r5_irqoff", "irqoff", core="r5", SAMPLES=10000, LOCK_N=300, CMPROF_RING_N=16384,
+                      **dict(SP804, PERIOD=3)))
+    s.append(scenario("r5_sections", "sections", core="r5", SAMPLES=2000, **SP804))
+    s.append(scenario("r5_pmu_limits", "pmu_limits", core="r5", **PMU))
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     # (SCALE=100: a hundredth of the calls for the same loop work; a call costs QEMU more host time
     # than a loop instruction, and so draws more wall-clock halts than its instructions)
@@ -252,7 +283,7 @@ def build(s):
     out = os.path.join(BUILD, s["name"])
     os.makedirs(out, exist_ok=True)
     machine, cpu, board = CORES[s["core"]]
-    if board == "virt":
+    if board in ("virt", "r5"):
         return build_virt(s["name"], s["app"], cpu, s["opt"], s["cflags"], **s["defs"])
     elf = os.path.join(out, "fw.elf")
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
@@ -285,28 +316,34 @@ def build_virt(name, app, cpu="cortex-a15", opt="-Os", cflags=(), **defs):
         cflags, text = list(cflags) + ["-DBOARD_VEXPRESS_A9"], "0x60000000"
     else:
         text = "0x40000000"
+    board, link = "virt", ["-Wl,-Ttext=" + text, "-Wl,-e,_start"]
+    if cpu == "cortex-r5f":  # Cortex-R5 on vexpress-a15: code in its SRAM, vectors at 0xFFFF0000
+        board, link = "r5", ["-L" + os.path.join(HERE, "board"), "-Wl,-T,r5.ld"]
     """A Cortex-A firmware for QEMU's virt board (board/board_virt.c): ARM state, linked at
     0x40000000, sampled by the PMU's cycle counter (CMPROF_PORT_PMU)."""
     out = os.path.join(BUILD, name)
     os.makedirs(out, exist_ok=True)
     elf = os.path.join(out, "fw.elf")
-    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", opt, "-g", "-mcpu=" + cpu, "-marm",
+    defs.setdefault("CMPROF_PORT", "CMPROF_PORT_PMU")
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", opt, "-g", "-mcpu=" + gcc_cpu(cpu), "-marm",
            "-mno-unaligned-access", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
-           "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_PMU", "-DBOARD_virt"] + list(cflags)
+           "-DCMPROF_NO_ISR=1", "-DBOARD_" + board] + list(cflags)
     cmd += ["-D%s=%s" % (k, v) for k, v in sorted(defs.items())]
-    cmd += [os.path.join(HERE, "apps", app + ".c"), os.path.join(HERE, "board", "board_virt.c"),
+    cmd += [os.path.join(HERE, "apps", app + ".c"), os.path.join(HERE, "board", "board_%s.c" % board),
             os.path.join(HERE, "board", "board_common.c"), os.path.join(ROOT, "firmware", "cmprof_sampler.c"),
             os.path.join(ROOT, "firmware", "cmprof_section.c")]
     if defs.get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
-    cmd += ["-nostdlib", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"), "-Wl,-T,cmprof_build_id.ld",
-            "-Wl,-Ttext=" + text, "-Wl,-e,_start", "-lc", "-lgcc", "-o", elf]
+    cmd += ["-nostdlib", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"), "-Wl,-T,cmprof_build_id.ld"] + link
+    cmd += ["-lc", "-lgcc", "-o", elf]
     sh(cmd)
     return elf
 
 
 # The Cortex-A live demo's firmware (make demo TARGET=cortex-a15 or cortex-a7)
 DEMO_A = dict(app="demo_a", CMPROF_STREAM=1, CMPROF_JITTER=4095, CMPROF_RING_N=1024)
+# ... and the Cortex-R5's (make demo TARGET=cortex-r5): the SP804 samples, jitter in its 1 MHz ticks
+DEMO_R5 = dict(DEMO_A, CMPROF_PORT="CMPROF_PORT_SP804", CMPROF_JITTER=15)
 
 
 def run(name):
@@ -319,7 +356,8 @@ def run(name):
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
             "end=0x%x" % syms["truth_end"], "mark=0x%x" % (handler or 0), "marks=" + os.path.join(out, "marks.txt")]
     uart = os.path.join(out, "uart.txt")
-    cmd = ["qemu-system-arm", "-M", machine] + (["-cpu", cpu, "-net", "none"] if CORES[s["core"]][2] == "virt"
+    board = CORES[s["core"]][2]
+    cmd = ["qemu-system-arm", "-M", machine] + (["-cpu", cpu] + QEMU_BOARD[board] if board in QEMU_BOARD
                                                 else []) + [
            "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0", "-kernel", elf,
@@ -652,7 +690,7 @@ def library_functions(name):
     """Names of the functions the firmware library contributes to a scenario's build: the sampler
     and, when streaming, the stream code, compiled alone with the scenario's own options."""
     sc = SCENARIOS[name]
-    cpu = CORES[sc["core"]][1]
+    cpu = gcc_cpu(CORES[sc["core"]][1])
     names = set()
     files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else [])
     for f in files:
@@ -725,11 +763,13 @@ if __name__ == "__main__":
         print(build(scenario("demo_plain", "demo", lib=False, NO_CMPROF=1)))
     elif cmd == "build-demo-a" and len(sys.argv) == 3 and sys.argv[2] in ("cortex-a15", "cortex-a7"):
         print(build_virt("demo_" + sys.argv[2], cpu=sys.argv[2], **DEMO_A))
+    elif cmd == "build-demo-a" and sys.argv[2:] == ["cortex-r5"]:
+        print(build_virt("demo_cortex-r5", cpu="cortex-r5f", **DEMO_R5))
     elif cmd in ("report", "check"):
         import scen_check
         sys.exit(scen_check.main(cmd))
     else:
         print("usage: scen.py run [NAME...] | report | check | build-demo | build-demo-plain | "
-              "build-demo-a cortex-a15|cortex-a7",
+              "build-demo-a cortex-a15|cortex-a7|cortex-r5",
               file=sys.stderr)
         sys.exit(2)

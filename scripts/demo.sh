@@ -9,6 +9,7 @@
 #   TARGET=cortex-m4 (default): the motor-controller demo on an STM32F4 board, sampled by SysTick
 #   TARGET=cortex-a15 | cortex-a7: a control loop and a CRC on QEMU's virt board, sampled by the
 #                                  PMU's cycle counter overflowing into the GIC
+#   TARGET=cortex-r5: the same on a Cortex-R5 (QEMU's vexpress-a15 board), sampled by its SP804 timer
 #   TARGET=gdb: the cortex-m4 demo built with no cmprof code at all, sampled by halting it through
 #               QEMU's gdbstub (the probe path: what cmprof-top does with OpenOCD, pyOCD or J-Link)
 set -euo pipefail
@@ -39,8 +40,12 @@ cortex-a15 | cortex-a7)
     elf=$(python3 scenarios/scen.py build-demo-a "$target")
     machine=(-M virt -cpu "$target" -net none)
     budgets=() ;;
+cortex-r5)
+    elf=$(python3 scenarios/scen.py build-demo-a cortex-r5)
+    machine=(-M vexpress-a15 -cpu cortex-r5f -m 2048 -audiodev none,id=snd0 -global pl041.audiodev=snd0)
+    budgets=() ;;
 *)
-    echo "demo: TARGET is cortex-m4 (the default), cortex-a15, cortex-a7 or gdb, not '$target'" >&2
+    echo "demo: TARGET is cortex-m4 (the default), cortex-a15, cortex-a7, cortex-r5 or gdb, not '$target'" >&2
     exit 2 ;;
 esac
 log=$(mktemp)

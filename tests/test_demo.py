@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make demo's first seconds (issue 35, item 19): scripts/demo.sh runs the demo firmware in QEMU
 exactly as `make demo` does, here headless (its extra arguments go to cmprof-top: --batch
---duration 3 -o json --record FILE), for the Cortex-M4 demo and the Cortex-A15 one.
+--duration 3 -o json --record FILE), for the Cortex-M4 demo, the Cortex-A15 one and the Cortex-R5 one.
 
 - The stream is read from its first byte: the boot line, then the announce, which the firmware
   sends before it samples, so no sample comes before an announce and nothing counts as lost (a
@@ -27,7 +27,8 @@ import harness
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))  # the replay's
-BOOT = {"cortex-m4": "demo: motor controller", "cortex-a15": "boot: cmprof Cortex-A demo"}
+BOOT = {"cortex-m4": "demo: motor controller", "cortex-a15": "boot: cmprof Cortex-A demo",
+        "cortex-r5": "boot: cmprof Cortex-R5 demo"}
 DECODER_KEYS = ("bytes", "text_bad_lines", "text_glued", "log_lines", "text_bad_checks", "text_long_lines")
 
 
@@ -82,6 +83,8 @@ def demo(target):
             ok = bool(named) and set(named) == {"link", "motor"}
             check("%s: the boot announce names the tasks" % name, ok,
                   "" if ok else "@task names before the first sample: %r" % named)
+        if target == "cortex-r5":
+            r5_view(name, live)
         replay = subprocess.run([TOOL, "--batch", "-o", "json", rec, elf_of(target)], capture_output=True, text=True,
                                 timeout=60)
         if not check("%s: the recording replays" % name, replay.returncode == 0,
@@ -95,6 +98,19 @@ def demo(target):
         check("%s: the replay gives the same profile" % name,
               again["total"] == live["total"] and again["rows"] == live["rows"] and again["losses"] == live["losses"],
               "" if again["total"] == live["total"] else "%d samples live, %d replayed" % (live["total"], again["total"]))
+
+
+def r5_view(name, live):
+    """Issue 33: the Cortex-R5 demo announces ARMv7-R and its SP804, and shows both sections with their
+    instructions per run and IPC."""
+    st, secs = live.get("stream", {}), {x.get("name"): x for x in live.get("sections", [])}
+    check("%s: the announce says arch=ARMv7-R, timer SP804" % name,
+          st.get("arch") == "ARMv7-R" and st.get("timer") == "SP804", "stream %r" % st)
+    ok = set(secs) == {"control", "crc_frame"} and all(
+        x["count"] > 0 and x.get("ipc") and x["events"][0]["name"] == "instructions" and x["events"][0]["min"] > 0
+        for x in secs.values())
+    check("%s: sections control and crc_frame, each with instructions per run and IPC" % name, ok,
+          "" if ok else "sections %r" % live.get("sections"))
 
 
 def tmux(*args):
@@ -154,7 +170,7 @@ def gdb_demo():
 
 
 def main():
-    for target in ("cortex-m4", "cortex-a15"):
+    for target in ("cortex-m4", "cortex-a15", "cortex-r5"):
         demo(target)
     gdb_demo()
     live_view()

@@ -58,7 +58,7 @@ static const char *dump(void)
 #define PERIOD_REG() (CMPROF_REG(CMPROF_CMSDK_RELOAD(CMPROF_CMSDK_BASE)) + 1u)
 #define ACKED() (CMPROF_REG(CMPROF_CMSDK_INTCLEAR(CMPROF_CMSDK_BASE)) == 1u)
 #define RAISE() (CMPROF_REG(CMPROF_CMSDK_INTCLEAR(CMPROF_CMSDK_BASE)) = 0u)
-#elif CMPROF_PORT == CMPROF_PORT_CMSDK_DUALTIMER
+#elif CMPROF_PORT == CMPROF_PORT_CMSDK_DUALTIMER || CMPROF_PORT == CMPROF_PORT_SP804
 #define TIMER_RUNNING() (CMPROF_REG(CMPROF_DUAL_CONTROL(CMPROF_DUALTIMER_BASE)) == 0xE2u)
 #define PERIOD_REG() ((CMPROF_REG(CMPROF_DUAL_BGLOAD(CMPROF_DUALTIMER_BASE)) ?                               \
                        CMPROF_REG(CMPROF_DUAL_BGLOAD(CMPROF_DUALTIMER_BASE)) :                               \
@@ -136,6 +136,12 @@ static void test_start_programs_the_timer(void)
 #elif CMPROF_PORT == CMPROF_PORT_USER
     cmprof_start(2013u, 0u);
     CHECK(TIMER_RUNNING() && PERIOD_REG() == 2013u && fake_regs_used() == 0u);
+#elif CMPROF_PORT == CMPROF_PORT_SP804
+    cmprof_start(2013u, 0u);
+    CHECK(TIMER_RUNNING() && PERIOD_REG() == 2013u);
+    for (uint32_t a = 0xE000E100u; a < 0xE000E500u; a += 4u) /* Cortex-A/R: the GIC is the user's, no NVIC */
+        CHECK(!fake_reg_seen(a));
+    CHECK(fake_reg_seen(0x1C110008u)); /* Versatile Express TIMER01's timer 1, by default */
 #else
     CMPROF_REG(CMPROF_NVIC_IPR_WORD(CMPROF_PORT_IRQ)) = 0xFFFFFFFFu;
     cmprof_start(2013u, 0u);

@@ -9,8 +9,16 @@
  *                                  taken, and the PC the interrupt came at
  *   sample_overflow samples=S irqs=I  the sampler's counter's overflow: the cycle counter, or
  *                                     (CMPROF_PMU_SAMPLE_COUNTER=2) event counter 2 on INST_RETIRED;
- *                                     then the samples after one PMU register access */
+ *                                     then the samples after one PMU register access
+ *   pended pmovsr=F samples=S irqs=I acked=A  Cortex-R5 (vexpress wires no PMU interrupt): the
+ *                                     cycle counter's overflow flag, then the PMU's GIC line pended
+ *                                     from software: the samples and interrupts since, whether the
+ *                                     flag is clear again, and the ring (cmprof_dump) with the PC */
+#ifdef BOARD_r5
+#include "board_r5.h"
+#else
 #include "board_virt.h"
+#endif
 #include "cmprof.h"
 #include "cmprof_pmu.h"
 #include "work.h"
@@ -78,6 +86,15 @@ int main(void)
     board_puts(" timer=");
     board_puts(cmprof_timer_label);
     board_putc('\n');
+#ifdef BOARD_r5
+    put_field("pended pmovsr=", cmprof_pmu_overflow() >> 31);
+    board_gic_pend(BOARD_R5_PMU_INTID); /* the handler runs as on an overflow: a sample, here */
+    put_field(" samples=", cmprof_samples());
+    put_field(" irqs=", board_pmu_irqs);
+    put_field(" acked=", !(cmprof_pmu_overflow() >> 31)); /* the tick cleared the flag, preloaded anew */
+    board_putc('\n');
+    cmprof_dump(board_putc); /* the sample's PC */
+#endif
     board_puts("done\n");
     board_exit(0);
 }

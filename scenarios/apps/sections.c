@@ -6,7 +6,7 @@
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
-#ifdef BOARD_virt
+#if defined(BOARD_virt) || defined(BOARD_r5)
 #include "cmprof_pmu.h"
 #endif
 
@@ -28,7 +28,7 @@ int main(void)
     board_puts("dwt_status=");
     board_putdec((uint32_t)-dwt);
     board_putc('\n');
-#ifndef BOARD_virt
+#if !defined(BOARD_virt) && !defined(BOARD_r5)
     cmprof_sections_init(board_clock);
 #else
     static const uint32_t events[] = {CMPROF_PMU_INST_RETIRED}; /* instructions per run, and IPC */

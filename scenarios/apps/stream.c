@@ -28,7 +28,10 @@ __attribute__((noinline)) static void board_write(const char *buf, uint32_t len)
 }
 #endif
 
-#ifdef BOARD_virt /* Cortex-A on QEMU virt: RAM from 0x40000000, the build-id from cmprof_build_id.ld */
+#ifdef BOARD_r5 /* Cortex-R5 on vexpress-a15: code in its SRAM */
+#define CODE_BASE 0x2E000000u
+#define BUILD_ID cmprof_build_id_note
+#elif defined(BOARD_virt) /* Cortex-A on QEMU virt: RAM from 0x40000000, the build-id from cmprof_build_id.ld */
 #define CODE_BASE 0x40000000u
 #define BUILD_ID cmprof_build_id_note
 #else

@@ -25,7 +25,7 @@ void board_puthex(uint32_t v)
         board_putc("0123456789abcdef"[(v >> s) & 0xFu]);
 }
 
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' /* A-profile boards: their own, by SVC */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 void board_exit(int failed)
 {
     /* SYS_EXIT: ADP_Stopped_ApplicationExit ends QEMU with status 0, anything else with 1. */
@@ -40,6 +40,20 @@ void HardFault_Handler(void)
 {
     board_puts("\nboard: hard fault\n");
     board_exit(1);
+}
+#else
+/* Cortex-A and -R: the semihosting call is an SVC (board_virt.c, board_r5.c). */
+void board_exit(int failed)
+{
+    register uint32_t r0 __asm("r0") = 0x18u; /* SYS_EXIT: ADP_Stopped_ApplicationExit, or an error */
+    register uint32_t r1 __asm("r1") = failed ? 0x20023u : 0x20026u;
+#ifdef __thumb__
+    __asm volatile("svc 0xab" : : "r"(r0), "r"(r1) : "memory");
+#else
+    __asm volatile("svc 0x123456" : : "r"(r0), "r"(r1) : "memory");
+#endif
+    for (;;)
+        ;
 }
 #endif
 

@@ -1,7 +1,7 @@
 /* Bare-metal support for QEMU's virt board as a Cortex-A7/A9/A15 (ARMv7-A, AArch32): the entry
  * point with SVC and IRQ stacks and the vector table at VBAR, a GICv2 with the PMU's interrupt
  * (PPI 7, INTID 23) routed to cmprof_tick(), the PL011 UART, the generic timer as board_clock(),
- * and a semihosting exit; board_common.c adds the text helpers and the truth markers. QEMU's
+ * and board_common.c the text helpers, the truth markers and the semihosting exit. QEMU's
  * -kernel enters in non-secure SVC mode with the MMU off: build with -marm -mno-unaligned-access
  * and link at 0x40000000 (RAM). */
 #include "board_virt.h"
@@ -111,17 +111,4 @@ void board_putc(char c)
     while (UART_FR & (1u << 5)) /* TX FIFO full */
         ;
     UART_DR = (uint32_t)c;
-}
-
-void board_exit(int failed)
-{
-    register uint32_t r0 __asm("r0") = 0x18u; /* SYS_EXIT: ADP_Stopped_ApplicationExit, or an error */
-    register uint32_t r1 __asm("r1") = failed ? 0x20023u : 0x20026u;
-#ifdef __thumb__
-    __asm volatile("svc 0xab" : : "r"(r0), "r"(r1) : "memory");
-#else
-    __asm volatile("svc 0x123456" : : "r"(r0), "r"(r1) : "memory");
-#endif
-    for (;;)
-        ;
 }
