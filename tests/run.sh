@@ -102,7 +102,7 @@ step "build-id snippet" python3 tests/test_build_id.py
 step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
 
 echo "== QEMU scenarios"
-step "scenario checks" python3 scenarios/scen.py check
+step "scenario checks" python3 scenarios/scen_check.py check
 
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
