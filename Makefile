@@ -178,7 +178,7 @@ $(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(HOST_SRC)
 # ---- QEMU reference scenarios ----------------------------------------------------------------
 scenarios: deps tool
 	python3 scenarios/scen.py run
-	python3 scenarios/scen.py report
+	python3 scenarios/scen_check.py report
 
 demo: deps tool
 	@TARGET=$(TARGET) scripts/demo.sh

@@ -3,8 +3,8 @@
 compare what the sampler saw with the exact instruction counts.
 
     scen.py run [NAME...]     build and run (all by default), two at a time
-    scen.py report            write scenarios/REPORT.md from the last run
-    scen.py check             assert every trap and bound; one 'ok'/'FAIL' line per check
+    scen_check.py report      write scenarios/REPORT.md from the last run
+    scen_check.py check       assert every trap and bound; one 'ok'/'FAIL' line per check
 
 The profile side is computed here with arm-none-eabi-nm symbols until the host tool can read
 dumps; the truth side comes only from the plugin's counts."""
@@ -765,11 +765,8 @@ if __name__ == "__main__":
         print(build_virt("demo_" + sys.argv[2], cpu=sys.argv[2], **DEMO_A))
     elif cmd == "build-demo-a" and sys.argv[2:] == ["cortex-r5"]:
         print(build_virt("demo_cortex-r5", cpu="cortex-r5f", **DEMO_R5))
-    elif cmd in ("report", "check"):
-        import scen_check
-        sys.exit(scen_check.main(cmd))
     else:
-        print("usage: scen.py run [NAME...] | report | check | build-demo | build-demo-plain | "
-              "build-demo-a cortex-a15|cortex-a7|cortex-r5",
+        print("usage: scen.py run [NAME...] | build-demo | build-demo-plain | build-demo-a cortex-a15|cortex-a7|cortex-r5"
+              " (checks and the report: scen_check.py check | report)",
               file=sys.stderr)
         sys.exit(2)

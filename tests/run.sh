@@ -17,12 +17,18 @@ passed=0
 failed=0
 failures=()
 
+# each step's wall time goes to build/test-times.txt, slowest first at the end, to see where the time goes
+mkdir -p build
+times=build/test-times.txt
+: >"$times"
+
 step() {
     local name=$1
     shift
-    local out rc p f
+    local out rc p f t0=$EPOCHREALTIME
     out=$("$@" 2>&1)
     rc=$?
+    awk -v a="$t0" -v b="$EPOCHREALTIME" -v n="$name" 'BEGIN { printf "%7.1f s  %s\n", b - a, n }' >>"$times"
     printf '%s\n' "$out" | grep -E '^(ok|FAIL)' || true
     mapfile -t -O "${#failures[@]}" failures < <(printf '%s\n' "$out" | grep '^FAIL' | cut -c1-300)
     p=$(printf '%s\n' "$out" | grep -c '^ok ')
@@ -102,7 +108,7 @@ step "build-id snippet" python3 tests/test_build_id.py
 step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
 
 echo "== QEMU scenarios"
-step "scenario checks" python3 scenarios/scen.py check
+step "scenario checks" python3 scenarios/scen_check.py check
 
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
@@ -142,5 +148,6 @@ if ((${#failures[@]})); then
     echo "== failures"
     printf '%s\n' "${failures[@]}"
 fi
+sort -rn -o "$times" "$times"
 echo "$passed passed, $failed failed"
 ((failed == 0))
