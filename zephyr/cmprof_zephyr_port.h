@@ -5,7 +5,12 @@
 #ifndef CMPROF_ZEPHYR_PORT_H
 #define CMPROF_ZEPHYR_PORT_H
 
+#include <string.h>
 #include <zephyr/devicetree.h>
+
+/* Zephyr compiles with -ffreestanding, which makes every memcpy a call: the stream's 4-byte
+ * copies (one per word of each line's check, one per sample) would cost a libc call each. */
+#define memcpy(dst, src, n) __builtin_memcpy(dst, src, n)
 
 #if defined(CONFIG_CMPROF_TIMER_CMSDK) || defined(CONFIG_CMPROF_TIMER_CMSDK_DUALTIMER)
 #if DT_HAS_CHOSEN(cmprof_timer)
