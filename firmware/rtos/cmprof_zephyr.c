@@ -15,8 +15,17 @@
 
 void *volatile cmprof_current_task;
 
+void sys_trace_thread_switched_in_user(void)
+{
+    cmprof_current_task = k_current_get();
+}
+
+/* Names go out on the live stream; a dump (CMPROF_STREAM unset) carries the thread tags only, and
+ * the other hooks keep Zephyr's empty defaults. */
+#if defined(CMPROF_STREAM) && CMPROF_STREAM
+
 #ifndef CMPROF_ZEPHYR_NAME_POOL
-#define CMPROF_ZEPHYR_NAME_POOL 1024 /* bytes of thread names kept (CONFIG_CMPROF_NAME_POOL) */
+#define CMPROF_ZEPHYR_NAME_POOL 512 /* bytes of thread names kept (CONFIG_CMPROF_NAME_POOL) */
 #endif
 #define CMPROF_ZEPHYR_NAME_MAX 24u   /* the stream sends no more of a name */
 
@@ -63,11 +72,6 @@ static void forget_thread(struct k_thread *thread)
     k_spin_unlock(&cmprof_names_lock, key);
 }
 
-void sys_trace_thread_switched_in_user(void)
-{
-    cmprof_current_task = k_current_get();
-}
-
 /* Zephyr 4.3's user backend never calls the abort hook (its k_thread abort trace points map to
  * nothing), so a thread that ends itself is seen here: it leaves the CPU dead. */
 void sys_trace_thread_switched_out_user(void)
@@ -91,3 +95,5 @@ void sys_trace_thread_abort_user(struct k_thread *thread)
 {
     forget_thread(thread);
 }
+
+#endif
