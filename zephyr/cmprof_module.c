@@ -71,18 +71,15 @@ static void write_line(const char *buf, uint32_t len)
 
 static void run(void)
 {
-    static const struct cmprof_stream_info info = {
+    const struct cmprof_stream_info info = { /* copied by the announce */
         .clock_hz = CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC,
         .timer_hz = CMPROF_TIMER_CLOCK,
         .period = CONFIG_CMPROF_PERIOD,
         .jitter = CONFIG_CMPROF_JITTER,
-        .code_base = 0u, /* set below: the linker's start of ROM */
+        .code_base = (uint32_t)(uintptr_t)__rom_region_start,
         .write = write_line,
     };
-    static struct cmprof_stream_info here;
-    here = info;
-    here.code_base = (uint32_t)(uintptr_t)__rom_region_start;
-    cmprof_stream_announce(NULL, &here);
+    cmprof_stream_announce(NULL, &info);
     cmprof_start(CONFIG_CMPROF_PERIOD, 0u);
     for (;;) {
         cmprof_stream_drain(NULL, CONFIG_CMPROF_RING_SIZE / CMPROF_STREAM_LINE);
