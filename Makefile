@@ -83,6 +83,7 @@ SAMPLER_sp804_jitter := -DCMPROF_PORT=CMPROF_PORT_SP804 -DCMPROF_JITTER=255
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
+FW_DEPS += firmware/rtos/cmprof_zephyr.h firmware/rtos/cmprof_zephyr.c tests/zoo/zephyr/tracing_user.h tests/zoo/zephyr/zephyr/kernel.h
 DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h) tests/evlog.h
 
 # test name -> sources and flags
@@ -100,6 +101,7 @@ SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmw
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo
+SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo/zephyr
 MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
@@ -126,6 +128,7 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
               test_stream test_stream_many test_stream_hist test_freertos test_stream_load \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT_NAMES += test_unwind
+UNIT_NAMES += test_zephyr
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check

@@ -1,0 +1,34 @@
+/* cmprof for Zephyr: samples tagged with the running thread, thread names streamed as threads are
+ * created and named, slots freed as they die, through the kernel's CONFIG_TRACING_USER hooks.
+ * The module in zephyr/ builds this file with the sampler and the stream; the recipe is in
+ * zephyr/Kconfig and README.md. The hooks, here, are the part that knows Zephyr's thread API:
+ * tests/test_zephyr.c runs them on the host against a stand-in of that API. */
+#ifndef CMPROF_ZEPHYR_H
+#define CMPROF_ZEPHYR_H
+
+#include "../cmprof.h"
+
+/* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task). */
+extern void *volatile cmprof_current_task;
+
+/* The name a thread is streamed under: Zephyr's idle threads ("idle", or "idle 00" and so on with
+ * one per CPU) become CMPROF_IDLE_NAME, a thread with no name (NULL or "") "?", which the host shows
+ * under its k_thread address as unnamed; any other name is kept. */
+static inline const char *cmprof_zephyr_name(const char *name)
+{
+    static const char idle[] = "idle";
+    if (name == NULL || name[0] == '\0')
+        return "?";
+    unsigned i = 0;
+    while (idle[i] && name[i] == idle[i])
+        i++;
+    if (idle[i])
+        return name;
+    if (name[i] == ' ')
+        i++;
+    while (name[i] >= '0' && name[i] <= '9')
+        i++;
+    return name[i] ? name : CMPROF_IDLE_NAME;
+}
+
+#endif

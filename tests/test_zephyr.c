@@ -1,0 +1,305 @@
+/* The Zephyr hooks (firmware/rtos/cmprof_zephyr.c) run on the host against a stand-in of Zephyr's
+ * thread and tracing API (tests/zoo/zephyr), driven the way the kernel drives them: create (with
+ * the K_THREAD_DEFINE name or none), k_thread_name_set, the context switch, a thread that returns
+ * and dies, an abort from outside. The sampler and the stream run on fake registers; the stream is
+ * read back by the host's decoder and every sample's thread compared with the one that ran it. */
+#include "../decode/text.h"
+#include "check.h"
+#include "fake_regs.h"
+#define CMPROF_ZEPHYR_NAME_POOL 4096 /* every name of the churn test: 460 of 4 or 5 bytes */
+#include "rtos/cmprof_zephyr.c"
+
+#include <stdio.h>
+#include <string.h>
+
+struct k_thread *standin_current;
+int standin_lock_depth;
+
+static char out[1 << 20];
+static size_t out_len;
+
+static void capture(char c)
+{
+    if (out_len + 1 < sizeof out)
+        out[out_len++] = c;
+}
+
+/* ---- the kernel, as far as the hooks see it ---------------------------------------------------- */
+
+static void kernel_create(struct k_thread *t, const char *name)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    sys_trace_thread_create_user(t);
+}
+
+static void kernel_name_set(struct k_thread *t, const char *name)
+{
+    snprintf(t->name, sizeof t->name, "%s", name);
+    sys_trace_thread_name_set_user(t);
+}
+
+static void kernel_switch_to(struct k_thread *t)
+{
+    if (standin_current)
+        sys_trace_thread_switched_out_user();
+    standin_current = t;
+    sys_trace_thread_switched_in_user();
+}
+
+/* The running thread returns from its entry: dead, then switched out for the next one. */
+static void kernel_exit_to(struct k_thread *next)
+{
+    standin_current->base.thread_state |= _THREAD_DEAD;
+    kernel_switch_to(next);
+}
+
+static void samples_in(unsigned exception, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++) {
+        cmprof_tick_frame(0x00000400u + 2u * k, exception); /* xPSR: its exception number */
+        cmprof_stream_drain(capture, 1);
+    }
+}
+
+/* ---- the host's view: samples per thread name ----------------------------------------------- */
+
+#define MAX_NAMES 1024
+struct tally {
+    uint32_t tags[MAX_NAMES];
+    char tag_names[MAX_NAMES][32];
+    unsigned n_tags;
+    char names[MAX_NAMES][32];
+    unsigned samples[MAX_NAMES], n;
+    unsigned full; /* @full seen */
+};
+
+static unsigned *tally_slot(struct tally *t, const char *name)
+{
+    for (unsigned i = 0; i < t->n; i++)
+        if (!strcmp(t->names[i], name))
+            return &t->samples[i];
+    if (t->n == MAX_NAMES)
+        abort();
+    snprintf(t->names[t->n], sizeof t->names[0], "%s", name);
+    return &t->samples[t->n++];
+}
+
+static void tally_event(void *ctx, const struct ev *e)
+{
+    struct tally *t = ctx;
+    if (e->type == EV_TABLE_FULL)
+        t->full++;
+    if (e->type == EV_TASK_NAME) {
+        unsigned i = 0;
+        while (i < t->n_tags && t->tags[i] != e->tag)
+            i++;
+        if (i == MAX_NAMES)
+            abort();
+        t->n_tags += i == t->n_tags;
+        t->tags[i] = e->tag;
+        snprintf(t->tag_names[i], sizeof t->tag_names[i], "%.*s", (int)e->text_len, e->text);
+    } else if (e->type == EV_PC) {
+        char isr[16];
+        const char *name = "(no name)";
+        if (CMPROF_IS_ISR_TAG(e->tag)) {
+            snprintf(isr, sizeof isr, "ISR:%u", (unsigned)(e->tag & 0x1FFu));
+            name = isr;
+        }
+        for (unsigned i = 0; i < t->n_tags && name != isr; i++)
+            if (t->tags[i] == e->tag)
+                name = t->tag_names[i];
+        (*tally_slot(t, name))++;
+    }
+}
+
+static void tally_stream(struct tally *t, struct text_decoder *d)
+{
+    struct ev_sink sink = {tally_event, t};
+    memset(t, 0, sizeof *t);
+    text_init(d);
+    text_feed(d, (const uint8_t *)out, out_len, &sink);
+    text_finish(d, &sink);
+}
+
+static unsigned samples_of(const struct tally *t, const char *name)
+{
+    for (unsigned i = 0; i < t->n; i++)
+        if (!strcmp(t->names[i], name))
+            return t->samples[i];
+    return 0;
+}
+
+static const struct cmprof_stream_info info = {.clock_hz = 25000000, .timer_hz = 25000000, .period = 25000,
+                                               .code_base = 0x00000000u};
+
+static struct tally tally;
+
+static void start(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    standin_current = NULL;
+    cmprof_start(25000u, 0u);
+    cmprof_stream_announce(capture, &info);
+}
+
+static void finish(struct text_decoder *d)
+{
+    cmprof_stream_flush(capture);
+    tally_stream(&tally, d);
+    CHECK(d->stats.bad_lines == 0 && d->stats.bad_checks == 0);
+    CHECK(standin_lock_depth == 0);
+    CHECK(cmprof_stream_lost() == 0);
+}
+
+/* Zephyr's own threads by their names, idle as "idle", a k_thread_create'd thread named after its
+ * start, an unnamed one as "?", and interrupt time as ISR rows, never charged to the thread. */
+static void test_threads_idle_and_interrupts(void)
+{
+    static struct k_thread idle, idle_smp, main_thread, worker, phil, anon;
+    start();
+    kernel_create(&main_thread, "main");
+    kernel_create(&idle, "idle");
+    kernel_create(&idle_smp, "idle 01");
+    kernel_create(&worker, "sysworkq");
+    kernel_create(&phil, NULL); /* k_thread_create: the name comes later */
+    kernel_create(&anon, "");
+    kernel_switch_to(&main_thread);
+    samples_in(0, 30);
+    kernel_name_set(&phil, "Philosopher 0");
+    kernel_switch_to(&phil);
+    samples_in(0, 15);
+    samples_in(25, 7); /* IRQ 9 (the CMSDK timer) while the philosopher ran */
+    samples_in(14, 3); /* PendSV */
+    kernel_switch_to(&worker);
+    samples_in(0, 20);
+    kernel_switch_to(&anon);
+    samples_in(0, 4);
+    kernel_switch_to(&idle);
+    samples_in(0, 25);
+    kernel_switch_to(&idle_smp);
+    samples_in(0, 5);
+    kernel_name_set(&worker, "renamed"); /* later samples only */
+    kernel_switch_to(&worker);
+    samples_in(0, 6);
+    struct text_decoder d;
+    finish(&d);
+    CHECK(samples_of(&tally, "main") == 30);
+    CHECK(samples_of(&tally, "Philosopher 0") == 15);
+    CHECK(samples_of(&tally, "ISR:25") == 7);
+    CHECK(samples_of(&tally, "ISR:14") == 3);
+    CHECK(samples_of(&tally, "sysworkq") == 20);
+    CHECK(samples_of(&tally, "renamed") == 6);
+    CHECK(samples_of(&tally, "?") == 4);
+    CHECK(samples_of(&tally, "idle") == 30); /* "idle" and "idle 01" */
+    CHECK(samples_of(&tally, "(no name)") == 0 && samples_of(&tally, "idle 01") == 0);
+    text_free(&d);
+}
+
+/* More threads come and go than the name table holds: threads that return (dead when switched
+ * out), threads aborted by another, control blocks reused for new threads. Every sample keeps
+ * its thread's name and the table never fills. */
+static void test_create_rename_abort_churn(void)
+{
+    enum { RETURNING = 300, ABORTED = 100, REUSED = 60 };
+    static struct k_thread threads[RETURNING + ABORTED], reused, main_thread;
+    start();
+    kernel_create(&main_thread, "main");
+    kernel_switch_to(&main_thread);
+    for (unsigned i = 0; i < RETURNING; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%03u", i);
+        kernel_create(&threads[i], name);
+        kernel_switch_to(&threads[i]);
+        samples_in(0, 2);
+        kernel_exit_to(&main_thread);
+    }
+    for (unsigned i = RETURNING; i < RETURNING + ABORTED; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "a%03u", i);
+        kernel_create(&threads[i], NULL);
+        kernel_name_set(&threads[i], name);
+        kernel_switch_to(&threads[i]);
+        samples_in(0, 3);
+        kernel_switch_to(&main_thread); /* preempted, then aborted by main */
+        sys_trace_thread_abort_user(&threads[i]);
+    }
+    for (unsigned i = 0; i < REUSED; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "r%02u", i);
+        kernel_create(&reused, name);
+        kernel_switch_to(&reused);
+        samples_in(0, 4); /* the stream keeps 8 unsent names of one tag: reused less between drains */
+        kernel_exit_to(&main_thread);
+    }
+    samples_in(0, 9);
+    struct text_decoder d;
+    finish(&d);
+    unsigned wrong = 0;
+    for (unsigned i = 0; i < RETURNING + ABORTED; i++) {
+        char name[16];
+        snprintf(name, sizeof name, i < RETURNING ? "t%03u" : "a%03u", i);
+        wrong += samples_of(&tally, name) != (i < RETURNING ? 2u : 3u);
+    }
+    for (unsigned i = 0; i < REUSED; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "r%02u", i);
+        wrong += samples_of(&tally, name) != 4u;
+    }
+    CHECK(wrong == 0);
+    CHECK(samples_of(&tally, "main") == 9);
+    CHECK(samples_of(&tally, "?") == 0 && samples_of(&tally, "(no name)") == 0);
+    CHECK(tally.full == 0);
+    text_free(&d);
+}
+
+/* Threads mostly share a few names: the pool keeps each name once. Once it is full, a new name is
+ * taken from the thread's own buffer, still right when not overwritten before the drain. */
+static void test_name_pool_shares_then_degrades(void)
+{
+    static struct k_thread workers[200], filler, late;
+    start();
+    kernel_create(&workers[0], "worker");
+    size_t used = cmprof_name_pool_used;
+    for (unsigned i = 1; i < 200; i++)
+        kernel_create(&workers[i], "worker");
+    CHECK(cmprof_name_pool_used == used);
+    for (unsigned i = 0; cmprof_name_pool_used + 8u < sizeof cmprof_name_pool; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%05u", i);
+        kernel_create(&filler, name);
+    }
+    kernel_create(&late, "late-thread-name");
+    CHECK(kept_name("late-thread-name") == NULL);
+    kernel_switch_to(&workers[7]);
+    samples_in(0, 5);
+    kernel_switch_to(&late);
+    samples_in(0, 11);
+    struct text_decoder d;
+    finish(&d);
+    CHECK(samples_of(&tally, "worker") == 5);
+    CHECK(samples_of(&tally, "late-thread-name") == 11);
+    text_free(&d);
+}
+
+/* The names the idle rule keeps and the ones it maps. */
+static void test_idle_name_rule(void)
+{
+    CHECK(!strcmp(cmprof_zephyr_name("idle"), CMPROF_IDLE_NAME));
+    CHECK(!strcmp(cmprof_zephyr_name("idle 00"), CMPROF_IDLE_NAME));
+    CHECK(!strcmp(cmprof_zephyr_name("idler"), "idler"));
+    CHECK(!strcmp(cmprof_zephyr_name("idle 0x"), "idle 0x"));
+    CHECK(!strcmp(cmprof_zephyr_name("idl"), "idl"));
+    CHECK(!strcmp(cmprof_zephyr_name(""), "?"));
+    CHECK(!strcmp(cmprof_zephyr_name(NULL), "?"));
+}
+
+int main(void)
+{
+    RUN_TEST(test_idle_name_rule);
+    RUN_TEST(test_threads_idle_and_interrupts);
+    RUN_TEST(test_create_rename_abort_churn);
+    RUN_TEST(test_name_pool_shares_then_degrades);
+    return check_summary();
+}

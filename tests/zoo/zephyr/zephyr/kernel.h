@@ -1,0 +1,60 @@
+/* A stand-in for the part of Zephyr's <zephyr/kernel.h> that firmware/rtos/cmprof_zephyr.c uses,
+ * for tests/test_zephyr.c on the host: a k_thread with its state and name, the current thread, a
+ * spinlock that checks it is never taken twice. Field names and the _THREAD_DEAD bit as in Zephyr
+ * 4.3 (include/zephyr/kernel_structs.h, kernel/thread.c); Zephyr itself is not in this repository. */
+#ifndef CMPROF_ZEPHYR_STANDIN_KERNEL_H
+#define CMPROF_ZEPHYR_STANDIN_KERNEL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define CONFIG_TRACING_USER 1
+#define CONFIG_THREAD_MAX_NAME_LEN 32
+#define _THREAD_DEAD (1u << 3)
+
+struct _thread_base {
+    uint8_t thread_state;
+};
+
+struct k_thread {
+    struct _thread_base base;
+    char name[CONFIG_THREAD_MAX_NAME_LEN];
+};
+
+typedef struct k_thread *k_tid_t;
+
+/* The test's scheduler sets it before calling the switch hooks, as the kernel sets _current. */
+extern struct k_thread *standin_current;
+extern int standin_lock_depth;
+
+static inline k_tid_t k_current_get(void)
+{
+    return standin_current;
+}
+
+static inline const char *k_thread_name_get(k_tid_t thread)
+{
+    return thread->name;
+}
+
+struct k_spinlock {
+    int taken;
+};
+typedef int k_spinlock_key_t;
+
+static inline k_spinlock_key_t k_spin_lock(struct k_spinlock *l)
+{
+    if (l->taken++) /* nested: a hook that would deadlock on the target */
+        abort();
+    standin_lock_depth++;
+    return 0;
+}
+
+static inline void k_spin_unlock(struct k_spinlock *l, k_spinlock_key_t key)
+{
+    (void)key;
+    l->taken--;
+    standin_lock_depth--;
+}
+
+#endif
