@@ -70,6 +70,7 @@ live_view_lane() {
     step "tui" python3 tests/test_tui.py
     step "live view: issue 35 fixes" python3 tests/test_live_view.py
     step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
+    step "demo: its first seconds, --record" python3 tests/test_demo.py  # QEMU by wall time, as test_tui's demos
     echo "$passed $failed" >"$lane_dir/counts"
     ((${#failures[@]} == 0)) || printf '%s\n' "${failures[@]}" >"$lane_dir/failures"
 }
@@ -166,7 +167,6 @@ step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 test
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
-step "demo: its first seconds, --record" python3 tests/test_demo.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
