@@ -117,8 +117,8 @@ SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
 SRC_test_baseline := app/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_hugeheap := app/hugeheap.c -D_GNU_SOURCE -pthread
-SRC_test_codemap := profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_profile := profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_profile := tests/elf_writer.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c app/baseline.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))

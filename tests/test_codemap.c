@@ -5,8 +5,8 @@
 #include "../profile/profile.h"
 #include "../symbols/codemap.h"
 #include "check.h"
+#include "elf_writer.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,22 +39,9 @@ static const struct test_sym SYMS[] = {
     {"unsized", BASE + 0x31, 0, STT_FUNC},
 };
 
-static bool add_data(Elf_Scn *scn, void *buf, size_t size, Elf_Type type)
-{
-    Elf_Data *d = elf_newdata(scn);
-    if (!d)
-        return false;
-    d->d_buf = buf;
-    d->d_size = size;
-    d->d_type = type;
-    d->d_align = 4;
-    return true;
-}
-
 /* The ELF, with the mapping symbols or without them. */
 static bool write_elf(const char *path, bool mapping)
 {
-    static char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
     static char str[256];
     static Elf32_Sym syms[16];
     size_t n_str = 1, n_syms = 1;
@@ -67,48 +54,13 @@ static bool write_elf(const char *path, bool mapping)
         strcpy(str + n_str, SYMS[i].name);
         n_str += strlen(SYMS[i].name) + 1;
     }
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return false;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return false;
-    Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
-    Elf32_Ehdr *eh = e ? elf32_newehdr(e) : NULL;
-    Elf_Scn *scn[4] = {NULL};
-    for (int i = 0; eh && i < 4; i++)
-        scn[i] = elf_newscn(e);
-    bool ok = eh && scn[3] && add_data(scn[0], (void *)CODE, sizeof CODE, ELF_T_BYTE) &&
-              add_data(scn[1], syms, n_syms * sizeof *syms, ELF_T_SYM) && add_data(scn[2], str, n_str, ELF_T_BYTE) &&
-              add_data(scn[3], shstr, sizeof shstr, ELF_T_BYTE);
-    static const struct {
-        Elf32_Word name, type, flags, link, info, entsize;
-    } sh[4] = {{1, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 0, 0}, {7, SHT_SYMTAB, 0, 3, 0, sizeof(Elf32_Sym)},
-               {15, SHT_STRTAB, 0, 0, 0, 0}, {23, SHT_STRTAB, 0, 0, 0, 0}};
-    for (int i = 0; ok && i < 4; i++) {
-        Elf32_Shdr *h = elf32_getshdr(scn[i]);
-        ok = h != NULL;
-        if (ok) {
-            h->sh_name = sh[i].name;
-            h->sh_type = sh[i].type;
-            h->sh_flags = sh[i].flags;
-            h->sh_link = sh[i].link;
-            h->sh_info = i == 1 ? (Elf32_Word)n_syms : 0; /* all local */
-            h->sh_entsize = sh[i].entsize;
-            h->sh_addr = i == 0 ? BASE : 0;
-        }
-    }
-    if (ok) {
-        eh->e_ident[EI_DATA] = ELFDATA2LSB;
-        eh->e_machine = EM_ARM;
-        eh->e_type = ET_EXEC;
-        eh->e_version = EV_CURRENT;
-        eh->e_shstrndx = (Elf32_Half)elf_ndxscn(scn[3]);
-        ok = elf_update(e, ELF_C_WRITE) >= 0;
-    }
-    if (e)
-        elf_end(e);
-    close(fd);
-    return ok;
+    const struct elf_writer_section sections[] = {
+        {".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, BASE, (void *)CODE, sizeof CODE, ELF_T_BYTE, 0, 0, 0},
+        {".symtab", SHT_SYMTAB, 0, 0, syms, n_syms * sizeof *syms, ELF_T_SYM, 3, (Elf32_Word)n_syms /* all local */,
+         sizeof(Elf32_Sym)},
+        {".strtab", SHT_STRTAB, 0, 0, str, n_str, ELF_T_BYTE, 0, 0, 0},
+    };
+    return elf_writer_write(path, sections, 3);
 }
 
 static struct sym_table *open_test_elf(bool mapping, char *path)

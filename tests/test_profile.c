@@ -3,10 +3,9 @@
 #include "../profile/profile.h"
 #include "../symbols/symbols.h"
 #include "check.h"
+#include "elf_writer.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,43 +392,9 @@ static void test_sleep_is_separate(void)
 static bool write_code_only_elf(const char *path)
 {
     static uint8_t code[0x40000];
-    static char names[] = "\0.text\0.shstrtab";
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return false;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return false;
-    Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
-    Elf32_Ehdr *eh = e ? elf32_newehdr(e) : NULL;
-    Elf_Scn *text = eh ? elf_newscn(e) : NULL, *strs = text ? elf_newscn(e) : NULL;
-    Elf_Data *td = strs ? elf_newdata(text) : NULL, *sd = td ? elf_newdata(strs) : NULL;
-    Elf32_Shdr *tsh = sd ? elf32_getshdr(text) : NULL, *ssh = tsh ? elf32_getshdr(strs) : NULL;
-    bool ok = ssh != NULL;
-    if (ok) {
-        eh->e_ident[EI_DATA] = ELFDATA2LSB;
-        eh->e_machine = EM_ARM;
-        eh->e_type = ET_EXEC;
-        eh->e_version = EV_CURRENT;
-        eh->e_shstrndx = (Elf32_Half)elf_ndxscn(strs);
-        td->d_buf = code;
-        td->d_size = sizeof code;
-        td->d_type = ELF_T_BYTE;
-        td->d_align = 4;
-        tsh->sh_name = 1;
-        tsh->sh_type = SHT_PROGBITS;
-        tsh->sh_flags = SHF_ALLOC | SHF_EXECINSTR;
-        tsh->sh_addr = 0x08000000u;
-        sd->d_buf = names;
-        sd->d_size = sizeof names;
-        sd->d_type = ELF_T_BYTE;
-        ssh->sh_name = 7;
-        ssh->sh_type = SHT_STRTAB;
-        ok = elf_update(e, ELF_C_WRITE) >= 0;
-    }
-    if (e)
-        elf_end(e);
-    close(fd);
-    return ok;
+    const struct elf_writer_section text = {".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x08000000u, code,
+                                            sizeof code, ELF_T_BYTE, 0, 0, 0};
+    return elf_writer_write(path, &text, 1);
 }
 
 /* Rows of one grouping, as text: name and samples of each, in order. */
