@@ -3,7 +3,7 @@
  * next) when an address in it is first asked about: a profile touches a few functions of a
  * firmware, so a large ELF's code is neither read nor decoded whole. */
 #include "codemap.h"
-#include "table.h"
+#include "readers.h"
 
 #include <elf.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * units read so far stay, the others get ELF symbols only, with a one-line reason in
  * t->dwarf_error. */
 /* MSG_NOSIGNAL and PR_SET_PDEATHSIG need _GNU_SOURCE, which the build defines */
-#include "table.h"
+#include "readers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +94,7 @@ static bool send_all(int fd, const void *buf, size_t len)
 }
 
 /* One reply: x's arrays with their strings as indexes (x's pointers are rewritten: x is spent). */
-static bool reply(int fd, struct sym_table *x, bool ok)
+static bool reply(int fd, struct sym_stage *x, bool ok)
 {
     struct wire_header h = {.magic = WIRE_MAGIC, .ok = ok, .has_dwarf = x->has_dwarf};
     memcpy(h.dwarf_error, x->dwarf_error, sizeof h.dwarf_error);
@@ -170,37 +170,34 @@ static _Noreturn void child(const char *path, int fd)
     for (int k = 3; k < 1024; k++)
         if (k != fd)
             close(k);
-    struct sym_table *t = calloc(1, sizeof *t);
+    struct sym_stage index = {0};
+    struct strpool strings = {0};
     struct unit_ref *refs = malloc(MAX_REQUEST * sizeof *refs);
-    if (!t || !refs)
+    if (!refs)
         _exit(3);
-    char why[160];
-    struct dwarf_reader *r = dwarf_open(path, &t->has_dwarf, why, sizeof why);
-    if (!r && why[0])
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                 "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", why);
+    struct ldw_reader *r = ldw_open(path, &index.has_dwarf, index.dwarf_error, sizeof index.dwarf_error);
     bool indexed = false;
     for (;;) {
         uint32_t n;
         if (!read_all(fd, &n, sizeof n))
             _exit(0); /* the parent closed the socket */
         if (n == INDEX_REQUEST) {
-            bool ok = !r || (indexed = dwarf_index(r, t, &t->strings));
-            if (!reply(fd, t, ok))
+            bool ok = !r || (indexed = ldw_index(r, &index, &strings));
+            if (!reply(fd, &index, ok))
                 _exit(4);
             continue;
         }
         if (n == 0 || n > MAX_REQUEST || !read_all(fd, refs, n * sizeof *refs))
             _exit(0); /* nonsense: the parent will see the end */
-        struct sym_table stage = {0};
+        struct sym_stage stage = {0};
         if (r && !indexed) { /* the reader learns where the units are; the parent has its own index */
-            struct sym_table scratch = {0};
-            indexed = dwarf_index(r, &scratch, &t->strings);
+            struct sym_stage scratch = {0};
+            indexed = ldw_index(r, &scratch, &strings);
             symt_stage_free(&scratch);
         }
-        bool ok = r && indexed && dwarf_load_units(r, &stage, &t->strings, refs, n);
+        bool ok = r && indexed && ldw_load_units(r, &stage, &strings, refs, n);
         if (!r)
-            memcpy(stage.dwarf_error, t->dwarf_error, sizeof stage.dwarf_error);
+            memcpy(stage.dwarf_error, index.dwarf_error, sizeof stage.dwarf_error);
         if (!reply(fd, &stage, ok))
             _exit(4);
         symt_stage_free(&stage);
@@ -263,7 +260,7 @@ static bool from_id(const char **p, const char **strings, uint64_t n)
 
 /* Give the stage's arrays their strings back and check every index; false when the reply is
  * inconsistent. n_units: the units the index announced (the index reply sets it). */
-static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, const struct wire_header *h)
+static bool adopt(struct sym_table *t, struct sym_stage *x, const char *blob, const struct wire_header *h)
 {
     const char *end = blob + h->blob_bytes;
     bool ok = (h->blob_bytes == 0 || end[-1] == '\0') && h->n_strings <= h->blob_bytes;
@@ -302,7 +299,7 @@ static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, co
 }
 
 /* A reply, read straight into the stage's arrays: 0, or -1 (broken) / -2 (timed out). */
-static int receive(struct sym_table *t, struct sym_table *x, int fd, struct wire_header *h)
+static int receive(struct sym_table *t, struct sym_stage *x, int fd, struct wire_header *h)
 {
     long long deadline = now_ms() + LOAD_TIMEOUT_MS;
     int r = read_exact(fd, h, sizeof *h, deadline);
@@ -397,7 +394,7 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
     t->dwarf_sock = sv[0];
     if (!want_index)
         return true;
-    struct sym_table index = {0};
+    struct sym_stage index = {0};
     struct wire_header h;
     uint32_t ask = INDEX_REQUEST;
     int got = send_all(t->dwarf_sock, &ask, sizeof ask) ? receive(t, &index, t->dwarf_sock, &h) : -1;
@@ -409,13 +406,8 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
         if (!h.ok && !t->dwarf_error[0])
             snprintf(t->dwarf_error, sizeof t->dwarf_error, "out of memory reading the unit index: functions from the "
                      "ELF symbol table only");
-        t->n_units = h.n_units;
-        t->cu_names = index.cu_names;
-        t->unit_ranges = index.unit_ranges;
-        t->unit_hdrs = index.unit_hdrs;
-        memset(&index.cu_names, 0, sizeof index.cu_names);
-        memset(&index.unit_ranges, 0, sizeof index.unit_ranges);
-        memset(&index.unit_hdrs, 0, sizeof index.unit_hdrs);
+        index.n_units = h.n_units;
+        symt_stage_take_index(t, &index);
         if (!t->has_dwarf || t->n_units == 0)
             isolate_end(t);
     } else {
@@ -425,7 +417,7 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
     return true;
 }
 
-bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n)
+bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
     if (t->dwarf_sock < 0 || n == 0 || n > MAX_REQUEST)
         return false;

@@ -147,27 +147,31 @@ static bool line_files(const struct raw_dwarf *d, struct cur *c, uint16_t versio
     return ok && !c->bad;
 }
 
-int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t off,
-                     const char *comp_dir, struct cu_files *files)
+/* The line-program state machine stays whole (159 lines): one loop over the opcodes, whose
+ * registers (address, line, file, discriminator, the sequence's start and order) every case reads
+ * and writes; split, they would travel between functions on every opcode of the hottest loop of
+ * the open. */
+enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
+                           uint64_t off, const char *comp_dir, struct cu_files *files)
 {
     memset(files, 0, sizeof *files);
     if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE] || !raw_need(d, SEC_LINE, off, 4))
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
     uint64_t len = cur_fixed(&c, 4);
     if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + len))
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     c.end = c.p + len;
     uint16_t version = (uint16_t)cur_fixed(&c, 2);
     if (version < 2 || version > 5)
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     if (version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     uint64_t header_len = cur_fixed(&c, 4);
     const uint8_t *program = c.p + (header_len < (uint64_t)(c.end - c.p) ? header_len : (uint64_t)(c.end - c.p));
     unsigned min_len = (unsigned)cur_fixed(&c, 1);
     if (version >= 4 && cur_fixed(&c, 1) != 1) /* maximum operations per instruction: VLIW only */
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     cur_fixed(&c, 1); /* default_is_stmt: rows are kept whatever it says */
     int line_base = (int8_t)cur_fixed(&c, 1);
     unsigned line_range = (unsigned)cur_fixed(&c, 1), opcode_base = (unsigned)cur_fixed(&c, 1);
@@ -175,12 +179,12 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
     for (unsigned i = 1; i < opcode_base; i++)
         lengths[i] = (uint8_t)cur_fixed(&c, 1);
     if (c.bad || line_range == 0 || opcode_base == 0 || header_len > len)
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     struct cur head = {c.p, program, false};
     if (!line_files(d, &head, version, comp_dir, pool, files)) {
         free(files->files);
         memset(files, 0, sizeof *files);
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     }
     size_t files0 = stage->files.n;
     long base = files->base, n_files = files->n;
@@ -188,7 +192,7 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
     if (!first_name) {
         free(files->files);
         memset(files, 0, sizeof *files);
-        return RAW_NO_MEMORY;
+        return READ_NO_MEMORY;
     }
     /* libdwarf 20210528 starts a DWARF 5 program's file register at 0, not 1 */
     const uint64_t first_file = version >= 5 ? 0 : 1;
@@ -301,9 +305,9 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         stage->files.n = files0;
         free(files->files);
         memset(files, 0, sizeof *files);
-        return ok ? RAW_UNSUPPORTED : RAW_NO_MEMORY;
+        return ok ? READ_LEFT : READ_NO_MEMORY;
     }
     stage->rows.n = seq_start; /* a sequence without an end row is not trusted */
-    return RAW_OK;
+    return READ_OK;
 }
 

@@ -1,7 +1,7 @@
 /* The ELF symbol table: functions, labels (for addr2line's fallback names), variables and ARM
  * mapping symbols, in address order. Read straight from the file when it can be, on a thread of
  * its own (the open goes on meanwhile); else through libelf. */
-#include "table.h"
+#include "readers.h"
 
 #include <gelf.h>
 #include <pthread.h>
@@ -255,6 +255,7 @@ void symt_symbols_join(struct symtab_job *job)
     pthread_mutex_lock(&job->lock);
     if (!job->joined) {
         pthread_join(job->thread, NULL);
+        job->t->symbols_failed = job->failed;
         __atomic_store_n(&job->joined, true, __ATOMIC_RELEASE);
         symt_set_warning(job->t); /* (it may tell of the symbols) */
     }
@@ -264,11 +265,6 @@ void symt_symbols_join(struct symtab_job *job)
 bool symt_symbols_read(const struct sym_table *t)
 {
     return !t->symbols || __atomic_load_n(&t->symbols->joined, __ATOMIC_ACQUIRE);
-}
-
-bool symt_symbols_failed(const struct sym_table *t)
-{
-    return t->symbols && t->symbols->failed;
 }
 
 void symt_symbols_free(struct sym_table *t)
@@ -325,17 +321,53 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
     return order_symbols(t);
 }
 
-unsigned sym_clone_kinds(const struct sym_table *t, const char *function)
+/* ---- searches of the function symbols ---------------------------------------------------- */
+
+const struct func *symt_func_at(const struct sym_table *t, uint32_t addr, long *hint, uint64_t *until_out)
 {
-    if (!t || !function)
-        return 0;
     symt_symbols_wait(t);
-    size_t n = strlen(function);
-    unsigned all = 0, kinds;
-    for (size_t i = 0; i < t->funcs.n; i++) {
-        const char *s = t->funcs.v[i].name;
-        if (s && strncmp(s, function, n) == 0 && s[n] == '.' && sym_clone_split(s, &kinds) == n)
-            all |= kinds;
+    long i = hint ? (*hint = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, *hint))
+                  : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
+    /* the answer holds until the next function starts, or the one found ends */
+    uint64_t until = (size_t)(i + 1) < t->funcs.n ? t->funcs.v[i + 1].lo : UINT64_MAX;
+    const struct func *found = NULL;
+    for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
+        const struct func *f = &t->funcs.v[i];
+        if (addr < f->hi) {
+            found = f;
+            until = f->hi < until ? f->hi : until;
+            break;
+        }
+        if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
+            break;
     }
-    return all;
+    *until_out = until;
+    return found;
+}
+
+const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
+{
+    uint64_t until;
+    return symt_func_at(t, addr, NULL, &until);
+}
+
+bool symt_elf_name_kept(const struct sym_table *t, const char *name)
+{
+    uintptr_t p = (uintptr_t)name, base = (uintptr_t)t->strtab;
+    return t->strtab && p >= base && p < base + t->strtab_len;
+}
+
+int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
+{
+    symt_symbols_wait(t);
+    const struct func *f = symt_func_for(t, addr);
+    if (!f) {
+        size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
+        if (next >= t->funcs.n)
+            return 0;
+        f = &t->funcs.v[next];
+    }
+    *lo = f->lo;
+    *hi = f->hi;
+    return 1;
 }

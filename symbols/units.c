@@ -1,6 +1,6 @@
 /* Compilation units on demand: the unit index, loading the units an address needs, and merging
  * each loaded batch into the table's sorted arrays without re-sorting what is already there. */
-#include "table.h"
+#include "units.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -36,7 +36,7 @@ static bool tombstone(const struct sym_table *t, uint32_t lo)
     return !(f && f->lo == lo);
 }
 
-static void drop_discarded(const struct sym_table *t, struct sym_table *stage)
+static void drop_discarded(const struct sym_table *t, struct sym_stage *stage)
 {
     symt_symbols_wait(t);
     if (t->funcs.n == 0)
@@ -87,7 +87,7 @@ static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uin
  * function's range) would answer for an address only when some other address had loaded its unit
  * first. The part of a range after a gap in the unit's coverage is left out (never seen: a
  * sequence or subprogram lies in one function). */
-static void clip_to_units(const struct sym_table *t, struct sym_table *stage)
+static void clip_to_units(const struct sym_table *t, struct sym_stage *stage)
 {
     size_t k = 0;
     for (size_t i = 0; i < stage->subs.n; i++) {
@@ -239,7 +239,7 @@ static void sort_few_ranges(struct range *v, size_t n)
  * to it (their root scope is its scope), appended to t->inlines in cmp_range's order. The inline
  * ranges are first put in buckets by root scope, in their DIE order, and each subprogram range's
  * share is sorted alone: a few ranges each, where one sort of them all took three radix passes. */
-static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t scope_base)
+static bool group_inlines(struct sym_table *t, struct sym_stage *stage, uint32_t scope_base)
 {
     size_t n_scopes = stage->scopes.n, n_inl = stage->inlines.n;
     uint32_t *root = malloc((n_scopes + 1) * sizeof *root);
@@ -292,7 +292,7 @@ static bool group_inlines(struct sym_table *t, struct sym_table *stage, uint32_t
  * t: sort the batch, then merge it into the sorted arrays. Its rows stay where they are (the
  * table keeps the block; sequences point into it), as they are most of a unit. on_demand: units the
  * index gave addresses for, loaded for those (clip_to_units). */
-static bool merge_stage(struct sym_table *t, struct sym_table *stage, bool on_demand)
+static bool merge_stage(struct sym_table *t, struct sym_stage *stage, bool on_demand)
 {
     if (!stage->rows.n && !stage->seqs.n && !stage->scopes.n && !stage->subs.n && !stage->inlines.n)
         return true; /* (a second thread that had no unit to read) */
@@ -350,171 +350,11 @@ static bool merge_stage(struct sym_table *t, struct sym_table *stage, bool on_de
     return t->sub_max_hi && t->seq_max_hi;
 }
 
-uint32_t symt_stage_files(struct sym_table *stage, const char *const *names, size_t n)
-{
-    if (stage->files.n == 0 && !VEC_PUSH(stage->files, NULL))
-        return 0;
-    if (n >= UINT32_MAX - stage->files.n || !VEC_RESERVE(stage->files, n))
-        return 0;
-    uint32_t index = (uint32_t)stage->files.n;
-    if (n) /* (names may be NULL when n is 0) */
-        memcpy(stage->files.v + stage->files.n, names, n * sizeof *names);
-    stage->files.n += n;
-    return index;
-}
-
-void symt_stage_free(struct sym_table *stage)
-{
-    free(stage->rows.v);
-    free(stage->files.v);
-    free(stage->seqs.v);
-    free(stage->scopes.v);
-    free(stage->subs.v);
-    free(stage->inlines.v);
-    free(stage->cu_names.v);
-    free(stage->unit_ranges.v);
-    free(stage->unit_hdrs.v);
-    memset(stage, 0, sizeof *stage);
-}
-
-/* ---- reading units on two threads -------------------------------------------------------- */
-
-struct read_work {
-    const struct unit_reader *reader;
-    const struct unit_ref *refs;
-    size_t n;
-    _Atomic size_t next;
-    struct cu_files *files; /* per position in refs */
-    bool *read;
-};
-
-struct read_worker {
-    struct read_work *w;
-    int worker;
-    struct sym_table *stage;
-    struct strpool *pool;
-    bool failed;
-};
-
-static void *read_thread(void *arg)
-{
-    struct read_worker *k = arg;
-    struct read_work *w = k->w;
-    for (size_t i; !k->failed && (i = w->next++) < w->n;) {
-        struct sym_table *st = k->stage;
-        size_t rows = st->rows.n, files = st->files.n, seqs = st->seqs.n, scopes = st->scopes.n, subs = st->subs.n,
-               inl = st->inlines.n;
-        int got = w->reader->read(w->reader->ctx, k->worker, st, k->pool, &w->refs[i], &w->files[i]);
-        if (got != 1) { /* not read here: nothing of it stays */
-            st->rows.n = rows, st->files.n = files, st->seqs.n = seqs, st->scopes.n = scopes, st->subs.n = subs,
-            st->inlines.n = inl;
-            free(w->files[i].files);
-            w->files[i] = (struct cu_files){NULL, 0, 1};
-        }
-        k->failed = got < 0;
-        w->read[i] = got == 1;
-    }
-    return NULL;
-}
-
-/* A string of another pool, interned in `to`; the map remembers each pointer's answer. */
-static const char *moved(struct ptrmap *m, struct strpool *to, const char *s, bool *ok)
-{
-    if (!s)
-        return NULL;
-    bool added;
-    uintptr_t *slot = symt_ptrmap_slot(m, s, &added);
-    if (!slot) {
-        *ok = false;
-        return s;
-    }
-    if (added)
-        *slot = (uintptr_t)symt_intern(to, s);
-    *ok &= *slot != 0;
-    return (const char *)*slot;
-}
-
-/* Stage b's strings (in another pool) interned in `to`, in place. */
-static bool adopt_strings(struct sym_table *b, struct strpool *to)
-{
-    struct ptrmap m = {0};
-    bool ok = true;
-    for (size_t i = 0; ok && i < b->files.n; i++)
-        b->files.v[i] = moved(&m, to, b->files.v[i], &ok);
-    for (size_t i = 0; ok && i < b->scopes.n; i++) {
-        struct scope *sc = &b->scopes.v[i];
-        sc->name = moved(&m, to, sc->name, &ok);
-        sc->call_file = moved(&m, to, sc->call_file, &ok);
-    }
-    symt_ptrmap_free(&m);
-    return ok;
-}
-
-/* Call sites get their file names, from the file table of the unit that read them: unit id's
- * position in the batch is pos[id] (ids up to max_id). */
-static void name_call_sites(struct sym_table *stage, const struct read_work *w, const uint32_t *pos, uint32_t max_id)
-{
-    for (size_t i = 0; i < stage->scopes.n; i++) {
-        struct scope *sc = &stage->scopes.v[i];
-        if (sc->call_fileno == UINT32_MAX || sc->cu > max_id)
-            continue;
-        const struct cu_files *f = &w->files[pos[sc->cu]];
-        long j = (long)sc->call_fileno - f->base;
-        sc->call_file = f->files && j >= 0 && j < f->n ? f->files[j] : NULL;
-    }
-}
-
-bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct sym_table *second,
-                     struct strpool *pool, const struct unit_ref *refs, size_t n, bool *read)
-{
-    struct strpool second_strings = {0};
-    bool *read_here = read ? read : calloc(n + 1, sizeof *read_here);
-    struct read_work w = {reader, refs, n, 0, calloc(n + 1, sizeof *w.files), read_here};
-    if (!w.files || !read_here) {
-        free(w.files);
-        if (!read)
-            free(read_here);
-        return false;
-    }
-    for (size_t i = 0; i < n; i++)
-        w.files[i].base = 1;
-    struct read_worker one = {&w, 0, stage, pool, false}, two = {&w, 1, second, &second_strings, false};
-    pthread_t th;
-    bool threaded = second && n > 1 && reader->workers > 1 && symt_thread_start(&th, read_thread, &two);
-    read_thread(&one);
-    if (threaded)
-        pthread_join(th, NULL);
-    uint32_t max_id = 0;
-    for (size_t k = 0; k < n; k++)
-        max_id = refs[k].id > max_id ? refs[k].id : max_id;
-    uint32_t *pos = malloc(((size_t)max_id + 1) * sizeof *pos);
-    bool ok = !one.failed && !two.failed && pos;
-    for (size_t k = 0; ok && k < n; k++)
-        pos[refs[k].id] = (uint32_t)k;
-    if (ok) {
-        name_call_sites(stage, &w, pos, max_id);
-        if (threaded)
-            name_call_sites(second, &w, pos, max_id);
-    }
-    /* the second thread's strings, in its own pool until now, join the rest: in place, as its
-     * stage is merged as it is */
-    ok = ok && (!threaded || adopt_strings(second, pool));
-    free(pos);
-    for (size_t k = 0; k < n; k++)
-        free(w.files[k].files);
-    free(w.files);
-    if (!read)
-        free(read_here);
-    symt_arena_free(&second_strings.arena);
-    free(second_strings.slots);
-    return ok;
-}
-
 /* ---- loading units on demand -------------------------------------------------------------- */
 
 /* libdwarf, for the units the fast reader leaves (or all of them, without it): in this process,
  * or in the child, started the first time it is needed. */
-static bool fetch_libdwarf(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n)
+static bool fetch_libdwarf(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
     symt_symbols_wait(t); /* (libdwarf, here or in a child, only once the symbol table's thread is done) */
     if (t->isolated && !t->dwarf_dead && !t->dwarf_child && !isolate_start(t, t->path, false))
@@ -523,17 +363,17 @@ static bool fetch_libdwarf(struct sym_table *t, struct sym_table *stage, const s
         if (!t->reader) {
             char why[160];
             bool has;
-            t->reader = dwarf_open(t->path, &has, why, sizeof why);
-            struct sym_table scratch = {0}; /* the reader learns the units; the table has its index */
+            t->reader = ldw_open(t->path, &has, why, sizeof why);
+            struct sym_stage scratch = {0}; /* the reader learns the units; the table has its index */
             struct strpool scratch_strings = {0};
-            bool indexed = t->reader && dwarf_index(t->reader, &scratch, &scratch_strings);
+            bool indexed = t->reader && ldw_index(t->reader, &scratch, &scratch_strings);
             symt_stage_free(&scratch);
             symt_arena_free(&scratch_strings.arena);
             free(scratch_strings.slots);
             if (!indexed)
                 return false;
         }
-        return dwarf_load_units(t->reader, stage, &t->strings, refs, n);
+        return ldw_load_units(t->reader, stage, &t->strings, refs, n);
     }
     return !t->dwarf_dead && isolate_fetch(t, stage, refs, n);
 }
@@ -548,7 +388,7 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
     for (size_t i = 0; ok && i < n; i++)
         refs[i] = (struct unit_ref){ids[i] < t->unit_hdrs.n ? t->unit_hdrs.v[ids[i]] : 0, ids[i], 0};
     if (ok && t->raw) {
-        struct sym_table stage = {0}, second = {0};
+        struct sym_stage stage = {0}, second = {0};
         struct unit_reader fast = {raw_read, t->raw, 2};
         ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) && merge_stage(t, &stage, on_demand) &&
              merge_stage(t, &second, on_demand);
@@ -560,7 +400,7 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
         if (!read[i])
             refs[rest++] = refs[i];
     if (ok && rest) {
-        struct sym_table stage = {0};
+        struct sym_stage stage = {0};
         bool fetched = fetch_libdwarf(t, &stage, refs, rest);
         if (fetched)
             ok = merge_stage(t, &stage, on_demand);
@@ -583,6 +423,7 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
             t->cu_names.v[ids[i]] = raw_unit_name(t->raw, t->unit_hdrs.v[ids[i]], &t->strings);
     free(refs);
     free(read);
+    symt_symbols_wait(t);
     symt_set_warning(t);
     return ok;
 }
@@ -718,23 +559,4 @@ void sym_read_all(struct sym_table *t)
     if (n)
         load_units(t, ids, n, true);
     free(ids);
-}
-
-void symt_set_warning(struct sym_table *t)
-{
-    symt_symbols_wait(t);
-    const char *path = t->path ? t->path : "the ELF";
-    if (t->dwarf_error[0])
-        snprintf(t->warning, sizeof t->warning, "%s: %s", path, t->dwarf_error);
-    else if (symt_symbols_failed(t))
-        snprintf(t->warning, sizeof t->warning, "%s: out of memory while reading the symbol table: functions missing",
-                 path);
-    else if (t->funcs.n == 0 && !t->has_dwarf)
-        snprintf(t->warning, sizeof t->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
-    else if (!t->has_dwarf)
-        snprintf(t->warning, sizeof t->warning, "%s has no DWARF: functions only, no lines or inline chains", path);
-    else if (t->funcs.n == 0)
-        snprintf(t->warning, sizeof t->warning, "%s has no symbol table: names come from DWARF only", path);
-    else
-        t->warning[0] = '\0';
 }
