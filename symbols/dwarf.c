@@ -504,7 +504,8 @@ struct ldw_reader *ldw_open(const char *path, bool *has_dwarf, char *why, size_t
     int res = r->fd >= 0 ? open_dwarf(r->fd, &r->dbg, refused, sizeof refused) : DW_DLV_NO_ENTRY;
     if (res != DW_DLV_OK) {
         if (refused[0])
-            snprintf(why, len, "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", refused);
+            snprintf(why, len, "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only",
+                     refused);
         ldw_close(r);
         return NULL;
     }

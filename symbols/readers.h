@@ -45,8 +45,8 @@ void symt_code_load(struct sym_table *t, struct code_section *c);
 
 /* ---- DWARF through libdwarf (dwarf.c), for the units the fast reader leaves --------------- */
 
-/* ldw_open returns NULL when there is no DWARF (has_dwarf false) or libdwarf refuses it (the
- * reason in why). */
+/* ldw_open returns NULL when there is no DWARF (has_dwarf false) or libdwarf refuses it (then why
+ * holds the warning's one line; else ""). */
 struct ldw_reader;
 struct ldw_reader *ldw_open(const char *path, bool *has_dwarf, char *why, size_t len);
 void ldw_close(struct ldw_reader *r);

@@ -166,21 +166,21 @@ static bool symtab_in_file(const struct sym_table *t, Elf *elf, const GElf_Shdr 
 /* The symbol table read straight from the file, a chunk at a time into a small buffer (libelf
  * would copy the whole table, a megabyte on a big firmware, into fresh memory). The string table
  * is kept by the table, and names point into it until a lookup first needs one (interned then:
- * most are never asked for). -1: the string table is unreadable or does not end in a NUL (then
- * libelf's way). */
-static int read_symtab_file(struct sym_table *t, const struct symtab_file *f)
+ * most are never asked for). READ_LEFT: the string table is unreadable or does not end in a NUL
+ * (then libelf's way). */
+static enum read_result read_symtab_file(struct sym_table *t, const struct symtab_file *f)
 {
     if (!(t->strtab = malloc(f->str_len)))
-        return 0;
+        return READ_NO_MEMORY;
     if (pread(t->code_fd, t->strtab, f->str_len, (off_t)f->str_off) != (ssize_t)f->str_len ||
         t->strtab[f->str_len - 1] != '\0') {
         free(t->strtab);
         t->strtab = NULL;
-        return -1;
+        return READ_LEFT;
     }
     t->strtab_len = f->str_len;
     struct symtab_src src = {NULL, t->code_fd, f->sym_off};
-    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0);
+    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0) ? READ_OK : READ_NO_MEMORY;
 }
 
 /* The symbol table through libelf's converted copy: its names are interned now, as libelf's copy
@@ -243,8 +243,8 @@ struct symtab_job {
 static void *symbols_thread(void *arg)
 {
     struct symtab_job *job = arg;
-    int got = read_symtab_file(job->t, &job->file); /* -1: the file changed since it was checked */
-    job->failed = got == 0 || !order_symbols(job->t);
+    enum read_result got = read_symtab_file(job->t, &job->file); /* left: the file changed since it was checked */
+    job->failed = got == READ_NO_MEMORY || !order_symbols(job->t);
     return NULL;
 }
 
@@ -311,9 +311,9 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
     if (n_symtabs == 1 && gelf_getshdr(symtab, &sh) && symtab_in_file(t, elf, &sh, &f)) {
         if (start_symbols(t, &f))
             return true;
-        int got = read_symtab_file(t, &f);
-        if (got >= 0)
-            return got == 1 && order_symbols(t);
+        enum read_result got = read_symtab_file(t, &f);
+        if (got != READ_LEFT)
+            return got == READ_OK && order_symbols(t);
     }
     for (Elf_Scn *scn = symtab; scn; scn = elf_nextscn(elf, scn)) /* every symbol table */
         if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && !read_symtab_libelf(t, elf, scn, &sh))

@@ -346,10 +346,13 @@ struct unit_ref {
     uint32_t id, pad;
 };
 
-/* What a unit reader did with a unit. */
+/* What a reader did with its part of the file (a unit, a line program, the symbol table): the one
+ * result of symbols/ with three outcomes (the others are bool: false is out of memory, or a refusal
+ * whose reason is kept in a buffer). */
 enum read_result {
-    READ_OK,        /* read into the stage */
-    READ_LEFT,      /* not read here (a shape it does not take, damage): the caller drops what it added */
+    READ_OK,        /* read (into the stage) */
+    READ_LEFT,      /* not read here (a shape it does not take, damage): another reader's turn, and the
+                     * caller drops what was added */
     READ_NO_MEMORY,
 };
 
