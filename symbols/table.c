@@ -432,6 +432,21 @@ bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
     return true;
 }
 
+uint32_t *symt_running_max(const void *arr, size_t n, size_t elem, size_t hi_at)
+{
+    uint32_t *m = malloc((n + 1) * sizeof *m);
+    if (!m)
+        return NULL;
+    uint32_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t hi;
+        memcpy(&hi, (const char *)arr + i * elem + hi_at, sizeof hi);
+        run = hi > run ? hi : run;
+        m[i] = run;
+    }
+    return m;
+}
+
 void symt_set_warning(struct sym_table *t)
 {
     const char *path = t->path ? t->path : "the ELF";

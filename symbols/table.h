@@ -118,6 +118,9 @@ void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const vo
  * (a radix sort: the symbol table's tens of thousands of entries, at every open). */
 bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key);
 long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr);
+/* The running maximum of the uint32_t at offset hi_at over the n elements of a sorted array: how far
+ * back a search must look. NULL when out of memory. */
+uint32_t *symt_running_max(const void *arr, size_t n, size_t elem, size_t hi_at);
 #define LAST_LE(arr, n, addr, field) \
     symt_last_le((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), field), (addr))
 /* The same, searching forward from index `from` when it is at or before the answer: addresses

@@ -20,7 +20,7 @@ LAYERS = [
     ("stage", {"stage.c"}),
     ("readers", {"elf.c", "code.c", "symtab.c", "dwarf.c", "isolate.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
                  "aranges.c", "frames.c"}),
-    ("units", {"units.c"}),
+    ("units", {"units.c", "merge.c"}),
     ("lookups", {"lookup.c", "codemap.c", "demangle.c", "open.c"}),
 ]
 
