@@ -52,23 +52,21 @@ bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
     struct elsewhere *e = malloc(sizeof *e);
     pthread_attr_t attr;
     int here = sched_getcpu();
-    if (!e || here < 0 || sched_getaffinity(0, sizeof e->cpus, &e->cpus) != 0 || !CPU_ISSET(here, &e->cpus) ||
-        CPU_COUNT(&e->cpus) < 2 || pthread_attr_init(&attr) != 0) {
-        free(e); /* one core, or no way to tell: anywhere */
-        return pthread_create(thread, NULL, fn, arg) == 0;
+    bool placed = e && here >= 0 && sched_getaffinity(0, sizeof e->cpus, &e->cpus) == 0 && CPU_ISSET(here, &e->cpus) &&
+                  CPU_COUNT(&e->cpus) >= 2 && pthread_attr_init(&attr) == 0;
+    if (placed) {
+        e->fn = fn;
+        e->arg = arg;
+        cpu_set_t elsewhere = e->cpus;
+        CPU_CLR(here, &elsewhere);
+        placed = pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0 &&
+                 pthread_create(thread, &attr, elsewhere_main, e) == 0;
+        pthread_attr_destroy(&attr);
     }
-    e->fn = fn;
-    e->arg = arg;
-    cpu_set_t elsewhere = e->cpus;
-    CPU_CLR(here, &elsewhere);
-    bool started = pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0 &&
-                   pthread_create(thread, &attr, elsewhere_main, e) == 0;
-    pthread_attr_destroy(&attr);
-    if (!started) {
-        free(e);
-        return pthread_create(thread, NULL, fn, arg) == 0;
-    }
-    return true;
+    if (placed)
+        return true;
+    free(e); /* one core, no way to tell, or no placing it: anywhere */
+    return pthread_create(thread, NULL, fn, arg) == 0;
 }
 
 void symt_pages_free(void *p, size_t n)
