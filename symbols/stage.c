@@ -158,43 +158,46 @@ static void name_call_sites(struct sym_stage *stage, const struct read_work *w, 
     }
 }
 
+/* The batch read (on two threads when a second stage is given), call sites named and the second
+ * thread's strings moved into pool; false when out of memory. */
+static bool read_batch(struct read_work *w, struct sym_stage *stage, struct sym_stage *second, struct strpool *pool,
+                       struct strpool *second_strings)
+{
+    for (size_t i = 0; i < w->n; i++)
+        w->files[i].base = 1;
+    struct read_worker one = {w, 0, stage, pool, false}, two = {w, 1, second, second_strings, false};
+    pthread_t th;
+    bool threaded = second && w->n > 1 && w->reader->workers > 1 && symt_thread_start(&th, read_thread, &two);
+    read_thread(&one);
+    if (threaded)
+        pthread_join(th, NULL);
+    uint32_t max_id = 0;
+    for (size_t k = 0; k < w->n; k++)
+        max_id = w->refs[k].id > max_id ? w->refs[k].id : max_id;
+    uint32_t *pos = malloc(((size_t)max_id + 1) * sizeof *pos);
+    bool ok = !one.failed && !two.failed && pos;
+    for (size_t k = 0; ok && k < w->n; k++)
+        pos[w->refs[k].id] = (uint32_t)k;
+    if (ok) {
+        name_call_sites(stage, w, pos, max_id);
+        if (threaded)
+            name_call_sites(second, w, pos, max_id);
+    }
+    /* the second thread's strings, in its own pool until now, join the rest: in place, as its
+     * stage is merged as it is */
+    ok = ok && (!threaded || adopt_strings(second, pool));
+    free(pos);
+    return ok;
+}
+
 bool symt_read_units(const struct unit_reader *reader, struct sym_stage *stage, struct sym_stage *second,
                      struct strpool *pool, const struct unit_ref *refs, size_t n, bool *read)
 {
     struct strpool second_strings = {0};
     bool *read_here = read ? read : calloc(n + 1, sizeof *read_here);
     struct read_work w = {reader, refs, n, 0, calloc(n + 1, sizeof *w.files), read_here};
-    if (!w.files || !read_here) {
-        free(w.files);
-        if (!read)
-            free(read_here);
-        return false;
-    }
-    for (size_t i = 0; i < n; i++)
-        w.files[i].base = 1;
-    struct read_worker one = {&w, 0, stage, pool, false}, two = {&w, 1, second, &second_strings, false};
-    pthread_t th;
-    bool threaded = second && n > 1 && reader->workers > 1 && symt_thread_start(&th, read_thread, &two);
-    read_thread(&one);
-    if (threaded)
-        pthread_join(th, NULL);
-    uint32_t max_id = 0;
-    for (size_t k = 0; k < n; k++)
-        max_id = refs[k].id > max_id ? refs[k].id : max_id;
-    uint32_t *pos = malloc(((size_t)max_id + 1) * sizeof *pos);
-    bool ok = !one.failed && !two.failed && pos;
-    for (size_t k = 0; ok && k < n; k++)
-        pos[refs[k].id] = (uint32_t)k;
-    if (ok) {
-        name_call_sites(stage, &w, pos, max_id);
-        if (threaded)
-            name_call_sites(second, &w, pos, max_id);
-    }
-    /* the second thread's strings, in its own pool until now, join the rest: in place, as its
-     * stage is merged as it is */
-    ok = ok && (!threaded || adopt_strings(second, pool));
-    free(pos);
-    for (size_t k = 0; k < n; k++)
+    bool ok = w.files && read_here && read_batch(&w, stage, second, pool, &second_strings);
+    for (size_t k = 0; w.files && k < n; k++)
         free(w.files[k].files);
     free(w.files);
     if (!read)
@@ -203,4 +206,3 @@ bool symt_read_units(const struct unit_reader *reader, struct sym_stage *stage, 
     free(second_strings.slots);
     return ok;
 }
-
