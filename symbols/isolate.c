@@ -353,14 +353,14 @@ static enum wire_result receive(struct sym_table *t, struct sym_stage *x, int fd
 static void child_failed(struct sym_table *t, enum wire_result got, const char *doing)
 {
     if (got == WIRE_TIMEOUT)
-        kill(t->dwarf_child, SIGKILL);
-    close(t->dwarf_sock);
-    t->dwarf_sock = -1;
+        kill(t->src.child, SIGKILL);
+    close(t->src.sock);
+    t->src.sock = -1;
     int status = 0;
-    while (waitpid(t->dwarf_child, &status, 0) < 0 && errno == EINTR) {
+    while (waitpid(t->src.child, &status, 0) < 0 && errno == EINTR) {
     }
-    t->dwarf_child = 0;
-    t->dwarf_dead = true;
+    t->src.child = 0;
+    t->src.dead = true;
     const char *what = t->units_loaded ? "units not yet read have functions from the ELF symbol table only"
                                        : "functions from the ELF symbol table only, no lines or inline chains";
     if (got == WIRE_TIMEOUT)
@@ -394,15 +394,15 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
         child(path, sv[1]);
     }
     close(sv[1]);
-    t->dwarf_child = pid;
-    t->dwarf_sock = sv[0];
+    t->src.child = pid;
+    t->src.sock = sv[0];
     if (!want_index)
         return true;
     struct sym_stage index = {0};
     struct wire_header h;
     uint32_t ask = INDEX_REQUEST;
     enum wire_result got =
-        send_all(t->dwarf_sock, &ask, sizeof ask) ? receive(t, &index, t->dwarf_sock, &h) : WIRE_BROKEN;
+        send_all(t->src.sock, &ask, sizeof ask) ? receive(t, &index, t->src.sock, &h) : WIRE_BROKEN;
     if (got == WIRE_OK && (h.n_cu_names != h.n_units || h.n_unit_hdrs != h.n_units))
         got = WIRE_BROKEN;
     if (got == WIRE_OK) {
@@ -424,13 +424,13 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
 
 bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
-    if (t->dwarf_sock < 0 || n == 0 || n > MAX_REQUEST)
+    if (t->src.sock < 0 || n == 0 || n > MAX_REQUEST)
         return false;
     uint32_t count = (uint32_t)n;
     struct wire_header h;
     enum wire_result got =
-        send_all(t->dwarf_sock, &count, sizeof count) && send_all(t->dwarf_sock, refs, n * sizeof *refs)
-            ? receive(t, stage, t->dwarf_sock, &h)
+        send_all(t->src.sock, &count, sizeof count) && send_all(t->src.sock, refs, n * sizeof *refs)
+            ? receive(t, stage, t->src.sock, &h)
             : WIRE_BROKEN;
     if (got != WIRE_OK) {
         symt_stage_free(stage);
@@ -445,13 +445,13 @@ bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct un
 
 void isolate_end(struct sym_table *t)
 {
-    if (t->dwarf_sock >= 0)
-        close(t->dwarf_sock); /* the child reads the end and exits */
-    t->dwarf_sock = -1;
-    if (t->dwarf_child > 0) {
-        kill(t->dwarf_child, SIGKILL); /* no need to wait for its memory to be torn down */
-        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
+    if (t->src.sock >= 0)
+        close(t->src.sock); /* the child reads the end and exits */
+    t->src.sock = -1;
+    if (t->src.child > 0) {
+        kill(t->src.child, SIGKILL); /* no need to wait for its memory to be torn down */
+        while (waitpid(t->src.child, NULL, 0) < 0 && errno == EINTR) {
         }
     }
-    t->dwarf_child = 0;
+    t->src.child = 0;
 }

@@ -559,12 +559,12 @@ int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint
 long sym_task_name_offset(struct sym_table *t, const char *var, const char **member)
 {
     static const char *const names[] = {"pcTaskName", "name", "task_name"};
-    return t->raw ? raw_pointee_member(t->raw, var, names, sizeof names / sizeof names[0], member) : -1;
+    return t->src.raw ? raw_pointee_member(t->src.raw, var, names, sizeof names / sizeof names[0], member) : -1;
 }
 
 int sym_object_is_scalar(struct sym_table *t, const char *var)
 {
-    return t->raw ? raw_variable_is_scalar(t->raw, var) : -1;
+    return t->src.raw ? raw_variable_is_scalar(t->src.raw, var) : -1;
 }
 
 int sym_is_arm(const struct sym_table *t, uint32_t addr)

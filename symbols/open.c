@@ -23,14 +23,14 @@ void sym_set_fast_reader(int on)
     fast_reader = on != 0;
 }
 
-/* The unit index through libdwarf in this process (t->reader); false when out of memory. */
+/* The unit index through libdwarf in this process (t->src.reader); false when out of memory. */
 static bool index_in_process(struct sym_table *t, const char *path)
 {
-    t->reader = ldw_open(path, &t->has_dwarf, t->dwarf_error, sizeof t->dwarf_error);
-    if (!t->reader)
+    t->src.reader = ldw_open(path, &t->has_dwarf, t->dwarf_error, sizeof t->dwarf_error);
+    if (!t->src.reader)
         return true;
     struct sym_stage ix = {0};
-    bool ok = ldw_index(t->reader, &ix, &t->strings);
+    bool ok = ldw_index(t->src.reader, &ix, &t->strings);
     if (ok)
         symt_stage_take_index(t, &ix);
     if (ok && ix.dwarf_error[0])
@@ -40,35 +40,35 @@ static bool index_in_process(struct sym_table *t, const char *path)
 }
 
 /* The fast reader, when the file suits it and it can index every unit (libdwarf is started later,
- * for the units it leaves): t->raw and its index, else t->raw stays NULL. */
+ * for the units it leaves): t->src.raw and its index, else t->src.raw stays NULL. */
 static void index_fast(struct sym_table *t, const char *path)
 {
-    if (!(t->raw = raw_open(path)))
+    if (!(t->src.raw = raw_open(path)))
         return;
     struct sym_stage ix = {0};
-    if (raw_index(t->raw, t->sections.v, t->sections.n, &ix, &t->strings)) {
+    if (raw_index(t->src.raw, t->sections.v, t->sections.n, &ix, &t->strings)) {
         symt_stage_take_index(t, &ix);
         t->has_dwarf = true;
     } else {
-        raw_close(t->raw); /* libdwarf's index, here or from the child, takes its place */
-        t->raw = NULL;
+        raw_close(t->src.raw); /* libdwarf's index, here or from the child, takes its place */
+        t->src.raw = NULL;
     }
     symt_stage_free(&ix);
 }
 
-/* The unit index, from the reader chosen for the file (t->raw, the child, or t->reader); false when
+/* The unit index, from the reader chosen for the file (t->src.raw, the child, or t->src.reader); false when
  * out of memory. */
 static bool index_units(struct sym_table *t, const char *path)
 {
-    t->isolated = isolation;
+    t->src.isolated = isolation;
     if (!t->dwarf_skip && fast_reader)
         index_fast(t, path);
-    if (t->raw)
+    if (t->src.raw)
         return true;
     symt_symbols_wait(t); /* (no thread while the DWARF child forks, nor beside libdwarf) */
     if (t->dwarf_skip || (isolation && isolate_start(t, path, true)))
         return true;
-    t->isolated = false; /* no child possible: read here, unprotected */
+    t->src.isolated = false; /* no child possible: read here, unprotected */
     return index_in_process(t, path);
 }
 
@@ -77,7 +77,7 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
     struct sym_table *t = calloc(1, sizeof *t);
     bool opened = false, ok = false;
     if (t) {
-        t->dwarf_sock = -1;
+        t->src.sock = -1;
         t->code_fd = -1;
         opened = symt_elf_open(t, path, err, errlen); /* (its own reason when it fails) */
         uint32_t code_lo, code_hi; /* a large firmware's answers: tens of thousands, in one 2 MB page */
@@ -124,7 +124,7 @@ void sym_close(struct sym_table *t)
     free(t->unit_state);
     free(t->unit_ranges.v);
     free(t->unit_hdrs.v);
-    raw_close(t->raw);
+    raw_close(t->src.raw);
     free(t->unit_max_hi);
     for (size_t i = 0; i < t->code.n; i++)
         free(t->code.v[i].bytes);
@@ -138,7 +138,7 @@ void sym_close(struct sym_table *t)
     symt_pages_free(t->by_pc, t->by_pc_n * sizeof *t->by_pc);
     free(t->strtab);
     symt_ptrmap_free(&t->demangled);
-    ldw_close(t->reader);
+    ldw_close(t->src.reader);
     isolate_end(t);
     free(t->vectors);
     free(t->path);

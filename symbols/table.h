@@ -253,6 +253,16 @@ struct sym_stage {
 
 struct symtab_job;
 
+/* Where the table's units come from after the open: the readers open.c chose (units.c uses them). */
+struct unit_source {
+    struct raw_dwarf *raw;     /* the fast reader (in this process), when the file suits it */
+    struct ldw_reader *reader; /* libdwarf in this process (NULL: in the child, or none) */
+    bool isolated;             /* libdwarf runs in a child process */
+    int child;                 /* that child's pid, to end at sym_close (0: none) */
+    int sock;                  /* requests to it and its replies (-1: none) */
+    bool dead;                 /* the child failed: no more units can be loaded */
+};
+
 struct sym_table {
     char warning[320];
     char *path;                /* the ELF, for warnings */
@@ -260,10 +270,7 @@ struct sym_table {
     bool has_dwarf;
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
     bool dwarf_skip;           /* the ELF part found DWARF we must not hand to libdwarf */
-    struct ldw_reader *reader; /* libdwarf in this process (NULL: in the child, or none) */
-    int dwarf_child;           /* the DWARF loader's pid, to end at sym_close (0: none) */
-    int dwarf_sock;            /* requests to it and its replies (-1: none) */
-    bool dwarf_dead;           /* the child failed: no more units can be loaded */
+    struct unit_source src;
     bool symbols_failed;       /* out of memory while the symbol table's thread read it (set at its join) */
     struct strpool strings;
     struct arena results;
@@ -290,8 +297,6 @@ struct sym_table {
     size_t units_fast;         /* of those, read by the fast reader */
     VEC(struct unit_range) unit_ranges; /* sorted by lo */
     VEC(uint64_t) unit_hdrs;   /* each unit's header offset in .debug_info */
-    struct raw_dwarf *raw;     /* the fast reader (in this process), when the file suits it */
-    bool isolated;             /* libdwarf runs in a child process */
     uint32_t *unit_max_hi;     /* running maximum of unit_ranges[0..i].hi */
     VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */

@@ -14,25 +14,25 @@
 static bool fetch_libdwarf(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
     symt_symbols_wait(t); /* (libdwarf, here or in a child, only once the symbol table's thread is done) */
-    if (t->isolated && !t->dwarf_dead && !t->dwarf_child && !isolate_start(t, t->path, false))
-        t->isolated = false; /* no child possible: read here, unprotected */
-    if (!t->isolated) {
-        if (!t->reader) {
+    if (t->src.isolated && !t->src.dead && !t->src.child && !isolate_start(t, t->path, false))
+        t->src.isolated = false; /* no child possible: read here, unprotected */
+    if (!t->src.isolated) {
+        if (!t->src.reader) {
             char why[160];
             bool has;
-            t->reader = ldw_open(t->path, &has, why, sizeof why);
+            t->src.reader = ldw_open(t->path, &has, why, sizeof why);
             struct sym_stage scratch = {0}; /* the reader learns the units; the table has its index */
             struct strpool scratch_strings = {0};
-            bool indexed = t->reader && ldw_index(t->reader, &scratch, &scratch_strings);
+            bool indexed = t->src.reader && ldw_index(t->src.reader, &scratch, &scratch_strings);
             symt_stage_free(&scratch);
             symt_arena_free(&scratch_strings.arena);
             free(scratch_strings.slots);
             if (!indexed)
                 return false;
         }
-        return ldw_load_units(t->reader, stage, &t->strings, refs, n);
+        return ldw_load_units(t->src.reader, stage, &t->strings, refs, n);
     }
-    return !t->dwarf_dead && isolate_fetch(t, stage, refs, n);
+    return !t->src.dead && isolate_fetch(t, stage, refs, n);
 }
 
 /* Load units ids[0..n) (all unloaded) and merge them; false only when out of memory. on_demand:
@@ -44,11 +44,11 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
     bool ok = refs && read;
     for (size_t i = 0; ok && i < n; i++)
         refs[i] = (struct unit_ref){ids[i] < t->unit_hdrs.n ? t->unit_hdrs.v[ids[i]] : 0, ids[i], 0};
-    if (ok && t->raw) {
+    if (ok && t->src.raw) {
         struct sym_stage stage = {0}, second = {0};
-        struct unit_reader fast = {raw_read, t->raw, 2};
-        ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) && symt_merge_stage(t, &stage, on_demand) &&
-             symt_merge_stage(t, &second, on_demand);
+        struct unit_reader fast = {raw_read, t->src.raw, 2};
+        ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) &&
+             symt_merge_stage(t, &stage, on_demand) && symt_merge_stage(t, &second, on_demand);
         symt_stage_free(&stage);
         symt_stage_free(&second);
     }
@@ -75,9 +75,9 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
         else if (!ok)
             t->unit_state[ids[i]] = UNIT_FAILED;
     t->units_loaded += n;
-    for (size_t i = 0; t->raw && i < n; i++) /* units indexed from .debug_aranges: their names now */
+    for (size_t i = 0; t->src.raw && i < n; i++) /* units indexed from .debug_aranges: their names now */
         if (ids[i] < t->cu_names.n && !t->cu_names.v[ids[i]])
-            t->cu_names.v[ids[i]] = raw_unit_name(t->raw, t->unit_hdrs.v[ids[i]], &t->strings);
+            t->cu_names.v[ids[i]] = raw_unit_name(t->src.raw, t->unit_hdrs.v[ids[i]], &t->strings);
     free(refs);
     free(read);
     symt_symbols_wait(t);
