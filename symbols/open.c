@@ -56,8 +56,8 @@ static void index_fast(struct sym_table *t, const char *path)
     symt_stage_free(&ix);
 }
 
-/* The unit index, from the reader chosen for the file (t->src.raw, the child, or t->src.reader); false when
- * out of memory. */
+/* The unit index, from the reader chosen for the file (t->src.raw, the child, or t->src.reader);
+ * false when out of memory. */
 static bool index_units(struct sym_table *t, const char *path)
 {
     t->src.isolated = isolation;
