@@ -40,7 +40,8 @@ RANDOM_ROUNDS = 25
 CONFINED_ROUNDS = 31
 PARTS_ROUNDS = 21
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
-             "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c")
+             "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
+             "stage.c", "open.c", "code.c", "merge.c")
 
 lines_out = []
 

@@ -52,26 +52,17 @@ bool raw_aranges_read(const struct raw_dwarf *d, struct aranges *a)
     /* room for as many pairs as the section could hold, and a set per 32 bytes (a header and its
      * end pair): grown by doubling, 21,600 ranges were copied to fresh pages eight times (0.5 ms
      * of a 27 MB ELF's open); untouched room costs nothing */
-    if (!VEC_RESERVE(a->ranges, d->len[SEC_ARANGES] / 8 + 1) || !VEC_RESERVE(a->sets, d->len[SEC_ARANGES] / 32 + 1)) {
+    bool ok = VEC_RESERVE(a->ranges, d->len[SEC_ARANGES] / 8 + 1) && VEC_RESERVE(a->sets, d->len[SEC_ARANGES] / 32 + 1);
+    while (ok && c.p < c.end)
+        ok = read_set(&c, a);
+    ok = ok && a->sets.n;
+    if (ok)
+        qsort(a->sets.v, a->sets.n, sizeof *a->sets.v, by_info_offset);
+    for (size_t i = 1; ok && i < a->sets.n; i++)
+        ok = a->sets.v[i].info_off != a->sets.v[i - 1].info_off; /* two sets for one unit: which? */
+    if (!ok)
         raw_aranges_free(a);
-        return false;
-    }
-    while (c.p < c.end)
-        if (!read_set(&c, a)) {
-            raw_aranges_free(a);
-            return false;
-        }
-    if (!a->sets.n) {
-        raw_aranges_free(a);
-        return false;
-    }
-    qsort(a->sets.v, a->sets.n, sizeof *a->sets.v, by_info_offset);
-    for (size_t i = 1; i < a->sets.n; i++)
-        if (a->sets.v[i].info_off == a->sets.v[i - 1].info_off) { /* two sets for one unit: which? */
-            raw_aranges_free(a);
-            return false;
-        }
-    return true;
+    return ok;
 }
 
 const struct arange_set *raw_aranges_for(const struct aranges *a, uint64_t info_off)

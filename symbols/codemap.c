@@ -3,7 +3,7 @@
  * next) when an address in it is first asked about: a profile touches a few functions of a
  * firmware, so a large ELF's code is neither read nor decoded whole. */
 #include "codemap.h"
-#include "table.h"
+#include "readers.h"
 
 #include <elf.h>
 #include <stdlib.h>
@@ -109,24 +109,21 @@ struct codemap *codemap_new(struct sym_table *t)
     if (!t->modes.n || !t->code.n || !little_endian(t))
         return NULL;
     struct codemap *m = calloc(1, sizeof *m);
-    m->r = m ? calloc(t->code.n, sizeof *m->r) : NULL;
-    if (!m || !m->r) {
-        free(m);
-        return NULL;
-    }
-    m->t = t;
-    for (size_t i = 0; i < t->code.n; i++) {
+    bool ok = m && (m->r = calloc(t->code.n, sizeof *m->r)) != NULL;
+    for (size_t i = 0; ok && i < t->code.n; i++) {
         const struct code_section *c = &t->code.v[i];
         if (c->hi <= c->lo)
             continue;
         size_t bytes = (c->hi - c->lo) / 16 + 1; /* (calloc'd: pages never asked about cost nothing) */
         struct code_range *r = &m->r[m->n++];
         *r = (struct code_range){c->lo, c->hi, i, calloc(bytes, 1), calloc(bytes, 1)};
-        if (!r->starts || !r->known) {
-            codemap_free(m);
-            return NULL;
-        }
+        ok = r->starts && r->known;
     }
+    if (!ok) {
+        codemap_free(m);
+        return NULL;
+    }
+    m->t = t;
     return m;
 }
 

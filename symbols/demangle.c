@@ -2,7 +2,7 @@
  * flags arm-none-eabi-addr2line -C uses (DMGL_PARAMS | DMGL_ANSI), so both tools print the same
  * text; libiberty also reads Rust's legacy and v0 manglings. Results are cached per name. Also
  * GCC's clone names (crc32.constprop.0): the source name and the kinds of copy. */
-#include "table.h"
+#include "readers.h"
 
 #include <libiberty/demangle.h>
 #include <ctype.h>
@@ -80,4 +80,19 @@ const char *sym_clone_text(unsigned kinds, char *buf, size_t len)
         if (kinds & (1u << k))
             used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", clone_kinds[k]);
     return buf;
+}
+
+unsigned sym_clone_kinds(const struct sym_table *t, const char *function)
+{
+    if (!t || !function)
+        return 0;
+    symt_symbols_wait(t);
+    size_t n = strlen(function);
+    unsigned all = 0, kinds;
+    for (size_t i = 0; i < t->funcs.n; i++) {
+        const char *s = t->funcs.v[i].name;
+        if (s && strncmp(s, function, n) == 0 && s[n] == '.' && sym_clone_split(s, &kinds) == n)
+            all |= kinds;
+    }
+    return all;
 }

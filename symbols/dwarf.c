@@ -1,5 +1,5 @@
 /* DWARF (libdwarf): line tables, subprograms, inlined instances and their ranges, unit names. */
-#include "table.h"
+#include "readers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 /* ---- DWARF ------------------------------------------------------------------------------- */
 
 /* A failed libdwarf call hands over an error object; with allocation tracking off (see
- * dwarf_open) nothing else frees it. */
+ * ldw_open) nothing else frees it. */
 static void drop(Dwarf_Debug dbg, Dwarf_Error *err)
 {
     if (*err) {
@@ -26,7 +26,7 @@ struct cu_ctx {
     Dwarf_Debug dbg;
     struct strpool *pool;          /* this thread's strings */
     struct offmap names; /* abstract origin offset -> name: inline instances share them */
-    struct sym_table *t;
+    struct sym_stage *t; /* the stage, or the index, being filled */
     const char **files; /* interned paths, indexed by file number - base */
     Dwarf_Signed n_files, base;
     Dwarf_Addr cu_base;
@@ -192,33 +192,15 @@ static bool ranges_of(struct cu_ctx *c, Dwarf_Die die, Dwarf_Attribute attr, ran
 }
 
 struct range_add {
-    struct sym_table *t;
+    struct sym_stage *t;
     uint32_t scope, depth;
     bool inline_range;
 };
 
-bool dwarf_add_range(struct sym_table *t, uint32_t scope, uint32_t depth, bool inline_range, uint32_t lo, uint32_t hi)
-{
-    if (lo == 0 && depth == 0 && hi < 0x100)
-        return true; /* code discarded by the linker keeps debug info at address 0 */
-    struct range r = {.lo = lo, .hi = hi, .scope = scope, .depth = depth};
-    struct scope *s = &t->scopes.v[scope];
-    if (lo < s->low)
-        s->low = lo;
-    return inline_range ? VEC_PUSH(t->inlines, r) : VEC_PUSH(t->subs, r);
-}
-
 static bool add_range(void *ctx, uint32_t lo, uint32_t hi)
 {
     struct range_add *a = ctx;
-    return dwarf_add_range(a->t, a->scope, a->depth, a->inline_range, lo, hi);
-}
-
-bool dwarf_lang_mangles(unsigned lang)
-{
-    return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 || lang == DW_LANG_C_plus_plus_11 ||
-           lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_ObjC_plus_plus || lang == DW_LANG_D ||
-           lang == DW_LANG_Rust || lang == DW_LANG_Java;
+    return symt_stage_add_range(a->t, a->scope, a->depth, a->inline_range, lo, hi);
 }
 
 /* What a scope DIE says about itself, read in one pass over its attributes (each dwarf_attr()
@@ -499,36 +481,39 @@ struct unit_info {
     Dwarf_Half version; /* 5 keeps ranges in .debug_rnglists */
 };
 
-/* The file's DWARF through libdwarf, and the units found by dwarf_index(). */
-struct dwarf_reader {
+/* The file's DWARF through libdwarf, and the units found by ldw_index(). */
+struct ldw_reader {
     int fd;
     Dwarf_Debug dbg;
-    struct unit_info *units; /* by header offset, from dwarf_index() */
+    struct unit_info *units; /* by header offset, from ldw_index() */
     size_t n_units;
 };
 
-struct dwarf_reader *dwarf_open(const char *path, bool *has_dwarf, char *why, size_t len)
+struct ldw_reader *ldw_open(const char *path, bool *has_dwarf, char *why, size_t len)
 {
     *has_dwarf = false;
     why[0] = '\0';
     /* Skip libdwarf's allocation-tracking tree: it costs a third of the load time, and we free
      * every object we are handed (dies, attributes, strings, line contexts, range lists). */
     dwarf_set_de_alloc_flag(0);
-    struct dwarf_reader *r = calloc(1, sizeof *r);
+    struct ldw_reader *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    int res = DW_DLV_NO_ENTRY;
+    char refused[160] = "";
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    res = r->fd >= 0 ? open_dwarf(r->fd, &r->dbg, why, len) : DW_DLV_NO_ENTRY;
+    int res = r->fd >= 0 ? open_dwarf(r->fd, &r->dbg, refused, sizeof refused) : DW_DLV_NO_ENTRY;
     if (res != DW_DLV_OK) {
-        dwarf_close(r);
+        if (refused[0])
+            snprintf(why, len, "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only",
+                     refused);
+        ldw_close(r);
         return NULL;
     }
     *has_dwarf = true;
     return r;
 }
 
-void dwarf_close(struct dwarf_reader *r)
+void ldw_close(struct ldw_reader *r)
 {
     if (!r)
         return;
@@ -555,7 +540,7 @@ static bool unit_begin(struct cu_ctx *c, const struct unit_info *u, uint32_t id,
     Dwarf_Unsigned lang = 0;
     if (dwarf_srclang(*cu, &lang, &err) != DW_DLV_OK)
         drop(c->dbg, &err);
-    c->mangling = dwarf_lang_mangles((unsigned)lang);
+    c->mangling = symt_lang_mangles((unsigned)lang);
     c->cu_base = 0;
     dwarf_lowpc(*cu, &c->cu_base, &err);
     drop(c->dbg, &err);
@@ -563,7 +548,7 @@ static bool unit_begin(struct cu_ctx *c, const struct unit_info *u, uint32_t id,
 }
 
 struct unit_range_add {
-    struct sym_table *t;
+    struct sym_stage *t;
     uint32_t unit;
 };
 
@@ -575,7 +560,7 @@ static bool add_unit_range(void *ctx, uint32_t lo, uint32_t hi)
 
 /* One pass over the unit headers and root DIEs only: where each unit is, its name and the
  * addresses it covers. A unit that states no addresses gets no range (it is loaded at once). */
-bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *pool)
+bool ldw_index(struct ldw_reader *r, struct sym_stage *t, struct strpool *pool)
 {
     struct cu_ctx c = {.dbg = r->dbg, .t = t, .pool = pool};
     Dwarf_Error err = NULL;
@@ -637,7 +622,7 @@ bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *po
 }
 
 /* The unit whose header is at .debug_info offset hdr, or NULL. */
-static const struct unit_info *unit_at(const struct dwarf_reader *r, uint64_t hdr)
+static const struct unit_info *unit_at(const struct ldw_reader *r, uint64_t hdr)
 {
     size_t lo = 0, hi = r->n_units;
     while (lo < hi) {
@@ -653,13 +638,13 @@ static const struct unit_info *unit_at(const struct dwarf_reader *r, uint64_t hd
 }
 
 struct libdwarf_job {
-    struct dwarf_reader *r;
+    struct ldw_reader *r;
     struct cu_ctx c; /* name cache and first damage */
 };
 
 /* One unit through libdwarf: lines and file table, then the DIE tree. */
-static int libdwarf_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool,
-                         const struct unit_ref *ref, struct cu_files *files)
+static enum read_result libdwarf_read(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
+                                      const struct unit_ref *ref, struct cu_files *files)
 {
     struct libdwarf_job *job = ctx;
     struct cu_ctx *c = &job->c;
@@ -672,20 +657,20 @@ static int libdwarf_read(void *ctx, int worker, struct sym_table *stage, struct 
     if (!u) {
         if (!c->damage[0])
             snprintf(c->damage, sizeof c->damage, "no unit at .debug_info offset %llu", (unsigned long long)ref->hdr);
-        return 0;
+        return READ_LEFT;
     }
     if (!unit_begin(c, u, ref->id, &cu))
-        return 0;
+        return READ_LEFT;
     load_cu_lines(c, cu);
     *files = (struct cu_files){c->files, (long)c->n_files, (long)c->base};
     c->files = NULL;
     walk(c, cu, -1, 0);
     dwarf_dealloc_die(cu);
-    return c->failed ? -1 : 1;
+    return c->failed ? READ_NO_MEMORY : READ_OK;
 }
 
-bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool,
-                      const struct unit_ref *refs, size_t n)
+bool ldw_load_units(struct ldw_reader *r, struct sym_stage *stage, struct strpool *pool, const struct unit_ref *refs,
+                    size_t n)
 {
     struct libdwarf_job job = {r, {.dbg = r->dbg}};
     struct unit_reader reader = {libdwarf_read, &job, 1};
@@ -695,14 +680,4 @@ bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct st
         snprintf(stage->dwarf_error, sizeof stage->dwarf_error, "damaged DWARF, some lines or names are missing (%s)",
                  job.c.damage);
     return ok;
-}
-
-bool dwarf_start(struct sym_table *t, const char *path)
-{
-    char why[160];
-    t->reader = dwarf_open(path, &t->has_dwarf, why, sizeof why);
-    if (!t->reader && why[0])
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                 "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", why);
-    return !t->reader || dwarf_index(t->reader, t, &t->strings);
 }

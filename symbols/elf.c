@@ -1,5 +1,5 @@
-/* ELF: validation, sections, code bytes, build-id and vectors (libelf); sym_open. */
-#include "table.h"
+/* ELF: validation, sections, build-id and vectors (libelf), then the symbol table (symtab.c). */
+#include "readers.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -66,9 +66,11 @@ static void check_compression(struct sym_table *t, Elf *elf, Elf_Scn *scn, size_
              name, type == 2 ? "zstd" : "an unknown method", (unsigned)type);
 }
 
-bool symt_elf_load(struct sym_table *t, void *elf_handle)
+/* The sections: allocated spans, code sections, .debug_frame, the vector table, the build-id,
+ * compressed DWARF libdwarf cannot read; then the symbol table. False on a malformed ELF or no
+ * memory. */
+static bool read_sections(struct sym_table *t, Elf *elf)
 {
-    Elf *elf = elf_handle;
     size_t shstrndx;
     if (elf_getshdrstrndx(elf, &shstrndx) != 0)
         return false;
@@ -120,17 +122,6 @@ bool symt_elf_load(struct sym_table *t, void *elf_handle)
     return symt_symtab_load(t, elf, symtab, n_symtabs);
 }
 
-void symt_code_load(struct sym_table *t, struct code_section *c)
-{
-    c->tried = true; /* once: a file that lost its bytes since the open stays without them */
-    size_t n = c->hi - c->lo;
-    c->bytes = t->code_fd >= 0 ? malloc(n) : NULL;
-    if (c->bytes && pread(t->code_fd, c->bytes, n, (off_t)c->file_off) != (ssize_t)n) {
-        free(c->bytes);
-        c->bytes = NULL;
-    }
-}
-
 /* ---- opening: every refusal is one line naming the file ---------------------------------- */
 
 static void fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -170,111 +161,55 @@ static const char *truncation(Elf *elf, const GElf_Ehdr *eh, uint64_t file_size,
     return NULL;
 }
 
-static bool isolation = true;
-
-void sym_set_isolation(int on)
+/* The ELF header and section headers: a 32-bit ARM ELF, whole. False with the reason in err. */
+static bool elf_checked(Elf *elf, const char *path, uint64_t file_size, char *err, size_t errlen)
 {
-    isolation = on != 0;
+    GElf_Ehdr eh;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+        fail(err, errlen, "'%s' is not an ELF file (file format not recognized)", path);
+        return false;
+    }
+    if (eh.e_machine != EM_ARM || gelf_getclass(elf) != ELFCLASS32) {
+        fail(err, errlen, "'%s' is an ELF for another machine (e_machine %u), not a 32-bit ARM one", path,
+             (unsigned)eh.e_machine);
+        return false;
+    }
+    char why[96];
+    const char *cut = truncation(elf, &eh, file_size, why, sizeof why);
+    if (cut) {
+        fail(err, errlen, "'%s' is truncated: %s but the file has %llu bytes", path, cut,
+             (unsigned long long)file_size);
+        return false;
+    }
+    return true;
 }
 
-static bool fast_reader = true;
-
-void sym_set_fast_reader(int on)
-{
-    fast_reader = on != 0;
-}
-
-struct sym_table *sym_open(const char *path, char *err, size_t errlen)
+bool symt_elf_open(struct sym_table *t, const char *path, char *err, size_t errlen)
 {
     /* O_NONBLOCK: a fifo given as the ELF must not block the open until a writer comes */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         fail(err, errlen, "cannot open ELF '%s': %s", path, strerror(errno));
-        return NULL;
+        return false;
     }
+    t->code_fd = fd; /* the code bytes come from this file when first asked for (sym_close closes it) */
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         fail(err, errlen, "'%s' %s, not an ELF file", path,
              S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-        close(fd);
-        return NULL;
+        return false;
     }
     if (elf_version(EV_CURRENT) == EV_NONE) {
-        close(fd);
         fail(err, errlen, "%s: libelf is too old", path);
-        return NULL;
+        return false;
     }
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    GElf_Ehdr eh;
-    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-        if (elf)
-            elf_end(elf);
-        close(fd);
-        fail(err, errlen, "'%s' is not an ELF file (file format not recognized)", path);
-        return NULL;
-    }
-    if (eh.e_machine != EM_ARM || gelf_getclass(elf) != ELFCLASS32) {
-        elf_end(elf);
-        close(fd);
-        fail(err, errlen, "'%s' is an ELF for another machine (e_machine %u), not a 32-bit ARM one", path,
-             (unsigned)eh.e_machine);
-        return NULL;
-    }
-    char why[96];
-    const char *cut = truncation(elf, &eh, (uint64_t)st.st_size, why, sizeof why);
-    if (cut) {
-        elf_end(elf);
-        close(fd);
-        fail(err, errlen, "'%s' is truncated: %s but the file has %llu bytes", path, cut,
-             (unsigned long long)st.st_size);
-        return NULL;
-    }
-    struct sym_table *t = calloc(1, sizeof *t);
-    if (!t) {
-        elf_end(elf);
-        close(fd);
+    bool ok = elf_checked(elf, path, (uint64_t)st.st_size, err, errlen);
+    if (ok && !read_sections(t, elf)) {
         fail(err, errlen, "%s: out of memory while loading symbols", path);
-        return NULL;
+        ok = false;
     }
-    t->dwarf_sock = -1;
-    t->code_fd = fd;        /* the code bytes come from this file when first asked for */
-    bool ok = (t->path = strdup(path)) != NULL;
-    ok = ok && symt_elf_load(t, elf);
-    elf_end(elf);
-    uint32_t code_lo, code_hi; /* a large firmware's answers: tens of thousands, in one 2 MB page */
-    t->results.huge = ok && sym_code_span(t, &code_lo, &code_hi) && code_hi - code_lo >= (1u << 20);
-    t->isolated = isolation;
-    if (ok && !t->dwarf_skip && fast_reader && (t->raw = raw_open(path)) != NULL) {
-        /* the fast reader indexes the units; libdwarf is started only for units it leaves */
-        if (raw_index(t->raw, t, &t->strings)) {
-            t->has_dwarf = true;
-        } else {
-            raw_close(t->raw);
-            t->raw = NULL;
-            t->n_units = 0;
-            /* its lists go whole (room included): libdwarf's index, here or from the child, takes
-             * their place */
-            free(t->cu_names.v);
-            free(t->unit_ranges.v);
-            free(t->unit_hdrs.v);
-            memset(&t->cu_names, 0, sizeof t->cu_names);
-            memset(&t->unit_ranges, 0, sizeof t->unit_ranges);
-            memset(&t->unit_hdrs, 0, sizeof t->unit_hdrs);
-        }
-    }
-    if (!t->raw)
-        symt_symbols_wait(t); /* (no thread while the DWARF child forks, nor beside libdwarf) */
-    if (ok && !t->dwarf_skip && !t->raw && !(isolation && isolate_start(t, path, true))) {
-        t->isolated = false; /* no child possible: read here, unprotected */
-        ok = dwarf_start(t, path);
-    }
-    ok = ok && symt_units_ready(t);
-    if (!ok) {
-        sym_close(t);
-        fail(err, errlen, "%s: out of memory while loading symbols", path);
-        return NULL;
-    }
-    if (symt_symbols_read(t))
-        symt_set_warning(t); /* (else when the symbol table is in) */
-    return t;
+    if (elf)
+        elf_end(elf);
+    return ok;
 }

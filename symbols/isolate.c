@@ -5,7 +5,7 @@
  * units read so far stay, the others get ELF symbols only, with a one-line reason in
  * t->dwarf_error. */
 /* MSG_NOSIGNAL and PR_SET_PDEATHSIG need _GNU_SOURCE, which the build defines */
-#include "table.h"
+#include "readers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +33,9 @@ struct wire_header {
         n_strings, blob_bytes;
     char dwarf_error[sizeof(((struct sym_table *)0)->dwarf_error)];
 };
+
+/* How reading a reply went: whole, broken (an end or error first, or inconsistent), or too late. */
+enum wire_result { WIRE_OK, WIRE_BROKEN, WIRE_TIMEOUT };
 
 /* In the reply, a string pointer travels as its 1-based index in the string list (NULL as 0). */
 static const char *as_id(uint64_t id)
@@ -94,7 +97,7 @@ static bool send_all(int fd, const void *buf, size_t len)
 }
 
 /* One reply: x's arrays with their strings as indexes (x's pointers are rewritten: x is spent). */
-static bool reply(int fd, struct sym_table *x, bool ok)
+static bool reply(int fd, struct sym_stage *x, bool ok)
 {
     struct wire_header h = {.magic = WIRE_MAGIC, .ok = ok, .has_dwarf = x->has_dwarf};
     memcpy(h.dwarf_error, x->dwarf_error, sizeof h.dwarf_error);
@@ -170,37 +173,34 @@ static _Noreturn void child(const char *path, int fd)
     for (int k = 3; k < 1024; k++)
         if (k != fd)
             close(k);
-    struct sym_table *t = calloc(1, sizeof *t);
+    struct sym_stage index = {0};
+    struct strpool strings = {0};
     struct unit_ref *refs = malloc(MAX_REQUEST * sizeof *refs);
-    if (!t || !refs)
+    if (!refs)
         _exit(3);
-    char why[160];
-    struct dwarf_reader *r = dwarf_open(path, &t->has_dwarf, why, sizeof why);
-    if (!r && why[0])
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
-                 "libdwarf cannot read the DWARF (%s): functions from the ELF symbol table only", why);
+    struct ldw_reader *r = ldw_open(path, &index.has_dwarf, index.dwarf_error, sizeof index.dwarf_error);
     bool indexed = false;
     for (;;) {
         uint32_t n;
         if (!read_all(fd, &n, sizeof n))
             _exit(0); /* the parent closed the socket */
         if (n == INDEX_REQUEST) {
-            bool ok = !r || (indexed = dwarf_index(r, t, &t->strings));
-            if (!reply(fd, t, ok))
+            bool ok = !r || (indexed = ldw_index(r, &index, &strings));
+            if (!reply(fd, &index, ok))
                 _exit(4);
             continue;
         }
         if (n == 0 || n > MAX_REQUEST || !read_all(fd, refs, n * sizeof *refs))
             _exit(0); /* nonsense: the parent will see the end */
-        struct sym_table stage = {0};
+        struct sym_stage stage = {0};
         if (r && !indexed) { /* the reader learns where the units are; the parent has its own index */
-            struct sym_table scratch = {0};
-            indexed = dwarf_index(r, &scratch, &t->strings);
+            struct sym_stage scratch = {0};
+            indexed = ldw_index(r, &scratch, &strings);
             symt_stage_free(&scratch);
         }
-        bool ok = r && indexed && dwarf_load_units(r, &stage, &t->strings, refs, n);
+        bool ok = r && indexed && ldw_load_units(r, &stage, &strings, refs, n);
         if (!r)
-            memcpy(stage.dwarf_error, t->dwarf_error, sizeof stage.dwarf_error);
+            memcpy(stage.dwarf_error, index.dwarf_error, sizeof stage.dwarf_error);
         if (!reply(fd, &stage, ok))
             _exit(4);
         symt_stage_free(&stage);
@@ -216,14 +216,14 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Read exactly len bytes before the deadline. 0: done; -1: EOF or error first; -2: timed out. */
-static int read_exact(int fd, void *dst, size_t len, long long deadline)
+/* Read exactly len bytes before the deadline (WIRE_BROKEN: EOF or an error first). */
+static enum wire_result read_exact(int fd, void *dst, size_t len, long long deadline)
 {
     char *p = dst;
     while (len) {
         long long left = deadline - now_ms();
         if (left <= 0)
-            return -2;
+            return WIRE_TIMEOUT;
         struct pollfd pfd = {fd, POLLIN, 0};
         int r = poll(&pfd, 1, (int)left);
         if (r < 0 && errno == EINTR)
@@ -234,22 +234,23 @@ static int read_exact(int fd, void *dst, size_t len, long long deadline)
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            return -1;
+            return WIRE_BROKEN;
         p += k;
         len -= (size_t)k;
     }
-    return 0;
+    return WIRE_OK;
 }
 
 /* Read n elements of `elem` bytes straight into a vector of the table. */
-static int read_vec(int fd, void **v, size_t *vn, size_t *vcap, uint64_t n, size_t elem, long long deadline)
+static enum wire_result read_vec(int fd, void **v, size_t *vn, size_t *vcap, uint64_t n, size_t elem,
+                                 long long deadline)
 {
     if (n > ((uint64_t)1 << 40) / elem)
-        return -1; /* an absurd count: a broken reply */
+        return WIRE_BROKEN; /* an absurd count: a broken reply */
     if (n && !symt_vec_grow(v, vcap, (size_t)n, elem))
-        return -1;
+        return WIRE_BROKEN;
     *vn = (size_t)n;
-    return n ? read_exact(fd, *v, (size_t)n * elem, deadline) : 0;
+    return n ? read_exact(fd, *v, (size_t)n * elem, deadline) : WIRE_OK;
 }
 
 static bool from_id(const char **p, const char **strings, uint64_t n)
@@ -263,7 +264,7 @@ static bool from_id(const char **p, const char **strings, uint64_t n)
 
 /* Give the stage's arrays their strings back and check every index; false when the reply is
  * inconsistent. n_units: the units the index announced (the index reply sets it). */
-static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, const struct wire_header *h)
+static bool adopt(struct sym_table *t, struct sym_stage *x, const char *blob, const struct wire_header *h)
 {
     const char *end = blob + h->blob_bytes;
     bool ok = (h->blob_bytes == 0 || end[-1] == '\0') && h->n_strings <= h->blob_bytes;
@@ -301,47 +302,47 @@ static bool adopt(struct sym_table *t, struct sym_table *x, const char *blob, co
     return ok;
 }
 
-/* A reply, read straight into the stage's arrays: 0, or -1 (broken) / -2 (timed out). */
-static int receive(struct sym_table *t, struct sym_table *x, int fd, struct wire_header *h)
+/* A reply, read straight into the stage's arrays. */
+static enum wire_result receive(struct sym_table *t, struct sym_stage *x, int fd, struct wire_header *h)
 {
     long long deadline = now_ms() + LOAD_TIMEOUT_MS;
-    int r = read_exact(fd, h, sizeof *h, deadline);
-    if (r == 0 && h->magic != WIRE_MAGIC)
-        r = -1;
-    if (r == 0)
+    enum wire_result r = read_exact(fd, h, sizeof *h, deadline);
+    if (r == WIRE_OK && h->magic != WIRE_MAGIC)
+        r = WIRE_BROKEN;
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->rows.v, &x->rows.n, &x->rows.cap, h->n_rows, sizeof *x->rows.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->files.v, &x->files.n, &x->files.cap, h->n_files, sizeof *x->files.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->seqs.v, &x->seqs.n, &x->seqs.cap, h->n_seqs, sizeof *x->seqs.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->scopes.v, &x->scopes.n, &x->scopes.cap, h->n_scopes, sizeof *x->scopes.v,
                      deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->subs.v, &x->subs.n, &x->subs.cap, h->n_subs, sizeof *x->subs.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->inlines.v, &x->inlines.n, &x->inlines.cap, h->n_inlines,
                      sizeof *x->inlines.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->cu_names.v, &x->cu_names.n, &x->cu_names.cap, h->n_cu_names,
                      sizeof *x->cu_names.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->unit_ranges.v, &x->unit_ranges.n, &x->unit_ranges.cap, h->n_unit_ranges,
                      sizeof *x->unit_ranges.v, deadline);
-    if (r == 0)
+    if (r == WIRE_OK)
         r = read_vec(fd, (void **)&x->unit_hdrs.v, &x->unit_hdrs.n, &x->unit_hdrs.cap, h->n_unit_hdrs,
                      sizeof *x->unit_hdrs.v, deadline);
     char *blob = NULL;
-    if (r == 0 && (h->blob_bytes >= ((uint64_t)1 << 32) || h->n_units >= ((uint64_t)1 << 24)))
-        r = -1;
-    if (r == 0 && !(blob = malloc(h->blob_bytes + 1)))
-        r = -1;
-    if (r == 0)
+    if (r == WIRE_OK && (h->blob_bytes >= ((uint64_t)1 << 32) || h->n_units >= ((uint64_t)1 << 24)))
+        r = WIRE_BROKEN;
+    if (r == WIRE_OK && !(blob = malloc(h->blob_bytes + 1)))
+        r = WIRE_BROKEN;
+    if (r == WIRE_OK)
         r = read_exact(fd, blob, h->blob_bytes, deadline);
-    if (r == 0) {
+    if (r == WIRE_OK) {
         uint32_t end = 0;
-        if (read_exact(fd, &end, sizeof end, deadline) != 0 || end != WIRE_END || !adopt(t, x, blob, h))
-            r = -1;
+        if (read_exact(fd, &end, sizeof end, deadline) != WIRE_OK || end != WIRE_END || !adopt(t, x, blob, h))
+            r = WIRE_BROKEN;
     }
     free(blob);
     h->dwarf_error[sizeof h->dwarf_error - 1] = '\0';
@@ -349,20 +350,20 @@ static int receive(struct sym_table *t, struct sym_table *x, int fd, struct wire
 }
 
 /* The child failed: end it, say why, and load no more units through it. */
-static void child_failed(struct sym_table *t, int got, const char *doing)
+static void child_failed(struct sym_table *t, enum wire_result got, const char *doing)
 {
-    if (got == -2)
-        kill(t->dwarf_child, SIGKILL);
-    close(t->dwarf_sock);
-    t->dwarf_sock = -1;
+    if (got == WIRE_TIMEOUT)
+        kill(t->src.child, SIGKILL);
+    close(t->src.sock);
+    t->src.sock = -1;
     int status = 0;
-    while (waitpid(t->dwarf_child, &status, 0) < 0 && errno == EINTR) {
+    while (waitpid(t->src.child, &status, 0) < 0 && errno == EINTR) {
     }
-    t->dwarf_child = 0;
-    t->dwarf_dead = true;
+    t->src.child = 0;
+    t->src.dead = true;
     const char *what = t->units_loaded ? "units not yet read have functions from the ELF symbol table only"
                                        : "functions from the ELF symbol table only, no lines or inline chains";
-    if (got == -2)
+    if (got == WIRE_TIMEOUT)
         snprintf(t->dwarf_error, sizeof t->dwarf_error,
                  "%s took over %d s (libdwarf stuck on damaged debug info?): %s", doing, LOAD_TIMEOUT_MS / 1000, what);
     else if (WIFSIGNALED(status))
@@ -393,29 +394,25 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
         child(path, sv[1]);
     }
     close(sv[1]);
-    t->dwarf_child = pid;
-    t->dwarf_sock = sv[0];
+    t->src.child = pid;
+    t->src.sock = sv[0];
     if (!want_index)
         return true;
-    struct sym_table index = {0};
+    struct sym_stage index = {0};
     struct wire_header h;
     uint32_t ask = INDEX_REQUEST;
-    int got = send_all(t->dwarf_sock, &ask, sizeof ask) ? receive(t, &index, t->dwarf_sock, &h) : -1;
-    if (got == 0 && (h.n_cu_names != h.n_units || h.n_unit_hdrs != h.n_units))
-        got = -1;
-    if (got == 0) {
+    enum wire_result got =
+        send_all(t->src.sock, &ask, sizeof ask) ? receive(t, &index, t->src.sock, &h) : WIRE_BROKEN;
+    if (got == WIRE_OK && (h.n_cu_names != h.n_units || h.n_unit_hdrs != h.n_units))
+        got = WIRE_BROKEN;
+    if (got == WIRE_OK) {
         t->has_dwarf = h.has_dwarf;
         memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
         if (!h.ok && !t->dwarf_error[0])
             snprintf(t->dwarf_error, sizeof t->dwarf_error, "out of memory reading the unit index: functions from the "
                      "ELF symbol table only");
-        t->n_units = h.n_units;
-        t->cu_names = index.cu_names;
-        t->unit_ranges = index.unit_ranges;
-        t->unit_hdrs = index.unit_hdrs;
-        memset(&index.cu_names, 0, sizeof index.cu_names);
-        memset(&index.unit_ranges, 0, sizeof index.unit_ranges);
-        memset(&index.unit_hdrs, 0, sizeof index.unit_hdrs);
+        index.n_units = h.n_units;
+        symt_stage_take_index(t, &index);
         if (!t->has_dwarf || t->n_units == 0)
             isolate_end(t);
     } else {
@@ -425,16 +422,17 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
     return true;
 }
 
-bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n)
+bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
-    if (t->dwarf_sock < 0 || n == 0 || n > MAX_REQUEST)
+    if (t->src.sock < 0 || n == 0 || n > MAX_REQUEST)
         return false;
     uint32_t count = (uint32_t)n;
     struct wire_header h;
-    int got = send_all(t->dwarf_sock, &count, sizeof count) && send_all(t->dwarf_sock, refs, n * sizeof *refs)
-                  ? receive(t, stage, t->dwarf_sock, &h)
-                  : -1;
-    if (got != 0) {
+    enum wire_result got =
+        send_all(t->src.sock, &count, sizeof count) && send_all(t->src.sock, refs, n * sizeof *refs)
+            ? receive(t, stage, t->src.sock, &h)
+            : WIRE_BROKEN;
+    if (got != WIRE_OK) {
         symt_stage_free(stage);
         char doing[48];
         snprintf(doing, sizeof doing, "reading unit %u", (unsigned)refs[0].id);
@@ -447,13 +445,13 @@ bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const struct un
 
 void isolate_end(struct sym_table *t)
 {
-    if (t->dwarf_sock >= 0)
-        close(t->dwarf_sock); /* the child reads the end and exits */
-    t->dwarf_sock = -1;
-    if (t->dwarf_child > 0) {
-        kill(t->dwarf_child, SIGKILL); /* no need to wait for its memory to be torn down */
-        while (waitpid(t->dwarf_child, NULL, 0) < 0 && errno == EINTR) {
+    if (t->src.sock >= 0)
+        close(t->src.sock); /* the child reads the end and exits */
+    t->src.sock = -1;
+    if (t->src.child > 0) {
+        kill(t->src.child, SIGKILL); /* no need to wait for its memory to be torn down */
+        while (waitpid(t->src.child, NULL, 0) < 0 && errno == EINTR) {
         }
     }
-    t->dwarf_child = 0;
+    t->src.child = 0;
 }

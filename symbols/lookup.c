@@ -1,5 +1,5 @@
 /* Address lookups over the flattened table: function, line and inline chain, cached per address. */
-#include "table.h"
+#include "units.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -43,38 +43,13 @@ static void hints_void(struct hints *h)
 
 static const struct func *func_for(const struct sym_table *t, uint32_t addr, struct hints *h)
 {
-    symt_symbols_wait(t);
-    long i = h ? (h->func = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, h->func))
-               : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
-    /* the answer holds until the next function starts, or the one found ends */
-    uint64_t until = (size_t)(i + 1) < t->funcs.n ? t->funcs.v[i + 1].lo : UINT64_MAX;
-    const struct func *found = NULL;
-    for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
-        const struct func *f = &t->funcs.v[i];
-        if (addr < f->hi) {
-            found = f;
-            until = f->hi < until ? f->hi : until;
-            break;
-        }
-        if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
-            break;
-    }
+    uint64_t until;
+    const struct func *found = symt_func_at(t, addr, h ? &h->func : NULL, &until);
     if (h) {
         h->fn = found;
         h->fn_until = until;
     }
     return found;
-}
-
-const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
-{
-    return func_for(t, addr, NULL);
-}
-
-bool symt_elf_name_kept(const struct sym_table *t, const char *name)
-{
-    uintptr_t p = (uintptr_t)name, base = (uintptr_t)t->strtab;
-    return t->strtab && p >= base && p < base + t->strtab_len;
 }
 
 const char *symt_func_name(struct sym_table *t, const struct func *f)
@@ -569,29 +544,6 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
     return l && l->known ? (l->symbol ? l->symbol : sym_frame_at(l, l->n_frames - 1)->function) : NULL;
 }
 
-int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
-{
-    symt_symbols_wait(t);
-    const struct func *f = symt_func_for(t, addr);
-    if (!f) {
-        size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
-        if (next >= t->funcs.n)
-            return 0;
-        f = &t->funcs.v[next];
-    }
-    *lo = f->lo;
-    *hi = f->hi;
-    return 1;
-}
-
-int sym_in_code(const struct sym_table *t, uint32_t addr)
-{
-    for (size_t i = 0; i < t->code.n; i++)
-        if (addr >= t->code.v[i].lo && addr < t->code.v[i].hi)
-            return 1;
-    return 0;
-}
-
 int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size)
 {
     symt_symbols_wait(t);
@@ -607,12 +559,12 @@ int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint
 long sym_task_name_offset(struct sym_table *t, const char *var, const char **member)
 {
     static const char *const names[] = {"pcTaskName", "name", "task_name"};
-    return t->raw ? raw_pointee_member(t->raw, var, names, sizeof names / sizeof names[0], member) : -1;
+    return t->src.raw ? raw_pointee_member(t->src.raw, var, names, sizeof names / sizeof names[0], member) : -1;
 }
 
 int sym_object_is_scalar(struct sym_table *t, const char *var)
 {
-    return t->raw ? raw_variable_is_scalar(t->raw, var) : -1;
+    return t->src.raw ? raw_variable_is_scalar(t->src.raw, var) : -1;
 }
 
 int sym_is_arm(const struct sym_table *t, uint32_t addr)
@@ -620,40 +572,4 @@ int sym_is_arm(const struct sym_table *t, uint32_t addr)
     symt_symbols_wait(t);
     long i = LAST_LE(t->modes.v, t->modes.n, addr & ~1u, addr);
     return i >= 0 && t->modes.v[i].mode == MODE_ARM;
-}
-
-int sym_code_span(const struct sym_table *t, uint32_t *lo, uint32_t *hi)
-{
-    if (!t->code.n)
-        return 0;
-    *lo = UINT32_MAX;
-    *hi = 0;
-    for (size_t i = 0; i < t->code.n; i++) {
-        *lo = t->code.v[i].lo < *lo ? t->code.v[i].lo : *lo;
-        *hi = t->code.v[i].hi > *hi ? t->code.v[i].hi : *hi;
-    }
-    return 1;
-}
-
-size_t sym_read_code(struct sym_table *t, uint32_t addr, uint8_t *buf, size_t n)
-{
-    for (size_t i = 0; i < t->code.n; i++) {
-        struct code_section *c = &t->code.v[i];
-        if (addr >= c->lo && addr < c->hi && !c->tried)
-            symt_code_load(t, c);
-        if (c->bytes && addr >= c->lo && addr < c->hi) {
-            size_t avail = c->hi - addr;
-            if (n > avail)
-                n = avail;
-            memcpy(buf, c->bytes + (addr - c->lo), n);
-            return n;
-        }
-    }
-    return 0;
-}
-
-const uint8_t *sym_build_id(const struct sym_table *t, size_t *len)
-{
-    *len = t->build_id_len;
-    return t->build_id;
 }

@@ -1,10 +1,10 @@
 /* Private to symbols/: the pieces the fast DWARF reader's files share (rawdwarf.c: sections,
  * abbreviations, attribute values, unit headers; rawscopes.c: DIE trees, ranges, the unit index;
- * rawlines.c: line programs and file tables). table.h has what the rest of symbols/ calls. */
+ * rawlines.c: line programs and file tables). readers.h has what the rest of symbols/ calls. */
 #ifndef CMPROF_SYMBOLS_RAWDWARF_H
 #define CMPROF_SYMBOLS_RAWDWARF_H
 
-#include "table.h"
+#include "readers.h"
 
 #include <libelf.h>
 #include <stdbool.h>
@@ -187,8 +187,9 @@ void raw_unit_close(struct unit *u);
 uint64_t raw_first_die(const struct unit *u); /* offset of the first DIE after the header */
 
 /* Rows and sequences of the line program at .debug_line offset off, and its file table (names
- * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). */
-int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t off,
-              const char *comp_dir, struct cu_files *files);
+ * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). On
+ * READ_LEFT or READ_NO_MEMORY nothing of it stays in the stage. */
+enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
+                           uint64_t off, const char *comp_dir, struct cu_files *files);
 
 #endif

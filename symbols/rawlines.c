@@ -147,60 +147,71 @@ static bool line_files(const struct raw_dwarf *d, struct cur *c, uint16_t versio
     return ok && !c->bad;
 }
 
-int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t off,
-                     const char *comp_dir, struct cu_files *files)
+/* A line program's header: what its opcodes need. */
+struct line_header {
+    uint16_t version;
+    unsigned min_len, line_range, opcode_base;
+    int line_base;
+    uint8_t lengths[256]; /* each standard opcode's count of LEB128 operands */
+    struct cur files;     /* the directory and file tables */
+    struct cur program;   /* the opcodes */
+};
+
+/* The header of the line program at .debug_line offset off; false when it is not one this reader
+ * takes. */
+static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_header *h)
 {
-    memset(files, 0, sizeof *files);
     if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE] || !raw_need(d, SEC_LINE, off, 4))
-        return RAW_UNSUPPORTED;
+        return false;
     struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
     uint64_t len = cur_fixed(&c, 4);
     if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + len))
-        return RAW_UNSUPPORTED;
+        return false;
     c.end = c.p + len;
-    uint16_t version = (uint16_t)cur_fixed(&c, 2);
-    if (version < 2 || version > 5)
-        return RAW_UNSUPPORTED;
-    if (version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
-        return RAW_UNSUPPORTED;
+    h->version = (uint16_t)cur_fixed(&c, 2);
+    if (h->version < 2 || h->version > 5)
+        return false;
+    if (h->version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
+        return false;
     uint64_t header_len = cur_fixed(&c, 4);
     const uint8_t *program = c.p + (header_len < (uint64_t)(c.end - c.p) ? header_len : (uint64_t)(c.end - c.p));
-    unsigned min_len = (unsigned)cur_fixed(&c, 1);
-    if (version >= 4 && cur_fixed(&c, 1) != 1) /* maximum operations per instruction: VLIW only */
-        return RAW_UNSUPPORTED;
+    h->min_len = (unsigned)cur_fixed(&c, 1);
+    if (h->version >= 4 && cur_fixed(&c, 1) != 1) /* maximum operations per instruction: VLIW only */
+        return false;
     cur_fixed(&c, 1); /* default_is_stmt: rows are kept whatever it says */
-    int line_base = (int8_t)cur_fixed(&c, 1);
-    unsigned line_range = (unsigned)cur_fixed(&c, 1), opcode_base = (unsigned)cur_fixed(&c, 1);
-    uint8_t lengths[256] = {0};
-    for (unsigned i = 1; i < opcode_base; i++)
-        lengths[i] = (uint8_t)cur_fixed(&c, 1);
-    if (c.bad || line_range == 0 || opcode_base == 0 || header_len > len)
-        return RAW_UNSUPPORTED;
-    struct cur head = {c.p, program, false};
-    if (!line_files(d, &head, version, comp_dir, pool, files)) {
-        free(files->files);
-        memset(files, 0, sizeof *files);
-        return RAW_UNSUPPORTED;
-    }
-    size_t files0 = stage->files.n;
+    h->line_base = (int8_t)cur_fixed(&c, 1);
+    h->line_range = (unsigned)cur_fixed(&c, 1);
+    h->opcode_base = (unsigned)cur_fixed(&c, 1);
+    memset(h->lengths, 0, sizeof h->lengths);
+    for (unsigned i = 1; i < h->opcode_base; i++)
+        h->lengths[i] = (uint8_t)cur_fixed(&c, 1);
+    if (c.bad || h->line_range == 0 || h->opcode_base == 0 || header_len > len)
+        return false;
+    h->files = (struct cur){c.p, program, false};
+    h->program = (struct cur){program, c.end, false};
+    return true;
+}
+
+/* The program's rows and sequences into the stage, its rows' files named from first_name on (the
+ * unit's files; files->base is the first's number). The state machine stays one loop over the
+ * opcodes, whose registers every case reads and writes. On failure what it added stays (the
+ * caller drops it). */
+static enum read_result line_program(struct sym_stage *stage, const struct line_header *h, uint32_t cu,
+                                     uint32_t first_name, const struct cu_files *files)
+{
     long base = files->base, n_files = files->n;
-    uint32_t first_name = symt_stage_files(stage, files->files, (size_t)n_files);
-    if (!first_name) {
-        free(files->files);
-        memset(files, 0, sizeof *files);
-        return RAW_NO_MEMORY;
-    }
+    unsigned min_len = h->min_len, line_range = h->line_range, opcode_base = h->opcode_base;
+    const uint8_t *lengths = h->lengths;
     /* libdwarf 20210528 starts a DWARF 5 program's file register at 0, not 1 */
-    const uint64_t first_file = version >= 5 ? 0 : 1;
+    const uint64_t first_file = h->version >= 5 ? 0 : 1;
     /* each special opcode's address and line advance, worked out once (two divisions an op otherwise) */
     uint32_t addr_step[256];
     int32_t line_step[256];
     for (unsigned op = opcode_base; op < 256; op++) {
         addr_step[op] = min_len * ((op - opcode_base) / line_range);
-        line_step[op] = line_base + (int32_t)((op - opcode_base) % line_range);
+        line_step[op] = h->line_base + (int32_t)((op - opcode_base) % line_range);
     }
-    c.p = program;
-    size_t rows0 = stage->rows.n, seqs0 = stage->seqs.n;
+    struct cur c = h->program;
     uint32_t seq_start = (uint32_t)stage->rows.n;
     uint64_t addr = 0, file = first_file, discriminator = 0;
     int64_t line = 1;
@@ -295,15 +306,32 @@ int raw_lines(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool
         }
         discriminator = 0;
     }
-    if (!ok || c.bad) {
+    if (!ok || c.bad)
+        return ok ? READ_LEFT : READ_NO_MEMORY;
+    stage->rows.n = seq_start; /* a sequence without an end row is not trusted */
+    return READ_OK;
+}
+
+enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
+                           uint64_t off, const char *comp_dir, struct cu_files *files)
+{
+    memset(files, 0, sizeof *files);
+    struct line_header h;
+    if (!line_header(d, off, &h))
+        return READ_LEFT;
+    size_t files0 = stage->files.n, rows0 = stage->rows.n, seqs0 = stage->seqs.n;
+    struct cur head = h.files;
+    enum read_result res = READ_LEFT;
+    if (line_files(d, &head, h.version, comp_dir, pool, files)) {
+        uint32_t first_name = symt_stage_files(stage, files->files, (size_t)files->n);
+        res = first_name ? line_program(stage, &h, cu, first_name, files) : READ_NO_MEMORY;
+    }
+    if (res != READ_OK) { /* nothing of it stays */
         stage->rows.n = rows0;
         stage->seqs.n = seqs0;
         stage->files.n = files0;
         free(files->files);
         memset(files, 0, sizeof *files);
-        return ok ? RAW_UNSUPPORTED : RAW_NO_MEMORY;
     }
-    stage->rows.n = seq_start; /* a sequence without an end row is not trusted */
-    return RAW_OK;
+    return res;
 }
-

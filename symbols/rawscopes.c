@@ -18,7 +18,7 @@ struct raw_unit_info {
 
 struct scope_reader {
     struct unit u;
-    struct sym_table *t;
+    struct sym_stage *t;
     struct strpool *pool;
     uint32_t cu;
     bool mangling;
@@ -173,7 +173,7 @@ static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
 }
 
 struct range_sink {
-    struct sym_table *t;
+    struct sym_stage *t;
     uint32_t scope, depth; /* a scope's range; for a unit's range, scope is the unit */
     bool inline_range, unit;
 };
@@ -184,7 +184,7 @@ static bool sink_range(struct range_sink *s, uint64_t lo, uint64_t hi)
         return true;
     if (s->unit)
         return VEC_PUSH(s->t->unit_ranges, ((struct unit_range){(uint32_t)lo, (uint32_t)hi, s->scope}));
-    return dwarf_add_range(s->t, s->scope, s->depth, s->inline_range, (uint32_t)lo, (uint32_t)hi);
+    return symt_stage_add_range(s->t, s->scope, s->depth, s->inline_range, (uint32_t)lo, (uint32_t)hi);
 }
 
 /* DW_AT_ranges: a DWARF 5 range list in .debug_rnglists, or a DWARF 2-4 one in .debug_ranges,
@@ -283,14 +283,14 @@ static bool descends(uint16_t tag)
            tag == DW_TAG_lexical_block || tag == DW_TAG_partial_unit;
 }
 
-static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool *pool, uint32_t cu, uint64_t hdr,
-                    struct raw_unit_info *info)
+static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
+                                 uint64_t hdr, struct raw_unit_info *info)
 {
     struct scope_reader r = {.t = stage, .pool = pool, .cu = cu};
     memset(info, 0, sizeof *info);
     if (!raw_unit_open(d, hdr, &r.u) || !raw_need(d, SEC_INFO, r.u.start, r.u.end - r.u.start)) {
         raw_unit_close(&r.u);
-        return RAW_UNSUPPORTED;
+        return READ_LEFT;
     }
     struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
     /* the tree as a stack: per open level, the scope its children hang under, their depth and
@@ -341,7 +341,7 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
             info->name = a.name;
             info->low = a.low;
             info->has_low = a.has_low;
-            r.mangling = dwarf_lang_mangles((unsigned)a.language);
+            r.mangling = symt_lang_mangles((unsigned)a.language);
             r.cu_base = a.has_low ? a.low : 0;
         }
         int32_t self = lv->parent;
@@ -366,21 +366,27 @@ static int raw_unit(struct raw_dwarf *d, struct sym_table *stage, struct strpool
     symt_offmap_free(&r.names);
     raw_unit_close(&r.u);
     if (!ok)
-        return RAW_NO_MEMORY;
-    return r.unsupported || c.bad ? RAW_UNSUPPORTED : RAW_OK;
+        return READ_NO_MEMORY;
+    return r.unsupported || c.bad ? READ_LEFT : READ_OK;
 }
 
 
 /* ---- the unit index and the unit reader -------------------------------------------------- */
 
+/* The ELF's allocated sections, against which the index's ranges are weighed. */
+struct sections {
+    const struct span *v;
+    size_t n;
+};
+
 /* A unit range that lies in no allocated section (nor starts at a linker's tombstone, 0 or -1/-2)
  * is damage the fast reader cannot tell from data: libdwarf then reads the index and reports. */
-static bool plausible(const struct sym_table *t, const struct unit_range *r)
+static bool plausible(const struct sections *sec, const struct unit_range *r)
 {
-    if (r->lo == 0 || r->lo >= 0xFFFFFFFEu || t->sections.n == 0)
+    if (r->lo == 0 || r->lo >= 0xFFFFFFFEu || sec->n == 0)
         return true;
-    for (size_t i = 0; i < t->sections.n; i++)
-        if (r->lo >= t->sections.v[i].lo && r->hi <= t->sections.v[i].hi)
+    for (size_t i = 0; i < sec->n; i++)
+        if (r->lo >= sec->v[i].lo && r->hi <= sec->v[i].hi)
             return true;
     return false;
 }
@@ -414,7 +420,7 @@ static bool root_die(struct raw_dwarf *d, uint64_t off, struct scope_reader *r, 
 }
 
 /* A unit's ranges from its aranges set. */
-static bool index_from_set(struct sym_table *t, const struct aranges *ar, const struct arange_set *set)
+static bool index_from_set(struct sym_stage *t, const struct aranges *ar, const struct arange_set *set)
 {
     for (uint32_t i = set->first; i < set->first + set->n; i++) {
         struct unit_range r = ar->ranges.v[i];
@@ -426,18 +432,20 @@ static bool index_from_set(struct sym_table *t, const struct aranges *ar, const 
 }
 
 /* Are all the aranges plausible? One that is not is damage: the units' own DIEs are asked. */
-static bool aranges_plausible(const struct sym_table *t, const struct aranges *ar)
+static bool aranges_plausible(const struct sections *sec, const struct aranges *ar)
 {
     for (size_t i = 0; i < ar->ranges.n; i++)
-        if (ar->ranges.v[i].hi > ar->ranges.v[i].lo && !plausible(t, &ar->ranges.v[i]))
+        if (ar->ranges.v[i].hi > ar->ranges.v[i].lo && !plausible(sec, &ar->ranges.v[i]))
             return false;
     return true;
 }
 
-bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
+bool raw_index(struct raw_dwarf *d, const struct span *sections, size_t n_sections, struct sym_stage *t,
+               struct strpool *pool)
 {
+    struct sections sec = {sections, n_sections};
     struct aranges ar = {0};
-    bool have_sets = raw_aranges_read(d, &ar) && aranges_plausible(t, &ar);
+    bool have_sets = raw_aranges_read(d, &ar) && aranges_plausible(&sec, &ar);
     /* (each range once, each set a unit: no copy as they grow) */
     bool ok = !have_sets || (VEC_RESERVE(t->unit_ranges, ar.ranges.n) && VEC_RESERVE(t->cu_names, ar.sets.n) &&
                              VEC_RESERVE(t->unit_hdrs, ar.sets.n));
@@ -464,7 +472,7 @@ bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool)
         else if (ok && a.has_low && a.has_high)
             ok = sink_range(&sink, a.low, (a.high_is_length ? a.low + a.high : a.high) & 0xffffffffu);
         for (size_t i = ranges0; ok && i < t->unit_ranges.n; i++)
-            ok = plausible(t, &t->unit_ranges.v[i]);
+            ok = plausible(&sec, &t->unit_ranges.v[i]);
         ok = ok && VEC_PUSH(t->cu_names, name) && VEC_PUSH(t->unit_hdrs, off);
         raw_unit_close(&r.u);
         t->n_units += ok;
@@ -483,16 +491,16 @@ const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *poo
     return name;
 }
 
-int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
-             struct cu_files *files)
+enum read_result raw_read(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
+                          const struct unit_ref *ref, struct cu_files *files)
 {
     (void)worker; /* the section bytes are shared read-only */
     struct raw_dwarf *d = ctx;
     struct raw_unit_info info;
-    int res = raw_unit(d, stage, pool, ref->id, ref->hdr, &info);
-    if (res == RAW_OK && info.has_stmt_list)
+    enum read_result res = raw_unit(d, stage, pool, ref->id, ref->hdr, &info);
+    if (res == READ_OK && info.has_stmt_list)
         res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files);
-    return res == RAW_OK ? 1 : res == RAW_NO_MEMORY ? -1 : 0;
+    return res;
 }
 
 /* ---- the layout of what a variable points to --------------------------------------------- */

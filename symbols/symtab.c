@@ -1,7 +1,7 @@
 /* The ELF symbol table: functions, labels (for addr2line's fallback names), variables and ARM
  * mapping symbols, in address order. Read straight from the file when it can be, on a thread of
  * its own (the open goes on meanwhile); else through libelf. */
-#include "table.h"
+#include "readers.h"
 
 #include <gelf.h>
 #include <pthread.h>
@@ -166,21 +166,21 @@ static bool symtab_in_file(const struct sym_table *t, Elf *elf, const GElf_Shdr 
 /* The symbol table read straight from the file, a chunk at a time into a small buffer (libelf
  * would copy the whole table, a megabyte on a big firmware, into fresh memory). The string table
  * is kept by the table, and names point into it until a lookup first needs one (interned then:
- * most are never asked for). -1: the string table is unreadable or does not end in a NUL (then
- * libelf's way). */
-static int read_symtab_file(struct sym_table *t, const struct symtab_file *f)
+ * most are never asked for). READ_LEFT: the string table is unreadable or does not end in a NUL
+ * (then libelf's way). */
+static enum read_result read_symtab_file(struct sym_table *t, const struct symtab_file *f)
 {
     if (!(t->strtab = malloc(f->str_len)))
-        return 0;
+        return READ_NO_MEMORY;
     if (pread(t->code_fd, t->strtab, f->str_len, (off_t)f->str_off) != (ssize_t)f->str_len ||
         t->strtab[f->str_len - 1] != '\0') {
         free(t->strtab);
         t->strtab = NULL;
-        return -1;
+        return READ_LEFT;
     }
     t->strtab_len = f->str_len;
     struct symtab_src src = {NULL, t->code_fd, f->sym_off};
-    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0);
+    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0) ? READ_OK : READ_NO_MEMORY;
 }
 
 /* The symbol table through libelf's converted copy: its names are interned now, as libelf's copy
@@ -243,8 +243,8 @@ struct symtab_job {
 static void *symbols_thread(void *arg)
 {
     struct symtab_job *job = arg;
-    int got = read_symtab_file(job->t, &job->file); /* -1: the file changed since it was checked */
-    job->failed = got == 0 || !order_symbols(job->t);
+    enum read_result got = read_symtab_file(job->t, &job->file); /* left: the file changed since it was checked */
+    job->failed = got == READ_NO_MEMORY || !order_symbols(job->t);
     return NULL;
 }
 
@@ -255,6 +255,7 @@ void symt_symbols_join(struct symtab_job *job)
     pthread_mutex_lock(&job->lock);
     if (!job->joined) {
         pthread_join(job->thread, NULL);
+        job->t->symbols_failed = job->failed;
         __atomic_store_n(&job->joined, true, __ATOMIC_RELEASE);
         symt_set_warning(job->t); /* (it may tell of the symbols) */
     }
@@ -264,11 +265,6 @@ void symt_symbols_join(struct symtab_job *job)
 bool symt_symbols_read(const struct sym_table *t)
 {
     return !t->symbols || __atomic_load_n(&t->symbols->joined, __ATOMIC_ACQUIRE);
-}
-
-bool symt_symbols_failed(const struct sym_table *t)
-{
-    return t->symbols && t->symbols->failed;
 }
 
 void symt_symbols_free(struct sym_table *t)
@@ -315,9 +311,9 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
     if (n_symtabs == 1 && gelf_getshdr(symtab, &sh) && symtab_in_file(t, elf, &sh, &f)) {
         if (start_symbols(t, &f))
             return true;
-        int got = read_symtab_file(t, &f);
-        if (got >= 0)
-            return got == 1 && order_symbols(t);
+        enum read_result got = read_symtab_file(t, &f);
+        if (got != READ_LEFT)
+            return got == READ_OK && order_symbols(t);
     }
     for (Elf_Scn *scn = symtab; scn; scn = elf_nextscn(elf, scn)) /* every symbol table */
         if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && !read_symtab_libelf(t, elf, scn, &sh))
@@ -325,17 +321,53 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
     return order_symbols(t);
 }
 
-unsigned sym_clone_kinds(const struct sym_table *t, const char *function)
+/* ---- searches of the function symbols ---------------------------------------------------- */
+
+const struct func *symt_func_at(const struct sym_table *t, uint32_t addr, long *hint, uint64_t *until_out)
 {
-    if (!t || !function)
-        return 0;
     symt_symbols_wait(t);
-    size_t n = strlen(function);
-    unsigned all = 0, kinds;
-    for (size_t i = 0; i < t->funcs.n; i++) {
-        const char *s = t->funcs.v[i].name;
-        if (s && strncmp(s, function, n) == 0 && s[n] == '.' && sym_clone_split(s, &kinds) == n)
-            all |= kinds;
+    long i = hint ? (*hint = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, *hint))
+                  : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
+    /* the answer holds until the next function starts, or the one found ends */
+    uint64_t until = (size_t)(i + 1) < t->funcs.n ? t->funcs.v[i + 1].lo : UINT64_MAX;
+    const struct func *found = NULL;
+    for (; i >= 0 && (size_t)i < t->funcs.n; i--) {
+        const struct func *f = &t->funcs.v[i];
+        if (addr < f->hi) {
+            found = f;
+            until = f->hi < until ? f->hi : until;
+            break;
+        }
+        if (i > 0 && t->funcs.v[i - 1].hi <= f->lo)
+            break;
     }
-    return all;
+    *until_out = until;
+    return found;
+}
+
+const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
+{
+    uint64_t until;
+    return symt_func_at(t, addr, NULL, &until);
+}
+
+bool symt_elf_name_kept(const struct sym_table *t, const char *name)
+{
+    uintptr_t p = (uintptr_t)name, base = (uintptr_t)t->strtab;
+    return t->strtab && p >= base && p < base + t->strtab_len;
+}
+
+int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
+{
+    symt_symbols_wait(t);
+    const struct func *f = symt_func_for(t, addr);
+    if (!f) {
+        size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);
+        if (next >= t->funcs.n)
+            return 0;
+        f = &t->funcs.v[next];
+    }
+    *lo = f->lo;
+    *hi = f->hi;
+    return 1;
 }

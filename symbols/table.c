@@ -1,9 +1,11 @@
 /* Memory for the symbol table (arena, interned strings, growable arrays, pages faulted in ahead), its
- * helper threads' start, and the table's life. */
+ * helper threads' start, sorts and searches, and the table's warning: storage, calling nothing
+ * above it (table.h). */
 #include "table.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,23 +52,21 @@ bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
     struct elsewhere *e = malloc(sizeof *e);
     pthread_attr_t attr;
     int here = sched_getcpu();
-    if (!e || here < 0 || sched_getaffinity(0, sizeof e->cpus, &e->cpus) != 0 || !CPU_ISSET(here, &e->cpus) ||
-        CPU_COUNT(&e->cpus) < 2 || pthread_attr_init(&attr) != 0) {
-        free(e); /* one core, or no way to tell: anywhere */
-        return pthread_create(thread, NULL, fn, arg) == 0;
+    bool placed = e && here >= 0 && sched_getaffinity(0, sizeof e->cpus, &e->cpus) == 0 && CPU_ISSET(here, &e->cpus) &&
+                  CPU_COUNT(&e->cpus) >= 2 && pthread_attr_init(&attr) == 0;
+    if (placed) {
+        e->fn = fn;
+        e->arg = arg;
+        cpu_set_t elsewhere = e->cpus;
+        CPU_CLR(here, &elsewhere);
+        placed = pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0 &&
+                 pthread_create(thread, &attr, elsewhere_main, e) == 0;
+        pthread_attr_destroy(&attr);
     }
-    e->fn = fn;
-    e->arg = arg;
-    cpu_set_t elsewhere = e->cpus;
-    CPU_CLR(here, &elsewhere);
-    bool started = pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0 &&
-                   pthread_create(thread, &attr, elsewhere_main, e) == 0;
-    pthread_attr_destroy(&attr);
-    if (!started) {
-        free(e);
-        return pthread_create(thread, NULL, fn, arg) == 0;
-    }
-    return true;
+    if (placed)
+        return true;
+    free(e); /* one core, no way to tell, or no placing it: anywhere */
+    return pthread_create(thread, NULL, fn, arg) == 0;
 }
 
 void symt_pages_free(void *p, size_t n)
@@ -430,77 +430,35 @@ bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key)
     return true;
 }
 
-void sym_close(struct sym_table *t)
+uint32_t *symt_running_max(const void *arr, size_t n, size_t elem, size_t hi_at)
 {
-    if (!t)
-        return;
-    symt_symbols_free(t);
-    symt_arena_free(&t->strings.arena);
-    free(t->strings.slots);
-    symt_arena_free(&t->results);
-    free(t->funcs.v);
-    if (t->labels.v != t->funcs.v) /* (else one list serves both) */
-        free(t->labels.v);
-    free(t->objects.v);
-    free(t->sections.v);
-    free(t->modes.v);
-    free(t->rows.v);
-    for (size_t i = 0; i < t->row_blocks.n; i++)
-        free(t->row_blocks.v[i]);
-    free(t->row_blocks.v);
-    free(t->files.v);
-    free(t->seqs.v);
-    free(t->scopes.v);
-    free(t->outer_frames.v);
-    free(t->subs.v);
-    free(t->inlines.v);
-    free(t->cu_names.v);
-    free(t->sub_max_hi);
-    free(t->seq_max_hi);
-    free(t->unit_state);
-    free(t->unit_ranges.v);
-    free(t->unit_hdrs.v);
-    raw_close(t->raw);
-    free(t->unit_max_hi);
-    for (size_t i = 0; i < t->code.n; i++)
-        free(t->code.v[i].bytes);
-    if (t->code_fd >= 0)
-        close(t->code_fd);
-    free(t->code.v);
-    free(t->build_id);
-    free(t->debug_frame);
-    symt_frames_free(t);
-    free(t->cache);
-    symt_pages_free(t->by_pc, t->by_pc_n * sizeof *t->by_pc);
-    free(t->strtab);
-    symt_ptrmap_free(&t->demangled);
-    dwarf_close(t->reader);
-    isolate_end(t);
-    free(t->vectors);
-    free(t->path);
-    free(t);
+    uint32_t *m = malloc((n + 1) * sizeof *m);
+    if (!m)
+        return NULL;
+    uint32_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t hi;
+        memcpy(&hi, (const char *)arr + i * elem + hi_at, sizeof hi);
+        run = hi > run ? hi : run;
+        m[i] = run;
+    }
+    return m;
 }
 
-const char *sym_warning(const struct sym_table *t)
+void symt_set_warning(struct sym_table *t)
 {
-    symt_symbols_wait(t);
-    return t->warning;
-}
-
-void sym_get_stats(const struct sym_table *t, struct sym_stats *out)
-{
-    symt_symbols_wait(t);
-    out->functions = t->funcs.n;
-    out->line_rows = t->n_rows;
-    out->scopes = t->scopes.n;
-    out->cache_entries = t->cache_used + t->by_pc_used;
-    out->units = t->n_units;
-    out->units_loaded = t->units_loaded;
-    out->units_fast = t->units_fast;
-    out->bytes = t->strings.arena.bytes + t->results.bytes + t->funcs.cap * sizeof *t->funcs.v +
-                 t->row_bytes + t->seqs.cap * sizeof *t->seqs.v +
-                 t->scopes.cap * sizeof *t->scopes.v + t->outer_frames.cap * sizeof *t->outer_frames.v +
-                 t->subs.cap * sizeof *t->subs.v +
-                 t->inlines.cap * sizeof *t->inlines.v + t->cache_cap * sizeof *t->cache +
-                 t->unit_ranges.cap * sizeof *t->unit_ranges.v;
+    const char *path = t->path ? t->path : "the ELF";
+    if (t->dwarf_error[0])
+        snprintf(t->warning, sizeof t->warning, "%s: %s", path, t->dwarf_error);
+    else if (t->symbols_failed)
+        snprintf(t->warning, sizeof t->warning, "%s: out of memory while reading the symbol table: functions missing",
+                 path);
+    else if (t->funcs.n == 0 && !t->has_dwarf)
+        snprintf(t->warning, sizeof t->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
+    else if (!t->has_dwarf)
+        snprintf(t->warning, sizeof t->warning, "%s has no DWARF: functions only, no lines or inline chains", path);
+    else if (t->funcs.n == 0)
+        snprintf(t->warning, sizeof t->warning, "%s has no symbol table: names come from DWARF only", path);
+    else
+        t->warning[0] = '\0';
 }

@@ -1,8 +1,10 @@
-/* Private to symbols/: the flattened table that the loader stages fill and the lookups read, and
- * the arena, string pool and growable arrays they share. Stages: symt_elf_load (sections,
- * build-id; the symbol table, maybe on a thread); raw_index, dwarf_start or isolate_start (the
- * unit index); symt_units_ready; then, as lookups need them, units read by raw_read,
- * dwarf_load_units or isolate_fetch and merged by units.c. */
+/* Private to symbols/: the bottom layer, storage. The arena, string pool, growable arrays, maps and
+ * sorts every layer shares (table.c); the flattened table the readers fill and the lookups read;
+ * a stage, the batch of units a reader fills before units.c merges it into the table, and the
+ * helpers the readers share to fill one (stage.c). Nothing here calls up into symbols/: the one
+ * call out is the unit reader a caller passes to symt_read_units (a function pointer).
+ * The layers above: readers.h (ELF, symbol table, code bytes, DWARF readers, call frames), then
+ * units.h (units read on demand), then the lookups and open.c. */
 #ifndef CMPROF_SYMBOLS_TABLE_H
 #define CMPROF_SYMBOLS_TABLE_H
 
@@ -116,6 +118,9 @@ void symt_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const vo
  * (a radix sort: the symbol table's tens of thousands of entries, at every open). */
 bool symt_sort_by_u32(void *v, size_t n, size_t size, size_t key);
 long symt_last_le(const void *arr, size_t n, size_t elem, size_t key, uint32_t addr);
+/* The running maximum of the uint32_t at offset hi_at over the n elements of a sorted array: how far
+ * back a search must look. NULL when out of memory. */
+uint32_t *symt_running_max(const void *arr, size_t n, size_t elem, size_t hi_at);
 #define LAST_LE(arr, n, addr, field) \
     symt_last_le((arr), (n), sizeof *(arr), offsetof(__typeof__(*(arr)), field), (addr))
 /* The same, searching forward from index `from` when it is at or before the answer: addresses
@@ -227,7 +232,36 @@ struct cache_slot {
     struct sym_location *loc;
 };
 
+/* A batch of units as a reader leaves them (units.c merges it into the table), or the unit index
+ * an index reader finds (moved into the table at the open). Scope parents and row indexes are
+ * relative to the stage; its strings are interned in the pool its reader was given. */
+struct sym_stage {
+    VEC(struct row) rows;
+    VEC(const char *) files;   /* each unit's file names in turn, each list led by NULL (none) */
+    VEC(struct seq) seqs;
+    VEC(struct scope) scopes;
+    VEC(struct range) subs;    /* subprogram ranges, unsorted */
+    VEC(struct range) inlines; /* inline ranges, unsorted */
+    /* the unit index */
+    size_t n_units;
+    VEC(const char *) cu_names;
+    VEC(struct unit_range) unit_ranges; /* unsorted */
+    VEC(uint64_t) unit_hdrs;
+    bool has_dwarf;
+    char dwarf_error[256];     /* damage met on the way ("" when none) */
+};
+
 struct symtab_job;
+
+/* Where the table's units come from after the open: the readers open.c chose (units.c uses them). */
+struct unit_source {
+    struct raw_dwarf *raw;     /* the fast reader (in this process), when the file suits it */
+    struct ldw_reader *reader; /* libdwarf in this process (NULL: in the child, or none) */
+    bool isolated;             /* libdwarf runs in a child process */
+    int child;                 /* that child's pid, to end at sym_close (0: none) */
+    int sock;                  /* requests to it and its replies (-1: none) */
+    bool dead;                 /* the child failed: no more units can be loaded */
+};
 
 struct sym_table {
     char warning[320];
@@ -236,10 +270,8 @@ struct sym_table {
     bool has_dwarf;
     char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
     bool dwarf_skip;           /* the ELF part found DWARF we must not hand to libdwarf */
-    struct dwarf_reader *reader; /* DWARF read in this process (NULL: by the child, or none) */
-    int dwarf_child;           /* the DWARF loader's pid, to end at sym_close (0: none) */
-    int dwarf_sock;            /* requests to it and its replies (-1: none) */
-    bool dwarf_dead;           /* the child failed: no more units can be loaded */
+    struct unit_source src;
+    bool symbols_failed;       /* out of memory while the symbol table's thread read it (set at its join) */
     struct strpool strings;
     struct arena results;
     VEC(struct func) funcs;
@@ -249,8 +281,7 @@ struct sym_table {
     VEC(struct func) objects;  /* OBJECT symbols (variables), by name for sym_object() */
     VEC(struct span) sections;
     VEC(struct mode_mark) modes; /* sorted by address */
-    VEC(struct row) rows;      /* a stage's; the table keeps each merged stage's rows where they are: */
-    VEC(struct row *) row_blocks;
+    VEC(struct row *) row_blocks; /* each merged stage's rows, kept where its reader wrote them */
     VEC(const char *) files;   /* the rows' file names (interned): each stage's in turn, each list led by NULL (none) */
     size_t n_rows, row_bytes;
     VEC(struct seq) seqs;
@@ -266,8 +297,6 @@ struct sym_table {
     size_t units_fast;         /* of those, read by the fast reader */
     VEC(struct unit_range) unit_ranges; /* sorted by lo */
     VEC(uint64_t) unit_hdrs;   /* each unit's header offset in .debug_info */
-    struct raw_dwarf *raw;     /* the fast reader (in this process), when the file suits it */
-    bool isolated;             /* libdwarf runs in a child process */
     uint32_t *unit_max_hi;     /* running maximum of unit_ranges[0..i].hi */
     VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */
@@ -297,16 +326,26 @@ struct sym_table {
     bool by_pc_tried;
 };
 
-void symt_frames_free(struct sym_table *t);
+/* Rebuild t->warning from what is known (at the open, when a unit load fails, when the symbol
+ * table's thread is joined). The caller has waited for that thread. */
+void symt_set_warning(struct sym_table *t);
 
-/* ELF part: sections, code bytes, build-id, vectors, then the symbol table (symt_symtab_load).
- * False on a malformed ELF or no memory, with the reason in t->warning. */
-bool symt_elf_load(struct sym_table *t, void *elf);
-/* The symbol table (symtab.c): n_symtabs SHT_SYMTAB sections, the first at first_symtab (libelf
- * handles). It may go on being read on a thread after this returns: see symt_symbols_wait. */
-bool symt_symtab_load(struct sym_table *t, void *elf, void *first_symtab, size_t n_symtabs);
-/* Read a code section's bytes from the ELF (once; on failure it stays without). */
-void symt_code_load(struct sym_table *t, struct code_section *c);
+/* ---- filling a stage (stage.c) ---------------------------------------------------------- */
+
+/* A unit's file names, names[0..n), added to a stage's files (a NULL first when the list is new:
+ * row file 0 names none): a row names names[k] as file index + k. 0 when out of memory. */
+uint32_t symt_stage_files(struct sym_stage *stage, const char *const *names, size_t n);
+/* A subprogram's or inlined instance's range into the stage's subs or inlines (code the linker
+ * dropped at 0 is left out); false when out of memory. */
+bool symt_stage_add_range(struct sym_stage *stage, uint32_t scope, uint32_t depth, bool inline_range, uint32_t lo,
+                          uint32_t hi);
+/* Whether a DW_AT_language mangles its names (C++, Rust, D...). */
+bool symt_lang_mangles(unsigned lang);
+/* Free a stage's arrays (it is empty after). */
+void symt_stage_free(struct sym_stage *stage);
+/* Move the unit index an index reader left in ix into t (n_units, cu_names, unit_ranges,
+ * unit_hdrs; what t had is freed). */
+void symt_stage_take_index(struct sym_table *t, struct sym_stage *ix);
 
 /* A unit to read: its number (in .debug_info order) and its header's offset, by which every
  * reader finds it, whoever numbered the units. */
@@ -315,11 +354,20 @@ struct unit_ref {
     uint32_t id, pad;
 };
 
-/* Reads one unit into stage (strings in pool) and its file table into files: 1 read, 0 not read
- * here (stage is rewound by the caller), -1 out of memory. worker is 0 or 1. */
+/* What a reader did with its part of the file (a unit, a line program, the symbol table): the one
+ * result of symbols/ with three outcomes (the others are bool: false is out of memory, or a refusal
+ * whose reason is kept in a buffer). */
+enum read_result {
+    READ_OK,        /* read (into the stage) */
+    READ_LEFT,      /* not read here (a shape it does not take, damage): another reader's turn, and the
+                     * caller drops what was added */
+    READ_NO_MEMORY,
+};
+
+/* Reads one unit into stage (strings in pool) and its file table into files. worker is 0 or 1. */
 struct unit_reader {
-    int (*read)(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
-                struct cu_files *files);
+    enum read_result (*read)(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
+                             const struct unit_ref *ref, struct cu_files *files);
     void *ctx;
     int workers; /* 1 or 2: libdwarf 20210528 crashes now and then with two threads, even on two handles */
 };
@@ -327,98 +375,7 @@ struct unit_reader {
 /* Read units refs[0..n) into stage and, on a second thread, into second (NULL: one thread), every
  * string in pool: units are shared out one at a time; call sites get their file names. read[k]
  * (may be NULL) tells which were read. False when out of memory. */
-bool symt_read_units(const struct unit_reader *reader, struct sym_table *stage, struct sym_table *second,
+bool symt_read_units(const struct unit_reader *reader, struct sym_stage *stage, struct sym_stage *second,
                      struct strpool *pool, const struct unit_ref *refs, size_t n, bool *read);
-
-/* DWARF through libdwarf (dwarf.c), for the units the fast reader leaves. dwarf_open
- * returns NULL when there is none (has_dwarf false) or libdwarf refuses it (the reason in why). */
-struct dwarf_reader;
-struct dwarf_reader *dwarf_open(const char *path, bool *has_dwarf, char *why, size_t len);
-void dwarf_close(struct dwarf_reader *r);
-/* The unit index, from unit headers and root DIEs only: t->n_units, t->unit_ranges (unsorted),
- * t->cu_names, t->unit_hdrs, strings in pool. False when out of memory. */
-bool dwarf_index(struct dwarf_reader *r, struct sym_table *t, struct strpool *pool);
-/* Lines and scopes of the units appended to stage's rows, seqs, scopes (parents relative to
- * stage), subs and inlines (unsorted), strings in pool. Damage goes to stage->dwarf_error. */
-bool dwarf_load_units(struct dwarf_reader *r, struct sym_table *stage, struct strpool *pool,
-                      const struct unit_ref *refs, size_t n);
-
-/* The unit-level helpers dwarf.c and rawdwarf.c share: a subprogram's or inlined instance's
- * range into t's subs or inlines (code the linker dropped at 0 is left out), and whether a
- * DW_AT_language mangles its names. */
-bool dwarf_add_range(struct sym_table *t, uint32_t scope, uint32_t depth, bool inline_range, uint32_t lo, uint32_t hi);
-bool dwarf_lang_mangles(unsigned lang);
-
-/* DWARF read straight from the section bytes (rawdwarf.c, rawscopes.c, rawlines.c; rawdwarf.h
- * for what they share), for the shapes compilers commonly emit; RAW_UNSUPPORTED leaves the unit to
- * libdwarf (the caller drops what was added). */
-enum { RAW_OK, RAW_UNSUPPORTED, RAW_NO_MEMORY };
-struct raw_dwarf;
-struct raw_dwarf *raw_open(const char *path); /* NULL: libdwarf reads every unit */
-void raw_close(struct raw_dwarf *d);
-/* The unit index, as dwarf_index: each unit's ranges from its .debug_aranges set, else from its
- * root DIE; false when any unit without a set is not readable here (then libdwarf makes the
- * index). A unit indexed from its set has no name in cu_names until raw_unit_name is asked. */
-bool raw_index(struct raw_dwarf *d, struct sym_table *t, struct strpool *pool);
-/* The DW_AT_name of the unit at .debug_info offset hdr, interned; NULL when it has none or the
- * fast reader cannot read its root. */
-const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *pool);
-/* The offset of the first of members[] found in the structure that variable var points to
- * (through typedefs and qualifiers), *found naming it; -1 when none. */
-long raw_pointee_member(struct raw_dwarf *d, const char *var, const char *const *members, size_t n_members,
-                        const char **found);
-/* Whether variable var holds one value (a pointer or a number, through typedefs and qualifiers): 1
- * yes, 0 no (a structure, union or array), -1 not known (no such variable with a type). */
-int raw_variable_is_scalar(struct raw_dwarf *d, const char *var);
-/* The unit_reader for this reader (ctx: the raw_dwarf). */
-int raw_read(void *ctx, int worker, struct sym_table *stage, struct strpool *pool, const struct unit_ref *ref,
-             struct cu_files *files);
-
-/* Open the reader into t->reader and read the unit index (t->has_dwarf, t->dwarf_error). */
-bool dwarf_start(struct sym_table *t, const char *path);
-
-/* The same in a child process (isolate.c), so that a crash or hang in libdwarf costs only the
- * DWARF. Start: fork the child and take its unit index into t (false only when out of memory;
- * a failed child leaves the reason in t->dwarf_error). Fetch: the child's stage for ids. */
-bool isolate_start(struct sym_table *t, const char *path, bool want_index);
-bool isolate_fetch(struct sym_table *t, struct sym_table *stage, const struct unit_ref *refs, size_t n);
-void isolate_end(struct sym_table *t);
-
-/* Units (units.c): sort the unit index and load the units that state no addresses; then, before
- * an address is resolved, load every unit that covers it. */
-bool symt_units_ready(struct sym_table *t);
-void symt_require(struct sym_table *t, uint32_t addr);
-/* The same for many addresses, each unit read once; false when it could not look (no memory):
- * then lookups must still ask symt_require. */
-bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n);
-/* Once the units over a are read, are those over every address in (a, b) read too? (hint: as
- * for LAST_LE_FROM, kept between calls with ascending a) */
-bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint);
-/* Free a stage's vectors. */
-void symt_stage_free(struct sym_table *stage);
-/* A unit's file names, names[0..n), added to a stage's files (a NULL first when the list is new:
- * row file 0 names none): a row names names[k] as file index + k. 0 when out of memory. */
-uint32_t symt_stage_files(struct sym_table *stage, const char *const *names, size_t n);
-/* Rebuild t->warning from what is known (sym_open, and again when a unit load fails). */
-void symt_set_warning(struct sym_table *t);
-
-/* The symbol table may still be read on a thread after sym_open: whatever reads funcs, labels,
- * objects, modes or strtab waits for it first. */
-void symt_symbols_join(struct symtab_job *job);
-static inline void symt_symbols_wait(const struct sym_table *t)
-{
-    if (t->symbols)
-        symt_symbols_join(t->symbols);
-}
-bool symt_symbols_read(const struct sym_table *t);   /* it is in (no thread reads it) */
-bool symt_symbols_failed(const struct sym_table *t); /* out of memory while reading it */
-void symt_symbols_free(struct sym_table *t);
-
-/* The ELF function symbol containing addr, or NULL. */
-const struct func *symt_func_for(const struct sym_table *t, uint32_t addr);
-/* A symbol's name, interned (the first time: it may point into the kept string table). */
-const char *symt_func_name(struct sym_table *t, const struct func *f);
-/* Does name point into the kept string table? */
-bool symt_elf_name_kept(const struct sym_table *t, const char *name);
 
 #endif

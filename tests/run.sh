@@ -149,6 +149,7 @@ step "scenario checks" python3 scenarios/scen_check.py check
 echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
 step "resolve order" python3 tests/resolve_order.py
+step "symbols/ in layers, no loop" python3 tests/test_symbols_layers.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "field hardening: files, signals, batch ends" python3 tests/test_field.py
