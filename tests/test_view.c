@@ -1,6 +1,6 @@
 /* The live view's logic, rendered into a buffer without a terminal. */
 #include "../app/baseline.h"
-#include "../app/view.h"
+#include "../tui/view.h"
 #include "check.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Drawing into the view's cell buffer (struct vbuf, in view.h): text with an attribute, a share
  * bar with its interval, word-wrapped paragraphs. Coordinates outside the buffer are clipped. */
-#ifndef CMPROF_APP_DRAW_H
-#define CMPROF_APP_DRAW_H
+#ifndef CMPROF_TUI_DRAW_H
+#define CMPROF_TUI_DRAW_H
 
 #include "view.h"
 

@@ -1,7 +1,7 @@
 /* The live view's logic: state, key handling, and rendering into a cell buffer. No terminal
  * calls here (tui/ draws the buffer), so every screen can be tested headlessly. */
-#ifndef CMPROF_APP_VIEW_H
-#define CMPROF_APP_VIEW_H
+#ifndef CMPROF_TUI_VIEW_H
+#define CMPROF_TUI_VIEW_H
 
 #include "../profile/ingest.h"
 #include "../profile/profile.h"

@@ -1,7 +1,7 @@
 /* What the view's files share inside the view (view.c: state, keys, header; screen_*.c: one
  * screen each). Not for callers of the view: they use view.h. */
-#ifndef CMPROF_APP_VIEW_INT_H
-#define CMPROF_APP_VIEW_INT_H
+#ifndef CMPROF_TUI_VIEW_INT_H
+#define CMPROF_TUI_VIEW_INT_H
 
 #include "view.h"
 
