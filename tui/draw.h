@@ -1,12 +1,40 @@
-/* Drawing into the view's cell buffer (struct vbuf, in view.h): text with an attribute, a share
- * bar with its interval, word-wrapped paragraphs. Coordinates outside the buffer are clipped. */
+/* The view's cell buffer and drawing into it: text with an attribute, a share bar with its
+ * interval, word-wrapped paragraphs, sparklines. Coordinates outside the buffer are clipped. */
 #ifndef CMPROF_TUI_DRAW_H
 #define CMPROF_TUI_DRAW_H
 
-#include "view.h"
-
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* Cell attributes. */
+enum {
+    VA_NORMAL = 0,
+    VA_DIM = 1,
+    VA_BOLD = 2,
+    VA_TITLE = 3,   /* header and column titles */
+    VA_SELECT = 4,  /* the selected row */
+    VA_BAR = 5,     /* share bar */
+    VA_CI = 6,      /* confidence interval on the bar */
+    VA_WARN = 7,    /* diagnostics, errors, budget violations */
+    VA_GOOD = 8,
+    VA_KEY = 9,     /* key bar */
+};
+
+struct vcell {
+    uint32_t ch; /* Unicode code point */
+    uint8_t attr;
+};
+
+struct vbuf {
+    int w, h;
+    struct vcell *cells;
+};
+
+int vbuf_resize(struct vbuf *b, int w, int h);
+void vbuf_free(struct vbuf *b);
+/* The buffer as UTF-8 text, one line per row, for tests and --batch dumps of the screen. */
+size_t vbuf_text(const struct vbuf *b, char *out, size_t cap);
 
 void vb_clear(struct vbuf *b);
 void vb_fill_attr(struct vbuf *b, int y, uint8_t attr);                 /* a whole row's attribute */

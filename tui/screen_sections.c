@@ -1,5 +1,4 @@
 /* The section timings screen. */
-#include "draw.h"
 #include "view_int.h"
 
 #include <math.h>
