@@ -214,6 +214,69 @@ static void annotate_on(struct view *v)
     v->top = v->sel > 5 ? v->sel - 5 : 0;
 }
 
+/* The file a function's lines are in, and its hottest line: from its samples, else (a callee
+ * with none, entered from a call) from the call's target address. NULL when neither says. */
+static const char *function_file(struct view *v, const char *name, const struct prof_row *rows, size_t n,
+                                 uint32_t *hottest)
+{
+    const char *file = NULL;
+    double best = -1;
+    *hottest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && rows[i].samples > best) {
+            best = rows[i].samples;
+            file = rows[i].file;
+            *hottest = rows[i].line;
+        }
+    const struct sym_location *at = !file && v->enter_at && v->syms ? sym_lookup(v->syms, v->enter_at) : NULL;
+    for (uint32_t k = 0; at && at->known && k < at->n_frames && !file; k++) /* no samples: where a call goes */
+        if (strcmp(sym_frame_at(at, k)->function, name) == 0 && strcmp(sym_frame_at(at, k)->file, "??") != 0) {
+            file = sym_frame_at(at, k)->file;
+            *hottest = sym_frame_at(at, k)->line;
+        }
+    return file;
+}
+
+/* The address view (no source lines): the instructions around the function's samples. */
+static void enter_addresses(struct view *v)
+{
+    const struct prof_row *ar;
+    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+    }
+    if (na)
+        load_disasm(v, lo & ~1u, hi + 4);
+    v->sel = v->top = 0;
+}
+
+/* Sampled lines [lo, hi] widened to the function's own: from its signature above (the name, and
+ * a return type or attributes on the lines over it) down to the closing brace below (C: a line
+ * that starts with "}"). */
+static void widen_to_function(struct view *v, const char *name, int *lo, int *hi)
+{
+    size_t nl = strlen(name);
+    for (int k = *lo; k >= 0 && k > *lo - 400; k--) {
+        const char *hit = strstr(v->src_lines[k], name);
+        if (hit && (hit == v->src_lines[k] || !(isalnum((unsigned char)hit[-1]) || hit[-1] == '_')) &&
+            (hit[nl] == '(' || hit[nl] == ' ' || hit[nl] == ',' || hit[nl] == '\0')) {
+            *lo = k;
+            while (*lo > 0 && v->src_lines[*lo - 1][0] && !strchr(";}{#", v->src_lines[*lo - 1][0]) &&
+                   !strstr(v->src_lines[*lo - 1], "*/") && *lo > k - 3)
+                (*lo)--;
+            break;
+        }
+    }
+    for (int k = *hi; k < v->n_src_lines && k < *hi + 2000; k++)
+        if (v->src_lines[k][0] == '}') {
+            *hi = k;
+            break;
+        }
+}
+
 void view_enter_function(struct view *v, const char *name)
 {
     if (v->mode == VM_SOURCE && v->depth < 8)
@@ -224,45 +287,19 @@ void view_enter_function(struct view *v, const char *name)
     v->mode = VM_SOURCE;
     const struct prof_row *rows;
     size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
-    const char *file = NULL;
-    uint32_t hottest = 0;
-    double best = -1;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].file && rows[i].samples > best) {
-            best = rows[i].samples;
-            file = rows[i].file;
-            hottest = rows[i].line;
-        }
-    const struct sym_location *at = !file && v->enter_at && v->syms ? sym_lookup(v->syms, v->enter_at) : NULL;
-    for (uint32_t k = 0; at && at->known && k < at->n_frames && !file; k++) /* no samples: where a call goes */
-        if (strcmp(sym_frame_at(at, k)->function, name) == 0 && strcmp(sym_frame_at(at, k)->file, "??") != 0) {
-            file = sym_frame_at(at, k)->file;
-            hottest = sym_frame_at(at, k)->line;
-        }
+    uint32_t hottest;
+    const char *file = function_file(v, name, rows, n, &hottest);
     v->enter_at = 0;
     view_free_source(v);
-    if (file) {
+    if (file)
         load_source(v, file);
-    } else {
+    else
         snprintf(v->src_missing, sizeof v->src_missing, "no line information for %s", name);
-    }
-    if (!v->n_src_lines) { /* the address view shows the instructions */
-        const struct prof_row *ar;
-        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
-        uint32_t lo = UINT32_MAX, hi = 0;
-        for (size_t i = 0; i < na; i++) {
-            uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
-            lo = a < lo ? a : lo;
-            hi = a > hi ? a : hi;
-        }
-        if (na)
-            load_disasm(v, lo & ~1u, hi + 4);
-        v->sel = v->top = 0;
+    if (!v->n_src_lines) {
+        enter_addresses(v);
         return;
     }
-    /* the function's own lines: from its signature above the first sampled line down to the
-     * closing brace below the last one (C: a line that starts with "}") */
-    int lo = v->n_src_lines, hi = -1;
+    int lo = v->n_src_lines, hi = -1; /* the lines of this file sampled */
     for (size_t i = 0; i < n; i++)
         if (rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0 && rows[i].line >= 1 &&
             (int)rows[i].line <= v->n_src_lines) {
@@ -275,23 +312,7 @@ void view_enter_function(struct view *v, const char *name)
         lo = 0;
         hi = v->n_src_lines - 1;
     } else {
-        size_t nl = strlen(name);
-        for (int k = lo; k >= 0 && k > lo - 400; k--) {
-            const char *at = strstr(v->src_lines[k], name);
-            if (at && (at == v->src_lines[k] || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')) &&
-                (at[nl] == '(' || at[nl] == ' ' || at[nl] == ',' || at[nl] == '\0')) {
-                lo = k;
-                while (lo > 0 && v->src_lines[lo - 1][0] && !strchr(";}{#", v->src_lines[lo - 1][0]) &&
-                       !strstr(v->src_lines[lo - 1], "*/") && lo > k - 3)
-                    lo--; /* a return type or attributes on the lines above the name */
-                break;
-            }
-        }
-        for (int k = hi; k < v->n_src_lines && k < hi + 2000; k++)
-            if (v->src_lines[k][0] == '}') {
-                hi = k;
-                break;
-            }
+        widen_to_function(v, name, &lo, &hi);
     }
     v->src_first = lo;
     v->src_n = hi - lo + 1;

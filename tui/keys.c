@@ -3,6 +3,7 @@
  * do; REFREEZE asks for the frozen rows to be taken again, once, after it. */
 #include "view_int.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,7 +53,7 @@ static int log_count(struct view *v)
 
 static int help_count(struct view *v)
 {
-    return v->help_rows;
+    return v->help_rows ? v->help_rows : INT_MAX / 2; /* not drawn yet: its first draw clamps the selection */
 }
 
 static int no_count(struct view *v)
