@@ -73,7 +73,7 @@ struct view {
     bool window_mode;
     bool graph;                /* key G: the history pane under the top and sections tables */
     double window_seconds;
-    int prompt;                /* a line being typed at the bottom: enum view_prompt (keys.c) */
+    int prompt;                /* a line being typed at the bottom: enum view_prompt (view_int.h) */
     char filter[64];
     int sel, top;              /* selection and scroll in the current list */
     /* the call screen (key c): its function */
