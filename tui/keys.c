@@ -16,7 +16,9 @@
 #define LISTS (EVERY & ~PAGES)
 #define MOVE_KEYS VK_UP, VK_WHEEL_UP, 'k', VK_DOWN, VK_WHEEL_DOWN, 'j', VK_PGUP, VK_PGDN, VK_HOME, VK_END
 
-/* Key o's formats, in the prompt's order: the key that picks one and its name (live.c writes it). */
+/* Key o's formats, in the prompt's order: the key that picks one and its name. The prompt, the key
+ * check and the help line follow this list; a new format is a line here and one in app/live.c's
+ * save_snapshot, which writes it. */
 static const struct {
     char key;
     const char *name;
@@ -67,9 +69,12 @@ static const struct {
     int (*count)(struct view *v);
     enum view_mode bar;
 } screens[] = {
-    [VM_TOP] = {top_count, VM_TOP},           [VM_SOURCE] = {source_count, VM_SOURCE},
-    [VM_SECTIONS] = {sections_count, VM_SECTIONS}, [VM_LOG] = {log_count, VM_TOP},
-    [VM_HELP] = {help_count, VM_TOP},         [VM_DIAG] = {no_count, VM_TOP},
+    [VM_TOP] = {top_count, VM_TOP},
+    [VM_SOURCE] = {source_count, VM_SOURCE},
+    [VM_SECTIONS] = {sections_count, VM_SECTIONS},
+    [VM_LOG] = {log_count, VM_TOP},
+    [VM_HELP] = {help_count, VM_TOP},
+    [VM_DIAG] = {no_count, VM_TOP},
     [VM_CALLS] = {view_calls_count, VM_CALLS},
 };
 
