@@ -81,7 +81,8 @@ SAMPLER_none := -DCMPROF_RING_N=16
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
-DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h tui/*.h) tests/evlog.h
+DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h) tests/evlog.h
+DEC_DEPS += $(wildcard tui/*.h)
 
 # test name -> sources and flags
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
