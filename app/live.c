@@ -10,7 +10,7 @@
 #include "../source/source.h"
 #include "../symbols/symbols.h"
 #include "../tui/tui.h"
-#include "view.h"
+#include "../tui/view.h"
 
 #include <errno.h>
 #include <limits.h>

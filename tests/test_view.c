@@ -1,6 +1,6 @@
 /* The live view's logic, rendered into a buffer without a terminal. */
 #include "../app/baseline.h"
-#include "../app/view.h"
+#include "../tui/view.h"
 #include "check.h"
 
 #include <string.h>
@@ -813,6 +813,77 @@ static void test_unnamed_tags_diagnosed(void)
     CHECK(strstr(t, "unnamed tasks: 99.9 % of samples (1000)") != NULL && strstr(t, "likely cause") != NULL);
 }
 
+/* The key bars, the bindings and the help come from one table: every key a screen's bar shows
+ * does something there, and the help's o line names each format the snapshot prompt offers. */
+static const int bar_openers[][2] = {{0, 0}, {'t', 0}, {'c', 0}, {VK_ENTER, 0}}; /* top, sections, calls, drill-down */
+
+static int bar_key(const char *hint)
+{
+    static const struct {
+        const char *word;
+        int key;
+    } words[] = {{"Enter", VK_ENTER}, {"Esc", VK_ESC}, {"space", ' '}, {"\u2191\u2193", VK_DOWN}};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strncmp(hint, words[i].word, strlen(words[i].word)) == 0 && hint[strlen(words[i].word)] == ' ')
+            return words[i].key;
+    return (unsigned char)hint[0];
+}
+
+static void test_bar_keys_bound_and_help_lists_formats(void)
+{
+    int hints = 0, bound = 0;
+    for (size_t m = 0; m < sizeof bar_openers / sizeof *bar_openers; m++) {
+        setup();
+        if (bar_openers[m][0])
+            view_key(&v, bar_openers[m][0]);
+        char bar[1024];
+        const char *t = render(&v, 250, 24), *last = strrchr(t, '\n');
+        while (last > t && last[-1] != '\n')
+            last--;
+        snprintf(bar, sizeof bar, "%s", last);
+        for (char *h = bar; *h;) { /* the bar's hints, two spaces apart: each one's key, on a fresh view */
+            while (*h == ' ')
+                h++;
+            if (!*h || *h == '\n')
+                break;
+            char *end = strstr(h, "  ");
+            if (end)
+                *end = '\0';
+            setup();
+            if (bar_openers[m][0])
+                view_key(&v, bar_openers[m][0]);
+            hints++;
+            bound += view_key(&v, bar_key(h)) != 0;
+            h = end ? end + 2 : h + strlen(h);
+        }
+    }
+    CHECK(hints >= 20 && bound == hints);
+    setup();
+    view_key(&v, '?');
+    const char *t = render(&v, 250, 60), *help = strstr(t, "\n  o ");
+    char line[512] = "";
+    if (help)
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(help + 1, "\n"), help + 1);
+    setup();
+    view_key(&v, 'o');
+    t = strstr(render(&v, 250, 24), "save a snapshot as:");
+    int formats = 0, named = 0;
+    for (const char *f = t ? strchr(t, ':') + 1 : "";;) {
+        while (*f == ' ')
+            f++;
+        if (!*f || *f == '(' || *f == '\n') /* "(Esc: no)" */
+            break;
+        const char *name = f + 2, *end = strstr(name, "  "); /* "t table  c CSV ..." */
+        size_t len = end ? (size_t)(end - name) : strcspn(name, "\n");
+        char word[32];
+        snprintf(word, sizeof word, "%.*s", (int)len, name);
+        formats++;
+        named += strstr(line, word) != NULL;
+        f = end ? end + 2 : name + len;
+    }
+    CHECK(formats >= 5 && named == formats);
+}
+
 int main(void)
 {
     RUN_TEST(test_top_view);
@@ -844,6 +915,7 @@ int main(void)
     RUN_TEST(test_sections_narrow_whole_numbers);
     RUN_TEST(test_graph_pane_short);
     RUN_TEST(test_unnamed_tags_diagnosed);
+    RUN_TEST(test_bar_keys_bound_and_help_lists_formats);
     view_free(&v);
     ingest_free(&in);
     prof_free(p);

@@ -3,7 +3,7 @@
 #ifndef CMPROF_TUI_H
 #define CMPROF_TUI_H
 
-#include "../app/view.h"
+#include "view.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,5 @@
-/* The drill-down screen: a function's own source lines with their shares, or its instructions
- * when the source is not at hand; stepping into inlined calls. */
-#include "draw.h"
+/* The drill-down's state: a function's source lines or its disassembly (objdump), the annotate
+ * rows, entering a function, stepping into a call and back out, searching its lines. */
 #include "view_int.h"
 
 #include <ctype.h>
@@ -8,24 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void view_free_source(struct view *v)
-{
-    for (int i = 0; i < v->n_src_lines; i++)
-        free(v->src_lines[i]);
-    free(v->src_lines);
-    v->src_lines = NULL;
-    v->n_src_lines = 0;
-    for (uint32_t i = 0; i < v->disasm_n; i++)
-        free(v->disasm[i]);
-    free(v->disasm);
-    v->disasm = NULL;
-    v->disasm_n = 0;
-    view_free_annotate(v);
-}
-
 /* Disassembly of [lo, hi) with arm-none-eabi-objdump, when it is installed: the address view,
  * annotate, and the calls on a line. */
-void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi)
+static void load_disasm(struct view *v, uint32_t lo, uint32_t hi)
 {
     if (v->disasm && v->disasm_lo == lo && v->disasm_n == (hi - lo) / 2)
         return; /* already loaded */
@@ -61,10 +45,110 @@ void view_load_disasm(struct view *v, uint32_t lo, uint32_t hi)
     pclose(f);
 }
 
-const char *view_base_name(const char *p)
+static void free_annotate(struct view *v)
 {
-    const char *s = p ? strrchr(p, '/') : NULL;
-    return s ? s + 1 : (p ? p : "");
+    for (int i = 0; i < v->annot_n; i++)
+        free(v->annot[i].text);
+    free(v->annot);
+    v->annot = NULL;
+    v->annot_n = 0;
+}
+
+static bool push_row(struct view *v, int *cap, uint32_t addr, uint32_t line, const char *text)
+{
+    if (v->annot_n == *cap) {
+        int n = *cap ? *cap * 2 : 256;
+        struct annot_row *r = realloc(v->annot, (size_t)n * sizeof *r);
+        if (!r)
+            return false;
+        v->annot = r;
+        *cap = n;
+    }
+    char *copy = strdup(text);
+    if (!copy)
+        return false;
+    v->annot[v->annot_n++] = (struct annot_row){addr, line, copy};
+    return true;
+}
+
+/* The function's address range: its ELF symbol when the samples lie inside one of that name,
+ * else (an inlined function, spread over its callers) the span of its sampled addresses. */
+static bool function_range(struct view *v, uint32_t *lo, uint32_t *hi)
+{
+    const struct prof_row *ar;
+    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    *lo = UINT32_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
+        *lo = a < *lo ? a : *lo;
+        *hi = a > *hi ? a : *hi;
+    }
+    if (!na)
+        return false;
+    uint32_t flo, fhi;
+    const struct sym_location *l = v->syms ? sym_lookup(v->syms, *lo) : NULL;
+    if (l && l->symbol && strcmp(view_shown_name(v, l->symbol), view_shown_name(v, v->func)) == 0 &&
+        sym_function_from(v->syms, *lo, &flo, &fhi) && flo <= *lo && *hi < fhi) {
+        *lo = flo;
+        *hi = fhi;
+    } else {
+        *hi += 4;
+    }
+    *lo &= ~1u;
+    if (*hi - *lo > 65536)
+        *hi = *lo + 65536; /* objdump's output for one screen: a huge function is cut */
+    return true;
+}
+
+static void build_annotate(struct view *v)
+{
+    free_annotate(v);
+    uint32_t lo, hi;
+    if (!function_range(v, &lo, &hi))
+        return;
+    load_disasm(v, lo, hi);
+    int cap = 0;
+    const char *prev_file = NULL;
+    uint32_t prev_line = 0;
+    for (uint32_t i = 0; i < v->disasm_n; i++) {
+        if (!v->disasm[i])
+            continue;
+        uint32_t addr = v->disasm_lo + 2 * i;
+        const struct sym_location *l = v->syms ? sym_lookup(v->syms, addr) : NULL;
+        const char *file = l && l->known ? sym_frame_at(l, 0)->file : "??";
+        uint32_t line = l && l->known ? sym_frame_at(l, 0)->line : 0;
+        if (file != prev_file || line != prev_line) { /* the source line these instructions come from */
+            char text[1200];
+            bool here = v->n_src_lines && line >= 1 && (int)line <= v->n_src_lines &&
+                        strcmp(view_base_name(file), view_base_name(v->src_path)) == 0;
+            if (here)
+                snprintf(text, sizeof text, "%s", v->src_lines[line - 1]);
+            else
+                snprintf(text, sizeof text, "%s:%u", view_base_name(file), line);
+            if (!push_row(v, &cap, 0, line, text))
+                return;
+            prev_file = file;
+            prev_line = line;
+        }
+        if (!push_row(v, &cap, addr, line, v->disasm[i]))
+            return;
+    }
+}
+
+void view_free_source(struct view *v)
+{
+    for (int i = 0; i < v->n_src_lines; i++)
+        free(v->src_lines[i]);
+    free(v->src_lines);
+    v->src_lines = NULL;
+    v->n_src_lines = 0;
+    for (uint32_t i = 0; i < v->disasm_n; i++)
+        free(v->disasm[i]);
+    free(v->disasm);
+    v->disasm = NULL;
+    v->disasm_n = 0;
+    free_annotate(v);
 }
 
 static void load_source(struct view *v, const char *path)
@@ -109,96 +193,10 @@ static void load_source(struct view *v, const char *path)
     fclose(f);
 }
 
-void view_enter_function(struct view *v, const char *name)
+/* Key a, or entering a function while annotating: the rows built from the disassembly. */
+static void annotate_on(struct view *v)
 {
-    if (v->mode == VM_SOURCE && v->depth < 8)
-        snprintf(v->stack[v->depth++], sizeof v->stack[0], "%s", v->func);
-    else if (v->mode != VM_SOURCE)
-        v->depth = 0;
-    snprintf(v->func, sizeof v->func, "%s", name);
-    v->mode = VM_SOURCE;
-    const struct prof_row *rows;
-    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
-    const char *file = NULL;
-    uint32_t hottest = 0;
-    double best = -1;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].file && rows[i].samples > best) {
-            best = rows[i].samples;
-            file = rows[i].file;
-            hottest = rows[i].line;
-        }
-    const struct sym_location *at = !file && v->enter_at && v->syms ? sym_lookup(v->syms, v->enter_at) : NULL;
-    for (uint32_t k = 0; at && at->known && k < at->n_frames && !file; k++) /* no samples: where a call goes */
-        if (strcmp(sym_frame_at(at, k)->function, name) == 0 && strcmp(sym_frame_at(at, k)->file, "??") != 0) {
-            file = sym_frame_at(at, k)->file;
-            hottest = sym_frame_at(at, k)->line;
-        }
-    v->enter_at = 0;
-    view_free_source(v);
-    if (file) {
-        load_source(v, file);
-    } else {
-        snprintf(v->src_missing, sizeof v->src_missing, "no line information for %s", name);
-    }
-    if (!v->n_src_lines) { /* the address view shows the instructions */
-        const struct prof_row *ar;
-        size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
-        uint32_t lo = UINT32_MAX, hi = 0;
-        for (size_t i = 0; i < na; i++) {
-            uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
-            lo = a < lo ? a : lo;
-            hi = a > hi ? a : hi;
-        }
-        if (na)
-            view_load_disasm(v, lo & ~1u, hi + 4);
-        v->sel = v->top = 0;
-        return;
-    }
-    /* the function's own lines: from its signature above the first sampled line down to the
-     * closing brace below the last one (C: a line that starts with "}") */
-    int lo = v->n_src_lines, hi = -1;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0 && rows[i].line >= 1 &&
-            (int)rows[i].line <= v->n_src_lines) {
-            lo = (int)rows[i].line - 1 < lo ? (int)rows[i].line - 1 : lo;
-            hi = (int)rows[i].line - 1 > hi ? (int)rows[i].line - 1 : hi;
-        }
-    if (hi < 0 && hottest >= 1 && (int)hottest <= v->n_src_lines)
-        lo = hi = (int)hottest - 1; /* none sampled: the function's entry, widened to it below */
-    if (hi < 0) { /* no line of this file sampled: the whole file */
-        lo = 0;
-        hi = v->n_src_lines - 1;
-    } else {
-        size_t nl = strlen(name);
-        for (int k = lo; k >= 0 && k > lo - 400; k--) {
-            const char *at = strstr(v->src_lines[k], name);
-            if (at && (at == v->src_lines[k] || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')) &&
-                (at[nl] == '(' || at[nl] == ' ' || at[nl] == ',' || at[nl] == '\0')) {
-                lo = k;
-                while (lo > 0 && v->src_lines[lo - 1][0] && !strchr(";}{#", v->src_lines[lo - 1][0]) &&
-                       !strstr(v->src_lines[lo - 1], "*/") && lo > k - 3)
-                    lo--; /* a return type or attributes on the lines above the name */
-                break;
-            }
-        }
-        for (int k = hi; k < v->n_src_lines && k < hi + 2000; k++)
-            if (v->src_lines[k][0] == '}') {
-                hi = k;
-                break;
-            }
-    }
-    v->src_first = lo;
-    v->src_n = hi - lo + 1;
-    v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
-    v->top = v->sel > 5 ? v->sel - 5 : 0;
-    if (v->annotate)
-        view_annotate_on(v);
-}
-
-void view_annotate_on(struct view *v)
-{
-    view_build_annotate(v);
+    build_annotate(v);
     double best = 0; /* the hottest instruction is preselected, as the hottest line is */
     const struct prof_row *ar;
     size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
@@ -214,6 +212,114 @@ void view_annotate_on(struct view *v)
                 }
         }
     v->top = v->sel > 5 ? v->sel - 5 : 0;
+}
+
+/* The file a function's lines are in, and its hottest line: from its samples, else (a callee
+ * with none, entered from a call) from the call's target address. NULL when neither says. */
+static const char *function_file(struct view *v, const char *name, const struct prof_row *rows, size_t n,
+                                 uint32_t *hottest)
+{
+    const char *file = NULL;
+    double best = -1;
+    *hottest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && rows[i].samples > best) {
+            best = rows[i].samples;
+            file = rows[i].file;
+            *hottest = rows[i].line;
+        }
+    const struct sym_location *at = !file && v->enter_at && v->syms ? sym_lookup(v->syms, v->enter_at) : NULL;
+    for (uint32_t k = 0; at && at->known && k < at->n_frames && !file; k++) /* no samples: where a call goes */
+        if (strcmp(sym_frame_at(at, k)->function, name) == 0 && strcmp(sym_frame_at(at, k)->file, "??") != 0) {
+            file = sym_frame_at(at, k)->file;
+            *hottest = sym_frame_at(at, k)->line;
+        }
+    return file;
+}
+
+/* The address view (no source lines): the instructions around the function's samples. */
+static void enter_addresses(struct view *v)
+{
+    const struct prof_row *ar;
+    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+    }
+    if (na)
+        load_disasm(v, lo & ~1u, hi + 4);
+    v->sel = v->top = 0;
+}
+
+/* Sampled lines [lo, hi] widened to the function's own: from its signature above (the name, and
+ * a return type or attributes on the lines over it) down to the closing brace below (C: a line
+ * that starts with "}"). */
+static void widen_to_function(struct view *v, const char *name, int *lo, int *hi)
+{
+    size_t nl = strlen(name);
+    for (int k = *lo; k >= 0 && k > *lo - 400; k--) {
+        const char *hit = strstr(v->src_lines[k], name);
+        if (hit && (hit == v->src_lines[k] || !(isalnum((unsigned char)hit[-1]) || hit[-1] == '_')) &&
+            (hit[nl] == '(' || hit[nl] == ' ' || hit[nl] == ',' || hit[nl] == '\0')) {
+            *lo = k;
+            while (*lo > 0 && v->src_lines[*lo - 1][0] && !strchr(";}{#", v->src_lines[*lo - 1][0]) &&
+                   !strstr(v->src_lines[*lo - 1], "*/") && *lo > k - 3)
+                (*lo)--;
+            break;
+        }
+    }
+    for (int k = *hi; k < v->n_src_lines && k < *hi + 2000; k++)
+        if (v->src_lines[k][0] == '}') {
+            *hi = k;
+            break;
+        }
+}
+
+void view_enter_function(struct view *v, const char *name)
+{
+    if (v->mode == VM_SOURCE && v->depth < 8)
+        snprintf(v->stack[v->depth++], sizeof v->stack[0], "%s", v->func);
+    else if (v->mode != VM_SOURCE)
+        v->depth = 0;
+    snprintf(v->func, sizeof v->func, "%s", name);
+    v->mode = VM_SOURCE;
+    const struct prof_row *rows;
+    size_t n = prof_rows_of(v->prof, PROF_BY_LINE, v->inline_frames, v->func, &rows);
+    uint32_t hottest;
+    const char *file = function_file(v, name, rows, n, &hottest);
+    v->enter_at = 0;
+    view_free_source(v);
+    if (file)
+        load_source(v, file);
+    else
+        snprintf(v->src_missing, sizeof v->src_missing, "no line information for %s", name);
+    if (!v->n_src_lines) {
+        enter_addresses(v);
+        return;
+    }
+    int lo = v->n_src_lines, hi = -1; /* the lines of this file sampled */
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0 && rows[i].line >= 1 &&
+            (int)rows[i].line <= v->n_src_lines) {
+            lo = (int)rows[i].line - 1 < lo ? (int)rows[i].line - 1 : lo;
+            hi = (int)rows[i].line - 1 > hi ? (int)rows[i].line - 1 : hi;
+        }
+    if (hi < 0 && hottest >= 1 && (int)hottest <= v->n_src_lines)
+        lo = hi = (int)hottest - 1; /* none sampled: the function's entry, widened to it below */
+    if (hi < 0) { /* no line of this file sampled: the whole file */
+        lo = 0;
+        hi = v->n_src_lines - 1;
+    } else {
+        widen_to_function(v, name, &lo, &hi);
+    }
+    v->src_first = lo;
+    v->src_n = hi - lo + 1;
+    v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
+    v->top = v->sel > 5 ? v->sel - 5 : 0;
+    if (v->annotate)
+        annotate_on(v);
 }
 
 bool view_search(struct view *v, int dir)
@@ -266,7 +372,7 @@ static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
     lo &= ~1u;
     if (hi <= lo || hi - lo > 65536)
         return false;
-    view_load_disasm(v, lo, hi);
+    load_disasm(v, lo, hi);
     for (uint32_t i = 0; i < v->disasm_n; i++) {
         if (!v->disasm[i] || !call_target(v, v->disasm[i], name, len))
             continue;
@@ -304,83 +410,29 @@ void view_step_into(struct view *v)
     v->enter_at = 0;
 }
 
-static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
+/* Esc in the drill-down: back to the function drilled from. */
+void view_drill_back(struct view *v)
 {
-    const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
-    if (!loc || !loc->known)
-        return;
-    int x = vb_putf(b, 0, y, VA_BOLD, "at 0x%08x: ", pc);
-    for (uint32_t k = 0; k < loc->n_frames; k++)
-        x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", sym_frame_at(loc, k)->function,
-                 view_base_name(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
+    char prev[128];
+    snprintf(prev, sizeof prev, "%s", v->stack[--v->depth]);
+    int keep = v->depth;
+    view_enter_function(v, prev);
+    v->depth = keep;
 }
 
-void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file)
+/* Key a: the instructions under their source lines, or back to the lines (the hottest one, as on
+ * entry). */
+void view_toggle_annotate(struct view *v)
 {
-    int x = view_put_function(v, b, 0, y, VA_TITLE, VA_TITLE, v->func), room = (int)strlen(stats);
-    for (int d = v->depth - 1; d >= 0; d--) { /* the functions drilled through, while the figures fit */
-        const char *caller = view_shown_name(v, v->stack[d]);
-        if (x + 3 + (int)strlen(caller) + room > b->w)
-            break;
-        x = vb_putf(b, x, y, VA_TITLE, " \u2190 %s", caller);
-    }
-    if (x + room <= b->w)
-        x = vb_put(b, x, y, VA_TITLE, stats);
-    if (file[0] && x + 3 + (int)strlen(file) <= b->w)
-        vb_putf(b, x, y, VA_TITLE, "   %s", file);
-    vb_fill_attr(b, y, VA_TITLE);
-}
-
-void view_render_source(struct view *v, struct vbuf *b, int y0)
-{
+    v->annotate = !v->annotate;
     if (v->annotate) {
-        view_render_annotate(v, b, y0);
+        annotate_on(v);
         return;
     }
-    struct prof *cur = view_current_prof(v); /* the window's counts under w, as in the list */
-    const struct prof_row *rows;
-    size_t n = prof_rows_of(cur, PROF_BY_LINE, v->inline_frames, v->func, &rows);
-    double fsum = 0;
-    for (size_t i = 0; i < n; i++)
-        fsum += rows[i].samples;
-    double total = prof_total(cur);
-    char stats[80];
-    snprintf(stats, sizeof stats, "   %.0f samples, %.2f%%", fsum, total ? 100 * fsum / total : 0);
-    view_title(v, b, y0, stats, v->n_src_lines ? view_base_name(v->src_path) : "");
-    int list_h = b->h - 1 - (y0 + 1) - 3;
-    if (!v->n_src_lines) { /* address view */
-        vb_put(b, 0, y0 + 1, VA_WARN, v->src_missing);
-        const struct prof_row *ar;
-        size_t na = prof_rows_of(cur, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
-        view_render_rows(v, b, y0 + 2, ar, na, true);
-        return;
-    }
-    view_clamp_scroll(v, v->src_n, list_h);
-    int bw = 10;
-    for (int r = 0; r < list_h && v->top + r < v->src_n; r++) {
-        int line = v->src_first + v->top + r + 1, y = y0 + 1 + r;
-        double samples = 0;
-        for (size_t i = 0; i < n; i++)
-            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0)
-                samples += rows[i].samples;
-        bool sel = v->top + r == v->sel;
-        if (samples > 0) { /* the share within the function, its bar, and the share of all samples */
-            vb_bar(b, 0, y, bw, fsum ? samples / fsum : 0, 0, 0, v->unicode);
-            vb_putf(b, bw, y, sel ? VA_SELECT : VA_BOLD, " %6.2f%% %6.2f%%", fsum ? 100 * samples / fsum : 0,
-                 total ? 100 * samples / total : 0);
-        }
-        vb_putf(b, bw + 17, y, sel ? VA_SELECT : (samples > 0 ? VA_BOLD : VA_DIM), "%5d  %s", line,
-             v->src_lines[line - 1]);
-        if (sel)
-            for (int cx = bw; cx < b->w; cx++)
-                b->cells[y * b->w + cx].attr = VA_SELECT;
-    }
-    vb_putf(b, 0, b->h - 4, VA_DIM, "%%: of this function's samples, then of all; lines %d-%d of %s",
-         v->src_first + 1, v->src_first + v->src_n, view_base_name(v->src_path));
-    uint32_t pc = prof_top_pc(cur, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
-    vb_put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
-    if (pc)
-        chain_line(v, b, b->h - 2, pc);
-    else
-        vb_put(b, 0, b->h - 2, VA_DIM, "no samples on this line");
+    char func[sizeof v->func];
+    snprintf(func, sizeof func, "%s", v->func);
+    int depth = v->depth;
+    v->mode = VM_TOP;
+    view_enter_function(v, func);
+    v->depth = depth;
 }

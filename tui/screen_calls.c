@@ -1,43 +1,9 @@
 /* The call screen (key c): who calls the selected function and what it calls, from the samples'
  * call stacks (a gdb: source walks them while the core is halted), each with its share and 95 %
- * interval. Enter follows a row to that function's own callers and callees. */
-#include "draw.h"
+ * interval. Enter follows a row to that function's own callers and callees (rows.c). */
 #include "view_int.h"
 
 #include <stdio.h>
-#include <string.h>
-
-/* Both lists, callers first: the name of row i of the screen's selection, copied into name
- * (each prof_calls() reuses the profile's rows, so a pointer into the first list would read the
- * second). Returns how many rows there are. */
-static size_t calls_of(struct view *v, int i, char *name, size_t len)
-{
-    struct prof *p = view_current_prof(v);
-    const struct prof_call *c;
-    double total;
-    size_t up = prof_calls(p, v->calls_func, true, &c, &total);
-    if (name && i >= 0 && (size_t)i < up)
-        snprintf(name, len, "%s", c[i].name);
-    size_t down = prof_calls(p, v->calls_func, false, &c, &total);
-    if (name && i >= 0 && (size_t)i >= up && (size_t)i < up + down)
-        snprintf(name, len, "%s", c[(size_t)i - up].name);
-    return up + down;
-}
-
-int view_calls_count(struct view *v)
-{
-    return (int)calls_of(v, -1, NULL, 0);
-}
-
-void view_calls_follow(struct view *v)
-{
-    char name[sizeof v->calls_func] = "";
-    calls_of(v, v->sel, name, sizeof name);
-    if (!name[0] || strcmp(name, PROF_SELF) == 0 || strcmp(name, PROF_STACK_END) == 0)
-        return;
-    snprintf(v->calls_func, sizeof v->calls_func, "%s", name);
-    v->sel = v->top = 0;
-}
 
 /* One list, its rows numbered from first_index for the selection; *count: how many it has.
  * Returns the next free row. */

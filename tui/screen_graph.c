@@ -1,6 +1,5 @@
 /* The history pane (key G): the selected row's share, or the selected section's mean run time, over
  * the last minutes, as a bar chart under the table. Like uC/Probe's oscilloscope, at any size. */
-#include "draw.h"
 #include "view_int.h"
 
 #include <stdio.h>

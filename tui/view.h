@@ -1,43 +1,15 @@
 /* The live view's logic: state, key handling, and rendering into a cell buffer. No terminal
- * calls here (tui/ draws the buffer), so every screen can be tested headlessly. */
-#ifndef CMPROF_APP_VIEW_H
-#define CMPROF_APP_VIEW_H
+ * calls here (tui.c draws the buffer), so every screen can be tested headlessly. */
+#ifndef CMPROF_TUI_VIEW_H
+#define CMPROF_TUI_VIEW_H
 
 #include "../profile/ingest.h"
 #include "../profile/profile.h"
+#include "draw.h"
 #include "history.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Cell attributes. */
-enum {
-    VA_NORMAL = 0,
-    VA_DIM = 1,
-    VA_BOLD = 2,
-    VA_TITLE = 3,   /* header and column titles */
-    VA_SELECT = 4,  /* the selected row */
-    VA_BAR = 5,     /* share bar */
-    VA_CI = 6,      /* confidence interval on the bar */
-    VA_WARN = 7,    /* diagnostics, errors, budget violations */
-    VA_GOOD = 8,
-    VA_KEY = 9,     /* key bar */
-};
-
-struct vcell {
-    uint32_t ch; /* Unicode code point */
-    uint8_t attr;
-};
-
-struct vbuf {
-    int w, h;
-    struct vcell *cells;
-};
-
-int vbuf_resize(struct vbuf *b, int w, int h);
-void vbuf_free(struct vbuf *b);
-/* The buffer as UTF-8 text, one line per row, for tests and --batch dumps of the screen. */
-size_t vbuf_text(const struct vbuf *b, char *out, size_t cap);
 
 /* Keys: printable characters as themselves, the rest here. */
 enum {
@@ -82,6 +54,7 @@ struct view {
     const struct baseline *base; /* --diff: each row's change against this report, or NULL */
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
+    int help_rows;             /* the help's lines at the width last drawn: how far it scrolls */
     struct history history;    /* each top row's share, second by second: the sparklines */
     struct history *kept;      /* every grouping's, ticked as well (by group and inline): g and i keep them */
     struct history *frozen_history; /* the sparklines as they were at space: frozen with the rows */
@@ -100,7 +73,7 @@ struct view {
     bool window_mode;
     bool graph;                /* key G: the history pane under the top and sections tables */
     double window_seconds;
-    bool filtering;            /* typing a filter */
+    int prompt;                /* a line being typed at the bottom: enum view_prompt (view_int.h) */
     char filter[64];
     int sel, top;              /* selection and scroll in the current list */
     /* the call screen (key c): its function */
@@ -121,8 +94,7 @@ struct view {
     bool annotate;             /* key a in the drill-down: instructions under their source lines */
     struct annot_row *annot;
     int annot_n;
-    bool searching;            /* typing a search in the drill-down (/ there; n, N repeat it) */
-    char search[64];
+    char search[64];           /* the drill-down's search (/ there; n, N repeat it) */
     /* sections */
     double cpu_hz;             /* --cpu-hz, or 0: the clock the stream announces */
     struct view_budget budgets[VIEW_BUDGETS];

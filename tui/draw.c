@@ -115,10 +115,9 @@ void vb_putc(struct vbuf *b, int x, int y, uint32_t ch, uint8_t attr)
         b->cells[y * b->w + x] = (struct vcell){ch, attr};
 }
 
-/* A share bar of `width` cells with the 95 % interval marked: eighth blocks for the share, the
- * interval's cells in VA_CI ('░' where empty). ASCII: '#', and '-' for the interval. */
-/* A share as a bar, its 95 % interval [lo, hi] shaded around the bar's end. Every cell the
- * interval touches is shaded, so even a thin interval shows as one cell at any width. */
+/* A share bar of `width` cells, eighth blocks for the share, its 95 % interval [lo, hi] shaded
+ * around the bar's end in VA_CI ('░' where empty; ASCII: '#', and '-' for the interval). Every
+ * cell the interval touches is shaded, so even a thin interval shows as one cell at any width. */
 void vb_bar(struct vbuf *b, int x, int y, int width, double share, double lo, double hi, bool unicode)
 {
     static const uint32_t eighths[] = {' ', 0x258F, 0x258E, 0x258D, 0x258C, 0x258B, 0x258A, 0x2589, 0x2588};

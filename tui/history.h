@@ -1,7 +1,7 @@
 /* Shares over time for the live view's sparklines and graph pane: once a second, each top row's
  * share of the samples that arrived in that second, for the last HISTORY_POINTS seconds. */
-#ifndef CMPROF_APP_HISTORY_H
-#define CMPROF_APP_HISTORY_H
+#ifndef CMPROF_TUI_HISTORY_H
+#define CMPROF_TUI_HISTORY_H
 
 #include "../profile/profile.h"
 

@@ -1,46 +1,52 @@
-/* The top screen: one row per function, line, file or task, with its share and interval. */
-#include "baseline.h"
-#include "draw.h"
+/* What more than one screen draws: a function's name with its GCC copies noted, the table of rows
+ * with their share bars (the top list, the drill-down's address view), the drill-down's title. */
 #include "view_int.h"
+
+#include "../app/baseline.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A path as a reader wants it in a column of `width`: "a/./b/../c" as "a/c", and when too long,
- * its end kept from a directory on ("...config/arm/lib1funcs.S"), where the file's own name is;
- * no directory's name is cut unless the file's own name alone is too long. */
-const char *view_fit_path(const char *path, int width, char *buf, size_t len)
+/* The kinds of copy the ELF has of a source function, from the view's cache (a pass over the
+ * symbols the first time a name is asked). */
+static unsigned clone_kinds_of(struct view *v, const char *name)
 {
-    char norm[512];
-    size_t n = 0;
-    for (const char *p = path; *p && n + 1 < sizeof norm;) {
-        if (p[0] == '.' && (p[1] == '/' || !p[1]) && (p == path || p[-1] == '/')) { /* "./" */
-            p += p[1] ? 2 : 1;
-            continue;
-        }
-        if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2]) && (p == path || p[-1] == '/') && n > 1) {
-            /* "../": drop the directory before it, unless that is ".." or the root */
-            size_t k = n - 1;
-            while (k > 0 && norm[k - 1] != '/')
-                k--;
-            if (!(n - k == 3 && memcmp(norm + k, "../", 3) == 0)) {
-                n = k;
-                p += p[2] ? 3 : 2;
-                continue;
-            }
-        }
-        norm[n++] = *p++;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h |= 1; /* never 0: 0 marks a free slot */
+    const int n = (int)(sizeof v->clones / sizeof *v->clones);
+    if (v->n_clones >= n * 3 / 4) { /* full enough to slow the probes: start over */
+        memset(v->clones, 0, sizeof v->clones);
+        v->n_clones = 0;
     }
-    norm[n] = '\0';
-    if (width < 4 || (int)n <= width) {
-        snprintf(buf, len, "%s", norm);
-        return buf;
+    int i = (int)(h % (uint64_t)n);
+    while (v->clones[i].hash && v->clones[i].hash != h)
+        i = (i + 1) % n;
+    if (!v->clones[i].hash) {
+        v->clones[i].hash = h;
+        v->clones[i].kinds = sym_clone_kinds(v->syms, name);
+        v->n_clones++;
     }
-    const char *tail = norm + n - (size_t)(width - 3), *slash = strchr(tail, '/');
-    snprintf(buf, len, "...%s", slash && slash != tail ? slash : tail);
-    return buf;
+    return v->clones[i].kinds;
+}
+
+int view_put_function(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, uint8_t note_attr, const char *name)
+{
+    const char *shown = view_shown_name(v, name);
+    if (!v->demangle || v->group != PROF_BY_FUNCTION || shown != name || !v->syms) /* C++ says "[clone ...]" */
+        return vb_put(b, x, y, attr, shown);
+    unsigned kinds;
+    size_t base = sym_clone_split(name, &kinds);
+    char note[64];
+    if (base) /* a copy's own symbol: its suffix, the number too, as two copies are two rows */
+        snprintf(note, sizeof note, "%s", name + base + 1);
+    else
+        sym_clone_text(clone_kinds_of(v, name), note, sizeof note);
+    x = vb_putf(b, x, y, attr, "%.*s", base ? (int)base : (int)strlen(name), name);
+    return note[0] ? vb_putf(b, x, y, note_attr, " [%s]", note) : x;
 }
 
 #define SPARK 20 /* characters of sparkline: three seconds each */
@@ -120,49 +126,18 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
     }
 }
 
-/* Why there is nothing to show yet, as precisely as the input allows: never a bare "waiting". */
-static void why_empty(const struct view *v, char *buf, size_t len)
+void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file)
 {
-    const struct ingest *in = v->in;
-    const struct text_stats *t = &in->text.stats;
-    if (v->window_mode && prof_total(v->prof) > 0)
-        snprintf(buf, len, "no samples in the last window yet");
-    else if (in->bytes == 0)
-        snprintf(buf, len, "no data from the source yet");
-    else if (t->no_base && !in->info.present)
-        snprintf(buf, len, "no announce yet: clock, period and code base unknown, %llu stream samples wait for one "
-                 "(the firmware repeats it every second; one that announces only at boot needs a restart)",
-                 (unsigned long long)t->no_base);
-    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
-        snprintf(buf, len, "%llu log lines and no samples so far: is the sampler started, and the stream drained "
-                 "(or the dump written)?", (unsigned long long)t->log_lines);
-    else if (in->format == DETECT_UNKNOWN)
-        snprintf(buf, len, "%llu bytes so far: not enough to tell the format yet", (unsigned long long)in->bytes);
-    else
-        snprintf(buf, len, "no samples yet (%s stream, %llu bytes)", detect_name(in->format),
-                 (unsigned long long)in->bytes);
-}
-
-void view_render_top(struct view *v, struct vbuf *b, int y0)
-{
-    const struct prof_row *rows;
-    size_t n = view_top_rows(v, &rows);
-    if (prof_total(view_current_prof(v)) == 0) {
-        char why[400];
-        why_empty(v, why, sizeof why);
-        vb_wrap(b, y0 + 1, VA_DIM, why);
-        return;
-    }
-    b->h--; /* the table's last line: the legend, once */
-    view_render_rows(v, b, y0, rows, n, false);
-    b->h++;
-    int x = vb_put(b, 0, b->h - 2, VA_BAR, v->unicode ? "\u2588" : "#");
-    x = vb_put(b, x, b->h - 2, VA_DIM, " share  ");
-    x = vb_put(b, x, b->h - 2, VA_CI, v->unicode ? "\u2591" : "-");
-    static const char *const parts[] = {" its 95 % interval", "  \u00b1% half its width", "  dim: may be noise"};
-    for (int i = 0; i < 3; i++) /* whole parts only: narrow, the last ones go */
-        if (x + (int)strlen(parts[i]) - (i == 1) <= b->w) /* "\u00b1" is two bytes, one column */
-            x = vb_put(b, x, b->h - 2, VA_DIM, parts[i]);
-        else
+    int x = view_put_function(v, b, 0, y, VA_TITLE, VA_TITLE, v->func), room = (int)strlen(stats);
+    for (int d = v->depth - 1; d >= 0; d--) { /* the functions drilled through, while the figures fit */
+        const char *caller = view_shown_name(v, v->stack[d]);
+        if (x + 3 + (int)strlen(caller) + room > b->w)
             break;
+        x = vb_putf(b, x, y, VA_TITLE, " \u2190 %s", caller);
+    }
+    if (x + room <= b->w)
+        x = vb_put(b, x, y, VA_TITLE, stats);
+    if (file[0] && x + 3 + (int)strlen(file) <= b->w)
+        vb_putf(b, x, y, VA_TITLE, "   %s", file);
+    vb_fill_attr(b, y, VA_TITLE);
 }

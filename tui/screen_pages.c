@@ -1,37 +1,11 @@
 /* The pages: help, the firmware's log, diagnostics. */
-#include "draw.h"
 #include "view_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The help page after the keys (keys.c gives their lines). */
 static const char *const help_lines[] = {
-    "Keys",
-    "  \u2191 \u2193 PgUp PgDn Home End, mouse wheel   move (here: scroll this help)",
-    "  Enter        drill into the selected function's source lines; on a line, step into the",
-    "               function inlined there, or the one a call there calls (bl); in annotate, the",
-    "               function the selected instruction calls",
-    "  a            in the drill-down: annotate, the instructions under their source lines, each",
-    "               with its share; \u25c0 skid marks an instruction right after interrupts come back on",
-    "  / n N        in the drill-down: search its lines (or instructions), next and previous match",
-    "  Esc          back",
-    "  c            who calls the selected function and what it calls, with shares (call stacks:",
-    "               a gdb: source walks them while the core is halted); Enter follows a row",
-    "  s < >        sort: s by share or name, < > by the previous or next column",
-    "  g            group by function, line, file, task",
-    "  i            charge inlined code to the inlined function, or to its caller",
-    "  C            C++ and Rust names demangled (default) or as linked",
-    "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
-    "  o            save a snapshot: table, CSV, JSON, folded or speedscope, in --save-dir or here (said at the bottom)",
-    "  /            in the list: filter by function, file or task name (Enter keeps it, Esc clears it)",
-    "  space        freeze the display and its sparklines (counting goes on)",
-    "  r            reset the counts, counters and clock (in the section view: the section statistics)",
-    "  w            cumulative, or the last seconds (--window) in every count shown",
-    "  G            history pane: the selected row's share (or section's mean time), the last minutes",
-    "  t            section timings (u: microseconds or timer ticks)",
-    "  l            the firmware's log lines",
-    "  d            diagnostics",
-    "  q            quit",
     "",
     "Each share carries its 95 % interval (Wilson's score interval, inside 0-100 % at any N),",
     "shaded around the end of its bar; \u00b1% is half its width. Rows whose interval reaches below",
@@ -69,7 +43,7 @@ void view_render_log(struct view *v, struct vbuf *b, int y0)
         vb_put(b, 0, y0 + 1, VA_DIM, "no log lines yet");
 }
 
-/* A help line as shown: a slice of one of help_lines, indented when it continues one. */
+/* A help line as shown: a slice of a paragraph, indented when it continues one. */
 struct shown_line {
     const char *text;
     int bytes, indent;
@@ -77,7 +51,6 @@ struct shown_line {
 };
 
 #define HELP_SHOWN_MAX 256
-static int help_shown_count; /* lines at the last width drawn: how far the help scrolls */
 
 #define HELP_PARAGRAPHS 64
 
@@ -86,11 +59,12 @@ static bool help_title(const char *line) /* "Keys", "The header" */
     return line[0] && line[0] != ' ' && strlen(line) < 30 && !strpbrk(line, ".,");
 }
 
-/* help_lines as paragraphs: a line indented to the key column, or plain text after plain text,
- * continues the one before. */
+/* The help as paragraphs: "Keys" and the key table's lines, then help_lines, where a line
+ * indented to the key column, or plain text after plain text, continues the one before. */
 static int help_paragraphs(char (*para)[512], int cap)
 {
-    int n = 0;
+    snprintf(para[0], 512, "Keys");
+    int n = 1 + view_key_help(para + 1, cap - 1);
     bool prev_text = false;
     for (size_t i = 0; i < sizeof help_lines / sizeof help_lines[0]; i++) {
         const char *line = help_lines[i];
@@ -144,7 +118,7 @@ void view_render_help(struct view *v, struct vbuf *b, int y0)
 {
     static struct shown_line shown[HELP_SHOWN_MAX];
     int n = wrap_help(b->w, shown, HELP_SHOWN_MAX), h = b->h - 1 - y0;
-    help_shown_count = n;
+    v->help_rows = n;
     if (v->sel > n - h)
         v->sel = n - h > 0 ? n - h : 0;
     for (int i = 0; i < h && v->sel + i < n; i++) {
@@ -173,11 +147,4 @@ void view_render_diag(struct view *v, struct vbuf *b, int y0)
     }
     if (!nd && !*v->st.elf_warning && !nl)
         vb_put(b, 0, y, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
-}
-
-int view_help_count(void)
-{
-    if (help_shown_count)
-        return help_shown_count;
-    return (int)(sizeof help_lines / sizeof help_lines[0]);
 }

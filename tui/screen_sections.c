@@ -1,0 +1,151 @@
+/* The section timings screen. */
+#include "view_int.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* What fits the width: the columns shown and their widths. */
+struct layout {
+    double hz, scale;       /* the sections' clock, and ticks to the unit shown */
+    bool us, rate, narrow, spark, budgets;
+    bool col[4];            /* cur, min, max, mean */
+    int nw, vw;             /* name and number widths */
+};
+
+/* The title row, and the columns that fit: at 80 columns narrower name and number columns, no
+ * rate, the budget as over/limit. */
+static struct layout title_row(struct view *v, struct vbuf *b, int y0)
+{
+    struct layout l = {.hz = view_section_hz(v)};
+    l.us = !v->ticks && l.hz > 0;
+    l.scale = l.us ? 1e6 / l.hz : 1;
+    l.rate = b->w >= 96;
+    l.narrow = b->w < 96;
+    l.spark = b->w >= 130 && v->sect_history.len > 1; /* each second's mean time, the last minute */
+    l.nw = l.narrow ? 12 : 16;
+    l.vw = l.narrow ? 9 : 10;
+    const char *unit = l.us ? (v->unicode ? "\u00b5s" : "us") : "tk";
+    int x = vb_putf(b, 0, y0, VA_TITLE, "%-2s %-*s %9s", "#", l.nw, "SECTION", "COUNT");
+    if (l.rate)
+        x = vb_putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
+    int hw = l.vw + (l.us && v->unicode ? 1 : 0); /* printf pads by bytes: "\u00b5" is two bytes, one column */
+    /* the time columns that fit whole (a number is never cut at the edge): current, max, mean, min */
+    int fit = (b->w - x) / (l.vw + 1);
+    static const char *const heads[4] = {"CUR", "MIN", "MAX", "MEAN"};
+    static const int needs[4] = {1, 4, 2, 3}; /* the room each takes its place in: cur, max, mean, min */
+    for (int c = 0; c < 4; c++) {
+        l.col[c] = fit >= needs[c];
+        char head[16];
+        snprintf(head, sizeof head, "%s %s", heads[c], unit);
+        if (l.col[c])
+            x = vb_putf(b, x, y0, VA_TITLE, " %*s", hw, head);
+    }
+    if (l.spark)
+        x = vb_putf(b, x, y0, VA_TITLE, "  %-20s", "LAST 60 s (mean)");
+    l.budgets = x + 12 <= b->w; /* the budget column, when it fits whole */
+    if (l.budgets)
+        vb_putf(b, x, y0, VA_TITLE, "  %s", l.narrow ? "OVER/LIMIT" : "OVER BUDGET");
+    vb_fill_attr(b, y0, VA_TITLE);
+    return l;
+}
+
+/* Section i's row, the shown-th; since the reset (key r) when there was one: a baseline for count
+ * and sum, min/max as seen. */
+static void section_row(struct view *v, struct vbuf *b, int y, int i, int shown, const struct layout *l)
+{
+    const struct ingest_section *s = &v->in->section[i];
+    const struct view_budget *bu = view_budget_for(v, i, s->name);
+    struct ingest_section now = *s;
+    if (v->sect_reset[i]) {
+        now.count = s->count - v->sect_base_count[i];
+        now.sum = s->sum - v->sect_base_sum[i];
+        now.min = v->sect_max[i] ? v->sect_min[i] : 0;
+        now.max = v->sect_max[i];
+    }
+    s = &now;
+    double mean = s->count ? (double)s->sum / (double)s->count : 0, since = v->st.elapsed - v->sect_reset_at;
+    bool over = bu && l->hz > 0 && v->budget_violations[i] > 0;
+    uint8_t attr = shown == v->sel ? VA_SELECT : (over ? VA_WARN : VA_NORMAL);
+    int x = vb_putf(b, 0, y, attr, "%-2d %-*.*s %9llu", i, l->nw, l->nw, s->name[0] ? s->name : "-",
+                    (unsigned long long)s->count);
+    if (l->rate)
+        x = since > 0 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since) : vb_putf(b, x, y, attr, " %9s", "-");
+    double values[4] = {(double)s->current, (double)s->min, (double)s->max, mean};
+    for (int c = 0; c < 4; c++)
+        if (l->col[c])
+            x = vb_putf(b, x, y, attr, " %*.2f", l->vw, values[c] * l->scale);
+    if (l->spark) {
+        float pts[20];
+        if (!section_history_of(&v->sect_history, i, pts, 20, 60))
+            for (int k = 0; k < 20; k++)
+                pts[k] = -1.0f;
+        x = vb_put(b, x, y, attr, "  ");
+        x = vb_sparkline(b, x, y, pts, 20, v->unicode, shown == v->sel ? VA_SELECT : VA_BAR);
+    }
+    if (bu && l->budgets && l->narrow)
+        vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu/%.1f", (unsigned long long)v->budget_violations[i], bu->us);
+    else if (bu && l->budgets)
+        vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu > %.1f %s", (unsigned long long)v->budget_violations[i],
+                bu->us, v->unicode ? "\u00b5s" : "us");
+}
+
+/* Cortex-A/R: the PMU events section i counts, per run, on a line of their own; returns the next
+ * free row. */
+static int events_row(struct view *v, struct vbuf *b, int y, int i)
+{
+    const struct ingest_section *s = &v->in->section[i];
+    uint64_t runs = v->sect_reset[i] ? s->count - v->sect_base_count[i] : s->count; /* as the row counts them */
+    int ex = vb_put(b, 0, y, VA_DIM, "   ");
+    bool events = false;
+    for (int k = 0; k < INGEST_SECTION_EVENTS && y < b->h - 2; k++) {
+        const struct ingest_section_event *e = &s->ev[k];
+        if (!e->seen)
+            continue;
+        const char *en = ingest_event_name(e->event);
+        double per_run = runs ? (double)e->sum / (double)s->count : 0;
+        ex = en ? vb_putf(b, ex, y, VA_DIM, " %s %.0f/run (%llu..%llu)", en, per_run, (unsigned long long)e->min,
+                          (unsigned long long)e->max)
+                : vb_putf(b, ex, y, VA_DIM, " event 0x%02x %.0f/run (%llu..%llu)", (unsigned)e->event, per_run,
+                          (unsigned long long)e->min, (unsigned long long)e->max);
+        events = true;
+    }
+    double ipc = ingest_section_ipc(v->in, s);
+    if (events && ipc >= 0)
+        vb_putf(b, ex, y, VA_DIM, "  IPC %.2f", ipc);
+    return events ? y + 1 : y;
+}
+
+/* The lines under the table: the unit and the clock, and since when the figures count. */
+static void footer(struct view *v, struct vbuf *b, const struct layout *l)
+{
+    int x = vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", l->us ? "u: timer ticks" : "u: microseconds",
+                    l->hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", l->hz > 0 ? "" : ": unknown, give --cpu-hz");
+    double clk = v->in->info.present ? (double)v->in->info.clock_hz : 0;
+    if (l->hz > 0 && clk > 0 && fabs(l->hz - clk) > 0.5) /* the header's clk is the sampling one */
+        vb_putf(b, x, b->h - 2, VA_DIM, ", not the header's clk %.1f MHz (the core's)", clk / 1e6);
+}
+
+/* Sections like an oscilloscope panel: times in microseconds (ticks on key u), runs per second,
+ * and runs over budget counted whenever one is known (the latest, a new maximum, or all when even
+ * the minimum is over). */
+void view_render_sections(struct view *v, struct vbuf *b, int y0)
+{
+    struct layout l = title_row(v, b, y0);
+    int y = y0 + 1, shown = 0;
+    for (int i = 0; i < INGEST_SECTIONS && y < b->h - 2; i++) {
+        if (!v->in->section[i].seen)
+            continue;
+        section_row(v, b, y++, i, shown++, &l);
+        y = events_row(v, b, y, i);
+    }
+    if (!shown)
+        vb_put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
+    else
+        footer(v, b, &l);
+    for (int i = 0; i < 32; i++)
+        if (v->sect_reset[i]) {
+            vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean, rate, min and max from the reports since",
+                    v->st.elapsed - v->sect_reset_at);
+            break;
+        }
+}

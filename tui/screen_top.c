@@ -1,0 +1,52 @@
+/* The top screen: one row per function, line, file or task, with its share and interval. */
+#include "view_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Why there is nothing to show yet, as precisely as the input allows: never a bare "waiting". */
+static void why_empty(const struct view *v, char *buf, size_t len)
+{
+    const struct ingest *in = v->in;
+    const struct text_stats *t = &in->text.stats;
+    if (v->window_mode && prof_total(v->prof) > 0)
+        snprintf(buf, len, "no samples in the last window yet");
+    else if (in->bytes == 0)
+        snprintf(buf, len, "no data from the source yet");
+    else if (t->no_base && !in->info.present)
+        snprintf(buf, len, "no announce yet: clock, period and code base unknown, %llu stream samples wait for one "
+                 "(the firmware repeats it every second; one that announces only at boot needs a restart)",
+                 (unsigned long long)t->no_base);
+    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
+        snprintf(buf, len, "%llu log lines and no samples so far: is the sampler started, and the stream drained "
+                 "(or the dump written)?", (unsigned long long)t->log_lines);
+    else if (in->format == DETECT_UNKNOWN)
+        snprintf(buf, len, "%llu bytes so far: not enough to tell the format yet", (unsigned long long)in->bytes);
+    else
+        snprintf(buf, len, "no samples yet (%s stream, %llu bytes)", detect_name(in->format),
+                 (unsigned long long)in->bytes);
+}
+
+void view_render_top(struct view *v, struct vbuf *b, int y0)
+{
+    const struct prof_row *rows;
+    size_t n = view_top_rows(v, &rows);
+    if (prof_total(view_current_prof(v)) == 0) {
+        char why[400];
+        why_empty(v, why, sizeof why);
+        vb_wrap(b, y0 + 1, VA_DIM, why);
+        return;
+    }
+    b->h--; /* the table's last line: the legend, once */
+    view_render_rows(v, b, y0, rows, n, false);
+    b->h++;
+    int x = vb_put(b, 0, b->h - 2, VA_BAR, v->unicode ? "\u2588" : "#");
+    x = vb_put(b, x, b->h - 2, VA_DIM, " share  ");
+    x = vb_put(b, x, b->h - 2, VA_CI, v->unicode ? "\u2591" : "-");
+    static const char *const parts[] = {" its 95 % interval", "  \u00b1% half its width", "  dim: may be noise"};
+    for (int i = 0; i < 3; i++) /* whole parts only: narrow, the last ones go */
+        if (x + (int)strlen(parts[i]) - (i == 1) <= b->w) /* "\u00b1" is two bytes, one column */
+            x = vb_put(b, x, b->h - 2, VA_DIM, parts[i]);
+        else
+            break;
+}

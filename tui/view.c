@@ -1,0 +1,306 @@
+/* The live view: its state's start and end, the header, the key bar, and which screen draws the
+ * rest (screen_*.c); keys are in keys.c, the rows in rows.c, the cell buffer in draw.c. */
+#include "view_int.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void view_init(struct view *v, struct prof *prof, struct prof *window, struct ingest *in, struct sym_table *syms)
+{
+    memset(v, 0, sizeof *v);
+    v->prof = prof;
+    v->window = window;
+    v->in = in;
+    v->syms = syms;
+    v->group = PROF_BY_FUNCTION;
+    v->inline_frames = true;
+    v->demangle = true;
+    v->window_seconds = 5;
+    v->color = true;
+    v->unicode = true;
+}
+
+void view_free(struct view *v)
+{
+    view_free_source(v);
+    for (int i = 0; i < VIEW_LOG_LINES; i++)
+        free(v->log[i]);
+    free(v->snap);
+    free(v->snap_names);
+    free(v->kept);
+    free(v->frozen_history);
+}
+
+void view_log(struct view *v, const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    int slot = (v->log_head + v->log_n) % VIEW_LOG_LINES;
+    if (v->log_n == VIEW_LOG_LINES) {
+        free(v->log[v->log_head]);
+        v->log_head = (v->log_head + 1) % VIEW_LOG_LINES;
+        slot = (v->log_head + v->log_n - 1) % VIEW_LOG_LINES;
+    } else {
+        v->log_n++;
+    }
+    v->log[slot] = copy;
+}
+
+/* A header field: shown whole or not at all, so a number is never cut between its digits. */
+struct field {
+    char text[160];
+    char alt[64]; /* a shorter form, whole too, for when the text does not fit ("" when none) */
+    uint8_t attr;
+    int rank; /* the lower, the longer it stays as the terminal narrows */
+};
+
+#define FIELDS 16
+
+/* Append a field (printf-style); fields past FIELDS are left out. */
+static void __attribute__((format(printf, 5, 6))) field(struct field *f, int *n, int rank, uint8_t attr, const char *fmt, ...)
+{
+    if (*n >= FIELDS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f[*n].text, sizeof f[*n].text, fmt, ap);
+    va_end(ap);
+    f[*n].alt[0] = '\0';
+    f[*n].attr = attr;
+    f[(*n)++].rank = rank;
+}
+
+static int columns(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80; /* columns, not bytes */
+    return w;
+}
+
+/* The fields that fit row y whole (or in their shorter form), lowest rank first, drawn in their
+ * own order two spaces apart. A rank-0 field stays even when it alone is wider than the row (the
+ * edge clips it). */
+static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
+{
+    const char *shown[FIELDS] = {NULL};
+    int used = 0;
+    for (int rank = 0; rank < 16; rank++)
+        for (int i = 0; i < n; i++) {
+            if (f[i].rank != rank)
+                continue;
+            const char *t = used + columns(f[i].text) <= b->w || (rank == 0 && !used) ? f[i].text
+                            : f[i].alt[0] && used + columns(f[i].alt) <= b->w ? f[i].alt : NULL;
+            if (t) {
+                shown[i] = t;
+                used += columns(t) + 2;
+            }
+        }
+    for (int i = 0, x = 0; i < n; i++)
+        if (shown[i])
+            x = vb_putf(b, x, y, f[i].attr, "%s  ", shown[i]);
+}
+
+/* Row 0: the tool, the source and its state, the ELF and its build-id check. */
+static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code_bad)
+{
+    struct field f[FIELDS];
+    int n = 0;
+    field(f, &n, 0, VA_TITLE, "cmprof-top");
+    field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", view_base_name(v->st.source)); /* a file's name */
+    bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
+    field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
+    const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
+    field(f, &n, 3, VA_TITLE, "%s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
+    if (v->in->info.present && v->in->info.build_id[0])
+        field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
+    if (code_bad)
+        field(f, &n, 0, VA_WARN, "WRONG ELF? (d)");
+    put_fields(b, 0, f, n);
+    vb_fill_attr(b, 0, VA_TITLE);
+}
+
+/* Row 1: the counters. What matters stays as the terminal narrows; a counter at zero goes first. */
+static void header_counters(struct view *v, struct vbuf *b)
+{
+    const struct ingest *in = v->in;
+    struct prof *cur = view_current_prof(v); /* under w, the header counts the window too */
+    double total = prof_total(cur);
+    double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
+    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
+    uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
+    uint64_t overflows = in->itm.stats.overflows - v->base_overflows, lost = in->lost - v->base_lost;
+    char losses[24][INGEST_LOSS_TEXT];
+    size_t nl = ingest_losses(in, losses, 24);
+    struct field f[FIELDS];
+    int n = 0;
+    field(f, &n, 0, VA_NORMAL, "samples %.0f", total);
+    field(f, &n, 1, VA_NORMAL, "%.0f/s", v->st.rate);
+    field(f, &n, 4, VA_NORMAL, "%02d:%02d", (int)elapsed / 60, (int)elapsed % 60);
+    field(f, &n, bad ? 2 : 7, bad ? VA_WARN : VA_NORMAL, "bad %llu", (unsigned long long)bad);
+    field(f, &n, overflows ? 2 : 8, overflows ? VA_WARN : VA_NORMAL, "overflows %llu", (unsigned long long)overflows);
+    field(f, &n, resync ? 3 : 9, VA_NORMAL, "resyncs %llu", (unsigned long long)resync);
+    field(f, &n, lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
+    if (prof_sleep(cur))
+        field(f, &n, 5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(cur));
+    double overhead = prof_overhead(cur);
+    if (overhead > 0)
+        field(f, &n, 5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
+    double idle = prof_idle(cur);
+    if (idle >= 0)
+        field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
+    if (nl)
+        field(f, &n, 0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
+    put_fields(b, 1, f, n);
+}
+
+/* Row 2: the view's own state first, the firmware's settings after; what does not fit whole goes. */
+static void header_settings(struct view *v, struct vbuf *b)
+{
+    const struct ingest *in = v->in;
+    struct field f[FIELDS];
+    int n = 0;
+    if (v->filter[0] && v->prompt != VP_FILTER)
+        field(f, &n, 0, VA_BOLD, "filter: %s (Esc clears)", v->filter);
+    field(f, &n, 0, VA_BOLD, "by %s%s", view_group_label(v->group), v->inline_frames ? "" : " (no inline)");
+    field(f, &n, 1, VA_BOLD, "sort %s", view_sort_label(v));
+    if (v->window_mode)
+        field(f, &n, 0, VA_BOLD, "last %.0f s", v->window_seconds);
+    if (v->frozen)
+        field(f, &n, 0, VA_WARN, "FROZEN");
+    if (in->info.present) {
+        field(f, &n, 2, VA_NORMAL, "clk %.1f MHz", in->info.clock_hz / 1e6);
+        double shz = view_section_hz(v); /* the sections' clock, when another: say which is which */
+        if (shz > 0 && fabs(shz - (double)in->info.clock_hz) > 0.5)
+            field(f, &n, 3, VA_NORMAL, "sections' clock %.3f MHz%s", shz / 1e6, v->cpu_hz > 0 ? " (--cpu-hz)" : "");
+        field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks", (unsigned long long)in->info.period,
+              (unsigned long long)in->info.jitter);
+        snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "period %llu+0..%llu", (unsigned long long)in->info.period,
+                 (unsigned long long)in->info.jitter);
+        /* the rate the firmware asked for: the timer's clock over the mean period */
+        double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
+        if (in->info.timer_hz && mean > 0)
+            field(f, &n, 4, VA_NORMAL, "nominal %.0f/s", (double)in->info.timer_hz / mean);
+        if (in->info.arch[0]) /* what the firmware runs on and samples with */
+            field(f, &n, 6, VA_NORMAL, "%s %s", in->info.arch, in->info.timer);
+    } else if (in->text.stats.no_base) {
+        field(f, &n, 1, VA_WARN, "no announce yet: clock and period unknown");
+    }
+    put_fields(b, 2, f, n);
+}
+
+static void header(struct view *v, struct vbuf *b)
+{
+    struct prof_diag d[8];
+    size_t nd = prof_diagnose(v->prof, d, 8);
+    bool id_bad = false, code_bad = false;
+    for (size_t i = 0; i < nd; i++) {
+        id_bad |= d[i].kind == DIAG_BUILD_ID;
+        code_bad |= d[i].kind == DIAG_NOT_STARTS; /* PCs where the ELF has no instruction */
+    }
+    header_source(v, b, id_bad, code_bad);
+    header_counters(v, b);
+    header_settings(v, b);
+    if (nd) {
+        vb_putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
+        vb_fill_attr(b, 3, VA_WARN);
+    }
+}
+
+/* The keys that fit the width, in the key table's order, dropping the least useful first ("? help" has
+ * rank 0 and always stays). Width is counted in characters, not bytes. */
+static void keybar_fit(struct vbuf *b, const struct view_hint *k, int n)
+{
+    int cols[24] = {0}, used = 1;
+    bool shown[24] = {false};
+    for (int i = 0; i < n && i < 24; i++) {
+        for (const char *p = k[i].text; *p; p++)
+            cols[i] += ((unsigned char)*p & 0xC0) != 0x80; /* UTF-8 continuation bytes take no column */
+    }
+    for (int rank = 0; rank < 24; rank++)
+        for (int i = 0; i < n && i < 24; i++)
+            if (k[i].rank == rank && used + cols[i] + 2 <= b->w) {
+                shown[i] = true;
+                used += cols[i] + 2;
+            }
+    char line[512];
+    size_t len = 0;
+    line[len++] = ' ';
+    for (int i = 0; i < n && i < 24; i++)
+        if (shown[i])
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s  ", k[i].text);
+    line[len < sizeof line ? len : sizeof line - 1] = '\0';
+    vb_put(b, 0, b->h - 1, VA_KEY, line);
+    vb_fill_attr(b, b->h - 1, VA_KEY);
+}
+
+static void keybar(struct view *v, struct vbuf *b)
+{
+    char line[512];
+    bool prompt = view_prompt_line(v, line, sizeof line);
+    if (v->note[0] && !v->saving) { /* until the next key; over a prompt being typed too */
+        vb_put(b, 0, b->h - 1, VA_KEY, " ");
+        int x = vb_put(b, 1, b->h - 1, VA_KEY, v->note);
+        char fitted[sizeof v->note_path];
+        if (v->note_path[0])
+            vb_put(b, x, b->h - 1, VA_KEY, view_fit_path(v->note_path, b->w - x - 1, fitted, sizeof fitted));
+        vb_fill_attr(b, b->h - 1, VA_KEY);
+        return;
+    }
+    if (prompt) {
+        vb_put(b, 0, b->h - 1, VA_KEY, line);
+        vb_fill_attr(b, b->h - 1, VA_KEY);
+        return;
+    }
+    struct view_hint hints[24];
+    keybar_fit(b, hints, view_key_hints(v, hints, 24));
+}
+
+/* The drill-down shows its lines, or under key a its instructions. */
+static void render_drill(struct view *v, struct vbuf *b, int y0)
+{
+    (v->annotate ? view_render_annotate : view_render_source)(v, b, y0);
+}
+
+static void (*const screens[])(struct view *v, struct vbuf *b, int y0) = {
+    [VM_TOP] = view_render_top, [VM_SOURCE] = render_drill, [VM_SECTIONS] = view_render_sections,
+    [VM_LOG] = view_render_log, [VM_HELP] = view_render_help, [VM_DIAG] = view_render_diag,
+    [VM_CALLS] = view_render_calls,
+};
+
+void view_render(struct view *v, struct vbuf *b)
+{
+    vb_clear(b);
+    if (b->w < 20 || b->h < 8) {
+        vb_put(b, 0, 0, VA_WARN, "too small");
+        return;
+    }
+    header(v, b);
+    int y0 = 4;
+    /* the history pane takes the table's last rows; the table is drawn as on a shorter screen */
+    int full_h = b->h, graph_h = 0;
+    if (v->graph && (v->mode == VM_TOP || v->mode == VM_SECTIONS))
+        graph_h = b->h >= 40 ? 14 : b->h >= 30 ? 10 : 7;
+    if (graph_h > b->h - 9) /* a short terminal: the table keeps a few rows, the pane what is left */
+        graph_h = b->h - 9 >= 3 ? b->h - 9 : 0;
+    b->h -= graph_h;
+    screens[v->mode](v, b, y0);
+    b->h = full_h;
+    if (graph_h)
+        view_render_graph(v, b, full_h - 1 - graph_h, graph_h);
+    keybar(v, b);
+    if (!v->unicode) /* a terminal without UTF-8: plain ASCII for the few symbols we use */
+        for (int i = 0; i < b->w * b->h; i++) {
+            uint32_t c = b->cells[i].ch;
+            if (c < 0x80)
+                continue;
+            b->cells[i].ch = c == 0x00B1 ? '+' : c == 0x2191 ? '^' : c == 0x2193 ? 'v' : c == 0x2190 ? '<' : '?';
+        }
+}
