@@ -4,12 +4,11 @@
 
 #include "../decode/detect.h"
 #include "../profile/profile.h"
+#include "../report/report.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE };
 
 struct batch_options {
     const char *source;   /* a file, or "-" for stdin */
@@ -19,7 +18,7 @@ struct batch_options {
     bool wait_sync;
     enum prof_group by;
     bool inline_frames;
-    enum batch_output output;
+    enum report_format output;
     uint64_t max_samples; /* 0: no limit */
     bool demangle;        /* -C: C++ and Rust names demangled, as addr2line -C prints them */
     bool fold_overhead;   /* the library's code as one row in function and line rows */

@@ -43,7 +43,7 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
 {
     static const struct {
         char key;
-        enum batch_output out;
+        enum report_format out;
         const char *ext;
     } kinds[] = {{'t', OUT_TABLE, "txt"}, {'c', OUT_CSV, "csv"}, {'j', OUT_JSON, "json"}, {'f', OUT_FOLDED, "folded"},
                  {'s', OUT_SPEEDSCOPE, "speedscope.json"}};

@@ -1,7 +1,7 @@
 /* cmprof-top: command line. The live view by default; --batch for a report; --resolve. */
 #include "../source/source.h"
 #include "../symbols/symbols.h"
-#include "baseline.h"
+#include "../report/baseline.h"
 #include "batch.h"
 #include "hugeheap.h"
 #include "live.h"
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cmprof-top: unknown output '%s' (table, csv, json, folded, speedscope)\n", optarg);
                 return 2;
             }
-            o.output = (enum batch_output)k;
+            o.output = (enum report_format)k;
             break;
         case OPT_BY:
             if ((k = parse_choice(optarg, groups, 4)) < 0) {

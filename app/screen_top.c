@@ -1,5 +1,5 @@
 /* The top screen: one row per function, line, file or task, with its share and interval. */
-#include "baseline.h"
+#include "../report/baseline.h"
 #include "draw.h"
 #include "view_int.h"
 

@@ -2,7 +2,7 @@
  * cell buffer and drawing in draw.c. */
 #include "view.h"
 
-#include "baseline.h"
+#include "../report/baseline.h"
 #include "draw.h"
 #include "view_int.h"
 
