@@ -50,12 +50,6 @@ bool report_format_groups(enum report_format format, enum prof_group by)
     return !writers[format].stacks || by == PROF_BY_FUNCTION || by == PROF_BY_TASK;
 }
 
-const char *report_group_name(enum prof_group by)
-{
-    static const char *const names[] = {"function", "line", "file", "task"};
-    return names[by];
-}
-
 void report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
