@@ -65,85 +65,80 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err)
     o->interrupted = stop_name(sig);
     fprintf(err, "cmprof-top: stopped by %s after %.0f samples: the report has the samples up to then\n",
             o->interrupted, samples);
-    return 128 + sig;
+    return EXIT_SIGNAL(sig);
 }
 
-int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
+/* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */
+static int read_source(struct batch_options *o, FILE *src, struct ingest *in, FILE *err)
 {
-    struct batch_options marked = *opts, *o = &marked; /* the report may be marked interrupted */
-    char msg[512];
-    struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
-    if (!syms) {
-        fprintf(err, "cmprof-top: %s\n", msg);
-        return 1;
-    }
-    char opened_with[sizeof msg];
-    snprintf(opened_with, sizeof opened_with, "%s", sym_warning(syms));
-    if (*opened_with)
-        fprintf(err, "cmprof-top: warning: %s\n", opened_with);
-    FILE *src = strcmp(o->source, "-") == 0 ? stdin : fopen(o->source, "rb");
-    if (!src) {
-        fprintf(err, "cmprof-top: cannot open source '%s': %s\n", o->source, strerror(errno));
-        sym_close(syms);
-        return 1;
-    }
-    struct prof *p = prof_new(syms);
-    struct ingest *in = malloc(sizeof *in);
-    if (!p || !in) {
-        fprintf(err, "cmprof-top: out of memory\n");
-        sym_close(syms);
-        return 1;
-    }
-    ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
-    in->max_samples = o->max_samples;
     static uint8_t buf[1 << 16];
     size_t got;
-    int status = 0;
     stop_catch(); /* a signal ends the reading, not the report */
     while (!stop_requested() && (got = fread(buf, 1, sizeof buf, src)) > 0) {
         ingest_feed(in, buf, got);
-        if (o->max_samples && prof_total(p) >= (double)o->max_samples)
+        if (o->max_samples && prof_total(in->prof) >= (double)o->max_samples)
             break;
     }
-    if ((status = batch_interrupted(o, prof_total(p), err)) != 0)
+    int status = batch_interrupted(o, prof_total(in->prof), err);
+    if (status)
         clearerr(src); /* the read it cut short is no read error */
     if (ferror(src)) {
         fprintf(err, "cmprof-top: read error on '%s': %s\n", o->source, strerror(errno));
         status = EXIT_ERROR; /* the samples counted so far are still reported */
     }
     ingest_finish(in);
-    if (src != stdin)
-        fclose(src);
-    bool timed = false; /* a firmware that only times sections has no samples, and that is fine */
+    return status;
+}
+
+/* No samples and no section timings (a firmware that only times sections has no samples, and that
+ * is fine): said on err with what the decoders saw. */
+static bool say_no_samples(const struct batch_options *o, const struct ingest *in, FILE *err)
+{
+    bool timed = false;
     for (int i = 0; i < INGEST_SECTIONS; i++)
         timed |= in->section[i].seen;
-    if (prof_total(p) == 0 && !timed && !o->interrupted) {
-        fprintf(err, "cmprof-top: no samples in '%s' (%s stream", o->source, detect_name(in->format));
-        char ids[120];
-        if (in->format == DETECT_TPIU && tpiu_other_ids(&in->tpiu.stats, ids, sizeof ids))
-            fprintf(err, ", %llu frames, but only for source IDs %s: choose one with --tpiu-id",
-                    (unsigned long long)in->tpiu.stats.frames, ids);
-        else if (in->format == DETECT_ORBFLOW && orbflow_other_tags(&in->orbflow.stats, ids, sizeof ids))
-            fprintf(err, ", %llu frames, but only for streams %s: choose one with --tpiu-id",
-                    (unsigned long long)in->orbflow.stats.frames, ids);
-        else if (in->format == DETECT_ORBFLOW)
-            fprintf(err, ", %llu frames, %llu with a bad sum, %llu with bad COBS codes",
-                    (unsigned long long)in->orbflow.stats.frames, (unsigned long long)in->orbflow.stats.bad_sums,
-                    (unsigned long long)in->orbflow.stats.bad_cobs);
-        else if (in->format == DETECT_TEXT)
-            fprintf(err, ", %llu lines, %llu malformed", (unsigned long long)in->text.stats.lines,
-                    (unsigned long long)in->text.stats.bad_lines);
-        else
-            fprintf(err, ", %llu bytes, %llu bad packets, %llu bytes skipped looking for sync",
-                    (unsigned long long)in->itm.stats.bytes, (unsigned long long)in->itm.stats.errors,
-                    (unsigned long long)in->itm.stats.hunted);
-        uint64_t first = in->format == DETECT_TEXT ? in->text.stats.first_bad : in->itm.stats.first_error;
-        if (first)
-            fprintf(err, "; first bad %s at byte offset %llu", in->format == DETECT_TEXT ? "line" : "byte",
-                    (unsigned long long)(first - 1));
-        fputs(")\n", err);
-        status = EXIT_USAGE;
+    if (prof_total(in->prof) > 0 || timed || o->interrupted)
+        return false;
+    char saw[600];
+    ingest_describe(in, saw, sizeof saw);
+    fprintf(err, "cmprof-top: no samples in '%s' (%s)\n", o->source, saw);
+    return true;
+}
+
+int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
+{
+    struct batch_options marked = *opts, *o = &marked; /* the report may be marked interrupted */
+    char msg[512], opened_with[sizeof msg];
+    struct prof *p = NULL;
+    struct ingest *in = NULL;
+    FILE *src = NULL;
+    int status = EXIT_ERROR;
+    struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
+    if (!syms) {
+        fprintf(err, "cmprof-top: %s\n", msg);
+        goto done;
     }
+    snprintf(opened_with, sizeof opened_with, "%s", sym_warning(syms));
+    if (*opened_with)
+        fprintf(err, "cmprof-top: warning: %s\n", opened_with);
+    src = strcmp(o->source, "-") == 0 ? stdin : fopen(o->source, "rb");
+    if (!src) {
+        fprintf(err, "cmprof-top: cannot open source '%s': %s\n", o->source, strerror(errno));
+        goto done;
+    }
+    p = prof_new(syms);
+    in = malloc(sizeof *in);
+    if (!p || !in) {
+        fprintf(err, "cmprof-top: out of memory\n");
+        free(in); /* (not initialised: nothing in it to free) */
+        in = NULL;
+        goto done;
+    }
+    ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
+    in->max_samples = o->max_samples;
+    status = read_source(o, src, in, err);
+    if (say_no_samples(o, in, err))
+        status = EXIT_USAGE;
     if (batch_write(o, p, in, sym_warning(syms), out, err) != 0)
         status = status ? status : EXIT_ERROR;
     batch_warnings(o, p, in, err);
@@ -151,8 +146,13 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))
         status = EXIT_SLOWER;
-    ingest_free(in);
-    free(in);
+done:
+    if (in) {
+        ingest_free(in);
+        free(in);
+    }
+    if (src && src != stdin)
+        fclose(src);
     prof_free(p);
     sym_close(syms);
     return status;

@@ -2,6 +2,8 @@
 #ifndef CMPROF_APP_BATCH_H
 #define CMPROF_APP_BATCH_H
 
+#include "exit.h"
+
 #include "../decode/detect.h"
 #include "../profile/profile.h"
 #include "../report/report.h"
@@ -29,16 +31,6 @@ struct batch_options {
     double fail_if_slower;     /* > 0: exit 3 when a row grows significantly by more than this % */
     const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
     const char *partial;       /* why the source failed before the run's end, or NULL */
-};
-
-/* Exit statuses of cmprof-top (also in --help). 128 + N: stopped by signal N (batch: the report
- * so far, marked interrupted). */
-enum batch_status {
-    EXIT_DONE = 0,       /* the report (or the live view) as asked */
-    EXIT_ERROR = 1,      /* could not run: the ELF, the source, a server out of reach, an output file */
-    EXIT_USAGE = 2,      /* a bad option or argument, or no samples in the input */
-    EXIT_SLOWER = 3,     /* --fail-if-slower: a row grew past the limit */
-    EXIT_PARTIAL = 4,    /* the source failed mid-run: the report has what came before */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

@@ -541,7 +541,7 @@ static int live_end(struct live_run *r)
     if (o->headless)
         return finish_batch(o, r->prof, r->in, sym_warning(r->syms), &end);
     if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
-        return 128 + stop_requested();
+        return EXIT_SIGNAL(stop_requested());
     return EXIT_DONE;
 }
 

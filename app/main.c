@@ -142,8 +142,10 @@ struct cli {
     const char *diff_path;
 };
 
+#define GO_ON (-1) /* a parser's answer when the run goes on; else the exit status */
+
 struct cli_opt;
-/* An option's parser: -1 to go on, else the exit status. */
+/* An option's parser: GO_ON, or the exit status. */
 typedef int (*cli_parse)(struct cli *c, const struct cli_opt *d, const char *arg);
 
 /* One option: its names, where its value goes (an offset into struct cli), and what it takes. */
@@ -170,20 +172,20 @@ static int set_true(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     (void)arg;
     *FIELD(c, d, bool) = true;
-    return -1;
+    return GO_ON;
 }
 
 static int set_false(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     (void)arg;
     *FIELD(c, d, bool) = false;
-    return -1;
+    return GO_ON;
 }
 
 static int set_text(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     *FIELD(c, d, const char *) = arg;
-    return -1;
+    return GO_ON;
 }
 
 static int set_int(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -192,7 +194,7 @@ static int set_int(struct cli *c, const struct cli_opt *d, const char *arg)
     if (!parse_count(arg, d->lo, d->hi, &v))
         return refuse(d, arg);
     *FIELD(c, d, int) = (int)v;
-    return -1;
+    return GO_ON;
 }
 
 static int set_u64(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -201,7 +203,7 @@ static int set_u64(struct cli *c, const struct cli_opt *d, const char *arg)
     if (!parse_count(arg, d->lo, d->hi, &v))
         return refuse(d, arg);
     *FIELD(c, d, uint64_t) = v;
-    return -1;
+    return GO_ON;
 }
 
 static int set_u8(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -210,7 +212,7 @@ static int set_u8(struct cli *c, const struct cli_opt *d, const char *arg)
     if (!parse_count(arg, d->lo, d->hi, &v))
         return refuse(d, arg);
     *FIELD(c, d, uint8_t) = (uint8_t)v;
-    return -1;
+    return GO_ON;
 }
 
 static int set_positive(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -219,14 +221,14 @@ static int set_positive(struct cli *c, const struct cli_opt *d, const char *arg)
     if (!parse_positive(arg, d->hi ? (double)d->hi : INFINITY, &v))
         return refuse(d, arg);
     *FIELD(c, d, double) = v;
-    return -1;
+    return GO_ON;
 }
 
 static int set_rate(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     if (strcmp(arg, "max") == 0) { /* a gdb: target halted as fast as the server answers */
         c->lo.rate = -1;            /* source.h: a negative rate is no limit */
-        return -1;
+        return GO_ON;
     }
     return set_positive(c, d, arg);
 }
@@ -240,7 +242,7 @@ static int add_budget(struct cli *c, const struct cli_opt *d, const char *arg)
     if (!budget_ok(arg)) /* refused in every mode, not only where budgets are shown */
         return refuse(d, arg);
     c->lo.budgets[c->lo.n_budgets++] = arg;
-    return -1;
+    return GO_ON;
 }
 
 static int set_output(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -252,7 +254,7 @@ static int set_output(struct cli *c, const struct cli_opt *d, const char *arg)
         return EXIT_USAGE;
     }
     c->lo.batch.output = (enum report_format)k;
-    return -1;
+    return GO_ON;
 }
 
 static int set_group(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -261,7 +263,7 @@ static int set_group(struct cli *c, const struct cli_opt *d, const char *arg)
     for (int k = PROF_BY_FUNCTION; k <= PROF_BY_TASK; k++)
         if (strcmp(arg, report_group_name((enum prof_group)k)) == 0) {
             c->lo.batch.by = (enum prof_group)k;
-            return -1;
+            return GO_ON;
         }
     fprintf(stderr, "cmprof-top: unknown grouping '%s' (function, line, file, task)\n", arg);
     return EXIT_USAGE;
@@ -276,7 +278,7 @@ static int set_format(struct cli *c, const struct cli_opt *d, const char *arg)
         return EXIT_USAGE;
     }
     c->lo.batch.format = (enum detect_format)k;
-    return -1;
+    return GO_ON;
 }
 
 /* Checked now: a snapshot that cannot be written is found out at key o, too late. */
@@ -290,7 +292,7 @@ static int set_save_dir(struct cli *c, const struct cli_opt *d, const char *arg)
         return EXIT_USAGE;
     }
     c->lo.save_dir = arg;
-    return -1;
+    return GO_ON;
 }
 
 static int list_ports(struct cli *c, const struct cli_opt *d, const char *arg)
@@ -356,7 +358,7 @@ static const struct cli_opt options[] = {
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
-/* The options into c, by getopt_long from the table above: -1 to go on, else the exit status. */
+/* The options into c, by getopt_long from the table above: GO_ON, or the exit status. */
 static int parse_options(int argc, char **argv, struct cli *c)
 {
     struct option longopts[N_OPTIONS + 1] = {{0}};
@@ -383,14 +385,14 @@ static int parse_options(int argc, char **argv, struct cli *c)
             return EXIT_USAGE;
         }
         int status = options[i].parse(c, &options[i], optarg);
-        if (status >= 0)
+        if (status != GO_ON)
             return status;
     }
-    return -1;
+    return GO_ON;
 }
 
 /* The options that only make sense together, the source's kind, and --diff's baseline read:
- * -1 to go on, else the exit status. */
+ * GO_ON, or the exit status. */
 static int check_options(struct cli *c, int argc, char **argv)
 {
     struct live_options *lo = &c->lo;
@@ -440,7 +442,7 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
         return EXIT_USAGE;
     }
-    return -1;
+    return GO_ON;
 }
 
 int main(int argc, char **argv)
@@ -454,7 +456,7 @@ int main(int argc, char **argv)
                                      .inline_frames = true},
                            .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1, .stack_depth = -1}};
     int status = parse_options(argc, argv, &c);
-    if (status >= 0)
+    if (status != GO_ON)
         return status;
     struct batch_options *o = &c.lo.batch;
     if (c.resolve) {
@@ -464,7 +466,7 @@ int main(int argc, char **argv)
         }
         return resolve_main(argv[optind], o->demangle, argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
     }
-    if ((status = check_options(&c, argc, argv)) >= 0)
+    if ((status = check_options(&c, argc, argv)) != GO_ON)
         return status;
     if (!c.batch)
         return live_main(&c.lo);

@@ -1,6 +1,8 @@
 /* cmprof-top --resolve: addr2line -a -f -i, from our own symbol tables. */
 #include "resolve.h"
 
+#include "exit.h"
+
 #include "../decode/hex.h"
 #include "../symbols/symbols.h"
 
@@ -534,7 +536,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
         free(s.b[0]);
         free(s.b[1]);
         fprintf(err, "cmprof-top: out of memory for the input\n");
-        return 1;
+        return EXIT_ERROR;
     }
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.changed, NULL);
@@ -626,7 +628,7 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
     if (!t) {
         fprintf(err, "cmprof-top: %s\n", msg);
-        return 1;
+        return EXIT_ERROR;
     }
     warned = false;
     struct answer_lists lists = {0};

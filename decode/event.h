@@ -61,6 +61,14 @@ struct ev {
     uint64_t offset;  /* byte offset in the decoder's input where the event's packet or line began */
 };
 
+/* One of a decoder's counters, as the reports name it. Each decoder lists its own (x_counters)
+ * and says in a few words what it saw (x_describe), so that no report knows their fields. */
+struct dec_counter {
+    const char *name;
+    uint64_t value;
+};
+#define DEC_COUNTERS_MAX 8 /* the most one decoder lists */
+
 struct ev_sink {
     void (*event)(void *ctx, const struct ev *ev);
     void *ctx;

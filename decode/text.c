@@ -4,6 +4,7 @@
 
 #include "hex.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -913,4 +914,22 @@ void text_finish(struct text_decoder *d, const struct ev_sink *sink)
     d->line_len = 0;
     d->line_too_long = false;
     close_block(d, sink);
+}
+
+size_t text_counters(const struct text_stats *st, struct dec_counter *out)
+{
+    const struct dec_counter c[] = {
+        {"text_bad_lines", st->bad_lines},     {"text_long_lines", st->long_lines},
+        {"text_tag_mismatch", st->tag_mismatch}, {"text_orphan_lines", st->orphan_lines},
+        {"text_bad_checks", st->bad_checks},   {"text_glued", st->glued},
+        {"hist_out", st->hist_out},            {"log_lines", st->log_lines},
+    };
+    memcpy(out, c, sizeof c);
+    return sizeof c / sizeof c[0];
+}
+
+void text_describe(const struct text_stats *st, char *buf, size_t len)
+{
+    snprintf(buf, len, "%llu lines, %llu malformed", (unsigned long long)st->lines,
+             (unsigned long long)st->bad_lines);
 }

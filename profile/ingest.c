@@ -355,3 +355,30 @@ double ingest_section_ipc(const struct ingest *in, const struct ingest_section *
             return (double)s->ev[k].sum / (double)s->sum;
     return -1;
 }
+
+size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_COUNTERS])
+{
+    size_t n = 0;
+    out[n++] = (struct dec_counter){"bytes", in->bytes};
+    n += text_counters(&in->text.stats, out + n);
+    n += itm_counters(&in->itm.stats, out + n);
+    n += tpiu_counters(&in->tpiu.stats, out + n);
+    n += orbflow_counters(&in->orbflow.stats, out + n);
+    return n;
+}
+
+void ingest_describe(const struct ingest *in, char *buf, size_t len)
+{
+    char saw[300];
+    if (in->format == DETECT_TEXT)
+        text_describe(&in->text.stats, saw, sizeof saw);
+    else if (in->format == DETECT_ORBFLOW)
+        orbflow_describe(&in->orbflow.stats, saw, sizeof saw);
+    else if (in->format != DETECT_TPIU || !tpiu_describe(&in->tpiu.stats, saw, sizeof saw))
+        itm_describe(&in->itm.stats, saw, sizeof saw); /* (TPIU frames with ITM in them: the ITM's) */
+    int n = snprintf(buf, len, "%s stream, %s", detect_name(in->format), saw);
+    uint64_t first = in->format == DETECT_TEXT ? in->text.stats.first_bad : in->itm.stats.first_error;
+    if (first && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; first bad %s at byte offset %llu",
+                 in->format == DETECT_TEXT ? "line" : "byte", (unsigned long long)(first - 1));
+}

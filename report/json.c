@@ -9,26 +9,15 @@ static void json_field(FILE *out, const char *key, const char *value)
     fputs(",\n", out);
 }
 
+/* Every decoder's counters, named by the decoders. */
 static void decoder(const struct ingest *in, FILE *out)
 {
-    fprintf(out,
-            "  \"decoder\": {\"bytes\": %llu, \"text_bad_lines\": %llu, \"text_long_lines\": %llu, "
-            "\"text_tag_mismatch\": %llu, \"text_orphan_lines\": %llu, \"text_bad_checks\": %llu, \"text_glued\": %llu, \"hist_out\": %llu, \"log_lines\": %llu, "
-            "\"itm_packets\": %llu, \"itm_errors\": %llu, \"itm_overflows\": %llu, \"itm_syncs\": %llu, "
-            "\"itm_hunted\": %llu, \"tpiu_frames\": %llu, \"tpiu_unsynced\": %llu, \"orbflow_frames\": %llu, "
-            "\"orbflow_bad\": %llu},\n",
-            (unsigned long long)in->bytes,
-            (unsigned long long)in->text.stats.bad_lines, (unsigned long long)in->text.stats.long_lines,
-            (unsigned long long)in->text.stats.tag_mismatch, (unsigned long long)in->text.stats.orphan_lines,
-            (unsigned long long)in->text.stats.bad_checks, (unsigned long long)in->text.stats.glued,
-            (unsigned long long)in->text.stats.hist_out,
-            (unsigned long long)in->text.stats.log_lines, (unsigned long long)in->itm.stats.packets,
-            (unsigned long long)in->itm.stats.errors, (unsigned long long)in->itm.stats.overflows,
-            (unsigned long long)in->itm.stats.syncs, (unsigned long long)in->itm.stats.hunted,
-            (unsigned long long)in->tpiu.stats.frames, (unsigned long long)in->tpiu.stats.unsynced,
-            (unsigned long long)in->orbflow.stats.frames,
-            (unsigned long long)(in->orbflow.stats.bad_sums + in->orbflow.stats.bad_cobs +
-                                 in->orbflow.stats.too_long));
+    struct dec_counter c[INGEST_COUNTERS];
+    size_t n = ingest_counters(in, c);
+    fputs("  \"decoder\": {", out);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s\"%s\": %llu", i ? ", " : "", c[i].name, (unsigned long long)c[i].value);
+    fputs("},\n", out);
 }
 
 /* How the run went: stopped early, the profiler's own share, what halting cost, what was lost. */
