@@ -207,8 +207,8 @@ static void line_sect(struct text_decoder *d, const char *s, const char *end, co
         bad(d);
         return;
     }
-    struct ev e = {.type = EV_SECTION, .index = (uint32_t)idx, .count = n, .value = cur, .min = mn, .max = mx,
-                   .sum = sum, .offset = d->line_offset};
+    struct ev e = {.type = EV_SECTION, .index = (uint32_t)idx, .run = {cur, n, mn, mx, sum},
+                   .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 
@@ -225,7 +225,7 @@ static void line_sectev(struct text_decoder *d, const char *s, const char *end, 
         return;
     }
     struct ev e = {.type = EV_SECTION_EVENT, .index = (uint32_t)idx, .kind = (uint32_t)k, .tag = (uint32_t)ev,
-                   .value = cur, .min = mn, .max = mx, .sum = sum, .offset = d->line_offset};
+                   .run = {.current = cur, .min = mn, .max = mx, .sum = sum}, .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 
@@ -502,8 +502,10 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
                 ev_emit(sink, &target);
                 break;
             }
-        struct ev e = {.type = EV_STREAM_INFO, .value = clk, .min = tclk, .count = period, .size = (uint32_t)jitter,
-                       .addr = (uint32_t)base, .max = sclk, .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
+        struct ev e = {.type = EV_STREAM_INFO,
+                       .info = {.clock_hz = clk, .period = period, .timer_hz = tclk, .section_hz = sclk,
+                                .jitter = (uint32_t)jitter, .code_base = (uint32_t)base},
+                       .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
         ev_emit(sink, &e);
     } else if (starts(s, len, "@hist ")) {
         uint64_t base = 0, shift = 0, bins = 0;
