@@ -29,7 +29,7 @@ TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
 SYM_SRC := symbols/table.c symbols/elf.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
 HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/resolve.c app/live.c app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
-            decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
+            decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
 REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
 HOST_SRC += $(REPORT_SRC)
@@ -89,14 +89,14 @@ DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) te
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
 SRC_test_section := firmware/cmprof_section.c $(FAKE)
 SRC_test_itm := decode/itm.c
-SRC_test_text := decode/text.c
+SRC_test_text := decode/text.c decode/stream.c decode/textline.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c decode/orbflow.c
-SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c $(FAKE) \
+SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
-SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c $(FAKE) \
+SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo
@@ -104,20 +104,20 @@ MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
                         -DCMPROF_HIST_BASE=0x08000000u
-SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
+SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 SRC_test_pcindex := profile/pcindex.c
 SRC_test_hex :=
 SRC_test_aranges := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_sort := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_unwind := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
 SRC_test_baseline := report/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_hugeheap := app/hugeheap.c -D_GNU_SOURCE -pthread
 SRC_test_codemap := profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_profile := profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
+SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c decode/stream.c decode/textline.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
@@ -155,8 +155,8 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_UNREPLAYED := elf
 FUZZ_REPLAYED := $(filter-out $(FUZZ_UNREPLAYED),$(FUZZ_TARGETS))
 REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c $(REPORT_SRC) profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
-                 decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-REPLAY_text := fuzz/fuzz_text.c decode/text.c
+                 decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+REPLAY_text := fuzz/fuzz_text.c decode/text.c decode/stream.c decode/textline.c
 REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c
 REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm
