@@ -18,9 +18,9 @@ NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 # The tool takes these libraries from their archives when all are installed (Debian's -dev packages
-# ship them): with no shared library to load but libc, a process starts 0.3-0.5 ms sooner, about an
-# eighth of what `--resolve` pays on the bench's big ELF before its first lookup. STATIC_LIBS=no,
-# or a missing archive, links the shared ones.
+# ship them): with no shared library to load but libc, a process starts sooner, which counts in
+# `--resolve`'s time before its first lookup (make bench). STATIC_LIBS=no, or a missing archive,
+# links the shared ones.
 TOOL_ARCHIVES := libdwarf.a libelf.a libserialport.a libncursesw.a libtinfo.a libz.a
 MISSING_ARCHIVES = $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),,$(a)))
 HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)

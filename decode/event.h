@@ -103,8 +103,8 @@ struct byte_sink {
 };
 
 /* A zeroed event of this type. Emitters in hot loops start from this rather than from an
- * initialiser: compilers zero a struct this size with `rep stos`, whose start-up cost was a fifth
- * of the ITM decoder's time; a copy of a zero template becomes a few vector stores. */
+ * initialiser: compilers zero a struct this size with `rep stos`, whose start-up cost shows in a
+ * decoder's time per packet; a copy of a zero template becomes a few vector stores. */
 static inline struct ev ev_blank(enum ev_type type)
 {
     static const struct ev blank;

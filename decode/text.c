@@ -26,7 +26,6 @@ void text_free(struct text_decoder *d)
     d->n_pcs = d->n_tags = d->cap_pcs = d->cap_tags = 0;
 }
 
-
 #define ONES SWAR_ONES
 #define HIGHS SWAR_HIGHS
 

@@ -59,10 +59,11 @@ void textline_section_event(struct text_decoder *d, const char *s, const char *e
 {
     uint64_t idx, k, ev, cur, mn, mx, sum;
     const char *p = s + strlen("sectev ");
-    if (!textline_uint(&p, end, "", &idx, 10) || !textline_uint(&p, end, "", &k, 10) || !textline_uint(&p, end, "ev=", &ev, 10) ||
-        !textline_uint(&p, end, "cur=", &cur, 10) || !textline_uint(&p, end, "min=", &mn, 10) ||
-        !textline_uint(&p, end, "max=", &mx, 10) || !textline_uint(&p, end, "sum=", &sum, 10) || p != end ||
-        idx > UINT32_MAX || k > UINT32_MAX || ev > UINT32_MAX) {
+    if (!textline_uint(&p, end, "", &idx, 10) || !textline_uint(&p, end, "", &k, 10) ||
+        !textline_uint(&p, end, "ev=", &ev, 10) || !textline_uint(&p, end, "cur=", &cur, 10) ||
+        !textline_uint(&p, end, "min=", &mn, 10) || !textline_uint(&p, end, "max=", &mx, 10) ||
+        !textline_uint(&p, end, "sum=", &sum, 10) || p != end || idx > UINT32_MAX || k > UINT32_MAX ||
+        ev > UINT32_MAX) {
         textline_bad(d);
         return;
     }

@@ -2,7 +2,6 @@
  * tagged samples by task record, call stacks, sleep, and histogram buckets. */
 #include "prof_int.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 

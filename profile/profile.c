@@ -78,7 +78,6 @@ void prof_free(struct prof *p)
     free(p);
 }
 
-
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
 {
     p->stream_id_len = len < sizeof p->stream_id ? len : sizeof p->stream_id;
@@ -142,7 +141,6 @@ uint64_t prof_sleep(const struct prof *p)
 {
     return p->sleep;
 }
-
 
 struct sym_table *prof_symbols(const struct prof *p)
 {

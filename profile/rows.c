@@ -33,6 +33,11 @@ const char *prof_group_name(const struct prof *p, const struct group *g)
     return g->name_off ? p->names + g->name_off - 1 : (g->row.name ? g->row.name : "??");
 }
 
+static size_t group_hash(const void *a, uint64_t b)
+{
+    return prof_hash_key((uint32_t)(uintptr_t)a ^ (uint32_t)((uintptr_t)a >> 32), (uint32_t)b, true);
+}
+
 struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
 {
     if (p->n_groups * 2 >= p->gcap) {
@@ -43,8 +48,7 @@ struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
         for (size_t i = 0; i < cap; i++)
             idx[i] = SIZE_MAX;
         for (size_t g = 0; g < p->n_groups; g++) {
-            size_t j = prof_hash_key((uint32_t)(uintptr_t)p->groups[g].key_a ^ (uint32_t)((uintptr_t)p->groups[g].key_a >> 32),
-                                (uint32_t)p->groups[g].key_b, true) & (cap - 1);
+            size_t j = group_hash(p->groups[g].key_a, p->groups[g].key_b) & (cap - 1);
             while (idx[j] != SIZE_MAX)
                 j = (j + 1) & (cap - 1);
             idx[j] = g;
@@ -53,7 +57,7 @@ struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
         p->gindex = idx;
         p->gcap = cap;
     }
-    size_t j = prof_hash_key((uint32_t)(uintptr_t)a ^ (uint32_t)((uintptr_t)a >> 32), (uint32_t)b, true) & (p->gcap - 1);
+    size_t j = group_hash(a, b) & (p->gcap - 1);
     while (p->gindex[j] != SIZE_MAX) {
         struct group *g = &p->groups[p->gindex[j]];
         if (g->key_a == a && g->key_b == b)

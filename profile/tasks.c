@@ -84,7 +84,6 @@ void prof_task_table_full(struct prof *p, uint64_t slots)
     p->table_full = slots ? slots : 1;
 }
 
-
 const struct task *prof_task_of(const struct prof *p, const struct entry *e)
 {
     return e->task ? &p->tasks[e->task - 1] : NULL;

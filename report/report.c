@@ -75,7 +75,8 @@ int report_regressions(const struct report_options *o, struct prof *p, double pe
         /* growth relative to the baseline's share; a row the baseline lacks grew without bound */
         double growth = d.base_share > 0 ? d.delta / d.base_share : (d.delta > 0 ? INFINITY : 0);
         if (d.significant && d.delta > 0 && growth > percent / 100.0) {
-            fprintf(err, "cmprof-top: %s grew from %.2f %% to %.2f %% (+%.0f %%, z = %.1f): more than --fail-if-slower %g\n",
+            fprintf(err,
+                    "cmprof-top: %s grew from %.2f %% to %.2f %% (+%.0f %%, z = %.1f): more than --fail-if-slower %g\n",
                     emit_row_name(o, p, &rows[i]), 100.0 * d.base_share, 100.0 * rows[i].share,
                     isinf(growth) ? 100.0 : 100.0 * growth, d.z, percent);
             worse++;
