@@ -154,12 +154,13 @@ struct cli_opt {
     char letter;          /* its short form, or 0 */
     bool arg;             /* takes a value */
     cli_parse parse;
-    size_t at;
+    size_t at, width;     /* (width: a count's field, 1, sizeof(int) or 8 bytes) */
     unsigned long long lo, hi; /* a count's range; a number's maximum is hi */
     const char *takes;    /* said when the value is refused: "--name takes <takes>, not 'value'" */
 };
 
 #define AT(field) offsetof(struct cli, field)
+#define COUNT_AT(field) .at = AT(field), .width = sizeof(((struct cli *)0)->field)
 #define FIELD(c, d, type) ((type *)((char *)(c) + (d)->at))
 
 static int refuse(const struct cli_opt *d, const char *arg)
@@ -188,30 +189,18 @@ static int set_text(struct cli *c, const struct cli_opt *d, const char *arg)
     return GO_ON;
 }
 
-static int set_int(struct cli *c, const struct cli_opt *d, const char *arg)
+/* A count into an int, a uint64_t or a uint8_t field, by the field's width. */
+static int set_count(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     unsigned long long v;
     if (!parse_count(arg, d->lo, d->hi, &v))
         return refuse(d, arg);
-    *FIELD(c, d, int) = (int)v;
-    return GO_ON;
-}
-
-static int set_u64(struct cli *c, const struct cli_opt *d, const char *arg)
-{
-    unsigned long long v;
-    if (!parse_count(arg, d->lo, d->hi, &v))
-        return refuse(d, arg);
-    *FIELD(c, d, uint64_t) = v;
-    return GO_ON;
-}
-
-static int set_u8(struct cli *c, const struct cli_opt *d, const char *arg)
-{
-    unsigned long long v;
-    if (!parse_count(arg, d->lo, d->hi, &v))
-        return refuse(d, arg);
-    *FIELD(c, d, uint8_t) = (uint8_t)v;
+    if (d->width == sizeof(uint8_t))
+        *FIELD(c, d, uint8_t) = (uint8_t)v;
+    else if (d->width == sizeof(int))
+        *FIELD(c, d, int) = (int)v;
+    else
+        *FIELD(c, d, uint64_t) = v;
     return GO_ON;
 }
 
@@ -329,11 +318,11 @@ static const struct cli_opt options[] = {
     {"fold-overhead", .parse = set_true, .at = AT(lo.batch.fold_overhead)},
     {"demangle", .letter = 'C', .parse = set_true, .at = AT(lo.batch.demangle)},
     {"format", .letter = 'f', .arg = true, .parse = set_format},
-    {"tpiu-id", .arg = true, .parse = set_u8, .at = AT(lo.batch.tpiu_id), .lo = 1, .hi = 0x6F, .takes = "1..111"},
+    {"tpiu-id", .arg = true, .parse = set_count, COUNT_AT(lo.batch.tpiu_id), .lo = 1, .hi = 0x6F, .takes = "1..111"},
     {"wait-sync", .parse = set_true, .at = AT(lo.batch.wait_sync)},
-    {"samples", .arg = true, .parse = set_u64, .at = AT(lo.batch.max_samples), .lo = 1, .hi = MAX_SAMPLES,
+    {"samples", .arg = true, .parse = set_count, COUNT_AT(lo.batch.max_samples), .lo = 1, .hi = MAX_SAMPLES,
      .takes = "a number from 1 to 9007199254740992"},
-    {"baud", .letter = 'b', .arg = true, .parse = set_int, .at = AT(lo.baud), .lo = 1, .hi = 100000000,
+    {"baud", .letter = 'b', .arg = true, .parse = set_count, COUNT_AT(lo.baud), .lo = 1, .hi = 100000000,
      .takes = "a number from 1 to 100000000"},
     {"rate", .arg = true, .parse = set_rate, .at = AT(lo.rate), .takes = "a positive number or 'max'"},
     {"duration", .arg = true, .parse = set_positive, .at = AT(lo.duration), .takes = "a positive number"},
@@ -347,9 +336,9 @@ static const struct cli_opt options[] = {
     {"source-dir", .arg = true, .parse = set_text, .at = AT(lo.source_dir)},
     {"no-color", .parse = set_false, .at = AT(lo.color)},
     {"task-var", .arg = true, .parse = set_text, .at = AT(lo.task_var)},
-    {"task-name-offset", .arg = true, .parse = set_int, .at = AT(lo.task_name_offset), .hi = 4096,
+    {"task-name-offset", .arg = true, .parse = set_count, COUNT_AT(lo.task_name_offset), .hi = 4096,
      .takes = "a number from 0 to 4096"},
-    {"stack-depth", .arg = true, .parse = set_int, .at = AT(lo.stack_depth), .hi = GDB_STACK_DEPTH_MAX,
+    {"stack-depth", .arg = true, .parse = set_count, COUNT_AT(lo.stack_depth), .hi = GDB_STACK_DEPTH_MAX,
      .takes = "a number from 0 to " TEXT(GDB_STACK_DEPTH_MAX) " (the most callers kept)"},
     {"diff", .arg = true, .parse = set_text, .at = AT(diff_path)},
     {"record", .arg = true, .parse = set_text, .at = AT(lo.record)},

@@ -64,7 +64,7 @@ static size_t parse_hex_words(const char *s, size_t len, unsigned max_digits, ui
         uint32_t v = 0;
         unsigned digits = 0;
         while (i < len && s[i] != ' ') {
-            int h = textline_hexval(s[i++]);
+            int h = hex_digit_value(s[i++]);
             if (h < 0 || ++digits > max_digits)
                 return 0;
             v = v << 4 | (uint32_t)h;

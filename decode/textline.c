@@ -1,6 +1,8 @@
 /* What a dump line and a stream line share (textline.h). */
 #include "textline.h"
 
+#include "hex.h"
+
 #include <string.h>
 
 bool textline_uint(const char **p, const char *end, const char *key, uint64_t *out, int base)
@@ -12,7 +14,7 @@ bool textline_uint(const char **p, const char *end, const char *key, uint64_t *o
     uint64_t v = 0;
     int digits = 0;
     while (s < end && *s != ' ') {
-        int h = textline_hexval(*s);
+        int h = hex_digit_value(*s);
         if (h < 0 || h >= base || ++digits > 20)
             return false;
         v = v * (uint64_t)base + (uint64_t)h;

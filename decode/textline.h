@@ -9,17 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-static inline int textline_hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* At *p: key, then a number in base (up to 20 digits) ending at a blank or end; *p moves past
  * it and its blanks. False when malformed. */
 bool textline_uint(const char **p, const char *end, const char *key, uint64_t *out, int base);

@@ -506,16 +506,22 @@ static void got_scan(struct gdb_sampler *g, const char *d, size_t len, double no
     request(g, G_ATTACH, "vAttach;1", now);
 }
 
+/* A stop reply was due: true when it came, else the sampler fails, quoting what came instead. */
+static bool stopped(struct gdb_sampler *g, const char *d, const char *before, const char *after)
+{
+    if (is_stop_reply(d))
+        return true;
+    char m[200];
+    snprintf(m, sizeof m, "%s'%.40s'%s", before, d, after);
+    fail(g, m);
+    return false;
+}
+
 static void got_attach(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     (void)len;
-    if (!is_stop_reply(d)) {
-        char m[200];
-        snprintf(m, sizeof m, "the probe found no target to attach to ('%.40s')", d);
-        fail(g, m);
-        return;
-    }
-    describe_target(g, now);
+    if (stopped(g, d, "the probe found no target to attach to (", ")"))
+        describe_target(g, now);
 }
 
 /* A piece of the target description: the rest of this annex, the next annex, or the registers. */
@@ -542,13 +548,8 @@ static void got_xml(struct gdb_sampler *g, const char *d, size_t len, double now
 static void got_query(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     (void)len;
-    if (!is_stop_reply(d)) {
-        char m[200];
-        snprintf(m, sizeof m, "unexpected answer to '?': '%.40s'", d);
-        fail(g, m);
-        return;
-    }
-    request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
+    if (stopped(g, d, "unexpected answer to '?': ", ""))
+        request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
 }
 
 static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double now)
@@ -563,12 +564,9 @@ static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double
 static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     (void)len;
-    char m[200];
-    if (!is_stop_reply(d)) {
-        snprintf(m, sizeof m, "unexpected answer to the interrupt: '%.40s'", d);
-        fail(g, m);
+    if (!stopped(g, d, "unexpected answer to the interrupt: ", ""))
         return;
-    }
+    char m[40];
     snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
     request(g, G_READING, m, now);
 }
