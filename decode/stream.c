@@ -308,10 +308,23 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
     ev_emit(sink, &e);
 }
 
+/* "@lost N", "@full tasks=N": one count, as the event's count. */
+static void control_count(struct text_decoder *d, const char *p, const char *end, const char *key, enum ev_type type,
+                          const struct ev_sink *sink)
+{
+    uint64_t n;
+    if (!textline_uint(&p, end, key, &n, 10) || p != end) {
+        textline_bad(d);
+        return;
+    }
+    struct ev e = {.type = type, .count = n, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
 static void stream_control(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     const char *end = s + len;
-    uint64_t v, w;
+    uint64_t v;
     const char *p;
     if (textline_starts(s, len, "@cmprof "))
         control_announce(d, s, len, sink);
@@ -333,21 +346,9 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
     } else if (textline_starts(s, len, "@sectev ")) {
         textline_section_event(d, s + 1, end, sink);
     } else if (textline_starts(s, len, "@lost ")) {
-        p = s + 6;
-        if (!textline_uint(&p, end, "", &w, 10) || p != end) {
-            textline_bad(d);
-            return;
-        }
-        struct ev e = {.type = EV_LOST, .count = w, .offset = d->line_offset};
-        ev_emit(sink, &e);
+        control_count(d, s + 6, end, "", EV_LOST, sink);
     } else if (textline_starts(s, len, "@full ")) {
-        p = s + 6;
-        if (!textline_uint(&p, end, "tasks=", &w, 10) || p != end) {
-            textline_bad(d);
-            return;
-        }
-        struct ev e = {.type = EV_TABLE_FULL, .count = w, .offset = d->line_offset};
-        ev_emit(sink, &e);
+        control_count(d, s + 6, end, "tasks=", EV_TABLE_FULL, sink);
     } else {
         textline_bad(d);
     }
