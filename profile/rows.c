@@ -116,6 +116,108 @@ size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const s
     return prof_rows_of(p, by, inline_frames, NULL, rows);
 }
 
+/* What a new row shows: its name (may point into the caller's buffer), file and line. */
+struct row_label {
+    const char *name, *file;
+    uint32_t line;
+};
+
+/* The row a sample falls in when grouped `by` (fr: its frame in the function looked at, or its
+ * innermost or outermost one), made when new; NULL when out of memory. */
+static struct group *group_of(struct prof *p, const struct entry *e, const struct sym_location *loc,
+                              const struct sym_frame *fr, enum prof_group by, char *buf, size_t len,
+                              struct row_label *l)
+{
+    struct group *g = NULL;
+    if (p->fold_overhead && (by == PROF_BY_FUNCTION || by == PROF_BY_LINE) && prof_in_profiler(loc)) {
+        g = prof_group_for(p, (const void *)(uintptr_t)4, 0);
+        l->name = PROF_OVERHEAD_ROW;
+    }
+    switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
+    case PROF_BY_FUNCTION:
+        if (fr && strcmp(fr->function, "??") != 0) {
+            g = prof_group_for(p, fr->function, 0);
+            l->name = fr->function;
+            l->file = fr->file;
+            if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
+                g->row.inlined = true;
+        } else {
+            g = prof_group_for(p, NULL, e->pc); /* unknown: one row per address */
+            snprintf(buf, len, "0x%08x", e->pc);
+            l->name = buf;
+        }
+        break;
+    case PROF_BY_LINE: {
+        /* the line in the function the row is named for: innermost, or the call site in the
+         * containing function */
+        const struct sym_frame *lf = fr;
+        if (lf && strcmp(lf->file, "??") != 0) {
+            g = prof_group_for(p, lf->file, lf->line);
+            snprintf(buf, len, "%s:%u", strrchr(lf->file, '/') ? strrchr(lf->file, '/') + 1 : lf->file,
+                     lf->line);
+            l->name = buf;
+            l->file = lf->file;
+            l->line = lf->line;
+        } else {
+            g = prof_group_for(p, NULL, e->pc);
+            snprintf(buf, len, "0x%08x", e->pc);
+            l->name = buf;
+        }
+        break;
+    }
+    case PROF_BY_FILE:
+        if (fr && strcmp(fr->file, "??") != 0) {
+            g = prof_group_for(p, fr->file, 0);
+            l->name = fr->file;
+            l->file = fr->file;
+        } else {
+            g = prof_group_for(p, NULL, 0);
+            l->name = "(unknown file)";
+        }
+        break;
+    case PROF_BY_ADDRESS:
+        g = prof_group_for(p, NULL, e->pc);
+        snprintf(buf, len, "0x%08x", e->pc);
+        l->name = buf;
+        if (fr) {
+            l->file = fr->file;
+            l->line = fr->line;
+        }
+        break;
+    case PROF_BY_TASK:
+        g = task_group(p, e);
+        l->name = prof_task_label(p, e, buf, len);
+        break;
+    default: /* the folded overhead row, chosen above */
+        break;
+    }
+    return g;
+}
+
+/* The groups as rows, with their shares and intervals, most samples first; 0 when out of memory. */
+static size_t final_rows(struct prof *p)
+{
+    if (p->n_groups > p->cap_rows) {
+        struct prof_row *r = realloc(p->rows, p->n_groups * sizeof *r);
+        if (!r)
+            return 0;
+        p->rows = r;
+        p->cap_rows = p->n_groups;
+    }
+    const double total = prof_total(p);
+    for (size_t g = 0; g < p->n_groups; g++) {
+        struct prof_row *r = &p->rows[g];
+        *r = p->groups[g].row;
+        r->name = prof_group_name(p, &p->groups[g]);
+        r->share = total > 0 ? r->samples / total : 0;
+        prof_wilson95(r->share, total, &r->lo95, &r->hi95);
+        r->ci95 = (r->hi95 - r->lo95) / 2.0;
+    }
+    if (p->n_groups)
+        qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
+    return p->n_groups;
+}
+
 size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
                     const struct prof_row **rows)
 {
@@ -138,104 +240,26 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             fr = inline_frames ? sym_frame_at(loc, 0) : sym_frame_at(loc, loc->n_frames - 1);
         if (function && !fr)
             continue;
-        struct group *g = NULL;
-        const char *name = NULL, *file = NULL;
-        uint32_t line = 0;
-        if (p->fold_overhead && (by == PROF_BY_FUNCTION || by == PROF_BY_LINE) && prof_in_profiler(loc)) {
-            g = prof_group_for(p, (const void *)(uintptr_t)4, 0);
-            name = PROF_OVERHEAD_ROW;
-        }
-        switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
-        case PROF_BY_FUNCTION:
-            if (fr && strcmp(fr->function, "??") != 0) {
-                g = prof_group_for(p, fr->function, 0);
-                name = fr->function;
-                file = fr->file;
-                if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
-                    g->row.inlined = true;
-            } else {
-                g = prof_group_for(p, NULL, e->pc); /* unknown: one row per address */
-                snprintf(buf, sizeof buf, "0x%08x", e->pc);
-                name = buf;
-            }
-            break;
-        case PROF_BY_LINE: {
-            /* the line in the function the row is named for: innermost, or the call site in the
-             * containing function */
-            const struct sym_frame *lf = fr;
-            if (lf && strcmp(lf->file, "??") != 0) {
-                g = prof_group_for(p, lf->file, lf->line);
-                snprintf(buf, sizeof buf, "%s:%u", strrchr(lf->file, '/') ? strrchr(lf->file, '/') + 1 : lf->file,
-                         lf->line);
-                name = buf;
-                file = lf->file;
-                line = lf->line;
-            } else {
-                g = prof_group_for(p, NULL, e->pc);
-                snprintf(buf, sizeof buf, "0x%08x", e->pc);
-                name = buf;
-            }
-            break;
-        }
-        case PROF_BY_FILE:
-            if (fr && strcmp(fr->file, "??") != 0) {
-                g = prof_group_for(p, fr->file, 0);
-                name = fr->file;
-                file = fr->file;
-            } else {
-                g = prof_group_for(p, NULL, 0);
-                name = "(unknown file)";
-            }
-            break;
-        case PROF_BY_ADDRESS:
-            g = prof_group_for(p, NULL, e->pc);
-            snprintf(buf, sizeof buf, "0x%08x", e->pc);
-            name = buf;
-            if (fr) {
-                file = fr->file;
-                line = fr->line;
-            }
-            break;
-        case PROF_BY_TASK:
-            g = task_group(p, e);
-            name = prof_task_label(p, e, buf, sizeof buf);
-            break;
-        default: /* the folded overhead row, chosen above */
-            break;
-        }
+        struct row_label l = {0};
+        struct group *g = group_of(p, e, loc, fr, by, buf, sizeof buf, &l);
         if (!g)
             continue;
         if (g->row.samples == 0 && !g->row.name && !g->name_off) {
-            if (name == buf || by == PROF_BY_TASK)
-                g->name_off = prof_keep_name(p, name);
+            if (l.name == buf || by == PROF_BY_TASK)
+                g->name_off = prof_keep_name(p, l.name);
             else
-                g->row.name = name;
-            g->row.file = file;
-            g->row.line = line;
+                g->row.name = l.name;
+            g->row.file = l.file;
+            g->row.line = l.line;
         }
         g->row.samples += e->count;
         g->row.approximate |= e->approximate;
     }
-    if (p->n_groups > p->cap_rows) {
-        struct prof_row *r = realloc(p->rows, p->n_groups * sizeof *r);
-        if (!r)
-            return 0;
-        p->rows = r;
-        p->cap_rows = p->n_groups;
-    }
-    const double total = prof_total(p);
-    for (size_t g = 0; g < p->n_groups; g++) {
-        struct prof_row *r = &p->rows[g];
-        *r = p->groups[g].row;
-        r->name = prof_group_name(p, &p->groups[g]);
-        r->share = total > 0 ? r->samples / total : 0;
-        prof_wilson95(r->share, total, &r->lo95, &r->hi95);
-        r->ci95 = (r->hi95 - r->lo95) / 2.0;
-    }
-    if (p->n_groups)
-        qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
+    size_t n = final_rows(p);
+    if (p->n_groups && !n)
+        return 0; /* out of memory */
     *rows = p->rows;
-    return p->n_groups;
+    return n;
 }
 
 uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line)
