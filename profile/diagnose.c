@@ -5,6 +5,7 @@
 #include "../decode/event.h"
 #include "../symbols/codemap.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,66 +234,82 @@ static void unnamed_cause(const struct prof *p, const struct unnamed *u, char *b
                  "tasks, or the capture began after their names");
 }
 
-size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
+/* The diagnostics found so far, up to max. */
+struct diags {
+    struct prof_diag *out;
+    size_t n, max;
+};
+
+static void add(struct diags *d, enum prof_diag_kind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(struct diags *d, enum prof_diag_kind kind, const char *fmt, ...)
 {
-    prof_settle(p);
-    size_t n = 0;
-#define ADD(kind_, ...)                                                                                              \
-    do {                                                                                                             \
-        if (n < max) {                                                                                               \
-            out[n].kind = (kind_);                                                                                   \
-            snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__);                                                  \
-            n++;                                                                                                     \
-        }                                                                                                            \
-    } while (0)
-    double total = prof_total(p);
-    if (p->raw_samples == 0 && total == 0)
-        return 0;
-    /* per-PC totals (tags merged) for the checks below */
-    double zero = 0, outside_code = 0, outside_funcs = 0, top_count = 0;
-    uint32_t top_pc = 0, example_out = 0;
-    size_t distinct = 0;
+    if (d->n >= d->max)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    d->out[d->n].kind = kind;
+    vsnprintf(d->out[d->n].text, sizeof d->out[d->n].text, fmt, ap);
+    va_end(ap);
+    d->n++;
+}
+
+/* Per-PC totals (tags merged) of the samples at 0, outside the ELF's code, outside its functions. */
+struct places {
+    double zero, outside_code, outside_funcs;
+    uint32_t example_out;
+    size_t distinct;
+};
+
+static struct places count_places(struct prof *p)
+{
+    struct places w = {0};
     for (size_t i = 0; i < p->cap; i++) {
         const struct entry *e = &p->map[i];
         if (!e->used || e->count == 0)
             continue;
-        distinct++;
+        w.distinct++;
         if (e->pc == 0) {
-            zero += e->count;
+            w.zero += e->count;
             continue;
         }
         if (p->syms && !sym_in_code(p->syms, e->pc)) {
-            outside_code += e->count;
-            example_out = e->pc;
+            w.outside_code += e->count;
+            w.example_out = e->pc;
         } else if (p->syms && !prof_function_at(p, e->pc)) {
-            outside_funcs += e->count;
+            w.outside_funcs += e->count;
         }
     }
-    /* per-PC counts with tags merged, for the constant-PC, skid and instruction-start checks */
-    size_t merged;
-    struct pc_count *pcs = merged_pcs(p, distinct, &merged);
+    return w;
+}
+
+/* A PC that never changes (a prologue reading the wrong stack), or PCs in step with the program. */
+static void sampling_checks(struct prof *p, const struct places *w, const struct pc_count *pcs, size_t merged,
+                            double total, struct diags *d)
+{
+    double top_count = 0;
+    uint32_t top_pc = 0;
     for (size_t i = 0; i < merged; i++)
         if (pcs[i].count > top_count) {
             top_count = pcs[i].count;
             top_pc = pcs[i].pc;
         }
-    if (total >= 20 && zero / total >= 0.9)
-        ADD(DIAG_WRONG_STACK,
+    if (total >= 20 && w->zero / total >= 0.9)
+        add(d, DIAG_WRONG_STACK,
             "wrong stack in the prologue: %.0f of %.0f samples read PC 0x00000000; the handler reads the frame from "
             "MSP while the code runs on PSP (pick the stack by EXC_RETURN bit 2)",
-            zero, total);
+            w->zero, total);
     else if (p->raw_samples >= 100 && merged == 1)
-        ADD(DIAG_WRONG_STACK,
+        add(d, DIAG_WRONG_STACK,
             "constant PC: all %.0f samples are 0x%08x; a prologue reading the wrong stack, or sampling in exact "
             "step with the program",
             total, top_pc);
     /* once the window is full, search again only when half of it is new: the live view asks ten
-     * times a second, and a search can cost a millisecond */
+     * times a second, and a search is not cheap */
     uint64_t since = p->raw_samples - p->lockstep.computed_at;
     if (since && (p->raw_samples < RECENT || since >= RECENT / 2))
         find_lockstep(p);
-    if (p->lockstep.found && !n) /* a constant PC says it already */
-        ADD(DIAG_LOCKSTEP,
+    if (p->lockstep.found && !d->n) /* a constant PC says it already */
+        add(d, DIAG_LOCKSTEP,
             "lockstep suspected: the PCs repeat every %u samples (%.1f %% of the last %u match, %.1f %% expected "
             "from the profile's spread), so most of the program is never sampled; randomize the period (build with "
             "CMPROF_JITTER)",
@@ -305,47 +322,70 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
         if (!what)
             continue;
         const struct sym_location *l = sym_lookup(p->syms, pcs[i].pc);
-        ADD(DIAG_SKID,
+        add(d, DIAG_SKID,
             "interrupts-disabled skid: %.1f %% of samples sit on 0x%08x in %s, right after '%s'; that time was "
             "spent with interrupts disabled before it",
             100.0 * pcs[i].count / total, pcs[i].pc, l && l->known ? sym_frame_at(l, l->n_frames - 1)->function : "??",
             what);
     }
-    struct prof_code_check cc;
-    check_code(p, pcs, merged, &cc);
-    free(pcs);
-    if (cc.wrong)
-        ADD(DIAG_NOT_STARTS,
+}
+
+/* Signs that the ELF is not the sampled firmware's. */
+static void elf_checks(struct prof *p, const struct places *w, const struct prof_code_check *cc, double total,
+                       struct diags *d)
+{
+    if (cc->wrong)
+        add(d, DIAG_NOT_STARTS,
             "wrong ELF? %zu of the %zu sampled addresses in its code (%.1f %% of samples) are not where any of its "
             "instructions starts (inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
-            cc.bad_pcs, cc.pcs, 100.0 * cc.share, cc.example);
-    if (p->syms && outside_code >= 5 && outside_code / total >= 0.01)
-        ADD(DIAG_WRONG_ELF,
-            "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
-            100.0 * outside_code / total, outside_code, example_out);
-    if (p->syms && outside_funcs >= 5 && outside_funcs / total >= 0.05)
-        ADD(DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples fall outside every function of the ELF",
-            100.0 * outside_funcs / total);
+            cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
+    if (p->syms && w->outside_code >= 5 && w->outside_code / total >= 0.01)
+        add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
+            100.0 * w->outside_code / total, w->outside_code, w->example_out);
+    if (p->syms && w->outside_funcs >= 5 && w->outside_funcs / total >= 0.05)
+        add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples fall outside every function of the ELF",
+            100.0 * w->outside_funcs / total);
     if (p->syms && p->stream_id_len) {
         size_t len;
         const uint8_t *id = sym_build_id(p->syms, &len);
         if (!id || len != p->stream_id_len || memcmp(id, p->stream_id, len) != 0)
-            ADD(DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s",
+            add(d, DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s",
                 id ? "differs from the ELF's" : "the ELF does not have");
     }
-    struct unnamed u = count_unnamed(p);
-    if (u.all > 0 && total > 0) {
-        char cause[150];
-        unnamed_cause(p, &u, cause, sizeof cause);
-        if (u.top > 0)
-            ADD(DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry task tags that were never named "
-                "(e.g. 0x%08x, shown as its own row); likely cause: %s", 100.0 * u.all / total, u.all, u.example,
-                cause);
-        else
-            ADD(DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry no task tag; likely cause: %s",
-                100.0 * u.all / total, u.all, cause);
-    }
-#undef ADD
-    return n;
 }
 
+static void task_checks(struct prof *p, double total, struct diags *d)
+{
+    struct unnamed u = count_unnamed(p);
+    if (u.all <= 0 || total <= 0)
+        return;
+    char cause[150];
+    unnamed_cause(p, &u, cause, sizeof cause);
+    if (u.top > 0)
+        add(d, DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry task tags that were never named "
+            "(e.g. 0x%08x, shown as its own row); likely cause: %s", 100.0 * u.all / total, u.all, u.example,
+            cause);
+    else
+        add(d, DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry no task tag; likely cause: %s",
+            100.0 * u.all / total, u.all, cause);
+}
+
+size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
+{
+    prof_settle(p);
+    struct diags d = {out, 0, max};
+    double total = prof_total(p);
+    if (p->raw_samples == 0 && total == 0)
+        return 0;
+    struct places w = count_places(p);
+    /* per-PC counts with tags merged, for the constant-PC, skid and instruction-start checks */
+    size_t merged;
+    struct pc_count *pcs = merged_pcs(p, w.distinct, &merged);
+    sampling_checks(p, &w, pcs, merged, total, &d);
+    struct prof_code_check cc;
+    check_code(p, pcs, merged, &cc);
+    free(pcs);
+    elf_checks(p, &w, &cc, total, &d);
+    task_checks(p, total, &d);
+    return d.n;
+}
