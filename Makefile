@@ -18,20 +18,22 @@ NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 # The tool takes these libraries from their archives when all are installed (Debian's -dev packages
-# ship them): with no shared library to load but libc, a process starts 0.3-0.5 ms sooner, about an
-# eighth of what `--resolve` pays on the bench's big ELF before its first lookup. STATIC_LIBS=no,
-# or a missing archive, links the shared ones.
+# ship them): with no shared library to load but libc, a process starts sooner, which counts in
+# `--resolve`'s time before its first lookup (make bench). STATIC_LIBS=no, or a missing archive,
+# links the shared ones.
 TOOL_ARCHIVES := libdwarf.a libelf.a libserialport.a libncursesw.a libtinfo.a libz.a
 MISSING_ARCHIVES = $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),,$(a)))
 HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)
 STATIC_TOOL_LIBS := -Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread
 TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
 SYM_SRC := symbols/table.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
-HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/baseline.c app/speedscope.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
-            profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
-            decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
+HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
+            profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
+            decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
-HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
+REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
+HOST_SRC += $(REPORT_SRC)
+HOST_HDR := $(wildcard app/*.h report/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 
 tool: $(TOOL)
@@ -84,21 +86,21 @@ SAMPLER_sp804_jitter := -DCMPROF_PORT=CMPROF_PORT_SP804 -DCMPROF_JITTER=255
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 FW_DEPS += firmware/rtos/cmprof_zephyr.h firmware/rtos/cmprof_zephyr.c tests/zoo/zephyr/tracing_user.h tests/zoo/zephyr/zephyr/kernel.h
-DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h) tests/evlog.h
+DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) tests/evlog.h
 DEC_DEPS += $(wildcard tui/*.h)
 
 # test name -> sources and flags
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
 SRC_test_section := firmware/cmprof_section.c $(FAKE)
 SRC_test_itm := decode/itm.c
-SRC_test_text := decode/text.c
+SRC_test_text := decode/text.c decode/stream.c decode/textline.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c decode/orbflow.c
-SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c $(FAKE) \
+SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
-SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c $(FAKE) \
+SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo
@@ -107,20 +109,20 @@ MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
                         -DCMPROF_HIST_BASE=0x08000000u
-SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
+SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 SRC_test_pcindex := profile/pcindex.c
 SRC_test_hex :=
 SRC_test_aranges := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_sort := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_unwind := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_ingest := profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c
-SRC_test_baseline := app/baseline.c -D_DEFAULT_SOURCE -lm
+SRC_test_baseline := report/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_hugeheap := app/hugeheap.c -D_GNU_SOURCE -pthread
-SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_profile := tests/elf_writer.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c app/baseline.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
+SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_profile := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c decode/stream.c decode/textline.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
@@ -158,12 +160,12 @@ fuzz: tool
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_UNREPLAYED := elf
 FUZZ_REPLAYED := $(filter-out $(FUZZ_UNREPLAYED),$(FUZZ_TARGETS))
-REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c app/baseline.c app/speedscope.c profile/ingest.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
-                 decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-REPLAY_text := fuzz/fuzz_text.c decode/text.c
+REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c $(REPORT_SRC) profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
+                 decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+REPLAY_text := fuzz/fuzz_text.c decode/text.c decode/stream.c decode/textline.c
 REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c
-REPLAY_baseline := fuzz/fuzz_baseline.c app/baseline.c -D_GNU_SOURCE -lm
+REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm
 REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
 REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE
 REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))

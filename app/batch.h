@@ -2,14 +2,15 @@
 #ifndef CMPROF_APP_BATCH_H
 #define CMPROF_APP_BATCH_H
 
+#include "exit.h"
+
 #include "../decode/detect.h"
 #include "../profile/profile.h"
+#include "../report/report.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE };
 
 struct batch_options {
     const char *source;   /* a file, or "-" for stdin */
@@ -19,7 +20,7 @@ struct batch_options {
     bool wait_sync;
     enum prof_group by;
     bool inline_frames;
-    enum batch_output output;
+    enum report_format output;
     uint64_t max_samples; /* 0: no limit */
     bool demangle;        /* -C: C++ and Rust names demangled, as addr2line -C prints them */
     bool fold_overhead;   /* the library's code as one row in function and line rows */
@@ -30,16 +31,6 @@ struct batch_options {
     double fail_if_slower;     /* > 0: exit 3 when a row grows significantly by more than this % */
     const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
     const char *partial;       /* why the source failed before the run's end, or NULL */
-};
-
-/* Exit statuses of cmprof-top (also in --help). 128 + N: stopped by signal N (batch: the report
- * so far, marked interrupted). */
-enum batch_status {
-    EXIT_DONE = 0,       /* the report (or the live view) as asked */
-    EXIT_ERROR = 1,      /* could not run: the ELF, the source, a server out of reach, an output file */
-    EXIT_USAGE = 2,      /* a bad option or argument, or no samples in the input */
-    EXIT_SLOWER = 3,     /* --fail-if-slower: a row grew past the limit */
-    EXIT_PARTIAL = 4,    /* the source failed mid-run: the report has what came before */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

@@ -1,8 +1,7 @@
-/* The heap on transparent huge pages. On the virtual machine we measure on, the kernel took
- * 11-16 us to give a process a fresh 4 KB page and 0.17-0.43 ms for a 2 MB one (touched in a loop):
- * 15-50 times less a byte. The symbol tables, line rows and answers that `--resolve` and the views
- * build are megabytes of fresh memory: 4 KB at a time, their faults took more time than reading
- * the DWARF did. */
+/* The heap on transparent huge pages. The kernel gives a process a fresh 2 MB page for much less
+ * a byte than a 4 KB one, and the symbol tables, line rows and answers that `--resolve` and the
+ * views build are megabytes of fresh memory: 4 KB at a time, their page faults can cost more than
+ * reading the DWARF does (make bench measures it). */
 #include "hugeheap.h"
 
 #include <stdint.h>

@@ -43,7 +43,7 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
 {
     static const struct {
         char key;
-        enum batch_output out;
+        enum report_format out;
         const char *ext;
     } kinds[] = {{'t', OUT_TABLE, "txt"}, {'c', OUT_CSV, "csv"}, {'j', OUT_JSON, "json"}, {'f', OUT_FOLDED, "folded"},
                  {'s', OUT_SPEEDSCOPE, "speedscope.json"}};
@@ -57,7 +57,7 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
     bo.by = v->group;
     bo.inline_frames = v->inline_frames;
     bo.fold_overhead = v->fold_overhead;
-    if ((bo.output == OUT_FOLDED || bo.output == OUT_SPEEDSCOPE) && (bo.by == PROF_BY_LINE || bo.by == PROF_BY_FILE)) {
+    if (!report_format_groups(bo.output, bo.by)) {
         snprintf(v->note, sizeof v->note, "folded and speedscope snapshots are by function or task: press g first");
         return;
     }
@@ -287,45 +287,48 @@ static struct source *open_input(const struct live_options *o, struct sym_table 
     return src;
 }
 
-int live_main(const struct live_options *o)
+/* A live run's state, from the source's opening to its close. */
+struct live_run {
+    const struct live_options *o;
+    struct sym_table *syms;
+    struct source *src;
+    FILE *rec;                  /* --record's file, until writing it fails */
+    bool rec_created, record_failed;
+    struct prof *prof;          /* every sample */
+    struct prof *window, *shown; /* the window being counted, and the last full one (shown) */
+    struct ingest *in;
+    struct view *v;
+    struct vbuf buf;
+    double opened_at, connect_timeout, start, last_draw, window_start;
+    double undecided_since;     /* when the first bytes of a format not told yet came */
+    /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
+    double rate_t, rate, rate_at[RATE_SPAN + 1], rate_count[RATE_SPAN + 1];
+    int rate_n;
+    bool dirty, quit, key_dirty, connected_once, gave_up;
+};
+
+/* The profiles, the decoders and the view, set up from the options; EXIT_DONE, or the exit status
+ * (said on stderr). */
+static int live_setup(struct live_run *r)
 {
-    char err[600];
-    struct sym_table *syms = sym_open(o->batch.elf, err, sizeof err);
-    if (!syms) {
-        fprintf(stderr, "cmprof-top: %s\n", err);
-        return EXIT_ERROR;
-    }
-    if (*sym_warning(syms) && o->headless)
-        fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(syms));
-    double opened_at = now_s(), connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
-    /* one attempt waits this long at most; the live view's keys wait for it, so there briefly (q
-     * must end the view within 2 s also while an unreachable server is tried again and again) */
-    net_set_connect_wait(o->headless || connect_timeout < LIVE_CONNECT_WAIT ? connect_timeout : LIVE_CONNECT_WAIT);
-    stop_catch(); /* from here on a target may be halted: every stop goes through the close */
-    signal(SIGPIPE, SIG_IGN); /* a server or port that went away is an error to handle, not the end */
-    FILE *rec;
-    int status;
-    bool rec_created;
-    struct source *src = open_input(o, syms, &rec, &rec_created, &status);
-    if (!src) {
-        sym_close(syms);
-        return status;
-    }
-    struct prof *prof = prof_new(syms), *window = prof_new(syms), *shown = prof_new(syms);
-    struct ingest *in = calloc(1, sizeof *in);
-    struct view *v = calloc(1, sizeof *v);
-    struct vbuf buf = {0};
-    if (!prof || !window || !shown || !in || !v) {
+    const struct live_options *o = r->o;
+    r->prof = prof_new(r->syms);
+    r->window = prof_new(r->syms);
+    r->shown = prof_new(r->syms);
+    r->in = calloc(1, sizeof *r->in);
+    r->v = calloc(1, sizeof *r->v);
+    if (!r->prof || !r->window || !r->shown || !r->in || !r->v) {
         fprintf(stderr, "cmprof-top: out of memory\n");
-        src_close(src);
         return EXIT_ERROR;
     }
-    ingest_init(in, prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
+    struct ingest *in = r->in;
+    struct view *v = r->v;
+    ingest_init(in, r->prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
     /* a port or server we attach to is mid-stream: its first line may be the tail of one */
-    in->text.joined_mid_line = src_kind(src) != SRC_FILE && src_kind(src) != SRC_STDIN;
+    in->text.joined_mid_line = src_kind(r->src) != SRC_FILE && src_kind(r->src) != SRC_STDIN;
     in->max_samples = o->batch.max_samples;
-    in->window = window;
-    view_init(v, prof, shown, in, syms);
+    in->window = r->window;
+    view_init(v, r->prof, r->shown, in, r->syms);
     in->on_log = log_line;
     in->log_ctx = v;
     v->group = o->batch.by;
@@ -338,175 +341,265 @@ int live_main(const struct live_options *o)
     for (int i = 0; i < o->n_budgets; i++)
         if (view_add_budget(v, o->budgets[i]) != 0) {
             fprintf(stderr, "cmprof-top: --budget takes NAME=MICROSECONDS, not '%s'\n", o->budgets[i]);
-            src_close(src);
             return EXIT_USAGE;
         }
     if (!o->headless) {
+        char err[600];
         if (tui_open(o->color, &v->unicode, err, sizeof err) != 0) {
             fprintf(stderr, "cmprof-top: %s\n", err);
-            src_close(src);
             return EXIT_ERROR;
         }
         atexit(tui_close);
         v->color = o->color;
     }
-    static uint8_t data[1 << 16];
-    double start = now_s(), last_draw = 0, window_start = start, rate_t = start, rate = 0;
-    double undecided_since = -1; /* when the first bytes of a format not told yet came */
-    log_origin = start;
-    /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
-    double rate_at[RATE_SPAN + 1] = {start}, rate_count[RATE_SPAN + 1] = {0};
-    int rate_n = 1;
-    bool dirty = true, quit = false, key_dirty = false, connected_once = false, gave_up = false;
-    bool record_failed = false;
-    char state[700];
-    while (!quit && !stop_requested()) {
-        double t = now_s();
-        connected_once |= src_state(src) == SRC_CONNECTED; /* also when it connects and ends in one turn */
-        struct pollfd pfd[2];
-        int n = 0, src_i = -1, key_i = -1;
-        if (!o->headless) {
-            pfd[n] = (struct pollfd){tui_fd(), POLLIN, 0};
-            key_i = n++;
-        }
-        int fd = src_fd(src);
-        if (fd >= 0) {
-            pfd[n] = (struct pollfd){fd, POLLIN, 0};
-            src_i = n++;
-        }
-        int timeout = 100;
-        int wait = src_wait_ms(src, t);
-        if (wait >= 0 && wait < timeout)
-            timeout = wait;
-        if (dirty && !o->headless) {
-            int until = (int)((last_draw + REDRAW_EVERY - t) * 1000);
-            if (until < timeout)
-                timeout = until < 0 ? 0 : until;
-        }
-        if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
-            break;
-        t = now_s();
-        /* the source: as much as arrives, but give the keyboard a turn every READ_BUDGET */
-        /* also when the source's own timer ran out (a GDB server's reply overdue) */
-        if ((src_i >= 0 && (pfd[src_i].revents & (POLLIN | POLLHUP | POLLERR))) || fd < 0 || src_wait_ms(src, t) == 0) {
-            double t0 = t;
-            ssize_t got;
-            while ((got = src_read(src, data, sizeof data, now_s())) > 0) {
-                if (rec && fwrite(data, 1, (size_t)got, rec) != (size_t)got) {
-                    snprintf(v->note, sizeof v->note, "--record %.100s: %s; recording stopped", o->record,
-                             strerror(errno));
-                    v->note_path[0] = '\0';
-                    if (o->headless) /* batch: said at once, and the exit status says it too */
-                        fprintf(stderr, "cmprof-top: %s\n", v->note);
-                    record_failed = true;
-                    fclose(rec);
-                    rec = NULL;
-                }
-                ingest_feed(in, data, (size_t)got);
-                dirty = true;
-                if (now_s() - t0 > READ_BUDGET)
-                    break;
-                if (o->batch.max_samples && prof_total(prof) >= (double)o->batch.max_samples)
-                    break;
-            }
-        }
-        /* the format is told from a window of bytes; a slow stream (a firmware that sends only
-         * section timings, a few lines a second) would take many seconds to fill it */
-        if (in->format == DETECT_UNKNOWN && in->n_pending && undecided_since < 0)
-            undecided_since = t;
-        if (src_state(src) != SRC_CONNECTED || (in->format == DETECT_UNKNOWN && undecided_since >= 0 &&
-                                                 t - undecided_since >= DETECT_PATIENCE))
-            ingest_settle(in);
-        src_tick(src, t);
-        connected_once |= src_state(src) == SRC_CONNECTED;
-        if (o->headless && batch_over(o, src, connected_once, t - opened_at >= connect_timeout)) {
-            gave_up = !connected_once && src_state(src) == SRC_RECONNECTING;
-            break;
-        }
-        if (o->duration > 0 && t - start >= o->duration)
-            break;
-        if (o->batch.max_samples && prof_total(prof) >= (double)o->batch.max_samples)
-            break;
-        /* also without POLLIN: a resize arrives as KEY_RESIZE from ncurses' SIGWINCH handler */
-        if (key_i >= 0) {
-            int k;
-            while ((k = tui_key()) >= 0) {
-                int r = view_key(v, k);
-                quit |= (r & VIEW_QUIT) != 0;
-                if (r & VIEW_SAVE)
-                    save_snapshot(v, o, v->window_mode ? shown : prof, in, sym_warning(syms));
-                key_dirty |= (r & VIEW_REDRAW) != 0; /* a key is answered at once, data at 10 Hz */
-            }
-        }
-        if (t - window_start >= v->window_seconds) { /* a tumbling window: show the last full one */
-            struct prof *tmp = shown;
-            shown = window;
-            window = tmp;
-            prof_reset(window);
-            in->window = window;
-            v->window = shown;
-            window_start = t;
-            dirty = true;
-        }
-        if (t - rate_t >= 1.0) {
-            if (!o->headless)
-                view_tick(v); /* the sparklines' next point */
-            double now_total = prof_total(prof);
-            if (rate_n && now_total < rate_count[rate_n - 1])
-                rate_n = 0; /* counts were reset (key r): start the window over */
-            if (rate_n == RATE_SPAN + 1) {
-                memmove(rate_at, rate_at + 1, RATE_SPAN * sizeof *rate_at);
-                memmove(rate_count, rate_count + 1, RATE_SPAN * sizeof *rate_count);
-                rate_n--;
-            }
-            rate_at[rate_n] = t;
-            rate_count[rate_n++] = now_total;
-            rate = rate_n > 1 ? (now_total - rate_count[0]) / (t - rate_at[0]) : 0;
-            rate_t = t;
-            dirty = true;
-        }
-        if (!o->headless && (key_dirty || ((dirty || src_state(src) == SRC_RECONNECTING) &&
-                                           t - last_draw >= REDRAW_EVERY))) {
-            int w, h;
-            tui_size(&w, &h);
-            if (w != buf.w || h != buf.h)
-                vbuf_resize(&buf, w, h);
-            view_check_budgets(v);
-            v->st = (struct view_status){src_name(src), state_text(src, state, sizeof state), o->batch.elf,
-                                         sym_warning(syms), t - start, rate};
-            view_render(v, &buf);
-            tui_draw(&buf);
-            last_draw = t;
-            dirty = key_dirty = false;
-        }
+    r->start = r->window_start = r->rate_t = now_s();
+    r->undecided_since = -1;
+    log_origin = r->start;
+    r->rate_at[0] = r->start;
+    r->rate_n = 1;
+    r->dirty = true;
+    return EXIT_DONE;
+}
+
+/* Wait for the source, a key or the next redraw. False when poll() failed; *source: the source
+ * has something (or has no descriptor to wait on). */
+static bool wait_input(struct live_run *r, double t, bool *source)
+{
+    struct pollfd pfd[2];
+    int n = 0, src_i = -1;
+    if (!r->o->headless)
+        pfd[n++] = (struct pollfd){tui_fd(), POLLIN, 0};
+    int fd = src_fd(r->src);
+    if (fd >= 0) {
+        pfd[n] = (struct pollfd){fd, POLLIN, 0};
+        src_i = n++;
     }
+    int timeout = 100;
+    int wait = src_wait_ms(r->src, t);
+    if (wait >= 0 && wait < timeout)
+        timeout = wait;
+    if (r->dirty && !r->o->headless) {
+        int until = (int)((r->last_draw + REDRAW_EVERY - t) * 1000);
+        if (until < timeout)
+            timeout = until < 0 ? 0 : until;
+    }
+    if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
+        return false;
+    *source = (src_i >= 0 && (pfd[src_i].revents & (POLLIN | POLLHUP | POLLERR))) || fd < 0;
+    return true;
+}
+
+/* The source: as much as arrives (also copied to --record's file), but give the keyboard a turn
+ * every READ_BUDGET. */
+static void read_source(struct live_run *r)
+{
+    static uint8_t data[1 << 16];
+    const struct live_options *o = r->o;
+    double t0 = now_s();
+    ssize_t got;
+    while ((got = src_read(r->src, data, sizeof data, now_s())) > 0) {
+        if (r->rec && fwrite(data, 1, (size_t)got, r->rec) != (size_t)got) {
+            snprintf(r->v->note, sizeof r->v->note, "--record %.100s: %s; recording stopped", o->record,
+                     strerror(errno));
+            r->v->note_path[0] = '\0';
+            if (o->headless) /* batch: said at once, and the exit status says it too */
+                fprintf(stderr, "cmprof-top: %s\n", r->v->note);
+            r->record_failed = true;
+            fclose(r->rec);
+            r->rec = NULL;
+        }
+        ingest_feed(r->in, data, (size_t)got);
+        r->dirty = true;
+        if (now_s() - t0 > READ_BUDGET)
+            break;
+        if (o->batch.max_samples && prof_total(r->prof) >= (double)o->batch.max_samples)
+            break;
+    }
+}
+
+/* Whether the run is over: batch's source ended or was never reached, --duration, --samples. */
+static bool run_over(struct live_run *r, double t)
+{
+    const struct live_options *o = r->o;
+    if (o->headless && batch_over(o, r->src, r->connected_once, t - r->opened_at >= r->connect_timeout)) {
+        r->gave_up = !r->connected_once && src_state(r->src) == SRC_RECONNECTING;
+        return true;
+    }
+    if (o->duration > 0 && t - r->start >= o->duration)
+        return true;
+    return o->batch.max_samples && prof_total(r->prof) >= (double)o->batch.max_samples;
+}
+
+static void read_keys(struct live_run *r)
+{
+    int k;
+    while ((k = tui_key()) >= 0) {
+        int got = view_key(r->v, k);
+        r->quit |= (got & VIEW_QUIT) != 0;
+        if (got & VIEW_SAVE)
+            save_snapshot(r->v, r->o, r->v->window_mode ? r->shown : r->prof, r->in, sym_warning(r->syms));
+        r->key_dirty |= (got & VIEW_REDRAW) != 0; /* a key is answered at once, data at 10 Hz */
+    }
+}
+
+/* A tumbling window: the view shows the last full one. */
+static void turn_window(struct live_run *r, double t)
+{
+    struct prof *tmp = r->shown;
+    r->shown = r->window;
+    r->window = tmp;
+    prof_reset(r->window);
+    r->in->window = r->window;
+    r->v->window = r->shown;
+    r->window_start = t;
+    r->dirty = true;
+}
+
+/* Once a second: the samples/s figure and the sparklines' next point. */
+static void count_rate(struct live_run *r, double t)
+{
+    if (!r->o->headless)
+        view_tick(r->v);
+    double now_total = prof_total(r->prof);
+    if (r->rate_n && now_total < r->rate_count[r->rate_n - 1])
+        r->rate_n = 0; /* counts were reset (key r): start the window over */
+    if (r->rate_n == RATE_SPAN + 1) {
+        memmove(r->rate_at, r->rate_at + 1, RATE_SPAN * sizeof *r->rate_at);
+        memmove(r->rate_count, r->rate_count + 1, RATE_SPAN * sizeof *r->rate_count);
+        r->rate_n--;
+    }
+    r->rate_at[r->rate_n] = t;
+    r->rate_count[r->rate_n++] = now_total;
+    r->rate = r->rate_n > 1 ? (now_total - r->rate_count[0]) / (t - r->rate_at[0]) : 0;
+    r->rate_t = t;
+    r->dirty = true;
+}
+
+static void draw(struct live_run *r, double t)
+{
+    int w, h;
+    char state[700];
+    tui_size(&w, &h);
+    if (w != r->buf.w || h != r->buf.h)
+        vbuf_resize(&r->buf, w, h);
+    view_check_budgets(r->v);
+    r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
+                                    sym_warning(r->syms), t - r->start, r->rate};
+    view_render(r->v, &r->buf);
+    tui_draw(&r->buf);
+    r->last_draw = t;
+    r->dirty = r->key_dirty = false;
+}
+
+/* One turn of the loop: wait, read, keys, window, rate, redraw. False when the run is over. */
+static bool live_turn(struct live_run *r)
+{
+    double t = now_s();
+    r->connected_once |= src_state(r->src) == SRC_CONNECTED; /* also when it connects and ends in one turn */
+    bool source;
+    if (!wait_input(r, t, &source))
+        return false;
+    t = now_s();
+    /* also when the source's own timer ran out (a GDB server's reply overdue) */
+    if (source || src_wait_ms(r->src, t) == 0)
+        read_source(r);
+    /* the format is told from a window of bytes; a slow stream (a firmware that sends only
+     * section timings, a few lines a second) would take many seconds to fill it */
+    if (r->in->format == DETECT_UNKNOWN && r->in->n_pending && r->undecided_since < 0)
+        r->undecided_since = t;
+    if (src_state(r->src) != SRC_CONNECTED ||
+        (r->in->format == DETECT_UNKNOWN && r->undecided_since >= 0 && t - r->undecided_since >= DETECT_PATIENCE))
+        ingest_settle(r->in);
+    src_tick(r->src, t);
+    r->connected_once |= src_state(r->src) == SRC_CONNECTED;
+    if (run_over(r, t))
+        return false;
+    if (!r->o->headless) /* also without POLLIN: a resize arrives as KEY_RESIZE from ncurses' SIGWINCH handler */
+        read_keys(r);
+    if (t - r->window_start >= r->v->window_seconds)
+        turn_window(r, t);
+    if (t - r->rate_t >= 1.0)
+        count_rate(r, t);
+    if (!r->o->headless && (r->key_dirty || ((r->dirty || src_state(r->src) == SRC_RECONNECTING) &&
+                                             t - r->last_draw >= REDRAW_EVERY)))
+        draw(r, t);
+    return true;
+}
+
+/* The end of a run that started: the source closed first, then the report (batch) and the exit
+ * status. */
+static int live_end(struct live_run *r)
+{
+    const struct live_options *o = r->o;
     struct run_end end;
-    take_end(src, &end, gave_up);
-    src_close(src); /* first: a target we halted runs again before anything else happens */
+    take_end(r->src, &end, r->gave_up);
+    src_close(r->src); /* first: a target we halted runs again before anything else happens */
+    r->src = NULL;
     if (!o->headless)
         tui_close();
-    ingest_finish(in);
-    status = EXIT_DONE;
+    ingest_finish(r->in);
     if (o->headless)
-        status = finish_batch(o, prof, in, sym_warning(syms), &end);
-    else if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
-        status = 128 + stop_requested();
-    ingest_free(in);
-    free(in);
-    view_free(v);
-    free(v);
-    vbuf_free(&buf);
-    prof_free(prof);
-    prof_free(window);
-    prof_free(shown);
-    sym_close(syms);
-    if (rec && fclose(rec) != 0) {
+        return finish_batch(o, r->prof, r->in, sym_warning(r->syms), &end);
+    if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
+        return EXIT_SIGNAL(stop_requested());
+    return EXIT_DONE;
+}
+
+/* Everything the run holds, freed; --record's file closed (removed when it stayed empty because
+ * the run never started or its server was never reached). Returns the exit status. */
+static int live_free(struct live_run *r, int status, bool started)
+{
+    const struct live_options *o = r->o;
+    if (r->src)
+        src_close(r->src);
+    if (r->in) /* (zeroed when set-up stopped before it: freeing it is still right) */
+        ingest_free(r->in);
+    free(r->in);
+    if (r->v)
+        view_free(r->v);
+    free(r->v);
+    vbuf_free(&r->buf);
+    prof_free(r->prof);
+    prof_free(r->window);
+    prof_free(r->shown);
+    sym_close(r->syms);
+    if (r->rec && fclose(r->rec) != 0) {
         fprintf(stderr, "cmprof-top: --record %s: %s\n", o->record, strerror(errno));
-        record_failed = true;
+        r->record_failed = true;
     }
-    if (record_failed && !status)
+    if (r->record_failed && !status)
         status = EXIT_ERROR;
-    if (o->record && rec_created && gave_up) /* the server was never reached: no empty file left */
+    if (o->record && r->rec_created && (!started || r->gave_up)) /* no empty file left */
         unlink(o->record);
     return status;
+}
+
+int live_main(const struct live_options *o)
+{
+    struct live_run r = {.o = o};
+    char err[600];
+    r.syms = sym_open(o->batch.elf, err, sizeof err);
+    if (!r.syms) {
+        fprintf(stderr, "cmprof-top: %s\n", err);
+        return EXIT_ERROR;
+    }
+    if (*sym_warning(r.syms) && o->headless)
+        fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(r.syms));
+    r.opened_at = now_s();
+    r.connect_timeout = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
+    /* one attempt waits this long at most; the live view's keys wait for it, so there briefly (q
+     * must end the view within 2 s also while an unreachable server is tried again and again) */
+    net_set_connect_wait(o->headless || r.connect_timeout < LIVE_CONNECT_WAIT ? r.connect_timeout
+                                                                              : LIVE_CONNECT_WAIT);
+    stop_catch(); /* from here on a target may be halted: every stop goes through the close */
+    signal(SIGPIPE, SIG_IGN); /* a server or port that went away is an error to handle, not the end */
+    int status;
+    r.src = open_input(o, r.syms, &r.rec, &r.rec_created, &status);
+    if (!r.src)
+        return live_free(&r, status, false);
+    if ((status = live_setup(&r)) != EXIT_DONE)
+        return live_free(&r, status, false);
+    while (!r.quit && !stop_requested() && live_turn(&r))
+        ;
+    return live_free(&r, live_end(&r), true);
 }

@@ -1,7 +1,7 @@
 /* cmprof-top: command line. The live view by default; --batch for a report; --resolve. */
 #include "../source/source.h"
 #include "../symbols/symbols.h"
-#include "baseline.h"
+#include "../report/baseline.h"
 #include "batch.h"
 #include "hugeheap.h"
 #include "live.h"
@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,6 +105,8 @@ static bool is_elf(const char *path)
 
 /* Exactly enough samples to be counted exactly in a double (2^53). */
 #define MAX_SAMPLES (1ull << 53)
+#define STRINGIFY(x) #x
+#define TEXT(x) STRINGIFY(x)
 
 /* A decimal count in [lo, hi]; anything else (sign, blanks, overflow, trailing text) is refused,
  * never clamped. */
@@ -120,12 +123,315 @@ static bool parse_count(const char *s, unsigned long long lo, unsigned long long
     return true;
 }
 
-static int parse_choice(const char *arg, const char *const *names, int n)
+/* A finite number above 0 and at most max. */
+static bool parse_positive(const char *s, double max, double *out)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(arg, names[i]) == 0)
-            return i;
-    return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v) || v <= 0 || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The command line as parsed: the options of the live view, which hold batch's. */
+struct cli {
+    struct live_options lo;
+    bool batch, resolve;
+    const char *diff_path;
+};
+
+#define GO_ON (-1) /* a parser's answer when the run goes on; else the exit status */
+
+struct cli_opt;
+/* An option's parser: GO_ON, or the exit status. */
+typedef int (*cli_parse)(struct cli *c, const struct cli_opt *d, const char *arg);
+
+/* One option: its names, where its value goes (an offset into struct cli), and what it takes. */
+struct cli_opt {
+    const char *name;     /* first: the table gives it by place */
+    char letter;          /* its short form, or 0 */
+    bool arg;             /* takes a value */
+    cli_parse parse;
+    size_t at, width;     /* (width: a count's field, 1, sizeof(int) or 8 bytes) */
+    unsigned long long lo, hi; /* a count's range; a number's maximum is hi */
+    const char *takes;    /* said when the value is refused: "--name takes <takes>, not 'value'" */
+};
+
+#define AT(field) offsetof(struct cli, field)
+#define COUNT_AT(field) .at = AT(field), .width = sizeof(((struct cli *)0)->field)
+#define FIELD(c, d, type) ((type *)((char *)(c) + (d)->at))
+
+static int refuse(const struct cli_opt *d, const char *arg)
+{
+    fprintf(stderr, "cmprof-top: --%s takes %s, not '%s'\n", d->name, d->takes, arg);
+    return EXIT_USAGE;
+}
+
+static int set_true(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)arg;
+    *FIELD(c, d, bool) = true;
+    return GO_ON;
+}
+
+static int set_false(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)arg;
+    *FIELD(c, d, bool) = false;
+    return GO_ON;
+}
+
+static int set_text(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    *FIELD(c, d, const char *) = arg;
+    return GO_ON;
+}
+
+/* A count into an int, a uint64_t or a uint8_t field, by the field's width. */
+static int set_count(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    unsigned long long v;
+    if (!parse_count(arg, d->lo, d->hi, &v))
+        return refuse(d, arg);
+    if (d->width == sizeof(uint8_t))
+        *FIELD(c, d, uint8_t) = (uint8_t)v;
+    else if (d->width == sizeof(int))
+        *FIELD(c, d, int) = (int)v;
+    else
+        *FIELD(c, d, uint64_t) = v;
+    return GO_ON;
+}
+
+static int set_positive(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    double v;
+    if (!parse_positive(arg, d->hi ? (double)d->hi : INFINITY, &v))
+        return refuse(d, arg);
+    *FIELD(c, d, double) = v;
+    return GO_ON;
+}
+
+static int set_rate(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    if (strcmp(arg, "max") == 0) { /* a gdb: target halted as fast as the server answers */
+        c->lo.rate = -1;            /* source.h: a negative rate is no limit */
+        return GO_ON;
+    }
+    return set_positive(c, d, arg);
+}
+
+static int add_budget(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    if (c->lo.n_budgets == 16) {
+        fprintf(stderr, "cmprof-top: at most 16 budgets\n");
+        return EXIT_USAGE;
+    }
+    if (!budget_ok(arg)) /* refused in every mode, not only where budgets are shown */
+        return refuse(d, arg);
+    c->lo.budgets[c->lo.n_budgets++] = arg;
+    return GO_ON;
+}
+
+static int set_output(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)d;
+    int k = report_format_parse(arg);
+    if (k < 0) {
+        fprintf(stderr, "cmprof-top: unknown output '%s' (%s)\n", arg, report_format_names());
+        return EXIT_USAGE;
+    }
+    c->lo.batch.output = (enum report_format)k;
+    return GO_ON;
+}
+
+static int set_group(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)d;
+    for (int k = PROF_BY_FUNCTION; k <= PROF_BY_TASK; k++)
+        if (strcmp(arg, report_group_name((enum prof_group)k)) == 0) {
+            c->lo.batch.by = (enum prof_group)k;
+            return GO_ON;
+        }
+    fprintf(stderr, "cmprof-top: unknown grouping '%s' (function, line, file, task)\n", arg);
+    return EXIT_USAGE;
+}
+
+static int set_format(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)d;
+    int k = detect_parse(arg);
+    if (k < 0) {
+        fprintf(stderr, "cmprof-top: unknown format '%s' (auto, text, itm, tpiu, orbflow)\n", arg);
+        return EXIT_USAGE;
+    }
+    c->lo.batch.format = (enum detect_format)k;
+    return GO_ON;
+}
+
+/* Checked now: a snapshot that cannot be written is found out at key o, too late. */
+static int set_save_dir(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)d;
+    struct stat sd;
+    if (stat(arg, &sd) != 0 || !S_ISDIR(sd.st_mode) || access(arg, W_OK | X_OK) != 0) {
+        fprintf(stderr, "cmprof-top: --save-dir %s: %s\n", arg,
+                stat(arg, &sd) != 0 ? strerror(errno) : !S_ISDIR(sd.st_mode) ? "not a directory" : "not writable");
+        return EXIT_USAGE;
+    }
+    c->lo.save_dir = arg;
+    return GO_ON;
+}
+
+static int list_ports(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)c, (void)d, (void)arg;
+    if (!src_list_ports(stdout))
+        printf("no serial ports found\n");
+    return EXIT_DONE;
+}
+
+static int help(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)c, (void)d, (void)arg;
+    usage(stdout);
+    return EXIT_DONE;
+}
+
+static int version(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    (void)c, (void)d, (void)arg;
+    printf("cmprof-top %s\n", CMPROF_VERSION);
+    return EXIT_DONE;
+}
+
+static const struct cli_opt options[] = {
+    {"batch", .parse = set_true, .at = AT(batch)},
+    {"resolve", .parse = set_true, .at = AT(resolve)},
+    {"list-ports", .parse = list_ports},
+    {"help", .letter = 'h', .parse = help},
+    {"version", .letter = 'V', .parse = version},
+    {"output", .letter = 'o', .arg = true, .parse = set_output},
+    {"by", .arg = true, .parse = set_group},
+    {"no-inline", .parse = set_false, .at = AT(lo.batch.inline_frames)},
+    {"fold-overhead", .parse = set_true, .at = AT(lo.batch.fold_overhead)},
+    {"demangle", .letter = 'C', .parse = set_true, .at = AT(lo.batch.demangle)},
+    {"format", .letter = 'f', .arg = true, .parse = set_format},
+    {"tpiu-id", .arg = true, .parse = set_count, COUNT_AT(lo.batch.tpiu_id), .lo = 1, .hi = 0x6F, .takes = "1..111"},
+    {"wait-sync", .parse = set_true, .at = AT(lo.batch.wait_sync)},
+    {"samples", .arg = true, .parse = set_count, COUNT_AT(lo.batch.max_samples), .lo = 1, .hi = MAX_SAMPLES,
+     .takes = "a number from 1 to 9007199254740992"},
+    {"baud", .letter = 'b', .arg = true, .parse = set_count, COUNT_AT(lo.baud), .lo = 1, .hi = 100000000,
+     .takes = "a number from 1 to 100000000"},
+    {"rate", .arg = true, .parse = set_rate, .at = AT(lo.rate), .takes = "a positive number or 'max'"},
+    {"duration", .arg = true, .parse = set_positive, .at = AT(lo.duration), .takes = "a positive number"},
+    {"cpu-hz", .arg = true, .parse = set_positive, .at = AT(lo.cpu_hz), .takes = "a positive number"},
+    {"window", .arg = true, .parse = set_positive, .at = AT(lo.window_seconds), .takes = "a positive number"},
+    {"connect-timeout", .arg = true, .parse = set_positive, .at = AT(lo.connect_timeout), .hi = 86400,
+     .takes = "seconds, more than 0 and at most 86400"},
+    {"fail-if-slower", .arg = true, .parse = set_positive, .at = AT(lo.batch.fail_if_slower),
+     .takes = "a positive percentage"},
+    {"budget", .arg = true, .parse = add_budget, .takes = "NAME=MICROSECONDS (a positive number)"},
+    {"source-dir", .arg = true, .parse = set_text, .at = AT(lo.source_dir)},
+    {"no-color", .parse = set_false, .at = AT(lo.color)},
+    {"task-var", .arg = true, .parse = set_text, .at = AT(lo.task_var)},
+    {"task-name-offset", .arg = true, .parse = set_count, COUNT_AT(lo.task_name_offset), .hi = 4096,
+     .takes = "a number from 0 to 4096"},
+    {"stack-depth", .arg = true, .parse = set_count, COUNT_AT(lo.stack_depth), .hi = GDB_STACK_DEPTH_MAX,
+     .takes = "a number from 0 to " TEXT(GDB_STACK_DEPTH_MAX) " (the most callers kept)"},
+    {"diff", .arg = true, .parse = set_text, .at = AT(diff_path)},
+    {"record", .arg = true, .parse = set_text, .at = AT(lo.record)},
+    {"force", .parse = set_true, .at = AT(lo.force)},
+    {"save-dir", .arg = true, .parse = set_save_dir},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+/* The options into c, by getopt_long from the table above: GO_ON, or the exit status. */
+static int parse_options(int argc, char **argv, struct cli *c)
+{
+    struct option longopts[N_OPTIONS + 1] = {{0}};
+    char letters[2 * N_OPTIONS + 1] = "", *l = letters;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        /* getopt_long's value for an option: its letter, else 256 + its place in the table */
+        int key = options[i].letter ? options[i].letter : 256 + (int)i;
+        longopts[i] = (struct option){options[i].name, options[i].arg ? required_argument : no_argument, NULL, key};
+        if (options[i].letter) {
+            *l++ = options[i].letter;
+            if (options[i].arg)
+                *l++ = ':';
+        }
+    }
+    *l = '\0';
+    opterr = 0;
+    int key;
+    while ((key = getopt_long(argc, argv, letters, longopts, NULL)) != -1) {
+        size_t i = 0;
+        while (i < N_OPTIONS && (options[i].letter ? options[i].letter : 256 + (int)i) != key)
+            i++;
+        if (i == N_OPTIONS) {
+            fprintf(stderr, "cmprof-top: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        int status = options[i].parse(c, &options[i], optarg);
+        if (status != GO_ON)
+            return status;
+    }
+    return GO_ON;
+}
+
+/* The options that only make sense together, the source's kind, and --diff's baseline read:
+ * GO_ON, or the exit status. */
+static int check_options(struct cli *c, int argc, char **argv)
+{
+    struct live_options *lo = &c->lo;
+    struct batch_options *o = &lo->batch;
+    if (argc - optind != 2) {
+        fprintf(stderr, "cmprof-top: needs SOURCE and ELF (see --help)\n");
+        return EXIT_USAGE;
+    }
+    if (!report_format_groups(o->output, o->by)) {
+        fprintf(stderr, "cmprof-top: -o %s is by function, or by task with --by task (not by %s)\n",
+                report_format_name(o->output), report_group_name(o->by));
+        return EXIT_USAGE;
+    }
+    o->source = argv[optind];
+    o->elf = argv[optind + 1];
+    if (o->fail_if_slower > 0 && !c->diff_path) {
+        fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
+        return EXIT_USAGE;
+    }
+    if (c->diff_path) {
+        static struct baseline base;
+        char why[600];
+        if (baseline_load(c->diff_path, &base, why, sizeof why) != 0 ||
+            baseline_check_group(&base, c->diff_path, report_group_name(o->by), why, sizeof why) != 0) {
+            fprintf(stderr, "cmprof-top: %s\n", why);
+            return EXIT_USAGE;
+        }
+        o->base = &base;
+        lo->diff_path = c->diff_path;
+    }
+    if (is_elf(o->source) && !is_elf(o->elf)) { /* the two arguments the wrong way round */
+        fprintf(stderr, "cmprof-top: '%s' is an ELF file: the order is SOURCE ELF, e.g. cmprof-top %s %s\n", o->source,
+                o->elf, o->source);
+        return EXIT_USAGE;
+    }
+    bool gdb_source = strncmp(o->source, "gdb:", 4) == 0;
+    if (lo->stack_depth < 0)
+        lo->stack_depth = gdb_source ? 16 : 0;
+    else if (lo->stack_depth > 0 && !gdb_source) {
+        fprintf(stderr, "cmprof-top: --stack-depth works with gdb: sources (the stack is read while halted)\n");
+        return EXIT_USAGE;
+    }
+    if ((gdb_source || strncmp(o->source, "openocd:", 8) == 0) && o->format == DETECT_UNKNOWN)
+        /* tagged samples and stacks come as dump text, bare PCs as ITM */
+        o->format = lo->task_var || lo->stack_depth > 0 ? DETECT_TEXT : DETECT_ITM;
+    if (lo->task_var && !gdb_source) {
+        fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
+        return EXIT_USAGE;
+    }
+    return GO_ON;
 }
 
 int main(int argc, char **argv)
@@ -135,290 +441,29 @@ int main(int argc, char **argv)
         sym_set_isolation(0);
     if (getenv("CMPROF_DWARF_LIBDWARF")) /* every unit through libdwarf: the fast reader's reference */
         sym_set_fast_reader(0);
-    static const char *const outputs[] = {"table", "csv", "json", "folded", "speedscope"};
-    static const char *const groups[] = {"function", "line", "file", "task"};
-    struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
-                                        .inline_frames = true},
-                              .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1,
-                              .stack_depth = -1};
-    struct batch_options o = lo.batch;
-    bool batch = false, resolve = false;
-    const char *diff_path = NULL;
-    enum {
-        OPT_BATCH = 256, OPT_BY, OPT_NO_INLINE, OPT_TPIU_ID, OPT_RESOLVE, OPT_WAIT_SYNC, OPT_SAMPLES, OPT_RATE,
-        OPT_DURATION, OPT_SOURCE_DIR, OPT_CPU_HZ, OPT_BUDGET, OPT_WINDOW, OPT_NO_COLOR, OPT_LIST_PORTS, OPT_FOLD_OVERHEAD,
-        OPT_TASK_VAR, OPT_TASK_NAME_OFFSET, OPT_DIFF, OPT_FAIL_IF_SLOWER, OPT_RECORD, OPT_STACK_DEPTH,
-        OPT_FORCE, OPT_CONNECT_TIMEOUT
-    };
-    enum { OPT_SAVE_DIR = 1000 };
-    static const struct option longopts[] = {
-        {"batch", no_argument, NULL, OPT_BATCH},       {"output", required_argument, NULL, 'o'},
-        {"by", required_argument, NULL, OPT_BY},       {"no-inline", no_argument, NULL, OPT_NO_INLINE},
-        {"format", required_argument, NULL, 'f'},      {"tpiu-id", required_argument, NULL, OPT_TPIU_ID},
-        {"resolve", no_argument, NULL, OPT_RESOLVE},   {"wait-sync", no_argument, NULL, OPT_WAIT_SYNC},
-        {"samples", required_argument, NULL, OPT_SAMPLES}, {"help", no_argument, NULL, 'h'},
-        {"demangle", no_argument, NULL, 'C'},
-        {"version", no_argument, NULL, 'V'},           {"baud", required_argument, NULL, 'b'},
-        {"rate", required_argument, NULL, OPT_RATE},   {"duration", required_argument, NULL, OPT_DURATION},
-        {"source-dir", required_argument, NULL, OPT_SOURCE_DIR}, {"cpu-hz", required_argument, NULL, OPT_CPU_HZ},
-        {"budget", required_argument, NULL, OPT_BUDGET}, {"window", required_argument, NULL, OPT_WINDOW},
-        {"no-color", no_argument, NULL, OPT_NO_COLOR}, {"list-ports", no_argument, NULL, OPT_LIST_PORTS},
-        {"fold-overhead", no_argument, NULL, OPT_FOLD_OVERHEAD},
-        {"task-var", required_argument, NULL, OPT_TASK_VAR},
-        {"diff", required_argument, NULL, OPT_DIFF},
-        {"record", required_argument, NULL, OPT_RECORD},
-        {"save-dir", required_argument, NULL, OPT_SAVE_DIR},
-        {"fail-if-slower", required_argument, NULL, OPT_FAIL_IF_SLOWER},
-        {"task-name-offset", required_argument, NULL, OPT_TASK_NAME_OFFSET},
-        {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-        {NULL, 0, NULL, 0}};
-    int c, k;
-    char *end;
-    opterr = 0;
-    double num;
-    unsigned long long count;
-    while ((c = getopt_long(argc, argv, "o:f:hVb:C", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            if (!parse_count(optarg, 1, 100000000, &count)) {
-                fprintf(stderr, "cmprof-top: --baud takes a number from 1 to 100000000, not '%s'\n", optarg);
-                return 2;
-            }
-            lo.baud = (int)count;
-            break;
-        case OPT_RATE: /* "max": a gdb: target halted as fast as the server answers */
-            errno = 0;
-            num = strtod(optarg, &end);
-            bool max = strcmp(optarg, "max") == 0;
-            if (!max && (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0)) {
-                fprintf(stderr, "cmprof-top: --rate takes a positive number or 'max', not '%s'\n", optarg);
-                return 2;
-            }
-            lo.rate = max ? -1 : num; /* source.h: a negative rate is no limit */
-            break;
-        case OPT_DURATION:
-        case OPT_CPU_HZ:
-        case OPT_WINDOW:
-            errno = 0;
-            num = strtod(optarg, &end);
-            if (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0) {
-                fprintf(stderr, "cmprof-top: %s takes a positive number, not '%s'\n", argv[optind - 1], optarg);
-                return 2;
-            }
-            if (c == OPT_DURATION)
-                lo.duration = num;
-            else if (c == OPT_CPU_HZ)
-                lo.cpu_hz = num;
-            else
-                lo.window_seconds = num;
-            break;
-        case OPT_SOURCE_DIR:
-            lo.source_dir = optarg;
-            break;
-        case OPT_BUDGET:
-            if (lo.n_budgets == 16) {
-                fprintf(stderr, "cmprof-top: at most 16 budgets\n");
-                return 2;
-            }
-            if (!budget_ok(optarg)) { /* refused in every mode, not only where budgets are shown */
-                fprintf(stderr, "cmprof-top: --budget takes NAME=MICROSECONDS (a positive number), not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            lo.budgets[lo.n_budgets++] = optarg;
-            break;
-        case OPT_NO_COLOR:
-            lo.color = false;
-            break;
-        case OPT_LIST_PORTS: {
-            int n = src_list_ports(stdout);
-            if (!n)
-                printf("no serial ports found\n");
-            return 0;
-        }
-        case OPT_BATCH:
-            batch = true;
-            break;
-        case OPT_RESOLVE:
-            resolve = true;
-            break;
-        case 'o':
-            if ((k = parse_choice(optarg, outputs, 5)) < 0) {
-                fprintf(stderr, "cmprof-top: unknown output '%s' (table, csv, json, folded, speedscope)\n", optarg);
-                return 2;
-            }
-            o.output = (enum batch_output)k;
-            break;
-        case OPT_BY:
-            if ((k = parse_choice(optarg, groups, 4)) < 0) {
-                fprintf(stderr, "cmprof-top: unknown grouping '%s' (function, line, file, task)\n", optarg);
-                return 2;
-            }
-            o.by = (enum prof_group)k;
-            break;
-        case OPT_NO_INLINE:
-            o.inline_frames = false;
-            break;
-        case OPT_FOLD_OVERHEAD:
-            o.fold_overhead = true;
-            break;
-        case OPT_TASK_VAR:
-            lo.task_var = optarg;
-            break;
-        case OPT_DIFF:
-            diff_path = optarg;
-            break;
-        case OPT_RECORD:
-            lo.record = optarg;
-            break;
-        case OPT_SAVE_DIR: { /* checked now: a snapshot that cannot be written is found out at o, too late */
-            struct stat sd;
-            if (stat(optarg, &sd) != 0 || !S_ISDIR(sd.st_mode) || access(optarg, W_OK | X_OK) != 0) {
-                fprintf(stderr, "cmprof-top: --save-dir %s: %s\n", optarg,
-                        stat(optarg, &sd) != 0 ? strerror(errno) : !S_ISDIR(sd.st_mode) ? "not a directory" : "not writable");
-                return 2;
-            }
-            lo.save_dir = optarg;
-            break;
-        }
-        case OPT_FORCE:
-            lo.force = true;
-            break;
-        case OPT_CONNECT_TIMEOUT:
-            errno = 0;
-            num = strtod(optarg, &end);
-            if (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0 || num > 86400) {
-                fprintf(stderr, "cmprof-top: --connect-timeout takes seconds, more than 0 and at most 86400, not "
-                        "'%s'\n", optarg);
-                return 2;
-            }
-            lo.connect_timeout = num;
-            break;
-        case OPT_FAIL_IF_SLOWER:
-            errno = 0;
-            num = strtod(optarg, &end);
-            if (end == optarg || *end || errno == ERANGE || !isfinite(num) || num <= 0) {
-                fprintf(stderr, "cmprof-top: --fail-if-slower takes a positive percentage, not '%s'\n", optarg);
-                return 2;
-            }
-            o.fail_if_slower = num;
-            break;
-        case OPT_STACK_DEPTH:
-            if (!parse_count(optarg, 0, GDB_STACK_DEPTH_MAX, &count)) {
-                fprintf(stderr, "cmprof-top: --stack-depth takes a number from 0 to %d (the most callers kept), "
-                        "not '%s'\n", GDB_STACK_DEPTH_MAX, optarg);
-                return 2;
-            }
-            lo.stack_depth = (int)count;
-            break;
-        case OPT_TASK_NAME_OFFSET:
-            if (!parse_count(optarg, 0, 4096, &count)) {
-                fprintf(stderr, "cmprof-top: --task-name-offset takes a number from 0 to 4096, not '%s'\n", optarg);
-                return 2;
-            }
-            lo.task_name_offset = (int)count;
-            break;
-        case 'f':
-            if ((k = detect_parse(optarg)) < 0) {
-                fprintf(stderr, "cmprof-top: unknown format '%s' (auto, text, itm, tpiu, orbflow)\n", optarg);
-                return 2;
-            }
-            o.format = (enum detect_format)k;
-            break;
-        case OPT_TPIU_ID:
-            if (!parse_count(optarg, 1, 0x6F, &count)) {
-                fprintf(stderr, "cmprof-top: --tpiu-id takes 1..111, not '%s'\n", optarg);
-                return 2;
-            }
-            o.tpiu_id = (uint8_t)count;
-            break;
-        case OPT_WAIT_SYNC:
-            o.wait_sync = true;
-            break;
-        case OPT_SAMPLES:
-            if (!parse_count(optarg, 1, MAX_SAMPLES, &count)) {
-                fprintf(stderr, "cmprof-top: --samples takes a number from 1 to %llu, not '%s'\n",
-                        (unsigned long long)MAX_SAMPLES, optarg);
-                return 2;
-            }
-            o.max_samples = count;
-            break;
-        case 'C':
-            o.demangle = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'V':
-            printf("cmprof-top %s\n", CMPROF_VERSION);
-            return 0;
-        default:
-            fprintf(stderr, "cmprof-top: unknown option '%s' (see --help)\n", argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (resolve) {
+    struct cli c = {.lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
+                                     .inline_frames = true},
+                           .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1, .stack_depth = -1}};
+    int status = parse_options(argc, argv, &c);
+    if (status != GO_ON)
+        return status;
+    struct batch_options *o = &c.lo.batch;
+    if (c.resolve) {
         if (optind >= argc) {
             fprintf(stderr, "cmprof-top: --resolve needs an ELF\n");
-            return 2;
+            return EXIT_USAGE;
         }
-        return resolve_main(argv[optind], o.demangle, argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
+        return resolve_main(argv[optind], o->demangle, argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, "cmprof-top: needs SOURCE and ELF (see --help)\n");
-        return 2;
-    }
-    if ((o.output == OUT_FOLDED || o.output == OUT_SPEEDSCOPE) && (o.by == PROF_BY_LINE || o.by == PROF_BY_FILE)) {
-        fprintf(stderr, "cmprof-top: -o %s is by function, or by task with --by task (not by %s)\n",
-                o.output == OUT_FOLDED ? "folded" : "speedscope", o.by == PROF_BY_LINE ? "line" : "file");
-        return 2;
-    }
-    o.source = argv[optind];
-    o.elf = argv[optind + 1];
-    static struct baseline base;
-    if (o.fail_if_slower > 0 && !diff_path) {
-        fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
-        return 2;
-    }
-    if (diff_path) {
-        char why[600];
-        if (baseline_load(diff_path, &base, why, sizeof why) != 0 ||
-            baseline_check_group(&base, diff_path, groups[o.by], why, sizeof why) != 0) {
-            fprintf(stderr, "cmprof-top: %s\n", why);
-            return 2;
-        }
-        o.base = &base;
-        lo.diff_path = diff_path;
-    }
-    if (is_elf(o.source) && !is_elf(o.elf)) { /* the two arguments the wrong way round */
-        fprintf(stderr, "cmprof-top: '%s' is an ELF file: the order is SOURCE ELF, e.g. cmprof-top %s %s\n", o.source,
-                o.elf, o.source);
-        return 2;
-    }
-    bool gdb_source = strncmp(o.source, "gdb:", 4) == 0;
-    if (lo.stack_depth < 0)
-        lo.stack_depth = gdb_source ? 16 : 0;
-    else if (lo.stack_depth > 0 && !gdb_source) {
-        fprintf(stderr, "cmprof-top: --stack-depth works with gdb: sources (the stack is read while halted)\n");
-        return 2;
-    }
-    if ((gdb_source || strncmp(o.source, "openocd:", 8) == 0) && o.format == DETECT_UNKNOWN)
-        /* tagged samples and stacks come as dump text, bare PCs as ITM */
-        o.format = lo.task_var || lo.stack_depth > 0 ? DETECT_TEXT : DETECT_ITM;
-    if (lo.task_var && strncmp(o.source, "gdb:", 4) != 0) {
-        fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
-        return 2;
-    }
-    lo.batch = o;
-    if (!batch)
-        return live_main(&lo);
+    if ((status = check_options(&c, argc, argv)) != GO_ON)
+        return status;
+    if (!c.batch)
+        return live_main(&c.lo);
     /* a file or stdin reads to its end; a live source needs the poll loop */
     struct stat st;
-    bool plain = strcmp(o.source, "-") == 0 || (stat(o.source, &st) == 0 && S_ISREG(st.st_mode));
-    if (plain && lo.duration == 0 && lo.rate <= 0 && !lo.record)
-        return batch_main(&o, stdout, stderr);
-    lo.headless = true;
-    return live_main(&lo);
+    bool plain = strcmp(o->source, "-") == 0 || (stat(o->source, &st) == 0 && S_ISREG(st.st_mode));
+    if (plain && c.lo.duration == 0 && c.lo.rate <= 0 && !c.lo.record)
+        return batch_main(o, stdout, stderr);
+    c.lo.headless = true;
+    return live_main(&c.lo);
 }

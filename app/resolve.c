@@ -1,6 +1,8 @@
 /* cmprof-top --resolve: addr2line -a -f -i, from our own symbol tables. */
 #include "resolve.h"
 
+#include "exit.h"
+
 #include "../decode/hex.h"
 #include "../symbols/symbols.h"
 
@@ -414,8 +416,8 @@ static void write_batch(struct stream *s, struct batch *b)
 /* While the writer is still busy with the batch before, the reading thread formats this batch's
  * first answers itself, a few at a time, and stops once the writer is free: the writer then
  * starts where it stopped. Once most addresses were answered before, a chunk's lookups take less
- * time than writing its answers; formatting a share of the batch's end, a share set from the
- * batches before, the reading thread still waited 1.1 ms of a 15 ms run (0.06 ms this way). */
+ * time than writing its answers, so the reading thread would otherwise wait for the writer; a share
+ * of the batch's end, set from the batches before, keeps both busy. */
 enum { HEAD_STEP = 256 };
 
 static void format_head(struct stream *s, struct batch *b, int i)
@@ -439,8 +441,7 @@ static void format_head(struct stream *s, struct batch *b, int i)
 
 /* The writer waits for its next batch awake for a while, giving way to any other thread that
  * would run, before it sleeps: a virtual CPU that idles may be taken back by its host, and waking
- * the writer then took 1-2 ms at times (seen in timelines of a 100,000-address run, while its
- * batch was ready), where the lookups of a batch take 0.2-1.2 ms. */
+ * the writer can then take longer than the lookups of a whole batch. */
 enum { SPIN_NS = 3000000 };
 
 static long long now_ns(void)
@@ -489,8 +490,8 @@ static void wait_written(struct stream *s, int i)
 }
 
 /* The writer, on any core but this thread's: a thread that sleeps on a condition may be woken on
- * its waker's core (the scheduler places it near the data), and then the two took turns on one
- * core while the other idled, in about a third of the runs. */
+ * its waker's core (the scheduler places it near the data), and then the two take turns on one
+ * core while the other idles. */
 static bool start_writer(struct stream *s)
 {
     pthread_attr_t attr;
@@ -534,7 +535,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
         free(s.b[0]);
         free(s.b[1]);
         fprintf(err, "cmprof-top: out of memory for the input\n");
-        return 1;
+        return EXIT_ERROR;
     }
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.changed, NULL);
@@ -626,7 +627,7 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
     if (!t) {
         fprintf(err, "cmprof-top: %s\n", msg);
-        return 1;
+        return EXIT_ERROR;
     }
     warned = false;
     struct answer_lists lists = {0};

@@ -93,7 +93,8 @@ def decode_bench():
     exe = os.path.join(B, "bench_decode")
     subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_decode.c"),
                     os.path.join(HERE, "spread.c"),
-                    os.path.join(ROOT, "decode", "itm.c"), os.path.join(ROOT, "decode", "text.c"), "-o", exe],
+                    os.path.join(ROOT, "decode", "itm.c")] +
+                   [os.path.join(ROOT, "decode", f) for f in ("text.c", "stream.c", "textline.c")] + ["-o", exe],
                    check=True)
     out = subprocess.run([exe, "64"], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():

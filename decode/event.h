@@ -12,7 +12,7 @@ enum ev_type {
     EV_BUCKET,       /* histogram bucket: addr = first byte, size bytes, count samples */
     EV_HIST_HEADER,  /* histogram block: addr = base, size = bucket bytes, count = n, value = out */
     EV_TASK_NAME,    /* tag = task identifier, text = its name */
-    EV_SECTION,      /* index; count, value = current, min, max, sum */
+    EV_SECTION,      /* index; run (struct ev_run) */
     EV_LOG,          /* a text line that is not part of a dump: text */
     EV_SOFTWARE,     /* ITM stimulus write: index = port (page included), value, size bytes */
     EV_OVERFLOW,     /* ITM overflow: packets were lost in the target */
@@ -23,13 +23,12 @@ enum ev_type {
     EV_EXCEPTION,    /* exception trace: index = exception number, value = function (1 enter, 2 exit, 3 return) */
     EV_EVENT_COUNTER,/* DWT event counter wrap bits: value */
     EV_DATA_TRACE,   /* DWT data trace: index = comparator, kind 0 PC / 1 address / 2 read / 3 write, value, size */
-    EV_STREAM_INFO,  /* the firmware announces itself: value = core clock, min = timer clock, count = period,
-                        size = jitter mask, addr = code base, max = section timer clock (0: unknown),
-                        text = build-id in hex (may be empty) */
+    EV_STREAM_INFO,  /* the firmware announces itself: info (struct ev_stream_info), text = build-id in hex
+                        (may be empty) */
     EV_LOST,         /* count = samples the firmware dropped so far (cumulative) */
     EV_SECTION_NAME, /* index, text = name */
     EV_SECTION_EVENT,/* a PMU event a section counts: index = section, kind = its slot (0..), tag = the event
-                        number; value = current, min, max, sum */
+                        number; run (its count in the last run, and min, max, sum; no run count) */
     EV_STACK,        /* a sample's call stack (a halting source walked it): addr = the sample's PC, pcs[0..count)
                         = its callers' call sites, innermost first */
     EV_TARGET,       /* what the firmware runs on: text = "arch=ARMv7-A timer=PMU-cycle-counter" (from the announce) */
@@ -44,6 +43,23 @@ enum ev_type {
  * a handler, so CMPROF_ISR_TAG(1) is free for this. */
 #define EV_TAG_UNSENT 0xFFFFFE01u
 
+/* EV_SECTION, EV_SECTION_EVENT: a timed section's figures (or one of its PMU events'). */
+struct ev_run {
+    uint64_t current; /* the last run's */
+    uint64_t count;   /* runs so far */
+    uint64_t min, max, sum;
+};
+
+/* EV_STREAM_INFO: what the firmware announces about its sampling. */
+struct ev_stream_info {
+    uint64_t clock_hz;   /* the core's clock */
+    uint64_t period;     /* sampling timer ticks between samples */
+    uint64_t timer_hz;   /* the sampling timer's clock */
+    uint64_t section_hz; /* the section timer's clock (0: unknown) */
+    uint32_t jitter;     /* the mask of the period's random part */
+    uint32_t code_base;  /* the address the stream's PCs count from */
+};
+
 struct ev {
     enum ev_type type;
     uint32_t addr;
@@ -52,14 +68,28 @@ struct ev {
     uint32_t size;
     uint32_t index;
     uint32_t kind;
-    uint64_t value;
-    uint64_t count;
-    uint64_t min, max, sum;
+    union {
+        struct {                     /* the other events' numbers, as listed with their types */
+            uint64_t value;
+            uint64_t count;
+            uint64_t min, max, sum;
+        };
+        struct ev_run run;           /* EV_SECTION, EV_SECTION_EVENT */
+        struct ev_stream_info info;  /* EV_STREAM_INFO */
+    };
     const char *text; /* valid only during the callback */
     const uint32_t *pcs; /* EV_PCS: valid only during the callback */
     size_t text_len;
     uint64_t offset;  /* byte offset in the decoder's input where the event's packet or line began */
 };
+
+/* One of a decoder's counters, as the reports name it. Each decoder lists its own (x_counters)
+ * and says in a few words what it saw (x_describe), so that no report knows their fields. */
+struct dec_counter {
+    const char *name;
+    uint64_t value;
+};
+#define DEC_COUNTERS_MAX 8 /* the most one decoder lists */
 
 struct ev_sink {
     void (*event)(void *ctx, const struct ev *ev);
@@ -73,8 +103,8 @@ struct byte_sink {
 };
 
 /* A zeroed event of this type. Emitters in hot loops start from this rather than from an
- * initialiser: compilers zero a struct this size with `rep stos`, whose start-up cost was a fifth
- * of the ITM decoder's time; a copy of a zero template becomes a few vector stores. */
+ * initialiser: compilers zero a struct this size with `rep stos`, whose start-up cost shows in a
+ * decoder's time per packet; a copy of a zero template becomes a few vector stores. */
 static inline struct ev ev_blank(enum ev_type type)
 {
     static const struct ev blank;

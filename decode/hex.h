@@ -36,6 +36,18 @@ static inline uint64_t hex_digits_mask(uint64_t w)
     return (digit | letter) & SWAR_HIGHS;
 }
 
+/* One hex digit's value, or -1. */
+static inline int hex_digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* The value of eight hex digits (all checked to be digits first). */
 static inline uint32_t hex_value8(uint64_t w)
 {

@@ -10,6 +10,7 @@
  * Everything else with SS = 00 is reserved. */
 #include "itm.h"
 
+#include <stdio.h>
 #include <string.h>
 
 enum { S_HEADER, S_SYNC, S_SOURCE, S_CONT, S_HUNT };
@@ -362,4 +363,20 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
             break;
         }
     }
+}
+
+size_t itm_counters(const struct itm_stats *st, struct dec_counter *out)
+{
+    const struct dec_counter c[] = {
+        {"itm_packets", st->packets}, {"itm_errors", st->errors}, {"itm_overflows", st->overflows},
+        {"itm_syncs", st->syncs},     {"itm_hunted", st->hunted},
+    };
+    memcpy(out, c, sizeof c);
+    return sizeof c / sizeof c[0];
+}
+
+void itm_describe(const struct itm_stats *st, char *buf, size_t len)
+{
+    snprintf(buf, len, "%llu bytes, %llu bad packets, %llu bytes skipped looking for sync",
+             (unsigned long long)st->bytes, (unsigned long long)st->errors, (unsigned long long)st->hunted);
 }

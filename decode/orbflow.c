@@ -134,3 +134,21 @@ unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t le
         }
     return n;
 }
+
+size_t orbflow_counters(const struct orbflow_stats *st, struct dec_counter *out)
+{
+    out[0] = (struct dec_counter){"orbflow_frames", st->frames};
+    out[1] = (struct dec_counter){"orbflow_bad", st->bad_sums + st->bad_cobs + st->too_long};
+    return 2;
+}
+
+void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len)
+{
+    char tags[120];
+    if (orbflow_other_tags(st, tags, sizeof tags))
+        snprintf(buf, len, "%llu frames, but only for streams %s: choose one with --tpiu-id",
+                 (unsigned long long)st->frames, tags);
+    else
+        snprintf(buf, len, "%llu frames, %llu with a bad sum, %llu with bad COBS codes",
+                 (unsigned long long)st->frames, (unsigned long long)st->bad_sums, (unsigned long long)st->bad_cobs);
+}

@@ -40,5 +40,9 @@ bool orbflow_detect(const uint8_t *buf, size_t len);
 bool orbflow_possible(const uint8_t *buf, size_t len);
 /* The other tags seen, as "2, 3" ("" when none); returns how many. */
 unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t len);
+/* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
+size_t orbflow_counters(const struct orbflow_stats *st, struct dec_counter *out);
+/* What the decoder saw: frames only of other streams, or its good and damaged frames, in buf. */
+void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len);
 
 #endif

@@ -71,5 +71,9 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
 /* End of input: a last line without a newline and an unclosed block are emitted. */
 void text_finish(struct text_decoder *d, const struct ev_sink *sink);
 void text_free(struct text_decoder *d);
+/* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
+size_t text_counters(const struct text_stats *st, struct dec_counter *out);
+/* What the decoder saw, e.g. "120 lines, 3 malformed", in buf. */
+void text_describe(const struct text_stats *st, char *buf, size_t len);
 
 #endif

@@ -108,3 +108,20 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         }
     }
 }
+
+size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out)
+{
+    out[0] = (struct dec_counter){"tpiu_frames", st->frames};
+    out[1] = (struct dec_counter){"tpiu_unsynced", st->unsynced};
+    return 2;
+}
+
+bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len)
+{
+    char ids[120];
+    if (!tpiu_other_ids(st, ids, sizeof ids))
+        return false;
+    snprintf(buf, len, "%llu frames, but only for source IDs %s: choose one with --tpiu-id",
+             (unsigned long long)st->frames, ids);
+    return true;
+}

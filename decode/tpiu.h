@@ -34,5 +34,10 @@ void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id);
 /* The other source IDs seen, as "2, 3" ("" when none); returns how many. */
 unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len);
 void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
+/* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
+size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out);
+/* What the decoder saw when it passed nothing on: frames only of other source IDs, in buf;
+ * false when that is not the case (then the ITM decoder inside has more to say). */
+bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len);
 
 #endif

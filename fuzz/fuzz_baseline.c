@@ -1,7 +1,7 @@
-/* libFuzzer target: the --diff baseline reader (app/baseline.c) through its public API. The input
+/* libFuzzer target: the --diff baseline reader (report/baseline.c) through its public API. The input
  * is the report file; a report that loads must answer for each of its rows, and comparing those
  * rows with themselves and with a profile must give numbers, never NaN or a crash. */
-#include "../app/baseline.h"
+#include "../report/baseline.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ingest_finish(in);
     FILE *devnull = fopen("/dev/null", "w");
     for (int o = 0; o < 4 && devnull; o++) {
-        struct batch_options bo = {.output = (enum batch_output)o, .by = (enum prof_group)((mode >> 1) & 3),
+        struct batch_options bo = {.output = (enum report_format)o, .by = (enum prof_group)((mode >> 1) & 3),
                                    .inline_frames = mode & 1};
         batch_report(&bo, p, in, "", devnull);
     }

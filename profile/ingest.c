@@ -17,6 +17,49 @@ static uint64_t admit(struct ingest *in, uint64_t n)
     return take;
 }
 
+/* "arch=A timer=T": what the firmware runs on. */
+static void take_target(struct ingest_stream_info *info, const struct ev *e)
+{
+    const char *t = e->text, *end = e->text + e->text_len;
+    while (t < end) {
+        const char *w = t;
+        while (t < end && *t != ' ')
+            t++;
+        if ((size_t)(t - w) > 5 && memcmp(w, "arch=", 5) == 0)
+            snprintf(info->arch, sizeof info->arch, "%.*s", (int)(t - w - 5), w + 5);
+        else if ((size_t)(t - w) > 6 && memcmp(w, "timer=", 6) == 0)
+            snprintf(info->timer, sizeof info->timer, "%.*s", (int)(t - w - 6), w + 6);
+        while (t < end && *t == ' ')
+            t++;
+    }
+}
+
+/* The firmware's announce: its clocks and period, and its build-id (hex), given to the profile. */
+static void take_stream_info(struct ingest *in, const struct ev *e)
+{
+    struct ingest_stream_info *i = &in->info;
+    i->present = true;
+    i->clock_hz = e->info.clock_hz;
+    i->timer_hz = e->info.timer_hz;
+    i->section_hz = e->info.section_hz;
+    i->period = e->info.period;
+    i->jitter = e->info.jitter;
+    i->code_base = e->info.code_base;
+    size_t n = e->text_len < 40 ? e->text_len : 40;
+    memcpy(i->build_id, e->text, n);
+    i->build_id[n] = '\0';
+    uint8_t id[20];
+    size_t k = 0;
+    for (; k < n / 2; k++) {
+        unsigned v;
+        if (sscanf(i->build_id + 2 * k, "%2x", &v) != 1)
+            break;
+        id[k] = (uint8_t)v;
+    }
+    if (k)
+        prof_stream_build_id(in->prof, id, k);
+}
+
 static void on_event(void *ctx, const struct ev *e)
 {
     struct ingest *in = ctx;
@@ -73,28 +116,16 @@ static void on_event(void *ctx, const struct ev *e)
         if (e->index < INGEST_SECTIONS) {
             struct ingest_section *s = &in->section[e->index];
             s->seen = true;
-            s->count = e->count;
-            s->current = e->value;
-            s->min = e->min;
-            s->max = e->max;
-            s->sum = e->sum;
+            s->count = e->run.count;
+            s->current = e->run.current;
+            s->min = e->run.min;
+            s->max = e->run.max;
+            s->sum = e->run.sum;
         }
         break;
-    case EV_TARGET: { /* "arch=A timer=T" */
-        const char *t = e->text, *end = e->text + e->text_len;
-        while (t < end) {
-            const char *w = t;
-            while (t < end && *t != ' ')
-                t++;
-            if ((size_t)(t - w) > 5 && memcmp(w, "arch=", 5) == 0)
-                snprintf(in->info.arch, sizeof in->info.arch, "%.*s", (int)(t - w - 5), w + 5);
-            else if ((size_t)(t - w) > 6 && memcmp(w, "timer=", 6) == 0)
-                snprintf(in->info.timer, sizeof in->info.timer, "%.*s", (int)(t - w - 6), w + 6);
-            while (t < end && *t == ' ')
-                t++;
-        }
+    case EV_TARGET:
+        take_target(&in->info, e);
         break;
-    }
     case EV_STACK: /* the call stack of the sample just counted */
         if (!in->last_counted)
             break;
@@ -107,10 +138,10 @@ static void on_event(void *ctx, const struct ev *e)
             struct ingest_section_event *x = &in->section[e->index].ev[e->kind];
             x->seen = true;
             x->event = e->tag;
-            x->current = e->value;
-            x->min = e->min;
-            x->max = e->max;
-            x->sum = e->sum;
+            x->current = e->run.current;
+            x->min = e->run.min;
+            x->max = e->run.max;
+            x->sum = e->run.sum;
         }
         break;
     case EV_SECTION_NAME:
@@ -121,30 +152,9 @@ static void on_event(void *ctx, const struct ev *e)
     case EV_LOST:
         in->lost = e->count;
         break;
-    case EV_STREAM_INFO: {
-        struct ingest_stream_info *i = &in->info;
-        i->present = true;
-        i->clock_hz = e->value;
-        i->timer_hz = e->min;
-        i->section_hz = e->max;
-        i->period = e->count;
-        i->jitter = e->size;
-        i->code_base = e->addr;
-        size_t n = e->text_len < 40 ? e->text_len : 40;
-        memcpy(i->build_id, e->text, n);
-        i->build_id[n] = '\0';
-        uint8_t id[20];
-        size_t k = 0;
-        for (; k < n / 2; k++) {
-            unsigned v;
-            if (sscanf(i->build_id + 2 * k, "%2x", &v) != 1)
-                break;
-            id[k] = (uint8_t)v;
-        }
-        if (k)
-            prof_stream_build_id(in->prof, id, k);
+    case EV_STREAM_INFO:
+        take_stream_info(in, e);
         break;
-    }
     default:
         break;
     }
@@ -354,4 +364,31 @@ double ingest_section_ipc(const struct ingest *in, const struct ingest_section *
         if (s->ev[k].seen && s->ev[k].event == 0x08 && cycles && s->sum > 0)
             return (double)s->ev[k].sum / (double)s->sum;
     return -1;
+}
+
+size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_COUNTERS])
+{
+    size_t n = 0;
+    out[n++] = (struct dec_counter){"bytes", in->bytes};
+    n += text_counters(&in->text.stats, out + n);
+    n += itm_counters(&in->itm.stats, out + n);
+    n += tpiu_counters(&in->tpiu.stats, out + n);
+    n += orbflow_counters(&in->orbflow.stats, out + n);
+    return n;
+}
+
+void ingest_describe(const struct ingest *in, char *buf, size_t len)
+{
+    char saw[300];
+    if (in->format == DETECT_TEXT)
+        text_describe(&in->text.stats, saw, sizeof saw);
+    else if (in->format == DETECT_ORBFLOW)
+        orbflow_describe(&in->orbflow.stats, saw, sizeof saw);
+    else if (in->format != DETECT_TPIU || !tpiu_describe(&in->tpiu.stats, saw, sizeof saw))
+        itm_describe(&in->itm.stats, saw, sizeof saw); /* (TPIU frames with ITM in them: the ITM's) */
+    int n = snprintf(buf, len, "%s stream, %s", detect_name(in->format), saw);
+    uint64_t first = in->format == DETECT_TEXT ? in->text.stats.first_bad : in->itm.stats.first_error;
+    if (first && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; first bad %s at byte offset %llu",
+                 in->format == DETECT_TEXT ? "line" : "byte", (unsigned long long)(first - 1));
 }

@@ -80,6 +80,12 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
 
 /* The name of a PMU event number (ARMv7 common events): "instructions", "cycles"..., or NULL. */
 const char *ingest_event_name(uint32_t event);
+/* Every decoder's counters, as the reports list them: the bytes read, then each decoder's own. */
+#define INGEST_COUNTERS (1 + 4 * DEC_COUNTERS_MAX)
+size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_COUNTERS]);
+/* What the decoders saw of the input, for a report that has no samples to show: "itm stream, 4096
+ * bytes, 2 bad packets, ...; first bad byte at byte offset 17". */
+void ingest_describe(const struct ingest *in, char *buf, size_t len);
 /* Instructions per cycle of section s: its INST_RETIRED sum over its time, when its clock counts
  * core cycles (section_hz 0 or the core clock); negative when unknown. */
 double ingest_section_ipc(const struct ingest *in, const struct ingest_section *s);

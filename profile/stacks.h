@@ -1,6 +1,6 @@
 /* Call stacks of samples, as a halting source walks them: each distinct stack (the sampled PC,
  * its callers' call sites, its task) once, with how many samples had it. Storage only: the
- * profile (profile.c) names the frames. */
+ * profile (calls.c) names the frames. */
 #ifndef CMPROF_PROFILE_STACKS_H
 #define CMPROF_PROFILE_STACKS_H
 

@@ -470,10 +470,234 @@ static void pc_known(struct gdb_sampler *g, double now)
     sample_known(g, now);
 }
 
+/* The replies, one function per step of the protocol: each is the answer to the request that
+ * step sent, and sends the next request (or resumes the core, or fails). */
+
+static void got_noack(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)len;
+    if (g->step == G_NOACK && strcmp(d, "OK") == 0)
+        g->noack = true;
+    if (g->probe) /* "monitor swdp_scan", hex-encoded; its report comes as 'O' packets */
+        request(g, G_SCAN, "qRcmd,737764705f7363616e", now);
+    else
+        describe_target(g, now);
+}
+
+/* qSupported: no-ack mode first when the server has it. */
+static void got_supported(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    g->xfer_features = strstr(d, "qXfer:features:read+") != NULL;
+    if (strstr(d, "QStartNoAckMode+"))
+        request(g, G_NOACK, "QStartNoAckMode", now);
+    else
+        got_noack(g, d, len, now); /* no no-ack mode: on as if it had refused */
+}
+
+static void got_scan(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)len;
+    if (d[0] == 'E') {
+        char m[200];
+        snprintf(m, sizeof m, "the probe's scan failed ('%.40s'): is the target powered and wired?", d);
+        fail(g, m);
+        return;
+    }
+    request(g, G_ATTACH, "vAttach;1", now);
+}
+
+/* A stop reply was due: true when it came, else the sampler fails, quoting what came instead. */
+static bool stopped(struct gdb_sampler *g, const char *d, const char *before, const char *after)
+{
+    if (is_stop_reply(d))
+        return true;
+    char m[200];
+    snprintf(m, sizeof m, "%s'%.40s'%s", before, d, after);
+    fail(g, m);
+    return false;
+}
+
+static void got_attach(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)len;
+    if (stopped(g, d, "the probe found no target to attach to (", ")"))
+        describe_target(g, now);
+}
+
+/* A piece of the target description: the rest of this annex, the next annex, or the registers. */
+static void got_xml(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    bool more = d[0] == 'm';
+    if ((d[0] == 'm' || d[0] == 'l') && !add_xml(g, d + 1, len - 1))
+        return;
+    if (d[0] == 'l') /* the whole annex is in: what it includes comes next */
+        queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
+    if (more && len > 1) {
+        read_annex(g, g->xml_len - g->annex_start, now);
+        return;
+    }
+    g->annex_start = g->xml_len;
+    if (++g->cur_annex < g->n_annex) {
+        read_annex(g, 0, now);
+        return;
+    }
+    number_registers(g);
+    request(g, G_QUERY, "?", now);
+}
+
+static void got_query(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)len;
+    if (stopped(g, d, "unexpected answer to '?': ", ""))
+        request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
+}
+
+static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    uint32_t v[2];
+    if (hex_le32(d, len, &v[0]) && hex_le32(d + 8, len - 8, &v[1]) && (v[1] & 1u) && v[1] > 1u)
+        g->reset_entry = v[1] & ~1u; /* Thumb code: the address has bit 0 set */
+    resume(g, now);
+}
+
+/* The core stopped: read its PC. */
+static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)len;
+    if (!stopped(g, d, "unexpected answer to the interrupt: ", ""))
+        return;
+    char m[40];
+    snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
+    request(g, G_READING, m, now);
+}
+
+/* It stopped on its own (a breakpoint instruction, a fault): sample it too. */
+static void got_running(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    if (!is_stop_reply(d))
+        return;
+    g->stats.self_stops++;
+    g->halt_sent = now;
+    got_halted(g, d, len, now);
+}
+
+static void got_pc(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    uint32_t pc;
+    char m[200];
+    if (!hex_le32(d, len, &pc)) {
+        snprintf(m, sizeof m, "the server would not read the PC (register %d): '%.40s'",
+                 g->pc_regnum >= 0 ? g->pc_regnum : 15, d);
+        fail(g, m);
+        return;
+    }
+    g->pc = pc;
+    if (g->reset_entry && pc == g->reset_entry && g->left_entry)
+        g->stats.resets++; /* back at the first instruction after reset: nothing else gets there */
+    g->left_entry = pc != g->reset_entry;
+    if (g->dhcsr >= 0 && now >= g->dhcsr_due) {
+        snprintf(m, sizeof m, "m%x,4", DHCSR_ADDR);
+        request(g, G_DHCSR, m, now);
+        return;
+    }
+    pc_known(g, now);
+}
+
+static void got_dhcsr(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    uint32_t v;
+    if (!hex_le32(d, len, &v) || !(v & DHCSR_DEBUGEN)) {
+        g->dhcsr = -1; /* unreadable, or not the real register (QEMU reads 0) */
+    } else {
+        g->stats.resets += g->dhcsr > 0 && (v & DHCSR_RESET_ST); /* the first read: since power-on */
+        g->dhcsr = 1;
+    }
+    g->dhcsr_due = now + DHCSR_EVERY;
+    pc_known(g, now);
+}
+
+/* The task variable: the task's name next, the first time this task is seen. */
+static void got_tag(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    char m[200];
+    if (!hex_le32(d, len, &g->tag)) {
+        snprintf(m, sizeof m, "the server would not read the task variable at 0x%08x: '%.40s'",
+                 (unsigned)g->task_addr, d);
+        fail(g, m);
+        return;
+    }
+    if (g->name_offset >= 0 && first_time(g, g->tag)) {
+        snprintf(m, sizeof m, "m%x,10", (unsigned)(g->tag + (uint32_t)g->name_offset));
+        request(g, G_NAME, m, now);
+        return;
+    }
+    sample_known(g, now);
+}
+
+static void got_name(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    size_t k = 0;
+    for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
+        int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
+        if (hi < 0 || lo < 0 || d[0] == 'E')
+            break;
+        int c = hi << 4 | lo;
+        if (c == 0)
+            break;
+        g->name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
+    }
+    g->name[k] = '\0';
+    if (!k)
+        snprintf(g->name, sizeof g->name, "?");
+    sample_known(g, now);
+}
+
+/* r0..r15 lead every ARM register set: the stack from sp on next. */
+static void got_regs(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    for (int k = 0; k < 16; k++)
+        if ((size_t)(8 * k + 8) > len || !hex_le32(d + 8 * k, 8, &g->regs[k])) {
+            /* no registers from this server: the samples go on without their stacks */
+            g->stack_depth = 0;
+            g->stats.stacks_refused = true;
+            emit_text(g, g->pc, NULL, 0);
+            sampled(g, now);
+            return;
+        }
+    read_stack_from(g, G_STACK, g->regs[13], now);
+}
+
+static void got_stack(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    take_stack(g, d, len);
+    walk_stack(g, now);
+}
+
+static void got_psp(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
+        stack_walked(g, now);
+        return;
+    }
+    read_stack_from(g, G_PSP_STACK, g->regs[13], now);
+}
+
+static void got_nothing(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)g, (void)d, (void)len, (void)now;
+}
+
+static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len, double now) = {
+    [G_SUPPORTED] = got_supported, [G_NOACK] = got_noack,   [G_SCAN] = got_scan,       [G_ATTACH] = got_attach,
+    [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_VECTORS] = got_vectors, [G_RUNNING] = got_running,
+    [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_TAG] = got_tag,
+    [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
+    [G_PSP_STACK] = got_stack,     [G_FAILED] = got_nothing,
+};
+
 static void on_packet(void *ctx, const char *d, size_t len)
 {
     struct gdb_sampler *g = ctx;
-    double now = g->now;
     if (!g->noack)
         send_raw(g, "+", 1);
     if (d[0] == 'O' && len > 1 && d[1] != 'K') /* console output from the target: not a reply */
@@ -483,178 +707,7 @@ static void on_packet(void *ctx, const char *d, size_t len)
         fail(g, "the target's program ended");
         return;
     }
-    char m[200];
-    switch (g->step) {
-    case G_SUPPORTED:
-        g->xfer_features = strstr(d, "qXfer:features:read+") != NULL;
-        if (strstr(d, "QStartNoAckMode+")) {
-            request(g, G_NOACK, "QStartNoAckMode", now);
-            break;
-        }
-        __attribute__((fallthrough)); /* no no-ack mode: on as if it had refused */
-    case G_NOACK:
-        if (g->step == G_NOACK && strcmp(d, "OK") == 0)
-            g->noack = true;
-        if (g->probe) /* "monitor swdp_scan", hex-encoded; its report comes as 'O' packets */
-            request(g, G_SCAN, "qRcmd,737764705f7363616e", now);
-        else
-            describe_target(g, now);
-        break;
-    case G_SCAN:
-        if (d[0] == 'E') {
-            snprintf(m, sizeof m, "the probe's scan failed ('%.40s'): is the target powered and wired?", d);
-            fail(g, m);
-            break;
-        }
-        request(g, G_ATTACH, "vAttach;1", now);
-        break;
-    case G_ATTACH:
-        if (!is_stop_reply(d)) {
-            snprintf(m, sizeof m, "the probe found no target to attach to ('%.40s')", d);
-            fail(g, m);
-            break;
-        }
-        describe_target(g, now);
-        break;
-    case G_XML: {
-        bool more = d[0] == 'm';
-        if ((d[0] == 'm' || d[0] == 'l') && !add_xml(g, d + 1, len - 1))
-            break;
-        if (d[0] == 'l') /* the whole annex is in: what it includes comes next */
-            queue_includes(g, g->xml + g->annex_start, g->xml_len - g->annex_start);
-        if (more && len > 1) {
-            read_annex(g, g->xml_len - g->annex_start, now);
-            break;
-        }
-        g->annex_start = g->xml_len;
-        if (++g->cur_annex < g->n_annex) {
-            read_annex(g, 0, now);
-            break;
-        }
-        number_registers(g);
-        request(g, G_QUERY, "?", now);
-        break;
-    }
-    case G_QUERY:
-        if (!is_stop_reply(d)) {
-            snprintf(m, sizeof m, "unexpected answer to '?': '%.40s'", d);
-            fail(g, m);
-            break;
-        }
-        request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
-        break;
-    case G_VECTORS: {
-        uint32_t v[2];
-        if (hex_le32(d, len, &v[0]) && hex_le32(d + 8, len - 8, &v[1]) && (v[1] & 1u) && v[1] > 1u)
-            g->reset_entry = v[1] & ~1u; /* Thumb code: the address has bit 0 set */
-        resume(g, now);
-        break;
-    }
-    case G_RUNNING: /* it stopped on its own (a breakpoint instruction, a fault): sample it too */
-        if (!is_stop_reply(d))
-            break;
-        g->stats.self_stops++;
-        g->halt_sent = now;
-        __attribute__((fallthrough));
-    case G_HALTING:
-        if (!is_stop_reply(d)) {
-            snprintf(m, sizeof m, "unexpected answer to the interrupt: '%.40s'", d);
-            fail(g, m);
-            break;
-        }
-        snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
-        request(g, G_READING, m, now);
-        break;
-    case G_READING: {
-        uint32_t pc;
-        if (!hex_le32(d, len, &pc)) {
-            snprintf(m, sizeof m, "the server would not read the PC (register %d): '%.40s'",
-                     g->pc_regnum >= 0 ? g->pc_regnum : 15, d);
-            fail(g, m);
-            break;
-        }
-        g->pc = pc;
-        if (g->reset_entry && pc == g->reset_entry && g->left_entry)
-            g->stats.resets++; /* back at the first instruction after reset: nothing else gets there */
-        g->left_entry = pc != g->reset_entry;
-        if (g->dhcsr >= 0 && now >= g->dhcsr_due) {
-            snprintf(m, sizeof m, "m%x,4", DHCSR_ADDR);
-            request(g, G_DHCSR, m, now);
-            break;
-        }
-        pc_known(g, now);
-        break;
-    }
-    case G_DHCSR: {
-        uint32_t v;
-        if (!hex_le32(d, len, &v) || !(v & DHCSR_DEBUGEN)) {
-            g->dhcsr = -1; /* unreadable, or not the real register (QEMU reads 0) */
-        } else {
-            g->stats.resets += g->dhcsr > 0 && (v & DHCSR_RESET_ST); /* the first read: since power-on */
-            g->dhcsr = 1;
-        }
-        g->dhcsr_due = now + DHCSR_EVERY;
-        pc_known(g, now);
-        break;
-    }
-    case G_TAG:
-        if (!hex_le32(d, len, &g->tag)) {
-            snprintf(m, sizeof m, "the server would not read the task variable at 0x%08x: '%.40s'",
-                     (unsigned)g->task_addr, d);
-            fail(g, m);
-            break;
-        }
-        if (g->name_offset >= 0 && first_time(g, g->tag)) {
-            snprintf(m, sizeof m, "m%x,10", (unsigned)(g->tag + (uint32_t)g->name_offset));
-            request(g, G_NAME, m, now);
-            break;
-        }
-        sample_known(g, now);
-        break;
-    case G_NAME: {
-        size_t k = 0;
-        for (size_t i = 0; i + 1 < len && k < 16; i += 2) { /* hex bytes up to the first NUL */
-            int hi = rsp_hex(d[i]), lo = rsp_hex(d[i + 1]);
-            if (hi < 0 || lo < 0 || d[0] == 'E')
-                break;
-            int c = hi << 4 | lo;
-            if (c == 0)
-                break;
-            g->name[k++] = c > 32 && c < 127 ? (char)c : '_'; /* one word, printable: the dump's task line */
-        }
-        g->name[k] = '\0';
-        if (!k)
-            snprintf(g->name, sizeof g->name, "?");
-        sample_known(g, now);
-        break;
-    }
-    case G_REGS: /* r0..r15 lead every ARM register set */
-        for (int k = 0; k < 16; k++)
-            if ((size_t)(8 * k + 8) > len || !hex_le32(d + 8 * k, 8, &g->regs[k])) {
-                /* no registers from this server: the samples go on without their stacks */
-                g->stack_depth = 0;
-                g->stats.stacks_refused = true;
-                emit_text(g, g->pc, NULL, 0);
-                sampled(g, now);
-                return;
-            }
-        read_stack_from(g, G_STACK, g->regs[13], now);
-        break;
-    case G_STACK:
-    case G_PSP_STACK:
-        take_stack(g, d, len);
-        walk_stack(g, now);
-        break;
-    case G_PSP:
-        if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
-            stack_walked(g, now);
-            break;
-        }
-        read_stack_from(g, G_PSP_STACK, g->regs[13], now);
-        break;
-    case G_FAILED:
-        break;
-    }
+    replies[g->step](g, d, len, g->now);
 }
 
 static void on_ack(void *ctx, bool positive)

@@ -1,6 +1,8 @@
 /* GDB remote serial protocol framing (see rsp.h). */
 #include "rsp.h"
 
+#include "../decode/hex.h"
+
 #include <string.h>
 
 enum { R_IDLE, R_DATA, R_CHECK1, R_CHECK2 };
@@ -12,14 +14,7 @@ void rsp_init(struct rsp_decoder *d)
 
 int rsp_hex(char ch)
 {
-    unsigned char c = (unsigned char)ch;
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    return hex_digit_value(ch);
 }
 
 static void put(struct rsp_decoder *d, char c)

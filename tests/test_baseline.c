@@ -1,6 +1,6 @@
 /* The --diff baseline reader on valid, damaged and random reports: the rows it keeps, the errors
  * it names, and never a crash (run under ASan/UBSan too). */
-#include "../app/baseline.h"
+#include "../report/baseline.h"
 #include "check.h"
 
 #include <stdint.h>

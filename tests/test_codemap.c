@@ -1,7 +1,7 @@
 /* Instruction starts (symbols/codemap.c) on a small ELF written here: 16- and 32-bit Thumb
  * instructions, a literal pool that looks like a 32-bit prefix, padding, code without a function
  * symbol, A32 code and an unsized function; then the profile's check of sampled PCs against them
- * (profile/profile.c): starts pass, PCs inside instructions or data are counted and judged. */
+ * (profile/diagnose.c): starts pass, PCs inside instructions or data are counted and judged. */
 #include "../profile/profile.h"
 #include "../symbols/codemap.h"
 #include "check.h"

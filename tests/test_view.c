@@ -1,5 +1,5 @@
 /* The live view's logic, rendered into a buffer without a terminal. */
-#include "../app/baseline.h"
+#include "../report/baseline.h"
 #include "../tui/view.h"
 #include "check.h"
 

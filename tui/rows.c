@@ -3,7 +3,7 @@
  * callees; and the small text helpers every screen uses. */
 #include "view_int.h"
 
-#include "../app/baseline.h"
+#include "../report/baseline.h"
 
 #include <stdio.h>
 #include <stdlib.h>

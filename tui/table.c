@@ -2,7 +2,7 @@
  * with their share bars (the top list, the drill-down's address view), the drill-down's title. */
 #include "view_int.h"
 
-#include "../app/baseline.h"
+#include "../report/baseline.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* --diff BASE: a saved JSON report (cmprof-top --batch -o json) as the baseline each row is
  * compared with, by a two-proportion test. The report is untrusted input: a small JSON reader
  * takes what it needs ("total", and each row's "name" and "samples") and refuses the rest. */
-#ifndef CMPROF_APP_BASELINE_H
-#define CMPROF_APP_BASELINE_H
+#ifndef CMPROF_REPORT_BASELINE_H
+#define CMPROF_REPORT_BASELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,7 @@
-/* speedscope's file format (its file-format-spec): shared frames, then a "sampled" profile whose
- * samples are lists of frame indices (outermost first) with a weight each. */
-#include "speedscope.h"
+/* -o speedscope: speedscope's sampled-profile JSON (https://www.speedscope.app, its file-format-spec):
+ * shared frames, then one "sampled" profile whose samples are the profile's inline chains (or task,
+ * then chain), outermost frame first, as lists of frame indices with a weight each. */
+#include "emit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +129,8 @@ static void json_text(FILE *out, const char *s)
     fputc('"', out);
 }
 
-int speedscope_write(FILE *out, struct prof *p, bool demangle, bool by_task, const char *name)
+/* name: the profile's title. Returns 0, or -1 when out of memory. */
+static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task, const char *name)
 {
     struct stacks st = {0};
     prof_folded(p, demangle, by_task, add_stack, &st);
@@ -169,4 +171,10 @@ int speedscope_write(FILE *out, struct prof *p, bool demangle, bool by_task, con
     free(st.samples);
     free(st.weights);
     return rc;
+}
+
+void report_speedscope(const struct report_data *d, FILE *out)
+{
+    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf)) != 0)
+        fputs("{}\n", out); /* out of memory: an empty document rather than half of one */
 }

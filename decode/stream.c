@@ -1,0 +1,398 @@
+/* The live stream's lines (docs/stream.md): samples in base64 against the announced code base,
+ * task indexes for tags, streamed histogram buckets and the control lines. */
+#include "stream.h"
+
+#include "textline.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* CRC-12, polynomial 0x80F, MSB first, one nibble at a time: the check of v1 lines ("~CC"). */
+static uint16_t crc12(const char *s, size_t n)
+{
+    static const uint16_t table[16] = {0x000, 0x80F, 0x811, 0x01E, 0x82D, 0x022, 0x03C, 0x833,
+                                       0x855, 0x05A, 0x044, 0x84B, 0x078, 0x877, 0x869, 0x066};
+    uint16_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)s[i];
+        crc = (uint16_t)(((crc << 4) & 0xFFF) ^ table[((crc >> 8) ^ (c >> 4)) & 0xF]);
+        crc = (uint16_t)(((crc << 4) & 0xFFF) ^ table[((crc >> 8) ^ c) & 0xF]);
+    }
+    return crc;
+}
+
+/* sum12, the check of v2 lines (docs/stream.md): running sums a and b over the 32-bit
+ * little-endian words of the line, the last one padded with zeros; (a + 3b) mod 4095. */
+static uint16_t sum12(const char *s, size_t n)
+{
+    uint64_t a = 0, b = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t w = 0;
+        for (size_t k = 0; k < 4 && i + k < n; k++)
+            w |= (uint32_t)(uint8_t)s[i + k] << (8 * k);
+        a += w;
+        b += a;
+    }
+    return (uint16_t)((a + 3 * b) % 4095);
+}
+
+/* Whether the line ends in a check mark and two characters: "~CC" (v1) or "!CC" (v2). */
+static bool has_check(const char *s, size_t len)
+{
+    return len >= 4 && (s[len - 3] == '~' || s[len - 3] == '!');
+}
+
+/* Length of the checked body, or 0 when the line does not end in a valid check. */
+static size_t checked_body(const char *s, size_t len)
+{
+    if (!has_check(s, len))
+        return 0;
+    int hi = b64val(s[len - 2]), lo = b64val(s[len - 1]);
+    if (hi < 0 || lo < 0)
+        return 0;
+    uint16_t want = (uint16_t)(hi << 6 | lo);
+    uint16_t got = s[len - 3] == '~' ? crc12(s, len - 3) : sum12(s, len - 3);
+    return got == want ? len - 3 : 0;
+}
+
+/* A task index: one base64 char for 0..61 (and 63, '/', from firmware before issue 30), or '+'
+ * and two more for 62..4157. Returns the index, or -1 when malformed. */
+static int task_index(const char *s, size_t len, size_t *i)
+{
+    if (*i >= len)
+        return -1;
+    int c = b64val(s[(*i)++]);
+    if (c != 62)
+        return c;
+    if (*i + 2 > len)
+        return -1;
+    int hi = b64val(s[*i]), lo = b64val(s[*i + 1]);
+    *i += 2;
+    return hi < 0 || lo < 0 ? -1 : 62 + (hi << 6 | lo);
+}
+
+/* The tag before a sample: a task index, "-" and two chars of an exception number (its handler's
+ * tag, CMPROF_ISR_TAG), or "/": a tag the firmware had no slot for. False when malformed. */
+static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t *i, uint32_t *tag)
+{
+    if (*i < len && s[*i] == '-') {
+        int hi = *i + 3 <= len ? b64val(s[*i + 1]) : -1, lo = *i + 3 <= len ? b64val(s[*i + 2]) : -1;
+        if (hi < 0 || hi > 7 || lo < 0 || (hi << 6 | lo) < 2) /* exceptions 2..511 */
+            return false;
+        *tag = 0xFFFFFE00u | (uint32_t)(hi << 6 | lo);
+        *i += 3;
+    } else if (*i < len && s[*i] == '/' && !d->slash_named) {
+        *tag = EV_TAG_UNSENT;
+        (*i)++;
+    } else {
+        int t = task_index(s, len, i);
+        if (t < 0)
+            return false;
+        *tag = d->task_tags[t];
+    }
+    return *i < len;
+}
+
+static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
+                           const struct ev_sink *sink)
+{
+    /* validate the whole line before emitting anything from it */
+    uint32_t pcs[64], tags[64];
+    size_t n = 0, i = 1;
+    while (i < len) {
+        if (n == 64)
+            goto bad;
+        uint32_t tag = 0;
+        if (tagged && !sample_tag(d, s, len, &i, &tag))
+            goto bad;
+        uint32_t v = 0;
+        if (s[i] == '*') { /* a full 32-bit PC */
+            if (i + 7 > len)
+                goto bad;
+            for (size_t k = 1; k <= 6; k++) {
+                int c = b64val(s[i + k]);
+                if (c < 0)
+                    goto bad;
+                v = v << 6 | (uint32_t)c;
+            }
+            i += 7;
+        } else {
+            if (i + 4 > len)
+                goto bad;
+            for (size_t k = 0; k < 4; k++) {
+                int c = b64val(s[i + k]);
+                if (c < 0)
+                    goto bad;
+                v = v << 6 | (uint32_t)c;
+            }
+            v = d->code_base + (v << 1);
+            i += 4;
+        }
+        pcs[n] = v;
+        tags[n++] = tag;
+    }
+    if (!d->have_base) {
+        d->stats.no_base += n;
+        return;
+    }
+    struct ev e = ev_blank(EV_PC);
+    e.has_tag = tagged;
+    e.offset = d->line_offset;
+    for (size_t k = 0; k < n; k++) {
+        e.addr = pcs[k];
+        e.tag = tags[k];
+        d->stats.unsent_tags += tagged && tags[k] == EV_TAG_UNSENT;
+        ev_emit(sink, &e);
+    }
+    d->stats.samples += n;
+    return;
+bad:
+    textline_bad(d);
+}
+
+static uint32_t b64_3(const char *s, bool *ok)
+{
+    int a = b64val(s[0]), b = b64val(s[1]), c = b64val(s[2]);
+    *ok = a >= 0 && b >= 0 && c >= 0;
+    return (uint32_t)a << 12 | (uint32_t)b << 6 | (uint32_t)c;
+}
+
+/* '#' lines: pairs of (bucket index, new samples), 3 base64 chars each. */
+static void stream_hist(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    if ((len - 1) % 6 != 0 || len < 7 || !d->have_hist) {
+        if (!d->have_hist && (len - 1) % 6 == 0)
+            d->stats.no_base++;
+        else
+            textline_bad(d);
+        return;
+    }
+    for (size_t i = 1; i < len; i += 6) { /* validate first: a line is used whole or not at all */
+        bool ok1, ok2;
+        uint32_t idx = b64_3(s + i, &ok1);
+        b64_3(s + i + 3, &ok2);
+        if (!ok1 || !ok2 || idx > d->hist_sbins) {
+            textline_bad(d);
+            return;
+        }
+    }
+    for (size_t i = 1; i < len; i += 6) {
+        bool ok;
+        uint32_t idx = b64_3(s + i, &ok), delta = b64_3(s + i + 3, &ok);
+        if (idx == d->hist_sbins) {
+            d->stats.hist_out += delta;
+            continue;
+        }
+        struct ev e = ev_blank(EV_BUCKET);
+        e.addr = d->hist_sbase + (idx << d->hist_sshift);
+        e.size = 1u << d->hist_sshift;
+        e.count = delta;
+        e.offset = d->line_offset;
+        d->stats.buckets++;
+        ev_emit(sink, &e);
+    }
+}
+
+static bool field_u64(const char *s, const char *end, const char *key, uint64_t *out, int base)
+{
+    const char *p = s;
+    size_t k = strlen(key);
+    while (p + k <= end) { /* find " key" */
+        if ((p == s || p[-1] == ' ') && memcmp(p, key, k) == 0) {
+            const char *q = p + k;
+            return textline_uint(&q, end, "", out, base);
+        }
+        p++;
+    }
+    return false;
+}
+
+/* "@cmprof v= base= clk= tclk= sclk= period= jitter= bid= arch= timer=": the firmware's announce. */
+static void control_announce(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    const char *end = s + len, *p;
+    uint64_t ver = 0, clk = 0, tclk = 0, sclk = 0, period = 0, jitter = 0, base = 0;
+    if (!field_u64(s, end, "v=", &ver, 10) || (ver != 1 && ver != 2) || !field_u64(s, end, "base=", &base, 16) ||
+        base > UINT32_MAX) {
+        textline_bad(d);
+        return;
+    }
+    field_u64(s, end, "clk=", &clk, 10);
+    field_u64(s, end, "tclk=", &tclk, 10);
+    field_u64(s, end, "sclk=", &sclk, 10);
+    field_u64(s, end, "period=", &period, 10);
+    field_u64(s, end, "jitter=", &jitter, 10);
+    const char *bid = NULL;
+    size_t bid_len = 0;
+    for (p = s; p + 5 <= end; p++)
+        if (memcmp(p, " bid=", 5) == 0) {
+            bid = p + 5;
+            bid_len = (size_t)(end - bid);
+            for (size_t k = 0; k < bid_len; k++)
+                if (bid[k] == ' ') {
+                    bid_len = k;
+                    break;
+                }
+        }
+    d->have_base = true;
+    d->code_base = (uint32_t)base;
+    for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
+        if (memcmp(p, " arch=", 6) == 0) {
+            const char *t = p + 1, *te = t;
+            for (int spaces = 0; te < end && !(*te == ' ' && ++spaces == 2); te++) {
+            }
+            struct ev target = {.type = EV_TARGET, .text = t, .text_len = (size_t)(te - t), .offset = d->line_offset};
+            ev_emit(sink, &target);
+            break;
+        }
+    struct ev e = {.type = EV_STREAM_INFO,
+                   .info = {.clock_hz = clk, .period = period, .timer_hz = tclk, .section_hz = sclk,
+                            .jitter = (uint32_t)jitter, .code_base = (uint32_t)base},
+                   .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+/* "@hist base= shift= bins=": the streamed histogram's layout. */
+static void control_hist(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    const char *end = s + len;
+    uint64_t base = 0, shift = 0, bins = 0;
+    if (!field_u64(s, end, "base=", &base, 16) || !field_u64(s, end, "shift=", &shift, 10) ||
+        !field_u64(s, end, "bins=", &bins, 10) || base > UINT32_MAX || shift < 1 || shift > 16 ||
+        bins == 0 || bins >= (1u << 18)) {
+        textline_bad(d);
+        return;
+    }
+    d->have_hist = true;
+    d->hist_sbase = (uint32_t)base;
+    d->hist_sshift = (uint32_t)shift;
+    d->hist_sbins = (uint32_t)bins;
+    struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+/* "@task I TAG NAME": a task index's tag and name. */
+static void control_task(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    uint64_t v;
+    size_t i = 6;
+    int t = task_index(s, len, &i);
+    if (t < 0 || i + 10 > len || s[i] != ' ' || s[i + 9] != ' ') {
+        textline_bad(d);
+        return;
+    }
+    const char *p = s + i + 1;
+    if (!textline_uint(&p, s + i + 9, "", &v, 16) || v > UINT32_MAX) {
+        textline_bad(d);
+        return;
+    }
+    d->task_tags[t] = (uint32_t)v;
+    d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
+    struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
+                   .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+/* "@lost N", "@full tasks=N": one count, as the event's count. */
+static void control_count(struct text_decoder *d, const char *p, const char *end, const char *key, enum ev_type type,
+                          const struct ev_sink *sink)
+{
+    uint64_t n;
+    if (!textline_uint(&p, end, key, &n, 10) || p != end) {
+        textline_bad(d);
+        return;
+    }
+    struct ev e = {.type = type, .count = n, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+static void stream_control(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    const char *end = s + len;
+    uint64_t v;
+    const char *p;
+    if (textline_starts(s, len, "@cmprof "))
+        control_announce(d, s, len, sink);
+    else if (textline_starts(s, len, "@hist "))
+        control_hist(d, s, len, sink);
+    else if (textline_starts(s, len, "@task "))
+        control_task(d, s, len, sink);
+    else if (textline_starts(s, len, "@secname ")) {
+        p = s + 9;
+        if (!textline_uint(&p, end, "", &v, 10) || p == end) {
+            textline_bad(d);
+            return;
+        }
+        struct ev e = {.type = EV_SECTION_NAME, .index = (uint32_t)v, .text = p, .text_len = (size_t)(end - p),
+                       .offset = d->line_offset};
+        ev_emit(sink, &e);
+    } else if (textline_starts(s, len, "@sect ")) {
+        textline_section(d, s + 1, end, sink); /* the same fields as a dump's "sect" line */
+    } else if (textline_starts(s, len, "@sectev ")) {
+        textline_section_event(d, s + 1, end, sink);
+    } else if (textline_starts(s, len, "@lost ")) {
+        control_count(d, s + 6, end, "", EV_LOST, sink);
+    } else if (textline_starts(s, len, "@full ")) {
+        control_count(d, s + 6, end, "tasks=", EV_TABLE_FULL, sink);
+    } else {
+        textline_bad(d);
+    }
+}
+
+bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#'))
+        return false;
+    if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
+        return false; /* an ordinary log line that happens to start with '@' or '#' */
+    size_t body = checked_body(s, len);
+    d->stats.stream_lines++;
+    if (!body) {
+        d->stats.bad_checks++;
+        textline_bad(d);
+        return true;
+    }
+    if (s[0] == '@')
+        stream_control(d, s, body, sink);
+    else if (s[0] == '#')
+        stream_hist(d, s, body, sink);
+    else
+        stream_samples(d, s, body, s[0] == '%', sink);
+    return true;
+}
+
+bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    if (len < 6 || !has_check(s, len))
+        return false;
+    for (size_t k = 1; k + 4 < len; k++) {
+        char c = s[k];
+        if ((c != '$' && c != '%' && c != '@' && c != '#') || !checked_body(s + k, len - k))
+            continue;
+        struct ev e = {.type = EV_LOG, .text = s, .text_len = k, .offset = d->line_offset};
+        d->stats.log_lines++;
+        d->stats.glued++;
+        ev_emit(sink, &e);
+        d->line_offset += k;
+        stream_line(d, s + k, len - k, sink);
+        return true;
+    }
+    return false;
+}
+
+/* A "p" line's PCs, parsed. */

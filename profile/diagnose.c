@@ -1,0 +1,391 @@
+/* What the profile says about its own trustworthiness: samples in lockstep with code, skid after
+ * interrupts were masked, PCs the ELF does not have (another build), unnamed tasks. */
+#include "prof_int.h"
+
+#include "../decode/event.h"
+#include "../symbols/codemap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pc_count {
+    uint32_t pc;
+    double count;
+};
+
+static int cmp_pc_count(const void *a, const void *b)
+{
+    const struct pc_count *x = a, *y = b;
+    return x->pc < y->pc ? -1 : (x->pc > y->pc);
+}
+
+/* The samples per PC, tags merged, in PC order (NULL when out of memory: *n is 0). distinct: the
+ * entries with samples. */
+static struct pc_count *merged_pcs(const struct prof *p, size_t distinct, size_t *n)
+{
+    struct pc_count *pcs = malloc((distinct + 1) * sizeof *pcs);
+    size_t n_pcs = 0;
+    for (size_t i = 0; pcs && i < p->cap; i++)
+        if (p->map[i].used && p->map[i].count > 0)
+            pcs[n_pcs++] = (struct pc_count){p->map[i].pc, p->map[i].count};
+    if (pcs)
+        qsort(pcs, n_pcs, sizeof *pcs, cmp_pc_count);
+    *n = 0;
+    for (size_t i = 0; i < n_pcs; i++) {
+        if (*n && pcs[*n - 1].pc == pcs[i].pc)
+            pcs[*n - 1].count += pcs[i].count;
+        else
+            pcs[(*n)++] = pcs[i];
+    }
+    return pcs;
+}
+
+/* The instruction-start check over PCs merged by merged_pcs. The ELF's map is made the first time
+ * there are PCs. */
+static void check_code(struct prof *p, const struct pc_count *pcs, size_t n, struct prof_code_check *out)
+{
+    *out = (struct prof_code_check){0};
+    if (!p->syms || p->bucket_total > 0 || !n)
+        return;
+    if (!p->codemap_tried) {
+        p->codemap = codemap_new(p->syms);
+        p->codemap_tried = true;
+    }
+    if (!p->codemap)
+        return;
+    out->checked = true;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        enum codemap_kind k = pcs[i].pc ? codemap_at(p->codemap, pcs[i].pc) : CODEMAP_OUTSIDE; /* 0: a wrong stack */
+        out->pcs += k != CODEMAP_OUTSIDE;
+        if (k != CODEMAP_NOT_START)
+            continue;
+        out->bad_pcs++;
+        out->bad_samples += pcs[i].count;
+        if (pcs[i].count > worst) {
+            worst = pcs[i].count;
+            out->example = pcs[i].pc;
+        }
+    }
+    out->share = p->raw_samples ? out->bad_samples / (double)p->raw_samples : 0;
+    out->wrong = out->bad_pcs >= PROF_BAD_PCS_MIN && out->share >= PROF_BAD_SHARE_MIN;
+}
+
+void prof_check_code(struct prof *p, struct prof_code_check *out)
+{
+    prof_settle(p);
+    size_t distinct = 0, n;
+    for (size_t i = 0; i < p->cap; i++)
+        distinct += p->map[i].used && p->map[i].count > 0;
+    struct pc_count *pcs = merged_pcs(p, distinct, &n);
+    check_code(p, pcs, n, out);
+    free(pcs);
+}
+
+/* Lockstep: sampling in step with the program makes each sample repeat the PC of one a fixed
+ * number of samples earlier. Independent samples match at any lag with probability sum(p_pc^2),
+ * the profile's own spread. The test: over lags 1..n/4, the best lag's match rate is >= 90 % and
+ * its mismatch rate is under half the expected one. An idle loop holding most samples expects
+ * many matches anyway and stays quiet; a near-periodic run (a few per cent of its samples
+ * perturbed) does not. */
+#define LOCKSTEP_MIN_RATE 0.90
+#define LOCKSTEP_WINDOW_MIN 200u
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+static void find_lockstep(struct prof *p)
+{
+    struct lockstep *ls = &p->lockstep;
+    uint64_t n = p->raw_samples < RECENT ? p->raw_samples : RECENT;
+    ls->found = false;
+    ls->window = (uint32_t)n;
+    ls->computed_at = p->raw_samples;
+    if (n < LOCKSTEP_WINDOW_MIN)
+        return;
+    uint32_t *w = malloc(2 * n * sizeof *w);
+    if (!w)
+        return;
+    uint64_t start = p->raw_samples - n;
+    for (uint64_t i = 0; i < n; i++)
+        w[i] = w[n + i] = p->recent[(start + i) % RECENT];
+    /* expected match rate from the window's own PC shares */
+    qsort(w + n, n, sizeof *w, cmp_u32);
+    double expected = 0;
+    for (uint64_t i = 0, run = 1; i < n; i++, run++)
+        if (i + 1 == n || w[n + i + 1] != w[n + i]) {
+            expected += ((double)run / n) * ((double)run / n);
+            run = 0;
+        }
+    ls->expected = expected;
+    if (1.0 - expected < 0.05) /* (almost) one PC: the constant-PC check speaks for that */
+        goto done;
+    uint64_t allowed = (uint64_t)((1.0 - LOCKSTEP_MIN_RATE) * (double)n); /* mismatches a lag may have */
+    for (uint32_t lag = 1; lag < n / 4; lag++) {
+        uint64_t pairs = n - lag, miss = 0, limit = allowed < pairs ? allowed : pairs;
+        /* most lags fail at once: twice the allowed rate in the first 512 pairs rejects them (a lag
+         * at the allowed 10 % shows 51 +- 7 mismatches there, never 102) */
+        uint64_t first = pairs < 512 ? pairs : 512, quick = 2 * (first * limit / pairs) + 1;
+        for (uint64_t i = 0; i < first && miss <= quick; i++)
+            miss += w[i] != w[i + lag];
+        if (miss > quick)
+            continue;
+        for (uint64_t i = first; i < pairs && miss <= limit; i++)
+            miss += w[i] != w[i + lag];
+        if (miss > limit)
+            continue;
+        double rate = 1.0 - (double)miss / (double)pairs;
+        if (!ls->found || rate > ls->rate) {
+            ls->found = true;
+            ls->rate = rate;
+            ls->lag = lag;
+            allowed = miss; /* later lags must do at least as well */
+        }
+    }
+    ls->found = ls->found && 1.0 - ls->rate < 0.5 * (1.0 - expected);
+done:
+    free(w);
+}
+
+/* The instruction just before pc enables interrupts or lowers the masking level: Thumb (Cortex-M,
+ * or Thumb code on Cortex-A/R), or A32 where the ELF's mapping symbols say ARM state. */
+static const char *enables_interrupts(const struct prof *p, uint32_t pc)
+{
+    uint8_t b[4];
+    if (!p->syms || pc < 4 || sym_read_code(p->syms, pc - 4, b, 4) != 4)
+        return NULL;
+    if (sym_is_arm(p->syms, pc - 4)) {
+        uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        if ((w & 0xFFFDFE20u) == 0xF1080000u && (w & 0x80u)) /* CPS with imod = enable, the I bit */
+            return "cpsie i";
+        if ((w & 0x0FFFFFF0u) == 0x0121F000u) /* MSR CPSR_c, Rn: may clear the I bit */
+            return "msr cpsr_c";
+        if ((w & 0x0FFFF000u) == 0x0321F000u && !(w & 0x80u)) /* MSR CPSR_c, #imm with I clear */
+            return "msr cpsr_c";
+        return NULL;
+    }
+    uint16_t h1 = (uint16_t)(b[0] | b[1] << 8), h2 = (uint16_t)(b[2] | b[3] << 8);
+    if (h2 == 0xB662)
+        return "cpsie i";
+    if ((h1 & 0xFFF0u) == 0xF380u && (h2 & 0xFF00u) == 0x8800u) {
+        switch (h2 & 0xFFu) {
+        case 0x10:
+            return "msr primask";
+        case 0x11:
+            return "msr basepri";
+        case 0x12:
+            return "msr basepri_max";
+        default:
+            break;
+        }
+    }
+    return NULL;
+}
+
+const char *prof_skid_cause(const struct prof *p, uint32_t pc)
+{
+    return enables_interrupts(p, pc);
+}
+
+/* Samples whose task tag has no name (interrupt handlers have theirs): all of them, those the
+ * firmware sent no tag for, those of tag 0, and one such tag (the most sampled). */
+struct unnamed {
+    double all, unsent, zero, top;
+    uint32_t example;
+};
+
+static struct unnamed count_unnamed(const struct prof *p)
+{
+    struct unnamed u = {0};
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0 || !e->has_tag || prof_in_exception(e))
+            continue;
+        const struct task *tk = prof_task_of(p, e);
+        if (tk && !prof_nameless(tk))
+            continue;
+        u.all += e->count;
+        u.unsent += e->tag == EV_TAG_UNSENT ? e->count : 0;
+        u.zero += e->tag == 0 ? e->count : 0;
+        if (e->tag != EV_TAG_UNSENT && e->count > u.top) {
+            u.top = e->count;
+            u.example = e->tag;
+        }
+    }
+    return u;
+}
+
+/* The likely reason tags have no name, from what the stream showed. */
+static void unnamed_cause(const struct prof *p, const struct unnamed *u, char *buf, size_t len)
+{
+    if (u->unsent || p->table_full)
+        snprintf(buf, len, "the firmware's task table was full (%sraise CMPROF_STREAM_TASKS)%s",
+                 p->table_full ? "" : "62 slots before issue 30; ", u->unsent ? ", so no tag was sent" : "");
+    else if (u->zero >= u->all / 2)
+        snprintf(buf, len, "tag 0: samples taken before the RTOS ran its first task (start sampling after the "
+                 "scheduler starts)");
+    else
+        snprintf(buf, len, "no name was given for them: the RTOS hook or cmprof_stream_task() missed these "
+                 "tasks, or the capture began after their names");
+}
+
+/* The diagnostics found so far, up to max. */
+struct diags {
+    struct prof_diag *out;
+    size_t n, max;
+};
+
+static void add(struct diags *d, enum prof_diag_kind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(struct diags *d, enum prof_diag_kind kind, const char *fmt, ...)
+{
+    if (d->n >= d->max)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    d->out[d->n].kind = kind;
+    vsnprintf(d->out[d->n].text, sizeof d->out[d->n].text, fmt, ap);
+    va_end(ap);
+    d->n++;
+}
+
+/* Per-PC totals (tags merged) of the samples at 0, outside the ELF's code, outside its functions. */
+struct places {
+    double zero, outside_code, outside_funcs;
+    uint32_t example_out;
+    size_t distinct;
+};
+
+static struct places count_places(struct prof *p)
+{
+    struct places w = {0};
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0)
+            continue;
+        w.distinct++;
+        if (e->pc == 0) {
+            w.zero += e->count;
+            continue;
+        }
+        if (p->syms && !sym_in_code(p->syms, e->pc)) {
+            w.outside_code += e->count;
+            w.example_out = e->pc;
+        } else if (p->syms && !prof_function_at(p, e->pc)) {
+            w.outside_funcs += e->count;
+        }
+    }
+    return w;
+}
+
+/* A PC that never changes (a prologue reading the wrong stack), or PCs in step with the program. */
+static void sampling_checks(struct prof *p, const struct places *w, const struct pc_count *pcs, size_t merged,
+                            double total, struct diags *d)
+{
+    double top_count = 0;
+    uint32_t top_pc = 0;
+    for (size_t i = 0; i < merged; i++)
+        if (pcs[i].count > top_count) {
+            top_count = pcs[i].count;
+            top_pc = pcs[i].pc;
+        }
+    if (total >= 20 && w->zero / total >= 0.9)
+        add(d, DIAG_WRONG_STACK,
+            "wrong stack in the prologue: %.0f of %.0f samples read PC 0x00000000; the handler reads the frame from "
+            "MSP while the code runs on PSP (pick the stack by EXC_RETURN bit 2)",
+            w->zero, total);
+    else if (p->raw_samples >= 100 && merged == 1)
+        add(d, DIAG_WRONG_STACK,
+            "constant PC: all %.0f samples are 0x%08x; a prologue reading the wrong stack, or sampling in exact "
+            "step with the program",
+            total, top_pc);
+    /* once the window is full, search again only when half of it is new: the live view asks ten
+     * times a second, and a search is not cheap */
+    uint64_t since = p->raw_samples - p->lockstep.computed_at;
+    if (since && (p->raw_samples < RECENT || since >= RECENT / 2))
+        find_lockstep(p);
+    if (p->lockstep.found && !d->n) /* a constant PC says it already */
+        add(d, DIAG_LOCKSTEP,
+            "lockstep suspected: the PCs repeat every %u samples (%.1f %% of the last %u match, %.1f %% expected "
+            "from the profile's spread), so most of the program is never sampled; randomize the period (build with "
+            "CMPROF_JITTER)",
+            p->lockstep.lag, 100.0 * p->lockstep.rate, p->lockstep.window, 100.0 * p->lockstep.expected);
+    /* skid: a large share right after an instruction that re-enables interrupts */
+    for (size_t i = 0; i < merged && p->syms; i++) {
+        if (pcs[i].count < 20 || pcs[i].count / total < 0.02)
+            continue;
+        const char *what = enables_interrupts(p, pcs[i].pc);
+        if (!what)
+            continue;
+        const struct sym_location *l = sym_lookup(p->syms, pcs[i].pc);
+        add(d, DIAG_SKID,
+            "interrupts-disabled skid: %.1f %% of samples sit on 0x%08x in %s, right after '%s'; that time was "
+            "spent with interrupts disabled before it",
+            100.0 * pcs[i].count / total, pcs[i].pc, l && l->known ? sym_frame_at(l, l->n_frames - 1)->function : "??",
+            what);
+    }
+}
+
+/* Signs that the ELF is not the sampled firmware's. */
+static void elf_checks(struct prof *p, const struct places *w, const struct prof_code_check *cc, double total,
+                       struct diags *d)
+{
+    if (cc->wrong)
+        add(d, DIAG_NOT_STARTS,
+            "wrong ELF? %zu of the %zu sampled addresses in its code (%.1f %% of samples) are not where any of its "
+            "instructions starts (inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
+            cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
+    if (p->syms && w->outside_code >= 5 && w->outside_code / total >= 0.01)
+        add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
+            100.0 * w->outside_code / total, w->outside_code, w->example_out);
+    if (p->syms && w->outside_funcs >= 5 && w->outside_funcs / total >= 0.05)
+        add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples fall outside every function of the ELF",
+            100.0 * w->outside_funcs / total);
+    if (p->syms && p->stream_id_len) {
+        size_t len;
+        const uint8_t *id = sym_build_id(p->syms, &len);
+        if (!id || len != p->stream_id_len || memcmp(id, p->stream_id, len) != 0)
+            add(d, DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s",
+                id ? "differs from the ELF's" : "the ELF does not have");
+    }
+}
+
+static void task_checks(struct prof *p, double total, struct diags *d)
+{
+    struct unnamed u = count_unnamed(p);
+    if (u.all <= 0 || total <= 0)
+        return;
+    char cause[150];
+    unnamed_cause(p, &u, cause, sizeof cause);
+    if (u.top > 0)
+        add(d, DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry task tags that were never named "
+            "(e.g. 0x%08x, shown as its own row); likely cause: %s", 100.0 * u.all / total, u.all, u.example,
+            cause);
+    else
+        add(d, DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry no task tag; likely cause: %s",
+            100.0 * u.all / total, u.all, cause);
+}
+
+size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
+{
+    prof_settle(p);
+    struct diags d = {out, 0, max};
+    double total = prof_total(p);
+    if (p->raw_samples == 0 && total == 0)
+        return 0;
+    struct places w = count_places(p);
+    /* per-PC counts with tags merged, for the constant-PC, skid and instruction-start checks */
+    size_t merged;
+    struct pc_count *pcs = merged_pcs(p, w.distinct, &merged);
+    sampling_checks(p, &w, pcs, merged, total, &d);
+    struct prof_code_check cc;
+    check_code(p, pcs, merged, &cc);
+    free(pcs);
+    elf_checks(p, &w, &cc, total, &d);
+    task_checks(p, total, &d);
+    return d.n;
+}

@@ -1,0 +1,285 @@
+/* Grouping the samples into rows: by function, line, file, task or address, with their shares
+ * and confidence intervals, sorted by samples. */
+#include "prof_int.h"
+
+#include "grow.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy a row name into p->names; returns 1 + its offset (the buffer may move until the rows are final). */
+size_t prof_keep_name(struct prof *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (p->names_len + n > p->names_cap) {
+        size_t cap = p->names_cap ? p->names_cap * 2 : 4096;
+        while (cap < p->names_len + n)
+            cap *= 2;
+        char *b = realloc(p->names, cap);
+        if (!b)
+            return 0;
+        p->names = b;
+        p->names_cap = cap;
+    }
+    memcpy(p->names + p->names_len, s, n);
+    p->names_len += n;
+    return p->names_len - n + 1;
+}
+
+const char *prof_group_name(const struct prof *p, const struct group *g)
+{
+    return g->name_off ? p->names + g->name_off - 1 : (g->row.name ? g->row.name : "??");
+}
+
+static size_t group_hash(const void *a, uint64_t b)
+{
+    return prof_hash_key((uint32_t)(uintptr_t)a ^ (uint32_t)((uintptr_t)a >> 32), (uint32_t)b, true);
+}
+
+struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
+{
+    if (p->n_groups * 2 >= p->gcap) {
+        size_t cap = p->gcap ? p->gcap * 2 : 256;
+        size_t *idx = malloc(cap * sizeof *idx);
+        if (!idx)
+            return NULL;
+        for (size_t i = 0; i < cap; i++)
+            idx[i] = SIZE_MAX;
+        for (size_t g = 0; g < p->n_groups; g++) {
+            size_t j = group_hash(p->groups[g].key_a, p->groups[g].key_b) & (cap - 1);
+            while (idx[j] != SIZE_MAX)
+                j = (j + 1) & (cap - 1);
+            idx[j] = g;
+        }
+        free(p->gindex);
+        p->gindex = idx;
+        p->gcap = cap;
+    }
+    size_t j = group_hash(a, b) & (p->gcap - 1);
+    while (p->gindex[j] != SIZE_MAX) {
+        struct group *g = &p->groups[p->gindex[j]];
+        if (g->key_a == a && g->key_b == b)
+            return g;
+        j = (j + 1) & (p->gcap - 1);
+    }
+    if (!prof_grow((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof *p->groups, 256))
+        return NULL;
+    struct group *g = &p->groups[p->n_groups];
+    memset(g, 0, sizeof *g);
+    g->key_a = a;
+    g->key_b = b;
+    p->gindex[j] = p->n_groups++;
+    return g;
+}
+
+/* The task a sample belongs to: the record its tag named when it came (or, for samples that
+ * came before their tag had a name, the tag's first name). */
+
+/* One row per task record (a reused tag's tasks stay apart), per exception, per unnamed tag. */
+static struct group *task_group(struct prof *p, const struct entry *e)
+{
+    const struct task *tk = prof_task_of(p, e);
+    if (tk && !prof_in_exception(e))
+        return prof_group_for(p, (const void *)(uintptr_t)3, (uint64_t)(tk - p->tasks));
+    return prof_group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const struct prof_row *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The frame of `function` in a sample's inline chain: with inline frames, any frame (the innermost
+ * match), so an inlined call site in the function carries its callees' samples; without, only
+ * the containing function. */
+static const struct sym_frame *frame_in(const struct sym_location *loc, bool inline_frames, const char *function)
+{
+    if (!loc || !loc->known)
+        return NULL;
+    if (!inline_frames) {
+        const struct sym_frame *out = sym_frame_at(loc, loc->n_frames - 1);
+        return strcmp(out->function, function) == 0 ? out : NULL;
+    }
+    for (uint32_t k = 0; k < loc->n_frames; k++)
+        if (strcmp(sym_frame_at(loc, k)->function, function) == 0)
+            return sym_frame_at(loc, k);
+    return NULL;
+}
+
+size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows)
+{
+    return prof_rows_of(p, by, inline_frames, NULL, rows);
+}
+
+/* What a new row shows: its name (may point into the caller's buffer), file and line. */
+struct row_label {
+    const char *name, *file;
+    uint32_t line;
+};
+
+/* The row a sample falls in when grouped `by` (fr: its frame in the function looked at, or its
+ * innermost or outermost one), made when new; NULL when out of memory. */
+static struct group *group_of(struct prof *p, const struct entry *e, const struct sym_location *loc,
+                              const struct sym_frame *fr, enum prof_group by, char *buf, size_t len,
+                              struct row_label *l)
+{
+    struct group *g = NULL;
+    if (p->fold_overhead && (by == PROF_BY_FUNCTION || by == PROF_BY_LINE) && prof_in_profiler(loc)) {
+        g = prof_group_for(p, (const void *)(uintptr_t)4, 0);
+        l->name = PROF_OVERHEAD_ROW;
+    }
+    switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
+    case PROF_BY_FUNCTION:
+        if (fr && strcmp(fr->function, "??") != 0) {
+            g = prof_group_for(p, fr->function, 0);
+            l->name = fr->function;
+            l->file = fr->file;
+            if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
+                g->row.inlined = true;
+        } else {
+            g = prof_group_for(p, NULL, e->pc); /* unknown: one row per address */
+            snprintf(buf, len, "0x%08x", e->pc);
+            l->name = buf;
+        }
+        break;
+    case PROF_BY_LINE: {
+        /* the line in the function the row is named for: innermost, or the call site in the
+         * containing function */
+        const struct sym_frame *lf = fr;
+        if (lf && strcmp(lf->file, "??") != 0) {
+            g = prof_group_for(p, lf->file, lf->line);
+            snprintf(buf, len, "%s:%u", strrchr(lf->file, '/') ? strrchr(lf->file, '/') + 1 : lf->file,
+                     lf->line);
+            l->name = buf;
+            l->file = lf->file;
+            l->line = lf->line;
+        } else {
+            g = prof_group_for(p, NULL, e->pc);
+            snprintf(buf, len, "0x%08x", e->pc);
+            l->name = buf;
+        }
+        break;
+    }
+    case PROF_BY_FILE:
+        if (fr && strcmp(fr->file, "??") != 0) {
+            g = prof_group_for(p, fr->file, 0);
+            l->name = fr->file;
+            l->file = fr->file;
+        } else {
+            g = prof_group_for(p, NULL, 0);
+            l->name = "(unknown file)";
+        }
+        break;
+    case PROF_BY_ADDRESS:
+        g = prof_group_for(p, NULL, e->pc);
+        snprintf(buf, len, "0x%08x", e->pc);
+        l->name = buf;
+        if (fr) {
+            l->file = fr->file;
+            l->line = fr->line;
+        }
+        break;
+    case PROF_BY_TASK:
+        g = task_group(p, e);
+        l->name = prof_task_label(p, e, buf, len);
+        break;
+    default: /* the folded overhead row, chosen above */
+        break;
+    }
+    return g;
+}
+
+/* The groups as rows, with their shares and intervals, most samples first; 0 when out of memory. */
+static size_t final_rows(struct prof *p)
+{
+    if (p->n_groups > p->cap_rows) {
+        struct prof_row *r = realloc(p->rows, p->n_groups * sizeof *r);
+        if (!r)
+            return 0;
+        p->rows = r;
+        p->cap_rows = p->n_groups;
+    }
+    const double total = prof_total(p);
+    for (size_t g = 0; g < p->n_groups; g++) {
+        struct prof_row *r = &p->rows[g];
+        *r = p->groups[g].row;
+        r->name = prof_group_name(p, &p->groups[g]);
+        r->share = total > 0 ? r->samples / total : 0;
+        prof_wilson95(r->share, total, &r->lo95, &r->hi95);
+        r->ci95 = (r->hi95 - r->lo95) / 2.0;
+    }
+    if (p->n_groups)
+        qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
+    return p->n_groups;
+}
+
+size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
+                    const struct prof_row **rows)
+{
+    prof_settle(p);
+    p->n_groups = 0;
+    p->names_len = 0;
+    if (p->gindex)
+        for (size_t i = 0; i < p->gcap; i++)
+            p->gindex[i] = SIZE_MAX;
+    char buf[64];
+    if (by == PROF_BY_TASK)
+        prof_mark_shared_names(p);
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0)
+            continue;
+        const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
+        const struct sym_frame *fr = function ? frame_in(loc, inline_frames, function) : NULL;
+        if (!function && loc && loc->known)
+            fr = inline_frames ? sym_frame_at(loc, 0) : sym_frame_at(loc, loc->n_frames - 1);
+        if (function && !fr)
+            continue;
+        struct row_label l = {0};
+        struct group *g = group_of(p, e, loc, fr, by, buf, sizeof buf, &l);
+        if (!g)
+            continue;
+        if (g->row.samples == 0 && !g->row.name && !g->name_off) {
+            if (l.name == buf || by == PROF_BY_TASK)
+                g->name_off = prof_keep_name(p, l.name);
+            else
+                g->row.name = l.name;
+            g->row.file = l.file;
+            g->row.line = l.line;
+        }
+        g->row.samples += e->count;
+        g->row.approximate |= e->approximate;
+    }
+    size_t n = final_rows(p);
+    if (p->n_groups && !n)
+        return 0; /* out of memory */
+    *rows = p->rows;
+    return n;
+}
+
+uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line)
+{
+    prof_settle(p);
+    uint32_t best = 0;
+    double best_count = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count <= best_count || !p->syms)
+            continue;
+        const struct sym_location *loc = sym_lookup(p->syms, e->pc);
+        if (!loc || !loc->known)
+            continue;
+        const struct sym_frame *fr = frame_in(loc, inline_frames, function);
+        if (fr && fr->line == line) {
+            best = e->pc;
+            best_count = e->count;
+        }
+    }
+    return best;
+}
+

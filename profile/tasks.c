@@ -1,0 +1,146 @@
+/* The task table: tags and their names as the firmware sends them, and the name each sample's
+ * task row gets (a task, an exception handler, a tag without a name). */
+#include "prof_int.h"
+
+#include "grow.h"
+#include "../decode/event.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_task_by_name(const void *a, const void *b)
+{
+    const struct task *x = *(struct task *const *)a, *y = *(struct task *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->tag > y->tag) - (x->tag < y->tag);
+}
+
+/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row):
+ * sort the records by name, then look at neighbours. Done when rows are made, not per name. */
+void prof_mark_shared_names(struct prof *p)
+{
+    if (!p->shared_stale || p->n_tasks == 0)
+        return;
+    struct task **order = malloc(p->n_tasks * sizeof *order);
+    if (!order)
+        return;
+    for (size_t i = 0; i < p->n_tasks; i++) {
+        order[i] = &p->tasks[i];
+        p->tasks[i].shared = false;
+    }
+    qsort(order, p->n_tasks, sizeof *order, cmp_task_by_name);
+    for (size_t i = 1; i < p->n_tasks; i++)
+        if (strcmp(order[i - 1]->name, order[i]->name) == 0 && order[i - 1]->tag != order[i]->tag)
+            order[i - 1]->shared = order[i]->shared = true;
+    free(order);
+    p->shared_stale = false;
+}
+
+void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
+{
+    char want[sizeof p->tasks[0].name];
+    snprintf(want, sizeof want, "%.*s", (int)len, name);
+    uint32_t cur = prof_current_task(p, tag);
+    if (cur && strcmp(p->tasks[cur - 1].name, want) == 0)
+        return; /* the periodic re-announce: nothing new */
+    prof_settle(p); /* counted samples become entries under the record they came with */
+    /* renamed before it ran, or it had no name ("?", a tag the firmware could not name): one record */
+    if (cur && (!p->tasks[cur - 1].has_samples || strcmp(p->tasks[cur - 1].name, "?") == 0)) {
+        memcpy(p->tasks[cur - 1].name, want, sizeof want);
+        p->shared_stale = true;
+        return;
+    }
+    for (size_t i = 0; i < p->n_tasks; i++) /* a name this tag had before, back again */
+        if (p->tasks[i].tag == tag && strcmp(p->tasks[i].name, want) == 0) {
+            prof_set_current_task(p, (uint32_t)i);
+            return;
+        }
+    if (!prof_grow((void **)&p->tasks, &p->cap_tasks, p->n_tasks + 1, sizeof *p->tasks, 8))
+        return;
+    struct task *t = &p->tasks[p->n_tasks];
+    memset(t, 0, sizeof *t);
+    t->tag = tag;
+    memcpy(t->name, want, sizeof want);
+    p->n_tasks++;
+    if (!prof_set_current_task(p, (uint32_t)(p->n_tasks - 1))) {
+        p->n_tasks--;
+        return;
+    }
+    p->shared_stale = true;
+    if (!cur && p->unnamed_entries) /* the tag's first name also names the samples it had */
+        for (size_t i = 0; i < p->cap; i++) {
+            struct entry *e = &p->map[i];
+            if (e->used && e->has_tag && !e->task && e->tag == tag) {
+                e->task = (uint32_t)p->n_tasks;
+                p->tasks[p->n_tasks - 1].has_samples = true;
+                p->unnamed_entries--;
+            }
+        }
+}
+
+void prof_task_table_full(struct prof *p, uint64_t slots)
+{
+    p->table_full = slots ? slots : 1;
+}
+
+const struct task *prof_task_of(const struct prof *p, const struct entry *e)
+{
+    return e->task ? &p->tasks[e->task - 1] : NULL;
+}
+
+/* "ISR: IRQ 6", "ISR: HardFault": an exception whose handler has no name of its own. */
+static void exception_label(char *buf, size_t len, uint32_t exc)
+{
+    static const char *const core[16] = {NULL, NULL, "NMI", "HardFault", "MemManage", "BusFault", "UsageFault",
+                                         "SecureFault", NULL, NULL, NULL, "SVCall", "DebugMonitor", NULL,
+                                         "PendSV", "SysTick"};
+    if (exc >= 16)
+        snprintf(buf, len, "ISR: IRQ %u", (unsigned)(exc - 16));
+    else if (core[exc])
+        snprintf(buf, len, "ISR: %s", core[exc]);
+    else
+        snprintf(buf, len, "ISR: exception %u", (unsigned)exc);
+}
+
+/* A sample taken in an exception handler: its tag is CMPROF_ISR_TAG(exception number). */
+bool prof_in_exception(const struct entry *e)
+{
+    return e->has_tag && (e->tag & 0xFFFFFE00u) == 0xFFFFFE00u && e->tag != EV_TAG_UNSENT;
+}
+
+/* A task the firmware named "?": it sampled the tag before any name came (e.g. 0 before the
+ * scheduler ran). */
+bool prof_nameless(const struct task *tk)
+{
+    return tk && strcmp(tk->name, "?") == 0;
+}
+
+/* The task row's name of a sample: in buf, or a string that outlives the call. */
+const char *prof_task_label(const struct prof *p, const struct entry *e, char *buf, size_t len)
+{
+    bool isr = prof_in_exception(e);
+    const struct task *tk = e->has_tag && !isr ? prof_task_of(p, e) : NULL;
+    if (isr) { /* interrupt time is its own row, never the interrupted task's */
+        uint32_t exc = e->tag & 0x1FFu;
+        const char *h = p->syms ? sym_exception_handler(p->syms, exc) : NULL;
+        if (h)
+            snprintf(buf, len, "ISR: %s", h);
+        else
+            exception_label(buf, len, exc);
+    } else if (e->has_tag && e->tag == EV_TAG_UNSENT) {
+        return "(no tag: the firmware's task table was full)";
+    } else if (prof_nameless(tk)) { /* never named: its own row, under its tag */
+        snprintf(buf, len, "0x%08x", e->tag);
+    } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
+        snprintf(buf, len, "%s (0x%08x)", tk->name, e->tag);
+    } else if (tk) {
+        return tk->name;
+    } else if (e->has_tag) {
+        snprintf(buf, len, "0x%08x", e->tag);
+    } else {
+        return "(no tag)";
+    }
+    return buf;
+}
+

@@ -1,0 +1,175 @@
+/* -o json: one document with the run's figures, the decoders' counters, the sections and the rows
+ * (with callers and callees when the samples carried stacks). --diff reads it back (baseline.c). */
+#include "emit.h"
+
+static void json_field(FILE *out, const char *key, const char *value)
+{
+    fprintf(out, "  \"%s\": ", key);
+    emit_json_string(out, value);
+    fputs(",\n", out);
+}
+
+/* Every decoder's counters, named by the decoders. */
+static void decoder(const struct ingest *in, FILE *out)
+{
+    struct dec_counter c[INGEST_COUNTERS];
+    size_t n = ingest_counters(in, c);
+    fputs("  \"decoder\": {", out);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s\"%s\": %llu", i ? ", " : "", c[i].name, (unsigned long long)c[i].value);
+    fputs("},\n", out);
+}
+
+/* How the run went: stopped early, the profiler's own share, what halting cost, what was lost. */
+static void run(const struct report_data *d, FILE *out)
+{
+    const struct report_options *o = d->o;
+    const struct ingest *in = d->in;
+    if (o->interrupted)
+        fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
+    if (o->partial)
+        json_field(out, "partial", o->partial);
+    fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(d->p));
+    if (prof_idle(d->p) >= 0)
+        fprintf(out, "  \"idle\": %.4f,\n", 100.0 * prof_idle(d->p));
+    if (o->halting)
+        fprintf(out, "  \"halting\": {\"rate\": %.1f, \"halted_percent\": %.2f},\n", o->halt_rate,
+                100.0 * o->halted_share);
+    if (o->source_detail && *o->source_detail)
+        json_field(out, "source_detail", o->source_detail);
+    fprintf(out, "  \"lost\": %llu,\n  \"missing\": %llu,\n  \"past_limit\": %llu,\n  \"losses\": [",
+            (unsigned long long)in->lost, (unsigned long long)in->text.stats.missing,
+            (unsigned long long)in->past_limit);
+    for (size_t i = 0; i < d->n_loss; i++) {
+        fputs(i ? ", " : "", out);
+        emit_json_string(out, d->losses[i]);
+    }
+    fputs("],\n", out);
+}
+
+/* What the firmware announced about itself, and the sampled PCs against the ELF's code. */
+static void firmware(const struct report_data *d, FILE *out)
+{
+    const struct ingest_stream_info *info = &d->in->info;
+    if (info->present) {
+        fprintf(out,
+                "  \"stream\": {\"clock_hz\": %llu, \"timer_hz\": %llu, \"period\": %llu, \"jitter\": %llu, "
+                "\"code_base\": %u, \"build_id\": \"%s\", \"arch\": ",
+                (unsigned long long)info->clock_hz, (unsigned long long)info->timer_hz,
+                (unsigned long long)info->period, (unsigned long long)info->jitter, info->code_base, info->build_id);
+        emit_json_string(out, info->arch);
+        fputs(", \"timer\": ", out);
+        emit_json_string(out, info->timer);
+        fputs("},\n", out);
+    }
+    struct prof_code_check cc;
+    prof_check_code(d->p, &cc);
+    if (cc.checked) /* the sampled PCs against the ELF's instruction starts */
+        fprintf(out, "  \"code_check\": {\"pcs\": %zu, \"bad_pcs\": %zu, \"bad_percent\": %.4f, \"wrong_elf\": %s},\n",
+                cc.pcs, cc.bad_pcs, 100.0 * cc.share, cc.wrong ? "true" : "false");
+}
+
+static void section_events(const struct ingest_section *s, FILE *out)
+{
+    fputs(", \"events\": [", out);
+    for (int k = 0, first = 1; k < INGEST_SECTION_EVENTS; k++) {
+        const struct ingest_section_event *e = &s->ev[k];
+        if (!e->seen)
+            continue;
+        const char *en = ingest_event_name(e->event);
+        fprintf(out, "%s{\"event\": %u, \"name\": ", first ? "" : ", ", (unsigned)e->event);
+        emit_json_string(out, en ? en : "");
+        fprintf(out, ", \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu}",
+                (unsigned long long)e->current, (unsigned long long)e->min, (unsigned long long)e->max,
+                (unsigned long long)e->sum);
+        first = 0;
+    }
+    fputs("]", out);
+}
+
+static void sections(const struct ingest *in, FILE *out)
+{
+    fputs("  \"sections\": [", out);
+    for (int i = 0, first = 1; i < INGEST_SECTIONS; i++) {
+        const struct ingest_section *s = &in->section[i];
+        if (!s->seen)
+            continue;
+        fprintf(out, "%s{\"index\": %d, \"name\": ", first ? "" : ", ", i);
+        emit_json_string(out, s->name);
+        fprintf(out, ", \"count\": %llu, \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu",
+                (unsigned long long)s->count, (unsigned long long)s->current, (unsigned long long)s->min,
+                (unsigned long long)s->max, (unsigned long long)s->sum);
+        section_events(s, out);
+        double ipc = ingest_section_ipc(in, s);
+        if (ipc >= 0)
+            fprintf(out, ", \"ipc\": %.4f", ipc);
+        fputs("}", out);
+        first = 0;
+    }
+    fputs("],\n", out);
+}
+
+/* A function row's callers (up) or callees, from the samples' call stacks. */
+static void calls(FILE *out, struct prof *p, const char *function, bool up)
+{
+    const struct prof_call *c;
+    double total;
+    size_t n = prof_calls(p, function, up, &c, &total);
+    fprintf(out, ", \"%s\": [", up ? "callers" : "callees");
+    for (size_t k = 0; k < n; k++) {
+        char num[32];
+        emit_samples(num, sizeof num, c[k].samples);
+        fprintf(out, "%s{\"name\": ", k ? ", " : "");
+        emit_json_string(out, c[k].name);
+        fprintf(out, ", \"samples\": %s, \"percent\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f}", num,
+                100.0 * c[k].share, 100.0 * c[k].lo95, 100.0 * c[k].hi95);
+    }
+    fputs("]", out);
+}
+
+static void row(const struct report_data *d, size_t i, FILE *out)
+{
+    const struct report_options *o = d->o;
+    const struct prof_row *r = &d->rows[i];
+    char buf[32];
+    emit_samples(buf, sizeof buf, r->samples); /* an integer when it is one */
+    fprintf(out, "    {\"samples\": %s, \"percent\": %.4f, \"ci95\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f, "
+            "\"name\": ", buf, 100.0 * r->share, 100.0 * r->ci95, 100.0 * r->lo95, 100.0 * r->hi95);
+    emit_json_string(out, emit_row_name(o, d->p, r));
+    fputs(", \"file\": ", out);
+    emit_json_string(out, r->file ? r->file : "");
+    fprintf(out, ", \"line\": %u, \"approximate\": %s", r->line, r->approximate ? "true" : "false");
+    if (o->base) {
+        struct baseline_delta delta = emit_compare_row(o, d->p, r, d->n);
+        fprintf(out, ", \"base_percent\": %.4f, \"delta\": %.4f, \"z\": %.2f, \"significant\": %s",
+                100.0 * delta.base_share, 100.0 * delta.delta, delta.z, delta.significant ? "true" : "false");
+    }
+    if (o->by == PROF_BY_FUNCTION && prof_has_stacks(d->p))
+        for (int up = 1; up >= 0; up--)
+            calls(out, d->p, r->name, up);
+    fprintf(out, "}%s\n", i + 1 < d->n ? "," : "");
+}
+
+void report_json(const struct report_data *d, FILE *out)
+{
+    char buf[32];
+    emit_samples(buf, sizeof buf, prof_total(d->p));
+    fprintf(out, "{\n  \"total\": %s,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n", buf,
+            (unsigned long long)prof_sleep(d->p), detect_name(d->in->format), report_group_name(d->o->by));
+    decoder(d->in, out);
+    run(d, out);
+    firmware(d, out);
+    sections(d->in, out);
+    fputs("  \"warnings\": [", out);
+    if (d->warning && *d->warning)
+        emit_json_string(out, d->warning);
+    fputs("],\n  \"diagnostics\": [", out);
+    for (size_t i = 0; i < d->nd; i++) {
+        fputs(i ? ", " : "", out);
+        emit_json_string(out, d->diags[i].text);
+    }
+    fputs("],\n  \"rows\": [\n", out);
+    for (size_t i = 0; i < d->n; i++)
+        row(d, i, out);
+    fputs("  ]\n}\n", out);
+}

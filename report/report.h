@@ -1,0 +1,52 @@
+/* Reports of a finished profile: the output formats (-o) and the one table that dispatches to
+ * their writers, and --fail-if-slower's check against a --diff baseline. */
+#ifndef CMPROF_REPORT_REPORT_H
+#define CMPROF_REPORT_REPORT_H
+
+#include "../profile/profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* The order of report/report.c's table of writers. */
+enum report_format { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE };
+
+struct baseline;
+struct ingest;
+
+/* What a report shows and how, and what the run that made it said about itself. */
+struct report_options {
+    enum report_format format;
+    enum prof_group by;
+    bool inline_frames;
+    bool demangle;             /* -C: C++ and Rust names demangled, as addr2line -C prints them */
+    bool fold_overhead;        /* the library's code as one row in function and line rows */
+    const char *elf;           /* the ELF's path (speedscope's title is its file name) */
+    const struct baseline *base; /* --diff: each row compared with this report, or NULL */
+    bool halting;              /* a gdb: source: what halting cost */
+    double halt_rate, halted_share;
+    const char *source_detail; /* what a sampling source measured about itself, or NULL */
+    const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
+    const char *partial;       /* why the source failed before the run's end, or NULL */
+};
+
+/* The format called name ("table", "csv", ...); -1 when there is none. */
+int report_format_parse(const char *name);
+/* The formats' names, comma-separated, for a usage message. */
+const char *report_format_names(void);
+/* Whether the format can show rows grouped this way (the stack formats show functions or tasks). */
+bool report_format_groups(enum report_format format, enum prof_group by);
+const char *report_format_name(enum report_format format);
+/* "function", "line", "file" or "task". */
+const char *report_group_name(enum prof_group by);
+
+/* The report for a finished profile in o->format; warning: what reading the ELF found, or "". */
+void report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                  FILE *out);
+
+/* --fail-if-slower: the rows that grew significantly (--diff's test) by more than `percent` of their
+ * baseline share, one line each on err; returns how many. */
+int report_regressions(const struct report_options *o, struct prof *p, double percent, FILE *err);
+
+#endif

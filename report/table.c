@@ -1,0 +1,130 @@
+/* -o table (the default): the rows as aligned text, then what the run said about itself. */
+#include "emit.h"
+
+#include <string.h>
+
+static void header(const struct report_data *d, FILE *out)
+{
+    const struct report_options *o = d->o;
+    char buf[32];
+    emit_samples(buf, sizeof buf, prof_total(d->p));
+    fprintf(out, "samples %s (by %s%s), format %s\n", buf, report_group_name(o->by),
+            o->inline_frames ? "" : ", no inline", detect_name(d->in->format));
+    if (o->base)
+        fprintf(out, "  %7s  %7s  %15s  %9s  %8s %8s  %s\n", "share", "±95%", "95% interval", "samples", "base",
+                "change", "name");
+    else
+        fprintf(out, "  %7s  %7s  %15s  %9s  %s\n", "share", "±95%", "95% interval", "samples", "name");
+}
+
+static void row(const struct report_data *d, const struct prof_row *r, FILE *out)
+{
+    const struct report_options *o = d->o;
+    char buf[32], interval[32];
+    emit_samples(buf, sizeof buf, r->samples);
+    snprintf(interval, sizeof interval, "%.2f-%.2f%%", 100.0 * r->lo95, 100.0 * r->hi95);
+    fprintf(out, "  %6.2f%%  %6.2f%%  %15s  %9s  ", 100.0 * r->share, 100.0 * r->ci95, interval, buf);
+    if (o->base) { /* '*': significant at 95 % over all the rows compared */
+        struct baseline_delta delta = emit_compare_row(o, d->p, r, d->n);
+        fprintf(out, "%7.2f%% %+7.2f%s ", 100.0 * delta.base_share, 100.0 * delta.delta,
+                delta.significant ? "*" : " ");
+    }
+    emit_terminal(out, emit_row_name(o, d->p, r));
+    if (r->file && o->by == PROF_BY_FUNCTION) {
+        fputs("  ", out);
+        emit_terminal(out, emit_basename(r->file));
+    }
+    fprintf(out, "%s%s\n", r->inlined && o->by == PROF_BY_FUNCTION ? "  (inlined)" : "",
+            r->approximate ? "  (approximate: bucket straddles a function boundary)" : "");
+}
+
+/* A section's PMU events per run, as counts, under its timing line. */
+static void section_events(const struct ingest_section *s, FILE *out)
+{
+    for (int k = 0; k < INGEST_SECTION_EVENTS; k++) {
+        const struct ingest_section_event *e = &s->ev[k];
+        if (!e->seen)
+            continue;
+        char ev[40];
+        const char *en = ingest_event_name(e->event);
+        if (en)
+            snprintf(ev, sizeof ev, "  %s", en);
+        else
+            snprintf(ev, sizeof ev, "  event 0x%02x", (unsigned)e->event);
+        fprintf(out, "  %-20s %10s %10llu %10llu %10llu %10.1f\n", ev, "", (unsigned long long)e->current,
+                (unsigned long long)e->min, (unsigned long long)e->max,
+                s->count ? (double)e->sum / (double)s->count : 0.0);
+    }
+}
+
+/* Section timings, by name: in microseconds when the clock is known, else in timer ticks. */
+static void sections(const struct ingest *in, FILE *out)
+{
+    double hz = in->info.present ? (double)(in->info.section_hz ? in->info.section_hz : in->info.clock_hz) : 0;
+    double scale = hz > 0 ? 1e6 / hz : 1;
+    bool any = false;
+    for (int i = 0; i < INGEST_SECTIONS; i++) {
+        const struct ingest_section *s = &in->section[i];
+        if (!s->seen)
+            continue;
+        if (!any)
+            fprintf(out, "sections (%s):\n  %-20s %10s %10s %10s %10s %10s\n",
+                    hz > 0 ? "\u00b5s" : "timer ticks: the clock was not announced", "name", "count", "current", "min",
+                    "max", "mean");
+        any = true;
+        char name[40];
+        if (s->name[0])
+            snprintf(name, sizeof name, "%s", s->name);
+        else
+            snprintf(name, sizeof name, "section %d", i); /* a dump names none */
+        fprintf(out, "  %-20s %10llu %10.2f %10.2f %10.2f %10.2f\n", name, (unsigned long long)s->count,
+                (double)s->current * scale, (double)s->min * scale, (double)s->max * scale,
+                s->count ? (double)s->sum / (double)s->count * scale : 0.0);
+        section_events(s, out);
+        double ipc = ingest_section_ipc(in, s);
+        if (ipc >= 0)
+            fprintf(out, "  %-20s %10s %10.3f\n", "  IPC (mean)", "", ipc);
+    }
+}
+
+/* What the source, the firmware and the decoders said about the run. */
+static void footer(const struct report_data *d, FILE *out)
+{
+    const struct report_options *o = d->o;
+    struct prof *p = d->p;
+    const char *reset = o->source_detail ? strstr(o->source_detail, "the target reset") : NULL;
+    if (o->halting) {
+        fprintf(out, "halting: %.0f halts/s, the core halted %.1f %% of the time\n", o->halt_rate,
+                100.0 * o->halted_share);
+        if (reset) /* the gdb: source's advice after its figures */
+            fprintf(out, "warning: %s\n", reset);
+    } else if (o->source_detail && *o->source_detail) {
+        fprintf(out, "source: %s\n", o->source_detail);
+    }
+    if (prof_overhead(p) > 0)
+        fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n", 100.0 * prof_overhead(p));
+    if (prof_idle(p) >= 0)
+        fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
+    for (size_t i = 0; i < d->n_loss; i++)
+        fprintf(out, "lost: %s\n", d->losses[i]);
+    for (size_t i = 0; i < d->nd; i++)
+        fprintf(out, "! %s\n", d->diags[i].text);
+    if (o->interrupted)
+        fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
+    if (o->partial) {
+        fputs("partial: the source failed: ", out);
+        emit_terminal(out, o->partial);
+        fputc('\n', out);
+    }
+}
+
+void report_table(const struct report_data *d, FILE *out)
+{
+    header(d, out);
+    for (size_t i = 0; i < d->n; i++)
+        row(d, &d->rows[i], out);
+    if (prof_sleep(d->p))
+        fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(d->p));
+    sections(d->in, out);
+    footer(d, out);
+}
