@@ -835,8 +835,18 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #endif
 
+/* Weak: firmware that streams without section timers links without cmprof_section.c (and without
+ * --gc-sections); then there is nothing to send. */
+#pragma weak cmprof_section_get
+#if CMPROF_SECTION_EVENTS
+#pragma weak cmprof_section_events
+#pragma weak cmprof_section_event
+#endif
+
 void cmprof_stream_sections(cmprof_putc_fn putc)
 {
+    if (!cmprof_section_get)
+        return;
     for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
         const struct cmprof_section *s = cmprof_section_get(i);
         if (!s || s->count == 0u)
