@@ -916,6 +916,113 @@ def rtos(c):
     c.out("")
 
 
+FRTOS_ISRS = ("ISR: PendSV_Handler", "ISR: SysTick_Handler", "ISR: TIMER1_Handler", "ISR: GPIO0_IRQHandler")
+
+
+def frtos_contexts(name):
+    """The plugin's contexts of a FreeRTOS run: ({task id: instructions}, [handler instructions])."""
+    tasks, isrs = {}, {}
+    for ln in open(os.path.join(scen.BUILD, name, "contexts.txt")):
+        f = ln.split()
+        if f[0] == "error":
+            raise RuntimeError("%s: truth plugin: %s" % (name, ln.strip()))
+        (tasks if f[0] == "task" else isrs)[int(f[1])] = int(f[2])
+    return tasks, [isrs[k] for k in sorted(isrs)]
+
+
+def frtos(c):
+    """Issue 30: the real FreeRTOS kernel, 110 tasks at four priorities with churn, two interrupts
+    besides the sampler, log lines on the stream's UART; the recipe as README gives it."""
+    name = "frtos"
+    r = Result(name)
+    text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+    kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+    tid = {int(a): b for a, b in re.findall(r"^tid (\d+) (\S+)$", text, re.M)}
+    ctx_tasks, ctx_isrs = frtos_contexts(name)
+    total = sum(ctx_tasks.values()) + sum(ctx_isrs)
+    task_truth = {tid.get(k, "?%d" % k): v for k, v in ctx_tasks.items() if v}
+    task_truth["idle"] = task_truth.pop("idle", 0)
+    isr_truth = dict(zip(FRTOS_ISRS, ctx_isrs))
+    j = r.tool()
+    n = j["total"]
+    by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+    c.check("frtos: the run is complete, nothing lost, every sample decoded",
+            "taken" in kv and kv.get("lost", -1) == 0 and n == kv["taken"] and
+            j["decoder"]["text_bad_checks"] == 0 and j["decoder"]["text_bad_lines"] == 0,
+            "%d samples taken, %d lost, host %d, %d bad checks, %d bad lines" % (
+                kv.get("taken", 0), kv.get("lost", -1), n, j["decoder"]["text_bad_checks"],
+                j["decoder"]["text_bad_lines"]))
+    c.check("frtos: 100+ tasks alive at once, tasks created and deleted all along, both interrupts ran",
+            kv.get("max_alive", 0) >= 100 and kv.get("deleted", 0) > 100 and kv.get("self_deleted", 0) > 100
+            and kv.get("timer1", 0) > 0 and kv.get("gpio0", 0) > 0 and kv.get("log_lines", 0) > 0,
+            "at most %d alive, %d created, %d deleted by the spawner, %d by themselves; TIMER1 %d, GPIO0 %d; "
+            "%d log lines" % (kv.get("max_alive", 0), kv.get("tasks_created", 0), kv.get("deleted", 0),
+                              kv.get("self_deleted", 0), kv.get("timer1", 0), kv.get("gpio0", 0),
+                              kv.get("log_lines", 0)))
+    c.check("frtos: the stack-overflow hook (configCHECK_FOR_STACK_OVERFLOW=2) never fired",
+            kv.get("overflows", -1) == 0 and "stack overflow" not in text and kv.get("bad_ids", -1) == 0,
+            "overflows=%d, idle stack left %d bytes" % (kv.get("overflows", -1), kv.get("idle_stack_free", -1)))
+    idle_true = task_truth["idle"] / total
+    idle_prof = by_task.get("idle", 0) / n
+    c.check("frtos: idle at most 5 %, in the truth and in the profile",
+            0 < idle_true <= 0.05 and 0 < idle_prof <= 0.05,
+            "truth %.2f %%, profile %.2f %%" % (100 * idle_true, 100 * idle_prof))
+    named = set(re.findall(r"^@task \S+ [0-9a-f]{8} ([^!?]+)!", text, re.M))
+    # a task whose name was never sent had no sample: a name superseded before any sample was
+    # stored is dropped by design. A task that ran a longest sampling interval had one.
+    longest = (scen.SCENARIOS[name]["defs"]["PERIOD"] + scen.SCENARIOS[name]["defs"]["CMPROF_JITTER"]) * 40
+    ran = {tid.get(k, "?%d" % k) for k, v in ctx_tasks.items() if v >= longest}
+    c.check("frtos: every task that ran a sampling interval is named on the stream",
+            ran <= named and "idle" in by_task and len(ran) >= 100,
+            "%d tasks ran %d instructions or more, %d names streamed, not named: %s" % (
+                len(ran), longest, len(named), sorted(ran - named)[:5]))
+    unnamed = {k: v for k, v in by_task.items() if k.startswith("0x") or k.startswith("(") or
+               (not k.startswith("ISR: ") and k not in named and k != "idle")}
+    c.check("frtos: 0 samples in any unnamed row", not unnamed and not any("unnamed" in d for d in j["diagnostics"]),
+            "unnamed rows %s, diagnostics %s" % (sorted(unnamed.items())[:5], j["diagnostics"] or "none"))
+    c.check("frtos: interrupt rows are the four handlers, the sampler's never", set(
+        k for k in by_task if k.startswith("ISR: ")) <= set(FRTOS_ISRS), "ISR rows %s" % sorted(
+        k for k in by_task if k.startswith("ISR: ")))
+
+    def judge(label, prof, tru):
+        return judge_shares(c, "frtos: " + label, prof, n, tru, total)
+
+    truth = r.truth()
+    funcs = {f: v for f, v in truth.items() if v / total >= 0.002}
+    f_out = judge("function shares (>= 0.2 %)", {row["name"]: row["samples"] for row in j["rows"]}, funcs)
+    t_out = judge("task shares", by_task, task_truth)
+    i_out = judge("ISR rows", by_task, isr_truth)
+    zs = sorted(((abs(by_task.get(k, 0) / n - v / total) / scen.sigma(v / total, n), k) for k, v in
+                 task_truth.items()), reverse=True)
+    c.out("## 9e. The real FreeRTOS kernel at field scale (`frtos`)", "",
+          "FreeRTOS V11.3.0 (../shared/third_party/FreeRTOS-Kernel, GCC ARM_CM3 port, heap_4) on MPS2 AN385, "
+          "with cmprof's recipe applied as README gives it: rtos/cmprof_freertos.h at the end of "
+          "FreeRTOSConfig.h, the CMSDK dual timer, tags = `cmprof_current_task`, the stream drained from the "
+          "idle hook (configIDLE_SHOULD_YIELD=1, FreeRTOS's default), the build-id snippet, "
+          "configCHECK_FOR_STACK_OVERFLOW=2. 110 tasks live all run (20 time-sliced at priority 0 with the idle "
+          "task, 72 sensors, 8 filters, 8 alarms, the spawner) and %d short-lived ones are created and deleted "
+          "(%d by the spawner, %d by themselves), at most %d alive at once; queue, counting semaphore and "
+          "mutex traffic; TIMER1 (%d interrupts) and GPIO0 (%d) give a semaphore from the interrupt; %d log "
+          "lines share UART0 with the stream. Truth: the plugin follows marker stubs (the kernel's "
+          "traceRETURN_vTaskSwitchContext names the incoming task, each handler runs between its own marker "
+          "and a leave marker), so every instruction is charged to the task or handler that ran it." % (
+              kv.get("tasks_created", 0) - 110, kv.get("deleted", 0), kv.get("self_deleted", 0),
+              kv.get("max_alive", 0), kv.get("timer1", 0), kv.get("gpio0", 0), kv.get("log_lines", 0)), "",
+          "Samples: %d (lost %d). Idle: %s %% of the instructions, %s %% of the samples. Task rows: %d, "
+          "unnamed rows: %d. Worst task: %s at %.2f sigma." % (
+              n, kv.get("lost", 0), fmt(idle_true), fmt(idle_prof), len([k for k in by_task if not
+                                                                         k.startswith("ISR: ")]),
+              len(unnamed), zs[0][1], zs[0][0]), "",
+          "| shares | count | outside 95 % | worst (sigma) |", "|---|---|---|---|",
+          "| functions >= 0.2 %% | %d | %d | %.2f |" % (f_out[1], f_out[0], f_out[2]),
+          "| tasks | %d | %d | %.2f |" % (t_out[1], t_out[0], t_out[2]),
+          "| ISR rows | %d | %d | %.2f |" % (i_out[1], i_out[0], i_out[2]), "",
+          "| row | truth % | profile % |", "|---|---|---|")
+    for k, v in list(isr_truth.items()) + [("idle", task_truth["idle"])]:
+        c.out("| %s | %s | %s |" % (k, fmt(v / total), fmt(by_task.get(k, 0) / n)))
+    c.out("")
+
+
 def own_cost(c):
     """Issue 7: what the profiler costs the firmware, per sample, measured by the plugin."""
     c.out("## 9b. The profiler's own cost per sample, all library code included", "",
@@ -1340,7 +1447,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows, rtos, gdb_halting, gdb_tasks, gdb_callers,
+             own_cost, isr_rows, rtos, frtos, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits,
              streaming, diagnostics]
     truth_loop = None
