@@ -32,6 +32,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_SHARE 11
 #define NAME_BURST 64
 #define NAME_DEBT 1024
+#define PENDING_N 32u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
@@ -67,6 +68,12 @@ static struct {
                                     there on are the new task's, those before the old one's */
     uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
     uint32_t freed_head, n_freed;
+    struct pending {                /* unsent names in the order given, so the drain finds the next due */
+        uint32_t at;                /* without a scan of the table: stale once the slot is sent or */
+        uint16_t index;             /* renamed (its name_at moved on) */
+    } pending[PENDING_N];
+    volatile uint32_t pending_head, pending_tail; /* the drain takes, the kernel hooks add */
+    volatile bool pending_overflow;               /* some unsent names are only in the table: scan it */
     bool table_full;             /* a tag found no slot: said with every announce (@full) */
     bool full_pending;           /* ... and by the next drain */
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
@@ -492,10 +499,32 @@ void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
     if (i != NO_SLOT) {
-        stream.name_at[i] = RING_STORED();
+        uint32_t at = RING_STORED();
+        stream.name_at[i] = at;
         stream.flags[i] |= UNSENT;
+        uint32_t tail = stream.pending_tail;
+        if (tail - stream.pending_head < PENDING_N) {
+            stream.pending[tail % PENDING_N] = (struct pending){.at = at, .index = (uint16_t)i};
+            stream.pending_tail = tail + 1u;
+        } else {
+            stream.pending_overflow = true;
+        }
         stream.names_pending = true;
     }
+}
+
+/* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it);
+ * else the samples from `upto` that may go out before it, or `room` if fewer. */
+static uint32_t send_if_due(cmprof_putc_fn putc, uint32_t i, uint32_t upto, uint32_t room)
+{
+    uint32_t ahead = stream.name_at[i] - upto;
+    if (ahead == 0u || ahead > 0x80000000u) {
+        stream.flags[i] &= (uint8_t)~UNSENT;
+        send_task(putc, i); /* even if gone since: its samples may be in the ring */
+        return room;
+    }
+    stream.names_pending = true;
+    return ahead < room ? ahead : room;
 }
 
 /* Names registered from the kernel's hooks go out before the samples that may use them, and
@@ -524,17 +553,27 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
         }
     }
     stream.n_superseded = kept;
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.flags[i] & UNSENT) {
-            uint32_t ahead = stream.name_at[i] - upto;
-            if (ahead == 0u || ahead > 0x80000000u) { /* its superseded names were due before it */
-                stream.flags[i] &= (uint8_t)~UNSENT;
-                send_task(putc, i); /* even if gone since: its samples may be in the ring */
-            } else {
-                stream.names_pending = true;
-                room = ahead < room ? ahead : room;
-            }
+    if (stream.pending_overflow) { /* the queue overflowed: the table says what is unsent */
+        stream.pending_overflow = false;
+        stream.pending_head = stream.pending_tail;
+        for (uint32_t i = 0; i < stream.n_tags; i++)
+            if (stream.flags[i] & UNSENT)
+                room = send_if_due(putc, i, upto, room);
+    }
+    /* the queue is in ring order: the first name not yet due ends it */
+    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
+        const struct pending *e = &stream.pending[head % PENDING_N];
+        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
+            continue; /* sent already, or renamed: a later entry has it */
+        uint32_t ahead = e->at - upto;
+        if (ahead != 0u && ahead <= 0x80000000u) { /* not due yet, nor any after it */
+            stream.names_pending = true;
+            room = ahead < room ? ahead : room;
+            break;
         }
+        stream.flags[e->index] &= (uint8_t)~UNSENT;
+        send_task(putc, e->index); /* even if gone since: its samples may be in the ring */
+    }
     return room;
 }
 

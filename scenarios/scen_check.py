@@ -1023,6 +1023,48 @@ def frtos(c):
     c.out("")
 
 
+def frtos_cost(c):
+    """Issue 30, item 4: every library instruction per streamed tagged sample in the FreeRTOS
+    scenario (interrupt, drain and its quick exits, name traffic), counted by the plugin."""
+    r = Result("frtos")
+    lib = {clone_base(f) for f in scen.library_functions("frtos")}
+    per = collections.Counter()
+    for pc, v in r.counts.items():
+        per[clone_base(r.sym.lookup(pc))] += v
+    n = r.kv.get("taken") or 0
+    parts = [("the interrupt (prologue, tick, tag, jitter)", ("DUALTIMER_Handler", "cmprof_tick_frame")),
+             ("the drain's quick exits from the idle hook", ("cmprof_stream_drain", "cmprof_stream_pending")),
+             ("formatting from the ring (tags, PCs)", ("send_line", "send_samples", "learn_tag", "tag_index",
+                                                       "hash_find", "cmprof_stream_peek", "cmprof_stream_release")),
+             ("the sum12 check and the line's hand-over", ("send", "sum_fold", "put_tail")),
+             ("names: kernel hooks (create, delete)", ("cmprof_stream_task_later", "register_task", "take_slot",
+                                                       "hash_insert", "hash_remove", "supersede",
+                                                       "cmprof_stream_task_gone")),
+             ("names: sending them (@task lines, repeats)", ("send_due_names", "send_task", "send_task_as",
+                                                             "put_task_head", "put_text", "put_text_upto",
+                                                             "put_dec", "put_hex", "repeat_names", "cap_credit",
+                                                             "spend_on_names", "send_if_due", "start_round"))]
+    named = set(f for _, fs in parts for f in fs)
+    total = sum(v for f, v in per.items() if f in lib)
+    rest = sum(v for f, v in per.items() if f in lib and f not in named)
+    out = per["uart_line"] + per["board_putc"]
+    per_sample = total / n if n else float("inf")
+    c.check("frtos: at most 120 library instructions per streamed tagged sample, quick exits and names included",
+            0 < per_sample <= 120, "%.1f per sample (%d instructions, %d samples)" % (per_sample, total, n))
+    c.out("## 9f. The profiler's cost at 100+ tasks (`frtos`)", "",
+          "Every instruction of the library's own functions over the whole FreeRTOS run, counted by the plugin, "
+          "per sample taken (%d samples; 776 tasks created in all, at most %d alive): %.0f, against the 120 "
+          "target (%s). By part:" % (n, r.kv.get("max_alive", 0), per_sample,
+                                     "met" if per_sample <= 120 else "NOT met"), "",
+          "| part | instructions per sample |", "|---|---|")
+    for label, fs in parts:
+        c.out("| %s | %.1f |" % (label, sum(per[f] for f in fs) / max(n, 1)))
+    c.out("| the rest (announces, loss and line bookkeeping) | %.1f |" % (rest / max(n, 1)),
+          "| **library total** | **%.1f** |" % per_sample, "",
+          "Beside it, the application's output function (`uart_line`: the line under vTaskSuspendAll, a byte "
+          "at a time into the UART): %.1f per sample." % (out / max(n, 1)), "")
+
+
 def own_cost(c):
     """Issue 7: what the profiler costs the firmware, per sample, measured by the plugin."""
     c.out("## 9b. The profiler's own cost per sample, all library code included", "",
@@ -1447,7 +1489,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows, rtos, frtos, gdb_halting, gdb_tasks, gdb_callers,
+             own_cost, isr_rows, rtos, frtos, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits,
              streaming, diagnostics]
     truth_loop = None
