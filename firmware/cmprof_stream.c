@@ -556,9 +556,13 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
     if (stream.pending_overflow) { /* the queue overflowed: the table says what is unsent */
         stream.pending_overflow = false;
         stream.pending_head = stream.pending_tail;
+        uint32_t scan_room = UINT32_MAX;
         for (uint32_t i = 0; i < stream.n_tags; i++)
             if (stream.flags[i] & UNSENT)
-                room = send_if_due(putc, i, upto, room);
+                scan_room = send_if_due(putc, i, upto, scan_room);
+        if (scan_room != UINT32_MAX) /* some are not due yet: scan again next time */
+            stream.pending_overflow = true;
+        room = scan_room < room ? scan_room : room;
     }
     /* the queue is in ring order: the first name not yet due ends it */
     for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
@@ -846,7 +850,11 @@ static bool send_lost(cmprof_putc_fn putc, bool now)
 /* One line of up to LINE_SAMPLES samples, cut short where a task name is due. */
 static uint32_t send_line(cmprof_putc_fn putc)
 {
+    /* only samples stored before the names were looked at: a task created since (a kernel hook
+     * preempting the drain) has its name due at or after them */
+    uint32_t stored = cmprof_stream_stored() - cmprof_stream_sent();
     uint32_t room = stream.names_pending ? send_due_names(putc, cmprof_stream_sent()) : UINT32_MAX;
+    room = room < stored ? room : stored;
     return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
 }
 

@@ -139,7 +139,7 @@ static void uart_line(const char *buf, uint32_t len)
     (void)xTaskResumeAll();
 }
 
-static uint32_t put_dec(char *b, uint32_t n, uint32_t v, unsigned width)
+static uint32_t log_dec(char *b, uint32_t n, uint32_t v, unsigned width)
 {
     char d[10];
     unsigned k = 0;
@@ -172,7 +172,7 @@ static void log_printf(const char *fmt, ...)
         while (p[1] >= '0' && p[1] <= '9')
             width = width * 10u + (unsigned)(*++p - '0');
         if (p[1] == 'u') {
-            n = put_dec(line, n, va_arg(ap, uint32_t), width);
+            n = log_dec(line, n, va_arg(ap, uint32_t), width);
             p++;
         } else if (p[1] == 's') {
             for (const char *s = va_arg(ap, const char *); *s && n < sizeof line; s++)
@@ -293,7 +293,7 @@ static TaskHandle_t make_churn(uint32_t c)
     TaskHandle_t h;
     char *name = churn_names[c];
     name[0] = 'c';
-    name[put_dec(name, 1u, c, 3u)] = '\0';
+    name[log_dec(name, 1u, c, 3u)] = '\0';
     vTaskSuspendAll(); /* its truth id is set before it can run */
     if (xTaskCreate(churn, name, STACK_WORDS, (void *)(uintptr_t)c, 1, &h) != pdPASS) {
         board_puts("frtos: churn creation failed\n");
@@ -351,7 +351,7 @@ static void report(void)
             board_puts(" ");
             board_puts(kinds[k]);
             char n[4];
-            n[put_dec(n, 0u, id - firsts[k], 2u)] = '\0';
+            n[log_dec(n, 0u, id - firsts[k], 2u)] = '\0';
             board_puts(n);
             board_puts("\n");
         }
@@ -448,7 +448,7 @@ int main(void)
             uint32_t len = 0;
             for (const char *s = kinds[k]; *s; s++)
                 n[len++] = *s;
-            n[put_dec(n, len, id - firsts[k], 2u)] = '\0';
+            n[log_dec(n, len, id - firsts[k], 2u)] = '\0';
             static const TaskFunction_t fns[] = {crunch, sensor, filter, alarm};
             make_task(fns[k], n, id, prios[k]);
         }
