@@ -208,6 +208,10 @@ def all_scenarios():
     s.append(scenario("frtos", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                       PERIOD=500, CMPROF_JITTER=255))
+    # ... with a trace recorder that defines the task hooks first, cmprof's chained after its own
+    s.append(scenario("frtos_recorder", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
+                      CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
+                      PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=2048, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s

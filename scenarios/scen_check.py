@@ -932,8 +932,13 @@ def frtos_contexts(name):
 
 def frtos(c):
     """Issue 30: the real FreeRTOS kernel, 110 tasks at four priorities with churn, two interrupts
-    besides the sampler, log lines on the stream's UART; the recipe as README gives it."""
-    name = "frtos"
+    besides the sampler, log lines on the stream's UART; the recipe as README gives it. The same
+    with a trace recorder that took the task hooks first."""
+    frtos_run(c, "frtos")
+    frtos_run(c, "frtos_recorder")
+
+
+def frtos_run(c, name):
     r = Result(name)
     text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
     kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
@@ -946,25 +951,25 @@ def frtos(c):
     j = r.tool()
     n = j["total"]
     by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
-    c.check("frtos: the run is complete, nothing lost, every sample decoded",
+    c.check(name + ": the run is complete, nothing lost, every sample decoded",
             "taken" in kv and kv.get("lost", -1) == 0 and n == kv["taken"] and
             j["decoder"]["text_bad_checks"] == 0 and j["decoder"]["text_bad_lines"] == 0,
             "%d samples taken, %d lost, host %d, %d bad checks, %d bad lines" % (
                 kv.get("taken", 0), kv.get("lost", -1), n, j["decoder"]["text_bad_checks"],
                 j["decoder"]["text_bad_lines"]))
-    c.check("frtos: 100+ tasks alive at once, tasks created and deleted all along, both interrupts ran",
+    c.check(name + ": 100+ tasks alive at once, tasks created and deleted all along, both interrupts ran",
             kv.get("max_alive", 0) >= 100 and kv.get("deleted", 0) > 100 and kv.get("self_deleted", 0) > 100
             and kv.get("timer1", 0) > 0 and kv.get("gpio0", 0) > 0 and kv.get("log_lines", 0) > 0,
             "at most %d alive, %d created, %d deleted by the spawner, %d by themselves; TIMER1 %d, GPIO0 %d; "
             "%d log lines" % (kv.get("max_alive", 0), kv.get("tasks_created", 0), kv.get("deleted", 0),
                               kv.get("self_deleted", 0), kv.get("timer1", 0), kv.get("gpio0", 0),
                               kv.get("log_lines", 0)))
-    c.check("frtos: the stack-overflow hook (configCHECK_FOR_STACK_OVERFLOW=2) never fired",
+    c.check(name + ": the stack-overflow hook (configCHECK_FOR_STACK_OVERFLOW=2) never fired",
             kv.get("overflows", -1) == 0 and "stack overflow" not in text and kv.get("bad_ids", -1) == 0,
             "overflows=%d, idle stack left %d bytes" % (kv.get("overflows", -1), kv.get("idle_stack_free", -1)))
     idle_true = task_truth["idle"] / total
     idle_prof = by_task.get("idle", 0) / n
-    c.check("frtos: idle at most 5 %, in the truth and in the profile",
+    c.check(name + ": idle at most 5 %, in the truth and in the profile",
             0 < idle_true <= 0.05 and 0 < idle_prof <= 0.05,
             "truth %.2f %%, profile %.2f %%" % (100 * idle_true, 100 * idle_prof))
     named = set(re.findall(r"^@task \S+ [0-9a-f]{8} ([^!?]+)!", text, re.M))
@@ -972,20 +977,20 @@ def frtos(c):
     # stored is dropped by design. A task that ran a longest sampling interval had one.
     longest = (scen.SCENARIOS[name]["defs"]["PERIOD"] + scen.SCENARIOS[name]["defs"]["CMPROF_JITTER"]) * 40
     ran = {tid.get(k, "?%d" % k) for k, v in ctx_tasks.items() if v >= longest}
-    c.check("frtos: every task that ran a sampling interval is named on the stream",
+    c.check(name + ": every task that ran a sampling interval is named on the stream",
             ran <= named and "idle" in by_task and len(ran) >= 100,
             "%d tasks ran %d instructions or more, %d names streamed, not named: %s" % (
                 len(ran), longest, len(named), sorted(ran - named)[:5]))
     unnamed = {k: v for k, v in by_task.items() if k.startswith("0x") or k.startswith("(") or
                (not k.startswith("ISR: ") and k not in named and k != "idle")}
-    c.check("frtos: 0 samples in any unnamed row", not unnamed and not any("unnamed" in d for d in j["diagnostics"]),
+    c.check(name + ": 0 samples in any unnamed row", not unnamed and not any("unnamed" in d for d in j["diagnostics"]),
             "unnamed rows %s, diagnostics %s" % (sorted(unnamed.items())[:5], j["diagnostics"] or "none"))
-    c.check("frtos: interrupt rows are the four handlers, the sampler's never", set(
+    c.check(name + ": interrupt rows are the four handlers, the sampler's never", set(
         k for k in by_task if k.startswith("ISR: ")) <= set(FRTOS_ISRS), "ISR rows %s" % sorted(
         k for k in by_task if k.startswith("ISR: ")))
 
     def judge(label, prof, tru):
-        return judge_shares(c, "frtos: " + label, prof, n, tru, total)
+        return judge_shares(c, name + ": " + label, prof, n, tru, total)
 
     truth = r.truth()
     funcs = {f: v for f, v in truth.items() if v / total >= 0.002}
@@ -994,6 +999,21 @@ def frtos(c):
     i_out = judge("ISR rows", by_task, isr_truth)
     zs = sorted(((abs(by_task.get(k, 0) / n - v / total) / scen.sigma(v / total, n), k) for k, v in
                  task_truth.items()), reverse=True)
+    if name == "frtos_recorder":
+        rec = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", (re.findall(r"^recorder .*$", text, re.M) or [""])[0])}
+        c.check(name + ": the recorder's hooks and cmprof's both ran at every switch, create and delete",
+                rec.get("in", 0) > 1000 and rec.get("out", 0) + 1 == rec.get("in") and rec.get("disagree", -1) == 0
+                and rec.get("create") == kv.get("tasks_created", -1) + 1
+                and rec.get("delete") == kv.get("deleted", 0) + kv.get("self_deleted", 0),
+                "recorder: %s; tasks created %d (+ idle), deleted %d + %d" % (
+                    rec, kv.get("tasks_created", -1), kv.get("deleted", 0), kv.get("self_deleted", 0)))
+        c.out("- `frtos_recorder`: the same application with a stand-in trace recorder whose header defines "
+              "traceTASK_SWITCHED_IN/_OUT, traceTASK_CREATE and traceTASK_DELETE first; FreeRTOSConfig.h chains "
+              "CMPROF_FREERTOS_* after them (the header's #error otherwise). Recorder hooks: %d switches in, "
+              "%d creates, %d deletes, cmprof's tag the outgoing task at every switch-out; %d samples, task "
+              "shares worst %.2f sigma, %d unnamed rows." % (rec.get("in", 0), rec.get("create", 0),
+                                                             rec.get("delete", 0), n, t_out[2], len(unnamed)), "")
+        return
     c.out("## 9e. The real FreeRTOS kernel at field scale (`frtos`)", "",
           "FreeRTOS V11.3.0 (../shared/third_party/FreeRTOS-Kernel, GCC ARM_CM3 port, heap_4) on MPS2 AN385, "
           "with cmprof's recipe applied as README gives it: rtos/cmprof_freertos.h at the end of "

@@ -57,6 +57,28 @@ void truth_task_in(uint32_t id);
 
 #ifdef FRTOS_RECORDER
 #include "recorder.h" /* a stand-in trace recorder that takes the task hooks first */
+#ifndef FRTOS_UNCHAINED /* (the build that must stop at cmprof's #error) */
+/* cmprof's hooks chained after the recorder's, as the header's "Trace recorders" says */
+#undef traceTASK_SWITCHED_IN
+#undef traceTASK_CREATE
+#undef traceTASK_DELETE
+#define traceTASK_SWITCHED_IN()                                                                              \
+    do {                                                                                                     \
+        recorder_task_switched_in((void *)pxCurrentTCB);                                                     \
+        CMPROF_FREERTOS_SWITCHED_IN();                                                                       \
+    } while (0)
+#define traceTASK_CREATE(pxNewTCB)                                                                           \
+    do {                                                                                                     \
+        recorder_task_create((void *)(pxNewTCB));                                                            \
+        CMPROF_FREERTOS_CREATE(pxNewTCB);                                                                    \
+    } while (0)
+#define traceTASK_DELETE(pxTCB)                                                                              \
+    do {                                                                                                     \
+        recorder_task_delete((void *)(pxTCB));                                                               \
+        CMPROF_FREERTOS_DELETE(pxTCB);                                                                       \
+    } while (0)
+#define CMPROF_FREERTOS_CHAINED 1
+#endif
 #endif
 
 /* ---- cmprof (the recipe: its last line) ---- */

@@ -102,8 +102,22 @@ void xPortSysTickHandler(void);
 void vPortSVCHandler(void);
 void timer1_isr(void);
 void gpio0_isr(void);
+#ifdef FRTOS_DIRECT
+/* The ARM_CM4F port's PendSV handler reads EXC_RETURN from LR (FPU frames): straight to the
+ * kernel's handlers, no truth (the M0 and M4F builds are built, not run). */
+__attribute__((naked)) void PendSV_Handler(void)
+{
+    __asm volatile("b xPortPendSVHandler\n");
+}
+
+__attribute__((naked)) void SysTick_Handler(void)
+{
+    __asm volatile("b xPortSysTickHandler\n");
+}
+#else
 WRAP_HANDLER(PendSV_Handler, truth_isr_pendsv, xPortPendSVHandler)
 WRAP_HANDLER(SysTick_Handler, truth_isr_systick, xPortSysTickHandler)
+#endif
 WRAP_HANDLER(TIMER1_Handler, truth_isr_timer1, timer1_isr)
 WRAP_HANDLER(GPIO0_IRQHandler, truth_isr_gpio0, gpio0_isr)
 
@@ -336,6 +350,52 @@ static void spawner(void *arg)
         vTaskDelay(1000);
 }
 
+#ifdef FRTOS_RECORDER
+/* ---- the stand-in trace recorder (recorder.h): counts its hooks; at each switch-out it checks
+ * that cmprof's switch hook ran too (cmprof_current_task is the outgoing task) -------------------- */
+static volatile uint32_t rec_in, rec_out, rec_create, rec_delete, rec_disagree;
+
+void recorder_task_switched_in(void *tcb)
+{
+    (void)tcb;
+    rec_in++;
+}
+
+void recorder_task_switched_out(void *tcb)
+{
+    rec_out++;
+    if (cmprof_current_task != tcb && rec_in)
+        rec_disagree++;
+}
+
+void recorder_task_create(void *tcb)
+{
+    (void)tcb;
+    rec_create++;
+}
+
+void recorder_task_delete(void *tcb)
+{
+    (void)tcb;
+    rec_delete++;
+}
+
+static void report_recorder(void)
+{
+    static const char *const keys[] = {"recorder in=", " out=", " create=", " delete=", " disagree="};
+    const uint32_t vals[] = {rec_in, rec_out, rec_create, rec_delete, rec_disagree};
+    for (uint32_t k = 0; k < 5u; k++) {
+        board_puts(keys[k]);
+        board_putdec(vals[k]);
+    }
+    board_puts("\n");
+}
+#else
+static void report_recorder(void)
+{
+}
+#endif
+
 /* ---- the idle hook: the stream's drain, and the end of the run ---------------------------------- */
 extern const uint32_t cmprof_build_id_note[];
 
@@ -400,6 +460,7 @@ void vApplicationIdleHook(void)
     cmprof_stream_flush(NULL);
     vTaskSuspendAll();
     board_puts("\n");
+    report_recorder();
     report();
     board_exit(0);
 }
