@@ -308,7 +308,8 @@ def build_frtos(s, out, cpu, extra=()):
                   "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"), "-DBOARD_mps2"]
     cmd += s["cflags"] + list(extra) + ["-D%s=%s" % (k, v) for k, v in sorted(s["defs"].items())]
     cmd += [os.path.join(HERE, "frtos", "frtos.c")] + [os.path.join(FREERTOS, f) for f in ("tasks.c", "queue.c", "list.c")]
-    cmd += [os.path.join(port, "port.c"), os.path.join(FREERTOS, "portable", "MemMang", "heap_4.c")]
+    cmd += [os.path.join(port, f) for f in ("port.c", "portasm.c") if os.path.exists(os.path.join(port, f))]
+    cmd.append(os.path.join(FREERTOS, "portable", "MemMang", "heap_4.c"))
     cmd += [os.path.join(ROOT, "firmware", f) for f in ("cmprof_sampler.c", "cmprof_stream.c")]
     cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
     cmd += ["-nostdlib", "-lc", "-lgcc", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"),

@@ -29,6 +29,7 @@
 #define configUSE_TIMERS 0
 #define configCHECK_HANDLER_INSTALLATION 0 /* PendSV and SysTick go through the truth markers */
 #define configENABLE_BACKWARD_COMPATIBILITY 0
+#define configENABLE_MPU 0 /* the ARM_CM0 port asks */
 
 /* NVIC priorities, upper bits: the kernel at the least urgent; FromISR calls from 0xA0 down. The
  * sampler's timer runs at 0, above all of it. */

@@ -102,7 +102,9 @@ void xPortSysTickHandler(void);
 void vPortSVCHandler(void);
 void timer1_isr(void);
 void gpio0_isr(void);
-#ifdef FRTOS_DIRECT
+#if defined(FRTOS_DIRECT) && defined(__ARM_ARCH_6M__)
+/* V11's ARM_CM0 port names its handlers SVC_Handler, PendSV_Handler and SysTick_Handler itself */
+#elif defined(FRTOS_DIRECT)
 /* The ARM_CM4F port's PendSV handler reads EXC_RETURN from LR (FPU frames): straight to the
  * kernel's handlers, no truth (the M0 and M4F builds are built, not run). */
 __attribute__((naked)) void PendSV_Handler(void)
@@ -121,11 +123,13 @@ WRAP_HANDLER(SysTick_Handler, truth_isr_systick, xPortSysTickHandler)
 WRAP_HANDLER(TIMER1_Handler, truth_isr_timer1, timer1_isr)
 WRAP_HANDLER(GPIO0_IRQHandler, truth_isr_gpio0, gpio0_isr)
 
+#if !(defined(FRTOS_DIRECT) && defined(__ARM_ARCH_6M__))
 /* SVC starts the first task and never returns: the kernel's handler, directly. */
 __attribute__((naked)) void SVC_Handler(void)
 {
     __asm volatile("b vPortSVCHandler\n");
 }
+#endif
 
 /* ---- work --------------------------------------------------------------------------------------- */
 NOP_LOOP(__attribute__((noinline)), crunch_fft)
