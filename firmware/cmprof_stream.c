@@ -23,6 +23,19 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #endif
 _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
 #define MAX_TASKS CMPROF_STREAM_TASKS
+/* Dump mode (built without CMPROF_STREAM, the sampler too): no ring to stream, only the name table,
+ * whose names are copied (a deleted task's control block, and its name, go back to the heap), for
+ * cmprof_dump() to print after the samples. */
+#ifndef CMPROF_STREAM
+#define CMPROF_STREAM 0
+#endif
+#define DUMP_MODE (!CMPROF_STREAM)
+#ifndef CMPROF_DUMP_NAME_LEN
+#define CMPROF_DUMP_NAME_LEN 16u
+#endif
+#if DUMP_MODE /* the stream's senders stay compiled, unused: only the table and the dump's lines are */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 #define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
 #define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
 #define ESCAPE_INDEX 62u
@@ -352,7 +365,7 @@ static void send_announce(cmprof_putc_fn putc)
     send(putc, line, n);
     if (stream.table_full)
         send_full(putc);
-#if CMPROF_HIST
+#if CMPROF_HIST && !DUMP_MODE
     uint32_t base, shift, bins;
     cmprof_stream_hist_layout(&base, &shift, &bins);
     n = put_text(line, 0, "@hist base=");
@@ -415,8 +428,8 @@ static void hash_remove(uint32_t tag)
     stream.tag_slots[k] = 0;
 }
 
-#if CMPROF_HIST
-#define RING_STORED() 0u /* no ring: names go out with the next drain */
+#if CMPROF_HIST || DUMP_MODE
+#define RING_STORED() 0u /* no ring: names go out with the next drain, or the dump */
 #else
 #define RING_STORED() cmprof_stream_stored()
 #endif
@@ -495,9 +508,44 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
     }
 }
 
+#if DUMP_MODE
+static char dump_names[MAX_TASKS][CMPROF_DUMP_NAME_LEN + 1u];
+
+/* The slot's own copy of a name. */
+static const char *keep_name(uint32_t i, const char *name)
+{
+    uint32_t k = 0;
+    for (; name && name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
+        dump_names[i][k] = name[k];
+    dump_names[i][k] = '\0';
+    return dump_names[i];
+}
+
+/* "task TAG NAME" for every task named (deleted ones included), after cmprof_dump()'s samples. */
+void cmprof_dump_tasks(cmprof_putc_fn putc)
+{
+    for (uint32_t i = 0; i < stream.n_tags; i++) {
+        char line[5u + 8u + 1u + CMPROF_DUMP_NAME_LEN + 1u];
+        size_t n = put_text(line, 0, "task ");
+        n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
+        line[n++] = ' ';
+        n = put_text(line, n, stream.names[i] ? stream.names[i] : "?");
+        line[n++] = '\n';
+        for (size_t k = 0; k < n; k++)
+            putc(line[k]);
+    }
+}
+#else
+#define keep_name(i, name) (name)
+#endif
+
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
+    if (i != NO_SLOT && DUMP_MODE) {
+        stream.names[i] = keep_name(i, name);
+        return;
+    }
     if (i != NO_SLOT) {
         uint32_t at = RING_STORED();
         stream.name_at[i] = at;
@@ -656,7 +704,7 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
     send(putc, line, n);
 }
 
-#if CMPROF_HIST
+#if CMPROF_HIST && !DUMP_MODE
 #define HIST_PAIRS 12u
 
 static void put3(char *b, size_t *n, uint32_t v)
@@ -707,7 +755,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
             send_hist(putc, &done);
     }
 }
-#else
+#elif !DUMP_MODE
 #ifdef CMPROF_TAG
 /* "@task I TAG ?": a tag sampled before any name (e.g. 0 before the scheduler ran), which the
  * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */

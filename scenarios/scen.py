@@ -212,6 +212,11 @@ def all_scenarios():
     s.append(scenario("frtos_recorder", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                       PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1))
+    # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
+    # seed of its own: the same seed would repeat the stream run's draw of sample times)
+    s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
+                      CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
+                      SEED=12345))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=2048, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s

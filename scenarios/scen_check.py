@@ -942,7 +942,7 @@ def frtos_run(c, name):
     r = Result(name)
     text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
     kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
-    tid = {int(a): b for a, b in re.findall(r"^tid (\d+) (\S+)$", text, re.M)}
+    tid = {int(a): b for a, b, _ in re.findall(r"^tid (\d+) (\S+) ([0-9a-f]{8})$", text, re.M)}
     ctx_tasks, ctx_isrs = frtos_contexts(name)
     total = sum(ctx_tasks.values()) + sum(ctx_isrs)
     task_truth = {tid.get(k, "?%d" % k): v for k, v in ctx_tasks.items() if v}
@@ -1041,6 +1041,51 @@ def frtos_run(c, name):
     for k, v in list(isr_truth.items()) + [("idle", task_truth["idle"])]:
         c.out("| %s | %s | %s |" % (k, fmt(v / total), fmt(by_task.get(k, 0) / n)))
     c.out("")
+
+
+def frtos_dump(c):
+    """Issue 30: the FreeRTOS scenario in dump mode (no CMPROF_STREAM): one dump at the end whose
+    "task" lines name every control block a task had, deleted tasks' included. A block reused by a
+    later task carries the newest name (a dump has no time order), so the truth is grouped by block."""
+    name = "frtos_dump"
+    r = Result(name)
+    text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+    kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+    tids = [(int(a), b, int(t, 16)) for a, b, t in re.findall(r"^tid (\d+) (\S+) ([0-9a-f]{8})$", text, re.M)]
+    newest = {}
+    for _, task, tcb in sorted(tids):  # ids in creation order: the last task in a block names it
+        newest[tcb] = task
+    ctx_tasks, ctx_isrs = frtos_contexts(name)
+    total = sum(ctx_tasks.values()) + sum(ctx_isrs)
+    truth = collections.Counter()
+    for k, task, tcb in tids:
+        truth[newest[tcb]] += ctx_tasks.get(k, 0)
+    truth.update(dict(zip(FRTOS_ISRS, ctx_isrs)))
+    j = r.tool()
+    n = j["total"]
+    by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+    deleted = {task for k, task, tcb in tids if k > 101}
+    named = {tcb: nm for tcb, nm in r.tasks.items()}
+    c.check(name + ": the dump has every sample and a name for every task's control block, deleted tasks' too",
+            n == kv.get("taken") and kv.get("lost", -1) == 0 and j["decoder"]["text_bad_lines"] == 0 and
+            all(named.get(tcb) == ("idle" if task == "idle" else task) for tcb, task in newest.items()) and
+            len(deleted & set(named.values())) > 0,
+            "%d samples (%d taken), %d control blocks for %d tasks, %d named in the dump (%d of them deleted "
+            "tasks'), mismatched %s" % (n, kv.get("taken", 0), len(newest), len(tids), len(named),
+                                         len(deleted & set(named.values())),
+                                         [(hex(t), named.get(t), x) for t, x in newest.items() if named.get(t) != x][:3]))
+    unnamed = {k: v for k, v in by_task.items() if not k.startswith("ISR: ") and k not in named.values()}
+    c.check(name + ": 0 samples in any unnamed row", not unnamed and not j["diagnostics"],
+            "unnamed rows %s, diagnostics %s" % (sorted(unnamed.items())[:5], j["diagnostics"] or "none"))
+    funcs = {f: v for f, v in r.truth().items() if v / total >= 0.002}
+    f_out = judge_shares(c, name + ": function shares (>= 0.2 %)", {row["name"]: row["samples"] for row in j["rows"]},
+                         n, funcs, total)
+    t_out = judge_shares(c, name + ": task (control block) and ISR shares", by_task, n, truth, total)
+    c.out("- `frtos_dump`: the same application in dump mode (cmprof_sampler.c and cmprof_stream.c built without "
+          "CMPROF_STREAM, the header unchanged, linked without --gc-sections), one cmprof_dump() from the idle "
+          "hook at the end: %d samples, %d task names for %d control blocks (%d tasks created), function shares "
+          "worst %.2f sigma, task and ISR shares worst %.2f sigma, %d unnamed rows." % (
+              n, len(named), len(newest), len(tids), f_out[2], t_out[2], len(unnamed)), "")
 
 
 def frtos_cost(c):
@@ -1509,7 +1554,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows, rtos, frtos, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
+             own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits,
              streaming, diagnostics]
     truth_loop = None

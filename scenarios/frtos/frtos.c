@@ -17,7 +17,8 @@
  * Truth (not part of the recipe): each task's uxTaskNumber is its id; after every switch the
  * kernel's traceRETURN_vTaskSwitchContext calls the id's marker stub, and each handler runs
  * between a marker of its own and the leave marker, so the QEMU plugin knows who ran every
- * instruction. At the end: one "tid ID NAME" line per task id, then the run's counts. */
+ * instruction. At the end: one "tid ID NAME TCB" line per task id, then the run's counts. Built
+ * without CMPROF_STREAM: dump mode, one cmprof_dump() at the end, names included. */
 #include "FreeRTOS.h"
 #include "queue.h"
 #include "semphr.h"
@@ -147,6 +148,7 @@ static SemaphoreHandle_t alarms, shared_lock;
 static volatile uint32_t timer1_irqs, gpio0_irqs, log_lines, created, deleted, self_deleted, finish;
 static volatile uint32_t max_alive, overflows, next_churn;
 static char churn_names[MAX_IDS - ID_CHURN][6];
+static uint32_t tcb_of[MAX_IDS]; /* each task id's control block: dump mode names blocks, not tasks */
 
 /* ---- the UART, shared by the log and the stream: whole lines, never interleaved ---------------- */
 static void uart_line(const char *buf, uint32_t len)
@@ -303,6 +305,7 @@ static void make_task(TaskFunction_t fn, const char *name, uint32_t id, UBaseTyp
         board_exit(1);
     }
     vTaskSetTaskNumber(h, id);
+    tcb_of[id] = (uint32_t)(uintptr_t)h;
     created++;
 }
 
@@ -318,6 +321,7 @@ static TaskHandle_t make_churn(uint32_t c)
         board_exit(1);
     }
     vTaskSetTaskNumber(h, ID_CHURN + c);
+    tcb_of[ID_CHURN + c] = (uint32_t)(uintptr_t)h;
     created++;
     if (uxTaskGetNumberOfTasks() > max_alive)
         max_alive = uxTaskGetNumberOfTasks();
@@ -330,6 +334,9 @@ static void spawner(void *arg)
 {
     (void)arg;
     /* the recipe: sampling starts once the scheduler runs, from a task, so no sample is untagged */
+#ifdef SEED
+    cmprof_seed(SEED);
+#endif
     cmprof_start(PERIOD, 0u);
     truth_begin();
     TickType_t start = xTaskGetTickCount();
@@ -403,36 +410,42 @@ static void report_recorder(void)
 /* ---- the idle hook: the stream's drain, and the end of the run ---------------------------------- */
 extern const uint32_t cmprof_build_id_note[];
 
+static void tid_line(uint32_t id, const char *kind, uint32_t k)
+{
+    char n[4] = "";
+    if (k < 100u)
+        n[log_dec(n, 0u, k, 2u)] = '\0';
+    board_puts("tid ");
+    board_putdec(id);
+    board_puts(" ");
+    board_puts(kind);
+    board_puts(n);
+    board_puts(" ");
+    board_puthex(tcb_of[id]);
+    board_puts("\n");
+}
+
 static void report(void)
 {
     static const char *const kinds[] = {"crunch", "sens", "filt", "alarm"};
     static const uint32_t firsts[] = {ID_CRUNCH, ID_SENS, ID_FILT, ID_ALARM, ID_SPAWNER};
-    board_puts("tid 0 idle\n");
+    tcb_of[0] = (uint32_t)(uintptr_t)xTaskGetIdleTaskHandle();
+    tid_line(0, "idle", UINT32_MAX);
     for (uint32_t k = 0; k < 4u; k++)
-        for (uint32_t id = firsts[k]; id < firsts[k + 1u]; id++) {
-            board_puts("tid ");
-            board_putdec(id);
-            board_puts(" ");
-            board_puts(kinds[k]);
-            char n[4];
-            n[log_dec(n, 0u, id - firsts[k], 2u)] = '\0';
-            board_puts(n);
-            board_puts("\n");
-        }
-    board_puts("tid ");
-    board_putdec(ID_SPAWNER);
-    board_puts(" spawner\n");
-    for (uint32_t c = 0; c < next_churn; c++) {
-        board_puts("tid ");
-        board_putdec(ID_CHURN + c);
-        board_puts(" ");
-        board_puts(churn_names[c]);
-        board_puts("\n");
-    }
+        for (uint32_t id = firsts[k]; id < firsts[k + 1u]; id++)
+            tid_line(id, kinds[k], id - firsts[k]);
+    tid_line(ID_SPAWNER, "spawner", UINT32_MAX);
+    for (uint32_t c = 0; c < next_churn; c++)
+        tid_line(ID_CHURN + c, churn_names[c], UINT32_MAX);
     static const char *const keys[] = {" lost=", " tasks_created=", " deleted=", " self_deleted=",
                                        " max_alive=", " timer1=", " gpio0=", " log_lines=", " overflows=",
                                        " bad_ids=", " idle_stack_free=", "\n"};
-    const uint32_t vals[] = {cmprof_stream_lost(), created, deleted, self_deleted, max_alive, timer1_irqs,
+#if CMPROF_STREAM
+    const uint32_t lost = cmprof_stream_lost();
+#else /* the dump's ring keeps the newest CMPROF_RING_N */
+    const uint32_t lost = cmprof_samples() > CMPROF_RING_N ? cmprof_samples() - CMPROF_RING_N : 0u;
+#endif
+    const uint32_t vals[] = {lost, created, deleted, self_deleted, max_alive, timer1_irqs,
                              gpio0_irqs, log_lines, overflows, bad_ids,
                              (uint32_t)uxTaskGetStackHighWaterMark(NULL) * 4u};
     board_puts("frtos taken=");
@@ -444,6 +457,22 @@ static void report(void)
     board_puts(keys[sizeof vals / sizeof vals[0]]);
 }
 
+#if !CMPROF_STREAM
+/* Dump mode: nothing to drain; at the end, the samples and every task's name in one dump. */
+void vApplicationIdleHook(void)
+{
+    if (!finish)
+        return;
+    truth_end();
+    cmprof_stop();
+    vTaskSuspendAll();
+    board_puts("\n");
+    cmprof_dump(board_putc);
+    report_recorder();
+    report();
+    board_exit(0);
+}
+#else
 void vApplicationIdleHook(void)
 {
     static int announced;
@@ -468,6 +497,7 @@ void vApplicationIdleHook(void)
     report();
     board_exit(0);
 }
+#endif
 
 /* ---- hooks the configuration asks for ------------------------------------------------------------ */
 void vApplicationStackOverflowHook(TaskHandle_t task, char *name)
