@@ -1019,7 +1019,7 @@ def frtos_run(c, name):
           "with cmprof's recipe applied as README gives it: rtos/cmprof_freertos.h at the end of "
           "FreeRTOSConfig.h, the CMSDK dual timer, tags = `cmprof_current_task`, the stream drained from the "
           "idle hook (configIDLE_SHOULD_YIELD=1, FreeRTOS's default), the build-id snippet, "
-          "configCHECK_FOR_STACK_OVERFLOW=2. 110 tasks live all run (20 time-sliced at priority 0 with the idle "
+          "configCHECK_FOR_STACK_OVERFLOW=2. 110 tasks live for the whole run (20 time-sliced at priority 0 with the idle "
           "task, 72 sensors, 8 filters, 8 alarms, the spawner) and %d short-lived ones are created and deleted "
           "(%d by the spawner, %d by themselves), at most %d alive at once; queue, counting semaphore and "
           "mutex traffic; TIMER1 (%d interrupts) and GPIO0 (%d) give a semaphore from the interrupt; %d log "
