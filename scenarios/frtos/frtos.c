@@ -33,6 +33,9 @@
 #ifndef PERIOD
 #define PERIOD 500u /* dual timer ticks at 25 MHz (40 instructions each), plus jitter */
 #endif
+#ifndef CMPROF_RING_N
+#define CMPROF_RING_N 1024u /* the sampler's default */
+#endif
 #ifndef RUN_TICKS
 #define RUN_TICKS 4000u
 #endif
@@ -159,22 +162,21 @@ static void uart_line(const char *buf, uint32_t len)
     (void)xTaskResumeAll();
 }
 
+/* v in decimal at b[n], at least `width` digits; returns the new length (at most 80) */
 static uint32_t log_dec(char *b, uint32_t n, uint32_t v, unsigned width)
 {
-    char d[10];
-    unsigned k = 0;
-    do {
-        d[k++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    while (k < width && k < sizeof d)
-        d[k++] = '0';
-    while (k && n < 80u)
-        b[n++] = d[--k];
-    return n;
+    uint32_t digits = 1;
+    for (uint32_t t = v; t >= 10u; t /= 10u)
+        digits++;
+    digits = digits < width ? width : digits;
+    if (n + digits > 80u)
+        return n;
+    for (uint32_t k = digits; k--; v /= 10u)
+        b[n + k] = (char)('0' + v % 10u);
+    return n + digits;
 }
 
-/* printf for %s, %u and %0Nu, one line written whole */
+/* printf for %s and %u, one line written whole */
 static void log_printf(const char *fmt, ...)
 {
     char line[80];
@@ -182,23 +184,16 @@ static void log_printf(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     for (const char *p = fmt; *p && n < sizeof line; p++) {
-        if (*p != '%') {
+        const char *text = NULL;
+        if (p[0] == '%' && p[1] == 'u')
+            n = log_dec(line, n, va_arg(ap, uint32_t), 0);
+        else if (p[0] == '%' && p[1] == 's')
+            text = va_arg(ap, const char *);
+        else
             line[n++] = *p;
-            continue;
-        }
-        unsigned width = 0;
-        if (p[1] == '0')
-            p++;
-        while (p[1] >= '0' && p[1] <= '9')
-            width = width * 10u + (unsigned)(*++p - '0');
-        if (p[1] == 'u') {
-            n = log_dec(line, n, va_arg(ap, uint32_t), width);
-            p++;
-        } else if (p[1] == 's') {
-            for (const char *s = va_arg(ap, const char *); *s && n < sizeof line; s++)
-                line[n++] = *s;
-            p++;
-        }
+        p += p[0] == '%' && (p[1] == 'u' || p[1] == 's');
+        while (text && *text && n < sizeof line)
+            line[n++] = *text++;
     }
     va_end(ap);
     uart_line(line, n);
@@ -286,7 +281,7 @@ static void churn(void *arg)
             churn_job(100u + c % 50u);
             vTaskDelay(1);
         }
-        log_printf("c%03u: done\n", c);
+        log_printf("%s: done\n", churn_names[c]);
         self_deleted++;
         vTaskDelete(NULL);
     }
@@ -408,7 +403,6 @@ static void report_recorder(void)
 #endif
 
 /* ---- the idle hook: the stream's drain, and the end of the run ---------------------------------- */
-extern const uint32_t cmprof_build_id_note[];
 
 static void tid_line(uint32_t id, const char *kind, uint32_t k)
 {
