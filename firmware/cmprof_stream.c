@@ -900,7 +900,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
 {
     /* only samples stored before the names were looked at: a task created since (a kernel hook
      * preempting the drain) has its name due at or after them */
-    uint32_t stored = cmprof_stream_stored() - cmprof_stream_sent();
+    uint32_t stored = cmprof_stream_pending();
     uint32_t room = stream.names_pending ? send_due_names(putc, cmprof_stream_sent()) : UINT32_MAX;
     room = room < stored ? room : stored;
     return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
