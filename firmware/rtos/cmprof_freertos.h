@@ -34,13 +34,13 @@
  * sample rate as much as the line does. With f samples/s, B bytes on the wire a sample (5.3 tagged
  * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more), a UART at
  * R baud (R/10 bytes/s), an idle share I of a core running F instructions/s and C instructions of
- * library work a sample (about 160 at 100+ tasks, scenarios/REPORT.md 9f):
+ * library work a sample (about 150 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
  *      f <= R / (11 B)               the line (names' tenth included)
  *      f <= I F / C                  the idle time, with a UART write that does not wait (DMA, FIFO
  *                                    interrupt)
  *      f <= I R / (10 B)             the idle time, with a putc that waits for each byte
  * and period = timer_hz / f. Worked figure: 115,200 baud, B = 5.3: the line carries 1,976
- * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 18,750/s, so the line sets
+ * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 20,000/s, so the line sets
  * f = 1,976 (period 50,607 at a 100 MHz timer; pick 60,000 with CMPROF_JITTER 4095); a waiting
  * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
  * fills and samples are dropped: counted, reported by the host as lost, and the shares lean
@@ -50,7 +50,7 @@
  * The idle stack. The drain needs at most 256 bytes (248 tagged: tests/stack_check.py, from
  * -fstack-usage), plus the idle hook's own frame and your putc or write. The scenario runs with
  * configMINIMAL_STACK_SIZE 128 (512 bytes, FreeRTOS's usual figure) and configCHECK_FOR_STACK_OVERFLOW
- * 2; about 180 bytes stay unused. Use the overflow check while you try it out.
+ * 2; 180 to 200 bytes of it stay unused. Use the overflow check while you try it out.
  *
  * Dump mode (no live stream: collect, then print once): build cmprof_sampler.c and
  * cmprof_stream.c WITHOUT CMPROF_STREAM (or with 0) and with CMPROF_TAG=cmprof_current_task, keep
