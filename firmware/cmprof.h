@@ -159,8 +159,9 @@ void cmprof_tick_frame(uint32_t pc, uint32_t xpsr);
 void cmprof_dump(cmprof_putc_fn putc);
 /* Dump mode with task names (cmprof_stream.c built without CMPROF_STREAM, the FreeRTOS header's
  * hooks or cmprof_stream_task_later() naming tasks): "task TAG NAME" for every task named, deleted
- * ones included, copied at creation (CMPROF_DUMP_NAME_LEN characters, default 16). cmprof_dump()
- * prints them before its "end" when linked in; a control block reused keeps its newest name. */
+ * ones included while the table (CMPROF_STREAM_TASKS) has room, copied at creation
+ * (CMPROF_DUMP_NAME_LEN characters, default 16). cmprof_dump() prints them before its "end" when
+ * linked in; a control block reused keeps its newest name. */
 void cmprof_dump_tasks(cmprof_putc_fn putc);
 
 /* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c) ----------

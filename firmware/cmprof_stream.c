@@ -553,6 +553,7 @@ void cmprof_stream_task_later(const void *tag, const char *name)
         uint32_t tail = stream.pending_tail;
         if (tail - stream.pending_head < PENDING_N) {
             stream.pending[tail % PENDING_N] = (struct pending){.at = at, .index = (uint16_t)i};
+            __asm__ volatile("" ::: "memory"); /* the entry before the tail: a drain in an interrupt reads it */
             stream.pending_tail = tail + 1u;
         } else {
             stream.pending_overflow = true;

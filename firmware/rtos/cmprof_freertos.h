@@ -55,7 +55,9 @@
  * Dump mode (no live stream: collect, then print once): build cmprof_sampler.c and
  * cmprof_stream.c WITHOUT CMPROF_STREAM (or with 0) and with CMPROF_TAG=cmprof_current_task, keep
  * this header; the hooks then keep a copy of every task's name (CMPROF_DUMP_NAME_LEN characters,
- * default 16; deleted tasks included, the newest name a reused control block had) and
+ * default 16; deleted tasks included while the table has room: CMPROF_STREAM_TASKS, 254 by
+ * default, about 30 bytes of RAM each, then the longest-deleted give way; a control block reused
+ * by a new task carries the newest name, as a dump cannot tell them apart in time) and
  * cmprof_dump() prints them ("task TAG NAME" lines) after the samples. No announce, no drain: stop
  * with cmprof_stop() (or a sample limit), then cmprof_dump(putc) from any task.
  *
