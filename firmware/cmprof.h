@@ -161,6 +161,12 @@ void cmprof_tick_frame(uint32_t pc, uint32_t xpsr);
  *   prof hist base=0xB shift=S n=N out=O   then  h CNT x16 ...   end
  * Call it with the sampler stopped. */
 void cmprof_dump(cmprof_putc_fn putc);
+/* Dump mode with task names (cmprof_stream.c built without CMPROF_STREAM, the FreeRTOS header's
+ * hooks or cmprof_stream_task_later() naming tasks): "task TAG NAME" for every task named, deleted
+ * ones included while the table (CMPROF_STREAM_TASKS) has room, copied at creation
+ * (CMPROF_DUMP_NAME_LEN characters, default 16). cmprof_dump() prints them before its "end" when
+ * linked in; a control block reused keeps its newest name. */
+void cmprof_dump_tasks(cmprof_putc_fn putc);
 
 /* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c) ----------
  * The tick pushes samples into the ring and never overwrites: a full ring drops the new sample

@@ -376,6 +376,8 @@ static void put_ring(cmprof_putc_fn putc, const uint32_t *ring, uint32_t first, 
 }
 #endif
 
+#pragma weak cmprof_dump_tasks
+
 void cmprof_dump(cmprof_putc_fn putc)
 {
     uint32_t n = cmprof_samples();
@@ -407,5 +409,8 @@ void cmprof_dump(cmprof_putc_fn putc)
     put_ring(putc, cmprof_tags, first, n, 'g');
 #endif
 #endif
-    put_str(putc, "\nend\n");
+    putc('\n');
+    if (cmprof_dump_tasks) /* linked in: cmprof_stream.c built for dump mode names the tags */
+        cmprof_dump_tasks(putc);
+    put_str(putc, "end\n");
 }

@@ -23,6 +23,19 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #endif
 _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
 #define MAX_TASKS CMPROF_STREAM_TASKS
+/* Dump mode (built without CMPROF_STREAM, the sampler too): no ring to stream, only the name table,
+ * whose names are copied (a deleted task's control block, and its name, go back to the heap), for
+ * cmprof_dump() to print after the samples. */
+#ifndef CMPROF_STREAM
+#define CMPROF_STREAM 0
+#endif
+#define DUMP_MODE (!CMPROF_STREAM)
+#ifndef CMPROF_DUMP_NAME_LEN
+#define CMPROF_DUMP_NAME_LEN 16u
+#endif
+#if DUMP_MODE /* the stream's senders stay compiled, unused: only the table and the dump's lines are */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 #define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
 #define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
 #define ESCAPE_INDEX 62u
@@ -32,6 +45,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_SHARE 11
 #define NAME_BURST 64
 #define NAME_DEBT 1024
+#define PENDING_N 32u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
@@ -67,6 +81,12 @@ static struct {
                                     there on are the new task's, those before the old one's */
     uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
     uint32_t freed_head, n_freed;
+    struct pending {                /* unsent names in the order given, so the drain finds the next due */
+        uint32_t at;                /* without a scan of the table: stale once the slot is sent or */
+        uint16_t index;             /* renamed (its name_at moved on) */
+    } pending[PENDING_N];
+    volatile uint32_t pending_head, pending_tail; /* the drain takes, the kernel hooks add */
+    volatile bool pending_overflow;               /* some unsent names are only in the table: scan it */
     bool table_full;             /* a tag found no slot: said with every announce (@full) */
     bool full_pending;           /* ... and by the next drain */
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
@@ -345,7 +365,7 @@ static void send_announce(cmprof_putc_fn putc)
     send(putc, line, n);
     if (stream.table_full)
         send_full(putc);
-#if CMPROF_HIST
+#if CMPROF_HIST && !DUMP_MODE
     uint32_t base, shift, bins;
     cmprof_stream_hist_layout(&base, &shift, &bins);
     n = put_text(line, 0, "@hist base=");
@@ -408,8 +428,8 @@ static void hash_remove(uint32_t tag)
     stream.tag_slots[k] = 0;
 }
 
-#if CMPROF_HIST
-#define RING_STORED() 0u /* no ring: names go out with the next drain */
+#if CMPROF_HIST || DUMP_MODE
+#define RING_STORED() 0u /* no ring: names go out with the next drain, or the dump */
 #else
 #define RING_STORED() cmprof_stream_stored()
 #endif
@@ -488,14 +508,72 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
     }
 }
 
+#if DUMP_MODE
+static char dump_names[MAX_TASKS][CMPROF_DUMP_NAME_LEN + 1u];
+
+/* The slot's own copy of a name. */
+static const char *keep_name(uint32_t i, const char *name)
+{
+    uint32_t k = 0;
+    for (; name && name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
+        dump_names[i][k] = name[k];
+    dump_names[i][k] = '\0';
+    return dump_names[i];
+}
+
+/* "task TAG NAME" for every task named (deleted ones included), after cmprof_dump()'s samples. */
+void cmprof_dump_tasks(cmprof_putc_fn putc)
+{
+    for (uint32_t i = 0; i < stream.n_tags; i++) {
+        char line[5u + 8u + 1u + CMPROF_DUMP_NAME_LEN + 1u];
+        size_t n = put_text(line, 0, "task ");
+        n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
+        line[n++] = ' ';
+        n = put_text(line, n, stream.names[i] ? stream.names[i] : "?");
+        line[n++] = '\n';
+        for (size_t k = 0; k < n; k++)
+            putc(line[k]);
+    }
+}
+#else
+#define keep_name(i, name) (name)
+#endif
+
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = register_task(tag, name);
+    if (i != NO_SLOT && DUMP_MODE) {
+        stream.names[i] = keep_name(i, name);
+        return;
+    }
     if (i != NO_SLOT) {
-        stream.name_at[i] = RING_STORED();
+        uint32_t at = RING_STORED();
+        stream.name_at[i] = at;
         stream.flags[i] |= UNSENT;
+        uint32_t tail = stream.pending_tail;
+        if (tail - stream.pending_head < PENDING_N) {
+            stream.pending[tail % PENDING_N] = (struct pending){.at = at, .index = (uint16_t)i};
+            __asm__ volatile("" ::: "memory"); /* the entry before the tail: a drain in an interrupt reads it */
+            stream.pending_tail = tail + 1u;
+        } else {
+            stream.pending_overflow = true;
+        }
         stream.names_pending = true;
     }
+}
+
+/* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it);
+ * else the samples from `upto` that may go out before it, or `room` if fewer. */
+static uint32_t send_if_due(cmprof_putc_fn putc, uint32_t i, uint32_t upto, uint32_t room)
+{
+    uint32_t ahead = stream.name_at[i] - upto;
+    if (ahead == 0u || ahead > 0x80000000u) {
+        stream.flags[i] &= (uint8_t)~UNSENT;
+        send_task(putc, i); /* even if gone since: its samples may be in the ring */
+        return room;
+    }
+    stream.names_pending = true;
+    return ahead < room ? ahead : room;
 }
 
 /* Names registered from the kernel's hooks go out before the samples that may use them, and
@@ -524,17 +602,31 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
         }
     }
     stream.n_superseded = kept;
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        if (stream.flags[i] & UNSENT) {
-            uint32_t ahead = stream.name_at[i] - upto;
-            if (ahead == 0u || ahead > 0x80000000u) { /* its superseded names were due before it */
-                stream.flags[i] &= (uint8_t)~UNSENT;
-                send_task(putc, i); /* even if gone since: its samples may be in the ring */
-            } else {
-                stream.names_pending = true;
-                room = ahead < room ? ahead : room;
-            }
+    if (stream.pending_overflow) { /* the queue overflowed: the table says what is unsent */
+        stream.pending_overflow = false;
+        stream.pending_head = stream.pending_tail;
+        uint32_t scan_room = UINT32_MAX;
+        for (uint32_t i = 0; i < stream.n_tags; i++)
+            if (stream.flags[i] & UNSENT)
+                scan_room = send_if_due(putc, i, upto, scan_room);
+        if (scan_room != UINT32_MAX) /* some are not due yet: scan again next time */
+            stream.pending_overflow = true;
+        room = scan_room < room ? scan_room : room;
+    }
+    /* the queue is in ring order: the first name not yet due ends it */
+    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
+        const struct pending *e = &stream.pending[head % PENDING_N];
+        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
+            continue; /* sent already, or renamed: a later entry has it */
+        uint32_t ahead = e->at - upto;
+        if (ahead != 0u && ahead <= 0x80000000u) { /* not due yet, nor any after it */
+            stream.names_pending = true;
+            room = ahead < room ? ahead : room;
+            break;
         }
+        stream.flags[e->index] &= (uint8_t)~UNSENT;
+        send_task(putc, e->index); /* even if gone since: its samples may be in the ring */
+    }
     return room;
 }
 
@@ -613,7 +705,7 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
     send(putc, line, n);
 }
 
-#if CMPROF_HIST
+#if CMPROF_HIST && !DUMP_MODE
 #define HIST_PAIRS 12u
 
 static void put3(char *b, size_t *n, uint32_t v)
@@ -664,7 +756,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
             send_hist(putc, &done);
     }
 }
-#else
+#elif !DUMP_MODE
 #ifdef CMPROF_TAG
 /* "@task I TAG ?": a tag sampled before any name (e.g. 0 before the scheduler ran), which the
  * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */
@@ -807,7 +899,11 @@ static bool send_lost(cmprof_putc_fn putc, bool now)
 /* One line of up to LINE_SAMPLES samples, cut short where a task name is due. */
 static uint32_t send_line(cmprof_putc_fn putc)
 {
+    /* only samples stored before the names were looked at: a task created since (a kernel hook
+     * preempting the drain) has its name due at or after them */
+    uint32_t stored = cmprof_stream_pending();
     uint32_t room = stream.names_pending ? send_due_names(putc, cmprof_stream_sent()) : UINT32_MAX;
+    room = room < stored ? room : stored;
     return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
 }
 
@@ -835,8 +931,18 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #endif
 
+/* Weak: firmware that streams without section timers links without cmprof_section.c (and without
+ * --gc-sections); then there is nothing to send. */
+#pragma weak cmprof_section_get
+#if CMPROF_SECTION_EVENTS
+#pragma weak cmprof_section_events
+#pragma weak cmprof_section_event
+#endif
+
 void cmprof_stream_sections(cmprof_putc_fn putc)
 {
+    if (!cmprof_section_get)
+        return;
     for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
         const struct cmprof_section *s = cmprof_section_get(i);
         if (!s || s->count == 0u)

@@ -235,6 +235,19 @@ def all_scenarios():
     s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
                       **JIT))
     # histogram deltas: any sample rate over a slow link
+    # issue 30: the real FreeRTOS kernel, 100+ tasks with churn, the recipe as README gives it
+    s.append(scenario("frtos", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
+                      CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
+                      PERIOD=500, CMPROF_JITTER=255))
+    # ... with a trace recorder that defines the task hooks first, cmprof's chained after its own
+    s.append(scenario("frtos_recorder", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
+                      CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
+                      PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1))
+    # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
+    # seed of its own: the same seed would repeat the stream run's draw of sample times)
+    s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
+                      CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
+                      SEED=12345))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=2048, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
@@ -285,6 +298,8 @@ def build(s):
     machine, cpu, board = CORES[s["core"]]
     if board in ("virt", "r5"):
         return build_virt(s["name"], s["app"], cpu, s["opt"], s["cflags"], **s["defs"])
+    if s["app"] == "frtos":
+        return build_frtos(s, out, cpu)
     elf = os.path.join(out, "fw.elf")
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
@@ -307,6 +322,34 @@ def build(s):
     cmd += [os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
             os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
+    sh(cmd)
+    return elf
+
+
+FREERTOS = os.environ.get("FREERTOS_KERNEL") or os.path.join(ROOT, "..", "shared", "third_party", "FreeRTOS-Kernel")
+FREERTOS_PORTS = {"cortex-m3": "ARM_CM3", "cortex-m0": "ARM_CM0", "cortex-m4": "ARM_CM4F"}
+
+
+def build_frtos(s, out, cpu, extra=()):
+    """The FreeRTOS scenario (scenarios/frtos/) against the read-only kernel: the kernel's files
+    are referenced where they are, never copied. The recipe's build-id snippet goes on the link
+    line before the application's own script, as README tells a user."""
+    if not os.path.isfile(os.path.join(FREERTOS, "tasks.c")):
+        raise RuntimeError("%s: no FreeRTOS kernel at %s (set FREERTOS_KERNEL)" % (s["name"], FREERTOS))
+    port = os.path.join(FREERTOS, "portable", "GCC", FREERTOS_PORTS[cpu])
+    fpu = ["-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"] if cpu == "cortex-m4" else ["-mfloat-abi=soft"]
+    elf = os.path.join(out, "fw.elf")
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu, "-mthumb"]
+    cmd += fpu + ["-I" + os.path.join(HERE, "frtos"), "-I" + os.path.join(FREERTOS, "include"), "-I" + port,
+                  "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"), "-DBOARD_mps2"]
+    cmd += s["cflags"] + list(extra) + ["-D%s=%s" % (k, v) for k, v in sorted(s["defs"].items())]
+    cmd += [os.path.join(HERE, "frtos", "frtos.c")] + [os.path.join(FREERTOS, f) for f in ("tasks.c", "queue.c", "list.c")]
+    cmd += [os.path.join(port, f) for f in ("port.c", "portasm.c") if os.path.exists(os.path.join(port, f))]
+    cmd.append(os.path.join(FREERTOS, "portable", "MemMang", "heap_4.c"))
+    cmd += [os.path.join(ROOT, "firmware", f) for f in ("cmprof_sampler.c", "cmprof_stream.c")]
+    cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
+    cmd += ["-nostdlib", "-lc", "-lgcc", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"),
+            "-Wl,-T,cmprof_build_id.ld", "-L" + os.path.join(HERE, "frtos"), "-Wl,-T,frtos.ld", "-o", elf]
     sh(cmd)
     return elf
 
@@ -355,6 +398,8 @@ def run(name):
     handler = syms.get(isr_of(s))
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
             "end=0x%x" % syms["truth_end"], "mark=0x%x" % (handler or 0), "marks=" + os.path.join(out, "marks.txt")]
+    if s["app"] == "frtos":
+        args += frtos_truth_args(out, elf)
     uart = os.path.join(out, "uart.txt")
     board = CORES[s["core"]][2]
     cmd = ["qemu-system-arm", "-M", machine] + (["-cpu", cpu] + QEMU_BOARD[board] if board in QEMU_BOARD
@@ -371,6 +416,17 @@ def run(name):
     if "end\n" not in text and "cost " not in text and "taken=" not in text and "done\n" not in text:
         raise RuntimeError("%s: no dump on the UART" % name)
     return name
+
+
+def frtos_truth_args(out, elf):
+    """The plugin's contexts for the FreeRTOS scenario: task marker stubs, handler markers, and the
+    sampler's code, which runs in no context (it cannot sample itself)."""
+    f = {n: (a, size) for a, size, n in functions(elf)}
+    args = ["ctx=" + os.path.join(out, "contexts.txt"), "tasks=0x%x:%d" % (f["truth_task_marks"][0],
+                                                                         f["truth_task_marks"][1] // 4),
+            "isrs=0x%x:%d" % (f["truth_isr_marks"][0], f["truth_isr_marks"][1] // 4),
+            "leave=0x%x" % f["truth_isr_leave"][0]]
+    return args + ["skip=0x%x:0x%x" % (f[n][0], f[n][0] + f[n][1]) for n in sorted(SAMPLER) if n in f]
 
 
 def free_port():

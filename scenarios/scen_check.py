@@ -920,6 +920,240 @@ def rtos(c):
     c.out("")
 
 
+FRTOS_ISRS = ("ISR: PendSV_Handler", "ISR: SysTick_Handler", "ISR: TIMER1_Handler", "ISR: GPIO0_IRQHandler")
+
+
+def frtos_contexts(name):
+    """The plugin's contexts of a FreeRTOS run: ({task id: instructions}, [handler instructions])."""
+    tasks, isrs = {}, {}
+    for ln in open(os.path.join(scen.BUILD, name, "contexts.txt")):
+        f = ln.split()
+        if f[0] == "error":
+            raise RuntimeError("%s: truth plugin: %s" % (name, ln.strip()))
+        (tasks if f[0] == "task" else isrs)[int(f[1])] = int(f[2])
+    return tasks, [isrs[k] for k in sorted(isrs)]
+
+
+SMALL = "(tasks of under 10 expected samples)"
+
+
+def pool_small(prof, truth, n, total):
+    """Shares expected to draw fewer than 10 samples pooled into one (the normal approximation
+    under the sigma bounds needs that many): (profile, truth) with the pool as SMALL."""
+    small = {k for k, v in truth.items() if v / total * n < 10 and not k.startswith("ISR: ")}
+    p = {k: v for k, v in prof.items() if k not in small}
+    t = {k: v for k, v in truth.items() if k not in small}
+    p[SMALL] = sum(v for k, v in prof.items() if k in small)
+    t[SMALL] = sum(truth[k] for k in small)
+    return p, t
+
+
+def frtos(c):
+    """Issue 30: the real FreeRTOS kernel, 110 tasks at four priorities with churn, two interrupts
+    besides the sampler, log lines on the stream's UART; the recipe as README gives it. The same
+    with a trace recorder that took the task hooks first."""
+    frtos_run(c, "frtos")
+    frtos_run(c, "frtos_recorder")
+
+
+def frtos_run(c, name):
+    r = Result(name)
+    text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+    kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+    tid = {int(a): b for a, b, _ in re.findall(r"^tid (\d+) (\S+) ([0-9a-f]{8})$", text, re.M)}
+    ctx_tasks, ctx_isrs = frtos_contexts(name)
+    total = sum(ctx_tasks.values()) + sum(ctx_isrs)
+    task_truth = {tid.get(k, "?%d" % k): v for k, v in ctx_tasks.items() if v}
+    task_truth["idle"] = task_truth.pop("idle", 0)
+    isr_truth = dict(zip(FRTOS_ISRS, ctx_isrs))
+    j = r.tool()
+    n = j["total"]
+    by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+    c.check(name + ": the run is complete, nothing lost, every sample decoded",
+            "taken" in kv and kv.get("lost", -1) == 0 and n == kv["taken"] and
+            j["decoder"]["text_bad_checks"] == 0 and j["decoder"]["text_bad_lines"] == 0,
+            "%d samples taken, %d lost, host %d, %d bad checks, %d bad lines" % (
+                kv.get("taken", 0), kv.get("lost", -1), n, j["decoder"]["text_bad_checks"],
+                j["decoder"]["text_bad_lines"]))
+    c.check(name + ": 100+ tasks alive at once, tasks created and deleted all along, both interrupts ran",
+            kv.get("max_alive", 0) >= 100 and kv.get("deleted", 0) > 100 and kv.get("self_deleted", 0) > 100
+            and kv.get("timer1", 0) > 0 and kv.get("gpio0", 0) > 0 and kv.get("log_lines", 0) > 0,
+            "at most %d alive, %d created, %d deleted by the spawner, %d by themselves; TIMER1 %d, GPIO0 %d; "
+            "%d log lines" % (kv.get("max_alive", 0), kv.get("tasks_created", 0), kv.get("deleted", 0),
+                              kv.get("self_deleted", 0), kv.get("timer1", 0), kv.get("gpio0", 0),
+                              kv.get("log_lines", 0)))
+    c.check(name + ": the stack-overflow hook (configCHECK_FOR_STACK_OVERFLOW=2) never fired",
+            kv.get("overflows", -1) == 0 and "stack overflow" not in text and kv.get("bad_ids", -1) == 0,
+            "overflows=%d, idle stack left %d bytes" % (kv.get("overflows", -1), kv.get("idle_stack_free", -1)))
+    idle_true = task_truth["idle"] / total
+    idle_prof = by_task.get("idle", 0) / n
+    c.check(name + ": idle at most 5 %, in the truth and in the profile",
+            0 < idle_true <= 0.05 and 0 < idle_prof <= 0.05,
+            "truth %.2f %%, profile %.2f %%" % (100 * idle_true, 100 * idle_prof))
+    named = set(re.findall(r"^@task \S+ [0-9a-f]{8} ([^!?]+)!", text, re.M))
+    # a task whose name was never sent had no sample: a name superseded before any sample was
+    # stored is dropped by design. A task that ran a longest sampling interval had one.
+    longest = (scen.SCENARIOS[name]["defs"]["PERIOD"] + scen.SCENARIOS[name]["defs"]["CMPROF_JITTER"]) * 40
+    ran = {tid.get(k, "?%d" % k) for k, v in ctx_tasks.items() if v >= longest}
+    c.check(name + ": every task that ran a sampling interval is named on the stream",
+            ran <= named and "idle" in by_task and len(ran) >= 100,
+            "%d tasks ran %d instructions or more, %d names streamed, not named: %s" % (
+                len(ran), longest, len(named), sorted(ran - named)[:5]))
+    unnamed = {k: v for k, v in by_task.items() if k.startswith("0x") or k.startswith("(") or
+               (not k.startswith("ISR: ") and k not in named and k != "idle")}
+    c.check(name + ": 0 samples in any unnamed row", not unnamed and not any("unnamed" in d for d in j["diagnostics"]),
+            "unnamed rows %s, diagnostics %s" % (sorted(unnamed.items())[:5], j["diagnostics"] or "none"))
+    c.check(name + ": interrupt rows are the four handlers, the sampler's never", set(
+        k for k in by_task if k.startswith("ISR: ")) <= set(FRTOS_ISRS), "ISR rows %s" % sorted(
+        k for k in by_task if k.startswith("ISR: ")))
+
+    def judge(label, prof, tru):
+        return judge_shares(c, name + ": " + label, prof, n, tru, total)
+
+    truth = r.truth()
+    funcs = {f: v for f, v in truth.items() if v / total >= 0.002}
+    f_out = judge("function shares (>= 0.2 %)", {row["name"]: row["samples"] for row in j["rows"]}, funcs)
+    t_out = judge("task shares (those under 10 expected samples pooled)", *pool_small(by_task, task_truth, n, total))
+    i_out = judge("ISR rows", by_task, isr_truth)
+    zs = sorted(((abs(by_task.get(k, 0) / n - v / total) / scen.sigma(v / total, n), k) for k, v in
+                 task_truth.items()), reverse=True)
+    if name == "frtos_recorder":
+        rec = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", (re.findall(r"^recorder .*$", text, re.M) or [""])[0])}
+        c.check(name + ": the recorder's hooks and cmprof's both ran at every switch, create and delete",
+                rec.get("in", 0) > 1000 and rec.get("out", 0) + 1 == rec.get("in") and rec.get("disagree", -1) == 0
+                and rec.get("create") == kv.get("tasks_created", -1) + 1
+                and rec.get("delete") == kv.get("deleted", 0) + kv.get("self_deleted", 0),
+                "recorder: %s; tasks created %d (+ idle), deleted %d + %d" % (
+                    rec, kv.get("tasks_created", -1), kv.get("deleted", 0), kv.get("self_deleted", 0)))
+        c.out("- `frtos_recorder`: the same application with a stand-in trace recorder whose header defines "
+              "traceTASK_SWITCHED_IN/_OUT, traceTASK_CREATE and traceTASK_DELETE first; FreeRTOSConfig.h chains "
+              "CMPROF_FREERTOS_* after them (the header's #error otherwise). Recorder hooks: %d switches in, "
+              "%d creates, %d deletes, cmprof's tag the outgoing task at every switch-out; %d samples, task "
+              "shares worst %.2f sigma, %d unnamed rows." % (rec.get("in", 0), rec.get("create", 0),
+                                                             rec.get("delete", 0), n, t_out[2], len(unnamed)), "")
+        return
+    c.out("## 9e. The real FreeRTOS kernel at field scale (`frtos`)", "",
+          "FreeRTOS V11.3.0 (../shared/third_party/FreeRTOS-Kernel, GCC ARM_CM3 port, heap_4) on MPS2 AN385, "
+          "with cmprof's recipe applied as README gives it: rtos/cmprof_freertos.h at the end of "
+          "FreeRTOSConfig.h, the CMSDK dual timer, tags = `cmprof_current_task`, the stream drained from the "
+          "idle hook (configIDLE_SHOULD_YIELD=1, FreeRTOS's default), the build-id snippet, "
+          "configCHECK_FOR_STACK_OVERFLOW=2. 110 tasks live for the whole run (20 time-sliced at priority 0 with the idle "
+          "task, 72 sensors, 8 filters, 8 alarms, the spawner) and %d short-lived ones are created and deleted "
+          "(%d by the spawner, %d by themselves), at most %d alive at once; queue, counting semaphore and "
+          "mutex traffic; TIMER1 (%d interrupts) and GPIO0 (%d) give a semaphore from the interrupt; %d log "
+          "lines share UART0 with the stream. Truth: the plugin follows marker stubs (the kernel's "
+          "traceRETURN_vTaskSwitchContext names the incoming task, each handler runs between its own marker "
+          "and a leave marker), so every instruction is charged to the task or handler that ran it." % (
+              kv.get("tasks_created", 0) - 110, kv.get("deleted", 0), kv.get("self_deleted", 0),
+              kv.get("max_alive", 0), kv.get("timer1", 0), kv.get("gpio0", 0), kv.get("log_lines", 0)), "",
+          "Samples: %d (lost %d). Idle: %s %% of the instructions, %s %% of the samples. Task rows: %d, "
+          "unnamed rows: %d. Worst task: %s at %.2f sigma." % (
+              n, kv.get("lost", 0), fmt(idle_true), fmt(idle_prof), len([k for k in by_task if not
+                                                                         k.startswith("ISR: ")]),
+              len(unnamed), zs[0][1], zs[0][0]), "",
+          "| shares | count | outside 95 % | worst (sigma) |", "|---|---|---|---|",
+          "| functions >= 0.2 %% | %d | %d | %.2f |" % (f_out[1], f_out[0], f_out[2]),
+          "| tasks (under 10 expected samples pooled) | %d | %d | %.2f |" % (t_out[1], t_out[0], t_out[2]),
+          "| ISR rows | %d | %d | %.2f |" % (i_out[1], i_out[0], i_out[2]), "",
+          "| row | truth % | profile % |", "|---|---|---|")
+    for k, v in list(isr_truth.items()) + [("idle", task_truth["idle"])]:
+        c.out("| %s | %s | %s |" % (k, fmt(v / total), fmt(by_task.get(k, 0) / n)))
+    c.out("")
+
+
+def frtos_dump(c):
+    """Issue 30: the FreeRTOS scenario in dump mode (no CMPROF_STREAM): one dump at the end whose
+    "task" lines name every control block a task had, deleted tasks' included. A block reused by a
+    later task carries the newest name (a dump has no time order), so the truth is grouped by block."""
+    name = "frtos_dump"
+    r = Result(name)
+    text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+    kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+    tids = [(int(a), b, int(t, 16)) for a, b, t in re.findall(r"^tid (\d+) (\S+) ([0-9a-f]{8})$", text, re.M)]
+    newest = {}
+    for _, task, tcb in sorted(tids):  # ids in creation order: the last task in a block names it
+        newest[tcb] = task
+    ctx_tasks, ctx_isrs = frtos_contexts(name)
+    total = sum(ctx_tasks.values()) + sum(ctx_isrs)
+    truth = collections.Counter()
+    for k, task, tcb in tids:
+        truth[newest[tcb]] += ctx_tasks.get(k, 0)
+    truth.update(dict(zip(FRTOS_ISRS, ctx_isrs)))
+    j = r.tool()
+    n = j["total"]
+    by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+    deleted = {task for k, task, tcb in tids if k > 101}
+    named = {tcb: nm for tcb, nm in r.tasks.items()}
+    c.check(name + ": the dump has every sample and a name for every task's control block, deleted tasks' too",
+            n == kv.get("taken") and kv.get("lost", -1) == 0 and j["decoder"]["text_bad_lines"] == 0 and
+            all(named.get(tcb) == ("idle" if task == "idle" else task) for tcb, task in newest.items()) and
+            len(deleted & set(named.values())) > 0,
+            "%d samples (%d taken), %d control blocks for %d tasks, %d named in the dump (%d of them deleted "
+            "tasks'), mismatched %s" % (n, kv.get("taken", 0), len(newest), len(tids), len(named),
+                                         len(deleted & set(named.values())),
+                                         [(hex(t), named.get(t), x) for t, x in newest.items() if named.get(t) != x][:3]))
+    unnamed = {k: v for k, v in by_task.items() if not k.startswith("ISR: ") and k not in named.values()}
+    c.check(name + ": 0 samples in any unnamed row", not unnamed and not j["diagnostics"],
+            "unnamed rows %s, diagnostics %s" % (sorted(unnamed.items())[:5], j["diagnostics"] or "none"))
+    funcs = {f: v for f, v in r.truth().items() if v / total >= 0.002}
+    f_out = judge_shares(c, name + ": function shares (>= 0.2 %)", {row["name"]: row["samples"] for row in j["rows"]},
+                         n, funcs, total)
+    pooled, pooled_truth = pool_small(by_task, truth, n, total)
+    t_out = judge_shares(c, name + ": task (control block) and ISR shares (those under 10 expected samples pooled)",
+                         pooled, n, pooled_truth, total)
+    c.out("- `frtos_dump`: the same application in dump mode (cmprof_sampler.c and cmprof_stream.c built without "
+          "CMPROF_STREAM, the header unchanged, linked without --gc-sections), one cmprof_dump() from the idle "
+          "hook at the end: %d samples, %d task names for %d control blocks (%d tasks created), function shares "
+          "worst %.2f sigma, task and ISR shares worst %.2f sigma, %d unnamed rows." % (
+              n, len(named), len(newest), len(tids), f_out[2], t_out[2], len(unnamed)), "")
+
+
+def frtos_cost(c):
+    """Issue 30, item 4: every library instruction per streamed tagged sample in the FreeRTOS
+    scenario (interrupt, drain and its quick exits, name traffic), counted by the plugin."""
+    r = Result("frtos")
+    lib = {clone_base(f) for f in scen.library_functions("frtos")}
+    per = collections.Counter()
+    for pc, v in r.counts.items():
+        per[clone_base(r.sym.lookup(pc))] += v
+    n = r.kv.get("taken") or 0
+    parts = [("the interrupt (prologue, tick, tag, jitter)", ("DUALTIMER_Handler", "cmprof_tick_frame")),
+             ("the drain's quick exits from the idle hook", ("cmprof_stream_drain", "cmprof_stream_pending")),
+             ("formatting from the ring (tags, PCs)", ("send_line", "send_samples", "learn_tag", "tag_index",
+                                                       "hash_find", "cmprof_stream_peek", "cmprof_stream_release")),
+             ("the sum12 check and the line's hand-over", ("send", "sum_fold", "put_tail")),
+             ("names: kernel hooks (create, delete)", ("cmprof_stream_task_later", "register_task", "take_slot",
+                                                       "hash_insert", "hash_remove", "supersede",
+                                                       "cmprof_stream_task_gone")),
+             ("names: sending them (@task lines, repeats)", ("send_due_names", "send_task", "send_task_as",
+                                                             "put_task_head", "put_text", "put_text_upto",
+                                                             "put_dec", "put_hex", "repeat_names", "cap_credit",
+                                                             "spend_on_names", "send_if_due", "start_round"))]
+    named = set(f for _, fs in parts for f in fs)
+    total = sum(v for f, v in per.items() if f in lib)
+    rest = sum(v for f, v in per.items() if f in lib and f not in named)
+    out = per["uart_line"] + per["board_putc"]
+    per_sample = total / n if n else float("inf")
+    # Issue 30's target is 120 a sample; this run measures about 152 (REPORT.md 9f says NOT met, and the
+    # issue stays open on it). Until the stream's hot paths come down, the check is that the cost is
+    # measured and did not grow past the figure the target is being worked down from.
+    c.check("frtos: library instructions per streamed tagged sample measured, quick exits and names included, "
+            "at most 155 (target 120: not met yet)",
+            0 < per_sample <= 155, "%.1f per sample (%d instructions, %d samples)" % (per_sample, total, n))
+    c.out("## 9f. The profiler's cost at 100+ tasks (`frtos`)", "",
+          "Every instruction of the library's own functions over the whole FreeRTOS run, counted by the plugin, "
+          "per sample taken (%d samples; 776 tasks created in all, at most %d alive): %.0f, against the 120 "
+          "target (%s). By part:" % (n, r.kv.get("max_alive", 0), per_sample,
+                                     "met" if per_sample <= 120 else "NOT met"), "",
+          "| part | instructions per sample |", "|---|---|")
+    for label, fs in parts:
+        c.out("| %s | %.1f |" % (label, sum(per[f] for f in fs) / max(n, 1)))
+    c.out("| the rest (announces, loss and line bookkeeping) | %.1f |" % (rest / max(n, 1)),
+          "| **library total** | **%.1f** |" % per_sample, "",
+          "Beside it, the application's output function (`uart_line`: the line under vTaskSuspendAll, a byte "
+          "at a time into the UART): %.1f per sample." % (out / max(n, 1)), "")
+
+
 def own_cost(c):
     """Issue 7: what the profiler costs the firmware, per sample, measured by the plugin."""
     c.out("## 9b. The profiler's own cost per sample, all library code included", "",
@@ -1444,7 +1678,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows, rtos, gdb_halting, gdb_tasks, gdb_callers,
+             own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
              streaming, diagnostics]
     truth_loop = None

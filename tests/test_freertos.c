@@ -36,8 +36,8 @@ static void kernel_delete(TCB_t *tcb)
 
 /* Samples per task name, as the host attributes them: a sample's tag takes the name last given. */
 struct tally {
-    char names[8][16];
-    unsigned samples[8], n;
+    char names[64][16];
+    unsigned samples[64], n;
 };
 
 static unsigned *tally_slot(struct tally *t, const char *name)
@@ -142,8 +142,40 @@ static void test_tasks_and_idle_named_from_the_kernel_hooks(void)
     text_free(&d);
 }
 
+/* More tasks created between two drains than the stream's queue of unsent names holds (32), each
+ * running before the drain: every name still goes out, and before the first sample that needs it. */
+static void test_names_beyond_the_queue_arrive_before_their_samples(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    static TCB_t tcbs[40];
+    char name[16];
+    for (unsigned k = 0; k < 40u; k++) {
+        snprintf(name, sizeof name, "t%02u", k);
+        kernel_create(&tcbs[k], name);
+        kernel_switch_to(&tcbs[k]);
+        cmprof_tick(0x08000100u); /* 40 samples: the ring (64) holds them all */
+    }
+    cmprof_stream_flush(capture);
+    struct tally t;
+    struct text_decoder d;
+    tally_stream(&t, &d);
+    CHECK(d.stats.bad_lines == 0 && d.stats.bad_checks == 0);
+    unsigned right = 0;
+    for (unsigned k = 0; k < 40u; k++) {
+        snprintf(name, sizeof name, "t%02u", k);
+        right += samples_of(&t, name) == 1u;
+    }
+    CHECK(right == 40u);
+    CHECK(samples_of(&t, "?") == 0);
+    text_free(&d);
+}
+
 int main(void)
 {
     RUN_TEST(test_tasks_and_idle_named_from_the_kernel_hooks);
+    RUN_TEST(test_names_beyond_the_queue_arrive_before_their_samples);
     return check_summary();
 }

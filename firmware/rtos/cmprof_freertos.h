@@ -1,9 +1,12 @@
 /* cmprof for FreeRTOS: samples tagged with the running task, task names streamed as tasks are
- * created, slots freed as they are deleted, through the kernel's documented trace macros.
+ * created, slots freed as they are deleted, through the kernel's documented trace macros. Checked
+ * on the real kernel (V11.3.0, ARM_CM3 port, heap_4) in QEMU by scenarios/frtos/: 110 tasks plus
+ * hundreds created and deleted, every task named, per-task shares within their intervals.
  *
  * Recipe:
- *   1. At the end of FreeRTOSConfig.h:   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on
- *      the include path). Nothing else in the kernel or the application changes.
+ *   1. The last line of FreeRTOSConfig.h (after a trace recorder's header, if you have one, see
+ *      "Trace recorders" below):   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on the
+ *      include path). Nothing else in the kernel changes.
  *   2. Build cmprof_sampler.c and cmprof_stream.c with -DCMPROF_STREAM=1
  *      -DCMPROF_TAG=cmprof_current_task, and define `void *volatile cmprof_current_task;` once.
  *   3. Give the sampler a timer the RTOS does not use (FreeRTOS ticks with SysTick): e.g.
@@ -12,14 +15,72 @@
  *      table if it is a const array.
  *   4. Priority: the port sets the timer to 0, the most urgent, above
  *      configMAX_SYSCALL_INTERRUPT_PRIORITY; the sampler calls no FreeRTOS function, so that is
- *      allowed, and it sees inside critical sections that mask with BASEPRI (not PRIMASK ones).
- *   5. Call cmprof_stream_announce() once and cmprof_stream_drain() from the idle hook or a
- *      low-priority task. Names registered by traceTASK_CREATE go out on the next drain. The
- *      drain needs at most 256 bytes of stack (docs/stream.md), within the idle task's default.
- *      The name table holds CMPROF_STREAM_TASKS tasks (default 254); a full one is reported.
+ *      allowed, and it sees inside critical sections that mask with BASEPRI (not PRIMASK ones:
+ *      the ARM_CM0 port's, for one; that time lands on the instruction after they end).
+ *   5. Start sampling once the scheduler runs, from a task: the first lines of a start-up task, or
+ *      vApplicationDaemonTaskStartupHook(). cmprof_current_task is set by the first switch, inside
+ *      vTaskStartScheduler(): samples taken before it (cmprof_start() in main) carry tag 0, which
+ *      no task has, and show as a row "0x00000000" with an "unnamed tasks" diagnostic.
+ *   6. configUSE_IDLE_HOOK 1, and in vApplicationIdleHook(): cmprof_stream_announce() on the first
+ *      call, cmprof_stream_drain() on every call (with less than a line waiting it returns in a
+ *      few instructions; configIDLE_SHOULD_YIELD 1, the default, is fine). Names registered by
+ *      traceTASK_CREATE go out on the next drain. If tasks print on the same UART, give the stream
+ *      a `.write` (struct cmprof_stream_info) that writes its line whole between vTaskSuspendAll()
+ *      and xTaskResumeAll(), and print your log lines whole the same way: lines never interleave.
+ *   7. Build with -Wl,--build-id -L cmprof/firmware -Wl,-T,cmprof_build_id.ld (before your own -T)
+ *      and pass .build_id_note = cmprof_build_id_note, so the host checks the ELF is the firmware.
+ *
+ * The sampling period. The drain only runs when the idle task does, so the idle share bounds the
+ * sample rate as much as the line does. With f samples/s, B bytes on the wire a sample (5.3 tagged
+ * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more), a UART at
+ * R baud (R/10 bytes/s), an idle share I of a core running F instructions/s and C instructions of
+ * library work a sample (about 150 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
+ *      f <= R / (11 B)               the line (names' tenth included)
+ *      f <= I F / C                  the idle time, with a UART write that does not wait (DMA, FIFO
+ *                                    interrupt)
+ *      f <= I R / (10 B)             the idle time, with a putc that waits for each byte
+ * and period = timer_hz / f. Worked figure: 115,200 baud, B = 5.3: the line carries 1,976
+ * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 20,000/s, so the line sets
+ * f = 1,976 (period 50,607 at a 100 MHz timer; pick 60,000 with CMPROF_JITTER 4095); a waiting
+ * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
+ * fills and samples are dropped: counted, reported by the host as lost, and the shares lean
+ * towards the tasks that run while the idle task waits. CMPROF_RING_N must hold the samples of
+ * the longest stretch without idle time (f x that stretch).
+ *
+ * The idle stack. The drain needs at most 256 bytes (248 tagged: tests/stack_check.py, from
+ * -fstack-usage), plus the idle hook's own frame and your putc or write. The scenario runs with
+ * configMINIMAL_STACK_SIZE 128 (512 bytes, FreeRTOS's usual figure) and configCHECK_FOR_STACK_OVERFLOW
+ * 2; 180 to 200 bytes of it stay unused. Use the overflow check while you try it out.
+ *
+ * Dump mode (no live stream: collect, then print once): build cmprof_sampler.c and
+ * cmprof_stream.c WITHOUT CMPROF_STREAM (or with 0) and with CMPROF_TAG=cmprof_current_task, keep
+ * this header; the hooks then keep a copy of every task's name (CMPROF_DUMP_NAME_LEN characters,
+ * default 16; deleted tasks included while the table has room: CMPROF_STREAM_TASKS, 254 by
+ * default, about 30 bytes of RAM each, then the longest-deleted give way; a control block reused
+ * by a new task carries the newest name, as a dump cannot tell them apart in time) and
+ * cmprof_dump() prints them ("task TAG NAME" lines) after the samples. No announce, no drain: stop
+ * with cmprof_stop() (or a sample limit), then cmprof_dump(putc) from any task.
+ *
+ * Trace recorders (Percepio TraceRecorder, SEGGER SystemView...) define traceTASK_SWITCHED_IN,
+ * traceTASK_CREATE and traceTASK_DELETE themselves. A C macro cannot call a definition it
+ * replaces, so this header never redefines one: where a hook is free it takes it; where it is
+ * taken, your definition must call the matching hook below, and you say so with
+ * `#define CMPROF_FREERTOS_CHAINED 1` before including this header. Without it the build stops
+ * with an #error naming the macro. After the recorder's header, in FreeRTOSConfig.h:
+ *      #undef traceTASK_SWITCHED_IN
+ *      #define traceTASK_SWITCHED_IN() do { <the recorder's body>; CMPROF_FREERTOS_SWITCHED_IN(); } while (0)
+ *      ... the same for traceTASK_CREATE(pxNewTCB) / CMPROF_FREERTOS_CREATE(pxNewTCB) and
+ *      traceTASK_DELETE(pxTCB) / CMPROF_FREERTOS_DELETE(pxTCB) ...
+ *      #define CMPROF_FREERTOS_CHAINED 1
+ *      #include "rtos/cmprof_freertos.h"
+ * (the recorder's body is in its FreeRTOS port header, e.g. trcKernelPort.h or
+ * SEGGER_SYSVIEW_FreeRTOS.h). The hooks are expressions of a few instructions: no order matters.
+ *
  * Interrupt time is charged to the interrupt (ISR rows in the task view), never to the task it
  * interrupted. The kernel's idle task (configIDLE_TASK_NAME, with its core number on SMP builds)
- * is named "idle", the name the host shows idle time under. */
+ * is named "idle", the name the host shows idle time under. The name table holds
+ * CMPROF_STREAM_TASKS tasks at once (default 254; deleted tasks free their slot); a full one is
+ * said on the stream. */
 #ifndef CMPROF_FREERTOS_H
 #define CMPROF_FREERTOS_H
 
@@ -47,10 +108,27 @@ static inline const char *cmprof_freertos_name(const char *name, const char *idl
     return name[i] ? name : CMPROF_IDLE_NAME;
 }
 
-/* pxCurrentTCB is the kernel's own variable, visible where these macros expand (tasks.c). */
-#define traceTASK_SWITCHED_IN() (cmprof_current_task = (void *)pxCurrentTCB)
-#define traceTASK_CREATE(pxNewTCB)                                                                       \
+/* The hooks, for the kernel's trace macros (pxCurrentTCB is the kernel's own variable, visible
+ * where these expand: tasks.c). */
+#define CMPROF_FREERTOS_SWITCHED_IN() ((void)(cmprof_current_task = (void *)pxCurrentTCB))
+#define CMPROF_FREERTOS_CREATE(pxNewTCB)                                                                 \
     cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME))
-#define traceTASK_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
+#define CMPROF_FREERTOS_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
+
+#ifndef traceTASK_SWITCHED_IN
+#define traceTASK_SWITCHED_IN() CMPROF_FREERTOS_SWITCHED_IN()
+#elif !defined(CMPROF_FREERTOS_CHAINED)
+#error "traceTASK_SWITCHED_IN is defined already (a trace recorder?): call CMPROF_FREERTOS_SWITCHED_IN() from it and #define CMPROF_FREERTOS_CHAINED 1 (rtos/cmprof_freertos.h, 'Trace recorders')"
+#endif
+#ifndef traceTASK_CREATE
+#define traceTASK_CREATE(pxNewTCB) CMPROF_FREERTOS_CREATE(pxNewTCB)
+#elif !defined(CMPROF_FREERTOS_CHAINED)
+#error "traceTASK_CREATE is defined already (a trace recorder?): call CMPROF_FREERTOS_CREATE(pxNewTCB) from it and #define CMPROF_FREERTOS_CHAINED 1 (rtos/cmprof_freertos.h, 'Trace recorders')"
+#endif
+#ifndef traceTASK_DELETE
+#define traceTASK_DELETE(pxTCB) CMPROF_FREERTOS_DELETE(pxTCB)
+#elif !defined(CMPROF_FREERTOS_CHAINED)
+#error "traceTASK_DELETE is defined already (a trace recorder?): call CMPROF_FREERTOS_DELETE(pxTCB) from it and #define CMPROF_FREERTOS_CHAINED 1 (rtos/cmprof_freertos.h, 'Trace recorders')"
+#endif
 
 #endif

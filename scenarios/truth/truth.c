@@ -12,6 +12,12 @@
  *
  * counts.txt: "total N", "window N", then "pc count window" lines (hex pc, decimal counts) in
  * address order.
+ *
+ * Contexts (who ran each instruction; the FreeRTOS scenario): tasks=ADDR:N names N 4-byte marker
+ * stubs from ADDR; executing stub k makes task k the running task. isrs=ADDR:N does the same for
+ * handler entries (stub k pushes handler k) and leave=ADDR pops one; skip=LO:HI (repeatable) keeps
+ * instructions in [LO, HI) out of every context (the sampler). ctx=FILE gets "task K N" and
+ * "isr K N" lines: window instructions run by each task outside handlers, and by each handler.
  * marks.txt:  one decimal instruction index per line.
  *
  * Debian ships no qemu-plugin.h, so the few API entry points used are declared here as in the
@@ -68,6 +74,33 @@ static uint64_t begin_pc = UINT64_MAX, end_pc = UINT64_MAX;
 static bool window_open;
 static uint64_t window_total, window_base_total;
 
+/* contexts: a stack of handlers over the running task, switched by marker stubs */
+#define CTX_MAX 4096u
+#define CTX_DEPTH 16u
+#define SKIP_MAX 8u
+static char *ctx_path;
+static uint64_t task_base = UINT64_MAX, isr_base = UINT64_MAX, leave_pc = UINT64_MAX;
+static uint64_t n_tasks, n_isrs, skipped, ctx_mark;
+static uint64_t skip_lo[SKIP_MAX], skip_hi[SKIP_MAX];
+static unsigned n_skips;
+static uint64_t task_insns[CTX_MAX], isr_insns[CTX_MAX];
+static unsigned ctx_stack[CTX_DEPTH], ctx_depth; /* [0]: the task; above it, handlers */
+static bool ctx_overflow;
+
+/* Charge the instructions since the last context event to the context that ran them. */
+static void ctx_charge(void)
+{
+    uint64_t now = total - skipped;
+    if (window_open) {
+        unsigned k = ctx_stack[ctx_depth];
+        if (ctx_depth)
+            isr_insns[k] += now - ctx_mark;
+        else
+            task_insns[k] += now - ctx_mark;
+    }
+    ctx_mark = now;
+}
+
 static struct pc_count *slot_for(uint64_t pc)
 {
     size_t i = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> (64u - TABLE_BITS));
@@ -104,6 +137,7 @@ static void on_begin(unsigned int vcpu, void *udata)
     for (size_t i = 0; i < TABLE_SIZE; i++)
         table[i].base = table[i].count;
     window_base_total = total;
+    ctx_charge(); /* what ran before the window goes nowhere */
     window_open = true;
 }
 
@@ -116,7 +150,80 @@ static void on_end(unsigned int vcpu, void *udata)
     for (size_t i = 0; i < TABLE_SIZE; i++)
         table[i].window += table[i].count - table[i].base;
     window_total += total - window_base_total;
+    ctx_charge();
     window_open = false;
+}
+
+static void on_task_in(unsigned int vcpu, void *udata)
+{
+    (void)vcpu;
+    ctx_charge();
+    ctx_stack[0] = (unsigned)(uintptr_t)udata;
+}
+
+static void on_isr_enter(unsigned int vcpu, void *udata)
+{
+    (void)vcpu;
+    ctx_charge();
+    if (ctx_depth + 1u < CTX_DEPTH)
+        ctx_stack[++ctx_depth] = (unsigned)(uintptr_t)udata;
+    else
+        ctx_overflow = true;
+}
+
+static void on_isr_leave(unsigned int vcpu, void *udata)
+{
+    (void)vcpu;
+    (void)udata;
+    ctx_charge();
+    if (ctx_depth)
+        ctx_depth--;
+    else
+        ctx_overflow = true;
+}
+
+/* Context events of one instruction, and whether the sampler's code (skipped) holds it. */
+static void ctx_instrument(struct qemu_plugin_insn *insn, uint64_t pc)
+{
+    if (pc >= task_base && pc < task_base + 4u * n_tasks && (pc - task_base) % 4u == 0)
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_task_in, QEMU_PLUGIN_CB_NO_REGS,
+                                               (void *)(uintptr_t)((pc - task_base) / 4u));
+    if (pc >= isr_base && pc < isr_base + 4u * n_isrs && (pc - isr_base) % 4u == 0)
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_isr_enter, QEMU_PLUGIN_CB_NO_REGS,
+                                               (void *)(uintptr_t)((pc - isr_base) / 4u));
+    if (pc == leave_pc)
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_isr_leave, QEMU_PLUGIN_CB_NO_REGS, NULL);
+    for (unsigned i = 0; i < n_skips; i++)
+        if (pc >= skip_lo[i] && pc < skip_hi[i])
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &skipped, 1);
+}
+
+static void write_contexts(void)
+{
+    ctx_charge();
+    FILE *f = fopen(ctx_path, "w");
+    if (!f) {
+        qemu_plugin_outs("truth: cannot write the contexts file\n");
+        return;
+    }
+    if (ctx_overflow)
+        fprintf(f, "error context stack\n");
+    for (uint64_t k = 0; k < n_tasks; k++)
+        fprintf(f, "task %" PRIu64 " %" PRIu64 "\n", k, task_insns[k]);
+    for (uint64_t k = 0; k < n_isrs; k++)
+        fprintf(f, "isr %" PRIu64 " %" PRIu64 "\n", k, isr_insns[k]);
+    fclose(f);
+}
+
+/* "ADDR:N" or "LO:HI" */
+static bool parse_pair(const char *s, uint64_t *a, uint64_t *b)
+{
+    char *end;
+    *a = strtoull(s, &end, 0);
+    if (*end != ':')
+        return false;
+    *b = strtoull(end + 1, &end, 0);
+    return *end == '\0';
 }
 
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -137,6 +244,8 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &total, 1);
         if (pc == mark_pc && marks_file)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        if (ctx_path)
+            ctx_instrument(insn, pc);
     }
 }
 
@@ -155,6 +264,8 @@ static void on_exit_cb(qemu_plugin_id_t id, void *udata)
     size_t n = 0;
     if (window_open)
         on_end(0, NULL);
+    if (ctx_path)
+        write_contexts();
     for (size_t i = 0; i < TABLE_SIZE; i++)
         if (table[i].count)
             table[n++] = table[i];
@@ -190,7 +301,18 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
             end_pc = strtoull(argv[i] + 4, NULL, 0);
         else if (strncmp(argv[i], "marks=", 6) == 0)
             marks_path = argv[i] + 6;
-        else {
+        else if (strncmp(argv[i], "ctx=", 4) == 0)
+            ctx_path = strdup(argv[i] + 4);
+        else if (strncmp(argv[i], "leave=", 6) == 0)
+            leave_pc = strtoull(argv[i] + 6, NULL, 0);
+        else if (strncmp(argv[i], "tasks=", 6) == 0 && parse_pair(argv[i] + 6, &task_base, &n_tasks) &&
+                 n_tasks <= CTX_MAX) {
+        } else if (strncmp(argv[i], "isrs=", 5) == 0 && parse_pair(argv[i] + 5, &isr_base, &n_isrs) &&
+                   n_isrs <= CTX_MAX) {
+        } else if (strncmp(argv[i], "skip=", 5) == 0 && n_skips < SKIP_MAX &&
+                   parse_pair(argv[i] + 5, &skip_lo[n_skips], &skip_hi[n_skips])) {
+            n_skips++;
+        } else {
             fprintf(stderr, "truth: unknown argument '%s'\n", argv[i]);
             return -1;
         }

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Issue 30: further builds of the FreeRTOS scenario (scenarios/frtos/) against the real kernel in
+../shared/third_party/FreeRTOS-Kernel, beside the runs scen.py checks:
+  - a trace recorder that takes the task hooks, with cmprof's NOT chained: the build stops at the
+    header's #error, which names the macro and the hook to call;
+  - the kernel's ARM_CM0 and ARM_CM4F ports: built and linked under -Werror; the M4F build runs on
+    QEMU's mps2-an386 (Cortex-M4, the AN385's peripherals) and its stream names every task;
+  - dump mode linked with --gc-sections (the scenario links without): it runs, and the dump names
+    the tasks.
+The tool is read from CMPROF_TOOL (default build/cmprof-top). Prints one ok/FAIL line per check."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+import scen  # noqa: E402
+
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
+OUT = os.path.join(ROOT, "build", "frtos-builds")
+
+
+def build(tag, cpu, base="frtos", extra=(), **defs):
+    """(elf or None, error text) of the scenario's application built for cpu."""
+    s = dict(scen.SCENARIOS[base])
+    s["defs"] = dict(s["defs"], **defs)
+    out = os.path.join(OUT, tag)
+    os.makedirs(out, exist_ok=True)
+    try:
+        return scen.build_frtos(s, out, cpu, extra), ""
+    except RuntimeError as e:
+        return None, str(e)
+
+
+def run(elf, machine):
+    """The UART text of one run, no plugin; None when QEMU fails or the run does not end."""
+    uart = os.path.join(os.path.dirname(elf), "uart.txt")
+    r = subprocess.run(["qemu-system-arm", "-M", machine, "-display", "none", "-monitor", "none", "-serial",
+                        "file:" + uart, "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
+                        "-kernel", elf], capture_output=True, text=True, timeout=300)
+    text = open(uart, errors="replace").read() if os.path.exists(uart) else ""
+    return text if r.returncode == 0 and "frtos taken=" in text else None, r.stderr + text[-300:]
+
+
+def by_task(capture, elf):
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--by", "task", "--no-inline", capture, elf],
+                       capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode in (0, 2) and r.stdout else None
+
+
+def unchained_recorder():
+    elf, err = build("recorder_unchained", "cortex-m3", base="frtos_recorder", FRTOS_UNCHAINED=1)
+    check("a recorder's task hooks not chained: the build stops at the header's #error, naming the macro and the fix",
+          elf is None and "traceTASK_SWITCHED_IN is defined already" in err and "CMPROF_FREERTOS_SWITCHED_IN()" in err
+          and "CMPROF_FREERTOS_CHAINED" in err and "redefined" not in err,
+          "built" if elf else " ".join(re.findall(r"error: #error[^\n]*", err))[:400])
+
+
+def other_ports():
+    for cpu, port in (("cortex-m0", "ARM_CM0"), ("cortex-m4", "ARM_CM4F")):
+        elf, err = build("port_" + port, cpu, FRTOS_DIRECT=1)
+        check("the %s port builds and links with the recipe under -Werror" % port, elf is not None, err[-600:])
+        if cpu != "cortex-m4" or not elf:
+            continue
+        text, err = run(elf, "mps2-an386")
+        if not check("the ARM_CM4F build runs on mps2-an386 to its end", text is not None, "" if text else err[-400:]):
+            continue
+        kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+        j = by_task(os.path.join(os.path.dirname(elf), "uart.txt"), elf)
+        rows = {row["name"]: row["samples"] for row in j["rows"]} if j else {}
+        unnamed = [k for k in rows if k.startswith("0x") or k.startswith("(")]
+        check("the ARM_CM4F run: every sample decoded and named, 100+ task rows, idle among them",
+              j is not None and j["total"] == kv.get("taken") and kv.get("lost") == 0 and not unnamed
+              and "idle" in rows and len([k for k in rows if not k.startswith("ISR: ")]) >= 100,
+              "%s samples of %s taken, %s lost, %d rows, unnamed %s" % (
+                  j and j["total"], kv.get("taken"), kv.get("lost"), len(rows), unnamed[:3]))
+
+
+def dump_gc_sections():
+    elf, err = build("dump_gc", "cortex-m3", base="frtos_dump",
+                     extra=("-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections"))
+    if not check("dump mode links with --gc-sections", elf is not None, err[-600:]):
+        return
+    text, err = run(elf, "mps2-an385")
+    if not check("dump mode with --gc-sections runs to its end", text is not None, "" if text else err[-400:]):
+        return
+    names = set(re.findall(r"^task [0-9a-f]{8} (\S+)$", text, re.M))
+    j = by_task(os.path.join(os.path.dirname(elf), "uart.txt"), elf)
+    rows = {row["name"] for row in j["rows"]} if j else set()
+    check("dump mode with --gc-sections: the dump names the tasks, and every task row is one of them",
+          len(names) >= 100 and "idle" in names and j is not None and
+          all(r in names for r in rows if not r.startswith("ISR: ")),
+          "%d names in the dump, rows not named %s" % (len(names), sorted(r for r in rows if not r.startswith("ISR: ")
+                                                                         and r not in names)[:3]))
+
+
+if __name__ == "__main__":
+    for step in (unchained_recorder, other_ports, dump_gc_sections):
+        try:
+            step()
+        except Exception as e:  # a step that could not run is a failure, never a skip
+            check(step.__name__, False, "%s: %s" % (type(e).__name__, e))
+    sys.exit(1 if harness.failed else 0)
