@@ -31,7 +31,14 @@ HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/baseline.c app/speedscope.
             profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
+# other tools' formats (-o pprof, callgrind, lcov, trace) and the samples' order they need; zlib
+# gzips pprof's output (it was linked already, through libdwarf)
+EXPORTS_SRC := report/exports.c report/pprof.c report/pbuf.c report/callgrind.c report/lcov.c report/trace.c \
+               report/intern.c report/frames.c report/period.c
+HOST_SRC += $(EXPORTS_SRC) profile/timeline.c
+HOST_LIBS += -lz
 HOST_HDR := $(wildcard app/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
+HOST_HDR += $(wildcard report/*.h)
 TOOL := $(B)/cmprof-top
 
 tool: $(TOOL)
@@ -117,6 +124,8 @@ SRC_test_codemap := profile/profile.c profile/stacks.c profile/pcindex.c profile
 SRC_test_profile := profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := app/view.c app/draw.c app/history.c app/screen_top.c app/screen_source.c app/screen_annotate.c app/screen_sections.c app/screen_pages.c app/screen_calls.c app/screen_graph.c app/baseline.c profile/profile.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_ingest += profile/timeline.c
+SRC_test_view += profile/timeline.c
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
@@ -161,6 +170,8 @@ REPLAY_baseline := fuzz/fuzz_baseline.c app/baseline.c -D_GNU_SOURCE -lm
 REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
 REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE
 REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
+REPLAY_ingest += $(EXPORTS_SRC) profile/timeline.c -lz
+REPLAY_record += $(EXPORTS_SRC) profile/timeline.c -lz
 replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_REPLAYED))
 # for scripts/fuzz.sh and tests/run.sh: the target names, and one target's sources
 fuzz-targets:

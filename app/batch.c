@@ -7,6 +7,7 @@
 
 #include "../profile/ingest.h"
 #include "../profile/escape.h"
+#include "../report/exports.h"
 #include "../symbols/symbols.h"
 
 #include <errno.h>
@@ -205,6 +206,13 @@ static void print_calls(FILE *out, struct prof *p, const char *function, bool up
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
+    if (o->output >= OUT_PPROF) { /* other tools' formats (report/exports.h) */
+        struct exports_options eo = {o->elf, o->source, o->demangle};
+        char why[200];
+        if (exports_write((enum exports_format)(o->output - OUT_PPROF), out, p, in, &eo, why, sizeof why) != 0)
+            fprintf(stderr, "cmprof-top: %s\n", why);
+        return;
+    }
     const struct prof_row *rows;
     prof_fold_overhead(p, o->fold_overhead);
     size_t n = o->output == OUT_FOLDED || o->output == OUT_SPEEDSCOPE ? 0 : prof_rows(p, o->by, o->inline_frames, &rows);

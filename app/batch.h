@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE };
+enum batch_output { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE,
+                    OUT_PPROF, OUT_CALLGRIND, OUT_LCOV, OUT_TRACE }; /* the last four: report/exports.h, in its order */
 
 struct batch_options {
     const char *source;   /* a file, or "-" for stdin */

@@ -44,7 +44,8 @@ static void usage(FILE *f)
           "  --window S         the length of the 'last seconds' window (key w; default 5)\n"
           "  --no-color         no colours (also when NO_COLOR is set)\n"
           "  --list-ports       list serial ports with their USB IDs\n"
-          "  -o, --output FMT   table (default), csv, json, folded or speedscope (https://www.speedscope.app)\n"
+          "  -o, --output FMT   table (default), csv, json, folded or speedscope (https://www.speedscope.app);\n"
+          "                     pprof (gzipped profile.proto), callgrind, lcov, trace (Trace Event JSON)\n"
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
@@ -135,7 +136,7 @@ int main(int argc, char **argv)
         sym_set_isolation(0);
     if (getenv("CMPROF_DWARF_LIBDWARF")) /* every unit through libdwarf: the fast reader's reference */
         sym_set_fast_reader(0);
-    static const char *const outputs[] = {"table", "csv", "json", "folded", "speedscope"};
+    static const char *const outputs[] = {"table", "csv", "json", "folded", "speedscope", "pprof", "callgrind", "lcov", "trace"};
     static const char *const groups[] = {"function", "line", "file", "task"};
     struct live_options lo = {.batch = {.format = DETECT_UNKNOWN, .tpiu_id = 1, .by = PROF_BY_FUNCTION,
                                         .inline_frames = true},
@@ -245,8 +246,9 @@ int main(int argc, char **argv)
             resolve = true;
             break;
         case 'o':
-            if ((k = parse_choice(optarg, outputs, 5)) < 0) {
-                fprintf(stderr, "cmprof-top: unknown output '%s' (table, csv, json, folded, speedscope)\n", optarg);
+            if ((k = parse_choice(optarg, outputs, 9)) < 0) {
+                fprintf(stderr, "cmprof-top: unknown output '%s' (table, csv, json, folded, speedscope, pprof, "
+                        "callgrind, lcov, trace)\n", optarg);
                 return 2;
             }
             o.output = (enum batch_output)k;

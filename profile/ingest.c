@@ -31,6 +31,8 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
+        if (in->timeline)
+            timeline_samples(in->timeline, e->has_tag != 0, e->tag, 1);
         break;
     case EV_PCS:
         n = admit(in, e->count);
@@ -39,6 +41,8 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pcs(in->prof, e->pcs, (size_t)n);
         if (in->window)
             prof_add_pcs(in->window, e->pcs, (size_t)n);
+        if (in->timeline) /* one call per run of untagged samples */
+            timeline_samples(in->timeline, false, 0, n);
         break;
     case EV_SLEEP:
         /* past a sample the limit refused, a sleep is past it too: how far the stream was read
@@ -78,6 +82,8 @@ static void on_event(void *ctx, const struct ev *e)
             s->min = e->min;
             s->max = e->max;
             s->sum = e->sum;
+            if (in->timeline)
+                timeline_section(in->timeline, e->index, e->count, e->value, e->sum);
         }
         break;
     case EV_TARGET: { /* "arch=A timer=T" */
@@ -167,6 +173,7 @@ void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
     tpiu_init(&in->tpiu, tpiu_id);
     orbflow_init(&in->orbflow, tpiu_id);
+    in->timeline = timeline_new();
 }
 
 static void decode(struct ingest *in, const uint8_t *buf, size_t len)
@@ -257,6 +264,8 @@ void ingest_finish(struct ingest *in)
 void ingest_free(struct ingest *in)
 {
     text_free(&in->text);
+    timeline_free(in->timeline);
+    in->timeline = NULL;
 }
 
 struct loss_list {

@@ -1,0 +1,133 @@
+/* Trace Event Format writer (see trace.h): metadata events name the process and the lanes, then
+ * the runs and section runs as complete events; times in microseconds. */
+#include "trace.h"
+
+#include "intern.h"
+#include "period.h"
+
+#include "../profile/escape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UNTAGGED "(no tag)"
+#define SECTION_TID 100000u /* section lanes after any task lane */
+
+/* A JSON string: control characters as \u00XX, bytes that are not valid UTF-8 as U+FFFD. */
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    while (*s) {
+        size_t k = esc_char_len(s);
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (k)
+            fwrite(s, 1, k, out);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputs("\\ufffd", out);
+        s += k ? k : 1;
+    }
+    fputc('"', out);
+}
+
+static void lane_name(FILE *out, unsigned tid, const char *name, unsigned order)
+{
+    fprintf(out, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"ts\": 0, \"args\": {\"name\": ",
+            tid);
+    json_string(out, name);
+    fprintf(out, "}},\n{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"ts\": 0, "
+            "\"args\": {\"sort_index\": %u}}", tid, order);
+}
+
+/* The runs: a lane per label, named when first used. false when out of memory. */
+static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, double us)
+{
+    struct intern *lanes = intern_new();
+    if (!lanes)
+        return false;
+    const struct timeline_run *runs;
+    size_t n = timeline_runs(t, &runs);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        char buf[64];
+        const char *label = runs[i].has_tag ? prof_tag_label(p, runs[i].tag, buf, sizeof buf) : UNTAGGED;
+        size_t before = intern_count(lanes), id = intern_id(lanes, label);
+        if (id == SIZE_MAX) {
+            ok = false;
+            break;
+        }
+        if (id == before)
+            lane_name(out, (unsigned)id + 1, label, (unsigned)id + 1);
+        fputs(",\n{\"name\": ", out);
+        json_string(out, label);
+        fprintf(out, ", \"cat\": \"task\", \"ph\": \"X\", \"pid\": 1, \"tid\": %zu, \"ts\": %.3f, \"dur\": %.3f, "
+                "\"args\": {\"samples\": %u}}", id + 1, (double)runs[i].start * us, (double)runs[i].length * us,
+                runs[i].length);
+    }
+    intern_free(lanes);
+    return ok;
+}
+
+/* Section reports: each one's last run, ending where the report came (clamped so that a lane's
+ * events never overlap), with the runs since the report before. */
+static void write_sections(FILE *out, const struct ingest *in, const struct timeline *t, double us)
+{
+    double hz = period_section_hz(&in->info);
+    double tick_us = hz > 0 ? 1e6 / hz : 1.0;
+    double lane_end[TIMELINE_SECTIONS] = {0};
+    bool named[TIMELINE_SECTIONS] = {false};
+    const struct timeline_mark *marks;
+    size_t n = timeline_marks(t, &marks);
+    for (size_t i = 0; i < n; i++) {
+        const struct timeline_mark *m = &marks[i];
+        char name[48];
+        if (m->section < INGEST_SECTIONS && in->section[m->section].name[0])
+            snprintf(name, sizeof name, "%s", in->section[m->section].name);
+        else
+            snprintf(name, sizeof name, "section %u", (unsigned)m->section);
+        if (!named[m->section]) {
+            char lane[64];
+            snprintf(lane, sizeof lane, "section: %s", name);
+            lane_name(out, SECTION_TID + m->section, lane, SECTION_TID + m->section);
+            named[m->section] = true;
+        }
+        double end = (double)m->at * us, dur = (double)m->current * tick_us;
+        double start = end - dur < lane_end[m->section] ? lane_end[m->section] : end - dur;
+        if (start > end)
+            start = end;
+        lane_end[m->section] = end;
+        fputs(",\n{\"name\": ", out);
+        json_string(out, name);
+        fprintf(out, ", \"cat\": \"section\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                "\"args\": {\"duration_us\": %.3f, \"runs\": %llu, \"mean_us\": %.3f}}",
+                SECTION_TID + m->section, start, end - start, dur, (unsigned long long)m->runs,
+                m->runs ? (double)m->sum * tick_us / (double)m->runs : 0.0);
+    }
+}
+
+int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *elf, char *err, size_t errlen)
+{
+    if (!in->timeline) {
+        snprintf(err, errlen, "trace: out of memory (no timeline was kept)");
+        return -1;
+    }
+    double ns = period_ns(&in->info);
+    double us = ns > 0 ? ns / 1000.0 : 1.0;
+    const char *slash = elf ? strrchr(elf, '/') : NULL;
+    fputs("{\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"ts\": 0, "
+          "\"args\": {\"name\": ", out);
+    json_string(out, slash ? slash + 1 : elf ? elf : "firmware");
+    fputs("}}", out);
+    bool ok = write_runs(out, p, in->timeline, us);
+    write_sections(out, in, in->timeline, us);
+    fprintf(out, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"creator\": \"cmprof-top\", \"sample_us\": %.6f, "
+            "\"time\": \"%s\", \"samples\": %llu, \"truncated\": %s}}\n", us,
+            ns > 0 ? "the announced sampling period" : "unknown: the capture announced no period, one sample is 1 us",
+            (unsigned long long)timeline_length(in->timeline), timeline_truncated(in->timeline) ? "true" : "false");
+    if (!ok)
+        snprintf(err, errlen, "trace: out of memory");
+    return ok ? 0 : -1;
+}
