@@ -22,7 +22,7 @@ static const char *const help_lines[] = {
     "  i            charge inlined code to the inlined function, or to its caller",
     "  C            C++ and Rust names demangled (default) or as linked",
     "  O            cmprof's own firmware code as one row, " PROF_OVERHEAD_ROW ", or by function",
-    "  o            save a snapshot: table, CSV, JSON, folded or speedscope, in --save-dir or here (said at the bottom)",
+    "  o            save a snapshot: table, CSV, JSON, folded, speedscope, pprof, callgrind, lcov, trace (--save-dir)",
     "  /            in the list: filter by function, file or task name (Enter keeps it, Esc clears it)",
     "  space        freeze the display and its sparklines (counting goes on)",
     "  r            reset the counts, counters and clock (in the section view: the section statistics)",

@@ -479,7 +479,7 @@ int view_key(struct view *v, int key)
         v->note[0] = v->note_path[0] = '\0'; /* a note stays until the next key */
     if (v->saving) { /* key o asked for a format */
         v->saving = false;
-        if (key < 0x80 && strchr("tcjfs", key)) {
+        if (key < 0x80 && strchr("tcjfspkle", key)) {
             v->save_format = key;
             return VIEW_SAVE | VIEW_REDRAW;
         }
@@ -712,6 +712,8 @@ int view_key(struct view *v, int key)
         prof_reset(v->prof);
         if (v->window)
             prof_reset(v->window);
+        if (v->in->timeline) /* -o trace's runs start over with the counts */
+            timeline_reset(v->in->timeline);
         v->base_bad = v->in->text.stats.bad_lines + v->in->itm.stats.errors;
         v->base_overflows = v->in->itm.stats.overflows;
         v->base_syncs = v->in->itm.stats.syncs;
@@ -944,7 +946,7 @@ static void keybar_fit(struct vbuf *b, const struct key_hint *k, int n)
 static void keybar(struct view *v, struct vbuf *b)
 {
     if (v->saving) {
-        vb_put(b, 0, b->h - 1, VA_KEY, " save a snapshot as: t table  c CSV  j JSON  f folded  s speedscope   (Esc: no)");
+        vb_put(b, 0, b->h - 1, VA_KEY, " save a snapshot as: t table  c CSV  j JSON  f folded  s speedscope  p pprof  k callgrind  l lcov  e trace   (Esc: no)");
         vb_fill_attr(b, b->h - 1, VA_KEY);
         return;
     }
