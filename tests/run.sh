@@ -37,7 +37,8 @@ step() {
     failed=$((failed + f))
 }
 
-for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux openocd mandoc; do
+for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux openocd mandoc \
+            go genhtml callgrind_annotate; do
     if ! command -v "$tool" >/dev/null; then
         echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
         failures+=("FAIL dependency: $tool is not installed")
@@ -117,6 +118,7 @@ step "diff and the regression gate" python3 tests/test_diff.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
 step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
+step "other tools' formats: pprof, callgrind, lcov, trace" python3 tests/test_outputs.py
 step "install, man page, completion" python3 tests/test_install.py
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
 step "zoo (asan)" python3 tests/test_zoo.py
@@ -126,6 +128,7 @@ step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 test
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
+step "other tools' formats (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_outputs.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
