@@ -31,7 +31,7 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
-        if (in->timeline)
+        if (in->timeline || (in->timeline = timeline_new())) /* made at the first sample */
             timeline_samples(in->timeline, e->has_tag != 0, e->tag, 1);
         break;
     case EV_PCS:
@@ -41,7 +41,7 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pcs(in->prof, e->pcs, (size_t)n);
         if (in->window)
             prof_add_pcs(in->window, e->pcs, (size_t)n);
-        if (in->timeline) /* one call per run of untagged samples */
+        if (in->timeline || (in->timeline = timeline_new())) /* one call per run of untagged samples */
             timeline_samples(in->timeline, false, 0, n);
         break;
     case EV_SLEEP:
@@ -82,7 +82,7 @@ static void on_event(void *ctx, const struct ev *e)
             s->min = e->min;
             s->max = e->max;
             s->sum = e->sum;
-            if (in->timeline)
+            if (in->timeline || (in->timeline = timeline_new()))
                 timeline_section(in->timeline, e->index, e->count, e->value, e->sum);
         }
         break;
@@ -173,7 +173,6 @@ void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
     tpiu_init(&in->tpiu, tpiu_id);
     orbflow_init(&in->orbflow, tpiu_id);
-    in->timeline = timeline_new();
 }
 
 static void decode(struct ingest *in, const uint8_t *buf, size_t len)

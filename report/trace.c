@@ -110,10 +110,6 @@ static void write_sections(FILE *out, const struct ingest *in, const struct time
 
 int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *elf, char *err, size_t errlen)
 {
-    if (!in->timeline) {
-        snprintf(err, errlen, "trace: out of memory (no timeline was kept)");
-        return -1;
-    }
     double ns = period_ns(&in->info);
     double us = ns > 0 ? ns / 1000.0 : 1.0;
     const char *slash = elf ? strrchr(elf, '/') : NULL;
@@ -121,12 +117,14 @@ int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *
           "\"args\": {\"name\": ", out);
     json_string(out, slash ? slash + 1 : elf ? elf : "firmware");
     fputs("}}", out);
-    bool ok = write_runs(out, p, in->timeline, us);
-    write_sections(out, in, in->timeline, us);
+    bool ok = !in->timeline || write_runs(out, p, in->timeline, us); /* none: no sample came in order */
+    if (in->timeline)
+        write_sections(out, in, in->timeline, us);
     fprintf(out, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"creator\": \"cmprof-top\", \"sample_us\": %.6f, "
             "\"time\": \"%s\", \"samples\": %llu, \"truncated\": %s}}\n", us,
             ns > 0 ? "the announced sampling period" : "unknown: the capture announced no period, one sample is 1 us",
-            (unsigned long long)timeline_length(in->timeline), timeline_truncated(in->timeline) ? "true" : "false");
+            (unsigned long long)(in->timeline ? timeline_length(in->timeline) : 0),
+            in->timeline && timeline_truncated(in->timeline) ? "true" : "false");
     if (!ok)
         snprintf(err, errlen, "trace: out of memory");
     return ok ? 0 : -1;
