@@ -42,33 +42,80 @@ static void lane_name(FILE *out, unsigned tid, const char *name, unsigned order)
             "\"args\": {\"sort_index\": %u}}", tid, order);
 }
 
-/* The runs: a lane per label, named when first used. false when out of memory. */
+/* A lane: its label as a JSON string, escaped once. */
+struct lane {
+    char *json;
+};
+
+/* Where a tag's runs go: a small cache in front of the label lookup (a firmware has a few tasks,
+ * and a run's label is asked for each of hundreds of thousands of runs). */
+struct lane_slot {
+    bool used, has_tag;
+    uint32_t tag;
+    size_t lane;
+};
+#define LANE_CACHE 64
+
+struct lanes {
+    struct intern *labels; /* lane number = label number */
+    struct lane *lane;
+    size_t cap;
+    struct lane_slot cache[LANE_CACHE];
+};
+
+/* The lane of a run's tag, named (a metadata event) when first used; SIZE_MAX when out of memory. */
+static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct timeline_run *r)
+{
+    struct lane_slot *c = &l->cache[(r->tag * 2654435761u) >> 26 & (LANE_CACHE - 1)];
+    if (c->used && c->tag == r->tag && c->has_tag == r->has_tag)
+        return c->lane;
+    char buf[64];
+    const char *label = r->has_tag ? prof_tag_label(p, r->tag, buf, sizeof buf) : UNTAGGED;
+    size_t before = intern_count(l->labels), id = intern_id(l->labels, label);
+    if (id == SIZE_MAX)
+        return SIZE_MAX;
+    if (id == before) {
+        if (id >= l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 16;
+            struct lane *v = realloc(l->lane, cap * sizeof *v);
+            if (!v)
+                return SIZE_MAX;
+            l->lane = v;
+            l->cap = cap;
+        }
+        size_t len = 0;
+        l->lane[id].json = NULL;
+        FILE *m = open_memstream(&l->lane[id].json, &len);
+        if (!m)
+            return SIZE_MAX;
+        json_string(m, label);
+        if (fclose(m) != 0)
+            return SIZE_MAX;
+        lane_name(out, (unsigned)id + 1, label, (unsigned)id + 1);
+    }
+    *c = (struct lane_slot){true, r->has_tag, r->tag, id};
+    return id;
+}
+
+/* The runs, each a complete event on its label's lane. false when out of memory. */
 static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, double us)
 {
-    struct intern *lanes = intern_new();
-    if (!lanes)
-        return false;
+    struct lanes l = {intern_new(), NULL, 0, {{0}}};
     const struct timeline_run *runs;
-    size_t n = timeline_runs(t, &runs);
-    bool ok = true;
-    for (size_t i = 0; i < n && ok; i++) {
-        char buf[64];
-        const char *label = runs[i].has_tag ? prof_tag_label(p, runs[i].tag, buf, sizeof buf) : UNTAGGED;
-        size_t before = intern_count(lanes), id = intern_id(lanes, label);
-        if (id == SIZE_MAX) {
-            ok = false;
+    size_t n = timeline_runs(t, &runs), i = 0;
+    for (; l.labels && i < n; i++) {
+        size_t id = lane_of(out, p, &l, &runs[i]);
+        if (id == SIZE_MAX)
             break;
-        }
-        if (id == before)
-            lane_name(out, (unsigned)id + 1, label, (unsigned)id + 1);
-        fputs(",\n{\"name\": ", out);
-        json_string(out, label);
-        fprintf(out, ", \"cat\": \"task\", \"ph\": \"X\", \"pid\": 1, \"tid\": %zu, \"ts\": %.3f, \"dur\": %.3f, "
-                "\"args\": {\"samples\": %u}}", id + 1, (double)runs[i].start * us, (double)runs[i].length * us,
-                runs[i].length);
+        fprintf(out, ",\n{\"name\": %s, \"cat\": \"task\", \"ph\": \"X\", \"pid\": 1, \"tid\": %zu, \"ts\": %.3f, "
+                "\"dur\": %.3f, \"args\": {\"samples\": %u}}", l.lane[id].json, id + 1, (double)runs[i].start * us,
+                (double)runs[i].length * us, runs[i].length);
     }
-    intern_free(lanes);
-    return ok;
+    for (size_t k = 0; l.labels && k < intern_count(l.labels) && k < l.cap; k++)
+        free(l.lane[k].json);
+    free(l.lane);
+    intern_free(l.labels);
+    return i == n;
 }
 
 /* Section reports: each one's last run, ending where the report came (clamped so that a lane's
