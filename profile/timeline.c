@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct timeline {
-    struct timeline_run *runs;
-    size_t n_runs, cap_runs;
-    struct timeline_mark *marks;
-    size_t n_marks, cap_marks;
-    uint64_t length;
-    uint64_t section_count[TIMELINE_SECTIONS]; /* each section's run count and ticks at its last report */
-    uint64_t section_sum[TIMELINE_SECTIONS];
-    bool truncated;
-};
-
 struct timeline *timeline_new(void)
 {
     return calloc(1, sizeof(struct timeline));
@@ -38,6 +27,7 @@ void timeline_reset(struct timeline *t)
     memset(t->section_count, 0, sizeof t->section_count);
     memset(t->section_sum, 0, sizeof t->section_sum);
     t->truncated = false;
+    t->open = false;
 }
 
 /* Room for one more element, unless the bound or memory says no (then truncated). */
@@ -49,21 +39,21 @@ static bool room(struct timeline *t, void **v, size_t *cap, size_t n, size_t ele
     return false;
 }
 
-void timeline_samples(struct timeline *t, bool has_tag, uint32_t tag, uint64_t n)
+void timeline_samples_slow(struct timeline *t, bool has_tag, uint32_t tag, uint64_t n)
 {
+    t->length += n;
     if (!n)
         return;
-    struct timeline_run *last = t->n_runs ? &t->runs[t->n_runs - 1] : NULL;
-    if (last && last->has_tag == has_tag && last->tag == tag && last->start + last->length == t->length &&
-        UINT32_MAX - last->length >= n) {
-        last->length += (uint32_t)n; /* the common case: the same task as the sample before */
-    } else if (!t->truncated && n <= UINT32_MAX &&
-               room(t, (void **)&t->runs, &t->cap_runs, t->n_runs, sizeof *t->runs)) {
-        t->runs[t->n_runs++] = (struct timeline_run){t->length, (uint32_t)n, has_tag ? tag : 0, has_tag};
-    } else {
+    t->open = false;
+    if (t->truncated || n > UINT32_MAX || !room(t, (void **)&t->runs, &t->cap_runs, t->n_runs, sizeof *t->runs)) {
         t->truncated = true;
+        return;
     }
-    t->length += n;
+    t->runs[t->n_runs++] = (struct timeline_run){(uint32_t)n, has_tag ? tag : 0, has_tag};
+    t->open = true;
+    t->open_has_tag = has_tag;
+    t->open_tag = has_tag ? tag : 0;
+    t->open_room = UINT32_MAX - (uint32_t)n;
 }
 
 void timeline_section(struct timeline *t, uint32_t section, uint64_t count, uint64_t current, uint64_t sum)

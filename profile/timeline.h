@@ -9,11 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TIMELINE_MAX (1u << 20)  /* runs (and marks) kept: 24 MB at most */
+#define TIMELINE_MAX (1u << 20)  /* runs (and marks) kept: 12 MB (and 40 MB) at most */
 #define TIMELINE_SECTIONS 32
 
-struct timeline_run {
-    uint64_t start;   /* samples before it */
+struct timeline_run { /* (it starts where the one before ends: the first at 0) */
     uint32_t length;  /* samples in it */
     uint32_t tag;
     bool has_tag;
@@ -27,13 +26,38 @@ struct timeline_mark {  /* a section report: `runs` more runs ended since its la
     uint64_t sum;       /* the new runs' total ticks */
 };
 
-struct timeline;
+/* Its fields are timeline.c's, visible only for timeline_samples' inline common case. */
+struct timeline {
+    struct timeline_run *runs;
+    size_t n_runs, cap_runs;
+    uint64_t length;
+    bool open;              /* the last run may grow: samples of ... */
+    bool open_has_tag;      /* ... this tag ... */
+    uint32_t open_tag;
+    uint32_t open_room;     /* ... up to this many more */
+    struct timeline_mark *marks;
+    size_t n_marks, cap_marks;
+    uint64_t section_count[TIMELINE_SECTIONS]; /* each section's run count and ticks at its last report */
+    uint64_t section_sum[TIMELINE_SECTIONS];
+    bool truncated;
+};
 
 struct timeline *timeline_new(void); /* NULL when out of memory */
 void timeline_free(struct timeline *t);
 void timeline_reset(struct timeline *t);
-/* n samples in order, of one tag (has_tag false: untagged). */
-void timeline_samples(struct timeline *t, bool has_tag, uint32_t tag, uint64_t n);
+void timeline_samples_slow(struct timeline *t, bool has_tag, uint32_t tag, uint64_t n);
+/* n samples in order, of one tag (has_tag false: untagged). Inline: called for every tagged
+ * sample, and nearly always of the task before. */
+static inline void timeline_samples(struct timeline *t, bool has_tag, uint32_t tag, uint64_t n)
+{
+    if (t->open && t->open_tag == (has_tag ? tag : 0) && t->open_has_tag == has_tag && n <= t->open_room) {
+        t->runs[t->n_runs - 1].length += (uint32_t)n;
+        t->open_room -= (uint32_t)n;
+        t->length += n;
+        return;
+    }
+    timeline_samples_slow(t, has_tag, tag, n);
+}
 /* A section's statistics as reported (its run count, last run and sum of ticks so far). */
 void timeline_section(struct timeline *t, uint32_t section, uint64_t count, uint64_t current, uint64_t sum);
 uint64_t timeline_length(const struct timeline *t); /* samples so far */

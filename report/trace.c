@@ -103,12 +103,13 @@ static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, doub
     struct lanes l = {intern_new(), NULL, 0, {{0}}};
     const struct timeline_run *runs;
     size_t n = timeline_runs(t, &runs), i = 0;
-    for (; l.labels && i < n; i++) {
+    uint64_t start = 0;
+    for (; l.labels && i < n; start += runs[i++].length) {
         size_t id = lane_of(out, p, &l, &runs[i]);
         if (id == SIZE_MAX)
             break;
         fprintf(out, ",\n{\"name\": %s, \"cat\": \"task\", \"ph\": \"X\", \"pid\": 1, \"tid\": %zu, \"ts\": %.3f, "
-                "\"dur\": %.3f, \"args\": {\"samples\": %u}}", l.lane[id].json, id + 1, (double)runs[i].start * us,
+                "\"dur\": %.3f, \"args\": {\"samples\": %u}}", l.lane[id].json, id + 1, (double)start * us,
                 (double)runs[i].length * us, runs[i].length);
     }
     for (size_t k = 0; l.labels && k < intern_count(l.labels) && k < l.cap; k++)
