@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+from test_tui import B64, stream_line as line  # noqa: E402  (a stream line with its check)
 
 
 def check(name, ok, detail=""):
@@ -27,7 +28,6 @@ TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
 TMP = os.path.join(ROOT, "build", "outputs-test")
 GO_HOME = os.path.join(TMP, "go")  # Go and pprof write their caches here, never in $HOME or the repo
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
 def scenario(name):
@@ -321,22 +321,6 @@ def lcov_checks():
 
 
 # ---- trace events -------------------------------------------------------------------------
-
-def sum12(text):
-    """The v2 line check (docs/stream.md), written from its description."""
-    data = text.encode()
-    data += b"\0" * (-len(data) % 4)
-    a = b = 0
-    for i in range(0, len(data), 4):
-        a += int.from_bytes(data[i:i + 4], "little")
-        b += a
-    return (a + 3 * b) % 4095
-
-
-def line(text):
-    c = sum12(text)
-    return text + "!" + B64[c >> 6] + B64[c & 63] + "\n"
-
 
 BASE = 0x08000164  # the tasks scenario's first code address
 RUNS = [("A", 20), ("B", 7), ("-AW", 3), ("A", 50), ("C", 30), ("B", 34), ("A", 16)]  # 160 samples, 10 lines
