@@ -413,6 +413,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "cmprof-top: --task-var works with gdb: sources (the core is read while halted)\n");
         return 2;
     }
+    if (batch && o.output == OUT_PPROF && isatty(STDOUT_FILENO)) { /* as gzip does: no binary on a terminal */
+        fprintf(stderr, "cmprof-top: -o pprof writes gzipped binary: redirect it to a file (> profile.pb.gz)\n");
+        return 2;
+    }
     lo.batch = o;
     if (!batch)
         return live_main(&lo);

@@ -468,13 +468,28 @@ def hostile_checks():
           info.count("SF:") == 1 and re.findall(r"^DA:\d+,(\d+)$", info, re.M) == ["1"], info)
 
 
+def terminal_check():
+    """-o pprof refuses to write gzipped binary to a terminal, as gzip does."""
+    import pty
+    cap, elf = scenario("stream_tagged")
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([TOOL, "--batch", "-o", "pprof", cap, elf], stdout=slave, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    err = r.stderr.decode(errors="replace")
+    check("pprof: refused on a terminal, in one line", r.returncode == 2 and "redirect it to a file" in err
+          and len(err.splitlines()) == 1, err)
+
+
 def main():
     os.makedirs(GO_HOME, exist_ok=True)
     for tool in ("go", "genhtml", "callgrind_annotate", "readelf"):
         check("dependency: %s is installed (scripts/deps.sh)" % tool, shutil.which(tool) is not None)
     check("the scenarios' captures are built", all(os.path.exists(scenario(s)[0]) for s in
                                                    ("stream_tagged", "loops_inline_o2", "gdb_callers", "tasks")))
-    for part in (pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks):
+    for part in (pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks, terminal_check):
         try:
             part()
         except Exception as e:  # an output so wrong that reading it failed: said, and the rest still run
