@@ -11,7 +11,8 @@ int exports_write(enum exports_format f, FILE *out, struct prof *p, const struct
                   const struct exports_options *o, char *err, size_t errlen)
 {
     char comment[600];
-    snprintf(comment, sizeof comment, "cmprof-top: %s on %s", o->source ? o->source : "a capture", o->elf);
+    snprintf(comment, sizeof comment, "cmprof-top: %s on %s", o->source ? o->source : "a capture",
+             o->elf ? o->elf : "no ELF");
     switch (f) {
     case EXPORTS_PPROF: {
         struct pprof_info info = {o->elf, period_ns(&in->info), o->demangle, comment};
