@@ -124,7 +124,8 @@ static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, doub
 static void write_sections(FILE *out, const struct ingest *in, const struct timeline *t, double us)
 {
     double hz = period_section_hz(&in->info);
-    double tick_us = hz > 0 ? 1e6 / hz : 1.0;
+    double tick_us = hz > 0 ? 1e6 / hz : 1.0; /* unknown: a tick is shown as a microsecond */
+    const char *unit = hz > 0 ? "us" : "ticks";
     double lane_end[TIMELINE_SECTIONS] = {0};
     bool named[TIMELINE_SECTIONS] = {false};
     const struct timeline_mark *marks;
@@ -150,8 +151,8 @@ static void write_sections(FILE *out, const struct ingest *in, const struct time
         fputs(",\n{\"name\": ", out);
         json_string(out, name);
         fprintf(out, ", \"cat\": \"section\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
-                "\"args\": {\"duration_us\": %.3f, \"runs\": %llu, \"mean_us\": %.3f}}",
-                SECTION_TID + m->section, start, end - start, dur, (unsigned long long)m->runs,
+                "\"args\": {\"duration_%s\": %.3f, \"runs\": %llu, \"mean_%s\": %.3f}}",
+                SECTION_TID + m->section, start, end - start, unit, dur, (unsigned long long)m->runs, unit,
                 m->runs ? (double)m->sum * tick_us / (double)m->runs : 0.0);
     }
 }

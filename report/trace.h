@@ -3,7 +3,7 @@
  * task is a complete ("X") event, timed by the announced sampling period; one lane per section
  * timer, each report's last run a complete event with its measured duration, ending where the
  * report came. Without an announced period, one sample counts as one microsecond (otherData
- * says so). Needs the samples' order (profile/timeline.h): histogram captures have none. */
+ * says so); without the sections' clock, a tick does (their args say ticks). Needs the samples' order (profile/timeline.h): histogram captures have none. */
 #ifndef CMPROF_REPORT_TRACE_H
 #define CMPROF_REPORT_TRACE_H
 

@@ -405,6 +405,12 @@ def trace_checks():
     sect = sorted((e["ts"], e["dur"], e["args"]["runs"], e["args"]["mean_us"]) for e in slices.get("section: control", []))
     check("trace: each section report's last run a complete event ending where the report came, with its duration",
           sect == [(2800.0, 2000.0, 5, 1400.0), (12300.0, 500.0, 1, 500.0)], sect)
+    cap, elf = scenario("sections")  # a dump: no clock announced, its section times are ticks
+    code, doc, err = trace_events(cap, elf)
+    sect = [e for e in (doc or {}).get("traceEvents", []) if e.get("cat") == "section"]
+    check("trace: section runs of unknown clock are given in ticks, not called microseconds",
+          code == 0 and sect and all("duration_ticks" in e["args"] and "duration_us" not in e["args"] for e in sect)
+          and sect[0]["args"]["duration_ticks"] == 3520, sect)
     # a real capture: stream_tagged's tasks, their shares
     cap, elf = scenario("stream_tagged")
     code, doc, err = trace_events(cap, elf)
