@@ -474,6 +474,51 @@ def hostile_checks():
           info.count("SF:") == 1 and re.findall(r"^DA:\d+,(\d+)$", info, re.M) == ["1"], info)
 
 
+def tmux(*args):
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=20).stdout
+
+
+def wait_screen(session, pattern, timeout=20.0):
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        m = re.search(pattern, tmux("capture-pane", "-p", "-t", session))
+        if m:
+            return m
+        time.sleep(0.2)
+    return None
+
+
+def live_snapshot_check():
+    """The live view's key o, then p (pprof) and e (trace): files the readers take, of the view's samples."""
+    cap, elf = scenario("stream_tagged")
+    work = os.path.join(TMP, "live")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    s = "cmprof-outputs"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "40", "%s --save-dir %s %s %s; sleep 3" % (TOOL, work, cap, elf))
+    try:
+        started = wait_screen(s, r"samples 10000 ")
+        got = {}
+        for key, ext in (("p", r"pb\.gz"), ("e", r"trace\.json")):
+            tmux("send-keys", "-t", s, "o")
+            wait_screen(s, r"p pprof  k callgrind  l lcov  e trace", 5)
+            tmux("send-keys", "-t", s, key)
+            m = wait_screen(s, r"saved (fw-\d{8}-\d{6}\.%s) \(10000 samples\)" % ext, 10)
+            got[key] = os.path.join(work, m.group(1)) if m else None
+        tmux("send-keys", "-t", s, "q")
+    finally:
+        tmux("kill-session", "-t", s)
+    rows, total, _ = table_rows(cap, elf)
+    top = pprof_top(got["p"])[1] if started and got.get("p") else {}
+    check("live view: o then p saves a pprof snapshot that go tool pprof reads as the table",
+          top == {k: v for k, v in rows.items() if v}, "%s %s" % (got, top))
+    doc = json.load(open(got["e"])) if got.get("e") else None
+    check("live view: o then e saves a trace snapshot", doc and required_fields(doc) and
+          sum(e["args"]["samples"] for e in doc["traceEvents"] if e.get("cat") == "task") == total, str(got))
+
+
 def terminal_check():
     """-o pprof refuses to write gzipped binary to a terminal, as gzip does."""
     import pty
@@ -491,11 +536,12 @@ def terminal_check():
 
 def main():
     os.makedirs(GO_HOME, exist_ok=True)
-    for tool in ("go", "genhtml", "callgrind_annotate", "readelf"):
+    for tool in ("go", "genhtml", "callgrind_annotate", "readelf", "tmux"):
         check("dependency: %s is installed (scripts/deps.sh)" % tool, shutil.which(tool) is not None)
     check("the scenarios' captures are built", all(os.path.exists(scenario(s)[0]) for s in
                                                    ("stream_tagged", "loops_inline_o2", "gdb_callers", "tasks")))
-    for part in (pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks, terminal_check):
+    for part in (pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks, terminal_check,
+                 live_snapshot_check):
         try:
             part()
         except Exception as e:  # an output so wrong that reading it failed: said, and the rest still run
