@@ -134,7 +134,6 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
               test_stream test_stream_many test_stream_hist test_freertos test_stream_load \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT_NAMES += test_unwind
-UNIT_NAMES += test_timeline
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check
@@ -148,6 +147,8 @@ $(B)/tests/asan/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1
 	$$(CC) $$(CFLAGS) $$(SAN) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
 endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
+$(eval $(call unit_rule,test_timeline))
+unit: $(B)/tests/plain/test_timeline $(B)/tests/asan/test_timeline
 
 # ---- fuzzing: libFuzzer targets (clang), and their saved crashes replayed by make test ----------
 FUZZ_SECONDS ?= 60

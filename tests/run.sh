@@ -128,12 +128,12 @@ step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 test
 step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
 step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
-step "other tools' formats (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_outputs.py
 step "demo: its first seconds, --record" python3 tests/test_demo.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
 step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
+step "other tools' formats (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_outputs.py
 
 echo "== live view (tmux)"
 step "tui" python3 tests/test_tui.py
