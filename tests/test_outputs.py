@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -27,7 +28,7 @@ def check(name, ok, detail=""):
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
 TMP = os.path.join(ROOT, "build", "outputs-test")
-GO_HOME = os.path.join(TMP, "go")  # Go and pprof write their caches here, never in $HOME or the repo
+GO_HOME = tempfile.mkdtemp(prefix="cmprof-go-")  # Go and pprof write here (removed at the end), not in $HOME or the repo
 
 
 def scenario(name):
@@ -535,7 +536,7 @@ def terminal_check():
 
 
 def main():
-    os.makedirs(GO_HOME, exist_ok=True)
+    os.makedirs(TMP, exist_ok=True)
     for tool in ("go", "genhtml", "callgrind_annotate", "readelf", "tmux"):
         check("dependency: %s is installed (scripts/deps.sh)" % tool, shutil.which(tool) is not None)
     check("the scenarios' captures are built", all(os.path.exists(scenario(s)[0]) for s in
@@ -546,6 +547,7 @@ def main():
             part()
         except Exception as e:  # an output so wrong that reading it failed: said, and the rest still run
             check("%s ran to its end" % part.__name__, False, repr(e))
+    shutil.rmtree(GO_HOME, ignore_errors=True)
     sys.exit(1 if harness.failed else 0)
 
 
