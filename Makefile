@@ -33,6 +33,12 @@ HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/resolve.c app/live.c tui/v
 HOST_SRC += app/outfile.c app/stop.c
 REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
 HOST_SRC += $(REPORT_SRC)
+# other tools' formats (-o pprof, callgrind, lcov, trace) and the samples' order they need; zlib
+# gzips pprof's output (it was linked already, through libdwarf)
+EXPORTS_SRC := report/exports.c report/pprof.c report/pbuf.c report/callgrind.c report/lcov.c report/trace.c \
+               report/intern.c report/frames.c report/period.c
+HOST_SRC += $(EXPORTS_SRC) profile/timeline.c
+HOST_LIBS += -lz
 HOST_HDR := $(wildcard app/*.h report/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 
@@ -124,6 +130,9 @@ SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/count.c profile
 SRC_test_profile := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c decode/stream.c decode/textline.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_ingest += profile/timeline.c
+SRC_test_view += profile/timeline.c
+SRC_test_timeline := profile/timeline.c
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
@@ -145,6 +154,8 @@ $(B)/tests/asan/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1
 	$$(CC) $$(CFLAGS) $$(SAN) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
 endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
+$(eval $(call unit_rule,test_timeline))
+unit: $(B)/tests/plain/test_timeline $(B)/tests/asan/test_timeline
 
 # ---- fuzzing: libFuzzer targets (clang), and their saved crashes replayed by make test ----------
 FUZZ_SECONDS ?= 60
@@ -169,6 +180,8 @@ REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm
 REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
 REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE
 REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
+REPLAY_ingest += $(EXPORTS_SRC) profile/timeline.c -lz
+REPLAY_record += $(EXPORTS_SRC) profile/timeline.c -lz
 replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_REPLAYED))
 # for scripts/fuzz.sh and tests/run.sh: the target names, and one target's sources
 fuzz-targets:

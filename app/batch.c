@@ -5,6 +5,7 @@
 
 #include "../profile/ingest.h"
 #include "../report/baseline.h"
+#include "../report/exports.h"
 #include "../report/report.h"
 #include "../symbols/symbols.h"
 
@@ -42,6 +43,13 @@ void batch_warnings(const struct batch_options *o, struct prof *p, const struct 
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
+    if (report_format_is_export(o->output)) { /* other tools' formats (report/exports.h) */
+        struct exports_options eo = {o->elf, o->source, o->demangle};
+        char why[200];
+        if (exports_write((enum exports_format)(o->output - OUT_PPROF), out, p, in, &eo, why, sizeof why) != 0)
+            fprintf(stderr, "cmprof-top: %s\n", why);
+        return;
+    }
     struct report_options ro = report_options_of(o);
     report_write(&ro, p, in, warning, out);
 }

@@ -46,7 +46,8 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
         enum report_format out;
         const char *ext;
     } kinds[] = {{'t', OUT_TABLE, "txt"}, {'c', OUT_CSV, "csv"}, {'j', OUT_JSON, "json"}, {'f', OUT_FOLDED, "folded"},
-                 {'s', OUT_SPEEDSCOPE, "speedscope.json"}};
+                 {'s', OUT_SPEEDSCOPE, "speedscope.json"}, {'p', OUT_PPROF, "pb.gz"}, {'k', OUT_CALLGRIND, "callgrind"},
+                 {'l', OUT_LCOV, "info"}, {'e', OUT_TRACE, "trace.json"}};
     size_t k = 0;
     while (k < sizeof kinds / sizeof *kinds && kinds[k].key != v->save_format)
         k++;

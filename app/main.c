@@ -45,7 +45,8 @@ static void usage(FILE *f)
           "  --window S         the length of the 'last seconds' window (key w; default 5)\n"
           "  --no-color         no colours (also when NO_COLOR is set)\n"
           "  --list-ports       list serial ports with their USB IDs\n"
-          "  -o, --output FMT   table (default), csv, json, folded or speedscope (https://www.speedscope.app)\n"
+          "  -o, --output FMT   table (default), csv, json, folded or speedscope (https://www.speedscope.app);\n"
+          "                     pprof (gzipped profile.proto), callgrind, lcov, trace (Trace Event JSON)\n"
           "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
@@ -393,6 +394,10 @@ static int check_options(struct cli *c, int argc, char **argv)
     if (!report_format_groups(o->output, o->by)) {
         fprintf(stderr, "cmprof-top: -o %s is by function, or by task with --by task (not by %s)\n",
                 report_format_name(o->output), report_group_name(o->by));
+        return EXIT_USAGE;
+    }
+    if (c->batch && o->output == OUT_PPROF && isatty(STDOUT_FILENO)) { /* as gzip does: no binary on a terminal */
+        fprintf(stderr, "cmprof-top: -o pprof writes gzipped binary: redirect it to a file (> profile.pb.gz)\n");
         return EXIT_USAGE;
     }
     o->source = argv[optind];

@@ -39,6 +39,7 @@ BATCH_ROUNDS = 11
 RANDOM_ROUNDS = 25
 CONFINED_ROUNDS = 31
 PARTS_ROUNDS = 21
+WRITER_ROUNDS = 31
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
              "stage.c", "open.c", "code.c", "merge.c")
@@ -321,6 +322,32 @@ def count_bench():
     say()
 
 
+def writers_bench(tmp):
+    """Each report writer's cost on the 1M-sample ITM capture of batch_bench (untagged), and on a
+    1M-sample tagged stream (stream_tagged's capture, 100 times: the trace's runs), as ratios to the
+    CSV writer in the same rounds."""
+    say("## 2b. Report writers, 1,000,000 samples: each -o format's cost against -o csv's")
+    exe = os.path.join(B, "bench_writers")
+    sources = subprocess.run(["make", "-s", "-C", ROOT, "fuzz-sources-ingest"], capture_output=True, text=True,
+                             check=True).stdout.split()  # the report's sources, wherever they live
+    sources = [s if s.startswith("-") else os.path.join(ROOT, s) for s in sources if not s.startswith("fuzz/")]
+    subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_writers.c"),
+                    os.path.join(HERE, "spread.c")] + sources + ["-o", exe], check=True)
+    tagged = os.path.join(tmp, "tagged.txt")
+    with open(os.path.join(B, "scenarios", "stream_tagged", "uart.txt")) as f:
+        text = f.read()
+    with open(tagged, "w") as f:
+        f.write(text * 100)
+    for label, cap, elf in (("ITM capture, untagged", os.path.join(tmp, "swo.bin"), "loops_jitter"),
+                            ("tagged stream (stream_tagged x 100)", tagged, "stream_tagged")):
+        out = subprocess.run([exe, cap, os.path.join(B, "scenarios", elf, "fw.elf"), str(WRITER_ROUNDS)],
+                             capture_output=True, text=True, check=True).stdout
+        say("    " + label + ": " + out.splitlines()[0])
+        for ln in out.splitlines()[1:]:
+            say("    " + ln)
+    say()
+
+
 def gdb_bench():
     """Issue 8: halting samples through QEMU's gdbstub: the rate achieved, the core's halted share,
     and what the sampling costs on our side against the server's round trips."""
@@ -374,6 +401,7 @@ def main():
         say()
         decode_bench()
         batch_bench(tmp)
+        writers_bench(tmp)
         symbol_bench(tmp)
         count_bench()
         gdb_bench()

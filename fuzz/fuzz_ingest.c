@@ -40,6 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                    .inline_frames = mode & 1};
         batch_report(&bo, p, in, "", devnull);
     }
+    for (int o = OUT_PPROF; o <= OUT_TRACE && devnull; o++) { /* other tools' formats (report/exports.h) */
+        struct batch_options bo = {.output = (enum batch_output)o, .demangle = mode & 1};
+        batch_report(&bo, p, in, "", devnull);
+    }
     if (devnull)
         fclose(devnull);
     ingest_free(in);

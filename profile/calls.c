@@ -181,3 +181,37 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
         emit(ctx, prof_group_name(p, &p->groups[g]), p->groups[g].row.samples);
 }
 
+
+/* ---- samples by address, for writers that keep addresses (pprof, callgrind, lcov) ------------ */
+
+void prof_each_sample(struct prof *p, void (*emit)(void *ctx, const struct prof_sample *s), void *ctx)
+{
+    prof_settle(p);
+    prof_mark_shared_names(p);
+    char buf[64];
+    if (prof_has_stacks(p)) {
+        for (size_t i = 0; i < stacks_distinct(p->stacks); i++) {
+            struct stack st;
+            stacks_get(p->stacks, i, &st);
+            struct entry e = {.pc = st.pc, .tag = st.tag, .task = st.task, .has_tag = st.has_tag};
+            struct prof_sample s = {st.pc, st.callers, st.n,
+                                    st.has_tag ? prof_task_label(p, &e, buf, sizeof buf) : NULL, st.count};
+            emit(ctx, &s);
+        }
+        return;
+    }
+    for (size_t i = 0; i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count == 0)
+            continue;
+        struct prof_sample s = {e->pc, NULL, 0, e->has_tag ? prof_task_label(p, e, buf, sizeof buf) : NULL, e->count};
+        emit(ctx, &s);
+    }
+}
+
+const char *prof_tag_label(struct prof *p, uint32_t tag, char *buf, size_t len)
+{
+    struct entry e = {.tag = tag, .has_tag = true, .task = prof_current_task(p, tag)};
+    prof_mark_shared_names(p);
+    return prof_task_label(p, &e, buf, len);
+}

@@ -74,6 +74,8 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
+        if (in->timeline || (in->timeline = timeline_new())) /* made at the first sample */
+            timeline_samples(in->timeline, e->has_tag != 0, e->tag, 1);
         break;
     case EV_PCS:
         n = admit(in, e->count);
@@ -82,6 +84,8 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_pcs(in->prof, e->pcs, (size_t)n);
         if (in->window)
             prof_add_pcs(in->window, e->pcs, (size_t)n);
+        if (in->timeline || (in->timeline = timeline_new())) /* one call per run of untagged samples */
+            timeline_samples(in->timeline, false, 0, n);
         break;
     case EV_SLEEP:
         /* past a sample the limit refused, a sleep is past it too: how far the stream was read
@@ -121,6 +125,8 @@ static void on_event(void *ctx, const struct ev *e)
             s->min = e->run.min;
             s->max = e->run.max;
             s->sum = e->run.sum;
+            if (in->timeline || (in->timeline = timeline_new()))
+                timeline_section(in->timeline, e->index, e->run.count, e->run.current, e->run.sum);
         }
         break;
     case EV_TARGET:
@@ -267,6 +273,8 @@ void ingest_finish(struct ingest *in)
 void ingest_free(struct ingest *in)
 {
     text_free(&in->text);
+    timeline_free(in->timeline);
+    in->timeline = NULL;
 }
 
 struct loss_list {

@@ -9,6 +9,7 @@
 #include "../decode/orbflow.h"
 #include "../decode/tpiu.h"
 #include "profile.h"
+#include "timeline.h"
 
 #define INGEST_SECTIONS 32
 #define INGEST_SECTION_EVENTS 4
@@ -58,6 +59,7 @@ struct ingest {
     uint32_t last_tag;
     void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
     void *log_ctx;
+    struct timeline *timeline;  /* the samples' order (-o trace), from the first sample; NULL before */
 };
 
 /* format: DETECT_UNKNOWN to detect from the first bytes. tpiu_id: the ITM source in TPIU frames

@@ -112,6 +112,22 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
 void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),
                  void *ctx);
 
+/* One place samples were counted at: its PC, its callers' call sites when samples came with
+ * stacks, its task row's name (NULL: untagged) and how many samples. */
+struct prof_sample {
+    uint32_t pc;
+    const uint32_t *callers; /* innermost first */
+    size_t n_callers;
+    const char *task;
+    double count;           /* fractional when histogram buckets were spread */
+};
+/* Every place once: each distinct stack when samples came with stacks (prof_has_stacks), else
+ * each (PC, task). The sample and its strings are valid during the call only. */
+void prof_each_sample(struct prof *p, void (*emit)(void *ctx, const struct prof_sample *s), void *ctx);
+/* A tag's name as the task rows show it ("motor", "ISR: SysTick_Handler", "0x20001000"): in
+ * buf, or a string that outlives the call. */
+const char *prof_tag_label(struct prof *p, uint32_t tag, char *buf, size_t len);
+
 /* The symbol table the profile resolves with (NULL without one). */
 struct sym_table *prof_symbols(const struct prof *p);
 

@@ -18,6 +18,11 @@ static const struct writer {
     [OUT_JSON] = {"json", report_json, false},
     [OUT_FOLDED] = {"folded", report_folded, true},
     [OUT_SPEEDSCOPE] = {"speedscope", report_speedscope, true},
+    /* other tools' formats: exports_write, called by the caller (it reports its own errors) */
+    [OUT_PPROF] = {"pprof", NULL, false},
+    [OUT_CALLGRIND] = {"callgrind", NULL, false},
+    [OUT_LCOV] = {"lcov", NULL, false},
+    [OUT_TRACE] = {"trace", NULL, false},
 };
 #define N_WRITERS (sizeof writers / sizeof writers[0])
 
@@ -50,9 +55,16 @@ bool report_format_groups(enum report_format format, enum prof_group by)
     return !writers[format].stacks || by == PROF_BY_FUNCTION || by == PROF_BY_TASK;
 }
 
+bool report_format_is_export(enum report_format format)
+{
+    return writers[format].write == NULL;
+}
+
 void report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
+    if (report_format_is_export(o->format))
+        return;
     struct report_data d = {.o = o, .p = p, .in = in, .warning = warning};
     prof_fold_overhead(p, o->fold_overhead);
     if (!writers[o->format].stacks)

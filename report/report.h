@@ -10,7 +10,8 @@
 #include <stdio.h>
 
 /* The order of report/report.c's table of writers. */
-enum report_format { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE };
+enum report_format { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE,
+                     OUT_PPROF, OUT_CALLGRIND, OUT_LCOV, OUT_TRACE }; /* the last four: report/exports.h, in its order */
 
 struct baseline;
 struct ingest;
@@ -41,7 +42,9 @@ const char *report_format_name(enum report_format format);
 /* "function", "line", "file" or "task". */
 const char *report_group_name(enum prof_group by);
 
-/* The report for a finished profile in o->format; warning: what reading the ELF found, or "". */
+/* Whether the format is one of report/exports.h's (other tools' formats, written by exports_write). */
+bool report_format_is_export(enum report_format format);
+/* The report for a finished profile in o->format (not an export format); warning: what reading the ELF found, or "". */
 void report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out);
 

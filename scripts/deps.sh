@@ -12,6 +12,7 @@ packages=(
   libelf-dev libdwarf-dev libiberty-dev libserialport-dev libncurses-dev
   tmux util-linux
   openocd mandoc
+  zlib1g-dev golang-go lcov valgrind  # -o pprof's gzip; the readers tests/test_outputs.py checks the outputs with
 )
 if [[ ${1:-} == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

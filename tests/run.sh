@@ -43,7 +43,8 @@ step() {
     failed=$((failed + f))
 }
 
-for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux openocd mandoc; do
+for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm python3 tmux openocd mandoc \
+            go genhtml callgrind_annotate; do
     if ! command -v "$tool" >/dev/null; then
         echo "FAIL dependency: $tool is not installed (run scripts/deps.sh)"
         failures+=("FAIL dependency: $tool is not installed")
@@ -161,6 +162,7 @@ step "diff and the regression gate" python3 tests/test_diff.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
 step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
+step "other tools' formats: pprof, callgrind, lcov, trace" python3 tests/test_outputs.py
 step "install, man page, completion" python3 tests/test_install.py
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
@@ -173,6 +175,7 @@ step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 test
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
 step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
+step "other tools' formats (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_outputs.py
 
 # the live-view lane's results join the rest
 wait "$tmux_lane"

@@ -238,6 +238,11 @@ static void test_snapshot_key(void)
     CHECK(view_key(&v, VK_ESC) == VIEW_REDRAW && strstr(render(&v, 100, 24), "snapshot cancelled") != NULL);
     view_key(&v, 'k'); /* any key clears the note */
     CHECK(strstr(render(&v, 100, 24), "snapshot cancelled") == NULL);
+    for (const char *k = "pkle"; *k; k++) { /* other tools' formats: pprof, callgrind, lcov, trace */
+        view_key(&v, 'o');
+        CHECK(strstr(render(&v, 160, 24), "p pprof  k callgrind  l lcov  e trace") != NULL);
+        CHECK(view_key(&v, *k) == (VIEW_SAVE | VIEW_REDRAW) && v.save_format == *k && !v.saving);
+    }
 }
 
 /* ? explains every header counter; at 80x24 the help scrolls to them, and the selection under it

@@ -3,6 +3,8 @@
  * do; REFREEZE asks for the frozen rows to be taken again, once, after it. */
 #include "view_int.h"
 
+#include "../profile/timeline.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +24,8 @@
 static const struct {
     char key;
     const char *name;
-} save_formats[] = {{'t', "table"}, {'c', "CSV"}, {'j', "JSON"}, {'f', "folded"}, {'s', "speedscope"}};
+} save_formats[] = {{'t', "table"}, {'c', "CSV"},    {'j', "JSON"}, {'f', "folded"}, {'s', "speedscope"},
+                    {'p', "pprof"}, {'k', "callgrind"}, {'l', "lcov"}, {'e', "trace"}};
 #define N_SAVE_FORMATS (sizeof save_formats / sizeof *save_formats)
 
 /* ---- what each screen's list holds, for the keys that move in it ----------------------------- */
@@ -362,6 +365,8 @@ static int reset_all(struct view *v, int key)
     prof_reset(v->prof);
     if (v->window)
         prof_reset(v->window);
+    if (v->in->timeline) /* -o trace's runs start over with the counts */
+        timeline_reset(v->in->timeline);
     v->base_bad = v->in->text.stats.bad_lines + v->in->itm.stats.errors;
     v->base_overflows = v->in->itm.stats.overflows;
     v->base_syncs = v->in->itm.stats.syncs;
@@ -502,7 +507,7 @@ static const struct binding bindings[] = {
     {.keys = {' '}, .screens = LISTS, .run = toggle_freeze, .hints = {{VM_TOP, "space freeze", 10}},
      .help_key = "space", .help = "freeze the display and its sparklines (counting goes on)"},
     {.keys = {'r'}, .screens = LISTS & ~ON(VM_SECTIONS), .run = reset_all, .hints = {{VM_TOP, "r reset", 7}},
-     .help_key = "r", .help = "reset the counts, counters and clock (in the section view: the section statistics)"},
+     .help_key = "r", .help = "reset the counts, counters, clock and the trace's runs (in the section view: the section statistics)"},
     {.keys = {'r'}, .screens = ON(VM_SECTIONS), .run = reset_sections, .hints = {{VM_SECTIONS, "r reset", 3}}},
     {.keys = {'w'}, .screens = LISTS, .run = toggle_window, .hints = {{VM_TOP, "w window", 12}}, .help_key = "w",
      .help = "cumulative, or the last seconds (--window) in every count shown"},

@@ -1,0 +1,16 @@
+/* Sample period and section clock from the stream's announce (see period.h). */
+#include "period.h"
+
+double period_ns(const struct ingest_stream_info *info)
+{
+    if (!info->present || !info->timer_hz || !info->period)
+        return 0;
+    return ((double)info->period + (double)info->jitter / 2.0) * 1e9 / (double)info->timer_hz;
+}
+
+double period_section_hz(const struct ingest_stream_info *info)
+{
+    if (!info->present)
+        return 0;
+    return (double)(info->section_hz ? info->section_hz : info->clock_hz);
+}
