@@ -4,7 +4,7 @@
 #   make scenarios  run the scenarios and write scenarios/REPORT.md
 
 CC ?= cc
-CFLAGS ?= -std=c11 -Wall -Wextra -Werror -g -O1
+CFLAGS ?= -std=c11 -Wall -Wextra -Wshadow -Wredundant-decls -Werror -g -O1
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 B := build
 

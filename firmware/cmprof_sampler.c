@@ -218,7 +218,11 @@ uint32_t cmprof_samples(void)
 }
 #else
 /* The sample counter is the state's first member; this exports it for cmprof_samples(). */
+/* An alias is given on a declaration, which cmprof.h made already: redundant by design. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
 extern volatile const uint32_t cmprof_sample_count __attribute__((alias("cmprof_state")));
+#pragma GCC diagnostic pop
 #endif
 
 void cmprof_seed(uint32_t seed)

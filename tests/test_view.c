@@ -560,9 +560,9 @@ static void test_clone_names(void)
     int ok = 1;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         unsigned kinds;
-        char text[64];
+        char label[64];
         size_t base = sym_clone_split(cases[i].name, &kinds);
-        ok &= base == cases[i].base && strcmp(sym_clone_text(kinds, text, sizeof text), cases[i].kinds) == 0;
+        ok &= base == cases[i].base && strcmp(sym_clone_text(kinds, label, sizeof label), cases[i].kinds) == 0;
         if (base != cases[i].base)
             printf("  %s: %zu\n", cases[i].name, base);
     }
@@ -576,15 +576,15 @@ static int header_fields(const char *t, char fields[][200], int max)
     const char *line = t;
     for (int row = 0; row < 3 && line; row++) {
         const char *end = strchr(line, '\n');
-        for (const char *p = line; p < end && n < max;) {
-            while (p < end && *p == ' ')
-                p++;
-            const char *q = p;
+        for (const char *at = line; at < end && n < max;) {
+            while (at < end && *at == ' ')
+                at++;
+            const char *q = at;
             while (q < end && !(q[0] == ' ' && q[1] == ' '))
                 q++;
-            if (q > p)
-                snprintf(fields[n++], 200, "%.*s", (int)(q - p), p);
-            p = q;
+            if (q > at)
+                snprintf(fields[n++], 200, "%.*s", (int)(q - at), at);
+            at = q;
         }
         line = end ? end + 1 : NULL;
     }
