@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         batch_report(&bo, p, in, "", devnull);
     }
     for (int o = OUT_PPROF; o <= OUT_TRACE && devnull; o++) { /* other tools' formats (report/exports.h) */
-        struct batch_options bo = {.output = (enum batch_output)o, .demangle = mode & 1};
+        struct batch_options bo = {.output = (enum report_format)o, .demangle = mode & 1};
         batch_report(&bo, p, in, "", devnull);
     }
     if (devnull)
