@@ -20,7 +20,7 @@ static double now(void)
 
 static const struct {
     const char *name;
-    enum batch_output out;
+    enum report_format out;
 } writers[] = {{"csv", OUT_CSV}, {"table", OUT_TABLE}, {"json", OUT_JSON}, {"folded", OUT_FOLDED},
                {"speedscope", OUT_SPEEDSCOPE}, {"pprof", OUT_PPROF}, {"callgrind", OUT_CALLGRIND},
                {"lcov", OUT_LCOV}, {"trace", OUT_TRACE}};
