@@ -61,6 +61,8 @@ step "build unit tests" make -s unit
 echo "== QEMU scenario runs"
 step "scenario runs" python3 scenarios/scen.py run
 step "build cmprof-top with ASan/UBSan" make -s asan-tool
+# before the lane: test_tui's --diff view reads the captures this test makes
+step "diff and the regression gate" python3 tests/test_diff.py
 
 # The live-view tests in tmux spend most of their time waiting for a screen: they run beside the
 # rest, in a lane of their own, once the scenarios' captures and both builds exist. (Not beside
@@ -158,7 +160,6 @@ step "field hardening: files, signals, batch ends" python3 tests/test_field.py
 step "gdb server source" python3 tests/test_gdb.py
 step "openocd source" python3 tests/test_openocd.py
 step "RTOS task roots" python3 tests/test_task_roots.py
-step "diff and the regression gate" python3 tests/test_diff.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
 step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
