@@ -222,8 +222,10 @@ def stack_checks():
 
 def annotate(path, inclusive=False):
     """(total, {function: cost}) from callgrind_annotate, every function listed."""
+    # from "/": run inside the tree, callgrind_annotate lists each function twice in inclusive mode, under
+    # its absolute file name and again under the name relative to the working directory
     code, out, err = run(["callgrind_annotate", "--threshold=100", "--auto=no",
-                          "--inclusive=" + ("yes" if inclusive else "no"), path])
+                          "--inclusive=" + ("yes" if inclusive else "no"), os.path.abspath(path)], cwd="/")
     total, funcs = None, collections.Counter()
     for ln in out.splitlines():
         m = re.match(r"\s*([\d,]+|\.)(?: \(\s*[\d.]+%\))?\s+(.*\S)\s*$", ln)
