@@ -17,18 +17,23 @@ passed=0
 failed=0
 failures=()
 
-# each step's wall time goes to build/test-times.txt, slowest first at the end, to see where the time goes
+# each step's wall time, CPU seconds and ok/FAIL counts go to build/test-times.txt, slowest first at the
+# end, to see where the time goes
 mkdir -p build
 times=build/test-times.txt
 : >"$times"
+hz=$(getconf CLK_TCK)  # /proc/PID/stat counts CPU time in these ticks
 
 step() {
     local name=$1
     shift
-    local out rc p f t0=$EPOCHREALTIME
+    local out rc p f t0=$EPOCHREALTIME c0 c1
+    # the CPU seconds (user + system) of this shell's finished children: fields 16 and 17 of its stat
+    read -ra c0 <"/proc/$BASHPID/stat"
     out=$("$@" 2>&1)
     rc=$?
-    awk -v a="$t0" -v b="$EPOCHREALTIME" -v n="$name" 'BEGIN { printf "%7.1f s  %s\n", b - a, n }' >>"$times"
+    read -ra c1 <"/proc/$BASHPID/stat"
+    local t1=$EPOCHREALTIME
     printf '%s\n' "$out" | grep -E '^(ok|FAIL)' || true
     mapfile -t -O "${#failures[@]}" failures < <(printf '%s\n' "$out" | grep '^FAIL' | cut -c1-300)
     p=$(printf '%s\n' "$out" | grep -c '^ok ')
@@ -39,6 +44,8 @@ step() {
         failures+=("FAIL $name: exited with status $rc")
         f=1
     fi
+    awk -v a="$t0" -v b="$t1" -v c=$((c1[15] + c1[16] - c0[15] - c0[16])) -v hz="$hz" -v p="$p" -v f="$f" \
+        -v n="$name" 'BEGIN { printf "%7.1f s %7.1f cpu %5d ok %3d FAIL  %s\n", b - a, c / hz, p, f, n }' >>"$times"
     passed=$((passed + p))
     failed=$((failed + f))
 }
