@@ -127,6 +127,7 @@ def scan_builds(cpu, flags):
     option sets leave most files unchanged: a file whose preprocessed text (and core) was compiled
     and scanned before has the same object code, so its earlier result stands (about 1,400
     compilations shrink to about 350)."""
+    os.makedirs(OUT, exist_ok=True)
     hits = {}
     for f in FILES:
         pre = subprocess.run(gcc(cpu, flags, f, "-E"), capture_output=True)
