@@ -67,9 +67,9 @@ for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm py
 done
 
 echo "== build"
-# one make for every build, two jobs at a time: the unit tests alone are some 40 compilations
-step "build cmprof-top, its ASan/UBSan build, the unit tests, the fuzz replays (make -j2)" \
-    make -s -j2 tool asan-tool unit replay
+# the two builds of the tool side by side; the unit tests and fuzz replays are built later, in the
+# main lane, as the lanes need only the tool
+step "build cmprof-top and its ASan/UBSan build (make -j2)" make -s -j2 tool asan-tool
 
 # the scenarios' firmware and captures first: some unit tests read their ELFs (test_view's window and
 # by-file tests read build/scenarios/stream/fw.elf). Nothing runs beside them: the halting scenarios
@@ -134,6 +134,7 @@ echo "== diff"
 step "diff and the regression gate" python3 tests/test_diff.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 touch "$lane_dir/diff.done"
+step "build the unit tests and the fuzz replays (make -j2)" make -s -j2 unit replay
 
 echo "== unit tests"
 for kind in plain asan; do
