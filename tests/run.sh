@@ -33,12 +33,15 @@ run_t0=$EPOCHREALTIME  # each step's start, from here, shows the lanes side by s
 step() {
     local name=$1
     shift
-    local out rc p f t0=$EPOCHREALTIME c0 c1
-    # the CPU seconds (user + system) of this shell's finished children: fields 16 and 17 of its stat
-    read -ra c0 <"/proc/$BASHPID/stat"
-    out=$("$@" 2>&1)
-    rc=$?
-    read -ra c1 <"/proc/$BASHPID/stat"
+    local out rc p f t0=$EPOCHREALTIME ticks
+    # the step's status and CPU time (user + system of its subshell and of the subshell's finished
+    # children: fields 14 to 17 of its stat), read in that subshell, where no lane's end is
+    # counted, and passed back as a last line
+    out=$("$@" 2>&1; rc=$?; read -ra st <"/proc/$BASHPID/stat"; printf '\n@step %d %d\n' "$rc" $((st[13] + st[14] + st[15] + st[16])))
+    ticks=${out##*$'\n'@step }
+    out=${out%$'\n'@step *}
+    rc=${ticks%% *}
+    ticks=${ticks#* }
     local t1=$EPOCHREALTIME
     printf '%s\n' "$out" | grep -E '^(ok|FAIL)' || true
     mapfile -t -O "${#failures[@]}" failures < <(printf '%s\n' "$out" | grep '^FAIL' | cut -c1-300)
@@ -50,7 +53,7 @@ step() {
         failures+=("FAIL $name: exited with status $rc")
         f=1
     fi
-    awk -v a="$t0" -v b="$t1" -v c=$((c1[15] + c1[16] - c0[15] - c0[16])) -v hz="$hz" -v p="$p" -v f="$f" \
+    awk -v a="$t0" -v b="$t1" -v c="$ticks" -v hz="$hz" -v p="$p" -v f="$f" \
         -v z="$run_t0" -v n="$name" \
         'BEGIN { printf "%7.1f s %7.1f cpu %5d ok %3d FAIL  at %4.0f s  %s\n", b - a, c / hz, p, f, a - z, n }' >>"$times"
     passed=$((passed + p))
@@ -226,7 +229,7 @@ for lane in "${lanes[@]}"; do
     read -r fn pid <<<"$lane"
     wait "$pid"
     cat "$lane_dir/$fn.log"
-    if read -r p f <"$lane_dir/$fn.counts" 2>/dev/null; then
+    if read -r p f 2>/dev/null <"$lane_dir/$fn.counts"; then
         passed=$((passed + p))
         failed=$((failed + f))
         [[ ! -e $lane_dir/$fn.failures ]] || mapfile -t -O "${#failures[@]}" failures <"$lane_dir/$fn.failures"
