@@ -130,14 +130,15 @@ field_lane() {
 }
 start_lane field_lane
 
-# The main lane from here: work for the CPU, none of it timed. It yields to the lanes, whose tests
-# wait on screens, sockets and timeouts and must get the CPU when they wake.
+# The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
+# the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.
 renice -n 10 -p "$BASHPID" >/dev/null
 echo "== diff"
 step "diff and the regression gate" python3 tests/test_diff.py
 step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 touch "$lane_dir/diff.done"
-step "build the unit tests and the fuzz replays (make -j2)" make -s -j2 unit replay
+# one job: the main lane keeps to one core, the other is the lanes'
+step "build the unit tests and the fuzz replays" make -s unit replay
 
 echo "== unit tests"
 for kind in plain asan; do
