@@ -10,11 +10,12 @@
 #   5. the live view in tmux: a replayed stream on a pty, keys, resize, a cut source, the demo
 # Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
 # counts as one failure, so a crash or a missing tool can never pass silently.
-# Time: the builds run with make -j2, then the scenarios with the machine to themselves; then three
-# lanes run beside the main one: the tests that sample QEMU by wall time (one at a time, never two
-# at once: the live view in tmux, the demo, test_gdb's halted share), and two lanes of tests that
-# mostly wait on sockets, pipes and timeouts. A lane keeps its own counts; one that ends without
-# them is a failure.
+# Time: the tool's two builds run side by side, then the scenarios with the machine to themselves;
+# then three lanes run beside the main one: the tests that sample QEMU by wall time (one at a time,
+# never two at once: the live view in tmux, the demo, test_gdb's halted share), and two lanes of
+# tests that mostly wait on sockets, pipes and timeouts. The main lane (builds, unit tests, every
+# CPU-bound check) runs one process at a time at nice 10. A lane keeps its own counts; one that
+# ends without them is a failure.
 set -u
 cd "$(dirname "$0")/.."
 
