@@ -17,6 +17,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -270,6 +271,20 @@ def sh(cmd, **kw):
     return r.stdout
 
 
+def link_atomically(cmd, elf):
+    """Runs cmd, which ends in "-o elf", writing a temporary file renamed to elf at the end: the
+    lanes of tests/run.sh may build the same firmware at once, and a reader (another build, or
+    cmprof-top) must never open a half-written ELF."""
+    assert cmd[-2:] == ["-o", elf]
+    tmp = "%s.%d-%d.tmp" % (elf, os.getpid(), threading.get_ident())
+    try:
+        sh(cmd[:-1] + [tmp])
+        os.replace(tmp, elf)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def build_plugin():
     os.makedirs(os.path.dirname(PLUGIN), exist_ok=True)
     src = os.path.join(HERE, "truth", "truth.c")
@@ -322,7 +337,7 @@ def build(s):
     cmd += [os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
             os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
-    sh(cmd)
+    link_atomically(cmd, elf)
     return elf
 
 
@@ -350,7 +365,7 @@ def build_frtos(s, out, cpu, extra=()):
     cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
     cmd += ["-nostdlib", "-lc", "-lgcc", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"),
             "-Wl,-T,cmprof_build_id.ld", "-L" + os.path.join(HERE, "frtos"), "-Wl,-T,frtos.ld", "-o", elf]
-    sh(cmd)
+    link_atomically(cmd, elf)
     return elf
 
 
@@ -379,7 +394,7 @@ def build_virt(name, app, cpu="cortex-a15", opt="-Os", cflags=(), **defs):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
     cmd += ["-nostdlib", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"), "-Wl,-T,cmprof_build_id.ld"] + link
     cmd += ["-lc", "-lgcc", "-o", elf]
-    sh(cmd)
+    link_atomically(cmd, elf)
     return elf
 
 

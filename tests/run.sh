@@ -10,6 +10,12 @@
 #   5. the live view in tmux: a replayed stream on a pty, keys, resize, a cut source, the demo
 # Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
 # counts as one failure, so a crash or a missing tool can never pass silently.
+# Time: the tool's two builds run side by side, then the scenarios with the machine to themselves;
+# then three lanes run beside the main one: the tests that sample QEMU by wall time (one at a time,
+# never two at once: the live view in tmux, the demo, test_gdb's halted share), and two lanes of
+# tests that mostly wait on sockets, pipes and timeouts. The main lane (builds, unit tests, every
+# CPU-bound check) runs one process at a time at nice 10. A lane keeps its own counts; one that
+# ends without them is a failure.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -17,18 +23,27 @@ passed=0
 failed=0
 failures=()
 
-# each step's wall time goes to build/test-times.txt, slowest first at the end, to see where the time goes
+# each step's wall time, CPU seconds, ok/FAIL counts and start go to build/test-times.txt, slowest
+# first at the end, to see where the time goes
 mkdir -p build
 times=build/test-times.txt
 : >"$times"
+hz=$(getconf CLK_TCK)  # /proc/PID/stat counts CPU time in these ticks
+run_t0=$EPOCHREALTIME  # each step's start, from here, shows the lanes side by side
 
 step() {
     local name=$1
     shift
-    local out rc p f t0=$EPOCHREALTIME
-    out=$("$@" 2>&1)
-    rc=$?
-    awk -v a="$t0" -v b="$EPOCHREALTIME" -v n="$name" 'BEGIN { printf "%7.1f s  %s\n", b - a, n }' >>"$times"
+    local out rc p f t0=$EPOCHREALTIME ticks
+    # the step's status and CPU time (user + system of its subshell and of the subshell's finished
+    # children: fields 14 to 17 of its stat), read in that subshell, where no lane's end is
+    # counted, and passed back as a last line
+    out=$("$@" 2>&1; rc=$?; read -ra st <"/proc/$BASHPID/stat"; printf '\n@step %d %d\n' "$rc" $((st[13] + st[14] + st[15] + st[16])))
+    ticks=${out##*$'\n'@step }
+    out=${out%$'\n'@step *}
+    rc=${ticks%% *}
+    ticks=${ticks#* }
+    local t1=$EPOCHREALTIME
     printf '%s\n' "$out" | grep -E '^(ok|FAIL)' || true
     mapfile -t -O "${#failures[@]}" failures < <(printf '%s\n' "$out" | grep '^FAIL' | cut -c1-300)
     p=$(printf '%s\n' "$out" | grep -c '^ok ')
@@ -39,6 +54,9 @@ step() {
         failures+=("FAIL $name: exited with status $rc")
         f=1
     fi
+    awk -v a="$t0" -v b="$t1" -v c="$ticks" -v hz="$hz" -v p="$p" -v f="$f" \
+        -v z="$run_t0" -v n="$name" \
+        'BEGIN { printf "%7.1f s %7.1f cpu %5d ok %3d FAIL  at %4.0f s  %s\n", b - a, c / hz, p, f, a - z, n }' >>"$times"
     passed=$((passed + p))
     failed=$((failed + f))
 }
@@ -53,35 +71,75 @@ for tool in cc make arm-none-eabi-gcc arm-none-eabi-addr2line qemu-system-arm py
 done
 
 echo "== build"
-step "build cmprof-top" make -s tool
-step "build unit tests" make -s unit
+# the two builds of the tool side by side; the unit tests and fuzz replays are built later, in the
+# main lane, as the lanes need only the tool
+step "build cmprof-top and its ASan/UBSan build (make -j2)" make -s -j2 tool asan-tool
 
 # the scenarios' firmware and captures first: some unit tests read their ELFs (test_view's window and
-# by-file tests read build/scenarios/stream/fw.elf)
+# by-file tests read build/scenarios/stream/fw.elf). Nothing runs beside them: the halting scenarios
+# sample QEMU by wall time and want the machine alone.
 echo "== QEMU scenario runs"
 step "scenario runs" python3 scenarios/scen.py run
-step "build cmprof-top with ASan/UBSan" make -s asan-tool
-# before the lane: test_tui's --diff view reads the captures this test makes
-step "diff and the regression gate" python3 tests/test_diff.py
 
-# The live-view tests in tmux spend most of their time waiting for a screen: they run beside the
-# rest, in a lane of their own, once the scenarios' captures and both builds exist. (Not beside
-# the scenario runs: the halting scenarios sample QEMU by wall time and want the machine alone.)
-live_view_lane() {
-    passed=0 failed=0 failures=()
-    echo "== live view (tmux)"
+# ---- the lanes: each a function of steps, run in the background with its own counts -------------
+lane_dir=$(mktemp -d)
+trap 'rm -rf "$lane_dir"' EXIT
+lanes=()
+start_lane() {
+    local fn=$1
+    (
+        passed=0 failed=0 failures=()
+        "$fn"
+        echo "$passed $failed" >"$lane_dir/$fn.counts"
+        ((${#failures[@]} == 0)) || printf '%s\n' "${failures[@]}" >"$lane_dir/$fn.failures"
+    ) >"$lane_dir/$fn.log" 2>&1 &
+    lanes+=("$fn $!")
+}
+
+# The tests that sample QEMU by wall time, one after another (never two at once), with the live-view
+# tests in tmux, which spend most of their time waiting for a screen.
+qemu_wall_time_lane() {
+    echo "== live view (tmux), and QEMU sampled by wall time"
+    step "demo: its first seconds, --record" python3 tests/test_demo.py
+    step "gdb server source: QEMU's halted share" python3 tests/test_gdb.py --qemu-only
+    step "gdb server source: QEMU's halted share (asan)" env CMPROF_TOOL=build/asan/cmprof-top \
+        python3 tests/test_gdb.py --qemu-only
+    # test_tui's --diff view reads the captures test_diff makes, first thing in the main lane
+    while [[ ! -e $lane_dir/diff.done ]]; do sleep 1; done
     step "tui" python3 tests/test_tui.py
     step "live view: issue 35 fixes" python3 tests/test_live_view.py
     step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
-    step "demo: its first seconds, --record" python3 tests/test_demo.py  # QEMU by wall time, as test_tui's demos
-    echo "$passed $failed" >"$lane_dir/counts"
-    ((${#failures[@]} == 0)) || printf '%s\n' "${failures[@]}" >"$lane_dir/failures"
 }
-lane_dir=$(mktemp -d)
-trap 'rm -rf "$lane_dir"' EXIT
-: >"$lane_dir/failures"
-live_view_lane >"$lane_dir/log" 2>&1 &
-tmux_lane=$!
+start_lane qemu_wall_time_lane
+
+# Scripted servers and stopped runs: mostly waiting on sockets and timeouts.
+servers_lane() {
+    echo "== gdb and openocd sources"
+    step "gdb server source" python3 tests/test_gdb.py --no-qemu
+    step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py --no-qemu
+    step "openocd source" python3 tests/test_openocd.py
+    step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
+}
+start_lane servers_lane
+
+field_lane() {
+    echo "== field hardening, format detection"
+    step "field hardening: files, signals, batch ends" python3 tests/test_field.py
+    step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
+    step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
+    step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
+}
+start_lane field_lane
+
+# The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
+# the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.
+renice -n 10 -p "$BASHPID" >/dev/null
+echo "== diff"
+step "diff and the regression gate" python3 tests/test_diff.py
+step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
+touch "$lane_dir/diff.done"
+# one job: the main lane keeps to one core, the other is the lanes'
+step "build the unit tests and the fuzz replays" make -s unit replay
 
 echo "== unit tests"
 for kind in plain asan; do
@@ -93,7 +151,6 @@ for kind in plain asan; do
 done
 
 echo "== fuzz regressions"
-step "build replays" make -s replay
 for target in $(make -s --no-print-directory fuzz-replayed); do  # the Makefile lists the targets
     inputs=(fuzz/crashes/$target/*)
     [[ -e ${inputs[0]} ]] || continue
@@ -156,40 +213,34 @@ step "resolve order" python3 tests/resolve_order.py
 step "symbols/ in layers, no loop" python3 tests/test_symbols_layers.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
-step "field hardening: files, signals, batch ends" python3 tests/test_field.py
-step "gdb server source" python3 tests/test_gdb.py
-step "openocd source" python3 tests/test_openocd.py
 step "RTOS task roots" python3 tests/test_task_roots.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
-step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
 step "other tools' formats: pprof, callgrind, lcov, trace" python3 tests/test_outputs.py
 step "install, man page, completion" python3 tests/test_install.py
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
-step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
-step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py
-step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
 step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
-step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
 step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
-step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
 step "other tools' formats (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_outputs.py
 
-# the live-view lane's results join the rest
-wait "$tmux_lane"
-cat "$lane_dir/log"
-if read -r p f <"$lane_dir/counts" 2>/dev/null; then
-    passed=$((passed + p))
-    failed=$((failed + f))
-    mapfile -t -O "${#failures[@]}" failures <"$lane_dir/failures"
-else  # the lane died before its count: a failure, never a pass
-    echo "FAIL live view lane: ended without its count"
-    failures+=("FAIL live view lane: ended without its count")
-    failed=$((failed + 1))
-fi
+# the lanes' results join the rest, in the order they started
+for lane in "${lanes[@]}"; do
+    read -r fn pid <<<"$lane"
+    wait "$pid"
+    cat "$lane_dir/$fn.log"
+    if read -r p f 2>/dev/null <"$lane_dir/$fn.counts"; then
+        passed=$((passed + p))
+        failed=$((failed + f))
+        [[ ! -e $lane_dir/$fn.failures ]] || mapfile -t -O "${#failures[@]}" failures <"$lane_dir/$fn.failures"
+    else  # the lane died before its count: a failure, never a pass
+        echo "FAIL $fn: ended without its count"
+        failures+=("FAIL $fn: ended without its count")
+        failed=$((failed + 1))
+    fi
+done
 
 # The failures again, last, so a log cut in its middle still names them.
 if ((${#failures[@]})); then
