@@ -226,6 +226,15 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
 #endif
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
 uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* the same without the quick exit */
+/* The ring's counters as the sampler keeps them, at the head of its state: the drain's quick exit
+ * reads them in place (cmprof_stream_pending() does the same through a call). Not for applications. */
+struct cmprof_ring_counts {
+    uint32_t samples, limit;
+    uint32_t head, tail; /* samples ever stored, ever sent */
+};
+#if !defined(__SANITIZE_ADDRESS__)
+extern volatile const struct cmprof_ring_counts cmprof_ring_counts;
+#endif
 
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);
