@@ -5,6 +5,8 @@
  *                        '-' and 2 chars for an exception number, '/' for a tag with no slot
  *   #<pairs>!CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
  *   @<word> ...!CC       announce, task, section names, section statistics, loss count
+ *   @N<entries>!CC       names repeated for a host that attached late, several to a line: each
+ *                        the index, 6 chars of tag, 1 of the name's length, then the name
  * CC is the sum12 check of everything before the '!', as two base64 chars. */
 #include "cmprof.h"
 
@@ -47,6 +49,12 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_DEBT 1024
 #define PENDING_N 32u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
+/* Repeats go through the table in rounds, in its order (a task's repeats about a round apart); a
+ * task that starts to run (seen in a sample now, not in the last round) and was not named this
+ * round goes to the front: whatever runs is named first. */
+#define URGENT_N 32u     /* tasks that started to run, waiting for their repeat (more: seen again later) */
+#define TURNS_MAX 8u     /* repeats owed to the seen tasks by new names sent on credit */
+#define FAST_NONE 0xFFFFFE00u /* CMPROF_ISR_TAG(0), which the sampler never stores: no fast path */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
 #define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
@@ -101,6 +109,14 @@ static struct {
     } superseded[SUPERSEDED_MAX];
     uint32_t n_superseded; /* beyond SUPERSEDED_MAX, a superseded name is lost: its samples show
                               under the slot's previous name */
+    uint32_t fast[MAX_TASKS]; /* the slot's tag once it was seen this round (else FAST_NONE):
+                                 the sample loop's first probe takes the fast path only then */
+    uint16_t named_round[MAX_TASKS]; /* the round in which the slot's name last went out */
+    uint16_t seen_round[MAX_TASKS];  /* the round in which the drain last saw the task in a sample */
+    uint16_t round;                  /* rounds of repeats begun */
+    uint16_t urgent[URGENT_N];       /* started to run, not named this round: repeated first */
+    uint32_t urgent_head, urgent_tail;
+    uint32_t turns;                /* repeats that may go on debt, one per new name sent meanwhile */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
     uint32_t last_ixc;  /* as IXC_OF packs them */
     bool last_valid;
@@ -112,6 +128,7 @@ static struct {
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
+static void repeat_names(cmprof_putc_fn putc);
 
 /* Once about a second's worth of samples went out (and after the first loss), announce again and
  * start another round of names: a host that attached late, or lost a line, has the clock and the
@@ -126,32 +143,23 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
     send_announce(putc);
 }
 
+/* A new round of repeats: every task is due again, and the first sample of each tells the drain
+ * it runs (the fast path is shut until then). */
 static void start_round(void)
 {
     stream.round_next = 0;
     stream.round_end = stream.n_tags;
     stream.round_overran = false;
+    stream.round++;
+    for (uint32_t i = 0; i < stream.n_tags; i++)
+        stream.fast[i] = FAST_NONE;
+    stream.last_valid = false;
 }
 
 static void cap_credit(void)
 {
     if (stream.credit > NAME_BURST * NAME_SHARE)
         stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied where it counts */
-}
-
-/* The round of repeated names goes on while name traffic is within its share: never all names at
- * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
- * round is under way (round_next < round_end): one compare otherwise. */
-__attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
-{
-    cap_credit();
-    for (uint32_t steps = 0; stream.credit > 0 && stream.round_next < stream.round_end && steps < 16u; steps++) {
-        uint32_t i = stream.round_next++;
-        if (!(stream.flags[i] & (GONE | UNSENT)))
-            send_task(putc, i);
-    }
-    if (stream.round_next >= stream.round_end && stream.round_overran)
-        start_round(); /* a round longer than a second: the next follows at once */
 }
 
 /* The line check, sum12 (docs/stream.md): two running sums over the line's 32-bit little-endian
@@ -309,7 +317,10 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     stream.announce_every = every && every < 2048u ? every : 2048u;
     stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
     stream.since_lost = 0;
-    stream.round_next = stream.round_end = 0; /* and a new round of names */
+    stream.round_next = stream.round_end = 0; /* and a new round of names, no task running yet */
+    stream.urgent_head = stream.urgent_tail = stream.turns = 0;
+    for (uint32_t i = 0; i < stream.n_tags; i++)
+        stream.seen_round[i] = (uint16_t)(stream.round - 1u);
     send_announce(putc);
 }
 
@@ -456,6 +467,8 @@ static uint32_t take_slot(void)
 {
     if (stream.n_tags < MAX_TASKS) {
         stream.flags[stream.n_tags] = 0;
+        stream.fast[stream.n_tags] = FAST_NONE;
+        stream.seen_round[stream.n_tags] = (uint16_t)(stream.round - 2u); /* not running yet */
         return stream.n_tags++;
     }
     while (stream.n_freed) {
@@ -468,6 +481,8 @@ static uint32_t take_slot(void)
             supersede(i);
             hash_remove((uint32_t)(uintptr_t)stream.tags[i]);
             stream.flags[i] &= (uint8_t)~GONE;
+            stream.fast[i] = FAST_NONE;
+            stream.seen_round[i] = (uint16_t)(stream.round - 2u);
             return i;
         }
     }
@@ -688,11 +703,99 @@ static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const
     n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
     send(putc, line, n);
     spend_on_names(n);
+    if (tag == stream.tags[i]) /* not a superseded name */
+        stream.named_round[i] = stream.round;
+    if ((stream.urgent_head != stream.urgent_tail || stream.round_next < stream.round_end) && stream.turns < TURNS_MAX)
+        stream.turns++;
 }
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
 {
     send_task_as(putc, i, stream.tags[i], stream.names[i]);
+}
+
+/* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
+ * name's length in one and the name: about half the bytes of an @task line each. The line is
+ * static: the drain's stack stays small. */
+static char repeat_line[LINE_ROOM];
+static size_t repeat_len;
+
+static void flush_repeats(cmprof_putc_fn putc)
+{
+    if (!repeat_len)
+        return;
+    send(putc, repeat_line, repeat_len);
+    spend_on_names(repeat_len);
+    repeat_len = 0;
+}
+
+static void repeat_add(cmprof_putc_fn putc, uint32_t i)
+{
+    if (repeat_len + 3u + 6u + 1u + TASK_NAME_MAX > LINE_ROOM - LINE_TAIL)
+        flush_repeats(putc);
+    char *b = repeat_line;
+    size_t n = repeat_len;
+    if (!n) {
+        b[n++] = '@';
+        b[n++] = 'N';
+    }
+    n = put_index(b, n, i);
+    uint32_t tag = (uint32_t)(uintptr_t)stream.tags[i];
+    for (int sh = 30; sh >= 0; sh -= 6)
+        b[n++] = b64[(tag >> sh) & 63u];
+    size_t at = n++, end = put_text_upto(b, n, stream.names[i] ? stream.names[i] : "?", n + TASK_NAME_MAX);
+    b[at] = b64[end - n];
+    repeat_len = end;
+    stream.named_round[i] = stream.round;
+}
+
+/* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
+ * seen tasks (new names and repeats share the credit: churn never starves the repeats). */
+static bool repeat_affordable(void)
+{
+    if (stream.credit > NAME_SHARE * (int32_t)repeat_len)
+        return true;
+    if (!stream.turns)
+        return false;
+    stream.turns--;
+    return true;
+}
+
+/* Whether the round's trickle repeats slot i. One named earlier in the round (new, or started to
+ * run) is named again all the same: skipped, it would wait up to two rounds for its next repeat. */
+static bool repeat_due(uint32_t i)
+{
+    return !(stream.flags[i] & (GONE | UNSENT));
+}
+
+/* The repeats for a late host, within the names' share of the line: first the tasks that started
+ * to run, then the round's trickle through the table. Never all names at once: the line keeps
+ * carrying samples whatever the task count. Drains call it only while there is something to
+ * repeat: two compares otherwise. */
+__attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
+{
+    cap_credit();
+    if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
+        return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
+    while (stream.urgent_head != stream.urgent_tail && repeat_affordable()) {
+        uint32_t i = stream.urgent[stream.urgent_head++ % URGENT_N];
+        if (!(stream.flags[i] & (GONE | UNSENT)) && stream.named_round[i] != stream.round)
+            repeat_add(putc, i);
+    }
+    for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
+        uint32_t i = stream.round_next;
+        bool due = repeat_due(i);
+        if (due && !repeat_affordable())
+            break;
+        stream.round_next++;
+        if (due)
+            repeat_add(putc, i);
+    }
+    flush_repeats(putc);
+    if (stream.round_next >= stream.round_end && stream.urgent_head == stream.urgent_tail)
+        stream.turns = 0; /* nothing waits: no debt for later */
+    if (stream.round_next >= stream.round_end && stream.round_overran)
+        start_round(); /* a round longer than a second: the next follows at once */
 }
 
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name)
@@ -742,7 +845,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     while (max_lines-- && !done)
         sent += send_hist(putc, &done);
     reannounce_after(putc, sent, false);
-    if (stream.round_next < stream.round_end)
+    if (stream.round_next < stream.round_end || stream.urgent_head != stream.urgent_tail)
         repeat_names(putc);
     return sent;
 }
@@ -784,6 +887,26 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     return index;
 }
 
+/* A task's first sample this round. One that starts to run (not seen in the last round either)
+ * and was not named this round goes to the front of the repeats; then its samples take the fast
+ * path. A full queue leaves the fast path shut: a later sample tries again. */
+static void note_seen(uint32_t i, uint32_t tag, uint32_t seen)
+{
+    if ((uint16_t)(stream.round - stream.seen_round[i]) > 1u && !(stream.flags[i] & UNSENT) &&
+        stream.named_round[i] != stream.round) {
+        uint32_t tail = stream.urgent_tail;
+        if (tail - stream.urgent_head >= URGENT_N)
+            return;
+        stream.urgent[tail % URGENT_N] = (uint16_t)i;
+        stream.urgent_tail = tail + 1u;
+    }
+    stream.seen_round[i] = stream.round;
+    stream.fast[i] = tag;
+    __asm__ volatile("" ::: "memory");
+    if (seen != stream.changes) /* a kernel hook gave the slot to another tag meanwhile */
+        stream.fast[i] = FAST_NONE;
+}
+
 /* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
  * register in the sample loop, stored as a word and stepped over by the count (the PC's chars
  * overwrite the rest). */
@@ -796,8 +919,12 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 {
     char chars[3] = {'-', b64[(tag >> 6) & 7u], b64[tag & 63u]}; /* an exception: its number */
     size_t len = 3;
-    if (!CMPROF_IS_ISR_TAG(tag)) /* interrupt handlers take no slot: tasks have them all */
-        len = put_index(chars, 0, tag_index(putc, tag));
+    if (!CMPROF_IS_ISR_TAG(tag)) { /* interrupt handlers take no slot: tasks have them all */
+        uint32_t seen = stream.changes, index = tag_index(putc, tag);
+        len = put_index(chars, 0, index);
+        if (index != NO_SLOT && stream.fast[index] != tag)
+            note_seen(index, tag, seen);
+    }
     stream.last_ixc = IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
                                  (uint32_t)(uint8_t)chars[2] << 16, len);
     stream.last_tag = tag;
@@ -842,7 +969,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
             if (tag != last_tag) {
                 /* another task: its first probe of the hash, here; anything else out of line */
                 uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+                if (slot && slot <= ESCAPE_INDEX && stream.fast[slot - 1u] == tag)
                     ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
                 else
                     ixc = learn_tag(putc, tag);
@@ -916,7 +1043,7 @@ __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc
         send_due_names(putc, cmprof_stream_sent());
     stream.since_lost += sent;
     reannounce_after(putc, sent, send_lost(putc, false));
-    if (stream.round_next < stream.round_end)
+    if (stream.round_next < stream.round_end || stream.urgent_head != stream.urgent_tail)
         repeat_names(putc);
     return sent;
 }
