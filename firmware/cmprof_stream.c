@@ -49,12 +49,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_DEBT 1024
 #define PENDING_N 32u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
-/* Repeats go through the table in rounds, in its order (a task's repeats about a round apart); a
- * task that starts to run (seen in a sample now, not in the last round) and was not named this
- * round goes to the front: whatever runs is named first. */
-#define URGENT_N 32u     /* tasks that started to run, waiting for their repeat (more: seen again later) */
-#define TURNS_MAX 8u     /* repeats owed to the seen tasks by new names sent on credit */
-#define FAST_NONE 0xFFFFFE00u /* CMPROF_ISR_TAG(0), which the sampler never stores: no fast path */
+#define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
 #define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
@@ -109,19 +104,13 @@ static struct {
     } superseded[SUPERSEDED_MAX];
     uint32_t n_superseded; /* beyond SUPERSEDED_MAX, a superseded name is lost: its samples show
                               under the slot's previous name */
-    uint32_t fast[MAX_TASKS]; /* the slot's tag once it was seen this round (else FAST_NONE):
-                                 the sample loop's first probe takes the fast path only then */
-    uint16_t named_round[MAX_TASKS]; /* the round in which the slot's name last went out */
-    uint16_t seen_round[MAX_TASKS];  /* the round in which the drain last saw the task in a sample */
-    uint16_t round;                  /* rounds of repeats begun */
-    uint16_t urgent[URGENT_N];       /* started to run, not named this round: repeated first */
-    uint32_t urgent_head, urgent_tail;
-    uint32_t turns;                /* repeats that may go on debt, one per new name sent meanwhile */
+    uint32_t turns; /* repeats that may go on debt, one per new name sent while a round goes on */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
     uint32_t last_ixc;  /* as IXC_OF packs them */
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
     uint32_t announce_every;        /* samples in about one second of target time; 0: no announce yet */
+    uint32_t round_every, round_at; /* samples taken in a second (uncapped), and when the round began */
     uint32_t since_announce;        /* samples sent since the last announce */
 } stream;
 
@@ -143,17 +132,12 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
     send_announce(putc);
 }
 
-/* A new round of repeats: every task is due again, and the first sample of each tells the drain
- * it runs (the fast path is shut until then). */
 static void start_round(void)
 {
+    stream.round_at = cmprof_samples();
     stream.round_next = 0;
     stream.round_end = stream.n_tags;
     stream.round_overran = false;
-    stream.round++;
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        stream.fast[i] = FAST_NONE;
-    stream.last_valid = false;
 }
 
 static void cap_credit(void)
@@ -315,12 +299,14 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     /* and at least every 2048 samples (about 2.5 % of the bytes): a target slower than its clock
      * (an emulator) must not keep a late host waiting long for names it missed */
     stream.announce_every = every && every < 2048u ? every : 2048u;
+    /* a new round of names at most once a second of the target's time, counted in samples taken
+     * (lost ones too): an emulator's frequent announces need not repeat every name */
+    stream.round_every = every;
+    stream.round_at = cmprof_samples() - every; /* this announce begins one */
     stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
     stream.since_lost = 0;
-    stream.round_next = stream.round_end = 0; /* and a new round of names, no task running yet */
-    stream.urgent_head = stream.urgent_tail = stream.turns = 0;
-    for (uint32_t i = 0; i < stream.n_tags; i++)
-        stream.seen_round[i] = (uint16_t)(stream.round - 1u);
+    stream.round_next = stream.round_end = 0; /* and a new round of names */
+    stream.turns = 0;
     send_announce(putc);
 }
 
@@ -345,10 +331,13 @@ static void send_announce(cmprof_putc_fn putc)
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
     cap_credit();
-    if (stream.round_next >= stream.round_end) /* a round under way goes on to its end */
+    if (cmprof_samples() - stream.round_at < stream.round_every) {
+        /* the round began less than a second ago: it goes on */
+    } else if (stream.round_next >= stream.round_end) {
         start_round();
-    else
-        stream.round_overran = true;
+    } else {
+        stream.round_overran = true; /* a round under way goes on to its end, the next at once */
+    }
     static char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
@@ -467,8 +456,6 @@ static uint32_t take_slot(void)
 {
     if (stream.n_tags < MAX_TASKS) {
         stream.flags[stream.n_tags] = 0;
-        stream.fast[stream.n_tags] = FAST_NONE;
-        stream.seen_round[stream.n_tags] = (uint16_t)(stream.round - 2u); /* not running yet */
         return stream.n_tags++;
     }
     while (stream.n_freed) {
@@ -481,8 +468,6 @@ static uint32_t take_slot(void)
             supersede(i);
             hash_remove((uint32_t)(uintptr_t)stream.tags[i]);
             stream.flags[i] &= (uint8_t)~GONE;
-            stream.fast[i] = FAST_NONE;
-            stream.seen_round[i] = (uint16_t)(stream.round - 2u);
             return i;
         }
     }
@@ -703,9 +688,7 @@ static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const
     n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
     send(putc, line, n);
     spend_on_names(n);
-    if (tag == stream.tags[i]) /* not a superseded name */
-        stream.named_round[i] = stream.round;
-    if ((stream.urgent_head != stream.urgent_tail || stream.round_next < stream.round_end) && stream.turns < TURNS_MAX)
+    if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
         stream.turns++;
 }
 
@@ -746,11 +729,10 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
     size_t at = n++, end = put_text_upto(b, n, stream.names[i] ? stream.names[i] : "?", n + TASK_NAME_MAX);
     b[at] = b64[end - n];
     repeat_len = end;
-    stream.named_round[i] = stream.round;
 }
 
 /* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
- * seen tasks (new names and repeats share the credit: churn never starves the repeats). */
+ * repeats (new names and repeats share the credit: churn never starves the repeats). */
 static bool repeat_affordable(void)
 {
     if (stream.credit > NAME_SHARE * (int32_t)repeat_len)
@@ -761,30 +743,18 @@ static bool repeat_affordable(void)
     return true;
 }
 
-/* Whether the round's trickle repeats slot i. One named earlier in the round (new, or started to
- * run) is named again all the same: skipped, it would wait up to two rounds for its next repeat. */
-static bool repeat_due(uint32_t i)
-{
-    return !(stream.flags[i] & (GONE | UNSENT));
-}
-
-/* The repeats for a late host, within the names' share of the line: first the tasks that started
- * to run, then the round's trickle through the table. Never all names at once: the line keeps
- * carrying samples whatever the task count. Drains call it only while there is something to
- * repeat: two compares otherwise. */
+/* The round of repeated names for a late host goes through the table in its order (a task's
+ * repeats come about a round apart), within the names' share of the line: never all names at
+ * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
+ * round is under way (round_next < round_end): one compare otherwise. */
 __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
 {
     cap_credit();
     if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
-    while (stream.urgent_head != stream.urgent_tail && repeat_affordable()) {
-        uint32_t i = stream.urgent[stream.urgent_head++ % URGENT_N];
-        if (!(stream.flags[i] & (GONE | UNSENT)) && stream.named_round[i] != stream.round)
-            repeat_add(putc, i);
-    }
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-        bool due = repeat_due(i);
+        bool due = !(stream.flags[i] & (GONE | UNSENT));
         if (due && !repeat_affordable())
             break;
         stream.round_next++;
@@ -792,7 +762,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
             repeat_add(putc, i);
     }
     flush_repeats(putc);
-    if (stream.round_next >= stream.round_end && stream.urgent_head == stream.urgent_tail)
+    if (stream.round_next >= stream.round_end)
         stream.turns = 0; /* nothing waits: no debt for later */
     if (stream.round_next >= stream.round_end && stream.round_overran)
         start_round(); /* a round longer than a second: the next follows at once */
@@ -845,7 +815,7 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
     while (max_lines-- && !done)
         sent += send_hist(putc, &done);
     reannounce_after(putc, sent, false);
-    if (stream.round_next < stream.round_end || stream.urgent_head != stream.urgent_tail)
+    if (stream.round_next < stream.round_end)
         repeat_names(putc);
     return sent;
 }
@@ -887,26 +857,6 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     return index;
 }
 
-/* A task's first sample this round. One that starts to run (not seen in the last round either)
- * and was not named this round goes to the front of the repeats; then its samples take the fast
- * path. A full queue leaves the fast path shut: a later sample tries again. */
-static void note_seen(uint32_t i, uint32_t tag, uint32_t seen)
-{
-    if ((uint16_t)(stream.round - stream.seen_round[i]) > 1u && !(stream.flags[i] & UNSENT) &&
-        stream.named_round[i] != stream.round) {
-        uint32_t tail = stream.urgent_tail;
-        if (tail - stream.urgent_head >= URGENT_N)
-            return;
-        stream.urgent[tail % URGENT_N] = (uint16_t)i;
-        stream.urgent_tail = tail + 1u;
-    }
-    stream.seen_round[i] = stream.round;
-    stream.fast[i] = tag;
-    __asm__ volatile("" ::: "memory");
-    if (seen != stream.changes) /* a kernel hook gave the slot to another tag meanwhile */
-        stream.fast[i] = FAST_NONE;
-}
-
 /* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
  * register in the sample loop, stored as a word and stepped over by the count (the PC's chars
  * overwrite the rest). */
@@ -919,12 +869,8 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 {
     char chars[3] = {'-', b64[(tag >> 6) & 7u], b64[tag & 63u]}; /* an exception: its number */
     size_t len = 3;
-    if (!CMPROF_IS_ISR_TAG(tag)) { /* interrupt handlers take no slot: tasks have them all */
-        uint32_t seen = stream.changes, index = tag_index(putc, tag);
-        len = put_index(chars, 0, index);
-        if (index != NO_SLOT && stream.fast[index] != tag)
-            note_seen(index, tag, seen);
-    }
+    if (!CMPROF_IS_ISR_TAG(tag)) /* interrupt handlers take no slot: tasks have them all */
+        len = put_index(chars, 0, tag_index(putc, tag));
     stream.last_ixc = IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
                                  (uint32_t)(uint8_t)chars[2] << 16, len);
     stream.last_tag = tag;
@@ -969,7 +915,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
             if (tag != last_tag) {
                 /* another task: its first probe of the hash, here; anything else out of line */
                 uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (slot && slot <= ESCAPE_INDEX && stream.fast[slot - 1u] == tag)
+                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
                     ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
                 else
                     ixc = learn_tag(putc, tag);
@@ -1043,7 +989,7 @@ __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc
         send_due_names(putc, cmprof_stream_sent());
     stream.since_lost += sent;
     reannounce_after(putc, sent, send_lost(putc, false));
-    if (stream.round_next < stream.round_end || stream.urgent_head != stream.urgent_tail)
+    if (stream.round_next < stream.round_end)
         repeat_names(putc);
     return sent;
 }
