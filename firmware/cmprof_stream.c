@@ -913,12 +913,21 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 #ifdef CMPROF_TAG
             uint32_t tag = *tags++;
             if (tag != last_tag) {
-                /* another task: its first probe of the hash, here; anything else out of line */
+                /* another task (its first probe of the hash) or an interrupt handler, here; anything
+                 * else out of line */
                 uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
-                    ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
-                else
+                if (slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
+                    uint32_t v = slot - 1u - ESCAPE_INDEX; /* '+' and two chars from index 62 on */
+                    ixc = slot <= ESCAPE_INDEX ? IXC_OF((uint8_t)enc[slot - 1u], 1u)
+                                               : IXC_OF((uint32_t)(uint8_t)enc[ESCAPE_INDEX] |
+                                                            (uint32_t)(uint8_t)enc[(v >> 6) & 63u] << 8 |
+                                                            (uint32_t)(uint8_t)enc[v & 63u] << 16, 3u);
+                } else if (CMPROF_IS_ISR_TAG(tag)) { /* '-' and the exception number */
+                    ixc = IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)enc[(tag >> 6) & 7u] << 8 |
+                                     (uint32_t)(uint8_t)enc[tag & 63u] << 16, 3u);
+                } else {
                     ixc = learn_tag(putc, tag);
+                }
                 last_tag = tag;
             }
             memcpy(b, &ixc, 4);
