@@ -660,15 +660,24 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
     return n;
 }
 
-/* "@task I TAG ": the start of a task line. */
+/* "@task I TAG ": the start of a task line, sent for every task created: unrolled, no loops. */
 static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
-    size_t n = put_text(line, 0, "@task ");
-    n = put_index(line, n, i);
-    line[n++] = ' ';
-    n = put_hex(line, n, (uint32_t)(uintptr_t)tag, 8);
-    line[n++] = ' ';
-    return n;
+    memcpy(line, "@task ", 6);
+    size_t n = put_index(line, 6, i);
+    line[n] = ' ';
+    uint32_t v = (uint32_t)(uintptr_t)tag;
+    const char *hex = "0123456789abcdef";
+    line[n + 1] = hex[v >> 28];
+    line[n + 2] = hex[(v >> 24) & 15u];
+    line[n + 3] = hex[(v >> 20) & 15u];
+    line[n + 4] = hex[(v >> 16) & 15u];
+    line[n + 5] = hex[(v >> 12) & 15u];
+    line[n + 6] = hex[(v >> 8) & 15u];
+    line[n + 7] = hex[(v >> 4) & 15u];
+    line[n + 8] = hex[v & 15u];
+    line[n + 9] = ' ';
+    return n + 10u;
 }
 
 /* A task line of n bytes went out: its cost comes out of the names' share of the line, with a
@@ -879,6 +888,22 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 }
 #endif
 
+/* A tag the sample loop's first probe did not place: an interrupt handler, a task further along
+ * its probe or past the 62nd slot (the common cases, without learn_tag's care), or learn_tag. */
+__attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_t tag)
+{
+    if (CMPROF_IS_ISR_TAG(tag)) /* '-' and the exception number */
+        return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 |
+                          (uint32_t)(uint8_t)b64[tag & 63u] << 16, 3u);
+    uint32_t index = hash_find(tag);
+    if (index == NO_SLOT)
+        return learn_tag(putc, tag);
+    char chars[3] = {0, 0, 0};
+    size_t len = put_index(chars, 0, index);
+    return IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 | (uint32_t)(uint8_t)chars[2] << 16,
+                  len);
+}
+
 /* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
 static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
@@ -913,21 +938,12 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
 #ifdef CMPROF_TAG
             uint32_t tag = *tags++;
             if (tag != last_tag) {
-                /* another task (its first probe of the hash) or an interrupt handler, here; anything
-                 * else out of line */
+                /* another task: its first probe of the hash, here; anything else out of line */
                 uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag) {
-                    uint32_t v = slot - 1u - ESCAPE_INDEX; /* '+' and two chars from index 62 on */
-                    ixc = slot <= ESCAPE_INDEX ? IXC_OF((uint8_t)enc[slot - 1u], 1u)
-                                               : IXC_OF((uint32_t)(uint8_t)enc[ESCAPE_INDEX] |
-                                                            (uint32_t)(uint8_t)enc[(v >> 6) & 63u] << 8 |
-                                                            (uint32_t)(uint8_t)enc[v & 63u] << 16, 3u);
-                } else if (CMPROF_IS_ISR_TAG(tag)) { /* '-' and the exception number */
-                    ixc = IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)enc[(tag >> 6) & 7u] << 8 |
-                                     (uint32_t)(uint8_t)enc[tag & 63u] << 16, 3u);
-                } else {
-                    ixc = learn_tag(putc, tag);
-                }
+                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+                    ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
+                else
+                    ixc = other_tag(putc, tag);
                 last_tag = tag;
             }
             memcpy(b, &ixc, 4);
