@@ -55,7 +55,8 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
 #define FREED 4u  /* in the queue of deleted slots */
 /* the hash: a power of two, at least twice the tasks */
-#define TAG_SLOTS (MAX_TASKS <= 64u ? 128u : MAX_TASKS <= 256u ? 512u : MAX_TASKS <= 1024u ? 2048u : 8192u)
+#define TAG_BITS (MAX_TASKS <= 64u ? 7 : MAX_TASKS <= 256u ? 9 : MAX_TASKS <= 1024u ? 11 : 13)
+#define TAG_SLOTS (1u << TAG_BITS)
 #if CMPROF_STREAM_TASKS <= 254
 typedef uint8_t tag_slot_t;
 #else
@@ -64,7 +65,7 @@ typedef uint16_t tag_slot_t;
 
 static uint32_t tag_slot(uint32_t tag)
 {
-    return ((tag >> 2) * 2654435761u >> 16) & (TAG_SLOTS - 1u); /* TCBs are word aligned */
+    return (tag >> 2) * 2654435761u >> (32 - TAG_BITS); /* TCBs are word aligned; the top bits mix best */
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -888,14 +889,15 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 }
 #endif
 
-/* A tag the sample loop's first probe did not place: an interrupt handler, a task further along
- * its probe or past the 62nd slot (the common cases, without learn_tag's care), or learn_tag. */
-__attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_t tag)
+/* A tag the sample loop's first probe did not place (`slot`: what it found): a task past the 62nd
+ * slot or further along its probe, an interrupt handler (the common cases, without learn_tag's
+ * care), or learn_tag. */
+__attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_t tag, uint32_t slot)
 {
     if (CMPROF_IS_ISR_TAG(tag)) /* '-' and the exception number */
         return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 |
                           (uint32_t)(uint8_t)b64[tag & 63u] << 16, 3u);
-    uint32_t index = hash_find(tag);
+    uint32_t index = slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag ? slot - 1u : hash_find(tag);
     if (index == NO_SLOT)
         return learn_tag(putc, tag);
     char chars[3] = {0, 0, 0};
@@ -943,7 +945,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
                 if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
                     ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
                 else
-                    ixc = other_tag(putc, tag);
+                    ixc = other_tag(putc, tag, slot);
                 last_tag = tag;
             }
             memcpy(b, &ixc, 4);
