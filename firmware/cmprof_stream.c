@@ -889,6 +889,7 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 }
 #endif
 
+#ifdef CMPROF_TAG
 /* A tag the sample loop's first probe did not place (`slot`: what it found): a task past the 62nd
  * slot or further along its probe, an interrupt handler (the common cases, without learn_tag's
  * care), or learn_tag. */
@@ -905,6 +906,7 @@ __attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_
     return IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 | (uint32_t)(uint8_t)chars[2] << 16,
                   len);
 }
+#endif
 
 /* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
