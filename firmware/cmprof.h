@@ -193,7 +193,7 @@ extern const uint32_t cmprof_build_id_note[];
 /* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at
  * start: the drain repeats it after each second's worth of samples (timer_hz over the mean period;
  * at most 2048 samples), and repeats the task names as a trickle (a round at most once a second of
- * samples taken, several names to an @N line) within a ninth of the line, so a host that connects
+ * samples taken, at least every 16384, several names to an @N line) within a ninth of the line, so a host that connects
  * late learns them all (docs/stream.md). A new task's name always goes out, before its samples;
  * when tasks are created faster than their names fit that share, each new name sent while a round
  * is under way lets one repeat go too, so churn never starves the repeats (names then take more

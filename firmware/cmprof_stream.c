@@ -301,8 +301,9 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
      * (an emulator) must not keep a late host waiting long for names it missed */
     stream.announce_every = every && every < 2048u ? every : 2048u;
     /* a new round of names at most once a second of the target's time, counted in samples taken
-     * (lost ones too): an emulator's frequent announces need not repeat every name */
-    stream.round_every = every;
+     * (lost ones too), and at least every 16384 samples (a target slower than its clock): the
+     * announces every 2048 samples need not each repeat every name */
+    stream.round_every = every && every < 16384u ? every : 16384u;
     stream.round_at = cmprof_samples() - every; /* this announce begins one */
     stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
     stream.since_lost = 0;
