@@ -308,6 +308,48 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
     ev_emit(sink, &e);
 }
 
+/* One entry of an "@N" line at s[*i]: index, 6 chars of tag, 1 of length, the name. False when
+ * malformed; names it only when `emit`. */
+static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, bool emit,
+                         const struct ev_sink *sink)
+{
+    int t = task_index(s, len, i);
+    if (t < 0 || *i + 7 > len)
+        return false;
+    uint32_t tag = 0;
+    for (size_t k = 0; k < 6; k++) {
+        int c = b64val(s[*i + k]);
+        if (c < 0 || (k == 0 && c > 3))
+            return false;
+        tag = tag << 6 | (uint32_t)c;
+    }
+    int n = b64val(s[*i + 6]);
+    *i += 7;
+    if (n < 0 || *i + (size_t)n > len)
+        return false;
+    if (emit) {
+        d->task_tags[t] = tag;
+        struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = s + *i, .text_len = (size_t)n,
+                       .offset = d->line_offset};
+        ev_emit(sink, &e);
+    }
+    *i += (size_t)n;
+    return true;
+}
+
+/* "@N" and entries: names repeated for a host that attached late, used whole or not at all. */
+static void control_repeats(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    size_t i = 2;
+    while (i < len)
+        if (!repeat_entry(d, s, len, &i, false, sink)) {
+            textline_bad(d);
+            return;
+        }
+    for (i = 2; i < len;)
+        repeat_entry(d, s, len, &i, true, sink);
+}
+
 /* "@lost N", "@full tasks=N": one count, as the event's count. */
 static void control_count(struct text_decoder *d, const char *p, const char *end, const char *key, enum ev_type type,
                           const struct ev_sink *sink)
@@ -332,6 +374,8 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         control_hist(d, s, len, sink);
     else if (textline_starts(s, len, "@task "))
         control_task(d, s, len, sink);
+    else if (len > 2 && s[1] == 'N')
+        control_repeats(d, s, len, sink);
     else if (textline_starts(s, len, "@secname ")) {
         p = s + 9;
         if (!textline_uint(&p, end, "", &v, 10) || p == end) {

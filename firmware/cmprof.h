@@ -192,9 +192,12 @@ extern const uint32_t cmprof_build_id_note[];
 
 /* Say who is talking: protocol version, clocks, sampling settings, build-id. Send it once at
  * start: the drain repeats it after each second's worth of samples (timer_hz over the mean period;
- * at most 2048 samples), and repeats the task names as a trickle within a ninth of the line, so a
- * host that connects late learns them all (docs/stream.md). Sent again by the application, it
- * starts a new round of names. `info` is copied; task names must stay valid while their tasks are
+ * at most 2048 samples), and repeats the task names as a trickle (a round at most once a second of
+ * samples taken, at least every 16384, several names to an @N line) within a ninth of the line, so a host that connects
+ * late learns them all (docs/stream.md). A new task's name always goes out, before its samples;
+ * when tasks are created faster than their names fit that share, each new name sent while a round
+ * is under way lets one repeat go too, so churn never starves the repeats (names then take more
+ * than a ninth). Sent again by the application, it starts a new round of names. `info` is copied; task names must stay valid while their tasks are
  * named. Call it, the drain and the flush from one context at a time (their lines are static). */
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info);
 
@@ -226,6 +229,15 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
 #endif
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
 uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* the same without the quick exit */
+/* The ring's counters as the sampler keeps them, at the head of its state: the drain's quick exit
+ * reads them in place (cmprof_stream_pending() does the same through a call). Not for applications. */
+struct cmprof_ring_counts {
+    uint32_t samples, limit;
+    uint32_t head, tail; /* samples ever stored, ever sent */
+};
+#if !defined(__SANITIZE_ADDRESS__)
+extern volatile const struct cmprof_ring_counts cmprof_ring_counts;
+#endif
 
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);

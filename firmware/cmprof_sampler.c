@@ -53,9 +53,15 @@ extern void *volatile CMPROF_TAG;
 const char cmprof_timer_label[] = CMPROF_PORT_LABEL;
 
 /* Counters and ring sit together so the tick reaches them all from one base register. */
+/* The first four words are struct cmprof_ring_counts (cmprof.h), which the drain's quick exit reads. */
 static struct {
     uint32_t n;     /* samples taken */
     uint32_t limit; /* stop after this many; 0: never */
+#if CMPROF_STREAM_RING
+    uint32_t head;          /* samples stored; the ring is single-producer (the tick) ... */
+    volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
+    uint32_t lost;          /* samples dropped because the ring was full */
+#endif
 #if CMPROF_PORT_GATED
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
@@ -64,11 +70,6 @@ static struct {
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
-#endif
-#if CMPROF_STREAM_RING
-    uint32_t head;          /* samples stored; the ring is single-producer (the tick) ... */
-    volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
-    uint32_t lost;          /* samples dropped because the ring was full */
 #endif
 #if CMPROF_HIST
     uint32_t out; /* samples outside the buckets */
@@ -283,17 +284,19 @@ uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
     return k;
 }
 
-/* The drain's quick exit lives here, beside the ring: the main loop calls it far more often than
- * a line fills, so it costs a call and four instructions then. No loss goes unreported: the tick
- * only drops samples when the ring is full, and a full ring holds a line, so a later call gets
- * past here and reports it. */
+/* The drain's quick exit (cmprof_stream.c) reads the ring's positions in place. No loss goes
+ * unreported: the tick only drops samples when the ring is full, and a full ring holds a line, so a
+ * later drain gets past the quick exit and reports it. */
 _Static_assert(CMPROF_RING_N >= CMPROF_STREAM_LINE, "CMPROF_RING_N must hold a stream line");
-uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
-{
-    if (*(volatile uint32_t *)&cmprof_state.head - cmprof_state.tail < CMPROF_STREAM_LINE)
-        return 0;
-    return cmprof_stream_drain_lines(putc, max_lines);
-}
+_Static_assert(offsetof(__typeof__(cmprof_state), head) == offsetof(struct cmprof_ring_counts, head) &&
+                   offsetof(__typeof__(cmprof_state), tail) == offsetof(struct cmprof_ring_counts, tail),
+               "the ring's counters lead the sampler's state");
+#if !defined(__SANITIZE_ADDRESS__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
+extern volatile const struct cmprof_ring_counts cmprof_ring_counts __attribute__((alias("cmprof_state")));
+#pragma GCC diagnostic pop
+#endif
 
 /* Up to max samples from `skip` past the read position, in place (as far as the ring's end). */
 uint32_t cmprof_stream_peek(uint32_t skip, const uint32_t **pcs, const uint32_t **tags, uint32_t max)

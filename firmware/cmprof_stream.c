@@ -5,6 +5,8 @@
  *                        '-' and 2 chars for an exception number, '/' for a tag with no slot
  *   #<pairs>!CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
  *   @<word> ...!CC       announce, task, section names, section statistics, loss count
+ *   @N<entries>!CC       names repeated for a host that attached late, several to a line: each
+ *                        the index, 6 chars of tag, 1 of the name's length, then the name
  * CC is the sum12 check of everything before the '!', as two base64 chars. */
 #include "cmprof.h"
 
@@ -47,12 +49,14 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_DEBT 1024
 #define PENDING_N 32u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
+#define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
 /* per-slot flags */
 #define GONE 1u   /* the task was deleted: its slot may go to a new task */
 #define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
 #define FREED 4u  /* in the queue of deleted slots */
 /* the hash: a power of two, at least twice the tasks */
-#define TAG_SLOTS (MAX_TASKS <= 64u ? 128u : MAX_TASKS <= 256u ? 512u : MAX_TASKS <= 1024u ? 2048u : 8192u)
+#define TAG_BITS (MAX_TASKS <= 64u ? 7 : MAX_TASKS <= 256u ? 9 : MAX_TASKS <= 1024u ? 11 : 13)
+#define TAG_SLOTS (1u << TAG_BITS)
 #if CMPROF_STREAM_TASKS <= 254
 typedef uint8_t tag_slot_t;
 #else
@@ -61,7 +65,7 @@ typedef uint16_t tag_slot_t;
 
 static uint32_t tag_slot(uint32_t tag)
 {
-    return ((tag >> 2) * 2654435761u >> 16) & (TAG_SLOTS - 1u); /* TCBs are word aligned */
+    return (tag >> 2) * 2654435761u >> (32 - TAG_BITS); /* TCBs are word aligned; the top bits mix best */
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -101,17 +105,20 @@ static struct {
     } superseded[SUPERSEDED_MAX];
     uint32_t n_superseded; /* beyond SUPERSEDED_MAX, a superseded name is lost: its samples show
                               under the slot's previous name */
+    uint32_t turns; /* repeats that may go on debt, one per new name sent while a round goes on */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
     uint32_t last_ixc;  /* as IXC_OF packs them */
     bool last_valid;
     struct cmprof_stream_info info; /* the last announce, repeated by the drain */
     uint32_t announce_every;        /* samples in about one second of target time; 0: no announce yet */
+    uint32_t round_every, round_at; /* samples taken in a second (uncapped), and when the round began */
     uint32_t since_announce;        /* samples sent since the last announce */
 } stream;
 
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
+static void repeat_names(cmprof_putc_fn putc);
 
 /* Once about a second's worth of samples went out (and after the first loss), announce again and
  * start another round of names: a host that attached late, or lost a line, has the clock and the
@@ -128,6 +135,7 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
 
 static void start_round(void)
 {
+    stream.round_at = cmprof_samples();
     stream.round_next = 0;
     stream.round_end = stream.n_tags;
     stream.round_overran = false;
@@ -137,21 +145,6 @@ static void cap_credit(void)
 {
     if (stream.credit > NAME_BURST * NAME_SHARE)
         stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied where it counts */
-}
-
-/* The round of repeated names goes on while name traffic is within its share: never all names at
- * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
- * round is under way (round_next < round_end): one compare otherwise. */
-__attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
-{
-    cap_credit();
-    for (uint32_t steps = 0; stream.credit > 0 && stream.round_next < stream.round_end && steps < 16u; steps++) {
-        uint32_t i = stream.round_next++;
-        if (!(stream.flags[i] & (GONE | UNSENT)))
-            send_task(putc, i);
-    }
-    if (stream.round_next >= stream.round_end && stream.round_overran)
-        start_round(); /* a round longer than a second: the next follows at once */
 }
 
 /* The line check, sum12 (docs/stream.md): two running sums over the line's 32-bit little-endian
@@ -307,9 +300,15 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     /* and at least every 2048 samples (about 2.5 % of the bytes): a target slower than its clock
      * (an emulator) must not keep a late host waiting long for names it missed */
     stream.announce_every = every && every < 2048u ? every : 2048u;
+    /* a new round of names at most once a second of the target's time, counted in samples taken
+     * (lost ones too), and at least every 16384 samples (a target slower than its clock): the
+     * announces every 2048 samples need not each repeat every name */
+    stream.round_every = every && every < 16384u ? every : 16384u;
+    stream.round_at = cmprof_samples() - every; /* this announce begins one */
     stream.credit = 0; /* the pacing of names and loss reports starts over: the same calls give the same bytes */
     stream.since_lost = 0;
     stream.round_next = stream.round_end = 0; /* and a new round of names */
+    stream.turns = 0;
     send_announce(putc);
 }
 
@@ -334,10 +333,13 @@ static void send_announce(cmprof_putc_fn putc)
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
     cap_credit();
-    if (stream.round_next >= stream.round_end) /* a round under way goes on to its end */
+    if (cmprof_samples() - stream.round_at < stream.round_every) {
+        /* the round began less than a second ago: it goes on */
+    } else if (stream.round_next >= stream.round_end) {
         start_round();
-    else
-        stream.round_overran = true;
+    } else {
+        stream.round_overran = true; /* a round under way goes on to its end, the next at once */
+    }
     static char line[LINE_ROOM];
     size_t n = put_text(line, 0, "@cmprof v=2");
     stream.code_base = info->code_base & ~1u;
@@ -660,15 +662,24 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
     return n;
 }
 
-/* "@task I TAG ": the start of a task line. */
+/* "@task I TAG ": the start of a task line, sent for every task created: unrolled, no loops. */
 static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
-    size_t n = put_text(line, 0, "@task ");
-    n = put_index(line, n, i);
-    line[n++] = ' ';
-    n = put_hex(line, n, (uint32_t)(uintptr_t)tag, 8);
-    line[n++] = ' ';
-    return n;
+    memcpy(line, "@task ", 6);
+    size_t n = put_index(line, 6, i);
+    line[n] = ' ';
+    uint32_t v = (uint32_t)(uintptr_t)tag;
+    const char *hex = "0123456789abcdef";
+    line[n + 1] = hex[v >> 28];
+    line[n + 2] = hex[(v >> 24) & 15u];
+    line[n + 3] = hex[(v >> 20) & 15u];
+    line[n + 4] = hex[(v >> 16) & 15u];
+    line[n + 5] = hex[(v >> 12) & 15u];
+    line[n + 6] = hex[(v >> 8) & 15u];
+    line[n + 7] = hex[(v >> 4) & 15u];
+    line[n + 8] = hex[v & 15u];
+    line[n + 9] = ' ';
+    return n + 10u;
 }
 
 /* A task line of n bytes went out: its cost comes out of the names' share of the line, with a
@@ -688,11 +699,84 @@ static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const
     n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
     send(putc, line, n);
     spend_on_names(n);
+    if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
+        stream.turns++;
 }
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
 {
     send_task_as(putc, i, stream.tags[i], stream.names[i]);
+}
+
+/* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
+ * name's length in one and the name: about half the bytes of an @task line each. The line is
+ * static: the drain's stack stays small. */
+static char repeat_line[LINE_ROOM];
+static size_t repeat_len;
+
+static void flush_repeats(cmprof_putc_fn putc)
+{
+    if (!repeat_len)
+        return;
+    send(putc, repeat_line, repeat_len);
+    spend_on_names(repeat_len);
+    repeat_len = 0;
+}
+
+static void repeat_add(cmprof_putc_fn putc, uint32_t i)
+{
+    if (repeat_len + 3u + 6u + 1u + TASK_NAME_MAX > LINE_ROOM - LINE_TAIL)
+        flush_repeats(putc);
+    char *b = repeat_line;
+    size_t n = repeat_len;
+    if (!n) {
+        b[n++] = '@';
+        b[n++] = 'N';
+    }
+    n = put_index(b, n, i);
+    uint32_t tag = (uint32_t)(uintptr_t)stream.tags[i];
+    for (int sh = 30; sh >= 0; sh -= 6)
+        b[n++] = b64[(tag >> sh) & 63u];
+    size_t at = n++, end = put_text_upto(b, n, stream.names[i] ? stream.names[i] : "?", n + TASK_NAME_MAX);
+    b[at] = b64[end - n];
+    repeat_len = end;
+}
+
+/* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
+ * repeats (new names and repeats share the credit: churn never starves the repeats). */
+static bool repeat_affordable(void)
+{
+    if (stream.credit > NAME_SHARE * (int32_t)repeat_len)
+        return true;
+    if (!stream.turns)
+        return false;
+    stream.turns--;
+    return true;
+}
+
+/* The round of repeated names for a late host goes through the table in its order (a task's
+ * repeats come about a round apart), within the names' share of the line: never all names at
+ * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
+ * round is under way (round_next < round_end): one compare otherwise. */
+__attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
+{
+    cap_credit();
+    if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
+        return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
+    for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
+        uint32_t i = stream.round_next;
+        bool due = !(stream.flags[i] & (GONE | UNSENT));
+        if (due && !repeat_affordable())
+            break;
+        stream.round_next++;
+        if (due)
+            repeat_add(putc, i);
+    }
+    flush_repeats(putc);
+    if (stream.round_next >= stream.round_end)
+        stream.turns = 0; /* nothing waits: no debt for later */
+    if (stream.round_next >= stream.round_end && stream.round_overran)
+        start_round(); /* a round longer than a second: the next follows at once */
 }
 
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name)
@@ -806,6 +890,25 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 }
 #endif
 
+#ifdef CMPROF_TAG
+/* A tag the sample loop's first probe did not place (`slot`: what it found): a task past the 62nd
+ * slot or further along its probe, an interrupt handler (the common cases, without learn_tag's
+ * care), or learn_tag. */
+__attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_t tag, uint32_t slot)
+{
+    if (CMPROF_IS_ISR_TAG(tag)) /* '-' and the exception number */
+        return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 |
+                          (uint32_t)(uint8_t)b64[tag & 63u] << 16, 3u);
+    uint32_t index = slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag ? slot - 1u : hash_find(tag);
+    if (index == NO_SLOT)
+        return learn_tag(putc, tag);
+    char chars[3] = {0, 0, 0};
+    size_t len = put_index(chars, 0, index);
+    return IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 | (uint32_t)(uint8_t)chars[2] << 16,
+                  len);
+}
+#endif
+
 /* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
  * fields, in the loop: stores through a char pointer would make the compiler reload them. */
 static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
@@ -845,7 +948,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
                 if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
                     ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
                 else
-                    ixc = learn_tag(putc, tag);
+                    ixc = other_tag(putc, tag, slot);
                 last_tag = tag;
             }
             memcpy(b, &ixc, 4);
@@ -907,7 +1010,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
     return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
 }
 
-uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
+__attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
@@ -921,6 +1024,19 @@ uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
     return sent;
 }
 
+/* The quick exit: the main loop or the idle hook calls the drain far more often than a line fills,
+ * so then it costs a call and five instructions, the ring's counters read in place. */
+uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    uint32_t pending = cmprof_stream_pending(); /* the host tests: the alias is not for ASan */
+#else
+    uint32_t pending = cmprof_ring_counts.head - cmprof_ring_counts.tail;
+#endif
+    if (pending < LINE_SAMPLES)
+        return 0;
+    return cmprof_stream_drain_lines(putc, max_lines);
+}
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {

@@ -239,11 +239,11 @@ def all_scenarios():
     # issue 30: the real FreeRTOS kernel, 100+ tasks with churn, the recipe as README gives it
     s.append(scenario("frtos", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
-                      PERIOD=500, CMPROF_JITTER=255))
+                      PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32))
     # ... with a trace recorder that defines the task hooks first, cmprof's chained after its own
     s.append(scenario("frtos_recorder", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
-                      PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1))
+                      PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1, CMPROF_STREAM_LINE=32))
     # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
     # seed of its own: the same seed would repeat the stream run's draw of sample times)
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",

@@ -1120,7 +1120,8 @@ def frtos_cost(c):
     parts = [("the interrupt (prologue, tick, tag, jitter)", ("DUALTIMER_Handler", "cmprof_tick_frame")),
              ("the drain's quick exits from the idle hook", ("cmprof_stream_drain", "cmprof_stream_pending")),
              ("formatting from the ring (tags, PCs)", ("send_line", "send_samples", "learn_tag", "tag_index",
-                                                       "hash_find", "cmprof_stream_peek", "cmprof_stream_release")),
+                                                       "other_tag", "hash_find", "cmprof_stream_peek",
+                                                       "cmprof_stream_release")),
              ("the sum12 check and the line's hand-over", ("send", "sum_fold", "put_tail")),
              ("names: kernel hooks (create, delete)", ("cmprof_stream_task_later", "register_task", "take_slot",
                                                        "hash_insert", "hash_remove", "supersede",
@@ -1128,21 +1129,23 @@ def frtos_cost(c):
              ("names: sending them (@task lines, repeats)", ("send_due_names", "send_task", "send_task_as",
                                                              "put_task_head", "put_text", "put_text_upto",
                                                              "put_dec", "put_hex", "repeat_names", "cap_credit",
-                                                             "spend_on_names", "send_if_due", "start_round"))]
+                                                             "spend_on_names", "send_if_due", "start_round",
+                                                             "repeat_add", "flush_repeats", "repeat_affordable"))]
     named = set(f for _, fs in parts for f in fs)
     total = sum(v for f, v in per.items() if f in lib)
     rest = sum(v for f, v in per.items() if f in lib and f not in named)
     out = per["uart_line"] + per["board_putc"]
     per_sample = total / n if n else float("inf")
-    # Issue 30's target is 120 a sample; this run measures about 152 (REPORT.md 9f says NOT met, and the
-    # issue stays open on it). Until the stream's hot paths come down, the check is that the cost is
-    # measured and did not grow past the figure the target is being worked down from.
+    # Issue 30's target is 120 a sample; this run measures about 135 (REPORT.md 9f says NOT met, and the
+    # issue stays open on it). Until the stream's hot paths come down further, the check is that the
+    # cost is measured and did not grow past the figure the target is being worked down from.
     c.check("frtos: library instructions per streamed tagged sample measured, quick exits and names included, "
-            "at most 155 (target 120: not met yet)",
-            0 < per_sample <= 155, "%.1f per sample (%d instructions, %d samples)" % (per_sample, total, n))
+            "at most 140 (target 120: not met yet)",
+            0 < per_sample <= 140, "%.1f per sample (%d instructions, %d samples)" % (per_sample, total, n))
     c.out("## 9f. The profiler's cost at 100+ tasks (`frtos`)", "",
           "Every instruction of the library's own functions over the whole FreeRTOS run, counted by the plugin, "
-          "per sample taken (%d samples; 776 tasks created in all, at most %d alive): %.0f, against the 120 "
+          "per sample taken (%d samples; 776 tasks created in all, at most %d alive; 32 samples a line, "
+          "CMPROF_STREAM_LINE=32 as the FreeRTOS recipe advises): %.0f, against the 120 "
           "target (%s). By part:" % (n, r.kv.get("max_alive", 0), per_sample,
                                      "met" if per_sample <= 120 else "NOT met"), "",
           "| part | instructions per sample |", "|---|---|")

@@ -8,7 +8,9 @@
  *      "Trace recorders" below):   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on the
  *      include path). Nothing else in the kernel changes.
  *   2. Build cmprof_sampler.c and cmprof_stream.c with -DCMPROF_STREAM=1
- *      -DCMPROF_TAG=cmprof_current_task, and define `void *volatile cmprof_current_task;` once.
+ *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32, and define
+ *      `void *volatile cmprof_current_task;` once. 32 samples a line (16 by default) halve the
+ *      drain's work per line: about 10 instructions a sample less at 100+ tasks.
  *   3. Give the sampler a timer the RTOS does not use (FreeRTOS ticks with SysTick): e.g.
  *      -DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER on MPS2, CMPROF_PORT_STM32_TIM on STM32,
  *      CMPROF_PORT_NRF_TIMER on nRF5x; put its handler (cmprof.h lists the names) in your vector
@@ -32,9 +34,10 @@
  *
  * The sampling period. The drain only runs when the idle task does, so the idle share bounds the
  * sample rate as much as the line does. With f samples/s, B bytes on the wire a sample (5.3 tagged
- * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more), a UART at
+ * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more, unless
+ * tasks are created faster than their names fit that tenth: see cmprof_stream_announce), a UART at
  * R baud (R/10 bytes/s), an idle share I of a core running F instructions/s and C instructions of
- * library work a sample (about 150 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
+ * library work a sample (about 135 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
  *      f <= R / (11 B)               the line (names' tenth included)
  *      f <= I F / C                  the idle time, with a UART write that does not wait (DMA, FIFO
  *                                    interrupt)
