@@ -80,6 +80,7 @@ struct prof {
     size_t n_tasks, cap_tasks;
     uint32_t *task_index;   /* open addressing, tag -> 1 + its current record; 0: empty */
     size_t task_index_cap;
+    uint32_t *pending_task; /* stream index -> 1 + the record its first name made (EV_TAG_PENDING) */
     uint32_t last_tag, last_task; /* consecutive samples mostly come from one task */
     bool last_valid, shared_stale;
     bool fold_overhead; /* function and line rows: the library's code as one row */

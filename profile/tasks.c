@@ -79,6 +79,27 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
         }
 }
 
+void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag)
+{
+    uint32_t r = prof_current_task(p, tag);
+    if (!r || !ev_tag_pending(pending))
+        return;
+    if (!p->pending_task && !(p->pending_task = calloc(EV_TAG_PENDING_SPAN, sizeof *p->pending_task)))
+        return; /* out of memory: those samples keep their pending row */
+    prof_settle(p);
+    p->pending_task[pending - EV_TAG_PENDING_BASE] = r;
+    p->last_valid = false;
+    p->last_lane = 0;
+    for (size_t i = 0; p->unnamed_entries && i < p->cap; i++) {
+        struct entry *e = &p->map[i];
+        if (e->used && e->has_tag && !e->task && e->tag == pending) {
+            e->task = r;
+            p->tasks[r - 1].has_samples = true;
+            p->unnamed_entries--;
+        }
+    }
+}
+
 void prof_task_table_full(struct prof *p, uint64_t slots)
 {
     p->table_full = slots ? slots : 1;
@@ -136,6 +157,8 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
         snprintf(buf, len, "%s (0x%08x)", tk->name, e->tag);
     } else if (tk) {
         return tk->name;
+    } else if (e->has_tag && ev_tag_pending(e->tag)) { /* attached mid-stream: its name comes soon */
+        snprintf(buf, len, "task #%u (name pending)", (unsigned)(e->tag - EV_TAG_PENDING_BASE));
     } else if (e->has_tag) {
         snprintf(buf, len, "0x%08x", e->tag);
     } else {
