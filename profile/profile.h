@@ -24,6 +24,7 @@ struct prof_row {
     double lo95, hi95;  /* the 95 % interval itself (Wilson's: inside [0, 1], honest at small N) */
     bool approximate;   /* some of it came from a bucket that straddles a function boundary */
     bool inlined;       /* function rows: some of its samples are in copies inlined into callers */
+    uint32_t instances; /* task rows: the tasks (tags) of this name, all in this one row; else 0 */
 };
 
 enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS,

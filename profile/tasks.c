@@ -16,8 +16,10 @@ static int cmp_task_by_name(const void *a, const void *b)
     return c ? c : (x->tag > y->tag) - (x->tag < y->tag);
 }
 
-/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row):
- * sort the records by name, then look at neighbours. Done when rows are made, not per name. */
+/* Group the records by name (one row per name): sort them by name, then give each run of one
+ * name its first record as `same` and the run's distinct tags as that record's `instances`.
+ * Records named "?" (never named) stay apart, each under its tag. Done when rows are made, not per
+ * name. */
 void prof_mark_shared_names(struct prof *p)
 {
     if (!p->shared_stale || p->n_tasks == 0)
@@ -27,12 +29,24 @@ void prof_mark_shared_names(struct prof *p)
         return;
     for (size_t i = 0; i < p->n_tasks; i++) {
         order[i] = &p->tasks[i];
-        p->tasks[i].shared = false;
+        p->tasks[i].same = (uint32_t)i;
+        p->tasks[i].instances = 1;
     }
     qsort(order, p->n_tasks, sizeof *order, cmp_task_by_name);
-    for (size_t i = 1; i < p->n_tasks; i++)
-        if (strcmp(order[i - 1]->name, order[i]->name) == 0 && order[i - 1]->tag != order[i]->tag)
-            order[i - 1]->shared = order[i]->shared = true;
+    for (size_t a = 0, b; a < p->n_tasks; a = b) { /* order[a, b): one name */
+        b = a + 1;
+        while (b < p->n_tasks && !prof_nameless(order[a]) && strcmp(order[b]->name, order[a]->name) == 0)
+            b++;
+        struct task *first = order[a]; /* the name's first record in table order keeps the row */
+        uint32_t tags = 1;
+        for (size_t k = a + 1; k < b; k++) {
+            first = order[k] < first ? order[k] : first;
+            tags += order[k]->tag != order[k - 1]->tag;
+        }
+        for (size_t k = a; k < b; k++)
+            order[k]->same = (uint32_t)(first - p->tasks);
+        first->instances = tags;
+    }
     free(order);
     p->shared_stale = false;
 }
@@ -153,9 +167,7 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
         return "(no tag: the firmware's task table was full)";
     } else if (prof_nameless(tk)) { /* never named: its own row, under its tag */
         snprintf(buf, len, "0x%08x", e->tag);
-    } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
-        snprintf(buf, len, "%s (0x%08x)", tk->name, e->tag);
-    } else if (tk) {
+    } else if (tk) { /* tasks of one name share its row, however many tags had it */
         return tk->name;
     } else if (e->has_tag && ev_tag_pending(e->tag)) { /* attached mid-stream: its name comes soon */
         snprintf(buf, len, "task #%u (name pending)", (unsigned)(e->tag - EV_TAG_PENDING_BASE));

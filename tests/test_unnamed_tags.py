@@ -243,6 +243,36 @@ def late_attach_capture():
         sorted(rows_of(via).items())[:6], sorted(rows.items())[:6]))
 
 
+def one_row_per_name():
+    """A worker deleted and re-created under its name (its index re-mapped to new control blocks)
+    and a second worker of that name alive beside it: one row, with the count of tasks, in the
+    table, CSV, JSON and the folded stacks alike."""
+    text = stream([("A", 0x20000000, "worker"), ("C", 0x20003000, "motor")], ["A", "C"], 10)
+    for tag in (0x20001000, 0x20002000):  # re-created twice
+        more = stream([("A", tag, "worker")], ["A", "C"], 10)
+        text += more[more.index("\n") + 1:]
+    more = stream([("B", 0x20004000, "worker")], ["B", "A", "C"], 12)  # alive beside the third
+    text += more[more.index("\n") + 1:]
+    path = os.path.join(TMP, "same name.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    code, j = task_json(path, ELF)
+    rows = {r["name"]: (r["samples"], r.get("instances")) for r in j.get("rows", [])}
+    check("one row per name: JSON rows, the tasks of the name counted",
+          code == 0 and rows == {"worker": (80 * 3 + 64 * 2, 4), "motor": (80 * 3 + 64, None)}, rows)
+    code, table, err = batch(path, "table")
+    check("one row per name: the table says how many tasks had it",
+          [ln.split("  ")[-2:] for ln in table.splitlines() if "worker" in ln] == [["worker", "(4 tasks of this name)"]],
+          table)
+    code, csv, err = batch(path, "csv")
+    check("one row per name: one CSV row", sum(1 for ln in csv.splitlines() if ",worker," in ln) == 1, csv)
+    r = subprocess.run([TOOL, "--batch", "--by", "task", "-o", "folded", path, ELF], capture_output=True, timeout=60)
+    roots = {}
+    for ln in r.stdout.decode().splitlines():
+        roots[ln.split(";")[0]] = roots.get(ln.split(";")[0], 0) + float(ln.rsplit(" ", 1)[1])
+    check("one row per name: folded stacks under one root of the name", roots == {"worker": 368, "motor": 304}, roots)
+
+
 def attach_cut_not_glued():
     """A tcp: server that another reader used: the first line is the tail of a log line with a
     stream line after it. That is the attach cut, not a stream line glued onto a log line."""
@@ -284,6 +314,7 @@ def main():
     case("before the scheduler", stream([("A", 0x20000000, "motor"), ("B", 0, "?")], ["A", "A", "A", "B"], 60),
          ["motor", "0x00000000"], "25.0", "before the RTOS ran its first task")
     late_attach_synthetic()
+    one_row_per_name()
     late_attach_capture()
     attach_cut_not_glued()
     sys.exit(1 if harness.failed else 0)
