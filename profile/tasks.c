@@ -76,6 +76,8 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
     memset(t, 0, sizeof *t);
     t->tag = tag;
     memcpy(t->name, want, sizeof want);
+    t->same = (uint32_t)p->n_tasks; /* its own row until prof_mark_shared_names says otherwise */
+    t->instances = 1;
     p->n_tasks++;
     if (!prof_set_current_task(p, (uint32_t)(p->n_tasks - 1))) {
         p->n_tasks--;
