@@ -1,5 +1,6 @@
 /* Profile model without symbols: counts, shares, intervals, grouping, diagnostics; and with a
  * code range only, where samples are counted by address, against the same samples hashed. */
+#include "../decode/event.h"
 #include "../profile/profile.h"
 #include "../symbols/symbols.h"
 #include "check.h"
@@ -85,6 +86,31 @@ static void test_duplicate_task_names_one_row(void)
         CHECK(rows[i].instances == (strcmp(rows[i].name, "worker") == 0 ? 2u : 1u));
     char buf[64];
     CHECK(strcmp(prof_tag_label(p, 0x20000200u, buf, sizeof buf), "worker") == 0); /* folded, trace: one name */
+    prof_free(p);
+}
+
+/* Issue 31: samples of a stream index whose name has not come yet (a late attach) are a row of
+ * their index, and join the task's row, with any samples of the task since, when the name comes. */
+static void test_pending_index_takes_its_name(void)
+{
+    struct prof *p = prof_new(NULL);
+    for (int i = 0; i < 30; i++)
+        prof_add_pc(p, 0x08000100u + 2u * (uint32_t)(i % 3), true, EV_TAG_PENDING(3));
+    const struct prof_row *rows;
+    size_t n = prof_rows(p, PROF_BY_TASK, true, &rows);
+    CHECK(n == 1 && strcmp(rows[0].name, "task #3 (name pending)") == 0);
+    prof_task_name(p, 0x20000300u, "motor", 5);
+    prof_task_pending_named(p, EV_TAG_PENDING(3), 0x20000300u);
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000300u);
+    n = prof_rows(p, PROF_BY_TASK, true, &rows);
+    CHECK(n == 1 && strcmp(rows[0].name, "motor") == 0 && rows[0].samples == 40);
+    char buf[64];
+    CHECK(strcmp(prof_tag_label(p, EV_TAG_PENDING(3), buf, sizeof buf), "motor") == 0); /* the trace's lanes */
+    struct prof_diag d[8];
+    size_t nd = prof_diagnose(p, d, 8);
+    for (size_t i = 0; i < nd; i++)
+        CHECK(d[i].kind != DIAG_UNNAMED_TAGS);
     prof_free(p);
 }
 
@@ -473,6 +499,7 @@ int main(void)
     RUN_TEST(test_counts_shares_and_intervals);
     RUN_TEST(test_task_grouping);
     RUN_TEST(test_duplicate_task_names_one_row);
+    RUN_TEST(test_pending_index_takes_its_name);
     RUN_TEST(test_reused_tag_keeps_each_tasks_samples);
     RUN_TEST(test_many_tasks);
     RUN_TEST(test_idle_share);
