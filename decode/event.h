@@ -11,7 +11,8 @@ enum ev_type {
     EV_SLEEP,        /* a PC sample taken while the core slept (ITM 0x15 0x00) */
     EV_BUCKET,       /* histogram bucket: addr = first byte, size bytes, count samples */
     EV_HIST_HEADER,  /* histogram block: addr = base, size = bucket bytes, count = n, value = out */
-    EV_TASK_NAME,    /* tag = task identifier, text = its name */
+    EV_TASK_NAME,    /* tag = task identifier, text = its name; value = the EV_TAG_PENDING tag its stream
+                        index's samples carried before this first name (0: none) */
     EV_SECTION,      /* index; run (struct ev_run) */
     EV_LOG,          /* a text line that is not part of a dump: text */
     EV_SOFTWARE,     /* ITM stimulus write: index = port (page included), value, size bytes */
@@ -42,6 +43,18 @@ enum ev_type {
  * stream carried no tag for it ('/' in docs/stream.md). Exception 1 (reset) is never sampled as
  * a handler, so CMPROF_ISR_TAG(1) is free for this. */
 #define EV_TAG_UNSENT 0xFFFFFE01u
+
+/* The tag of a sample whose stream task index had no @task line yet (the host attached mid-stream
+ * and the firmware repeats names only now and then): EV_TAG_PENDING(index). The index's first
+ * EV_TASK_NAME carries this tag in its value, so the samples that waited for it take its name.
+ * Above any RAM a task's control block lives in, below the exception tags. */
+#define EV_TAG_PENDING_BASE 0xFFFFC000u
+#define EV_TAG_PENDING_SPAN 0x2000u
+#define EV_TAG_PENDING(i) (EV_TAG_PENDING_BASE + (uint32_t)(i))
+static inline int ev_tag_pending(uint32_t tag)
+{
+    return tag - EV_TAG_PENDING_BASE < EV_TAG_PENDING_SPAN;
+}
 
 /* EV_SECTION, EV_SECTION_EVENT: a timed section's figures (or one of its PMU events'). */
 struct ev_run {

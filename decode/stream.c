@@ -301,10 +301,11 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
         textline_bad(d);
         return;
     }
+    uint32_t was = d->task_tags[t];
     d->task_tags[t] = (uint32_t)v;
     d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
     struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
-                   .offset = d->line_offset};
+                   .value = ev_tag_pending(was) ? was : 0, .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 

@@ -16,6 +16,8 @@ enum { BLOCK_NONE, BLOCK_RAW, BLOCK_HIST };
 void text_init(struct text_decoder *d)
 {
     memset(d, 0, sizeof *d);
+    for (uint32_t i = 0; i < TEXT_TASKS; i++) /* no @task line yet: the index is its tag for now */
+        d->task_tags[i] = EV_TAG_PENDING(i);
 }
 
 void text_free(struct text_decoder *d)
@@ -320,7 +322,12 @@ static void end_line(struct text_decoder *d, const char *s, size_t len, const st
     } else if (d->joined_mid_line && !d->first_line_done) {
         /* attached to a live source mid-line: the first line is the tail of one we never saw */
         uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
+        uint64_t glued = d->stats.glued;
         line(d, s, len, sink);
+        if (d->stats.glued > glued) { /* a stream line after the tail we joined in: the cut, not a glue */
+            d->stats.glued = glued;
+            d->stats.partial_first++;
+        }
         if (d->stats.bad_lines > bad) {
             d->stats.bad_lines = bad;
             d->stats.first_bad = first_bad;

@@ -2,6 +2,8 @@
  * tagged samples by task record, call stacks, sleep, and histogram buckets. */
 #include "prof_int.h"
 
+#include "../decode/event.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,8 @@ uint32_t prof_current_task(struct prof *p, uint32_t tag)
                 found = p->task_index[j];
                 break;
             }
+    if (!found && p->pending_task && ev_tag_pending(tag)) /* its index has been named since */
+        found = p->pending_task[tag - EV_TAG_PENDING_BASE];
     p->last_tag = tag;
     p->last_task = found;
     p->last_valid = true;

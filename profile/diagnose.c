@@ -193,10 +193,13 @@ const char *prof_skid_cause(const struct prof *p, uint32_t pc)
 }
 
 /* Samples whose task tag has no name (interrupt handlers have theirs): all of them, those the
- * firmware sent no tag for, those of tag 0, and one such tag (the most sampled). */
+ * firmware sent no tag for, those of tag 0, and one such tag (the most sampled); apart from them,
+ * those of stream indexes whose name has not come yet (the host attached mid-stream), and one such. */
 struct unnamed {
     double all, unsent, zero, top;
     uint32_t example;
+    double pending, top_pending;
+    uint32_t pending_example;
 };
 
 static struct unnamed count_unnamed(const struct prof *p)
@@ -209,6 +212,14 @@ static struct unnamed count_unnamed(const struct prof *p)
         const struct task *tk = prof_task_of(p, e);
         if (tk && !prof_nameless(tk))
             continue;
+        if (!tk && ev_tag_pending(e->tag)) {
+            u.pending += e->count;
+            if (e->count > u.top_pending) {
+                u.top_pending = e->count;
+                u.pending_example = e->tag - EV_TAG_PENDING_BASE;
+            }
+            continue;
+        }
         u.all += e->count;
         u.unsent += e->tag == EV_TAG_UNSENT ? e->count : 0;
         u.zero += e->tag == 0 ? e->count : 0;
@@ -224,8 +235,9 @@ static struct unnamed count_unnamed(const struct prof *p)
 static void unnamed_cause(const struct prof *p, const struct unnamed *u, char *buf, size_t len)
 {
     if (u->unsent || p->table_full)
-        snprintf(buf, len, "the firmware's task table was full (%sraise CMPROF_STREAM_TASKS)%s",
-                 p->table_full ? "" : "62 slots before issue 30; ", u->unsent ? ", so no tag was sent" : "");
+        snprintf(buf, len, "the firmware's task table was full (%sraise CMPROF_STREAM_TASKS, or CONFIG_CMPROF_TASKS "
+                 "in a Zephyr prj.conf)%s", p->table_full ? "" : "62 slots before issue 30; ",
+                 u->unsent ? ", so no tag was sent" : "");
     else if (u->zero >= u->all / 2)
         snprintf(buf, len, "tag 0: samples taken before the RTOS ran its first task (start sampling after the "
                  "scheduler starts)");
@@ -357,9 +369,14 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
 static void task_checks(struct prof *p, double total, struct diags *d)
 {
     struct unnamed u = count_unnamed(p);
+    if (u.pending > 0 && total > 0)
+        add(d, DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) came before their task's name (e.g. task "
+            "#%u, shown as its own row until then); likely cause: the capture or the view attached mid-stream; the "
+            "firmware repeats names, so they arrive within seconds", 100.0 * u.pending / total, u.pending,
+            (unsigned)u.pending_example);
     if (u.all <= 0 || total <= 0)
         return;
-    char cause[150];
+    char cause[190];
     unnamed_cause(p, &u, cause, sizeof cause);
     if (u.top > 0)
         add(d, DIAG_UNNAMED_TAGS, "unnamed tasks: %.1f %% of samples (%.0f) carry task tags that were never named "

@@ -106,8 +106,13 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_TASK_NAME:
         prof_task_name(in->prof, e->tag, e->text, e->text_len);
-        if (in->window) /* the live view's w window names its tasks too */
+        if (e->value)
+            prof_task_pending_named(in->prof, (uint32_t)e->value, e->tag);
+        if (in->window) { /* the live view's w window names its tasks too */
             prof_task_name(in->window, e->tag, e->text, e->text_len);
+            if (e->value)
+                prof_task_pending_named(in->window, (uint32_t)e->value, e->tag);
+        }
         break;
     case EV_TABLE_FULL:
         prof_task_table_full(in->prof, e->count);

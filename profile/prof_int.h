@@ -25,11 +25,14 @@ struct entry {
 };
 
 /* One task: a tag with a name. A tag renamed after it had samples (an RTOS reusing a deleted
- * task's control block for a new task) starts a new record, so the old task keeps its samples. */
+ * task's control block for a new task) starts a new record, so the old task keeps its samples.
+ * Records of one name make one row (a thread deleted and re-created under its name, a pool of
+ * same-named workers): `same` points at the name's first record, which counts the tags. */
 struct task {
     uint32_t tag;
     char name[48];
-    bool shared;      /* another tag has the same name: rows then show the tag too */
+    uint32_t same;      /* the record (0-based) whose row this one's samples join */
+    uint32_t instances; /* on that record: the distinct tags that had its name */
     bool has_samples;
 };
 
@@ -80,6 +83,7 @@ struct prof {
     size_t n_tasks, cap_tasks;
     uint32_t *task_index;   /* open addressing, tag -> 1 + its current record; 0: empty */
     size_t task_index_cap;
+    uint32_t *pending_task; /* stream index -> 1 + the record its first name made (EV_TAG_PENDING) */
     uint32_t last_tag, last_task; /* consecutive samples mostly come from one task */
     bool last_valid, shared_stale;
     bool fold_overhead; /* function and line rows: the library's code as one row */
@@ -131,7 +135,7 @@ bool prof_set_current_task(struct prof *p, uint32_t r);
 /* profile.c: whether a location is the library's own code (firmware/cmprof_*.c). */
 bool prof_in_profiler(const struct sym_location *l);
 
-/* tasks.c: the names rows show for tasks. */
+/* tasks.c: the names rows show for tasks, and which records share one (struct task: same). */
 void prof_mark_shared_names(struct prof *p);
 /* The task a sample belongs to: the record its tag named when it came (or, for samples that came
  * before their tag had a name, the tag's first name). */

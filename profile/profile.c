@@ -68,6 +68,7 @@ void prof_free(struct prof *p)
     free(p->lanes);
     free(p->tasks);
     free(p->task_index);
+    free(p->pending_task);
     free(p->groups);
     free(p->gindex);
     free(p->rows);

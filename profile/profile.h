@@ -24,6 +24,7 @@ struct prof_row {
     double lo95, hi95;  /* the 95 % interval itself (Wilson's: inside [0, 1], honest at small N) */
     bool approximate;   /* some of it came from a bucket that straddles a function boundary */
     bool inlined;       /* function rows: some of its samples are in copies inlined into callers */
+    uint32_t instances; /* task rows: the tasks (tags) of this name, all in this one row; else 0 */
 };
 
 enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS,
@@ -50,6 +51,9 @@ void prof_add_sleep(struct prof *p);
 /* A histogram bucket: count samples spread over [addr, addr + size) by byte share. */
 void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t count);
 void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len);
+/* A stream index's first name came (after prof_task_name for tag): the samples that carried
+ * pending (EV_TAG_PENDING of that index) while they waited for it become tag's task's. */
+void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag);
 /* The build-id the stream announced (compared with the ELF's). */
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len);
 /* The firmware said its task name table (slots) was full: the unnamed-tags diagnostic says so. */

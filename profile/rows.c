@@ -77,12 +77,17 @@ struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
 /* The task a sample belongs to: the record its tag named when it came (or, for samples that
  * came before their tag had a name, the tag's first name). */
 
-/* One row per task record (a reused tag's tasks stay apart), per exception, per unnamed tag. */
+/* One row per task name (a reused tag's tasks stay apart, a re-created task's records join), per
+ * exception, per unnamed tag. */
 static struct group *task_group(struct prof *p, const struct entry *e)
 {
     const struct task *tk = prof_task_of(p, e);
-    if (tk && !prof_in_exception(e))
-        return prof_group_for(p, (const void *)(uintptr_t)3, (uint64_t)(tk - p->tasks));
+    if (tk && !prof_in_exception(e)) {
+        struct group *g = prof_group_for(p, (const void *)(uintptr_t)3, tk->same);
+        if (g)
+            g->row.instances = p->tasks[tk->same].instances;
+        return g;
+    }
     return prof_group_for(p, (const void *)(uintptr_t)(e->has_tag ? 1 : 2), e->tag);
 }
 

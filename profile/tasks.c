@@ -16,8 +16,10 @@ static int cmp_task_by_name(const void *a, const void *b)
     return c ? c : (x->tag > y->tag) - (x->tag < y->tag);
 }
 
-/* Mark the tasks whose name another tag has too (two "worker" tasks must not look like one row):
- * sort the records by name, then look at neighbours. Done when rows are made, not per name. */
+/* Group the records by name (one row per name): sort them by name, then give each run of one
+ * name its first record as `same` and the run's distinct tags as that record's `instances`.
+ * Records named "?" (never named) stay apart, each under its tag. Done when rows are made, not per
+ * name. */
 void prof_mark_shared_names(struct prof *p)
 {
     if (!p->shared_stale || p->n_tasks == 0)
@@ -27,12 +29,24 @@ void prof_mark_shared_names(struct prof *p)
         return;
     for (size_t i = 0; i < p->n_tasks; i++) {
         order[i] = &p->tasks[i];
-        p->tasks[i].shared = false;
+        p->tasks[i].same = (uint32_t)i;
+        p->tasks[i].instances = 1;
     }
     qsort(order, p->n_tasks, sizeof *order, cmp_task_by_name);
-    for (size_t i = 1; i < p->n_tasks; i++)
-        if (strcmp(order[i - 1]->name, order[i]->name) == 0 && order[i - 1]->tag != order[i]->tag)
-            order[i - 1]->shared = order[i]->shared = true;
+    for (size_t a = 0, b; a < p->n_tasks; a = b) { /* order[a, b): one name */
+        b = a + 1;
+        while (b < p->n_tasks && !prof_nameless(order[a]) && strcmp(order[b]->name, order[a]->name) == 0)
+            b++;
+        struct task *first = order[a]; /* the name's first record in table order keeps the row */
+        uint32_t tags = 1;
+        for (size_t k = a + 1; k < b; k++) {
+            first = order[k] < first ? order[k] : first;
+            tags += order[k]->tag != order[k - 1]->tag;
+        }
+        for (size_t k = a; k < b; k++)
+            order[k]->same = (uint32_t)(first - p->tasks);
+        first->instances = tags;
+    }
     free(order);
     p->shared_stale = false;
 }
@@ -62,6 +76,8 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
     memset(t, 0, sizeof *t);
     t->tag = tag;
     memcpy(t->name, want, sizeof want);
+    t->same = (uint32_t)p->n_tasks; /* its own row until prof_mark_shared_names says otherwise */
+    t->instances = 1;
     p->n_tasks++;
     if (!prof_set_current_task(p, (uint32_t)(p->n_tasks - 1))) {
         p->n_tasks--;
@@ -77,6 +93,27 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
                 p->unnamed_entries--;
             }
         }
+}
+
+void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag)
+{
+    uint32_t r = prof_current_task(p, tag);
+    if (!r || !ev_tag_pending(pending))
+        return;
+    if (!p->pending_task && !(p->pending_task = calloc(EV_TAG_PENDING_SPAN, sizeof *p->pending_task)))
+        return; /* out of memory: those samples keep their pending row */
+    prof_settle(p);
+    p->pending_task[pending - EV_TAG_PENDING_BASE] = r;
+    p->last_valid = false;
+    p->last_lane = 0;
+    for (size_t i = 0; p->unnamed_entries && i < p->cap; i++) {
+        struct entry *e = &p->map[i];
+        if (e->used && e->has_tag && !e->task && e->tag == pending) {
+            e->task = r;
+            p->tasks[r - 1].has_samples = true;
+            p->unnamed_entries--;
+        }
+    }
 }
 
 void prof_task_table_full(struct prof *p, uint64_t slots)
@@ -132,10 +169,10 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
         return "(no tag: the firmware's task table was full)";
     } else if (prof_nameless(tk)) { /* never named: its own row, under its tag */
         snprintf(buf, len, "0x%08x", e->tag);
-    } else if (tk && tk->shared) { /* two tasks of one name: tell them apart by their tag */
-        snprintf(buf, len, "%s (0x%08x)", tk->name, e->tag);
-    } else if (tk) {
+    } else if (tk) { /* tasks of one name share its row, however many tags had it */
         return tk->name;
+    } else if (e->has_tag && ev_tag_pending(e->tag)) { /* attached mid-stream: its name comes soon */
+        snprintf(buf, len, "task #%u (name pending)", (unsigned)(e->tag - EV_TAG_PENDING_BASE));
     } else if (e->has_tag) {
         snprintf(buf, len, "0x%08x", e->tag);
     } else {

@@ -139,6 +139,8 @@ static void row(const struct report_data *d, size_t i, FILE *out)
     fputs(", \"file\": ", out);
     emit_json_string(out, r->file ? r->file : "");
     fprintf(out, ", \"line\": %u, \"approximate\": %s", r->line, r->approximate ? "true" : "false");
+    if (r->instances > 1) /* one row per task name: the tasks (tags) that had it */
+        fprintf(out, ", \"instances\": %u", (unsigned)r->instances);
     if (o->base) {
         struct baseline_delta delta = emit_compare_row(o, d->p, r, d->n);
         fprintf(out, ", \"base_percent\": %.4f, \"delta\": %.4f, \"z\": %.2f, \"significant\": %s",

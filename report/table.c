@@ -34,6 +34,8 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
         fputs("  ", out);
         emit_terminal(out, emit_basename(r->file));
     }
+    if (r->instances > 1) /* one row per task name */
+        fprintf(out, "  (%u tasks of this name)", (unsigned)r->instances);
     fprintf(out, "%s%s\n", r->inlined && o->by == PROF_BY_FUNCTION ? "  (inlined)" : "",
             r->approximate ? "  (approximate: bucket straddles a function boundary)" : "");
 }

@@ -5,6 +5,9 @@
   2. the w window by task: the tasks by name, as without it;
   3. key o says where the snapshot went (the directory, its end from a "/" on when narrow);
      --save-dir DIR chooses, and a DIR that cannot take one is refused at the start.
+Issue 31: attached to a running stream, the samples of indexes not named yet wait in rows of their
+index ("task #N (name pending)") that take the names when they come; a task re-created under its
+name stays one row, which says how many tasks had the name.
 Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
 import os
 import re
@@ -161,11 +164,46 @@ def window_task_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def late_attach_test(w, h):
+    """A pty whose stream starts after the names went by: pending rows and the attach as the cause,
+    then the names (the firmware repeats them) fill the rows in; a worker re-created under its name
+    stays one row."""
+    import pty
+    import test_unnamed_tags as ut
+    size = "%dx%d: " % (w, h)
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    s = "cmprof-late-attach"
+    start(s, w, h, "--by", "task", path, ut.ELF)
+    first = ut.stream([], ["A", "B"], 20)
+    names = ut.stream([("A", 0x20000000, "motor"), ("B", 0x20001000, "worker")], ["A", "B"], 20)
+    again = ut.stream([("B", 0x20002000, "worker")], ["A", "B"], 20)  # the worker re-created elsewhere
+    os.write(master, ("boot log line\n" * 300 + first).encode())  # the port held log lines before
+    txt = wait_for(s, r"task #1 \(name pending\)", 10) or screen(s)
+    keys(s, "d")  # the diagnostics page (these made-up PCs also look like another build's)
+    diag = re.sub(r"\s+", " ", screen(s))
+    keys(s, "Escape")
+    check(size + "late attach: samples wait under their index, the attach named as the cause",
+          "task #0 (name pending)" in txt and "0x00000000" not in txt and
+          "came before their task's name" in diag and "attached mid-stream" in diag, diag[:400])
+    os.write(master, (names[names.index("\n") + 1:] + again[again.index("\n") + 1:]).encode())
+    txt = wait_for(s, r"samples 960 ", 10) or screen(s)
+    rows = [ln for ln in txt.splitlines()[4:-2] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
+    check(size + "late attach: the names fill the rows in, a re-created worker stays one row",
+          len(rows) == 2 and any(re.search(r"\s480\s+motor$", ln) for ln in rows) and
+          any(re.search(r"\s480\s+worker  \(2 tasks of this name\)$", ln) for ln in rows) and "pending" not in txt,
+          " | ".join(rows))
+    tmux("kill-session", "-t", s)
+    os.close(master)
+    os.close(slave)
+
+
 def run_all():
     for w, h in ((80, 24), (200, 60)):
         clone_tests(w, h)
         save_tests(w, h)
         window_task_test(w, h)
+        late_attach_test(w, h)
     save_dir_refused()
 
 

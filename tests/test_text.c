@@ -327,6 +327,33 @@ static void test_eight_word_lines_match_the_general_parse(void)
 
 /* Attached to a live source mid-line: its first line is the tail of one never seen, so a bad
  * first line is no error there (a file's first line is whole: bad stays bad). */
+/* Issue 31: a live source joined mid-way through a log line that has a stream line glued after it
+ * ("p=23$...!CC"): the first line's head is the cut, not a glued line; its samples are kept. An
+ * index used before its @task line carries EV_TAG_PENDING of itself, and its first name says so. */
+static void test_attach_cut_and_pending_index(void)
+{
+    const char *s = "@cmprof v=2 clk=168000000 tclk=168000000 period=64 jitter=4095 base=08000000!8m\n";
+    const char *glued = "p=23$AAUTAAUPAAUUAAUWAAUWAAUbAAUUAAUPAAUTAAUPAAUSAAUPAAUQAAUUAAUTAAUU!3R\n";
+    for (int live = 0; live < 2; live++) {
+        struct ev_sink sink = {evlog_event, &log_a};
+        struct text_decoder d;
+        evlog_reset(&log_a);
+        text_init(&d);
+        text_feed(&d, (const uint8_t *)s, strlen(s), &sink); /* the code base, then the join */
+        d.joined_mid_line = live;
+        d.first_line_done = false;
+        text_feed(&d, (const uint8_t *)glued, strlen(glued), &sink);
+        CHECK(d.stats.glued == (live ? 0u : 1u) && d.stats.partial_first == (live ? 1u : 0u));
+        CHECK(log_a.count[EV_PC] == 16);
+        text_free(&d);
+    }
+    struct text_decoder d;
+    text_init(&d);
+    CHECK(d.task_tags[5] == EV_TAG_PENDING(5) && ev_tag_pending(d.task_tags[TEXT_TASKS - 1]) &&
+          !ev_tag_pending(EV_TAG_UNSENT) && !ev_tag_pending(0x20000000u));
+    text_free(&d);
+}
+
 static void test_partial_first_line_of_a_live_source(void)
 {
     /* the tail of a stream line whose start (and check's coverage) we missed: its check fails */
@@ -367,6 +394,7 @@ int main(void)
     RUN_TEST(test_single_bit_errors_are_caught);
     RUN_TEST(test_hex_words_fast_path_matches_strtoul);
     RUN_TEST(test_partial_first_line_of_a_live_source);
+    RUN_TEST(test_attach_cut_and_pending_index);
     RUN_TEST(test_stream_tag_forms);
     RUN_TEST(test_eight_word_lines_match_the_general_parse);
     free(log_a.buf);

@@ -781,6 +781,28 @@ def save_and_record_test(w=80, h=24):
     tmux("kill-session", "-t", s)
 
 
+def resize_last_column_test():
+    """Issue 31: a shrink from 120x35 to 80x24 left a stale character in the key bar's last column
+    (the bottom-right cell was never drawn, so whatever the terminal kept there stayed)."""
+    r = scen.Result("stream")
+    feeder = Feeder(open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read(), 40000.0, start=False)
+    s = "cmprof-resize-corner"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "35", "%s %s %s; sleep 3" % (TOOL, feeder.path, r.elf))
+    wait_for(s, r"^cmprof-top ", 15)
+    feeder.start()
+    wait_for(s, r"samples [1-9]\d{3,} ", 15)
+    keys(s, "?")  # the help page: text in the columns the shrink keeps
+    tmux("resize-window", "-t", s, "-x", "80", "-y", "24")
+    time.sleep(1.0)
+    lines = tmux("capture-pane", "-p", "-N", "-t", s).stdout.splitlines()
+    last = lines[-1] if lines else ""
+    check("resize 120x35 to 80x24: the key bar's last column is redrawn, nothing stale in it",
+          len(lines) == 24 and len(last) <= 80 and last.rstrip().endswith("quit"), repr(last[-30:]))
+    tmux("kill-session", "-t", s)
+    feeder.cut()
+
+
 def tmux_main(run):
     """Run the checks of run() with one tmux server up; the exit status of a test script."""
     if subprocess.run(["which", "tmux"], capture_output=True).returncode != 0:
@@ -807,6 +829,7 @@ def run_all():
         inline_and_signal_tests(w, h)
     annotate_search_call_tests()
     fit_tests()
+    resize_last_column_test()
     crash_tests()
     no_color_test()
     batch_live_tests()

@@ -3,12 +3,19 @@
 were never named (a firmware table that filled, '/' in firmware before issue 30; a tag the
 firmware named '?'; tag 0 before the scheduler) end up in rows of their own, never one merged
 '0x00000000' task, and the table and the JSON say what share of samples that is and why.
+Issue 31: a host that attaches to a running stream sees indexes before their @task lines: those
+samples wait under their index ("task #N (name pending)") and take the name when it comes, with a
+diagnostic that names the attach as the cause; a stream line glued after the partial first line of
+a live source is the attach cut, not a glued line.
 Prints one ok/FAIL line per check."""
 import json
 import os
 import random
+import re
 import subprocess
 import sys
+import time
+import tty
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -87,6 +94,211 @@ def case(name, text, want_rows, share, cause):
     check("%s: JSON rows" % name, all(r in names for r in want_rows), names)
 
 
+def task_index(field):
+    """A stream task index as the firmware writes it: one base64 char, or '+' and two more."""
+    return B64.index(field) if len(field) == 1 else 62 + (B64.index(field[1]) << 6 | B64.index(field[2]))
+
+
+def task_lines(text):
+    """(byte offset, index, tag, name) of each @task line."""
+    return [(m.start(), task_index(m.group(1)), m.group(2), m.group(3))
+            for m in re.finditer(r"^@task (\+..|.) ([0-9a-f]{8}) ([^!]*)![A-Za-z0-9+/]{2}$", text, re.M)]
+
+
+def task_json(path, elf, tool_args=()):
+    r = subprocess.run([TOOL, "--batch", "--by", "task", "-o", "json"] + list(tool_args) + [path, elf],
+                       capture_output=True, timeout=120)
+    try:
+        return r.returncode, json.loads(r.stdout.decode(errors="replace"))
+    except ValueError:
+        return r.returncode, {"error": r.stderr.decode(errors="replace")}
+
+
+def rows_of(j):
+    return {r["name"]: r["samples"] for r in j.get("rows", [])}
+
+
+def pending_rows(rows):
+    return {int(m.group(1)): v for k, v in rows.items() for m in [re.match(r"task #(\d+) \(name pending\)$", k)] if m}
+
+
+def through_pty(text, elf):
+    """The text through a pty, as a port the host attaches to (batch: read until it closes). The
+    tool's JSON, or {} when it gave none."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    p = subprocess.Popen([TOOL, "--batch", "--by", "task", "-o", "json", os.ttyname(slave), elf],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    link = os.ttyname(slave)
+    for _ in range(200):  # until the tool has the port open (at most 20 s)
+        try:
+            if any(os.readlink("/proc/%d/fd/%s" % (p.pid, fd)) == link for fd in os.listdir("/proc/%d/fd" % p.pid)):
+                break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    time.sleep(0.5)
+    data = memoryview(text.encode())
+    try:
+        while data:
+            data = data[os.write(master, data[:4096]):]
+        time.sleep(1.0)  # read to the end before the port goes away
+    finally:
+        os.close(master)
+    try:
+        out, _ = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, _ = p.communicate()
+    os.close(slave)
+    try:
+        return json.loads(out.decode(errors="replace"))
+    except ValueError:
+        return {}
+
+
+def late_attach_synthetic():
+    """Samples of two indexes before their names, then the names (the firmware's repeat): one row
+    per task with every sample; the same stream cut before the names: pending rows and the cause."""
+    names = [("A", 0x20000000, "motor"), ("B", 0x20001000, "link")]
+    body = stream([], ["A", "B", "B", "-AW"], 30)
+    later = stream(names, ["A", "B", "B", "-AW"], 30)
+    later = later[later.index("\n") + 1:]  # its announce is the first stream's
+    for label, text, want in (("names after", body + later, {"motor": 240, "link": 480, "ISR: IRQ 6": 240}),
+                              ("names never came", body, {"task #0 (name pending)": 120, "task #1 (name pending)": 240,
+                                                          "ISR: IRQ 6": 120})):
+        path = os.path.join(TMP, "late %s.txt" % label)
+        with open(path, "w") as f:
+            f.write(text)
+        code, j = task_json(path, ELF)
+        check("late attach, %s: rows %s" % (label, want), code == 0 and rows_of(j) == want, j)
+        d = [x for x in j.get("diagnostics", []) if x.startswith("unnamed tasks:")]
+        if "names after" in label:
+            check("late attach, %s: no unnamed-task diagnostic" % label, not d, d)
+        else:
+            check("late attach, %s: the diagnostic names the attach, with the share" % label,
+                  len(d) == 1 and "75.0 % of samples (360) came before their task's name" in d[0] and
+                  "attached mid-stream" in d[0] and "tag 0" not in d[0], d)
+
+
+def late_attach_capture():
+    """The FreeRTOS scenario's capture cut mid-line (an attach to a running firmware), as a file and
+    through a pty, against the same capture with the names it had at the cut put first."""
+    name = "frtos"
+    cap = os.path.join(ROOT, "build", "scenarios", name, "uart.txt")
+    elf = os.path.join(ROOT, "build", "scenarios", name, "fw.elf")
+    if not check("late attach: the %s capture is built" % name, os.path.exists(cap) and os.path.exists(elf), cap):
+        return
+    text = open(cap, errors="replace").read()
+    announces = [m.start() for m in re.finditer(r"^@cmprof ", text, re.M)]
+    at = announces[2]
+    cut = text.rindex("\n", 0, at - 1) + 20  # inside the line before an announce
+    late = text[cut:]
+    lines = task_lines(text)
+    before, after = {}, {}
+    for off, idx, tag, nm in lines:
+        if off < cut:
+            before[idx] = (tag, nm)
+        elif idx not in after:
+            after[idx] = (tag, nm)
+    head = text[at:text.index("\n", at) + 1] + "".join(
+        "@task %s" % m.group(0)[6:] + "\n" for m in re.finditer(r"^@task .*$", text[:cut], re.M)
+        if task_index(m.group(0).split(" ")[1]) in before and
+        (m.group(0).split(" ")[2], m.group(0).split(" ", 3)[3].rsplit("!", 1)[0]) == before[task_index(m.group(0).split(" ")[1])])
+    ref_path, late_path = os.path.join(TMP, "attach ref.txt"), os.path.join(TMP, "attach late.txt")
+    with open(ref_path, "w") as f:
+        f.write(head + late)
+    with open(late_path, "w") as f:
+        f.write(late)
+    _, ref = task_json(ref_path, elf)
+    _, got = task_json(late_path, elf)
+    ref_rows, rows = rows_of(ref), rows_of(got)
+    pend = pending_rows(rows)
+    check("late attach (file): no 0x00000000 row, no row named by a tag", not any(k.startswith("0x") for k in rows),
+          sorted(rows)[:8])
+    check("late attach (file): every sample counted, as with the names known", got.get("total") == ref.get("total")
+          and got.get("total", 0) > 1000, "%s vs %s" % (got.get("total"), ref.get("total")))
+    check("late attach (file): a pending row for each index used before a name and never named after the cut, "
+          "none for the others", pend and all(i in before and i not in after for i in pend),
+          "pending %s; named after the cut %s" % (sorted(pend), sorted(set(pend) & set(after))))
+    # names whose samples the attach cannot change: none of their indexes was re-mapped, left
+    # unnamed, or first named after the cut with another task
+    moved = set()
+    for idx, was in before.items():
+        if after.get(idx) != was:
+            moved.add(was[1])
+            moved.add(after.get(idx, ("", ""))[1])
+    same = {k: v for k, v in ref_rows.items() if k not in moved}
+    check("late attach (file): %d tasks named after the cut have exactly the samples they have with the names "
+          "known" % len(same),
+          len(same) > 20 and all(rows.get(k) == v for k, v in same.items()),
+          [(k, rows.get(k), v) for k, v in same.items() if rows.get(k) != v][:5])
+    d = [x for x in got.get("diagnostics", []) if x.startswith("unnamed tasks:")]
+    check("late attach (file): one diagnostic, the attach as the cause, with the pending samples",
+          len(d) == 1 and "(%d) came before their task's name" % sum(pend.values()) in d[0] and
+          "attached mid-stream" in d[0], d)
+    filler = "boot log line\n" * 400  # what the port held before: whatever the tool reads first
+    via = through_pty(filler + late, elf)
+    check("late attach (pty): the same rows as the file", rows_of(via) == rows, "%s vs %s" % (
+        sorted(rows_of(via).items())[:6], sorted(rows.items())[:6]))
+
+
+def one_row_per_name():
+    """A worker deleted and re-created under its name (its index re-mapped to new control blocks)
+    and a second worker of that name alive beside it: one row, with the count of tasks, in the
+    table, CSV, JSON and the folded stacks alike."""
+    text = stream([("A", 0x20000000, "worker"), ("C", 0x20003000, "motor")], ["A", "C"], 10)
+    for tag in (0x20001000, 0x20002000):  # re-created twice
+        more = stream([("A", tag, "worker")], ["A", "C"], 10)
+        text += more[more.index("\n") + 1:]
+    more = stream([("B", 0x20004000, "worker")], ["B", "A", "C"], 12)  # alive beside the third
+    text += more[more.index("\n") + 1:]
+    path = os.path.join(TMP, "same name.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    code, j = task_json(path, ELF)
+    rows = {r["name"]: (r["samples"], r.get("instances")) for r in j.get("rows", [])}
+    check("one row per name: JSON rows, the tasks of the name counted",
+          code == 0 and rows == {"worker": (80 * 3 + 64 * 2, 4), "motor": (80 * 3 + 64, None)}, rows)
+    code, table, err = batch(path, "table")
+    check("one row per name: the table says how many tasks had it",
+          [ln.split("  ")[-2:] for ln in table.splitlines() if "worker" in ln] == [["worker", "(4 tasks of this name)"]],
+          table)
+    code, csv, err = batch(path, "csv")
+    check("one row per name: one CSV row", sum(1 for ln in csv.splitlines() if ",worker," in ln) == 1, csv)
+    r = subprocess.run([TOOL, "--batch", "--by", "task", "-o", "folded", path, ELF], capture_output=True, timeout=60)
+    roots = {}
+    for ln in r.stdout.decode().splitlines():
+        roots[ln.split(";")[0]] = roots.get(ln.split(";")[0], 0) + float(ln.rsplit(" ", 1)[1])
+    check("one row per name: folded stacks under one root of the name", roots == {"worker": 368, "motor": 304}, roots)
+
+
+def attach_cut_not_glued():
+    """A tcp: server that another reader used: the first line is the tail of a log line with a
+    stream line after it. That is the attach cut, not a stream line glued onto a log line."""
+    cap = os.path.join(ROOT, "build", "scenarios", "rtos", "uart.txt")
+    elf = os.path.join(ROOT, "build", "scenarios", "rtos", "fw.elf")
+    if not check("attach cut: the rtos capture is built", os.path.exists(cap) and os.path.exists(elf), cap):
+        return
+    text = open(cap, "rb").read()
+    glued = [m.start() for m in re.finditer(rb"^[^$%@#\n]+[$%@#][A-Za-z0-9+/*-]+![A-Za-z0-9+/]{2}$", text, re.M)]
+    part = text[glued[1] + 3:]  # the previous reader took the log line's first characters
+    path = os.path.join(TMP, "attach glued.txt")
+    with open(path, "wb") as f:
+        f.write(part)
+    code, j = task_json(path, elf)
+    n = j.get("total", 0)
+    port = harness.tcp_server([part], 0)
+    code2, t = task_json("tcp:127.0.0.1:%d" % port, elf, ("--samples", str(n)))
+    fg, tg = j.get("decoder", {}).get("text_glued"), t.get("decoder", {}).get("text_glued")
+    check("attach cut: the file counts the first line's stream line as glued (a file starts where it starts)",
+          code == 0 and fg and fg == len(glued) - 1, "%s glued, %d in the text" % (fg, len(glued) - 1))
+    check("attach cut: through tcp:, the first line is the cut, not a glued line; its samples kept",
+          t.get("total") == n and fg and tg == fg - 1 and
+          not any("glued" in x and x.startswith("%d " % fg) for x in t.get("losses", [])),
+          "file %s, tcp %s glued; samples %s of %s" % (fg, tg, t.get("total"), n))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     check("the tasks scenario's ELF is built", os.path.exists(ELF), ELF)
@@ -97,10 +309,14 @@ def main():
     case("new firmware", stream([("A", 0x20000000, "motor"), ("B", 0x20001000, "?")], ["A", "B", "-AW", "/"], 60,
                                 full=True),
          ["motor", "0x20001000", "ISR: IRQ 6", "(no tag: the firmware's task table was full)"],
-         "50.0", "task table was full (raise CMPROF_STREAM_TASKS)")
+         "50.0", "task table was full (raise CMPROF_STREAM_TASKS, or CONFIG_CMPROF_TASKS in a Zephyr prj.conf)")
     # sampling started before the scheduler: tag 0, named '?'
     case("before the scheduler", stream([("A", 0x20000000, "motor"), ("B", 0, "?")], ["A", "A", "A", "B"], 60),
          ["motor", "0x00000000"], "25.0", "before the RTOS ran its first task")
+    late_attach_synthetic()
+    one_row_per_name()
+    late_attach_capture()
+    attach_cut_not_glued()
     sys.exit(1 if harness.failed else 0)
 
 

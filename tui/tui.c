@@ -157,6 +157,7 @@ int tui_key(void)
     case KEY_F(1):
         return VK_F1;
     case KEY_RESIZE:
+        clearok(curscr, TRUE); /* the terminal cropped the old screen as it liked: repaint it all */
         return VK_RESIZE;
     case KEY_MOUSE: {
         MEVENT m;
@@ -213,8 +214,6 @@ void tui_draw(const struct vbuf *b)
     getmaxyx(stdscr, h, w);
     for (int y = 0; y < b->h && y < h; y++) {
         for (int x = 0; x < b->w && x < w; x++) {
-            if (y == h - 1 && x == w - 1)
-                break; /* writing the last cell would scroll */
             const struct vcell *c = &b->cells[y * b->w + x];
             short pair;
             attr_t at = attr_of(c->attr, &pair);
@@ -223,7 +222,10 @@ void tui_draw(const struct vbuf *b)
             wchar_t wc[2] = {(wchar_t)c->ch, 0};
             cchar_t cc;
             setcchar(&cc, wc, at, pair, NULL);
-            mvadd_wch(y, x, &cc);
+            if (y == h - 1 && x == w - 1) /* adding the last cell would scroll; inserting it does not */
+                mvins_wch(y, x, &cc);
+            else
+                mvadd_wch(y, x, &cc);
         }
     }
     refresh();
