@@ -250,7 +250,7 @@ def all_scenarios():
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
                       SEED=12345))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
-                      CMPROF_HIST_BINS=2048, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
+                      CMPROF_HIST_BINS=4096, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
 
 
