@@ -632,11 +632,45 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
     return room;
 }
 
+#if !DUMP_MODE
+#ifndef CMPROF_GONE_NAMES
+#define CMPROF_GONE_NAMES 8u /* deleted tasks' unsent names kept at once (a drain sends them) */
+#endif
+static char gone_names[CMPROF_GONE_NAMES][CMPROF_DUMP_NAME_LEN + 1u];
+static uint16_t gone_owner[CMPROF_GONE_NAMES];
+static uint32_t gone_next;
+
+/* The kernel frees a deleted task's control block, and the name in it, maybe before the drain
+ * sends the name: an unsent one is copied. The oldest copy goes to the next deletion; a name
+ * still pointing at it becomes unknown ('?'), never another task's. */
+static void keep_gone_name(uint32_t i)
+{
+    uint32_t k = gone_next++ % CMPROF_GONE_NAMES;
+    char *copy = gone_names[k];
+    if (stream.names[gone_owner[k]] == copy)
+        stream.names[gone_owner[k]] = NULL;
+    for (uint32_t s = 0; s < stream.n_superseded; s++)
+        if (stream.superseded[s].name == copy)
+            stream.superseded[s].name = NULL;
+    const char *name = stream.names[i];
+    uint32_t n = 0;
+    for (; name && name[n] && n < CMPROF_DUMP_NAME_LEN; n++)
+        copy[n] = name[n];
+    copy[n] = '\0';
+    stream.names[i] = name ? copy : NULL;
+    gone_owner[k] = (uint16_t)i;
+}
+#else
+#define keep_gone_name(i) ((void)(i)) /* dump mode copies every name at creation */
+#endif
+
 void cmprof_stream_task_gone(const void *tag)
 {
     stream.changes++;
     uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
     if (i != NO_SLOT && !(stream.flags[i] & GONE)) {
+        if (stream.flags[i] & UNSENT)
+            keep_gone_name(i);
         stream.flags[i] |= GONE;
         if (!(stream.flags[i] & FREED)) { /* each slot at most once in the queue: it never overflows */
             uint32_t at = stream.freed_head + stream.n_freed;

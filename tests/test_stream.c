@@ -286,6 +286,42 @@ static void test_block_reused_twice_before_a_drain(void)
     free(log.buf);
 }
 
+/* FreeRTOS frees a deleted task's control block at once (another task deleted it) and reuses the
+ * memory, before the idle hook drains: the name held in the block must still go out as it was,
+ * never the bytes now there. Past the copies kept, an unsent name goes out as '?', never another's. */
+static void test_deleted_before_the_drain_keeps_its_name(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    static char blocks[12][24];
+    for (int t = 0; t < 12; t++) { /* the name lives in the block, as pcTaskName does */
+        snprintf(blocks[t] + 8, 16, "gone%02d", t % 100);
+        cmprof_stream_task_later(blocks[t], blocks[t] + 8);
+        test_tag = blocks[t];
+        for (int k = 0; k < 3; k++)
+            cmprof_tick(0x08000100u);
+        cmprof_stream_task_gone(blocks[t]);
+        memset(blocks[t], 0x01, sizeof blocks[t]); /* freed and reused by the kernel's heap */
+    }
+    cmprof_stream_flush(capture);
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    CHECK(d.stats.bad_lines == 0 && log.count[EV_PC] == 36);
+    CHECK(strchr(out, 0x01) == NULL); /* no byte of the reused blocks on the line */
+    int kept = 0;
+    for (int t = 0; t < 12; t++) {
+        char name[24];
+        snprintf(name, sizeof name, "'gone%02d'", t);
+        kept += strstr(log.buf, name) != NULL;
+    }
+    CHECK(kept >= 8 && strstr(log.buf, "'gone11'")); /* the last 8 deleted at least, the newest surely */
+    text_free(&d);
+    free(log.buf);
+}
+
 /* For users with their own transport: take copies samples out in order, across the ring's wrap. */
 static void test_take_copies_in_order_across_the_wrap(void)
 {
@@ -585,6 +621,7 @@ int main(void)
     RUN_TEST(test_names_from_kernel_hooks);
     RUN_TEST(test_reused_control_block_keeps_samples_apart);
     RUN_TEST(test_block_reused_twice_before_a_drain);
+    RUN_TEST(test_deleted_before_the_drain_keeps_its_name);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
     RUN_TEST(test_write_sends_whole_lines);
     RUN_TEST(test_create_and_delete_take_a_few_steps);
