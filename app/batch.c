@@ -109,7 +109,7 @@ static bool say_no_samples(const struct batch_options *o, const struct ingest *i
         return false;
     char saw[600];
     ingest_describe(in, saw, sizeof saw);
-    fprintf(err, "cmprof-top: no samples in '%s' (%s)\n", o->source, saw);
+    fprintf(err, "cmprof-top: no samples in '%s' (%s)%s\n", o->source, saw, ingest_no_samples_hint(in));
     return true;
 }
 

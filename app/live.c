@@ -238,8 +238,9 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     struct batch_options bo = o->batch;
     int status = batch_interrupted(&bo, total, stderr);
     if (total == 0) {
-        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)\n", o->batch.source, e->state,
-                *e->before ? "; before: " : "", e->before);
+        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)%s\n", o->batch.source, e->state,
+                *e->before ? "; before: " : "", e->before,
+                ingest_no_samples_hint(in));
         status = status ? status : EXIT_USAGE;
     } else if (*e->failure) {
         bo.partial = e->failure;

@@ -405,3 +405,10 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, "; first bad %s at byte offset %llu",
                  in->format == DETECT_TEXT ? "line" : "byte", (unsigned long long)(first - 1));
 }
+
+const char *ingest_no_samples_hint(const struct ingest *in)
+{
+    return in->info.present ? "; the firmware announced itself but sent no samples: is cmprof_start() called, and "
+                              "its timer's interrupt enabled?"
+                            : "";
+}

@@ -66,6 +66,9 @@ struct ingest {
  * (and the stream tag in orbflow frames). */
 void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync);
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
+/* When no sample came: why, if the stream tells ("" when it does not): the firmware announced
+ * itself, so the line works and sampling never started. */
+const char *ingest_no_samples_hint(const struct ingest *in);
 /* The source paused (closed, reconnecting): decide the format from what came so far, so a short
  * stream is not held back waiting for a full detection window; unless those bytes may still be
  * the start of orbflow (zeros alone, frames cut short), when the bytes after them decide. */

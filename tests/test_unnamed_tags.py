@@ -347,6 +347,27 @@ def duration_cut_not_malformed():
                                                               ref.get("total")))
 
 
+def announce_without_samples():
+    """A firmware that announces itself but never samples (cmprof_start() never called: a FreeRTOS
+    hook the demo's config does not enable) is told so, as a file and live."""
+    cap = os.path.join(ROOT, "build", "scenarios", "stream_tagged", "uart.txt")
+    elf = os.path.join(ROOT, "build", "scenarios", "stream_tagged", "fw.elf")
+    if not check("announce only: the stream_tagged capture is built", os.path.exists(cap) and os.path.exists(elf), cap):
+        return
+    lines = open(cap, "rb").read().split(b"\n")
+    text = b"boot\n" + b"".join(ln + b"\n" for ln in lines if ln.startswith((b"@cmprof", b"@task")))
+    path = os.path.join(TMP, "announce only.txt")
+    with open(path, "wb") as f:
+        f.write(text)
+    port = held_tcp_server(text, 4)
+    for name, src, extra in (("file", path, []), ("tcp:", "tcp:127.0.0.1:%d" % port, ["--duration", "1"])):
+        r = subprocess.run([TOOL, "--batch"] + extra + [src, elf], capture_output=True, timeout=60)
+        err = r.stderr.decode(errors="replace")
+        check("announce only (%s): exit 2, one line saying sampling never started" % name,
+              r.returncode == 2 and "announced itself but sent no samples" in err and "cmprof_start()" in err and
+              len(err.strip().splitlines()) == 1, "exit %d: %s" % (r.returncode, err))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     check("the tasks scenario's ELF is built", os.path.exists(ELF), ELF)
@@ -366,6 +387,7 @@ def main():
     late_attach_capture()
     attach_cut_not_glued()
     duration_cut_not_malformed()
+    announce_without_samples()
     sys.exit(1 if harness.failed else 0)
 
 
