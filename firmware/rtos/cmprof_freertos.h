@@ -8,9 +8,12 @@
  *      "Trace recorders" below):   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on the
  *      include path). Nothing else in the kernel changes.
  *   2. Build cmprof_sampler.c and cmprof_stream.c with -DCMPROF_STREAM=1
- *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32, and define
+ *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32 -DCMPROF_JITTER=MASK, and define
  *      `void *volatile cmprof_current_task;` once. 32 samples a line (16 by default) halve the
- *      drain's work per line: about 10 instructions a sample less at 100+ tasks.
+ *      drain's work per line: about 10 instructions a sample less at 100+ tasks. The jitter MASK
+ *      (2^k - 1, wider than the base period given to cmprof_start, and equal to the announce's
+ *      .jitter) keeps the samples out of step with the kernel's tick: with a constant period
+ *      FreeRTOS's own demo showed SysTick's handler never sampled at all.
  *   3. Give the sampler a timer the RTOS does not use (FreeRTOS ticks with SysTick): e.g.
  *      -DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER on MPS2, CMPROF_PORT_STM32_TIM on STM32,
  *      CMPROF_PORT_NRF_TIMER on nRF5x; put its handler (cmprof.h lists the names) in your vector
@@ -20,7 +23,8 @@
  *      allowed, and it sees inside critical sections that mask with BASEPRI (not PRIMASK ones:
  *      the ARM_CM0 port's, for one; that time lands on the instruction after they end).
  *   5. Start sampling once the scheduler runs, from a task: the first lines of a start-up task, or
- *      vApplicationDaemonTaskStartupHook(). cmprof_current_task is set by the first switch, inside
+ *      vApplicationDaemonTaskStartupHook() (called only with configUSE_DAEMON_TASK_STARTUP_HOOK 1:
+ *      without it the host gets the announce and no sample, and says so). cmprof_current_task is set by the first switch, inside
  *      vTaskStartScheduler(): samples taken before it (cmprof_start() in main) carry tag 0, which
  *      no task has, and show as a row "0x00000000" with an "unnamed tasks" diagnostic.
  *   6. configUSE_IDLE_HOOK 1, and in vApplicationIdleHook(): cmprof_stream_announce() on the first
@@ -44,7 +48,8 @@
  *      f <= I R / (10 B)             the idle time, with a putc that waits for each byte
  * and period = timer_hz / f. Worked figure: 115,200 baud, B = 5.3: the line carries 1,976
  * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 20,000/s, so the line sets
- * f = 1,976 (period 50,607 at a 100 MHz timer; pick 60,000 with CMPROF_JITTER 4095); a waiting
+ * f = 1,976 (a mean period of 50,607 at a 100 MHz timer: the period is base + 0..MASK, so base
+ * 18,000 with CMPROF_JITTER 65535, mean 50,767); a waiting
  * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
  * fills and samples are dropped: counted, reported by the host as lost, and the shares lean
  * towards the tasks that run while the idle task waits. CMPROF_RING_N must hold the samples of
