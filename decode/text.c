@@ -461,9 +461,10 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
     }
 }
 
-/* A live source's last line has no end when reading stops (a --duration, q, the port gone): the
- * rest of it was never read. Decoded if it is whole; if it is not, it is the cut, not an error. */
-static void finish_live_line(struct text_decoder *d, const struct ev_sink *sink)
+/* The last line has no end when reading stops (a --duration, q, the port gone, a capture or a
+ * recording cut there): the rest of it was never read. Decoded if it is whole; if it is not, it
+ * is the cut, not an error (a file and its replay read alike). */
+static void finish_last_line(struct text_decoder *d, const struct ev_sink *sink)
 {
     uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
     line(d, d->line, d->line_len, sink);
@@ -477,10 +478,8 @@ static void finish_live_line(struct text_decoder *d, const struct ev_sink *sink)
 
 void text_finish(struct text_decoder *d, const struct ev_sink *sink)
 {
-    if (d->line_len && !d->line_too_long && d->joined_mid_line)
-        finish_live_line(d, sink);
-    else if (d->line_len && !d->line_too_long)
-        line(d, d->line, d->line_len, sink);
+    if (d->line_len && !d->line_too_long)
+        finish_last_line(d, sink);
     else if (d->line_too_long)
         d->stats.long_lines++;
     d->line_len = 0;

@@ -38,7 +38,7 @@ struct text_stats {
     uint64_t not_kept;     /* samples a dump says were taken but overwritten in its ring */
     uint64_t glued;        /* stream lines found glued onto the end of a log line, and cut off */
     uint64_t partial_first; /* a malformed first line of a stream joined in mid-line: not an error */
-    uint64_t partial_last;  /* a live source's unterminated last line, cut when reading stopped: not an error */
+    uint64_t partial_last;  /* an unterminated last line that does not decode, cut when reading stopped: not an error */
     uint64_t unsent_tags;  /* stream samples whose tag the firmware could not send ('/'): EV_TAG_UNSENT */
 };
 
