@@ -10,9 +10,9 @@ def check(name, ok, detail=""):
     return ok
 
 
-def tcp_server(parts, gap):
-    """A probe's SWO server on a free port of 127.0.0.1: one connection per part, closed after it
-    (the tool must keep its samples and retry), then it goes away for `gap` seconds."""
+def tcp_server(parts, gap, hold=0):
+    """A probe's SWO server on a free port of 127.0.0.1: one connection per part, closed `hold`
+    seconds after it (the tool must keep its samples and retry), then it goes away for `gap` seconds."""
     import socket
     import threading
     import time
@@ -34,6 +34,7 @@ def tcp_server(parts, gap):
             try:
                 conn, _ = sock.accept()
                 conn.sendall(part)
+                time.sleep(hold)  # a live source that stays connected, as a port does
                 conn.close()
             except OSError:
                 pass

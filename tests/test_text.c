@@ -354,6 +354,17 @@ static void test_attach_cut_and_pending_index(void)
     text_free(&d);
 }
 
+/* Decodes len bytes of s whole into log_a, as from a live source or not; text_free(d) after. */
+static void decode_as(struct text_decoder *d, const char *s, size_t len, bool live)
+{
+    struct ev_sink sink = {evlog_event, &log_a};
+    evlog_reset(&log_a);
+    text_init(d);
+    d->joined_mid_line = live;
+    text_feed(d, (const uint8_t *)s, len, &sink);
+    text_finish(d, &sink);
+}
+
 static void test_partial_first_line_of_a_live_source(void)
 {
     /* the tail of a stream line whose start (and check's coverage) we missed: its check fails */
@@ -362,13 +373,8 @@ static void test_partial_first_line_of_a_live_source(void)
                     "$AAUTAAUPAAUUAAUWAAUWAAUbAAUUAAUPAAUTAAUPAAUSAAUPAAUQAAUUAAUTAAUU!3R\n"
                     "p 0800zz00\n";
     for (int live = 0; live < 2; live++) {
-        struct ev_sink sink = {evlog_event, &log_a};
         struct text_decoder d;
-        evlog_reset(&log_a);
-        text_init(&d);
-        d.joined_mid_line = live;
-        text_feed(&d, (const uint8_t *)s, strlen(s), &sink);
-        text_finish(&d, &sink);
+        decode_as(&d, s, strlen(s), live);
         /* the last line is bad either way: only the first is forgiven */
         CHECK(d.stats.bad_lines == (live ? 1u : 2u) && d.stats.partial_first == (live ? 1u : 0u));
         CHECK(log_a.count[EV_PC] == 16);
@@ -384,22 +390,13 @@ static void test_partial_last_line_is_the_cut(void)
                     "$AAUTAAUPAAUUAAUWAAUWAAUbAAUUAAUPAAUTAAUPAAUSAAUPAAUQAAUUAAUTAAUU!3R\n"
                     "$AAUTAAUPAAUUAAUWAAUW";
     for (int live = 0; live < 2; live++) {
-        struct ev_sink sink = {evlog_event, &log_a};
         struct text_decoder d;
-        evlog_reset(&log_a);
-        text_init(&d);
-        d.joined_mid_line = live;
-        text_feed(&d, (const uint8_t *)s, strlen(s), &sink);
-        text_finish(&d, &sink);
+        decode_as(&d, s, strlen(s), live);
         CHECK(d.stats.bad_lines == 0u && d.stats.partial_last == 1u);
         CHECK(log_a.count[EV_PC] == 16);
         text_free(&d);
         /* without its newline, a whole last line is still decoded */
-        text_init(&d);
-        d.joined_mid_line = live;
-        evlog_reset(&log_a);
-        text_feed(&d, (const uint8_t *)s, strlen(s) - strlen("$AAUTAAUPAAUUAAUWAAUW") - 1, &sink);
-        text_finish(&d, &sink);
+        decode_as(&d, s, strlen(s) - strlen("$AAUTAAUPAAUUAAUWAAUW") - 1, live);
         CHECK(d.stats.bad_lines == 0u && d.stats.partial_last == 0u && log_a.count[EV_PC] == 16);
         text_free(&d);
     }

@@ -299,30 +299,6 @@ def attach_cut_not_glued():
           "file %s, tcp %s glued; samples %s of %s" % (fg, tg, t.get("total"), n))
 
 
-def held_tcp_server(data, hold):
-    """A server on 127.0.0.1 that sends `data` and keeps the connection open `hold` seconds."""
-    import socket
-    import threading
-    import time
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    srv.settimeout(20)
-
-    def serve():
-        try:
-            conn, _ = srv.accept()
-            conn.sendall(data)
-            time.sleep(hold)
-            conn.close()
-        except OSError:
-            pass
-        srv.close()
-    threading.Thread(target=serve, daemon=True).start()
-    return srv.getsockname()[1]
-
-
 def duration_cut_not_malformed():
     """--duration stops reading a live source in the middle of a line: that line is the cut, not a
     malformed line (FreeRTOS's demo showed "1 malformed lines dropped" after every --duration run)."""
@@ -333,7 +309,7 @@ def duration_cut_not_malformed():
     text = open(cap, "rb").read()
     whole = text[:text.rfind(b"\n", 0, len(text) // 2) + 1]
     nxt = text[len(whole):text.index(b"\n", len(whole))]
-    port = held_tcp_server(whole + nxt[:len(nxt) // 2], 6)
+    port = harness.tcp_server([whole + nxt[:len(nxt) // 2]], 0, 6)
     code, j = task_json("tcp:127.0.0.1:%d" % port, elf, ("--duration", "2"))
     path = os.path.join(TMP, "duration whole.txt")
     with open(path, "wb") as f:
@@ -359,7 +335,7 @@ def announce_without_samples():
     path = os.path.join(TMP, "announce only.txt")
     with open(path, "wb") as f:
         f.write(text)
-    port = held_tcp_server(text, 4)
+    port = harness.tcp_server([text], 0, 4)
     for name, src, extra in (("file", path, []), ("tcp:", "tcp:127.0.0.1:%d" % port, ["--duration", "1"])):
         r = subprocess.run([TOOL, "--batch"] + extra + [src, elf], capture_output=True, timeout=60)
         err = r.stderr.decode(errors="replace")
