@@ -110,7 +110,7 @@ SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmw
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo
-SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo/zephyr
+SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
 MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_churn := $(SRC_test_stream_load) -DSTREAM_CHURN=1
 MAIN_test_stream_churn := tests/test_stream_load.c

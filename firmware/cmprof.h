@@ -217,7 +217,11 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
 void cmprof_stream_task_later(const void *tag, const char *name);
 /* The task is gone (e.g. from traceTASK_DELETE): it is no longer re-announced, and its slot goes
  * to a new task once no fresh slot is left, the longest-deleted first (until then, its samples
- * still in the ring keep its name). Create and delete take a few steps, whatever the task count. */
+ * still in the ring keep its name). Create and delete take a few steps, whatever the task count.
+ * A name not sent yet is copied here, as the kernel may free the block that holds it (FreeRTOS's
+ * pcTaskName): CMPROF_GONE_NAMES copies (default 16, 17 bytes each) for tasks that end between two
+ * drains; past them the oldest goes out as '?'. Build with CMPROF_STREAM_NAMES_KEPT=1 when names
+ * outlive their tasks (Zephyr's module does): no copies, no limit. */
 void cmprof_stream_task_gone(const void *tag);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

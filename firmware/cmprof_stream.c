@@ -632,9 +632,12 @@ static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
     return room;
 }
 
-#if !DUMP_MODE
+#ifndef CMPROF_STREAM_NAMES_KEPT
+#define CMPROF_STREAM_NAMES_KEPT 0 /* 1: names outlive their tasks (Zephyr's adapter keeps them) */
+#endif
+#if !DUMP_MODE && !CMPROF_STREAM_NAMES_KEPT
 #ifndef CMPROF_GONE_NAMES
-#define CMPROF_GONE_NAMES 8u /* deleted tasks' unsent names kept at once (a drain sends them) */
+#define CMPROF_GONE_NAMES 16u /* deleted tasks' unsent names kept at once (a drain sends them) */
 #endif
 static char gone_names[CMPROF_GONE_NAMES][CMPROF_DUMP_NAME_LEN + 1u];
 static uint16_t gone_owner[CMPROF_GONE_NAMES];
@@ -661,7 +664,7 @@ static void keep_gone_name(uint32_t i)
     gone_owner[k] = (uint16_t)i;
 }
 #else
-#define keep_gone_name(i) ((void)(i)) /* dump mode copies every name at creation */
+#define keep_gone_name(i) ((void)(i)) /* dump mode copies every name at creation; kept names live on */
 #endif
 
 void cmprof_stream_task_gone(const void *tag)

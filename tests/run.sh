@@ -211,6 +211,17 @@ echo "== cmprof-top"
 step "resolve parity" python3 tests/resolve_parity.py
 step "resolve order" python3 tests/resolve_order.py
 step "symbols/ in layers, no loop" python3 tests/test_symbols_layers.py
+# issue 34: no two files use each other, no function over 150 lines (the two state machines named
+# in scripts/layout_check.py's skip list aside)
+layout_gate() {
+    local out
+    if out=$(python3 scripts/layout_check.py --allow-loops 0 --max-lines 150); then
+        echo "ok   layout: no loop of files, no function over 150 lines: $(printf '%s\n' "$out" | grep -E '^(loops|over)' | tr '\n' ' ')"
+    else
+        echo "FAIL layout: $(printf '%s\n' "$out" | grep -E '^(loops|  loop|over)' | tr '\n' ' ')"
+    fi
+}
+step "layout: loops and long functions" layout_gate
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "RTOS task roots" python3 tests/test_task_roots.py

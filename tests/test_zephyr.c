@@ -254,6 +254,38 @@ static void test_create_rename_abort_churn(void)
     text_free(&d);
 }
 
+/* The drain thread has the lowest priority: many workers can end between two drains (the
+ * zretry trial: 12 a round). Their names live in the module's pool, so every one is named, however
+ * many end before the drain runs (the stream's copies on delete are for names in freed blocks). */
+static void test_many_threads_end_between_two_drains(void)
+{
+    enum { WORKERS = 24 }; /* more than the 16 copies; 48 samples fit the ring */
+    static struct k_thread workers[WORKERS], main_thread;
+    start();
+    kernel_create(&main_thread, "main");
+    kernel_switch_to(&main_thread);
+    for (unsigned i = 0; i < WORKERS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "worker_%02u", i);
+        kernel_create(&workers[i], name);
+        kernel_switch_to(&workers[i]);
+        for (unsigned k = 0; k < 2; k++) /* sampled, not drained */
+            cmprof_tick_frame(0x00000400u + 2u * k, 0);
+        kernel_exit_to(&main_thread);
+    }
+    samples_in(0, 3);
+    struct text_decoder d;
+    finish(&d);
+    unsigned wrong = 0;
+    for (unsigned i = 0; i < WORKERS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "worker_%02u", i);
+        wrong += samples_of(&tally, name) != 2u;
+    }
+    CHECK(wrong == 0 && samples_of(&tally, "?") == 0);
+    text_free(&d);
+}
+
 /* Threads mostly share a few names: the pool keeps each name once. Once it is full, a new name is
  * taken from the thread's own buffer, still right when not overwritten before the drain. */
 static void test_name_pool_shares_then_degrades(void)
@@ -300,6 +332,7 @@ int main(void)
     RUN_TEST(test_idle_name_rule);
     RUN_TEST(test_threads_idle_and_interrupts);
     RUN_TEST(test_create_rename_abort_churn);
+    RUN_TEST(test_many_threads_end_between_two_drains);
     RUN_TEST(test_name_pool_shares_then_degrades);
     return check_summary();
 }
