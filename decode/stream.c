@@ -329,9 +329,10 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     if (n < 0 || *i + (size_t)n > len)
         return false;
     if (emit) {
+        uint32_t was = d->task_tags[t];
         d->task_tags[t] = tag;
         struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = s + *i, .text_len = (size_t)n,
-                       .offset = d->line_offset};
+                       .value = ev_tag_pending(was) ? was : 0, .offset = d->line_offset};
         ev_emit(sink, &e);
     }
     *i += (size_t)n;

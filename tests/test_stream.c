@@ -95,6 +95,67 @@ static void test_late_host_places_samples_within_a_second(void)
     free(log.buf);
 }
 
+/* A host that attaches late sees samples of indexes not named yet (pending tags): the repeats on
+ * "@N" lines name them, and each such name says which pending tag it resolves, so the host moves
+ * the waiting samples into the named row (as an "@task" line does). */
+struct pending_seen {
+    uint32_t sampled[64], resolved[64];
+    size_t n_sampled, n_resolved;
+};
+
+static void add_once(uint32_t *set, size_t *n, uint32_t v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (set[i] == v)
+            return;
+    if (*n < 64)
+        set[(*n)++] = v;
+}
+
+static void note_pending(void *ctx, const struct ev *e)
+{
+    struct pending_seen *p = ctx;
+    if (e->type == EV_PC && ev_tag_pending(e->tag))
+        add_once(p->sampled, &p->n_sampled, e->tag);
+    if (e->type == EV_TASK_NAME && e->value)
+        add_once(p->resolved, &p->n_resolved, (uint32_t)e->value);
+}
+
+static void test_repeats_resolve_pending_samples(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    static char tcbs[8][8];
+    static const char *const names[4] = {"alpha", "beta", "gamma", "delta"};
+    for (int t = 0; t < 8; t++)
+        cmprof_stream_task(capture, tcbs[t], names[t % 4]);
+    for (unsigned k = 0; k < 3000u; k++) {
+        test_tag = tcbs[k % 8u];
+        cmprof_tick(0x08000100u + 2u * (k % 7u));
+        cmprof_stream_drain(capture, 1);
+    }
+    const char *late = skip_lines(out, 101);
+    struct pending_seen seen = {0};
+    struct ev_sink sink = {note_pending, &seen};
+    struct text_decoder d;
+    text_init(&d);
+    text_feed(&d, (const uint8_t *)late, strlen(late), &sink);
+    text_finish(&d, &sink);
+    size_t unresolved = 0;
+    for (size_t i = 0; i < seen.n_sampled; i++) {
+        bool found = false;
+        for (size_t j = 0; j < seen.n_resolved; j++)
+            found |= seen.resolved[j] == seen.sampled[i];
+        unresolved += !found;
+    }
+    printf("     late host: %zu @N lines, %zu pending tags sampled, %zu resolved, %zu unresolved\n",
+           count_lines(late, "@N"), seen.n_sampled, seen.n_resolved, unresolved);
+    CHECK(count_lines(late, "@N") > 0 && seen.n_sampled > 0 && unresolved == 0);
+    text_free(&d);
+}
+
 /* Repeated names, several to an @N line: each names its index; a malformed line names none. */
 static void test_repeat_lines_decode_whole_or_not_at_all(void)
 {
@@ -615,6 +676,7 @@ int main(void)
     RUN_TEST(test_announce_repeats_every_second);
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_repeat_lines_decode_whole_or_not_at_all);
+    RUN_TEST(test_repeats_resolve_pending_samples);
     RUN_TEST(test_loss_triggers_an_announce);
     RUN_TEST(test_interrupt_samples_are_named);
     RUN_TEST(test_own_announces_keep_interrupt_names_repeated);
