@@ -292,7 +292,7 @@ def view_items_test(w, h):
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (
         TOOL, os.path.join(scen.BUILD, "rtos", "uart.txt"), r.elf))
-    wait_for(s, r"end of file", 10)
+    wait_for(s, r"end of file", 30)
     def rows(txt):
         return [ln for ln in txt.splitlines()[5:-1] if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
     txt = screen(s)
@@ -352,7 +352,7 @@ def no_color_test():
         s = "cmprof-nocolor"
         tmux("kill-session", "-t", s)
         tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", cmd + "; sleep 5")
-        wait_for(s, r"end of file", 10)
+        wait_for(s, r"end of file", 30)
         txt = tmux("capture-pane", "-p", "-e", "-t", s).stdout
         check("%s: no colours" % name, "hot_a" in txt and re.search(r"\x1b\[[0-9;]*3[1-7]", txt) is None)
         tmux("kill-session", "-t", s)
@@ -365,7 +365,7 @@ def inline_and_signal_tests(w=120, h=30):
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
          "%s %s %s; echo exited $?; sleep 5" % (TOOL, os.path.join(scen.BUILD, "loops_inline_o2", "uart.txt"), r.elf))
-    wait_for(s, r"end of file", 10)
+    wait_for(s, r"end of file", 30)
     keys(s, "i")  # charge inlined code to its caller: everything is in run()
     txt = screen(s)
     rows = [ln for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]
@@ -401,7 +401,7 @@ def annotate_search_call_tests():
         s = "cmprof-annotate"
         tmux("kill-session", "-t", s)
         tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, cap, r.elf))
-        wait_for(s, r"end of file", 10)
+        wait_for(s, r"end of file", 30)
         keys(s, "/", "run", "Enter")
         keys(s, "Enter")  # run's lines
         keys(s, "a")
@@ -446,7 +446,7 @@ def annotate_search_call_tests():
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", "100", "-y", "30", "%s %s %s; sleep 30" % (
         TOOL, os.path.join(scen.BUILD, "irqoff_long", "uart.txt"), r.elf))
-    wait_for(s, r"end of file", 10)
+    wait_for(s, r"end of file", 30)
     keys(s, "/", "irq_on", "Enter")
     keys(s, "Enter")
     keys(s, "a")
@@ -467,7 +467,7 @@ def fit_tests():
         tmux("kill-session", "-t", s)
         tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --cpu-hz 168000000 --budget 0=25 %s %s; "
              "sleep 30" % (TOOL, os.path.join(scen.BUILD, "sections", "uart.txt"), r.elf))
-        wait_for(s, r"end of file", 10)
+        wait_for(s, r"end of file", 30)
         keys(s, "t")
         lines = screen(s).splitlines()
         head = [ln for ln in lines if "SECTION" in ln]
@@ -509,7 +509,7 @@ def crash_tests():
         tmux("new-session", "-d", "-s", s, "-x", "100", "-y", "30",
              "%s %s %s; echo exited $?; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*echo' -e '-*icanon' | "
              "tr '\\n' ' '; echo; sleep 5" % (TOOL, os.path.join(scen.BUILD, "m3_loops", "uart.txt"), r.elf))
-        wait_for(s, r"end of file", 10)
+        wait_for(s, r"end of file", 30)
         pid = tool_pid(s)
         if pid:
             os.kill(int(pid[0]), sig)
@@ -738,7 +738,7 @@ def diff_test(w, h):
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --diff %s %s %s; sleep 30" % (
         TOOL, base, slow_uart, os.path.join(scen.BUILD, "diff_slower", "fw.elf")))
-    got = wait_for(s, r"end of file", 10)
+    got = wait_for(s, r"end of file", 30)
     txt = screen(s)
     row = [ln for ln in txt.splitlines() if re.search(r"\bhot_b\b", ln) and "%" in ln]
     check("%dx%d: --diff live: BASE%% and CHANGE columns, hot_b's growth marked significant (*)" % (w, h),
