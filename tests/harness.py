@@ -10,6 +10,26 @@ def check(name, ok, detail=""):
     return ok
 
 
+def check_brief(name, ok, detail=""):
+    """check() that prints the evidence only when the check fails."""
+    return check(name, ok, "" if ok else detail)
+
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def stream_line(text):
+    """A live stream line (docs/stream.md): the text, '!', and its sum12 check as two base64 digits."""
+    raw = text.encode()
+    raw += b"\0" * (-len(raw) % 4)
+    a = b = 0
+    for i in range(0, len(raw), 4):
+        a += int.from_bytes(raw[i:i + 4], "little")
+        b += a
+    c = (a + 3 * b) % 4095
+    return "%s!%s%s\n" % (text, B64[c >> 6], B64[c & 63])
+
+
 def tcp_server(parts, gap, hold=0):
     """A probe's SWO server on a free port of 127.0.0.1: one connection per part, closed `hold`
     seconds after it (the tool must keep its samples and retry), then it goes away for `gap` seconds."""

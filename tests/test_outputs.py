@@ -18,11 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from test_tui import B64, stream_line as line  # noqa: E402  (a stream line with its check)
 
-
-def check(name, ok, detail=""):
-    return harness.check(name, ok, "" if ok else detail)  # the evidence only when it fails
+B64, line, check = harness.B64, harness.stream_line, harness.check_brief
 
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))

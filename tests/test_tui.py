@@ -22,6 +22,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "scenarios"))
 import scen  # noqa: E402
 import harness  # noqa: E402
+
+B64, stream_line = harness.B64, harness.stream_line
 from harness import check  # noqa: E402
 
 TOOL = os.path.join(ROOT, "build", "cmprof-top")
@@ -224,21 +226,6 @@ def replay_tests(w=120, h=32):
     check(size + "key q: quits and gives the terminal back", "cmprof-top" not in line_of(txt, 0) if txt.strip() else True,
           line_of(txt, 0) if txt.strip() else "(empty)")
     tmux("kill-session", "-t", s)
-
-
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-
-def stream_line(text):
-    """A live stream line (docs/stream.md): the text, '!', and its sum12 check as two base64 digits."""
-    raw = text.encode()
-    raw += b"\0" * (-len(raw) % 4)
-    a = b = 0
-    for i in range(0, len(raw), 4):
-        a += int.from_bytes(raw[i:i + 4], "little")
-        b += a
-    c = (a + 3 * b) % 4095
-    return "%s!%s%s\n" % (text, B64[c >> 6], B64[c & 63])
 
 
 def section_graph_test(w, h):

@@ -23,29 +23,12 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
 
-def check(name, ok, detail=""):
-    return harness.check(name, ok, "" if ok else detail)  # the evidence only when it fails
+B64, line, check = harness.B64, harness.stream_line, harness.check_brief
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 ELF = os.path.join(ROOT, "build", "scenarios", "tasks", "fw.elf")
 TMP = os.path.join(ROOT, "build", "unnamed-tags-test")
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 BASE = 0x08000164  # the tasks scenario's first code address: every sample falls in its code
-
-
-def sum12(text):
-    """The v2 line check (docs/stream.md), written from its description."""
-    data = text.encode() + b"\0" * (-len(text) % 4)
-    a = b = 0
-    for i in range(0, len(data), 4):
-        a += int.from_bytes(data[i:i + 4], "little")
-        b += a
-    return (a + 3 * b) % 4095
-
-
-def line(text):
-    c = sum12(text)
-    return text + "!" + B64[c >> 6] + B64[c & 63] + "\n"
 
 
 def stream(names, tags, n_lines, full=False):
