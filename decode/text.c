@@ -315,25 +315,33 @@ static void collect(struct text_decoder *d, const uint8_t *p, size_t n)
         d->line_too_long = true;
 }
 
+/* A line that may be cut at either end of a read (its start before we attached, its end after we
+ * stopped): decoded; if it does not decode, it is not counted malformed and true is returned. */
+static bool line_or_cut(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
+    line(d, s, len, sink);
+    if (d->stats.bad_lines == bad)
+        return false;
+    d->stats.bad_lines = bad;
+    d->stats.first_bad = first_bad;
+    d->stats.bad_checks = checks;
+    return true;
+}
+
 static void end_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     if (d->line_too_long) {
         d->stats.long_lines++;
     } else if (d->joined_mid_line && !d->first_line_done) {
         /* attached to a live source mid-line: the first line is the tail of one we never saw */
-        uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
         uint64_t glued = d->stats.glued;
-        line(d, s, len, sink);
+        bool cut = line_or_cut(d, s, len, sink);
         if (d->stats.glued > glued) { /* a stream line after the tail we joined in: the cut, not a glue */
             d->stats.glued = glued;
             d->stats.partial_first++;
         }
-        if (d->stats.bad_lines > bad) {
-            d->stats.bad_lines = bad;
-            d->stats.first_bad = first_bad;
-            d->stats.bad_checks = checks;
-            d->stats.partial_first++;
-        }
+        d->stats.partial_first += cut;
     } else {
         line(d, s, len, sink);
     }
@@ -461,25 +469,12 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
     }
 }
 
-/* The last line has no end when reading stops (a --duration, q, the port gone, a capture or a
- * recording cut there): the rest of it was never read. Decoded if it is whole; if it is not, it
- * is the cut, not an error (a file and its replay read alike). */
-static void finish_last_line(struct text_decoder *d, const struct ev_sink *sink)
-{
-    uint64_t bad = d->stats.bad_lines, first_bad = d->stats.first_bad, checks = d->stats.bad_checks;
-    line(d, d->line, d->line_len, sink);
-    if (d->stats.bad_lines > bad) {
-        d->stats.bad_lines = bad;
-        d->stats.first_bad = first_bad;
-        d->stats.bad_checks = checks;
-        d->stats.partial_last++;
-    }
-}
-
 void text_finish(struct text_decoder *d, const struct ev_sink *sink)
 {
+    /* The last line has no end when reading stops (a --duration, q, the port gone, a capture or a
+     * recording cut there): decoded if whole, else the cut (a file and its replay read alike). */
     if (d->line_len && !d->line_too_long)
-        finish_last_line(d, sink);
+        d->stats.partial_last += line_or_cut(d, d->line, d->line_len, sink);
     else if (d->line_too_long)
         d->stats.long_lines++;
     d->line_len = 0;
