@@ -106,6 +106,8 @@ SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/c
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
+SRC_test_stream_sums := $(SRC_test_stream) -DCMPROF_SUM_RUNNING=1
+MAIN_test_stream_sums := tests/test_stream.c
 SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag
@@ -139,7 +141,7 @@ $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_s
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
 UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_hugeheap test_pcindex test_aranges test_sort test_ingest test_profile test_codemap test_view \
-              test_stream test_stream_many test_stream_hist test_freertos test_stream_load \
+              test_stream test_stream_many test_stream_sums test_stream_hist test_freertos test_stream_load \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT_NAMES += test_unwind
 UNIT_NAMES += test_zephyr

@@ -147,20 +147,56 @@ static void cap_credit(void)
         stream.credit = NAME_BURST * NAME_SHARE; /* send() only adds: the cap is applied where it counts */
 }
 
-/* The line check, sum12 (docs/stream.md): two running sums over the line's 32-bit little-endian
- * words, folded mod 4095. A word costs a load and four adds, where a CRC costs a table lookup per
- * byte, and it still catches every single-bit error (2^j is prime to 4095, and the second sum's
- * weight 1 + 3k never is a multiple of 3). `line` has LINE_TAIL spare bytes after n. */
+/* The line check, sum12 (docs/stream.md): over the line's m 32-bit little-endian words, a + 3b mod
+ * 4095, with a the sum of the words and b the sum of a's running totals. That is one weighted sum,
+ * word k (from 1) weighing 3(m - k + 1) + 1: a long multiply-accumulate (UMLAL) and a subtraction a
+ * word where two running sums took five instructions. It still catches every single-bit error
+ * (2^j is prime to 4095, and no weight is a multiple of 3). `line` has LINE_TAIL spare bytes after n. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the sum12 words are little-endian");
 #define LINE_TAIL 4u /* room a line buffer keeps after its text: "!CC\n" (and sum12's padding) */
-/* A word goes into the first sum as (low 24 bits) + (top 8 bits), equal mod 4095 (2^24 = 1): the
- * first sum then fits 32 bits for any line, and only the second needs 64. */
-#define SUM_WORD(a, b, w) ((a) += ((w) & 0xFFFFFFu) + ((w) >> 24), (b) += (a))
+#ifndef CMPROF_SUM_RUNNING /* 1: the two running sums (a host test checks them on any machine) */
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+#define CMPROF_SUM_RUNNING 1
+#else
+#define CMPROF_SUM_RUNNING 0
+#endif
+#endif
+#if CMPROF_SUM_RUNNING
+/* No long multiply on these cores: the two running sums, a word going into the first as (low 24
+ * bits) + (top 8 bits), equal mod 4095 (2^24 = 1), so that it fits 32 bits for any line. */
+#define SUM_START(words) uint32_t a = 0; uint64_t b = 0
+#define SUM_WORD(w) (a += ((w) & 0xFFFFFFu) + ((w) >> 24), b += a)
+#define SUM_TOTAL() (a + 3u * b)
+#define SUM_PAIRS(p, end) do { \
+        for (; p < end; p += 4) { \
+            uint32_t w; \
+            memcpy(&w, p, 4); \
+            SUM_WORD(w); \
+        } \
+    } while (0)
+#else
+#define SUM_START(words) uint64_t t = 0; uint32_t weight = 3u * (uint32_t)(words) + 1u
+#define SUM_WORD(w) (t += (uint64_t)(w) * weight, weight -= 3u)
+#define SUM_TOTAL() t
+/* Two words a pass, each into its own sum (one UMLAL each): one sum lets GCC multiply both first
+ * and add after, two instructions more. */
+#define SUM_PAIRS(p, end) do { \
+        uint64_t t2 = 0; \
+        for (uint32_t weight2 = weight - 3u; p < end; p += 8, weight -= 6u, weight2 -= 6u) { \
+            uint32_t w0, w1; \
+            memcpy(&w0, p, 4); \
+            memcpy(&w1, p + 4, 4); \
+            t += (uint64_t)w0 * weight; \
+            t2 += (uint64_t)w1 * weight2; \
+        } \
+        t += t2; \
+    } while (0)
+#endif
 
-static uint32_t sum_fold(uint32_t a, uint64_t b)
+static uint32_t sum_fold(uint64_t x) /* x under 2^50 for the longest line */
 {
-    uint64_t x = a + 3u * b; /* under 2^48 for the longest line */
     uint32_t y = (uint32_t)(x & 0xFFFFFFu) + (uint32_t)(x >> 24); /* 2^24 = 1 mod 4095 */
+    y = (y & 0xFFFu) + (y >> 12);
     y = (y & 0xFFFu) + (y >> 12);
     y = (y & 0xFFFu) + (y >> 12);
     return y >= 4095u ? y - 4095u : y;
@@ -178,18 +214,19 @@ static void put_tail(char *t, uint32_t check)
  * time. `line` has LINE_TAIL spare bytes after n. */
 static void send(cmprof_putc_fn putc, char *line, size_t n)
 {
-    uint32_t a = 0; /* locals, not a struct: they stay in registers */
-    uint64_t b = 0;
+    SUM_START((n + 3u) >> 2); /* locals, not a struct: they stay in registers */
     stream.credit += (int32_t)n + 4; /* each byte sent earns names 1 / NAME_SHARE of a byte */
     line[n] = line[n + 1u] = line[n + 2u] = 0; /* pads the last word */
     const char *p = line, *end = line + n, *whole = line + (n & ~(size_t)3u);
     if (stream.info.write) {
-        for (; p < end; p += 4) {
+        if ((n + 3u) & 4u) { /* an odd number of words: one, then pairs */
             uint32_t w;
             memcpy(&w, p, 4);
-            SUM_WORD(a, b, w);
+            SUM_WORD(w);
+            p += 4;
         }
-        put_tail(line + n, sum_fold(a, b));
+        SUM_PAIRS(p, end);
+        put_tail(line + n, sum_fold(SUM_TOTAL()));
         stream.info.write(line, (uint32_t)n + 4u);
         return;
     }
@@ -202,18 +239,18 @@ static void send(cmprof_putc_fn putc, char *line, size_t n)
         putc(p[3]);
         uint32_t w;
         memcpy(&w, p, 4);
-        SUM_WORD(a, b, w);
+        SUM_WORD(w);
     }
     if (p < end) {
         uint32_t w;
         memcpy(&w, p, 4);
-        SUM_WORD(a, b, w);
+        SUM_WORD(w);
         do
             putc(*p++);
         while (p < end);
     }
     char tail[4];
-    put_tail(tail, sum_fold(a, b));
+    put_tail(tail, sum_fold(SUM_TOTAL()));
     putc(tail[0]);
     putc(tail[1]);
     putc(tail[2]);
