@@ -86,10 +86,12 @@ static int task_index(const char *s, size_t len, size_t *i)
     return hi < 0 || lo < 0 ? -1 : 62 + (hi << 6 | lo);
 }
 
-/* The tag before a sample: a task index, "-" and two chars of an exception number (its handler's
- * tag, CMPROF_ISR_TAG), or "/": a tag the firmware had no slot for. False when malformed. */
-static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t *i, uint32_t *tag)
+/* The tag before a sample: a task index (*index; its tag is looked up when the sample is used, after
+ * the line's '=' entries before it), "-" and two chars of an exception number (its handler's tag,
+ * CMPROF_ISR_TAG), or "/": a tag the firmware had no slot for. False when malformed. */
+static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t *i, uint32_t *tag, int *index)
 {
+    *index = -1;
     if (*i < len && s[*i] == '-') {
         int hi = *i + 3 <= len ? b64val(s[*i + 1]) : -1, lo = *i + 3 <= len ? b64val(s[*i + 2]) : -1;
         if (hi < 0 || hi > 7 || lo < 0 || (hi << 6 | lo) < 2) /* exceptions 2..511 */
@@ -100,63 +102,80 @@ static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t
         *tag = EV_TAG_UNSENT;
         (*i)++;
     } else {
-        int t = task_index(s, len, i);
-        if (t < 0)
+        *index = task_index(s, len, i);
+        if (*index < 0)
             return false;
-        *tag = d->task_tags[t];
     }
     return *i < len;
 }
 
+static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, bool emit,
+                         const struct ev_sink *sink);
+
+/* A sample's PC at s[*i]: 4 chars of halfword offset from the code base, or '*' and 6 of the full
+ * 32 bits. False when malformed. */
+static bool sample_pc(const struct text_decoder *d, const char *s, size_t len, size_t *i, uint32_t *pc)
+{
+    bool full = s[*i] == '*';
+    size_t at = *i + full, chars = full ? 6 : 4;
+    if (at + chars > len)
+        return false;
+    uint32_t v = 0;
+    for (size_t k = 0; k < chars; k++) {
+        int c = b64val(s[at + k]);
+        if (c < 0)
+            return false;
+        v = v << 6 | (uint32_t)c;
+    }
+    *pc = full ? v : d->code_base + (v << 1);
+    *i = at + chars;
+    return true;
+}
+
+#define LINE_DEFS 64 /* '=' entries in one sample line, at most (the firmware puts 4) */
+
+/* "$" or "%" samples; a "%" line may name task indexes on the way ('=' and an @N entry), each
+ * for the samples after it. The whole line is checked before anything from it is used. */
 static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
                            const struct ev_sink *sink)
 {
-    /* validate the whole line before emitting anything from it */
     uint32_t pcs[64], tags[64];
-    size_t n = 0, i = 1;
+    int indexes[64];
+    size_t defs[LINE_DEFS], def_before[LINE_DEFS]; /* where each entry is, and the sample it precedes */
+    size_t n = 0, n_defs = 0, i = 1;
     while (i < len) {
+        if (tagged && s[i] == '=') {
+            defs[n_defs] = ++i;
+            def_before[n_defs] = n;
+            if (++n_defs > LINE_DEFS || !repeat_entry(d, s, len, &i, false, sink))
+                goto bad;
+            continue;
+        }
         if (n == 64)
             goto bad;
-        uint32_t tag = 0;
-        if (tagged && !sample_tag(d, s, len, &i, &tag))
+        tags[n] = 0;
+        indexes[n] = -1;
+        if ((tagged && !sample_tag(d, s, len, &i, &tags[n], &indexes[n])) || !sample_pc(d, s, len, &i, &pcs[n]))
             goto bad;
-        uint32_t v = 0;
-        if (s[i] == '*') { /* a full 32-bit PC */
-            if (i + 7 > len)
-                goto bad;
-            for (size_t k = 1; k <= 6; k++) {
-                int c = b64val(s[i + k]);
-                if (c < 0)
-                    goto bad;
-                v = v << 6 | (uint32_t)c;
-            }
-            i += 7;
-        } else {
-            if (i + 4 > len)
-                goto bad;
-            for (size_t k = 0; k < 4; k++) {
-                int c = b64val(s[i + k]);
-                if (c < 0)
-                    goto bad;
-                v = v << 6 | (uint32_t)c;
-            }
-            v = d->code_base + (v << 1);
-            i += 4;
-        }
-        pcs[n] = v;
-        tags[n++] = tag;
+        n++;
     }
     if (!d->have_base) {
         d->stats.no_base += n;
-        return;
+        n = 0; /* the names still count: they outlive the samples */
     }
     struct ev e = ev_blank(EV_PC);
     e.has_tag = tagged;
     e.offset = d->line_offset;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0, next_def = 0; k <= n; k++) {
+        for (; next_def < n_defs && def_before[next_def] <= k; next_def++) {
+            size_t at = defs[next_def];
+            repeat_entry(d, s, len, &at, true, sink);
+        }
+        if (k == n)
+            break;
         e.addr = pcs[k];
-        e.tag = tags[k];
-        d->stats.unsent_tags += tagged && tags[k] == EV_TAG_UNSENT;
+        e.tag = indexes[k] >= 0 ? d->task_tags[indexes[k]] : tags[k];
+        d->stats.unsent_tags += tagged && e.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
     d->stats.samples += n;
@@ -227,7 +246,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
 {
     const char *end = s + len, *p;
     uint64_t ver = 0, clk = 0, tclk = 0, sclk = 0, period = 0, jitter = 0, base = 0;
-    if (!field_u64(s, end, "v=", &ver, 10) || (ver != 1 && ver != 2) || !field_u64(s, end, "base=", &base, 16) ||
+    if (!field_u64(s, end, "v=", &ver, 10) || (ver < 1 || ver > 3) || !field_u64(s, end, "base=", &base, 16) ||
         base > UINT32_MAX) {
         textline_bad(d);
         return;

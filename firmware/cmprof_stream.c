@@ -378,7 +378,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=2");
+    size_t n = put_text(line, 0, "@cmprof v=3");
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -601,74 +601,6 @@ void cmprof_stream_task_later(const void *tag, const char *name)
     }
 }
 
-/* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it);
- * else the samples from `upto` that may go out before it, or `room` if fewer. */
-static uint32_t send_if_due(cmprof_putc_fn putc, uint32_t i, uint32_t upto, uint32_t room)
-{
-    uint32_t ahead = stream.name_at[i] - upto;
-    if (ahead == 0u || ahead > 0x80000000u) {
-        stream.flags[i] &= (uint8_t)~UNSENT;
-        send_task(putc, i); /* even if gone since: its samples may be in the ring */
-        return room;
-    }
-    stream.names_pending = true;
-    return ahead < room ? ahead : room;
-}
-
-/* Names registered from the kernel's hooks go out before the samples that may use them, and
- * after the samples of the task whose tag (a reused control block) they take over: send those
- * given at ring position `upto` or before. Returns how many samples from `upto` on may go out
- * before the next unsent name is due (UINT32_MAX: none is pending). */
-static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
-{
-    if (!stream.names_pending)
-        return UINT32_MAX;
-    stream.names_pending = false;
-    if (stream.full_pending)
-        send_full(putc);
-    uint32_t room = UINT32_MAX;
-    /* superseded names first: each is older than its slot's current name */
-    uint32_t kept = 0;
-    for (uint32_t k = 0; k < stream.n_superseded; k++) {
-        const struct superseded *e = &stream.superseded[k]; /* not a copy: the drain's stack is small */
-        uint32_t ahead = e->at - upto;
-        if (ahead == 0u || ahead > 0x80000000u) { /* due: at upto or before it */
-            send_task_as(putc, e->index, e->tag, e->name);
-        } else {
-            stream.superseded[kept++] = *e; /* kept <= k */
-            stream.names_pending = true;
-            room = ahead < room ? ahead : room;
-        }
-    }
-    stream.n_superseded = kept;
-    if (stream.pending_overflow) { /* the queue overflowed: the table says what is unsent */
-        stream.pending_overflow = false;
-        stream.pending_head = stream.pending_tail;
-        uint32_t scan_room = UINT32_MAX;
-        for (uint32_t i = 0; i < stream.n_tags; i++)
-            if (stream.flags[i] & UNSENT)
-                scan_room = send_if_due(putc, i, upto, scan_room);
-        if (scan_room != UINT32_MAX) /* some are not due yet: scan again next time */
-            stream.pending_overflow = true;
-        room = scan_room < room ? scan_room : room;
-    }
-    /* the queue is in ring order: the first name not yet due ends it */
-    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
-        const struct pending *e = &stream.pending[head % PENDING_N];
-        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
-            continue; /* sent already, or renamed: a later entry has it */
-        uint32_t ahead = e->at - upto;
-        if (ahead != 0u && ahead <= 0x80000000u) { /* not due yet, nor any after it */
-            stream.names_pending = true;
-            room = ahead < room ? ahead : room;
-            break;
-        }
-        stream.flags[e->index] &= (uint8_t)~UNSENT;
-        send_task(putc, e->index); /* even if gone since: its samples may be in the ring */
-    }
-    return room;
-}
-
 #ifndef CMPROF_STREAM_NAMES_KEPT
 #define CMPROF_STREAM_NAMES_KEPT 0 /* 1: names outlive their tasks (Zephyr's adapter keeps them) */
 #endif
@@ -756,13 +688,13 @@ static size_t put_task_head(char *line, uint32_t i, const void *tag)
     return n + 10u;
 }
 
-/* A task line of n bytes went out: its cost comes out of the names' share of the line, with a
- * debt of at most NAME_DEBT bytes (the names of a whole application created at start-up must not
- * hold the repeats back for long). */
+/* n bytes of names went out: their cost comes out of the names' share of the line, with a debt
+ * of at most NAME_DEBT bytes (the names of a whole application created at start-up must not hold
+ * the repeats back for long). */
 static void spend_on_names(size_t n)
 {
     int32_t credit = stream.credit < NAME_BURST * NAME_SHARE ? stream.credit : NAME_BURST * NAME_SHARE;
-    credit -= NAME_SHARE * (int32_t)(n + LINE_TAIL);
+    credit -= NAME_SHARE * (int32_t)n;
     stream.credit = credit > -NAME_DEBT * NAME_SHARE ? credit : -NAME_DEBT * NAME_SHARE;
 }
 
@@ -772,7 +704,7 @@ static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const
     size_t n = put_task_head(line, i, tag);
     n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
     send(putc, line, n);
-    spend_on_names(n);
+    spend_on_names(n + LINE_TAIL);
     if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
         stream.turns++;
 }
@@ -793,27 +725,39 @@ static void flush_repeats(cmprof_putc_fn putc)
     if (!repeat_len)
         return;
     send(putc, repeat_line, repeat_len);
-    spend_on_names(repeat_len);
+    spend_on_names(repeat_len + LINE_TAIL);
     repeat_len = 0;
+}
+
+/* A name entry, as "@N" lines and the sample lines' '=' definitions carry it: the index, the tag
+ * in 6 chars (big-endian base64), the name's length in one char, the name. Unrolled: it is sent
+ * for every task created. */
+#define ENTRY_MAX (3u + 6u + 1u + TASK_NAME_MAX)
+static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    n = put_index(b, n, i);
+    uint32_t v = (uint32_t)(uintptr_t)tag;
+    b[n] = b64[v >> 30];
+    b[n + 1] = b64[(v >> 24) & 63u];
+    b[n + 2] = b64[(v >> 18) & 63u];
+    b[n + 3] = b64[(v >> 12) & 63u];
+    b[n + 4] = b64[(v >> 6) & 63u];
+    b[n + 5] = b64[v & 63u];
+    size_t at = n + 6, end = put_text_upto(b, at + 1, name ? name : "?", at + 1 + TASK_NAME_MAX);
+    b[at] = b64[end - at - 1];
+    return end;
 }
 
 static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 {
-    if (repeat_len + 3u + 6u + 1u + TASK_NAME_MAX > LINE_ROOM - LINE_TAIL)
+    if (repeat_len + ENTRY_MAX > LINE_ROOM - LINE_TAIL)
         flush_repeats(putc);
-    char *b = repeat_line;
     size_t n = repeat_len;
     if (!n) {
-        b[n++] = '@';
-        b[n++] = 'N';
+        repeat_line[n++] = '@';
+        repeat_line[n++] = 'N';
     }
-    n = put_index(b, n, i);
-    uint32_t tag = (uint32_t)(uintptr_t)stream.tags[i];
-    for (int sh = 30; sh >= 0; sh -= 6)
-        b[n++] = b64[(tag >> sh) & 63u];
-    size_t at = n++, end = put_text_upto(b, n, stream.names[i] ? stream.names[i] : "?", n + TASK_NAME_MAX);
-    b[at] = b64[end - n];
-    repeat_len = end;
+    repeat_len = put_entry(repeat_line, n, i, stream.tags[i], stream.names[i]);
 }
 
 /* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
@@ -835,6 +779,9 @@ static bool repeat_affordable(void)
 __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
 {
     cap_credit();
+    /* slots taken since the round began are in it: a task created just after a round began, its
+     * name missed by a late host, would otherwise wait for the whole of the next round */
+    stream.round_end = stream.n_tags;
     if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
@@ -851,6 +798,136 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         stream.turns = 0; /* nothing waits: no debt for later */
     if (stream.round_next >= stream.round_end && stream.round_overran)
         start_round(); /* a round longer than a second: the next follows at once */
+}
+
+/* Where the names of new tasks go: inside a sample line, each entry after '=' right before the
+ * samples that may carry it (no line of their own, no line cut short), or an "@N" line when no
+ * sample follows. */
+struct name_out {
+    char *b;         /* the next byte */
+    const char *end; /* entries end before it */
+    bool in_samples; /* '=' before each entry */
+};
+
+/* Whether another entry fits. Checked before a slot's UNSENT flag is cleared: a kernel hook that
+ * names the slot again after the clear sets it anew, and that name goes next time. */
+static bool def_fits(const struct name_out *o)
+{
+    return o->b + 1 + ENTRY_MAX <= o->end;
+}
+
+static void put_def(struct name_out *o, uint32_t i, const void *tag, const char *name)
+{
+    char *start = o->b;
+    size_t n = 0;
+    if (o->in_samples)
+        start[n++] = '=';
+    n = put_entry(start, n, i, tag, name);
+    o->b = start + n;
+    spend_on_names(n);
+    if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
+        stream.turns++;
+}
+
+/* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it):
+ * true when put. Otherwise *room becomes the samples from `upto` that may go out before it (if
+ * fewer), or 0 when `o` has no room for it. */
+static bool def_if_due(struct name_out *o, uint32_t i, uint32_t upto, uint32_t *room)
+{
+    uint32_t ahead = stream.name_at[i] - upto;
+    if (ahead != 0u && ahead <= 0x80000000u) {
+        stream.names_pending = true;
+        *room = ahead < *room ? ahead : *room;
+        return false;
+    }
+    if (!def_fits(o)) {
+        stream.names_pending = true;
+        *room = 0;
+        return false;
+    }
+    stream.flags[i] &= (uint8_t)~UNSENT;
+    put_def(o, i, stream.tags[i], stream.names[i]); /* even if gone since: its samples may be in the ring */
+    return true;
+}
+
+/* Superseded names go first: each is older than its slot's current name. False: no room left. */
+static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
+{
+    uint32_t kept = 0;
+    bool full = false;
+    for (uint32_t k = 0; k < stream.n_superseded; k++) {
+        const struct superseded *e = &stream.superseded[k]; /* not a copy: the drain's stack is small */
+        uint32_t ahead = e->at - upto;
+        bool due = ahead == 0u || ahead > 0x80000000u;
+        if (due && !full && def_fits(o)) {
+            put_def(o, e->index, e->tag, e->name);
+            continue;
+        }
+        full |= due;
+        stream.superseded[kept++] = *e; /* kept <= k */
+        stream.names_pending = true;
+        if (!due)
+            *room = ahead < *room ? ahead : *room;
+    }
+    stream.n_superseded = kept;
+    return !full;
+}
+
+/* Names registered from the kernel's hooks go out before the samples that may use them, and
+ * after the samples of the task whose tag (a reused control block) they take over: put those
+ * given at ring position `upto` or before. Returns how many samples from `upto` on may go out
+ * before the next unsent name is due (UINT32_MAX: none is pending), or 0 when `o` has no room
+ * for the next due one (the line ends; the rest go at the start of the next). */
+static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
+{
+    if (!stream.names_pending)
+        return UINT32_MAX;
+    stream.names_pending = false;
+    if (stream.full_pending)
+        send_full(putc);
+    uint32_t room = UINT32_MAX;
+    if (!defs_superseded(o, upto, &room))
+        return 0;
+    if (stream.pending_overflow) { /* the queue overflowed: the table says what is unsent */
+        stream.pending_overflow = false;
+        stream.pending_head = stream.pending_tail;
+        uint32_t scan_room = UINT32_MAX;
+        for (uint32_t i = 0; i < stream.n_tags && scan_room; i++)
+            if (stream.flags[i] & UNSENT)
+                def_if_due(o, i, upto, &scan_room);
+        if (scan_room != UINT32_MAX) /* some are not due yet, or found no room: scan again next time */
+            stream.pending_overflow = true;
+        room = scan_room < room ? scan_room : room;
+        if (!room)
+            return 0;
+    }
+    /* the queue is in ring order: the first name not yet due ends it */
+    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
+        const struct pending *e = &stream.pending[head % PENDING_N];
+        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
+            continue; /* sent already, or renamed: a later entry has it */
+        if (!def_if_due(o, e->index, upto, &room))
+            return room; /* not due yet (nor any after it), or no room */
+    }
+    return room;
+}
+
+/* Names due at `upto` with no sample line to carry them: "@N" lines. The line is the repeats'
+ * (empty outside repeat_names). */
+static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
+{
+    for (;;) {
+        struct name_out o = {repeat_line + 2, repeat_line + LINE_ROOM - LINE_TAIL, false};
+        uint32_t room = due_names(putc, &o, upto);
+        if (o.b > repeat_line + 2) {
+            repeat_line[0] = '@';
+            repeat_line[1] = 'N';
+            send(putc, repeat_line, (size_t)(o.b - repeat_line));
+            spend_on_names(2u + LINE_TAIL);
+        }
+        if (room)
+            return room;
+    }
 }
 
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name)
@@ -924,7 +1001,7 @@ static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
     size_t n = put_task_head(line, i, stream.tags[i]);
     line[n++] = '?';
     send(putc, line, n);
-    spend_on_names(n);
+    spend_on_names(n + LINE_TAIL);
 }
 
 /* A tag's index; a tag never named gets a slot now, named "?" before the line that uses it. */
@@ -983,26 +1060,17 @@ __attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_
 }
 #endif
 
-/* One line of up to max samples, formatted straight from the ring. Locals, not the stream's
- * fields, in the loop: stores through a char pointer would make the compiler reload them. */
-static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
+/* Samples [k, k + m) of the ring, formatted straight into b; returns the end. Locals, not the
+ * stream's fields, in the loop: stores through a char pointer would make the compiler reload them. */
+static char *put_samples(cmprof_putc_fn putc, char *b, uint32_t k, uint32_t m_want)
 {
-    /* '%', tag (up to 3) + '*' + 6 chars each, tail; static: the drain's stack stays small, and
-     * the drain is the ring's single consumer */
-    static char line[1u + LINE_SAMPLES * 10u + LINE_TAIL];
-#ifdef CMPROF_TAG
-    line[0] = '%';
-#else
-    line[0] = '$';
-#endif
-    char *b = line + 1;
+    (void)putc;
     const char *enc = b64;
     __asm__("" : "+r"(enc)); /* a plain register: table loads index it directly */
     const uint32_t base = stream.code_base;
-    uint32_t k = 0;
-    while (k < max) {
+    for (uint32_t end_k = k + m_want; k < end_k;) {
         const uint32_t *peek_pcs, *peek_tags;
-        uint32_t m = cmprof_stream_peek(k, &peek_pcs, &peek_tags, max - k);
+        uint32_t m = cmprof_stream_peek(k, &peek_pcs, &peek_tags, end_k - k);
         if (!m)
             break;
         const uint32_t *pcs = peek_pcs, *end = peek_pcs + m; /* copies that can live in registers */
@@ -1048,11 +1116,7 @@ static uint32_t send_samples(cmprof_putc_fn putc, uint32_t max)
         stream.last_valid = true;
 #endif
     }
-    if (!k)
-        return 0;
-    send(putc, line, (size_t)(b - line));
-    cmprof_stream_release(k);
-    return k;
+    return b;
 }
 
 /* The loss count when it changed, at most once in LOST_EVERY lines unless `now`: a ring that
@@ -1073,15 +1137,44 @@ static bool send_lost(cmprof_putc_fn putc, bool now)
     return first;
 }
 
-/* One line of up to LINE_SAMPLES samples, cut short where a task name is due. */
+#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
+#define DEFS_ROOM (4u * (1u + ENTRY_MAX)) /* names a sample line carries at most (more: the next line) */
+_Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
+
+/* One line of up to LINE_SAMPLES samples, each new task's name inside it right before the samples
+ * that may carry it. Returns the samples sent; the line may carry names only. */
 static uint32_t send_line(cmprof_putc_fn putc)
 {
     /* only samples stored before the names were looked at: a task created since (a kernel hook
      * preempting the drain) has its name due at or after them */
-    uint32_t stored = cmprof_stream_pending();
-    uint32_t room = stream.names_pending ? send_due_names(putc, cmprof_stream_sent()) : UINT32_MAX;
-    room = room < stored ? room : stored;
-    return send_samples(putc, room < LINE_SAMPLES ? room : LINE_SAMPLES);
+    uint32_t stored = cmprof_stream_pending(), upto = cmprof_stream_sent();
+    uint32_t want = stored < LINE_SAMPLES ? stored : LINE_SAMPLES, k = 0;
+    /* static: the drain's stack stays small, and the drain is the ring's single consumer */
+    static char line[1u + LINE_SAMPLES * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL];
+#ifdef CMPROF_TAG
+    line[0] = '%';
+#else
+    line[0] = '$';
+#endif
+    char *b = line + 1;
+    while (k < want) {
+        uint32_t m = want - k;
+        if (stream.names_pending) {
+            struct name_out o = {b, line + sizeof line - LINE_TAIL - m * SAMPLE_MAX, true};
+            uint32_t room = due_names(putc, &o, upto + k);
+            b = o.b;
+            m = room < m ? room : m;
+            if (!m)
+                break; /* no room for the next name: it opens the next line */
+        }
+        b = put_samples(putc, b, k, m);
+        k += m;
+    }
+    if (b == line + 1)
+        return 0;
+    send(putc, line, (size_t)(b - line));
+    cmprof_stream_release(k);
+    return k;
 }
 
 __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
@@ -1114,8 +1207,8 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
-    while (send_line(putc)) {
-    }
+    while (cmprof_stream_pending()) /* each line sends samples, or names due before them */
+        send_line(putc);
     send_due_names(putc, cmprof_stream_stored());
     send_lost(putc, true);
 }

@@ -404,6 +404,63 @@ DEMO_A = dict(app="demo_a", CMPROF_STREAM=1, CMPROF_JITTER=4095, CMPROF_RING_N=1
 DEMO_R5 = dict(DEMO_A, CMPROF_PORT="CMPROF_PORT_SP804", CMPROF_JITTER=15)
 
 
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def stream_names(text):
+    """Every name a stream gives, in order, as (offset of its line, index, tag as 8 hex digits,
+    name): "@task" lines, "@N" lines' entries and the '=' entries inside sample lines
+    (docs/stream.md). Lines with a bad check are skipped whole, as the host does."""
+    val = {c: i for i, c in enumerate(B64)}
+    out = []
+
+    def entry(s, i, at):  # index, 6 chars of tag, 1 of length, the name
+        index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+        tag = 0
+        for c in s[i:i + 6]:
+            tag = tag << 6 | val[c]
+        n = val[s[i + 6]]
+        out.append((at, index, "%08x" % tag, s[i + 7:i + 7 + n]))
+        return i + 7 + n
+
+    at = 0
+    for line in text.splitlines(True):
+        body, start, at = line.rstrip("\r\n"), at, at + len(line)
+        if len(body) < 4 or body[-3] != "!" or stream_line_check(body[:-3]) != body[-2:]:
+            continue
+        body = body[:-3]
+        m = re.match(r"@task (\+..|.) ([0-9a-f]{8}) (.*)$", body)
+        if m:
+            f = m.group(1)
+            index = val[f] if len(f) == 1 else 62 + (val[f[1]] << 6 | val[f[2]])
+            out.append((start, index, m.group(2), m.group(3)))
+        elif body.startswith("@N"):
+            i = 2
+            while i < len(body):
+                i = entry(body, i, start)
+        elif body.startswith("%"):
+            i = 1
+            while i < len(body):
+                if body[i] == "=":
+                    i = entry(body, i + 1, start)
+                    continue
+                i += 3 if body[i] in "-+" else 1
+                i += 7 if body[i] == "*" else 4
+    return out
+
+
+def stream_line_check(text):
+    """The sum12 check of a stream line's text (docs/stream.md), as its two base64 characters."""
+    raw = text.encode("utf-8", "surrogateescape")
+    raw += b"\0" * (-len(raw) % 4)
+    a = b = 0
+    for i in range(0, len(raw), 4):
+        a += int.from_bytes(raw[i:i + 4], "little")
+        b += a
+    c = (a + 3 * b) % 4095
+    return B64[c >> 6] + B64[c & 63]
+
+
 def run(name):
     s = SCENARIOS[name]
     elf = build(s)

@@ -15,6 +15,7 @@ from math import gcd
 import scen
 from scen import Result, shares, sigma
 
+
 REPORT = os.path.join(scen.HERE, "REPORT.md")
 LOOP = ("hot_a", "hot_b", "hot_c", "run")
 DOC_TRUTH = {"hot_a": 69.77, "hot_b": 19.99, "hot_c": 10.04, "run": 0.20}
@@ -876,7 +877,7 @@ def rtos(c):
                 "%s %s" % (f, "exact" if e else "NOT exact") for f, e in zip(hot, exact)))
     names = set(by_task)
     unnamed = sorted(x for x in names if x.startswith("0x"))
-    blocks = {tag for tag, name in re.findall(r"^@task \S+ ([0-9a-f]{8}) (w\d{3})!", text, re.M)}
+    blocks = {tag for _, _, tag, name in scen.stream_names(text) if re.fullmatch(r"w\d{3}", name)}
     c.check("rtos: every task named: 120 workers in 8 reused control blocks, idle, spawner",
             set(plan) | {"idle", "spawner"} <= names and not unnamed and len(blocks) == 8,
             "%d task rows, missing %s, unnamed %s; the workers' names came with %d distinct tags"
@@ -990,7 +991,7 @@ def frtos_run(c, name):
     c.check(name + ": idle at most 5 %, in the truth and in the profile",
             0 < idle_true <= 0.05 and 0 < idle_prof <= 0.05,
             "truth %.2f %%, profile %.2f %%" % (100 * idle_true, 100 * idle_prof))
-    named = set(re.findall(r"^@task \S+ [0-9a-f]{8} ([^!?]+)!", text, re.M))
+    named = {name for _, _, _, name in scen.stream_names(text) if name and name != "?"}
     # a task whose name was never sent had no sample: a name superseded before any sample was
     # stored is dropped by design. A task that ran a longest sampling interval had one.
     longest = (scen.SCENARIOS[name]["defs"]["PERIOD"] + scen.SCENARIOS[name]["defs"]["CMPROF_JITTER"]) * 40

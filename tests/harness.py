@@ -1,4 +1,10 @@
 """Shared by the Python test scripts: one 'ok'/'FAIL' line per check, and the failure count."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenarios"))
+import scen  # noqa: E402  (the stream's alphabet, check and names, shared with the scenario checks)
+
 failed = 0
 
 
@@ -15,19 +21,13 @@ def check_brief(name, ok, detail=""):
     return check(name, ok, "" if ok else detail)
 
 
-B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+B64 = scen.B64
+stream_names = scen.stream_names  # every name a capture gives: (line offset, index, tag, name)
 
 
 def stream_line(text):
     """A live stream line (docs/stream.md): the text, '!', and its sum12 check as two base64 digits."""
-    raw = text.encode()
-    raw += b"\0" * (-len(raw) % 4)
-    a = b = 0
-    for i in range(0, len(raw), 4):
-        a += int.from_bytes(raw[i:i + 4], "little")
-        b += a
-    c = (a + 3 * b) % 4095
-    return "%s!%s%s\n" % (text, B64[c >> 6], B64[c & 63])
+    return "%s!%s\n" % (text, scen.stream_line_check(text))
 
 
 def tcp_server(parts, gap, hold=0):

@@ -266,8 +266,17 @@ static void test_names_from_kernel_hooks(void)
     for (int k = 0; k < 16; k++)
         cmprof_tick(0x08000100u);
     cmprof_stream_drain(capture, 1);
-    const char *named = strstr(out, " sensor!"), *samples = strchr(out, '%');
-    CHECK(named && samples && named < samples);
+    /* the name goes inside the sample line, before the first sample that carries it */
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    char sample[32];
+    snprintf(sample, sizeof sample, " t=%" PRIx32 "/1 ", (uint32_t)(uintptr_t)tcb);
+    const char *named = strstr(log.buf, "'sensor'"), *first = strstr(log.buf, sample);
+    CHECK(strchr(out, '%') && !strstr(out, "@task") && named && first && named < first);
+    CHECK(log.count[EV_PC] == 16 && d.stats.bad_lines == 0);
+    text_free(&d);
+    free(log.buf);
     cmprof_stream_task_gone(tcb);
     out_len = 0;
     run(2); /* the re-announce no longer names it */

@@ -227,26 +227,47 @@ static void host_read(struct reading *r, size_t from)
     free(d);
 }
 
-/* A line of names: new ones (@task) or repeated ones (@N). */
-static bool is_name_line(const char *s, size_t n)
+static size_t b64_value(char c)
 {
-    return (n > 6 && memcmp(s, "@task ", 6) == 0) || (n > 2 && memcmp(s, "@N", 2) == 0);
+    const char *p = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", c);
+    return p && c ? (size_t)(p - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") : 0;
 }
 
-/* The most name bytes (@task and @N lines) in any window of a second, from `after` on. */
+/* The bytes of a line that are names: all of an @task or @N line (new names, and names repeated),
+ * the '=' entries of a sample line (new names given where their samples begin). */
+static size_t name_bytes(const char *s, size_t n)
+{
+    if ((n > 6 && memcmp(s, "@task ", 6) == 0) || (n > 2 && memcmp(s, "@N", 2) == 0))
+        return n;
+    size_t named = 0;
+    for (size_t i = 1; s[0] == '%' && i + 4 < n;) { /* up to the "!CC\n" */
+        size_t index = s[i + (s[i] == '=')] == '+' ? 3 : 1;
+        if (s[i] == '=') {
+            size_t len = 1 + index + 6 + 1 + b64_value(s[i + 1 + index + 6]);
+            named += len;
+            i += len;
+            continue;
+        }
+        i += s[i] == '-' ? 3 : index; /* the tag */
+        i += s[i] == '*' ? 7 : 4;     /* the PC */
+    }
+    return named;
+}
+
+/* The most name bytes in any window of a second, from `after` on. */
 static uint64_t name_bytes_in_any_second(uint64_t after)
 {
     uint64_t most = 0, in_window = 0;
     size_t head = 0;
     for (size_t i = 0; i < out_len;) { /* i: the start of a line ending in the window's last slot */
         size_t n = (size_t)((char *)memchr(out + i, '\n', out_len - i) - (out + i)) + 1;
-        bool name = is_name_line(out + i, n);
+        size_t name = name_bytes(out + i, n);
         if (line_end[i] >= after && name) {
-            in_window += n;
+            in_window += name;
             while (line_end[head] + LINE_BYTES_PER_S <= line_end[i]) { /* drop lines over a second old */
                 size_t hn = (size_t)((char *)memchr(out + head, '\n', out_len - head) - (out + head)) + 1;
-                if (line_end[head] >= after && is_name_line(out + head, hn))
-                    in_window -= hn;
+                if (line_end[head] >= after)
+                    in_window -= name_bytes(out + head, hn);
                 head += hn;
             }
             most = in_window > most ? in_window : most;
@@ -335,10 +356,9 @@ int main(void)
     run_firmware();
     for (size_t i = 0; i < out_len;) {
         size_t n = (size_t)((char *)memchr(out + i, '\n', out_len - i) - (out + i)) + 1;
-        if (is_name_line(out + i, n))
-            names_total += n;
+        names_total += name_bytes(out + i, n);
         if (out[i] == '%')
-            sample_line_bytes += n;
+            sample_line_bytes += n - name_bytes(out + i, n);
         i += n;
     }
     host_read(&full, 0);

@@ -77,15 +77,19 @@ def case(name, text, want_rows, share, cause):
     check("%s: JSON rows" % name, all(r in names for r in want_rows), names)
 
 
+def index_field(index):
+    """A task index as the firmware writes it (task_index's inverse)."""
+    return B64[index] if index < 62 else "+" + B64[(index - 62) >> 6] + B64[(index - 62) & 63]
+
+
 def task_index(field):
     """A stream task index as the firmware writes it: one base64 char, or '+' and two more."""
     return B64.index(field) if len(field) == 1 else 62 + (B64.index(field[1]) << 6 | B64.index(field[2]))
 
 
 def task_lines(text):
-    """(byte offset, index, tag, name) of each @task line."""
-    return [(m.start(), task_index(m.group(1)), m.group(2), m.group(3))
-            for m in re.finditer(r"^@task (\+..|.) ([0-9a-f]{8}) ([^!]*)![A-Za-z0-9+/]{2}$", text, re.M)]
+    """(line offset, index, tag, name) of each name the stream gives (@task, @N, '=' entries)."""
+    return harness.stream_names(text)
 
 
 def task_json(path, elf, tool_args=()):
@@ -185,9 +189,7 @@ def late_attach_capture():
         elif idx not in after:
             after[idx] = (tag, nm)
     head = text[at:text.index("\n", at) + 1] + "".join(
-        "@task %s" % m.group(0)[6:] + "\n" for m in re.finditer(r"^@task .*$", text[:cut], re.M)
-        if task_index(m.group(0).split(" ")[1]) in before and
-        (m.group(0).split(" ")[2], m.group(0).split(" ", 3)[3].rsplit("!", 1)[0]) == before[task_index(m.group(0).split(" ")[1])])
+        line("@task %s %s %s" % (index_field(idx), tag, nm)) for idx, (tag, nm) in sorted(before.items()))
     ref_path, late_path = os.path.join(TMP, "attach ref.txt"), os.path.join(TMP, "attach late.txt")
     with open(ref_path, "w") as f:
         f.write(head + late)
@@ -264,7 +266,7 @@ def attach_cut_not_glued():
     if not check("attach cut: the rtos capture is built", os.path.exists(cap) and os.path.exists(elf), cap):
         return
     text = open(cap, "rb").read()
-    glued = [m.start() for m in re.finditer(rb"^[^$%@#\n]+[$%@#][A-Za-z0-9+/*-]+![A-Za-z0-9+/]{2}$", text, re.M)]
+    glued = [m.start() for m in re.finditer(rb"^[^$%@#\n]+[$%@#][A-Za-z0-9+/*=-]+![A-Za-z0-9+/]{2}$", text, re.M)]
     part = text[glued[1] + 3:]  # the previous reader took the log line's first characters
     path = os.path.join(TMP, "attach glued.txt")
     with open(path, "wb") as f:
