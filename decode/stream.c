@@ -122,8 +122,8 @@ static bool sample_pc(const struct text_decoder *d, const char *s, size_t len, s
         return false;
     uint32_t v = 0;
     for (size_t k = 0; k < chars; k++) {
-        int c = b64val(s[at + k]);
-        if (c < 0)
+        int c = full || !d->pc_digits ? b64val(s[at + k]) : (unsigned char)s[at + k] - '0';
+        if (c < 0 || c > 63)
             return false;
         v = v << 6 | (uint32_t)c;
     }
@@ -269,6 +269,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
                 }
         }
     d->have_base = true;
+    d->pc_digits = ver == 3;
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {

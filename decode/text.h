@@ -58,6 +58,7 @@ struct text_decoder {
     uint64_t delivered;     /* samples its lines carried (hist: bucket counts + out) */
     bool failed_alloc;
     bool have_base;
+    bool pc_digits;  /* version 3: a sample's 4 PC chars are '0' + 6 bits, not base64 */
     uint32_t code_base;
     uint32_t task_tags[TEXT_TASKS]; /* stream task index -> tag */
     bool slash_named;        /* an "@task /" line came: '/' is index 63 (firmware before issue 30

@@ -66,7 +66,7 @@ static struct {
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
 #if CMPROF_KEEP_PERIOD
-    uint32_t period;
+    uint32_t period_less1; /* the period - 1: the ports load timers with t - 1, which then folds away */
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
@@ -143,13 +143,20 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
+    cmprof_port_set_period(cmprof_state.period_less1 + 1u + (r & CMPROF_JITTER));
 #elif !CMPROF_PORT_RELOADS
-    cmprof_port_set_period(cmprof_state.period);
+    cmprof_port_set_period(cmprof_state.period_less1 + 1u);
 #endif
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
 }
+
+/* The tick, compiled for speed whatever the application's -Os (GCC; clang has no such attribute). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CMPROF_HOT __attribute__((used, optimize("O2")))
+#else
+#define CMPROF_HOT __attribute__((used))
+#endif
 
 #ifdef CMPROF_TAG
 #define CMPROF_TASK_TAG ((uint32_t)(uintptr_t)CMPROF_TAG)
@@ -157,16 +164,17 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
 #define CMPROF_TASK_TAG 0u
 #endif
 
-__attribute__((used)) void cmprof_tick(uint32_t pc)
+CMPROF_HOT void cmprof_tick(uint32_t pc)
 {
     tick(pc, CMPROF_TASK_TAG);
 }
 
 #ifdef CMPROF_TAG
-__attribute__((used)) void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
+CMPROF_HOT void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
 {
     uint32_t exception = xpsr & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
-    tick(pc, exception ? CMPROF_ISR_TAG(exception) : CMPROF_TASK_TAG);
+    /* an RTOS's time is mostly its tasks': that path falls through */
+    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception));
 }
 #endif
 
@@ -176,7 +184,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
-    cmprof_state.period = period;
+    cmprof_state.period_less1 = period - 1u;
 #endif
 #if CMPROF_JITTER
     if (cmprof_state.rnd == 0u)

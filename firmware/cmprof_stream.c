@@ -47,7 +47,7 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_SHARE 11
 #define NAME_BURST 64
 #define NAME_DEBT 1024
-#define PENDING_N 32u  /* names given by kernel hooks between two drains, queued (more: one scan) */
+#define PENDING_N 64u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 #define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
 /* per-slot flags */
@@ -67,6 +67,14 @@ static uint32_t tag_slot(uint32_t tag)
 {
     return (tag >> 2) * 2654435761u >> (32 - TAG_BITS); /* TCBs are word aligned; the top bits mix best */
 }
+
+/* The per-sample loops, compiled for speed whatever the application's -Os: with -Os GCC keeps the
+ * loop's pointers on the stack (about 4 instructions a sample). Clang has no such attribute. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define HOT_LOOP __attribute__((optimize("O2")))
+#else
+#define HOT_LOOP
+#endif
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -212,7 +220,7 @@ static void put_tail(char *t, uint32_t check)
 
 /* Send a line and close it with its check: whole through the user's write(), or a byte at a
  * time. `line` has LINE_TAIL spare bytes after n. */
-static void send(cmprof_putc_fn putc, char *line, size_t n)
+HOT_LOOP static void send(cmprof_putc_fn putc, char *line, size_t n)
 {
     SUM_START((n + 3u) >> 2); /* locals, not a struct: they stay in registers */
     stream.credit += (int32_t)n + 4; /* each byte sent earns names 1 / NAME_SHARE of a byte */
@@ -912,6 +920,17 @@ static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto
     return room;
 }
 
+/* The samples from `upto` that may go before the next name is due, when that is quick to tell
+ * (only new names wait, in the queue); 0 when one may be due: due_names looks. */
+static uint32_t name_room(uint32_t upto)
+{
+    if (stream.n_superseded || stream.pending_overflow || stream.full_pending ||
+        stream.pending_head == stream.pending_tail)
+        return 0;
+    uint32_t ahead = stream.pending[stream.pending_head % PENDING_N].at - upto; /* maybe stale: then */
+    return ahead <= 0x80000000u ? ahead : 0; /* due_names skips it, a segment later */
+}
+
 /* Names due at `upto` with no sample line to carry them: "@N" lines. The line is the repeats'
  * (empty outside repeat_names). */
 static uint32_t send_due_names(cmprof_putc_fn putc, uint32_t upto)
@@ -1004,6 +1023,10 @@ static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
     spend_on_names(n + LINE_TAIL);
 }
 
+/* The output of the line being formatted, for the sample loop's rare paths (a tag never named):
+ * not an argument, so the loop keeps one more register for itself. */
+static cmprof_putc_fn line_putc;
+
 /* A tag's index; a tag never named gets a slot now, named "?" before the line that uses it. */
 static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 {
@@ -1027,8 +1050,9 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 
 /* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
  * the same task, so the common case is a compare. */
-__attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_t tag)
+__attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
 {
+    cmprof_putc_fn putc = line_putc;
     char chars[3] = {'-', b64[(tag >> 6) & 7u], b64[tag & 63u]}; /* an exception: its number */
     size_t len = 3;
     if (!CMPROF_IS_ISR_TAG(tag)) /* interrupt handlers take no slot: tasks have them all */
@@ -1042,17 +1066,16 @@ __attribute__((noinline)) static uint32_t learn_tag(cmprof_putc_fn putc, uint32_
 #endif
 
 #ifdef CMPROF_TAG
-/* A tag the sample loop's first probe did not place (`slot`: what it found): a task past the 62nd
- * slot or further along its probe, an interrupt handler (the common cases, without learn_tag's
- * care), or learn_tag. */
-__attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_t tag, uint32_t slot)
+/* A tag the sample loop's first probe did not place (`slot`: what it found): a task further
+ * along its probe, an interrupt handler (the common cases, without learn_tag's care), or learn_tag. */
+__attribute__((noinline)) static uint32_t other_tag(uint32_t tag, uint32_t slot)
 {
     if (CMPROF_IS_ISR_TAG(tag)) /* '-' and the exception number */
         return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 |
                           (uint32_t)(uint8_t)b64[tag & 63u] << 16, 3u);
     uint32_t index = slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag ? slot - 1u : hash_find(tag);
     if (index == NO_SLOT)
-        return learn_tag(putc, tag);
+        return learn_tag(tag);
     char chars[3] = {0, 0, 0};
     size_t len = put_index(chars, 0, index);
     return IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 | (uint32_t)(uint8_t)chars[2] << 16,
@@ -1060,11 +1083,33 @@ __attribute__((noinline)) static uint32_t other_tag(cmprof_putc_fn putc, uint32_
 }
 #endif
 
+/* A PC's 24 bits of halfword offset as 4 chars, '0' + 6 bits each, high first, as one little-endian
+ * word. On Thumb-2 eight instructions (a field extract and an OR with shift per char, and one add
+ * for all four: 0x30303030 is an immediate there); GCC's own choice takes ten. */
+static inline uint32_t pc_chars(uint32_t v)
+{
+#if defined(__thumb2__)
+    uint32_t w, t;
+    __asm__("lsr %0, %2, #18\n\t"
+            "ubfx %1, %2, #12, #6\n\t"
+            "orr %0, %0, %1, lsl #8\n\t"
+            "ubfx %1, %2, #6, #6\n\t"
+            "orr %0, %0, %1, lsl #16\n\t"
+            "and %1, %2, #63\n\t"
+            "orr %0, %0, %1, lsl #24\n\t"
+            "add %0, %0, #0x30303030"
+            : "=&r"(w), "=&r"(t)
+            : "r"(v));
+    return w;
+#else
+    return (v >> 18 | ((v >> 12) & 63u) << 8 | ((v >> 6) & 63u) << 16 | (v & 63u) << 24) + 0x30303030u;
+#endif
+}
+
 /* Samples [k, k + m) of the ring, formatted straight into b; returns the end. Locals, not the
  * stream's fields, in the loop: stores through a char pointer would make the compiler reload them. */
-static char *put_samples(cmprof_putc_fn putc, char *b, uint32_t k, uint32_t m_want)
+__attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, uint32_t k, uint32_t m_want)
 {
-    (void)putc;
     const char *enc = b64;
     __asm__("" : "+r"(enc)); /* a plain register: table loads index it directly */
     const uint32_t base = stream.code_base;
@@ -1077,7 +1122,7 @@ static char *put_samples(cmprof_putc_fn putc, char *b, uint32_t k, uint32_t m_wa
 #ifdef CMPROF_TAG
         const uint32_t *tags = peek_tags;
         uint32_t last_tag = stream.last_tag;
-        uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag(putc, (last_tag = tags[0]));
+        uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
 #else
         (void)peek_tags;
 #endif
@@ -1087,10 +1132,13 @@ static char *put_samples(cmprof_putc_fn putc, char *b, uint32_t k, uint32_t m_wa
             if (tag != last_tag) {
                 /* another task: its first probe of the hash, here; anything else out of line */
                 uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (slot && slot <= ESCAPE_INDEX && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+                if (!slot || (uint32_t)(uintptr_t)stream.tags[slot - 1u] != tag)
+                    ixc = other_tag(tag, slot);
+                else if (slot <= ESCAPE_INDEX)
                     ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
-                else
-                    ixc = other_tag(putc, tag, slot);
+                else /* '+' and two chars: index 62 on */
+                    ixc = IXC_OF('+' | (uint32_t)(uint8_t)enc[(slot - 1u - ESCAPE_INDEX) >> 6] << 8 |
+                                     (uint32_t)(uint8_t)enc[(slot - 1u - ESCAPE_INDEX) & 63u] << 16, 3u);
                 last_tag = tag;
             }
             memcpy(b, &ixc, 4);
@@ -1098,9 +1146,8 @@ static char *put_samples(cmprof_putc_fn putc, char *b, uint32_t k, uint32_t m_wa
 #endif
             uint32_t pc = *pcs, off = pc - base;
             uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
-            if (v < (1u << 24)) { /* 24 bits of halfword offset, in 4 chars */
-                uint32_t w = (uint32_t)(uint8_t)enc[v >> 18] | (uint32_t)(uint8_t)enc[(v >> 12) & 63u] << 8 |
-                             (uint32_t)(uint8_t)enc[(v >> 6) & 63u] << 16 | (uint32_t)(uint8_t)enc[v & 63u] << 24;
+            if (v < (1u << 24)) { /* 24 bits of halfword offset, in 4 chars '0' + 6 bits: no table loads */
+                uint32_t w = pc_chars(v);
                 memcpy(b, &w, 4);
                 b += 4;
             } else { /* '*' and the full 32 bits, in 6 chars */
@@ -1157,17 +1204,21 @@ static uint32_t send_line(cmprof_putc_fn putc)
     line[0] = '$';
 #endif
     char *b = line + 1;
+    line_putc = putc;
     while (k < want) {
         uint32_t m = want - k;
         if (stream.names_pending) {
-            struct name_out o = {b, line + sizeof line - LINE_TAIL - m * SAMPLE_MAX, true};
-            uint32_t room = due_names(putc, &o, upto + k);
-            b = o.b;
+            uint32_t room = name_room(upto + k);
+            if (!room) {
+                struct name_out o = {b, line + sizeof line - LINE_TAIL - m * SAMPLE_MAX, true};
+                room = due_names(putc, &o, upto + k);
+                b = o.b;
+            }
             m = room < m ? room : m;
             if (!m)
                 break; /* no room for the next name: it opens the next line */
         }
-        b = put_samples(putc, b, k, m);
+        b = put_samples(b, k, m);
         k += m;
     }
     if (b == line + 1)
