@@ -78,10 +78,30 @@ static uint32_t tag_slot(uint32_t tag)
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
+ * register in the sample loop, stored as a word and stepped over by the count (the PC's chars
+ * overwrite the rest). */
+#define IXC_OF(chars, len) ((chars) | (uint32_t)(len) << 24)
+#define IXC_LEN(ixc) ((ixc) >> 24)
+
+#ifdef CMPROF_TAG
+/* Index i's characters, as the sample loop writes them: one below 62, else '+' and two more. */
+static uint32_t index_chars(uint32_t i)
+{
+    if (i < ESCAPE_INDEX)
+        return IXC_OF((uint32_t)(uint8_t)b64[i], 1u);
+    i -= ESCAPE_INDEX;
+    return IXC_OF('+' | (uint32_t)(uint8_t)b64[i >> 6] << 8 | (uint32_t)(uint8_t)b64[i & 63u] << 16, 3u);
+}
+#endif
+
 static struct {
     uint32_t code_base;
     uint32_t lost_sent;
     const void *tags[MAX_TASKS];
+#ifdef CMPROF_TAG
+    uint32_t ixc[MAX_TASKS]; /* each slot's index chars (index_chars), for the sample loop: a load */
+#endif
     const char *names[MAX_TASKS]; /* kept to repeat them with the announce */
     uint32_t n_tags;
     tag_slot_t tag_slots[TAG_SLOTS]; /* open addressing on the tag: 1 + its index, 0 for empty */
@@ -503,6 +523,9 @@ static uint32_t take_slot(void)
 {
     if (stream.n_tags < MAX_TASKS) {
         stream.flags[stream.n_tags] = 0;
+#ifdef CMPROF_TAG
+        stream.ixc[stream.n_tags] = index_chars(stream.n_tags);
+#endif
         return stream.n_tags++;
     }
     while (stream.n_freed) {
@@ -840,7 +863,8 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
 /* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it):
  * true when put. Otherwise *room becomes the samples from `upto` that may go out before it (if
  * fewer), or 0 when `o` has no room for it. */
-static bool def_if_due(struct name_out *o, uint32_t i, uint32_t upto, uint32_t *room)
+__attribute__((always_inline)) static inline bool def_if_due(struct name_out *o, uint32_t i, uint32_t upto,
+                                                         uint32_t *room)
 {
     uint32_t ahead = stream.name_at[i] - upto;
     if (ahead != 0u && ahead <= 0x80000000u) {
@@ -886,17 +910,29 @@ static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
  * given at ring position `upto` or before. Returns how many samples from `upto` on may go out
  * before the next unsent name is due (UINT32_MAX: none is pending), or 0 when `o` has no room
  * for the next due one (the line ends; the rest go at the start of the next). */
-static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
+/* The queue of new names is in ring order: the first name not yet due ends it. */
+static uint32_t due_queue(struct name_out *o, uint32_t upto, uint32_t room)
 {
-    if (!stream.names_pending)
-        return UINT32_MAX;
-    stream.names_pending = false;
+    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
+        const struct pending *e = &stream.pending[head % PENDING_N];
+        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
+            continue; /* sent already, or renamed: a later entry has it */
+        if (!def_if_due(o, e->index, upto, &room))
+            return room; /* not due yet (nor any after it), or no room */
+    }
+    return room;
+}
+
+/* The rare cases first: the @full notice, superseded names, a queue that overflowed (the table
+ * then says what is unsent). */
+__attribute__((noinline)) static uint32_t due_names_rare(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
+{
     if (stream.full_pending)
         send_full(putc);
     uint32_t room = UINT32_MAX;
     if (!defs_superseded(o, upto, &room))
         return 0;
-    if (stream.pending_overflow) { /* the queue overflowed: the table says what is unsent */
+    if (stream.pending_overflow) {
         stream.pending_overflow = false;
         stream.pending_head = stream.pending_tail;
         uint32_t scan_room = UINT32_MAX;
@@ -909,26 +945,17 @@ static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto
         if (!room)
             return 0;
     }
-    /* the queue is in ring order: the first name not yet due ends it */
-    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
-        const struct pending *e = &stream.pending[head % PENDING_N];
-        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
-            continue; /* sent already, or renamed: a later entry has it */
-        if (!def_if_due(o, e->index, upto, &room))
-            return room; /* not due yet (nor any after it), or no room */
-    }
-    return room;
+    return due_queue(o, upto, room);
 }
 
-/* The samples from `upto` that may go before the next name is due, when that is quick to tell
- * (only new names wait, in the queue); 0 when one may be due: due_names looks. */
-static uint32_t name_room(uint32_t upto)
+static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
 {
-    if (stream.n_superseded || stream.pending_overflow || stream.full_pending ||
-        stream.pending_head == stream.pending_tail)
-        return 0;
-    uint32_t ahead = stream.pending[stream.pending_head % PENDING_N].at - upto; /* maybe stale: then */
-    return ahead <= 0x80000000u ? ahead : 0; /* due_names skips it, a segment later */
+    if (!stream.names_pending)
+        return UINT32_MAX;
+    stream.names_pending = false;
+    if (stream.full_pending || stream.n_superseded || stream.pending_overflow)
+        return due_names_rare(putc, o, upto);
+    return due_queue(o, upto, UINT32_MAX);
 }
 
 /* Names due at `upto` with no sample line to carry them: "@N" lines. The line is the repeats'
@@ -1016,7 +1043,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
  * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */
 static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
 {
-    char line[6u + 3u + 1u + 8u + 2u + LINE_TAIL];
+    char *line = repeat_line; /* free while samples are formatted: the drain's stack stays small */
     size_t n = put_task_head(line, i, stream.tags[i]);
     line[n++] = '?';
     send(putc, line, n);
@@ -1042,11 +1069,6 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     return index;
 }
 
-/* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
- * register in the sample loop, stored as a word and stepped over by the count (the PC's chars
- * overwrite the rest). */
-#define IXC_OF(chars, len) ((chars) | (uint32_t)(len) << 24)
-#define IXC_LEN(ixc) ((ixc) >> 24)
 
 /* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
  * the same task, so the common case is a compare. */
@@ -1066,20 +1088,15 @@ __attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
 #endif
 
 #ifdef CMPROF_TAG
-/* A tag the sample loop's first probe did not place (`slot`: what it found): a task further
- * along its probe, an interrupt handler (the common cases, without learn_tag's care), or learn_tag. */
-__attribute__((noinline)) static uint32_t other_tag(uint32_t tag, uint32_t slot)
+/* A tag the sample loop's first probe of the hash did not place: a task further along its probe, an
+ * interrupt handler (the common cases, without learn_tag's care), or learn_tag. */
+__attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
 {
     if (CMPROF_IS_ISR_TAG(tag)) /* '-' and the exception number */
         return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 |
                           (uint32_t)(uint8_t)b64[tag & 63u] << 16, 3u);
-    uint32_t index = slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag ? slot - 1u : hash_find(tag);
-    if (index == NO_SLOT)
-        return learn_tag(tag);
-    char chars[3] = {0, 0, 0};
-    size_t len = put_index(chars, 0, index);
-    return IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 | (uint32_t)(uint8_t)chars[2] << 16,
-                  len);
+    uint32_t index = hash_find(tag); /* the first probe missed it: look further along */
+    return index == NO_SLOT ? learn_tag(tag) : stream.ixc[index];
 }
 #endif
 
@@ -1106,63 +1123,54 @@ static inline uint32_t pc_chars(uint32_t v)
 #endif
 }
 
-/* Samples [k, k + m) of the ring, formatted straight into b; returns the end. Locals, not the
- * stream's fields, in the loop: stores through a char pointer would make the compiler reload them. */
-__attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, uint32_t k, uint32_t m_want)
+/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
+ * Locals, not the stream's fields, in the loop: stores through a char pointer would make the
+ * compiler reload them. */
+__attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint32_t *pcs, const uint32_t *tags,
+                                                            uint32_t n)
 {
     const char *enc = b64;
     __asm__("" : "+r"(enc)); /* a plain register: table loads index it directly */
     const uint32_t base = stream.code_base;
-    for (uint32_t end_k = k + m_want; k < end_k;) {
-        const uint32_t *peek_pcs, *peek_tags;
-        uint32_t m = cmprof_stream_peek(k, &peek_pcs, &peek_tags, end_k - k);
-        if (!m)
-            break;
-        const uint32_t *pcs = peek_pcs, *end = peek_pcs + m; /* copies that can live in registers */
+    const uint32_t *end = pcs + n;
 #ifdef CMPROF_TAG
-        const uint32_t *tags = peek_tags;
-        uint32_t last_tag = stream.last_tag;
-        uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
+    uint32_t last_tag = stream.last_tag;
+    uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
 #else
-        (void)peek_tags;
+    (void)tags;
 #endif
-        do {
+    do {
 #ifdef CMPROF_TAG
-            uint32_t tag = *tags++;
-            if (tag != last_tag) {
-                /* another task: its first probe of the hash, here; anything else out of line */
-                uint32_t slot = stream.tag_slots[tag_slot(tag)];
-                if (!slot || (uint32_t)(uintptr_t)stream.tags[slot - 1u] != tag)
-                    ixc = other_tag(tag, slot);
-                else if (slot <= ESCAPE_INDEX)
-                    ixc = IXC_OF((uint8_t)enc[slot - 1u], 1u);
-                else /* '+' and two chars: index 62 on */
-                    ixc = IXC_OF('+' | (uint32_t)(uint8_t)enc[(slot - 1u - ESCAPE_INDEX) >> 6] << 8 |
-                                     (uint32_t)(uint8_t)enc[(slot - 1u - ESCAPE_INDEX) & 63u] << 16, 3u);
-                last_tag = tag;
-            }
-            memcpy(b, &ixc, 4);
-            b += IXC_LEN(ixc);
+        uint32_t tag = *tags++;
+        if (tag != last_tag) {
+            /* another task: its first probe of the hash, here; anything else out of line */
+            uint32_t slot = stream.tag_slots[tag_slot(tag)];
+            if (slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+                ixc = stream.ixc[slot - 1u];
+            else
+                ixc = other_tag(tag);
+            last_tag = tag;
+        }
+        memcpy(b, &ixc, 4);
+        b += IXC_LEN(ixc);
 #endif
-            uint32_t pc = *pcs, off = pc - base;
-            uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
-            if (v < (1u << 24)) { /* 24 bits of halfword offset, in 4 chars '0' + 6 bits: no table loads */
-                uint32_t w = pc_chars(v);
-                memcpy(b, &w, 4);
-                b += 4;
-            } else { /* '*' and the full 32 bits, in 6 chars */
-                *b++ = '*';
-                for (int sh = 30; sh >= 0; sh -= 6)
-                    *b++ = enc[(pc >> sh) & 63u];
-            }
-        } while (++pcs < end);
-        k += m;
+        uint32_t pc = *pcs, off = pc - base;
+        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
+        if (v < (1u << 24)) { /* 24 bits of halfword offset, in 4 chars '0' + 6 bits: no table loads */
+            uint32_t w = pc_chars(v);
+            memcpy(b, &w, 4);
+            b += 4;
+        } else { /* '*' and the full 32 bits, in 6 chars */
+            *b++ = '*';
+            for (int sh = 30; sh >= 0; sh -= 6)
+                *b++ = enc[(pc >> sh) & 63u];
+        }
+    } while (++pcs < end);
 #ifdef CMPROF_TAG
-        stream.last_tag = last_tag;
-        stream.last_ixc = ixc;
-        stream.last_valid = true;
+    stream.last_tag = last_tag;
+    stream.last_ixc = ixc;
+    stream.last_valid = true;
 #endif
-    }
     return b;
 }
 
@@ -1182,6 +1190,17 @@ static bool send_lost(cmprof_putc_fn putc, bool now)
     n = put_field(line, n, "", lost);
     send(putc, line, n);
     return first;
+}
+
+/* The samples from `upto` that may go before the next name is due, when that is quick to tell
+ * (only new names wait, in the queue); 0 when one may be due: due_names looks. */
+static uint32_t name_room(uint32_t upto)
+{
+    if (stream.n_superseded || stream.pending_overflow || stream.full_pending ||
+        stream.pending_head == stream.pending_tail)
+        return 0;
+    uint32_t ahead = stream.pending[stream.pending_head % PENDING_N].at - upto; /* maybe stale: then */
+    return ahead <= 0x80000000u ? ahead : 0; /* due_names skips it, a segment later */
 }
 
 #define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
@@ -1204,7 +1223,9 @@ static uint32_t send_line(cmprof_putc_fn putc)
     line[0] = '$';
 #endif
     char *b = line + 1;
+#ifdef CMPROF_TAG
     line_putc = putc;
+#endif
     while (k < want) {
         uint32_t m = want - k;
         if (stream.names_pending) {
@@ -1218,7 +1239,9 @@ static uint32_t send_line(cmprof_putc_fn putc)
             if (!m)
                 break; /* no room for the next name: it opens the next line */
         }
-        b = put_samples(b, k, m);
+        const uint32_t *pcs, *tags;
+        m = cmprof_stream_peek(k, &pcs, &tags, m); /* where the ring wraps, fewer */
+        b = put_samples(b, pcs, tags, m);
         k += m;
     }
     if (b == line + 1)
