@@ -1141,18 +1141,19 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
 #endif
     do {
 #ifdef CMPROF_TAG
-        uint32_t tag = *tags++;
-        if (tag != last_tag) {
+        if (*tags != last_tag) {
             /* another task: its first probe of the hash, here; anything else out of line */
-            uint32_t slot = stream.tag_slots[tag_slot(tag)];
-            if (slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
+            last_tag = *tags;
+            uint32_t slot = stream.tag_slots[tag_slot(last_tag)];
+            if (slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == last_tag)
                 ixc = stream.ixc[slot - 1u];
             else
-                ixc = other_tag(tag);
-            last_tag = tag;
+                ixc = other_tag(last_tag);
         }
+        tags++;
         memcpy(b, &ixc, 4);
         b += IXC_LEN(ixc);
+        __asm__("" : "+r"(b)); /* stepped once, here: GCC would keep both b + len and len */
 #endif
         uint32_t pc = *pcs, off = pc - base;
         uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
