@@ -145,9 +145,11 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     size_t n = 0, n_defs = 0, i = 1;
     while (i < len) {
         if (tagged && s[i] == '=') {
+            if (n_defs == LINE_DEFS)
+                goto bad;
             defs[n_defs] = ++i;
-            def_before[n_defs] = n;
-            if (++n_defs > LINE_DEFS || !repeat_entry(d, s, len, &i, false, sink))
+            def_before[n_defs++] = n;
+            if (!repeat_entry(d, s, len, &i, false, sink))
                 goto bad;
             continue;
         }

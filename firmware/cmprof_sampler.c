@@ -66,7 +66,7 @@ static struct {
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
 #if CMPROF_KEEP_PERIOD
-    uint32_t period_less1; /* the period - 1: the ports load timers with t - 1, which then folds away */
+    uint32_t period;
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
@@ -143,9 +143,9 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    cmprof_port_set_period(cmprof_state.period_less1 + 1u + (r & CMPROF_JITTER));
+    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
 #elif !CMPROF_PORT_RELOADS
-    cmprof_port_set_period(cmprof_state.period_less1 + 1u);
+    cmprof_port_set_period(cmprof_state.period);
 #endif
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
@@ -164,7 +164,7 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
 #define CMPROF_TASK_TAG 0u
 #endif
 
-CMPROF_HOT void cmprof_tick(uint32_t pc)
+__attribute__((used)) void cmprof_tick(uint32_t pc)
 {
     tick(pc, CMPROF_TASK_TAG);
 }
@@ -184,7 +184,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
-    cmprof_state.period_less1 = period - 1u;
+    cmprof_state.period = period;
 #endif
 #if CMPROF_JITTER
     if (cmprof_state.rnd == 0u)
