@@ -5,9 +5,9 @@
  * appended before decoding. The lines then go through the text decoder, whole and split at a point
  * the input chooses (both must give the same events), and through ingest into a profile and every
  * batch report. */
-#include "../app/batch.h"
 #include "../profile/ingest.h"
-#include "../decode/text.h"
+#include "every_report.h"
+#include "text_digest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,39 +57,6 @@ static uint8_t *with_checks(const uint8_t *data, size_t size, size_t *out_len)
     return out;
 }
 
-struct digest {
-    uint64_t h, n;
-};
-
-static void on_event(void *ctx, const struct ev *e)
-{
-    struct digest *d = ctx;
-    if (e->type == EV_PCS) { /* as its EV_PC samples: batching may not depend on the split */
-        for (uint64_t i = 0; i < e->count; i++) {
-            struct ev one = {.type = EV_PC, .offset = e->offset, .addr = e->pcs[i]};
-            on_event(ctx, &one);
-        }
-        return;
-    }
-    d->n++;
-    d->h = d->h * 31u + (uint64_t)e->type * 7u + e->addr + e->tag + e->value + e->count + e->text_len;
-    for (size_t i = 0; i < e->text_len; i++)
-        d->h = d->h * 131u + (unsigned char)e->text[i];
-}
-
-static struct digest decode(const uint8_t *data, size_t size, size_t cut)
-{
-    struct digest d = {0, 0};
-    struct ev_sink sink = {on_event, &d};
-    struct text_decoder t;
-    text_init(&t);
-    text_feed(&t, data, cut, &sink);
-    text_feed(&t, data + cut, size - cut, &sink);
-    text_finish(&t, &sink);
-    text_free(&t);
-    return d;
-}
-
 static void profile_and_report(const uint8_t *data, size_t size, uint8_t mode)
 {
     struct prof *p = prof_new(NULL);
@@ -99,14 +66,7 @@ static void profile_and_report(const uint8_t *data, size_t size, uint8_t mode)
     ingest_init(in, p, DETECT_TEXT, 1, false);
     ingest_feed(in, data, size);
     ingest_finish(in);
-    FILE *devnull = fopen("/dev/null", "w");
-    for (int o = 0; o < 4 && devnull; o++) {
-        struct batch_options bo = {.output = (enum report_format)o, .by = (enum prof_group)(mode % 4),
-                                   .fold_overhead = mode & 8};
-        batch_report(&bo, p, in, "", devnull);
-    }
-    if (devnull)
-        fclose(devnull);
+    every_report(p, in, mode);
     ingest_free(in);
     free(in);
     prof_free(p);
@@ -119,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n;
     uint8_t *text = with_checks(data + 1, size - 1, &n);
     size_t cut = n ? (size_t)data[0] * 257u % n : 0;
-    struct digest whole = decode(text, n, n), split = decode(text, n, cut);
+    struct digest whole = text_digest(text, n, n), split = text_digest(text, n, cut);
     if (whole.h != split.h || whole.n != split.n)
         abort(); /* chunk invariance broken */
     profile_and_report(text, n, data[0]);
