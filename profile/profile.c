@@ -150,9 +150,11 @@ double prof_overhead(struct prof *p, double *idle_polls)
         if (!e->used || e->count <= 0)
             continue;
         const struct sym_location *l = sym_lookup(p->syms, e->pc);
-        if (prof_idle_poll(p, e, l))
+        if (!prof_in_profiler(l))
+            continue;
+        if (in_drain_wrapper(l) && in_idle_task(p, e))
             polls += e->count;
-        else if (prof_in_profiler(l))
+        else
             own += e->count;
     }
     if (idle_polls)
