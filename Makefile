@@ -187,6 +187,7 @@ REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net
 REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
 REPLAY_ingest += $(EXPORTS_SRC) profile/timeline.c -lz
 REPLAY_record += $(EXPORTS_SRC) profile/timeline.c -lz
+REPLAY_stream := fuzz/fuzz_stream.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
 replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_REPLAYED))
 # for scripts/fuzz.sh and tests/run.sh: the target names, and one target's sources
 fuzz-targets:

@@ -1,8 +1,8 @@
 /* libFuzzer target: bytes through ingest (format detection, text, ITM and TPIU decoders) into a
  * profile with symbols, with a histogram-friendly ELF, then every report the batch mode prints.
  * The first input byte picks the format and how the rest is split, so chunking is fuzzed too. */
-#include "../app/batch.h"
 #include "../profile/ingest.h"
+#include "every_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,18 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t off = 0; off < size; off += step)
         ingest_feed(in, data + off, size - off < step ? size - off : step);
     ingest_finish(in);
-    FILE *devnull = fopen("/dev/null", "w");
-    for (int o = 0; o < 4 && devnull; o++) {
-        struct batch_options bo = {.output = (enum report_format)o, .by = (enum prof_group)((mode >> 1) & 3),
-                                   .inline_frames = mode & 1};
-        batch_report(&bo, p, in, "", devnull);
-    }
-    for (int o = OUT_PPROF; o <= OUT_TRACE && devnull; o++) { /* other tools' formats (report/exports.h) */
-        struct batch_options bo = {.output = (enum report_format)o, .demangle = mode & 1};
-        batch_report(&bo, p, in, "", devnull);
-    }
-    if (devnull)
-        fclose(devnull);
+    every_report(p, in, mode);
     ingest_free(in);
     free(in);
     prof_free(p);

@@ -134,6 +134,8 @@ bool prof_set_current_task(struct prof *p, uint32_t r);
 
 /* profile.c: whether a location is the library's own code (firmware/cmprof_*.c). */
 bool prof_in_profiler(const struct sym_location *l);
+/* The drain's quick exit taken in an idle task: idle time, not overhead (prof_overhead). */
+bool prof_idle_poll(const struct prof *p, const struct entry *e, const struct sym_location *l);
 
 /* tasks.c: the names rows show for tasks, and which records share one (struct task: same). */
 void prof_mark_shared_names(struct prof *p);

@@ -107,17 +107,59 @@ void prof_fold_overhead(struct prof *p, bool on)
     p->fold_overhead = on;
 }
 
-double prof_overhead(struct prof *p)
+bool prof_idle_name(const char *name)
+{
+    for (int i = 0; i < 4; i++, name++) /* "idle" in any letter case */
+        if (*name != "idle"[i] && *name != "IDLE"[i])
+            return false;
+    if (*name == ' ' && name[1]) /* Zephyr's "idle 00" */
+        name++;
+    while (*name >= '0' && *name <= '9')
+        name++;
+    return *name == '\0';
+}
+
+/* A sample of a task with an idle task's name (never an interrupt that came while it ran). */
+static bool in_idle_task(const struct prof *p, const struct entry *e)
+{
+    const struct task *tk = prof_in_exception(e) ? NULL : prof_task_of(p, e);
+    return tk && prof_idle_name(tk->name);
+}
+
+/* The drain's quick exit: cmprof_stream_drain itself or a copy the compiler made of it
+ * ("cmprof_stream_drain.constprop.0"), never cmprof_stream_drain_lines, where the work is. */
+static bool in_drain_wrapper(const struct sym_location *l)
+{
+    static const char wrapper[] = "cmprof_stream_drain";
+    const size_t n = sizeof wrapper - 1;
+    const char *f = l->symbol ? l->symbol : sym_frame_at(l, l->n_frames - 1)->function;
+    return f && strncmp(f, wrapper, n) == 0 && (f[n] == '\0' || f[n] == '.');
+}
+
+bool prof_idle_poll(const struct prof *p, const struct entry *e, const struct sym_location *l)
+{
+    return prof_in_profiler(l) && in_drain_wrapper(l) && in_idle_task(p, e);
+}
+
+double prof_overhead(struct prof *p, double *idle_polls)
 {
     prof_settle(p);
-    double total = prof_total(p);
-    if (!p->syms || total <= 0)
-        return 0;
-    double own = 0;
-    for (size_t i = 0; i < p->cap; i++)
-        if (p->map[i].used && p->map[i].count > 0 && prof_in_profiler(sym_lookup(p->syms, p->map[i].pc)))
-            own += p->map[i].count;
-    return own / total;
+    double total = prof_total(p), own = 0, polls = 0;
+    for (size_t i = 0; p->syms && total > 0 && i < p->cap; i++) {
+        const struct entry *e = &p->map[i];
+        if (!e->used || e->count <= 0)
+            continue;
+        const struct sym_location *l = sym_lookup(p->syms, e->pc);
+        if (!prof_in_profiler(l))
+            continue;
+        if (in_drain_wrapper(l) && in_idle_task(p, e))
+            polls += e->count;
+        else
+            own += e->count;
+    }
+    if (idle_polls)
+        *idle_polls = total > 0 ? polls / total : 0;
+    return total > 0 ? own / total : 0;
 }
 
 double prof_idle(struct prof *p)
@@ -125,16 +167,14 @@ double prof_idle(struct prof *p)
     prof_settle(p);
     bool named = false;
     for (size_t i = 0; i < p->n_tasks && !named; i++)
-        named = strcmp(p->tasks[i].name, PROF_IDLE_TASK) == 0;
+        named = prof_idle_name(p->tasks[i].name);
     double total = prof_total(p);
     if (!named || total <= 0)
         return -1;
     double idle = 0;
-    for (size_t i = 0; i < p->cap; i++) {
-        const struct entry *e = &p->map[i];
-        if (e->used && e->task && strcmp(p->tasks[e->task - 1].name, PROF_IDLE_TASK) == 0)
-            idle += e->count;
-    }
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->map[i].used && in_idle_task(p, &p->map[i]))
+            idle += p->map[i].count;
     return idle / total;
 }
 

@@ -64,15 +64,23 @@ double prof_total(const struct prof *p);    /* samples with a PC, buckets includ
  * something reads them; this does it now (every reader below calls it). */
 void prof_settle(struct prof *p);
 /* Share of the samples in cmprof's own firmware code (the drain, formatting; the sampling
- * interrupt cannot sample itself), 0..1; 0 without symbols. */
-double prof_overhead(struct prof *p);
-/* Function and line rows show the library's code as one row, named PROF_OVERHEAD_ROW. */
+ * interrupt cannot sample itself), 0..1; 0 without symbols. The stream drain's quick exit
+ * (cmprof_stream_drain with less than a line waiting) taken in an idle task is not in it: an idle
+ * hook polls only because nothing else can run, so that is idle time. *idle_polls (when not NULL)
+ * gets the share of those polls. Polls from any other context (a bare-metal main loop) are overhead. */
+double prof_overhead(struct prof *p, double *idle_polls);
+/* Function and line rows show the library's code as one row, named PROF_OVERHEAD_ROW (the
+ * idle polls above stay out of it, in their function's row). */
 #define PROF_OVERHEAD_ROW "[cmprof overhead]"
 void prof_fold_overhead(struct prof *p, bool on);
 uint64_t prof_sleep(const struct prof *p);
-/* Share of the samples in tasks the firmware named PROF_IDLE_TASK (its idle task), 0..1; negative
- * when no task has that name (untagged, or the idle task is not named). */
-#define PROF_IDLE_TASK "idle"
+/* Whether a task name is an idle task's: "idle" in any letter case, alone or followed by a CPU
+ * number (digits, after at most one space). That covers FreeRTOS ("IDLE", "IDLE0", "IDLE1"... on
+ * SMP), Zephyr ("idle", "idle 00", "idle 01"... with one per CPU) and the name the firmware
+ * library streams for both (CMPROF_IDLE_NAME, "idle"). */
+bool prof_idle_name(const char *name);
+/* Share of the samples in idle tasks (prof_idle_name), 0..1; negative when no task has such a
+ * name (untagged, or the idle task is not named). */
 double prof_idle(struct prof *p);
 
 /* Rows of a grouping, most samples first, covering every sample. inline_frames: attribute to

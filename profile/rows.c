@@ -134,7 +134,8 @@ static struct group *group_of(struct prof *p, const struct entry *e, const struc
                               struct row_label *l)
 {
     struct group *g = NULL;
-    if (p->fold_overhead && (by == PROF_BY_FUNCTION || by == PROF_BY_LINE) && prof_in_profiler(loc)) {
+    if (p->fold_overhead && (by == PROF_BY_FUNCTION || by == PROF_BY_LINE) && prof_in_profiler(loc) &&
+        !prof_idle_poll(p, e, loc)) {
         g = prof_group_for(p, (const void *)(uintptr_t)4, 0);
         l->name = PROF_OVERHEAD_ROW;
     }

@@ -29,7 +29,8 @@ static void run(const struct report_data *d, FILE *out)
         fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
     if (o->partial)
         json_field(out, "partial", o->partial);
-    fprintf(out, "  \"overhead\": %.4f,\n", 100.0 * prof_overhead(d->p));
+    double polls, overhead = prof_overhead(d->p, &polls);
+    fprintf(out, "  \"overhead\": %.4f,\n  \"overhead_idle_polls\": %.4f,\n", 100.0 * overhead, 100.0 * polls);
     if (prof_idle(d->p) >= 0)
         fprintf(out, "  \"idle\": %.4f,\n", 100.0 * prof_idle(d->p));
     if (o->halting)

@@ -103,8 +103,13 @@ static void footer(const struct report_data *d, FILE *out)
     } else if (o->source_detail && *o->source_detail) {
         fprintf(out, "source: %s\n", o->source_detail);
     }
-    if (prof_overhead(p) > 0)
-        fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code\n", 100.0 * prof_overhead(p));
+    double polls, overhead = prof_overhead(p, &polls);
+    if (overhead > 0 || polls > 0) {
+        fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code", 100.0 * overhead);
+        if (polls > 0)
+            fprintf(out, " (the drain's idle polls, %.2f %%, counted as idle)", 100.0 * polls);
+        fputc('\n', out);
+    }
     if (prof_idle(p) >= 0)
         fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
     for (size_t i = 0; i < d->n_loss; i++)

@@ -109,6 +109,8 @@ qemu_wall_time_lane() {
     step "tui" python3 tests/test_tui.py
     step "live view: issue 35 fixes" python3 tests/test_live_view.py
     step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
+    step "overhead without the idle polls, idle tasks by name" python3 tests/test_idle_overhead.py
+    step "overhead without the idle polls (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_idle_overhead.py
 }
 start_lane qemu_wall_time_lane
 

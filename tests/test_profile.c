@@ -150,6 +150,17 @@ static void test_reused_tag_keeps_each_tasks_samples(void)
     prof_free(p);
 }
 
+/* The idle tasks' names: FreeRTOS's, Zephyr's, one per CPU on SMP, and nothing else. */
+static void test_idle_names(void)
+{
+    const char *idle[] = {"idle", "IDLE", "IDLE0", "IDLE1", "IDLE12", "idle 00", "idle 01", "Idle"};
+    const char *not_idle[] = {"", "idl", "idler", "IDLE_", "IDLE 0x", "idle ", "my idle", "idle  00", "IDLEx0"};
+    for (size_t i = 0; i < sizeof idle / sizeof *idle; i++)
+        CHECK(prof_idle_name(idle[i]));
+    for (size_t i = 0; i < sizeof not_idle / sizeof *not_idle; i++)
+        CHECK(!prof_idle_name(not_idle[i]));
+}
+
 /* The firmware's idle task (named "idle", on one core or two) is the idle share; none without it. */
 static void test_idle_share(void)
 {
@@ -165,6 +176,15 @@ static void test_idle_share(void)
     for (int i = 0; i < 10; i++)
         prof_add_pc(p, 0x08000100u, true, 0xFFFFFE0Fu);
     CHECK(fabs(prof_idle(p) - 0.6) < 1e-12);
+    prof_free(p);
+    /* FreeRTOS SMP's names, one idle task per core */
+    p = prof_new(NULL);
+    prof_task_name(p, 0x20000100u, "motor", 5);
+    prof_task_name(p, 0x20000200u, "IDLE0", 5);
+    prof_task_name(p, 0x20000300u, "IDLE1", 5);
+    for (int i = 0; i < 40; i++)
+        prof_add_pc(p, 0x08000100u, true, 0x20000100u + 0x100u * (uint32_t)(i % 4 ? 1 + i % 2 : 0));
+    CHECK(fabs(prof_idle(p) - 0.75) < 1e-12);
     prof_free(p);
 }
 
@@ -502,6 +522,7 @@ int main(void)
     RUN_TEST(test_pending_index_takes_its_name);
     RUN_TEST(test_reused_tag_keeps_each_tasks_samples);
     RUN_TEST(test_many_tasks);
+    RUN_TEST(test_idle_names);
     RUN_TEST(test_idle_share);
     RUN_TEST(test_call_stacks);
     RUN_TEST(test_rows_cover_everything_and_reset);

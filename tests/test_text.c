@@ -3,6 +3,8 @@
 #include "check.h"
 #include "evlog.h"
 
+#include <stdio.h>
+
 static struct evlog log_a, log_b;
 
 static void decode_split(const char *s, size_t n, size_t chunk, struct evlog *l, struct text_decoder *d)
@@ -84,6 +86,21 @@ static void test_malformed_lines_are_dropped_whole(void)
     CHECK(log_a.count[EV_PC] == 1); /* only the good line */
     CHECK(d.stats.bad_lines == 6);
     CHECK(strstr(log_a.buf, "a=08000108") != NULL);
+}
+
+/* A tagged sample line with more name entries ('=' and an @N entry, stream v3) than a line may
+ * carry (64) is dropped whole: no name, no sample, and nothing written past the decoder's table of
+ * entries (the ASan build catches that). Its check (sum12) is from tests/harness.py. */
+static void test_too_many_entries_in_a_sample_line(void)
+{
+    char text[1024];
+    size_t n = (size_t)snprintf(text, sizeof text, "@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n%%");
+    for (int k = 0; k < 65; k++) /* index 1, tag 0, a name of no characters */
+        n += (size_t)snprintf(text + n, sizeof text - n, "=BAAAAAAA");
+    snprintf(text + n, sizeof text - n, "BAAAA!ia\n");
+    struct text_decoder d;
+    decode(text, &log_a, &d);
+    CHECK(log_a.count[EV_TASK_NAME] == 0 && log_a.count[EV_PC] == 0 && d.stats.bad_lines == 1);
 }
 
 static void test_capture_starting_mid_block(void)
@@ -424,6 +441,7 @@ int main(void)
     RUN_TEST(test_attach_cut_and_pending_index);
     RUN_TEST(test_stream_tag_forms);
     RUN_TEST(test_eight_word_lines_match_the_general_parse);
+    RUN_TEST(test_too_many_entries_in_a_sample_line);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();

@@ -150,7 +150,7 @@ static void header_counters(struct view *v, struct vbuf *b)
     field(f, &n, lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
     if (prof_sleep(cur))
         field(f, &n, 5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(cur));
-    double overhead = prof_overhead(cur);
+    double overhead = prof_overhead(cur, NULL); /* the drain's idle polls are in the idle share */
     if (overhead > 0)
         field(f, &n, 5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
     double idle = prof_idle(cur);
