@@ -10,7 +10,7 @@
  *   2. Build cmprof_sampler.c and cmprof_stream.c with -DCMPROF_STREAM=1
  *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32 -DCMPROF_JITTER=MASK, and define
  *      `void *volatile cmprof_current_task;` once. 32 samples a line (16 by default) halve the
- *      drain's work per line: about 10 instructions a sample less at 100+ tasks. The jitter MASK
+ *      drain's work per line: about 6 instructions a sample less at 100+ tasks. The jitter MASK
  *      (2^k - 1, wider than the base period given to cmprof_start, and equal to the announce's
  *      .jitter) keeps the samples out of step with the kernel's tick: with a constant period
  *      FreeRTOS's own demo showed SysTick's handler never sampled at all.
@@ -41,13 +41,13 @@
  * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more, unless
  * tasks are created faster than their names fit that tenth: see cmprof_stream_announce), a UART at
  * R baud (R/10 bytes/s), an idle share I of a core running F instructions/s and C instructions of
- * library work a sample (about 135 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
+ * library work a sample (about 118 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
  *      f <= R / (11 B)               the line (names' tenth included)
  *      f <= I F / C                  the idle time, with a UART write that does not wait (DMA, FIFO
  *                                    interrupt)
  *      f <= I R / (10 B)             the idle time, with a putc that waits for each byte
  * and period = timer_hz / f. Worked figure: 115,200 baud, B = 5.3: the line carries 1,976
- * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 20,000/s, so the line sets
+ * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 25,000/s, so the line sets
  * f = 1,976 (a mean period of 50,607 at a 100 MHz timer: the period is base + 0..MASK, so base
  * 18,000 with CMPROF_JITTER 65535, mean 50,767); a waiting
  * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
@@ -55,7 +55,7 @@
  * towards the tasks that run while the idle task waits. CMPROF_RING_N must hold the samples of
  * the longest stretch without idle time (f x that stretch).
  *
- * The idle stack. The drain needs at most 256 bytes (248 tagged: tests/stack_check.py, from
+ * The idle stack. The drain needs at most 256 bytes (240 tagged: tests/stack_check.py, from
  * -fstack-usage), plus the idle hook's own frame and your putc or write. The scenario runs with
  * configMINIMAL_STACK_SIZE 128 (512 bytes, FreeRTOS's usual figure) and configCHECK_FOR_STACK_OVERFLOW
  * 2; 180 to 200 bytes of it stay unused. Use the overflow check while you try it out.
