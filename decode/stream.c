@@ -122,8 +122,13 @@ static bool sample_pc(const struct text_decoder *d, const char *s, size_t len, s
         return false;
     uint32_t v = 0;
     for (size_t k = 0; k < chars; k++) {
-        int c = full || !d->pc_digits ? b64val(s[at + k]) : (unsigned char)s[at + k] - '0';
-        if (c < 0 || c > 63)
+        int b = b64val(s[at + k]), digit = (unsigned char)s[at + k] - '0';
+        if (digit > 63)
+            digit = -1;
+        /* before the first announce the version is not known: either alphabet, for the count of
+         * samples dropped (the PC is not used) */
+        int c = full || (d->have_base && !d->pc_digits) ? b : d->have_base ? digit : b >= 0 ? b : digit;
+        if (c < 0)
             return false;
         v = v << 6 | (uint32_t)c;
     }

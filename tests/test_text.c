@@ -103,6 +103,17 @@ static void test_too_many_entries_in_a_sample_line(void)
     CHECK(log_a.count[EV_TASK_NAME] == 0 && log_a.count[EV_PC] == 0 && d.stats.bad_lines == 1);
 }
 
+/* Version 3 writes a PC as '0' + 6 bits (':' is 10): before the first announce says so, its lines
+ * are counted as samples before the announce, not as malformed (a late attach); after it they decode. */
+static void test_v3_pcs_before_and_after_the_announce(void)
+{
+    struct text_decoder d;
+    decode("%A00g:A00g5!xD\n@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
+           "%A00g:A00g5!xD\n", &log_a, &d);
+    CHECK(d.stats.no_base == 2 && d.stats.bad_lines == 0 && log_a.count[EV_PC] == 2);
+    CHECK(strstr(log_a.buf, "a=08001b94") && strstr(log_a.buf, "a=08001b8a")); /* 0xDCA and 0xDC5 halfwords */
+}
+
 static void test_capture_starting_mid_block(void)
 {
     struct text_decoder d;
@@ -442,6 +453,7 @@ int main(void)
     RUN_TEST(test_stream_tag_forms);
     RUN_TEST(test_eight_word_lines_match_the_general_parse);
     RUN_TEST(test_too_many_entries_in_a_sample_line);
+    RUN_TEST(test_v3_pcs_before_and_after_the_announce);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();

@@ -155,7 +155,7 @@ def replay_tests(w=120, h=32):
     txt = screen(s)
     def row_name(ln):
         words = [w for w in ln.split() if w not in ("(inlined)", "~approx")]
-        return words[-2] if words[-1].endswith(".c") else words[-1]
+        return words[-2] if re.search(r"\.[ch]$", words[-1]) else words[-1]
     names = [row_name(ln) for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
     # as people sort names: case ignored, leading underscores too
     check(size + "key s: sort by name", "sort name" in txt and names == sorted(names, key=lambda x: (x.lstrip("_").lower(), x))
@@ -284,7 +284,7 @@ def view_items_test(w, h):
         return [ln for ln in txt.splitlines()[5:-1] if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
     txt = screen(s)
     marked = [ln for ln in rows(txt) if "(inlined)" in ln]
-    check(size + "inlined functions are marked in the function view", marked and "send_samples (inlined)" in txt,
+    check(size + "inlined functions are marked in the function view", marked and "pc_chars (inlined)" in txt,
           marked[0].strip() if marked else "none")
     keys(s, "/", *"cmprof_stream.c")
     prompt = line_of(screen(s), -1)

@@ -266,7 +266,7 @@ def attach_cut_not_glued():
     if not check("attach cut: the rtos capture is built", os.path.exists(cap) and os.path.exists(elf), cap):
         return
     text = open(cap, "rb").read()
-    glued = [m.start() for m in re.finditer(rb"^[^$%@#\n]+[$%@#][A-Za-z0-9+/*=-]+![A-Za-z0-9+/]{2}$", text, re.M)]
+    glued = [m.start() for m in re.finditer(rb"^[^$%@#\n]+[$%@#][ -~]+![A-Za-z0-9+/]{2}$", text, re.M)]
     part = text[glued[1] + 3:]  # the previous reader took the log line's first characters
     path = os.path.join(TMP, "attach glued.txt")
     with open(path, "wb") as f:

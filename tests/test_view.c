@@ -3,6 +3,7 @@
 #include "../tui/view.h"
 #include "check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static char text[65536];
@@ -265,6 +266,28 @@ static void test_help_explains_the_header(void)
     CHECK(all);
     view_key(&v, VK_ESC);
     CHECK(v.mode == VM_TOP && v.sel == 1);
+}
+
+/* Rows named by long paths (a build tree's "../../.." files) keep their own history: names over
+ * 95 characters, alike in their first 120, once found no history at all. */
+static void test_history_of_long_names(void)
+{
+    char a[200], b[200];
+    memset(a, 'd', 150);
+    memcpy(b, a, 150);
+    memcpy(a + 150, "/a.c", 5);
+    memcpy(b + 150, "/b.c", 5);
+    struct history *h = calloc(1, sizeof *h);
+    double total = 0;
+    for (int t = 0; t < 4; t++) { /* a takes every sample, b none */
+        total += 100;
+        struct prof_row rows[2] = {{.name = a, .samples = total}, {.name = b, .samples = 0}};
+        history_tick(h, rows, 2, total, 0, false);
+    }
+    float pa[2], pb[2];
+    CHECK(history_of(h, a, pa, 2, 2) == 2 && pa[0] > 0.99f && pa[1] > 0.99f);
+    CHECK(history_of(h, b, pb, 2, 2) == 2 && pb[0] < 0.01f && pb[1] < 0.01f);
+    free(h);
 }
 
 /* Sparklines: each top row's share second by second, the last minute, on wide terminals. */
@@ -899,6 +922,7 @@ int main(void)
     RUN_TEST(test_snapshot_key);
     RUN_TEST(test_help_explains_the_header);
     RUN_TEST(test_sparklines);
+    RUN_TEST(test_history_of_long_names);
     RUN_TEST(test_graph_pane);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);

@@ -1,7 +1,6 @@
 /* Shares over time (see history.h). */
 #include "history.h"
 
-#include <stdio.h>
 #include <string.h>
 
 void history_clear(struct history *h)
@@ -9,10 +8,18 @@ void history_clear(struct history *h)
     memset(h, 0, sizeof *h);
 }
 
-static struct history_row *find(struct history *h, const char *name)
+static uint64_t name_key(const char *name)
+{
+    uint64_t k = 14695981039346656037u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        k = (k ^ *p) * 1099511628211u;
+    return k;
+}
+
+static const struct history_row *find(const struct history *h, uint64_t key)
 {
     for (int i = 0; i < h->n; i++)
-        if (strcmp(h->rows[i].name, name) == 0)
+        if (h->rows[i].key == key)
             return &h->rows[i];
     return NULL;
 }
@@ -29,13 +36,14 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
     for (int i = 0; i < h->n; i++)
         h->rows[i].seen = false;
     for (size_t r = 0; r < n && r < HISTORY_ROWS; r++) {
-        struct history_row *e = find(h, rows[r].name);
+        uint64_t key = name_key(rows[r].name);
+        struct history_row *e = (struct history_row *)find(h, key);
         if (!e) { /* a new row: a free place, else the place of a row no longer among the top */
             int slot = h->n < HISTORY_ROWS ? h->n++ : -1;
             for (int i = 0; slot < 0 && i < h->n; i++) {
                 bool still = false;
                 for (size_t k = 0; k < n && k < HISTORY_ROWS && !still; k++)
-                    still = strcmp(rows[k].name, h->rows[i].name) == 0;
+                    still = name_key(rows[k].name) == h->rows[i].key;
                 if (!still)
                     slot = i;
             }
@@ -43,7 +51,7 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
                 continue;
             e = &h->rows[slot];
             memset(e, 0, sizeof *e);
-            snprintf(e->name, sizeof e->name, "%s", rows[r].name);
+            e->key = key;
             e->last = rows[r].samples; /* followed from now on: its past is not known */
         }
         e->seen = true;
@@ -87,10 +95,7 @@ static void spread(const float *ring, int len, int pos, float *out, int points, 
 
 int history_of(const struct history *h, const char *name, float *out, int points, int span)
 {
-    const struct history_row *e = NULL;
-    for (int i = 0; i < h->n && !e; i++)
-        if (strcmp(h->rows[i].name, name) == 0)
-            e = &h->rows[i];
+    const struct history_row *e = find(h, name_key(name));
     if (!e || !h->len || points <= 0)
         return 0;
     spread(e->share, h->len, h->pos, out, points, span);

@@ -13,7 +13,7 @@
 #define HISTORY_ROWS 64
 
 struct history_row {
-    char name[96];
+    uint64_t key; /* the row's whole name, hashed (FNV-1a): names of any length, no copy */
     double last;                   /* its cumulative samples at the last tick */
     float share[HISTORY_POINTS];   /* a ring, in step with struct history's pos */
     bool seen;                     /* among the rows at the last tick */
