@@ -65,7 +65,7 @@ typedef uint16_t tag_slot_t;
 
 static uint32_t tag_slot(uint32_t tag)
 {
-    return (tag >> 2) * 2654435761u >> (32 - TAG_BITS); /* TCBs are word aligned; the top bits mix best */
+    return tag * 2654435761u >> (32 - TAG_BITS); /* the top bits mix best (word-aligned TCBs too) */
 }
 
 /* The per-sample loops, compiled for speed whatever the application's -Os: with -Os GCC keeps the
@@ -1129,8 +1129,6 @@ static inline uint32_t pc_chars(uint32_t v)
 __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint32_t *pcs, const uint32_t *tags,
                                                             uint32_t n)
 {
-    const char *enc = b64;
-    __asm__("" : "+r"(enc)); /* a plain register: table loads index it directly */
     const uint32_t base = stream.code_base;
     const uint32_t *end = pcs + n;
 #ifdef CMPROF_TAG
@@ -1164,7 +1162,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         } else { /* '*' and the full 32 bits, in 6 chars */
             *b++ = '*';
             for (int sh = 30; sh >= 0; sh -= 6)
-                *b++ = enc[(pc >> sh) & 63u];
+                *b++ = b64[(pc >> sh) & 63u];
         }
     } while (++pcs < end);
 #ifdef CMPROF_TAG
