@@ -41,7 +41,7 @@
  * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more, unless
  * tasks are created faster than their names fit that tenth: see cmprof_stream_announce), a UART at
  * R baud (R/10 bytes/s), an idle share I of a core running F instructions/s and C instructions of
- * library work a sample (116 to 124 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
+ * library work a sample (116 to 118 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
  *      f <= R / (11 B)               the line (names' tenth included)
  *      f <= I F / C                  the idle time, with a UART write that does not wait (DMA, FIFO
  *                                    interrupt)
