@@ -154,8 +154,8 @@ def replay_tests(w=120, h=32):
     keys(s, "s")
     txt = screen(s)
     def row_name(ln):
-        words = [w for w in ln.split() if w not in ("(inlined)", "~approx")]
-        return words[-2] if re.search(r"\.[ch]$", words[-1]) else words[-1]
+        words = [w for w in ln.split() if w not in ("(inlined)", "~approx") and not re.fullmatch(r"\[\w+\]", w)]
+        return words[-2] if len(words) > 1 and "." in words[-1] else words[-1]  # a file, maybe cut short
     names = [row_name(ln) for ln in txt.splitlines()[5:] if re.search(r"%\s+[\d.]+%\s+\d+\s+\S", ln)]
     # as people sort names: case ignored, leading underscores too
     check(size + "key s: sort by name", "sort name" in txt and names == sorted(names, key=lambda x: (x.lstrip("_").lower(), x))
