@@ -139,7 +139,8 @@ def live_header(path, elf):
     s = "cmprof-idle-overhead"
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "30", "%s '%s' '%s'; sleep 30" % (TOOL, path, elf))
-    got = wait_for(s, r"end of file", 30)
+    # the title says "end of file" a moment before the header under it is drawn again: wait for both
+    got = wait_for(s, r"end of file[^\n]*\n[^\n]*idle [\d.]+ %", 30)
     head = (got or screen(s)).splitlines()[1:2]
     over = "overhead %.1f %%" % (100.0 * (DRAIN_WORK + LOOP_POLLS) / TOTAL)
     idle = "idle %.1f %%" % (100.0 * (POLLS + IDLE_LOOP) / TOTAL)
