@@ -111,6 +111,8 @@ static struct {
     uint8_t flags[MAX_TASKS];        /* GONE, UNSENT, FREED */
     uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
                                     there on are the new task's, those before the old one's */
+    uint32_t gone_at[MAX_TASKS]; /* ring position when the task was deleted: its samples lie before */
+    uint32_t slotless_gone_at;   /* the same for the last task deleted that had no slot (its samples '/') */
     uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
     uint32_t freed_head, n_freed;
     struct pending {                /* unsent names in the order given, so the drain finds the next due */
@@ -497,8 +499,10 @@ static void hash_remove(uint32_t tag)
 
 #if CMPROF_HIST || DUMP_MODE
 #define RING_STORED() 0u /* no ring: names go out with the next drain, or the dump */
+#define RING_SENT() 0u
 #else
 #define RING_STORED() cmprof_stream_stored()
+#define RING_SENT() cmprof_stream_sent()
 #endif
 
 /* A slot whose name has not gone out yet is given to another task (a control block reused, or a
@@ -517,8 +521,10 @@ static void supersede(uint32_t i)
     e->index = (uint16_t)i;
 }
 
-/* A slot for a new tag: one never used, else the one deleted longest ago (its samples are the
- * least likely to still wait in the ring), else NO_SLOT. No scan: deleted slots wait in a queue. */
+/* A slot for a new tag: one never used, else the one deleted longest ago once its samples went
+ * out, else NO_SLOT. No scan: deleted slots wait in a queue. A slot taken while its task's samples
+ * wait in the ring would put them under its next task's name (the drain looks the tag up then, and
+ * a control block reused takes another slot). */
 static uint32_t take_slot(void)
 {
     if (stream.n_tags < MAX_TASKS) {
@@ -531,6 +537,11 @@ static uint32_t take_slot(void)
     while (stream.n_freed) {
         PROBE_STEP();
         uint32_t i = stream.freed[stream.freed_head];
+        /* a task deleted after the last sample sent may have samples waiting: its own (this slot's)
+         * or, a task with no slot, in a control block the new task may be reusing */
+        if ((stream.flags[i] & GONE) && (stream.gone_at[i] - RING_SENT() - 1u < 0x7FFFFFFFu ||
+                                         stream.slotless_gone_at - RING_SENT() - 1u < 0x7FFFFFFFu))
+            return NO_SLOT;
         stream.freed_head = stream.freed_head + 1u == MAX_TASKS ? 0u : stream.freed_head + 1u;
         stream.n_freed--;
         stream.flags[i] &= (uint8_t)~FREED;
@@ -542,6 +553,14 @@ static uint32_t take_slot(void)
         }
     }
     return NO_SLOT;
+}
+
+/* A tag found no slot: its samples go out as '/'. */
+static void say_full(void)
+{
+    stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
+    stream.names_pending = true;               /* the drain says it with the names */
+    stream.table_full = true;
 }
 
 /* Register a tag and its name; returns its index, or NO_SLOT when the table is full. A deleted
@@ -559,9 +578,7 @@ static uint32_t register_task(const void *tag, const char *name)
         hash_insert(i);
         stream.last_valid = false; /* the cached answer may have been "no slot" for this tag */
     } else {
-        stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
-        stream.names_pending = true;               /* the drain says it with the names */
-        stream.table_full = true;
+        say_full();
     }
     if (i != NO_SLOT)
         stream.names[i] = name;
@@ -671,10 +688,13 @@ void cmprof_stream_task_gone(const void *tag)
 {
     stream.changes++;
     uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
+    if (i == NO_SLOT)
+        stream.slotless_gone_at = RING_STORED();
     if (i != NO_SLOT && !(stream.flags[i] & GONE)) {
         if (stream.flags[i] & UNSENT)
             keep_gone_name(i);
         stream.flags[i] |= GONE;
+        stream.gone_at[i] = RING_STORED();
         if (!(stream.flags[i] & FREED)) { /* each slot at most once in the queue: it never overflows */
             uint32_t at = stream.freed_head + stream.n_freed;
             stream.freed[at >= MAX_TASKS ? at - MAX_TASKS : at] = (uint16_t)i;
@@ -1062,6 +1082,12 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
         seen = stream.changes;
         index = hash_find(tag);
     } while (seen != stream.changes);
+    if (index == NO_SLOT && stream.n_tags == MAX_TASKS) {
+        /* a deleted task's slot may have its name in the line being built, after which the host
+         * would read it: the @task line below would come first and lose. Fresh slots only. */
+        say_full();
+        return NO_SLOT;
+    }
     if (index == NO_SLOT && (index = register_task((const void *)(uintptr_t)tag, NULL)) != NO_SLOT) {
         stream.flags[index] &= (uint8_t)~UNSENT;
         send_unnamed(putc, index);
