@@ -113,6 +113,8 @@ static struct {
                                     there on are the new task's, those before the old one's */
     uint32_t gone_at[MAX_TASKS]; /* ring position when the task was deleted: its samples lie before */
     uint32_t slotless_gone_at;   /* the same for the last task deleted that had no slot (its samples '/') */
+    bool slotless_gone;
+    bool from_line;              /* a slot is being taken from inside the sample loop (tag_index) */
     uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
     uint32_t freed_head, n_freed;
     struct pending {                /* unsent names in the order given, so the drain finds the next due */
@@ -499,10 +501,14 @@ static void hash_remove(uint32_t tag)
 
 #if CMPROF_HIST || DUMP_MODE
 #define RING_STORED() 0u /* no ring: names go out with the next drain, or the dump */
-#define RING_SENT() 0u
+#define WAITING_BEFORE(p, from) false
 #else
 #define RING_STORED() cmprof_stream_stored()
-#define RING_SENT() cmprof_stream_sent()
+/* Whether samples taken before ring position p may still wait to go out: p lies in (sent, stored]
+ * ([sent, stored] `from` the line being built: a name due at sent may be in it). A p past the
+ * write position is from before a cmprof_start(), which begins the positions at 0 again. */
+#define WAITING_BEFORE(p, from) \
+    ((p) - cmprof_stream_sent() - !(from) < cmprof_stream_stored() - cmprof_stream_sent() + (from))
 #endif
 
 /* A slot whose name has not gone out yet is given to another task (a control block reused, or a
@@ -537,10 +543,12 @@ static uint32_t take_slot(void)
     while (stream.n_freed) {
         PROBE_STEP();
         uint32_t i = stream.freed[stream.freed_head];
-        /* a task deleted after the last sample sent may have samples waiting: its own (this slot's)
-         * or, a task with no slot, in a control block the new task may be reusing */
-        if ((stream.flags[i] & GONE) && (stream.gone_at[i] - RING_SENT() - 1u < 0x7FFFFFFFu ||
-                                         stream.slotless_gone_at - RING_SENT() - 1u < 0x7FFFFFFFu))
+        /* a task deleted since the last sample sent may have samples waiting: its own (this
+         * slot's; and from the line being built, its name may be in the line, which the @task
+         * line of a tag never named would overtake) or those of a task with no slot, in a control
+         * block the new task may be reusing */
+        if ((stream.flags[i] & GONE) && (WAITING_BEFORE(stream.gone_at[i], stream.from_line) ||
+                                         (stream.slotless_gone && WAITING_BEFORE(stream.slotless_gone_at, false))))
             return NO_SLOT;
         stream.freed_head = stream.freed_head + 1u == MAX_TASKS ? 0u : stream.freed_head + 1u;
         stream.n_freed--;
@@ -553,14 +561,6 @@ static uint32_t take_slot(void)
         }
     }
     return NO_SLOT;
-}
-
-/* A tag found no slot: its samples go out as '/'. */
-static void say_full(void)
-{
-    stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
-    stream.names_pending = true;               /* the drain says it with the names */
-    stream.table_full = true;
 }
 
 /* Register a tag and its name; returns its index, or NO_SLOT when the table is full. A deleted
@@ -578,7 +578,9 @@ static uint32_t register_task(const void *tag, const char *name)
         hash_insert(i);
         stream.last_valid = false; /* the cached answer may have been "no slot" for this tag */
     } else {
-        say_full();
+        stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
+        stream.names_pending = true;               /* the drain says it with the names */
+        stream.table_full = true;
     }
     if (i != NO_SLOT)
         stream.names[i] = name;
@@ -688,8 +690,10 @@ void cmprof_stream_task_gone(const void *tag)
 {
     stream.changes++;
     uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
-    if (i == NO_SLOT)
+    if (i == NO_SLOT) {
         stream.slotless_gone_at = RING_STORED();
+        stream.slotless_gone = true;
+    }
     if (i != NO_SLOT && !(stream.flags[i] & GONE)) {
         if (stream.flags[i] & UNSENT)
             keep_gone_name(i);
@@ -1082,13 +1086,12 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
         seen = stream.changes;
         index = hash_find(tag);
     } while (seen != stream.changes);
-    if (index == NO_SLOT && stream.n_tags == MAX_TASKS) {
-        /* a deleted task's slot may have its name in the line being built, after which the host
-         * would read it: the @task line below would come first and lose. Fresh slots only. */
-        say_full();
-        return NO_SLOT;
-    }
-    if (index == NO_SLOT && (index = register_task((const void *)(uintptr_t)tag, NULL)) != NO_SLOT) {
+    if (index != NO_SLOT)
+        return index;
+    stream.from_line = true;
+    index = register_task((const void *)(uintptr_t)tag, NULL);
+    stream.from_line = false;
+    if (index != NO_SLOT) {
         stream.flags[index] &= (uint8_t)~UNSENT;
         send_unnamed(putc, index);
     }
