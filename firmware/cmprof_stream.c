@@ -527,6 +527,18 @@ static void supersede(uint32_t i)
     e->index = (uint16_t)i;
 }
 
+/* Whether deleted slot i must wait before a new task takes it. A task deleted since the last
+ * sample sent may have samples waiting: its own (this slot's; and from the line being built, its
+ * name may be in the line, which the @task line of a tag never named would overtake) or those of
+ * a task with no slot, in a control block the new task may be reusing. Out of line: on the
+ * drain's deepest path (learn_tag, register_task) its frame sits beside supersede's, not on top. */
+__attribute__((noinline)) static bool slot_waits(uint32_t i)
+{
+    (void)i;
+    return WAITING_BEFORE(stream.gone_at[i], stream.from_line) ||
+           (stream.slotless_gone && WAITING_BEFORE(stream.slotless_gone_at, false));
+}
+
 /* A slot for a new tag: one never used, else the one deleted longest ago once its samples went
  * out, else NO_SLOT. No scan: deleted slots wait in a queue. A slot taken while its task's samples
  * wait in the ring would put them under its next task's name (the drain looks the tag up then, and
@@ -543,12 +555,7 @@ static uint32_t take_slot(void)
     while (stream.n_freed) {
         PROBE_STEP();
         uint32_t i = stream.freed[stream.freed_head];
-        /* a task deleted since the last sample sent may have samples waiting: its own (this
-         * slot's; and from the line being built, its name may be in the line, which the @task
-         * line of a tag never named would overtake) or those of a task with no slot, in a control
-         * block the new task may be reusing */
-        if ((stream.flags[i] & GONE) && (WAITING_BEFORE(stream.gone_at[i], stream.from_line) ||
-                                         (stream.slotless_gone && WAITING_BEFORE(stream.slotless_gone_at, false))))
+        if ((stream.flags[i] & GONE) && slot_waits(i))
             return NO_SLOT;
         stream.freed_head = stream.freed_head + 1u == MAX_TASKS ? 0u : stream.freed_head + 1u;
         stream.n_freed--;
