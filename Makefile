@@ -116,6 +116,9 @@ SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(S
 MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_churn := $(SRC_test_stream_load) -DSTREAM_CHURN=1
 MAIN_test_stream_churn := tests/test_stream_load.c
+SRC_test_stream_order := $(SRC_test_freertos)
+SRC_test_stream_order_small := $(SRC_test_freertos) -DCMPROF_STREAM_TASKS=6
+MAIN_test_stream_order_small := tests/test_stream_order.c
 SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
                         -DCMPROF_HIST_BASE=0x08000000u
@@ -146,6 +149,7 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
 UNIT_NAMES += test_unwind
 UNIT_NAMES += test_zephyr
 UNIT_NAMES += test_stream_churn
+UNIT_NAMES += test_stream_order test_stream_order_small
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check

@@ -205,7 +205,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
 extern const char cmprof_timer_label[];
 
 /* Name a tag value (e.g. a task control block) and name a section timer. Up to
- * CMPROF_STREAM_TASKS named tags at once (default 254, about 12 bytes of RAM each, at most 4158;
+ * CMPROF_STREAM_TASKS named tags at once (default 254, about 25 bytes of RAM each, at most 4158;
  * beyond 62 a sample's task costs three characters instead of one); interrupt handlers take none.
  * A full table is said on the stream (@full) and shown by the host, never hidden. Naming a tag
  * again renames it; names are sent up to 24 characters. Name your scheduler's idle task

@@ -18,7 +18,7 @@
 _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1 to 64 (the host's limit)");
 /* Named tags (tasks; interrupt handlers need no slot), at most at once: 62 fit one index
  * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. The default
- * covers a large RTOS application (about 12 bytes of RAM a task); should it ever fill, the stream
+ * covers a large RTOS application (about 25 bytes of RAM a task); should it ever fill, the stream
  * says so (@full) and the host reports the samples it could not name. */
 #ifndef CMPROF_STREAM_TASKS
 #define CMPROF_STREAM_TASKS 254u
@@ -38,7 +38,13 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #if DUMP_MODE /* the stream's senders stay compiled, unused: only the table and the dump's lines are */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
-#define SUPERSEDED_MAX 8u /* slots renamed twice between two drains, at most at once */
+/* Slots renamed twice between two drains (a control block reused before its first task's name went
+ * out), at most at once: 16 bytes of RAM each. Beyond it a superseded name is lost and its samples
+ * show under the slot's previous name (tests/test_stream_order.c checks 9; 8 were too few there). */
+#ifndef CMPROF_STREAM_SUPERSEDED
+#define CMPROF_STREAM_SUPERSEDED 32u
+#endif
+#define SUPERSEDED_MAX CMPROF_STREAM_SUPERSEDED
 #define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
 #define ESCAPE_INDEX 62u
 #define TASK_NAME_MAX 24u /* characters of a task name sent; keeps the drain's stack small */
@@ -111,6 +117,10 @@ static struct {
     uint8_t flags[MAX_TASKS];        /* GONE, UNSENT, FREED */
     uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
                                     there on are the new task's, those before the old one's */
+    uint32_t gone_at[MAX_TASKS]; /* ring position when the task was deleted: its samples lie before */
+    uint32_t slotless_gone_at;   /* the same for the last task deleted that had no slot (its samples '/') */
+    bool slotless_gone;
+    bool from_line;              /* a slot is being taken from inside the sample loop (tag_index) */
     uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
     uint32_t freed_head, n_freed;
     struct pending {                /* unsent names in the order given, so the drain finds the next due */
@@ -497,8 +507,14 @@ static void hash_remove(uint32_t tag)
 
 #if CMPROF_HIST || DUMP_MODE
 #define RING_STORED() 0u /* no ring: names go out with the next drain, or the dump */
+#define WAITING_BEFORE(p, from) false
 #else
 #define RING_STORED() cmprof_stream_stored()
+/* Whether samples taken before ring position p may still wait to go out: p lies in (sent, stored]
+ * ([sent, stored] `from` the line being built: a name due at sent may be in it). A p past the
+ * write position is from before a cmprof_start(), which begins the positions at 0 again. */
+#define WAITING_BEFORE(p, from) \
+    ((p) - cmprof_stream_sent() - !(from) < cmprof_stream_stored() - cmprof_stream_sent() + (from))
 #endif
 
 /* A slot whose name has not gone out yet is given to another task (a control block reused, or a
@@ -517,8 +533,22 @@ static void supersede(uint32_t i)
     e->index = (uint16_t)i;
 }
 
-/* A slot for a new tag: one never used, else the one deleted longest ago (its samples are the
- * least likely to still wait in the ring), else NO_SLOT. No scan: deleted slots wait in a queue. */
+/* Whether deleted slot i must wait before a new task takes it. A task deleted since the last
+ * sample sent may have samples waiting: its own (this slot's; and from the line being built, its
+ * name may be in the line, which the @task line of a tag never named would overtake) or those of
+ * a task with no slot, in a control block the new task may be reusing. Out of line: on the
+ * drain's deepest path (learn_tag, register_task) its frame sits beside supersede's, not on top. */
+__attribute__((noinline)) static bool slot_waits(uint32_t i)
+{
+    (void)i;
+    return WAITING_BEFORE(stream.gone_at[i], stream.from_line) ||
+           (stream.slotless_gone && WAITING_BEFORE(stream.slotless_gone_at, false));
+}
+
+/* A slot for a new tag: one never used, else the one deleted longest ago once its samples went
+ * out, else NO_SLOT. No scan: deleted slots wait in a queue. A slot taken while its task's samples
+ * wait in the ring would put them under its next task's name (the drain looks the tag up then, and
+ * a control block reused takes another slot). */
 static uint32_t take_slot(void)
 {
     if (stream.n_tags < MAX_TASKS) {
@@ -531,6 +561,8 @@ static uint32_t take_slot(void)
     while (stream.n_freed) {
         PROBE_STEP();
         uint32_t i = stream.freed[stream.freed_head];
+        if ((stream.flags[i] & GONE) && slot_waits(i))
+            return NO_SLOT;
         stream.freed_head = stream.freed_head + 1u == MAX_TASKS ? 0u : stream.freed_head + 1u;
         stream.n_freed--;
         stream.flags[i] &= (uint8_t)~FREED;
@@ -671,10 +703,15 @@ void cmprof_stream_task_gone(const void *tag)
 {
     stream.changes++;
     uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
+    if (i == NO_SLOT) {
+        stream.slotless_gone_at = RING_STORED();
+        stream.slotless_gone = true;
+    }
     if (i != NO_SLOT && !(stream.flags[i] & GONE)) {
         if (stream.flags[i] & UNSENT)
             keep_gone_name(i);
         stream.flags[i] |= GONE;
+        stream.gone_at[i] = RING_STORED();
         if (!(stream.flags[i] & FREED)) { /* each slot at most once in the queue: it never overflows */
             uint32_t at = stream.freed_head + stream.n_freed;
             stream.freed[at >= MAX_TASKS ? at - MAX_TASKS : at] = (uint16_t)i;
@@ -1062,7 +1099,12 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
         seen = stream.changes;
         index = hash_find(tag);
     } while (seen != stream.changes);
-    if (index == NO_SLOT && (index = register_task((const void *)(uintptr_t)tag, NULL)) != NO_SLOT) {
+    if (index != NO_SLOT)
+        return index;
+    stream.from_line = true;
+    index = register_task((const void *)(uintptr_t)tag, NULL);
+    stream.from_line = false;
+    if (index != NO_SLOT) {
         stream.flags[index] &= (uint8_t)~UNSENT;
         send_unnamed(putc, index);
     }
