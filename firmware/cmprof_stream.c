@@ -766,15 +766,22 @@ static void spend_on_names(size_t n)
     stream.credit = credit > -NAME_DEBT * NAME_SHARE ? credit : -NAME_DEBT * NAME_SHARE;
 }
 
+/* A new task's name went out in n bytes: paid from the names' share, and while a round of repeats
+ * goes on it lets one repeat go too (churn never starves the repeats). */
+static void new_name_sent(size_t n)
+{
+    spend_on_names(n);
+    if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
+        stream.turns++;
+}
+
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name)
 {
     char line[6u + 3u + 1u + 8u + 1u + TASK_NAME_MAX + LINE_TAIL];
     size_t n = put_task_head(line, i, tag);
     n = put_text_upto(line, n, name ? name : "?", sizeof line - LINE_TAIL);
     send(putc, line, n);
-    spend_on_names(n + LINE_TAIL);
-    if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
-        stream.turns++;
+    new_name_sent(n + LINE_TAIL);
 }
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
@@ -868,6 +875,14 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         start_round(); /* a round longer than a second: the next follows at once */
 }
 
+/* The samples from ring position `upto` that may go out before a name given at `at` is due; 0
+ * when it is due (at `upto` or before it: positions wrap, so "before" is the far half). */
+static uint32_t until_due(uint32_t at, uint32_t upto)
+{
+    uint32_t ahead = at - upto;
+    return ahead <= 0x80000000u ? ahead : 0u;
+}
+
 /* Where the names of new tasks go: inside a sample line, each entry after '=' right before the
  * samples that may carry it (no line of their own, no line cut short), or an "@N" line when no
  * sample follows. */
@@ -892,9 +907,7 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
         start[n++] = '=';
     n = put_entry(start, n, i, tag, name);
     o->b = start + n;
-    spend_on_names(n);
-    if (stream.round_next < stream.round_end && stream.turns < TURNS_MAX)
-        stream.turns++;
+    new_name_sent(n);
 }
 
 /* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it):
@@ -903,8 +916,8 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
 __attribute__((always_inline)) static inline bool def_if_due(struct name_out *o, uint32_t i, uint32_t upto,
                                                          uint32_t *room)
 {
-    uint32_t ahead = stream.name_at[i] - upto;
-    if (ahead != 0u && ahead <= 0x80000000u) {
+    uint32_t ahead = until_due(stream.name_at[i], upto);
+    if (ahead) {
         stream.names_pending = true;
         *room = ahead < *room ? ahead : *room;
         return false;
@@ -926,8 +939,8 @@ static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
     bool full = false;
     for (uint32_t k = 0; k < stream.n_superseded; k++) {
         const struct superseded *e = &stream.superseded[k]; /* not a copy: the drain's stack is small */
-        uint32_t ahead = e->at - upto;
-        bool due = ahead == 0u || ahead > 0x80000000u;
+        uint32_t ahead = until_due(e->at, upto);
+        bool due = !ahead;
         if (due && !full && def_fits(o)) {
             put_def(o, e->index, e->tag, e->name);
             continue;
@@ -942,11 +955,6 @@ static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
     return !full;
 }
 
-/* Names registered from the kernel's hooks go out before the samples that may use them, and
- * after the samples of the task whose tag (a reused control block) they take over: put those
- * given at ring position `upto` or before. Returns how many samples from `upto` on may go out
- * before the next unsent name is due (UINT32_MAX: none is pending), or 0 when `o` has no room
- * for the next due one (the line ends; the rest go at the start of the next). */
 /* The queue of new names is in ring order: the first name not yet due ends it. */
 static uint32_t due_queue(struct name_out *o, uint32_t upto, uint32_t room)
 {
@@ -985,6 +993,11 @@ __attribute__((noinline)) static uint32_t due_names_rare(cmprof_putc_fn putc, st
     return due_queue(o, upto, room);
 }
 
+/* Names registered from the kernel's hooks go out before the samples that may use them, and
+ * after the samples of the task whose tag (a reused control block) they take over: put those
+ * given at ring position `upto` or before. Returns how many samples from `upto` on may go out
+ * before the next unsent name is due (UINT32_MAX: none is pending), or 0 when `o` has no room
+ * for the next due one (the line ends; the rest go at the start of the next). */
 static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
 {
     if (!stream.names_pending)
@@ -1114,15 +1127,17 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 
 /* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
  * the same task, so the common case is a compare. */
+/* An exception's chars: '-' and its number (interrupt handlers take no slot: tasks have them all). */
+static uint32_t isr_chars(uint32_t tag)
+{
+    return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 | (uint32_t)(uint8_t)b64[tag & 63u] << 16,
+                  3u);
+}
+
 __attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
 {
-    cmprof_putc_fn putc = line_putc;
-    char chars[3] = {'-', b64[(tag >> 6) & 7u], b64[tag & 63u]}; /* an exception: its number */
-    size_t len = 3;
-    if (!CMPROF_IS_ISR_TAG(tag)) /* interrupt handlers take no slot: tasks have them all */
-        len = put_index(chars, 0, tag_index(putc, tag));
-    stream.last_ixc = IXC_OF((uint32_t)(uint8_t)chars[0] | (uint32_t)(uint8_t)chars[1] << 8 |
-                                 (uint32_t)(uint8_t)chars[2] << 16, len);
+    uint32_t index = CMPROF_IS_ISR_TAG(tag) ? NO_SLOT : tag_index(line_putc, tag);
+    stream.last_ixc = CMPROF_IS_ISR_TAG(tag) ? isr_chars(tag) : index == NO_SLOT ? IXC_OF('/', 1u) : stream.ixc[index];
     stream.last_tag = tag;
     stream.last_valid = true;
     return stream.last_ixc;
@@ -1134,9 +1149,8 @@ __attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
  * interrupt handler (the common cases, without learn_tag's care), or learn_tag. */
 __attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
 {
-    if (CMPROF_IS_ISR_TAG(tag)) /* '-' and the exception number */
-        return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 |
-                          (uint32_t)(uint8_t)b64[tag & 63u] << 16, 3u);
+    if (CMPROF_IS_ISR_TAG(tag))
+        return isr_chars(tag);
     uint32_t index = hash_find(tag); /* the first probe missed it: look further along */
     return index == NO_SLOT ? learn_tag(tag) : stream.ixc[index];
 }
@@ -1240,8 +1254,8 @@ static uint32_t name_room(uint32_t upto)
     if (stream.n_superseded || stream.pending_overflow || stream.full_pending ||
         stream.pending_head == stream.pending_tail)
         return 0;
-    uint32_t ahead = stream.pending[stream.pending_head % PENDING_N].at - upto; /* maybe stale: then */
-    return ahead <= 0x80000000u ? ahead : 0; /* due_names skips it, a segment later */
+    /* the head entry may be stale: then due_names skips it, a segment later */
+    return until_due(stream.pending[stream.pending_head % PENDING_N].at, upto);
 }
 
 #define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */

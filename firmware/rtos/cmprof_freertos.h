@@ -55,7 +55,7 @@
  * towards the tasks that run while the idle task waits. CMPROF_RING_N must hold the samples of
  * the longest stretch without idle time (f x that stretch).
  *
- * The idle stack. The drain needs at most 256 bytes (240 tagged: tests/stack_check.py, from
+ * The idle stack. The drain needs at most 256 bytes (224 tagged: tests/stack_check.py, from
  * -fstack-usage), plus the idle hook's own frame and your putc or write. The scenario runs with
  * configMINIMAL_STACK_SIZE 128 (512 bytes, FreeRTOS's usual figure) and configCHECK_FOR_STACK_OVERFLOW
  * 2; 180 to 200 bytes of it stay unused. Use the overflow check while you try it out.
