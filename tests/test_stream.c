@@ -51,6 +51,15 @@ static const struct cmprof_stream_info info = {.clock_hz = 1000, .timer_hz = 100
                                                .code_base = 0x08000000u};
 static char motor_name[] = "motor";
 
+/* A sampler started afresh (period 10) and announced, with nothing captured yet. */
+static void fresh_stream(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+}
+
 /* 100 samples a second (1000 Hz timer, period 10): `seconds` worth, drained line by line. */
 static void run(unsigned seconds)
 {
@@ -123,10 +132,7 @@ static void note_pending(void *ctx, const struct ev *e)
 
 static void test_repeats_resolve_pending_samples(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     static char tcbs[8][8];
     static const char *const names[4] = {"alpha", "beta", "gamma", "delta"};
     for (int t = 0; t < 8; t++)
@@ -181,10 +187,7 @@ static void test_repeat_lines_decode_whole_or_not_at_all(void)
 
 static void test_loss_triggers_an_announce(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     for (unsigned k = 0; k < 200u; k++) /* a 64-sample ring, nobody draining: it overflows */
         cmprof_tick(0x08000100u);
     size_t before = count_lines(out, "@cmprof");
@@ -198,10 +201,7 @@ static void test_loss_triggers_an_announce(void)
  * table and needing no @task line. */
 static void test_interrupt_samples_are_named(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     test_tag = motor_name;
     for (unsigned k = 0; k < 16u; k++)
         cmprof_tick_frame(0x08000100u, k % 4u == 3u ? 0x01000016u : 0x01000000u);
@@ -226,10 +226,7 @@ static void test_interrupt_samples_are_named(void)
  * interrupt sample learns the handler's name only from it. */
 static void test_own_announces_keep_interrupt_names_repeated(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     cmprof_stream_task(capture, motor_name, motor_name);
     test_tag = motor_name;
     for (unsigned k = 0; k < 500u; k++) { /* 5 s, the application announcing every 0.4 s */
@@ -255,10 +252,7 @@ static void test_own_announces_keep_interrupt_names_repeated(void)
 
 static void test_names_from_kernel_hooks(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     static char tcb[32], name[] = "sensor";
     cmprof_stream_task_later(tcb, name);
     CHECK(strstr(out, "sensor") == NULL); /* nothing sent from the hook */
@@ -288,10 +282,7 @@ static void test_names_from_kernel_hooks(void)
  * the new task's first sample, even inside one line's worth. */
 static void test_reused_control_block_keeps_samples_apart(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     static char tcb[32], old_name[] = "w1", new_name[] = "w2";
     cmprof_stream_task_later(tcb, old_name);
     test_tag = tcb;
@@ -323,10 +314,7 @@ static void test_reused_control_block_keeps_samples_apart(void)
  * samples and after the previous task's. */
 static void test_block_reused_twice_before_a_drain(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     static char tcb[32], names[3][4] = {"t1", "t2", "t3"};
     test_tag = tcb;
     for (int t = 0; t < 3; t++) {
@@ -361,10 +349,7 @@ static void test_block_reused_twice_before_a_drain(void)
  * never the bytes now there. Past the 16 copies kept, an unsent name goes out as '?', never another's. */
 static void test_deleted_before_the_drain_keeps_its_name(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     static char blocks[20][24];
     for (int t = 0; t < 20; t++) { /* the name lives in the block, as pcTaskName does */
         snprintf(blocks[t] + 8, 16, "gone%02d", t % 100);
@@ -430,10 +415,7 @@ static char names[400][16];
 
 static void test_hundreds_of_tasks_come_and_go(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     for (int t = 0; t < 400; t++)
         snprintf(names[t], sizeof names[t], "t%03d", t);
     unsigned long sampled[400] = {0};
@@ -520,10 +502,7 @@ static double steps_per_op(int live_tasks)
 
 static void test_create_and_delete_take_a_few_steps(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     double few = steps_per_op(20), many = steps_per_op(230);
     printf("     steps per create or delete: %.2f with 20 tasks, %.2f with 230\n", few, many);
     CHECK(few > 0 && many <= 2.0 * few + 2.0); /* a scan would take 11 times as many */
@@ -571,10 +550,7 @@ static unsigned field_misattributed(const struct evlog *log, unsigned *unsent)
  * "unknown" index, shown as tag 0). The unnamed tag goes out under its own value, named "?". */
 static void test_field_tasks_keep_their_tags(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     for (int t = 0; t < 200; t++) {
         snprintf(field_names[t], sizeof field_names[t], "f%03d", t);
         cmprof_stream_task_later(field_tcbs[t], field_names[t]);
@@ -604,10 +580,7 @@ static void test_field_tasks_keep_their_tags(void)
  * with no slot go out with no tag, which the host counts; none lands on another task's name. */
 static void test_full_table_is_said(void)
 {
-    fake_regs_clear();
-    out_len = 0;
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(capture, &info);
+    fresh_stream();
     for (int t = 0; t < FIELD_TASKS; t++) {
         snprintf(field_names[t], sizeof field_names[t], "f%03d", t);
         cmprof_stream_task(capture, field_tcbs[t], field_names[t]);
