@@ -1237,6 +1237,58 @@ def own_cost(c):
     c.out("")
 
 
+# each linker script's MEMORY against the machines it serves (virt's images link with -Ttext alone)
+LD_SCRIPTS = {"board/stm32.ld": ("m4", "m3"), "board/nrf51.ld": ("m0",), "board/mps2.ld": ("an385",),
+              "board/r5.ld": ("r5",), "frtos/frtos.ld": ("an385",)}
+
+
+def ld_memory(path):
+    """The MEMORY regions of a linker script: [(name, origin, length)]."""
+    text = open(os.path.join(scen.HERE, path)).read()
+    units = {"": 1, "K": 1024, "M": 1024 * 1024}
+    return [(m.group(1), int(m.group(2), 0), int(m.group(3)) * units[m.group(4)]) for m in
+            re.finditer(r"(\w+)\s*\([a-z]*\)\s*:\s*ORIGIN\s*=\s*(0x[0-9a-fA-F]+|\d+),\s*LENGTH\s*=\s*(\d+)([KM]?)",
+                        text)]
+
+
+def memory_fit(c):
+    """Every scenario's image inside the memory its QEMU machine has: QEMU reads 0 and drops writes
+    anywhere else without a fault (an R5 ring past the 64 KB SRAM came back as PC 0)."""
+    c.out("## Memory: every image inside its machine's memory", "",
+          "The machines' RAM and ROM from QEMU's own `info mtree -f`; each scenario's sections, load "
+          "segments and (Cortex-M) main stack, read from its ELF, must lie inside one region, everything "
+          "written to in RAM; each board's linker script must give no more than the machine has.", "",
+          "| machine | memory (QEMU) | scenarios | largest .bss |", "|---|---|---|---|")
+    by_core = collections.defaultdict(list)
+    for name, s in scen.SCENARIOS.items():
+        by_core[s["core"]].append(name)
+    for path, cores in sorted(LD_SCRIPTS.items()):
+        for core in cores:
+            regions = scen.memory_map(core)
+            bad = ["%s [0x%x, 0x%x)" % (n, o, o + ln) for n, o, ln in ld_memory(path)
+                   if not any(lo <= o and o + ln <= hi for lo, hi, _ in regions)]
+            c.check("memory: %s's MEMORY lies inside %s's" % (path, scen.CORES[core][0]),
+                    ld_memory(path) and not bad, "outside: %s" % "; ".join(bad) if bad else
+                    ", ".join("%s %d KB" % (n, ln // 1024) if ln >= 1024 else "%s %d bytes" % (n, ln)
+                                     for n, _, ln in ld_memory(path)))
+    for core, names in sorted(by_core.items()):
+        bad, bss = [], 0
+        for name in sorted(names):
+            elf = os.path.join(scen.BUILD, name, "fw.elf")
+            if not os.path.exists(elf):
+                bad.append("%s: no fw.elf" % name)
+                continue
+            bad += ["%s: %s" % (name, b) for b in scen.memory_misfits(core, elf)]
+            bss = max([bss] + [size for sname, _, size, _ in scen.elf_layout(elf)[0] if sname == ".bss"])
+        machine = "%s -cpu %s" % scen.CORES[core][:2]
+        c.check("memory: the %d scenario images for %s fit its memory (code, data, .bss, stacks, rings)"
+                % (len(names), machine), not bad, "; ".join(bad[:6]) + " (QEMU's memory: %s)" % ", ".join(
+                    "%s [0x%x, 0x%x)" % (k, lo, hi) for lo, hi, k in scen.memory_map(core)) if bad else "all inside")
+        c.out("| %s | %s | %d | %d bytes |" % (machine, ", ".join("%s 0x%x-0x%x" % (k, lo, hi - 1) for lo, hi, k in
+                                                                 scen.memory_map(core)), len(names), bss))
+    c.out("")
+
+
 def sections(c):
     r = Result("sections")
     s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
@@ -1685,7 +1737,7 @@ def main(cmd):
           "truth side names functions with arm-none-eabi-nm; the profile side is `cmprof-top --batch` (and "
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
-    steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
+    steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
              streaming, diagnostics]
