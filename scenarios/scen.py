@@ -524,7 +524,7 @@ def memory_map(core):
 def elf_layout(elf):
     """(sections, segments, symbols) of a 32-bit little-endian ELF: sections as (name, addr, size,
     writable) for those that take memory (SHF_ALLOC, size > 0); PT_LOAD segments as (paddr, filesz,
-    vaddr, memsz, writable); the value of every symbol arm-none-eabi-nm lists."""
+    vaddr, memsz, writable); the value of every named symbol in .symtab."""
     import struct
     data = open(elf, "rb").read()
     if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
@@ -544,17 +544,20 @@ def elf_layout(elf):
         if p[0] == 1:  # PT_LOAD
             segments.append((p[3], p[4], p[2], p[5], bool(p[6] & 2)))
     symbols = {}
-    for line in sh(["arm-none-eabi-nm", elf]).splitlines():
-        f = line.split()
-        if len(f) == 3:
-            symbols[f[2]] = int(f[0], 16)
+    for h in heads:
+        if h[1] == 2:  # SHT_SYMTAB, its names in the string table it links to
+            strtab = heads[h[6]][4]
+            for off in range(h[4], h[4] + h[5], 16):
+                name, value = struct.unpack_from("<II", data, off)
+                if name:
+                    symbols[data[strtab + name:data.index(b"\0", strtab + name)].decode()] = value
     return sections, segments, symbols
 
 
 MIN_MAIN_STACK = 1024  # bytes left between .bss and the top of a Cortex-M board's RAM, at the least
 
 
-def memory_misfits(core, elf):
+def memory_misfits(core, elf, layout=None):
     """What of elf's image lies outside the memory QEMU gives core's machine: code, data, .bss
     (the sampler's ring and histogram, the Cortex-A/R boards' stacks) and the loader's copies each
     inside one region, everything written to in RAM; on Cortex-M (sections.ld's _estack) the main
@@ -567,7 +570,7 @@ def memory_misfits(core, elf):
                 return None if kind == "ram" or not need_ram else "in ROM [0x%x, 0x%x)" % (lo, hi)
         return "outside the machine's memory"
 
-    sections, segments, symbols = elf_layout(elf)
+    sections, segments, symbols = layout or elf_layout(elf)
     bad = []
     for name, addr, size, writable in sections:
         why = place(addr, size, writable)

@@ -1296,6 +1296,12 @@ def memory_fit(c):
     by_core = collections.defaultdict(list)
     for name, s in scen.SCENARIOS.items():
         by_core[s["core"]].append(name)
+    # the live demos' firmware too (make demo TARGET=...), built here as scripts/demo.sh builds it
+    demos = {"m4": scen.build(scen.DEMO), "a15": scen.build_virt("demo_cortex-a15", cpu="cortex-a15", **scen.DEMO_A),
+             "a7": scen.build_virt("demo_cortex-a7", cpu="cortex-a7", **scen.DEMO_A),
+             "r5": scen.build_virt("demo_cortex-r5", cpu="cortex-r5f", **scen.DEMO_R5)}
+    for core, elf in demos.items():
+        by_core[core].append(os.path.basename(os.path.dirname(elf)))
     for path, cores in sorted(LD_SCRIPTS.items()):
         for core in cores:
             regions = scen.memory_map(core)
@@ -1312,10 +1318,11 @@ def memory_fit(c):
             if not os.path.exists(elf):
                 bad.append("%s: no fw.elf" % name)
                 continue
-            bad += ["%s: %s" % (name, b) for b in scen.memory_misfits(core, elf)]
-            bss = max([bss] + [size for sname, _, size, _ in scen.elf_layout(elf)[0] if sname == ".bss"])
+            layout = scen.elf_layout(elf)
+            bad += ["%s: %s" % (name, b) for b in scen.memory_misfits(core, elf, layout)]
+            bss = max([bss] + [size for sname, _, size, _ in layout[0] if sname == ".bss"])
         machine = "%s -cpu %s" % scen.CORES[core][:2]
-        c.check("memory: the %d scenario images for %s fit its memory (code, data, .bss, stacks, rings)"
+        c.check("memory: the %d scenario and demo images for %s fit its memory (code, data, .bss, stacks, rings)"
                 % (len(names), machine), not bad, "; ".join(bad[:6]) + " (QEMU's memory: %s)" % ", ".join(
                     "%s [0x%x, 0x%x)" % (k, lo, hi) for lo, hi, k in scen.memory_map(core)) if bad else "all inside")
         c.out("| %s | %s | %d | %d bytes |" % (machine, ", ".join("%s 0x%x-0x%x" % (k, lo, hi - 1) for lo, hi, k in
