@@ -466,7 +466,6 @@ def run(name):
     elf = build(s)
     out = os.path.dirname(elf)
     syms = {n: a for a, _, n in functions(elf)}
-    machine = CORES[s["core"]][0]
     handler = syms.get(isr_of(s))
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
             "end=0x%x" % syms["truth_end"], "mark=0x%x" % (handler or 0), "marks=" + os.path.join(out, "marks.txt")]
