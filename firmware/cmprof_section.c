@@ -5,6 +5,14 @@
 
 #include <stddef.h>
 
+/* The public start and stop, called by calibrate() exactly as from another file: never inlined
+ * into it, nor specialised for its index (GCC's noipa, from GCC 8; noinline elsewhere). */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#define CMPROF_AS_CALLED __attribute__((noipa))
+#else
+#define CMPROF_AS_CALLED __attribute__((noinline))
+#endif
+
 static struct cmprof_section cmprof_sections[CMPROF_SECTIONS];
 static unsigned char calibrating; /* 1 while calibrate() times the measurement: nothing taken off */
 
@@ -162,9 +170,8 @@ int cmprof_sections_init(cmprof_clock_fn clock)
     return status;
 }
 
-/* The events are read outside the clock's reads: the time excludes them. noipa: calibrate() calls
- * these two as any other file does (never inlined or specialised), so its window is a caller's. */
-__attribute__((noipa)) void cmprof_section_start(uint32_t i)
+/* The events are read outside the clock's reads: the time excludes them. */
+CMPROF_AS_CALLED void cmprof_section_start(uint32_t i)
 {
     if (i < CMPROF_SECTIONS) {
         events_start(&cmprof_sections[i]);
@@ -172,7 +179,7 @@ __attribute__((noipa)) void cmprof_section_start(uint32_t i)
     }
 }
 
-__attribute__((noipa)) void cmprof_section_stop(uint32_t i)
+CMPROF_AS_CALLED void cmprof_section_stop(uint32_t i)
 {
     uint32_t stop = cmprof_clock();
     if (i >= CMPROF_SECTIONS)
