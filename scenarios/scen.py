@@ -466,16 +466,13 @@ def run(name):
     elf = build(s)
     out = os.path.dirname(elf)
     syms = {n: a for a, _, n in functions(elf)}
-    machine, cpu = CORES[s["core"]][:2]
     handler = syms.get(isr_of(s))
     args = ["out=" + os.path.join(out, "counts.txt"), "begin=0x%x" % syms["truth_begin"],
             "end=0x%x" % syms["truth_end"], "mark=0x%x" % (handler or 0), "marks=" + os.path.join(out, "marks.txt")]
     if s["app"] == "frtos":
         args += frtos_truth_args(out, elf)
     uart = os.path.join(out, "uart.txt")
-    board = CORES[s["core"]][2]
-    cmd = ["qemu-system-arm", "-M", machine] + (["-cpu", cpu] + QEMU_BOARD[board] if board in QEMU_BOARD
-                                                else []) + [
+    cmd = qemu_machine(s["core"]) + [
            "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0", "-kernel", elf,
            "-plugin", PLUGIN + "," + ",".join(args)]
@@ -488,6 +485,107 @@ def run(name):
     if "end\n" not in text and "cost " not in text and "taken=" not in text and "done\n" not in text:
         raise RuntimeError("%s: no dump on the UART" % name)
     return name
+
+
+def qemu_machine(core):
+    """qemu-system-arm and its options for core's machine (the board, the CPU, the RAM)."""
+    machine, cpu, board = CORES[core]
+    return ["qemu-system-arm", "-M", machine] + (["-cpu", cpu] + QEMU_BOARD[board] if board in QEMU_BOARD else [])
+
+
+_memory_cache = {}
+
+
+def memory_map(core):
+    """The memory QEMU gives core's machine, as its monitor's `info mtree -f` lists it: sorted
+    [start, end, kind] (end exclusive; kind "ram", or "rom" for ROM and ROM devices, which ignore
+    writes), regions of one kind that touch merged. Anything else (I/O, nothing) is no memory:
+    QEMU reads 0 there and drops writes without a fault."""
+    if core in _memory_cache:
+        return _memory_cache[core]
+    out = sh(qemu_machine(core) + ["-display", "none", "-serial", "none", "-monitor", "stdio", "-S"],
+             input="info mtree -f\nquit\n", timeout=60)
+    regions = set()
+    for m in re.finditer(r"^\s*([0-9a-f]+)-([0-9a-f]+) \(prio -?\d+, (ram|rom|romd)\): ", out, re.M):
+        regions.add((int(m.group(1), 16), int(m.group(2), 16) + 1, "ram" if m.group(3) == "ram" else "rom"))
+    merged = []
+    for start, end, kind in sorted(regions):
+        if merged and merged[-1][2] == kind and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, kind])
+    if not merged:
+        raise RuntimeError("%s: no memory in QEMU's info mtree" % CORES[core][0])
+    _memory_cache[core] = merged
+    return merged
+
+
+def elf_layout(elf):
+    """(sections, segments, symbols) of a 32-bit little-endian ELF: sections as (name, addr, size,
+    writable) for those that take memory (SHF_ALLOC, size > 0); PT_LOAD segments as (paddr, filesz,
+    vaddr, memsz, writable); the value of every named symbol in .symtab."""
+    import struct
+    data = open(elf, "rb").read()
+    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+        raise RuntimeError("%s: not a 32-bit little-endian ELF" % elf)
+    phoff, shoff = struct.unpack_from("<II", data, 28)
+    phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", data, 42)
+    heads = [struct.unpack_from("<IIIIIIIIII", data, shoff + k * shentsize) for k in range(shnum)]
+    names = heads[shstrndx][4]
+    sections = []
+    for h in heads:
+        if h[2] & 2 and h[5]:  # SHF_ALLOC
+            name = data[names + h[0]:data.index(b"\0", names + h[0])].decode()
+            sections.append((name, h[3], h[5], bool(h[2] & 1)))
+    segments = []
+    for k in range(phnum):
+        p = struct.unpack_from("<IIIIIIII", data, phoff + k * phentsize)
+        if p[0] == 1:  # PT_LOAD
+            segments.append((p[3], p[4], p[2], p[5], bool(p[6] & 2)))
+    symbols = {}
+    for h in heads:
+        if h[1] == 2:  # SHT_SYMTAB, its names in the string table it links to
+            strtab = heads[h[6]][4]
+            for off in range(h[4], h[4] + h[5], 16):
+                name, value = struct.unpack_from("<II", data, off)
+                if name:
+                    symbols[data[strtab + name:data.index(b"\0", strtab + name)].decode()] = value
+    return sections, segments, symbols
+
+
+MIN_MAIN_STACK = 1024  # bytes left between .bss and the top of a Cortex-M board's RAM, at the least
+
+
+def memory_misfits(core, elf, layout=None):
+    """What of elf's image lies outside the memory QEMU gives core's machine: code, data, .bss
+    (the sampler's ring and histogram, the Cortex-A/R boards' stacks) and the loader's copies each
+    inside one region, everything written to in RAM; on Cortex-M (sections.ld's _estack) the main
+    stack between .bss and _estack in RAM, at least MIN_MAIN_STACK bytes of it. One line each."""
+    regions = memory_map(core)
+
+    def place(start, size, need_ram):
+        for lo, hi, kind in regions:
+            if lo <= start and start + size <= hi:
+                return None if kind == "ram" or not need_ram else "in ROM [0x%x, 0x%x)" % (lo, hi)
+        return "outside the machine's memory"
+
+    sections, segments, symbols = layout or elf_layout(elf)
+    bad = []
+    for name, addr, size, writable in sections:
+        why = place(addr, size, writable)
+        if why:
+            bad.append("%s [0x%x, 0x%x) %s" % (name, addr, addr + size, why))
+    for paddr, filesz, vaddr, memsz, writable in segments:
+        for what, start, size, ram in (("load", paddr, filesz, False), ("segment", vaddr, memsz, writable)):
+            why = place(start, size, ram) if size else None
+            if why:
+                bad.append("%s [0x%x, 0x%x) %s" % (what, start, start + size, why))
+    if "_estack" in symbols:
+        low = symbols.get("_ebss", 0)
+        why = place(low, symbols["_estack"] - low, True) if symbols["_estack"] > low else "below .bss's end"
+        if why or symbols["_estack"] - low < MIN_MAIN_STACK:
+            bad.append("main stack [0x%x, 0x%x) %s" % (low, symbols["_estack"], why or "under %d bytes" % MIN_MAIN_STACK))
+    return bad
 
 
 def frtos_truth_args(out, elf):

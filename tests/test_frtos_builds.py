@@ -3,6 +3,9 @@
 ../shared/third_party/FreeRTOS-Kernel, beside the runs scen.py checks:
   - a trace recorder that takes the task hooks, with cmprof's NOT chained: the build stops at the
     header's #error, which names the macro and the hook to call;
+  - a recorder's header after cmprof's (tests/frtos_order/: a stand-in that #undefs and redefines
+    the hooks as TraceRecorder does): the kernel does not build, and says which hook was lost;
+    before it, chained: tasks.o calls both tools' hooks;
   - the kernel's ARM_CM0 and ARM_CM4F ports: built and linked under -Werror; the M4F build runs on
     QEMU's mps2-an386 (Cortex-M4, the AN385's peripherals) and its stream names every task;
   - dump mode linked with --gc-sections (the scenario links without): it runs, and the dump names
@@ -62,6 +65,59 @@ def unchained_recorder():
           "built" if elf else " ".join(re.findall(r"error: #error[^\n]*", err))[:400])
 
 
+ORDER = os.path.join(HERE, "frtos_order")  # a stand-in recorder that #undefs the hooks, and two configs
+
+
+def kernel_object(tag, config_dir, source="tasks.c"):
+    """(object or None, compiler output) of one kernel file built as the FreeRTOS scenario builds it
+    (ARM_CM3), its FreeRTOSConfig.h from config_dir (-iquote: found before the scenario's own)."""
+    s = scen.SCENARIOS["frtos"]
+    out = os.path.join(OUT, tag)
+    os.makedirs(out, exist_ok=True)
+    obj = os.path.join(out, source.replace(".c", ".o"))
+    port = os.path.join(scen.FREERTOS, "portable", "GCC", "ARM_CM3")
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", "-mcpu=cortex-m3", "-mthumb",
+           "-mfloat-abi=soft"] + (["-iquote", config_dir] if config_dir else []) + [
+           "-I" + os.path.join(ROOT, "scenarios", "frtos"), "-I" + os.path.join(scen.FREERTOS, "include"), "-I" + port,
+           "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(ROOT, "scenarios", "board"), "-DBOARD_mps2"]
+    cmd += ["-D%s=%s" % (k, v) for k, v in sorted(s["defs"].items())]
+    cmd += ["-c", os.path.join(scen.FREERTOS, source), "-o", obj]
+    if os.path.exists(obj):
+        os.remove(obj)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return (obj if r.returncode == 0 else None), r.stderr
+
+
+def undefined_symbols(obj):
+    r = subprocess.run(["arm-none-eabi-nm", "-u", obj], capture_output=True, text=True)
+    return {ln.split()[-1] for ln in r.stdout.splitlines() if ln.strip()}
+
+
+def include_order():
+    """Both orders of a trace recorder's header and cmprof's, against the real kernel: the recorder
+    after cmprof's header (it #undefs and redefines the task hooks, as TraceRecorder does) stops
+    the build naming the hook; before it, chained, tasks.o calls both tools' hooks."""
+    cmprof_hooks = {"cmprof_stream_task_later", "cmprof_stream_task_gone", "cmprof_current_task"}
+    recorder_hooks = {"trc_task_switched_in", "trc_task_create", "trc_task_delete"}
+    obj, err = kernel_object("order_none", None)
+    syms = undefined_symbols(obj) if obj else set()
+    check("no recorder: tasks.o calls cmprof's three hooks", obj is not None and cmprof_hooks <= syms,
+          err[-400:] if not obj else "missing %s" % sorted(cmprof_hooks - syms))
+    obj, err = kernel_object("order_early", os.path.join(ORDER, "early"))
+    syms = undefined_symbols(obj) if obj else set()
+    check("the recorder's header first, hooks chained: tasks.o calls both tools' hooks",
+          obj is not None and (cmprof_hooks | recorder_hooks) <= syms,
+          err[-400:] if not obj else "missing %s" % sorted((cmprof_hooks | recorder_hooks) - syms))
+    obj, err = kernel_object("order_late", os.path.join(ORDER, "late"))
+    errors = re.findall(r"error: static assertion failed: \"([^\n]*)", err)
+    named = [h for h in ("traceTASK_SWITCHED_IN", "traceTASK_CREATE", "traceTASK_DELETE")
+             if any(e.startswith("cmprof: %s was redefined after rtos/cmprof_freertos.h" % h) for e in errors)]
+    check("the recorder's header after cmprof's (it #undefs the hooks): tasks.c does not build, with one error "
+          "for each lost hook naming it and the fix",
+          obj is None and len(named) == 3 and len(errors) == 3 and all("Trace recorders" in e for e in errors),
+          "built, cmprof's hooks lost" if obj else "named %s in %d errors: %s" % (named, len(errors), errors[:1]))
+
+
 def other_ports():
     for cpu, port in (("cortex-m0", "ARM_CM0"), ("cortex-m4", "ARM_CM4F")):
         elf, err = build("port_" + port, cpu, FRTOS_DIRECT=1)
@@ -101,7 +157,7 @@ def dump_gc_sections():
 
 
 if __name__ == "__main__":
-    for step in (unchained_recorder, other_ports, dump_gc_sections):
+    for step in (unchained_recorder, include_order, other_ports, dump_gc_sections):
         try:
             step()
         except Exception as e:  # a step that could not run is a failure, never a skip

@@ -115,6 +115,34 @@ static void test_dwt_cycle_counter_stuck(void)
     CHECK((CMPROF_REG(CMPROF_DWT_CTRL) & CMPROF_DWT_CTRL_CYCCNTENA) != 0u);
 }
 
+/* A clock that moves on by a fixed step at each read, as a cycle counter moves on by the
+ * instructions between two reads: the step is the measurement's own cost. */
+static uint32_t steps_per_read, slow_reads;
+
+static uint32_t stepping_clock(void)
+{
+    uint32_t now = fake_now;
+    fake_now += steps_per_read;
+    if (slow_reads) { /* a read made slow once (an interrupt, a cache miss): never the cost */
+        slow_reads--;
+        fake_now += 1000u;
+    }
+    return now;
+}
+
+static void test_own_cost_calibrated_out(void)
+{
+    steps_per_read = 7u;
+    slow_reads = 3u; /* the first calibration runs are slow: the least is kept */
+    cmprof_sections_init(stepping_clock);
+    CHECK(cmprof_section_get(0)->count == 0u); /* the calibration's runs leave nothing behind */
+    run_section(1, 100);
+    run_section(1, 0);
+    const struct cmprof_section *s = cmprof_section_get(1);
+    CHECK(s->min == 0u && s->max == 100u && s->sum == 100u && s->count == 2u);
+    steps_per_read = 0u;
+}
+
 static void test_dump_lines(void)
 {
     cmprof_sections_init(fake_clock);
@@ -139,6 +167,7 @@ int main(void)
     RUN_TEST(test_dwt_absent);
     RUN_TEST(test_dwt_without_cycle_counter);
     RUN_TEST(test_dwt_cycle_counter_stuck);
+    RUN_TEST(test_own_cost_calibrated_out);
     RUN_TEST(test_dump_lines);
     return check_summary();
 }

@@ -473,7 +473,7 @@ def fit_tests():
         head = [ln for ln in lines if "SECTION" in ln]
         row0 = [ln for ln in lines if re.match(r"^0\s", ln)]
         check("%dx%d: u shows timer ticks instead of \u00b5s, and back" % (w, h),
-              head and "CUR tk" in head[0] and row0 and "3520.00" in row0[0] and "u: microseconds" in screen(s), 
+              head and "CUR tk" in head[0] and row0 and "%d.00" % r.kv["sect"][0]["cur"] in row0[0] and "u: microseconds" in screen(s), 
               (head[0] if head else "no header") + " | " + (row0[0] if row0 else "no row 0"))
         keys(s, "u", "r")
         lines = screen(s).splitlines()

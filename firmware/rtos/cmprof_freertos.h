@@ -83,6 +83,9 @@
  *      #include "rtos/cmprof_freertos.h"
  * (the recorder's body is in its FreeRTOS port header, e.g. trcKernelPort.h or
  * SEGGER_SYSVIEW_FreeRTOS.h). The hooks are expressions of a few instructions: no order matters.
+ * The other order, a recorder's header after this one (recorders #undef the kernel's macros and
+ * define their own), would lose cmprof's hooks without a word; it stops tasks.c's build instead,
+ * one error naming each hook lost (checked through portSETUP_TCB, below).
  *
  * Interrupt time is charged to the interrupt (ISR rows in the task view), never to the task it
  * interrupted. The kernel's idle task (configIDLE_TASK_NAME, with its core number on SMP builds)
@@ -123,20 +126,65 @@ static inline const char *cmprof_freertos_name(const char *name, const char *idl
     cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME))
 #define CMPROF_FREERTOS_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
 
+/* cmprof's hooks are object-like names of the macros above, so that CMPROF_FREERTOS_OURS(hook)
+ * tells them (1) from any other definition (0: a function-like macro's bare name is not expanded). */
+#define CMPROF_FREERTOS_PASTE(a, b) a##b
+#define CMPROF_FREERTOS_OURS(hook) CMPROF_FREERTOS_PASTE(CMPROF_FREERTOS_OURS_, hook)
+#define CMPROF_FREERTOS_OURS_CMPROF_FREERTOS_SWITCHED_IN 1
+#define CMPROF_FREERTOS_OURS_CMPROF_FREERTOS_CREATE 1
+#define CMPROF_FREERTOS_OURS_CMPROF_FREERTOS_DELETE 1
+#define CMPROF_FREERTOS_OURS_traceTASK_SWITCHED_IN 0
+#define CMPROF_FREERTOS_OURS_traceTASK_CREATE 0
+#define CMPROF_FREERTOS_OURS_traceTASK_DELETE 0
+
 #ifndef traceTASK_SWITCHED_IN
-#define traceTASK_SWITCHED_IN() CMPROF_FREERTOS_SWITCHED_IN()
+#define traceTASK_SWITCHED_IN CMPROF_FREERTOS_SWITCHED_IN
+#define CMPROF_FREERTOS_KEPT_SWITCHED_IN 0
 #elif !defined(CMPROF_FREERTOS_CHAINED)
 #error "traceTASK_SWITCHED_IN is defined already (a trace recorder?): call CMPROF_FREERTOS_SWITCHED_IN() from it and #define CMPROF_FREERTOS_CHAINED 1 (rtos/cmprof_freertos.h, 'Trace recorders')"
+#else
+#define CMPROF_FREERTOS_KEPT_SWITCHED_IN 1 /* yours, chained */
 #endif
 #ifndef traceTASK_CREATE
-#define traceTASK_CREATE(pxNewTCB) CMPROF_FREERTOS_CREATE(pxNewTCB)
+#define traceTASK_CREATE CMPROF_FREERTOS_CREATE
+#define CMPROF_FREERTOS_KEPT_CREATE 0
 #elif !defined(CMPROF_FREERTOS_CHAINED)
 #error "traceTASK_CREATE is defined already (a trace recorder?): call CMPROF_FREERTOS_CREATE(pxNewTCB) from it and #define CMPROF_FREERTOS_CHAINED 1 (rtos/cmprof_freertos.h, 'Trace recorders')"
+#else
+#define CMPROF_FREERTOS_KEPT_CREATE 1
 #endif
 #ifndef traceTASK_DELETE
-#define traceTASK_DELETE(pxTCB) CMPROF_FREERTOS_DELETE(pxTCB)
+#define traceTASK_DELETE CMPROF_FREERTOS_DELETE
+#define CMPROF_FREERTOS_KEPT_DELETE 0
 #elif !defined(CMPROF_FREERTOS_CHAINED)
 #error "traceTASK_DELETE is defined already (a trace recorder?): call CMPROF_FREERTOS_DELETE(pxTCB) from it and #define CMPROF_FREERTOS_CHAINED 1 (rtos/cmprof_freertos.h, 'Trace recorders')"
+#else
+#define CMPROF_FREERTOS_KEPT_DELETE 1
+#endif
+
+/* A header included after this one (a trace recorder's, which #undefs the kernel's trace macros
+ * and defines its own) would replace the hooks above without a word, and the kernel would build
+ * with no cmprof hook at all. That is checked where every header is done: in tasks.c, through the
+ * port macro the kernel expands there once as it adds a task, right after traceTASK_CREATE, and
+ * that trace recorders leave alone: portSETUP_TCB(pxTCB) (the kernel's default does nothing; no
+ * GCC Cortex-M port defines it), taken here when free. A compile-time check, no code: a hook
+ * redefined later stops tasks.c's build with an error naming it. */
+#define CMPROF_FREERTOS_LATE(hook) \
+    "cmprof: " #hook " was redefined after rtos/cmprof_freertos.h (a trace recorder header included later?), " \
+    "so the cmprof hook is lost: include rtos/cmprof_freertos.h after it, with the hooks chained " \
+    "(see Trace recorders in rtos/cmprof_freertos.h)"
+#define CMPROF_FREERTOS_CHECK_HOOKS()                                                                      \
+    ((void)sizeof(struct {                                                                                 \
+        _Static_assert(CMPROF_FREERTOS_OURS(traceTASK_SWITCHED_IN) || CMPROF_FREERTOS_KEPT_SWITCHED_IN,     \
+                       CMPROF_FREERTOS_LATE(traceTASK_SWITCHED_IN));                                       \
+        _Static_assert(CMPROF_FREERTOS_OURS(traceTASK_CREATE) || CMPROF_FREERTOS_KEPT_CREATE,               \
+                       CMPROF_FREERTOS_LATE(traceTASK_CREATE));                                            \
+        _Static_assert(CMPROF_FREERTOS_OURS(traceTASK_DELETE) || CMPROF_FREERTOS_KEPT_DELETE,               \
+                       CMPROF_FREERTOS_LATE(traceTASK_DELETE));                                            \
+        int cmprof_hooks_checked;                                                                          \
+    }))
+#ifndef portSETUP_TCB
+#define portSETUP_TCB(pxTCB) (CMPROF_FREERTOS_CHECK_HOOKS(), (void)(pxTCB))
 #endif
 
 #endif

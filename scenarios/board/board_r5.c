@@ -3,7 +3,8 @@
  * 0xFFFF0000 (high vectors, SCTLR.V), the A15 MPCore's GICv2 with the sampling timer's line and
  * the PMU's routed to cmprof_tick(), the PL011 UART0, a free-running SP804 as board_clock(), and a
  * semihosting exit; board_common.c adds the text helpers and the truth markers. Linked by r5.ld:
- * code and data in the SRAM at 0x2E000000. Build with -marm (the vectors and entry are A32). */
+ * code and data in the SRAM at 0x2E000000, .bss and the stacks in the PSRAM at 0x14000000.
+ * Build with -marm (the vectors and entry are A32). */
 #include "board_r5.h"
 
 #include "cmprof.h"
