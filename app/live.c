@@ -140,12 +140,7 @@ static int open_record(const struct live_options *o, FILE **rec, bool *created)
     *created = false;
     if (!o->record)
         return 0;
-    const char *src = o->batch.source; /* the file it names, if any: tcp:, openocd: and gdb:HOST:PORT name none */
-    if (strncmp(src, "gdb:", 4) == 0)
-        src = src[4] == '/' ? src + 4 : NULL;
-    else if (strncmp(src, "tcp:", 4) == 0 || strncmp(src, "openocd:", 8) == 0)
-        src = NULL;
-    const char *inputs[] = {src, o->batch.elf, o->diff_path};
+    const char *inputs[] = {outfile_source_path(o->batch.source), o->batch.elf, o->diff_path};
     char err[700];
     *rec = outfile_open(o->record, o->force, inputs, sizeof inputs / sizeof *inputs, created, err, sizeof err);
     if (!*rec)

@@ -5,6 +5,7 @@
 #include "batch.h"
 #include "hugeheap.h"
 #include "live.h"
+#include "outfile.h"
 #include "resolve.h"
 
 #include <sys/stat.h>
@@ -37,7 +38,7 @@ static void usage(FILE *f)
           "  -b, --baud N       serial speed (default 115200, 8N1)\n"
           "  --rate N           replay a file at N bytes per second; halt a gdb: target N times per second\n"
           "                     on average (default: the core halted at most ~10 % of the time; max: as fast\n"
-          "                     as the server answers)\n"
+          "                     as the server answers); N from 1 to 1e9\n"
           "  --duration S       stop after S seconds (batch)\n"
           "  --source-dir DIR   where to look for sources whose DWARF paths do not exist here\n"
           "  --cpu-hz HZ        clock of the section timers (default: what the stream announces)\n"
@@ -106,6 +107,8 @@ static bool is_elf(const char *path)
 
 /* Exactly enough samples to be counted exactly in a double (2^53). */
 #define MAX_SAMPLES (1ull << 53)
+#define RATE_MIN 1          /* --rate: a byte or a halt a second at the least (a replay that ends) */
+#define RATE_MAX 1000000000 /* and at most 1e9 */
 #define STRINGIFY(x) #x
 #define TEXT(x) STRINGIFY(x)
 
@@ -156,7 +159,7 @@ struct cli_opt {
     bool arg;             /* takes a value */
     cli_parse parse;
     size_t at, width;     /* (width: a count's field, 1, sizeof(int) or 8 bytes) */
-    unsigned long long lo, hi; /* a count's range; a number's maximum is hi */
+    unsigned long long lo, hi; /* a count's range; a number's too, where given */
     const char *takes;    /* said when the value is refused: "--name takes <takes>, not 'value'" */
 };
 
@@ -208,7 +211,7 @@ static int set_count(struct cli *c, const struct cli_opt *d, const char *arg)
 static int set_positive(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     double v;
-    if (!parse_positive(arg, d->hi ? (double)d->hi : INFINITY, &v))
+    if (!parse_positive(arg, d->hi ? (double)d->hi : INFINITY, &v) || v < (double)d->lo)
         return refuse(d, arg);
     *FIELD(c, d, double) = v;
     return GO_ON;
@@ -325,7 +328,8 @@ static const struct cli_opt options[] = {
      .takes = "a number from 1 to 9007199254740992"},
     {"baud", .letter = 'b', .arg = true, .parse = set_count, COUNT_AT(lo.baud), .lo = 1, .hi = 100000000,
      .takes = "a number from 1 to 100000000"},
-    {"rate", .arg = true, .parse = set_rate, .at = AT(lo.rate), .takes = "a positive number or 'max'"},
+    {"rate", .arg = true, .parse = set_rate, .at = AT(lo.rate), .lo = RATE_MIN, .hi = RATE_MAX,
+     .takes = "a number from 1 to 1e9 (bytes or halts a second) or 'max'"},
     {"duration", .arg = true, .parse = set_positive, .at = AT(lo.duration), .takes = "a positive number"},
     {"cpu-hz", .arg = true, .parse = set_positive, .at = AT(lo.cpu_hz), .takes = "a positive number"},
     {"window", .arg = true, .parse = set_positive, .at = AT(lo.window_seconds), .takes = "a positive number"},
@@ -406,9 +410,14 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
         return EXIT_USAGE;
     }
+    const char *inputs[] = {outfile_source_path(o->source), o->elf, c->diff_path};
+    char why[600];
+    if (!outfile_stdout_ok(inputs, sizeof inputs / sizeof *inputs, why, sizeof why)) {
+        fprintf(stderr, "cmprof-top: %s\n", why);
+        return EXIT_USAGE;
+    }
     if (c->diff_path) {
         static struct baseline base;
-        char why[600];
         if (baseline_load(c->diff_path, &base, why, sizeof why) != 0 ||
             baseline_check_group(&base, c->diff_path, report_group_name(o->by), why, sizeof why) != 0) {
             fprintf(stderr, "cmprof-top: %s\n", why);
@@ -469,6 +478,9 @@ int main(int argc, char **argv)
     bool plain = strcmp(o->source, "-") == 0 || (stat(o->source, &st) == 0 && S_ISREG(st.st_mode));
     if (plain && c.lo.duration == 0 && c.lo.rate <= 0 && !c.lo.record)
         return batch_main(o, stdout, stderr);
+    if (plain && c.lo.rate > 0 && c.lo.duration == 0 && S_ISREG(st.st_mode) && st.st_size / c.lo.rate > 60)
+        fprintf(stderr, "cmprof-top: replaying %s (%lld bytes) at %g bytes a second takes %.0f s; --duration S "
+                "ends it sooner\n", o->source, (long long)st.st_size, c.lo.rate, (double)st.st_size / c.lo.rate);
     c.lo.headless = true;
     return live_main(&c.lo);
 }

@@ -43,11 +43,29 @@ static bool same_file(const char *path, const struct stat *st, const char *in)
     return resolve(path, a, sizeof a) && resolve(in, b, sizeof b) && strcmp(a, b) == 0;
 }
 
+/* Opens path for writing as outfile_open says; a FIFO without blocking until its reader comes. */
+static int open_for_writing(const char *path, bool force, bool fifo, char *err, size_t errlen)
+{
+    int flags = O_WRONLY | O_CREAT | O_NOCTTY | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL);
+    int fd = open(path, flags | (fifo ? O_NONBLOCK : 0), 0666);
+    if (fd < 0 && fifo && errno == ENXIO)
+        snprintf(err, errlen, "%s is a FIFO that nothing reads yet: start its reader first", path);
+    else if (fd < 0)
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    else if (fifo && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 FILE *outfile_open(const char *path, bool force, const char *const *inputs, size_t n, bool *created, char *err,
                    size_t errlen)
 {
-    struct stat st;
+    struct stat st, link;
     bool exists = stat(path, &st) == 0;
+    bool is_link = lstat(path, &link) == 0 && S_ISLNK(link.st_mode);
     *created = false;
     for (size_t i = 0; i < n; i++)
         if (inputs[i] && same_file(path, exists ? &st : NULL, inputs[i])) {
@@ -55,21 +73,49 @@ FILE *outfile_open(const char *path, bool force, const char *const *inputs, size
                      strcmp(inputs[i], "-") == 0 ? "standard input" : inputs[i]);
             return NULL;
         }
-    if (exists && !force) {
-        snprintf(err, errlen, "%s exists: give --force to write over it", path);
+    if ((exists || is_link) && !force) {
+        snprintf(err, errlen, "%s exists%s: give --force to write over it", path,
+                 is_link ? " (a symbolic link: --force replaces the link, not what it points to)" : "");
         return NULL;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOCTTY | (force ? O_TRUNC : O_EXCL), 0666);
-    if (fd < 0) {
+    /* the path named is the output: a link is replaced, never followed to a file nobody named */
+    if (is_link && unlink(path) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
+    bool fifo = exists && !is_link && S_ISFIFO(st.st_mode);
+    int fd = open_for_writing(path, force && !is_link, fifo, err, errlen);
+    if (fd < 0)
+        return NULL;
     FILE *f = fdopen(fd, "wb");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         close(fd);
         return NULL;
     }
-    *created = !exists;
+    *created = !exists || is_link;
     return f;
+}
+
+const char *outfile_source_path(const char *spec)
+{
+    if (strncmp(spec, "gdb:", 4) == 0)
+        return spec[4] == '/' ? spec + 4 : NULL;
+    if (strncmp(spec, "tcp:", 4) == 0 || strncmp(spec, "openocd:", 8) == 0)
+        return NULL;
+    return spec;
+}
+
+bool outfile_stdout_ok(const char *const *inputs, size_t n, char *err, size_t errlen)
+{
+    struct stat out;
+    if (fstat(STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode))
+        return true; /* a terminal, a pipe, /dev/null: nothing this run reads */
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && same_file("(standard output)", &out, inputs[i])) {
+            snprintf(err, errlen, "standard output is %s, which this run reads: send the report elsewhere",
+                     strcmp(inputs[i], "-") == 0 ? "the file on standard input" : inputs[i]);
+            return false;
+        }
+    return true;
 }

@@ -44,6 +44,12 @@ SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c"
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
              "stage.c", "open.c", "code.c", "merge.c")
 
+# the profile's sources that bench_count links (as the unit tests of the profile do)
+PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "stacks.c", "pcindex.c",
+                 "escape.c")
+# the scenario captures the benches read, made first on a fresh clone
+SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
+
 lines_out = []
 
 
@@ -313,7 +319,7 @@ def count_bench():
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c"),
                     os.path.join(ROOT, "app", "hugeheap.c")] +
-                   [os.path.join(ROOT, "profile", f) for f in ("profile.c", "stacks.c", "pcindex.c", "escape.c")] +
+                   [os.path.join(ROOT, "profile", f) for f in PROFILE_FILES] +
                    [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
                    ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
@@ -368,7 +374,7 @@ def gdb_bench():
         try:
             t0 = time.perf_counter()
             p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--duration", "5", "--stack-depth", str(depth)] +
-                                 (["--rate", str(rate)] if rate else []) + ["gdb:127.0.0.1:%d" % port, elf],
+                                 ["--rate", str(rate) if rate else "max", "gdb:127.0.0.1:%d" % port, elf],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             _, status, ru = os.wait4(p.pid, 0)
             wall = time.perf_counter() - t0
@@ -393,8 +399,9 @@ def gdb_bench():
 def main():
     os.makedirs(os.path.join(B, "bench"), exist_ok=True)
     subprocess.run(["make", "-s", "-C", ROOT, "tool"], check=True)
-    if not os.path.exists(os.path.join(B, "scenarios", "loops_jitter", "uart.txt")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "scenarios", "scen.py"), "run", "loops_jitter"], check=True)
+    missing = [n for n in SCENARIOS if not os.path.exists(os.path.join(B, "scenarios", n, "uart.txt"))]
+    if missing:
+        subprocess.run([sys.executable, os.path.join(ROOT, "scenarios", "scen.py"), "run"] + missing, check=True)
     tmp = tempfile.mkdtemp(prefix="cmprof-bench-")  # the document's scripts live here only
     try:
         say("# cmprof benchmarks (%s)" % time.strftime("%Y-%m-%d %H:%M"))

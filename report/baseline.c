@@ -278,7 +278,7 @@ static bool row(struct reader *r, struct baseline *b)
         return fail(r, "out of memory"), false;
     }
     b->rows = rows;
-    b->rows[b->n++] = (struct baseline_row){copy, samples};
+    b->rows[b->n++] = (struct baseline_row){copy, samples, (size_t)(at - r->start)};
     return true;
 }
 
@@ -318,9 +318,41 @@ static void rows(struct reader *r, struct baseline *b)
         fail(r, "']' expected");
 }
 
-static int cmp_row(const void *a, const void *b)
+static int cmp_name(const void *a, const void *b)
 {
     return strcmp(((const struct baseline_row *)a)->name, ((const struct baseline_row *)b)->name);
+}
+
+/* By name, then by place in the file: of two rows of one name the later is the one refused. */
+static int cmp_row(const void *a, const void *b)
+{
+    const struct baseline_row *x = a, *y = b;
+    int c = cmp_name(a, b);
+    return c ? c : (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Only blanks may follow the report's closing brace. */
+static void check_end(struct reader *r)
+{
+    blank(r);
+    if (!r->error && r->s < r->end)
+        fail(r, r->s[0] == '{' ? "a second report after the first (one report a file)"
+                               : "data after the end of the report");
+}
+
+/* Sorts the rows by name; a name given twice is refused where its second row begins. */
+static void sort_rows(struct reader *r, struct baseline *b)
+{
+    if (r->error || !b->n) /* no rows: rows is NULL, which qsort may not be given */
+        return;
+    qsort(b->rows, b->n, sizeof *b->rows, cmp_row);
+    for (size_t i = 1; i < b->n; i++)
+        if (strcmp(b->rows[i - 1].name, b->rows[i].name) == 0) {
+            snprintf(r->detail, sizeof r->detail, "a second row named \"%.80s\" (a report has one row a name)",
+                     b->rows[i].name);
+            fail_at(r, r->detail, r->start + b->rows[i].offset);
+            return;
+        }
 }
 
 /* The whole file in memory (NULL with a reason in err). */
@@ -411,6 +443,8 @@ int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen
     struct reader r = {text, text + len, text, NULL, NULL, 0, ""};
     const char *total_at = text;
     report(&r, b, &total_at);
+    check_end(&r);
+    sort_rows(&r, b);
     check_sum(&r, b, total_at);
     if (r.error) {
         size_t line = 1;
@@ -423,8 +457,6 @@ int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen
         return -1;
     }
     free(text);
-    if (b->n) /* no rows: rows is NULL, which qsort may not be given */
-        qsort(b->rows, b->n, sizeof *b->rows, cmp_row);
     return 0;
 }
 
@@ -461,8 +493,8 @@ void baseline_free(struct baseline *b)
 
 double baseline_samples(const struct baseline *b, const char *name)
 {
-    struct baseline_row key = {(char *)name, 0};
-    const struct baseline_row *r = b->n ? bsearch(&key, b->rows, b->n, sizeof *b->rows, cmp_row) : NULL;
+    struct baseline_row key = {(char *)name, 0, 0};
+    const struct baseline_row *r = b->n ? bsearch(&key, b->rows, b->n, sizeof *b->rows, cmp_name) : NULL;
     return r ? r->samples : 0;
 }
 

@@ -10,6 +10,7 @@
 struct baseline_row {
     char *name;
     double samples;
+    size_t offset; /* where the row begins in the file, to name it when it is refused */
 };
 
 struct baseline {
@@ -22,7 +23,9 @@ struct baseline {
 
 /* Read a report; 0, or -1 with a one-line reason naming the file, the line and the byte offset.
  * Refused besides damaged JSON: counts that are negative or past 2^53, a total the rows' counts
- * do not add up to, and a report that does not say its grouping. */
+ * do not add up to, a report that does not say its grouping, two rows of one name (a report has
+ * one row a name: a copy would count twice), and anything but blanks after the report (two
+ * reports run together, or a report with trailing data). */
 int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen);
 /* 0 when the baseline's rows are grouped by `group` ("function", ...), else -1 with a one-line
  * reason naming the file: rows of another grouping would all look new. */

@@ -1,6 +1,8 @@
 /* lcov's tracefile (geninfo(1) "TRACEFILE FORMAT"): per source file an SF record with its
  * functions (FN, FNDA, FNF, FNH) and lines (DA, LF, LH). Counts are gathered per line and per
- * function, sorted by file, then written. */
+ * function, sorted by file, then written. Every line with code in a sampled function gets a DA
+ * record, 0 where no sample fell, so a reader's line summary means "lines sampled" (with only
+ * the sampled lines it read 100 % everywhere). */
 #include "lcov.h"
 
 #include "frames.h"
@@ -26,6 +28,8 @@ struct lc {
     struct hit *hits;
     size_t n, cap;
     struct frame frames[FRAMES_MAX];
+    uint32_t *ranges; /* the sampled functions' [lo, hi) pairs, as found */
+    size_t n_ranges, ranges_cap;
     bool failed;
 };
 
@@ -56,6 +60,60 @@ static size_t clean_id(struct intern *t, const char *s)
     return intern_id(t, buf);
 }
 
+/* Keeps the ELF function around pc (once: the last one found is checked first, samples of a
+ * function come together often; duplicates are dropped when the ranges are walked). */
+static void add_range(struct lc *lc, uint32_t pc)
+{
+    uint32_t lo, hi;
+    if (!lc->syms || !sym_function_from(lc->syms, pc, &lo, &hi) || lo > pc || pc >= hi)
+        return;
+    if (lc->n_ranges && lc->ranges[2 * lc->n_ranges - 2] == lo)
+        return;
+    if (lc->n_ranges == lc->ranges_cap) {
+        size_t cap = lc->ranges_cap ? lc->ranges_cap * 2 : 256;
+        uint32_t *v = realloc(lc->ranges, cap * 2 * sizeof *v);
+        if (!v) {
+            lc->failed = true;
+            return;
+        }
+        lc->ranges = v;
+        lc->ranges_cap = cap;
+    }
+    lc->ranges[2 * lc->n_ranges] = lo;
+    lc->ranges[2 * lc->n_ranges + 1] = hi;
+    lc->n_ranges++;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A line record of 0 samples for each line with code in the sampled functions (by the innermost
+ * frame at each halfword, as samples are placed). */
+static void add_unsampled_lines(struct lc *lc)
+{
+    if (lc->n_ranges)
+        qsort(lc->ranges, lc->n_ranges, 2 * sizeof *lc->ranges, cmp_range);
+    for (size_t r = 0; r < lc->n_ranges && !lc->failed; r++) {
+        if (r && lc->ranges[2 * r] == lc->ranges[2 * r - 2])
+            continue;
+        uint32_t prev_line = 0;
+        const char *prev_file = NULL;
+        for (uint32_t a = lc->ranges[2 * r]; a < lc->ranges[2 * r + 1] && a >= lc->ranges[2 * r]; a += 2) {
+            const struct sym_location *loc = sym_lookup(lc->syms, a);
+            const struct sym_frame *f = loc && loc->n_frames ? sym_frame_at(loc, 0) : NULL;
+            if (!f || !f->file || strcmp(f->file, "??") == 0 || !f->line ||
+                (f->line == prev_line && f->file == prev_file))
+                continue;
+            prev_line = f->line;
+            prev_file = f->file;
+            add_hit(lc, clean_id(lc->files, f->file), SIZE_MAX, f->line, 0);
+        }
+    }
+}
+
 static void add_sample(void *ctx, const struct prof_sample *s)
 {
     struct lc *lc = ctx;
@@ -73,6 +131,7 @@ static void add_sample(void *ctx, const struct prof_sample *s)
         return;
     }
     uint32_t start = f->inlined ? 0 : frames_start_line(lc->syms, s->pc, f->function);
+    add_range(lc, s->pc);
     add_hit(lc, file, SIZE_MAX, f->line, s->count);
     add_hit(lc, file, fn, start ? start : f->line, s->count);
 }
@@ -103,17 +162,19 @@ static void write_file(FILE *out, struct lc *lc, struct hit *h, size_t n, struct
         i = j;
     }
     fprintf(out, "FNF:%zu\nFNH:%zu\n", n_fn, n_fn);
-    size_t n_lines = 0;
+    size_t n_lines = 0, n_hit = 0;
     while (i < n) {
         size_t j = i;
         double samples = 0;
         for (; j < n && h[j].line == h[i].line; j++)
             samples += h[j].samples;
-        fprintf(out, "DA:%u,%lld\n", h[i].line, (long long)whole_next(lines, samples));
+        long long count = (long long)whole_next(lines, samples);
+        fprintf(out, "DA:%u,%lld\n", h[i].line, count);
         n_lines++;
+        n_hit += count > 0;
         i = j;
     }
-    fprintf(out, "LF:%zu\nLH:%zu\nend_of_record\n", n_lines, n_lines);
+    fprintf(out, "LF:%zu\nLH:%zu\nend_of_record\n", n_lines, n_hit);
 }
 
 int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errlen)
@@ -121,8 +182,10 @@ int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errle
     struct lc lc = {.syms = prof_symbols(p), .demangle = demangle};
     lc.files = intern_new();
     lc.functions = intern_new();
-    if (lc.files && lc.functions)
+    if (lc.files && lc.functions) {
         prof_each_sample(p, add_sample, &lc);
+        add_unsampled_lines(&lc);
+    }
     int rc = 0;
     if (!lc.files || !lc.functions || lc.failed) {
         snprintf(err, errlen, "lcov: out of memory");
@@ -143,5 +206,6 @@ int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errle
     intern_free(lc.files);
     intern_free(lc.functions);
     free(lc.hits);
+    free(lc.ranges);
     return rc;
 }

@@ -1,7 +1,9 @@
 /* -o speedscope: speedscope's sampled-profile JSON (https://www.speedscope.app, its file-format-spec):
  * shared frames, then one "sampled" profile whose samples are the profile's inline chains (or task,
- * then chain), outermost frame first, as lists of frame indices with a weight each. */
+ * then chain), outermost frame first, as lists of frame indices with a weight each. The weights are
+ * nanoseconds when the stream announced its sampling period, else sample counts (unit "none"). */
 #include "emit.h"
+#include "period.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,16 +131,17 @@ static void json_text(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/* name: the profile's title. Returns 0, or -1 when out of memory. */
-static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task, const char *name)
+/* name: the profile's title; ns: nanoseconds a sample, 0 when unknown. Returns 0, or -1 when out
+ * of memory. */
+static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task, const char *name, double ns)
 {
     struct stacks st = {0};
     prof_folded(p, demangle, by_task, add_stack, &st);
     int rc = st.failed ? -1 : 0;
     if (!rc) {
-        double total = 0;
+        double scale = ns > 0 ? ns : 1, total = 0;
         for (size_t i = 0; i < st.n_samples; i++)
-            total += st.weights[i];
+            total += st.weights[i] *= scale;
         fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n \"exporter\": \"cmprof-top\",\n"
               " \"name\": ", out);
         json_text(out, name);
@@ -150,7 +153,8 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
         }
         fputs("]},\n \"profiles\": [{\"type\": \"sampled\", \"name\": ", out);
         json_text(out, name);
-        fprintf(out, ", \"unit\": \"none\", \"startValue\": 0, \"endValue\": %.17g,\n  \"samples\": [", total);
+        fprintf(out, ", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %.17g,\n  \"samples\": [",
+                ns > 0 ? "nanoseconds" : "none", total);
         for (size_t i = 0; i < st.n_samples; i++) {
             fputs(i ? ", [" : "[", out);
             for (size_t k = 0; k < st.samples[i][0]; k++)
@@ -175,6 +179,7 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
 
 void report_speedscope(const struct report_data *d, FILE *out)
 {
-    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf)) != 0)
+    double ns = d->in ? period_ns(&d->in->info) : 0;
+    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf), ns) != 0)
         fputs("{}\n", out); /* out of memory: an empty document rather than half of one */
 }

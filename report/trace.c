@@ -11,6 +11,10 @@
 #include <string.h>
 
 #define UNTAGGED "(no tag)"
+/* the one lane of a capture with no task tag at all, named so that the viewer says why */
+#define NO_TAGS "whole run (the capture carries no task tags: one lane)"
+#define NO_TAGS_WARNING "the capture carries no task tags, so the trace has one lane: a firmware stream " \
+                        "built with CMPROF_TAG (or --task-var with a gdb: source) gives one lane per task"
 #define SECTION_TID 100000u /* section lanes after any task lane */
 
 /* A JSON string: control characters as \u00XX, bytes that are not valid UTF-8 as U+FFFD. */
@@ -64,13 +68,13 @@ struct lanes {
 };
 
 /* The lane of a run's tag, named (a metadata event) when first used; SIZE_MAX when out of memory. */
-static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct timeline_run *r)
+static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct timeline_run *r, bool no_tags)
 {
     struct lane_slot *c = &l->cache[(r->tag * 2654435761u) >> 26 & (LANE_CACHE - 1)];
     if (c->used && c->tag == r->tag && c->has_tag == r->has_tag)
         return c->lane;
     char buf[64];
-    const char *label = r->has_tag ? prof_tag_label(p, r->tag, buf, sizeof buf) : UNTAGGED;
+    const char *label = r->has_tag ? prof_tag_label(p, r->tag, buf, sizeof buf) : no_tags ? NO_TAGS : UNTAGGED;
     size_t before = intern_count(l->labels), id = intern_id(l->labels, label);
     if (id == SIZE_MAX)
         return SIZE_MAX;
@@ -97,6 +101,17 @@ static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct t
     return id;
 }
 
+/* Whether no run carries a task tag. */
+static bool untagged(const struct timeline *t)
+{
+    const struct timeline_run *runs;
+    size_t n = timeline_runs(t, &runs);
+    for (size_t i = 0; i < n; i++)
+        if (runs[i].has_tag)
+            return false;
+    return true;
+}
+
 /* The runs, each a complete event on its label's lane. false when out of memory. */
 static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, double us)
 {
@@ -104,8 +119,9 @@ static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, doub
     const struct timeline_run *runs;
     size_t n = timeline_runs(t, &runs), i = 0;
     uint64_t start = 0;
+    bool no_tags = untagged(t);
     for (; l.labels && i < n; start += runs[i++].length) {
-        size_t id = lane_of(out, p, &l, &runs[i]);
+        size_t id = lane_of(out, p, &l, &runs[i], no_tags);
         if (id == SIZE_MAX)
             break;
         fprintf(out, ",\n{\"name\": %s, \"cat\": \"task\", \"ph\": \"X\", \"pid\": 1, \"tid\": %zu, \"ts\": %.3f, "
@@ -119,8 +135,10 @@ static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, doub
     return i == n;
 }
 
-/* Section reports: each one's last run, ending where the report came (clamped so that a lane's
- * events never overlap), with the runs since the report before. */
+/* Section reports: each one's last run with its real duration, ending where the report came,
+ * with the runs since the report before. Reports closer together than their runs (several between
+ * two samples: the report's place is known to a sample) are laid end to end instead, so a lane's
+ * events never overlap and none shrinks to nothing. */
 static void write_sections(FILE *out, const struct ingest *in, const struct timeline *t, double us)
 {
     double hz = period_section_hz(&in->info);
@@ -145,8 +163,7 @@ static void write_sections(FILE *out, const struct ingest *in, const struct time
         }
         double end = (double)m->at * us, dur = (double)m->current * tick_us;
         double start = end - dur < lane_end[m->section] ? lane_end[m->section] : end - dur;
-        if (start > end)
-            start = end;
+        end = start + dur;
         lane_end[m->section] = end;
         fputs(",\n{\"name\": ", out);
         json_string(out, name);
@@ -169,8 +186,10 @@ int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *
     bool ok = !in->timeline || write_runs(out, p, in->timeline, us); /* none: no sample came in order */
     if (in->timeline)
         write_sections(out, in, in->timeline, us);
-    fprintf(out, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"creator\": \"cmprof-top\", \"sample_us\": %.6f, "
-            "\"time\": \"%s\", \"samples\": %llu, \"truncated\": %s}}\n", us,
+    bool no_tags = in->timeline && timeline_length(in->timeline) && untagged(in->timeline);
+    fprintf(out, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"creator\": \"cmprof-top\", %s%s%s\"sample_us\": %.6f, "
+            "\"time\": \"%s\", \"samples\": %llu, \"truncated\": %s}}\n", no_tags ? "\"warning\": \"" : "",
+            no_tags ? NO_TAGS_WARNING : "", no_tags ? "\", " : "", us,
             ns > 0 ? "the announced sampling period" : "unknown: the capture announced no period, one sample is 1 us",
             (unsigned long long)(in->timeline ? timeline_length(in->timeline) : 0),
             in->timeline && timeline_truncated(in->timeline) ? "true" : "false");

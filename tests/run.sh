@@ -130,6 +130,8 @@ field_lane() {
     step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
     step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
     step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
+    step "no stray writes: stdout, --record links and FIFOs, --rate" python3 tests/test_stray_writes.py
+    step "no stray writes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_stray_writes.py
 }
 start_lane field_lane
 

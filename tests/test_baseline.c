@@ -110,6 +110,41 @@ static void test_compare(void)
     CHECK(!d.significant && d.z == 0);
 }
 
+/* A file that holds more than one report's rows: refused at the line of what is extra. */
+static void test_duplicates_and_trailing_data(void)
+{
+    static const struct {
+        const char *text, *want;
+        int line;
+    } cases[] = {
+        {"{\"total\": 3, \"group\": \"function\", \"rows\": [\n{\"name\": \"a\", \"samples\": 1},\n"
+         "{\"name\": \"b\", \"samples\": 1},\n{\"name\": \"a\", \"samples\": 1}]}",
+         "a second row named \"a\"", 4},
+        {"{\"total\": 1, \"group\": \"function\", \"rows\": [{\"name\": \"a\", \"samples\": 1}]}\n"
+         "{\"total\": 1, \"group\": \"function\", \"rows\": [{\"name\": \"a\", \"samples\": 1}]}\n",
+         "a second report", 2},
+        {"{\"total\": 1, \"group\": \"function\", \"rows\": [{\"name\": \"a\", \"samples\": 1}]}\n\nxyz",
+         "data after the end", 3},
+        {"{\"total\": 1, \"group\": \"function\", \"rows\": [{\"name\": \"a\", \"samples\": 1}]}  \n\t\n",
+         NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct baseline b;
+        char err[300] = "", want_line[32];
+        int rc = load(cases[i].text, strlen(cases[i].text), &b, err, sizeof err);
+        if (!cases[i].want) {
+            CHECK(rc == 0);
+            if (rc == 0)
+                baseline_free(&b);
+            continue;
+        }
+        snprintf(want_line, sizeof want_line, " line %d: ", cases[i].line);
+        CHECK(rc == -1 && strstr(err, cases[i].want) && strstr(err, want_line) && strstr(err, path));
+        if (rc != -1 || !strstr(err, want_line))
+            fprintf(stderr, "  case %zu: %s\n", i, err);
+    }
+}
+
 static void test_damaged_and_random_reports(void)
 {
     uint32_t rng = 77;
@@ -153,6 +188,7 @@ int main(void)
     RUN_TEST(test_absurd_counts);
     RUN_TEST(test_group_and_build);
     RUN_TEST(test_compare);
+    RUN_TEST(test_duplicates_and_trailing_data);
     RUN_TEST(test_damaged_and_random_reports);
     remove(path);
     return check_summary();

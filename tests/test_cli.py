@@ -191,6 +191,21 @@ def main():
     check("-o speedscope: a sampled profile whose stacks and weights are the folded output's",
           code == 0 and sp.get("$schema", "").endswith("file-format-schema.json") and prof.get("type") == "sampled"
           and got == want and prof["endValue"] == sum(prof["weights"]), "%d stacks" % len(want))
+    check("-o speedscope of a dump (no period announced): weights are samples, unit 'none'",
+          code == 0 and prof.get("unit") == "none")
+    # a stream that announces its period: weights in nanoseconds, the announced period a sample
+    cap, fw = scen_path("stream_tagged", "uart.txt"), scen_path("stream_tagged", "fw.elf")
+    code, out, _ = run("--batch", "-o", "speedscope", cap, fw)
+    code2, js_text, _ = run("--batch", "-o", "json", cap, fw)
+    try:
+        prof, info = json.loads(out)["profiles"][0], json.loads(js_text)
+        ns = (info["stream"]["period"] + info["stream"]["jitter"] / 2) * 1e9 / info["stream"]["timer_hz"]
+        ok = (prof["unit"] == "nanoseconds" and abs(prof["endValue"] - info["total"] * ns) < 1e-6 * prof["endValue"]
+              and abs(sum(prof["weights"]) - prof["endValue"]) < 1e-6 * prof["endValue"])
+    except (ValueError, KeyError, IndexError, ZeroDivisionError):
+        ok, prof = False, {}
+    check("-o speedscope of a stream with its period: unit nanoseconds, the samples times the period (%.1f ns)"
+          % (ns if ok else 0), code == 0 and ok, str(prof)[:200])
     code, _, err = run("--batch", "-o", "speedscope", "--by", "line", uart, elf)
     check("-o speedscope --by line: refused, not ignored", code == 2 and "speedscope" in err, err.strip())
     code, _, err = run("--batch", "-o", "folded", "--by", "line", uart, elf)

@@ -108,6 +108,28 @@ def check_absurd_numbers():
               "exit %s: %s" % (code, err[:300]))
 
 
+def check_extra_reports():
+    """A baseline holding more than one report's rows: a copied row would count twice (a false
+    regression), trailing data or a second report would be read as the first alone."""
+    text, uart, elf = scen_report("m3_loops")
+    lines = text.splitlines(True)
+    row_line = next((k + 1 for k, ln in enumerate(lines) if '"samples": ' in ln and '"name"' in ln), 0)
+    dup = lines[:row_line] + [lines[row_line - 1]] + lines[row_line:] if row_line else lines
+    # the total raised by the copy's samples, so the rows still add up to it
+    copied = float(re.search(r'"samples": ([0-9.]+)', lines[row_line - 1]).group(1)) if row_line else 0
+    total = float(re.search(r'"total": ([0-9.]+)', text).group(1))
+    dup = re.sub(r'"total": [0-9.]+', '"total": %.15g' % (total + copied), "".join(dup), count=1)
+    cases = (("a row given twice (the total raised to match)", dup, row_line + 1, "a second row named"),
+             ("two reports run together", text + text, len(lines) + 1, "a second report"),
+             ("trailing data after the report", text + "garbage\n", len(lines) + 1, "data after the end"))
+    for name, body, line, want in cases:
+        base = save("extra.json", body)
+        code, out, err = run("--diff", base, "--fail-if-slower", "10", uart, elf)
+        check("--diff with %s: refused in one line naming the file and line %d (exit 2)" % (name, line),
+              row_line and code == 2 and one_line(err) and ("%s line %d:" % (base, line)) in err and want in err,
+              "exit %s: %s" % (code, err[:300]))
+
+
 LONG_APP = """
 volatile unsigned sink;
 __attribute__((noinline)) void %s(void) { for (unsigned i = 0; i < 100; i++) sink += i; }
@@ -145,6 +167,7 @@ def check_misleading_baselines():
     check_other_grouping()
     check_build_ids()
     check_absurd_numbers()
+    check_extra_reports()
     check_long_names()
 
 

@@ -305,14 +305,23 @@ def lcov_checks():
     lines = {(os.path.basename(r["file"]), r["line"]): r["samples"] for r in j["rows"] if r["file"] and r["line"]}
     da = collections.Counter()
     sf = None
+    zero_lines, lf_lh = set(), []
     for ln in out.splitlines():
         if ln.startswith("SF:"):
             sf = os.path.basename(ln[3:])
         elif ln.startswith("DA:"):
             n, c = ln[3:].split(",")
             da[(sf, int(n))] += int(c)
-    check("lcov: DA records are the table's line rows", code == 0 and dict(da) == lines,
-          "%s | %s" % (sorted(da.items())[:8], sorted(lines.items())[:8]))
+            if int(c) == 0:
+                zero_lines.add((sf, int(n)))
+        elif ln.startswith("LF:") or ln.startswith("LH:"):
+            lf_lh.append(int(ln[3:]))
+    sampled = {k: v for k, v in da.items() if v}
+    check("lcov: DA records with samples are the table's line rows", code == 0 and sampled == lines,
+          "%s | %s" % (sorted(sampled.items())[:8], sorted(lines.items())[:8]))
+    check("lcov: the sampled functions' other lines have DA records of 0 (%d), so LH < LF" % len(zero_lines),
+          zero_lines and not (zero_lines & set(lines)) and sum(lf_lh[1::2]) < sum(lf_lh[0::2]) and
+          sum(lf_lh[1::2]) == len(lines), "LF/LH %s" % lf_lh[:10])
     rows, total, _ = table_rows(cap, elf)
     fnda = collections.Counter()
     for name_count in re.findall(r"^FNDA:(\d+),(.*)$", out, re.M):
@@ -324,6 +333,11 @@ def lcov_checks():
     got = html_counts(out_dir)
     check("genhtml: each sampled line shows its samples", got and all(got.get(k) == v for k, v in lines.items()),
           "%s | %s" % (sorted(got.items())[:8], sorted(lines.items())[:8]))
+    with open(os.path.join(out_dir, "index.html"), errors="replace") as f:
+        rates = re.findall(r'headerCovTableEntry\w*">\s*([0-9.]+)\s*%', f.read())
+    check("genhtml: its line summary reads the share of lines sampled, under 100 %% (%s)" % rates[:1],
+          rates and float(rates[0]) < 100 and abs(float(rates[0]) - 100.0 * len(lines) / len(da)) < 0.1,
+          "%s, %d of %d lines sampled" % (rates, len(lines), len(da)))
 
 
 # ---- trace events -------------------------------------------------------------------------
@@ -414,9 +428,17 @@ def trace_checks():
     cap, elf = scenario("sections")  # a dump: no clock announced, its section times are ticks
     code, doc, err = trace_events(cap, elf)
     sect = [e for e in (doc or {}).get("traceEvents", []) if e.get("cat") == "section"]
+    check("trace: every section event as long as its run (none shrunk to nothing where reports come close)",
+          code == 0 and sect and all(e["dur"] == e["args"]["duration_ticks"] > 0 for e in sect), sect)
     check("trace: section runs of unknown clock are given in ticks, not called microseconds",
           code == 0 and sect and all("duration_ticks" in e["args"] and "duration_us" not in e["args"] for e in sect)
           and sect[0]["args"]["duration_ticks"] == first_section_ticks(cap), sect)
+    cap, elf = scenario("m3_loops")  # no task tags: one lane, and the trace says why
+    code, doc, err = trace_events(cap, elf)
+    names = [e["args"]["name"] for e in (doc or {}).get("traceEvents", []) if e.get("name") == "thread_name"]
+    check("trace: an untagged capture's one lane says the capture has no task tags, and otherData warns",
+          code == 0 and len(names) == 1 and "no task tags" in names[0] and
+          "CMPROF_TAG" in (doc or {}).get("otherData", {}).get("warning", ""), "%s %s" % (names, err))
     # a real capture: stream_tagged's tasks, their shares
     cap, elf = scenario("stream_tagged")
     code, doc, err = trace_events(cap, elf)
@@ -476,8 +498,9 @@ def hostile_checks():
           top == {k: v for k, v in rows.items() if v}, "%s | %s" % (top, rows))
     with open(os.path.join(TMP, "unresolved.info")) as f:
         info = f.read()
-    check("lcov: unresolved addresses have no line, only the resolved one is recorded",
-          info.count("SF:") == 1 and re.findall(r"^DA:\d+,(\d+)$", info, re.M) == ["1"], info)
+    check("lcov: unresolved addresses have no line, only the resolved one is recorded (its function's other "
+          "lines at 0)", info.count("SF:") == 1 and [c for c in re.findall(r"^DA:\d+,(\d+)$", info, re.M) if c != "0"]
+          == ["1"] and "LH:1\n" in info, info)
 
 
 def tmux(*args):
