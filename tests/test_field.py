@@ -76,9 +76,10 @@ class GdbStub:
     runs (as a chatty semihosting target makes them). close_after: hang up after that many PCs.
     Records each request, and whether the target was left running when the client hung up."""
 
-    def __init__(self, pcs, flood=False, close_after=None, offer_noack=True):
+    def __init__(self, pcs, flood=False, close_after=None, offer_noack=True, stall_after=None, connections=1):
         self.pcs, self.flood, self.close_after, self.offer_noack = pcs, flood, close_after, offer_noack
-        self.log, self.samples = [], 0
+        self.stall_after, self.connections = stall_after, connections  # stall: half a reply, then silence
+        self.log, self.samples, self.conns = [], 0, 0
         self.running = self.noack = False
         self.running_at_close = None  # None: the client never hung up
         self.listener = socket.create_server(("127.0.0.1", 0), backlog=1)
@@ -106,8 +107,19 @@ class GdbStub:
         return b""
 
     def serve(self):
-        conn, _ = self.listener.accept()
-        self.listener.close()  # one connection: a reconnect is refused
+        """connections in turn (one by default: a reconnect is refused)"""
+        try:
+            for k in range(self.connections):
+                conn, _ = self.listener.accept()
+                if k + 1 == self.connections:
+                    self.listener.close()  # the last one: a reconnect is refused
+                self.conns += 1
+                self.noack = False  # a new client starts in ack mode
+                self.serve_one(conn)
+        finally:
+            self.listener.close()
+
+    def serve_one(self, conn):
         conn.setblocking(False)
         chatter = rsp(b"O" + b"console output from the target\n".hex().encode()) * 64
         buf, out, deaf = b"", b"", False
@@ -138,6 +150,14 @@ class GdbStub:
                     reply = self.answer(pkt)
                     out += (b"" if self.noack else b"+") + (rsp(reply) if reply is not None else b"")
                     self.noack |= pkt == b"QStartNoAckMode"
+                    if self.stall_after is not None and self.conns == 1 and self.samples >= self.stall_after:
+                        out += b"$T05thread:01;"  # mid-packet, and never more on this connection
+                        conn.setblocking(True)
+                        conn.sendall(out)
+                        while conn.recv(65536):
+                            pass
+                        self.running_at_close = self.running
+                        return
                     if self.close_after is not None and self.samples >= self.close_after:
                         conn.setblocking(True)
                         conn.sendall(out)
@@ -390,11 +410,38 @@ def batch_end_tests():
         check("batch%s on a gdb: server that hangs up after 5 samples: stderr says why, exit 4, JSON partial" % (
             " --duration 3" if extra else ""),
             code == 4 and j.get("total") == 5 and j.get("partial") and
-            "failed after 5 samples: %s; the report is partial" % j.get("partial") in err,
+            "failed after 5 samples: %s; the report is partial" % j["partial"].get("reason") in err,
             "exit %s, total %s, partial %r, %r" % (code, j.get("total"), j.get("partial"), err.strip()))
     stub = GdbStub(pcs, close_after=5)
     code, out, err, took = run(["--batch", stub.spec, ELF])
     check("... and the table says partial", code == 4 and "partial: the source failed" in out, out[-300:])
+
+
+def failed_and_back_tests():
+    """A failure is never forgotten: a gdb: server that stalls mid-packet once, then takes the
+    reconnect, with --duration and without: exit 4, stderr names the stall, the JSON's partial
+    object counts the failure and the reconnect, the table says it too."""
+    pcs = [pc_of("hot_a") + 4]
+    for extra in (["--duration", "4"], []):
+        stub = GdbStub(pcs, stall_after=15, connections=3)
+        code, out, err, took = run(["--batch", "-o", "json", "--rate", "200"] + extra + [stub.spec, ELF])
+        try:
+            j = json.loads(out)
+        except ValueError:
+            j = {}
+        pa = j.get("partial") or {}
+        check("batch%s on a gdb: server that stalls mid-packet once, then takes the reconnect: exit 4, "
+              "the stall named on stderr and in JSON partial (1 failure)" % (" " + " ".join(extra) if extra else ""),
+              code == 4 and j.get("total", 0) >= 15 and pa.get("failures") == 1 and
+              "no answer" in pa.get("reason", "") and pa.get("reason", "") in err and "partial" in err and
+              [r.get("times") for r in pa.get("reasons", [])] == [1] and (not extra or pa.get("reconnects") == 1),
+              "exit %s after %.1f s, total %s, partial %r, connections %d, %r" % (
+                  code, took, j.get("total"), pa, stub.conns, err.strip()[-400:]))
+    stub = GdbStub(pcs, stall_after=15, connections=3)
+    code, out, err, took = run(["--batch", "--rate", "200", "--duration", "4", stub.spec, ELF])
+    check("... and the table says partial, with the failures counted",
+          code == 4 and "partial: the source failed: " in out and "partial: 1 failure, 1 reconnect" in out,
+          out[-400:])
 
 
 def openocd_end_test():
@@ -418,7 +465,8 @@ def openocd_end_test():
     except ValueError:
         j = {}
     check("batch on an openocd: server that hangs up after 3 bursts: ends, exit 4, the 30 samples marked partial",
-          code == 4 and j.get("total") == 30 and j.get("partial") and "partial" in err,
+          code == 4 and j.get("total") == 30 and j.get("partial") and "partial" in err and
+          j.get("format") == "openocd-pcsr",
           "exit %s, total %s, partial %r, %r" % (code, j.get("total"), j.get("partial"), err.strip()))
 
 
@@ -544,8 +592,13 @@ def main():
         if not os.path.exists(need):
             check("scenario files built (scenarios/scen.py run)", False, need)
             return 1
+    if sys.argv[1:]:  # only the named groups, e.g. failed_and_back_tests
+        for name in sys.argv[1:]:
+            globals()[name]()
+        return 1 if harness.failed else 0
     record_tests()
     batch_end_tests()
+    failed_and_back_tests()
     openocd_end_test()
     task_var_tests()
     snapshot_tests()

@@ -139,8 +139,12 @@ class HostileServer:
             self.conns += 1
         self.sock.close()
 
-    def answer(self, body):
+    def answer(self, body, mode="answer"):
         t = self.target
+        if mode == "pcsr_error" and "read_memory 0x%08x 32 1" % PCSR in body:
+            return "1 {Error: Failed to read memory at 0xe000101c}"
+        if mode == "pcsr_huge" and "read_memory 0x%08x 32 1" % PCSR in body:
+            return "0 {0x1ffffffff 0x8000124}"
         m = re.search(r"write_memory (0x[0-9a-f]+) 32 (0x[0-9a-f]+)", body)
         if m:
             t.mem[int(m.group(1), 16)] = int(m.group(2), 16)
@@ -183,7 +187,7 @@ class HostileServer:
         try:
             while not self.done:
                 mode = self.plan(index, answered)
-                if mode != "answer":
+                if mode not in ("answer", "pcsr_error", "pcsr_huge"):
                     if self.hostile_since is None:
                         self.hostile_since = time.time()
                     if mode != "drop":
@@ -199,7 +203,7 @@ class HostileServer:
                 with self.lock:
                     self.log.append(cmd)
                 m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
-                conn.sendall((self.answer(m.group(1)) if m else "invalid command").encode() + b"\x1a")
+                conn.sendall((self.answer(m.group(1), mode) if m else "invalid command").encode() + b"\x1a")
                 answered += 1
         except OSError:
             return
@@ -371,8 +375,9 @@ def restored_after_a_drop(burst):
     code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, "--samples", "600", "--duration", "30")
     srv.stop()
     written = sorted({int(m, 16) for c in srv.log for m in re.findall(r"write_memory (0x[0-9a-f]+)", c)})
-    check("openocd: a dropped connection, then TRCENA found on: the second connection sampled",
-          code == 0 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
+    # the drop cost samples: the report says so (exit 4, JSON partial), though the run went on
+    check("openocd: a dropped connection, then TRCENA found on: the second connection sampled, the drop reported",
+          code == 4 and (j.get("partial") or {}).get("failures") == 1 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
           "exit %d, total %s, connections %d, DEMCR read %s, %s" % (code, j.get("total"), srv.conns,
                                                                   [hex(v) for v in srv.demcr_seen], err.strip()))
     check("openocd: at exit DEMCR (and all the tool wrote) holds the first connection's values",
@@ -381,10 +386,37 @@ def restored_after_a_drop(burst):
                                           {hex(a): hex(v) for a, v in target.first.items()}))
 
 
+def failed_and_back(burst):
+    """A failure is never forgotten: a server that fails a PCSR burst once (an error, a number past
+    32 bits), then takes the reconnect: with --duration and without, exit 4, the failure named on
+    stderr and counted in JSON partial; the report labelled by its source, not "itm"."""
+    for mode, said in (("pcsr_error", "Failed to read memory"), ("pcsr_huge", "unexpected answer")):
+        for extra in (["--duration", "3"], []):
+            srv = HostileServer(burst, Target(0), lambda conn, n, mode=mode: mode if conn == 0 and n >= 5 else "answer")
+            t0 = time.time()
+            code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, *extra)
+            took = time.time() - t0
+            srv.stop()
+            pa = j.get("partial") or {}
+            check("openocd %s%s, then a good reconnect: exit 4, named on stderr and in JSON partial" % (
+                mode, " " + " ".join(extra) if extra else ""),
+                code == 4 and pa.get("failures") == 1 and said in pa.get("reason", "") and
+                pa.get("reason", "") in err and j.get("format") == "openocd-pcsr" and
+                (not extra or (pa.get("reconnects") == 1 and j.get("total", 0) > 100)),
+                "exit %s after %.1f s, total %s, format %s, partial %r, %r" % (
+                    code, took, j.get("total"), j.get("format"), pa, err.strip()[-300:]))
+
+
 def main():
     if not os.path.exists(ELF):
         check("gdb_loops ELF built (run scenarios/scen.py first)", False, ELF)
         return 1
+    if sys.argv[1:]:  # only the named groups, e.g. failed_and_back
+        a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
+        burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4
+        for name in sys.argv[1:]:
+            globals()[name](*([] if name == "real_openocd" else [burst]))
+        return 1 if harness.failed else 0
     real_openocd()
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
     burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4  # 64 reads
@@ -422,6 +454,7 @@ def main():
 
     resume_after_failed_read()
     restored_after_a_drop(burst)
+    failed_and_back(burst)
     hostile_servers(burst)
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
