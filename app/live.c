@@ -547,9 +547,28 @@ static void draw(struct live_run *r, double t)
     r->dirty = r->key_dirty = false;
 }
 
+/* Job control: the target let go of (resumed, detached) and the terminal given back before the
+ * process stops; once continued, the source reconnects (src_tick) and the view is drawn anew. */
+static void job_control(struct live_run *r)
+{
+    bool repaint = stop_continued(); /* stopped by SIGSTOP, which no one can catch: at least repaint */
+    if (stop_suspend_requested()) {
+        src_suspend(r->src, now_s());
+        if (!r->o->headless)
+            tui_suspend();
+        stop_suspend_now();
+        repaint = true;
+    }
+    if (repaint && !r->o->headless) {
+        tui_resume();
+        r->key_dirty = r->dirty = true;
+    }
+}
+
 /* One turn of the loop: wait, read, keys, window, rate, redraw. False when the run is over. */
 static bool live_turn(struct live_run *r)
 {
+    job_control(r);
     double t = now_s();
     r->connected_once |= src_state(r->src) == SRC_CONNECTED; /* also when it connects and ends in one turn */
     bool source;
@@ -648,6 +667,7 @@ int live_main(const struct live_options *o)
     net_set_connect_wait(o->headless || r.connect_timeout < LIVE_CONNECT_WAIT ? r.connect_timeout
                                                                               : LIVE_CONNECT_WAIT);
     stop_catch(); /* from here on a target may be halted: every stop goes through the close */
+    stop_catch_suspend(); /* before the terminal is taken: a Ctrl-Z lets go of the target first */
     signal(SIGPIPE, SIG_IGN); /* a server or port that went away is an error to handle, not the end */
     int status;
     r.src = open_input(o, r.syms, &r.rec, &r.rec_created, &status);

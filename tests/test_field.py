@@ -247,6 +247,156 @@ class Live:
         return code, took
 
 
+class ShellLive(Live):
+    """The live view as a shell's foreground job: a session leader on its own pty waits for it, the
+    view in a process group of its own that owns the terminal, so that SIGTSTP stops it as Ctrl-Z in
+    a shell would (a session leader's own group is orphaned: the kernel discards its stop signals).
+    self.pid: the session leader (its exit code is the view's); self.tool: the view."""
+
+    def __init__(self, args):
+        r, w = os.pipe()
+        self.pid, self.master = pty.fork()
+        if self.pid == 0:
+            os.close(r)
+            os.environ["TERM"] = "xterm"
+            tool = os.fork()
+            if tool == 0:
+                os.setpgid(0, 0)
+                signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+                os.tcsetpgrp(0, os.getpgrp())
+                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+                os.write(w, b"%d\n" % os.getpid())
+                os.execv(TOOL, [TOOL] + args)
+            try:
+                os.setpgid(tool, tool)
+            except OSError:
+                pass
+            _, status = os.waitpid(tool, 0)  # a stop is no end
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(code if code >= 0 else 128 - code)
+        os.close(w)
+        self.tool = int(os.read(r, 64))
+        os.close(r)
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        self.out = b""
+        self.reader = threading.Thread(target=self.drain, daemon=True)
+        self.reader.start()
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def wait_until(cond, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return cond()
+
+
+def suspend_cycles(pid, tries, target_running, back, live=None):
+    """SIGTSTP, then SIGCONT, tries times: [(stopped within 2 s, the target running while stopped,
+    the samples going on after SIGCONT, the view released and repainted)]."""
+    results = []
+    for _ in range(tries):
+        mark = len(live.out) if live else 0
+        t0 = time.monotonic()
+        os.kill(pid, signal.SIGTSTP)
+        stopped = wait_until(lambda: proc_state(pid) == "T", EXIT_WITHIN)
+        took = time.monotonic() - t0
+        time.sleep(0.3)  # stopped a while: the target must run all of it
+        running = stopped and proc_state(pid) == "T" and target_running()
+        released = not live or b"\x1b[?1049l" in live.out[mark:]  # the terminal's own screen back
+        mark = len(live.out) if live else 0
+        os.kill(pid, signal.SIGCONT)
+        going = back()
+        repainted = not live or live.shown("hot_a", 5) and b"hot_a" in live.out[mark:]
+        results.append((stopped, running, going, released and repainted, took))
+    return results
+
+
+def job_control_tests():
+    """Ctrl-Z (SIGTSTP, then SIGCONT) in batch and live mode, against the GDB stub and the OpenOCD
+    stub: the target running (the GDB server's client gone after 'D' or 'c'; DEMCR as found and no
+    halt pending) the whole time the tool is stopped, the samples going on after SIGCONT, the view
+    giving the terminal back and repainting; then SIGTERM still ends the run as usual."""
+    import test_openocd
+    pcs = [pc_of("hot_a") + 4, pc_of("hot_b") + 2]
+    tries = 4
+    for mode in ("batch", "live"):
+        stub = GdbStub(pcs, connections=tries + 1)
+        args = ["--rate", "max", stub.spec, ELF]
+        if mode == "batch":
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, process_group=0)
+            pid, live = p.pid, None
+        else:
+            live = ShellLive(args)
+            pid = live.tool
+        started = stub.wait_samples(20)
+        k = [1]
+
+        def gdb_running():
+            return stub.conns == k[0] and stub.running_at_close is True
+
+        def gdb_back():
+            k[0] += 1
+            n = stub.samples
+            return wait_until(lambda: stub.conns == k[0] and stub.samples > n + 5, 10)
+        res = suspend_cycles(pid, tries, gdb_running, gdb_back, live)
+        if mode == "batch":
+            code, took, j, err = stop(p, signal.SIGTERM)
+        else:
+            os.kill(pid, signal.SIGTERM)
+            code, took = live.finish()
+        check("%s on a GDB server, Ctrl-Z then SIGCONT %d times: stopped within %g s with the target running "
+              "(detached), sampling again after SIGCONT%s; SIGTERM still exits 143" % (
+                  mode, tries, EXIT_WITHIN, ", the terminal released and the view repainted" if live else ""),
+              started and all(all(r[:4]) for r in res) and code == 143,
+              "started %s, (stopped, running, going on, view) %s, exit %s, connections %d, log %s" % (
+                  started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, stub.conns, stub.log[-4:]))
+
+    burst = [pc_of("hot_a") + 4] * 30 + [0xFFFFFFFF] * 2
+    for mode in ("batch", "live"):
+        target = test_openocd.Target(0)
+        srv = test_openocd.HostileServer(burst, target, lambda conn, n: "answer")
+        spec = "openocd:127.0.0.1:%d" % srv.port
+        if mode == "batch":
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json", spec, ELF], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, process_group=0)
+            pid, live = p.pid, None
+        else:
+            live = ShellLive([spec, ELF])
+            pid = live.tool
+        started = wait_until(lambda: len(srv.log) > 10, 10)
+
+        def ocd_restored():
+            return target.mem[test_openocd.DEMCR] == 0
+
+        def ocd_back():
+            n = len(srv.log)
+            return wait_until(lambda: len(srv.log) > n + 5 and target.mem[test_openocd.DEMCR] != 0, 10)
+        res = suspend_cycles(pid, 3, ocd_restored, ocd_back, live)
+        if mode == "batch":
+            code, took, j, err = stop(p, signal.SIGTERM)
+        else:
+            os.kill(pid, signal.SIGTERM)
+            code, took = live.finish()
+        srv.stop()
+        check("%s on OpenOCD, Ctrl-Z then SIGCONT 3 times: stopped within %g s with DEMCR as found, sampling "
+              "again after SIGCONT; SIGTERM exits 143 with DEMCR as found" % (mode, EXIT_WITHIN),
+              started and all(all(r[:4]) for r in res) and code == 143 and target.mem[test_openocd.DEMCR] == 0,
+              "started %s, (stopped, restored, going on, view) %s, exit %s, DEMCR %#x, connections %d" % (
+                  started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, target.mem[test_openocd.DEMCR],
+                  srv.conns))
+
+
 def stop_tests():
     """Item 3: SIGINT, SIGTERM, SIGHUP, SIGQUIT and q, in batch and live mode, against a polite GDB
     server and one flooding 'O' packets: out within 2 s, the target left running ('c' or 'D')."""
@@ -410,7 +560,7 @@ def batch_end_tests():
         check("batch%s on a gdb: server that hangs up after 5 samples: stderr says why, exit 4, JSON partial" % (
             " --duration 3" if extra else ""),
             code == 4 and j.get("total") == 5 and j.get("partial") and
-            "failed after 5 samples: %s; the report is partial" % j["partial"].get("reason") in err,
+            "failed after 5 samples: %s; the report is partial" % (j["partial"].get("reason") if isinstance(j["partial"], dict) else "?") in err,
             "exit %s, total %s, partial %r, %r" % (code, j.get("total"), j.get("partial"), err.strip()))
     stub = GdbStub(pcs, close_after=5)
     code, out, err, took = run(["--batch", stub.spec, ELF])
@@ -429,7 +579,7 @@ def failed_and_back_tests():
             j = json.loads(out)
         except ValueError:
             j = {}
-        pa = j.get("partial") or {}
+        pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
         check("batch%s on a gdb: server that stalls mid-packet once, then takes the reconnect: exit 4, "
               "the stall named on stderr and in JSON partial (1 failure)" % (" " + " ".join(extra) if extra else ""),
               code == 4 and j.get("total", 0) >= 15 and pa.get("failures") == 1 and
@@ -606,6 +756,7 @@ def main():
     stdin_stop_tests()
     unreachable_quit_test()
     stop_tests()
+    job_control_tests()
     return 1 if harness.failed else 0
 
 

@@ -377,7 +377,7 @@ def restored_after_a_drop(burst):
     written = sorted({int(m, 16) for c in srv.log for m in re.findall(r"write_memory (0x[0-9a-f]+)", c)})
     # the drop cost samples: the report says so (exit 4, JSON partial), though the run went on
     check("openocd: a dropped connection, then TRCENA found on: the second connection sampled, the drop reported",
-          code == 4 and (j.get("partial") or {}).get("failures") == 1 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
+          code == 4 and isinstance(j.get("partial"), dict) and j["partial"].get("failures") == 1 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
           "exit %d, total %s, connections %d, DEMCR read %s, %s" % (code, j.get("total"), srv.conns,
                                                                   [hex(v) for v in srv.demcr_seen], err.strip()))
     check("openocd: at exit DEMCR (and all the tool wrote) holds the first connection's values",
@@ -397,7 +397,7 @@ def failed_and_back(burst):
             code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, *extra)
             took = time.time() - t0
             srv.stop()
-            pa = j.get("partial") or {}
+            pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
             check("openocd %s%s, then a good reconnect: exit 4, named on stderr and in JSON partial" % (
                 mode, " " + " ".join(extra) if extra else ""),
                 code == 4 and pa.get("failures") == 1 and said in pa.get("reason", "") and
