@@ -300,7 +300,7 @@ def wait_until(cond, seconds):
     return cond()
 
 
-def suspend_cycles(pid, tries, target_running, back, live=None):
+def suspend_cycles(pid, tries, target_running, back, live=None, marker="hot_a"):
     """SIGTSTP, then SIGCONT, tries times: [(stopped within 2 s, the target running while stopped,
     the samples going on after SIGCONT, the view released and repainted)]."""
     results = []
@@ -316,7 +316,7 @@ def suspend_cycles(pid, tries, target_running, back, live=None):
         mark = len(live.out) if live else 0
         os.kill(pid, signal.SIGCONT)
         going = back()
-        repainted = not live or live.shown("hot_a", 5) and b"hot_a" in live.out[mark:]
+        repainted = not live or wait_until(lambda: marker.encode() in live.out[mark:], 5)
         results.append((stopped, running, going, released and repainted, took))
     return results
 
@@ -395,6 +395,84 @@ def job_control_tests():
               "started %s, (stopped, restored, going on, view) %s, exit %s, DEMCR %#x, connections %d" % (
                   started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, target.mem[test_openocd.DEMCR],
                   srv.conns))
+
+
+class Monitor:
+    """QEMU's human monitor on a TCP port: the VM's run state."""
+
+    def __init__(self, port):
+        self.sock = None
+        for _ in range(100):
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.until_prompt()
+
+    def until_prompt(self):
+        buf = b""
+        while not buf.endswith(b"(qemu) "):
+            data = self.sock.recv(4096)
+            if not data:
+                break
+            buf += data
+        return buf.decode(errors="replace")
+
+    def status(self):
+        self.sock.sendall(b"info status\n")
+        text = self.until_prompt()
+        return "running" if "VM status: running" in text else "paused" if "VM status: paused" in text else text
+
+
+def qemu_job_control_tests():
+    """Ctrl-Z with real QEMU's gdbstub, batch and live: QEMU's monitor says the VM runs the whole time
+    the tool is stopped; after SIGCONT the tool halts it again to sample; SIGTERM leaves it running."""
+    elf = subprocess.run([sys.executable, os.path.join(ROOT, "scenarios", "scen.py"), "build-demo-plain"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    tries = 5
+    for mode in ("batch", "live"):
+        gport, mport = closed_port(), closed_port()
+        q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-serial", "null",
+                              "-icount", "shift=0", "-kernel", elf, "-gdb", "tcp:127.0.0.1:%d" % gport,
+                              "-monitor", "tcp:127.0.0.1:%d,server=on,wait=off" % mport],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            mon = Monitor(mport)
+            spec = "gdb:127.0.0.1:%d" % gport
+            args = ["--rate", "max", spec, elf]
+            if mode == "batch":
+                p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, process_group=0)
+                pid, live = p.pid, None
+            else:
+                live = ShellLive(args)
+                pid = live.tool
+            seen = []
+
+            def halts_again():  # the tool samples: the VM is seen paused (debug) now and then
+                seen.clear()
+                return wait_until(lambda: seen.append(mon.status()) or seen[-1] == "paused", 10)
+            started = halts_again()
+            res = suspend_cycles(pid, tries, lambda: mon.status() == "running", halts_again, live, marker=spec)
+            if mode == "batch":
+                code, took, j, err = stop(p, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+                code, took = live.finish()
+                j, err = {}, ""
+            end = wait_until(lambda: mon.status() == "running", 2) and mon.status()
+            check("QEMU, %s, Ctrl-Z then SIGCONT %d times: the VM running whenever the tool is stopped, halted "
+                  "for samples again after SIGCONT%s; SIGTERM exits 143, the VM left running" % (
+                      mode, tries, ", the view repainted" if live else ""),
+                  started and all(all(r[:4]) for r in res) and code == 143 and end == "running" and
+                  (live or j.get("total", 0) > 0),
+                  "sampling %s, (stopped, running, going on, view) %s, exit %s after %.2f s, VM %s, total %s, %s" % (
+                      started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, took, end, j.get("total"),
+                      err.strip()[-200:]))
+        finally:
+            q.kill()
+            q.wait()
 
 
 def stop_tests():
@@ -757,6 +835,7 @@ def main():
     unreachable_quit_test()
     stop_tests()
     job_control_tests()
+    qemu_job_control_tests()
     return 1 if harness.failed else 0
 
 
