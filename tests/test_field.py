@@ -76,8 +76,10 @@ class GdbStub:
     runs (as a chatty semihosting target makes them). close_after: hang up after that many PCs.
     Records each request, and whether the target was left running when the client hung up."""
 
-    def __init__(self, pcs, flood=False, close_after=None, offer_noack=True, stall_after=None, connections=1):
+    def __init__(self, pcs, flood=False, close_after=None, offer_noack=True, stall_after=None, connections=1,
+                 bad=None):
         self.pcs, self.flood, self.close_after, self.offer_noack = pcs, flood, close_after, offer_noack
+        self.bad = bad  # a protocol error on every connection: see broken()
         self.stall_after, self.connections = stall_after, connections  # stall: half a reply, then silence
         self.log, self.samples, self.conns = [], 0, 0
         self.running = self.noack = False
@@ -105,6 +107,21 @@ class GdbStub:
             self.samples += 1
             return pc.to_bytes(4, "little").hex().encode()
         return b""
+
+    def broken(self, pkt, reply):
+        """The packet for reply, framed, or broken as self.bad says: 'checksum' (every reply's checksum
+        wrong), 'nonhex' (a PC of non-hex digits), 'rle' (a PC whose run-length count has nothing to
+        repeat), 'big_qsupported' (1 MiB of features), 'never_stops' (see serve_one: no stop reply)."""
+        framed = rsp(reply)
+        if self.bad == "checksum":
+            return framed[:-2] + b"%02x" % ((sum(reply) + 1) & 0xFF)
+        if self.bad == "nonhex" and pkt.startswith(b"p"):
+            return rsp(b"zzzzzzzz")
+        if self.bad == "rle" and pkt.startswith(b"p"):
+            return rsp(b"*\"00000000")
+        if self.bad == "big_qsupported" and pkt.startswith(b"qSupported"):
+            return rsp(reply + b";" + b"x" * (1 << 20))
+        return framed
 
     def serve(self):
         """connections in turn (one by default: a reconnect is refused)"""
@@ -143,12 +160,13 @@ class GdbStub:
                 for pkt in items:
                     if pkt == INTERRUPT:
                         self.log.append("^C")
-                        self.running = False
-                        out += rsp(b"T02")
+                        if self.bad != "never_stops":
+                            self.running = False
+                            out += rsp(b"T02")
                         continue
                     self.log.append(pkt.decode("latin-1"))
                     reply = self.answer(pkt)
-                    out += (b"" if self.noack else b"+") + (rsp(reply) if reply is not None else b"")
+                    out += (b"" if self.noack else b"+") + (self.broken(pkt, reply) if reply is not None else b"")
                     self.noack |= pkt == b"QStartNoAckMode"
                     if self.stall_after is not None and self.conns == 1 and self.samples >= self.stall_after:
                         out += b"$T05thread:01;"  # mid-packet, and never more on this connection
@@ -672,6 +690,27 @@ def failed_and_back_tests():
           out[-400:])
 
 
+def first_failure_tests():
+    """Every early end names its cause: a gdb: server with a protocol error (bad checksums, non-hex
+    or run-length-misusing PCs, a target that never stops, 1 MiB of qSupported) that then refuses
+    the reconnect: the report and stderr name that error, not only the refused reconnect."""
+    pcs = [pc_of("hot_a") + 4]
+    for bad in ("checksum", "nonhex", "rle", "never_stops", "big_qsupported", "never_stops, O packets flooding"):
+        stub = GdbStub(pcs, bad=bad.split(",")[0], flood="flood" in bad)
+        code, out, err, took = run(["--batch", "-o", "json", "--duration", "3", stub.spec, ELF])
+        try:
+            j = json.loads(out)
+        except ValueError:
+            j = {}
+        pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
+        first = pa.get("reason", "")
+        check("batch --duration 3, a gdb: server with %s, then a refused reconnect: ends in time (< 6 s), exit non-zero, "
+              "the first failure named on stderr and in JSON partial" % bad,
+              code in (2, 4) and took < 3 + 3 and first and "Connection refused" not in first and first in err and
+              pa.get("failures") == 1,
+              "exit %s after %.1f s, partial %r, %r" % (code, took, pa, err.strip()[-400:]))
+
+
 def openocd_end_test():
     """Item 11/12 for openocd: an OpenOCD that hangs up after a few PCSR bursts ends the batch with
     the samples so far, marked partial (the Tcl responder of test_openocd.py)."""
@@ -827,6 +866,7 @@ def main():
     record_tests()
     batch_end_tests()
     failed_and_back_tests()
+    first_failure_tests()
     openocd_end_test()
     task_var_tests()
     snapshot_tests()
