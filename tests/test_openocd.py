@@ -187,7 +187,7 @@ class HostileServer:
         try:
             while not self.done:
                 mode = self.plan(index, answered)
-                if mode not in ("answer", "pcsr_error", "pcsr_huge"):
+                if mode not in ("answer", "pcsr_error", "pcsr_huge", "slow"):
                     if self.hostile_since is None:
                         self.hostile_since = time.time()
                     if mode != "drop":
@@ -203,7 +203,17 @@ class HostileServer:
                 with self.lock:
                     self.log.append(cmd)
                 m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
-                conn.sendall((self.answer(m.group(1), mode) if m else "invalid command").encode() + b"\x1a")
+                reply = (self.answer(m.group(1), mode) if m else "invalid command").encode() + b"\x1a"
+                if mode == "slow":
+                    if self.hostile_since is None:
+                        self.hostile_since = time.time()
+                    for k in range(len(reply)):
+                        if self.done:
+                            return
+                        conn.sendall(reply[k:k + 1])
+                        time.sleep(0.05)
+                else:
+                    conn.sendall(reply)
                 answered += 1
         except OSError:
             return
@@ -386,6 +396,40 @@ def restored_after_a_drop(burst):
                                           {hex(a): hex(v) for a, v in target.first.items()}))
 
 
+def slow_replies(burst):
+    """OpenOCD answering one byte at a time (each reply whole and right, but seconds long): the
+    closing DEMCR write must not queue behind a reply still coming. On every failure and at the end
+    DEMCR holds what the tool found; the run ends in bounded time naming the slow reply, also when
+    no sample ever came; a signal during a slow reply restores DEMCR too."""
+    cases = [("after 4 commands, batch", lambda conn, n: "slow" if conn == 0 and n >= 4 else "answer", [], None),
+             ("from the first burst on, every connection, --duration 5",
+              lambda conn, n: "slow" if n >= 2 else "answer", ["--duration", "5"], None),
+             ("after 4 commands, SIGTERM during a slow reply", lambda conn, n: "slow" if n >= 4 else "answer", [],
+              "SIGTERM")]
+    for what, plan, extra, sig in cases:
+        target = Target(0x00000400)  # VC_HARDERR set, trace off
+        srv = HostileServer(burst, target, plan)
+        t0 = time.time()
+        if sig:
+            proc, master = start_tool("openocd:127.0.0.1:%d" % srv.port, sig)
+            began = wait_for(lambda: srv.hostile_since is not None, 15)
+            time.sleep(0.5)
+            took = exit_seconds(proc, master, sig)
+            code, j, err = proc.returncode, {}, proc.stderr.read().decode()
+        else:
+            code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, *extra)
+            took, began = time.time() - t0, True
+        time.sleep(0.3)  # a close's second connection is served by its own thread
+        srv.stop()
+        demcr = target.mem[DEMCR]
+        named = sig or ("no answer to" in err and "within 3 s" in err)
+        check("openocd slow replies %s: DEMCR as found at the end (0x400), ends in bounded time, the slow reply named"
+              % what, began and demcr == 0x400 and took is not None and took < (2 if sig else 5 + 4) and named and
+              (code == 128 + 15 if sig else code in (2, 4)),
+              "exit %s after %s s, DEMCR %#x, connections %d, %r" % (
+                  code, took if took is None else "%.1f" % took, demcr, srv.conns, err.strip()[-300:]))
+
+
 def failed_and_back(burst):
     """A failure is never forgotten: a server that fails a PCSR burst once (an error, a number past
     32 bits), then takes the reconnect: with --duration and without, exit 4, the failure named on
@@ -455,6 +499,7 @@ def main():
     resume_after_failed_read()
     restored_after_a_drop(burst)
     failed_and_back(burst)
+    slow_replies(burst)
     hostile_servers(burst)
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
