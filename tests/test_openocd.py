@@ -380,7 +380,9 @@ def restored_after_a_drop(burst):
     """Item 5: the connection drops once after TRCENA was set; the next connection finds TRCENA on.
     At exit every register the tool wrote holds the value the first connection found."""
     target = Target(0x00000400)  # VC_HARDERR set, trace off
-    srv = HostileServer(burst, target, lambda conn, n: "drop" if conn == 0 and n == 4 else "answer")
+    # the second connection is the close's, to put DEMCR back: dropped too, so that the reconnect
+    # after it finds the TRCENA the first connection set
+    srv = HostileServer(burst, target, lambda conn, n: "drop" if (conn == 0 and n == 4) or conn == 1 else "answer")
     # --duration: a batch reconnects only while a duration bounds it (else a closed connection ends it)
     code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, "--samples", "600", "--duration", "30")
     srv.stop()
