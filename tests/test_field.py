@@ -206,8 +206,8 @@ def wait_exit(pid, seconds):
 
 def stop(p, sig):
     """Send sig to a batch run: (exit code or None, seconds from the signal to the end, stdout, stderr)."""
-    p.send_signal(sig)
-    code, took = wait_exit(p.pid, HANG)
+    p.send_signal(sig)  # (it polls first: a process already ended is reaped there)
+    code, took = (p.returncode, 0.0) if p.returncode is not None else wait_exit(p.pid, HANG)
     if code is None:
         p.kill()
         p.wait()
