@@ -438,19 +438,21 @@ def failed_and_back(burst):
     stderr and counted in JSON partial; the report labelled by its source, not "itm"."""
     for mode, said in (("pcsr_error", "Failed to read memory"), ("pcsr_huge", "unexpected answer")):
         for extra in (["--duration", "3"], []):
-            srv = HostileServer(burst, Target(0), lambda conn, n, mode=mode: mode if conn == 0 and n >= 5 else "answer")
+            target = Target(0)
+            srv = HostileServer(burst, target, lambda conn, n, mode=mode: mode if conn == 0 and n >= 5 else "answer")
             t0 = time.time()
             code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, *extra)
             took = time.time() - t0
+            time.sleep(0.2)
             srv.stop()
             pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
-            check("openocd %s%s, then a good reconnect: exit 4, named on stderr and in JSON partial" % (
+            check("openocd %s%s, then a good reconnect: exit 4, named on stderr and in JSON partial, DEMCR as found" % (
                 mode, " " + " ".join(extra) if extra else ""),
-                code == 4 and pa.get("failures") == 1 and said in pa.get("reason", "") and
+                code == 4 and target.mem[DEMCR] == 0 and pa.get("failures") == 1 and said in pa.get("reason", "") and
                 pa.get("reason", "") in err and j.get("format") == "openocd-pcsr" and
                 (not extra or (pa.get("reconnects") == 1 and j.get("total", 0) > 100)),
-                "exit %s after %.1f s, total %s, format %s, partial %r, %r" % (
-                    code, took, j.get("total"), j.get("format"), pa, err.strip()[-300:]))
+                "exit %s after %.1f s, total %s, format %s, DEMCR %#x, partial %r, %r" % (
+                    code, took, j.get("total"), j.get("format"), target.mem[DEMCR], pa, err.strip()[-300:]))
 
 
 def main():
