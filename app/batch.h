@@ -30,7 +30,8 @@ struct batch_options {
     const struct baseline *base; /* --diff: each row compared with this report, or NULL */
     double fail_if_slower;     /* > 0: exit 3 when a row grows significantly by more than this % */
     const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
-    const char *partial;       /* why the source failed before the run's end, or NULL */
+    const struct report_partial *partial; /* the source failed during the run, or NULL */
+    const char *source_format; /* a sampling source's own label ("openocd PCSR"), or NULL */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

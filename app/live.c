@@ -203,6 +203,9 @@ struct run_end {
     char before[600];    /* why it went away before, when it is back since */
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
     char detail[400];     /* src_detail(): the figures, and a reset's advice after them */
+    struct src_failures failures; /* every failure of the run (its texts copied below) */
+    char first[600], reasons[SRC_REASONS][200];
+    enum src_kind kind;
     bool halting;
     double halt_rate, halted_share;
     bool gave_up;        /* batch: never reached within --connect-timeout */
@@ -215,8 +218,56 @@ static void take_end(struct source *src, struct run_end *e, bool gave_up)
     snprintf(e->before, sizeof e->before, "%s", back ? src_last_failure(src) : "");
     snprintf(e->failure, sizeof e->failure, "%s", src_failure(src));
     snprintf(e->detail, sizeof e->detail, "%s", src_detail(src, now_s()));
+    src_get_failures(src, now_s(), &e->failures); /* its texts live in src: copied */
+    snprintf(e->first, sizeof e->first, "%s", e->failures.first);
+    e->failures.first = e->first;
+    for (size_t i = 0; i < e->failures.n_reasons; i++) {
+        snprintf(e->reasons[i], sizeof e->reasons[i], "%s", e->failures.reason[i]);
+        e->failures.reason[i] = e->reasons[i];
+    }
+    e->kind = src_kind(src);
     e->halting = src_halting(src, &e->halt_rate, &e->halted_share) != 0;
     e->gave_up = gave_up;
+}
+
+/* The source's failures for the report: what ended the run (or, when it came back, the first
+ * failure) and every reason counted; false when it never failed. */
+static bool partial_of(const struct run_end *e, struct report_partial *pa)
+{
+    const struct src_failures *f = &e->failures;
+    if (!f->count)
+        return false;
+    *pa = (struct report_partial){.reason = *e->failure ? e->failure : f->first, .failures = f->count,
+                                  .reconnects = f->reconnects, .lost_s = f->lost_s, .n_reasons = f->n_reasons};
+    for (size_t i = 0; i < f->n_reasons && i < REPORT_REASONS; i++) {
+        pa->reasons[i] = f->reason[i];
+        pa->times[i] = f->times[i];
+    }
+    return true;
+}
+
+/* Said on stderr: the failure that ended the run, or that the source failed and came back. */
+static void say_partial(const struct live_options *o, const struct report_partial *pa, double total, bool back)
+{
+    if (!back) /* the failure that ended it */
+        fprintf(stderr, "cmprof-top: %s failed after %.0f samples: %s; the report is partial", o->batch.source,
+                total, pa->reason);
+    else
+        fprintf(stderr, "cmprof-top: %s failed during the run and came back (%.0f samples): %s; the report is partial",
+                o->batch.source, total, pa->reason);
+    if (pa->failures > 1 || pa->reconnects > 0)
+        fprintf(stderr, " (%u failure%s, %u reconnect%s, %.1f s without the source)", pa->failures,
+                pa->failures == 1 ? "" : "s", pa->reconnects, pa->reconnects == 1 ? "" : "s", pa->lost_s);
+    fputc('\n', stderr);
+    for (size_t i = 0; i < pa->n_reasons && pa->n_reasons > 1; i++)
+        fprintf(stderr, "cmprof-top:   failed %u time%s: %s\n", pa->times[i], pa->times[i] == 1 ? "" : "s",
+                pa->reasons[i]);
+}
+
+/* What delivered a sampling source's samples: its ITM packets are made by us, not by the firmware. */
+static const char *source_format(enum src_kind kind)
+{
+    return kind == SRC_OPENOCD ? "openocd-pcsr" : kind == SRC_GDB ? "gdb-halting" : NULL;
 }
 
 /* Batch mode's end: what went wrong on stderr, the report on stdout, and the exit status. */
@@ -231,16 +282,18 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     }
     double total = prof_total(prof);
     struct batch_options bo = o->batch;
+    struct report_partial pa;
+    bool failed = partial_of(e, &pa);
     int status = batch_interrupted(&bo, total, stderr);
+    if (failed)
+        bo.partial = &pa;
     if (total == 0) {
-        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)%s\n", o->batch.source, e->state,
-                *e->before ? "; before: " : "", e->before,
-                ingest_no_samples_hint(in));
+        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s\n", o->batch.source, e->state,
+                *e->before ? "; before: " : "", e->before, failed && strcmp(pa.reason, e->before) ? "; first failure: "
+                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", ingest_no_samples_hint(in));
         status = status ? status : EXIT_USAGE;
-    } else if (*e->failure) {
-        bo.partial = e->failure;
-        fprintf(stderr, "cmprof-top: %s failed after %.0f samples: %s; the report is partial\n", o->batch.source,
-                total, e->failure);
+    } else if (failed) {
+        say_partial(o, &pa, total, !*e->failure);
         status = status ? status : EXIT_PARTIAL;
     }
     if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
@@ -249,6 +302,7 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     bo.halt_rate = e->halt_rate;
     bo.halted_share = e->halted_share;
     bo.source_detail = e->detail;
+    bo.source_format = source_format(e->kind);
     if (batch_write(&bo, prof, in, warning, stdout, stderr) != 0)
         status = status ? status : EXIT_ERROR;
     batch_warnings(&bo, prof, in, stderr);
@@ -488,9 +542,28 @@ static void draw(struct live_run *r, double t)
     r->dirty = r->key_dirty = false;
 }
 
+/* Job control: the target let go of (resumed, detached) and the terminal given back before the
+ * process stops; once continued, the source reconnects (src_tick) and the view is drawn anew. */
+static void job_control(struct live_run *r)
+{
+    bool repaint = stop_continued(); /* stopped by SIGSTOP, which no one can catch: at least repaint */
+    if (stop_suspend_requested()) {
+        src_suspend(r->src, now_s());
+        if (!r->o->headless)
+            tui_suspend();
+        stop_suspend_now();
+        repaint = true;
+    }
+    if (repaint && !r->o->headless) {
+        tui_resume();
+        r->key_dirty = r->dirty = true;
+    }
+}
+
 /* One turn of the loop: wait, read, keys, window, rate, redraw. False when the run is over. */
 static bool live_turn(struct live_run *r)
 {
+    job_control(r);
     double t = now_s();
     r->connected_once |= src_state(r->src) == SRC_CONNECTED; /* also when it connects and ends in one turn */
     bool source;
@@ -589,6 +662,7 @@ int live_main(const struct live_options *o)
     net_set_connect_wait(o->headless || r.connect_timeout < LIVE_CONNECT_WAIT ? r.connect_timeout
                                                                               : LIVE_CONNECT_WAIT);
     stop_catch(); /* from here on a target may be halted: every stop goes through the close */
+    stop_catch_suspend(); /* before the terminal is taken: a Ctrl-Z lets go of the target first */
     signal(SIGPIPE, SIG_IGN); /* a server or port that went away is an error to handle, not the end */
     int status;
     r.src = open_input(o, r.syms, &r.rec, &r.rec_created, &status);

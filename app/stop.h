@@ -8,6 +8,17 @@
 void stop_catch(void);
 /* The signal caught, or 0. */
 int stop_requested(void);
+/* Job control (Ctrl-Z; a background job reading or writing the terminal): SIGTSTP, SIGTTIN and
+ * SIGTTOU caught, so that the run can let go of the target before it stops, and SIGCONT noted.
+ * Install before the terminal is taken over (ncurses then leaves SIGTSTP to us). */
+void stop_catch_suspend(void);
+/* The job-control signal caught and not acted on yet, or 0. */
+int stop_suspend_requested(void);
+/* Stop the process as that signal would have; returns once it is continued (SIGCONT). */
+void stop_suspend_now(void);
+/* Whether SIGCONT came since the last call (the screen needs repainting). */
+int stop_continued(void);
+
 /* "SIGTERM" and the like. */
 const char *stop_name(int sig);
 

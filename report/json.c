@@ -20,6 +20,21 @@ static void decoder(const struct ingest *in, FILE *out)
     fputs("},\n", out);
 }
 
+/* The source's failures: what ended the run, counts, and each distinct reason with its count. */
+static void partial(const struct report_partial *pa, FILE *out)
+{
+    fputs("  \"partial\": {\"reason\": ", out);
+    emit_json_string(out, pa->reason);
+    fprintf(out, ", \"failures\": %u, \"reconnects\": %u, \"lost_seconds\": %.3f, \"reasons\": [",
+            pa->failures, pa->reconnects, pa->lost_s);
+    for (size_t i = 0; i < pa->n_reasons; i++) {
+        fputs(i ? ", {\"reason\": " : "{\"reason\": ", out);
+        emit_json_string(out, pa->reasons[i]);
+        fprintf(out, ", \"times\": %u}", pa->times[i]);
+    }
+    fputs("]},\n", out);
+}
+
 /* How the run went: stopped early, the profiler's own share, what halting cost, what was lost. */
 static void run(const struct report_data *d, FILE *out)
 {
@@ -28,7 +43,7 @@ static void run(const struct report_data *d, FILE *out)
     if (o->interrupted)
         fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
     if (o->partial)
-        json_field(out, "partial", o->partial);
+        partial(o->partial, out);
     double polls, overhead = prof_overhead(d->p, &polls);
     fprintf(out, "  \"overhead\": %.4f,\n  \"overhead_idle_polls\": %.4f,\n", 100.0 * overhead, 100.0 * polls);
     if (prof_idle(d->p) >= 0)
@@ -158,7 +173,8 @@ void report_json(const struct report_data *d, FILE *out)
     char buf[32];
     emit_samples(buf, sizeof buf, prof_total(d->p));
     fprintf(out, "{\n  \"total\": %s,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n", buf,
-            (unsigned long long)prof_sleep(d->p), detect_name(d->in->format), report_group_name(d->o->by));
+            (unsigned long long)prof_sleep(d->p),
+            d->o->source_format ? d->o->source_format : detect_name(d->in->format), report_group_name(d->o->by));
     decoder(d->in, out);
     run(d, out);
     firmware(d, out);

@@ -16,6 +16,18 @@ enum report_format { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE,
 struct baseline;
 struct ingest;
 
+/* A run the source failed in: what ended it (or, when the source came back, its first failure),
+ * every failure and reconnect counted, and the distinct reasons with how often each came. */
+#define REPORT_REASONS 8
+struct report_partial {
+    const char *reason;
+    unsigned failures, reconnects;
+    double lost_s;             /* seconds without the source after its failures */
+    size_t n_reasons;
+    const char *reasons[REPORT_REASONS];
+    unsigned times[REPORT_REASONS];
+};
+
 /* What a report shows and how, and what the run that made it said about itself. */
 struct report_options {
     enum report_format format;
@@ -29,7 +41,8 @@ struct report_options {
     double halt_rate, halted_share;
     const char *source_detail; /* what a sampling source measured about itself, or NULL */
     const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
-    const char *partial;       /* why the source failed before the run's end, or NULL */
+    const struct report_partial *partial; /* the source failed during the run, or NULL */
+    const char *source_format; /* what delivered the samples, when no decoder's format says it, or NULL */
 };
 
 /* The format called name ("table", "csv", ...); -1 when there is none. */

@@ -9,7 +9,7 @@ static void header(const struct report_data *d, FILE *out)
     char buf[32];
     emit_samples(buf, sizeof buf, prof_total(d->p));
     fprintf(out, "samples %s (by %s%s), format %s\n", buf, report_group_name(o->by),
-            o->inline_frames ? "" : ", no inline", detect_name(d->in->format));
+            o->inline_frames ? "" : ", no inline", o->source_format ? o->source_format : detect_name(d->in->format));
     if (o->base)
         fprintf(out, "  %7s  %7s  %15s  %9s  %8s %8s  %s\n", "share", "±95%", "95% interval", "samples", "base",
                 "change", "name");
@@ -119,9 +119,16 @@ static void footer(const struct report_data *d, FILE *out)
     if (o->interrupted)
         fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
     if (o->partial) {
+        const struct report_partial *pa = o->partial;
         fputs("partial: the source failed: ", out);
-        emit_terminal(out, o->partial);
-        fputc('\n', out);
+        emit_terminal(out, pa->reason);
+        fprintf(out, "\npartial: %u failure%s, %u reconnect%s, %.1f s without the source\n", pa->failures,
+                pa->failures == 1 ? "" : "s", pa->reconnects, pa->reconnects == 1 ? "" : "s", pa->lost_s);
+        for (size_t i = 0; i < pa->n_reasons; i++) {
+            fprintf(out, "  failed %u time%s: ", pa->times[i], pa->times[i] == 1 ? "" : "s");
+            emit_terminal(out, pa->reasons[i]);
+            fputc('\n', out);
+        }
     }
 }
 

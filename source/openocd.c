@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@
 /* seconds for the whole close (the core resumed, DEMCR put back): twice this, a close on a failure
  * then one at exit, stays inside the 2 s in which the tool must exit after q or a signal */
 #define CLOSE_WITHIN 0.8
+#define CLOSE_CONNECT 0.25 /* seconds for a second connection to the server, when the close needs one */
+#define CLOSE_SCRIPT 0.4   /* ... and for the closing script's reply on it */
 
 enum step { O_PROBE, O_ENABLE, O_FIRST, O_BURST, O_FAILED };
 
@@ -43,6 +47,8 @@ struct ocd_sampler {
     struct ocd_stats stats;
     bool hopeless; /* no target behind this server: reconnecting cannot help */
     char failed[300];
+    struct sockaddr_storage peer; /* the server's address, for the close's second connection */
+    socklen_t peer_len;           /* 0: unknown */
 };
 
 static void fail(struct ocd_sampler *o, const char *why)
@@ -259,6 +265,9 @@ struct ocd_sampler *ocd_open_fd(int fd, double now, struct ocd_original *first, 
     }
     o->fd = fd;
     o->first = first;
+    o->peer_len = sizeof o->peer;
+    if (getpeername(fd, (struct sockaddr *)&o->peer, &o->peer_len) != 0)
+        o->peer_len = 0;
     char tcl[64];
     snprintf(tcl, sizeof tcl, "read_memory 0x%08x 32 1", DEMCR);
     command(o, O_PROBE, "reading DEMCR", tcl, now);
@@ -332,25 +341,53 @@ void ocd_get_stats(const struct ocd_sampler *o, struct ocd_stats *out)
     *out = o->stats;
 }
 
-/* Send the closing script and wait for its reply, after the one still awaited if any; the socket
- * is given up at the deadline whatever the server does (trickles, stays silent, sends garbage). */
-static void finish(struct ocd_sampler *o, const char *tcl, double deadline)
+/* Send the closing script on fd and wait for its reply, after the `replies - 1` still awaited
+ * there; the socket is given up at the deadline whatever the server does (trickles, stays silent,
+ * sends garbage). True when the script's reply came. */
+static bool finish(int fd, const char *tcl, int replies, double deadline)
 {
+    struct ocd_sampler tmp = {.fd = fd}; /* send_tcl() needs only the socket */
     char m[200];
-    int replies = o->awaiting ? 2 : 1;
-    if (!send_tcl(o, tcl, deadline, m, sizeof m))
-        return;
+    if (!send_tcl(&tmp, tcl, deadline, m, sizeof m))
+        return false;
     for (double left; replies > 0 && (left = deadline - clock_now()) > 0;) {
-        struct pollfd pf = {o->fd, POLLIN, 0};
+        struct pollfd pf = {fd, POLLIN, 0};
         uint8_t in[4096];
         if (poll(&pf, 1, (int)(left * 1000.0) + 1) <= 0)
-            return;
-        ssize_t got = read(o->fd, in, sizeof in);
+            return false;
+        ssize_t got = read(fd, in, sizeof in);
         if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
-            return;
+            return false;
         for (ssize_t i = 0; i < got; i++)
             replies -= in[i] == 0x1a;
     }
+    return replies <= 0;
+}
+
+/* A second connection to the same server, made by deadline, or -1. OpenOCD answers each connection
+ * in order: a reply still coming on the first (a slow or trickling one) would hold the closing
+ * script behind it, and a lost connection cannot carry it at all. */
+static int second_connection(const struct ocd_sampler *o, double deadline)
+{
+    if (!o->peer_len)
+        return -1;
+    int fd = socket(o->peer.ss_family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    int one = 1, e = 0;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (const struct sockaddr *)&o->peer, o->peer_len) != 0) {
+        struct pollfd pf = {fd, POLLOUT, 0};
+        double left = deadline - clock_now();
+        socklen_t len = sizeof e;
+        if (errno != EINPROGRESS || left <= 0 || poll(&pf, 1, (int)(left * 1000.0) + 1) <= 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e != 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
 }
 
 void ocd_close(struct ocd_sampler *o)
@@ -363,8 +400,18 @@ void ocd_close(struct ocd_sampler *o)
         n += snprintf(tcl + n, sizeof tcl - (size_t)n, "catch {resume}; ");
     if (o->restore)
         n += snprintf(tcl + n, sizeof tcl - (size_t)n, "write_memory 0x%08x 32 0x%08x", DEMCR, o->first->demcr);
-    if (n > 0 && !o->lost)
-        finish(o, tcl, clock_now() + CLOSE_WITHIN);
+    double start = clock_now(), end = start + CLOSE_WITHIN;
+    bool done = n == 0;
+    if (!done && (o->awaiting || o->lost)) { /* each step with its own deadline */
+        int fd = second_connection(o, start + CLOSE_CONNECT);
+        if (fd >= 0) {
+            double by = clock_now() + CLOSE_SCRIPT;
+            done = finish(fd, tcl, 1, by < end ? by : end);
+            close(fd);
+        }
+    }
+    if (!done && !o->lost) /* behind the reply still awaited, if any */
+        finish(o->fd, tcl, o->awaiting ? 2 : 1, end);
     close(o->fd);
     free(o);
 }

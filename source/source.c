@@ -50,6 +50,15 @@ struct source {
     char detail[400];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
     bool failing;           /* it went away by a failure, not by its normal end, and is not back */
+    /* every failure of the run, kept whether the source came back or not */
+    unsigned failures;
+    char first_failure[600]; /* the first one: later ones are often its echo (a refused reconnect) */
+    char reason[SRC_REASONS][200];
+    unsigned reason_times[SRC_REASONS];
+    size_t n_reasons;
+    double down_since;      /* when a failure sent it away, while it is away; 0 otherwise */
+    double lost_s;          /* seconds away after failures, up to the last reconnect */
+    bool suspended;         /* away for a stop of the process (Ctrl-Z), not by a failure */
 };
 
 /* Errors that waiting does not cure: the device is there but not ours, or not a terminal. */
@@ -385,10 +394,27 @@ int src_wait_ms(const struct source *s, double now)
 }
 
 /* failure: an error, not the source's normal end (a file's end, a stream its server closed). */
+static void count_failure(struct source *s, const char *why, double now)
+{
+    if (!s->failures++)
+        snprintf(s->first_failure, sizeof s->first_failure, "%s", why);
+    size_t i = 0;
+    while (i < s->n_reasons && strncmp(s->reason[i], why, sizeof s->reason[i] - 1) != 0)
+        i++;
+    if (i == s->n_reasons && i < SRC_REASONS)
+        snprintf(s->reason[s->n_reasons++], sizeof s->reason[i], "%s", why);
+    if (i < SRC_REASONS)
+        s->reason_times[i]++;
+    if (s->down_since == 0)
+        s->down_since = now > 0 ? now : 1e-9;
+}
+
 static void went_away(struct source *s, const char *why, bool failure, double now)
 {
     snprintf(s->last_failure, sizeof s->last_failure, "%s", why);
     s->failing = failure;
+    if (failure)
+        count_failure(s, why, now);
     disconnect(s);
     if (s->kind == SRC_FILE || s->kind == SRC_STDIN) {
         s->state = SRC_END;
@@ -462,8 +488,45 @@ void src_tick(struct source *s, double now)
         s->reconnects++;
         s->message[0] = '\0';
         s->failing = false;
+        if (s->down_since > 0)
+            s->lost_s += now - s->down_since;
+        s->down_since = 0;
+        s->suspended = false;
+    } else if (s->suspended) { /* back from a stop, and the server is gone: that is a failure */
+        char why[600];
+        snprintf(why, sizeof why, "not back after the process was stopped: %.500s", s->message);
+        s->suspended = false;
+        snprintf(s->last_failure, sizeof s->last_failure, "%s", why);
+        s->failing = true;
+        count_failure(s, why, now);
+        s->next_attempt = now + RECONNECT_EVERY;
     } else {
         s->next_attempt = now + RECONNECT_EVERY;
+    }
+}
+
+void src_suspend(struct source *s, double now)
+{
+    if (s->state != SRC_CONNECTED || (s->kind != SRC_GDB && s->kind != SRC_OPENOCD))
+        return;
+    disconnect(s); /* the target running, DEMCR as it was, the server free */
+    set_message(s, "stopped (Ctrl-Z): the target runs until the process continues");
+    s->state = SRC_RECONNECTING;
+    s->suspended = true;
+    s->next_attempt = now; /* at once when continued */
+}
+
+void src_get_failures(const struct source *s, double now, struct src_failures *out)
+{
+    memset(out, 0, sizeof *out);
+    out->count = s->failures;
+    out->reconnects = s->reconnects;
+    out->lost_s = s->lost_s + (s->down_since > 0 && now > s->down_since ? now - s->down_since : 0);
+    out->first = s->first_failure;
+    out->n_reasons = s->n_reasons;
+    for (size_t i = 0; i < s->n_reasons; i++) {
+        out->reason[i] = s->reason[i];
+        out->times[i] = s->reason_times[i];
     }
 }
 

@@ -56,6 +56,25 @@ int src_halting(const struct source *s, double *rate, double *halted_share);
 uint64_t src_bytes(const struct source *s);
 unsigned src_reconnects(const struct source *s);
 
+/* Every failure of the run (each time the source went away by a failure, whether it came back or
+ * not): how many, the first one's reason, the distinct reasons (the first SRC_REASONS) and how often
+ * each came, and the seconds spent away after them. */
+#define SRC_REASONS 8
+struct src_failures {
+    unsigned count, reconnects;
+    double lost_s;
+    const char *first;          /* "" when none */
+    size_t n_reasons;
+    const char *reason[SRC_REASONS];
+    unsigned times[SRC_REASONS];
+};
+void src_get_failures(const struct source *s, double now, struct src_failures *out);
+
+/* Job control: before the process stops (Ctrl-Z), a gdb: or openocd: source lets go of the target
+ * (resumed, detached, DEMCR as found); src_tick() reconnects once the process continues (a server
+ * gone by then is a failure). Other sources are left as they are. */
+void src_suspend(struct source *s, double now);
+
 /* For gdb: sources: read the variable at addr (a task pointer, e.g. pxCurrentTCB) with each sample as
  * its task tag, and the task's name name_offset bytes into what it points to (-1: no names). The
  * samples then come as dump text with tags, not ITM. Returns 0 for any other source. */

@@ -104,6 +104,7 @@ qemu_wall_time_lane() {
     step "gdb server source: QEMU's halted share" python3 tests/test_gdb.py --qemu-only
     step "gdb server source: QEMU's halted share (asan)" env CMPROF_TOOL=build/asan/cmprof-top \
         python3 tests/test_gdb.py --qemu-only
+    step "Ctrl-Z with QEMU's gdbstub, batch and live" python3 tests/test_field.py qemu_job_control_tests
     # test_tui's --diff view reads the captures test_diff makes, first thing in the main lane
     while [[ ! -e $lane_dir/diff.done ]]; do sleep 1; done
     step "tui" python3 tests/test_tui.py

@@ -76,9 +76,12 @@ class GdbStub:
     runs (as a chatty semihosting target makes them). close_after: hang up after that many PCs.
     Records each request, and whether the target was left running when the client hung up."""
 
-    def __init__(self, pcs, flood=False, close_after=None, offer_noack=True):
+    def __init__(self, pcs, flood=False, close_after=None, offer_noack=True, stall_after=None, connections=1,
+                 bad=None):
         self.pcs, self.flood, self.close_after, self.offer_noack = pcs, flood, close_after, offer_noack
-        self.log, self.samples = [], 0
+        self.bad = bad  # a protocol error on every connection: see broken()
+        self.stall_after, self.connections = stall_after, connections  # stall: half a reply, then silence
+        self.log, self.samples, self.conns = [], 0, 0
         self.running = self.noack = False
         self.running_at_close = None  # None: the client never hung up
         self.listener = socket.create_server(("127.0.0.1", 0), backlog=1)
@@ -105,9 +108,35 @@ class GdbStub:
             return pc.to_bytes(4, "little").hex().encode()
         return b""
 
+    def broken(self, pkt, reply):
+        """The packet for reply, framed, or broken as self.bad says: 'checksum' (every reply's checksum
+        wrong), 'nonhex' (a PC of non-hex digits), 'rle' (a PC whose run-length count has nothing to
+        repeat), 'big_qsupported' (1 MiB of features), 'never_stops' (see serve_one: no stop reply)."""
+        framed = rsp(reply)
+        if self.bad == "checksum":
+            return framed[:-2] + b"%02x" % ((sum(reply) + 1) & 0xFF)
+        if self.bad == "nonhex" and pkt.startswith(b"p"):
+            return rsp(b"zzzzzzzz")
+        if self.bad == "rle" and pkt.startswith(b"p"):
+            return rsp(b"*\"00000000")
+        if self.bad == "big_qsupported" and pkt.startswith(b"qSupported"):
+            return rsp(reply + b";" + b"x" * (1 << 20))
+        return framed
+
     def serve(self):
-        conn, _ = self.listener.accept()
-        self.listener.close()  # one connection: a reconnect is refused
+        """connections in turn (one by default: a reconnect is refused)"""
+        try:
+            for k in range(self.connections):
+                conn, _ = self.listener.accept()
+                if k + 1 == self.connections:
+                    self.listener.close()  # the last one: a reconnect is refused
+                self.conns += 1
+                self.noack = False  # a new client starts in ack mode
+                self.serve_one(conn)
+        finally:
+            self.listener.close()
+
+    def serve_one(self, conn):
         conn.setblocking(False)
         chatter = rsp(b"O" + b"console output from the target\n".hex().encode()) * 64
         buf, out, deaf = b"", b"", False
@@ -131,13 +160,22 @@ class GdbStub:
                 for pkt in items:
                     if pkt == INTERRUPT:
                         self.log.append("^C")
-                        self.running = False
-                        out += rsp(b"T02")
+                        if self.bad != "never_stops":
+                            self.running = False
+                            out += rsp(b"T02")
                         continue
                     self.log.append(pkt.decode("latin-1"))
                     reply = self.answer(pkt)
-                    out += (b"" if self.noack else b"+") + (rsp(reply) if reply is not None else b"")
+                    out += (b"" if self.noack else b"+") + (self.broken(pkt, reply) if reply is not None else b"")
                     self.noack |= pkt == b"QStartNoAckMode"
+                    if self.stall_after is not None and self.conns == 1 and self.samples >= self.stall_after:
+                        out += b"$T05thread:01;"  # mid-packet, and never more on this connection
+                        conn.setblocking(True)
+                        conn.sendall(out)
+                        while conn.recv(65536):
+                            pass
+                        self.running_at_close = self.running
+                        return
                     if self.close_after is not None and self.samples >= self.close_after:
                         conn.setblocking(True)
                         conn.sendall(out)
@@ -168,8 +206,8 @@ def wait_exit(pid, seconds):
 
 def stop(p, sig):
     """Send sig to a batch run: (exit code or None, seconds from the signal to the end, stdout, stderr)."""
-    p.send_signal(sig)
-    code, took = wait_exit(p.pid, HANG)
+    p.send_signal(sig)  # (it polls first: a process already ended is reaped there)
+    code, took = (p.returncode, 0.0) if p.returncode is not None else wait_exit(p.pid, HANG)
     if code is None:
         p.kill()
         p.wait()
@@ -225,6 +263,234 @@ class Live:
         self.reader.join(2)
         os.close(self.master)
         return code, took
+
+
+class ShellLive(Live):
+    """The live view as a shell's foreground job: a session leader on its own pty waits for it, the
+    view in a process group of its own that owns the terminal, so that SIGTSTP stops it as Ctrl-Z in
+    a shell would (a session leader's own group is orphaned: the kernel discards its stop signals).
+    self.pid: the session leader (its exit code is the view's); self.tool: the view."""
+
+    def __init__(self, args):
+        r, w = os.pipe()
+        self.pid, self.master = pty.fork()
+        if self.pid == 0:
+            os.close(r)
+            os.environ["TERM"] = "xterm"
+            tool = os.fork()
+            if tool == 0:
+                os.setpgid(0, 0)
+                signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+                os.tcsetpgrp(0, os.getpgrp())
+                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+                os.write(w, b"%d\n" % os.getpid())
+                os.execv(TOOL, [TOOL] + args)
+            try:
+                os.setpgid(tool, tool)
+            except OSError:
+                pass
+            _, status = os.waitpid(tool, 0)  # a stop is no end
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(code if code >= 0 else 128 - code)
+        os.close(w)
+        self.tool = int(os.read(r, 64))
+        os.close(r)
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        self.out = b""
+        self.reader = threading.Thread(target=self.drain, daemon=True)
+        self.reader.start()
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def wait_until(cond, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return cond()
+
+
+def suspend_cycles(pid, tries, target_running, back, live=None, marker="hot_a"):
+    """SIGTSTP, then SIGCONT, tries times: [(stopped within 2 s, the target running while stopped,
+    the samples going on after SIGCONT, the view released and repainted)]."""
+    results = []
+    for _ in range(tries):
+        mark = len(live.out) if live else 0
+        t0 = time.monotonic()
+        os.kill(pid, signal.SIGTSTP)
+        stopped = wait_until(lambda: proc_state(pid) == "T", EXIT_WITHIN)
+        took = time.monotonic() - t0
+        time.sleep(0.3)  # stopped a while: the target must run all of it
+        running = stopped and proc_state(pid) == "T" and target_running()
+        released = not live or b"\x1b[?1049l" in live.out[mark:]  # the terminal's own screen back
+        mark = len(live.out) if live else 0
+        os.kill(pid, signal.SIGCONT)
+        going = back()
+        repainted = not live or wait_until(lambda: marker.encode() in live.out[mark:], 5)
+        results.append((stopped, running, going, released and repainted, took))
+    return results
+
+
+def job_control_tests():
+    """Ctrl-Z (SIGTSTP, then SIGCONT) in batch and live mode, against the GDB stub and the OpenOCD
+    stub: the target running (the GDB server's client gone after 'D' or 'c'; DEMCR as found and no
+    halt pending) the whole time the tool is stopped, the samples going on after SIGCONT, the view
+    giving the terminal back and repainting; then SIGTERM still ends the run as usual."""
+    import test_openocd
+    pcs = [pc_of("hot_a") + 4, pc_of("hot_b") + 2]
+    tries = 4
+    for mode in ("batch", "live"):
+        stub = GdbStub(pcs, connections=tries + 1)
+        args = ["--rate", "max", stub.spec, ELF]
+        if mode == "batch":
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, process_group=0)
+            pid, live = p.pid, None
+        else:
+            live = ShellLive(args)
+            pid = live.tool
+        started = stub.wait_samples(20)
+        k = [1]
+
+        def gdb_running():
+            return stub.conns == k[0] and stub.running_at_close is True
+
+        def gdb_back():
+            k[0] += 1
+            n = stub.samples
+            return wait_until(lambda: stub.conns == k[0] and stub.samples > n + 5, 10)
+        res = suspend_cycles(pid, tries, gdb_running, gdb_back, live)
+        if mode == "batch":
+            code, took, j, err = stop(p, signal.SIGTERM)
+        else:
+            os.kill(pid, signal.SIGTERM)
+            code, took = live.finish()
+        check("%s on a GDB server, Ctrl-Z then SIGCONT %d times: stopped within %g s with the target running "
+              "(detached), sampling again after SIGCONT%s; SIGTERM still exits 143" % (
+                  mode, tries, EXIT_WITHIN, ", the terminal released and the view repainted" if live else ""),
+              started and all(all(r[:4]) for r in res) and code == 143,
+              "started %s, (stopped, running, going on, view) %s, exit %s, connections %d, log %s" % (
+                  started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, stub.conns, stub.log[-4:]))
+
+    burst = [pc_of("hot_a") + 4] * 30 + [0xFFFFFFFF] * 2
+    for mode in ("batch", "live"):
+        target = test_openocd.Target(0)
+        srv = test_openocd.HostileServer(burst, target, lambda conn, n: "answer")
+        spec = "openocd:127.0.0.1:%d" % srv.port
+        if mode == "batch":
+            p = subprocess.Popen([TOOL, "--batch", "-o", "json", spec, ELF], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, process_group=0)
+            pid, live = p.pid, None
+        else:
+            live = ShellLive([spec, ELF])
+            pid = live.tool
+        started = wait_until(lambda: len(srv.log) > 10, 10)
+
+        def ocd_restored():
+            return target.mem[test_openocd.DEMCR] == 0
+
+        def ocd_back():
+            n = len(srv.log)
+            return wait_until(lambda: len(srv.log) > n + 5 and target.mem[test_openocd.DEMCR] != 0, 10)
+        res = suspend_cycles(pid, 3, ocd_restored, ocd_back, live)
+        if mode == "batch":
+            code, took, j, err = stop(p, signal.SIGTERM)
+        else:
+            os.kill(pid, signal.SIGTERM)
+            code, took = live.finish()
+        srv.stop()
+        check("%s on OpenOCD, Ctrl-Z then SIGCONT 3 times: stopped within %g s with DEMCR as found, sampling "
+              "again after SIGCONT; SIGTERM exits 143 with DEMCR as found" % (mode, EXIT_WITHIN),
+              started and all(all(r[:4]) for r in res) and code == 143 and target.mem[test_openocd.DEMCR] == 0,
+              "started %s, (stopped, restored, going on, view) %s, exit %s, DEMCR %#x, connections %d" % (
+                  started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, target.mem[test_openocd.DEMCR],
+                  srv.conns))
+
+
+class Monitor:
+    """QEMU's human monitor on a TCP port: the VM's run state."""
+
+    def __init__(self, port):
+        self.sock = None
+        for _ in range(100):
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.until_prompt()
+
+    def until_prompt(self):
+        buf = b""
+        while not buf.endswith(b"(qemu) "):
+            data = self.sock.recv(4096)
+            if not data:
+                break
+            buf += data
+        return buf.decode(errors="replace")
+
+    def status(self):
+        self.sock.sendall(b"info status\n")
+        text = self.until_prompt()
+        return "running" if "VM status: running" in text else "paused" if "VM status: paused" in text else text
+
+
+def qemu_job_control_tests():
+    """Ctrl-Z with real QEMU's gdbstub, batch and live: QEMU's monitor says the VM runs the whole time
+    the tool is stopped; after SIGCONT the tool halts it again to sample; SIGTERM leaves it running."""
+    elf = subprocess.run([sys.executable, os.path.join(ROOT, "scenarios", "scen.py"), "build-demo-plain"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    tries = 5
+    for mode in ("batch", "live"):
+        gport, mport = closed_port(), closed_port()
+        q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-serial", "null",
+                              "-icount", "shift=0", "-kernel", elf, "-gdb", "tcp:127.0.0.1:%d" % gport,
+                              "-monitor", "tcp:127.0.0.1:%d,server=on,wait=off" % mport],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            mon = Monitor(mport)
+            spec = "gdb:127.0.0.1:%d" % gport
+            args = ["--rate", "max", spec, elf]
+            if mode == "batch":
+                p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, process_group=0)
+                pid, live = p.pid, None
+            else:
+                live = ShellLive(args)
+                pid = live.tool
+            seen = []
+
+            def halts_again():  # the tool samples: the VM is seen paused (debug) now and then
+                seen.clear()
+                return wait_until(lambda: seen.append(mon.status()) or seen[-1] == "paused", 10)
+            started = halts_again()
+            res = suspend_cycles(pid, tries, lambda: mon.status() == "running", halts_again, live, marker=spec)
+            if mode == "batch":
+                code, took, j, err = stop(p, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+                code, took = live.finish()
+                j, err = {}, ""
+            end = wait_until(lambda: mon.status() == "running", 2) and mon.status()
+            check("QEMU, %s, Ctrl-Z then SIGCONT %d times: the VM running whenever the tool is stopped, halted "
+                  "for samples again after SIGCONT%s; SIGTERM exits 143, the VM left running" % (
+                      mode, tries, ", the view repainted" if live else ""),
+                  started and all(all(r[:4]) for r in res) and code == 143 and end == "running" and
+                  (live or j.get("total", 0) > 0),
+                  "sampling %s, (stopped, running, going on, view) %s, exit %s after %.2f s, VM %s, total %s, %s" % (
+                      started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, took, end, j.get("total"),
+                      err.strip()[-200:]))
+        finally:
+            q.kill()
+            q.wait()
 
 
 def stop_tests():
@@ -390,11 +656,61 @@ def batch_end_tests():
         check("batch%s on a gdb: server that hangs up after 5 samples: stderr says why, exit 4, JSON partial" % (
             " --duration 3" if extra else ""),
             code == 4 and j.get("total") == 5 and j.get("partial") and
-            "failed after 5 samples: %s; the report is partial" % j.get("partial") in err,
+            "failed after 5 samples: %s; the report is partial" % (j["partial"].get("reason") if isinstance(j["partial"], dict) else "?") in err,
             "exit %s, total %s, partial %r, %r" % (code, j.get("total"), j.get("partial"), err.strip()))
     stub = GdbStub(pcs, close_after=5)
     code, out, err, took = run(["--batch", stub.spec, ELF])
     check("... and the table says partial", code == 4 and "partial: the source failed" in out, out[-300:])
+
+
+def failed_and_back_tests():
+    """A failure is never forgotten: a gdb: server that stalls mid-packet once, then takes the
+    reconnect, with --duration and without: exit 4, stderr names the stall, the JSON's partial
+    object counts the failure and the reconnect, the table says it too."""
+    pcs = [pc_of("hot_a") + 4]
+    for extra in (["--duration", "4"], []):
+        stub = GdbStub(pcs, stall_after=15, connections=3)
+        code, out, err, took = run(["--batch", "-o", "json", "--rate", "200"] + extra + [stub.spec, ELF])
+        try:
+            j = json.loads(out)
+        except ValueError:
+            j = {}
+        pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
+        stub.thread.join(5)
+        check("batch%s on a gdb: server that stalls mid-packet once, then takes the reconnect: exit 4, "
+              "the stall named on stderr and in JSON partial (1 failure)%s" % (
+                  " " + " ".join(extra) if extra else "", ", the target left running by the last connection" if extra else ""),
+              code == 4 and (not extra or stub.running_at_close is True) and j.get("total", 0) >= 15 and pa.get("failures") == 1 and
+              "no answer" in pa.get("reason", "") and pa.get("reason", "") in err and "partial" in err and
+              [r.get("times") for r in pa.get("reasons", [])] == [1] and (not extra or pa.get("reconnects") == 1),
+              "exit %s after %.1f s, total %s, partial %r, connections %d, running at close %s, %r" % (
+                  code, took, j.get("total"), pa, stub.conns, stub.running_at_close, err.strip()[-400:]))
+    stub = GdbStub(pcs, stall_after=15, connections=3)
+    code, out, err, took = run(["--batch", "--rate", "200", "--duration", "4", stub.spec, ELF])
+    check("... and the table says partial, with the failures counted",
+          code == 4 and "partial: the source failed: " in out and "partial: 1 failure, 1 reconnect" in out,
+          out[-400:])
+
+
+def first_failure_tests():
+    """Every early end names its cause: a gdb: server with a protocol error (bad checksums, non-hex
+    or run-length-misusing PCs, a target that never stops, 1 MiB of qSupported) that then refuses
+    the reconnect: the report and stderr name that error, not only the refused reconnect."""
+    pcs = [pc_of("hot_a") + 4]
+    for bad in ("checksum", "nonhex", "rle", "never_stops", "big_qsupported", "never_stops, O packets flooding"):
+        stub = GdbStub(pcs, bad=bad.split(",")[0], flood="flood" in bad)
+        code, out, err, took = run(["--batch", "-o", "json", "--duration", "3", stub.spec, ELF])
+        try:
+            j = json.loads(out)
+        except ValueError:
+            j = {}
+        pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
+        first = pa.get("reason", "")
+        check("batch --duration 3, a gdb: server with %s, then a refused reconnect: ends in time (< 6 s), exit non-zero, "
+              "the first failure named on stderr and in JSON partial" % bad,
+              code in (2, 4) and took < 3 + 3 and first and "Connection refused" not in first and first in err and
+              pa.get("failures") == 1,
+              "exit %s after %.1f s, partial %r, %r" % (code, took, pa, err.strip()[-400:]))
 
 
 def openocd_end_test():
@@ -418,7 +734,8 @@ def openocd_end_test():
     except ValueError:
         j = {}
     check("batch on an openocd: server that hangs up after 3 bursts: ends, exit 4, the 30 samples marked partial",
-          code == 4 and j.get("total") == 30 and j.get("partial") and "partial" in err,
+          code == 4 and j.get("total") == 30 and j.get("partial") and "partial" in err and
+          j.get("format") == "openocd-pcsr",
           "exit %s, total %s, partial %r, %r" % (code, j.get("total"), j.get("partial"), err.strip()))
 
 
@@ -544,8 +861,14 @@ def main():
         if not os.path.exists(need):
             check("scenario files built (scenarios/scen.py run)", False, need)
             return 1
+    if sys.argv[1:]:  # only the named groups, e.g. failed_and_back_tests
+        for name in sys.argv[1:]:
+            globals()[name]()
+        return 1 if harness.failed else 0
     record_tests()
     batch_end_tests()
+    failed_and_back_tests()
+    first_failure_tests()
     openocd_end_test()
     task_var_tests()
     snapshot_tests()
@@ -553,6 +876,7 @@ def main():
     stdin_stop_tests()
     unreachable_quit_test()
     stop_tests()
+    job_control_tests()  # (qemu_job_control_tests: by name, in run.sh's QEMU lane)
     return 1 if harness.failed else 0
 
 

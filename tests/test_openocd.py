@@ -139,8 +139,12 @@ class HostileServer:
             self.conns += 1
         self.sock.close()
 
-    def answer(self, body):
+    def answer(self, body, mode="answer"):
         t = self.target
+        if mode == "pcsr_error" and "read_memory 0x%08x 32 1" % PCSR in body:
+            return "1 {Error: Failed to read memory at 0xe000101c}"
+        if mode == "pcsr_huge" and "read_memory 0x%08x 32 1" % PCSR in body:
+            return "0 {0x1ffffffff 0x8000124}"
         m = re.search(r"write_memory (0x[0-9a-f]+) 32 (0x[0-9a-f]+)", body)
         if m:
             t.mem[int(m.group(1), 16)] = int(m.group(2), 16)
@@ -183,7 +187,7 @@ class HostileServer:
         try:
             while not self.done:
                 mode = self.plan(index, answered)
-                if mode != "answer":
+                if mode not in ("answer", "pcsr_error", "pcsr_huge", "slow"):
                     if self.hostile_since is None:
                         self.hostile_since = time.time()
                     if mode != "drop":
@@ -199,7 +203,17 @@ class HostileServer:
                 with self.lock:
                     self.log.append(cmd)
                 m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
-                conn.sendall((self.answer(m.group(1)) if m else "invalid command").encode() + b"\x1a")
+                reply = (self.answer(m.group(1), mode) if m else "invalid command").encode() + b"\x1a"
+                if mode == "slow":
+                    if self.hostile_since is None:
+                        self.hostile_since = time.time()
+                    for k in range(len(reply)):
+                        if self.done:
+                            return
+                        conn.sendall(reply[k:k + 1])
+                        time.sleep(0.05)
+                else:
+                    conn.sendall(reply)
                 answered += 1
         except OSError:
             return
@@ -366,13 +380,16 @@ def restored_after_a_drop(burst):
     """Item 5: the connection drops once after TRCENA was set; the next connection finds TRCENA on.
     At exit every register the tool wrote holds the value the first connection found."""
     target = Target(0x00000400)  # VC_HARDERR set, trace off
-    srv = HostileServer(burst, target, lambda conn, n: "drop" if conn == 0 and n == 4 else "answer")
+    # the second connection is the close's, to put DEMCR back: dropped too, so that the reconnect
+    # after it finds the TRCENA the first connection set
+    srv = HostileServer(burst, target, lambda conn, n: "drop" if (conn == 0 and n == 4) or conn == 1 else "answer")
     # --duration: a batch reconnects only while a duration bounds it (else a closed connection ends it)
     code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, "--samples", "600", "--duration", "30")
     srv.stop()
     written = sorted({int(m, 16) for c in srv.log for m in re.findall(r"write_memory (0x[0-9a-f]+)", c)})
-    check("openocd: a dropped connection, then TRCENA found on: the second connection sampled",
-          code == 0 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
+    # the drop cost samples: the report says so (exit 4, JSON partial), though the run went on
+    check("openocd: a dropped connection, then TRCENA found on: the second connection sampled, the drop reported",
+          code == 4 and isinstance(j.get("partial"), dict) and j["partial"].get("failures") == 1 and j.get("total") == 600 and srv.conns >= 2 and srv.demcr_seen[:2] == [0x400, 0x01000400],
           "exit %d, total %s, connections %d, DEMCR read %s, %s" % (code, j.get("total"), srv.conns,
                                                                   [hex(v) for v in srv.demcr_seen], err.strip()))
     check("openocd: at exit DEMCR (and all the tool wrote) holds the first connection's values",
@@ -381,10 +398,73 @@ def restored_after_a_drop(burst):
                                           {hex(a): hex(v) for a, v in target.first.items()}))
 
 
+def slow_replies(burst):
+    """OpenOCD answering one byte at a time (each reply whole and right, but seconds long): the
+    closing DEMCR write must not queue behind a reply still coming. On every failure and at the end
+    DEMCR holds what the tool found; the run ends in bounded time naming the slow reply, also when
+    no sample ever came; a signal during a slow reply restores DEMCR too."""
+    cases = [("after 4 commands, batch", lambda conn, n: "slow" if conn == 0 and n >= 4 else "answer", [], None),
+             ("from the first burst on, every connection, --duration 5",
+              lambda conn, n: "slow" if n >= 2 else "answer", ["--duration", "5"], None),
+             ("after 4 commands, SIGTERM during a slow reply", lambda conn, n: "slow" if n >= 4 else "answer", [],
+              "SIGTERM")]
+    for what, plan, extra, sig in cases:
+        target = Target(0x00000400)  # VC_HARDERR set, trace off
+        srv = HostileServer(burst, target, plan)
+        t0 = time.time()
+        if sig:
+            proc, master = start_tool("openocd:127.0.0.1:%d" % srv.port, sig)
+            began = wait_for(lambda: srv.hostile_since is not None, 15)
+            time.sleep(0.5)
+            took = exit_seconds(proc, master, sig)
+            code, j, err = proc.returncode, {}, proc.stderr.read().decode()
+        else:
+            code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, *extra)
+            took, began = time.time() - t0, True
+        time.sleep(0.3)  # a close's second connection is served by its own thread
+        srv.stop()
+        demcr = target.mem[DEMCR]
+        named = sig or ("no answer to" in err and "within 3 s" in err)
+        check("openocd slow replies %s: DEMCR as found at the end (0x400), ends in bounded time, the slow reply named"
+              % what, began and demcr == 0x400 and took is not None and took < (2 if sig else 5 + 4) and named and
+              (code == 128 + 15 if sig else code in (2, 4)),
+              "exit %s after %s s, DEMCR %#x, connections %d, %r" % (
+                  code, took if took is None else "%.1f" % took, demcr, srv.conns, err.strip()[-300:]))
+
+
+def failed_and_back(burst):
+    """A failure is never forgotten: a server that fails a PCSR burst once (an error, a number past
+    32 bits), then takes the reconnect: with --duration and without, exit 4, the failure named on
+    stderr and counted in JSON partial; the report labelled by its source, not "itm"."""
+    for mode, said in (("pcsr_error", "Failed to read memory"), ("pcsr_huge", "unexpected answer")):
+        for extra in (["--duration", "3"], []):
+            target = Target(0)
+            srv = HostileServer(burst, target, lambda conn, n, mode=mode: mode if conn == 0 and n >= 5 else "answer")
+            t0 = time.time()
+            code, j, err = batch("openocd:127.0.0.1:%d" % srv.port, *extra)
+            took = time.time() - t0
+            time.sleep(0.2)
+            srv.stop()
+            pa = j.get("partial") if isinstance(j.get("partial"), dict) else {}
+            check("openocd %s%s, then a good reconnect: exit 4, named on stderr and in JSON partial, DEMCR as found" % (
+                mode, " " + " ".join(extra) if extra else ""),
+                code == 4 and target.mem[DEMCR] == 0 and pa.get("failures") == 1 and said in pa.get("reason", "") and
+                pa.get("reason", "") in err and j.get("format") == "openocd-pcsr" and
+                (not extra or (pa.get("reconnects") == 1 and j.get("total", 0) > 100)),
+                "exit %s after %.1f s, total %s, format %s, DEMCR %#x, partial %r, %r" % (
+                    code, took, j.get("total"), j.get("format"), target.mem[DEMCR], pa, err.strip()[-300:]))
+
+
 def main():
     if not os.path.exists(ELF):
         check("gdb_loops ELF built (run scenarios/scen.py first)", False, ELF)
         return 1
+    if sys.argv[1:]:  # only the named groups, e.g. failed_and_back
+        a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
+        burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4
+        for name in sys.argv[1:]:
+            globals()[name](*([] if name == "real_openocd" else [burst]))
+        return 1 if harness.failed else 0
     real_openocd()
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
     burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4  # 64 reads
@@ -422,6 +502,8 @@ def main():
 
     resume_after_failed_read()
     restored_after_a_drop(burst)
+    failed_and_back(burst)
+    slow_replies(burst)
     hostile_servers(burst)
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)

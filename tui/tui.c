@@ -112,6 +112,23 @@ void tui_close(void)
     tty_in = tty_out = NULL;
 }
 
+void tui_suspend(void)
+{
+    if (!open_now)
+        return;
+    endwin();
+    fflush(tty_out);
+}
+
+void tui_resume(void)
+{
+    if (!open_now)
+        return;
+    reset_prog_mode();
+    clearok(curscr, TRUE); /* whatever the shell drew meanwhile is gone at the next draw */
+    refresh();
+}
+
 void tui_size(int *w, int *h)
 {
     getmaxyx(stdscr, *h, *w);

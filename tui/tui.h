@@ -12,6 +12,10 @@
 int tui_open(bool color, bool *unicode, char *err, size_t errlen);
 /* Give the terminal back; safe to call twice and from atexit. */
 void tui_close(void);
+/* Job control: the terminal as it was before tui_open() while the process is stopped, and taken
+ * over again, to be drawn anew, once it continues. */
+void tui_suspend(void);
+void tui_resume(void);
 void tui_size(int *w, int *h);
 int tui_fd(void);
 /* The next key as a view key code, or -1 when none is waiting. */
