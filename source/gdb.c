@@ -368,9 +368,28 @@ static void describe_target(struct gdb_sampler *g, double now)
     }
 }
 
+/* Two hex digits at d (NUL-terminated: nothing past a non-hex byte is read). */
+static bool hex2(const char *d)
+{
+    return rsp_hex(d[0]) >= 0 && rsp_hex(d[1]) >= 0;
+}
+
+/* "S05", "T02thread:01;": the target stopped. */
 static bool is_stop_reply(const char *d)
 {
-    return d[0] == 'S' || d[0] == 'T';
+    return (d[0] == 'S' || d[0] == 'T') && hex2(d + 1);
+}
+
+/* "W00", "X09": the target's program exited, or was killed by a signal. */
+static bool is_exit(const char *d)
+{
+    return (d[0] == 'W' || d[0] == 'X') && hex2(d + 1);
+}
+
+/* "O" and hex: the target's console output, never a reply ("OK" is one). */
+static bool is_console(const char *d, size_t len)
+{
+    return d[0] == 'O' && len > 1 && d[1] != 'K';
 }
 
 /* A sample is out: the core may run again. */
@@ -695,16 +714,39 @@ static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len,
     [G_PSP_STACK] = got_stack,     [G_FAILED] = got_nothing,
 };
 
+/* The steps whose request a stop reply answers; at any other, one is news the server sent on its
+ * own (QEMU stops a running guest when GDB connects, and says so before any request). */
+static bool wants_stop(enum step step)
+{
+    return step == G_ATTACH || step == G_QUERY || step == G_HALTING || step == G_RUNNING;
+}
+
+/* The program ended: nothing more to sample, and the run says why. */
+static void target_exited(struct gdb_sampler *g, const char *d)
+{
+    char m[80];
+    int code = rsp_hex(d[1]) << 4 | rsp_hex(d[2]);
+    snprintf(m, sizeof m, "the target %s %d", d[0] == 'W' ? "exited with status" : "was killed by signal", code);
+    fail(g, m);
+    g->exited = true;
+}
+
+/* Every packet the server sends: console output, a stop reply nobody asked for and an exit may come
+ * at any time (before the first request, between a request and its answer); the rest answers the
+ * request of the step under way. */
 static void on_packet(void *ctx, const char *d, size_t len)
 {
     struct gdb_sampler *g = ctx;
+    if (g->rsp.notification) /* non-stop mode's, never asked for here: not acknowledged */
+        return;
+    if (is_exit(d)) /* first: the acknowledgement may meet a connection the server already closed */
+        target_exited(g, d);
     if (!g->noack)
         send_raw(g, "+", 1);
-    if (d[0] == 'O' && len > 1 && d[1] != 'K') /* console output from the target: not a reply */
+    if (g->exited || is_console(d, len))
         return;
-    if (d[0] == 'W' || d[0] == 'X') {
-        g->exited = true;
-        fail(g, "the target's program ended");
+    if (is_stop_reply(d) && !wants_stop(g->step)) {
+        g->stats.unsolicited++;
         return;
     }
     replies[g->step](g, d, len, g->now);
@@ -908,8 +950,9 @@ void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
                  len ? "; " : "", (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
 }
 
-/* What gdb_close() waits for: the first reply that is not console output ('O'), or the first stop
- * reply; acknowledged, and copied before the decoder reuses its buffer. */
+/* What gdb_close() waits for: the first stop reply, or the first reply that is none of the packets
+ * a server sends on its own (console output, a stop reply, an exit); acknowledged, and copied before
+ * the decoder reuses its buffer. */
 struct close_wait {
     struct gdb_sampler *g;
     bool want_stop, got;
@@ -919,9 +962,11 @@ struct close_wait {
 static void close_packet(void *ctx, const char *d, size_t len)
 {
     struct close_wait *w = ctx;
+    if (w->g->rsp.notification)
+        return;
     if (!w->g->noack)
         send_raw(w->g, "+", 1);
-    if (w->got || (d[0] == 'O' && len > 1 && d[1] != 'K') || (w->want_stop && !is_stop_reply(d)))
+    if (w->got || is_console(d, len) || is_exit(d) || (w->want_stop != is_stop_reply(d)))
         return;
     w->got = true;
     snprintf(w->reply, sizeof w->reply, "%.*s", (int)(len < 15 ? len : 15), d);
@@ -987,7 +1032,7 @@ void gdb_close(struct gdb_sampler *g)
             send_raw(g, "\x03", 1);
             await_reply(g, start + CLOSE_BUDGET / 2, &stop);
         } else if (g->step != G_FAILED) {
-            stop.want_stop = false;
+            stop.want_stop = wants_stop(g->step);
             await_reply(g, start + CLOSE_BUDGET / 2, &stop); /* the reply in flight */
         }
         g->step = G_QUERY; /* not failed: send_raw may still write */

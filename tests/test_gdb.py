@@ -72,6 +72,10 @@ class FakeServer:
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
                  serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1):
         self.conns = conns  # connections served, one after the other
+        # a packet the server sends on its own (a stop reply, console output, an exit): before its
+        # first read when the trigger is "connect", else before the answer to the n-th request that
+        # begins with the trigger (after 'c', which has none: while the target runs)
+        self.unsolicited, self.trigger, self.trigger_nth = None, None, 1
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
         self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
@@ -132,7 +136,12 @@ class FakeServer:
             conn.settimeout(20)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         noack, buf, first_reply = False, b"", True
+        seen = 0  # requests that matched the trigger
         try:
+            if self.trigger == "connect" and self.unsolicited:
+                conn.sendall(self.unsolicited_frame())
+                if self.unsolicited[0] in "WX":
+                    return self.hang_up(conn)
             while True:
                 data = conn.recv(4096)
                 if not data:
@@ -169,6 +178,16 @@ class FakeServer:
                     self.log.append(pkt)
                     if self.hostile == "silence":
                         continue
+                    if self.unsolicited and self.trigger != "connect" and pkt.startswith(self.trigger):
+                        seen += 1
+                        if seen == self.trigger_nth:
+                            conn.sendall(self.unsolicited_frame())
+                            if self.unsolicited[0] in "WX":  # the program is gone: so is the server
+                                return self.hang_up(conn)
+                            if self.unsolicited[0] in "ST":
+                                self.running = False
+                            if pkt == "c" and self.unsolicited[0] in "ST":
+                                continue  # it stopped on its own as it resumed
                     if self.silent_on and pkt.startswith(self.silent_on):
                         continue
                     if pkt in self.raw:
@@ -231,6 +250,18 @@ class FakeServer:
             return
         finally:
             conn.close()
+
+    def unsolicited_frame(self):
+        """'%...': a notification (non-stop mode's, framed with '%'), else a packet."""
+        text = self.unsolicited
+        return ("%%%s#%s" % (text[1:], checksum(text[1:]))).encode() if text[0] == "%" else frame(text)
+
+    def hang_up(self, conn):
+        """Closes its side once what it sent is out, reading what the client still sends (closing with
+        it unread would reset the connection, and the reset could overtake the last packet)."""
+        conn.shutdown(socket.SHUT_WR)
+        while conn.recv(4096):
+            pass
 
     def misbehave(self, conn):
         """From the next interrupt on: what a broken or hostile server might do instead of a stop reply."""
@@ -432,6 +463,7 @@ def main():
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
     serial_path_checks()
+    unsolicited_checks(pcs)
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
     deep_stack_checks()
@@ -440,6 +472,48 @@ def main():
     gentle_checks(pcs)
     close_checks(pcs)
     return 1 if harness.failed else 0
+
+
+UNSOLICITED = {"T": "T02thread:01;", "S": "S05", "O": "O" + b"hello\n".hex(), "%": "%Stop:T05", "W": "W03",
+               "X": "X09"}
+# each step of the connect sequence (no-ack mode offered, so it has one more), then mid-run: right
+# after a resume, while the target runs, and between the 5th PC read and its answer
+CONNECT_STEPS = (("before the first request", "connect", 1), ("before qSupported's answer", "qSupported", 1),
+                 ("before QStartNoAckMode's answer", "QStartNoAckMode", 1),
+                 ("before target.xml's answer", "qXfer:features:read:target.xml", 1),
+                 ("before core.xml's answer", "qXfer:features:read:core.xml", 1), ("before ?'s answer", "?", 1),
+                 ("before the vector read's answer", "m0,8", 1), ("while running, after c", "c", 1),
+                 ("mid-run, before the 5th PC's answer", "p", 5))
+
+
+def unsolicited_checks(pcs):
+    """A server may send a stop reply, console output or the program's exit at any time: QEMU, whose
+    guest runs when GDB connects, stops it and says so before any request. Each kind at each step:
+    the stop replies, the output and a notification are never taken for an answer (every sample
+    counted where it was); an exit ends the run at once, named with its status or signal, never as
+    a whole run."""
+    bad = []
+    for kind, text in UNSOLICITED.items():
+        for where, trigger, nth in CONNECT_STEPS:
+            srv = FakeServer(pcs, noack=True)
+            srv.unsolicited, srv.trigger, srv.trigger_nth = text, trigger, nth
+            start = time.monotonic()
+            code, j, err = sample(srv, "--samples", "60")
+            took = time.monotonic() - start
+            rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+            if kind in "TSO%":
+                ok = code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and srv.log[-1:] == ["D"]
+            else:
+                cause = "the target exited with status 3" if kind == "W" else "the target was killed by signal 9"
+                sampled = trigger == "p"
+                ok = (code == 4 if sampled else code == 2) and cause in err and took < 5 and srv.accepted == 1 and \
+                    (not sampled or cause in j.get("partial", "")) and len(err.strip().splitlines()) <= 2
+            if not ok:
+                bad.append("%s %s: exit %s, %s, %s" % (kind, where, code, rows, err.strip()[-160:]))
+    check("gdb: a stop reply (T, S), console output (O), a notification (%%) or an exit (W, X) the server sends "
+          "on its own, at each of %d steps of the connect sequence and mid-run: never taken for an answer; an exit "
+          "ends the run, named" % len(CONNECT_STEPS), not bad, "%d of %d wrong: %s" % (len(bad), len(UNSOLICITED) * len(CONNECT_STEPS),
+                                                                 " | ".join(bad[:4])))
 
 
 def sanitizer_quiet(code, err):
@@ -598,16 +672,18 @@ def endless_elf():
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-def qemu_share(*extra):
-    """The halted share cmprof-top measured (and its report) on a firmware that never ends, in QEMU."""
+def qemu_share(*extra, running=False):
+    """The halted share cmprof-top measured (and its report) on a firmware that never ends, in QEMU:
+    halted at reset until cmprof-top attaches (-S), or, running=True, already running when it attaches
+    (QEMU then stops it and says so before any request)."""
     elf = endless_elf()
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
     q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor", "none",
                           "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
-                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+                          "-gdb", "tcp:127.0.0.1:%d" % port] + ([] if running else ["-S"]),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(50):  # until its gdbstub listens
             with socket.socket() as sk:
@@ -625,15 +701,19 @@ def qemu_share(*extra):
 
 def qemu_share_checks():
     """Halting is gentle by default: the core halted at most about 10 % of the time, paced by what a
-    halt costs; --rate max goes flat out."""
-    code, share, j, err = qemu_share()
-    check("gdb, QEMU: by default the core is halted at most ~10 % of the time (<= 12 %)",
-          code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0 and
-          "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
-              code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
-    code, share, j, err = qemu_share("--rate", "max")
-    check("gdb, QEMU: --rate max halts flat out (over 12 % halted)", code == 0 and share is not None and share > 12,
-          "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
+    halt costs; --rate max goes flat out. Each with the guest halted at reset when cmprof-top attaches,
+    and with it running (attaching to a running board)."""
+    for running in (False, True):
+        how = ", attached to a running guest" if running else ""
+        code, share, j, err = qemu_share(running=running)
+        check("gdb, QEMU%s: by default the core is halted at most ~10 %% of the time (<= 12 %%)" % how,
+              code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0 and
+              "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
+                  code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
+        code, share, j, err = qemu_share("--rate", "max", running=running)
+        check("gdb, QEMU%s: --rate max halts flat out (over 12 %% halted)" % how,
+              code == 0 and share is not None and share > 12,
+              "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
 
 
 def gentle_checks(pcs):
