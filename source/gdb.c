@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -779,37 +780,87 @@ static int connect_tcp(const char *where, char *err, size_t errlen)
     return net_connect(host, colon + 1, true, NULL, err, errlen);
 }
 
+/* Character device majors of serial lines: ttyS (from minor 64: below are the virtual consoles),
+ * the pseudo-terminals' slaves (136-143), ttyACM (166), ttyUSB (188), ttyAMA and other SoC UARTs (204).
+ * Any other major is a serial line only when sysfs files it under the tty class. */
+static bool serial_major(unsigned maj, unsigned min)
+{
+    return (maj == 4 && min >= 64) || (maj >= 136 && maj <= 143) || maj == 166 || maj == 188 || maj == 204;
+}
+
+static bool tty_class(unsigned maj, unsigned min)
+{
+    char link[64], target[256];
+    snprintf(link, sizeof link, "/sys/dev/char/%u:%u/subsystem", maj, min);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return false;
+    target[n] = '\0';
+    const char *base = strrchr(target, '/');
+    return strcmp(base ? base + 1 : target, "tty") == 0;
+}
+
+/* What a serial GDB server's path is, from stat() alone, before anything opens it (opening alone can
+ * start a device: a watchdog): NULL for a serial line, else what it is instead. The controlling
+ * terminal, the console and the virtual consoles (majors 4 below 64, and 5) are terminals but never
+ * a probe. */
+static const char *not_serial(const struct stat *st)
+{
+    if (!S_ISCHR(st->st_mode))
+        return S_ISDIR(st->st_mode)    ? "a directory"
+               : S_ISREG(st->st_mode)  ? "a regular file"
+               : S_ISFIFO(st->st_mode) ? "a FIFO"
+               : S_ISSOCK(st->st_mode) ? "a socket (a GDB server on TCP is gdb:HOST:PORT)"
+               : S_ISBLK(st->st_mode)  ? "a block device"
+                                       : "no device";
+    unsigned maj = major(st->st_rdev), min = minor(st->st_rdev);
+    if (maj == 5 || (maj == 4 && min < 64))
+        return "this machine's console or controlling terminal";
+    if (serial_major(maj, min) || tty_class(maj, min))
+        return NULL;
+    return "a character device that is no terminal";
+}
+
 bool gdb_serial_ok(const char *path, char *err, size_t errlen)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || S_ISCHR(st.st_mode))
+    const char *what;
+    if (stat(path, &st) != 0 || !(what = not_serial(&st)))
         return true; /* absent: it may be plugged in later */
-    snprintf(err, errlen, "gdb:%s is %s, not a serial port (a terminal or character device)", path,
-             S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "no device");
+    snprintf(err, errlen, "gdb:%s is %s: not a serial port (a terminal such as /dev/ttyACM0)", path, what);
     return false;
 }
 
-/* A serial GDB server (Black Magic Probe) is a terminal or another character device: anything else
- * (a regular file, a directory) is refused before a byte is written, and nothing is ever created. */
+/* A serial GDB server (Black Magic Probe) is a terminal: anything else is refused before it is opened
+ * (by its type and device number) and again once open (the same file, and a terminal to the kernel:
+ * tcgetattr), before a byte is written; nothing is ever created. */
 static int open_serial_gdb(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", errno == EISDIR ? "a directory, not a serial port" : strerror(errno));
+    struct stat before, st;
+    struct termios t;
+    const char *what;
+    if (stat(path, &before) != 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
-        snprintf(err, errlen, "not a serial port (a terminal or character device)");
+    if ((what = not_serial(&before)) != NULL) {
+        snprintf(err, errlen, "%s: not a serial port", what);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || st.st_rdev != before.st_rdev || st.st_ino != before.st_ino ||
+        tcgetattr(fd, &t) != 0) {
+        snprintf(err, errlen, "not a serial port (no terminal once opened)");
         close(fd);
         return -1;
     }
-    struct termios t;
-    if (tcgetattr(fd, &t) == 0) { /* USB CDC ignores the speed; raw bytes matter */
-        cfmakeraw(&t);
-        t.c_cflag |= CLOCAL | CREAD;
-        tcsetattr(fd, TCSANOW, &t);
-    }
+    cfmakeraw(&t); /* USB CDC ignores the speed; raw bytes matter */
+    t.c_cflag |= CLOCAL | CREAD;
+    tcsetattr(fd, TCSANOW, &t);
     return fd;
 }
 

@@ -782,8 +782,9 @@ def close_checks(pcs):
 
 
 def serial_path_checks():
-    """gdb:PATH talks only to a terminal or character device: a regular file (here a copy of the ELF
-    itself) or a directory is refused in one line, never written to, and nothing is created."""
+    """gdb:PATH talks only to a terminal: a regular file (here a copy of the ELF itself), a directory,
+    a FIFO or a character device that is no terminal is refused in one line, never written to, and
+    nothing is created."""
     work = os.path.join(ROOT, "build", "gdb-test")
     os.makedirs(work, exist_ok=True)
     copy = os.path.join(work, "not_a_port.elf")
@@ -796,6 +797,34 @@ def serial_path_checks():
         check("gdb:PATH naming %s: refused in one line, the file unchanged" % what,
               r.returncode != 0 and len(lines) == 1 and "not a serial port" in r.stderr and
               open(copy, "rb").read() == clean, "exit %s, %s" % (r.returncode, lines))
+    # character devices that are no terminal: refused by their type and number before anything opens
+    # them (opening alone can start a device: a watchdog), never written to
+    for dev in ("/dev/zero", "/dev/null", "/dev/urandom"):
+        start = time.monotonic()
+        r = subprocess.run([TOOL, "--batch", "--duration", "2", "gdb:" + dev, copy], capture_output=True, text=True,
+                           timeout=20)
+        lines = r.stderr.strip().splitlines()
+        check("gdb:%s (a character device, no terminal): refused at once in one line naming it" % dev,
+              r.returncode != 0 and len(lines) == 1 and "gdb:%s" % dev in lines[0] and "no terminal" in lines[0] and
+              time.monotonic() - start < 1.5, "exit %s, %s" % (r.returncode, lines))
+    fifo = os.path.join(work, "fifo_port")
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader: a write would land here
+    try:
+        r = subprocess.run([TOOL, "--batch", "--duration", "1", "gdb:" + fifo, copy], capture_output=True,
+                           text=True, timeout=20)
+        try:
+            written = os.read(reader, 4096)
+        except BlockingIOError:
+            written = b""
+    finally:
+        os.close(reader)
+        os.unlink(fifo)
+    check("gdb:PATH naming a FIFO with a reader: refused in one line, not a byte written",
+          r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "a FIFO" in r.stderr and not written,
+          "exit %s, %s, %d bytes written" % (r.returncode, r.stderr.strip(), len(written)))
     missing = os.path.join(work, "no_such_port")
     if os.path.exists(missing):
         os.unlink(missing)
