@@ -35,10 +35,13 @@
 #define DHCSR_RESET_ST (1u << 25) /* the core was reset since the last read (cleared by reading) */
 #define SAMPLE_TEXT_MAX (200 + 9 * GDB_STACK_DEPTH_MAX) /* one sample as dump text, its stack line and all */
 #define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
+#define XPSR_LEGACY 25       /* cpsr/xpsr's number when the server describes no registers (GDB's old layout) */
+#define ISR_TAG 0xFFFFFE00u  /* a sample in exception handler n is tagged ISR_TAG | n, as the firmware does */
+#define IPSR_MASK 0x1FFu     /* xPSR's exception number: 0 in thread mode */
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
-    G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
+    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
 #define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
@@ -365,6 +368,7 @@ static void describe_target(struct gdb_sampler *g, double now)
         g->cur_annex = 0;
         read_annex(g, 0, now);
     } else {
+        g->xpsr_regnum = XPSR_LEGACY;
         request(g, G_QUERY, "?", now);
     }
 }
@@ -477,17 +481,29 @@ static void walk_stack(struct gdb_sampler *g, double now)
     stack_walked(g, now);
 }
 
-/* The PC is in: the task variable next, while the core is still halted, or the sample. */
+/* The task variable: what the halted core was running. */
+static void read_task(struct gdb_sampler *g, double now)
+{
+    char m[40];
+    snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
+    request(g, G_TAG, m, now);
+}
+
+/* The PC is in: with --task-var, xPSR next (a halt in a handler is the handler's, never the
+ * interrupted task's), then the task variable, while the core is still halted; or the sample. */
 static void pc_known(struct gdb_sampler *g, double now)
 {
     g->name[0] = '\0';
-    if (g->has_task) {
+    if (g->has_task && g->xpsr_regnum >= 0) {
         char m[40];
-        snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
-        request(g, G_TAG, m, now);
+        snprintf(m, sizeof m, "p%x", g->xpsr_regnum);
+        request(g, G_XPSR, m, now);
         return;
     }
-    sample_known(g, now);
+    if (g->has_task)
+        read_task(g, now);
+    else
+        sample_known(g, now);
 }
 
 /* The replies, one function per step of the protocol: each is the answer to the request that
@@ -636,6 +652,25 @@ static void got_dhcsr(struct gdb_sampler *g, const char *d, size_t len, double n
     pc_known(g, now);
 }
 
+/* xPSR: in a handler (its exception number, 2 and up) the sample is the handler's, tagged as the
+ * firmware's sampler tags it; in thread mode the task variable says whose. A server that will not
+ * read xPSR is not asked again: its samples go to the task. */
+static void got_xpsr(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    uint32_t v;
+    if (!hex_le32(d, len, &v)) {
+        g->xpsr_regnum = -1;
+        read_task(g, now);
+        return;
+    }
+    if ((v & IPSR_MASK) < 2) { /* thread mode (1, reset, is never an active exception) */
+        read_task(g, now);
+        return;
+    }
+    g->tag = ISR_TAG | (v & IPSR_MASK);
+    sample_known(g, now);
+}
+
 /* The task variable: the task's name next, the first time this task is seen. */
 static void got_tag(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
@@ -710,7 +745,8 @@ static void got_nothing(struct gdb_sampler *g, const char *d, size_t len, double
 static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len, double now) = {
     [G_SUPPORTED] = got_supported, [G_NOACK] = got_noack,   [G_SCAN] = got_scan,       [G_ATTACH] = got_attach,
     [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_VECTORS] = got_vectors, [G_RUNNING] = got_running,
-    [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_TAG] = got_tag,
+    [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
+    [G_TAG] = got_tag,
     [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
     [G_PSP_STACK] = got_stack,     [G_FAILED] = got_nothing,
 };

@@ -70,7 +70,7 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1):
+                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1, xpsr=None):
         self.conns = conns  # connections served, one after the other
         # a packet the server sends on its own (a stop reply, console output, an exit): before its
         # first read when the trigger is "connect", else before the answer to the n-th request that
@@ -85,6 +85,7 @@ class FakeServer:
         self.memory = memory or {}  # address -> bytes, for 'm' packets
         self.regs = regs  # r0..r15 for 'g' (the pc replaced by the sample's), or None: 'g' unsupported
         self.psp = psp    # the process stack pointer, for 'p' of its number (pc's + 3)
+        self.xpsr = xpsr  # xPSR at each sample, in turn, for 'p' of its number (pc's + 1); None: refused
         self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
         self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
         self.log, self.nacks, self.samples = [], 0, 0
@@ -215,6 +216,9 @@ class FakeServer:
                         self.reply(conn, "S05", noack)
                     elif pkt == "c":
                         self.running = True
+                    elif pkt.startswith("p") and self.xpsr and int(pkt[1:], 16) == self.pc_regnum + 1:
+                        value = self.xpsr[(self.samples - 1) % len(self.xpsr)]
+                        self.reply(conn, value.to_bytes(4, "little").hex(), noack)
                     elif pkt.startswith("p") and self.psp is not None and int(pkt[1:], 16) == self.pc_regnum + 3:
                         self.reply(conn, self.psp.to_bytes(4, "little").hex(), noack)
                     elif pkt.startswith("p"):
@@ -360,6 +364,20 @@ def main():
               code == 0 and rows == {"motor": 67, "link": 33} and len(names_read) == 2 and
               sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %s, %s, name reads %d, %s" % (
                   code, rows, len(names_read), err.strip()))
+        # a halt in a handler (xPSR's exception number, 2 and up) is the handler's, named as the
+        # stream names it, never the interrupted task's; its task variable is not even read
+        reads = iter(range(1 << 30))
+        srv = FakeServer([nm("hot_a", ELF_TASKS) + 4, nm("PendSV_Handler", ELF_TASKS) + 2, nm("hot_b", ELF_TASKS) + 2,
+                          nm("Default_Handler", ELF_TASKS)], memory=mem,
+                         xpsr=[0x01000000, 0x0100000E, 0x01000000, 0x01000026])
+        code, j, err = sample(srv, "--samples", "100", "--task-var", "current_task", "--task-name-offset", "4",
+                              "--by", "task", elf=ELF_TASKS)
+        rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+        check("gdb --task-var: a halt in a handler is charged to it ('ISR: PendSV_Handler', 'ISR: IRQ 22' from "
+              "xPSR), the task variable read only for thread-mode halts",
+              code == 0 and rows == {"motor": 34, "link": 16, "ISR: PendSV_Handler": 25, "ISR: IRQ 22": 25} and
+              sum(1 for p in srv.log if p == "m%x,4" % var) == 50 and sum(1 for p in srv.log if p == "p10") == 100,
+              "exit %s, %s, %s" % (code, rows, err.strip()))
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
     # no --task-name-offset: the name's place comes from the variable's type in the DWARF, as a
