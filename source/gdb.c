@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,10 +35,13 @@
 #define DHCSR_RESET_ST (1u << 25) /* the core was reset since the last read (cleared by reading) */
 #define SAMPLE_TEXT_MAX (200 + 9 * GDB_STACK_DEPTH_MAX) /* one sample as dump text, its stack line and all */
 #define REGNUM_MAX 65535     /* register numbers past this in a target description are not believed */
+#define XPSR_LEGACY 25       /* cpsr/xpsr's number when the server describes no registers (GDB's old layout) */
+#define ISR_TAG 0xFFFFFE00u  /* a sample in exception handler n is tagged ISR_TAG | n, as the firmware does */
+#define IPSR_MASK 0x1FFu     /* xPSR's exception number: 0 in thread mode */
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
-    G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
+    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
 #define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
@@ -364,13 +368,33 @@ static void describe_target(struct gdb_sampler *g, double now)
         g->cur_annex = 0;
         read_annex(g, 0, now);
     } else {
+        g->xpsr_regnum = XPSR_LEGACY;
         request(g, G_QUERY, "?", now);
     }
 }
 
+/* Two hex digits at d (NUL-terminated: nothing past a non-hex byte is read). */
+static bool hex2(const char *d)
+{
+    return rsp_hex(d[0]) >= 0 && rsp_hex(d[1]) >= 0;
+}
+
+/* "S05", "T02thread:01;": the target stopped. */
 static bool is_stop_reply(const char *d)
 {
-    return d[0] == 'S' || d[0] == 'T';
+    return (d[0] == 'S' || d[0] == 'T') && hex2(d + 1);
+}
+
+/* "W00", "X09": the target's program exited, or was killed by a signal. */
+static bool is_exit(const char *d)
+{
+    return (d[0] == 'W' || d[0] == 'X') && hex2(d + 1);
+}
+
+/* "O" and hex: the target's console output, never a reply ("OK" is one). */
+static bool is_console(const char *d, size_t len)
+{
+    return d[0] == 'O' && len > 1 && d[1] != 'K';
 }
 
 /* A sample is out: the core may run again. */
@@ -457,17 +481,29 @@ static void walk_stack(struct gdb_sampler *g, double now)
     stack_walked(g, now);
 }
 
-/* The PC is in: the task variable next, while the core is still halted, or the sample. */
+/* The task variable: what the halted core was running. */
+static void read_task(struct gdb_sampler *g, double now)
+{
+    char m[40];
+    snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
+    request(g, G_TAG, m, now);
+}
+
+/* The PC is in: with --task-var, xPSR next (a halt in a handler is the handler's, never the
+ * interrupted task's), then the task variable, while the core is still halted; or the sample. */
 static void pc_known(struct gdb_sampler *g, double now)
 {
     g->name[0] = '\0';
-    if (g->has_task) {
+    if (g->has_task && g->xpsr_regnum >= 0) {
         char m[40];
-        snprintf(m, sizeof m, "m%x,4", (unsigned)g->task_addr);
-        request(g, G_TAG, m, now);
+        snprintf(m, sizeof m, "p%x", g->xpsr_regnum);
+        request(g, G_XPSR, m, now);
         return;
     }
-    sample_known(g, now);
+    if (g->has_task)
+        read_task(g, now);
+    else
+        sample_known(g, now);
 }
 
 /* The replies, one function per step of the protocol: each is the answer to the request that
@@ -616,6 +652,25 @@ static void got_dhcsr(struct gdb_sampler *g, const char *d, size_t len, double n
     pc_known(g, now);
 }
 
+/* xPSR: in a handler (its exception number, 2 and up) the sample is the handler's, tagged as the
+ * firmware's sampler tags it; in thread mode the task variable says whose. A server that will not
+ * read xPSR is not asked again: its samples go to the task. */
+static void got_xpsr(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    uint32_t v;
+    if (!hex_le32(d, len, &v)) {
+        g->xpsr_regnum = -1;
+        read_task(g, now);
+        return;
+    }
+    if ((v & IPSR_MASK) < 2) { /* thread mode (1, reset, is never an active exception) */
+        read_task(g, now);
+        return;
+    }
+    g->tag = ISR_TAG | (v & IPSR_MASK);
+    sample_known(g, now);
+}
+
 /* The task variable: the task's name next, the first time this task is seen. */
 static void got_tag(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
@@ -690,21 +745,45 @@ static void got_nothing(struct gdb_sampler *g, const char *d, size_t len, double
 static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len, double now) = {
     [G_SUPPORTED] = got_supported, [G_NOACK] = got_noack,   [G_SCAN] = got_scan,       [G_ATTACH] = got_attach,
     [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_VECTORS] = got_vectors, [G_RUNNING] = got_running,
-    [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_TAG] = got_tag,
+    [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
+    [G_TAG] = got_tag,
     [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
     [G_PSP_STACK] = got_stack,     [G_FAILED] = got_nothing,
 };
 
+/* The steps whose request a stop reply answers; at any other, one is news the server sent on its
+ * own (QEMU stops a running guest when GDB connects, and says so before any request). */
+static bool wants_stop(enum step step)
+{
+    return step == G_ATTACH || step == G_QUERY || step == G_HALTING || step == G_RUNNING;
+}
+
+/* The program ended: nothing more to sample, and the run says why. */
+static void target_exited(struct gdb_sampler *g, const char *d)
+{
+    char m[80];
+    int code = rsp_hex(d[1]) << 4 | rsp_hex(d[2]);
+    snprintf(m, sizeof m, "the target %s %d", d[0] == 'W' ? "exited with status" : "was killed by signal", code);
+    fail(g, m);
+    g->exited = true;
+}
+
+/* Every packet the server sends: console output, a stop reply nobody asked for and an exit may come
+ * at any time (before the first request, between a request and its answer); the rest answers the
+ * request of the step under way. */
 static void on_packet(void *ctx, const char *d, size_t len)
 {
     struct gdb_sampler *g = ctx;
+    if (g->rsp.notification) /* non-stop mode's, never asked for here: not acknowledged */
+        return;
+    if (is_exit(d)) /* first: the acknowledgement may meet a connection the server already closed */
+        target_exited(g, d);
     if (!g->noack)
         send_raw(g, "+", 1);
-    if (d[0] == 'O' && len > 1 && d[1] != 'K') /* console output from the target: not a reply */
+    if (g->exited || is_console(d, len))
         return;
-    if (d[0] == 'W' || d[0] == 'X') {
-        g->exited = true;
-        fail(g, "the target's program ended");
+    if (is_stop_reply(d) && !wants_stop(g->step)) {
+        g->stats.unsolicited++;
         return;
     }
     replies[g->step](g, d, len, g->now);
@@ -737,37 +816,87 @@ static int connect_tcp(const char *where, char *err, size_t errlen)
     return net_connect(host, colon + 1, true, NULL, err, errlen);
 }
 
+/* Character device majors of serial lines: ttyS (from minor 64: below are the virtual consoles),
+ * the pseudo-terminals' slaves (136-143), ttyACM (166), ttyUSB (188), ttyAMA and other SoC UARTs (204).
+ * Any other major is a serial line only when sysfs files it under the tty class. */
+static bool serial_major(unsigned maj, unsigned min)
+{
+    return (maj == 4 && min >= 64) || (maj >= 136 && maj <= 143) || maj == 166 || maj == 188 || maj == 204;
+}
+
+static bool tty_class(unsigned maj, unsigned min)
+{
+    char link[64], target[256];
+    snprintf(link, sizeof link, "/sys/dev/char/%u:%u/subsystem", maj, min);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return false;
+    target[n] = '\0';
+    const char *base = strrchr(target, '/');
+    return strcmp(base ? base + 1 : target, "tty") == 0;
+}
+
+/* What a serial GDB server's path is, from stat() alone, before anything opens it (opening alone can
+ * start a device: a watchdog): NULL for a serial line, else what it is instead. The controlling
+ * terminal, the console and the virtual consoles (majors 4 below 64, and 5) are terminals but never
+ * a probe. */
+static const char *not_serial(const struct stat *st)
+{
+    if (!S_ISCHR(st->st_mode))
+        return S_ISDIR(st->st_mode)    ? "a directory"
+               : S_ISREG(st->st_mode)  ? "a regular file"
+               : S_ISFIFO(st->st_mode) ? "a FIFO"
+               : S_ISSOCK(st->st_mode) ? "a socket (a GDB server on TCP is gdb:HOST:PORT)"
+               : S_ISBLK(st->st_mode)  ? "a block device"
+                                       : "no device";
+    unsigned maj = major(st->st_rdev), min = minor(st->st_rdev);
+    if (maj == 5 || (maj == 4 && min < 64))
+        return "this machine's console or controlling terminal";
+    if (serial_major(maj, min) || tty_class(maj, min))
+        return NULL;
+    return "a character device that is no terminal";
+}
+
 bool gdb_serial_ok(const char *path, char *err, size_t errlen)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || S_ISCHR(st.st_mode))
+    const char *what;
+    if (stat(path, &st) != 0 || !(what = not_serial(&st)))
         return true; /* absent: it may be plugged in later */
-    snprintf(err, errlen, "gdb:%s is %s, not a serial port (a terminal or character device)", path,
-             S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "no device");
+    snprintf(err, errlen, "gdb:%s is %s: not a serial port (a terminal such as /dev/ttyACM0)", path, what);
     return false;
 }
 
-/* A serial GDB server (Black Magic Probe) is a terminal or another character device: anything else
- * (a regular file, a directory) is refused before a byte is written, and nothing is ever created. */
+/* A serial GDB server (Black Magic Probe) is a terminal: anything else is refused before it is opened
+ * (by its type and device number) and again once open (the same file, and a terminal to the kernel:
+ * tcgetattr), before a byte is written; nothing is ever created. */
 static int open_serial_gdb(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
-    struct stat st;
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", errno == EISDIR ? "a directory, not a serial port" : strerror(errno));
+    struct stat before, st;
+    struct termios t;
+    const char *what;
+    if (stat(path, &before) != 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
-        snprintf(err, errlen, "not a serial port (a terminal or character device)");
+    if ((what = not_serial(&before)) != NULL) {
+        snprintf(err, errlen, "%s: not a serial port", what);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || st.st_rdev != before.st_rdev || st.st_ino != before.st_ino ||
+        tcgetattr(fd, &t) != 0) {
+        snprintf(err, errlen, "not a serial port (no terminal once opened)");
         close(fd);
         return -1;
     }
-    struct termios t;
-    if (tcgetattr(fd, &t) == 0) { /* USB CDC ignores the speed; raw bytes matter */
-        cfmakeraw(&t);
-        t.c_cflag |= CLOCAL | CREAD;
-        tcsetattr(fd, TCSANOW, &t);
-    }
+    cfmakeraw(&t); /* USB CDC ignores the speed; raw bytes matter */
+    t.c_cflag |= CLOCAL | CREAD;
+    tcsetattr(fd, TCSANOW, &t);
     return fd;
 }
 
@@ -908,8 +1037,9 @@ void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
                  len ? "; " : "", (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
 }
 
-/* What gdb_close() waits for: the first reply that is not console output ('O'), or the first stop
- * reply; acknowledged, and copied before the decoder reuses its buffer. */
+/* What gdb_close() waits for: the first stop reply, or the first reply that is none of the packets
+ * a server sends on its own (console output, a stop reply, an exit); acknowledged, and copied before
+ * the decoder reuses its buffer. */
 struct close_wait {
     struct gdb_sampler *g;
     bool want_stop, got;
@@ -919,9 +1049,11 @@ struct close_wait {
 static void close_packet(void *ctx, const char *d, size_t len)
 {
     struct close_wait *w = ctx;
+    if (w->g->rsp.notification)
+        return;
     if (!w->g->noack)
         send_raw(w->g, "+", 1);
-    if (w->got || (d[0] == 'O' && len > 1 && d[1] != 'K') || (w->want_stop && !is_stop_reply(d)))
+    if (w->got || is_console(d, len) || is_exit(d) || (w->want_stop != is_stop_reply(d)))
         return;
     w->got = true;
     snprintf(w->reply, sizeof w->reply, "%.*s", (int)(len < 15 ? len : 15), d);
@@ -987,7 +1119,7 @@ void gdb_close(struct gdb_sampler *g)
             send_raw(g, "\x03", 1);
             await_reply(g, start + CLOSE_BUDGET / 2, &stop);
         } else if (g->step != G_FAILED) {
-            stop.want_stop = false;
+            stop.want_stop = wants_stop(g->step);
             await_reply(g, start + CLOSE_BUDGET / 2, &stop); /* the reply in flight */
         }
         g->step = G_QUERY; /* not failed: send_raw may still write */

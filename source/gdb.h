@@ -55,6 +55,7 @@ struct gdb_stats {
     double first_sample, last_sample;
     uint64_t self_stops;        /* the target stopped without being asked (a breakpoint, a fault) */
     uint64_t resets;            /* the target reset while sampled (a watchdog running in debug, a fault) */
+    uint64_t unsolicited;       /* stop replies the server sent on its own, outside any sample */
     uint64_t frames;            /* callers found by the unwinder, over all samples */
     bool stacks_refused;        /* the server would not read the registers ('g'): no stacks */
     int pc_regnum;              /* from the target description (-1: assumed 15) */

@@ -58,6 +58,7 @@ void rsp_feed(struct rsp_decoder *d, const uint8_t *buf, size_t len, const struc
         case R_IDLE:
             if (c == '$' || c == '%') { /* '%': a notification, framed the same way */
                 d->state = R_DATA;
+                d->notification = c == '%';
                 d->len = 0;
                 d->sum = 0;
                 d->escape = d->rle = d->overflow = false;
@@ -77,6 +78,7 @@ void rsp_feed(struct rsp_decoder *d, const uint8_t *buf, size_t len, const struc
                 d->state = R_CHECK1;
             } else if (c == '$') { /* a new packet before this one ended: start over */
                 d->stats.junk += d->len + 1;
+                d->notification = false;
                 d->len = 0;
                 d->sum = 0;
                 d->escape = d->rle = d->overflow = false;
@@ -91,6 +93,7 @@ void rsp_feed(struct rsp_decoder *d, const uint8_t *buf, size_t len, const struc
             if (h < 0) {
                 d->stats.bad_checksums++;
                 d->state = c == '$' ? R_DATA : R_IDLE;
+                d->notification = false;
                 d->len = 0;
                 d->sum = 0;
                 d->escape = d->rle = d->overflow = false;

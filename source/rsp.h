@@ -27,6 +27,7 @@ struct rsp_sink {
 struct rsp_decoder {
     int state;
     bool escape, rle, overflow;
+    bool notification; /* the packet began with '%': a notification (never acknowledged), not a reply */
     uint8_t sum, check;
     size_t len;
     char data[RSP_MAX + 1]; /* NUL-terminated for the reader's convenience */

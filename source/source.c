@@ -426,14 +426,16 @@ static void went_away(struct source *s, const char *why, bool failure, double no
 }
 
 /* After a sampler's step: its bytes are counted; a failure, once nothing is left to hand out,
- * sends the source away, for good when it will not pass (the program ended, no target). */
+ * sends the source away, for good when it will not pass (the program ended, no target). The
+ * program's end is kept as the run's failure too: a run it cut short names it ("the target exited
+ * with status 0"), never ends as if whole. */
 static ssize_t sampled(struct source *s, size_t got, const char *why, bool final, double now)
 {
     s->bytes += got;
     if (why && !got) {
         char m[300];
         snprintf(m, sizeof m, "%s", why); /* the sampler and its message go with went_away() */
-        went_away(s, m, !(final && s->kind == SRC_GDB), now); /* the target's program ended: its end */
+        went_away(s, m, true, now);
         if (final)
             s->state = SRC_END;
     }

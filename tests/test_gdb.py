@@ -70,8 +70,12 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1):
+                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1, xpsr=None):
         self.conns = conns  # connections served, one after the other
+        # a packet the server sends on its own (a stop reply, console output, an exit): before its
+        # first read when the trigger is "connect", else before the answer to the n-th request that
+        # begins with the trigger (after 'c', which has none: while the target runs)
+        self.unsolicited, self.trigger, self.trigger_nth = None, None, 1
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
         self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
@@ -81,6 +85,7 @@ class FakeServer:
         self.memory = memory or {}  # address -> bytes, for 'm' packets
         self.regs = regs  # r0..r15 for 'g' (the pc replaced by the sample's), or None: 'g' unsupported
         self.psp = psp    # the process stack pointer, for 'p' of its number (pc's + 3)
+        self.xpsr = xpsr  # xPSR at each sample, in turn, for 'p' of its number (pc's + 1); None: refused
         self.pcs, self.noack_offer, self.pc_regnum = pcs, noack, pc_regnum
         self.refuse_pc, self.silent_on, self.corrupt_first = refuse_pc, silent_on, corrupt_first
         self.log, self.nacks, self.samples = [], 0, 0
@@ -132,7 +137,12 @@ class FakeServer:
             conn.settimeout(20)
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         noack, buf, first_reply = False, b"", True
+        seen = 0  # requests that matched the trigger
         try:
+            if self.trigger == "connect" and self.unsolicited:
+                conn.sendall(self.unsolicited_frame())
+                if self.unsolicited[0] in "WX":
+                    return self.hang_up(conn)
             while True:
                 data = conn.recv(4096)
                 if not data:
@@ -169,6 +179,16 @@ class FakeServer:
                     self.log.append(pkt)
                     if self.hostile == "silence":
                         continue
+                    if self.unsolicited and self.trigger != "connect" and pkt.startswith(self.trigger):
+                        seen += 1
+                        if seen == self.trigger_nth:
+                            conn.sendall(self.unsolicited_frame())
+                            if self.unsolicited[0] in "WX":  # the program is gone: so is the server
+                                return self.hang_up(conn)
+                            if self.unsolicited[0] in "ST":
+                                self.running = False
+                            if pkt == "c" and self.unsolicited[0] in "ST":
+                                continue  # it stopped on its own as it resumed
                     if self.silent_on and pkt.startswith(self.silent_on):
                         continue
                     if pkt in self.raw:
@@ -196,6 +216,9 @@ class FakeServer:
                         self.reply(conn, "S05", noack)
                     elif pkt == "c":
                         self.running = True
+                    elif pkt.startswith("p") and self.xpsr and int(pkt[1:], 16) == self.pc_regnum + 1:
+                        value = self.xpsr[(self.samples - 1) % len(self.xpsr)]
+                        self.reply(conn, value.to_bytes(4, "little").hex(), noack)
                     elif pkt.startswith("p") and self.psp is not None and int(pkt[1:], 16) == self.pc_regnum + 3:
                         self.reply(conn, self.psp.to_bytes(4, "little").hex(), noack)
                     elif pkt.startswith("p"):
@@ -231,6 +254,18 @@ class FakeServer:
             return
         finally:
             conn.close()
+
+    def unsolicited_frame(self):
+        """'%...': a notification (non-stop mode's, framed with '%'), else a packet."""
+        text = self.unsolicited
+        return ("%%%s#%s" % (text[1:], checksum(text[1:]))).encode() if text[0] == "%" else frame(text)
+
+    def hang_up(self, conn):
+        """Closes its side once what it sent is out, reading what the client still sends (closing with
+        it unread would reset the connection, and the reset could overtake the last packet)."""
+        conn.shutdown(socket.SHUT_WR)
+        while conn.recv(4096):
+            pass
 
     def misbehave(self, conn):
         """From the next interrupt on: what a broken or hostile server might do instead of a stop reply."""
@@ -329,6 +364,20 @@ def main():
               code == 0 and rows == {"motor": 67, "link": 33} and len(names_read) == 2 and
               sum(1 for p in srv.log if p == "m%x,4" % var) == 100, "exit %s, %s, name reads %d, %s" % (
                   code, rows, len(names_read), err.strip()))
+        # a halt in a handler (xPSR's exception number, 2 and up) is the handler's, named as the
+        # stream names it, never the interrupted task's; its task variable is not even read
+        reads = iter(range(1 << 30))
+        srv = FakeServer([nm("hot_a", ELF_TASKS) + 4, nm("PendSV_Handler", ELF_TASKS) + 2, nm("hot_b", ELF_TASKS) + 2,
+                          nm("Default_Handler", ELF_TASKS)], memory=mem,
+                         xpsr=[0x01000000, 0x0100000E, 0x01000000, 0x01000026])
+        code, j, err = sample(srv, "--samples", "100", "--task-var", "current_task", "--task-name-offset", "4",
+                              "--by", "task", elf=ELF_TASKS)
+        rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+        check("gdb --task-var: a halt in a handler is charged to it ('ISR: PendSV_Handler', 'ISR: IRQ 22' from "
+              "xPSR), the task variable read only for thread-mode halts",
+              code == 0 and rows == {"motor": 34, "link": 16, "ISR: PendSV_Handler": 25, "ISR: IRQ 22": 25} and
+              sum(1 for p in srv.log if p == "m%x,4" % var) == 50 and sum(1 for p in srv.log if p == "p10") == 100,
+              "exit %s, %s, %s" % (code, rows, err.strip()))
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
     # no --task-name-offset: the name's place comes from the variable's type in the DWARF, as a
@@ -432,6 +481,7 @@ def main():
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
     serial_path_checks()
+    unsolicited_checks(pcs)
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
     deep_stack_checks()
@@ -440,6 +490,48 @@ def main():
     gentle_checks(pcs)
     close_checks(pcs)
     return 1 if harness.failed else 0
+
+
+UNSOLICITED = {"T": "T02thread:01;", "S": "S05", "O": "O" + b"hello\n".hex(), "%": "%Stop:T05", "W": "W03",
+               "X": "X09"}
+# each step of the connect sequence (no-ack mode offered, so it has one more), then mid-run: right
+# after a resume, while the target runs, and between the 5th PC read and its answer
+CONNECT_STEPS = (("before the first request", "connect", 1), ("before qSupported's answer", "qSupported", 1),
+                 ("before QStartNoAckMode's answer", "QStartNoAckMode", 1),
+                 ("before target.xml's answer", "qXfer:features:read:target.xml", 1),
+                 ("before core.xml's answer", "qXfer:features:read:core.xml", 1), ("before ?'s answer", "?", 1),
+                 ("before the vector read's answer", "m0,8", 1), ("while running, after c", "c", 1),
+                 ("mid-run, before the 5th PC's answer", "p", 5))
+
+
+def unsolicited_checks(pcs):
+    """A server may send a stop reply, console output or the program's exit at any time: QEMU, whose
+    guest runs when GDB connects, stops it and says so before any request. Each kind at each step:
+    the stop replies, the output and a notification are never taken for an answer (every sample
+    counted where it was); an exit ends the run at once, named with its status or signal, never as
+    a whole run."""
+    bad = []
+    for kind, text in UNSOLICITED.items():
+        for where, trigger, nth in CONNECT_STEPS:
+            srv = FakeServer(pcs, noack=True)
+            srv.unsolicited, srv.trigger, srv.trigger_nth = text, trigger, nth
+            start = time.monotonic()
+            code, j, err = sample(srv, "--samples", "60")
+            took = time.monotonic() - start
+            rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+            if kind in "TSO%":
+                ok = code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and srv.log[-1:] == ["D"]
+            else:
+                cause = "the target exited with status 3" if kind == "W" else "the target was killed by signal 9"
+                sampled = trigger == "p"
+                ok = (code == 4 if sampled else code == 2) and cause in err and took < 5 and srv.accepted == 1 and \
+                    (not sampled or cause in (j.get("partial") or {}).get("reason", "")) and len(err.strip().splitlines()) <= 2
+            if not ok:
+                bad.append("%s %s: exit %s, %s, %s" % (kind, where, code, rows, err.strip()[-160:]))
+    check("gdb: a stop reply (T, S), console output (O), a notification (%%) or an exit (W, X) the server sends "
+          "on its own, at each of %d steps of the connect sequence and mid-run: never taken for an answer; an exit "
+          "ends the run, named" % len(CONNECT_STEPS), not bad, "%d of %d wrong: %s" % (len(bad), len(UNSOLICITED) * len(CONNECT_STEPS),
+                                                                 " | ".join(bad[:4])))
 
 
 def sanitizer_quiet(code, err):
@@ -598,16 +690,18 @@ def endless_elf():
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-def qemu_share(*extra):
-    """The halted share cmprof-top measured (and its report) on a firmware that never ends, in QEMU."""
+def qemu_share(*extra, running=False):
+    """The halted share cmprof-top measured (and its report) on a firmware that never ends, in QEMU:
+    halted at reset until cmprof-top attaches (-S), or, running=True, already running when it attaches
+    (QEMU then stops it and says so before any request)."""
     elf = endless_elf()
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
     q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor", "none",
                           "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf,
-                          "-gdb", "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+                          "-gdb", "tcp:127.0.0.1:%d" % port] + ([] if running else ["-S"]),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(50):  # until its gdbstub listens
             with socket.socket() as sk:
@@ -625,15 +719,19 @@ def qemu_share(*extra):
 
 def qemu_share_checks():
     """Halting is gentle by default: the core halted at most about 10 % of the time, paced by what a
-    halt costs; --rate max goes flat out."""
-    code, share, j, err = qemu_share()
-    check("gdb, QEMU: by default the core is halted at most ~10 % of the time (<= 12 %)",
-          code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0 and
-          "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
-              code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
-    code, share, j, err = qemu_share("--rate", "max")
-    check("gdb, QEMU: --rate max halts flat out (over 12 % halted)", code == 0 and share is not None and share > 12,
-          "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
+    halt costs; --rate max goes flat out. Each with the guest halted at reset when cmprof-top attaches,
+    and with it running (attaching to a running board)."""
+    for running in (False, True):
+        how = ", attached to a running guest" if running else ""
+        code, share, j, err = qemu_share(running=running)
+        check("gdb, QEMU%s: by default the core is halted at most ~10 %% of the time (<= 12 %%)" % how,
+              code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0 and
+              "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
+                  code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
+        code, share, j, err = qemu_share("--rate", "max", running=running)
+        check("gdb, QEMU%s: --rate max halts flat out (over 12 %% halted)" % how,
+              code == 0 and share is not None and share > 12,
+              "exit %s, halted %s %%, %s samples, %s" % (code, share, j.get("total"), err.strip()[-200:]))
 
 
 def gentle_checks(pcs):
@@ -702,8 +800,9 @@ def close_checks(pcs):
 
 
 def serial_path_checks():
-    """gdb:PATH talks only to a terminal or character device: a regular file (here a copy of the ELF
-    itself) or a directory is refused in one line, never written to, and nothing is created."""
+    """gdb:PATH talks only to a terminal: a regular file (here a copy of the ELF itself), a directory,
+    a FIFO or a character device that is no terminal is refused in one line, never written to, and
+    nothing is created."""
     work = os.path.join(ROOT, "build", "gdb-test")
     os.makedirs(work, exist_ok=True)
     copy = os.path.join(work, "not_a_port.elf")
@@ -716,6 +815,34 @@ def serial_path_checks():
         check("gdb:PATH naming %s: refused in one line, the file unchanged" % what,
               r.returncode != 0 and len(lines) == 1 and "not a serial port" in r.stderr and
               open(copy, "rb").read() == clean, "exit %s, %s" % (r.returncode, lines))
+    # character devices that are no terminal: refused by their type and number before anything opens
+    # them (opening alone can start a device: a watchdog), never written to
+    for dev in ("/dev/zero", "/dev/null", "/dev/urandom"):
+        start = time.monotonic()
+        r = subprocess.run([TOOL, "--batch", "--duration", "2", "gdb:" + dev, copy], capture_output=True, text=True,
+                           timeout=20)
+        lines = r.stderr.strip().splitlines()
+        check("gdb:%s (a character device, no terminal): refused at once in one line naming it" % dev,
+              r.returncode != 0 and len(lines) == 1 and "gdb:%s" % dev in lines[0] and "no terminal" in lines[0] and
+              time.monotonic() - start < 1.5, "exit %s, %s" % (r.returncode, lines))
+    fifo = os.path.join(work, "fifo_port")
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader: a write would land here
+    try:
+        r = subprocess.run([TOOL, "--batch", "--duration", "1", "gdb:" + fifo, copy], capture_output=True,
+                           text=True, timeout=20)
+        try:
+            written = os.read(reader, 4096)
+        except BlockingIOError:
+            written = b""
+    finally:
+        os.close(reader)
+        os.unlink(fifo)
+    check("gdb:PATH naming a FIFO with a reader: refused in one line, not a byte written",
+          r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and "a FIFO" in r.stderr and not written,
+          "exit %s, %s, %d bytes written" % (r.returncode, r.stderr.strip(), len(written)))
     missing = os.path.join(work, "no_such_port")
     if os.path.exists(missing):
         os.unlink(missing)

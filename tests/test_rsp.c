@@ -7,13 +7,17 @@
 #include <string.h>
 
 static char got[64][256];
+static bool notified[64]; /* the packet was a notification ('%') */
 static size_t n_got, n_acks, n_nacks;
+static struct rsp_decoder dec;
 
 static void on_packet(void *ctx, const char *data, size_t len)
 {
     (void)ctx;
-    if (n_got < 64)
+    if (n_got < 64) {
         snprintf(got[n_got], sizeof got[0], "%.*s", (int)len, data);
+        notified[n_got] = dec.notification;
+    }
     n_got++;
 }
 
@@ -25,8 +29,6 @@ static void on_ack(void *ctx, bool positive)
     else
         n_nacks++;
 }
-
-static struct rsp_decoder dec;
 
 static void feed_split(const char *s, size_t n, size_t chunk)
 {
@@ -115,6 +117,20 @@ static void test_split_anywhere(void)
     CHECK(want >= 2 && same);
 }
 
+/* A '%' packet is a notification, never an answer: the reader is told which packets were, however
+ * the bytes are split, and a '$' that cuts one short makes the next a reply again. */
+static void test_notifications_are_flagged(void)
+{
+    const char *s = "%Stop:T05#99$OK#9a%Stop:T05$OK#9a";
+    bool same = true;
+    for (size_t chunk = 1; chunk <= strlen(s); chunk++) {
+        feed_split(s, strlen(s), chunk);
+        same &= n_got == 3 && strcmp(got[0], "Stop:T05") == 0 && notified[0] && strcmp(got[1], "OK") == 0 &&
+                !notified[1] && strcmp(got[2], "OK") == 0 && !notified[2];
+    }
+    CHECK(same);
+}
+
 static void test_random_bytes_never_crash(void)
 {
     uint32_t rng = 7;
@@ -137,6 +153,7 @@ int main(void)
     RUN_TEST(test_run_length_encoding);
     RUN_TEST(test_too_long_is_dropped);
     RUN_TEST(test_split_anywhere);
+    RUN_TEST(test_notifications_are_flagged);
     RUN_TEST(test_random_bytes_never_crash);
     return check_summary();
 }
