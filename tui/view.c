@@ -170,7 +170,7 @@ static void header_settings(struct view *v, struct vbuf *b)
     if (v->filter[0] && v->prompt != VP_FILTER)
         field(f, &n, 0, VA_BOLD, "filter: %s (Esc clears)", v->filter);
     field(f, &n, 0, VA_BOLD, "by %s%s", view_group_label(v->group), v->inline_frames ? "" : " (no inline)");
-    field(f, &n, 1, VA_BOLD, "sort %s", view_sort_label(v));
+    field(f, &n, 1, VA_BOLD, "sort %s%s", view_sort_label(v), v->sort_reverse ? " (reversed)" : "");
     if (v->window_mode)
         field(f, &n, 0, VA_BOLD, "last %.0f s", v->window_seconds);
     if (v->frozen)
@@ -301,6 +301,7 @@ void view_render(struct view *v, struct vbuf *b)
             uint32_t c = b->cells[i].ch;
             if (c < 0x80)
                 continue;
-            b->cells[i].ch = c == 0x00B1 ? '+' : c == 0x2191 ? '^' : c == 0x2193 ? 'v' : c == 0x2190 ? '<' : '?';
+            b->cells[i].ch = c == 0x00B1 ? '+' : c == 0x2191 || c == 0x25B2 ? '^' : c == 0x2193 || c == 0x25BC ? 'v'
+                             : c == 0x2190 ? '<' : c == 0x2192 ? '>' : '?';
         }
 }
