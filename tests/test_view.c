@@ -170,6 +170,17 @@ static void test_reset_counters_and_nominal_rate(void)
     in.info.jitter = 4095;
     t = render(&v, 120, 24);
     CHECK(strstr(t, "nominal 9309/s") != NULL); /* 168 MHz / (16000 + 4095 / 2) */
+    CHECK(strstr(t, "16000+0..4095 ticks ") && !strstr(t, "ticks of")); /* the timer counts the core's clock */
+    in.info.clock_hz = 1000000000; /* a Cortex-R5's 1 GHz core, its timer at 1 MHz */
+    in.info.timer_hz = 1000000;
+    in.info.period = 20;
+    in.info.jitter = 15;
+    t = render(&v, 160, 24);
+    CHECK(strstr(t, "clk 1000.0 MHz") && strstr(t, "period 20+0..15 ticks of 1 MHz") &&
+          strstr(t, "nominal 36364/s")); /* 1 MHz / 27.5: the figures add up */
+    CHECK(strstr(t, "(N/s received, nominal in target time)")); /* 345/s received, over 5 s: apart */
+    in.info.period = 2873; /* 1 MHz / (2873 + 7.5): 347/s, as received */
+    CHECK(!strstr(render(&v, 160, 24), "nominal in target time"));
     in.info.present = false;
     in.text.stats.bad_lines = 0;
     in.itm.stats.overflows = 0;
