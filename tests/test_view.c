@@ -170,6 +170,17 @@ static void test_reset_counters_and_nominal_rate(void)
     in.info.jitter = 4095;
     t = render(&v, 120, 24);
     CHECK(strstr(t, "nominal 9309/s") != NULL); /* 168 MHz / (16000 + 4095 / 2) */
+    CHECK(strstr(t, "16000+0..4095 ticks ") && !strstr(t, "ticks of")); /* the timer counts the core's clock */
+    in.info.clock_hz = 1000000000; /* a Cortex-R5's 1 GHz core, its timer at 1 MHz */
+    in.info.timer_hz = 1000000;
+    in.info.period = 20;
+    in.info.jitter = 15;
+    t = render(&v, 160, 24);
+    CHECK(strstr(t, "clk 1000.0 MHz") && strstr(t, "period 20+0..15 ticks of 1 MHz") &&
+          strstr(t, "nominal 36364/s")); /* 1 MHz / 27.5: the figures add up */
+    CHECK(strstr(t, "(N/s received, nominal in target time)")); /* 345/s received, over 5 s: apart */
+    in.info.period = 2873; /* 1 MHz / (2873 + 7.5): 347/s, as received */
+    CHECK(!strstr(render(&v, 160, 24), "nominal in target time"));
     in.info.present = false;
     in.text.stats.bad_lines = 0;
     in.itm.stats.overflows = 0;
@@ -211,7 +222,7 @@ static void test_filter_prompt_and_name_sort(void)
 static void test_diff_columns(void)
 {
     setup();
-    struct baseline_row rows[] = {{"0x08000100", 500}, {"0x08000200", 500}}; /* sorted by name */
+    struct baseline_row rows[] = {{"0x08000100", 500, 0}, {"0x08000200", 500, 0}}; /* sorted by name */
     struct baseline base = {.group = "function", .total = 1000, .rows = rows, .n = 2};
     v.base = &base;
     const char *t = render(&v, 120, 24);
@@ -675,7 +686,7 @@ static void test_sort_any_column(void)
     CHECK(strstr(render(&v, 100, 24), "sort share") != NULL); /* round again */
     view_key(&v, '<');
     CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
-    struct baseline_row rows[] = {{"0x08000100", 100}, {"0x08000200", 800}, {"0x08000300", 100}};
+    struct baseline_row rows[] = {{"0x08000100", 100, 0}, {"0x08000200", 800, 0}, {"0x08000300", 100, 0}};
     struct baseline base = {.group = "function", .total = 1000, .rows = rows, .n = 3};
     v.base = &base;
     view_key(&v, '>'); /* name -> base% */
@@ -686,6 +697,84 @@ static void test_sort_any_column(void)
     CHECK(strstr(t, "sort change") && strstr(t, "0x08000100") < strstr(t, "0x08000300") &&
           strstr(t, "0x08000300") < strstr(t, "0x08000200"));
     v.base = NULL;
+}
+
+/* The title line of the top list: the line that holds "NAME". */
+static const char *title_line(const char *t, char *line, size_t len)
+{
+    const char *n = strstr(t, "NAME");
+    const char *start = n;
+    while (start && start > t && start[-1] != '\n')
+        start--;
+    const char *end = n ? strchr(n, '\n') : NULL;
+    snprintf(line, len, "%.*s", n && end ? (int)(end - start) : 0, n ? start : "");
+    return line;
+}
+
+/* As htop: the sorted column's title carries the arrow, I reverses, F6 picks from a list at the
+ * bottom, F10 quits, and a key that does nothing says where help is. */
+static void test_sort_marked_reversed_and_picked(void)
+{
+    setup();
+    char line[512];
+    const char *t = render(&v, 100, 24);
+    CHECK(strstr(title_line(t, line, sizeof line), "\u25bc%") && !strstr(line, "NAME \u25b2"));
+    view_key(&v, 'I'); /* smallest share first */
+    t = render(&v, 100, 24);
+    CHECK(strstr(title_line(t, line, sizeof line), "\u25b2%") && strstr(t, "sort share (reversed)") &&
+          strstr(t, "0x08000300") < strstr(t, "0x08000200") && strstr(t, "0x08000200") < strstr(t, "0x08000100"));
+    view_key(&v, 'I');
+    view_key(&v, 's'); /* by name: A to Z, the arrow on NAME */
+    t = render(&v, 100, 24);
+    CHECK(strstr(title_line(t, line, sizeof line), "NAME \u25b2") && !strstr(line, "\u25bc%"));
+    view_key(&v, 'I'); /* Z to A */
+    t = render(&v, 100, 24);
+    CHECK(strstr(title_line(t, line, sizeof line), "NAME \u25bc") &&
+          strstr(t, "0x08000300") < strstr(t, "0x08000100"));
+    view_key(&v, 'I');
+    view_key(&v, VK_F6); /* the list, the current order in brackets */
+    t = render(&v, 100, 24);
+    CHECK(strstr(t, "sort by:") && strstr(t, "[name]") && strstr(t, "% share"));
+    view_key(&v, VK_LEFT); /* name -> interval */
+    t = render(&v, 100, 24);
+    CHECK(strstr(t, "[\u00b1% interval]") && strstr(t, "sort name")); /* not applied before Enter */
+    view_key(&v, VK_ENTER);
+    t = render(&v, 100, 24);
+    CHECK(!strstr(t, "sort by:") && strstr(t, "sort \u00b1%") && strstr(title_line(t, line, sizeof line), "\u25bc\u00b1%"));
+    view_key(&v, VK_F6);
+    view_key(&v, VK_RIGHT);
+    view_key(&v, VK_ESC); /* Esc: the order stays */
+    CHECK(strstr(render(&v, 100, 24), "sort \u00b1%") != NULL);
+    v.unicode = false; /* without UTF-8 the arrows are v and ^ */
+    CHECK(strstr(title_line(render(&v, 100, 24), line, sizeof line), "v+%") != NULL);
+    v.unicode = true;
+    view_key(&v, 'x'); /* no such key */
+    CHECK(strstr(render(&v, 100, 24), "? for help") != NULL);
+    CHECK(view_key(&v, VK_F10) == VIEW_QUIT && view_key(&v, 'q') == VIEW_QUIT);
+}
+
+/* Narrow terminals drop columns (the bar, then ±%, then samples) before the name gets fewer than
+ * 20 columns; the share stays. */
+static void test_narrow_columns(void)
+{
+    setup();
+    char line[512];
+    static const struct {
+        int w;
+        bool bar, ci, samples;
+    } want[] = {{80, true, true, true}, {50, false, true, true}, {40, false, false, true}, {30, false, false, false}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const char *t = render(&v, want[i].w, 24);
+        title_line(t, line, sizeof line);
+        CHECK(!!strstr(line, "SHARE") == want[i].bar && !!strstr(line, "\u00b1%") == want[i].ci &&
+              !!strstr(line, "SAMPLES") == want[i].samples && strstr(line, "%"));
+        const char *name = strstr(line, "NAME");
+        int x = 0;
+        for (const char *c = line; name && c < name; c++)
+            x += ((unsigned char)*c & 0xC0) != 0x80;
+        CHECK(name && (want[i].w - x >= 20 || want[i].w < 28)); /* the name's room, where the share leaves it */
+        CHECK(strstr(t, "0x08000100") && strstr(t, "69.93%")); /* the row's name whole, and its share */
+    }
 }
 
 /* Issue 35, 23: G is in the key bar at 80 columns too. */
@@ -824,7 +913,7 @@ static void test_graph_pane_short(void)
     const char *t = render(&v, 50, 12);
     const char *title = strstr(t, "HISTORY  0x08000100");
     const char *end = title ? strchr(title, '\n') : NULL;
-    CHECK(strstr(t, "SHARE") && strstr(t, "0x08000200") && title); /* rows of the table, and the pane */
+    CHECK(strstr(t, "NAME") && strstr(t, "0x08000200") && title); /* the table (its bar dropped at 50 columns) and the pane */
     CHECK(end && (strncmp(end - 7, "100.0 %", 7) == 0 || strncmp(end - 5, "1 min", 5) == 0));
     CHECK(title && strstr(title, "100.0%") != NULL); /* the chart's peak label */
 }
@@ -938,6 +1027,8 @@ int main(void)
     RUN_TEST(test_clone_names);
     RUN_TEST(test_header_whole_fields);
     RUN_TEST(test_sort_any_column);
+    RUN_TEST(test_sort_marked_reversed_and_picked);
+    RUN_TEST(test_narrow_columns);
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);
     RUN_TEST(test_by_file_paths);

@@ -302,6 +302,21 @@ static int sort_column(struct view *v, int key) /* as htop's < and > cycle it */
     return VIEW_REDRAW;
 }
 
+static int sort_reverse(struct view *v, int key) /* htop's I */
+{
+    (void)key;
+    v->sort_reverse = !v->sort_reverse;
+    return VIEW_REDRAW;
+}
+
+static int open_sort_menu(struct view *v, int key) /* htop's F6: the orders listed at the bottom */
+{
+    (void)key;
+    v->sort_menu = true;
+    v->sort_pick = v->sort;
+    return VIEW_REDRAW;
+}
+
 static int next_group(struct view *v, int key)
 {
     (void)key;
@@ -488,9 +503,13 @@ static const struct binding bindings[] = {
     {.keys = {'c'}, .screens = ON(VM_CALLS), .run = calls_again},
     /* the keys above, on the other lists: nothing */
     {.keys = {VK_ENTER, 'a', 'n', 'N', 'c'}, .screens = LISTS, .run = redraw},
-    {.keys = {'s'}, .screens = LISTS, .run = sort_by_name, .hints = {{VM_TOP, "s sort", 5}}, .help_key = "s < >",
-     .help = "sort: s by share or name, < > by the previous or next column"},
+    {.keys = {'s'}, .screens = LISTS, .run = sort_by_name, .hints = {{VM_TOP, "s sort", 5}},
+     .help_key = "s < > F6 I",
+     .help = "sort: s by share or name, < > by the previous or next column, F6 from a list, I reverses; the sorted"
+     " column's title has the arrow"},
     {.keys = {'<', '>'}, .screens = LISTS, .run = sort_column},
+    {.keys = {VK_F6}, .screens = LISTS, .run = open_sort_menu},
+    {.keys = {'I'}, .screens = LISTS, .run = sort_reverse},
     {.keys = {'g'}, .screens = LISTS, .run = next_group, .hints = {{VM_TOP, "g group", 3}}, .help_key = "g",
      .help = "group by function, line, file, task"},
     {.keys = {'i'}, .screens = LISTS, .run = toggle_inline,
@@ -523,9 +542,9 @@ static const struct binding bindings[] = {
     {.keys = {'l'}, .screens = ON(VM_LOG), .run = close_log},
     {.keys = {'d'}, .screens = LISTS, .run = open_diag, .hints = {{VM_TOP, "d diag", 11}}, .help_key = "d",
      .help = "diagnostics"},
-    {.keys = {'q', 'Q'}, .screens = EVERY, .run = quit,
+    {.keys = {'q', 'Q', VK_F10}, .screens = EVERY, .run = quit,
      .hints = {{VM_TOP, "q quit", 1}, {VM_SOURCE, "q quit", 2}, {VM_SECTIONS, "q quit", 2}, {VM_CALLS, "q quit", 2}},
-     .help_key = "q", .help = "quit"},
+     .help_key = "q F10", .help = "quit"},
     {.keys = {VK_RESIZE}, .screens = EVERY, .run = redraw},
     {.keys = {KEY_ANY}, .screens = PAGES, .run = leave_page},
 };
@@ -603,8 +622,40 @@ static char *prompt_text(struct view *v)
     return v->prompt == VP_FILTER ? v->filter : v->search;
 }
 
+/* F6's list: each order the top list has, the one under the cursor in brackets. */
+static void sort_menu_line(const struct view *v, char *line, size_t len)
+{
+    static const char *const names[] = {"% share", "\u00b1% interval", "name", "base%", "change"};
+    size_t used = (size_t)snprintf(line, len, " sort by:");
+    for (int i = 0; i < view_sort_columns(v) && used < len; i++)
+        used += (size_t)snprintf(line + used, len - used, i == v->sort_pick ? " [%s]" : "  %s ", names[i]);
+    if (used < len)
+        snprintf(line + used, len - used, "   (\u2190\u2192 choose, Enter sorts, I reverses, Esc: no)");
+}
+
+/* F6's list open: arrows (and < >) move, Enter sorts by the choice, I reverses it, Esc leaves. */
+static int sort_menu_key(struct view *v, int key)
+{
+    int n = view_sort_columns(v);
+    if (key == VK_LEFT || key == VK_UP || key == '<')
+        v->sort_pick = (v->sort_pick + n - 1) % n;
+    else if (key == VK_RIGHT || key == VK_DOWN || key == '>' || key == VK_F6)
+        v->sort_pick = (v->sort_pick + 1) % n;
+    else if (key == 'I')
+        v->sort_reverse = !v->sort_reverse;
+    else if (key == VK_ENTER)
+        v->sort = v->sort_pick, v->sort_menu = false;
+    else if (key == VK_ESC || key == 'q' || key == VK_F10)
+        v->sort_menu = false;
+    return VIEW_REDRAW;
+}
+
 bool view_prompt_line(const struct view *v, char *line, size_t len)
 {
+    if (v->sort_menu) {
+        sort_menu_line(v, line, len);
+        return true;
+    }
     if (v->saving) {
         size_t used = (size_t)snprintf(line, len, " save a snapshot as:");
         for (size_t i = 0; i < N_SAVE_FORMATS && used < len; i++)
@@ -666,9 +717,15 @@ int view_key(struct view *v, int key)
         v->note[0] = v->note_path[0] = '\0'; /* a note stays until the next key */
     if (v->saving)
         return save_key(v, key);
+    if (v->sort_menu)
+        return sort_menu_key(v, key);
     if (v->prompt != VP_NONE)
         return prompt_key(v, key);
     const struct binding *k = binding_for(v, key);
+    if (!k && key > 0 && key != VK_RESIZE) { /* say so, as htop's unbound keys do not */
+        snprintf(v->note, sizeof v->note, "no such key here: ? for help");
+        return VIEW_REDRAW;
+    }
     int flags = k ? k->run(v, key) : 0;
     if ((flags & REFREEZE) && v->frozen)
         view_freeze(v);

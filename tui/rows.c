@@ -81,15 +81,23 @@ int view_sort_columns(const struct view *v)
     return view_baseline(v) ? VS_CHANGE + 1 : VS_NAME + 1;
 }
 
-/* rows[0..n) in the chosen order (share: as they come). */
-static void sort_rows(struct view *v, struct prof_row *rows, size_t n)
+bool view_sort_descending(const struct view *v)
 {
-    if (v->sort == VS_NAME) {
-        qsort(rows, n, sizeof *rows, cmp_name);
-        return;
+    return (v->sort != VS_NAME) != v->sort_reverse;
+}
+
+static void reverse_rows(struct prof_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        struct prof_row t = rows[i];
+        rows[i] = rows[n - 1 - i];
+        rows[n - 1 - i] = t;
     }
-    if (v->sort == VS_SHARE || (v->sort >= VS_BASE && !view_baseline(v)))
-        return;
+}
+
+/* By the ±% or --diff's columns, largest first. */
+static void sort_by_key(struct view *v, struct prof_row *rows, size_t n)
+{
     struct keyed_row *k = malloc(n * sizeof *k);
     if (!k)
         return; /* out of memory: by share */
@@ -108,6 +116,17 @@ static void sort_rows(struct view *v, struct prof_row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         rows[i] = k[i].row;
     free(k);
+}
+
+/* rows[0..n) in the chosen order (share: as they come), reversed with key I. */
+static void sort_rows(struct view *v, struct prof_row *rows, size_t n)
+{
+    if (v->sort == VS_NAME)
+        qsort(rows, n, sizeof *rows, cmp_name);
+    else if (v->sort != VS_SHARE && (v->sort < VS_BASE || view_baseline(v)))
+        sort_by_key(v, rows, n);
+    if (v->sort_reverse)
+        reverse_rows(rows, n);
 }
 
 struct prof *view_current_prof(struct view *v)

@@ -173,6 +173,10 @@ int tui_key(void)
         return VK_BACKSPACE;
     case KEY_F(1):
         return VK_F1;
+    case KEY_F(6):
+        return VK_F6;
+    case KEY_F(10):
+        return VK_F10;
     case KEY_RESIZE:
         clearok(curscr, TRUE); /* the terminal cropped the old screen as it liked: repaint it all */
         return VK_RESIZE;

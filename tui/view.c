@@ -170,7 +170,7 @@ static void header_settings(struct view *v, struct vbuf *b)
     if (v->filter[0] && v->prompt != VP_FILTER)
         field(f, &n, 0, VA_BOLD, "filter: %s (Esc clears)", v->filter);
     field(f, &n, 0, VA_BOLD, "by %s%s", view_group_label(v->group), v->inline_frames ? "" : " (no inline)");
-    field(f, &n, 1, VA_BOLD, "sort %s", view_sort_label(v));
+    field(f, &n, 1, VA_BOLD, "sort %s%s", view_sort_label(v), v->sort_reverse ? " (reversed)" : "");
     if (v->window_mode)
         field(f, &n, 0, VA_BOLD, "last %.0f s", v->window_seconds);
     if (v->frozen)
@@ -180,14 +180,22 @@ static void header_settings(struct view *v, struct vbuf *b)
         double shz = view_section_hz(v); /* the sections' clock, when another: say which is which */
         if (shz > 0 && fabs(shz - (double)in->info.clock_hz) > 0.5)
             field(f, &n, 3, VA_NORMAL, "sections' clock %.3f MHz%s", shz / 1e6, v->cpu_hz > 0 ? " (--cpu-hz)" : "");
-        field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks", (unsigned long long)in->info.period,
-              (unsigned long long)in->info.jitter);
+        char tclk[32] = ""; /* the period counts the timer's own clock, when it is not the core's */
+        if (in->info.timer_hz && in->info.timer_hz != in->info.clock_hz)
+            snprintf(tclk, sizeof tclk, " of %g %s", in->info.timer_hz >= 1000000 ? in->info.timer_hz / 1e6
+                     : in->info.timer_hz / 1e3, in->info.timer_hz >= 1000000 ? "MHz" : "kHz");
+        field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks%s", (unsigned long long)in->info.period,
+              (unsigned long long)in->info.jitter, tclk);
         snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "period %llu+0..%llu", (unsigned long long)in->info.period,
                  (unsigned long long)in->info.jitter);
         /* the rate the firmware asked for: the timer's clock over the mean period */
         double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
         if (in->info.timer_hz && mean > 0)
             field(f, &n, 4, VA_NORMAL, "nominal %.0f/s", (double)in->info.timer_hz / mean);
+        /* received and nominal apart: the target's clock is not the wall's (QEMU's guest time) */
+        double nominal = in->info.timer_hz && mean > 0 ? (double)in->info.timer_hz / mean : 0;
+        if (nominal > 0 && v->st.elapsed > 5 && v->st.rate > 0 && fabs(v->st.rate / nominal - 1) > 0.25)
+            field(f, &n, 7, VA_DIM, "(N/s received, nominal in target time)");
         if (in->info.arch[0]) /* what the firmware runs on and samples with */
             field(f, &n, 6, VA_NORMAL, "%s %s", in->info.arch, in->info.timer);
     } else if (in->text.stats.no_base) {
@@ -301,6 +309,7 @@ void view_render(struct view *v, struct vbuf *b)
             uint32_t c = b->cells[i].ch;
             if (c < 0x80)
                 continue;
-            b->cells[i].ch = c == 0x00B1 ? '+' : c == 0x2191 ? '^' : c == 0x2193 ? 'v' : c == 0x2190 ? '<' : '?';
+            b->cells[i].ch = c == 0x00B1 ? '+' : c == 0x2191 || c == 0x25B2 ? '^' : c == 0x2193 || c == 0x25BC ? 'v'
+                             : c == 0x2190 ? '<' : c == 0x2192 ? '>' : '?';
         }
 }

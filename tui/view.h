@@ -14,13 +14,14 @@
 /* Keys: printable characters as themselves, the rest here. */
 enum {
     VK_UP = 0x110000, VK_DOWN, VK_LEFT, VK_RIGHT, VK_PGUP, VK_PGDN, VK_HOME, VK_END, VK_ENTER, VK_ESC,
-    VK_BACKSPACE, VK_F1, VK_WHEEL_UP, VK_WHEEL_DOWN, VK_RESIZE
+    VK_BACKSPACE, VK_F1, VK_WHEEL_UP, VK_WHEEL_DOWN, VK_RESIZE, VK_F6, VK_F10
 };
 #define VIEW_REDRAW 1
 #define VIEW_QUIT 2
 #define VIEW_SAVE 4 /* write a snapshot in v->save_format: the caller does the I/O */
 
-/* The top list's orders: one per column (SAMPLES and % sort as SHARE does). */
+/* The top list's orders: one per column (SAMPLES and the bar sort as % does); each has its natural
+ * direction (names A to Z, the figures largest first), which key I reverses. */
 enum view_sort { VS_SHARE, VS_CI, VS_NAME, VS_BASE, VS_CHANGE };
 
 enum view_mode { VM_TOP, VM_SOURCE, VM_SECTIONS, VM_LOG, VM_HELP, VM_DIAG, VM_CALLS };
@@ -68,7 +69,10 @@ struct view {
         unsigned kinds;        /* sym_clone_kinds() */
     } clones[256];
     int n_clones;
-    int sort;                  /* the top list's order: enum view_sort (keys s, < and >) */
+    int sort;                  /* the top list's order: enum view_sort (keys s, < >, F6) */
+    bool sort_reverse;         /* key I: against the order's natural direction */
+    bool sort_menu;            /* F6: picking the order from a list at the bottom */
+    int sort_pick;             /* ... the one under the cursor there */
     bool frozen;
     bool window_mode;
     bool graph;                /* key G: the history pane under the top and sections tables */

@@ -19,6 +19,7 @@ struct prof *view_current_prof(struct view *v);                            /* cu
 size_t view_top_rows(struct view *v, const struct prof_row **out);         /* after freeze, filter, sort */
 const char *view_sort_label(const struct view *v);                         /* "share", "name", ... */
 int view_sort_columns(const struct view *v);                               /* how many orders < and > cycle */
+bool view_sort_descending(const struct view *v);                           /* the order shown, largest first */
 const char *view_group_label(enum prof_group g);                           /* "function", "line", ... */
 void view_freeze(struct view *v);                                          /* the rows and sparklines now */
 const struct history *view_history(const struct view *v);                  /* the sparklines' (frozen too) */
