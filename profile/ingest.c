@@ -273,6 +273,10 @@ void ingest_finish(struct ingest *in)
         decide(in, DETECT_ITM); /* zeros alone: ITM sync, as detect_format tells them */
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
+    if (in->format == DETECT_TPIU) { /* a short capture with no full sync: aligned on what came */
+        struct byte_sink bs = {tpiu_to_itm, in};
+        tpiu_finish(&in->tpiu, &bs);
+    }
 }
 
 void ingest_free(struct ingest *in)
@@ -330,7 +334,11 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
         loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u (--tpiu-id)",
              (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
     }
-    loss(&l, f->unsynced, "%llu TPIU bytes before the first full sync skipped", (unsigned long long)f->unsynced);
+    loss(&l, f->unsynced, "%llu TPIU bytes before the first whole frame skipped", (unsigned long long)f->unsynced);
+    char aligned[INGEST_LOSS_TEXT];
+    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
+    loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
+         "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     const struct orbflow_stats *of = &in->orbflow.stats;
     loss(&l, of->bad_sums + of->bad_cobs + of->too_long,
          "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",

@@ -17,7 +17,9 @@ static void to_itm(void *ctx, const uint8_t *buf, size_t len)
     itm_feed(&c->itm, buf, len, &c->sink);
 }
 
-static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evlog *l, struct tpiu_decoder *t)
+/* Feeds s in pieces of `chunk` bytes (0: pieces of random sizes); force: --tpiu-offset, or -1. */
+static void run_forced(const uint8_t *s, size_t n, size_t chunk, uint8_t id, int force, struct evlog *l,
+                       struct tpiu_decoder *t)
 {
     static struct chain c;
     evlog_reset(l);
@@ -25,8 +27,18 @@ static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evl
     c.sink = (struct ev_sink){evlog_event, l};
     struct byte_sink bs = {to_itm, &c};
     tpiu_init(t, id);
-    for (size_t i = 0; i < n; i += chunk)
-        tpiu_feed(t, s + i, i + chunk <= n ? chunk : n - i, &bs);
+    if (force >= 0)
+        tpiu_force_offset(t, (unsigned)force);
+    for (size_t i = 0, k; i < n; i += k) {
+        k = chunk ? chunk : 1 + rnd32() % 300;
+        tpiu_feed(t, s + i, i + k <= n ? k : n - i, &bs);
+    }
+    tpiu_finish(t, &bs);
+}
+
+static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evlog *l, struct tpiu_decoder *t)
+{
+    run_forced(s, n, chunk, id, -1, l, t);
 }
 
 static const uint8_t VECTOR[] = {0xFF, 0xFF, 0xFF, 0x7F, 0x03, 0x17, 0x78, 0x56, 0x34, 0x12, 0x16, 0x7A,
@@ -48,14 +60,15 @@ static void test_other_id_is_filtered(void)
     CHECK(log_a.len == 0 && t.stats.other_ids > 0);
 }
 
-static void test_nothing_before_sync(void)
+static void test_frames_before_the_first_sync_use_its_alignment(void)
 {
-    uint8_t s[40];
-    memcpy(s, VECTOR + 4, 16); /* a frame with no sync before it */
-    memcpy(s + 16, VECTOR, sizeof VECTOR);
+    uint8_t s[45] = {0x11, 0x22, 0x33, 0x44, 0x55}; /* a cut frame, a frame, then the sync */
+    memcpy(s + 5, VECTOR + 4, 16);
+    memcpy(s + 21, VECTOR, sizeof VECTOR);
     struct tpiu_decoder t;
-    run(s, 16 + sizeof VECTOR, 1, 1, &log_a, &t);
-    CHECK(t.stats.unsynced == 16 && log_a.count[EV_PC] == 2);
+    run(s, 21 + sizeof VECTOR, 1, 1, &log_a, &t);
+    CHECK(t.stats.unsynced == 5 && log_a.count[EV_PC] == 4 && t.stats.align.how == TPIU_BY_SYNC);
+    CHECK(t.stats.align.at == 5 && t.stats.realigns == 0);
 }
 
 static void test_half_sync_dropped(void)
@@ -106,14 +119,251 @@ static void test_chunk_invariance(void)
     CHECK(all_equal);
 }
 
+
+/* ---- generated captures: ITM PC samples on source 1, ETM-like noise on source 2, no sync ---- */
+
+struct item {
+    uint8_t id, v;
+};
+
+#define MAX_PCS 6000
+static uint32_t want_pcs[MAX_PCS];
+static size_t n_want;
+static struct item items[200000];
+
+/* The two sources' bytes as the formatter takes them: runs of each in turn. The ITM stream starts
+ * with a sync packet and repeats it every 32 samples (DWT's SYNCTAP). */
+static size_t make_items(size_t samples)
+{
+    size_t n = 0;
+    n_want = 0;
+    while (n_want < samples) {
+        size_t run_itm = 5 + rnd32() % 40, run_etm = 1 + rnd32() % 60;
+        for (size_t k = 0; k < run_itm && n_want < samples; k += 5) {
+            if (n_want % 32 == 0)
+                for (int z = 0; z < 6; z++)
+                    items[n++] = (struct item){1, z == 5 ? 0x80 : 0x00};
+            uint32_t pc = 0x08000100u + 2u * (rnd32() % 300);
+            want_pcs[n_want++] = pc;
+            items[n++] = (struct item){1, 0x17};
+            for (int b = 0; b < 4; b++)
+                items[n++] = (struct item){1, (uint8_t)(pc >> (8 * b))};
+        }
+        for (size_t k = 0; k < run_etm; k++)
+            items[n++] = (struct item){2, (uint8_t)rnd32()};
+    }
+    return n;
+}
+
+/* Packs the items into 16-byte frames, changing IDs only at even bytes (ID = bits 7:1, bit 0 set):
+ * aux bit 0 when the new source owns the next byte, 1 when the old one does. The last frame is
+ * padded with the null source. Returns the bytes written. */
+static size_t pack_frames(const struct item *it, size_t n, uint8_t *out)
+{
+    size_t i = 0, len = 0;
+    uint8_t cur = 0;
+    while (i < n) {
+        uint8_t *f = out + len, aux = 0;
+        memset(f, 0, 16);
+        for (unsigned e = 0; e < 15; e += 2) {
+            if (i >= n) { /* pad: the null source */
+                f[e] = cur ? 0x01 : 0x00;
+                cur = 0;
+                continue;
+            }
+            if (it[i].id != cur) {
+                f[e] = (uint8_t)(it[i].id << 1 | 1u); /* the new ID owns the next byte */
+                cur = it[i].id;
+                if (e < 14)
+                    f[e + 1] = it[i++].v;
+                continue;
+            }
+            if (e < 14 && i + 1 < n && it[i + 1].id != cur) { /* change after the next byte: aux 1 */
+                f[e] = (uint8_t)(it[i + 1].id << 1 | 1u);
+                aux |= (uint8_t)(1u << (e / 2));
+                f[e + 1] = it[i++].v;
+                cur = it[i].id;
+                continue;
+            }
+            f[e] = (uint8_t)(it[i].v & 0xFEu);
+            aux |= (uint8_t)((it[i++].v & 1u) << (e / 2));
+            if (e < 14 && i < n && it[i].id == cur)
+                f[e + 1] = it[i++].v;
+            else if (e < 14) { /* nothing more of this source: the null source's byte */
+                f[e + 1] = 0;
+            }
+        }
+        f[15] = aux;
+        len += 16;
+    }
+    return len;
+}
+
+static uint32_t got_pcs[MAX_PCS + 100];
+static size_t n_got;
+
+static void collect(struct evlog *l)
+{
+    n_got = 0;
+    for (const char *p = l->buf; p && (p = strstr(p, "\n")) != NULL;) {
+        p++;
+        unsigned type, addr;
+        if (sscanf(p, "%u a=%x", &type, &addr) == 2 && type == EV_PC && n_got < MAX_PCS + 100)
+            got_pcs[n_got++] = addr;
+    }
+    unsigned type, addr;
+    if (l->buf && sscanf(l->buf, "%u a=%x", &type, &addr) == 2 && type == EV_PC) { /* the first line */
+        memmove(got_pcs + 1, got_pcs, n_got * sizeof got_pcs[0]);
+        got_pcs[0] = addr;
+        n_got++;
+    }
+}
+
+/* The decoded PCs matched in order against the encoded ones: how many matched; *stray: decoded PCs
+ * that match none (bytes of a slipped frame read as ITM). */
+static size_t matched(size_t *stray)
+{
+    size_t w = 0, m = 0;
+    *stray = 0;
+    for (size_t g = 0; g < n_got; g++) {
+        size_t k = w;
+        while (k < n_want && k < w + 400 && want_pcs[k] != got_pcs[g])
+            k++;
+        if (k < n_want && want_pcs[k] == got_pcs[g]) {
+            m++;
+            w = k + 1;
+        } else {
+            (*stray)++;
+        }
+    }
+    return m;
+}
+
+static uint8_t capture[260000];
+
+/* A capture of `samples` PC samples with no sync, that began `lead` bytes before a frame boundary
+ * (the end of a frame from before: random bytes). */
+static size_t syncless(size_t samples, unsigned lead)
+{
+    for (unsigned k = 0; k < lead; k++)
+        capture[k] = (uint8_t)rnd32();
+    return lead + pack_frames(items, make_items(samples), capture + lead);
+}
+
+/* The same events and counters whole, byte by byte and split at random. */
+static int split_anywhere(const uint8_t *s, size_t n, int force)
+{
+    static struct tpiu_decoder t1, t2;
+    run_forced(s, n, n, 1, force, &log_a, &t1);
+    int same = 1;
+    for (size_t chunk = 0; chunk < 4; chunk++) {
+        run_forced(s, n, chunk == 3 ? 7 : chunk, 1, force, &log_b, &t2);
+        same &= evlog_equal(&log_a, &log_b) && memcmp(&t1.stats, &t2.stats, sizeof t1.stats) == 0;
+    }
+    return same;
+}
+
+static void test_no_sync_aligned_by_content(void)
+{
+    static struct tpiu_decoder t;
+    for (unsigned lead = 0; lead < 16; lead++) {
+        size_t n = syncless(2000, lead), stray;
+        run(capture, n, 0, 1, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray);
+        CHECK(m == n_want && stray == 0 && n_got == n_want);
+        CHECK(t.stats.align.how == TPIU_BY_CONTENT && t.stats.align.at == lead);
+        CHECK(t.stats.realigns == 0 && t.stats.syncs == 0 && t.stats.unsynced == lead);
+        char why[400];
+        CHECK(tpiu_alignment_text(&t.stats, why, sizeof why) && strstr(why, "aligned by content at byte offset"));
+        if (lead == 5)
+            printf("     5 bytes before the first frame: %s\n", why);
+    }
+    size_t n = syncless(3000, 9);
+    CHECK(split_anywhere(capture, n, -1));
+    /* a capture that begins inside a frame of the ITM stream: what that frame began is lost, and the
+     * ITM decoder takes up the stream again at its next sync packet */
+    n = syncless(2000, 0);
+    memmove(capture, capture + 7, n - 7);
+    run(capture, n - 7, 0, 1, &log_a, &t);
+    collect(&log_a);
+    size_t stray, m = matched(&stray);
+    CHECK(stray == 0 && m + 32 >= n_want && t.stats.align.at == 9);
+}
+
+static void test_short_capture_aligned_at_its_end(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(60, 3), stray;
+    CHECK(n < TPIU_BLOCK);
+    run(capture, n, 1, 1, &log_a, &t);
+    collect(&log_a);
+    CHECK(matched(&stray) == n_want && stray == 0 && t.stats.align.at == 3);
+}
+
+static void test_sync_only_midway(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(3000, 11), stray;
+    size_t mid = 11 + 16 * (n / 32); /* a frame boundary: frames begin at 11 */
+    memmove(capture + mid + 4, capture + mid, n - mid);
+    memcpy(capture + mid, "\xff\xff\xff\x7f", 4);
+    n += 4;
+    run(capture, n, 0, 1, &log_a, &t);
+    collect(&log_a);
+    CHECK(matched(&stray) == n_want && stray == 0 && n_got == n_want);
+    CHECK(t.stats.syncs == 1 && t.stats.realigns == 0 && t.stats.align.how == TPIU_BY_CONTENT);
+    CHECK(split_anywhere(capture, n, -1));
+}
+
+/* Bytes lost or added on the line between frames: the frames slip, a later block's check finds the
+ * new offset, and the samples after it come back (from the ITM stream's next sync on). */
+static void test_garbage_between_frames(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(5000, 0), stray;
+    size_t at[2] = {16 * 700, 16 * 1900}, extra[2] = {7, 3};
+    for (int k = 1; k >= 0; k--) {
+        memmove(capture + at[k] + extra[k], capture + at[k], n - at[k]);
+        for (size_t j = 0; j < extra[k]; j++)
+            capture[at[k] + j] = (uint8_t)rnd32();
+        n += extra[k];
+    }
+    run(capture, n, 0, 1, &log_a, &t);
+    collect(&log_a);
+    size_t m = matched(&stray);
+    printf("     %zu of %zu samples, %zu stray, %llu re-alignments, %llu bytes of cut frames\n", m, n_want, stray,
+           (unsigned long long)t.stats.realigns, (unsigned long long)t.stats.cut);
+    CHECK(t.stats.realigns == 2 && stray <= 4 && m + 2 * 400 >= n_want);
+    CHECK(split_anywhere(capture, n, -1));
+}
+
+static void test_forced_offset(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(2000, 6), stray;
+    run_forced(capture, n, 0, 1, 6, &log_a, &t);
+    collect(&log_a);
+    CHECK(matched(&stray) == n_want && stray == 0 && t.stats.align.how == TPIU_FORCED);
+    run_forced(capture, n, 0, 1, 7, &log_a, &t); /* a wrong one is obeyed: few samples, no re-alignment */
+    collect(&log_a);
+    CHECK(matched(&stray) < n_want / 10 && t.stats.realigns == 0);
+    CHECK(split_anywhere(capture, n, 3));
+}
+
 int main(void)
 {
     RUN_TEST(test_design_notes_vector);
     RUN_TEST(test_other_id_is_filtered);
-    RUN_TEST(test_nothing_before_sync);
+    RUN_TEST(test_frames_before_the_first_sync_use_its_alignment);
     RUN_TEST(test_half_sync_dropped);
     RUN_TEST(test_aux_bit_keeps_old_id_for_next_byte);
     RUN_TEST(test_chunk_invariance);
+    RUN_TEST(test_no_sync_aligned_by_content);
+    RUN_TEST(test_short_capture_aligned_at_its_end);
+    RUN_TEST(test_sync_only_midway);
+    RUN_TEST(test_garbage_between_frames);
+    RUN_TEST(test_forced_offset);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
