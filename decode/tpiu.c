@@ -98,6 +98,27 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
     return n;
 }
 
+/* frame_bytes for a candidate: a frame with no byte of the wanted source (most frames, at most
+ * offsets) only has its faults counted and its last ID kept, by its ID bytes alone. */
+static size_t lane_frame(struct tpiu_lane *l, uint8_t wanted, uint8_t *out)
+{
+    const uint8_t *f = l->frame;
+    unsigned ids = 0;
+    bool wanted_id = false;
+    for (unsigned i = 0; i < 8; i++) {
+        ids |= (f[2 * i] & 1u) << i;
+        wanted_id |= f[2 * i] == (uint8_t)(wanted << 1 | 1u);
+    }
+    if (wanted_id || l->id == wanted)
+        return frame_bytes(l, wanted, out, NULL);
+    for (unsigned i = 0; i < 8; i++)
+        if (ids & (1u << i)) {
+            l->id = f[2 * i] >> 1;
+            l->faults += reserved_id(l->id) || (((f[15] & ids >> 1) >> i) & 1u && i < 7);
+        }
+    return 0;
+}
+
 /* The wanted source's bytes of a frame, checked as ITM. */
 static void lane_check(struct tpiu_lane *l, const uint8_t *out, size_t n)
 {
@@ -135,12 +156,33 @@ static bool lane_byte(struct tpiu_lane *l, uint8_t b, uint64_t *half_syncs)
     return true;
 }
 
-static void lane_run(struct tpiu_lane *l, const uint8_t *buf, size_t len, uint8_t wanted)
+/* A fresh lane through buf. Without a half sync in buf (almost always), its frames are read where
+ * they lie, and only the last, partial one is copied: the same as byte by byte, many times faster
+ * (all 16 lanes read every block). */
+static void lane_run(struct tpiu_lane *l, const uint8_t *buf, size_t len, uint8_t wanted, bool half_syncs)
 {
     uint8_t out[15];
-    for (size_t i = 0; i < len; i++)
+    size_t i = 0;
+    if (!half_syncs && l->pos + len >= 16u) {
+        i = (16u - l->pos) % 16u; /* the partial frame before the first boundary: dropped */
+        l->pos = 0;
+        l->whole = true;
+        for (; i + 16u <= len; i += 16u) {
+            memcpy(l->frame, buf + i, 16);
+            lane_check(l, out, lane_frame(l, wanted, out));
+        }
+    }
+    for (; i < len; i++)
         if (lane_byte(l, buf[i], NULL))
-            lane_check(l, out, frame_bytes(l, wanted, out, NULL));
+            lane_check(l, out, lane_frame(l, wanted, out));
+}
+
+static bool any_half_sync(const uint8_t *buf, size_t len)
+{
+    for (const uint8_t *p = buf; (p = memchr(p, 0x7F, (size_t)(buf + len - p))) != NULL; p++)
+        if (p > buf && p[-1] == 0xFF)
+            return true;
+    return false;
 }
 
 static int64_t score(const struct tpiu_lane *l)
@@ -154,9 +196,10 @@ static unsigned judge(struct tpiu_lane lanes[16], const uint8_t *buf, size_t len
                       unsigned *runner_up)
 {
     unsigned best = 0, second = 1;
+    bool half_syncs = any_half_sync(buf, len);
     for (unsigned o = 0; o < 16; o++) {
         lane_start(&lanes[o], o, id);
-        lane_run(&lanes[o], buf, len, wanted);
+        lane_run(&lanes[o], buf, len, wanted, half_syncs);
     }
     if (score(&lanes[1]) > score(&lanes[0]))
         best = 1, second = 0;
