@@ -78,26 +78,26 @@ static void clean_share(const struct tally *t, size_t len, struct reading *r)
 
 static bool text_byte(uint8_t b)
 {
-    return (b >= 0x20 && b != 0x7F) || b == '\n' || b == '\r' || b == '\t'; /* UTF-8 too */
+    return (b >= 0x20 && b < 0x7F) || b == '\r' || b == '\t';
 }
 
-/* Lines of text bytes are clean (the last one too, unended: a boot banner longer than the
- * window); each other byte is a fault. */
+/* A line is clean when at least three quarters of its bytes are printable ASCII (a line with a
+ * stray NUL or escape is still a line; random bytes are not: 37 % of them are); the last one too,
+ * unended: a boot banner longer than the window. A line that is not is one fault. */
 static void read_text(const uint8_t *buf, size_t len, struct tally *t)
 {
-    size_t start = 0;
-    bool ok = true;
+    size_t start = 0, good = 0;
     for (size_t i = 0; i < len; i++) {
-        if (!text_byte(buf[i])) {
+        good += text_byte(buf[i]);
+        if (buf[i] != '\n' && i + 1 < len)
+            continue;
+        size_t n = i + 1 - start, body = n - (buf[i] == '\n');
+        if (good * 4 >= body * 3)
+            clean(t, start, n);
+        else
             fault(t, i + 1);
-            ok = false;
-        }
-        if (buf[i] == '\n' || i + 1 == len) {
-            if (ok)
-                clean(t, start, i + 1 - start);
-            start = i + 1;
-            ok = true;
-        }
+        start = i + 1;
+        good = 0;
     }
 }
 
