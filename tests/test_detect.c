@@ -166,7 +166,7 @@ static void test_tpiu_without_sync_and_after_noise(void)
         CHECK(v.format == DETECT_TPIU);
     }
     size_t lead = noise(512); /* noise, then frames: skipped to a frame boundary */
-    n = lead + tpiu_syncless(buf + lead, sizeof buf - lead);
+    n = lead + tpiu_syncless(buf + lead, sizeof buf - lead - 4);
     detect_judge(buf, n, &v);
     CHECK(v.format == DETECT_TPIU && v.skip >= 400 && v.skip <= lead + 16 && (lead + 16 - v.skip) % 16 == 0);
     memmove(buf + lead + 4, buf + lead, n - lead); /* a sync after the noise: TPIU, the noise skipped */
