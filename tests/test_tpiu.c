@@ -273,6 +273,38 @@ static void test_forced_offset(void)
     CHECK(split_anywhere(capture, n, 3));
 }
 
+/* Long sync-less captures with bytes dropped, inserted and flipped here and there (and now and then
+ * a sync or a half sync): whole or split anywhere, the same events and counters; the re-checks and
+ * re-alignments run (inputs far past one block, which the decoders' fuzz test never reaches). */
+static void test_mutated_streams_split_anywhere(void)
+{
+    static uint8_t m[20000];
+    int same = 1;
+    uint64_t realigns = 0;
+    for (int round = 0; round < 60; round++) {
+        size_t n = syncless(1500, rnd32() % 16), k = 0;
+        for (size_t i = 0; i < n && k + 8 < sizeof m; i++) {
+            uint32_t r = rnd32() % 2048;
+            if (r == 0)
+                continue; /* dropped */
+            if (r == 1)
+                m[k++] = (uint8_t)rnd32(); /* inserted */
+            if (r == 2) { /* a half sync, or a full one, between any two bytes */
+                size_t sync = rnd32() % 2 ? 2 : 4;
+                memcpy(m + k, "\xff\xff\xff\x7f" + 4 - sync, sync);
+                k += sync;
+            }
+            m[k++] = r == 3 ? (uint8_t)(capture[i] ^ (1u << (rnd32() % 8))) : capture[i];
+        }
+        same &= split_anywhere(m, k, round % 5 == 4 ? (int)(rnd32() % 16) : -1);
+        static struct tpiu_decoder t;
+        run(m, k, 0, 1, &log_b, &t);
+        realigns += t.stats.realigns;
+    }
+    printf("     60 mutated captures, %llu re-alignments in all\n", (unsigned long long)realigns);
+    CHECK(same && realigns > 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_design_notes_vector);
@@ -286,6 +318,7 @@ int main(void)
     RUN_TEST(test_sync_only_midway);
     RUN_TEST(test_garbage_between_frames);
     RUN_TEST(test_forced_offset);
+    RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
