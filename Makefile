@@ -93,7 +93,7 @@ FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 FW_DEPS += firmware/rtos/cmprof_zephyr.h firmware/rtos/cmprof_zephyr.c tests/zoo/zephyr/tracing_user.h tests/zoo/zephyr/zephyr/kernel.h
 DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) tests/evlog.h
-DEC_DEPS += $(wildcard tui/*.h)
+DEC_DEPS += $(wildcard tui/*.h) tests/tpiu_gen.h
 
 # test name -> sources and flags
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
@@ -101,7 +101,7 @@ SRC_test_section := firmware/cmprof_section.c $(FAKE)
 SRC_test_itm := decode/itm.c
 SRC_test_text := decode/text.c decode/stream.c decode/textline.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
-SRC_test_detect := decode/detect.c decode/orbflow.c
+SRC_test_detect := decode/detect.c decode/orbflow.c decode/tpiu.c decode/itm.c
 SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
@@ -130,7 +130,7 @@ SRC_test_sort := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_unwind := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
-SRC_test_orbflow := decode/orbflow.c decode/detect.c
+SRC_test_orbflow := decode/orbflow.c decode/detect.c decode/tpiu.c decode/itm.c
 SRC_test_baseline := report/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_hugeheap := app/hugeheap.c -D_GNU_SOURCE -pthread
 SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
@@ -184,7 +184,7 @@ REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c $(REPOR
                  decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c decode/stream.c decode/textline.c
 REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c
+REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c decode/tpiu.c
 REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm
 REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
 REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE

@@ -144,6 +144,8 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
         goto done;
     }
     ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
+    if (o->tpiu_offset)
+        tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
     in->max_samples = o->max_samples;
     status = read_source(o, src, in, err);
     if (say_no_samples(o, in, err))

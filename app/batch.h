@@ -17,6 +17,7 @@ struct batch_options {
     const char *elf;
     enum detect_format format;
     uint8_t tpiu_id;
+    uint8_t tpiu_offset;  /* --tpiu-offset N: N + 1 (TPIU frames begin at input byte N); 0: by sync or content */
     bool wait_sync;
     enum prof_group by;
     bool inline_frames;

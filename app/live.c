@@ -375,6 +375,8 @@ static int live_setup(struct live_run *r)
     struct ingest *in = r->in;
     struct view *v = r->v;
     ingest_init(in, r->prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
+    if (o->batch.tpiu_offset)
+        tpiu_force_offset(&in->tpiu, o->batch.tpiu_offset - 1u);
     /* a port or server we attach to is mid-stream: its first line may be the tail of one */
     in->text.joined_mid_line = src_kind(r->src) != SRC_FILE && src_kind(r->src) != SRC_STDIN;
     in->max_samples = o->batch.max_samples;

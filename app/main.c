@@ -67,6 +67,8 @@ static void usage(FILE *f)
           "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer a sample)\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
+          "  --tpiu-offset N    TPIU frames begin at byte N (0..15) of the input, for a stream without full\n"
+          "                     syncs whose alignment by content fails (implies -f tpiu)\n"
           "  --wait-sync        ignore ITM bytes until the first sync packet\n"
           "  --samples N        stop after N samples\n"
           "  -C, --demangle     C++ and Rust names demangled (batch, --resolve; the live view does it by default)\n"
@@ -274,6 +276,18 @@ static int set_format(struct cli *c, const struct cli_opt *d, const char *arg)
     return GO_ON;
 }
 
+/* A forced TPIU frame offset means TPIU frames, unless -f says otherwise. */
+static int set_tpiu_offset(struct cli *c, const struct cli_opt *d, const char *arg)
+{
+    unsigned long long v;
+    if (!parse_count(arg, 0, 15, &v))
+        return refuse(d, arg);
+    c->lo.batch.tpiu_offset = (uint8_t)(v + 1);
+    if (c->lo.batch.format == DETECT_UNKNOWN)
+        c->lo.batch.format = DETECT_TPIU;
+    return GO_ON;
+}
+
 /* Checked now: a snapshot that cannot be written is found out at key o, too late. */
 static int set_save_dir(struct cli *c, const struct cli_opt *d, const char *arg)
 {
@@ -323,6 +337,7 @@ static const struct cli_opt options[] = {
     {"demangle", .letter = 'C', .parse = set_true, .at = AT(lo.batch.demangle)},
     {"format", .letter = 'f', .arg = true, .parse = set_format},
     {"tpiu-id", .arg = true, .parse = set_count, COUNT_AT(lo.batch.tpiu_id), .lo = 1, .hi = 0x6F, .takes = "1..111"},
+    {"tpiu-offset", .arg = true, .parse = set_tpiu_offset, .takes = "0..15"},
     {"wait-sync", .parse = set_true, .at = AT(lo.batch.wait_sync)},
     {"samples", .arg = true, .parse = set_count, COUNT_AT(lo.batch.max_samples), .lo = 1, .hi = MAX_SAMPLES,
      .takes = "a number from 1 to 9007199254740992"},

@@ -380,3 +380,63 @@ void itm_describe(const struct itm_stats *st, char *buf, size_t len)
     snprintf(buf, len, "%llu bytes, %llu bad packets, %llu bytes skipped looking for sync",
              (unsigned long long)st->bytes, (unsigned long long)st->errors, (unsigned long long)st->hunted);
 }
+
+enum { L_HEADER, L_SOURCE, L_CONT, L_ZEROS };
+
+/* The header classes as header() reads them, without the events. */
+static enum itm_lint_result lint_header(struct itm_lint *l, uint8_t h)
+{
+    l->header = h;
+    l->got = 0;
+    if (h == 0x00u) {
+        l->state = L_ZEROS;
+        l->zeros = 1;
+        return ITM_LINT_MORE;
+    }
+    if ((h & 3u) != 0u) {
+        if ((h & 4u) && !hardware_header_ok(h))
+            return ITM_LINT_ERROR;
+        l->state = L_SOURCE;
+        return ITM_LINT_MORE;
+    }
+    if (h == 0x70u || ((h & 0x0Fu) == 0x00u && (h & 0x80u) == 0u)) /* overflow, timestamp format 2 */
+        return ITM_LINT_PACKET;
+    if ((h & 0x0Fu) == 0x00u && (h & 0x40u) == 0u) /* 80 90 A0 B0 */
+        return ITM_LINT_ERROR;
+    if ((h & 0x08u) != 0u && (h & 0x80u) == 0u) /* a one-byte extension */
+        return ITM_LINT_PACKET;
+    if ((h & 0x0Fu) == 0x00u || (h & 0x08u) != 0u || h == 0x94u || h == 0xB4u) {
+        l->state = L_CONT;
+        return ITM_LINT_MORE;
+    }
+    return ITM_LINT_ERROR;
+}
+
+enum itm_lint_result itm_lint(struct itm_lint *l, uint8_t b)
+{
+    switch (l->state) {
+    case L_SOURCE:
+        if (++l->got < source_size(l->header))
+            return ITM_LINT_MORE;
+        l->state = L_HEADER;
+        return ITM_LINT_PACKET;
+    case L_CONT:
+        if ((b & 0x80u) == 0u) {
+            l->state = L_HEADER;
+            return ITM_LINT_PACKET;
+        }
+        if (++l->got < cont_limit(l->header))
+            return ITM_LINT_MORE;
+        l->state = L_HEADER;
+        return ITM_LINT_ERROR;
+    case L_ZEROS:
+        if (b == 0x00u) {
+            l->zeros += l->zeros < 255u;
+            return ITM_LINT_MORE;
+        }
+        l->state = L_HEADER;
+        return b == 0x80u && l->zeros >= SYNC_ZERO_BYTES ? ITM_LINT_PACKET : ITM_LINT_ERROR;
+    default:
+        return lint_header(l, b);
+    }
+}

@@ -46,4 +46,14 @@ size_t itm_counters(const struct itm_stats *st, struct dec_counter *out);
 /* What the decoder saw, e.g. "4096 bytes, 2 bad packets, ...", in buf. */
 void itm_describe(const struct itm_stats *st, char *buf, size_t len);
 
+/* A light check of ITM framing, byte by byte, with no events: for format detection and TPIU frame
+ * alignment, which ask how cleanly some bytes read as ITM. After an error it takes the next byte
+ * as a header instead of hunting for a sync packet. Start from a zeroed struct. */
+struct itm_lint {
+    uint8_t state, header, got, zeros;
+};
+enum itm_lint_result { ITM_LINT_MORE, ITM_LINT_PACKET, ITM_LINT_ERROR };
+/* MORE: b is inside a packet (or a run of zeros); PACKET: b ended a good one; ERROR: b is bad. */
+enum itm_lint_result itm_lint(struct itm_lint *l, uint8_t b);
+
 #endif

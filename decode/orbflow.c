@@ -83,41 +83,53 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
     }
 }
 
-/* Checks every complete frame in buf (between two delimiters): how many are good and bad. */
-static void check_frames(const uint8_t *buf, size_t len, unsigned *good, unsigned *bad)
+void orbflow_walk(const uint8_t *buf, size_t len, void (*each)(void *ctx, size_t at, size_t n, bool good),
+                  void *ctx)
 {
     uint8_t scratch[ORBFLOW_MAX];
     struct orbflow_decoder probe;
     orbflow_init(&probe, 0);
     const uint8_t *z = memchr(buf, 0, len);
-    *good = *bad = 0;
     while (z) {
         const uint8_t *start = z + 1, *next = memchr(start, 0, (size_t)(buf + len - start));
         if (!next)
             break;
         size_t n = (size_t)(next - start);
-        if (n && n <= sizeof scratch) {
+        int r = 0; /* too long: bad */
+        if (n <= sizeof scratch) {
             memcpy(scratch, start, n);
-            int r = frame(&probe, scratch, n, NULL);
-            *good += r == 1;
-            *bad += r == 0;
+            r = frame(&probe, scratch, n, NULL);
         }
+        if (r >= 0)
+            each(ctx, (size_t)(z - buf), n + 2, r == 1);
         z = next;
     }
 }
 
+struct frame_count {
+    unsigned good, bad;
+};
+
+static void count_frame(void *ctx, size_t at, size_t n, bool good)
+{
+    struct frame_count *c = ctx;
+    (void)at, (void)n;
+    c->good += good;
+    c->bad += !good;
+}
+
 bool orbflow_detect(const uint8_t *buf, size_t len)
 {
-    unsigned good, bad;
-    check_frames(buf, len, &good, &bad);
-    return good >= 3 && bad == 0;
+    struct frame_count c = {0, 0};
+    orbflow_walk(buf, len, count_frame, &c);
+    return c.good >= 3 && c.bad == 0;
 }
 
 bool orbflow_possible(const uint8_t *buf, size_t len)
 {
-    unsigned good, bad;
-    check_frames(buf, len, &good, &bad);
-    return bad == 0;
+    struct frame_count c = {0, 0};
+    orbflow_walk(buf, len, count_frame, &c);
+    return c.bad <= c.good;
 }
 
 unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t len)

@@ -36,8 +36,13 @@ void orbflow_init(struct orbflow_decoder *d, uint8_t wanted_tag);
 void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
 /* Whether buf looks like orbflow: at least three frames with good COBS and sums, and no bad ones. */
 bool orbflow_detect(const uint8_t *buf, size_t len);
-/* Whether buf may still be the start of orbflow: no frame in it is bad (there may be none yet). */
+/* Whether buf may still be the start of orbflow: no more bad frames than good ones (there may be
+ * none yet). */
 bool orbflow_possible(const uint8_t *buf, size_t len);
+/* Calls each(ctx, at, n, good) for every complete frame of buf: the delimiter before it at buf[at],
+ * n bytes with both delimiters. */
+void orbflow_walk(const uint8_t *buf, size_t len, void (*each)(void *ctx, size_t at, size_t n, bool good),
+                  void *ctx);
 /* The other tags seen, as "2, 3" ("" when none); returns how many. */
 unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t len);
 /* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */

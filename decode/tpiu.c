@@ -10,19 +10,37 @@
 
 #define FULL_SYNC 0xFFFFFF7Fu /* FF FF FF 7F, oldest byte in the high bits */
 
+/* Lanes start with no source: data before the first ID change is nobody's. */
+static void lane_start(struct tpiu_lane *l, unsigned offset, uint8_t id)
+{
+    memset(l, 0, sizeof *l);
+    l->pos = (uint8_t)((16u - offset % 16u) % 16u);
+    l->whole = l->pos == 0;
+    l->id = id;
+}
+
 void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id)
 {
     memset(d, 0, sizeof *d);
     d->wanted_id = wanted_id;
+    d->stats.align.id = wanted_id;
+    lane_start(&d->cur, 0, 0);
+}
+
+void tpiu_force_offset(struct tpiu_decoder *d, unsigned at)
+{
+    d->stats.align.how = TPIU_FORCED;
+    d->stats.align.at = at % 16u;
+    lane_start(&d->cur, at % 16u, 0);
 }
 
 /* A data byte of a source nobody asked for: counted, and its ID remembered for the report. */
-static void other_source(struct tpiu_decoder *d)
+static void other_source(struct tpiu_stats *st, uint8_t id)
 {
-    if (d->current_id == 0 || d->current_id == 0x7F) /* null source, trigger */
+    if (id == 0 || id == 0x7F) /* null source, trigger */
         return;
-    d->stats.other_ids++;
-    d->stats.ids_seen[d->current_id >> 3] |= (uint8_t)(1u << (d->current_id & 7u));
+    st->other_ids++;
+    st->ids_seen[id >> 3] |= (uint8_t)(1u << (id & 7u));
 }
 
 unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len)
@@ -41,39 +59,257 @@ unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len)
     return n;
 }
 
-static void frame(struct tpiu_decoder *d, const struct byte_sink *sink)
+/* IDs 0x70..0x7F are reserved, but for 0x7B (flush response) and 0x7D (trigger). */
+static bool reserved_id(uint8_t id)
 {
-    uint8_t out[15];
-    size_t n = 0;
-    const uint8_t *f = d->frame;
+    return id >= 0x70u && id != 0x7Bu && id != 0x7Du;
+}
+
+/* The whole frame in l: the wanted source's bytes into out, returns how many; faults counted
+ * (a reserved ID, an ID change that owns no byte). st: the decoder's stats, whose other sources
+ * are counted; NULL for a candidate being judged. */
+static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, struct tpiu_stats *st)
+{
+    const uint8_t *f = l->frame;
     uint8_t aux = f[15];
-    d->stats.frames++;
+    size_t n = 0;
     for (unsigned i = 0; i < 8; i++) {
         uint8_t b = f[2 * i];
         bool aux_bit = (aux >> i) & 1u;
-        uint8_t next_id = d->current_id;
-        bool has_odd = i < 7;
+        uint8_t next_id = l->id;
         if (b & 1u) {
             next_id = b >> 1;
+            l->faults += reserved_id(next_id) || (aux_bit && i < 7 && (f[2 * i + 2] & 1u));
             if (!aux_bit)
-                d->current_id = next_id; /* the new ID owns the following byte */
-        } else {
-            uint8_t v = (uint8_t)(b | aux_bit);
-            if (d->current_id == d->wanted_id)
-                out[n++] = v;
-            else
-                other_source(d);
+                l->id = next_id; /* the new ID owns the following byte */
+        } else if (l->id == wanted) {
+            out[n++] = (uint8_t)(b | aux_bit);
+        } else if (st) {
+            other_source(st, l->id);
         }
-        if (has_odd) {
-            if (d->current_id == d->wanted_id)
+        if (i < 7) {
+            if (l->id == wanted)
                 out[n++] = f[2 * i + 1];
-            else
-                other_source(d);
+            else if (st)
+                other_source(st, l->id);
         }
-        d->current_id = next_id;
+        l->id = next_id;
     }
+    return n;
+}
+
+/* frame_bytes for a candidate: a frame with no byte of the wanted source (most frames, at most
+ * offsets) only has its faults counted and its last ID kept, by its ID bytes alone. */
+static size_t lane_frame(struct tpiu_lane *l, uint8_t wanted, uint8_t *out)
+{
+    const uint8_t *f = l->frame;
+    unsigned ids = 0;
+    bool wanted_id = false;
+    for (unsigned i = 0; i < 8; i++) {
+        ids |= (f[2 * i] & 1u) << i;
+        wanted_id |= f[2 * i] == (uint8_t)(wanted << 1 | 1u);
+    }
+    if (wanted_id || l->id == wanted)
+        return frame_bytes(l, wanted, out, NULL);
+    for (unsigned i = 0; i < 8; i++)
+        if (ids & (1u << i)) {
+            l->id = f[2 * i] >> 1;
+            l->faults += reserved_id(l->id) || (((f[15] & ids >> 1) >> i) & 1u && i < 7);
+        }
+    return 0;
+}
+
+/* The wanted source's bytes of a frame, checked as ITM. */
+static void lane_check(struct tpiu_lane *l, const uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        l->packet_len++;
+        enum itm_lint_result r = itm_lint(&l->lint, out[i]);
+        if (r == ITM_LINT_MORE)
+            continue;
+        if (r == ITM_LINT_PACKET)
+            l->clean += l->packet_len;
+        else
+            l->faults++;
+        l->packet_len = 0;
+    }
+}
+
+/* One byte into lane l; true when it completed a whole frame. A half sync in place of a data pair
+ * is dropped. */
+static bool lane_byte(struct tpiu_lane *l, uint8_t b, uint64_t *half_syncs)
+{
+    if (l->pos % 2u == 1u && l->frame[l->pos - 1] == 0xFFu && b == 0x7Fu) {
+        l->pos--;
+        if (half_syncs)
+            (*half_syncs)++;
+        return false;
+    }
+    l->frame[l->pos++] = b;
+    if (l->pos < 16u)
+        return false;
+    l->pos = 0;
+    if (!l->whole) { /* the end of the partial frame before the first boundary */
+        l->whole = true;
+        return false;
+    }
+    return true;
+}
+
+/* A fresh lane through buf. Without a half sync in buf (almost always), its frames are read where
+ * they lie, and only the last, partial one is copied: the same as byte by byte, many times faster
+ * (all 16 lanes read every block). */
+static void lane_run(struct tpiu_lane *l, const uint8_t *buf, size_t len, uint8_t wanted, bool half_syncs)
+{
+    uint8_t out[15];
+    size_t i = 0;
+    if (!half_syncs && l->pos + len >= 16u) {
+        i = (16u - l->pos) % 16u; /* the partial frame before the first boundary: dropped */
+        l->pos = 0;
+        l->whole = true;
+        for (; i + 16u <= len; i += 16u) {
+            memcpy(l->frame, buf + i, 16);
+            lane_check(l, out, lane_frame(l, wanted, out));
+        }
+    }
+    for (; i < len; i++)
+        if (lane_byte(l, buf[i], NULL))
+            lane_check(l, out, lane_frame(l, wanted, out));
+}
+
+static bool any_half_sync(const uint8_t *buf, size_t len)
+{
+    for (const uint8_t *p = buf; (p = memchr(p, 0x7F, (size_t)(buf + len - p))) != NULL; p++)
+        if (p > buf && p[-1] == 0xFF)
+            return true;
+    return false;
+}
+
+static int64_t score(const struct tpiu_lane *l)
+{
+    return (int64_t)l->clean - 16 * (int64_t)l->faults;
+}
+
+/* Reads buf at all 16 offsets, lanes[o] beginning its frames at buf[o] with source id; returns
+ * the best offset (the lowest among equals) and the next best in *runner_up. */
+static unsigned judge(struct tpiu_lane lanes[16], const uint8_t *buf, size_t len, uint8_t wanted, uint8_t id,
+                      unsigned *runner_up)
+{
+    unsigned best = 0, second = 1;
+    bool half_syncs = any_half_sync(buf, len);
+    for (unsigned o = 0; o < 16; o++) {
+        lane_start(&lanes[o], o, id);
+        lane_run(&lanes[o], buf, len, wanted, half_syncs);
+    }
+    if (score(&lanes[1]) > score(&lanes[0]))
+        best = 1, second = 0;
+    for (unsigned o = 2; o < 16; o++) {
+        if (score(&lanes[o]) > score(&lanes[best])) {
+            second = best;
+            best = o;
+        } else if (score(&lanes[o]) > score(&lanes[second])) {
+            second = o;
+        }
+    }
+    if (runner_up)
+        *runner_up = second;
+    return best;
+}
+
+/* cur completed a frame: its wanted bytes go on. */
+static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    uint8_t out[15];
+    d->stats.frames++;
+    size_t n = frame_bytes(&d->cur, d->wanted_id, out, &d->stats);
+    lane_check(&d->cur, out, n);
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
+}
+
+static void decode_byte(struct tpiu_decoder *d, uint8_t b, const struct byte_sink *sink)
+{
+    bool whole = d->cur.whole;
+    if (lane_byte(&d->cur, b, &d->stats.half_syncs))
+        deliver(d, sink);
+    else if (!whole)
+        d->stats.unsynced++;
+}
+
+/* A new block to check begins at the next byte. */
+static void next_block(struct tpiu_decoder *d)
+{
+    d->block_at += d->n_block;
+    d->n_block = 0;
+    d->block_id = d->cur.id;
+    d->cur_start = (uint8_t)((16u - d->cur.pos) % 16u);
+    d->cur.clean = d->cur.faults = 0;
+}
+
+/* No full sync in the first block (or in all of a shorter stream): the best offset aligns the
+ * frames, and the block is decoded at it. */
+static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    unsigned second;
+    size_t n = d->n_block;
+    unsigned o = judge(d->lanes, d->block, n, d->wanted_id, 0, &second);
+    struct tpiu_alignment *a = &d->stats.align;
+    a->how = TPIU_BY_CONTENT;
+    a->at = d->block_at + o;
+    a->judged = (uint32_t)n;
+    a->clean = d->lanes[o].clean;
+    a->faults = d->lanes[o].faults;
+    a->runner_up = (uint8_t)((d->block_at + second) % 16u);
+    a->runner_clean = d->lanes[second].clean;
+    a->runner_faults = d->lanes[second].faults;
+    lane_start(&d->cur, o, 0);
+    for (size_t i = 0; i < n; i++)
+        decode_byte(d, d->block[i], sink);
+    next_block(d);
+}
+
+/* A block decoded at the offset in use, checked: when it showed faults and another offset reads
+ * it clearly better (far fewer faults, more clean ITM), the frames are re-aligned there. */
+static void recheck(struct tpiu_decoder *d)
+{
+    if (d->cur.faults >= 2) {
+        unsigned best = judge(d->lanes, d->block, d->n_block, d->wanted_id, d->block_id, NULL);
+        const struct tpiu_lane *now = &d->lanes[d->cur_start], *better = &d->lanes[best];
+        if (best != d->cur_start && score(better) >= score(now) + 64 && better->faults * 4 <= now->faults) {
+            d->stats.realigns++;
+            d->stats.cut += d->cur.pos;
+            d->cur = *better; /* its frame in progress goes on */
+        }
+    }
+    next_block(d);
+}
+
+/* A full sync: frames begin after it. Bytes held back before it are decoded at the alignment it
+ * gives (frames end where it begins); one that cuts a frame in progress re-aligns the frames. */
+static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    d->stats.syncs++;
+    d->window = 0;
+    if (d->stats.align.how == TPIU_UNALIGNED) {
+        size_t before = d->n_block - 3; /* the sync's first three bytes are held too */
+        unsigned o = (unsigned)(before % 16u);
+        d->stats.align.how = TPIU_BY_SYNC;
+        d->stats.align.at = d->block_at + o;
+        lane_start(&d->cur, o, 0);
+        for (size_t i = 0; i < before; i++)
+            decode_byte(d, d->block[i], sink);
+    } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
+        if (d->cur.whole)
+            d->stats.realigns++;
+        else
+            d->stats.unsynced -= d->cur.pos < 3u ? d->cur.pos : 3u; /* they were the sync, not lost data */
+        d->stats.cut += d->cur.whole && d->cur.pos > 3u ? d->cur.pos - 3u : 0u;
+    }
+    d->cur.pos = 0;
+    d->cur.whole = true;
+    d->n_block = 0;
+    d->block_at = d->stats.bytes;
+    next_block(d);
 }
 
 void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink)
@@ -83,37 +319,36 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         d->stats.bytes++;
         d->window = d->window << 8 | b;
         if (d->window == FULL_SYNC) {
-            /* the sync's first three bytes went into the frame buffer: forget them */
-            d->stats.syncs++;
-            if (!d->synced)
-                d->stats.unsynced -= 3; /* they were the sync, not lost data */
-            d->synced = true;
-            d->pos = 0;
-            d->window = 0;
+            full_sync(d, sink);
             continue;
         }
-        if (!d->synced) {
-            d->stats.unsynced++;
+        if (d->stats.align.how == TPIU_UNALIGNED) { /* held back until the block is full */
+            d->block[d->n_block++] = b;
+            if (d->n_block == TPIU_BLOCK)
+                align_by_content(d, sink);
             continue;
         }
-        if (d->pos % 2u == 1u && d->frame[d->pos - 1] == 0xFFu && b == 0x7Fu) {
-            d->pos--; /* a half sync in place of a data pair: drop it */
-            d->stats.half_syncs++;
+        decode_byte(d, b, sink);
+        if (d->stats.align.how == TPIU_FORCED)
             continue;
-        }
-        d->frame[d->pos++] = b;
-        if (d->pos == 16u) {
-            frame(d, sink);
-            d->pos = 0;
-        }
+        d->block[d->n_block++] = b; /* kept for the block's check */
+        if (d->n_block == TPIU_BLOCK)
+            recheck(d);
     }
+}
+
+void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (d->stats.align.how == TPIU_UNALIGNED && d->n_block)
+        align_by_content(d, sink);
 }
 
 size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out)
 {
     out[0] = (struct dec_counter){"tpiu_frames", st->frames};
     out[1] = (struct dec_counter){"tpiu_unsynced", st->unsynced};
-    return 2;
+    out[2] = (struct dec_counter){"tpiu_realigns", st->realigns};
+    return 3;
 }
 
 bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len)
@@ -124,4 +359,50 @@ bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len)
     snprintf(buf, len, "%llu frames, but only for source IDs %s: choose one with --tpiu-id",
              (unsigned long long)st->frames, ids);
     return true;
+}
+
+bool tpiu_alignment_text(const struct tpiu_stats *st, char *buf, size_t len)
+{
+    const struct tpiu_alignment *a = &st->align;
+    if (len)
+        buf[0] = '\0';
+    if (a->how == TPIU_FORCED)
+        snprintf(buf, len, "TPIU frames aligned at byte offset %llu, as --tpiu-offset asked",
+                 (unsigned long long)a->at);
+    else if (a->how == TPIU_BY_CONTENT)
+        snprintf(buf, len,
+                 "no TPIU full sync: frames aligned by content at byte offset %llu (ID %u: %u clean ITM bytes, "
+                 "%u faults in %u; next best offset %u: %u, %u faults)",
+                 (unsigned long long)a->at, (unsigned)a->id, (unsigned)a->clean, (unsigned)a->faults,
+                 (unsigned)a->judged, (unsigned)a->runner_up, (unsigned)a->runner_clean, (unsigned)a->runner_faults);
+    else
+        return false;
+    return true;
+}
+
+unsigned tpiu_best_offset(const uint8_t *buf, size_t len, uint8_t wanted_id, uint32_t *clean, uint32_t *faults)
+{
+    struct tpiu_lane lanes[16];
+    unsigned o = judge(lanes, buf, len, wanted_id, 0, NULL);
+    *clean = lanes[o].clean;
+    *faults = lanes[o].faults;
+    return o;
+}
+
+void tpiu_walk(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted_id,
+               void (*each)(void *ctx, size_t start, uint32_t faults), void *ctx)
+{
+    struct tpiu_lane l;
+    uint8_t out[15];
+    size_t start = 0;
+    lane_start(&l, offset, 0);
+    for (size_t i = 0; i < len; i++) {
+        if (l.pos == 0)
+            start = i;
+        if (!lane_byte(&l, buf[i], NULL))
+            continue;
+        uint32_t before = l.faults;
+        lane_check(&l, out, frame_bytes(&l, wanted_id, out, NULL));
+        each(ctx, start, l.faults - before);
+    }
 }

@@ -212,17 +212,29 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
     }
 }
 
-/* Takes the format and decodes what was held back: the leading zeros, then pending. */
-static void decide(struct ingest *in, enum detect_format format)
+/* Takes the format and decodes what was held back: the leading zeros, then pending; or, after
+ * leading noise, only what follows it. */
+static void decide(struct ingest *in, const struct detect_verdict *v)
 {
     static const uint8_t zeros[4096];
-    in->format = format;
+    in->format = v->format;
+    if (v->skip) { /* the zeros held came before the noise */
+        in->noise = in->zeros_held + v->skip;
+        in->zeros_held = 0;
+    }
     while (in->zeros_held) {
         size_t n = in->zeros_held < sizeof zeros ? (size_t)in->zeros_held : sizeof zeros;
         decode(in, zeros, n);
         in->zeros_held -= n;
     }
-    decode(in, in->pending, in->n_pending);
+    decode(in, in->pending + v->skip, in->n_pending - v->skip);
+}
+
+static void judge_and_decide(struct ingest *in)
+{
+    struct detect_verdict v;
+    detect_judge(in->pending, in->n_pending, &v);
+    decide(in, &v);
 }
 
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
@@ -250,7 +262,7 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         len -= take;
         if (in->n_pending < DETECT_WINDOW)
             return;
-        decide(in, detect_format(in->pending, in->n_pending));
+        judge_and_decide(in);
     }
     if (len)
         decode(in, buf, len);
@@ -260,19 +272,24 @@ void ingest_settle(struct ingest *in)
 {
     if (in->format != DETECT_UNKNOWN || !in->n_pending)
         return;
-    enum detect_format f = detect_format_so_far(in->pending, in->n_pending);
-    if (f != DETECT_UNKNOWN)
-        decide(in, f);
+    struct detect_verdict v;
+    detect_judge_so_far(in->pending, in->n_pending, &v);
+    if (v.format != DETECT_UNKNOWN)
+        decide(in, &v);
 }
 
 void ingest_finish(struct ingest *in)
 {
     if (in->format == DETECT_UNKNOWN && in->n_pending)
-        decide(in, detect_format(in->pending, in->n_pending));
+        judge_and_decide(in);
     else if (in->format == DETECT_UNKNOWN && in->zeros_held)
-        decide(in, DETECT_ITM); /* zeros alone: ITM sync, as detect_format tells them */
+        decide(in, &(struct detect_verdict){DETECT_ITM, 0, 0}); /* zeros alone: ITM sync, as detect_format tells them */
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
+    if (in->format == DETECT_TPIU) { /* a short capture with no full sync: aligned on what came */
+        struct byte_sink bs = {tpiu_to_itm, in};
+        tpiu_finish(&in->tpiu, &bs);
+    }
 }
 
 void ingest_free(struct ingest *in)
@@ -317,6 +334,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "the log lines are partial", (unsigned long long)t->glued);
     loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
     loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
+    loss(&l, in->noise, "%llu bytes of noise before the %s stream skipped (the format's detection found where it "
+         "begins)", (unsigned long long)in->noise, detect_name(in->format));
     const struct itm_stats *i = &in->itm.stats;
     loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,
          (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
@@ -330,7 +349,11 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
         loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u (--tpiu-id)",
              (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
     }
-    loss(&l, f->unsynced, "%llu TPIU bytes before the first full sync skipped", (unsigned long long)f->unsynced);
+    loss(&l, f->unsynced, "%llu TPIU bytes before the first whole frame skipped", (unsigned long long)f->unsynced);
+    char aligned[INGEST_LOSS_TEXT];
+    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
+    loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
+         "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     const struct orbflow_stats *of = &in->orbflow.stats;
     loss(&l, of->bad_sums + of->bad_cobs + of->too_long,
          "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",

@@ -44,6 +44,7 @@ struct ingest {
     uint8_t pending[DETECT_WINDOW];
     size_t n_pending;
     uint64_t zeros_held;        /* leading zeros not in pending: a run of them tells no format */
+    uint64_t noise;             /* leading bytes the detection found to be noise, not decoded */
     struct text_decoder text;
     struct itm_decoder itm;
     struct tpiu_decoder tpiu;

@@ -5,9 +5,14 @@ stays orbflow, ITM stays ITM, and the profile is the one of the same capture wit
 from a file, and from a tcp: server that first sends only zeros and closes. A live source that
 pauses before the detection window fills (a server that closes, a halted target) is not settled
 on too few bytes: an orbflow start is never taken for ITM, and --record of that session replays
-to the same profile. Prints one ok/FAIL line per check."""
+to the same profile. A SWO capture of TPIU frames with no full sync (ITM and ETM-like noise mixed,
+as an STM32 with the formatter on sends) is detected as TPIU, aligned by content (the report says
+at which offset and why; --tpiu-offset forces one) and gives the samples encoded. Leading noise
+(random bytes before a text, ITM, TPIU or orbflow capture) is skipped and named, and an orbflow
+capture with bad frames all along is still orbflow. Prints one ok/FAIL line per check."""
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -15,7 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
 from harness import check, tcp_server  # noqa: E402
-from test_cli import TOOL, itm_stream, orbflow_frames, pcs_of, scen_path  # noqa: E402
+from test_cli import TOOL, itm_stream, orbflow_frames, pcs_of, scen_path, tpiu_frames  # noqa: E402
+from swo_capture import syncless_capture  # noqa: E402
 
 TMP = os.path.join(os.path.dirname(HERE), "build", "detection-test")
 
@@ -28,6 +34,60 @@ def batch(source, elf, *extra):
 
 def profile(j):
     return j.get("format"), j.get("total"), {r["name"]: r["samples"] for r in j.get("rows", [])}
+
+
+def losses(j):
+    return " | ".join(j.get("losses", []))
+
+
+def syncless_tpiu(pcs, elf, ref):
+    """A capture with no full sync: detected, aligned by content, every sample encoded decoded."""
+    path = os.path.join(TMP, "syncless.swo")
+    open(path, "wb").write(syncless_capture(pcs, lead=5))
+    code, j, err = batch(path, elf)
+    why = losses(j)
+    check("TPIU capture without a full sync: detected as tpiu, every sample it encodes, the same profile",
+          code == 0 and j.get("format") == "tpiu" and profile(j)[1:] == ref[1:],
+          "exit %d, format %s, %s samples (want %d) %s" % (code, j.get("format"), j.get("total"), ref[1], err))
+    check("... the report says where the frames were aligned and why",
+          "frames aligned by content at byte offset 5 (ID 1:" in why and "next best offset" in why, why)
+    code, j, err = batch(path, elf, "--tpiu-offset", "5")
+    check("... --tpiu-offset 5 (implies -f tpiu): the same samples", code == 0 and profile(j)[1:] == ref[1:] and
+          "as --tpiu-offset asked" in losses(j), "exit %d, %s samples %s" % (code, j.get("total"), losses(j)))
+    code, j, err = batch(path, elf, "--tpiu-offset", "6")
+    check("... a wrong --tpiu-offset is obeyed: next to no samples", (j.get("total") or 0) < ref[1] // 20,
+          "exit %d, %s samples" % (code, j.get("total")))
+
+
+def leading_noise(captures, elf, refs):
+    """512 random bytes before each kind of capture: detected past them, nothing lost, and said."""
+    rng = random.Random(42)
+    noise = bytes(rng.randrange(256) for _ in range(512))
+    for fmt, data in captures.items():
+        path = os.path.join(TMP, "noise." + fmt)
+        open(path, "wb").write(noise + data)
+        code, j, err = batch(path, elf)
+        said = [x for x in j.get("losses", []) if "bytes of noise before the %s stream skipped" % fmt in x]
+        check("512 random bytes before a %s capture: detected, every sample, the noise named" % fmt,
+              code == 0 and profile(j)[:2] == refs[fmt][:2] and said,
+              "exit %d, format %s, %s samples (want %s) %s %s" % (code, j.get("format"), j.get("total"),
+                                                                  refs[fmt][1], losses(j)[:300], err[-200:]))
+
+
+def orbflow_bad_frames(data, elf, ref):
+    """Bad frames all along an orbflow capture: still orbflow, every good frame's samples."""
+    rng = random.Random(7)
+    frames, out = data.split(b"\0"), []
+    for k, f in enumerate(frames):
+        out.append(f)
+        if k % 3 == 1 and 0 < k < len(frames) - 1:  # a frame of random non-zero bytes: bad COBS or sum
+            out.append(bytes(rng.randrange(1, 256) for _ in range(rng.randint(5, 40))))
+    path = os.path.join(TMP, "badframes.orbflow")
+    open(path, "wb").write(b"\0".join(out))
+    code, j, err = batch(path, elf)
+    check("orbflow with a bad frame after every two good ones: detected, every sample",
+          code == 0 and profile(j) == ref and "orbflow frames dropped" in losses(j),
+          "exit %d, format %s, %s samples (want %d) %s" % (code, j.get("format"), j.get("total"), ref[1], err))
 
 
 def main():
@@ -52,6 +112,17 @@ def main():
             got = profile(j)
             check("%s capture after %d zero bytes (file): detected, the same profile" % (fmt, zeros),
                   code == 0 and got == ref, "exit %d, format %s, %s samples %s" % (code, got[0], got[1], err))
+
+    refs = {}
+    for fmt, data in (("itm", captures["itm"]), ("orbflow", captures["orbflow"]),
+                      ("tpiu", tpiu_frames(captures["itm"])), ("text", open(uart, "rb").read())):
+        path = os.path.join(TMP, "ref." + fmt)
+        open(path, "wb").write(data)
+        refs[fmt] = profile(batch(path, elf)[1])
+        captures.setdefault(fmt, data)
+    syncless_tpiu(pcs, elf, refs["itm"])
+    leading_noise(captures, elf, refs)
+    orbflow_bad_frames(captures["orbflow"], elf, refs["orbflow"])
 
     # a server that sends only zeros, or the start of a frame, then goes away: the pause must not
     # settle the format on those bytes; and the recording of the session replays the same

@@ -63,6 +63,7 @@ static uint64_t decode_all(const uint8_t *buf, size_t len, size_t cut)
         orbflow_feed(&orb, b, n, &bs2);
     }
     text_finish(&text, &sinks[2]);
+    tpiu_finish(&tpiu, &bs);
     text_free(&text);
     (void)detect_format(buf, len);
     bytes_accounted &= itm.stats.bytes == len && itm2.stats.bytes == len && text.stats.bytes == len &&

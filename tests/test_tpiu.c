@@ -3,6 +3,7 @@
 #include "../decode/tpiu.h"
 #include "check.h"
 #include "evlog.h"
+#include "tpiu_gen.h"
 
 static struct evlog log_a, log_b;
 
@@ -17,7 +18,9 @@ static void to_itm(void *ctx, const uint8_t *buf, size_t len)
     itm_feed(&c->itm, buf, len, &c->sink);
 }
 
-static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evlog *l, struct tpiu_decoder *t)
+/* Feeds s in pieces of `chunk` bytes (0: pieces of random sizes); force: --tpiu-offset, or -1. */
+static void run_forced(const uint8_t *s, size_t n, size_t chunk, uint8_t id, int force, struct evlog *l,
+                       struct tpiu_decoder *t)
 {
     static struct chain c;
     evlog_reset(l);
@@ -25,8 +28,18 @@ static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evl
     c.sink = (struct ev_sink){evlog_event, l};
     struct byte_sink bs = {to_itm, &c};
     tpiu_init(t, id);
-    for (size_t i = 0; i < n; i += chunk)
-        tpiu_feed(t, s + i, i + chunk <= n ? chunk : n - i, &bs);
+    if (force >= 0)
+        tpiu_force_offset(t, (unsigned)force);
+    for (size_t i = 0, k; i < n; i += k) {
+        k = chunk ? chunk : 1 + rnd32() % 300;
+        tpiu_feed(t, s + i, i + k <= n ? k : n - i, &bs);
+    }
+    tpiu_finish(t, &bs);
+}
+
+static void run(const uint8_t *s, size_t n, size_t chunk, uint8_t id, struct evlog *l, struct tpiu_decoder *t)
+{
+    run_forced(s, n, chunk, id, -1, l, t);
 }
 
 static const uint8_t VECTOR[] = {0xFF, 0xFF, 0xFF, 0x7F, 0x03, 0x17, 0x78, 0x56, 0x34, 0x12, 0x16, 0x7A,
@@ -48,14 +61,15 @@ static void test_other_id_is_filtered(void)
     CHECK(log_a.len == 0 && t.stats.other_ids > 0);
 }
 
-static void test_nothing_before_sync(void)
+static void test_frames_before_the_first_sync_use_its_alignment(void)
 {
-    uint8_t s[40];
-    memcpy(s, VECTOR + 4, 16); /* a frame with no sync before it */
-    memcpy(s + 16, VECTOR, sizeof VECTOR);
+    uint8_t s[45] = {0x11, 0x22, 0x33, 0x44, 0x55}; /* a cut frame, a frame, then the sync */
+    memcpy(s + 5, VECTOR + 4, 16);
+    memcpy(s + 21, VECTOR, sizeof VECTOR);
     struct tpiu_decoder t;
-    run(s, 16 + sizeof VECTOR, 1, 1, &log_a, &t);
-    CHECK(t.stats.unsynced == 16 && log_a.count[EV_PC] == 2);
+    run(s, 21 + sizeof VECTOR, 1, 1, &log_a, &t);
+    CHECK(t.stats.unsynced == 5 && log_a.count[EV_PC] == 4 && t.stats.align.how == TPIU_BY_SYNC);
+    CHECK(t.stats.align.at == 5 && t.stats.realigns == 0);
 }
 
 static void test_half_sync_dropped(void)
@@ -106,14 +120,205 @@ static void test_chunk_invariance(void)
     CHECK(all_equal);
 }
 
+
+static uint32_t got_pcs[MAX_PCS + 100];
+static size_t n_got;
+
+static void collect(struct evlog *l)
+{
+    n_got = 0;
+    for (const char *p = l->buf; p && (p = strstr(p, "\n")) != NULL;) {
+        p++;
+        unsigned type, addr;
+        if (sscanf(p, "%u a=%x", &type, &addr) == 2 && type == EV_PC && n_got < MAX_PCS + 100)
+            got_pcs[n_got++] = addr;
+    }
+    unsigned type, addr;
+    if (l->buf && sscanf(l->buf, "%u a=%x", &type, &addr) == 2 && type == EV_PC) { /* the first line */
+        memmove(got_pcs + 1, got_pcs, n_got * sizeof got_pcs[0]);
+        got_pcs[0] = addr;
+        n_got++;
+    }
+}
+
+/* The decoded PCs matched in order against the encoded ones: how many matched; *stray: decoded PCs
+ * that match none (bytes of a slipped frame read as ITM). */
+static size_t matched(size_t *stray)
+{
+    size_t w = 0, m = 0;
+    *stray = 0;
+    for (size_t g = 0; g < n_got; g++) {
+        size_t k = w;
+        while (k < n_want && k < w + 400 && want_pcs[k] != got_pcs[g])
+            k++;
+        if (k < n_want && want_pcs[k] == got_pcs[g]) {
+            m++;
+            w = k + 1;
+        } else {
+            (*stray)++;
+        }
+    }
+    return m;
+}
+
+static uint8_t capture[260000];
+
+/* A capture of `samples` PC samples with no sync, that began `lead` bytes before a frame boundary
+ * (the end of a frame from before: random bytes). */
+static size_t syncless(size_t samples, unsigned lead)
+{
+    for (unsigned k = 0; k < lead; k++)
+        capture[k] = (uint8_t)rnd32();
+    return lead + pack_frames(items, make_items(samples), capture + lead);
+}
+
+/* The same events and counters whole, byte by byte and split at random. */
+static int split_anywhere(const uint8_t *s, size_t n, int force)
+{
+    static struct tpiu_decoder t1, t2;
+    run_forced(s, n, n, 1, force, &log_a, &t1);
+    int same = 1;
+    for (size_t chunk = 0; chunk < 4; chunk++) {
+        run_forced(s, n, chunk == 3 ? 7 : chunk, 1, force, &log_b, &t2);
+        same &= evlog_equal(&log_a, &log_b) && memcmp(&t1.stats, &t2.stats, sizeof t1.stats) == 0;
+    }
+    return same;
+}
+
+static void test_no_sync_aligned_by_content(void)
+{
+    static struct tpiu_decoder t;
+    for (unsigned lead = 0; lead < 16; lead++) {
+        size_t n = syncless(2000, lead), stray;
+        run(capture, n, 0, 1, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray);
+        CHECK(m == n_want && stray == 0 && n_got == n_want);
+        CHECK(t.stats.align.how == TPIU_BY_CONTENT && t.stats.align.at == lead);
+        CHECK(t.stats.realigns == 0 && t.stats.syncs == 0 && t.stats.unsynced == lead);
+        char why[400];
+        CHECK(tpiu_alignment_text(&t.stats, why, sizeof why) && strstr(why, "aligned by content at byte offset"));
+        if (lead == 5)
+            printf("     5 bytes before the first frame: %s\n", why);
+    }
+    size_t n = syncless(3000, 9);
+    CHECK(split_anywhere(capture, n, -1));
+    /* a capture that begins inside a frame of the ITM stream: what that frame began is lost, and the
+     * ITM decoder takes up the stream again at its next sync packet */
+    n = syncless(2000, 0);
+    memmove(capture, capture + 7, n - 7);
+    run(capture, n - 7, 0, 1, &log_a, &t);
+    collect(&log_a);
+    size_t stray, m = matched(&stray);
+    CHECK(stray == 0 && m + 32 >= n_want && t.stats.align.at == 9);
+}
+
+static void test_short_capture_aligned_at_its_end(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(60, 3), stray;
+    CHECK(n < TPIU_BLOCK);
+    run(capture, n, 1, 1, &log_a, &t);
+    collect(&log_a);
+    CHECK(matched(&stray) == n_want && stray == 0 && t.stats.align.at == 3);
+}
+
+static void test_sync_only_midway(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(3000, 11), stray;
+    size_t mid = 11 + 16 * (n / 32); /* a frame boundary: frames begin at 11 */
+    memmove(capture + mid + 4, capture + mid, n - mid);
+    memcpy(capture + mid, "\xff\xff\xff\x7f", 4);
+    n += 4;
+    run(capture, n, 0, 1, &log_a, &t);
+    collect(&log_a);
+    CHECK(matched(&stray) == n_want && stray == 0 && n_got == n_want);
+    CHECK(t.stats.syncs == 1 && t.stats.realigns == 0 && t.stats.align.how == TPIU_BY_CONTENT);
+    CHECK(split_anywhere(capture, n, -1));
+}
+
+/* Bytes lost or added on the line between frames: the frames slip, a later block's check finds the
+ * new offset, and the samples after it come back (from the ITM stream's next sync on). */
+static void test_garbage_between_frames(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(5000, 0), stray;
+    size_t at[2] = {16 * 700, 16 * 1900}, extra[2] = {7, 3};
+    for (int k = 1; k >= 0; k--) {
+        memmove(capture + at[k] + extra[k], capture + at[k], n - at[k]);
+        for (size_t j = 0; j < extra[k]; j++)
+            capture[at[k] + j] = (uint8_t)rnd32();
+        n += extra[k];
+    }
+    run(capture, n, 0, 1, &log_a, &t);
+    collect(&log_a);
+    size_t m = matched(&stray);
+    printf("     %zu of %zu samples, %zu stray, %llu re-alignments, %llu bytes of cut frames\n", m, n_want, stray,
+           (unsigned long long)t.stats.realigns, (unsigned long long)t.stats.cut);
+    CHECK(t.stats.realigns == 2 && stray <= 4 && m + 2 * 400 >= n_want);
+    CHECK(split_anywhere(capture, n, -1));
+}
+
+static void test_forced_offset(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = syncless(2000, 6), stray;
+    run_forced(capture, n, 0, 1, 6, &log_a, &t);
+    collect(&log_a);
+    CHECK(matched(&stray) == n_want && stray == 0 && t.stats.align.how == TPIU_FORCED);
+    run_forced(capture, n, 0, 1, 7, &log_a, &t); /* a wrong one is obeyed: few samples, no re-alignment */
+    collect(&log_a);
+    CHECK(matched(&stray) < n_want / 10 && t.stats.realigns == 0);
+    CHECK(split_anywhere(capture, n, 3));
+}
+
+/* Long sync-less captures with bytes dropped, inserted and flipped here and there (and now and then
+ * a sync or a half sync): whole or split anywhere, the same events and counters; the re-checks and
+ * re-alignments run (inputs far past one block, which the decoders' fuzz test never reaches). */
+static void test_mutated_streams_split_anywhere(void)
+{
+    static uint8_t m[20000];
+    int same = 1;
+    uint64_t realigns = 0;
+    for (int round = 0; round < 60; round++) {
+        size_t n = syncless(1500, rnd32() % 16), k = 0;
+        for (size_t i = 0; i < n && k + 8 < sizeof m; i++) {
+            uint32_t r = rnd32() % 2048;
+            if (r == 0)
+                continue; /* dropped */
+            if (r == 1)
+                m[k++] = (uint8_t)rnd32(); /* inserted */
+            if (r == 2) { /* a half sync, or a full one, between any two bytes */
+                size_t sync = rnd32() % 2 ? 2 : 4;
+                memcpy(m + k, "\xff\xff\xff\x7f" + 4 - sync, sync);
+                k += sync;
+            }
+            m[k++] = r == 3 ? (uint8_t)(capture[i] ^ (1u << (rnd32() % 8))) : capture[i];
+        }
+        same &= split_anywhere(m, k, round % 5 == 4 ? (int)(rnd32() % 16) : -1);
+        static struct tpiu_decoder t;
+        run(m, k, 0, 1, &log_b, &t);
+        realigns += t.stats.realigns;
+    }
+    printf("     60 mutated captures, %llu re-alignments in all\n", (unsigned long long)realigns);
+    CHECK(same && realigns > 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_design_notes_vector);
     RUN_TEST(test_other_id_is_filtered);
-    RUN_TEST(test_nothing_before_sync);
+    RUN_TEST(test_frames_before_the_first_sync_use_its_alignment);
     RUN_TEST(test_half_sync_dropped);
     RUN_TEST(test_aux_bit_keeps_old_id_for_next_byte);
     RUN_TEST(test_chunk_invariance);
+    RUN_TEST(test_no_sync_aligned_by_content);
+    RUN_TEST(test_short_capture_aligned_at_its_end);
+    RUN_TEST(test_sync_only_midway);
+    RUN_TEST(test_garbage_between_frames);
+    RUN_TEST(test_forced_offset);
+    RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
