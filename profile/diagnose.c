@@ -271,6 +271,7 @@ struct places {
     uint32_t example_out;
     size_t distinct;
 };
+#define PROF_OUTSIDE_MIN 5     /* samples outside the ELF's code that make a diagnostic (and a wrong ELF) */
 #define PROF_ZERO_MIN 5        /* samples at PC 0 for the memory-fault diagnostic... */
 #define PROF_ZERO_SHARE 0.01   /* ... and their share of all samples */
 
@@ -407,7 +408,7 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
             "wrong ELF? %zu of the %zu sampled addresses in its code (%.1f %% of samples) are not where any of its "
             "instructions starts (inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
             cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
-    if (p->syms && w->outside_code >= 5 && w->outside_code / total >= 0.01)
+    if (p->syms && w->outside_code >= PROF_OUTSIDE_MIN && w->outside_code / total >= 0.01)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
             100.0 * w->outside_code / total, w->outside_code, w->example_out);
     if (p->syms && w->outside_funcs >= 5 && w->outside_funcs / total >= 0.05)
@@ -431,7 +432,7 @@ void prof_trust(struct prof *p, struct prof_trust *out)
     out->build_id = build_id_mismatch(p) != NULL;
     out->outside_share = p->syms ? w.outside_code / total : 0;
     out->zero_share = w.zero / total;
-    out->outside = out->outside_share > PROF_OUTSIDE_MOST;
+    out->outside = out->outside_share > PROF_OUTSIDE_MOST && w.outside_code >= PROF_OUTSIDE_MIN; /* as elf_checks */
     out->not_starts = cc.wrong;
     out->wrong_elf = out->build_id || out->outside || out->not_starts;
 }

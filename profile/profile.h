@@ -173,7 +173,7 @@ void prof_set_sampler(struct prof *p, enum prof_sampler s);
 struct prof_trust {
     bool wrong_elf;       /* build_id, outside or not_starts */
     bool build_id;        /* the firmware announced a build-id that is not the ELF's */
-    bool outside;         /* most samples (over PROF_OUTSIDE_MOST) fall outside the ELF's code */
+    bool outside;         /* most samples (over PROF_OUTSIDE_MOST, 5 at least) fall outside the ELF's code */
     bool not_starts;      /* prof_check_code()'s wrong */
     double outside_share; /* of all samples, 0..1: PCs outside the ELF's code (PC 0 not counted) */
     double zero_share;    /* of all samples, 0..1: PC 0, a memory fault or a wrong stack (never code) */
