@@ -132,7 +132,13 @@ def loud_wrong_elf():
     uart, other = scen_path("m3_loops", "uart.txt"), scen_path("frtos", "fw.elf")
     code, out, err = run("--batch", uart, other)
     check("wrong ELF (another program): exit 5, one stderr line naming the ELF and the cause, '!' first",
-          code == 5 and "wrong ELF" in err and other in err and first_line(out).startswith("! wrong ELF"),
+          code == 5 and "wrong ELF" in err and other in err and len(err.strip().splitlines()) == 1 and
+          first_line(out).startswith("! wrong ELF"),
+          "exit %d, stderr %r, first line %r" % (code, err.strip()[:160], first_line(out)))
+    port = harness.tcp_server([open(uart, "rb").read()], 0)
+    code, out, err = run("--batch", "tcp:127.0.0.1:%d" % port, other)
+    check("wrong ELF over tcp: (the live loop's batch): exit 5, the same stderr line, '!' first",
+          code == 5 and "wrong ELF" in err and first_line(out).startswith("! wrong ELF"),
           "exit %d, stderr %r, first line %r" % (code, err.strip()[:160], first_line(out)))
     code, j, _ = rows_of(uart, other)
     check("wrong ELF (another program): JSON wrong_elf true, cause outside_code, code_check agrees",
