@@ -48,7 +48,8 @@ struct baseline;
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out);
 /* Warnings a report's reader might miss in it, one line each on err: PCs where the ELF has no
- * instruction (another build's capture), a --diff baseline of another build. */
+ * instruction (another build's capture), a share of PC 0 (a memory fault), a --diff baseline of
+ * another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err);
 /* Why the report cannot be trusted, one line each on err, and the exit status it calls for: the ELF is
  * not the sampled program's (EXIT_WRONG_ELF: the live view's words, from prof_trust()), or the firmware

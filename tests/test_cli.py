@@ -220,9 +220,13 @@ def loud_memory_fault():
     open(path, "w").write("\n".join(out))
     code, j, err = rows_of(path, elf)
     diag = [d for d in (j or {}).get("diagnostics", []) if d.startswith("memory fault?")]
-    check("8 %% of samples at PC 0: a memory fault diagnosed, JSON pc_zero_percent, not a wrong ELF",
+    check("8 % of samples at PC 0: a memory fault diagnosed, JSON pc_zero_percent, not a wrong ELF",
           code == 0 and j and len(diag) == 1 and "8.3 %" in diag[0] and abs(j.get("pc_zero_percent", -1) - 100 / 12) < 0.1
           and j.get("wrong_elf") is False, "exit %d %s %s" % (code, diag, j and j.get("pc_zero_percent")))
+    code, out, err = run("--batch", path, elf)
+    check("... a warning on stderr, and the '!' line first in the table", code == 0 and
+          "warning: memory fault?" in err and first_line(out).startswith("! memory fault?"),
+          "exit %d %r %r" % (code, err.strip()[:120], first_line(out)))
     code, j, _ = rows_of(uart, elf)
     check("no PC 0: no memory fault", j and not any(d.startswith("memory fault?") for d in j["diagnostics"]))
 
