@@ -34,7 +34,7 @@ void batch_warnings(const struct batch_options *o, struct prof *p, const struct 
 {
     struct prof_diag diags[16];
     for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
-        if (diags[i].kind == DIAG_NOT_STARTS) /* a profile of the wrong code can look plausible */
+        if (diags[i].kind == DIAG_NOT_STARTS || diags[i].kind == DIAG_MEMORY_FAULT) /* plausible-looking, wrong */
             fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
     char why[300];
     if (o->base && baseline_other_build(o->base, in->info.build_id, why, sizeof why))
@@ -75,6 +75,43 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err)
     fprintf(err, "cmprof-top: stopped by %s after %.0f samples: the report has the samples up to then\n",
             o->interrupted, samples);
     return EXIT_SIGNAL(sig);
+}
+
+enum prof_sampler batch_sampler(const char *source, const struct ingest *in)
+{
+    if (strncmp(source, "gdb:", 4) == 0)
+        return PROF_SAMPLER_HALTING;
+    if (strncmp(source, "openocd:", 8) == 0)
+        return PROF_SAMPLER_PCSR;
+    switch (in->format) {
+    case DETECT_TEXT:
+        return PROF_SAMPLER_FIRMWARE; /* (a gdb: source's --record replays as text: its halts, unknown here) */
+    case DETECT_ITM:
+    case DETECT_TPIU:
+    case DETECT_ORBFLOW:
+        return PROF_SAMPLER_DWT; /* ITM PC samples come from the DWT */
+    default:
+        return PROF_SAMPLER_UNKNOWN;
+    }
+}
+
+int batch_doubts(struct prof *p, const struct ingest *in, const char *elf, bool no_samples_said, FILE *err)
+{
+    int status = 0;
+    char quiet[600];
+    if (ingest_quiet(in, quiet, sizeof quiet) != INGEST_QUIET_NONE && !no_samples_said) {
+        fprintf(err, "cmprof-top: %s\n", quiet);
+        status = EXIT_USAGE;
+    }
+    struct prof_trust t;
+    prof_trust(p, &t);
+    if (!t.wrong_elf)
+        return status;
+    struct prof_diag diags[16];
+    for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++) /* (DIAG_NOT_STARTS: batch_warnings) */
+        if (diags[i].kind == DIAG_BUILD_ID || (diags[i].kind == DIAG_WRONG_ELF && t.outside))
+            fprintf(err, "cmprof-top: %s: %s\n", elf, diags[i].text);
+    return EXIT_WRONG_ELF;
 }
 
 /* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */
@@ -148,11 +185,15 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
         tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
     in->max_samples = o->max_samples;
     status = read_source(o, src, in, err);
-    if (say_no_samples(o, in, err))
+    prof_set_sampler(p, batch_sampler(o->source, in));
+    bool none = say_no_samples(o, in, err);
+    if (none)
         status = EXIT_USAGE;
     if (batch_write(o, p, in, sym_warning(syms), out, err) != 0)
         status = status ? status : EXIT_ERROR;
     batch_warnings(o, p, in, err);
+    int doubt = batch_doubts(p, in, o->elf, none, err);
+    status = status ? status : doubt;
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(syms));
     if (!status && batch_regressions(o, p, err))

@@ -10,6 +10,8 @@ enum exit_status {
     EXIT_USAGE = 2,      /* a bad option or argument, or no samples in the input */
     EXIT_SLOWER = 3,     /* --fail-if-slower: a row grew past the limit */
     EXIT_PARTIAL = 4,    /* the source failed mid-run: the report has what came before */
+    EXIT_WRONG_ELF = 5,  /* batch: the samples are not the ELF's program (a build-id that differs, most
+                          * samples outside its code, PCs off its instruction starts): the report is written */
 };
 #define EXIT_SIGNAL(sig) (128 + (sig)) /* stopped by a signal */
 

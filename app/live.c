@@ -306,6 +306,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (batch_write(&bo, prof, in, warning, stdout, stderr) != 0)
         status = status ? status : EXIT_ERROR;
     batch_warnings(&bo, prof, in, stderr);
+    int doubt = batch_doubts(prof, in, o->batch.elf, total == 0, stderr);
+    status = status ? status : doubt;
     if (!status && batch_regressions(&bo, prof, stderr))
         status = EXIT_SLOWER;
     return status;
@@ -462,6 +464,7 @@ static void read_source(struct live_run *r)
             r->rec = NULL;
         }
         ingest_feed(r->in, data, (size_t)got);
+        prof_set_sampler(r->prof, batch_sampler(o->batch.source, r->in)); /* the lockstep advice's */
         r->dirty = true;
         if (now_s() - t0 > READ_BUDGET)
             break;

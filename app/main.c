@@ -77,8 +77,10 @@ static void usage(FILE *f)
           "  -V, --version      print the version\n"
           "\n"
           "Exit status: 0 done; 1 could not run (the ELF, the source, a server not reached, an output file);\n"
-          "2 a bad option or argument, or no samples; 3 --fail-if-slower found a slower row; 4 the source\n"
-          "failed mid-run (the report has what came before, marked partial); 128+N stopped by signal N\n"
+          "2 a bad option or argument, or no samples (a sampler announced and silent too); 3 --fail-if-slower\n"
+          "found a slower row; 4 the source failed mid-run (the report has what came before, marked partial);\n"
+          "5 batch: a wrong ELF (another build-id, most samples outside its code, PCs off its instruction\n"
+          "starts; the report is written, JSON wrong_elf); 128+N stopped by signal N\n"
           "(batch: the report so far, marked interrupted; the live view exits 0 on q and Ctrl-C).\n",
           f);
 }

@@ -236,7 +236,7 @@ static void unnamed_cause(const struct prof *p, const struct unnamed *u, char *b
 {
     if (u->unsent || p->table_full)
         snprintf(buf, len, "the firmware's task table was full (%sraise CMPROF_STREAM_TASKS, or CONFIG_CMPROF_TASKS "
-                 "in a Zephyr prj.conf)%s", p->table_full ? "" : "62 slots before issue 30; ",
+                 "in a Zephyr prj.conf)%s", p->table_full ? "" : "older firmware had 62 slots; ",
                  u->unsent ? ", so no tag was sent" : "");
     else if (u->zero >= u->all / 2)
         snprintf(buf, len, "tag 0: samples taken before the RTOS ran its first task (start sampling after the "
@@ -271,6 +271,9 @@ struct places {
     uint32_t example_out;
     size_t distinct;
 };
+#define PROF_OUTSIDE_MIN 5     /* samples outside the ELF's code that make a diagnostic (and a wrong ELF) */
+#define PROF_ZERO_MIN 5        /* samples at PC 0 for the memory-fault diagnostic... */
+#define PROF_ZERO_SHARE 0.01   /* ... and their share of all samples */
 
 static struct places count_places(struct prof *p)
 {
@@ -294,6 +297,47 @@ static struct places count_places(struct prof *p)
     return w;
 }
 
+/* What breaks the lockstep, for the sampler that took the samples: only the firmware's timer takes
+ * CMPROF_JITTER; the DWT's sampler has a fixed period of POSTPRESET and CYCTAP; a probe's halts
+ * follow --rate. */
+static const char *lockstep_advice(enum prof_sampler s)
+{
+    switch (s) {
+    case PROF_SAMPLER_FIRMWARE:
+        return "randomize the period (build with CMPROF_JITTER)";
+    case PROF_SAMPLER_DWT:
+        return "the DWT's PC sampler has a fixed period ((POSTPRESET + 1) x 64 cycles, x 1024 with CYCTAP): "
+               "pick a reload or tap whose period is no multiple of the loop's, or sample with the firmware's "
+               "timer and CMPROF_JITTER";
+    case PROF_SAMPLER_HALTING:
+        return "the probe's halts kept a steady pace: try another --rate (a slow server sets the pace itself)";
+    case PROF_SAMPLER_PCSR:
+        return "the probe's reads of DWT_PCSR kept the loop's pace (they are not randomized): sample through "
+               "gdb: (random halts) or with the firmware's timer and CMPROF_JITTER";
+    default:
+        return "randomize the period (the firmware's sampler: build with CMPROF_JITTER; the DWT's: another "
+               "POSTPRESET/CYCTAP; a probe's halts: another --rate)";
+    }
+}
+
+void prof_set_sampler(struct prof *p, enum prof_sampler s)
+{
+    p->sampler = s;
+}
+
+/* A share of samples at PC 0 too large for chance and too small for a wrong stack (that check
+ * speaks above 90 %): the sampler read memory that holds nothing, e.g. a ring placed past the
+ * machine's RAM (reads 0, writes ignored). */
+static void memory_fault_check(const struct places *w, double total, struct diags *d)
+{
+    if (total <= 0 || w->zero < PROF_ZERO_MIN || w->zero / total < PROF_ZERO_SHARE || w->zero / total >= 0.9)
+        return;
+    add(d, DIAG_MEMORY_FAULT,
+        "memory fault? %.1f %% of samples (%.0f) read PC 0x00000000, where no code runs: the samples' buffer "
+        "(the ring) or the stack may lie in memory the machine does not have (reads 0, writes lost); check the "
+        "linker script's RAM against the board's memory map", 100.0 * w->zero / total, w->zero);
+}
+
 /* A PC that never changes (a prologue reading the wrong stack), or PCs in step with the program. */
 static void sampling_checks(struct prof *p, const struct places *w, const struct pc_count *pcs, size_t merged,
                             double total, struct diags *d)
@@ -305,6 +349,7 @@ static void sampling_checks(struct prof *p, const struct places *w, const struct
             top_count = pcs[i].count;
             top_pc = pcs[i].pc;
         }
+    memory_fault_check(w, total, d);
     if (total >= 20 && w->zero / total >= 0.9)
         add(d, DIAG_WRONG_STACK,
             "wrong stack in the prologue: %.0f of %.0f samples read PC 0x00000000; the handler reads the frame from "
@@ -323,9 +368,9 @@ static void sampling_checks(struct prof *p, const struct places *w, const struct
     if (p->lockstep.found && !d->n) /* a constant PC says it already */
         add(d, DIAG_LOCKSTEP,
             "lockstep suspected: the PCs repeat every %u samples (%.1f %% of the last %u match, %.1f %% expected "
-            "from the profile's spread), so most of the program is never sampled; randomize the period (build with "
-            "CMPROF_JITTER)",
-            p->lockstep.lag, 100.0 * p->lockstep.rate, p->lockstep.window, 100.0 * p->lockstep.expected);
+            "from the profile's spread), so most of the program is never sampled; %s",
+            p->lockstep.lag, 100.0 * p->lockstep.rate, p->lockstep.window, 100.0 * p->lockstep.expected,
+            lockstep_advice(p->sampler));
     /* skid: a large share right after an instruction that re-enables interrupts */
     for (size_t i = 0; i < merged && p->syms; i++) {
         if (pcs[i].count < 20 || pcs[i].count / total < 0.02)
@@ -342,6 +387,18 @@ static void sampling_checks(struct prof *p, const struct places *w, const struct
     }
 }
 
+/* Why the build-id the firmware announced is not the ELF's, or NULL when it is (or none came). */
+static const char *build_id_mismatch(const struct prof *p)
+{
+    if (!p->syms || !p->stream_id_len)
+        return NULL;
+    size_t len;
+    const uint8_t *id = sym_build_id(p->syms, &len);
+    if (!id)
+        return "the ELF does not have";
+    return len != p->stream_id_len || memcmp(id, p->stream_id, len) != 0 ? "differs from the ELF's" : NULL;
+}
+
 /* Signs that the ELF is not the sampled firmware's. */
 static void elf_checks(struct prof *p, const struct places *w, const struct prof_code_check *cc, double total,
                        struct diags *d)
@@ -351,19 +408,33 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
             "wrong ELF? %zu of the %zu sampled addresses in its code (%.1f %% of samples) are not where any of its "
             "instructions starts (inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
             cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
-    if (p->syms && w->outside_code >= 5 && w->outside_code / total >= 0.01)
+    if (p->syms && w->outside_code >= PROF_OUTSIDE_MIN && w->outside_code / total >= 0.01)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
             100.0 * w->outside_code / total, w->outside_code, w->example_out);
     if (p->syms && w->outside_funcs >= 5 && w->outside_funcs / total >= 0.05)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples fall outside every function of the ELF",
             100.0 * w->outside_funcs / total);
-    if (p->syms && p->stream_id_len) {
-        size_t len;
-        const uint8_t *id = sym_build_id(p->syms, &len);
-        if (!id || len != p->stream_id_len || memcmp(id, p->stream_id, len) != 0)
-            add(d, DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s",
-                id ? "differs from the ELF's" : "the ELF does not have");
-    }
+    const char *id_why = build_id_mismatch(p);
+    if (id_why)
+        add(d, DIAG_BUILD_ID, "wrong ELF: the firmware announces a build-id that %s", id_why);
+}
+
+void prof_trust(struct prof *p, struct prof_trust *out)
+{
+    prof_settle(p);
+    *out = (struct prof_trust){0};
+    double total = prof_total(p);
+    if (total <= 0)
+        return;
+    struct places w = count_places(p);
+    struct prof_code_check cc;
+    prof_check_code(p, &cc);
+    out->build_id = build_id_mismatch(p) != NULL;
+    out->outside_share = p->syms ? w.outside_code / total : 0;
+    out->zero_share = w.zero / total;
+    out->outside = out->outside_share > PROF_OUTSIDE_MOST && w.outside_code >= PROF_OUTSIDE_MIN; /* as elf_checks */
+    out->not_starts = cc.wrong;
+    out->wrong_elf = out->build_id || out->outside || out->not_starts;
 }
 
 static void task_checks(struct prof *p, double total, struct diags *d)

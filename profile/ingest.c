@@ -429,9 +429,67 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len)
                  in->format == DETECT_TEXT ? "line" : "byte", (unsigned long long)(first - 1));
 }
 
+/* Why an announced sampler sent nothing: the words ingest_no_samples_hint() and ingest_quiet() share. */
+#define QUIET_R5_PMU "a Cortex-R sampling on its PMU's overflow: QEMU (vexpress-a15) wires no interrupt to the R5's " \
+                     "PMU, so under QEMU no sample is ever taken; sample with a timer there (CMPROF_PORT_SP804)"
+#define QUIET_PMU "is cmprof_start() called, and the PMU's overflow interrupt routed to the core (its GIC line " \
+                  "enabled, IRQs unmasked)?"
+#define QUIET_TIMER "is cmprof_start() called, and its timer's interrupt enabled?"
+#define QUIET_ANNOUNCED "; the firmware announced itself but sent no samples: "
+
+static bool pmu_sampler(const struct ingest_stream_info *i)
+{
+    return strncmp(i->timer, "PMU", 3) == 0;
+}
+
+static bool r_profile(const struct ingest_stream_info *i)
+{
+    return strstr(i->arch, "-R") != NULL;
+}
+
 const char *ingest_no_samples_hint(const struct ingest *in)
 {
-    return in->info.present ? "; the firmware announced itself but sent no samples: is cmprof_start() called, and "
-                              "its timer's interrupt enabled?"
-                            : "";
+    const struct ingest_stream_info *i = &in->info;
+    if (!i->present)
+        return in->text.stats.no_base ? "; stream samples came, but no announce to place them: the firmware never "
+                                        "called cmprof_stream_announce() (call it at start)"
+                                      : "";
+    if (pmu_sampler(i))
+        return r_profile(i) ? QUIET_ANNOUNCED QUIET_R5_PMU : QUIET_ANNOUNCED QUIET_PMU;
+    return QUIET_ANNOUNCED QUIET_TIMER;
+}
+
+/* Why an announced sampler may send nothing, by what it announced. */
+static const char *quiet_sampler_hint(const struct ingest_stream_info *i)
+{
+    if (pmu_sampler(i))
+        return r_profile(i) ? QUIET_R5_PMU : QUIET_PMU;
+    return QUIET_TIMER;
+}
+
+enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)
+{
+    const struct ingest_stream_info *i = &in->info;
+    if (len)
+        *text = '\0';
+    if (!i->present && in->text.stats.no_base) {
+        snprintf(text, len, "no announce: %llu stream samples came, but the firmware never announced itself, so "
+                 "none could be placed (call cmprof_stream_announce() at start; it is repeated every second)",
+                 (unsigned long long)in->text.stats.no_base);
+        return INGEST_QUIET_NO_ANNOUNCE;
+    }
+    if (!i->present || !i->period || prof_total(in->prof) > 0)
+        return INGEST_QUIET_NONE;
+    bool timed = false;
+    for (int k = 0; k < INGEST_SECTIONS; k++)
+        timed |= in->section[k].seen;
+    snprintf(text, len, "no samples: the firmware announced a sampler (%s%s%s, period %llu) but sent no sample%s; %s",
+             i->arch[0] ? i->arch : "", i->arch[0] ? " " : "", i->timer[0] ? i->timer : "timer",
+             (unsigned long long)i->period, timed ? ", only section timings" : "", quiet_sampler_hint(i));
+    return INGEST_QUIET_NO_SAMPLES;
+}
+
+const char *ingest_quiet_name(enum ingest_quiet q)
+{
+    return q == INGEST_QUIET_NO_SAMPLES ? "no_samples" : q == INGEST_QUIET_NO_ANNOUNCE ? "no_announce" : NULL;
 }

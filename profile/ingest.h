@@ -70,6 +70,14 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
 /* When no sample came: why, if the stream tells ("" when it does not): the firmware announced
  * itself, so the line works and sampling never started. */
 const char *ingest_no_samples_hint(const struct ingest *in);
+/* Why a capture shows no profile although its firmware talked: it announced a sampler (a period)
+ * and sent no sample, with or without section timings (INGEST_QUIET_NO_SAMPLES); or stream samples
+ * came and no announce ever placed them (INGEST_QUIET_NO_ANNOUNCE). The cause in one sentence in
+ * text (naming QEMU's limit when a Cortex-R samples on its PMU's overflow); "" and
+ * INGEST_QUIET_NONE otherwise. */
+enum ingest_quiet { INGEST_QUIET_NONE, INGEST_QUIET_NO_SAMPLES, INGEST_QUIET_NO_ANNOUNCE };
+enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len);
+const char *ingest_quiet_name(enum ingest_quiet q); /* "no_samples", "no_announce" or NULL */
 /* The source paused (closed, reconnecting): decide the format from what came so far, so a short
  * stream is not held back waiting for a full detection window; unless those bytes may still be
  * the start of orbflow (zeros alone, frames cut short), when the bytes after them decide. */

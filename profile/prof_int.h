@@ -105,6 +105,7 @@ struct prof {
     size_t cap_calls;
     struct codemap *codemap;     /* the ELF's instruction starts, made when first needed */
     bool codemap_tried;
+    enum prof_sampler sampler;   /* who took the samples (prof_set_sampler): the lockstep advice's */
 };
 
 /* The hash of a sample's key, for the entries' and the rows' open addressing. The task record is

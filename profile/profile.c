@@ -90,16 +90,57 @@ double prof_total(const struct prof *p)
     return p->bucket_total + (double)p->raw_samples;
 }
 
-/* The library's own code: functions defined in firmware/cmprof_*.c, by the DWARF file of the
- * outermost frame (inlined helpers count as their caller's). */
+/* The firmware library's functions that do not carry its cmprof_ prefix (static helpers, and the
+ * timer ports' handlers and the Zephyr hooks it defines), and the library's files they are defined in:
+ * such a name counts only in one of these (an application's own send() or put_str() is not the
+ * library's). tests/test_cli.py checks the list against every function the library's objects define. */
+static const char *const library_statics[] = {
+    "DUALTIMER_Handler", "SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "TIMER1_IRQHandler",
+    "cap_credit", "clock_cycles", "clock_zero", "cycle_counter_enable", "def_fits", "defs_superseded", "due_names",
+    "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "hash_find", "hash_insert", "hash_remove",
+    "index_chars", "isr_chars", "keep_gone_name", "keep_name", "kept_name", "learn_tag", "name_room", "name_thread",
+    "new_name_sent", "other_tag", "pc_chars", "put3", "put_dec", "put_def", "put_entry", "put_field", "put_hex",
+    "put_ring", "put_samples", "put_stats", "put_str", "put_tail", "put_task_head", "put_text", "put_text_upto",
+    "put_u64", "reannounce_after", "register_task", "repeat_add", "repeat_affordable", "repeat_names", "send",
+    "send_announce", "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task",
+    "send_task_as", "send_unnamed", "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede",
+    "sys_trace_thread_abort_user", "sys_trace_thread_create_user", "sys_trace_thread_name_set_user",
+    "sys_trace_thread_switched_in_user", "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot",
+    "until_due",
+};
+static const char *const library_files[] = {
+    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",
+    "cmprof_pmu.h", "cmprof.h", "cmprof_freertos.h", "cmprof_zephyr.h", "cmprof_regs.h",
+};
+
+static bool in_list(const char *s, size_t n, const char *const *list, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(list[i]) == n && strncmp(list[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+/* The library's own code, by the name of the function that holds the PC (the outermost frame:
+ * inlined helpers count as their caller's): the library's cmprof_ prefix, or one of its other
+ * functions in one of its files. Never by file name alone: an application's cmprof_app.c is the
+ * application's. */
 bool prof_in_profiler(const struct sym_location *l)
 {
     if (!l || !l->known)
         return false;
-    const char *file = sym_frame_at(l, l->n_frames - 1)->file;
-    const char *base = file ? strrchr(file, '/') : NULL;
-    base = base ? base + 1 : file;
-    return base && strncmp(base, "cmprof_", 7) == 0;
+    const struct sym_frame *f = sym_frame_at(l, l->n_frames - 1);
+    const char *name = f->function ? f->function : l->symbol;
+    if (!name)
+        return false;
+    if (strncmp(name, "cmprof_", 7) == 0)
+        return true;
+    size_t n = strcspn(name, "."); /* a GCC clone: "send_due_names.isra.0" */
+    if (!in_list(name, n, library_statics, sizeof library_statics / sizeof *library_statics))
+        return false;
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    base = base ? base + 1 : f->file;
+    return base && in_list(base, strlen(base), library_files, sizeof library_files / sizeof *library_files);
 }
 
 void prof_fold_overhead(struct prof *p, bool on)

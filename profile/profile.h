@@ -28,11 +28,11 @@ struct prof_row {
 };
 
 enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS,
-                     DIAG_UNNAMED_TAGS };
+                     DIAG_UNNAMED_TAGS, DIAG_MEMORY_FAULT };
 
 struct prof_diag {
     enum prof_diag_kind kind;
-    char text[320];     /* one sentence with its evidence */
+    char text[448];     /* one sentence with its evidence */
 };
 
 /* The instruction before pc when it re-enables interrupts ("cpsie i", "msr primask", ...), else
@@ -160,6 +160,26 @@ void prof_check_code(struct prof *p, struct prof_code_check *out);
 
 /* Current diagnostics; returns how many were written (at most max). */
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max);
+
+/* Who took the samples, for the lockstep diagnostic's advice: the firmware's timer (jitter), the
+ * DWT's PC sampler (its period is POSTPRESET and CYCTAP), a probe halting the core (--rate), or a
+ * probe reading DWT_PCSR. PROF_SAMPLER_UNKNOWN (the default) gives the firmware's advice and the others. */
+enum prof_sampler { PROF_SAMPLER_UNKNOWN, PROF_SAMPLER_FIRMWARE, PROF_SAMPLER_DWT, PROF_SAMPLER_HALTING,
+                    PROF_SAMPLER_PCSR };
+void prof_set_sampler(struct prof *p, enum prof_sampler s);
+
+/* Whether the profile is of the ELF's program at all, from the same checks as the diagnostics
+ * (DIAG_BUILD_ID, DIAG_WRONG_ELF, DIAG_NOT_STARTS): a batch run fails on wrong_elf. */
+struct prof_trust {
+    bool wrong_elf;       /* build_id, outside or not_starts */
+    bool build_id;        /* the firmware announced a build-id that is not the ELF's */
+    bool outside;         /* most samples (over PROF_OUTSIDE_MOST, 5 at least) fall outside the ELF's code */
+    bool not_starts;      /* prof_check_code()'s wrong */
+    double outside_share; /* of all samples, 0..1: PCs outside the ELF's code (PC 0 not counted) */
+    double zero_share;    /* of all samples, 0..1: PC 0, a memory fault or a wrong stack (never code) */
+};
+#define PROF_OUTSIDE_MOST 0.5
+void prof_trust(struct prof *p, struct prof_trust *out);
 
 /* 95 % half-width for share p of n samples: 1.96 sqrt(p (1 - p) / n) (the normal approximation). */
 double prof_ci95(double share, double n);

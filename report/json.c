@@ -63,6 +63,35 @@ static void run(const struct report_data *d, FILE *out)
     fputs("],\n", out);
 }
 
+/* Whether the samples are the ELF's program's (batch exits 5 when not), and why the firmware sent
+ * none when it announced a sampler ("quiet": "no_samples" or "no_announce", with its sentence). */
+static void trust(const struct report_data *d, const struct prof_trust *t, FILE *out)
+{
+    fprintf(out, "  \"wrong_elf\": %s,\n  \"wrong_elf_causes\": [", t->wrong_elf ? "true" : "false");
+    const char *causes[3];
+    size_t n = 0;
+    if (t->build_id)
+        causes[n++] = "build_id";
+    if (t->outside)
+        causes[n++] = "outside_code";
+    if (t->not_starts)
+        causes[n++] = "not_starts";
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s\"%s\"", i ? ", " : "", causes[i]);
+    fprintf(out, "],\n  \"outside_code_percent\": %.4f,\n  \"pc_zero_percent\": %.4f,\n", 100.0 * t->outside_share,
+            100.0 * t->zero_share);
+    char text[600];
+    enum ingest_quiet q = ingest_quiet(d->in, text, sizeof text);
+    fputs("  \"quiet\": ", out);
+    if (q == INGEST_QUIET_NONE) {
+        fputs("null,\n", out);
+        return;
+    }
+    fprintf(out, "{\"cause\": \"%s\", \"text\": ", ingest_quiet_name(q));
+    emit_json_string(out, text);
+    fputs("},\n", out);
+}
+
 /* What the firmware announced about itself, and the sampled PCs against the ELF's code. */
 static void firmware(const struct report_data *d, FILE *out)
 {
@@ -80,9 +109,13 @@ static void firmware(const struct report_data *d, FILE *out)
     }
     struct prof_code_check cc;
     prof_check_code(d->p, &cc);
-    if (cc.checked) /* the sampled PCs against the ELF's instruction starts */
-        fprintf(out, "  \"code_check\": {\"pcs\": %zu, \"bad_pcs\": %zu, \"bad_percent\": %.4f, \"wrong_elf\": %s},\n",
-                cc.pcs, cc.bad_pcs, 100.0 * cc.share, cc.wrong ? "true" : "false");
+    struct prof_trust t;
+    prof_trust(d->p, &t);
+    if (cc.checked) /* the sampled PCs against the ELF's instruction starts; wrong_elf: any sign, as below */
+        fprintf(out, "  \"code_check\": {\"pcs\": %zu, \"bad_pcs\": %zu, \"bad_percent\": %.4f, \"not_starts\": %s, "
+                "\"wrong_elf\": %s},\n", cc.pcs, cc.bad_pcs, 100.0 * cc.share, cc.wrong ? "true" : "false",
+                t.wrong_elf ? "true" : "false");
+    trust(d, &t, out);
 }
 
 static void section_events(const struct ingest_section *s, FILE *out)
@@ -183,8 +216,12 @@ void report_json(const struct report_data *d, FILE *out)
     if (d->warning && *d->warning)
         emit_json_string(out, d->warning);
     fputs("],\n  \"diagnostics\": [", out);
+    char quiet[600]; /* the table's first '!' line, first here too */
+    bool q = ingest_quiet(d->in, quiet, sizeof quiet) != INGEST_QUIET_NONE;
+    if (q)
+        emit_json_string(out, quiet);
     for (size_t i = 0; i < d->nd; i++) {
-        fputs(i ? ", " : "", out);
+        fputs(i || q ? ", " : "", out);
         emit_json_string(out, d->diags[i].text);
     }
     fputs("],\n  \"rows\": [\n", out);

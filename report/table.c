@@ -114,8 +114,6 @@ static void footer(const struct report_data *d, FILE *out)
         fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
     for (size_t i = 0; i < d->n_loss; i++)
         fprintf(out, "lost: %s\n", d->losses[i]);
-    for (size_t i = 0; i < d->nd; i++)
-        fprintf(out, "! %s\n", d->diags[i].text);
     if (o->interrupted)
         fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
     if (o->partial) {
@@ -132,8 +130,20 @@ static void footer(const struct report_data *d, FILE *out)
     }
 }
 
+/* What makes the rows doubtful, first, where a reader (and a CI log's first lines) sees it: why the
+ * firmware sent no samples, then the diagnostics (a wrong ELF, lockstep, skid...). */
+static void doubts(const struct report_data *d, FILE *out)
+{
+    char quiet[600];
+    if (ingest_quiet(d->in, quiet, sizeof quiet) != INGEST_QUIET_NONE)
+        fprintf(out, "! %s\n", quiet);
+    for (size_t i = 0; i < d->nd; i++)
+        fprintf(out, "! %s\n", d->diags[i].text);
+}
+
 void report_table(const struct report_data *d, FILE *out)
 {
+    doubts(d, out);
     header(d, out);
     for (size_t i = 0; i < d->n; i++)
         row(d, &d->rows[i], out);

@@ -122,6 +122,206 @@ def rows_of(source, elf, *extra):
     return code, (json.loads(out) if out else None), err
 
 
+def first_line(text):
+    return text.splitlines()[0] if text.strip() else ""
+
+
+def loud_wrong_elf():
+    """A capture read against another program's ELF, or against a build whose build-id differs, fails
+    the batch run (exit 5), says why on stderr, puts its '!' lines first and says wrong_elf in JSON."""
+    uart, other = scen_path("m3_loops", "uart.txt"), scen_path("frtos", "fw.elf")
+    code, out, err = run("--batch", uart, other)
+    check("wrong ELF (another program): exit 5, one stderr line naming the ELF and the cause, '!' first",
+          code == 5 and "wrong ELF" in err and other in err and len(err.strip().splitlines()) == 1 and
+          first_line(out).startswith("! wrong ELF"),
+          "exit %d, stderr %r, first line %r" % (code, err.strip()[:160], first_line(out)))
+    port = harness.tcp_server([open(uart, "rb").read()], 0)
+    code, out, err = run("--batch", "tcp:127.0.0.1:%d" % port, other)
+    check("wrong ELF over tcp: (the live loop's batch): exit 5, the same stderr line, '!' first",
+          code == 5 and "wrong ELF" in err and first_line(out).startswith("! wrong ELF"),
+          "exit %d, stderr %r, first line %r" % (code, err.strip()[:160], first_line(out)))
+    code, j, _ = rows_of(uart, other)
+    check("wrong ELF (another program): JSON wrong_elf true, cause outside_code, code_check agrees",
+          code == 5 and j and j.get("wrong_elf") is True and j.get("wrong_elf_causes") == ["outside_code"] and
+          j.get("outside_code_percent", 0) > 50 and (j.get("code_check") or {}).get("wrong_elf", True) is True,
+          "exit %d, %s" % (code, j and {k: j.get(k) for k in ("wrong_elf", "wrong_elf_causes", "code_check")}))
+    code, j, err = rows_of(uart, scen_path("m3_loops", "fw.elf"))
+    check("the right ELF: exit 0, wrong_elf false, no cause", code == 0 and j and j.get("wrong_elf") is False and
+          j.get("wrong_elf_causes") == [] and j.get("quiet", 0) is None, "exit %d %s" % (code, err.strip()[:120]))
+    # the same program and capture, the announced build-id changed: the build-id check alone
+    cap, elf = scen_path("stream_tagged", "uart.txt"), scen_path("stream_tagged", "fw.elf")
+    lines = []
+    for ln in open(cap, encoding="latin-1").read().split("\n"):
+        m = re.match(r"(@cmprof .* bid=)([0-9a-f]+)!..$", ln)
+        lines.append(harness.stream_line(m.group(1) + "%040x" % 0xbadbad).rstrip("\n") if m else ln)
+    other_id = os.path.join(TMP, "other build-id.txt")
+    open(other_id, "w", encoding="latin-1").write("\n".join(lines))
+    code, out, err = run("--batch", other_id, elf)
+    check("build-id mismatch: exit 5, stderr names it, '!' first", code == 5 and "build-id" in err and
+          first_line(out).startswith("! wrong ELF: the firmware announces a build-id"),
+          "exit %d, %r, %r" % (code, err.strip()[:160], first_line(out)))
+    code, j, _ = rows_of(other_id, elf)
+    check("build-id mismatch: JSON wrong_elf true, cause build_id", code == 5 and j and j.get("wrong_elf") is True and
+          j.get("wrong_elf_causes") == ["build_id"], "exit %d %s" % (code, j and j.get("wrong_elf_causes")))
+    code, j, _ = rows_of(cap, elf)
+    check("the same capture with its own build-id: exit 0", code == 0 and j and j.get("wrong_elf") is False,
+          "exit %d" % code)
+
+
+def loud_quiet():
+    """A firmware that announced a sampler and sent no sample (with section timings: the R5 sampling on
+    its PMU under QEMU), or stream samples with no announce: said, exit 2."""
+    elf = scen_path("stream_tagged", "fw.elf")
+    for arch, timer, want in (("ARMv7-R", "PMU-cycle-counter", "QEMU (vexpress-a15) wires no interrupt to the R5"),
+                              ("ARMv7-A", "PMU-cycle-counter", "PMU's overflow interrupt routed"),
+                              ("ARMv7E-M", "SysTick", "is cmprof_start() called")):
+        text = "boot\n" + harness.stream_line("@cmprof v=3 clk=100000000 tclk=100000000 period=1000 jitter=0 "
+                                               "arch=%s timer=%s base=2e000000" % (arch, timer))
+        text += harness.stream_line("@secname 0 control")
+        text += harness.stream_line("@sect 0 n=10 cur=100 min=90 max=120 sum=1000")
+        path = os.path.join(TMP, "announce and sections %s.txt" % arch)
+        open(path, "w").write(text)
+        code, out, err = run("--batch", path, elf)
+        check("announced %s %s sampler, section timings, no samples: exit 2, the cause on stderr and first in "
+              "the report" % (arch, timer), code == 2 and want in err and "sent no sample" in err and
+              first_line(out).startswith("! no samples:") and "control" in out,
+              "exit %d, %r, %r" % (code, err.strip()[:200], first_line(out)))
+        code, j, _ = rows_of(path, elf)
+        check("... JSON quiet: no_samples (%s)" % arch, code == 2 and j and (j.get("quiet") or {}).get("cause") ==
+              "no_samples" and want in j["quiet"]["text"], "exit %d %s" % (code, j and j.get("quiet")))
+    # stream samples and no announce (a recipe that never calls cmprof_stream_announce)
+    cap = scen_path("stream_tagged", "uart.txt")
+    body = [ln for ln in open(cap, encoding="latin-1").read().split("\n") if not ln.startswith("@cmprof")]
+    path = os.path.join(TMP, "no announce.txt")
+    open(path, "w", encoding="latin-1").write("\n".join(body))
+    code, out, err = run("--batch", path, elf)
+    check("stream samples, no announce: exit 2, says the announce is missing", code == 2 and
+          "cmprof_stream_announce()" in err and len(err.strip().splitlines()) == 1,
+          "exit %d, %r" % (code, err.strip()[:200]))
+    code, j, _ = rows_of(path, elf)
+    check("... JSON quiet: no_announce", j and (j.get("quiet") or {}).get("cause") == "no_announce",
+          j and j.get("quiet"))
+
+
+def loud_memory_fault():
+    """A share of samples at PC 0 (a ring past the machine's RAM reads 0): a memory fault said, not a
+    silent 0x00000000 row."""
+    uart, elf = scen_path("m3_loops", "uart.txt"), scen_path("m3_loops", "fw.elf")
+    out, k = [], 0
+    for ln in open(uart).read().split("\n"):
+        if ln.startswith("p "):
+            pcs = ln.split()[1:]
+            for i in range(len(pcs)):
+                k += 1
+                pcs[i] = "00000000" if k % 12 == 0 else pcs[i]
+            ln = "p " + " ".join(pcs)
+        out.append(ln)
+    path = os.path.join(TMP, "pc zero.txt")
+    open(path, "w").write("\n".join(out))
+    code, j, err = rows_of(path, elf)
+    diag = [d for d in (j or {}).get("diagnostics", []) if d.startswith("memory fault?")]
+    check("8 % of samples at PC 0: a memory fault diagnosed, JSON pc_zero_percent, not a wrong ELF",
+          code == 0 and j and len(diag) == 1 and "8.3 %" in diag[0] and abs(j.get("pc_zero_percent", -1) - 100 / 12) < 0.1
+          and j.get("wrong_elf") is False, "exit %d %s %s" % (code, diag, j and j.get("pc_zero_percent")))
+    code, out, err = run("--batch", path, elf)
+    check("... a warning on stderr, and the '!' line first in the table", code == 0 and
+          "warning: memory fault?" in err and first_line(out).startswith("! memory fault?"),
+          "exit %d %r %r" % (code, err.strip()[:120], first_line(out)))
+    code, j, _ = rows_of(uart, elf)
+    check("no PC 0: no memory fault", j and not any(d.startswith("memory fault?") for d in j["diagnostics"]))
+
+
+def lockstep_advice():
+    """Lockstep's advice names the sampler that took the samples: the firmware's (jitter), the DWT's
+    (POSTPRESET/CYCTAP): the same PCs as firmware text and as ITM PC-sample packets."""
+    uart, elf = scen_path("loops_lockstep", "uart.txt"), scen_path("loops_lockstep", "fw.elf")
+    code, j, _ = rows_of(uart, elf)
+    ls = [d for d in (j or {}).get("diagnostics", []) if d.startswith("lockstep")]
+    check("lockstep, firmware sampler: build with CMPROF_JITTER", ls and "(build with CMPROF_JITTER)" in ls[0] and
+          "POSTPRESET" not in ls[0], ls)
+    itm = os.path.join(TMP, "lockstep.itm")
+    open(itm, "wb").write(b"".join(bytes([0x17]) + pc.to_bytes(4, "little") for pc in pcs_of(uart)))
+    code, j, _ = rows_of(itm, elf)
+    ls = [d for d in (j or {}).get("diagnostics", []) if d.startswith("lockstep")]
+    check("lockstep, DWT PC sampling over ITM: POSTPRESET/CYCTAP, not 'build with CMPROF_JITTER'",
+          j and j["format"] == "itm" and ls and "POSTPRESET" in ls[0] and "CYCTAP" in ls[0] and
+          "build with CMPROF_JITTER" not in ls[0], ls)
+
+
+def overhead_by_symbol():
+    """The profiler's overhead counts the library's functions, never an application file that happens
+    to be named cmprof_*.c; the library's list of its own helpers covers every function it defines."""
+    src = os.path.join(TMP, "cmprof_app.c")
+    open(src, "w").write("/* an application file whose name starts with cmprof_ */\n"
+                         "volatile unsigned sink;\n"
+                         "static void __attribute__((noinline)) send(unsigned v) { sink = v; }\n"
+                         "void app_filter(unsigned n) { for (unsigned i = 0; i < n; i++) sink += i * 3u; }\n"
+                         "void app_control(unsigned n) { for (unsigned i = 0; i < n; i++) send(i); }\n"
+                         "int main(void) { for (;;) { app_filter(100); app_control(50); } }\n")
+    elf = os.path.join(TMP, "cmprof_app.elf")
+    fw = os.path.join(ROOT, "firmware")
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O1", "-g", "-nostdlib", "-Wl,-Ttext=0x08000000",
+                    "-Wl,-e,main", "-I" + fw, "-DCMPROF_STREAM=1", src, os.path.join(fw, "cmprof_sampler.c"),
+                    os.path.join(fw, "cmprof_stream.c"), "-lc", "-lgcc", "-o", elf], check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", "-l", elf], capture_output=True, text=True).stdout
+    addr = {}
+    for ln in nm.splitlines():  # the application's send(), not the library's static one of that name
+        f = ln.split()
+        if len(f) >= 3 and (f[2] not in addr or "cmprof_app.c" in ln):
+            addr[f[2]] = int(f[0], 16) & ~1
+    app = ["app_filter"] * 500 + ["app_control"] * 300 + ["send"] * 100  # the application: 90 %
+    lib = ["cmprof_stream_drain_lines"] * 40 + ["put_samples"] * 30 + ["cmprof_tick"] * 30  # the library: 10 %
+    pcs = ["%08x" % addr[f] for f in app + lib]
+    cap = os.path.join(TMP, "cmprof_app.txt")
+    open(cap, "w").write("prof raw n=%d\n" % len(pcs) + "".join("p " + " ".join(pcs[i:i + 8]) + "\n"
+                                                                 for i in range(0, len(pcs), 8)) + "end\n")
+    code, j, err = rows_of(cap, elf)
+    check("overhead: an application file named cmprof_app.c is the application's (10 % library, not 100 %)",
+          code == 0 and j and abs(j["overhead"] - 10.0) < 1e-6, "exit %d, overhead %s %s" %
+          (code, j and j.get("overhead"), err.strip()[:100]))
+    # every function the library defines is the library's: cmprof_*, or on the list in profile/profile.c
+    text = open(os.path.join(ROOT, "profile", "profile.c")).read()
+    listed = set(re.findall(r'"(\w+)"', text[text.index("library_statics[]"):text.index("library_files[]")]))
+    missing = set()
+    zoo = os.path.join(ROOT, "tests", "zoo")
+    for opts in ([], ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=task", "-DCMPROF_JITTER=4095"], ["-DCMPROF_HIST=1"],
+                 ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1"], ["-DCMPROF_PORT=CMPROF_PORT_STM32_TIM"],
+                 ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER"], ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER"],
+                 ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"]):
+        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c"):
+            obj = os.path.join(TMP, "lib.o")
+            r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-O0", "-mcpu=cortex-m4", "-mthumb", "-I" + fw,
+                                "-I" + zoo, "-I" + os.path.join(zoo, "zephyr"), "-c", os.path.join(fw, f), "-o", obj]
+                               + opts, capture_output=True)
+            if r.returncode:
+                continue
+            for ln in subprocess.run(["arm-none-eabi-nm", obj], capture_output=True, text=True).stdout.splitlines():
+                name = ln.split()[-1]
+                if ln.split()[-2] in "tT" and not name.startswith(("cmprof_", "k_")):  # (k_: the Zephyr stand-in)
+                    missing |= {name} - listed
+    check("overhead: every function of the library's objects is cmprof_* or on profile.c's list",
+          not missing and len(listed) > 50, sorted(missing))
+
+
+def no_internal_items():
+    """No user-visible text names the project's own work items ('issue 30', 'wave', 'stop 38'): the
+    binary's strings, --help, the man page, the firmware's messages and the user docs."""
+    pattern = re.compile(r"\b(issues? \d+|waves?\b|stop \d+)", re.I)
+    found = []
+    strings = subprocess.run(["strings", TOOL], capture_output=True, text=True).stdout
+    found += ["binary: " + ln for ln in strings.splitlines() if pattern.search(ln)]
+    found += ["--help: " + ln for ln in run("--help")[1].splitlines() if pattern.search(ln)]
+    for rel in ("docs/cmprof-top.1", "docs/stream.md", "README.md"):
+        found += ["%s: %s" % (rel, ln) for ln in open(os.path.join(ROOT, rel)).read().splitlines()
+                  if pattern.search(ln)]
+    for d, _, files in os.walk(os.path.join(ROOT, "firmware")):
+        for f in files:
+            if f.endswith((".c", ".h")):
+                for lit in re.findall(r'"(?:[^"\\\n]|\\.)*"', open(os.path.join(d, f)).read()):
+                    found += ["firmware/%s: %s" % (f, lit)] if pattern.search(lit) else []
+    check("no user-visible text names an internal work item", not found and len(strings) > 10000, found[:5])
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -319,6 +519,12 @@ def main():
     check("-V prints the version", code == 0 and out.startswith("cmprof-top "))
     code, out, _ = run("-h")
     check("-h prints usage", code == 0 and "--batch" in out)
+    loud_wrong_elf()
+    loud_quiet()
+    loud_memory_fault()
+    lockstep_advice()
+    overhead_by_symbol()
+    no_internal_items()
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
 

@@ -426,6 +426,56 @@ static void test_wrong_stack_zero_pcs(void)
     prof_free(p);
 }
 
+/* The lockstep advice names what fixes it for the sampler that took the samples: the firmware's
+ * timer (CMPROF_JITTER), the DWT's PC sampler (POSTPRESET/CYCTAP), a probe's halts (--rate). */
+static void test_lockstep_advice_by_sampler(void)
+{
+    static const struct {
+        enum prof_sampler s;
+        const char *want, *never;
+    } cases[] = {{PROF_SAMPLER_FIRMWARE, "build with CMPROF_JITTER", "POSTPRESET"},
+                 {PROF_SAMPLER_DWT, "POSTPRESET", "build with CMPROF_JITTER"},
+                 {PROF_SAMPLER_HALTING, "--rate", "CMPROF_JITTER"},
+                 {PROF_SAMPLER_PCSR, "DWT_PCSR", "build with CMPROF_JITTER"},
+                 {PROF_SAMPLER_UNKNOWN, "CMPROF_JITTER", "\x01"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        struct prof *p = prof_new(NULL);
+        prof_set_sampler(p, cases[c].s);
+        for (int i = 0; i < 3000; i++)
+            prof_add_pc(p, 0x08000100u + 2u * (uint32_t)((i * 37) % 186), false, 0);
+        struct prof_diag d[8];
+        size_t n = prof_diagnose(p, d, 8);
+        CHECK(n == 1 && d[0].kind == DIAG_LOCKSTEP && strstr(d[0].text, cases[c].want) &&
+              !strstr(d[0].text, cases[c].never));
+        CHECK(n == 1 && strlen(d[0].text) + 1 < sizeof d[0].text); /* whole, not cut */
+        prof_free(p);
+    }
+}
+
+/* PC 0 in 1 % to 90 % of samples: a memory fault (a ring past the machine's RAM reads 0), not a row
+ * without a word; never on a profile without PC 0. */
+static void test_pc_zero_memory_fault(void)
+{
+    struct prof *p = prof_new(NULL);
+    for (int i = 0; i < 1000; i++)
+        prof_add_pc(p, i % 13 == 0 ? 0u : 0x08000100u + 2u * (uint32_t)(i * 7919 % 400), false, 0);
+    struct prof_diag d[8];
+    size_t n = prof_diagnose(p, d, 8), found = 0;
+    for (size_t i = 0; i < n; i++)
+        found += d[i].kind == DIAG_MEMORY_FAULT && strstr(d[i].text, "7.7 % of samples (77)") != NULL;
+    CHECK(found == 1);
+    struct prof_trust t;
+    prof_trust(p, &t);
+    CHECK(fabs(t.zero_share - 0.077) < 1e-9 && !t.wrong_elf);
+    prof_reset(p);
+    for (int i = 0; i < 1000; i++)
+        prof_add_pc(p, i % 200 == 0 ? 0u : 0x08000100u + 2u * (uint32_t)(i * 7919 % 400), false, 0); /* 0.5 % */
+    n = prof_diagnose(p, d, 8);
+    for (size_t i = 0; i < n; i++)
+        CHECK(d[i].kind != DIAG_MEMORY_FAULT);
+    prof_free(p);
+}
+
 static void test_sleep_is_separate(void)
 {
     struct prof *p = prof_new(NULL);
@@ -532,6 +582,8 @@ int main(void)
     RUN_TEST(test_lockstep_exact_and_near_periodic);
     RUN_TEST(test_lockstep_no_false_alarms);
     RUN_TEST(test_wrong_stack_zero_pcs);
+    RUN_TEST(test_lockstep_advice_by_sampler);
+    RUN_TEST(test_pc_zero_memory_fault);
     RUN_TEST(test_sleep_is_separate);
     RUN_TEST(test_counters_match_the_hash);
     return check_summary();

@@ -31,9 +31,22 @@ TMP = os.path.join(ROOT, "build", "unnamed-tags-test")
 BASE = 0x08000164  # the tasks scenario's first code address: every sample falls in its code
 
 
+def instruction_starts(elf, lo, hi):
+    """The offsets (pc - lo) / 2 of the instructions that start in [lo, hi): a real core samples only
+    those (any other PC says the capture is of another build, and fails a batch run)."""
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--start-address=0x%x" % lo, "--stop-address=0x%x" % hi,
+                          elf], capture_output=True, text=True).stdout
+    return [(int(m.group(1), 16) - lo) // 2 for m in re.finditer(r"^ +([0-9a-f]+):\t", dis, re.M)]
+
+
+STARTS = []
+
+
 def stream(names, tags, n_lines, full=False):
     """An announce, @task lines for names (index char, tag, name), and tagged sample lines whose
-    tag field cycles through tags; PCs drawn with a fixed seed inside the ELF's first 0x60 bytes."""
+    tag field cycles through tags; PCs drawn with a fixed seed among the instructions of the ELF's
+    first 0x60 bytes."""
+    STARTS[:] = STARTS or instruction_starts(ELF, BASE, BASE + 0x60)
     rnd = random.Random(30)
     out = line("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
     out += "".join(line("@task %s %08x %s" % n) for n in names)
@@ -42,7 +55,7 @@ def stream(names, tags, n_lines, full=False):
     for k in range(n_lines):
         body = ""
         for j in range(16):
-            off = rnd.randrange(0, 0x30)
+            off = rnd.choice(STARTS)
             body += tags[(k * 16 + j) % len(tags)] + "".join(B64[(off >> s) & 63] for s in (18, 12, 6, 0))
         out += line("%" + body)
     return out
@@ -334,7 +347,7 @@ def main():
     check("the tasks scenario's ELF is built", os.path.exists(ELF), ELF)
     # firmware before issue 30, its 62 slots full: '/' for the tasks past them, no tag on the wire
     case("old full table", stream([("A", 0x20000000, "motor")], ["A", "/", "/"], 60),
-         ["motor", "(no tag: the firmware's task table was full)"], "66.7", "62 slots before issue 30")
+         ["motor", "(no tag: the firmware's task table was full)"], "66.7", "older firmware had 62 slots")
     # today's firmware: a tag sampled before any name ('?'), an interrupt ('-'), a table that filled
     case("new firmware", stream([("A", 0x20000000, "motor"), ("B", 0x20001000, "?")], ["A", "B", "-AW", "/"], 60,
                                 full=True),
