@@ -69,10 +69,18 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y%m%d-%H%M%S", localtime(&now));
     snprintf(name, sizeof name, "%.*s-%s.%s", (int)(stem ? stem : strlen(base)), base, when, kinds[k].ext);
-    if (!realpath(o->save_dir ? o->save_dir : ".", dir)) /* the note says where, in full */
-        snprintf(dir, sizeof dir, "%s", o->save_dir ? o->save_dir : ".");
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wx"); /* never over an existing file */
+    snprintf(dir, sizeof dir, "%s", v->save_dir[0] ? v->save_dir : o->save_dir ? o->save_dir : ".");
+    FILE *f = NULL;
+    /* never over an existing file: a second snapshot within the second is NAME-2.EXT, and so on */
+    for (int n = 1; !f && n < 100; n++) {
+        if (n > 1)
+            snprintf(name, sizeof name, "%.*s-%s-%d.%s", (int)(stem ? stem : strlen(base)), base, when, n,
+                     kinds[k].ext);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        f = fopen(path, "wx");
+        if (!f && errno != EEXIST)
+            break;
+    }
     if (!f) {
         snprintf(v->note, sizeof v->note, "cannot write %.60s (%s) in ", name, strerror(errno));
         snprintf(v->note_path, sizeof v->note_path, "%s", dir);
@@ -391,6 +399,8 @@ static int live_setup(struct live_run *r)
     v->fold_overhead = o->batch.fold_overhead;
     v->base = o->batch.base;
     v->source_dir = o->source_dir;
+    if (!realpath(o->save_dir ? o->save_dir : ".", v->save_dir)) /* said in full before the first save */
+        snprintf(v->save_dir, sizeof v->save_dir, "%s", o->save_dir ? o->save_dir : ".");
     v->cpu_hz = o->cpu_hz;
     v->window_seconds = o->window_seconds > 0 ? o->window_seconds : 5;
     for (int i = 0; i < o->n_budgets; i++)

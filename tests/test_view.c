@@ -753,6 +753,20 @@ static void test_sort_marked_reversed_and_picked(void)
     CHECK(view_key(&v, VK_F10) == VIEW_QUIT && view_key(&v, 'q') == VIEW_QUIT);
 }
 
+/* Key o says where the snapshot will go, in full (its end when narrow), before it goes there. */
+static void test_save_prompt_names_the_directory(void)
+{
+    setup();
+    snprintf(v.save_dir, sizeof v.save_dir, "/home/someone/work/firmware/snapshots");
+    view_key(&v, 'o');
+    const char *t = render(&v, 120, 24);
+    CHECK(strstr(t, "save a snapshot as:") && strstr(t, " into /home/someone/work/firmware/snapshots"));
+    t = render(&v, 30, 24);
+    CHECK(strstr(t, " into .../") && strstr(t, "snapshots")); /* its end kept */
+    view_key(&v, VK_ESC);
+    CHECK(!strstr(render(&v, 120, 24), " into /home"));
+}
+
 /* Narrow terminals drop columns (the bar, then ±%, then samples) before the name gets fewer than
  * 20 columns; the share stays. */
 static void test_narrow_columns(void)
@@ -1029,6 +1043,7 @@ int main(void)
     RUN_TEST(test_sort_any_column);
     RUN_TEST(test_sort_marked_reversed_and_picked);
     RUN_TEST(test_narrow_columns);
+    RUN_TEST(test_save_prompt_names_the_directory);
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);
     RUN_TEST(test_by_file_paths);

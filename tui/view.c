@@ -265,6 +265,13 @@ static void keybar(struct view *v, struct vbuf *b)
     if (prompt) {
         vb_put(b, 0, b->h - 1, VA_KEY, line);
         vb_fill_attr(b, b->h - 1, VA_KEY);
+        if (v->saving && v->save_dir[0] && b->h > 2) { /* where it goes, before it goes there */
+            char fitted[sizeof v->save_dir];
+            for (int x = 0; x < b->w; x++)
+                vb_putc(b, x, b->h - 2, ' ', VA_KEY);
+            int x = vb_put(b, 0, b->h - 2, VA_KEY, " into ");
+            vb_put(b, x, b->h - 2, VA_KEY, view_fit_path(v->save_dir, b->w - x - 1, fitted, sizeof fitted));
+        }
         return;
     }
     struct view_hint hints[24];

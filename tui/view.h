@@ -61,6 +61,7 @@ struct view {
     struct history *frozen_history; /* the sparklines as they were at space: frozen with the rows */
     struct section_history sect_history; /* each section's mean time, second by second */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
+    char save_dir[4096];       /* where key o saves, in full: the save prompt says it ("": not known) */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     char note_path[4096];      /* a path after the note (that directory), its end kept when narrow */
     bool demangle;          /* C++/Rust names demangled (key C) */
