@@ -167,8 +167,9 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
             exception_label(buf, len, exc);
     } else if (e->has_tag && e->tag == EV_TAG_UNSENT) {
         return "(no tag: the firmware's task table was full)";
-    } else if (prof_nameless(tk)) { /* never named: its own row, under its tag */
-        snprintf(buf, len, "0x%08x", e->tag);
+    } else if (prof_nameless(tk)) { /* never named: its own row, under its tag (the record's: a sample
+                                       that waited for the index's name carries EV_TAG_PENDING) */
+        snprintf(buf, len, "0x%08x", tk->tag);
     } else if (tk) { /* tasks of one name share its row, however many tags had it */
         return tk->name;
     } else if (e->has_tag && ev_tag_pending(e->tag)) { /* attached mid-stream: its name comes soon */

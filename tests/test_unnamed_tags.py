@@ -228,6 +228,30 @@ def late_attach_capture():
         sorted(rows_of(via).items())[:6], sorted(rows.items())[:6]))
 
 
+def defined_after_samples():
+    """A capture from the first byte in which the firmware sampled two indexes past 62 before their
+    @task lines, one named '?' (a tag sampled before any name), one named: while the names have not
+    come, "task #N (name pending)"; after, the '?' one under its tag and the other under its name;
+    never a row, nor a diagnostic, under the host's own key for a pending index (0xffffc0..)."""
+    i224, i225 = index_field(224), index_field(225)
+    body = stream([], ["A", i224, i225, i224], 10)
+    later = stream([("A", 0x20000000, "motor"), (i224, 0x20002000, "?"), (i225, 0x20003000, "worker")],
+                   ["A", i224, i225, i224], 10)
+    later = later[later.index("\n") + 1:]
+    for label, text, want in (("names after", body + later, {"motor": 80, "0x20002000": 160, "worker": 80}),
+                              ("names not yet", body, {"task #0 (name pending)": 40,
+                                                       "task #224 (name pending)": 80,
+                                                       "task #225 (name pending)": 40})):
+        path = os.path.join(TMP, "defined after %s.txt" % label)
+        with open(path, "w") as f:
+            f.write(text)
+        code, j = task_json(path, ELF)
+        check("defined after samples, %s: rows %s" % (label, want), code == 0 and rows_of(j) == want, j)
+        code, table, err = batch(path, "table")
+        check("defined after samples, %s: no row or diagnostic names an internal key" % label,
+              code == 0 and "0xffff" not in table.lower() and "0xffff" not in json.dumps(j).lower(), table)
+
+
 def one_row_per_name():
     """A worker deleted and re-created under its name (its index re-mapped to new control blocks)
     and a second worker of that name alive beside it: one row, with the count of tasks, in the
@@ -344,6 +368,7 @@ def main():
     case("before the scheduler", stream([("A", 0x20000000, "motor"), ("B", 0, "?")], ["A", "A", "A", "B"], 60),
          ["motor", "0x00000000"], "25.0", "before the RTOS ran its first task")
     late_attach_synthetic()
+    defined_after_samples()
     one_row_per_name()
     late_attach_capture()
     attach_cut_not_glued()
