@@ -86,6 +86,52 @@ static int task_index(const char *s, size_t len, size_t *i)
     return hi < 0 || lo < 0 ? -1 : 62 + (hi << 6 | lo);
 }
 
+/* A line that may have named tasks was dropped: every index named so far waits for its next name
+ * (its samples go out pending), so that none keeps a name the lost line may have changed. */
+static void names_unsure(struct text_decoder *d, const struct ev_sink *sink)
+{
+    d->names_epoch++;
+    d->stats.names_unsure++;
+    struct ev e = {.type = EV_NAMES_UNSURE, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+/* The tag a sample of index i carries: its name's, or pending while that name is unsure. */
+static uint32_t index_tag(struct text_decoder *d, int i)
+{
+    uint32_t tag = d->task_tags[i];
+    if (d->task_epoch[i] == d->names_epoch || ev_tag_pending(tag))
+        return tag;
+    d->stats.names_waited++;
+    if (++d->task_waiting[i] > d->stats.max_wait)
+        d->stats.max_wait = d->task_waiting[i];
+    return EV_TAG_PENDING((uint32_t)i);
+}
+
+/* Index t is named tag: returns the pending tag whose samples take this name (EV_TASK_NAME's value),
+ * or 0. A first name, or a repeat after a dropped line (@N, `new_task` false), names the samples
+ * that waited; a new task's name ('=', @task: given before its first sample) cannot be theirs. */
+static uint32_t name_index(struct text_decoder *d, int t, uint32_t tag, bool new_task, const struct ev_sink *sink)
+{
+    uint32_t was = d->task_tags[t];
+    bool unsure = d->task_epoch[t] != d->names_epoch && !ev_tag_pending(was);
+    d->task_tags[t] = tag;
+    d->task_epoch[t] = d->names_epoch;
+    uint32_t waited = d->task_waiting[t];
+    d->task_waiting[t] = 0;
+    if (ev_tag_pending(was))
+        return was;
+    if (!unsure || !waited)
+        return 0;
+    if (!new_task)
+        return EV_TAG_PENDING((uint32_t)t);
+    d->stats.names_unknown += waited;
+    struct ev e = {.type = EV_TASK_UNKNOWN, .tag = EV_TAG_PENDING((uint32_t)t), .index = (uint32_t)t,
+                   .count = waited, .offset = d->line_offset};
+    ev_emit(sink, &e);
+    return 0;
+}
+
 /* The tag before a sample: a task index (*index; its tag is looked up when the sample is used, after
  * the line's '=' entries before it), "-" and two chars of an exception number (its handler's tag,
  * CMPROF_ISR_TAG), or "/": a tag the firmware had no slot for. False when malformed. */
@@ -109,8 +155,9 @@ static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t
     return *i < len;
 }
 
-static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, bool emit,
+static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink);
+enum { ENTRY_CHECK, ENTRY_REPEAT, ENTRY_NEW }; /* repeat_entry: only check it, or name by it (@N, '=') */
 
 /* A sample's PC at s[*i]: 4 chars of halfword offset from the code base, or '*' and 6 of the full
  * 32 bits. False when malformed. */
@@ -154,7 +201,7 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
                 goto bad;
             defs[n_defs] = ++i;
             def_before[n_defs++] = n;
-            if (!repeat_entry(d, s, len, &i, false, sink))
+            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink))
                 goto bad;
             continue;
         }
@@ -176,12 +223,12 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < n_defs && def_before[next_def] <= k; next_def++) {
             size_t at = defs[next_def];
-            repeat_entry(d, s, len, &at, true, sink);
+            repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
         }
         if (k == n)
             break;
         e.addr = pcs[k];
-        e.tag = indexes[k] >= 0 ? d->task_tags[indexes[k]] : tags[k];
+        e.tag = indexes[k] >= 0 ? index_tag(d, indexes[k]) : tags[k];
         d->stats.unsent_tags += tagged && e.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
@@ -189,6 +236,8 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     return;
 bad:
     textline_bad(d);
+    if (tagged)
+        names_unsure(d, sink);
 }
 
 static uint32_t b64_3(const char *s, bool *ok)
@@ -319,26 +368,22 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
     uint64_t v;
     size_t i = 6;
     int t = task_index(s, len, &i);
-    if (t < 0 || i + 10 > len || s[i] != ' ' || s[i + 9] != ' ') {
+    const char *p = s + (i < len ? i + 1 : len);
+    if (t < 0 || i + 10 > len || s[i] != ' ' || s[i + 9] != ' ' || !textline_uint(&p, s + i + 9, "", &v, 16) ||
+        v > UINT32_MAX) {
         textline_bad(d);
+        names_unsure(d, sink);
         return;
     }
-    const char *p = s + i + 1;
-    if (!textline_uint(&p, s + i + 9, "", &v, 16) || v > UINT32_MAX) {
-        textline_bad(d);
-        return;
-    }
-    uint32_t was = d->task_tags[t];
-    d->task_tags[t] = (uint32_t)v;
     d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
     struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
-                   .value = ev_tag_pending(was) ? was : 0, .offset = d->line_offset};
+                   .value = name_index(d, t, (uint32_t)v, true, sink), .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 
 /* One entry of an "@N" line at s[*i]: index, 6 chars of tag, 1 of length, the name. False when
  * malformed; names it only when `emit`. */
-static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, bool emit,
+static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink)
 {
     int t = task_index(s, len, i);
@@ -355,11 +400,9 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     *i += 7;
     if (n < 0 || *i + (size_t)n > len)
         return false;
-    if (emit) {
-        uint32_t was = d->task_tags[t];
-        d->task_tags[t] = tag;
+    if (emit != ENTRY_CHECK) {
         struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = s + *i, .text_len = (size_t)n,
-                       .value = ev_tag_pending(was) ? was : 0, .offset = d->line_offset};
+                       .value = name_index(d, t, tag, emit == ENTRY_NEW, sink), .offset = d->line_offset};
         ev_emit(sink, &e);
     }
     *i += (size_t)n;
@@ -371,12 +414,13 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
 {
     size_t i = 2;
     while (i < len)
-        if (!repeat_entry(d, s, len, &i, false, sink)) {
+        if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink)) {
             textline_bad(d);
+            names_unsure(d, sink);
             return;
         }
     for (i = 2; i < len;)
-        repeat_entry(d, s, len, &i, true, sink);
+        repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }
 
 /* "@lost N", "@full tasks=N": one count, as the event's count. */
@@ -438,6 +482,7 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
     if (!body) {
         d->stats.bad_checks++;
         textline_bad(d);
+        names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
         return true;
     }
     if (s[0] == '@')
@@ -446,6 +491,26 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         stream_hist(d, s, body, sink);
     else
         stream_samples(d, s, body, s[0] == '%', sink);
+    return true;
+}
+
+bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    bool names = textline_starts(s, len, "@N") || textline_starts(s, len, "@task ");
+    if (!names && has_check(s, len) && len <= TEXT_LINE_MAX) { /* its marker hit: '%' or '@' would pass */
+        char fixed[TEXT_LINE_MAX];
+        memcpy(fixed, s, len);
+        for (const char *m = "%@"; *m && !names; m++) {
+            fixed[0] = *m;
+            names = checked_body(fixed, len) != 0;
+        }
+    }
+    if (!names)
+        return false;
+    d->stats.stream_lines++;
+    d->stats.bad_checks++;
+    textline_bad(d);
+    names_unsure(d, sink);
     return true;
 }
 

@@ -276,7 +276,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         struct ev e = {.type = EV_STACK, .addr = frames[0], .pcs = frames + 1, .count = n - 1,
                        .offset = d->line_offset};
         ev_emit(sink, &e);
-    } else if (!stream_unglue(d, s, len, sink)) {
+    } else if (!stream_unglue(d, s, len, sink) && !stream_lost_names(d, s, len, sink)) {
         struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
         d->stats.log_lines++;
         ev_emit(sink, &e);

@@ -40,6 +40,10 @@ struct text_stats {
     uint64_t partial_first; /* a malformed first line of a stream joined in mid-line: not an error */
     uint64_t partial_last;  /* an unterminated last line that does not decode, cut when reading stopped: not an error */
     uint64_t unsent_tags;  /* stream samples whose tag the firmware could not send ('/'): EV_TAG_UNSENT */
+    uint64_t names_unsure; /* dropped stream lines that may have named tasks (EV_NAMES_UNSURE) */
+    uint64_t names_waited; /* samples of a named index sent pending after such a line, until its next name */
+    uint64_t names_unknown; /* of them, samples whose name was lost (EV_TASK_UNKNOWN) */
+    uint64_t max_wait;     /* the most samples one index waited for its name after such a line */
 };
 
 struct text_decoder {
@@ -61,6 +65,9 @@ struct text_decoder {
     bool pc_digits;  /* version 3: a sample's 4 PC chars are '0' + 6 bits, not base64 */
     uint32_t code_base;
     uint32_t task_tags[TEXT_TASKS]; /* stream task index -> tag */
+    uint32_t names_epoch;            /* dropped lines that may have named tasks, so far */
+    uint32_t task_epoch[TEXT_TASKS]; /* names_epoch when the index was last named: older, it is pending */
+    uint32_t task_waiting[TEXT_TASKS]; /* its samples sent pending since that drop */
     bool slash_named;        /* an "@task /" line came: '/' is index 63 (firmware before issue 30
                                 with over 62 slots), not a tag with no slot */
     bool have_hist;          /* streamed histogram layout, from @hist */

@@ -114,6 +114,16 @@ static void on_event(void *ctx, const struct ev *e)
                 prof_task_pending_named(in->window, (uint32_t)e->value, e->tag);
         }
         break;
+    case EV_NAMES_UNSURE:
+        prof_task_names_unsure(in->prof);
+        if (in->window)
+            prof_task_names_unsure(in->window);
+        break;
+    case EV_TASK_UNKNOWN:
+        prof_task_unknown(in->prof, e->tag);
+        if (in->window)
+            prof_task_unknown(in->window, e->tag);
+        break;
     case EV_TABLE_FULL:
         prof_task_table_full(in->prof, e->count);
         break;
@@ -308,6 +318,13 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
          (unsigned long long)t->bad_lines, (unsigned long long)t->bad_checks, (unsigned long long)(t->first_bad ? t->first_bad - 1 : 0));
+    char unknown[120] = "";
+    if (t->names_unknown)
+        snprintf(unknown, sizeof unknown, "; %llu of them in the row \"(task unknown: ...)\": a new task took the "
+                 "index before its name came again", (unsigned long long)t->names_unknown);
+    loss(&l, t->names_waited, "%llu samples waited for their task's name after a dropped line that may have named "
+         "tasks, shown as \"task #N (name pending)\" until it came again (at most %llu of one task)%s",
+         (unsigned long long)t->names_waited, (unsigned long long)t->max_wait, unknown);
     loss(&l, t->long_lines, "%llu lines over %u bytes dropped", (unsigned long long)t->long_lines, TEXT_LINE_MAX);
     loss(&l, t->tag_mismatch, "%llu dump blocks whose task tags did not match their samples: tags dropped",
          (unsigned long long)t->tag_mismatch);
