@@ -496,7 +496,15 @@ size_t text_counters(const struct text_stats *st, struct dec_counter *out)
 
 void text_describe(const struct text_stats *st, char *buf, size_t len)
 {
-    snprintf(buf, len, "%llu lines, %llu malformed", (unsigned long long)st->lines,
-             (unsigned long long)st->bad_lines);
+    int n = snprintf(buf, len, "%llu lines, %llu malformed", (unsigned long long)st->lines,
+                     (unsigned long long)st->bad_lines);
+    if (st->other_version_lines && n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, ", %llu of stream version %u under a version %u announce",
+                      (unsigned long long)st->other_version_lines, (unsigned)st->other_version,
+                      (unsigned)st->announced_version);
+    if (st->refused_announces && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ", %llu announce%s refused (%s=%llu)",
+                 (unsigned long long)st->refused_announces, st->refused_announces == 1 ? "" : "s",
+                 st->refused_field ? st->refused_field : "?", (unsigned long long)st->refused_value);
 }
 
