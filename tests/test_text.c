@@ -465,6 +465,38 @@ static void test_dropped_line_leaves_no_old_name(void)
     CHECK(strstr(log_a.buf, "a=08001b86 t=ffffc000/1") != NULL);
 }
 
+/* A sample line of another version than its announce is named, not decoded: version 3 digits after a
+ * version 2 announce, base64 under a version 3 one; then a line that reads both ways is the other
+ * version's too. A newer announce (v=4): its lines are counted, not read, until a known announce.
+ * Announced numbers past the firmware's 32 bits are refused by name; so are 64-bit section figures,
+ * lost counts, and a full table of no slots. Checks by tests/harness.py. */
+static void test_versions_and_announced_ranges(void)
+{
+    struct text_decoder d;
+    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n$AADBAADF!8r\n$0:0;00g1!Hx\n"
+           "$AADBAADF!8r\n", &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2 && d.stats.other_version_lines == 2 && d.stats.other_version == 3 &&
+          d.stats.announced_version == 2 && d.stats.bad_lines == 0);
+    decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n$AADBAADF!8r\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 4 && d.stats.other_version_lines == 0); /* "AADB" reads in both alphabets */
+    decode("@cmprof v=4 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!OT\n$0:0;00g1!Hx\n"
+           "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n", &log_a, &d);
+    CHECK(d.stats.newer_version == 4 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
+    CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STREAM_INFO] == 1);
+    decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
+           "@cmprof v=3 clk=1000 tclk=1000 period=18446744073709551615 jitter=0 base=08000000!o5\n"
+           "@sect 0 n=1 cur=4294967296 min=1 max=4294967296 sum=4294967296!T2\n@lost 4294967296!bK\n"
+           "@full tasks=0!vS\n", &log_a, &d);
+    CHECK(log_a.count[EV_STREAM_INFO] == 1 && d.stats.refused_announces == 1 && d.stats.refused_field &&
+          strcmp(d.stats.refused_field, "period") == 0 && d.stats.refused_value == UINT64_MAX);
+    CHECK(log_a.count[EV_SECTION] == 0 && log_a.count[EV_LOST] == 0 && log_a.count[EV_TABLE_FULL] == 0 &&
+          d.stats.bad_lines == 3);
+    char what[200];
+    text_describe(&d.stats, what, sizeof what);
+    CHECK(strstr(what, "1 announce refused (period=18446744073709551615)") != NULL);
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -490,6 +522,7 @@ int main(void)
     RUN_TEST(test_too_many_entries_in_a_sample_line);
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
+    RUN_TEST(test_versions_and_announced_ranges);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
