@@ -110,7 +110,8 @@ static uint32_t index_tag(struct text_decoder *d, int i)
 
 /* Index t is named tag: returns the pending tag whose samples take this name (EV_TASK_NAME's value),
  * or 0. A first name, or a repeat after a dropped line (@N, `new_task` false), names the samples
- * that waited; a new task's name ('=', @task: given before its first sample) cannot be theirs. */
+ * that waited; a new task's name ('=', version 3's @task: given before its first sample) cannot be
+ * theirs. (Firmware before version 3 repeated its names as @task lines after each announce.) */
 static uint32_t name_index(struct text_decoder *d, int t, uint32_t tag, bool new_task, const struct ev_sink *sink)
 {
     uint32_t was = d->task_tags[t];
@@ -473,7 +474,7 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
     }
     d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
     struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
-                   .value = name_index(d, t, (uint32_t)v, true, sink), .offset = d->line_offset};
+                   .value = name_index(d, t, (uint32_t)v, d->version >= 3, sink), .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 
