@@ -459,14 +459,8 @@ static void test_dropped_line_leaves_no_old_name(void)
     }
     /* before version 3 the firmware repeated its names as @task lines: one names the waiting samples */
     struct text_decoder v2;
-    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y
-@task A 20000000 a!bq
-%AAAAB!9s
-"
-           "%AAAAC!Xt
-%AAAAD!dt
-@task A 20000000 a!bq
-", &log_a, &v2);
+    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n@task A 20000000 a!bq\n%AAAAB!9s\n"
+           "%AAAAC!Xt\n%AAAAD!dt\n@task A 20000000 a!bq\n", &log_a, &v2);
     CHECK(strstr(log_a.buf, "a=08000006 t=ffffc000/1") && log_a.count[EV_TASK_UNKNOWN] == 0);
     CHECK(strstr(log_a.buf, "t=20000000/0 s=0 i=0 k=0 v=ffffc000 c=0 0/0/0 'a'") != NULL);
     /* the first character hit: a log line, but one that may have named tasks */
