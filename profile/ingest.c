@@ -318,13 +318,13 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
          (unsigned long long)t->bad_lines, (unsigned long long)t->bad_checks, (unsigned long long)(t->first_bad ? t->first_bad - 1 : 0));
-    char unknown[120] = "";
+    char unknown[80] = "";
     if (t->names_unknown)
-        snprintf(unknown, sizeof unknown, "; %llu of them in the row \"(task unknown: ...)\": a new task took the "
-                 "index before its name came again", (unsigned long long)t->names_unknown);
+        snprintf(unknown, sizeof unknown, "; %llu went to \"(task unknown)\": a new task took the index first",
+                 (unsigned long long)t->names_unknown);
     loss(&l, t->names_waited, "%llu samples waited for their task's name after a dropped line that may have named "
-         "tasks, shown as \"task #N (name pending)\" until it came again (at most %llu of one task)%s",
-         (unsigned long long)t->names_waited, (unsigned long long)t->max_wait, unknown);
+         "tasks (at most %llu of one task)%s", (unsigned long long)t->names_waited,
+         (unsigned long long)t->max_wait, unknown);
     loss(&l, t->other_version_lines, "%llu sample lines of stream version %u under a version %u announce not decoded: "
          "the firmware sending them is not the one that announced itself (a stale announce, or two builds on one "
          "port)", (unsigned long long)t->other_version_lines, (unsigned)t->other_version,
