@@ -318,7 +318,7 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
          (unsigned long long)t->bad_lines, (unsigned long long)t->bad_checks, (unsigned long long)(t->first_bad ? t->first_bad - 1 : 0));
-    char unknown[80] = "";
+    char unknown[96] = "";
     if (t->names_unknown)
         snprintf(unknown, sizeof unknown, "; %llu went to \"(task unknown)\": a new task took the index first",
                  (unsigned long long)t->names_unknown);
