@@ -35,8 +35,13 @@ enum ev_type {
     EV_TARGET,       /* what the firmware runs on: text = "arch=ARMv7-A timer=PMU-cycle-counter" (from the announce) */
     EV_PCS,          /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
                         EV_PC events; a text dump's raw block arrives this way) */
+    EV_NAMES_UNSURE, /* a stream line that may have named tasks was dropped: every task index named before
+                        it is pending (its samples carry EV_TAG_PENDING) until it is named again */
+    EV_TASK_UNKNOWN, /* tag = EV_TAG_PENDING(index): the samples that index carried while it was pending will
+                        get no name (the name that came is a new task's, given before its first sample; theirs
+                        was lost) */
     EV_TABLE_FULL    /* the firmware's task name table (count slots) was full: some tags went out as
-                        EV_TAG_UNSENT */
+                        EV_TAG_UNSENT (the last type: tests size tables by it) */
 };
 
 /* The tag of a sample whose task the firmware could not name: its name table was full and the
@@ -48,6 +53,8 @@ enum ev_type {
  * and the firmware repeats names only now and then): EV_TAG_PENDING(index). The index's first
  * EV_TASK_NAME carries this tag in its value, so the samples that waited for it take its name.
  * Above any RAM a task's control block lives in, below the exception tags. */
+/* A line dropped for a bad check may have named tasks (an index given to a new task): the indexes
+ * named before it are pending again, with the same tags, until their next name (EV_NAMES_UNSURE). */
 #define EV_TAG_PENDING_BASE 0xFFFFC000u
 #define EV_TAG_PENDING_SPAN 0x2000u
 #define EV_TAG_PENDING(i) (EV_TAG_PENDING_BASE + (uint32_t)(i))

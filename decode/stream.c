@@ -86,6 +86,53 @@ static int task_index(const char *s, size_t len, size_t *i)
     return hi < 0 || lo < 0 ? -1 : 62 + (hi << 6 | lo);
 }
 
+/* A line that may have named tasks was dropped: every index named so far waits for its next name
+ * (its samples go out pending), so that none keeps a name the lost line may have changed. */
+static void names_unsure(struct text_decoder *d, const struct ev_sink *sink)
+{
+    d->names_epoch++;
+    d->stats.names_unsure++;
+    struct ev e = {.type = EV_NAMES_UNSURE, .offset = d->line_offset};
+    ev_emit(sink, &e);
+}
+
+/* The tag a sample of index i carries: its name's, or pending while that name is unsure. */
+static uint32_t index_tag(struct text_decoder *d, int i)
+{
+    uint32_t tag = d->task_tags[i];
+    if (d->task_epoch[i] == d->names_epoch || ev_tag_pending(tag))
+        return tag;
+    d->stats.names_waited++;
+    if (++d->task_waiting[i] > d->stats.max_wait)
+        d->stats.max_wait = d->task_waiting[i];
+    return EV_TAG_PENDING((uint32_t)i);
+}
+
+/* Index t is named tag: returns the pending tag whose samples take this name (EV_TASK_NAME's value),
+ * or 0. A first name, or a repeat after a dropped line (@N, `new_task` false), names the samples
+ * that waited; a new task's name ('=', version 3's @task: given before its first sample) cannot be
+ * theirs. (Firmware before version 3 repeated its names as @task lines after each announce.) */
+static uint32_t name_index(struct text_decoder *d, int t, uint32_t tag, bool new_task, const struct ev_sink *sink)
+{
+    uint32_t was = d->task_tags[t];
+    bool unsure = d->task_epoch[t] != d->names_epoch && !ev_tag_pending(was);
+    d->task_tags[t] = tag;
+    d->task_epoch[t] = d->names_epoch;
+    uint32_t waited = d->task_waiting[t];
+    d->task_waiting[t] = 0;
+    if (ev_tag_pending(was))
+        return was;
+    if (!unsure || !waited)
+        return 0;
+    if (!new_task)
+        return EV_TAG_PENDING((uint32_t)t);
+    d->stats.names_unknown += waited;
+    struct ev e = {.type = EV_TASK_UNKNOWN, .tag = EV_TAG_PENDING((uint32_t)t), .index = (uint32_t)t,
+                   .count = waited, .offset = d->line_offset};
+    ev_emit(sink, &e);
+    return 0;
+}
+
 /* The tag before a sample: a task index (*index; its tag is looked up when the sample is used, after
  * the line's '=' entries before it), "-" and two chars of an exception number (its handler's tag,
  * CMPROF_ISR_TAG), or "/": a tag the firmware had no slot for. False when malformed. */
@@ -109,8 +156,9 @@ static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t
     return *i < len;
 }
 
-static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, bool emit,
+static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink);
+enum { ENTRY_CHECK, ENTRY_REPEAT, ENTRY_NEW }; /* repeat_entry: only check it, or name by it (@N, '=') */
 
 /* A sample's PC at s[*i]: 4 chars of halfword offset from the code base, or '*' and 6 of the full
  * 32 bits. False when malformed. */
@@ -139,33 +187,88 @@ static bool sample_pc(const struct text_decoder *d, const char *s, size_t len, s
 
 #define LINE_DEFS 64 /* '=' entries in one sample line, at most (the firmware puts 4) */
 
-/* "$" or "%" samples; a "%" line may name task indexes on the way ('=' and an @N entry), each
- * for the samples after it. The whole line is checked before anything from it is used. */
-static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
-                           const struct ev_sink *sink)
-{
+/* A sample line, parsed: its samples, and where its '=' entries are. */
+struct sample_line {
     uint32_t pcs[64], tags[64];
     int indexes[64];
     size_t defs[LINE_DEFS], def_before[LINE_DEFS]; /* where each entry is, and the sample it precedes */
-    size_t n = 0, n_defs = 0, i = 1;
+    size_t n, n_defs;
+};
+
+/* "$" or "%" samples in the alphabet d->pc_digits says; false when malformed. */
+static bool parse_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, struct sample_line *l,
+                          const struct ev_sink *sink)
+{
+    size_t i = 1;
+    l->n = l->n_defs = 0;
     while (i < len) {
         if (tagged && s[i] == '=') {
-            if (n_defs == LINE_DEFS)
-                goto bad;
-            defs[n_defs] = ++i;
-            def_before[n_defs++] = n;
-            if (!repeat_entry(d, s, len, &i, false, sink))
-                goto bad;
+            if (l->n_defs == LINE_DEFS)
+                return false;
+            l->defs[l->n_defs] = ++i;
+            l->def_before[l->n_defs++] = l->n;
+            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink))
+                return false;
             continue;
         }
+        size_t n = l->n;
         if (n == 64)
-            goto bad;
-        tags[n] = 0;
-        indexes[n] = -1;
-        if ((tagged && !sample_tag(d, s, len, &i, &tags[n], &indexes[n])) || !sample_pc(d, s, len, &i, &pcs[n]))
-            goto bad;
-        n++;
+            return false;
+        l->tags[n] = 0;
+        l->indexes[n] = -1;
+        if ((tagged && !sample_tag(d, s, len, &i, &l->tags[n], &l->indexes[n])) || !sample_pc(d, s, len, &i, &l->pcs[n]))
+            return false;
+        l->n++;
     }
+    return true;
+}
+
+/* A sample line of another version than the announce's (its PCs are in the other alphabet, or a
+ * version 1 line, "~CC", under a version 3 announce): named as such, not decoded. Its '=' entries
+ * are not used either, so its names are unsure. */
+static void other_version(struct text_decoder *d, uint32_t version, bool tagged, const struct ev_sink *sink)
+{
+    d->stats.other_version_lines++;
+    d->stats.other_version = version;
+    d->stats.announced_version = d->version;
+    if (tagged)
+        names_unsure(d, sink);
+}
+
+/* "$" or "%" samples; a "%" line may name task indexes on the way ('=' and an @N entry), each
+ * for the samples after it. The whole line is checked before anything from it is used. `v1`: the
+ * line's check is a CRC-12 ("~CC"), version 1's. */
+static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, bool v1,
+                           const struct ev_sink *sink)
+{
+    struct sample_line l;
+    if (d->have_base && v1 && d->pc_digits) {
+        other_version(d, 1, tagged, sink);
+        return;
+    }
+    /* once a line read only in the other alphabet (version 2's base64, or version 3's digits) showed
+     * the mismatch, a line that reads in both is taken as the other version's too, until an announce */
+    bool first_try = !d->other_seen && parse_samples(d, s, len, tagged, &l, sink);
+    if (!first_try) {
+        bool other = false;
+        if (d->have_base && !v1) {
+            d->pc_digits = !d->pc_digits;
+            other = parse_samples(d, s, len, tagged, &l, sink);
+            d->pc_digits = !d->pc_digits;
+        }
+        if (other) {
+            d->other_seen = true;
+            other_version(d, d->pc_digits ? 2 : 3, tagged, sink);
+            return;
+        }
+    }
+    if (!first_try && !(d->other_seen && parse_samples(d, s, len, tagged, &l, sink))) {
+        textline_bad(d);
+        if (tagged)
+            names_unsure(d, sink);
+        return;
+    }
+    size_t n = l.n;
     if (!d->have_base) {
         d->stats.no_base += n;
         n = 0; /* the names still count: they outlive the samples */
@@ -174,21 +277,18 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     e.has_tag = tagged;
     e.offset = d->line_offset;
     for (size_t k = 0, next_def = 0; k <= n; k++) {
-        for (; next_def < n_defs && def_before[next_def] <= k; next_def++) {
-            size_t at = defs[next_def];
-            repeat_entry(d, s, len, &at, true, sink);
+        for (; next_def < l.n_defs && l.def_before[next_def] <= k; next_def++) {
+            size_t at = l.defs[next_def];
+            repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
         }
         if (k == n)
             break;
-        e.addr = pcs[k];
-        e.tag = indexes[k] >= 0 ? d->task_tags[indexes[k]] : tags[k];
+        e.addr = l.pcs[k];
+        e.tag = l.indexes[k] >= 0 ? index_tag(d, l.indexes[k]) : l.tags[k];
         d->stats.unsent_tags += tagged && e.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
     d->stats.samples += n;
-    return;
-bad:
-    textline_bad(d);
 }
 
 static uint32_t b64_3(const char *s, bool *ok)
@@ -248,12 +348,53 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
     return false;
 }
 
+/* The newest stream version this host reads. */
+#define STREAM_VERSION 3u
+
+/* An announced number out of its range: the announce is refused, by the field's name. */
+static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
+{
+    d->stats.refused_announces++;
+    d->stats.refused_field = field;
+    d->stats.refused_value = value;
+    d->stats.refused_range = range;
+    return false;
+}
+
+/* The announce's numbers, before any arithmetic uses them: the firmware's fields are 32 bits; its
+ * clocks 1 kHz or more (0: not given); a mean sampling period of a minute at most. */
+static bool announce_in_range(struct text_decoder *d, uint64_t clk, uint64_t tclk, uint64_t sclk, uint64_t period,
+                              uint64_t jitter)
+{
+    const char *clock = "0 (not given) or 1000..4294967295 Hz";
+    if (clk > UINT32_MAX || (clk && clk < 1000))
+        return refuse(d, "clk", clk, clock);
+    if (tclk > UINT32_MAX || (tclk && tclk < 1000))
+        return refuse(d, "tclk", tclk, clock);
+    if (sclk > UINT32_MAX || (sclk && sclk < 1000))
+        return refuse(d, "sclk", sclk, clock);
+    if (period > UINT32_MAX)
+        return refuse(d, "period", period, "0..4294967295 timer ticks");
+    if (jitter > UINT32_MAX)
+        return refuse(d, "jitter", jitter, "a mask of 0..4294967295 timer ticks");
+    if (tclk && (double)period + (double)jitter / 2.0 > 60.0 * (double)tclk)
+        return refuse(d, "period", period, "a mean sampling period (period + jitter / 2 ticks of tclk) of 60 s at most");
+    return true;
+}
+
 /* "@cmprof v= base= clk= tclk= sclk= period= jitter= bid= arch= timer=": the firmware's announce. */
 static void control_announce(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     const char *end = s + len, *p;
     uint64_t ver = 0, clk = 0, tclk = 0, sclk = 0, period = 0, jitter = 0, base = 0;
-    if (!field_u64(s, end, "v=", &ver, 10) || (ver < 1 || ver > 3) || !field_u64(s, end, "base=", &base, 16) ||
+    if (field_u64(s, end, "v=", &ver, 10) && ver > STREAM_VERSION) {
+        /* a newer firmware: its lines are not read (counted), until an announce of a known version */
+        d->newer_version = ver;
+        d->stats.newer_version = ver > d->stats.newer_version ? ver : d->stats.newer_version;
+        d->have_base = false;
+        return;
+    }
+    if (!field_u64(s, end, "v=", &ver, 10) || ver < 1 || !field_u64(s, end, "base=", &base, 16) ||
         base > UINT32_MAX) {
         textline_bad(d);
         return;
@@ -263,6 +404,11 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     field_u64(s, end, "sclk=", &sclk, 10);
     field_u64(s, end, "period=", &period, 10);
     field_u64(s, end, "jitter=", &jitter, 10);
+    if (!announce_in_range(d, clk, tclk, sclk, period, jitter))
+        return;
+    d->newer_version = 0;
+    d->version = (uint32_t)ver;
+    d->other_seen = false;
     const char *bid = NULL;
     size_t bid_len = 0;
     for (p = s; p + 5 <= end; p++)
@@ -319,26 +465,22 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
     uint64_t v;
     size_t i = 6;
     int t = task_index(s, len, &i);
-    if (t < 0 || i + 10 > len || s[i] != ' ' || s[i + 9] != ' ') {
+    const char *p = s + (i < len ? i + 1 : len);
+    if (t < 0 || i + 10 > len || s[i] != ' ' || s[i + 9] != ' ' || !textline_uint(&p, s + i + 9, "", &v, 16) ||
+        v > UINT32_MAX) {
         textline_bad(d);
+        names_unsure(d, sink);
         return;
     }
-    const char *p = s + i + 1;
-    if (!textline_uint(&p, s + i + 9, "", &v, 16) || v > UINT32_MAX) {
-        textline_bad(d);
-        return;
-    }
-    uint32_t was = d->task_tags[t];
-    d->task_tags[t] = (uint32_t)v;
     d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
     struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
-                   .value = ev_tag_pending(was) ? was : 0, .offset = d->line_offset};
+                   .value = name_index(d, t, (uint32_t)v, d->version >= 3, sink), .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 
 /* One entry of an "@N" line at s[*i]: index, 6 chars of tag, 1 of length, the name. False when
  * malformed; names it only when `emit`. */
-static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, bool emit,
+static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink)
 {
     int t = task_index(s, len, i);
@@ -355,11 +497,9 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     *i += 7;
     if (n < 0 || *i + (size_t)n > len)
         return false;
-    if (emit) {
-        uint32_t was = d->task_tags[t];
-        d->task_tags[t] = tag;
+    if (emit != ENTRY_CHECK) {
         struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = s + *i, .text_len = (size_t)n,
-                       .value = ev_tag_pending(was) ? was : 0, .offset = d->line_offset};
+                       .value = name_index(d, t, tag, emit == ENTRY_NEW, sink), .offset = d->line_offset};
         ev_emit(sink, &e);
     }
     *i += (size_t)n;
@@ -371,12 +511,13 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
 {
     size_t i = 2;
     while (i < len)
-        if (!repeat_entry(d, s, len, &i, false, sink)) {
+        if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink)) {
             textline_bad(d);
+            names_unsure(d, sink);
             return;
         }
     for (i = 2; i < len;)
-        repeat_entry(d, s, len, &i, true, sink);
+        repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }
 
 /* "@lost N", "@full tasks=N": one count, as the event's count. */
@@ -384,7 +525,9 @@ static void control_count(struct text_decoder *d, const char *p, const char *end
                           const struct ev_sink *sink)
 {
     uint64_t n;
-    if (!textline_uint(&p, end, key, &n, 10) || p != end) {
+    /* the firmware counts lost samples in 32 bits; its task table has 1..4158 slots */
+    if (!textline_uint(&p, end, key, &n, 10) || p != end || n > (type == EV_LOST ? UINT32_MAX : 4158u) ||
+        (type == EV_TABLE_FULL && n == 0)) {
         textline_bad(d);
         return;
     }
@@ -433,11 +576,17 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         return false;
     if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
+    if (d->newer_version && s[0] != '@') { /* a newer firmware's samples: not read, counted */
+        d->stats.stream_lines++;
+        d->stats.newer_lines++;
+        return true;
+    }
     size_t body = checked_body(s, len);
     d->stats.stream_lines++;
     if (!body) {
         d->stats.bad_checks++;
         textline_bad(d);
+        names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
         return true;
     }
     if (s[0] == '@')
@@ -445,7 +594,27 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
     else if (s[0] == '#')
         stream_hist(d, s, body, sink);
     else
-        stream_samples(d, s, body, s[0] == '%', sink);
+        stream_samples(d, s, body, s[0] == '%', s[len - 3] == '~', sink);
+    return true;
+}
+
+bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    bool names = textline_starts(s, len, "@N") || textline_starts(s, len, "@task ");
+    if (!names && has_check(s, len) && len <= TEXT_LINE_MAX) { /* its marker hit: '%' or '@' would pass */
+        char fixed[TEXT_LINE_MAX];
+        memcpy(fixed, s, len);
+        for (const char *m = "%@"; *m && !names; m++) {
+            fixed[0] = *m;
+            names = checked_body(fixed, len) != 0;
+        }
+    }
+    if (!names)
+        return false;
+    d->stats.stream_lines++;
+    d->stats.bad_checks++;
+    textline_bad(d);
+    names_unsure(d, sink);
     return true;
 }
 

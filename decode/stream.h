@@ -17,5 +17,9 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
  * cut. (A line that ends in "~" or "!" and two check characters is rare text; the check does the
  * rest.) */
 bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink);
+/* A line that is no stream line, but was one that may have named tasks before a byte of it was hit:
+ * "@N" or "@task " with a damaged check mark, or a line whose check passes with '%' or '@' for its
+ * first character. Dropped as a failed check (and its names unsure, EV_NAMES_UNSURE): true. */
+bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink);
 
 #endif

@@ -276,7 +276,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         struct ev e = {.type = EV_STACK, .addr = frames[0], .pcs = frames + 1, .count = n - 1,
                        .offset = d->line_offset};
         ev_emit(sink, &e);
-    } else if (!stream_unglue(d, s, len, sink)) {
+    } else if (!stream_unglue(d, s, len, sink) && !stream_lost_names(d, s, len, sink)) {
         struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
         d->stats.log_lines++;
         ev_emit(sink, &e);
@@ -496,7 +496,15 @@ size_t text_counters(const struct text_stats *st, struct dec_counter *out)
 
 void text_describe(const struct text_stats *st, char *buf, size_t len)
 {
-    snprintf(buf, len, "%llu lines, %llu malformed", (unsigned long long)st->lines,
-             (unsigned long long)st->bad_lines);
+    int n = snprintf(buf, len, "%llu lines, %llu malformed", (unsigned long long)st->lines,
+                     (unsigned long long)st->bad_lines);
+    if (st->other_version_lines && n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, ", %llu of stream version %u under a version %u announce",
+                      (unsigned long long)st->other_version_lines, (unsigned)st->other_version,
+                      (unsigned)st->announced_version);
+    if (st->refused_announces && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ", %llu announce%s refused (%s=%llu)",
+                 (unsigned long long)st->refused_announces, st->refused_announces == 1 ? "" : "s",
+                 st->refused_field ? st->refused_field : "?", (unsigned long long)st->refused_value);
 }
 

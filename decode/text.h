@@ -40,6 +40,17 @@ struct text_stats {
     uint64_t partial_first; /* a malformed first line of a stream joined in mid-line: not an error */
     uint64_t partial_last;  /* an unterminated last line that does not decode, cut when reading stopped: not an error */
     uint64_t unsent_tags;  /* stream samples whose tag the firmware could not send ('/'): EV_TAG_UNSENT */
+    uint64_t names_unsure; /* dropped stream lines that may have named tasks (EV_NAMES_UNSURE) */
+    uint64_t names_waited; /* samples of a named index sent pending after such a line, until its next name */
+    uint64_t names_unknown; /* of them, samples whose name was lost (EV_TASK_UNKNOWN) */
+    uint64_t max_wait;     /* the most samples one index waited for its name after such a line */
+    uint64_t other_version_lines; /* sample lines of another version than the announce's: not decoded */
+    uint32_t other_version, announced_version; /* the last such line's version, and the announce's */
+    uint64_t newer_version; /* the highest version announced that this host does not read (0: none) */
+    uint64_t newer_lines;   /* sample and histogram lines under such an announce: not read */
+    uint64_t refused_announces; /* announces with a number out of range: refused */
+    const char *refused_field, *refused_range; /* the last one's field, and its range */
+    uint64_t refused_value;
 };
 
 struct text_decoder {
@@ -59,8 +70,14 @@ struct text_decoder {
     bool failed_alloc;
     bool have_base;
     bool pc_digits;  /* version 3: a sample's 4 PC chars are '0' + 6 bits, not base64 */
+    uint32_t version;        /* of the last announce read (0: none) */
+    bool other_seen;         /* a sample line of another version came since that announce */
+    uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */
     uint32_t code_base;
     uint32_t task_tags[TEXT_TASKS]; /* stream task index -> tag */
+    uint32_t names_epoch;            /* dropped lines that may have named tasks, so far */
+    uint32_t task_epoch[TEXT_TASKS]; /* names_epoch when the index was last named: older, it is pending */
+    uint32_t task_waiting[TEXT_TASKS]; /* its samples sent pending since that drop */
     bool slash_named;        /* an "@task /" line came: '/' is index 63 (firmware before issue 30
                                 with over 62 slots), not a tag with no slot */
     bool have_hist;          /* streamed histogram layout, from @hist */

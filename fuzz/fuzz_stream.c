@@ -2,7 +2,9 @@
  * almost always fails its check and is dropped whole, so fuzz_text and fuzz_ingest rarely reach
  * what comes after it (the "@N" name repeats, "@task", sample tags); here every line of the input
  * that starts like a stream line ('@', '$', '%', '#') gets "!" and its sum12 (docs/stream.md)
- * appended before decoding. The lines then go through the text decoder, whole and split at a point
+ * appended before decoding; one that ends in '^' gets a wrong check instead (a dropped line, which
+ * makes the names it may have carried unsure: pending indexes), and one that ends in '`' gets
+ * version 1's "~" and CRC-12 (a line of another version than a version 3 announce). The lines then go through the text decoder, whole and split at a point
  * the input chooses (both must give the same events), and through ingest into a profile and every
  * batch report. */
 #include "../profile/ingest.h"
@@ -29,6 +31,18 @@ static unsigned check_of(const uint8_t *s, size_t n)
     return (unsigned)((a + 3 * b) % 4095);
 }
 
+/* Version 1's check: CRC-12, polynomial 0x80F, MSB first. */
+static unsigned crc12_of(const uint8_t *s, size_t n)
+{
+    unsigned crc = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int bit = 7; bit >= 0; bit--) {
+            unsigned top = (crc >> 11) ^ ((s[i] >> bit) & 1u);
+            crc = ((crc << 1) & 0xFFFu) ^ (top ? 0x80Fu : 0u);
+        }
+    return crc;
+}
+
 /* The input with each stream-like line's check appended; *out_len its length. */
 static uint8_t *with_checks(const uint8_t *data, size_t size, size_t *out_len)
 {
@@ -42,13 +56,18 @@ static uint8_t *with_checks(const uint8_t *data, size_t size, size_t *out_len)
         memcpy(out + n, data + start, end - start);
         uint8_t first = data[start];
         if (end > start && (first == '@' || first == '$' || first == '%' || first == '#')) {
-            unsigned c = check_of(data + start, end - start);
-            out[n + end - start] = '!';
-            out[n + end - start + 1] = (uint8_t)b64[c >> 6];
-            out[n + end - start + 2] = (uint8_t)b64[c & 63];
-            n += 3;
+            uint8_t last = data[end - 1];
+            size_t body = end - start - (last == '^' || last == '`');
+            unsigned c = last == '`' ? crc12_of(data + start, body) : check_of(data + start, body);
+            if (last == '^')
+                c = (c + 1) % 4095; /* a line whose check fails: dropped */
+            out[n + body] = last == '`' ? '~' : '!';
+            out[n + body + 1] = (uint8_t)b64[c >> 6];
+            out[n + body + 2] = (uint8_t)b64[c & 63];
+            n += body + 3;
+        } else {
+            n += end - start;
         }
-        n += end - start;
         if (nl)
             out[n++] = '\n';
         start = end + 1;

@@ -220,12 +220,13 @@ static struct unnamed count_unnamed(const struct prof *p)
             }
             continue;
         }
+        uint32_t tag = tk ? tk->tag : e->tag; /* a sample that waited for its index's name: the name's tag */
         u.all += e->count;
-        u.unsent += e->tag == EV_TAG_UNSENT ? e->count : 0;
-        u.zero += e->tag == 0 ? e->count : 0;
-        if (e->tag != EV_TAG_UNSENT && e->count > u.top) {
+        u.unsent += tag == EV_TAG_UNSENT ? e->count : 0;
+        u.zero += tag == 0 ? e->count : 0;
+        if (tag != EV_TAG_UNSENT && e->count > u.top) {
             u.top = e->count;
-            u.example = e->tag;
+            u.example = tag;
         }
     }
     return u;

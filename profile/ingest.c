@@ -114,6 +114,16 @@ static void on_event(void *ctx, const struct ev *e)
                 prof_task_pending_named(in->window, (uint32_t)e->value, e->tag);
         }
         break;
+    case EV_NAMES_UNSURE:
+        prof_task_names_unsure(in->prof);
+        if (in->window)
+            prof_task_names_unsure(in->window);
+        break;
+    case EV_TASK_UNKNOWN:
+        prof_task_unknown(in->prof, e->tag);
+        if (in->window)
+            prof_task_unknown(in->window, e->tag);
+        break;
     case EV_TABLE_FULL:
         prof_task_table_full(in->prof, e->count);
         break;
@@ -325,6 +335,23 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
          (unsigned long long)t->bad_lines, (unsigned long long)t->bad_checks, (unsigned long long)(t->first_bad ? t->first_bad - 1 : 0));
+    char unknown[96] = "";
+    if (t->names_unknown)
+        snprintf(unknown, sizeof unknown, "; %llu went to \"(task unknown)\": a new task took the index first",
+                 (unsigned long long)t->names_unknown);
+    loss(&l, t->names_waited, "%llu samples waited for their task's name after a dropped line that may have named "
+         "tasks (at most %llu of one task)%s", (unsigned long long)t->names_waited,
+         (unsigned long long)t->max_wait, unknown);
+    loss(&l, t->other_version_lines, "%llu sample lines of stream version %u under a version %u announce not decoded: "
+         "the firmware sending them is not the one that announced itself (a stale announce, or two builds on one "
+         "port)", (unsigned long long)t->other_version_lines, (unsigned)t->other_version,
+         (unsigned)t->announced_version);
+    loss(&l, t->newer_version, "the stream announces version %llu: a newer firmware than this host understands (it "
+         "reads versions 1 to 3); %llu of its sample lines not read: update cmprof-top",
+         (unsigned long long)t->newer_version, (unsigned long long)t->newer_lines);
+    loss(&l, t->refused_announces, "%llu announce lines refused: %s=%llu is out of range (%s)",
+         (unsigned long long)t->refused_announces, t->refused_field ? t->refused_field : "?",
+         (unsigned long long)t->refused_value, t->refused_range ? t->refused_range : "?");
     loss(&l, t->long_lines, "%llu lines over %u bytes dropped", (unsigned long long)t->long_lines, TEXT_LINE_MAX);
     loss(&l, t->tag_mismatch, "%llu dump blocks whose task tags did not match their samples: tags dropped",
          (unsigned long long)t->tag_mismatch);
@@ -449,6 +476,19 @@ static bool r_profile(const struct ingest_stream_info *i)
 
 const char *ingest_no_samples_hint(const struct ingest *in)
 {
+    if (in->text.stats.newer_version)
+        return "; the stream is of a newer firmware than this host understands (versions 1 to 3): update cmprof-top";
+    const struct text_stats *t = &in->text.stats;
+    if (t->refused_announces && !in->info.present) { /* valid until the next call */
+        static char refused[200];
+        snprintf(refused, sizeof refused, "; the firmware's announce was refused: %s=%llu is out of range (%s)",
+                 t->refused_field ? t->refused_field : "?", (unsigned long long)t->refused_value,
+                 t->refused_range ? t->refused_range : "?");
+        return refused;
+    }
+    if (t->other_version_lines && in->info.present)
+        return "; its sample lines are of another stream version than its announce: the firmware that announced "
+               "itself is not the one sending samples (a stale announce, or two builds on one port)";
     const struct ingest_stream_info *i = &in->info;
     if (!i->present)
         return in->text.stats.no_base ? "; stream samples came, but no announce to place them: the firmware never "

@@ -54,6 +54,12 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len);
 /* A stream index's first name came (after prof_task_name for tag): the samples that carried
  * pending (EV_TAG_PENDING of that index) while they waited for it become tag's task's. */
 void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag);
+/* A stream line that may have named tasks was dropped (EV_NAMES_UNSURE): pending indexes' samples
+ * wait for their next name, whatever name the index had before. */
+void prof_task_names_unsure(struct prof *p);
+/* The samples that carried pending while they waited get no name: their task's was lost
+ * (EV_TASK_UNKNOWN). They join one row, "(task unknown: ...)". */
+void prof_task_unknown(struct prof *p, uint32_t pending);
 /* The build-id the stream announced (compared with the ELF's). */
 void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len);
 /* The firmware said its task name table (slots) was full: the unnamed-tags diagnostic says so. */

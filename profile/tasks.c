@@ -116,6 +116,29 @@ void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag)
     }
 }
 
+void prof_task_names_unsure(struct prof *p)
+{
+    if (p->pending_task) /* a pending index's samples wait for its next name, not the one it had */
+        memset(p->pending_task, 0, EV_TAG_PENDING_SPAN * sizeof *p->pending_task);
+    p->last_valid = false;
+    p->last_lane = 0;
+}
+
+/* The record of samples whose task's name was lost (EV_TASK_UNKNOWN): one row for all of them. */
+#define UNKNOWN_TAG 0xFFFFE000u /* above the pending tags, below the exception handlers' */
+#define UNKNOWN_NAME "(task unknown: the line naming it was dropped)"
+
+void prof_task_unknown(struct prof *p, uint32_t pending)
+{
+    if (!ev_tag_pending(pending))
+        return;
+    prof_task_name(p, UNKNOWN_TAG, UNKNOWN_NAME, strlen(UNKNOWN_NAME));
+    prof_task_pending_named(p, pending, UNKNOWN_TAG);
+    if (p->pending_task) /* the index's next samples carry its new name's tag, or wait again */
+        p->pending_task[pending - EV_TAG_PENDING_BASE] = 0;
+    p->last_valid = false;
+}
+
 void prof_task_table_full(struct prof *p, uint64_t slots)
 {
     p->table_full = slots ? slots : 1;
@@ -167,8 +190,9 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
             exception_label(buf, len, exc);
     } else if (e->has_tag && e->tag == EV_TAG_UNSENT) {
         return "(no tag: the firmware's task table was full)";
-    } else if (prof_nameless(tk)) { /* never named: its own row, under its tag */
-        snprintf(buf, len, "0x%08x", e->tag);
+    } else if (prof_nameless(tk)) { /* never named: its own row, under its tag (the record's: a sample
+                                       that waited for the index's name carries EV_TAG_PENDING) */
+        snprintf(buf, len, "0x%08x", tk->tag);
     } else if (tk) { /* tasks of one name share its row, however many tags had it */
         return tk->name;
     } else if (e->has_tag && ev_tag_pending(e->tag)) { /* attached mid-stream: its name comes soon */

@@ -5,7 +5,8 @@ double period_ns(const struct ingest_stream_info *info)
 {
     if (!info->present || !info->timer_hz || !info->period)
         return 0;
-    return ((double)info->period + (double)info->jitter / 2.0) * 1e9 / (double)info->timer_hz;
+    double ns = ((double)info->period + (double)info->jitter / 2.0) * 1e9 / (double)info->timer_hz;
+    return ns <= 60e9 ? ns : 0; /* the stream decoder refuses an announce past a minute: unknown, never huge */
 }
 
 double period_section_hz(const struct ingest_stream_info *info)

@@ -217,9 +217,9 @@ static void encode(struct pp *pp, struct pbuf *out, double total)
     pbuf_append(out, &pp->locs);
     functions(pp, out);
     if (pp->info->period_ns > 0) {
-        pbuf_uint(out, PROFILE_DURATION, (uint64_t)llround(total * pp->info->period_ns));
+        pbuf_uint(out, PROFILE_DURATION, (uint64_t)whole_round(total * pp->info->period_ns));
         value_type(pp, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
-        pbuf_uint(out, PROFILE_PERIOD, (uint64_t)llround(pp->info->period_ns));
+        pbuf_uint(out, PROFILE_PERIOD, (uint64_t)whole_round(pp->info->period_ns));
     } else {
         value_type(pp, out, PROFILE_PERIOD_TYPE, "samples", "count");
         pbuf_uint(out, PROFILE_PERIOD, 1);

@@ -13,10 +13,21 @@ struct whole {
     int64_t given; /* ... and of the whole counts returned */
 };
 
+/* v rounded to a whole number, within int64_t: llround past its range is undefined (it gave
+ * pprof a Duration of -2^63), and no count or time in nanoseconds a report gives comes near it. */
+static inline int64_t whole_round(double v)
+{
+    if (!(v > -9.2e18)) /* NaN too */
+        return v < 0 ? -INT64_MAX : 0;
+    if (v > 9.2e18)
+        return INT64_MAX;
+    return (int64_t)llround(v);
+}
+
 static inline int64_t whole_next(struct whole *w, double count)
 {
     w->exact += count;
-    int64_t sum = (int64_t)llround(w->exact);
+    int64_t sum = whole_round(w->exact);
     int64_t v = sum - w->given;
     w->given = sum;
     return v;

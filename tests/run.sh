@@ -233,12 +233,14 @@ step "hardening" python3 tests/test_hardening.py
 step "RTOS task roots" python3 tests/test_task_roots.py
 step "wrong ELF from the sampled addresses" python3 tests/test_codemap.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
+step "stream versions and announced numbers" python3 tests/test_stream_announce.py
 step "other tools' formats: pprof, callgrind, lcov, trace" python3 tests/test_outputs.py
 step "install, man page, completion" python3 tests/test_install.py
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
+step "stream versions and announced numbers (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_stream_announce.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 step "wrong ELF from the sampled addresses (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_codemap.py
 step "other tools' formats (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_outputs.py

@@ -430,6 +430,79 @@ static void test_partial_last_line_is_the_cut(void)
     }
 }
 
+/* A line that may have named tasks is dropped (here a '=' entry giving index B to task "new"): no
+ * sample after it keeps an index's old name. Every index named before it is pending (EV_NAMES_UNSURE)
+ * until named again: a repeat (@N) gives the waiting samples its name; a new task's '=' entry, sent
+ * before its first sample, cannot be theirs: EV_TASK_UNKNOWN. Checks by tests/harness.py. */
+static void test_dropped_line_leaves_no_old_name(void)
+{
+    const char *s = "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
+                    "@NAAgAAAAFmotorBAgABAADold!bn\n%B00g1A00g1!ZA\n"
+                    "%=BAgACAADnewB00g2!AV\n" /* its check hit: dropped */
+                    "%B00g3A00g3!TB\n@NBAgACAADnew!+y\n%A00g4!Aa\n%=AAgADAAEnextA00g5!ll\n";
+    for (size_t chunk = 1; chunk <= strlen(s); chunk += strlen(s) - 1) {
+        struct text_decoder d;
+        decode_split(s, strlen(s), chunk, &log_a, &d);
+        CHECK(d.stats.bad_checks == 1 && log_a.count[EV_NAMES_UNSURE] == 1 && log_a.count[EV_PC] == 6);
+        CHECK(strstr(log_a.buf, "a=08001b82 t=20001000/1") && strstr(log_a.buf, "a=08001b82 t=20000000/1"));
+        /* after the drop: both indexes wait, never "old" */
+        CHECK(strstr(log_a.buf, "a=08001b86 t=ffffc001/1") && strstr(log_a.buf, "a=08001b86 t=ffffc000/1"));
+        CHECK(!strstr(log_a.buf, "a=08001b86 t=20001000"));
+        /* B's repeat names its waiting samples */
+        CHECK(strstr(log_a.buf, "t=20002000/0 s=0 i=0 k=0 v=ffffc001 c=0 0/0/0 'new'") != NULL);
+        CHECK(strstr(log_a.buf, "a=08001b88 t=ffffc000/1") != NULL); /* A: not repeated yet */
+        /* A given to a new task: its waiting samples' task is unknown, the new task's sample is its */
+        CHECK(log_a.count[EV_TASK_UNKNOWN] == 1 && strstr(log_a.buf, " t=ffffc000/0 s=0 i=0 k=0 v=0 c=2 ") != NULL);
+        CHECK(strstr(log_a.buf, "t=20003000/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'next'") != NULL);
+        CHECK(strstr(log_a.buf, "a=08001b8a t=20003000/1") != NULL);
+        CHECK(d.stats.names_waited == 3 && d.stats.names_unknown == 2 && d.stats.max_wait == 2);
+    }
+    /* before version 3 the firmware repeated its names as @task lines: one names the waiting samples */
+    struct text_decoder v2;
+    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n@task A 20000000 a!bq\n%AAAAB!9s\n"
+           "%AAAAC!Xt\n%AAAAD!dt\n@task A 20000000 a!bq\n", &log_a, &v2);
+    CHECK(strstr(log_a.buf, "a=08000006 t=ffffc000/1") && log_a.count[EV_TASK_UNKNOWN] == 0);
+    CHECK(strstr(log_a.buf, "t=20000000/0 s=0 i=0 k=0 v=ffffc000 c=0 0/0/0 'a'") != NULL);
+    /* the first character hit: a log line, but one that may have named tasks */
+    struct text_decoder d;
+    decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n@NAAgAAAAFmotor!QL\n"
+           "x=BAgACAADnewB00g2!mV\n%A00g3!wZ\n", &log_a, &d);
+    CHECK(log_a.count[EV_LOG] == 0 && d.stats.bad_checks == 1 && log_a.count[EV_NAMES_UNSURE] == 1);
+    CHECK(strstr(log_a.buf, "a=08001b86 t=ffffc000/1") != NULL);
+}
+
+/* A sample line of another version than its announce is named, not decoded: version 3 digits after a
+ * version 2 announce, base64 under a version 3 one; then a line that reads both ways is the other
+ * version's too. A newer announce (v=4): its lines are counted, not read, until a known announce.
+ * Announced numbers past the firmware's 32 bits are refused by name; so are 64-bit section figures,
+ * lost counts, and a full table of no slots. Checks by tests/harness.py. */
+static void test_versions_and_announced_ranges(void)
+{
+    struct text_decoder d;
+    decode("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n$AADBAADF!8r\n$0:0;00g1!Hx\n"
+           "$AADBAADF!8r\n", &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2 && d.stats.other_version_lines == 2 && d.stats.other_version == 3 &&
+          d.stats.announced_version == 2 && d.stats.bad_lines == 0);
+    decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n$AADBAADF!8r\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 4 && d.stats.other_version_lines == 0); /* "AADB" reads in both alphabets */
+    decode("@cmprof v=4 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!OT\n$0:0;00g1!Hx\n"
+           "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n", &log_a, &d);
+    CHECK(d.stats.newer_version == 4 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
+    CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STREAM_INFO] == 1);
+    decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
+           "@cmprof v=3 clk=1000 tclk=1000 period=18446744073709551615 jitter=0 base=08000000!o5\n"
+           "@sect 0 n=1 cur=4294967296 min=1 max=4294967296 sum=4294967296!T2\n@lost 4294967296!bK\n"
+           "@full tasks=0!vS\n", &log_a, &d);
+    CHECK(log_a.count[EV_STREAM_INFO] == 1 && d.stats.refused_announces == 1 && d.stats.refused_field &&
+          strcmp(d.stats.refused_field, "period") == 0 && d.stats.refused_value == UINT64_MAX);
+    CHECK(log_a.count[EV_SECTION] == 0 && log_a.count[EV_LOST] == 0 && log_a.count[EV_TABLE_FULL] == 0 &&
+          d.stats.bad_lines == 3);
+    char what[200];
+    text_describe(&d.stats, what, sizeof what);
+    CHECK(strstr(what, "1 announce refused (period=18446744073709551615)") != NULL);
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -454,6 +527,8 @@ int main(void)
     RUN_TEST(test_eight_word_lines_match_the_general_parse);
     RUN_TEST(test_too_many_entries_in_a_sample_line);
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
+    RUN_TEST(test_dropped_line_leaves_no_old_name);
+    RUN_TEST(test_versions_and_announced_ranges);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();

@@ -241,6 +241,63 @@ def late_attach_capture():
         sorted(rows_of(via).items())[:6], sorted(rows.items())[:6]))
 
 
+def defined_after_samples():
+    """A capture from the first byte in which the firmware sampled two indexes past 62 before their
+    @task lines, one named '?' (a tag sampled before any name), one named: while the names have not
+    come, "task #N (name pending)"; after, the '?' one under its tag and the other under its name;
+    never a row, nor a diagnostic, under the host's own key for a pending index (0xffffc0..)."""
+    i224, i225 = index_field(224), index_field(225)
+    body = stream([], ["A", i224, i225, i224], 10)
+    later = stream([("A", 0x20000000, "motor"), (i224, 0x20002000, "?"), (i225, 0x20003000, "worker")],
+                   ["A", i224, i225, i224], 10)
+    later = later[later.index("\n") + 1:]
+    for label, text, want in (("names after", body + later, {"motor": 80, "0x20002000": 160, "worker": 80}),
+                              ("names not yet", body, {"task #0 (name pending)": 40,
+                                                       "task #224 (name pending)": 80,
+                                                       "task #225 (name pending)": 40})):
+        path = os.path.join(TMP, "defined after %s.txt" % label)
+        with open(path, "w") as f:
+            f.write(text)
+        code, j = task_json(path, ELF)
+        check("defined after samples, %s: rows %s" % (label, want), code == 0 and rows_of(j) == want, j)
+        code, table, err = batch(path, "table")
+        check("defined after samples, %s: no row or diagnostic names an internal key" % label,
+              code == 0 and "0xffff" not in table.lower() and "0xffff" not in json.dumps(j).lower(), table)
+
+
+def name_entry(index, tag, name):
+    """A name entry of an @N line or a '=' definition: index, tag in 6 base64 chars, length, name."""
+    return index + "".join(B64[(tag >> s) & 63] for s in (30, 24, 18, 12, 6, 0)) + B64[len(name)] + name
+
+
+def dropped_name_line():
+    """One byte hit in a sample line whose '=' entry gives index B to a new task: the samples after
+    it are never the old task's. Before the repeat they wait ("task #1 (name pending)"), the report
+    says how many; after B's repeat they are the new task's."""
+    rnd = random.Random(42)
+
+    def pcs(tags):
+        return "".join(t + "".join(chr(48 + ((rnd.randrange(0, 0x30) >> s) & 63)) for s in (18, 12, 6, 0))
+                       for t in tags)
+    text = line("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
+    text += line("@N" + name_entry("A", 0x20000000, "motor") + name_entry("B", 0x20001000, "old"))
+    text += "".join(line("%" + pcs("BA" * 8)) for _ in range(20))
+    hit = line("%=" + name_entry("B", 0x20002000, "new") + pcs("B" * 16))
+    text += hit[:10] + ("x" if hit[10] != "x" else "y") + hit[11:]
+    text += "".join(line("%" + pcs("B" * 16)) for _ in range(80))
+    repeat = line("@N" + name_entry("A", 0x20000000, "motor") + name_entry("B", 0x20002000, "new"))
+    for label, cap, want in (("short capture", text, {"motor": 160, "old": 160, "task #1 (name pending)": 1280}),
+                             ("then the repeat", text + repeat, {"motor": 160, "old": 160, "new": 1280})):
+        path = os.path.join(TMP, "dropped name %s.txt" % label)
+        with open(path, "w") as f:
+            f.write(cap)
+        code, j = task_json(path, ELF)
+        check("dropped name line, %s: rows %s" % (label, want), code == 0 and rows_of(j) == want, rows_of(j))
+        waited = [x for x in j.get("losses", []) if "waited for their task's name" in x]
+        check("dropped name line, %s: the report says 1280 samples waited" % label,
+              len(waited) == 1 and waited[0].startswith("1280 samples waited"), j.get("losses"))
+
+
 def one_row_per_name():
     """A worker deleted and re-created under its name (its index re-mapped to new control blocks)
     and a second worker of that name alive beside it: one row, with the count of tasks, in the
@@ -357,6 +414,8 @@ def main():
     case("before the scheduler", stream([("A", 0x20000000, "motor"), ("B", 0, "?")], ["A", "A", "A", "B"], 60),
          ["motor", "0x00000000"], "25.0", "before the RTOS ran its first task")
     late_attach_synthetic()
+    defined_after_samples()
+    dropped_name_line()
     one_row_per_name()
     late_attach_capture()
     attach_cut_not_glued()
