@@ -33,6 +33,7 @@ struct batch_options {
     const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
     const struct report_partial *partial; /* the source failed during the run, or NULL */
     const char *source_format; /* a sampling source's own label ("openocd PCSR"), or NULL */
+    const struct report_snapshot *snapshot; /* the live view's key o: what the snapshot is of, or NULL */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

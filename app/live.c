@@ -86,6 +86,12 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
         snprintf(v->note_path, sizeof v->note_path, "%s", dir);
         return;
     }
+    char saved[32];
+    strftime(saved, sizeof saved, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    double to = v->st.elapsed, from = v->window_mode ? to - v->window_seconds : v->base_elapsed;
+    struct report_snapshot what = {o->batch.source, o->batch.elf, in->info.build_id, from > 0 ? from : 0, to,
+                                   v->window_mode ? v->window_seconds : 0, saved};
+    bo.snapshot = &what;
     errno = 0;
     batch_report(&bo, p, in, warning, f);
     int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0; /* a full disk, a file size limit */

@@ -201,11 +201,29 @@ static void row(const struct report_data *d, size_t i, FILE *out)
     fprintf(out, "}%s\n", i + 1 < d->n ? "," : "");
 }
 
+/* A snapshot's "snapshot" member: what it is of. */
+static void snapshot(const struct report_snapshot *s, FILE *out)
+{
+    fputs("  \"snapshot\": {\"source\": ", out);
+    emit_json_string(out, s->source);
+    fputs(", \"elf\": ", out);
+    emit_json_string(out, s->elf);
+    fputs(", \"build_id\": ", out);
+    emit_json_string(out, s->build_id);
+    fprintf(out, ", \"from_s\": %.1f, \"to_s\": %.1f, \"window_s\": %.1f, \"saved\": ", s->from_s, s->to_s,
+            s->window_s);
+    emit_json_string(out, s->saved_at);
+    fputs("},\n", out);
+}
+
 void report_json(const struct report_data *d, FILE *out)
 {
     char buf[32];
     emit_samples(buf, sizeof buf, prof_total(d->p));
-    fprintf(out, "{\n  \"total\": %s,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n", buf,
+    fputs("{\n", out);
+    if (d->o->snapshot)
+        snapshot(d->o->snapshot, out);
+    fprintf(out, "  \"total\": %s,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n", buf,
             (unsigned long long)prof_sleep(d->p),
             d->o->source_format ? d->o->source_format : detect_name(d->in->format), report_group_name(d->o->by));
     decoder(d->in, out);

@@ -29,6 +29,15 @@ struct report_partial {
 };
 
 /* What a report shows and how, and what the run that made it said about itself. */
+/* What a live view's snapshot (key o) is of: written at the head of its table and JSON. */
+struct report_snapshot {
+    const char *source, *elf;
+    const char *build_id;      /* as the firmware announced it, "" when it did not */
+    double from_s, to_s;       /* the counts' span, in seconds since the view started */
+    double window_s;           /* the last-seconds window shown, 0 when cumulative */
+    const char *saved_at;      /* local time, "YYYY-MM-DD HH:MM:SS" */
+};
+
 struct report_options {
     enum report_format format;
     enum prof_group by;
@@ -43,6 +52,7 @@ struct report_options {
     const char *interrupted;   /* the signal that stopped the run ("SIGTERM"), or NULL */
     const struct report_partial *partial; /* the source failed during the run, or NULL */
     const char *source_format; /* what delivered the samples, when no decoder's format says it, or NULL */
+    const struct report_snapshot *snapshot; /* a live view's snapshot, or NULL */
 };
 
 /* The format called name ("table", "csv", ...); -1 when there is none. */

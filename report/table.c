@@ -1,6 +1,7 @@
 /* -o table (the default): the rows as aligned text, then what the run said about itself. */
 #include "emit.h"
 
+#include <math.h>
 #include <string.h>
 
 static void header(const struct report_data *d, FILE *out)
@@ -141,8 +142,26 @@ static void doubts(const struct report_data *d, FILE *out)
         fprintf(out, "! %s\n", d->diags[i].text);
 }
 
+/* A snapshot's first line: what it is of. */
+static void snapshot_line(const struct report_snapshot *s, FILE *out)
+{
+    fputs("snapshot of ", out);
+    emit_terminal(out, s->source);
+    fputs(" with ", out);
+    emit_terminal(out, s->elf);
+    if (s->build_id[0])
+        fprintf(out, " (build-id %s)", s->build_id);
+    fprintf(out, ", %02d:%02d to %02d:%02d, %s", (int)(s->from_s / 60), (int)fmod(s->from_s, 60), (int)(s->to_s / 60),
+            (int)fmod(s->to_s, 60), s->window_s > 0 ? "the last seconds" : "cumulative");
+    if (s->window_s > 0)
+        fprintf(out, " (%.0f s)", s->window_s);
+    fprintf(out, ", saved %s\n", s->saved_at);
+}
+
 void report_table(const struct report_data *d, FILE *out)
 {
+    if (d->o->snapshot)
+        snapshot_line(d->o->snapshot, out);
     doubts(d, out);
     header(d, out);
     for (size_t i = 0; i < d->n; i++)

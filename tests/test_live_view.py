@@ -9,6 +9,7 @@ Issue 31: attached to a running stream, the samples of indexes not named yet wai
 index ("task #N (name pending)") that take the names when they come; a task re-created under its
 name stays one row, which says how many tasks had the name.
 Prints one ok/FAIL line per check. The tool is build/cmprof-top, or CMPROF_TOOL."""
+import json
 import os
 import re
 import shutil
@@ -129,6 +130,20 @@ def save_tests(w, h):
     check(size + "key o with --save-dir: the snapshot goes there, and the note names the directory (its end when narrow)",
           got is not None and len(saved) == 1 and names_dir(note, snaps) and saved[0] in note and not os.listdir(work),
           note)
+    first = open(os.path.join(snaps, saved[0])).readline() if len(saved) == 1 else ""
+    check(size + "the snapshot's first line says what it is of: source, ELF, time span, window, when saved",
+          first.startswith("snapshot of %s with %s, 00:" % (cap, elf)) and "cumulative, saved 20" in first, first)
+    keys(s, "o")
+    prompt = wait_for(s, r"into ", 5)
+    check(size + "key o says the directory before the first save", prompt is not None and
+          (snaps in prompt or ".../" in prompt), line_of(prompt or screen(s), -2))
+    keys(s, "t")
+    keys(s, "o", "t")
+    wait_for(s, r"saved clones-\d{8}-\d{6}(-\d+)?\.txt \(50 samples\) in ", 5)
+    saved = sorted(os.listdir(snaps))
+    check(size + "three snapshots within seconds: three files, a second one in the same second as NAME-2.txt",
+          len(saved) == 3 and (len(set(n[:22] for n in saved)) == 3 or any(n.endswith("-2.txt") for n in saved)),
+          str(saved))
     tmux("kill-session", "-t", s)
     start(s, w, h, cap, elf, cwd=work)
     wait_for(s, r"samples 50 ", 10)
@@ -137,6 +152,16 @@ def save_tests(w, h):
     note = line_of(got or screen(s), -1).strip()
     check(size + "key o without --save-dir: the note names the current directory (its end when narrow)",
           got is not None and names_dir(note, work) and len(os.listdir(work)) == 1, note)
+    keys(s, "o", "j")
+    got = wait_for(s, r"saved clones-\d{8}-\d{6}(-\d+)?\.json", 5)
+    js = [n for n in os.listdir(work) if n.endswith(".json")]
+    try:
+        what = json.load(open(os.path.join(work, js[0]))).get("snapshot", {}) if js else {}
+    except ValueError:
+        what = {}
+    check(size + "a JSON snapshot's \"snapshot\" field: source, ELF, build-id, time span, window, when saved",
+          what.get("source") == cap and what.get("elf") == elf and "build_id" in what and what.get("window_s") == 0
+          and what.get("to_s", -1) >= what.get("from_s", 0) >= 0 and what.get("saved", "").startswith("20"), str(what))
     tmux("kill-session", "-t", s)
 
 
