@@ -95,7 +95,7 @@ double prof_total(const struct prof *p)
  * such a name counts only in one of these (an application's own send() or put_str() is not the
  * library's). tests/test_cli.py checks the list against every function the library's objects define. */
 static const char *const library_statics[] = {
-    "DUALTIMER_Handler", "SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "TIMER1_IRQHandler",
+    "DUALTIMER_Handler", "SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "TIMER1_IRQHandler", "calibrate",
     "cap_credit", "clock_cycles", "clock_zero", "cycle_counter_enable", "def_fits", "defs_superseded", "due_names",
     "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "hash_find", "hash_insert", "hash_remove",
     "index_chars", "isr_chars", "keep_gone_name", "keep_name", "kept_name", "learn_tag", "name_room", "name_thread",

@@ -8,6 +8,16 @@ import scen  # noqa: E402  (the stream's alphabet, check and names, shared with 
 failed = 0
 
 
+def instruction_starts(elf, lo, hi):
+    """The offsets (pc - lo) / 2 of the instructions that start in [lo, hi): a real core samples only
+    those (any other PC says the capture is of another build, and fails a batch run)."""
+    import re
+    import subprocess
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--start-address=0x%x" % lo, "--stop-address=0x%x" % hi,
+                          elf], capture_output=True, text=True).stdout
+    return [(int(m.group(1), 16) - lo) // 2 for m in re.finditer(r"^ +([0-9a-f]+):\t", dis, re.M)]
+
+
 def check(name, ok, detail=""):
     global failed
     failed += 0 if ok else 1

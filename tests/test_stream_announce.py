@@ -38,11 +38,15 @@ def crc12(text):
     return "%s~%s%s\n" % (text, B64[crc >> 6], B64[crc & 63])
 
 
+STARTS = []
+
+
 def pcs(version, n, rnd):
-    """n sample PCs of the ELF's first code (even halfword offsets), in a version's alphabet."""
+    """n sample PCs among the instructions of the ELF's first 0x60 bytes, in a version's alphabet."""
+    STARTS[:] = STARTS or harness.instruction_starts(ELF, BASE, BASE + 0x60)
     out = ""
     for _ in range(n):
-        off = rnd.randrange(0, 0x30)
+        off = rnd.choice(STARTS)
         out += "".join((chr(48 + v) if version == 3 else B64[v]) for v in
                        ((off >> 18) & 63, (off >> 12) & 63, (off >> 6) & 63, off & 63))
     return out

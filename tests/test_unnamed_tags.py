@@ -31,14 +31,6 @@ TMP = os.path.join(ROOT, "build", "unnamed-tags-test")
 BASE = 0x08000164  # the tasks scenario's first code address: every sample falls in its code
 
 
-def instruction_starts(elf, lo, hi):
-    """The offsets (pc - lo) / 2 of the instructions that start in [lo, hi): a real core samples only
-    those (any other PC says the capture is of another build, and fails a batch run)."""
-    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--start-address=0x%x" % lo, "--stop-address=0x%x" % hi,
-                          elf], capture_output=True, text=True).stdout
-    return [(int(m.group(1), 16) - lo) // 2 for m in re.finditer(r"^ +([0-9a-f]+):\t", dis, re.M)]
-
-
 STARTS = []
 
 
@@ -46,7 +38,7 @@ def stream(names, tags, n_lines, full=False):
     """An announce, @task lines for names (index char, tag, name), and tagged sample lines whose
     tag field cycles through tags; PCs drawn with a fixed seed among the instructions of the ELF's
     first 0x60 bytes."""
-    STARTS[:] = STARTS or instruction_starts(ELF, BASE, BASE + 0x60)
+    STARTS[:] = STARTS or harness.instruction_starts(ELF, BASE, BASE + 0x60)
     rnd = random.Random(30)
     out = line("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
     out += "".join(line("@task %s %08x %s" % n) for n in names)
@@ -277,7 +269,8 @@ def dropped_name_line():
     rnd = random.Random(42)
 
     def pcs(tags):
-        return "".join(t + "".join(chr(48 + ((rnd.randrange(0, 0x30) >> s) & 63)) for s in (18, 12, 6, 0))
+        STARTS[:] = STARTS or harness.instruction_starts(ELF, BASE, BASE + 0x60)
+        return "".join(t + "".join(chr(48 + ((rnd.choice(STARTS) >> s) & 63)) for s in (18, 12, 6, 0))
                        for t in tags)
     text = line("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
     text += line("@N" + name_entry("A", 0x20000000, "motor") + name_entry("B", 0x20001000, "old"))
