@@ -60,6 +60,14 @@ static void take_stream_info(struct ingest *in, const struct ev *e)
         prof_stream_build_id(in->prof, id, k);
 }
 
+/* Samples the firmware could not keep: the profiles bound the shares by them (prof_loss_bound). */
+static void lost_more(struct ingest *in, uint64_t n)
+{
+    prof_samples_lost(in->prof, n);
+    if (in->window)
+        prof_samples_lost(in->window, n);
+}
+
 static void on_event(void *ctx, const struct ev *e)
 {
     struct ingest *in = ctx;
@@ -160,7 +168,8 @@ static void on_event(void *ctx, const struct ev *e)
             snprintf(in->section[e->index].name, sizeof in->section[e->index].name, "%.*s", (int)e->text_len,
                      e->text);
         break;
-    case EV_LOST:
+    case EV_LOST: /* cumulative; a smaller count is a restarted firmware's */
+        lost_more(in, e->count >= in->lost ? e->count - in->lost : e->count);
         in->lost = e->count;
         break;
     case EV_STREAM_INFO:

@@ -52,6 +52,7 @@ void prof_reset(struct prof *p)
     p->cap = p->used = p->unnamed_entries = 0;
     p->bucket_total = 0;
     p->raw_samples = p->sleep = 0;
+    p->lost = 0;
     memset(&p->lockstep, 0, sizeof p->lockstep);
     for (size_t i = 0; i < p->n_tasks; i++)
         p->tasks[i].has_samples = false;

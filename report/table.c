@@ -36,6 +36,9 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
     }
     if (r->instances > 1) /* one row per task name */
         fprintf(out, "  (%u tasks of this name)", (unsigned)r->instances);
+    double lo, hi;
+    if (prof_loss_beyond(d->p, r) && prof_loss_bound(d->p, r->samples, &lo, &hi)) /* the lost samples' reach */
+        fprintf(out, "  (with the lost: %.2f-%.2f%%)", 100.0 * lo, 100.0 * hi);
     fprintf(out, "%s%s\n", r->inlined && o->by == PROF_BY_FUNCTION ? "  (inlined)" : "",
             r->approximate ? "  (approximate: bucket straddles a function boundary)" : "");
 }

@@ -235,6 +235,9 @@ def all_scenarios():
                       CMPROF_JITTER=4095, CMPROF_TAG="current_task", STREAM_WRITE=1))
     s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
                       **JIT))
+    # a drain starved in bursts: the ring fills exactly while the busy work runs (a fifth of the samples)
+    s.append(scenario("stream_starved", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
+                      CMPROF_JITTER=4095, CMPROF_TAG="current_task", STARVE_EVERY=4000, STARVE_N=2000000))
     # histogram deltas: any sample rate over a slow link
     # issue 30: the real FreeRTOS kernel, 100+ tasks with churn, the recipe as README gives it
     s.append(scenario("frtos", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,

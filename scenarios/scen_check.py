@@ -1649,6 +1649,51 @@ def streaming(c):
           "")
 
 
+def starved(c):
+    """A drain starved in bursts (stream_starved): a fifth of the samples, all taken while the busy work
+    held the CPU, never reach the ring. The profile must still tell the truth: each share inside its
+    interval as for an unstarved run, or the bias stated with its bound (c/T to (c+L)/T of the time for
+    a row of c samples, L lost of T taken) and the truth inside that bound, in the JSON and the
+    diagnostics."""
+    r = Result("stream_starved")
+    j = r.tool()
+    taken, lost = r.kv.get("taken", 0), r.kv.get("lost", -1)
+    ts = shares({clone_base(f): v for f, v in r.truth().items()})
+    app = ("hot_a", "hot_b", "hot_c", "hot_busy")
+    rows = {row["name"]: row for row in j["rows"]}
+    n = j["total"]
+    weight_lost = j.get("loss_bias", {}).get("lost", 0)
+    c.check("stream_starved: the drain starves (at least a tenth of the samples miss the ring), every sample is "
+            "accounted for", 0.1 * taken <= max(lost, j.get("represented", 0)) and
+            (n + j["lost"] == taken or abs(n - taken) <= 0.5),
+            "taken %d, firmware lost %d, host %.0f samples + %d lost" % (taken, lost, n, j["lost"]))
+    ok, worst, wname = within({f: rows[f]["samples"] if f in rows else 0 for f in app}, ts, n, app)
+    bound = []
+    for f in app:
+        row = rows.get(f, {})
+        p, sg = ts.get(f, 0), scen.sigma(ts.get(f, 0), taken)
+        lo, hi = row.get("loss_lo", -1) / 100.0, row.get("loss_hi", -1) / 100.0
+        bound.append((f, p, lo, hi, lo - Z * sg <= p <= hi + Z * sg))
+    stated = (weight_lost == lost > 0 and all(b[4] for b in bound) and
+              any("shares may be biased" in d for d in j["diagnostics"]))
+    c.check("stream_starved: the shares inside their intervals, or the bias stated with its bound and the truth "
+            "inside it", ok or stated,
+            ("within 3 sigma (worst %.2f, %s)" % (worst, wname)) if ok else
+            "not within 3 sigma (worst %.2f, %s); bound %s: %s" % (
+                worst, wname, "stated" if stated else "NOT stated or missed",
+                ", ".join("%s truth %s in %s-%s" % (f, fmt(p), fmt(lo), fmt(hi)) for f, p, lo, hi, _ in bound)))
+    c.out("## A drain starved in bursts (`stream_starved`)", "",
+          "A busy loop runs in bursts without draining (a thread above the drain's priority): %d of %d samples "
+          "(%.1f %%) missed the firmware's ring. Profile against truth: %s." % (
+              lost, taken, 100.0 * lost / max(taken, 1),
+              ", ".join("%s %s %% (true %s %%)" % (f, fmt(rows[f]["samples"] / n if f in rows else 0), fmt(ts.get(f, 0)))
+                        for f in app)),
+          "%s" % ("The shares are within 3 sigma of the truth (worst %.2f)." % worst if ok else
+                  "The shares are biased (worst %.1f sigma); the report says so and bounds each row: %s." % (
+                      worst, ", ".join("%s %s-%s %% (true %s %%)" % (f, fmt(lo), fmt(hi), fmt(p))
+                                       for f, p, lo, hi, _ in bound))), "")
+
+
 def diagnostics(c):
     """The tool explains each trap, and stays quiet on the healthy runs."""
     def diags(name, **kw):
@@ -1688,7 +1733,7 @@ def main(cmd):
     steps = [three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
-             streaming, diagnostics]
+             streaming, starved, diagnostics]
     truth_loop = None
     for step in steps:
         try:
