@@ -6,6 +6,7 @@
 #include "stop.h"
 
 #include "../profile/ingest.h"
+#include "../profile/starved.h"
 #include "../source/net.h"
 #include "../source/source.h"
 #include "../symbols/symbols.h"
@@ -211,6 +212,7 @@ struct run_end {
     bool halting;
     double halt_rate, halted_share;
     bool gave_up;        /* batch: never reached within --connect-timeout */
+    double connected_s;  /* seconds from the opening, when it was ever connected; else negative */
 };
 
 static void take_end(struct source *src, struct run_end *e, bool gave_up)
@@ -242,6 +244,10 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
                 *e->before ? "; before: " : "", e->before,
                 ingest_no_samples_hint(in));
         status = status ? status : EXIT_USAGE;
+        char why[600];
+        starved_hint(in, e->connected_s, why, sizeof why); /* a drain that never ran looks like this */
+        if (e->connected_s >= 0 && *why)
+            fprintf(stderr, "cmprof-top: %s\n", why);
     } else if (*e->failure) {
         bo.partial = e->failure;
         fprintf(stderr, "cmprof-top: %s failed after %.0f samples: %s; the report is partial\n", o->batch.source,
@@ -535,6 +541,7 @@ static int live_end(struct live_run *r)
     const struct live_options *o = r->o;
     struct run_end end;
     take_end(r->src, &end, r->gave_up);
+    end.connected_s = r->connected_once ? now_s() - r->opened_at : -1;
     src_close(r->src); /* first: a target we halted runs again before anything else happens */
     r->src = NULL;
     if (!o->headless)

@@ -33,6 +33,11 @@
  *      traceTASK_CREATE go out on the next drain. If tasks print on the same UART, give the stream
  *      a `.write` (struct cmprof_stream_info) that writes its line whole between vTaskSuspendAll()
  *      and xTaskResumeAll(), and print your log lines whole the same way: lines never interleave.
+ *      The idle hook drains only while the idle task runs: under a load that never leaves it time,
+ *      the ring fills and (from the start) not even the announce goes out. Where that can happen,
+ *      drain from a task of your own instead, at a priority above the busy tasks: announce, then
+ *      loop on cmprof_stream_drain() and vTaskDelay() of a few ticks; it always runs, and takes
+ *      only its own work from them.
  *   7. Build with -Wl,--build-id -L cmprof/firmware -Wl,-T,cmprof_build_id.ld (before your own -T)
  *      and pass .build_id_note = cmprof_build_id_note, so the host checks the ELF is the firmware.
  *
