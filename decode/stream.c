@@ -141,8 +141,8 @@ static bool sample_pc(const struct text_decoder *d, const char *s, size_t len, s
 
 /* "$" or "%" samples; a "%" line may name task indexes on the way ('=' and an @N entry), each
  * for the samples after it. The whole line is checked before anything from it is used. */
-static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
-                           const struct ev_sink *sink)
+static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, uint64_t stands_for,
+                           uint32_t kept, const struct ev_sink *sink)
 {
     uint32_t pcs[64], tags[64];
     int indexes[64];
@@ -173,6 +173,8 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     struct ev e = ev_blank(EV_PC);
     e.has_tag = tagged;
     e.offset = d->line_offset;
+    e.value = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
+    e.count = kept;
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < n_defs && def_before[next_def] <= k; next_def++) {
             size_t at = defs[next_def];
@@ -427,10 +429,34 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
     }
 }
 
+/* "&" S5 K2 then a "$" or "%" line's body: a group of samples the firmware kept, uniformly, of S taken
+ * while its ring was full; K of them in the group (over one or more lines), each standing for S / K. */
+static void stream_weighted(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    uint64_t stands_for = 0;
+    uint32_t kept = 0;
+    bool ok = len > 8 && (s[8] == '$' || s[8] == '%');
+    for (size_t i = 1; ok && i < 8; i++) {
+        int v = b64val(s[i]);
+        ok = v >= 0;
+        if (i < 6)
+            stands_for = stands_for << 6 | (uint64_t)(v & 63);
+        else
+            kept = kept << 6 | (uint32_t)(v & 63);
+    }
+    if (!ok || kept == 0 || stands_for < kept) {
+        textline_bad(d);
+        return;
+    }
+    stream_samples(d, s + 8, len - 8, s[8] == '%', stands_for, kept, sink);
+}
+
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#'))
+    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#' && s[0] != '&'))
         return false;
+    if (s[0] == '&' && !(len > 12 && has_check(s, len)))
+        return false; /* a log line that happens to start with '&' */
     if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
     size_t body = checked_body(s, len);
@@ -444,8 +470,10 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         stream_control(d, s, body, sink);
     else if (s[0] == '#')
         stream_hist(d, s, body, sink);
+    else if (s[0] == '&')
+        stream_weighted(d, s, body, sink);
     else
-        stream_samples(d, s, body, s[0] == '%', sink);
+        stream_samples(d, s, body, s[0] == '%', 0, 0, sink);
     return true;
 }
 
@@ -455,7 +483,7 @@ bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const stru
         return false;
     for (size_t k = 1; k + 4 < len; k++) {
         char c = s[k];
-        if ((c != '$' && c != '%' && c != '@' && c != '#') || !checked_body(s + k, len - k))
+        if ((c != '$' && c != '%' && c != '@' && c != '#' && c != '&') || !checked_body(s + k, len - k))
             continue;
         struct ev e = {.type = EV_LOG, .text = s, .text_len = k, .offset = d->line_offset};
         d->stats.log_lines++;

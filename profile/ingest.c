@@ -79,6 +79,12 @@ static void on_event(void *ctx, const struct ev *e)
         in->last_counted = admit(in, 1) == 1;
         if (!in->last_counted)
             break;
+        if (e->count) { /* a reservoir's sample, for value / count taken */
+            prof_add_pc_weighted(in->prof, e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
+            if (in->window)
+                prof_add_pc_weighted(in->window, e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
+            break; /* not in the timeline: a weighted sample has no place in the order */
+        }
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);

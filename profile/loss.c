@@ -31,3 +31,9 @@ bool prof_loss_beyond(const struct prof *p, const struct prof_row *r)
     double lo, hi;
     return prof_loss_bound(p, r->samples, &lo, &hi) && (lo < r->lo95 || hi > r->hi95);
 }
+
+double prof_effective_n(const struct prof *p)
+{
+    double total = prof_total(p), squares = total + p->weight_sq_extra - p->weight_extra;
+    return p->weight_sq_extra > 0 && squares > 0 ? total * total / squares : total;
+}

@@ -53,6 +53,7 @@ void prof_reset(struct prof *p)
     p->bucket_total = 0;
     p->raw_samples = p->sleep = 0;
     p->lost = 0;
+    p->weight_extra = p->weight_sq_extra = 0;
     memset(&p->lockstep, 0, sizeof p->lockstep);
     for (size_t i = 0; i < p->n_tasks; i++)
         p->tasks[i].has_samples = false;
@@ -88,7 +89,7 @@ void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
 
 double prof_total(const struct prof *p)
 {
-    return p->bucket_total + (double)p->raw_samples;
+    return p->bucket_total + (double)p->raw_samples + p->weight_extra;
 }
 
 /* The library's own code: functions defined in firmware/cmprof_*.c, by the DWARF file of the

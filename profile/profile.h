@@ -70,6 +70,12 @@ void prof_samples_lost(struct prof *p, uint64_t lost);
 uint64_t prof_lost(const struct prof *p);
 bool prof_loss_bound(const struct prof *p, double samples, double *lo, double *hi);
 bool prof_loss_beyond(const struct prof *p, const struct prof_row *r);
+/* A sample that stands for `weight` samples (a firmware reservoir kept it for many taken while its
+ * ring was full): counted so in every row. */
+void prof_add_pc_weighted(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, double weight);
+/* The samples the intervals rest on: the total, less what weighting costs in precision (Kish's
+ * effective sample size, total^2 / sum of the squared weights); the total when none is weighted. */
+double prof_effective_n(const struct prof *p);
 /* Untagged samples in the code are counted per address and moved into the rows' entries when
  * something reads them; this does it now (every reader below calls it). */
 void prof_settle(struct prof *p);

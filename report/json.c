@@ -46,6 +46,8 @@ static void run(const struct report_data *d, FILE *out)
         emit_json_string(out, d->losses[i]);
     }
     fputs("],\n", out);
+    if (prof_effective_n(d->p) < prof_total(d->p)) /* weighted samples: what the intervals rest on */
+        fprintf(out, "  \"effective_samples\": %.1f,\n", prof_effective_n(d->p));
     if (prof_lost(d->p)) { /* a bound on every share: the loss is never a random subset */
         double taken = prof_total(d->p) + (double)prof_lost(d->p);
         fprintf(out, "  \"loss_bias\": {\"lost\": %llu, \"taken\": %.0f, \"max_points\": %.4f},\n",
