@@ -102,17 +102,21 @@ SRC_test_itm := decode/itm.c
 SRC_test_text := decode/text.c decode/stream.c decode/textline.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c decode/orbflow.c
-SRC_test_stream := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
+STREAM_BASE := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
+# test_stream and its variants: a full ring drops and counts (no reservoir); _reservoir: the default
+SRC_test_stream := $(STREAM_BASE) -DCMPROF_RESERVOIR_N=0
+SRC_test_stream_reservoir := $(STREAM_BASE)
+MAIN_test_stream_reservoir := tests/test_stream.c
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
 SRC_test_stream_sums := $(SRC_test_stream) -DCMPROF_SUM_RUNNING=1
 MAIN_test_stream_sums := tests/test_stream.c
 SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
-                        -DCMPROF_TAG=test_tag
-SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo
-SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(SRC_test_stream)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
+                        -DCMPROF_TAG=test_tag -DCMPROF_RESERVOIR_N=0
+SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo
+SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
 MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_churn := $(SRC_test_stream_load) -DSTREAM_CHURN=1
 MAIN_test_stream_churn := tests/test_stream_load.c
@@ -150,6 +154,7 @@ UNIT_NAMES += test_unwind
 UNIT_NAMES += test_zephyr
 UNIT_NAMES += test_stream_churn
 UNIT_NAMES += test_stream_order test_stream_order_small
+UNIT_NAMES += test_stream_reservoir
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check

@@ -1386,7 +1386,8 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
     do {
         while (cmprof_stream_pending()) /* each line sends samples, or names due before them */
             send_line(putc);
-    } while (cmprof_stream_reservoir_close() && cmprof_stream_pending()); /* a stopped sampler's last group */
+        cmprof_stream_reservoir_close(); /* a stopped sampler's last group goes into the ring */
+    } while (cmprof_stream_pending());
     send_due_names(putc, cmprof_stream_stored());
     send_lost(putc, true);
 }
