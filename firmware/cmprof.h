@@ -6,6 +6,7 @@
  *
  *   CMPROF_HIST=1          histogram buckets instead of a ring of raw addresses
  *   CMPROF_RING_N=1024     ring size in samples (power of two)
+ *   CMPROF_RESERVOIR_N=32  streaming: samples kept while the ring is full (0: drop and count them)
  *   CMPROF_HIST_BINS=256   number of 16-bit saturating buckets
  *   CMPROF_HIST_SHIFT=1    bucket size is 1 << shift bytes (1: one bucket per Thumb halfword)
  *   CMPROF_HIST_BASE=expr  first address of bucket 0 (default: the linker symbol _stext)
@@ -169,8 +170,11 @@ void cmprof_dump(cmprof_putc_fn putc);
 void cmprof_dump_tasks(cmprof_putc_fn putc);
 
 /* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c) ----------
- * The tick pushes samples into the ring and never overwrites: a full ring drops the new sample
- * and counts it. The drain sends complete lines through putc; every line ends with a 12-bit CRC,
+ * The tick pushes samples into the ring and never overwrites: a full ring keeps a uniform
+ * subsample of what it cannot take (CMPROF_RESERVOIR_N, below), or with CMPROF_RESERVOIR_N=0
+ * drops the new sample and counts it. A drain that cannot run (a busier thread above it, an idle
+ * task that never runs) starves the stream: give it a priority above such work (Zephyr:
+ * CONFIG_CMPROF_DRAIN_PRIORITY; FreeRTOS: a task of its own instead of the idle hook). The drain sends complete lines through putc; every line ends with a 12-bit CRC,
  * so a flipped bit on the wire loses one line instead of inventing samples. Protocol: docs/stream.md. */
 
 struct cmprof_stream_info {

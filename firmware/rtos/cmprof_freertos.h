@@ -56,8 +56,10 @@
  * f = 1,976 (a mean period of 50,607 at a 100 MHz timer: the period is base + 0..MASK, so base
  * 18,000 with CMPROF_JITTER 65535, mean 50,767); a waiting
  * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
- * fills and samples are dropped: counted, reported by the host as lost, and the shares lean
- * towards the tasks that run while the idle task waits. CMPROF_RING_N must hold the samples of
+ * fills: the reservoir (CMPROF_RESERVOIR_N, cmprof.h) keeps a uniform subsample of the samples it
+ * cannot take, sent with their weight, so the shares stay unbiased; built without it they are
+ * dropped, counted, and the host bounds the bias (they are the tasks' that run while the idle
+ * task waits). CMPROF_RING_N must hold the samples of
  * the longest stretch without idle time (f x that stretch).
  *
  * The idle stack. The drain needs at most 256 bytes (224 tagged: tests/stack_check.py, from
