@@ -255,7 +255,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
 {
     const char *end = s + len, *p;
     uint64_t ver = 0, clk = 0, tclk = 0, sclk = 0, period = 0, jitter = 0, base = 0;
-    if (!field_u64(s, end, "v=", &ver, 10) || (ver < 1 || ver > 3) || !field_u64(s, end, "base=", &base, 16) ||
+    if (!field_u64(s, end, "v=", &ver, 10) || (ver < 1 || ver > 4) || !field_u64(s, end, "base=", &base, 16) ||
         base > UINT32_MAX) {
         textline_bad(d);
         return;
@@ -278,7 +278,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
                 }
         }
     d->have_base = true;
-    d->pc_digits = ver == 3;
+    d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {

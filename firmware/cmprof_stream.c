@@ -418,7 +418,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=3");
+    size_t n = put_text(line, 0, "@cmprof v=4"); /* 4: 3 and '&' lines */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);

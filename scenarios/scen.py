@@ -434,6 +434,8 @@ def stream_names(text):
         if len(body) < 4 or body[-3] != "!" or stream_line_check(body[:-3]) != body[-2:]:
             continue
         body = body[:-3]
+        if body.startswith("&") and body[8:9] == "%":  # a reservoir's group: a '%' line after its head
+            body = body[8:]
         m = re.match(r"@task (\+..|.) ([0-9a-f]{8}) (.*)$", body)
         if m:
             f = m.group(1)
