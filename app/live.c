@@ -240,14 +240,13 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     struct batch_options bo = o->batch;
     int status = batch_interrupted(&bo, total, stderr);
     if (total == 0) {
-        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)%s\n", o->batch.source, e->state,
+        char why[600] = "";
+        if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
+            starved_hint(in, e->connected_s, why, sizeof why);
+        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s)%s%s%s\n", o->batch.source, e->state,
                 *e->before ? "; before: " : "", e->before,
-                ingest_no_samples_hint(in));
+                ingest_no_samples_hint(in), *why ? "; " : "", why);
         status = status ? status : EXIT_USAGE;
-        char why[600];
-        starved_hint(in, e->connected_s, why, sizeof why); /* a drain that never ran looks like this */
-        if (e->connected_s >= 0 && *why)
-            fprintf(stderr, "cmprof-top: %s\n", why);
     } else if (*e->failure) {
         bo.partial = e->failure;
         fprintf(stderr, "cmprof-top: %s failed after %.0f samples: %s; the report is partial\n", o->batch.source,
