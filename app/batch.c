@@ -34,7 +34,8 @@ void batch_warnings(const struct batch_options *o, struct prof *p, const struct 
 {
     struct prof_diag diags[16];
     for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
-        if (diags[i].kind == DIAG_NOT_STARTS || diags[i].kind == DIAG_MEMORY_FAULT) /* plausible-looking, wrong */
+        if (diags[i].kind == DIAG_NOT_STARTS || diags[i].kind == DIAG_MEMORY_FAULT ||
+            diags[i].kind == DIAG_LOSS_BIAS) /* plausible-looking, and wrong */
             fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
     char why[300];
     if (o->base && baseline_other_build(o->base, in->info.build_id, why, sizeof why))

@@ -6,6 +6,7 @@
 #include "stop.h"
 
 #include "../profile/ingest.h"
+#include "../profile/starved.h"
 #include "../source/net.h"
 #include "../source/source.h"
 #include "../symbols/symbols.h"
@@ -223,6 +224,7 @@ struct run_end {
     bool halting;
     double halt_rate, halted_share;
     bool gave_up;        /* batch: never reached within --connect-timeout */
+    double connected_s;  /* seconds from the opening, when it was ever connected; else negative */
 };
 
 static void take_end(struct source *src, struct run_end *e, bool gave_up)
@@ -302,9 +304,13 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (failed)
         bo.partial = &pa;
     if (total == 0) {
-        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s\n", o->batch.source, e->state,
+        char why[600] = "";
+        if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
+            starved_hint(in, e->connected_s, why, sizeof why);
+        fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
                 *e->before ? "; before: " : "", e->before, failed && strcmp(pa.reason, e->before) ? "; first failure: "
-                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", ingest_no_samples_hint(in));
+                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", ingest_no_samples_hint(in),
+                *why ? "; " : "", why);
         status = status ? status : EXIT_USAGE;
     } else if (failed) {
         say_partial(o, &pa, total, !*e->failure);
@@ -624,6 +630,7 @@ static int live_end(struct live_run *r)
     const struct live_options *o = r->o;
     struct run_end end;
     take_end(r->src, &end, r->gave_up);
+    end.connected_s = r->connected_once ? now_s() - r->opened_at : -1;
     src_close(r->src); /* first: a target we halted runs again before anything else happens */
     r->src = NULL;
     if (!o->headless)

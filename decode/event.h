@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 enum ev_type {
-    EV_PC,           /* a PC sample: addr; tag when has_tag */
+    EV_PC,           /* a PC sample: addr; tag when has_tag; count > 0: it stands for value / count
+                        samples (a firmware reservoir's group, '&' lines), else for one */
     EV_SLEEP,        /* a PC sample taken while the core slept (ITM 0x15 0x00) */
     EV_BUCKET,       /* histogram bucket: addr = first byte, size bytes, count samples */
     EV_HIST_HEADER,  /* histogram block: addr = base, size = bucket bytes, count = n, value = out */

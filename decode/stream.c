@@ -237,9 +237,10 @@ static void other_version(struct text_decoder *d, uint32_t version, bool tagged,
 
 /* "$" or "%" samples; a "%" line may name task indexes on the way ('=' and an @N entry), each
  * for the samples after it. The whole line is checked before anything from it is used. `v1`: the
- * line's check is a CRC-12 ("~CC"), version 1's. */
+ * line's check is a CRC-12 ("~CC"), version 1's. A reservoir's group ('&') gives its kept samples and
+ * what they stand for (0 and 0 for a plain line). */
 static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, bool v1,
-                           const struct ev_sink *sink)
+                           uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
 {
     struct sample_line l;
     if (d->have_base && v1 && d->pc_digits) {
@@ -276,6 +277,8 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     struct ev e = ev_blank(EV_PC);
     e.has_tag = tagged;
     e.offset = d->line_offset;
+    e.value = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
+    e.count = kept;
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < l.n_defs && l.def_before[next_def] <= k; next_def++) {
             size_t at = l.defs[next_def];
@@ -349,7 +352,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 3u
+#define STREAM_VERSION 4u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -422,7 +425,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
                 }
         }
     d->have_base = true;
-    d->pc_digits = ver == 3;
+    d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {
@@ -570,10 +573,34 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
     }
 }
 
+/* "&" S5 K2 then a "$" or "%" line's body: a group of samples the firmware kept, uniformly, of S taken
+ * while its ring was full; K of them in the group (over one or more lines), each standing for S / K. */
+static void stream_weighted(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    uint64_t stands_for = 0;
+    uint32_t kept = 0;
+    bool ok = len > 8 && (s[8] == '$' || s[8] == '%');
+    for (size_t i = 1; ok && i < 8; i++) {
+        int v = b64val(s[i]);
+        ok = v >= 0;
+        if (i < 6)
+            stands_for = stands_for << 6 | (uint64_t)(v & 63);
+        else
+            kept = kept << 6 | (uint32_t)(v & 63);
+    }
+    if (!ok || kept == 0 || stands_for < kept) {
+        textline_bad(d);
+        return;
+    }
+    stream_samples(d, s + 8, len - 8, s[8] == '%', false, stands_for, kept, sink);
+}
+
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#'))
+    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#' && s[0] != '&'))
         return false;
+    if (s[0] == '&' && !(len > 12 && has_check(s, len)))
+        return false; /* a log line that happens to start with '&' */
     if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
     if (d->newer_version && s[0] != '@') { /* a newer firmware's samples: not read, counted */
@@ -593,8 +620,10 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         stream_control(d, s, body, sink);
     else if (s[0] == '#')
         stream_hist(d, s, body, sink);
+    else if (s[0] == '&')
+        stream_weighted(d, s, body, sink);
     else
-        stream_samples(d, s, body, s[0] == '%', s[len - 3] == '~', sink);
+        stream_samples(d, s, body, s[0] == '%', s[len - 3] == '~', 0, 0, sink);
     return true;
 }
 
@@ -604,7 +633,7 @@ bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const 
     if (!names && has_check(s, len) && len <= TEXT_LINE_MAX) { /* its marker hit: '%' or '@' would pass */
         char fixed[TEXT_LINE_MAX];
         memcpy(fixed, s, len);
-        for (const char *m = "%@"; *m && !names; m++) {
+        for (const char *m = "%@&"; *m && !names; m++) { /* ('&': a reservoir's group holds a '%' line) */
             fixed[0] = *m;
             names = checked_body(fixed, len) != 0;
         }
@@ -624,7 +653,7 @@ bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const stru
         return false;
     for (size_t k = 1; k + 4 < len; k++) {
         char c = s[k];
-        if ((c != '$' && c != '%' && c != '@' && c != '#') || !checked_body(s + k, len - k))
+        if ((c != '$' && c != '%' && c != '@' && c != '#' && c != '&') || !checked_body(s + k, len - k))
             continue;
         struct ev e = {.type = EV_LOG, .text = s, .text_len = k, .offset = d->line_offset};
         d->stats.log_lines++;

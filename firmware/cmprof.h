@@ -6,6 +6,7 @@
  *
  *   CMPROF_HIST=1          histogram buckets instead of a ring of raw addresses
  *   CMPROF_RING_N=1024     ring size in samples (power of two)
+ *   CMPROF_RESERVOIR_N=32  streaming: samples kept while the ring is full (0: drop and count them)
  *   CMPROF_HIST_BINS=256   number of 16-bit saturating buckets
  *   CMPROF_HIST_SHIFT=1    bucket size is 1 << shift bytes (1: one bucket per Thumb halfword)
  *   CMPROF_HIST_BASE=expr  first address of bucket 0 (default: the linker symbol _stext)
@@ -169,8 +170,11 @@ void cmprof_dump(cmprof_putc_fn putc);
 void cmprof_dump_tasks(cmprof_putc_fn putc);
 
 /* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c) ----------
- * The tick pushes samples into the ring and never overwrites: a full ring drops the new sample
- * and counts it. The drain sends complete lines through putc; every line ends with a 12-bit CRC,
+ * The tick pushes samples into the ring and never overwrites: a full ring keeps a uniform
+ * subsample of what it cannot take (CMPROF_RESERVOIR_N, below), or with CMPROF_RESERVOIR_N=0
+ * drops the new sample and counts it. A drain that cannot run (a busier thread above it, an idle
+ * task that never runs) starves the stream: give it a priority above such work (Zephyr:
+ * CONFIG_CMPROF_DRAIN_PRIORITY; FreeRTOS: a task of its own instead of the idle hook). The drain sends complete lines through putc; every line ends with a 12-bit CRC,
  * so a flipped bit on the wire loses one line instead of inventing samples. Protocol: docs/stream.md. */
 
 struct cmprof_stream_info {
@@ -245,6 +249,26 @@ extern volatile const struct cmprof_ring_counts cmprof_ring_counts;
 
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);
+
+/* A full ring (a drain that cannot run: starved by busier code) never biases the profile. The
+ * samples it cannot take are never a random subset, as the ring fills exactly while something
+ * else holds the CPU; so instead of dropping them the tick keeps a uniform subsample of
+ * CMPROF_RESERVOIR_N of every sample taken since the ring filled (reservoir sampling: RAM 8 bytes
+ * each, tagged; default 32, a quarter of a ring under 256), and puts them in the ring as one group
+ * once it has room, where they were taken. They go out in '&' lines that say how many samples the
+ * group stands for (docs/stream.md): the host weighs them so, and every share stays unbiased, its
+ * interval widened by the weights. Costs the tick one load a sample; the overflow path about 40
+ * instructions. Build with -DCMPROF_RESERVOIR_N=0 for the old behaviour: the new sample dropped and
+ * counted (@lost; the host then bounds every share by the loss). In the ring a group is a mark
+ * (pc CMPROF_RESERVOIR_MARK + the samples kept), then the count taken, then the samples: what
+ * cmprof_stream_take/peek show a user with a transport of their own, at cmprof_stream_mark(). */
+#define CMPROF_RESERVOIR_MARK 0xFFFFF000u
+/* For the drain: whether a group's mark is in the ring (*at: its position), and that it went out. */
+uint32_t cmprof_stream_mark(uint32_t *at);
+void cmprof_stream_mark_sent(void);
+/* Samples still in the reservoir (not yet in the ring); once the sampler stopped, it moves them
+ * into the ring first if they fit. For the flush. */
+uint32_t cmprof_stream_reservoir_close(void);
 
 /* Send every section that ran: count, current, min, max, sum (and its events' statistics). */
 void cmprof_stream_sections(cmprof_putc_fn putc);

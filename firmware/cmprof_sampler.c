@@ -24,6 +24,10 @@
 #ifndef CMPROF_STREAM
 #define CMPROF_STREAM 0
 #endif
+#ifndef CMPROF_RESERVOIR_N /* a quarter of a small ring */
+#define CMPROF_RESERVOIR_N (CMPROF_RING_N >= 256u ? 32u : CMPROF_RING_N / 4u - 2u)
+#endif
+#define CMPROF_RESERVOIR_SEED 0x9E3779B9u
 
 _Static_assert((CMPROF_RING_N & (CMPROF_RING_N - 1u)) == 0u, "CMPROF_RING_N must be a power of two");
 _Static_assert(CMPROF_HIST_SHIFT >= 1u && CMPROF_HIST_SHIFT <= 16u, "CMPROF_HIST_SHIFT out of range");
@@ -31,6 +35,14 @@ _Static_assert((CMPROF_JITTER & (CMPROF_JITTER + 1u)) == 0u, "CMPROF_JITTER must
 /* streaming sends ring samples as they come, or histogram bucket deltas now and then */
 #define CMPROF_STREAM_RING (CMPROF_STREAM && !CMPROF_HIST)
 #define CMPROF_STREAM_HIST (CMPROF_STREAM && CMPROF_HIST)
+/* A full stream ring keeps an unbiased subsample of what it cannot take (cmprof.h) */
+#if CMPROF_STREAM_RING && CMPROF_RESERVOIR_N
+#define CMPROF_KEEP_RESERVOIR 1
+_Static_assert(CMPROF_RESERVOIR_N + 2u <= CMPROF_RING_N / 2u, "CMPROF_RESERVOIR_N: at most half the ring, less 2");
+_Static_assert(CMPROF_RESERVOIR_N <= 4095u, "CMPROF_RESERVOIR_N: at most 4095 (two characters on the wire)");
+#else
+#define CMPROF_KEEP_RESERVOIR 0
+#endif
 
 #if CMPROF_HIST
 #ifndef CMPROF_HIST_BASE
@@ -62,6 +74,14 @@ static struct {
     volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
     uint32_t lost;          /* samples dropped because the ring was full */
 #endif
+#if CMPROF_KEEP_RESERVOIR
+    uint32_t room;      /* CMPROF_RING_N; 0 while the reservoir holds samples (they go before any new) */
+    uint32_t res_taken; /* samples taken since the ring filled; the reservoir keeps a uniform subsample */
+    uint32_t res_rnd;   /* xorshift32 state for the reservoir's choices */
+    volatile uint32_t mark_pending; /* a group's mark is in the ring, at mark_at, not sent yet */
+    uint32_t mark_at;
+    uint32_t stopped;   /* the sampler stopped: the thread may move the reservoir into the ring */
+#endif
 #if CMPROF_PORT_GATED
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
@@ -80,6 +100,13 @@ static struct {
 
 #define CMPROF_DEFAULT_SEED 2463534242u
 
+#if CMPROF_KEEP_RESERVOIR
+static uint32_t res_pcs[CMPROF_RESERVOIR_N];
+#ifdef CMPROF_TAG
+static uint32_t res_tags[CMPROF_RESERVOIR_N];
+#endif
+#endif
+
 #if CMPROF_HIST
 static uint16_t cmprof_hist[CMPROF_HIST_BINS];
 #if CMPROF_STREAM_HIST
@@ -94,6 +121,63 @@ static uint32_t cmprof_tags[CMPROF_RING_N];
 
 #if !(defined(CMPROF_NO_ISR) && CMPROF_NO_ISR) && defined(CMPROF_PORT_ISR)
 CMPROF_DEFINE_ISR(CMPROF_PORT_ISR)
+#endif
+
+#if CMPROF_KEEP_RESERVOIR
+/* Moves the reservoir into the ring as one group: a mark (pc CMPROF_RESERVOIR_MARK + the samples
+ * kept), the count taken since the ring filled, then the samples kept, so the drain finds
+ * them where they were taken, between the samples before and after. Only when the ring has room
+ * for it all and the drain has sent the last group. */
+static void reservoir_flush(void)
+{
+    uint32_t h = cmprof_state.head, kept = cmprof_state.res_taken;
+    kept = kept < CMPROF_RESERVOIR_N ? kept : CMPROF_RESERVOIR_N;
+    if (!kept || cmprof_state.mark_pending || CMPROF_RING_N - (h - cmprof_state.tail) < kept + 2u)
+        return;
+    cmprof_state.ring[h & (CMPROF_RING_N - 1u)] = CMPROF_RESERVOIR_MARK + kept;
+    cmprof_state.ring[(h + 1u) & (CMPROF_RING_N - 1u)] = cmprof_state.res_taken;
+#ifdef CMPROF_TAG
+    cmprof_tags[h & (CMPROF_RING_N - 1u)] = 0u;
+    cmprof_tags[(h + 1u) & (CMPROF_RING_N - 1u)] = 0u;
+#endif
+    for (uint32_t i = 0; i < kept; i++) {
+        cmprof_state.ring[(h + 2u + i) & (CMPROF_RING_N - 1u)] = res_pcs[i];
+#ifdef CMPROF_TAG
+        cmprof_tags[(h + 2u + i) & (CMPROF_RING_N - 1u)] = res_tags[i];
+#endif
+    }
+    cmprof_state.mark_at = h;
+    cmprof_state.mark_pending = 1u;
+    cmprof_state.res_taken = 0u;
+    cmprof_state.room = CMPROF_RING_N;
+    __asm volatile("" ::: "memory"); /* the group in place before the drain may see it */
+    cmprof_state.head = h + 2u + kept;
+}
+
+/* A sample the full ring cannot take: kept in the reservoir with the chance it would have in a
+ * uniform draw of CMPROF_RESERVOIR_N from every sample taken since the ring filled (algorithm R),
+ * so what the group stands for is never only what ran while the drain did not. */
+__attribute__((noinline)) static void reservoir_keep(uint32_t pc, uint32_t tag)
+{
+    (void)tag;
+    uint32_t taken = ++cmprof_state.res_taken, at = taken - 1u;
+    cmprof_state.room = 0u; /* new samples come after the kept ones: here until they are in the ring */
+    if (taken > CMPROF_RESERVOIR_N) {
+        uint32_t r = cmprof_state.res_rnd ? cmprof_state.res_rnd : CMPROF_RESERVOIR_SEED;
+        r ^= r << 13;
+        r ^= r >> 17;
+        r ^= r << 5;
+        cmprof_state.res_rnd = r;
+        at = (uint32_t)(((uint64_t)r * taken) >> 32); /* uniform in [0, taken) */
+    }
+    if (at < CMPROF_RESERVOIR_N) {
+        res_pcs[at] = pc;
+#ifdef CMPROF_TAG
+        res_tags[at] = tag;
+#endif
+    }
+    reservoir_flush();
+}
 #endif
 
 /* The sample itself; `tag` is the task, or the exception the sample interrupted. */
@@ -122,14 +206,22 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     }
 #elif CMPROF_STREAM_RING
     uint32_t h = cmprof_state.head;
+#if CMPROF_KEEP_RESERVOIR
+    if (h - cmprof_state.tail < cmprof_state.room) { /* never overwrite what the drain has not sent */
+#else
     if (h - cmprof_state.tail < CMPROF_RING_N) { /* never overwrite what the drain has not sent */
+#endif
         cmprof_state.ring[h & (CMPROF_RING_N - 1u)] = pc;
 #ifdef CMPROF_TAG
         cmprof_tags[h & (CMPROF_RING_N - 1u)] = tag;
 #endif
         cmprof_state.head = h + 1u;
     } else {
+#if CMPROF_KEEP_RESERVOIR
+        reservoir_keep(pc, tag);
+#else
         cmprof_state.lost++;
+#endif
     }
 #else
     cmprof_state.ring[n & (CMPROF_RING_N - 1u)] = pc;
@@ -195,6 +287,12 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.tail = 0u;
     cmprof_state.lost = 0u;
 #endif
+#if CMPROF_KEEP_RESERVOIR
+    cmprof_state.room = CMPROF_RING_N;
+    cmprof_state.res_taken = 0u;
+    cmprof_state.mark_pending = 0u;
+    cmprof_state.stopped = 0u;
+#endif
 #if CMPROF_STREAM_HIST
     for (uint32_t i = 0; i <= CMPROF_HIST_BINS; i++)
         cmprof_hist_sent[i] = 0u;
@@ -218,6 +316,9 @@ __attribute__((noinline)) void cmprof_stop(void)
     cmprof_state.running = 0u;
 #endif
     cmprof_port_stop();
+#if CMPROF_KEEP_RESERVOIR
+    cmprof_state.stopped = 1u;
+#endif
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -350,6 +451,41 @@ uint32_t cmprof_stream_lost(void)
 {
     return *(volatile uint32_t *)&cmprof_state.lost;
 }
+
+#if CMPROF_KEEP_RESERVOIR
+uint32_t cmprof_stream_mark(uint32_t *at)
+{
+    *at = cmprof_state.mark_at;
+    return cmprof_state.mark_pending;
+}
+
+void cmprof_stream_mark_sent(void)
+{
+    cmprof_state.mark_pending = 0u;
+}
+
+uint32_t cmprof_stream_reservoir_close(void)
+{
+    if (cmprof_state.stopped) /* no tick can come: the thread moves the rest in (when it fits) */
+        reservoir_flush();
+    return cmprof_state.res_taken;
+}
+#else
+uint32_t cmprof_stream_mark(uint32_t *at)
+{
+    *at = 0u;
+    return 0u;
+}
+
+void cmprof_stream_mark_sent(void)
+{
+}
+
+uint32_t cmprof_stream_reservoir_close(void)
+{
+    return 0u;
+}
+#endif
 #endif
 
 static void put_str(cmprof_putc_fn putc, const char *s)

@@ -151,6 +151,8 @@ static struct {
     uint32_t announce_every;        /* samples in about one second of target time; 0: no announce yet */
     uint32_t round_every, round_at; /* samples taken in a second (uncapped), and when the round began */
     uint32_t since_announce;        /* samples sent since the last announce */
+    uint32_t group_left;            /* samples of a reservoir's group still to send, in '&' lines */
+    uint32_t group_taken, group_kept; /* what the group stands for, and its size */
 } stream;
 
 static void send_announce(cmprof_putc_fn putc);
@@ -416,7 +418,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=3");
+    size_t n = put_text(line, 0, "@cmprof v=4"); /* 4: 3 and '&' lines */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -1259,6 +1261,43 @@ static uint32_t name_room(uint32_t upto)
 }
 
 #define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
+#define GROUP_HEAD 8u  /* '&', what the group stands for (5 chars), its size (2), before the '%' or '$' */
+
+/* At a reservoir's mark (cmprof.h): its two entries taken, the group's samples go out next, in '&'
+ * lines. */
+__attribute__((noinline)) static void group_start(void)
+{
+    uint32_t pcs[2], tags[2];
+    cmprof_stream_take(pcs, tags, 2u);
+    cmprof_stream_mark_sent(); /* the sampler may put the next group in */
+    stream.group_kept = stream.group_left = pcs[0] - CMPROF_RESERVOIR_MARK;
+    stream.group_taken = pcs[1];
+}
+
+/* The most samples the line at `upto` may carry: up to the next reservoir mark (starting the group
+ * when the mark is at `upto`), or the rest of the group under way. */
+static uint32_t before_mark(uint32_t upto, uint32_t want)
+{
+    uint32_t at;
+    if (!stream.group_left && cmprof_stream_mark(&at)) {
+        if (at != upto)
+            return at - upto < want ? at - upto : want;
+        group_start();
+        want = cmprof_stream_pending() < want ? cmprof_stream_pending() : want;
+    }
+    if (stream.group_left)
+        return want < stream.group_left ? want : stream.group_left;
+    return want;
+}
+
+static char *group_head(char *b)
+{
+    for (int sh = 24; sh >= 0; sh -= 6)
+        *b++ = b64[(stream.group_taken >> sh) & 63u];
+    *b++ = b64[(stream.group_kept >> 6) & 63u];
+    *b++ = b64[stream.group_kept & 63u];
+    return b;
+}
 #define DEFS_ROOM (4u * (1u + ENTRY_MAX)) /* names a sample line carries at most (more: the next line) */
 _Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
 
@@ -1269,15 +1308,22 @@ static uint32_t send_line(cmprof_putc_fn putc)
     /* only samples stored before the names were looked at: a task created since (a kernel hook
      * preempting the drain) has its name due at or after them */
     uint32_t stored = cmprof_stream_pending(), upto = cmprof_stream_sent();
-    uint32_t want = stored < LINE_SAMPLES ? stored : LINE_SAMPLES, k = 0;
+    uint32_t want = before_mark(upto, stored < LINE_SAMPLES ? stored : LINE_SAMPLES), k = 0;
+    bool group = stream.group_left != 0u;
+    upto = cmprof_stream_sent(); /* past a mark just taken */
     /* static: the drain's stack stays small, and the drain is the ring's single consumer */
-    static char line[1u + LINE_SAMPLES * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL];
+    static char line[GROUP_HEAD + 1u + LINE_SAMPLES * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL];
+    char *start = group ? line : line + GROUP_HEAD, *b = start;
+    if (group) {
+        *b++ = '&';
+        b = group_head(b);
+    }
 #ifdef CMPROF_TAG
-    line[0] = '%';
+    *b++ = '%';
 #else
-    line[0] = '$';
+    *b++ = '$';
 #endif
-    char *b = line + 1;
+    char *first = b;
 #ifdef CMPROF_TAG
     line_putc = putc;
 #endif
@@ -1299,10 +1345,11 @@ static uint32_t send_line(cmprof_putc_fn putc)
         b = put_samples(b, pcs, tags, m);
         k += m;
     }
-    if (b == line + 1)
+    if (b == first)
         return 0;
-    send(putc, line, (size_t)(b - line));
+    send(putc, start, (size_t)(b - start));
     cmprof_stream_release(k);
+    stream.group_left -= group ? k : 0u;
     return k;
 }
 
@@ -1336,8 +1383,11 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
-    while (cmprof_stream_pending()) /* each line sends samples, or names due before them */
-        send_line(putc);
+    do {
+        while (cmprof_stream_pending()) /* each line sends samples, or names due before them */
+            send_line(putc);
+        cmprof_stream_reservoir_close(); /* a stopped sampler's last group goes into the ring */
+    } while (cmprof_stream_pending());
     send_due_names(putc, cmprof_stream_stored());
     send_lost(putc, true);
 }

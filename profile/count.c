@@ -219,6 +219,19 @@ void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
     remember(p, pc);
 }
 
+void prof_add_pc_weighted(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, double weight)
+{
+    prof_add_pc(p, pc, has_tag, tag);
+    if (!(weight > 1) && !(weight < 1))
+        return;
+    struct entry *e = slot(p, pc, has_tag, tag, has_tag ? prof_current_task(p, tag) : 0);
+    if (!e)
+        return;
+    e->count += weight - 1; /* the sample itself is counted above */
+    p->weight_extra += weight - 1;
+    p->weight_sq_extra += weight * weight - 1;
+}
+
 void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
 {
     size_t counted = 0;

@@ -459,6 +459,49 @@ static void task_checks(struct prof *p, double total, struct diags *d)
             100.0 * u.all / total, u.all, cause);
 }
 
+/* Which rows the loss bound reaches past their 95 % intervals, by their sample counts (rows are
+ * not at hand here: a caller may hold them), in words: "every row", "no row", "rows of 120 to
+ * 9,000 samples". */
+static void loss_rows(const struct prof *p, double total, char *buf, size_t len)
+{
+    double step = total > 1000 ? total / 1000 : 1, first = -1, last = -1;
+    bool all = true;
+    for (double c = 1; c <= total; c += step) {
+        double lo, hi, wlo, whi;
+        prof_loss_bound(p, c, &lo, &hi);
+        prof_wilson95(c / total, total, &wlo, &whi);
+        if (lo < wlo || hi > whi) {
+            first = first < 0 ? c : first;
+            last = c;
+        } else {
+            all = false;
+        }
+    }
+    if (all)
+        snprintf(buf, len, "every row");
+    else if (first < 0)
+        snprintf(buf, len, "no row (too few lost to matter)");
+    else
+        snprintf(buf, len, "rows of %.0f to %.0f samples", first, last);
+}
+
+/* Samples lost in the firmware: the shares' bound, never a silent bias. */
+static void loss_checks(const struct prof *p, double total, struct diags *d)
+{
+    uint64_t lost = prof_lost(p);
+    if (!lost || total <= 0)
+        return;
+    double taken = total + (double)lost, share = (double)lost / taken;
+    char rows[80];
+    loss_rows(p, total, rows, sizeof rows);
+    add(d, DIAG_LOSS_BIAS,
+        "shares may be biased: %llu of %.0f samples taken (%.1f %%) lost in the firmware's full ring while "
+        "its drain could not run, not at random: a row of c samples had c/%.0f to (c+%llu)/%.0f of the time, "
+        "up to %.1f points more or %.1f %% less than shown; past the 95 %% interval of %s",
+        (unsigned long long)lost, taken, 100.0 * share, taken, (unsigned long long)lost, taken, 100.0 * share,
+        100.0 * share, rows);
+}
+
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
 {
     prof_settle(p);
@@ -476,5 +519,6 @@ size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
     free(pcs);
     elf_checks(p, &w, &cc, total, &d);
     task_checks(p, total, &d);
+    loss_checks(p, total, &d);
     return d.n;
 }

@@ -60,6 +60,14 @@ static void take_stream_info(struct ingest *in, const struct ev *e)
         prof_stream_build_id(in->prof, id, k);
 }
 
+/* Samples the firmware could not keep: the profiles bound the shares by them (prof_loss_bound). */
+static void lost_more(struct ingest *in, uint64_t n)
+{
+    prof_samples_lost(in->prof, n);
+    if (in->window)
+        prof_samples_lost(in->window, n);
+}
+
 static void on_event(void *ctx, const struct ev *e)
 {
     struct ingest *in = ctx;
@@ -71,6 +79,12 @@ static void on_event(void *ctx, const struct ev *e)
         in->last_counted = admit(in, 1) == 1;
         if (!in->last_counted)
             break;
+        if (e->count) { /* a reservoir's sample, for value / count taken */
+            prof_add_pc_weighted(in->prof, e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
+            if (in->window)
+                prof_add_pc_weighted(in->window, e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
+            break; /* not in the timeline: a weighted sample has no place in the order */
+        }
         prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
         if (in->window)
             prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
@@ -170,7 +184,8 @@ static void on_event(void *ctx, const struct ev *e)
             snprintf(in->section[e->index].name, sizeof in->section[e->index].name, "%.*s", (int)e->text_len,
                      e->text);
         break;
-    case EV_LOST:
+    case EV_LOST: /* cumulative; a smaller count is a restarted firmware's */
+        lost_more(in, e->count >= in->lost ? e->count - in->lost : e->count);
         in->lost = e->count;
         break;
     case EV_STREAM_INFO:
@@ -347,7 +362,7 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "port)", (unsigned long long)t->other_version_lines, (unsigned)t->other_version,
          (unsigned)t->announced_version);
     loss(&l, t->newer_version, "the stream announces version %llu: a newer firmware than this host understands (it "
-         "reads versions 1 to 3); %llu of its sample lines not read: update cmprof-top",
+         "reads versions 1 to 4); %llu of its sample lines not read: update cmprof-top",
          (unsigned long long)t->newer_version, (unsigned long long)t->newer_lines);
     loss(&l, t->refused_announces, "%llu announce lines refused: %s=%llu is out of range (%s)",
          (unsigned long long)t->refused_announces, t->refused_field ? t->refused_field : "?",
@@ -477,7 +492,7 @@ static bool r_profile(const struct ingest_stream_info *i)
 const char *ingest_no_samples_hint(const struct ingest *in)
 {
     if (in->text.stats.newer_version)
-        return "; the stream is of a newer firmware than this host understands (versions 1 to 3): update cmprof-top";
+        return "; the stream is of a newer firmware than this host understands (versions 1 to 4): update cmprof-top";
     const struct text_stats *t = &in->text.stats;
     if (t->refused_announces && !in->info.present) { /* valid until the next call */
         static char refused[200];

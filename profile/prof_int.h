@@ -91,6 +91,8 @@ struct prof {
     uint8_t stream_id[32];
     size_t stream_id_len;
     uint64_t table_full; /* slots of the firmware's task table, when it said the table was full */
+    uint64_t lost;       /* samples the firmware took but could not keep (prof_samples_lost) */
+    double weight_extra, weight_sq_extra; /* weighted samples: their weights less 1, and squares less 1 */
     /* grouping results */
     struct group *groups;
     size_t n_groups, cap_groups;

@@ -52,6 +52,8 @@ void prof_reset(struct prof *p)
     p->cap = p->used = p->unnamed_entries = 0;
     p->bucket_total = 0;
     p->raw_samples = p->sleep = 0;
+    p->lost = 0;
+    p->weight_extra = p->weight_sq_extra = 0;
     memset(&p->lockstep, 0, sizeof p->lockstep);
     for (size_t i = 0; i < p->n_tasks; i++)
         p->tasks[i].has_samples = false;
@@ -87,7 +89,7 @@ void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len)
 
 double prof_total(const struct prof *p)
 {
-    return p->bucket_total + (double)p->raw_samples;
+    return p->bucket_total + (double)p->raw_samples + p->weight_extra;
 }
 
 /* The firmware library's functions that do not carry its cmprof_ prefix (static helpers, and the

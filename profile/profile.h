@@ -28,7 +28,7 @@ struct prof_row {
 };
 
 enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS,
-                     DIAG_UNNAMED_TAGS, DIAG_MEMORY_FAULT };
+                     DIAG_UNNAMED_TAGS, DIAG_MEMORY_FAULT, DIAG_LOSS_BIAS };
 
 struct prof_diag {
     enum prof_diag_kind kind;
@@ -66,6 +66,22 @@ void prof_stream_build_id(struct prof *p, const uint8_t *id, size_t len);
 void prof_task_table_full(struct prof *p, uint64_t slots);
 
 double prof_total(const struct prof *p);    /* samples with a PC, buckets included */
+
+/* The firmware took `lost` more samples than it could keep (its ring was full). Such a loss is
+ * never a random subset: the ring fills exactly while the drain cannot run, so every share may be
+ * biased. With L lost of T = N + L taken, a row with c samples had between c / T and (c + L) / T
+ * of the time, whatever the loss hit: prof_loss_bound gives that range (false when none was
+ * lost), prof_loss_beyond whether it reaches past the row's 95 % interval. */
+void prof_samples_lost(struct prof *p, uint64_t lost);
+uint64_t prof_lost(const struct prof *p);
+bool prof_loss_bound(const struct prof *p, double samples, double *lo, double *hi);
+bool prof_loss_beyond(const struct prof *p, const struct prof_row *r);
+/* A sample that stands for `weight` samples (a firmware reservoir kept it for many taken while its
+ * ring was full): counted so in every row. */
+void prof_add_pc_weighted(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, double weight);
+/* The samples the intervals rest on: the total, less what weighting costs in precision (Kish's
+ * effective sample size, total^2 / sum of the squared weights); the total when none is weighted. */
+double prof_effective_n(const struct prof *p);
 /* Untagged samples in the code are counted per address and moved into the rows' entries when
  * something reads them; this does it now (every reader below calls it). */
 void prof_settle(struct prof *p);

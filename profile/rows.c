@@ -210,13 +210,13 @@ static size_t final_rows(struct prof *p)
         p->rows = r;
         p->cap_rows = p->n_groups;
     }
-    const double total = prof_total(p);
+    const double total = prof_total(p), n_eff = prof_effective_n(p);
     for (size_t g = 0; g < p->n_groups; g++) {
         struct prof_row *r = &p->rows[g];
         *r = p->groups[g].row;
         r->name = prof_group_name(p, &p->groups[g]);
         r->share = total > 0 ? r->samples / total : 0;
-        prof_wilson95(r->share, total, &r->lo95, &r->hi95);
+        prof_wilson95(r->share, n_eff, &r->lo95, &r->hi95);
         r->ci95 = (r->hi95 - r->lo95) / 2.0;
     }
     if (p->n_groups)

@@ -61,6 +61,13 @@ static void run(const struct report_data *d, FILE *out)
         emit_json_string(out, d->losses[i]);
     }
     fputs("],\n", out);
+    if (prof_effective_n(d->p) < prof_total(d->p)) /* weighted samples: what the intervals rest on */
+        fprintf(out, "  \"effective_samples\": %.1f,\n", prof_effective_n(d->p));
+    if (prof_lost(d->p)) { /* a bound on every share: the loss is never a random subset */
+        double taken = prof_total(d->p) + (double)prof_lost(d->p);
+        fprintf(out, "  \"loss_bias\": {\"lost\": %llu, \"taken\": %.0f, \"max_points\": %.4f},\n",
+                (unsigned long long)prof_lost(d->p), taken, 100.0 * (double)prof_lost(d->p) / taken);
+    }
 }
 
 /* Whether the samples are the ELF's program's (batch exits 5 when not), and why the firmware sent
@@ -176,6 +183,15 @@ static void calls(FILE *out, struct prof *p, const char *function, bool up)
     fputs("]", out);
 }
 
+/* Samples lost in the firmware: the row's share of the time lies in this range, whatever they were. */
+static void loss_bound(struct prof *p, const struct prof_row *r, FILE *out)
+{
+    double lo, hi;
+    if (prof_loss_bound(p, r->samples, &lo, &hi))
+        fprintf(out, ", \"loss_lo\": %.4f, \"loss_hi\": %.4f, \"loss_beyond_ci\": %s", 100.0 * lo, 100.0 * hi,
+                prof_loss_beyond(p, r) ? "true" : "false");
+}
+
 static void row(const struct report_data *d, size_t i, FILE *out)
 {
     const struct report_options *o = d->o;
@@ -188,6 +204,7 @@ static void row(const struct report_data *d, size_t i, FILE *out)
     fputs(", \"file\": ", out);
     emit_json_string(out, r->file ? r->file : "");
     fprintf(out, ", \"line\": %u, \"approximate\": %s", r->line, r->approximate ? "true" : "false");
+    loss_bound(d->p, r, out);
     if (r->instances > 1) /* one row per task name: the tasks (tags) that had it */
         fprintf(out, ", \"instances\": %u", (unsigned)r->instances);
     if (o->base) {

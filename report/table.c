@@ -37,6 +37,9 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
     }
     if (r->instances > 1) /* one row per task name */
         fprintf(out, "  (%u tasks of this name)", (unsigned)r->instances);
+    double lo, hi;
+    if (prof_loss_beyond(d->p, r) && prof_loss_bound(d->p, r->samples, &lo, &hi)) /* the lost samples' reach */
+        fprintf(out, "  (with the lost: %.2f-%.2f%%)", 100.0 * lo, 100.0 * hi);
     fprintf(out, "%s%s\n", r->inlined && o->by == PROF_BY_FUNCTION ? "  (inlined)" : "",
             r->approximate ? "  (approximate: bucket straddles a function boundary)" : "");
 }
@@ -115,6 +118,9 @@ static void footer(const struct report_data *d, FILE *out)
         fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
     for (size_t i = 0; i < d->n_loss; i++)
         fprintf(out, "lost: %s\n", d->losses[i]);
+    if (prof_effective_n(p) < prof_total(p)) /* the firmware's full ring kept a weighted subsample */
+        fprintf(out, "weighted: some samples stand for many taken while the firmware's ring was full; the "
+                "intervals rest on %.0f effective samples\n", prof_effective_n(p));
     if (o->interrupted)
         fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
     if (o->partial) {

@@ -234,7 +234,12 @@ def all_scenarios():
     s.append(scenario("stream_tagged_write", "stream", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
                       CMPROF_JITTER=4095, CMPROF_TAG="current_task", STREAM_WRITE=1))
     s.append(scenario("stream_slow", "stream", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=64, DRAIN_EVERY=128,
-                      **JIT))
+                      CMPROF_RESERVOIR_N=0, **JIT))  # the full ring's samples dropped and counted
+    # a drain starved in bursts: the ring fills exactly while the busy work runs (a fifth of the samples):
+    # the reservoir keeps a uniform subsample of them; without it (CMPROF_RESERVOIR_N=0) they are lost
+    for name, res in (("stream_starved", {}), ("stream_starved_lossy", {"CMPROF_RESERVOIR_N": 0})):
+        s.append(scenario(name, "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=64,
+                          CMPROF_JITTER=4095, CMPROF_TAG="current_task", STARVE_EVERY=4000, STARVE_N=2000000, **res))
     # histogram deltas: any sample rate over a slow link
     # issue 30: the real FreeRTOS kernel, 100+ tasks with churn, the recipe as README gives it
     s.append(scenario("frtos", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
@@ -429,6 +434,8 @@ def stream_names(text):
         if len(body) < 4 or body[-3] != "!" or stream_line_check(body[:-3]) != body[-2:]:
             continue
         body = body[:-3]
+        if body.startswith("&") and body[8:9] == "%":  # a reservoir's group: a '%' line after its head
+            body = body[8:]
         m = re.match(r"@task (\+..|.) ([0-9a-f]{8}) (.*)$", body)
         if m:
             f = m.group(1)

@@ -1748,6 +1748,68 @@ def streaming(c):
           "")
 
 
+def starved_run(c, name):
+    """A drain starved in bursts (stream_starved): a fifth of the samples, all taken while the busy work
+    held the CPU, never reach the ring. The profile must still tell the truth: each share inside its
+    interval as for an unstarved run, or the bias stated with its bound (c/T to (c+L)/T of the time for
+    a row of c samples, L lost of T taken) and the truth inside that bound, in the JSON and the
+    diagnostics."""
+    r = Result(name)
+    j = r.tool()
+    taken, lost = r.kv.get("taken", 0), r.kv.get("lost", -1)
+    ts = shares({clone_base(f): v for f, v in r.truth().items()})
+    app = ("hot_a", "hot_b", "hot_c", "hot_busy")
+    rows = {row["name"]: row for row in j["rows"]}
+    n = j["total"]
+    weight_lost = j.get("loss_bias", {}).get("lost", 0)
+    lines = open(os.path.join(scen.BUILD, r.name, "uart.txt"), "rb").read().split(b"\n")
+    starved_n = sum(1 for ln in lines if ln.startswith(b"&"))
+    n_eff = j.get("effective_samples", n)
+    c.check(name + ": the drain starves (a tenth of the samples or more miss the ring: lost, or kept in "
+            "'&' groups), every sample is accounted for",
+            (lost >= 0.1 * taken or (lost == 0 and n_eff < 0.9 * n)) and
+            (n + j["lost"] == taken or abs(n - taken) <= 0.5),
+            "taken %d, firmware lost %d, host %.1f samples (effective %.0f) + %d lost, %d '&' lines" % (
+                taken, lost, n, n_eff, j["lost"], starved_n))
+    worst, wname = 0.0, None  # shares of the (weighted) total, sigma from the effective sample size
+    for f in app:
+        z = abs((rows[f]["samples"] if f in rows else 0) / n - ts.get(f, 0)) / scen.sigma(ts.get(f, 0), n_eff)
+        worst, wname = (z, f) if z > worst else (worst, wname)
+    ok = worst <= Z
+    bound = []
+    for f in app:
+        row = rows.get(f, {})
+        p, sg = ts.get(f, 0), scen.sigma(ts.get(f, 0), taken)
+        lo, hi = row.get("loss_lo", -1) / 100.0, row.get("loss_hi", -1) / 100.0
+        bound.append((f, p, lo, hi, lo - Z * sg <= p <= hi + Z * sg))
+    stated = (weight_lost == lost > 0 and all(b[4] for b in bound) and
+              any("shares may be biased" in d for d in j["diagnostics"]))
+    c.check(name + ": the shares inside their intervals, or the bias stated with its bound and the truth "
+            "inside it", ok or stated,
+            ("within 3 sigma (worst %.2f, %s)" % (worst, wname)) if ok else
+            "not within 3 sigma (worst %.2f, %s); bound %s: %s" % (
+                worst, wname, "stated" if stated else "NOT stated or missed",
+                ", ".join("%s truth %s in %s-%s" % (f, fmt(p), fmt(lo), fmt(hi)) for f, p, lo, hi, _ in bound)))
+    c.out("### `%s`" % name, "",
+          "A busy loop runs in bursts without draining (a thread above the drain's priority): %d of %d samples "
+          "(%.1f %%) missed the firmware's ring. Profile against truth: %s." % (
+              lost, taken, 100.0 * lost / max(taken, 1),
+              ", ".join("%s %s %% (true %s %%)" % (f, fmt(rows[f]["samples"] / n if f in rows else 0), fmt(ts.get(f, 0)))
+                        for f in app)),
+          "%s" % ("The shares are within 3 sigma of the truth (worst %.2f)." % worst if ok else
+                  "The shares are biased (worst %.1f sigma); the report says so and bounds each row: %s." % (
+                      worst, ", ".join("%s %s-%s %% (true %s %%)" % (f, fmt(lo), fmt(hi), fmt(p))
+                                       for f, p, lo, hi, _ in bound))), "")
+
+
+def starved(c):
+    c.out("## A drain starved in bursts (`stream_starved`, `stream_starved_lossy`)", "",
+          "The firmware's reservoir (default) keeps a uniform subsample of what the full ring cannot take; "
+          "built without it, the samples are lost and the report bounds every share.", "")
+    for name in ("stream_starved", "stream_starved_lossy"):
+        starved_run(c, name)
+
+
 def diagnostics(c):
     """The tool explains each trap, and stays quiet on the healthy runs."""
     def diags(name, **kw):
@@ -1787,7 +1849,7 @@ def main(cmd):
     steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
-             streaming, diagnostics]
+             streaming, starved, diagnostics]
     truth_loop = None
     for step in steps:
         try:

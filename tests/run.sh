@@ -203,6 +203,25 @@ zephyr_hooks_builds() {
     done
 }
 step "Zephyr hooks build" zephyr_hooks_builds
+# The module's way out of a starved drain: its priority and the full ring's reservoir are Kconfig
+# options with help, and the module and its CMake use them (the module is built by hand: README)
+zephyr_options() {
+    local k=zephyr/Kconfig
+    if grep -A3 '^config CMPROF_DRAIN_PRIORITY$' $k | grep -q '^	help' &&
+        grep -q 'CMPROF_DRAIN_PRIORITY, 0, CONFIG_CMPROF_START_DELAY_MS' zephyr/cmprof_module.c &&
+        grep -q '^#if CONFIG_CMPROF_DRAIN_PRIORITY == 255' zephyr/cmprof_module.c; then
+        echo "ok   Zephyr: the drain thread's priority is CONFIG_CMPROF_DRAIN_PRIORITY, with help"
+    else
+        echo "FAIL Zephyr: the drain thread's priority is CONFIG_CMPROF_DRAIN_PRIORITY, with help"
+    fi
+    if grep -A4 '^config CMPROF_RESERVOIR$' $k | grep -q '^	help' &&
+        grep -q 'CMPROF_RESERVOIR_N=${CONFIG_CMPROF_RESERVOIR}u' zephyr/CMakeLists.txt; then
+        echo "ok   Zephyr: the full ring's reservoir is CONFIG_CMPROF_RESERVOIR, with help"
+    else
+        echo "FAIL Zephyr: the full ring's reservoir is CONFIG_CMPROF_RESERVOIR, with help"
+    fi
+}
+step "Zephyr options" zephyr_options
 step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py
 step "FreeRTOS builds: recorder #error, either include order, M0 and M4F ports, dump mode with --gc-sections" python3 tests/test_frtos_builds.py
 step "README's bare-metal recipe, built as printed, run on mps2-an385" python3 tests/test_readme_recipe.py

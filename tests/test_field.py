@@ -856,6 +856,33 @@ def task_var_tests():
           "no samples" in err, "exit %s, %r" % (code, err.strip()))
 
 
+def starved_drain_tests():
+    """A starved drain (a thread that never sleeps above it, an idle task that never runs) sends no
+    announce and no sample: batch on a connected source that gives nothing, log lines only, or an
+    announce only says so at the end, with the likely causes; exit 2."""
+    elf = os.path.join(STREAM, "fw.elf")
+    announce = [ln for ln in open(os.path.join(STREAM, "uart.txt"), "rb").read().split(b"\n")
+                if ln.startswith(b"@cmprof ")][0] + b"\n"
+    for what, first, want in (("nothing", b"", "nothing from the firmware"),
+                              ("log lines only", b"boot: app\nsensor: 12\nsensor: 13\n", "3 log lines only, no announce"),
+                              ("an announce only", b"boot: app\n" + announce, "the firmware's announce and no sample")):
+        srv = socket.create_server(("127.0.0.1", 0))
+
+        def serve(srv=srv, first=first):
+            c, _ = srv.accept()
+            c.sendall(first)
+            time.sleep(4)  # connected, silent: the run's --duration ends first
+            c.close()
+            srv.close()
+        threading.Thread(target=serve, daemon=True).start()
+        code, out, err, took = run(["--batch", "--duration", "2", "tcp:127.0.0.1:%d" % srv.getsockname()[1], elf])
+        check("batch on tcp:, connected with %s for 2 s: exit 2, the likely causes of a starved drain said" % what,
+              code == 2 and want in err and "likely causes: the drain never runs" in err and
+              "CONFIG_CMPROF_DRAIN_PRIORITY" in err and "idle task that never runs" in err and
+              "timer's interrupt is off" in err and len(err.strip().splitlines()) == 1,
+              "exit %s, %r" % (code, err.strip()))
+
+
 def main():
     for need in (ELF, os.path.join(STREAM, "uart.txt")):
         if not os.path.exists(need):
@@ -869,6 +896,7 @@ def main():
     batch_end_tests()
     failed_and_back_tests()
     first_failure_tests()
+    starved_drain_tests()
     openocd_end_test()
     task_var_tests()
     snapshot_tests()

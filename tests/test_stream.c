@@ -8,6 +8,8 @@
 #include "evlog.h"
 #include "fake_regs.h"
 
+#include <math.h>
+
 void *volatile test_tag;
 
 static char out[1 << 20];
@@ -185,6 +187,7 @@ static void test_repeat_lines_decode_whole_or_not_at_all(void)
     free(log.buf);
 }
 
+#if defined(CMPROF_RESERVOIR_N) && CMPROF_RESERVOIR_N == 0 /* built without the reservoir: dropped, counted */
 static void test_loss_triggers_an_announce(void)
 {
     fresh_stream();
@@ -195,6 +198,86 @@ static void test_loss_triggers_an_announce(void)
     CHECK(count_lines(out, "@lost") == 1);
     CHECK(count_lines(out, "@cmprof") == before + 1);
 }
+#else
+/* What the host makes of a capture: each PC's samples, weighed ('&' lines stand for more), in order
+ * of arrival by kind: where the first and last weighted sample came among the others. */
+struct weighed {
+    double by_pc[4], total;
+    size_t n, first_weighted, last_weighted, weighted;
+};
+
+static void weigh(void *ctx, const struct ev *e)
+{
+    struct weighed *w = ctx;
+    if (e->type != EV_PC)
+        return;
+    double x = e->count ? (double)e->value / (double)e->count : 1.0;
+    uint32_t k = (e->addr - 0x08000100u) / 2u;
+    w->by_pc[k < 4 ? k : 3] += x;
+    w->total += x;
+    if (e->count) {
+        w->first_weighted = w->weighted++ ? w->first_weighted : w->n;
+        w->last_weighted = w->n;
+    }
+    w->n++;
+}
+
+static struct weighed weigh_capture(void)
+{
+    struct weighed w = {{0}, 0, 0, 0, 0, 0};
+    struct text_decoder d;
+    struct ev_sink sink = {weigh, &w};
+    text_init(&d);
+    text_feed(&d, (const uint8_t *)out, out_len, &sink);
+    text_finish(&d, &sink);
+    CHECK(d.stats.bad_lines == 0);
+    text_free(&d);
+    return w;
+}
+
+/* A drain that cannot run: the 64-sample ring fills with A, then 1000 samples come, the first 500
+ * at B, the rest at C. The old firmware dropped all 1000 (lost, and all of them B and C: the
+ * shares biased). The reservoir keeps 14 of the 1000, uniformly, and sends them where they were
+ * taken, each standing for 1000/14: every sample taken is accounted for, none lost, B and C near
+ * half each, and nothing reordered: the group after A's samples and before those that follow. */
+static void test_full_ring_keeps_a_uniform_subsample(void)
+{
+    fresh_stream();
+    for (unsigned k = 0; k < 64u; k++)
+        cmprof_tick(0x08000100u); /* A: fills the ring */
+    for (unsigned k = 0; k < 1000u; k++)
+        cmprof_tick(k < 500u ? 0x08000102u : 0x08000104u); /* B, then C: the ring is full */
+    CHECK(cmprof_stream_lost() == 0 && cmprof_stream_pending() == 64u);
+    cmprof_stream_flush(capture); /* the sampler runs on: the group goes in with the next sample */
+    CHECK(count_lines(out, "&") == 0);
+    for (unsigned k = 0; k < 40u; k++)
+        cmprof_tick(0x08000106u); /* D: fewer than the ring holds beside the group */
+    cmprof_stream_flush(capture);
+    CHECK(count_lines(out, "@lost") == 0 && count_lines(out, "&") >= 1);
+    struct weighed w = weigh_capture();
+    /* 1104 taken: 64 A, 1000 B and C, the first D (in the group: 1001 it stands for), 39 D after */
+    CHECK(fabs(w.total - 1104.0) < 1e-6 && w.by_pc[0] == 64.0);
+    CHECK(w.weighted == 14 && w.first_weighted == 64 && w.last_weighted == 77 && w.n == 64 + 14 + 39);
+    CHECK(w.by_pc[1] >= 1001.0 * 3 / 14 && w.by_pc[2] >= 1001.0 * 3 / 14); /* B and C both well kept */
+    CHECK(w.by_pc[3] >= 39.0 && w.by_pc[3] <= 39.0 + 1001.0 / 14 + 1e-6);
+}
+
+/* A sampler that stopped (its limit) with samples in the reservoir: the flush moves them into the
+ * ring itself and sends them, so the host gets every sample taken. */
+static void test_flush_after_the_limit_sends_the_reservoir(void)
+{
+    fake_regs_clear();
+    out_len = 0;
+    cmprof_start(10u, 500u);
+    cmprof_stream_announce(capture, &info);
+    for (unsigned k = 0; k < 500u; k++)
+        cmprof_tick(k < 64u ? 0x08000100u : 0x08000102u);
+    cmprof_stream_flush(capture);
+    struct weighed w = weigh_capture();
+    CHECK(fabs(w.total - 500.0) < 1e-6 && w.by_pc[0] == 64.0 && fabs(w.by_pc[1] - 436.0) < 1e-6);
+    CHECK(w.weighted == 14 && cmprof_stream_lost() == 0 && cmprof_stream_reservoir_close() == 0);
+}
+#endif
 
 /* Issue 7: a sample in an exception handler carries the exception's tag, not the interrupted
  * task's. Issue 30: it says so itself ('-' and the exception number), taking no slot of the task
@@ -659,7 +742,12 @@ int main(void)
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_repeat_lines_decode_whole_or_not_at_all);
     RUN_TEST(test_repeats_resolve_pending_samples);
+#if defined(CMPROF_RESERVOIR_N) && CMPROF_RESERVOIR_N == 0
     RUN_TEST(test_loss_triggers_an_announce);
+#else
+    RUN_TEST(test_full_ring_keeps_a_uniform_subsample);
+    RUN_TEST(test_flush_after_the_limit_sends_the_reservoir);
+#endif
     RUN_TEST(test_interrupt_samples_are_named);
     RUN_TEST(test_own_announces_keep_interrupt_names_repeated);
     RUN_TEST(test_names_from_kernel_hooks);

@@ -344,6 +344,32 @@ static void test_empty_view_explains(void)
     CHECK(strstr(t, "no announce yet: clock and period unknown") != NULL); /* and in the header */
 }
 
+/* Connected a while with log lines only, nothing, or an announce only: the view names what starves
+ * a drain (its priority, an idle task that never runs) or keeps the sampler off; not before. */
+static void test_starved_drain_explained(void)
+{
+    setup();
+    view_key(&v, 'r');
+    in.bytes = 4000;
+    in.text.stats.log_lines = 12;
+    CHECK(strstr(render(&v, 250, 30), "12 s connected: 12 log lines only, no announce yet") != NULL);
+    CHECK(strstr(text, "CONFIG_CMPROF_DRAIN_PRIORITY") != NULL && strstr(text, "idle task that never runs") != NULL);
+    v.st.elapsed = 1;
+    CHECK(strstr(render(&v, 250, 30), "12 log lines and no samples so far") != NULL &&
+          strstr(text, "likely causes") == NULL);
+    v.st.elapsed = 5;
+    in.bytes = 0;
+    in.text.stats.log_lines = 0;
+    CHECK(strstr(render(&v, 250, 30), "5 s connected: nothing from the firmware") != NULL);
+    in.bytes = 300;
+    in.info.present = true;
+    CHECK(strstr(render(&v, 250, 30), "5 s connected: the firmware's announce and no sample line; likely causes") !=
+          NULL);
+    v.st.state = "end of file";
+    CHECK(strstr(render(&v, 250, 30), "likely causes") == NULL);
+    in.info.present = false;
+}
+
 /* Cortex-A/R: a section's PMU events show on a line of their own, with IPC from instructions. */
 static void test_section_events_and_ipc(void)
 {
@@ -1031,6 +1057,7 @@ int main(void)
     RUN_TEST(test_keys_group_filter_freeze);
     RUN_TEST(test_reset_and_help);
     RUN_TEST(test_empty_view_explains);
+    RUN_TEST(test_starved_drain_explained);
     RUN_TEST(test_sections_and_budget);
     RUN_TEST(test_section_events_and_ipc);
     RUN_TEST(test_section_time_sparkline);

@@ -1,6 +1,8 @@
 /* The top screen: one row per function, line, file or task, with its share and interval. */
 #include "view_int.h"
 
+#include "../profile/starved.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -27,14 +29,28 @@ static void why_empty(const struct view *v, char *buf, size_t len)
                  (unsigned long long)in->bytes);
 }
 
+/* Connected a while and still nothing (no samples waiting for an announce either): what starves a
+ * drain, or keeps the sampler off. False when that is not the case. */
+static bool why_starved(const struct view *v, char *buf, size_t len)
+{
+    const struct ingest *in = v->in;
+    if (!v->st.state || strncmp(v->st.state, "connected", 9) != 0 || v->st.elapsed < STARVED_AFTER_S ||
+        prof_total(in->prof) > 0 || in->text.stats.no_base || (in->format != DETECT_TEXT && in->bytes > 0))
+        return false;
+    starved_hint(in, v->st.elapsed, buf, len);
+    return *buf != '\0';
+}
+
 void view_render_top(struct view *v, struct vbuf *b, int y0)
 {
     const struct prof_row *rows;
     size_t n = view_top_rows(v, &rows);
     if (prof_total(view_current_prof(v)) == 0) {
-        char why[400];
+        char why[600];
         why_empty(v, why, sizeof why);
-        vb_wrap(b, y0 + 1, VA_DIM, why);
+        int y = vb_wrap(b, y0 + 1, VA_DIM, why);
+        if (why_starved(v, why, sizeof why))
+            vb_wrap(b, y + 1, VA_DIM, why);
         return;
     }
     b->h--; /* the table's last line: the legend, once */

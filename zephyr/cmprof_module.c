@@ -1,5 +1,6 @@
 /* cmprof in a Zephyr application: connects the sampling timer's vector, starts the sampler and
- * drains it from a thread at the lowest application priority, whole lines at a time on the UART
+ * drains it from a thread (CONFIG_CMPROF_DRAIN_PRIORITY, the lowest application priority by
+ * default), whole lines at a time on the UART
  * chosen as cmprof,uart (default zephyr,console), beside printk on the same UART. */
 #include <zephyr/device.h>
 #include <zephyr/devicetree.h>
@@ -131,5 +132,12 @@ static void cmprof_thread(void *a, void *b, void *c)
     run();
 }
 
+/* CONFIG_CMPROF_DRAIN_PRIORITY 255: the lowest application priority; else as given (Kconfig's help:
+ * a thread that never sleeps above the drain starves it). */
+#if CONFIG_CMPROF_DRAIN_PRIORITY == 255
+#define CMPROF_DRAIN_PRIORITY K_LOWEST_APPLICATION_THREAD_PRIO
+#else
+#define CMPROF_DRAIN_PRIORITY CONFIG_CMPROF_DRAIN_PRIORITY
+#endif
 K_THREAD_DEFINE(cmprof_drain, CONFIG_CMPROF_THREAD_STACK_SIZE, cmprof_thread, NULL, NULL, NULL,
-                K_LOWEST_APPLICATION_THREAD_PRIO, 0, CONFIG_CMPROF_START_DELAY_MS);
+                CMPROF_DRAIN_PRIORITY, 0, CONFIG_CMPROF_START_DELAY_MS);

@@ -33,6 +33,11 @@
  *      traceTASK_CREATE go out on the next drain. If tasks print on the same UART, give the stream
  *      a `.write` (struct cmprof_stream_info) that writes its line whole between vTaskSuspendAll()
  *      and xTaskResumeAll(), and print your log lines whole the same way: lines never interleave.
+ *      The idle hook drains only while the idle task runs: under a load that never leaves it time,
+ *      the ring fills and (from the start) not even the announce goes out. Where that can happen,
+ *      drain from a task of your own instead, at a priority above the busy tasks: announce, then
+ *      loop on cmprof_stream_drain() and vTaskDelay() of a few ticks; it always runs, and takes
+ *      only its own work from them.
  *   7. Build with -Wl,--build-id -L cmprof/firmware -Wl,-T,cmprof_build_id.ld (before your own -T)
  *      and pass .build_id_note = cmprof_build_id_note, so the host checks the ELF is the firmware.
  *
@@ -51,8 +56,10 @@
  * f = 1,976 (a mean period of 50,607 at a 100 MHz timer: the period is base + 0..MASK, so base
  * 18,000 with CMPROF_JITTER 65535, mean 50,767); a waiting
  * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
- * fills and samples are dropped: counted, reported by the host as lost, and the shares lean
- * towards the tasks that run while the idle task waits. CMPROF_RING_N must hold the samples of
+ * fills: the reservoir (CMPROF_RESERVOIR_N, cmprof.h) keeps a uniform subsample of the samples it
+ * cannot take, sent with their weight, so the shares stay unbiased; built without it they are
+ * dropped, counted, and the host bounds the bias (they are the tasks' that run while the idle
+ * task waits). CMPROF_RING_N must hold the samples of
  * the longest stretch without idle time (f x that stretch).
  *
  * The idle stack. The drain needs at most 256 bytes (224 tagged: tests/stack_check.py, from

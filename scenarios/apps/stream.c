@@ -1,7 +1,10 @@
 /* Live streaming: the three loops, sampled with jitter, streamed as checked lines while they run.
  *   DRAIN_EVERY=k   drain once every k loop iterations, one line at a time (k large: the ring
  *                   overflows and the loss counter must say so)
- *   STREAM_WRITE=1  lines go out whole through a write() (as to a DMA UART or RTT), not putc */
+ *   STREAM_WRITE=1  lines go out whole through a write() (as to a DMA UART or RTT), not putc
+ *   STARVE_EVERY=k  every k loop iterations a burst of STARVE_N iterations of hot_busy runs without
+ *                   a drain (as a thread above the drain's priority that does not sleep): the ring
+ *                   fills exactly while it runs, so what is lost is never a random subset */
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
@@ -17,6 +20,12 @@
 #endif
 #ifndef STREAM_WRITE
 #define STREAM_WRITE 0
+#endif
+#ifndef STARVE_EVERY
+#define STARVE_EVERY 0u
+#endif
+#ifndef STARVE_N
+#define STARVE_N 250000u
 #endif
 
 #if STREAM_WRITE
@@ -44,6 +53,9 @@ extern const uint32_t __build_id[];
 /* three tasks, each running one of the loops: the tagged stream's per-sample cost */
 void *volatile current_task;
 static char task_a[] = "task_a", task_b[] = "task_b", task_c[] = "task_c";
+#if STARVE_EVERY
+static char task_busy[] = "busy";
+#endif
 #define RUN_AS(task) (current_task = (task))
 #else
 #define RUN_AS(task) ((void)0)
@@ -54,6 +66,8 @@ NOP_LOOP(__attribute__((noinline)), hot_a)
 NOP_LOOP(__attribute__((noinline)), hot_b)
 
 NOP_LOOP(__attribute__((noinline)), hot_c)
+
+NOP_LOOP(__attribute__((noinline, used)), hot_busy)
 
 int main(void)
 {
@@ -71,6 +85,9 @@ int main(void)
     cmprof_stream_task(board_putc, task_a, task_a);
     cmprof_stream_task(board_putc, task_b, task_b);
     cmprof_stream_task(board_putc, task_c, task_c);
+#if STARVE_EVERY
+    cmprof_stream_task(board_putc, task_busy, task_busy);
+#endif
 #endif
     cmprof_start(PERIOD, SAMPLES);
     truth_begin();
@@ -82,6 +99,12 @@ int main(void)
         hot_b(200);
         RUN_AS(task_c);
         hot_c(100);
+#if STARVE_EVERY
+        if (k % STARVE_EVERY == STARVE_EVERY - 1u) {
+            RUN_AS(task_busy);
+            hot_busy(STARVE_N);
+        }
+#endif
         if (++k % DRAIN_EVERY == 0u)
             cmprof_stream_drain(board_putc, DRAIN_EVERY == 1u ? 8u : 1u);
     }

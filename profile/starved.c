@@ -1,0 +1,34 @@
+/* A drain that never runs: the firmware takes samples into its ring, and nothing goes out. On
+ * Zephyr the module's drain thread sends the announce, on FreeRTOS the idle hook does, so a drain
+ * starved from the start gives no announce either: a silent line, or the application's log only. */
+#include "starved.h"
+
+#include <stdio.h>
+
+/* The causes a starved drain has, whatever the input showed. */
+static const char causes[] =
+    "likely causes: the drain never runs (a thread that never sleeps above its priority: raise "
+    "CONFIG_CMPROF_DRAIN_PRIORITY on Zephyr; FreeRTOS: an idle task that never runs under load, drain from a "
+    "task of its own), or the sampling timer's interrupt is off (cmprof_start() not called, its IRQ disabled)";
+
+void starved_hint(const struct ingest *in, double seconds, char *buf, size_t len)
+{
+    const struct text_stats *t = &in->text.stats;
+    char when[40] = "the capture has";
+    if (seconds >= 0)
+        snprintf(when, sizeof when, "%.0f s connected:", seconds);
+    if (prof_total(in->prof) > 0 || len == 0) {
+        if (len)
+            buf[0] = '\0';
+        return;
+    }
+    if (in->bytes == 0)
+        snprintf(buf, len, "%s nothing from the firmware (is it running, on this port and baud?); %s", when, causes);
+    else if (in->info.present)
+        snprintf(buf, len, "%s the firmware's announce and no sample line; %s", when, causes);
+    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
+        snprintf(buf, len, "%s %llu log lines only, no announce yet (the drain sends it: cmprof_stream_announce() "
+                 "not called, or the drain not run); %s", when, (unsigned long long)t->log_lines, causes);
+    else
+        snprintf(buf, len, "%s no sample yet; %s", when, causes);
+}

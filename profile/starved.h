@@ -1,0 +1,17 @@
+/* Why a connected firmware sends no samples: a drain that never runs looks, from the host, like a
+ * silent line or one with log lines only. The likely causes, in words, for the live view and batch. */
+#ifndef CMPROF_STARVED_H
+#define CMPROF_STARVED_H
+
+#include "ingest.h"
+
+#include <stddef.h>
+
+/* Seconds of a connection without samples before the live view names the causes. */
+#define STARVED_AFTER_S 3.0
+
+/* What the input shows so far and the likely causes, when it has no sample: "" when it has one.
+ * seconds: how long the source has been connected without a sample (negative: a capture file). */
+void starved_hint(const struct ingest *in, double seconds, char *buf, size_t len);
+
+#endif
