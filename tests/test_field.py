@@ -339,6 +339,17 @@ def suspend_cycles(pid, tries, target_running, back, live=None, marker="hot_a"):
     return results
 
 
+
+def start_for_job_control(mode, args):
+    """The tool in batch (its own process group, as a shell's job) or in the live view: the Popen
+    (batch) or None, the tool's pid, and the live view's shell (or None)."""
+    if mode == "batch":
+        p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, process_group=0)
+        return p, p.pid, None
+    live = ShellLive(args)
+    return None, live.tool, live
+
 def job_control_tests():
     """Ctrl-Z (SIGTSTP, then SIGCONT) in batch and live mode, against the GDB stub and the OpenOCD
     stub: the target running (the GDB server's client gone after 'D' or 'c'; DEMCR as found and no
@@ -350,13 +361,7 @@ def job_control_tests():
     for mode in ("batch", "live"):
         stub = GdbStub(pcs, connections=tries + 1)
         args = ["--rate", "max", stub.spec, ELF]
-        if mode == "batch":
-            p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, process_group=0)
-            pid, live = p.pid, None
-        else:
-            live = ShellLive(args)
-            pid = live.tool
+        p, pid, live = start_for_job_control(mode, args)
         started = stub.wait_samples(20)
         k = [1]
 
@@ -459,13 +464,7 @@ def qemu_job_control_tests():
             mon = Monitor(mport)
             spec = "gdb:127.0.0.1:%d" % gport
             args = ["--rate", "max", spec, elf]
-            if mode == "batch":
-                p = subprocess.Popen([TOOL, "--batch", "-o", "json"] + args, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, process_group=0)
-                pid, live = p.pid, None
-            else:
-                live = ShellLive(args)
-                pid = live.tool
+            p, pid, live = start_for_job_control(mode, args)
             seen = []
 
             def halts_again():  # the tool samples: the VM is seen paused (debug) now and then
