@@ -21,7 +21,8 @@ static struct report_options report_options_of(const struct batch_options *o)
                                    .base = o->base, .halting = o->halting, .halt_rate = o->halt_rate,
                                    .halted_share = o->halted_share, .source_detail = o->source_detail,
                                    .interrupted = o->interrupted, .partial = o->partial,
-                                   .source_format = o->source_format, .snapshot = o->snapshot};
+                                   .source_format = o->source_format, .snapshot = o->snapshot,
+                                   .stalled = o->stalled};
 }
 
 int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)

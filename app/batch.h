@@ -34,6 +34,7 @@ struct batch_options {
     const struct report_partial *partial; /* the source failed during the run, or NULL */
     const char *source_format; /* a sampling source's own label ("openocd PCSR"), or NULL */
     const struct report_snapshot *snapshot; /* the live view's key o: what the snapshot is of, or NULL */
+    const char *stalled;       /* a stream that stopped before the run ended: why, or NULL */
 };
 
 int batch_main(const struct batch_options *o, FILE *out, FILE *err);

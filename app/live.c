@@ -225,6 +225,7 @@ struct run_end {
     double halt_rate, halted_share;
     bool gave_up;        /* batch: never reached within --connect-timeout */
     double connected_s;  /* seconds from the opening, when it was ever connected; else negative */
+    double quiet_s, last_sample_s; /* a stream that stopped: seconds without a sample at the end, the last */
 };
 
 static void take_end(struct source *src, struct run_end *e, bool gave_up)
@@ -316,6 +317,12 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         say_partial(o, &pa, total, !*e->failure);
         status = status ? status : EXIT_PARTIAL;
     }
+    char stalled[700] = "";
+    if (total > 0 && e->quiet_s >= STARVED_AFTER_S) { /* the profile ends before the run did */
+        starved_stalled(e->quiet_s, e->last_sample_s, stalled, sizeof stalled);
+        fprintf(stderr, "cmprof-top: warning: %s\n", stalled);
+        bo.stalled = stalled;
+    }
     if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
         fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
     bo.halting = e->halting;
@@ -377,6 +384,7 @@ struct live_run {
     /* samples/s over the last RATE_SPAN seconds: one reading a second, the oldest dropped */
     double rate_t, rate, rate_at[RATE_SPAN + 1], rate_count[RATE_SPAN + 1];
     int rate_n;
+    double last_total, last_sample_t; /* the count, and when it last grew: a stream that stopped */
     bool dirty, quit, key_dirty, connected_once, gave_up;
 };
 
@@ -551,6 +559,20 @@ static void count_rate(struct live_run *r, double t)
     r->rate = r->rate_n > 1 ? (now_total - r->rate_count[0]) / (t - r->rate_at[0]) : 0;
     r->rate_t = t;
     r->dirty = true;
+    if (now_total != r->last_total || src_state(r->src) != SRC_CONNECTED) {
+        r->last_total = now_total;
+        r->last_sample_t = t;
+    }
+}
+
+/* A firmware's stream (a port or a socket), connected, whose samples stopped: seconds since the last. */
+static double quiet_for(const struct live_run *r, double t)
+{
+    enum src_kind k = src_kind(r->src);
+    bool stream = k == SRC_SERIAL || k == SRC_TTY || k == SRC_TCP;
+    if (!stream || src_state(r->src) != SRC_CONNECTED || r->last_total <= 0 || r->last_sample_t <= 0)
+        return 0;
+    return t - r->last_sample_t;
 }
 
 static void draw(struct live_run *r, double t)
@@ -562,7 +584,8 @@ static void draw(struct live_run *r, double t)
         vbuf_resize(&r->buf, w, h);
     view_check_budgets(r->v);
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
-                                    sym_warning(r->syms), t - r->start, r->rate};
+                                    sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
+                                    r->last_sample_t - r->start};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;
@@ -631,6 +654,9 @@ static int live_end(struct live_run *r)
     struct run_end end;
     take_end(r->src, &end, r->gave_up);
     end.connected_s = r->connected_once ? now_s() - r->opened_at : -1;
+    count_rate(r, now_s()); /* the last second's samples too */
+    end.quiet_s = quiet_for(r, now_s());
+    end.last_sample_s = r->last_sample_t - r->start;
     src_close(r->src); /* first: a target we halted runs again before anything else happens */
     r->src = NULL;
     if (!o->headless)

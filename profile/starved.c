@@ -7,9 +7,10 @@
 
 /* The causes a starved drain has, whatever the input showed. */
 static const char causes[] =
-    "likely causes: the drain never runs (a thread that never sleeps above its priority: raise "
-    "CONFIG_CMPROF_DRAIN_PRIORITY on Zephyr; FreeRTOS: an idle task that never runs under load, drain from a "
-    "task of its own), or the sampling timer's interrupt is off (cmprof_start() not called, its IRQ disabled)";
+    "likely causes: the drain never runs (a thread that never sleeps above its priority: on Zephyr give the "
+    "drain a higher priority, CONFIG_CMPROF_DRAIN_PRIORITY a smaller number than that thread's; FreeRTOS: an "
+    "idle task that never runs under load, drain from a task of its own), or the sampling timer's interrupt is "
+    "off (cmprof_start() not called, its IRQ disabled)";
 
 void starved_hint(const struct ingest *in, double seconds, char *buf, size_t len)
 {
@@ -31,4 +32,17 @@ void starved_hint(const struct ingest *in, double seconds, char *buf, size_t len
                  "not called, or the drain not run); %s", when, (unsigned long long)t->log_lines, causes);
     else
         snprintf(buf, len, "%s no sample yet; %s", when, causes);
+}
+
+void starved_stalled(double quiet_s, double last_s, char *buf, size_t len)
+{
+    snprintf(buf, len, "the stream stopped: no sample for %.0f s (the last at %02d:%02d), the line still connected; "
+             "what came before is all the profile holds; %s", quiet_s, (int)(last_s / 60), (int)last_s % 60, causes);
+}
+
+void starved_stalled_short(double quiet_s, double last_s, char *buf, size_t len)
+{
+    snprintf(buf, len, "the stream stopped: no sample for %.0f s (the last at %02d:%02d), still connected: a busy "
+             "thread above the drain's priority? (Zephyr: CONFIG_CMPROF_DRAIN_PRIORITY; FreeRTOS: the idle task)",
+             quiet_s, (int)(last_s / 60), (int)last_s % 60);
 }

@@ -13,5 +13,10 @@
 /* What the input shows so far and the likely causes, when it has no sample: "" when it has one.
  * seconds: how long the source has been connected without a sample (negative: a capture file). */
 void starved_hint(const struct ingest *in, double seconds, char *buf, size_t len);
+/* A stream that stopped: connected, no sample for quiet_s seconds since the last one (at last_s
+ * seconds into the run), and the likely causes. */
+void starved_stalled(double quiet_s, double last_s, char *buf, size_t len);
+/* The same in one short line, for a header. */
+void starved_stalled_short(double quiet_s, double last_s, char *buf, size_t len);
 
 #endif

@@ -42,6 +42,11 @@ static void run(const struct report_data *d, FILE *out)
     const struct ingest *in = d->in;
     if (o->interrupted)
         fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
+    if (o->stalled) {
+        fputs("  \"stalled\": ", out);
+        emit_json_string(out, o->stalled);
+        fputs(",\n", out);
+    }
     if (o->partial)
         partial(o->partial, out);
     double polls, overhead = prof_overhead(d->p, &polls);

@@ -53,6 +53,7 @@ struct report_options {
     const struct report_partial *partial; /* the source failed during the run, or NULL */
     const char *source_format; /* what delivered the samples, when no decoder's format says it, or NULL */
     const struct report_snapshot *snapshot; /* a live view's snapshot, or NULL */
+    const char *stalled;       /* the stream stopped before the run ended: why, or NULL */
 };
 
 /* The format called name ("table", "csv", ...); -1 when there is none. */

@@ -123,6 +123,8 @@ static void footer(const struct report_data *d, FILE *out)
                 "intervals rest on %.0f effective samples\n", prof_effective_n(p));
     if (o->interrupted)
         fprintf(out, "interrupted by %s: the samples up to then\n", o->interrupted);
+    if (o->stalled)
+        fprintf(out, "stalled: %s\n", o->stalled);
     if (o->partial) {
         const struct report_partial *pa = o->partial;
         fputs("partial: the source failed: ", out);

@@ -882,6 +882,47 @@ def starved_drain_tests():
               "exit %s, %r" % (code, err.strip()))
 
 
+def stalled_stream_tests():
+    """A drain starved after it ran (a thread that stops sleeping above it): the stream stops while
+    the line stays connected. Batch says at the end that the profile stops before the run did, with
+    the likely causes (stderr, the table's "stalled:" line, JSON "stalled"); a stream that flows to
+    the end says nothing of the kind."""
+    elf = os.path.join(STREAM, "fw.elf")
+    data = open(os.path.join(STREAM, "uart.txt"), "rb").read()
+    for what, pace in (("stops after its first second", None), ("flows to the end", 0.05)):
+        srv = socket.create_server(("127.0.0.1", 0))
+
+        def serve(srv=srv, pace=pace):
+            c, _ = srv.accept()
+            if pace is None:
+                c.sendall(data)
+                time.sleep(9)  # connected, silent
+            else:  # the capture's lines over and over, 2,000 bytes every 50 ms, past the run's end
+                end, k = time.monotonic() + 7, 0
+                while time.monotonic() < end:
+                    c.sendall(data[k:k + 2000])
+                    k = k + 2000 if k + 2000 < len(data) else 0
+                    time.sleep(pace)
+            c.close()
+            srv.close()
+        threading.Thread(target=serve, daemon=True).start()
+        code, out, err, took = run(["--batch", "-o", "json", "--duration", "6",
+                                    "tcp:127.0.0.1:%d" % srv.getsockname()[1], elf])
+        try:
+            j = json.loads(out)
+        except ValueError:
+            j = {}
+        stalled = j.get("stalled", "")
+        if pace is None:
+            ok = (code == 0 and j.get("total", 0) > 0 and "the stream stopped: no sample for" in err and
+                  "likely causes: the drain never runs" in err and "the stream stopped" in stalled)
+        else:
+            ok = code == 0 and j.get("total", 0) > 0 and not stalled and "stream stopped" not in err
+        check("batch on tcp:, a stream that %s: %s" % (what, "the stall and its likely causes said (stderr, JSON)"
+                                                     if pace is None else "no stall said"), ok,
+              "exit %s, total %s, stalled %r, %r" % (code, j.get("total"), stalled[:80], err.strip()[-300:]))
+
+
 def main():
     for need in (ELF, os.path.join(STREAM, "uart.txt")):
         if not os.path.exists(need):
@@ -896,6 +937,7 @@ def main():
     failed_and_back_tests()
     first_failure_tests()
     starved_drain_tests()
+    stalled_stream_tests()
     openocd_end_test()
     task_var_tests()
     snapshot_tests()

@@ -30,7 +30,7 @@ static void setup(void)
     p = prof_new(NULL);
     ingest_init(&in, p, DETECT_TEXT, 1, false);
     view_init(&v, p, NULL, &in, NULL);
-    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345};
+    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0};
     for (int i = 0; i < 700; i++)
         prof_add_pc(p, 0x08000100u, true, 0x20000100u);
     for (int i = 0; i < 300; i++)
@@ -793,6 +793,22 @@ static void test_save_prompt_names_the_directory(void)
     CHECK(!strstr(render(&v, 120, 24), " into /home"));
 }
 
+/* A stream that stopped while the line stays connected (a drain starved after it ran): the header's
+ * warning line says so, with the causes, over any other diagnostic; a flowing stream does not. */
+static void test_stalled_stream_said(void)
+{
+    setup();
+    CHECK(!strstr(render(&v, 160, 24), "the stream stopped"));
+    v.st.quiet_s = 12;
+    v.st.last_sample_s = 75;
+    const char *t = render(&v, 160, 24);
+    CHECK(strstr(t, "! the stream stopped: no sample for 12 s (the last at 01:15), still connected") &&
+          strstr(t, "CONFIG_CMPROF_DRAIN_PRIORITY"));
+    v.st.quiet_s = 2; /* under STARVED_AFTER_S: a pause, not a stall */
+    CHECK(!strstr(render(&v, 160, 24), "the stream stopped"));
+    v.st.quiet_s = 0;
+}
+
 /* Narrow terminals drop columns (the bar, then ±%, then samples) before the name gets fewer than
  * 20 columns; the share stays. */
 static void test_narrow_columns(void)
@@ -1070,6 +1086,7 @@ int main(void)
     RUN_TEST(test_sort_any_column);
     RUN_TEST(test_sort_marked_reversed_and_picked);
     RUN_TEST(test_narrow_columns);
+    RUN_TEST(test_stalled_stream_said);
     RUN_TEST(test_save_prompt_names_the_directory);
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);

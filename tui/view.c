@@ -2,6 +2,8 @@
  * rest (screen_*.c); keys are in keys.c, the rows in rows.c, the cell buffer in draw.c. */
 #include "view_int.h"
 
+#include "../profile/starved.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,7 +218,12 @@ static void header(struct view *v, struct vbuf *b)
     header_source(v, b, id_bad, code_bad);
     header_counters(v, b);
     header_settings(v, b);
-    if (nd) {
+    if (v->st.quiet_s >= STARVED_AFTER_S) { /* a stream that stopped: first, it makes the rest stale */
+        char why[600];
+        starved_stalled_short(v->st.quiet_s, v->st.last_sample_s, why, sizeof why);
+        vb_putf(b, 0, 3, VA_WARN, "! %s", why);
+        vb_fill_attr(b, 3, VA_WARN);
+    } else if (nd) {
         vb_putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
         vb_fill_attr(b, 3, VA_WARN);
     }

@@ -41,6 +41,8 @@ struct view_status {          /* what the main loop tells the view about the out
     const char *elf_warning;   /* from symbols, or "" */
     double elapsed;            /* seconds since start */
     double rate;               /* samples per second, recent */
+    double quiet_s;            /* a firmware stream, connected: seconds since its last sample (0: flowing) */
+    double last_sample_s;      /* ... when that was, in seconds since start */
 };
 
 struct view {
