@@ -479,8 +479,10 @@ def tmux(*args):
 
 
 def wait_screen(session, pattern, timeout=20.0):
+    """The match once pattern shows on the screen; the deadline is stretched 4 times, for a
+    loaded machine (a screen that shows it returns at once)."""
     import time
-    end = time.monotonic() + timeout
+    end = time.monotonic() + 4 * timeout
     while time.monotonic() < end:
         m = re.search(pattern, tmux("capture-pane", "-p", "-t", session))
         if m:
@@ -497,7 +499,7 @@ def live_snapshot_check():
     os.makedirs(work)
     s = "cmprof-outputs"
     tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "40", "%s --save-dir %s %s %s; sleep 3" % (TOOL, work, cap, elf))
+    tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "40", "%s --save-dir %s %s %s; sleep 30" % (TOOL, work, cap, elf))
     try:
         started = wait_screen(s, r"samples 10000 ")
         got = {}
