@@ -642,7 +642,9 @@ def batch_live_tests():
     r = scen.Result("stream")
     data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
     feeder = Feeder(data, 200000.0)
-    out = subprocess.run([TOOL, "--batch", "--duration", "2", "-o", "json", feeder.path, r.elf], capture_output=True,
+    # the durations leave a loaded machine time to start the tool and read every sample (a quiet one
+    # reads them in under a second)
+    out = subprocess.run([TOOL, "--batch", "--duration", "6", "-o", "json", feeder.path, r.elf], capture_output=True,
                          text=True)
     feeder.cut()
     j = json.loads(out.stdout) if out.stdout else {}
@@ -655,11 +657,11 @@ def batch_live_tests():
                              capture_output=True, text=True)
         return out.returncode, json.loads(out.stdout) if out.stdout else {}
 
-    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data], 0), 2)
+    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data], 0), 6)
     check("--batch on tcp:HOST:PORT, server closes, samples kept", code == 0 and j.get("total") == 10000,
           "exit %d, %s samples" % (code, j.get("total")))
     cut = data.index(b"\n", len(data) // 2) + 1
-    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data[:cut], data[cut:]], 1.0), 3)
+    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data[:cut], data[cut:]], 1.0), 8)
     check("TCP source that goes away and returns: reconnected, every sample counted",
           code == 0 and j.get("total") == 10000, "exit %d, %s samples" % (code, j.get("total")))
     out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
