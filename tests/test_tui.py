@@ -675,6 +675,34 @@ def pane_qemu(session):
     return [pid for pid, name in pane_descendants(session) if name.startswith("qemu-system")][:1]
 
 
+def annotate_demo_crc32(s):
+    """The demo's hottest function is GCC's copy crc32.constprop.0: annotate opens at the copy's
+    first instruction (its push), and shows the same rows later, when other instructions have
+    been sampled too."""
+    nm = subprocess.run(["arm-none-eabi-nm", os.path.join(scen.BUILD, "demo", "fw.elf")], capture_output=True,
+                        text=True).stdout
+    start = [int(ln.split()[0], 16) for ln in nm.splitlines() if ln.endswith(" crc32.constprop.0")]
+    first = "%08x: push" % start[0] if start else "no crc32.constprop.0 in the demo's ELF"
+    counts = []
+    samples = lambda t: int((re.search(r"samples (\d+)", t) or re.search("(0)", "0")).group(1))  # noqa: E731
+    keys(s, "g", "/", "crc32", "Enter")  # by task -> by function, filtered
+    for k in range(2):
+        txt = wait_until(s, lambda t: "by function" in line_of(t, 2) and "filter: crc32" in t and "SHARE" in t)
+        n = samples(txt)
+        keys(s, "Enter", "a", "Home")
+        txt = wait_until(s, lambda t: re.search(r"annotate: \d+ samples[\s\S]*; \d+ rows;", t) is not None and first in t)
+        rows = re.search(r"; (\d+) rows;", txt)
+        counts.append(int(rows.group(1)) if rows else -1)
+        if k == 0:
+            check("demo: annotate crc32 [constprop] opens at its first instruction (%s)" % first, first in txt,
+                  " | ".join(ln.strip() for ln in txt.splitlines()[4:8]))
+            wait_until(s, lambda t: samples(t) >= 2 * n, 30)  # later, with twice the samples
+            keys(s, "Escape")  # the list, still filtered
+    check("demo: annotate crc32 [constprop] shows the same rows with twice the samples", counts[0] > 0 and
+          counts[0] == counts[1], "rows %s" % counts)
+    keys(s, "Escape", "Escape")  # the list, the filter cleared
+
+
 def demo_test():
     s = "cmprof-demo"
     tmux("kill-session", "-t", s)
@@ -702,9 +730,11 @@ def demo_test():
     got4 = wait_for(s, r"ISR: EXTI0_IRQHandler", 20)  # names the host missed come with the next re-announce
     check("demo: the sensor interrupt is its own row in the task view", got4 is not None,
           " | ".join(ln.strip() for ln in screen(s).splitlines()[5:12]))
+    annotate_demo_crc32(s)
     qemu = pane_qemu(s)
     keys(s, "q")
-    check("demo: q stops QEMU", bool(qemu) and wait_gone(qemu[0]), "QEMU %s" % (
+    stopped = bool(qemu) and wait_gone(qemu[0])
+    check("demo: q stops QEMU", stopped, "" if stopped else "QEMU %s" % (
         "not found under the demo's pane" if not qemu else "still running, pid %d" % qemu[0]))
     tmux("kill-session", "-t", s)
 
@@ -734,7 +764,8 @@ def demo_a_test():
           len(ev) == 2 and all(int(n) > 0 and 0.9 <= float(i) <= 1.1 for n, i in ev), str(ev))
     qemu = pane_qemu(s)
     keys(s, "q")
-    check("demo cortex-a15: q stops QEMU", bool(qemu) and wait_gone(qemu[0]), "QEMU %s" % (
+    stopped = bool(qemu) and wait_gone(qemu[0])
+    check("demo cortex-a15: q stops QEMU", stopped, "" if stopped else "QEMU %s" % (
         "not found under the demo's pane" if not qemu else "still running, pid %d" % qemu[0]))
     tmux("kill-session", "-t", s)
 
