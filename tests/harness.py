@@ -50,7 +50,7 @@ def tcp_server(parts, gap, hold=0):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.bind(("127.0.0.1", port))
             sock.listen(1)
-            sock.settimeout(20)  # a tool that never connects does not keep this thread
+            sock.settimeout(60)  # a tool that never connects does not keep this thread (long: a loaded machine)
             try:
                 conn, _ = sock.accept()
                 conn.sendall(part)
