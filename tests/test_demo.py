@@ -109,7 +109,8 @@ def r5_view(name, live):
 
 
 def tmux(*args):
-    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+    """tmux on a server of this run's own (another run's would share session names)."""
+    return subprocess.run(["tmux", "-L", "cmprof-demo-%d" % os.getpid()] + list(args), capture_output=True, text=True)
 
 
 def tool_of(session):
@@ -199,6 +200,7 @@ def main():
         demo(target)
     gdb_demo()
     live_view()
+    harness.tmux_socket_gone("cmprof-demo-%d" % os.getpid())
     return 1 if harness.failed else 0
 
 

@@ -475,7 +475,9 @@ def hostile_checks():
 
 
 def tmux(*args):
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=20).stdout
+    """tmux on a server of this run's own (another run's would share session names)."""
+    return subprocess.run(["tmux", "-L", "cmprof-outputs-%d" % os.getpid(), *args], capture_output=True, text=True,
+                          timeout=20).stdout
 
 
 def wait_screen(session, pattern, timeout=20.0):
@@ -512,6 +514,7 @@ def live_snapshot_check():
         tmux("send-keys", "-t", s, "q")
     finally:
         tmux("kill-session", "-t", s)
+        harness.tmux_socket_gone("cmprof-outputs-%d" % os.getpid())
     rows, total, _ = table_rows(cap, elf)
     top = pprof_top(got["p"])[1] if started and got.get("p") else {}
     check("live view: o then p saves a pprof snapshot that go tool pprof reads as the table",

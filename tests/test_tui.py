@@ -29,8 +29,13 @@ from harness import check  # noqa: E402
 TOOL = os.path.join(ROOT, "build", "cmprof-top")
 
 
+# A tmux server of this run's own: other runs of these tests on the machine (other users, other
+# checkouts) use the same session names, and a shared server would let them kill each other's.
+TMUX = ["tmux", "-L", "cmprof-test-%d" % os.getpid()]
+
+
 def tmux(*args):
-    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+    return subprocess.run(TMUX + list(args), capture_output=True, text=True)
 
 
 def screen(session):
@@ -977,6 +982,7 @@ def tmux_main(run):
         run()
     finally:
         keep_server(False)
+        harness.tmux_socket_gone(TMUX[2])
     return 1 if harness.failed else 0
 
 
