@@ -184,8 +184,10 @@ def gdb_demo():
                                                             check=True).stdout.strip()],
                         capture_output=True, text=True).stdout
     check("demo gdb: the firmware has no cmprof code", " cmprof_" not in nm and " crc32" in nm)
-    p = subprocess.run(["scripts/demo.sh", "--batch", "--duration", "3", "-o", "json", "--by", "task"], cwd=ROOT,
-                       env=dict(os.environ, TARGET="gdb"), capture_output=True, text=True, timeout=120)
+    # 600 samples (about 3 s on a quiet machine); at most 60 s where a loaded one slows the halts
+    p = subprocess.run(["scripts/demo.sh", "--batch", "--samples", "600", "--duration", "60", "-o", "json", "--by",
+                        "task"], cwd=ROOT, env=dict(os.environ, TARGET="gdb"), capture_output=True, text=True,
+                       timeout=180)
     j = json.loads(p.stdout) if p.returncode == 0 and p.stdout.startswith("{") else {}
     tasks = {r["name"] for r in j.get("rows", [])}
     halted = j.get("halting", {}).get("halted_percent", 100)
