@@ -40,6 +40,18 @@ def stream_line(text):
     return "%s!%s\n" % (text, scen.stream_line_check(text))
 
 
+def tmux_socket_gone(name):
+    """Remove the socket file a private tmux server (tmux -L name) leaves behind once it has exited."""
+    import subprocess
+    if subprocess.run(["tmux", "-L", name, "has-session"], capture_output=True).returncode == 0:
+        return  # still serving someone
+    path = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(), name)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def tcp_server(parts, gap, hold=0):
     """A probe's SWO server on a free port of 127.0.0.1: one connection per part, closed `hold`
     seconds after it (the tool must keep its samples and retry), then it goes away for `gap` seconds."""
@@ -60,7 +72,7 @@ def tcp_server(parts, gap, hold=0):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.bind(("127.0.0.1", port))
             sock.listen(1)
-            sock.settimeout(20)  # a tool that never connects does not keep this thread
+            sock.settimeout(60)  # a tool that never connects does not keep this thread (long: a loaded machine)
             try:
                 conn, _ = sock.accept()
                 conn.sendall(part)

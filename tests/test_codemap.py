@@ -144,17 +144,19 @@ def built_pair():
 
 
 def live_screen(cap, elf, want):
-    """The live view's screen once `want` (a regex) shows in it, or what it shows after 15 s."""
+    """The live view's screen once `want` (a regex) shows in it, or what it shows after 60 s (a
+    deadline generous enough for a loaded machine: a screen that shows it returns at once)."""
     s = "cmprof-codemap"
-    tmux = ["tmux"]
+    tmux = ["tmux", "-L", "cmprof-codemap-%d" % os.getpid()]  # a server of its own: no other run's sessions
     subprocess.run(tmux + ["kill-session", "-t", s], capture_output=True)
-    subprocess.run(tmux + ["new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 5" % (TOOL, cap, elf)],
+    subprocess.run(tmux + ["new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 60" % (TOOL, cap, elf)],
                    check=True)
-    end, text = time.time() + 15, ""
+    end, text = time.time() + 60, ""
     while time.time() < end and not re.search(want, text, re.M):
         time.sleep(0.2)
         text = subprocess.run(tmux + ["capture-pane", "-p", "-t", s], capture_output=True, text=True).stdout
     subprocess.run(tmux + ["kill-session", "-t", s], capture_output=True)
+    harness.tmux_socket_gone(tmux[2])
     return text
 
 

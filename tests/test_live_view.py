@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from harness import check  # noqa: E402
-from test_tui import keys, line_of, screen, tmux, tmux_main, wait_for  # noqa: E402
+from test_tui import keys, line_of, screen, tmux, tmux_main, wait_for, wait_until  # noqa: E402
 
 TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
 OUT = os.path.join(ROOT, "build", "live_view")
@@ -85,17 +85,20 @@ def clone_tests(w, h):
           "crc32.constprop" not in txt, rows[0] if rows else line_of(txt, 5))
     keys(s, "Down", "Enter")  # frame_b: its hottest line holds the call
     keys(s, "Enter")
-    txt = screen(s)
-    check(size + "Enter on a line that calls crc32.constprop.N opens crc32's own lines",
-          "crc32 [constprop] \u2190 frame_b" in txt and "c = (c >> 1)" in txt and "no line information" not in txt,
-          line_of(txt, 4))
+    opened = lambda t: ("crc32 [constprop] \u2190 frame_b" in t and "c = (c >> 1)" in t and  # noqa: E731
+                        "no line information" not in t)
+    txt = wait_until(s, opened)
+    check(size + "Enter on a line that calls crc32.constprop.N opens crc32's own lines", opened(txt), line_of(txt, 4))
     keys(s, "Escape", "a", "/", "c", "o", "n", "s", "t", "Enter")  # annotate: the bl instruction itself
-    sel = screen(s)
+    # the prompt closed (Enter read), frame_b annotated
+    sel = wait_until(s, lambda t: not line_of(t, -1).startswith("/") and re.search(r"^frame_b\s+annotate:", t, re.M)
+                     is not None)
     keys(s, "Enter")
-    txt = screen(s)
+    annotated = lambda t: ("crc32 [constprop]" in line_of(t, 4) and "annotate: 80 samples" in t and  # noqa: E731
+                           "c = (c >> 1)" in t)
+    txt = wait_until(s, annotated)
     check(size + "annotate: Enter on `bl ... <crc32.constprop.N>` opens crc32's instructions under its lines",
-          "constprop" in sel and "crc32 [constprop]" in line_of(txt, 4) and "annotate: 80 samples" in txt and
-          "c = (c >> 1)" in txt, line_of(txt, 4))
+          "constprop" in sel and annotated(txt), line_of(txt, 4))
     tmux("kill-session", "-t", s)
     nodwarf = os.path.join(OUT, "clones-nodwarf.elf")
     subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", elf, nodwarf], check=True)
@@ -103,6 +106,62 @@ def clone_tests(w, h):
     txt = wait_for(s, r"samples 110 ", 10) or screen(s)
     check(size + "without DWARF: rows named by the clones' symbols show the source name and the copy",
           "crc32 [constprop.0]" in txt and "crc32 [constprop.1]" in txt and " ??" not in txt, line_of(txt, 5))
+    tmux("kill-session", "-t", s)
+
+
+def annotate_rows(s, w, h, cap, elf, n):
+    """Annotate crc32 on this capture of n samples: its first and last screens (Home, End) and its
+    row count."""
+    start(s, w, h, cap, elf)
+    wait_for(s, r"samples %d " % n, 10)
+    keys(s, "/", "crc32", "Enter", "Enter", "a")
+    txt = wait_until(s, lambda t: re.search(r"annotate: \d+ samples[\s\S]*; \d+ rows;", t) is not None)
+    rows = re.search(r"; (\d+) rows;", txt)
+    keys(s, "Home")
+    first = wait_until(s, lambda t: re.search(r"^\S*\s+[\d.]+%\s+[\d.]+%\s+0800", t, re.M) is None or
+                       "08000028:" in t)  # no sampled instruction on the first screen, or the first one
+    keys(s, "End")
+    last = wait_until(s, lambda t: "0800005c:" in t)
+    tmux("kill-session", "-t", s)
+    return first, last, int(rows.group(1)) if rows else -1
+
+
+def clone_annotate_test(w, h):
+    """Annotate on a GCC copy opens the copy's whole symbol, whichever of its instructions were
+    sampled: the first instruction (cbz at crc32.constprop.0's start) and the last word are there,
+    and the row count is the same for two captures that sampled different instructions (it was the
+    sampled span plus 4 bytes: the start lost, the count changing from run to run)."""
+    size = "%dx%d: " % (w, h)
+    elf, syms, _ = build_clones()
+    c0 = syms["crc32.constprop.0"]
+    caps = [dump(os.path.join(OUT, "clone-annotate-a.txt"), [c0 + 0x14] * 60),  # the inner loop
+            dump(os.path.join(OUT, "clone-annotate-b.txt"), [c0 + 0x0e] * 20 + [c0 + 0x22] * 40)]
+    got = [annotate_rows("cmprof-clone-annotate", w, h, cap, elf, 60) for cap in caps]
+    for (first, last, n), which in zip(got, ("its inner loop sampled", "other instructions sampled")):
+        ok = c0 == 0x08000028 and re.search(r"08000028: cbz\b", first) is not None and "0800005c:" in last
+        check(size + "annotate a clone (%s): from its symbol's first instruction to its last word" % which, ok,
+              "%d rows; first screen: %s" % (n, " | ".join(ln.strip() for ln in first.splitlines()[4:8])))
+    counts = [n for _, _, n in got]
+    check(size + "annotate a clone: the same row count whichever instructions were sampled",
+          counts[0] > 0 and len(set(counts)) == 1, "rows %s" % counts)
+
+
+def clone_pieces_test():
+    """Samples in two copies of one function (crc32.constprop.0 and .1, both crc32's row): annotate
+    shows each copy's whole symbol, under its name, in address order."""
+    elf, syms, _ = build_clones()
+    c0, c1 = syms["crc32.constprop.0"], syms["crc32.constprop.1"]
+    cap = dump(os.path.join(OUT, "clone-pieces.txt"), [c0 + 0x14] * 30 + [c1 + 0x10] * 30)
+    s = "cmprof-clone-pieces"
+    start(s, 120, 90, cap, elf)
+    wait_for(s, r"samples 60 ", 10)
+    keys(s, "Enter", "a", "Home")
+    want = ["<crc32.constprop.0>", "%08x: " % c0, "%08x: " % (c0 + 0x34), "<crc32.constprop.1>", "%08x: " % c1,
+            "%08x: " % (c1 + 0x34)]
+    txt = wait_until(s, lambda t: all(x in t for x in want))
+    at = [txt.find(x) for x in want]
+    check("annotate, samples in two copies: each copy whole, under its symbol's name, in address order",
+          all(i >= 0 for i in at) and at == sorted(at), " | ".join(ln.strip() for ln in txt.splitlines()[4:9]))
     tmux("kill-session", "-t", s)
 
 
@@ -206,8 +265,10 @@ def late_attach_test(w, h):
     os.write(master, ("boot log line\n" * 300 + first).encode())  # the port held log lines before
     txt = wait_for(s, r"task #1 \(name pending\)", 10) or screen(s)
     keys(s, "d")  # the diagnostics page (these made-up PCs also look like another build's)
-    diag = re.sub(r"\s+", " ", screen(s))
+    diag = re.sub(r"\s+", " ", wait_until(s, lambda t: line_of(t, 4) == "diagnostics" and
+                                          "attached mid-stream" in re.sub(r"\s+", " ", t)))
     keys(s, "Escape")
+    wait_until(s, lambda t: line_of(t, 4) != "diagnostics")
     check(size + "late attach: samples wait under their index, the attach named as the cause",
           "task #0 (name pending)" in txt and "0x00000000" not in txt and
           "came before their task's name" in diag and "attached mid-stream" in diag, diag[:400])
@@ -226,10 +287,12 @@ def late_attach_test(w, h):
 def run_all():
     for w, h in ((80, 24), (200, 60)):
         clone_tests(w, h)
+        clone_annotate_test(w, h)
         save_tests(w, h)
         window_task_test(w, h)
         late_attach_test(w, h)
     save_dir_refused()
+    clone_pieces_test()
 
 
 if __name__ == "__main__":

@@ -504,12 +504,16 @@ def hostile_checks():
 
 
 def tmux(*args):
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=20).stdout
+    """tmux on a server of this run's own (another run's would share session names)."""
+    return subprocess.run(["tmux", "-L", "cmprof-outputs-%d" % os.getpid(), *args], capture_output=True, text=True,
+                          timeout=20).stdout
 
 
 def wait_screen(session, pattern, timeout=20.0):
+    """The match once pattern shows on the screen; the deadline is stretched 4 times, for a
+    loaded machine (a screen that shows it returns at once)."""
     import time
-    end = time.monotonic() + timeout
+    end = time.monotonic() + 4 * timeout
     while time.monotonic() < end:
         m = re.search(pattern, tmux("capture-pane", "-p", "-t", session))
         if m:
@@ -526,7 +530,7 @@ def live_snapshot_check():
     os.makedirs(work)
     s = "cmprof-outputs"
     tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "40", "%s --save-dir %s %s %s; sleep 3" % (TOOL, work, cap, elf))
+    tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "40", "%s --save-dir %s %s %s; sleep 30" % (TOOL, work, cap, elf))
     try:
         started = wait_screen(s, r"samples 10000 ")
         got = {}
@@ -539,6 +543,7 @@ def live_snapshot_check():
         tmux("send-keys", "-t", s, "q")
     finally:
         tmux("kill-session", "-t", s)
+        harness.tmux_socket_gone("cmprof-outputs-%d" % os.getpid())
     rows, total, _ = table_rows(cap, elf)
     top = pprof_top(got["p"])[1] if started and got.get("p") else {}
     check("live view: o then p saves a pprof snapshot that go tool pprof reads as the table",

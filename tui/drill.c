@@ -67,48 +67,76 @@ static bool push_row(struct view *v, int *cap, uint32_t addr, uint32_t line, con
     char *copy = strdup(text);
     if (!copy)
         return false;
-    v->annot[v->annot_n++] = (struct annot_row){addr, line, copy};
+    v->annot[v->annot_n++] = (struct annot_row){addr, line, copy, false};
     return true;
 }
 
-/* The function's address range: its ELF symbol when the samples lie inside one of that name,
- * else (an inlined function, spread over its callers) the span of its sampled addresses. */
-static bool function_range(struct view *v, uint32_t *lo, uint32_t *hi)
+/* A symbol and a row's function are one function when their names read the same, or the same
+ * with GCC's copy suffixes taken off: crc32.constprop.0 and crc32.part.0.cold are crc32's code. */
+static bool same_function(struct view *v, const char *symbol, const char *func)
+{
+    if (strcmp(view_shown_name(v, symbol), view_shown_name(v, func)) == 0)
+        return true;
+    unsigned kinds;
+    size_t ns = sym_clone_split(symbol, &kinds), nf = sym_clone_split(func, &kinds);
+    ns = ns ? ns : strlen(symbol);
+    nf = nf ? nf : strlen(func);
+    return ns == nf && strncmp(symbol, func, ns) == 0;
+}
+
+static void sort_pieces(struct code_piece *p, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && p[k].lo < p[k - 1].lo; k--) {
+            struct code_piece t = p[k];
+            p[k] = p[k - 1];
+            p[k - 1] = t;
+        }
+}
+
+/* The function's code, as address ranges in address order: the whole of each ELF symbol of it
+ * (or of its GCC copies: .constprop, .isra, .part, .cold) its samples lie in, so the same rows
+ * whichever instructions were sampled; else (an inlined function, spread over its callers) the
+ * span of its sampled addresses. Returns the number of pieces, 0 when it has no samples. */
+static int function_pieces(struct view *v, struct code_piece *out, int max)
 {
     const struct prof_row *ar;
     size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
-    *lo = UINT32_MAX;
-    *hi = 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    int n = 0;
+    bool whole = v->syms != NULL;
     for (size_t i = 0; i < na; i++) {
-        uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16);
-        *lo = a < *lo ? a : *lo;
-        *hi = a > *hi ? a : *hi;
+        uint32_t a = (uint32_t)strtoul(ar[i].name, NULL, 16) & ~1u, flo, fhi;
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+        bool seen = false;
+        for (int k = 0; whole && k < n && !seen; k++)
+            seen = a >= out[k].lo && a < out[k].hi;
+        if (!whole || seen)
+            continue;
+        const struct sym_location *l = sym_lookup(v->syms, a);
+        whole = n < max && l && l->symbol && same_function(v, l->symbol, v->func) &&
+                sym_function_from(v->syms, a, &flo, &fhi) && (flo & ~1u) <= a && a < fhi;
+        if (whole)
+            out[n++] = (struct code_piece){flo & ~1u, fhi, l->symbol};
     }
     if (!na)
-        return false;
-    uint32_t flo, fhi;
-    const struct sym_location *l = v->syms ? sym_lookup(v->syms, *lo) : NULL;
-    if (l && l->symbol && strcmp(view_shown_name(v, l->symbol), view_shown_name(v, v->func)) == 0 &&
-        sym_function_from(v->syms, *lo, &flo, &fhi) && flo <= *lo && *hi < fhi) {
-        *lo = flo;
-        *hi = fhi;
-    } else {
-        *hi += 4;
+        return 0;
+    if (!whole) {
+        out[0] = (struct code_piece){lo, hi + 4, NULL};
+        n = 1;
     }
-    *lo &= ~1u;
-    if (*hi - *lo > 65536)
-        *hi = *lo + 65536; /* objdump's output for one screen: a huge function is cut */
-    return true;
+    sort_pieces(out, n);
+    for (int k = 0; k < n; k++)
+        if (out[k].hi - out[k].lo > 65536)
+            out[k].hi = out[k].lo + 65536; /* objdump's output for one screen: a huge function is cut */
+    return n;
 }
 
-static void build_annotate(struct view *v)
+/* The instructions of [lo, hi), each under the source line it comes from. */
+static bool annotate_piece(struct view *v, int *cap, uint32_t lo, uint32_t hi)
 {
-    free_annotate(v);
-    uint32_t lo, hi;
-    if (!function_range(v, &lo, &hi))
-        return;
     load_disasm(v, lo, hi);
-    int cap = 0;
     const char *prev_file = NULL;
     uint32_t prev_line = 0;
     for (uint32_t i = 0; i < v->disasm_n; i++) {
@@ -126,12 +154,29 @@ static void build_annotate(struct view *v)
                 snprintf(text, sizeof text, "%s", v->src_lines[line - 1]);
             else
                 snprintf(text, sizeof text, "%s:%u", view_base_name(file), line);
-            if (!push_row(v, &cap, 0, line, text))
-                return;
+            if (!push_row(v, cap, 0, line, text))
+                return false;
             prev_file = file;
             prev_line = line;
         }
-        if (!push_row(v, &cap, addr, line, v->disasm[i]))
+        if (!push_row(v, cap, addr, line, v->disasm[i]))
+            return false;
+    }
+    return true;
+}
+
+static void build_annotate(struct view *v)
+{
+    free_annotate(v);
+    struct code_piece pieces[8];
+    int n = function_pieces(v, pieces, 8), cap = 0;
+    for (int k = 0; k < n; k++) {
+        if (n > 1 && pieces[k].symbol) { /* a function in several places (f, f.cold): each one named */
+            if (!push_row(v, &cap, 0, 0, pieces[k].symbol))
+                return;
+            v->annot[v->annot_n - 1].heading = true;
+        }
+        if (!annotate_piece(v, &cap, pieces[k].lo, pieces[k].hi))
             return;
     }
 }
@@ -364,22 +409,24 @@ static bool call_target(struct view *v, const char *insn, char *name, size_t len
 /* A real call on the selected source line: its callee, from the instructions the line compiled to. */
 static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
 {
-    const struct prof_row *ar;
-    size_t na = prof_rows_of(v->prof, PROF_BY_ADDRESS, v->inline_frames, v->func, &ar);
-    uint32_t lo, hi;
-    if (!na || !v->syms || !sym_function_from(v->syms, (uint32_t)strtoul(ar[0].name, NULL, 16), &lo, &hi))
-        return false;
-    lo &= ~1u;
-    if (hi <= lo || hi - lo > 65536)
-        return false;
-    load_disasm(v, lo, hi);
-    for (uint32_t i = 0; i < v->disasm_n; i++) {
-        if (!v->disasm[i] || !call_target(v, v->disasm[i], name, len))
-            continue;
-        const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
-        for (uint32_t k = 0; l && k < l->n_frames; k++) /* this function's own line for the address */
-            if (strcmp(sym_frame_at(l, k)->function, v->func) == 0 && sym_frame_at(l, k)->line == line)
-                return true;
+    struct code_piece pieces[8];
+    int n = v->syms ? function_pieces(v, pieces, 8) : 0;
+    if (n == 1 && !pieces[0].symbol) { /* inlined: the calls of the function it is inlined into */
+        uint32_t lo, hi;
+        if (!sym_function_from(v->syms, pieces[0].lo, &lo, &hi) || hi <= (lo & ~1u) || hi - (lo & ~1u) > 65536)
+            return false;
+        pieces[0] = (struct code_piece){lo & ~1u, hi, NULL};
+    }
+    for (int k = 0; k < n; k++) {
+        load_disasm(v, pieces[k].lo, pieces[k].hi);
+        for (uint32_t i = 0; i < v->disasm_n; i++) {
+            if (!v->disasm[i] || !call_target(v, v->disasm[i], name, len))
+                continue;
+            const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
+            for (uint32_t f = 0; l && f < l->n_frames; f++) /* this function's own line for the address */
+                if (strcmp(sym_frame_at(l, f)->function, v->func) == 0 && sym_frame_at(l, f)->line == line)
+                    return true;
+        }
     }
     return false;
 }

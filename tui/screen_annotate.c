@@ -42,7 +42,9 @@ void view_render_annotate(struct view *v, struct vbuf *b, int y0)
         const struct annot_row *row = &v->annot[v->top + r];
         int y = y0 + 1 + r;
         bool sel = v->top + r == v->sel;
-        if (!row->addr) { /* a source line: the instructions below come from it */
+        if (row->heading) { /* another symbol of the function (f.cold after f): its name */
+            vb_putf(b, bw + 17, y, sel ? VA_SELECT : VA_TITLE, "<%s>", row->text);
+        } else if (!row->addr) { /* a source line: the instructions below come from it */
             vb_putf(b, bw + 17, y, sel ? VA_SELECT : VA_BOLD, "%5u  %s", row->line, row->text);
         } else {
             uint32_t key[2] = {row->addr, 0};

@@ -54,6 +54,11 @@ struct annot_row {   /* annotate's rows, built on entry and freed with the sourc
     uint32_t addr;   /* an instruction, or 0 for a source line */
     uint32_t line;   /* the source line (both kinds) */
     char *text;      /* the instruction, or the source text (file:line when the source is not at hand) */
+    bool heading;    /* instead: the name of the symbol whose instructions follow (f, then f.cold) */
+};
+struct code_piece {  /* a function's code in one place: an ELF symbol's [lo, hi), or sampled span */
+    uint32_t lo, hi;
+    const char *symbol; /* NULL for a span of samples */
 };
 void view_enter_function(struct view *v, const char *name);
 void view_step_into(struct view *v);
