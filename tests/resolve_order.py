@@ -94,9 +94,11 @@ def batch_rows(elf, addrs, by):
         dump.flush()
         p = subprocess.run([TOOL, "--batch", "-o", "json", "--by", by, dump.name, elf], capture_output=True, text=True,
                            timeout=120)
-    if p.returncode != 0:
+    report = json.loads(p.stdout) if p.stdout.startswith("{") else {}
+    # a sample at every halfword is, rightly, no core's capture: the report is made, and the run fails
+    # as a wrong ELF because of the PCs off the instruction starts, and for that alone
+    if p.returncode != 0 and not (p.returncode == 5 and report.get("wrong_elf_causes") == ["not_starts"]):
         raise RuntimeError("--batch exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
-    report = json.loads(p.stdout)
     rows = collections.Counter()
     for r in report["rows"]:
         rows[r["name"]] += r["samples"]
