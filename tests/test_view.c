@@ -809,6 +809,17 @@ static void test_stalled_stream_said(void)
     v.st.quiet_s = 0;
 }
 
+/* A full ring's weighted samples: the header says the intervals rest on fewer effective samples. */
+static void test_weighted_said(void)
+{
+    setup();
+    CHECK(!strstr(render(&v, 160, 24), "weighted:"));
+    for (int i = 0; i < 10; i++)
+        prof_add_pc_weighted(p, 0x08000200u, true, 0x20000200u, 50);
+    const char *t = render(&v, 160, 24);
+    CHECK(strstr(t, "weighted: ") && strstr(t, " effective"));
+}
+
 /* Narrow terminals drop columns (the bar, then ±%, then samples) before the name gets fewer than
  * 20 columns; the share stays. */
 static void test_narrow_columns(void)
@@ -1087,6 +1098,7 @@ int main(void)
     RUN_TEST(test_sort_marked_reversed_and_picked);
     RUN_TEST(test_narrow_columns);
     RUN_TEST(test_stalled_stream_said);
+    RUN_TEST(test_weighted_said);
     RUN_TEST(test_save_prompt_names_the_directory);
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);

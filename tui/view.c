@@ -152,6 +152,8 @@ static void header_counters(struct view *v, struct vbuf *b)
     field(f, &n, lost ? 2 : 6, lost ? VA_WARN : VA_NORMAL, "lost %llu", (unsigned long long)lost);
     if (prof_sleep(cur))
         field(f, &n, 5, VA_NORMAL, "sleeping %llu", (unsigned long long)prof_sleep(cur));
+    if (prof_effective_n(cur) < total) /* a full ring's kept samples stand for many: the intervals say so */
+        field(f, &n, 3, VA_NORMAL, "weighted: %.0f effective", prof_effective_n(cur));
     double overhead = prof_overhead(cur, NULL); /* the drain's idle polls are in the idle share */
     if (overhead > 0)
         field(f, &n, 5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
