@@ -542,6 +542,16 @@ static void turn_window(struct live_run *r, double t)
 }
 
 /* Once a second: the samples/s figure and the sparklines' next point. */
+/* When the count last grew (or the source was not connected): a stream that stopped is seen by it. */
+static void note_samples(struct live_run *r, double t)
+{
+    double now_total = prof_total(r->prof);
+    if (now_total != r->last_total || src_state(r->src) != SRC_CONNECTED) {
+        r->last_total = now_total;
+        r->last_sample_t = t;
+    }
+}
+
 static void count_rate(struct live_run *r, double t)
 {
     if (!r->o->headless)
@@ -559,10 +569,7 @@ static void count_rate(struct live_run *r, double t)
     r->rate = r->rate_n > 1 ? (now_total - r->rate_count[0]) / (t - r->rate_at[0]) : 0;
     r->rate_t = t;
     r->dirty = true;
-    if (now_total != r->last_total || src_state(r->src) != SRC_CONNECTED) {
-        r->last_total = now_total;
-        r->last_sample_t = t;
-    }
+    note_samples(r, t);
 }
 
 /* A firmware's stream (a port or a socket), connected, whose samples stopped: seconds since the last. */
@@ -654,7 +661,7 @@ static int live_end(struct live_run *r)
     struct run_end end;
     take_end(r->src, &end, r->gave_up);
     end.connected_s = r->connected_once ? now_s() - r->opened_at : -1;
-    count_rate(r, now_s()); /* the last second's samples too */
+    note_samples(r, now_s()); /* the last second's samples too (no rate or view tick at the close) */
     end.quiet_s = quiet_for(r, now_s());
     end.last_sample_s = r->last_sample_t - r->start;
     src_close(r->src); /* first: a target we halted runs again before anything else happens */
