@@ -311,7 +311,8 @@ def no_internal_items():
     strings = subprocess.run(["strings", TOOL], capture_output=True, text=True).stdout
     found += ["binary: " + ln for ln in strings.splitlines() if pattern.search(ln)]
     found += ["--help: " + ln for ln in run("--help")[1].splitlines() if pattern.search(ln)]
-    for rel in ("docs/cmprof-top.1", "docs/stream.md", "README.md"):
+    docs = sorted("docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith((".md", ".1")))
+    for rel in docs + ["README.md"]:
         found += ["%s: %s" % (rel, ln) for ln in open(os.path.join(ROOT, rel)).read().splitlines()
                   if pattern.search(ln)]
     for d, _, files in os.walk(os.path.join(ROOT, "firmware")):
@@ -320,6 +321,20 @@ def no_internal_items():
                 for lit in re.findall(r'"(?:[^"\\\n]|\\.)*"', open(os.path.join(d, f)).read()):
                     found += ["firmware/%s: %s" % (f, lit)] if pattern.search(lit) else []
     check("no user-visible text names an internal work item", not found and len(strings) > 10000, found[:5])
+
+
+def readme_is_a_guide():
+    """README is a user's guide (about 300 lines at most); the details live in docs/, and every
+    local link of README and docs/ leads to a file that exists."""
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    check("README is a guide of at most 300 lines", readme.count("\n") <= 300, readme.count("\n"))
+    broken = []
+    for rel in ["README.md"] + ["docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md")]:
+        base = os.path.dirname(os.path.join(ROOT, rel))
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", open(os.path.join(ROOT, rel)).read()):
+            if not os.path.exists(os.path.join(base, target)):
+                broken.append("%s -> %s" % (rel, target))
+    check("every local link in README and docs/ resolves", not broken, broken[:5])
 
 
 def main():
@@ -525,6 +540,7 @@ def main():
     lockstep_advice()
     overhead_by_symbol()
     no_internal_items()
+    readme_is_a_guide()
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
 
