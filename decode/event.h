@@ -69,6 +69,7 @@ struct ev_run {
     uint64_t current; /* the last run's */
     uint64_t count;   /* runs so far */
     uint64_t min, max, sum;
+    uint64_t long_runs; /* EV_SECTION: runs past the firmware clock's 32-bit range (current, max saturated) */
 };
 
 /* EV_STREAM_INFO: what the firmware announces about its sampling. */

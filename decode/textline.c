@@ -43,16 +43,17 @@ bool textline_starts(const char *s, size_t len, const char *prefix)
 
 void textline_section(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
 {
-    uint64_t idx, n, cur, mn, mx, sum;
+    uint64_t idx, n, cur, mn, mx, sum, long_runs = 0;
     const char *p = s + strlen("sect ");
     if (!textline_uint(&p, end, "", &idx, 10) || !textline_uint(&p, end, "n=", &n, 10) ||
         !textline_uint(&p, end, "cur=", &cur, 10) || !textline_uint(&p, end, "min=", &mn, 10) ||
-        !textline_uint(&p, end, "max=", &mx, 10) || !textline_uint(&p, end, "sum=", &sum, 10) || p != end ||
-        idx > UINT32_MAX || n > UINT32_MAX || cur > UINT32_MAX || mn > UINT32_MAX || mx > UINT32_MAX) {
+        !textline_uint(&p, end, "max=", &mx, 10) || !textline_uint(&p, end, "sum=", &sum, 10) ||
+        (p != end && !textline_uint(&p, end, "long=", &long_runs, 10)) || p != end || idx > UINT32_MAX ||
+        n > UINT32_MAX || cur > UINT32_MAX || mn > UINT32_MAX || mx > UINT32_MAX || long_runs > n) {
         textline_bad(d); /* the firmware's section figures are 32 bits (the sum 64) */
         return;
     }
-    struct ev e = {.type = EV_SECTION, .index = (uint32_t)idx, .run = {cur, n, mn, mx, sum},
+    struct ev e = {.type = EV_SECTION, .index = (uint32_t)idx, .run = {cur, n, mn, mx, sum, long_runs},
                    .offset = d->line_offset};
     ev_emit(sink, &e);
 }

@@ -321,11 +321,15 @@ struct cmprof_stat {
 
 struct cmprof_section {
     uint32_t start;   /* clock value at the last cmprof_section_start() */
-    uint32_t current; /* duration of the last completed run */
+    uint32_t current; /* duration of the last completed run (UINT32_MAX: past the clock's range) */
     uint32_t min;     /* UINT32_MAX until the first run completes */
     uint32_t max;
     uint32_t count;   /* completed runs */
-    uint64_t sum;     /* total of all completed runs, for the mean */
+    uint64_t sum;     /* total of all completed runs, for the mean: exact past the clock's range too */
+    uint32_t long_runs; /* completed runs longer than the clock's range (2^32 ticks), current/max saturated */
+    uint32_t wraps;     /* the running run's wraps of the clock, as cmprof_sections_poll() saw them */
+    uint8_t running;    /* between start and stop */
+    uint8_t upper_half; /* the last poll saw the running run at 2^31 ticks or more (mod 2^32) */
 #if CMPROF_SECTION_EVENTS
     struct cmprof_stat events[CMPROF_SECTION_EVENTS]; /* as cmprof_sections_events() chose */
 #endif
@@ -355,6 +359,16 @@ unsigned cmprof_sections_events(const uint32_t *events, unsigned n);
 void cmprof_section_start(uint32_t i);
 void cmprof_section_stop(uint32_t i);
 
+/* A run longer than the clock's range (2^32 ticks: 25.6 s of DWT_CYCCNT at 168 MHz, 4.3 s of a
+ * 1 GHz PMU counter) is measured exactly when this is called at least once every 2^31 ticks while
+ * it runs (from a timer, the drain, any task): it counts each wrap of the running sections' clock.
+ * Such a run is counted in long_runs, its current and max read UINT32_MAX and its exact length goes
+ * into sum; the host shows it as past the counter's range. Without polls a run past the range reads
+ * its length modulo 2^32, undetected. cmprof_stream_sections() and cmprof_sections_dump() poll.
+ * At most 8 + 6 * CMPROF_SECTIONS instructions or so; safe against a start or stop it interrupts,
+ * except within a few instructions of a wrap (one run in about 10^8 may then be off by 2^32). */
+void cmprof_sections_poll(void);
+
 /* Clear section i's statistics; CMPROF_ALL_SECTIONS clears them all. */
 #define CMPROF_ALL_SECTIONS 0xFFFFFFFFu
 void cmprof_section_reset(uint32_t i);
@@ -366,7 +380,7 @@ unsigned cmprof_section_events(void);
 uint32_t cmprof_section_event(unsigned k);
 
 /* Write one line per section that ran at least once, and one per event it counts:
- *   sect I n=COUNT cur=C min=A max=B sum=S
+ *   sect I n=COUNT cur=C min=A max=B sum=S [long=L]   (long=: runs past the clock's range, if any)
  *   sectev I K ev=EVENT cur=C min=A max=B sum=S */
 void cmprof_sections_dump(cmprof_putc_fn putc);
 

@@ -174,9 +174,72 @@ int cmprof_sections_init(cmprof_clock_fn clock)
 CMPROF_AS_CALLED void cmprof_section_start(uint32_t i)
 {
     if (i < CMPROF_SECTIONS) {
-        events_start(&cmprof_sections[i]);
-        cmprof_sections[i].start = cmprof_clock();
+        struct cmprof_section *s = &cmprof_sections[i];
+        s->running = 0u; /* a poll leaves it alone until its start is read */
+        s->wraps = 0u;
+        s->upper_half = 0u;
+        events_start(s);
+        s->start = cmprof_clock();
+        s->running = 1u;
     }
+}
+
+/* Interrupts off for a few instructions, so that a start or stop at a higher priority cannot come
+ * between a poll's read of a section and its write (the poll may run in a low-priority drain). */
+#if defined(__arm__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+static uint32_t irq_off(void)
+{
+    uint32_t mask;
+    __asm volatile("mrs %0, primask\n\tcpsid i" : "=r"(mask)::"memory");
+    return mask;
+}
+static void irq_restore(uint32_t mask)
+{
+    __asm volatile("msr primask, %0" ::"r"(mask) : "memory");
+}
+#elif defined(__arm__)
+static uint32_t irq_off(void)
+{
+    uint32_t cpsr;
+    __asm volatile("mrs %0, cpsr\n\tcpsid i" : "=r"(cpsr)::"memory");
+    return cpsr;
+}
+static void irq_restore(uint32_t cpsr)
+{
+    __asm volatile("msr cpsr_c, %0" ::"r"(cpsr) : "memory");
+}
+#else /* a host build of the library (its unit tests) */
+static uint32_t irq_off(void)
+{
+    return 0u;
+}
+static void irq_restore(uint32_t mask)
+{
+    (void)mask;
+}
+#endif
+
+void cmprof_sections_poll(void)
+{
+    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
+        struct cmprof_section *s = &cmprof_sections[i];
+        if (!s->running)
+            continue;
+        uint32_t mask = irq_off();
+        /* From the upper half back to the lower: the clock went round once. Without branches, so a
+         * poll takes the same instructions whatever it finds (the scenario compares two clocks). */
+        uint32_t upper = ((cmprof_clock() - s->start) >> 31) & s->running;
+        s->wraps += s->upper_half & (upper ^ 1u);
+        s->upper_half = (uint8_t)upper;
+        irq_restore(mask);
+    }
+}
+
+/* A run's length in 64 bits from its 32-bit difference d and the wraps the polls counted. */
+static uint64_t run_length(const struct cmprof_section *s, uint32_t d)
+{
+    uint32_t wraps = s->wraps + (s->upper_half & ((d >> 31) ^ 1u)); /* one since the last poll */
+    return ((uint64_t)wraps << 32) + d;
 }
 
 CMPROF_AS_CALLED void cmprof_section_stop(uint32_t i)
@@ -186,16 +249,19 @@ CMPROF_AS_CALLED void cmprof_section_stop(uint32_t i)
         return;
     struct cmprof_section *s = &cmprof_sections[i];
     events_stop(s);
-    uint32_t d = stop - s->start; /* unsigned: right across one wrap of the clock */
+    uint64_t len = run_length(s, stop - s->start); /* unsigned: right across one wrap of the clock */
+    s->running = 0u;
     if (!calibrating)
-        d = d > clock_offset ? d - clock_offset : 0u;
+        len = len > clock_offset ? len - clock_offset : 0u;
+    uint32_t d = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+    s->long_runs += len > UINT32_MAX;
     s->current = d;
     if (d < s->min)
         s->min = d;
     if (d > s->max)
         s->max = d;
     s->count++;
-    s->sum += d;
+    s->sum += len;
 }
 
 void cmprof_section_reset(uint32_t i)
@@ -215,6 +281,8 @@ void cmprof_section_reset(uint32_t i)
         s->max = 0u;
         s->count = 0u;
         s->sum = 0u;
+        s->long_runs = 0u;
+        s->running = 0u;
 #if CMPROF_SECTION_EVENTS
         for (unsigned e = 0; e < CMPROF_SECTION_EVENTS; e++)
             s->events[e] = (struct cmprof_stat){0u, 0u, UINT32_MAX, 0u, 0u};
@@ -263,7 +331,7 @@ static void put_u64(cmprof_putc_fn putc, uint64_t v)
         putc(buf[--k]);
 }
 
-/* " cur=C min=A max=B sum=S" and the line's end */
+/* " cur=C min=A max=B sum=S" (the line's end is the caller's) */
 static void put_stats(cmprof_putc_fn putc, uint32_t cur, uint32_t min, uint32_t max, uint64_t sum)
 {
     put_str(putc, " cur=");
@@ -274,11 +342,11 @@ static void put_stats(cmprof_putc_fn putc, uint32_t cur, uint32_t min, uint32_t 
     put_u64(putc, max);
     put_str(putc, " sum=");
     put_u64(putc, sum);
-    putc('\n');
 }
 
 void cmprof_sections_dump(cmprof_putc_fn putc)
 {
+    cmprof_sections_poll();
     for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
         const struct cmprof_section *s = &cmprof_sections[i];
         if (s->count == 0u)
@@ -288,6 +356,11 @@ void cmprof_sections_dump(cmprof_putc_fn putc)
         put_str(putc, " n=");
         put_u64(putc, s->count);
         put_stats(putc, s->current, s->min, s->max, s->sum);
+        if (s->long_runs) {
+            put_str(putc, " long=");
+            put_u64(putc, s->long_runs);
+        }
+        putc('\n');
 #if CMPROF_SECTION_EVENTS
         for (unsigned k = 0; k < n_events; k++) {
             const struct cmprof_stat *e = &s->events[k];
@@ -298,6 +371,7 @@ void cmprof_sections_dump(cmprof_putc_fn putc)
             put_str(putc, " ev=");
             put_u64(putc, section_events[k]);
             put_stats(putc, e->current, e->min, e->max, e->sum);
+            putc('\n');
         }
 #endif
     }

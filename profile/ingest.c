@@ -154,6 +154,7 @@ static void on_event(void *ctx, const struct ev *e)
             s->min = e->run.min;
             s->max = e->run.max;
             s->sum = e->run.sum;
+            s->long_runs = e->run.long_runs;
             if (in->timeline || (in->timeline = timeline_new()))
                 timeline_section(in->timeline, e->index, e->run.count, e->run.current, e->run.sum);
         }

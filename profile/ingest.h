@@ -24,6 +24,7 @@ struct ingest_section {
     char name[32];
     bool seen;
     uint64_t count, current, min, max, sum;
+    uint64_t long_runs; /* runs past the firmware clock's 32-bit range: current and max saturated, sum exact */
     struct ingest_section_event ev[INGEST_SECTION_EVENTS];
 };
 

@@ -160,6 +160,7 @@ static void sections(const struct ingest *in, FILE *out)
         fprintf(out, ", \"count\": %llu, \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu",
                 (unsigned long long)s->count, (unsigned long long)s->current, (unsigned long long)s->min,
                 (unsigned long long)s->max, (unsigned long long)s->sum);
+        fprintf(out, ", \"long_runs\": %llu", (unsigned long long)s->long_runs);
         section_events(s, out);
         double ipc = ingest_section_ipc(in, s);
         if (ipc >= 0)

@@ -86,6 +86,9 @@ static void sections(const struct ingest *in, FILE *out)
         fprintf(out, "  %-20s %10llu %10.2f %10.2f %10.2f %10.2f\n", name, (unsigned long long)s->count,
                 (double)s->current * scale, (double)s->min * scale, (double)s->max * scale,
                 s->count ? (double)s->sum / (double)s->count * scale : 0.0);
+        if (s->long_runs)
+            fprintf(out, "  ! %llu run%s past the timer's range (2^32 ticks): current and max read at most the "
+                    "range, the mean is exact\n", (unsigned long long)s->long_runs, s->long_runs == 1 ? "" : "s");
         section_events(s, out);
         double ipc = ingest_section_ipc(in, s);
         if (ipc >= 0)

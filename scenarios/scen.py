@@ -822,7 +822,8 @@ class Result:
             elif f[0] == "task":
                 self.tasks[int(f[1], 16)] = f[2]
             elif f[0] == "sect":
-                self.kv.setdefault("sect", []).append({k: int(v) for k, v in (x.split("=") for x in f[2:])})
+                self.kv.setdefault("sect", []).append(dict({k: int(v) for k, v in (x.split("=") for x in f[2:])},
+                                                           index=int(f[1])))
             elif f[0] == "sectev":
                 self.kv.setdefault("sectev", {})[(int(f[1]), int(f[2]))] = {k: int(v) for k, v in
                                                                            (x.split("=") for x in f[3:])}

@@ -1330,6 +1330,28 @@ def memory_fit(c):
     c.out("")
 
 
+def long_runs(c, r):
+    """Runs past the clock's 32-bit range: the same work (8 chunks of hot_a, a poll after each) timed by
+    the instruction clock (section 2) and by one 2^shift as fast (section 3, 3.5 times the range)."""
+    by = {s["index"]: s for s in r.kv["sect"]}
+    s2, s3, s4, shift = by.get(2), by.get(3), by.get(4), r.kv.get("fast_shift")
+    if not (s2 and s3 and s4 and shift):
+        c.check("sections past the clock's range: sections 2-4 and the shift reported", False, str(by.keys()))
+        return
+    exact = s2["cur"] << shift
+    c.check("sections past the clock's range, polled: the sum is the exact length, the run counted as long, "
+            "current and max saturated", exact > 2 ** 32 and s3["sum"] == exact and s3.get("long") == 1
+            and s3["cur"] == s3["max"] == 2 ** 32 - 1,
+            "sum %d for %d instructions x 2^%d = %d (%.2f x 2^32), long=%s, cur %d"
+            % (s3["sum"], s2["cur"], shift, exact, exact / 2 ** 32, s3.get("long"), s3["cur"]))
+    c.check("sections past the clock's range, unpolled: read modulo 2^32 and not flagged (the documented limit)",
+            s4["cur"] < 2 ** 32 and "long" not in s4, "cur %d, long=%s" % (s4["cur"], s4.get("long")))
+    js = {x["index"]: x for x in r.tool()["sections"]}
+    c.check("sections past the clock's range: cmprof-top reports the long run and the exact sum",
+            js.get(3, {}).get("long_runs") == 1 and js[3]["sum"] == exact and js.get(4, {}).get("long_runs") == 0,
+            str({k: (v.get("long_runs"), v.get("sum")) for k, v in js.items()}))
+
+
 def sections(c):
     r = Result("sections")
     s0, s1 = r.kv["sect"][0], r.kv["sect"][1]
@@ -1351,6 +1373,7 @@ def sections(c):
             "min %d max %d: one sample adds the handler's %d instructions (+%d once, for the stop)"
             % (s1["min"], s1["max"], cost_, stop_path))
     c.check("sections: reset clears", r.kv.get("after_reset_count", -1) == 0, "count after reset %d" % r.kv.get("after_reset_count", -1))
+    long_runs(c, r)
     c.out("## Section timers (`sections`, TIM2 clock = instructions)", "",
           "Constant work: %d runs of %d instructions (hot_a itself: %.0f). With sampling on: min %d, max %d, "
           "mean %.1f over %d runs." % (s0["n"], s0["cur"], per_call, s1["min"], s1["max"], s1["sum"] / s1["n"], s1["n"]), "")

@@ -156,6 +156,41 @@ static void test_dump_lines(void)
                       "sect 3 n=1 cur=4000000000 min=4000000000 max=4000000000 sum=4000000000\n") == 0);
 }
 
+/* A run past the clock's range (2^32 ticks), polled every 2^31 - 1 ticks: exact in sum, counted in
+ * long_runs, current and max saturated; a run just under the range stays exact; the dump says long=. */
+static void test_run_past_the_clock_range(void)
+{
+    CHECK(cmprof_sections_init(fake_clock) == CMPROF_CLOCK_OK);
+    const uint64_t length = 3ull * 0x100000000ull + 12345u;
+    cmprof_section_start(2);
+    for (uint64_t left = length; left;) {
+        uint32_t step = left > 0x7fffffffu ? 0x7fffffffu : (uint32_t)left;
+        fake_now += step;
+        left -= step;
+        if (left)
+            cmprof_sections_poll();
+    }
+    cmprof_section_stop(2);
+    const struct cmprof_section *s = cmprof_section_get(2);
+    CHECK(s->count == 1u && s->long_runs == 1u && s->sum == length);
+    CHECK(s->current == UINT32_MAX && s->max == UINT32_MAX);
+    cmprof_section_start(3); /* under the range, polled in its upper half: exact */
+    fake_now += 0x80000000u;
+    cmprof_sections_poll();
+    fake_now += 0x7ffffff0u;
+    cmprof_section_stop(3);
+    s = cmprof_section_get(3);
+    CHECK(s->long_runs == 0u && s->current == 0xfffffff0u && s->sum == 0xfffffff0u);
+    cmprof_section_start(4); /* never polled: its length modulo 2^32, as documented */
+    fake_now += 0x100000000ull + 7u;
+    cmprof_section_stop(4);
+    CHECK(cmprof_section_get(4)->current == 7u && cmprof_section_get(4)->long_runs == 0u);
+    out_len = 0;
+    cmprof_sections_dump(capture);
+    CHECK(strstr(out, "sect 2 n=1 cur=4294967295 min=4294967295 max=4294967295 sum=12884914233 long=1\n") != NULL);
+    CHECK(strstr(out, "sect 3 n=1 cur=4294967280 min=4294967280 max=4294967280 sum=4294967280\n") != NULL);
+}
+
 int main(void)
 {
     RUN_TEST(test_fresh_section_is_empty);
@@ -169,5 +204,6 @@ int main(void)
     RUN_TEST(test_dwt_cycle_counter_stuck);
     RUN_TEST(test_own_cost_calibrated_out);
     RUN_TEST(test_dump_lines);
+    RUN_TEST(test_run_past_the_clock_range);
     return check_summary();
 }

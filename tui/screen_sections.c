@@ -115,6 +115,18 @@ static int events_row(struct view *v, struct vbuf *b, int y, int i)
     return events ? y + 1 : y;
 }
 
+/* Runs past the firmware clock's 32-bit range: their current and max are saturated (the mean is
+ * exact); returns the next free row. */
+static int long_runs_row(struct view *v, struct vbuf *b, int y, int i)
+{
+    const struct ingest_section *s = &v->in->section[i];
+    if (!s->long_runs || y >= b->h - 2)
+        return y;
+    vb_putf(b, 0, y, VA_WARN, "   ! %llu run%s past the timer's range (2^32 ticks): max shows the range, the mean "
+            "is exact", (unsigned long long)s->long_runs, s->long_runs == 1 ? "" : "s");
+    return y + 1;
+}
+
 /* The lines under the table: the unit and the clock, and since when the figures count. */
 static void footer(struct view *v, struct vbuf *b, const struct layout *l)
 {
@@ -136,6 +148,7 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
         if (!v->in->section[i].seen)
             continue;
         section_row(v, b, y++, i, shown++, &l);
+        y = long_runs_row(v, b, y, i);
         y = events_row(v, b, y, i);
     }
     if (!shown)

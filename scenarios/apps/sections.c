@@ -21,6 +21,44 @@
 
 NOP_LOOP(__attribute__((noinline)), hot_a)
 
+#if !defined(BOARD_virt) && !defined(BOARD_r5)
+/* Runs past the clock's 32-bit range: the same work timed by the instruction clock and by one 2^19
+ * times as fast, polled between chunks (each under 2^31 fast ticks), then unpolled. */
+#define FAST_SHIFT 19u
+static volatile uint32_t shift; /* 0, then FAST_SHIFT: the same instructions at either speed */
+static uint32_t shifted_clock(void)
+{
+    return board_clock() << shift;
+}
+
+static void long_run(uint32_t section, int poll)
+{
+    cmprof_section_start(section);
+    for (int k = 0; k < 8; k++) {
+        hot_a(700);
+        if (poll)
+            cmprof_sections_poll();
+    }
+    cmprof_section_stop(section);
+}
+
+static void long_runs(void)
+{
+    shift = 0u;
+    cmprof_sections_init(shifted_clock);
+    long_run(2, 1);
+    cmprof_sections_dump(board_putc);
+    shift = FAST_SHIFT;
+    cmprof_sections_init(shifted_clock);
+    long_run(3, 1);
+    long_run(4, 0);
+    cmprof_sections_dump(board_putc);
+    board_puts("fast_shift=");
+    board_putdec(FAST_SHIFT);
+    board_putc('\n');
+}
+#endif
+
 int main(void)
 {
     board_init();
@@ -55,5 +93,8 @@ int main(void)
     board_putdec(cmprof_section_get(0)->count);
     board_putc('\n');
     cmprof_dump(board_putc);
+#if !defined(BOARD_virt) && !defined(BOARD_r5)
+    long_runs();
+#endif
     board_exit(0);
 }
