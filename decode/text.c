@@ -259,6 +259,10 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         d->announced = n;
     } else if (textline_starts(s, len, "prof hist ")) {
         line_hist_header(d, s, end, sink);
+    } else if (textline_starts(s, len, "target ")) {
+        /* what the firmware runs on, in the announce's words ("midr=410fc090") */
+        struct ev e = {.type = EV_TARGET, .text = s + 7, .text_len = len - 7, .offset = d->line_offset};
+        ev_emit(sink, &e);
     } else if (textline_starts(s, len, "sect ")) {
         textline_section(d, s, end, sink);
     } else if (textline_starts(s, len, "sectev ")) {

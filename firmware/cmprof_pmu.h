@@ -55,6 +55,14 @@
 #define CMPROF_CP15_READ(crm, op2, out) __asm volatile("mrc p15, 0, %0, c9, " #crm ", " #op2 : "=r"(out))
 #define CMPROF_CP15_WRITE(crm, op2, in) __asm volatile("mcr p15, 0, %0, c9, " #crm ", " #op2 ::"r"(in) : "memory")
 
+/* MIDR, the core's identity (implementer, part): names the core's own event numbers (0x40 on). */
+static inline uint32_t cmprof_cpu_id(void)
+{
+    uint32_t v;
+    __asm volatile("mrc p15, 0, %0, c0, c0, 0" : "=r"(v));
+    return v;
+}
+
 static inline void cmprof_pmu_isb(void)
 {
     __asm volatile("isb" ::: "memory");

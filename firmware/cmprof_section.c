@@ -347,6 +347,15 @@ static void put_stats(cmprof_putc_fn putc, uint32_t cur, uint32_t min, uint32_t 
 void cmprof_sections_dump(cmprof_putc_fn putc)
 {
     cmprof_sections_poll();
+#if CMPROF_SECTION_EVENTS
+    if (n_events) { /* the core, so the host can name its own event numbers */
+        put_str(putc, "target midr=");
+        uint32_t id = cmprof_cpu_id();
+        for (int shift = 28; shift >= 0; shift -= 4)
+            putc("0123456789abcdef"[(id >> shift) & 0xFu]);
+        putc('\n');
+    }
+#endif
     for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
         const struct cmprof_section *s = &cmprof_sections[i];
         if (s->count == 0u)

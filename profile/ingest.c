@@ -1,6 +1,8 @@
 /* Format detection and decoder chains in front of the profile model. */
 #include "ingest.h"
 
+#include "../decode/hex.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +20,17 @@ static uint64_t admit(struct ingest *in, uint64_t n)
 }
 
 /* "arch=A timer=T": what the firmware runs on. */
+/* Eight hex digits (checked by the caller's length); a digit that is not one reads as 0. */
+static uint32_t hex32(const char *s)
+{
+    uint32_t v = 0;
+    for (int k = 0; k < 8; k++) {
+        int h = hex_digit_value(s[k]);
+        v = v << 4 | (uint32_t)(h < 0 ? 0 : h);
+    }
+    return v;
+}
+
 static void take_target(struct ingest_stream_info *info, const struct ev *e)
 {
     const char *t = e->text, *end = e->text + e->text_len;
@@ -29,6 +42,8 @@ static void take_target(struct ingest_stream_info *info, const struct ev *e)
             snprintf(info->arch, sizeof info->arch, "%.*s", (int)(t - w - 5), w + 5);
         else if ((size_t)(t - w) > 6 && memcmp(w, "timer=", 6) == 0)
             snprintf(info->timer, sizeof info->timer, "%.*s", (int)(t - w - 6), w + 6);
+        else if ((size_t)(t - w) == 13 && memcmp(w, "midr=", 5) == 0)
+            info->midr = hex32(w + 5);
         while (t < end && *t == ' ')
             t++;
     }
@@ -416,8 +431,25 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     return l.n;
 }
 
-const char *ingest_event_name(uint32_t event)
+/* The Cortex-A9's own event numbers (its TRM, "Performance Monitoring Unit"). */
+static const char *a9_event_name(uint32_t event)
 {
+    switch (event) {
+    case 0x68: return "instructions renamed";
+    case 0x70: return "main execution unit instructions";
+    case 0x71: return "second execution unit instructions";
+    case 0x72: return "load/store instructions";
+    case 0x73: return "floating-point instructions";
+    case 0x74: return "NEON instructions";
+    default: return NULL;
+    }
+}
+
+const char *ingest_event_name(const struct ingest *in, uint32_t event)
+{
+    bool arm_a9 = in && in->info.midr >> 24 == 0x41u && (in->info.midr >> 4 & 0xfffu) == 0xc09u;
+    if (event >= 0x40u)
+        return arm_a9 ? a9_event_name(event) : NULL;
     switch (event) {
     case 0x00: return "software increments";
     case 0x01: return "L1I refills";

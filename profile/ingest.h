@@ -36,6 +36,7 @@ struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) 
     uint32_t code_base;
     char build_id[41];          /* hex, "" when not announced */
     char arch[16], timer[24];   /* "ARMv7-A", "PMU-cycle-counter": "" when not announced */
+    uint32_t midr;              /* the core's MIDR when the firmware gave it (Cortex-A/R), else 0 */
 };
 
 struct ingest {
@@ -94,7 +95,7 @@ void ingest_free(struct ingest *in);
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
 
 /* The name of a PMU event number (ARMv7 common events): "instructions", "cycles"..., or NULL. */
-const char *ingest_event_name(uint32_t event);
+const char *ingest_event_name(const struct ingest *in, uint32_t event);
 /* Every decoder's counters, as the reports list them: the bytes read, then each decoder's own. */
 #define INGEST_COUNTERS (1 + 4 * DEC_COUNTERS_MAX)
 size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_COUNTERS]);

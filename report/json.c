@@ -130,14 +130,14 @@ static void firmware(const struct report_data *d, FILE *out)
     trust(d, &t, out);
 }
 
-static void section_events(const struct ingest_section *s, FILE *out)
+static void section_events(const struct ingest *in, const struct ingest_section *s, FILE *out)
 {
     fputs(", \"events\": [", out);
     for (int k = 0, first = 1; k < INGEST_SECTION_EVENTS; k++) {
         const struct ingest_section_event *e = &s->ev[k];
         if (!e->seen)
             continue;
-        const char *en = ingest_event_name(e->event);
+        const char *en = ingest_event_name(in, e->event);
         fprintf(out, "%s{\"event\": %u, \"name\": ", first ? "" : ", ", (unsigned)e->event);
         emit_json_string(out, en ? en : "");
         fprintf(out, ", \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu}",
@@ -161,7 +161,7 @@ static void sections(const struct ingest *in, FILE *out)
                 (unsigned long long)s->count, (unsigned long long)s->current, (unsigned long long)s->min,
                 (unsigned long long)s->max, (unsigned long long)s->sum);
         fprintf(out, ", \"long_runs\": %llu", (unsigned long long)s->long_runs);
-        section_events(s, out);
+        section_events(in, s, out);
         double ipc = ingest_section_ipc(in, s);
         if (ipc >= 0)
             fprintf(out, ", \"ipc\": %.4f", ipc);

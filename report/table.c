@@ -45,14 +45,14 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
 }
 
 /* A section's PMU events per run, as counts, under its timing line. */
-static void section_events(const struct ingest_section *s, FILE *out)
+static void section_events(const struct ingest *in, const struct ingest_section *s, FILE *out)
 {
     for (int k = 0; k < INGEST_SECTION_EVENTS; k++) {
         const struct ingest_section_event *e = &s->ev[k];
         if (!e->seen)
             continue;
         char ev[40];
-        const char *en = ingest_event_name(e->event);
+        const char *en = ingest_event_name(in, e->event);
         if (en)
             snprintf(ev, sizeof ev, "  %s", en);
         else
@@ -89,7 +89,7 @@ static void sections(const struct ingest *in, FILE *out)
         if (s->long_runs)
             fprintf(out, "  ! %llu run%s past the timer's range (2^32 ticks): current and max read at most the "
                     "range, the mean is exact\n", (unsigned long long)s->long_runs, s->long_runs == 1 ? "" : "s");
-        section_events(s, out);
+        section_events(in, s, out);
         double ipc = ingest_section_ipc(in, s);
         if (ipc >= 0)
             fprintf(out, "  %-20s %10s %10.3f\n", "  IPC (mean)", "", ipc);

@@ -1453,10 +1453,52 @@ def cortex_r(c):
     r5_pmu_limits(c)
 
 
+def pmu_api_checks(c, core, r, counts_nothing=False):
+    """The PMU API's divider, user-mode access and the section timers' two counters, as the firmware
+    printed them (pmu_limits.c), and the event's name as cmprof-top gives it."""
+    text = open(os.path.join(scen.BUILD, r.name, "uart.txt"), errors="replace").read()
+    div = re.search(r"^divider whole=(\d+) div64=(\d+)$", text, re.M)
+    user = re.search(r"^user mode=(\d+) cycles=(\d+)$", text, re.M)
+    sect = re.search(r"^sect 0 n=(\d+) cur=(\d+) min=(\d+) max=(\d+) sum=(\d+)$", text, re.M)
+    sectev = re.search(r"^sectev 0 0 ev=(\d+) cur=(\d+) min=(\d+) max=(\d+) sum=(\d+)$", text, re.M)
+    if counts_nothing:
+        c.check("%s: the divider, user mode and the section counters run (the A9 counts nothing in QEMU)" % core,
+                div and div.groups() == ("0", "0") and user and user.group(1) == "16" and sect and sectev,
+                "%s; %s" % (div.group(0) if div else "?", user.group(0) if user else "?"))
+    else:
+        whole, d64 = (int(div.group(1)), int(div.group(2))) if div else (-1, -1)
+        c.check("%s: cmprof_pmu_start(true) sets PMCR.D: the same loop counts a 64th (%d whole, %d divided)"
+                % (core, whole, d64), whole > 64000 and abs(d64 - whole / 64) <= 1, div.group(0) if div else "?")
+        c.check("%s: after cmprof_pmu_user_access(true) user mode (0x10) reads the cycle counter: the loop's 5006"
+                % core, user is not None and user.groups() == ("16", "5006"), user.group(0) if user else text[-200:])
+        c.check("%s: section timers on the PMU: 10 runs of the loop, cycles and INST_RETIRED equal per run under "
+                "-icount (the measurement calibrated out)" % core,
+                sect and sectev and sect.group(1) == "10" and sectev.group(1) == "8" and
+                sect.groups()[1:] == sectev.groups()[1:] and 5000 <= int(sect.group(2)) <= 5010,
+                "%s / %s" % (sect.group(0) if sect else "?", sectev.group(0) if sectev else "?"))
+
+
+def r5_pmu_noicount(c):
+    """Without -icount QEMU counts CPU_CYCLES by its clock and INST_RETIRED not at all: the section timer's
+    clock must count and its instructions event must read 0. Events 0x08 and 0x11 swapped at the register
+    write (the same count under -icount) read the other way round."""
+    r = Result("r5_pmu_noicount")
+    text = open(os.path.join(scen.BUILD, r.name, "uart.txt"), errors="replace").read()
+    sect = re.search(r"^sect 0 n=(\d+) cur=(\d+) min=(\d+) max=(\d+) sum=(\d+)$", text, re.M)
+    sectev = re.search(r"^sectev 0 0 ev=8 cur=(\d+) min=(\d+) max=(\d+) sum=(\d+)$", text, re.M)
+    c.check("r5 without -icount: the section clock (CPU_CYCLES, QEMU's clock) counts every run and the "
+            "instructions event (INST_RETIRED, counted by QEMU only under -icount) reads 0: each number reached "
+            "its counter", sect is not None and sectev is not None and sect.group(1) == "10" and
+            int(sect.group(3)) > 0 and sectev.group(4) == "0",
+            "%s / %s" % (sect.group(0) if sect else "?", sectev.group(0) if sectev else text[-200:]))
+
+
 def r5_pmu_limits(c):
     """The R5's PMU in QEMU 7.2 and its interrupt, which vexpress does not wire: asserted, so a QEMU that wires
     it fails here; the handler's path is tested by pending its GIC line from software."""
     r = Result("r5_pmu_limits")
+    pmu_api_checks(c, "r5", r)
+    r5_pmu_noicount(c)
     text = open(os.path.join(scen.BUILD, r.name, "uart.txt"), errors="replace").read()
     counts = {int(e): int(n) for e, n in re.findall(r"^event (\d+) count=(\d+)$", text, re.M)}
     counting = {e: n for e, n in counts.items() if n}
@@ -1643,7 +1685,11 @@ def pmu_limits(c):
         counting = {e: n for e, n in counts.items() if n}
         ev_irqs, ev_pc = (int(ev.group(1)), int(ev.group(2), 16)) if ev else (-1, 0)
         in_spin = spin_at <= ev_pc < spin_at + spin_size
+        pmu_api_checks(c, core, r, counts_nothing=core == "a9")
         if core == "a9":
+            ev_names = [e.get("name") for s in r.tool().get("sections", []) for e in s.get("events", [])]
+            c.check("a9: the section's event 0x70, the A9's own, named by the core the firmware reported (MIDR)",
+                    ev_names == ["main execution unit instructions"], str(ev_names))
             c.check("a9 (vexpress-a9): the PMU's registers read, nothing counts, no overflow ever",
                     pmcr and int(pmcr.group(1), 16) >> 24 == 0x41 and len(counts) == 20 and not counting and
                     cycles == 0 and ev_irqs == 0 and cy and cy.group(1) == "0",

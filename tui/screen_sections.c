@@ -101,7 +101,7 @@ static int events_row(struct view *v, struct vbuf *b, int y, int i)
         const struct ingest_section_event *e = &s->ev[k];
         if (!e->seen)
             continue;
-        const char *en = ingest_event_name(e->event);
+        const char *en = ingest_event_name(v->in, e->event);
         double per_run = runs ? (double)e->sum / (double)s->count : 0;
         ex = en ? vb_putf(b, ex, y, VA_DIM, " %s %.0f/run (%llu..%llu)", en, per_run, (unsigned long long)e->min,
                           (unsigned long long)e->max)
