@@ -143,6 +143,18 @@ static void test_sections(void)
     CHECK(strstr(log_a.buf, "t=8/0 s=0 i=3 k=1 v=db2 c=0 3506/3600/3506000") != NULL);
 }
 
+/* A run past the clock's range (long=, at most the run count) and the core's MIDR line. */
+static void test_long_sections_and_target(void)
+{
+    struct text_decoder d;
+    decode("sect 2 n=3 cur=4294967295 min=9 max=4294967295 sum=8589934600 long=1\n"
+           "sect 2 n=1 cur=1 min=1 max=1 sum=1 long=2\nsect 2 n=1 cur=1 min=1 max=1 sum=1 long=\n"
+           "target midr=410fc090\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_SECTION] == 1 && d.stats.bad_lines == 2); /* more long runs than runs; no number */
+    CHECK(log_a.count[EV_TARGET] == 1 && strstr(log_a.buf, "midr=410fc090") != NULL);
+}
+
 /* A halting source's call stack line: after its sample's block, which it closes. */
 static void test_stack_line(void)
 {
@@ -514,6 +526,7 @@ int main(void)
     RUN_TEST(test_capture_starting_mid_block);
     RUN_TEST(test_unterminated_last_line);
     RUN_TEST(test_sections);
+    RUN_TEST(test_long_sections_and_target);
     RUN_TEST(test_stack_line);
     RUN_TEST(test_long_line);
     RUN_TEST(test_chunk_invariance);
