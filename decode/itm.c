@@ -17,6 +17,32 @@ enum { S_HEADER, S_SYNC, S_SOURCE, S_CONT, S_HUNT };
 
 #define SYNC_ZERO_BYTES 5u /* 5 x 8 zero bits, plus 7 in the 0x80 that ends the packet */
 
+/* Header bytes and header fields, as the classes above name them */
+#define HDR_SYNC 0x00u       /* a sync packet's first byte, and each zero byte of its body */
+#define SYNC_LAST 0x80u      /* the byte that ends a sync packet */
+#define HDR_OVERFLOW 0x70u
+#define HDR_GLOBAL_TS1 0x94u
+#define HDR_GLOBAL_TS2 0xB4u
+#define HDR_PC_SAMPLE 0x17u  /* hardware source 2 (PC sample) with a four-byte payload */
+#define PC_SAMPLE_BYTES 5u   /* its header and payload */
+#define SS_MASK 0x03u        /* a source packet's payload size (00: not a source packet) */
+#define SOURCE_HW 0x04u      /* a hardware (DWT) source, not a stimulus port */
+#define EXTENSION_BIT 0x08u  /* CEEE1S00 */
+#define TS_NIBBLE 0x0Fu      /* zero in the low nibble: a timestamp header */
+#define TS1_BIT 0x40u        /* with CONT_BIT: local timestamp format 1 (11TC0000) */
+#define CONT_BIT 0x80u       /* more bytes follow (a header, or a byte of a continued packet) */
+#define CONT_PAYLOAD 0x7Fu   /* the payload bits of a continued packet's byte */
+#define GLOBAL_TS2_MAX 6u    /* continuation bytes at most: global timestamp 2 */
+#define CONT_MAX 4u          /* ... and every other continued packet */
+
+/* Hardware source IDs (the header's AAAAA) */
+#define HW_EVENT_COUNTER 0u
+#define HW_EXCEPTION 1u      /* payload: the exception number (9 bits), its function in bits 12-13 */
+#define HW_PC_SAMPLE 2u      /* a PC (4 bytes), or a sleeping core (1 byte) */
+#define HW_DATA_FIRST 8u     /* data trace: 8-15 PC or address, 16-23 data value */
+#define HW_DATA_VALUE 16u
+#define HW_DATA_LAST 23u
+
 void itm_init(struct itm_decoder *d, bool wait_for_sync)
 {
     memset(d, 0, sizeof *d);
@@ -33,7 +59,7 @@ static void fail(struct itm_decoder *d)
 
 static uint32_t source_size(uint8_t h)
 {
-    return (h & 3u) == 3u ? 4u : (h & 3u);
+    return (h & SS_MASK) == 3u ? 4u : (h & SS_MASK);
 }
 
 /* The stimulus port a software packet with header h writes, on the current page. */
@@ -61,16 +87,16 @@ static void emit_source(struct itm_decoder *d, const struct ev_sink *sink)
     e.offset = d->packet_offset;
     e.size = source_size(h);
     e.value = d->value;
-    if ((h & 4u) == 0u) {
+    if ((h & SOURCE_HW) == 0u) {
         e.type = EV_SOFTWARE;
         e.index = stimulus_port(d, h);
-    } else if (id == 0u) {
+    } else if (id == HW_EVENT_COUNTER) {
         e.type = EV_EVENT_COUNTER;
-    } else if (id == 1u) {
+    } else if (id == HW_EXCEPTION) {
         e.type = EV_EXCEPTION;
-        e.index = (uint32_t)(d->value & 0xFFu) | (uint32_t)((d->value >> 8) & 1u) << 8;
+        e.index = (uint32_t)(d->value & 0x1FFu);
         e.value = (d->value >> 12) & 3u;
-    } else if (id == 2u) {
+    } else if (id == HW_PC_SAMPLE) {
         if (e.size == 4u) {
             e.type = EV_PC;
             e.addr = (uint32_t)d->value;
@@ -80,7 +106,7 @@ static void emit_source(struct itm_decoder *d, const struct ev_sink *sink)
     } else {
         e.type = EV_DATA_TRACE;
         e.index = (id >> 1) & 3u;
-        e.kind = id < 16u ? (id & 1u) : 2u + (id & 1u);
+        e.kind = id < HW_DATA_VALUE ? (id & 1u) : 2u + (id & 1u);
     }
     d->stats.packets++;
     ev_emit(sink, &e);
@@ -91,16 +117,16 @@ static bool hardware_header_ok(uint8_t h)
 {
     uint32_t id = h >> 3, size = source_size(h);
     switch (id) {
-    case 0:
+    case HW_EVENT_COUNTER:
         return size == 1u;
-    case 1:
+    case HW_EXCEPTION:
         return size == 2u;
-    case 2:
+    case HW_PC_SAMPLE:
         return size == 4u || size == 1u;
     default:
-        if (id >= 8u && id <= 15u)
+        if (id >= HW_DATA_FIRST && id < HW_DATA_VALUE)
             return (id & 1u) ? size == 2u : size == 4u;
-        return id >= 16u && id <= 23u;
+        return id >= HW_DATA_VALUE && id <= HW_DATA_LAST;
     }
 }
 
@@ -110,13 +136,13 @@ static void emit_cont(struct itm_decoder *d, const struct ev_sink *sink)
     uint8_t h = d->header;
     e.offset = d->packet_offset;
     e.size = d->got;
-    if ((h & 0x0Fu) == 0x00u) { /* local timestamp format 1 */
+    if ((h & TS_NIBBLE) == 0u) { /* local timestamp format 1 */
         e.type = EV_TIMESTAMP;
         e.index = (h >> 4) & 3u;
         e.value = d->value;
-    } else if (h == 0x94u || h == 0xB4u) {
+    } else if (h == HDR_GLOBAL_TS1 || h == HDR_GLOBAL_TS2) {
         e.type = EV_GLOBAL_TS;
-        e.index = h == 0x94u ? 1u : 2u;
+        e.index = h == HDR_GLOBAL_TS1 ? 1u : 2u;
         e.value = d->value;
     } else { /* extension */
         e.type = EV_EXTENSION;
@@ -131,9 +157,7 @@ static void emit_cont(struct itm_decoder *d, const struct ev_sink *sink)
 
 static uint8_t cont_limit(uint8_t h)
 {
-    if (h == 0xB4u)
-        return 6u;
-    return 4u;
+    return h == HDR_GLOBAL_TS2 ? GLOBAL_TS2_MAX : CONT_MAX;
 }
 
 static void header(struct itm_decoder *d, uint8_t h, uint64_t off, const struct ev_sink *sink)
@@ -142,13 +166,13 @@ static void header(struct itm_decoder *d, uint8_t h, uint64_t off, const struct 
     d->packet_offset = off;
     d->value = 0;
     d->got = 0;
-    if (h == 0x00u) {
+    if (h == HDR_SYNC) {
         d->state = S_SYNC;
         d->zeros = 1;
         return;
     }
-    if ((h & 3u) != 0u) { /* source packet */
-        if ((h & 4u) && !hardware_header_ok(h)) {
+    if ((h & SS_MASK) != 0u) { /* source packet */
+        if ((h & SOURCE_HW) && !hardware_header_ok(h)) {
             fail(d);
             return;
         }
@@ -156,36 +180,36 @@ static void header(struct itm_decoder *d, uint8_t h, uint64_t off, const struct 
         d->state = S_SOURCE;
         return;
     }
-    if (h == 0x70u) {
+    if (h == HDR_OVERFLOW) {
         struct ev e = {.type = EV_OVERFLOW, .offset = off};
         d->stats.overflows++;
         d->stats.packets++;
         ev_emit(sink, &e);
         return;
     }
-    if ((h & 0x0Fu) == 0x00u) {
-        if ((h & 0x80u) == 0u) { /* format 2: 0x10..0x60 */
+    if ((h & TS_NIBBLE) == 0u) {
+        if ((h & CONT_BIT) == 0u) { /* format 2: 0x10..0x60 */
             struct ev e = {.type = EV_TIMESTAMP, .value = h >> 4, .offset = off};
             d->stats.packets++;
             ev_emit(sink, &e);
             return;
         }
-        if ((h & 0x40u) == 0u) { /* 80 90 A0 B0 */
+        if ((h & TS1_BIT) == 0u) { /* 80 90 A0 B0 */
             fail(d);
             return;
         }
         d->state = S_CONT; /* format 1 always has payload */
         return;
     }
-    if ((h & 0x08u) != 0u) { /* extension: CEEE1S00 */
-        if (h & 0x80u) {
+    if ((h & EXTENSION_BIT) != 0u) { /* extension: CEEE1S00 */
+        if (h & CONT_BIT) {
             d->state = S_CONT;
         } else {
             emit_cont(d, sink);
         }
         return;
     }
-    if (h == 0x94u || h == 0xB4u) {
+    if (h == HDR_GLOBAL_TS1 || h == HDR_GLOBAL_TS2) {
         d->state = S_CONT;
         return;
     }
@@ -206,7 +230,7 @@ static uint32_t le32(const uint8_t *b)
 /* Is h a software source header (stimulus port write of 1, 2 or 4 bytes)? */
 static bool software_header(uint8_t h)
 {
-    return (h & 3u) != 0u && (h & 4u) == 0u;
+    return (h & SS_MASK) != 0u && (h & SOURCE_HW) == 0u;
 }
 
 /* A run of whole PC-sample packets (0x17 and four bytes) and software writes, the bulk of a
@@ -230,17 +254,19 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
     pcs.pcs = batch ? d->run : NULL;
     pcs.size = batch ? 0u : 4u;
     for (;;) {
-        if (end - q >= 5 && *q == 0x17u) {
+        if (end - q >= PC_SAMPLE_BYTES && *q == HDR_PC_SAMPLE) {
             const uint8_t *first = q;
             size_t m = 0;
             if (batch) {
                 /* the last packet this batch may take: ITM_RUN_MAX in all, or the buffer's end */
-                const uint8_t *const stop = end - q > 5 * ITM_RUN_MAX ? q + 5 * (ITM_RUN_MAX - 1u) : end - 5;
+                const uint8_t *const stop = end - q > PC_SAMPLE_BYTES * ITM_RUN_MAX
+                                                ? q + PC_SAMPLE_BYTES * (ITM_RUN_MAX - 1u)
+                                                : end - PC_SAMPLE_BYTES;
                 uint32_t *out = d->run;
                 do {
                     value = *out++ = le32(q + 1);
-                    q += 5;
-                } while (q <= stop && *q == 0x17u);
+                    q += PC_SAMPLE_BYTES;
+                } while (q <= stop && *q == HDR_PC_SAMPLE);
                 m = (size_t)(out - d->run);
                 if (deliver) {
                     pcs.count = m;
@@ -257,11 +283,11 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
                         deliver(ctx, &pcs);
                     }
                     m++;
-                    q += 5;
-                } while (end - q >= 5 && *q == 0x17u);
+                    q += PC_SAMPLE_BYTES;
+                } while (end - q >= PC_SAMPLE_BYTES && *q == HDR_PC_SAMPLE);
             }
             packets += m;
-            last = q - 5;
+            last = q - PC_SAMPLE_BYTES;
             size = 4u;
             continue;
         }
@@ -297,7 +323,7 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     for (size_t i = 0; i < len; i++) {
-        if (d->state == S_HEADER && (buf[i] == 0x17u || software_header(buf[i]))) {
+        if (d->state == S_HEADER && (buf[i] == HDR_PC_SAMPLE || software_header(buf[i]))) {
             size_t k = source_run(d, buf + i, len - i, sink);
             if (k) {
                 i += k - 1u;
@@ -330,8 +356,8 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
             }
             break;
         case S_CONT:
-            d->value |= (uint64_t)(b & 0x7Fu) << (7u * d->got++);
-            if ((b & 0x80u) == 0u) {
+            d->value |= (uint64_t)(b & CONT_PAYLOAD) << (7u * d->got++);
+            if ((b & CONT_BIT) == 0u) {
                 emit_cont(d, sink);
                 d->state = S_HEADER;
             } else if (d->got >= cont_limit(d->header)) {
@@ -340,12 +366,12 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
             break;
         case S_SYNC:
         case S_HUNT:
-            if (b == 0x00u) {
+            if (b == HDR_SYNC) {
                 if (d->zeros++ == 0u && d->state == S_HUNT)
                     d->packet_offset = off;
                 if (d->state == S_HUNT)
                     d->stats.hunted++;
-            } else if (b == 0x80u && d->zeros >= SYNC_ZERO_BYTES) {
+            } else if (b == SYNC_LAST && d->zeros >= SYNC_ZERO_BYTES) {
                 struct ev e = {.type = EV_SYNC, .offset = d->packet_offset};
                 if (d->state == S_HUNT)
                     d->stats.hunted -= d->zeros; /* the zeros were the sync, not garbage */
@@ -388,24 +414,24 @@ static enum itm_lint_result lint_header(struct itm_lint *l, uint8_t h)
 {
     l->header = h;
     l->got = 0;
-    if (h == 0x00u) {
+    if (h == HDR_SYNC) {
         l->state = L_ZEROS;
         l->zeros = 1;
         return ITM_LINT_MORE;
     }
-    if ((h & 3u) != 0u) {
-        if ((h & 4u) && !hardware_header_ok(h))
+    if ((h & SS_MASK) != 0u) {
+        if ((h & SOURCE_HW) && !hardware_header_ok(h))
             return ITM_LINT_ERROR;
         l->state = L_SOURCE;
         return ITM_LINT_MORE;
     }
-    if (h == 0x70u || ((h & 0x0Fu) == 0x00u && (h & 0x80u) == 0u)) /* overflow, timestamp format 2 */
+    if (h == HDR_OVERFLOW || ((h & TS_NIBBLE) == 0u && (h & CONT_BIT) == 0u)) /* overflow, timestamp format 2 */
         return ITM_LINT_PACKET;
-    if ((h & 0x0Fu) == 0x00u && (h & 0x40u) == 0u) /* 80 90 A0 B0 */
+    if ((h & TS_NIBBLE) == 0u && (h & TS1_BIT) == 0u) /* 80 90 A0 B0 */
         return ITM_LINT_ERROR;
-    if ((h & 0x08u) != 0u && (h & 0x80u) == 0u) /* a one-byte extension */
+    if ((h & EXTENSION_BIT) != 0u && (h & CONT_BIT) == 0u) /* a one-byte extension */
         return ITM_LINT_PACKET;
-    if ((h & 0x0Fu) == 0x00u || (h & 0x08u) != 0u || h == 0x94u || h == 0xB4u) {
+    if ((h & TS_NIBBLE) == 0u || (h & EXTENSION_BIT) != 0u || h == HDR_GLOBAL_TS1 || h == HDR_GLOBAL_TS2) {
         l->state = L_CONT;
         return ITM_LINT_MORE;
     }
@@ -421,7 +447,7 @@ enum itm_lint_result itm_lint(struct itm_lint *l, uint8_t b)
         l->state = L_HEADER;
         return ITM_LINT_PACKET;
     case L_CONT:
-        if ((b & 0x80u) == 0u) {
+        if ((b & CONT_BIT) == 0u) {
             l->state = L_HEADER;
             return ITM_LINT_PACKET;
         }
@@ -430,12 +456,12 @@ enum itm_lint_result itm_lint(struct itm_lint *l, uint8_t b)
         l->state = L_HEADER;
         return ITM_LINT_ERROR;
     case L_ZEROS:
-        if (b == 0x00u) {
+        if (b == HDR_SYNC) {
             l->zeros += l->zeros < 255u;
             return ITM_LINT_MORE;
         }
         l->state = L_HEADER;
-        return b == 0x80u && l->zeros >= SYNC_ZERO_BYTES ? ITM_LINT_PACKET : ITM_LINT_ERROR;
+        return b == SYNC_LAST && l->zeros >= SYNC_ZERO_BYTES ? ITM_LINT_PACKET : ITM_LINT_ERROR;
     default:
         return lint_header(l, b);
     }

@@ -9,6 +9,13 @@
 #include <string.h>
 
 #define FULL_SYNC 0xFFFFFF7Fu /* FF FF FF 7F, oldest byte in the high bits */
+#define HALF_SYNC_FIRST 0xFFu /* a half sync, FF 7F, in place of a data pair */
+#define HALF_SYNC_LAST 0x7Fu
+#define ID_NULL 0x00u         /* source IDs with no data of their own */
+#define ID_TRIGGER_OLD 0x7Fu
+#define ID_RESERVED_FIRST 0x70u /* 0x70..0x7F reserved, but for: */
+#define ID_FLUSH_RESPONSE 0x7Bu
+#define ID_TRIGGER 0x7Du
 
 /* Lanes start with no source: data before the first ID change is nobody's. */
 static void lane_start(struct tpiu_lane *l, unsigned offset, uint8_t id)
@@ -37,7 +44,7 @@ void tpiu_force_offset(struct tpiu_decoder *d, unsigned at)
 /* A data byte of a source nobody asked for: counted, and its ID remembered for the report. */
 static void other_source(struct tpiu_stats *st, uint8_t id)
 {
-    if (id == 0 || id == 0x7F) /* null source, trigger */
+    if (id == ID_NULL || id == ID_TRIGGER_OLD) /* null source, trigger */
         return;
     st->other_ids++;
     st->ids_seen[id >> 3] |= (uint8_t)(1u << (id & 7u));
@@ -62,7 +69,7 @@ unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len)
 /* IDs 0x70..0x7F are reserved, but for 0x7B (flush response) and 0x7D (trigger). */
 static bool reserved_id(uint8_t id)
 {
-    return id >= 0x70u && id != 0x7Bu && id != 0x7Du;
+    return id >= ID_RESERVED_FIRST && id != ID_FLUSH_RESPONSE && id != ID_TRIGGER;
 }
 
 /* The whole frame in l: the wanted source's bytes into out, returns how many; faults counted
@@ -139,7 +146,7 @@ static void lane_check(struct tpiu_lane *l, const uint8_t *out, size_t n)
  * is dropped. */
 static bool lane_byte(struct tpiu_lane *l, uint8_t b, uint64_t *half_syncs)
 {
-    if (l->pos % 2u == 1u && l->frame[l->pos - 1] == 0xFFu && b == 0x7Fu) {
+    if (l->pos % 2u == 1u && l->frame[l->pos - 1] == HALF_SYNC_FIRST && b == HALF_SYNC_LAST) {
         l->pos--;
         if (half_syncs)
             (*half_syncs)++;
@@ -179,8 +186,8 @@ static void lane_run(struct tpiu_lane *l, const uint8_t *buf, size_t len, uint8_
 
 static bool any_half_sync(const uint8_t *buf, size_t len)
 {
-    for (const uint8_t *p = buf; (p = memchr(p, 0x7F, (size_t)(buf + len - p))) != NULL; p++)
-        if (p > buf && p[-1] == 0xFF)
+    for (const uint8_t *p = buf; (p = memchr(p, HALF_SYNC_LAST, (size_t)(buf + len - p))) != NULL; p++)
+        if (p > buf && p[-1] == HALF_SYNC_FIRST)
             return true;
     return false;
 }
