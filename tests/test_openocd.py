@@ -455,6 +455,277 @@ def failed_and_back(burst):
                     code, took, j.get("total"), j.get("format"), target.mem[DEMCR], pa, err.strip()[-300:]))
 
 
+# ---- swo=: the SWO trace set up through OpenOCD's own commands ----
+DWT_CTRL, ITM_TCR, ITM_TER0, DBGMCU_CR, TPIU = 0xE0001000, 0xE0000E80, 0xE0000E00, 0xE0042004, 0xE0040000
+
+
+def swo_target(dbgmcu=True):
+    """An STM32F4's trace registers as a reset leaves them (DWT_CTRL with NUMCOMP 4, CYCCNT on as a
+    section timer leaves it); DBGMCU_CR absent on a part that has none."""
+    mem = {DEMCR: 0x00000400, DWT_CTRL: 0x40000001, ITM_TCR: 0, TPIU + 0x004: 1, TPIU + 0x010: 0,
+           TPIU + 0x0F0: 1, TPIU + 0x304: 0x102}
+    mem.update({ITM_TER0 + 4 * i: 0 for i in range(8)})
+    if dbgmcu:
+        mem[DBGMCU_CR] = 0x7
+    return mem
+
+
+def itm_pcs(pcs):
+    out = bytearray(b"\x00\x00\x00\x00\x00\x80")
+    for pc in pcs:
+        out += b"\x15\x00" if pc == 0xFFFFFFFF else bytes([0x17]) + pc.to_bytes(4, "little")
+    return bytes(out)
+
+
+class SwoServer:
+    """OpenOCD as seen through its Tcl port, for swo=: tpiu names/cget/configure/enable/disable,
+    itm port, mww, read_memory (in the tool's foreach scripts too) on a register map. `enable` does
+    what OpenOCD 0.12's does to the registers (TPIU, DBGMCU's trace pins) and opens the trace port,
+    which sends trace (bytes) to each connection and keeps it open. die_after: the Tcl connection
+    number 0 is closed instead of answering its command number die_after (dead=True: the server
+    stops listening too, as when OpenOCD is killed)."""
+
+    def __init__(self, trace, mem, die_after=None, dead=False, names="stm32f4x.tpiu"):
+        self.trace, self.mem, self.first = trace, mem, dict(mem)
+        self.die_after, self.dead, self.names = die_after, dead, names
+        self.log, self.conns, self.trace_conns, self.done, self.trace_sock = [], 0, 0, False, None
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def stop(self):
+        self.done = True
+
+    def accept(self):
+        while not self.done:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self.serve, args=(conn, self.conns), daemon=True).start()
+            self.conns += 1
+        self.sock.close()
+
+    def read(self, a):
+        return "0x%x" % self.mem[a] if a in self.mem else None
+
+    def answer(self, body):
+        mem = self.mem
+        if body == "tpiu names":
+            return "0 {%s}" % self.names
+        if re.fullmatch(r"\S+ cget -baseaddr", body):
+            return "0 0x%x" % TPIU
+        m = re.fullmatch(r"set s \{\}; foreach a \{([^}]*)\} \{.*read_memory \$a 32 1.*\}; set s", body)
+        if m:
+            return "0 {%s}" % " ".join(self.read(int(a, 16)) or "-" for a in m.group(1).split())
+        m = re.fullmatch(r"mww (0x[0-9a-f]+) (0x[0-9a-f]+)", body)
+        if m:
+            mem[int(m.group(1), 16)] = int(m.group(2), 16)
+            return "0 {}"
+        m = re.fullmatch(r"(\S+) configure -protocol uart -traceclk (\d+) -pin-freq (\d+) -output :(\d+)", body)
+        if m:
+            self.clk, self.pin, self.trace_port = int(m.group(2)), int(m.group(3)), int(m.group(4))
+            return "0 {}"
+        if re.fullmatch(r"\S+ enable", body):  # OpenOCD 0.12's arm_tpiu_swo enable and the F4's pre-enable
+            if DBGMCU_CR in mem:
+                mem[DBGMCU_CR] = (mem[DBGMCU_CR] & ~0xC0) | 0x20
+            mem.update({TPIU + 0x004: 1, TPIU + 0x010: self.clk // self.pin - 1, TPIU + 0x0F0: 2,
+                        TPIU + 0x304: mem[TPIU + 0x304] & ~2})
+            self.open_trace()
+            return "0 {}"
+        if body == "itm port 0 on":  # armv7m_trace_itm_config: TCR and the eight TERs
+            mem[ITM_TCR] = 0x00010009
+            mem.update({ITM_TER0 + 4 * i: 1 if i == 0 else 0 for i in range(8)})
+            return "0 {}"
+        m = re.fullmatch(r"catch \{(\S+) disable\}; foreach \{a v\} \{([^}]*)\} \{.*mww \$a \$v.*\}", body)
+        if m:
+            if self.trace_sock:  # shutdown wakes the accept() that a close alone leaves listening
+                try:
+                    self.trace_sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                self.trace_sock.close()
+                self.trace_sock = None
+            f = m.group(2).split()
+            for a, v in zip(f[0::2], f[1::2]):
+                if int(a, 16) in mem and mem[int(a, 16)] != int(v, 16):
+                    mem[int(a, 16)] = int(v, 16)
+            return "0 {}"
+        return "1 {invalid command name \"%s\"}" % body.split()[0]
+
+    def open_trace(self):
+        if self.trace_sock:
+            return
+        self.trace_sock = socket.socket()
+        self.trace_sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.trace_sock.bind(("127.0.0.1", self.trace_port))
+        self.trace_sock.listen(4)
+        sock = self.trace_sock
+
+        def serve_trace():
+            while not self.done:
+                try:
+                    c, _ = sock.accept()
+                except OSError:
+                    return
+                self.trace_conns += 1
+                c.sendall(self.trace)
+                threading.Thread(target=lambda: (time.sleep(30), c.close()), daemon=True).start()
+        threading.Thread(target=serve_trace, daemon=True).start()
+
+    def serve(self, conn, index):
+        buf, answered = b"", 0
+        try:
+            while not self.done:
+                while b"\x1a" not in buf:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    buf += data
+                cmd, buf = buf.split(b"\x1a", 1)
+                m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd.decode(), re.S)
+                body = m.group(1) if m else cmd.decode()
+                if index == 0 and answered == self.die_after:
+                    if self.dead:
+                        self.done = True
+                    return
+                with self.lock:
+                    self.log.append(body)
+                conn.sendall(self.answer(body).encode() + b"\x1a")
+                answered += 1
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+
+def kinds(log):
+    """The commands' shapes, numbers left out: the sequence the tool sent."""
+    out = []
+    for c in log:
+        c = re.sub(r"0x[0-9a-f]{8}", "A", c)
+        out.append(re.sub(r"\{(A ?)+\}", "{..}", c)[:60])
+    return out
+
+
+def swo_setup(burst):
+    """swo=168M: the commands in order, the trace counted exactly, every register put back."""
+    tport = free_port()
+    trace = itm_pcs(burst * 10) + b"\x00" * 5 + b"\x80"
+    mem = swo_target()
+    srv = SwoServer(trace, mem)
+    spec = "openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, tport)
+    code, j, err = batch(spec, "--samples", "600")
+    time.sleep(0.2)
+    srv.stop()
+    rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+    check("openocd swo=: the trace OpenOCD serves counted exactly (30:20:10 a burst), sleeps too, format from the bytes",
+          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100} and j.get("sleep") == 40 and
+          j.get("format") == "itm", "exit %d, %s, sleep %s, format %s, %s" % (code, rows, j.get("sleep"),
+                                                                              j.get("format"), err.strip()))
+    want = ["tpiu names", "stm32f4x.tpiu cget -baseaddr",
+            "set s {}; foreach a {..} {if {[catch {read_memory $a 32 1} v]} {set v -}",
+            "mww A A", "stm32f4x.tpiu configure -protocol uart -traceclk 168000000 -pin-",
+            "stm32f4x.tpiu enable", "itm port 0 on", "mww A A", "mww A A",
+            "catch {stm32f4x.tpiu disable}; foreach {a v} {..} {if {![catch {read_memory"]
+    got = kinds(srv.log)
+    check("openocd swo=: the set-up in OpenOCD 0.12's commands, in order, then the restore",
+          got == [w[:60] for w in want], "sent %s" % got)
+    cfg = [c for c in srv.log if "configure" in c]
+    writes = [c for c in srv.log if c.startswith("mww")]
+    # 168 MHz / 2 MHz = 84: pin 2 MHz; a sample every 100 * 84 = 8400 cycles, rounded up to 9216
+    # (POSTPRESET 8, CYCTAP 1): DWT_CTRL 0x40000001 -> 0x40001611 (SYNCTAP 1, PCSAMPLENA)
+    check("openocd swo=: pin 2 MHz from the 168 MHz trace clock, TRCENA, ITM's DWT packets, a sample every 9216 cycles",
+          cfg == ["stm32f4x.tpiu configure -protocol uart -traceclk 168000000 -pin-freq 2000000 -output :%d" % tport]
+          and writes == ["mww 0xe000edfc 0x01000400", "mww 0xe0000e80 0x0001000d", "mww 0xe0001000 0x40001611"] and
+          "SWO 2 MHz, a PC sample every 9216 cycles" in j.get("source_detail", ""),
+          "%s %s %s" % (cfg, writes, j.get("source_detail")))
+    changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    check("openocd swo=: at exit every register holds what the tool first found (DEMCR, DWT, ITM, TPIU, DBGMCU)",
+          not changed, "still changed: %s" % changed)
+
+
+def swo_dies(burst):
+    """The server drops the connection during the set-up (after each step in turn): the error is
+    named, the close's second connection puts every register back; a server killed outright
+    (nothing listens any more) ends the run in bounded time with its reason."""
+    for after in (3, 4, 5, 6, 7, 8):
+        mem = swo_target()
+        srv = SwoServer(itm_pcs(burst), mem, die_after=after)
+        t0 = time.time()
+        code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()))
+        took = time.time() - t0
+        time.sleep(0.2)
+        srv.stop()
+        changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+        check("openocd swo=: the connection dropped after %d set-up commands: named, non-zero exit, every register "
+              "put back" % after, code != 0 and "OpenOCD closed the connection" in err and not changed and took < 10,
+              "exit %d after %.1f s, changed %s, %s" % (code, took, changed, err.strip()[-200:]))
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst), mem, die_after=5, dead=True)
+    t0 = time.time()
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()))
+    took = time.time() - t0
+    srv.stop()
+    check("openocd swo=: OpenOCD killed mid-set-up: its reason, non-zero exit, within 5 s",
+          code != 0 and "OpenOCD closed the connection" in err and took < 5, "exit %d after %.1f s, %s" % (
+              code, took, err.strip()[-200:]))
+
+
+def swo_exits(burst):
+    """While the trace runs: SIGINT, SIGTERM, q end the tool within 2 s with every register put
+    back; Ctrl-Z (SIGTSTP) puts them back while stopped, SIGCONT sets the trace up again."""
+    for how in ("SIGINT", "SIGTERM", "q"):
+        mem = swo_target(dbgmcu=how != "q")
+        srv = SwoServer(itm_pcs(burst * 50), mem)
+        proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), how)
+        began = wait_for(lambda: srv.trace_conns > 0, 15)
+        time.sleep(0.3)
+        dt = exit_seconds(proc, master, how)
+        time.sleep(0.2)
+        srv.stop()
+        changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+        check("openocd swo=: %s while the trace runs: exit within 2 s, every register put back%s" % (
+              how, "" if how != "q" else " (a part without DBGMCU_CR)"),
+              began and dt is not None and dt < 2.0 and not changed,
+              "trace connected %s, exit after %s s, changed %s" % (began, dt, changed))
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst * 50), mem)
+    proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), "SIGINT")
+    began = wait_for(lambda: srv.trace_conns > 0, 15)
+    proc.send_signal(signal.SIGTSTP)
+    restored = wait_for(lambda: all(srv.first[a] == v for a, v in mem.items()), 5)
+    proc.send_signal(signal.SIGCONT)
+    again = wait_for(lambda: srv.trace_conns > 1 and mem[DWT_CTRL] == 0x40001611, 10)
+    dt = exit_seconds(proc, None, "SIGINT")
+    time.sleep(0.2)
+    srv.stop()
+    changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    check("openocd swo=: Ctrl-Z puts every register back, fg sets the trace up again, SIGINT restores at exit",
+          began and restored and again and dt is not None and not changed,
+          "trace %s, restored when stopped %s, set up again %s, exit after %s s, changed %s" % (
+              began, restored, again, dt, changed))
+
+
+def swo_options():
+    """Bad swo= options are refused at once in one line; a server with no TPIU object is named."""
+    for spec, said in (("openocd:localhost,swo=fast", "swo=CLOCK"), ("openocd:localhost,swo=168M,period=100", "period=100"),
+                       ("openocd:localhost,period=1024", "need swo=CLOCK"), ("openocd:localhost,swo=8M,tpiu=a;b", "tpiu=NAME"),
+                       ("openocd:localhost:0,swo=8M", "openocd:HOST")):
+        r = subprocess.run([TOOL, "--batch", spec, ELF], capture_output=True, text=True)
+        check("openocd swo=: '%s' refused at once, in one line" % spec, r.returncode != 0 and said in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+    srv = SwoServer(b"", swo_target(), names="")
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M" % srv.port)
+    srv.stop()
+    check("openocd swo=: no TPIU object in OpenOCD: says so and how to name one, non-zero exit",
+          code != 0 and "no TPIU/SWO object" in err and "tpiu=NAME" in err, err.strip())
+
+
 def main():
     if not os.path.exists(ELF):
         check("gdb_loops ELF built (run scenarios/scen.py first)", False, ELF)
@@ -463,7 +734,7 @@ def main():
         a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
         burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4
         for name in sys.argv[1:]:
-            globals()[name](*([] if name == "real_openocd" else [burst]))
+            globals()[name](*([] if name in ("real_openocd", "swo_options", "swo_real_openocd") else [burst]))
         return 1 if harness.failed else 0
     real_openocd()
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
@@ -505,6 +776,10 @@ def main():
     failed_and_back(burst)
     slow_replies(burst)
     hostile_servers(burst)
+    swo_setup(burst)
+    swo_dies(burst)
+    swo_exits(burst)
+    swo_options()
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("openocd: a malformed address is refused at once, in one line", r.returncode != 0 and
