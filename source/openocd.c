@@ -263,8 +263,10 @@ static int restore_script(const struct ocd_sampler *o, char *tcl, size_t len)
  * wait for a reader), at its end (OpenOCD appends). */
 static bool open_trace_file(struct ocd_sampler *o, char *m, size_t mlen)
 {
-    int fd = open(o->swo.trace_file, O_RDONLY | O_NONBLOCK | O_CREAT | O_CLOEXEC, 0644);
     struct stat st;
+    /* a pipe opened for writing too never reads as ended (nor polls as hung up) between OpenOCD's opens */
+    bool pipe = stat(o->swo.trace_file, &st) == 0 && S_ISFIFO(st.st_mode);
+    int fd = open(o->swo.trace_file, (pipe ? O_RDWR : O_RDONLY | O_CREAT) | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0 || fstat(fd, &st) != 0) {
         snprintf(m, mlen, "cannot open the trace file %s (%s)", o->swo.trace_file, strerror(errno));
         if (fd >= 0)
@@ -659,8 +661,8 @@ struct ocd_sampler *ocd_open_fd(int fd, double now, struct ocd_original *first, 
 
 int ocd_fd(const struct ocd_sampler *o)
 {
-    if (o->step == S_STREAM) /* a regular file is read on a timer, the Tcl socket watched for a close */
-        return o->trace_is_file ? o->fd : o->trace_fd;
+    if (o->step == S_STREAM) /* a regular file is read on a timer (checking the Tcl socket for a close) */
+        return o->trace_is_file ? -1 : o->trace_fd;
     return o->step == O_FAILED ? -1 : o->fd;
 }
 

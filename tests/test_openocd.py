@@ -526,9 +526,9 @@ class SwoServer:
         if m:
             mem[int(m.group(1), 16)] = int(m.group(2), 16)
             return "0 {}"
-        m = re.fullmatch(r"(\S+) configure -protocol uart -traceclk (\d+) -pin-freq (\d+) -output :(\d+)", body)
+        m = re.fullmatch(r"(\S+) configure -protocol uart -traceclk (\d+) -pin-freq (\d+) -output (:\d+|/\S+)", body)
         if m:
-            self.clk, self.pin, self.trace_port = int(m.group(2)), int(m.group(3)), int(m.group(4))
+            self.clk, self.pin, self.output = int(m.group(2)), int(m.group(3)), m.group(4)
             return "0 {}"
         if re.fullmatch(r"\S+ enable", body):  # OpenOCD 0.12's arm_tpiu_swo enable and the F4's pre-enable
             if DBGMCU_CR in mem:
@@ -558,6 +558,12 @@ class SwoServer:
         return "1 {invalid command name \"%s\"}" % body.split()[0]
 
     def open_trace(self):
+        if self.output.startswith("/"):  # OpenOCD appends to the file or pipe
+            with open(self.output, "ab") as f:
+                f.write(self.trace)
+            self.trace_conns += 1
+            return
+        self.trace_port = int(self.output[1:])
         if self.trace_sock:
             return
         self.trace_sock = socket.socket()
@@ -699,6 +705,8 @@ def swo_exits(burst):
     began = wait_for(lambda: srv.trace_conns > 0, 15)
     proc.send_signal(signal.SIGTSTP)
     restored = wait_for(lambda: all(srv.first[a] == v for a, v in mem.items()), 5)
+    at_stop = "%s, last sent %s" % ({hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v},
+                                    kinds(srv.log)[-2:])
     proc.send_signal(signal.SIGCONT)
     again = wait_for(lambda: srv.trace_conns > 1 and mem[DWT_CTRL] == 0x40001611, 10)
     dt = exit_seconds(proc, None, "SIGINT")
@@ -707,8 +715,8 @@ def swo_exits(burst):
     changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
     check("openocd swo=: Ctrl-Z puts every register back, fg sets the trace up again, SIGINT restores at exit",
           began and restored and again and dt is not None and not changed,
-          "trace %s, restored when stopped %s, set up again %s, exit after %s s, changed %s" % (
-              began, restored, again, dt, changed))
+          "trace %s, restored when stopped %s (%s), set up again %s, exit after %s s, changed %s, %s" % (
+              began, restored, at_stop, again, dt, changed, proc.stderr.read().decode().strip()[-300:]))
 
 
 def swo_options():
@@ -724,6 +732,80 @@ def swo_options():
     srv.stop()
     check("openocd swo=: no TPIU object in OpenOCD: says so and how to name one, non-zero exit",
           code != 0 and "no TPIU/SWO object" in err and "tpiu=NAME" in err, err.strip())
+
+
+def swo_real_openocd():
+    """Debian's openocd 0.12 with no probe (dummy adapter, noinit) but a DAP, a TPIU object and a
+    Cortex-M target declared as a target configuration does: its own tpiu configure/enable and itm
+    port take the tool's commands (enable is deferred to an init that never comes, so no trace
+    port opens); memory is a Tcl array behind read_memory/mww procs. Every command is accepted, the
+    run ends naming the missing trace port, and the restore (Jim Tcl's foreach and compare) writes
+    back exactly the registers the set-up changed."""
+    if not shutil.which("openocd"):
+        check("openocd installed (scripts/deps.sh)", False, "apt-get install openocd")
+        return
+    port, tport = free_port(), free_port()
+    mem = swo_target()
+    regs = " ".join("0x%08x 0x%x" % (a, v) for a, v in sorted(mem.items()))
+    stubs = ("array set ::mem {%s}; set ::writes {}; "
+             "proc read_memory {a w c} {set k [format 0x%%08x $a]; if {![info exists ::mem($k)]} {error {Error: Failed to read memory}}; "
+             "return [format 0x%%x $::mem($k)]}; "
+             "proc mww {a v} {set k [format 0x%%08x $a]; lappend ::writes $k; set ::mem($k) [expr {$v + 0}]; return {}}" % regs)
+    oo = subprocess.Popen(["openocd", "-c", "adapter driver dummy", "-c", "transport select jtag", "-c",
+                           "jtag newtap chip cpu -irlen 4 -expected-id 0", "-c", "dap create chip.dap -chain-position chip.cpu",
+                           "-c", "tpiu create chip.tpiu -dap chip.dap -ap-num 0 -baseaddr 0xE0040000", "-c",
+                           "target create chip.cpu cortex_m -dap chip.dap", "-c", "tcl_port %d" % port, "-c",
+                           "telnet_port disabled", "-c", "gdb_port disabled", "-c", "noinit", "-c", stubs],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 5)
+        code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (port, tport))
+        check("real openocd 0.12: tpiu names/cget/configure/enable, itm port, mww all accepted; the run ends naming "
+              "the trace port that never opened", code != 0 and "no trace from OpenOCD's port 127.0.0.1:%d" % tport in err
+              and "refused" not in err.replace("Connection refused", ""), err.strip()[-300:])
+        cfg = tcl(port, "chip.tpiu cget -traceclk") + " " + tcl(port, "chip.tpiu cget -pin-freq") + " " + tcl(
+            port, "chip.tpiu cget -output")
+        check("real openocd 0.12: its TPIU object holds the tool's settings (UART at 2 MHz, trace on the port asked)",
+              cfg == "168000000 2000000 :%d" % tport, cfg)
+        now = dict(zip(*[iter(tcl(port, "array get ::mem").split())] * 2))
+        now = {int(k, 16): int(v, 0) for k, v in now.items()}
+        writes = tcl(port, "set ::writes").split()
+        check("real openocd 0.12 (Jim Tcl): the restore script runs, every register as found, only the 3 changed ones "
+              "written back", now == mem and len(writes) == 6 and sorted(writes[:3]) == sorted(writes[3:]),
+              "writes %s, changed %s" % (writes, {hex(a): hex(v) for a, v in now.items() if mem.get(a) != v}))
+        tcl(port, "shutdown")
+        oo.wait(timeout=10)
+    finally:
+        if oo.poll() is None:
+            oo.kill()
+            oo.wait()
+
+
+def swo_trace_file(burst):
+    """trace=/PATH: OpenOCD writes the trace to a file (read from its end: what was there before is
+    not this run's) or a named pipe; counted exactly, registers put back."""
+    import tempfile
+    d = tempfile.mkdtemp()
+    try:
+        for kind in ("file", "fifo"):
+            path = os.path.join(d, "trace." + kind)
+            if kind == "fifo":
+                os.mkfifo(path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(itm_pcs([nm("hot_c")] * 500))  # an earlier run's
+            mem = swo_target()
+            srv = SwoServer(itm_pcs(burst * 10), mem)
+            code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%s" % (srv.port, path), "--samples", "600")
+            time.sleep(0.2)
+            srv.stop()
+            rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+            changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+            check("openocd swo=, trace=/PATH (a %s): counted exactly, every register put back" % kind,
+                  code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100} and not changed,
+                  "exit %d, %s, changed %s, %s" % (code, rows, changed, err.strip()[-200:]))
+    finally:
+        shutil.rmtree(d)
 
 
 def main():
@@ -780,6 +862,8 @@ def main():
     swo_dies(burst)
     swo_exits(burst)
     swo_options()
+    swo_trace_file(burst)
+    swo_real_openocd()
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("openocd: a malformed address is refused at once, in one line", r.returncode != 0 and
