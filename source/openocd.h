@@ -2,7 +2,9 @@
  * (0xE000101C) read in bursts while it runs, after DWT is enabled (DEMCR.TRCENA, restored at
  * the end). A PCSR of 0xFFFFFFFF means the core is halted or asleep: a sleep sample. A PCSR that
  * reads 0 is not implemented (ARMv6-M, some parts): then each sample halts the core instead
- * (halt, reg pc, resume: the resume is sent even when the read fails). Samples come out as ITM packets, like the GDB sampler's. */
+ * (halt, reg pc, resume: the resume is sent even when the read fails). Samples come out as ITM packets, like the GDB sampler's.
+ * With ",swo=CLOCK" (ocd_parse) nothing is read per sample: the SWO trace is set up through OpenOCD's
+ * own commands and the trace OpenOCD serves is passed on as it comes (ITM from DWT's PC sampling). */
 #ifndef CMPROF_SOURCE_OPENOCD_H
 #define CMPROF_SOURCE_OPENOCD_H
 
@@ -49,8 +51,8 @@ bool ocd_parse(const char *where, char *host, size_t hostlen, char *port, size_t
 struct ocd_sampler *ocd_open(const char *where, double now, struct ocd_original *first, char *err, size_t errlen);
 /* The same on a connected socket (made non-blocking by the caller), which the sampler then owns. */
 struct ocd_sampler *ocd_open_fd(int fd, double now, struct ocd_original *first, char *err, size_t errlen);
-/* Resume the core if we were halting it, put DEMCR back as first found, then free: within 0.8 s,
- * whatever the server does. */
+/* Resume the core if we were halting it, put DEMCR back as first found (swo=: stop the TPIU and put
+ * every saved trace register back as first found), then free: within 0.8 s, whatever the server does. */
 void ocd_close(struct ocd_sampler *o);
 
 int ocd_fd(const struct ocd_sampler *o);

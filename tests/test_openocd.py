@@ -489,6 +489,7 @@ class SwoServer:
         self.trace, self.mem, self.first = trace, mem, dict(mem)
         self.die_after, self.dead, self.names = die_after, dead, names
         self.log, self.conns, self.trace_conns, self.done, self.trace_sock = [], 0, 0, False, None
+        self.restores = []  # the registers after each restore script
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -554,6 +555,7 @@ class SwoServer:
             for a, v in zip(f[0::2], f[1::2]):
                 if int(a, 16) in mem and mem[int(a, 16)] != int(v, 16):
                     mem[int(a, 16)] = int(v, 16)
+            self.restores.append(dict(mem))
             return "0 {}"
         return "1 {invalid command name \"%s\"}" % body.split()[0]
 
@@ -652,7 +654,7 @@ def swo_setup(burst):
           "%s %s %s" % (cfg, writes, j.get("source_detail")))
     changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
     check("openocd swo=: at exit every register holds what the tool first found (DEMCR, DWT, ITM, TPIU, DBGMCU)",
-          not changed, "still changed: %s" % changed)
+          len(writes) == 3 and len(srv.restores) == 1 and not changed, "still changed: %s" % changed)
 
 
 def swo_dies(burst):
@@ -704,8 +706,11 @@ def swo_exits(burst):
     proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), "SIGINT")
     began = wait_for(lambda: srv.trace_conns > 0, 15)
     proc.send_signal(signal.SIGTSTP)
-    restored = wait_for(lambda: all(srv.first[a] == v for a, v in mem.items()), 5)
-    at_stop = "%s, last sent %s" % ({hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v},
+    # the registers right after the stop's restore (a process group without a terminal is not
+    # stopped by the kernel: the tool may set the trace up again at once)
+    restored = wait_for(lambda: srv.restores, 5) and srv.restores[0] == srv.first
+    at_stop = "%s, last sent %s" % ({hex(a): (hex(srv.first[a]), hex(v)) for a, v in
+                                     (srv.restores[0] if srv.restores else mem).items() if srv.first[a] != v},
                                     kinds(srv.log)[-2:])
     proc.send_signal(signal.SIGCONT)
     again = wait_for(lambda: srv.trace_conns > 1 and mem[DWT_CTRL] == 0x40001611, 10)
@@ -726,7 +731,7 @@ def swo_options():
                        ("openocd:localhost:0,swo=8M", "openocd:HOST")):
         r = subprocess.run([TOOL, "--batch", spec, ELF], capture_output=True, text=True)
         check("openocd swo=: '%s' refused at once, in one line" % spec, r.returncode != 0 and said in r.stderr and
-              len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+              "not reached" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
     srv = SwoServer(b"", swo_target(), names="")
     code, j, err = batch("openocd:127.0.0.1:%d,swo=168M" % srv.port)
     srv.stop()
