@@ -657,6 +657,26 @@ def swo_setup(burst):
           len(writes) == 3 and len(srv.restores) == 1 and not changed, "still changed: %s" % changed)
 
 
+def swo_options_set(burst):
+    """pin=, period=, exc and tpiu= as given: no `tpiu names`, the pin rate the trace clock's whole
+    divisor at most pin=, CYCTAP and POSTPRESET for the period, EXCTRCENA."""
+    tport = free_port()
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst * 10), mem)
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,pin=5M,period=2048,exc,tpiu=stm32f4x.tpiu,trace=%d" % (
+        srv.port, tport), "--samples", "600")
+    time.sleep(0.2)
+    srv.stop()
+    cfg = [c for c in srv.log if "configure" in c]
+    dwt = [c for c in srv.log if c.startswith("mww 0xe0001000")]
+    # 168 MHz / 5 MHz -> divisor 34: 4.94 MHz; 2048 cycles: CYCTAP 1, POSTPRESET 1; EXCTRCENA (bit 16)
+    check("openocd swo=, pin=5M,period=2048,exc,tpiu=: the object named, pin 4941176 Hz, DWT_CTRL 0x40011603",
+          code == 0 and "tpiu names" not in srv.log and
+          cfg == ["stm32f4x.tpiu configure -protocol uart -traceclk 168000000 -pin-freq 4941176 -output :%d" % tport]
+          and dwt == ["mww 0xe0001000 0x40011603"] and all(srv.first[a] == v for a, v in mem.items()),
+          "exit %d, %s %s, %s" % (code, cfg, dwt, err.strip()[-200:]))
+
+
 def swo_dies(burst):
     """The server drops the connection during the set-up (after each step in turn): the error is
     named, the close's second connection puts every register back; a server killed outright
@@ -864,6 +884,7 @@ def main():
     slow_replies(burst)
     hostile_servers(burst)
     swo_setup(burst)
+    swo_options_set(burst)
     swo_dies(burst)
     swo_exits(burst)
     swo_options()
