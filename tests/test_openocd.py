@@ -744,6 +744,39 @@ def swo_exits(burst):
               began, restored, at_stop, again, dt, changed, proc.stderr.read().decode().strip()[-300:]))
 
 
+def swo_ctrl_z_in_a_shell(burst):
+    """The live view as a shell's foreground job, really stopped by Ctrl-Z: while it is stopped
+    every register holds what the tool first found; fg (SIGCONT) sets the trace up again; SIGTERM
+    ends it with every register put back."""
+    from test_field import ShellLive
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst * 50), mem)
+    live = ShellLive(["openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), ELF])
+
+    def state():
+        try:
+            return open("/proc/%d/stat" % live.tool).read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return "gone"
+    began = wait_for(lambda: srv.trace_conns > 0, 15)
+    os.kill(live.tool, signal.SIGTSTP)
+    stopped = wait_for(lambda: state() == "T", 2)
+    time.sleep(0.3)  # stopped: nothing more can come from the tool
+    while_stopped = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    os.kill(live.tool, signal.SIGCONT)
+    again = wait_for(lambda: srv.trace_conns > 1 and mem[DWT_CTRL] == 0x40001611, 10)
+    os.kill(live.tool, signal.SIGTERM)
+    code, took = live.finish()
+    time.sleep(0.2)
+    srv.stop()
+    changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    check("openocd swo=, live view in a shell: Ctrl-Z stops it with every register as found, fg sets the trace up "
+          "again, SIGTERM exits 143 with every register put back",
+          began and stopped and not while_stopped and again and code == 143 and not changed,
+          "trace %s, stopped %s, changed while stopped %s, set up again %s, exit %s after %.2f s, changed %s" % (
+              began, stopped, while_stopped, again, code, took, changed))
+
+
 def swo_options():
     """Bad swo= options are refused at once in one line; a server with no TPIU object is named."""
     for spec, said in (("openocd:localhost,swo=fast", "swo=CLOCK"), ("openocd:localhost,swo=168M,period=100", "period=100"),
@@ -887,6 +920,7 @@ def main():
     swo_options_set(burst)
     swo_dies(burst)
     swo_exits(burst)
+    swo_ctrl_z_in_a_shell(burst)
     swo_options()
     swo_trace_file(burst)
     swo_real_openocd()
