@@ -88,6 +88,8 @@ SAMPLER_user_jitter := -DCMPROF_PORT=CMPROF_PORT_USER -DCMPROF_JITTER=255
 SAMPLER_none := -DCMPROF_RING_N=16
 SAMPLER_CONFIGS += sp804_jitter
 SAMPLER_sp804_jitter := -DCMPROF_PORT=CMPROF_PORT_SP804 -DCMPROF_JITTER=255
+SAMPLER_CONFIGS += rp2040_jitter
+SAMPLER_rp2040_jitter := -DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM -DCMPROF_RP2040_ALARM=2 -DCMPROF_JITTER=255
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c

@@ -221,6 +221,7 @@ struct run_end {
     struct src_failures failures; /* every failure of the run (its texts copied below) */
     char first[600], reasons[SRC_REASONS][200];
     enum src_kind kind;
+    const char *made_by; /* src_packets_by() */
     bool halting;
     double halt_rate, halted_share;
     bool gave_up;        /* batch: never reached within --connect-timeout */
@@ -243,6 +244,7 @@ static void take_end(struct source *src, struct run_end *e, bool gave_up)
         e->failures.reason[i] = e->reasons[i];
     }
     e->kind = src_kind(src);
+    e->made_by = src_packets_by(src);
     e->halting = src_halting(src, &e->halt_rate, &e->halted_share) != 0;
     e->gave_up = gave_up;
 }
@@ -279,12 +281,6 @@ static void say_partial(const struct live_options *o, const struct report_partia
     for (size_t i = 0; i < pa->n_reasons && pa->n_reasons > 1; i++)
         fprintf(stderr, "cmprof-top:   failed %u time%s: %s\n", pa->times[i], pa->times[i] == 1 ? "" : "s",
                 pa->reasons[i]);
-}
-
-/* What delivered a sampling source's samples: its ITM packets are made by us, not by the firmware. */
-static const char *source_format(enum src_kind kind)
-{
-    return kind == SRC_OPENOCD ? "openocd-pcsr" : kind == SRC_GDB ? "gdb-halting" : NULL;
 }
 
 /* Batch mode's end: what went wrong on stderr, the report on stdout, and the exit status. */
@@ -329,7 +325,7 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     bo.halt_rate = e->halt_rate;
     bo.halted_share = e->halted_share;
     bo.source_detail = e->detail;
-    bo.source_format = source_format(e->kind);
+    bo.source_format = e->made_by;
     if (batch_write(&bo, prof, in, warning, stdout, stderr) != 0)
         status = status ? status : EXIT_ERROR;
     batch_warnings(&bo, prof, in, stderr);

@@ -22,6 +22,8 @@
  *                                  CMPROF_DUALTIMER_IRQ=10), DUALTIMER_Handler
  *       CMPROF_PORT_NRF_TIMER      nRF51/nRF52 TIMERn (CMPROF_NRF_TIMER=1, CMPROF_NRF_PRESCALER=0),
  *                                  TIMERn_IRQHandler
+ *       CMPROF_PORT_RP2040_ALARM   RP2040 TIMER alarm n (CMPROF_RP2040_ALARM=0; the pico-sdk's own
+ *                                  alarm pool takes alarm 3), 1 MHz ticks, isr_timer_n
  *       CMPROF_PORT_USER           your timer: CMPROF_USER_START(p), _STOP(), _SET_PERIOD(t), _ACK()
  *                                  as macros, or functions cmprof_user_timer_start/stop/period/ack;
  *                                  your vector runs CMPROF_DEFINE_ISR (below)
@@ -65,6 +67,7 @@ extern "C" {
 #define CMPROF_PORT_USER 6
 #define CMPROF_PORT_PMU 7 /* Cortex-A/R: the PMU's cycle counter overflow (cmprof_pmu.h) */
 #define CMPROF_PORT_SP804 8 /* Cortex-A/R: ARM's SP804 dual timer, its interrupt through the GIC */
+#define CMPROF_PORT_RP2040_ALARM 9 /* RP2040: one of the TIMER's four alarms (1 MHz, one-shot) */
 
 /* CMPROF_DEFINE_ISR(vector) defines `vector` as the sampler's interrupt handler: it takes the
  * interrupted PC from word 6 of the exception frame, on MSP or PSP as EXC_RETURN bit 2 says, and

@@ -257,6 +257,54 @@ static inline void cmprof_port_stop(void)
     CMPROF_REG(CMPROF_NRF_INTENCLR(CMPROF_NRF_BASE)) = CMPROF_NRF_INT_COMPARE0;
 }
 
+#elif CMPROF_PORT == CMPROF_PORT_RP2040_ALARM /* ---------------------------------------------- */
+
+#define CMPROF_PORT_LABEL "RP2040-alarm"
+
+#ifndef CMPROF_RP2040_ALARM
+#define CMPROF_RP2040_ALARM 0 /* the pico-sdk's default alarm pool uses alarm 3 */
+#endif
+_Static_assert(CMPROF_RP2040_ALARM >= 0 && CMPROF_RP2040_ALARM <= 3, "CMPROF_RP2040_ALARM: 0 to 3");
+#define CMPROF_PORT_IRQ ((uint32_t)CMPROF_RP2040_ALARM) /* TIMER_IRQ_n */
+#if CMPROF_RP2040_ALARM == 0 /* the pico-sdk's names for these vectors */
+#define CMPROF_PORT_ISR isr_timer_0
+#elif CMPROF_RP2040_ALARM == 1
+#define CMPROF_PORT_ISR isr_timer_1
+#elif CMPROF_RP2040_ALARM == 2
+#define CMPROF_PORT_ISR isr_timer_2
+#else
+#define CMPROF_PORT_ISR isr_timer_3
+#endif
+/* An alarm fires once: each period is armed from the last alarm's time, not from now, so the
+ * handler's own latency does not stretch the period. The counter ticks at 1 MHz (the watchdog's
+ * tick, which the pico-sdk's start-up sets going). */
+#define CMPROF_PORT_RELOADS 0
+static uint32_t cmprof_rp2040_due;
+static inline void cmprof_port_ack(void)
+{
+    CMPROF_REG(CMPROF_RP2040_INTR) = 1u << CMPROF_RP2040_ALARM;
+}
+static inline void cmprof_port_set_period(uint32_t t)
+{
+    cmprof_rp2040_due += t;
+    if ((int32_t)(cmprof_rp2040_due - CMPROF_REG(CMPROF_RP2040_TIMERAWL)) <= 0) /* late: from now */
+        cmprof_rp2040_due = CMPROF_REG(CMPROF_RP2040_TIMERAWL) + t;
+    CMPROF_REG(CMPROF_RP2040_ALARM_REG(CMPROF_RP2040_ALARM)) = cmprof_rp2040_due; /* arms it */
+}
+static inline void cmprof_port_start(uint32_t period)
+{
+    CMPROF_REG(CMPROF_RP2040_INTR) = 1u << CMPROF_RP2040_ALARM;
+    CMPROF_REG(CMPROF_RP2040_INTE) |= 1u << CMPROF_RP2040_ALARM;
+    cmprof_nvic_enable_urgent(CMPROF_PORT_IRQ);
+    cmprof_rp2040_due = CMPROF_REG(CMPROF_RP2040_TIMERAWL);
+    cmprof_port_set_period(period);
+}
+static inline void cmprof_port_stop(void)
+{
+    CMPROF_REG(CMPROF_RP2040_ARMED) = 1u << CMPROF_RP2040_ALARM; /* a 1 disarms */
+    CMPROF_REG(CMPROF_RP2040_INTE) &= ~(1u << CMPROF_RP2040_ALARM);
+}
+
 #elif CMPROF_PORT == CMPROF_PORT_USER /* -------------------------------------------------------- */
 
 #define CMPROF_PORT_LABEL "user"

@@ -121,6 +121,15 @@
 #define CMPROF_DUAL_CTRL_PERIODIC (1u << 6)
 #define CMPROF_DUAL_CTRL_EN (1u << 7)
 
+/* RP2040 TIMER (datasheet 4.6): a 64-bit microsecond counter and four one-shot alarms that fire
+ * when its low word equals ALARMn; IRQ n (TIMER_IRQ_n) for alarm n; INTR bits cleared by a 1. */
+#define CMPROF_RP2040_TIMER_BASE 0x40054000u
+#define CMPROF_RP2040_ALARM_REG(n) (CMPROF_RP2040_TIMER_BASE + 0x10u + 4u * (uint32_t)(n))
+#define CMPROF_RP2040_ARMED (CMPROF_RP2040_TIMER_BASE + 0x20u)
+#define CMPROF_RP2040_TIMERAWL (CMPROF_RP2040_TIMER_BASE + 0x28u)
+#define CMPROF_RP2040_INTR (CMPROF_RP2040_TIMER_BASE + 0x34u)
+#define CMPROF_RP2040_INTE (CMPROF_RP2040_TIMER_BASE + 0x38u)
+
 /* nRF51/nRF52 TIMER0..TIMER4 (3 and 4 on nRF52 only) */
 #define CMPROF_NRF_TIMER_BASE(n) ((n) < 3 ? 0x40008000u + 0x1000u * (uint32_t)(n) : 0x4001A000u + 0x1000u * ((uint32_t)(n) - 3u))
 #define CMPROF_NRF_TIMER_IRQ(n) ((n) < 3 ? 8u + (uint32_t)(n) : 23u + (uint32_t)(n)) /* 8, 9, 10; 26, 27 */

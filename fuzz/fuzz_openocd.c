@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 6)
         return 0;
     size_t take = (size_t)data[0] * 16u + 5u;
-    struct ocd_original first = {data[1] & 1, (uint32_t)data[2] | (uint32_t)data[3] << 8 |
-                                                   (uint32_t)data[4] << 16 | (uint32_t)data[5] << 24};
+    struct ocd_original first = {.known = data[1] & 1, .demcr = (uint32_t)data[2] | (uint32_t)data[3] << 8 |
+                                                                (uint32_t)data[4] << 16 | (uint32_t)data[5] << 24};
     data += 6, size -= 6;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)

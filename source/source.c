@@ -282,12 +282,10 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
         s->kind = SRC_GDB;
         snprintf(s->name, sizeof s->name, "%s", spec);
     } else if (strncmp(spec, "openocd:", 8) == 0) {
-        const char *colon = strrchr(spec + 8, ':');
-        char *end = NULL;
-        long port = colon ? strtol(colon + 1, &end, 10) : 6666;
-        if (colon && (colon == spec + 8 || !colon[1] || *end || port < 1 || port > 65535)) {
-            snprintf(err, errlen, "source '%s': use openocd:HOST or openocd:HOST:PORT (OpenOCD's Tcl port, 6666 "
-                     "by default)", spec);
+        char host[200], port[16], why[300];
+        struct ocd_swo swo;
+        if (!ocd_parse(spec + 8, host, sizeof host, port, sizeof port, &swo, why, sizeof why)) {
+            snprintf(err, errlen, "source '%s': %s", spec, why);
             free(s);
             return NULL;
         }
@@ -594,6 +592,9 @@ const char *src_detail(struct source *s, double now)
         if (s->ocd)
             ocd_get_stats(s->ocd, &st);
         double wall = st.last - st.first;
+        if (st.swo)
+            snprintf(s->detail, sizeof s->detail, "SWO %.3g MHz, a PC sample every %u cycles, %.1f KB/s", st.pin / 1e6,
+                     st.period, wall > 0 ? (double)st.trace_bytes / wall / 1000.0 : 0.0);
         /* a fast server's replies can all come in one read, stamped with one time: no rate then */
         if (st.bursts > 1 && wall > 0)
             snprintf(s->detail, sizeof s->detail, "%s %.0f samples/s, %.1f ms a burst",
@@ -606,6 +607,13 @@ const char *src_detail(struct source *s, double now)
     }
     (void)now;
     return s->detail;
+}
+
+const char *src_packets_by(const struct source *s)
+{
+    if (s->kind == SRC_OPENOCD)
+        return strstr(s->spec, ",swo=") ? NULL : "openocd-pcsr";
+    return s->kind == SRC_GDB ? "gdb-halting" : NULL;
 }
 
 uint64_t src_bytes(const struct source *s)

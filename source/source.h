@@ -19,7 +19,8 @@ struct source;
 
 /* spec: a path, "-" for stdin, "tcp:HOST:PORT", "gdb:HOST:PORT" / "gdb:/dev/ttyACM0" (halting
  * samples through a GDB server), or "openocd:HOST[:PORT]" (DWT_PCSR read through OpenOCD's Tcl
- * server); the last two deliver ITM PC-sample packets. baud: for serial ports (0:
+ * server; with ",swo=CLOCK[,...]" the SWO trace set up through it instead, see openocd.h); the last
+ * two deliver ITM PC-sample packets. baud: for serial ports (0:
  * 115200). rate: bytes per second for replaying a file, halts per second for a GDB server (0: the
  * core halted about 10 % of the time; negative: as fast as possible). Returns NULL with a
  * one-line reason in err when the source cannot be used at all (a live source that is merely
@@ -53,6 +54,9 @@ const char *src_detail(struct source *s, double now);
 /* A halting source's achieved rate (halts per second) and intrusion (the share of wall time the
  * core spent halted by us); 0 when it is no halting source or has too few samples yet. */
 int src_halting(const struct source *s, double *rate, double *halted_share);
+/* What made a sampling source's ITM packets, "openocd-pcsr" or "gdb-halting"; NULL when they are
+ * the target's own (a stream, or the SWO trace an openocd: source with swo= set up). */
+const char *src_packets_by(const struct source *s);
 uint64_t src_bytes(const struct source *s);
 unsigned src_reconnects(const struct source *s);
 

@@ -455,6 +455,417 @@ def failed_and_back(burst):
                     code, took, j.get("total"), j.get("format"), target.mem[DEMCR], pa, err.strip()[-300:]))
 
 
+# ---- swo=: the SWO trace set up through OpenOCD's own commands ----
+DWT_CTRL, ITM_TCR, ITM_TER0, DBGMCU_CR, TPIU = 0xE0001000, 0xE0000E80, 0xE0000E00, 0xE0042004, 0xE0040000
+
+
+def swo_target(dbgmcu=True):
+    """An STM32F4's trace registers as a reset leaves them (DWT_CTRL with NUMCOMP 4, CYCCNT on as a
+    section timer leaves it); DBGMCU_CR absent on a part that has none."""
+    mem = {DEMCR: 0x00000400, DWT_CTRL: 0x40000001, ITM_TCR: 0, TPIU + 0x004: 1, TPIU + 0x010: 0,
+           TPIU + 0x0F0: 1, TPIU + 0x304: 0x102}
+    mem.update({ITM_TER0 + 4 * i: 0 for i in range(8)})
+    if dbgmcu:
+        mem[DBGMCU_CR] = 0x7
+    return mem
+
+
+def itm_pcs(pcs):
+    out = bytearray(b"\x00\x00\x00\x00\x00\x80")
+    for pc in pcs:
+        out += b"\x15\x00" if pc == 0xFFFFFFFF else bytes([0x17]) + pc.to_bytes(4, "little")
+    return bytes(out)
+
+
+class SwoServer:
+    """OpenOCD as seen through its Tcl port, for swo=: tpiu names/cget/configure/enable/disable,
+    itm port, mww, read_memory (in the tool's foreach scripts too) on a register map. `enable` does
+    what OpenOCD 0.12's does to the registers (TPIU, DBGMCU's trace pins) and opens the trace port,
+    which sends trace (bytes) to each connection and keeps it open. die_after: the Tcl connection
+    number 0 is closed instead of answering its command number die_after (dead=True: the server
+    stops listening too, as when OpenOCD is killed)."""
+
+    def __init__(self, trace, mem, die_after=None, dead=False, names="stm32f4x.tpiu"):
+        self.trace, self.mem, self.first = trace, mem, dict(mem)
+        self.die_after, self.dead, self.names = die_after, dead, names
+        self.log, self.conns, self.trace_conns, self.done, self.trace_sock = [], 0, 0, False, None
+        self.restores = []  # the registers after each restore script
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def stop(self):
+        self.done = True
+
+    def accept(self):
+        while not self.done:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self.serve, args=(conn, self.conns), daemon=True).start()
+            self.conns += 1
+        self.sock.close()
+
+    def read(self, a):
+        return "0x%x" % self.mem[a] if a in self.mem else None
+
+    def answer(self, body):
+        mem = self.mem
+        if body == "tpiu names":
+            return "0 {%s}" % self.names
+        if re.fullmatch(r"\S+ cget -baseaddr", body):
+            return "0 0x%x" % TPIU
+        m = re.fullmatch(r"set s \{\}; foreach a \{([^}]*)\} \{.*read_memory \$a 32 1.*\}; set s", body)
+        if m:
+            return "0 {%s}" % " ".join(self.read(int(a, 16)) or "-" for a in m.group(1).split())
+        m = re.fullmatch(r"mww (0x[0-9a-f]+) (0x[0-9a-f]+)", body)
+        if m:
+            mem[int(m.group(1), 16)] = int(m.group(2), 16)
+            return "0 {}"
+        m = re.fullmatch(r"(\S+) configure -protocol uart -traceclk (\d+) -pin-freq (\d+) -output (:\d+|/\S+)", body)
+        if m:
+            self.clk, self.pin, self.output = int(m.group(2)), int(m.group(3)), m.group(4)
+            return "0 {}"
+        if re.fullmatch(r"\S+ enable", body):  # OpenOCD 0.12's arm_tpiu_swo enable and the F4's pre-enable
+            if DBGMCU_CR in mem:
+                mem[DBGMCU_CR] = (mem[DBGMCU_CR] & ~0xC0) | 0x20
+            mem.update({TPIU + 0x004: 1, TPIU + 0x010: self.clk // self.pin - 1, TPIU + 0x0F0: 2,
+                        TPIU + 0x304: mem[TPIU + 0x304] & ~2})
+            self.open_trace()
+            return "0 {}"
+        if body == "itm port 0 on":  # armv7m_trace_itm_config: TCR and the eight TERs
+            mem[ITM_TCR] = 0x00010009
+            mem.update({ITM_TER0 + 4 * i: 1 if i == 0 else 0 for i in range(8)})
+            return "0 {}"
+        m = re.fullmatch(r"catch \{(\S+) disable\}; foreach \{a v\} \{([^}]*)\} \{.*mww \$a \$v.*\}", body)
+        if m:
+            if self.trace_sock:  # shutdown wakes the accept() that a close alone leaves listening
+                try:
+                    self.trace_sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                self.trace_sock.close()
+                self.trace_sock = None
+            f = m.group(2).split()
+            for a, v in zip(f[0::2], f[1::2]):
+                if int(a, 16) in mem and mem[int(a, 16)] != int(v, 16):
+                    mem[int(a, 16)] = int(v, 16)
+            self.restores.append(dict(mem))
+            return "0 {}"
+        return "1 {invalid command name \"%s\"}" % body.split()[0]
+
+    def open_trace(self):
+        if self.output.startswith("/"):  # OpenOCD appends to the file or pipe
+            with open(self.output, "ab") as f:
+                f.write(self.trace)
+            self.trace_conns += 1
+            return
+        self.trace_port = int(self.output[1:])
+        if self.trace_sock:
+            return
+        self.trace_sock = socket.socket()
+        self.trace_sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.trace_sock.bind(("127.0.0.1", self.trace_port))
+        self.trace_sock.listen(4)
+        sock = self.trace_sock
+
+        def serve_trace():
+            while not self.done:
+                try:
+                    c, _ = sock.accept()
+                except OSError:
+                    return
+                self.trace_conns += 1
+                c.sendall(self.trace)
+                threading.Thread(target=lambda: (time.sleep(30), c.close()), daemon=True).start()
+        threading.Thread(target=serve_trace, daemon=True).start()
+
+    def serve(self, conn, index):
+        buf, answered = b"", 0
+        try:
+            while not self.done:
+                while b"\x1a" not in buf:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    buf += data
+                cmd, buf = buf.split(b"\x1a", 1)
+                m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd.decode(), re.S)
+                body = m.group(1) if m else cmd.decode()
+                if index == 0 and answered == self.die_after:
+                    if self.dead:
+                        self.done = True
+                    return
+                with self.lock:
+                    self.log.append(body)
+                conn.sendall(self.answer(body).encode() + b"\x1a")
+                answered += 1
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+
+def kinds(log):
+    """The commands' shapes, numbers left out: the sequence the tool sent."""
+    out = []
+    for c in log:
+        c = re.sub(r"0x[0-9a-f]{8}", "A", c)
+        out.append(re.sub(r"\{(A ?)+\}", "{..}", c)[:60])
+    return out
+
+
+def swo_setup(burst):
+    """swo=168M: the commands in order, the trace counted exactly, every register put back."""
+    tport = free_port()
+    trace = itm_pcs(burst * 10) + b"\x00" * 5 + b"\x80"
+    mem = swo_target()
+    srv = SwoServer(trace, mem)
+    spec = "openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, tport)
+    code, j, err = batch(spec, "--samples", "600")
+    time.sleep(0.2)
+    srv.stop()
+    rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+    check("openocd swo=: the trace OpenOCD serves counted exactly (30:20:10 a burst), sleeps too, format from the bytes",
+          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100} and j.get("sleep") == 40 and
+          j.get("format") == "itm", "exit %d, %s, sleep %s, format %s, %s" % (code, rows, j.get("sleep"),
+                                                                              j.get("format"), err.strip()))
+    want = ["tpiu names", "stm32f4x.tpiu cget -baseaddr",
+            "set s {}; foreach a {..} {if {[catch {read_memory $a 32 1} v]} {set v -}",
+            "mww A A", "stm32f4x.tpiu configure -protocol uart -traceclk 168000000 -pin-",
+            "stm32f4x.tpiu enable", "itm port 0 on", "mww A A", "mww A A",
+            "catch {stm32f4x.tpiu disable}; foreach {a v} {..} {if {![catch {read_memory"]
+    got = kinds(srv.log)
+    check("openocd swo=: the set-up in OpenOCD 0.12's commands, in order, then the restore",
+          got == [w[:60] for w in want], "sent %s" % got)
+    cfg = [c for c in srv.log if "configure" in c]
+    writes = [c for c in srv.log if c.startswith("mww")]
+    # 168 MHz / 2 MHz = 84: pin 2 MHz; a sample every 100 * 84 = 8400 cycles, rounded up to 9216
+    # (POSTPRESET 8, CYCTAP 1): DWT_CTRL 0x40000001 -> 0x40001611 (SYNCTAP 1, PCSAMPLENA)
+    check("openocd swo=: pin 2 MHz from the 168 MHz trace clock, TRCENA, ITM's DWT packets, a sample every 9216 cycles",
+          cfg == ["stm32f4x.tpiu configure -protocol uart -traceclk 168000000 -pin-freq 2000000 -output :%d" % tport]
+          and writes == ["mww 0xe000edfc 0x01000400", "mww 0xe0000e80 0x0001000d", "mww 0xe0001000 0x40001611"] and
+          "SWO 2 MHz, a PC sample every 9216 cycles" in j.get("source_detail", ""),
+          "%s %s %s" % (cfg, writes, j.get("source_detail")))
+    changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    check("openocd swo=: at exit every register holds what the tool first found (DEMCR, DWT, ITM, TPIU, DBGMCU)",
+          len(writes) == 3 and len(srv.restores) == 1 and not changed, "still changed: %s" % changed)
+
+
+def swo_options_set(burst):
+    """pin=, period=, exc and tpiu= as given: no `tpiu names`, the pin rate the trace clock's whole
+    divisor at most pin=, CYCTAP and POSTPRESET for the period, EXCTRCENA."""
+    tport = free_port()
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst * 10), mem)
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,pin=5M,period=2048,exc,tpiu=stm32f4x.tpiu,trace=%d" % (
+        srv.port, tport), "--samples", "600")
+    time.sleep(0.2)
+    srv.stop()
+    cfg = [c for c in srv.log if "configure" in c]
+    dwt = [c for c in srv.log if c.startswith("mww 0xe0001000")]
+    # 168 MHz / 5 MHz -> divisor 34: 4.94 MHz; 2048 cycles: CYCTAP 1, POSTPRESET 1; EXCTRCENA (bit 16)
+    check("openocd swo=, pin=5M,period=2048,exc,tpiu=: the object named, pin 4941176 Hz, DWT_CTRL 0x40011603",
+          code == 0 and "tpiu names" not in srv.log and
+          cfg == ["stm32f4x.tpiu configure -protocol uart -traceclk 168000000 -pin-freq 4941176 -output :%d" % tport]
+          and dwt == ["mww 0xe0001000 0x40011603"] and all(srv.first[a] == v for a, v in mem.items()),
+          "exit %d, %s %s, %s" % (code, cfg, dwt, err.strip()[-200:]))
+
+
+def swo_dies(burst):
+    """The server drops the connection during the set-up (after each step in turn): the error is
+    named, the close's second connection puts every register back; a server killed outright
+    (nothing listens any more) ends the run in bounded time with its reason."""
+    for after in (3, 4, 5, 6, 7, 8):
+        mem = swo_target()
+        srv = SwoServer(itm_pcs(burst), mem, die_after=after)
+        t0 = time.time()
+        code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()))
+        took = time.time() - t0
+        time.sleep(0.2)
+        srv.stop()
+        changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+        check("openocd swo=: the connection dropped after %d set-up commands: named, non-zero exit, every register "
+              "put back" % after, code != 0 and "OpenOCD closed the connection" in err and not changed and took < 10,
+              "exit %d after %.1f s, changed %s, %s" % (code, took, changed, err.strip()[-200:]))
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst), mem, die_after=5, dead=True)
+    t0 = time.time()
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()))
+    took = time.time() - t0
+    srv.stop()
+    check("openocd swo=: OpenOCD killed mid-set-up: its reason, non-zero exit, within 5 s",
+          code != 0 and "OpenOCD closed the connection" in err and took < 5, "exit %d after %.1f s, %s" % (
+              code, took, err.strip()[-200:]))
+
+
+def swo_exits(burst):
+    """While the trace runs: SIGINT, SIGTERM, q end the tool within 2 s with every register put
+    back; Ctrl-Z (SIGTSTP) puts them back while stopped, SIGCONT sets the trace up again."""
+    for how in ("SIGINT", "SIGTERM", "q"):
+        mem = swo_target(dbgmcu=how != "q")
+        srv = SwoServer(itm_pcs(burst * 50), mem)
+        proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), how)
+        began = wait_for(lambda: srv.trace_conns > 0, 15)
+        time.sleep(0.3)
+        dt = exit_seconds(proc, master, how)
+        time.sleep(0.2)
+        srv.stop()
+        changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+        check("openocd swo=: %s while the trace runs: exit within 2 s, every register put back%s" % (
+              how, "" if how != "q" else " (a part without DBGMCU_CR)"),
+              began and dt is not None and dt < 2.0 and not changed,
+              "trace connected %s, exit after %s s, changed %s" % (began, dt, changed))
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst * 50), mem)
+    proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), "SIGINT")
+    began = wait_for(lambda: srv.trace_conns > 0, 15)
+    proc.send_signal(signal.SIGTSTP)
+    # the registers right after the stop's restore (a process group without a terminal is not
+    # stopped by the kernel: the tool may set the trace up again at once)
+    restored = wait_for(lambda: srv.restores, 5) and srv.restores[0] == srv.first
+    at_stop = "%s, last sent %s" % ({hex(a): (hex(srv.first[a]), hex(v)) for a, v in
+                                     (srv.restores[0] if srv.restores else mem).items() if srv.first[a] != v},
+                                    kinds(srv.log)[-2:])
+    proc.send_signal(signal.SIGCONT)
+    again = wait_for(lambda: srv.trace_conns > 1 and mem[DWT_CTRL] == 0x40001611, 10)
+    dt = exit_seconds(proc, None, "SIGINT")
+    time.sleep(0.2)
+    srv.stop()
+    changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    check("openocd swo=: Ctrl-Z puts every register back, fg sets the trace up again, SIGINT restores at exit",
+          began and restored and again and dt is not None and not changed,
+          "trace %s, restored when stopped %s (%s), set up again %s, exit after %s s, changed %s, %s" % (
+              began, restored, at_stop, again, dt, changed, proc.stderr.read().decode().strip()[-300:]))
+
+
+def swo_ctrl_z_in_a_shell(burst):
+    """The live view as a shell's foreground job, really stopped by Ctrl-Z: while it is stopped
+    every register holds what the tool first found; fg (SIGCONT) sets the trace up again; SIGTERM
+    ends it with every register put back."""
+    from test_field import ShellLive
+    mem = swo_target()
+    srv = SwoServer(itm_pcs(burst * 50), mem)
+    live = ShellLive(["openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), ELF])
+
+    def state():
+        try:
+            return open("/proc/%d/stat" % live.tool).read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return "gone"
+    began = wait_for(lambda: srv.trace_conns > 0, 15)
+    os.kill(live.tool, signal.SIGTSTP)
+    stopped = wait_for(lambda: state() == "T", 2)
+    time.sleep(0.3)  # stopped: nothing more can come from the tool
+    while_stopped = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    os.kill(live.tool, signal.SIGCONT)
+    again = wait_for(lambda: srv.trace_conns > 1 and mem[DWT_CTRL] == 0x40001611, 10)
+    os.kill(live.tool, signal.SIGTERM)
+    code, took = live.finish()
+    time.sleep(0.2)
+    srv.stop()
+    changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+    check("openocd swo=, live view in a shell: Ctrl-Z stops it with every register as found, fg sets the trace up "
+          "again, SIGTERM exits 143 with every register put back",
+          began and stopped and not while_stopped and again and code == 143 and not changed,
+          "trace %s, stopped %s, changed while stopped %s, set up again %s, exit %s after %.2f s, changed %s" % (
+              began, stopped, while_stopped, again, code, took, changed))
+
+
+def swo_options():
+    """Bad swo= options are refused at once in one line; a server with no TPIU object is named."""
+    for spec, said in (("openocd:localhost,swo=fast", "swo=CLOCK"), ("openocd:localhost,swo=168M,period=100", "period=100"),
+                       ("openocd:localhost,period=1024", "need swo=CLOCK"), ("openocd:localhost,swo=8M,tpiu=a;b", "tpiu=NAME"),
+                       ("openocd:localhost:0,swo=8M", "openocd:HOST")):
+        r = subprocess.run([TOOL, "--batch", spec, ELF], capture_output=True, text=True)
+        check("openocd swo=: '%s' refused at once, in one line" % spec, r.returncode != 0 and said in r.stderr and
+              "not reached" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
+    srv = SwoServer(b"", swo_target(), names="")
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M" % srv.port)
+    srv.stop()
+    check("openocd swo=: no TPIU object in OpenOCD: says so and how to name one, non-zero exit",
+          code != 0 and "no TPIU/SWO object" in err and "tpiu=NAME" in err, err.strip())
+
+
+def swo_real_openocd():
+    """Debian's openocd 0.12 with no probe (dummy adapter, noinit) but a DAP, a TPIU object and a
+    Cortex-M target declared as a target configuration does: its own tpiu configure/enable and itm
+    port take the tool's commands (enable is deferred to an init that never comes, so no trace
+    port opens); memory is a Tcl array behind read_memory/mww procs. Every command is accepted, the
+    run ends naming the missing trace port, and the restore (Jim Tcl's foreach and compare) writes
+    back exactly the registers the set-up changed."""
+    if not shutil.which("openocd"):
+        check("openocd installed (scripts/deps.sh)", False, "apt-get install openocd")
+        return
+    port, tport = free_port(), free_port()
+    mem = swo_target()
+    regs = " ".join("0x%08x 0x%x" % (a, v) for a, v in sorted(mem.items()))
+    stubs = ("array set ::mem {%s}; set ::writes {}; "
+             "proc read_memory {a w c} {set k [format 0x%%08x $a]; if {![info exists ::mem($k)]} {error {Error: Failed to read memory}}; "
+             "return [format 0x%%x $::mem($k)]}; "
+             "proc mww {a v} {set k [format 0x%%08x $a]; lappend ::writes $k; set ::mem($k) [expr {$v + 0}]; return {}}" % regs)
+    oo = subprocess.Popen(["openocd", "-c", "adapter driver dummy", "-c", "transport select jtag", "-c",
+                           "jtag newtap chip cpu -irlen 4 -expected-id 0", "-c", "dap create chip.dap -chain-position chip.cpu",
+                           "-c", "tpiu create chip.tpiu -dap chip.dap -ap-num 0 -baseaddr 0xE0040000", "-c",
+                           "target create chip.cpu cortex_m -dap chip.dap", "-c", "tcl_port %d" % port, "-c",
+                           "telnet_port disabled", "-c", "gdb_port disabled", "-c", "noinit", "-c", stubs],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 5)
+        code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (port, tport))
+        check("real openocd 0.12: tpiu names/cget/configure/enable, itm port, mww all accepted; the run ends naming "
+              "the trace port that never opened", code != 0 and "no trace from OpenOCD's port 127.0.0.1:%d" % tport in err
+              and "refused" not in err.replace("Connection refused", ""), err.strip()[-300:])
+        cfg = tcl(port, "chip.tpiu cget -traceclk") + " " + tcl(port, "chip.tpiu cget -pin-freq") + " " + tcl(
+            port, "chip.tpiu cget -output")
+        check("real openocd 0.12: its TPIU object holds the tool's settings (UART at 2 MHz, trace on the port asked)",
+              cfg == "168000000 2000000 :%d" % tport, cfg)
+        now = dict(zip(*[iter(tcl(port, "array get ::mem").split())] * 2))
+        now = {int(k, 16): int(v, 0) for k, v in now.items()}
+        writes = tcl(port, "set ::writes").split()
+        check("real openocd 0.12 (Jim Tcl): the restore script runs, every register as found, only the 3 changed ones "
+              "written back", now == mem and len(writes) == 6 and sorted(writes[:3]) == sorted(writes[3:]),
+              "writes %s, changed %s" % (writes, {hex(a): hex(v) for a, v in now.items() if mem.get(a) != v}))
+        tcl(port, "shutdown")
+        oo.wait(timeout=10)
+    finally:
+        if oo.poll() is None:
+            oo.kill()
+            oo.wait()
+
+
+def swo_trace_file(burst):
+    """trace=/PATH: OpenOCD writes the trace to a file (read from its end: what was there before is
+    not this run's) or a named pipe; counted exactly, registers put back."""
+    import tempfile
+    d = tempfile.mkdtemp()
+    try:
+        for kind in ("file", "fifo"):
+            path = os.path.join(d, "trace." + kind)
+            if kind == "fifo":
+                os.mkfifo(path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(itm_pcs([nm("hot_c")] * 500))  # an earlier run's
+            mem = swo_target()
+            srv = SwoServer(itm_pcs(burst * 10), mem)
+            code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%s" % (srv.port, path), "--samples", "600")
+            time.sleep(0.2)
+            srv.stop()
+            rows = {x["name"]: x["samples"] for x in j.get("rows", [])}
+            changed = {hex(a): (hex(srv.first[a]), hex(v)) for a, v in mem.items() if srv.first[a] != v}
+            check("openocd swo=, trace=/PATH (a %s): counted exactly, every register put back" % kind,
+                  code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100} and not changed,
+                  "exit %d, %s, changed %s, %s" % (code, rows, changed, err.strip()[-200:]))
+    finally:
+        shutil.rmtree(d)
+
+
 def main():
     if not os.path.exists(ELF):
         check("gdb_loops ELF built (run scenarios/scen.py first)", False, ELF)
@@ -463,7 +874,7 @@ def main():
         a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
         burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4
         for name in sys.argv[1:]:
-            globals()[name](*([] if name == "real_openocd" else [burst]))
+            globals()[name](*([] if name in ("real_openocd", "swo_options", "swo_real_openocd") else [burst]))
         return 1 if harness.failed else 0
     real_openocd()
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
@@ -505,6 +916,14 @@ def main():
     failed_and_back(burst)
     slow_replies(burst)
     hostile_servers(burst)
+    swo_setup(burst)
+    swo_options_set(burst)
+    swo_dies(burst)
+    swo_exits(burst)
+    swo_ctrl_z_in_a_shell(burst)
+    swo_options()
+    swo_trace_file(burst)
+    swo_real_openocd()
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("openocd: a malformed address is refused at once, in one line", r.returncode != 0 and

@@ -76,6 +76,16 @@ static const char *dump(void)
 #define PERIOD_REG() CMPROF_REG(CMPROF_NRF_CC0(CMPROF_NRF_BASE))
 #define ACKED() (CMPROF_REG(CMPROF_NRF_EVENTS_COMPARE0(CMPROF_NRF_BASE)) == 0u)
 #define RAISE() (CMPROF_REG(CMPROF_NRF_EVENTS_COMPARE0(CMPROF_NRF_BASE)) = 1u)
+#elif CMPROF_PORT == CMPROF_PORT_RP2040_ALARM
+#define RP_BIT (1u << CMPROF_RP2040_ALARM)
+#define RP_ALARM CMPROF_REG(CMPROF_RP2040_ALARM_REG(CMPROF_RP2040_ALARM))
+#define RP_NOW CMPROF_REG(CMPROF_RP2040_TIMERAWL)
+/* An alarm fires when the counter reaches it: each tick happens at the time last armed. */
+#define cmprof_tick(pc) (RP_NOW = RP_ALARM, cmprof_tick(pc))
+#define TIMER_RUNNING() ((CMPROF_REG(CMPROF_RP2040_INTE) & RP_BIT) != 0u)
+#define PERIOD_REG() (RP_ALARM - RP_NOW)
+#define ACKED() (CMPROF_REG(CMPROF_RP2040_INTR) == RP_BIT) /* write 1 to clear */
+#define RAISE() (CMPROF_REG(CMPROF_RP2040_INTR) = 0u)
 #elif CMPROF_PORT == CMPROF_PORT_USER
 static uint32_t user_period, user_running, user_acks;
 void cmprof_user_timer_start(uint32_t period)
@@ -168,6 +178,29 @@ static void test_start_programs_the_timer(void)
     CHECK(!counts_ticks());
 #endif
 }
+
+#if CMPROF_PORT == CMPROF_PORT_RP2040_ALARM
+/* A one-shot alarm: each period counts from the last alarm's time (a slow handler does not stretch
+ * the periods), but an alarm already past when armed would wait 2^32 us: then from now. The stop
+ * disarms it. */
+static void test_rp2040_alarm_rearms(void)
+{
+    fake_regs_clear();
+    RP_NOW = 0xFFFFF000u; /* the counter's low word wraps during the test */
+    cmprof_start(1000u, 0u);
+    CHECK(RP_ALARM == 0xFFFFF000u + 1000u);
+    uint32_t before = RP_ALARM;
+    RP_NOW = before + 300u; /* the handler runs 300 us late */
+    (cmprof_tick)(0x08000100u);
+    CHECK(RP_ALARM - before >= 1000u && RP_ALARM - before <= 1000u + CMPROF_JITTER); /* from the alarm, not now */
+    before = RP_ALARM;
+    RP_NOW = before + 5000u; /* later than a whole period: the next alarm from now */
+    (cmprof_tick)(0x08000100u);
+    CHECK(RP_ALARM - RP_NOW >= 1000u && RP_ALARM - RP_NOW <= 1000u + CMPROF_JITTER);
+    cmprof_stop();
+    CHECK(CMPROF_REG(CMPROF_RP2040_ARMED) == RP_BIT && !TIMER_RUNNING());
+}
+#endif
 
 /* Issue 7: with any port but SysTick, no SysTick register and no SHPR3 is ever read or written. */
 static void test_systick_untouched(void)
@@ -374,6 +407,9 @@ int main(void)
     RUN_TEST(test_start_programs_the_timer);
     RUN_TEST(test_limit_stops_the_timer);
     RUN_TEST(test_systick_untouched);
+#if CMPROF_PORT == CMPROF_PORT_RP2040_ALARM
+    RUN_TEST(test_rp2040_alarm_rearms);
+#endif
 #ifdef CMPROF_TAG
     RUN_TEST(test_interrupt_time_is_not_the_tasks);
 #endif
