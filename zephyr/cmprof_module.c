@@ -8,6 +8,8 @@
 #include <zephyr/irq.h>
 #include <zephyr/kernel.h>
 #include <zephyr/linker/linker-defs.h>
+#include <zephyr/init.h>
+#include <zephyr/sys/atomic.h>
 #include <zephyr/sys/printk-hooks.h>
 
 #include "cmprof.h"
@@ -94,6 +96,25 @@ static void line_begin(void)
     }
 }
 
+/* Section timers for the application (cmprof.h's cmprof_section_start/stop): on the DWT cycle
+ * counter where it runs, else on the kernel's cycle counter. Ready before main(). */
+static uint32_t section_hz; /* 0: the core clock (DWT) */
+
+static uint32_t kernel_cycles(void)
+{
+    return k_cycle_get_32();
+}
+
+static int cmprof_sections_setup(void)
+{
+    if (cmprof_sections_init(NULL) != CMPROF_CLOCK_OK) {
+        (void)cmprof_sections_init(kernel_cycles);
+        section_hz = (uint32_t)sys_clock_hw_cycles_per_sec();
+    }
+    return 0;
+}
+SYS_INIT(cmprof_sections_setup, APPLICATION, 0);
+
 #if defined(CONFIG_CMPROF_TRANSPORT_STREAM)
 
 static void write_line(const char *buf, uint32_t len)
@@ -104,6 +125,29 @@ static void write_line(const char *buf, uint32_t len)
     k_sched_unlock();
 }
 
+/* Names the application gave its sections, sent by the drain (the stream's lines are its own). */
+static const char *volatile section_names[CMPROF_SECTIONS];
+static atomic_t section_names_new;
+
+void cmprof_zephyr_section_name(uint32_t index, const char *name)
+{
+    if (index >= CMPROF_SECTIONS)
+        return;
+    section_names[index] = name;
+    atomic_or(&section_names_new, (atomic_val_t)BIT(index));
+}
+
+/* Every second or so: new section names, then every section's statistics. */
+static void send_sections(uint32_t pass)
+{
+    uint32_t fresh = (uint32_t)atomic_set(&section_names_new, 0);
+    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++)
+        if (fresh & (1u << i))
+            cmprof_stream_section_name(NULL, i, section_names[i]);
+    if (pass % (1000u / CONFIG_CMPROF_DRAIN_MS + 1u) == 0u)
+        cmprof_stream_sections(NULL);
+}
+
 static void run(uint32_t timer_hz, uint32_t period, uint32_t jitter)
 {
     const struct cmprof_stream_info info = { /* copied by the announce */
@@ -112,17 +156,25 @@ static void run(uint32_t timer_hz, uint32_t period, uint32_t jitter)
         .period = period,
         .jitter = jitter,
         .code_base = (uint32_t)(uintptr_t)__rom_region_start,
+        .section_hz = section_hz,
         .write = write_line,
     };
     cmprof_stream_announce(NULL, &info);
     cmprof_start(period, 0u);
-    for (;;) {
+    for (uint32_t pass = 1;; pass++) {
         cmprof_stream_drain(NULL, CONFIG_CMPROF_RING_SIZE / CMPROF_STREAM_LINE);
+        send_sections(pass);
         k_msleep(CONFIG_CMPROF_DRAIN_MS);
     }
 }
 
 #else /* CONFIG_CMPROF_TRANSPORT_DUMP */
+
+void cmprof_zephyr_section_name(uint32_t index, const char *name)
+{
+    ARG_UNUSED(index);
+    ARG_UNUSED(name); /* a dump carries no sections */
+}
 
 /* cmprof_dump() writes a character at a time: hold the scheduler for each whole line. */
 static void dump_putc(char c)

@@ -8,6 +8,11 @@
 
 #include "../cmprof.h"
 
+/* For the application, with the Zephyr module: name section timer `index` (cmprof_section_start/
+ * stop in cmprof.h); the module's drain sends the name, and every section's statistics once a
+ * second. `name` must stay (a string literal). */
+void cmprof_zephyr_section_name(uint32_t index, const char *name);
+
 /* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task). */
 extern void *volatile cmprof_current_task;
 
