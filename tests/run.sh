@@ -201,6 +201,9 @@ zephyr_hooks_builds() {
             fi
         done
     done
+    # the module's timer port from four boards' devicetrees, the app's own hooks beside cmprof's,
+    # cmprof.h from the module's include directories, thread names in a dump
+    python3 tests/test_zephyr_module.py boards chain include dump
 }
 step "Zephyr hooks build" zephyr_hooks_builds
 # The module's way out of a starved drain: its priority and the full ring's reservoir are Kconfig
@@ -220,6 +223,8 @@ zephyr_options() {
     else
         echo "FAIL Zephyr: the full ring's reservoir is CONFIG_CMPROF_RESERVOIR, with help"
     fi
+    # help and ranges everywhere, Zephyr's dependency conventions, the configure-time checks
+    python3 tests/test_zephyr_module.py options
 }
 step "Zephyr options" zephyr_options
 step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py

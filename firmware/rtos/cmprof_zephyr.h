@@ -6,6 +6,8 @@
 #ifndef CMPROF_ZEPHYR_H
 #define CMPROF_ZEPHYR_H
 
+#include <stddef.h>
+
 #include "../cmprof.h"
 
 /* For the application, with the Zephyr module: name section timer `index` (cmprof_section_start/
