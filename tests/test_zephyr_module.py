@@ -189,7 +189,8 @@ def include():
         for a in args.split():
             a = a.replace("${CMPROF_FIRMWARE}", os.path.join(ZMOD, "..", "firmware"))
             dirs.append(a.replace("${CMAKE_CURRENT_LIST_DIR}", ZMOD))
-    sample = open(os.path.join(ROOT, "samples", "cmprof", "src", "main.c")).read()
+    sample = os.path.join(ROOT, "samples", "cmprof", "src", "main.c")
+    sample = open(sample).read() if os.path.exists(sample) else "#include <cmprof.h>\n#include <rtos/cmprof_zephyr.h>\n"
     wanted = [h for h in re.findall(r"#include <([^>]+)>", sample) if not h.startswith("zephyr/")]
     probe = os.path.join(TMP, "app_include.c")
     with open(probe, "w") as f:
