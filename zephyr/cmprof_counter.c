@@ -1,6 +1,7 @@
 /* The sampler on a counter of Zephyr's counter API (nRF TIMER/RTC, STM32 timers, SAM TC...): the
  * counter's driver owns the timer and its interrupt; a channel alarm, re-armed at every sample,
- * calls back here in that interrupt. This file is the library's CMPROF_PORT_USER port.
+ * calls back here in that interrupt (a counter without channels, such as the CMSDK timer's
+ * driver: its top value, set at every sample). This file is the library's CMPROF_PORT_USER port.
  *
  * The callback runs inside the driver's handler, not as the vector, so the interrupted code's
  * exception frame is found from the core's state instead of EXC_RETURN:
@@ -29,7 +30,9 @@ static const struct device *const cmprof_counter = DEVICE_DT_GET(CMPROF_ZEPHYR_C
 static struct {
     uint32_t period; /* ticks, as cmprof_start() was given */
     uint32_t next;   /* ticks to the next sample: the period plus its jitter */
+    uint32_t top;    /* the top value set last (counters without channels) */
     uint8_t shift;   /* the library's jitter, narrowed to below the period */
+    bool channels;   /* alarms on channel 0, else the top value */
     volatile bool running;
     struct counter_alarm_cfg alarm;
 } cmprof_ctr;
@@ -63,10 +66,9 @@ static uint32_t cmprof_counter_preempted(void)
 }
 #endif
 
-static void cmprof_counter_fired(const struct device *dev, uint8_t chan, uint32_t ticks, void *user_data)
+/* The sample: the interrupted code's PC and xPSR, then the sampler. */
+static void cmprof_counter_sample(void)
 {
-    ARG_UNUSED(ticks);
-    ARG_UNUSED(user_data);
     uint32_t pc, xpsr;
 #if defined(CONFIG_ARMV7_M_ARMV8_M_MAINLINE)
     if (!(SCB->ICSR & SCB_ICSR_RETTOBASE_Msk)) {
@@ -81,20 +83,50 @@ static void cmprof_counter_fired(const struct device *dev, uint8_t chan, uint32_
     }
     cmprof_ctr.next = cmprof_ctr.period;
     cmprof_zephyr_tick(pc, xpsr); /* may re-time the next sample (jitter) or stop */
+}
+
+static void cmprof_counter_fired(const struct device *dev, uint8_t chan, uint32_t ticks, void *user_data)
+{
+    ARG_UNUSED(ticks);
+    ARG_UNUSED(user_data);
+    cmprof_counter_sample();
     if (cmprof_ctr.running) {
         cmprof_ctr.alarm.ticks = cmprof_ctr.next;
         (void)counter_set_channel_alarm(dev, chan, &cmprof_ctr.alarm);
     }
 }
 
+static void cmprof_counter_wrapped(const struct device *dev, void *user_data);
+
+/* A counter without channels: the period is its top value, from 0 again at every sample. */
+static void cmprof_counter_set_top(const struct device *dev, uint32_t ticks)
+{
+    const struct counter_top_cfg top = {.ticks = ticks - 1u, .callback = cmprof_counter_wrapped};
+    cmprof_ctr.top = ticks;
+    (void)counter_set_top_value(dev, &top);
+}
+
+static void cmprof_counter_wrapped(const struct device *dev, void *user_data)
+{
+    ARG_UNUSED(user_data);
+    cmprof_counter_sample();
+    if (cmprof_ctr.running && cmprof_ctr.next != cmprof_ctr.top)
+        cmprof_counter_set_top(dev, cmprof_ctr.next);
+}
+
 void cmprof_user_timer_start(uint32_t period)
 {
     cmprof_ctr.period = period;
     cmprof_ctr.next = period;
+    cmprof_ctr.running = true;
+    if (!cmprof_ctr.channels) {
+        cmprof_counter_set_top(cmprof_counter, period);
+        (void)counter_start(cmprof_counter);
+        return;
+    }
     cmprof_ctr.alarm.callback = cmprof_counter_fired;
     cmprof_ctr.alarm.ticks = period;
     cmprof_ctr.alarm.flags = 0u; /* relative to now */
-    cmprof_ctr.running = true;
     (void)counter_start(cmprof_counter);
     (void)counter_set_channel_alarm(cmprof_counter, 0u, &cmprof_ctr.alarm);
 }
@@ -102,7 +134,10 @@ void cmprof_user_timer_start(uint32_t period)
 void cmprof_user_timer_stop(void)
 {
     cmprof_ctr.running = false;
-    (void)counter_cancel_channel_alarm(cmprof_counter, 0u);
+    if (cmprof_ctr.channels)
+        (void)counter_cancel_channel_alarm(cmprof_counter, 0u);
+    else
+        (void)counter_stop(cmprof_counter);
 }
 
 /* The library's period plus its jitter (CMPROF_JITTER, a 2^k - 1 mask): the jitter is narrowed by
@@ -120,7 +155,8 @@ int cmprof_zephyr_counter_setup(uint32_t *hz, uint32_t *period, uint32_t *jitter
 {
     if (!device_is_ready(cmprof_counter))
         return -ENODEV;
-    uint32_t freq = counter_get_frequency(cmprof_counter), top = counter_get_top_value(cmprof_counter);
+    uint32_t freq = counter_get_frequency(cmprof_counter), top = counter_get_max_top_value(cmprof_counter);
+    cmprof_ctr.channels = counter_get_num_of_channels(cmprof_counter) > 0u;
     uint32_t p = freq / CONFIG_CMPROF_SAMPLE_HZ;
     if (p < 2u)
         return -ERANGE; /* a counter slower than twice the sampling rate */
