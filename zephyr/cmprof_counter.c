@@ -119,9 +119,9 @@ void cmprof_user_timer_start(uint32_t period)
     cmprof_ctr.period = period;
     cmprof_ctr.next = period;
     cmprof_ctr.running = true;
-    if (!cmprof_ctr.channels) {
-        cmprof_counter_set_top(cmprof_counter, period);
+    if (!cmprof_ctr.channels) { /* started first: the CMSDK driver's start clears the interrupt enable */
         (void)counter_start(cmprof_counter);
+        cmprof_counter_set_top(cmprof_counter, period);
         return;
     }
     cmprof_ctr.alarm.callback = cmprof_counter_fired;
