@@ -210,7 +210,7 @@ step "Zephyr hooks build" zephyr_hooks_builds
 # options with help, and the module and its CMake use them (the module is built by hand: README)
 zephyr_options() {
     local k=zephyr/Kconfig
-    if grep -A3 '^config CMPROF_DRAIN_PRIORITY$' $k | grep -q '^	help' &&
+    if grep -A4 '^config CMPROF_DRAIN_PRIORITY$' $k | grep -q '^	help' &&
         grep -q 'CMPROF_DRAIN_PRIORITY, 0, CONFIG_CMPROF_START_DELAY_MS' zephyr/cmprof_module.c &&
         grep -q '^#if CONFIG_CMPROF_DRAIN_PRIORITY == 255' zephyr/cmprof_module.c; then
         echo "ok   Zephyr: the drain thread's priority is CONFIG_CMPROF_DRAIN_PRIORITY, with help"
