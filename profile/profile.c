@@ -110,6 +110,8 @@ static const char *const library_statics[] = {
     "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede", "sys_trace_thread_abort_user",
     "sys_trace_thread_create_user", "sys_trace_thread_name_set_user", "sys_trace_thread_switched_in_user",
     "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot", "until_due",
+    "__wrap_sys_trace_k_thread_switched_in", "__wrap_sys_trace_k_thread_switched_out",
+    "__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "__wrap_sys_trace_thread_abort",
 };
 static const char *const library_files[] = {
     "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",

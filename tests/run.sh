@@ -201,13 +201,16 @@ zephyr_hooks_builds() {
             fi
         done
     done
+    # the module's timer port from four boards' devicetrees, the app's own hooks beside cmprof's,
+    # cmprof.h from the module's include directories, thread names in a dump
+    python3 tests/test_zephyr_module.py boards chain include dump
 }
 step "Zephyr hooks build" zephyr_hooks_builds
 # The module's way out of a starved drain: its priority and the full ring's reservoir are Kconfig
 # options with help, and the module and its CMake use them (the module is built by hand: README)
 zephyr_options() {
     local k=zephyr/Kconfig
-    if grep -A3 '^config CMPROF_DRAIN_PRIORITY$' $k | grep -q '^	help' &&
+    if grep -A4 '^config CMPROF_DRAIN_PRIORITY$' $k | grep -q '^	help' &&
         grep -q 'CMPROF_DRAIN_PRIORITY, 0, CONFIG_CMPROF_START_DELAY_MS' zephyr/cmprof_module.c &&
         grep -q '^#if CONFIG_CMPROF_DRAIN_PRIORITY == 255' zephyr/cmprof_module.c; then
         echo "ok   Zephyr: the drain thread's priority is CONFIG_CMPROF_DRAIN_PRIORITY, with help"
@@ -220,6 +223,8 @@ zephyr_options() {
     else
         echo "FAIL Zephyr: the full ring's reservoir is CONFIG_CMPROF_RESERVOIR, with help"
     fi
+    # help and ranges everywhere, Zephyr's dependency conventions, the configure-time checks
+    python3 tests/test_zephyr_module.py options
 }
 step "Zephyr options" zephyr_options
 step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py

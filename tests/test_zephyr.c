@@ -26,6 +26,49 @@ static void capture(char c)
 
 /* ---- the kernel, as far as the hooks see it ---------------------------------------------------- */
 
+/* The kernel's thread trace points as the module links them (-Wl,--wrap=..., zephyr/CMakeLists.txt):
+ * the call reaches cmprof's __wrap_ function, whose __real_ continuation is Zephyr's tracing_user.c
+ * calling the application's sys_trace_*_user hooks. Here the application's hooks count their calls,
+ * and the switch-in hook checks cmprof's tag was already the new thread when it ran. */
+static struct {
+    unsigned created, named, aborted, switched_in, switched_out, tag_late;
+} app_hooks;
+
+void __real_sys_trace_thread_create(struct k_thread *thread)
+{
+    (void)thread;
+    app_hooks.created++;
+}
+
+void __real_sys_trace_thread_name_set(struct k_thread *thread)
+{
+    (void)thread;
+    app_hooks.named++;
+}
+
+void __real_sys_trace_thread_abort(struct k_thread *thread)
+{
+    (void)thread;
+    app_hooks.aborted++;
+}
+
+void __real_sys_trace_k_thread_switched_in(void)
+{
+    app_hooks.switched_in++;
+    app_hooks.tag_late += cmprof_current_task != (void *)standin_current;
+}
+
+void __real_sys_trace_k_thread_switched_out(void)
+{
+    app_hooks.switched_out++;
+}
+
+#define sys_trace_thread_create_user __wrap_sys_trace_thread_create
+#define sys_trace_thread_name_set_user __wrap_sys_trace_thread_name_set
+#define sys_trace_thread_abort_user __wrap_sys_trace_thread_abort
+#define sys_trace_thread_switched_in_user __wrap_sys_trace_k_thread_switched_in
+#define sys_trace_thread_switched_out_user __wrap_sys_trace_k_thread_switched_out
+
 static void kernel_create(struct k_thread *t, const char *name)
 {
     memset(t, 0, sizeof *t);
@@ -327,8 +370,49 @@ static void test_idle_name_rule(void)
     CHECK(!strcmp(cmprof_zephyr_name(NULL), "?"));
 }
 
+/* The application's own hooks run after cmprof's, once per trace point, and see its tag set. */
+static void test_app_hooks_chained(void)
+{
+    static struct k_thread a, b;
+    memset(&app_hooks, 0, sizeof app_hooks);
+    standin_current = NULL;
+    kernel_create(&a, "a");
+    kernel_create(&b, NULL);
+    kernel_name_set(&b, "b");
+    kernel_switch_to(&a);
+    kernel_switch_to(&b);
+    kernel_switch_to(&a);
+    sys_trace_thread_abort_user(&b);
+    CHECK(app_hooks.created == 2 && app_hooks.named == 1 && app_hooks.aborted == 1);
+    CHECK(app_hooks.switched_in == 3 && app_hooks.switched_out == 2);
+    CHECK(app_hooks.tag_late == 0);
+    CHECK(cmprof_current_task == (void *)&a);
+    standin_current = NULL;
+}
+
+/* The idle wait's resume point in Zephyr 4.3's arch_cpu_idle (mps2/an385, ARMv7-M, CONFIG_TRACING,
+ * from its ELF: bl sys_trace_idle; cpsid i; msr basepri; isb; dsb; wfi; bl sys_trace_idle_exit; cpsie i; isb), and no resume point
+ * for interrupts-off code that does not wait. */
+static void test_idle_resume_point(void)
+{
+    static const uint16_t idle_v7m[] = {
+        0xb508, 0xf7ff, 0xffcf, 0xb672, 0x2300, 0xf383, 0x8811, 0xf3bf, 0x8f6f,
+        0xf3bf, 0x8f4f, 0xbf30, 0xf7ff, 0xffc8, 0xb662, 0xf3bf, 0x8f6f, 0xbd08,
+    };
+    CHECK(cmprof_zephyr_idle_resume(idle_v7m, 18) == 2u * 15u);
+    static const uint16_t idle_v6m[] = {0xb510, 0xf3bf, 0x8f4f, 0xbf30, 0xb662, 0xf3bf, 0x8f6f, 0xbd10};
+    CHECK(cmprof_zephyr_idle_resume(idle_v6m, 8) == 2u * 5u);
+    static const uint16_t no_wait[] = {0xb672, 0x6803, 0x3301, 0x6003, 0xb662, 0x4770};
+    CHECK(cmprof_zephyr_idle_resume(no_wait, 6) == 0u);
+    /* 0xbf30 and 0xb662 as the second halfwords of 32-bit instructions are no wfi, no cpsie */
+    static const uint16_t inside[] = {0xf240, 0xbf30, 0xf240, 0xb662, 0x4770};
+    CHECK(cmprof_zephyr_idle_resume(inside, 5) == 0u);
+}
+
 int main(void)
 {
+    RUN_TEST(test_app_hooks_chained);
+    RUN_TEST(test_idle_resume_point);
     RUN_TEST(test_idle_name_rule);
     RUN_TEST(test_threads_idle_and_interrupts);
     RUN_TEST(test_create_rename_abort_churn);

@@ -8,10 +8,15 @@
 #include <zephyr/irq.h>
 #include <zephyr/kernel.h>
 #include <zephyr/linker/linker-defs.h>
+#include <zephyr/init.h>
+#include <zephyr/sys/atomic.h>
 #include <zephyr/sys/printk-hooks.h>
 
 #include "cmprof.h"
 #include "rtos/cmprof_zephyr.h"
+#if defined(CONFIG_CMPROF_TIMER_COUNTER)
+#include "cmprof_counter.h"
+#endif
 
 #if DT_HAS_CHOSEN(cmprof_uart)
 #define CMPROF_UART_NODE DT_CHOSEN(cmprof_uart)
@@ -26,11 +31,42 @@ static const struct device *const cmprof_uart = DEVICE_DT_GET(CMPROF_UART_NODE);
 #define CMPROF_TIMER_CLOCK CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC
 #endif
 
+/* The idle thread's wait ends with the sampling interrupt taken right after arch_cpu_idle's
+ * cpsie i (cmprof_zephyr.h): those samples are charged to arch_cpu_idle's entry, so idle shows as
+ * idle, not as interrupts-off code before the cpsie (real interrupts-off code keeps its warning). */
+static uint32_t cmprof_idle_resume, cmprof_idle_entry;
+
+static void find_idle_wait(void)
+{
+    uint32_t entry = (uint32_t)(uintptr_t)arch_cpu_idle & ~1u;
+    uint32_t at = cmprof_zephyr_idle_resume((const uint16_t *)entry, 64u);
+    cmprof_idle_entry = entry;
+    cmprof_idle_resume = at ? entry + at : 0u;
+}
+
+/* Every sample's way in: the vector below, or the counter's callback (cmprof_counter.c). */
+void cmprof_zephyr_tick(uint32_t pc, uint32_t xpsr);
+void cmprof_zephyr_tick(uint32_t pc, uint32_t xpsr)
+{
+    cmprof_tick_frame(pc == cmprof_idle_resume ? cmprof_idle_entry : pc, xpsr);
+}
+
 /* The vector: reads the stacked PC and xPSR from the stack the frame is on (EXC_RETURN bit 2) and
- * tail-calls the sampler, as the library's own handlers do. Connected direct, without Zephyr's
- * interrupt wrapper, which would hide EXC_RETURN and cost a dozen instructions more per sample. */
+ * tail-calls cmprof_zephyr_tick, as the library's own handlers call the sampler. Connected direct,
+ * without Zephyr's interrupt wrapper, which would hide EXC_RETURN and cost a dozen instructions
+ * more per sample; at the most urgent priority, above the kernel's interrupt locks
+ * (IRQ_ZERO_LATENCY; ARMv6-M has no such level: its locks mask every interrupt). */
+#if !defined(CONFIG_CMPROF_TIMER_COUNTER)
+#undef CMPROF_TICK_ENTRY
+#define CMPROF_TICK_ENTRY "cmprof_zephyr_tick"
 void cmprof_zephyr_isr(void);
 CMPROF_DEFINE_ISR(cmprof_zephyr_isr)
+#endif
+#if defined(CONFIG_ZERO_LATENCY_IRQS)
+#define CMPROF_IRQ_FLAGS IRQ_ZERO_LATENCY
+#else
+#define CMPROF_IRQ_FLAGS 0
+#endif
 
 /* printk and cmprof share the UART: a cmprof line starts on a fresh line, and no thread can print
  * in the middle of one (the scheduler is locked while it goes out; an ISR's printk still can,
@@ -60,6 +96,25 @@ static void line_begin(void)
     }
 }
 
+/* Section timers for the application (cmprof.h's cmprof_section_start/stop): on the DWT cycle
+ * counter where it runs, else on the kernel's cycle counter. Ready before main(). */
+static uint32_t section_hz; /* 0: the core clock (DWT) */
+
+static uint32_t kernel_cycles(void)
+{
+    return k_cycle_get_32();
+}
+
+static int cmprof_sections_setup(void)
+{
+    if (cmprof_sections_init(NULL) != CMPROF_CLOCK_OK) {
+        (void)cmprof_sections_init(kernel_cycles);
+        section_hz = (uint32_t)sys_clock_hw_cycles_per_sec();
+    }
+    return 0;
+}
+SYS_INIT(cmprof_sections_setup, APPLICATION, 0);
+
 #if defined(CONFIG_CMPROF_TRANSPORT_STREAM)
 
 static void write_line(const char *buf, uint32_t len)
@@ -70,25 +125,56 @@ static void write_line(const char *buf, uint32_t len)
     k_sched_unlock();
 }
 
-static void run(void)
+/* Names the application gave its sections, sent by the drain (the stream's lines are its own). */
+static const char *volatile section_names[CMPROF_SECTIONS];
+static atomic_t section_names_new;
+
+void cmprof_zephyr_section_name(uint32_t index, const char *name)
+{
+    if (index >= CMPROF_SECTIONS)
+        return;
+    section_names[index] = name;
+    atomic_or(&section_names_new, (atomic_val_t)BIT(index));
+}
+
+/* Every second or so: new section names, then every section's statistics. */
+static void send_sections(uint32_t pass)
+{
+    uint32_t fresh = (uint32_t)atomic_set(&section_names_new, 0);
+    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++)
+        if (fresh & (1u << i))
+            cmprof_stream_section_name(NULL, i, section_names[i]);
+    if (pass % (1000u / CONFIG_CMPROF_DRAIN_MS + 1u) == 0u)
+        cmprof_stream_sections(NULL);
+}
+
+static void run(uint32_t timer_hz, uint32_t period, uint32_t jitter)
 {
     const struct cmprof_stream_info info = { /* copied by the announce */
         .clock_hz = CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC,
-        .timer_hz = CMPROF_TIMER_CLOCK,
-        .period = CONFIG_CMPROF_PERIOD,
-        .jitter = CONFIG_CMPROF_JITTER,
+        .timer_hz = timer_hz,
+        .period = period,
+        .jitter = jitter,
         .code_base = (uint32_t)(uintptr_t)__rom_region_start,
+        .section_hz = section_hz,
         .write = write_line,
     };
     cmprof_stream_announce(NULL, &info);
-    cmprof_start(CONFIG_CMPROF_PERIOD, 0u);
-    for (;;) {
+    cmprof_start(period, 0u);
+    for (uint32_t pass = 1;; pass++) {
         cmprof_stream_drain(NULL, CONFIG_CMPROF_RING_SIZE / CMPROF_STREAM_LINE);
+        send_sections(pass);
         k_msleep(CONFIG_CMPROF_DRAIN_MS);
     }
 }
 
 #else /* CONFIG_CMPROF_TRANSPORT_DUMP */
+
+void cmprof_zephyr_section_name(uint32_t index, const char *name)
+{
+    ARG_UNUSED(index);
+    ARG_UNUSED(name); /* a dump carries no sections */
+}
 
 /* cmprof_dump() writes a character at a time: hold the scheduler for each whole line. */
 static void dump_putc(char c)
@@ -105,9 +191,11 @@ static void dump_putc(char c)
     }
 }
 
-static void run(void)
+static void run(uint32_t timer_hz, uint32_t period, uint32_t jitter)
 {
-    cmprof_start(CONFIG_CMPROF_PERIOD, CONFIG_CMPROF_DUMP_SAMPLES);
+    ARG_UNUSED(timer_hz);
+    ARG_UNUSED(jitter);
+    cmprof_start(period, CONFIG_CMPROF_DUMP_SAMPLES);
     while (cmprof_samples() < CONFIG_CMPROF_DUMP_SAMPLES)
         k_msleep(CONFIG_CMPROF_DRAIN_MS);
     cmprof_stop();
@@ -124,12 +212,20 @@ static void cmprof_thread(void *a, void *b, void *c)
     if (!device_is_ready(cmprof_uart))
         return;
     tap_printk();
-#ifdef CMPROF_ZEPHYR_IRQ
-    /* priority 0 here; cmprof_start() then raises the line to the hardware's most urgent level,
-     * above the kernel's interrupt lock, so samples land inside critical sections too */
-    IRQ_DIRECT_CONNECT(CMPROF_ZEPHYR_IRQ, 0, cmprof_zephyr_isr, 0);
+    find_idle_wait();
+    uint32_t timer_hz = CMPROF_TIMER_CLOCK, period = CONFIG_CMPROF_PERIOD, jitter = CONFIG_CMPROF_JITTER;
+#if defined(CONFIG_CMPROF_TIMER_COUNTER)
+    int err = cmprof_zephyr_counter_setup(&timer_hz, &period, &jitter);
+    if (err) {
+        printk("cmprof: the counter " DT_NODE_FULL_NAME(CMPROF_ZEPHYR_COUNTER) " cannot sample (%s)\n",
+               err == -ERANGE ? "slower than twice CONFIG_CMPROF_SAMPLE_HZ" : "not ready");
+        return;
+    }
+#elif defined(CMPROF_ZEPHYR_IRQ)
+    IRQ_DIRECT_CONNECT(CMPROF_ZEPHYR_IRQ, 0, cmprof_zephyr_isr, CMPROF_IRQ_FLAGS);
+    irq_enable(CMPROF_ZEPHYR_IRQ);
 #endif
-    run();
+    run(timer_hz, period, jitter);
 }
 
 /* CONFIG_CMPROF_DRAIN_PRIORITY 255: the lowest application priority; else as given (Kconfig's help:

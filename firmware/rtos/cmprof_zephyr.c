@@ -1,7 +1,12 @@
-/* cmprof's CONFIG_TRACING_USER hooks for Zephyr (see cmprof_zephyr.h). The kernel calls them from
- * thread context (create, name set) and from the context switch (switched in/out, PendSV on
- * Cortex-M): each does a few stores, calls nothing that blocks and never prints. The names go out
- * from the drain thread (cmprof_stream_task_later), never from here. */
+/* cmprof's hooks on Zephyr's CONFIG_TRACING_USER trace points (see cmprof_zephyr.h). The kernel
+ * calls them from thread context (create, name set) and from the context switch (switched in/out,
+ * PendSV on Cortex-M): each does a few stores, calls nothing that blocks and never prints. The names
+ * go out from the drain thread (cmprof_stream_task_later), never from here.
+ *
+ * The application keeps its own sys_trace_*_user hooks: cmprof defines none of them. The module
+ * links with -Wl,--wrap=<trace point> for each point below (zephyr/CMakeLists.txt), so the kernel's
+ * call reaches cmprof's __wrap_ function first, which then calls __real_, Zephyr's tracing_user.c,
+ * which calls the application's hook (or Zephyr's empty default). */
 #include <zephyr/kernel.h>
 
 #if !defined(CONFIG_TRACING_USER)
@@ -13,16 +18,31 @@
 
 #include "cmprof_zephyr.h"
 
+/* cmprof's part of trace point `point`, and the rest of it (the application's hook) */
+#define CMPROF_ZEPHYR_HOOK(point) __wrap_##point
+#define CMPROF_ZEPHYR_NEXT(point) __real_##point
+
+void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void);
+void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)(void);
+void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void);
+void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)(void);
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread);
+void CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(struct k_thread *thread);
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread);
+void CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(struct k_thread *thread);
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_abort)(struct k_thread *thread);
+void CMPROF_ZEPHYR_NEXT(sys_trace_thread_abort)(struct k_thread *thread);
+
 void *volatile cmprof_current_task;
 
-void sys_trace_thread_switched_in_user(void)
+void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void)
 {
     cmprof_current_task = k_current_get();
+    CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)();
 }
 
-/* Names go out on the live stream; a dump (CMPROF_STREAM unset) carries the thread tags only, and
- * the other hooks keep Zephyr's empty defaults. */
-#if defined(CMPROF_STREAM) && CMPROF_STREAM
+/* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
+ * without CMPROF_STREAM keeps the table for cmprof_dump). */
 
 #ifndef CMPROF_ZEPHYR_NAME_POOL
 #define CMPROF_ZEPHYR_NAME_POOL 512 /* bytes of thread names kept (CONFIG_CMPROF_NAME_POOL) */
@@ -72,28 +92,47 @@ static void forget_thread(struct k_thread *thread)
     k_spin_unlock(&cmprof_names_lock, key);
 }
 
-/* Zephyr 4.3's user backend never calls the abort hook (its k_thread abort trace points map to
- * nothing), so a thread that ends itself is seen here: it leaves the CPU dead. */
-void sys_trace_thread_switched_out_user(void)
+/* A thread that ends itself is seen here too: it leaves the CPU dead. */
+void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
     struct k_thread *thread = k_current_get();
     if (thread != NULL && (thread->base.thread_state & _THREAD_DEAD) != 0u)
         forget_thread(thread);
+    CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)();
 }
 
-void sys_trace_thread_create_user(struct k_thread *thread)
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread)
 {
     name_thread(thread);
+    CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(thread);
 }
 
-void sys_trace_thread_name_set_user(struct k_thread *thread)
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
     name_thread(thread);
+    CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
 }
 
-void sys_trace_thread_abort_user(struct k_thread *thread)
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_abort)(struct k_thread *thread)
 {
     forget_thread(thread);
+    CMPROF_ZEPHYR_NEXT(sys_trace_thread_abort)(thread);
 }
 
-#endif
+/* Thumb code: is the halfword the first of a 32-bit instruction? */
+static inline int cmprof_thumb32(uint16_t hw)
+{
+    return (hw >> 11) >= 0x1Du;
+}
+
+uint32_t cmprof_zephyr_idle_resume(const uint16_t *code, uint32_t halfwords)
+{
+    int waited = 0;
+    for (uint32_t i = 0; i < halfwords; i += cmprof_thumb32(code[i]) ? 2u : 1u) {
+        if (code[i] == 0xBF30u) /* wfi */
+            waited = 1;
+        else if (waited && code[i] == 0xB662u) /* cpsie i */
+            return 2u * (i + 1u);
+    }
+    return 0u;
+}

@@ -6,7 +6,14 @@
 #ifndef CMPROF_ZEPHYR_H
 #define CMPROF_ZEPHYR_H
 
+#include <stddef.h>
+
 #include "../cmprof.h"
+
+/* For the application, with the Zephyr module: name section timer `index` (cmprof_section_start/
+ * stop in cmprof.h); the module's drain sends the name, and every section's statistics once a
+ * second. `name` must stay (a string literal). */
+void cmprof_zephyr_section_name(uint32_t index, const char *name);
 
 /* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task). */
 extern void *volatile cmprof_current_task;
@@ -30,5 +37,12 @@ static inline const char *cmprof_zephyr_name(const char *name)
         i++;
     return name[i] ? name : CMPROF_IDLE_NAME;
 }
+
+/* The idle thread's wait (Zephyr's arch_cpu_idle: wfi with interrupts locked, then cpsie i): the
+ * sampling interrupt that ends the wait is taken right after the cpsie i, so every idle sample would
+ * sit there, as if interrupts-off code ran before it. Given the code of arch_cpu_idle, returns the
+ * byte offset of that resume point (after the first cpsie i that follows a wfi), or 0 without one;
+ * the module charges samples there to arch_cpu_idle itself. */
+uint32_t cmprof_zephyr_idle_resume(const uint16_t *code, uint32_t halfwords);
 
 #endif

@@ -5,8 +5,14 @@
 #ifndef CMPROF_ZEPHYR_STANDIN_KERNEL_H
 #define CMPROF_ZEPHYR_STANDIN_KERNEL_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+/* <zephyr/sys/util.h>, which the real kernel.h brings in */
+#define ARG_UNUSED(x) (void)(x)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define CONFIG_TRACING_USER 1
 #define CONFIG_THREAD_MAX_NAME_LEN 32

@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""cmprof's Zephyr module (zephyr/) without Zephyr, which is not in this repository. Prints one
+ok/FAIL line per check.
+
+  boards   the timer port chosen from four boards' devicetrees (excerpts of real Zephyr 4.3 builds,
+           tests/zoo/zephyr/boards/*.h, over the stand-in of <zephyr/devicetree.h>): mps2/an385's
+           CMSDK timer, nrf52840dk's TIMER2 and nucleo_f401re's TIM2 as counters, qemu_cortex_m3's
+           own timer on its IRQ line; the sampler and the counter port built for each
+  chain    an application with its own sys_trace_*_user hooks links beside cmprof, with the
+           module's link options, and both run (a host program standing in for the kernel)
+  include  the application includes cmprof.h and rtos/cmprof_zephyr.h from the module's public
+           include directories alone
+  dump     a dump (CONFIG_CMPROF_TRANSPORT_DUMP) names the threads the hooks saw
+  options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
+           checks reject a jitter mask that is not 2^k - 1
+
+usage: test_zephyr_module.py [boards|chain|include|dump|options ...] (default: all)"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from harness import check  # noqa: E402
+
+FW = os.path.join(ROOT, "firmware")
+ZMOD = os.path.join(ROOT, "zephyr")
+STANDIN = os.path.join(HERE, "zoo", "zephyr")
+TMP = tempfile.mkdtemp(prefix="cmprof-zephyr-")
+WARN = ["-std=c11", "-Wall", "-Wextra", "-Werror"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def first_error(r):
+    lines = [ln for ln in (r.stderr + r.stdout).splitlines() if "error" in ln or "multiple definition" in ln]
+    return (lines or (r.stderr + r.stdout).splitlines() or [""])[0][:200]
+
+
+# ---- boards ------------------------------------------------------------------------------------
+
+# board header, -mcpu, the macros the port must come to, and their values
+BOARDS = [
+    ("mps2_an385", "cortex-m3", {"CMPROF_PORT": "3", "CMPROF_CMSDK_BASE": str(0x40001000), "CMPROF_CMSDK_IRQ": "9"}),
+    ("nrf52840dk_nrf52840", "cortex-m4", {"CMPROF_PORT": "6", "CMPROF_ZEPHYR_COUNTER_IRQ": "10"}),
+    ("nucleo_f401re", "cortex-m4", {"CMPROF_PORT": "6", "CMPROF_ZEPHYR_COUNTER_IRQ": "28"}),
+    ("qemu_cortex_m3", "cortex-m3", {"CMPROF_PORT": "6", "CMPROF_ZEPHYR_IRQ": "19"}),
+]
+
+
+def board_flags(board, cpu):
+    return ["-mcpu=" + cpu, "-mthumb", "-include", os.path.join(STANDIN, "boards", board + ".h"), "-include",
+            os.path.join(ZMOD, "cmprof_zephyr_port.h"), "-I" + FW, "-I" + ZMOD, "-I" + STANDIN,
+            "-DCMPROF_NO_ISR=1", "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_JITTER=0x3ffu", "-DCMPROF_STREAM=1"]
+
+
+def port_values(flags, names):
+    """The values the port's macros expand to, as the compiler sees them (integer constant expressions)."""
+    probe = os.path.join(TMP, "probe.c")
+    with open(probe, "w") as f:
+        f.write("#include <stdint.h>\n#include \"cmprof.h\"\n")
+        for n in names:
+            f.write("#ifdef %s\n__attribute__((used)) const uint32_t v_%s = (uint32_t)(%s);\n#endif\n" % (n, n, n))
+    r = run(["arm-none-eabi-gcc", "-O1", "-S", "-o", "-"] + flags + [probe])
+    if r.returncode:
+        return None, first_error(r)
+    values = {}
+    for n in names:  # each constant is a .word under its label
+        m = re.search(r"^v_%s:\s*\n\s*\.word\s+(-?\d+)" % n, r.stdout, re.M)
+        if m:
+            values[n] = m.group(1)
+    return values, ""
+
+
+def boards():
+    for board, cpu, want in BOARDS:
+        flags = board_flags(board, cpu)
+        values, err = port_values(flags, list(want))
+        check("Zephyr %s: the devicetree gives the timer port and its line %s" % (board, sorted(want.items())),
+              values == want, err or "got %s" % values)
+        objs = ["cmprof_sampler.c"] + (["cmprof_counter.c"] if "CMPROF_ZEPHYR_COUNTER_IRQ" in want else [])
+        for src in objs:
+            path = os.path.join(ZMOD if src == "cmprof_counter.c" else FW, src)
+            r = run(["arm-none-eabi-gcc", "-Os", "-c", "-o", os.path.join(TMP, board + ".o")] + WARN + flags + [path])
+            check("Zephyr %s: %s builds for its timer" % (board, src), r.returncode == 0, first_error(r))
+
+
+# ---- chain ---------------------------------------------------------------------------------------
+
+# Zephyr's subsys/tracing/user/tracing_user.c as far as the thread trace points go: each calls the
+# application's hook, an empty weak one unless the application has its own.
+TRACING_USER_C = r"""
+#include <tracing_user.h>
+#define WEAK __attribute__((weak))
+void WEAK sys_trace_thread_create_user(struct k_thread *t) { (void)t; }
+void WEAK sys_trace_thread_abort_user(struct k_thread *t) { (void)t; }
+void WEAK sys_trace_thread_name_set_user(struct k_thread *t) { (void)t; }
+void WEAK sys_trace_thread_switched_in_user(void) {}
+void WEAK sys_trace_thread_switched_out_user(void) {}
+void sys_trace_thread_create(struct k_thread *t) { sys_trace_thread_create_user(t); }
+void sys_trace_thread_abort(struct k_thread *t) { sys_trace_thread_abort_user(t); }
+void sys_trace_thread_name_set(struct k_thread *t) { sys_trace_thread_name_set_user(t); }
+void sys_trace_k_thread_switched_in(void) { sys_trace_thread_switched_in_user(); }
+void sys_trace_k_thread_switched_out(void) { sys_trace_thread_switched_out_user(); }
+"""
+# the application: two hooks of its own
+APP_C = r"""
+#include <tracing_user.h>
+int app_switches, app_creates;
+void sys_trace_thread_switched_in_user(void) { app_switches++; }
+void sys_trace_thread_create_user(struct k_thread *t) { (void)t; app_creates++; }
+"""
+# the kernel: creates two threads, switches between them; cmprof's tag must follow
+KERNEL_C = r"""
+#include <stdio.h>
+#include <tracing_user.h>
+struct k_thread *standin_current;
+int standin_lock_depth;
+extern void *volatile cmprof_current_task;
+extern int app_switches, app_creates;
+void cmprof_stream_task_later(const void *tag, const char *name) { (void)tag; (void)name; }
+void cmprof_stream_task_gone(const void *tag) { (void)tag; }
+int main(void)
+{
+    static struct k_thread a, b;
+    int tag_right = 0;
+    sys_trace_thread_create(&a);
+    sys_trace_thread_create(&b);
+    for (int i = 0; i < 4; i++) {
+        struct k_thread *t = i & 1 ? &b : &a;
+        if (standin_current)
+            sys_trace_k_thread_switched_out();
+        standin_current = t;
+        sys_trace_k_thread_switched_in();
+        tag_right += cmprof_current_task == (void *)t;
+    }
+    printf("app_switches=%d app_creates=%d tag_right=%d\n", app_switches, app_creates, tag_right);
+    return 0;
+}
+"""
+
+
+def module_link_options():
+    """The linker options zephyr/CMakeLists.txt gives the application (zephyr_ld_options)."""
+    text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    opts = re.findall(r"zephyr_ld_options\(([^)$]*)\)", text)
+    for names, body in re.findall(r"foreach\(\w+((?:\s+\w+)+)\s*\)(.*?)endforeach", text, re.S):
+        for template in re.findall(r"zephyr_ld_options\(([^)]*)\)", body):
+            opts += [re.sub(r"\$\{\w+\}", n, template) for n in names.split()]
+    return [o.strip() for o in opts]
+
+
+def chain():
+    srcs = {"tracing_user.c": TRACING_USER_C, "app.c": APP_C, "kernel.c": KERNEL_C}
+    objs = []
+    for name, text in list(srcs.items()) + [("cmprof_zephyr.c", None)]:
+        src = os.path.join(FW, "rtos", name) if text is None else os.path.join(TMP, name)
+        if text is not None:
+            open(src, "w").write(text)
+        obj = os.path.join(TMP, name + ".o")
+        r = run(["cc", "-c", "-o", obj, "-I" + FW, "-I" + STANDIN, "-DCMPROF_STREAM=1"] + WARN + [src])
+        if r.returncode:
+            check("Zephyr: the application's own tracing hooks and cmprof's build", False, first_error(r))
+            return
+        objs.append(obj)
+    exe = os.path.join(TMP, "chain")
+    r = run(["cc", "-o", exe] + objs + module_link_options())
+    check("Zephyr: an application with its own sys_trace_*_user hooks links with cmprof (module's link options)",
+          r.returncode == 0, first_error(r))
+    if r.returncode:
+        return
+    out = run([exe]).stdout.strip()
+    check("Zephyr: the application's hooks run beside cmprof's, which tags each thread switched in",
+          out == "app_switches=4 app_creates=2 tag_right=4", out)
+
+
+# ---- include -----------------------------------------------------------------------------------
+
+
+def include():
+    text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    dirs = []
+    for args in re.findall(r"^\s*zephyr_include_directories\(([^)]*)\)", text, re.M):
+        for a in args.split():
+            a = a.replace("${CMPROF_FIRMWARE}", os.path.join(ZMOD, "..", "firmware"))
+            dirs.append(a.replace("${CMAKE_CURRENT_LIST_DIR}", ZMOD))
+    sample = os.path.join(ROOT, "samples", "cmprof", "src", "main.c")
+    sample = open(sample).read() if os.path.exists(sample) else "#include <cmprof.h>\n#include <rtos/cmprof_zephyr.h>\n"
+    wanted = [h for h in re.findall(r"#include <([^>]+)>", sample) if not h.startswith("zephyr/")]
+    probe = os.path.join(TMP, "app_include.c")
+    with open(probe, "w") as f:
+        f.write("".join("#include <%s>\n" % h for h in wanted))
+        f.write("void app(void) { cmprof_section_start(0); cmprof_section_stop(0); "
+                "cmprof_zephyr_section_name(0, \"s\"); }\n")
+    r = run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-c", "-o", os.path.join(TMP, "app.o")] + WARN
+            + ["-I" + d for d in dirs] + [probe])
+    check("Zephyr: the application includes %s from the module's public include directories %s"
+          % (", ".join(wanted), [os.path.relpath(d, ROOT) for d in dirs]), bool(wanted) and r.returncode == 0,
+          first_error(r))
+
+
+# ---- dump --------------------------------------------------------------------------------------
+
+DUMP_MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include <tracing_user.h>
+#include "cmprof.h"
+struct k_thread *standin_current;
+int standin_lock_depth;
+void __wrap_sys_trace_thread_create(struct k_thread *t);
+void __wrap_sys_trace_k_thread_switched_in(void);
+void __real_sys_trace_thread_create(struct k_thread *t) { (void)t; }
+void __real_sys_trace_thread_name_set(struct k_thread *t) { (void)t; }
+void __real_sys_trace_thread_abort(struct k_thread *t) { (void)t; }
+void __real_sys_trace_k_thread_switched_in(void) {}
+void __real_sys_trace_k_thread_switched_out(void) {}
+static void out(char c) { putchar(c); }
+int main(void)
+{
+    static struct k_thread t[3];
+    const char *names[3] = {"idle", "work10", "cmprof_drain"};
+    cmprof_start(1000, 6);
+    for (int i = 0; i < 3; i++) {
+        strcpy(t[i].name, names[i]);
+        __wrap_sys_trace_thread_create(&t[i]);
+        standin_current = &t[i];
+        __wrap_sys_trace_k_thread_switched_in();
+        cmprof_tick_frame(0x1000u + 16u * (unsigned)i, 0u);
+        cmprof_tick_frame(0x1002u + 16u * (unsigned)i, 0u);
+    }
+    cmprof_dump(out);
+    return 0;
+}
+"""
+
+
+def dump():
+    """The module's dump build: cmprof_stream.c without CMPROF_STREAM keeps the task table."""
+    text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    srcs = [os.path.join(FW, "cmprof_sampler.c"), os.path.join(FW, "rtos", "cmprof_zephyr.c")]
+    if re.search(r"zephyr_library_sources\([^)]*cmprof_stream\.c", text):  # in every build, not only streaming
+        srcs.append(os.path.join(FW, "cmprof_stream.c"))
+    main = os.path.join(TMP, "dump_main.c")
+    open(main, "w").write(DUMP_MAIN)
+    exe = os.path.join(TMP, "dump")
+    r = run(["cc", "-o", exe, "-I" + FW, "-I" + STANDIN, "-include", os.path.join(HERE, "fake_regs.h"),
+             os.path.join(HERE, "fake_regs.c"), "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_SYSTICK",
+             "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_RING_N=64", "-DCMPROF_STREAM_NAMES_KEPT=1"]
+            + WARN + srcs + [main])
+    if r.returncode:
+        check("Zephyr dump mode: the threads are named in the dump", False, first_error(r))
+        return
+    lines = run([exe]).stdout.splitlines()
+    named = sorted(ln.split()[2] for ln in lines if ln.startswith("task "))
+    check("Zephyr dump mode: the threads are named in the dump (task lines for idle, work10, cmprof_drain)",
+          named == ["cmprof_drain", "idle", "work10"], "task lines: %s" % named)
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+
+def kconfig_entries(text):
+    """(kind, name, body lines) of every config/menuconfig entry."""
+    entries, cur = [], None
+    for ln in text.splitlines():
+        m = re.match(r"(menuconfig|config|choice|endchoice|if|endif|comment|menu|endmenu)\b\s*(\w*)", ln)
+        if m:
+            cur = (m.group(1), m.group(2), []) if m.group(1) in ("config", "menuconfig", "choice") else None
+            if cur:
+                entries.append(cur)
+        elif cur:
+            cur[2].append(ln.strip())
+    return entries
+
+
+def options():
+    text = open(os.path.join(ZMOD, "Kconfig")).read()
+    entries = kconfig_entries(text)
+    no_help = [n for k, n, body in entries if k != "choice" and "help" not in body]
+    check("Zephyr Kconfig: every option has help", entries and not no_help, "no help: %s" % no_help)
+    ints = [n for k, n, body in entries if any(b.startswith(("int ", "hex ")) for b in body)]
+    no_range = [n for k, n, body in entries if n in ints and not any(b.startswith("range ") for b in body)]
+    check("Zephyr Kconfig: every number has a range", ints and not no_range, "no range: %s" % no_range)
+    top = next((body for k, n, body in entries if n == "CMPROF"), [])
+    check("Zephyr Kconfig: CMPROF depends on TRACING_USER instead of selecting the visible TRACING",
+          "depends on TRACING_USER" in top and not any(b.startswith("select TRACING") for b in top), str(top[:6]))
+    checks = os.path.join(ZMOD, "cmprof_checks.cmake")
+    for value, good in (("0x3ff", True), ("0x0", True), ("0xffff", True), ("0x3fe", False), ("0x400", False)):
+        r = run(["cmake", "-DCONFIG_CMPROF_JITTER=" + value, "-DCONFIG_CMPROF_RING_SIZE=1024",
+                 "-DCONFIG_CMPROF_RESERVOIR=32", "-P", checks])
+        said = "CONFIG_CMPROF_JITTER" in r.stderr and "power" in r.stderr
+        check("Zephyr configure: CONFIG_CMPROF_JITTER=%s is %s" % (value, "taken" if good else "refused, naming it"),
+              os.path.exists(checks) and (r.returncode == 0 if good else r.returncode != 0 and said),
+              (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0][:160])
+    r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_RING_SIZE=1000", "-P", checks])
+    check("Zephyr configure: CONFIG_CMPROF_RING_SIZE=1000 is refused (not a power of two)",
+          r.returncode != 0 and "CONFIG_CMPROF_RING_SIZE" in r.stderr, r.stderr.strip()[:160])
+    doc = os.path.join(ROOT, "docs", "zephyr.md")
+    doc_text = open(doc).read() if os.path.exists(doc) else ""
+    check("Zephyr docs: a west manifest snippet that adds cmprof as a module",
+          re.search(r"manifest:\s*\n(.*\n)*?\s*projects:\s*\n(.*\n)*?\s*- name: cmprof", doc_text) is not None,
+          "docs/zephyr.md")
+    sample = os.path.join(ROOT, "samples", "cmprof", "sample.yaml")
+    sample_text = open(sample).read() if os.path.exists(sample) else ""
+    check("Zephyr sample: samples/cmprof/sample.yaml runs on mps2/an385 with a console check",
+          "mps2/an385" in sample_text and "harness: console" in sample_text, sample)
+
+
+def main():
+    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "options": options}
+    for name in sys.argv[1:] or list(parts):
+        parts[name]()
+
+
+main()

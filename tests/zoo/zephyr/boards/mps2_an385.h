@@ -1,0 +1,72 @@
+/* mps2/an385: excerpt of a Zephyr 4.3 build's autoconf.h and devicetree_generated.h, written by
+ * tests/zoo/zephyr/dt_excerpt.py (cmprof's samples/cmprof, the board's overlay). */
+#define CONFIG_ARMV7_M_ARMV8_M_MAINLINE 1
+#define CONFIG_CMPROF_DRAIN_MS 20
+#define CONFIG_CMPROF_DRAIN_PRIORITY 255
+#define CONFIG_CMPROF_JITTER 0x3ff
+#define CONFIG_CMPROF_NAME_POOL 512
+#define CONFIG_CMPROF_PERIOD 25000
+#define CONFIG_CMPROF_RESERVOIR 32
+#define CONFIG_CMPROF_RING_SIZE 1024
+#define CONFIG_CMPROF_SAMPLE_HZ 1000
+#define CONFIG_CMPROF_START_DELAY_MS 0
+#define CONFIG_CMPROF_TASKS 64
+#define CONFIG_CMPROF_THREAD_STACK_SIZE 1024
+#define CONFIG_CMPROF_TIMER_CMSDK 1
+#define CONFIG_CMPROF_TIMER_HZ 0
+#define CONFIG_CMPROF_TRANSPORT_STREAM 1
+#define CONFIG_CPU_CORTEX_M3 1
+#define CONFIG_NUM_IRQS 32
+#define CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC 25000000
+#define CONFIG_TRACING_USER 1
+#define CONFIG_ZERO_LATENCY_IRQS 1
+#define DT_CHOSEN_zephyr_console                 DT_N_S_soc_S_uart_40004000
+#define DT_CHOSEN_zephyr_console_EXISTS          1
+#define DT_N_NODELABEL_timer1       DT_N_S_soc_S_timer_40001000
+#define DT_N_NODELABEL_dtimer0       DT_N_S_soc_S_dtimer_40002000
+#define DT_COMPAT_HAS_OKAY_arm_cmsdk_timer 1
+#define DT_COMPAT_HAS_OKAY_arm_cmsdk_dtimer 1
+#define DT_N_INST_0_arm_cmsdk_timer DT_N_S_soc_S_timer_40000000
+#define DT_N_INST_0_arm_cmsdk_dtimer DT_N_S_soc_S_dtimer_40002000
+#define DT_N_S_soc_EXISTS 1
+#define DT_N_S_soc_STATUS_okay 1
+#define DT_N_S_soc_PARENT DT_N
+#define DT_N_S_soc_FULL_NAME "soc"
+#define DT_N_S_soc_ORD 7
+#define DT_N_S_soc_COMPAT_MATCHES_simple_bus 1
+#define DT_N_S_soc_S_dtimer_40002000_EXISTS 1
+#define DT_N_S_soc_S_dtimer_40002000_STATUS_okay 1
+#define DT_N_S_soc_S_dtimer_40002000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_dtimer_40002000_IRQ_IDX_0_VAL_irq 10
+#define DT_N_S_soc_S_dtimer_40002000_REG_IDX_0_VAL_ADDRESS 1073750016 /* 0x40002000 */
+#define DT_N_S_soc_S_dtimer_40002000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_dtimer_40002000_FULL_NAME "dtimer@40002000"
+#define DT_N_S_soc_S_dtimer_40002000_ORD 26
+#define DT_N_S_soc_S_dtimer_40002000_COMPAT_MATCHES_arm_cmsdk_dtimer 1
+#define DT_N_S_soc_S_timer_40000000_EXISTS 1
+#define DT_N_S_soc_S_timer_40000000_STATUS_okay 1
+#define DT_N_S_soc_S_timer_40000000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_timer_40000000_IRQ_IDX_0_VAL_irq 8
+#define DT_N_S_soc_S_timer_40000000_REG_IDX_0_VAL_ADDRESS 1073741824 /* 0x40000000 */
+#define DT_N_S_soc_S_timer_40000000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_timer_40000000_FULL_NAME "timer@40000000"
+#define DT_N_S_soc_S_timer_40000000_ORD 37
+#define DT_N_S_soc_S_timer_40000000_COMPAT_MATCHES_arm_cmsdk_timer 1
+#define DT_N_S_soc_S_timer_40001000_EXISTS 1
+#define DT_N_S_soc_S_timer_40001000_STATUS_okay 1
+#define DT_N_S_soc_S_timer_40001000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_timer_40001000_IRQ_IDX_0_VAL_irq 9
+#define DT_N_S_soc_S_timer_40001000_REG_IDX_0_VAL_ADDRESS 1073745920 /* 0x40001000 */
+#define DT_N_S_soc_S_timer_40001000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_timer_40001000_FULL_NAME "timer@40001000"
+#define DT_N_S_soc_S_timer_40001000_ORD 38
+#define DT_N_S_soc_S_timer_40001000_COMPAT_MATCHES_arm_cmsdk_timer 1
+#define DT_N_S_soc_S_uart_40004000_EXISTS 1
+#define DT_N_S_soc_S_uart_40004000_STATUS_okay 1
+#define DT_N_S_soc_S_uart_40004000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_uart_40004000_IRQ_IDX_0_VAL_irq 1
+#define DT_N_S_soc_S_uart_40004000_REG_IDX_0_VAL_ADDRESS 1073758208 /* 0x40004000 */
+#define DT_N_S_soc_S_uart_40004000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_uart_40004000_FULL_NAME "uart@40004000"
+#define DT_N_S_soc_S_uart_40004000_ORD 41
+#define DT_N_S_soc_S_uart_40004000_COMPAT_MATCHES_arm_cmsdk_uart 1

@@ -1,0 +1,70 @@
+/* nrf52840dk/nrf52840: excerpt of a Zephyr 4.3 build's autoconf.h and devicetree_generated.h, written by
+ * tests/zoo/zephyr/dt_excerpt.py (cmprof's samples/cmprof, the board's overlay). */
+#define CONFIG_ARMV7_M_ARMV8_M_MAINLINE 1
+#define CONFIG_CMPROF_DRAIN_MS 20
+#define CONFIG_CMPROF_DRAIN_PRIORITY 255
+#define CONFIG_CMPROF_JITTER 0x3ff
+#define CONFIG_CMPROF_NAME_POOL 512
+#define CONFIG_CMPROF_PERIOD 25000
+#define CONFIG_CMPROF_RESERVOIR 32
+#define CONFIG_CMPROF_RING_SIZE 1024
+#define CONFIG_CMPROF_SAMPLE_HZ 1000
+#define CONFIG_CMPROF_START_DELAY_MS 0
+#define CONFIG_CMPROF_TASKS 64
+#define CONFIG_CMPROF_THREAD_STACK_SIZE 1024
+#define CONFIG_CMPROF_TIMER_COUNTER 1
+#define CONFIG_CMPROF_TIMER_HZ 0
+#define CONFIG_CMPROF_TRANSPORT_STREAM 1
+#define CONFIG_CPU_CORTEX_M4 1
+#define CONFIG_NUM_IRQS 48
+#define CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC 32768
+#define CONFIG_TRACING_USER 1
+#define CONFIG_ZERO_LATENCY_IRQS 1
+#define DT_CHOSEN_zephyr_console                 DT_N_S_soc_S_uart_40002000
+#define DT_CHOSEN_zephyr_console_EXISTS          1
+#define DT_CHOSEN_cmprof_timer                   DT_N_S_soc_S_timer_4000a000
+#define DT_CHOSEN_cmprof_timer_EXISTS            1
+#define DT_N_NODELABEL_timer1        DT_N_S_soc_S_timer_40009000
+#define DT_COMPAT_HAS_OKAY_nordic_nrf_timer 1
+#define DT_N_INST_0_nordic_nrf_timer DT_N_S_soc_S_timer_4000a000
+#define DT_N_INST_0_nordic_nrf_rtc DT_N_S_soc_S_rtc_4000b000
+#define DT_N_S_soc_EXISTS 1
+#define DT_N_S_soc_STATUS_okay 1
+#define DT_N_S_soc_PARENT DT_N
+#define DT_N_S_soc_FULL_NAME "soc"
+#define DT_N_S_soc_ORD 6
+#define DT_N_S_soc_COMPAT_MATCHES_simple_bus 1
+#define DT_N_S_soc_S_rtc_4000b000_EXISTS 1
+#define DT_N_S_soc_S_rtc_4000b000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_rtc_4000b000_IRQ_IDX_0_VAL_irq 11
+#define DT_N_S_soc_S_rtc_4000b000_REG_IDX_0_VAL_ADDRESS 1073786880 /* 0x4000b000 */
+#define DT_N_S_soc_S_rtc_4000b000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_rtc_4000b000_FULL_NAME "rtc@4000b000"
+#define DT_N_S_soc_S_rtc_4000b000_ORD 101
+#define DT_N_S_soc_S_rtc_4000b000_COMPAT_MATCHES_nordic_nrf_rtc 1
+#define DT_N_S_soc_S_timer_40009000_EXISTS 1
+#define DT_N_S_soc_S_timer_40009000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_timer_40009000_IRQ_IDX_0_VAL_irq 9
+#define DT_N_S_soc_S_timer_40009000_REG_IDX_0_VAL_ADDRESS 1073778688 /* 0x40009000 */
+#define DT_N_S_soc_S_timer_40009000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_timer_40009000_FULL_NAME "timer@40009000"
+#define DT_N_S_soc_S_timer_40009000_ORD 8
+#define DT_N_S_soc_S_timer_40009000_COMPAT_MATCHES_nordic_nrf_timer 1
+#define DT_N_S_soc_S_timer_4000a000_EXISTS 1
+#define DT_N_S_soc_S_timer_4000a000_STATUS_okay 1
+#define DT_N_S_soc_S_timer_4000a000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_timer_4000a000_IRQ_IDX_0_VAL_irq 10
+#define DT_N_S_soc_S_timer_4000a000_REG_IDX_0_VAL_ADDRESS 1073782784 /* 0x4000a000 */
+#define DT_N_S_soc_S_timer_4000a000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_timer_4000a000_FULL_NAME "timer@4000a000"
+#define DT_N_S_soc_S_timer_4000a000_ORD 111
+#define DT_N_S_soc_S_timer_4000a000_COMPAT_MATCHES_nordic_nrf_timer 1
+#define DT_N_S_soc_S_uart_40002000_EXISTS 1
+#define DT_N_S_soc_S_uart_40002000_STATUS_okay 1
+#define DT_N_S_soc_S_uart_40002000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_uart_40002000_IRQ_IDX_0_VAL_irq 2
+#define DT_N_S_soc_S_uart_40002000_REG_IDX_0_VAL_ADDRESS 1073750016 /* 0x40002000 */
+#define DT_N_S_soc_S_uart_40002000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_uart_40002000_FULL_NAME "uart@40002000"
+#define DT_N_S_soc_S_uart_40002000_ORD 115
+#define DT_N_S_soc_S_uart_40002000_COMPAT_MATCHES_nordic_nrf_uarte 1

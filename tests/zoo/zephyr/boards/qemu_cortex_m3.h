@@ -1,0 +1,40 @@
+/* qemu_cortex_m3: excerpt of a Zephyr 4.3 build's autoconf.h and devicetree_generated.h, written by
+ * tests/zoo/zephyr/dt_excerpt.py (cmprof's samples/cmprof, the board's overlay). */
+#define CONFIG_ARMV7_M_ARMV8_M_MAINLINE 1
+#define CONFIG_CMPROF_DRAIN_MS 20
+#define CONFIG_CMPROF_DRAIN_PRIORITY 255
+#define CONFIG_CMPROF_JITTER 0x3ff
+#define CONFIG_CMPROF_NAME_POOL 512
+#define CONFIG_CMPROF_PERIOD 12000
+#define CONFIG_CMPROF_RESERVOIR 32
+#define CONFIG_CMPROF_RING_SIZE 1024
+#define CONFIG_CMPROF_SAMPLE_HZ 1000
+#define CONFIG_CMPROF_START_DELAY_MS 0
+#define CONFIG_CMPROF_TASKS 64
+#define CONFIG_CMPROF_THREAD_STACK_SIZE 1024
+#define CONFIG_CMPROF_TIMER_HZ 0
+#define CONFIG_CMPROF_TIMER_USER 1
+#define CONFIG_CMPROF_TIMER_USER_IRQ 19
+#define CONFIG_CMPROF_TRANSPORT_STREAM 1
+#define CONFIG_CPU_CORTEX_M3 1
+#define CONFIG_NUM_IRQS 43
+#define CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC 12000000
+#define CONFIG_TRACING_USER 1
+#define CONFIG_ZERO_LATENCY_IRQS 1
+#define DT_CHOSEN_zephyr_console            DT_N_S_soc_S_uart_4000c000
+#define DT_CHOSEN_zephyr_console_EXISTS     1
+#define DT_N_S_soc_EXISTS 1
+#define DT_N_S_soc_STATUS_okay 1
+#define DT_N_S_soc_PARENT DT_N
+#define DT_N_S_soc_FULL_NAME "soc"
+#define DT_N_S_soc_ORD 6
+#define DT_N_S_soc_COMPAT_MATCHES_simple_bus 1
+#define DT_N_S_soc_S_uart_4000c000_EXISTS 1
+#define DT_N_S_soc_S_uart_4000c000_STATUS_okay 1
+#define DT_N_S_soc_S_uart_4000c000_IRQ_IDX_0_EXISTS 1
+#define DT_N_S_soc_S_uart_4000c000_IRQ_IDX_0_VAL_irq 5
+#define DT_N_S_soc_S_uart_4000c000_REG_IDX_0_VAL_ADDRESS 1073790976 /* 0x4000c000 */
+#define DT_N_S_soc_S_uart_4000c000_PARENT DT_N_S_soc
+#define DT_N_S_soc_S_uart_4000c000_FULL_NAME "uart@4000c000"
+#define DT_N_S_soc_S_uart_4000c000_ORD 18
+#define DT_N_S_soc_S_uart_4000c000_COMPAT_MATCHES_ti_stellaris_uart 1
