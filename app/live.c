@@ -303,7 +303,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (total == 0) {
         char why[600] = "";
         if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
-            starved_hint(in, e->connected_s, why, sizeof why);
+            starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
+                         : STARVED_FIRMWARE, why, sizeof why);
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
                 *e->before ? "; before: " : "", e->before, failed && strcmp(pa.reason, e->before) ? "; first failure: "
                 : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", ingest_no_samples_hint(in),
@@ -568,6 +569,14 @@ static void count_rate(struct live_run *r, double t)
     note_samples(r, t);
 }
 
+/* What can keep samples away from this source (a drain, a trace's set-up, nothing). */
+static enum starved_from starved_from_source(struct source *src)
+{
+    if (src_packets_by(src))
+        return STARVED_PROBE;
+    return src_kind(src) == SRC_OPENOCD ? STARVED_TRACE : STARVED_FIRMWARE;
+}
+
 /* A firmware's stream (a port or a socket), connected, whose samples stopped: seconds since the last. */
 static double quiet_for(const struct live_run *r, double t)
 {
@@ -588,7 +597,7 @@ static void draw(struct live_run *r, double t)
     view_check_budgets(r->v);
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
                                     sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
-                                    r->last_sample_t - r->start};
+                                    r->last_sample_t - r->start, starved_from_source(r->src)};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;

@@ -12,18 +12,29 @@ static const char causes[] =
     "idle task that never runs under load, drain from a task of its own), or the sampling timer's interrupt is "
     "off (cmprof_start() not called, its IRQ disabled)";
 
-void starved_hint(const struct ingest *in, double seconds, char *buf, size_t len)
+/* ... and those of a trace that carries no PC sample. */
+static const char trace_causes[] =
+    "likely causes: the trace is not set up (the TPIU or SWO pin rate wrong for the trace clock, the formatter "
+    "on or off against -f, another TPIU source ID: --tpiu-id), DWT PC sampling off (DWT_CTRL.PCSAMPLENA), or "
+    "the core asleep or halted";
+
+void starved_hint(const struct ingest *in, double seconds, enum starved_from from, char *buf, size_t len)
 {
     const struct text_stats *t = &in->text.stats;
     char when[40] = "the capture has";
     if (seconds >= 0)
         snprintf(when, sizeof when, "%.0f s connected:", seconds);
-    if (prof_total(in->prof) > 0 || len == 0) {
+    if (prof_total(in->prof) > 0 || len == 0 || from == STARVED_PROBE) {
         if (len)
             buf[0] = '\0';
         return;
     }
-    if (in->bytes == 0)
+    bool trace = from == STARVED_TRACE || in->format == DETECT_ITM || in->format == DETECT_TPIU ||
+                 in->format == DETECT_ORBFLOW;
+    if (trace)
+        snprintf(buf, len, "%s %s; %s", when, in->bytes ? "trace bytes but no PC sample" : "nothing from the trace",
+                 trace_causes);
+    else if (in->bytes == 0)
         snprintf(buf, len, "%s nothing from the firmware (is it running, on this port and baud?); %s", when, causes);
     else if (in->info.present)
         snprintf(buf, len, "%s the firmware's announce and no sample line; %s", when, causes);

@@ -880,6 +880,21 @@ def starved_drain_tests():
               "CONFIG_CMPROF_DRAIN_PRIORITY" in err and "idle task that never runs" in err and
               "timer's interrupt is off" in err and len(err.strip().splitlines()) == 1,
               "exit %s, %r" % (code, err.strip()))
+    # an SWO server whose trace has no PC sample (sync and stimulus-port writes only): the trace's causes, not a drain's
+    itm = (b"\x00" * 5 + b"\x80") + b"\x01A\x01B" * 200
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve_itm(srv=srv):
+        c, _ = srv.accept()
+        c.sendall(itm)
+        time.sleep(4)
+        c.close()
+        srv.close()
+    threading.Thread(target=serve_itm, daemon=True).start()
+    code, out, err, took = run(["--batch", "--duration", "2", "-f", "itm", "tcp:127.0.0.1:%d" % srv.getsockname()[1], elf])
+    check("batch on an SWO server whose trace has no PC sample: exit 2, the trace's likely causes (PC sampling, the "
+          "TPIU, the pin rate), not a firmware drain's", code == 2 and "trace bytes but no PC sample" in err and
+          "PCSAMPLENA" in err and "drain" not in err, "exit %s, %r" % (code, err.strip()))
 
 
 def stalled_stream_tests():

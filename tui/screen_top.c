@@ -35,9 +35,9 @@ static bool why_starved(const struct view *v, char *buf, size_t len)
 {
     const struct ingest *in = v->in;
     if (!v->st.state || strncmp(v->st.state, "connected", 9) != 0 || v->st.elapsed < STARVED_AFTER_S ||
-        prof_total(in->prof) > 0 || in->text.stats.no_base || (in->format != DETECT_TEXT && in->bytes > 0))
+        prof_total(in->prof) > 0 || in->text.stats.no_base || (in->format == DETECT_UNKNOWN && in->bytes > 0))
         return false;
-    starved_hint(in, v->st.elapsed, buf, len);
+    starved_hint(in, v->st.elapsed, (enum starved_from)v->st.starved_from, buf, len);
     return *buf != '\0';
 }
 
