@@ -254,6 +254,10 @@ def all_scenarios():
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
                       SEED=12345))
+    # callers from the sampler's own stack evidence (CMPROF_STACKS): known call shapes, on v7-M and v6-M
+    for core, period in (("m4", 1691), ("m0", 997)):
+        s.append(scenario("%s_stacks" % core, "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                          CMPROF_STACKS=1, PERIOD=period, CMPROF_JITTER=255))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=4096, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
@@ -329,6 +333,8 @@ def build(s):
         cmd.append(os.path.join(HERE, "apps", "sched.c"))
     if s["defs"].get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
+    if s["defs"].get("CMPROF_STACKS"):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_stack.c"))
     ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
     if s["align16"]:
         # every function in its own section, each aligned to 16 bytes by the linker (SUBALIGN)

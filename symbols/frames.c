@@ -356,3 +356,85 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
     }
     return n;
 }
+
+/* What a firmware sampler's stack evidence says of the word at byte offset `at` above the
+ * interrupted SP. */
+enum word_seen { WORD_RETURN, WORD_NOT_CODE, WORD_UNKNOWN };
+
+static enum word_seen word_at(const struct sym_stack_words *w, int64_t at, uint32_t *value)
+{
+    if (at < 0 || at % 4)
+        return WORD_NOT_CODE; /* no return address is saved below the SP or unaligned */
+    if (at / 4 >= (int64_t)w->scanned)
+        return WORD_UNKNOWN;
+    uint32_t index = (uint32_t)(at / 4);
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) { /* the pairs rise by offset */
+        size_t mid = (lo + hi) / 2;
+        if (w->pairs[2 * mid] < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < w->n && w->pairs[2 * lo] == index) {
+        *value = w->pairs[2 * lo + 1];
+        return WORD_RETURN;
+    }
+    return WORD_NOT_CODE; /* scanned, and it was no return address into the code */
+}
+
+/* Whether pc lies in the function the reset vector starts: the outermost frame there is. */
+static bool in_reset_handler(const struct sym_table *t, uint32_t pc)
+{
+    uint32_t lo, hi;
+    return t->n_vectors > 1 && t->vectors[1] && sym_function_from(t, t->vectors[1] & ~1u, &lo, &hi) && pc >= lo &&
+           pc < hi;
+}
+
+size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, uint32_t *out, size_t max,
+                        bool *unproven)
+{
+    size_t n = 0;
+    uint32_t pc = w->pc & ~1u;
+    int64_t sp = 0; /* bytes above the interrupted SP */
+    bool leaf = true, proven = false;
+    while (n < max) {
+        struct rules ru;
+        if (!leaf && in_reset_handler(t, pc)) {
+            proven = true; /* nothing called the reset handler */
+            break;
+        }
+        if (!rules_at(t, leaf ? pc : pc - 2u, &ru) || ru.cfa_reg != 13)
+            break; /* no CFI here, or a CFA on a register the evidence does not hold (r7) */
+        int64_t cfa = sp + ru.cfa_off;
+        if (cfa < sp || (!leaf && cfa == sp))
+            break; /* the stack only grows back up */
+        uint32_t ret = 0;
+        if (ru.saved & (1u << 14)) {
+            if (word_at(w, cfa + ru.off[14], &ret) != WORD_RETURN)
+                break; /* where the CFI puts the return address no return address was seen: unproven */
+        } else if (leaf) {
+            ret = w->lr; /* not saved yet: still in LR */
+        } else {
+            break;
+        }
+        if (ret >= EXC_RETURN_MIN) {
+            proven = true; /* an exception handler's entry: the interrupted code is another context */
+            break;
+        }
+        uint32_t next = ret & ~1u, fn_lo, fn_hi;
+        if (!(ret & 1u) || next < 2u || !sym_in_code(t, next))
+            break; /* a live LR that is no Thumb return address into the code */
+        if (sym_function_from(t, next, &fn_lo, &fn_hi) && fn_lo == next) {
+            proven = true; /* a return address set, not left by a call: an RTOS task's exit trap */
+            break;
+        }
+        out[n++] = next - 2u; /* inside the call instruction */
+        pc = next;
+        sp = cfa;
+        leaf = false;
+    }
+    if (unproven)
+        *unproven = !proven && n < max;
+    return n;
+}
