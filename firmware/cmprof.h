@@ -197,7 +197,8 @@ void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t exc_return
  * On every CMPROF_STACK_EVERY-th sample (default 16) the tick keeps what the host needs to find the
  * interrupted code's callers with the ELF's call-frame information: the stacked LR, and the words
  * of the interrupted stack that look like Thumb return addresses into the code (odd, inside
- * [CMPROF_CODE_START, CMPROF_CODE_END), default the linker's _stext/_etext), each with its offset
+ * [CMPROF_CODE_START, CMPROF_CODE_END), default the linker's _stext/_etext, and right after a BL
+ * or BLX instruction), each with its offset
  * from the interrupted SP; it scans CMPROF_STACK_WORDS words (default 48) and keeps at most
  * CMPROF_STACK_KEEP of them (default 8), never past the top of the main stack (the vector table's
  * first word, or CMPROF_STACK_TOP). No frame is walked on the target. CMPROF_STACK_RECORDS (default 8,

@@ -46,6 +46,16 @@ static struct {
     struct stack_record rec[CMPROF_STACK_RECORDS];
 } stacks;
 
+/* Whether the instruction before Thumb address w (odd) is a call: BL (two halfwords 11110... 11x1...)
+ * or BLX Rm (010001111...). A return address always is; a function pointer kept on the stack (its
+ * function's first instruction) or a number that happens to fall in the code seldom is. */
+static inline int after_call(uint32_t w)
+{
+    const uint16_t *at = (const uint16_t *)(uintptr_t)(w - 1u);
+    uint16_t last = at[-1];
+    return (last & 0xFF87u) == 0x4780u || ((at[-2] & 0xF800u) == 0xF000u && (last & 0xD000u) == 0xD000u);
+}
+
 void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t pc, uint32_t seq)
 {
     uint32_t h = stacks.head;
@@ -61,10 +71,11 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
     if (sp < top) /* a stack above the main stack's top: not known how far it goes, not scanned */
         words = (top - sp) / 4u < CMPROF_STACK_WORDS ? (top - sp) / 4u : CMPROF_STACK_WORDS;
     const uint32_t *p = (const uint32_t *)(uintptr_t)sp;
-    uint32_t lo = CMPROF_CODE_START, span = CMPROF_CODE_END - lo, k = 0u, i = 0u;
+    /* a return address lies at least 4 bytes into the code: a call comes before it */
+    uint32_t lo = CMPROF_CODE_START + 4u, span = CMPROF_CODE_END - lo, k = 0u, i = 0u;
     while (i < words) {
         uint32_t w = p[i++];
-        if ((w & 1u) && w - lo < span) {
+        if ((w & 1u) && w - lo < span && after_call(w)) {
             r->off[k] = (uint16_t)(i - 1u);
             r->ret[k] = w;
             if (++k == CMPROF_STACK_KEEP)

@@ -102,7 +102,7 @@ static const char *const library_statics[] = {
     "due_names", "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "group_head", "group_start",
     "hash_find", "hash_insert", "hash_remove", "index_chars", "isr_chars", "keep_gone_name", "keep_name", "kept_name",
     "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "pc_chars", "put3", "put_dec", "put_def",
-    "put_b64", "put_entry", "put_field", "put_hex", "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
+    "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "reannounce_after", "register_task", "repeat_add",
     "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "send", "send_announce",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",

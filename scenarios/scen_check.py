@@ -1837,6 +1837,95 @@ def diagnostics(c):
     c.out("", "Quiet (no diagnostic) on: %s." % ", ".join(quiet), "")
 
 
+STACK_TRUTH = {  # the stacks app's call shapes (scenarios/apps/stacks.c), outermost first
+    "deep_leaf": "Reset_Handler;main;chain_1;chain_2;chain_3;chain_4;chain_5;deep_leaf",
+    "rec_leaf": "Reset_Handler;main;" + "recurse;" * 4 + "rec_leaf",
+    "ptr_target": "Reset_Handler;main;via_pointer;ptr_target",
+    "framed": "Reset_Handler;main;frames_caller;framed",
+    "step": "Reset_Handler;main;frames_caller;framed;step",
+    "leaf": ("Reset_Handler;main;caller_a;leaf", "Reset_Handler;main;caller_b;leaf"),
+}
+
+
+def sampler_callers(c):
+    """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
+    shape the app was built with, the leaf's two callers against the calls the plugin counted."""
+    rows = []
+    for core in ("m4", "m0"):
+        name = "%s_stacks" % core
+        r = Result(name)
+        taken, dropped = r.kv.get("taken", 0), r.kv.get("stacks_dropped", -1)
+        folded = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline",
+                          os.path.join(scen.BUILD, name, "uart.txt"), r.elf])
+        stacks = collections.Counter()
+        for ln in folded.splitlines():
+            st, cnt = ln.rsplit(" ", 1)
+            stacks[st] += float(cnt)
+        n_stacks = sum(stacks.values())
+        unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+        wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and
+                 "[unproven caller]" not in st and st not in ((STACK_TRUTH[st.rsplit(";", 1)[-1]],)
+                                                              if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
+                                                              else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+        c.check("%s: every 16th sample came with stack evidence and was walked" % name,
+                dropped == 0 and taken > 0 and n_stacks == taken // 16,
+                "%d stacks of %d samples taken (%d expected), %d records dropped" % (n_stacks, taken, taken // 16,
+                                                                                   dropped))
+        c.check("%s: no stack differs from the app's call shapes (deep chain, recursion, a call through a pointer, "
+                "prologue and epilogue), and no walk ended unproven" % name, not wrong and unproven == 0,
+                "%d unproven; wrong: %s" % (unproven, "; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+        # the prologue and the epilogue: stacked samples interrupted at framed()'s push (LR still live) and
+        # at its pop (LR on the stack, the CFA already moved), all of them walked to the right stack above
+        code = instructions(r.elf, "framed")
+        edges = {code[0][0]: "push", next((a for a, m in code if m == "pop"), -1): "pop"} if code else {}
+        at_edges = collections.Counter()
+        for ln in open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace"):
+            if ln.startswith("^") and len(ln) > 8 and all(ch in scen.B64 for ch in ln[2:8]):
+                pc = 0
+                for ch in ln[2:8]:
+                    pc = pc << 6 | scen.B64.index(ch)
+                if pc in edges:
+                    at_edges[edges[pc]] += 1
+        c.check("%s: stacked samples interrupted framed() at its push and at its pop (both walked right: above)" % name,
+                at_edges["push"] > 0 and at_edges["pop"] > 0,
+                "%d at the push, %d at the pop" % (at_edges["push"], at_edges["pop"]))
+        calls = {}
+        for caller in ("caller_a", "caller_b"):
+            code = instructions(r.elf, caller)
+            rets = [b for (a, m), (b, _) in zip(code, code[1:]) if m == "bl"]
+            calls[caller] = sum(r.wcounts.get(x, 0) for x in rets)
+        truth = {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+        j = r.tool()
+        leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
+        callers = {x["name"]: x for x in leaf.get("callers", [])}
+        n_leaf = sum(v for st, v in stacks.items() if st.endswith(";leaf"))
+        z = {k: abs(callers[k]["percent"] / 100 - truth[k]) / scen.sigma(truth[k], n_leaf) if k in callers and n_leaf
+             else 99 for k in truth}
+        inside = all(k in callers and callers[k]["lo95"] <= 100 * truth[k] <= callers[k]["hi95"] for k in truth)
+        c.check("%s: leaf()'s callers within 3 sigma of the calls counted (3:1), truth inside each 95 %% interval"
+                % name, set(callers) == set(truth) and max(z.values()) <= Z and inside,
+                "; ".join("%s %.2f %% [%.2f, %.2f] (truth %.2f %%, %.2f sigma)" % (
+                    k, x["percent"], x["lo95"], x["hi95"], 100 * truth.get(k, 0), z.get(k, 99))
+                    for k, x in callers.items()) + "; %d stacked samples in leaf()" % n_leaf)
+        uart = open(os.path.join(scen.BUILD, name, "uart.txt"), "rb").read().split(b"\n")
+        stack_bytes = sum(len(ln) + 1 for ln in uart if ln.startswith(b"^"))
+        sample_bytes = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"%"))
+        rows.append((name, taken, n_stacks, unproven, stack_bytes, sample_bytes,
+                     callers.get("caller_a", {}), 100 * truth.get("caller_a", 0)))
+    c.out("## Callers from the sampler's stack evidence (`m4_stacks`, `m0_stacks`)", "",
+          "CMPROF_STACKS=1: every 16th sample keeps the stacked LR and the stack words that look like return "
+          "addresses (odd, in the code, right after a BL/BLX); the host proves each frame with .debug_frame. "
+          "The app's call shapes are known by construction; leaf()'s truth is the calls the plugin counted "
+          "after each caller's `bl`s.", "",
+          "| scenario | samples | stacks | unproven | '^' bytes a sample | sample bytes a sample | caller_a of leaf % "
+          "[95 %] | truth % |", "|---|---|---|---|---|---|---|---|")
+    for name, taken, n_st, unp, sb, pb, ca, t in rows:
+        c.out("| %s | %d | %d | %d | %.2f | %.2f | %.2f [%.2f, %.2f] | %.2f |" % (
+            name, taken, n_st, unp, sb / max(taken, 1), pb / max(taken, 1), ca.get("percent", 0), ca.get("lo95", 0),
+            ca.get("hi95", 0), t))
+    c.out("")
+
+
 def main(cmd):
     c = Checker()
     c.out("# cmprof reference scenarios: truth against profile", "",
@@ -1849,7 +1938,7 @@ def main(cmd):
     steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
-             streaming, starved, diagnostics]
+             streaming, starved, sampler_callers, diagnostics]
     truth_loop = None
     for step in steps:
         try:
