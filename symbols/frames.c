@@ -383,6 +383,16 @@ static enum word_seen word_at(const struct sym_stack_words *w, int64_t at, uint3
     return WORD_NOT_CODE; /* scanned, and it was no return address into the code */
 }
 
+/* Whether the Thumb instruction before return address `next` (even) is a call: BL, or BLX Rm. */
+static bool after_call(struct sym_table *t, uint32_t next)
+{
+    uint8_t b[4];
+    if (next < 4u || sym_read_code(t, next - 4u, b, 4) != 4)
+        return false;
+    uint16_t first = (uint16_t)(b[0] | b[1] << 8), last = (uint16_t)(b[2] | b[3] << 8);
+    return (last & 0xFF87u) == 0x4780u || ((first & 0xF800u) == 0xF000u && (last & 0xD000u) == 0xD000u);
+}
+
 /* Whether pc lies in the function the reset vector starts: the outermost frame there is. */
 static bool in_reset_handler(const struct sym_table *t, uint32_t pc)
 {
@@ -423,12 +433,15 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
             break;
         }
         uint32_t next = ret & ~1u, fn_lo, fn_hi;
-        if (!(ret & 1u) || next < 2u || !sym_in_code(t, next))
-            break; /* a live LR that is no Thumb return address into the code */
-        if (sym_function_from(t, next, &fn_lo, &fn_hi) && fn_lo == next) {
+        bool called = (ret & 1u) && sym_in_code(t, next) && after_call(t, next);
+        if (sym_function_from(t, next, &fn_lo, &fn_hi) && fn_lo == next && !called) {
             proven = true; /* a return address set, not left by a call: an RTOS task's exit trap */
             break;
         }
+        if (!called)
+            break; /* no Thumb return address into the code, right after a call */
+        /* (a call to a noreturn function may end its caller: its return address is the next
+         * function's start, and the call before it is the caller's) */
         out[n++] = next - 2u; /* inside the call instruction */
         pc = next;
         sp = cfa;
