@@ -112,7 +112,7 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
         return;
     if (!s->evidence)
         snprintf(text, len, "no call stacks: this capture carries no stack evidence (build the firmware's sampler "
-                 "with CMPROF_STACKS=1 and add cmprof_stack.c, or profile through a gdb: source)");
+                 "with CMPROF_STACKS=1 and add cmprof_stack.c, or profile through a gdb: source with --stack-depth)");
     else if (s->no_symbols == s->evidence)
         snprintf(text, len, "no call stacks: %llu samples carry stack evidence, but it takes the ELF's call-frame "
                  "information to unwind them: give the ELF", (unsigned long long)s->evidence);

@@ -1912,6 +1912,18 @@ def sampler_callers(c):
         sample_bytes = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"%"))
         rows.append((name, taken, n_stacks, unproven, stack_bytes, sample_bytes,
                      callers.get("caller_a", {}), 100 * truth.get("caller_a", 0)))
+    # a line lost before its stack evidence: the evidence names a sample that is not the one before it
+    lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
+    hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))
+    lines[hit - 1] = lines[hit - 1][:5] + bytes([lines[hit - 1][5] ^ 1]) + lines[hit - 1][6:]
+    cut = os.path.join(scen.BUILD, "m4_stacks", "uart_cut.txt")
+    open(cut, "wb").write(b"\n".join(lines))
+    jc = json.loads(scen.sh([scen.TOOL, "--batch", "-o", "json", cut, Result("m4_stacks").elf]))["stacks"]
+    c.check("stacks: evidence after a dropped sample line is not given to another sample (unmatched, counted)",
+            jc["unmatched"] == 1 and jc["evidence"] == jc["unwound"] + 1, str(jc))
+    js = Result("stream").tool()["stacks"]
+    c.check("stacks: a capture without stack evidence says so, instead of an empty callers view",
+            js["samples"] == 0 and js["evidence"] == 0 and "no stack evidence" in js["note"], str(js))
     c.out("## Callers from the sampler's stack evidence (`m4_stacks`, `m0_stacks`)", "",
           "CMPROF_STACKS=1: every 16th sample keeps the stacked LR and the stack words that look like return "
           "addresses (odd, in the code, right after a BL/BLX); the host proves each frame with .debug_frame. "
