@@ -4,6 +4,7 @@
 #include "cmprof_port.h"
 #include "cmprof_regs.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifndef CMPROF_HIST
@@ -193,7 +194,7 @@ __attribute__((noinline)) static void reservoir_keep(uint32_t pc, uint32_t tag)
 #if CMPROF_STACKS
 #define STACK_EVIDENCE(seq)                                                                                 \
     do {                                                                                                   \
-        if (frame && --cmprof_state.stack_countdown == 0u) {                                               \
+        if (stacked && --cmprof_state.stack_countdown == 0u) {                                             \
             cmprof_state.stack_countdown = CMPROF_STACK_EVERY;                                             \
             cmprof_stack_capture(frame, exc_return, pc, (seq));                                            \
         }                                                                                                  \
@@ -202,12 +203,13 @@ __attribute__((noinline)) static void reservoir_keep(uint32_t pc, uint32_t tag)
 #define STACK_EVIDENCE(seq) ((void)0)
 #endif
 
-/* The sample itself; `tag` is the task, or the exception the sample interrupted; `frame` the
- * exception frame and EXC_RETURN when the prologue passed them (CMPROF_STACKS), else NULL. */
-__attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag, const uint32_t *frame,
-                                                      uint32_t exc_return)
+/* The sample itself; `tag` is the task, or the exception the sample interrupted; `stacked` (a
+ * constant) when the prologue passed the exception frame and EXC_RETURN (CMPROF_STACKS). */
+__attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag, bool stacked,
+                                                      const uint32_t *frame, uint32_t exc_return)
 {
     (void)tag;
+    (void)stacked;
     (void)frame;
     (void)exc_return;
     cmprof_port_ack();
@@ -286,7 +288,7 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
 
 __attribute__((used)) void cmprof_tick(uint32_t pc)
 {
-    tick(pc, CMPROF_TASK_TAG, NULL, 0u);
+    tick(pc, CMPROF_TASK_TAG, false, NULL, 0u);
 }
 
 #ifdef CMPROF_TAG
@@ -294,7 +296,7 @@ CMPROF_HOT void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
 {
     uint32_t exception = xpsr & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
     /* an RTOS's time is mostly its tasks': that path falls through */
-    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), NULL, 0u);
+    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), false, NULL, 0u);
 }
 #endif
 
@@ -303,9 +305,9 @@ CMPROF_HOT void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t
 {
 #ifdef CMPROF_TAG
     uint32_t exception = frame[7] & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
-    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), frame, exc_return);
+    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), true, frame, exc_return);
 #else
-    tick(pc, 0u, frame, exc_return);
+    tick(pc, 0u, true, frame, exc_return);
 #endif
 }
 #endif

@@ -256,8 +256,9 @@ def all_scenarios():
                       SEED=12345))
     # callers from the sampler's own stack evidence (CMPROF_STACKS): known call shapes, on v7-M and v6-M
     for core, period in (("m4", 1691), ("m0", 997)):
-        s.append(scenario("%s_stacks" % core, "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
-                          CMPROF_STACKS=1, PERIOD=period, CMPROF_JITTER=255))
+        for suffix, on in (("", 1), ("_off", 0)):
+            s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
+                              CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=4096, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
@@ -934,7 +935,8 @@ def library_functions(name):
     sc = SCENARIOS[name]
     cpu = gcc_cpu(CORES[sc["core"]][1])
     names = set()
-    files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else [])
+    files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else []) + \
+        (["cmprof_stack.c"] if sc["defs"].get("CMPROF_STACKS") else [])
     for f in files:
         obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
         sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",

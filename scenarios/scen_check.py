@@ -1912,6 +1912,32 @@ def sampler_callers(c):
         sample_bytes = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"%"))
         rows.append((name, taken, n_stacks, unproven, stack_bytes, sample_bytes,
                      callers.get("caller_a", {}), 100 * truth.get("caller_a", 0)))
+    cost_rows = []
+    for core in ("m4", "m0"):
+        per = {}
+        for name in ("%s_stacks" % core, "%s_stacks_off" % core):
+            r = Result(name)
+            isr = scen.isr_of(scen.SCENARIOS[name])
+            n = r.counts.get(r.sym.by_name[isr][0], 0)
+            parts = (isr, "cmprof_tick", "cmprof_tick_stacked")
+            tick = sum(v for pc, v in r.counts.items() if r.sym.lookup(pc) in parts)
+            capture = sum(v for pc, v in r.counts.items() if r.sym.lookup(pc) == "cmprof_stack_capture")
+            uart = open(os.path.join(scen.BUILD, name, "uart.txt"), "rb").read().split(b"\n")
+            wire = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"^"))
+            objs = scen.sh(["arm-none-eabi-nm", "-S", "--size-sort", r.elf])
+            ram = sum(int(f[1], 16) for f in (ln.split() for ln in objs.splitlines())
+                      if len(f) == 4 and f[2] in "bBdD" and f[3] in ("stacks", "cmprof_state"))
+            per[name] = (n, tick / max(n, 1), capture / max(n, 1), wire / max(n, 1), ram)
+        on, off = per["%s_stacks" % core], per["%s_stacks_off" % core]
+        stacked = on[0] // 16
+        cost_rows.append((core, off, on, capture_each := on[2] * on[0] / max(stacked, 1)))
+        # the budget: a countdown and the prologue's two more moves on every sample (12 instructions at most), and
+        # a scan of 48 words (12 instructions a word at most, on ARMv6-M, plus 64) on the stacked ones
+        c.check("%s_stacks: the evidence costs every sample at most 12 instructions besides the capture, and the "
+                "capture at most 640 a stacked sample" % core, on[1] - off[1] <= 12 and capture_each <= 640,
+                "%.2f instructions a sample without, %.2f with (+%.2f), the capture %.0f a stacked sample "
+                "(%.2f a sample); wire %.2f bytes a sample without, %.2f with; RAM +%d bytes" % (
+                    off[1], on[1], on[1] - off[1], capture_each, on[2], off[3], on[3], on[4] - off[4]))
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it
     lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
     hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))
@@ -1935,6 +1961,14 @@ def sampler_callers(c):
         c.out("| %s | %d | %d | %d | %.2f | %.2f | %.2f [%.2f, %.2f] | %.2f |" % (
             name, taken, n_st, unp, sb / max(taken, 1), pb / max(taken, 1), ca.get("percent", 0), ca.get("lo95", 0),
             ca.get("hi95", 0), t))
+    c.out("")
+    c.out("", "Cost (the plugin's counts, the capture's bytes, the sampler's RAM by `nm -S`), every 16th sample "
+          "stacked, 48 words scanned, at most 8 kept:", "",
+          "| core | instructions a sample, off | on | capture, a stacked sample | bytes a sample, off | on | RAM + |",
+          "|---|---|---|---|---|---|---|")
+    for core, off, on, each in cost_rows:
+        c.out("| %s | %.2f | %.2f | %.0f | %.2f | %.2f | %d |" % (core, off[1], on[1] + on[2], each, off[3], on[3],
+                                                                on[4] - off[4]))
     c.out("")
 
 

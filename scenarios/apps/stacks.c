@@ -7,7 +7,8 @@
  *   framed()       short, with a prologue and an epilogue (push/pop), called by frames_caller():
  *                  many samples land in them, where the CFA rule differs from the body's
  *   ROUNDS         rounds of all of the above between drains
- *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios */
+ *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios
+ * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
@@ -126,8 +127,10 @@ int main(void)
     board_putdec(cmprof_samples());
     board_puts(" lost=");
     board_putdec(cmprof_stream_lost());
+#if CMPROF_STACKS
     board_puts(" stacks_dropped=");
     board_putdec(cmprof_stack_dropped());
+#endif
     board_putc('\n');
     board_exit(0);
 }
