@@ -80,7 +80,8 @@ void textline_section_event(struct text_decoder *d, const char *s, const char *e
  *   '^' BACK PC6 LR6 SCANNED2 { OFF2 RET4 }
  * BACK: how many samples before that line's last one the sample is; PC, LR: 32 bits; SCANNED: the
  * stack words looked at above the interrupted SP; each OFF (a word index under SCANNED, rising)
- * with RET, the word's halfword offset from the code base (the word is odd: a Thumb address). */
+ * with RET, the word's halfword offset from the code base (the word is odd: a Thumb address), or
+ * 0xFFFFFF: an exception return code (0xFFFFFFFF in the event). */
 #define STACK_WORDS_MAX 63 /* the firmware keeps at most 63 (CMPROF_STACK_KEEP) */
 
 static int stack_b64(char c)
@@ -119,7 +120,7 @@ void textline_stack(struct text_decoder *d, const char *s, size_t len, const str
         ok = stack_field(s + at, 2, &off) && stack_field(s + at + 2, 4, &ret) && off < scanned &&
              (n == 0 || off > words[2 * n - 2]);
         words[2 * n] = off;
-        words[2 * n + 1] = d->code_base + (ret << 1) + 1u;
+        words[2 * n + 1] = ret == 0xFFFFFFu ? 0xFFFFFFFFu : d->code_base + (ret << 1) + 1u; /* EXC_RETURN */
     }
     if (!ok) {
         textline_bad(d);

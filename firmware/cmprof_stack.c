@@ -8,7 +8,7 @@
  * BACK: samples from the line's last back to this one (0..63); PC and LR: 32 bits in 6 base64
  * chars; SCANNED: the words looked at (all of them hold no return address but those listed);
  * OFF: a word's index above the interrupted SP; RET: (word - code base) / 2, 24 bits (the word is
- * odd: a Thumb address). */
+ * odd: a Thumb address), or 0xFFFFFF for an exception return code (0xFFFFFF00 and up). */
 #include "cmprof.h"
 
 #include <stddef.h>
@@ -30,6 +30,9 @@ extern const char _stext[], _etext[];
 /* the initial MSP: the first word of the vector table (VTOR; it reads 0 on a core without one) */
 #define CMPROF_STACK_TOP (*(const volatile uint32_t *)(uintptr_t)(*(const volatile uint32_t *)0xE000ED08u))
 #endif
+
+#define CMPROF_EXC_RETURN_MIN 0xFFFFFF00u
+#define EXC_RETURN_CODE 0xFFFFFFu /* on the wire: any word from CMPROF_EXC_RETURN_MIN up */
 
 struct stack_record {
     uint32_t seq, pc, lr;
@@ -75,7 +78,9 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
     uint32_t lo = CMPROF_CODE_START + 4u, span = CMPROF_CODE_END - lo, k = 0u, i = 0u;
     while (i < words) {
         uint32_t w = p[i++];
-        if ((w & 1u) && w - lo < span && after_call(w)) {
+        /* a return address, or an exception's return code (a handler, or a task started with LR
+         * 0xFFFFFFFF, saved it): the host ends the walk there, proven */
+        if (w - lo < span ? (w & 1u) && after_call(w) : w >= CMPROF_EXC_RETURN_MIN) {
             r->off[k] = (uint16_t)(i - 1u);
             r->ret[k] = w;
             if (++k == CMPROF_STACK_KEEP)
@@ -121,8 +126,8 @@ uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t cod
         char *words = s;
         s += 2;
         for (uint32_t k = 0; k < r->n; k++) {
-            uint32_t v = (r->ret[k] - code_base) >> 1;
-            if (v >= (1u << 24)) { /* out of the stream's reach: the scan ends before it */
+            uint32_t v = r->ret[k] >= CMPROF_EXC_RETURN_MIN ? EXC_RETURN_CODE : (r->ret[k] - code_base) >> 1;
+            if (v >= EXC_RETURN_CODE && r->ret[k] < CMPROF_EXC_RETURN_MIN) { /* out of the stream's reach */
                 scanned = r->off[k];
                 break;
             }

@@ -267,7 +267,7 @@ def all_scenarios():
 SCENARIOS = {s["name"]: s for s in all_scenarios()}
 
 # The live demo's firmware: built by `make demo`, run by scripts/demo.sh (never by `run`).
-DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024,
+DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024, CMPROF_STACKS=1,
                 CMPROF_JITTER=16383, PERIOD=4096)
 
 
