@@ -393,6 +393,32 @@ static bool after_call(struct sym_table *t, uint32_t next)
     return (last & 0xFF87u) == 0x4780u || ((first & 0xF800u) == 0xF000u && (last & 0xD000u) == 0xD000u);
 }
 
+/* The target of the BL before return address `next`; false for anything else (BLX Rm included). */
+static bool bl_target(struct sym_table *t, uint32_t next, uint32_t *target)
+{
+    uint8_t b[4];
+    if (next < 4u || sym_read_code(t, next - 4u, b, 4) != 4)
+        return false;
+    uint32_t hi = (uint32_t)(b[0] | b[1] << 8), lo = (uint32_t)(b[2] | b[3] << 8);
+    if ((hi & 0xF800u) != 0xF000u || (lo & 0xD000u) != 0xD000u)
+        return false;
+    uint32_t s = (hi >> 10) & 1u, i1 = !(((lo >> 13) & 1u) ^ s), i2 = !(((lo >> 11) & 1u) ^ s);
+    uint32_t imm = s << 24 | i1 << 23 | i2 << 22 | (hi & 0x3FFu) << 12 | (lo & 0x7FFu) << 1;
+    *target = next + (imm ^ 0x1000000u) - 0x1000000u; /* sign-extended from 25 bits */
+    return true;
+}
+
+/* A live LR that points back into pc's own function is left over from a call this function made
+ * (its CFI does not say it saved LR: a naked or hand-written function): not its return address,
+ * unless the call was to the function itself (recursion, sampled before its push). */
+static bool stale_lr(struct sym_table *t, uint32_t pc, uint32_t next)
+{
+    uint32_t lo, hi, target;
+    if (!sym_function_from(t, pc, &lo, &hi) || next - 2u < lo || next - 2u >= hi)
+        return false;
+    return !(bl_target(t, next, &target) && target == lo);
+}
+
 /* Whether pc lies in the function the reset vector starts: the outermost frame there is. */
 static bool in_reset_handler(const struct sym_table *t, uint32_t pc)
 {
@@ -425,6 +451,8 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
                 break; /* where the CFI puts the return address no return address was seen: unproven */
         } else if (leaf) {
             ret = w->lr; /* not saved yet: still in LR */
+            if (ret < EXC_RETURN_MIN && stale_lr(t, pc, ret & ~1u))
+                break;
         } else {
             break;
         }

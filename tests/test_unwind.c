@@ -84,6 +84,8 @@ static bool write_elf(char *path)
     static const uint32_t calls[] = {MID + 6u, OUTER + 8u, TASK + 2u, NORET + 0xcu};
     for (int i = 0; i < 4; i++)
         memcpy(code + (calls[i] - TEXT), (const uint8_t[]){0x00, 0xf0, 0x00, 0xf8}, 4);
+    /* CALLER calls MID at +0x10 (bl: +0xc from its return address) though its CFI saves nothing */
+    memcpy(code + (CALLER + 0x10u - TEXT), (const uint8_t[]){0x00, 0xf0, 0x06, 0xf8}, 4);
     int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : mkstemp(path);
     if (fd < 0)
         return false;
@@ -207,6 +209,9 @@ static void test_evidence(void)
           out[0] == NORET + 0xeu);
     /* a live LR that no call left (not after a BL): unproven, not followed */
     CHECK(evidence(t, CALLER + 4u, (OUTER + 0x14u) | 1u, 16, leaf, 0, out, &unproven) == 0 && unproven);
+    /* a live LR left over from CALLER's own call to MID (its CFI says LR was never saved): not its
+     * return address, unproven */
+    CHECK(evidence(t, CALLER + 0x18u, (CALLER + 0x14u) | 1u, 16, leaf, 3, out, &unproven) == 0 && unproven);
     /* an exception's entry (EXC_RETURN in LR): the stack ends there, proven */
     CHECK(evidence(t, CALLER + 4u, 0xFFFFFFF9u, 16, leaf, 0, out, &unproven) == 0 && !unproven);
     /* no CFI at the PC: unproven */
