@@ -92,8 +92,8 @@ extern "C" {
 #define CMPROF_XPSR_V6 ""
 #define CMPROF_XPSR_V7 ""
 #endif
-#if CMPROF_STACKS && defined(__ARM_ARCH_6M__)
-/* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M: bit 2 moved into N, as below) */
+#if CMPROF_STACKS && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
+/* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M, ARMv8-M baseline: bit 2 moved into N) */
 #define CMPROF_ISR_ASM                                                                                   \
     ".syntax unified      \n"                                                                             \
     "mov   r0, lr         \n"                                                                             \
