@@ -138,3 +138,24 @@ void textline_stack(struct text_decoder *d, const char *s, size_t len, const str
     e.offset = d->line_offset;
     ev_emit(sink, &e);
 }
+
+/* A dump's "sw BACK PC LR SCANNED { OFF WORD }" in words (hex, parsed): the same event as a '^' line. */
+void textline_stack_words(struct text_decoder *d, const uint32_t *w, size_t n, const struct ev_sink *sink)
+{
+    bool ok = n >= 4 && n % 2 == 0 && (n - 4) / 2 <= STACK_WORDS_MAX;
+    for (size_t k = 4; ok && k < n; k += 2)
+        ok = w[k] < w[3] && (k == 4 || w[k] > w[k - 2]);
+    if (!ok) {
+        textline_bad(d);
+        return;
+    }
+    struct ev e = ev_blank(EV_STACK_WORDS);
+    e.index = w[0];
+    e.addr = w[1];
+    e.value = w[2];
+    e.size = w[3];
+    e.pcs = w + 4;
+    e.count = (n - 4) / 2;
+    e.offset = d->line_offset;
+    ev_emit(sink, &e);
+}

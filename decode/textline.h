@@ -23,5 +23,8 @@ void textline_section_event(struct text_decoder *d, const char *s, const char *e
 /* The checked body of a '^' line (its check taken off): one EV_STACK_WORDS, or the line counted as
  * malformed. Dropped before the first announce (no code base to place it by). */
 void textline_stack(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink);
+/* A dump's stack evidence line, "sw" and its hex words parsed: BACK PC LR SCANNED { OFF WORD }. */
+#define TEXTLINE_STACK_WORDS (4 + 2 * 63)
+void textline_stack_words(struct text_decoder *d, const uint32_t *w, size_t n, const struct ev_sink *sink);
 
 #endif

@@ -204,7 +204,8 @@ void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t exc_return
  * first word, or CMPROF_STACK_TOP). No frame is walked on the target. CMPROF_STACK_RECORDS (default 8,
  * a power of two) records wait for the drain, about 4 * (4 + 1.5 * KEEP) bytes of RAM each; a
  * sample whose record finds no room goes without (cmprof_stack_dropped()). The stream sends each
- * record in a '^' line after the sample line that holds its sample (docs/stream.md). Ring mode only. */
+ * record in a '^' line after the sample line that holds its sample (docs/stream.md); a dump keeps the
+ * newest records and prints them after its samples ("sw" lines). Ring mode only. */
 #ifndef CMPROF_STACK_EVERY
 #define CMPROF_STACK_EVERY 16u
 #endif
@@ -221,6 +222,8 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
 /* For the drain: the text of the next '^' line for a sample at positions [first, first + count)
  * (the sample line just sent), without its check; 0 when none is due. Older records are dropped. */
 uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t code_base);
+/* For cmprof_dump(): a "sw" line per record whose sample is among samples [first, n). */
+void cmprof_stack_dump(cmprof_putc_fn putc, uint32_t first, uint32_t n);
 /* Stacked samples whose evidence found no room (the drain was behind), so far. */
 uint32_t cmprof_stack_dropped(void);
 

@@ -604,8 +604,14 @@ void cmprof_dump(cmprof_putc_fn putc)
 #ifdef CMPROF_TAG
     put_ring(putc, cmprof_tags, first, n, 'g');
 #endif
-#endif
     putc('\n');
+#if CMPROF_STACKS
+    cmprof_stack_dump(putc, first, n); /* after the samples: the host places them from the last */
+#endif
+#endif
+#if CMPROF_HIST
+    putc('\n');
+#endif
     if (cmprof_dump_tasks) /* linked in: cmprof_stream.c built for dump mode names the tags */
         cmprof_dump_tasks(putc);
     put_str(putc, "end\n");

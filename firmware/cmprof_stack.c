@@ -8,11 +8,16 @@
  * BACK: samples from the line's last back to this one (0..63); PC and LR: 32 bits in 6 base64
  * chars; SCANNED: the words looked at (all of them hold no return address but those listed);
  * OFF: a word's index above the interrupted SP; RET: (word - code base) / 2, 24 bits (the word is
- * odd: a Thumb address), or 0xFFFFFF for an exception return code (0xFFFFFF00 and up). */
+ * odd: a Thumb address), or 0xFFFFFF for an exception return code (0xFFFFFF00 and up).
+ * A dump (cmprof_dump(), built without CMPROF_STREAM) keeps the newest records and prints them after
+ * the samples, in hex: "sw BACK PC LR SCANNED { OFF WORD }" (BACK from the dump's last sample). */
 #include "cmprof.h"
 
 #include <stddef.h>
 
+#ifndef CMPROF_STREAM
+#define CMPROF_STREAM 0
+#endif
 #ifndef CMPROF_STACK_RECORDS
 #define CMPROF_STACK_RECORDS 8u
 #endif
@@ -63,8 +68,12 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
 {
     uint32_t h = stacks.head;
     if (h - stacks.tail >= CMPROF_STACK_RECORDS) {
-        stacks.dropped++;
+#if CMPROF_STREAM
+        stacks.dropped++; /* the drain is behind: its records wait, this sample goes without */
         return;
+#else
+        stacks.tail++; /* a dump: the newest records stay, as the ring keeps the newest samples */
+#endif
     }
     struct stack_record *r = &stacks.rec[h & (CMPROF_STACK_RECORDS - 1u)];
     /* the interrupted SP: above the 8-word frame, its alignment word (xPSR bit 9) and, when
@@ -140,6 +149,33 @@ uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t cod
         return (uint32_t)(s - b);
     }
     return 0u;
+}
+
+static void put_hex8(cmprof_putc_fn putc, uint32_t v)
+{
+    putc(' ');
+    for (int sh = 28; sh >= 0; sh -= 4)
+        putc("0123456789abcdef"[(v >> sh) & 15u]);
+}
+
+void cmprof_stack_dump(cmprof_putc_fn putc, uint32_t first, uint32_t n)
+{
+    for (uint32_t k = stacks.tail; k != stacks.head; k++) {
+        const struct stack_record *r = &stacks.rec[k & (CMPROF_STACK_RECORDS - 1u)];
+        if (r->seq - first >= n - first)
+            continue; /* its sample is no longer in the ring */
+        putc('s');
+        putc('w');
+        put_hex8(putc, n - 1u - r->seq);
+        put_hex8(putc, r->pc);
+        put_hex8(putc, r->lr);
+        put_hex8(putc, r->scanned);
+        for (uint32_t i = 0; i < r->n; i++) {
+            put_hex8(putc, r->off[i]);
+            put_hex8(putc, r->ret[i]);
+        }
+        putc('\n');
+    }
 }
 
 uint32_t cmprof_stack_dropped(void)

@@ -150,6 +150,8 @@ static void on_event(void *ctx, const struct ev *e)
         n = admit(in, e->count);
         in->last_has_tag = false;
         in->last_counted = n == e->count;
+        for (uint64_t i = e->count > INGEST_RECENT ? e->count - INGEST_RECENT : 0; i < e->count; i++)
+            in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->pcs[i], 0, false, i < n};
         prof_add_pcs(in->prof, e->pcs, (size_t)n);
         if (in->window)
             prof_add_pcs(in->window, e->pcs, (size_t)n);

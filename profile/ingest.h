@@ -37,8 +37,9 @@ struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) 
     char arch[16], timer[24];   /* "ARMv7-A", "PMU-cycle-counter": "" when not announced */
 };
 
-/* A stream sample as its stack evidence ('^' lines) finds it: the line before holds at most 64. */
-#define INGEST_RECENT 64
+/* A sample as its stack evidence finds it: a '^' line's sample is in the line before (64 at most), a
+ * dump's among its newest (CMPROF_STACK_RECORDS * CMPROF_STACK_EVERY: 128 by default; 1024 at most). */
+#define INGEST_RECENT 1024
 struct ingest_recent {
     uint32_t pc, tag;
     bool has_tag, counted;

@@ -259,6 +259,9 @@ def all_scenarios():
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
+    s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
+                      CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=4096, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s

@@ -1912,6 +1912,20 @@ def sampler_callers(c):
         sample_bytes = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"%"))
         rows.append((name, taken, n_stacks, unproven, stack_bytes, sample_bytes,
                      callers.get("caller_a", {}), 100 * truth.get("caller_a", 0)))
+    # the dump: the ring's newest samples and CMPROF_STACK_RECORDS (64) records of evidence for them
+    r = Result("m4_stacks_dump")
+    folded = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline",
+                      os.path.join(scen.BUILD, "m4_stacks_dump", "uart.txt"), r.elf])
+    dstacks = collections.Counter()
+    for ln in folded.splitlines():
+        st, cnt = ln.rsplit(" ", 1)
+        dstacks[st] += float(cnt)
+    dwrong = {st: v for st, v in dstacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and st not in (
+        (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
+        else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+    c.check("m4_stacks_dump: a dump's 64 records of evidence walk to the app's call shapes, none unproven",
+            sum(dstacks.values()) == 64 and not dwrong, "%d stacks; wrong or unproven: %s" % (
+                sum(dstacks.values()), "; ".join("%s %d" % kv for kv in dwrong.items()) or "none"))
     cost_rows = []
     for core in ("m4", "m0"):
         per = {}

@@ -206,6 +206,19 @@ static void test_stack_evidence_line(void)
           log_a.count[EV_LOG] == 0);
 }
 
+/* A dump's stack evidence: "sw" lines after its samples, counting back from the last. */
+static void test_dump_stack_evidence(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=2\np 08000100 08000200\nsw 00000001 08000100 08000201 00000004 00000001 08000301\n"
+           "sw 00000000 08000200 ffffffff 00000002 00000003 08000301\nsw 00000000 08000200 08000201\nend\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STACK_WORDS] == 1 && d.stats.bad_lines == 2);
+    const char *pcs = strstr(log_a.buf, "a=08000200"), *st = strstr(log_a.buf, " a=08000100 t=0/0 s=4 i=1 k=0 v=8000201 c=1 ");
+    CHECK(pcs && st && pcs < st); /* the block's samples first */
+    CHECK(d.stats.missing == 0 && d.stats.blocks == 1);
+}
+
 static void test_long_line(void)
 {
     static char s[TEXT_LINE_MAX * 3];
@@ -569,6 +582,7 @@ int main(void)
     RUN_TEST(test_sections);
     RUN_TEST(test_stack_line);
     RUN_TEST(test_stack_evidence_line);
+    RUN_TEST(test_dump_stack_evidence);
     RUN_TEST(test_long_line);
     RUN_TEST(test_chunk_invariance);
     RUN_TEST(test_both_check_kinds_decode);
