@@ -41,6 +41,10 @@ enum ev_type {
     EV_TASK_UNKNOWN, /* tag = EV_TAG_PENDING(index): the samples that index carried while it was pending will
                         get no name (the name that came is a new task's, given before its first sample; theirs
                         was lost) */
+    EV_STACK_WORDS,  /* a sample's stack evidence from the firmware ('^' lines): addr = the sample's PC, index =
+                        how many samples before the last one emitted it is (0: the last), value = the stacked
+                        LR, size = the stack words the firmware scanned above the interrupted SP, pcs[0..2 count)
+                        = (word offset, word) pairs of those that look like return addresses, by offset */
     EV_TABLE_FULL    /* the firmware's task name table (count slots) was full: some tags went out as
                         EV_TAG_UNSENT (the last type: tests size tables by it) */
 };

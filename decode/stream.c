@@ -597,8 +597,10 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
 
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#' && s[0] != '&'))
+    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#' && s[0] != '&' && s[0] != '^'))
         return false;
+    if (s[0] == '^' && !(len > 16 && has_check(s, len)))
+        return false; /* a log line that happens to start with '^' */
     if (s[0] == '&' && !(len > 12 && has_check(s, len)))
         return false; /* a log line that happens to start with '&' */
     if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
@@ -622,6 +624,8 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         stream_hist(d, s, body, sink);
     else if (s[0] == '&')
         stream_weighted(d, s, body, sink);
+    else if (s[0] == '^') /* a sample's stack evidence (textline.c) */
+        textline_stack(d, s, body, sink);
     else
         stream_samples(d, s, body, s[0] == '%', s[len - 3] == '~', 0, 0, sink);
     return true;

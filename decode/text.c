@@ -269,6 +269,14 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         textline_section_event(d, s, end, sink);
     } else if (textline_starts(s, len, "task ")) {
         line_task(d, s, end, sink);
+    } else if (textline_starts(s, len, "sw ")) { /* a sample's stack evidence: after its block */
+        uint32_t w[TEXTLINE_STACK_WORDS];
+        size_t n = parse_hex_words(s + 2, len - 2, 8, w, TEXTLINE_STACK_WORDS);
+        close_block(d, sink); /* its samples first: it counts back from the last */
+        if (!n)
+            textline_bad(d);
+        else
+            textline_stack_words(d, w, n, sink);
     } else if (textline_starts(s, len, "stack ")) { /* "stack PC CALLER...": after its sample's block */
         uint32_t frames[TEXT_STACK_MAX + 1];
         size_t n = parse_hex_words(s + 5, len - 5, 8, frames, TEXT_STACK_MAX + 1);

@@ -75,3 +75,88 @@ void textline_section_event(struct text_decoder *d, const char *s, const char *e
                    .run = {.current = cur, .min = mn, .max = mx, .sum = sum}, .offset = d->line_offset};
     ev_emit(sink, &e);
 }
+
+/* '^' lines (the live stream; a dump may carry the same evidence): the stack evidence of one sample
+ * of the sample line before it (firmware/cmprof_stack.c, docs/stream.md).
+ *   '^' BACK PC6 LR6 SCANNED2 { OFF2 RET4 }
+ * BACK: how many samples before that line's last one the sample is; PC, LR: 32 bits; SCANNED: the
+ * stack words looked at above the interrupted SP; each OFF (a word index under SCANNED, rising)
+ * with RET, the word's halfword offset from the code base (the word is odd: a Thumb address), or
+ * 0xFFFFFF: an exception return code (0xFFFFFFFF in the event). */
+#define STACK_WORDS_MAX 63 /* the firmware keeps at most 63 (CMPROF_STACK_KEEP) */
+
+static int stack_b64(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* chars base64 characters at s as one number; false when one is not base64 */
+static bool stack_field(const char *s, int chars, uint32_t *out)
+{
+    uint32_t v = 0;
+    for (int k = 0; k < chars; k++) {
+        int c = stack_b64(s[k]);
+        if (c < 0)
+            return false;
+        v = v << 6 | (uint32_t)c;
+    }
+    *out = v;
+    return true;
+}
+
+void textline_stack(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    uint32_t back, pc, lr, scanned, words[2 * STACK_WORDS_MAX];
+    size_t n = 0, at = 16;
+    bool ok = len >= at && (len - at) % 6 == 0 && (len - at) / 6 <= STACK_WORDS_MAX && stack_field(s + 1, 1, &back) &&
+              stack_field(s + 2, 6, &pc) && stack_field(s + 8, 6, &lr) && stack_field(s + 14, 2, &scanned);
+    for (; ok && at < len; at += 6, n++) {
+        uint32_t off = 0, ret = 0;
+        ok = stack_field(s + at, 2, &off) && stack_field(s + at + 2, 4, &ret) && off < scanned &&
+             (n == 0 || off > words[2 * n - 2]);
+        words[2 * n] = off;
+        words[2 * n + 1] = ret == 0xFFFFFFu ? 0xFFFFFFFFu : d->code_base + (ret << 1) + 1u; /* EXC_RETURN */
+    }
+    if (!ok) {
+        textline_bad(d);
+        return;
+    }
+    if (!d->have_base)
+        return; /* its sample was not placed either */
+    struct ev e = ev_blank(EV_STACK_WORDS);
+    e.addr = pc;
+    e.index = back;
+    e.value = lr;
+    e.size = scanned;
+    e.pcs = words;
+    e.count = n;
+    e.offset = d->line_offset;
+    ev_emit(sink, &e);
+}
+
+/* A dump's "sw BACK PC LR SCANNED { OFF WORD }" in words (hex, parsed): the same event as a '^' line. */
+void textline_stack_words(struct text_decoder *d, const uint32_t *w, size_t n, const struct ev_sink *sink)
+{
+    bool ok = n >= 4 && n % 2 == 0 && (n - 4) / 2 <= STACK_WORDS_MAX;
+    for (size_t k = 4; ok && k < n; k += 2)
+        ok = w[k] < w[3] && (k == 4 || w[k] > w[k - 2]);
+    if (!ok) {
+        textline_bad(d);
+        return;
+    }
+    struct ev e = ev_blank(EV_STACK_WORDS);
+    e.index = w[0];
+    e.addr = w[1];
+    e.value = w[2];
+    e.size = w[3];
+    e.pcs = w + 4;
+    e.count = (n - 4) / 2;
+    e.offset = d->line_offset;
+    ev_emit(sink, &e);
+}

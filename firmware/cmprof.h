@@ -76,7 +76,17 @@ extern "C" {
 /* With CMPROF_TAG the prologue also passes word 7, the stacked xPSR, whose exception number says
  * whether the interrupted code was a handler: cmprof_tick_frame() then stores CMPROF_ISR_TAG(n)
  * instead of the task, so interrupt time is never charged to the task it interrupted. */
-#ifdef CMPROF_TAG
+/* With CMPROF_STACKS=1 the prologue passes the exception frame itself (r1) and EXC_RETURN (r2) to
+ * cmprof_tick_stacked(), which keeps stack evidence on every CMPROF_STACK_EVERY-th sample
+ * (cmprof_stack.c, below). */
+#ifndef CMPROF_STACKS
+#define CMPROF_STACKS 0
+#endif
+#if CMPROF_STACKS
+#define CMPROF_TICK_ENTRY "cmprof_tick_stacked"
+#define CMPROF_XPSR_V6 ""
+#define CMPROF_XPSR_V7 ""
+#elif defined(CMPROF_TAG)
 #define CMPROF_TICK_ENTRY "cmprof_tick_frame"
 #define CMPROF_XPSR_V6 "ldr   r1, [r0, #28]  \n"
 #define CMPROF_XPSR_V7 "ldr   r1, [r0, #28] \n"
@@ -85,7 +95,31 @@ extern "C" {
 #define CMPROF_XPSR_V6 ""
 #define CMPROF_XPSR_V7 ""
 #endif
-#if defined(__ARM_ARCH_6M__)
+#if CMPROF_STACKS && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
+/* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M, ARMv8-M baseline: bit 2 moved into N) */
+#define CMPROF_ISR_ASM                                                                                   \
+    ".syntax unified      \n"                                                                             \
+    "mov   r0, lr         \n"                                                                             \
+    "lsls  r0, r0, #29    \n"                                                                             \
+    "bmi   1f             \n"                                                                             \
+    "mrs   r1, msp        \n"                                                                             \
+    "b     2f             \n"                                                                             \
+    "1: mrs r1, psp       \n"                                                                             \
+    "2: mov r2, lr        \n"                                                                             \
+    "ldr   r0, [r1, #24]  \n"                                                                             \
+    "ldr   r3, =" CMPROF_TICK_ENTRY " \n"                                                                 \
+    "bx    r3             \n"                                                                             \
+    ".ltorg               \n"
+#elif CMPROF_STACKS
+#define CMPROF_ISR_ASM                                                                                   \
+    "tst   lr, #4        \n"                                                                              \
+    "ite   eq            \n"                                                                              \
+    "mrseq r1, msp       \n"                                                                              \
+    "mrsne r1, psp       \n"                                                                              \
+    "mov   r2, lr        \n"                                                                              \
+    "ldr   r0, [r1, #24] \n"                                                                              \
+    "b     " CMPROF_TICK_ENTRY " \n"
+#elif defined(__ARM_ARCH_6M__)
 /* ARMv6-M has no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the N flag. */
 #define CMPROF_ISR_ASM                                                                                   \
     ".syntax unified      \n"                                                                             \
@@ -158,6 +192,43 @@ void cmprof_tick(uint32_t pc);
 /* The same with the stacked xPSR (the prologue's entry with CMPROF_TAG): a sample taken in an
  * exception handler is tagged CMPROF_ISR_TAG(exception number) instead of with the task. */
 void cmprof_tick_frame(uint32_t pc, uint32_t xpsr);
+
+/* The prologue's entry with CMPROF_STACKS=1: the interrupted PC, its exception frame and EXC_RETURN. */
+void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t exc_return);
+
+/* ---- stack evidence (build the sampler with CMPROF_STACKS=1, add cmprof_stack.c) ------------
+ * On every CMPROF_STACK_EVERY-th sample (default 16) the tick keeps what the host needs to find the
+ * interrupted code's callers with the ELF's call-frame information: the stacked LR, and the words
+ * of the interrupted stack that look like Thumb return addresses into the code (odd, inside
+ * [CMPROF_CODE_START, CMPROF_CODE_END), default the linker's _stext/_etext, and right after a BL
+ * or BLX instruction), each with its offset
+ * from the interrupted SP; it scans CMPROF_STACK_WORDS words (default 48) and keeps at most
+ * CMPROF_STACK_KEEP of them (default 8), never past the top of the main stack (the vector table's
+ * first word, or CMPROF_STACK_TOP). No frame is walked on the target. CMPROF_STACK_RECORDS (default 8,
+ * a power of two) records wait for the drain, about 4 * (4 + 1.5 * KEEP) bytes of RAM each; a
+ * sample whose record finds no room goes without (cmprof_stack_dropped()). The stream sends each
+ * record in a '^' line after the sample line that holds its sample (docs/stream.md); a dump keeps the
+ * newest records and prints them after its samples ("sw" lines). Ring mode only. */
+#ifndef CMPROF_STACK_EVERY
+#define CMPROF_STACK_EVERY 16u
+#endif
+#ifndef CMPROF_STACK_WORDS
+#define CMPROF_STACK_WORDS 48u
+#endif
+#ifndef CMPROF_STACK_KEEP
+#define CMPROF_STACK_KEEP 8u
+#endif
+/* A '^' line's text at most, before its check: '^', 1 + 6 + 6 + 2 chars, 6 per word kept. */
+#define CMPROF_STACK_LINE_MAX (16u + 6u * CMPROF_STACK_KEEP)
+/* Keep the evidence of the sample at ring position (or sample number) seq; called by the tick. */
+void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t pc, uint32_t seq);
+/* For the drain: the text of the next '^' line for a sample at positions [first, first + count)
+ * (the sample line just sent), without its check; 0 when none is due. Older records are dropped. */
+uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t code_base);
+/* For cmprof_dump(): a "sw" line per record whose sample is among samples [first, n). */
+void cmprof_stack_dump(cmprof_putc_fn putc, uint32_t first, uint32_t n);
+/* Stacked samples whose evidence found no room (the drain was behind), so far. */
+uint32_t cmprof_stack_dropped(void);
 
 /* Write what was collected, as text lines:
  *   prof raw n=N [taken=T]            then  p ADDR x8 ...   [g TAG x8 ...]   end

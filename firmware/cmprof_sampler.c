@@ -4,6 +4,7 @@
 #include "cmprof_port.h"
 #include "cmprof_regs.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifndef CMPROF_HIST
@@ -61,6 +62,11 @@ extern void *volatile CMPROF_TAG;
 #endif
 #define CMPROF_KEEP_PERIOD (CMPROF_JITTER || !CMPROF_PORT_RELOADS)
 
+#if CMPROF_STACKS
+_Static_assert(!CMPROF_HIST, "CMPROF_STACKS: stack evidence goes with ring samples, not the histogram");
+_Static_assert(CMPROF_STACK_EVERY >= 1u, "CMPROF_STACK_EVERY: 1 (every sample) or more");
+#endif
+
 /* The timer the sampler runs on, for the stream's announce. */
 const char cmprof_timer_label[] = CMPROF_PORT_LABEL;
 
@@ -90,6 +96,9 @@ static struct {
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
+#endif
+#if CMPROF_STACKS
+    uint32_t stack_countdown; /* samples until the next one with stack evidence */
 #endif
 #if CMPROF_HIST
     uint32_t out; /* samples outside the buckets */
@@ -180,10 +189,29 @@ __attribute__((noinline)) static void reservoir_keep(uint32_t pc, uint32_t tag)
 }
 #endif
 
-/* The sample itself; `tag` is the task, or the exception the sample interrupted. */
-__attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag)
+/* Every CMPROF_STACK_EVERY-th sample kept at ring position (or number) seq gets its stack evidence;
+ * the countdown keeps the rest at a load, a subtraction and a branch. */
+#if CMPROF_STACKS
+#define STACK_EVIDENCE(seq)                                                                                 \
+    do {                                                                                                   \
+        if (stacked && --cmprof_state.stack_countdown == 0u) {                                             \
+            cmprof_state.stack_countdown = CMPROF_STACK_EVERY;                                             \
+            cmprof_stack_capture(frame, exc_return, pc, (seq));                                            \
+        }                                                                                                  \
+    } while (0)
+#else
+#define STACK_EVIDENCE(seq) ((void)0)
+#endif
+
+/* The sample itself; `tag` is the task, or the exception the sample interrupted; `stacked` (a
+ * constant) when the prologue passed the exception frame and EXC_RETURN (CMPROF_STACKS). */
+__attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag, bool stacked,
+                                                      const uint32_t *frame, uint32_t exc_return)
 {
     (void)tag;
+    (void)stacked;
+    (void)frame;
+    (void)exc_return;
     cmprof_port_ack();
 #if CMPROF_PORT_GATED
     if (!cmprof_state.running) /* no timer to stop: the gate closes instead */
@@ -216,6 +244,7 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
         cmprof_tags[h & (CMPROF_RING_N - 1u)] = tag;
 #endif
         cmprof_state.head = h + 1u;
+        STACK_EVIDENCE(h);
     } else {
 #if CMPROF_KEEP_RESERVOIR
         reservoir_keep(pc, tag);
@@ -228,6 +257,7 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
 #ifdef CMPROF_TAG
     cmprof_tags[n & (CMPROF_RING_N - 1u)] = tag;
 #endif
+    STACK_EVIDENCE(n);
 #endif
 #if CMPROF_JITTER
     uint32_t r = cmprof_state.rnd;
@@ -258,7 +288,7 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
 
 __attribute__((used)) void cmprof_tick(uint32_t pc)
 {
-    tick(pc, CMPROF_TASK_TAG);
+    tick(pc, CMPROF_TASK_TAG, false, NULL, 0u);
 }
 
 #ifdef CMPROF_TAG
@@ -266,7 +296,19 @@ CMPROF_HOT void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
 {
     uint32_t exception = xpsr & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
     /* an RTOS's time is mostly its tasks': that path falls through */
-    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception));
+    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), false, NULL, 0u);
+}
+#endif
+
+#if CMPROF_STACKS
+CMPROF_HOT void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t exc_return)
+{
+#ifdef CMPROF_TAG
+    uint32_t exception = frame[7] & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
+    tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), true, frame, exc_return);
+#else
+    tick(pc, 0u, true, frame, exc_return);
+#endif
 }
 #endif
 
@@ -277,6 +319,9 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
     cmprof_state.period = period;
+#endif
+#if CMPROF_STACKS
+    cmprof_state.stack_countdown = CMPROF_STACK_EVERY;
 #endif
 #if CMPROF_JITTER
     if (cmprof_state.rnd == 0u)
@@ -559,8 +604,14 @@ void cmprof_dump(cmprof_putc_fn putc)
 #ifdef CMPROF_TAG
     put_ring(putc, cmprof_tags, first, n, 'g');
 #endif
-#endif
     putc('\n');
+#if CMPROF_STACKS
+    cmprof_stack_dump(putc, first, n); /* after the samples: the host places them from the last */
+#endif
+#endif
+#if CMPROF_HIST
+    putc('\n');
+#endif
     if (cmprof_dump_tasks) /* linked in: cmprof_stream.c built for dump mode names the tags */
         cmprof_dump_tasks(putc);
     put_str(putc, "end\n");

@@ -1348,6 +1348,11 @@ static uint32_t send_line(cmprof_putc_fn putc)
     if (b == first)
         return 0;
     send(putc, start, (size_t)(b - start));
+#if CMPROF_STACKS /* the stack evidence of its samples, each in a line of its own (cmprof_stack.c) */
+    static char stack_text[CMPROF_STACK_LINE_MAX + LINE_TAIL];
+    for (uint32_t sn; (sn = cmprof_stack_line(stack_text, upto, k, stream.code_base)) != 0u;)
+        send(putc, stack_text, sn);
+#endif
     cmprof_stream_release(k);
     stream.group_left -= group ? k : 0u;
     return k;

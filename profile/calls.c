@@ -22,8 +22,10 @@ static size_t stack_names(struct prof *p, const struct stack *st, const char **n
     size_t n = 0;
     for (size_t k = 0; k <= st->n && n < STACK_NAMES; k++) {
         uint32_t a = k ? st->callers[k - 1] : st->pc;
-        const struct sym_location *loc = p->syms ? sym_lookup(p->syms, a) : NULL;
-        if (loc && loc->known) {
+        const struct sym_location *loc = p->syms && a != PROF_UNPROVEN_PC ? sym_lookup(p->syms, a) : NULL;
+        if (a == PROF_UNPROVEN_PC) {
+            names[n++] = PROF_STACK_UNPROVEN;
+        } else if (loc && loc->known) {
             for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++)
                 names[n++] = sym_frame_at(loc, f)->function;
         } else {

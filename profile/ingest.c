@@ -83,6 +83,59 @@ static void lost_more(struct ingest *in, uint64_t n)
         prof_samples_lost(in->window, n);
 }
 
+#define STACK_WALK_MAX 64 /* callers a firmware sample's stack is walked to, at most */
+
+/* A firmware sample's stack evidence: its sample found among the last ones by position and PC,
+ * then walked with the ELF's call-frame information; a walk that ends unproven gets its mark. */
+static void stack_words(struct ingest *in, const struct ev *e)
+{
+    in->stacks.evidence++;
+    uint64_t back = e->index;
+    const struct ingest_recent *r = back < in->n_recent && back < INGEST_RECENT
+                                        ? &in->recent[(in->n_recent - 1 - back) % INGEST_RECENT]
+                                        : NULL;
+    if (!r || r->pc != e->addr) {
+        in->stacks.unmatched++;
+        return;
+    }
+    struct sym_table *syms = prof_symbols(in->prof);
+    if (!syms) {
+        in->stacks.no_symbols++;
+        return;
+    }
+    if (!r->counted)
+        return;
+    uint32_t callers[STACK_WALK_MAX + 1];
+    struct sym_stack_words w = {e->addr, (uint32_t)e->value, e->size, (size_t)e->count, e->pcs};
+    bool unproven = false;
+    size_t n = sym_unwind_words(syms, &w, callers, STACK_WALK_MAX, &unproven);
+    if (unproven)
+        callers[n++] = PROF_UNPROVEN_PC;
+    in->stacks.unwound++;
+    in->stacks.unproven += unproven;
+    prof_add_stack(in->prof, e->addr, callers, n, r->has_tag, r->tag);
+    if (in->window)
+        prof_add_stack(in->window, e->addr, callers, n, r->has_tag, r->tag);
+}
+
+void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
+{
+    const struct ingest_stacks *s = &in->stacks;
+    if (len)
+        *text = 0;
+    if (prof_has_stacks(in->prof) || !len)
+        return;
+    if (!s->evidence)
+        snprintf(text, len, "no call stacks: this capture carries no stack evidence (build the firmware's sampler "
+                 "with CMPROF_STACKS=1 and add cmprof_stack.c, or profile through a gdb: source with --stack-depth)");
+    else if (s->no_symbols == s->evidence)
+        snprintf(text, len, "no call stacks: %llu samples carry stack evidence, but it takes the ELF's call-frame "
+                 "information to unwind them: give the ELF", (unsigned long long)s->evidence);
+    else
+        snprintf(text, len, "no call stacks: none of the %llu samples' stack evidence matched its sample (%llu "
+                 "lines lost between)", (unsigned long long)s->evidence, (unsigned long long)s->unmatched);
+}
+
 static void on_event(void *ctx, const struct ev *e)
 {
     struct ingest *in = ctx;
@@ -92,6 +145,8 @@ static void on_event(void *ctx, const struct ev *e)
         in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
         in->last_tag = e->tag;
         in->last_counted = admit(in, 1) == 1;
+        in->recent[in->n_recent++ % INGEST_RECENT] =
+            (struct ingest_recent){e->addr, e->tag, e->has_tag != 0, in->last_counted};
         if (!in->last_counted)
             break;
         if (e->count) { /* a reservoir's sample, for value / count taken */
@@ -110,6 +165,8 @@ static void on_event(void *ctx, const struct ev *e)
         n = admit(in, e->count);
         in->last_has_tag = false;
         in->last_counted = n == e->count;
+        for (uint64_t i = e->count > INGEST_RECENT ? e->count - INGEST_RECENT : 0; i < e->count; i++)
+            in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->pcs[i], 0, false, i < n};
         prof_add_pcs(in->prof, e->pcs, (size_t)n);
         if (in->window)
             prof_add_pcs(in->window, e->pcs, (size_t)n);
@@ -183,6 +240,9 @@ static void on_event(void *ctx, const struct ev *e)
         prof_add_stack(in->prof, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
         if (in->window)
             prof_add_stack(in->window, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
+        break;
+    case EV_STACK_WORDS:
+        stack_words(in, e);
         break;
     case EV_SECTION_EVENT:
         if (e->index < INGEST_SECTIONS && e->kind < INGEST_SECTION_EVENTS) {

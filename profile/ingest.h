@@ -39,6 +39,23 @@ struct ingest_stream_info {     /* what the firmware announced (EV_STREAM_INFO) 
     uint32_t midr;              /* the core's MIDR when the firmware gave it (Cortex-A/R), else 0 */
 };
 
+/* A sample as its stack evidence finds it: a '^' line's sample is in the line before (64 at most), a
+ * dump's among its newest (CMPROF_STACK_RECORDS * CMPROF_STACK_EVERY: 128 by default; 1024 at most). */
+#define INGEST_RECENT 1024
+struct ingest_recent {
+    uint32_t pc, tag;
+    bool has_tag, counted;
+};
+
+/* Stack evidence from the firmware's sampler (EV_STACK_WORDS), unwound with the ELF's CFI. */
+struct ingest_stacks {
+    uint64_t evidence;    /* samples that came with it */
+    uint64_t unwound;     /* of them, walked into a stack (counted samples, with an ELF) */
+    uint64_t unproven;    /* of those, walks that ended at a frame they could not prove */
+    uint64_t unmatched;   /* evidence whose sample was not the one it names (a line lost between) */
+    uint64_t no_symbols;  /* evidence with no ELF to unwind it with */
+};
+
 struct ingest {
     struct prof *prof;
     struct prof *window;        /* optional: a second profile that also gets every sample */
@@ -63,6 +80,9 @@ struct ingest {
     void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
     void *log_ctx;
     struct timeline *timeline;  /* the samples' order (-o trace), from the first sample; NULL before */
+    struct ingest_recent recent[INGEST_RECENT]; /* the last stream samples, for the stack evidence after them */
+    uint64_t n_recent;
+    struct ingest_stacks stacks;
 };
 
 /* format: DETECT_UNKNOWN to detect from the first bytes. tpiu_id: the ITM source in TPIU frames
@@ -93,6 +113,10 @@ void ingest_free(struct ingest *in);
  * Returns how many were written (at most max). */
 #define INGEST_LOSS_TEXT 200
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
+
+/* Why the callers view is empty, in one sentence ("" when it is not): no stack evidence came (a
+ * firmware sampler built without CMPROF_STACKS, or a dump), or it came and none could be used. */
+void ingest_stacks_note(const struct ingest *in, char *text, size_t len);
 
 /* The name of a PMU event number (ARMv7 common events): "instructions", "cycles"..., or NULL. */
 const char *ingest_event_name(const struct ingest *in, uint32_t event);

@@ -103,7 +103,8 @@ static const char *const library_statics[] = {
     "hash_find", "hash_insert", "hash_remove", "index_chars", "irq_off", "irq_restore", "isr_chars", "isr_timer_0",
     "keep_gone_name", "keep_name", "kept_name",
     "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "pc_chars", "put3", "put_dec", "put_def",
-    "put_entry", "put_field", "put_hex", "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
+    "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_hex8",
+    "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "reannounce_after", "register_task", "repeat_add",
     "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "send", "send_announce",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
@@ -114,7 +115,7 @@ static const char *const library_statics[] = {
     "__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "__wrap_sys_trace_thread_abort",
 };
 static const char *const library_files[] = {
-    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",
+    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_stack.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",
     "cmprof_pmu.h", "cmprof.h", "cmprof_freertos.h", "cmprof_zephyr.h", "cmprof_regs.h",
 };
 

@@ -131,6 +131,10 @@ double prof_stack_samples(const struct prof *p);
  * *total: the samples whose stack holds it. Rows are most samples first, valid until the next
  * prof_calls(). */
 #define PROF_STACK_END "[stack ends]"
+/* The outermost caller of a stack (firmware stack evidence) whose walk reached a frame it could not
+ * prove: not a guess, a mark, shown by this name. */
+#define PROF_UNPROVEN_PC 0xFFFFFFFFu
+#define PROF_STACK_UNPROVEN "[unproven caller]"
 #define PROF_SELF "[self]"
 struct prof_call {
     const char *name;

@@ -119,6 +119,14 @@ static void firmware(const struct report_data *d, FILE *out)
         emit_json_string(out, info->timer);
         fputs("},\n", out);
     }
+    const struct ingest_stacks *st = &d->in->stacks; /* the firmware's stack evidence, and why no stacks */
+    char note[300];
+    ingest_stacks_note(d->in, note, sizeof note);
+    fprintf(out, "  \"stacks\": {\"samples\": %.0f, \"evidence\": %llu, \"unwound\": %llu, \"unproven\": %llu, "
+            "\"unmatched\": %llu, \"note\": ", prof_stack_samples(d->p), (unsigned long long)st->evidence,
+            (unsigned long long)st->unwound, (unsigned long long)st->unproven, (unsigned long long)st->unmatched);
+    emit_json_string(out, note);
+    fputs("},\n", out);
     struct prof_code_check cc;
     prof_check_code(d->p, &cc);
     struct prof_trust t;

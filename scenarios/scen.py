@@ -258,6 +258,14 @@ def all_scenarios():
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
                       SEED=12345))
+    # callers from the sampler's own stack evidence (CMPROF_STACKS): known call shapes, on v7-M and v6-M
+    for core, period in (("m4", 1691), ("m0", 997)):
+        for suffix, on in (("", 1), ("_off", 0)):
+            s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
+                              CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
+    s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
+                      CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=4096, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
@@ -266,7 +274,7 @@ def all_scenarios():
 SCENARIOS = {s["name"]: s for s in all_scenarios()}
 
 # The live demo's firmware: built by `make demo`, run by scripts/demo.sh (never by `run`).
-DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024,
+DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024, CMPROF_STACKS=1,
                 CMPROF_JITTER=16383, PERIOD=4096)
 
 
@@ -333,6 +341,8 @@ def build(s):
         cmd.append(os.path.join(HERE, "apps", "sched.c"))
     if s["defs"].get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
+    if s["defs"].get("CMPROF_STACKS"):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_stack.c"))
     ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
     if s["align16"]:
         # every function in its own section, each aligned to 16 bytes by the linker (SUBALIGN)
@@ -934,7 +944,8 @@ def library_functions(name):
     sc = SCENARIOS[name]
     cpu = gcc_cpu(CORES[sc["core"]][1])
     names = set()
-    files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else [])
+    files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else []) + \
+        (["cmprof_stack.c"] if sc["defs"].get("CMPROF_STACKS") else [])
     for f in files:
         obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
         sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",

@@ -1906,6 +1906,155 @@ def diagnostics(c):
     c.out("", "Quiet (no diagnostic) on: %s." % ", ".join(quiet), "")
 
 
+STACK_TRUTH = {  # the stacks app's call shapes (scenarios/apps/stacks.c), outermost first
+    "deep_leaf": "Reset_Handler;main;chain_1;chain_2;chain_3;chain_4;chain_5;deep_leaf",
+    "rec_leaf": "Reset_Handler;main;" + "recurse;" * 4 + "rec_leaf",
+    "ptr_target": "Reset_Handler;main;via_pointer;ptr_target",
+    "framed": "Reset_Handler;main;frames_caller;framed",
+    "step": "Reset_Handler;main;frames_caller;framed;step",
+    "leaf": ("Reset_Handler;main;caller_a;leaf", "Reset_Handler;main;caller_b;leaf"),
+}
+
+
+def sampler_callers(c):
+    """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
+    shape the app was built with, the leaf's two callers against the calls the plugin counted."""
+    rows = []
+    for core in ("m4", "m0"):
+        name = "%s_stacks" % core
+        r = Result(name)
+        taken, dropped = r.kv.get("taken", 0), r.kv.get("stacks_dropped", -1)
+        folded = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline",
+                          os.path.join(scen.BUILD, name, "uart.txt"), r.elf])
+        stacks = collections.Counter()
+        for ln in folded.splitlines():
+            st, cnt = ln.rsplit(" ", 1)
+            stacks[st] += float(cnt)
+        n_stacks = sum(stacks.values())
+        unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+        wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and
+                 "[unproven caller]" not in st and st not in ((STACK_TRUTH[st.rsplit(";", 1)[-1]],)
+                                                              if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
+                                                              else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+        c.check("%s: every 16th sample came with stack evidence and was walked" % name,
+                dropped == 0 and taken > 0 and n_stacks == taken // 16,
+                "%d stacks of %d samples taken (%d expected), %d records dropped" % (n_stacks, taken, taken // 16,
+                                                                                   dropped))
+        c.check("%s: no stack differs from the app's call shapes (deep chain, recursion, a call through a pointer, "
+                "prologue and epilogue), and no walk ended unproven" % name, not wrong and unproven == 0,
+                "%d unproven; wrong: %s" % (unproven, "; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+        # the prologue and the epilogue: stacked samples interrupted at framed()'s push (LR still live) and
+        # at its pop (LR on the stack, the CFA already moved), all of them walked to the right stack above
+        code = instructions(r.elf, "framed")
+        edges = {code[0][0]: "push", next((a for a, m in code if m == "pop"), -1): "pop"} if code else {}
+        at_edges = collections.Counter()
+        for ln in open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace"):
+            if ln.startswith("^") and len(ln) > 8 and all(ch in scen.B64 for ch in ln[2:8]):
+                pc = 0
+                for ch in ln[2:8]:
+                    pc = pc << 6 | scen.B64.index(ch)
+                if pc in edges:
+                    at_edges[edges[pc]] += 1
+        c.check("%s: stacked samples interrupted framed() at its push and at its pop (both walked right: above)" % name,
+                at_edges["push"] > 0 and at_edges["pop"] > 0,
+                "%d at the push, %d at the pop" % (at_edges["push"], at_edges["pop"]))
+        calls = {}
+        for caller in ("caller_a", "caller_b"):
+            code = instructions(r.elf, caller)
+            rets = [b for (a, m), (b, _) in zip(code, code[1:]) if m == "bl"]
+            calls[caller] = sum(r.wcounts.get(x, 0) for x in rets)
+        truth = {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+        j = r.tool()
+        leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
+        callers = {x["name"]: x for x in leaf.get("callers", [])}
+        n_leaf = sum(v for st, v in stacks.items() if st.endswith(";leaf"))
+        z = {k: abs(callers[k]["percent"] / 100 - truth[k]) / scen.sigma(truth[k], n_leaf) if k in callers and n_leaf
+             else 99 for k in truth}
+        inside = all(k in callers and callers[k]["lo95"] <= 100 * truth[k] <= callers[k]["hi95"] for k in truth)
+        c.check("%s: leaf()'s callers within 3 sigma of the calls counted (3:1), truth inside each 95 %% interval"
+                % name, set(callers) == set(truth) and max(z.values()) <= Z and inside,
+                "; ".join("%s %.2f %% [%.2f, %.2f] (truth %.2f %%, %.2f sigma)" % (
+                    k, x["percent"], x["lo95"], x["hi95"], 100 * truth.get(k, 0), z.get(k, 99))
+                    for k, x in callers.items()) + "; %d stacked samples in leaf()" % n_leaf)
+        uart = open(os.path.join(scen.BUILD, name, "uart.txt"), "rb").read().split(b"\n")
+        stack_bytes = sum(len(ln) + 1 for ln in uart if ln.startswith(b"^"))
+        sample_bytes = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"%"))
+        rows.append((name, taken, n_stacks, unproven, stack_bytes, sample_bytes,
+                     callers.get("caller_a", {}), 100 * truth.get("caller_a", 0)))
+    # the dump: the ring's newest samples and CMPROF_STACK_RECORDS (64) records of evidence for them
+    r = Result("m4_stacks_dump")
+    folded = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline",
+                      os.path.join(scen.BUILD, "m4_stacks_dump", "uart.txt"), r.elf])
+    dstacks = collections.Counter()
+    for ln in folded.splitlines():
+        st, cnt = ln.rsplit(" ", 1)
+        dstacks[st] += float(cnt)
+    dwrong = {st: v for st, v in dstacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and st not in (
+        (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
+        else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+    c.check("m4_stacks_dump: a dump's 64 records of evidence walk to the app's call shapes, none unproven",
+            sum(dstacks.values()) == 64 and not dwrong, "%d stacks; wrong or unproven: %s" % (
+                sum(dstacks.values()), "; ".join("%s %d" % kv for kv in dwrong.items()) or "none"))
+    cost_rows = []
+    for core in ("m4", "m0"):
+        per = {}
+        for name in ("%s_stacks" % core, "%s_stacks_off" % core):
+            r = Result(name)
+            isr = scen.isr_of(scen.SCENARIOS[name])
+            n = r.counts.get(r.sym.by_name[isr][0], 0)
+            parts = (isr, "cmprof_tick", "cmprof_tick_stacked")
+            tick = sum(v for pc, v in r.counts.items() if r.sym.lookup(pc) in parts)
+            capture = sum(v for pc, v in r.counts.items() if r.sym.lookup(pc) == "cmprof_stack_capture")
+            uart = open(os.path.join(scen.BUILD, name, "uart.txt"), "rb").read().split(b"\n")
+            wire = sum(len(ln) + 1 for ln in uart if ln[:1] in (b"$", b"^"))
+            objs = scen.sh(["arm-none-eabi-nm", "-S", "--size-sort", r.elf])
+            ram = sum(int(f[1], 16) for f in (ln.split() for ln in objs.splitlines())
+                      if len(f) == 4 and f[2] in "bBdD" and f[3] in ("stacks", "cmprof_state"))
+            per[name] = (n, tick / max(n, 1), capture / max(n, 1), wire / max(n, 1), ram)
+        on, off = per["%s_stacks" % core], per["%s_stacks_off" % core]
+        stacked = on[0] // 16
+        cost_rows.append((core, off, on, capture_each := on[2] * on[0] / max(stacked, 1)))
+        # the budget: a countdown and the prologue's two more moves on every sample (12 instructions at most), and
+        # a scan of 48 words (12 instructions a word at most, on ARMv6-M, plus 64) on the stacked ones
+        c.check("%s_stacks: the evidence costs every sample at most 12 instructions besides the capture, and the "
+                "capture at most 640 a stacked sample" % core, on[1] - off[1] <= 12 and capture_each <= 640,
+                "%.2f instructions a sample without, %.2f with (+%.2f), the capture %.0f a stacked sample "
+                "(%.2f a sample); wire %.2f bytes a sample without, %.2f with; RAM +%d bytes" % (
+                    off[1], on[1], on[1] - off[1], capture_each, on[2], off[3], on[3], on[4] - off[4]))
+    # a line lost before its stack evidence: the evidence names a sample that is not the one before it
+    lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
+    hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))
+    lines[hit - 1] = lines[hit - 1][:5] + bytes([lines[hit - 1][5] ^ 1]) + lines[hit - 1][6:]
+    cut = os.path.join(scen.BUILD, "m4_stacks", "uart_cut.txt")
+    open(cut, "wb").write(b"\n".join(lines))
+    jc = json.loads(scen.sh([scen.TOOL, "--batch", "-o", "json", cut, Result("m4_stacks").elf]))["stacks"]
+    c.check("stacks: evidence after a dropped sample line is not given to another sample (unmatched, counted)",
+            jc["unmatched"] == 1 and jc["evidence"] == jc["unwound"] + 1, str(jc))
+    js = Result("stream").tool()["stacks"]
+    c.check("stacks: a capture without stack evidence says so, instead of an empty callers view",
+            js["samples"] == 0 and js["evidence"] == 0 and "no stack evidence" in js["note"], str(js))
+    c.out("## Callers from the sampler's stack evidence (`m4_stacks`, `m0_stacks`)", "",
+          "CMPROF_STACKS=1: every 16th sample keeps the stacked LR and the stack words that look like return "
+          "addresses (odd, in the code, right after a BL/BLX); the host proves each frame with .debug_frame. "
+          "The app's call shapes are known by construction; leaf()'s truth is the calls the plugin counted "
+          "after each caller's `bl`s.", "",
+          "| scenario | samples | stacks | unproven | '^' bytes a sample | sample bytes a sample | caller_a of leaf % "
+          "[95 %] | truth % |", "|---|---|---|---|---|---|---|---|")
+    for name, taken, n_st, unp, sb, pb, ca, t in rows:
+        c.out("| %s | %d | %d | %d | %.2f | %.2f | %.2f [%.2f, %.2f] | %.2f |" % (
+            name, taken, n_st, unp, sb / max(taken, 1), pb / max(taken, 1), ca.get("percent", 0), ca.get("lo95", 0),
+            ca.get("hi95", 0), t))
+    c.out("")
+    c.out("", "Cost (the plugin's counts, the capture's bytes, the sampler's RAM by `nm -S`), every 16th sample "
+          "stacked, 48 words scanned, at most 8 kept:", "",
+          "| core | instructions a sample, off | on | capture, a stacked sample | bytes a sample, off | on | RAM + |",
+          "|---|---|---|---|---|---|---|")
+    for core, off, on, each in cost_rows:
+        c.out("| %s | %.2f | %.2f | %.0f | %.2f | %.2f | %d |" % (core, off[1], on[1] + on[2], each, off[3], on[3],
+                                                                on[4] - off[4]))
+    c.out("")
+
+
 def main(cmd):
     c = Checker()
     c.out("# cmprof reference scenarios: truth against profile", "",
@@ -1918,7 +2067,7 @@ def main(cmd):
     steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
-             streaming, starved, diagnostics]
+             streaming, starved, sampler_callers, diagnostics]
     truth_loop = None
     for step in steps:
         try:

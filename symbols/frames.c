@@ -356,3 +356,126 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
     }
     return n;
 }
+
+/* What a firmware sampler's stack evidence says of the word at byte offset `at` above the
+ * interrupted SP. */
+enum word_seen { WORD_RETURN, WORD_NOT_CODE, WORD_UNKNOWN };
+
+static enum word_seen word_at(const struct sym_stack_words *w, int64_t at, uint32_t *value)
+{
+    if (at < 0 || at % 4)
+        return WORD_NOT_CODE; /* no return address is saved below the SP or unaligned */
+    if (at / 4 >= (int64_t)w->scanned)
+        return WORD_UNKNOWN;
+    uint32_t index = (uint32_t)(at / 4);
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) { /* the pairs rise by offset */
+        size_t mid = (lo + hi) / 2;
+        if (w->pairs[2 * mid] < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < w->n && w->pairs[2 * lo] == index) {
+        *value = w->pairs[2 * lo + 1];
+        return WORD_RETURN;
+    }
+    return WORD_NOT_CODE; /* scanned, and it was no return address into the code */
+}
+
+/* Whether the Thumb instruction before return address `next` (even) is a call: BL, or BLX Rm. */
+static bool after_call(struct sym_table *t, uint32_t next)
+{
+    uint8_t b[4];
+    if (next < 4u || sym_read_code(t, next - 4u, b, 4) != 4)
+        return false;
+    uint16_t first = (uint16_t)(b[0] | b[1] << 8), last = (uint16_t)(b[2] | b[3] << 8);
+    return (last & 0xFF87u) == 0x4780u || ((first & 0xF800u) == 0xF000u && (last & 0xD000u) == 0xD000u);
+}
+
+/* The target of the BL before return address `next`; false for anything else (BLX Rm included). */
+static bool bl_target(struct sym_table *t, uint32_t next, uint32_t *target)
+{
+    uint8_t b[4];
+    if (next < 4u || sym_read_code(t, next - 4u, b, 4) != 4)
+        return false;
+    uint32_t hi = (uint32_t)(b[0] | b[1] << 8), lo = (uint32_t)(b[2] | b[3] << 8);
+    if ((hi & 0xF800u) != 0xF000u || (lo & 0xD000u) != 0xD000u)
+        return false;
+    uint32_t s = (hi >> 10) & 1u, i1 = !(((lo >> 13) & 1u) ^ s), i2 = !(((lo >> 11) & 1u) ^ s);
+    uint32_t imm = s << 24 | i1 << 23 | i2 << 22 | (hi & 0x3FFu) << 12 | (lo & 0x7FFu) << 1;
+    *target = next + (imm ^ 0x1000000u) - 0x1000000u; /* sign-extended from 25 bits */
+    return true;
+}
+
+/* A live LR that points back into pc's own function is left over from a call this function made
+ * (its CFI does not say it saved LR: a naked or hand-written function): not its return address,
+ * unless the call was to the function itself (recursion, sampled before its push). */
+static bool stale_lr(struct sym_table *t, uint32_t pc, uint32_t next)
+{
+    uint32_t lo, hi, target;
+    if (!sym_function_from(t, pc, &lo, &hi) || next - 2u < lo || next - 2u >= hi)
+        return false;
+    return !(bl_target(t, next, &target) && target == lo);
+}
+
+/* Whether pc lies in the function the reset vector starts: the outermost frame there is. */
+static bool in_reset_handler(const struct sym_table *t, uint32_t pc)
+{
+    uint32_t lo, hi;
+    return t->n_vectors > 1 && t->vectors[1] && sym_function_from(t, t->vectors[1] & ~1u, &lo, &hi) && pc >= lo &&
+           pc < hi;
+}
+
+size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, uint32_t *out, size_t max,
+                        bool *unproven)
+{
+    size_t n = 0;
+    uint32_t pc = w->pc & ~1u;
+    int64_t sp = 0; /* bytes above the interrupted SP */
+    bool leaf = true, proven = false;
+    while (n < max) {
+        struct rules ru;
+        if (!leaf && in_reset_handler(t, pc)) {
+            proven = true; /* nothing called the reset handler */
+            break;
+        }
+        if (!rules_at(t, leaf ? pc : pc - 2u, &ru) || ru.cfa_reg != 13)
+            break; /* no CFI here, or a CFA on a register the evidence does not hold (r7) */
+        int64_t cfa = sp + ru.cfa_off;
+        if (cfa < sp || (!leaf && cfa == sp))
+            break; /* the stack only grows back up */
+        uint32_t ret = 0;
+        if (ru.saved & (1u << 14)) {
+            if (word_at(w, cfa + ru.off[14], &ret) != WORD_RETURN)
+                break; /* where the CFI puts the return address no return address was seen: unproven */
+        } else if (leaf) {
+            ret = w->lr; /* not saved yet: still in LR */
+            if (ret < EXC_RETURN_MIN && stale_lr(t, pc, ret & ~1u))
+                break;
+        } else {
+            break;
+        }
+        if (ret >= EXC_RETURN_MIN) {
+            proven = true; /* an exception handler's entry: the interrupted code is another context */
+            break;
+        }
+        uint32_t next = ret & ~1u, fn_lo, fn_hi;
+        bool called = (ret & 1u) && sym_in_code(t, next) && after_call(t, next);
+        if (sym_function_from(t, next, &fn_lo, &fn_hi) && fn_lo == next && !called) {
+            proven = true; /* a return address set, not left by a call: an RTOS task's exit trap */
+            break;
+        }
+        if (!called)
+            break; /* no Thumb return address into the code, right after a call */
+        /* (a call to a noreturn function may end its caller: its return address is the next
+         * function's start, and the call before it is the caller's) */
+        out[n++] = next - 2u; /* inside the call instruction */
+        pc = next;
+        sp = cfa;
+        leaf = false;
+    }
+    if (unproven)
+        *unproven = !proven && n < max;
+    return n;
+}

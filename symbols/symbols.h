@@ -107,6 +107,25 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs[16],
                   bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
                   bool *psp_stop);
 
+/* A sample's stack evidence from a firmware sampler (cmprof_stack.c): the interrupted PC and LR, how
+ * many words above the interrupted SP it looked at, and the (word index, word) pairs of those that
+ * looked like Thumb return addresses into the code, by rising index. */
+struct sym_stack_words {
+    uint32_t pc, lr;
+    uint32_t scanned;
+    size_t n;
+    const uint32_t *pairs;
+};
+/* The sample's callers from that evidence and the ELF's call-frame information (.debug_frame), as
+ * sym_unwind writes them. Each frame is proven: the CFI at its PC says at which offset from the SP
+ * its return address lies (or that it is still in LR), and a return address was seen exactly there;
+ * a word anywhere else is never taken. The walk ends where a frame cannot be proven (no CFI, a CFA
+ * on another register than SP, no return address where it must lie, or beyond the words scanned):
+ * then *unproven is set. It ends proven in the reset handler, at an exception's entry (EXC_RETURN),
+ * and at a return address a function starts at (an RTOS task's exit trap). */
+size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, uint32_t *out, size_t max,
+                        bool *unproven);
+
 /* 1 when addr lies in an executable section of the ELF. */
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 /* A variable's address and size, from the symbol table; 0 when there is no such object. */

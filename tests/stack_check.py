@@ -19,11 +19,12 @@ from harness import check  # noqa: E402
 LIMIT = 256
 LIBGCC_FRAME = 48  # more than __aeabi_uldivmod and memcpy take on Cortex-M
 OUT = os.path.join(ROOT, "build", "stack-check")
-SOURCES = ["firmware/cmprof_sampler.c", "firmware/cmprof_stream.c"]
+SOURCES = ["firmware/cmprof_sampler.c", "firmware/cmprof_stream.c", "firmware/cmprof_stack.c"]
 BUILDS = {
     "tagged": ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=cmprof_current_task"],
     "untagged": ["-DCMPROF_STREAM=1"],
     "histogram": ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1"],
+    "stack evidence": ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_STACKS=1"],
 }
 NODE = re.compile(r'^node: \{ title: "([^"]+)" label: "[^"]*\\n(\d+) bytes \(([a-z,]+)\)"')
 EDGE = re.compile(r'^edge: \{ sourcename: "([^"]+)" targetname: "([^"]+)"')

@@ -287,8 +287,10 @@ def overhead_by_symbol():
     for opts in ([], ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=task", "-DCMPROF_JITTER=4095"], ["-DCMPROF_HIST=1"],
                  ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1"], ["-DCMPROF_PORT=CMPROF_PORT_STM32_TIM"],
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER"], ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER"],
-                 ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"], ["-DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM"]):
-        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c"):
+                 ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"], ["-DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM"],
+                 ["-DCMPROF_STREAM=1", "-DCMPROF_STACKS=1"]):
+        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c",
+                  "cmprof_stack.c"):
             obj = os.path.join(TMP, "lib.o")
             r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-O0", "-mcpu=cortex-m4", "-mthumb", "-I" + fw,
                                 "-I" + zoo, "-I" + os.path.join(zoo, "zephyr"), "-c", os.path.join(fw, f), "-o", obj]

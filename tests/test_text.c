@@ -165,6 +165,72 @@ static void test_stack_line(void)
     CHECK(pc && st && pc < st); /* the sample comes before its stack */
 }
 
+/* A firmware's stack evidence: a '^' line after the sample line holding its sample, as the
+ * m4_stacks scenario's firmware sent them (checks from that capture; the malformed ones' from
+ * scenarios/scen.py's stream_line_check). */
+#define STACK_ANNOUNCE                                                                                     \
+    "@cmprof v=4 clk=168000000 tclk=168000000 period=1691 jitter=255 arch=ARMv7E-M timer=SysTick "        \
+    "base=08000000 bid=e8586d56a86e4eaf9ec0b27cb5049e3dfe8fc06a!fK\n"
+#define STACK_SAMPLES "$00`H00`700`300`A00`600b:00`200_o00`E00`900YV00`I00`:00b>00`D00`@!DU\n"
+#define STACK_LINE "^AAIABggAIABh1AWABAAxDADAAxNAFAAxXAHAAxhAJAAz4ATABFK!84\n"
+
+static uint32_t stack_pairs[32];
+static size_t stack_n;
+
+static void stack_event(void *ctx, const struct ev *e)
+{
+    evlog_event(ctx, e);
+    if (e->type == EV_STACK_WORDS && e->count <= 16) {
+        memcpy(stack_pairs, e->pcs, 2 * e->count * sizeof *stack_pairs);
+        stack_n = e->count;
+    }
+}
+
+static void test_stack_evidence_line(void)
+{
+    struct text_decoder d;
+    const char *text = STACK_ANNOUNCE STACK_SAMPLES STACK_LINE;
+    decode(text, &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 16 && log_a.count[EV_STACK_WORDS] == 1 && d.stats.bad_lines == 0 &&
+          log_a.count[EV_LOG] == 0);
+    /* the sample's PC, the line's last sample (0 back), the LR, 22 words scanned, 6 kept */
+    CHECK(strstr(log_a.buf, " a=08001820 t=0/0 s=22 i=0 k=0 v=8001875 c=6 ") != NULL);
+    /* the words: offsets and return addresses (odd) against the announced base */
+    text_init(&d);
+    struct ev_sink sink = {stack_event, &log_b};
+    evlog_reset(&log_b);
+    stack_n = 0;
+    text_feed(&d, (const uint8_t *)text, strlen(text), &sink);
+    static const uint32_t want[] = {1, 0x08001887, 3, 0x0800189b, 5, 0x080018af, 7, 0x080018c3, 9, 0x080019f1,
+                                    19, 0x08002295};
+    CHECK(stack_n == 6 && memcmp(stack_pairs, want, sizeof want) == 0);
+    text_free(&d);
+    /* fed a byte at a time: the same events */
+    decode_split(text, strlen(text), 1, &log_b, &d);
+    CHECK(evlog_equal(&log_a, &log_b));
+    /* before any announce: no code base to place it by, dropped (as its samples are), not malformed */
+    decode(STACK_SAMPLES STACK_LINE, &log_a, &d);
+    CHECK(log_a.count[EV_STACK_WORDS] == 0 && d.stats.bad_lines == 0 && d.stats.no_base == 16);
+    /* a flipped bit fails the check; falling offsets, and an offset past the words scanned, are malformed */
+    decode(STACK_ANNOUNCE STACK_SAMPLES "^AAIABggAIABh1AWABAAxDADAAxNAFAAxXAHAAxhAJAAz4ATABFL!84\n"
+           "^AAIABggAIABh1AWADAAxDABAAxN!g6\n^AAIABggAIABh1ACAFAAxD!Tm\n", &log_a, &d);
+    CHECK(log_a.count[EV_STACK_WORDS] == 0 && d.stats.bad_checks == 1 && d.stats.bad_lines == 3 &&
+          log_a.count[EV_LOG] == 0);
+}
+
+/* A dump's stack evidence: "sw" lines after its samples, counting back from the last. */
+static void test_dump_stack_evidence(void)
+{
+    struct text_decoder d;
+    decode("prof raw n=2\np 08000100 08000200\nsw 00000001 08000100 08000201 00000004 00000001 08000301\n"
+           "sw 00000000 08000200 ffffffff 00000002 00000003 08000301\nsw 00000000 08000200 08000201\nend\n",
+           &log_a, &d);
+    CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STACK_WORDS] == 1 && d.stats.bad_lines == 2);
+    const char *pcs = strstr(log_a.buf, "a=08000200"), *st = strstr(log_a.buf, " a=08000100 t=0/0 s=4 i=1 k=0 v=8000201 c=1 ");
+    CHECK(pcs && st && pcs < st); /* the block's samples first */
+    CHECK(d.stats.missing == 0 && d.stats.blocks == 1);
+}
+
 static void test_long_line(void)
 {
     static char s[TEXT_LINE_MAX * 3];
@@ -528,6 +594,8 @@ int main(void)
     RUN_TEST(test_sections);
     RUN_TEST(test_long_sections_and_target);
     RUN_TEST(test_stack_line);
+    RUN_TEST(test_stack_evidence_line);
+    RUN_TEST(test_dump_stack_evidence);
     RUN_TEST(test_long_line);
     RUN_TEST(test_chunk_invariance);
     RUN_TEST(test_both_check_kinds_decode);

@@ -17,6 +17,13 @@
 #define EXIT_TRAP 0x08000140u /* [0x140, 0x160): right after it, what a task "returns" to */
 #define TASK 0x08000160u     /* [0x160, 0x180): push {r7, lr} then its loop */
 #define CALLER 0x08000180u   /* [0x180, 0x1a0): calls the task function (the control) */
+/* for the firmware's stack evidence (sym_unwind_words): CALLER is a leaf (LR live), called by MID,
+ * called by OUTER, called by TASK, whose own return address is the exit trap */
+#define MID 0x080001a0u   /* [0x1a0, 0x1c0): push {r4, lr}; sub sp, #8; ...; bl CALLER at +6; add sp, #8 at +0xe; pop at +0x10 */
+#define OUTER 0x080001c0u /* [0x1c0, 0x1e0): push {r3, lr}; bl MID at +8 */
+#define NORET 0x080001e0u /* [0x1e0, 0x1f0): push {r3, lr}; its last instruction a bl to a noreturn function */
+#define NEXT_FN 0x080001f0u /* [0x1f0, 0x200): right after it */
+#define N_FUNCS 8
 #define SP 0x20001000u
 
 /* .debug_frame: one CIE (code align 2, data align -4, return address r14, CFA = sp), and an FDE
@@ -26,15 +33,19 @@ static size_t debug_frame(uint8_t *out)
     static const uint8_t cie[] = {12, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 2, 0x7c, 14, 0x0c, 13, 0};
     size_t n = sizeof cie;
     memcpy(out, cie, n);
-    static const uint32_t lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER};
-    for (int i = 0; i < 4; i++) {
+    static const uint32_t lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN};
+    static const uint32_t size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10};
+    for (int i = 0; i < N_FUNCS; i++) {
         /* advance_loc 1, def_cfa_offset 8, offset r14 at 1*-4, offset r7 at 2*-4 */
         static const uint8_t push[] = {0x41, 0x0e, 8, 0x80 | 14, 1, 0x80 | 7, 2, 0};
-        size_t ins = lo[i] == TASK ? sizeof push : 0;
-        uint32_t words[4] = {(uint32_t)(12 + ins), 0, lo[i], 0x20u + (lo[i] == HANDLER ? 0x20u : 0u)};
+        /* MID: the push (+2: CFA sp + 8), sub sp (+4: CFA sp + 16), add sp (+0x10: CFA sp + 8 again) */
+        static const uint8_t mid[] = {0x41, 0x0e, 8, 0x80 | 14, 1, 0x80 | 4, 2, 0x41, 0x0e, 16, 0x46, 0x0e, 8, 0, 0, 0};
+        const uint8_t *ins = lo[i] == MID ? mid : push;
+        size_t len = lo[i] == MID ? sizeof mid : lo[i] == TASK || lo[i] == OUTER || lo[i] == NORET ? sizeof push : 0;
+        uint32_t words[4] = {(uint32_t)(12 + len), 0, lo[i], size[i]};
         memcpy(out + n, words, sizeof words);
-        memcpy(out + n + sizeof words, push, ins);
-        n += sizeof words + ins;
+        memcpy(out + n + sizeof words, ins, len);
+        n += sizeof words + len;
     }
     return n;
 }
@@ -60,14 +71,21 @@ static Elf_Scn *section(Elf *e, uint32_t name, uint32_t type, uint64_t flags, ui
 /* Write the ELF to a new file made from the template path (mkstemp). */
 static bool write_elf(char *path)
 {
-    static uint8_t code[0x200], frames[256];
+    static uint8_t code[0x200], frames[512];
     static char shstr[] = "\0.text\0.debug_frame\0.symtab\0.strtab\0.shstrtab";
-    static char str[] = "\0handler\0exit_trap\0task\0caller";
-    static Elf32_Sym syms[5]; /* Thumb functions: odd values, as a toolchain writes them */
-    static const uint32_t name[] = {1, 9, 19, 24}, lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER};
+    static char str[] = "\0handler\0exit_trap\0task\0caller\0mid\0outer\0noret\0next";
+    static Elf32_Sym syms[N_FUNCS + 1]; /* Thumb functions: odd values, as a toolchain writes them */
+    static const uint32_t name[] = {1, 9, 19, 24, 31, 35, 41, 47},
+                          lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN},
+                          size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10};
+    for (int i = 0; i < N_FUNCS; i++)
+        syms[i + 1] = (Elf32_Sym){name[i], lo[i] | 1u, size[i], ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1};
+    /* the calls the return addresses come back from: BL (f000 f800) before each */
+    static const uint32_t calls[] = {MID + 6u, OUTER + 8u, TASK + 2u, NORET + 0xcu};
     for (int i = 0; i < 4; i++)
-        syms[i + 1] = (Elf32_Sym){name[i], lo[i] | 1u, lo[i] == HANDLER ? 0x40u : 0x20u,
-                                  ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1};
+        memcpy(code + (calls[i] - TEXT), (const uint8_t[]){0x00, 0xf0, 0x00, 0xf8}, 4);
+    /* CALLER calls MID at +0x10 (bl: +0xc from its return address) though its CFI saves nothing */
+    memcpy(code + (CALLER + 0x10u - TEXT), (const uint8_t[]){0x00, 0xf0, 0x06, 0xf8}, 4);
     int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : mkstemp(path);
     if (fd < 0)
         return false;
@@ -138,9 +156,74 @@ static void test_task_roots(void)
     unlink(path);
 }
 
+/* The firmware's stack evidence, hand-made: the words (index above the interrupted SP, value) that
+ * looked like return addresses, of `scanned` looked at. */
+static size_t evidence(struct sym_table *t, uint32_t pc, uint32_t lr, uint32_t scanned, const uint32_t *pairs,
+                       size_t n, uint32_t *out, bool *unproven)
+{
+    struct sym_stack_words w = {pc, lr, scanned, n, pairs};
+    *unproven = false;
+    return sym_unwind_words(t, &w, out, 8, unproven);
+}
+
+/* The frames above a sample in CALLER (a leaf): MID (CFA sp + 16, its LR at word 3), OUTER (LR
+ * at word 5), TASK (LR at word 7: the exit trap, the end). */
+static void test_evidence(void)
+{
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
+    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
+    CHECK(t != NULL);
+    if (!t) {
+        unlink(path);
+        return;
+    }
+    uint32_t out[8];
+    bool unproven;
+    const uint32_t mid_ret = (MID + 0xau) | 1u, outer_ret = (OUTER + 0xcu) | 1u, task_ret = (TASK + 6u) | 1u;
+    /* a leaf: its caller from the live LR, the rest from the words where the CFI puts them */
+    const uint32_t leaf[] = {3, outer_ret, 5, task_ret, 7, EXIT_TRAP | 1u};
+    CHECK(evidence(t, CALLER + 4u, mid_ret, 16, leaf, 3, out, &unproven) == 3 && !unproven);
+    CHECK(out[0] == MID + 8u && out[1] == OUTER + 0xau && out[2] == TASK + 4u);
+    /* in MID's prologue (before its push): LR still live, OUTER's frame starts at the SP */
+    const uint32_t prologue[] = {1, task_ret, 3, EXIT_TRAP | 1u};
+    CHECK(evidence(t, MID, outer_ret, 16, prologue, 2, out, &unproven) == 2 && !unproven);
+    CHECK(out[0] == OUTER + 0xau && out[1] == TASK + 4u);
+    /* in its epilogue (at the pop, the frame down to the push again): its LR at word 1 */
+    const uint32_t epilogue[] = {1, outer_ret, 3, task_ret, 5, EXIT_TRAP | 1u};
+    CHECK(evidence(t, MID + 0x10u, 0x12345678u, 16, epilogue, 3, out, &unproven) == 2 && !unproven);
+    CHECK(out[0] == OUTER + 0xau && out[1] == TASK + 4u);
+    /* a corrupted word: where MID's LR must lie (word 3) the word was no return address; the one at
+     * word 2 is never taken for it. The walk stops there, marked. */
+    const uint32_t corrupted[] = {2, outer_ret, 5, task_ret, 7, EXIT_TRAP | 1u};
+    CHECK(evidence(t, CALLER + 4u, mid_ret, 16, corrupted, 3, out, &unproven) == 1 && unproven && out[0] == MID + 8u);
+    /* the words ran out (3 scanned): unproven from MID on, not guessed */
+    CHECK(evidence(t, CALLER + 4u, mid_ret, 3, leaf, 0, out, &unproven) == 1 && unproven);
+    /* a tail call (OUTER branched to MID, leaving no frame): MID's saved LR is TASK's return, so MID's
+     * caller is TASK, and the walk is still proven */
+    const uint32_t tail[] = {3, task_ret, 5, EXIT_TRAP | 1u};
+    CHECK(evidence(t, MID + 8u, 0, 16, tail, 2, out, &unproven) == 1 && !unproven && out[0] == TASK + 4u);
+    /* a call to a noreturn function ends NORET: the return address is NEXT_FN's first instruction,
+     * the call before it NORET's */
+    const uint32_t noret[] = {1, EXIT_TRAP | 1u};
+    CHECK(evidence(t, CALLER + 4u, NEXT_FN | 1u, 16, noret, 1, out, &unproven) == 1 && !unproven &&
+          out[0] == NORET + 0xeu);
+    /* a live LR that no call left (not after a BL): unproven, not followed */
+    CHECK(evidence(t, CALLER + 4u, (OUTER + 0x14u) | 1u, 16, leaf, 0, out, &unproven) == 0 && unproven);
+    /* a live LR left over from CALLER's own call to MID (its CFI says LR was never saved): not its
+     * return address, unproven */
+    CHECK(evidence(t, CALLER + 0x18u, (CALLER + 0x14u) | 1u, 16, leaf, 3, out, &unproven) == 0 && unproven);
+    /* an exception's entry (EXC_RETURN in LR): the stack ends there, proven */
+    CHECK(evidence(t, CALLER + 4u, 0xFFFFFFF9u, 16, leaf, 0, out, &unproven) == 0 && !unproven);
+    /* no CFI at the PC: unproven */
+    CHECK(evidence(t, TEXT + 0x10u, mid_ret, 16, leaf, 3, out, &unproven) == 0 && unproven);
+    sym_close(t);
+    unlink(path);
+}
+
 int main(void)
 {
     sym_set_isolation(0);
     RUN_TEST(test_task_roots);
+    RUN_TEST(test_evidence);
     return check_summary();
 }

@@ -39,8 +39,11 @@ void view_render_calls(struct view *v, struct vbuf *b, int y0)
     view_put_function(v, b, vb_put(b, 0, y0, VA_TITLE, "calls of "), y0, VA_TITLE, VA_TITLE, v->calls_func);
     vb_fill_attr(b, y0, VA_TITLE);
     if (!prof_has_stacks(p)) {
-        vb_put(b, 0, y0 + 1, VA_DIM, "no call stacks: they come from a gdb: source, walked while the core is halted "
-                                     "(--stack-depth N, default 16)");
+        char why[300] = "";
+        if (v->in) /* a stream: whether its firmware sent stack evidence, and why none was used */
+            ingest_stacks_note(v->in, why, sizeof why);
+        vb_put(b, 0, y0 + 1, VA_DIM, *why ? why : "no call stacks: they come from a gdb: source, walked while the "
+                                                   "core is halted (--stack-depth N, default 16)");
         return;
     }
     size_t up, down;

@@ -1,0 +1,184 @@
+/* Stack evidence for the host's unwinder (cmprof.h, CMPROF_STACKS=1): on a chosen sample the
+ * tick keeps the stacked LR and the words of the interrupted stack that look like Thumb return
+ * addresses into the code, each with its offset from the interrupted SP. Nothing is walked here:
+ * the host proves each frame with the ELF's call-frame information, which says at which offset a
+ * return address must lie, and rejects a word anywhere else. The drain sends each record as a
+ * '^' line after the sample line holding its sample (docs/stream.md):
+ *   '^' BACK PC6 LR6 SCANNED2 { OFF2 RET4 }
+ * BACK: samples from the line's last back to this one (0..63); PC and LR: 32 bits in 6 base64
+ * chars; SCANNED: the words looked at (all of them hold no return address but those listed);
+ * OFF: a word's index above the interrupted SP; RET: (word - code base) / 2, 24 bits (the word is
+ * odd: a Thumb address), or 0xFFFFFF for an exception return code (0xFFFFFF00 and up).
+ * A dump (cmprof_dump(), built without CMPROF_STREAM) keeps the newest records and prints them after
+ * the samples, in hex: "sw BACK PC LR SCANNED { OFF WORD }" (BACK from the dump's last sample). */
+#include "cmprof.h"
+
+#include <stddef.h>
+
+#ifndef CMPROF_STREAM
+#define CMPROF_STREAM 0
+#endif
+#ifndef CMPROF_STACK_RECORDS
+#define CMPROF_STACK_RECORDS 8u
+#endif
+_Static_assert((CMPROF_STACK_RECORDS & (CMPROF_STACK_RECORDS - 1u)) == 0u, "CMPROF_STACK_RECORDS: a power of two");
+_Static_assert(CMPROF_STACK_WORDS >= 1u && CMPROF_STACK_WORDS <= 4095u, "CMPROF_STACK_WORDS: 1 to 4095");
+_Static_assert(CMPROF_STACK_KEEP >= 1u && CMPROF_STACK_KEEP <= 63u, "CMPROF_STACK_KEEP: 1 to 63");
+
+/* The code a return address may point into, and the top of the main stack (no scan passes it). */
+#ifndef CMPROF_CODE_START
+extern const char _stext[], _etext[];
+#define CMPROF_CODE_START ((uint32_t)(uintptr_t)_stext)
+#define CMPROF_CODE_END ((uint32_t)(uintptr_t)_etext)
+#endif
+#ifndef CMPROF_STACK_TOP
+/* the initial MSP: the first word of the vector table (VTOR; it reads 0 on a core without one) */
+#define CMPROF_STACK_TOP (*(const volatile uint32_t *)(uintptr_t)(*(const volatile uint32_t *)0xE000ED08u))
+#endif
+
+#define CMPROF_EXC_RETURN_MIN 0xFFFFFF00u
+#define EXC_RETURN_CODE 0xFFFFFFu /* on the wire: any word from CMPROF_EXC_RETURN_MIN up */
+
+struct stack_record {
+    uint32_t seq, pc, lr;
+    uint16_t scanned, n;
+    uint16_t off[CMPROF_STACK_KEEP];
+    uint32_t ret[CMPROF_STACK_KEEP];
+};
+
+static struct {
+    uint32_t head;          /* records written (by the tick) ... */
+    volatile uint32_t tail; /* ... and sent or dropped (by the drain) */
+    uint32_t dropped;       /* by the tick: no room */
+    uint32_t stale;         /* by the drain: its sample went out before it could */
+    struct stack_record rec[CMPROF_STACK_RECORDS];
+} stacks;
+
+/* Whether the instruction before Thumb address w (odd) is a call: BL (two halfwords 11110... 11x1...)
+ * or BLX Rm (010001111...). A return address always is; a function pointer kept on the stack (its
+ * function's first instruction) or a number that happens to fall in the code seldom is. */
+static inline int after_call(uint32_t w)
+{
+    const uint16_t *at = (const uint16_t *)(uintptr_t)(w - 1u);
+    uint16_t last = at[-1];
+    return (last & 0xFF87u) == 0x4780u || ((at[-2] & 0xF800u) == 0xF000u && (last & 0xD000u) == 0xD000u);
+}
+
+void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t pc, uint32_t seq)
+{
+    uint32_t h = stacks.head;
+    if (h - stacks.tail >= CMPROF_STACK_RECORDS) {
+#if CMPROF_STREAM
+        stacks.dropped++; /* the drain is behind: its records wait, this sample goes without */
+        return;
+#else
+        stacks.tail++; /* a dump: the newest records stay, as the ring keeps the newest samples */
+#endif
+    }
+    struct stack_record *r = &stacks.rec[h & (CMPROF_STACK_RECORDS - 1u)];
+    /* the interrupted SP: above the 8-word frame, its alignment word (xPSR bit 9) and, when
+     * EXC_RETURN bit 4 is clear, the 18 words of floating-point state */
+    uint32_t sp = (uint32_t)(uintptr_t)frame + 32u + ((frame[7] >> 7) & 4u) + ((exc_return & 0x10u) ? 0u : 72u);
+    uint32_t top = CMPROF_STACK_TOP, words = 0u;
+    if (sp < top) /* a stack above the main stack's top: not known how far it goes, not scanned */
+        words = (top - sp) / 4u < CMPROF_STACK_WORDS ? (top - sp) / 4u : CMPROF_STACK_WORDS;
+    const uint32_t *p = (const uint32_t *)(uintptr_t)sp;
+    /* a return address lies at least 4 bytes into the code: a call comes before it */
+    uint32_t lo = CMPROF_CODE_START + 4u, span = CMPROF_CODE_END - lo, k = 0u, i = 0u;
+    while (i < words) {
+        uint32_t w = p[i++];
+        /* a return address, or an exception's return code (a handler, or a task started with LR
+         * 0xFFFFFFFF, saved it): the host ends the walk there, proven */
+        if (w - lo < span ? (w & 1u) && after_call(w) : w >= CMPROF_EXC_RETURN_MIN) {
+            r->off[k] = (uint16_t)(i - 1u);
+            r->ret[k] = w;
+            if (++k == CMPROF_STACK_KEEP)
+                break; /* what lies above is not looked at: the host knows it as unknown */
+        }
+    }
+    r->seq = seq;
+    r->pc = pc;
+    r->lr = frame[5];
+    r->scanned = (uint16_t)i;
+    r->n = (uint16_t)k;
+    __asm volatile("" ::: "memory"); /* the record in place before the drain may see it */
+    stacks.head = h + 1u;
+}
+
+static const char stack_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *put_b64(char *b, uint32_t v, int chars)
+{
+    for (int sh = 6 * (chars - 1); sh >= 0; sh -= 6)
+        *b++ = stack_b64[(v >> sh) & 63u];
+    return b;
+}
+
+uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t code_base)
+{
+    while (stacks.tail != *(volatile uint32_t *)&stacks.head) {
+        const struct stack_record *r = &stacks.rec[stacks.tail & (CMPROF_STACK_RECORDS - 1u)];
+        uint32_t at = r->seq - first;
+        if (at >= count && (int32_t)at >= 0)
+            return 0u; /* its sample goes out in a later line */
+        if (at >= count) { /* its sample went out without it: never sent late, for another sample */
+            stacks.tail++;
+            stacks.stale++;
+            continue;
+        }
+        char *s = b;
+        *s++ = '^';
+        s = put_b64(s, count - 1u - at, 1);
+        s = put_b64(s, r->pc, 6);
+        s = put_b64(s, r->lr, 6);
+        uint32_t scanned = r->scanned;
+        char *words = s;
+        s += 2;
+        for (uint32_t k = 0; k < r->n; k++) {
+            uint32_t v = r->ret[k] >= CMPROF_EXC_RETURN_MIN ? EXC_RETURN_CODE : (r->ret[k] - code_base) >> 1;
+            if (v >= EXC_RETURN_CODE && r->ret[k] < CMPROF_EXC_RETURN_MIN) { /* out of the stream's reach */
+                scanned = r->off[k];
+                break;
+            }
+            s = put_b64(s, r->off[k], 2);
+            s = put_b64(s, v, 4);
+        }
+        put_b64(words, scanned, 2);
+        __asm volatile("" ::: "memory"); /* read before the slot goes back to the tick */
+        stacks.tail++;
+        return (uint32_t)(s - b);
+    }
+    return 0u;
+}
+
+static void put_hex8(cmprof_putc_fn putc, uint32_t v)
+{
+    putc(' ');
+    for (int sh = 28; sh >= 0; sh -= 4)
+        putc("0123456789abcdef"[(v >> sh) & 15u]);
+}
+
+void cmprof_stack_dump(cmprof_putc_fn putc, uint32_t first, uint32_t n)
+{
+    for (uint32_t k = stacks.tail; k != stacks.head; k++) {
+        const struct stack_record *r = &stacks.rec[k & (CMPROF_STACK_RECORDS - 1u)];
+        if (r->seq - first >= n - first)
+            continue; /* its sample is no longer in the ring */
+        putc('s');
+        putc('w');
+        put_hex8(putc, n - 1u - r->seq);
+        put_hex8(putc, r->pc);
+        put_hex8(putc, r->lr);
+        put_hex8(putc, r->scanned);
+        for (uint32_t i = 0; i < r->n; i++) {
+            put_hex8(putc, r->off[i]);
+            put_hex8(putc, r->ret[i]);
+        }
+        putc('\n');
+    }
+}
+
+uint32_t cmprof_stack_dropped(void)
+{
+    return *(volatile uint32_t *)&stacks.dropped + stacks.stale;
+}

@@ -1,0 +1,146 @@
+/* Callers from the sampler's own stack evidence (CMPROF_STACKS=1), streamed, against call shapes
+ * whose truth is known by construction (and counted by the plugin at the return addresses):
+ *   leaf()         called 3 times a round by caller_a() and once by caller_b(): 75 % / 25 %
+ *   deep_leaf()    at the end of chain_1() -> ... -> chain_5(): one stack only
+ *   rec_leaf()     under recurse() DEPTH + 1 times deep (recursion)
+ *   ptr_target()   called through a function pointer by via_pointer()
+ *   framed()       short, with a prologue and an epilogue (push/pop), called by frames_caller():
+ *                  many samples land in them, where the CFA rule differs from the body's
+ *   ROUNDS         rounds of all of the above between drains
+ *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios
+ * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
+#include "board.h"
+#include "cmprof.h"
+#include "work.h"
+
+#ifndef PERIOD
+#define PERIOD 1691u
+#endif
+#ifndef SAMPLES
+#define SAMPLES 20000u
+#endif
+#ifndef DEPTH
+#define DEPTH 3u
+#endif
+
+extern const uint32_t __build_id[];
+#ifdef BOARD_nrf51 /* the micro:bit's flash starts at 0 */
+#define CODE_BASE 0x00000000u
+#else
+#define CODE_BASE 0x08000000u
+#endif
+
+/* counted after each call, so that no call is a tail call (a tail call leaves no frame) */
+static volatile uint32_t after;
+
+NOP_LOOP(__attribute__((noinline)), leaf)
+NOP_LOOP(__attribute__((noinline)), deep_leaf)
+NOP_LOOP(__attribute__((noinline)), rec_leaf)
+NOP_LOOP(__attribute__((noinline)), ptr_target)
+
+__attribute__((noinline)) void caller_a(void)
+{
+    leaf(60);
+    leaf(60);
+    leaf(60);
+    after++;
+}
+
+__attribute__((noinline)) void caller_b(void)
+{
+    leaf(60);
+    after++;
+}
+
+#define CHAIN(name, next)                                                                                  \
+    __attribute__((noinline)) void name(uint32_t n)                                                        \
+    {                                                                                                      \
+        next(n);                                                                                           \
+        after++;                                                                                           \
+    }
+CHAIN(chain_5, deep_leaf)
+CHAIN(chain_4, chain_5)
+CHAIN(chain_3, chain_4)
+CHAIN(chain_2, chain_3)
+CHAIN(chain_1, chain_2)
+
+__attribute__((noinline)) void recurse(uint32_t depth, uint32_t n)
+{
+    if (depth)
+        recurse(depth - 1u, n);
+    else
+        rec_leaf(n);
+    after++;
+}
+
+void (*volatile target_ptr)(uint32_t) = ptr_target;
+
+__attribute__((noinline)) void via_pointer(void)
+{
+    target_ptr(120);
+    after++;
+}
+
+__attribute__((noinline)) uint32_t step(uint32_t x)
+{
+    __asm volatile("" : "+r"(x));
+    return x * 3u + 1u;
+}
+
+/* a frame of its own (r4 and LR pushed) around two calls: prologue and epilogue are a good part of it */
+__attribute__((noinline)) uint32_t framed(uint32_t x)
+{
+    uint32_t y = step(x);
+    return y ^ (step(y) + x);
+}
+
+__attribute__((noinline)) void frames_caller(void)
+{
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i < 40u; i++)
+        acc += framed(i);
+    after += acc;
+}
+
+#ifndef CMPROF_STREAM /* a dump instead: the ring's newest samples and their stack evidence, at the end */
+#define CMPROF_STREAM 0
+#endif
+#if !CMPROF_STREAM
+#define cmprof_stream_announce(putc, info) ((void)(putc), (void)(info))
+#define cmprof_stream_drain(putc, lines) ((void)(putc), (void)(lines))
+#define cmprof_stream_flush(putc) cmprof_dump(putc)
+#define cmprof_stream_lost() 0u
+#endif
+
+int main(void)
+{
+    board_init();
+    board_puts("boot: stacks scenario\n");
+    const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
+                                            .jitter = CMPROF_JITTER, .code_base = CODE_BASE,
+                                            .build_id_note = __build_id};
+    cmprof_stream_announce(board_putc, &info);
+    cmprof_start(PERIOD, SAMPLES);
+    truth_begin();
+    while (cmprof_samples() < SAMPLES) {
+        caller_a();
+        caller_b();
+        chain_1(120);
+        recurse(DEPTH, 120);
+        via_pointer();
+        frames_caller();
+        cmprof_stream_drain(board_putc, 8u);
+    }
+    truth_end();
+    cmprof_stream_flush(board_putc);
+    board_puts(CMPROF_STREAM ? "taken=" : "done taken=");
+    board_putdec(cmprof_samples());
+    board_puts(" lost=");
+    board_putdec(cmprof_stream_lost());
+#if CMPROF_STACKS
+    board_puts(" stacks_dropped=");
+    board_putdec(cmprof_stack_dropped());
+#endif
+    board_putc('\n');
+    board_exit(0);
+}
