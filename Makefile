@@ -31,6 +31,7 @@ HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/resolve.c app/live.c tui/v
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
+HOST_SRC += source/rtt.c
 REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
 HOST_SRC += $(REPORT_SRC)
 # other tools' formats (-o pprof, callgrind, lcov, trace) and the samples' order they need; zlib

@@ -288,7 +288,8 @@ def overhead_by_symbol():
                  ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1"], ["-DCMPROF_PORT=CMPROF_PORT_STM32_TIM"],
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER"], ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER"],
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"]):
-        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c"):
+        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c",
+                  "cmprof_rtt.c"):
             obj = os.path.join(TMP, "lib.o")
             r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-O0", "-mcpu=cortex-m4", "-mthumb", "-I" + fw,
                                 "-I" + zoo, "-I" + os.path.join(zoo, "zephyr"), "-c", os.path.join(fw, f), "-o", obj]
