@@ -199,8 +199,9 @@ static void got_offsets(struct rtt_reader *r, double now)
     }
     r->wr = wr;
     r->rd = rd;
-    if ((wr + 1u) % r->size == rd)
-        r->stats.full++;
+    uint32_t used = (wr + r->size - rd) % r->size;
+    if (used > r->stats.most)
+        r->stats.most = used;
     uint32_t n = readable(r);
     if (n)
         read_mem(r, T_DATA, "reading the up-buffer", r->buf + r->rd, n, now);
@@ -311,7 +312,7 @@ static bool take_bytes(struct rtt_reader *r, const char *d, size_t len)
 {
     r->data_len = 0;
     if (r->tcl) {
-        for (const char *p = d; *p && r->data_len < r->want;) {
+        for (const char *p = d + strspn(d, " {}\n\r\t"); *p && r->data_len < r->want;) {
             char *end;
             errno = 0;
             unsigned long v = strtoul(p, &end, 0);
@@ -347,7 +348,7 @@ static void got_memory(struct rtt_reader *r, const char *d, size_t len, double n
 {
     char m[200];
     if (!take_bytes(r, d, len)) {
-        snprintf(m, sizeof m, "the server would not let us %s (%u bytes): '%.40s'", r->what, (unsigned)r->want, d);
+        snprintf(m, sizeof m, "the server refused %s (%u bytes): '%.40s'", r->what, (unsigned)r->want, d);
         fail(r, m);
         return;
     }
@@ -396,7 +397,7 @@ static void on_reply(struct rtt_reader *r, const char *d, size_t len, double now
         }
         return;
     case T_WROTE:
-        if (strcmp(d, "OK") != 0 && !(r->tcl && d[0] == '\0')) {
+        if (!r->tcl && strcmp(d, "OK") != 0) { /* (Tcl: its catch code said whether it worked) */
             snprintf(m, sizeof m, "the server would not write the read offset: '%.40s'", d);
             fail(r, m);
             return;

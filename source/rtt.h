@@ -42,7 +42,8 @@ bool rtt_exited(const struct rtt_reader *r);        /* the target's program ende
 
 struct rtt_stats {
     uint64_t polls, bytes;
-    uint64_t full;              /* polls that found the buffer full: the firmware may have held lines back */
+    uint32_t most;              /* the most bytes a poll found in the buffer: near its size, the firmware
+                                   held lines back (its ring then counts the loss) */
     double halted_s, running_s; /* a halting server: wall time with the core stopped by us, and not */
     double first, last;         /* of the first and the last poll's end */
     bool halting;               /* through a GDB server: each poll halts the core */

@@ -637,7 +637,7 @@ int src_halting(const struct source *s, double *rate, double *halted_share)
     return 1;
 }
 
-/* "RTT 98 polls/s, 41.3 KB/s, core halted 2.1 %, buffer full at 0 polls" */
+/* "RTT 98 polls/s, 41.3 KB/s, core halted 2.1 %, buffer at most 12 % full" */
 static void rtt_detail(struct source *s)
 {
     struct rtt_stats st = s->rtt_stats;
@@ -651,8 +651,8 @@ static void rtt_detail(struct source *s)
     if (st.halting && st.halted_s + st.running_s > 0)
         n += snprintf(s->detail + n, sizeof s->detail - (size_t)n, ", core halted %.1f %%",
                       100.0 * st.halted_s / (st.halted_s + st.running_s));
-    snprintf(s->detail + n, sizeof s->detail - (size_t)n, ", buffer full at %llu of %llu polls",
-             (unsigned long long)st.full, (unsigned long long)st.polls);
+    snprintf(s->detail + n, sizeof s->detail - (size_t)n, ", buffer at most %.0f %% full",
+             st.size ? 100.0 * st.most / st.size : 0.0);
 }
 
 const char *src_detail(struct source *s, double now)
