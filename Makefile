@@ -156,6 +156,9 @@ UNIT_NAMES += test_zephyr
 UNIT_NAMES += test_stream_churn
 UNIT_NAMES += test_stream_order test_stream_order_small
 UNIT_NAMES += test_stream_reservoir
+# the stream over RTT: a 512-byte buffer wraps often and fills while the host is behind
+SRC_test_rtt := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_SIZE=512u -DCMPROF_RTT_ROOM=256u
+UNIT_NAMES += test_rtt
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check
