@@ -43,6 +43,7 @@ struct rtt_reader {
     double deadline;     /* a reply is due by then */
     double next_poll;    /* while waiting (or running): when to poll */
     double halt_sent, resumed_at;
+    double poll_start;   /* when the poll under way began */
     struct rsp_decoder rsp;
     size_t chunk;        /* bytes one read asks for */
     char last[256];      /* the last RSP packet sent, resent on '-' */
@@ -161,7 +162,8 @@ static void poll_done(struct rtt_reader *r, double now)
     if (!r->stats.first)
         r->stats.first = now;
     r->stats.last = now;
-    r->next_poll = now + r->interval;
+    /* every interval from the last poll's start, so the poll's own time does not stretch the period */
+    r->next_poll = r->poll_start + r->interval > now ? r->poll_start + r->interval : now;
     if (r->tcl) {
         r->step = T_WAITING;
         return;
@@ -173,6 +175,8 @@ static void poll_done(struct rtt_reader *r, double now)
 
 static void start_poll(struct rtt_reader *r, double now)
 {
+    if (r->tcl)
+        r->poll_start = now; /* (through a GDB server: when the halt was asked for) */
     read_mem(r, T_OFFSETS, "reading the up-buffer's offsets", r->desc + 12u, 8u, now);
 }
 
@@ -511,7 +515,7 @@ size_t rtt_step(struct rtt_reader *r, uint8_t *buf, size_t n, double now)
     }
     if (r->step == T_RUNNING && now >= r->next_poll) { /* a bare 0x03 stops it; the stop reply comes back */
         r->stats.running_s += now - r->resumed_at;
-        r->halt_sent = now;
+        r->halt_sent = r->poll_start = now;
         r->step = T_HALTING;
         r->deadline = now + REPLY_TIMEOUT;
         snprintf(r->what, sizeof r->what, "the interrupt (0x03)");
