@@ -350,8 +350,15 @@ static bool is_exit(const char *d)
 /* A memory read's reply, for the step that asked for it. */
 static void got_memory(struct rtt_reader *r, const char *d, size_t len, double now)
 {
-    char m[200];
-    if (!take_bytes(r, d, len)) {
+    char m[300];
+    if (!take_bytes(r, d, len) && r->step == T_SEARCH && r->search_at > RTT_SEARCH_BASE) {
+        snprintf(m, sizeof m, "no RTT control block (\"SEGGER RTT\") in 0x%08x-0x%08x, where the readable RAM ends: "
+                 "is the firmware built with cmprof_rtt.c and cmprof_rtt_init() called? (or give the ELF that has "
+                 "_SEGGER_RTT)", RTT_SEARCH_BASE, (unsigned)r->search_at - 1u);
+        fail(r, m);
+        return;
+    }
+    if (r->data_len != r->want) {
         snprintf(m, sizeof m, "the server refused %s (%u bytes): '%.40s'", r->what, (unsigned)r->want, d);
         fail(r, m);
         return;

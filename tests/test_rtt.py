@@ -44,8 +44,8 @@ class RttTarget:
     """Target RAM with an RTT control block at `at`: its firmware writes `data` into the up-buffer, up to
     `step` bytes each time the host reads the offsets (whatever fits: a full buffer waits)."""
 
-    def __init__(self, data, at, size=997, step=700, with_block=True):
-        self.mem = bytearray(RAM_SIZE)
+    def __init__(self, data, at, size=997, step=700, with_block=True, ram=RAM_SIZE):
+        self.mem = bytearray(ram)
         self.data, self.pos, self.size, self.step = data, 0, size, step
         self.desc = at + 24
         self.buf = (at + 24 + 48 + 64) & ~3
@@ -56,14 +56,14 @@ class RttTarget:
         self.lock = threading.Lock()
 
     def read(self, addr, n):
-        if addr < RAM or addr + n > RAM + RAM_SIZE:
+        if addr < RAM or addr + n > RAM + len(self.mem):
             return None
         if addr == self.desc + 12:
             self.produce()
         return bytes(self.mem[addr - RAM:addr - RAM + n])
 
     def write(self, addr, data):
-        if addr < RAM or addr + len(data) > RAM + RAM_SIZE:
+        if addr < RAM or addr + len(data) > RAM + len(self.mem):
             return False
         self.mem[addr - RAM:addr - RAM + len(data)] = data
         return True
@@ -274,6 +274,14 @@ def server_checks():
                        capture_output=True, text=True, timeout=60)
     check("rtt: no control block in RAM: said, searched range named, the target left running",
           r.returncode != 0 and "no RTT control block" in r.stderr and "0x20000000-0x2000ffff" in r.stderr and g.running,
+          "exit %d: %s; running %s" % (r.returncode, r.stderr.strip()[:300], g.running))
+    # a part with 16 KB of RAM (an nRF51): the search ends where reads fail, and says so
+    t = RttTarget(b"", RAM, with_block=False, ram=0x4000)
+    g = GdbServer(t)
+    r = subprocess.run([TOOL, "--batch", "--duration", "4", "-o", "json", g.spec, ELF_NO_SYMBOL],
+                       capture_output=True, text=True, timeout=60)
+    check("rtt: no control block in a RAM smaller than the search: said where the RAM ended, target left running",
+          r.returncode != 0 and "where the readable RAM ends" in r.stderr and g.running,
           "exit %d: %s; running %s" % (r.returncode, r.stderr.strip()[:300], g.running))
     t = RttTarget(data, block)
     g = GdbServer(t, refuse_reads=True)
