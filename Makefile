@@ -159,6 +159,12 @@ UNIT_NAMES += test_stream_reservoir
 # the stream over RTT: a 512-byte buffer wraps often and fills while the host is behind
 SRC_test_rtt := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_SIZE=512u -DCMPROF_RTT_ROOM=256u
 UNIT_NAMES += test_rtt
+# ... and into an RTT channel the application already has (SEGGER's code, through the port hook)
+SRC_test_rtt_external := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_ROOM=128u -DCMPROF_RTT_EXTERNAL=1 \
+                         -Itests '-DCMPROF_RTT_INCLUDE="rtt_channel.h"' \
+                         '-DCMPROF_RTT_WRITE(b,n)=test_channel_write(b,n)' '-DCMPROF_RTT_ROOM_NOW()=test_channel_room()'
+MAIN_test_rtt_external := tests/test_rtt.c
+UNIT_NAMES += test_rtt_external
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check

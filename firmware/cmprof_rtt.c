@@ -19,6 +19,9 @@ static uint32_t dropped_lines, dropped_bytes;
 #endif
 
 #if CMPROF_RTT_EXTERNAL /* ------------------------------------------------------------------ */
+#ifdef CMPROF_RTT_INCLUDE
+#include CMPROF_RTT_INCLUDE /* what declares the hook's functions, e.g. "SEGGER_RTT.h" */
+#endif
 #if !defined(CMPROF_RTT_WRITE) || !defined(CMPROF_RTT_ROOM_NOW)
 #error "CMPROF_RTT_EXTERNAL: define CMPROF_RTT_WRITE(buf, len) and CMPROF_RTT_ROOM_NOW() (cmprof_rtt.h)"
 #endif

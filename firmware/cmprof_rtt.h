@@ -22,7 +22,8 @@
  *                          a whole line to your channel, skipping it when full, returning the
  *                          bytes written) and CMPROF_RTT_ROOM_NOW() (free bytes in that channel),
  *                          e.g. with SEGGER's SEGGER_RTT_WriteSkipNoLock and
- *                          SEGGER_RTT_GetAvailWriteSpace on a channel of your own.
+ *                          SEGGER_RTT_GetAvailWriteSpace on a channel of your own;
+ *                          CMPROF_RTT_INCLUDE='"SEGGER_RTT.h"' includes what declares them.
  * RAM: the control block (16 + 8 + 2 x 24 bytes), the up-buffer, a 16-byte down-buffer (unused; some
  * probes want one), 8 bytes of counters. */
 #ifndef CMPROF_RTT_H
