@@ -534,6 +534,9 @@ size_t rtt_step(struct rtt_reader *r, uint8_t *buf, size_t n, double now)
         snprintf(m, sizeof m, "no answer to %s within %.0f s", r->what, REPLY_TIMEOUT);
         fail(r, m);
     }
+    /* the bytes go out once the core runs again: the caller's work on them must not keep it halted */
+    if (r->step != T_RUNNING && r->step != T_WAITING && r->step != T_FAILED)
+        return 0;
     size_t k = r->out_len < n ? r->out_len : n;
     memcpy(buf, r->out, k);
     memmove(r->out, r->out + k, r->out_len - k);
