@@ -162,8 +162,10 @@ static void poll_done(struct rtt_reader *r, double now)
     if (!r->stats.first)
         r->stats.first = now;
     r->stats.last = now;
-    /* every interval from the last poll's start, so the poll's own time does not stretch the period */
-    r->next_poll = r->poll_start + r->interval > now ? r->poll_start + r->interval : now;
+    /* every interval from the last poll's start, so the poll's own time does not stretch the period;
+     * but the core runs half an interval at least, however long a poll took (a slow server) */
+    double due = r->poll_start + r->interval, least = now + r->interval / 2;
+    r->next_poll = due > least ? due : least;
     if (r->tcl) {
         r->step = T_WAITING;
         return;
@@ -520,6 +522,14 @@ size_t rtt_step(struct rtt_reader *r, uint8_t *buf, size_t n, double now)
         snprintf(m, sizeof m, "lost the connection (%s)", strerror(errno));
         fail(r, m);
     }
+    /* the bytes go out once the core runs again: the caller's work on them must not keep it halted */
+    size_t k = 0;
+    if (r->step == T_RUNNING || r->step == T_WAITING || r->step == T_FAILED) {
+        k = r->out_len < n ? r->out_len : n;
+        memcpy(buf, r->out, k);
+        memmove(r->out, r->out + k, r->out_len - k);
+        r->out_len -= k;
+    }
     if (r->step == T_RUNNING && now >= r->next_poll) { /* a bare 0x03 stops it; the stop reply comes back */
         r->stats.running_s += now - r->resumed_at;
         r->halt_sent = r->poll_start = now;
@@ -534,13 +544,6 @@ size_t rtt_step(struct rtt_reader *r, uint8_t *buf, size_t n, double now)
         snprintf(m, sizeof m, "no answer to %s within %.0f s", r->what, REPLY_TIMEOUT);
         fail(r, m);
     }
-    /* the bytes go out once the core runs again: the caller's work on them must not keep it halted */
-    if (r->step != T_RUNNING && r->step != T_WAITING && r->step != T_FAILED)
-        return 0;
-    size_t k = r->out_len < n ? r->out_len : n;
-    memcpy(buf, r->out, k);
-    memmove(r->out, r->out + k, r->out_len - k);
-    r->out_len -= k;
     return k;
 }
 

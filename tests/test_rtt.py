@@ -91,8 +91,8 @@ def frame(data):
 class GdbServer:
     """A GDB server in all-stop mode with one connection: the target runs after 'c' until 0x03."""
 
-    def __init__(self, target, packet_size=0x400, refuse_reads=False):
-        self.target, self.packet_size, self.refuse_reads = target, packet_size, refuse_reads
+    def __init__(self, target, packet_size=0x400, refuse_reads=False, delay=0.0):
+        self.target, self.packet_size, self.refuse_reads, self.delay = target, packet_size, refuse_reads, delay
         self.log, self.running, self.halts = [], False, 0
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -150,6 +150,7 @@ class GdbServer:
                         if self.running and p != b"D":
                             self.log.append("request while running")
                         reply = self.answer(p)
+                        time.sleep(self.delay)  # a slow server (or probe)
                         conn.sendall(b"+" + (frame(reply) if reply is not None else b""))
                     else:
                         buf = buf[1:]
@@ -246,6 +247,14 @@ def server_checks():
           "%s; %s; %d halts" % (j and j.get("halting"), j and j.get("source_detail"), g.halts))
     check("rtt: no request sent while the target runs, and it is left running (detached)",
           "request while running" not in g.log and g.running and "D" in g.log[-3:], g.log[-6:])
+    # a server slower than the poll period: the target still runs between polls, the bytes still come
+    t = RttTarget(data[:8000], block)
+    g = GdbServer(t, delay=0.005)
+    code, j, err = run_until_drained(g.spec, ELF, t, os.path.join(TMP, "slow.rec"))
+    got = open(os.path.join(TMP, "slow.rec"), "rb").read() if os.path.exists(os.path.join(TMP, "slow.rec")) else b""
+    share = j.get("halting", {}).get("halted_percent", 100) if j else 100
+    check("rtt: a server slower than the 10 ms period: the core still runs between polls, every byte arrives",
+          got == data[:8000] and share < 95, "%d of 8000 bytes, core halted %.1f %%; %s" % (len(got), share, err.strip()[-150:]))
     # no symbol in the ELF: the block is searched for, its ID across the seam of two reads
     chunk = (0x200 - 16) // 2
     t = RttTarget(data, RAM + chunk - 5)
