@@ -31,6 +31,7 @@ HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/resolve.c app/live.c tui/v
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
+HOST_SRC += source/rtt.c
 REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
 HOST_SRC += $(REPORT_SRC)
 # other tools' formats (-o pprof, callgrind, lcov, trace) and the samples' order they need; zlib
@@ -157,6 +158,15 @@ UNIT_NAMES += test_zephyr
 UNIT_NAMES += test_stream_churn
 UNIT_NAMES += test_stream_order test_stream_order_small
 UNIT_NAMES += test_stream_reservoir
+# the stream over RTT: a 512-byte buffer wraps often and fills while the host is behind
+SRC_test_rtt := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_SIZE=512u -DCMPROF_RTT_ROOM=256u
+UNIT_NAMES += test_rtt
+# ... and into an RTT channel the application already has (SEGGER's code, through the port hook)
+SRC_test_rtt_external := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_ROOM=128u -DCMPROF_RTT_EXTERNAL=1 \
+                         -Itests '-DCMPROF_RTT_INCLUDE="rtt_channel.h"' \
+                         '-DCMPROF_RTT_WRITE(b,n)=test_channel_write(b,n)' '-DCMPROF_RTT_ROOM_NOW()=test_channel_room()'
+MAIN_test_rtt_external := tests/test_rtt.c
+UNIT_NAMES += test_rtt_external
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check
@@ -195,6 +205,7 @@ REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/it
 REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm
 REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
 REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE
+REPLAY_rtt := fuzz/fuzz_rtt.c source/rtt.c source/rsp.c source/net.c -D_GNU_SOURCE
 REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
 REPLAY_ingest += $(EXPORTS_SRC) profile/timeline.c -lz
 REPLAY_record += $(EXPORTS_SRC) profile/timeline.c -lz

@@ -131,7 +131,7 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
         snprintf(buf, n, "reconnecting: %s", src_message(src));
         break;
     default:
-        if (src_kind(src) == SRC_GDB || src_kind(src) == SRC_OPENOCD)
+        if (src_kind(src) == SRC_GDB || src_kind(src) == SRC_OPENOCD || src_kind(src) == SRC_RTT)
             snprintf(buf, n, "ended: %s", src_message(src));
         else
             snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");
@@ -361,6 +361,9 @@ static struct source *open_input(const struct live_options *o, struct sym_table 
     }
     if (src && o->stack_depth > 0)
         src_set_unwind(src, (unsigned)o->stack_depth, unwind_with_elf, syms);
+    uint32_t rtt_addr, rtt_size; /* rtt: the ELF's control block, else the source searches RAM */
+    if (src && src_kind(src) == SRC_RTT && syms && sym_object(syms, "_SEGGER_RTT", &rtt_addr, &rtt_size))
+        src_set_rtt_block(src, rtt_addr);
     return src;
 }
 

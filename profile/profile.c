@@ -105,7 +105,7 @@ static const char *const library_statics[] = {
     "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "pc_chars", "put3", "put_dec", "put_def",
     "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_hex8",
     "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
-    "put_task_head", "put_text", "put_text_upto", "put_u64", "reannounce_after", "register_task", "repeat_add",
+    "put_task_head", "put_text", "put_text_upto", "put_u64", "publish", "reannounce_after", "register_task", "repeat_add",
     "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "send", "send_announce",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
     "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede", "sys_trace_thread_abort_user",
@@ -117,6 +117,7 @@ static const char *const library_statics[] = {
 static const char *const library_files[] = {
     "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_stack.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",
     "cmprof_pmu.h", "cmprof.h", "cmprof_freertos.h", "cmprof_zephyr.h", "cmprof_regs.h",
+    "cmprof_rtt.c", "cmprof_rtt.h",
 };
 
 static bool in_list(const char *s, size_t n, const char *const *list, size_t count)

@@ -67,12 +67,14 @@ HOT = ("hot_a", "hot_b", "hot_c")  # the NOP_LOOP functions of the halting scena
 
 
 def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, lib=True, gdb=False, gdb_args=(),
-             even=(), icount=True, **defs):
+             even=(), icount=True, rtt=False, **defs):
     """lib=False: no cmprof code linked in. gdb=True: sampled by cmprof-top through QEMU's gdbstub,
     with gdb_args added to its command line. even: loops whose bodies must draw even halts (see
-    uneven_loops); the run is made again when they do not."""
+    uneven_loops); the run is made again when they do not. rtt=True: the stream goes over RTT
+    (firmware/cmprof_rtt.c), read by cmprof-top's rtt: source through QEMU's gdbstub."""
     return {"name": name, "app": app, "core": core, "opt": opt, "cflags": list(cflags), "align16": align16,
-            "lib": lib, "gdb": gdb, "gdb_args": list(gdb_args), "even": list(even), "icount": icount, "defs": defs}
+            "lib": lib, "gdb": gdb, "gdb_args": list(gdb_args), "even": list(even), "icount": icount, "rtt": rtt,
+            "defs": defs}
 
 
 def all_scenarios():
@@ -266,6 +268,10 @@ def all_scenarios():
     # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
     s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
                       CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
+    # the stream over RTT only, read by cmprof-top through QEMU's gdbstub (rtt:), attached while the
+    # guest runs (no -S): a period of about 20,000 instructions keeps the stream within what the polls carry
+    s.append(scenario("rtt", "rtt", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256, PERIOD=16000,
+                      CMPROF_JITTER=8191, rtt=True))
     s.append(scenario("stream_hist", "stream", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_HIST=1, CMPROF_HIST_SHIFT=1,
                       CMPROF_HIST_BINS=4096, DRAIN_EVERY=64, PERIOD=64, CMPROF_JITTER=4095))
     return s
@@ -343,6 +349,8 @@ def build(s):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
     if s["defs"].get("CMPROF_STACKS"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stack.c"))
+    if s.get("rtt"):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_rtt.c"))
     ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
     if s["align16"]:
         # every function in its own section, each aligned to 16 bytes by the linker (SUBALIGN)
@@ -500,6 +508,8 @@ def run(name):
            "-plugin", PLUGIN + "," + ",".join(args)]
     if s["gdb"]:
         return run_halting(name, cmd, elf, uart, s["gdb_args"])
+    if s.get("rtt"):
+        return run_rtt(name, cmd, elf, uart)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError("%s: qemu exited %d: %s" % (name, r.returncode, r.stderr.strip()))
@@ -728,12 +738,55 @@ def run_halting_once(name, cmd, elf, uart, extra):
     return name
 
 
+def wait_for_text(path, text, proc, timeout=60.0):
+    """Waits until the file at path holds text (what the guest prints), or fails when proc ended first."""
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path) and text in open(path, errors="replace").read():
+            return
+        if proc.poll() is not None:
+            raise RuntimeError("qemu exited %s before printing %r" % (proc.returncode, text))
+        time.sleep(0.05)
+    raise RuntimeError("no %r in %s within %.0f s" % (text, path, timeout))
+
+
+def run_rtt(name, cmd, elf, uart):
+    """QEMU runs from reset with its gdbstub (no -S: the guest runs when cmprof-top attaches); the
+    firmware waits, spinning, until a host has read its announce out of the RTT buffer. cmprof-top
+    reads the stream through rtt: until the program ends; its record (rtt.rec, the stream's bytes) and
+    JSON report (rtt.json) are what the checks read."""
+    port = free_port()
+    out = os.path.dirname(elf)
+    for f in ("rtt.rec", "rtt.json", uart):
+        if os.path.exists(os.path.join(out, f)):
+            os.remove(os.path.join(out, f))
+    q = subprocess.Popen(cmd + ["-gdb", "tcp:127.0.0.1:%d" % port], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_text(uart, "boot: rtt scenario", q)
+        t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--force", "--record",
+                            os.path.join(out, "rtt.rec"), "-o", "json", "rtt:127.0.0.1:%d" % port, elf],
+                           capture_output=True, text=True, timeout=360)
+        qerr = q.communicate(timeout=60)[1]
+    finally:
+        if q.poll() is None:
+            q.kill()
+    if q.returncode != 0:
+        raise RuntimeError("%s: qemu exited %d: %s" % (name, q.returncode, qerr.strip()))
+    ended = t.returncode == 4 and "the target exited with status 0" in t.stderr
+    if not ended or "done\n" not in open(uart, errors="replace").read():
+        raise RuntimeError("%s: cmprof-top exited %d: %s" % (name, t.returncode, t.stderr.strip()))
+    open(os.path.join(out, "rtt.json"), "w").write(t.stdout)
+    return name
+
+
 def run_all(names):
     build_plugin()
     failed = 0
     # the scenarios sampled by wall-clock halts run last, one at a time: another QEMU on the other
     # core changes how much host time each guest instruction takes, and so their shares
-    halting = [n for n in names if SCENARIOS[n]["gdb"]]
+    halting = [n for n in names if SCENARIOS[n]["gdb"] or SCENARIOS[n].get("rtt")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futs = {pool.submit(run, n): n for n in names if n not in halting}
         for f in concurrent.futures.as_completed(futs):
@@ -946,6 +999,7 @@ def library_functions(name):
     names = set()
     files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else []) + \
         (["cmprof_stack.c"] if sc["defs"].get("CMPROF_STACKS") else [])
+    files += ["cmprof_rtt.c"] if sc.get("rtt") else []
     for f in files:
         obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
         sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",

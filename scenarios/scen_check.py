@@ -1817,6 +1817,75 @@ def streaming(c):
           "")
 
 
+# the drains' quick exits, polled from the main loop once a pass whether a line is due or not
+QUICK_EXITS = ("cmprof_stream_drain", "cmprof_rtt_drain")
+
+
+def window_cost(r, extra=()):
+    """Instructions per sample taken inside the truth window: (work, quick exits), the work in the
+    library's own functions (and in the output functions named in extra: the board's putc, the libc
+    memcpy the RTT writer calls), the drains' quick exits apart; from the plugin's window counts."""
+    lib = {clone_base(f) for f in scen.library_functions(r.name)} | set(extra)
+    per = collections.Counter()
+    for pc, v in r.wcounts.items():
+        per[clone_base(r.sym.lookup(pc))] += v
+    n = max(r.kv.get("taken", 0), 1)
+    quick = sum(per[f] for f in QUICK_EXITS)
+    return (sum(v for f, v in per.items() if f in lib) - quick) / n, quick / n
+
+
+def rtt_stream(c):
+    """The stream over RTT only, read by cmprof-top through QEMU's gdbstub while the guest runs: every
+    sample arrives, the shares within 3 sigma of the truth, the polling's halted share and rate in the
+    report, and what RTT costs the firmware per sample beside the UART's."""
+    r = Result("rtt")
+    j = json.load(open(os.path.join(scen.BUILD, "rtt", "rtt.json")))
+    taken, lost = r.kv.get("taken", 0), r.kv.get("lost", -1)
+    n, dec = j["total"], j["decoder"]
+    c.check("rtt: every sample taken arrives through the RTT buffer, no bad line, nothing lost",
+            n == taken > 0 and lost == 0 and j["lost"] == 0 and dec["text_bad_lines"] == 0 and
+            dec["text_bad_checks"] == 0 and r.kv.get("rtt_dropped", -1) == 0,
+            "%d decoded of %d taken, lost %d (firmware) %d (host), bad lines %d, lines dropped by the RTT writer %s" % (
+                n, taken, lost, j["lost"], dec["text_bad_lines"], r.kv.get("rtt_dropped")))
+    uart = open(os.path.join(scen.BUILD, "rtt", "uart.txt"), errors="replace").read()
+    c.check("rtt: no stream line on the UART (RTT only)", "@cmprof" not in uart and "$" not in uart,
+            "UART: %r" % uart[:120])
+    truth = collections.Counter()
+    for f, v in r.truth().items():
+        truth[clone_base(f)] += v
+    ts = shares(truth)
+    pr = {row["name"]: row["samples"] for row in j["rows"]}
+    ok, worst, wname = within(pr, ts, n, ("hot_a", "hot_b", "hot_c"))
+    c.check("rtt: the loops within 3 sigma of the truth", ok, "worst %.2f sigma (%s); %s against truth %s" % (
+        worst, wname, "/".join(fmt(pr.get(f, 0) / max(n, 1)) for f in LOOP[:3]),
+        "/".join(fmt(ts.get(f, 0)) for f in LOOP[:3])))
+    h = j.get("halting", {})
+    c.check("rtt: the polls' rate and the core's halted share are in the report",
+            h.get("rate", 0) > 0 and 0 < h.get("halted_percent", 0) < 100 and "polls/s" in j.get("source_detail", ""),
+            "halting %s; detail %r" % (h, j.get("source_detail")))
+    rec = os.path.join(scen.BUILD, "rtt", "rtt.rec")
+    jr = json.loads(subprocess.run([scen.TOOL, "--batch", "--no-inline", "-o", "json", rec, r.elf],
+                                   capture_output=True, text=True).stdout)
+    c.check("rtt: the record of the run gives the same profile", jr["total"] == n and
+            all(row["samples"] == pr.get(row["name"]) for row in jr["rows"]), "%d samples" % jr["total"])
+    cost, polls = window_cost(r, ("memcpy",))
+    uart_cost, uart_polls = window_cost(Result("stream"), ("board_putc",))
+    c.check("rtt: the library's cost per sample is measured (sampler, stream, RTT writer)", cost > 0,
+            "%.1f instructions per sample over RTT (+ %.1f in the drain's quick exits); %.1f over the UART, putc "
+            "included (+ %.1f)" % (cost, polls, uart_cost, uart_polls))
+    c.out("## The stream over RTT only (`rtt`)", "",
+          "- %d samples streamed into the RTT up-buffer (2048 bytes) and read by `cmprof-top rtt:` through QEMU's "
+          "gdbstub, attached while the guest ran; lost %d; profile %s (truth %s), worst %.2f sigma." % (
+              n, lost, "/".join(fmt(pr.get(f, 0) / max(n, 1)) for f in LOOP[:3]),
+              "/".join(fmt(ts.get(f, 0)) for f in LOOP[:3]), worst),
+          "- Polling: %s (each poll halts QEMU's guest: its gdbstub reads memory only while stopped)." % (
+              j.get("source_detail")),
+          "- The library's instructions per sample inside the window: %.1f over RTT (tick, ring, lines, sum12, the "
+          "RTT writer's copy), %.1f over the UART (`stream`, with `board_putc`); the drain's quick exits, polled "
+          "once a main-loop pass, %.1f and %.1f more (they count per poll, not per sample)." % (
+              cost, uart_cost, polls, uart_polls), "")
+
+
 def starved_run(c, name):
     """A drain starved in bursts (stream_starved): a fifth of the samples, all taken while the busy work
     held the CPU, never reach the ring. The profile must still tell the truth: each share inside its
@@ -2067,7 +2136,7 @@ def main(cmd):
     steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
-             streaming, starved, sampler_callers, diagnostics]
+             streaming, starved, sampler_callers, rtt_stream, diagnostics]
     truth_loop = None
     for step in steps:
         try:

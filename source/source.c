@@ -4,6 +4,7 @@
 #include "gdb.h"
 #include "net.h"
 #include "openocd.h"
+#include "rtt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,10 @@ struct source {
     uint32_t task_addr;
     int task_name_offset;
     struct ocd_stats ocd_stats;
+    struct rtt_reader *rtt;     /* SRC_RTT */
+    struct rtt_stats rtt_stats; /* of the last conversation */
+    bool has_rtt_block;         /* SRC_RTT: the ELF's _SEGGER_RTT, applied at each connect */
+    uint32_t rtt_block;
     char detail[400];
     char last_failure[600]; /* why the source last went away; kept across reconnects */
     bool failing;           /* it went away by a failure, not by its normal end, and is not back */
@@ -202,9 +207,22 @@ static bool open_ocd(struct source *s, double now)
     return s->ocd != NULL;
 }
 
+static bool open_rtt(struct source *s, double now)
+{
+    char err[300];
+    s->rtt = rtt_open(s->spec + 4, s->rate, now, err, sizeof err);
+    if (!s->rtt)
+        set_message(s, err);
+    else if (s->has_rtt_block)
+        rtt_set_block(s->rtt, s->rtt_block);
+    return s->rtt != NULL;
+}
+
 static bool connect_live(struct source *s)
 {
     switch (s->kind) {
+    case SRC_RTT:
+        return open_rtt(s, clock_now());
     case SRC_GDB:
         return open_gdb(s, clock_now());
     case SRC_OPENOCD:
@@ -226,6 +244,13 @@ static void disconnect(struct source *s)
         gdb_get_stats(s->gdb, &s->gdb_stats);
         gdb_close(s->gdb); /* leaves the target running */
         s->gdb = NULL;
+        s->fd = -1;
+        return;
+    }
+    if (s->rtt) {
+        rtt_get_stats(s->rtt, &s->rtt_stats);
+        rtt_close(s->rtt); /* the target running */
+        s->rtt = NULL;
         s->fd = -1;
         return;
     }
@@ -280,6 +305,18 @@ struct source *src_open(const char *spec, int baud, double rate, char *err, size
             return NULL;
         }
         s->kind = SRC_GDB;
+        snprintf(s->name, sizeof s->name, "%s", spec);
+    } else if (strncmp(spec, "rtt:", 4) == 0) {
+        const char *where = spec + 4 + (strncmp(spec + 4, "openocd:", 8) == 0 ? 8 : 0), *colon = strrchr(where, ':');
+        char *end = NULL;
+        long port = colon ? strtol(colon + 1, &end, 10) : where == spec + 4 ? 0 : 6666;
+        if ((colon && (colon == where || !colon[1] || *end)) || port < 1 || port > 65535) {
+            snprintf(err, errlen, "source '%s': use rtt:HOST:PORT (a GDB server) or rtt:openocd:HOST[:PORT] "
+                     "(OpenOCD's Tcl port, 6666 by default)", spec);
+            free(s);
+            return NULL;
+        }
+        s->kind = SRC_RTT;
         snprintf(s->name, sizeof s->name, "%s", spec);
     } else if (strncmp(spec, "openocd:", 8) == 0) {
         char host[200], port[16], why[300];
@@ -371,6 +408,8 @@ int src_fd(const struct source *s)
         return gdb_fd(s->gdb); /* -1 while the target runs: the timer says when to halt it */
     if (s->kind == SRC_OPENOCD)
         return ocd_fd(s->ocd);
+    if (s->kind == SRC_RTT)
+        return rtt_fd(s->rtt);
     if (s->kind == SRC_FILE && s->rate > 0)
         return -1; /* paced: the timer drives it */
     return s->fd;
@@ -388,6 +427,8 @@ int src_wait_ms(const struct source *s, double now)
         return gdb_wait_ms(s->gdb, now);
     if (s->state == SRC_CONNECTED && s->kind == SRC_OPENOCD)
         return ocd_wait_ms(s->ocd, now);
+    if (s->state == SRC_CONNECTED && s->kind == SRC_RTT)
+        return rtt_wait_ms(s->rtt, now);
     return -1;
 }
 
@@ -448,6 +489,10 @@ ssize_t src_read(struct source *s, uint8_t *buf, size_t n, double now)
         size_t got = ocd_step(s->ocd, buf, n, now);
         return sampled(s, got, ocd_failed(s->ocd), ocd_hopeless(s->ocd), now);
     }
+    if (s->kind == SRC_RTT) {
+        size_t got = rtt_step(s->rtt, buf, n, now);
+        return sampled(s, got, rtt_failed(s->rtt), rtt_exited(s->rtt), now);
+    }
     if (s->kind == SRC_GDB) {
         size_t got = gdb_step(s->gdb, buf, n, now);
         return sampled(s, got, gdb_failed(s->gdb), gdb_exited(s->gdb), now);
@@ -507,7 +552,7 @@ void src_tick(struct source *s, double now)
 
 void src_suspend(struct source *s, double now)
 {
-    if (s->state != SRC_CONNECTED || (s->kind != SRC_GDB && s->kind != SRC_OPENOCD))
+    if (s->state != SRC_CONNECTED || (s->kind != SRC_GDB && s->kind != SRC_OPENOCD && s->kind != SRC_RTT))
         return;
     disconnect(s); /* the target running, DEMCR as it was, the server free */
     set_message(s, "stopped (Ctrl-Z): the target runs until the process continues");
@@ -560,8 +605,23 @@ const char *src_failure(const struct source *s)
     return s->failing && s->state != SRC_CONNECTED ? s->last_failure : "";
 }
 
+static int rtt_halting(const struct source *s, double *rate, double *halted_share)
+{
+    struct rtt_stats st = s->rtt_stats;
+    if (s->rtt)
+        rtt_get_stats(s->rtt, &st);
+    double wall = st.last - st.first;
+    if (!st.halting || st.polls < 2 || wall <= 0 || st.halted_s + st.running_s <= 0)
+        return 0;
+    *rate = (double)(st.polls - 1) / wall;
+    *halted_share = st.halted_s / (st.halted_s + st.running_s);
+    return 1;
+}
+
 int src_halting(const struct source *s, double *rate, double *halted_share)
 {
+    if (s->kind == SRC_RTT)
+        return rtt_halting(s, rate, halted_share);
     if (s->kind != SRC_GDB)
         return 0;
     struct gdb_stats st = s->gdb_stats;
@@ -575,10 +635,32 @@ int src_halting(const struct source *s, double *rate, double *halted_share)
     return 1;
 }
 
+/* "RTT 98 polls/s, 41.3 KB/s, core halted 2.1 %, buffer at most 12 % full" */
+static void rtt_detail(struct source *s)
+{
+    struct rtt_stats st = s->rtt_stats;
+    if (s->rtt)
+        rtt_get_stats(s->rtt, &st);
+    double wall = st.last - st.first;
+    if (st.polls < 2 || wall <= 0)
+        return;
+    int n = snprintf(s->detail, sizeof s->detail, "RTT %.0f polls/s, %.1f KB/s", (double)(st.polls - 1) / wall,
+                     (double)st.bytes / wall / 1000.0);
+    if (st.halting && st.halted_s + st.running_s > 0)
+        n += snprintf(s->detail + n, sizeof s->detail - (size_t)n, ", core halted %.1f %%",
+                      100.0 * st.halted_s / (st.halted_s + st.running_s));
+    snprintf(s->detail + n, sizeof s->detail - (size_t)n, ", buffer at most %.0f %% full",
+             st.size ? 100.0 * st.most / st.size : 0.0);
+}
+
 const char *src_detail(struct source *s, double now)
 {
     double rate, halted;
     s->detail[0] = '\0';
+    if (s->kind == SRC_RTT) {
+        rtt_detail(s);
+        return s->detail;
+    }
     if (src_halting(s, &rate, &halted))
         snprintf(s->detail, sizeof s->detail, "%.0f halts/s, core halted %.1f %%", rate, 100.0 * halted);
     if (s->kind == SRC_GDB) { /* a reset while sampled, and its fix */
@@ -635,6 +717,17 @@ int src_set_unwind(struct source *s, unsigned depth, gdb_unwind_fn fn, void *ctx
     s->unwind_ctx = ctx;
     if (s->gdb)
         gdb_set_unwind(s->gdb, depth, fn, ctx);
+    return 1;
+}
+
+int src_set_rtt_block(struct source *s, uint32_t addr)
+{
+    if (s->kind != SRC_RTT)
+        return 0;
+    s->has_rtt_block = true;
+    s->rtt_block = addr;
+    if (s->rtt)
+        rtt_set_block(s->rtt, addr);
     return 1;
 }
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP, SRC_GDB, SRC_OPENOCD };
+enum src_kind { SRC_FILE, SRC_STDIN, SRC_SERIAL, SRC_TTY, SRC_TCP, SRC_GDB, SRC_OPENOCD, SRC_RTT };
 enum src_state { SRC_CONNECTED, SRC_RECONNECTING, SRC_END };
 
 struct source;
@@ -20,9 +20,11 @@ struct source;
 /* spec: a path, "-" for stdin, "tcp:HOST:PORT", "gdb:HOST:PORT" / "gdb:/dev/ttyACM0" (halting
  * samples through a GDB server), or "openocd:HOST[:PORT]" (DWT_PCSR read through OpenOCD's Tcl
  * server; with ",swo=CLOCK[,...]" the SWO trace set up through it instead, see openocd.h); the last
- * two deliver ITM PC-sample packets. baud: for serial ports (0:
+ * two deliver ITM PC-sample packets; "rtt:HOST:PORT" (a GDB server) or "rtt:openocd:HOST[:PORT]"
+ * reads the firmware's stream out of its RTT buffer (source/rtt.h). baud: for serial ports (0:
  * 115200). rate: bytes per second for replaying a file, halts per second for a GDB server (0: the
- * core halted about 10 % of the time; negative: as fast as possible). Returns NULL with a
+ * core halted about 10 % of the time; negative: as fast as possible), polls per second for rtt:
+ * (0: every 10 ms; negative: as fast as the server answers). Returns NULL with a
  * one-line reason in err when the source cannot be used at all (a live source that is merely
  * absent starts in SRC_RECONNECTING instead). */
 struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen);
@@ -83,6 +85,8 @@ void src_suspend(struct source *s, double now);
  * its task tag, and the task's name name_offset bytes into what it points to (-1: no names). The
  * samples then come as dump text with tags, not ITM. Returns 0 for any other source. */
 int src_set_task_var(struct source *s, uint32_t addr, int name_offset);
+/* rtt: only: the control block's address (the ELF's _SEGGER_RTT) instead of a search; 0 otherwise. */
+int src_set_rtt_block(struct source *s, uint32_t addr);
 /* gdb: only: walk each sample's stack up to depth callers with fn (gdb_set_unwind); 0 otherwise. */
 int src_set_unwind(struct source *s, unsigned depth, gdb_unwind_fn fn, void *ctx);
 

@@ -105,6 +105,7 @@ qemu_wall_time_lane() {
     step "gdb server source: QEMU's halted share (asan)" env CMPROF_TOOL=build/asan/cmprof-top \
         python3 tests/test_gdb.py --qemu-only
     step "Ctrl-Z with QEMU's gdbstub, batch and live" python3 tests/test_field.py qemu_job_control_tests
+    step "rtt: source through QEMU's gdbstub, attached twice while the guest runs" python3 tests/test_rtt.py --qemu-only
     # test_tui's --diff view reads the captures test_diff makes, first thing in the main lane
     while [[ ! -e $lane_dir/diff.done ]]; do sleep 1; done
     step "tui" python3 tests/test_tui.py
@@ -122,6 +123,8 @@ servers_lane() {
     step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py --no-qemu
     step "openocd source" python3 tests/test_openocd.py
     step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
+    step "rtt: source against scripted GDB and OpenOCD servers" python3 tests/test_rtt.py --no-qemu
+    step "rtt: source against scripted servers (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_rtt.py --no-qemu
 }
 start_lane servers_lane
 
@@ -174,7 +177,7 @@ firmware_builds() {
             "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1 -DCMPROF_TAG=task"; do
             local ok=1
             for f in firmware/cmprof_sampler.c firmware/cmprof_section.c firmware/cmprof_dwt.c firmware/cmprof_stream.c \
-                firmware/cmprof_stack.c; do
+                firmware/cmprof_stack.c firmware/cmprof_rtt.c; do
                 arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb $opts -c "$f" \
                     -o "$dir/$(basename "$f" .c).o" || ok=0
             done

@@ -290,7 +290,7 @@ def overhead_by_symbol():
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"], ["-DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM"],
                  ["-DCMPROF_STREAM=1", "-DCMPROF_STACKS=1"]):
         for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c",
-                  "cmprof_stack.c"):
+                  "cmprof_stack.c", "cmprof_rtt.c"):
             obj = os.path.join(TMP, "lib.o")
             r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-O0", "-mcpu=cortex-m4", "-mthumb", "-I" + fw,
                                 "-I" + zoo, "-I" + os.path.join(zoo, "zephyr"), "-c", os.path.join(fw, f), "-o", obj]
