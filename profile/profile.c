@@ -98,20 +98,22 @@ double prof_total(const struct prof *p)
  * library's). tests/test_cli.py checks the list against every function the library's objects define. */
 static const char *const library_statics[] = {
     "DUALTIMER_Handler", "SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "TIMER1_IRQHandler", "before_mark",
-    "calibrate", "cap_credit", "clock_cycles", "clock_zero", "cycle_counter_enable", "def_fits", "defs_superseded",
+    "calibrate", "cap_credit", "clock_cycles", "clock_zero", "copy_of", "cycle_counter_enable", "def_fits",
+    "defs_superseded", "freed_append", "freed_unlink",
     "due_names", "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "group_head", "group_start",
     "hash_find", "hash_insert", "hash_remove", "index_chars", "isr_chars", "keep_gone_name", "keep_name", "kept_name",
     "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "pc_chars", "put3", "put_dec", "put_def",
     "put_entry", "put_field", "put_hex", "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "reannounce_after", "register_task", "repeat_add",
-    "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "send", "send_announce",
+    "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "same_name", "send", "send_announce",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
     "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede", "sys_trace_thread_abort_user",
     "sys_trace_thread_create_user", "sys_trace_thread_name_set_user", "sys_trace_thread_switched_in_user",
     "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot", "until_due",
 };
 static const char *const library_files[] = {
-    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",
+    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_tasks.c", "cmprof_dwt.c", "cmprof_zephyr.c",
+    "cmprof_port.h", "cmprof_tasks.h",
     "cmprof_pmu.h", "cmprof.h", "cmprof_freertos.h", "cmprof_zephyr.h", "cmprof_regs.h",
 };
 
