@@ -258,8 +258,13 @@ void cmprof_stream_mark_sent(void);
  * into the ring first if they fit. For the flush. */
 uint32_t cmprof_stream_reservoir_close(void);
 
-/* Send every section that ran: count, current, min, max, sum (and its events' statistics). */
+/* Send every section that ran: count, current, min, max, sum (and its events' statistics), as
+ * "@sect" and "@sectev" lines. In cmprof_section.c (build it with CMPROF_STREAM=1 too). */
 void cmprof_stream_sections(cmprof_putc_fn putc);
+/* Send n characters of `line` (no newline) as a stream line, its check added: through the
+ * announce's write, or putc. `line` has 4 spare bytes after the n. What cmprof_stream_sections
+ * sends its lines through. */
+void cmprof_stream_line(cmprof_putc_fn putc, char *line, uint32_t n);
 
 /* Histogram streaming (CMPROF_HIST=1 with CMPROF_STREAM=1): buckets count as usual and the drain
  * sends what changed since the last pass, so a slow link carries any sample rate. Build

@@ -1046,45 +1046,9 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #endif
 
-/* Weak: firmware that streams without section timers links without cmprof_section.c (and without
- * --gc-sections); then there is nothing to send. */
-#pragma weak cmprof_section_get
-#if CMPROF_SECTION_EVENTS
-#pragma weak cmprof_section_events
-#pragma weak cmprof_section_event
-#endif
-
-void cmprof_stream_sections(cmprof_putc_fn putc)
+void cmprof_stream_line(cmprof_putc_fn putc, char *line, uint32_t n)
 {
-    if (!cmprof_section_get)
-        return;
-    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
-        const struct cmprof_section *s = cmprof_section_get(i);
-        if (!s || s->count == 0u)
-            continue;
-        char line[LINE_ROOM];
-        size_t n = put_text(line, 0, "@sect");
-        n = put_field(line, n, "", i);
-        n = put_field(line, n, "n=", s->count);
-        n = put_field(line, n, "cur=", s->current);
-        n = put_field(line, n, "min=", s->min);
-        n = put_field(line, n, "max=", s->max);
-        n = put_field(line, n, "sum=", s->sum);
-        send(putc, line, n);
-#if CMPROF_SECTION_EVENTS
-        for (unsigned k = 0; k < cmprof_section_events(); k++) {
-            const struct cmprof_stat *e = &s->events[k];
-            n = put_text(line, 0, "@sectev");
-            n = put_field(line, n, "", i);
-            n = put_field(line, n, "", k);
-            n = put_field(line, n, "ev=", cmprof_section_event(k));
-            n = put_field(line, n, "cur=", e->current);
-            n = put_field(line, n, "min=", e->min);
-            n = put_field(line, n, "max=", e->max);
-            n = put_field(line, n, "sum=", e->sum);
-            send(putc, line, n);
-        }
-#endif
-    }
+    send(putc, line, n);
 }
+
 #endif /* CMPROF_STREAM */
