@@ -93,7 +93,7 @@ SAMPLER_CONFIGS += rp2040_jitter
 SAMPLER_rp2040_jitter := -DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM -DCMPROF_RP2040_ALARM=2 -DCMPROF_JITTER=255
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
-FW_DEPS := firmware/cmprof.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
+FW_DEPS := firmware/cmprof.h firmware/cmprof_tasks.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 FW_DEPS += firmware/rtos/cmprof_zephyr.h firmware/rtos/cmprof_zephyr.c tests/zoo/zephyr/tracing_user.h tests/zoo/zephyr/zephyr/kernel.h
 DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) tests/evlog.h
 DEC_DEPS += $(wildcard tui/*.h) tests/tpiu_gen.h
@@ -105,7 +105,7 @@ SRC_test_itm := decode/itm.c
 SRC_test_text := decode/text.c decode/stream.c decode/textline.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c decode/orbflow.c decode/tpiu.c decode/itm.c
-STREAM_BASE := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
+STREAM_BASE := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
 # test_stream and its variants: a full ring drops and counts (no reservoir); _reservoir: the default
@@ -115,7 +115,7 @@ MAIN_test_stream_reservoir := tests/test_stream.c
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
 SRC_test_stream_sums := $(SRC_test_stream) -DCMPROF_SUM_RUNNING=1
 MAIN_test_stream_sums := tests/test_stream.c
-SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
+SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag -DCMPROF_RESERVOIR_N=0
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo
@@ -126,7 +126,7 @@ MAIN_test_stream_churn := tests/test_stream_load.c
 SRC_test_stream_order := $(SRC_test_freertos)
 SRC_test_stream_order_small := $(SRC_test_freertos) -DCMPROF_STREAM_TASKS=6
 MAIN_test_stream_order_small := tests/test_stream_order.c
-SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
+SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
                         -DCMPROF_HIST_BASE=0x08000000u
 SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
@@ -147,7 +147,7 @@ SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/
 SRC_test_ingest += profile/timeline.c
 SRC_test_view += profile/timeline.c
 SRC_test_timeline := profile/timeline.c
-$(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
+$(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c firmware/cmprof_tasks.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
 UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_hugeheap test_pcindex test_aranges test_sort test_ingest test_profile test_codemap test_view \

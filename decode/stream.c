@@ -564,6 +564,9 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
         textline_section(d, s + 1, end, sink); /* the same fields as a dump's "sect" line */
     } else if (textline_starts(s, len, "@sectev ")) {
         textline_section_event(d, s + 1, end, sink);
+    } else if (textline_starts(s, len, "@target ")) { /* the core (Cortex-A/R's MIDR), before its sections */
+        struct ev e = {.type = EV_TARGET, .text = s + 8, .text_len = (size_t)(end - s - 8), .offset = d->line_offset};
+        ev_emit(sink, &e);
     } else if (textline_starts(s, len, "@lost ")) {
         control_count(d, s + 6, end, "", EV_LOST, sink);
     } else if (textline_starts(s, len, "@full ")) {

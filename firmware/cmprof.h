@@ -170,18 +170,8 @@ void cmprof_start(uint32_t period, uint32_t limit);
 /* Stop the sampling timer. Samples taken so far stay in place for cmprof_dump(). */
 void cmprof_stop(void);
 
-/* Number of samples taken since cmprof_start() (including histogram samples out of range).
- * Inline, so a polling loop costs two loads, not a call. */
-#if defined(__SANITIZE_ADDRESS__)
-/* AddressSanitizer (host tests) would take the alias for a 4-byte object beside the ring. */
+/* Number of samples taken since cmprof_start() (including histogram samples out of range). */
 uint32_t cmprof_samples(void);
-#else
-extern volatile const uint32_t cmprof_sample_count; /* the sampler state's first word */
-static inline uint32_t cmprof_samples(void)
-{
-    return cmprof_sample_count;
-}
-#endif
 
 /* Reseed the jitter generator (any non-zero value; zero is replaced by a fixed seed). */
 void cmprof_seed(uint32_t seed);
@@ -236,14 +226,15 @@ uint32_t cmprof_stack_dropped(void);
  *   prof hist base=0xB shift=S n=N out=O   then  h CNT x16 ...   end
  * Call it with the sampler stopped. */
 void cmprof_dump(cmprof_putc_fn putc);
-/* Dump mode with task names (cmprof_stream.c built without CMPROF_STREAM, the FreeRTOS header's
- * hooks or cmprof_stream_task_later() naming tasks): "task TAG NAME" for every task named, deleted
+/* Dump mode with task names (cmprof_tasks.c, built with CMPROF_TAG and without CMPROF_STREAM as
+ * the sampler is, the FreeRTOS header's hooks or cmprof_stream_task_later() naming tasks): "task TAG NAME" for every task named, deleted
  * ones included while the table (CMPROF_STREAM_TASKS) has room, copied at creation
- * (CMPROF_DUMP_NAME_LEN characters, default 16). cmprof_dump() prints them before its "end" when
- * linked in; a control block reused keeps its newest name. */
+ * (CMPROF_DUMP_NAME_LEN characters, default 16). cmprof_dump() prints them before its "end" in a
+ * tagged build (which therefore links cmprof_tasks.c); a control block reused keeps its newest name. */
 void cmprof_dump_tasks(cmprof_putc_fn putc);
 
-/* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c) ----------
+/* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c and
+ * cmprof_tasks.c, the task table, all three with the same options) ---------------------------------
  * The tick pushes samples into the ring and never overwrites: a full ring keeps a uniform
  * subsample of what it cannot take (CMPROF_RESERVOIR_N, below), or with CMPROF_RESERVOIR_N=0
  * drops the new sample and counts it. A drain that cannot run (a busier thread above it, an idle
@@ -295,7 +286,14 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
 void cmprof_stream_task_later(const void *tag, const char *name);
 /* The task is gone (e.g. from traceTASK_DELETE): it is no longer re-announced, and its slot goes
  * to a new task once no fresh slot is left, the longest-deleted first (until then, its samples
- * still in the ring keep its name). Create and delete take a few steps, whatever the task count.
+ * still in the ring keep its name).
+ * Each kernel hook's work is bounded whatever the task count, the churn or the table's fill: no
+ * loop over tasks or names. Create (cmprof_stream_task_later; a rename is the same call): one probe
+ * of the tag hash (kept at most half full: a few steps, tests/test_stream.c counts them), one
+ * unlink from the list of deleted slots, one queue entry; about 100 instructions on Cortex-M3 at
+ * -Os (the FreeRTOS scenario's mean, hash included). Delete (cmprof_stream_task_gone): one probe,
+ * one list append, and for a name not sent yet a copy of at most CMPROF_DUMP_NAME_LEN characters;
+ * about 90 instructions there. Switch (the RTOS header's switch hook): one store.
  * A name not sent yet is copied here, as the kernel may free the block that holds it (FreeRTOS's
  * pcTaskName): CMPROF_GONE_NAMES copies (default 16, 17 bytes each) for tasks that end between two
  * drains; past them the oldest goes out as '?'. Build with CMPROF_STREAM_NAMES_KEPT=1 when names
@@ -311,16 +309,6 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
 #endif
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
 uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* the same without the quick exit */
-/* The ring's counters as the sampler keeps them, at the head of its state: the drain's quick exit
- * reads them in place (cmprof_stream_pending() does the same through a call). Not for applications. */
-struct cmprof_ring_counts {
-    uint32_t samples, limit;
-    uint32_t head, tail; /* samples ever stored, ever sent */
-};
-#if !defined(__SANITIZE_ADDRESS__)
-extern volatile const struct cmprof_ring_counts cmprof_ring_counts;
-#endif
-
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);
 
@@ -344,8 +332,13 @@ void cmprof_stream_mark_sent(void);
  * into the ring first if they fit. For the flush. */
 uint32_t cmprof_stream_reservoir_close(void);
 
-/* Send every section that ran: count, current, min, max, sum (and its events' statistics). */
+/* Send every section that ran: count, current, min, max, sum (and its events' statistics), as
+ * "@sect" and "@sectev" lines. In cmprof_section.c (build it with CMPROF_STREAM=1 too). */
 void cmprof_stream_sections(cmprof_putc_fn putc);
+/* Send n characters of `line` (no newline) as a stream line, its check added: through the
+ * announce's write, or putc. `line` has 4 spare bytes after the n. What cmprof_stream_sections
+ * sends its lines through. */
+void cmprof_stream_line(cmprof_putc_fn putc, char *line, uint32_t n);
 
 /* Histogram streaming (CMPROF_HIST=1 with CMPROF_STREAM=1): buckets count as usual and the drain
  * sends what changed since the last pass, so a slow link carries any sample rate. Build

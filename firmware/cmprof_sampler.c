@@ -71,7 +71,6 @@ _Static_assert(CMPROF_STACK_EVERY >= 1u, "CMPROF_STACK_EVERY: 1 (every sample) o
 const char cmprof_timer_label[] = CMPROF_PORT_LABEL;
 
 /* Counters and ring sit together so the tick reaches them all from one base register. */
-/* The first four words are struct cmprof_ring_counts (cmprof.h), which the drain's quick exit reads. */
 static struct {
     uint32_t n;     /* samples taken */
     uint32_t limit; /* stop after this many; 0: never */
@@ -366,19 +365,10 @@ __attribute__((noinline)) void cmprof_stop(void)
 #endif
 }
 
-#if defined(__SANITIZE_ADDRESS__)
 uint32_t cmprof_samples(void)
 {
     return *(volatile uint32_t *)&cmprof_state.n;
 }
-#else
-/* The sample counter is the state's first member; this exports it for cmprof_samples(). */
-/* An alias is given on a declaration, which cmprof.h made already: redundant by design. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wredundant-decls"
-extern volatile const uint32_t cmprof_sample_count __attribute__((alias("cmprof_state")));
-#pragma GCC diagnostic pop
-#endif
 
 void cmprof_seed(uint32_t seed)
 {
@@ -438,20 +428,10 @@ uint32_t cmprof_stream_take(uint32_t *pcs, uint32_t *tags, uint32_t max)
     return k;
 }
 
-/* The drain's quick exit (cmprof_stream.c) reads the ring's positions in place. No loss goes
+/* The drain's quick exit (cmprof_stream.c) asks cmprof_stream_pending(). No loss goes
  * unreported: the tick only drops samples when the ring is full, and a full ring holds a line, so a
  * later drain gets past the quick exit and reports it. */
 _Static_assert(CMPROF_RING_N >= CMPROF_STREAM_LINE, "CMPROF_RING_N must hold a stream line");
-_Static_assert(offsetof(__typeof__(cmprof_state), head) == offsetof(struct cmprof_ring_counts, head) &&
-                   offsetof(__typeof__(cmprof_state), tail) == offsetof(struct cmprof_ring_counts, tail),
-               "the ring's counters lead the sampler's state");
-#if !defined(__SANITIZE_ADDRESS__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wredundant-decls"
-extern volatile const struct cmprof_ring_counts cmprof_ring_counts __attribute__((alias("cmprof_state")));
-#pragma GCC diagnostic pop
-#endif
-
 /* Up to max samples from `skip` past the read position, in place (as far as the ring's end). */
 uint32_t cmprof_stream_peek(uint32_t skip, const uint32_t **pcs, const uint32_t **tags, uint32_t max)
 {
@@ -572,8 +552,6 @@ static void put_ring(cmprof_putc_fn putc, const uint32_t *ring, uint32_t first, 
 }
 #endif
 
-#pragma weak cmprof_dump_tasks
-
 void cmprof_dump(cmprof_putc_fn putc)
 {
     uint32_t n = cmprof_samples();
@@ -612,7 +590,8 @@ void cmprof_dump(cmprof_putc_fn putc)
 #if CMPROF_HIST
     putc('\n');
 #endif
-    if (cmprof_dump_tasks) /* linked in: cmprof_stream.c built for dump mode names the tags */
-        cmprof_dump_tasks(putc);
+#if defined(CMPROF_TAG) && !CMPROF_STREAM
+    cmprof_dump_tasks(putc); /* cmprof_tasks.c: the names the RTOS hooks gave the tags */
+#endif
     put_str(putc, "end\n");
 }

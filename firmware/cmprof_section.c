@@ -385,3 +385,29 @@ void cmprof_sections_dump(cmprof_putc_fn putc)
 #endif
     }
 }
+
+#if defined(CMPROF_STREAM) && CMPROF_STREAM
+/* The stream's "@sect" lines are the dump's "sect" lines with an '@' before them and a check
+ * after: the dump's text, gathered a line at a time and handed to the stream. */
+static cmprof_putc_fn stream_out;
+static char stream_text[200];
+static uint32_t stream_len;
+
+static void stream_putc(char c)
+{
+    if (c == '\n') {
+        cmprof_stream_line(stream_out, stream_text, stream_len);
+        stream_len = 1u; /* the next line's '@' stays in place */
+    } else if (stream_len < sizeof stream_text - 4u) {
+        stream_text[stream_len++] = c;
+    }
+}
+
+void cmprof_stream_sections(cmprof_putc_fn putc)
+{
+    stream_out = putc;
+    stream_text[0] = '@';
+    stream_len = 1u;
+    cmprof_sections_dump(stream_putc);
+}
+#endif

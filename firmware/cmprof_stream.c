@@ -9,6 +9,7 @@
  *                        the index, 6 chars of tag, 1 of the name's length, then the name
  * CC is the sum12 check of everything before the '!', as two base64 chars. */
 #include "cmprof.h"
+#include "cmprof_tasks.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,36 +17,10 @@
 
 #define LINE_SAMPLES CMPROF_STREAM_LINE
 _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1 to 64 (the host's limit)");
-/* Named tags (tasks; interrupt handlers need no slot), at most at once: 62 fit one index
- * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. The default
- * covers a large RTOS application (about 25 bytes of RAM a task); should it ever fill, the stream
- * says so (@full) and the host reports the samples it could not name. */
-#ifndef CMPROF_STREAM_TASKS
-#define CMPROF_STREAM_TASKS 254u
-#endif
-_Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
-#define MAX_TASKS CMPROF_STREAM_TASKS
-/* Dump mode (built without CMPROF_STREAM, the sampler too): no ring to stream, only the name table,
- * whose names are copied (a deleted task's control block, and its name, go back to the heap), for
- * cmprof_dump() to print after the samples. */
-#ifndef CMPROF_STREAM
-#define CMPROF_STREAM 0
-#endif
-#define DUMP_MODE (!CMPROF_STREAM)
-#ifndef CMPROF_DUMP_NAME_LEN
-#define CMPROF_DUMP_NAME_LEN 16u
-#endif
-#if DUMP_MODE /* the stream's senders stay compiled, unused: only the table and the dump's lines are */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-/* Slots renamed twice between two drains (a control block reused before its first task's name went
- * out), at most at once: 16 bytes of RAM each. Beyond it a superseded name is lost and its samples
- * show under the slot's previous name (tests/test_stream_order.c checks 9; 8 were too few there). */
-#ifndef CMPROF_STREAM_SUPERSEDED
-#define CMPROF_STREAM_SUPERSEDED 32u
-#endif
+#if CMPROF_STREAM /* dump mode (no CMPROF_STREAM) needs no stream: cmprof_tasks.c names the tags */
+#define MAX_TASKS CMPROF_TASKS_MAX
 #define SUPERSEDED_MAX CMPROF_STREAM_SUPERSEDED
-#define NO_SLOT 0xFFFFu   /* a tag with no slot: sent as '/' */
+#define NO_SLOT CMPROF_TASKS_NO_SLOT
 #define ESCAPE_INDEX 62u
 #define TASK_NAME_MAX 24u /* characters of a task name sent; keeps the drain's stack small */
 /* Name traffic (@task lines) may take one byte in NAME_SHARE of all the bytes sent, plus a burst
@@ -53,26 +28,11 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define NAME_SHARE 11
 #define NAME_BURST 64
 #define NAME_DEBT 1024
-#define PENDING_N 64u  /* names given by kernel hooks between two drains, queued (more: one scan) */
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 #define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
-/* per-slot flags */
-#define GONE 1u   /* the task was deleted: its slot may go to a new task */
-#define UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
-#define FREED 4u  /* in the queue of deleted slots */
-/* the hash: a power of two, at least twice the tasks */
-#define TAG_BITS (MAX_TASKS <= 64u ? 7 : MAX_TASKS <= 256u ? 9 : MAX_TASKS <= 1024u ? 11 : 13)
-#define TAG_SLOTS (1u << TAG_BITS)
-#if CMPROF_STREAM_TASKS <= 254
-typedef uint8_t tag_slot_t;
-#else
-typedef uint16_t tag_slot_t;
-#endif
-
-static uint32_t tag_slot(uint32_t tag)
-{
-    return tag * 2654435761u >> (32 - TAG_BITS); /* the top bits mix best (word-aligned TCBs too) */
-}
+#define GONE CMPROF_TASK_GONE
+#define UNSENT CMPROF_TASK_UNSENT
+#define PENDING_N CMPROF_TASKS_PENDING
 
 /* The per-sample loops, compiled for speed whatever the application's -Os: with -Os GCC keeps the
  * loop's pointers on the stack (about 4 instructions a sample). Clang has no such attribute. */
@@ -84,65 +44,13 @@ static uint32_t tag_slot(uint32_t tag)
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
- * register in the sample loop, stored as a word and stepped over by the count (the PC's chars
- * overwrite the rest). */
-#define IXC_OF(chars, len) ((chars) | (uint32_t)(len) << 24)
-#define IXC_LEN(ixc) ((ixc) >> 24)
-
-#ifdef CMPROF_TAG
-/* Index i's characters, as the sample loop writes them: one below 62, else '+' and two more. */
-static uint32_t index_chars(uint32_t i)
-{
-    if (i < ESCAPE_INDEX)
-        return IXC_OF((uint32_t)(uint8_t)b64[i], 1u);
-    i -= ESCAPE_INDEX;
-    return IXC_OF('+' | (uint32_t)(uint8_t)b64[i >> 6] << 8 | (uint32_t)(uint8_t)b64[i & 63u] << 16, 3u);
-}
-#endif
-
 static struct {
     uint32_t code_base;
     uint32_t lost_sent;
-    const void *tags[MAX_TASKS];
-#ifdef CMPROF_TAG
-    uint32_t ixc[MAX_TASKS]; /* each slot's index chars (index_chars), for the sample loop: a load */
-#endif
-    const char *names[MAX_TASKS]; /* kept to repeat them with the announce */
-    uint32_t n_tags;
-    tag_slot_t tag_slots[TAG_SLOTS]; /* open addressing on the tag: 1 + its index, 0 for empty */
-    volatile uint32_t changes;       /* bumped around each change of the table: a lookup that saw
-                                        it move (a kernel hook preempted the drain) looks again */
-    volatile bool names_pending;     /* cmprof_stream_task_later() named tasks the drain has not sent */
-    uint8_t flags[MAX_TASKS];        /* GONE, UNSENT, FREED */
-    uint32_t name_at[MAX_TASKS]; /* ring position when an unsent name was given: samples from
-                                    there on are the new task's, those before the old one's */
-    uint32_t gone_at[MAX_TASKS]; /* ring position when the task was deleted: its samples lie before */
-    uint32_t slotless_gone_at;   /* the same for the last task deleted that had no slot (its samples '/') */
-    bool slotless_gone;
-    bool from_line;              /* a slot is being taken from inside the sample loop (tag_index) */
-    uint16_t freed[MAX_TASKS];   /* deleted slots, oldest first: reused once no slot is left */
-    uint32_t freed_head, n_freed;
-    struct pending {                /* unsent names in the order given, so the drain finds the next due */
-        uint32_t at;                /* without a scan of the table: stale once the slot is sent or */
-        uint16_t index;             /* renamed (its name_at moved on) */
-    } pending[PENDING_N];
-    volatile uint32_t pending_head, pending_tail; /* the drain takes, the kernel hooks add */
-    volatile bool pending_overflow;               /* some unsent names are only in the table: scan it */
-    bool table_full;             /* a tag found no slot: said with every announce (@full) */
-    bool full_pending;           /* ... and by the next drain */
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
     uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
     bool round_overran;             /* an announce came while this round went on: it takes over a second */
     uint32_t since_lost;            /* samples sent since the last @lost */
-    struct superseded {                  /* unsent names whose slot a newer name took */
-        uint32_t at;
-        const void *tag;
-        const char *name;
-        uint16_t index;
-    } superseded[SUPERSEDED_MAX];
-    uint32_t n_superseded; /* beyond SUPERSEDED_MAX, a superseded name is lost: its samples show
-                              under the slot's previous name */
     uint32_t turns; /* repeats that may go on debt, one per new name sent while a round goes on */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
     uint32_t last_ixc;  /* as IXC_OF packs them */
@@ -177,7 +85,7 @@ static void start_round(void)
 {
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
-    stream.round_end = stream.n_tags;
+    stream.round_end = cmprof_tasks.n_tags;
     stream.round_overran = false;
 }
 
@@ -393,14 +301,17 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
 static void send_full(cmprof_putc_fn putc)
 {
     char line[24];
-    size_t n = put_text(line, 0, "@full tasks="), k = 4;
-    for (uint32_t v = MAX_TASKS; k--; v /= 10u) /* 4 digits at most: no 64-bit put_dec here */
-        line[n + k] = (char)('0' + v % 10u);
-    for (k = 0; k < 3u && line[n + k] == '0'; k++) {
-    }
-    memmove(line + n, line + n + k, 4u - k);
-    send(putc, line, n + 4u - k);
-    stream.full_pending = false;
+    size_t n = put_text(line, 0, "@full tasks=");
+    /* 4 digits at most, known at build time: no 64-bit put_dec, no library call on this deep path */
+    if (MAX_TASKS >= 1000u)
+        line[n++] = (char)('0' + MAX_TASKS / 1000u);
+    if (MAX_TASKS >= 100u)
+        line[n++] = (char)('0' + MAX_TASKS / 100u % 10u);
+    if (MAX_TASKS >= 10u)
+        line[n++] = (char)('0' + MAX_TASKS / 10u % 10u);
+    line[n++] = (char)('0' + MAX_TASKS % 10u);
+    send(putc, line, n);
+    cmprof_tasks.full_pending = false;
 }
 
 /* The announce, then a new round of names (repeat_names) and the table's state. The line is
@@ -442,9 +353,9 @@ static void send_announce(cmprof_putc_fn putc)
             n = put_hex(line, n, desc[i], 2);
     }
     send(putc, line, n);
-    if (stream.table_full)
+    if (cmprof_tasks.table_full)
         send_full(putc);
-#if CMPROF_HIST && !DUMP_MODE
+#if CMPROF_HIST
     uint32_t base, shift, bins;
     cmprof_stream_hist_layout(&base, &shift, &bins);
     n = put_text(line, 0, "@hist base=");
@@ -455,273 +366,13 @@ static void send_announce(cmprof_putc_fn putc)
 #endif
 }
 
-#define HASH_MASK (TAG_SLOTS - 1u)
-/* Host tests count the table's steps (CMPROF_PROBE names a counter): create and delete take a few,
- * whatever the task count. */
-#ifdef CMPROF_PROBE
-#define PROBE_STEP() ((void)CMPROF_PROBE++)
-#else
-#define PROBE_STEP() ((void)0)
-#endif
-
-/* A tag's index, or NO_SLOT: a probe of the hash (at most half full, so a few steps). */
-static uint32_t hash_find(uint32_t tag)
-{
-    for (uint32_t k = tag_slot(tag), slot; (slot = stream.tag_slots[k]) != 0u; k = (k + 1u) & HASH_MASK) {
-        PROBE_STEP();
-        if ((uint32_t)(uintptr_t)stream.tags[slot - 1u] == tag)
-            return slot - 1u;
-    }
-    return NO_SLOT;
-}
-
-static void hash_insert(uint32_t i)
-{
-    uint32_t k = tag_slot((uint32_t)(uintptr_t)stream.tags[i]);
-    while (stream.tag_slots[k]) {
-        PROBE_STEP();
-        k = (k + 1u) & HASH_MASK;
-    }
-    stream.tag_slots[k] = (tag_slot_t)(i + 1u);
-}
-
-/* Take a tag out of the hash by backward shift: the entries after it in its run move up where
- * their own probe allows, so a deletion leaves no marker behind and no probe grows. */
-static void hash_remove(uint32_t tag)
-{
-    uint32_t k = tag_slot(tag), slot;
-    while ((slot = stream.tag_slots[k]) != 0u && (uint32_t)(uintptr_t)stream.tags[slot - 1u] != tag) {
-        PROBE_STEP();
-        k = (k + 1u) & HASH_MASK;
-    }
-    if (!slot)
-        return;
-    for (uint32_t j = (k + 1u) & HASH_MASK; (slot = stream.tag_slots[j]) != 0u; j = (j + 1u) & HASH_MASK) {
-        PROBE_STEP();
-        uint32_t home = tag_slot((uint32_t)(uintptr_t)stream.tags[slot - 1u]);
-        if (((j - home) & HASH_MASK) >= ((j - k) & HASH_MASK)) { /* k lies on its probe: move it */
-            stream.tag_slots[k] = (tag_slot_t)slot;
-            k = j;
-        }
-    }
-    stream.tag_slots[k] = 0;
-}
-
-#if CMPROF_HIST || DUMP_MODE
-#define RING_STORED() 0u /* no ring: names go out with the next drain, or the dump */
-#define WAITING_BEFORE(p, from) false
-#else
-#define RING_STORED() cmprof_stream_stored()
-/* Whether samples taken before ring position p may still wait to go out: p lies in (sent, stored]
- * ([sent, stored] `from` the line being built: a name due at sent may be in it). A p past the
- * write position is from before a cmprof_start(), which begins the positions at 0 again. */
-#define WAITING_BEFORE(p, from) \
-    ((p) - cmprof_stream_sent() - !(from) < cmprof_stream_stored() - cmprof_stream_sent() + (from))
-#endif
-
-/* A slot whose name has not gone out yet is given to another task (a control block reused, or a
- * deleted task's slot taken over) before the drain ran: keep the old name, with its place, so
- * that the samples between the two names keep theirs. */
-static void supersede(uint32_t i)
-{
-    if (!(stream.flags[i] & UNSENT) || stream.name_at[i] == RING_STORED())
-        return; /* sent already, or no sample can carry the old name */
-    if (stream.n_superseded == SUPERSEDED_MAX)
-        return;
-    struct superseded *e = &stream.superseded[stream.n_superseded++];
-    e->at = stream.name_at[i];
-    e->tag = stream.tags[i];
-    e->name = stream.names[i];
-    e->index = (uint16_t)i;
-}
-
-/* Whether deleted slot i must wait before a new task takes it. A task deleted since the last
- * sample sent may have samples waiting: its own (this slot's; and from the line being built, its
- * name may be in the line, which the @task line of a tag never named would overtake) or those of
- * a task with no slot, in a control block the new task may be reusing. Out of line: on the
- * drain's deepest path (learn_tag, register_task) its frame sits beside supersede's, not on top. */
-__attribute__((noinline)) static bool slot_waits(uint32_t i)
-{
-    (void)i;
-    return WAITING_BEFORE(stream.gone_at[i], stream.from_line) ||
-           (stream.slotless_gone && WAITING_BEFORE(stream.slotless_gone_at, false));
-}
-
-/* A slot for a new tag: one never used, else the one deleted longest ago once its samples went
- * out, else NO_SLOT. No scan: deleted slots wait in a queue. A slot taken while its task's samples
- * wait in the ring would put them under its next task's name (the drain looks the tag up then, and
- * a control block reused takes another slot). */
-static uint32_t take_slot(void)
-{
-    if (stream.n_tags < MAX_TASKS) {
-        stream.flags[stream.n_tags] = 0;
-#ifdef CMPROF_TAG
-        stream.ixc[stream.n_tags] = index_chars(stream.n_tags);
-#endif
-        return stream.n_tags++;
-    }
-    while (stream.n_freed) {
-        PROBE_STEP();
-        uint32_t i = stream.freed[stream.freed_head];
-        if ((stream.flags[i] & GONE) && slot_waits(i))
-            return NO_SLOT;
-        stream.freed_head = stream.freed_head + 1u == MAX_TASKS ? 0u : stream.freed_head + 1u;
-        stream.n_freed--;
-        stream.flags[i] &= (uint8_t)~FREED;
-        if (stream.flags[i] & GONE) { /* not brought back by a task in the same control block */
-            supersede(i);
-            hash_remove((uint32_t)(uintptr_t)stream.tags[i]);
-            stream.flags[i] &= (uint8_t)~GONE;
-            return i;
-        }
-    }
-    return NO_SLOT;
-}
-
-/* Register a tag and its name; returns its index, or NO_SLOT when the table is full. A deleted
- * task keeps its slot (its samples still in the ring must find it) until no other slot is left
- * and a new task takes it over; the new @task line re-maps the index. */
-static uint32_t register_task(const void *tag, const char *name)
-{
-    stream.changes++;
-    uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
-    if (i != NO_SLOT) {
-        supersede(i);
-        stream.flags[i] &= (uint8_t)~GONE; /* a new task in a freed TCB */
-    } else if ((i = take_slot()) != NO_SLOT) {
-        stream.tags[i] = tag;
-        hash_insert(i);
-        stream.last_valid = false; /* the cached answer may have been "no slot" for this tag */
-    } else {
-        stream.full_pending |= !stream.table_full; /* said once now, then with each announce */
-        stream.names_pending = true;               /* the drain says it with the names */
-        stream.table_full = true;
-    }
-    if (i != NO_SLOT)
-        stream.names[i] = name;
-    stream.changes++;
-    return i;
-}
-
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
-    uint32_t i = register_task(tag, name);
+    uint32_t i = cmprof_tasks_register(tag, name);
     if (i != NO_SLOT) {
-        stream.flags[i] &= (uint8_t)~UNSENT; /* this name supersedes it, sent now */
+        cmprof_tasks.flags[i] &= (uint8_t)~UNSENT; /* this name supersedes it, sent now */
         send_task(putc, i);
     }
-}
-
-#if DUMP_MODE
-static char dump_names[MAX_TASKS][CMPROF_DUMP_NAME_LEN + 1u];
-
-/* The slot's own copy of a name. */
-static const char *keep_name(uint32_t i, const char *name)
-{
-    uint32_t k = 0;
-    for (; name && name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
-        dump_names[i][k] = name[k];
-    dump_names[i][k] = '\0';
-    return dump_names[i];
-}
-
-/* "task TAG NAME" for every task named (deleted ones included), after cmprof_dump()'s samples. */
-void cmprof_dump_tasks(cmprof_putc_fn putc)
-{
-    for (uint32_t i = 0; i < stream.n_tags; i++) {
-        char line[5u + 8u + 1u + CMPROF_DUMP_NAME_LEN + 1u];
-        size_t n = put_text(line, 0, "task ");
-        n = put_hex(line, n, (uint32_t)(uintptr_t)stream.tags[i], 8);
-        line[n++] = ' ';
-        n = put_text(line, n, stream.names[i] ? stream.names[i] : "?");
-        line[n++] = '\n';
-        for (size_t k = 0; k < n; k++)
-            putc(line[k]);
-    }
-}
-#else
-#define keep_name(i, name) (name)
-#endif
-
-void cmprof_stream_task_later(const void *tag, const char *name)
-{
-    uint32_t i = register_task(tag, name);
-    if (i != NO_SLOT && DUMP_MODE) {
-        stream.names[i] = keep_name(i, name);
-        return;
-    }
-    if (i != NO_SLOT) {
-        uint32_t at = RING_STORED();
-        stream.name_at[i] = at;
-        stream.flags[i] |= UNSENT;
-        uint32_t tail = stream.pending_tail;
-        if (tail - stream.pending_head < PENDING_N) {
-            stream.pending[tail % PENDING_N] = (struct pending){.at = at, .index = (uint16_t)i};
-            __asm__ volatile("" ::: "memory"); /* the entry before the tail: a drain in an interrupt reads it */
-            stream.pending_tail = tail + 1u;
-        } else {
-            stream.pending_overflow = true;
-        }
-        stream.names_pending = true;
-    }
-}
-
-#ifndef CMPROF_STREAM_NAMES_KEPT
-#define CMPROF_STREAM_NAMES_KEPT 0 /* 1: names outlive their tasks (Zephyr's adapter keeps them) */
-#endif
-#if !DUMP_MODE && !CMPROF_STREAM_NAMES_KEPT
-#ifndef CMPROF_GONE_NAMES
-#define CMPROF_GONE_NAMES 16u /* deleted tasks' unsent names kept at once (a drain sends them) */
-#endif
-static char gone_names[CMPROF_GONE_NAMES][CMPROF_DUMP_NAME_LEN + 1u];
-static uint16_t gone_owner[CMPROF_GONE_NAMES];
-static uint32_t gone_next;
-
-/* The kernel frees a deleted task's control block, and the name in it, maybe before the drain
- * sends the name: an unsent one is copied. The oldest copy goes to the next deletion; a name
- * still pointing at it becomes unknown ('?'), never another task's. */
-static void keep_gone_name(uint32_t i)
-{
-    uint32_t k = gone_next++ % CMPROF_GONE_NAMES;
-    char *copy = gone_names[k];
-    if (stream.names[gone_owner[k]] == copy)
-        stream.names[gone_owner[k]] = NULL;
-    for (uint32_t s = 0; s < stream.n_superseded; s++)
-        if (stream.superseded[s].name == copy)
-            stream.superseded[s].name = NULL;
-    const char *name = stream.names[i];
-    uint32_t n = 0;
-    for (; name && name[n] && n < CMPROF_DUMP_NAME_LEN; n++)
-        copy[n] = name[n];
-    copy[n] = '\0';
-    stream.names[i] = name ? copy : NULL;
-    gone_owner[k] = (uint16_t)i;
-}
-#else
-#define keep_gone_name(i) ((void)(i)) /* dump mode copies every name at creation; kept names live on */
-#endif
-
-void cmprof_stream_task_gone(const void *tag)
-{
-    stream.changes++;
-    uint32_t i = hash_find((uint32_t)(uintptr_t)tag);
-    if (i == NO_SLOT) {
-        stream.slotless_gone_at = RING_STORED();
-        stream.slotless_gone = true;
-    }
-    if (i != NO_SLOT && !(stream.flags[i] & GONE)) {
-        if (stream.flags[i] & UNSENT)
-            keep_gone_name(i);
-        stream.flags[i] |= GONE;
-        stream.gone_at[i] = RING_STORED();
-        if (!(stream.flags[i] & FREED)) { /* each slot at most once in the queue: it never overflows */
-            uint32_t at = stream.freed_head + stream.n_freed;
-            stream.freed[at >= MAX_TASKS ? at - MAX_TASKS : at] = (uint16_t)i;
-            stream.n_freed++;
-            stream.flags[i] |= FREED;
-        }
-    }
-    stream.changes++;
 }
 
 /* A task index: one character below 62, else '+' and two more; NO_SLOT is '/'. */
@@ -788,7 +439,7 @@ static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const
 
 static void send_task(cmprof_putc_fn putc, uint32_t i)
 {
-    send_task_as(putc, i, stream.tags[i], stream.names[i]);
+    send_task_as(putc, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
 }
 
 /* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
@@ -834,7 +485,7 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
         repeat_line[n++] = '@';
         repeat_line[n++] = 'N';
     }
-    repeat_len = put_entry(repeat_line, n, i, stream.tags[i], stream.names[i]);
+    repeat_len = put_entry(repeat_line, n, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
 }
 
 /* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
@@ -858,12 +509,12 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
     cap_credit();
     /* slots taken since the round began are in it: a task created just after a round began, its
      * name missed by a late host, would otherwise wait for the whole of the next round */
-    stream.round_end = stream.n_tags;
+    stream.round_end = cmprof_tasks.n_tags;
     if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-        bool due = !(stream.flags[i] & (GONE | UNSENT));
+        bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT));
         if (due && !repeat_affordable())
             break;
         stream.round_next++;
@@ -918,19 +569,19 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
 __attribute__((always_inline)) static inline bool def_if_due(struct name_out *o, uint32_t i, uint32_t upto,
                                                          uint32_t *room)
 {
-    uint32_t ahead = until_due(stream.name_at[i], upto);
+    uint32_t ahead = until_due(cmprof_tasks.name_at[i], upto);
     if (ahead) {
-        stream.names_pending = true;
+        cmprof_tasks.names_pending = true;
         *room = ahead < *room ? ahead : *room;
         return false;
     }
     if (!def_fits(o)) {
-        stream.names_pending = true;
+        cmprof_tasks.names_pending = true;
         *room = 0;
         return false;
     }
-    stream.flags[i] &= (uint8_t)~UNSENT;
-    put_def(o, i, stream.tags[i], stream.names[i]); /* even if gone since: its samples may be in the ring */
+    cmprof_tasks.flags[i] &= (uint8_t)~UNSENT;
+    put_def(o, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]); /* even if gone since: its samples may be in the ring */
     return true;
 }
 
@@ -939,30 +590,31 @@ static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
 {
     uint32_t kept = 0;
     bool full = false;
-    for (uint32_t k = 0; k < stream.n_superseded; k++) {
-        const struct superseded *e = &stream.superseded[k]; /* not a copy: the drain's stack is small */
+    for (uint32_t k = 0; k < cmprof_tasks.n_superseded; k++) {
+        const struct cmprof_superseded *e = &cmprof_tasks.superseded[k]; /* not a copy: the drain's stack is small */
         uint32_t ahead = until_due(e->at, upto);
         bool due = !ahead;
         if (due && !full && def_fits(o)) {
-            put_def(o, e->index, e->tag, e->name);
+            put_def(o, e->index, e->tag, cmprof_tasks_superseded_name(e));
             continue;
         }
         full |= due;
-        stream.superseded[kept++] = *e; /* kept <= k */
-        stream.names_pending = true;
+        cmprof_tasks.superseded[kept++] = *e; /* kept <= k */
+        cmprof_tasks.names_pending = true;
         if (!due)
             *room = ahead < *room ? ahead : *room;
     }
-    stream.n_superseded = kept;
+    cmprof_tasks.n_superseded = kept;
     return !full;
 }
 
 /* The queue of new names is in ring order: the first name not yet due ends it. */
 static uint32_t due_queue(struct name_out *o, uint32_t upto, uint32_t room)
 {
-    for (uint32_t head = stream.pending_head; head != stream.pending_tail; stream.pending_head = ++head) {
-        const struct pending *e = &stream.pending[head % PENDING_N];
-        if (!(stream.flags[e->index] & UNSENT) || stream.name_at[e->index] != e->at)
+    for (uint32_t head = cmprof_tasks.pending_head; head != cmprof_tasks.pending_tail;
+         cmprof_tasks.pending_head = ++head) {
+        const struct cmprof_pending *e = &cmprof_tasks.pending[head % PENDING_N];
+        if (!(cmprof_tasks.flags[e->index] & UNSENT) || cmprof_tasks.name_at[e->index] != e->at)
             continue; /* sent already, or renamed: a later entry has it */
         if (!def_if_due(o, e->index, upto, &room))
             return room; /* not due yet (nor any after it), or no room */
@@ -974,20 +626,20 @@ static uint32_t due_queue(struct name_out *o, uint32_t upto, uint32_t room)
  * then says what is unsent). */
 __attribute__((noinline)) static uint32_t due_names_rare(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
 {
-    if (stream.full_pending)
+    if (cmprof_tasks.full_pending)
         send_full(putc);
     uint32_t room = UINT32_MAX;
     if (!defs_superseded(o, upto, &room))
         return 0;
-    if (stream.pending_overflow) {
-        stream.pending_overflow = false;
-        stream.pending_head = stream.pending_tail;
+    if (cmprof_tasks.pending_overflow) {
+        cmprof_tasks.pending_overflow = false;
+        cmprof_tasks.pending_head = cmprof_tasks.pending_tail;
         uint32_t scan_room = UINT32_MAX;
-        for (uint32_t i = 0; i < stream.n_tags && scan_room; i++)
-            if (stream.flags[i] & UNSENT)
+        for (uint32_t i = 0; i < cmprof_tasks.n_tags && scan_room; i++)
+            if (cmprof_tasks.flags[i] & UNSENT)
                 def_if_due(o, i, upto, &scan_room);
         if (scan_room != UINT32_MAX) /* some are not due yet, or found no room: scan again next time */
-            stream.pending_overflow = true;
+            cmprof_tasks.pending_overflow = true;
         room = scan_room < room ? scan_room : room;
         if (!room)
             return 0;
@@ -1002,10 +654,10 @@ __attribute__((noinline)) static uint32_t due_names_rare(cmprof_putc_fn putc, st
  * for the next due one (the line ends; the rest go at the start of the next). */
 static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto)
 {
-    if (!stream.names_pending)
+    if (!cmprof_tasks.names_pending)
         return UINT32_MAX;
-    stream.names_pending = false;
-    if (stream.full_pending || stream.n_superseded || stream.pending_overflow)
+    cmprof_tasks.names_pending = false;
+    if (cmprof_tasks.full_pending || cmprof_tasks.n_superseded || cmprof_tasks.pending_overflow)
         return due_names_rare(putc, o, upto);
     return due_queue(o, upto, UINT32_MAX);
 }
@@ -1038,7 +690,7 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
     send(putc, line, n);
 }
 
-#if CMPROF_HIST && !DUMP_MODE
+#if CMPROF_HIST
 #define HIST_PAIRS 12u
 
 static void put3(char *b, size_t *n, uint32_t v)
@@ -1069,7 +721,7 @@ static uint32_t send_hist(cmprof_putc_fn putc, int *pass_done)
 
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    send_due_names(putc, RING_STORED()); /* no ring: every name is due */
+    send_due_names(putc, CMPROF_TASKS_STORED()); /* no ring: every name is due */
     uint32_t sent = 0;
     int done = 0;
     while (max_lines-- && !done)
@@ -1082,21 +734,21 @@ uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 
 void cmprof_stream_flush(cmprof_putc_fn putc)
 {
-    send_due_names(putc, RING_STORED());
+    send_due_names(putc, CMPROF_TASKS_STORED());
     for (int pass = 0; pass < 2; pass++) { /* finish the pass under way, then one whole pass */
         int done = 0;
         while (!done)
             send_hist(putc, &done);
     }
 }
-#elif !DUMP_MODE
+#else
 #ifdef CMPROF_TAG
 /* "@task I TAG ?": a tag sampled before any name (e.g. 0 before the scheduler ran), which the
  * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */
 static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
 {
     char *line = repeat_line; /* free while samples are formatted: the drain's stack stays small */
-    size_t n = put_task_head(line, i, stream.tags[i]);
+    size_t n = put_task_head(line, i, cmprof_tasks.tags[i]);
     line[n++] = '?';
     send(putc, line, n);
     spend_on_names(n + LINE_TAIL);
@@ -1111,16 +763,16 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 {
     uint32_t index, seen;
     do { /* a kernel hook may change the table under the probe: look again if it did */
-        seen = stream.changes;
-        index = hash_find(tag);
-    } while (seen != stream.changes);
+        seen = cmprof_tasks.changes;
+        index = cmprof_tasks_find(tag);
+    } while (seen != cmprof_tasks.changes);
     if (index != NO_SLOT)
         return index;
-    stream.from_line = true;
-    index = register_task((const void *)(uintptr_t)tag, NULL);
-    stream.from_line = false;
+    cmprof_tasks.from_line = true;
+    index = cmprof_tasks_register((const void *)(uintptr_t)tag, NULL);
+    cmprof_tasks.from_line = false;
     if (index != NO_SLOT) {
-        stream.flags[index] &= (uint8_t)~UNSENT;
+        cmprof_tasks.flags[index] &= (uint8_t)~UNSENT;
         send_unnamed(putc, index);
     }
     return index;
@@ -1139,7 +791,9 @@ static uint32_t isr_chars(uint32_t tag)
 __attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
 {
     uint32_t index = CMPROF_IS_ISR_TAG(tag) ? NO_SLOT : tag_index(line_putc, tag);
-    stream.last_ixc = CMPROF_IS_ISR_TAG(tag) ? isr_chars(tag) : index == NO_SLOT ? IXC_OF('/', 1u) : stream.ixc[index];
+    stream.last_ixc = CMPROF_IS_ISR_TAG(tag)  ? isr_chars(tag)
+                      : index == NO_SLOT      ? IXC_OF('/', 1u)
+                                              : cmprof_tasks.ixc[index];
     stream.last_tag = tag;
     stream.last_valid = true;
     return stream.last_ixc;
@@ -1153,8 +807,8 @@ __attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
 {
     if (CMPROF_IS_ISR_TAG(tag))
         return isr_chars(tag);
-    uint32_t index = hash_find(tag); /* the first probe missed it: look further along */
-    return index == NO_SLOT ? learn_tag(tag) : stream.ixc[index];
+    uint32_t index = cmprof_tasks_find(tag); /* the first probe missed it: look further along */
+    return index == NO_SLOT ? learn_tag(tag) : cmprof_tasks.ixc[index];
 }
 #endif
 
@@ -1191,6 +845,10 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
     const uint32_t *end = pcs + n;
 #ifdef CMPROF_TAG
     uint32_t last_tag = stream.last_tag;
+    if (cmprof_tasks.cache_stale) { /* a tag got a slot: the cached answer may have been "no slot" */
+        cmprof_tasks.cache_stale = false;
+        stream.last_valid = false;
+    }
     uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
 #else
     (void)tags;
@@ -1200,9 +858,9 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         if (*tags != last_tag) {
             /* another task: its first probe of the hash, here; anything else out of line */
             last_tag = *tags;
-            uint32_t slot = stream.tag_slots[tag_slot(last_tag)];
-            if (slot && (uint32_t)(uintptr_t)stream.tags[slot - 1u] == last_tag)
-                ixc = stream.ixc[slot - 1u];
+            uint32_t slot = cmprof_tasks.hash[cmprof_tasks_home(last_tag)];
+            if (slot && (uint32_t)(uintptr_t)cmprof_tasks.tags[slot - 1u] == last_tag)
+                ixc = cmprof_tasks.ixc[slot - 1u];
             else
                 ixc = other_tag(last_tag);
         }
@@ -1253,11 +911,11 @@ static bool send_lost(cmprof_putc_fn putc, bool now)
  * (only new names wait, in the queue); 0 when one may be due: due_names looks. */
 static uint32_t name_room(uint32_t upto)
 {
-    if (stream.n_superseded || stream.pending_overflow || stream.full_pending ||
-        stream.pending_head == stream.pending_tail)
+    if (cmprof_tasks.n_superseded || cmprof_tasks.pending_overflow || cmprof_tasks.full_pending ||
+        cmprof_tasks.pending_head == cmprof_tasks.pending_tail)
         return 0;
     /* the head entry may be stale: then due_names skips it, a segment later */
-    return until_due(stream.pending[stream.pending_head % PENDING_N].at, upto);
+    return until_due(cmprof_tasks.pending[cmprof_tasks.pending_head % PENDING_N].at, upto);
 }
 
 #define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
@@ -1329,7 +987,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #endif
     while (k < want) {
         uint32_t m = want - k;
-        if (stream.names_pending) {
+        if (cmprof_tasks.names_pending) {
             uint32_t room = name_room(upto + k);
             if (!room) {
                 struct name_out o = {b, line + sizeof line - LINE_TAIL - m * SAMPLE_MAX, true};
@@ -1363,7 +1021,7 @@ __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_line(putc);
-    if (stream.names_pending)
+    if (cmprof_tasks.names_pending)
         send_due_names(putc, cmprof_stream_sent());
     stream.since_lost += sent;
     reannounce_after(putc, sent, send_lost(putc, false));
@@ -1373,15 +1031,10 @@ __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc
 }
 
 /* The quick exit: the main loop or the idle hook calls the drain far more often than a line fills,
- * so then it costs a call and five instructions, the ring's counters read in place. */
+ * so then it costs two calls and a few instructions. */
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    uint32_t pending = cmprof_stream_pending(); /* the host tests: the alias is not for ASan */
-#else
-    uint32_t pending = cmprof_ring_counts.head - cmprof_ring_counts.tail;
-#endif
-    if (pending < LINE_SAMPLES)
+    if (cmprof_stream_pending() < LINE_SAMPLES)
         return 0;
     return cmprof_stream_drain_lines(putc, max_lines);
 }
@@ -1398,44 +1051,9 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #endif
 
-/* Weak: firmware that streams without section timers links without cmprof_section.c (and without
- * --gc-sections); then there is nothing to send. */
-#pragma weak cmprof_section_get
-#if CMPROF_SECTION_EVENTS
-#pragma weak cmprof_section_events
-#pragma weak cmprof_section_event
-#endif
-
-void cmprof_stream_sections(cmprof_putc_fn putc)
+void cmprof_stream_line(cmprof_putc_fn putc, char *line, uint32_t n)
 {
-    if (!cmprof_section_get)
-        return;
-    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++) {
-        const struct cmprof_section *s = cmprof_section_get(i);
-        if (!s || s->count == 0u)
-            continue;
-        char line[LINE_ROOM];
-        size_t n = put_text(line, 0, "@sect");
-        n = put_field(line, n, "", i);
-        n = put_field(line, n, "n=", s->count);
-        n = put_field(line, n, "cur=", s->current);
-        n = put_field(line, n, "min=", s->min);
-        n = put_field(line, n, "max=", s->max);
-        n = put_field(line, n, "sum=", s->sum);
-        send(putc, line, n);
-#if CMPROF_SECTION_EVENTS
-        for (unsigned k = 0; k < cmprof_section_events(); k++) {
-            const struct cmprof_stat *e = &s->events[k];
-            n = put_text(line, 0, "@sectev");
-            n = put_field(line, n, "", i);
-            n = put_field(line, n, "", k);
-            n = put_field(line, n, "ev=", cmprof_section_event(k));
-            n = put_field(line, n, "cur=", e->current);
-            n = put_field(line, n, "min=", e->min);
-            n = put_field(line, n, "max=", e->max);
-            n = put_field(line, n, "sum=", e->sum);
-            send(putc, line, n);
-        }
-#endif
-    }
+    send(putc, line, n);
 }
+
+#endif /* CMPROF_STREAM */

@@ -98,7 +98,8 @@ double prof_total(const struct prof *p)
  * library's). tests/test_cli.py checks the list against every function the library's objects define. */
 static const char *const library_statics[] = {
     "DUALTIMER_Handler", "SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "TIMER1_IRQHandler", "before_mark",
-    "calibrate", "cap_credit", "clock_cycles", "clock_zero", "cycle_counter_enable", "def_fits", "defs_superseded",
+    "calibrate", "cap_credit", "clock_cycles", "clock_zero", "copy_of", "cycle_counter_enable", "def_fits",
+    "defs_superseded", "freed_append", "freed_unlink",
     "due_names", "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "group_head", "group_start",
     "hash_find", "hash_insert", "hash_remove", "index_chars", "irq_off", "irq_restore", "isr_chars", "isr_timer_0",
     "keep_gone_name", "keep_name", "kept_name",
@@ -106,7 +107,8 @@ static const char *const library_statics[] = {
     "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_hex8",
     "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "publish", "reannounce_after", "register_task", "repeat_add",
-    "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "send", "send_announce",
+    "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "same_name", "send",
+    "send_announce", "stream_putc",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
     "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede", "sys_trace_thread_abort_user",
     "sys_trace_thread_create_user", "sys_trace_thread_name_set_user", "sys_trace_thread_switched_in_user",
@@ -115,7 +117,8 @@ static const char *const library_statics[] = {
     "__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "__wrap_sys_trace_thread_abort",
 };
 static const char *const library_files[] = {
-    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_stack.c", "cmprof_dwt.c", "cmprof_zephyr.c", "cmprof_port.h",
+    "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_stack.c", "cmprof_tasks.c", "cmprof_dwt.c",
+    "cmprof_zephyr.c", "cmprof_port.h", "cmprof_tasks.h",
     "cmprof_pmu.h", "cmprof.h", "cmprof_freertos.h", "cmprof_zephyr.h", "cmprof_regs.h",
     "cmprof_rtt.c", "cmprof_rtt.h",
 };

@@ -351,6 +351,8 @@ def build(s):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stack.c"))
     if s.get("rtt"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_rtt.c"))
+    if s["lib"] and (s["defs"].get("CMPROF_STREAM") or s["defs"].get("CMPROF_TAG")):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_tasks.c"))  # the task table: stream, or a tagged dump
     ldscript, ldpath = "%s.ld" % board, os.path.join(HERE, "board")
     if s["align16"]:
         # every function in its own section, each aligned to 16 bytes by the linker (SUBALIGN)
@@ -388,7 +390,7 @@ def build_frtos(s, out, cpu, extra=()):
     cmd += [os.path.join(HERE, "frtos", "frtos.c")] + [os.path.join(FREERTOS, f) for f in ("tasks.c", "queue.c", "list.c")]
     cmd += [os.path.join(port, f) for f in ("port.c", "portasm.c") if os.path.exists(os.path.join(port, f))]
     cmd.append(os.path.join(FREERTOS, "portable", "MemMang", "heap_4.c"))
-    cmd += [os.path.join(ROOT, "firmware", f) for f in ("cmprof_sampler.c", "cmprof_stream.c")]
+    cmd += [os.path.join(ROOT, "firmware", f) for f in ("cmprof_sampler.c", "cmprof_stream.c", "cmprof_tasks.c")]
     cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
     cmd += ["-nostdlib", "-lc", "-lgcc", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"),
             "-Wl,-T,cmprof_build_id.ld", "-L" + os.path.join(HERE, "frtos"), "-Wl,-T,frtos.ld", "-o", elf]
@@ -419,6 +421,8 @@ def build_virt(name, app, cpu="cortex-a15", opt="-Os", cflags=(), **defs):
             os.path.join(ROOT, "firmware", "cmprof_section.c")]
     if defs.get("CMPROF_STREAM"):
         cmd.append(os.path.join(ROOT, "firmware", "cmprof_stream.c"))
+    if defs.get("CMPROF_STREAM") or defs.get("CMPROF_TAG"):
+        cmd.append(os.path.join(ROOT, "firmware", "cmprof_tasks.c"))
     cmd += ["-nostdlib", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"), "-Wl,-T,cmprof_build_id.ld"] + link
     cmd += ["-lc", "-lgcc", "-o", elf]
     link_atomically(cmd, elf)
@@ -1000,6 +1004,7 @@ def library_functions(name):
     files = ["cmprof_sampler.c"] + (["cmprof_stream.c"] if sc["defs"].get("CMPROF_STREAM") else []) + \
         (["cmprof_stack.c"] if sc["defs"].get("CMPROF_STACKS") else [])
     files += ["cmprof_rtt.c"] if sc.get("rtt") else []
+    files += ["cmprof_tasks.c"] if sc["defs"].get("CMPROF_STREAM") or sc["defs"].get("CMPROF_TAG") else []
     for f in files:
         obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
         sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",

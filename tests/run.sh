@@ -177,7 +177,7 @@ firmware_builds() {
             "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1 -DCMPROF_TAG=task"; do
             local ok=1
             for f in firmware/cmprof_sampler.c firmware/cmprof_section.c firmware/cmprof_dwt.c firmware/cmprof_stream.c \
-                firmware/cmprof_stack.c firmware/cmprof_rtt.c; do
+                firmware/cmprof_stack.c firmware/cmprof_rtt.c firmware/cmprof_tasks.c; do
                 arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb $opts -c "$f" \
                     -o "$dir/$(basename "$f" .c).o" || ok=0
             done

@@ -19,7 +19,7 @@ from harness import check  # noqa: E402
 LIMIT = 256
 LIBGCC_FRAME = 48  # more than __aeabi_uldivmod and memcpy take on Cortex-M
 OUT = os.path.join(ROOT, "build", "stack-check")
-SOURCES = ["firmware/cmprof_sampler.c", "firmware/cmprof_stream.c", "firmware/cmprof_stack.c"]
+SOURCES = ["firmware/cmprof_sampler.c", "firmware/cmprof_stream.c", "firmware/cmprof_stack.c", "firmware/cmprof_tasks.c"]
 BUILDS = {
     "tagged": ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=cmprof_current_task"],
     "untagged": ["-DCMPROF_STREAM=1"],

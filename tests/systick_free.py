@@ -21,7 +21,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 OUT = os.path.join(ROOT, "build", "systick-free")
-FILES = ["cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c"]
+FILES = ["cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_tasks.c", "cmprof_dwt.c"]
 CORES = ["cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"]
 PORTS = {
     "none (CMPROF_NO_ISR)": ["-DCMPROF_NO_ISR=1"],

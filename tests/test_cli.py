@@ -262,7 +262,7 @@ def overhead_by_symbol():
     fw = os.path.join(ROOT, "firmware")
     subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O1", "-g", "-nostdlib", "-Wl,-Ttext=0x08000000",
                     "-Wl,-e,main", "-I" + fw, "-DCMPROF_STREAM=1", src, os.path.join(fw, "cmprof_sampler.c"),
-                    os.path.join(fw, "cmprof_stream.c"), "-lc", "-lgcc", "-o", elf], check=True)
+                    os.path.join(fw, "cmprof_stream.c"), os.path.join(fw, "cmprof_tasks.c"), "-lc", "-lgcc", "-o", elf], check=True)
     nm = subprocess.run(["arm-none-eabi-nm", "-l", elf], capture_output=True, text=True).stdout
     addr = {}
     for ln in nm.splitlines():  # the application's send(), not the library's static one of that name
@@ -289,8 +289,8 @@ def overhead_by_symbol():
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER"], ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER"],
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"], ["-DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM"],
                  ["-DCMPROF_STREAM=1", "-DCMPROF_STACKS=1"]):
-        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_dwt.c", "rtos/cmprof_zephyr.c",
-                  "cmprof_stack.c", "cmprof_rtt.c"):
+        for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_tasks.c", "cmprof_dwt.c",
+                  "rtos/cmprof_zephyr.c", "cmprof_stack.c", "cmprof_rtt.c"):
             obj = os.path.join(TMP, "lib.o")
             r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-O0", "-mcpu=cortex-m4", "-mthumb", "-I" + fw,
                                 "-I" + zoo, "-I" + os.path.join(zoo, "zephyr"), "-c", os.path.join(fw, f), "-o", obj]

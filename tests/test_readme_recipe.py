@@ -94,6 +94,8 @@ def build(tag, main_c, cpu, defs, stream):
            "-DRECIPE_STEPS=%d" % (15000 if stream else 0)] + defs
     cmd += [os.path.join(out, "main.c"), os.path.join(out, "app.c"), os.path.join(fw, "cmprof_sampler.c")]
     cmd += [os.path.join(fw, "cmprof_stream.c")] if stream else []
+    # the task table: the stream's names, or a tagged dump's
+    cmd += [os.path.join(fw, "cmprof_tasks.c")] if stream or any(d.startswith("-DCMPROF_TAG") for d in defs) else []
     cmd += [os.path.join(BOARD, f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
     # mps2-an385's memory for "your.ld": the FreeRTOS scenario's script has no build-id section of its own
     cmd += ["-nostdlib", "-lc", "-lgcc", "-Wl,--build-id", "-L" + fw, "-Wl,-T,cmprof_build_id.ld",
@@ -141,10 +143,11 @@ def main():
     sh = " ".join(b.replace("\\\n", " ") for b in blocks["sh"])
     cpu = re.search(r"-mcpu=(\S+)", sh)
     defs = re.findall(r"(?<!\S)-D\S+", sh)
-    check("README recipe: two C blocks (live, dump) and a build line naming the sampler, the stream, the "
+    check("README recipe: two C blocks (live, dump) and a build line naming the sampler, the stream, the task table, the "
           "build-id snippet, CMPROF_STREAM and a CPU",
           len(blocks["c"]) == 2 and cpu is not None and "-DCMPROF_STREAM=1" in defs and
-          all(f in sh for f in ("cmprof_sampler.c", "cmprof_stream.c", "cmprof_build_id.ld", "--build-id")),
+          all(f in sh for f in ("cmprof_sampler.c", "cmprof_stream.c", "cmprof_tasks.c", "cmprof_build_id.ld",
+                                "--build-id")),
           "%d C blocks, options %s" % (len(blocks["c"]), defs))
     live, dump = blocks["c"][0], blocks["c"][1]
     check("README recipe, live: it announces before it starts sampling, and drains in its loop",

@@ -2,6 +2,7 @@
  * lines that the host's text decoder reads back. Issue 7: the firmware repeats its announce and
  * task names about once a second of samples and after any loss, so a host that attaches late
  * places its samples within a second. */
+#define _POSIX_C_SOURCE 200809L /* fork, for a test on a table of its own */
 #include "../decode/text.h"
 #include "../firmware/cmprof.h"
 #include "check.h"
@@ -9,6 +10,8 @@
 #include "fake_regs.h"
 
 #include <math.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void *volatile test_tag;
 
@@ -592,6 +595,50 @@ static void test_create_and_delete_take_a_few_steps(void)
     cmprof_stream_flush(capture); /* the names given go out */
 }
 
+/* The worst case, not the mean: every slot's task deleted, then each control block reused at once
+ * by a new task (heap allocators hand a freed block straight back), then one deleted again. A
+ * create in a new block then takes that slot in a few steps: before, it walked every reused
+ * slot's stale entry in the queue of deleted slots (as many steps as the table has slots). On an
+ * empty table: in a child process, so the tests after it keep theirs. */
+#ifdef CMPROF_STREAM_TASKS
+#define REUSE_TABLE CMPROF_STREAM_TASKS
+#else
+#define REUSE_TABLE 254 /* the default */
+#endif
+static bool create_after_reuse_is_bounded(void)
+{
+    static char blocks[REUSE_TABLE + 1][16];
+    fresh_stream();
+    for (int t = 0; t < REUSE_TABLE; t++)
+        cmprof_stream_task_later(blocks[t], "worker");
+    for (int t = 0; t < REUSE_TABLE; t++)
+        cmprof_stream_task_gone(blocks[t]);
+    for (int t = 0; t < REUSE_TABLE; t++)
+        cmprof_stream_task_later(blocks[t], "worker"); /* the same blocks, new tasks */
+    cmprof_stream_task_gone(blocks[REUSE_TABLE - 1]);
+    unsigned long before = fake_probe_steps;
+    cmprof_stream_task_later(blocks[REUSE_TABLE], "late");
+    unsigned long create = fake_probe_steps - before;
+    before = fake_probe_steps;
+    cmprof_stream_task_gone(blocks[REUSE_TABLE]);
+    unsigned long gone = fake_probe_steps - before;
+    printf("     a create after %d reused blocks: %lu steps, its delete %lu\n", REUSE_TABLE, create, gone);
+    return create <= 8 && gone <= 8;
+}
+
+static void test_create_after_reuse_takes_a_few_steps(void)
+{
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        bool ok = create_after_reuse_is_bounded();
+        fflush(stdout);
+        _exit(ok ? 0 : 1);
+    }
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* One tick for tag number t: FIELD_TASKS is an interrupt (exception 22), FIELD_TASKS + 1 a tag
  * that was never named. */
 static void field_tick(int t)
@@ -738,6 +785,7 @@ static void test_write_sends_whole_lines(void)
 
 int main(void)
 {
+    RUN_TEST(test_create_after_reuse_takes_a_few_steps);
     RUN_TEST(test_announce_repeats_every_second);
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_repeat_lines_decode_whole_or_not_at_all);

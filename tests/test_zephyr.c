@@ -7,7 +7,25 @@
 #include "check.h"
 #include "fake_regs.h"
 #define CMPROF_ZEPHYR_NAME_POOL 4096 /* every name of the churn test: 460 of 4 or 5 bytes */
+#include <string.h>
+/* The name hook's work, counted: its probe steps, and any call that scans a string */
+static unsigned long zephyr_probe, string_calls;
+#define CMPROF_ZEPHYR_PROBE zephyr_probe
+__attribute__((unused)) static size_t counting_strlen(const char *s)
+{
+    string_calls++;
+    return strlen(s);
+}
+__attribute__((unused)) static int counting_strncmp(const char *a, const char *b, size_t n)
+{
+    string_calls++;
+    return strncmp(a, b, n);
+}
+#define strlen counting_strlen
+#define strncmp counting_strncmp
 #include "rtos/cmprof_zephyr.c"
+#undef strlen
+#undef strncmp
 
 #include <stdio.h>
 #include <string.h>
@@ -358,6 +376,43 @@ static void test_name_pool_shares_then_degrades(void)
     text_free(&d);
 }
 
+/* Naming a thread costs the same with the pool empty or full: no scan of the pool, a few probes of
+ * its hash (the hook runs on every create and rename, under the kernel's lock). */
+static void test_name_hook_bounded_at_any_fill(void)
+{
+    static struct k_thread t;
+    start();
+    memset(cmprof_name_slots, 0, sizeof cmprof_name_slots); /* an empty pool to fill */
+    cmprof_name_pool_used = 0;
+    unsigned long most = 0;
+    for (unsigned i = 0; cmprof_name_pool_used + 8u < sizeof cmprof_name_pool; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%05u", i);
+        zephyr_probe = string_calls = 0;
+        kernel_create(&t, name);
+        unsigned long work = zephyr_probe + string_calls;
+        most = work > most ? work : most;
+    }
+    unsigned lost = 0, made = 0;
+    for (unsigned i = 0; i < 100000u; i++) { /* every name of the fill still found, each in its own copy */
+        char name[16];
+        snprintf(name, sizeof name, "n%05u", i);
+        const char *k = kept_name(name);
+        if (k == NULL)
+            break;
+        made++;
+        lost += strcmp(k, name) != 0;
+    }
+    printf("name hook: %u names kept in %zu bytes, %u wrong\n", made, cmprof_name_pool_used, lost);
+    CHECK(lost == 0 && made * 7u >= cmprof_name_pool_used - 16u);
+    zephyr_probe = string_calls = 0;
+    kernel_create(&t, "n00007"); /* a name kept long ago, with the pool full */
+    unsigned long again = zephyr_probe + string_calls;
+    printf("name hook: at most %lu steps a create while the pool filled, %lu for a kept name\n", most, again);
+    CHECK(most <= 8 && again <= 8);
+    CHECK(kept_name("n00007") != NULL && !strcmp(kept_name("n00007"), "n00007"));
+}
+
 /* The names the idle rule keeps and the ones it maps. */
 static void test_idle_name_rule(void)
 {
@@ -418,5 +473,6 @@ int main(void)
     RUN_TEST(test_create_rename_abort_churn);
     RUN_TEST(test_many_threads_end_between_two_drains);
     RUN_TEST(test_name_pool_shares_then_degrades);
+    RUN_TEST(test_name_hook_bounded_at_any_fill);
     return check_summary();
 }

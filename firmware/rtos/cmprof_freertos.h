@@ -7,7 +7,7 @@
  *   1. The last line of FreeRTOSConfig.h (after a trace recorder's header, if you have one, see
  *      "Trace recorders" below):   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on the
  *      include path). Nothing else in the kernel changes.
- *   2. Build cmprof_sampler.c and cmprof_stream.c with -DCMPROF_STREAM=1
+ *   2. Build cmprof_sampler.c, cmprof_stream.c and cmprof_tasks.c with -DCMPROF_STREAM=1
  *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32 -DCMPROF_JITTER=MASK, and define
  *      `void *volatile cmprof_current_task;` once. 32 samples a line (16 by default) halve the
  *      drain's work per line: about 6 instructions a sample less at 100+ tasks. The jitter MASK
@@ -62,13 +62,13 @@
  * task waits). CMPROF_RING_N must hold the samples of
  * the longest stretch without idle time (f x that stretch).
  *
- * The idle stack. The drain needs at most 256 bytes (224 tagged: tests/stack_check.py, from
+ * The idle stack. The drain needs at most 256 bytes (248 tagged: tests/stack_check.py, from
  * -fstack-usage), plus the idle hook's own frame and your putc or write. The scenario runs with
  * configMINIMAL_STACK_SIZE 128 (512 bytes, FreeRTOS's usual figure) and configCHECK_FOR_STACK_OVERFLOW
  * 2; 180 to 200 bytes of it stay unused. Use the overflow check while you try it out.
  *
  * Dump mode (no live stream: collect, then print once): build cmprof_sampler.c and
- * cmprof_stream.c WITHOUT CMPROF_STREAM (or with 0) and with CMPROF_TAG=cmprof_current_task, keep
+ * cmprof_tasks.c WITHOUT CMPROF_STREAM (or with 0) and with CMPROF_TAG=cmprof_current_task, keep
  * this header; the hooks then keep a copy of every task's name (CMPROF_DUMP_NAME_LEN characters,
  * default 16; deleted tasks included while the table has room: CMPROF_STREAM_TASKS, 254 by
  * default, about 30 bytes of RAM each, then the longest-deleted give way; a control block reused

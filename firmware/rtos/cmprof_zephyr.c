@@ -13,6 +13,8 @@
 #error "cmprof needs CONFIG_TRACING=y and CONFIG_TRACING_USER=y: its thread tags come from the user tracing hooks. SystemView, CTF and the other tracing formats take those hooks for themselves; choose one of them or cmprof."
 #endif
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <tracing_user.h>
 
@@ -54,25 +56,63 @@ static struct k_spinlock cmprof_names_lock;
 
 /* Every distinct name once, kept for ever: the stream sends a name after the hook returns, by
  * which time k_thread_name_set() or a new thread in the same k_thread may have overwritten
- * thread->name. Threads come and go under a few names, so the pool stays small. */
+ * thread->name. Threads come and go under a few names, so the pool stays small. A name is found
+ * through a hash of it (no scan of the pool): at most NAME_PROBES slots looked at, each a compare
+ * that mostly ends at the first character, whatever the pool holds. */
 static char cmprof_name_pool[CMPROF_ZEPHYR_NAME_POOL];
 static size_t cmprof_name_pool_used;
+_Static_assert(CMPROF_ZEPHYR_NAME_POOL <= 65535, "CMPROF_ZEPHYR_NAME_POOL: pool offsets are 16 bits");
+/* hash slots: a power of two, half the pool's bytes (2 bytes of RAM each: the pool's size again),
+ * so names of 3 characters or more fill at most half of them, at least 16 */
+#define NAME_POOL_H (CMPROF_ZEPHYR_NAME_POOL / 2)
+#define NAME_SLOTS                                                                                         \
+    (NAME_POOL_H <= 16 ? 16 : NAME_POOL_H <= 32 ? 32 : NAME_POOL_H <= 64 ? 64 : NAME_POOL_H <= 128 ? 128 : \
+     NAME_POOL_H <= 256 ? 256 : NAME_POOL_H <= 512 ? 512 : NAME_POOL_H <= 1024 ? 1024 : NAME_POOL_H <= 2048 ? 2048 \
+     : NAME_POOL_H <= 4096 ? 4096 : NAME_POOL_H <= 8192 ? 8192 : NAME_POOL_H <= 16384 ? 16384 : 32768)
+#define NAME_PROBES 8u /* slots looked at for one name, at most: past them the name is not kept */
+static uint16_t cmprof_name_slots[NAME_SLOTS]; /* 1 + a name's pool offset; 0: empty */
+#ifdef CMPROF_ZEPHYR_PROBE
+#define NAME_STEP() ((void)CMPROF_ZEPHYR_PROBE++) /* host tests count the hook's steps */
+#else
+#define NAME_STEP() ((void)0)
+#endif
 
+/* Whether pool name `kept` is name[0..len). */
+static bool same_name(const char *kept, const char *name, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (kept[i] != name[i])
+            return false;
+    return kept[len] == '\0';
+}
+
+/* The pool's copy of a name (at most CMPROF_ZEPHYR_NAME_MAX characters), added if new; NULL when
+ * the pool or the name's probes are full. Bounded: one pass over the name to hash it, then at most
+ * NAME_PROBES slots. */
 static const char *kept_name(const char *name)
 {
+    uint32_t h = 2166136261u; /* FNV-1a */
     size_t len = 0;
-    while (len < CMPROF_ZEPHYR_NAME_MAX && name[len])
-        len++;
-    for (size_t at = 0; at < cmprof_name_pool_used; at += strlen(cmprof_name_pool + at) + 1u)
-        if (!strncmp(cmprof_name_pool + at, name, len) && cmprof_name_pool[at + len] == '\0')
-            return cmprof_name_pool + at;
-    if (len + 1u > sizeof cmprof_name_pool - cmprof_name_pool_used)
-        return NULL;
-    char *copy = cmprof_name_pool + cmprof_name_pool_used;
-    memcpy(copy, name, len);
-    copy[len] = '\0';
-    cmprof_name_pool_used += len + 1u;
-    return copy;
+    for (; len < CMPROF_ZEPHYR_NAME_MAX && name[len]; len++)
+        h = (h ^ (uint8_t)name[len]) * 16777619u;
+    for (uint32_t p = 0; p < NAME_PROBES; p++) {
+        NAME_STEP();
+        uint32_t k = (h + p) & (NAME_SLOTS - 1u);
+        uint32_t at1 = cmprof_name_slots[k];
+        if (at1 == 0u) {
+            if (len + 1u > sizeof cmprof_name_pool - cmprof_name_pool_used)
+                return NULL;
+            char *copy = cmprof_name_pool + cmprof_name_pool_used;
+            memcpy(copy, name, len);
+            copy[len] = '\0';
+            cmprof_name_slots[k] = (uint16_t)(cmprof_name_pool_used + 1u);
+            cmprof_name_pool_used += len + 1u;
+            return copy;
+        }
+        if (same_name(cmprof_name_pool + at1 - 1u, name, len))
+            return cmprof_name_pool + at1 - 1u;
+    }
+    return NULL;
 }
 
 static void name_thread(struct k_thread *thread)

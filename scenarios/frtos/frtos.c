@@ -50,7 +50,9 @@
 #define ID_SPAWNER (ID_ALARM + N_ALARM)
 #define ID_CHURN (ID_SPAWNER + 1u)
 #define MAX_IDS 1024u
-#define SPAWN_TICKS 6u
+#ifndef SPAWN_TICKS
+#define SPAWN_TICKS 6u /* ticks between two creations (the churn measurement sets 1) */
+#endif
 #define TIMER1_BASE 0x40001000u
 #define TIMER1_IRQ 9u
 #define GPIO0_IRQ 6u

@@ -1,0 +1,322 @@
+/* The task table (cmprof_tasks.h): tags to stream indexes and names, changed by the kernel's
+ * hooks in a bounded number of steps whatever the task count or the churn (cmprof.h states each
+ * worst case), read by the stream's drain and printed by the dump. */
+#include "cmprof_tasks.h"
+
+#include <stddef.h>
+
+#define T cmprof_tasks
+#define DUMP_MODE (!CMPROF_STREAM)
+
+struct cmprof_task_table cmprof_tasks;
+
+#ifdef CMPROF_TAG
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Index i's characters, as the sample loop writes them: one below 62, else '+' and two more. */
+static uint32_t index_chars(uint32_t i)
+{
+    if (i < 62u)
+        return IXC_OF((uint32_t)(uint8_t)b64[i], 1u);
+    i -= 62u;
+    return IXC_OF('+' | (uint32_t)(uint8_t)b64[i >> 6] << 8 | (uint32_t)(uint8_t)b64[i & 63u] << 16, 3u);
+}
+#endif
+
+#define HASH_MASK (CMPROF_TASKS_HASH_SLOTS - 1u)
+/* Host tests count the table's steps (CMPROF_PROBE names a counter): create and delete take a few,
+ * whatever the task count. */
+#ifdef CMPROF_PROBE
+#define PROBE_STEP() ((void)CMPROF_PROBE++)
+#else
+#define PROBE_STEP() ((void)0)
+#endif
+
+/* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash (at most half full, so a few steps). */
+uint32_t cmprof_tasks_find(uint32_t tag)
+{
+    for (uint32_t k = cmprof_tasks_home(tag), slot; (slot = T.hash[k]) != 0u; k = (k + 1u) & HASH_MASK) {
+        PROBE_STEP();
+        if ((uint32_t)(uintptr_t)T.tags[slot - 1u] == tag)
+            return slot - 1u;
+    }
+    return CMPROF_TASKS_NO_SLOT;
+}
+
+static void hash_insert(uint32_t i)
+{
+    uint32_t k = cmprof_tasks_home((uint32_t)(uintptr_t)T.tags[i]);
+    while (T.hash[k]) {
+        PROBE_STEP();
+        k = (k + 1u) & HASH_MASK;
+    }
+    T.hash[k] = (cmprof_hash_slot_t)(i + 1u);
+}
+
+/* Take a tag out of the hash by backward shift: the entries after it in its run move up where
+ * their own probe allows, so a deletion leaves no marker behind and no probe grows. */
+static void hash_remove(uint32_t tag)
+{
+    uint32_t k = cmprof_tasks_home(tag), slot;
+    while ((slot = T.hash[k]) != 0u && (uint32_t)(uintptr_t)T.tags[slot - 1u] != tag) {
+        PROBE_STEP();
+        k = (k + 1u) & HASH_MASK;
+    }
+    if (!slot)
+        return;
+    for (uint32_t j = (k + 1u) & HASH_MASK; (slot = T.hash[j]) != 0u; j = (j + 1u) & HASH_MASK) {
+        PROBE_STEP();
+        uint32_t home = cmprof_tasks_home((uint32_t)(uintptr_t)T.tags[slot - 1u]);
+        if (((j - home) & HASH_MASK) >= ((j - k) & HASH_MASK)) { /* k lies on its probe: move it */
+            T.hash[k] = (cmprof_hash_slot_t)slot;
+            k = j;
+        }
+    }
+    T.hash[k] = 0;
+}
+
+#if CMPROF_HIST || DUMP_MODE
+#define WAITING_BEFORE(p, from) false
+#else
+/* Whether samples taken before ring position p may still wait to go out: p lies in (sent, stored]
+ * ([sent, stored] `from` the line being built: a name due at sent may be in it). A p past the
+ * write position is from before a cmprof_start(), which begins the positions at 0 again. */
+#define WAITING_BEFORE(p, from) \
+    ((p) - cmprof_stream_sent() - !(from) < cmprof_stream_stored() - cmprof_stream_sent() + (from))
+#endif
+
+#ifndef CMPROF_STREAM_NAMES_KEPT
+#define CMPROF_STREAM_NAMES_KEPT 0 /* 1: names outlive their tasks (Zephyr's adapter keeps them) */
+#endif
+#define GONE_COPIES (!DUMP_MODE && !CMPROF_STREAM_NAMES_KEPT)
+#if GONE_COPIES
+#ifndef CMPROF_GONE_NAMES
+#define CMPROF_GONE_NAMES 16u /* deleted tasks' unsent names kept at once (a drain sends them) */
+#endif
+static char gone_names[CMPROF_GONE_NAMES][CMPROF_DUMP_NAME_LEN + 1u];
+static uint16_t gone_owner[CMPROF_GONE_NAMES];
+static uint32_t gone_seq[CMPROF_GONE_NAMES]; /* which copy each holds: 1 + its number (0: never used) */
+static uint32_t gone_next;
+
+/* The copy `name` is, or CMPROF_GONE_NAMES when it is no copy. */
+static uint32_t copy_of(const char *name)
+{
+    uintptr_t off = (uintptr_t)name - (uintptr_t)gone_names;
+    return off < sizeof gone_names ? (uint32_t)(off / sizeof gone_names[0]) : CMPROF_GONE_NAMES;
+}
+#endif
+
+/* A slot whose name has not gone out yet is given to another task (a control block reused, or a
+ * deleted task's slot taken over) before the drain ran: keep the old name, with its place, so
+ * that the samples between the two names keep theirs. */
+static void supersede(uint32_t i)
+{
+    if (!(T.flags[i] & CMPROF_TASK_UNSENT) || T.name_at[i] == CMPROF_TASKS_STORED())
+        return; /* sent already, or no sample can carry the old name */
+    if (T.n_superseded == CMPROF_STREAM_SUPERSEDED)
+        return;
+    struct cmprof_superseded *e = &T.superseded[T.n_superseded++];
+    e->at = T.name_at[i];
+    e->tag = T.tags[i];
+    e->name = T.names[i];
+    e->index = (uint16_t)i;
+#if GONE_COPIES
+    uint32_t k = copy_of(e->name);
+    e->copy_seq = k < CMPROF_GONE_NAMES ? gone_seq[k] : 0u;
+#endif
+}
+
+const char *cmprof_tasks_superseded_name(const struct cmprof_superseded *e)
+{
+#if GONE_COPIES
+    uint32_t k = copy_of(e->name);
+    if (k < CMPROF_GONE_NAMES && gone_seq[k] != e->copy_seq)
+        return NULL; /* the copy went to a later deletion: the name is unknown, never another's */
+#endif
+    return e->name;
+}
+
+/* Whether deleted slot i must wait before a new task takes it. A task deleted since the last
+ * sample sent may have samples waiting: its own (this slot's; and from the line being built, its
+ * name may be in the line, which the @task line of a tag never named would overtake) or those of
+ * a task with no slot, in a control block the new task may be reusing. Out of line: on the
+ * drain's deepest path (learn_tag, cmprof_tasks_register) its frame sits beside supersede's. */
+__attribute__((noinline)) static bool slot_waits(uint32_t i)
+{
+    (void)i;
+    return WAITING_BEFORE(T.gone_at[i], T.from_line) ||
+           (T.slotless_gone && WAITING_BEFORE(T.slotless_gone_at, false));
+}
+
+/* The list of deleted slots: circular, doubly linked, node i + 1 for slot i and node 0 its head,
+ * whose links start at 0 in .bss: an empty list. No branch in either change. */
+__attribute__((always_inline)) static inline void freed_append(uint32_t i)
+{
+    uint32_t node = i + 1u, last = T.freed_prev[0];
+    T.freed_next[node] = 0;
+    T.freed_prev[node] = (uint16_t)last;
+    T.freed_next[last] = (uint16_t)node;
+    T.freed_prev[0] = (uint16_t)node;
+    T.flags[i] |= CMPROF_TASK_FREED;
+}
+
+__attribute__((always_inline)) static inline void freed_unlink(uint32_t i)
+{
+    uint32_t node = i + 1u, next = T.freed_next[node], prev = T.freed_prev[node];
+    T.freed_next[prev] = (uint16_t)next;
+    T.freed_prev[next] = (uint16_t)prev;
+    T.flags[i] &= (uint8_t)~CMPROF_TASK_FREED;
+}
+
+/* A slot for a new tag: one never used, else the one deleted longest ago once its samples went
+ * out, else CMPROF_TASKS_NO_SLOT. No scan: the head of the deleted list, or nothing. A slot taken
+ * while its task's samples wait in the ring would put them under its next task's name (the drain
+ * looks the tag up then, and a control block reused takes another slot). */
+static uint32_t take_slot(void)
+{
+    if (T.n_tags < CMPROF_TASKS_MAX) {
+        T.flags[T.n_tags] = 0;
+#ifdef CMPROF_TAG
+        T.ixc[T.n_tags] = index_chars(T.n_tags);
+#endif
+        return T.n_tags++;
+    }
+    if (!T.freed_next[0])
+        return CMPROF_TASKS_NO_SLOT;
+    uint32_t i = T.freed_next[0] - 1u;
+    if (slot_waits(i))
+        return CMPROF_TASKS_NO_SLOT;
+    freed_unlink(i);
+    supersede(i);
+    hash_remove((uint32_t)(uintptr_t)T.tags[i]);
+    T.flags[i] &= (uint8_t)~CMPROF_TASK_GONE;
+    return i;
+}
+
+/* A deleted task keeps its slot (its samples still in the ring must find it) until no other slot
+ * is left and a new task takes it over; the new name re-maps the index on the wire. */
+uint32_t cmprof_tasks_register(const void *tag, const char *name)
+{
+    T.changes++;
+    uint32_t i = cmprof_tasks_find((uint32_t)(uintptr_t)tag);
+    if (i != CMPROF_TASKS_NO_SLOT) {
+        supersede(i);
+        if (T.flags[i] & CMPROF_TASK_FREED) /* a new task in a deleted one's control block */
+            freed_unlink(i);
+        T.flags[i] &= (uint8_t)~CMPROF_TASK_GONE;
+    } else if ((i = take_slot()) != CMPROF_TASKS_NO_SLOT) {
+        T.tags[i] = tag;
+        hash_insert(i);
+        T.cache_stale = true; /* the sample loop's cached answer may have been "no slot" for this tag */
+    } else {
+        T.full_pending |= !T.table_full; /* said once now, then with each announce */
+        T.names_pending = true;          /* the drain says it with the names */
+        T.table_full = true;
+    }
+    if (i != CMPROF_TASKS_NO_SLOT)
+        T.names[i] = name;
+    T.changes++;
+    return i;
+}
+
+#if DUMP_MODE
+static char dump_names[CMPROF_TASKS_MAX][CMPROF_DUMP_NAME_LEN + 1u];
+
+/* The slot's own copy of a name. */
+static const char *keep_name(uint32_t i, const char *name)
+{
+    uint32_t k = 0;
+    for (; name && name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
+        dump_names[i][k] = name[k];
+    dump_names[i][k] = '\0';
+    return dump_names[i];
+}
+
+/* "task TAG NAME" for every task named (deleted ones included), after cmprof_dump()'s samples. */
+void cmprof_dump_tasks(cmprof_putc_fn putc)
+{
+    for (uint32_t i = 0; i < T.n_tags; i++) {
+        const char *name = T.names[i] ? T.names[i] : "?";
+        uint32_t tag = (uint32_t)(uintptr_t)T.tags[i];
+        putc('t');
+        putc('a');
+        putc('s');
+        putc('k');
+        putc(' ');
+        for (int sh = 28; sh >= 0; sh -= 4)
+            putc("0123456789abcdef"[(tag >> sh) & 15u]);
+        putc(' ');
+        for (uint32_t k = 0; name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
+            putc(name[k]);
+        putc('\n');
+    }
+}
+#else
+#define keep_name(i, name) (name)
+#endif
+
+void cmprof_stream_task_later(const void *tag, const char *name)
+{
+    uint32_t i = cmprof_tasks_register(tag, name);
+    if (i != CMPROF_TASKS_NO_SLOT && DUMP_MODE) {
+        T.names[i] = keep_name(i, name);
+        return;
+    }
+    if (i != CMPROF_TASKS_NO_SLOT) {
+        uint32_t at = CMPROF_TASKS_STORED();
+        T.name_at[i] = at;
+        T.flags[i] |= CMPROF_TASK_UNSENT;
+        uint32_t tail = T.pending_tail;
+        if (tail - T.pending_head < CMPROF_TASKS_PENDING) {
+            T.pending[tail % CMPROF_TASKS_PENDING] = (struct cmprof_pending){.at = at, .index = (uint16_t)i};
+            __asm__ volatile("" ::: "memory"); /* the entry before the tail: a drain in an interrupt reads it */
+            T.pending_tail = tail + 1u;
+        } else {
+            T.pending_overflow = true;
+        }
+        T.names_pending = true;
+    }
+}
+
+#if GONE_COPIES
+/* The kernel frees a deleted task's control block, and the name in it, maybe before the drain
+ * sends the name: an unsent one is copied. The oldest copy goes to the next deletion; a name
+ * still pointing at it becomes unknown ('?'), never another task's (a superseded entry knows its
+ * copy by number: cmprof_tasks_superseded_name). At most CMPROF_DUMP_NAME_LEN characters. */
+static void keep_gone_name(uint32_t i)
+{
+    uint32_t k = gone_next % CMPROF_GONE_NAMES;
+    char *copy = gone_names[k];
+    if (T.names[gone_owner[k]] == copy)
+        T.names[gone_owner[k]] = NULL;
+    gone_seq[k] = ++gone_next;
+    const char *name = T.names[i];
+    uint32_t n = 0;
+    for (; name && name[n] && n < CMPROF_DUMP_NAME_LEN; n++)
+        copy[n] = name[n];
+    copy[n] = '\0';
+    T.names[i] = name ? copy : NULL;
+    gone_owner[k] = (uint16_t)i;
+}
+#else
+#define keep_gone_name(i) ((void)(i)) /* dump mode copies every name at creation; kept names live on */
+#endif
+
+void cmprof_stream_task_gone(const void *tag)
+{
+    T.changes++;
+    uint32_t i = cmprof_tasks_find((uint32_t)(uintptr_t)tag);
+    if (i == CMPROF_TASKS_NO_SLOT) {
+        T.slotless_gone_at = CMPROF_TASKS_STORED();
+        T.slotless_gone = true;
+    }
+    if (i != CMPROF_TASKS_NO_SLOT && !(T.flags[i] & CMPROF_TASK_GONE)) {
+        if (T.flags[i] & CMPROF_TASK_UNSENT)
+            keep_gone_name(i);
+        T.flags[i] |= CMPROF_TASK_GONE;
+        T.gone_at[i] = CMPROF_TASKS_STORED();
+        if (!(T.flags[i] & CMPROF_TASK_FREED)) /* each slot at most once in the list */
+            freed_append(i);
+    }
+    T.changes++;
+}

@@ -1,0 +1,129 @@
+/* The task table, inside the library (not for applications): which tag (a task's control block)
+ * has which index on the stream, under which name, and what the drain still owes the wire. The
+ * kernel's hooks (cmprof_stream_task_later, cmprof_stream_task_gone: cmprof.h) change it from
+ * inside the kernel; the stream's drain (cmprof_stream.c) reads it to index samples and sends the
+ * names it holds; cmprof_dump() prints it in dump mode. Build cmprof_tasks.c with the same options
+ * as cmprof_sampler.c and cmprof_stream.c.
+ *
+ * Concurrency: a hook may preempt the drain (it runs in the kernel's critical section, which the
+ * drain does not take). The hooks bump `changes` around each change; a drain lookup that saw it
+ * move looks again. New names reach the drain through a single-producer queue (`pending`). */
+#ifndef CMPROF_TASKS_H
+#define CMPROF_TASKS_H
+
+#include "cmprof.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Named tags (tasks; interrupt handlers need no slot), at most at once: 62 fit one index
+ * character; more take three ('+' and two), up to 4158. Deleted tasks free their slot. The default
+ * covers a large RTOS application (about 25 bytes of RAM a task); should it ever fill, the stream
+ * says so (@full) and the host reports the samples it could not name. */
+#ifndef CMPROF_STREAM_TASKS
+#define CMPROF_STREAM_TASKS 254u
+#endif
+_Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPROF_STREAM_TASKS: 1 to 4158");
+#define CMPROF_TASKS_MAX CMPROF_STREAM_TASKS
+/* Dump mode (built without CMPROF_STREAM): no ring to stream, only the table, whose names are
+ * copied (a deleted task's control block, and its name, go back to the heap), for cmprof_dump()
+ * to print after the samples. */
+#ifndef CMPROF_STREAM
+#define CMPROF_STREAM 0
+#endif
+#ifndef CMPROF_DUMP_NAME_LEN
+#define CMPROF_DUMP_NAME_LEN 16u
+#endif
+/* Slots renamed twice between two drains (a control block reused before its first task's name went
+ * out), at most at once: 20 bytes of RAM each. Beyond it a superseded name is lost and its samples
+ * show under the slot's previous name (tests/test_stream_order.c checks 9; 8 were too few there). */
+#ifndef CMPROF_STREAM_SUPERSEDED
+#define CMPROF_STREAM_SUPERSEDED 32u
+#endif
+#define CMPROF_TASKS_NO_SLOT 0xFFFFu /* a tag with no slot: sent as '/' */
+#define CMPROF_TASKS_PENDING 64u     /* names given by kernel hooks between two drains, queued (more: one scan) */
+/* per-slot flags */
+#define CMPROF_TASK_GONE 1u   /* the task was deleted: its slot may go to a new task */
+#define CMPROF_TASK_UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
+#define CMPROF_TASK_FREED 4u  /* in the list of deleted slots */
+/* the hash: a power of two, at least twice the tasks */
+#define CMPROF_TASKS_HASH_BITS                                                                                 \
+    (CMPROF_TASKS_MAX <= 64u ? 7 : CMPROF_TASKS_MAX <= 256u ? 9 : CMPROF_TASKS_MAX <= 1024u ? 11 : 13)
+#define CMPROF_TASKS_HASH_SLOTS (1u << CMPROF_TASKS_HASH_BITS)
+#if CMPROF_STREAM_TASKS <= 254
+typedef uint8_t cmprof_hash_slot_t;
+#else
+typedef uint16_t cmprof_hash_slot_t;
+#endif
+
+/* A tag's home in the hash: the top bits of a multiplicative hash mix best (word-aligned TCBs too). */
+static inline uint32_t cmprof_tasks_home(uint32_t tag)
+{
+    return tag * 2654435761u >> (32 - CMPROF_TASKS_HASH_BITS);
+}
+
+/* A task index's characters (1 or 3) little-endian in the low 24 bits, their count on top: one
+ * register in the sample loop, stored as a word and stepped over by the count. */
+#define IXC_OF(chars, len) ((chars) | (uint32_t)(len) << 24)
+#define IXC_LEN(ixc) ((ixc) >> 24)
+
+/* Ring positions: where the samples stand when a name is given or a task deleted. */
+#if CMPROF_HIST || !CMPROF_STREAM
+#define CMPROF_TASKS_STORED() 0u /* no ring: names go out with the next drain, or the dump */
+#else
+#define CMPROF_TASKS_STORED() cmprof_stream_stored()
+#endif
+
+struct cmprof_superseded { /* an unsent name whose slot a newer name took */
+    uint32_t at;
+    const void *tag;
+    const char *name;
+    uint32_t copy_seq; /* the copy's number when `name` is a deleted task's copy (it may be reused) */
+    uint16_t index;
+};
+
+struct cmprof_task_table {
+    const void *tags[CMPROF_TASKS_MAX];
+#ifdef CMPROF_TAG
+    uint32_t ixc[CMPROF_TASKS_MAX]; /* each slot's index chars, for the sample loop: a load */
+#endif
+    const char *names[CMPROF_TASKS_MAX]; /* kept to repeat them with the announce */
+    uint32_t n_tags;
+    cmprof_hash_slot_t hash[CMPROF_TASKS_HASH_SLOTS]; /* open addressing on the tag: 1 + its index, 0 empty */
+    volatile uint32_t changes;   /* bumped around each change of the table: a lookup that saw it move
+                                    (a kernel hook preempted the drain) looks again */
+    volatile bool names_pending; /* the hooks named tasks the drain has not sent */
+    volatile bool cache_stale;   /* a tag got a slot: the sample loop's cached "no slot" may be wrong */
+    bool from_line;              /* a slot is being taken from inside the sample loop */
+    uint8_t flags[CMPROF_TASKS_MAX]; /* CMPROF_TASK_GONE, _UNSENT, _FREED */
+    uint32_t name_at[CMPROF_TASKS_MAX]; /* ring position when an unsent name was given: samples from
+                                           there on are the new task's, those before the old one's */
+    uint32_t gone_at[CMPROF_TASKS_MAX]; /* ring position when the task was deleted: its samples lie before */
+    uint32_t slotless_gone_at; /* the same for the last task deleted that had no slot (its samples '/') */
+    bool slotless_gone;
+    /* deleted slots, a doubly linked list, oldest first: a new task takes the first once no fresh
+     * slot is left, and a task created in a deleted one's control block takes it out, both O(1)
+     * (node 0 is the list's head, node i + 1 slot i) */
+    uint16_t freed_next[CMPROF_TASKS_MAX + 1u], freed_prev[CMPROF_TASKS_MAX + 1u];
+    struct cmprof_pending {  /* unsent names in the order given, so the drain finds the next due */
+        uint32_t at;         /* without a scan of the table: stale once the slot is sent or */
+        uint16_t index;      /* renamed (its name_at moved on) */
+    } pending[CMPROF_TASKS_PENDING];
+    volatile uint32_t pending_head, pending_tail; /* the drain takes, the kernel hooks add */
+    volatile bool pending_overflow;               /* some unsent names are only in the table: scan it */
+    bool table_full;   /* a tag found no slot: said with every announce (@full) */
+    bool full_pending; /* ... and by the next drain */
+    struct cmprof_superseded superseded[CMPROF_STREAM_SUPERSEDED];
+    uint32_t n_superseded; /* beyond the array a superseded name is lost: its samples show under
+                              the slot's previous name */
+};
+extern struct cmprof_task_table cmprof_tasks;
+
+/* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash. */
+uint32_t cmprof_tasks_find(uint32_t tag);
+/* Register a tag and its name; its index, or CMPROF_TASKS_NO_SLOT when the table is full. */
+uint32_t cmprof_tasks_register(const void *tag, const char *name);
+/* A superseded entry's name, or NULL when the copy it pointed at went to a later deletion. */
+const char *cmprof_tasks_superseded_name(const struct cmprof_superseded *e);
+
+#endif
