@@ -112,7 +112,13 @@ def options(blocks):
     return ["-D" + d for d in m.group(1).split()] if m else [], None
 
 
-def gcc(name, cpu, main_c, defs, extra, link, steps):
+def library_files(blocks):
+    """The library's files the recipe's sh or cmake block names (cmprof/firmware/X.c), as printed."""
+    text = "".join(blocks.get("sh", []) + blocks.get("cmake", []))
+    return sorted(set(re.findall(r"cmprof/firmware/(\w+\.c)", text)))
+
+
+def gcc(name, cpu, main_c, defs, extra, link, steps, library):
     out = os.path.join(OUT, name + "-" + cpu)
     os.makedirs(out, exist_ok=True)
     files = {"main.c": main_c, "app.c": APP}
@@ -125,7 +131,7 @@ def gcc(name, cpu, main_c, defs, extra, link, steps):
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", "-g", "-mcpu=" + cpu, "-mthumb",
            "-mfloat-abi=soft", "-I" + FW, "-I" + out, "-DRECIPE_STEPS=%d" % steps] + defs
     cmd += [os.path.join(out, f) for f in files if f.endswith(".c")]
-    cmd += [os.path.join(FW, "cmprof_sampler.c"), os.path.join(FW, "cmprof_stream.c")] + link + ["-o", elf]
+    cmd += [os.path.join(FW, f) for f in library] + link + ["-o", elf]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("recipe %s does not build for %s: %s" % (name, cpu, r.stderr.strip()[-800:]))
@@ -185,25 +191,26 @@ def main():
     for name, (cpu, blocks) in sorted(found.items()):
         main_c = blocks["c"][0]
         defs, sh_cpu = options(blocks)
+        library = library_files(blocks)
         check("boards.md %s: the build names the stream, a timer port, and the recipe's core" % name,
               "-DCMPROF_STREAM=1" in defs and any(d.startswith("-DCMPROF_PORT=") for d in defs) and
-              sh_cpu in (None, cpu) and
+              sh_cpu in (None, cpu) and {"cmprof_sampler.c", "cmprof_stream.c"} <= set(library) and
               call_at(main_c, "cmprof_stream_announce") < call_at(main_c, "cmprof_start") < len(main_c),
-              "%s, -mcpu %s" % (defs, sh_cpu))
+              "%s, -mcpu %s, %s" % (defs, sh_cpu, library))
         if name == "pico":
             extra = {"hardware/uart.h": PICO_UART_H, "hardware/gpio.h": PICO_GPIO_H, "pico_sdk.c": PICO_SDK_C}
-            elf = gcc(name, cpu, main_c, defs, extra, board_link("nrf51"), 1)
+            elf = gcc(name, cpu, main_c, defs, extra, board_link("nrf51"), 1, library)
             vector_check(name, elf, "isr_timer_0", "RP2040-alarm")
             continue
         board = MACHINE[name][1]
-        elf = gcc(name, cpu, main_c, defs, {}, board_link(board), 1)
+        elf = gcc(name, cpu, main_c, defs, {}, board_link(board), 1, library)
         port = {"nucleo-f4": ("TIM3_IRQHandler", "STM32-TIM"), "nrf52-dk": ("TIMER1_IRQHandler", "nRF-TIMER")}[name]
         vector_check(name, elf, *port)
         if name == "nrf52-dk":  # the nRF51 in QEMU: the same registers, a Cortex-M0
-            elf = gcc(name, "cortex-m0", main_c, defs, {}, board_link(board), 3000)
+            elf = gcc(name, "cortex-m0", main_c, defs, {}, board_link(board), 3000, library)
         else:  # QEMU 7.2's STM32 timers never interrupt: SysTick stands in for TIM3 on the run
             systick = [d for d in defs if not d.startswith(("-DCMPROF_PORT=", "-DCMPROF_STM32_TIM="))]
-            elf = gcc(name, cpu, main_c, systick, {}, board_link(board), 3000)
+            elf = gcc(name, cpu, main_c, systick, {}, board_link(board), 3000, library)
         run_and_judge(name, elf)
 
 
