@@ -177,6 +177,19 @@ bool prof_nameless(const struct task *tk)
 }
 
 /* The task row's name of a sample: in buf, or a string that outlives the call. */
+/* A tag never named: the variable it is, when a variable of the ELF starts there (a statically
+ * defined control block: Zephyr's z_idle_threads, K_THREAD_DEFINE's), with the address; else the
+ * address (a control block inside a heap or pool says nothing by the pool's name). */
+static void tag_label(const struct prof *p, uint32_t tag, char *buf, size_t len)
+{
+    uint32_t off = 1;
+    const char *var = p->syms && tag ? sym_object_at(p->syms, tag, &off) : NULL;
+    if (var && off == 0)
+        snprintf(buf, len, "%s (0x%08x)", var, tag);
+    else
+        snprintf(buf, len, "0x%08x", tag);
+}
+
 const char *prof_task_label(const struct prof *p, const struct entry *e, char *buf, size_t len)
 {
     bool isr = prof_in_exception(e);
@@ -192,13 +205,13 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
         return "(no tag: the firmware's task table was full)";
     } else if (prof_nameless(tk)) { /* never named: its own row, under its tag (the record's: a sample
                                        that waited for the index's name carries EV_TAG_PENDING) */
-        snprintf(buf, len, "0x%08x", tk->tag);
+        tag_label(p, tk->tag, buf, len);
     } else if (tk) { /* tasks of one name share its row, however many tags had it */
         return tk->name;
     } else if (e->has_tag && ev_tag_pending(e->tag)) { /* attached mid-stream: its name comes soon */
         snprintf(buf, len, "task #%u (name pending)", (unsigned)(e->tag - EV_TAG_PENDING_BASE));
     } else if (e->has_tag) {
-        snprintf(buf, len, "0x%08x", e->tag);
+        tag_label(p, e->tag, buf, len);
     } else {
         return "(no tag)";
     }

@@ -556,6 +556,17 @@ int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint
     return 0;
 }
 
+const char *sym_object_at(const struct sym_table *t, uint32_t addr, uint32_t *offset)
+{
+    symt_symbols_wait(t);
+    for (size_t i = 0; i < t->objects.n; i++)
+        if (t->objects.v[i].lo <= addr && addr < t->objects.v[i].hi) {
+            *offset = addr - t->objects.v[i].lo;
+            return t->objects.v[i].name;
+        }
+    return NULL;
+}
+
 long sym_task_name_offset(struct sym_table *t, const char *var, const char **member)
 {
     static const char *const names[] = {"pcTaskName", "name", "task_name"};

@@ -392,6 +392,26 @@ def announce_without_samples():
               len(err.strip().splitlines()) == 1, "exit %d: %s" % (r.returncode, err))
 
 
+def static_control_block():
+    """A dump whose tags were never named (no task line): a tag that starts a variable of the ELF (a
+    statically defined control block, as Zephyr's z_idle_threads) is named by that variable with its
+    address; a tag inside one (a control block in a heap) keeps its address alone."""
+    nm = subprocess.run(["arm-none-eabi-nm", "-S", ELF], capture_output=True, text=True).stdout.split("\n")
+    objs = [(int(f[0], 16), f[3]) for f in (ln.split() for ln in nm) if len(f) == 4 and f[2] in "bBdD" and
+            int(f[1], 16) >= 16 and not f[3].startswith("cmprof")]
+    code = [int(f[0], 16) for f in (ln.split() for ln in nm) if len(f) == 4 and f[2] in "tT"]
+    addr, var = objs[0]
+    pc = code[0]
+    dump = "prof raw n=8\np %s\ng %s\nend\n" % (" ".join("%08x" % pc for _ in range(8)),
+                                                  " ".join("%08x" % t for t in [addr] * 4 + [addr + 8] * 4))
+    path = os.path.join(TMP, "static_tcb.txt")
+    open(path, "w").write(dump)
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--by", "task", path, ELF], capture_output=True, text=True)
+    rows = sorted(row["name"] for row in json.loads(r.stdout)["rows"]) if r.stdout.startswith("{") else r.stderr
+    check("a never-named tag at a variable's start is named by it (%s), one inside a variable keeps its address"
+          % var, rows == sorted(["%s (0x%08x)" % (var, addr), "0x%08x" % (addr + 8)]), rows)
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     check("the tasks scenario's ELF is built", os.path.exists(ELF), ELF)
@@ -414,6 +434,7 @@ def main():
     attach_cut_not_glued()
     duration_cut_not_malformed()
     announce_without_samples()
+    static_control_block()
     sys.exit(1 if harness.failed else 0)
 
 
