@@ -75,7 +75,7 @@ static bool push_row(struct view *v, int *cap, uint32_t addr, uint32_t line, con
  * with GCC's copy suffixes taken off: crc32.constprop.0 and crc32.part.0.cold are crc32's code. */
 static bool same_function(struct view *v, const char *symbol, const char *func)
 {
-    if (strcmp(view_shown_name(v, symbol), view_shown_name(v, func)) == 0)
+    if (strcmp(sym_demangle(v->syms, symbol), sym_demangle(v->syms, func)) == 0)
         return true;
     unsigned kinds;
     size_t ns = sym_clone_split(symbol, &kinds), nf = sym_clone_split(func, &kinds);
