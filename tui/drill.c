@@ -256,7 +256,7 @@ static void annotate_on(struct view *v)
                     break;
                 }
         }
-    v->top = v->sel > 5 ? v->sel - 5 : 0;
+    v->top = -1; /* placed by the first draw, which knows the screen's height */
 }
 
 /* The file a function's lines are in, and its hottest line: from its samples, else (a callee
@@ -362,7 +362,7 @@ void view_enter_function(struct view *v, const char *name)
     v->src_first = lo;
     v->src_n = hi - lo + 1;
     v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
-    v->top = v->sel > 5 ? v->sel - 5 : 0;
+    v->top = -1;
     if (v->annotate)
         annotate_on(v);
 }

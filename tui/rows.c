@@ -313,6 +313,8 @@ void view_clamp_scroll(struct view *v, int n, int rows)
         v->sel = n - 1;
     if (v->sel < 0)
         v->sel = 0;
+    if (v->top < 0) /* a function just entered: from its first line when the selection shows */
+        v->top = v->sel < rows - 1 ? 0 : v->sel - 5; /* there, else the selection five lines down */
     if (v->sel < v->top)
         v->top = v->sel;
     if (v->sel >= v->top + rows)
