@@ -131,7 +131,7 @@ static void folded_stacks(struct prof *p, bool demangle, bool by_task)
         }
         for (size_t k = n_names; k-- > 0 && n + 2 < sizeof stack;) { /* root first */
             char frame[256];
-            esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, frame_names[k]) : frame_names[k], ";");
+            esc_text(frame, sizeof frame, sym_shown_name(p->syms, frame_names[k], demangle), ";");
             n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
         }
         count_stack(p, stack, n < sizeof stack ? n : sizeof stack - 1, st.count);
@@ -171,7 +171,7 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
             for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
                 char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
                 const char *fn = sym_frame_at(loc, k)->function;
-                esc_text(frame, sizeof frame, demangle ? sym_demangle(p->syms, fn) : fn, ";");
+                esc_text(frame, sizeof frame, sym_shown_name(p->syms, fn, demangle), ";");
                 n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
             }
         } else {

@@ -36,8 +36,8 @@ static size_t function_id(struct cg *cg, const struct frame *f)
     if (!name) {
         snprintf(hex, sizeof hex, "0x%08x", (unsigned)f->addr);
         name = hex;
-    } else if (cg->demangle && cg->syms) {
-        name = sym_demangle(cg->syms, name);
+    } else if (cg->syms) {
+        name = sym_shown_name(cg->syms, name, cg->demangle);
     }
     char clean_name[900], clean_file[290]; /* one line per record, whatever the ELF says */
     esc_text(clean_name, sizeof clean_name, name, NULL);

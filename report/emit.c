@@ -60,7 +60,7 @@ const char *emit_basename(const char *path)
 
 const char *emit_row_name(const struct report_options *o, struct prof *p, const struct prof_row *r)
 {
-    return o->demangle && o->by == PROF_BY_FUNCTION ? sym_demangle(prof_symbols(p), r->name) : r->name;
+    return o->by == PROF_BY_FUNCTION ? sym_shown_name(prof_symbols(p), r->name, o->demangle) : r->name;
 }
 
 struct baseline_delta emit_compare_row(const struct report_options *o, struct prof *p, const struct prof_row *r,

@@ -180,7 +180,7 @@ static void sections(const struct ingest *in, FILE *out)
 }
 
 /* A function row's callers (up) or callees, from the samples' call stacks. */
-static void calls(FILE *out, struct prof *p, const char *function, bool up)
+static void calls(FILE *out, struct prof *p, const char *function, bool up, bool demangle)
 {
     const struct prof_call *c;
     double total;
@@ -190,7 +190,7 @@ static void calls(FILE *out, struct prof *p, const char *function, bool up)
         char num[32];
         emit_samples(num, sizeof num, c[k].samples);
         fprintf(out, "%s{\"name\": ", k ? ", " : "");
-        emit_json_string(out, c[k].name);
+        emit_json_string(out, sym_shown_name(prof_symbols(p), c[k].name, demangle));
         fprintf(out, ", \"samples\": %s, \"percent\": %.4f, \"lo95\": %.4f, \"hi95\": %.4f}", num,
                 100.0 * c[k].share, 100.0 * c[k].lo95, 100.0 * c[k].hi95);
     }
@@ -228,7 +228,7 @@ static void row(const struct report_data *d, size_t i, FILE *out)
     }
     if (o->by == PROF_BY_FUNCTION && prof_has_stacks(d->p))
         for (int up = 1; up >= 0; up--)
-            calls(out, d->p, r->name, up);
+            calls(out, d->p, r->name, up, d->o->demangle);
     fprintf(out, "}%s\n", i + 1 < d->n ? "," : "");
 }
 

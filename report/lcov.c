@@ -124,7 +124,7 @@ static void add_sample(void *ctx, const struct prof_sample *s)
     if (!n || !f->function || !f->file || strcmp(f->file, "??") == 0 || !f->line)
         return;
     size_t file = clean_id(lc->files, f->file);
-    const char *name = lc->demangle && lc->syms ? sym_demangle(lc->syms, f->function) : f->function;
+    const char *name = lc->syms ? sym_shown_name(lc->syms, f->function, lc->demangle) : f->function;
     size_t fn = clean_id(lc->functions, name);
     if (fn == SIZE_MAX) {
         lc->failed = true;

@@ -72,8 +72,9 @@ static uint64_t function_of(struct pp *pp, const struct sym_frame *f, uint32_t e
     }
     struct pp_function *fn = &pp->fn[id];
     if (id == n) {
-        const char *shown = pp->info->demangle && pp->syms ? sym_demangle(pp->syms, f->function) : f->function;
-        *fn = (struct pp_function){str(pp, shown), str(pp, f->function), str(pp, file), 0, 0};
+        const char *shown = pp->syms ? sym_shown_name(pp->syms, f->function, pp->info->demangle) : f->function;
+        const char *linked = pp->syms ? sym_shown_name(pp->syms, f->function, false) : f->function;
+        *fn = (struct pp_function){str(pp, shown), str(pp, linked), str(pp, file), 0, 0};
     }
     if (entry_line && !fn->entry_line)
         fn->entry_line = entry_line;

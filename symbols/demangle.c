@@ -82,17 +82,118 @@ const char *sym_clone_text(unsigned kinds, char *buf, size_t len)
     return buf;
 }
 
+static int cmp_clone(const void *a, const void *b)
+{
+    const struct sym_clone *x = a, *y = b;
+    size_t n = x->base < y->base ? x->base : y->base;
+    int c = strncmp(x->name, y->name, n);
+    return c ? c : x->base != y->base ? (x->base < y->base ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+/* The first of the copies whose source name is name[0..n), or NULL. */
+static const struct sym_clone *clones_of(const struct sym_table *t, const char *name, size_t n)
+{
+    size_t lo = 0, hi = t->n_clones;
+    while (lo < hi) { /* the first entry not before name */
+        size_t mid = lo + (hi - lo) / 2;
+        const struct sym_clone *c = &t->clones[mid];
+        int d = strncmp(c->name, name, c->base < n ? c->base : n);
+        if (d < 0 || (d == 0 && c->base < n))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n_clones && t->clones[lo].base == n && strncmp(t->clones[lo].name, name, n) == 0 ? &t->clones[lo]
+                                                                                                    : NULL;
+}
+
+/* The copies' index, by source name: one pass over the function symbols for the copies, one for
+ * the source names that have a symbol of their own. Out of memory: no copies known. */
+static void make_clones(struct sym_table *t)
+{
+    t->clones_made = true;
+    symt_symbols_wait(t);
+    size_t n = 0, base;
+    for (size_t i = 0; i < t->funcs.n; i++)
+        n += t->funcs.v[i].name && sym_clone_split(t->funcs.v[i].name, &(unsigned){0}) > 0;
+    t->clones = n ? malloc(n * sizeof *t->clones) : NULL;
+    if (!t->clones)
+        return;
+    for (size_t i = 0; i < t->funcs.n; i++) {
+        const char *s = t->funcs.v[i].name;
+        unsigned k;
+        if (s && (base = sym_clone_split(s, &k)) > 0)
+            t->clones[t->n_clones++] = (struct sym_clone){s, base, k, false};
+    }
+    qsort(t->clones, t->n_clones, sizeof *t->clones, cmp_clone);
+    for (size_t i = 0; i < t->funcs.n; i++) {
+        const char *s = t->funcs.v[i].name;
+        const struct sym_clone *c = s ? clones_of(t, s, strlen(s)) : NULL;
+        for (size_t k = c ? (size_t)(c - t->clones) : t->n_clones;
+             k < t->n_clones && t->clones[k].base == c->base && strncmp(t->clones[k].name, s, c->base) == 0; k++)
+            t->clones[k].original = true;
+    }
+}
+
 unsigned sym_clone_kinds(const struct sym_table *t, const char *function)
 {
     if (!t || !function)
         return 0;
-    symt_symbols_wait(t);
+    if (!t->clones_made)
+        make_clones((struct sym_table *)t); /* a cache: the table's contents do not change */
     size_t n = strlen(function);
-    unsigned all = 0, kinds;
-    for (size_t i = 0; i < t->funcs.n; i++) {
-        const char *s = t->funcs.v[i].name;
-        if (s && strncmp(s, function, n) == 0 && s[n] == '.' && sym_clone_split(s, &kinds) == n)
-            all |= kinds;
-    }
+    unsigned all = 0;
+    for (const struct sym_clone *c = clones_of(t, function, n); c && c < t->clones + t->n_clones &&
+                                                                c->base == n && strncmp(c->name, function, n) == 0;
+         c++)
+        all |= c->kinds;
     return all;
+}
+
+/* sym_shown_name's answer, made once a name. */
+static const char *shown_name(struct sym_table *t, const char *name, bool for_people)
+{
+    char buf[1024];
+    unsigned kinds;
+    size_t base = sym_clone_split(name, &kinds), n = strlen(name), used = 0;
+    if (for_people) {
+        const char *d = sym_demangle(t, name);
+        if (d != name) /* C++'s demangler notes a copy itself: "f(int) [clone .constprop.0]" */
+            kinds = base ? 0 : sym_clone_kinds(t, name);
+        else if (base) /* a copy's own symbol: the number too, as two copies are two rows */
+            return snprintf(buf, sizeof buf, "%.*s [%s]", (int)base, name, name + base + 1) < (int)sizeof buf
+                       ? symt_intern(&t->strings, buf) : name;
+        else
+            kinds = sym_clone_kinds(t, name);
+        if (!kinds)
+            return d;
+        char note[64];
+        snprintf(buf, sizeof buf, "%s [%s]", d, sym_clone_text(kinds, note, sizeof note));
+        return symt_intern(&t->strings, buf);
+    }
+    if (base || !sym_clone_kinds(t, name))
+        return name;
+    const struct sym_clone *c = clones_of(t, name, n), *end = t->clones + t->n_clones;
+    if (c->original)
+        used = (size_t)snprintf(buf, sizeof buf, "%s", name);
+    for (const struct sym_clone *prev = NULL; c < end && c->base == n && strncmp(c->name, name, n) == 0; prev = c++)
+        if ((!prev || strcmp(prev->name, c->name) != 0) && used < sizeof buf) /* a name twice: once */
+            used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", used ? ", " : "", c->name);
+    return used < sizeof buf ? symt_intern(&t->strings, buf) : name;
+}
+
+const char *sym_shown_name(struct sym_table *t, const char *name, bool for_people)
+{
+    if (!t || !name)
+        return name;
+    const char *key = symt_intern(&t->strings, name);
+    bool added;
+    uintptr_t *val = key ? symt_ptrmap_slot(&t->shown[for_people], key, &added) : NULL;
+    if (!val)
+        return name;
+    if (added) {
+        const char *shown = shown_name(t, key, for_people);
+        *val = (uintptr_t)(shown ? shown : key);
+    }
+    return (const char *)*val;
 }

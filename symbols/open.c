@@ -138,6 +138,9 @@ void sym_close(struct sym_table *t)
     symt_pages_free(t->by_pc, t->by_pc_n * sizeof *t->by_pc);
     free(t->strtab);
     symt_ptrmap_free(&t->demangled);
+    symt_ptrmap_free(&t->shown[0]);
+    symt_ptrmap_free(&t->shown[1]);
+    free(t->clones);
     ldw_close(t->src.reader);
     isolate_end(t);
     free(t->vectors);

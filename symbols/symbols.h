@@ -86,6 +86,13 @@ size_t sym_clone_split(const char *name, unsigned *kinds);
 unsigned sym_clone_kinds(const struct sym_table *t, const char *function);
 /* A mask of kinds as people read it: "constprop", "part, cold". Returns buf. */
 const char *sym_clone_text(unsigned kinds, char *buf, size_t len);
+/* The one naming rule for a function (a row's, a frame's) in every view, report and export.
+ * For people (demangling on): C++ and Rust demangled, GCC's copies noted after the source name:
+ * "crc32 [constprop]" for a function the ELF has copies of, "crc32 [constprop.0]" for a name that
+ * is a copy's own symbol. As linked (off): the ELF's symbols as they are: "crc32.constprop.0" for
+ * a function whose code is that copy, several joined by ", " ("crc32, crc32.part.0"). Any other
+ * name comes back unchanged. Valid until sym_close(). */
+const char *sym_shown_name(struct sym_table *t, const char *name, bool for_people);
 
 /* The name of exception n's handler, from the ELF's vector table (n = 2..511: NMI, faults, SVC,
  * PendSV, SysTick, IRQ n - 16), or NULL when the table or the name is not known, or when the

@@ -146,6 +146,13 @@ static inline long symt_last_le_near(const void *arr, size_t n, size_t elem, siz
 
 /* ---- the table --------------------------------------------------------------------------- */
 
+struct sym_clone {      /* a symbol of one of GCC's copies of a function: crc32.constprop.0 */
+    const char *name;   /* the symbol */
+    size_t base;        /* the source name's length: crc32 */
+    unsigned kinds;     /* sym_clone_split's mask */
+    bool original;      /* the ELF has a function symbol of the source name too */
+};
+
 struct func {
     uint32_t lo, hi;
     const char *name; /* interned, or in the kept string table until symt_func_name interns it */
@@ -312,6 +319,10 @@ struct sym_table {
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
     struct ptrmap demangled;   /* interned linkage name -> interned display name */
+    struct ptrmap shown[2];    /* interned function name -> its name as linked [0], for people [1] */
+    struct sym_clone *clones;  /* GCC's copies (crc32.constprop.0), by source name, made when first */
+    size_t n_clones;           /* asked (demangle.c) */
+    bool clones_made;
     struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (symtab.c) */
     const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */
     char *strtab;              /* the ELF's string table, when kept: symbol names point into it */

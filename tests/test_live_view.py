@@ -284,9 +284,39 @@ def late_attach_test(w, h):
     os.close(slave)
 
 
+def drill_top_and_keys_test(w, h):
+    """Issue 49: Enter opens a function's lines at its first line (its signature showed one line
+    down, cut off); T reaches the task view in one key (g took three) and goes back; C shows the
+    ELF's own symbols of GCC's copies, as batch without -C does."""
+    size = "%dx%d: " % (w, h)
+    elf, syms, calls = build_clones()
+    cap = dump(os.path.join(OUT, "clones-top.txt"), [syms["crc32.constprop.0"] + 0x14] * 60 +
+               [syms["crc32.constprop.1"] + 0x10] * 20)
+    s = "cmprof-drilltop"
+    start(s, w, h, cap, elf)
+    wait_for(s, r"samples 80 ", 10)
+    keys(s, "Enter")
+    txt = wait_until(s, lambda t: "c = (c >> 1)" in t)
+    first = line_of(txt, 5)
+    check(size + "Enter opens crc32 at its first line, the signature (clones.c:10)",
+          re.search(r"\b10  static __attribute__\(\(noinline\)\) uint32_t crc", first) is not None, first)
+    keys(s, "Escape", "T")
+    txt = wait_until(s, lambda t: "by task" in line_of(t, 2))
+    check(size + "T: by task in one key", "by task" in line_of(txt, 2), line_of(txt, 2))
+    keys(s, "T")
+    txt = wait_until(s, lambda t: "by function" in line_of(t, 2))
+    check(size + "T again: back to by function", "by function" in line_of(txt, 2), line_of(txt, 2))
+    keys(s, "C")
+    txt = wait_until(s, lambda t: "crc32.constprop.0, crc32.constprop.1" in t)
+    check(size + "C: GCC's copies by the ELF's symbols, as batch names them without -C",
+          "crc32.constprop.0, crc32.constprop.1" in txt and "[constprop]" not in txt, line_of(txt, 5))
+    tmux("kill-session", "-t", s)
+
+
 def run_all():
     for w, h in ((80, 24), (200, 60)):
         clone_tests(w, h)
+        drill_top_and_keys_test(w, h)
         clone_annotate_test(w, h)
         save_tests(w, h)
         window_task_test(w, h)

@@ -503,6 +503,111 @@ def hostile_checks():
           == ["1"] and "LH:1\n" in info, info)
 
 
+def clones_elf(debug):
+    """tests/zoo/clones.c at -O2 with -fipa-cp-clone (crc32.constprop.0 and .1, scale.constprop.0
+    and .1); without DWARF (debug False) its copies renamed as the other kinds GCC makes:
+    crc32.part.0, crc32.part.0.cold, scale.isra.0, scale.constprop.1. Returns (elf, symbols)."""
+    elf = os.path.join(TMP, "clones%s.elf" % ("" if debug else "-nodebug"))
+    r = subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-ffunction-sections",
+                        "-Wl,--gc-sections", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-O2", "-g",
+                        "-fipa-cp-clone", os.path.join(HERE, "zoo", "clones.c"), "-lgcc", "-o", elf],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("clones.c: " + r.stderr[-400:])
+    if not debug:
+        subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym", "crc32.constprop.0=crc32.part.0",
+                        "--redefine-sym", "crc32.constprop.1=crc32.part.0.cold", "--redefine-sym",
+                        "scale.constprop.0=scale.isra.0", elf], check=True)
+    syms = {}
+    for ln in subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 3:
+            syms[f[2]] = int(f[0], 16)
+    return elf, syms
+
+
+def pprof_strings(gz):
+    """A profile.proto's string table (field 6 of the Profile message), read by hand."""
+    import gzip
+    data, i, strings = gzip.decompress(gz), 0, []
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+    while i < len(data):
+        key = varint()
+        if key & 7 == 0:
+            varint()
+        elif key & 7 == 2:
+            n = varint()
+            if key >> 3 == 6:
+                strings.append(data[i:i + n].decode(errors="replace"))
+            i += n
+        else:
+            i += 8 if key & 7 == 1 else 4
+    return strings
+
+
+def names_in(fmt, out):
+    """The function names an output gives (pprof: the strings of its string table)."""
+    if fmt == "pprof":
+        return set(pprof_strings(out))
+    if fmt == "table":  # "  37.20%  3.64%  33.63-40.92%  250  name  file"
+        return {m.group(1).split("  ")[0] for m in re.finditer(r"^\s+[\d.]+%\s+\S+\s+\S+\s+\d+  (.*)$", out, re.M)}
+    if fmt == "csv":
+        return {row[5] for row in __import__("csv").reader(out.splitlines()[1:]) if len(row) > 5}
+    if fmt == "json":
+        return {r["name"] for r in json.loads(out)["rows"]}
+    if fmt == "folded":
+        return {f for ln in out.splitlines() for f in ln.rpartition(" ")[0].split(";")}
+    if fmt == "speedscope":
+        return {f["name"] for f in json.loads(out)["shared"]["frames"]}
+    if fmt == "callgrind":
+        return set(re.findall(r"^c?fn=\(\d+\)(?: (.*))?$", out, re.M)) - {""}
+    return set(re.findall(r"^FNDA?:\d+,(.*)$", out, re.M))  # lcov
+
+
+def clone_name_checks():
+    """One name for GCC's copies of a function in every output, by one rule: with -C (for people,
+    as the live view shows it) the source name with the kind of copy noted, "crc32 [constprop]";
+    without (as linked) the ELF's symbols as they are, "crc32.constprop.0, crc32.constprop.1". A
+    name that is a copy's own symbol (no DWARF): "crc32 [part.0]" / crc32.part.0. (-o trace names
+    tasks and sections only.)"""
+    formats = ("table", "csv", "json", "folded", "speedscope", "callgrind", "lcov", "pprof")
+    for debug, want in ((True, {False: {"crc32.constprop.0, crc32.constprop.1", "scale.constprop.0, scale.constprop.1"},
+                                True: {"crc32 [constprop]", "scale [constprop]"}}),
+                        (False, {False: {"crc32.part.0", "crc32.part.0.cold", "scale.isra.0", "scale.constprop.1"},
+                                 True: {"crc32 [part.0]", "crc32 [part.0.cold]", "scale [isra.0]",
+                                        "scale [constprop.1]"}})):
+        elf, syms = clones_elf(debug)
+        copies = sorted(a for n, a in syms.items() if n.startswith(("crc32.", "scale.")))
+        pcs = [a + 4 for a in copies for _ in range(10)]
+        cap = write("clones-%d.txt" % debug, "prof raw n=%d\n" % len(pcs) + "".join(
+            "p %08x\n" % a for a in pcs) + "end\n")
+        for demangle in (False, True):
+            for fmt in formats:
+                if not debug and fmt == "lcov":
+                    continue  # no lines without DWARF: nothing for lcov
+                code, out, err = cmprof(cap, elf, fmt, *(["-C"] if demangle else []))
+                got = names_in(fmt, out) if code == 0 else set()
+                ok = want[demangle] <= got and not {"crc32", "scale"} & got and (
+                    demangle or not any("[" in n for n in got))
+                if ok and fmt in ("callgrind", "lcov"):  # its reader takes the names (callgrind_annotate, genhtml)
+                    ok, why = reads_back(fmt, write("clones-%d%d.%s" % (debug, demangle, fmt), out))
+                    err += why if not ok else ""
+                check("clone names, %s, %s: %s" % ("DWARF" if debug else "symbols only",
+                                                   "-C" if demangle else "as linked", fmt) +
+                      (" (%s)" % ", ".join(sorted(want[demangle])) if fmt == "table" else ""), ok,
+                      "exit %d %s; names %s" % (code, err.strip()[-200:], sorted(got)))
+
+
 def tmux(*args):
     """tmux on a server of this run's own (another run's would share session names)."""
     return subprocess.run(["tmux", "-L", "cmprof-outputs-%d" % os.getpid(), *args], capture_output=True, text=True,
@@ -574,7 +679,7 @@ def main():
         check("dependency: %s is installed (scripts/deps.sh)" % tool, shutil.which(tool) is not None)
     check("the scenarios' captures are built", all(os.path.exists(scenario(s)[0]) for s in
                                                    ("stream_tagged", "loops_inline_o2", "gdb_callers", "tasks")))
-    for part in (pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks, terminal_check,
+    for part in (clone_name_checks, pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks, terminal_check,
                  live_snapshot_check):
         try:
             part()

@@ -75,7 +75,7 @@ static bool push_row(struct view *v, int *cap, uint32_t addr, uint32_t line, con
  * with GCC's copy suffixes taken off: crc32.constprop.0 and crc32.part.0.cold are crc32's code. */
 static bool same_function(struct view *v, const char *symbol, const char *func)
 {
-    if (strcmp(view_shown_name(v, symbol), view_shown_name(v, func)) == 0)
+    if (strcmp(sym_demangle(v->syms, symbol), sym_demangle(v->syms, func)) == 0)
         return true;
     unsigned kinds;
     size_t ns = sym_clone_split(symbol, &kinds), nf = sym_clone_split(func, &kinds);
@@ -256,7 +256,7 @@ static void annotate_on(struct view *v)
                     break;
                 }
         }
-    v->top = v->sel > 5 ? v->sel - 5 : 0;
+    v->top = -1; /* placed by the first draw, which knows the screen's height */
 }
 
 /* The file a function's lines are in, and its hottest line: from its samples, else (a callee
@@ -362,7 +362,7 @@ void view_enter_function(struct view *v, const char *name)
     v->src_first = lo;
     v->src_n = hi - lo + 1;
     v->sel = hottest && (int)hottest - 1 >= lo && (int)hottest - 1 <= hi ? (int)hottest - 1 - lo : 0;
-    v->top = v->sel > 5 ? v->sel - 5 : 0;
+    v->top = -1;
     if (v->annotate)
         annotate_on(v);
 }

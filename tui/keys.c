@@ -317,15 +317,26 @@ static int open_sort_menu(struct view *v, int key) /* htop's F6: the orders list
     return VIEW_REDRAW;
 }
 
-static int next_group(struct view *v, int key)
+static int set_group(struct view *v, enum prof_group group)
 {
-    (void)key;
     enum prof_group was = v->group;
-    v->group = v->group == PROF_BY_TASK ? PROF_BY_FUNCTION : (enum prof_group)(v->group + 1);
+    v->group = group;
     view_switch_history(v, was, v->inline_frames);
     v->sel = v->top = 0;
     v->mode = VM_TOP;
     return VIEW_REDRAW | REFREEZE;
+}
+
+static int next_group(struct view *v, int key)
+{
+    (void)key;
+    return set_group(v, v->group == PROF_BY_TASK ? PROF_BY_FUNCTION : (enum prof_group)(v->group + 1));
+}
+
+static int task_view(struct view *v, int key) /* T: the tasks in one key; again: back to functions */
+{
+    (void)key;
+    return set_group(v, v->group == PROF_BY_TASK ? PROF_BY_FUNCTION : PROF_BY_TASK);
 }
 
 static int toggle_inline(struct view *v, int key)
@@ -510,8 +521,9 @@ static const struct binding bindings[] = {
     {.keys = {'<', '>'}, .screens = LISTS, .run = sort_column},
     {.keys = {VK_F6}, .screens = LISTS, .run = open_sort_menu},
     {.keys = {'I'}, .screens = LISTS, .run = sort_reverse},
-    {.keys = {'g'}, .screens = LISTS, .run = next_group, .hints = {{VM_TOP, "g group", 3}}, .help_key = "g",
-     .help = "group by function, line, file, task"},
+    {.keys = {'g'}, .screens = LISTS, .run = next_group, .hints = {{VM_TOP, "g group", 3}}, .help_key = "g T",
+     .help = "group by function, line, file, task (T: tasks at once)"},
+    {.keys = {'T'}, .screens = LISTS, .run = task_view, .hints = {{VM_TOP, "T tasks", 16}}},
     {.keys = {'i'}, .screens = LISTS, .run = toggle_inline,
      .hints = {{VM_TOP, "i inline", 9}, {VM_SOURCE, "i inline", 8}}, .help_key = "i",
      .help = "charge inlined code to the inlined function, or to its caller"},

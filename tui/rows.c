@@ -10,10 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
-/* Rows are keyed by linkage name; people read them demangled unless they press C. */
+/* Rows are keyed by linkage name; people read them demangled, GCC's copies noted, unless they
+ * press C (then the ELF's symbols as they are): the rule every report and export follows. */
 const char *view_shown_name(const struct view *v, const char *name)
 {
-    return v->demangle && v->group == PROF_BY_FUNCTION ? sym_demangle(v->syms, name) : name;
+    return v->group == PROF_BY_FUNCTION ? sym_shown_name(v->syms, name, v->demangle) : name;
 }
 
 bool view_contains(const char *s, const char *what)
@@ -312,6 +313,8 @@ void view_clamp_scroll(struct view *v, int n, int rows)
         v->sel = n - 1;
     if (v->sel < 0)
         v->sel = 0;
+    if (v->top < 0) /* a function just entered: from its first line when the selection shows */
+        v->top = v->sel < rows - 1 ? 0 : v->sel - 5; /* there, else the selection five lines down */
     if (v->sel < v->top)
         v->top = v->sel;
     if (v->sel >= v->top + rows)

@@ -9,44 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kinds of copy the ELF has of a source function, from the view's cache (a pass over the
- * symbols the first time a name is asked). */
-static unsigned clone_kinds_of(struct view *v, const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = name; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    h |= 1; /* never 0: 0 marks a free slot */
-    const int n = (int)(sizeof v->clones / sizeof *v->clones);
-    if (v->n_clones >= n * 3 / 4) { /* full enough to slow the probes: start over */
-        memset(v->clones, 0, sizeof v->clones);
-        v->n_clones = 0;
-    }
-    int i = (int)(h % (uint64_t)n);
-    while (v->clones[i].hash && v->clones[i].hash != h)
-        i = (i + 1) % n;
-    if (!v->clones[i].hash) {
-        v->clones[i].hash = h;
-        v->clones[i].kinds = sym_clone_kinds(v->syms, name);
-        v->n_clones++;
-    }
-    return v->clones[i].kinds;
-}
-
 int view_put_function(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, uint8_t note_attr, const char *name)
 {
-    const char *shown = view_shown_name(v, name);
-    if (!v->demangle || v->group != PROF_BY_FUNCTION || shown != name || !v->syms) /* C++ says "[clone ...]" */
+    const char *shown = view_shown_name(v, name), *note = strrchr(shown, '[');
+    size_t n = strlen(shown);
+    if (shown == name || !note || note == shown || note[-1] != ' ' || shown[n - 1] != ']')
         return vb_put(b, x, y, attr, shown);
-    unsigned kinds;
-    size_t base = sym_clone_split(name, &kinds);
-    char note[64];
-    if (base) /* a copy's own symbol: its suffix, the number too, as two copies are two rows */
-        snprintf(note, sizeof note, "%s", name + base + 1);
-    else
-        sym_clone_text(clone_kinds_of(v, name), note, sizeof note);
-    x = vb_putf(b, x, y, attr, "%.*s", base ? (int)base : (int)strlen(name), name);
-    return note[0] ? vb_putf(b, x, y, note_attr, " [%s]", note) : x;
+    x = vb_putf(b, x, y, attr, "%.*s", (int)(note - 1 - shown), shown); /* the copy's note dimmed */
+    return vb_putf(b, x, y, note_attr, "%s", note - 1);
 }
 
 #define SPARK 20 /* characters of sparkline: three seconds each */

@@ -68,11 +68,6 @@ struct view {
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
     char note_path[4096];      /* a path after the note (that directory), its end kept when narrow */
     bool demangle;          /* C++/Rust names demangled (key C) */
-    struct view_clone {        /* GCC's copies each source function has in the ELF, asked once */
-        uint64_t hash;         /* of the name; 0: a free slot */
-        unsigned kinds;        /* sym_clone_kinds() */
-    } clones[256];
-    int n_clones;
     int sort;                  /* the top list's order: enum view_sort (keys s, < >, F6) */
     bool sort_reverse;         /* key I: against the order's natural direction */
     bool sort_menu;            /* F6: picking the order from a list at the bottom */
