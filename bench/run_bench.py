@@ -303,8 +303,7 @@ def parts_bench(big, first, cf, n_units):
 def lookup_bench(big, af):
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_lookup.c"), os.path.join(HERE, "spread.c"),
-                    os.path.join(ROOT, "app", "hugeheap.c")] +
+                    os.path.join(HERE, "bench_lookup.c"), os.path.join(HERE, "spread.c")] +
                    [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
                    ["-lelf", "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big, af], capture_output=True, text=True, check=True).stdout
@@ -317,8 +316,7 @@ def count_bench():
     big = os.path.join(B, "bench", "large", "big.elf")
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c"),
-                    os.path.join(ROOT, "app", "hugeheap.c")] +
+                    os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c")] +
                    [os.path.join(ROOT, "profile", f) for f in PROFILE_FILES] +
                    [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
                    ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
