@@ -211,7 +211,7 @@ def symbol_bench(tmp):
     inl = subprocess.run("arm-none-eabi-readelf --debug-dump=info %s | grep -c DW_TAG_inlined_subroutine" % big,
                          shell=True, capture_output=True, text=True).stdout.strip()
     rnd = random.Random(42)
-    af = os.path.join(tmp, "addrs.txt")
+    af = os.path.join(B, "bench", "addrs.txt")  # (kept, with the two below, for bench/versus.py)
     open(af, "w").write("".join("%x\n" % a for a in random_addresses(rnd, funcs, 100000)))
     say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances"
         % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
@@ -229,14 +229,14 @@ def symbol_bench(tmp):
             by_unit.setdefault(int(m.group(1)), []).append((int(f[0], 16) & ~1, int(f[1], 16)))
     few = sorted(by_unit)[:max(1, units // 20)]
     caddrs = random_addresses(rnd, [fn for u in few for fn in by_unit[u]], 100000)
-    cf = os.path.join(tmp, "confined.txt")
+    cf = os.path.join(B, "bench", "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
     say("    100,000 addresses in %d of %d units (5 %%):" % (len(few), units))
     confined_bench(tmp, cf, cmds)
     first = os.path.join(tmp, "confined_first.txt")
     open(first, "w").write("".join("%x\n" % a for a in caddrs[:1024]))
     parts_bench(big, first, cf, len(few))
-    first_report_bench(tmp, big, nm)
+    first_report_bench(big, nm)
     lookup_bench(big, af)
     say()
 
@@ -328,7 +328,7 @@ def parts_bench(big, first, cf, n_units):
                                                       interleave.spread(rest_ms, "%.1f", " ms")))
 
 
-def first_report_bench(tmp, big, nm):
+def first_report_bench(big, nm):
     """The first report of a capture that needs every unit: one sample at a function of each unit
     (ITM), cmprof-top --batch against addr2line answering one of those addresses, in turn."""
     first = {}
@@ -338,7 +338,7 @@ def first_report_bench(tmp, big, nm):
         if m and int(m.group(1)) not in first:
             first[int(m.group(1))] = int(f[0], 16) & ~1
     pcs = [first[u] for u in sorted(first)]
-    cap = os.path.join(tmp, "all_units.itm")
+    cap = os.path.join(B, "bench", "all_units.itm")
     open(cap, "wb").write(itm_stream(pcs))
     runs = interleave.rounds({
         "addr2line": lambda: run_once(["arm-none-eabi-addr2line", "-f", "-i", "-e", big, "%x" % pcs[0]], os.devnull),
