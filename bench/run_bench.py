@@ -53,8 +53,8 @@ SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c"
              "stage.c", "open.c", "code.c", "merge.c")
 
 # the profile's sources that bench_count links (as the unit tests of the profile do)
-PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "stacks.c", "pcindex.c",
-                 "escape.c")
+PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "loss.c", "starved.c",
+                 "stacks.c", "pcindex.c", "escape.c")
 # the scenario captures the benches read, made first on a fresh clone
 SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
 
