@@ -27,7 +27,7 @@ HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,ye
 STATIC_TOOL_LIBS := -Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread
 TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
 SYM_SRC := symbols/table.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
-HOST_SRC := app/main.c app/hugeheap.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
+HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
@@ -139,7 +139,6 @@ SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/ta
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c decode/tpiu.c decode/itm.c
 SRC_test_baseline := report/baseline.c -D_DEFAULT_SOURCE -lm
-SRC_test_hugeheap := app/hugeheap.c -D_GNU_SOURCE -pthread
 SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_profile := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c decode/stream.c decode/textline.c \
@@ -150,7 +149,7 @@ SRC_test_timeline := profile/timeline.c
 $(foreach c,$(SAMPLER_CONFIGS),$(eval SRC_test_sampler_$(c) := firmware/cmprof_sampler.c firmware/cmprof_tasks.c $(FAKE) -DCMPROF_NO_ISR=1 $(SAMPLER_$(c))))
 $(foreach c,$(SAMPLER_CONFIGS),$(eval MAIN_test_sampler_$(c) := tests/test_sampler.c))
 
-UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_hugeheap test_pcindex test_aranges test_sort test_ingest test_profile test_codemap test_view \
+UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_detect test_fuzz_decoders test_orbflow test_rsp test_baseline test_pcindex test_aranges test_sort test_ingest test_profile test_codemap test_view \
               test_stream test_stream_many test_stream_sums test_stream_hist test_freertos test_stream_load \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT_NAMES += test_unwind

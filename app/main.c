@@ -3,7 +3,6 @@
 #include "../symbols/symbols.h"
 #include "../report/baseline.h"
 #include "batch.h"
-#include "hugeheap.h"
 #include "live.h"
 #include "outfile.h"
 #include "resolve.h"
@@ -473,7 +472,6 @@ static int check_options(struct cli *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    hugeheap_setup((size_t)HUGEHEAP_RESERVE_MB << 20); /* (before any thread: a hint, malloc works either way) */
     if (getenv("CMPROF_DWARF_IN_PROCESS")) /* debugging, and sanitizer runs that must see libdwarf's calls */
         sym_set_isolation(0);
     if (getenv("CMPROF_DWARF_LIBDWARF")) /* every unit through libdwarf: the fast reader's reference */

@@ -5,7 +5,6 @@
  * moving the counts into its entries once at the end. Two address mixes: random
  * over all the code (cache-hostile), and a hot 64 KB (a typical profile). */
 #define _POSIX_C_SOURCE 200809L
-#include "../app/hugeheap.h"
 #include "../profile/profile.h"
 #include "spread.h"
 
@@ -92,7 +91,6 @@ static void one_mix(struct sym_table *syms, const uint32_t *pcs, const char *nam
 
 int main(int argc, char **argv)
 {
-    hugeheap_setup((size_t)HUGEHEAP_RESERVE_MB << 20); /* the heap as the tool sets it up */
     if (argc < 2) {
         fprintf(stderr, "usage: bench_count ELF\n");
         return 2;

@@ -3,7 +3,6 @@
  * shuffled order. Baseline in the same round: the first, uncached pass over the same addresses.
  * Each round opens the ELF afresh; the figures are medians over the rounds with their spread. */
 #define _POSIX_C_SOURCE 200809L
-#include "../app/hugeheap.h"
 #include "../symbols/symbols.h"
 #include "spread.h"
 
@@ -59,7 +58,6 @@ static bool one_round(const char *path, const uint32_t *a, const uint32_t *shuff
 
 int main(int argc, char **argv)
 {
-    hugeheap_setup((size_t)HUGEHEAP_RESERVE_MB << 20); /* the heap as the tool sets it up */
     if (argc < 3) {
         fprintf(stderr, "usage: bench_lookup ELF ADDRFILE\n");
         return 2;

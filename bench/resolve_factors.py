@@ -134,7 +134,7 @@ def page_cost(size, page, huge):
 def pages(a2l, ours, af, out):
     """The page-fault cost drifts with the virtual machine's memory (a host that takes back free
     guest memory backs it again at the next touch): it moves addr2line's 60,000 4 KB faults and
-    the heap's 2 MB pages (app/hugeheap.c) differently."""
+    2 MB pages differently (the tool asks for none: docs/performance.md)."""
     small = [page_cost(64 << 20, 4096, False) * 1e6 for _ in range(ROUNDS)]
     big = [page_cost(64 << 20, 2 << 20, True) * 1e3 for _ in range(ROUNDS)]
     print("pages (%d rounds): a fresh 4 KB page %s, a fresh 2 MB page %s (a Python loop: an upper bound)"

@@ -8,9 +8,12 @@ see interleave.py.
      (its ITM parser, then its summarizer), run from a temporary copy of the document's text;
   3. symbols on a generated ELF (>= 20,000 functions, >= 100 units, -O2 -g): 100,000 addresses
      through arm-none-eabi-addr2line -f -i, addr2line -a -f -i (whose output is --resolve's byte
-     for byte) and cmprof-top --resolve, load included, wall and CPU time, with peak memory, at
-     random and confined to 5 % of the units; the fast DWARF reader against libdwarf; then the
+     for byte), llvm-addr2line when installed, and cmprof-top --resolve, load included, wall and
+     CPU time, with peak memory, at random and confined to 5 % of the units; the fast DWARF reader against libdwarf; then the
      steady-state cached lookup rate against the first pass;
+     the first report of a capture that needs every unit against addr2line answering one address;
+  3b/3c/3d. counting samples; halting samples through QEMU's gdbstub against a GDB/MI loop
+     (gdb-multiarch); --batch's peak memory on a small and a large capture;
   4. the live view: ingest rate from a file, keypress latency, CPU at a live 10,000 samples/s, and
      the time to the first screen on the generated ELF.
 Results go to stdout and build/bench/results.md."""
@@ -29,7 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 B = os.path.join(ROOT, "build")
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(B, "cmprof-top"))  # (as the tests: another build to time)
-SEED = os.path.join(ROOT, "..", "shared", "seeds", "000_b3d6e524a71660dc.txt")
+# the reference document whose scripts section 2 runs: beside the checkout, or CMPROF_SEED (a clone
+# elsewhere has no copy: section 2 then says so and the others run)
+SEED = os.environ.get("CMPROF_SEED") or os.path.join(ROOT, "..", "shared", "seeds", "000_b3d6e524a71660dc.txt")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from test_cli import itm_stream, pcs_of  # noqa: E402
 
@@ -40,15 +45,21 @@ RANDOM_ROUNDS = 25
 CONFINED_ROUNDS = 31
 PARTS_ROUNDS = 21
 WRITER_ROUNDS = 31
+GDB_ROUNDS = 3
+FIRST_REPORT_ROUNDS = 21
+GDB_SECONDS = 5
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
              "stage.c", "open.c", "code.c", "merge.c")
 
 # the profile's sources that bench_count links (as the unit tests of the profile do)
-PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "stacks.c", "pcindex.c",
-                 "escape.c")
+PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "loss.c", "starved.c",
+                 "stacks.c", "pcindex.c", "escape.c")
 # the scenario captures the benches read, made first on a fresh clone
 SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
+
+# LLVM's symbolizer, when installed (Debian's llvm package): a second peer for --resolve
+LLVM_ADDR2LINE = shutil.which("llvm-addr2line")
 
 lines_out = []
 
@@ -111,6 +122,10 @@ def decode_bench():
 
 def batch_bench(tmp):
     say("## 2. Batch end to end, 1,000,000 samples (ITM capture) against the document's Python scripts")
+    if not os.path.exists(SEED):
+        say("    not run: the reference document is not at %s (set CMPROF_SEED to its path)" % SEED)
+        say()
+        return
     text = open(SEED, encoding="utf-8").read()
     itm_py = os.path.join(tmp, "itm75a.py")
     prof_py = os.path.join(tmp, "prof75a.py")
@@ -196,12 +211,14 @@ def symbol_bench(tmp):
     inl = subprocess.run("arm-none-eabi-readelf --debug-dump=info %s | grep -c DW_TAG_inlined_subroutine" % big,
                          shell=True, capture_output=True, text=True).stdout.strip()
     rnd = random.Random(42)
-    af = os.path.join(tmp, "addrs.txt")
+    af = os.path.join(B, "bench", "addrs.txt")  # (kept, with the two below, for bench/versus.py)
     open(af, "w").write("".join("%x\n" % a for a in random_addresses(rnd, funcs, 100000)))
     say("    ELF: %.1f MB, %d functions, %d units, %s inlined instances"
         % (os.path.getsize(big) / 1e6, len(funcs), units, inl))
     cmds = {"addr2line": ["arm-none-eabi-addr2line", "-f", "-i", "-e", big],
             "addr2line -a": ["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", big], "ours": [TOOL, "--resolve", big]}
+    if LLVM_ADDR2LINE:  # LLVM's symbolizer in addr2line's mode: the same frames, addresses without leading zeros
+        cmds["llvm"] = [LLVM_ADDR2LINE, "-a", "-f", "-i", "-e", big]
     random_bench(tmp, big, af, cmds)
     # 100,000 addresses confined to 5 % of the units: only those units are read
     by_unit = {}
@@ -212,13 +229,14 @@ def symbol_bench(tmp):
             by_unit.setdefault(int(m.group(1)), []).append((int(f[0], 16) & ~1, int(f[1], 16)))
     few = sorted(by_unit)[:max(1, units // 20)]
     caddrs = random_addresses(rnd, [fn for u in few for fn in by_unit[u]], 100000)
-    cf = os.path.join(tmp, "confined.txt")
+    cf = os.path.join(B, "bench", "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
     say("    100,000 addresses in %d of %d units (5 %%):" % (len(few), units))
     confined_bench(tmp, cf, cmds)
     first = os.path.join(tmp, "confined_first.txt")
     open(first, "w").write("".join("%x\n" % a for a in caddrs[:1024]))
     parts_bench(big, first, cf, len(few))
+    first_report_bench(big, nm)
     lookup_bench(big, af)
     say()
 
@@ -232,7 +250,9 @@ def random_bench(tmp, big, af, cmds):
         "addr2line": lambda: run_once(cmds["addr2line"], af, out_theirs),
         "addr2line -a": lambda: run_once(cmds["addr2line -a"], af, os.path.join(tmp, "theirs_a.txt")),
         "ours": lambda: run_once(cmds["ours"], af, out_ours),
-        "libdwarf": lambda: run_once(cmds["ours"], af, os.path.join(tmp, "libdwarf.txt"), libdwarf)}, RANDOM_ROUNDS)
+        "libdwarf": lambda: run_once(cmds["ours"], af, os.path.join(tmp, "libdwarf.txt"), libdwarf),
+        **({"llvm": lambda: run_once(cmds["llvm"], af, os.path.join(tmp, "llvm.txt"))} if "llvm" in cmds else {})},
+        RANDOM_ROUNDS)
     peak, faults = {}, {}
     for name, cmd, env in (("addr2line", cmds["addr2line"], None), ("ours", cmds["ours"], None),
                            ("libdwarf", cmds["ours"], libdwarf)):
@@ -245,11 +265,16 @@ def random_bench(tmp, big, af, cmds):
         "file; medians, and the spread of the per-round ratios:" % RANDOM_ROUNDS)
     med = {name: (interleave.median(walls(v)), interleave.median(cpus(v))) for name, v in runs.items()}
     for name, label in (("addr2line", "arm-none-eabi-addr2line -f -i"), ("addr2line -a", "addr2line -a -f -i"),
-                        ("ours", "cmprof-top --resolve"), ("libdwarf", "--resolve, libdwarf reading every unit")):
+                        ("ours", "cmprof-top --resolve"), ("libdwarf", "--resolve, libdwarf reading every unit"),
+                        ("llvm", "llvm-addr2line -a -f -i")):
+        if name not in med:
+            continue
         say("      %-38s %.3f s wall, %.3f s CPU%s" % (label + ":", med[name][0], med[name][1],
             ", %.0f MB peak, %d minor faults" % (peak[name], faults[name]) if name in peak else ""))
     for name, label in (("addr2line", "addr2line -f -i"), ("addr2line -a", "addr2line -a -f -i"),
-                        ("libdwarf", "--resolve with libdwarf")):
+                        ("libdwarf", "--resolve with libdwarf"), ("llvm", "llvm-addr2line -a -f -i")):
+        if name not in runs:
+            continue
         say("      %s / --resolve: wall %s, CPU %s" % (
             label, interleave.spread(interleave.ratios(walls(runs[name]), walls(runs["ours"])), "%.1f", "x"),
             interleave.spread(interleave.ratios(cpus(runs[name]), cpus(runs["ours"])), "%.1f", "x")))
@@ -272,12 +297,15 @@ def confined_bench(tmp, cf, cmds):
     run_once(cmds["ours"], cf, out_ours)
     same = open(out_theirs, "rb").read() == open(out_ours, "rb").read()
     med = {name: interleave.median(walls(v)) for name, v in runs.items()}
-    say("      %d rounds of the three in turn, output to /dev/null; medians, and the spread of the per-round ratios:"
-        % CONFINED_ROUNDS)
+    say("      %d rounds of the %d in turn, output to /dev/null; medians, and the spread of the per-round ratios:"
+        % (CONFINED_ROUNDS, len(cmds)))
     say("      cmprof-top --resolve: %.3f s (%.0f MB peak, %d minor faults)" % (med["ours"], peak["ours"],
                                                                               faults["ours"]))
     for name, label in (("addr2line -a", "addr2line -a -f -i (the same output, byte for byte: %s)"
-                         % ("yes" if same else "NO")), ("addr2line", "addr2line -f -i (no address lines)")):
+                         % ("yes" if same else "NO")), ("addr2line", "addr2line -f -i (no address lines)"),
+                        ("llvm", "llvm-addr2line -a -f -i")):
+        if name not in runs:
+            continue
         say("      %s: %.3f s (%.0f MB peak, %d minor faults) -> --resolve faster by wall %s, CPU %s"
             % (label, med[name], peak[name], faults[name],
                interleave.spread(interleave.ratios(walls(runs[name]), walls(runs["ours"])), "%.1f", "x"),
@@ -300,11 +328,58 @@ def parts_bench(big, first, cf, n_units):
                                                       interleave.spread(rest_ms, "%.1f", " ms")))
 
 
+def first_report_bench(big, nm):
+    """The first report of a capture that needs every unit: one sample at a function of each unit
+    (ITM), cmprof-top --batch against addr2line answering one of those addresses, in turn."""
+    first = {}
+    for ln in nm.splitlines():
+        f = ln.split()
+        m = re.match(r"f(\d+)_\d+$", f[-1]) if len(f) == 4 and f[2] in "Tt" else None
+        if m and int(m.group(1)) not in first:
+            first[int(m.group(1))] = int(f[0], 16) & ~1
+    pcs = [first[u] for u in sorted(first)]
+    cap = os.path.join(B, "bench", "all_units.itm")
+    open(cap, "wb").write(itm_stream(pcs))
+    runs = interleave.rounds({
+        "addr2line": lambda: run_once(["arm-none-eabi-addr2line", "-f", "-i", "-e", big, "%x" % pcs[0]], os.devnull),
+        "ours": lambda: run_once([TOOL, "--batch", cap, big], os.devnull)}, FIRST_REPORT_ROUNDS)
+    say("    first report, %d samples at a function of each of the %d units (ITM capture): cmprof-top --batch "
+        "%.3f s wall (%.3f s CPU); addr2line answering one of those addresses %.3f s (%.3f s CPU); addr2line / "
+        "--batch %s (%d rounds of the two in turn)"
+        % (len(pcs), len(first), interleave.median(walls(runs["ours"])), interleave.median(cpus(runs["ours"])),
+           interleave.median(walls(runs["addr2line"])), interleave.median(cpus(runs["addr2line"])),
+           interleave.spread(interleave.ratios(walls(runs["addr2line"]), walls(runs["ours"])), "%.2f", "x"),
+           FIRST_REPORT_ROUNDS))
+
+
+def memory_bench(tmp):
+    """Peak resident memory (GNU time) of --batch on a small and a large capture, and of orbtop on
+    the same ones when it is installed (Debian has no package: ORBTOP=path, or orbtop on PATH)."""
+    say("## 3d. Memory: peak resident set of --batch (GNU time)")
+    small_elf = os.path.join(B, "scenarios", "stream_tagged", "fw.elf")
+    small = os.path.join(B, "scenarios", "stream_tagged", "uart.txt")
+    big_elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
+    pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
+    large = os.path.join(tmp, "large.itm")
+    open(large, "wb").write(itm_stream((pcs * (10000000 // len(pcs) + 1))[:10000000]))
+    orbtop = os.environ.get("ORBTOP") or shutil.which("orbtop")
+    for label, cap, elf in (("small: stream_tagged's capture, %.0f KB" % (os.path.getsize(small) / 1e3), small,
+                             small_elf),
+                            ("large: 10,000,000 samples of ITM, %.0f MB" % (os.path.getsize(large) / 1e6), large,
+                             big_elf)):
+        peaks = [timed([TOOL, "--batch", cap, elf])[1] for _ in range(3)]
+        say("    %s: cmprof-top --batch %.1f MB (median of 3)" % (label, interleave.median(peaks)))
+    if orbtop:
+        say("    orbtop (%s): compare with `/usr/bin/time -v %s` on the same captures" % (orbtop, orbtop))
+    else:
+        say("    orbtop: not installed (Debian has no package and building it needs its sources): no comparison")
+    say()
+
+
 def lookup_bench(big, af):
     exe = os.path.join(B, "bench_lookup")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_lookup.c"), os.path.join(HERE, "spread.c"),
-                    os.path.join(ROOT, "app", "hugeheap.c")] +
+                    os.path.join(HERE, "bench_lookup.c"), os.path.join(HERE, "spread.c")] +
                    [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
                    ["-lelf", "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
     out = subprocess.run([exe, big, af], capture_output=True, text=True, check=True).stdout
@@ -317,8 +392,7 @@ def count_bench():
     big = os.path.join(B, "bench", "large", "big.elf")
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c"),
-                    os.path.join(ROOT, "app", "hugeheap.c")] +
+                    os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c")] +
                    [os.path.join(ROOT, "profile", f) for f in PROFILE_FILES] +
                    [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
                    ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
@@ -344,7 +418,11 @@ def writers_bench(tmp):
         text = f.read()
     with open(tagged, "w") as f:
         f.write(text * 100)
-    for label, cap, elf in (("ITM capture, untagged", os.path.join(tmp, "swo.bin"), "loops_jitter"),
+    swo = os.path.join(tmp, "swo.bin")
+    if not os.path.exists(swo):  # (section 2 wrote it, unless it did not run)
+        pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
+        open(swo, "wb").write(itm_stream((pcs * (1000000 // len(pcs) + 1))[:1000000]))
+    for label, cap, elf in (("ITM capture, untagged", swo, "loops_jitter"),
                             ("tagged stream (stream_tagged x 100)", tagged, "stream_tagged")):
         out = subprocess.run([exe, cap, os.path.join(B, "scenarios", elf, "fw.elf"), str(WRITER_ROUNDS)],
                              capture_output=True, text=True, check=True).stdout
@@ -354,45 +432,73 @@ def writers_bench(tmp):
     say()
 
 
-def gdb_bench():
-    """Issue 8: halting samples through QEMU's gdbstub: the rate achieved, the core's halted share,
-    and what the sampling costs on our side against the server's round trips."""
-    say("## 3c. Halting samples through a GDB server (QEMU's gdbstub, -singlestep; 5 s), without and with "
-        "call stacks")
+def with_qemu(elf, fn):
+    """fn(port) with a fresh QEMU halted at reset behind its gdbstub (-singlestep) on that port."""
     sys.path.insert(0, os.path.join(ROOT, "scenarios"))
     import scen
-    import json
     import socket
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
+                          "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf, "-gdb",
+                          "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        return fn(port)
+    finally:
+        q.kill()
+        q.wait()
+
+
+def gdb_halting(elf, rate, depth, port):
+    """One cmprof-top run of GDB_SECONDS against the server: (samples/s, halted %, user s, system s,
+    samples, wall s)."""
+    import json
+    t0 = time.perf_counter()
+    p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--duration", str(GDB_SECONDS), "--stack-depth", str(depth)] +
+                         ["--rate", str(rate) if rate else "max", "gdb:127.0.0.1:%d" % port, elf],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    j = json.loads(p.stdout.read().decode() or "{}")
+    h = j.get("halting", {})
+    return h.get("rate", 0), h.get("halted_percent", 0), ru.ru_utime, ru.ru_stime, j.get("total", 0), wall
+
+
+def gdb_bench():
+    """Halting samples through QEMU's gdbstub against a GDB/MI loop (gdbmi_loop.py: interrupt, read
+    $pc, continue) on the same firmware, each round one run of each, a fresh QEMU each run: the
+    rates, the core's halted share, and what the sampling costs on our side."""
+    say("## 3c. Halting samples through a GDB server (QEMU's gdbstub, -singlestep; %d s a run), against a "
+        "GDB/MI loop" % GDB_SECONDS)
+    sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+    import scen
+    import gdbmi_loop
     elf = scen.build(scen.scenario("bench_gdb", "callers", lib=False, ROUNDS=100000000))
-    for rate, depth in ((0, 0), (0, 16), (500, 16)):
-        with socket.socket() as sk:
-            sk.bind(("127.0.0.1", 0))
-            port = sk.getsockname()[1]
-        q = subprocess.Popen(["qemu-system-arm", "-M", scen.CORES["m4"][0], "-display", "none", "-monitor", "none",
-                              "-serial", "null", "-icount", "shift=0", "-singlestep", "-kernel", elf, "-gdb",
-                              "tcp:127.0.0.1:%d" % port, "-S"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            t0 = time.perf_counter()
-            p = subprocess.Popen([TOOL, "--batch", "-o", "json", "--duration", "5", "--stack-depth", str(depth)] +
-                                 ["--rate", str(rate) if rate else "max", "gdb:127.0.0.1:%d" % port, elf],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            _, status, ru = os.wait4(p.pid, 0)
-            wall = time.perf_counter() - t0
-            j = json.loads(p.stdout.read().decode() or "{}")
-        finally:
-            q.kill()
-            q.wait()
-        n = j.get("total", 0)
-        h = j.get("halting", {})
-        halted_ms = 10.0 * h.get("halted_percent", 0) / max(h.get("rate", 0), 1)  # ms halted per sample
-        # user time is our work (protocol, unwinding, counting); system time is the kernel's
-        # sockets, sleeps and wake-ups, which a virtual machine makes dear
-        say("    %s, --stack-depth %d: %d samples, %.0f halts/s, core halted %.1f %% (%.3f ms a sample); "
-            "cmprof-top's CPU in %.1f s (start-up and symbols included): user %.3f s = %.0f us a sample, system "
-            "%.3f s = %.0f us a sample, against %.2f ms of wall time a sample"
-            % ("as fast as possible" if not rate else "--rate %d" % rate, depth, n, h.get("rate", 0),
-               h.get("halted_percent", 0), halted_ms, wall, ru.ru_utime, 1e6 * ru.ru_utime / max(n, 1), ru.ru_stime,
-               1e6 * ru.ru_stime / max(n, 1), 1e3 * wall / max(n, 1)))
+    have_mi = shutil.which(gdbmi_loop.GDB) is not None
+    configs = {"max": (0, 0), "max16": (0, 16), "500": (500, 16)}
+    contenders = {name: (lambda r=r, d=d: with_qemu(elf, lambda port: gdb_halting(elf, r, d, port)))
+                  for name, (r, d) in configs.items()}
+    if have_mi:
+        contenders["mi"] = lambda: with_qemu(elf, lambda port: gdbmi_loop.sample(
+            elf, "127.0.0.1:%d" % port, GDB_SECONDS))
+    runs = interleave.rounds(contenders, GDB_ROUNDS)
+    med = lambda name, i: interleave.median([r[i] for r in runs[name]])  # noqa: E731
+    say("    %d rounds of %s in turn; medians (IQR, range of the rounds)" % (
+        GDB_ROUNDS, "the three runs of ours and the MI loop" if have_mi else "the three runs of ours"))
+    for name, label in (("max", "as fast as possible (--rate max)"), ("max16", "--rate max --stack-depth 16"),
+                        ("500", "--rate 500 --stack-depth 16")):
+        n = med(name, 4)
+        say("    cmprof-top %s: %s halts/s, core halted %.1f %%; CPU user %.3f s = %.0f us a sample, system %.3f s"
+            % (label, interleave.spread([r[0] for r in runs[name]], "%.0f"), med(name, 1), med(name, 2),
+               1e6 * med(name, 2) / max(n, 1), med(name, 3)))
+    if have_mi:
+        say("    GDB/MI loop (%s, interrupt / read $pc / continue): %s samples/s, core halted %.0f %%"
+            % (gdbmi_loop.GDB, interleave.spread([r[1] for r in runs["mi"]], "%.0f"), 100 * med("mi", 2)))
+        say("    ratio, samples/s (--rate max / MI loop, per round): %s" % interleave.spread(
+            interleave.ratios([r[0] for r in runs["max"]], [r[1] for r in runs["mi"]]), "%.1f", "x"))
+    else:
+        say("    GDB/MI loop: not run (%s is not installed: scripts/deps.sh bench)" % gdbmi_loop.GDB)
     say()
 
 
@@ -411,6 +517,7 @@ def main():
         writers_bench(tmp)
         symbol_bench(tmp)
         count_bench()
+        memory_bench(tmp)
         gdb_bench()
         say("## 4. The live view")
         out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "ingest", "cpu"],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages cmprof needs to build, test and demo.
 # Usage: scripts/deps.sh [fuzz|bench]   (fuzz: also clang and its libFuzzer runtime, for make fuzz;
-#                                       bench: also GNU time, whose %M is each run's peak memory)
+#                                       bench: also GNU time, whose %M is each run's peak memory,
+#                                       and gdb-multiarch for the GDB/MI loop)
 # As root it runs apt-get; otherwise it prints the exact command to run and fails.
 set -euo pipefail
 
@@ -18,7 +19,7 @@ if [[ ${1:-} == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi
 if [[ ${1:-} == bench ]]; then
-  packages+=(time)
+  packages+=(time gdb-multiarch)  # gdb-multiarch: the GDB/MI loop the halting samples are compared with
 fi
 
 missing=()

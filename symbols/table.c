@@ -13,9 +13,11 @@
 
 enum { HUGE_PAGE = 2u << 20 };
 
-/* n bytes of zeroed memory in whole 2 MB pages, aligned to them, that the kernel may back with
- * transparent huge pages: one fault for each 2 MB touched instead of 512. Less than a page comes
- * from calloc. NULL when out of memory. */
+/* n bytes of zeroed memory in whole 2 MB stretches, aligned to them, mapped on their own and given
+ * back at once when freed. Less than 2 MB comes from calloc. NULL when out of memory. The pages
+ * are ordinary ones, faulted in where first touched: asking for transparent huge pages
+ * (MADV_HUGEPAGE) made --resolve slower once other programs had run between its runs (a zeroed
+ * 2 MB page per fault, most of it never used by a sparse table; docs/performance.md). */
 void *symt_pages(size_t n)
 {
     if (n < HUGE_PAGE)
@@ -28,9 +30,7 @@ void *symt_pages(size_t n)
     if (lead)
         munmap(p, lead);
     munmap(p + lead + len, HUGE_PAGE - lead);
-    p += lead;
-    madvise(p, len, MADV_HUGEPAGE); /* (a hint: without it, or without THP, plain pages serve) */
-    return p;
+    return p + lead;
 }
 
 struct elsewhere {
@@ -81,10 +81,8 @@ void *symt_alloc(struct arena *a, size_t n)
 {
     n = (n + 7u) & ~(size_t)7u; /* pointers and 32-bit fields at most: a 56-byte answer takes 56, not 64 */
     if (!a->head || a->head->used + n > a->head->cap) {
-        /* a huge arena's first block is 2 MB pages, one fault for what tens of thousands of answers
-         * fill; the later ones are plain pages, each faulted in when first written (a 2 MB page
-         * stopped its writer for 0.2-0.5 ms at the first touch, and at times for 9 ms: a virtual
-         * machine whose host backs the page only then) */
+        /* a huge arena's first block is a 2 MB mapping of its own, what tens of thousands of
+         * answers fill; the later ones come from malloc */
         bool pages = a->huge && !a->head && sizeof(struct arena_block) + n <= HUGE_PAGE;
         size_t block = pages ? HUGE_PAGE : 1u << 20;
         size_t cap = n + sizeof(struct arena_block) > block ? n : block - sizeof(struct arena_block);

@@ -28,12 +28,12 @@ struct arena_block {
 struct arena {
     struct arena_block *head;
     size_t bytes;
-    bool huge; /* its first block is 2 MB pages (symt_pages): the answers of a large firmware */
+    bool huge; /* its first block is a 2 MB mapping (symt_pages): the answers of a large firmware */
 };
 
 void *symt_alloc(struct arena *a, size_t n);
-/* Zeroed memory in 2 MB pages that the kernel may back with huge pages (one fault per 2 MB):
- * for large tables touched all over. NULL when out of memory; freed with the same n. */
+/* Zeroed memory in whole 2 MB stretches of ordinary pages, mapped on their own (given back at once
+ * when freed): for large tables. NULL when out of memory; freed with the same n. */
 void *symt_pages(size_t n);
 void symt_pages_free(void *p, size_t n);
 /* Start fn(arg) on a thread that begins on another core than the caller's, then may move: a new

@@ -43,10 +43,12 @@ def code_halfwords(elf):
     return addrs
 
 
-def resolve(elf, addrs):
-    """{address: its frames} from one --resolve run over addrs (on stdin), in that order."""
+def resolve(elf, addrs, writer="1"):
+    """{address: its frames} from one --resolve run over addrs (on stdin), in that order; writer "1"
+    answers with the writer thread, "0" on one thread (the tool picks by the machine's load)."""
     feed = "".join("0x%x\n" % a for a in addrs)
-    p = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CMPROF_RESOLVE_WRITER=writer))
     if p.returncode != 0:
         raise RuntimeError("--resolve exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
     answers, cur = collections.OrderedDict(), None
@@ -119,7 +121,7 @@ def main():
         try:
             want = alone(elf, addrs)
             orders = {"sorted": resolve(elf, addrs), "reversed": resolve(elf, addrs[::-1]),
-                      "shuffled": resolve(elf, shuffled)}
+                      "shuffled": resolve(elf, shuffled), "shuffled, one thread": resolve(elf, shuffled, "0")}
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             check("%s: --resolve runs" % name, False, e)
             continue
