@@ -44,7 +44,8 @@ FIRMWARE_CONFIGS = [
     ("tagged", ["-DCMPROF_TAG=cmprof_task_tag"], None),
     ("stream histogram", ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1", "-DCMPROF_HIST_BASE=0x08000000u"], None),
     # zephyr/CMakeLists.txt's definitions, against tests/zoo's stand-in of Zephyr's kernel API
-    # (zephyr/cmprof_module.c needs Zephyr's devicetree: built when ZEPHYR_BASE has it)
+    # (zephyr/cmprof_module.c needs a Zephyr build's headers, its devicetree's among them: it joins
+    # when LAYOUT_ZEPHYR_FLAGS gives them, e.g. "-I$ZEPHYR_BASE/include -Ibuild/zephyr/include/generated")
     ("Zephyr module", ["-DCMPROF_NO_ISR=1", "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_STREAM=1",
                        "-DCMPROF_STREAM_NAMES_KEPT=1", "-DCMPROF_STREAM_TASKS=16", "-DCMPROF_ZEPHYR_NAME_POOL=256",
                        "-I" + os.path.join(ROOT, "tests", "zoo", "zephyr")],
@@ -130,9 +131,9 @@ def firmware_builds(root, firmware):
     for name, flags, files in FIRMWARE_CONFIGS:
         files = [f for f in (files or firmware) if os.path.exists(os.path.join(root, f))]
         module = os.path.join("zephyr", "cmprof_module.c")
-        zephyr = os.environ.get("ZEPHYR_BASE", "")
+        zephyr = os.environ.get("LAYOUT_ZEPHYR_FLAGS", "").split()
         if name == "Zephyr module" and zephyr and os.path.exists(os.path.join(root, module)):
-            flags = flags + ["-I" + os.path.join(zephyr, "include")]
+            flags = flags + zephyr
             files = files + [module]
         if files:
             builds.append((name, flags, files))
@@ -293,6 +294,9 @@ def main():
     fw_files = sorted({f for _, _, files in builds for f in files})
     print(f"files: {len(host)} host C, {len(fw_files)} firmware C in {len(builds)} configurations "
           f"({', '.join(b[0] for b in builds)}), {len(py)} Python")
+    if any(b[0] == "Zephyr module" for b in builds) and not os.environ.get("LAYOUT_ZEPHYR_FLAGS"):
+        print("  (Zephyr module: zephyr/cmprof_module.c not compiled: LAYOUT_ZEPHYR_FLAGS gives a Zephyr "
+              "build's include flags)")
     print(f"loops: {len(unique)}")
     for component, where in unique.items():
         print("  loop: " + " ".join(component) + "   (" + "; ".join(where) + ")")
