@@ -102,7 +102,7 @@ def strip_comments(text):
     return re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\\n])*\"", " ", text, flags=re.S)
 
 
-def c_edges(root, cc, flags, files, tmp):
+def c_edges(cc, flags, files, tmp, root=ROOT):
     defs, undefs = {}, {}
     for f in files:
         defs[f], undefs[f] = symbols(root, cc, flags, f, tmp)
@@ -279,10 +279,10 @@ def main():
     found = []
     with tempfile.TemporaryDirectory() as tmp:
         if host:
-            found += [("host", c) for c in loops(c_edges(root, "cc", HOST_FLAGS, host, tmp))]
+            found += [("host", c) for c in loops(c_edges("cc", HOST_FLAGS, host, tmp, root))]
         for name, flags, files in builds:
             found += [(f"firmware, {name}", c) for c in
-                      loops(c_edges(root, "arm-none-eabi-gcc", FIRMWARE_FLAGS + flags, files, tmp))]
+                      loops(c_edges("arm-none-eabi-gcc", FIRMWARE_FLAGS + flags, files, tmp, root))]
     py = [os.path.join(d, f) for d in PY_DIRS if os.path.isdir(os.path.join(root, d))
           for f in sorted(os.listdir(os.path.join(root, d))) if f.endswith(".py")]
     found += [("python", c) for c in loops(python_edges(root, py))]
