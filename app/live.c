@@ -52,7 +52,7 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
     bo.inline_frames = v->inline_frames;
     bo.fold_overhead = v->fold_overhead;
     if (!report_format_groups(bo.output, bo.by)) {
-        snprintf(v->note, sizeof v->note, "folded and speedscope snapshots are by function or task: press g first");
+        snprintf(v->note, sizeof v->note, "%s snapshots are by function or task: press g first", format->label);
         return;
     }
     const char *base = strrchr(o->batch.elf, '/');
