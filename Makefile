@@ -43,28 +43,53 @@ HOST_LIBS += -lz
 HOST_HDR := $(wildcard app/*.h report/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 
+# The host code but main() as one static library per build, each object compiled once: plain
+# (the tool's -O2) for the tool, the unit tests and lookup-check, and ASan/UBSan for the tool's ASan
+# build, the unit tests under ASan and the fuzz replays. A test links only the objects it uses.
+# Each object's header dependencies come from the compiler (-MMD).
+LIB_SRC := $(filter-out app/main.c,$(HOST_SRC))
+PLAIN_OBJ := $(patsubst %.c,$(B)/obj/plain/%.o,$(HOST_SRC))
+ASAN_OBJ := $(patsubst %.c,$(B)/obj/asan/%.o,$(HOST_SRC))
+LIB := $(B)/obj/plain/libcmprof.a
+ASAN_LIB := $(B)/obj/asan/libcmprof.a
+# what a program linked with either library needs besides it (shared libraries; -lz: pprof's gzip)
+LIB_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lz -lm -pthread
+$(B)/obj/plain/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(NCURSES_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/obj/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) $(NCURSES_CFLAGS) -MMD -MP -c $< -o $@
+-include $(PLAIN_OBJ:.o=.d) $(ASAN_OBJ:.o=.d)
+$(LIB): $(filter-out %/app/main.o,$(PLAIN_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+$(ASAN_LIB): $(filter-out %/app/main.o,$(ASAN_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
 tool: $(TOOL)
 
-$(TOOL): $(HOST_SRC) $(HOST_HDR)
+$(TOOL): $(B)/obj/plain/app/main.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(NCURSES_CFLAGS) $(HOST_SRC) $(TOOL_LIBS) -o $@
+	$(CC) $(HOST_CFLAGS) $^ $(TOOL_LIBS) -o $@
 
 # the same tool under AddressSanitizer/UBSan (leak checking on), for the end-to-end tests
 ASAN_TOOL := $(B)/asan/cmprof-top
 asan-tool: $(ASAN_TOOL)
-$(ASAN_TOOL): $(HOST_SRC) $(HOST_HDR)
+$(ASAN_TOOL): $(B)/obj/asan/app/main.o $(ASAN_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) $(NCURSES_CFLAGS) $(HOST_SRC) $(HOST_LIBS) -o $@
+	$(CC) $(CFLAGS) -O1 $(SAN) $^ $(LIB_LIBS) -o $@
 
 # batch lookups against lone ones, over every halfword of an ELF's code (tests/resolve_parity.py runs
 # both builds on its ELFs)
 LOOKUP_CHECK_SRC := tests/lookup_check.c $(SYM_SRC)
-$(B)/lookup-check: $(LOOKUP_CHECK_SRC) $(HOST_HDR)
+$(B)/lookup-check: tests/lookup_check.c $(HOST_HDR) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(LOOKUP_CHECK_SRC) -lelf -ldwarf -liberty -lm -pthread -o $@
-$(B)/asan/lookup-check: $(LOOKUP_CHECK_SRC) $(HOST_HDR)
+	$(CC) $(HOST_CFLAGS) tests/lookup_check.c $(LIB) $(LIB_LIBS) -o $@
+$(B)/asan/lookup-check: tests/lookup_check.c $(HOST_HDR) $(ASAN_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) $(LOOKUP_CHECK_SRC) -lelf -ldwarf -liberty -lm -pthread -o $@
+	$(CC) $(CFLAGS) -O1 -D_GNU_SOURCE $(SAN) tests/lookup_check.c $(ASAN_LIB) $(LIB_LIBS) -o $@
 
 deps:
 	@scripts/deps.sh
@@ -171,12 +196,12 @@ UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check
 
 define unit_rule
-$(B)/tests/plain/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h
+$(B)/tests/plain/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h $(LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
-$(B)/tests/asan/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h
+	$$(CC) $$(CFLAGS) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter-out $(LIB_SRC),$$(SRC_$(1))) $(LIB) $(LIB_LIBS) -o $$@
+$(B)/tests/asan/$(1): $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter %.c,$$(SRC_$(1))) $(FW_DEPS) $(DEC_DEPS) tests/check.h $(ASAN_LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(SAN) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(SRC_$(1)) -o $$@
+	$$(CC) $$(CFLAGS) $$(SAN) $$(or $$(MAIN_$(1)),tests/$(1).c) $$(filter-out $(LIB_SRC),$$(SRC_$(1))) $(ASAN_LIB) $(LIB_LIBS) -o $$@
 endef
 $(foreach t,$(UNIT_NAMES),$(eval $(call unit_rule,$(t))))
 $(eval $(call unit_rule,test_timeline))
@@ -217,9 +242,9 @@ fuzz-replayed:
 	@echo $(FUZZ_REPLAYED)
 fuzz-sources-%:
 	@echo $(REPLAY_$*)
-$(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(HOST_SRC)
+$(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(ASAN_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN) fuzz/replay.c $(REPLAY_$*) -o $@
+	$(CC) $(CFLAGS) $(SAN) fuzz/replay.c $(filter-out $(LIB_SRC),$(REPLAY_$*)) $(ASAN_LIB) $(LIB_LIBS) -o $@
 
 # ---- QEMU reference scenarios ----------------------------------------------------------------
 scenarios: deps tool

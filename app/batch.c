@@ -5,7 +5,6 @@
 
 #include "../profile/ingest.h"
 #include "../report/baseline.h"
-#include "../report/exports.h"
 #include "../report/report.h"
 #include "../symbols/symbols.h"
 
@@ -18,6 +17,7 @@ static struct report_options report_options_of(const struct batch_options *o)
 {
     return (struct report_options){.format = o->output, .by = o->by, .inline_frames = o->inline_frames,
                                    .demangle = o->demangle, .fold_overhead = o->fold_overhead, .elf = o->elf,
+                                   .source = o->source,
                                    .base = o->base, .halting = o->halting, .halt_rate = o->halt_rate,
                                    .halted_share = o->halted_share, .source_detail = o->source_detail,
                                    .interrupted = o->interrupted, .partial = o->partial,
@@ -46,15 +46,10 @@ void batch_warnings(const struct batch_options *o, struct prof *p, const struct 
 void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
                   FILE *out)
 {
-    if (report_format_is_export(o->output)) { /* other tools' formats (report/exports.h) */
-        struct exports_options eo = {o->elf, o->source, o->demangle};
-        char why[200];
-        if (exports_write((enum exports_format)(o->output - OUT_PPROF), out, p, in, &eo, why, sizeof why) != 0)
-            fprintf(stderr, "cmprof-top: %s\n", why);
-        return;
-    }
     struct report_options ro = report_options_of(o);
-    report_write(&ro, p, in, warning, out);
+    char why[200];
+    if (report_write(&ro, p, in, warning, out, why, sizeof why) != 0)
+        fprintf(stderr, "cmprof-top: %s\n", why);
 }
 
 int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,

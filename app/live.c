@@ -42,25 +42,17 @@ static double now_s(void)
 static void save_snapshot(struct view *v, const struct live_options *o, struct prof *p, const struct ingest *in,
                           const char *warning)
 {
-    static const struct {
-        char key;
-        enum report_format out;
-        const char *ext;
-    } kinds[] = {{'t', OUT_TABLE, "txt"}, {'c', OUT_CSV, "csv"}, {'j', OUT_JSON, "json"}, {'f', OUT_FOLDED, "folded"},
-                 {'s', OUT_SPEEDSCOPE, "speedscope.json"}, {'p', OUT_PPROF, "pb.gz"}, {'k', OUT_CALLGRIND, "callgrind"},
-                 {'l', OUT_LCOV, "info"}, {'e', OUT_TRACE, "trace.json"}};
-    size_t k = 0;
-    while (k < sizeof kinds / sizeof *kinds && kinds[k].key != v->save_format)
-        k++;
-    if (k == sizeof kinds / sizeof *kinds)
+    int k = report_format_of_key(v->save_format);
+    if (k < 0)
         return;
+    const struct report_format_info *format = report_format_info((enum report_format)k);
     struct batch_options bo = o->batch;
-    bo.output = kinds[k].out;
+    bo.output = (enum report_format)k;
     bo.by = v->group;
     bo.inline_frames = v->inline_frames;
     bo.fold_overhead = v->fold_overhead;
     if (!report_format_groups(bo.output, bo.by)) {
-        snprintf(v->note, sizeof v->note, "folded and speedscope snapshots are by function or task: press g first");
+        snprintf(v->note, sizeof v->note, "%s snapshots are by function or task: press g first", format->label);
         return;
     }
     const char *base = strrchr(o->batch.elf, '/');
@@ -69,14 +61,14 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
     char when[32], name[300], dir[PATH_MAX], path[PATH_MAX + 320];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y%m%d-%H%M%S", localtime(&now));
-    snprintf(name, sizeof name, "%.*s-%s.%s", (int)(stem ? stem : strlen(base)), base, when, kinds[k].ext);
+    snprintf(name, sizeof name, "%.*s-%s.%s", (int)(stem ? stem : strlen(base)), base, when, format->ext);
     snprintf(dir, sizeof dir, "%s", v->save_dir[0] ? v->save_dir : o->save_dir ? o->save_dir : ".");
     FILE *f = NULL;
     /* never over an existing file: a second snapshot within the second is NAME-2.EXT, and so on */
     for (int n = 1; !f && n < 100; n++) {
         if (n > 1)
             snprintf(name, sizeof name, "%.*s-%s-%d.%s", (int)(stem ? stem : strlen(base)), base, when, n,
-                     kinds[k].ext);
+                     format->ext);
         snprintf(path, sizeof path, "%s/%s", dir, name);
         f = fopen(path, "wx");
         if (!f && errno != EEXIST)

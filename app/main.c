@@ -19,6 +19,33 @@
 
 #define CMPROF_VERSION "0.2.0"
 
+/* -o and its formats, from report/report.c's table of them, wrapped under the option's text. */
+static void usage_formats(FILE *f)
+{
+    char list[600] = "";
+    size_t used = 0;
+    for (int i = 0; report_format_info((enum report_format)i) && used < sizeof list; i++) {
+        const struct report_format_info *format = report_format_info((enum report_format)i);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s%s%s",
+                                 i == 0 ? "" : report_format_info((enum report_format)(i + 1)) ? ", " : " or ",
+                                 format->name, format->note[0] ? " " : "", format->note);
+    }
+    const int indent = 21, width = 100;
+    fprintf(f, "  -o, --output FMT   ");
+    for (const char *line = list; *line;) {
+        size_t n = strlen(line);
+        if (n > (size_t)(width - indent)) { /* cut at the last space that fits */
+            n = (size_t)(width - indent);
+            while (n > 0 && line[n] != ' ')
+                n--;
+            if (n == 0) /* one word longer than the line */
+                n = (size_t)(width - indent);
+        }
+        fprintf(f, "%s%.*s\n", line == list ? "" : "                     ", (int)n, line);
+        line += n + (line[n] == ' ');
+    }
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: cmprof-top [options] SOURCE ELF          the live view\n"
@@ -48,10 +75,10 @@ static void usage(FILE *f)
           "  --budget NAME=US   a section's time budget: over it, the row turns red and counts\n"
           "  --window S         the length of the 'last seconds' window (key w; default 5)\n"
           "  --no-color         no colours (also when NO_COLOR is set)\n"
-          "  --list-ports       list serial ports with their USB IDs\n"
-          "  -o, --output FMT   table (default), csv, json, folded or speedscope (https://www.speedscope.app);\n"
-          "                     pprof (gzipped profile.proto), callgrind, lcov, trace (Trace Event JSON)\n"
-          "  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
+          "  --list-ports       list serial ports with their USB IDs\n",
+          f);
+    usage_formats(f);
+    fputs("  --by KEY           function (default), line, file or task (-o folded: task puts the task first)\n"
           "  --no-inline        charge inlined code to the function that contains it\n"
           "  --fold-overhead    cmprof's own firmware code as one row (live view: key O)\n"
           "  --diff BASE.json   compare each row with a saved report (-o json): base share, change, and\n"

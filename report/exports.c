@@ -1,4 +1,4 @@
-/* Dispatch to the writers of other tools' formats (see exports.h). */
+/* The writers of other tools' formats (see exports.h), from what every report gets. */
 #include "exports.h"
 
 #include "callgrind.h"
@@ -7,23 +7,27 @@
 #include "pprof.h"
 #include "trace.h"
 
-int exports_write(enum exports_format f, FILE *out, struct prof *p, const struct ingest *in,
-                  const struct exports_options *o, char *err, size_t errlen)
+int exports_pprof(struct report_data *d, FILE *out, char *err, size_t errlen)
 {
+    const struct report_options *o = d->o;
     char comment[600];
     snprintf(comment, sizeof comment, "cmprof-top: %s on %s", o->source ? o->source : "a capture",
              o->elf ? o->elf : "no ELF");
-    switch (f) {
-    case EXPORTS_PPROF: {
-        struct pprof_info info = {o->elf, period_ns(&in->info), o->demangle, comment};
-        return pprof_write(out, p, &info, err, errlen);
-    }
-    case EXPORTS_CALLGRIND:
-        return callgrind_write(out, p, o->elf, o->demangle, err, errlen);
-    case EXPORTS_LCOV:
-        return lcov_write(out, p, o->demangle, err, errlen);
-    case EXPORTS_TRACE:
-    default:
-        return trace_write(out, p, in, o->elf, err, errlen);
-    }
+    struct pprof_info info = {o->elf, period_ns(&d->in->info), o->demangle, comment};
+    return pprof_write(out, d->p, &info, err, errlen);
+}
+
+int exports_callgrind(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    return callgrind_write(out, d->p, d->o->elf, d->o->demangle, err, errlen);
+}
+
+int exports_lcov(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    return lcov_write(out, d->p, d->o->demangle, err, errlen);
+}
+
+int exports_trace(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    return trace_write(out, d->p, d->in, d->o->elf, err, errlen);
 }

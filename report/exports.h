@@ -1,26 +1,19 @@
-/* The formats other tools read (pprof, callgrind, lcov, trace events): one call for the batch
- * report and the live view's snapshots to dispatch to. */
+/* The formats other tools read (pprof, callgrind, lcov, trace events): their writers, lines of
+ * report/report.c's table of formats. */
 #ifndef CMPROF_REPORT_EXPORTS_H
 #define CMPROF_REPORT_EXPORTS_H
 
-#include "../profile/ingest.h"
-#include "../profile/profile.h"
+#include "emit.h"
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-enum exports_format { EXPORTS_PPROF, EXPORTS_CALLGRIND, EXPORTS_LCOV, EXPORTS_TRACE };
-
-struct exports_options {
-    const char *elf;    /* its path: named in the outputs */
-    const char *source; /* the capture read, or NULL */
-    bool demangle;
-};
-
-/* Returns 0, or -1 with a one-line reason in err (out of memory; a write error also shows in
- * ferror(out)). */
-int exports_write(enum exports_format f, FILE *out, struct prof *p, const struct ingest *in,
-                  const struct exports_options *o, char *err, size_t errlen);
+/* Each returns 0, or -1 with a one-line reason in err (out of memory; a write error also shows in
+ * ferror(out)). They read the profile, the stream's period (pprof), the ELF's path, -C and the
+ * source's name (pprof's comment) from d; none folds the overhead or reads --by. */
+int exports_pprof(struct report_data *d, FILE *out, char *err, size_t errlen);
+int exports_callgrind(struct report_data *d, FILE *out, char *err, size_t errlen);
+int exports_lcov(struct report_data *d, FILE *out, char *err, size_t errlen);
+int exports_trace(struct report_data *d, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -2,34 +2,101 @@
 #include "report.h"
 
 #include "emit.h"
+#include "exports.h"
 
 #include <math.h>
 #include <string.h>
 
-/* One line per format, in enum report_format's order. `stacks`: the format writes call stacks
- * (function or task first), not rows. */
-static const struct writer {
-    const char *name;
-    void (*write)(const struct report_data *d, FILE *out);
-    bool stacks;
-} writers[] = {
-    [OUT_TABLE] = {"table", report_table, false},
-    [OUT_CSV] = {"csv", report_csv, false},
-    [OUT_JSON] = {"json", report_json, false},
-    [OUT_FOLDED] = {"folded", report_folded, true},
-    [OUT_SPEEDSCOPE] = {"speedscope", report_speedscope, true},
-    /* other tools' formats: exports_write, called by the caller (it reports its own errors) */
-    [OUT_PPROF] = {"pprof", NULL, false},
-    [OUT_CALLGRIND] = {"callgrind", NULL, false},
-    [OUT_LCOV] = {"lcov", NULL, false},
-    [OUT_TRACE] = {"trace", NULL, false},
+/* What the row and stack formats share, worked out once: the firmware's overhead folded (or not),
+ * the rows (none for the stack formats), the diagnostics and the losses. */
+static void prepare(struct report_data *d, bool rows)
+{
+    prof_fold_overhead(d->p, d->o->fold_overhead);
+    if (rows)
+        d->n = prof_rows(d->p, d->o->by, d->o->inline_frames, &d->rows);
+    d->nd = prof_diagnose(d->p, d->diags, EMIT_DIAGS);
+    d->n_loss = ingest_losses(d->in, d->losses, EMIT_LOSSES);
+}
+
+static int write_table(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    prepare(d, true);
+    report_table(d, out);
+    return 0;
+}
+
+static int write_csv(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    prepare(d, true);
+    report_csv(d, out);
+    return 0;
+}
+
+static int write_json(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    prepare(d, true);
+    report_json(d, out);
+    return 0;
+}
+
+static int write_folded(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    prepare(d, false);
+    report_folded(d, out);
+    return 0;
+}
+
+static int write_speedscope(struct report_data *d, FILE *out, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    prepare(d, false);
+    report_speedscope(d, out);
+    return 0;
+}
+
+/* Every output format, in enum report_format's order: -o's names, --help's list, the live view's
+ * key o (its prompt, its keys, its help line and the snapshots' file names) all read this table.
+ * A new format is a value in the enum and a line here. */
+static const struct format {
+    struct report_format_info info;
+    int (*write)(struct report_data *d, FILE *out, char *err, size_t errlen);
+} formats[] = {
+    [OUT_TABLE] = {{"table", "table", 't', "txt", "(default)", false}, write_table},
+    [OUT_CSV] = {{"csv", "CSV", 'c', "csv", "", false}, write_csv},
+    [OUT_JSON] = {{"json", "JSON", 'j', "json", "", false}, write_json},
+    [OUT_FOLDED] = {{"folded", "folded", 'f', "folded", "(flame graphs)", true}, write_folded},
+    [OUT_SPEEDSCOPE] = {{"speedscope", "speedscope", 's', "speedscope.json", "(https://www.speedscope.app)", true},
+                        write_speedscope},
+    /* other tools' formats (report/exports.h) */
+    [OUT_PPROF] = {{"pprof", "pprof", 'p', "pb.gz", "(gzipped profile.proto)", false}, exports_pprof},
+    [OUT_CALLGRIND] = {{"callgrind", "callgrind", 'k', "callgrind", "", false}, exports_callgrind},
+    [OUT_LCOV] = {{"lcov", "lcov", 'l', "info", "", false}, exports_lcov},
+    [OUT_TRACE] = {{"trace", "trace", 'e', "trace.json", "(Trace Event JSON)", false}, exports_trace},
 };
-#define N_WRITERS (sizeof writers / sizeof writers[0])
+#define N_FORMATS (sizeof formats / sizeof formats[0])
+_Static_assert(N_FORMATS == OUT_N_FORMATS, "a line in formats[] for every enum report_format");
+
+const struct report_format_info *report_format_info(enum report_format format)
+{
+    return (size_t)format < N_FORMATS ? &formats[format].info : NULL;
+}
 
 int report_format_parse(const char *name)
 {
-    for (size_t i = 0; i < N_WRITERS; i++)
-        if (strcmp(name, writers[i].name) == 0)
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (strcmp(name, formats[i].info.name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int report_format_of_key(int key)
+{
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (key == formats[i].info.key)
             return (int)i;
     return -1;
 }
@@ -38,40 +105,28 @@ const char *report_format_names(void)
 {
     static char names[200];
     if (!names[0])
-        for (size_t i = 0; i < N_WRITERS; i++) {
+        for (size_t i = 0; i < N_FORMATS; i++) {
             size_t len = strlen(names);
-            snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", writers[i].name);
+            snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", formats[i].info.name);
         }
     return names;
 }
 
 const char *report_format_name(enum report_format format)
 {
-    return writers[format].name;
+    return formats[format].info.name;
 }
 
 bool report_format_groups(enum report_format format, enum prof_group by)
 {
-    return !writers[format].stacks || by == PROF_BY_FUNCTION || by == PROF_BY_TASK;
+    return !formats[format].info.stacks || by == PROF_BY_FUNCTION || by == PROF_BY_TASK;
 }
 
-bool report_format_is_export(enum report_format format)
+int report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                 FILE *out, char *err, size_t errlen)
 {
-    return writers[format].write == NULL;
-}
-
-void report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
-                  FILE *out)
-{
-    if (report_format_is_export(o->format))
-        return;
     struct report_data d = {.o = o, .p = p, .in = in, .warning = warning};
-    prof_fold_overhead(p, o->fold_overhead);
-    if (!writers[o->format].stacks)
-        d.n = prof_rows(p, o->by, o->inline_frames, &d.rows);
-    d.nd = prof_diagnose(p, d.diags, EMIT_DIAGS);
-    d.n_loss = ingest_losses(in, d.losses, EMIT_LOSSES);
-    writers[o->format].write(&d, out);
+    return formats[o->format].write(&d, out, err, errlen);
 }
 
 int report_regressions(const struct report_options *o, struct prof *p, double percent, FILE *err)

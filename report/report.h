@@ -9,9 +9,20 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The order of report/report.c's table of writers. */
+/* The output formats, in the order of report/report.c's table of them (the last four: other
+ * tools' formats, report/exports.h). */
 enum report_format { OUT_TABLE, OUT_CSV, OUT_JSON, OUT_FOLDED, OUT_SPEEDSCOPE,
-                     OUT_PPROF, OUT_CALLGRIND, OUT_LCOV, OUT_TRACE }; /* the last four: report/exports.h, in its order */
+                     OUT_PPROF, OUT_CALLGRIND, OUT_LCOV, OUT_TRACE, OUT_N_FORMATS };
+
+/* What the command line, --help and the live view know of a format. */
+struct report_format_info {
+    const char *name;  /* -o NAME */
+    const char *label; /* as the live view's key o names it ("CSV") */
+    char key;          /* the key that picks it after o */
+    const char *ext;   /* a snapshot's file extension */
+    const char *note;  /* what --help says after its name ("(default)"), or "" */
+    bool stacks;       /* writes call stacks (function or task first), not rows: by function or task only */
+};
 
 struct baseline;
 struct ingest;
@@ -45,6 +56,7 @@ struct report_options {
     bool demangle;             /* -C: C++ and Rust names demangled, as addr2line -C prints them */
     bool fold_overhead;        /* the library's code as one row in function and line rows */
     const char *elf;           /* the ELF's path (speedscope's title is its file name) */
+    const char *source;        /* the capture or port read (named in pprof's comment), or NULL */
     const struct baseline *base; /* --diff: each row compared with this report, or NULL */
     bool halting;              /* a gdb: source: what halting cost */
     double halt_rate, halted_share;
@@ -56,8 +68,12 @@ struct report_options {
     const char *stalled;       /* the stream stopped before the run ended: why, or NULL */
 };
 
+/* A format's line in the table, NULL past the last (a loop over every format stops there). */
+const struct report_format_info *report_format_info(enum report_format format);
 /* The format called name ("table", "csv", ...); -1 when there is none. */
 int report_format_parse(const char *name);
+/* The format the live view's key o then key picks; -1 when none. */
+int report_format_of_key(int key);
 /* The formats' names, comma-separated, for a usage message. */
 const char *report_format_names(void);
 /* Whether the format can show rows grouped this way (the stack formats show functions or tasks). */
@@ -66,11 +82,11 @@ const char *report_format_name(enum report_format format);
 /* "function", "line", "file" or "task". */
 const char *report_group_name(enum prof_group by);
 
-/* Whether the format is one of report/exports.h's (other tools' formats, written by exports_write). */
-bool report_format_is_export(enum report_format format);
-/* The report for a finished profile in o->format (not an export format); warning: what reading the ELF found, or "". */
-void report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
-                  FILE *out);
+/* The report for a finished profile in o->format; warning: what reading the ELF found, or "".
+ * Returns 0, or -1 with a one-line reason in err (out of memory; a write error also shows in
+ * ferror(out)). */
+int report_write(const struct report_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                 FILE *out, char *err, size_t errlen);
 
 /* --fail-if-slower: the rows that grew significantly (--diff's test) by more than `percent` of their
  * baseline share, one line each on err; returns how many. */

@@ -1,17 +1,30 @@
 #!/usr/bin/env python3
 """The code's layout, measured: which files use each other, and the longest functions.
 
-A file A uses file B when A's object refers to a symbol that only B's object defines (each C file
-compiled alone, symbols read with nm), or when a Python module imports another. A loop is a set of
-files that reach each other through such uses. Function lengths are counted from the first line of
-a definition to its closing brace in column 0 (the project's style).
+A file A uses file B when:
+- A's object refers to a symbol B's object defines (each C file compiled alone, symbols read with
+  nm): an undefined symbol, a weak reference (#pragma weak: "w"), or an alias B exports for its own
+  static data; a symbol several files define (a weak default and its strong override) is a use of
+  each of them;
+- A calls a static inline function of B's header (B.h beside B.c): no symbol shows that use;
+- a Python module imports another, by `import`, `from ... import`, importlib.import_module,
+  __import__, importlib.util.spec_from_file_location or runpy.run_path (scenarios/, tests/,
+  scripts/, bench/).
+A loop is a set of files that reach each other through such uses. The host code is one build; the
+firmware is checked in each of its configurations (stream, dump, ring, histogram, tagged, the
+Zephyr module), each its own set of objects, since a loop can live in one of them only.
+Function lengths come from universal-ctags (a definition's first line to its closing brace), or,
+without it, from a scan for a definition's first line and its closing brace in column 0.
 
-  scripts/layout_check.py [--max-lines N] [--allow-loops K]   exits 1 when over either limit
+  scripts/layout_check.py [--max-lines N] [--allow-loops K] [--root DIR]   exits 1 when over either limit
+  (LAYOUT_NO_CTAGS=1: the scan, even with ctags)
 """
 import argparse
 import ast
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,41 +32,80 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOST_DIRS = ["app", "tui", "report", "source", "decode", "profile", "symbols"]
 HOST_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O1", "-w"]
-FIRMWARE_FLAGS = ["-mcpu=cortex-m3", "-mthumb", "-std=c11", "-O1", "-w", "-DCMPROF_STREAM=1",
-                  "-DCMPROF_TAG=cmprof_task_tag", "-Ifirmware"]
+FIRMWARE_FLAGS = ["-mcpu=cortex-m3", "-mthumb", "-std=c11", "-O1", "-w", "-Ifirmware"]
+FW_CORE = ["firmware/cmprof_sampler.c", "firmware/cmprof_section.c", "firmware/cmprof_dwt.c",
+           "firmware/cmprof_stream.c"]
+# (name, flags, the library's files in that build: None = every firmware/*.c)
+FIRMWARE_CONFIGS = [
+    ("stream", ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=cmprof_task_tag"], None),
+    ("dump", [], None),
+    ("ring", ["-DCMPROF_RING_N=64", "-DCMPROF_JITTER=255"], None),
+    ("histogram", ["-DCMPROF_HIST=1", "-DCMPROF_HIST_BASE=0x08000000u"], None),
+    ("tagged", ["-DCMPROF_TAG=cmprof_task_tag"], None),
+    ("stream histogram", ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1", "-DCMPROF_HIST_BASE=0x08000000u"], None),
+    # zephyr/CMakeLists.txt's definitions, against tests/zoo's stand-in of Zephyr's kernel API
+    # (zephyr/cmprof_module.c needs a Zephyr build's headers, its devicetree's among them: it joins
+    # when LAYOUT_ZEPHYR_FLAGS gives them, e.g. "-I$ZEPHYR_BASE/include -Ibuild/zephyr/include/generated")
+    ("Zephyr module", ["-DCMPROF_NO_ISR=1", "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_STREAM=1",
+                       "-DCMPROF_STREAM_NAMES_KEPT=1", "-DCMPROF_STREAM_TASKS=16", "-DCMPROF_ZEPHYR_NAME_POOL=256",
+                       "-I" + os.path.join(ROOT, "tests", "zoo", "zephyr")],
+     ["firmware/cmprof_sampler.c", "firmware/cmprof_section.c", "firmware/cmprof_stream.c",
+      "firmware/rtos/cmprof_zephyr.c"]),
+]
+PY_DIRS = ["scenarios", "tests", "scripts", "bench"]
 SKIP_FUNCTION_DIRS = ("tests/", "fuzz/", "bench/", "scenarios/")
 
 
-def sources():
-    host = []
-    for d in HOST_DIRS:
-        path = os.path.join(ROOT, d)
-        if os.path.isdir(path):
-            host += sorted(os.path.join(d, f) for f in os.listdir(path) if f.endswith(".c"))
-    firmware = sorted(os.path.join("firmware", f) for f in os.listdir(os.path.join(ROOT, "firmware"))
-                      if f.endswith(".c"))
+def c_files(root, d):
+    path = os.path.join(root, d)
+    return sorted(os.path.join(d, f) for f in os.listdir(path) if f.endswith(".c")) if os.path.isdir(path) else []
+
+
+def sources(root):
+    host = [f for d in HOST_DIRS for f in c_files(root, d)]
+    firmware = c_files(root, "firmware")
     return host, firmware
 
 
-def symbols(cc, flags, src, tmp):
+def symbols(root, cc, flags, src, tmp):
     obj = os.path.join(tmp, src.replace("/", "_") + ".o")
-    subprocess.run([cc, *flags, "-c", src, "-o", obj], cwd=ROOT, check=True)
+    subprocess.run([cc, *flags, "-c", src, "-o", obj], cwd=root, check=True)
     nm = "arm-none-eabi-nm" if cc.startswith("arm") else "nm"
     out = subprocess.run([nm, "-g", obj], capture_output=True, text=True, check=True).stdout
     defined, undefined = set(), set()
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] == "U":
+        if len(parts) == 2 and parts[0] in ("U", "w", "v"):  # undefined, or a weak reference
             undefined.add(parts[1])
-        elif len(parts) == 3:
+        elif len(parts) == 3:  # defined here: strong, weak (W, V) or an alias of this file's data
             defined.add(parts[2])
     return defined, undefined
 
 
-def c_edges(cc, flags, files, tmp):
+INLINE = re.compile(r"^static\s+inline\b[^;(]*?\b([A-Za-z_]\w*)\s*\(", re.M)
+
+
+def inline_owners(root, files):
+    """{inline function name: the .c beside the header that defines it}, for headers with a .c."""
+    owners = {}
+    dirs = sorted({os.path.dirname(f) for f in files})
+    for d in dirs:
+        for h in sorted(os.listdir(os.path.join(root, d))):
+            owner = os.path.join(d, h[:-2] + ".c")
+            if h.endswith(".h") and os.path.exists(os.path.join(root, owner)):
+                for name in INLINE.findall(open(os.path.join(root, d, h), errors="replace").read()):
+                    owners[name] = owner
+    return owners
+
+
+def strip_comments(text):
+    return re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\\n])*\"", " ", text, flags=re.S)
+
+
+def c_edges(cc, flags, files, tmp, root=ROOT):
     defs, undefs = {}, {}
     for f in files:
-        defs[f], undefs[f] = symbols(cc, flags, f, tmp)
+        defs[f], undefs[f] = symbols(root, cc, flags, f, tmp)
     owner = {}
     for f, names in defs.items():
         for n in names:
@@ -61,27 +113,66 @@ def c_edges(cc, flags, files, tmp):
     edges = {f: set() for f in files}
     for f, names in undefs.items():
         for n in names:
-            if len(owner.get(n, ())) == 1:
-                (g,) = owner[n]
-                if g != f:
-                    edges[f].add(g)
+            edges[f] |= owner.get(n, set()) - {f}
+    inline = inline_owners(root, files)
+    if inline:
+        calls = re.compile(r"\b(%s)\s*\(" % "|".join(map(re.escape, sorted(inline))))
+        for f in files:
+            text = strip_comments(open(os.path.join(root, f), errors="replace").read())
+            for name in set(calls.findall(text)):
+                if inline[name] != f and inline[name] in edges:
+                    edges[f].add(inline[name])
     return edges
 
 
-def python_edges(files):
-    names = {os.path.splitext(os.path.basename(f))[0]: f for f in files}
+def firmware_builds(root, firmware):
+    """[(configuration, flags, files)] of the firmware library."""
+    builds = []
+    for name, flags, files in FIRMWARE_CONFIGS:
+        files = [f for f in (files or firmware) if os.path.exists(os.path.join(root, f))]
+        module = os.path.join("zephyr", "cmprof_module.c")
+        zephyr = os.environ.get("LAYOUT_ZEPHYR_FLAGS", "").split()
+        if name == "Zephyr module" and zephyr and os.path.exists(os.path.join(root, module)):
+            flags = flags + zephyr
+            files = files + [module]
+        if files:
+            builds.append((name, flags, files))
+    return builds
+
+
+PY_LOADERS = {"import_module", "__import__", "spec_from_file_location", "run_path", "SourceFileLoader"}
+
+
+def python_imports(tree):
+    """The module names and paths a Python file imports, statically or through importlib."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+        elif isinstance(node, ast.Call):
+            fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if fn in PY_LOADERS:
+                for arg in node.args:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        yield arg.value
+
+
+def python_edges(root, files):
+    """Uses between Python files: a module name (its last part) or a path's file name names a file,
+    in the importer's directory first, else anywhere if only one file has that name."""
+    by_name = {}
+    for f in files:
+        by_name.setdefault(os.path.splitext(os.path.basename(f))[0], []).append(f)
     edges = {f: set() for f in files}
     for f in files:
-        tree = ast.parse(open(os.path.join(ROOT, f)).read())
-        for node in ast.walk(tree):
-            mods = []
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                mods = [node.module]
-            for m in mods:
-                if m in names and names[m] != f:
-                    edges[f].add(names[m])
+        tree = ast.parse(open(os.path.join(root, f)).read())
+        for m in python_imports(tree):
+            name = os.path.splitext(os.path.basename(m))[0] if "/" in m or m.endswith(".py") else m.split(".")[-1]
+            found = by_name.get(name, [])
+            near = [g for g in found if os.path.dirname(g) == os.path.dirname(f)]
+            target = near or (found if len(found) == 1 else [])
+            edges[f] |= set(target) - {f}
     return edges
 
 
@@ -125,19 +216,21 @@ def loops(edges):
     return out
 
 
-DEFINITION = re.compile(r"^[A-Za-z_][^;=]*\b([A-Za-z_]\w*)\s*\(")
+# a definition's first line: a name and "(" with no "{", "=" or ";" before them (a line that
+# opens a struct's body is no definition; one returning a struct is)
+DEFINITION = re.compile(r"^[A-Za-z_][^;={]*\b([A-Za-z_]\w*)\s*\(")
 
 
-def function_lengths(files):
-    """(lines, file:line name) of every function definition in the C files."""
+def scanned_lengths(root, files):
+    """(lines, file:line name) of every function definition, by the scan (no ctags)."""
     result = []
     for f in files:
-        lines = open(os.path.join(ROOT, f), errors="replace").read().split("\n")
+        lines = open(os.path.join(root, f), errors="replace").read().split("\n")
         start = name = None
         for i, line in enumerate(lines):
             if start is None:
                 m = DEFINITION.match(line)
-                if m and not line.rstrip().endswith(";") and not line.startswith(("typedef", "struct ", "#")):
+                if m and not line.rstrip().endswith(";") and not line.startswith(("typedef", "#")):
                     start, name = i, m.group(1)
                 continue
             if line.startswith(";") or (line.rstrip().endswith(";") and not line.startswith((" ", "\t", "{"))):
@@ -149,30 +242,69 @@ def function_lengths(files):
     return result
 
 
+def ctags_lengths(root, files):
+    """(lines, file:line name) of every function definition, from universal-ctags; None without it."""
+    ctags = shutil.which("ctags")
+    if not ctags or not files or os.environ.get("LAYOUT_NO_CTAGS"):
+        return None
+    version = subprocess.run([ctags, "--version"], capture_output=True, text=True).stdout
+    if "Universal Ctags" not in version:
+        return None
+    out = subprocess.run([ctags, "--output-format=json", "--fields=+ne", "--kinds-C=f", "--language-force=C",
+                          "-f", "-", *files], cwd=root, capture_output=True, text=True, check=True).stdout
+    result = []
+    for line in out.splitlines():
+        tag = json.loads(line)
+        if tag.get("_type") == "tag" and "end" in tag:
+            result.append((tag["end"] - tag["line"] + 1, f"{tag['path']}:{tag['line']} {tag['name']}"))
+    return result
+
+
+def function_lengths(root, files):
+    found = ctags_lengths(root, files)
+    return (found, "ctags") if found is not None else (scanned_lengths(root, files), "scan")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--max-lines", type=int, default=None, help="fail when a function is longer")
     ap.add_argument("--allow-loops", type=int, default=None, help="fail when there are more loops")
     ap.add_argument("--top", type=int, default=10, help="how many of the longest functions to list")
+    ap.add_argument("--root", default=ROOT, help="the tree to check (default: this one)")
     args = ap.parse_args()
+    root = os.path.abspath(args.root)
 
-    host, firmware = sources()
+    host, firmware = sources(root)
+    builds = firmware_builds(root, firmware)
+    found = []
     with tempfile.TemporaryDirectory() as tmp:
-        edges = c_edges("cc", HOST_FLAGS, host, tmp)
-        edges.update(c_edges("arm-none-eabi-gcc", FIRMWARE_FLAGS, firmware, tmp))
-    py = sorted(os.path.join("scenarios", f) for f in os.listdir(os.path.join(ROOT, "scenarios"))
-                if f.endswith(".py"))
-    edges.update(python_edges(py))
+        if host:
+            found += [("host", c) for c in loops(c_edges("cc", HOST_FLAGS, host, tmp, root))]
+        for name, flags, files in builds:
+            found += [(f"firmware, {name}", c) for c in
+                      loops(c_edges("arm-none-eabi-gcc", FIRMWARE_FLAGS + flags, files, tmp, root))]
+    py = [os.path.join(d, f) for d in PY_DIRS if os.path.isdir(os.path.join(root, d))
+          for f in sorted(os.listdir(os.path.join(root, d))) if f.endswith(".py")]
+    found += [("python", c) for c in loops(python_edges(root, py))]
+    # a loop seen in several firmware builds is one loop
+    unique = {}
+    for where, component in found:
+        unique.setdefault(tuple(component), []).append(where)
 
-    found = loops(edges)
-    print(f"files: {len(host)} host C, {len(firmware)} firmware C, {len(py)} scenario Python")
-    print(f"loops: {len(found)}")
-    for component in found:
-        print("  loop: " + " ".join(component))
+    fw_files = sorted({f for _, _, files in builds for f in files})
+    print(f"files: {len(host)} host C, {len(fw_files)} firmware C in {len(builds)} configurations "
+          f"({', '.join(b[0] for b in builds)}), {len(py)} Python")
+    if any(b[0] == "Zephyr module" for b in builds) and not os.environ.get("LAYOUT_ZEPHYR_FLAGS"):
+        print("  (Zephyr module: zephyr/cmprof_module.c not compiled: LAYOUT_ZEPHYR_FLAGS gives a Zephyr "
+              "build's include flags)")
+    print(f"loops: {len(unique)}")
+    for component, where in unique.items():
+        print("  loop: " + " ".join(component) + "   (" + "; ".join(where) + ")")
 
-    measured = [(n, w) for n, w in function_lengths(host + firmware) if not w.startswith(SKIP_FUNCTION_DIRS)]
+    lengths, how = function_lengths(root, host + fw_files)
+    measured = [(n, w) for n, w in lengths if not w.startswith(SKIP_FUNCTION_DIRS)]
     measured.sort(reverse=True)
-    print(f"longest functions (of {len(measured)}):")
+    print(f"longest functions (of {len(measured)}, by {how}):")
     for n, where in measured[: args.top]:
         print(f"  {n:4d} {where}")
 
@@ -180,8 +312,10 @@ def main():
     if args.max_lines is not None:
         over = [m for m in measured if m[0] > args.max_lines]
         print(f"over {args.max_lines} lines: {len(over)}")
+        for n, where in over:
+            print(f"  over: {n:4d} {where}")
         bad |= bool(over)
-    if args.allow_loops is not None and len(found) > args.allow_loops:
+    if args.allow_loops is not None and len(unique) > args.allow_loops:
         bad = True
     return 1 if bad else 0
 

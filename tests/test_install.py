@@ -76,6 +76,23 @@ def main():
     missing = [o for o in opts if o not in man_src or o not in comp_src]
     check("every option of --help is in the man page and the completion", not missing and len(opts) > 20,
           "missing %s" % missing)
+    # the formats, as the tool's one table of them lists them, in each list written by hand: the man
+    # page's -o and key o paragraphs, the completion's values for -o; and in --help, made from the table
+    err = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "-o", "?", "x", "y"],
+                         capture_output=True, text=True).stderr
+    listed = re.search(r"unknown output '\?' \(([^)]*)\)", err)
+    names = listed.group(1).split(", ") if listed else []
+    paragraphs = re.split(r"\n\.(?:TP|PP|SH)\b", open(MAN).read())
+    o_par = next((p for p in paragraphs if p.startswith("\n.BR \\-o")), "")
+    key_par = next((p for p in paragraphs if p.startswith("\n.B o\n")), "")
+    values = complete(["cmprof-top", "-o", ""])
+    lists = {"the man page's -o": o_par, "the man page's key o": key_par.lower(), "--help": helptext,
+             "the completion of -o": " ".join(values)}
+    missing = ["%s in %s" % (n, where) for where, text in lists.items() for n in names
+               if not re.search(r"(^|[^a-z])%s([^a-z]|$)" % re.escape(n), text.replace("\\fB", "").replace("\\fR", ""))]
+    check("every output format the tool knows (%d) is in the man page's -o and key o lists, --help and the "
+          "completion" % len(names), len(names) >= 9 and not missing and len(values) == len(names),
+          "missing %s; completion offers %s" % (missing, values))
     check("completion: options", "--fail-if-slower" in complete(["cmprof-top", "--fa"]) and
           "--format" in complete(["cmprof-top", "--fo"]), str(complete(["cmprof-top", "--f"])))
     check("completion: an option's values", complete(["cmprof-top", "-o", "s"]) == ["speedscope"],

@@ -4,6 +4,7 @@
 #include "view_int.h"
 
 #include "../profile/timeline.h"
+#include "../report/report.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -18,15 +19,9 @@
 #define LISTS (EVERY & ~PAGES)
 #define MOVE_KEYS VK_UP, VK_WHEEL_UP, 'k', VK_DOWN, VK_WHEEL_DOWN, 'j', VK_PGUP, VK_PGDN, VK_HOME, VK_END
 
-/* Key o's formats, in the prompt's order: the key that picks one and its name. The prompt, the key
- * check and the help line follow this list; a new format is a line here and one in app/live.c's
- * save_snapshot, which writes it. */
-static const struct {
-    char key;
-    const char *name;
-} save_formats[] = {{'t', "table"}, {'c', "CSV"},    {'j', "JSON"}, {'f', "folded"}, {'s', "speedscope"},
-                    {'p', "pprof"}, {'k', "callgrind"}, {'l', "lcov"}, {'e', "trace"}};
-#define N_SAVE_FORMATS (sizeof save_formats / sizeof *save_formats)
+/* Key o's formats, in the prompt's order, are report/report.c's table of formats: the prompt, the
+ * key check and the help line follow it. */
+#define SAVE_FORMAT(i) report_format_info((enum report_format)(i))
 
 /* ---- what each screen's list holds, for the keys that move in it ----------------------------- */
 
@@ -598,9 +593,9 @@ static void format_names(char *out, size_t len)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < N_SAVE_FORMATS && used < len; i++)
-        used += (size_t)snprintf(out + used, len - used, "%s%s", i == 0 ? "" : i + 1 < N_SAVE_FORMATS ? ", " : " or ",
-                                 save_formats[i].name);
+    for (size_t i = 0; SAVE_FORMAT(i) && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i == 0 ? "" : SAVE_FORMAT(i + 1) ? ", " : " or ",
+                                 SAVE_FORMAT(i)->label);
 }
 
 int view_key_help(char (*para)[512], int cap)
@@ -670,9 +665,9 @@ bool view_prompt_line(const struct view *v, char *line, size_t len)
     }
     if (v->saving) {
         size_t used = (size_t)snprintf(line, len, " save a snapshot as:");
-        for (size_t i = 0; i < N_SAVE_FORMATS && used < len; i++)
-            used += (size_t)snprintf(line + used, len - used, "%s%c %s", i ? "  " : " ", save_formats[i].key,
-                                     save_formats[i].name);
+        for (size_t i = 0; SAVE_FORMAT(i) && used < len; i++)
+            used += (size_t)snprintf(line + used, len - used, "%s%c %s", i ? "  " : " ", SAVE_FORMAT(i)->key,
+                                     SAVE_FORMAT(i)->label);
         if (used < len)
             snprintf(line + used, len - used, "   (Esc: no)");
         return true;
@@ -683,15 +678,14 @@ bool view_prompt_line(const struct view *v, char *line, size_t len)
     return true;
 }
 
-/* Key o asked for a format: one of save_formats' keys picks it, any other cancels. */
+/* Key o asked for a format: one of the formats' keys picks it, any other cancels. */
 static int save_key(struct view *v, int key)
 {
     v->saving = false;
-    for (size_t i = 0; i < N_SAVE_FORMATS; i++)
-        if (key == save_formats[i].key) {
-            v->save_format = key;
-            return VIEW_SAVE | VIEW_REDRAW;
-        }
+    if (report_format_of_key(key) >= 0) {
+        v->save_format = key;
+        return VIEW_SAVE | VIEW_REDRAW;
+    }
     snprintf(v->note, sizeof v->note, "snapshot cancelled");
     return VIEW_REDRAW;
 }

@@ -1,0 +1,3 @@
+import importlib
+
+VALUE = importlib.import_module("fx_two").VALUE
