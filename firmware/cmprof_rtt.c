@@ -141,10 +141,10 @@ void cmprof_rtt_write(const char *buf, uint32_t len)
 
 uint32_t cmprof_rtt_drain(uint32_t max_lines)
 {
-#if !defined(__SANITIZE_ADDRESS__) && !(defined(CMPROF_HIST) && CMPROF_HIST)
+#if !(defined(CMPROF_HIST) && CMPROF_HIST)
     /* the quick exit, as cmprof_stream_drain's: polled far more often than a line fills (a histogram
      * has no ring: its drain decides) */
-    if (cmprof_ring_counts.head - cmprof_ring_counts.tail < CMPROF_STREAM_LINE)
+    if (cmprof_stream_pending() < CMPROF_STREAM_LINE)
         return 0;
 #endif
     uint32_t sent = 0;

@@ -748,7 +748,7 @@ def swo_ctrl_z_in_a_shell(burst):
     """The live view as a shell's foreground job, really stopped by Ctrl-Z: while it is stopped
     every register holds what the tool first found; fg (SIGCONT) sets the trace up again; SIGTERM
     ends it with every register put back."""
-    from test_field import ShellLive
+    from live_pty import ShellLive
     mem = swo_target()
     srv = SwoServer(itm_pcs(burst * 50), mem)
     live = ShellLive(["openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), ELF])
