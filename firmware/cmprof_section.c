@@ -249,12 +249,20 @@ CMPROF_AS_CALLED void cmprof_section_stop(uint32_t i)
         return;
     struct cmprof_section *s = &cmprof_sections[i];
     events_stop(s);
-    uint64_t len = run_length(s, stop - s->start); /* unsigned: right across one wrap of the clock */
+    uint32_t d = stop - s->start; /* unsigned: right across one wrap of the clock */
     s->running = 0u;
-    if (!calibrating)
-        len = len > clock_offset ? len - clock_offset : 0u;
-    uint32_t d = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-    s->long_runs += len > UINT32_MAX;
+    uint64_t len;
+    if ((s->wraps | s->upper_half) == 0u) { /* the common run: 32 bits do */
+        if (!calibrating)
+            d = d > clock_offset ? d - clock_offset : 0u;
+        len = d;
+    } else { /* a poll saw it past half the range: maybe past all of it */
+        len = run_length(s, d);
+        if (!calibrating)
+            len = len > clock_offset ? len - clock_offset : 0u;
+        d = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+        s->long_runs += len > UINT32_MAX;
+    }
     s->current = d;
     if (d < s->min)
         s->min = d;
@@ -323,10 +331,15 @@ static void put_u64(cmprof_putc_fn putc, uint64_t v)
 {
     char buf[20];
     unsigned k = 0;
-    do {
+    while (v > UINT32_MAX) { /* the 64-bit division (a libgcc call) only for the top digits */
         buf[k++] = (char)('0' + (unsigned)(v % 10u));
         v /= 10u;
-    } while (v);
+    }
+    uint32_t w = (uint32_t)v;
+    do {
+        buf[k++] = (char)('0' + w % 10u);
+        w /= 10u;
+    } while (w);
     while (k)
         putc(buf[--k]);
 }
