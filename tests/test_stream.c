@@ -2,7 +2,9 @@
  * lines that the host's text decoder reads back. Issue 7: the firmware repeats its announce and
  * task names about once a second of samples and after any loss, so a host that attaches late
  * places its samples within a second. */
+#ifndef _POSIX_C_SOURCE /* (fake_regs.h, included first on the command line, may have set it) */
 #define _POSIX_C_SOURCE 200809L /* fork, for a test on a table of its own */
+#endif
 #include "../decode/text.h"
 #include "../firmware/cmprof.h"
 #include "check.h"
