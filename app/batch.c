@@ -178,6 +178,7 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
         goto done;
     }
     ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
+    in->stacks.ignore = o->flat_stacks;
     if (o->tpiu_offset)
         tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
     in->max_samples = o->max_samples;

@@ -19,6 +19,7 @@ struct batch_options {
     uint8_t tpiu_id;
     uint8_t tpiu_offset;  /* --tpiu-offset N: N + 1 (TPIU frames begin at input byte N); 0: by sync or content */
     bool wait_sync;
+    bool flat_stacks;     /* --stack-depth 0 on a firmware's capture: its stack evidence left aside */
     enum prof_group by;
     bool inline_frames;
     enum report_format output;

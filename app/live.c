@@ -401,6 +401,7 @@ static int live_setup(struct live_run *r)
         tpiu_force_offset(&in->tpiu, o->batch.tpiu_offset - 1u);
     /* a port or server we attach to is mid-stream: its first line may be the tail of one */
     in->text.joined_mid_line = src_kind(r->src) != SRC_FILE && src_kind(r->src) != SRC_STDIN;
+    in->stacks.ignore = o->batch.flat_stacks;
     in->max_samples = o->batch.max_samples;
     in->window = r->window;
     view_init(v, r->prof, r->shown, in, r->syms);

@@ -94,7 +94,8 @@ static void usage(FILE *f)
           "  --task-name-offset N  ... and the task's name N bytes into what it points to (default: found in\n"
           "                   the variable's DWARF type: FreeRTOS's pcTaskName, or a member called name)\n"
           "  --stack-depth N    gdb: sources: walk each sample's call stack up to N callers with the ELF's\n"
-          "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer a sample)\n"
+          "                     .debug_frame (default 16, at most 64; 0: PCs only, one round trip fewer a sample);\n"
+          "                     other sources: 0 leaves the firmware's stack evidence aside (a flat profile)\n"
           "  -f, --format FMT   auto (default), text, itm, tpiu or orbflow (orbuculum's port 3402)\n"
           "  --tpiu-id N        ITM source ID inside TPIU frames, or stream tag in orbflow (default 1)\n"
           "  --tpiu-offset N    TPIU frames begin at byte N (0..15) of the input, for a stream without full\n"
@@ -481,8 +482,9 @@ static int check_options(struct cli *c, int argc, char **argv)
         return EXIT_USAGE;
     }
     bool gdb_source = strncmp(o->source, "gdb:", 4) == 0;
-    if (lo->stack_depth < 0)
-        lo->stack_depth = gdb_source ? 16 : 0;
+    o->flat_stacks = lo->stack_depth == 0 && !gdb_source;
+    if (lo->stack_depth < 0 && gdb_source)
+        lo->stack_depth = 16; /* elsewhere -1: the firmware's stack evidence used; 0 leaves it aside */
     else if (lo->stack_depth > 0 && !gdb_source) {
         fprintf(stderr, "cmprof-top: --stack-depth works with gdb: sources (the stack is read while halted)\n");
         return EXIT_USAGE;

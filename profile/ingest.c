@@ -90,6 +90,10 @@ static void lost_more(struct ingest *in, uint64_t n)
 static void stack_words(struct ingest *in, const struct ev *e)
 {
     in->stacks.evidence++;
+    if (in->stacks.ignore) {
+        in->stacks.ignored++;
+        return;
+    }
     uint64_t back = e->index;
     const struct ingest_recent *r = back < in->n_recent && back < INGEST_RECENT
                                         ? &in->recent[(in->n_recent - 1 - back) % INGEST_RECENT]
@@ -128,6 +132,9 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
     if (!s->evidence)
         snprintf(text, len, "no call stacks: this capture carries no stack evidence (build the firmware's sampler "
                  "with CMPROF_STACKS=1 and add cmprof_stack.c, or profile through a gdb: source with --stack-depth)");
+    else if (s->ignored == s->evidence)
+        snprintf(text, len, "no call stacks: the %llu samples' stack evidence left aside (--stack-depth 0)",
+                 (unsigned long long)s->evidence);
     else if (s->no_symbols == s->evidence)
         snprintf(text, len, "no call stacks: %llu samples carry stack evidence, but it takes the ELF's call-frame "
                  "information to unwind them: give the ELF", (unsigned long long)s->evidence);

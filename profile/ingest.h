@@ -54,6 +54,8 @@ struct ingest_stacks {
     uint64_t unproven;    /* of those, walks that ended at a frame they could not prove */
     uint64_t unmatched;   /* evidence whose sample was not the one it names (a line lost between) */
     uint64_t no_symbols;  /* evidence with no ELF to unwind it with */
+    uint64_t ignored;     /* evidence left aside as asked (--stack-depth 0: a flat profile) */
+    bool ignore;          /* leave the evidence aside */
 };
 
 struct ingest {

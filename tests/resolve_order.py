@@ -103,8 +103,18 @@ def batch_rows(elf, addrs, by):
         raise RuntimeError("--batch exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
     rows = collections.Counter()
     for r in report["rows"]:
-        rows[r["name"]] += r["samples"]
+        rows[source_name(r["name"]) if by == "function" else r["name"]] += r["samples"]
     return rows, report["total"]
+
+
+CLONE = re.compile(r"\.(constprop|isra|part|cold|lto_priv)(\.\d+)*")
+
+
+def source_name(shown):
+    """A batch row's function by its source name, as addr2line prints it: without -C batch names a
+    GCC copy by its symbol as linked ("f.constprop.0", or "f, f.constprop.0" when both exist)."""
+    names = {CLONE.sub("", part) for part in shown.split(", ")}
+    return names.pop() if len(names) == 1 else shown
 
 
 def main():

@@ -325,6 +325,20 @@ def no_internal_items():
     check("no user-visible text names an internal work item", not found and len(strings) > 10000, found[:5])
 
 
+def flat_stacks():
+    """--stack-depth 0 on a capture with the firmware's stack evidence: a flat profile, every sample in
+    -o folded; without it -o folded keeps the stacked samples only."""
+    d = scen_path("m4_stacks", "")
+    cap, elf = os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")
+    def folded_total(*args):
+        r = subprocess.run([TOOL, "--batch", "-o", "folded"] + list(args) + [cap, elf], capture_output=True, text=True)
+        return sum(int(ln.rsplit(" ", 1)[1]) for ln in r.stdout.splitlines() if ln.strip()), r.returncode
+    flat, stacked = folded_total("--stack-depth", "0"), folded_total()
+    check("--stack-depth 0 on the sampler's stack evidence: every sample folded flat; without it the stacked ones",
+          flat[1] == 0 and stacked[1] == 0 and flat[0] == 20000 and 0 < stacked[0] < flat[0] / 8,
+          "flat %s, stacked %s" % (flat, stacked))
+
+
 def readme_is_a_guide():
     """README is a user's guide (about 300 lines at most); the details live in docs/, and every
     local link of README and docs/ leads to a file that exists."""
@@ -543,6 +557,7 @@ def main():
     overhead_by_symbol()
     no_internal_items()
     readme_is_a_guide()
+    flat_stacks()
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
 

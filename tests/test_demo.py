@@ -288,8 +288,10 @@ def gdb_same_firmware():
     takes about a third of the halts and 1 % of the stream's samples, and even one function's split
     between the contexts that call it moves with the halting rate. Contexts the stream cannot see
     (before its sampler starts, its own sampler's handler) are left out. Both splits are printed."""
+    # (--stack-depth 0: every sample by task and function, not only the sixteenth that carries stack evidence)
     stream = subprocess.run(["scripts/demo.sh", "--batch", "--samples", "2000", "--duration", "120", "-o", "folded",
-                             "--by", "task"], cwd=ROOT, capture_output=True, text=True, timeout=240)
+                             "--by", "task", "--stack-depth", "0"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=240)
     try:
         p, out = gdb_sample(elf_of("cortex-m4"), "--batch", "--samples", "4000", "--duration", "90",
                             "--stack-depth", "0", "--rate", "500", "-o", "folded", "--by", "task")

@@ -241,11 +241,13 @@ int main(void)
 
 
 def dump():
-    """The module's dump build: cmprof_stream.c without CMPROF_STREAM keeps the task table."""
+    """The module's dump build: the library files its CMake builds in every mode (the task table,
+    cmprof_tasks.c, among them) name the threads without CMPROF_STREAM."""
     text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
     srcs = [os.path.join(FW, "cmprof_sampler.c"), os.path.join(FW, "rtos", "cmprof_zephyr.c")]
-    if re.search(r"zephyr_library_sources\([^)]*cmprof_stream\.c", text):  # in every build, not only streaming
-        srcs.append(os.path.join(FW, "cmprof_stream.c"))
+    for f in ("cmprof_stream.c", "cmprof_tasks.c"):  # in every build, not only streaming
+        if re.search(r"zephyr_library_sources\([^)]*%s" % re.escape(f), text):
+            srcs.append(os.path.join(FW, f))
     main = os.path.join(TMP, "dump_main.c")
     open(main, "w").write(DUMP_MAIN)
     exe = os.path.join(TMP, "dump")
