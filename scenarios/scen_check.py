@@ -1968,11 +1968,7 @@ def diagnostics(c):
     c.out("| loops_jitter dump with the m0_loops ELF | %s |" % ("<br>".join(wrong) or "none"))
     quiet = ["loops_jitter", "loops_psp", "m3_loops", "m0_loops", "handler_lower", "tasks", "lockstep_jitter",
              "an385_loops_dualtimer",
-             "hist_2", "hist_16_aligned", "loops_inline_o2"]
-    # (lockstep_p1777_ph2000 is not among them: a constant period over a timer-driven loop always gives
-    # a periodic sample sequence, and whether its cycle is shorter than the window depends on the
-    # loop's exact instructions; since cmprof_samples() became a call it repeats every 138 samples,
-    # which the detector rightly names, while its shares stay within 3 sigma: lockstep_timer checks that)
+             "hist_2", "hist_16_aligned", "loops_inline_o2", "lockstep_p1777_ph2000"]
     noisy = {n: diags(n) for n in quiet}
     noisy = {n: d for n, d in noisy.items() if d}
     c.check("no diagnostics on the healthy runs", not noisy, "; ".join("%s: %s" % kv for kv in noisy.items()) or

@@ -27,10 +27,8 @@ WARNING = "not where any of its instructions starts"
 
 # (capture, ELF): programs of other scenarios linked at the same base, where no other check of the
 # tool speaks: Cortex-M3/M4 at 0x08000000, the AN385 at 0, Thumb code on a Cortex-A15, a capture
-# of a halting source. (Which pairs land on enough off-start PCs depends on the builds' layouts: the
-# tasks capture against the stream scenario's ELF fell to 4 places, below the 5 the check needs,
-# when the task table left the stream's file; against stream_tagged's it lands on 10.)
-CROSSINGS = (("m3_loops", "stream"), ("tasks", "stream_tagged"), ("loops_jitter", "irqoff_short"),
+# of a halting source
+CROSSINGS = (("m3_loops", "stream"), ("tasks", "stream"), ("loops_jitter", "irqoff_short"),
              ("handler_lower", "tasks"), ("an385_loops_dualtimer", "rtos"),
              ("a15_loops_thumb", "a15_stream_tagged"), ("gdb_tasks", "stream"))
 
