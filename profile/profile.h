@@ -180,7 +180,7 @@ struct prof_code_check {
     uint32_t example;     /* the most sampled bad PC */
     bool wrong;           /* far beyond chance for the right ELF: PROF_BAD_PCS_MIN and PROF_BAD_SHARE_MIN */
 };
-#define PROF_BAD_PCS_MIN 5
+#define PROF_BAD_PCS_MIN 3 /* the right ELF gives none in any scenario capture: 3 is far beyond chance */
 #define PROF_BAD_SHARE_MIN 0.05
 void prof_check_code(struct prof *p, struct prof_code_check *out);
 
