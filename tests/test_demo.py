@@ -212,10 +212,11 @@ def gdb_demo():
     rows = {r["name"]: r for r in j.get("rows", [])}
     gm, sm = rows.get("motor"), STREAM_TASKS.get("motor")
     isr = "ISR: EXTI0_IRQHandler"
-    check("demo gdb: handler halts are their own rows under the stream's names (%s), and motor's share agrees "
-          "with the stream demo's within their 95 %% intervals" % isr,
-          gm is not None and sm is not None and isr in rows and isr in STREAM_TASKS and
-          gm["lo95"] <= sm["hi95"] and sm["lo95"] <= gm["hi95"],
+    # (shares are not compared: under QEMU a halt lands by host time, which exception entries and
+    # peripheral accesses inflate; motor's agreed by coincidence of that bias, 12.3 % against 18.9 % in one
+    # run. gdb_same_firmware checks where each function's halts land instead.)
+    check("demo gdb: handler halts are their own rows under the stream's names (%s), the tasks under theirs" % isr,
+          gm is not None and sm is not None and isr in rows and isr in STREAM_TASKS,
           "gdb: %s; stream: %s" % (
               ", ".join("%s %.1f %% (%.1f-%.1f)" % (n, r["percent"], r["lo95"], r["hi95"]) for n, r in rows.items()),
               ", ".join("%s %.1f %% (%.1f-%.1f)" % (n, r["percent"], r["lo95"], r["hi95"])

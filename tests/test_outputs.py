@@ -348,13 +348,25 @@ PERIOD_US = 100  # clk = tclk = 1 MHz, period 100 ticks, no jitter
 HOSTILE = 'co"m\\ms\u00e9'  # a quote, a backslash, a non-ASCII letter
 
 
+def instruction_offsets(n=16):
+    """The first n instruction starts of the tasks scenario's code, in halfwords from BASE (a sample is
+    always an instruction start: PCs anywhere else would be another build's, and say so)."""
+    elf = os.path.join(SCEN, "tasks", "fw.elf")
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--start-address=0x%x" % BASE,
+                          "--stop-address=0x%x" % (BASE + 256), elf], capture_output=True, text=True).stdout
+    starts = [(int(m, 16) - BASE) // 2 for m in re.findall(r"^ *([0-9a-f]+):\t[0-9a-f]{2}", dis, re.M)]
+    return (starts + [0] * n)[:n]
+
+
 def tagged_stream(sections=True):
+    offsets = instruction_offsets()
     out = line("@cmprof v=2 clk=1000000 tclk=1000000 period=100 jitter=0 base=%08x" % BASE)
     out += line("@task A 20000000 motor") + line("@task B 20001000 %s" % HOSTILE) + line("@task C 20002000 idle")
     out += line("@secname 0 control")
     tags = [t for t, n in RUNS for _ in range(n)]
     for k in range(len(tags) // 16):
-        body = "".join(tags[k * 16 + j] + "".join(B64[((2 * j) >> s) & 63] for s in (18, 12, 6, 0)) for j in range(16))
+        body = "".join(tags[k * 16 + j] + "".join(B64[(offsets[j] >> s) & 63] for s in (18, 12, 6, 0))
+                       for j in range(16))
         out += line("%" + body)
         if sections and k == 2:  # after 48 samples: five runs so far, the last 2000 us
             out += line("@sect 0 n=5 cur=2000 min=1000 max=2000 sum=7000")
