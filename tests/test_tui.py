@@ -991,7 +991,24 @@ def main():
     return tmux_main(run_all)
 
 
+def cut_warning_test():
+    """At 80 columns a diagnostic longer than the header line ends with where the rest is ("... (d)");
+    at 200 it stands whole with its hint."""
+    r = scen.Result("irqoff_long")
+    for w in (80, 200):
+        s = "cmprof-cut"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", "24", "%s %s %s; sleep 30" % (
+            TOOL, os.path.join(scen.BUILD, "irqoff_long", "uart.txt"), r.elf))
+        txt = wait_until(s, lambda t: "skid" in t)
+        warn = next((ln.rstrip() for ln in txt.splitlines() if "skid" in ln), "")
+        want = warn.endswith("... (d)") if w == 80 else warn.endswith("(d: details)")
+        check("%dx24: the skid warning says where its rest is when cut, and whole fits" % w, want, warn)
+        tmux("kill-session", "-t", s)
+
+
 def run_all():
+    cut_warning_test()
     for w, h in ((80, 24), (200, 60)):
         replay_tests(w, h)
     for w, h in ((80, 24), (200, 60)):

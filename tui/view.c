@@ -226,7 +226,10 @@ static void header(struct view *v, struct vbuf *b)
         vb_putf(b, 0, 3, VA_WARN, "! %s", why);
         vb_fill_attr(b, 3, VA_WARN);
     } else if (nd) {
-        vb_putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, nd > 1 ? "  (d: all diagnostics)" : "  (d: details)");
+        const char *hint = nd > 1 ? "  (d: all diagnostics)" : "  (d: details)";
+        vb_putf(b, 0, 3, VA_WARN, "! %s%s", d[0].text, hint);
+        if ((int)(strlen(d[0].text) + strlen(hint) + 2) > b->w && b->w > 12) /* cut: say where the rest is */
+            vb_put(b, b->w - 8, 3, VA_WARN, "... (d) ");
         vb_fill_attr(b, 3, VA_WARN);
     }
 }
