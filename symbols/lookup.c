@@ -559,12 +559,11 @@ int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint
 const char *sym_object_at(const struct sym_table *t, uint32_t addr, uint32_t *offset)
 {
     symt_symbols_wait(t);
-    for (size_t i = 0; i < t->objects.n; i++)
-        if (t->objects.v[i].lo <= addr && addr < t->objects.v[i].hi) {
-            *offset = addr - t->objects.v[i].lo;
-            return t->objects.v[i].name;
-        }
-    return NULL;
+    long i = LAST_LE(t->objects.v, t->objects.n, addr, lo); /* a search: it labels rows every redraw */
+    if (i < 0 || addr >= t->objects.v[i].hi)
+        return NULL;
+    *offset = addr - t->objects.v[i].lo;
+    return t->objects.v[i].name;
 }
 
 long sym_task_name_offset(struct sym_table *t, const char *var, const char **member)

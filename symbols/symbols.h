@@ -137,7 +137,8 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
 int sym_in_code(const struct sym_table *t, uint32_t addr);
 /* A variable's address and size, from the symbol table; 0 when there is no such object. */
 int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size);
-/* The variable whose storage holds addr (its name, *offset into it); NULL when none does. */
+/* The variable whose storage holds addr, the last to start at or before it (its name, *offset into
+ * it); NULL when that one ends before addr. */
 const char *sym_object_at(const struct sym_table *t, uint32_t addr, uint32_t *offset);
 /* Where a task's name lies in the control block a task pointer variable points to, from the
  * ELF's DWARF: the offset of FreeRTOS's pcTaskName (or a member called name or task_name), *member

@@ -218,7 +218,8 @@ static bool order_symbols(struct sym_table *t)
         return false;
     }
     if ((!same && !symt_sort_by_u32(t->labels.v, t->labels.n, sizeof *t->labels.v, offsetof(struct func, lo))) ||
-        !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)))
+        !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)) ||
+        !symt_sort_by_u32(t->objects.v, t->objects.n, sizeof *t->objects.v, offsetof(struct func, lo)))
         return false;
     /* drop aliases at the same address (keep the first, as nm -n lists them) */
     size_t k = 0;

@@ -285,7 +285,7 @@ struct sym_table {
     VEC(struct func) labels;   /* FUNC and NOTYPE symbols: addr2line's fallback names */
     bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied);
                                 * after, labels.v may be funcs.v itself (sized functions only, no aliases) */
-    VEC(struct func) objects;  /* OBJECT symbols (variables), by name for sym_object() */
+    VEC(struct func) objects;  /* OBJECT symbols (variables), in address order (sym_object_at) */
     VEC(struct span) sections;
     VEC(struct mode_mark) modes; /* sorted by address */
     VEC(struct row *) row_blocks; /* each merged stage's rows, kept where its reader wrote them */
