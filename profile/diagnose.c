@@ -406,8 +406,8 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
 {
     if (cc->wrong)
         add(d, DIAG_NOT_STARTS,
-            "wrong ELF? %zu of the %zu sampled addresses in its code (%.1f %% of samples) are not where any of its "
-            "instructions starts (inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
+            "wrong ELF? %zu of %zu sampled addresses are not where any of its instructions starts (%.1f %% of "
+            "samples; inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
             cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
     if (p->syms && w->outside_code >= PROF_OUTSIDE_MIN && w->outside_code / total >= 0.01)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
