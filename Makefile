@@ -26,7 +26,7 @@ MISSING_ARCHIVES = $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -
 HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)
 STATIC_TOOL_LIBS := -Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread
 TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
-SYM_SRC := symbols/table.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
+SYM_SRC := symbols/table.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/exidx.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c

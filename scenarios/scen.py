@@ -67,14 +67,15 @@ HOT = ("hot_a", "hot_b", "hot_c")  # the NOP_LOOP functions of the halting scena
 
 
 def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, lib=True, gdb=False, gdb_args=(),
-             even=(), icount=True, rtt=False, **defs):
+             even=(), icount=True, rtt=False, strip=(), **defs):
     """lib=False: no cmprof code linked in. gdb=True: sampled by cmprof-top through QEMU's gdbstub,
     with gdb_args added to its command line. even: loops whose bodies must draw even halts (see
     uneven_loops); the run is made again when they do not. rtt=True: the stream goes over RTT
-    (firmware/cmprof_rtt.c), read by cmprof-top's rtt: source through QEMU's gdbstub."""
+    (firmware/cmprof_rtt.c), read by cmprof-top's rtt: source through QEMU's gdbstub. strip: sections
+    removed from the linked ELF (.debug_frame: an image whose only unwind tables are .ARM.exidx)."""
     return {"name": name, "app": app, "core": core, "opt": opt, "cflags": list(cflags), "align16": align16,
             "lib": lib, "gdb": gdb, "gdb_args": list(gdb_args), "even": list(even), "icount": icount, "rtt": rtt,
-            "defs": defs}
+            "strip": list(strip), "defs": defs}
 
 
 def all_scenarios():
@@ -266,6 +267,11 @@ def all_scenarios():
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
     # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
+    # ... with no DWARF call-frame information: -funwind-tables, .debug_frame removed, walked with .ARM.exidx
+    for core, period in (("m4", 1691), ("m0", 997)):
+        s.append(scenario("%s_stacks_exidx" % core, "stacks", core=core, cflags=("-funwind-tables",), strip=(".debug_frame",),
+                          UNWIND_TABLES=1, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=1, PERIOD=period,
+                          CMPROF_JITTER=255))
     s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
                       CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
     # the stream over RTT only, read by cmprof-top through QEMU's gdbstub (rtt:), attached while the
@@ -366,6 +372,16 @@ def build(s):
     cmd += [os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
             os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
+    if s["strip"]:  # linked under a temporary name, stripped, then renamed: readers never see it unstripped
+        tmp = "%s.%d-%d.unstripped" % (elf, os.getpid(), threading.get_ident())
+        try:
+            link_atomically(cmd[:-1] + [tmp], tmp)
+            sh(["arm-none-eabi-objcopy"] + ["--remove-section=" + x for x in s["strip"]] + [tmp])
+            os.replace(tmp, elf)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        return elf
     link_atomically(cmd, elf)
     return elf
 

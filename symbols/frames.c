@@ -1,9 +1,12 @@
 /* Call frames: the ELF's .debug_frame (DWARF call-frame information) read with a bounds-checked
- * cursor, and the unwinder that walks a halted core's stack with it. libdwarf is not used here:
+ * cursor, or where it has none the ARM exception-handling index (.ARM.exidx, exidx.c), and the
+ * unwinder that walks a halted core's stack with them. libdwarf is not used here:
  * the unwinder runs in this process on every halt, where a crash in libdwarf could not be
  * contained as the DWARF reader's child contains it; anything unexpected ends the walk instead. */
+#include "exidx.h"
 #include "rawdwarf.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -30,11 +33,23 @@ struct rules {
     int32_t off[16];
 };
 
+struct span_in_file {
+    uint32_t addr, size;
+    uint64_t off;
+};
+
+#define MAX_SPANS 64
+
 struct frames {
     const uint8_t *sec;
     size_t len;
     struct fde *fdes; /* sorted by lo */
     size_t n_fdes;
+    struct sym_table *t;
+    uint8_t *exidx;           /* .ARM.exidx's bytes, or NULL */
+    struct exidx_table index; /* over them */
+    struct span_in_file spans[MAX_SPANS]; /* the image's loaded bytes in the file (.ARM.extab) */
+    size_t n_spans;
 };
 
 static int cmp_fde(const void *a, const void *b)
@@ -219,34 +234,102 @@ static bool run(const struct frames *f, const struct cie *ci, uint32_t from, uin
     return !c.bad;
 }
 
+/* The image's bytes at addr: code from the code sections, anything else loaded (.ARM.extab)
+ * from the file. */
+static size_t read_image(void *ctx, uint32_t addr, uint8_t *buf, size_t n)
+{
+    struct frames *f = ctx;
+    size_t got = sym_read_code(f->t, addr, buf, n);
+    if (got)
+        return got;
+    for (size_t i = 0; i < f->n_spans; i++) {
+        const struct span_in_file *s = &f->spans[i];
+        if (addr >= s->addr && addr - s->addr < s->size) {
+            size_t avail = s->size - (addr - s->addr);
+            ssize_t r = pread(f->t->code_fd, buf, n < avail ? n : avail, (off_t)(s->off + (addr - s->addr)));
+            return r > 0 ? (size_t)r : 0;
+        }
+    }
+    return 0;
+}
+
+static bool function_of(void *ctx, uint32_t pc, uint32_t *lo, uint32_t *hi)
+{
+    struct frames *f = ctx;
+    return sym_function_from(f->t, pc, lo, hi) != 0;
+}
+
+/* The ELF's .ARM.exidx and the file spans of its loaded sections, from the section headers
+ * (a little-endian ELF32, as ARM toolchains write it); nothing when they are absent or damaged. */
+static void load_exidx(struct frames *f, int fd)
+{
+    Elf32_Ehdr eh;
+    if (fd < 0 || pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || eh.e_ident[EI_CLASS] != ELFCLASS32 ||
+        eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf32_Shdr) || eh.e_shnum > 4096)
+        return;
+    for (unsigned i = 1; i < eh.e_shnum; i++) {
+        Elf32_Shdr sh;
+        if (pread(fd, &sh, sizeof sh, (off_t)eh.e_shoff + (off_t)i * (off_t)sizeof sh) != (ssize_t)sizeof sh)
+            return;
+        if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_ALLOC) && sh.sh_size && f->n_spans < MAX_SPANS)
+            f->spans[f->n_spans++] = (struct span_in_file){sh.sh_addr, sh.sh_size, sh.sh_offset};
+        if (sh.sh_type == SHT_ARM_EXIDX && !f->exidx && sh.sh_size >= 8 && sh.sh_size <= (64u << 20)) {
+            uint32_t len = sh.sh_size & ~7u;
+            f->exidx = malloc(len);
+            if (f->exidx && pread(fd, f->exidx, len, (off_t)sh.sh_offset) != (ssize_t)len) {
+                free(f->exidx);
+                f->exidx = NULL;
+            }
+            f->index = (struct exidx_table){f->exidx, f->exidx ? len : 0, sh.sh_addr, read_image, function_of, f};
+        }
+    }
+}
+
 static struct frames *frames_of(struct sym_table *t)
 {
-    if (!t->frames && t->debug_frame_len && !t->frames_failed) {
+    if (!t->frames && !t->frames_failed) {
         struct frames *f = calloc(1, sizeof *f);
-        if (f && !t->debug_frame && (t->debug_frame = malloc(t->debug_frame_len)) != NULL &&
+        if (f && t->debug_frame_len && !t->debug_frame && (t->debug_frame = malloc(t->debug_frame_len)) != NULL &&
             pread(t->code_fd, t->debug_frame, t->debug_frame_len, (off_t)t->debug_frame_off) !=
                 (ssize_t)t->debug_frame_len) {
             free(t->debug_frame);
             t->debug_frame = NULL;
         }
-        if (!f || !t->debug_frame) {
-            free(f);
+        if (!f) {
             t->frames_failed = true;
             return NULL;
         }
+        f->t = t;
         f->sec = t->debug_frame;
-        f->len = t->debug_frame_len;
-        index_fdes(f);
+        f->len = t->debug_frame ? t->debug_frame_len : 0;
+        if (f->sec)
+            index_fdes(f);
+        load_exidx(f, t->code_fd);
         t->frames = f;
     }
     return t->frames;
 }
 
-/* The register rules at pc; false when no FDE covers it or its instructions are not followed. */
-static bool rules_at(struct sym_table *t, uint32_t pc, struct rules *r)
+/* The register rules at pc from .ARM.exidx, when no FDE covers it. */
+static bool exidx_rules(struct frames *f, uint32_t pc, bool leaf, struct rules *r)
+{
+    struct exidx_rules x;
+    if (!f->exidx || exidx_rules_at(&f->index, pc, leaf, &x) != EXIDX_OK)
+        return false;
+    memset(r, 0, sizeof *r);
+    r->cfa_reg = x.cfa_reg;
+    r->cfa_off = x.cfa_off;
+    r->saved = x.saved;
+    memcpy(r->off, x.off, sizeof r->off);
+    return r->cfa_reg < 16;
+}
+
+/* The register rules at pc; false when neither an FDE nor the exception index covers it, or its
+ * instructions are not followed. leaf: pc is the interrupted instruction (else inside a call). */
+static bool rules_at(struct sym_table *t, uint32_t pc, bool leaf, struct rules *r)
 {
     struct frames *f = frames_of(t);
-    if (!f || !f->n_fdes)
+    if (!f)
         return false;
     size_t lo = 0, hi = f->n_fdes;
     while (lo < hi) { /* the last FDE starting at or before pc */
@@ -257,7 +340,7 @@ static bool rules_at(struct sym_table *t, uint32_t pc, struct rules *r)
             hi = mid;
     }
     if (lo == 0 || pc >= f->fdes[lo - 1].hi)
-        return false;
+        return exidx_rules(f, pc, leaf, r);
     const struct fde *d = &f->fdes[lo - 1];
     struct cie ci;
     if (!read_cie(f, d->cie, &ci))
@@ -277,8 +360,10 @@ static bool rules_at(struct sym_table *t, uint32_t pc, struct rules *r)
 void symt_frames_free(struct sym_table *t)
 {
     struct frames *f = t->frames;
-    if (f)
+    if (f) {
         free(f->fdes);
+        free(f->exidx);
+    }
     free(f);
     t->frames = NULL;
 }
@@ -299,7 +384,7 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
     while (n < max) {
         struct rules ru;
         /* a return address lies after its call: the call's own row is the one before it */
-        if (!rules_at(t, leaf ? pc : pc - 2u, &ru))
+        if (!rules_at(t, leaf ? pc : pc - 2u, leaf, &ru))
             break;
         uint32_t cfa = r[ru.cfa_reg] + (uint32_t)ru.cfa_off;
         if (cfa < prev_sp || (!leaf && cfa == prev_sp))
@@ -440,7 +525,7 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
             proven = true; /* nothing called the reset handler */
             break;
         }
-        if (!rules_at(t, leaf ? pc : pc - 2u, &ru) || ru.cfa_reg != 13)
+        if (!rules_at(t, leaf ? pc : pc - 2u, leaf, &ru) || ru.cfa_reg != 13)
             break; /* no CFI here, or a CFA on a register the evidence does not hold (r7) */
         int64_t cfa = sp + ru.cfa_off;
         if (cfa < sp || (!leaf && cfa == sp))

@@ -8,6 +8,8 @@
  *                  many samples land in them, where the CFA rule differs from the body's
  *   ROUNDS         rounds of all of the above between drains
  *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios
+ *   UNWIND_TABLES  built with -funwind-tables (and .debug_frame removed): the personality routines
+ *                  the .ARM.exidx entries name, never called here (no C++ exceptions), defined empty
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
 #include "board.h"
 #include "cmprof.h"
@@ -101,6 +103,15 @@ __attribute__((noinline)) void frames_caller(void)
         acc += framed(i);
     after += acc;
 }
+
+#ifdef UNWIND_TABLES /* else libgcc's unwinder comes in with them, and wants abort() */
+void __aeabi_unwind_cpp_pr0(void);
+void __aeabi_unwind_cpp_pr1(void);
+void __aeabi_unwind_cpp_pr2(void);
+void __aeabi_unwind_cpp_pr0(void) {}
+void __aeabi_unwind_cpp_pr1(void) {}
+void __aeabi_unwind_cpp_pr2(void) {}
+#endif
 
 #ifndef CMPROF_STREAM /* a dump instead: the ring's newest samples and their stack evidence, at the end */
 #define CMPROF_STREAM 0
