@@ -1986,6 +1986,37 @@ STACK_TRUTH = {  # the stacks app's call shapes (scenarios/apps/stacks.c), outer
 }
 
 
+def folded_stacks(name, elf):
+    out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline", os.path.join(scen.BUILD, name, "uart.txt"), elf])
+    stacks = collections.Counter()
+    for ln in out.splitlines():
+        st, cnt = ln.rsplit(" ", 1)
+        stacks[st] += float(cnt)
+    return stacks
+
+
+def exidx_callers(c, core):
+    """The same app built with -funwind-tables and its .debug_frame removed: the host walks with
+    .ARM.exidx alone. The code is the same, the run instruction for instruction too: every stack
+    must come out as the .debug_frame walk gives it, each the app's call shape, none unproven."""
+    name = "%s_stacks_exidx" % core
+    r = Result(name)
+    sections = scen.sh(["arm-none-eabi-readelf", "-S", "-W", r.elf])
+    stacks, dwarf = folded_stacks(name, r.elf), folded_stacks("%s_stacks" % core, Result("%s_stacks" % core).elf)
+    unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
+    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in truth and st not in truth[st.rsplit(";", 1)[-1]]}
+    c.check("%s: no .debug_frame, .ARM.exidx only; %d stacks walked with it, each the app's call shape, none "
+            "unproven" % (name, sum(stacks.values())),
+            ".debug_frame" not in sections and ".ARM.exidx" in sections and unproven == 0 and not wrong and
+            sum(stacks.values()) == r.kv.get("taken", 0) // 16,
+            "%d unproven; wrong: %s" % (unproven, "; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    diff = {st for st in set(stacks) | set(dwarf) if stacks.get(st) != dwarf.get(st)}
+    c.check("%s: the same stacks as the .debug_frame walk of %s_stacks (same code, same run)" % (name, core),
+            not diff, "differ: " + "; ".join("%s %s/%s" % (st, stacks.get(st), dwarf.get(st)) for st in sorted(diff)[:4])
+            if diff else "%d distinct stacks, identical" % len(stacks))
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2091,6 +2122,8 @@ def sampler_callers(c):
                 "%.2f instructions a sample without, %.2f with (+%.2f), the capture %.0f a stacked sample "
                 "(%.2f a sample); wire %.2f bytes a sample without, %.2f with; RAM +%d bytes" % (
                     off[1], on[1], on[1] - off[1], capture_each, on[2], off[3], on[3], on[4] - off[4]))
+    for core in ("m4", "m0"):
+        exidx_callers(c, core)
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it
     lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
     hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))

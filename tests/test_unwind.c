@@ -3,6 +3,7 @@
  * xPortPendSVHandler). A return address at a function's first instruction ends the stack at the
  * task; it must never be read as a call from the function before it. A return address inside a
  * function is still followed. */
+#include "../symbols/exidx.h"
 #include "../symbols/symbols.h"
 #include "check.h"
 
@@ -220,10 +221,166 @@ static void test_evidence(void)
     unlink(path);
 }
 
+/* ---- .ARM.exidx: the compact model's opcodes, and the rules they give, from hand-made tables ---- */
+
+static bool run_ops(const uint8_t *ops, size_t n, struct exidx_rules *r)
+{
+    return exidx_run(ops, n, r) == EXIDX_OK;
+}
+
+#define RUN(r, ...) run_ops((const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__}), (r))
+
+static void test_exidx_opcodes(void)
+{
+    struct exidx_rules r;
+    /* vsp += 24; pop {r4, r14}; finish: the CFA 32 above, LR at CFA - 4, r4 at CFA - 8 */
+    CHECK(RUN(&r, 0x05, 0xa8, 0xb0) && r.cfa_reg == 13 && r.cfa_off == 32 && r.saved == (1u << 4 | 1u << 14) &&
+          r.off[14] == -4 && r.off[4] == -8);
+    /* pop {r3} (0xb1 0x08); pop {r14} under the r4-r15 mask (0x84 0x00) */
+    CHECK(RUN(&r, 0xb1, 0x08, 0x84, 0x00, 0xb0) && r.cfa_off == 8 && r.off[3] == -8 && r.off[14] == -4);
+    /* pop {r4, r15}: the return address is PC's slot */
+    CHECK(RUN(&r, 0x88, 0x01) && r.cfa_off == 8 && r.saved == (1u << 4 | 1u << 14) && r.off[14] == -4);
+    /* pop r4-r7 (0xa3), and with r14 (0xab) */
+    CHECK(RUN(&r, 0xa3) && r.cfa_off == 16 && !(r.saved & (1u << 14)) && r.off[4] == -16 && r.off[7] == -4);
+    CHECK(RUN(&r, 0xab) && r.cfa_off == 20 && r.off[14] == -4 && r.off[4] == -20);
+    /* pop r0-r3 under a mask */
+    CHECK(RUN(&r, 0xb1, 0x0f) && r.cfa_off == 16 && r.off[0] == -16);
+    /* vsp -= 8, then += 40; a long vsp += 0x204 + (uleb128 << 2) */
+    CHECK(RUN(&r, 0x41, 0x09) && r.cfa_off == 32);
+    CHECK(RUN(&r, 0xb2, 0x01) && r.cfa_off == 0x208);
+    CHECK(RUN(&r, 0xb2, 0x81, 0x01) && r.cfa_off == 0x204 + 129 * 4);
+    /* VFP: FSTMFDX D[s]-D[s+c] (8 bytes each and a word), D8-D[8+n], VPUSH forms */
+    CHECK(RUN(&r, 0xb3, 0x12) && r.cfa_off == 28);
+    CHECK(RUN(&r, 0xb8) && r.cfa_off == 12);
+    CHECK(RUN(&r, 0xc9, 0x03) && r.cfa_off == 32);
+    CHECK(RUN(&r, 0xc8, 0x00) && r.cfa_off == 8);
+    CHECK(RUN(&r, 0xd1) && r.cfa_off == 16);
+    /* vsp = r7 first (a frame pointer), then pop {r7, r14} */
+    CHECK(RUN(&r, 0x97, 0x84, 0x08) && r.cfa_reg == 7 && r.cfa_off == 8 && r.off[7] == -8 && r.off[14] == -4);
+    /* finish ends the opcodes: what follows is not run */
+    CHECK(RUN(&r, 0xb0, 0x80, 0x00) && r.cfa_off == 0 && r.saved == 0);
+    /* refused: refuse-to-unwind, vsp = r13 / r15, vsp = r7 after a pop, SP popped, spare opcodes,
+     * opcodes cut short, a zero mask */
+    CHECK(!RUN(&r, 0x80, 0x00));
+    CHECK(!RUN(&r, 0x9d) && !RUN(&r, 0x9f) && !RUN(&r, 0xa8, 0x97));
+    CHECK(!RUN(&r, 0x82, 0x00));
+    CHECK(!RUN(&r, 0xb4) && !RUN(&r, 0xca, 0x00) && !RUN(&r, 0xd8) && !RUN(&r, 0xff));
+    CHECK(!RUN(&r, 0x84) && !RUN(&r, 0xb2, 0x80) && !RUN(&r, 0xb1) && !RUN(&r, 0xb3));
+    CHECK(!RUN(&r, 0xb1, 0x00) && !RUN(&r, 0xb1, 0x10));
+}
+
+#define XCODE 0x08000000u /* functions, 0x20 bytes apart */
+#define XTAB 0x08000800u  /* .ARM.extab */
+#define XIDX 0x08001000u  /* .ARM.exidx */
+enum { XF, XG, XH, XK, XE, XT, XW, X_N };
+
+struct image {
+    uint8_t code[0x100], tab[0x20], idx[8 * X_N];
+};
+
+static size_t read_image(void *ctx, uint32_t addr, uint8_t *buf, size_t n)
+{
+    struct image *m = ctx;
+    const uint8_t *base = addr >= XTAB && addr < XTAB + sizeof m->tab ? m->tab + (addr - XTAB)
+                          : addr >= XCODE && addr < XCODE + sizeof m->code ? m->code + (addr - XCODE) : NULL;
+    size_t avail = !base ? 0 : base >= m->tab ? sizeof m->tab - (addr - XTAB) : sizeof m->code - (addr - XCODE);
+    n = n < avail ? n : avail;
+    if (n)
+        memcpy(buf, base, n);
+    return n;
+}
+
+static void put16s(uint8_t *p, const uint16_t *hw, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[2 * i] = (uint8_t)hw[i], p[2 * i + 1] = (uint8_t)(hw[i] >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t w)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(w >> (8 * i));
+}
+
+/* Seven functions: F (push {r4, lr}; sub sp, #24; ...; bl; add sp, #24; pop {r4, pc}), inline
+ * opcodes; G (push {r3, lr}), opcodes in .ARM.extab with personality 1; H cannot be unwound; K
+ * has a generic personality routine; E jumps to its shared epilogue; T pops and tail-calls; W has
+ * 32-bit prologue instructions (push.w, sub.w sp). */
+static void make_image(struct image *m)
+{
+    memset(m, 0, sizeof *m);
+    put16s(m->code + 0x00, (const uint16_t[]){0xb510, 0xb086, 0x6823, 0xf000, 0xf800, 0x6823, 0xb006, 0xbd10}, 8);
+    put16s(m->code + 0x20, (const uint16_t[]){0xb508, 0x2001, 0xf000, 0xf800, 0xbd08}, 5);
+    put16s(m->code + 0x80, (const uint16_t[]){0xb510, 0x2800, 0xe001, 0xbf00, 0xbf00, 0xbd10}, 6);
+    put16s(m->code + 0xa0, (const uint16_t[]){0xb510, 0xe8bd, 0x4010, 0xf100, 0xb800}, 5);
+    put16s(m->code + 0xc0, (const uint16_t[]){0xe92d, 0x41f0, 0xf5ad, 0x7d80, 0xf000, 0xf800}, 6);
+    put32(m->tab, 0x8101b108u);       /* personality 1, one more word: pop {r3} ... */
+    put32(m->tab + 4, 0x8400b0b0u);   /* ... pop {r14}; finish */
+    put32(m->tab + 8, 0x00000123u);   /* a generic personality routine's address */
+    const uint32_t words[X_N] = {0x8005a8b0u, 0 /* extab */, 1u /* cantunwind */, 0 /* extab + 8 */, 0x80a8b0b0u,
+                                 0x80a8b0b0u, 0x803facb0u};
+    for (uint32_t i = 0; i < X_N; i++) {
+        uint32_t at = XIDX + 8 * i;
+        put32(m->idx + 8 * i, (XCODE + 0x20 * i - at) & 0x7fffffffu);
+        uint32_t w = words[i];
+        if (i == XG || i == XK)
+            w = (XTAB + (i == XK ? 8u : 0u) - (at + 4)) & 0x7fffffffu;
+        put32(m->idx + 8 * i + 4, w);
+    }
+}
+
+static enum exidx_result at(const struct image *m, uint32_t pc, bool leaf, struct exidx_rules *r)
+{
+    struct exidx_table x = {m->idx, sizeof m->idx, XIDX, read_image, NULL, (void *)m};
+    memset(r, 0x55, sizeof *r);
+    return exidx_rules_at(&x, pc, leaf, r);
+}
+
+static void test_exidx_rules(void)
+{
+    static struct image m;
+    make_image(&m);
+    struct exidx_rules r;
+    const uint32_t F = XCODE, G = XCODE + 0x20, E = XCODE + 0x80, T = XCODE + 0xa0, W = XCODE + 0xc0;
+    /* a call site in F's body: the opcodes as they are */
+    CHECK(at(&m, F + 8, false, &r) == EXIDX_OK && r.cfa_off == 32 && r.off[14] == -4 && r.off[4] == -8);
+    /* interrupted before the push: LR live, the CFA at the SP */
+    CHECK(at(&m, F, true, &r) == EXIDX_OK && r.cfa_off == 0 && !(r.saved & (1u << 14)));
+    /* after the push, before sub sp: the CFA 8 above, LR at CFA - 4 */
+    CHECK(at(&m, F + 2, true, &r) == EXIDX_OK && r.cfa_off == 8 && r.off[14] == -4 && r.off[4] == -8);
+    /* in the body: the opcodes' rules */
+    CHECK(at(&m, F + 4, true, &r) == EXIDX_OK && r.cfa_off == 32 && r.off[14] == -4);
+    /* at add sp (not yet run) and at the pop (add sp has run): the code to the return says */
+    CHECK(at(&m, F + 0xc, true, &r) == EXIDX_OK && r.cfa_off == 32 && r.off[14] == -4 && r.off[4] == -8);
+    CHECK(at(&m, F + 0xe, true, &r) == EXIDX_OK && r.cfa_off == 8 && r.off[14] == -4 && r.off[4] == -8);
+    /* personality 1 in .ARM.extab: pop {r3}; pop {r14} */
+    CHECK(at(&m, G + 4, false, &r) == EXIDX_OK && r.cfa_off == 8 && r.off[3] == -8 && r.off[14] == -4);
+    /* cannot unwind; a generic personality routine: refused, never guessed */
+    CHECK(at(&m, XCODE + 0x44, false, &r) == EXIDX_REFUSED);
+    CHECK(at(&m, XCODE + 0x64, true, &r) == EXIDX_REFUSED);
+    /* below the first entry: none */
+    CHECK(at(&m, XCODE - 2, false, &r) == EXIDX_NONE);
+    /* E: a b.n to the shared epilogue is followed to its pop {r4, pc} */
+    CHECK(at(&m, E + 4, true, &r) == EXIDX_OK && r.cfa_off == 8 && r.off[14] == -4);
+    /* T: pop.w {r4, lr} then a tail call (b.w out of it): at the pop LR is at CFA - 4; after it, LR live */
+    CHECK(at(&m, T + 2, true, &r) == EXIDX_OK && r.cfa_off == 8 && r.off[14] == -4);
+    CHECK(at(&m, T + 6, true, &r) == EXIDX_OK && r.cfa_off == 0 && !(r.saved & (1u << 14)));
+    /* W: after push.w {r4-r8, lr} (24 bytes) but before sub.w sp, #256; then in the body (280) */
+    CHECK(at(&m, W + 4, true, &r) == EXIDX_OK && r.cfa_off == 24 && r.off[14] == -4 && r.off[4] == -24);
+    CHECK(at(&m, W + 8, true, &r) == EXIDX_OK && r.cfa_off == 280 && r.off[14] == -4 && r.off[4] == -24);
+    /* the code and the opcodes disagree (the opcodes say 32; the code pushes 8, then a bl before pc),
+     * and no straight line to the return from pc (a cbz): refused, not guessed */
+    m.code[2] = 0x00, m.code[3] = 0xbf;    /* F's sub sp becomes a nop */
+    m.code[0xc] = 0x00, m.code[0xd] = 0xb1; /* its add sp a cbz */
+    CHECK(at(&m, F + 0xa, true, &r) == EXIDX_REFUSED);
+}
+
 int main(void)
 {
     sym_set_isolation(0);
     RUN_TEST(test_task_roots);
     RUN_TEST(test_evidence);
+    RUN_TEST(test_exidx_opcodes);
+    RUN_TEST(test_exidx_rules);
     return check_summary();
 }
