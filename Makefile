@@ -230,6 +230,7 @@ REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm
 REPLAY_openocd := fuzz/fuzz_openocd.c source/openocd.c source/outq.c source/net.c decode/itm.c -D_GNU_SOURCE
 REPLAY_gdb := fuzz/fuzz_gdb.c source/gdb.c source/rsp.c source/outq.c source/net.c -D_GNU_SOURCE
 REPLAY_rtt := fuzz/fuzz_rtt.c source/rtt.c source/rsp.c source/net.c -D_GNU_SOURCE
+REPLAY_exidx := fuzz/fuzz_exidx.c symbols/exidx.c
 REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
 REPLAY_ingest += $(EXPORTS_SRC) profile/timeline.c -lz
 REPLAY_record += $(EXPORTS_SRC) profile/timeline.c -lz
