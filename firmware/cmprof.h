@@ -231,6 +231,12 @@ uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t cod
 void cmprof_stack_dump(cmprof_putc_fn putc, uint32_t first, uint32_t n);
 /* Stacked samples whose evidence found no room (the drain was behind), so far. */
 uint32_t cmprof_stack_dropped(void);
+/* For an RTOS's task creation hook: the new task's initial stack pointer, as the kernel prepared
+ * it before the task first runs. The address the task would return to (FreeRTOS: its exit trap,
+ * prvTaskExitError), which no call left there, is read from the hardware frame the task starts
+ * from, and kept by every later scan like a return address (CMPROF_STACK_ROOTS different ones,
+ * default 4): the host then ends each task's stacks, proven, at its task function. */
+void cmprof_stack_task_root(const void *initial_sp);
 
 /* Write what was collected, as text lines:
  *   prof raw n=N [taken=T]            then  p ADDR x8 ...   [g TAG x8 ...]   end

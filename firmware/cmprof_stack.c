@@ -64,6 +64,22 @@ static inline int after_call(uint32_t w)
     return (last & 0xFF87u) == 0x4780u || ((at[-2] & 0xF800u) == 0xF000u && (last & 0xD000u) == 0xD000u);
 }
 
+/* The return addresses an RTOS set for its tasks (not left by a call: no BL before them), kept by
+ * the scan as return addresses are, so that the host ends a task's stack at its function. */
+#ifndef CMPROF_STACK_ROOTS
+#define CMPROF_STACK_ROOTS 4u
+#endif
+static uint32_t roots[CMPROF_STACK_ROOTS];
+static volatile uint32_t n_roots;
+
+static inline int task_root(uint32_t w)
+{
+    for (uint32_t i = 0; i < n_roots; i++)
+        if (roots[i] == w)
+            return 1;
+    return 0;
+}
+
 void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t pc, uint32_t seq)
 {
     uint32_t h = stacks.head;
@@ -88,8 +104,8 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
     while (i < words) {
         uint32_t w = p[i++];
         /* a return address, or an exception's return code (a handler, or a task started with LR
-         * 0xFFFFFFFF, saved it): the host ends the walk there, proven */
-        if (w - lo < span ? (w & 1u) && after_call(w) : w >= CMPROF_EXC_RETURN_MIN) {
+         * 0xFFFFFFFF, saved it), or a task's exit address: the host ends the walk there, proven */
+        if (w - lo < span ? (w & 1u) && (after_call(w) || task_root(w)) : w >= CMPROF_EXC_RETURN_MIN) {
             r->off[k] = (uint16_t)(i - 1u);
             r->ret[k] = w;
             if (++k == CMPROF_STACK_KEEP)
@@ -103,6 +119,27 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
     r->n = (uint16_t)k;
     __asm volatile("" ::: "memory"); /* the record in place before the drain may see it */
     stacks.head = h + 1u;
+}
+
+void cmprof_stack_task_root(const void *initial_sp)
+{
+    const uint32_t *p = (const uint32_t *)initial_sp;
+    uint32_t lo = CMPROF_CODE_START, span = CMPROF_CODE_END - lo;
+    if (!p)
+        return;
+    /* the hardware frame the task starts from: r0-r3, r12, LR, PC (its function), xPSR (Thumb bit
+     * only), above what the port saves itself (r4-r11, EXC_RETURN, ...) */
+    for (uint32_t i = 2u; i < 24u; i++) {
+        if (p[i] != 0x01000000u || p[i - 1u] - lo >= span)
+            continue;
+        uint32_t lr = p[i - 2u], n = n_roots;
+        if (lr - lo >= span || !(lr & 1u) || task_root(lr) || n == CMPROF_STACK_ROOTS)
+            return; /* none to keep (0 or 0xFFFFFFFF: the scan keeps the latter anyway), or known */
+        roots[n] = lr;
+        __asm volatile("" ::: "memory"); /* in place before the tick may look at it */
+        n_roots = n + 1u;
+        return;
+    }
 }
 
 static const char stack_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -112,7 +112,7 @@ static const char *const library_statics[] = {
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
     "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede", "sys_trace_thread_abort_user",
     "sys_trace_thread_create_user", "sys_trace_thread_name_set_user", "sys_trace_thread_switched_in_user",
-    "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot", "until_due",
+    "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot", "task_root", "until_due",
     "__wrap_sys_trace_k_thread_switched_in", "__wrap_sys_trace_k_thread_switched_out",
     "__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "__wrap_sys_trace_thread_abort",
 };

@@ -256,6 +256,13 @@ def all_scenarios():
     s.append(scenario("frtos_recorder", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                       PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1, CMPROF_STREAM_LINE=32))
+    # ... with stack evidence (CMPROF_STACKS): every task's stacks end at its task function, its exit
+    # trap (prvTaskExitError, no BL before it) given to the scan from each new task's initial stack
+    s.append(scenario("frtos_stacks", "frtos", core="an385", cflags=(
+        "-DtraceRETURN_xTaskCreate(x)=cmprof_stack_task_root(pxNewTCB ? (const void *)pxNewTCB->pxTopOfStack : 0)",),
+                      CMPROF_STREAM=1, CMPROF_RING_N=512,
+                      CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
+                      PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CMPROF_STACKS=1, SEED=4242))
     # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
     # seed of its own: the same seed would repeat the stream run's draw of sample times)
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
@@ -407,6 +414,7 @@ def build_frtos(s, out, cpu, extra=()):
     cmd += [os.path.join(port, f) for f in ("port.c", "portasm.c") if os.path.exists(os.path.join(port, f))]
     cmd.append(os.path.join(FREERTOS, "portable", "MemMang", "heap_4.c"))
     cmd += [os.path.join(ROOT, "firmware", f) for f in ("cmprof_sampler.c", "cmprof_stream.c", "cmprof_tasks.c")]
+    cmd += [os.path.join(ROOT, "firmware", "cmprof_stack.c")] if s["defs"].get("CMPROF_STACKS") else []
     cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
     cmd += ["-nostdlib", "-lc", "-lgcc", "-Wl,--build-id", "-L" + os.path.join(ROOT, "firmware"),
             "-Wl,-T,cmprof_build_id.ld", "-L" + os.path.join(HERE, "frtos"), "-Wl,-T,frtos.ld", "-o", elf]

@@ -2017,6 +2017,44 @@ def exidx_callers(c, core):
             if diff else "%d distinct stacks, identical" % len(stacks))
 
 
+FRTOS_ENTRIES = (("crunch", "crunch"), ("sens", "sensor"), ("filt", "filter"), ("alarm", "alarm"), ("idle", "prvIdleTask"),
+                 ("spawner", "spawner"), ("c", "churn"))  # task name prefix -> its function (scenarios/frtos/frtos.c)
+
+
+def frtos_task_roots(c):
+    """FreeRTOS tasks' stacks from the sampler's evidence end at each task's function: the kernel
+    starts a task with LR = prvTaskExitError, which no call left (no BL before it) and which the
+    linker puts right after xPortPendSVHandler. Each new task's exit address is handed to the scan
+    (cmprof_stack_task_root, from the kernel's xTaskCreate hook); the host ends there, proven."""
+    name = "frtos_stacks"
+    r = Result(name)
+    out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline", "--by", "task",
+                   os.path.join(scen.BUILD, name, "uart.txt"), r.elf])
+    roots, wrong, unproven, n = collections.Counter(), collections.Counter(), collections.Counter(), 0
+    for ln in out.splitlines():
+        st, cnt = ln.rsplit(" ", 1)
+        frames = st.split(";")
+        if frames[0].startswith("ISR:"):
+            continue  # an interrupt's own stack ends at its exception entry
+        n += int(float(cnt))
+        entry = next(fn for prefix, fn in FRTOS_ENTRIES if frames[0].startswith(prefix))
+        if frames[1] == "[unproven caller]":
+            unproven[frames[2] if len(frames) > 2 else "?"] += int(float(cnt))
+        elif frames[1] == entry:
+            roots[entry] += int(float(cnt))
+        else:
+            wrong[st] += int(float(cnt))
+    c.check("%s: every task's proven stacks end at its task function, none in PendSV or the function before the "
+            "exit trap (%d task samples stacked)" % (name, n), not wrong and sum(roots.values()) > 0.95 * n,
+            "%s; unproven %d (%s); wrong: %s" % (", ".join("%s %d" % kv for kv in roots.most_common()),
+                                                 sum(unproven.values()), ", ".join("in %s %d" % kv for kv in
+                                                                                   unproven.most_common(4)),
+                                                 "; ".join("%s %d" % kv for kv in wrong.most_common(4)) or "none"))
+    c.check("%s: the walks that end unproven start in code without call-frame information (the kernel's "
+            "hand-written context switch, newlib's memcpy)" % name,
+            set(unproven) <= {"xPortPendSVHandler", "memcpy"}, str(dict(unproven)))
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2124,6 +2162,7 @@ def sampler_callers(c):
                     off[1], on[1], on[1] - off[1], capture_each, on[2], off[3], on[3], on[4] - off[4]))
     for core in ("m4", "m0"):
         exidx_callers(c, core)
+    frtos_task_roots(c)
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it
     lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
     hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))
