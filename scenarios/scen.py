@@ -273,6 +273,11 @@ def all_scenarios():
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... the same firmware (the same build as m4_stacks) sampled by halting it through QEMU's gdbstub and
+    # walked with .debug_frame: the probe path's caller shares against the sampler's
+    s.append(scenario("m4_stacks_gdb", "stacks", core="m4", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, PERIOD=1691, CMPROF_JITTER=255, gdb=True,
+                      gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
     # ... with no DWARF call-frame information: -funwind-tables, .debug_frame removed, walked with .ARM.exidx
     for core, period in (("m4", 1691), ("m0", 997)):

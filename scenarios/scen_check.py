@@ -2055,6 +2055,50 @@ def frtos_task_roots(c):
             set(unproven) <= {"xPortPendSVHandler", "memcpy"}, str(dict(unproven)))
 
 
+def build_id(elf):
+    m = re.search(r"Build ID: ([0-9a-f]+)", scen.sh(["arm-none-eabi-readelf", "-n", elf]))
+    return m.group(1) if m else None
+
+
+def probe_agreement(c):
+    """The sampler's callers against the probe path's on the same firmware: m4_stacks_gdb is the
+    m4_stacks build (the same build-id) sampled by halting the core through QEMU's gdbstub and
+    walked with .debug_frame by cmprof-top. leaf()'s caller shares must agree within their
+    intervals (the difference within 3 sigma of the two together), and the probe's stacks must be
+    the app's call shapes too."""
+    r, g = Result("m4_stacks"), Result("m4_stacks_gdb")
+    probe = json.load(open(os.path.join(scen.BUILD, "m4_stacks_gdb", "gdb.out")))
+    sampler = r.tool()
+    shares = {}
+    for who, j in (("sampler", sampler), ("probe", probe)):
+        leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
+        shares[who] = {x["name"]: x for x in leaf.get("callers", [])}
+    z = {}
+    for k in ("caller_a", "caller_b"):
+        a, b = shares["sampler"].get(k), shares["probe"].get(k)
+        if a and b:  # each 95 % interval's half-width is 1.96 sigma
+            both = math.hypot((a["hi95"] - a["lo95"]) / 2, (b["hi95"] - b["lo95"]) / 2) / 1.96
+            z[k] = abs(a["percent"] - b["percent"]) / max(both, 1e-9)
+    c.check("m4_stacks vs m4_stacks_gdb (the same build-id): leaf()'s caller shares from the sampler's evidence agree "
+            "with the probe's within their intervals (3 sigma of the two together)",
+            build_id(r.elf) == build_id(g.elf) is not None and len(z) == 2 and max(z.values()) <= Z,
+            "; ".join("%s: sampler %.2f %% [%.2f, %.2f], probe %.2f %% [%.2f, %.2f], %.2f sigma apart" % (
+                k, shares["sampler"][k]["percent"], shares["sampler"][k]["lo95"], shares["sampler"][k]["hi95"],
+                shares["probe"][k]["percent"], shares["probe"][k]["lo95"], shares["probe"][k]["hi95"], z[k])
+                for k in z) + "; %d probe stacks, %d stacked samples" % (probe["stacks"]["samples"],
+                                                                         sampler["stacks"]["samples"]))
+    out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline",
+                   os.path.join(scen.BUILD, "m4_stacks_gdb", "gdb.rec"), g.elf])
+    stacks = collections.Counter()
+    for ln in out.splitlines():
+        st, cnt = ln.rsplit(" ", 1)
+        stacks[st] += float(cnt)
+    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
+    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in truth and st not in truth[st.rsplit(";", 1)[-1]]}
+    c.check("m4_stacks_gdb: the probe's stacks of the same firmware are the app's call shapes too",
+            stacks and not wrong, "wrong: %s" % ("; ".join("%s %d" % kv for kv in list(wrong.items())[:4]) or "none"))
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2163,6 +2207,7 @@ def sampler_callers(c):
     for core in ("m4", "m0"):
         exidx_callers(c, core)
     frtos_task_roots(c)
+    probe_agreement(c)
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it
     lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
     hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))

@@ -152,6 +152,6 @@ int main(void)
     board_puts(" stacks_dropped=");
     board_putdec(cmprof_stack_dropped());
 #endif
-    board_putc('\n');
+    board_puts("\ndone\n"); /* the end a halting run waits for */
     board_exit(0);
 }
