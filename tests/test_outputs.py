@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Issue 32: -o pprof, callgrind, lcov and trace, each read back by the tool its users read it
 with (Debian's go tool pprof, callgrind_annotate, genhtml; the trace as JSON against the Trace
-Event Format's required fields), with totals that agree with the table. Also hostile cases: an
+Event Format's required fields), with totals that agree with the table; the call stacks of a GDB
+server's halts and of the firmware sampler's stack evidence with their caller edges (and
+speedscope's file against its format). Also hostile cases: an
 empty profile, unresolved addresses and a task name full of JSON's special characters.
 Prints one ok/FAIL line per check."""
 import collections
@@ -274,6 +276,108 @@ def callgrind_checks():
     inc = folded_inclusive(cap, elf)
     check("callgrind: GDB call stacks: callgrind_annotate --inclusive=yes gives each function's stack samples",
           code == 0 and funcs == dict(inc) and "uninitialized" not in text, "%s | %s | %s" % (funcs, inc, text[-300:]))
+
+
+# ---- the sampler's stack evidence, read back by each tool with its caller edges ---------------
+
+EDGES = (("caller_a", "leaf"), ("caller_b", "leaf"), ("chain_5", "deep_leaf"), ("recurse", "rec_leaf"),
+         ("via_pointer", "ptr_target"), ("framed", "step"))
+
+
+def folded_edges(cap, elf):
+    """The folded stacks ({stack: samples}) and {(caller, callee): samples whose stack ends in that call}."""
+    code, out, err = run([TOOL, "--batch", "-o", "folded", cap, elf])
+    stacks, edges = collections.Counter(), collections.Counter()
+    for ln in out.splitlines():
+        stack, n = ln.rsplit(" ", 1)
+        stacks[stack] += int(n)
+        frames = stack.split(";")
+        if len(frames) >= 2:
+            edges[(frames[-2], frames[-1])] += int(n)
+    return stacks, edges
+
+
+def caller_tree(path):
+    """{(caller, callee): inclusive cost} from callgrind_annotate --tree=caller: each function's
+    block lists its callers ('<' lines) above its own ('*') line."""
+    code, out, err = run(["callgrind_annotate", "--tree=caller", "--inclusive=yes", "--threshold=100", "--auto=no",
+                          os.path.abspath(path)], cwd="/")
+    edges, pending = {}, []
+    for ln in out.splitlines():
+        m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+([<*])\s+\S*:(\S+)", ln)
+        if not m:
+            pending = []
+            continue
+        n = int(m.group(1).replace(",", ""))
+        if m.group(2) == "<":
+            pending.append((m.group(3), n))
+        else:
+            for caller, cost in pending:
+                edges[(caller, m.group(3))] = cost
+            pending = []
+    return code, edges, out + err
+
+
+def pprof_callers(path, function):
+    """{caller: samples} of a function from go tool pprof -peek (its callers listed above it)."""
+    code, out, err = pprof("-sample_index=samples", "-peek", "^%s$" % function, path)
+    callers = {}
+    for ln in out.splitlines():
+        m = re.match(r"\s+(\d+)\s+[\d.]+%\s+\|\s+(\S+)\s*$", ln)
+        if m:
+            callers[m.group(2)] = int(m.group(1))
+    return code, callers, out + err
+
+
+def sampler_stack_checks():
+    """The firmware sampler's stack evidence (m4_stacks: every 16th sample walked on the host):
+    callgrind_annotate, go tool pprof and speedscope's format each give the same caller edges, with
+    the costs the folded stacks give."""
+    cap, elf = scenario("m4_stacks")
+    stacks, edges = folded_edges(cap, elf)
+    check("sampler stacks: the capture's folded stacks hold every edge of the app's call shapes",
+          all(edges[e] > 0 for e in EDGES), str(dict(edges)))
+    code, out, err = cmprof(cap, elf, "callgrind")
+    path = write("sampler.callgrind", out)
+    code, tree, text = caller_tree(path)
+    check("callgrind: the sampler's stacks: callgrind_annotate --tree=caller shows each caller edge with its inclusive "
+          "cost", code == 0 and all(tree.get(e) == edges[e] for e in EDGES),
+          "%s | %s | %s" % ({e: tree.get(e) for e in EDGES}, {e: edges[e] for e in EDGES}, text[-300:]))
+    # a recursive function's calls to itself are edges too, each level's cost its own (as valgrind's
+    # callgrind writes them): its inclusive cost counts every level, so it is left out here
+    recursive = {a for st in stacks for a, b in zip(st.split(";"), st.split(";")[1:]) if a == b}
+    code, tot, funcs, text = annotate(path, inclusive=True)
+    inc = {k: v for k, v in folded_inclusive(cap, elf).items() if k not in recursive}
+    check("callgrind: the sampler's stacks: --inclusive=yes gives each function's stacked samples (%s recursive)"
+          % ", ".join(sorted(recursive)), code == 0 and recursive and {k: v for k, v in funcs.items() if k not in recursive}
+          == inc, "%s | %s" % (funcs, inc))
+    code, data, err = cmprof(cap, elf, "pprof")
+    path = write("sampler.pb.gz", data)
+    peeks = {callee: pprof_callers(path, callee) for callee in {e[1] for e in EDGES}}
+    got = {e: peeks[e[1]][1].get(e[0]) for e in EDGES}
+    check("pprof: the sampler's stacks: go tool pprof -peek lists each function's callers with their samples",
+          all(p[0] == 0 for p in peeks.values()) and all(got[e] == edges[e] for e in EDGES),
+          "%s | %s" % (got, {e: edges[e] for e in EDGES}))
+    code, cum, out = pprof_top(path, cum=True)
+    check("pprof: the sampler's stacks: -top's cumulative samples are those whose stack holds the function",
+          cum and cum == dict(folded_inclusive(cap, elf)), out[-300:])
+    code, out, err = cmprof(cap, elf, "speedscope")
+    doc = json.loads(out)
+    prof = doc["profiles"][0] if doc.get("profiles") else {}
+    names = [f["name"] for f in doc.get("shared", {}).get("frames", [])]
+    ok = doc.get("$schema") == "https://www.speedscope.app/file-format-schema.json" and prof.get("type") == "sampled" \
+        and prof.get("unit") in ("nanoseconds", "none") and len(prof.get("samples", [])) == len(prof.get("weights", [])) \
+        and all(isinstance(i, int) and 0 <= i < len(names) for st in prof.get("samples", []) for i in st)
+    check("speedscope: the file has the format's fields: $schema, shared frames, a sampled profile, samples and weights "
+          "of one length, every frame index in range", ok, out[:300])
+    back = collections.Counter()
+    for st, w in zip(prof.get("samples", []), prof.get("weights", [])):
+        back[";".join(names[i] for i in st)] += w
+    per = {k: back[k] / stacks[k] for k in stacks if k in back}
+    check("speedscope: its stacks are the folded ones, each weighed by its samples times one period",
+          set(back) == set(stacks) and per and max(per.values()) - min(per.values()) <= 1e-6 * max(per.values()),
+          "%d stacks in speedscope, %d folded; weight per sample %s" % (len(back), len(stacks),
+                                                                       sorted(set(round(v, 3) for v in per.values()))[:4]))
 
 
 # ---- lcov ---------------------------------------------------------------------------------
@@ -690,8 +794,8 @@ def main():
     for tool in ("go", "genhtml", "callgrind_annotate", "readelf", "tmux"):
         check("dependency: %s is installed (scripts/deps.sh)" % tool, shutil.which(tool) is not None)
     check("the scenarios' captures are built", all(os.path.exists(scenario(s)[0]) for s in
-                                                   ("stream_tagged", "loops_inline_o2", "gdb_callers", "tasks")))
-    for part in (clone_name_checks, pprof_checks, callgrind_checks, lcov_checks, trace_checks, hostile_checks, terminal_check,
+                                                   ("stream_tagged", "loops_inline_o2", "gdb_callers", "tasks", "m4_stacks")))
+    for part in (clone_name_checks, pprof_checks, callgrind_checks, sampler_stack_checks, lcov_checks, trace_checks, hostile_checks, terminal_check,
                  live_snapshot_check):
         try:
             part()
