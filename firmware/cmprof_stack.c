@@ -72,9 +72,9 @@ static inline int after_call(uint32_t w)
 static uint32_t roots[CMPROF_STACK_ROOTS];
 static volatile uint32_t n_roots;
 
-static inline int task_root(uint32_t w)
+static inline int task_root(uint32_t w, uint32_t n)
 {
-    for (uint32_t i = 0; i < n_roots; i++)
+    for (uint32_t i = 0; i < n; i++)
         if (roots[i] == w)
             return 1;
     return 0;
@@ -100,12 +100,12 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
         words = (top - sp) / 4u < CMPROF_STACK_WORDS ? (top - sp) / 4u : CMPROF_STACK_WORDS;
     const uint32_t *p = (const uint32_t *)(uintptr_t)sp;
     /* a return address lies at least 4 bytes into the code: a call comes before it */
-    uint32_t lo = CMPROF_CODE_START + 4u, span = CMPROF_CODE_END - lo, k = 0u, i = 0u;
+    uint32_t lo = CMPROF_CODE_START + 4u, span = CMPROF_CODE_END - lo, k = 0u, i = 0u, nr = n_roots;
     while (i < words) {
         uint32_t w = p[i++];
         /* a return address, or an exception's return code (a handler, or a task started with LR
          * 0xFFFFFFFF, saved it), or a task's exit address: the host ends the walk there, proven */
-        if (w - lo < span ? (w & 1u) && (after_call(w) || task_root(w)) : w >= CMPROF_EXC_RETURN_MIN) {
+        if (w - lo < span ? (w & 1u) && (after_call(w) || (nr && task_root(w, nr))) : w >= CMPROF_EXC_RETURN_MIN) {
             r->off[k] = (uint16_t)(i - 1u);
             r->ret[k] = w;
             if (++k == CMPROF_STACK_KEEP)
@@ -133,7 +133,7 @@ void cmprof_stack_task_root(const void *initial_sp)
         if (p[i] != 0x01000000u || p[i - 1u] - lo >= span)
             continue;
         uint32_t lr = p[i - 2u], n = n_roots;
-        if (lr - lo >= span || !(lr & 1u) || task_root(lr) || n == CMPROF_STACK_ROOTS)
+        if (lr - lo >= span || !(lr & 1u) || task_root(lr, n) || n == CMPROF_STACK_ROOTS)
             return; /* none to keep (0 or 0xFFFFFFFF: the scan keeps the latter anyway), or known */
         roots[n] = lr;
         __asm volatile("" ::: "memory"); /* in place before the tick may look at it */
