@@ -283,7 +283,42 @@ static struct ins decode16(uint32_t hw, uint32_t addr)
     return in;
 }
 
-/* A 32-bit instruction: the prologue's and epilogue's own forms; anything else is INS_OTHER. */
+/* Whether a 32-bit instruction other than the prologue's and epilogue's own forms leaves SP, PC
+ * and the flow alone (ARMv7-M's encoding classes; anything not told apart is not). */
+static bool plain32(uint32_t hw1, uint32_t hw2)
+{
+    uint32_t rn = hw1 & 0xfu, rd = (hw2 >> 8) & 0xfu, rt = hw2 >> 12;
+    bool s = (hw1 >> 4) & 1u, wb = (hw1 >> 5) & 1u;
+    bool bad_rd = (rd == 13 || rd == 15) && !(rd == 15 && s); /* Rd 15 with S: a compare */
+    switch (hw1 >> 11) {
+    case 0x1d: /* 11101: load/store multiple or dual, data processing (register shifted), coprocessor */
+        if ((hw1 & 0x0640u) == 0x0000u) /* load/store multiple */
+            return !(rn == 13 && wb) && !(s && (hw2 & 0xa000u));
+        if ((hw1 & 0x0640u) == 0x0040u) /* load/store dual or exclusive, table branch */
+            return (hw1 & 0xfff0u) != 0xe8d0u && !(rn == 13 && wb) && !(s && (rt >= 13 || rd >= 13));
+        if ((hw1 & 0x0600u) == 0x0200u) /* data processing (shifted register) */
+            return !bad_rd;
+        return !(rn == 13 && wb) && !((hw1 & 0x0f10u) == 0x0e10u && (hw2 & 0x10u) && rt == 13); /* coprocessor */
+    case 0x1e: /* 11110: data processing (immediate); with hw2 bit 15 branches and control */
+        return !(hw2 & 0x8000u) && !bad_rd;
+    default: /* 11111 */
+        if ((hw1 & 0x0e00u) == 0x0800u) { /* load/store single */
+            bool index_wb = (hw1 & 0x0080u) == 0 && (hw2 & 0x0900u) == 0x0900u; /* imm8 form with W */
+            if ((rn == 13 && index_wb) || rt == 13)
+                return false;
+            return !(rt == 15 && (hw1 & 0x0010u) && (hw1 & 0x0060u) == 0x0040u); /* ldr pc (else pld: a hint) */
+        }
+        if ((hw1 & 0x0f00u) == 0x0a00u) /* data processing (register) */
+            return rd != 13 && rd != 15;
+        if ((hw1 & 0x0f00u) == 0x0b00u) /* multiply, long multiply (RdLo in Rt's place), divide */
+            return rd != 13 && rd != 15 && (!(hw1 & 0x0080u) || rt != 13);
+        if ((hw1 & 0x0c00u) == 0x0c00u) /* coprocessor: a move to a core register (15: the flags) */
+            return !((hw1 & 0x0f10u) == 0x0e10u && (hw2 & 0x10u) && rt == 13);
+        return false;
+    }
+}
+
+/* A 32-bit instruction: the prologue's and epilogue's own forms, or plain, or INS_OTHER. */
 static struct ins decode32(uint32_t hw1, uint32_t hw2, uint32_t addr)
 {
     struct ins in = {INS_OTHER, 4, 0, 0, 0};
@@ -311,6 +346,8 @@ static struct ins decode32(uint32_t hw1, uint32_t hw2, uint32_t addr)
         uint32_t s = (hw1 >> 10) & 1u, i1 = !(((hw2 >> 13) & 1u) ^ s), i2 = !(((hw2 >> 11) & 1u) ^ s);
         uint32_t imm = s << 24 | i1 << 23 | i2 << 22 | (hw1 & 0x3ffu) << 12 | (hw2 & 0x7ffu) << 1;
         in.target = addr + 4u + ((imm ^ 0x1000000u) - 0x1000000u);
+    } else if (plain32(hw1, hw2)) {
+        in.kind = INS_PLAIN;
     }
     return in;
 }

@@ -305,7 +305,8 @@ static void put32(uint8_t *p, uint32_t w)
 /* Seven functions: F (push {r4, lr}; sub sp, #24; ...; bl; add sp, #24; pop {r4, pc}), inline
  * opcodes; G (push {r3, lr}), opcodes in .ARM.extab with personality 1; H cannot be unwound; K
  * has a generic personality routine; E jumps to its shared epilogue; T pops and tail-calls; W has
- * 32-bit prologue instructions (push.w, sub.w sp). */
+ * 32-bit prologue instructions (push.w, sub.w sp) with two plain 32-bit ones between them (udiv,
+ * mov.w with a shift), as GCC schedules them. */
 static void make_image(struct image *m)
 {
     memset(m, 0, sizeof *m);
@@ -313,7 +314,7 @@ static void make_image(struct image *m)
     put16s(m->code + 0x20, (const uint16_t[]){0xb508, 0x2001, 0xf000, 0xf800, 0xbd08}, 5);
     put16s(m->code + 0x80, (const uint16_t[]){0xb510, 0x2800, 0xe001, 0xbf00, 0xbf00, 0xbd10}, 6);
     put16s(m->code + 0xa0, (const uint16_t[]){0xb510, 0xe8bd, 0x4010, 0xf100, 0xb800}, 5);
-    put16s(m->code + 0xc0, (const uint16_t[]){0xe92d, 0x41f0, 0xf5ad, 0x7d80, 0xf000, 0xf800}, 6);
+    put16s(m->code + 0xc0, (const uint16_t[]){0xe92d, 0x41f0, 0xfbb0, 0xf3f3, 0xea4f, 0x0a95, 0xf5ad, 0x7d80, 0xf000, 0xf800}, 10);
     put32(m->tab, 0x8101b108u);       /* personality 1, one more word: pop {r3} ... */
     put32(m->tab + 4, 0x8400b0b0u);   /* ... pop {r14}; finish */
     put32(m->tab + 8, 0x00000123u);   /* a generic personality routine's address */
@@ -365,9 +366,11 @@ static void test_exidx_rules(void)
     /* T: pop.w {r4, lr} then a tail call (b.w out of it): at the pop LR is at CFA - 4; after it, LR live */
     CHECK(at(&m, T + 2, true, &r) == EXIDX_OK && r.cfa_off == 8 && r.off[14] == -4);
     CHECK(at(&m, T + 6, true, &r) == EXIDX_OK && r.cfa_off == 0 && !(r.saved & (1u << 14)));
-    /* W: after push.w {r4-r8, lr} (24 bytes) but before sub.w sp, #256; then in the body (280) */
+    /* W: after push.w {r4-r8, lr} (24 bytes) but before sub.w sp, #256 (and past the plain udiv and
+     * mov.w); then in the body (280) */
     CHECK(at(&m, W + 4, true, &r) == EXIDX_OK && r.cfa_off == 24 && r.off[14] == -4 && r.off[4] == -24);
-    CHECK(at(&m, W + 8, true, &r) == EXIDX_OK && r.cfa_off == 280 && r.off[14] == -4 && r.off[4] == -24);
+    CHECK(at(&m, W + 0xc, true, &r) == EXIDX_OK && r.cfa_off == 24 && r.off[14] == -4);
+    CHECK(at(&m, W + 0x10, true, &r) == EXIDX_OK && r.cfa_off == 280 && r.off[14] == -4 && r.off[4] == -24);
     /* the code and the opcodes disagree (the opcodes say 32; the code pushes 8, then a bl before pc),
      * and no straight line to the return from pc (a cbz): refused, not guessed */
     m.code[2] = 0x00, m.code[3] = 0xbf;    /* F's sub sp becomes a nop */
