@@ -19,7 +19,7 @@ LAYERS = [
     ("table", {"table.c"}),
     ("stage", {"stage.c"}),
     ("readers", {"elf.c", "code.c", "symtab.c", "dwarf.c", "isolate.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
-                 "aranges.c", "frames.c"}),
+                 "aranges.c", "frames.c", "exidx.c"}),
     ("units", {"units.c", "merge.c"}),
     ("lookups", {"lookup.c", "codemap.c", "demangle.c", "open.c"}),
 ]
