@@ -179,15 +179,16 @@ static void read_annex(struct gdb_sampler *g, size_t offset, double now)
 
 /* The default pace: a mean running time of (1 - share) / share times what a sample holds the core
  * halted, so that halting takes about GENTLE_SHARE of the time, however slow the server is; plus
- * an eighth of the running time owed so far (or minus what was run in excess), as halts cost more
- * or less than their average. */
+ * half the running time owed so far (or minus what was run in excess), as halts cost more or less
+ * than their average: on a loaded host one halt can take ten times the average, and an eighth
+ * left the share above the target for dozens of samples (12.4 % in a 4 s run beside a CPU hog). */
 static double gentle_wait(const struct gdb_sampler *g)
 {
     if (g->halt_cost <= 0)
         return GENTLE_FIRST;
     const double ratio = (1.0 - GENTLE_SHARE) / GENTLE_SHARE;
     double owed = g->stats.halted_s * ratio - g->stats.running_s;
-    double wait = g->halt_cost * ratio + owed / 8;
+    double wait = g->halt_cost * ratio + owed / 2;
     return wait > MAX_WAIT_FAST / 2 ? wait : MAX_WAIT_FAST / 2;
 }
 

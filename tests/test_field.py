@@ -428,7 +428,9 @@ def stop_tests():
             name = signal.Signals(sig).name if sig != "q" else "key q"
             stub = GdbStub(pcs, flood=flood, offer_noack=noack)
             live = Live(["--rate", "max", stub.spec, ELF])
-            started = stub.wait_samples(20) and live.shown("hot_a")
+            # (a precondition with a deadline for a loaded machine: it returns as soon as it holds)
+            sampled, shown = stub.wait_samples(20, 60), live.shown("hot_a", 60)
+            started = sampled and shown
             t0 = time.monotonic()
             if sig == "q":
                 live.keys("q")
@@ -441,8 +443,8 @@ def stop_tests():
             check("live view, %s, %s: ends within %g s, exit %d, the target left running" % (
                 kind, name, EXIT_WITHIN, want),
                 started and code == want and took < EXIT_WITHIN and stub.running_at_close is True,
-                "started %s, exit %s after %.2f s, running at close %s, last %s" % (
-                    started, code, took, stub.running_at_close, stub.log[-3:]))
+                "20 samples %s, shown %s, exit %s after %.2f s, running at close %s, last %s" % (
+                    sampled, shown, code, took, stub.running_at_close, stub.log[-3:]))
 
 
 def unreachable_quit_test():
