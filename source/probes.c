@@ -15,7 +15,7 @@ struct probe {
     double rate;
     const struct src_settings *set;
     struct gdb_sampler *gdb;
-    struct gdb_stats gdb_stats;    /* of the last conversation, kept after it ends */
+    struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
     struct ocd_sampler *ocd;
     struct ocd_original ocd_first; /* DEMCR (swo=: the trace registers) as the first connection found it */
     struct ocd_stats ocd_stats;
@@ -24,8 +24,8 @@ struct probe {
 };
 
 /* The state every probe starts with; name: the spec. */
-static struct probe *probe_new(const struct src_params *p, size_t prefix, const struct src_settings *set,
-                               char *name, size_t namelen, char *err, size_t errlen)
+static struct probe *probe_new(const struct src_params *p, size_t prefix, const struct src_settings *set, char *name,
+                               size_t namelen, char *err, size_t errlen)
 {
     struct probe *t = calloc(1, sizeof *t);
     if (!t) {
@@ -63,8 +63,10 @@ static void *gdb_make(const struct src_params *p, const struct src_settings *set
     (void)self;
     const char *where = p->spec + 4, *colon = strrchr(where, ':');
     if (where[0] != '/' && (!colon || colon == where || !net_port(colon + 1))) {
-        snprintf(err, errlen, "source '%s': use gdb:HOST:PORT (a GDB server, port 1 to 65535) or "
-                 "gdb:/dev/ttyACM0 (a Black Magic Probe)", p->spec);
+        snprintf(err, errlen,
+                 "source '%s': use gdb:HOST:PORT (a GDB server, port 1 to 65535) or "
+                 "gdb:/dev/ttyACM0 (a Black Magic Probe)",
+                 p->spec);
         return NULL;
     }
     if (where[0] == '/' && !gdb_serial_ok(where, err, errlen)) /* never written to: refused at once */
@@ -154,10 +156,21 @@ static void gdb_detail(const void *v, char *text, size_t n)
 }
 
 const struct transport tr_gdb = {
-    .prefix = "gdb:", .kind = SRC_GDB, .make = gdb_make, .connect = gdb_connect, .disconnect = gdb_disconnect,
-    .destroy = probe_destroy, .fd = gdb_fd_of, .wait_ms = gdb_wait_of, .read = gdb_read, .detail = gdb_detail,
-    .halting = gdb_halting, .takes = SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND, .apply = gdb_apply,
-    .packets_by = "gdb-halting", .holds_target = true,
+    .prefix = "gdb:",
+    .kind = SRC_GDB,
+    .make = gdb_make,
+    .connect = gdb_connect,
+    .disconnect = gdb_disconnect,
+    .destroy = probe_destroy,
+    .fd = gdb_fd_of,
+    .wait_ms = gdb_wait_of,
+    .read = gdb_read,
+    .detail = gdb_detail,
+    .halting = gdb_halting,
+    .takes = SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND,
+    .apply = gdb_apply,
+    .packets_by = "gdb-halting",
+    .holds_target = true,
 };
 
 /* ---- openocd:HOST[:PORT], and with ,swo=CLOCK[,...] the SWO trace it sets up ---- */
@@ -228,14 +241,24 @@ static void ocd_detail(const void *v, char *text, size_t n)
         snprintf(text, n, "%s %.0f samples/s, %.1f ms a burst", st.halting ? "no PCSR: halting," : "PCSR",
                  (double)(st.samples + st.sleeps) / wall, 1000.0 * st.burst_s / (double)st.bursts);
     else if (st.bursts > 1)
-        snprintf(text, n, "%s %llu bursts, too quick to time, %.1f ms a burst", st.halting ? "no PCSR: halting," : "PCSR",
-                 (unsigned long long)st.bursts, 1000.0 * st.burst_s / (double)st.bursts);
+        snprintf(text, n, "%s %llu bursts, too quick to time, %.1f ms a burst",
+                 st.halting ? "no PCSR: halting," : "PCSR", (unsigned long long)st.bursts,
+                 1000.0 * st.burst_s / (double)st.bursts);
 }
 
 const struct transport tr_openocd = {
-    .prefix = "openocd:", .kind = SRC_OPENOCD, .make = ocd_make, .connect = ocd_connect,
-    .disconnect = ocd_disconnect, .destroy = probe_destroy, .fd = ocd_fd_of, .wait_ms = ocd_wait_of,
-    .read = ocd_read, .detail = ocd_detail, .packets_by = "openocd-pcsr", .holds_target = true,
+    .prefix = "openocd:",
+    .kind = SRC_OPENOCD,
+    .make = ocd_make,
+    .connect = ocd_connect,
+    .disconnect = ocd_disconnect,
+    .destroy = probe_destroy,
+    .fd = ocd_fd_of,
+    .wait_ms = ocd_wait_of,
+    .read = ocd_read,
+    .detail = ocd_detail,
+    .packets_by = "openocd-pcsr",
+    .holds_target = true,
 };
 
 static bool swo_claims(const struct src_params *p)
@@ -245,9 +268,19 @@ static bool swo_claims(const struct src_params *p)
 
 /* The same conversation with OpenOCD; the packets are the target's own (its DWT's), not ours. */
 const struct transport tr_openocd_swo = {
-    .prefix = "openocd:", .claims = swo_claims, .kind = SRC_OPENOCD, .make = ocd_make, .connect = ocd_connect,
-    .disconnect = ocd_disconnect, .destroy = probe_destroy, .fd = ocd_fd_of, .wait_ms = ocd_wait_of,
-    .read = ocd_read, .detail = ocd_detail, .packets_by = NULL, .holds_target = true,
+    .prefix = "openocd:",
+    .claims = swo_claims,
+    .kind = SRC_OPENOCD,
+    .make = ocd_make,
+    .connect = ocd_connect,
+    .disconnect = ocd_disconnect,
+    .destroy = probe_destroy,
+    .fd = ocd_fd_of,
+    .wait_ms = ocd_wait_of,
+    .read = ocd_read,
+    .detail = ocd_detail,
+    .packets_by = NULL,
+    .holds_target = true,
 };
 
 /* ---- rtt:HOST:PORT (a GDB server), rtt:openocd:HOST[:PORT] (OpenOCD's Tcl port) ---- */
@@ -259,8 +292,10 @@ static void *rtt_make(const struct src_params *p, const struct src_settings *set
     bool tcl = strncmp(p->spec + 4, "openocd:", 8) == 0;
     const char *where = p->spec + 4 + (tcl ? 8 : 0), *colon = strrchr(where, ':');
     if (colon ? colon == where || !net_port(colon + 1) : !tcl) { /* OpenOCD's port is 6666 by default */
-        snprintf(err, errlen, "source '%s': use rtt:HOST:PORT (a GDB server) or rtt:openocd:HOST[:PORT] "
-                 "(OpenOCD's Tcl port, 6666 by default)", p->spec);
+        snprintf(err, errlen,
+                 "source '%s': use rtt:HOST:PORT (a GDB server) or rtt:openocd:HOST[:PORT] "
+                 "(OpenOCD's Tcl port, 6666 by default)",
+                 p->spec);
         return NULL;
     }
     return probe_new(p, 4, set, name, namelen, err, errlen);
@@ -349,7 +384,18 @@ static void rtt_detail(const void *v, char *text, size_t size)
 }
 
 const struct transport tr_rtt = {
-    .prefix = "rtt:", .kind = SRC_RTT, .make = rtt_make, .connect = rtt_connect, .disconnect = rtt_disconnect,
-    .destroy = probe_destroy, .fd = rtt_fd_of, .wait_ms = rtt_wait_of, .read = rtt_read, .detail = rtt_detail,
-    .halting = rtt_halting, .takes = SRC_TAKES_RTT_BLOCK, .apply = rtt_apply, .holds_target = true,
+    .prefix = "rtt:",
+    .kind = SRC_RTT,
+    .make = rtt_make,
+    .connect = rtt_connect,
+    .disconnect = rtt_disconnect,
+    .destroy = probe_destroy,
+    .fd = rtt_fd_of,
+    .wait_ms = rtt_wait_of,
+    .read = rtt_read,
+    .detail = rtt_detail,
+    .halting = rtt_halting,
+    .takes = SRC_TAKES_RTT_BLOCK,
+    .apply = rtt_apply,
+    .holds_target = true,
 };

@@ -39,9 +39,9 @@ struct source {
     char reason[SRC_REASONS][200];
     unsigned reason_times[SRC_REASONS];
     size_t n_reasons;
-    double down_since;      /* when a failure sent it away, while it is away; 0 otherwise */
-    double lost_s;          /* seconds away after failures, up to the last reconnect */
-    bool suspended;         /* away for a stop of the process (Ctrl-Z), not by a failure */
+    double down_since; /* when a failure sent it away, while it is away; 0 otherwise */
+    double lost_s;     /* seconds away after failures, up to the last reconnect */
+    bool suspended;    /* away for a stop of the process (Ctrl-Z), not by a failure */
 };
 
 static void set_message(struct source *s, const char *what)

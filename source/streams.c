@@ -16,16 +16,16 @@
 struct stream {
     char spec[SRC_SPEC_MAX]; /* what a port reopens */
     int fd;
-    struct sp_port *port;   /* a serial port: libserialport's */
+    struct sp_port *port; /* a serial port: libserialport's */
     int baud;
-    bool is_stdin;          /* the shell's: never closed */
-    int stdin_flags;        /* stdin's file flags before we made it non-blocking */
-    double rate, started;   /* a paced file: bytes per second, and its origin */
-    uint64_t bytes;         /* a paced file: read so far */
+    bool is_stdin;        /* the shell's: never closed */
+    int stdin_flags;      /* stdin's file flags before we made it non-blocking */
+    double rate, started; /* a paced file: bytes per second, and its origin */
+    uint64_t bytes;       /* a paced file: read so far */
     char host[200], service[16];
-    const char *end_text;   /* what read() returning 0 means */
-    bool end_is_failure;    /* a port does not end by itself */
-    bool eio_is_end;        /* a pty: EIO is its other end closing, not a failure */
+    const char *end_text; /* what read() returning 0 means */
+    bool end_is_failure;  /* a port does not end by itself */
+    bool eio_is_end;      /* a pty: EIO is its other end closing, not a failure */
 };
 
 /* Errors that waiting does not cure: the device is there but not ours, or not a terminal. */
@@ -159,8 +159,14 @@ static void *stdin_make(const struct src_params *p, const struct src_settings *s
 }
 
 const struct transport tr_stdin = {
-    .prefix = "-", .claims = stdin_claims, .kind = SRC_STDIN, .make = stdin_make,
-    .disconnect = stream_disconnect, .destroy = stream_destroy, .fd = stream_fd, .read = stream_read,
+    .prefix = "-",
+    .claims = stdin_claims,
+    .kind = SRC_STDIN,
+    .make = stdin_make,
+    .disconnect = stream_disconnect,
+    .destroy = stream_destroy,
+    .fd = stream_fd,
+    .read = stream_read,
 };
 
 /* ---- a file, a fifo, or a device that is no terminal (/dev/null): read to its end ---- */
@@ -213,8 +219,13 @@ static size_t file_read(void *v, uint8_t *buf, size_t n, double now, struct src_
 }
 
 const struct transport tr_file = {
-    .kind = SRC_FILE, .make = file_make, .disconnect = stream_disconnect, .destroy = stream_destroy,
-    .fd = file_fd, .wait_ms = file_wait_ms, .read = file_read,
+    .kind = SRC_FILE,
+    .make = file_make,
+    .disconnect = stream_disconnect,
+    .destroy = stream_destroy,
+    .fd = file_fd,
+    .wait_ms = file_wait_ms,
+    .read = file_read,
 };
 
 /* ---- a serial port, or a pty or another terminal that libserialport does not know ---- */
@@ -263,8 +274,13 @@ static bool serial_connect(void *v, double now, char *why, size_t whylen, bool *
 }
 
 const struct transport tr_serial = {
-    .kind = SRC_SERIAL, .make = port_make, .connect = serial_connect, .disconnect = stream_disconnect,
-    .destroy = stream_destroy, .fd = stream_fd, .read = stream_read,
+    .kind = SRC_SERIAL,
+    .make = port_make,
+    .connect = serial_connect,
+    .disconnect = stream_disconnect,
+    .destroy = stream_destroy,
+    .fd = stream_fd,
+    .read = stream_read,
 };
 
 static bool tty_connect(void *v, double now, char *why, size_t whylen, bool *permanent)
@@ -290,8 +306,13 @@ static bool tty_connect(void *v, double now, char *why, size_t whylen, bool *per
 }
 
 const struct transport tr_tty = {
-    .kind = SRC_TTY, .make = port_make, .connect = tty_connect, .disconnect = stream_disconnect,
-    .destroy = stream_destroy, .fd = stream_fd, .read = stream_read,
+    .kind = SRC_TTY,
+    .make = port_make,
+    .connect = tty_connect,
+    .disconnect = stream_disconnect,
+    .destroy = stream_destroy,
+    .fd = stream_fd,
+    .read = stream_read,
 };
 
 /* ---- a path: a terminal is a serial port or a tty, anything else a file ---- */
@@ -362,8 +383,14 @@ static bool tcp_connect(void *v, double now, char *why, size_t whylen, bool *per
 }
 
 const struct transport tr_tcp = {
-    .prefix = "tcp:", .kind = SRC_TCP, .make = tcp_make, .connect = tcp_connect, .disconnect = stream_disconnect,
-    .destroy = stream_destroy, .fd = stream_fd, .read = stream_read,
+    .prefix = "tcp:",
+    .kind = SRC_TCP,
+    .make = tcp_make,
+    .connect = tcp_connect,
+    .disconnect = stream_disconnect,
+    .destroy = stream_destroy,
+    .fd = stream_fd,
+    .read = stream_read,
 };
 
 int streams_list_ports(FILE *out)

@@ -43,29 +43,29 @@ struct src_gone {
 };
 
 struct transport {
-    const char *prefix;                          /* the specs it takes start with this ... */
-    bool (*claims)(const struct src_params *p);  /* ... and this agrees (NULL: every one) */
+    const char *prefix;                         /* the specs it takes start with this ... */
+    bool (*claims)(const struct src_params *p); /* ... and this agrees (NULL: every one) */
     enum src_kind kind;
     /* The constructor: checks the spec, makes the state (not connected yet) and writes the source's
      * name; NULL with a one-line reason in err. It may hand over to another transport by setting
      * *self (a path: a file, a serial port or a terminal). The state may keep set: it outlives it. */
-    void *(*make)(const struct src_params *p, const struct src_settings *set, const struct transport **self,
-                  char *name, size_t namelen, char *err, size_t errlen);
+    void *(*make)(const struct src_params *p, const struct src_settings *set, const struct transport **self, char *name,
+                  size_t namelen, char *err, size_t errlen);
     /* Connect, or again after a loss; false with why, and *permanent when retrying cannot help.
      * NULL: make() opened it for good; it never reconnects, and its loss is the source's end. */
     bool (*connect)(void *t, double now, char *why, size_t whylen, bool *permanent);
-    void (*disconnect)(void *t); /* let go (the target running), keep the figures; may come twice */
-    void (*destroy)(void *t);    /* after disconnect() */
-    int (*fd)(const void *t);                /* to poll while connected; -1: the timer drives it */
+    void (*disconnect)(void *t);               /* let go (the target running), keep the figures; may come twice */
+    void (*destroy)(void *t);                  /* after disconnect() */
+    int (*fd)(const void *t);                  /* to poll while connected; -1: the timer drives it */
     int (*wait_ms)(const void *t, double now); /* while connected; NULL: never without input */
     /* Read what is there (never blocks); a loss is told in gone, with 0 bytes. */
     size_t (*read)(void *t, uint8_t *buf, size_t n, double now, struct src_gone *gone);
-    void (*detail)(const void *t, char *text, size_t n);                /* src_detail(); NULL: "" */
+    void (*detail)(const void *t, char *text, size_t n);               /* src_detail(); NULL: "" */
     int (*halting)(const void *t, double *rate, double *halted_share); /* src_halting(); NULL: 0 */
-    unsigned takes;                       /* the settings it uses (SRC_TAKES_...) */
-    void (*apply)(void *t, unsigned which); /* settings given while it may be connected */
-    const char *packets_by;               /* src_packets_by() */
-    bool holds_target;                    /* a debug probe: src_suspend() lets go of the target */
+    unsigned takes;                                                    /* the settings it uses (SRC_TAKES_...) */
+    void (*apply)(void *t, unsigned which);                            /* settings given while it may be connected */
+    const char *packets_by;                                            /* src_packets_by() */
+    bool holds_target; /* a debug probe: src_suspend() lets go of the target */
 };
 
 #endif
