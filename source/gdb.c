@@ -806,10 +806,7 @@ static int connect_tcp(const char *where, char *err, size_t errlen)
 {
     char host[200];
     const char *colon = strrchr(where, ':');
-    char *end = NULL;
-    long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (!colon || colon == where || (size_t)(colon - where) >= sizeof host || !colon[1] || *end || port < 1 ||
-        port > 65535) {
+    if (!colon || colon == where || (size_t)(colon - where) >= sizeof host || !net_port(colon + 1)) {
         snprintf(err, errlen, "use gdb:HOST:PORT (a port from 1 to 65535) or gdb:/dev/ttyACM0");
         return -1;
     }

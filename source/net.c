@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -46,6 +47,13 @@ static int connect_one(const struct addrinfo *a, char *err, size_t errlen)
     }
     close(fd);
     return -1;
+}
+
+long net_port(const char *text)
+{
+    char *end;
+    long port = strtol(text, &end, 10);
+    return *text && !*end && port >= 1 && port <= 65535 ? port : 0;
 }
 
 int net_connect(const char *host, const char *port, bool nodelay, bool *permanent, char *err, size_t errlen)

@@ -16,4 +16,8 @@ void net_set_connect_wait(double seconds);
 
 #define NET_CONNECT_WAIT 2.0
 
+/* The TCP port that text names in full (a decimal number from 1 to 65535, as strtol reads it), or 0
+ * when it names none: the one check every source's HOST:PORT goes through. */
+long net_port(const char *text);
+
 #endif

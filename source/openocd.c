@@ -531,13 +531,12 @@ static bool swo_option(const char *opt, struct ocd_swo *swo, char *err, size_t e
         return false;
     }
     if (name == 5 && strncmp(opt, "trace", 5) == 0) {
-        unsigned long p = strtoul(v, &end, 10);
         if (v[0] == '/' && plain_word(v) && strlen(v) < sizeof swo->trace_file) {
             snprintf(swo->trace_file, sizeof swo->trace_file, "%s", v);
             return true;
         }
-        if (*v && !*end && p >= 1 && p <= 65535) {
-            swo->trace_port = (unsigned)p;
+        if (net_port(v)) {
+            swo->trace_port = (unsigned)net_port(v);
             return true;
         }
     }
@@ -574,9 +573,8 @@ bool ocd_parse(const char *where, char *host, size_t hostlen, char *port, size_t
     snprintf(port, portlen, "6666");
     const char *colon = strrchr(a, ':');
     if (colon) {
-        char *end;
-        long p = strtol(colon + 1, &end, 10);
-        if (!colon[1] || *end || p < 1 || p > 65535 || colon == a) {
+        long p = net_port(colon + 1);
+        if (!p || colon == a) {
             snprintf(err, errlen, "use openocd:HOST or openocd:HOST:PORT (OpenOCD's Tcl port, 6666 by default), "
                      "then ,swo=CLOCK to set up SWO");
             return false;

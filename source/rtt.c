@@ -551,10 +551,8 @@ static int connect_to(const char *where, bool tcl, char *err, size_t errlen)
 {
     char host[200], port[16];
     const char *colon = strrchr(where, ':');
-    char *end = NULL;
-    long p = colon ? strtol(colon + 1, &end, 10) : tcl ? 6666 : 0;
-    if ((colon && (colon == where || !colon[1] || *end)) || p < 1 || p > 65535 ||
-        (colon && (size_t)(colon - where) >= sizeof host)) {
+    long p = colon ? net_port(colon + 1) : tcl ? 6666 : 0;
+    if ((colon && colon == where) || !p || (colon && (size_t)(colon - where) >= sizeof host)) {
         snprintf(err, errlen, "use rtt:HOST:PORT (a GDB server) or rtt:openocd:HOST[:PORT] (OpenOCD's Tcl port), "
                  "a port from 1 to 65535");
         return -1;

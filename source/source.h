@@ -1,7 +1,8 @@
 /* Byte sources for cmprof-top: a capture file (replayed as fast as possible or paced), stdin,
  * a serial port (libserialport), a pty or other character device (termios), or a TCP server
  * (a probe's SWO port, QEMU's -serial tcp). Live sources reconnect by themselves; the caller
- * polls src_fd() and calls src_read() when it is readable, or src_tick() now and then. */
+ * polls src_fd() and calls src_read() when it is readable, or src_tick() now and then. Each kind is
+ * a transport behind one ops table (transport.h), registered in source.c. */
 #ifndef CMPROF_SOURCE_H
 #define CMPROF_SOURCE_H
 
