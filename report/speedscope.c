@@ -179,7 +179,7 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
 
 void report_speedscope(const struct report_data *d, FILE *out)
 {
-    double ns = d->in ? period_ns(&d->in->info) : 0;
+    double ns = period_ns(prof_stream_info(d->p));
     if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf), ns) != 0)
         fputs("{}\n", out); /* out of memory: an empty document rather than half of one */
 }
