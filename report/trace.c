@@ -2,6 +2,8 @@
  * the runs and section runs as complete events; times in microseconds. */
 #include "trace.h"
 
+#include "../profile/grow.h"
+
 #include "intern.h"
 #include "period.h"
 
@@ -79,14 +81,8 @@ static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct t
     if (id == SIZE_MAX)
         return SIZE_MAX;
     if (id == before) {
-        if (id >= l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 16;
-            struct lane *v = realloc(l->lane, cap * sizeof *v);
-            if (!v)
-                return SIZE_MAX;
-            l->lane = v;
-            l->cap = cap;
-        }
+        if (!prof_grow((void **)&l->lane, &l->cap, id + 1, sizeof *l->lane, 16))
+            return SIZE_MAX;
         size_t len = 0;
         l->lane[id].json = NULL;
         FILE *m = open_memstream(&l->lane[id].json, &len);
