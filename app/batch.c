@@ -43,22 +43,23 @@ void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err)
         fprintf(err, "cmprof-top: warning: %s\n", why);
 }
 
-void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
-                  FILE *out)
+int batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                 FILE *out, char *why, size_t whylen)
 {
     struct report_options ro = report_options_of(o);
-    char why[200];
-    if (report_write(&ro, p, in, warning, out, why, sizeof why) != 0)
-        fprintf(stderr, "cmprof-top: %s\n", why);
+    return report_write(&ro, p, in, warning, out, why, whylen);
 }
 
 int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
                 FILE *err)
 {
     errno = 0;
-    batch_report(o, p, in, warning, out);
+    char why[200];
+    int failed = batch_report(o, p, in, warning, out, why, sizeof why);
+    if (failed)
+        fprintf(err, "cmprof-top: %s\n", why);
     if (fflush(out) == 0 && !ferror(out))
-        return 0;
+        return failed;
     fprintf(err, "cmprof-top: writing the report: %s\n", strerror(errno ? errno : EIO));
     return -1;
 }
@@ -146,9 +147,10 @@ static bool say_no_samples(const struct batch_options *o, struct prof *p, const 
 {
     if (prof_total(p) > 0 || prof_sections_seen(p) || o->interrupted)
         return false;
-    char saw[600];
+    char saw[600], hint[600];
     ingest_describe(in, saw, sizeof saw);
-    fprintf(err, "cmprof-top: no samples in '%s' (%s)%s\n", o->source, saw, ingest_no_samples_hint(in));
+    ingest_no_samples_hint(in, hint, sizeof hint);
+    fprintf(err, "cmprof-top: no samples in '%s' (%s)%s\n", o->source, saw, hint);
     return true;
 }
 

@@ -86,13 +86,15 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
                                    v->window_mode ? v->window_seconds : 0, saved};
     bo.snapshot = &what;
     errno = 0;
-    batch_report(&bo, p, in, warning, f);
+    char why[200] = "";
+    bool failed = batch_report(&bo, p, in, warning, f, why, sizeof why) != 0; /* said in the note, not on stderr */
     int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0; /* a full disk, a file size limit */
     if (fclose(f) != 0 && !e)
         e = errno;
-    if (e) { /* the directory last: when narrow, the view keeps its end */
+    if (e || failed) { /* the directory last: when narrow, the view keeps its end */
         unlink(path); /* no half a report left behind */
-        snprintf(v->note, sizeof v->note, "could not save %.60s: %s (nothing kept), in ", name, strerror(e));
+        snprintf(v->note, sizeof v->note, "could not save %.60s: %.100s (nothing kept), in ", name,
+                 failed ? why : strerror(e));
     } else {
         snprintf(v->note, sizeof v->note, "saved %.60s (%.0f samples) in ", name, prof_total(p));
     }
@@ -293,13 +295,14 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (failed)
         bo.partial = &pa;
     if (total == 0) {
-        char why[600] = "";
+        char why[600] = "", hint[600];
+        ingest_no_samples_hint(in, hint, sizeof hint);
         if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
                 *e->before ? "; before: " : "", e->before, failed && strcmp(pa.reason, e->before) ? "; first failure: "
-                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", ingest_no_samples_hint(in),
+                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", hint,
                 *why ? "; " : "", why);
         status = status ? status : EXIT_USAGE;
     } else if (failed) {

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
         for (size_t w = 0; w < N_WRITERS; w++) {
             o.output = writers[w].out;
             double t0 = now();
-            batch_report(&o, p, in, "", null);
+            batch_report(&o, p, in, "", null, err, sizeof err);
             fflush(null);
             if (r >= 0)
                 t[w][r] = now() - t0;

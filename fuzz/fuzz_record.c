@@ -50,7 +50,8 @@ static char *live_report(const struct shape *s, const uint8_t *data, size_t size
     ingest_finish(in);
     *told = ingest_format(in);
     FILE *f = open_memstream(&text, &len);
-    batch_report(&s->o, p, in, sym_warning(syms), f);
+    char why[200];
+    batch_report(&s->o, p, in, sym_warning(syms), f, why, sizeof why);
     fclose(f);
     ingest_free(in);
     prof_free(p);

@@ -686,29 +686,37 @@ static bool r_profile(const struct prof_stream_info *i)
     return strstr(i->arch, "-R") != NULL;
 }
 
-const char *ingest_no_samples_hint(const struct ingest *in)
+/* Why no sample came, when the stream tells: a sentence that outlives the call, or NULL. */
+static const char *no_samples_why(const struct ingest *in)
 {
-    if (in->text.stats.newer_version)
-        return "; the stream is of a newer firmware than this host understands (versions 1 to 4): update cmprof-top";
     const struct text_stats *t = &in->text.stats;
-    if (t->refused_announces && !prof_stream_info(whole(in))->present) { /* valid until the next call */
-        static char refused[200];
-        snprintf(refused, sizeof refused, "; the firmware's announce was refused: %s=%llu is out of range (%s)",
-                 t->refused_field ? t->refused_field : "?", (unsigned long long)t->refused_value,
-                 t->refused_range ? t->refused_range : "?");
-        return refused;
-    }
-    if (t->other_version_lines && prof_stream_info(whole(in))->present)
+    const struct prof_stream_info *i = prof_stream_info(whole(in));
+    if (t->newer_version)
+        return "; the stream is of a newer firmware than this host understands (versions 1 to 4): update cmprof-top";
+    if (t->refused_announces && !i->present)
+        return NULL; /* (its numbers: the caller's) */
+    if (t->other_version_lines && i->present)
         return "; its sample lines are of another stream version than its announce: the firmware that announced "
                "itself is not the one sending samples (a stale announce, or two builds on one port)";
-    const struct prof_stream_info *i = prof_stream_info(whole(in));
     if (!i->present)
-        return in->text.stats.no_base ? "; stream samples came, but no announce to place them: the firmware never "
-                                        "called cmprof_stream_announce() (call it at start)"
-                                      : "";
+        return t->no_base ? "; stream samples came, but no announce to place them: the firmware never called "
+                            "cmprof_stream_announce() (call it at start)"
+                          : "";
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_ANNOUNCED QUIET_R5_PMU : QUIET_ANNOUNCED QUIET_PMU;
     return QUIET_ANNOUNCED QUIET_TIMER;
+}
+
+void ingest_no_samples_hint(const struct ingest *in, char *buf, size_t len)
+{
+    const struct text_stats *t = &in->text.stats;
+    const char *why = no_samples_why(in);
+    if (why)
+        snprintf(buf, len, "%s", why);
+    else
+        snprintf(buf, len, "; the firmware's announce was refused: %s=%llu is out of range (%s)",
+                 t->refused_field ? t->refused_field : "?", (unsigned long long)t->refused_value,
+                 t->refused_range ? t->refused_range : "?");
 }
 
 /* Why an announced sampler may send nothing, by what it announced. */

@@ -69,9 +69,9 @@ void ingest_restart_timeline(struct ingest *in);
  * and no samples so far: ...", "300 bytes so far: not enough to tell the format yet"... */
 void ingest_waiting(const struct ingest *in, char *buf, size_t len);
 
-/* When no sample came: why, if the stream tells ("" when it does not): the firmware announced
- * itself, so the line works and sampling never started. */
-const char *ingest_no_samples_hint(const struct ingest *in);
+/* When no sample came: why, if the stream tells, in buf ("" when it does not): the firmware
+ * announced itself, so the line works and sampling never started. */
+void ingest_no_samples_hint(const struct ingest *in, char *buf, size_t len);
 /* Why a capture shows no profile although its firmware talked: it announced a sampler (a period)
  * and sent no sample, with or without section timings (INGEST_QUIET_NO_SAMPLES); or stream samples
  * came and no announce ever placed them (INGEST_QUIET_NO_ANNOUNCE). The cause in one sentence in
