@@ -133,8 +133,8 @@ static void take_stream_info(struct ingest *in, const struct ev *e)
             break;
         id[k] = (uint8_t)v;
     }
-    if (k)
-        prof_stream_build_id(whole(in), id, k);
+    for (size_t p = 0; p < in->n_profs && k; p++) /* a window's snapshot is a report too */
+        prof_stream_build_id(in->profs[p], id, k);
 }
 
 /* Samples the firmware could not keep: the profiles bound the shares by them (prof_loss_bound). */
@@ -256,10 +256,11 @@ static void task_event(struct ingest *in, const struct ev *e)
             prof_task_names_unsure(p);
         } else if (e->type == EV_TASK_UNKNOWN) {
             prof_task_unknown(p, e->tag);
+        } else if (e->type == EV_TABLE_FULL) {
+            prof_task_table_full(p, e->count);
         }
     }
-    if (e->type == EV_TABLE_FULL)
-        prof_task_table_full(whole(in), e->count);
+
 }
 
 /* A section's figures, one of its PMU events' or its name, in every profile. */

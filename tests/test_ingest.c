@@ -166,6 +166,40 @@ static void test_profiles_fed_alike(void)
     prof_free(next);
 }
 
+/* The live view's window is a profile of its own, and a snapshot of it is a report: it must know
+ * the firmware announced another build than the ELF, as the whole run's profile does (the window
+ * never got the build-id: a window snapshot of another build's capture did not say wrong ELF). */
+static void test_window_knows_the_build(void)
+{
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/rtos/fw.elf", err, sizeof err);
+    CHECK(syms != NULL); /* the rtos scenario's firmware (make scenarios): it has a build-id */
+    if (!syms)
+        return;
+    char s[1024] = "", line[200];
+    const char *text[] = {"@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000 "
+                          "bid=00112233445566778899aabbccddeeff00112233",
+                          "$AACAAACAAACAAACAAACAAACAAACAAADA"};
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
+        stream_line(line, sizeof line, text[i]);
+        strcat(s, line);
+    }
+    struct prof *whole = prof_new(syms), *window = prof_new(syms);
+    struct ingest *in = ingest_new(whole, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
+    ingest_set_profiles(in, (struct prof *[]){whole, window}, 2);
+    ingest_feed(in, (const uint8_t *)s, strlen(s));
+    for (int k = 0; k < 2; k++) {
+        struct prof *p = k ? window : whole;
+        struct prof_trust t;
+        prof_trust(p, &t);
+        CHECK(prof_total(p) == 8 && t.build_id && t.wrong_elf);
+    }
+    ingest_free(in);
+    prof_free(whole);
+    prof_free(window);
+    sym_close(syms);
+}
+
 /* What an ingest with no sample yet says: nothing yet, too few bytes for the format, log lines only. */
 static void test_waiting_said(void)
 {
@@ -192,5 +226,6 @@ int main(void)
     RUN_TEST(test_firmware_loss_bounds_the_shares);
     RUN_TEST(test_profiles_fed_alike);
     RUN_TEST(test_waiting_said);
+    RUN_TEST(test_window_knows_the_build);
     return check_summary();
 }
