@@ -3,7 +3,7 @@
 #ifndef CMPROF_REPORT_PERIOD_H
 #define CMPROF_REPORT_PERIOD_H
 
-#include "../profile/ingest.h"
+#include "../profile/firmware.h"
 
 /* Nanoseconds per sample; 0 when the stream announced no period or timer clock (dumps, gdb:). */
 double period_ns(const struct prof_stream_info *info);
