@@ -86,7 +86,7 @@ const char *ingest_quiet_name(enum ingest_quiet q); /* "no_samples", "no_announc
 void ingest_settle(struct ingest *in);
 /* End of input: decide the format if still undecided and flush the decoders. */
 void ingest_finish(struct ingest *in);
-void ingest_free(struct ingest *in); /* and NULL */
+void ingest_free(struct ingest *in); /* (NULL: nothing to free) */
 
 /* Every way this input lost or refused data so far, one sentence each ("" when none): missing
  * dump samples, dropped lines, bad packets, other TPIU sources, firmware overflows, --samples.
