@@ -31,7 +31,7 @@ int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
     return report_regressions(&ro, p, o->fail_if_slower, err);
 }
 
-void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err)
+void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err)
 {
     struct prof_diag diags[16];
     for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
@@ -39,26 +39,27 @@ void batch_warnings(const struct batch_options *o, struct prof *p, const struct 
             diags[i].kind == DIAG_LOSS_BIAS) /* plausible-looking, and wrong */
             fprintf(err, "cmprof-top: warning: %s\n", diags[i].text);
     char why[300];
-    if (o->base && baseline_other_build(o->base, in->info.build_id, why, sizeof why))
+    if (o->base && baseline_other_build(o->base, prof_stream_info(p)->build_id, why, sizeof why))
         fprintf(err, "cmprof-top: warning: %s\n", why);
 }
 
-void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
-                  FILE *out)
+int batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                 FILE *out, char *why, size_t whylen)
 {
     struct report_options ro = report_options_of(o);
-    char why[200];
-    if (report_write(&ro, p, in, warning, out, why, sizeof why) != 0)
-        fprintf(stderr, "cmprof-top: %s\n", why);
+    return report_write(&ro, p, in, warning, out, why, whylen);
 }
 
 int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
                 FILE *err)
 {
     errno = 0;
-    batch_report(o, p, in, warning, out);
+    char why[200];
+    int failed = batch_report(o, p, in, warning, out, why, sizeof why);
+    if (failed)
+        fprintf(err, "cmprof-top: %s\n", why);
     if (fflush(out) == 0 && !ferror(out))
-        return 0;
+        return failed;
     fprintf(err, "cmprof-top: writing the report: %s\n", strerror(errno ? errno : EIO));
     return -1;
 }
@@ -74,13 +75,20 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err)
     return EXIT_SIGNAL(sig);
 }
 
+struct ingest_options batch_ingest_options(const struct batch_options *o)
+{
+    return (struct ingest_options){.format = o->format, .tpiu_id = o->tpiu_id, .wait_sync = o->wait_sync,
+                                   .tpiu_offset = o->tpiu_offset, .flat_stacks = o->flat_stacks,
+                                   .max_samples = o->max_samples};
+}
+
 enum prof_sampler batch_sampler(const char *source, const struct ingest *in)
 {
     if (strncmp(source, "gdb:", 4) == 0)
         return PROF_SAMPLER_HALTING;
     if (strncmp(source, "openocd:", 8) == 0)
         return PROF_SAMPLER_PCSR;
-    switch (in->format) {
+    switch (ingest_format(in)) {
     case DETECT_TEXT:
         return PROF_SAMPLER_FIRMWARE; /* (a gdb: source's --record replays as text: its halts, unknown here) */
     case DETECT_ITM:
@@ -112,17 +120,17 @@ int batch_doubts(struct prof *p, const struct ingest *in, const char *elf, bool 
 }
 
 /* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */
-static int read_source(struct batch_options *o, FILE *src, struct ingest *in, FILE *err)
+static int read_source(struct batch_options *o, FILE *src, struct ingest *in, struct prof *p, FILE *err)
 {
     static uint8_t buf[1 << 16];
     size_t got;
     stop_catch(); /* a signal ends the reading, not the report */
     while (!stop_requested() && (got = fread(buf, 1, sizeof buf, src)) > 0) {
         ingest_feed(in, buf, got);
-        if (o->max_samples && prof_total(in->prof) >= (double)o->max_samples)
+        if (o->max_samples && prof_total(p) >= (double)o->max_samples)
             break;
     }
-    int status = batch_interrupted(o, prof_total(in->prof), err);
+    int status = batch_interrupted(o, prof_total(p), err);
     if (status)
         clearerr(src); /* the read it cut short is no read error */
     if (ferror(src)) {
@@ -135,16 +143,14 @@ static int read_source(struct batch_options *o, FILE *src, struct ingest *in, FI
 
 /* No samples and no section timings (a firmware that only times sections has no samples, and that
  * is fine): said on err with what the decoders saw. */
-static bool say_no_samples(const struct batch_options *o, const struct ingest *in, FILE *err)
+static bool say_no_samples(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err)
 {
-    bool timed = false;
-    for (int i = 0; i < INGEST_SECTIONS; i++)
-        timed |= in->section[i].seen;
-    if (prof_total(in->prof) > 0 || timed || o->interrupted)
+    if (prof_total(p) > 0 || prof_sections_seen(p) || o->interrupted)
         return false;
-    char saw[600];
+    char saw[600], hint[600];
     ingest_describe(in, saw, sizeof saw);
-    fprintf(err, "cmprof-top: no samples in '%s' (%s)%s\n", o->source, saw, ingest_no_samples_hint(in));
+    ingest_no_samples_hint(in, hint, sizeof hint);
+    fprintf(err, "cmprof-top: no samples in '%s' (%s)%s\n", o->source, saw, hint);
     return true;
 }
 
@@ -170,26 +176,20 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
         goto done;
     }
     p = prof_new(syms);
-    in = malloc(sizeof *in);
-    if (!p || !in) {
+    struct ingest_options io = batch_ingest_options(o);
+    in = p ? ingest_new(p, &io) : NULL;
+    if (!in) {
         fprintf(err, "cmprof-top: out of memory\n");
-        free(in); /* (not initialised: nothing in it to free) */
-        in = NULL;
         goto done;
     }
-    ingest_init(in, p, o->format, o->tpiu_id, o->wait_sync);
-    in->stacks.ignore = o->flat_stacks;
-    if (o->tpiu_offset)
-        tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
-    in->max_samples = o->max_samples;
-    status = read_source(o, src, in, err);
+    status = read_source(o, src, in, p, err);
     prof_set_sampler(p, batch_sampler(o->source, in));
-    bool none = say_no_samples(o, in, err);
+    bool none = say_no_samples(o, p, in, err);
     if (none)
         status = EXIT_USAGE;
     if (batch_write(o, p, in, sym_warning(syms), out, err) != 0)
         status = status ? status : EXIT_ERROR;
-    batch_warnings(o, p, in, err);
+    batch_warnings(o, p, err);
     int doubt = batch_doubts(p, in, o->elf, none, err);
     status = status ? status : doubt;
     if (*sym_warning(syms) && strcmp(sym_warning(syms), opened_with) != 0) /* found reading a unit */
@@ -197,10 +197,7 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
     if (!status && batch_regressions(o, p, err))
         status = EXIT_SLOWER;
 done:
-    if (in) {
-        ingest_free(in);
-        free(in);
-    }
+    ingest_free(in);
     if (src && src != stdin)
         fclose(src);
     prof_free(p);

@@ -49,13 +49,14 @@ int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err);
 
 struct ingest;
 struct baseline;
-/* The report for a finished profile, in the chosen output format. */
-void batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
-                  FILE *out);
+/* The report for a finished profile, in the chosen output format: 0, or -1 when its writer failed
+ * (out of memory), with why in one line (the stream's own errors are the caller's to check). */
+int batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,
+                 FILE *out, char *why, size_t whylen);
 /* Warnings a report's reader might miss in it, one line each on err: PCs where the ELF has no
  * instruction (another build's capture), a share of PC 0 (a memory fault), a --diff baseline of
  * another build. */
-void batch_warnings(const struct batch_options *o, struct prof *p, const struct ingest *in, FILE *err);
+void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err);
 /* Why the report cannot be trusted, one line each on err, and the exit status it calls for: the ELF is
  * not the sampled program's (EXIT_WRONG_ELF: the live view's words, from prof_trust()), or the firmware
  * announced a sampler and sent no sample, or sent samples and no announce (ingest_quiet(): EXIT_USAGE,
@@ -64,7 +65,10 @@ void batch_warnings(const struct batch_options *o, struct prof *p, const struct 
 int batch_doubts(struct prof *p, const struct ingest *in, const char *elf, bool no_samples_said, FILE *err);
 /* Who took the samples, from the source's kind and the decoded format (the lockstep advice's). */
 enum prof_sampler batch_sampler(const char *source, const struct ingest *in);
-/* batch_report(), and an error writing it (a full disk) said on err: -1 then, else 0. */
+/* The decoders' settings the options give (format, TPIU id and offset, --samples...). */
+struct ingest_options batch_ingest_options(const struct batch_options *o);
+/* batch_report(), and its writer's failure or an error writing it (a full disk) said on err: -1
+ * then, else 0. */
 int batch_write(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning, FILE *out,
                 FILE *err);
 

@@ -82,17 +82,19 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
     char saved[32];
     strftime(saved, sizeof saved, "%Y-%m-%d %H:%M:%S", localtime(&now));
     double to = v->st.elapsed, from = v->window_mode ? to - v->window_seconds : v->base_elapsed;
-    struct report_snapshot what = {o->batch.source, o->batch.elf, in->info.build_id, from > 0 ? from : 0, to,
+    struct report_snapshot what = {o->batch.source, o->batch.elf, prof_stream_info(p)->build_id, from > 0 ? from : 0, to,
                                    v->window_mode ? v->window_seconds : 0, saved};
     bo.snapshot = &what;
     errno = 0;
-    batch_report(&bo, p, in, warning, f);
+    char why[200] = "";
+    bool failed = batch_report(&bo, p, in, warning, f, why, sizeof why) != 0; /* said in the note, not on stderr */
     int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0; /* a full disk, a file size limit */
     if (fclose(f) != 0 && !e)
         e = errno;
-    if (e) { /* the directory last: when narrow, the view keeps its end */
+    if (e || failed) { /* the directory last: when narrow, the view keeps its end */
         unlink(path); /* no half a report left behind */
-        snprintf(v->note, sizeof v->note, "could not save %.60s: %s (nothing kept), in ", name, strerror(e));
+        snprintf(v->note, sizeof v->note, "could not save %.60s: %.100s (nothing kept), in ", name,
+                 failed ? why : strerror(e));
     } else {
         snprintf(v->note, sizeof v->note, "saved %.60s (%.0f samples) in ", name, prof_total(p));
     }
@@ -293,13 +295,14 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (failed)
         bo.partial = &pa;
     if (total == 0) {
-        char why[600] = "";
+        char why[600] = "", hint[600];
+        ingest_no_samples_hint(in, hint, sizeof hint);
         if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
                 *e->before ? "; before: " : "", e->before, failed && strcmp(pa.reason, e->before) ? "; first failure: "
-                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", ingest_no_samples_hint(in),
+                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", hint,
                 *why ? "; " : "", why);
         status = status ? status : EXIT_USAGE;
     } else if (failed) {
@@ -321,7 +324,7 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     bo.source_format = e->made_by;
     if (batch_write(&bo, prof, in, warning, stdout, stderr) != 0)
         status = status ? status : EXIT_ERROR;
-    batch_warnings(&bo, prof, in, stderr);
+    batch_warnings(&bo, prof, stderr);
     int doubt = batch_doubts(prof, in, o->batch.elf, total == 0, stderr);
     status = status ? status : doubt;
     if (!status && batch_regressions(&bo, prof, stderr))
@@ -388,25 +391,20 @@ static int live_setup(struct live_run *r)
     r->prof = prof_new(r->syms);
     r->window = prof_new(r->syms);
     r->shown = prof_new(r->syms);
-    r->in = calloc(1, sizeof *r->in);
     r->v = calloc(1, sizeof *r->v);
+    struct ingest_options io = batch_ingest_options(&o->batch);
+    /* a port or server we attach to is mid-stream: its first line may be the tail of one */
+    io.mid_stream = src_kind(r->src) != SRC_FILE && src_kind(r->src) != SRC_STDIN;
+    io.on_log = log_line;
+    io.log_ctx = r->v;
+    r->in = r->prof && r->v ? ingest_new(r->prof, &io) : NULL;
     if (!r->prof || !r->window || !r->shown || !r->in || !r->v) {
         fprintf(stderr, "cmprof-top: out of memory\n");
         return EXIT_ERROR;
     }
-    struct ingest *in = r->in;
     struct view *v = r->v;
-    ingest_init(in, r->prof, o->batch.format, o->batch.tpiu_id, o->batch.wait_sync);
-    if (o->batch.tpiu_offset)
-        tpiu_force_offset(&in->tpiu, o->batch.tpiu_offset - 1u);
-    /* a port or server we attach to is mid-stream: its first line may be the tail of one */
-    in->text.joined_mid_line = src_kind(r->src) != SRC_FILE && src_kind(r->src) != SRC_STDIN;
-    in->stacks.ignore = o->batch.flat_stacks;
-    in->max_samples = o->batch.max_samples;
-    in->window = r->window;
-    view_init(v, r->prof, r->shown, in, r->syms);
-    in->on_log = log_line;
-    in->log_ctx = v;
+    ingest_set_profiles(r->in, (struct prof *[]){r->prof, r->window}, 2);
+    view_init(v, r->prof, r->shown, r->in, r->syms);
     v->group = o->batch.by;
     v->inline_frames = o->batch.inline_frames;
     v->fold_overhead = o->batch.fold_overhead;
@@ -528,7 +526,7 @@ static void turn_window(struct live_run *r, double t)
     r->shown = r->window;
     r->window = tmp;
     prof_reset(r->window);
-    r->in->window = r->window;
+    ingest_set_profiles(r->in, (struct prof *[]){r->prof, r->window}, 2);
     r->v->window = r->shown;
     r->window_start = t;
     r->dirty = true;
@@ -633,10 +631,12 @@ static bool live_turn(struct live_run *r)
         read_source(r);
     /* the format is told from a window of bytes; a slow stream (a firmware that sends only
      * section timings, a few lines a second) would take many seconds to fill it */
-    if (r->in->format == DETECT_UNKNOWN && r->in->n_pending && r->undecided_since < 0)
+    struct ingest_counts c;
+    ingest_counts(r->in, &c);
+    if (c.undecided && r->undecided_since < 0)
         r->undecided_since = t;
     if (src_state(r->src) != SRC_CONNECTED ||
-        (r->in->format == DETECT_UNKNOWN && r->undecided_since >= 0 && t - r->undecided_since >= DETECT_PATIENCE))
+        (c.format == DETECT_UNKNOWN && r->undecided_since >= 0 && t - r->undecided_since >= DETECT_PATIENCE))
         ingest_settle(r->in);
     src_tick(r->src, t);
     r->connected_once |= src_state(r->src) == SRC_CONNECTED;
@@ -684,9 +684,7 @@ static int live_free(struct live_run *r, int status, bool started)
     const struct live_options *o = r->o;
     if (r->src)
         src_close(r->src);
-    if (r->in) /* (zeroed when set-up stopped before it: freeing it is still right) */
-        ingest_free(r->in);
-    free(r->in);
+    ingest_free(r->in);
     if (r->v)
         view_free(r->v);
     free(r->v);

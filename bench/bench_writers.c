@@ -37,24 +37,23 @@ int main(int argc, char **argv)
     struct sym_table *syms = sym_open(argv[2], err, sizeof err);
     FILE *cap = fopen(argv[1], "rb"), *null = fopen("/dev/null", "w");
     struct prof *p = syms ? prof_new(syms) : NULL;
-    static struct ingest in;
-    if (!syms || !cap || !null || !p) {
+    struct ingest *in = p ? ingest_new(p, &(struct ingest_options){.format = DETECT_UNKNOWN, .tpiu_id = 1}) : NULL;
+    if (!syms || !cap || !null || !in) {
         fprintf(stderr, "bench_writers: %s\n", syms ? "cannot open the capture" : err);
         return 1;
     }
-    ingest_init(&in, p, DETECT_UNKNOWN, 1, false);
     static uint8_t buf[1 << 16];
     size_t got;
     while ((got = fread(buf, 1, sizeof buf, cap)) > 0)
-        ingest_feed(&in, buf, got);
-    ingest_finish(&in);
+        ingest_feed(in, buf, got);
+    ingest_finish(in);
     struct batch_options o = {.source = argv[1], .elf = argv[2], .by = PROF_BY_FUNCTION, .inline_frames = true};
     static double t[N_WRITERS][SPREAD_MAX], ratio[SPREAD_MAX];
     for (int r = -1; r < rounds; r++)
         for (size_t w = 0; w < N_WRITERS; w++) {
             o.output = writers[w].out;
             double t0 = now();
-            batch_report(&o, p, &in, "", null);
+            batch_report(&o, p, in, "", null, err, sizeof err);
             fflush(null);
             if (r >= 0)
                 t[w][r] = now() - t0;
@@ -69,7 +68,7 @@ int main(int argc, char **argv)
         printf("  %-11s %8.3f ms  %s\n", writers[w].name, 1e3 * s.median,
                spread_text(spread_of(ratio, (size_t)rounds), "%.2f", "x", a, sizeof a));
     }
-    ingest_free(&in);
+    ingest_free(in);
     prof_free(p);
     sym_close(syms);
     fclose(cap);

@@ -25,18 +25,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mode = data[0];
     data++, size--;
     struct prof *p = prof_new(syms);
-    struct ingest *in = malloc(sizeof *in);
-    if (!p || !in)
+    struct ingest_options io = {.format = (enum detect_format)(mode & 3), .tpiu_id = 1 + (mode >> 2 & 1),
+                                .wait_sync = (mode >> 3) & 1, .max_samples = (mode & 0x10) ? 100 : 0};
+    struct ingest *in = p ? ingest_new(p, &io) : NULL;
+    if (!in)
         abort();
-    ingest_init(in, p, (enum detect_format)(mode & 3), 1 + (mode >> 2 & 1), (mode >> 3) & 1);
-    in->max_samples = (mode & 0x10) ? 100 : 0;
     size_t step = (mode >> 5) ? (size_t)(mode >> 5) * 7 : size; /* 1 piece, or pieces of 7..49 bytes */
     for (size_t off = 0; off < size; off += step)
         ingest_feed(in, data + off, size - off < step ? size - off : step);
     ingest_finish(in);
     every_report(p, in, mode);
     ingest_free(in);
-    free(in);
     prof_free(p);
     return 0;
 }

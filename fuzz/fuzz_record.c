@@ -37,10 +37,10 @@ static char *live_report(const struct shape *s, const uint8_t *data, size_t size
         exit(1);
     }
     struct prof *p = prof_new(syms);
-    struct ingest *in = malloc(sizeof *in);
-    if (!p || !in)
+    struct ingest_options io = {.format = s->o.format, .tpiu_id = s->o.tpiu_id, .wait_sync = s->o.wait_sync};
+    struct ingest *in = p ? ingest_new(p, &io) : NULL;
+    if (!in)
         abort();
-    ingest_init(in, p, s->o.format, s->o.tpiu_id, s->o.wait_sync);
     for (size_t off = 0; off < size; off += s->piece) {
         size_t n = size - off < s->piece ? size - off : s->piece;
         ingest_feed(in, data + off, n);
@@ -48,12 +48,12 @@ static char *live_report(const struct shape *s, const uint8_t *data, size_t size
             ingest_settle(in); /* the source closed, or the format waited long enough */
     }
     ingest_finish(in);
-    *told = in->format;
+    *told = ingest_format(in);
     FILE *f = open_memstream(&text, &len);
-    batch_report(&s->o, p, in, sym_warning(syms), f);
+    char why[200];
+    batch_report(&s->o, p, in, sym_warning(syms), f, why, sizeof why);
     fclose(f);
     ingest_free(in);
-    free(in);
     prof_free(p);
     return text;
 }

@@ -79,15 +79,13 @@ static uint8_t *with_checks(const uint8_t *data, size_t size, size_t *out_len)
 static void profile_and_report(const uint8_t *data, size_t size, uint8_t mode)
 {
     struct prof *p = prof_new(NULL);
-    struct ingest *in = malloc(sizeof *in);
-    if (!p || !in)
+    struct ingest *in = p ? ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1}) : NULL;
+    if (!in)
         abort();
-    ingest_init(in, p, DETECT_TEXT, 1, false);
     ingest_feed(in, data, size);
     ingest_finish(in);
     every_report(p, in, mode);
     ingest_free(in);
-    free(in);
     prof_free(p);
 }
 

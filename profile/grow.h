@@ -1,4 +1,5 @@
-/* Private to profile/: the growable arrays its tables keep (tasks, groups, calls, stacks). */
+/* The host's one growth helper for arrays that double (the profile's tables, the views' rows, the
+ * reports' buffers): profile/ and the layers that read the profile (tui/, report/) use it. */
 #ifndef CMPROF_PROFILE_GROW_H
 #define CMPROF_PROFILE_GROW_H
 

@@ -2,17 +2,64 @@
 #include "ingest.h"
 
 #include "../decode/hex.h"
+#include "../decode/itm.h"
+#include "../decode/orbflow.h"
+#include "../decode/text.h"
+#include "../decode/tpiu.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* A sample as its stack evidence finds it: a '^' line's sample is in the line before (64 at most), a
+ * dump's among its newest (CMPROF_STACK_RECORDS * CMPROF_STACK_EVERY: 128 by default; 1024 at most). */
+#define INGEST_RECENT 1024
+struct ingest_recent {
+    uint32_t pc, tag;
+    bool has_tag, counted;
+};
+
+struct ingest {
+    struct prof *profs[INGEST_PROFILES]; /* every event goes to each; the whole run's first */
+    size_t n_profs;
+    enum detect_format format; /* DETECT_UNKNOWN until decided */
+    uint8_t pending[DETECT_WINDOW];
+    size_t n_pending;
+    uint64_t zeros_held;        /* leading zeros not in pending: a run of them tells no format */
+    uint64_t noise;             /* leading bytes the detection found to be noise, not decoded */
+    struct text_decoder text;
+    struct itm_decoder itm;
+    struct tpiu_decoder tpiu;
+    struct orbflow_decoder orbflow;
+    struct ev_sink sink;
+    uint64_t bytes;             /* fed in, whatever the format */
+    uint64_t lost;              /* samples the firmware reports it dropped */
+    uint64_t max_samples;       /* 0: no limit; else samples past it are not counted (--samples) */
+    uint64_t past_limit;        /* samples decoded after the limit was reached */
+    bool last_counted, last_has_tag; /* the last sample: counted, and its tag (a stack may follow) */
+    uint32_t last_tag;
+    void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
+    void *log_ctx;
+    struct timeline *timeline;  /* the samples' order (-o trace), from the first sample; NULL before */
+    struct ingest_recent recent[INGEST_RECENT]; /* the last stream samples, for the stack evidence after them */
+    uint64_t n_recent;
+    struct ingest_stacks stacks;
+    bool flat_stacks;           /* leave the stack evidence aside */
+};
+
+/* The whole run's profile: the one --samples counts against. */
+static struct prof *whole(const struct ingest *in)
+{
+    return in->profs[0];
+}
 
 /* How many of n samples fit under --samples; the rest are counted as past the limit. */
 static uint64_t admit(struct ingest *in, uint64_t n)
 {
     if (!in->max_samples)
         return n;
-    double total = prof_total(in->prof);
+    double total = prof_total(whole(in));
     uint64_t room = total >= (double)in->max_samples ? 0 : in->max_samples - (uint64_t)total;
     uint64_t take = n < room ? n : room;
     in->past_limit += n - take;
@@ -31,7 +78,7 @@ static uint32_t hex32(const char *s)
     return v;
 }
 
-static void take_target(struct ingest_stream_info *info, const struct ev *e)
+static void take_target(struct prof_stream_info *info, const struct ev *e)
 {
     const char *t = e->text, *end = e->text + e->text_len;
     while (t < end) {
@@ -49,10 +96,18 @@ static void take_target(struct ingest_stream_info *info, const struct ev *e)
     }
 }
 
-/* The firmware's announce: its clocks and period, and its build-id (hex), given to the profile. */
-static void take_stream_info(struct ingest *in, const struct ev *e)
+/* What the firmware announced, changed by `take`, given to every profile fed. */
+static void announce(struct ingest *in, void (*take)(struct prof_stream_info *, const struct ev *), const struct ev *e)
 {
-    struct ingest_stream_info *i = &in->info;
+    struct prof_stream_info i = *prof_stream_info(whole(in));
+    take(&i, e);
+    for (size_t k = 0; k < in->n_profs; k++)
+        prof_set_stream_info(in->profs[k], &i);
+}
+
+/* The firmware's announce: its clocks and period, and its build-id (hex), given to the profile. */
+static void take_announce(struct prof_stream_info *i, const struct ev *e)
+{
     i->present = true;
     i->clock_hz = e->info.clock_hz;
     i->timer_hz = e->info.timer_hz;
@@ -63,24 +118,37 @@ static void take_stream_info(struct ingest *in, const struct ev *e)
     size_t n = e->text_len < 40 ? e->text_len : 40;
     memcpy(i->build_id, e->text, n);
     i->build_id[n] = '\0';
+}
+
+static void take_stream_info(struct ingest *in, const struct ev *e)
+{
+    announce(in, take_announce, e);
+    const char *hex = prof_stream_info(whole(in))->build_id;
+    size_t n = strlen(hex);
     uint8_t id[20];
     size_t k = 0;
     for (; k < n / 2; k++) {
         unsigned v;
-        if (sscanf(i->build_id + 2 * k, "%2x", &v) != 1)
+        if (sscanf(hex + 2 * k, "%2x", &v) != 1)
             break;
         id[k] = (uint8_t)v;
     }
-    if (k)
-        prof_stream_build_id(in->prof, id, k);
+    for (size_t p = 0; p < in->n_profs && k; p++) /* a window's snapshot is a report too */
+        prof_stream_build_id(in->profs[p], id, k);
 }
 
 /* Samples the firmware could not keep: the profiles bound the shares by them (prof_loss_bound). */
 static void lost_more(struct ingest *in, uint64_t n)
 {
-    prof_samples_lost(in->prof, n);
-    if (in->window)
-        prof_samples_lost(in->window, n);
+    for (size_t k = 0; k < in->n_profs; k++)
+        prof_samples_lost(in->profs[k], n);
+}
+
+/* A sample's call stack, in every profile. */
+static void add_stack(struct ingest *in, uint32_t pc, const uint32_t *callers, size_t n, bool has_tag, uint32_t tag)
+{
+    for (size_t k = 0; k < in->n_profs; k++)
+        prof_add_stack(in->profs[k], pc, callers, n, has_tag, tag);
 }
 
 #define STACK_WALK_MAX 64 /* callers a firmware sample's stack is walked to, at most */
@@ -90,7 +158,7 @@ static void lost_more(struct ingest *in, uint64_t n)
 static void stack_words(struct ingest *in, const struct ev *e)
 {
     in->stacks.evidence++;
-    if (in->stacks.ignore) {
+    if (in->flat_stacks) {
         in->stacks.ignored++;
         return;
     }
@@ -102,7 +170,7 @@ static void stack_words(struct ingest *in, const struct ev *e)
         in->stacks.unmatched++;
         return;
     }
-    struct sym_table *syms = prof_symbols(in->prof);
+    struct sym_table *syms = prof_symbols(whole(in));
     if (!syms) {
         in->stacks.no_symbols++;
         return;
@@ -117,9 +185,7 @@ static void stack_words(struct ingest *in, const struct ev *e)
         callers[n++] = PROF_UNPROVEN_PC;
     in->stacks.unwound++;
     in->stacks.unproven += unproven;
-    prof_add_stack(in->prof, e->addr, callers, n, r->has_tag, r->tag);
-    if (in->window)
-        prof_add_stack(in->window, e->addr, callers, n, r->has_tag, r->tag);
+    add_stack(in, e->addr, callers, n, r->has_tag, r->tag);
 }
 
 void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
@@ -127,7 +193,7 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
     const struct ingest_stacks *s = &in->stacks;
     if (len)
         *text = 0;
-    if (prof_has_stacks(in->prof) || !len)
+    if (prof_has_stacks(whole(in)) || !len)
         return;
     if (!s->evidence)
         snprintf(text, len, "no call stacks: this capture carries no stack evidence (build the firmware's sampler "
@@ -143,42 +209,88 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
                  "lines lost between)", (unsigned long long)s->evidence, (unsigned long long)s->unmatched);
 }
 
+/* A PC sample (or a reservoir's, standing for value / count taken) in every profile. */
+static void one_pc(struct ingest *in, const struct ev *e)
+{
+    in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
+    in->last_tag = e->tag;
+    in->last_counted = admit(in, 1) == 1;
+    in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->addr, e->tag, e->has_tag != 0, in->last_counted};
+    if (!in->last_counted)
+        return;
+    if (e->count) { /* a reservoir's sample, for value / count taken */
+        for (size_t k = 0; k < in->n_profs; k++)
+            prof_add_pc_weighted(in->profs[k], e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
+        return; /* not in the timeline: a weighted sample has no place in the order */
+    }
+    for (size_t k = 0; k < in->n_profs; k++)
+        prof_add_pc(in->profs[k], e->addr, e->has_tag != 0, e->tag);
+    if (in->timeline || (in->timeline = timeline_new())) /* made at the first sample */
+        timeline_samples(in->timeline, e->has_tag != 0, e->tag, 1);
+}
+
+/* A run of untagged PC samples. */
+static void pc_run(struct ingest *in, const struct ev *e)
+{
+    uint64_t n = admit(in, e->count);
+    in->last_has_tag = false;
+    in->last_counted = n == e->count;
+    for (uint64_t i = e->count > INGEST_RECENT ? e->count - INGEST_RECENT : 0; i < e->count; i++)
+        in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->pcs[i], 0, false, i < n};
+    for (size_t k = 0; k < in->n_profs; k++)
+        prof_add_pcs(in->profs[k], e->pcs, (size_t)n);
+    if (in->timeline || (in->timeline = timeline_new())) /* one call per run of untagged samples */
+        timeline_samples(in->timeline, false, 0, n);
+}
+
+/* The task events, in every profile: the live view's w window names its tasks too. */
+static void task_event(struct ingest *in, const struct ev *e)
+{
+    for (size_t k = 0; k < in->n_profs; k++) {
+        struct prof *p = in->profs[k];
+        if (e->type == EV_TASK_NAME) {
+            prof_task_name(p, e->tag, e->text, e->text_len);
+            if (e->value)
+                prof_task_pending_named(p, (uint32_t)e->value, e->tag);
+        } else if (e->type == EV_NAMES_UNSURE) {
+            prof_task_names_unsure(p);
+        } else if (e->type == EV_TASK_UNKNOWN) {
+            prof_task_unknown(p, e->tag);
+        } else if (e->type == EV_TABLE_FULL) {
+            prof_task_table_full(p, e->count);
+        }
+    }
+
+}
+
+/* A section's figures, one of its PMU events' or its name, in every profile. */
+static void section_event(struct ingest *in, const struct ev *e)
+{
+    struct prof_run run = {0};
+    if (e->type != EV_SECTION_NAME)
+        run = (struct prof_run){e->run.current, e->run.count, e->run.min, e->run.max, e->run.sum, e->run.long_runs};
+    for (size_t k = 0; k < in->n_profs; k++) {
+        if (e->type == EV_SECTION)
+            prof_section_run(in->profs[k], e->index, &run);
+        else if (e->type == EV_SECTION_EVENT)
+            prof_section_event(in->profs[k], e->index, e->kind, e->tag, &run);
+        else
+            prof_section_name(in->profs[k], e->index, e->text, e->text_len);
+    }
+    if (e->type == EV_SECTION && e->index < PROF_SECTIONS && (in->timeline || (in->timeline = timeline_new())))
+        timeline_section(in->timeline, e->index, e->run.count, e->run.current, e->run.sum);
+}
+
 static void on_event(void *ctx, const struct ev *e)
 {
     struct ingest *in = ctx;
     uint64_t n;
     switch (e->type) {
     case EV_PC:
-        in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
-        in->last_tag = e->tag;
-        in->last_counted = admit(in, 1) == 1;
-        in->recent[in->n_recent++ % INGEST_RECENT] =
-            (struct ingest_recent){e->addr, e->tag, e->has_tag != 0, in->last_counted};
-        if (!in->last_counted)
-            break;
-        if (e->count) { /* a reservoir's sample, for value / count taken */
-            prof_add_pc_weighted(in->prof, e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
-            if (in->window)
-                prof_add_pc_weighted(in->window, e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
-            break; /* not in the timeline: a weighted sample has no place in the order */
-        }
-        prof_add_pc(in->prof, e->addr, e->has_tag != 0, e->tag);
-        if (in->window)
-            prof_add_pc(in->window, e->addr, e->has_tag != 0, e->tag);
-        if (in->timeline || (in->timeline = timeline_new())) /* made at the first sample */
-            timeline_samples(in->timeline, e->has_tag != 0, e->tag, 1);
+        one_pc(in, e);
         break;
     case EV_PCS:
-        n = admit(in, e->count);
-        in->last_has_tag = false;
-        in->last_counted = n == e->count;
-        for (uint64_t i = e->count > INGEST_RECENT ? e->count - INGEST_RECENT : 0; i < e->count; i++)
-            in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->pcs[i], 0, false, i < n};
-        prof_add_pcs(in->prof, e->pcs, (size_t)n);
-        if (in->window)
-            prof_add_pcs(in->window, e->pcs, (size_t)n);
-        if (in->timeline || (in->timeline = timeline_new())) /* one call per run of untagged samples */
-            timeline_samples(in->timeline, false, 0, n);
+        pc_run(in, e);
         break;
     case EV_SLEEP:
         /* past a sample the limit refused, a sleep is past it too: how far the stream was read
@@ -187,85 +299,38 @@ static void on_event(void *ctx, const struct ev *e)
             in->past_limit++;
             break;
         }
-        prof_add_sleep(in->prof);
-        if (in->window)
-            prof_add_sleep(in->window);
+        for (size_t k = 0; k < in->n_profs; k++)
+            prof_add_sleep(in->profs[k]);
         break;
     case EV_BUCKET:
         n = admit(in, e->count);
-        prof_add_bucket(in->prof, e->addr, e->size, n);
-        if (in->window)
-            prof_add_bucket(in->window, e->addr, e->size, n);
+        for (size_t k = 0; k < in->n_profs; k++)
+            prof_add_bucket(in->profs[k], e->addr, e->size, n);
         break;
     case EV_TASK_NAME:
-        prof_task_name(in->prof, e->tag, e->text, e->text_len);
-        if (e->value)
-            prof_task_pending_named(in->prof, (uint32_t)e->value, e->tag);
-        if (in->window) { /* the live view's w window names its tasks too */
-            prof_task_name(in->window, e->tag, e->text, e->text_len);
-            if (e->value)
-                prof_task_pending_named(in->window, (uint32_t)e->value, e->tag);
-        }
-        break;
     case EV_NAMES_UNSURE:
-        prof_task_names_unsure(in->prof);
-        if (in->window)
-            prof_task_names_unsure(in->window);
-        break;
     case EV_TASK_UNKNOWN:
-        prof_task_unknown(in->prof, e->tag);
-        if (in->window)
-            prof_task_unknown(in->window, e->tag);
-        break;
     case EV_TABLE_FULL:
-        prof_task_table_full(in->prof, e->count);
+        task_event(in, e);
         break;
     case EV_LOG:
         if (in->on_log)
             in->on_log(in->log_ctx, e->text, e->text_len);
         break;
     case EV_SECTION:
-        if (e->index < INGEST_SECTIONS) {
-            struct ingest_section *s = &in->section[e->index];
-            s->seen = true;
-            s->count = e->run.count;
-            s->current = e->run.current;
-            s->min = e->run.min;
-            s->max = e->run.max;
-            s->sum = e->run.sum;
-            s->long_runs = e->run.long_runs;
-            if (in->timeline || (in->timeline = timeline_new()))
-                timeline_section(in->timeline, e->index, e->run.count, e->run.current, e->run.sum);
-        }
+    case EV_SECTION_EVENT:
+    case EV_SECTION_NAME:
+        section_event(in, e);
         break;
     case EV_TARGET:
-        take_target(&in->info, e);
+        announce(in, take_target, e);
         break;
     case EV_STACK: /* the call stack of the sample just counted */
-        if (!in->last_counted)
-            break;
-        prof_add_stack(in->prof, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
-        if (in->window)
-            prof_add_stack(in->window, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
+        if (in->last_counted)
+            add_stack(in, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
         break;
     case EV_STACK_WORDS:
         stack_words(in, e);
-        break;
-    case EV_SECTION_EVENT:
-        if (e->index < INGEST_SECTIONS && e->kind < INGEST_SECTION_EVENTS) {
-            struct ingest_section_event *x = &in->section[e->index].ev[e->kind];
-            x->seen = true;
-            x->event = e->tag;
-            x->current = e->run.current;
-            x->min = e->run.min;
-            x->max = e->run.max;
-            x->sum = e->run.sum;
-        }
-        break;
-    case EV_SECTION_NAME:
-        if (e->index < INGEST_SECTIONS)
-            snprintf(in->section[e->index].name, sizeof in->section[e->index].name, "%.*s", (int)e->text_len,
-                     e->text);
         break;
     case EV_LOST: /* cumulative; a smaller count is a restarted firmware's */
         lost_more(in, e->count >= in->lost ? e->count - in->lost : e->count);
@@ -285,17 +350,94 @@ static void tpiu_to_itm(void *ctx, const uint8_t *buf, size_t len)
     itm_feed(&in->itm, buf, len, &in->sink);
 }
 
-void ingest_init(struct ingest *in, struct prof *prof, enum detect_format format, uint8_t tpiu_id, bool wait_sync)
+struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
 {
-    memset(in, 0, sizeof *in);
-    in->prof = prof;
-    in->format = format;
+    struct ingest *in = calloc(1, sizeof *in);
+    if (!in)
+        return NULL;
+    in->profs[0] = prof;
+    in->n_profs = 1;
+    in->format = o->format;
     in->sink = (struct ev_sink){on_event, in};
     text_init(&in->text);
-    itm_init(&in->itm, wait_sync);
+    in->text.joined_mid_line = o->mid_stream;
+    itm_init(&in->itm, o->wait_sync);
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
-    tpiu_init(&in->tpiu, tpiu_id);
-    orbflow_init(&in->orbflow, tpiu_id);
+    tpiu_init(&in->tpiu, o->tpiu_id);
+    if (o->tpiu_offset)
+        tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
+    orbflow_init(&in->orbflow, o->tpiu_id);
+    in->flat_stacks = o->flat_stacks;
+    in->max_samples = o->max_samples;
+    in->on_log = o->on_log;
+    in->log_ctx = o->log_ctx;
+    return in;
+}
+
+void ingest_set_profiles(struct ingest *in, struct prof *const *profs, size_t n)
+{
+    in->n_profs = 0;
+    for (size_t k = 0; k < n && k < INGEST_PROFILES; k++)
+        if (profs[k])
+            in->profs[in->n_profs++] = profs[k];
+}
+
+void ingest_counts(const struct ingest *in, struct ingest_counts *out)
+{
+    const struct text_stats *t = &in->text.stats;
+    *out = (struct ingest_counts){
+        .format = in->format,
+        .undecided = in->format == DETECT_UNKNOWN && in->n_pending,
+        .bytes = in->bytes,
+        .samples = prof_total(whole(in)),
+        .announced = prof_stream_info(whole(in))->present,
+        .bad = t->bad_lines + in->itm.stats.errors,
+        .overflows = in->itm.stats.overflows,
+        .syncs = in->itm.stats.syncs,
+        .lost = in->lost,
+        .missing = t->missing,
+        .past_limit = in->past_limit,
+        .log_lines = t->log_lines,
+        .stream_lines = t->stream_lines,
+        .blocks = t->blocks,
+        .no_base = t->no_base,
+        .stacks = in->stacks,
+    };
+}
+
+enum detect_format ingest_format(const struct ingest *in)
+{
+    return in->format;
+}
+
+const struct timeline *ingest_timeline(const struct ingest *in)
+{
+    return in->timeline;
+}
+
+void ingest_restart_timeline(struct ingest *in)
+{
+    if (in->timeline)
+        timeline_reset(in->timeline);
+}
+
+void ingest_waiting(const struct ingest *in, char *buf, size_t len)
+{
+    const struct text_stats *t = &in->text.stats;
+    if (in->bytes == 0)
+        snprintf(buf, len, "no data from the source yet");
+    else if (t->no_base && !prof_stream_info(whole(in))->present)
+        snprintf(buf, len, "no announce yet: clock, period and code base unknown, %llu stream samples wait for one "
+                 "(the firmware repeats it every second; one that announces only at boot needs a restart)",
+                 (unsigned long long)t->no_base);
+    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
+        snprintf(buf, len, "%llu log lines and no samples so far: is the sampler started, and the stream drained "
+                 "(or the dump written)?", (unsigned long long)t->log_lines);
+    else if (in->format == DETECT_UNKNOWN)
+        snprintf(buf, len, "%llu bytes so far: not enough to tell the format yet", (unsigned long long)in->bytes);
+    else
+        snprintf(buf, len, "no samples yet (%s stream, %llu bytes)", detect_name(in->format),
+                 (unsigned long long)in->bytes);
 }
 
 static void decode(struct ingest *in, const uint8_t *buf, size_t len)
@@ -402,9 +544,11 @@ void ingest_finish(struct ingest *in)
 
 void ingest_free(struct ingest *in)
 {
+    if (!in)
+        return;
     text_free(&in->text);
     timeline_free(in->timeline);
-    in->timeline = NULL;
+    free(in);
 }
 
 struct loss_list {
@@ -498,52 +642,6 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     return l.n;
 }
 
-/* The Cortex-A9's own event numbers (its TRM, "Performance Monitoring Unit"). */
-static const char *a9_event_name(uint32_t event)
-{
-    switch (event) {
-    case 0x68: return "instructions renamed";
-    case 0x70: return "main execution unit instructions";
-    case 0x71: return "second execution unit instructions";
-    case 0x72: return "load/store instructions";
-    case 0x73: return "floating-point instructions";
-    case 0x74: return "NEON instructions";
-    default: return NULL;
-    }
-}
-
-const char *ingest_event_name(const struct ingest *in, uint32_t event)
-{
-    bool arm_a9 = in && in->info.midr >> 24 == 0x41u && (in->info.midr >> 4 & 0xfffu) == 0xc09u;
-    if (event >= 0x40u)
-        return arm_a9 ? a9_event_name(event) : NULL;
-    switch (event) {
-    case 0x00: return "software increments";
-    case 0x01: return "L1I refills";
-    case 0x03: return "L1D refills";
-    case 0x04: return "L1D accesses";
-    case 0x06: return "loads";
-    case 0x07: return "stores";
-    case 0x08: return "instructions";
-    case 0x09: return "exceptions";
-    case 0x0A: return "exception returns";
-    case 0x10: return "branch mispredicts";
-    case 0x11: return "cycles";
-    case 0x12: return "branches";
-    case 0x13: return "memory accesses";
-    default: return NULL;
-    }
-}
-
-double ingest_section_ipc(const struct ingest *in, const struct ingest_section *s)
-{
-    bool cycles = !in->info.present || in->info.section_hz == 0 || in->info.section_hz == in->info.clock_hz;
-    for (int k = 0; k < INGEST_SECTION_EVENTS; k++)
-        if (s->ev[k].seen && s->ev[k].event == 0x08 && cycles && s->sum > 0)
-            return (double)s->ev[k].sum / (double)s->sum;
-    return -1;
-}
-
 size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_COUNTERS])
 {
     size_t n = 0;
@@ -579,43 +677,51 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len)
 #define QUIET_TIMER "is cmprof_start() called, and its timer's interrupt enabled?"
 #define QUIET_ANNOUNCED "; the firmware announced itself but sent no samples: "
 
-static bool pmu_sampler(const struct ingest_stream_info *i)
+static bool pmu_sampler(const struct prof_stream_info *i)
 {
     return strncmp(i->timer, "PMU", 3) == 0;
 }
 
-static bool r_profile(const struct ingest_stream_info *i)
+static bool r_profile(const struct prof_stream_info *i)
 {
     return strstr(i->arch, "-R") != NULL;
 }
 
-const char *ingest_no_samples_hint(const struct ingest *in)
+/* Why no sample came, when the stream tells: a sentence that outlives the call, or NULL. */
+static const char *no_samples_why(const struct ingest *in)
 {
-    if (in->text.stats.newer_version)
-        return "; the stream is of a newer firmware than this host understands (versions 1 to 4): update cmprof-top";
     const struct text_stats *t = &in->text.stats;
-    if (t->refused_announces && !in->info.present) { /* valid until the next call */
-        static char refused[200];
-        snprintf(refused, sizeof refused, "; the firmware's announce was refused: %s=%llu is out of range (%s)",
-                 t->refused_field ? t->refused_field : "?", (unsigned long long)t->refused_value,
-                 t->refused_range ? t->refused_range : "?");
-        return refused;
-    }
-    if (t->other_version_lines && in->info.present)
+    const struct prof_stream_info *i = prof_stream_info(whole(in));
+    if (t->newer_version)
+        return "; the stream is of a newer firmware than this host understands (versions 1 to 4): update cmprof-top";
+    if (t->refused_announces && !i->present)
+        return NULL; /* (its numbers: the caller's) */
+    if (t->other_version_lines && i->present)
         return "; its sample lines are of another stream version than its announce: the firmware that announced "
                "itself is not the one sending samples (a stale announce, or two builds on one port)";
-    const struct ingest_stream_info *i = &in->info;
     if (!i->present)
-        return in->text.stats.no_base ? "; stream samples came, but no announce to place them: the firmware never "
-                                        "called cmprof_stream_announce() (call it at start)"
-                                      : "";
+        return t->no_base ? "; stream samples came, but no announce to place them: the firmware never called "
+                            "cmprof_stream_announce() (call it at start)"
+                          : "";
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_ANNOUNCED QUIET_R5_PMU : QUIET_ANNOUNCED QUIET_PMU;
     return QUIET_ANNOUNCED QUIET_TIMER;
 }
 
+void ingest_no_samples_hint(const struct ingest *in, char *buf, size_t len)
+{
+    const struct text_stats *t = &in->text.stats;
+    const char *why = no_samples_why(in);
+    if (why)
+        snprintf(buf, len, "%s", why);
+    else
+        snprintf(buf, len, "; the firmware's announce was refused: %s=%llu is out of range (%s)",
+                 t->refused_field ? t->refused_field : "?", (unsigned long long)t->refused_value,
+                 t->refused_range ? t->refused_range : "?");
+}
+
 /* Why an announced sampler may send nothing, by what it announced. */
-static const char *quiet_sampler_hint(const struct ingest_stream_info *i)
+static const char *quiet_sampler_hint(const struct prof_stream_info *i)
 {
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_R5_PMU : QUIET_PMU;
@@ -624,7 +730,7 @@ static const char *quiet_sampler_hint(const struct ingest_stream_info *i)
 
 enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)
 {
-    const struct ingest_stream_info *i = &in->info;
+    const struct prof_stream_info *i = prof_stream_info(whole(in));
     if (len)
         *text = '\0';
     if (!i->present && in->text.stats.no_base) {
@@ -633,11 +739,9 @@ enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)
                  (unsigned long long)in->text.stats.no_base);
         return INGEST_QUIET_NO_ANNOUNCE;
     }
-    if (!i->present || !i->period || prof_total(in->prof) > 0)
+    if (!i->present || !i->period || prof_total(whole(in)) > 0)
         return INGEST_QUIET_NONE;
-    bool timed = false;
-    for (int k = 0; k < INGEST_SECTIONS; k++)
-        timed |= in->section[k].seen;
+    bool timed = prof_sections_seen(whole(in));
     snprintf(text, len, "no samples: the firmware announced a sampler (%s%s%s, period %llu) but sent no sample%s; %s",
              i->arch[0] ? i->arch : "", i->arch[0] ? " " : "", i->timer[0] ? i->timer : "timer",
              (unsigned long long)i->period, timed ? ", only section timings" : "", quiet_sampler_hint(i));

@@ -5,6 +5,7 @@
 #define CMPROF_PROFILE_PROF_INT_H
 
 #include "profile.h"
+#include "firmware.h"
 #include "pcindex.h"
 #include "stacks.h"
 
@@ -108,6 +109,8 @@ struct prof {
     struct codemap *codemap;     /* the ELF's instruction starts, made when first needed */
     bool codemap_tried;
     enum prof_sampler sampler;   /* who took the samples (prof_set_sampler): the lockstep advice's */
+    struct prof_stream_info info; /* the firmware's announce (firmware.c): prof_reset keeps it ... */
+    struct prof_section section[PROF_SECTIONS]; /* ... and its sections' figures */
 };
 
 /* The hash of a sample's key, for the entries' and the rows' open addressing. The task record is

@@ -13,16 +13,8 @@
 size_t prof_keep_name(struct prof *p, const char *s)
 {
     size_t n = strlen(s) + 1;
-    if (p->names_len + n > p->names_cap) {
-        size_t cap = p->names_cap ? p->names_cap * 2 : 4096;
-        while (cap < p->names_len + n)
-            cap *= 2;
-        char *b = realloc(p->names, cap);
-        if (!b)
-            return 0;
-        p->names = b;
-        p->names_cap = cap;
-    }
+    if (!prof_grow((void **)&p->names, &p->names_cap, p->names_len + n, 1, 4096))
+        return 0;
     memcpy(p->names + p->names_len, s, n);
     p->names_len += n;
     return p->names_len - n + 1;

@@ -20,27 +20,28 @@ static const char trace_causes[] =
 
 void starved_hint(const struct ingest *in, double seconds, enum starved_from from, char *buf, size_t len)
 {
-    const struct text_stats *t = &in->text.stats;
+    struct ingest_counts c;
+    ingest_counts(in, &c);
     char when[40] = "the capture has";
     if (seconds >= 0)
         snprintf(when, sizeof when, "%.0f s connected:", seconds);
-    if (prof_total(in->prof) > 0 || len == 0 || from == STARVED_PROBE) {
+    if (c.samples > 0 || len == 0 || from == STARVED_PROBE) {
         if (len)
             buf[0] = '\0';
         return;
     }
-    bool trace = from == STARVED_TRACE || in->format == DETECT_ITM || in->format == DETECT_TPIU ||
-                 in->format == DETECT_ORBFLOW;
+    bool trace = from == STARVED_TRACE || c.format == DETECT_ITM || c.format == DETECT_TPIU ||
+                 c.format == DETECT_ORBFLOW;
     if (trace)
-        snprintf(buf, len, "%s %s; %s", when, in->bytes ? "trace bytes but no PC sample" : "nothing from the trace",
+        snprintf(buf, len, "%s %s; %s", when, c.bytes ? "trace bytes but no PC sample" : "nothing from the trace",
                  trace_causes);
-    else if (in->bytes == 0)
+    else if (c.bytes == 0)
         snprintf(buf, len, "%s nothing from the firmware (is it running, on this port and baud?); %s", when, causes);
-    else if (in->info.present)
+    else if (c.announced)
         snprintf(buf, len, "%s the firmware's announce and no sample line; %s", when, causes);
-    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
+    else if (c.format == DETECT_TEXT && c.log_lines && !c.stream_lines && !c.blocks)
         snprintf(buf, len, "%s %llu log lines only, no announce yet (the drain sends it: cmprof_stream_announce() "
-                 "not called, or the drain not run); %s", when, (unsigned long long)t->log_lines, causes);
+                 "not called, or the drain not run); %s", when, (unsigned long long)c.log_lines, causes);
     else
         snprintf(buf, len, "%s no sample yet; %s", when, causes);
 }

@@ -2,6 +2,8 @@
  * depth and length, that keeps "total", "group" and the rows' names and sample counts. */
 #include "baseline.h"
 
+#include "../profile/grow.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -367,16 +369,12 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
     size_t cap = 0;
     *len = 0;
     for (;;) {
-        if (*len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *t = cap <= MAX_BYTES ? realloc(text, cap) : NULL;
-            if (!t) {
-                free(text);
-                fclose(f);
-                snprintf(err, errlen, "--diff %s: too large for a report", path);
-                return NULL;
-            }
-            text = t;
+        /* the capacity doubles from 64 KB, so it meets MAX_BYTES (a power of two) exactly: full there, too large */
+        if (*len == cap && (cap >= MAX_BYTES || !prof_grow((void **)&text, &cap, cap + 1, 1, 65536))) {
+            free(text);
+            fclose(f);
+            snprintf(err, errlen, "--diff %s: too large for a report", path);
+            return NULL;
         }
         size_t got = fread(text + *len, 1, cap - *len, f);
         *len += got;

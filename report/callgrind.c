@@ -3,6 +3,8 @@
  * sorted, then written; names are compressed as "(id) name" the first time, "(id)" after. */
 #include "callgrind.h"
 
+#include "../profile/grow.h"
+
 #include "frames.h"
 #include "intern.h"
 #include "whole.h"
@@ -54,15 +56,9 @@ static void add_cost(struct cg *cg, size_t fn, uint32_t line, size_t callee, dou
         cg->failed = true;
         return;
     }
-    if (cg->n == cg->cap) {
-        size_t cap = cg->cap ? cg->cap * 2 : 1024;
-        struct cost *v = realloc(cg->costs, cap * sizeof *v);
-        if (!v) {
-            cg->failed = true;
-            return;
-        }
-        cg->costs = v;
-        cg->cap = cap;
+    if (!prof_grow((void **)&cg->costs, &cg->cap, cg->n + 1, sizeof *cg->costs, 1024)) {
+        cg->failed = true;
+        return;
     }
     cg->costs[cg->n++] = (struct cost){fn, line, callee, samples};
 }

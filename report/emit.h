@@ -42,11 +42,13 @@ const char *emit_row_name(const struct report_options *o, struct prof *p, const 
 struct baseline_delta emit_compare_row(const struct report_options *o, struct prof *p, const struct prof_row *r,
                                        size_t n);
 
-/* The writers, one per format (report.c's table). */
+/* The writers, one per format (report.c's table). Those that cannot fail but on the stream (its
+ * errors are the caller's: fflush, ferror) return nothing; the others 0, or -1 with one line in err
+ * (docs/architecture.md, "Results and failures"). */
 void report_table(const struct report_data *d, FILE *out);
 void report_csv(const struct report_data *d, FILE *out);
 void report_json(const struct report_data *d, FILE *out);
 void report_folded(const struct report_data *d, FILE *out);
-void report_speedscope(const struct report_data *d, FILE *out);
+int report_speedscope(const struct report_data *d, FILE *out, char *err, size_t errlen); /* out of memory */
 
 #endif

@@ -1,6 +1,8 @@
 /* Interned strings: an array in order of first use and an open-addressing index over it. */
 #include "intern.h"
 
+#include "../profile/grow.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,14 +65,8 @@ size_t intern_id(struct intern *t, const char *s)
     for (; t->index[j]; j = (j + 1) & (t->index_cap - 1))
         if (strcmp(t->strings[t->index[j] - 1], s) == 0)
             return t->index[j] - 1;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        char **v = realloc(t->strings, cap * sizeof *v);
-        if (!v)
-            return SIZE_MAX;
-        t->strings = v;
-        t->cap = cap;
-    }
+    if (!prof_grow((void **)&t->strings, &t->cap, t->n + 1, sizeof *t->strings, 64))
+        return SIZE_MAX;
     size_t len = strlen(s);
     char *copy = malloc(len + 1);
     if (!copy)

@@ -39,7 +39,8 @@ static void partial(const struct report_partial *pa, FILE *out)
 static void run(const struct report_data *d, FILE *out)
 {
     const struct report_options *o = d->o;
-    const struct ingest *in = d->in;
+    struct ingest_counts c;
+    ingest_counts(d->in, &c);
     if (o->interrupted)
         fprintf(out, "  \"interrupted\": \"%s\",\n", o->interrupted);
     if (o->stalled) {
@@ -59,8 +60,7 @@ static void run(const struct report_data *d, FILE *out)
     if (o->source_detail && *o->source_detail)
         json_field(out, "source_detail", o->source_detail);
     fprintf(out, "  \"lost\": %llu,\n  \"missing\": %llu,\n  \"past_limit\": %llu,\n  \"losses\": [",
-            (unsigned long long)in->lost, (unsigned long long)in->text.stats.missing,
-            (unsigned long long)in->past_limit);
+            (unsigned long long)c.lost, (unsigned long long)c.missing, (unsigned long long)c.past_limit);
     for (size_t i = 0; i < d->n_loss; i++) {
         fputs(i ? ", " : "", out);
         emit_json_string(out, d->losses[i]);
@@ -107,7 +107,7 @@ static void trust(const struct report_data *d, const struct prof_trust *t, FILE 
 /* What the firmware announced about itself, and the sampled PCs against the ELF's code. */
 static void firmware(const struct report_data *d, FILE *out)
 {
-    const struct ingest_stream_info *info = &d->in->info;
+    const struct prof_stream_info *info = prof_stream_info(d->p);
     if (info->present) {
         fprintf(out,
                 "  \"stream\": {\"clock_hz\": %llu, \"timer_hz\": %llu, \"period\": %llu, \"jitter\": %llu, "
@@ -119,7 +119,9 @@ static void firmware(const struct report_data *d, FILE *out)
         emit_json_string(out, info->timer);
         fputs("},\n", out);
     }
-    const struct ingest_stacks *st = &d->in->stacks; /* the firmware's stack evidence, and why no stacks */
+    struct ingest_counts c; /* the firmware's stack evidence, and why no stacks */
+    ingest_counts(d->in, &c);
+    const struct ingest_stacks *st = &c.stacks;
     char note[300];
     ingest_stacks_note(d->in, note, sizeof note);
     fprintf(out, "  \"stacks\": {\"samples\": %.0f, \"evidence\": %llu, \"unwound\": %llu, \"unproven\": %llu, "
@@ -138,14 +140,14 @@ static void firmware(const struct report_data *d, FILE *out)
     trust(d, &t, out);
 }
 
-static void section_events(const struct ingest *in, const struct ingest_section *s, FILE *out)
+static void section_events(const struct prof *p, const struct prof_section *s, FILE *out)
 {
     fputs(", \"events\": [", out);
-    for (int k = 0, first = 1; k < INGEST_SECTION_EVENTS; k++) {
-        const struct ingest_section_event *e = &s->ev[k];
+    for (int k = 0, first = 1; k < PROF_SECTION_EVENTS; k++) {
+        const struct prof_section_event *e = &s->ev[k];
         if (!e->seen)
             continue;
-        const char *en = ingest_event_name(in, e->event);
+        const char *en = prof_event_name(p, e->event);
         fprintf(out, "%s{\"event\": %u, \"name\": ", first ? "" : ", ", (unsigned)e->event);
         emit_json_string(out, en ? en : "");
         fprintf(out, ", \"current\": %llu, \"min\": %llu, \"max\": %llu, \"sum\": %llu}",
@@ -156,11 +158,11 @@ static void section_events(const struct ingest *in, const struct ingest_section 
     fputs("]", out);
 }
 
-static void sections(const struct ingest *in, FILE *out)
+static void sections(const struct prof *p, FILE *out)
 {
     fputs("  \"sections\": [", out);
-    for (int i = 0, first = 1; i < INGEST_SECTIONS; i++) {
-        const struct ingest_section *s = &in->section[i];
+    for (int i = 0, first = 1; i < PROF_SECTIONS; i++) {
+        const struct prof_section *s = prof_section(p, i);
         if (!s->seen)
             continue;
         fprintf(out, "%s{\"index\": %d, \"name\": ", first ? "" : ", ", i);
@@ -169,8 +171,8 @@ static void sections(const struct ingest *in, FILE *out)
                 (unsigned long long)s->count, (unsigned long long)s->current, (unsigned long long)s->min,
                 (unsigned long long)s->max, (unsigned long long)s->sum);
         fprintf(out, ", \"long_runs\": %llu", (unsigned long long)s->long_runs);
-        section_events(in, s, out);
-        double ipc = ingest_section_ipc(in, s);
+        section_events(p, s, out);
+        double ipc = prof_section_ipc(p, s);
         if (ipc >= 0)
             fprintf(out, ", \"ipc\": %.4f", ipc);
         fputs("}", out);
@@ -256,11 +258,11 @@ void report_json(const struct report_data *d, FILE *out)
         snapshot(d->o->snapshot, out);
     fprintf(out, "  \"total\": %s,\n  \"sleep\": %llu,\n  \"format\": \"%s\",\n  \"group\": \"%s\",\n", buf,
             (unsigned long long)prof_sleep(d->p),
-            d->o->source_format ? d->o->source_format : detect_name(d->in->format), report_group_name(d->o->by));
+            d->o->source_format ? d->o->source_format : detect_name(ingest_format(d->in)), report_group_name(d->o->by));
     decoder(d->in, out);
     run(d, out);
     firmware(d, out);
-    sections(d->in, out);
+    sections(d->p, out);
     fputs("  \"warnings\": [", out);
     if (d->warning && *d->warning)
         emit_json_string(out, d->warning);

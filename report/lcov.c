@@ -5,6 +5,8 @@
  * the sampled lines it read 100 % everywhere). */
 #include "lcov.h"
 
+#include "../profile/grow.h"
+
 #include "frames.h"
 #include "intern.h"
 #include "whole.h"
@@ -39,15 +41,9 @@ static void add_hit(struct lc *lc, size_t file, size_t function, uint32_t line, 
         lc->failed = true;
         return;
     }
-    if (lc->n == lc->cap) {
-        size_t cap = lc->cap ? lc->cap * 2 : 1024;
-        struct hit *v = realloc(lc->hits, cap * sizeof *v);
-        if (!v) {
-            lc->failed = true;
-            return;
-        }
-        lc->hits = v;
-        lc->cap = cap;
+    if (!prof_grow((void **)&lc->hits, &lc->cap, lc->n + 1, sizeof *lc->hits, 1024)) {
+        lc->failed = true;
+        return;
     }
     lc->hits[lc->n++] = (struct hit){file, function, line, samples};
 }
@@ -69,15 +65,9 @@ static void add_range(struct lc *lc, uint32_t pc)
         return;
     if (lc->n_ranges && lc->ranges[2 * lc->n_ranges - 2] == lo)
         return;
-    if (lc->n_ranges == lc->ranges_cap) {
-        size_t cap = lc->ranges_cap ? lc->ranges_cap * 2 : 256;
-        uint32_t *v = realloc(lc->ranges, cap * 2 * sizeof *v);
-        if (!v) {
-            lc->failed = true;
-            return;
-        }
-        lc->ranges = v;
-        lc->ranges_cap = cap;
+    if (!prof_grow((void **)&lc->ranges, &lc->ranges_cap, lc->n_ranges + 1, 2 * sizeof *lc->ranges, 256)) {
+        lc->failed = true; /* (two words a range: lo, hi) */
+        return;
     }
     lc->ranges[2 * lc->n_ranges] = lo;
     lc->ranges[2 * lc->n_ranges + 1] = hi;

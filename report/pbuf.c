@@ -2,6 +2,8 @@
  * a varint, 2 a length followed by that many bytes. */
 #include "pbuf.h"
 
+#include "../profile/grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,18 +13,10 @@ static bool reserve(struct pbuf *b, size_t more)
 {
     if (b->failed)
         return false;
-    if (b->cap - b->len >= more)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < more)
-        cap *= 2;
-    uint8_t *d = realloc(b->data, cap);
-    if (!d) {
+    if (!prof_grow((void **)&b->data, &b->cap, b->len + more, 1, 256)) {
         b->failed = true;
         return false;
     }
-    b->data = d;
-    b->cap = cap;
     return true;
 }
 

@@ -1,7 +1,7 @@
 /* Sample period and section clock from the stream's announce (see period.h). */
 #include "period.h"
 
-double period_ns(const struct ingest_stream_info *info)
+double period_ns(const struct prof_stream_info *info)
 {
     if (!info->present || !info->timer_hz || !info->period)
         return 0;
@@ -9,7 +9,7 @@ double period_ns(const struct ingest_stream_info *info)
     return ns <= 60e9 ? ns : 0; /* the stream decoder refuses an announce past a minute: unknown, never huge */
 }
 
-double period_section_hz(const struct ingest_stream_info *info)
+double period_section_hz(const struct prof_stream_info *info)
 {
     if (!info->present)
         return 0;

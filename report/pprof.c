@@ -2,6 +2,8 @@
  * encoder (pbuf.h) and gzipped with zlib. Field numbers below are the schema's. */
 #include "pprof.h"
 
+#include "../profile/grow.h"
+
 #include "frames.h"
 #include "intern.h"
 #include "pbuf.h"
@@ -85,15 +87,7 @@ static uint64_t function_of(struct pp *pp, const struct sym_frame *f, uint32_t e
 
 static bool grow_functions(struct pp *pp, size_t need)
 {
-    if (need <= pp->cap_fn)
-        return true;
-    size_t cap = pp->cap_fn ? pp->cap_fn * 2 : 64;
-    struct pp_function *v = realloc(pp->fn, cap * sizeof *v);
-    if (!v)
-        return false;
-    pp->fn = v;
-    pp->cap_fn = cap;
-    return true;
+    return prof_grow((void **)&pp->fn, &pp->cap_fn, need, sizeof *pp->fn, 64);
 }
 
 /* The location of an address, made (and encoded) the first time: its lines are its inline

@@ -52,10 +52,8 @@ static int write_folded(struct report_data *d, FILE *out, char *err, size_t errl
 
 static int write_speedscope(struct report_data *d, FILE *out, char *err, size_t errlen)
 {
-    (void)err, (void)errlen;
     prepare(d, false);
-    report_speedscope(d, out);
-    return 0;
+    return report_speedscope(d, out, err, errlen);
 }
 
 /* Every output format, in enum report_format's order: -o's names, --help's list, the live view's

@@ -3,6 +3,7 @@
  * then chain), outermost frame first, as lists of frame indices with a weight each. The weights are
  * nanoseconds when the stream announced its sampling period, else sample counts (unit "none"). */
 #include "emit.h"
+#include "../profile/grow.h"
 #include "period.h"
 
 #include <stdlib.h>
@@ -51,14 +52,8 @@ static size_t frame_of(struct stacks *st, const char *name, size_t n)
         if (strlen(f) == n && memcmp(f, name, n) == 0)
             return st->index[j] - 1;
     }
-    if (st->n_frames == st->cap_frames) {
-        size_t cap = st->cap_frames ? st->cap_frames * 2 : 64;
-        char **fr = realloc(st->frames, cap * sizeof *fr);
-        if (!fr)
-            return SIZE_MAX;
-        st->frames = fr;
-        st->cap_frames = cap;
-    }
+    if (!prof_grow((void **)&st->frames, &st->cap_frames, st->n_frames + 1, sizeof *st->frames, 64))
+        return SIZE_MAX;
     char *copy = malloc(n + 1);
     if (!copy)
         return SIZE_MAX;
@@ -78,19 +73,11 @@ static void add_stack(void *ctx, const char *stack, double count)
     size_t depth = 1;
     for (const char *c = stack; *c; c++)
         depth += *c == ';';
-    if (st->n_samples == st->cap_samples) {
-        size_t cap = st->cap_samples ? st->cap_samples * 2 : 64;
-        size_t **ns = realloc(st->samples, cap * sizeof *ns);
-        if (ns)
-            st->samples = ns;
-        double *nw = ns ? realloc(st->weights, cap * sizeof *nw) : NULL;
-        if (nw)
-            st->weights = nw;
-        if (!ns || !nw) {
-            st->failed = true;
-            return;
-        }
-        st->cap_samples = cap;
+    size_t cap_weights = st->cap_samples; /* the weights grow in step with the samples */
+    if (!prof_grow((void **)&st->samples, &st->cap_samples, st->n_samples + 1, sizeof *st->samples, 64) ||
+        !prof_grow((void **)&st->weights, &cap_weights, st->n_samples + 1, sizeof *st->weights, 64)) {
+        st->failed = true;
+        return;
     }
     size_t *s = malloc((depth + 1) * sizeof *s);
     if (!s) {
@@ -177,9 +164,12 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
     return rc;
 }
 
-void report_speedscope(const struct report_data *d, FILE *out)
+int report_speedscope(const struct report_data *d, FILE *out, char *err, size_t errlen)
 {
-    double ns = d->in ? period_ns(&d->in->info) : 0;
-    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf), ns) != 0)
-        fputs("{}\n", out); /* out of memory: an empty document rather than half of one */
+    double ns = period_ns(prof_stream_info(d->p));
+    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf), ns) == 0)
+        return 0;
+    fputs("{}\n", out); /* an empty document rather than half of one */
+    snprintf(err, errlen, "speedscope: out of memory");
+    return -1;
 }

@@ -10,7 +10,7 @@ static void header(const struct report_data *d, FILE *out)
     char buf[32];
     emit_samples(buf, sizeof buf, prof_total(d->p));
     fprintf(out, "samples %s (by %s%s), format %s\n", buf, report_group_name(o->by),
-            o->inline_frames ? "" : ", no inline", o->source_format ? o->source_format : detect_name(d->in->format));
+            o->inline_frames ? "" : ", no inline", o->source_format ? o->source_format : detect_name(ingest_format(d->in)));
     if (o->base)
         fprintf(out, "  %7s  %7s  %15s  %9s  %8s %8s  %s\n", "share", "±95%", "95% interval", "samples", "base",
                 "change", "name");
@@ -45,14 +45,14 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
 }
 
 /* A section's PMU events per run, as counts, under its timing line. */
-static void section_events(const struct ingest *in, const struct ingest_section *s, FILE *out)
+static void section_events(const struct prof *p, const struct prof_section *s, FILE *out)
 {
-    for (int k = 0; k < INGEST_SECTION_EVENTS; k++) {
-        const struct ingest_section_event *e = &s->ev[k];
+    for (int k = 0; k < PROF_SECTION_EVENTS; k++) {
+        const struct prof_section_event *e = &s->ev[k];
         if (!e->seen)
             continue;
         char ev[40];
-        const char *en = ingest_event_name(in, e->event);
+        const char *en = prof_event_name(p, e->event);
         if (en)
             snprintf(ev, sizeof ev, "  %s", en);
         else
@@ -64,13 +64,14 @@ static void section_events(const struct ingest *in, const struct ingest_section 
 }
 
 /* Section timings, by name: in microseconds when the clock is known, else in timer ticks. */
-static void sections(const struct ingest *in, FILE *out)
+static void sections(const struct prof *p, FILE *out)
 {
-    double hz = in->info.present ? (double)(in->info.section_hz ? in->info.section_hz : in->info.clock_hz) : 0;
+    const struct prof_stream_info *info = prof_stream_info(p);
+    double hz = info->present ? (double)(info->section_hz ? info->section_hz : info->clock_hz) : 0;
     double scale = hz > 0 ? 1e6 / hz : 1;
     bool any = false;
-    for (int i = 0; i < INGEST_SECTIONS; i++) {
-        const struct ingest_section *s = &in->section[i];
+    for (int i = 0; i < PROF_SECTIONS; i++) {
+        const struct prof_section *s = prof_section(p, i);
         if (!s->seen)
             continue;
         if (!any)
@@ -89,8 +90,8 @@ static void sections(const struct ingest *in, FILE *out)
         if (s->long_runs)
             fprintf(out, "  ! %llu run%s past the timer's range (2^32 ticks): current and max read at most the "
                     "range, the mean is exact\n", (unsigned long long)s->long_runs, s->long_runs == 1 ? "" : "s");
-        section_events(in, s, out);
-        double ipc = ingest_section_ipc(in, s);
+        section_events(p, s, out);
+        double ipc = prof_section_ipc(p, s);
         if (ipc >= 0)
             fprintf(out, "  %-20s %10s %10.3f\n", "  IPC (mean)", "", ipc);
     }
@@ -179,6 +180,6 @@ void report_table(const struct report_data *d, FILE *out)
         row(d, &d->rows[i], out);
     if (prof_sleep(d->p))
         fprintf(out, "sleeping: %llu samples\n", (unsigned long long)prof_sleep(d->p));
-    sections(d->in, out);
+    sections(d->p, out);
     footer(d, out);
 }

@@ -2,6 +2,8 @@
  * the runs and section runs as complete events; times in microseconds. */
 #include "trace.h"
 
+#include "../profile/grow.h"
+
 #include "intern.h"
 #include "period.h"
 
@@ -79,14 +81,8 @@ static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct t
     if (id == SIZE_MAX)
         return SIZE_MAX;
     if (id == before) {
-        if (id >= l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 16;
-            struct lane *v = realloc(l->lane, cap * sizeof *v);
-            if (!v)
-                return SIZE_MAX;
-            l->lane = v;
-            l->cap = cap;
-        }
+        if (!prof_grow((void **)&l->lane, &l->cap, id + 1, sizeof *l->lane, 16))
+            return SIZE_MAX;
         size_t len = 0;
         l->lane[id].json = NULL;
         FILE *m = open_memstream(&l->lane[id].json, &len);
@@ -139,9 +135,9 @@ static bool write_runs(FILE *out, struct prof *p, const struct timeline *t, doub
  * with the runs since the report before. Reports closer together than their runs (several between
  * two samples: the report's place is known to a sample) are laid end to end instead, so a lane's
  * events never overlap and none shrinks to nothing. */
-static void write_sections(FILE *out, const struct ingest *in, const struct timeline *t, double us)
+static void write_sections(FILE *out, const struct prof *p, const struct timeline *t, double us)
 {
-    double hz = period_section_hz(&in->info);
+    double hz = period_section_hz(prof_stream_info(p));
     double tick_us = hz > 0 ? 1e6 / hz : 1.0; /* unknown: a tick is shown as a microsecond */
     const char *unit = hz > 0 ? "us" : "ticks";
     double lane_end[TIMELINE_SECTIONS] = {0};
@@ -151,8 +147,9 @@ static void write_sections(FILE *out, const struct ingest *in, const struct time
     for (size_t i = 0; i < n; i++) {
         const struct timeline_mark *m = &marks[i];
         char name[48];
-        if (m->section < INGEST_SECTIONS && in->section[m->section].name[0])
-            snprintf(name, sizeof name, "%s", in->section[m->section].name);
+        const struct prof_section *s = prof_section(p, m->section);
+        if (s && s->name[0])
+            snprintf(name, sizeof name, "%s", s->name);
         else
             snprintf(name, sizeof name, "section %u", (unsigned)m->section);
         if (!named[m->section]) {
@@ -176,23 +173,23 @@ static void write_sections(FILE *out, const struct ingest *in, const struct time
 
 int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *elf, char *err, size_t errlen)
 {
-    double ns = period_ns(&in->info);
+    const struct timeline *t = ingest_timeline(in);
+    double ns = period_ns(prof_stream_info(p));
     double us = ns > 0 ? ns / 1000.0 : 1.0;
     const char *slash = elf ? strrchr(elf, '/') : NULL;
     fputs("{\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"ts\": 0, "
           "\"args\": {\"name\": ", out);
     json_string(out, slash ? slash + 1 : elf ? elf : "firmware");
     fputs("}}", out);
-    bool ok = !in->timeline || write_runs(out, p, in->timeline, us); /* none: no sample came in order */
-    if (in->timeline)
-        write_sections(out, in, in->timeline, us);
-    bool no_tags = in->timeline && timeline_length(in->timeline) && untagged(in->timeline);
+    bool ok = !t || write_runs(out, p, t, us); /* none: no sample came in order */
+    if (t)
+        write_sections(out, p, t, us);
+    bool no_tags = t && timeline_length(t) && untagged(t);
     fprintf(out, "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"creator\": \"cmprof-top\", %s%s%s\"sample_us\": %.6f, "
             "\"time\": \"%s\", \"samples\": %llu, \"truncated\": %s}}\n", no_tags ? "\"warning\": \"" : "",
             no_tags ? NO_TAGS_WARNING : "", no_tags ? "\", " : "", us,
             ns > 0 ? "the announced sampling period" : "unknown: the capture announced no period, one sample is 1 us",
-            (unsigned long long)(in->timeline ? timeline_length(in->timeline) : 0),
-            in->timeline && timeline_truncated(in->timeline) ? "true" : "false");
+            (unsigned long long)(t ? timeline_length(t) : 0), t && timeline_truncated(t) ? "true" : "false");
     if (!ok)
         snprintf(err, errlen, "trace: out of memory");
     return ok ? 0 : -1;

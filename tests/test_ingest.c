@@ -37,17 +37,17 @@ struct counts {
 static struct counts ingest_cut(const uint8_t *s, size_t len, size_t piece, uint64_t limit)
 {
     struct prof *p = prof_new(NULL);
-    struct ingest in;
-    ingest_init(&in, p, DETECT_ITM, 1, false);
-    in.max_samples = limit;
+    struct ingest *in = ingest_new(p, &(struct ingest_options){.format = DETECT_ITM, .tpiu_id = 1, .max_samples = limit});
     for (size_t at = 0; at < len;) {
         size_t n = piece && len - at > piece ? piece : len - at;
-        ingest_feed(&in, s + at, n);
+        ingest_feed(in, s + at, n);
         at += n;
     }
-    ingest_finish(&in);
-    struct counts c = {prof_total(p), prof_sleep(p), in.past_limit};
-    ingest_free(&in);
+    ingest_finish(in);
+    struct ingest_counts ic;
+    ingest_counts(in, &ic);
+    struct counts c = {prof_total(p), prof_sleep(p), ic.past_limit};
+    ingest_free(in);
     prof_free(p);
     return c;
 }
@@ -99,11 +99,10 @@ static void test_firmware_loss_bounds_the_shares(void)
     }
     for (size_t piece = 0; piece <= 1; piece++) {
         struct prof *p = prof_new(NULL);
-        struct ingest in;
-        ingest_init(&in, p, DETECT_UNKNOWN, 1, false);
+        struct ingest *in = ingest_new(p, &(struct ingest_options){.format = DETECT_UNKNOWN, .tpiu_id = 1});
         for (size_t at = 0, len = strlen(s); at < len; at += piece ? 1 : len)
-            ingest_feed(&in, (const uint8_t *)s + at, piece ? 1 : len);
-        ingest_finish(&in);
+            ingest_feed(in, (const uint8_t *)s + at, piece ? 1 : len);
+        ingest_finish(in);
         CHECK(prof_total(p) == 16 && prof_lost(p) == 28); /* 8, 16 more, then 4 after a restart */
         double lo, hi;
         CHECK(prof_loss_bound(p, 14, &lo, &hi) && fabs(lo - 14.0 / 44) < 1e-12 && fabs(hi - 42.0 / 44) < 1e-12);
@@ -115,16 +114,118 @@ static void test_firmware_loss_bounds_the_shares(void)
         CHECK(found == 1);
         const struct prof_row *rows;
         CHECK(prof_rows(p, PROF_BY_FUNCTION, false, &rows) == 2 && prof_loss_beyond(p, &rows[0]));
-        ingest_free(&in);
+        ingest_free(in);
         prof_reset(p);
         CHECK(prof_lost(p) == 0 && !prof_loss_bound(p, 1, &lo, &hi));
         prof_free(p);
     }
 }
 
+/* One ingest feeds a list of profiles (the live view's whole run and its window): each gets every
+ * sample, loss, task name and what the firmware announced and timed; prof_reset keeps the
+ * firmware's figures, and a list that changes (the window turned) feeds the new one from then on. */
+static void test_profiles_fed_alike(void)
+{
+    char s[2048] = "", line[200];
+    const char *text[] = {"@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 arch=ARMv7E-M timer=SysTick "
+                          "base=08000000",
+                          "@secname 0 control", "@sect 0 n=10 cur=35 min=30 max=40 sum=350",
+                          "$AACAAACAAACAAACAAACAAACAAACAAADA", "@lost 3"};
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
+        stream_line(line, sizeof line, text[i]);
+        strcat(s, line);
+    }
+    struct prof *whole = prof_new(NULL), *window = prof_new(NULL), *next = prof_new(NULL);
+    struct ingest *in = ingest_new(whole, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
+    ingest_set_profiles(in, (struct prof *[]){whole, window}, 2);
+    ingest_feed(in, (const uint8_t *)s, strlen(s));
+    struct prof *both[] = {whole, window};
+    for (int k = 0; k < 2; k++) {
+        const struct prof_stream_info *i = prof_stream_info(both[k]);
+        const struct prof_section *c = prof_section(both[k], 0);
+        CHECK(prof_total(both[k]) == 8 && prof_lost(both[k]) == 3);
+        CHECK(i->present && i->clock_hz == 1000 && i->period == 10 && strcmp(i->arch, "ARMv7E-M") == 0 &&
+              strcmp(i->timer, "SysTick") == 0);
+        CHECK(c && c->seen && strcmp(c->name, "control") == 0 && c->count == 10 && c->max == 40 && c->sum == 350);
+        CHECK(prof_sections_seen(both[k]) && prof_section(both[k], PROF_SECTIONS) == NULL);
+    }
+    prof_reset(window); /* counts go, the firmware's figures stay */
+    CHECK(prof_total(window) == 0 && prof_stream_info(window)->present && prof_section(window, 0)->count == 10);
+    ingest_set_profiles(in, (struct prof *[]){whole, next}, 2);
+    stream_line(line, sizeof line, "$AACAAACAAACAAACAAACAAACAAACAAADA");
+    ingest_feed(in, (const uint8_t *)line, strlen(line));
+    CHECK(prof_total(whole) == 16 && prof_total(window) == 0 && prof_total(next) == 8);
+    struct ingest_counts c;
+    ingest_counts(in, &c);
+    CHECK(c.format == DETECT_TEXT && c.samples == 16 && c.announced && c.lost == 3 && c.bad == 0 &&
+          c.stream_lines >= 2 && c.bytes == strlen(s) + strlen(line));
+    CHECK(ingest_timeline(in) != NULL && timeline_length(ingest_timeline(in)) == 16);
+    ingest_free(in);
+    prof_free(whole);
+    prof_free(window);
+    prof_free(next);
+}
+
+/* The live view's window is a profile of its own, and a snapshot of it is a report: it must know
+ * the firmware announced another build than the ELF, as the whole run's profile does (the window
+ * never got the build-id: a window snapshot of another build's capture did not say wrong ELF). */
+static void test_window_knows_the_build(void)
+{
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/rtos/fw.elf", err, sizeof err);
+    CHECK(syms != NULL); /* the rtos scenario's firmware (make scenarios): it has a build-id */
+    if (!syms)
+        return;
+    char s[1024] = "", line[200];
+    const char *text[] = {"@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000 "
+                          "bid=00112233445566778899aabbccddeeff00112233",
+                          "$AACAAACAAACAAACAAACAAACAAACAAADA"};
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
+        stream_line(line, sizeof line, text[i]);
+        strcat(s, line);
+    }
+    struct prof *whole = prof_new(syms), *window = prof_new(syms);
+    struct ingest *in = ingest_new(whole, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
+    ingest_set_profiles(in, (struct prof *[]){whole, window}, 2);
+    ingest_feed(in, (const uint8_t *)s, strlen(s));
+    for (int k = 0; k < 2; k++) {
+        struct prof *p = k ? window : whole;
+        struct prof_trust t;
+        prof_trust(p, &t);
+        CHECK(prof_total(p) == 8 && t.build_id && t.wrong_elf);
+    }
+    ingest_free(in);
+    prof_free(whole);
+    prof_free(window);
+    sym_close(syms);
+}
+
+/* What an ingest with no sample yet says: nothing yet, too few bytes for the format, log lines only. */
+static void test_waiting_said(void)
+{
+    struct prof *p = prof_new(NULL);
+    struct ingest *in = ingest_new(p, &(struct ingest_options){.tpiu_id = 1});
+    char why[400];
+    ingest_waiting(in, why, sizeof why);
+    CHECK(strcmp(why, "no data from the source yet") == 0);
+    ingest_feed(in, (const uint8_t *)"boot\n", 5);
+    ingest_waiting(in, why, sizeof why);
+    CHECK(strcmp(why, "5 bytes so far: not enough to tell the format yet") == 0);
+    ingest_free(in);
+    in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
+    ingest_feed(in, (const uint8_t *)"boot\nready\n", 11);
+    ingest_waiting(in, why, sizeof why);
+    CHECK(strncmp(why, "2 log lines and no samples so far", 33) == 0);
+    ingest_free(in);
+    prof_free(p);
+}
+
 int main(void)
 {
     RUN_TEST(test_sleeps_after_the_limit);
     RUN_TEST(test_firmware_loss_bounds_the_shares);
+    RUN_TEST(test_profiles_fed_alike);
+    RUN_TEST(test_waiting_said);
+    RUN_TEST(test_window_knows_the_build);
     return check_summary();
 }

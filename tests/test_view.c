@@ -7,29 +7,84 @@
 #include <string.h>
 
 static char text[65536];
+static struct prof *p;
+static struct ingest *in;
+static struct view v;
+/* What the firmware announced and timed, as a test sets it: given to p before the view reads it. */
+static struct prof_stream_info info;
+static struct prof_section sect[PROF_SECTIONS];
 
-static const char *render(struct view *v, int w, int h)
+static void sync_firmware(void)
+{
+    if (info.present) /* (else what a fed announce gave stays) */
+        prof_set_stream_info(p, &info);
+    for (uint32_t i = 0; i < PROF_SECTIONS; i++) {
+        if (!sect[i].seen)
+            continue;
+        const struct prof_section *s = &sect[i];
+        prof_section_name(p, i, s->name, strlen(s->name));
+        prof_section_run(p, i, &(struct prof_run){s->current, s->count, s->min, s->max, s->sum, s->long_runs});
+        for (uint32_t k = 0; k < PROF_SECTION_EVENTS; k++) {
+            const struct prof_section_event *e = &s->ev[k];
+            if (e->seen)
+                prof_section_event(p, i, k, e->event, &(struct prof_run){e->current, 0, e->min, e->max, e->sum, 0});
+        }
+    }
+}
+
+static int key(int k)
+{
+    sync_firmware();
+    return view_key(&v, k);
+}
+
+static void tick(void)
+{
+    sync_firmware();
+    view_tick(&v);
+}
+
+static void check_budgets(void)
+{
+    sync_firmware();
+    view_check_budgets(&v);
+}
+
+static const char *render(struct view *shown, int w, int h)
 {
     static struct vbuf b;
+    sync_firmware();
     vbuf_resize(&b, w, h);
-    view_render(v, &b);
+    view_render(shown, &b);
     vbuf_text(&b, text, sizeof text);
     return text;
 }
 
-static struct prof *p;
-static struct ingest in;
-static struct view v;
+/* A text stream's ingest, or another format's, in front of p; the view over them. */
+static void use_ingest(enum detect_format format)
+{
+    ingest_free(in);
+    in = ingest_new(p, &(struct ingest_options){.format = format, .tpiu_id = 1});
+    v.in = in;
+}
+
+static void feed(const char *bytes, size_t n)
+{
+    ingest_feed(in, (const uint8_t *)bytes, n);
+}
 
 static void setup(void)
 {
     if (p) {
         view_free(&v);
+        ingest_free(in);
         prof_free(p);
     }
+    memset(&info, 0, sizeof info);
+    memset(sect, 0, sizeof sect);
     p = prof_new(NULL);
-    ingest_init(&in, p, DETECT_TEXT, 1, false);
-    view_init(&v, p, NULL, &in, NULL);
+    in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
+    view_init(&v, p, NULL, in, NULL);
     v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0};
     for (int i = 0; i < 700; i++)
         prof_add_pc(p, 0x08000100u, true, 0x20000100u);
@@ -101,39 +156,39 @@ static void test_ascii_fallback(void)
 static void test_keys_group_filter_freeze(void)
 {
     setup();
-    CHECK(view_key(&v, 'g') == VIEW_REDRAW);
+    CHECK(key('g') == VIEW_REDRAW);
     CHECK(strstr(render(&v, 100, 24), "by line") != NULL);
-    view_key(&v, 'g');
-    view_key(&v, 'g'); /* task */
+    key('g');
+    key('g'); /* task */
     const char *t = render(&v, 100, 24);
     CHECK(strstr(t, "by task") && strstr(t, "0x20000100") && strstr(t, "(no tag)"));
-    view_key(&v, 'g'); /* back to function */
-    view_key(&v, '/');
-    view_key(&v, '2');
-    view_key(&v, '0');
-    view_key(&v, '0');
-    view_key(&v, VK_ENTER);
+    key('g'); /* back to function */
+    key('/');
+    key('2');
+    key('0');
+    key('0');
+    key(VK_ENTER);
     t = render(&v, 100, 24);
     CHECK(strstr(t, "filter: 200") && strstr(t, "0x08000200") && !strstr(t, "0x08000100"));
-    view_key(&v, '/');
-    view_key(&v, VK_ESC); /* clears the filter */
-    view_key(&v, ' ');
+    key('/');
+    key(VK_ESC); /* clears the filter */
+    key(' ');
     for (int i = 0; i < 5000; i++)
         prof_add_pc(p, 0x08000400u, false, 0);
     t = render(&v, 100, 24);
     CHECK(strstr(t, "FROZEN") && !strstr(t, "0x08000400"));
-    view_key(&v, ' ');
+    key(' ');
     CHECK(strstr(render(&v, 100, 24), "0x08000400") != NULL);
-    CHECK(view_key(&v, 'q') == VIEW_QUIT);
+    CHECK(key('q') == VIEW_QUIT);
 }
 
 static void test_reset_and_help(void)
 {
     setup();
-    view_key(&v, 'r');
+    key('r');
     CHECK(prof_total(p) == 0);
     CHECK(strstr(render(&v, 80, 24), "no data from the source yet") != NULL);
-    view_key(&v, '?');
+    key('?');
     /* at 80 columns the help wraps: every line fits, a key's text continues under itself */
     const char *t = render(&v, 80, 24);
     int widest = 0, cols = 0;
@@ -142,9 +197,9 @@ static void test_reset_and_help(void)
         widest = cols > widest ? cols : widest;
     }
     CHECK(widest <= 80 && strstr(t, "source lines; on a line, step\n               into the function inlined"));
-    view_key(&v, VK_END); /* scrolls to the last explanation */
+    key(VK_END); /* scrolls to the last explanation */
     CHECK(strstr(render(&v, 80, 24), "reconnecting and why, or end of file") != NULL);
-    view_key(&v, VK_ESC);
+    key(VK_ESC);
     CHECK(strstr(render(&v, 80, 24), "no data from the source yet") != NULL);
 }
 
@@ -154,37 +209,37 @@ static void test_reset_and_help(void)
 static void test_reset_counters_and_nominal_rate(void)
 {
     setup();
-    in.text.stats.bad_lines = 2;
-    in.itm.stats.overflows = 3;
-    in.lost = 7;
+    static const char bad_and_lost[] = "$AACAAACA!zz\n$AACAAACA!zz\n@lost 7!lA\n"; /* two bad checks; 7 lost */
+    feed(bad_and_lost, strlen(bad_and_lost));
     v.st.elapsed = 125;
-    const char *t = render(&v, 120, 24);
-    CHECK(strstr(t, "bad 2  overflows 3  resyncs 0  lost 7") != NULL && strstr(t, "02:05") != NULL);
-    view_key(&v, 'r');
+    const char *t = render(&v, 200, 24);
+    CHECK(strstr(t, "bad 2  overflows 0  resyncs 0  lost 7") != NULL && strstr(t, "02:05") != NULL);
+    use_ingest(DETECT_ITM); /* an ITM trace's overflow packets, and a bad one (a reserved header) */
+    feed("\x70\x70\x70\x04", 4);
+    t = render(&v, 200, 24);
+    CHECK(strstr(t, "bad 1  overflows 3  resyncs 0  lost 0") != NULL);
+    key('r');
     v.st.elapsed = 130;
     t = render(&v, 120, 24);
     CHECK(strstr(t, "bad 0  overflows 0  resyncs 0  lost 0") != NULL && strstr(t, "00:05") != NULL);
-    in.info.present = true;
-    in.info.clock_hz = in.info.timer_hz = 168000000;
-    in.info.period = 16000;
-    in.info.jitter = 4095;
+    info.present = true;
+    info.clock_hz = info.timer_hz = 168000000;
+    info.period = 16000;
+    info.jitter = 4095;
     t = render(&v, 120, 24);
     CHECK(strstr(t, "nominal 9309/s") != NULL); /* 168 MHz / (16000 + 4095 / 2) */
     CHECK(strstr(t, "16000+0..4095 ticks ") && !strstr(t, "ticks of")); /* the timer counts the core's clock */
-    in.info.clock_hz = 1000000000; /* a Cortex-R5's 1 GHz core, its timer at 1 MHz */
-    in.info.timer_hz = 1000000;
-    in.info.period = 20;
-    in.info.jitter = 15;
+    info.clock_hz = 1000000000; /* a Cortex-R5's 1 GHz core, its timer at 1 MHz */
+    info.timer_hz = 1000000;
+    info.period = 20;
+    info.jitter = 15;
     t = render(&v, 160, 24);
     CHECK(strstr(t, "clk 1000.0 MHz") && strstr(t, "period 20+0..15 ticks of 1 MHz") &&
           strstr(t, "nominal 36364/s")); /* 1 MHz / 27.5: the figures add up */
     CHECK(strstr(t, "(N/s received, nominal in target time)")); /* 345/s received, over 5 s: apart */
-    in.info.period = 2873; /* 1 MHz / (2873 + 7.5): 347/s, as received */
+    info.period = 2873; /* 1 MHz / (2873 + 7.5): 347/s, as received */
     CHECK(!strstr(render(&v, 160, 24), "nominal in target time"));
-    in.info.present = false;
-    in.text.stats.bad_lines = 0;
-    in.itm.stats.overflows = 0;
-    in.lost = 0;
+    info.present = false;
 }
 
 /* The filter prompt at the bottom while typing; Esc in the list clears a kept filter; names sort
@@ -192,16 +247,16 @@ static void test_reset_counters_and_nominal_rate(void)
 static void test_filter_prompt_and_name_sort(void)
 {
     setup();
-    view_key(&v, '/');
-    view_key(&v, '2');
+    key('/');
+    key('2');
     const char *t = render(&v, 100, 24);
     const char *last = strrchr(t, '\n');
     while (last > t && last[-1] != '\n')
         last--;
     CHECK(last && strncmp(last, "/2_", 3) == 0);
-    view_key(&v, VK_ENTER);
+    key(VK_ENTER);
     CHECK(strstr(render(&v, 100, 24), "filter: 2 (Esc clears)") != NULL);
-    view_key(&v, VK_ESC);
+    key(VK_ESC);
     t = render(&v, 100, 24);
     CHECK(!strstr(t, "filter:") && strstr(t, "0x08000100") && strstr(t, "0x08000200"));
     prof_task_name(p, 0x20000100u, "Motor", 5);
@@ -209,10 +264,10 @@ static void test_filter_prompt_and_name_sort(void)
     for (int i = 0; i < 10; i++)
         prof_add_pc(p, 0x08000500u, true, 0x20000300u);
     prof_task_name(p, 0x20000300u, "link", 4);
-    view_key(&v, 'g');
-    view_key(&v, 'g');
-    view_key(&v, 'g'); /* task */
-    view_key(&v, 's'); /* by name */
+    key('g');
+    key('g');
+    key('g'); /* task */
+    key('s'); /* by name */
     t = render(&v, 100, 24);
     const char *idle = strstr(t, " _idle"), *link = strstr(t, " link"), *motor = strstr(t, " Motor");
     CHECK(idle && link && motor && idle < link && link < motor);
@@ -229,12 +284,12 @@ static void test_diff_columns(void)
     CHECK(strstr(t, "BASE%") && strstr(t, "CHANGE"));
     CHECK(strstr(t, "50.00%  +19.93*") != NULL); /* 69.93 % now against 50 % */
     CHECK(strstr(t, "50.00%  -20.03*") != NULL);
-    view_key(&v, 'g'); /* by line: the baseline's rows are functions, so no column compares with them */
+    key('g'); /* by line: the baseline's rows are functions, so no column compares with them */
     t = render(&v, 120, 24);
     CHECK(!strstr(t, "BASE%") && !strstr(t, "CHANGE") && !strstr(t, "+19.93"));
-    view_key(&v, 'g');
-    view_key(&v, 'g');
-    view_key(&v, 'g'); /* back to functions */
+    key('g');
+    key('g');
+    key('g'); /* back to functions */
     CHECK(strstr(render(&v, 120, 24), "BASE%") != NULL);
     v.base = NULL;
 }
@@ -243,17 +298,17 @@ static void test_diff_columns(void)
 static void test_snapshot_key(void)
 {
     setup();
-    CHECK(view_key(&v, 'o') == VIEW_REDRAW && v.saving);
+    CHECK(key('o') == VIEW_REDRAW && v.saving);
     CHECK(strstr(render(&v, 100, 24), "save a snapshot as: t table") != NULL);
-    CHECK(view_key(&v, 'j') == (VIEW_SAVE | VIEW_REDRAW) && v.save_format == 'j' && !v.saving);
-    view_key(&v, 'o');
-    CHECK(view_key(&v, VK_ESC) == VIEW_REDRAW && strstr(render(&v, 100, 24), "snapshot cancelled") != NULL);
-    view_key(&v, 'k'); /* any key clears the note */
+    CHECK(key('j') == (VIEW_SAVE | VIEW_REDRAW) && v.save_format == 'j' && !v.saving);
+    key('o');
+    CHECK(key(VK_ESC) == VIEW_REDRAW && strstr(render(&v, 100, 24), "snapshot cancelled") != NULL);
+    key('k'); /* any key clears the note */
     CHECK(strstr(render(&v, 100, 24), "snapshot cancelled") == NULL);
     for (const char *k = "pkle"; *k; k++) { /* other tools' formats: pprof, callgrind, lcov, trace */
-        view_key(&v, 'o');
+        key('o');
         CHECK(strstr(render(&v, 160, 24), "p pprof  k callgrind  l lcov  e trace") != NULL);
-        CHECK(view_key(&v, *k) == (VIEW_SAVE | VIEW_REDRAW) && v.save_format == *k && !v.saving);
+        CHECK(key(*k) == (VIEW_SAVE | VIEW_REDRAW) && v.save_format == *k && !v.saving);
     }
 }
 
@@ -262,12 +317,12 @@ static void test_snapshot_key(void)
 static void test_help_explains_the_header(void)
 {
     setup();
-    view_key(&v, VK_DOWN);
-    view_key(&v, '?');
+    key(VK_DOWN);
+    key('?');
     const char *t = render(&v, 80, 24);
     CHECK(strstr(t, "Keys") && !strstr(t, "overflows    ITM overflow"));
     for (int i = 0; i < 40; i++)
-        view_key(&v, VK_DOWN);
+        key(VK_DOWN);
     t = render(&v, 80, 24);
     const char *counters[] = {"samples      PC", "bad          lines", "overflows    ITM", "resyncs      ITM",
                               "lost         samples", "overhead     share", "nominal N/s"};
@@ -275,7 +330,7 @@ static void test_help_explains_the_header(void)
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
         all &= strstr(t, counters[i]) != NULL;
     CHECK(all);
-    view_key(&v, VK_ESC);
+    key(VK_ESC);
     CHECK(v.mode == VM_TOP && v.sel == 1);
 }
 
@@ -305,11 +360,11 @@ static void test_history_of_long_names(void)
 static void test_sparklines(void)
 {
     setup();
-    view_tick(&v); /* the first tick only sets the baseline */
+    tick(); /* the first tick only sets the baseline */
     for (int t = 0; t < 30; t++) { /* 0x08000100 takes all of the first 15 s, none of the last 15 */
         for (int i = 0; i < 100; i++)
             prof_add_pc(p, t < 15 ? 0x08000100u : 0x08000200u, true, t < 15 ? 0x20000100u : 0x20000200u);
-        view_tick(&v);
+        tick();
     }
     CHECK(v.history.len == 30);
     float pts[4];
@@ -325,20 +380,33 @@ static void test_sparklines(void)
         row--;
     CHECK(row && strstr(row, "\u2588") && strstr(row, "\u2588") < strstr(row, "0x08000100"));
     CHECK(strstr(render(&v, 100, 24), "LAST 60 s") == NULL); /* not at 100 columns */
-    view_key(&v, 'r');
-    view_tick(&v); /* counts reset: the history starts over */
+    key('r');
+    tick(); /* counts reset: the history starts over */
     CHECK(v.history.len == 0);
+}
+
+/* Lines the firmware might send: its application's log lines, and stream samples (8 to a line). */
+static void log_lines(int n)
+{
+    for (int i = 0; i < n; i++)
+        feed("boot: motor ready\n", 18);
+}
+
+static void sample_lines(int n)
+{
+    static const char line[] = "$AACAAACAAACAAACAAACAAACAAACAAADA!0v\n";
+    for (int i = 0; i < n; i++)
+        feed(line, strlen(line));
 }
 
 static void test_empty_view_explains(void)
 {
     setup();
-    view_key(&v, 'r');
-    in.bytes = 4000;
-    in.text.stats.log_lines = 12;
+    key('r');
+    CHECK(strstr(render(&v, 100, 24), "no data from the source yet") != NULL);
+    log_lines(12);
     CHECK(strstr(render(&v, 100, 24), "12 log lines and no samples so far: is the sampler started") != NULL);
-    in.text.stats.stream_lines = 40;
-    in.text.stats.no_base = 640;
+    sample_lines(80); /* no announce before them */
     const char *t = render(&v, 100, 24);
     CHECK(strstr(t, "no announce yet: clock, period and code base unknown, 640 stream samples wait") != NULL);
     CHECK(strstr(t, "no announce yet: clock and period unknown") != NULL); /* and in the header */
@@ -349,38 +417,35 @@ static void test_empty_view_explains(void)
 static void test_starved_drain_explained(void)
 {
     setup();
-    view_key(&v, 'r');
-    in.bytes = 4000;
-    in.text.stats.log_lines = 12;
+    key('r');
+    log_lines(12);
     CHECK(strstr(render(&v, 250, 30), "12 s connected: 12 log lines only, no announce yet") != NULL);
     CHECK(strstr(text, "CONFIG_CMPROF_DRAIN_PRIORITY") != NULL && strstr(text, "idle task that never runs") != NULL);
     v.st.elapsed = 1;
     CHECK(strstr(render(&v, 250, 30), "12 log lines and no samples so far") != NULL &&
           strstr(text, "likely causes") == NULL);
     v.st.elapsed = 5;
-    in.bytes = 0;
-    in.text.stats.log_lines = 0;
+    use_ingest(DETECT_TEXT); /* nothing came yet */
     CHECK(strstr(render(&v, 250, 30), "5 s connected: nothing from the firmware") != NULL);
-    in.bytes = 300;
-    in.info.present = true;
+    static const char announce[] = "@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!4y\n";
+    feed(announce, strlen(announce));
     CHECK(strstr(render(&v, 250, 30), "5 s connected: the firmware's announce and no sample line; likely causes") !=
           NULL);
     v.st.state = "end of file";
     CHECK(strstr(render(&v, 250, 30), "likely causes") == NULL);
-    in.info.present = false;
 }
 
 /* Cortex-A/R: a section's PMU events show on a line of their own, with IPC from instructions. */
 static void test_section_events_and_ipc(void)
 {
     setup();
-    in.info.present = true;
-    in.info.clock_hz = 100000000u;
-    in.section[2] = (struct ingest_section){.name = "filter", .seen = true, .count = 4, .current = 1000, .min = 1000,
+    info.present = true;
+    info.clock_hz = 100000000u;
+    sect[2] = (struct prof_section){.name = "filter", .seen = true, .count = 4, .current = 1000, .min = 1000,
                                             .max = 1000, .sum = 4000};
-    in.section[2].ev[0] = (struct ingest_section_event){true, 0x08, 500, 500, 500, 2000};
-    in.section[2].ev[1] = (struct ingest_section_event){true, 0x42, 3, 1, 5, 12};
-    view_key(&v, 't');
+    sect[2].ev[0] = (struct prof_section_event){true, 0x08, 500, 500, 500, 2000};
+    sect[2].ev[1] = (struct prof_section_event){true, 0x42, 3, 1, 5, 12};
+    key('t');
     const char *t = render(&v, 80, 24);
     CHECK(strstr(t, "filter") && strstr(t, "instructions 500/run (500..500)") && strstr(t, "event 0x42 3/run") &&
           strstr(t, "IPC 0.50"));
@@ -390,15 +455,15 @@ static void test_section_events_and_ipc(void)
 static void test_section_time_sparkline(void)
 {
     setup();
-    in.info.present = true;
-    in.info.clock_hz = 100000000u;
-    in.section[0] = (struct ingest_section){.name = "control", .seen = true};
+    info.present = true;
+    info.clock_hz = 100000000u;
+    sect[0] = (struct prof_section){.name = "control", .seen = true};
     for (int sec = 0; sec < 12; sec++) { /* 10 runs a second, slower and slower */
-        in.section[0].count += 10;
-        in.section[0].sum += 10u * (100u + 50u * (uint64_t)sec);
-        view_tick(&v);
+        sect[0].count += 10;
+        sect[0].sum += 10u * (100u + 50u * (uint64_t)sec);
+        tick();
     }
-    view_key(&v, 't');
+    key('t');
     const char *t = render(&v, 140, 24);
     CHECK(strstr(t, "LAST 60 s (mean)") != NULL);
     const char *row = strstr(t, "control");
@@ -413,14 +478,14 @@ static void test_section_time_sparkline(void)
 static void test_graph_pane(void)
 {
     setup();
-    view_tick(&v);
+    tick();
     for (int t = 0; t < 90; t++) { /* 0x08000100 takes all of the first 45 s, none of the last 45 */
         for (int i = 0; i < 100; i++)
             prof_add_pc(p, t < 45 ? 0x08000100u : 0x08000200u, true, t < 45 ? 0x20000100u : 0x20000200u);
-        view_tick(&v);
+        tick();
     }
     CHECK(strstr(render(&v, 80, 24), "HISTORY") == NULL);
-    view_key(&v, 'G');
+    key('G');
     static const int sizes[][2] = {{80, 24}, {200, 60}};
     for (int k = 0; k < 2; k++) {
         int w = sizes[k][0], h = sizes[k][1];
@@ -448,20 +513,20 @@ static void test_graph_pane(void)
             lines += *c == '\n';
         CHECK(lines <= h);
     }
-    view_key(&v, 'G');
+    key('G');
     CHECK(strstr(render(&v, 80, 24), "HISTORY") == NULL);
     /* sections: the selected one's mean time, second by second */
     setup();
-    in.info.present = true;
-    in.info.clock_hz = 100000000u;
-    in.section[0] = (struct ingest_section){.name = "control", .seen = true};
+    info.present = true;
+    info.clock_hz = 100000000u;
+    sect[0] = (struct prof_section){.name = "control", .seen = true};
     for (int sec = 0; sec < 12; sec++) {
-        in.section[0].count += 10;
-        in.section[0].sum += 10u * (100u + 50u * (uint64_t)sec);
-        view_tick(&v);
+        sect[0].count += 10;
+        sect[0].sum += 10u * (100u + 50u * (uint64_t)sec);
+        tick();
     }
-    view_key(&v, 't');
-    view_key(&v, 'G');
+    key('t');
+    key('G');
     const char *t = render(&v, 80, 24);
     CHECK(strstr(t, "HISTORY  control  mean time per 1 s, last 1 min, peak 6.5 \u00b5s") != NULL);
     CHECK(strstr(t, "6.5\u00b5s") != NULL);
@@ -470,44 +535,44 @@ static void test_graph_pane(void)
 static void test_sections_and_budget(void)
 {
     setup();
-    in.info.present = true;
-    in.info.clock_hz = 100000000u; /* 100 ticks = 1 us */
-    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
+    info.present = true;
+    info.clock_hz = 100000000u; /* 100 ticks = 1 us */
+    sect[0] = (struct prof_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
                                             .max = 900, .sum = 2000};
     CHECK(view_add_budget(&v, "control=5") == 0);
     CHECK(view_add_budget(&v, "oops") == -1);
-    view_check_budgets(&v);
-    view_key(&v, 't');
+    check_budgets();
+    key('t');
     const char *t = render(&v, 140, 24);
     /* microseconds first: current 3, min 1, max 9, mean 2 */
     CHECK(strstr(t, "CUR \u00b5s") && strstr(t, "control") && strstr(t, "3.00") && strstr(t, "9.00") &&
           strstr(t, "> 5.0 \u00b5s"));
     /* the current run is under budget, but the maximum (9 us) was a run over it: counted */
     CHECK(v.budget_violations[0] == 1);
-    in.section[0].count = 11;
-    in.section[0].current = 800; /* 8 us */
-    view_check_budgets(&v);
+    sect[0].count = 11;
+    sect[0].current = 800; /* 8 us */
+    check_budgets();
     CHECK(v.budget_violations[0] == 2);
-    in.section[0].count = 15; /* four runs, the slowest 12 us: one more known over budget */
-    in.section[0].current = 200;
-    in.section[0].max = 1200;
-    view_check_budgets(&v);
+    sect[0].count = 15; /* four runs, the slowest 12 us: one more known over budget */
+    sect[0].current = 200;
+    sect[0].max = 1200;
+    check_budgets();
     CHECK(v.budget_violations[0] == 3);
-    in.section[0].count = 20; /* five runs, all over: even the minimum is 6 us */
-    in.section[0].min = 600;
-    in.section[0].current = 700;
-    view_check_budgets(&v);
+    sect[0].count = 20; /* five runs, all over: even the minimum is 6 us */
+    sect[0].min = 600;
+    sect[0].current = 700;
+    check_budgets();
     CHECK(v.budget_violations[0] == 8);
-    view_key(&v, 'u'); /* timer ticks */
+    key('u'); /* timer ticks */
     CHECK(strstr(render(&v, 140, 24), "CUR tk") != NULL);
-    view_key(&v, 'u');
-    in.section[0].min = 100;
-    view_key(&v, 'r'); /* in the section view: reset the sections, not the profile */
+    key('u');
+    sect[0].min = 100;
+    key('r'); /* in the section view: reset the sections, not the profile */
     CHECK(prof_total(p) > 0 && v.budget_violations[0] == 0);
-    in.section[0].count = 22;
-    in.section[0].sum = 2000 + 400 + 500;
-    in.section[0].current = 250;
-    view_check_budgets(&v);
+    sect[0].count = 22;
+    sect[0].sum = 2000 + 400 + 500;
+    sect[0].current = 250;
+    check_budgets();
     t = render(&v, 140, 24);
     CHECK(strstr(t, "control                  2") != NULL); /* two runs since the reset */
     CHECK(strstr(t, "2.50") != NULL);                      /* min and max: the one report seen */
@@ -519,7 +584,7 @@ static void test_tiny_terminal_and_log(void)
     setup();
     CHECK(strstr(render(&v, 10, 5), "too small") != NULL);
     view_log(&v, "boot v1.2", 9);
-    view_key(&v, 'l');
+    key('l');
     CHECK(strstr(render(&v, 80, 24), "boot v1.2") != NULL);
     for (int i = 0; i < 500; i++)
         view_log(&v, "line", 4); /* the log keeps the newest VIEW_LOG_LINES */
@@ -534,7 +599,7 @@ static void test_diagnostics_banner(void)
         prof_add_pc(p, 0, false, 0);
     const char *t = render(&v, 120, 24);
     CHECK(strstr(t, "! wrong stack in the prologue") != NULL);
-    view_key(&v, 'd');
+    key('d');
     CHECK(strstr(render(&v, 120, 24), "diagnostics") != NULL);
 }
 
@@ -552,11 +617,11 @@ static void test_calls_enter_follows_selection(void)
     v.mode = VM_CALLS;
     const char *t = render(&v, 100, 24);
     CHECK(strstr(t, "called by") && strstr(t, "0x08000200") && strstr(t, "0x08000300"));
-    view_key(&v, VK_ENTER); /* row 0: the caller */
+    key(VK_ENTER); /* row 0: the caller */
     CHECK(strcmp(v.calls_func, "0x08000200") == 0);
     snprintf(v.calls_func, sizeof v.calls_func, "0x08000100");
-    view_key(&v, VK_DOWN); /* row 1: the callee */
-    view_key(&v, VK_ENTER);
+    key(VK_DOWN); /* row 1: the callee */
+    key(VK_ENTER);
     CHECK(strcmp(v.calls_func, "0x08000300") == 0);
 }
 
@@ -585,7 +650,7 @@ static void test_window_everywhere(void)
     CHECK(a && b);
     struct prof *all = prof_new(syms), *win = prof_new(syms);
     struct view w;
-    view_init(&w, all, win, &in, syms);
+    view_init(&w, all, win, in, syms);
     w.st = v.st;
     for (int i = 0; i < 700; i++)
         prof_add_pc(all, i < 400 ? a : b, false, 0);
@@ -656,15 +721,15 @@ static int header_fields(const char *t, char fields[][200], int max)
 static void test_header_whole_fields(void)
 {
     setup();
-    in.info.present = true;
-    in.info.clock_hz = in.info.timer_hz = 25000000;
-    in.info.section_hz = 1000000;
-    in.info.period = 42;
-    in.info.jitter = 63;
-    snprintf(in.info.arch, sizeof in.info.arch, "ARMv7E-M");
-    snprintf(in.info.timer, sizeof in.info.timer, "SysTick");
-    view_key(&v, 'i');
-    view_key(&v, 'w');
+    info.present = true;
+    info.clock_hz = info.timer_hz = 25000000;
+    info.section_hz = 1000000;
+    info.period = 42;
+    info.jitter = 63;
+    snprintf(info.arch, sizeof info.arch, "ARMv7E-M");
+    snprintf(info.timer, sizeof info.timer, "SysTick");
+    key('i');
+    key('w');
     static char wide[40][200], narrow[40][200];
     int nw = header_fields(render(&v, 200, 60), wide, 40);
     int all = 1, more = 1;
@@ -685,12 +750,12 @@ static void test_header_whole_fields(void)
         more &= nn < nw && nn >= 4;
     }
     CHECK(all && more);
-    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
+    sect[0] = (struct prof_section){.name = "control", .seen = true, .count = 10, .current = 300, .min = 100,
                                             .max = 900, .sum = 2000};
-    view_key(&v, 't'); /* the section view's clock line says which clock is which too */
+    key('t'); /* the section view's clock line says which clock is which too */
     CHECK(strstr(render(&v, 140, 24), "clock 1.000 MHz (announced), not the header's clk 25.0 MHz (the core's)") != NULL);
-    memset(&in.section[0], 0, sizeof in.section[0]);
-    memset(&in.info, 0, sizeof in.info);
+    memset(&sect[0], 0, sizeof sect[0]);
+    memset(&info, 0, sizeof info);
 }
 
 /* Issue 35, 23: < and > cycle the sort column (share, ±%, name; with --diff base% and change). */
@@ -701,24 +766,24 @@ static void test_sort_any_column(void)
         prof_add_pc(p, 0x08000400u, false, 0); /* few samples: the narrowest interval */
     const char *t = render(&v, 100, 24);
     CHECK(strstr(t, "sort share") && strstr(t, "0x08000100") < strstr(t, "0x08000200"));
-    view_key(&v, '>');
+    key('>');
     t = render(&v, 100, 24);
     /* the widest interval first: 0x08000100 (70 %) and 0x08000200 (30 %) around 2.8 %, 0x08000400 0.3 % */
     const char *a = strstr(t, "0x08000100"), *c = strstr(t, "0x08000400");
     CHECK(strstr(t, "sort \u00b1%") && a && c && a < c && strstr(t, "0x08000300") > c);
-    view_key(&v, '>');
+    key('>');
     CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
-    view_key(&v, '>');
+    key('>');
     CHECK(strstr(render(&v, 100, 24), "sort share") != NULL); /* round again */
-    view_key(&v, '<');
+    key('<');
     CHECK(strstr(render(&v, 100, 24), "sort name") != NULL);
     struct baseline_row rows[] = {{"0x08000100", 100, 0}, {"0x08000200", 800, 0}, {"0x08000300", 100, 0}};
     struct baseline base = {.group = "function", .total = 1000, .rows = rows, .n = 3};
     v.base = &base;
-    view_key(&v, '>'); /* name -> base% */
+    key('>'); /* name -> base% */
     t = render(&v, 120, 24);
     CHECK(strstr(t, "sort base%") && strstr(t, "0x08000200") < strstr(t, "0x08000100"));
-    view_key(&v, '>'); /* change: 0x08000100 grew the most */
+    key('>'); /* change: 0x08000100 grew the most */
     t = render(&v, 120, 24);
     CHECK(strstr(t, "sort change") && strstr(t, "0x08000100") < strstr(t, "0x08000300") &&
           strstr(t, "0x08000300") < strstr(t, "0x08000200"));
@@ -745,38 +810,38 @@ static void test_sort_marked_reversed_and_picked(void)
     char line[512];
     const char *t = render(&v, 100, 24);
     CHECK(strstr(title_line(t, line, sizeof line), "\u25bc%") && !strstr(line, "NAME \u25b2"));
-    view_key(&v, 'I'); /* smallest share first */
+    key('I'); /* smallest share first */
     t = render(&v, 100, 24);
     CHECK(strstr(title_line(t, line, sizeof line), "\u25b2%") && strstr(t, "sort share (reversed)") &&
           strstr(t, "0x08000300") < strstr(t, "0x08000200") && strstr(t, "0x08000200") < strstr(t, "0x08000100"));
-    view_key(&v, 'I');
-    view_key(&v, 's'); /* by name: A to Z, the arrow on NAME */
+    key('I');
+    key('s'); /* by name: A to Z, the arrow on NAME */
     t = render(&v, 100, 24);
     CHECK(strstr(title_line(t, line, sizeof line), "NAME \u25b2") && !strstr(line, "\u25bc%"));
-    view_key(&v, 'I'); /* Z to A */
+    key('I'); /* Z to A */
     t = render(&v, 100, 24);
     CHECK(strstr(title_line(t, line, sizeof line), "NAME \u25bc") &&
           strstr(t, "0x08000300") < strstr(t, "0x08000100"));
-    view_key(&v, 'I');
-    view_key(&v, VK_F6); /* the list, the current order in brackets */
+    key('I');
+    key(VK_F6); /* the list, the current order in brackets */
     t = render(&v, 100, 24);
     CHECK(strstr(t, "sort by:") && strstr(t, "[name]") && strstr(t, "% share"));
-    view_key(&v, VK_LEFT); /* name -> interval */
+    key(VK_LEFT); /* name -> interval */
     t = render(&v, 100, 24);
     CHECK(strstr(t, "[\u00b1% interval]") && strstr(t, "sort name")); /* not applied before Enter */
-    view_key(&v, VK_ENTER);
+    key(VK_ENTER);
     t = render(&v, 100, 24);
     CHECK(!strstr(t, "sort by:") && strstr(t, "sort \u00b1%") && strstr(title_line(t, line, sizeof line), "\u25bc\u00b1%"));
-    view_key(&v, VK_F6);
-    view_key(&v, VK_RIGHT);
-    view_key(&v, VK_ESC); /* Esc: the order stays */
+    key(VK_F6);
+    key(VK_RIGHT);
+    key(VK_ESC); /* Esc: the order stays */
     CHECK(strstr(render(&v, 100, 24), "sort \u00b1%") != NULL);
     v.unicode = false; /* without UTF-8 the arrows are v and ^ */
     CHECK(strstr(title_line(render(&v, 100, 24), line, sizeof line), "v+%") != NULL);
     v.unicode = true;
-    view_key(&v, 'x'); /* no such key */
+    key('x'); /* no such key */
     CHECK(strstr(render(&v, 100, 24), "? for help") != NULL);
-    CHECK(view_key(&v, VK_F10) == VIEW_QUIT && view_key(&v, 'q') == VIEW_QUIT);
+    CHECK(key(VK_F10) == VIEW_QUIT && key('q') == VIEW_QUIT);
 }
 
 /* Key o says where the snapshot will go, in full (its end when narrow), before it goes there. */
@@ -784,12 +849,12 @@ static void test_save_prompt_names_the_directory(void)
 {
     setup();
     snprintf(v.save_dir, sizeof v.save_dir, "/home/someone/work/firmware/snapshots");
-    view_key(&v, 'o');
+    key('o');
     const char *t = render(&v, 120, 24);
     CHECK(strstr(t, "save a snapshot as:") && strstr(t, " into /home/someone/work/firmware/snapshots"));
     t = render(&v, 30, 24);
     CHECK(strstr(t, " into .../") && strstr(t, "snapshots")); /* its end kept */
-    view_key(&v, VK_ESC);
+    key(VK_ESC);
     CHECK(!strstr(render(&v, 120, 24), " into /home"));
 }
 
@@ -858,11 +923,11 @@ static void test_graph_key_at_80(void)
 /* The first tick (a baseline), then `seconds` ticks with 100 samples at pc each. */
 static void ticks_of(uint32_t pc, int seconds)
 {
-    view_tick(&v);
+    tick();
     for (int t = 0; t < seconds; t++) {
         for (int i = 0; i < 100; i++)
             prof_add_pc(p, pc, false, 0);
-        view_tick(&v);
+        tick();
     }
 }
 
@@ -887,31 +952,31 @@ static void test_sparklines_freeze_and_keep(void)
     ticks_of(0x08000100u, 30);
     char before[400], frozen[400], after[400];
     spark_of(render(&v, 140, 24), "0x08000100", before, sizeof before);
-    view_key(&v, ' ');
+    key(' ');
     for (int t = 0; t < 30; t++) { /* now another function takes every sample */
         for (int i = 0; i < 100; i++)
             prof_add_pc(p, 0x08000200u, false, 0);
-        view_tick(&v);
+        tick();
     }
     spark_of(render(&v, 140, 24), "0x08000100", frozen, sizeof frozen);
     CHECK(before[0] && strcmp(before, frozen) == 0);
-    view_key(&v, ' ');
+    key(' ');
     spark_of(render(&v, 140, 24), "0x08000100", after, sizeof after);
     CHECK(strcmp(before, after) != 0);
     int len = v.history.len;
-    view_key(&v, 'g'); /* by line: its own history, recorded all along */
+    key('g'); /* by line: its own history, recorded all along */
     CHECK(v.history.len == len);
-    view_key(&v, 'g');
-    view_key(&v, 'g');
-    view_key(&v, 'g'); /* back to functions */
-    view_key(&v, 'i');
-    view_key(&v, 'i');
+    key('g');
+    key('g');
+    key('g'); /* back to functions */
+    key('i');
+    key('i');
     float pts[4];
     CHECK(v.history.len == len && history_of(&v.history, "0x08000100", pts, 4, 60) == 4 && pts[1] > 0.99f &&
           pts[2] < 0.01f);
-    view_key(&v, '/');
-    view_key(&v, '1');
-    view_key(&v, VK_ENTER);
+    key('/');
+    key('1');
+    key(VK_ENTER);
     spark_of(render(&v, 140, 24), "0x08000100", after, sizeof after);
     CHECK(v.history.len == len && strstr(after, "\u2588") != NULL);
 }
@@ -929,7 +994,7 @@ static void test_by_file_paths(void)
     CHECK(a != 0);
     struct prof *all = prof_new(syms);
     struct view w;
-    view_init(&w, all, NULL, &in, syms);
+    view_init(&w, all, NULL, in, syms);
     w.st = v.st;
     for (int i = 0; i < 10; i++)
         prof_add_pc(all, a, false, 0);
@@ -950,9 +1015,9 @@ static void test_by_file_paths(void)
 static void test_sections_narrow_whole_numbers(void)
 {
     setup();
-    in.section[0] = (struct ingest_section){.name = "control", .seen = true, .count = 1000, .current = 3554,
+    sect[0] = (struct prof_section){.name = "control", .seen = true, .count = 1000, .current = 3554,
                                             .min = 3520, .max = 3554, .sum = 3526540};
-    view_key(&v, 't');
+    key('t');
     int ok = 1;
     for (int w = 40; w <= 100; w++) {
         const char *t = render(&v, w, 12), *row = strstr(t, "\n0  control");
@@ -967,7 +1032,7 @@ static void test_sections_narrow_whole_numbers(void)
         ok &= whole;
     }
     CHECK(ok);
-    memset(&in.section[0], 0, sizeof in.section[0]);
+    memset(&sect[0], 0, sizeof sect[0]);
 }
 
 /* Issue 35, 21: key G on a short terminal (50x12): the table keeps rows, the pane the rest, and its
@@ -976,7 +1041,7 @@ static void test_graph_pane_short(void)
 {
     setup();
     ticks_of(0x08000100u, 30);
-    view_key(&v, 'G');
+    key('G');
     const char *t = render(&v, 50, 12);
     const char *title = strstr(t, "HISTORY  0x08000100");
     const char *end = title ? strchr(title, '\n') : NULL;
@@ -992,7 +1057,7 @@ static void test_unnamed_tags_diagnosed(void)
 {
     setup();
     render(&v, 200, 24);
-    view_key(&v, 'd');
+    key('d');
     const char *t = render(&v, 200, 40);
     CHECK(strstr(t, "unnamed tasks: 99.9 % of samples (1000)") != NULL && strstr(t, "likely cause") != NULL);
 }
@@ -1019,7 +1084,7 @@ static void test_bar_keys_bound_and_help_lists_formats(void)
     for (size_t m = 0; m < sizeof bar_openers / sizeof *bar_openers; m++) {
         setup();
         if (bar_openers[m][0])
-            view_key(&v, bar_openers[m][0]);
+            key(bar_openers[m][0]);
         char bar[1024];
         const char *t = render(&v, 250, 24), *last = strrchr(t, '\n');
         while (last > t && last[-1] != '\n')
@@ -1035,21 +1100,21 @@ static void test_bar_keys_bound_and_help_lists_formats(void)
                 *end = '\0';
             setup();
             if (bar_openers[m][0])
-                view_key(&v, bar_openers[m][0]);
+                key(bar_openers[m][0]);
             hints++;
-            bound += view_key(&v, bar_key(h)) != 0;
+            bound += key(bar_key(h)) != 0;
             h = end ? end + 2 : h + strlen(h);
         }
     }
     CHECK(hints >= 20 && bound == hints);
     setup();
-    view_key(&v, '?');
+    key('?');
     const char *t = render(&v, 250, 60), *help = strstr(t, "\n  o ");
     char line[512] = "";
     if (help)
         snprintf(line, sizeof line, "%.*s", (int)strcspn(help + 1, "\n"), help + 1);
     setup();
-    view_key(&v, 'o');
+    key('o');
     t = strstr(render(&v, 250, 24), "save a snapshot as:");
     int formats = 0, named = 0;
     for (const char *f = t ? strchr(t, ':') + 1 : "";;) {
@@ -1108,7 +1173,7 @@ int main(void)
     RUN_TEST(test_unnamed_tags_diagnosed);
     RUN_TEST(test_bar_keys_bound_and_help_lists_formats);
     view_free(&v);
-    ingest_free(&in);
+    ingest_free(in);
     prof_free(p);
     return check_summary();
 }

@@ -26,10 +26,11 @@ double view_section_hz(const struct view *v)
 {
     if (v->cpu_hz > 0)
         return v->cpu_hz;
-    if (v->in->info.present && v->in->info.section_hz)
-        return (double)v->in->info.section_hz;
-    if (v->in->info.present && v->in->info.clock_hz)
-        return (double)v->in->info.clock_hz;
+    const struct prof_stream_info *info = prof_stream_info(v->prof);
+    if (info->present && info->section_hz)
+        return (double)info->section_hz;
+    if (info->present && info->clock_hz)
+        return (double)info->clock_hz;
     return 0;
 }
 
@@ -46,8 +47,8 @@ const struct view_budget *view_budget_for(const struct view *v, int index, const
 void view_check_budgets(struct view *v)
 {
     double hz = view_section_hz(v);
-    for (int i = 0; i < INGEST_SECTIONS && i < 32; i++) {
-        const struct ingest_section *s = &v->in->section[i];
+    for (int i = 0; i < PROF_SECTIONS && i < 32; i++) {
+        const struct prof_section *s = prof_section(v->prof, i);
         if (!s->seen || s->count == v->seen_count[i])
             continue;
         uint64_t runs = s->count - v->seen_count[i]; /* since the last report looked at */
@@ -77,10 +78,10 @@ void view_check_budgets(struct view *v)
 
 void view_reset_sections(struct view *v)
 {
-    for (int i = 0; i < INGEST_SECTIONS && i < 32; i++) {
+    for (int i = 0; i < PROF_SECTIONS && i < 32; i++) {
         v->sect_reset[i] = true;
-        v->sect_base_count[i] = v->in->section[i].count;
-        v->sect_base_sum[i] = v->in->section[i].sum;
+        v->sect_base_count[i] = prof_section(v->prof, i)->count;
+        v->sect_base_sum[i] = prof_section(v->prof, i)->sum;
         v->sect_min[i] = UINT64_MAX;
         v->sect_max[i] = 0;
         v->budget_violations[i] = 0;

@@ -2,6 +2,8 @@
  * rows, entering a function, stepping into a call and back out, searching its lines. */
 #include "view_int.h"
 
+#include "../profile/grow.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +56,10 @@ static void free_annotate(struct view *v)
     v->annot_n = 0;
 }
 
-static bool push_row(struct view *v, int *cap, uint32_t addr, uint32_t line, const char *text)
+static bool push_row(struct view *v, size_t *cap, uint32_t addr, uint32_t line, const char *text)
 {
-    if (v->annot_n == *cap) {
-        int n = *cap ? *cap * 2 : 256;
-        struct annot_row *r = realloc(v->annot, (size_t)n * sizeof *r);
-        if (!r)
-            return false;
-        v->annot = r;
-        *cap = n;
-    }
+    if (!prof_grow((void **)&v->annot, cap, (size_t)v->annot_n + 1, sizeof *v->annot, 256))
+        return false;
     char *copy = strdup(text);
     if (!copy)
         return false;
@@ -134,7 +130,7 @@ static int function_pieces(struct view *v, struct code_piece *out, int max)
 }
 
 /* The instructions of [lo, hi), each under the source line it comes from. */
-static bool annotate_piece(struct view *v, int *cap, uint32_t lo, uint32_t hi)
+static bool annotate_piece(struct view *v, size_t *cap, uint32_t lo, uint32_t hi)
 {
     load_disasm(v, lo, hi);
     const char *prev_file = NULL;
@@ -169,7 +165,8 @@ static void build_annotate(struct view *v)
 {
     free_annotate(v);
     struct code_piece pieces[8];
-    int n = function_pieces(v, pieces, 8), cap = 0;
+    int n = function_pieces(v, pieces, 8);
+    size_t cap = 0;
     for (int k = 0; k < n; k++) {
         if (n > 1 && pieces[k].symbol) { /* a function in several places (f, f.cold): each one named */
             if (!push_row(v, &cap, 0, 0, pieces[k].symbol))
@@ -220,19 +217,14 @@ static void load_source(struct view *v, const char *path)
     }
     snprintf(v->src_path, sizeof v->src_path, "%s", tried);
     char line[1024];
-    int cap = 0;
+    size_t cap = 0;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
         for (char *p = line; *p; p++)
             if (*p == '\t')
                 *p = ' ';
-        if (v->n_src_lines == cap) {
-            cap = cap ? cap * 2 : 256;
-            char **l = realloc(v->src_lines, (size_t)cap * sizeof *l);
-            if (!l)
-                break;
-            v->src_lines = l;
-        }
+        if (!prof_grow((void **)&v->src_lines, &cap, (size_t)v->n_src_lines + 1, sizeof *v->src_lines, 256))
+            break;
         v->src_lines[v->n_src_lines++] = strdup(line);
     }
     fclose(f);

@@ -43,7 +43,7 @@ static int source_count(struct view *v)
 static int sections_count(struct view *v)
 {
     (void)v;
-    return INGEST_SECTIONS;
+    return PROF_SECTIONS;
 }
 
 static int log_count(struct view *v)
@@ -386,12 +386,13 @@ static int reset_all(struct view *v, int key)
     prof_reset(v->prof);
     if (v->window)
         prof_reset(v->window);
-    if (v->in->timeline) /* -o trace's runs start over with the counts */
-        timeline_reset(v->in->timeline);
-    v->base_bad = v->in->text.stats.bad_lines + v->in->itm.stats.errors;
-    v->base_overflows = v->in->itm.stats.overflows;
-    v->base_syncs = v->in->itm.stats.syncs;
-    v->base_lost = v->in->lost;
+    ingest_restart_timeline(v->in); /* -o trace's runs start over with the counts */
+    struct ingest_counts c;
+    ingest_counts(v->in, &c);
+    v->base_bad = c.bad;
+    v->base_overflows = c.overflows;
+    v->base_syncs = c.syncs;
+    v->base_lost = c.lost;
     v->base_elapsed = v->st.elapsed;
     return VIEW_REDRAW | REFREEZE;
 }

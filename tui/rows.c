@@ -267,12 +267,12 @@ void view_tick(struct view *v)
         size_t n = history_rows(v, g, inl, &rows);
         history_tick(current ? &v->history : &v->kept[s], rows, n, prof_total(v->prof), g, inl);
     }
-    uint64_t counts[INGEST_SECTIONS], sums[INGEST_SECTIONS];
-    for (int i = 0; i < INGEST_SECTIONS; i++) {
-        counts[i] = v->in->section[i].count;
-        sums[i] = v->in->section[i].sum;
+    uint64_t counts[PROF_SECTIONS], sums[PROF_SECTIONS];
+    for (int i = 0; i < PROF_SECTIONS; i++) {
+        counts[i] = prof_section(v->prof, i)->count;
+        sums[i] = prof_section(v->prof, i)->sum;
     }
-    section_history_tick(&v->sect_history, counts, sums, INGEST_SECTIONS);
+    section_history_tick(&v->sect_history, counts, sums, PROF_SECTIONS);
 }
 
 /* Both lists, callers first: the name of row i of the screen's selection, copied into name

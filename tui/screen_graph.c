@@ -61,11 +61,12 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         bool us = !v->ticks && hz > 0;
         snprintf(unit, sizeof unit, "%s", us ? (v->unicode ? "\u00b5s" : "us") : "tk");
         scale = us ? 1e6 / hz : 1;
-        for (int i = 0, shown = 0; i < INGEST_SECTIONS && !got; i++) {
-            if (!v->in->section[i].seen)
+        for (int i = 0, shown = 0; i < PROF_SECTIONS && !got; i++) {
+            const struct prof_section *s = prof_section(v->prof, i);
+            if (!s->seen)
                 continue;
             if (shown++ == v->sel) {
-                snprintf(name, sizeof name, "%s", v->in->section[i].name[0] ? v->in->section[i].name : "-");
+                snprintf(name, sizeof name, "%s", s->name[0] ? s->name : "-");
                 got = section_history_of(&v->sect_history, i, pts, points, span);
             }
         }

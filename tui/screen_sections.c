@@ -53,9 +53,9 @@ static struct layout title_row(struct view *v, struct vbuf *b, int y0)
  * and sum, min/max as seen. */
 static void section_row(struct view *v, struct vbuf *b, int y, int i, int shown, const struct layout *l)
 {
-    const struct ingest_section *s = &v->in->section[i];
+    const struct prof_section *s = prof_section(v->prof, i);
     const struct view_budget *bu = view_budget_for(v, i, s->name);
-    struct ingest_section now = *s;
+    struct prof_section now = *s;
     if (v->sect_reset[i]) {
         now.count = s->count - v->sect_base_count[i];
         now.sum = s->sum - v->sect_base_sum[i];
@@ -93,15 +93,15 @@ static void section_row(struct view *v, struct vbuf *b, int y, int i, int shown,
  * free row. */
 static int events_row(struct view *v, struct vbuf *b, int y, int i)
 {
-    const struct ingest_section *s = &v->in->section[i];
+    const struct prof_section *s = prof_section(v->prof, i);
     uint64_t runs = v->sect_reset[i] ? s->count - v->sect_base_count[i] : s->count; /* as the row counts them */
     int ex = vb_put(b, 0, y, VA_DIM, "   ");
     bool events = false;
-    for (int k = 0; k < INGEST_SECTION_EVENTS && y < b->h - 2; k++) {
-        const struct ingest_section_event *e = &s->ev[k];
+    for (int k = 0; k < PROF_SECTION_EVENTS && y < b->h - 2; k++) {
+        const struct prof_section_event *e = &s->ev[k];
         if (!e->seen)
             continue;
-        const char *en = ingest_event_name(v->in, e->event);
+        const char *en = prof_event_name(v->prof, e->event);
         double per_run = runs ? (double)e->sum / (double)s->count : 0;
         ex = en ? vb_putf(b, ex, y, VA_DIM, " %s %.0f/run (%llu..%llu)", en, per_run, (unsigned long long)e->min,
                           (unsigned long long)e->max)
@@ -109,7 +109,7 @@ static int events_row(struct view *v, struct vbuf *b, int y, int i)
                           (unsigned long long)e->min, (unsigned long long)e->max);
         events = true;
     }
-    double ipc = ingest_section_ipc(v->in, s);
+    double ipc = prof_section_ipc(v->prof, s);
     if (events && ipc >= 0)
         vb_putf(b, ex, y, VA_DIM, "  IPC %.2f", ipc);
     return events ? y + 1 : y;
@@ -119,7 +119,7 @@ static int events_row(struct view *v, struct vbuf *b, int y, int i)
  * exact); returns the next free row. */
 static int long_runs_row(struct view *v, struct vbuf *b, int y, int i)
 {
-    const struct ingest_section *s = &v->in->section[i];
+    const struct prof_section *s = prof_section(v->prof, i);
     if (!s->long_runs || y >= b->h - 2)
         return y;
     vb_putf(b, 0, y, VA_WARN, "   ! %llu run%s past the timer's range (2^32 ticks): max shows the range, the mean "
@@ -132,7 +132,8 @@ static void footer(struct view *v, struct vbuf *b, const struct layout *l)
 {
     int x = vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", l->us ? "u: timer ticks" : "u: microseconds",
                     l->hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", l->hz > 0 ? "" : ": unknown, give --cpu-hz");
-    double clk = v->in->info.present ? (double)v->in->info.clock_hz : 0;
+    const struct prof_stream_info *info = prof_stream_info(v->prof);
+    double clk = info->present ? (double)info->clock_hz : 0;
     if (l->hz > 0 && clk > 0 && fabs(l->hz - clk) > 0.5) /* the header's clk is the sampling one */
         vb_putf(b, x, b->h - 2, VA_DIM, ", not the header's clk %.1f MHz (the core's)", clk / 1e6);
 }
@@ -144,8 +145,8 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
 {
     struct layout l = title_row(v, b, y0);
     int y = y0 + 1, shown = 0;
-    for (int i = 0; i < INGEST_SECTIONS && y < b->h - 2; i++) {
-        if (!v->in->section[i].seen)
+    for (int i = 0; i < PROF_SECTIONS && y < b->h - 2; i++) {
+        if (!prof_section(v->prof, i)->seen)
             continue;
         section_row(v, b, y++, i, shown++, &l);
         y = long_runs_row(v, b, y, i);

@@ -9,35 +9,22 @@
 /* Why there is nothing to show yet, as precisely as the input allows: never a bare "waiting". */
 static void why_empty(const struct view *v, char *buf, size_t len)
 {
-    const struct ingest *in = v->in;
-    const struct text_stats *t = &in->text.stats;
     if (v->window_mode && prof_total(v->prof) > 0)
         snprintf(buf, len, "no samples in the last window yet");
-    else if (in->bytes == 0)
-        snprintf(buf, len, "no data from the source yet");
-    else if (t->no_base && !in->info.present)
-        snprintf(buf, len, "no announce yet: clock, period and code base unknown, %llu stream samples wait for one "
-                 "(the firmware repeats it every second; one that announces only at boot needs a restart)",
-                 (unsigned long long)t->no_base);
-    else if (in->format == DETECT_TEXT && t->log_lines && !t->stream_lines && !t->blocks)
-        snprintf(buf, len, "%llu log lines and no samples so far: is the sampler started, and the stream drained "
-                 "(or the dump written)?", (unsigned long long)t->log_lines);
-    else if (in->format == DETECT_UNKNOWN)
-        snprintf(buf, len, "%llu bytes so far: not enough to tell the format yet", (unsigned long long)in->bytes);
     else
-        snprintf(buf, len, "no samples yet (%s stream, %llu bytes)", detect_name(in->format),
-                 (unsigned long long)in->bytes);
+        ingest_waiting(v->in, buf, len);
 }
 
 /* Connected a while and still nothing (no samples waiting for an announce either): what starves a
  * drain, or keeps the sampler off. False when that is not the case. */
 static bool why_starved(const struct view *v, char *buf, size_t len)
 {
-    const struct ingest *in = v->in;
+    struct ingest_counts c;
+    ingest_counts(v->in, &c);
     if (!v->st.state || strncmp(v->st.state, "connected", 9) != 0 || v->st.elapsed < STARVED_AFTER_S ||
-        prof_total(in->prof) > 0 || in->text.stats.no_base || (in->format == DETECT_UNKNOWN && in->bytes > 0))
+        c.samples > 0 || c.no_base || (c.format == DETECT_UNKNOWN && c.bytes > 0))
         return false;
-    starved_hint(in, v->st.elapsed, (enum starved_from)v->st.starved_from, buf, len);
+    starved_hint(v->in, v->st.elapsed, (enum starved_from)v->st.starved_from, buf, len);
     return *buf != '\0';
 }
 

@@ -121,7 +121,7 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
     const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
     field(f, &n, 3, VA_TITLE, "%s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
-    if (v->in->info.present && v->in->info.build_id[0])
+    if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
     if (code_bad)
         field(f, &n, 0, VA_WARN, "WRONG ELF? (d)");
@@ -132,15 +132,16 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
 /* Row 1: the counters. What matters stays as the terminal narrows; a counter at zero goes first. */
 static void header_counters(struct view *v, struct vbuf *b)
 {
-    const struct ingest *in = v->in;
+    struct ingest_counts c;
+    ingest_counts(v->in, &c);
     struct prof *cur = view_current_prof(v); /* under w, the header counts the window too */
     double total = prof_total(cur);
     double elapsed = v->st.elapsed - v->base_elapsed; /* since the start, or the last r */
-    uint64_t bad = in->text.stats.bad_lines + in->itm.stats.errors - v->base_bad;
-    uint64_t syncs = in->itm.stats.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
-    uint64_t overflows = in->itm.stats.overflows - v->base_overflows, lost = in->lost - v->base_lost;
+    uint64_t bad = c.bad - v->base_bad;
+    uint64_t syncs = c.syncs - v->base_syncs, resync = syncs > 1 ? syncs - 1 : 0;
+    uint64_t overflows = c.overflows - v->base_overflows, lost = c.lost - v->base_lost;
     char losses[24][INGEST_LOSS_TEXT];
-    size_t nl = ingest_losses(in, losses, 24);
+    size_t nl = ingest_losses(v->in, losses, 24);
     struct field f[FIELDS];
     int n = 0;
     field(f, &n, 0, VA_NORMAL, "samples %.0f", total);
@@ -168,7 +169,9 @@ static void header_counters(struct view *v, struct vbuf *b)
 /* Row 2: the view's own state first, the firmware's settings after; what does not fit whole goes. */
 static void header_settings(struct view *v, struct vbuf *b)
 {
-    const struct ingest *in = v->in;
+    const struct prof_stream_info *info = prof_stream_info(v->prof);
+    struct ingest_counts c;
+    ingest_counts(v->in, &c);
     struct field f[FIELDS];
     int n = 0;
     if (v->filter[0] && v->prompt != VP_FILTER)
@@ -179,30 +182,30 @@ static void header_settings(struct view *v, struct vbuf *b)
         field(f, &n, 0, VA_BOLD, "last %.0f s", v->window_seconds);
     if (v->frozen)
         field(f, &n, 0, VA_WARN, "FROZEN");
-    if (in->info.present) {
-        field(f, &n, 2, VA_NORMAL, "clk %.1f MHz", in->info.clock_hz / 1e6);
+    if (info->present) {
+        field(f, &n, 2, VA_NORMAL, "clk %.1f MHz", info->clock_hz / 1e6);
         double shz = view_section_hz(v); /* the sections' clock, when another: say which is which */
-        if (shz > 0 && fabs(shz - (double)in->info.clock_hz) > 0.5)
+        if (shz > 0 && fabs(shz - (double)info->clock_hz) > 0.5)
             field(f, &n, 3, VA_NORMAL, "sections' clock %.3f MHz%s", shz / 1e6, v->cpu_hz > 0 ? " (--cpu-hz)" : "");
         char tclk[32] = ""; /* the period counts the timer's own clock, when it is not the core's */
-        if (in->info.timer_hz && in->info.timer_hz != in->info.clock_hz)
-            snprintf(tclk, sizeof tclk, " of %g %s", in->info.timer_hz >= 1000000 ? in->info.timer_hz / 1e6
-                     : in->info.timer_hz / 1e3, in->info.timer_hz >= 1000000 ? "MHz" : "kHz");
-        field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks%s", (unsigned long long)in->info.period,
-              (unsigned long long)in->info.jitter, tclk);
-        snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "period %llu+0..%llu", (unsigned long long)in->info.period,
-                 (unsigned long long)in->info.jitter);
+        if (info->timer_hz && info->timer_hz != info->clock_hz)
+            snprintf(tclk, sizeof tclk, " of %g %s", info->timer_hz >= 1000000 ? info->timer_hz / 1e6
+                     : info->timer_hz / 1e3, info->timer_hz >= 1000000 ? "MHz" : "kHz");
+        field(f, &n, 5, VA_NORMAL, "period %llu+0..%llu ticks%s", (unsigned long long)info->period,
+              (unsigned long long)info->jitter, tclk);
+        snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "period %llu+0..%llu", (unsigned long long)info->period,
+                 (unsigned long long)info->jitter);
         /* the rate the firmware asked for: the timer's clock over the mean period */
-        double mean = (double)in->info.period + (double)in->info.jitter / 2.0;
-        if (in->info.timer_hz && mean > 0)
-            field(f, &n, 4, VA_NORMAL, "nominal %.0f/s", (double)in->info.timer_hz / mean);
+        double mean = (double)info->period + (double)info->jitter / 2.0;
+        if (info->timer_hz && mean > 0)
+            field(f, &n, 4, VA_NORMAL, "nominal %.0f/s", (double)info->timer_hz / mean);
         /* received and nominal apart: the target's clock is not the wall's (QEMU's guest time) */
-        double nominal = in->info.timer_hz && mean > 0 ? (double)in->info.timer_hz / mean : 0;
+        double nominal = info->timer_hz && mean > 0 ? (double)info->timer_hz / mean : 0;
         if (nominal > 0 && v->st.elapsed > 5 && v->st.rate > 0 && fabs(v->st.rate / nominal - 1) > 0.25)
             field(f, &n, 7, VA_DIM, "(N/s received, nominal in target time)");
-        if (in->info.arch[0]) /* what the firmware runs on and samples with */
-            field(f, &n, 6, VA_NORMAL, "%s %s", in->info.arch, in->info.timer);
-    } else if (in->text.stats.no_base) {
+        if (info->arch[0]) /* what the firmware runs on and samples with */
+            field(f, &n, 6, VA_NORMAL, "%s %s", info->arch, info->timer);
+    } else if (c.no_base) {
         field(f, &n, 1, VA_WARN, "no announce yet: clock and period unknown");
     }
     put_fields(b, 2, f, n);
