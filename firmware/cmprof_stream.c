@@ -33,6 +33,14 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define GONE CMPROF_TASK_GONE
 #define UNSENT CMPROF_TASK_UNSENT
 #define PENDING_N CMPROF_TASKS_PENDING
+#define OWED CMPROF_TASK_OWED
+/* Names by need (tagged sample lines): a name due at its ring position is only owed, and goes out
+ * right before the first sample that carries its index; a task never sampled costs no bytes. */
+#if defined(CMPROF_TAG) && !CMPROF_HIST
+#define LAZY_NAMES 1
+#else
+#define LAZY_NAMES 0
+#endif
 
 /* The per-sample loops, compiled for speed whatever the application's -Os: with -Os GCC keeps the
  * loop's pointers on the stack (about 4 instructions a sample). Clang has no such attribute. */
@@ -370,7 +378,7 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
     uint32_t i = cmprof_tasks_register(tag, name);
     if (i != NO_SLOT) {
-        cmprof_tasks.flags[i] &= (uint8_t)~UNSENT; /* this name supersedes it, sent now */
+        cmprof_tasks_clear(i, UNSENT | OWED); /* this name supersedes it, sent now */
         send_task(putc, i);
     }
 }
@@ -514,7 +522,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-        bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT));
+        bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
         if (due && !repeat_affordable())
             break;
         stream.round_next++;
@@ -563,6 +571,18 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
     new_name_sent(n);
 }
 
+#if LAZY_NAMES
+/* From here on slot i's samples carry `name`: owed until one of them goes out. The sample loop's
+ * cached index may be the slot's: it looks again. */
+static void owe_name(uint32_t i, const char *name)
+{
+    cmprof_tasks.owed[i] = name;
+    cmprof_tasks.flags[i] |= OWED;
+    cmprof_tasks.ixc[i] = CMPROF_IXC_OWED | i;
+    stream.last_valid = false;
+}
+#endif
+
 /* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it):
  * true when put. Otherwise *room becomes the samples from `upto` that may go out before it (if
  * fewer), or 0 when `o` has no room for it. */
@@ -575,13 +595,17 @@ __attribute__((always_inline)) static inline bool def_if_due(struct name_out *o,
         *room = ahead < *room ? ahead : *room;
         return false;
     }
-    if (!def_fits(o)) {
+    if (!LAZY_NAMES && !def_fits(o)) {
         cmprof_tasks.names_pending = true;
         *room = 0;
         return false;
     }
     cmprof_tasks.flags[i] &= (uint8_t)~UNSENT;
+#if LAZY_NAMES
+    owe_name(i, cmprof_tasks.names[i]);
+#else
     put_def(o, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]); /* even if gone since: its samples may be in the ring */
+#endif
     return true;
 }
 
@@ -594,8 +618,12 @@ static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
         const struct cmprof_superseded *e = &cmprof_tasks.superseded[k]; /* not a copy: the drain's stack is small */
         uint32_t ahead = until_due(e->at, upto);
         bool due = !ahead;
-        if (due && !full && def_fits(o)) {
+        if (due && !full && (LAZY_NAMES || def_fits(o))) {
+#if LAZY_NAMES
+            owe_name(e->index, cmprof_tasks_superseded_name(e)); /* its tag is the slot's: the same block */
+#else
             put_def(o, e->index, e->tag, cmprof_tasks_superseded_name(e));
+#endif
             continue;
         }
         full |= due;
@@ -633,12 +661,15 @@ __attribute__((noinline)) static uint32_t due_names_rare(cmprof_putc_fn putc, st
         return 0;
     if (cmprof_tasks.pending_overflow) {
         cmprof_tasks.pending_overflow = false;
-        cmprof_tasks.pending_head = cmprof_tasks.pending_tail;
+        if (!LAZY_NAMES) /* owed, not sent: the names queued and not due yet stay in the queue */
+            cmprof_tasks.pending_head = cmprof_tasks.pending_tail;
         uint32_t scan_room = UINT32_MAX;
         for (uint32_t i = 0; i < cmprof_tasks.n_tags && scan_room; i++)
             if (cmprof_tasks.flags[i] & UNSENT)
                 def_if_due(o, i, upto, &scan_room);
-        if (scan_room != UINT32_MAX) /* some are not due yet, or found no room: scan again next time */
+        /* scan again while a name the queue dropped is not due yet, or one found no room: names
+         * queued after the overflow, not due yet, are found in the queue */
+        if (until_due(cmprof_tasks.overflow_at, upto) || (!LAZY_NAMES && scan_room != UINT32_MAX))
             cmprof_tasks.pending_overflow = true;
         room = scan_room < room ? scan_room : room;
         if (!room)
@@ -772,7 +803,7 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     index = cmprof_tasks_register((const void *)(uintptr_t)tag, NULL);
     cmprof_tasks.from_line = false;
     if (index != NO_SLOT) {
-        cmprof_tasks.flags[index] &= (uint8_t)~UNSENT;
+        cmprof_tasks_clear(index, UNSENT | OWED);
         send_unnamed(putc, index);
     }
     return index;
@@ -835,6 +866,43 @@ static inline uint32_t pc_chars(uint32_t v)
 #endif
 }
 
+#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
+#if LAZY_NAMES
+static char *owed_limit;  /* the line's owed names end before it, room kept for the samples after them */
+static uint32_t owed_cut; /* samples put_samples left for the next line: no room for a name they owe */
+
+/* The name slot i (ixc: CMPROF_IXC_OWED | i) owes, as a '=' entry at b, before its sample; NULL
+ * when it does not fit with the `left` samples from there (the line ends, the next begins with it). */
+__attribute__((noinline)) static char *put_owed(char *b, uint32_t ixc, uint32_t left)
+{
+    uint32_t i = ixc & ~CMPROF_IXC_OWED;
+    if (b + 1 + ENTRY_MAX + left * SAMPLE_MAX > owed_limit)
+        return NULL;
+    struct name_out o = {b, owed_limit, true};
+    put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
+    cmprof_tasks_clear(i, OWED);
+    return o.b;
+}
+
+/* The line ends before a sample whose name does not fit: the next line starts afresh. */
+__attribute__((noinline)) static char *owed_stop(char *b, uint32_t left)
+{
+    owed_cut = left;
+    stream.last_valid = false;
+    return b;
+}
+#define OWED_DEF(left) \
+    if (ixc & CMPROF_IXC_OWED) { \
+        char *named = put_owed(b, ixc, left); \
+        if (!named) \
+            return owed_stop(b, left); \
+        b = named; \
+        ixc = cmprof_tasks.ixc[ixc & ~CMPROF_IXC_OWED]; /* only the drain marks a slot owed */ \
+    }
+#else
+#define OWED_DEF(left)
+#endif
+
 /* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
  * Locals, not the stream's fields, in the loop: stores through a char pointer would make the
  * compiler reload them. */
@@ -850,6 +918,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         stream.last_valid = false;
     }
     uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
+    OWED_DEF(n)
 #else
     (void)tags;
 #endif
@@ -863,6 +932,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
                 ixc = cmprof_tasks.ixc[slot - 1u];
             else
                 ixc = other_tag(last_tag);
+            OWED_DEF((uint32_t)(end - pcs))
         }
         tags++;
         memcpy(b, &ixc, 4);
@@ -918,7 +988,6 @@ static uint32_t name_room(uint32_t upto)
     return until_due(cmprof_tasks.pending[cmprof_tasks.pending_head % PENDING_N].at, upto);
 }
 
-#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
 #define GROUP_HEAD 8u  /* '&', what the group stands for (5 chars), its size (2), before the '%' or '$' */
 
 /* At a reservoir's mark (cmprof.h): its two entries taken, the group's samples go out next, in '&'
@@ -1000,8 +1069,18 @@ static uint32_t send_line(cmprof_putc_fn putc)
         }
         const uint32_t *pcs, *tags;
         m = cmprof_stream_peek(k, &pcs, &tags, m); /* where the ring wraps, fewer */
+#if LAZY_NAMES
+        owed_limit = line + sizeof line - LINE_TAIL - (want - k - m) * SAMPLE_MAX;
+        owed_cut = 0;
+#endif
         b = put_samples(b, pcs, tags, m);
+#if LAZY_NAMES
+        k += m - owed_cut;
+        if (owed_cut)
+            break; /* a name owed did not fit: it opens the next line */
+#else
         k += m;
+#endif
     }
     if (b == first)
         return 0;

@@ -103,7 +103,7 @@ static const char *const library_statics[] = {
     "due_names", "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "group_head", "group_start",
     "hash_find", "hash_insert", "hash_remove", "index_chars", "irq_off", "irq_restore", "isr_chars", "isr_timer_0",
     "keep_gone_name", "keep_name", "kept_name",
-    "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "pc_chars", "put3", "put_dec", "put_def",
+    "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "owe_name", "owed_stop", "put_owed", "pc_chars", "put3", "put_dec", "put_def",
     "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_hex8",
     "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "publish", "reannounce_after", "register_task", "repeat_add",

@@ -1164,6 +1164,7 @@ def frtos_cost(c):
                "freed_unlink", "copy_of", "cmprof_tasks_superseded_name")),
              ("names: sending them (in sample lines, @N repeats)",
               ("due_names", "due_names_rare", "due_queue", "def_if_due", "defs_superseded", "put_def", "put_entry",
+               "owe_name", "put_owed", "owed_stop",
                "name_room", "send_due_names", "send_unnamed", "send_task", "send_task_as", "put_task_head",
                "put_text", "put_text_upto", "put_dec", "put_hex", "repeat_names", "cap_credit", "spend_on_names",
                "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable"))]
