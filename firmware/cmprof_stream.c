@@ -34,6 +34,7 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define UNSENT CMPROF_TASK_UNSENT
 #define PENDING_N CMPROF_TASKS_PENDING
 #define OWED CMPROF_TASK_OWED
+#define TAG_SENT CMPROF_TASK_TAG_SENT
 /* Names by need (tagged sample lines): a name due at its ring position is only owed, and goes out
  * right before the first sample that carries its index; a task never sampled costs no bytes. */
 #if defined(CMPROF_TAG) && !CMPROF_HIST
@@ -284,6 +285,8 @@ static size_t put_field(char *b, size_t n, const char *key, uint64_t v)
     return put_dec(b, n, v);
 }
 
+static void forget_names_sent(void);
+
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info)
 {
     stream.info = *info;
@@ -302,6 +305,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     stream.since_lost = 0;
     stream.round_next = stream.round_end = 0; /* and a new round of names */
     stream.turns = 0;
+    forget_names_sent(); /* a stream begins: its host has no name ids and no tags yet */
     send_announce(putc);
 }
 
@@ -337,7 +341,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=4"); /* 4: 3 and '&' lines */
+    size_t n = put_text(line, 0, "@cmprof v=5"); /* 5: 4 with names by id in '=' and @N entries */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -465,13 +469,53 @@ static void flush_repeats(cmprof_putc_fn putc)
     repeat_len = 0;
 }
 
-/* A name entry, as "@N" lines and the sample lines' '=' definitions carry it: the index, the tag
- * in 6 chars (big-endian base64), the name's length in one char, the name. Unrolled: it is sent
- * for every task created. */
-#define ENTRY_MAX (3u + 6u + 1u + TASK_NAME_MAX)
-static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+/* Name ids (version 5): the host keeps each name it was sent under an id, and a name entry whose
+ * name the host has under its id refers to it in two chars. A cache of the names sent, each at
+ * the id its hash gives (a new name there takes the id over, and goes out whole). The host's ids
+ * mirror it: every name goes out whole before an entry refers to it. */
+#ifndef CMPROF_STREAM_NAME_IDS
+#define CMPROF_STREAM_NAME_IDS 128u /* 24 bytes of RAM each */
+#endif
+_Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &&
+                   (CMPROF_STREAM_NAME_IDS & (CMPROF_STREAM_NAME_IDS - 1u)) == 0u,
+               "CMPROF_STREAM_NAME_IDS: a power of two, 1 to 1024");
+#define NAME_ID_KEPT 16u /* characters compared besides the hash and the length */
+#define DEF_TAG 0x800u   /* a '=' entry's head: its tag follows */
+#define DEF_NAME 0x400u  /* ... its name follows, the id's (new) name */
+static struct {
+    uint32_t hash; /* FNV-1a of the name, never 0 (0: no name yet) */
+    uint8_t len;
+    char text[NAME_ID_KEPT];
+} name_ids[CMPROF_STREAM_NAME_IDS];
+
+/* The id of the name at s (len chars); *fresh when the host does not have it there (the entry
+ * sends it whole, and the id is the name's from then on). */
+static uint32_t name_id(const char *s, size_t len, bool *fresh)
 {
-    n = put_index(b, n, i);
+    uint32_t h = 2166136261u;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (uint8_t)s[k]) * 16777619u;
+    h += !h;
+    uint32_t id = h & (CMPROF_STREAM_NAME_IDS - 1u);
+    size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT;
+    *fresh = name_ids[id].hash != h || name_ids[id].len != len || memcmp(name_ids[id].text, s, kept) != 0;
+    if (*fresh) {
+        name_ids[id].hash = h;
+        name_ids[id].len = (uint8_t)len;
+        memcpy(name_ids[id].text, s, kept);
+    }
+    return id;
+}
+
+static void forget_names_sent(void)
+{
+    memset(name_ids, 0, sizeof name_ids);
+    for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
+        cmprof_tasks.flags[i] &= (uint8_t)~TAG_SENT;
+}
+
+static size_t put_tag6(char *b, size_t n, const void *tag)
+{
     uint32_t v = (uint32_t)(uintptr_t)tag;
     b[n] = b64[v >> 30];
     b[n + 1] = b64[(v >> 24) & 63u];
@@ -479,9 +523,49 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     b[n + 3] = b64[(v >> 12) & 63u];
     b[n + 4] = b64[(v >> 6) & 63u];
     b[n + 5] = b64[v & 63u];
-    size_t at = n + 6, end = put_text_upto(b, at + 1, name ? name : "?", at + 1 + TASK_NAME_MAX);
-    b[at] = b64[end - at - 1];
+    return n + 6u;
+}
+
+/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64), the name's
+ * length in one char, the name: whole, for a host that attached late. */
+#define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
+static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    n = put_tag6(b, put_index(b, n, i), tag);
+    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
+    b[n] = b64[end - n - 1];
+    if (tag == cmprof_tasks.tags[i])
+        cmprof_tasks.flags[i] |= TAG_SENT;
     return end;
+}
+
+/* A '=' entry inside a sample line: the index, a head of 2 chars (DEF_TAG, DEF_NAME, the name's
+ * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
+ * name's length and the name unless the host has it under its id (a worker re-created, a pool of
+ * workers of one name): 4 to 6 bytes for a name sent before. */
+static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    n = put_index(b, n, i);
+    size_t head = n;
+    uint32_t flags = 0;
+    n += 2u;
+    if (!(cmprof_tasks.flags[i] & TAG_SENT) || tag != cmprof_tasks.tags[i]) {
+        flags = DEF_TAG;
+        n = put_tag6(b, n, tag);
+        if (tag == cmprof_tasks.tags[i])
+            cmprof_tasks.flags[i] |= TAG_SENT;
+    }
+    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
+    bool fresh;
+    flags |= name_id(b + n + 1, end - n - 1, &fresh);
+    if (fresh) {
+        flags |= DEF_NAME;
+        b[n] = b64[end - n - 1];
+        n = end;
+    }
+    b[head] = b64[flags >> 6];
+    b[head + 1] = b64[flags & 63u];
+    return n;
 }
 
 static void repeat_add(cmprof_putc_fn putc, uint32_t i)
@@ -566,7 +650,7 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
     size_t n = 0;
     if (o->in_samples)
         start[n++] = '=';
-    n = put_entry(start, n, i, tag, name);
+    n = o->in_samples ? put_def_entry(start, n, i, tag, name) : put_entry(start, n, i, tag, name);
     o->b = start + n;
     new_name_sent(n);
 }

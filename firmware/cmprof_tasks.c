@@ -190,7 +190,7 @@ static uint32_t take_slot(void)
     supersede(i);
     hash_remove((uint32_t)(uintptr_t)T.tags[i]);
     cmprof_tasks_clear(i, CMPROF_TASK_UNSENT | CMPROF_TASK_OWED); /* the deleted task's samples went out: nothing owed for it any more */
-    T.flags[i] &= (uint8_t)~CMPROF_TASK_GONE;
+    T.flags[i] &= (uint8_t)~(CMPROF_TASK_GONE | CMPROF_TASK_TAG_SENT); /* a new tag */
     return i;
 }
 

@@ -1164,7 +1164,7 @@ def frtos_cost(c):
                "freed_unlink", "copy_of", "cmprof_tasks_superseded_name")),
              ("names: sending them (in sample lines, @N repeats)",
               ("due_names", "due_names_rare", "due_queue", "def_if_due", "defs_superseded", "put_def", "put_entry",
-               "owe_name", "put_owed", "owed_stop",
+               "owe_name", "put_owed", "owed_stop", "name_id", "put_tag6", "put_def_entry", "forget_names_sent",
                "name_room", "send_due_names", "send_unnamed", "send_task", "send_task_as", "put_task_head",
                "put_text", "put_text_upto", "put_dec", "put_hex", "repeat_names", "cap_credit", "spend_on_names",
                "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable"))]
@@ -1195,25 +1195,26 @@ def stream_bytes(text):
     """A capture's protocol lines (checked, newlines included): (all their bytes, the bytes that name
     tasks: "@task", "@N" and "@full" lines, and the '=' entries inside sample lines)."""
     total = names = 0
+    state = {}
     for line in text.split("\n"):
         if len(line) < 4 or line[-3] != "!" or line[:1] not in "$%&@#^" or \
                 scen.stream_line_check(line[:-3]) != line[-2:]:
             continue
+        scen.stream_state(line[:-3], state)
         total += len(line) + 1
         if line.startswith(("@task ", "@N", "@full ")):
             names += len(line) + 1
         elif line[:1] in "%&":
-            names += sum(entry[-1] for entry in scen.sample_line_defs(line[:-3]))
+            names += sum(entry[-1] for entry in scen.sample_line_defs(line[:-3], state))
     return total, names
 
 
 def poisson_tail(lam, k):
-    """P(X <= k) and P(X >= k) for X Poisson with mean lam."""
-    term, below = math.exp(-lam), 0.0
-    for i in range(k):
-        below += term
-        term *= lam / (i + 1)
-    return below + term, 1.0 - below
+    """P(X <= k) and P(X >= k) for X Poisson with mean lam (summed in logs: exp(-lam) underflows)."""
+    def log_pmf(i):
+        return -lam + i * math.log(lam) - math.lgamma(i + 1) if lam > 0 else (0.0 if i == 0 else -math.inf)
+    below = sum(math.exp(log_pmf(i)) for i in range(k))
+    return min(1.0, below + math.exp(log_pmf(k))), max(0.0, 1.0 - below)
 
 
 def judge_counts_exact(c, label, prof, n, truth, total, family=0.01):

@@ -551,7 +551,7 @@ static void test_dropped_line_leaves_no_old_name(void)
 
 /* A sample line of another version than its announce is named, not decoded: version 3 digits after a
  * version 2 announce, base64 under a version 3 one; then a line that reads both ways is the other
- * version's too. A newer announce (v=5): its lines are counted, not read, until a known announce.
+ * version's too. A newer announce (v=9): its lines are counted, not read, until a known announce.
  * Announced numbers past the firmware's 32 bits are refused by name; so are 64-bit section figures,
  * lost counts, and a full table of no slots. Checks by tests/harness.py. */
 static void test_versions_and_announced_ranges(void)
@@ -564,9 +564,9 @@ static void test_versions_and_announced_ranges(void)
     decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n$AADBAADF!8r\n",
            &log_a, &d);
     CHECK(log_a.count[EV_PC] == 4 && d.stats.other_version_lines == 0); /* "AADB" reads in both alphabets */
-    decode("@cmprof v=5 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!ZD\n$0:0;00g1!Hx\n"
+    decode("@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!EE\n$0:0;00g1!Hx\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n", &log_a, &d);
-    CHECK(d.stats.newer_version == 5 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
+    CHECK(d.stats.newer_version == 9 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
     CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STREAM_INFO] == 1);
     decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=18446744073709551615 jitter=0 base=08000000!o5\n"
