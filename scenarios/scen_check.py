@@ -1240,6 +1240,38 @@ def judge_counts_exact(c, label, prof, n, truth, total, family=0.01):
                                      truth[worst] / total * n, worst_p, family / m))
 
 
+def undefined_index_samples(text):
+    """Samples whose task index no name (an @task line, an @N or '=' entry) gave before them, and the
+    byte offset of the first."""
+    val, state, named, count, first, at = scen.B64_VAL, {}, set(), 0, None, 0
+    for line in text.split("\n"):
+        start, at = at, at + len(line) + 1
+        if len(line) < 4 or line[-3] != "!" or scen.stream_line_check(line[:-3]) != line[-2:]:
+            continue
+        body = line[:-3]
+        scen.stream_state(body, state)
+        if body.startswith(("@task ", "@N")):
+            named |= {index for _, index, _, _ in scen.stream_names(line + "\n")}
+            continue
+        body = body[8:] if body.startswith("&") else body
+        i = 1
+        while body.startswith("%") and i < len(body):
+            if body[i] == "=":
+                index, _, _, i = scen._def_entry(body, i + 1, state)
+                named.add(index)
+                continue
+            if body[i] in "-/":
+                i += 3 if body[i] == "-" else 1
+            else:
+                index, i = (62 + (val[body[i + 1]] << 6 | val[body[i + 2]]), i + 3) if body[i] == "+" else \
+                    (val[body[i]], i + 1)
+                if index not in named:
+                    count += 1
+                    first = start if first is None else first
+            i += 7 if body[i] == "*" else 4
+    return count, first
+
+
 FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique")
 
 
@@ -1289,6 +1321,9 @@ def frtos_churn(c):
                 unnamed == 0 and not any("unnamed" in d or "pending" in d or "full" in d for d in j["diagnostics"]),
                 "%d samples unnamed (%.2f %%); diagnostics %s" % (unnamed, 100.0 * unnamed / max(n, 1),
                                                                 j["diagnostics"] or "none"))
+        undefined, first = undefined_index_samples(text)
+        c.check(name + ": no task index used before a name defines it on the wire", undefined == 0,
+                "%d samples before their index's name (the first at byte %s)" % (undefined, first))
         c.check(name + ": names at most 10 % of the stream's bytes",
                 name_bytes * 10 <= all_bytes, "%d of %d bytes (%.1f %%), %.2f bytes a sample" % (
                     name_bytes, all_bytes, 100.0 * name_bytes / max(all_bytes, 1), all_bytes / max(n, 1)))
