@@ -497,12 +497,17 @@ static uint32_t name_id(const char *s, size_t len, bool *fresh)
         h = (h ^ (uint8_t)s[k]) * 16777619u;
     h += !h;
     uint32_t id = h & (CMPROF_STREAM_NAME_IDS - 1u);
-    size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT;
-    *fresh = name_ids[id].hash != h || name_ids[id].len != len || memcmp(name_ids[id].text, s, kept) != 0;
+    size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT, k = 0;
+    char *text = name_ids[id].text;
+    if (name_ids[id].hash == h && name_ids[id].len == len) /* short: a loop, no library call */
+        while (k < kept && text[k] == s[k])
+            k++;
+    *fresh = k < kept || name_ids[id].hash != h || name_ids[id].len != len;
     if (*fresh) {
         name_ids[id].hash = h;
         name_ids[id].len = (uint8_t)len;
-        memcpy(name_ids[id].text, s, kept);
+        for (k = 0; k < kept; k++)
+            text[k] = s[k];
     }
     return id;
 }
@@ -662,8 +667,9 @@ static void owe_name(uint32_t i, const char *name)
 {
     cmprof_tasks.owed[i] = name;
     cmprof_tasks.flags[i] |= OWED;
+    if (stream.last_ixc == cmprof_tasks.ixc[i]) /* the loop's cached index may be this one */
+        stream.last_valid = false;
     cmprof_tasks.ixc[i] = CMPROF_IXC_OWED | i;
-    stream.last_valid = false;
 }
 #endif
 
@@ -952,39 +958,35 @@ static inline uint32_t pc_chars(uint32_t v)
 
 #define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
 #if LAZY_NAMES
-static char *owed_limit;  /* the line's owed names end before it, room kept for the samples after them */
+static uint32_t owed_room; /* owed names the line being formatted may still carry (its DEFS_ROOM) */
 static uint32_t owed_cut; /* samples put_samples left for the next line: no room for a name they owe */
+static const uint32_t *owed_end; /* the end of the samples put_samples formats */
+static uint32_t owed_ixc;         /* the index chars of the slot whose name put_owed put */
 
 /* The name slot i (ixc: CMPROF_IXC_OWED | i) owes, as a '=' entry at b, before its sample; NULL
- * when it does not fit with the `left` samples from there (the line ends, the next begins with it). */
-__attribute__((noinline)) static char *put_owed(char *b, uint32_t ixc, uint32_t left)
+ * when the line carries DEFS_MAX already (the line ends, the next begins with it): the line's
+ * buffer keeps room for that many besides its samples at their longest. */
+__attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, const uint32_t *pcs)
 {
     uint32_t i = ixc & ~CMPROF_IXC_OWED;
-    if (b + 1 + ENTRY_MAX + left * SAMPLE_MAX > owed_limit)
+    (void)pcs;
+    if (!owed_room)
         return NULL;
-    struct name_out o = {b, owed_limit, true};
+    owed_room--;
+    struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
     cmprof_tasks_clear(i, OWED);
+    owed_ixc = cmprof_tasks.ixc[i]; /* only the drain marks a slot owed: these are its chars */
     return o.b;
 }
 
 /* The line ends before a sample whose name does not fit: the next line starts afresh. */
-__attribute__((noinline)) static char *owed_stop(char *b, uint32_t left)
+__attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *pcs)
 {
-    owed_cut = left;
+    owed_cut = (uint32_t)(owed_end - pcs);
     stream.last_valid = false;
     return b;
 }
-#define OWED_DEF(left) \
-    if (ixc & CMPROF_IXC_OWED) { \
-        char *named = put_owed(b, ixc, left); \
-        if (!named) \
-            return owed_stop(b, left); \
-        b = named; \
-        ixc = cmprof_tasks.ixc[ixc & ~CMPROF_IXC_OWED]; /* only the drain marks a slot owed */ \
-    }
-#else
-#define OWED_DEF(left)
 #endif
 
 /* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
@@ -1001,8 +1003,15 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         cmprof_tasks.cache_stale = false;
         stream.last_valid = false;
     }
+    owed_end = end;
     uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
-    OWED_DEF(n)
+    if ((int32_t)ixc < 0) {
+        char *named = put_owed(b, ixc, pcs);
+        if (!named)
+            return owed_stop(b, pcs);
+        b = named;
+        ixc = owed_ixc;
+    }
 #else
     (void)tags;
 #endif
@@ -1016,7 +1025,13 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
                 ixc = cmprof_tasks.ixc[slot - 1u];
             else
                 ixc = other_tag(last_tag);
-            OWED_DEF((uint32_t)(end - pcs))
+            if (__builtin_expect((int32_t)ixc < 0, 0)) { /* a name owed (CMPROF_IXC_OWED): put before it */
+                char *named = put_owed(b, ixc, pcs);
+                if (!named)
+                    return owed_stop(b, pcs);
+                b = named;
+                ixc = owed_ixc;
+            }
         }
         tags++;
         memcpy(b, &ixc, 4);
@@ -1109,7 +1124,8 @@ static char *group_head(char *b)
     *b++ = b64[stream.group_kept & 63u];
     return b;
 }
-#define DEFS_ROOM (4u * (1u + ENTRY_MAX)) /* names a sample line carries at most (more: the next line) */
+#define DEFS_MAX 4u /* names a sample line carries at most (more: the next line) */
+#define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX))
 _Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
 
 /* One line of up to LINE_SAMPLES samples, each new task's name inside it right before the samples
@@ -1138,6 +1154,9 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #ifdef CMPROF_TAG
     line_putc = putc;
 #endif
+#if LAZY_NAMES
+    owed_room = DEFS_MAX;
+#endif
     while (k < want) {
         uint32_t m = want - k;
         if (cmprof_tasks.names_pending) {
@@ -1153,17 +1172,14 @@ static uint32_t send_line(cmprof_putc_fn putc)
         }
         const uint32_t *pcs, *tags;
         m = cmprof_stream_peek(k, &pcs, &tags, m); /* where the ring wraps, fewer */
-#if LAZY_NAMES
-        owed_limit = line + sizeof line - LINE_TAIL - (want - k - m) * SAMPLE_MAX;
-        owed_cut = 0;
-#endif
         b = put_samples(b, pcs, tags, m);
-#if LAZY_NAMES
-        k += m - owed_cut;
-        if (owed_cut)
-            break; /* a name owed did not fit: it opens the next line */
-#else
         k += m;
+#if LAZY_NAMES
+        if (owed_cut) { /* a name owed did not fit: it opens the next line */
+            k -= owed_cut;
+            owed_cut = 0;
+            break;
+        }
 #endif
     }
     if (b == first)
