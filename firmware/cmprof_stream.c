@@ -519,7 +519,7 @@ static void forget_names_sent(void)
         cmprof_tasks.flags[i] &= (uint8_t)~TAG_SENT;
 }
 
-static size_t put_tag6(char *b, size_t n, const void *tag)
+__attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, const void *tag)
 {
     uint32_t v = (uint32_t)(uintptr_t)tag;
     b[n] = b64[v >> 30];
@@ -548,7 +548,8 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
  * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
  * name's length and the name unless the host has it under its id (a worker re-created, a pool of
  * workers of one name): 4 to 6 bytes for a name sent before. */
-static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+__attribute__((noinline)) static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag,
+                                                    const char *name)
 {
     n = put_index(b, n, i);
     size_t head = n;
@@ -958,7 +959,7 @@ static inline uint32_t pc_chars(uint32_t v)
 
 #define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
 #if LAZY_NAMES
-static uint32_t owed_room; /* owed names the line being formatted may still carry (its DEFS_ROOM) */
+static uint32_t owed_room; /* owed names the line being formatted may still carry (DEFS_MAX) */
 static uint32_t owed_cut; /* samples put_samples left for the next line: no room for a name they owe */
 static const uint32_t *owed_end; /* the end of the samples put_samples formats */
 static uint32_t owed_ixc;         /* the index chars of the slot whose name put_owed put */
@@ -1124,7 +1125,7 @@ static char *group_head(char *b)
     *b++ = b64[stream.group_kept & 63u];
     return b;
 }
-#define DEFS_MAX 4u /* names a sample line carries at most (more: the next line) */
+#define DEFS_MAX 8u /* names a sample line carries at most (more: the next line) */
 #define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX))
 _Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
 
