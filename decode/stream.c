@@ -518,6 +518,10 @@ static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, 
     d->name_id_epoch[id] = d->names_epoch + 1u;
 }
 
+/* The tag of an index whose own tag a version 5 entry left out, for a host that began after it
+ * was sent: between the RAM a task's control block lives in and the pending tags. */
+#define INDEX_TAG(t) (0xFFFFA000u + (uint32_t)(t))
+
 /* A version 5 '=' entry at s[*i]: index, 2 chars of head (0x800: a tag follows, 0x400: a name
  * follows; the low 10 bits the name's id), the tag in 6 chars, the length and the name. Without its
  * name it refers to the id's, without its tag it keeps the index's. When the host missed that (a
@@ -547,7 +551,9 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         n = d->name_id_len[id];
     }
     tag = (head & 0x800u) ? tag : d->task_tags[t];
-    if (!name || ev_tag_pending(tag)) { /* the name, or the index's tag, came in a line this host missed */
+    if (name && ev_tag_pending(tag)) /* the index's tag came before this host began: one of its own */
+        tag = INDEX_TAG(t);
+    if (!name) { /* the name, or the index's tag, came in a line this host missed */
         d->stats.names_waited_id++;
         d->task_tags[t] = tag;
         d->task_epoch[t] = d->names_epoch - 1u;

@@ -463,7 +463,8 @@ def _name_entry(s, i, state=None):
 def _def_entry(s, i, state):
     """A '=' entry at s[i] (after the '='). Version 5: the index, a head of 2 chars (0x800: a tag of 6
     follows, 0x400: a name follows, its length in 1 then the name; the low 10 bits the name's id),
-    the name by its id otherwise, the tag the index's otherwise. Returns (index, tag, name, end)."""
+    the name by its id otherwise, the tag the index's otherwise. Returns (index, tag, name, end); the
+    name or the tag None when the reader missed the entry that gave it (a capture cut mid-stream)."""
     if state.get("version", 0) < 5:
         return _name_entry(s, i)
     val = B64_VAL
@@ -482,7 +483,7 @@ def _def_entry(s, i, state):
         ids[head & 0x3FF] = s[i + 1:i + 1 + n]
         i += 1 + n
     state["tags"][index] = tag
-    return index, tag, ids.get(head & 0x3FF, ""), i
+    return index, tag, ids.get(head & 0x3FF), i
 
 
 def sample_line_defs(body, state=None):
@@ -538,7 +539,8 @@ def stream_names(text):
                 state.setdefault("tags", {})[index] = tag
                 out.append((start, index, tag, name))
         else:
-            out += [(start, index, tag, name) for index, tag, name, _ in sample_line_defs(body, state)]
+            out += [(start, index, tag, name) for index, tag, name, _ in sample_line_defs(body, state)
+                    if name is not None]  # else the host waits for the repeat (tag None: the index's, unknown)
     return out
 
 

@@ -1225,7 +1225,7 @@ def judge_counts_exact(c, label, prof, n, truth, total, family=0.01):
     the 95 % interval than chance allows (as judge_shares)."""
     m, outside95, worst, worst_p = len(truth), 0, None, 1.0
     for k, v in truth.items():
-        lam, got = v / total * n, prof.get(k, 0)
+        lam, got = v / total * n, int(round(prof.get(k, 0)))
         lo, hi = poisson_tail(lam, got)
         p = min(1.0, 2 * min(lo, hi))
         outside95 += abs(got / n - v / total) > 1.96 * scen.sigma(v / total, n)
