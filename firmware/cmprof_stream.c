@@ -90,8 +90,13 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
     send_announce(putc);
 }
 
+/* Name ids (name_id): bumped with each round of repeats. Each name goes whole once a round, so a
+ * host that attached late learns the ids within a round. */
+static uint8_t names_round;
+
 static void start_round(void)
 {
+    names_round++;
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
     stream.round_end = cmprof_tasks.n_tags;
@@ -485,6 +490,7 @@ _Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &
 static struct {
     uint32_t hash; /* FNV-1a of the name, never 0 (0: no name yet) */
     uint8_t len;
+    uint8_t round; /* the round of repeats it was last sent whole in */
     char text[NAME_ID_KEPT];
 } name_ids[CMPROF_STREAM_NAME_IDS];
 
@@ -502,10 +508,11 @@ static uint32_t name_id(const char *s, size_t len, bool *fresh)
     if (name_ids[id].hash == h && name_ids[id].len == len) /* short: a loop, no library call */
         while (k < kept && text[k] == s[k])
             k++;
-    *fresh = k < kept || name_ids[id].hash != h || name_ids[id].len != len;
+    *fresh = k < kept || name_ids[id].hash != h || name_ids[id].len != len || name_ids[id].round != names_round;
     if (*fresh) {
         name_ids[id].hash = h;
         name_ids[id].len = (uint8_t)len;
+        name_ids[id].round = names_round;
         for (k = 0; k < kept; k++)
             text[k] = s[k];
     }
