@@ -488,35 +488,32 @@ _Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &
 #define DEF_TAG 0x800u   /* a '=' entry's head: its tag follows */
 #define DEF_NAME 0x400u  /* ... its name follows, the id's (new) name */
 static struct {
-    uint32_t hash; /* FNV-1a of the name, never 0 (0: no name yet) */
+    uint32_t key; /* FNV-1a of the name, the round it went whole in on top, bit 0 set (0: no name yet) */
     uint8_t len;
-    uint8_t round; /* the round of repeats it was last sent whole in */
     char text[NAME_ID_KEPT];
 } name_ids[CMPROF_STREAM_NAME_IDS];
 
-/* The id of the name at s (len chars); *fresh when the host does not have it there (the entry
- * sends it whole, and the id is the name's from then on). */
-static uint32_t name_id(const char *s, size_t len, bool *fresh)
+/* The id of the name at s (len chars), with NAME_FRESH when the host does not have it there (the
+ * entry sends it whole, and the id is the name's from then on). */
+#define NAME_FRESH 0x80000000u /* name_id: the host does not have the name there */
+__attribute__((noinline)) static uint32_t name_id(const char *s, size_t len)
 {
     uint32_t h = 2166136261u;
     for (size_t k = 0; k < len; k++)
         h = (h ^ (uint8_t)s[k]) * 16777619u;
-    h += !h;
-    uint32_t id = h & (CMPROF_STREAM_NAME_IDS - 1u);
+    uint32_t id = h & (CMPROF_STREAM_NAME_IDS - 1u), key = (h ^ (uint32_t)names_round << 24) | 1u;
     size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT, k = 0;
     char *text = name_ids[id].text;
-    if (name_ids[id].hash == h && name_ids[id].len == len) /* short: a loop, no library call */
-        while (k < kept && text[k] == s[k])
-            k++;
-    *fresh = k < kept || name_ids[id].hash != h || name_ids[id].len != len || name_ids[id].round != names_round;
-    if (*fresh) {
-        name_ids[id].hash = h;
-        name_ids[id].len = (uint8_t)len;
-        name_ids[id].round = names_round;
-        for (k = 0; k < kept; k++)
-            text[k] = s[k];
-    }
-    return id;
+    bool same = name_ids[id].key == key && name_ids[id].len == len;
+    while (same && k < kept) /* short: a loop, no library call */
+        same = text[k] == s[k], k++;
+    if (same)
+        return id;
+    name_ids[id].key = key;
+    name_ids[id].len = (uint8_t)len;
+    for (k = 0; k < kept; k++)
+        text[k] = s[k];
+    return id | NAME_FRESH;
 }
 
 static void forget_names_sent(void)
@@ -555,8 +552,7 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
  * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
  * name's length and the name unless the host has it under its id (a worker re-created, a pool of
  * workers of one name): 4 to 6 bytes for a name sent before. */
-__attribute__((noinline)) static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag,
-                                                    const char *name)
+static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     n = put_index(b, n, i);
     size_t head = n;
@@ -569,9 +565,9 @@ __attribute__((noinline)) static size_t put_def_entry(char *b, size_t n, uint32_
             cmprof_tasks.flags[i] |= TAG_SENT;
     }
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
-    bool fresh;
-    flags |= name_id(b + n + 1, end - n - 1, &fresh);
-    if (fresh) {
+    uint32_t id = name_id(b + n + 1, end - n - 1);
+    flags |= id & ~NAME_FRESH;
+    if (id & NAME_FRESH) {
         flags |= DEF_NAME;
         b[n] = b64[end - n - 1];
         n = end;
