@@ -158,7 +158,8 @@ static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t
 
 static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink);
-enum { ENTRY_CHECK, ENTRY_REPEAT, ENTRY_NEW }; /* repeat_entry: only check it, or name by it (@N, '=') */
+/* repeat_entry: only check it (an @N entry, or a '=' one), or name by it (@N, '=') */
+enum { ENTRY_CHECK, ENTRY_REPEAT, ENTRY_NEW, ENTRY_CHECK_DEF };
 
 /* A sample's PC at s[*i]: 4 chars of halfword offset from the code base, or '*' and 6 of the full
  * 32 bits. False when malformed. */
@@ -207,7 +208,7 @@ static bool parse_samples(struct text_decoder *d, const char *s, size_t len, boo
                 return false;
             l->defs[l->n_defs] = ++i;
             l->def_before[l->n_defs++] = l->n;
-            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink))
+            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK_DEF, sink))
                 return false;
             continue;
         }
@@ -352,7 +353,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 4u
+#define STREAM_VERSION 5u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -481,11 +482,96 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
     ev_emit(sink, &e);
 }
 
-/* One entry of an "@N" line at s[*i]: index, 6 chars of tag, 1 of length, the name. False when
- * malformed; names it only when `emit`. */
+/* 6 chars of tag at s[*i] (32 bits, big-endian base64). */
+static bool tag6(const char *s, size_t len, size_t *i, uint32_t *tag)
+{
+    if (*i + 6 > len)
+        return false;
+    *tag = 0;
+    for (size_t k = 0; k < 6; k++) {
+        int c = b64val(s[*i + k]);
+        if (c < 0 || (k == 0 && c > 3))
+            return false;
+        *tag = *tag << 6 | (uint32_t)c;
+    }
+    *i += 6;
+    return true;
+}
+
+/* A name of 1 char of length then the name, at s[*i]. */
+static bool counted_name(const char *s, size_t len, size_t *i, const char **name, size_t *n)
+{
+    int c = *i < len ? b64val(s[*i]) : -1;
+    if (c < 0 || *i + 1 + (size_t)c > len)
+        return false;
+    *name = s + *i + 1;
+    *n = (size_t)c;
+    *i += 1 + (size_t)c;
+    return true;
+}
+
+/* Version 5: the name id's name is `name` from here on. */
+static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, size_t n)
+{
+    memcpy(d->name_ids[id], name, n);
+    d->name_id_len[id] = (uint8_t)n;
+    d->name_id_epoch[id] = d->names_epoch + 1u;
+}
+
+/* The tag of an index whose own tag a version 5 entry left out, for a host that began after it
+ * was sent: between the RAM a task's control block lives in and the pending tags. */
+#define INDEX_TAG(t) (0xFFFFA000u + (uint32_t)(t))
+
+/* A version 5 '=' entry at s[*i]: index, 2 chars of head (0x800: a tag follows, 0x400: a name
+ * follows; the low 10 bits the name's id), the tag in 6 chars, the length and the name. Without its
+ * name it refers to the id's, without its tag it keeps the index's. When the host missed that (a
+ * dropped line, a late start), the index waits for its next repeat (@N), as after a drop. */
+static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
+                     const struct ev_sink *sink)
+{
+    int t = task_index(s, len, i);
+    uint32_t tag = 0;
+    const char *name = NULL;
+    size_t n = 0;
+    int hi = t >= 0 && *i + 2 <= len ? b64val(s[*i]) : -1, lo = hi >= 0 ? b64val(s[*i + 1]) : -1;
+    if (hi < 0 || lo < 0)
+        return false;
+    *i += 2;
+    uint32_t head = (uint32_t)(hi << 6 | lo), id = head & (TEXT_NAME_IDS - 1u);
+    if ((head & 0x800u) && !tag6(s, len, i, &tag))
+        return false;
+    if ((head & 0x400u) && !counted_name(s, len, i, &name, &n))
+        return false;
+    if (emit == ENTRY_CHECK_DEF)
+        return true;
+    if (name)
+        keep_name_id(d, id, name, n);
+    else if (d->name_id_epoch[id] == d->names_epoch + 1u) {
+        name = d->name_ids[id];
+        n = d->name_id_len[id];
+    }
+    tag = (head & 0x800u) ? tag : d->task_tags[t];
+    if (name && ev_tag_pending(tag)) /* the index's tag came before this host began: one of its own */
+        tag = INDEX_TAG(t);
+    if (!name) { /* the name, or the index's tag, came in a line this host missed */
+        d->stats.names_waited_id++;
+        d->task_tags[t] = tag;
+        d->task_epoch[t] = d->names_epoch - 1u;
+        return true;
+    }
+    struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = name, .text_len = n,
+                   .value = name_index(d, t, tag, true, sink), .offset = d->line_offset};
+    ev_emit(sink, &e);
+    return true;
+}
+
+/* One entry of an "@N" line at s[*i]: index, 6 chars of tag, 1 of length, the name (a '=' entry
+ * before version 5 too). False when malformed; names it only when `emit`. */
 static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink)
 {
+    if (d->version >= 5 && (emit == ENTRY_NEW || emit == ENTRY_CHECK_DEF))
+        return entry_v5(d, s, len, i, emit, sink);
     int t = task_index(s, len, i);
     if (t < 0 || *i + 7 > len)
         return false;
@@ -500,7 +586,7 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     *i += 7;
     if (n < 0 || *i + (size_t)n > len)
         return false;
-    if (emit != ENTRY_CHECK) {
+    if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {
         struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = s + *i, .text_len = (size_t)n,
                        .value = name_index(d, t, tag, emit == ENTRY_NEW, sink), .offset = d->line_offset};
         ev_emit(sink, &e);

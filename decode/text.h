@@ -15,7 +15,8 @@
 
 #define TEXT_LINE_MAX 1024u
 #define TEXT_STACK_MAX 64u /* callers a "stack" line may carry */
-#define TEXT_TASKS (62u + 4096u + 2u) /* stream task indexes: 0..61 in one char, 62.. after '+' */
+#define TEXT_TASKS (62u + 4096u + 2u)
+#define TEXT_NAME_IDS 1024u /* stream version 5's name ids: 10 bits */ /* stream task indexes: 0..61 in one char, 62.. after '+' */
 
 struct text_stats {
     uint64_t bytes;
@@ -42,6 +43,7 @@ struct text_stats {
     uint64_t unsent_tags;  /* stream samples whose tag the firmware could not send ('/'): EV_TAG_UNSENT */
     uint64_t names_unsure; /* dropped stream lines that may have named tasks (EV_NAMES_UNSURE) */
     uint64_t names_waited; /* samples of a named index sent pending after such a line, until its next name */
+    uint64_t names_waited_id; /* version 5 '=' entries whose name (by id) or tag came in a line this host missed */
     uint64_t names_unknown; /* of them, samples whose name was lost (EV_TASK_UNKNOWN) */
     uint64_t max_wait;     /* the most samples one index waited for its name after such a line */
     uint64_t other_version_lines; /* sample lines of another version than the announce's: not decoded */
@@ -78,6 +80,10 @@ struct text_decoder {
     uint32_t names_epoch;            /* dropped lines that may have named tasks, so far */
     uint32_t task_epoch[TEXT_TASKS]; /* names_epoch when the index was last named: older, it is pending */
     uint32_t task_waiting[TEXT_TASKS]; /* its samples sent pending since that drop */
+    /* version 5: the names the firmware sent under each name id, for the entries that refer to them */
+    char name_ids[TEXT_NAME_IDS][64];
+    uint8_t name_id_len[TEXT_NAME_IDS];
+    uint32_t name_id_epoch[TEXT_NAME_IDS]; /* names_epoch + 1 when its name came (older: unsure; 0: never) */
     bool slash_named;        /* an "@task /" line came: '/' is index 63 (firmware before issue 30
                                 with over 62 slots), not a tag with no slot */
     bool have_hist;          /* streamed histogram layout, from @hist */

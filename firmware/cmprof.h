@@ -310,7 +310,8 @@ void cmprof_stream_task_later(const void *tag, const char *name);
  * of the tag hash (kept at most half full: a few steps, tests/test_stream.c counts them), one
  * unlink from the list of deleted slots, one queue entry; about 100 instructions on Cortex-M3 at
  * -Os (the FreeRTOS scenario's mean, hash included). Delete (cmprof_stream_task_gone): one probe,
- * one list append, and for a name not sent yet a copy of at most CMPROF_DUMP_NAME_LEN characters;
+ * one list append, and for a name not sent yet (names go out by need: a task never sampled since
+ * it was named has its name still owed) a copy of at most CMPROF_DUMP_NAME_LEN characters;
  * about 90 instructions there. Switch (the RTOS header's switch hook): one store.
  * A name not sent yet is copied here, as the kernel may free the block that holds it (FreeRTOS's
  * pcTaskName): CMPROF_GONE_NAMES copies (default 16, 17 bytes each) for tasks that end between two

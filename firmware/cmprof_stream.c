@@ -33,6 +33,15 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define GONE CMPROF_TASK_GONE
 #define UNSENT CMPROF_TASK_UNSENT
 #define PENDING_N CMPROF_TASKS_PENDING
+#define OWED CMPROF_TASK_OWED
+#define TAG_SENT CMPROF_TASK_TAG_SENT
+/* Names by need (tagged sample lines): a name due at its ring position is only owed, and goes out
+ * right before the first sample that carries its index; a task never sampled costs no bytes. */
+#if defined(CMPROF_TAG) && !CMPROF_HIST
+#define LAZY_NAMES 1
+#else
+#define LAZY_NAMES 0
+#endif
 
 /* The per-sample loops, compiled for speed whatever the application's -Os: with -Os GCC keeps the
  * loop's pointers on the stack (about 4 instructions a sample). Clang has no such attribute. */
@@ -81,8 +90,13 @@ static void reannounce_after(cmprof_putc_fn putc, uint32_t samples, bool first_l
     send_announce(putc);
 }
 
+/* Name ids (name_id): bumped with each round of repeats. Each name goes whole once a round, so a
+ * host that attached late learns the ids within a round. */
+static uint8_t names_round;
+
 static void start_round(void)
 {
+    names_round++;
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
     stream.round_end = cmprof_tasks.n_tags;
@@ -276,6 +290,8 @@ static size_t put_field(char *b, size_t n, const char *key, uint64_t v)
     return put_dec(b, n, v);
 }
 
+static void forget_names_sent(void);
+
 void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info *info)
 {
     stream.info = *info;
@@ -294,6 +310,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     stream.since_lost = 0;
     stream.round_next = stream.round_end = 0; /* and a new round of names */
     stream.turns = 0;
+    forget_names_sent(); /* a stream begins: its host has no name ids and no tags yet */
     send_announce(putc);
 }
 
@@ -329,7 +346,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=4"); /* 4: 3 and '&' lines */
+    size_t n = put_text(line, 0, "@cmprof v=5"); /* 5: 4 with names by id in '=' and @N entries */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -370,7 +387,7 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
     uint32_t i = cmprof_tasks_register(tag, name);
     if (i != NO_SLOT) {
-        cmprof_tasks.flags[i] &= (uint8_t)~UNSENT; /* this name supersedes it, sent now */
+        cmprof_tasks_clear(i, UNSENT | OWED); /* this name supersedes it, sent now */
         send_task(putc, i);
     }
 }
@@ -457,13 +474,57 @@ static void flush_repeats(cmprof_putc_fn putc)
     repeat_len = 0;
 }
 
-/* A name entry, as "@N" lines and the sample lines' '=' definitions carry it: the index, the tag
- * in 6 chars (big-endian base64), the name's length in one char, the name. Unrolled: it is sent
- * for every task created. */
-#define ENTRY_MAX (3u + 6u + 1u + TASK_NAME_MAX)
-static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+/* Name ids (version 5): the host keeps each name it was sent under an id, and a name entry whose
+ * name the host has under its id refers to it in two chars. A cache of the names sent, each at
+ * the id its hash gives (a new name there takes the id over, and goes out whole). The host's ids
+ * mirror it: every name goes out whole before an entry refers to it. */
+#ifndef CMPROF_STREAM_NAME_IDS
+#define CMPROF_STREAM_NAME_IDS 128u /* 24 bytes of RAM each */
+#endif
+_Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &&
+                   (CMPROF_STREAM_NAME_IDS & (CMPROF_STREAM_NAME_IDS - 1u)) == 0u,
+               "CMPROF_STREAM_NAME_IDS: a power of two, 1 to 1024");
+#define NAME_ID_KEPT 16u /* characters compared besides the hash and the length */
+#define DEF_TAG 0x800u   /* a '=' entry's head: its tag follows */
+#define DEF_NAME 0x400u  /* ... its name follows, the id's (new) name */
+static struct {
+    uint32_t key; /* FNV-1a of the name, the round it went whole in on top, bit 0 set (0: no name yet) */
+    uint8_t len;
+    char text[NAME_ID_KEPT];
+} name_ids[CMPROF_STREAM_NAME_IDS];
+
+/* The id of the name at s (len chars), with NAME_FRESH when the host does not have it there (the
+ * entry sends it whole, and the id is the name's from then on). */
+#define NAME_FRESH 0x80000000u /* name_id: the host does not have the name there */
+__attribute__((noinline)) static uint32_t name_id(const char *s, size_t len)
 {
-    n = put_index(b, n, i);
+    uint32_t h = 2166136261u;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (uint8_t)s[k]) * 16777619u;
+    uint32_t id = h & (CMPROF_STREAM_NAME_IDS - 1u), key = (h ^ (uint32_t)names_round << 24) | 1u;
+    size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT, k = 0;
+    char *text = name_ids[id].text;
+    bool same = name_ids[id].key == key && name_ids[id].len == len;
+    while (same && k < kept) /* short: a loop, no library call */
+        same = text[k] == s[k], k++;
+    if (same)
+        return id;
+    name_ids[id].key = key;
+    name_ids[id].len = (uint8_t)len;
+    for (k = 0; k < kept; k++)
+        text[k] = s[k];
+    return id | NAME_FRESH;
+}
+
+static void forget_names_sent(void)
+{
+    memset(name_ids, 0, sizeof name_ids);
+    for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
+        cmprof_tasks.flags[i] &= (uint8_t)~TAG_SENT;
+}
+
+__attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, const void *tag)
+{
     uint32_t v = (uint32_t)(uintptr_t)tag;
     b[n] = b64[v >> 30];
     b[n + 1] = b64[(v >> 24) & 63u];
@@ -471,9 +532,49 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     b[n + 3] = b64[(v >> 12) & 63u];
     b[n + 4] = b64[(v >> 6) & 63u];
     b[n + 5] = b64[v & 63u];
-    size_t at = n + 6, end = put_text_upto(b, at + 1, name ? name : "?", at + 1 + TASK_NAME_MAX);
-    b[at] = b64[end - at - 1];
+    return n + 6u;
+}
+
+/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64), the name's
+ * length in one char, the name: whole, for a host that attached late. */
+#define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
+static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    n = put_tag6(b, put_index(b, n, i), tag);
+    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
+    b[n] = b64[end - n - 1];
+    if (tag == cmprof_tasks.tags[i])
+        cmprof_tasks.flags[i] |= TAG_SENT;
     return end;
+}
+
+/* A '=' entry inside a sample line: the index, a head of 2 chars (DEF_TAG, DEF_NAME, the name's
+ * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
+ * name's length and the name unless the host has it under its id (a worker re-created, a pool of
+ * workers of one name): 4 to 6 bytes for a name sent before. */
+static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    n = put_index(b, n, i);
+    size_t head = n;
+    uint32_t flags = 0;
+    n += 2u;
+    if (!(cmprof_tasks.flags[i] & TAG_SENT) || tag != cmprof_tasks.tags[i]) {
+        flags = DEF_TAG;
+        n = put_tag6(b, n, tag);
+        if (tag == cmprof_tasks.tags[i])
+            cmprof_tasks.flags[i] |= TAG_SENT;
+    }
+    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
+    uint32_t id = name_id(b + n + 1, end - n - 1);
+    flags |= id & ~NAME_FRESH;
+    if (id & NAME_FRESH) {
+        flags |= DEF_NAME;
+        b[n] = b64[end - n - 1];
+        n = end;
+    }
+    b[head] = b64[flags >> 6];
+    b[head + 1] = b64[flags & 63u];
+    return n;
 }
 
 static void repeat_add(cmprof_putc_fn putc, uint32_t i)
@@ -514,7 +615,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-        bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT));
+        bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
         if (due && !repeat_affordable())
             break;
         stream.round_next++;
@@ -558,10 +659,23 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
     size_t n = 0;
     if (o->in_samples)
         start[n++] = '=';
-    n = put_entry(start, n, i, tag, name);
+    n = o->in_samples ? put_def_entry(start, n, i, tag, name) : put_entry(start, n, i, tag, name);
     o->b = start + n;
     new_name_sent(n);
 }
+
+#if LAZY_NAMES
+/* From here on slot i's samples carry `name`: owed until one of them goes out. The sample loop's
+ * cached index may be the slot's: it looks again. */
+static void owe_name(uint32_t i, const char *name)
+{
+    cmprof_tasks.owed[i] = name;
+    cmprof_tasks.flags[i] |= OWED;
+    if (stream.last_ixc == cmprof_tasks.ixc[i]) /* the loop's cached index may be this one */
+        stream.last_valid = false;
+    cmprof_tasks.ixc[i] = CMPROF_IXC_OWED | i;
+}
+#endif
 
 /* Slot i's unsent name, if due at ring position `upto` (its superseded names were due before it):
  * true when put. Otherwise *room becomes the samples from `upto` that may go out before it (if
@@ -575,13 +689,17 @@ __attribute__((always_inline)) static inline bool def_if_due(struct name_out *o,
         *room = ahead < *room ? ahead : *room;
         return false;
     }
-    if (!def_fits(o)) {
+    if (!LAZY_NAMES && !def_fits(o)) {
         cmprof_tasks.names_pending = true;
         *room = 0;
         return false;
     }
     cmprof_tasks.flags[i] &= (uint8_t)~UNSENT;
+#if LAZY_NAMES
+    owe_name(i, cmprof_tasks.names[i]);
+#else
     put_def(o, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]); /* even if gone since: its samples may be in the ring */
+#endif
     return true;
 }
 
@@ -594,8 +712,12 @@ static bool defs_superseded(struct name_out *o, uint32_t upto, uint32_t *room)
         const struct cmprof_superseded *e = &cmprof_tasks.superseded[k]; /* not a copy: the drain's stack is small */
         uint32_t ahead = until_due(e->at, upto);
         bool due = !ahead;
-        if (due && !full && def_fits(o)) {
+        if (due && !full && (LAZY_NAMES || def_fits(o))) {
+#if LAZY_NAMES
+            owe_name(e->index, cmprof_tasks_superseded_name(e)); /* its tag is the slot's: the same block */
+#else
             put_def(o, e->index, e->tag, cmprof_tasks_superseded_name(e));
+#endif
             continue;
         }
         full |= due;
@@ -633,12 +755,15 @@ __attribute__((noinline)) static uint32_t due_names_rare(cmprof_putc_fn putc, st
         return 0;
     if (cmprof_tasks.pending_overflow) {
         cmprof_tasks.pending_overflow = false;
-        cmprof_tasks.pending_head = cmprof_tasks.pending_tail;
+        if (!LAZY_NAMES) /* owed, not sent: the names queued and not due yet stay in the queue */
+            cmprof_tasks.pending_head = cmprof_tasks.pending_tail;
         uint32_t scan_room = UINT32_MAX;
         for (uint32_t i = 0; i < cmprof_tasks.n_tags && scan_room; i++)
             if (cmprof_tasks.flags[i] & UNSENT)
                 def_if_due(o, i, upto, &scan_room);
-        if (scan_room != UINT32_MAX) /* some are not due yet, or found no room: scan again next time */
+        /* scan again while a name the queue dropped is not due yet, or one found no room: names
+         * queued after the overflow, not due yet, are found in the queue */
+        if (until_due(cmprof_tasks.overflow_at, upto) || (!LAZY_NAMES && scan_room != UINT32_MAX))
             cmprof_tasks.pending_overflow = true;
         room = scan_room < room ? scan_room : room;
         if (!room)
@@ -772,7 +897,7 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     index = cmprof_tasks_register((const void *)(uintptr_t)tag, NULL);
     cmprof_tasks.from_line = false;
     if (index != NO_SLOT) {
-        cmprof_tasks.flags[index] &= (uint8_t)~UNSENT;
+        cmprof_tasks_clear(index, UNSENT | OWED);
         send_unnamed(putc, index);
     }
     return index;
@@ -835,6 +960,39 @@ static inline uint32_t pc_chars(uint32_t v)
 #endif
 }
 
+#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
+#if LAZY_NAMES
+static uint32_t owed_room; /* owed names the line being formatted may still carry (DEFS_MAX) */
+static uint32_t owed_cut; /* samples put_samples left for the next line: no room for a name they owe */
+static const uint32_t *owed_end; /* the end of the samples put_samples formats */
+static uint32_t owed_ixc;         /* the index chars of the slot whose name put_owed put */
+
+/* The name slot i (ixc: CMPROF_IXC_OWED | i) owes, as a '=' entry at b, before its sample; NULL
+ * when the line carries DEFS_MAX already (the line ends, the next begins with it): the line's
+ * buffer keeps room for that many besides its samples at their longest. */
+__attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, const uint32_t *pcs)
+{
+    uint32_t i = ixc & ~CMPROF_IXC_OWED;
+    (void)pcs;
+    if (!owed_room)
+        return NULL;
+    owed_room--;
+    struct name_out o = {b, b + 1 + ENTRY_MAX, true};
+    put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
+    cmprof_tasks_clear(i, OWED);
+    owed_ixc = cmprof_tasks.ixc[i]; /* only the drain marks a slot owed: these are its chars */
+    return o.b;
+}
+
+/* The line ends before a sample whose name does not fit: the next line starts afresh. */
+__attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *pcs)
+{
+    owed_cut = (uint32_t)(owed_end - pcs);
+    stream.last_valid = false;
+    return b;
+}
+#endif
+
 /* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
  * Locals, not the stream's fields, in the loop: stores through a char pointer would make the
  * compiler reload them. */
@@ -849,7 +1007,15 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         cmprof_tasks.cache_stale = false;
         stream.last_valid = false;
     }
+    owed_end = end;
     uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
+    if ((int32_t)ixc < 0) {
+        char *named = put_owed(b, ixc, pcs);
+        if (!named)
+            return owed_stop(b, pcs);
+        b = named;
+        ixc = owed_ixc;
+    }
 #else
     (void)tags;
 #endif
@@ -863,6 +1029,13 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
                 ixc = cmprof_tasks.ixc[slot - 1u];
             else
                 ixc = other_tag(last_tag);
+            if (__builtin_expect((int32_t)ixc < 0, 0)) { /* a name owed (CMPROF_IXC_OWED): put before it */
+                char *named = put_owed(b, ixc, pcs);
+                if (!named)
+                    return owed_stop(b, pcs);
+                b = named;
+                ixc = owed_ixc;
+            }
         }
         tags++;
         memcpy(b, &ixc, 4);
@@ -918,7 +1091,6 @@ static uint32_t name_room(uint32_t upto)
     return until_due(cmprof_tasks.pending[cmprof_tasks.pending_head % PENDING_N].at, upto);
 }
 
-#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
 #define GROUP_HEAD 8u  /* '&', what the group stands for (5 chars), its size (2), before the '%' or '$' */
 
 /* At a reservoir's mark (cmprof.h): its two entries taken, the group's samples go out next, in '&'
@@ -956,7 +1128,8 @@ static char *group_head(char *b)
     *b++ = b64[stream.group_kept & 63u];
     return b;
 }
-#define DEFS_ROOM (4u * (1u + ENTRY_MAX)) /* names a sample line carries at most (more: the next line) */
+#define DEFS_MAX 8u /* names a sample line carries at most (more: the next line) */
+#define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX))
 _Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
 
 /* One line of up to LINE_SAMPLES samples, each new task's name inside it right before the samples
@@ -985,6 +1158,9 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #ifdef CMPROF_TAG
     line_putc = putc;
 #endif
+#if LAZY_NAMES
+    owed_room = DEFS_MAX;
+#endif
     while (k < want) {
         uint32_t m = want - k;
         if (cmprof_tasks.names_pending) {
@@ -1002,6 +1178,13 @@ static uint32_t send_line(cmprof_putc_fn putc)
         m = cmprof_stream_peek(k, &pcs, &tags, m); /* where the ring wraps, fewer */
         b = put_samples(b, pcs, tags, m);
         k += m;
+#if LAZY_NAMES
+        if (owed_cut) { /* a name owed did not fit: it opens the next line */
+            k -= owed_cut;
+            owed_cut = 0;
+            break;
+        }
+#endif
     }
     if (b == first)
         return 0;

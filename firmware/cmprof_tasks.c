@@ -91,7 +91,7 @@ static void hash_remove(uint32_t tag)
 #define GONE_COPIES (!DUMP_MODE && !CMPROF_STREAM_NAMES_KEPT)
 #if GONE_COPIES
 #ifndef CMPROF_GONE_NAMES
-#define CMPROF_GONE_NAMES 16u /* deleted tasks' unsent names kept at once (a drain sends them) */
+#define CMPROF_GONE_NAMES 16u /* deleted tasks' unsent or owed names kept at once (a drain sends them) */
 #endif
 static char gone_names[CMPROF_GONE_NAMES][CMPROF_DUMP_NAME_LEN + 1u];
 static uint16_t gone_owner[CMPROF_GONE_NAMES];
@@ -189,8 +189,17 @@ static uint32_t take_slot(void)
     freed_unlink(i);
     supersede(i);
     hash_remove((uint32_t)(uintptr_t)T.tags[i]);
-    T.flags[i] &= (uint8_t)~CMPROF_TASK_GONE;
+    cmprof_tasks_clear(i, CMPROF_TASK_UNSENT | CMPROF_TASK_OWED); /* the deleted task's samples went out: nothing owed for it any more */
+    T.flags[i] &= (uint8_t)~(CMPROF_TASK_GONE | CMPROF_TASK_TAG_SENT); /* a new tag */
     return i;
+}
+
+void cmprof_tasks_clear(uint32_t i, uint32_t flags)
+{
+    T.flags[i] &= (uint8_t)~flags;
+#ifdef CMPROF_TAG
+    T.ixc[i] = index_chars(i);
+#endif
 }
 
 /* A deleted task keeps its slot (its samples still in the ring must find it) until no other slot
@@ -272,6 +281,7 @@ void cmprof_stream_task_later(const void *tag, const char *name)
             __asm__ volatile("" ::: "memory"); /* the entry before the tail: a drain in an interrupt reads it */
             T.pending_tail = tail + 1u;
         } else {
+            T.overflow_at = at;
             T.pending_overflow = true;
         }
         T.names_pending = true;
@@ -283,23 +293,26 @@ void cmprof_stream_task_later(const void *tag, const char *name)
  * sends the name: an unsent one is copied. The oldest copy goes to the next deletion; a name
  * still pointing at it becomes unknown ('?'), never another task's (a superseded entry knows its
  * copy by number: cmprof_tasks_superseded_name). At most CMPROF_DUMP_NAME_LEN characters. */
-static void keep_gone_name(uint32_t i)
+static const char *keep_gone_name(uint32_t i, const char *name)
 {
     uint32_t k = gone_next % CMPROF_GONE_NAMES;
     char *copy = gone_names[k];
     if (T.names[gone_owner[k]] == copy)
         T.names[gone_owner[k]] = NULL;
+#ifdef CMPROF_TAG
+    if (T.owed[gone_owner[k]] == copy)
+        T.owed[gone_owner[k]] = NULL;
+#endif
     gone_seq[k] = ++gone_next;
-    const char *name = T.names[i];
     uint32_t n = 0;
     for (; name && name[n] && n < CMPROF_DUMP_NAME_LEN; n++)
         copy[n] = name[n];
     copy[n] = '\0';
-    T.names[i] = name ? copy : NULL;
     gone_owner[k] = (uint16_t)i;
+    return name ? copy : NULL;
 }
 #else
-#define keep_gone_name(i) ((void)(i)) /* dump mode copies every name at creation; kept names live on */
+#define keep_gone_name(i, name) (name) /* dump mode copies every name at creation; kept names live on */
 #endif
 
 void cmprof_stream_task_gone(const void *tag)
@@ -312,7 +325,11 @@ void cmprof_stream_task_gone(const void *tag)
     }
     if (i != CMPROF_TASKS_NO_SLOT && !(T.flags[i] & CMPROF_TASK_GONE)) {
         if (T.flags[i] & CMPROF_TASK_UNSENT)
-            keep_gone_name(i);
+            T.names[i] = keep_gone_name(i, T.names[i]);
+#ifdef CMPROF_TAG
+        else if (T.flags[i] & CMPROF_TASK_OWED) /* its samples may wait in the ring, the name in freed memory */
+            T.owed[i] = keep_gone_name(i, T.owed[i]);
+#endif
         T.flags[i] |= CMPROF_TASK_GONE;
         T.gone_at[i] = CMPROF_TASKS_STORED();
         if (!(T.flags[i] & CMPROF_TASK_FREED)) /* each slot at most once in the list */

@@ -46,6 +46,10 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define CMPROF_TASK_GONE 1u   /* the task was deleted: its slot may go to a new task */
 #define CMPROF_TASK_UNSENT 2u /* named from a kernel hook; the drain has not sent it yet */
 #define CMPROF_TASK_FREED 4u  /* in the list of deleted slots */
+#define CMPROF_TASK_OWED 8u   /* tagged streams: the drain reached the slot's name (or an older one, in
+                                 `owed`) but no sample needed it yet: it goes out before the first that does */
+#define CMPROF_TASK_TAG_SENT 16u /* the host has the slot's tag: a name entry need not repeat it */
+#define CMPROF_IXC_OWED 0x80000000u /* an ixc that is the slot's index, not its chars: a name is owed */
 /* the hash: a power of two, at least twice the tasks */
 #define CMPROF_TASKS_HASH_BITS                                                                                 \
     (CMPROF_TASKS_MAX <= 64u ? 7 : CMPROF_TASKS_MAX <= 256u ? 9 : CMPROF_TASKS_MAX <= 1024u ? 11 : 13)
@@ -88,6 +92,9 @@ struct cmprof_task_table {
     uint32_t ixc[CMPROF_TASKS_MAX]; /* each slot's index chars, for the sample loop: a load */
 #endif
     const char *names[CMPROF_TASKS_MAX]; /* kept to repeat them with the announce */
+#ifdef CMPROF_TAG
+    const char *owed[CMPROF_TASKS_MAX]; /* CMPROF_TASK_OWED: the name the wire owes the slot's next sample */
+#endif
     uint32_t n_tags;
     cmprof_hash_slot_t hash[CMPROF_TASKS_HASH_SLOTS]; /* open addressing on the tag: 1 + its index, 0 empty */
     volatile uint32_t changes;   /* bumped around each change of the table: a lookup that saw it move
@@ -111,6 +118,7 @@ struct cmprof_task_table {
     } pending[CMPROF_TASKS_PENDING];
     volatile uint32_t pending_head, pending_tail; /* the drain takes, the kernel hooks add */
     volatile bool pending_overflow;               /* some unsent names are only in the table: scan it */
+    volatile uint32_t overflow_at;                /* ... the last of them given at this ring position */
     bool table_full;   /* a tag found no slot: said with every announce (@full) */
     bool full_pending; /* ... and by the next drain */
     struct cmprof_superseded superseded[CMPROF_STREAM_SUPERSEDED];
@@ -123,6 +131,9 @@ extern struct cmprof_task_table cmprof_tasks;
 uint32_t cmprof_tasks_find(uint32_t tag);
 /* Register a tag and its name; its index, or CMPROF_TASKS_NO_SLOT when the table is full. */
 uint32_t cmprof_tasks_register(const void *tag, const char *name);
+/* Clear slot i's CMPROF_TASK_UNSENT and/or _OWED (its name went out, or goes out now); an owed
+ * slot's index chars come back. */
+void cmprof_tasks_clear(uint32_t i, uint32_t flags);
 /* A superseded entry's name, or NULL when the copy it pointed at went to a later deletion. */
 const char *cmprof_tasks_superseded_name(const struct cmprof_superseded *e);
 

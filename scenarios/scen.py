@@ -263,6 +263,13 @@ def all_scenarios():
                       CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                       PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CMPROF_STACKS=1, SEED=4242))
+    # 100 more workers in a pool, the oldest deleted and a new one created every SPAWN_TICKS ticks (10 kHz:
+    # 1,000 creations a second), re-created under 100 distinct names, or each under a name of its own
+    for name, unique, spawn in (("frtos_churn_distinct", 0, 10), ("frtos_churn_unique", 1, 10)):
+        s.append(scenario(name, "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
+                          CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
+                          PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CHURN_POOL=100, CHURN_UNIQUE=unique,
+                          SPAWN_TICKS=spawn, RUN_TICKS=3000, MAX_IDS=4096))
     # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
     # seed of its own: the same seed would repeat the stream run's draw of sample times)
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
@@ -467,47 +474,102 @@ DEMO_R5 = dict(DEMO_A, CMPROF_PORT="CMPROF_PORT_SP804", CMPROF_JITTER=15)
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
+B64_VAL = {c: i for i, c in enumerate(B64)}
+
+
+def _name_entry(s, i, state=None):
+    """One name entry at s[i] (an "@N" line's, or before version 5 a sample line's after '='): the index,
+    6 chars of tag, 1 of length, the name. Returns (index, tag, name, where it ends)."""
+    val = B64_VAL
+    index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    tag = 0
+    for c in s[i:i + 6]:
+        tag = tag << 6 | val[c]
+    n = val[s[i + 6]]
+    return index, "%08x" % tag, s[i + 7:i + 7 + n], i + 7 + n
+
+
+def _def_entry(s, i, state):
+    """A '=' entry at s[i] (after the '='). Version 5: the index, a head of 2 chars (0x800: a tag of 6
+    follows, 0x400: a name follows, its length in 1 then the name; the low 10 bits the name's id),
+    the name by its id otherwise, the tag the index's otherwise. Returns (index, tag, name, end); the
+    name or the tag None when the reader missed the entry that gave it (a capture cut mid-stream)."""
+    if state.get("version", 0) < 5:
+        return _name_entry(s, i)
+    val = B64_VAL
+    index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    head = val[s[i]] << 6 | val[s[i + 1]]
+    i += 2
+    tag = state.setdefault("tags", {}).get(index)
+    if head & 0x800:
+        t = 0
+        for c in s[i:i + 6]:
+            t = t << 6 | val[c]
+        tag, i = "%08x" % t, i + 6
+    ids = state.setdefault("ids", {})
+    if head & 0x400:
+        n = val[s[i]]
+        ids[head & 0x3FF] = s[i + 1:i + 1 + n]
+        i += 1 + n
+    state["tags"][index] = tag
+    return index, tag, ids.get(head & 0x3FF), i
+
+
+def sample_line_defs(body, state=None):
+    """The '=' entries of a '%' (or '&') sample line's text before its '!': (index, tag, name, bytes).
+    state: the capture's version and name ids so far (stream_state), updated."""
+    state = {} if state is None else state
+    if body.startswith("&") and body[8:9] == "%":  # a reservoir's group: a '%' line after its head
+        body = body[8:]
+    out = []
+    i = 1
+    while body.startswith("%") and i < len(body):
+        if body[i] == "=":
+            index, tag, name, end = _def_entry(body, i + 1, state)
+            out.append((index, tag, name, end - i))
+            i = end
+            continue
+        i += 3 if body[i] in "-+" else 1
+        i += 7 if body[i] == "*" else 4
+    return out
+
+
+def stream_state(body, state):
+    """Follow a capture's announces (the version says how '=' entries read); @N entries keep tags."""
+    m = re.match(r"@cmprof v=(\d+)", body)
+    if m:
+        state["version"] = int(m.group(1))
+
+
 def stream_names(text):
     """Every name a stream gives, in order, as (offset of its line, index, tag as 8 hex digits,
     name): "@task" lines, "@N" lines' entries and the '=' entries inside sample lines
     (docs/stream.md). Lines with a bad check are skipped whole, as the host does."""
-    val = {c: i for i, c in enumerate(B64)}
+    val = B64_VAL
     out = []
-
-    def entry(s, i, at):  # index, 6 chars of tag, 1 of length, the name
-        index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
-        tag = 0
-        for c in s[i:i + 6]:
-            tag = tag << 6 | val[c]
-        n = val[s[i + 6]]
-        out.append((at, index, "%08x" % tag, s[i + 7:i + 7 + n]))
-        return i + 7 + n
-
     at = 0
+    state = {}
     for line in text.splitlines(True):
         body, start, at = line.rstrip("\r\n"), at, at + len(line)
         if len(body) < 4 or body[-3] != "!" or stream_line_check(body[:-3]) != body[-2:]:
             continue
         body = body[:-3]
-        if body.startswith("&") and body[8:9] == "%":  # a reservoir's group: a '%' line after its head
-            body = body[8:]
+        stream_state(body, state)
         m = re.match(r"@task (\+..|.) ([0-9a-f]{8}) (.*)$", body)
         if m:
             f = m.group(1)
             index = val[f] if len(f) == 1 else 62 + (val[f[1]] << 6 | val[f[2]])
+            state.setdefault("tags", {})[index] = m.group(2)
             out.append((start, index, m.group(2), m.group(3)))
         elif body.startswith("@N"):
             i = 2
             while i < len(body):
-                i = entry(body, i, start)
-        elif body.startswith("%"):
-            i = 1
-            while i < len(body):
-                if body[i] == "=":
-                    i = entry(body, i + 1, start)
-                    continue
-                i += 3 if body[i] in "-+" else 1
-                i += 7 if body[i] == "*" else 4
+                index, tag, name, i = _name_entry(body, i)
+                state.setdefault("tags", {})[index] = tag
+                out.append((start, index, tag, name))
+        else:
+            out += [(start, index, tag, name) for index, tag, name, _ in sample_line_defs(body, state)
+                    if name is not None]  # else the host waits for the repeat (tag None: the index's, unknown)
     return out
 
 

@@ -1164,6 +1164,7 @@ def frtos_cost(c):
                "freed_unlink", "copy_of", "cmprof_tasks_superseded_name")),
              ("names: sending them (in sample lines, @N repeats)",
               ("due_names", "due_names_rare", "due_queue", "def_if_due", "defs_superseded", "put_def", "put_entry",
+               "owe_name", "put_owed", "owed_stop", "name_id", "put_tag6", "put_def_entry", "forget_names_sent",
                "name_room", "send_due_names", "send_unnamed", "send_task", "send_task_as", "put_task_head",
                "put_text", "put_text_upto", "put_dec", "put_hex", "repeat_names", "cap_credit", "spend_on_names",
                "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable"))]
@@ -1188,6 +1189,160 @@ def frtos_cost(c):
           "| **library total** | **%.1f** |" % per_sample, "",
           "Beside it, the application's output function (`uart_line`: the line under vTaskSuspendAll, a byte "
           "at a time into the UART): %.1f per sample." % (out / max(n, 1)), "")
+
+
+def stream_bytes(text):
+    """A capture's protocol lines (checked, newlines included): (all their bytes, the bytes that name
+    tasks: "@task", "@N" and "@full" lines, and the '=' entries inside sample lines)."""
+    total = names = 0
+    state = {}
+    for line in text.split("\n"):
+        if len(line) < 4 or line[-3] != "!" or line[:1] not in "$%&@#^" or \
+                scen.stream_line_check(line[:-3]) != line[-2:]:
+            continue
+        scen.stream_state(line[:-3], state)
+        total += len(line) + 1
+        if line.startswith(("@task ", "@N", "@full ")):
+            names += len(line) + 1
+        elif line[:1] in "%&":
+            names += sum(entry[-1] for entry in scen.sample_line_defs(line[:-3], state))
+    return total, names
+
+
+def poisson_tail(lam, k):
+    """P(X <= k) and P(X >= k) for X Poisson with mean lam (summed in logs: exp(-lam) underflows)."""
+    def log_pmf(i):
+        return -lam + i * math.log(lam) - math.lgamma(i + 1) if lam > 0 else (0.0 if i == 0 else -math.inf)
+    below = sum(math.exp(log_pmf(i)) for i in range(k))
+    return min(1.0, below + math.exp(log_pmf(k))), max(0.0, 1.0 - below)
+
+
+def judge_counts_exact(c, label, prof, n, truth, total, family=0.01):
+    """Hundreds of task rows of 10 to 30 expected samples each (a pool of workers, each with a name of
+    its own): the normal approximation's 4 sigma is too tight for their skewed tails (365 rows of 20
+    expected cross it by chance in about 1 run in 13). Each row's count against the exact Poisson tail
+    instead, two-sided, Bonferroni over the rows (a false alarm in 1 run in 100), and no more outside
+    the 95 % interval than chance allows (as judge_shares)."""
+    m, outside95, worst, worst_p = len(truth), 0, None, 1.0
+    for k, v in truth.items():
+        lam, got = v / total * n, int(round(prof.get(k, 0)))
+        lo, hi = poisson_tail(lam, got)
+        p = min(1.0, 2 * min(lo, hi))
+        outside95 += abs(got / n - v / total) > 1.96 * scen.sigma(v / total, n)
+        if p < worst_p:
+            worst, worst_p = k, p
+    allowed = 0.05 * m + 3 * math.sqrt(m * 0.05 * 0.95)
+    c.check("%s within the exact Poisson tail (two-sided, family-wise %g over the rows), and as many outside "
+            "the 95 %% interval as chance allows" % (label, family),
+            worst_p >= family / m and outside95 <= allowed,
+            "%d rows, %d outside 95 %% (chance: %.1f, allowed %.1f), least likely %s: %d samples for %.1f expected, "
+            "p %.2g (bound %.2g)" % (m, outside95, 0.05 * m, allowed, worst, prof.get(worst, 0),
+                                     truth[worst] / total * n, worst_p, family / m))
+
+
+def undefined_index_samples(text):
+    """Samples whose task index no name (an @task line, an @N or '=' entry) gave before them, and the
+    byte offset of the first."""
+    val, state, named, count, first, at = scen.B64_VAL, {}, set(), 0, None, 0
+    for line in text.split("\n"):
+        start, at = at, at + len(line) + 1
+        if len(line) < 4 or line[-3] != "!" or scen.stream_line_check(line[:-3]) != line[-2:]:
+            continue
+        body = line[:-3]
+        scen.stream_state(body, state)
+        if body.startswith(("@task ", "@N")):
+            named |= {index for _, index, _, _ in scen.stream_names(line + "\n")}
+            continue
+        body = body[8:] if body.startswith("&") else body
+        i = 1
+        while body.startswith("%") and i < len(body):
+            if body[i] == "=":
+                index, _, _, i = scen._def_entry(body, i + 1, state)
+                named.add(index)
+                continue
+            if body[i] in "-/":
+                i += 3 if body[i] == "-" else 1
+            else:
+                index, i = (62 + (val[body[i + 1]] << 6 | val[body[i + 2]]), i + 3) if body[i] == "+" else \
+                    (val[body[i]], i + 1)
+                if index not in named:
+                    count += 1
+                    first = start if first is None else first
+            i += 7 if body[i] == "*" else 4
+    return count, first
+
+
+FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique")
+
+
+def frtos_churn_cost(name, r, n):
+    """The library's instructions per sample in a run (the plugin's counts), all-in, and the idle
+    task's quick exits from the drain (a call that finds less than a line waiting) apart."""
+    lib = {clone_base(f) for f in scen.library_functions(name)}
+    per = collections.Counter()
+    for pc, v in r.counts.items():
+        per[clone_base(r.sym.lookup(pc))] += v
+    total = sum(v for f, v in per.items() if f in lib)
+    quick = per["cmprof_stream_drain"] + per["cmprof_stream_pending"]
+    return (total - quick) / max(n, 1), quick / max(n, 1), per
+
+
+def frtos_churn(c):
+    """Issue 44: 100 more workers on the real kernel, the oldest deleted and a new one created 1,000
+    times a second (every 10 kernel ticks of 10 kHz), under 100 distinct names re-created or a new
+    name each time: nothing lost, nothing unnamed, names at most 10 % of the stream's bytes, task
+    shares against the plugin's per-task truth, the library's cost at most 140 instructions a sample."""
+    rows = []
+    for name in FRTOS_CHURN:
+        r = Result(name)
+        text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+        kv = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text.splitlines()[-1])}
+        tid = {int(a): b for a, b, _ in re.findall(r"^tid (\d+) (\S+) ([0-9a-f]{8})$", text, re.M)}
+        ctx_tasks, ctx_isrs = frtos_contexts(name)
+        total = sum(ctx_tasks.values()) + sum(ctx_isrs)
+        truth = collections.Counter()
+        for k, v in ctx_tasks.items():  # re-created workers share their name's row
+            truth[tid.get(k, "?%d" % k)] += v
+        truth.update(dict(zip(FRTOS_ISRS, ctx_isrs)))
+        j = r.tool()
+        n = j["total"]
+        by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+        named = {t for _, _, _, t in scen.stream_names(text) if t and t != "?"}
+        unnamed = sum(v for k, v in by_task.items() if not k.startswith("ISR: ") and k != "idle" and k not in named)
+        all_bytes, name_bytes = stream_bytes(text)
+        cost, quick, _ = frtos_churn_cost(name, r, n)
+        c.check(name + ": the run is complete (100 workers churned), nothing lost, every sample decoded",
+                kv.get("lost", -1) == 0 and n == kv.get("taken") and kv.get("max_alive", 0) >= 200 and
+                kv.get("deleted", 0) >= 200 and j["decoder"]["text_bad_checks"] == 0,
+                "%d taken, %d lost, host %d, at most %d alive, %d deleted, %d bad checks" % (
+                    kv.get("taken", 0), kv.get("lost", -1), n, kv.get("max_alive", 0), kv.get("deleted", 0),
+                    j["decoder"]["text_bad_checks"]))
+        c.check(name + ": no sample in an unnamed row, every sampled task named before its samples",
+                unnamed == 0 and not any("unnamed" in d or "pending" in d or "full" in d for d in j["diagnostics"]),
+                "%d samples unnamed (%.2f %%); diagnostics %s" % (unnamed, 100.0 * unnamed / max(n, 1),
+                                                                j["diagnostics"] or "none"))
+        undefined, first = undefined_index_samples(text)
+        c.check(name + ": no task index used before a name defines it on the wire", undefined == 0,
+                "%d samples before their index's name (the first at byte %s)" % (undefined, first))
+        c.check(name + ": names at most 10 % of the stream's bytes",
+                name_bytes * 10 <= all_bytes, "%d of %d bytes (%.1f %%), %.2f bytes a sample" % (
+                    name_bytes, all_bytes, 100.0 * name_bytes / max(all_bytes, 1), all_bytes / max(n, 1)))
+        pooled, pooled_truth = pool_small(by_task, truth, n, total)
+        judge_counts_exact(c, name + ": task and ISR shares (those under 10 expected samples pooled)", pooled, n,
+                           pooled_truth, total)
+        c.check(name + ": at most 140 library instructions a sample, the idle task's quick exits apart",
+                0 < cost <= 140, "%.1f a sample, quick exits %.1f more" % (cost, quick))
+        rows.append((name, n, all_bytes / max(n, 1), 100.0 * name_bytes / max(all_bytes, 1), kv.get("lost", -1),
+                     100.0 * unnamed / max(n, 1), cost, quick, kv.get("tasks_created", 0)))
+    c.out("## 9g. Names at 1,000 task creations a second (`frtos_churn_*`)", "",
+          "The FreeRTOS scenario with 100 more workers in a pool: every 10 kernel ticks (1 ms) the oldest is deleted "
+          "and a new one created in its place, re-created under 100 distinct names, or each under a name of its own.",
+          "", "| scenario | samples | bytes a sample | names % of bytes | lost | unnamed % | instructions a sample "
+          "(quick exits apart) | tasks created |", "|---|---|---|---|---|---|---|---|")
+    for name, n, bps, npc, lost, un, cost, quick, created in rows:
+        c.out("| %s | %d | %.2f | %.1f | %d | %.2f | %.1f (+%.1f) | %d |" % (name, n, bps, npc, lost, un, cost, quick,
+                                                                           created))
+    c.out("")
 
 
 def wire_bytes(name, n):
@@ -2252,7 +2407,7 @@ def main(cmd):
           "`--resolve` for per-sample sequences) on the UART capture. Every bound is "
           "+-3 sigma = 3 sqrt(p(1-p)/N) around the truth.", "")
     steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
-             own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, gdb_halting, gdb_tasks, gdb_callers,
+             own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, frtos_churn, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
              streaming, starved, sampler_callers, rtt_stream, diagnostics]
     truth_loop = None

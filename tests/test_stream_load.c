@@ -163,6 +163,7 @@ struct reading {
     uint64_t samples, wrong, unnamed, lost_reported, bad_lines;
     uint32_t first_seen[MAX_IDS], named_at[MAX_IDS]; /* per task id, slots; 0: not yet */
     uint32_t tag_named[1u << 12];
+    char tag_name[1u << 12][12]; /* each named tag's last name */
     size_t n_tag_named;
     struct naming {
         uint32_t tag, at; /* a name for the tag arrived in slot `at` */
@@ -173,20 +174,27 @@ struct reading {
 
 static uint32_t current_at; /* the slot the line being decoded ended in */
 
-static bool tag_has_name(const struct reading *r, uint32_t tag)
+/* The tag's name in this reading, or NULL. */
+static const char *name_of(const struct reading *r, uint32_t tag)
 {
     for (size_t i = 0; i < r->n_tag_named; i++)
         if (r->tag_named[i] == tag)
-            return true;
-    return false;
+            return r->tag_name[i];
+    return NULL;
 }
 
 static void on_event(void *ctx, const struct ev *e)
 {
     struct reading *r = ctx;
     if (e->type == EV_TASK_NAME) {
-        if (!tag_has_name(r, e->tag) && r->n_tag_named < sizeof r->tag_named / sizeof r->tag_named[0])
-            r->tag_named[r->n_tag_named++] = e->tag;
+        size_t i = 0;
+        while (i < r->n_tag_named && r->tag_named[i] != e->tag)
+            i++;
+        if (i < sizeof r->tag_named / sizeof r->tag_named[0]) {
+            r->n_tag_named += i == r->n_tag_named;
+            r->tag_named[i] = e->tag;
+            snprintf(r->tag_name[i], sizeof r->tag_name[i], "%.*s", (int)e->text_len, e->text);
+        }
         if (r->n_namings < sizeof r->namings / sizeof r->namings[0])
             r->namings[r->n_namings++] = (struct naming){e->tag, current_at};
     } else if (e->type == EV_LOST) {
@@ -196,14 +204,16 @@ static void on_event(void *ctx, const struct ev *e)
         int k = (int)((e->addr - 0x08010000u) / 2u);
         if (k < 0 || k >= n_ids)
             return;
-        uint32_t truth = (uint32_t)(uintptr_t)tcbs[block_of[k]];
-        bool own = e->tag == truth && tag_has_name(r, e->tag);
+        /* by name: a host that began late names an index whose tag came before it under a tag of
+         * its own (its samples are the task's all the same) */
+        const char *name = e->tag ? name_of(r, e->tag) : NULL;
+        bool own = name && strcmp(name, names[block_of[k]]) == 0;
         if (!r->first_seen[k])
             r->first_seen[k] = current_at;
         if (own && !r->named_at[k])
             r->named_at[k] = current_at;
-        r->unnamed += !own && (e->tag == 0 || !tag_has_name(r, e->tag));
-        r->wrong += e->tag != truth && e->tag != 0 && tag_has_name(r, e->tag);
+        r->unnamed += !name;
+        r->wrong += name && !own;
     }
 }
 
@@ -242,8 +252,10 @@ static size_t name_bytes(const char *s, size_t n)
     size_t named = 0;
     for (size_t i = 1; s[0] == '%' && i + 4 < n;) { /* up to the "!CC\n" */
         size_t index = s[i + (s[i] == '=')] == '+' ? 3 : 1;
-        if (s[i] == '=') {
-            size_t len = 1 + index + 6 + 1 + b64_value(s[i + 1 + index + 6]);
+        if (s[i] == '=') { /* version 5: index, a head of 2 (0x800: a tag of 6 follows, 0x400: a name) */
+            size_t head = b64_value(s[i + 1 + index]) << 6 | b64_value(s[i + 2 + index]);
+            size_t len = 1 + index + 2 + (head & 0x800u ? 6u : 0u);
+            len += head & 0x400u ? 1 + b64_value(s[i + len]) : 0u;
             named += len;
             i += len;
             continue;

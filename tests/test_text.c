@@ -508,6 +508,23 @@ static void test_partial_last_line_is_the_cut(void)
     }
 }
 
+/* Version 5: a '=' entry sends a name whole with its id and its tag; a later entry for a task of
+ * that name in the same control block refers to it by id, 2 chars, and both name their samples.
+ * A host that missed the entry with the whole name (a late start) keeps the index waiting until
+ * its @N repeat, which names the waiting samples. */
+static void test_v5_names_by_id(void)
+{
+    struct text_decoder d;
+    decode("@cmprof v=5 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!ZD\n"
+           "%A00g1=BwFAgAAQAGsensorB00c2!uP\n%B00c3=BAFB00c4!Qv\n", &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && log_a.count[EV_PC] == 4 && log_a.count[EV_TASK_NAME] == 2);
+    CHECK(strstr(log_a.buf, "t=20000400/0 s=0 i=0 k=0 v=ffffc001 c=0 0/0/0 'sensor'") != NULL);
+    CHECK(strstr(log_a.buf, "a=08001984 t=20000400/1") && strstr(log_a.buf, "a=08001988 t=20000400/1"));
+    decode("@cmprof v=5 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!ZD\n%=BAFB00c5!tW\n@NBAgAAQAGsensor!/G\n", &log_a, &d); /* attached late: id 5 never seen */
+    CHECK(d.stats.names_waited_id == 1 && strstr(log_a.buf, "a=0800198a t=ffffc001/1") != NULL);
+    CHECK(strstr(log_a.buf, "t=20000400/0 s=0 i=0 k=0 v=ffffc001 c=0 0/0/0 'sensor'") != NULL);
+}
+
 /* A line that may have named tasks is dropped (here a '=' entry giving index B to task "new"): no
  * sample after it keeps an index's old name. Every index named before it is pending (EV_NAMES_UNSURE)
  * until named again: a repeat (@N) gives the waiting samples its name; a new task's '=' entry, sent
@@ -551,7 +568,7 @@ static void test_dropped_line_leaves_no_old_name(void)
 
 /* A sample line of another version than its announce is named, not decoded: version 3 digits after a
  * version 2 announce, base64 under a version 3 one; then a line that reads both ways is the other
- * version's too. A newer announce (v=5): its lines are counted, not read, until a known announce.
+ * version's too. A newer announce (v=9): its lines are counted, not read, until a known announce.
  * Announced numbers past the firmware's 32 bits are refused by name; so are 64-bit section figures,
  * lost counts, and a full table of no slots. Checks by tests/harness.py. */
 static void test_versions_and_announced_ranges(void)
@@ -564,9 +581,9 @@ static void test_versions_and_announced_ranges(void)
     decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n$AADBAADF!8r\n",
            &log_a, &d);
     CHECK(log_a.count[EV_PC] == 4 && d.stats.other_version_lines == 0); /* "AADB" reads in both alphabets */
-    decode("@cmprof v=5 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!ZD\n$0:0;00g1!Hx\n"
+    decode("@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!EE\n$0:0;00g1!Hx\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n", &log_a, &d);
-    CHECK(d.stats.newer_version == 5 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
+    CHECK(d.stats.newer_version == 9 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
     CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STREAM_INFO] == 1);
     decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=18446744073709551615 jitter=0 base=08000000!o5\n"
@@ -609,6 +626,7 @@ int main(void)
     RUN_TEST(test_too_many_entries_in_a_sample_line);
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
+    RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
     free(log_a.buf);
     free(log_b.buf);

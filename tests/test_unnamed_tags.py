@@ -191,7 +191,12 @@ def late_attach_capture():
     for off, idx, tag, nm in lines:
         if off < cut:
             before[idx] = (tag, nm)
-        elif idx not in after:
+    # what a host attached at the cut can read: a version 5 entry that leaves out a name or a tag
+    # sent before the cut names nothing for it (the index waits for its repeat)
+    unreadable = {nm for off, idx, tag, nm in lines if off >= cut}
+    for off, idx, tag, nm in task_lines(late):
+        unreadable.discard(nm)
+        if idx not in after:
             after[idx] = (tag, nm)
     head = text[at:text.index("\n", at) + 1] + "".join(
         line("@task %s %s %s" % (index_field(idx), tag, nm)) for idx, (tag, nm) in sorted(before.items()))
@@ -213,9 +218,10 @@ def late_attach_capture():
           "pending %s; named after the cut %s" % (sorted(pend), sorted(set(pend) & set(after))))
     # names whose samples the attach cannot change: none of their indexes was re-mapped, left
     # unnamed, or first named after the cut with another task
-    moved = set()
+    moved = set(unreadable)
     for idx, was in before.items():
-        if after.get(idx) != was:
+        now = after.get(idx)
+        if now is None or now[1] != was[1] or now[0] not in (None, was[0]):  # None: the index's tag, kept
             moved.add(was[1])
             moved.add(after.get(idx, ("", ""))[1])
     same = {k: v for k, v in ref_rows.items() if k not in moved}

@@ -146,6 +146,21 @@ static unsigned *tally_slot(struct tally *t, const char *name)
     return &t->samples[t->n++];
 }
 
+/* How often each worker name of the pool tests came on the wire: c0000.. and w00.. */
+static unsigned wire_unique[10000], wire_distinct[100], wire_names;
+
+static void count_wire_name(const char *name, size_t len)
+{
+    unsigned v = 0;
+    for (size_t k = 1; k < len && name[k] >= '0' && name[k] <= '9'; k++)
+        v = 10u * v + (unsigned)(name[k] - '0');
+    wire_names++;
+    if (len == 5 && name[0] == 'c')
+        wire_unique[v]++;
+    else if (len == 3 && name[0] == 'w')
+        wire_distinct[v]++;
+}
+
 static void tally_event(void *ctx, const struct ev *e)
 {
     struct tally *t = ctx;
@@ -160,6 +175,7 @@ static void tally_event(void *ctx, const struct ev *e)
         t->n_tags += i == t->n_tags;
         t->tags[i] = e->tag;
         snprintf(t->tag_names[i], sizeof t->tag_names[i], "%.*s", (int)e->text_len, e->text);
+        count_wire_name(e->text, e->text_len);
     } else if (e->type == EV_PC) {
         char isr[16];
         const char *name = "(no name)";
@@ -178,6 +194,9 @@ static void tally_stream(struct tally *t, struct text_decoder *d)
 {
     struct ev_sink sink = {tally_event, t};
     memset(t, 0, sizeof *t);
+    memset(wire_unique, 0, sizeof wire_unique);
+    memset(wire_distinct, 0, sizeof wire_distinct);
+    wire_names = 0;
     text_init(d);
     text_feed(d, (const uint8_t *)out, out_len, &sink);
     text_finish(d, &sink);
@@ -347,6 +366,74 @@ static void test_many_threads_end_between_two_drains(void)
     text_free(&d);
 }
 
+/* A pool of 100 workers re-created 2,000 times (the oldest aborted, a new thread in its place),
+ * under 100 distinct names or a new name each time; a third of them run long enough to be sampled.
+ * Names go out by need: every sampled worker's samples under its own name, the name of a worker
+ * never sampled never on the wire (distinct names: once for each life that was sampled, and the
+ * repeats for a late host). */
+static void pool_churn(bool unique)
+{
+    enum { POOL = 100, MADE = 2000 };
+    static struct k_thread pool[POOL], main_thread;
+    static bool sampled[MADE];
+    start();
+    kernel_create(&main_thread, "main");
+    kernel_switch_to(&main_thread);
+    for (unsigned i = 0; i < MADE; i++) {
+        struct k_thread *t = &pool[i % POOL];
+        char name[16];
+        snprintf(name, sizeof name, unique ? "c%04u" : "w%02u", unique ? i : i % POOL);
+        if (i >= POOL)
+            sys_trace_thread_abort_user(t);
+        kernel_create(t, name);
+        sampled[i] = i % 3u == 0u;
+        if (sampled[i]) {
+            kernel_switch_to(t);
+            samples_in(0, 2);
+            kernel_switch_to(&main_thread);
+        }
+        samples_in(0, 1);
+    }
+    struct text_decoder d;
+    finish(&d);
+    for (unsigned k = 0; k < POOL; k++) /* the table's slots free for the tests after */
+        sys_trace_thread_abort_user(&pool[k]);
+    unsigned wrong = 0, on_wire = 0, lives = 0;
+    for (unsigned i = 0; i < MADE && unique; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%04u", i);
+        wrong += samples_of(&tally, name) != (sampled[i] ? 2u : 0u);
+        on_wire += !sampled[i] && wire_unique[i] != 0;
+    }
+    for (unsigned k = 0; k < POOL && !unique; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%02u", k);
+        unsigned want = 0;
+        for (unsigned i = k; i < MADE; i += POOL)
+            want += sampled[i] ? 2u : 0u;
+        wrong += samples_of(&tally, name) != want;
+        lives += want / 2u;
+        on_wire += wire_distinct[k]; /* once a sampled life at most, and the repeats of live threads */
+    }
+    if (!unique) /* the repeats: a round or two of the pool's live threads in this run */
+        on_wire = on_wire > lives + 2u * POOL ? on_wire - lives : 0u;
+    CHECK(wrong == 0 && on_wire == 0);
+    CHECK(samples_of(&tally, "main") == MADE && samples_of(&tally, "?") == 0 && tally.full == 0);
+    printf("     %s names: %u of %u workers sampled, %u name entries on the wire; %zu bytes\n",
+           unique ? "unique" : "distinct", (MADE + 2u) / 3u, MADE, wire_names, out_len);
+    text_free(&d);
+}
+
+static void test_pool_churn_distinct_names_by_need(void)
+{
+    pool_churn(false);
+}
+
+static void test_pool_churn_unique_names_by_need(void)
+{
+    pool_churn(true);
+}
+
 /* Threads mostly share a few names: the pool keeps each name once. Once it is full, a new name is
  * taken from the thread's own buffer, still right when not overwritten before the drain. */
 static void test_name_pool_shares_then_degrades(void)
@@ -472,6 +559,8 @@ int main(void)
     RUN_TEST(test_threads_idle_and_interrupts);
     RUN_TEST(test_create_rename_abort_churn);
     RUN_TEST(test_many_threads_end_between_two_drains);
+    RUN_TEST(test_pool_churn_distinct_names_by_need);
+    RUN_TEST(test_pool_churn_unique_names_by_need);
     RUN_TEST(test_name_pool_shares_then_degrades);
     RUN_TEST(test_name_hook_bounded_at_any_fill);
     return check_summary();

@@ -24,7 +24,11 @@
 #define configCHECK_FOR_STACK_OVERFLOW 2
 #define configSUPPORT_DYNAMIC_ALLOCATION 1
 #define configSUPPORT_STATIC_ALLOCATION 0
+#ifdef CHURN_POOL /* a pool of churning workers (frtos.c): 1 KB each besides */
+#define configTOTAL_HEAP_SIZE (160u * 1024u + CHURN_POOL * 1024u)
+#else
 #define configTOTAL_HEAP_SIZE (160u * 1024u)
+#endif
 #define configUSE_TRACE_FACILITY 1 /* uxTaskNumber: the scenario's truth marker per task */
 #define configUSE_TIMERS 0
 #define configCHECK_HANDLER_INSTALLATION 0 /* PendSV and SysTick go through the truth markers */

@@ -49,9 +49,27 @@
 #define ID_ALARM (ID_FILT + N_FILT)
 #define ID_SPAWNER (ID_ALARM + N_ALARM)
 #define ID_CHURN (ID_SPAWNER + 1u)
-#define MAX_IDS 1024u
+#ifndef MAX_IDS
+#define MAX_IDS 1024u /* the truth plugin's limit is 4096 */
+#endif
 #ifndef SPAWN_TICKS
 #define SPAWN_TICKS 6u /* ticks between two creations (the churn measurement sets 1) */
+#endif
+/* CHURN_POOL=N: the churn is a pool of N workers, the oldest deleted and a new one created every
+ * SPAWN_TICKS ticks, each running CHURN_WORK nops then a 2-tick delay until deleted; named wNN by
+ * its place in the pool (CHURN_UNIQUE=0: N distinct names, re-created) or cNNNN (1: every one new). */
+#ifndef CHURN_POOL
+#define CHURN_POOL 0u
+#endif
+#define POOL_N (CHURN_POOL ? CHURN_POOL : 1u)
+#ifndef CHURN_WORK
+#define CHURN_WORK 100u
+#endif
+#ifndef CHURN_MAX
+#define CHURN_MAX (MAX_IDS - ID_CHURN) /* workers created in all (the pool's size: no churn once it is full) */
+#endif
+#ifndef CHURN_UNIQUE
+#define CHURN_UNIQUE 1
 #endif
 #define TIMER1_BASE 0x40001000u
 #define TIMER1_IRQ 9u
@@ -278,7 +296,7 @@ static void alarm(void *arg)
 static void churn(void *arg)
 {
     uint32_t c = (uint32_t)(uintptr_t)arg;
-    if (c % 2u) {
+    if (c % 2u && !CHURN_POOL) {
         for (uint32_t k = 0; k < 3u + c % 4u; k++) {
             churn_job(100u + c % 50u);
             vTaskDelay(1);
@@ -288,7 +306,7 @@ static void churn(void *arg)
         vTaskDelete(NULL);
     }
     for (;;) {
-        churn_job(80u);
+        churn_job(CHURN_POOL ? CHURN_WORK : 80u);
         vTaskDelay(2);
     }
 }
@@ -310,8 +328,13 @@ static TaskHandle_t make_churn(uint32_t c)
 {
     TaskHandle_t h;
     char *name = churn_names[c];
-    name[0] = 'c';
-    name[log_dec(name, 1u, c, 3u)] = '\0';
+    if (CHURN_POOL && !CHURN_UNIQUE) {
+        name[0] = 'w';
+        name[log_dec(name, 1u, c % POOL_N, 2u)] = '\0';
+    } else {
+        name[0] = 'c';
+        name[log_dec(name, 1u, c, 3u)] = '\0';
+    }
     vTaskSuspendAll(); /* its truth id is set before it can run */
     if (xTaskCreate(churn, name, STACK_WORDS, (void *)(uintptr_t)c, 1, &h) != pdPASS) {
         board_puts("frtos: churn creation failed\n");
@@ -341,9 +364,16 @@ static void spawner(void *arg)
     BOARD_REG(TIMER1_BASE + 0x8u) = 2500u; /* RELOAD: 100 us, a kernel tick */
     BOARD_REG(TIMER1_BASE + 0x4u) = 2500u;
     BOARD_REG(TIMER1_BASE) = 1u | 8u; /* enable, interrupt enable */
-    for (uint32_t c = 0; c < MAX_IDS - ID_CHURN && xTaskGetTickCount() - start < RUN_TICKS; c++) {
+    static TaskHandle_t pool[CHURN_POOL ? CHURN_POOL : 1u];
+    for (uint32_t c = 0; c < CHURN_MAX && c < MAX_IDS - ID_CHURN && xTaskGetTickCount() - start < RUN_TICKS; c++) {
+        if (CHURN_POOL && pool[c % POOL_N]) { /* the oldest worker goes */
+            vTaskDelete(pool[c % POOL_N]);
+            deleted++;
+        }
         TaskHandle_t h = make_churn(c);
-        if (c % 2u == 0u) {
+        if (CHURN_POOL) {
+            pool[c % POOL_N] = h;
+        } else if (c % 2u == 0u) {
             if (victim) {
                 vTaskDelete(victim);
                 deleted++;
@@ -352,6 +382,8 @@ static void spawner(void *arg)
         }
         vTaskDelay(SPAWN_TICKS);
     }
+    while (xTaskGetTickCount() - start < RUN_TICKS)
+        vTaskDelay(10);
     log_printf("spawner: %u tasks created\n", created);
     finish = 1u;
     for (;;)
