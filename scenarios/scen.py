@@ -257,10 +257,8 @@ def all_scenarios():
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                       PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1, CMPROF_STREAM_LINE=32))
     # ... with stack evidence (CMPROF_STACKS): every task's stacks end at its task function, its exit
-    # trap (prvTaskExitError, no BL before it) given to the scan from each new task's initial stack
-    s.append(scenario("frtos_stacks", "frtos", core="an385", cflags=(
-        "-DtraceRETURN_xTaskCreate(x)=cmprof_stack_task_root(pxNewTCB ? (const void *)pxNewTCB->pxTopOfStack : 0)",),
-                      CMPROF_STREAM=1, CMPROF_RING_N=512,
+    # trap (prvTaskExitError, no BL before it) given to the scan by the FreeRTOS header's create hook
+    s.append(scenario("frtos_stacks", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                       PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CMPROF_STACKS=1, SEED=4242))
     # 100 more workers in a pool, the oldest deleted and a new one created every SPAWN_TICKS ticks (10 kHz:

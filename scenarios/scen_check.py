@@ -2180,7 +2180,7 @@ def frtos_task_roots(c):
     """FreeRTOS tasks' stacks from the sampler's evidence end at each task's function: the kernel
     starts a task with LR = prvTaskExitError, which no call left (no BL before it) and which the
     linker puts right after xPortPendSVHandler. Each new task's exit address is handed to the scan
-    (cmprof_stack_task_root, from the kernel's xTaskCreate hook); the host ends there, proven."""
+    (cmprof_stack_task_root, from the FreeRTOS header's create hook); the host ends there, proven."""
     name = "frtos_stacks"
     r = Result(name)
     out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline", "--by", "task",

@@ -129,8 +129,16 @@ static inline const char *cmprof_freertos_name(const char *name, const char *idl
 /* The hooks, for the kernel's trace macros (pxCurrentTCB is the kernel's own variable, visible
  * where these expand: tasks.c). */
 #define CMPROF_FREERTOS_SWITCHED_IN() ((void)(cmprof_current_task = (void *)pxCurrentTCB))
+/* With stack evidence (CMPROF_STACKS), each new task's exit trap is handed to the scan (no call
+ * left it, so the scan would drop it and the task's stacks would end unproven). */
+#if defined(CMPROF_STACKS) && CMPROF_STACKS
+#define CMPROF_FREERTOS_ROOT(pxNewTCB) cmprof_stack_task_root((const void *)(pxNewTCB)->pxTopOfStack),
+#else
+#define CMPROF_FREERTOS_ROOT(pxNewTCB)
+#endif
 #define CMPROF_FREERTOS_CREATE(pxNewTCB)                                                                 \
-    cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME))
+    (CMPROF_FREERTOS_ROOT(pxNewTCB)                                                                      \
+     cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME)))
 #define CMPROF_FREERTOS_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
 
 /* cmprof's hooks are object-like names of the macros above, so that CMPROF_FREERTOS_OURS(hook)
