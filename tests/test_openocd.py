@@ -45,18 +45,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-class TclResponder:
+class TclResponder(harness.TclServer):
     """One connection; answers the commands cmprof-top sends, wrapped in `list [catch {...} r] $r`."""
 
     def __init__(self, burst, demcr=0, pcsr_zero=False, refuse_write=False):
         self.burst, self.demcr, self.pcsr_zero, self.refuse_write = burst, demcr, pcsr_zero, refuse_write
-        self.log, self.halts = [], 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.port = self.sock.getsockname()[1]
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
+        self.halts = 0
+        super().__init__()
 
     def answer(self, body):
         if body.startswith("read_memory 0x%08x 32 1" % DEMCR):
@@ -76,28 +71,6 @@ class TclResponder:
             self.halts += 1
             return "0 0x%08x" % self.burst[self.halts % len(self.burst)]
         return "1 {invalid command name \"%s\"}" % body.split()[0]
-
-    def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        buf = b""
-        try:
-            while True:
-                data = conn.recv(4096)
-                if not data:
-                    return
-                buf += data
-                while b"\x1a" in buf:
-                    cmd, buf = buf.split(b"\x1a", 1)
-                    cmd = cmd.decode()
-                    self.log.append(cmd)
-                    m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
-                    reply = self.answer(m.group(1)) if m else "invalid command"
-                    conn.sendall(reply.encode() + b"\x1a")
-        except OSError:
-            return
-        finally:
-            conn.close()
 
 
 class Target:

@@ -28,7 +28,7 @@ RTT_DIR = os.path.join(ROOT, "build", "scenarios", "rtt")
 ELF = os.path.join(RTT_DIR, "fw.elf")
 CAPTURE = os.path.join(RTT_DIR, "rtt.rec")
 ELF_NO_SYMBOL = os.path.join(ROOT, "build", "scenarios", "stream", "fw.elf")  # no _SEGGER_RTT in it
-TMP = os.path.join(ROOT, "build", "test_rtt")
+TMP = harness.scratch("test_rtt")
 RAM, RAM_SIZE = 0x20000000, 0x10000
 
 
@@ -160,16 +160,15 @@ class GdbServer:
             conn.close()
 
 
-class TclServer:
+class TclServer(harness.TclServer):
     """OpenOCD's Tcl port: read_memory ADDR 8 N and write_memory ADDR 32 V, the core never halted."""
 
+    log_body, unwrapped = True, "1 {bad}"
+
     def __init__(self, target):
-        self.target, self.log = target, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.spec = "rtt:openocd:127.0.0.1:%d" % self.sock.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.target = target
+        super().__init__()
+        self.spec = "rtt:openocd:127.0.0.1:%d" % self.port
 
     def answer(self, body):
         m = re.match(r"read_memory 0x([0-9a-f]+) 8 (\d+)$", body)
@@ -183,26 +182,6 @@ class TclServer:
             self.target.write(int(m.group(1), 16), int(m.group(2), 16).to_bytes(4, "little"))
             return "0 {}"
         return "1 {invalid command name \"%s\"}" % body.split()[0]
-
-    def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        buf = b""
-        try:
-            while True:
-                data = conn.recv(8192)
-                if not data:
-                    return
-                buf += data
-                while b"\x1a" in buf:
-                    cmd, buf = buf.split(b"\x1a", 1)
-                    m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd.decode(), re.S)
-                    self.log.append(m.group(1) if m else cmd.decode())
-                    conn.sendall((self.answer(m.group(1)) if m else "1 {bad}").encode() + b"\x1a")
-        except OSError:
-            return
-        finally:
-            conn.close()
 
 
 def run_until_drained(spec, elf, target, record, extra=(), limit=30.0):
