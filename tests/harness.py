@@ -94,15 +94,10 @@ def tcp_server(parts, gap, hold=0):
     return port
 
 
-class TclServer:
-    """OpenOCD's Tcl RPC port, scripted (test_openocd.py, test_rtt.py): one connection on a free port
-    of 127.0.0.1; every command and reply ends with 0x1a, cmprof-top wraps each command in
-    `list [catch {...} r] $r`, and answer(body) gives the reply to what is inside. log keeps every
-    command (the body only, when log_body). A subclass sets its own fields before this __init__:
-    serving starts here."""
-
-    log_body = False  # log the command whole, or only what the catch wraps
-    unwrapped = "invalid command"  # the reply to a command not wrapped as cmprof-top wraps them
+class OneConnection:
+    """A scripted server on a free port of 127.0.0.1 that takes one connection: what arrives is
+    added to a buffer, and consume(conn, buf) answers what it can and returns the rest. A subclass
+    sets its own fields before this __init__: serving starts here."""
 
     def __init__(self):
         import socket
@@ -115,11 +110,7 @@ class TclServer:
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
-    def answer(self, body):
-        return "1 {invalid command name \"%s\"}" % body.split()[0]
-
     def serve(self):
-        import re
         conn, _ = self.sock.accept()
         conn.settimeout(20)
         buf = b""
@@ -128,14 +119,30 @@ class TclServer:
                 data = conn.recv(8192)
                 if not data:
                     return
-                buf += data
-                while b"\x1a" in buf:
-                    cmd, buf = buf.split(b"\x1a", 1)
-                    cmd = cmd.decode()
-                    m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
-                    self.log.append(m.group(1) if m and self.log_body else cmd)
-                    conn.sendall((self.answer(m.group(1)) if m else self.unwrapped).encode() + b"\x1a")
+                buf = self.consume(conn, buf + data)
         except OSError:
             return
         finally:
             conn.close()
+
+
+class TclServer(OneConnection):
+    """OpenOCD's Tcl RPC port, scripted (test_openocd.py, test_rtt.py): every command and reply ends
+    with 0x1a, cmprof-top wraps each command in `list [catch {...} r] $r`, and answer(body) gives the
+    reply to what is inside. log keeps every command (the body only, when log_body)."""
+
+    log_body = False  # log the command whole, or only what the catch wraps
+    unwrapped = "invalid command"  # the reply to a command not wrapped as cmprof-top wraps them
+
+    def answer(self, body):
+        return "1 {invalid command name \"%s\"}" % body.split()[0]
+
+    def consume(self, conn, buf):
+        import re
+        while b"\x1a" in buf:
+            cmd, buf = buf.split(b"\x1a", 1)
+            cmd = cmd.decode()
+            m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
+            self.log.append(m.group(1) if m and self.log_body else cmd)
+            conn.sendall((self.answer(m.group(1)) if m else self.unwrapped).encode() + b"\x1a")
+        return buf

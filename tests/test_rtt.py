@@ -88,17 +88,14 @@ def frame(data):
     return b"$" + data + b"#" + ("%02x" % (sum(data) & 0xFF)).encode()
 
 
-class GdbServer:
+class GdbServer(harness.OneConnection):
     """A GDB server in all-stop mode with one connection: the target runs after 'c' until 0x03."""
 
     def __init__(self, target, packet_size=0x400, refuse_reads=False, delay=0.0):
         self.target, self.packet_size, self.refuse_reads, self.delay = target, packet_size, refuse_reads, delay
-        self.log, self.running, self.halts = [], False, 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.spec = "rtt:127.0.0.1:%d" % self.sock.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.running, self.halts = False, 0
+        super().__init__()
+        self.spec = "rtt:127.0.0.1:%d" % self.port
 
     def answer(self, p):
         t = self.target
@@ -121,43 +118,31 @@ class GdbServer:
             return b"OK"
         return b""
 
-    def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        buf = b""
-        try:
-            while True:
-                data = conn.recv(8192)
-                if not data:
-                    return
-                buf += data
-                while buf:
-                    if buf[:1] in (b"+", b"-"):
-                        buf = buf[1:]
-                    elif buf[:1] == b"\x03":
-                        buf = buf[1:]
-                        self.log.append("^C")
-                        if self.running:
-                            self.running = False
-                            self.halts += 1
-                            conn.sendall(frame(b"T02thread:01;"))
-                    elif buf[:1] == b"$":
-                        end = buf.find(b"#")
-                        if end < 0 or len(buf) < end + 3:
-                            break
-                        p, buf = buf[1:end], buf[end + 3:]
-                        self.log.append(p.decode()[:40])
-                        if self.running and p != b"D":
-                            self.log.append("request while running")
-                        reply = self.answer(p)
-                        time.sleep(self.delay)  # a slow server (or probe)
-                        conn.sendall(b"+" + (frame(reply) if reply is not None else b""))
-                    else:
-                        buf = buf[1:]
-        except OSError:
-            return
-        finally:
-            conn.close()
+    def consume(self, conn, buf):
+        while buf:
+            if buf[:1] in (b"+", b"-"):
+                buf = buf[1:]
+            elif buf[:1] == b"\x03":
+                buf = buf[1:]
+                self.log.append("^C")
+                if self.running:
+                    self.running = False
+                    self.halts += 1
+                    conn.sendall(frame(b"T02thread:01;"))
+            elif buf[:1] == b"$":
+                end = buf.find(b"#")
+                if end < 0 or len(buf) < end + 3:
+                    break
+                p, buf = buf[1:end], buf[end + 3:]
+                self.log.append(p.decode()[:40])
+                if self.running and p != b"D":
+                    self.log.append("request while running")
+                reply = self.answer(p)
+                time.sleep(self.delay)  # a slow server (or probe)
+                conn.sendall(b"+" + (frame(reply) if reply is not None else b""))
+            else:
+                buf = buf[1:]
+        return buf
 
 
 class TclServer(harness.TclServer):
