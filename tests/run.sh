@@ -123,7 +123,7 @@ live_view_lane() {
     step "tui: on captures" python3 tests/test_tui.py captures
     step "live view: issue 35 fixes" python3 tests/test_live_view.py
     step "overhead without the idle polls, idle tasks by name" python3 tests/test_idle_overhead.py
-    # test_tui's --diff view reads the captures test_diff makes, first thing in the main lane
+    # test_tui's --diff view reads the captures test_diff makes in the main lane
     while [[ ! -e $lane_dir/diff.done ]]; do sleep 1; done
     step "tui: --diff live" python3 tests/test_tui.py diff
 }
@@ -251,12 +251,8 @@ start_lane firmware_lane
 # The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
 # the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.
 renice -n 10 -p "$BASHPID" >/dev/null
-echo "== diff"
-step "diff and the regression gate" python3 tests/test_diff.py
-step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
-touch "$lane_dir/diff.done"
 # mostly links now (the host code is two libraries the tool's build made): both cores, at nice 10
-# the lanes still get them when they wake
+# the lanes still get them when they wake; first, so that the unit lane starts early
 step "build the unit tests and the fuzz replays" make -s -j2 unit replay
 
 # The unit tests and the fuzz replays: CPU-bound, at nice 10 like this lane, beside it. The lanes
@@ -281,6 +277,11 @@ unit_lane() {
     step "timer ports leave SysTick alone" python3 tests/systick_free.py
 }
 start_lane unit_lane
+
+echo "== diff"
+step "diff and the regression gate" python3 tests/test_diff.py
+step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
+touch "$lane_dir/diff.done"  # the live view lane's last step reads its captures
 
 echo "== QEMU scenarios"
 step "scenario checks" python3 scenarios/scen_check.py check
