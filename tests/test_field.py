@@ -659,7 +659,7 @@ def record_tests():
     os.link(elf, os.path.join(WORK, "hard.elf"))
     cases = [("the source itself", ["--record", "cap.txt", "cap.txt", "fw.elf"]),
              ("the source through a symlink, with --force", ["--force", "--record", "link.txt", "cap.txt", "fw.elf"]),
-             ("the source by another path, with --force", ["--force", "--record", "../field-test/./cap.txt",
+             ("the source by another path, with --force", ["--force", "--record", "../%s/./cap.txt" % os.path.basename(WORK),
                                                            "cap.txt", "fw.elf"]),
              ("the ELF through a hard link, with --force", ["--force", "--record", "hard.elf", "cap.txt", "fw.elf"]),
              ("the ELF, in live mode", ["--force", "--record", "fw.elf", "cap.txt", "fw.elf"])]
