@@ -513,7 +513,9 @@ def annotate_search_call_tests():
         tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, cap, r.elf))
         wait_for(s, r"end of file", 30)
         keys(s, "/", "run", "Enter")
+        wait_until(s, lambda t: "filter: run" in t)  # Enter then drills into run, not the row before
         keys(s, "Enter")  # run's lines
+        wait_until(s, lambda t: re.search(r"^run\s+\d+ samples", t, re.M) is not None)
         keys(s, "a")
 
         def annotated(txt):
