@@ -243,7 +243,7 @@ fuzz-replayed:
 	@echo $(FUZZ_REPLAYED)
 fuzz-sources-%:
 	@echo $(REPLAY_$*)
-$(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(HOST_HDR) $(ASAN_LIB)
+$(B)/tests/asan/replay_%: fuzz/replay.c fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(HOST_HDR) $(ASAN_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN) fuzz/replay.c $(filter-out $(LIB_SRC),$(REPLAY_$*)) $(ASAN_LIB) $(LIB_LIBS) -o $@
 

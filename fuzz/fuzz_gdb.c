@@ -1,15 +1,11 @@
 /* libFuzzer target: the GDB sampler's conversation (source/gdb.c over source/rsp.c) with a server
- * whose every byte comes from the input, through a socketpair, on a clock the input drives.
- * Input: one byte of settings, then records [dt][len][len bytes]: the clock moves on by dt (tenths
- * of a millisecond below 200, else tenths of a second: timeouts), the bytes arrive, the sampler
- * steps. The end of the input closes the server's side, and gdb_close() runs its course. */
+ * whose every byte comes from the input (conversation.h: one byte of settings, then the server's
+ * records). The end of the input closes the server's side, and gdb_close() runs its course. */
 #include "../source/gdb.h"
+#include "conversation.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 /* A stand-in for the ELF's unwinder: every odd word up the stack is a caller, as far as max, so
  * the walk asks for as much stack as the sampler will read; an EXC_RETURN in LR asks for PSP. */
@@ -25,13 +21,6 @@ static size_t fake_unwind(void *ctx, const uint32_t regs[16],
             out[n++] = v & ~1u;
     *psp_stop = regs[14] >= 0xFFFFFFE0u && (regs[14] & 4u);
     return n;
-}
-
-static void drain(int fd)
-{
-    uint8_t sink[4096];
-    while (read(fd, sink, sizeof sink) > 0) {
-    }
 }
 
 /* Settings byte: bit 0 a task variable, bit 1 its names; bits 2-3 stack depth 0/4/16/64; bits 4-5
@@ -50,12 +39,30 @@ static struct gdb_sampler *start(uint8_t cfg, int fd, double now)
     return g;
 }
 
+static bool sampler_failed(void *g)
+{
+    return gdb_failed(g);
+}
+
+static void sampler_step(void *g, double *now)
+{
+    uint8_t out[8192];
+    int w = gdb_wait_ms(g, *now);
+    if (gdb_fd(g) < 0 && w >= 0 && w <= 2)
+        *now += 0.005; /* past the next halt: gdb_step() would sleep the last stretch for real */
+    gdb_step(g, out, sizeof out, *now);
+}
+
+static void sampler_close(void *g)
+{
+    gdb_close(g);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int sv[2];
-    if (size < 1 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+    if (size < 1 || !conversation_open(sv))
         return 0;
-    fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
     double now = 1000.0;
     struct gdb_sampler *g = start(data[0], sv[0], now);
     if (!g) {
@@ -63,28 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         close(sv[1]);
         return 0;
     }
-    uint8_t out[8192];
-    size_t i = 1;
-    while (i + 2 <= size && !gdb_failed(g)) {
-        uint8_t dt = data[i], len = data[i + 1];
-        i += 2;
-        size_t n = len < size - i ? len : size - i;
-        now += dt < 200 ? dt * 1e-4 : (dt - 199) * 0.1;
-        if (n && write(sv[1], data + i, n) < 0)
-            break;
-        i += n;
-        int w = gdb_wait_ms(g, now);
-        if (gdb_fd(g) < 0 && w >= 0 && w <= 2)
-            now += 0.005; /* past the next halt: gdb_step() would sleep the last stretch for real */
-        gdb_step(g, out, sizeof out, now);
-        drain(sv[1]);
-    }
+    conversation_run(data + 1, size - 1, sv[1], &now, g, sampler_failed, sampler_step);
     struct gdb_stats st;
     gdb_get_stats(g, &st);
     char text[400] = "";
     gdb_advice(&st, text, sizeof text);
-    shutdown(sv[1], SHUT_WR); /* the server says no more: the close path sees the end at once */
-    gdb_close(g);
-    close(sv[1]);
+    conversation_end(sv[1], g, sampler_close);
     return 0;
 }

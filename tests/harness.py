@@ -18,6 +18,14 @@ def instruction_starts(elf, lo, hi):
     return [(int(m.group(1), 16) - lo) // 2 for m in re.finditer(r"^ +([0-9a-f]+):\t", dis, re.M)]
 
 
+def scratch(name):
+    """build/NAME, where a test writes; build/NAME-asan (after the tool's directory) when CMPROF_TOOL
+    names another build of the tool, so that a test's plain and ASan runs can go side by side."""
+    tool = os.environ.get("CMPROF_TOOL")
+    suffix = "-" + os.path.basename(os.path.dirname(os.path.abspath(tool))) if tool else ""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", name + suffix)
+
+
 def check(name, ok, detail=""):
     global failed
     failed += 0 if ok else 1
@@ -84,3 +92,57 @@ def tcp_server(parts, gap, hold=0):
 
     threading.Thread(target=serve, daemon=True).start()
     return port
+
+
+class OneConnection:
+    """A scripted server on a free port of 127.0.0.1 that takes one connection: what arrives is
+    added to a buffer, and consume(conn, buf) answers what it can and returns the rest. A subclass
+    sets its own fields before this __init__: serving starts here."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.log = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        conn, _ = self.sock.accept()
+        conn.settimeout(20)
+        buf = b""
+        try:
+            while True:
+                data = conn.recv(8192)
+                if not data:
+                    return
+                buf = self.consume(conn, buf + data)
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+
+class TclServer(OneConnection):
+    """OpenOCD's Tcl RPC port, scripted (test_openocd.py, test_rtt.py): every command and reply ends
+    with 0x1a, cmprof-top wraps each command in `list [catch {...} r] $r`, and answer(body) gives the
+    reply to what is inside. log keeps every command (the body only, when log_body)."""
+
+    log_body = False  # log the command whole, or only what the catch wraps
+    unwrapped = "invalid command"  # the reply to a command not wrapped as cmprof-top wraps them
+
+    def answer(self, body):
+        return "1 {invalid command name \"%s\"}" % body.split()[0]
+
+    def consume(self, conn, buf):
+        import re
+        while b"\x1a" in buf:
+            cmd, buf = buf.split(b"\x1a", 1)
+            cmd = cmd.decode()
+            m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
+            self.log.append(m.group(1) if m and self.log_body else cmd)
+            conn.sendall((self.answer(m.group(1)) if m else self.unwrapped).encode() + b"\x1a")
+        return buf

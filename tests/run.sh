@@ -12,12 +12,17 @@
 # counts as one failure, so a crash or a missing tool can never pass silently.
 # Time: the tool's two builds (the host code compiled once as two libraries, plain and ASan) run
 # side by side, then the scenarios with the machine to themselves; then lanes run beside the main
-# one: the tests that sample QEMU by wall time (one at a time, never two at once: the tmux tests
-# that start QEMU, the demo, test_gdb's halted share), the live view in tmux on fixed captures, and
-# two lanes of tests that mostly wait on sockets, pipes and timeouts. The main lane (builds and every
-# CPU-bound check) runs at nice 10, one process at a time after the unit tests' build, which starts
-# one more lane at nice 10 for the unit tests and fuzz replays. A lane keeps its own counts; one
-# that ends without them is a failure.
+# one, each a function of steps (add a step to the lane its kind of test belongs in):
+#   qemu_wall_time_lane   the tests that sample QEMU by wall time, one at a time (never two at once)
+#   live_view_lane(_asan) the live view in tmux on fixed captures
+#   servers_lane(_asan), field_lane(_asan)   tests that mostly wait on sockets, pipes and timeouts
+#   firmware_lane         firmware and recipe builds, QEMU by instruction count: CPU-bound, nice 10
+#   unit_lane             the unit tests and fuzz replays, CPU-bound, nice 10, after their build
+# A test's plain and ASan runs write to directories of their own (tests/harness.py's scratch), so
+# they run in lanes side by side. The main lane (the unit tests' build and every other CPU-bound
+# check) runs at nice 10, one process at a time: the lanes whose tests wait on screens and sockets
+# get the CPU first when they wake. A lane keeps its own counts; one that ends without them is a
+# failure.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -98,91 +103,69 @@ start_lane() {
     lanes+=("$fn $!")
 }
 
-# The tests that sample QEMU by wall time, one after another (never two at once), with the live-view
-# tests in tmux, which spend most of their time waiting for a screen.
+# The tests that sample QEMU by wall time, one after another (never two at once).
 qemu_wall_time_lane() {
-    echo "== live view (tmux), and QEMU sampled by wall time"
+    echo "== QEMU sampled by wall time"
     step "demo: its first seconds, --record" python3 tests/test_demo.py
     step "gdb server source: QEMU's halted share" python3 tests/test_gdb.py --qemu-only
     step "gdb server source: QEMU's halted share (asan)" env CMPROF_TOOL=build/asan/cmprof-top \
         python3 tests/test_gdb.py --qemu-only
     step "Ctrl-Z with QEMU's gdbstub, batch and live" python3 tests/test_field.py qemu_job_control_tests
     step "rtt: source through QEMU's gdbstub, attached twice while the guest runs" python3 tests/test_rtt.py --qemu-only
-    # test_tui's --diff view reads the captures test_diff makes, first thing in the main lane
-    while [[ ! -e $lane_dir/diff.done ]]; do sleep 1; done
-    step "tui" python3 tests/test_tui.py
-    step "overhead without the idle polls, idle tasks by name" python3 tests/test_idle_overhead.py
-    step "overhead without the idle polls (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_idle_overhead.py
+    step "tui: the demos live, QEMU's gdbstub live" python3 tests/test_tui.py qemu
 }
 start_lane qemu_wall_time_lane
 
-# The live view in tmux on fixed captures (no QEMU): waits on screens, beside the QEMU lane. The
-# plain and ASan runs share build/live_view, so one after the other.
+# The live view in tmux on fixed captures (no QEMU): waits on screens. A test's plain and ASan runs
+# write to directories of their own (harness.scratch), so they go in lanes side by side.
 live_view_lane() {
     echo "== live view on captures (tmux)"
+    step "tui: on captures" python3 tests/test_tui.py captures
     step "live view: issue 35 fixes" python3 tests/test_live_view.py
-    step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
+    step "overhead without the idle polls, idle tasks by name" python3 tests/test_idle_overhead.py
+    # test_tui's --diff view reads the captures test_diff makes in the main lane
+    while [[ ! -e $lane_dir/diff.done ]]; do sleep 1; done
+    step "tui: --diff live" python3 tests/test_tui.py diff
 }
 start_lane live_view_lane
+live_view_asan_lane() {
+    echo "== live view on captures (tmux), ASan"
+    step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
+    step "overhead without the idle polls (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_idle_overhead.py
+}
+start_lane live_view_asan_lane
 
 # Scripted servers and stopped runs: mostly waiting on sockets and timeouts.
 servers_lane() {
     echo "== gdb and openocd sources"
     step "gdb server source" python3 tests/test_gdb.py --no-qemu
-    step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py --no-qemu
     step "openocd source" python3 tests/test_openocd.py
-    step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
     step "rtt: source against scripted GDB and OpenOCD servers" python3 tests/test_rtt.py --no-qemu
-    step "rtt: source against scripted servers (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_rtt.py --no-qemu
 }
 start_lane servers_lane
+servers_asan_lane() {
+    echo "== gdb and openocd sources, ASan"
+    step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py --no-qemu
+    step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
+    step "rtt: source against scripted servers (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_rtt.py --no-qemu
+}
+start_lane servers_asan_lane
 
 field_lane() {
     echo "== field hardening, format detection"
     step "field hardening: files, signals, batch ends" python3 tests/test_field.py
-    step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
     step "format detection: leading zeros, an early pause" python3 tests/test_detection.py
-    step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
     step "no stray writes: stdout, --record links and FIFOs, --rate" python3 tests/test_stray_writes.py
-    step "no stray writes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_stray_writes.py
 }
 start_lane field_lane
-
-# The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
-# the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.
-renice -n 10 -p "$BASHPID" >/dev/null
-echo "== diff"
-step "diff and the regression gate" python3 tests/test_diff.py
-step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
-touch "$lane_dir/diff.done"
-# mostly links now (the host code is two libraries the tool's build made): both cores, at nice 10
-# the lanes still get them when they wake
-step "build the unit tests and the fuzz replays" make -s -j2 unit replay
-
-# The unit tests and the fuzz replays: CPU-bound, at nice 10 like this lane, beside it. The lanes
-# that wait on screens and sockets keep the CPU first when they wake.
-unit_lane() {
-    echo "== unit tests"
-    local kind t target inputs
-    for kind in plain asan; do
-        for t in build/tests/$kind/test_*; do
-            [[ -x $t ]] || continue
-            echo "-- $kind/$(basename "$t")"
-            step "$kind/$(basename "$t")" "$t"
-        done
-    done
-    echo "== fuzz regressions"
-    for target in $(make -s --no-print-directory fuzz-replayed); do  # the Makefile lists the targets
-        inputs=(fuzz/crashes/$target/*)
-        [[ -e ${inputs[0]} ]] || continue
-        step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
-    done
-    # CPU-bound too, in a directory of its own (build/systick-free): it evens the two lanes out
-    step "timer ports leave SysTick alone" python3 tests/systick_free.py
+field_asan_lane() {
+    echo "== field hardening, format detection, ASan"
+    step "field hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_field.py
+    step "format detection (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_detection.py
+    step "no stray writes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_stray_writes.py
 }
-start_lane unit_lane
+start_lane field_asan_lane
 
-echo "== firmware builds"
 firmware_builds() {
     local dir=build/firmware-check cpu opts f
     mkdir -p "$dir"
@@ -208,7 +191,6 @@ firmware_builds() {
         fi
     done
 }
-step "firmware builds" firmware_builds
 # The Zephyr hooks against the stand-in of Zephyr's API (the module itself is built by hand: README)
 zephyr_hooks_builds() {
     local cpu opts
@@ -227,7 +209,6 @@ zephyr_hooks_builds() {
     # cmprof.h from the module's include directories, thread names in a dump
     python3 tests/test_zephyr_module.py boards chain include dump
 }
-step "Zephyr hooks build" zephyr_hooks_builds
 # The module's way out of a starved drain: its priority and the full ring's reservoir are Kconfig
 # options with help, and the module and its CMake use them (the module is built by hand: README)
 zephyr_options() {
@@ -248,14 +229,59 @@ zephyr_options() {
     # help and ranges everywhere, Zephyr's dependency conventions, the configure-time checks
     python3 tests/test_zephyr_module.py options
 }
-step "Zephyr options" zephyr_options
-step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py
-step "FreeRTOS builds: recorder #error, either include order, M0 and M4F ports, dump mode with --gc-sections" python3 tests/test_frtos_builds.py
-step "README's bare-metal recipe, built as printed, run on mps2-an385" python3 tests/test_readme_recipe.py
-step "docs/boards.md recipes: Nucleo-F4, nRF52 DK, Pico built as printed; run on netduinoplus2 and microbit" \
-    python3 tests/test_board_recipes.py
-step "build-id snippet" python3 tests/test_build_id.py
-step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
+
+# The firmware library, its RTOS adapters and recipes built and run on QEMU (-icount): CPU-bound and
+# needing only the compilers and QEMU, at nice 10 beside the main lane from the start.
+firmware_lane() {
+    renice -n 10 -p "$BASHPID" >/dev/null
+    echo "== firmware builds"
+    step "firmware builds" firmware_builds
+    step "Zephyr hooks build" zephyr_hooks_builds
+    step "Zephyr options" zephyr_options
+    step "stream drain stack (-fstack-usage)" python3 tests/stack_check.py
+    step "FreeRTOS builds: recorder #error, either include order, M0 and M4F ports, dump mode with --gc-sections" python3 tests/test_frtos_builds.py
+    step "README's bare-metal recipe, built as printed, run on mps2-an385" python3 tests/test_readme_recipe.py
+    step "docs/boards.md recipes: Nucleo-F4, nRF52 DK, Pico built as printed; run on netduinoplus2 and microbit" \
+        python3 tests/test_board_recipes.py
+    step "build-id snippet" python3 tests/test_build_id.py
+    step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
+}
+start_lane firmware_lane
+
+# The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
+# the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.
+renice -n 10 -p "$BASHPID" >/dev/null
+# mostly links now (the host code is two libraries the tool's build made): both cores, at nice 10
+# the lanes still get them when they wake; first, so that the unit lane starts early
+step "build the unit tests and the fuzz replays" make -s -j2 unit replay
+
+# The unit tests and the fuzz replays: CPU-bound, at nice 10 like this lane, beside it. The lanes
+# that wait on screens and sockets keep the CPU first when they wake.
+unit_lane() {
+    echo "== unit tests"
+    local kind t target inputs
+    for kind in plain asan; do
+        for t in build/tests/$kind/test_*; do
+            [[ -x $t ]] || continue
+            echo "-- $kind/$(basename "$t")"
+            step "$kind/$(basename "$t")" "$t"
+        done
+    done
+    echo "== fuzz regressions"
+    for target in $(make -s --no-print-directory fuzz-replayed); do  # the Makefile lists the targets
+        inputs=(fuzz/crashes/$target/*)
+        [[ -e ${inputs[0]} ]] || continue
+        step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
+    done
+    # CPU-bound too, in a directory of its own (build/systick-free): it evens the two lanes out
+    step "timer ports leave SysTick alone" python3 tests/systick_free.py
+}
+start_lane unit_lane
+
+echo "== diff"
+step "diff and the regression gate" python3 tests/test_diff.py
+step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_diff.py --baselines-only
+touch "$lane_dir/diff.done"  # the live view lane's last step reads its captures
 
 echo "== QEMU scenarios"
 step "scenario checks" python3 scenarios/scen_check.py check

@@ -23,7 +23,7 @@ from harness import check, tcp_server  # noqa: E402
 from test_cli import TOOL, itm_stream, orbflow_frames, pcs_of, scen_path, tpiu_frames  # noqa: E402
 from swo_capture import syncless_capture  # noqa: E402
 
-TMP = os.path.join(os.path.dirname(HERE), "build", "detection-test")
+TMP = harness.scratch("detection-test")
 
 
 def batch(source, elf, *extra):

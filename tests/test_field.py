@@ -32,7 +32,7 @@ TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build",
 SCEN = os.path.join(ROOT, "build", "scenarios")
 ELF = os.path.join(SCEN, "gdb_loops", "fw.elf")
 STREAM = os.path.join(SCEN, "stream")
-WORK = os.path.join(ROOT, "build", "field-test")
+WORK = harness.scratch("field-test")
 HANG = 30          # seconds: only a hang reaches it
 EXIT_WITHIN = 2.0  # the bound, from the signal to the process's end
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -661,7 +661,7 @@ def record_tests():
     os.link(elf, os.path.join(WORK, "hard.elf"))
     cases = [("the source itself", ["--record", "cap.txt", "cap.txt", "fw.elf"]),
              ("the source through a symlink, with --force", ["--force", "--record", "link.txt", "cap.txt", "fw.elf"]),
-             ("the source by another path, with --force", ["--force", "--record", "../field-test/./cap.txt",
+             ("the source by another path, with --force", ["--force", "--record", "../%s/./cap.txt" % os.path.basename(WORK),
                                                            "cap.txt", "fw.elf"]),
              ("the ELF through a hard link, with --force", ["--force", "--record", "hard.elf", "cap.txt", "fw.elf"]),
              ("the ELF, in live mode", ["--force", "--record", "fw.elf", "cap.txt", "fw.elf"])]

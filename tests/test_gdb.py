@@ -383,7 +383,7 @@ def main():
     # no --task-name-offset: the name's place comes from the variable's type in the DWARF, as a
     # FreeRTOS build has it (TCB_t *pxCurrentTCB, char pcTaskName[]), in DWARF 2, 4 and 5
     for dwarf in ("-gdwarf-2", "-gdwarf-4", "-gdwarf-5"):
-        tcb_elf = os.path.join(ROOT, "build", "gdb-test", "freertos_tcb%s.elf" % dwarf)
+        tcb_elf = os.path.join(harness.scratch("gdb-test"), "freertos_tcb%s.elf" % dwarf)
         os.makedirs(os.path.dirname(tcb_elf), exist_ok=True)
         subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-O2", dwarf, "-nostdlib",
                         "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler", "-Wall", "-Wextra", "-Werror",
@@ -433,12 +433,12 @@ def main():
     if m:
         off, size = int(m.group(1), 16), int(m.group(2), 16)
         clean = open(ELF, "rb").read()
-        os.makedirs(os.path.join(ROOT, "build", "gdb-test"), exist_ok=True)
+        os.makedirs(harness.scratch("gdb-test"), exist_ok=True)
         for k in range(24):
             data = bytearray(clean)
             for _ in range(rng.choice((1, 4, 32, 256))):
                 data[off + rng.randrange(size)] = rng.randrange(256)
-            path = os.path.join(ROOT, "build", "gdb-test", "frames_%d.elf" % k)
+            path = os.path.join(harness.scratch("gdb-test"), "frames_%d.elf" % k)
             open(path, "wb").write(bytes(data))
             srv = FakeServer([a + 4, a + 6, b + 2], memory={sp: stack}, regs=regs)
             code, j, err = sample(srv, "--samples", "30", "--stack-depth", "16", elf=path)
@@ -646,7 +646,7 @@ def deep_stack_checks():
     """--stack-depth N gives N callers up to its maximum, 64, however much stack they take: a
     recursion 100 deep with 64-byte frames (6.4 KB, the CFI written by hand) is read piece by piece
     as far as the walk needs, and no further."""
-    work = os.path.join(ROOT, "build", "gdb-test")
+    work = harness.scratch("gdb-test")
     os.makedirs(work, exist_ok=True)
     src, elf = os.path.join(work, "deep.S"), os.path.join(work, "deep.elf")
     open(src, "w").write(DEEP_ASM)
@@ -803,7 +803,7 @@ def serial_path_checks():
     """gdb:PATH talks only to a terminal: a regular file (here a copy of the ELF itself), a directory,
     a FIFO or a character device that is no terminal is refused in one line, never written to, and
     nothing is created."""
-    work = os.path.join(ROOT, "build", "gdb-test")
+    work = harness.scratch("gdb-test")
     os.makedirs(work, exist_ok=True)
     copy = os.path.join(work, "not_a_port.elf")
     clean = open(ELF, "rb").read()

@@ -26,7 +26,7 @@ from test_tui import screen, tmux, tmux_main, wait_for  # noqa: E402
 
 B64, line, check = harness.B64, harness.stream_line, harness.check_brief
 TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
-TMP = os.path.join(ROOT, "build", "idle-overhead-test")
+TMP = harness.scratch("idle-overhead-test")
 
 # samples of each kind in every synthetic stream (1,600 in all): the shares are exact
 APP, POLLS, IDLE_LOOP, DRAIN_WORK, LOOP_POLLS = 1200, 184, 120, 64, 32

@@ -19,11 +19,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import harness  # noqa: E402
 from harness import check  # noqa: E402
-from test_tui import keys, line_of, screen, tmux, tmux_main, wait_for, wait_until  # noqa: E402
+from test_tui import keys, line_of, screen, tmux, tmux_main, wait_for, wait_port_open, wait_until  # noqa: E402
 
 TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
-OUT = os.path.join(ROOT, "build", "live_view")
+OUT = harness.scratch("live_view")
 
 
 def build_clones():
@@ -62,10 +63,14 @@ def dump(path, pcs):
     return path
 
 
-def start(session, w, h, *args, cwd=None):
+def start(session, w, h, *args, cwd=None, pty=None):
+    """The live view in a tmux session; once it shows its header, or (pty: its source, a pty with
+    nothing to read yet, where it draws nothing) once it has opened that pty."""
     tmux("kill-session", "-t", session)
     cmd = " ".join([TOOL] + list(args)) + "; sleep 30"
     tmux("new-session", "-d", "-s", session, "-x", str(w), "-y", str(h), "-c", cwd or ROOT, cmd)
+    if pty is not None:
+        return wait_port_open(pty)
     return wait_for(session, r"^cmprof-top ", 10)
 
 
@@ -258,7 +263,7 @@ def late_attach_test(w, h):
     master, slave = pty.openpty()
     path = os.ttyname(slave)
     s = "cmprof-late-attach"
-    start(s, w, h, "--by", "task", path, ut.ELF)
+    start(s, w, h, "--by", "task", path, ut.ELF, pty=path)
     first = ut.stream([], ["A", "B"], 20)
     names = ut.stream([("A", 0x20000000, "motor"), ("B", 0x20001000, "worker")], ["A", "B"], 20)
     again = ut.stream([("B", 0x20002000, "worker")], ["A", "B"], 20)  # the worker re-created elsewhere

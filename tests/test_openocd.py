@@ -45,18 +45,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-class TclResponder:
+class TclResponder(harness.TclServer):
     """One connection; answers the commands cmprof-top sends, wrapped in `list [catch {...} r] $r`."""
 
     def __init__(self, burst, demcr=0, pcsr_zero=False, refuse_write=False):
         self.burst, self.demcr, self.pcsr_zero, self.refuse_write = burst, demcr, pcsr_zero, refuse_write
-        self.log, self.halts = [], 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.port = self.sock.getsockname()[1]
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
+        self.halts = 0
+        super().__init__()
 
     def answer(self, body):
         if body.startswith("read_memory 0x%08x 32 1" % DEMCR):
@@ -77,28 +72,6 @@ class TclResponder:
             return "0 0x%08x" % self.burst[self.halts % len(self.burst)]
         return "1 {invalid command name \"%s\"}" % body.split()[0]
 
-    def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        buf = b""
-        try:
-            while True:
-                data = conn.recv(4096)
-                if not data:
-                    return
-                buf += data
-                while b"\x1a" in buf:
-                    cmd, buf = buf.split(b"\x1a", 1)
-                    cmd = cmd.decode()
-                    self.log.append(cmd)
-                    m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
-                    reply = self.answer(m.group(1)) if m else "invalid command"
-                    conn.sendall(reply.encode() + b"\x1a")
-        except OSError:
-            return
-        finally:
-            conn.close()
-
 
 class Target:
     """A target's registers behind the stub servers: memory words by address."""
@@ -108,20 +81,17 @@ class Target:
         self.first = dict(self.mem)  # as the first connection finds them
 
 
-class HostileServer:
-    """Many connections, each answered like TclResponder until plan(conn, answered) says otherwise:
-    'drop' closes it, 'trickle' sends a reply a byte at a time that never ends, 'silence' reads and
-    never answers, 'garbage' floods seeded random bytes, 'noterm' answers without the 0x1a.
-    Every command received is logged, whatever the mode."""
+class ManyConnections:
+    """A scripted OpenOCD that takes any number of connections until stop(), each served by
+    serve(conn, index) in a thread of its own. A subclass sets its own fields before this __init__:
+    serving starts here."""
 
-    def __init__(self, burst, target, plan, pcsr_zero=False):
-        self.burst, self.target, self.plan, self.pcsr_zero = burst, target, plan, pcsr_zero
-        self.log, self.conns, self.hostile_since, self.done = [], 0, None, False
-        self.demcr_seen = []  # DEMCR as each connection read it
+    def __init__(self, accept_timeout):
+        self.log, self.conns, self.done = [], 0, False
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
-        self.sock.settimeout(0.2)
+        self.sock.settimeout(accept_timeout)
         self.port = self.sock.getsockname()[1]
         self.lock = threading.Lock()
         threading.Thread(target=self.accept, daemon=True).start()
@@ -138,6 +108,31 @@ class HostileServer:
             threading.Thread(target=self.serve, args=(conn, self.conns), daemon=True).start()
             self.conns += 1
         self.sock.close()
+
+
+def next_command(conn, buf):
+    """The next command (up to its 0x1a) and what follows it in buf; (None, buf) once the
+    connection has ended."""
+    while b"\x1a" not in buf:
+        data = conn.recv(4096)
+        if not data:
+            return None, buf
+        buf += data
+    cmd, buf = buf.split(b"\x1a", 1)
+    return cmd.decode(), buf
+
+
+class HostileServer(ManyConnections):
+    """Many connections, each answered like TclResponder until plan(conn, answered) says otherwise:
+    'drop' closes it, 'trickle' sends a reply a byte at a time that never ends, 'silence' reads and
+    never answers, 'garbage' floods seeded random bytes, 'noterm' answers without the 0x1a.
+    Every command received is logged, whatever the mode."""
+
+    def __init__(self, burst, target, plan, pcsr_zero=False):
+        self.burst, self.target, self.plan, self.pcsr_zero = burst, target, plan, pcsr_zero
+        self.hostile_since = None
+        self.demcr_seen = []  # DEMCR as each connection read it
+        super().__init__(0.2)
 
     def answer(self, body, mode="answer"):
         t = self.target
@@ -193,13 +188,9 @@ class HostileServer:
                     if mode != "drop":
                         self.hostile(conn, mode)
                     return
-                while b"\x1a" not in buf:
-                    data = conn.recv(4096)
-                    if not data:
-                        return
-                    buf += data
-                cmd, buf = buf.split(b"\x1a", 1)
-                cmd = cmd.decode()
+                cmd, buf = next_command(conn, buf)
+                if cmd is None:
+                    return
                 with self.lock:
                     self.log.append(cmd)
                 m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
@@ -477,7 +468,7 @@ def itm_pcs(pcs):
     return bytes(out)
 
 
-class SwoServer:
+class SwoServer(ManyConnections):
     """OpenOCD as seen through its Tcl port, for swo=: tpiu names/cget/configure/enable/disable,
     itm port, mww, read_memory (in the tool's foreach scripts too) on a register map. `enable` does
     what OpenOCD 0.12's does to the registers (TPIU, DBGMCU's trace pins) and opens the trace port,
@@ -488,28 +479,9 @@ class SwoServer:
     def __init__(self, trace, mem, die_after=None, dead=False, names="stm32f4x.tpiu"):
         self.trace, self.mem, self.first = trace, mem, dict(mem)
         self.die_after, self.dead, self.names = die_after, dead, names
-        self.log, self.conns, self.trace_conns, self.done, self.trace_sock = [], 0, 0, False, None
+        self.trace_conns, self.trace_sock = 0, None
         self.restores = []  # the registers after each restore script
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.1)
-        self.port = self.sock.getsockname()[1]
-        self.lock = threading.Lock()
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def stop(self):
-        self.done = True
-
-    def accept(self):
-        while not self.done:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            threading.Thread(target=self.serve, args=(conn, self.conns), daemon=True).start()
-            self.conns += 1
-        self.sock.close()
+        super().__init__(0.1)
 
     def read(self, a):
         return "0x%x" % self.mem[a] if a in self.mem else None
@@ -589,14 +561,11 @@ class SwoServer:
         buf, answered = b"", 0
         try:
             while not self.done:
-                while b"\x1a" not in buf:
-                    data = conn.recv(4096)
-                    if not data:
-                        return
-                    buf += data
-                cmd, buf = buf.split(b"\x1a", 1)
-                m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd.decode(), re.S)
-                body = m.group(1) if m else cmd.decode()
+                cmd, buf = next_command(conn, buf)
+                if cmd is None:
+                    return
+                m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd, re.S)
+                body = m.group(1) if m else cmd
                 if index == 0 and answered == self.die_after:
                     if self.dead:
                         self.done = True

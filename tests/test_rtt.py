@@ -28,7 +28,7 @@ RTT_DIR = os.path.join(ROOT, "build", "scenarios", "rtt")
 ELF = os.path.join(RTT_DIR, "fw.elf")
 CAPTURE = os.path.join(RTT_DIR, "rtt.rec")
 ELF_NO_SYMBOL = os.path.join(ROOT, "build", "scenarios", "stream", "fw.elf")  # no _SEGGER_RTT in it
-TMP = os.path.join(ROOT, "build", "test_rtt")
+TMP = harness.scratch("test_rtt")
 RAM, RAM_SIZE = 0x20000000, 0x10000
 
 
@@ -88,17 +88,14 @@ def frame(data):
     return b"$" + data + b"#" + ("%02x" % (sum(data) & 0xFF)).encode()
 
 
-class GdbServer:
+class GdbServer(harness.OneConnection):
     """A GDB server in all-stop mode with one connection: the target runs after 'c' until 0x03."""
 
     def __init__(self, target, packet_size=0x400, refuse_reads=False, delay=0.0):
         self.target, self.packet_size, self.refuse_reads, self.delay = target, packet_size, refuse_reads, delay
-        self.log, self.running, self.halts = [], False, 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.spec = "rtt:127.0.0.1:%d" % self.sock.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.running, self.halts = False, 0
+        super().__init__()
+        self.spec = "rtt:127.0.0.1:%d" % self.port
 
     def answer(self, p):
         t = self.target
@@ -121,55 +118,42 @@ class GdbServer:
             return b"OK"
         return b""
 
-    def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        buf = b""
-        try:
-            while True:
-                data = conn.recv(8192)
-                if not data:
-                    return
-                buf += data
-                while buf:
-                    if buf[:1] in (b"+", b"-"):
-                        buf = buf[1:]
-                    elif buf[:1] == b"\x03":
-                        buf = buf[1:]
-                        self.log.append("^C")
-                        if self.running:
-                            self.running = False
-                            self.halts += 1
-                            conn.sendall(frame(b"T02thread:01;"))
-                    elif buf[:1] == b"$":
-                        end = buf.find(b"#")
-                        if end < 0 or len(buf) < end + 3:
-                            break
-                        p, buf = buf[1:end], buf[end + 3:]
-                        self.log.append(p.decode()[:40])
-                        if self.running and p != b"D":
-                            self.log.append("request while running")
-                        reply = self.answer(p)
-                        time.sleep(self.delay)  # a slow server (or probe)
-                        conn.sendall(b"+" + (frame(reply) if reply is not None else b""))
-                    else:
-                        buf = buf[1:]
-        except OSError:
-            return
-        finally:
-            conn.close()
+    def consume(self, conn, buf):
+        while buf:
+            if buf[:1] in (b"+", b"-"):
+                buf = buf[1:]
+            elif buf[:1] == b"\x03":
+                buf = buf[1:]
+                self.log.append("^C")
+                if self.running:
+                    self.running = False
+                    self.halts += 1
+                    conn.sendall(frame(b"T02thread:01;"))
+            elif buf[:1] == b"$":
+                end = buf.find(b"#")
+                if end < 0 or len(buf) < end + 3:
+                    break
+                p, buf = buf[1:end], buf[end + 3:]
+                self.log.append(p.decode()[:40])
+                if self.running and p != b"D":
+                    self.log.append("request while running")
+                reply = self.answer(p)
+                time.sleep(self.delay)  # a slow server (or probe)
+                conn.sendall(b"+" + (frame(reply) if reply is not None else b""))
+            else:
+                buf = buf[1:]
+        return buf
 
 
-class TclServer:
+class TclServer(harness.TclServer):
     """OpenOCD's Tcl port: read_memory ADDR 8 N and write_memory ADDR 32 V, the core never halted."""
 
+    log_body, unwrapped = True, "1 {bad}"
+
     def __init__(self, target):
-        self.target, self.log = target, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.spec = "rtt:openocd:127.0.0.1:%d" % self.sock.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.target = target
+        super().__init__()
+        self.spec = "rtt:openocd:127.0.0.1:%d" % self.port
 
     def answer(self, body):
         m = re.match(r"read_memory 0x([0-9a-f]+) 8 (\d+)$", body)
@@ -183,26 +167,6 @@ class TclServer:
             self.target.write(int(m.group(1), 16), int(m.group(2), 16).to_bytes(4, "little"))
             return "0 {}"
         return "1 {invalid command name \"%s\"}" % body.split()[0]
-
-    def serve(self):
-        conn, _ = self.sock.accept()
-        conn.settimeout(20)
-        buf = b""
-        try:
-            while True:
-                data = conn.recv(8192)
-                if not data:
-                    return
-                buf += data
-                while b"\x1a" in buf:
-                    cmd, buf = buf.split(b"\x1a", 1)
-                    m = re.match(r"list \[catch \{(.*)\} r\] \$r$", cmd.decode(), re.S)
-                    self.log.append(m.group(1) if m else cmd.decode())
-                    conn.sendall((self.answer(m.group(1)) if m else "1 {bad}").encode() + b"\x1a")
-        except OSError:
-            return
-        finally:
-            conn.close()
 
 
 def run_until_drained(spec, elf, target, record, extra=(), limit=30.0):

@@ -19,7 +19,7 @@ from harness import check  # noqa: E402
 
 TOOL = os.path.abspath(os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top")))
 SCEN = os.path.join(ROOT, "build", "scenarios", "m3_loops")
-WORK = os.path.join(ROOT, "build", "stray-writes-test")
+WORK = harness.scratch("stray-writes-test")
 HANG = 30  # seconds: only a hang reaches it
 
 

@@ -5,6 +5,8 @@
      annotate, search and calls in the drill-down at 80x24 and 200x60;
   2. the source goes away: the view says so and keeps its samples;
   3. make demo's path: QEMU streaming the demo firmware on a pty, live within 5 seconds; q stops it.
+Arguments name groups of checks (tests/run.sh runs them in different lanes): captures (fixed captures,
+no QEMU), qemu (QEMU sampled by wall time), diff (on test_diff.py's captures); none: all of them.
 Prints one ok/FAIL line per check."""
 import json
 import os
@@ -112,6 +114,30 @@ def tool_pid(session):
     return subprocess.run(["pgrep", "-n", "-P", pane, "-x", "cmprof-top"], capture_output=True, text=True).stdout.split()
 
 
+def port_opened(path):
+    """True when a process other than this one has the device at path open."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if any(os.readlink("/proc/%s/fd/%s" % (pid, fd)) == path for fd in os.listdir("/proc/%s/fd" % pid)):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_port_open(path, timeout=10.0):
+    """Wait until the tool has opened the pty at path: with nothing to read there yet, the view
+    draws nothing, so its screen cannot say when it is ready. True when it has."""
+    end = time.time() + timeout * PATIENCE
+    while not port_opened(path):
+        if time.time() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def keys(session, *k):
     """Send keys; the tool reads them in order. The caller waits for what they should show."""
     tmux("send-keys", "-t", session, *k)
@@ -130,6 +156,8 @@ class Feeder:
             self.thread.start()
 
     def start(self):
+        """Start the feed once the tool has the pty open, as a board that starts after its host."""
+        wait_port_open(self.path, 15)
         self.thread.start()
 
     def run(self):
@@ -172,14 +200,13 @@ def replay_tests(w=120, h=32):
     r = scen.Result("stream")
     elf = r.elf
     data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
-    # the capture flows once the view is up, as from a running board: started before, a slow start
+    # the capture flows once the tool has the port open, as from a running board: started before, a slow start
     # left up to 64 kB of it in the pty's buffer, read before the share history's first second
     # ended, and the history (key G) then had no second with samples to chart
     feeder = Feeder(data, 40000.0, start=False)
     s = "cmprof-ui"
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, feeder.path, elf))
-    wait_for(s, r"^cmprof-top ", 15)
     feeder.start()
     got = wait_for(s, r"samples [1-9]\d{3,} ", 15)
     check(size + "live: samples arrive on a pty", got is not None, line_of(got or screen(s), 1))
@@ -486,7 +513,9 @@ def annotate_search_call_tests():
         tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, cap, r.elf))
         wait_for(s, r"end of file", 30)
         keys(s, "/", "run", "Enter")
+        wait_until(s, lambda t: "filter: run" in t)  # Enter then drills into run, not the row before
         keys(s, "Enter")  # run's lines
+        wait_until(s, lambda t: re.search(r"^run\s+\d+ samples", t, re.M) is not None)
         keys(s, "a")
 
         def annotated(txt):
@@ -952,7 +981,6 @@ def resize_last_column_test():
     s = "cmprof-resize-corner"
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "35", "%s %s %s; sleep 30" % (TOOL, feeder.path, r.elf))
-    wait_for(s, r"^cmprof-top ", 15)
     feeder.start()
     wait_for(s, r"samples [1-9]\d{3,} ", 15)
     keys(s, "?")  # the help page: text in the columns the shrink keeps
@@ -1007,7 +1035,8 @@ def cut_warning_test():
         tmux("kill-session", "-t", s)
 
 
-def run_all():
+def captures():
+    """The checks on fixed captures and on sources the test plays itself: no QEMU."""
     cut_warning_test()
     for w, h in ((80, 24), (200, 60)):
         replay_tests(w, h)
@@ -1019,16 +1048,34 @@ def run_all():
     crash_tests()
     no_color_test()
     batch_live_tests()
+    for w, h in ((80, 24), (200, 60)):
+        section_graph_test(w, h)
+        view_items_test(w, h)
+        save_and_record_test(w, h)
+
+
+def qemu():
+    """The checks on QEMU sampled by wall time: the demos, and the probe path through its gdbstub."""
     demo_test()
     demo_a_test()
     for w, h in ((80, 24), (200, 60)):
         gdb_test(w, h)
     gdb_demo_test()
+
+
+def diff():
+    """--diff on the captures tests/test_diff.py makes."""
     for w, h in ((80, 24), (200, 60)):
-        section_graph_test(w, h)
-        view_items_test(w, h)
         diff_test(w, h)
-        save_and_record_test(w, h)
+
+
+GROUPS = {"captures": captures, "qemu": qemu, "diff": diff}
+
+
+def run_all():
+    """The named groups (tests/run.sh runs them in different lanes), or all of them."""
+    for name in sys.argv[1:] or list(GROUPS):
+        GROUPS[name]()
 
 
 if __name__ == "__main__":
