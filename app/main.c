@@ -130,10 +130,15 @@ static bool budget_ok(const char *spec)
     return end != eq + 1 && !*end && errno != ERANGE && isfinite(us) && us > 0;
 }
 
-/* The first bytes of an ELF file. */
+/* The first bytes of an ELF file. Only a regular file is opened: reading a port or a FIFO to
+ * find out would block until the board sends (a blank screen before the view starts), and opening
+ * a serial port can reset the board. */
 static bool is_elf(const char *path)
 {
     unsigned char magic[4] = {0};
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
     FILE *f = fopen(path, "rb");
     if (!f)
         return false;

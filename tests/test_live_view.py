@@ -64,8 +64,8 @@ def dump(path, pcs):
 
 
 def start(session, w, h, *args, cwd=None, pty=None):
-    """The live view in a tmux session; once it shows its header, or (pty: its source, a pty with
-    nothing to read yet, where it draws nothing) once it has opened that pty."""
+    """The live view in a tmux session; once it shows its header (pty: its source, a pty with
+    nothing to read yet: once it has opened that pty)."""
     tmux("kill-session", "-t", session)
     cmd = " ".join([TOOL] + list(args)) + "; sleep 30"
     tmux("new-session", "-d", "-s", session, "-x", str(w), "-y", str(h), "-c", cwd or ROOT, cmd)
@@ -263,7 +263,13 @@ def late_attach_test(w, h):
     master, slave = pty.openpty()
     path = os.ttyname(slave)
     s = "cmprof-late-attach"
-    start(s, w, h, "--by", "task", path, ut.ELF, pty=path)
+    opened = start(s, w, h, "--by", "task", path, ut.ELF, pty=path)
+    # a silent port: the view is up and says so before the first byte (it once read the port to
+    # tell an ELF from a source, and showed a blank terminal until the board sent something)
+    silent = wait_for(s, r"no data from the source yet", 10) or screen(s)
+    check(size + "a silent port: the header and 'no data from the source yet' before any byte",
+          opened and silent.startswith("cmprof-top ") and "no data from the source yet" in silent,
+          "opened %s: %s" % (opened, " | ".join(silent.splitlines()[:5])))
     first = ut.stream([], ["A", "B"], 20)
     names = ut.stream([("A", 0x20000000, "motor"), ("B", 0x20001000, "worker")], ["A", "B"], 20)
     again = ut.stream([("B", 0x20002000, "worker")], ["A", "B"], 20)  # the worker re-created elsewhere
