@@ -1016,11 +1016,31 @@ static uint32_t send_line(cmprof_putc_fn putc)
     return k;
 }
 
+uint32_t cmprof_stream_quiet_to = UINT32_MAX; /* before the first look: look */
+
+/* After a look at the ring: the last sample count at which no line can be full. With p pending at
+ * count n, each sample adding at most one, that is n + LINE_SAMPLES - p - 1. A reservoir's group goes
+ * in several at once (cmprof.h), once a full ring has room: while the samples taken since the last
+ * look did not each go into the ring as one (kept back, lost, or a group put in; or none came
+ * since such a look), every poll looks. n is read before the ring, so a sample between the two is
+ * counted in both. */
+static void set_quiet(void)
+{
+    static uint32_t look_n, look_stored;
+    static bool irregular;
+    uint32_t n = cmprof_samples(), stored = cmprof_stream_stored(), p = stored - cmprof_stream_sent();
+    irregular = stored - look_stored != n - look_n || (n == look_n && irregular);
+    look_n = n;
+    look_stored = stored;
+    cmprof_stream_quiet_to = p < LINE_SAMPLES && !irregular ? n + (LINE_SAMPLES - p - 1u) : n - 1u;
+}
+
 __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_line(putc);
+    set_quiet();
     if (cmprof_tasks.names_pending)
         send_due_names(putc, cmprof_stream_sent());
     stream.since_lost += sent;
@@ -1031,10 +1051,10 @@ __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc
 }
 
 /* The quick exit: the main loop or the idle hook calls the drain far more often than a line fills,
- * so then it costs two calls and a few instructions. */
+ * so then it costs a call and a few instructions (cmprof_stream_quiet). */
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    if (cmprof_stream_pending() < LINE_SAMPLES)
+    if (cmprof_stream_quiet())
         return 0;
     return cmprof_stream_drain_lines(putc, max_lines);
 }
