@@ -454,12 +454,14 @@ def stream_names(text):
         out.append((at, index, "%08x" % tag, s[i + 7:i + 7 + n]))
         return i + 7 + n
 
-    at = 0
+    at, version = 0, 0
     for line in text.splitlines(True):
         body, start, at = line.rstrip("\r\n"), at, at + len(line)
         if len(body) < 4 or body[-3] != "!" or stream_line_check(body[:-3]) != body[-2:]:
             continue
         body = body[:-3]
+        m = re.match(r"@cmprof v=(\d+) ", body)
+        version = int(m.group(1)) if m else version
         if body.startswith("&") and body[8:9] == "%":  # a reservoir's group: a '%' line after its head
             body = body[8:]
         m = re.match(r"@task (\+..|.) ([0-9a-f]{8}) (.*)$", body)
@@ -477,9 +479,37 @@ def stream_names(text):
                 if body[i] == "=":
                     i = entry(body, i + 1, start)
                     continue
+                if version >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
+                    if not "?" <= body[i] <= "~" and body[i] not in "*.":
+                        i += 3 if body[i] in "-+" else 2 if body[i] in "'()," else 1
+                    i += {"*": 7, ".": 5}.get(body[i], 3)
+                    continue
                 i += 3 if body[i] in "-+" else 1
                 i += 7 if body[i] == "*" else 4
     return out
+
+
+def sample_line_count(body, version):
+    """The samples in a '$' or '%' line's text before its '!' (a reservoir's '&' head cut off), in
+    the sample form of the announced version (docs/stream.md); '=' entries skipped."""
+    val = {c: i for i, c in enumerate(B64)}
+    i, n, tagged = 1, 0, body[:1] == "%"
+    while i < len(body):
+        c = body[i]
+        if tagged and c == "=":  # index, 6 chars of tag, 1 of length, the name
+            i += 3 if body[i + 1] == "+" else 1
+            i += 8 + val[body[i + 7]]
+            continue
+        if version >= 6:
+            if tagged and not "?" <= c <= "~" and c not in "*.":
+                i += 3 if c in "-+" else 2 if c in "'()," else 1
+            i += {"*": 7, ".": 5}.get(body[i], 3)
+        else:
+            if tagged:
+                i += 3 if c in "-+" else 1
+            i += 7 if body[i] == "*" else 4
+        n += 1
+    return n
 
 
 def stream_line_check(text):
