@@ -820,6 +820,27 @@ static void test_every_pc_form_round_trips(void)
         p = p ? p + 1 : NULL;
     }
     CHECK(in_order);
+    /* the same events fed byte by byte, and split in two at every byte */
+    int same = 1;
+    for (size_t cut = 0; cut <= out_len; cut++) {
+        struct evlog other;
+        struct text_decoder d2;
+        memset(&other, 0, sizeof other);
+        struct ev_sink sink = {evlog_event, &other};
+        text_init(&d2);
+        if (cut == out_len) {
+            for (size_t i = 0; i < out_len; i++)
+                text_feed(&d2, (const uint8_t *)out + i, 1, &sink);
+        } else {
+            text_feed(&d2, (const uint8_t *)out, cut, &sink);
+            text_feed(&d2, (const uint8_t *)out + cut, out_len - cut, &sink);
+        }
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        same &= evlog_equal(&log, &other);
+        free(other.buf);
+    }
+    CHECK(same);
     text_free(&d);
     free(log.buf);
     test_tag = NULL;
