@@ -186,6 +186,66 @@ static bool sample_pc(const struct text_decoder *d, const char *s, size_t len, s
     return true;
 }
 
+/* Version 6's PC characters: '?' + 6 bits ('?' to '~'); -1 for any other. */
+static int pc6val(char c)
+{
+    return c >= '?' && c <= '~' ? c - '?' : -1;
+}
+
+/* Version 6's task index characters (none of them a PC character): 19 of one char, 4 leaders of a
+ * second (base64) char for 19..274, and '+' with two base64 chars for 62 + 12 bits. */
+static const char tag6_one[] = "0123456789:;<>\"#$%&", tag6_lead[] = "'(),";
+
+/* A version 6 tag at s[*i]: as sample_tag, in version 6's characters. */
+static bool sample_tag6(const char *s, size_t len, size_t *i, uint32_t *tag, int *index)
+{
+    char c = s[*i];
+    const char *one = strchr(tag6_one, c), *lead = strchr(tag6_lead, c);
+    *index = -1;
+    if (c == '-' || c == '+') {
+        int hi = *i + 3 <= len ? b64val(s[*i + 1]) : -1, lo = *i + 3 <= len ? b64val(s[*i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (c == '-' && (hi > 7 || (hi << 6 | lo) < 2))) /* exceptions 2..511 */
+            return false;
+        if (c == '-')
+            *tag = 0xFFFFFE00u | (uint32_t)(hi << 6 | lo);
+        else
+            *index = 62 + (hi << 6 | lo);
+        *i += 3;
+    } else if (c == '/') {
+        *tag = EV_TAG_UNSENT;
+        (*i)++;
+    } else if (c && one) {
+        *index = (int)(one - tag6_one);
+        (*i)++;
+    } else if (c && lead && *i + 2 <= len && b64val(s[*i + 1]) >= 0) {
+        *index = 19 + (int)(lead - tag6_lead) * 64 + b64val(s[*i + 1]);
+        *i += 2;
+    } else {
+        return false;
+    }
+    return *i < len;
+}
+
+/* A version 6 PC at s[*i]: 3 chars of halfword offset, '.' and 4, or '*' and 6 base64 chars of the
+ * full 32 bits. False when malformed. */
+static bool sample_pc6(const struct text_decoder *d, const char *s, size_t len, size_t *i, uint32_t *pc)
+{
+    char c = s[*i];
+    size_t at = *i + (c == '*' || c == '.'), chars = c == '*' ? 6 : c == '.' ? 4 : 3;
+    if (at + chars > len)
+        return false;
+    uint32_t v = 0;
+    for (size_t k = 0; k < chars; k++) {
+        int b = c == '*' ? b64val(s[at + k]) : pc6val(s[at + k]);
+        if (b < 0)
+            return false;
+        v = v << 6 | (uint32_t)b;
+    }
+    *pc = c == '*' ? v : d->code_base + (v << 1);
+    *i = at + chars;
+    return true;
+}
+
 #define LINE_DEFS 64 /* '=' entries in one sample line, at most (the firmware puts 4) */
 
 /* A sample line, parsed: its samples, and where its '=' entries are. */
@@ -217,11 +277,44 @@ static bool parse_samples(struct text_decoder *d, const char *s, size_t len, boo
             return false;
         l->tags[n] = 0;
         l->indexes[n] = -1;
-        if ((tagged && !sample_tag(d, s, len, &i, &l->tags[n], &l->indexes[n])) || !sample_pc(d, s, len, &i, &l->pcs[n]))
+        if (d->compact) {
+            /* version 6: a sample without a tag has the one before it in the line; the first has one */
+            if (tagged && pc6val(s[i]) < 0 && s[i] != '*' && s[i] != '.') {
+                if (!sample_tag6(s, len, &i, &l->tags[n], &l->indexes[n]))
+                    return false;
+            } else if (tagged) {
+                if (!n)
+                    return false;
+                l->tags[n] = l->tags[n - 1];
+                l->indexes[n] = l->indexes[n - 1];
+            }
+            if (!sample_pc6(d, s, len, &i, &l->pcs[n]))
+                return false;
+        } else if ((tagged && !sample_tag(d, s, len, &i, &l->tags[n], &l->indexes[n])) ||
+                   !sample_pc(d, s, len, &i, &l->pcs[n])) {
             return false;
+        }
         l->n++;
     }
     return true;
+}
+
+/* The sample forms: version 2's base64 PCs, version 3's digits (to 5), version 6's. */
+static uint32_t form_of(const struct text_decoder *d)
+{
+    return d->compact ? 6 : d->pc_digits ? 3 : 2;
+}
+
+static bool parse_as(struct text_decoder *d, uint32_t form, const char *s, size_t len, bool tagged,
+                     struct sample_line *l, const struct ev_sink *sink)
+{
+    bool digits = d->pc_digits, compact = d->compact;
+    d->pc_digits = form == 3;
+    d->compact = form == 6;
+    bool ok = parse_samples(d, s, len, tagged, l, sink);
+    d->pc_digits = digits;
+    d->compact = compact;
+    return ok;
 }
 
 /* A sample line of another version than the announce's (its PCs are in the other alphabet, or a
@@ -244,25 +337,24 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
                            uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
 {
     struct sample_line l;
-    if (d->have_base && v1 && d->pc_digits) {
+    if (d->have_base && v1 && (d->pc_digits || d->compact)) {
         other_version(d, 1, tagged, sink);
         return;
     }
-    /* once a line read only in the other alphabet (version 2's base64, or version 3's digits) showed
-     * the mismatch, a line that reads in both is taken as the other version's too, until an announce */
+    /* once a line read only in another form (version 2's base64, version 3's digits, version 6's)
+     * showed the mismatch, a line that reads in both is taken as the other version's too, until an
+     * announce */
     bool first_try = !d->other_seen && parse_samples(d, s, len, tagged, &l, sink);
-    if (!first_try) {
-        bool other = false;
-        if (d->have_base && !v1) {
-            d->pc_digits = !d->pc_digits;
-            other = parse_samples(d, s, len, tagged, &l, sink);
-            d->pc_digits = !d->pc_digits;
-        }
-        if (other) {
-            d->other_seen = true;
-            other_version(d, d->pc_digits ? 2 : 3, tagged, sink);
-            return;
-        }
+    if (!first_try && !d->have_base && !v1) /* no announce yet: version 6's samples are counted too */
+        first_try = parse_as(d, 6, s, len, tagged, &l, sink);
+    if (!first_try && d->have_base && !v1) {
+        static const uint32_t forms[] = {6, 3, 2};
+        for (size_t k = 0; k < sizeof forms / sizeof *forms; k++)
+            if (forms[k] != form_of(d) && parse_as(d, forms[k], s, len, tagged, &l, sink)) {
+                d->other_seen = true;
+                other_version(d, forms[k], tagged, sink);
+                return;
+            }
     }
     if (!first_try && !(d->other_seen && parse_samples(d, s, len, tagged, &l, sink))) {
         textline_bad(d);
@@ -353,7 +445,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 5u
+#define STREAM_VERSION 6u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -427,6 +519,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
         }
     d->have_base = true;
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
+    d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {

@@ -72,6 +72,7 @@ struct text_decoder {
     bool failed_alloc;
     bool have_base;
     bool pc_digits;  /* version 3: a sample's 4 PC chars are '0' + 6 bits, not base64 */
+    bool compact;    /* version 6: 3 PC chars '?' + 6 bits, a tag only where it changes */
     uint32_t version;        /* of the last announce read (0: none) */
     bool other_seen;         /* a sample line of another version came since that announce */
     uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */

@@ -328,6 +328,15 @@ void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char 
 #endif
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines);
 uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines); /* the same without the quick exit */
+/* The drains' quick exit (cmprof_stream_drain, cmprof_rtt_drain): no line can be full while the
+ * sample count is in the LINE counts up to cmprof_stream_quiet_to, which the drain sets after each
+ * look at the ring (a sample adds at most one to it). Two loads and a compare, no call: the drains
+ * are polled far more often than a line fills, and the polls run in the very program profiled. */
+extern uint32_t cmprof_stream_quiet_to;
+static inline int cmprof_stream_quiet(void)
+{
+    return cmprof_stream_quiet_to - cmprof_samples() < CMPROF_STREAM_LINE;
+}
 /* Send what is left in the ring, even a short line. */
 void cmprof_stream_flush(cmprof_putc_fn putc);
 

@@ -139,14 +139,9 @@ void cmprof_rtt_write(const char *buf, uint32_t len)
 }
 #endif
 
-uint32_t cmprof_rtt_drain(uint32_t max_lines)
+/* Lines while a line surely fits, the ring's own drain deciding what a line holds. */
+__attribute__((noinline)) static uint32_t rtt_drain_lines(uint32_t max_lines)
 {
-#if !(defined(CMPROF_HIST) && CMPROF_HIST)
-    /* the quick exit, as cmprof_stream_drain's: polled far more often than a line fills (a histogram
-     * has no ring: its drain decides) */
-    if (cmprof_stream_pending() < CMPROF_STREAM_LINE)
-        return 0;
-#endif
     uint32_t sent = 0;
     while (max_lines-- && cmprof_rtt_room() >= CMPROF_RTT_ROOM) {
         uint32_t k = cmprof_stream_drain(NULL, 1u);
@@ -155,6 +150,17 @@ uint32_t cmprof_rtt_drain(uint32_t max_lines)
         sent += k;
     }
     return sent;
+}
+
+uint32_t cmprof_rtt_drain(uint32_t max_lines)
+{
+#if !(defined(CMPROF_HIST) && CMPROF_HIST)
+    /* the quick exit, as cmprof_stream_drain's, without a call: polled far more often than a line
+     * fills (a histogram has no ring: its drain decides) */
+    if (cmprof_stream_quiet())
+        return 0;
+#endif
+    return rtt_drain_lines(max_lines);
 }
 
 uint32_t cmprof_rtt_dropped_lines(void)

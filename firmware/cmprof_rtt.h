@@ -14,7 +14,7 @@
  *
  * Build options (-D when compiling cmprof_rtt.c):
  *   CMPROF_RTT_SIZE=2048   bytes of the up-buffer (at 10 ms between a probe's reads, 2048 bytes carry
- *                          about 37,000 untagged samples a second)
+ *                          about 45,000 untagged samples a second)
  *   CMPROF_RTT_ROOM=512    free bytes the drain wants before it sends another line (a line with
  *                          task names in it, and the announce or loss lines that may follow it)
  *   CMPROF_RTT_EXTERNAL=1  no control block of our own: the application already has SEGGER's RTT

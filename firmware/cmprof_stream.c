@@ -1,7 +1,9 @@
 /* Live streaming: compact, checked text lines from the sample ring (protocol: docs/stream.md).
- *   $<samples>!CC        samples; each is 4 base64 chars, the halfword offset from the code base,
- *                        or '*' and 6 chars for a PC outside the 32 MB window (e.g. 0 or RAM)
- *   %<samples>!CC        the same with a tag before each sample: its task index (1 or 3 chars),
+ *   $<samples>!CC        samples; each is 3 chars '?' + 6 bits, the halfword offset from the code
+ *                        base within 512 KB, or '.' and 4 such chars within 32 MB, or '*' and 6
+ *                        base64 chars for any other PC (e.g. 0 or RAM)
+ *   %<samples>!CC        the same with a tag before the line's first sample and before each sample
+ *                        whose tag differs from the one before it: its task index (1 to 3 chars),
  *                        '-' and 2 chars for an exception number, '/' for a tag with no slot
  *   #<pairs>!CC          histogram deltas: 3 chars of bucket index, 3 chars of new counts
  *   @<word> ...!CC       announce, task, section names, section statistics, loss count
@@ -346,7 +348,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=5"); /* 5: 4 with names by id in '=' and @N entries */
+    size_t n = put_text(line, 0, "@cmprof v=6"); /* 6: 3-char PCs, a tag only where it changes; names by id (5) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -937,30 +939,30 @@ __attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
 }
 #endif
 
-/* A PC's 24 bits of halfword offset as 4 chars, '0' + 6 bits each, high first, as one little-endian
- * word. On Thumb-2 eight instructions (a field extract and an OR with shift per char, and one add
- * for all four: 0x30303030 is an immediate there); GCC's own choice takes ten. */
+/* A PC's 18 bits of halfword offset as 3 chars, '?' + 6 bits each, high first, in the low three
+ * bytes of a little-endian word (the fourth is junk the next item overwrites). On Thumb-2 six
+ * instructions: a shift, two field extracts with an OR each, one add for all ('?' in every byte is
+ * an immediate there). ARMv6-M: shifts, ANDs and ORs, no division. */
 static inline uint32_t pc_chars(uint32_t v)
 {
 #if defined(__thumb2__)
     uint32_t w, t;
-    __asm__("lsr %0, %2, #18\n\t"
-            "ubfx %1, %2, #12, #6\n\t"
-            "orr %0, %0, %1, lsl #8\n\t"
+    __asm__("lsr %0, %2, #12\n\t"
             "ubfx %1, %2, #6, #6\n\t"
-            "orr %0, %0, %1, lsl #16\n\t"
+            "orr %0, %0, %1, lsl #8\n\t"
             "and %1, %2, #63\n\t"
-            "orr %0, %0, %1, lsl #24\n\t"
-            "add %0, %0, #0x30303030"
+            "orr %0, %0, %1, lsl #16\n\t"
+            "add %0, %0, #0x3F3F3F3F"
             : "=&r"(w), "=&r"(t)
             : "r"(v));
     return w;
 #else
-    return (v >> 18 | ((v >> 12) & 63u) << 8 | ((v >> 6) & 63u) << 16 | (v & 63u) << 24) + 0x30303030u;
+    return (v >> 12 | ((v >> 6) & 63u) << 8 | (v & 63u) << 16) + 0x3F3F3F3Fu;
 #endif
 }
 
-#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) */
+#define SAMPLE_MAX 10u /* bytes of a sample at most: a tag ('+' and 2) and a full PC ('*' and 6) (and a
+                          word's store of 3 PC chars writes one byte more: LINE_TAIL has room) */
 #if LAZY_NAMES
 static uint32_t owed_room; /* owed names the line being formatted may still carry (DEFS_MAX) */
 static uint32_t owed_cut; /* samples put_samples left for the next line: no room for a name they owe */
@@ -993,9 +995,27 @@ __attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *
 }
 #endif
 
-/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
- * Locals, not the stream's fields, in the loop: stores through a char pointer would make the
- * compiler reload them. */
+/* A PC past 512 KB of code: '.' and its 24 bits of halfword offset as 4 such chars, or '*' and the
+ * full 32 bits in base64 (outside 32 MB, below the base, or odd). `v` is the rotated offset. */
+__attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t v)
+{
+    if (v < (1u << 24)) {
+        *b++ = '.';
+        for (int sh = 18; sh >= 0; sh -= 6)
+            *b++ = (char)('?' + ((v >> sh) & 63u));
+        return b;
+    }
+    *b++ = '*';
+    for (int sh = 30; sh >= 0; sh -= 6)
+        *b++ = b64[(pc >> sh) & 63u];
+    return b;
+}
+
+/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end. A
+ * tag goes out where it differs from the sample's before it, and at the first of these samples:
+ * each line reads alone, and after a name given between two runs of samples (a reused control
+ * block may have another index now) the index is said again. Locals, not the stream's fields, in
+ * the loop: stores through a char pointer would make the compiler reload them. */
 __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint32_t *pcs, const uint32_t *tags,
                                                             uint32_t n)
 {
@@ -1015,6 +1035,10 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
             return owed_stop(b, pcs);
         b = named;
         ixc = owed_ixc;
+    }
+    if (*tags == last_tag) { /* (another tag goes out in the loop) */
+        memcpy(b, &ixc, 4);
+        b += IXC_LEN(ixc);
     }
 #else
     (void)tags;
@@ -1036,22 +1060,19 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
                 b = named;
                 ixc = owed_ixc;
             }
+            memcpy(b, &ixc, 4);
+            b += IXC_LEN(ixc);
         }
         tags++;
-        memcpy(b, &ixc, 4);
-        b += IXC_LEN(ixc);
-        __asm__("" : "+r"(b)); /* stepped once, here: GCC would keep both b + len and len */
 #endif
         uint32_t pc = *pcs, off = pc - base;
         uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
-        if (v < (1u << 24)) { /* 24 bits of halfword offset, in 4 chars '0' + 6 bits: no table loads */
+        if (v < (1u << 18)) { /* 18 bits of halfword offset, in 3 chars '?' + 6 bits: no table loads */
             uint32_t w = pc_chars(v);
             memcpy(b, &w, 4);
-            b += 4;
-        } else { /* '*' and the full 32 bits, in 6 chars */
-            *b++ = '*';
-            for (int sh = 30; sh >= 0; sh -= 6)
-                *b++ = b64[(pc >> sh) & 63u];
+            b += 3;
+        } else {
+            b = put_far_pc(b, pc, v);
         }
     } while (++pcs < end);
 #ifdef CMPROF_TAG
@@ -1199,11 +1220,31 @@ static uint32_t send_line(cmprof_putc_fn putc)
     return k;
 }
 
+uint32_t cmprof_stream_quiet_to = UINT32_MAX; /* before the first look: look */
+
+/* After a look at the ring: the last sample count at which no line can be full. With p pending at
+ * count n, each sample adding at most one, that is n + LINE_SAMPLES - p - 1. A reservoir's group goes
+ * in several at once (cmprof.h), once a full ring has room: while the samples taken since the last
+ * look did not each go into the ring as one (kept back, lost, or a group put in; or none came
+ * since such a look), every poll looks. n is read before the ring, so a sample between the two is
+ * counted in both. */
+static void set_quiet(void)
+{
+    static uint32_t look_n, look_stored;
+    static bool irregular;
+    uint32_t n = cmprof_samples(), stored = cmprof_stream_stored(), p = stored - cmprof_stream_sent();
+    irregular = stored - look_stored != n - look_n || (n == look_n && irregular);
+    look_n = n;
+    look_stored = stored;
+    cmprof_stream_quiet_to = p < LINE_SAMPLES && !irregular ? n + (LINE_SAMPLES - p - 1u) : n - 1u;
+}
+
 __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc, uint32_t max_lines)
 {
     uint32_t sent = 0;
     while (max_lines-- && cmprof_stream_pending() >= LINE_SAMPLES)
         sent += send_line(putc);
+    set_quiet();
     if (cmprof_tasks.names_pending)
         send_due_names(putc, cmprof_stream_sent());
     stream.since_lost += sent;
@@ -1214,10 +1255,10 @@ __attribute__((noinline)) uint32_t cmprof_stream_drain_lines(cmprof_putc_fn putc
 }
 
 /* The quick exit: the main loop or the idle hook calls the drain far more often than a line fills,
- * so then it costs two calls and a few instructions. */
+ * so then it costs a call and a few instructions (cmprof_stream_quiet). */
 uint32_t cmprof_stream_drain(cmprof_putc_fn putc, uint32_t max_lines)
 {
-    if (cmprof_stream_pending() < LINE_SAMPLES)
+    if (cmprof_stream_quiet())
         return 0;
     return cmprof_stream_drain_lines(putc, max_lines);
 }

@@ -12,6 +12,7 @@ second 115200, 921600 and 2,000,000 baud (8N1: 10 bits a byte) carry at that siz
                                                 setting run 3 times, the median and the range"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -24,17 +25,16 @@ REPEATS = 3  # runs of each setting: the median, and the range (the host's load 
 def line_samples(rec):
     """Samples carried in the stream lines of a record ('$' and '&' lines, untagged), from its first
     announce on (before it the host cannot place them: they count nowhere)."""
-    n = 0
+    n, version = 0, 0
     data = open(rec, "rb").read()
     for ln in data[max(data.find(b"@cmprof"), 0):].split(b"\n"):
+        if ln.startswith(b"@cmprof v="):
+            version = int(ln[10:].split(b" ")[0])
         if ln[:1] == b"&":
             ln = ln[8:]
         if ln[:1] != b"$" or b"!" not in ln:
             continue
-        body, i = ln[1:ln.rindex(b"!")], 0
-        while i < len(body):
-            i += 7 if body[i:i + 1] == b"*" else 4
-            n += 1
+        n += scen.sample_line_count(ln[:ln.rindex(b"!")].decode("latin-1"), version)
     return n
 
 
@@ -80,8 +80,11 @@ def uart_rows():
         path = os.path.join(scen.BUILD, name, "uart.txt")
         if not os.path.exists(path):
             continue
-        lines = [ln for ln in open(path, "rb").read().split(b"\n") if ln[:1] in (b"$", b"%")]
-        full = [ln for ln in lines if len(ln) >= 60]
+        text = open(path, "rb").read().decode("latin-1")
+        version = int(re.search(r"@cmprof v=(\d+) ", text).group(1))
+        lines = [ln for ln in text.split("\n") if ln[:1] in ("$", "%") and "!" in ln]
+        # full lines (16 samples), newlines included, over their samples
+        full = [ln for ln in lines if scen.sample_line_count(ln[:ln.rindex("!")], version) == 16]
         per = sum(len(ln) + 1 for ln in full) / (16.0 * len(full))
         rows.append("| UART, %s stream (%.2f bytes a sample) | %s |" % (
             "tagged" if "tagged" in name else "untagged", per,

@@ -527,6 +527,11 @@ def sample_line_defs(body, state=None):
             out.append((index, tag, name, end - i))
             i = end
             continue
+        if state.get("version", 0) >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
+            if not "?" <= body[i] <= "~" and body[i] not in "*.":
+                i += 3 if body[i] in "-+" else 2 if body[i] in "'()," else 1
+            i += {"*": 7, ".": 5}.get(body[i], 3)
+            continue
         i += 3 if body[i] in "-+" else 1
         i += 7 if body[i] == "*" else 4
     return out
@@ -569,6 +574,32 @@ def stream_names(text):
             out += [(start, index, tag, name) for index, tag, name, _ in sample_line_defs(body, state)
                     if name is not None]  # else the host waits for the repeat (tag None: the index's, unknown)
     return out
+
+
+def sample_line_count(body, version):
+    """The samples in a '$' or '%' line's text before its '!' (a reservoir's '&' head cut off), in
+    the sample form of the announced version (docs/stream.md); '=' entries skipped."""
+    val = {c: i for i, c in enumerate(B64)}
+    i, n, tagged = 1, 0, body[:1] == "%"
+    while i < len(body):
+        c = body[i]
+        if tagged and c == "=":  # version 5 on: index, a head, the tag and the name as it says
+            if version >= 5:
+                i = _def_entry(body, i + 1, {"version": version})[3]
+                continue
+            i += 3 if body[i + 1] == "+" else 1  # before: index, 6 chars of tag, 1 of length, the name
+            i += 8 + val[body[i + 7]]
+            continue
+        if version >= 6:
+            if tagged and not "?" <= c <= "~" and c not in "*.":
+                i += 3 if c in "-+" else 2 if c in "'()," else 1
+            i += {"*": 7, ".": 5}.get(body[i], 3)
+        else:
+            if tagged:
+                i += 3 if c in "-+" else 1
+            i += 7 if body[i] == "*" else 4
+        n += 1
+    return n
 
 
 def stream_line_check(text):

@@ -1419,6 +1419,11 @@ def own_cost(c):
     for name, work in (("stream_tagged", putc_work), ("stream_tagged_write", write_work)):
         c.check("%s: at most 120 library instructions per tagged streamed sample" % name, 0 < work <= 120,
                 "%.1f per sample (the drain's quick exits apart)" % work)
+    # the sample lines' bytes, framing and names in them included, over the samples taken
+    wire = {name: wire_bytes(name, Result(name).kv.get("taken") or 1) for name in ("stream", "stream_tagged")}
+    c.check("stream_tagged: at most 4 bytes a tagged sample on the wire (untagged: at most 3.5)",
+            0 < wire["stream_tagged"] <= 4.0 and 0 < wire["stream"] <= 3.5,
+            "%.2f bytes a tagged sample, %.2f untagged" % (wire["stream_tagged"], wire["stream"]))
     c.out("")
     # the host's "overhead" figure is the share of samples that land in the library's code; the
     # truth differs by a real bias of these scenarios (the drain runs right after each sample, in
@@ -1962,9 +1967,11 @@ def streaming(c):
     c.check("stream: %d lines with a flipped bit are dropped, the rest decode" % flipped,
             jc["decoder"]["text_bad_checks"] == flipped and jc["total"] == n - 16 * flipped,
             "bad checks %d, samples %d of %d (%d lines)" % (jc["decoder"]["text_bad_checks"], jc["total"], n, intact))
-    sample_bytes = sum(len(ln) + 1 for ln in lines if ln.startswith(b"$") and ln.count(b"!") == 1
-                       and len(ln) == 68)
-    full_lines = sum(1 for ln in lines if ln.startswith(b"$") and len(ln) == 68)
+    version = int(re.search(rb"@cmprof v=(\d+) ", text).group(1))
+    full = [ln for ln in lines if ln.startswith(b"$") and ln.count(b"!") == 1 and
+            scen.sample_line_count(ln[:ln.rindex(b"!")].decode("latin-1"), version) == 16]
+    sample_bytes = sum(len(ln) + 1 for ln in full)
+    full_lines = len(full)
     per = sample_bytes / (16.0 * full_lines)
     c.check("stream: wire cost <= 5.7 bytes per sample (2000 samples/s at 115200 baud)", per <= 5.7,
             "%.2f bytes per sample: %.0f samples/s at 115200 baud, %.0f at 921600" % (per, 11520 / per, 92160 / per))
@@ -2043,6 +2050,10 @@ def rtt_stream(c):
     c.check("rtt: the library's cost per sample is measured (sampler, stream, RTT writer)", cost > 0,
             "%.1f instructions per sample over RTT (+ %.1f in the drain's quick exits); %.1f over the UART, putc "
             "included (+ %.1f)" % (cost, polls, uart_cost, uart_polls))
+    # RTT has no putc: its work is the UART's less the output. The drains' quick exits read the ring
+    # without a call (a call there counted about 5 instructions a poll as work: 24 polls a sample)
+    c.check("rtt: the library's work per sample over RTT at most the UART's (putc included), quick exits apart",
+            0 < cost <= uart_cost, "%.1f over RTT, %.1f over the UART" % (cost, uart_cost))
     c.out("## The stream over RTT only (`rtt`)", "",
           "- %d samples streamed into the RTT up-buffer (2048 bytes) and read by `cmprof-top rtt:` through QEMU's "
           "gdbstub, attached while the guest ran; lost %d; profile %s (truth %s), worst %.2f sigma." % (

@@ -785,6 +785,67 @@ static void test_write_sends_whole_lines(void)
     cmprof_stream_announce(capture, &info); /* the next tests write through putc again */
 }
 
+/* Version 6's PC forms, firmware to host: 3 characters within 512 KB of the base, '.' and 4 to 32
+ * MB, '*' and 6 base64 characters for the rest (past 32 MB, below the base, odd, RAM, 0); each PC
+ * back exactly, in order, with its task; the line's first sample and each change carry the tag. */
+static void test_every_pc_form_round_trips(void)
+{
+    static const uint32_t pcs[] = {0x08000100u, 0x0807FFFEu, 0x08080000u, 0x09FFFFFEu, 0x0A000000u,
+                                   0x07FFFFFEu, 0x08000101u, 0x20001000u, 0x00000000u, 0x08000002u,
+                                   0x0803FFFEu, 0x08040000u, 0xFFFFFFFEu, 0x08000104u, 0x08000106u, 0x08000108u};
+    fake_regs_clear();
+    out_len = 0;
+    test_tag = motor_name;
+    cmprof_start(10u, 0u);
+    cmprof_stream_announce(capture, &info);
+    cmprof_stream_task(capture, motor_name, motor_name);
+    for (unsigned k = 0; k < 32u; k++) {
+        test_tag = k % 5u == 4u ? NULL : motor_name; /* a tag change now and then */
+        cmprof_tick(pcs[k % 16u]);
+    }
+    cmprof_stream_flush(capture);
+    CHECK(strstr(out, ".@???") != NULL && strstr(out, "*AKAAAA") != NULL); /* 0x08080000, 0x0A000000 */
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(out, out_len, &log, &d);
+    CHECK(log.count[EV_PC] == 32 && d.stats.bad_lines == 0 && d.stats.bad_checks == 0);
+    int in_order = 1;
+    const char *p = log.buf;
+    for (unsigned k = 0; k < 32u && p; k++) {
+        char want[40];
+        snprintf(want, sizeof want, "a=%08x t=%x/1", (unsigned)pcs[k % 16u],
+                 k % 5u == 4u ? 0u : (unsigned)(uintptr_t)motor_name);
+        p = strstr(p, want);
+        in_order &= p != NULL;
+        p = p ? p + 1 : NULL;
+    }
+    CHECK(in_order);
+    /* the same events fed byte by byte, and split in two at every byte */
+    int same = 1;
+    for (size_t cut = 0; cut <= out_len; cut++) {
+        struct evlog other;
+        struct text_decoder d2;
+        memset(&other, 0, sizeof other);
+        struct ev_sink sink = {evlog_event, &other};
+        text_init(&d2);
+        if (cut == out_len) {
+            for (size_t i = 0; i < out_len; i++)
+                text_feed(&d2, (const uint8_t *)out + i, 1, &sink);
+        } else {
+            text_feed(&d2, (const uint8_t *)out, cut, &sink);
+            text_feed(&d2, (const uint8_t *)out + cut, out_len - cut, &sink);
+        }
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        same &= evlog_equal(&log, &other);
+        free(other.buf);
+    }
+    CHECK(same);
+    text_free(&d);
+    free(log.buf);
+    test_tag = NULL;
+}
+
 int main(void)
 {
     RUN_TEST(test_create_after_reuse_takes_a_few_steps);
@@ -806,6 +867,7 @@ int main(void)
     RUN_TEST(test_deleted_before_the_drain_keeps_its_name);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
     RUN_TEST(test_write_sends_whole_lines);
+    RUN_TEST(test_every_pc_form_round_trips);
     RUN_TEST(test_create_and_delete_take_a_few_steps);
     RUN_TEST(test_field_tasks_keep_their_tags);
 #if defined(CMPROF_STREAM_TASKS) && CMPROF_STREAM_TASKS > 62

@@ -26,6 +26,7 @@ TMP = os.path.join(ROOT, "build", "stream-announce-test")
 BASE = 0x08000164
 V2 = line("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
 V3 = line("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
+V6 = line("@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
 
 
 def crc12(text):
@@ -47,6 +48,9 @@ def pcs(version, n, rnd):
     out = ""
     for _ in range(n):
         off = rnd.choice(STARTS)
+        if version == 6:  # 3 chars '?' + 6 bits
+            out += "".join(chr(63 + v) for v in ((off >> 12) & 63, (off >> 6) & 63, off & 63))
+            continue
         out += "".join((chr(48 + v) if version == 3 else B64[v]) for v in
                        ((off >> 18) & 63, (off >> 12) & 63, (off >> 6) & 63, off & 63))
     return out
@@ -74,7 +78,8 @@ def run(text, name, fmt="json"):
 def other_versions():
     cases = (("v3 lines after a v2 announce", V2 + lines(2, 10, 1) + lines(3, 40, 2), 3, 2),
              ("v2 lines under a v3 announce", V3 + lines(3, 10, 3) + lines(2, 40, 4), 2, 3),
-             ("v1 lines under a v3 announce", V3 + lines(3, 10, 5) + lines(2, 40, 6, v1_check=True), 1, 3))
+             ("v1 lines under a v3 announce", V3 + lines(3, 10, 5) + lines(2, 40, 6, v1_check=True), 1, 3),
+             ("v3 lines under a v6 announce", V6 + lines(6, 10, 12) + lines(3, 40, 13), 3, 6))
     for label, text, other, announced in cases:
         code, j, out, err = run(text, label + ".txt")
         _, ref, _, _ = run(text[:text.index("\n", text.index("\n") + 1)] + "\n" + "".join(

@@ -598,6 +598,56 @@ static void test_versions_and_announced_ranges(void)
     CHECK(strstr(what, "1 announce refused (period=18446744073709551615)") != NULL);
 }
 
+/* Version 6 (docs/stream.md): 3 PC chars '?' + 6 bits ('.' and 4 past 512 KB, '*' and 6 base64
+ * for any PC), a tag only where it differs from the sample's before it in the line (the first has
+ * one), index chars outside the PC alphabet: '0'..'&' 0..18, a leader and a base64 char to 274, '+'
+ * and two past it; '-' an exception, '/' no slot. The same events whole, byte by byte and split at
+ * every byte; a line whose first sample has no tag is dropped whole; a version 4 line under a
+ * version 6 announce and the reverse are named as such. Checks by an independent script. */
+static void test_v6_compact_samples(void)
+{
+    static const char s[] =
+        "boot\n@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!jz\n"
+        "@task A 20000000 a!bq\n@task Z 20000400 b!s9\n"
+        "$?v@??A.@???*AgABAA!kM\n"
+        "%0??@??A'G??B-AW??C/??D+Du??E??F0??G!h9\n"
+        "log %?? 0\n%0??@=BwFAgAAQAGsensor??A1??B!bm\n"
+        "%??@!1k\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(log_a.count[EV_PC] == 15 && d1.stats.bad_lines == 1 && d1.stats.bad_checks == 0 &&
+          d1.stats.other_version_lines == 0 && d1.stats.newer_lines == 0);
+    CHECK(strstr(log_a.buf, "a=08001b82 t=0/0") && strstr(log_a.buf, "a=08000004 t=0/0") &&
+          strstr(log_a.buf, "a=08080000 t=0/0") && strstr(log_a.buf, "a=20001000 t=0/0"));
+    CHECK(strstr(log_a.buf, "a=08000002 t=20000000/1") && strstr(log_a.buf, "a=08000004 t=20000000/1") &&
+          strstr(log_a.buf, "a=08000006 t=20000400/1") && strstr(log_a.buf, "a=08000008 t=fffffe16/1") &&
+          strstr(log_a.buf, "a=08000010 t=20000000/1"));
+    CHECK(d1.stats.unsent_tags == 1 && strstr(log_a.buf, "a=0800000e t=20000400/1") == NULL);
+    /* the '=' entry names index 1 between the define line's first sample and its last */
+    const char *def = strstr(log_a.buf, "'sensor'");
+    CHECK(def && strstr(def, "a=08000004 t=20000000/1") && strstr(def, "a=08000006 t=20000400/1"));
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(evlog_equal(&log_a, &log_b));
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        struct ev_sink sink = {evlog_event, &log_b};
+        evlog_reset(&log_b);
+        text_init(&d2);
+        text_feed(&d2, (const uint8_t *)s, k, &sink);
+        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    CHECK(all_equal);
+    decode("@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!jz\n%A00g1!QZ\n%0?mB!Ct\n"
+           "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n%0?mB!Ct\n",
+           &log_a, &d1);
+    CHECK(log_a.count[EV_PC] == 1 && d1.stats.other_version_lines == 2 && d1.stats.other_version == 6 &&
+          d1.stats.bad_lines == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -628,6 +678,7 @@ int main(void)
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
+    RUN_TEST(test_v6_compact_samples);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();

@@ -203,14 +203,16 @@ def replay_tests(w=120, h=32):
     # the capture flows once the tool has the port open, as from a running board: started before, a slow start
     # left up to 64 kB of it in the pty's buffer, read before the share history's first second
     # ended, and the history (key G) then had no second with samples to chart
-    feeder = Feeder(data, 40000.0, start=False)
+    # two seconds of it whatever the bytes a sample (the stream's version): the history's first
+    # second must end with the capture still flowing
+    feeder = Feeder(data, len(data) / 2.0, start=False)
     s = "cmprof-ui"
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, feeder.path, elf))
     feeder.start()
     got = wait_for(s, r"samples [1-9]\d{3,} ", 15)
     check(size + "live: samples arrive on a pty", got is not None, line_of(got or screen(s), 1))
-    # the whole capture (10,000 samples, about 85 kB at 40 kB/s) has gone through
+    # the whole capture (10,000 samples, 2 s of it) has gone through
     txt = wait_for(s, r"^samples 10000 ", 15) or screen(s)
     m = re.search(r"^\S*\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+hot_a", txt, re.M)
     total = re.search(r"samples (\d+)", txt)
