@@ -187,9 +187,11 @@ void raw_unit_close(struct unit *u);
 uint64_t raw_first_die(const struct unit *u); /* offset of the first DIE after the header */
 
 /* Rows and sequences of the line program at .debug_line offset off, and its file table (names
- * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). On
- * READ_LEFT or READ_NO_MEMORY nothing of it stays in the stage. */
+ * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). With
+ * windows (win[0..n_win), n_win > 0), only the sequences that meet them. On READ_LEFT or
+ * READ_NO_MEMORY nothing of it stays in the stage. */
 enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                           uint64_t off, const char *comp_dir, struct cu_files *files);
+                           uint64_t off, const char *comp_dir, struct cu_files *files, const struct unit_range *win,
+                           size_t n_win);
 
 #endif
