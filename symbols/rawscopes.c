@@ -144,17 +144,15 @@ static const char *name_of(struct scope_reader *r, const struct die_attrs *a, in
     return a->name;
 }
 
-/* A unit read over windows is read from the file a stretch at a time, as its walk goes: DIEs
- * are read from a stretch that holds DIE_AHEAD bytes after them, and one found to run past it is
- * read again once its bytes are in. */
-enum { DIE_AHEAD = 1024, DIE_STRETCH = 8192 };
-
-/* Make sure the unit's bytes [p, p + n) (clamped to its end) are read from the file. */
-static bool info_ready(const struct scope_reader *r, const uint8_t *p, uint64_t n)
+/* The unit's bytes at .debug_info offset off (inside it), and back. */
+static const uint8_t *unit_at(const struct unit *u, uint64_t off)
 {
-    const uint8_t *sec = r->u.d->sec[SEC_INFO];
-    uint64_t off = (uint64_t)(p - sec), end = r->u.end;
-    return off <= end && raw_need(r->u.d, SEC_INFO, off, n < end - off ? n : end - off);
+    return u->bytes + (off - u->start);
+}
+
+static uint64_t unit_off(const struct unit *u, const uint8_t *p)
+{
+    return u->start + (uint64_t)(p - u->bytes);
 }
 
 /* The name of the DIE at a .debug_info offset inside this unit, cached: thousands of inlined
@@ -168,25 +166,12 @@ static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
     const char *cached;
     if (symt_offmap_get(&r->names, off, &cached))
         return cached;
-    const uint8_t *sec = r->u.d->sec[SEC_INFO];
-    struct cur c = {sec + off, sec + r->u.end, false};
-    uint64_t ready = DIE_AHEAD; /* (the unit may be read only in stretches: this DIE's bytes first) */
-    bool unsupported = r->unsupported;
-    if (!info_ready(r, c.p, ready)) {
-        r->unsupported = true;
-        return NULL;
-    }
+    struct cur c = {unit_at(&r->u, off), unit_at(&r->u, r->u.end), false};
     const struct abbrev *ab = raw_abbrev_find(&r->u.ab, cur_uleb(&c));
     const char *name = NULL;
     if (ab) {
         struct die_attrs a;
         read_attrs(r, &c, ab, &a);
-        if ((c.bad || c.p > sec + off + ready) && off + ready < r->u.end) { /* longer than was read */
-            c = (struct cur){sec + off, sec + r->u.end, false};
-            r->unsupported = unsupported || !info_ready(r, c.p, r->u.end - off);
-            cur_uleb(&c);
-            read_attrs(r, &c, ab, &a);
-        }
         name = c.bad ? NULL : name_of(r, &a, depth + 1);
         if (name)
             name = symt_intern(r->pool, name);
@@ -367,18 +352,17 @@ static bool subprogram_wanted(struct scope_reader *r, const struct die_attrs *a,
 /* The unit's subprograms and inlined instances into the stage, and what its root says into info.
  * With windows (win[0..n_win), n_win > 0), only the subprograms with code in them, and their
  * trees, until they cover the windows: the others are stepped over by their sibling links. */
-static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                                 uint64_t hdr, struct raw_unit_info *info, const struct unit_range *win, size_t n_win)
+static enum read_result raw_unit(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                                 uint32_t cu, uint64_t hdr, struct raw_unit_info *info, const struct unit_range *win,
+                                 size_t n_win)
 {
     struct scope_reader r = {.t = stage, .pool = pool, .cu = cu};
     memset(info, 0, sizeof *info);
-    if (!raw_unit_open(d, hdr, &r.u) || (!n_win && !raw_need(d, SEC_INFO, r.u.start, r.u.end - r.u.start))) {
+    if (!raw_unit_open(d, hdr, &r.u) || !raw_unit_copy(d, &r.u, worker)) {
         raw_unit_close(&r.u);
         return READ_LEFT;
     }
-    struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
-    /* the bytes known read: all of them, or (over windows) a stretch at a time */
-    const uint8_t *ready_lo = n_win ? c.end : c.p, *ready_hi = c.end;
+    struct cur c = {unit_at(&r.u, raw_first_die(&r.u)), unit_at(&r.u, r.u.end), false};
     /* the tree as a stack: per open level, the scope its children hang under, their depth and
      * whether they are walked at all */
     struct level {
@@ -396,16 +380,6 @@ static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, s
             if (windows_covered(stage->subs.v + subs0, weighed - subs0, win, n_win))
                 break; /* every window has its subprograms: the rest of the tree is not walked */
         }
-        const uint8_t *die = c.p;
-        if ((die < ready_lo || (size_t)(ready_hi - die) < DIE_AHEAD) && ready_hi - ready_lo < c.end - c.p) {
-            if (!info_ready(&r, die, DIE_STRETCH)) {
-                r.unsupported = true;
-                break;
-            }
-            ready_lo = die;
-            ready_hi = (size_t)(c.end - die) < DIE_STRETCH ? c.end : die + DIE_STRETCH;
-        }
-        bool unsupported = r.unsupported;
         uint64_t code = cur_uleb(&c);
         if (code == 0) { /* the end of a level's children */
             if (top == 0)
@@ -429,18 +403,6 @@ static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, s
             read_attrs(&r, &c, ab, &a);
         } else {
             raw_skip_attrs(&r.u, &c, ab); /* (a stays unread: none of the uses below is reached) */
-        }
-        if ((c.bad || c.p > ready_hi) && ready_hi < c.end) { /* the DIE runs past what was read */
-            if (!info_ready(&r, die, (uint64_t)(c.end - die))) {
-                r.unsupported = true;
-                break;
-            }
-            ready_lo = die;
-            ready_hi = c.end;
-            c.p = die;
-            c.bad = false;
-            r.unsupported = unsupported;
-            continue;
         }
         if (first) { /* the unit's root */
             first = false;
@@ -469,8 +431,8 @@ static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, s
         }
         if (!ab->children)
             continue;
-        if (!walk_children && a.has_sibling && a.sibling > (uint64_t)(c.p - d->sec[SEC_INFO]) && a.sibling <= r.u.end) {
-            c.p = d->sec[SEC_INFO] + a.sibling; /* jump over a type's or a variable's children */
+        if (!walk_children && a.has_sibling && a.sibling > unit_off(&r.u, c.p) && a.sibling <= r.u.end) {
+            c.p = unit_at(&r.u, a.sibling); /* jump over a type's or a variable's children */
             continue;
         }
         if (++top >= (int)(sizeof stack / sizeof stack[0])) {
@@ -607,16 +569,16 @@ const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *poo
     return name;
 }
 
-enum read_result raw_read_part(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool,
+enum read_result raw_read_part(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
                                const struct unit_ref *ref, struct cu_files *files, const struct unit_range *win,
                                size_t n_win)
 {
     struct raw_unit_info info;
     size_t scopes = stage->scopes.n, subs = stage->subs.n, inlines = stage->inlines.n;
-    enum read_result res = raw_unit(d, stage, pool, ref->id, ref->hdr, &info, win, n_win);
+    enum read_result res = raw_unit(d, worker, stage, pool, ref->id, ref->hdr, &info, win, n_win);
     if (res == READ_OK && n_win && !windows_covered(stage->subs.v + subs, stage->subs.n - subs, win, n_win)) {
         stage->scopes.n = scopes, stage->subs.n = subs, stage->inlines.n = inlines;
-        res = raw_unit(d, stage, pool, ref->id, ref->hdr, &info, NULL, 0);
+        res = raw_unit(d, worker, stage, pool, ref->id, ref->hdr, &info, NULL, 0);
     }
     if (res == READ_OK && info.has_stmt_list)
         res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files, win, n_win);
@@ -626,8 +588,7 @@ enum read_result raw_read_part(struct raw_dwarf *d, struct sym_stage *stage, str
 enum read_result raw_read(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
                           const struct unit_ref *ref, struct cu_files *files)
 {
-    (void)worker; /* the section bytes are shared read-only */
-    return raw_read_part(ctx, stage, pool, ref, files, NULL, 0);
+    return raw_read_part(ctx, worker, stage, pool, ref, files, NULL, 0);
 }
 
 /* ---- the layout of what a variable points to --------------------------------------------- */

@@ -89,7 +89,7 @@ enum read_result raw_read(void *ctx, int worker, struct sym_stage *stage, struct
                           const struct unit_ref *ref, struct cu_files *files);
 /* The same over windows of the unit's addresses, win[0..n_win) (sorted by lo; n_win 0: all of it):
  * the subprograms and line sequences with code in them (and perhaps others: the caller clips). */
-enum read_result raw_read_part(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool,
+enum read_result raw_read_part(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
                                const struct unit_ref *ref, struct cu_files *files, const struct unit_range *win,
                                size_t n_win);
 

@@ -41,6 +41,10 @@ void symt_pages_free(void *p, size_t n);
  * (1.4 ms lost at the open in most runs on a 2-core machine). False when no thread started. */
 bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 void symt_arena_free(struct arena *a);
+/* Whether a second thread pays: a core to spare (the load average, read once, at least one below
+ * the cores). On a busy machine two threads that wait for each other wait for their turns on a
+ * core too. CMPROF_READ_THREADS=1 or 2 forces either, for timing and for the tests. */
+bool symt_core_to_spare(void);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
 

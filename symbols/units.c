@@ -58,8 +58,7 @@ static enum read_result read_windowed(void *ctx, int worker, struct sym_stage *s
     size_t e = a;
     while (e < w->n_win && w->win[e].unit == ref->id)
         e++;
-    (void)worker; /* the section bytes are shared read-only */
-    return raw_read_part(w->raw, stage, pool, ref, files, w->win + a, e - a);
+    return raw_read_part(w->raw, worker, stage, pool, ref, files, w->win + a, e - a);
 }
 
 static int cmp_window(const void *a, const void *b)
@@ -93,7 +92,7 @@ static bool read_units(struct sym_table *t, const uint32_t *ids, size_t n, const
     if (ok && t->src.raw) {
         struct sym_stage stage = {0}, second = {0};
         struct windowed ctx = {t->src.raw, win, n_win};
-        struct unit_reader fast = {read_windowed, &ctx, 2};
+        struct unit_reader fast = {read_windowed, &ctx, symt_core_to_spare() ? 2 : 1};
         ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) &&
              symt_merge_stage(t, &stage, on_demand) && symt_merge_stage(t, &second, on_demand);
         symt_stage_free(&stage);
