@@ -197,7 +197,7 @@ static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_hea
     return true;
 }
 
-enum { PROGRAM_AHEAD = 4096, PROGRAM_CHUNK = 16384 };
+enum { PROGRAM_AHEAD = 1024, PROGRAM_CHUNK = 4096 };
 
 /* Make sure the program's bytes from c->p on are read from the file, at least `need` of them (or to
  * the end) and PROGRAM_AHEAD when that is less, a chunk at a time: a program decoded only until
