@@ -209,7 +209,8 @@ def main():
                 print(ln)
         # a lone lookup (a first report's samples) reads only its function's part of a unit of many
         # functions (the C++ zoo's main unit: 8 and more, one section each)
-        part = [ln.split()[3] for ln in lines if ln.startswith("ok ") and ln.endswith("a function at a time")]
+        part = [ln.split()[3].rstrip(":") for ln in lines
+                if ln.startswith("ok ") and ln.endswith("a function at a time")]
         whole = [elf for elf in checked if os.path.basename(elf).startswith("cpp-") and elf not in part]
         if p.returncode != 0 or oks != len(checked):
             print("FAIL %s: %d of %d ELFs as lone lookups (status %d) %s" % (kind, oks, len(checked), p.returncode,
