@@ -166,6 +166,8 @@ static void mark_whole(struct sym_table *t, const uint8_t *whole, struct marked 
         }
 }
 
+enum { WINDOWS_MAX = 2 }; /* a unit is read over at most this many of its ranges at once */
+
 /* Load the unit ranges rids[0..n) (all RANGE_UNLOADED, room for every range in rids): a unit of
  * which they are a small part is read over them alone (its subprograms and line sequences there),
  * any other in whole; merged into the table. False only when out of memory. */
@@ -184,10 +186,15 @@ static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
         if (!want[u]++)
             ids[n_ids++] = u;
     }
-    /* a window costs a pass over the unit's line program and top DIEs: for much of a unit, or
-     * without the fast reader, the unit is read once, in whole */
-    for (size_t k = 0; ok && k < n_ids; k++)
-        n_whole += whole[ids[k]] = !t->src.raw || 4 * want[ids[k]] >= t->unit_left[ids[k]];
+    /* windows cost a pass over the unit's top DIEs and line program up to the last of them: for
+     * more than a couple of functions, a good part of a unit, a unit read in part before (a unit
+     * is read at most twice), or without the fast reader, the unit is read in whole */
+    for (size_t k = 0; ok && k < n_ids; k++) {
+        uint32_t u = ids[k];
+        whole[u] = !t->src.raw || want[u] > WINDOWS_MAX || 4 * want[u] >= t->unit_left[u] ||
+                   t->unit_state[u] == UNIT_PART;
+        n_whole += whole[u];
+    }
     for (size_t k = 0; ok && k < n; k++)
         if (!whole[t->unit_ranges.v[rids[k]].unit])
             win[n_win++] = t->unit_ranges.v[rids[k]];
