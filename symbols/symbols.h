@@ -162,7 +162,7 @@ struct sym_stats {
     size_t line_rows;
     size_t scopes;        /* DWARF subprograms and inlined instances */
     size_t cache_entries;
-    size_t units, units_loaded; /* compilation units: a unit is read (in part or whole) when a lookup first needs it */
+    size_t units, units_loaded; /* compilation units: read (in part or whole) when a lookup first needs one */
     size_t units_fast;          /* units read by the fast reader (the rest by libdwarf) */
     size_t bytes;         /* memory held by the table */
 };
