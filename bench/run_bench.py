@@ -353,8 +353,9 @@ def first_report_bench(big, nm):
 
 
 def memory_bench(tmp):
-    """Peak resident memory (GNU time) of --batch on a small and a large capture, and of orbtop on
-    the same ones when it is installed (Debian has no package: ORBTOP=path, or orbtop on PATH)."""
+    """Peak resident memory (GNU time) of --batch on a small and a large capture, and of orbtop
+    against the live view and --batch on the large one when it is installed (Debian has no package:
+    build it from its sources, then ORBTOP=path, or orbtop on PATH; bench/orbtop_mem.py)."""
     say("## 3d. Memory: peak resident set of --batch (GNU time)")
     small_elf = os.path.join(B, "scenarios", "stream_tagged", "fw.elf")
     small = os.path.join(B, "scenarios", "stream_tagged", "uart.txt")
@@ -369,8 +370,11 @@ def memory_bench(tmp):
                              big_elf)):
         peaks = [timed([TOOL, "--batch", cap, elf])[1] for _ in range(3)]
         say("    %s: cmprof-top --batch %.1f MB (median of 3)" % (label, interleave.median(peaks)))
-    if orbtop:
-        say("    orbtop (%s): compare with `/usr/bin/time -v %s` on the same captures" % (orbtop, orbtop))
+    if orbtop:  # its own peak, the live view's and --batch's on the large capture, interleaved
+        out = subprocess.run([sys.executable, os.path.join(HERE, "orbtop_mem.py"), orbtop, large, big_elf, "3"],
+                             capture_output=True, text=True, check=True).stdout
+        for ln in out.splitlines():
+            say("    " + ln)
     else:
         say("    orbtop: not installed (Debian has no package and building it needs its sources): no comparison")
     say()

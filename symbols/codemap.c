@@ -80,10 +80,9 @@ static void decode_region(struct codemap *m, struct code_range *r, uint32_t addr
     if (mi + 1 < (long)t->modes.n && mk[mi + 1].addr < next)
         next = mk[mi + 1].addr;
     struct code_section *c = &t->code.v[r->section];
-    if (!c->tried)
-        symt_code_load(t, c);
+    bool have = symt_code_need(t, c, (uint32_t)a, (uint32_t)next);
     bool in_func = fi >= 0 && a < f[fi].hi;
-    if (!c->bytes || mi < 0 || mk[mi].addr < r->lo) {
+    if (!have || mi < 0 || mk[mi].addr < r->lo) {
         for (uint64_t k = a; k < next; k += 2)
             set_bit(r->starts, r, k);
     } else if (in_func) {

@@ -89,7 +89,7 @@ static bool read_sections(struct sym_table *t, Elf *elf)
         }
         if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) && (sh.sh_flags & SHF_ALLOC) && sh.sh_size) {
             struct code_section cs = {(uint32_t)sh.sh_addr, (uint32_t)(sh.sh_addr + sh.sh_size), NULL, sh.sh_offset,
-                                      (sh.sh_flags & SHF_COMPRESSED) != 0}; /* compressed code: no bytes */
+                                      (sh.sh_flags & SHF_COMPRESSED) != 0, NULL}; /* compressed code: no bytes */
             if (!VEC_PUSH(t->code, cs))
                 return false;
         } else if (sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_COMPRESSED) && !t->debug_frame_len &&

@@ -52,8 +52,9 @@ static void drop_discarded(const struct sym_table *t, struct sym_stage *stage)
     stage->seqs.n = k;
 }
 
-/* The first stretch of unit u's stated addresses (its index ranges, joined where they meet) that
- * overlaps [lo, hi), cut to [lo, hi) into *from, *to; false when none does. */
+/* The first stretch of the addresses unit u is read for (its index ranges marked RANGE_LOADING,
+ * joined where they meet) that overlaps [lo, hi), cut to [lo, hi) into *from, *to; false when none
+ * does. */
 static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uint32_t hi, uint32_t *from, uint32_t *to)
 {
     const struct unit_range *v = t->unit_ranges.v;
@@ -63,13 +64,13 @@ static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uin
     *from = lo;
     *to = lo;
     for (long i = last; i >= 0 && t->unit_max_hi[i] > lo; i--) /* a range of u over lo */
-        if (v[i].unit == u && v[i].hi > *to) {
+        if (v[i].unit == u && t->range_state[i] == RANGE_LOADING && v[i].hi > *to) {
             *to = v[i].hi;
             found = true;
         }
     /* else the first range of u that starts inside; then on through every range that meets it */
     for (size_t j = (size_t)(last + 1); j < n && v[j].lo < hi && (!found || v[j].lo <= *to) && *to < hi; j++) {
-        if (v[j].unit != u || (found && v[j].hi <= *to))
+        if (v[j].unit != u || t->range_state[j] != RANGE_LOADING || (found && v[j].hi <= *to))
             continue;
         if (!found)
             *from = v[j].lo;
@@ -80,7 +81,9 @@ static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uin
     return found;
 }
 
-/* A unit loaded on demand counts only over the addresses the unit index says it covers: it is
+/* A unit loaded on demand counts only over the addresses the unit index says it covers, and of
+ * those only over the ranges it is read for now (a unit is read a function at a time when a few
+ * of its functions are needed; a range read later gets its own copy of what lies over it): it is
  * loaded for those alone, so a line sequence or subprogram that runs past them (assembler DWARF
  * whose Thumb low_pc puts its end a byte into the next function, a literal pool after a naked
  * function's range) would answer for an address only when some other address had loaded its unit

@@ -126,8 +126,12 @@ void sym_close(struct sym_table *t)
     free(t->unit_hdrs.v);
     raw_close(t->src.raw);
     free(t->unit_max_hi);
-    for (size_t i = 0; i < t->code.n; i++)
+    free(t->range_state);
+    free(t->unit_left);
+    for (size_t i = 0; i < t->code.n; i++) {
         free(t->code.v[i].bytes);
+        free(t->code.v[i].have);
+    }
     if (t->code_fd >= 0)
         close(t->code_fd);
     free(t->code.v);

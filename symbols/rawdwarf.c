@@ -34,6 +34,10 @@ struct lazy_section {
 struct raw_lazy {
     pthread_mutex_t lock;
     struct lazy_section s[SEC_COUNT];
+    struct unit_copy {
+        uint8_t *buf;
+        size_t cap;
+    } copy[2]; /* each reader thread's copy of the unit it reads (raw_unit_copy) */
 };
 
 static bool lazy_kind(int k)
@@ -199,6 +203,8 @@ void raw_close(struct raw_dwarf *d)
         free(d->lazy->s[k].buf);
         free((void *)d->lazy->s[k].have);
     }
+    free(d->lazy->copy[0].buf);
+    free(d->lazy->copy[1].buf);
     pthread_mutex_destroy(&d->lazy->lock);
     free(d->lazy);
     free(d);
@@ -398,7 +404,28 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     if (!unit_header(&c, have > 4 ? have - 4 : 0, &len, u, &abbrev_off))
         return false;
     u->end = off + 4 + len;
+    u->bytes = d->sec[SEC_INFO] + off;
     return raw_abbrevs_read(d, abbrev_off, &u->ab);
+}
+
+bool raw_unit_copy(const struct raw_dwarf *d, struct unit *u, int worker)
+{
+    const struct lazy_section *l = &d->lazy->s[SEC_INFO];
+    size_t len = (size_t)(u->end - u->start);
+    if (!l->buf) /* the section was read whole at the open */
+        return true;
+    struct unit_copy *cp = &d->lazy->copy[worker & 1];
+    if (cp->cap < len) {
+        uint8_t *buf = realloc(cp->buf, len);
+        if (!buf)
+            return false;
+        cp->buf = buf;
+        cp->cap = len;
+    }
+    if (pread(d->fd, cp->buf, len, (off_t)(l->file_off + u->start)) != (ssize_t)len)
+        return false;
+    u->bytes = cp->buf;
+    return true;
 }
 
 void raw_unit_close(struct unit *u)

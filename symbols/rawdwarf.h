@@ -169,6 +169,7 @@ struct val {
 struct unit {
     const struct raw_dwarf *d;
     uint64_t start, end; /* the unit's bytes in .debug_info, header included */
+    const uint8_t *bytes; /* byte `start` on: in the section's buffer, or a reader's copy (raw_unit_copy) */
     uint16_t version;
     uint8_t addr_size;
     struct abbrevs ab;
@@ -184,12 +185,19 @@ bool raw_is_constant(uint16_t form);
 /* The unit whose header is at .debug_info offset off (32-bit DWARF 2-5, 4-byte addresses). */
 bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u);
 void raw_unit_close(struct unit *u);
+/* Read the whole unit from the file into the buffer of reader thread `worker` (0 or 1), kept from
+ * unit to unit, and point u->bytes at it: a unit read for its scopes then costs a copy into warm
+ * pages, not the section buffer's fresh ones (tens of thousands of page faults on a large
+ * firmware). False when the file no longer holds it. */
+bool raw_unit_copy(const struct raw_dwarf *d, struct unit *u, int worker);
 uint64_t raw_first_die(const struct unit *u); /* offset of the first DIE after the header */
 
 /* Rows and sequences of the line program at .debug_line offset off, and its file table (names
- * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). On
- * READ_LEFT or READ_NO_MEMORY nothing of it stays in the stage. */
+ * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). With
+ * windows (win[0..n_win), n_win > 0), only the sequences that meet them. On READ_LEFT or
+ * READ_NO_MEMORY nothing of it stays in the stage. */
 enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                           uint64_t off, const char *comp_dir, struct cu_files *files);
+                           uint64_t off, const char *comp_dir, struct cu_files *files, const struct unit_range *win,
+                           size_t n_win);
 
 #endif

@@ -154,7 +154,8 @@ struct line_header {
     int line_base;
     uint8_t lengths[256]; /* each standard opcode's count of LEB128 operands */
     struct cur files;     /* the directory and file tables */
-    struct cur program;   /* the opcodes */
+    struct cur program;   /* the opcodes: read from the file as they are decoded (program_read) */
+    const struct raw_dwarf *d;
 };
 
 /* The header of the line program at .debug_line offset off; false when it is not one this reader
@@ -165,7 +166,8 @@ static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_hea
         return false;
     struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
     uint64_t len = cur_fixed(&c, 4);
-    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + len))
+    /* the header first (version, sizes, header length: 10 bytes at most), then the rest of it */
+    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + (len < 10 ? len : 10)))
         return false;
     c.end = c.p + len;
     h->version = (uint16_t)cur_fixed(&c, 2);
@@ -174,6 +176,8 @@ static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_hea
     if (h->version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
         return false;
     uint64_t header_len = cur_fixed(&c, 4);
+    if (c.bad || header_len > len || !raw_need(d, SEC_LINE, off, (uint64_t)(c.p - (d->sec[SEC_LINE] + off)) + header_len))
+        return false;
     const uint8_t *program = c.p + (header_len < (uint64_t)(c.end - c.p) ? header_len : (uint64_t)(c.end - c.p));
     h->min_len = (unsigned)cur_fixed(&c, 1);
     if (h->version >= 4 && cur_fixed(&c, 1) != 1) /* maximum operations per instruction: VLIW only */
@@ -189,15 +193,74 @@ static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_hea
         return false;
     h->files = (struct cur){c.p, program, false};
     h->program = (struct cur){program, c.end, false};
+    h->d = d;
+    return true;
+}
+
+enum { PROGRAM_AHEAD = 1024, PROGRAM_CHUNK = 4096 };
+
+/* Make sure the program's bytes from c->p on are read from the file, at least `need` of them (or to
+ * the end) and PROGRAM_AHEAD when that is less, a chunk at a time: a program decoded only until
+ * the sequences it is read for are found is never read whole. *have: where the read bytes end. */
+static bool program_read(const struct line_header *h, const struct cur *c, const uint8_t **have, uint64_t need)
+{
+    if (need < PROGRAM_AHEAD)
+        need = PROGRAM_AHEAD;
+    if ((uint64_t)(*have - c->p) >= need || *have >= c->end)
+        return true;
+    const uint8_t *sec = h->d->sec[SEC_LINE];
+    uint64_t to = (uint64_t)(c->p - sec) + (need > PROGRAM_CHUNK ? need : PROGRAM_CHUNK);
+    uint64_t end = (uint64_t)(c->end - sec);
+    to = to < end ? to : end;
+    if (!raw_need(h->d, SEC_LINE, (uint64_t)(*have - sec), to - (uint64_t)(*have - sec)))
+        return false;
+    *have = sec + to;
+    return true;
+}
+
+/* Addresses a unit is read for: n == 0 (v NULL) is all of them. */
+struct windows {
+    const struct unit_range *v;
+    size_t n;
+};
+
+/* Does [lo, hi) meet a window? */
+static bool in_windows(const struct windows *w, uint32_t lo, uint32_t hi)
+{
+    for (size_t k = 0; k < w->n; k++)
+        if (lo < w->v[k].hi && w->v[k].lo < hi)
+            return true;
+    return !w->n;
+}
+
+/* Are the windows covered whole by the sequences v[0..n)? */
+static bool seqs_cover(const struct seq *v, size_t n, const struct windows *win)
+{
+    for (size_t k = 0; k < win->n; k++) {
+        uint32_t x = win->v[k].lo;
+        for (bool moved = true; moved && x < win->v[k].hi;) {
+            moved = false;
+            for (size_t i = 0; i < n; i++)
+                if (v[i].lo <= x && v[i].hi > x) {
+                    x = v[i].hi;
+                    moved = true;
+                }
+        }
+        if (x < win->v[k].hi)
+            return false;
+    }
     return true;
 }
 
 /* The program's rows and sequences into the stage, its rows' files named from first_name on (the
- * unit's files; files->base is the first's number). The state machine stays one loop over the
+ * unit's files; files->base is the first's number); with windows, only the sequences that meet
+ * them (a sequence whose first row lies outside them is stepped through without its rows, and
+ * read again when its end shows it meets one), and no further than where they all have rows. The
+ * state machine stays one loop over the
  * opcodes, whose registers every case reads and writes. On failure what it added stays (the
  * caller drops it). */
 static enum read_result line_program(struct sym_stage *stage, const struct line_header *h, uint32_t cu,
-                                     uint32_t first_name, const struct cu_files *files)
+                                     uint32_t first_name, const struct cu_files *files, const struct windows *win)
 {
     long base = files->base, n_files = files->n;
     unsigned min_len = h->min_len, line_range = h->line_range, opcode_base = h->opcode_base;
@@ -218,7 +281,16 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
     bool ok = true;
     uint32_t last_addr = 0; /* the sequence's rows so far ascend */
     bool in_order = true;
+    const uint8_t *seq_p = c.p; /* where the sequence began (the registers' first values) */
+    bool seq_begun = false, keep = true, again = false; /* again: a sequence read a second time */
+    uint32_t seq_lo = 0;
+    const uint8_t *have = c.p; /* the program's bytes are read up to here */
+    size_t seqs0 = stage->seqs.n;
     while (ok && c.p < c.end && !c.bad) {
+        if ((size_t)(have - c.p) < PROGRAM_AHEAD && have < c.end && !program_read(h, &c, &have, 0)) {
+            c.bad = true;
+            break;
+        }
         unsigned op = (unsigned)cur_fixed(&c, 1);
         bool emit = false, end_seq = false;
         if (op >= opcode_base) {
@@ -227,7 +299,7 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
             emit = true;
         } else if (op == 0) {
             uint64_t n = cur_uleb(&c);
-            if (n == 0 || n > (uint64_t)(c.end - c.p)) {
+            if (n == 0 || n > (uint64_t)(c.end - c.p) || (n > PROGRAM_AHEAD / 2 && !program_read(h, &c, &have, n))) {
                 c.bad = true;
                 break;
             }
@@ -277,20 +349,36 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
         if (!emit || c.bad)
             continue;
         addr &= 0xffffffffu;
+        if (!seq_begun) { /* the sequence's first row: are its rows wanted? */
+            seq_begun = true;
+            seq_lo = (uint32_t)addr;
+            keep = again || in_windows(win, seq_lo, seq_lo + 1);
+        }
+        if (end_seq && !keep && !again && in_windows(win, seq_lo, (uint32_t)addr)) {
+            c.p = seq_p; /* it meets a window after all: once more, with its rows */
+            again = true;
+            seq_begun = false;
+            addr = 0, file = first_file, line = 1, discriminator = 0;
+            continue;
+        }
         if (end_seq) {
             uint32_t first = seq_start, cnt = (uint32_t)stage->rows.n - seq_start;
             if (cnt && !(stage->rows.v[first].addr == 0 && addr < 0x100)) { /* discarded code */
                 struct seq s = {.lo = stage->rows.v[first].addr, .hi = (uint32_t)addr, .first = first, .n = cnt,
                                 .cu = cu, .in_order = in_order};
                 ok = VEC_PUSH(stage->seqs, s);
+                if (ok && win->n && seqs_cover(stage->seqs.v + seqs0, stage->seqs.n - seqs0, win))
+                    c.end = c.p; /* every window has its rows: the rest of the program is not read */
             }
             seq_start = (uint32_t)stage->rows.n;
+            seq_p = c.p;
+            seq_begun = again = false;
             last_addr = 0;
             in_order = true;
             addr = 0;
             file = first_file;
             line = 1;
-        } else {
+        } else if (keep) {
             long k = (long)file - base;
             struct row rw = {(uint32_t)addr, (uint32_t)line, k >= 0 && k < n_files ? first_name + (uint32_t)k : 0,
                              (uint32_t)discriminator};
@@ -313,8 +401,10 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
 }
 
 enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                           uint64_t off, const char *comp_dir, struct cu_files *files)
+                           uint64_t off, const char *comp_dir, struct cu_files *files, const struct unit_range *win,
+                           size_t n_win)
 {
+    const struct windows w = {win, n_win};
     memset(files, 0, sizeof *files);
     struct line_header h;
     if (!line_header(d, off, &h))
@@ -324,7 +414,7 @@ enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct 
     enum read_result res = READ_LEFT;
     if (line_files(d, &head, h.version, comp_dir, pool, files)) {
         uint32_t first_name = symt_stage_files(stage, files->files, (size_t)files->n);
-        res = first_name ? line_program(stage, &h, cu, first_name, files) : READ_NO_MEMORY;
+        res = first_name ? line_program(stage, &h, cu, first_name, files, &w) : READ_NO_MEMORY;
     }
     if (res != READ_OK) { /* nothing of it stays */
         stage->rows.n = rows0;

@@ -144,6 +144,17 @@ static const char *name_of(struct scope_reader *r, const struct die_attrs *a, in
     return a->name;
 }
 
+/* The unit's bytes at .debug_info offset off (inside it), and back. */
+static const uint8_t *unit_at(const struct unit *u, uint64_t off)
+{
+    return u->bytes + (off - u->start);
+}
+
+static uint64_t unit_off(const struct unit *u, const uint8_t *p)
+{
+    return u->start + (uint64_t)(p - u->bytes);
+}
+
 /* The name of the DIE at a .debug_info offset inside this unit, cached: thousands of inlined
  * instances point at the same few abstract origins. Another unit's DIE: unsupported here. */
 static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
@@ -155,7 +166,7 @@ static const char *die_name_at(struct scope_reader *r, uint64_t off, int depth)
     const char *cached;
     if (symt_offmap_get(&r->names, off, &cached))
         return cached;
-    struct cur c = {r->u.d->sec[SEC_INFO] + off, r->u.d->sec[SEC_INFO] + r->u.end, false};
+    struct cur c = {unit_at(&r->u, off), unit_at(&r->u, r->u.end), false};
     const struct abbrev *ab = raw_abbrev_find(&r->u.ab, cur_uleb(&c));
     const char *name = NULL;
     if (ab) {
@@ -176,12 +187,28 @@ struct range_sink {
     struct sym_stage *t;
     uint32_t scope, depth; /* a scope's range; for a unit's range, scope is the unit */
     bool inline_range, unit;
+    const struct unit_range *win; /* set: the ranges are only weighed against these windows, */
+    size_t n_win;                 /* and *meets says whether one meets them */
+    bool *meets;
 };
+
+/* Does [lo, hi) meet one of win[0..n)? */
+static bool meets_windows(const struct unit_range *win, size_t n, uint64_t lo, uint64_t hi)
+{
+    for (size_t k = 0; k < n; k++)
+        if (lo < win[k].hi && win[k].lo < hi)
+            return true;
+    return false;
+}
 
 static bool sink_range(struct range_sink *s, uint64_t lo, uint64_t hi)
 {
     if (hi <= lo)
         return true;
+    if (s->win) {
+        *s->meets |= meets_windows(s->win, s->n_win, lo, hi);
+        return true;
+    }
     if (s->unit)
         return VEC_PUSH(s->t->unit_ranges, ((struct unit_range){(uint32_t)lo, (uint32_t)hi, s->scope}));
     return symt_stage_add_range(s->t, s->scope, s->depth, s->inline_range, (uint32_t)lo, (uint32_t)hi);
@@ -266,7 +293,8 @@ static bool add_scope(struct scope_reader *r, const struct die_attrs *a, uint16_
     uint32_t index = (uint32_t)r->t->scopes.n;
     if (!s.name || !VEC_PUSH(r->t->scopes, s))
         return false;
-    struct range_sink sink = {r->t, index, tag == DW_TAG_subprogram ? 0 : depth, tag != DW_TAG_subprogram, false};
+    struct range_sink sink = {r->t, index, tag == DW_TAG_subprogram ? 0 : depth, tag != DW_TAG_subprogram, false,
+                              NULL, 0, NULL};
     if (a->has_low && a->has_high) {
         uint64_t hi = a->high_is_length ? a->low + a->high : a->high;
         return sink_range(&sink, a->low, hi & 0xffffffffu);
@@ -283,16 +311,58 @@ static bool descends(uint16_t tag)
            tag == DW_TAG_lexical_block || tag == DW_TAG_partial_unit;
 }
 
-static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                                 uint64_t hdr, struct raw_unit_info *info)
+/* Is each window win[0..n_win) (sorted by lo) covered whole by the subprogram ranges subs[0..n)?
+ * Then a read over the windows found all there is in them (compilers emit one window per function
+ * section, and the function covers it); else the unit's whole tree is walked, as code in them may
+ * belong to a subprogram nested in one outside them. */
+static bool windows_covered(const struct range *subs, size_t n, const struct unit_range *win, size_t n_win)
+{
+    for (size_t k = 0; k < n_win; k++) {
+        uint32_t x = win[k].lo;
+        for (bool moved = true; moved && x < win[k].hi;) {
+            moved = false;
+            for (size_t i = 0; i < n; i++)
+                if (subs[i].lo <= x && subs[i].hi > x) {
+                    x = subs[i].hi;
+                    moved = true;
+                }
+        }
+        if (x < win[k].hi)
+            return false;
+    }
+    return true;
+}
+
+/* With windows (n_win > 0): does the subprogram whose attributes are a have code in them? Its
+ * ranges are weighed without being kept. */
+static bool subprogram_wanted(struct scope_reader *r, const struct die_attrs *a, const struct unit_range *win,
+                              size_t n_win)
+{
+    if (!n_win)
+        return true;
+    if (a->has_low && a->has_high)
+        return meets_windows(win, n_win, a->low, (a->high_is_length ? a->low + a->high : a->high) & 0xffffffffu);
+    bool meets = false;
+    struct range_sink test = {.t = r->t, .win = win, .n_win = n_win, .meets = &meets};
+    if (a->has_ranges && !read_ranges(r, a->ranges, &test))
+        return true; /* (a list it cannot read: add_scope finds out) */
+    return meets;
+}
+
+/* The unit's subprograms and inlined instances into the stage, and what its root says into info.
+ * With windows (win[0..n_win), n_win > 0), only the subprograms with code in them, and their
+ * trees, until they cover the windows: the others are stepped over by their sibling links. */
+static enum read_result raw_unit(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                                 uint32_t cu, uint64_t hdr, struct raw_unit_info *info, const struct unit_range *win,
+                                 size_t n_win)
 {
     struct scope_reader r = {.t = stage, .pool = pool, .cu = cu};
     memset(info, 0, sizeof *info);
-    if (!raw_unit_open(d, hdr, &r.u) || !raw_need(d, SEC_INFO, r.u.start, r.u.end - r.u.start)) {
+    if (!raw_unit_open(d, hdr, &r.u) || !raw_unit_copy(d, &r.u, worker)) {
         raw_unit_close(&r.u);
         return READ_LEFT;
     }
-    struct cur c = {d->sec[SEC_INFO] + raw_first_die(&r.u), d->sec[SEC_INFO] + r.u.end, false};
+    struct cur c = {unit_at(&r.u, raw_first_die(&r.u)), unit_at(&r.u, r.u.end), false};
     /* the tree as a stack: per open level, the scope its children hang under, their depth and
      * whether they are walked at all */
     struct level {
@@ -303,7 +373,13 @@ static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, s
     int top = 0;
     stack[0] = (struct level){-1, 0, true};
     bool first = true, ok = true;
+    size_t subs0 = stage->subs.n, weighed = subs0;
     while (ok && !c.bad && c.p < c.end && !r.unsupported) {
+        if (n_win && top == 1 && stage->subs.n > weighed) { /* between the root's children */
+            weighed = stage->subs.n;
+            if (windows_covered(stage->subs.v + subs0, weighed - subs0, win, n_win))
+                break; /* every window has its subprograms: the rest of the tree is not walked */
+        }
         uint64_t code = cur_uleb(&c);
         if (code == 0) { /* the end of a level's children */
             if (top == 0)
@@ -344,6 +420,8 @@ static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, s
             r.mangling = symt_lang_mangles((unsigned)a.language);
             r.cu_base = a.has_low ? a.low : 0;
         }
+        if (scope && ab->tag == DW_TAG_subprogram && !subprogram_wanted(&r, &a, win, n_win))
+            scope = walk_children = false;
         int32_t self = lv->parent;
         uint32_t child_depth = lv->depth;
         if (scope) {
@@ -353,8 +431,8 @@ static enum read_result raw_unit(struct raw_dwarf *d, struct sym_stage *stage, s
         }
         if (!ab->children)
             continue;
-        if (!walk_children && a.has_sibling && a.sibling > (uint64_t)(c.p - d->sec[SEC_INFO]) && a.sibling <= r.u.end) {
-            c.p = d->sec[SEC_INFO] + a.sibling; /* jump over a type's or a variable's children */
+        if (!walk_children && a.has_sibling && a.sibling > unit_off(&r.u, c.p) && a.sibling <= r.u.end) {
+            c.p = unit_at(&r.u, a.sibling); /* jump over a type's or a variable's children */
             continue;
         }
         if (++top >= (int)(sizeof stack / sizeof stack[0])) {
@@ -464,7 +542,7 @@ bool raw_index(struct raw_dwarf *d, const struct span *sections, size_t n_sectio
         ok = root_die(d, off, &r, &a);
         next = r.u.end;
         const char *name = ok && a.name ? symt_intern(pool, a.name) : NULL;
-        struct range_sink sink = {t, (uint32_t)t->n_units, 0, false, true};
+        struct range_sink sink = {t, (uint32_t)t->n_units, 0, false, true, NULL, 0, NULL};
         size_t ranges0 = t->unit_ranges.n;
         r.cu_base = ok && a.has_low ? a.low : 0;
         if (ok && a.has_ranges)
@@ -491,16 +569,26 @@ const char *raw_unit_name(struct raw_dwarf *d, uint64_t hdr, struct strpool *poo
     return name;
 }
 
+enum read_result raw_read_part(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                               const struct unit_ref *ref, struct cu_files *files, const struct unit_range *win,
+                               size_t n_win)
+{
+    struct raw_unit_info info;
+    size_t scopes = stage->scopes.n, subs = stage->subs.n, inlines = stage->inlines.n;
+    enum read_result res = raw_unit(d, worker, stage, pool, ref->id, ref->hdr, &info, win, n_win);
+    if (res == READ_OK && n_win && !windows_covered(stage->subs.v + subs, stage->subs.n - subs, win, n_win)) {
+        stage->scopes.n = scopes, stage->subs.n = subs, stage->inlines.n = inlines;
+        res = raw_unit(d, worker, stage, pool, ref->id, ref->hdr, &info, NULL, 0);
+    }
+    if (res == READ_OK && info.has_stmt_list)
+        res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files, win, n_win);
+    return res;
+}
+
 enum read_result raw_read(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
                           const struct unit_ref *ref, struct cu_files *files)
 {
-    (void)worker; /* the section bytes are shared read-only */
-    struct raw_dwarf *d = ctx;
-    struct raw_unit_info info;
-    enum read_result res = raw_unit(d, stage, pool, ref->id, ref->hdr, &info);
-    if (res == READ_OK && info.has_stmt_list)
-        res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files);
-    return res;
+    return raw_read_part(ctx, worker, stage, pool, ref, files, NULL, 0);
 }
 
 /* ---- the layout of what a variable points to --------------------------------------------- */

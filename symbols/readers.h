@@ -40,8 +40,12 @@ bool symt_elf_open(struct sym_table *t, const char *path, char *err, size_t errl
 
 /* ---- the code bytes (code.c) ------------------------------------------------------------- */
 
-/* Read a code section's bytes from the ELF (once; on failure it stays without). */
+/* Make room for a code section's bytes (once; on failure it stays without). */
 void symt_code_load(struct sym_table *t, struct code_section *c);
+/* Read its bytes [lo, hi) (addresses, clamped to the section) from the ELF, if not read yet: a
+ * profile needs a few functions' code, not a large firmware's megabytes. False when the file no
+ * longer holds them. */
+bool symt_code_need(struct sym_table *t, struct code_section *c, uint32_t lo, uint32_t hi);
 
 /* ---- DWARF through libdwarf (dwarf.c), for the units the fast reader leaves --------------- */
 
@@ -83,6 +87,11 @@ int raw_variable_is_scalar(struct raw_dwarf *d, const char *var);
 /* The unit_reader's read for this reader (ctx: the raw_dwarf). */
 enum read_result raw_read(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
                           const struct unit_ref *ref, struct cu_files *files);
+/* The same over windows of the unit's addresses, win[0..n_win) (sorted by lo; n_win 0: all of it):
+ * the subprograms and line sequences with code in them (and perhaps others: the caller clips). */
+enum read_result raw_read_part(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                               const struct unit_ref *ref, struct cu_files *files, const struct unit_range *win,
+                               size_t n_win);
 
 /* ---- libdwarf in a child process (isolate.c) --------------------------------------------- */
 

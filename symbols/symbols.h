@@ -1,7 +1,8 @@
 /* Address -> function, source line and inline chain, from an ARM ELF's symbol table (libelf)
  * and DWARF 4/5 (libdwarf). Opening reads the symbol table and the index of compilation units;
  * a unit's lines and inline tree are read the first time a lookup falls in it, into sorted
- * arrays. Lookups use binary search and a per-address cache. */
+ * arrays: over the one or two of its functions the lookups need, or whole. Lookups use binary
+ * search and a per-address cache. */
 #ifndef CMPROF_SYMBOLS_H
 #define CMPROF_SYMBOLS_H
 
@@ -161,7 +162,7 @@ struct sym_stats {
     size_t line_rows;
     size_t scopes;        /* DWARF subprograms and inlined instances */
     size_t cache_entries;
-    size_t units, units_loaded; /* compilation units: a unit is read when a lookup first needs it */
+    size_t units, units_loaded; /* compilation units: read (in part or whole) when a lookup first needs one */
     size_t units_fast;          /* units read by the fast reader (the rest by libdwarf) */
     size_t bytes;         /* memory held by the table */
 };

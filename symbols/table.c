@@ -69,6 +69,19 @@ bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
     return pthread_create(thread, NULL, fn, arg) == 0;
 }
 
+bool symt_core_to_spare(void)
+{
+    static int spare = -1; /* (read once: the answer may be asked from two threads, both compute the same) */
+    if (spare < 0) {
+        const char *forced = getenv("CMPROF_READ_THREADS");
+        double load;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        spare = forced && *forced ? strcmp(forced, "1") != 0
+                                  : cores > 1 && getloadavg(&load, 1) == 1 && load + 1.0 <= (double)cores;
+    }
+    return spare != 0;
+}
+
 void symt_pages_free(void *p, size_t n)
 {
     if (n < HUGE_PAGE)

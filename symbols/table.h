@@ -41,6 +41,10 @@ void symt_pages_free(void *p, size_t n);
  * (1.4 ms lost at the open in most runs on a 2-core machine). False when no thread started. */
 bool symt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 void symt_arena_free(struct arena *a);
+/* Whether a second thread pays: a core to spare (the load average, read once, at least one below
+ * the cores). On a busy machine two threads that wait for each other wait for their turns on a
+ * core too. CMPROF_READ_THREADS=1 or 2 forces either, for timing and for the tests. */
+bool symt_core_to_spare(void);
 
 /* ---- interned strings: equal strings are equal pointers ---------------------------------- */
 
@@ -210,7 +214,10 @@ struct unit_range {     /* addresses a compilation unit says it covers */
     uint32_t unit;
 };
 
-enum unit_state { UNIT_UNLOADED, UNIT_LOADED, UNIT_FAILED };
+enum unit_state { UNIT_UNLOADED, UNIT_PART, UNIT_LOADED, UNIT_FAILED }; /* UNIT_PART: some of its ranges read */
+/* Each unit range is read on its own when the unit's other ranges are not needed: a sample in each
+ * of a large firmware's units reads one function of each. */
+enum range_state { RANGE_UNLOADED, RANGE_LOADING, RANGE_LOADED };
 
 struct mode_mark {      /* an ARM mapping symbol: $a (A32 code follows), $t (Thumb), $d (data) */
     uint32_t addr;
@@ -220,9 +227,11 @@ enum { MODE_ARM, MODE_THUMB, MODE_DATA };
 
 struct code_section {
     uint32_t lo, hi;
-    uint8_t *bytes;    /* read from the file on first use (NULL: not yet, or unreadable) */
+    uint8_t *bytes;    /* the section's size, its pages read from the file as they are first asked
+                        * for (symt_code_need); NULL: not yet, or unreadable */
     uint64_t file_off;
     bool tried;
+    uint8_t *have;     /* per 4 KB page of bytes: read yet? */
 };
 
 struct span {           /* an allocated section */
@@ -300,7 +309,11 @@ struct sym_table {
     uint32_t *seq_max_hi;      /* the same for sequences */
     size_t n_units;            /* compilation units, in .debug_info order */
     uint8_t *unit_state;       /* enum unit_state of each */
-    size_t units_loaded;
+    size_t units_loaded;       /* units read in whole or in part */
+    uint8_t *range_state;      /* enum range_state of each of unit_ranges */
+    uint32_t *unit_left;       /* per unit: its ranges not read yet */
+    size_t ranges_loaded;
+    size_t loads;              /* batches read so far: a lookup's hints hold while it stays */
     size_t units_fast;         /* of those, read by the fast reader */
     VEC(struct unit_range) unit_ranges; /* sorted by lo */
     VEC(uint64_t) unit_hdrs;   /* each unit's header offset in .debug_info */

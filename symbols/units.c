@@ -35,27 +35,79 @@ static bool fetch_libdwarf(struct sym_table *t, struct sym_stage *stage, const s
     return !t->src.dead && isolate_fetch(t, stage, refs, n);
 }
 
-/* Load units ids[0..n) (all unloaded) and merge them; false only when out of memory. on_demand:
- * as merge_stage's. */
-static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool on_demand)
+/* The fast reader for a batch: each unit whose ranges are given in win (sorted by unit) is read
+ * over those alone, any other in whole. */
+struct windowed {
+    struct raw_dwarf *raw;
+    const struct unit_range *win;
+    size_t n_win;
+};
+
+static enum read_result read_windowed(void *ctx, int worker, struct sym_stage *stage, struct strpool *pool,
+                                      const struct unit_ref *ref, struct cu_files *files)
+{
+    const struct windowed *w = ctx;
+    size_t a = 0, b = w->n_win;
+    while (a < b) { /* the first window of the unit */
+        size_t m = a + (b - a) / 2;
+        if (w->win[m].unit < ref->id)
+            a = m + 1;
+        else
+            b = m;
+    }
+    size_t e = a;
+    while (e < w->n_win && w->win[e].unit == ref->id)
+        e++;
+    return raw_read_part(w->raw, worker, stage, pool, ref, files, w->win + a, e - a);
+}
+
+static int cmp_window(const void *a, const void *b)
+{
+    const struct unit_range *x = a, *y = b;
+    if (x->unit != y->unit)
+        return x->unit < y->unit ? -1 : 1;
+    return x->lo < y->lo ? -1 : (x->lo > y->lo);
+}
+
+/* Ranges marked RANGE_LOADING for a batch: rids[0..n), room for every range. */
+struct marked {
+    uint32_t *rids;
+    size_t n;
+};
+
+static void mark_whole(struct sym_table *t, const uint8_t *whole, struct marked *m);
+
+/* Read units ids[0..n) (those of win[0..n_win) over those windows alone, the others in whole) and
+ * merge them; read[k]: unit k was read by the fast reader; false only when out of memory.
+ * on_demand: units the index gave addresses for, loaded for the ranges marked RANGE_LOADING (m:
+ * those; a unit the fast reader leaves has the rest of its ranges marked there too, as libdwarf
+ * reads it in whole). */
+static bool read_units(struct sym_table *t, const uint32_t *ids, size_t n, const struct unit_range *win,
+                       size_t n_win, bool on_demand, bool *read, struct marked *m)
 {
     struct unit_ref *refs = malloc((n + 1) * sizeof *refs);
-    bool *read = calloc(n + 1, sizeof *read);
-    bool ok = refs && read;
+    bool ok = refs != NULL;
     for (size_t i = 0; ok && i < n; i++)
         refs[i] = (struct unit_ref){ids[i] < t->unit_hdrs.n ? t->unit_hdrs.v[ids[i]] : 0, ids[i], 0};
     if (ok && t->src.raw) {
         struct sym_stage stage = {0}, second = {0};
-        struct unit_reader fast = {raw_read, t->src.raw, 2};
+        struct windowed ctx = {t->src.raw, win, n_win};
+        struct unit_reader fast = {read_windowed, &ctx, symt_core_to_spare() ? 2 : 1};
         ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) &&
              symt_merge_stage(t, &stage, on_demand) && symt_merge_stage(t, &second, on_demand);
         symt_stage_free(&stage);
         symt_stage_free(&second);
     }
-    size_t rest = 0; /* what the fast reader left, for libdwarf */
+    size_t rest = 0; /* what the fast reader left, for libdwarf (in whole: the caller marked them so) */
     for (size_t i = 0; ok && i < n; i++)
         if (!read[i])
             refs[rest++] = refs[i];
+    uint8_t *whole = m && rest ? calloc(t->n_units + 1, 1) : NULL;
+    for (size_t i = 0; whole && i < rest; i++)
+        whole[refs[i].id] = 1;
+    if (whole)
+        mark_whole(t, whole, m);
+    free(whole);
     if (ok && rest) {
         struct sym_stage stage = {0};
         bool fetched = fetch_libdwarf(t, &stage, refs, rest);
@@ -67,19 +119,113 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
             memcpy(t->dwarf_error, stage.dwarf_error, sizeof t->dwarf_error);
         symt_stage_free(&stage);
     }
+    free(refs);
+    return ok;
+}
+
+/* A unit about to be read for the first time: counted, and its name when the index had none
+ * (units indexed from .debug_aranges). */
+static void touched(struct sym_table *t, uint32_t u)
+{
+    if (t->unit_state[u] != UNIT_UNLOADED)
+        return;
+    t->units_loaded++;
+    if (t->src.raw && u < t->cu_names.n && !t->cu_names.v[u])
+        t->cu_names.v[u] = raw_unit_name(t->src.raw, t->unit_hdrs.v[u], &t->strings);
+}
+
+/* Load units ids[0..n) in whole, none read before, and merge them; false only when out of memory.
+ * on_demand: as symt_merge_stage's. */
+static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool on_demand)
+{
+    bool *read = calloc(n + 1, sizeof *read);
     for (size_t i = 0; i < n; i++)
-        if (read && read[i]) {
+        touched(t, ids[i]);
+    bool ok = read && read_units(t, ids, n, NULL, 0, on_demand, read, NULL);
+    for (size_t i = 0; i < n; i++) {
+        t->units_fast += read && read[i];
+        if (read && read[i])
             t->unit_state[ids[i]] = ok ? UNIT_LOADED : UNIT_FAILED;
-            t->units_fast++;
-        }
         else if (!ok)
             t->unit_state[ids[i]] = UNIT_FAILED;
-    t->units_loaded += n;
-    for (size_t i = 0; t->src.raw && i < n; i++) /* units indexed from .debug_aranges: their names now */
-        if (ids[i] < t->cu_names.n && !t->cu_names.v[ids[i]])
-            t->cu_names.v[ids[i]] = raw_unit_name(t->src.raw, t->unit_hdrs.v[ids[i]], &t->strings);
-    free(refs);
+    }
     free(read);
+    t->loads++;
+    symt_symbols_wait(t);
+    symt_set_warning(t);
+    return ok;
+}
+
+/* Mark RANGE_LOADING every range still unloaded of the units whose flag is set, adding them to m. */
+static void mark_whole(struct sym_table *t, const uint8_t *whole, struct marked *m)
+{
+    for (size_t i = 0; i < t->unit_ranges.n; i++)
+        if (whole[t->unit_ranges.v[i].unit] && t->range_state[i] == RANGE_UNLOADED) {
+            t->range_state[i] = RANGE_LOADING;
+            m->rids[m->n++] = (uint32_t)i;
+        }
+}
+
+enum { WINDOWS_MAX = 2 }; /* a unit is read over at most this many of its ranges at once */
+
+/* Load the unit ranges rids[0..n) (all RANGE_UNLOADED, room for every range in rids): a unit of
+ * which they are a small part is read over them alone (its subprograms and line sequences there),
+ * any other in whole; merged into the table. False only when out of memory. */
+static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
+{
+    uint32_t *want = calloc(t->n_units + 1, sizeof *want), *ids = malloc((t->n_units + 1) * sizeof *ids);
+    uint8_t *whole = calloc(t->n_units + 1, 1);
+    struct unit_range *win = malloc((n + 1) * sizeof *win);
+    bool *read = calloc(t->n_units + 1, sizeof *read);
+    struct marked m = {rids, n};
+    size_t n_ids = 0, n_win = 0, n_whole = 0;
+    bool ok = want && ids && whole && win && read;
+    for (size_t k = 0; ok && k < n; k++) {
+        uint32_t u = t->unit_ranges.v[rids[k]].unit;
+        t->range_state[rids[k]] = RANGE_LOADING;
+        if (!want[u]++)
+            ids[n_ids++] = u;
+    }
+    /* windows cost a pass over the unit's top DIEs and line program up to the last of them: for
+     * more than a couple of functions, a good part of a unit, a unit read in part before (a unit
+     * is read at most twice), or without the fast reader, the unit is read in whole */
+    for (size_t k = 0; ok && k < n_ids; k++) {
+        uint32_t u = ids[k];
+        whole[u] = !t->src.raw || want[u] > WINDOWS_MAX || 4 * want[u] >= t->unit_left[u] ||
+                   t->unit_state[u] == UNIT_PART;
+        n_whole += whole[u];
+    }
+    for (size_t k = 0; ok && k < n; k++)
+        if (!whole[t->unit_ranges.v[rids[k]].unit])
+            win[n_win++] = t->unit_ranges.v[rids[k]];
+    if (ok && n_whole)
+        mark_whole(t, whole, &m);
+    if (ok && n_win > 1)
+        qsort(win, n_win, sizeof *win, cmp_window);
+    for (size_t k = 0; ok && k < n_ids; k++)
+        touched(t, ids[k]);
+    for (size_t k = 0; ok && k < n_ids; k++)
+        whole[ids[k]] = t->unit_state[ids[k]] == UNIT_UNLOADED; /* (now: read before?) */
+    ok = ok && read_units(t, ids, n_ids, win, n_win, true, read, &m);
+    for (size_t k = 0; k < m.n; k++) {
+        t->range_state[rids[k]] = RANGE_LOADED;
+        t->unit_left[t->unit_ranges.v[rids[k]].unit]--;
+    }
+    t->ranges_loaded += m.n;
+    for (size_t k = 0; whole && k < n_ids; k++) {
+        uint32_t u = ids[k];
+        t->units_fast += read[k] && whole[u];
+        if (!ok || t->unit_state[u] == UNIT_FAILED)
+            t->unit_state[u] = UNIT_FAILED;
+        else
+            t->unit_state[u] = t->unit_left[u] ? UNIT_PART : UNIT_LOADED;
+    }
+    free(want);
+    free(ids);
+    free(whole);
+    free(win);
+    free(read);
+    t->loads++;
     symt_symbols_wait(t);
     symt_set_warning(t);
     return ok;
@@ -95,48 +241,47 @@ bool symt_units_ready(struct sym_table *t)
         return false;
     t->unit_max_hi = symt_running_max(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v,
                                  offsetof(struct unit_range, hi));
-    if (!t->unit_max_hi)
+    t->range_state = calloc(t->unit_ranges.n + 1, 1);
+    t->unit_left = calloc(t->n_units + 1, sizeof *t->unit_left);
+    if (!t->unit_max_hi || !t->range_state || !t->unit_left)
         return false;
+    for (size_t i = 0; i < t->unit_ranges.n; i++)
+        t->unit_left[t->unit_ranges.v[i].unit]++;
     /* a unit that states no addresses could hold any: it is read now */
-    bool *ranged = calloc(t->n_units + 1, sizeof *ranged);
     uint32_t *ids = calloc(t->n_units + 1, sizeof *ids);
     size_t n = 0;
-    bool ok = ranged && ids;
-    for (size_t i = 0; ok && i < t->unit_ranges.n; i++)
-        ranged[t->unit_ranges.v[i].unit] = true;
-    for (size_t u = 0; ok && u < t->n_units; u++)
-        if (!ranged[u])
+    for (size_t u = 0; ids && u < t->n_units; u++)
+        if (!t->unit_left[u])
             ids[n++] = (uint32_t)u;
-    ok = ok && (n == 0 || load_units(t, ids, n, false));
-    free(ranged);
+    bool ok = ids && (n == 0 || load_units(t, ids, n, false));
     free(ids);
     return ok;
 }
 
-/* Add the unloaded units that cover addr to ids (room for cap), each once: mark (one byte per
- * unit) remembers them across many addresses; without it (one address, a few units) ids is
- * searched. False when ids had no room for them all. */
-static bool units_covering(const struct sym_table *t, uint32_t addr, uint8_t *mark, uint32_t *ids, size_t *n,
-                           size_t cap, long *hint)
+/* Add the unloaded ranges of the unit index that cover addr to rids (room for cap), each once:
+ * mark (one byte per range) remembers them across many addresses; without it (one address, a few
+ * ranges) rids is searched. False when rids had no room for them all. */
+static bool ranges_covering(const struct sym_table *t, uint32_t addr, uint8_t *mark, uint32_t *rids, size_t *n,
+                            size_t cap, long *hint)
 {
     long i = hint ? (*hint = LAST_LE_FROM(t->unit_ranges.v, t->unit_ranges.n, addr, lo, *hint))
                   : LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
     for (; i >= 0 && t->unit_max_hi[i] > addr; i--) {
         const struct unit_range *r = &t->unit_ranges.v[i];
-        if (addr >= r->hi || t->unit_state[r->unit] != UNIT_UNLOADED)
+        if (addr >= r->hi || t->range_state[i] != RANGE_UNLOADED || t->unit_state[r->unit] == UNIT_FAILED)
             continue;
         bool seen = false;
         if (mark) {
-            seen = mark[r->unit] != 0;
-            mark[r->unit] = 1;
+            seen = mark[i] != 0;
+            mark[i] = 1;
         }
         for (size_t k = 0; !mark && k < *n && !seen; k++)
-            seen = ids[k] == r->unit;
+            seen = rids[k] == (uint32_t)i;
         if (seen)
             continue;
         if (*n == cap)
             return false;
-        ids[(*n)++] = r->unit;
+        rids[(*n)++] = (uint32_t)i;
     }
     return true;
 }
@@ -147,9 +292,14 @@ static bool none_starts_by(const struct sym_table *t, long i, uint32_t x)
     return (size_t)(i + 1) >= t->unit_ranges.n || t->unit_ranges.v[i + 1].lo > x;
 }
 
+static bool all_read(const struct sym_table *t)
+{
+    return !t->n_units || t->ranges_loaded == t->unit_ranges.n;
+}
+
 bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint)
 {
-    if (!t->n_units || t->units_loaded == t->n_units)
+    if (all_read(t))
         return true;
     /* a range over an address in (a, b) that does not cover a starts in (a, b) */
     return none_starts_by(t, *hint = LAST_LE_FROM(t->unit_ranges.v, t->unit_ranges.n, a, lo, *hint), b - 1);
@@ -157,12 +307,13 @@ bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long 
 
 static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_addrs)
 {
-    if (!t->n_units || t->units_loaded == t->n_units)
+    if (all_read(t))
         return true;
-    uint8_t *mark = calloc(t->n_units, 1);
-    uint32_t *ids = malloc(t->n_units * sizeof *ids);
+    size_t n_ranges = t->unit_ranges.n;
+    uint8_t *mark = calloc(n_ranges + 1, 1);
+    uint32_t *rids = malloc((n_ranges + 1) * sizeof *rids);
     size_t n = 0;
-    bool ok = mark && ids;
+    bool ok = mark && rids;
     if (ok) {
         long hint = -1; /* addresses often come sorted: each search starts where the last ended */
         uint32_t prev = 0;
@@ -173,13 +324,13 @@ static bool require_all(struct sym_table *t, const uint32_t *addrs, size_t n_add
             bool same = hint >= 0 && addr >= prev && none_starts_by(t, hint, addr);
             prev = addr;
             if (!same)
-                units_covering(t, addr, mark, ids, &n, t->n_units, &hint); /* each unit once: never full */
+                ranges_covering(t, addr, mark, rids, &n, n_ranges, &hint); /* each range once: never full */
         }
         if (n)
-            load_units(t, ids, n, true);
+            load_ranges(t, rids, n);
     }
     free(mark);
-    free(ids);
+    free(rids);
     return ok;
 }
 
@@ -188,17 +339,15 @@ bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n)
     return require_all(t, addrs, n);
 }
 
-/* One address, on every first lookup of it: no allocation when its units are read already. */
+/* One address, on every first lookup of it: no allocation when its ranges are read already. */
 void symt_require(struct sym_table *t, uint32_t addr)
 {
-    if (!t->n_units || t->units_loaded == t->n_units)
+    if (all_read(t))
         return;
-    uint32_t ids[16];
+    uint32_t rids[16];
     size_t n = 0;
-    if (!units_covering(t, addr & ~1u, NULL, ids, &n, sizeof ids / sizeof ids[0], NULL))
-        require_all(t, &addr, 1); /* more units over one address than fit here (damaged DWARF) */
-    else if (n)
-        load_units(t, ids, n, true);
+    if (!ranges_covering(t, addr & ~1u, NULL, rids, &n, sizeof rids / sizeof rids[0], NULL) || n)
+        require_all(t, &addr, 1); /* (load_ranges needs room for every range of the units it reads) */
 }
 
 void sym_prefetch(struct sym_table *t, const uint32_t *addrs, size_t n)
@@ -208,12 +357,12 @@ void sym_prefetch(struct sym_table *t, const uint32_t *addrs, size_t n)
 
 void sym_read_all(struct sym_table *t)
 {
-    uint32_t *ids = malloc((t->n_units + 1) * sizeof *ids);
+    uint32_t *rids = malloc((t->unit_ranges.n + 1) * sizeof *rids);
     size_t n = 0;
-    for (size_t u = 0; ids && u < t->n_units; u++)
-        if (t->unit_state[u] == UNIT_UNLOADED)
-            ids[n++] = (uint32_t)u;
+    for (size_t i = 0; rids && i < t->unit_ranges.n; i++)
+        if (t->range_state[i] == RANGE_UNLOADED && t->unit_state[t->unit_ranges.v[i].unit] != UNIT_FAILED)
+            rids[n++] = (uint32_t)i;
     if (n)
-        load_units(t, ids, n, true);
-    free(ids);
+        load_ranges(t, rids, n);
+    free(rids);
 }

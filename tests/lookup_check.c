@@ -120,6 +120,26 @@ static int compare(const char *path, const char *pattern, struct sym_table *lone
     return 0;
 }
 
+/* Does a lone lookup read a unit a function at a time? The line rows held after looking up the
+ * function at addr, then the next function too: more after the second, with no other unit read,
+ * when the first read only its own part of their unit (units of a few functions are read whole). */
+static bool read_in_part(const char *path, uint32_t addr)
+{
+    struct sym_table *t = open_or_say(path);
+    uint32_t lo, hi, lo2, hi2;
+    bool part = false;
+    if (t && sym_function_from(t, addr, &lo, &hi) && sym_function_from(t, hi, &lo2, &hi2)) {
+        struct sym_stats a, b;
+        sym_lookup(t, lo);
+        sym_get_stats(t, &a);
+        sym_lookup(t, lo2);
+        sym_get_stats(t, &b);
+        part = b.line_rows > a.line_rows && b.units_loaded == a.units_loaded;
+    }
+    sym_close(t);
+    return part;
+}
+
 static int check_elf(const char *path)
 {
     struct sym_table *lone = open_or_say(path), *shuffled = lone ? open_or_say(path) : NULL,
@@ -174,7 +194,8 @@ static int check_elf(const char *path)
         bad = compare(path, "thirds, then all", lone, ascending, got, n);
     }
     if (!bad)
-        printf("ok   lookup check %s: %zu halfwords, batches as lone lookups\n", path, n);
+        printf("ok   lookup check %s: %zu halfwords, batches as lone lookups; a unit read %s\n", path, n,
+               read_in_part(path, lo) ? "a function at a time" : "whole");
     free(ascending);
     free(work);
     free(got);

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Peak memory of orbtop and of cmprof-top on the same ITM capture: orbtop (built from its sources,
+Debian has no package) reading the file, cmprof-top's live view reading it in a terminal (tmux) and
+--batch. Neither live view ends at the end of a file: each one's own peak resident set (VmHWM) is
+read once it has read the whole capture and its CPU time has stood still for a second, then it is
+ended. --batch's peak is GNU time's. orbtop's objdump child (its disassembly and line table) is
+given apart: it is part of what orbtop costs, but not of its own resident set.
+    bench/orbtop_mem.py ORBTOP CAPTURE.itm ELF [ROUNDS]"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
+sys.path.insert(0, HERE)
+import interleave  # noqa: E402
+
+
+def status_kb(pid, key):
+    try:
+        for ln in open("/proc/%d/status" % pid):
+            if ln.startswith(key + ":"):
+                return int(ln.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_ticks(pid):
+    try:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+    except OSError:
+        return -1
+
+
+def read_bytes(pid):
+    """Bytes pid has read so far, over its threads (orbtop reads its input on a thread of its own)."""
+    total = 0
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            for ln in open("/proc/%d/task/%s/io" % (pid, tid)):
+                if ln.startswith("rchar:"):
+                    total += int(ln.split()[1])
+    except OSError:
+        pass
+    return total
+
+
+def settled_peak(pid, size, limit=120.0):
+    """VmHWM (KB) of pid once it has read `size` bytes and its CPU time stood still for a second."""
+    t0 = time.time()
+    while time.time() - t0 < limit and read_bytes(pid) < size:
+        time.sleep(0.05)
+    last, still = cpu_ticks(pid), time.time()
+    while time.time() - t0 < limit and time.time() - still < 1.0:
+        time.sleep(0.1)
+        now = cpu_ticks(pid)
+        if now != last:
+            last, still = now, time.time()
+    return status_kb(pid, "VmHWM")
+
+
+def orbtop_peak(orbtop, cap, elf):
+    """(orbtop's own VmHWM, its objdump child's largest VmHWM seen), KB."""
+    p = subprocess.Popen([orbtop, "-M", "-p", "ITM", "-f", cap, "-e", elf], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    child = 0
+    t0 = time.time()
+    while p.poll() is None and time.time() - t0 < 60 and read_bytes(p.pid) < os.path.getsize(cap):
+        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+        for k in kids:
+            child = max(child, status_kb(int(k), "VmHWM"))
+        time.sleep(0.02)
+    own = settled_peak(p.pid, os.path.getsize(cap))
+    p.kill()
+    p.wait()
+    return own, child
+
+
+def tmux(*args):
+    return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
+
+
+def live_peak(cap, elf):
+    """cmprof-top's live view on the capture in a 120x30 tmux pane: VmHWM at 'end of file'."""
+    s = "bench-orbmem-%d" % os.getpid()
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "exec %s %s %s" % (TOOL, cap, elf))
+    pid = int(tmux("list-panes", "-t", s, "-F", "#{pane_pid}").stdout.strip())
+    t0 = time.time()
+    while time.time() - t0 < 120 and "end of file" not in tmux("capture-pane", "-p", "-t", s).stdout:
+        time.sleep(0.05)
+    peak = settled_peak(pid, os.path.getsize(cap))
+    tmux("kill-session", "-t", s)
+    return peak
+
+
+def batch_peak(cap, elf):
+    p = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", TOOL, "--batch", cap, elf], capture_output=True,
+                       text=True)
+    m = re.findall(r"^maxrss (\d+)$", p.stderr, re.M)
+    return int(m[-1]) if m else 0
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    orbtop, cap, elf = argv[:3]
+    rounds = int(argv[3]) if len(argv) > 3 else 3
+    runs = interleave.rounds({"orbtop": lambda: orbtop_peak(orbtop, cap, elf),
+                              "live": lambda: live_peak(cap, elf),
+                              "batch": lambda: batch_peak(cap, elf)}, rounds)
+    own = [o for o, _ in runs["orbtop"]]
+    child = [c for _, c in runs["orbtop"]]
+    print("capture %s (%.1f MB), ELF %s; %d rounds of the three in turn, medians of the peaks:"
+          % (os.path.basename(cap), os.path.getsize(cap) / 1e6, os.path.basename(elf), rounds))
+    print("  orbtop (its own VmHWM)      %.1f MB  (its objdump child: %.1f MB)"
+          % (interleave.median(own) / 1024, interleave.median(child) / 1024))
+    print("  cmprof-top live view        %.1f MB  (VmHWM at end of file; / orbtop: %s)"
+          % (interleave.median(runs["live"]) / 1024,
+             interleave.spread(interleave.ratios(runs["live"], own), "%.2f", "x")))
+    print("  cmprof-top --batch          %.1f MB  (GNU time; / orbtop: %s)"
+          % (interleave.median(runs["batch"]) / 1024,
+             interleave.spread(interleave.ratios(runs["batch"], own), "%.2f", "x")))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
