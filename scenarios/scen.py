@@ -513,6 +513,25 @@ def _def_entry(s, i, state):
     return index, tag, ids.get(head & 0x3FF), i
 
 
+TAG6_ONE, TAG6_LEAD = "0123456789:;<>\"#$%&", "'(),"
+
+
+def sample_tag6(s, i):
+    """A version 6 tag at s[i] (decode/stream.c's sample_tag6): (task index or None for an
+    exception's or no slot's, where it ends); (None, i) when s[i] is a PC's first character."""
+    c = s[i]
+    if c in "-+":
+        v = B64_VAL[s[i + 1]] << 6 | B64_VAL[s[i + 2]]
+        return (62 + v if c == "+" else None), i + 3
+    if c == "/":
+        return None, i + 1
+    if c in TAG6_ONE:
+        return TAG6_ONE.index(c), i + 1
+    if c in TAG6_LEAD:
+        return 19 + TAG6_LEAD.index(c) * 64 + B64_VAL[s[i + 1]], i + 2
+    return None, i
+
+
 def sample_line_defs(body, state=None):
     """The '=' entries of a '%' (or '&') sample line's text before its '!': (index, tag, name, bytes).
     state: the capture's version and name ids so far (stream_state), updated."""
@@ -544,6 +563,18 @@ def stream_state(body, state):
         state["version"] = int(m.group(1))
 
 
+def checked_body(line):
+    """A stream line's text before its '!' when its check holds, also when the application's log
+    text came before it on the same line (a log line the stream's line was glued onto, as the host
+    reads it); None for any other line."""
+    if len(line) < 4 or line[-3] != "!":
+        return None
+    for k, ch in enumerate(line[:-3]):
+        if (k == 0 or ch in "$%&@") and stream_line_check(line[k:-3]) == line[-2:]:
+            return line[k:-3]
+    return None
+
+
 def stream_names(text):
     """Every name a stream gives, in order, as (offset of its line, index, tag as 8 hex digits,
     name): "@task" lines, "@N" lines' entries and the '=' entries inside sample lines
@@ -553,10 +584,9 @@ def stream_names(text):
     at = 0
     state = {}
     for line in text.splitlines(True):
-        body, start, at = line.rstrip("\r\n"), at, at + len(line)
-        if len(body) < 4 or body[-3] != "!" or stream_line_check(body[:-3]) != body[-2:]:
+        body, start, at = checked_body(line.rstrip("\r\n")), at, at + len(line)
+        if body is None:
             continue
-        body = body[:-3]
         stream_state(body, state)
         m = re.match(r"@task (\+..|.) ([0-9a-f]{8}) (.*)$", body)
         if m:

@@ -1260,9 +1260,9 @@ def undefined_index_samples(text):
     val, state, named, count, first, at = scen.B64_VAL, {}, set(), 0, None, 0
     for line in text.split("\n"):
         start, at = at, at + len(line) + 1
-        if len(line) < 4 or line[-3] != "!" or scen.stream_line_check(line[:-3]) != line[-2:]:
+        body = scen.checked_body(line)
+        if body is None:
             continue
-        body = line[:-3]
         scen.stream_state(body, state)
         if body.startswith(("@task ", "@N")):
             named |= {index for _, index, _, _ in scen.stream_names(line + "\n")}
@@ -1273,6 +1273,13 @@ def undefined_index_samples(text):
             if body[i] == "=":
                 index, _, _, i = scen._def_entry(body, i + 1, state)
                 named.add(index)
+                continue
+            if state.get("version", 0) >= 6:  # a tag only where it changes, 3-char PCs ('.' and 4, '*' and 6)
+                index, j = scen.sample_tag6(body, i)
+                if j > i and index is not None and index not in named:
+                    count += 1
+                    first = start if first is None else first
+                i = j + {"*": 7, ".": 5}.get(body[j], 3)
                 continue
             if body[i] in "-/":
                 i += 3 if body[i] == "-" else 1
