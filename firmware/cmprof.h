@@ -292,10 +292,13 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
 extern const char cmprof_timer_label[];
 
 /* Name a tag value (e.g. a task control block) and name a section timer. Up to
- * CMPROF_STREAM_TASKS named tags at once (default 254, about 25 bytes of RAM each, at most 4158;
- * beyond 62 a sample's task costs three characters instead of one); interrupt handlers take none.
- * A full table is said on the stream (@full) and shown by the host, never hidden. Naming a tag
- * again renames it; names are sent up to 24 characters. Name your scheduler's idle task
+ * CMPROF_STREAM_TASKS named tags at once (default 254, about 25 bytes of RAM each, at most 4158; a
+ * sample's task, written only where it changes, costs one character for the first 19 slots, two to
+ * 274 and three beyond); interrupt handlers take none. A full table is said on the stream (@full)
+ * and shown by the host, never hidden. Naming a tag again renames it; names are sent up to 24
+ * characters, by need (with the first sample of their task), and a name sent before goes as a
+ * 2-character id: CMPROF_STREAM_NAME_IDS (default 128, 24 bytes of RAM each, at most 1024) sizes
+ * that memory. Name your scheduler's idle task
  * CMPROF_IDLE_NAME: the host shows its time as idle. */
 #define CMPROF_IDLE_NAME "idle"
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name);
