@@ -532,28 +532,40 @@ def sample_tag6(s, i):
     return None, i
 
 
+def sample_line_items(body, state):
+    """Walk a '$' or '%' line's text before its '!' (a reservoir's '&' head cut off) in the form of
+    the capture's version (state, as stream_state keeps it; '=' entries update its name ids): yields
+    ("def", index, tag, name, bytes) for each '=' entry and ("sample", index) for each sample, index
+    the task index written before it (None: no tag there, or an exception's or no slot's)."""
+    if body.startswith("&") and body[8:9] in ("%", "$"):  # a reservoir's group: its line after the head
+        body = body[8:]
+    version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
+    i = 1
+    while i < len(body):
+        c, index = body[i], None
+        if tagged and c == "=":
+            index, tag, name, end = _def_entry(body, i + 1, state)
+            yield "def", index, tag, name, end - i
+            i = end
+            continue
+        if version >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
+            if tagged:
+                index, i = sample_tag6(body, i)
+            i += {"*": 7, ".": 5}.get(body[i], 3)
+        else:
+            if tagged and c in "-/":
+                i += 3 if c == "-" else 1
+            elif tagged:
+                index, i = (62 + (val[body[i + 1]] << 6 | val[body[i + 2]]), i + 3) if c == "+" else (val[c], i + 1)
+            i += 7 if body[i] == "*" else 4
+        yield "sample", index
+
+
 def sample_line_defs(body, state=None):
     """The '=' entries of a '%' (or '&') sample line's text before its '!': (index, tag, name, bytes).
     state: the capture's version and name ids so far (stream_state), updated."""
     state = {} if state is None else state
-    if body.startswith("&") and body[8:9] == "%":  # a reservoir's group: a '%' line after its head
-        body = body[8:]
-    out = []
-    i = 1
-    while body.startswith("%") and i < len(body):
-        if body[i] == "=":
-            index, tag, name, end = _def_entry(body, i + 1, state)
-            out.append((index, tag, name, end - i))
-            i = end
-            continue
-        if state.get("version", 0) >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
-            if not "?" <= body[i] <= "~" and body[i] not in "*.":
-                i += 3 if body[i] in "-+" else 2 if body[i] in "'()," else 1
-            i += {"*": 7, ".": 5}.get(body[i], 3)
-            continue
-        i += 3 if body[i] in "-+" else 1
-        i += 7 if body[i] == "*" else 4
-    return out
+    return [item[1:] for item in sample_line_items(body, state) if item[0] == "def"]
 
 
 def stream_state(body, state):
@@ -609,27 +621,7 @@ def stream_names(text):
 def sample_line_count(body, version):
     """The samples in a '$' or '%' line's text before its '!' (a reservoir's '&' head cut off), in
     the sample form of the announced version (docs/stream.md); '=' entries skipped."""
-    val = {c: i for i, c in enumerate(B64)}
-    i, n, tagged = 1, 0, body[:1] == "%"
-    while i < len(body):
-        c = body[i]
-        if tagged and c == "=":  # version 5 on: index, a head, the tag and the name as it says
-            if version >= 5:
-                i = _def_entry(body, i + 1, {"version": version})[3]
-                continue
-            i += 3 if body[i + 1] == "+" else 1  # before: index, 6 chars of tag, 1 of length, the name
-            i += 8 + val[body[i + 7]]
-            continue
-        if version >= 6:
-            if tagged and not "?" <= c <= "~" and c not in "*.":
-                i += 3 if c in "-+" else 2 if c in "'()," else 1
-            i += {"*": 7, ".": 5}.get(body[i], 3)
-        else:
-            if tagged:
-                i += 3 if c in "-+" else 1
-            i += 7 if body[i] == "*" else 4
-        n += 1
-    return n
+    return sum(1 for item in sample_line_items(body, {"version": version}) if item[0] == "sample")
 
 
 def stream_line_check(text):

@@ -1257,7 +1257,7 @@ def judge_counts_exact(c, label, prof, n, truth, total, family=0.01):
 def undefined_index_samples(text):
     """Samples whose task index no name (an @task line, an @N or '=' entry) gave before them, and the
     byte offset of the first."""
-    val, state, named, count, first, at = scen.B64_VAL, {}, set(), 0, None, 0
+    state, named, count, first, at = {}, set(), 0, None, 0
     for line in text.split("\n"):
         start, at = at, at + len(line) + 1
         body = scen.checked_body(line)
@@ -1267,29 +1267,12 @@ def undefined_index_samples(text):
         if body.startswith(("@task ", "@N")):
             named |= {index for _, index, _, _ in scen.stream_names(line + "\n")}
             continue
-        body = body[8:] if body.startswith("&") else body
-        i = 1
-        while body.startswith("%") and i < len(body):
-            if body[i] == "=":
-                index, _, _, i = scen._def_entry(body, i + 1, state)
-                named.add(index)
-                continue
-            if state.get("version", 0) >= 6:  # a tag only where it changes, 3-char PCs ('.' and 4, '*' and 6)
-                index, j = scen.sample_tag6(body, i)
-                if j > i and index is not None and index not in named:
-                    count += 1
-                    first = start if first is None else first
-                i = j + {"*": 7, ".": 5}.get(body[j], 3)
-                continue
-            if body[i] in "-/":
-                i += 3 if body[i] == "-" else 1
-            else:
-                index, i = (62 + (val[body[i + 1]] << 6 | val[body[i + 2]]), i + 3) if body[i] == "+" else \
-                    (val[body[i]], i + 1)
-                if index not in named:
-                    count += 1
-                    first = start if first is None else first
-            i += 7 if body[i] == "*" else 4
+        for item in scen.sample_line_items(body, state):
+            if item[0] == "def":
+                named.add(item[1])
+            elif item[1] is not None and item[1] not in named:
+                count += 1
+                first = start if first is None else first
     return count, first
 
 
