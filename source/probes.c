@@ -109,6 +109,18 @@ static void gdb_disconnect(void *v)
     }
 }
 
+/* Halts (or polls) a second and the share of the time the core was held, from n halts over wall
+ * seconds; 0 while there are too few to say. */
+static int halting_figures(unsigned long long n, double wall, double halted_s, double running_s, double *rate,
+                           double *halted_share)
+{
+    if (n < 2 || wall <= 0 || halted_s + running_s <= 0)
+        return 0;
+    *rate = (double)(n - 1) / wall;
+    *halted_share = halted_s / (halted_s + running_s);
+    return 1;
+}
+
 static int gdb_fd_of(const void *v)
 {
     return gdb_fd(((const struct probe *)v)->gdb); /* -1 while the target runs: the timer says when to halt it */
@@ -137,12 +149,8 @@ static struct gdb_stats gdb_now(const struct probe *t)
 static int gdb_halting(const void *v, double *rate, double *halted_share)
 {
     struct gdb_stats st = gdb_now(v);
-    double wall = st.last_sample - st.first_sample;
-    if (st.samples < 2 || wall <= 0 || st.halted_s + st.running_s <= 0)
-        return 0;
-    *rate = (double)(st.samples - 1) / wall;
-    *halted_share = st.halted_s / (st.halted_s + st.running_s);
-    return 1;
+    return halting_figures(st.samples, st.last_sample - st.first_sample, st.halted_s, st.running_s, rate,
+                           halted_share);
 }
 
 /* "812 halts/s, core halted 23 %", then a reset while sampled, and its fix */
@@ -360,12 +368,8 @@ static struct rtt_stats rtt_now(const struct probe *t)
 static int rtt_halting(const void *v, double *rate, double *halted_share)
 {
     struct rtt_stats st = rtt_now(v);
-    double wall = st.last - st.first;
-    if (!st.halting || st.polls < 2 || wall <= 0 || st.halted_s + st.running_s <= 0)
-        return 0;
-    *rate = (double)(st.polls - 1) / wall;
-    *halted_share = st.halted_s / (st.halted_s + st.running_s);
-    return 1;
+    return st.halting && halting_figures(st.polls, st.last - st.first, st.halted_s, st.running_s, rate,
+                                         halted_share);
 }
 
 /* "RTT 98 polls/s, 41.3 KB/s, core halted 2.1 %, buffer at most 12 % full" */
