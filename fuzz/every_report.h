@@ -11,13 +11,9 @@ static inline void every_report(struct prof *p, struct ingest *in, uint8_t mode)
 {
     FILE *devnull = fopen("/dev/null", "w");
     char why[200];
-    for (int o = 0; o < 4 && devnull; o++) {
+    for (int o = 0; o < OUT_N_FORMATS && devnull; o++) { /* every format the table of formats has */
         struct batch_options bo = {.output = (enum report_format)o, .by = (enum prof_group)((mode >> 1) & 3),
-                                   .inline_frames = mode & 1, .fold_overhead = mode & 8};
-        batch_report(&bo, p, in, "", devnull, why, sizeof why);
-    }
-    for (int o = OUT_PPROF; o <= OUT_TRACE && devnull; o++) { /* other tools' formats (report/exports.h) */
-        struct batch_options bo = {.output = (enum report_format)o, .demangle = mode & 1};
+                                   .inline_frames = mode & 1, .fold_overhead = mode & 8, .demangle = mode & 1};
         batch_report(&bo, p, in, "", devnull, why, sizeof why);
     }
     if (devnull)
