@@ -191,6 +191,7 @@ SRC_test_rtt_external := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_ROOM=
                          '-DCMPROF_RTT_WRITE(b,n)=test_channel_write(b,n)' '-DCMPROF_RTT_ROOM_NOW()=test_channel_room()'
 MAIN_test_rtt_external := tests/test_rtt.c
 UNIT_NAMES += test_rtt_external
+UNIT_NAMES += test_source_spec
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check

@@ -3,6 +3,8 @@
 
 #include "stop.h"
 
+#include "../source/source.h"
+
 #include "../profile/ingest.h"
 #include "../report/baseline.h"
 #include "../report/report.h"
@@ -84,9 +86,10 @@ struct ingest_options batch_ingest_options(const struct batch_options *o)
 
 enum prof_sampler batch_sampler(const char *source, const struct ingest *in)
 {
-    if (strncmp(source, "gdb:", 4) == 0)
+    const char *by = src_spec_packets_by(source); /* a probe's own samples; else the stream's format says */
+    if (by && strcmp(by, "gdb-halting") == 0)
         return PROF_SAMPLER_HALTING;
-    if (strncmp(source, "openocd:", 8) == 0)
+    if (by && strcmp(by, "openocd-pcsr") == 0)
         return PROF_SAMPLER_PCSR;
     switch (ingest_format(in)) {
     case DETECT_TEXT:

@@ -149,7 +149,7 @@ static int open_record(const struct live_options *o, FILE **rec, bool *created)
     *created = false;
     if (!o->record)
         return 0;
-    const char *inputs[] = {outfile_source_path(o->batch.source), o->batch.elf, o->diff_path};
+    const char *inputs[] = {src_spec_path(o->batch.source), o->batch.elf, o->diff_path};
     char err[700];
     *rec = outfile_open(o->record, o->force, inputs, sizeof inputs / sizeof *inputs, created, err, sizeof err);
     if (!*rec)

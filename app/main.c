@@ -465,7 +465,7 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
         return EXIT_USAGE;
     }
-    const char *inputs[] = {outfile_source_path(o->source), o->elf, c->diff_path};
+    const char *inputs[] = {src_spec_path(o->source), o->elf, c->diff_path};
     char why[600];
     if (!outfile_stdout_ok(inputs, sizeof inputs / sizeof *inputs, why, sizeof why)) {
         fprintf(stderr, "cmprof-top: %s\n", why);
@@ -486,7 +486,7 @@ static int check_options(struct cli *c, int argc, char **argv)
                 o->elf, o->source);
         return EXIT_USAGE;
     }
-    bool gdb_source = strncmp(o->source, "gdb:", 4) == 0;
+    bool gdb_source = src_spec_takes(o->source) & SRC_TAKES_UNWIND; /* a source that walks stacks itself */
     o->flat_stacks = lo->stack_depth == 0 && !gdb_source;
     if (lo->stack_depth < 0 && gdb_source)
         lo->stack_depth = 16; /* elsewhere -1: the firmware's stack evidence used; 0 leaves it aside */

@@ -97,15 +97,6 @@ FILE *outfile_open(const char *path, bool force, const char *const *inputs, size
     return f;
 }
 
-const char *outfile_source_path(const char *spec)
-{
-    if (strncmp(spec, "gdb:", 4) == 0)
-        return spec[4] == '/' ? spec + 4 : NULL;
-    if (strncmp(spec, "tcp:", 4) == 0 || strncmp(spec, "openocd:", 8) == 0)
-        return NULL;
-    return spec;
-}
-
 bool outfile_stdout_ok(const char *const *inputs, size_t n, char *err, size_t errlen)
 {
     struct stat out;

@@ -14,9 +14,6 @@
 FILE *outfile_open(const char *path, bool force, const char *const *inputs, size_t n, bool *created, char *err,
                    size_t errlen);
 
-/* The file a SOURCE argument reads, or NULL when it names none (tcp:, openocd:, gdb:HOST:PORT);
- * "-" for stdin. */
-const char *outfile_source_path(const char *spec);
 
 /* False, with a one-line reason in err, when standard output is one of the n inputs (a capture,
  * the ELF or a baseline that `>` or `1<>` sent the report into); true for anything else. */

@@ -163,8 +163,14 @@ static void gdb_detail(const void *v, char *text, size_t n)
     gdb_advice(&st, text, n);
 }
 
+static const char *gdb_path_of(const char *spec)
+{
+    return spec[4] == '/' ? spec + 4 : NULL; /* gdb:/dev/ttyACM0, a Black Magic Probe */
+}
+
 const struct transport tr_gdb = {
     .prefix = "gdb:",
+    .path_of = gdb_path_of,
     .kind = SRC_GDB,
     .make = gdb_make,
     .connect = gdb_connect,

@@ -78,6 +78,28 @@ static const struct transport *transport_for(const struct src_params *p)
     return registry[i];
 }
 
+static const struct transport *transport_of_spec(const char *spec)
+{
+    struct src_params p = {.spec = spec, .kept = spec};
+    return transport_for(&p);
+}
+
+unsigned src_spec_takes(const char *spec)
+{
+    return transport_of_spec(spec)->takes;
+}
+
+const char *src_spec_packets_by(const char *spec)
+{
+    return transport_of_spec(spec)->packets_by;
+}
+
+const char *src_spec_path(const char *spec)
+{
+    const struct transport *t = transport_of_spec(spec);
+    return t->path_of ? t->path_of(spec) : NULL;
+}
+
 struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen)
 {
     struct source *s = calloc(1, sizeof *s);

@@ -29,6 +29,12 @@ struct source;
  * one-line reason in err when the source cannot be used at all (a live source that is merely
  * absent starts in SRC_RECONNECTING instead). */
 struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen);
+
+/* What a spec would be, asked before (or without) opening it, from the transport that would take it. */
+enum { SRC_TAKES_TASK_VAR = 1, SRC_TAKES_UNWIND = 2, SRC_TAKES_RTT_BLOCK = 4 };
+unsigned src_spec_takes(const char *spec);        /* the settings it uses (SRC_TAKES_...) */
+const char *src_spec_packets_by(const char *spec); /* as src_packets_by(): NULL when the firmware makes them */
+const char *src_spec_path(const char *spec);       /* the file or device it reads ("-" for stdin); NULL: none */
 void src_close(struct source *s);
 
 /* The descriptor to poll for input, or -1 while there is none (reconnecting, end, or a paced

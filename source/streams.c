@@ -158,8 +158,14 @@ static void *stdin_make(const struct src_params *p, const struct src_settings *s
     return t;
 }
 
+static const char *spec_itself(const char *spec)
+{
+    return spec;
+}
+
 const struct transport tr_stdin = {
     .prefix = "-",
+    .path_of = spec_itself,
     .claims = stdin_claims,
     .kind = SRC_STDIN,
     .make = stdin_make,
@@ -339,7 +345,7 @@ static void *path_make(const struct src_params *p, const struct src_settings *se
     return (*self)->make(p, set, self, name, namelen, err, errlen);
 }
 
-const struct transport tr_path = {.prefix = "", .make = path_make};
+const struct transport tr_path = {.prefix = "", .make = path_make, .path_of = spec_itself};
 
 /* ---- tcp:HOST:PORT, with an IPv6 address in brackets: tcp:[::1]:3443 ---- */
 

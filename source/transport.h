@@ -23,8 +23,7 @@ struct src_params {
     double rate;      /* see src_open() */
 };
 
-/* Settings the caller gives after src_open(), kept by source.c across reconnects. */
-enum { SRC_TAKES_TASK_VAR = 1, SRC_TAKES_UNWIND = 2, SRC_TAKES_RTT_BLOCK = 4 };
+/* Settings the caller gives after src_open(), kept by source.c across reconnects (SRC_TAKES_...: source.h). */
 struct src_settings {
     unsigned given; /* which of the below were given (SRC_TAKES_...) */
     uint32_t task_addr;
@@ -66,6 +65,8 @@ struct transport {
     void (*apply)(void *t, unsigned which);                            /* settings given while it may be connected */
     const char *packets_by;                                            /* src_packets_by() */
     bool holds_target; /* a debug probe: src_suspend() lets go of the target */
+    /* src_spec_path(): the file or device a spec of its reads (the spec itself for a path); NULL: none */
+    const char *(*path_of)(const char *spec);
 };
 
 #endif

@@ -97,10 +97,10 @@ def main():
           "--format" in complete(["cmprof-top", "--fo"]), str(complete(["cmprof-top", "--f"])))
     check("completion: an option's values", complete(["cmprof-top", "-o", "s"]) == ["speedscope"],
           str(complete(["cmprof-top", "-o", "s"])))
-    kinds = {w: complete(["cmprof-top", w]) for w in ("g", "t", "o", "")}
-    check("completion: the source kinds gdb:, tcp: and openocd: for SOURCE",
-          "gdb:" in kinds["g"] and "tcp:" in kinds["t"] and "openocd:" in kinds["o"] and
-          {"gdb:", "tcp:", "openocd:"} <= set(kinds[""]), str(kinds["g"] + kinds["t"] + kinds["o"]))
+    kinds = {w: complete(["cmprof-top", w]) for w in ("g", "t", "o", "r", "")}
+    check("completion: the source kinds gdb:, tcp:, openocd: and rtt: for SOURCE",
+          "gdb:" in kinds["g"] and "tcp:" in kinds["t"] and "openocd:" in kinds["o"] and "rtt:" in kinds["r"] and
+          {"gdb:", "tcp:", "openocd:", "rtt:"} <= set(kinds[""]), str(kinds["g"] + kinds["t"] + kinds["o"] + kinds["r"]))
     devs, err = complete_with_devices(["cmprof-top", ""], ["ttyUSB7", "ttyACM3", "ttyS0"])
     check("completion: USB serial ports (/dev/ttyUSB*, /dev/ttyACM*) offered for SOURCE, not only files",
           "/dev/ttyUSB7" in devs and "/dev/ttyACM3" in devs and "/dev/ttyS0" not in devs, "%s %s" % (devs, err))
