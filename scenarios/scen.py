@@ -289,6 +289,11 @@ def all_scenarios():
         s.append(scenario("%s_stacks_exidx" % core, "stacks", core=core, cflags=("-funwind-tables",), strip=(".debug_frame",),
                           UNWIND_TABLES=1, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=1, PERIOD=period,
                           CMPROF_JITTER=255))
+    # ... the stream and its evidence over RTT only, read through QEMU's gdbstub (rtt:) as the `rtt` scenario's;
+    # a record for each stacked sample the ring holds (256 / 16): the drain waits while the buffer is full
+    s.append(scenario("m4_stacks_rtt", "stacks", core="m4", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, CMPROF_STACK_RECORDS=16, PERIOD=16000, CMPROF_JITTER=8191, STACKS_RTT=1,
+                      rtt=True))
     s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
                       CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
     # the stream over RTT only, read by cmprof-top through QEMU's gdbstub (rtt:), attached while the
@@ -910,7 +915,7 @@ def run_rtt(name, cmd, elf, uart):
     q = subprocess.Popen(cmd + ["-gdb", "tcp:127.0.0.1:%d" % port], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
-        wait_for_text(uart, "boot: rtt scenario", q)
+        wait_for_text(uart, "boot: ", q)
         t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--force", "--record",
                             os.path.join(out, "rtt.rec"), "-o", "json", "rtt:127.0.0.1:%d" % port, elf],
                            capture_output=True, text=True, timeout=360)

@@ -2269,6 +2269,48 @@ def probe_agreement(c):
             stacks and not wrong, "wrong: %s" % ("; ".join("%s %d" % kv for kv in list(wrong.items())[:4]) or "none"))
 
 
+def rtt_callers(c):
+    """The stacks app's stream and its '^' evidence over RTT only (m4_stacks_rtt), read by cmprof-top's
+    rtt: source through QEMU's gdbstub: every 16th sample's evidence arrives and is walked, every stack
+    is the app's call shape, none unproven, and leaf()'s callers agree with the calls the plugin counted."""
+    name = "m4_stacks_rtt"
+    r = Result(name)
+    j = json.load(open(os.path.join(scen.BUILD, name, "rtt.json")))
+    taken, st = r.kv.get("taken", 0), j.get("stacks", {})
+    uart = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+    out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline", os.path.join(scen.BUILD, name, "rtt.rec"), r.elf])
+    stacks = collections.Counter()
+    for ln in out.splitlines():
+        frames, cnt = ln.rsplit(" ", 1)
+        stacks[frames] += float(cnt)
+    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
+    wrong = {f: v for f, v in stacks.items() if f.rsplit(";", 1)[-1] in truth and f not in truth[f.rsplit(";", 1)[-1]]}
+    c.check("%s: every 16th sample's evidence came through the RTT buffer (none on the UART) and was walked, each "
+            "stack the app's call shape, none unproven" % name,
+            taken > 0 and j["total"] == taken and r.kv.get("stacks_dropped", -1) == 0 and r.kv.get("rtt_dropped", -1) == 0
+            and st.get("samples") == st.get("evidence") == taken // 16 and st.get("unproven", -1) == 0 and
+            st.get("unmatched", -1) == 0 and "^" not in uart and sum(stacks.values()) == taken // 16 and not wrong,
+            "%d samples, stacks %s, records dropped %s, RTT lines dropped %s; wrong: %s" % (
+                j["total"], st, r.kv.get("stacks_dropped"), r.kv.get("rtt_dropped"),
+                "; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    calls = {}
+    for caller in ("caller_a", "caller_b"):
+        code = instructions(r.elf, caller)
+        calls[caller] = sum(r.wcounts.get(b, 0) for (a, m), (b, _) in zip(code, code[1:]) if m == "bl")
+    share = {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+    leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
+    callers = {x["name"]: x for x in leaf.get("callers", [])}
+    n_leaf = sum(v for f, v in stacks.items() if f.endswith(";leaf"))
+    z = {k: abs(callers[k]["percent"] / 100 - share[k]) / scen.sigma(share[k], n_leaf) if k in callers and n_leaf
+         else 99 for k in share}
+    c.check("%s: leaf()'s callers over RTT within 3 sigma of the calls counted (3:1), truth inside each 95 %% interval"
+            % name, set(callers) == set(share) and max(z.values()) <= Z and
+            all(callers[k]["lo95"] <= 100 * share[k] <= callers[k]["hi95"] for k in share),
+            "; ".join("%s %.2f %% [%.2f, %.2f] (truth %.2f %%, %.2f sigma)" % (
+                k, x["percent"], x["lo95"], x["hi95"], 100 * share.get(k, 0), z.get(k, 99))
+                for k, x in callers.items()) + "; %d stacked samples in leaf()" % n_leaf)
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2378,6 +2420,7 @@ def sampler_callers(c):
         exidx_callers(c, core)
     frtos_task_roots(c)
     probe_agreement(c)
+    rtt_callers(c)
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it
     lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
     hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))
