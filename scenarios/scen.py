@@ -278,6 +278,11 @@ def all_scenarios():
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
+    # pointed (CMPROF_STACK_FP)
+    for core, period in (("m4", 1691), ("m0", 997)):
+        s.append(scenario("%s_stacks_fp" % core, "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                          CMPROF_STACKS=1, CMPROF_STACK_FP=1, FP_FRAMES=1, PERIOD=period, CMPROF_JITTER=255))
     # ... the same firmware (the same build as m4_stacks) sampled by halting it through QEMU's gdbstub and
     # walked with .debug_frame: the probe path's caller shares against the sampler's
     s.append(scenario("m4_stacks_gdb", "stacks", core="m4", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,

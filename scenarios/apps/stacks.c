@@ -6,6 +6,8 @@
  *   ptr_target()   called through a function pointer by via_pointer()
  *   framed()       short, with a prologue and an epilogue (push/pop), called by frames_caller():
  *                  many samples land in them, where the CFA rule differs from the body's
+ *   FP_FRAMES      fp_leaf() called by fp_caller(), built with -fno-omit-frame-pointer: its CFA
+ *                  is on r7, which the evidence carries with CMPROF_STACK_FP=1
  *   ROUNDS         rounds of all of the above between drains
  *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios
  *   UNWIND_TABLES  built with -funwind-tables (and .debug_frame removed): the personality routines
@@ -18,9 +20,9 @@
 #include "work.h"
 #if STACKS_RTT
 #include "cmprof_rtt.h"
+#endif
 
 #include <stddef.h>
-#endif
 
 #ifndef PERIOD
 #define PERIOD 1691u
@@ -111,6 +113,23 @@ __attribute__((noinline)) void frames_caller(void)
     after += acc;
 }
 
+#if FP_FRAMES
+NOP_LOOP(__attribute__((noinline)), fp_leaf)
+
+/* a frame pointer (r7) and locals: from its prologue on, the CFI's CFA is r7 + 24, not SP-relative */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) void fp_caller(void)
+{
+    volatile uint32_t local[3];
+    for (uint32_t i = 0; i < 3u; i++)
+        local[i] = 40u * i;
+    fp_leaf(60u + local[1]);
+    after++;
+}
+#define FP_CALLER() fp_caller()
+#else
+#define FP_CALLER() ((void)0)
+#endif
+
 #ifdef UNWIND_TABLES /* else libgcc's unwinder comes in with them, and wants abort() */
 void __aeabi_unwind_cpp_pr0(void);
 void __aeabi_unwind_cpp_pr1(void);
@@ -176,6 +195,7 @@ int main(void)
         recurse(DEPTH, 120);
         via_pointer();
         frames_caller();
+        FP_CALLER();
         drain();
     }
     truth_end();
