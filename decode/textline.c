@@ -121,7 +121,8 @@ void textline_stack(struct text_decoder *d, const char *s, size_t len, const str
         ok = stack_field(s + at, 2, &off) && stack_field(s + at + 2, 4, &ret) && off < scanned &&
              (n == 0 || off > words[2 * n - 2]);
         words[2 * n] = off;
-        words[2 * n + 1] = ret == 0xFFFFFFu ? 0xFFFFFFFFu : d->code_base + (ret << 1) + 1u; /* EXC_RETURN */
+        /* 0xFFFFFF: an exception return code; 0xFFFFFE: where r7 pointed (SYM_FRAME_POINTER_WORD) */
+        words[2 * n + 1] = ret >= 0xFFFFFEu ? ret | 0xFF000000u : d->code_base + (ret << 1) + 1u;
     }
     if (!ok) {
         textline_bad(d);

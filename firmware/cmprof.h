@@ -78,9 +78,19 @@ extern "C" {
  * instead of the task, so interrupt time is never charged to the task it interrupted. */
 /* With CMPROF_STACKS=1 the prologue passes the exception frame itself (r1) and EXC_RETURN (r2) to
  * cmprof_tick_stacked(), which keeps stack evidence on every CMPROF_STACK_EVERY-th sample
- * (cmprof_stack.c, below). */
+ * (cmprof_stack.c, below). With CMPROF_STACK_FP=1 too it first stores the interrupted r7 (a frame
+ * pointer, which exception entry does not stack) in cmprof_stack_r7: two instructions a sample
+ * (passing it on as an argument cost more). */
 #ifndef CMPROF_STACKS
 #define CMPROF_STACKS 0
+#endif
+#ifndef CMPROF_STACK_FP
+#define CMPROF_STACK_FP 0
+#endif
+#if CMPROF_STACKS && CMPROF_STACK_FP
+#define CMPROF_KEEP_R7 "ldr   r3, =cmprof_stack_r7 \n" "str   r7, [r3]      \n"
+#else
+#define CMPROF_KEEP_R7 ""
 #endif
 #if CMPROF_STACKS
 #define CMPROF_TICK_ENTRY "cmprof_tick_stacked"
@@ -106,7 +116,7 @@ extern "C" {
     "b     2f             \n"                                                                             \
     "1: mrs r1, psp       \n"                                                                             \
     "2: mov r2, lr        \n"                                                                             \
-    "ldr   r0, [r1, #24]  \n"                                                                             \
+    "ldr   r0, [r1, #24]  \n" CMPROF_KEEP_R7                                                              \
     "ldr   r3, =" CMPROF_TICK_ENTRY " \n"                                                                 \
     "bx    r3             \n"                                                                             \
     ".ltorg               \n"
@@ -116,9 +126,10 @@ extern "C" {
     "ite   eq            \n"                                                                              \
     "mrseq r1, msp       \n"                                                                              \
     "mrsne r1, psp       \n"                                                                              \
-    "mov   r2, lr        \n"                                                                              \
+    "mov   r2, lr        \n" CMPROF_KEEP_R7                                                               \
     "ldr   r0, [r1, #24] \n"                                                                              \
-    "b     " CMPROF_TICK_ENTRY " \n"
+    "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
+    ".ltorg              \n"
 #elif defined(__ARM_ARCH_6M__)
 /* ARMv6-M has no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the N flag. */
 #define CMPROF_ISR_ASM                                                                                   \
@@ -220,10 +231,17 @@ void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t exc_return
 #ifndef CMPROF_STACK_KEEP
 #define CMPROF_STACK_KEEP 8u
 #endif
-/* A '^' line's text at most, before its check: '^', 1 + 6 + 6 + 2 chars, 6 per word kept. */
-#define CMPROF_STACK_LINE_MAX (16u + 6u * CMPROF_STACK_KEEP)
-/* Keep the evidence of the sample at ring position (or sample number) seq; called by the tick. */
+/* A '^' line's text at most, before its check: '^', 1 + 6 + 6 + 2 chars, 6 per word kept and 6 for
+ * where r7 pointed (CMPROF_STACK_FP). */
+#define CMPROF_STACK_LINE_MAX (16u + 6u * (CMPROF_STACK_KEEP + CMPROF_STACK_FP))
+/* Keep the evidence of the sample at ring position (or sample number) seq; called by the tick. With
+ * CMPROF_STACK_FP=1, where the interrupted r7 (cmprof_stack_r7, stored by the prologue) points into
+ * the words scanned is kept too: the CFA of a function built with -fno-omit-frame-pointer (or at
+ * -O0) is on r7, and the host proves its frames with it. */
 void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t pc, uint32_t seq);
+#if CMPROF_STACK_FP
+extern uint32_t cmprof_stack_r7;
+#endif
 /* For the drain: the text of the next '^' line for a sample at positions [first, first + count)
  * (the sample line just sent), without its check; 0 when none is due. Older records are dropped. */
 uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t code_base);

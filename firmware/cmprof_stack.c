@@ -8,7 +8,9 @@
  * BACK: samples from the line's last back to this one (0..63); PC and LR: 32 bits in 6 base64
  * chars; SCANNED: the words looked at (all of them hold no return address but those listed);
  * OFF: a word's index above the interrupted SP; RET: (word - code base) / 2, 24 bits (the word is
- * odd: a Thumb address), or 0xFFFFFF for an exception return code (0xFFFFFF00 and up).
+ * odd: a Thumb address), or 0xFFFFFF for an exception return code (0xFFFFFF00 and up), or
+ * 0xFFFFFE where the interrupted r7 pointed (a frame pointer into the words scanned: a function
+ * built with -fno-omit-frame-pointer, or at -O0, has its CFA on r7, which the host needs).
  * A dump (cmprof_dump(), built without CMPROF_STREAM) keeps the newest records and prints them after
  * the samples, in hex: "sw BACK PC LR SCANNED { OFF WORD }" (BACK from the dump's last sample). */
 #include "cmprof.h"
@@ -23,7 +25,7 @@
 #endif
 _Static_assert((CMPROF_STACK_RECORDS & (CMPROF_STACK_RECORDS - 1u)) == 0u, "CMPROF_STACK_RECORDS: a power of two");
 _Static_assert(CMPROF_STACK_WORDS >= 1u && CMPROF_STACK_WORDS <= 4095u, "CMPROF_STACK_WORDS: 1 to 4095");
-_Static_assert(CMPROF_STACK_KEEP >= 1u && CMPROF_STACK_KEEP <= 63u, "CMPROF_STACK_KEEP: 1 to 63");
+_Static_assert(CMPROF_STACK_KEEP >= 1u && CMPROF_STACK_KEEP + CMPROF_STACK_FP <= 63u, "CMPROF_STACK_KEEP: 1 to 63 (62 with CMPROF_STACK_FP)");
 
 /* The code a return address may point into, and the top of the main stack (no scan passes it). */
 #ifndef CMPROF_CODE_START
@@ -38,12 +40,16 @@ extern const char _stext[], _etext[];
 
 #define CMPROF_EXC_RETURN_MIN 0xFFFFFF00u
 #define EXC_RETURN_CODE 0xFFFFFFu /* on the wire: any word from CMPROF_EXC_RETURN_MIN up */
+/* kept for the word r7 pointed at (on the wire FRAME_POINTER_CODE): no exception return code, whose
+ * bit 1 is always clear */
+#define FRAME_POINTER_WORD 0xFFFFFFFEu
+#define FRAME_POINTER_CODE 0xFFFFFEu
 
 struct stack_record {
     uint32_t seq, pc, lr;
     uint16_t scanned, n;
-    uint16_t off[CMPROF_STACK_KEEP];
-    uint32_t ret[CMPROF_STACK_KEEP];
+    uint16_t off[CMPROF_STACK_KEEP + CMPROF_STACK_FP]; /* the words kept, and where r7 pointed among them */
+    uint32_t ret[CMPROF_STACK_KEEP + CMPROF_STACK_FP];
 };
 
 static struct {
@@ -80,6 +86,30 @@ static inline int task_root(uint32_t w, uint32_t n)
     return 0;
 }
 
+/* Where r7 pointed (word fo), in its place among the k words kept (by rising offset); none when a
+ * kept word is there (r7 then is no frame pointer). Returns the words now kept. */
+#if CMPROF_STACK_FP
+static uint32_t keep_frame_pointer(struct stack_record *r, uint32_t k, uint32_t fo)
+{
+    uint32_t j = 0;
+    while (j < k && r->off[j] < fo)
+        j++;
+    if (j < k && r->off[j] == fo)
+        return k;
+    for (uint32_t m = k; m > j; m--) {
+        r->off[m] = r->off[m - 1u];
+        r->ret[m] = r->ret[m - 1u];
+    }
+    r->off[j] = (uint16_t)fo;
+    r->ret[j] = FRAME_POINTER_WORD;
+    return k + 1u;
+}
+#endif
+
+#if CMPROF_STACK_FP
+uint32_t cmprof_stack_r7; /* the interrupted r7, stored by the interrupt's prologue on every sample */
+#endif
+
 void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t pc, uint32_t seq)
 {
     uint32_t h = stacks.head;
@@ -107,11 +137,20 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
          * 0xFFFFFFFF, saved it), or a task's exit address: the host ends the walk there, proven */
         if (w - lo < span ? (w & 1u) && (after_call(w) || (nr && task_root(w, nr))) : w >= CMPROF_EXC_RETURN_MIN) {
             r->off[k] = (uint16_t)(i - 1u);
-            r->ret[k] = w;
+#if CMPROF_STACK_FP
+            r->ret[k] = w == FRAME_POINTER_WORD ? 0xFFFFFFFFu : w; /* the marker's value is never a stack word's */
+#else
+            r->ret[k] = w; /* (a dump prints FRAME_POINTER_WORD as another exception return code) */
+#endif
             if (++k == CMPROF_STACK_KEEP)
                 break; /* what lies above is not looked at: the host knows it as unknown */
         }
     }
+#if CMPROF_STACK_FP
+    uint32_t r7 = cmprof_stack_r7;
+    if (r7 - sp < 4u * i && !(r7 & 3u)) /* r7 points into the words looked at: a frame pointer, maybe */
+        k = keep_frame_pointer(r, k, (r7 - sp) / 4u);
+#endif
     r->seq = seq;
     r->pc = pc;
     r->lr = frame[5];
@@ -172,8 +211,10 @@ uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t cod
         char *words = s;
         s += 2;
         for (uint32_t k = 0; k < r->n; k++) {
-            uint32_t v = r->ret[k] >= CMPROF_EXC_RETURN_MIN ? EXC_RETURN_CODE : (r->ret[k] - code_base) >> 1;
-            if (v >= EXC_RETURN_CODE && r->ret[k] < CMPROF_EXC_RETURN_MIN) { /* out of the stream's reach */
+            uint32_t v = r->ret[k] == FRAME_POINTER_WORD     ? FRAME_POINTER_CODE
+                         : r->ret[k] >= CMPROF_EXC_RETURN_MIN ? EXC_RETURN_CODE
+                                                               : (r->ret[k] - code_base) >> 1;
+            if (v >= FRAME_POINTER_CODE && r->ret[k] < CMPROF_EXC_RETURN_MIN) { /* out of the stream's reach */
                 scanned = r->off[k];
                 break;
             }
@@ -209,7 +250,7 @@ void cmprof_stack_dump(cmprof_putc_fn putc, uint32_t first, uint32_t n)
         put_hex8(putc, r->scanned);
         for (uint32_t i = 0; i < r->n; i++) {
             put_hex8(putc, r->off[i]);
-            put_hex8(putc, r->ret[i]);
+            put_hex8(putc, r->ret[i] == FRAME_POINTER_WORD && !CMPROF_STACK_FP ? 0xFFFFFFFFu : r->ret[i]);
         }
         putc('\n');
     }

@@ -102,7 +102,7 @@ static const char *const library_statics[] = {
     "defs_superseded", "freed_append", "freed_unlink",
     "due_names", "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "group_head", "group_start",
     "hash_find", "hash_insert", "hash_remove", "index_chars", "irq_off", "irq_restore", "isr_chars", "isr_timer_0",
-    "keep_gone_name", "keep_name", "kept_name",
+    "keep_frame_pointer", "keep_gone_name", "keep_name", "kept_name",
     "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "owe_name", "owed_stop", "put_owed",
     "name_id", "put_tag6", "put_def_entry", "forget_names_sent", "pc_chars", "put3", "put_dec", "put_def",
     "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_hex8",

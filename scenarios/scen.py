@@ -278,6 +278,11 @@ def all_scenarios():
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
+    # pointed (CMPROF_STACK_FP)
+    for core, period in (("m4", 1691), ("m0", 997)):
+        s.append(scenario("%s_stacks_fp" % core, "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                          CMPROF_STACKS=1, CMPROF_STACK_FP=1, FP_FRAMES=1, PERIOD=period, CMPROF_JITTER=255))
     # ... the same firmware (the same build as m4_stacks) sampled by halting it through QEMU's gdbstub and
     # walked with .debug_frame: the probe path's caller shares against the sampler's
     s.append(scenario("m4_stacks_gdb", "stacks", core="m4", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
@@ -289,6 +294,11 @@ def all_scenarios():
         s.append(scenario("%s_stacks_exidx" % core, "stacks", core=core, cflags=("-funwind-tables",), strip=(".debug_frame",),
                           UNWIND_TABLES=1, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=1, PERIOD=period,
                           CMPROF_JITTER=255))
+    # ... the stream and its evidence over RTT only, read through QEMU's gdbstub (rtt:) as the `rtt` scenario's;
+    # a record for each stacked sample the ring holds (256 / 16): the drain waits while the buffer is full
+    s.append(scenario("m4_stacks_rtt", "stacks", core="m4", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, CMPROF_STACK_RECORDS=16, PERIOD=16000, CMPROF_JITTER=8191, STACKS_RTT=1,
+                      rtt=True))
     s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
                       CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
     # the stream over RTT only, read by cmprof-top through QEMU's gdbstub (rtt:), attached while the
@@ -910,7 +920,7 @@ def run_rtt(name, cmd, elf, uart):
     q = subprocess.Popen(cmd + ["-gdb", "tcp:127.0.0.1:%d" % port], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
-        wait_for_text(uart, "boot: rtt scenario", q)
+        wait_for_text(uart, "boot: ", q)
         t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--force", "--record",
                             os.path.join(out, "rtt.rec"), "-o", "json", "rtt:127.0.0.1:%d" % port, elf],
                            capture_output=True, text=True, timeout=360)

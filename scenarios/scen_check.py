@@ -2153,6 +2153,8 @@ STACK_TRUTH = {  # the stacks app's call shapes (scenarios/apps/stacks.c), outer
     "framed": "Reset_Handler;main;frames_caller;framed",
     "step": "Reset_Handler;main;frames_caller;framed;step",
     "leaf": ("Reset_Handler;main;caller_a;leaf", "Reset_Handler;main;caller_b;leaf"),
+    "fp_leaf": "Reset_Handler;main;fp_caller;fp_leaf",  # a frame pointer's CFA (r7) on the way
+    "fp_caller": "Reset_Handler;main;fp_caller",
 }
 
 
@@ -2269,6 +2271,92 @@ def probe_agreement(c):
             stacks and not wrong, "wrong: %s" % ("; ".join("%s %d" % kv for kv in list(wrong.items())[:4]) or "none"))
 
 
+def fp_callers(c, core):
+    """A function built with -fno-omit-frame-pointer (fp_caller: its CFA on r7 from its prologue on)
+    in the stacks app, the sampler built with CMPROF_STACK_FP=1: the evidence says where r7 pointed,
+    and every stack through fp_caller is proven and its call shape (cmprof-top e3e0ef0 left them all
+    [unproven caller]). The cost against the same sampler without it (m4_stacks, m0_stacks)."""
+    name = "%s_stacks_fp" % core
+    r, base = Result(name), Result("%s_stacks" % core)
+    stacks = folded_stacks(name, r.elf)
+    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
+    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in truth and st not in truth[st.rsplit(";", 1)[-1]]}
+    unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+    n_fp = sum(v for st, v in stacks.items() if ";fp_caller" in st)
+    c.check("%s: every stack through the frame-pointer function (CFA on r7) proven and its call shape, none "
+            "unproven" % name, n_fp > 0 and unproven == 0 and not wrong and
+            sum(stacks.values()) == r.kv.get("taken", 0) // 16,
+            "%d stacks through fp_caller, %d unproven; wrong: %s" % (
+                n_fp, unproven, "; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    per = []
+    for x in (base, r):
+        isr = scen.isr_of(scen.SCENARIOS[x.name])
+        n = x.counts.get(x.sym.by_name[isr][0], 0)
+        parts = (isr, "cmprof_tick", "cmprof_tick_stacked", "cmprof_stack_capture", "keep_frame_pointer")
+        lib = sum(v for pc, v in x.counts.items() if x.sym.lookup(pc) in parts)
+        uart = open(os.path.join(scen.BUILD, x.name, "uart.txt"), "rb").read().split(b"\n")
+        per.append((lib / max(n, 1), sum(len(ln) + 1 for ln in uart if ln[:1] == b"^") / max(n, 1)))
+    c.check("%s: r7 costs at most 4 instructions a sample more (the prologue's store, the capture's look)" % name,
+            0 < per[1][0] - per[0][0] <= 4,
+            "%.2f instructions a sample with CMPROF_STACK_FP, %.2f without (+%.2f); '^' bytes a sample %.2f, %.2f" % (
+                per[1][0], per[0][0], per[1][0] - per[0][0], per[1][1], per[0][1]))
+
+
+def rtt_callers(c):
+    """The stacks app's stream and its '^' evidence over RTT only (m4_stacks_rtt), read by cmprof-top's
+    rtt: source through QEMU's gdbstub: every 16th sample's evidence arrives and is walked, every stack
+    is the app's call shape, none unproven, and leaf()'s callers agree with the calls the plugin counted."""
+    name = "m4_stacks_rtt"
+    r = Result(name)
+    j = json.load(open(os.path.join(scen.BUILD, name, "rtt.json")))
+    taken, st = r.kv.get("taken", 0), j.get("stacks", {})
+    uart = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
+    rec = os.path.join(scen.BUILD, name, "rtt.rec")
+    # samples the ring had no room for (the drain waits while the RTT buffer is full) go to the reservoir,
+    # without evidence: a '&' group's header, repeated on each of its lines, is taken (30 bits), kept (12)
+    groups, last = 0, None
+    for ln in open(rec, "rb").read().split(b"\n"):
+        head = ln[1:8].decode("ascii", "replace") if ln[:1] == b"&" else None
+        if head and head != last and all(ch in scen.B64 for ch in head):
+            v = 0
+            for ch in head:
+                v = v << 6 | scen.B64.index(ch)
+            groups += v >> 12
+        last = head
+    ring = taken - groups  # the samples that went through the ring: every 16th of them carries evidence
+    out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline", rec, r.elf])
+    stacks = collections.Counter()
+    for ln in out.splitlines():
+        frames, cnt = ln.rsplit(" ", 1)
+        stacks[frames] += float(cnt)
+    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
+    wrong = {f: v for f, v in stacks.items() if f.rsplit(";", 1)[-1] in truth and f not in truth[f.rsplit(";", 1)[-1]]}
+    c.check("%s: every 16th ring sample's evidence came through the RTT buffer (none on the UART) and was walked, "
+            "each stack the app's call shape, none unproven" % name,
+            taken > 0 and j["total"] == taken and r.kv.get("stacks_dropped", -1) == 0 and r.kv.get("rtt_dropped", -1) == 0
+            and st.get("samples") == st.get("evidence") == ring // 16 > 0 and st.get("unproven", -1) == 0 and
+            st.get("unmatched", -1) == 0 and "^" not in uart and sum(stacks.values()) == ring // 16 and not wrong,
+            "%d samples (%d through the ring, %d in the reservoir), stacks %s, records dropped %s, RTT lines dropped "
+            "%s; wrong: %s" % (j["total"], ring, groups, st, r.kv.get("stacks_dropped"), r.kv.get("rtt_dropped"),
+                               "; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    calls = {}
+    for caller in ("caller_a", "caller_b"):
+        code = instructions(r.elf, caller)
+        calls[caller] = sum(r.wcounts.get(b, 0) for (a, m), (b, _) in zip(code, code[1:]) if m == "bl")
+    share = {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+    leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
+    callers = {x["name"]: x for x in leaf.get("callers", [])}
+    n_leaf = sum(v for f, v in stacks.items() if f.endswith(";leaf"))
+    z = {k: abs(callers[k]["percent"] / 100 - share[k]) / scen.sigma(share[k], n_leaf) if k in callers and n_leaf
+         else 99 for k in share}
+    c.check("%s: leaf()'s callers over RTT within 3 sigma of the calls counted (3:1), truth inside each 95 %% interval"
+            % name, set(callers) == set(share) and max(z.values()) <= Z and
+            all(callers[k]["lo95"] <= 100 * share[k] <= callers[k]["hi95"] for k in share),
+            "; ".join("%s %.2f %% [%.2f, %.2f] (truth %.2f %%, %.2f sigma)" % (
+                k, x["percent"], x["lo95"], x["hi95"], 100 * share.get(k, 0), z.get(k, 99))
+                for k, x in callers.items()) + "; %d stacked samples in leaf()" % n_leaf)
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2376,8 +2464,10 @@ def sampler_callers(c):
                     off[1], on[1], on[1] - off[1], capture_each, on[2], off[3], on[3], on[4] - off[4]))
     for core in ("m4", "m0"):
         exidx_callers(c, core)
+        fp_callers(c, core)
     frtos_task_roots(c)
     probe_agreement(c)
+    rtt_callers(c)
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it
     lines = open(os.path.join(scen.BUILD, "m4_stacks", "uart.txt"), "rb").read().split(b"\n")
     hit = next(i for i in range(1, len(lines)) if lines[i].startswith(b"^") and lines[i - 1].startswith(b"$"))

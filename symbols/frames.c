@@ -461,7 +461,7 @@ static enum word_seen word_at(const struct sym_stack_words *w, int64_t at, uint3
         else
             hi = mid;
     }
-    if (lo < w->n && w->pairs[2 * lo] == index) {
+    if (lo < w->n && w->pairs[2 * lo] == index && w->pairs[2 * lo + 1] != SYM_FRAME_POINTER_WORD) {
         *value = w->pairs[2 * lo + 1];
         return WORD_RETURN;
     }
@@ -512,12 +512,21 @@ static bool in_reset_handler(const struct sym_table *t, uint32_t pc)
            pc < hi;
 }
 
+/* r7's byte offset above the interrupted SP, when the evidence says where it pointed; else -1. */
+static int64_t frame_pointer(const struct sym_stack_words *w)
+{
+    for (size_t k = 0; k < w->n; k++)
+        if (w->pairs[2 * k + 1] == SYM_FRAME_POINTER_WORD)
+            return 4 * (int64_t)w->pairs[2 * k];
+    return -1;
+}
+
 size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, uint32_t *out, size_t max,
                         bool *unproven)
 {
     size_t n = 0;
     uint32_t pc = w->pc & ~1u;
-    int64_t sp = 0; /* bytes above the interrupted SP */
+    int64_t sp = 0, fp = frame_pointer(w); /* bytes above the interrupted SP: the SP, r7 (or -1) */
     bool leaf = true, proven = false;
     while (n < max) {
         struct rules ru;
@@ -525,9 +534,9 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
             proven = true; /* nothing called the reset handler */
             break;
         }
-        if (!rules_at(t, leaf ? pc : pc - 2u, leaf, &ru) || ru.cfa_reg != 13)
-            break; /* no CFI here, or a CFA on a register the evidence does not hold (r7) */
-        int64_t cfa = sp + ru.cfa_off;
+        if (!rules_at(t, leaf ? pc : pc - 2u, leaf, &ru) || !(ru.cfa_reg == 13 || (ru.cfa_reg == 7 && fp >= 0)))
+            break; /* no CFI here, or a CFA on a register the evidence does not hold */
+        int64_t cfa = (ru.cfa_reg == 7 ? fp : sp) + ru.cfa_off;
         if (cfa < sp || (!leaf && cfa == sp))
             break; /* the stack only grows back up */
         uint32_t ret = 0;
@@ -558,6 +567,8 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
         out[n++] = next - 2u; /* inside the call instruction */
         pc = next;
         sp = cfa;
+        if (ru.saved & (1u << 7))
+            fp = -1; /* the caller's r7 is the word this frame saved, which the evidence does not hold */
         leaf = false;
     }
     if (unproven)

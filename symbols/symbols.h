@@ -117,7 +117,10 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs[16],
 
 /* A sample's stack evidence from a firmware sampler (cmprof_stack.c): the interrupted PC and LR, how
  * many words above the interrupted SP it looked at, and the (word index, word) pairs of those that
- * looked like Thumb return addresses into the code, by rising index. */
+ * looked like Thumb return addresses into the code, by rising index. A pair whose word is
+ * SYM_FRAME_POINTER_WORD says instead that the interrupted r7 pointed at that word (a frame
+ * pointer into the scanned stack); the word itself was no return address. */
+#define SYM_FRAME_POINTER_WORD 0xFFFFFFFEu
 struct sym_stack_words {
     uint32_t pc, lr;
     uint32_t scanned;
@@ -127,8 +130,10 @@ struct sym_stack_words {
 /* The sample's callers from that evidence and the ELF's call-frame information (.debug_frame), as
  * sym_unwind writes them. Each frame is proven: the CFI at its PC says at which offset from the SP
  * its return address lies (or that it is still in LR), and a return address was seen exactly there;
- * a word anywhere else is never taken. The walk ends where a frame cannot be proven (no CFI, a CFA
- * on another register than SP, no return address where it must lie, or beyond the words scanned):
+ * a word anywhere else is never taken. A CFA on r7 (a frame pointer) is followed while r7's offset
+ * is known: from the evidence, and unchanged up the walk until a frame restores r7 from the stack.
+ * The walk ends where a frame cannot be proven (no CFI, a CFA on another register than SP, or on r7
+ * when its offset is not known, no return address where it must lie, or beyond the words scanned):
  * then *unproven is set. It ends proven in the reset handler, at an exception's entry (EXC_RETURN),
  * and at a return address a function starts at (an RTOS task's exit trap). */
 size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, uint32_t *out, size_t max,

@@ -9,6 +9,7 @@ Arguments name groups of checks (tests/run.sh runs them in different lanes): cap
 no QEMU), qemu (QEMU sampled by wall time), diff (on test_diff.py's captures); none: all of them.
 Prints one ok/FAIL line per check."""
 import json
+import math
 import os
 import pty
 import re
@@ -740,6 +741,40 @@ def annotate_demo_crc32(s):
     keys(s, "Escape", "Escape")  # the list, the filter cleared
 
 
+CALLER_ROW = re.compile(r"(\d+\.\d\d)% \[\s*(\d+\.\d)-\s*(\d+\.\d)\]\s+(\d+)\s+(\S+)")
+
+
+def caller_rows(txt):
+    """The callers view's "called by" rows: {caller: (percent, lo95, hi95, samples)}."""
+    part = txt.split("called by", 1)[-1].split(" calls\n", 1)[0] if "called by" in txt else ""
+    return {m.group(5): (float(m.group(1)), float(m.group(2)), float(m.group(3)), int(m.group(4)))
+            for m in CALLER_ROW.finditer(part)}
+
+
+# The demo's functions whose callers the sampler's stack evidence shows live: each row's callers by
+# construction (scenarios/apps/demo.c; board_clock from the sensor interrupt and the section timers)
+DEMO_CALLERS = (("crc32", {"link_send_frame"}), ("lowpass", {"task_motor"}),
+                ("board_clock", {"EXTI0_IRQHandler", "cmprof_section_stop", "cmprof_section_start"}))
+
+
+def demo_callers(s):
+    """Key c on the demo's crc32, lowpass (its filter) and board_clock rows, live: each caller view
+    lists callers walked from the sampler's stack evidence (the demo is built with CMPROF_STACKS=1),
+    each with its share and 95 % interval, and only the callers the code has."""
+    for fn, callers in DEMO_CALLERS:
+        keys(s, "/", fn, "Enter", "Home", "c")  # the filter leaves the function's row first
+        txt = wait_until(s, lambda t: re.search(r"called by \((\d+) samples", t) and caller_rows(t) and
+                         re.search(r"calls of %s\b" % fn, t) is not None, 30)
+        rows = caller_rows(txt)
+        ok = bool(rows) and set(rows) <= callers and all(lo <= p <= hi for p, lo, hi, _ in rows.values())
+        check("demo: key c on %s shows its callers from the sampler's stack evidence, live (%s)" % (
+            fn, ", ".join(sorted(callers))), ok and re.search(r"calls of %s\b" % fn, txt) is not None,
+            "; ".join("%s %.2f %% [%.1f, %.1f] of %d" % ((k,) + v) for k, v in rows.items()) or
+            " | ".join(ln.strip() for ln in txt.splitlines()[3:9]))
+        keys(s, "Escape", "Escape")  # the list, the filter cleared
+        wait_until(s, lambda t: "filter:" not in t and "SHARE" in t)
+
+
 def demo_test():
     s = "cmprof-demo"
     tmux("kill-session", "-t", s)
@@ -768,6 +803,7 @@ def demo_test():
     check("demo: the sensor interrupt is its own row in the task view", got4 is not None,
           " | ".join(ln.strip() for ln in screen(s).splitlines()[5:12]))
     annotate_demo_crc32(s)
+    demo_callers(s)
     qemu = pane_qemu(s)
     keys(s, "q")
     stopped = bool(qemu) and wait_gone(qemu[0])
@@ -805,6 +841,63 @@ def demo_a_test():
     check("demo cortex-a15: q stops QEMU", stopped, "" if stopped else "QEMU %s" % (
         "not found under the demo's pane" if not qemu else "still running, pid %d" % qemu[0]))
     tmux("kill-session", "-t", s)
+
+
+def demo_probe_callers():
+    """The demo's caller shares from the sampler's stack evidence (make demo, --batch) against the
+    probe path's on the same build (the demo's own ELF through QEMU's gdbstub, every halt walked with
+    .debug_frame): for crc32 and lowpass (the demo's filter) each caller's share within 3 sigma of the two
+    intervals together, and no caller on one side that the other's interval excludes. Both run at
+    once; the sampler's are every 16th sample's stacks, the probe's every halt's."""
+    elf = subprocess.run([sys.executable, "scenarios/scen.py", "build-demo"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    q, port = qemu_gdbstub(elf)
+    try:
+        end = time.time() + 30
+        while time.time() < end:  # until the gdbstub listens
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        stream = subprocess.Popen(["scripts/demo.sh", "--batch", "--duration", "60", "-o", "json"], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        probe = subprocess.run([TOOL, "--batch", "--duration", "60", "--rate", "500", "--stack-depth", "16", "-o",
+                                "json", "gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=240)
+        out, err = stream.communicate(timeout=240)
+    finally:
+        q.kill()
+        q.wait()
+    js = json.loads(out) if stream.returncode == 0 and out.startswith("{") else {}
+    jp = json.loads(probe.stdout) if probe.returncode == 0 and probe.stdout.startswith("{") else {}
+    if not check("demo callers, sampler and probe: both reports made", bool(js) and bool(jp),
+                 "stream exit %d %s; probe exit %d %s" % (stream.returncode, err.strip()[-200:], probe.returncode,
+                                                          probe.stderr.strip()[-200:])):
+        return
+
+    def callers_of(j, fn):
+        row = next((r for r in j["rows"] if r["name"].split(".")[0] == fn), {})
+        return {c["name"]: c for c in row.get("callers", [])}
+
+    # (board_clock is left out: one run's probe put 8.4 % [7.7, 9.2] of its stacks under cmprof_section_start,
+    # the sampler 0 of 45; the probe's halts land by QEMU's host time, which its timer reads inflate)
+    for fn in ("crc32", "lowpass"):
+        a, b = callers_of(js, fn), callers_of(jp, fn)
+        z, notes = {}, []
+        for k in set(a) | set(b):
+            x = a.get(k, {"percent": 0.0, "lo95": 0.0, "hi95": 0.0})
+            y = b.get(k, {"percent": 0.0, "lo95": 0.0, "hi95": 0.0})
+            if k not in a or k not in b:  # a caller one side never saw: the other's interval must reach 0
+                z[k] = 0.0 if (x if k in a else y)["lo95"] <= 0.5 else 99.0
+            else:  # each 95 % interval's half-width is 1.96 sigma
+                both = math.hypot((x["hi95"] - x["lo95"]) / 2, (y["hi95"] - y["lo95"]) / 2) / 1.96
+                z[k] = abs(x["percent"] - y["percent"]) / max(both, 1e-9)
+            notes.append("%s: sampler %.2f %% [%.2f, %.2f], probe %.2f %% [%.2f, %.2f]" % (
+                k, x["percent"], x["lo95"], x["hi95"], y["percent"], y["lo95"], y["hi95"]))
+        n_a, n_b = sum(c["samples"] for c in a.values()), sum(c["samples"] for c in b.values())
+        check("demo callers of %s: the sampler's shares agree with the probe's on the same build within their "
+              "intervals (3 sigma of the two together)" % fn, n_a >= 5 and n_b >= 5 and max(z.values()) <= 3.0,
+              "; ".join(notes) + "; %d sampler stacks, %d probe stacks" % (n_a, n_b))
 
 
 def qemu_gdbstub(elf):
@@ -1063,6 +1156,7 @@ def qemu():
     for w, h in ((80, 24), (200, 60)):
         gdb_test(w, h)
     gdb_demo_test()
+    demo_probe_callers()
 
 
 def diff():

@@ -24,7 +24,10 @@
 #define OUTER 0x080001c0u /* [0x1c0, 0x1e0): push {r3, lr}; bl MID at +8 */
 #define NORET 0x080001e0u /* [0x1e0, 0x1f0): push {r3, lr}; its last instruction a bl to a noreturn function */
 #define NEXT_FN 0x080001f0u /* [0x1f0, 0x200): right after it */
-#define N_FUNCS 8
+/* a frame pointer (-fno-omit-frame-pointer): push {r7, lr}; sub sp, #8; add r7, sp, #0 (the CFA r7 + 16
+ * from +6); bl CALLER at +8; ...; adds r7, #8 at +0x14 (r7 + 8); mov sp, r7 at +0x16; pop {r7, pc} at +0x18 */
+#define FP_FN 0x08000200u /* [0x200, 0x220) */
+#define N_FUNCS 9
 #define SP 0x20001000u
 
 /* .debug_frame: one CIE (code align 2, data align -4, return address r14, CFA = sp), and an FDE
@@ -34,15 +37,22 @@ static size_t debug_frame(uint8_t *out)
     static const uint8_t cie[] = {12, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 2, 0x7c, 14, 0x0c, 13, 0};
     size_t n = sizeof cie;
     memcpy(out, cie, n);
-    static const uint32_t lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN};
-    static const uint32_t size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10};
+    static const uint32_t lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN, FP_FN};
+    static const uint32_t size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10, 0x20};
+    /* FP_FN: the push (+2: sp + 8, r7 and LR saved), sub sp (+4: sp + 16), the frame pointer (+6: r7 + 16),
+     * adds r7, #8 (+0x16: r7 + 8), mov sp, r7 (+0x18: sp + 8) */
+    static const uint8_t fp[] = {0x41, 0x0e, 8,    0x80 | 14, 1,    0x80 | 7, 2, 0x41, 0x0e, 16,
+                                 0x41, 0x0d, 7,    0x48,      0x0e, 8,        0x41, 0x0d, 13, 0};
     for (int i = 0; i < N_FUNCS; i++) {
         /* advance_loc 1, def_cfa_offset 8, offset r14 at 1*-4, offset r7 at 2*-4 */
         static const uint8_t push[] = {0x41, 0x0e, 8, 0x80 | 14, 1, 0x80 | 7, 2, 0};
         /* MID: the push (+2: CFA sp + 8), sub sp (+4: CFA sp + 16), add sp (+0x10: CFA sp + 8 again) */
         static const uint8_t mid[] = {0x41, 0x0e, 8, 0x80 | 14, 1, 0x80 | 4, 2, 0x41, 0x0e, 16, 0x46, 0x0e, 8, 0, 0, 0};
-        const uint8_t *ins = lo[i] == MID ? mid : push;
-        size_t len = lo[i] == MID ? sizeof mid : lo[i] == TASK || lo[i] == OUTER || lo[i] == NORET ? sizeof push : 0;
+        const uint8_t *ins = lo[i] == MID ? mid : lo[i] == FP_FN ? fp : push;
+        size_t len = lo[i] == MID     ? sizeof mid
+                     : lo[i] == FP_FN ? sizeof fp
+                     : lo[i] == TASK || lo[i] == OUTER || lo[i] == NORET ? sizeof push
+                                                                           : 0;
         uint32_t words[4] = {(uint32_t)(12 + len), 0, lo[i], size[i]};
         memcpy(out + n, words, sizeof words);
         memcpy(out + n + sizeof words, ins, len);
@@ -72,18 +82,18 @@ static Elf_Scn *section(Elf *e, uint32_t name, uint32_t type, uint64_t flags, ui
 /* Write the ELF to a new file made from the template path (mkstemp). */
 static bool write_elf(char *path)
 {
-    static uint8_t code[0x200], frames[512];
+    static uint8_t code[0x220], frames[512];
     static char shstr[] = "\0.text\0.debug_frame\0.symtab\0.strtab\0.shstrtab";
-    static char str[] = "\0handler\0exit_trap\0task\0caller\0mid\0outer\0noret\0next";
+    static char str[] = "\0handler\0exit_trap\0task\0caller\0mid\0outer\0noret\0next\0fp_fn";
     static Elf32_Sym syms[N_FUNCS + 1]; /* Thumb functions: odd values, as a toolchain writes them */
-    static const uint32_t name[] = {1, 9, 19, 24, 31, 35, 41, 47},
-                          lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN},
-                          size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10};
+    static const uint32_t name[] = {1, 9, 19, 24, 31, 35, 41, 47, 52},
+                          lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN, FP_FN},
+                          size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10, 0x20};
     for (int i = 0; i < N_FUNCS; i++)
         syms[i + 1] = (Elf32_Sym){name[i], lo[i] | 1u, size[i], ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1};
     /* the calls the return addresses come back from: BL (f000 f800) before each */
-    static const uint32_t calls[] = {MID + 6u, OUTER + 8u, TASK + 2u, NORET + 0xcu};
-    for (int i = 0; i < 4; i++)
+    static const uint32_t calls[] = {MID + 6u, OUTER + 8u, TASK + 2u, NORET + 0xcu, FP_FN + 8u};
+    for (int i = 0; i < 5; i++)
         memcpy(code + (calls[i] - TEXT), (const uint8_t[]){0x00, 0xf0, 0x00, 0xf8}, 4);
     /* CALLER calls MID at +0x10 (bl: +0xc from its return address) though its CFI saves nothing */
     memcpy(code + (CALLER + 0x10u - TEXT), (const uint8_t[]){0x00, 0xf0, 0x06, 0xf8}, 4);
@@ -167,6 +177,41 @@ static size_t evidence(struct sym_table *t, uint32_t pc, uint32_t lr, uint32_t s
     return sym_unwind_words(t, &w, out, 8, unproven);
 }
 
+/* A frame pointer: FP_FN's CFA is r7 + 16 in its body, r7 + 8 after the epilogue's adds. The
+ * evidence says where r7 pointed (a SYM_FRAME_POINTER_WORD pair); without it the frame is unproven. */
+static void test_frame_pointer(struct sym_table *t)
+{
+    uint32_t out[8];
+    bool unproven;
+    const uint32_t fp_ret = (FP_FN + 0xcu) | 1u, outer_ret = (OUTER + 0xcu) | 1u, task_ret = (TASK + 6u) | 1u,
+                   fpw = SYM_FRAME_POINTER_WORD;
+    /* in CALLER (a leaf, LR live) called by FP_FN, whose r7 is the SP (word 0): its LR at word 3 */
+    const uint32_t body[] = {0, fpw, 3, outer_ret, 5, task_ret, 7, EXIT_TRAP | 1u};
+    CHECK(evidence(t, CALLER + 4u, fp_ret, 16, body, 4, out, &unproven) == 3 && !unproven);
+    CHECK(out[0] == FP_FN + 0xau && out[1] == OUTER + 0xau && out[2] == TASK + 4u);
+    /* the same words, r7 not in the evidence: FP_FN's caller unproven (as before r7 was captured) */
+    CHECK(evidence(t, CALLER + 4u, fp_ret, 16, body + 2, 3, out, &unproven) == 1 && unproven && out[0] == FP_FN + 0xau);
+    /* interrupted in FP_FN's body: the CFA from r7 at once */
+    CHECK(evidence(t, FP_FN + 0x10u, 0, 16, body, 4, out, &unproven) == 2 && !unproven);
+    CHECK(out[0] == OUTER + 0xau && out[1] == TASK + 4u);
+    /* in its epilogue, after adds r7, #8: r7 two words up, the CFA r7 + 8 */
+    const uint32_t epilogue[] = {2, fpw, 3, outer_ret, 5, task_ret, 7, EXIT_TRAP | 1u};
+    CHECK(evidence(t, FP_FN + 0x16u, 0, 16, epilogue, 4, out, &unproven) == 2 && !unproven);
+    CHECK(out[0] == OUTER + 0xau && out[1] == TASK + 4u);
+    /* before its prologue's frame pointer (after sub sp): the CFA on the SP, r7 not needed */
+    CHECK(evidence(t, FP_FN + 4u, 0, 16, body + 2, 3, out, &unproven) == 2 && !unproven && out[0] == OUTER + 0xau);
+    /* r7 at a wrong word: where the CFA it gives puts the return address there is none */
+    const uint32_t wrong[] = {1, fpw, 3, outer_ret, 5, task_ret, 7, EXIT_TRAP | 1u};
+    CHECK(evidence(t, FP_FN + 0x10u, 0, 16, wrong, 4, out, &unproven) == 0 && unproven);
+    /* a frame between that saved r7 (OUTER: push {r7, lr}): the r7 FP_FN had is on the stack, not in the
+     * evidence, so FP_FN's caller is unproven; OUTER's own frame is proven */
+    const uint32_t saved[] = {0, fpw, 1, fp_ret, 5, outer_ret};
+    CHECK(evidence(t, OUTER + 4u, 0, 16, saved, 3, out, &unproven) == 1 && unproven && out[0] == FP_FN + 0xau);
+    /* the marker is no return address: a CFI slot that holds it is not proven by it */
+    const uint32_t slot[] = {1, fpw};
+    CHECK(evidence(t, OUTER + 4u, 0, 16, slot, 1, out, &unproven) == 0 && unproven);
+}
+
 /* The frames above a sample in CALLER (a leaf): MID (CFA sp + 16, its LR at word 3), OUTER (LR
  * at word 5), TASK (LR at word 7: the exit trap, the end). */
 static void test_evidence(void)
@@ -217,6 +262,7 @@ static void test_evidence(void)
     CHECK(evidence(t, CALLER + 4u, 0xFFFFFFF9u, 16, leaf, 0, out, &unproven) == 0 && !unproven);
     /* no CFI at the PC: unproven */
     CHECK(evidence(t, TEXT + 0x10u, mid_ret, 16, leaf, 3, out, &unproven) == 0 && unproven);
+    test_frame_pointer(t);
     sym_close(t);
     unlink(path);
 }

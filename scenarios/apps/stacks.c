@@ -6,14 +6,23 @@
  *   ptr_target()   called through a function pointer by via_pointer()
  *   framed()       short, with a prologue and an epilogue (push/pop), called by frames_caller():
  *                  many samples land in them, where the CFA rule differs from the body's
+ *   FP_FRAMES      fp_leaf() called by fp_caller(), built with -fno-omit-frame-pointer: its CFA
+ *                  is on r7, which the evidence carries with CMPROF_STACK_FP=1
  *   ROUNDS         rounds of all of the above between drains
  *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios
  *   UNWIND_TABLES  built with -funwind-tables (and .debug_frame removed): the personality routines
  *                  the .ARM.exidx entries name, never called here (no C++ exceptions), defined empty
+ *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
+ *                  read by cmprof-top's rtt: source; the UART carries the boot line and the counts
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
 #include "board.h"
 #include "cmprof.h"
 #include "work.h"
+#if STACKS_RTT
+#include "cmprof_rtt.h"
+#endif
+
+#include <stddef.h>
 
 #ifndef PERIOD
 #define PERIOD 1691u
@@ -104,6 +113,23 @@ __attribute__((noinline)) void frames_caller(void)
     after += acc;
 }
 
+#if FP_FRAMES
+NOP_LOOP(__attribute__((noinline)), fp_leaf)
+
+/* a frame pointer (r7) and locals: from its prologue on, the CFI's CFA is r7 + 24, not SP-relative */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) void fp_caller(void)
+{
+    volatile uint32_t local[3];
+    for (uint32_t i = 0; i < 3u; i++)
+        local[i] = 40u * i;
+    fp_leaf(60u + local[1]);
+    after++;
+}
+#define FP_CALLER() fp_caller()
+#else
+#define FP_CALLER() ((void)0)
+#endif
+
 #ifdef UNWIND_TABLES /* else libgcc's unwinder comes in with them, and wants abort() */
 void __aeabi_unwind_cpp_pr0(void);
 void __aeabi_unwind_cpp_pr1(void);
@@ -123,14 +149,43 @@ void __aeabi_unwind_cpp_pr2(void) {}
 #define cmprof_stream_lost() 0u
 #endif
 
+#if STACKS_RTT /* the lines into the RTT up-buffer; a full buffer leaves them in the ring (no loss unless it fills) */
+#define drain() cmprof_rtt_drain(8u)
+#define WRITE cmprof_rtt_write
+
+/* Every line still in the ring and in the RTT buffer out, the host's reads awaited. */
+static void finish(void)
+{
+    while (cmprof_stream_pending() >= CMPROF_STREAM_LINE)
+        if (!cmprof_rtt_drain(1u))
+            leaf(50); /* no room: the host reads on */
+    while (cmprof_rtt_unread())
+        leaf(50);
+    cmprof_stream_flush(NULL); /* the short last line, its evidence and @lost: an empty buffer holds them */
+    while (cmprof_rtt_unread())
+        leaf(50);
+}
+#else
+#define drain() cmprof_stream_drain(board_putc, 8u)
+#define WRITE NULL
+#define finish() cmprof_stream_flush(board_putc)
+#endif
+
 int main(void)
 {
     board_init();
     board_puts("boot: stacks scenario\n");
     const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
                                             .jitter = CMPROF_JITTER, .code_base = CODE_BASE,
-                                            .build_id_note = __build_id};
+                                            .build_id_note = __build_id, .write = WRITE};
+#if STACKS_RTT
+    cmprof_rtt_init();
+    cmprof_stream_announce(NULL, &info);
+    while (cmprof_rtt_unread()) /* until a host has read the announce (it attaches while this spins) */
+        leaf(100);
+#else
     cmprof_stream_announce(board_putc, &info);
+#endif
     cmprof_start(PERIOD, SAMPLES);
     truth_begin();
     while (cmprof_samples() < SAMPLES) {
@@ -140,10 +195,11 @@ int main(void)
         recurse(DEPTH, 120);
         via_pointer();
         frames_caller();
-        cmprof_stream_drain(board_putc, 8u);
+        FP_CALLER();
+        drain();
     }
     truth_end();
-    cmprof_stream_flush(board_putc);
+    finish();
     board_puts(CMPROF_STREAM ? "taken=" : "done taken=");
     board_putdec(cmprof_samples());
     board_puts(" lost=");
@@ -151,6 +207,10 @@ int main(void)
 #if CMPROF_STACKS
     board_puts(" stacks_dropped=");
     board_putdec(cmprof_stack_dropped());
+#endif
+#if STACKS_RTT
+    board_puts(" rtt_dropped=");
+    board_putdec(cmprof_rtt_dropped_lines());
 #endif
     board_puts("\ndone\n"); /* the end a halting run waits for */
     board_exit(0);
