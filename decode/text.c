@@ -102,17 +102,17 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
         d->stats.tag_mismatch++;
     if (!tagged && d->n_pcs) { /* one event for the block: no call per sample */
         struct ev e = ev_blank(EV_PCS);
-        e.pcs = d->pcs;
-        e.count = d->n_pcs;
+        e.pcs.addrs = d->pcs;
+        e.pcs.n = d->n_pcs;
         e.offset = d->block_offset;
         ev_emit(sink, &e);
     }
     struct ev e = ev_blank(EV_PC); /* built once: only PCs change */
     e.offset = d->block_offset;
-    e.has_tag = true;
+    e.pc.has_tag = true;
     for (size_t i = 0; tagged && i < d->n_pcs; i++) {
-        e.addr = d->pcs[i];
-        e.tag = d->tags[i];
+        e.pc.addr = d->pcs[i];
+        e.pc.tag = d->tags[i];
         ev_emit(sink, &e);
     }
     d->stats.samples += d->n_pcs;
@@ -150,8 +150,8 @@ static void line_hist_header(struct text_decoder *d, const char *s, const char *
     d->hist_index = 0;
     d->announced = n;
     d->delivered = out;
-    struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .count = n, .value = out,
-                   .offset = d->line_offset};
+    struct ev e = {.type = EV_HIST_HEADER, .offset = d->line_offset,
+                   .hist = {.base = (uint32_t)base, .bucket_bytes = 1u << shift, .samples = n, .out = out}};
     ev_emit(sink, &e);
 }
 
@@ -163,8 +163,8 @@ static void line_task(struct text_decoder *d, const char *s, const char *end, co
         textline_bad(d);
         return;
     }
-    struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)tag, .text = p, .text_len = (size_t)(end - p),
-                   .offset = d->line_offset};
+    struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                   .task_name = {.tag = (uint32_t)tag, .name = p, .name_len = (size_t)(end - p)}};
     ev_emit(sink, &e);
 }
 
@@ -231,9 +231,9 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
                 if (!words[i])
                     continue;
                 struct ev e = ev_blank(EV_BUCKET);
-                e.addr = d->hist_base + (d->hist_index << d->hist_shift);
-                e.size = 1u << d->hist_shift;
-                e.count = words[i];
+                e.bucket.addr = d->hist_base + (d->hist_index << d->hist_shift);
+                e.bucket.bytes = 1u << d->hist_shift;
+                e.bucket.samples = words[i];
                 e.offset = d->line_offset;
                 d->delivered += words[i];
                 d->stats.buckets++;
@@ -261,7 +261,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         line_hist_header(d, s, end, sink);
     } else if (textline_starts(s, len, "target ")) {
         /* what the firmware runs on, in the announce's words ("midr=410fc090") */
-        struct ev e = {.type = EV_TARGET, .text = s + 7, .text_len = len - 7, .offset = d->line_offset};
+        struct ev e = {.type = EV_TARGET, .offset = d->line_offset, .target = {s + 7, len - 7}};
         ev_emit(sink, &e);
     } else if (textline_starts(s, len, "sect ")) {
         textline_section(d, s, end, sink);
@@ -285,11 +285,11 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
             return;
         }
         close_block(d, sink); /* its sample first */
-        struct ev e = {.type = EV_STACK, .addr = frames[0], .pcs = frames + 1, .count = n - 1,
-                       .offset = d->line_offset};
+        struct ev e = {.type = EV_STACK, .offset = d->line_offset,
+                       .stack = {.pc = frames[0], .callers = frames + 1, .n = n - 1}};
         ev_emit(sink, &e);
     } else if (!stream_unglue(d, s, len, sink) && !stream_lost_names(d, s, len, sink)) {
-        struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
+        struct ev e = {.type = EV_LOG, .offset = d->line_offset, .log = {s, len}};
         d->stats.log_lines++;
         ev_emit(sink, &e);
     }
