@@ -329,7 +329,7 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
         uint64_t off = d->stats.bytes++;
         switch (d->state) {
         case S_HEADER:
-            if ((b & 3u) != 0u && len - i > source_size(b) && ((b & 4u) == 0u || hardware_header_ok(b))) {
+            if ((b & SS_MASK) != 0u && len - i > source_size(b) && ((b & SOURCE_HW) == 0u || hardware_header_ok(b))) {
                 /* a source packet (a PC sample, mostly) wholly in this buffer: its payload at once */
                 uint32_t size = source_size(b);
                 d->header = b;

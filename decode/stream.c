@@ -7,6 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The characters that lead a stream line (docs/stream.md) */
+#define LEAD_SAMPLES '$' /* untagged samples */
+#define LEAD_TAGGED '%'  /* tagged samples, naming task indexes on the way */
+#define LEAD_CONTROL '@' /* the announce, names, sections, losses */
+#define LEAD_HIST '#'    /* streamed histogram buckets */
+#define LEAD_GROUP '&'   /* a reservoir's group: its counts, then a '$' or '%' line's body */
+#define LEAD_STACK '^'   /* a sample's stack evidence */
+/* ... and the mark before the two characters of the check that ends it */
+#define CHECK_CRC12 '~'  /* version 1: CRC-12 */
+#define CHECK_SUM12 '!'  /* version 2 on: sum12 */
+
 static int b64val(char c)
 {
     if (c >= 'A' && c <= 'Z')
@@ -54,7 +65,7 @@ static uint16_t sum12(const char *s, size_t n)
 /* Whether the line ends in a check mark and two characters: "~CC" (v1) or "!CC" (v2). */
 static bool has_check(const char *s, size_t len)
 {
-    return len >= 4 && (s[len - 3] == '~' || s[len - 3] == '!');
+    return len >= 4 && (s[len - 3] == CHECK_CRC12 || s[len - 3] == CHECK_SUM12);
 }
 
 /* Length of the checked body, or 0 when the line does not end in a valid check. */
@@ -66,7 +77,7 @@ static size_t checked_body(const char *s, size_t len)
     if (hi < 0 || lo < 0)
         return 0;
     uint16_t want = (uint16_t)(hi << 6 | lo);
-    uint16_t got = s[len - 3] == '~' ? crc12(s, len - 3) : sum12(s, len - 3);
+    uint16_t got = s[len - 3] == CHECK_CRC12 ? crc12(s, len - 3) : sum12(s, len - 3);
     return got == want ? len - 3 : 0;
 }
 
@@ -769,7 +780,7 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
 {
     uint64_t stands_for = 0;
     uint32_t kept = 0;
-    bool ok = len > 8 && (s[8] == '$' || s[8] == '%');
+    bool ok = len > 8 && (s[8] == LEAD_SAMPLES || s[8] == LEAD_TAGGED);
     for (size_t i = 1; ok && i < 8; i++) {
         int v = b64val(s[i]);
         ok = v >= 0;
@@ -782,20 +793,21 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
         textline_bad(d);
         return;
     }
-    stream_samples(d, s + 8, len - 8, s[8] == '%', false, stands_for, kept, sink);
+    stream_samples(d, s + 8, len - 8, s[8] == LEAD_TAGGED, false, stands_for, kept, sink);
 }
 
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#' && s[0] != '&' && s[0] != '^'))
+    if (len < 2 || (s[0] != LEAD_SAMPLES && s[0] != LEAD_TAGGED && s[0] != LEAD_CONTROL && s[0] != LEAD_HIST &&
+                    s[0] != LEAD_GROUP && s[0] != LEAD_STACK))
         return false;
-    if (s[0] == '^' && !(len > 16 && has_check(s, len)))
+    if (s[0] == LEAD_STACK && !(len > 16 && has_check(s, len)))
         return false; /* a log line that happens to start with '^' */
-    if (s[0] == '&' && !(len > 12 && has_check(s, len)))
+    if (s[0] == LEAD_GROUP && !(len > 12 && has_check(s, len)))
         return false; /* a log line that happens to start with '&' */
-    if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
+    if ((s[0] == LEAD_CONTROL || s[0] == LEAD_HIST) && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
-    if (d->newer_version && s[0] != '@') { /* a newer firmware's samples: not read, counted */
+    if (d->newer_version && s[0] != LEAD_CONTROL) { /* a newer firmware's samples: not read, counted */
         d->stats.stream_lines++;
         d->stats.newer_lines++;
         return true;
@@ -808,16 +820,16 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
         return true;
     }
-    if (s[0] == '@')
+    if (s[0] == LEAD_CONTROL)
         stream_control(d, s, body, sink);
-    else if (s[0] == '#')
+    else if (s[0] == LEAD_HIST)
         stream_hist(d, s, body, sink);
-    else if (s[0] == '&')
+    else if (s[0] == LEAD_GROUP)
         stream_weighted(d, s, body, sink);
-    else if (s[0] == '^') /* a sample's stack evidence (textline.c) */
+    else if (s[0] == LEAD_STACK) /* a sample's stack evidence (textline.c) */
         textline_stack(d, s, body, sink);
     else
-        stream_samples(d, s, body, s[0] == '%', s[len - 3] == '~', 0, 0, sink);
+        stream_samples(d, s, body, s[0] == LEAD_TAGGED, s[len - 3] == CHECK_CRC12, 0, 0, sink);
     return true;
 }
 
@@ -827,7 +839,8 @@ bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const 
     if (!names && has_check(s, len) && len <= TEXT_LINE_MAX) { /* its marker hit: '%' or '@' would pass */
         char fixed[TEXT_LINE_MAX];
         memcpy(fixed, s, len);
-        for (const char *m = "%@&"; *m && !names; m++) { /* ('&': a reservoir's group holds a '%' line) */
+        static const char could_name[] = {LEAD_TAGGED, LEAD_CONTROL, LEAD_GROUP, '\0'};
+        for (const char *m = could_name; *m && !names; m++) { /* ('&': a reservoir's group holds a '%' line) */
             fixed[0] = *m;
             names = checked_body(fixed, len) != 0;
         }
@@ -847,7 +860,8 @@ bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const stru
         return false;
     for (size_t k = 1; k + 4 < len; k++) {
         char c = s[k];
-        if ((c != '$' && c != '%' && c != '@' && c != '#' && c != '&') || !checked_body(s + k, len - k))
+        if ((c != LEAD_SAMPLES && c != LEAD_TAGGED && c != LEAD_CONTROL && c != LEAD_HIST && c != LEAD_GROUP) ||
+            !checked_body(s + k, len - k))
             continue;
         struct ev e = {.type = EV_LOG, .offset = d->line_offset, .log = {s, k}};
         d->stats.log_lines++;

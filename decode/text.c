@@ -13,6 +13,11 @@
 
 enum { BLOCK_NONE, BLOCK_RAW, BLOCK_HIST };
 
+/* The characters that lead a dump's data lines, a blank and hex words after them */
+#define DUMP_PCS 'p'  /* a raw block's PCs */
+#define DUMP_TAGS 'g' /* ... and their tags, after all of its PCs */
+#define DUMP_HIST 'h' /* a histogram block's counts */
+
 void text_init(struct text_decoder *d)
 {
     memset(d, 0, sizeof *d);
@@ -205,7 +210,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
     d->stats.lines++;
     if (stream_line(d, s, len, sink)) {
         /* handled */
-    } else if (len == 1 && (s[0] == 'p' || s[0] == 'g' || s[0] == 'h')) {
+    } else if (len == 1 && (s[0] == DUMP_PCS || s[0] == DUMP_TAGS || s[0] == DUMP_HIST)) {
         textline_bad(d); /* a dump line that lost its values */
     } else if (textline_starts(s, len, "p ")) {
         size_t n = parse_hex_words(s + 1, len - 1, 8, words, 16);
@@ -396,8 +401,8 @@ static bool eight_words(const uint8_t *s)
 static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t *end, const struct ev_sink *sink)
 {
     const uint8_t *const start = p;
-    while (end - p >= 11 && (p[0] == 'p' || p[0] == 'g') && p[1] == ' ') {
-        bool is_pc = p[0] == 'p';
+    while (end - p >= 11 && (p[0] == DUMP_PCS || p[0] == DUMP_TAGS) && p[1] == ' ') {
+        bool is_pc = p[0] == DUMP_PCS;
         uint32_t words[16], *out = words;
         /* a line that only appends to the open block is parsed straight into it */
         if (d->block == BLOCK_RAW && is_pc && !d->n_tags && d->n_pcs + 16 <= d->cap_pcs)
