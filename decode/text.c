@@ -6,6 +6,7 @@
 #include "hex.h"
 #include "stream.h"
 #include "textline.h"
+#include "../base/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,16 +86,8 @@ static size_t parse_hex_words(const char *s, size_t len, unsigned max_digits, ui
 
 static bool push(uint32_t **arr, size_t *n, size_t *cap, const uint32_t *v, size_t k)
 {
-    if (*n + k > *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        while (c < *n + k)
-            c *= 2;
-        uint32_t *a = realloc(*arr, c * sizeof *a);
-        if (!a)
-            return false;
-        *arr = a;
-        *cap = c;
-    }
+    if (!grow_array((void **)arr, cap, *n + k, sizeof **arr, 1024))
+        return false;
     memcpy(*arr + *n, v, k * sizeof *v);
     *n += k;
     return true;
