@@ -40,7 +40,7 @@ EXPORTS_SRC := report/exports.c report/pprof.c report/pbuf.c report/callgrind.c 
                report/intern.c report/frames.c report/period.c
 HOST_SRC += $(EXPORTS_SRC) profile/timeline.c
 HOST_LIBS += -lz
-HOST_HDR := $(wildcard app/*.h report/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
+HOST_HDR := $(wildcard base/*.h app/*.h report/*.h profile/*.h symbols/*.h decode/*.h source/*.h tui/*.h)
 TOOL := $(B)/cmprof-top
 
 # The host code but main() as one static library per build, each object compiled once: plain
@@ -120,7 +120,7 @@ SAMPLER_rp2040_jitter := -DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM -DCMPROF_RP2040_
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/cmprof_tasks.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 FW_DEPS += firmware/rtos/cmprof_zephyr.h firmware/rtos/cmprof_zephyr.c tests/zoo/zephyr/tracing_user.h tests/zoo/zephyr/zephyr/kernel.h
-DEC_DEPS := $(wildcard decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) tests/evlog.h
+DEC_DEPS := $(wildcard base/*.h decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) tests/evlog.h
 DEC_DEPS += $(wildcard tui/*.h) tests/tpiu_gen.h
 
 # test name -> sources and flags

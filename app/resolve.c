@@ -3,6 +3,7 @@
 
 #include "exit.h"
 
+#include "../base/grow.h"
 #include "../decode/hex.h"
 #include "../symbols/symbols.h"
 
@@ -55,17 +56,9 @@ static bool room(struct text *b, size_t n)
 {
     if (b->len + n > TEXT_SPILL)
         spill(b);
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
-        while (cap < b->len + n)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->cut = true;
-            return false; /* out of memory: the text is cut, fwrite reports nothing worse */
-        }
-        b->p = p;
-        b->cap = cap;
+    if (!grow_array((void **)&b->p, &b->cap, b->len + n, 1, 1 << 16)) {
+        b->cut = true;
+        return false; /* out of memory: the text is cut, fwrite reports nothing worse */
     }
     return true;
 }

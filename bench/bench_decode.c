@@ -23,7 +23,7 @@ static uint64_t pcs_seen;
 static void count(void *ctx, const struct ev *e)
 {
     (void)ctx;
-    pcs_seen += e->type == EV_PC ? 1 : e->type == EV_PCS ? e->count : 0;
+    pcs_seen += e->type == EV_PC ? 1 : e->type == EV_PCS ? e->pcs.n : 0;
 }
 
 static uint32_t rng = 2463534242u;

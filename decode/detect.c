@@ -154,9 +154,12 @@ static void read_tpiu(const uint8_t *buf, size_t len, struct tally *t)
 
 static bool has_full_sync(const uint8_t *buf, size_t len)
 {
-    for (size_t i = 0; i + 3 < len; i++)
-        if (buf[i] == 0xFF && buf[i + 1] == 0xFF && buf[i + 2] == 0xFF && buf[i + 3] == 0x7F)
+    uint32_t window = 0; /* the last four bytes, the oldest in the high bits, as TPIU_FULL_SYNC */
+    for (size_t i = 0; i < len; i++) {
+        window = window << 8 | buf[i];
+        if (window == TPIU_FULL_SYNC)
             return true;
+    }
     return false;
 }
 

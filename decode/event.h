@@ -7,45 +7,35 @@
 #include <stdint.h>
 
 enum ev_type {
-    EV_PC,           /* a PC sample: addr; tag when has_tag; count > 0: it stands for value / count
-                        samples (a firmware reservoir's group, '&' lines), else for one */
-    EV_SLEEP,        /* a PC sample taken while the core slept (ITM 0x15 0x00) */
-    EV_BUCKET,       /* histogram bucket: addr = first byte, size bytes, count samples */
-    EV_HIST_HEADER,  /* histogram block: addr = base, size = bucket bytes, count = n, value = out */
-    EV_TASK_NAME,    /* tag = task identifier, text = its name; value = the EV_TAG_PENDING tag its stream
-                        index's samples carried before this first name (0: none) */
-    EV_SECTION,      /* index; run (struct ev_run) */
-    EV_LOG,          /* a text line that is not part of a dump: text */
-    EV_SOFTWARE,     /* ITM stimulus write: index = port (page included), value, size bytes */
-    EV_OVERFLOW,     /* ITM overflow: packets were lost in the target */
-    EV_SYNC,         /* ITM synchronisation packet */
-    EV_TIMESTAMP,    /* local timestamp: value = delta, index = TC relation (format 2: 0) */
-    EV_GLOBAL_TS,    /* global timestamp: index = 1 or 2, value = bits, size = payload bytes */
-    EV_EXTENSION,    /* ITM extension: value = page/info, index = SH bit */
-    EV_EXCEPTION,    /* exception trace: index = exception number, value = function (1 enter, 2 exit, 3 return) */
-    EV_EVENT_COUNTER,/* DWT event counter wrap bits: value */
-    EV_DATA_TRACE,   /* DWT data trace: index = comparator, kind 0 PC / 1 address / 2 read / 3 write, value, size */
-    EV_STREAM_INFO,  /* the firmware announces itself: info (struct ev_stream_info), text = build-id in hex
-                        (may be empty) */
-    EV_LOST,         /* count = samples the firmware dropped so far (cumulative) */
-    EV_SECTION_NAME, /* index, text = name */
-    EV_SECTION_EVENT,/* a PMU event a section counts: index = section, kind = its slot (0..), tag = the event
-                        number; run (its count in the last run, and min, max, sum; no run count) */
-    EV_STACK,        /* a sample's call stack (a halting source walked it): addr = the sample's PC, pcs[0..count)
-                        = its callers' call sites, innermost first */
-    EV_TARGET,       /* what the firmware runs on: text = "arch=ARMv7-A timer=PMU-cycle-counter" (from the announce) */
-    EV_PCS,          /* count untagged PC samples at once, in order: pcs[0..count) (the same as count
-                        EV_PC events; a text dump's raw block arrives this way) */
+    EV_PC,           /* a PC sample (ev.pc) */
+    EV_SLEEP,        /* a PC sample taken while the core slept (ITM 0x15 0x00): no payload */
+    EV_BUCKET,       /* a histogram bucket's samples (ev.bucket) */
+    EV_HIST_HEADER,  /* a histogram block's layout (ev.hist) */
+    EV_TASK_NAME,    /* a task's tag and name (ev.task_name) */
+    EV_SECTION,      /* a timed section's figures (ev.section) */
+    EV_LOG,          /* a text line that is not part of a dump (ev.log) */
+    EV_SOFTWARE,     /* an ITM stimulus write (ev.software) */
+    EV_OVERFLOW,     /* ITM overflow: packets were lost in the target; no payload */
+    EV_SYNC,         /* ITM synchronisation packet; no payload */
+    EV_TIMESTAMP,    /* an ITM local timestamp (ev.timestamp) */
+    EV_GLOBAL_TS,    /* an ITM global timestamp (ev.global_ts) */
+    EV_EXTENSION,    /* an ITM extension packet (ev.extension) */
+    EV_EXCEPTION,    /* DWT exception trace (ev.exception) */
+    EV_EVENT_COUNTER,/* DWT event counter wrap bits (ev.counter) */
+    EV_DATA_TRACE,   /* DWT data trace (ev.data) */
+    EV_STREAM_INFO,  /* the firmware announces itself (ev.info) */
+    EV_LOST,         /* samples the firmware dropped so far (ev.lost) */
+    EV_SECTION_NAME, /* a timed section's name (ev.section_name) */
+    EV_SECTION_EVENT,/* a PMU event a section counts (ev.section_event) */
+    EV_STACK,        /* a sample's call stack, walked by a halting source (ev.stack) */
+    EV_TARGET,       /* what the firmware runs on (ev.target) */
+    EV_PCS,          /* untagged PC samples at once, in order (ev.pcs): the same as that many EV_PC events
+                        (a text dump's raw block arrives this way) */
     EV_NAMES_UNSURE, /* a stream line that may have named tasks was dropped: every task index named before
-                        it is pending (its samples carry EV_TAG_PENDING) until it is named again */
-    EV_TASK_UNKNOWN, /* tag = EV_TAG_PENDING(index): the samples that index carried while it was pending will
-                        get no name (the name that came is a new task's, given before its first sample; theirs
-                        was lost) */
-    EV_STACK_WORDS,  /* a sample's stack evidence from the firmware ('^' lines): addr = the sample's PC, index =
-                        how many samples before the last one emitted it is (0: the last), value = the stacked
-                        LR, size = the stack words the firmware scanned above the interrupted SP, pcs[0..2 count)
-                        = (word offset, word) pairs of those that look like return addresses, by offset */
-    EV_TABLE_FULL    /* the firmware's task name table (count slots) was full: some tags went out as
+                        it is pending (its samples carry EV_TAG_PENDING) until it is named again; no payload */
+    EV_TASK_UNKNOWN, /* pending samples that will get no name (ev.task_unknown) */
+    EV_STACK_WORDS,  /* a sample's stack evidence from the firmware, '^' lines (ev.stack_words) */
+    EV_TABLE_FULL    /* the firmware's task name table was full (ev.table_full): some tags went out as
                         EV_TAG_UNSENT (the last type: tests size tables by it) */
 };
 
@@ -76,6 +66,95 @@ struct ev_run {
     uint64_t long_runs; /* EV_SECTION: runs past the firmware clock's 32-bit range (current, max saturated) */
 };
 
+/* Each event type's payload, named for it in struct ev's union. Text and arrays are valid only
+ * during the callback. */
+struct ev_pc {                  /* EV_PC */
+    uint32_t addr;
+    uint32_t tag;               /* the task or handler, when has_tag */
+    int has_tag;
+    uint64_t taken, kept;       /* kept > 0: one of a firmware reservoir's group ('&' lines), kept of
+                                   taken samples, so it stands for taken / kept; 0: it stands for one */
+};
+
+struct ev_pcs {                 /* EV_PCS */
+    const uint32_t *addrs;      /* addrs[0..n) */
+    uint64_t n;
+};
+
+struct ev_bucket {              /* EV_BUCKET */
+    uint32_t addr;              /* its first byte */
+    uint32_t bytes;
+    uint64_t samples;
+};
+
+struct ev_hist_header {         /* EV_HIST_HEADER */
+    uint32_t base;
+    uint32_t bucket_bytes;
+    uint64_t samples;           /* a dump's: the samples it counts, those outside its range included
+                                   (a stream's: 0) */
+    uint64_t out;               /* a dump's: the samples outside its range */
+};
+
+struct ev_task_name {           /* EV_TASK_NAME */
+    uint32_t tag;               /* the task's identifier */
+    uint32_t pending;           /* the EV_TAG_PENDING tag its stream index's samples carried before this
+                                   first name (0: none) */
+    const char *name;
+    size_t name_len;
+};
+
+struct ev_section {             /* EV_SECTION */
+    uint32_t index;
+    struct ev_run run;
+};
+
+struct ev_log {                 /* EV_LOG */
+    const char *line;
+    size_t len;
+};
+
+struct ev_software {            /* EV_SOFTWARE: an ITM stimulus port write */
+    uint32_t port;              /* page included */
+    uint32_t bytes;             /* 1, 2 or 4 */
+    uint64_t value;
+};
+
+struct ev_timestamp {           /* EV_TIMESTAMP: a local timestamp */
+    uint64_t delta;
+    uint32_t relation;          /* TC: its relation to the data (format 2: 0) */
+    uint32_t bytes;             /* payload bytes (format 2: 0) */
+};
+
+struct ev_global_ts {           /* EV_GLOBAL_TS */
+    uint32_t which;             /* 1 or 2 */
+    uint32_t bytes;             /* payload bytes */
+    uint64_t bits;
+};
+
+struct ev_extension {           /* EV_EXTENSION */
+    uint32_t sh;                /* the SH bit (0: a stimulus port page) */
+    uint32_t bytes;             /* continuation bytes */
+    uint64_t info;              /* page or information */
+};
+
+struct ev_exception {           /* EV_EXCEPTION */
+    uint32_t number;            /* the exception */
+    uint32_t function;          /* 1 enter, 2 exit, 3 return */
+    uint32_t bytes;             /* payload bytes */
+};
+
+struct ev_counter {             /* EV_EVENT_COUNTER */
+    uint32_t bytes;             /* payload bytes */
+    uint64_t wraps;             /* the counters' wrap bits */
+};
+
+struct ev_data_trace {          /* EV_DATA_TRACE */
+    uint32_t comparator;
+    uint32_t what;              /* 0 PC, 1 address, 2 read, 3 write */
+    uint32_t bytes;             /* payload bytes */
+    uint64_t value;
+};
+
 /* EV_STREAM_INFO: what the firmware announces about its sampling. */
 struct ev_stream_info {
     uint64_t clock_hz;   /* the core's clock */
@@ -84,29 +163,88 @@ struct ev_stream_info {
     uint64_t section_hz; /* the section timer's clock (0: unknown) */
     uint32_t jitter;     /* the mask of the period's random part */
     uint32_t code_base;  /* the address the stream's PCs count from */
+    const char *build_id; /* in hex (may be empty) */
+    size_t build_id_len;
+};
+
+struct ev_lost {                /* EV_LOST */
+    uint64_t samples;           /* the firmware dropped so far (cumulative) */
+};
+
+struct ev_section_name {        /* EV_SECTION_NAME */
+    uint32_t index;
+    const char *name;
+    size_t name_len;
+};
+
+struct ev_section_event {       /* EV_SECTION_EVENT */
+    uint32_t section;
+    uint32_t slot;              /* the section's event slot (0..) */
+    uint32_t pmu_event;         /* the event number */
+    struct ev_run run;          /* its count in the last run, and min, max, sum; no run count */
+};
+
+struct ev_stack {               /* EV_STACK */
+    uint32_t pc;                /* the sample's */
+    const uint32_t *callers;    /* callers[0..n): its callers' call sites, innermost first */
+    uint64_t n;
+};
+
+struct ev_target {              /* EV_TARGET, from the announce: "arch=ARMv7-A timer=PMU-cycle-counter" */
+    const char *text;
+    size_t len;
+};
+
+struct ev_task_unknown {        /* EV_TASK_UNKNOWN */
+    uint32_t tag;               /* EV_TAG_PENDING(index): the samples that index carried while it was
+                                   pending will get no name (the name that came is a new task's, given
+                                   before its first sample; theirs was lost) */
+    uint32_t index;
+    uint64_t samples;           /* how many */
+};
+
+struct ev_stack_words {         /* EV_STACK_WORDS */
+    uint32_t pc;                /* the sample's */
+    uint32_t back;              /* how many samples before the last one emitted it is (0: the last) */
+    uint32_t lr;                /* the stacked LR */
+    uint32_t scanned;           /* the stack words the firmware scanned above the interrupted SP */
+    const uint32_t *pairs;      /* pairs[0..2 n): (word offset, word) of those that look like return
+                                   addresses, by offset */
+    uint64_t n;
+};
+
+struct ev_table_full {          /* EV_TABLE_FULL */
+    uint64_t slots;
 };
 
 struct ev {
     enum ev_type type;
-    uint32_t addr;
-    uint32_t tag;
-    int has_tag;
-    uint32_t size;
-    uint32_t index;
-    uint32_t kind;
-    union {
-        struct {                     /* the other events' numbers, as listed with their types */
-            uint64_t value;
-            uint64_t count;
-            uint64_t min, max, sum;
-        };
-        struct ev_run run;           /* EV_SECTION, EV_SECTION_EVENT */
-        struct ev_stream_info info;  /* EV_STREAM_INFO */
-    };
-    const char *text; /* valid only during the callback */
-    const uint32_t *pcs; /* EV_PCS: valid only during the callback */
-    size_t text_len;
     uint64_t offset;  /* byte offset in the decoder's input where the event's packet or line began */
+    union {           /* the payload of this type (none for EV_SLEEP, EV_OVERFLOW, EV_SYNC, EV_NAMES_UNSURE) */
+        struct ev_pc pc;
+        struct ev_pcs pcs;
+        struct ev_bucket bucket;
+        struct ev_hist_header hist;
+        struct ev_task_name task_name;
+        struct ev_section section;
+        struct ev_log log;
+        struct ev_software software;
+        struct ev_timestamp timestamp;
+        struct ev_global_ts global_ts;
+        struct ev_extension extension;
+        struct ev_exception exception;
+        struct ev_counter counter;
+        struct ev_data_trace data;
+        struct ev_stream_info info;
+        struct ev_lost lost;
+        struct ev_section_name section_name;
+        struct ev_section_event section_event;
+        struct ev_stack stack;
+        struct ev_target target;
+        struct ev_task_unknown task_unknown;
+        struct ev_stack_words stack_words;
+        struct ev_table_full table_full;
+    };
 };
 
 /* One of a decoder's counters, as the reports name it. Each decoder lists its own (x_counters)

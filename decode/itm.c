@@ -42,6 +42,8 @@ enum { S_HEADER, S_SYNC, S_SOURCE, S_CONT, S_HUNT };
 #define HW_DATA_FIRST 8u     /* data trace: 8-15 PC or address, 16-23 data value */
 #define HW_DATA_VALUE 16u
 #define HW_DATA_LAST 23u
+#define EXC_NUMBER 0x1FFu        /* an exception packet's payload: the exception number */
+#define EXC_FUNCTION_SHIFT 12u   /* ... and its function (enter, exit, return), two bits */
 
 void itm_init(struct itm_decoder *d, bool wait_for_sync)
 {
@@ -83,30 +85,30 @@ static void emit_source(struct itm_decoder *d, const struct ev_sink *sink)
 {
     struct ev e = ev_blank(EV_SOFTWARE);
     uint8_t h = d->header;
-    uint32_t id = h >> 3;
+    uint32_t id = h >> 3, size = source_size(h);
     e.offset = d->packet_offset;
-    e.size = source_size(h);
-    e.value = d->value;
     if ((h & SOURCE_HW) == 0u) {
-        e.type = EV_SOFTWARE;
-        e.index = stimulus_port(d, h);
+        e.software = (struct ev_software){.port = stimulus_port(d, h), .bytes = size, .value = d->value};
     } else if (id == HW_EVENT_COUNTER) {
         e.type = EV_EVENT_COUNTER;
+        e.counter = (struct ev_counter){.bytes = size, .wraps = d->value};
     } else if (id == HW_EXCEPTION) {
         e.type = EV_EXCEPTION;
-        e.index = (uint32_t)(d->value & 0x1FFu);
-        e.value = (d->value >> 12) & 3u;
+        e.exception = (struct ev_exception){.number = (uint32_t)(d->value & EXC_NUMBER),
+                                            .function = (uint32_t)(d->value >> EXC_FUNCTION_SHIFT) & 3u,
+                                            .bytes = size};
     } else if (id == HW_PC_SAMPLE) {
-        if (e.size == 4u) {
+        if (size == 4u) {
             e.type = EV_PC;
-            e.addr = (uint32_t)d->value;
+            e.pc.addr = (uint32_t)d->value;
         } else {
             e.type = EV_SLEEP;
         }
     } else {
         e.type = EV_DATA_TRACE;
-        e.index = (id >> 1) & 3u;
-        e.kind = id < HW_DATA_VALUE ? (id & 1u) : 2u + (id & 1u);
+        e.data = (struct ev_data_trace){.comparator = (id >> 1) & 3u,
+                                        .what = id < HW_DATA_VALUE ? (id & 1u) : 2u + (id & 1u),
+                                        .bytes = size, .value = d->value};
     }
     d->stats.packets++;
     ev_emit(sink, &e);
@@ -135,21 +137,17 @@ static void emit_cont(struct itm_decoder *d, const struct ev_sink *sink)
     struct ev e = ev_blank(EV_TIMESTAMP);
     uint8_t h = d->header;
     e.offset = d->packet_offset;
-    e.size = d->got;
     if ((h & TS_NIBBLE) == 0u) { /* local timestamp format 1 */
-        e.type = EV_TIMESTAMP;
-        e.index = (h >> 4) & 3u;
-        e.value = d->value;
+        e.timestamp = (struct ev_timestamp){.delta = d->value, .relation = (h >> 4) & 3u, .bytes = d->got};
     } else if (h == HDR_GLOBAL_TS1 || h == HDR_GLOBAL_TS2) {
         e.type = EV_GLOBAL_TS;
-        e.index = h == HDR_GLOBAL_TS1 ? 1u : 2u;
-        e.value = d->value;
+        e.global_ts = (struct ev_global_ts){.which = h == HDR_GLOBAL_TS1 ? 1u : 2u, .bytes = d->got, .bits = d->value};
     } else { /* extension */
         e.type = EV_EXTENSION;
-        e.index = (h >> 2) & 1u;
-        e.value = ((h >> 4) & 7u) | (d->value << 3);
-        if (e.index == 0u)
-            d->page = (uint8_t)(e.value & 7u);
+        e.extension = (struct ev_extension){.sh = (h >> 2) & 1u, .bytes = d->got,
+                                            .info = ((h >> 4) & 7u) | (d->value << 3)};
+        if (e.extension.sh == 0u)
+            d->page = (uint8_t)(e.extension.info & 7u);
     }
     d->stats.packets++;
     ev_emit(sink, &e);
@@ -189,7 +187,7 @@ static void header(struct itm_decoder *d, uint8_t h, uint64_t off, const struct 
     }
     if ((h & TS_NIBBLE) == 0u) {
         if ((h & CONT_BIT) == 0u) { /* format 2: 0x10..0x60 */
-            struct ev e = {.type = EV_TIMESTAMP, .value = h >> 4, .offset = off};
+            struct ev e = {.type = EV_TIMESTAMP, .offset = off, .timestamp = {.delta = h >> 4}};
             d->stats.packets++;
             ev_emit(sink, &e);
             return;
@@ -251,8 +249,8 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
     uint32_t value = 0, size = 0;
     const bool batch = d->batch_pcs;
     struct ev pcs = ev_blank(batch ? EV_PCS : EV_PC), sw = ev_blank(EV_SOFTWARE);
-    pcs.pcs = batch ? d->run : NULL;
-    pcs.size = batch ? 0u : 4u;
+    if (batch)
+        pcs.pcs.addrs = d->run;
     for (;;) {
         if (end - q >= PC_SAMPLE_BYTES && *q == HDR_PC_SAMPLE) {
             const uint8_t *first = q;
@@ -269,7 +267,7 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
                 } while (q <= stop && *q == HDR_PC_SAMPLE);
                 m = (size_t)(out - d->run);
                 if (deliver) {
-                    pcs.count = m;
+                    pcs.pcs.n = m;
                     pcs.offset = (uint64_t)(uintptr_t)first + bias;
                     deliver(ctx, &pcs);
                 }
@@ -277,8 +275,7 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
                 do {
                     value = le32(q + 1);
                     if (deliver) {
-                        pcs.addr = value;
-                        pcs.value = value;
+                        pcs.pc.addr = value;
                         pcs.offset = (uint64_t)(uintptr_t)q + bias;
                         deliver(ctx, &pcs);
                     }
@@ -301,9 +298,7 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
         last = q;
         if (deliver) {
             sw.offset = (uint64_t)(uintptr_t)q + bias;
-            sw.size = size;
-            sw.value = value;
-            sw.index = stimulus_port(d, *q);
+            sw.software = (struct ev_software){.port = stimulus_port(d, *q), .bytes = size, .value = value};
             deliver(ctx, &sw);
         }
         q += 1u + size;
@@ -334,7 +329,7 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
         uint64_t off = d->stats.bytes++;
         switch (d->state) {
         case S_HEADER:
-            if ((b & 3u) != 0u && len - i > source_size(b) && ((b & 4u) == 0u || hardware_header_ok(b))) {
+            if ((b & SS_MASK) != 0u && len - i > source_size(b) && ((b & SOURCE_HW) == 0u || hardware_header_ok(b))) {
                 /* a source packet (a PC sample, mostly) wholly in this buffer: its payload at once */
                 uint32_t size = source_size(b);
                 d->header = b;

@@ -10,18 +10,21 @@ void orbflow_init(struct orbflow_decoder *d, uint8_t wanted_tag)
     d->wanted_tag = wanted_tag;
 }
 
+#define FRAME_DELIMITER 0   /* the byte between frames (COBS leaves none inside one) */
+#define COBS_CODE_FULL 0xFFu /* a code byte whose data bytes have no zero after them */
+
 /* COBS-decode in place: each code byte c is followed by c - 1 data bytes, then a zero unless c is
- * 0xFF or the frame ends. Returns the decoded length, or -1 when a code runs past the end. */
+ * COBS_CODE_FULL or the frame ends. Returns the decoded length, or -1 when a code runs past the end. */
 static long cobs_decode(uint8_t *f, size_t n)
 {
     size_t in = 0, out = 0;
     while (in < n) {
         uint8_t code = f[in++];
-        if (code == 0 || in + code - 1u > n)
+        if (code == FRAME_DELIMITER || in + code - 1u > n)
             return -1;
         for (unsigned k = 1; k < code; k++)
             f[out++] = f[in++]; /* out never passes in: each code byte makes room */
-        if (code != 0xFF && in < n)
+        if (code != COBS_CODE_FULL && in < n)
             f[out++] = 0;
     }
     return (long)out;
@@ -60,7 +63,7 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
     d->stats.bytes += len;
     const uint8_t *p = buf, *end = buf + len;
     while (p < end) {
-        const uint8_t *z = memchr(p, 0, (size_t)(end - p));
+        const uint8_t *z = memchr(p, FRAME_DELIMITER, (size_t)(end - p));
         size_t n = (size_t)((z ? z : end) - p);
         if (!d->synced) {
             d->stats.unsynced += n + (z ? 1u : 0u);
@@ -89,9 +92,9 @@ void orbflow_walk(const uint8_t *buf, size_t len, void (*each)(void *ctx, size_t
     uint8_t scratch[ORBFLOW_MAX];
     struct orbflow_decoder probe;
     orbflow_init(&probe, 0);
-    const uint8_t *z = memchr(buf, 0, len);
+    const uint8_t *z = memchr(buf, FRAME_DELIMITER, len);
     while (z) {
-        const uint8_t *start = z + 1, *next = memchr(start, 0, (size_t)(buf + len - start));
+        const uint8_t *start = z + 1, *next = memchr(start, FRAME_DELIMITER, (size_t)(buf + len - start));
         if (!next)
             break;
         size_t n = (size_t)(next - start);

@@ -7,6 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The characters that lead a stream line (docs/stream.md) */
+#define LEAD_SAMPLES '$' /* untagged samples */
+#define LEAD_TAGGED '%'  /* tagged samples, naming task indexes on the way */
+#define LEAD_CONTROL '@' /* the announce, names, sections, losses */
+#define LEAD_HIST '#'    /* streamed histogram buckets */
+#define LEAD_GROUP '&'   /* a reservoir's group: its counts, then a '$' or '%' line's body */
+#define LEAD_STACK '^'   /* a sample's stack evidence */
+/* ... and the mark before the two characters of the check that ends it */
+#define CHECK_CRC12 '~'  /* version 1: CRC-12 */
+#define CHECK_SUM12 '!'  /* version 2 on: sum12 */
+
 static int b64val(char c)
 {
     if (c >= 'A' && c <= 'Z')
@@ -54,7 +65,7 @@ static uint16_t sum12(const char *s, size_t n)
 /* Whether the line ends in a check mark and two characters: "~CC" (v1) or "!CC" (v2). */
 static bool has_check(const char *s, size_t len)
 {
-    return len >= 4 && (s[len - 3] == '~' || s[len - 3] == '!');
+    return len >= 4 && (s[len - 3] == CHECK_CRC12 || s[len - 3] == CHECK_SUM12);
 }
 
 /* Length of the checked body, or 0 when the line does not end in a valid check. */
@@ -66,7 +77,7 @@ static size_t checked_body(const char *s, size_t len)
     if (hi < 0 || lo < 0)
         return 0;
     uint16_t want = (uint16_t)(hi << 6 | lo);
-    uint16_t got = s[len - 3] == '~' ? crc12(s, len - 3) : sum12(s, len - 3);
+    uint16_t got = s[len - 3] == CHECK_CRC12 ? crc12(s, len - 3) : sum12(s, len - 3);
     return got == want ? len - 3 : 0;
 }
 
@@ -127,8 +138,8 @@ static uint32_t name_index(struct text_decoder *d, int t, uint32_t tag, bool new
     if (!new_task)
         return EV_TAG_PENDING((uint32_t)t);
     d->stats.names_unknown += waited;
-    struct ev e = {.type = EV_TASK_UNKNOWN, .tag = EV_TAG_PENDING((uint32_t)t), .index = (uint32_t)t,
-                   .count = waited, .offset = d->line_offset};
+    struct ev e = {.type = EV_TASK_UNKNOWN, .offset = d->line_offset,
+                   .task_unknown = {.tag = EV_TAG_PENDING((uint32_t)t), .index = (uint32_t)t, .samples = waited}};
     ev_emit(sink, &e);
     return 0;
 }
@@ -368,10 +379,10 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
         n = 0; /* the names still count: they outlive the samples */
     }
     struct ev e = ev_blank(EV_PC);
-    e.has_tag = tagged;
+    e.pc.has_tag = tagged;
     e.offset = d->line_offset;
-    e.value = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
-    e.count = kept;
+    e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
+    e.pc.kept = kept;
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < l.n_defs && l.def_before[next_def] <= k; next_def++) {
             size_t at = l.defs[next_def];
@@ -379,9 +390,9 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
         }
         if (k == n)
             break;
-        e.addr = l.pcs[k];
-        e.tag = l.indexes[k] >= 0 ? index_tag(d, l.indexes[k]) : l.tags[k];
-        d->stats.unsent_tags += tagged && e.tag == EV_TAG_UNSENT;
+        e.pc.addr = l.pcs[k];
+        e.pc.tag = l.indexes[k] >= 0 ? index_tag(d, l.indexes[k]) : l.tags[k];
+        d->stats.unsent_tags += tagged && e.pc.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
     d->stats.samples += n;
@@ -421,9 +432,9 @@ static void stream_hist(struct text_decoder *d, const char *s, size_t len, const
             continue;
         }
         struct ev e = ev_blank(EV_BUCKET);
-        e.addr = d->hist_sbase + (idx << d->hist_sshift);
-        e.size = 1u << d->hist_sshift;
-        e.count = delta;
+        e.bucket.addr = d->hist_sbase + (idx << d->hist_sshift);
+        e.bucket.bytes = 1u << d->hist_sshift;
+        e.bucket.samples = delta;
         e.offset = d->line_offset;
         d->stats.buckets++;
         ev_emit(sink, &e);
@@ -526,14 +537,15 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
             const char *t = p + 1, *te = t;
             for (int spaces = 0; te < end && !(*te == ' ' && ++spaces == 2); te++) {
             }
-            struct ev target = {.type = EV_TARGET, .text = t, .text_len = (size_t)(te - t), .offset = d->line_offset};
+            struct ev target = {.type = EV_TARGET, .offset = d->line_offset, .target = {t, (size_t)(te - t)}};
             ev_emit(sink, &target);
             break;
         }
     struct ev e = {.type = EV_STREAM_INFO,
                    .info = {.clock_hz = clk, .period = period, .timer_hz = tclk, .section_hz = sclk,
-                            .jitter = (uint32_t)jitter, .code_base = (uint32_t)base},
-                   .text = bid ? bid : "", .text_len = bid_len, .offset = d->line_offset};
+                            .jitter = (uint32_t)jitter, .code_base = (uint32_t)base,
+                            .build_id = bid ? bid : "", .build_id_len = bid_len},
+                   .offset = d->line_offset};
     ev_emit(sink, &e);
 }
 
@@ -552,7 +564,8 @@ static void control_hist(struct text_decoder *d, const char *s, size_t len, cons
     d->hist_sbase = (uint32_t)base;
     d->hist_sshift = (uint32_t)shift;
     d->hist_sbins = (uint32_t)bins;
-    struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .offset = d->line_offset};
+    struct ev e = {.type = EV_HIST_HEADER, .offset = d->line_offset,
+                   .hist = {.base = (uint32_t)base, .bucket_bytes = 1u << shift}};
     ev_emit(sink, &e);
 }
 
@@ -570,8 +583,9 @@ static void control_task(struct text_decoder *d, const char *s, size_t len, cons
         return;
     }
     d->slash_named |= s[6] == '/'; /* not "+AB", index 63 written in full */
-    struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)v, .text = s + i + 10, .text_len = len - i - 10,
-                   .value = name_index(d, t, (uint32_t)v, d->version >= 3, sink), .offset = d->line_offset};
+    struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                   .task_name = {.tag = (uint32_t)v, .name = s + i + 10, .name_len = len - i - 10,
+                                 .pending = name_index(d, t, (uint32_t)v, d->version >= 3, sink)}};
     ev_emit(sink, &e);
 }
 
@@ -652,8 +666,8 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         d->task_epoch[t] = d->names_epoch - 1u;
         return true;
     }
-    struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = name, .text_len = n,
-                   .value = name_index(d, t, tag, true, sink), .offset = d->line_offset};
+    struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                   .task_name = {.tag = tag, .name = name, .name_len = n, .pending = name_index(d, t, tag, true, sink)}};
     ev_emit(sink, &e);
     return true;
 }
@@ -680,8 +694,9 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     if (n < 0 || *i + (size_t)n > len)
         return false;
     if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {
-        struct ev e = {.type = EV_TASK_NAME, .tag = tag, .text = s + *i, .text_len = (size_t)n,
-                       .value = name_index(d, t, tag, emit == ENTRY_NEW, sink), .offset = d->line_offset};
+        struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                       .task_name = {.tag = tag, .name = s + *i, .name_len = (size_t)n,
+                                     .pending = name_index(d, t, tag, emit == ENTRY_NEW, sink)}};
         ev_emit(sink, &e);
     }
     *i += (size_t)n;
@@ -702,7 +717,7 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
         repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }
 
-/* "@lost N", "@full tasks=N": one count, as the event's count. */
+/* "@lost N", "@full tasks=N": one count, the event's payload. */
 static void control_count(struct text_decoder *d, const char *p, const char *end, const char *key, enum ev_type type,
                           const struct ev_sink *sink)
 {
@@ -713,7 +728,11 @@ static void control_count(struct text_decoder *d, const char *p, const char *end
         textline_bad(d);
         return;
     }
-    struct ev e = {.type = type, .count = n, .offset = d->line_offset};
+    struct ev e = {.type = type, .offset = d->line_offset};
+    if (type == EV_LOST)
+        e.lost.samples = n;
+    else
+        e.table_full.slots = n;
     ev_emit(sink, &e);
 }
 
@@ -736,15 +755,15 @@ static void stream_control(struct text_decoder *d, const char *s, size_t len, co
             textline_bad(d);
             return;
         }
-        struct ev e = {.type = EV_SECTION_NAME, .index = (uint32_t)v, .text = p, .text_len = (size_t)(end - p),
-                       .offset = d->line_offset};
+        struct ev e = {.type = EV_SECTION_NAME, .offset = d->line_offset,
+                       .section_name = {.index = (uint32_t)v, .name = p, .name_len = (size_t)(end - p)}};
         ev_emit(sink, &e);
     } else if (textline_starts(s, len, "@sect ")) {
         textline_section(d, s + 1, end, sink); /* the same fields as a dump's "sect" line */
     } else if (textline_starts(s, len, "@sectev ")) {
         textline_section_event(d, s + 1, end, sink);
     } else if (textline_starts(s, len, "@target ")) { /* the core (Cortex-A/R's MIDR), before its sections */
-        struct ev e = {.type = EV_TARGET, .text = s + 8, .text_len = (size_t)(end - s - 8), .offset = d->line_offset};
+        struct ev e = {.type = EV_TARGET, .offset = d->line_offset, .target = {s + 8, (size_t)(end - s - 8)}};
         ev_emit(sink, &e);
     } else if (textline_starts(s, len, "@lost ")) {
         control_count(d, s + 6, end, "", EV_LOST, sink);
@@ -761,7 +780,7 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
 {
     uint64_t stands_for = 0;
     uint32_t kept = 0;
-    bool ok = len > 8 && (s[8] == '$' || s[8] == '%');
+    bool ok = len > 8 && (s[8] == LEAD_SAMPLES || s[8] == LEAD_TAGGED);
     for (size_t i = 1; ok && i < 8; i++) {
         int v = b64val(s[i]);
         ok = v >= 0;
@@ -774,20 +793,21 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
         textline_bad(d);
         return;
     }
-    stream_samples(d, s + 8, len - 8, s[8] == '%', false, stands_for, kept, sink);
+    stream_samples(d, s + 8, len - 8, s[8] == LEAD_TAGGED, false, stands_for, kept, sink);
 }
 
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 2 || (s[0] != '$' && s[0] != '%' && s[0] != '@' && s[0] != '#' && s[0] != '&' && s[0] != '^'))
+    if (len < 2 || (s[0] != LEAD_SAMPLES && s[0] != LEAD_TAGGED && s[0] != LEAD_CONTROL && s[0] != LEAD_HIST &&
+                    s[0] != LEAD_GROUP && s[0] != LEAD_STACK))
         return false;
-    if (s[0] == '^' && !(len > 16 && has_check(s, len)))
+    if (s[0] == LEAD_STACK && !(len > 16 && has_check(s, len)))
         return false; /* a log line that happens to start with '^' */
-    if (s[0] == '&' && !(len > 12 && has_check(s, len)))
+    if (s[0] == LEAD_GROUP && !(len > 12 && has_check(s, len)))
         return false; /* a log line that happens to start with '&' */
-    if ((s[0] == '@' || s[0] == '#') && !(len > 4 && has_check(s, len)))
+    if ((s[0] == LEAD_CONTROL || s[0] == LEAD_HIST) && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
-    if (d->newer_version && s[0] != '@') { /* a newer firmware's samples: not read, counted */
+    if (d->newer_version && s[0] != LEAD_CONTROL) { /* a newer firmware's samples: not read, counted */
         d->stats.stream_lines++;
         d->stats.newer_lines++;
         return true;
@@ -800,16 +820,16 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
         return true;
     }
-    if (s[0] == '@')
+    if (s[0] == LEAD_CONTROL)
         stream_control(d, s, body, sink);
-    else if (s[0] == '#')
+    else if (s[0] == LEAD_HIST)
         stream_hist(d, s, body, sink);
-    else if (s[0] == '&')
+    else if (s[0] == LEAD_GROUP)
         stream_weighted(d, s, body, sink);
-    else if (s[0] == '^') /* a sample's stack evidence (textline.c) */
+    else if (s[0] == LEAD_STACK) /* a sample's stack evidence (textline.c) */
         textline_stack(d, s, body, sink);
     else
-        stream_samples(d, s, body, s[0] == '%', s[len - 3] == '~', 0, 0, sink);
+        stream_samples(d, s, body, s[0] == LEAD_TAGGED, s[len - 3] == CHECK_CRC12, 0, 0, sink);
     return true;
 }
 
@@ -819,7 +839,8 @@ bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const 
     if (!names && has_check(s, len) && len <= TEXT_LINE_MAX) { /* its marker hit: '%' or '@' would pass */
         char fixed[TEXT_LINE_MAX];
         memcpy(fixed, s, len);
-        for (const char *m = "%@&"; *m && !names; m++) { /* ('&': a reservoir's group holds a '%' line) */
+        static const char could_name[] = {LEAD_TAGGED, LEAD_CONTROL, LEAD_GROUP, '\0'};
+        for (const char *m = could_name; *m && !names; m++) { /* ('&': a reservoir's group holds a '%' line) */
             fixed[0] = *m;
             names = checked_body(fixed, len) != 0;
         }
@@ -839,9 +860,10 @@ bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const stru
         return false;
     for (size_t k = 1; k + 4 < len; k++) {
         char c = s[k];
-        if ((c != '$' && c != '%' && c != '@' && c != '#' && c != '&') || !checked_body(s + k, len - k))
+        if ((c != LEAD_SAMPLES && c != LEAD_TAGGED && c != LEAD_CONTROL && c != LEAD_HIST && c != LEAD_GROUP) ||
+            !checked_body(s + k, len - k))
             continue;
-        struct ev e = {.type = EV_LOG, .text = s, .text_len = k, .offset = d->line_offset};
+        struct ev e = {.type = EV_LOG, .offset = d->line_offset, .log = {s, k}};
         d->stats.log_lines++;
         d->stats.glued++;
         ev_emit(sink, &e);

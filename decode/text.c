@@ -6,12 +6,18 @@
 #include "hex.h"
 #include "stream.h"
 #include "textline.h"
+#include "../base/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { BLOCK_NONE, BLOCK_RAW, BLOCK_HIST };
+
+/* The characters that lead a dump's data lines, a blank and hex words after them */
+#define DUMP_PCS 'p'  /* a raw block's PCs */
+#define DUMP_TAGS 'g' /* ... and their tags, after all of its PCs */
+#define DUMP_HIST 'h' /* a histogram block's counts */
 
 void text_init(struct text_decoder *d)
 {
@@ -80,16 +86,8 @@ static size_t parse_hex_words(const char *s, size_t len, unsigned max_digits, ui
 
 static bool push(uint32_t **arr, size_t *n, size_t *cap, const uint32_t *v, size_t k)
 {
-    if (*n + k > *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        while (c < *n + k)
-            c *= 2;
-        uint32_t *a = realloc(*arr, c * sizeof *a);
-        if (!a)
-            return false;
-        *arr = a;
-        *cap = c;
-    }
+    if (!grow_array((void **)arr, cap, *n + k, sizeof **arr, 1024))
+        return false;
     memcpy(*arr + *n, v, k * sizeof *v);
     *n += k;
     return true;
@@ -102,17 +100,17 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
         d->stats.tag_mismatch++;
     if (!tagged && d->n_pcs) { /* one event for the block: no call per sample */
         struct ev e = ev_blank(EV_PCS);
-        e.pcs = d->pcs;
-        e.count = d->n_pcs;
+        e.pcs.addrs = d->pcs;
+        e.pcs.n = d->n_pcs;
         e.offset = d->block_offset;
         ev_emit(sink, &e);
     }
     struct ev e = ev_blank(EV_PC); /* built once: only PCs change */
     e.offset = d->block_offset;
-    e.has_tag = true;
+    e.pc.has_tag = true;
     for (size_t i = 0; tagged && i < d->n_pcs; i++) {
-        e.addr = d->pcs[i];
-        e.tag = d->tags[i];
+        e.pc.addr = d->pcs[i];
+        e.pc.tag = d->tags[i];
         ev_emit(sink, &e);
     }
     d->stats.samples += d->n_pcs;
@@ -150,8 +148,8 @@ static void line_hist_header(struct text_decoder *d, const char *s, const char *
     d->hist_index = 0;
     d->announced = n;
     d->delivered = out;
-    struct ev e = {.type = EV_HIST_HEADER, .addr = (uint32_t)base, .size = 1u << shift, .count = n, .value = out,
-                   .offset = d->line_offset};
+    struct ev e = {.type = EV_HIST_HEADER, .offset = d->line_offset,
+                   .hist = {.base = (uint32_t)base, .bucket_bytes = 1u << shift, .samples = n, .out = out}};
     ev_emit(sink, &e);
 }
 
@@ -163,8 +161,8 @@ static void line_task(struct text_decoder *d, const char *s, const char *end, co
         textline_bad(d);
         return;
     }
-    struct ev e = {.type = EV_TASK_NAME, .tag = (uint32_t)tag, .text = p, .text_len = (size_t)(end - p),
-                   .offset = d->line_offset};
+    struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                   .task_name = {.tag = (uint32_t)tag, .name = p, .name_len = (size_t)(end - p)}};
     ev_emit(sink, &e);
 }
 
@@ -205,7 +203,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
     d->stats.lines++;
     if (stream_line(d, s, len, sink)) {
         /* handled */
-    } else if (len == 1 && (s[0] == 'p' || s[0] == 'g' || s[0] == 'h')) {
+    } else if (len == 1 && (s[0] == DUMP_PCS || s[0] == DUMP_TAGS || s[0] == DUMP_HIST)) {
         textline_bad(d); /* a dump line that lost its values */
     } else if (textline_starts(s, len, "p ")) {
         size_t n = parse_hex_words(s + 1, len - 1, 8, words, 16);
@@ -231,9 +229,9 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
                 if (!words[i])
                     continue;
                 struct ev e = ev_blank(EV_BUCKET);
-                e.addr = d->hist_base + (d->hist_index << d->hist_shift);
-                e.size = 1u << d->hist_shift;
-                e.count = words[i];
+                e.bucket.addr = d->hist_base + (d->hist_index << d->hist_shift);
+                e.bucket.bytes = 1u << d->hist_shift;
+                e.bucket.samples = words[i];
                 e.offset = d->line_offset;
                 d->delivered += words[i];
                 d->stats.buckets++;
@@ -261,7 +259,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         line_hist_header(d, s, end, sink);
     } else if (textline_starts(s, len, "target ")) {
         /* what the firmware runs on, in the announce's words ("midr=410fc090") */
-        struct ev e = {.type = EV_TARGET, .text = s + 7, .text_len = len - 7, .offset = d->line_offset};
+        struct ev e = {.type = EV_TARGET, .offset = d->line_offset, .target = {s + 7, len - 7}};
         ev_emit(sink, &e);
     } else if (textline_starts(s, len, "sect ")) {
         textline_section(d, s, end, sink);
@@ -285,11 +283,11 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
             return;
         }
         close_block(d, sink); /* its sample first */
-        struct ev e = {.type = EV_STACK, .addr = frames[0], .pcs = frames + 1, .count = n - 1,
-                       .offset = d->line_offset};
+        struct ev e = {.type = EV_STACK, .offset = d->line_offset,
+                       .stack = {.pc = frames[0], .callers = frames + 1, .n = n - 1}};
         ev_emit(sink, &e);
     } else if (!stream_unglue(d, s, len, sink) && !stream_lost_names(d, s, len, sink)) {
-        struct ev e = {.type = EV_LOG, .text = s, .text_len = len, .offset = d->line_offset};
+        struct ev e = {.type = EV_LOG, .offset = d->line_offset, .log = {s, len}};
         d->stats.log_lines++;
         ev_emit(sink, &e);
     }
@@ -396,8 +394,8 @@ static bool eight_words(const uint8_t *s)
 static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t *end, const struct ev_sink *sink)
 {
     const uint8_t *const start = p;
-    while (end - p >= 11 && (p[0] == 'p' || p[0] == 'g') && p[1] == ' ') {
-        bool is_pc = p[0] == 'p';
+    while (end - p >= 11 && (p[0] == DUMP_PCS || p[0] == DUMP_TAGS) && p[1] == ' ') {
+        bool is_pc = p[0] == DUMP_PCS;
         uint32_t words[16], *out = words;
         /* a line that only appends to the open block is parsed straight into it */
         if (d->block == BLOCK_RAW && is_pc && !d->n_tags && d->n_pcs + 16 <= d->cap_pcs)

@@ -53,8 +53,8 @@ void textline_section(struct text_decoder *d, const char *s, const char *end, co
         textline_bad(d); /* the firmware's section figures are 32 bits (the sum 64) */
         return;
     }
-    struct ev e = {.type = EV_SECTION, .index = (uint32_t)idx, .run = {cur, n, mn, mx, sum, long_runs},
-                   .offset = d->line_offset};
+    struct ev e = {.type = EV_SECTION, .offset = d->line_offset,
+                   .section = {.index = (uint32_t)idx, .run = {cur, n, mn, mx, sum, long_runs}}};
     ev_emit(sink, &e);
 }
 
@@ -71,8 +71,9 @@ void textline_section_event(struct text_decoder *d, const char *s, const char *e
         textline_bad(d);
         return;
     }
-    struct ev e = {.type = EV_SECTION_EVENT, .index = (uint32_t)idx, .kind = (uint32_t)k, .tag = (uint32_t)ev,
-                   .run = {.current = cur, .min = mn, .max = mx, .sum = sum}, .offset = d->line_offset};
+    struct ev e = {.type = EV_SECTION_EVENT, .offset = d->line_offset,
+                   .section_event = {.section = (uint32_t)idx, .slot = (uint32_t)k, .pmu_event = (uint32_t)ev,
+                                     .run = {.current = cur, .min = mn, .max = mx, .sum = sum}}};
     ev_emit(sink, &e);
 }
 
@@ -131,12 +132,7 @@ void textline_stack(struct text_decoder *d, const char *s, size_t len, const str
     if (!d->have_base)
         return; /* its sample was not placed either */
     struct ev e = ev_blank(EV_STACK_WORDS);
-    e.addr = pc;
-    e.index = back;
-    e.value = lr;
-    e.size = scanned;
-    e.pcs = words;
-    e.count = n;
+    e.stack_words = (struct ev_stack_words){.pc = pc, .back = back, .lr = lr, .scanned = scanned, .pairs = words, .n = n};
     e.offset = d->line_offset;
     ev_emit(sink, &e);
 }
@@ -152,12 +148,8 @@ void textline_stack_words(struct text_decoder *d, const uint32_t *w, size_t n, c
         return;
     }
     struct ev e = ev_blank(EV_STACK_WORDS);
-    e.index = w[0];
-    e.addr = w[1];
-    e.value = w[2];
-    e.size = w[3];
-    e.pcs = w + 4;
-    e.count = (n - 4) / 2;
+    e.stack_words = (struct ev_stack_words){.pc = w[1], .back = w[0], .lr = w[2], .scanned = w[3], .pairs = w + 4,
+                                            .n = (n - 4) / 2};
     e.offset = d->line_offset;
     ev_emit(sink, &e);
 }

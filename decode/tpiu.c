@@ -8,7 +8,6 @@
 
 #include <string.h>
 
-#define FULL_SYNC 0xFFFFFF7Fu /* FF FF FF 7F, oldest byte in the high bits */
 #define HALF_SYNC_FIRST 0xFFu /* a half sync, FF 7F, in place of a data pair */
 #define HALF_SYNC_LAST 0x7Fu
 #define ID_NULL 0x00u         /* source IDs with no data of their own */
@@ -325,7 +324,7 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         uint8_t b = buf[i];
         d->stats.bytes++;
         d->window = d->window << 8 | b;
-        if (d->window == FULL_SYNC) {
+        if (d->window == TPIU_FULL_SYNC) {
             full_sync(d, sink);
             continue;
         }

@@ -17,6 +17,7 @@
 #include "itm.h"
 
 #define TPIU_BLOCK 1024u /* bytes judged at a time when aligning by content */
+#define TPIU_FULL_SYNC 0xFFFFFF7Fu /* a full sync, FF FF FF 7F: four bytes, the oldest in the high bits */
 
 enum tpiu_how { TPIU_UNALIGNED, TPIU_BY_SYNC, TPIU_BY_CONTENT, TPIU_FORCED };
 

@@ -55,7 +55,7 @@ static void on_event(void *ctx, const struct ev *e)
     if (e->type == EV_PC || e->type == EV_SLEEP)
         samples_out++;
     else if (e->type == EV_PCS)
-        samples_out += e->count;
+        samples_out += e->pcs.n;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

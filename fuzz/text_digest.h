@@ -4,6 +4,7 @@
 #define CMPROF_FUZZ_TEXT_DIGEST_H
 
 #include "../decode/text.h"
+#include "../tests/evlog.h"
 
 struct digest {
     uint64_t h, n;
@@ -13,17 +14,17 @@ static inline void digest_event(void *ctx, const struct ev *e)
 {
     struct digest *d = ctx;
     if (e->type == EV_PCS) { /* as its EV_PC samples: batching may not depend on the split */
-        for (uint64_t i = 0; i < e->count; i++) {
-            struct ev one = {.type = EV_PC, .offset = e->offset, .addr = e->pcs[i]};
+        for (uint64_t i = 0; i < e->pcs.n; i++) {
+            struct ev one = {.type = EV_PC, .offset = e->offset, .pc = {.addr = e->pcs.addrs[i]}};
             digest_event(ctx, &one);
         }
         return;
     }
+    struct ev_columns c = evlog_columns(e); /* every type's payload, in the same few columns */
     d->n++;
-    d->h = d->h * 31u + (uint64_t)e->type * 7u + e->addr + e->tag + e->value + e->count + e->min + e->max +
-           e->text_len;
-    for (size_t i = 0; i < e->text_len; i++)
-        d->h = d->h * 131u + (unsigned char)e->text[i];
+    d->h = d->h * 31u + (uint64_t)e->type * 7u + c.addr + c.tag + c.value + c.count + c.min + c.max + c.text_len;
+    for (size_t i = 0; i < c.text_len; i++)
+        d->h = d->h * 131u + (unsigned char)c.text[i];
 }
 
 /* The digest of data decoded in two pieces, cut at `cut` (size: one piece). */

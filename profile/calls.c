@@ -3,7 +3,7 @@
 #include "prof_int.h"
 
 #include "escape.h"
-#include "grow.h"
+#include "../base/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +73,7 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
         while (k < n_calls && strcmp(call_name(&p->calls[k]), other) != 0)
             k++;
         if (k == n_calls) {
-            if (!prof_grow((void **)&p->calls, &p->cap_calls, n_calls + 1, sizeof *p->calls, 16))
+            if (!grow_array((void **)&p->calls, &p->cap_calls, n_calls + 1, sizeof *p->calls, 16))
                 break;
             struct prof_call *c = &p->calls[n_calls++];
             memset(c, 0, sizeof *c);

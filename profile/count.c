@@ -2,6 +2,7 @@
  * tagged samples by task record, call stacks, sleep, and histogram buckets. */
 #include "prof_int.h"
 
+#include "../base/grow.h"
 #include "../decode/event.h"
 
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, uint32_t task)
 {
     if (p->used * 2 >= p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 1024;
+        size_t cap = grow_capacity(p->cap, (p->used + 1) * 2, 1024);
         struct entry *m = calloc(cap, sizeof *m);
         if (!m)
             return NULL;
@@ -76,9 +77,7 @@ uint32_t prof_current_task(struct prof *p, uint32_t tag)
 bool prof_set_current_task(struct prof *p, uint32_t r)
 {
     if ((p->n_tasks + 1) * 2 > p->task_index_cap) { /* rebuild at half full from the records */
-        size_t cap = p->task_index_cap ? p->task_index_cap * 2 : 64;
-        while (cap < (p->n_tasks + 1) * 2)
-            cap *= 2;
+        size_t cap = grow_capacity(p->task_index_cap, (p->n_tasks + 1) * 2, 64);
         uint32_t *m = calloc(cap, sizeof *m);
         if (!m)
             return false;

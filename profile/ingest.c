@@ -80,7 +80,7 @@ static uint32_t hex32(const char *s)
 
 static void take_target(struct prof_stream_info *info, const struct ev *e)
 {
-    const char *t = e->text, *end = e->text + e->text_len;
+    const char *t = e->target.text, *end = e->target.text + e->target.len;
     while (t < end) {
         const char *w = t;
         while (t < end && *t != ' ')
@@ -115,8 +115,8 @@ static void take_announce(struct prof_stream_info *i, const struct ev *e)
     i->period = e->info.period;
     i->jitter = e->info.jitter;
     i->code_base = e->info.code_base;
-    size_t n = e->text_len < 40 ? e->text_len : 40;
-    memcpy(i->build_id, e->text, n);
+    size_t n = e->info.build_id_len < 40 ? e->info.build_id_len : 40;
+    memcpy(i->build_id, e->info.build_id, n);
     i->build_id[n] = '\0';
 }
 
@@ -155,18 +155,18 @@ static void add_stack(struct ingest *in, uint32_t pc, const uint32_t *callers, s
 
 /* A firmware sample's stack evidence: its sample found among the last ones by position and PC,
  * then walked with the ELF's call-frame information; a walk that ends unproven gets its mark. */
-static void stack_words(struct ingest *in, const struct ev *e)
+static void stack_words(struct ingest *in, const struct ev_stack_words *e)
 {
     in->stacks.evidence++;
     if (in->flat_stacks) {
         in->stacks.ignored++;
         return;
     }
-    uint64_t back = e->index;
+    uint64_t back = e->back;
     const struct ingest_recent *r = back < in->n_recent && back < INGEST_RECENT
                                         ? &in->recent[(in->n_recent - 1 - back) % INGEST_RECENT]
                                         : NULL;
-    if (!r || r->pc != e->addr) {
+    if (!r || r->pc != e->pc) {
         in->stacks.unmatched++;
         return;
     }
@@ -178,14 +178,14 @@ static void stack_words(struct ingest *in, const struct ev *e)
     if (!r->counted)
         return;
     uint32_t callers[STACK_WALK_MAX + 1];
-    struct sym_stack_words w = {e->addr, (uint32_t)e->value, e->size, (size_t)e->count, e->pcs};
+    struct sym_stack_words w = {e->pc, e->lr, e->scanned, (size_t)e->n, e->pairs};
     bool unproven = false;
     size_t n = sym_unwind_words(syms, &w, callers, STACK_WALK_MAX, &unproven);
     if (unproven)
         callers[n++] = PROF_UNPROVEN_PC;
     in->stacks.unwound++;
     in->stacks.unproven += unproven;
-    add_stack(in, e->addr, callers, n, r->has_tag, r->tag);
+    add_stack(in, e->pc, callers, n, r->has_tag, r->tag);
 }
 
 void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
@@ -209,8 +209,8 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
                  "lines lost between)", (unsigned long long)s->evidence, (unsigned long long)s->unmatched);
 }
 
-/* A PC sample (or a reservoir's, standing for value / count taken) in every profile. */
-static void one_pc(struct ingest *in, const struct ev *e)
+/* A PC sample (or a reservoir's, standing for taken / kept) in every profile. */
+static void one_pc(struct ingest *in, const struct ev_pc *e)
 {
     in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
     in->last_tag = e->tag;
@@ -218,9 +218,9 @@ static void one_pc(struct ingest *in, const struct ev *e)
     in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->addr, e->tag, e->has_tag != 0, in->last_counted};
     if (!in->last_counted)
         return;
-    if (e->count) { /* a reservoir's sample, for value / count taken */
+    if (e->kept) { /* a reservoir's sample, for taken / kept */
         for (size_t k = 0; k < in->n_profs; k++)
-            prof_add_pc_weighted(in->profs[k], e->addr, e->has_tag != 0, e->tag, (double)e->value / (double)e->count);
+            prof_add_pc_weighted(in->profs[k], e->addr, e->has_tag != 0, e->tag, (double)e->taken / (double)e->kept);
         return; /* not in the timeline: a weighted sample has no place in the order */
     }
     for (size_t k = 0; k < in->n_profs; k++)
@@ -230,15 +230,15 @@ static void one_pc(struct ingest *in, const struct ev *e)
 }
 
 /* A run of untagged PC samples. */
-static void pc_run(struct ingest *in, const struct ev *e)
+static void pc_run(struct ingest *in, const struct ev_pcs *e)
 {
-    uint64_t n = admit(in, e->count);
+    uint64_t n = admit(in, e->n);
     in->last_has_tag = false;
-    in->last_counted = n == e->count;
-    for (uint64_t i = e->count > INGEST_RECENT ? e->count - INGEST_RECENT : 0; i < e->count; i++)
-        in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->pcs[i], 0, false, i < n};
+    in->last_counted = n == e->n;
+    for (uint64_t i = e->n > INGEST_RECENT ? e->n - INGEST_RECENT : 0; i < e->n; i++)
+        in->recent[in->n_recent++ % INGEST_RECENT] = (struct ingest_recent){e->addrs[i], 0, false, i < n};
     for (size_t k = 0; k < in->n_profs; k++)
-        prof_add_pcs(in->profs[k], e->pcs, (size_t)n);
+        prof_add_pcs(in->profs[k], e->addrs, (size_t)n);
     if (in->timeline || (in->timeline = timeline_new())) /* one call per run of untagged samples */
         timeline_samples(in->timeline, false, 0, n);
 }
@@ -249,15 +249,15 @@ static void task_event(struct ingest *in, const struct ev *e)
     for (size_t k = 0; k < in->n_profs; k++) {
         struct prof *p = in->profs[k];
         if (e->type == EV_TASK_NAME) {
-            prof_task_name(p, e->tag, e->text, e->text_len);
-            if (e->value)
-                prof_task_pending_named(p, (uint32_t)e->value, e->tag);
+            prof_task_name(p, e->task_name.tag, e->task_name.name, e->task_name.name_len);
+            if (e->task_name.pending)
+                prof_task_pending_named(p, e->task_name.pending, e->task_name.tag);
         } else if (e->type == EV_NAMES_UNSURE) {
             prof_task_names_unsure(p);
         } else if (e->type == EV_TASK_UNKNOWN) {
-            prof_task_unknown(p, e->tag);
+            prof_task_unknown(p, e->task_unknown.tag);
         } else if (e->type == EV_TABLE_FULL) {
-            prof_task_table_full(p, e->count);
+            prof_task_table_full(p, e->table_full.slots);
         }
     }
 
@@ -266,19 +266,23 @@ static void task_event(struct ingest *in, const struct ev *e)
 /* A section's figures, one of its PMU events' or its name, in every profile. */
 static void section_event(struct ingest *in, const struct ev *e)
 {
+    const struct ev_run *r = e->type == EV_SECTION ? &e->section.run
+                             : e->type == EV_SECTION_EVENT ? &e->section_event.run
+                                                           : NULL;
     struct prof_run run = {0};
-    if (e->type != EV_SECTION_NAME)
-        run = (struct prof_run){e->run.current, e->run.count, e->run.min, e->run.max, e->run.sum, e->run.long_runs};
+    if (r)
+        run = (struct prof_run){r->current, r->count, r->min, r->max, r->sum, r->long_runs};
     for (size_t k = 0; k < in->n_profs; k++) {
         if (e->type == EV_SECTION)
-            prof_section_run(in->profs[k], e->index, &run);
+            prof_section_run(in->profs[k], e->section.index, &run);
         else if (e->type == EV_SECTION_EVENT)
-            prof_section_event(in->profs[k], e->index, e->kind, e->tag, &run);
+            prof_section_event(in->profs[k], e->section_event.section, e->section_event.slot,
+                               e->section_event.pmu_event, &run);
         else
-            prof_section_name(in->profs[k], e->index, e->text, e->text_len);
+            prof_section_name(in->profs[k], e->section_name.index, e->section_name.name, e->section_name.name_len);
     }
-    if (e->type == EV_SECTION && e->index < PROF_SECTIONS && (in->timeline || (in->timeline = timeline_new())))
-        timeline_section(in->timeline, e->index, e->run.count, e->run.current, e->run.sum);
+    if (e->type == EV_SECTION && e->section.index < PROF_SECTIONS && (in->timeline || (in->timeline = timeline_new())))
+        timeline_section(in->timeline, e->section.index, r->count, r->current, r->sum);
 }
 
 static void on_event(void *ctx, const struct ev *e)
@@ -287,10 +291,10 @@ static void on_event(void *ctx, const struct ev *e)
     uint64_t n;
     switch (e->type) {
     case EV_PC:
-        one_pc(in, e);
+        one_pc(in, &e->pc);
         break;
     case EV_PCS:
-        pc_run(in, e);
+        pc_run(in, &e->pcs);
         break;
     case EV_SLEEP:
         /* past a sample the limit refused, a sleep is past it too: how far the stream was read
@@ -303,9 +307,9 @@ static void on_event(void *ctx, const struct ev *e)
             prof_add_sleep(in->profs[k]);
         break;
     case EV_BUCKET:
-        n = admit(in, e->count);
+        n = admit(in, e->bucket.samples);
         for (size_t k = 0; k < in->n_profs; k++)
-            prof_add_bucket(in->profs[k], e->addr, e->size, n);
+            prof_add_bucket(in->profs[k], e->bucket.addr, e->bucket.bytes, n);
         break;
     case EV_TASK_NAME:
     case EV_NAMES_UNSURE:
@@ -315,7 +319,7 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_LOG:
         if (in->on_log)
-            in->on_log(in->log_ctx, e->text, e->text_len);
+            in->on_log(in->log_ctx, e->log.line, e->log.len);
         break;
     case EV_SECTION:
     case EV_SECTION_EVENT:
@@ -327,14 +331,14 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_STACK: /* the call stack of the sample just counted */
         if (in->last_counted)
-            add_stack(in, e->addr, e->pcs, (size_t)e->count, in->last_has_tag, in->last_tag);
+            add_stack(in, e->stack.pc, e->stack.callers, (size_t)e->stack.n, in->last_has_tag, in->last_tag);
         break;
     case EV_STACK_WORDS:
-        stack_words(in, e);
+        stack_words(in, &e->stack_words);
         break;
     case EV_LOST: /* cumulative; a smaller count is a restarted firmware's */
-        lost_more(in, e->count >= in->lost ? e->count - in->lost : e->count);
-        in->lost = e->count;
+        lost_more(in, e->lost.samples >= in->lost ? e->lost.samples - in->lost : e->lost.samples);
+        in->lost = e->lost.samples;
         break;
     case EV_STREAM_INFO:
         take_stream_info(in, e);

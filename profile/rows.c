@@ -2,7 +2,7 @@
  * and confidence intervals, sorted by samples. */
 #include "prof_int.h"
 
-#include "grow.h"
+#include "../base/grow.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 size_t prof_keep_name(struct prof *p, const char *s)
 {
     size_t n = strlen(s) + 1;
-    if (!prof_grow((void **)&p->names, &p->names_cap, p->names_len + n, 1, 4096))
+    if (!grow_array((void **)&p->names, &p->names_cap, p->names_len + n, 1, 4096))
         return 0;
     memcpy(p->names + p->names_len, s, n);
     p->names_len += n;
@@ -33,7 +33,7 @@ static size_t group_hash(const void *a, uint64_t b)
 struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
 {
     if (p->n_groups * 2 >= p->gcap) {
-        size_t cap = p->gcap ? p->gcap * 2 : 256;
+        size_t cap = grow_capacity(p->gcap, (p->n_groups + 1) * 2, 256);
         size_t *idx = malloc(cap * sizeof *idx);
         if (!idx)
             return NULL;
@@ -56,7 +56,7 @@ struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
             return g;
         j = (j + 1) & (p->gcap - 1);
     }
-    if (!prof_grow((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof *p->groups, 256))
+    if (!grow_array((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof *p->groups, 256))
         return NULL;
     struct group *g = &p->groups[p->n_groups];
     memset(g, 0, sizeof *g);

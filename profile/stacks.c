@@ -2,7 +2,7 @@
  * array, the stacks in another, found again through an open-addressing hash. */
 #include "stacks.h"
 
-#include "grow.h"
+#include "../base/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +65,7 @@ static bool same(const struct stacks *s, const struct rec *r, const struct stack
 
 static bool grow_index(struct stacks *s)
 {
-    size_t cap = s->cap_index ? s->cap_index * 2 : 256;
+    size_t cap = grow_capacity(s->cap_index, (s->n_recs + 1) * 2, 256);
     size_t *idx = calloc(cap, sizeof *idx);
     if (!idx)
         return false;
@@ -95,8 +95,8 @@ bool stacks_add(struct stacks *s, const struct stack *st)
             return true;
         }
     }
-    if (!prof_grow((void **)&s->recs, &s->cap_recs, s->n_recs + 1, sizeof *s->recs, 64) ||
-        !prof_grow((void **)&s->frames, &s->cap_frames, s->n_frames + st->n, sizeof *s->frames, 256))
+    if (!grow_array((void **)&s->recs, &s->cap_recs, s->n_recs + 1, sizeof *s->recs, 64) ||
+        !grow_array((void **)&s->frames, &s->cap_frames, s->n_frames + st->n, sizeof *s->frames, 256))
         return false;
     if (st->n)
         memcpy(s->frames + s->n_frames, st->callers, st->n * sizeof *st->callers);

@@ -2,7 +2,7 @@
  * task row gets (a task, an exception handler, a tag without a name). */
 #include "prof_int.h"
 
-#include "grow.h"
+#include "../base/grow.h"
 #include "../decode/event.h"
 
 #include <stdio.h>
@@ -70,7 +70,7 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
             prof_set_current_task(p, (uint32_t)i);
             return;
         }
-    if (!prof_grow((void **)&p->tasks, &p->cap_tasks, p->n_tasks + 1, sizeof *p->tasks, 8))
+    if (!grow_array((void **)&p->tasks, &p->cap_tasks, p->n_tasks + 1, sizeof *p->tasks, 8))
         return;
     struct task *t = &p->tasks[p->n_tasks];
     memset(t, 0, sizeof *t);

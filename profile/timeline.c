@@ -1,7 +1,7 @@
 /* The samples' order as runs of one tag, and section reports in between (see timeline.h). */
 #include "timeline.h"
 
-#include "grow.h"
+#include "../base/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +33,7 @@ void timeline_reset(struct timeline *t)
 /* Room for one more element, unless the bound or memory says no (then truncated). */
 static bool room(struct timeline *t, void **v, size_t *cap, size_t n, size_t elem)
 {
-    if (n < TIMELINE_MAX && prof_grow(v, cap, n + 1, elem, 256))
+    if (n < TIMELINE_MAX && grow_array(v, cap, n + 1, elem, 256))
         return true;
     t->truncated = true;
     return false;

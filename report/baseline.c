@@ -2,7 +2,7 @@
  * depth and length, that keeps "total", "group" and the rows' names and sample counts. */
 #include "baseline.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -370,7 +370,7 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
     *len = 0;
     for (;;) {
         /* the capacity doubles from 64 KB, so it meets MAX_BYTES (a power of two) exactly: full there, too large */
-        if (*len == cap && (cap >= MAX_BYTES || !prof_grow((void **)&text, &cap, cap + 1, 1, 65536))) {
+        if (*len == cap && (cap >= MAX_BYTES || !grow_array((void **)&text, &cap, cap + 1, 1, 65536))) {
             free(text);
             fclose(f);
             snprintf(err, errlen, "--diff %s: too large for a report", path);

@@ -3,7 +3,7 @@
  * sorted, then written; names are compressed as "(id) name" the first time, "(id)" after. */
 #include "callgrind.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include "frames.h"
 #include "intern.h"
@@ -56,7 +56,7 @@ static void add_cost(struct cg *cg, size_t fn, uint32_t line, size_t callee, dou
         cg->failed = true;
         return;
     }
-    if (!prof_grow((void **)&cg->costs, &cg->cap, cg->n + 1, sizeof *cg->costs, 1024)) {
+    if (!grow_array((void **)&cg->costs, &cg->cap, cg->n + 1, sizeof *cg->costs, 1024)) {
         cg->failed = true;
         return;
     }

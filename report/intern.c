@@ -1,7 +1,7 @@
 /* Interned strings: an array in order of first use and an open-addressing index over it. */
 #include "intern.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,7 +41,7 @@ void intern_free(struct intern *t)
 
 static bool rehash(struct intern *t)
 {
-    size_t cap = t->index_cap ? t->index_cap * 2 : 256;
+    size_t cap = grow_capacity(t->index_cap, (t->n + 1) * 2, 256);
     size_t *idx = calloc(cap, sizeof *idx);
     if (!idx)
         return false;
@@ -65,7 +65,7 @@ size_t intern_id(struct intern *t, const char *s)
     for (; t->index[j]; j = (j + 1) & (t->index_cap - 1))
         if (strcmp(t->strings[t->index[j] - 1], s) == 0)
             return t->index[j] - 1;
-    if (!prof_grow((void **)&t->strings, &t->cap, t->n + 1, sizeof *t->strings, 64))
+    if (!grow_array((void **)&t->strings, &t->cap, t->n + 1, sizeof *t->strings, 64))
         return SIZE_MAX;
     size_t len = strlen(s);
     char *copy = malloc(len + 1);

@@ -5,7 +5,7 @@
  * the sampled lines it read 100 % everywhere). */
 #include "lcov.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include "frames.h"
 #include "intern.h"
@@ -41,7 +41,7 @@ static void add_hit(struct lc *lc, size_t file, size_t function, uint32_t line, 
         lc->failed = true;
         return;
     }
-    if (!prof_grow((void **)&lc->hits, &lc->cap, lc->n + 1, sizeof *lc->hits, 1024)) {
+    if (!grow_array((void **)&lc->hits, &lc->cap, lc->n + 1, sizeof *lc->hits, 1024)) {
         lc->failed = true;
         return;
     }
@@ -65,7 +65,7 @@ static void add_range(struct lc *lc, uint32_t pc)
         return;
     if (lc->n_ranges && lc->ranges[2 * lc->n_ranges - 2] == lo)
         return;
-    if (!prof_grow((void **)&lc->ranges, &lc->ranges_cap, lc->n_ranges + 1, 2 * sizeof *lc->ranges, 256)) {
+    if (!grow_array((void **)&lc->ranges, &lc->ranges_cap, lc->n_ranges + 1, 2 * sizeof *lc->ranges, 256)) {
         lc->failed = true; /* (two words a range: lo, hi) */
         return;
     }

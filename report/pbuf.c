@@ -2,7 +2,7 @@
  * a varint, 2 a length followed by that many bytes. */
 #include "pbuf.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,7 @@ static bool reserve(struct pbuf *b, size_t more)
 {
     if (b->failed)
         return false;
-    if (!prof_grow((void **)&b->data, &b->cap, b->len + more, 1, 256)) {
+    if (!grow_array((void **)&b->data, &b->cap, b->len + more, 1, 256)) {
         b->failed = true;
         return false;
     }

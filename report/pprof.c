@@ -2,7 +2,7 @@
  * encoder (pbuf.h) and gzipped with zlib. Field numbers below are the schema's. */
 #include "pprof.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include "frames.h"
 #include "intern.h"
@@ -87,7 +87,7 @@ static uint64_t function_of(struct pp *pp, const struct sym_frame *f, uint32_t e
 
 static bool grow_functions(struct pp *pp, size_t need)
 {
-    return prof_grow((void **)&pp->fn, &pp->cap_fn, need, sizeof *pp->fn, 64);
+    return grow_array((void **)&pp->fn, &pp->cap_fn, need, sizeof *pp->fn, 64);
 }
 
 /* The location of an address, made (and encoded) the first time: its lines are its inline

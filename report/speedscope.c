@@ -3,7 +3,7 @@
  * then chain), outermost frame first, as lists of frame indices with a weight each. The weights are
  * nanoseconds when the stream announced its sampling period, else sample counts (unit "none"). */
 #include "emit.h"
-#include "../profile/grow.h"
+#include "../base/grow.h"
 #include "period.h"
 
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static size_t hash(const char *s, size_t n)
 static size_t frame_of(struct stacks *st, const char *name, size_t n)
 {
     if ((st->n_frames + 1) * 2 > st->index_cap) {
-        size_t cap = st->index_cap ? st->index_cap * 2 : 256;
+        size_t cap = grow_capacity(st->index_cap, (st->n_frames + 1) * 2, 256);
         size_t *idx = calloc(cap, sizeof *idx);
         if (!idx)
             return SIZE_MAX;
@@ -52,7 +52,7 @@ static size_t frame_of(struct stacks *st, const char *name, size_t n)
         if (strlen(f) == n && memcmp(f, name, n) == 0)
             return st->index[j] - 1;
     }
-    if (!prof_grow((void **)&st->frames, &st->cap_frames, st->n_frames + 1, sizeof *st->frames, 64))
+    if (!grow_array((void **)&st->frames, &st->cap_frames, st->n_frames + 1, sizeof *st->frames, 64))
         return SIZE_MAX;
     char *copy = malloc(n + 1);
     if (!copy)
@@ -74,8 +74,8 @@ static void add_stack(void *ctx, const char *stack, double count)
     for (const char *c = stack; *c; c++)
         depth += *c == ';';
     size_t cap_weights = st->cap_samples; /* the weights grow in step with the samples */
-    if (!prof_grow((void **)&st->samples, &st->cap_samples, st->n_samples + 1, sizeof *st->samples, 64) ||
-        !prof_grow((void **)&st->weights, &cap_weights, st->n_samples + 1, sizeof *st->weights, 64)) {
+    if (!grow_array((void **)&st->samples, &st->cap_samples, st->n_samples + 1, sizeof *st->samples, 64) ||
+        !grow_array((void **)&st->weights, &cap_weights, st->n_samples + 1, sizeof *st->weights, 64)) {
         st->failed = true;
         return;
     }

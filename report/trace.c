@@ -2,7 +2,7 @@
  * the runs and section runs as complete events; times in microseconds. */
 #include "trace.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include "intern.h"
 #include "period.h"
@@ -81,7 +81,7 @@ static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct t
     if (id == SIZE_MAX)
         return SIZE_MAX;
     if (id == before) {
-        if (!prof_grow((void **)&l->lane, &l->cap, id + 1, sizeof *l->lane, 16))
+        if (!grow_array((void **)&l->lane, &l->cap, id + 1, sizeof *l->lane, 16))
             return SIZE_MAX;
         size_t len = 0;
         l->lane[id].json = NULL;

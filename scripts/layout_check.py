@@ -10,7 +10,9 @@ A file A uses file B when:
 - a Python module imports another, by `import`, `from ... import`, importlib.import_module,
   __import__, importlib.util.spec_from_file_location or runpy.run_path (scenarios/, tests/,
   scripts/, bench/).
-A loop is a set of files that reach each other through such uses. The host code is one build; the
+A loop is a set of files that reach each other through such uses. The headers of base/ (the growth
+helper) are a base every layer may include: they hold no .c and include only the C library, so no
+use of them can close a loop; the checker fails a base header that includes a project header. The host code is one build; the
 firmware is checked in each of its configurations (stream, dump, ring, histogram, tagged, the
 Zephyr module), each its own set of objects, since a loop can live in one of them only.
 Function lengths come from universal-ctags (a definition's first line to its closing brace), or,
@@ -53,12 +55,30 @@ FIRMWARE_CONFIGS = [
       "firmware/rtos/cmprof_zephyr.c"]),
 ]
 PY_DIRS = ["scenarios", "tests", "scripts", "bench"]
+BASE_DIR = "base"  # headers every host layer may include (see the docstring)
 SKIP_FUNCTION_DIRS = ("tests/", "fuzz/", "bench/", "scenarios/")
 
 
 def c_files(root, d):
     path = os.path.join(root, d)
     return sorted(os.path.join(d, f) for f in os.listdir(path) if f.endswith(".c")) if os.path.isdir(path) else []
+
+
+def base_headers(root):
+    """base/'s headers, and what in base/ breaks the rule: a .c there, or a header that includes a
+    project header (quotes) rather than only the C library (angle brackets)."""
+    path = os.path.join(root, BASE_DIR)
+    names = sorted(os.listdir(path)) if os.path.isdir(path) else []
+    faults = [f"{BASE_DIR}/{n} is code, not a header" for n in names if n.endswith(".c")]
+    headers = [f"{BASE_DIR}/{n}" for n in names if n.endswith(".h")]
+    for h in headers:
+        text = strip_comments_keep_strings(open(os.path.join(root, h), errors="replace").read())
+        faults += [f"{h} includes {m}" for m in re.findall(r'^\s*#\s*include\s*("[^"]*")', text, re.M)]
+    return headers, faults
+
+
+def strip_comments_keep_strings(text):
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
 
 
 def sources(root):
@@ -297,6 +317,11 @@ def main():
     if any(b[0] == "Zephyr module" for b in builds) and not os.environ.get("LAYOUT_ZEPHYR_FLAGS"):
         print("  (Zephyr module: zephyr/cmprof_module.c not compiled: LAYOUT_ZEPHYR_FLAGS gives a Zephyr "
               "build's include flags)")
+    base, base_faults = base_headers(root)
+    if base:
+        print(f"base headers (every layer may include them): {' '.join(base)}")
+    for fault in base_faults:
+        print(f"  base: {fault}")
     print(f"loops: {len(unique)}")
     for component, where in unique.items():
         print("  loop: " + " ".join(component) + "   (" + "; ".join(where) + ")")
@@ -308,7 +333,7 @@ def main():
     for n, where in measured[: args.top]:
         print(f"  {n:4d} {where}")
 
-    bad = False
+    bad = bool(base_faults)
     if args.max_lines is not None:
         over = [m for m in measured if m[0] > args.max_lines]
         print(f"over {args.max_lines} lines: {len(over)}")

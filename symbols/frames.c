@@ -5,6 +5,7 @@
  * contained as the DWARF reader's child contains it; anything unexpected ends the walk instead. */
 #include "exidx.h"
 #include "rawdwarf.h"
+#include "../base/grow.h"
 
 #include <elf.h>
 #include <stdlib.h>
@@ -83,14 +84,8 @@ static void index_fdes(struct frames *f)
         d.hi = d.lo + range;
         d.ins = (uint32_t)(e.p - f->sec);
         d.ins_end = (uint32_t)(e.end - f->sec);
-        if (f->n_fdes == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            struct fde *n = realloc(f->fdes, ncap * sizeof *n);
-            if (!n)
-                break;
-            f->fdes = n;
-            cap = ncap;
-        }
+        if (!grow_array((void **)&f->fdes, &cap, f->n_fdes + 1, sizeof *f->fdes, 64))
+            break;
         f->fdes[f->n_fdes++] = d;
     }
     if (f->n_fdes)

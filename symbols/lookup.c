@@ -1,5 +1,6 @@
 /* Address lookups over the flattened table: function, line and inline chain, cached per address. */
 #include "units.h"
+#include "../base/grow.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -455,7 +456,7 @@ static bool cache_room(struct sym_table *t)
 {
     if ((t->cache_used + 1) * 2 < t->cache_cap)
         return true;
-    size_t cap = t->cache_cap ? t->cache_cap * 2 : 4096;
+    size_t cap = grow_capacity(t->cache_cap, (t->cache_used + 1) * 2, 4096);
     struct cache_slot *c = calloc(cap, sizeof *c);
     if (!c)
         return false;

@@ -2,6 +2,7 @@
  * helper threads' start, sorts and searches, and the table's warning: storage, calling nothing
  * above it (table.h). */
 #include "table.h"
+#include "../base/grow.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -139,9 +140,7 @@ static bool pool_room(struct strpool *p, size_t more)
 {
     if ((p->used + more) * 2 <= p->cap)
         return true;
-    size_t cap = p->cap ? p->cap * 2 : 1024;
-    while ((p->used + more) * 2 > cap)
-        cap *= 2;
+    size_t cap = grow_capacity(p->cap, (p->used + more) * 2, 1024);
     struct pool_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
@@ -187,17 +186,7 @@ const char *symt_intern(struct strpool *p, const char *s)
 
 bool symt_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *p = realloc(*v, c * elem);
-    if (!p)
-        return false;
-    *v = p;
-    *cap = c;
-    return true;
+    return grow_array(v, cap, need, elem, 256);
 }
 
 void symt_vec_fit(void **v, size_t *cap, size_t n, size_t elem)
@@ -264,7 +253,7 @@ static size_t ptr_slot(const void *key, size_t cap)
 uintptr_t *symt_ptrmap_slot(struct ptrmap *m, const void *key, bool *added)
 {
     if (m->n * 2 >= m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 1024;
+        size_t cap = grow_capacity(m->cap, (m->n + 1) * 2, 1024);
         const void **keys = calloc(cap, sizeof *keys);
         uintptr_t *vals = calloc(cap, sizeof *vals);
         if (!keys || !vals) {
@@ -324,7 +313,7 @@ bool symt_offmap_get(const struct offmap *m, uint64_t off, const char **name)
 bool symt_offmap_put(struct offmap *m, uint64_t off, const char *name)
 {
     if (m->n * 2 >= m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
+        size_t cap = grow_capacity(m->cap, (m->n + 1) * 2, 256);
         struct offmap_slot *v = calloc(cap, sizeof *v);
         if (!v)
             return false;

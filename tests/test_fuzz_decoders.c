@@ -16,7 +16,8 @@ static void digest_event(void *ctx, const struct ev *e)
 {
     uint64_t *digest = ctx;
     events++;
-    *digest = *digest * 31u + (uint64_t)e->type * 7u + e->addr + e->value + e->count + e->text_len;
+    struct ev_columns c = evlog_columns(e);
+    *digest = *digest * 31u + (uint64_t)e->type * 7u + c.addr + c.value + c.count + c.text_len;
 }
 
 struct itm_chain {

@@ -246,7 +246,7 @@ static void itm_single_event(void *ctx, const struct ev *e)
 }
 
 /* EV_PCS from a batching decoder, logged as the EV_PC events the same packets give unbatched:
- * value = addr, four bytes, each packet's own offset (five bytes apart in a run). */
+ * each packet's own offset (five bytes apart in a run). */
 static void itm_batch_event(void *ctx, const struct ev *e)
 {
     if (e->type != EV_PCS) {
@@ -255,8 +255,8 @@ static void itm_batch_event(void *ctx, const struct ev *e)
         return;
     }
     ((struct evlog *)ctx)->batches++;
-    for (uint64_t j = 0; j < e->count; j++) {
-        struct ev one = {.type = EV_PC, .addr = e->pcs[j], .value = e->pcs[j], .size = 4, .offset = e->offset + 5 * j};
+    for (uint64_t j = 0; j < e->pcs.n; j++) {
+        struct ev one = {.type = EV_PC, .offset = e->offset + 5 * j, .pc = {.addr = e->pcs.addrs[j]}};
         offset_of(&offs_b, one.offset);
         evlog_event(ctx, &one);
     }

@@ -21,7 +21,8 @@ EXPECTED = {
     "config": ("the firmware's histogram build only", "loop: firmware/fx_a.c firmware/fx_b.c   (firmware, histogram"),
     "importlib": ("importlib, between tests/ and scripts/", "loop: scripts/fx_beta.py tests/fx_alpha.py"),
     "struct_length": ("a function returning a struct, 165 lines", "over:  165 report/fx_long.c:6 fx_long"),
-    "clean": ("nothing: uses one way only", None),
+    "base": ("a base header that includes a project header", 'base: base/fx_grow.h includes "../app/fx_b.h"'),
+    "clean": ("nothing: uses one way only, and a base header", None),
 }
 
 
@@ -29,7 +30,7 @@ def run(tree, env=None):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "layout_check.py"), "--root",
                         os.path.join(FIXTURES, tree), "--allow-loops", "0", "--max-lines", "150"],
                        capture_output=True, text=True, env=env)
-    return r, [s.strip() for s in r.stdout.splitlines() if s.strip().startswith(("loop:", "over:"))]
+    return r, [s.strip() for s in r.stdout.splitlines() if s.strip().startswith(("loop:", "over:", "base:"))]
 
 
 def main():

@@ -101,11 +101,11 @@ static void tally_event(void *ctx, const struct ev *e)
 {
     struct tally *t = ctx;
     if (e->type == EV_PC)
-        t->weight += e->count > 0 ? (double)e->value / (double)e->count : 1.0;
+        t->weight += e->pc.kept > 0 ? (double)e->pc.taken / (double)e->pc.kept : 1.0;
     else if (e->type == EV_PCS)
-        t->weight += (double)e->count;
+        t->weight += (double)e->pcs.n;
     else if (e->type == EV_LOST)
-        t->lost = e->count;
+        t->lost = e->lost.samples;
 }
 
 static const struct cmprof_stream_info info = {.clock_hz = 1000, .timer_hz = 1000, .period = 10,

@@ -131,10 +131,10 @@ static void add_once(uint32_t *set, size_t *n, uint32_t v)
 static void note_pending(void *ctx, const struct ev *e)
 {
     struct pending_seen *p = ctx;
-    if (e->type == EV_PC && ev_tag_pending(e->tag))
-        add_once(p->sampled, &p->n_sampled, e->tag);
-    if (e->type == EV_TASK_NAME && e->value)
-        add_once(p->resolved, &p->n_resolved, (uint32_t)e->value);
+    if (e->type == EV_PC && ev_tag_pending(e->pc.tag))
+        add_once(p->sampled, &p->n_sampled, e->pc.tag);
+    if (e->type == EV_TASK_NAME && e->task_name.pending)
+        add_once(p->resolved, &p->n_resolved, e->task_name.pending);
 }
 
 static void test_repeats_resolve_pending_samples(void)
@@ -216,11 +216,11 @@ static void weigh(void *ctx, const struct ev *e)
     struct weighed *w = ctx;
     if (e->type != EV_PC)
         return;
-    double x = e->count ? (double)e->value / (double)e->count : 1.0;
-    uint32_t k = (e->addr - 0x08000100u) / 2u;
+    double x = e->pc.kept ? (double)e->pc.taken / (double)e->pc.kept : 1.0;
+    uint32_t k = (e->pc.addr - 0x08000100u) / 2u;
     w->by_pc[k < 4 ? k : 3] += x;
     w->total += x;
-    if (e->count) {
+    if (e->pc.kept) {
         w->first_weighted = w->weighted++ ? w->first_weighted : w->n;
         w->last_weighted = w->n;
     }

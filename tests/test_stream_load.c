@@ -188,25 +188,25 @@ static void on_event(void *ctx, const struct ev *e)
     struct reading *r = ctx;
     if (e->type == EV_TASK_NAME) {
         size_t i = 0;
-        while (i < r->n_tag_named && r->tag_named[i] != e->tag)
+        while (i < r->n_tag_named && r->tag_named[i] != e->task_name.tag)
             i++;
         if (i < sizeof r->tag_named / sizeof r->tag_named[0]) {
             r->n_tag_named += i == r->n_tag_named;
-            r->tag_named[i] = e->tag;
-            snprintf(r->tag_name[i], sizeof r->tag_name[i], "%.*s", (int)e->text_len, e->text);
+            r->tag_named[i] = e->task_name.tag;
+            snprintf(r->tag_name[i], sizeof r->tag_name[i], "%.*s", (int)e->task_name.name_len, e->task_name.name);
         }
         if (r->n_namings < sizeof r->namings / sizeof r->namings[0])
-            r->namings[r->n_namings++] = (struct naming){e->tag, current_at};
+            r->namings[r->n_namings++] = (struct naming){e->task_name.tag, current_at};
     } else if (e->type == EV_LOST) {
-        r->lost_reported = e->count;
+        r->lost_reported = e->lost.samples;
     } else if (e->type == EV_PC) {
         r->samples++;
-        int k = (int)((e->addr - 0x08010000u) / 2u);
+        int k = (int)((e->pc.addr - 0x08010000u) / 2u);
         if (k < 0 || k >= n_ids)
             return;
         /* by name: a host that began late names an index whose tag came before it under a tag of
          * its own (its samples are the task's all the same) */
-        const char *name = e->tag ? name_of(r, e->tag) : NULL;
+        const char *name = e->pc.tag ? name_of(r, e->pc.tag) : NULL;
         bool own = name && strcmp(name, names[block_of[k]]) == 0;
         if (!r->first_seen[k])
             r->first_seen[k] = current_at;

@@ -155,13 +155,14 @@ static void host_event(void *ctx, const struct ev *e)
 {
     struct names *h = ctx;
     unsigned i = 0;
-    while (i < h->n && h->tags[i] != e->tag)
+    uint32_t tag = e->type == EV_TASK_NAME ? e->task_name.tag : e->type == EV_PC ? e->pc.tag : 0;
+    while (i < h->n && h->tags[i] != tag)
         i++;
     if (e->type == EV_TASK_NAME) {
         if (i == h->n && h->n < 256u)
             h->n++;
-        h->tags[i] = e->tag;
-        snprintf(h->names[i], sizeof h->names[i], "%.*s", (int)e->text_len, e->text);
+        h->tags[i] = tag;
+        snprintf(h->names[i], sizeof h->names[i], "%.*s", (int)e->task_name.name_len, e->task_name.name);
     } else if (e->type == EV_TABLE_FULL) {
         h->full_said = 1;
     } else if (e->type == EV_PC) {

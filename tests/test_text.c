@@ -180,9 +180,9 @@ static size_t stack_n;
 static void stack_event(void *ctx, const struct ev *e)
 {
     evlog_event(ctx, e);
-    if (e->type == EV_STACK_WORDS && e->count <= 16) {
-        memcpy(stack_pairs, e->pcs, 2 * e->count * sizeof *stack_pairs);
-        stack_n = e->count;
+    if (e->type == EV_STACK_WORDS && e->stack_words.n <= 16) {
+        memcpy(stack_pairs, e->stack_words.pairs, 2 * e->stack_words.n * sizeof *stack_pairs);
+        stack_n = e->stack_words.n;
     }
 }
 

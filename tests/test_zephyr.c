@@ -168,23 +168,23 @@ static void tally_event(void *ctx, const struct ev *e)
         t->full++;
     if (e->type == EV_TASK_NAME) {
         unsigned i = 0;
-        while (i < t->n_tags && t->tags[i] != e->tag)
+        while (i < t->n_tags && t->tags[i] != e->task_name.tag)
             i++;
         if (i == MAX_NAMES)
             abort();
         t->n_tags += i == t->n_tags;
-        t->tags[i] = e->tag;
-        snprintf(t->tag_names[i], sizeof t->tag_names[i], "%.*s", (int)e->text_len, e->text);
-        count_wire_name(e->text, e->text_len);
+        t->tags[i] = e->task_name.tag;
+        snprintf(t->tag_names[i], sizeof t->tag_names[i], "%.*s", (int)e->task_name.name_len, e->task_name.name);
+        count_wire_name(e->task_name.name, e->task_name.name_len);
     } else if (e->type == EV_PC) {
         char isr[16];
         const char *name = "(no name)";
-        if (CMPROF_IS_ISR_TAG(e->tag)) {
-            snprintf(isr, sizeof isr, "ISR:%u", (unsigned)(e->tag & 0x1FFu));
+        if (CMPROF_IS_ISR_TAG(e->pc.tag)) {
+            snprintf(isr, sizeof isr, "ISR:%u", (unsigned)(e->pc.tag & 0x1FFu));
             name = isr;
         }
         for (unsigned i = 0; i < t->n_tags && name != isr; i++)
-            if (t->tags[i] == e->tag)
+            if (t->tags[i] == e->pc.tag)
                 name = t->tag_names[i];
         (*tally_slot(t, name))++;
     }

@@ -2,7 +2,7 @@
  * rows, entering a function, stepping into a call and back out, searching its lines. */
 #include "view_int.h"
 
-#include "../profile/grow.h"
+#include "../base/grow.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -58,7 +58,7 @@ static void free_annotate(struct view *v)
 
 static bool push_row(struct view *v, size_t *cap, uint32_t addr, uint32_t line, const char *text)
 {
-    if (!prof_grow((void **)&v->annot, cap, (size_t)v->annot_n + 1, sizeof *v->annot, 256))
+    if (!grow_array((void **)&v->annot, cap, (size_t)v->annot_n + 1, sizeof *v->annot, 256))
         return false;
     char *copy = strdup(text);
     if (!copy)
@@ -223,7 +223,7 @@ static void load_source(struct view *v, const char *path)
         for (char *p = line; *p; p++)
             if (*p == '\t')
                 *p = ' ';
-        if (!prof_grow((void **)&v->src_lines, &cap, (size_t)v->n_src_lines + 1, sizeof *v->src_lines, 256))
+        if (!grow_array((void **)&v->src_lines, &cap, (size_t)v->n_src_lines + 1, sizeof *v->src_lines, 256))
             break;
         v->src_lines[v->n_src_lines++] = strdup(line);
     }

@@ -1,0 +1,4 @@
+int fx_b_value(void)
+{
+    return 3;
+}

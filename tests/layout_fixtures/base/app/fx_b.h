@@ -1,0 +1,1 @@
+int fx_b_value(void);
