@@ -74,6 +74,11 @@ static struct {
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
 } stream;
 
+/* The name id each index stands for on the host, 1 + id, as its last '=' entry gave it (0: not
+ * known that way): an entry that would only say it again (a worker re-created, in its
+ * predecessor's control block, under its name: the same tag, the same name) is left out. */
+static uint16_t host_name_id[MAX_TASKS];
+
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
@@ -412,6 +417,8 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
 static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
     memcpy(line, "@task ", 6);
+    if (i != NO_SLOT)
+        host_name_id[i] = 0;
     size_t n = put_index(line, 6, i);
     line[n] = ' ';
     uint32_t v = (uint32_t)(uintptr_t)tag;
@@ -521,6 +528,7 @@ __attribute__((noinline)) static uint32_t name_id(const char *s, size_t len)
 static void forget_names_sent(void)
 {
     memset(name_ids, 0, sizeof name_ids);
+    memset(host_name_id, 0, sizeof host_name_id);
     for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
         cmprof_tasks.flags[i] &= (uint8_t)~TAG_SENT;
 }
@@ -542,6 +550,7 @@ __attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, 
 #define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
 static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
+    host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
     n = put_tag6(b, put_index(b, n, i), tag);
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     b[n] = b64[end - n - 1];
@@ -573,7 +582,10 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
         flags |= DEF_NAME;
         b[n] = b64[end - n - 1];
         n = end;
+    } else if (!(flags & DEF_TAG) && host_name_id[i] == (id & ~NAME_FRESH) + 1u) {
+        return 0; /* the host has this tag and this name for the index: nothing to say */
     }
+    host_name_id[i] = (uint16_t)((id & ~NAME_FRESH) + 1u);
     b[head] = b64[flags >> 6];
     b[head + 1] = b64[flags & 63u];
     return n;
@@ -662,6 +674,8 @@ static void put_def(struct name_out *o, uint32_t i, const void *tag, const char 
     if (o->in_samples)
         start[n++] = '=';
     n = o->in_samples ? put_def_entry(start, n, i, tag, name) : put_entry(start, n, i, tag, name);
+    if (!n)
+        return; /* it would say what the host has */
     o->b = start + n;
     new_name_sent(n);
 }

@@ -1276,6 +1276,28 @@ def undefined_index_samples(text):
     return count, first
 
 
+def idle_entries(text):
+    """'=' entries that only refer (no tag, no name in them) to the tag and the name the index's
+    previous '=' entry gave, nothing else having named the index between: bytes that tell the host
+    nothing (a worker re-created in its predecessor's control block, under its name)."""
+    state, last, count = {}, {}, 0
+    for line in text.split("\n"):
+        body = scen.checked_body(line)
+        if body is None:
+            continue
+        scen.stream_state(body, state)
+        if body.startswith(("@task ", "@N")):
+            for _, index, _, _ in scen.stream_names(line + "\n"):
+                last.pop(index, None)
+            continue
+        for item in scen.sample_line_items(body, state):
+            if item[0] == "def":
+                _, index, tag, name, size = item
+                count += size == 3 + (1 if index < 62 else 3) and last.get(index) == (tag, name)
+                last[index] = (tag, name)
+    return count
+
+
 FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique")
 
 
@@ -1328,6 +1350,9 @@ def frtos_churn(c):
         undefined, first = undefined_index_samples(text)
         c.check(name + ": no task index used before a name defines it on the wire", undefined == 0,
                 "%d samples before their index's name (the first at byte %s)" % (undefined, first))
+        idle = idle_entries(text)
+        c.check(name + ": no '=' entry only repeats what its index's previous one said", idle == 0,
+                "%d such entries" % idle)
         c.check(name + ": names at most 10 % of the stream's bytes",
                 name_bytes * 10 <= all_bytes, "%d of %d bytes (%.1f %%), %.2f bytes a sample" % (
                     name_bytes, all_bytes, 100.0 * name_bytes / max(all_bytes, 1), all_bytes / max(n, 1)))
