@@ -753,12 +753,13 @@ def caller_rows(txt):
 
 # The demo's functions whose callers the sampler's stack evidence shows live: each row's callers by
 # construction (scenarios/apps/demo.c; board_clock from the sensor interrupt and the section timers)
-DEMO_CALLERS = (("crc32", {"link_send_frame"}), ("lowpass", {"task_motor"}),
+DEMO_CALLERS = (("crc32", {"link_send_frame"}), ("lowpass", {"task_motor"}), ("memcpy", {"task_motor", "task_link"}),
                 ("board_clock", {"EXTI0_IRQHandler", "cmprof_section_stop", "cmprof_section_start"}))
 
 
 def demo_callers(s):
-    """Key c on the demo's crc32, lowpass (its filter) and board_clock rows, live: each caller view
+    """Key c on the demo's crc32, lowpass (its filter), memcpy (newlib's, no call-frame information: a
+    leaf its code proves) and board_clock rows, live: each caller view
     lists callers walked from the sampler's stack evidence (the demo is built with CMPROF_STACKS=1),
     each with its share and 95 % interval, and only the callers the code has."""
     for fn, callers in DEMO_CALLERS:
