@@ -123,6 +123,8 @@ static bool write_elf(char *path)
     put_bl(code + (MID + 0x14u - TEXT), MID + 0x14u, LEAF_FN);
     put_bl(code + (MID + 0x18u - TEXT), MID + 0x18u, TAIL_FN);
     put_halves(code + (MID + 0x1cu - TEXT), (const uint16_t[]){0x4798}, 1);
+    /* the vector table (the lowest allocated bytes): TAIL_FN is exception 2's handler (NMI) */
+    put_halves(code + 8, (const uint16_t[]){(uint16_t)(TAIL_FN | 1u), (uint16_t)(TAIL_FN >> 16)}, 2);
     int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : mkstemp(path);
     if (fd < 0)
         return false;
@@ -260,6 +262,8 @@ static void test_leaf_without_cfi(struct sym_table *t)
     CHECK(evidence(t, LEAF_FN + 4u, (MID + 0xau) | 1u, 16, above, 3, out, &unproven) == 0 && unproven);
     /* an exception return code: the leaf is no exception vector, so unproven */
     CHECK(evidence(t, LEAF_FN + 4u, 0xFFFFFFF9u, 16, above, 3, out, &unproven) == 0 && unproven);
+    /* ... but in TAIL_FN, a vector's handler, it is the exception's entry: the stack ends there, proven */
+    CHECK(evidence(t, TAIL_FN, 0xFFFFFFF9u, 16, above, 3, out, &unproven) == 0 && !unproven);
     /* TAIL_FN itself has no CFI and is a leaf: after a BL to it, proven */
     CHECK(evidence(t, TAIL_FN, (MID + 0x1cu) | 1u, 16, above, 3, out, &unproven) == 3 && !unproven &&
           out[0] == MID + 0x1au);
