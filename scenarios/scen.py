@@ -299,6 +299,9 @@ def all_scenarios():
     s.append(scenario("m4_stacks_rtt", "stacks", core="m4", SAMPLES=10000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=1, CMPROF_STACK_RECORDS=16, PERIOD=16000, CMPROF_JITTER=8191, STACKS_RTT=1,
                       rtt=True))
+    # ... newlib's memcpy (no call-frame information, a leaf its code proves) from two callers, 3:1
+    s.append(scenario("m4_stacks_memcpy", "stacks", core="m4", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, MEMCPY_CALLERS=1, PERIOD=1691, CMPROF_JITTER=255))
     s.append(scenario("m4_stacks_dump", "stacks", core="m4", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
                       CMPROF_STACK_RECORDS=64, PERIOD=1691, CMPROF_JITTER=255))
     # the stream over RTT only, read by cmprof-top through QEMU's gdbstub (rtt:), attached while the

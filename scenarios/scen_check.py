@@ -2248,8 +2248,8 @@ def frtos_task_roots(c):
                                                                                    unproven.most_common(4)),
                                                  "; ".join("%s %d" % kv for kv in wrong.most_common(4)) or "none"))
     c.check("%s: the walks that end unproven start in code without call-frame information (the kernel's "
-            "hand-written context switch, newlib's memcpy)" % name,
-            set(unproven) <= {"xPortPendSVHandler", "memcpy"}, str(dict(unproven)))
+            "hand-written context switch); newlib's memcpy, a leaf its code proves, is not among them" % name,
+            set(unproven) <= {"xPortPendSVHandler"}, str(dict(unproven)))
 
 
 def build_id(elf):
@@ -2382,6 +2382,38 @@ def rtt_callers(c):
                 for k, x in callers.items()) + "; %d stacked samples in leaf()" % n_leaf)
 
 
+def memcpy_callers(c):
+    """newlib's memcpy has no call-frame information (hand-written assembly); its code proves it a
+    leaf (no SP or LR write, no call), so its callers come from the live LR after a BL to it.
+    m4_stacks_memcpy: copy_a() calls it 3 times a round, copy_b() once, the same length each."""
+    name = "m4_stacks_memcpy"
+    r = Result(name)
+    stacks = folded_stacks(name, r.elf)
+    mem = {st: v for st, v in stacks.items() if st.endswith(";memcpy")}
+    shapes = ("Reset_Handler;main;copy_a;memcpy", "Reset_Handler;main;copy_b;memcpy")
+    unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+    c.check("%s: every memcpy stack proven, under copy_a or copy_b, and no walk unproven" % name,
+            sum(mem.values()) > 0 and set(mem) <= set(shapes) and unproven == 0,
+            "%d memcpy stacks; %d unproven; %s" % (sum(mem.values()), unproven,
+                                                   "; ".join("%s %d" % kv for kv in mem.items())))
+    calls = {}
+    for caller in ("copy_a", "copy_b"):
+        code = instructions(r.elf, caller)
+        calls[caller] = sum(r.wcounts.get(b, 0) for (a, m), (b, _) in zip(code, code[1:]) if m == "bl")
+    truth = {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+    row = next((x for x in r.tool()["rows"] if x["name"] == "memcpy"), {})
+    callers = {x["name"]: x for x in row.get("callers", [])}
+    n = sum(mem.values())
+    z = {k: abs(callers[k]["percent"] / 100 - truth[k]) / scen.sigma(truth[k], n) if k in callers and n else 99
+         for k in truth}
+    c.check("%s: memcpy's callers within 3 sigma of the calls counted (3:1), truth inside each 95 %% interval" % name,
+            set(callers) == set(truth) and max(z.values()) <= Z and
+            all(callers[k]["lo95"] <= 100 * truth[k] <= callers[k]["hi95"] for k in truth),
+            "; ".join("%s %.2f %% [%.2f, %.2f] (truth %.2f %% of %d calls, %.2f sigma)" % (
+                k, x["percent"], x["lo95"], x["hi95"], 100 * truth.get(k, 0), sum(calls.values()), z.get(k, 99))
+                for k, x in callers.items()) + "; %d stacked samples in memcpy" % n)
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2491,6 +2523,7 @@ def sampler_callers(c):
         exidx_callers(c, core)
         fp_callers(c, core)
     frtos_task_roots(c)
+    memcpy_callers(c)
     probe_agreement(c)
     rtt_callers(c)
     # a line lost before its stack evidence: the evidence names a sample that is not the one before it

@@ -4,6 +4,7 @@
  * the unwinder runs in this process on every halt, where a crash in libdwarf could not be
  * contained as the DWARF reader's child contains it; anything unexpected ends the walk instead. */
 #include "exidx.h"
+#include "leaf.h"
 #include "rawdwarf.h"
 #include "../base/grow.h"
 
@@ -32,6 +33,8 @@ struct rules {
     int32_t cfa_off;
     uint16_t saved; /* bit r: r is saved */
     int32_t off[16];
+    bool from_code;        /* no CFI: the code of the function [fn_lo, fn_hi) proved it a leaf */
+    uint32_t fn_lo, fn_hi;
 };
 
 struct span_in_file {
@@ -40,6 +43,13 @@ struct span_in_file {
 };
 
 #define MAX_SPANS 64
+#define EXC_RETURN_MIN 0xFFFFFF00u /* a return address this high is an exception return code */
+#define LEAF_CACHE 16 /* functions whose code was analysed, by start */
+
+struct leaf_seen {
+    uint32_t lo, hi;
+    bool known, keeps_frame;
+};
 
 struct frames {
     const uint8_t *sec;
@@ -51,6 +61,7 @@ struct frames {
     struct exidx_table index; /* over them */
     struct span_in_file spans[MAX_SPANS]; /* the image's loaded bytes in the file (.ARM.extab) */
     size_t n_spans;
+    struct leaf_seen leaves[LEAF_CACHE];
 };
 
 static int cmp_fde(const void *a, const void *b)
@@ -319,9 +330,29 @@ static bool exidx_rules(struct frames *f, uint32_t pc, bool leaf, struct rules *
     return r->cfa_reg < 16;
 }
 
-/* The register rules at pc; false when neither an FDE nor the exception index covers it, or its
+/* The rules at the interrupted pc of a function without (followed) CFI, when its own code proves it
+ * a leaf that keeps its caller's frame: CFA = SP, the return address in LR. */
+static bool code_rules(struct frames *f, uint32_t pc, struct rules *r)
+{
+    uint32_t lo, hi;
+    if (!sym_function_from(f->t, pc, &lo, &hi))
+        return false;
+    struct leaf_seen *seen = &f->leaves[(lo >> 1) % LEAF_CACHE];
+    if (!seen->known || seen->lo != lo || seen->hi != hi)
+        *seen = (struct leaf_seen){lo, hi, true, leaf_keeps_frame(read_image, f, lo, hi)};
+    if (!seen->keeps_frame)
+        return false;
+    memset(r, 0, sizeof *r);
+    r->cfa_reg = 13;
+    r->from_code = true;
+    r->fn_lo = lo;
+    r->fn_hi = hi;
+    return true;
+}
+
+/* The register rules at pc from .debug_frame or .ARM.exidx; false when neither covers it, or its
  * instructions are not followed. leaf: pc is the interrupted instruction (else inside a call). */
-static bool rules_at(struct sym_table *t, uint32_t pc, bool leaf, struct rules *r)
+static bool cfi_rules_at(struct sym_table *t, uint32_t pc, bool leaf, struct rules *r)
 {
     struct frames *f = frames_of(t);
     if (!f)
@@ -352,6 +383,45 @@ static bool rules_at(struct sym_table *t, uint32_t pc, bool leaf, struct rules *
     return run(f, &ci, d->ins, d->ins_end, pc, &loc, r, &initial) && r->cfa_reg < 16;
 }
 
+/* The register rules at pc: from the CFI, or for the interrupted instruction of a function the
+ * CFI does not describe, from the function's code (code_rules). */
+static bool rules_at(struct sym_table *t, uint32_t pc, bool leaf, struct rules *r)
+{
+    if (cfi_rules_at(t, pc, leaf, r))
+        return true;
+    struct frames *f = frames_of(t);
+    return leaf && f && code_rules(f, pc, r);
+}
+
+static bool in_vectors(const struct sym_table *t, uint32_t fn)
+{
+    for (size_t k = 1; k < t->n_vectors; k++)
+        if ((t->vectors[k] & ~1u) == fn)
+            return true;
+    return false;
+}
+
+/* Whether return address ret (the live LR) is proven the caller of the leaf that code_rules
+ * analysed: the call before it is a BL to the leaf, a BLX Rm, or a BL to a function that branches
+ * to the leaf (a tail call); an exception return code when the leaf is an exception vector. */
+static bool leaf_called(struct sym_table *t, const struct rules *r, uint32_t ret)
+{
+    uint32_t next = ret & ~1u, target, g_lo, g_hi;
+    if (ret >= EXC_RETURN_MIN)
+        return in_vectors(t, r->fn_lo);
+    if (!(ret & 1u) || !sym_in_code(t, next))
+        return false;
+    struct frames *f = t->frames;
+    if (leaf_blx_before(read_image, f, next))
+        return true;
+    if (!leaf_bl_target(read_image, f, next, &target))
+        return false;
+    if (target == r->fn_lo)
+        return true;
+    return sym_function_from(t, target, &g_lo, &g_hi) && g_lo == target &&
+           leaf_branches_to(read_image, f, g_lo, g_hi, r->fn_lo);
+}
+
 void symt_frames_free(struct sym_table *t)
 {
     struct frames *f = t->frames;
@@ -362,8 +432,6 @@ void symt_frames_free(struct sym_table *t)
     free(f);
     t->frames = NULL;
 }
-
-#define EXC_RETURN_MIN 0xFFFFFF00u /* a return address this high is an exception return code */
 
 size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
                   bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
@@ -396,6 +464,8 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
         uint32_t ret = saved[14]; /* the return address: the saved LR, or LR itself in a leaf */
         if (!(ru.saved & (1u << 14)) && !leaf)
             break; /* LR neither saved nor live: this frame cannot be left */
+        if (ru.from_code && !leaf_called(t, &ru, ret))
+            break;
         memcpy(r, saved, sizeof r);
         r[13] = cfa;
         if (ret >= EXC_RETURN_MIN) {
@@ -541,6 +611,8 @@ size_t sym_unwind_words(struct sym_table *t, const struct sym_stack_words *w, ui
         } else if (leaf) {
             ret = w->lr; /* not saved yet: still in LR */
             if (ret < EXC_RETURN_MIN && stale_lr(t, pc, ret & ~1u))
+                break;
+            if (ru.from_code && !leaf_called(t, &ru, ret))
                 break;
         } else {
             break;

@@ -753,12 +753,13 @@ def caller_rows(txt):
 
 # The demo's functions whose callers the sampler's stack evidence shows live: each row's callers by
 # construction (scenarios/apps/demo.c; board_clock from the sensor interrupt and the section timers)
-DEMO_CALLERS = (("crc32", {"link_send_frame"}), ("lowpass", {"task_motor"}),
+DEMO_CALLERS = (("crc32", {"link_send_frame"}), ("lowpass", {"task_motor"}), ("memcpy", {"task_motor", "task_link"}),
                 ("board_clock", {"EXTI0_IRQHandler", "cmprof_section_stop", "cmprof_section_start"}))
 
 
 def demo_callers(s):
-    """Key c on the demo's crc32, lowpass (its filter) and board_clock rows, live: each caller view
+    """Key c on the demo's crc32, lowpass (its filter), memcpy (newlib's, no call-frame information: a
+    leaf its code proves) and board_clock rows, live: each caller view
     lists callers walked from the sampler's stack evidence (the demo is built with CMPROF_STACKS=1),
     each with its share and 95 % interval, and only the callers the code has."""
     for fn, callers in DEMO_CALLERS:
@@ -846,7 +847,7 @@ def demo_a_test():
 def demo_probe_callers():
     """The demo's caller shares from the sampler's stack evidence (make demo, --batch) against the
     probe path's on the same build (the demo's own ELF through QEMU's gdbstub, every halt walked with
-    .debug_frame): for crc32 and lowpass (the demo's filter) each caller's share within 3 sigma of the two
+    .debug_frame): for crc32, lowpass (the demo's filter) and memcpy each caller's share within 3 sigma of the two
     intervals together, and no caller on one side that the other's interval excludes. Both run at
     once; the sampler's are every 16th sample's stacks, the probe's every halt's."""
     elf = subprocess.run([sys.executable, "scenarios/scen.py", "build-demo"], cwd=ROOT, capture_output=True,
@@ -881,7 +882,7 @@ def demo_probe_callers():
 
     # (board_clock is left out: one run's probe put 8.4 % [7.7, 9.2] of its stacks under cmprof_section_start,
     # the sampler 0 of 45; the probe's halts land by QEMU's host time, which its timer reads inflate)
-    for fn in ("crc32", "lowpass"):
+    for fn in ("crc32", "lowpass", "memcpy"):  # memcpy: newlib's, no CFI, proven a leaf from its code on both
         a, b = callers_of(js, fn), callers_of(jp, fn)
         z, notes = {}, []
         for k in set(a) | set(b):

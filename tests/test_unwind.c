@@ -4,6 +4,7 @@
  * task; it must never be read as a call from the function before it. A return address inside a
  * function is still followed. */
 #include "../symbols/exidx.h"
+#include "../symbols/leaf.h"
 #include "../symbols/symbols.h"
 #include "check.h"
 
@@ -27,7 +28,10 @@
 /* a frame pointer (-fno-omit-frame-pointer): push {r7, lr}; sub sp, #8; add r7, sp, #0 (the CFA r7 + 16
  * from +6); bl CALLER at +8; ...; adds r7, #8 at +0x14 (r7 + 8); mov sp, r7 at +0x16; pop {r7, pc} at +0x18 */
 #define FP_FN 0x08000200u /* [0x200, 0x220) */
-#define N_FUNCS 9
+/* no CFI: a hand-written leaf (as newlib's memcpy), and a function that tail-calls it (b.n) */
+#define LEAF_FN 0x08000220u /* [0x220, 0x230) */
+#define TAIL_FN 0x08000230u /* [0x230, 0x240) */
+#define N_FUNCS 11
 #define SP 0x20001000u
 
 /* .debug_frame: one CIE (code align 2, data align -4, return address r14, CFA = sp), and an FDE
@@ -43,7 +47,7 @@ static size_t debug_frame(uint8_t *out)
      * adds r7, #8 (+0x16: r7 + 8), mov sp, r7 (+0x18: sp + 8) */
     static const uint8_t fp[] = {0x41, 0x0e, 8,    0x80 | 14, 1,    0x80 | 7, 2, 0x41, 0x0e, 16,
                                  0x41, 0x0d, 7,    0x48,      0x0e, 8,        0x41, 0x0d, 13, 0};
-    for (int i = 0; i < N_FUNCS; i++) {
+    for (int i = 0; i < N_FUNCS - 2; i++) { /* LEAF_FN and TAIL_FN have none */
         /* advance_loc 1, def_cfa_offset 8, offset r14 at 1*-4, offset r7 at 2*-4 */
         static const uint8_t push[] = {0x41, 0x0e, 8, 0x80 | 14, 1, 0x80 | 7, 2, 0};
         /* MID: the push (+2: CFA sp + 8), sub sp (+4: CFA sp + 16), add sp (+0x10: CFA sp + 8 again) */
@@ -80,15 +84,30 @@ static Elf_Scn *section(Elf *e, uint32_t name, uint32_t type, uint64_t flags, ui
 }
 
 /* Write the ELF to a new file made from the template path (mkstemp). */
+static void put_halves(uint8_t *p, const uint16_t *hw, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[2 * i] = (uint8_t)hw[i], p[2 * i + 1] = (uint8_t)(hw[i] >> 8);
+}
+
+/* A BL at `at` to `target` (Thumb-2 encoding T1). */
+static void put_bl(uint8_t *p, uint32_t at, uint32_t target)
+{
+    uint32_t off = target - (at + 4u), s = off >> 31, i1 = (off >> 23) & 1u, i2 = (off >> 22) & 1u;
+    uint16_t h1 = (uint16_t)(0xF000u | s << 10 | ((off >> 12) & 0x3FFu));
+    uint16_t h2 = (uint16_t)(0xD000u | (!(i1 ^ s)) << 13 | (!(i2 ^ s)) << 11 | ((off >> 1) & 0x7FFu));
+    put_halves(p, (const uint16_t[]){h1, h2}, 2);
+}
+
 static bool write_elf(char *path)
 {
-    static uint8_t code[0x220], frames[512];
+    static uint8_t code[0x240], frames[512];
     static char shstr[] = "\0.text\0.debug_frame\0.symtab\0.strtab\0.shstrtab";
-    static char str[] = "\0handler\0exit_trap\0task\0caller\0mid\0outer\0noret\0next\0fp_fn";
+    static char str[] = "\0handler\0exit_trap\0task\0caller\0mid\0outer\0noret\0next\0fp_fn\0leaf\0tail";
     static Elf32_Sym syms[N_FUNCS + 1]; /* Thumb functions: odd values, as a toolchain writes them */
-    static const uint32_t name[] = {1, 9, 19, 24, 31, 35, 41, 47, 52},
-                          lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN, FP_FN},
-                          size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10, 0x20};
+    static const uint32_t name[] = {1, 9, 19, 24, 31, 35, 41, 47, 52, 58, 63},
+                          lo[] = {HANDLER, EXIT_TRAP, TASK, CALLER, MID, OUTER, NORET, NEXT_FN, FP_FN, LEAF_FN, TAIL_FN},
+                          size[] = {0x40, 0x20, 0x20, 0x20, 0x20, 0x20, 0x10, 0x10, 0x20, 0x10, 0x10};
     for (int i = 0; i < N_FUNCS; i++)
         syms[i + 1] = (Elf32_Sym){name[i], lo[i] | 1u, size[i], ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), 0, 1};
     /* the calls the return addresses come back from: BL (f000 f800) before each */
@@ -97,6 +116,15 @@ static bool write_elf(char *path)
         memcpy(code + (calls[i] - TEXT), (const uint8_t[]){0x00, 0xf0, 0x00, 0xf8}, 4);
     /* CALLER calls MID at +0x10 (bl: +0xc from its return address) though its CFI saves nothing */
     memcpy(code + (CALLER + 0x10u - TEXT), (const uint8_t[]){0x00, 0xf0, 0x06, 0xf8}, 4);
+    /* LEAF_FN: ldr.w r3, [r1], #4; str.w r3, [r0], #4; subs r2, #4; bcs.n back; bx lr; nop. TAIL_FN:
+     * b.n LEAF_FN. MID calls them at +0x14 (bl LEAF_FN), +0x18 (bl TAIL_FN), +0x1c (blx r3). */
+    put_halves(code + (LEAF_FN - TEXT), (const uint16_t[]){0xf851, 0x3b04, 0xf840, 0x3b04, 0x3a04, 0xd2fa, 0x4770, 0xbf00}, 8);
+    put_halves(code + (TAIL_FN - TEXT), (const uint16_t[]){0xe7f6}, 1);
+    put_bl(code + (MID + 0x14u - TEXT), MID + 0x14u, LEAF_FN);
+    put_bl(code + (MID + 0x18u - TEXT), MID + 0x18u, TAIL_FN);
+    put_halves(code + (MID + 0x1cu - TEXT), (const uint16_t[]){0x4798}, 1);
+    /* the vector table (the lowest allocated bytes): TAIL_FN is exception 2's handler (NMI) */
+    put_halves(code + 8, (const uint16_t[]){(uint16_t)(TAIL_FN | 1u), (uint16_t)(TAIL_FN >> 16)}, 2);
     int fd = elf_version(EV_CURRENT) == EV_NONE ? -1 : mkstemp(path);
     if (fd < 0)
         return false;
@@ -212,6 +240,39 @@ static void test_frame_pointer(struct sym_table *t)
     CHECK(evidence(t, OUTER + 4u, 0, 16, slot, 1, out, &unproven) == 0 && unproven);
 }
 
+/* LEAF_FN has no CFI; its code proves it a leaf: CFA = SP and LR live at each of its instructions.
+ * Its caller is proven when the call before LR is a BL to it, a BLX Rm, or a BL to a function that
+ * branches to it (TAIL_FN); then MID's frame and those above from the CFI as usual. */
+static void test_leaf_without_cfi(struct sym_table *t)
+{
+    uint32_t out[8];
+    bool unproven;
+    const uint32_t above[] = {1, (OUTER + 0xcu) | 1u, 3, (TASK + 6u) | 1u, 5, EXIT_TRAP | 1u};
+    for (uint32_t pc = LEAF_FN; pc < LEAF_FN + 0x10u; pc += 2) {
+        CHECK(evidence(t, pc, (MID + 0x18u) | 1u, 16, above, 3, out, &unproven) == 3 && !unproven);
+        CHECK(out[0] == MID + 0x16u && out[1] == OUTER + 0xau && out[2] == TASK + 4u);
+    }
+    /* reached through TAIL_FN's b.n: the caller is TAIL_FN's (as a tail call leaves it) */
+    CHECK(evidence(t, LEAF_FN + 4u, (MID + 0x1cu) | 1u, 16, above, 3, out, &unproven) == 3 && !unproven &&
+          out[0] == MID + 0x1au);
+    /* through a register (blx r3) */
+    CHECK(evidence(t, LEAF_FN + 4u, (MID + 0x1eu) | 1u, 16, above, 3, out, &unproven) == 3 && !unproven &&
+          out[0] == MID + 0x1cu);
+    /* after a BL to another function, which never branches to the leaf: unproven */
+    CHECK(evidence(t, LEAF_FN + 4u, (MID + 0xau) | 1u, 16, above, 3, out, &unproven) == 0 && unproven);
+    /* an exception return code: the leaf is no exception vector, so unproven */
+    CHECK(evidence(t, LEAF_FN + 4u, 0xFFFFFFF9u, 16, above, 3, out, &unproven) == 0 && unproven);
+    /* ... but in TAIL_FN, a vector's handler, it is the exception's entry: the stack ends there, proven */
+    CHECK(evidence(t, TAIL_FN, 0xFFFFFFF9u, 16, above, 3, out, &unproven) == 0 && !unproven);
+    /* TAIL_FN itself has no CFI and is a leaf: after a BL to it, proven */
+    CHECK(evidence(t, TAIL_FN, (MID + 0x1cu) | 1u, 16, above, 3, out, &unproven) == 3 && !unproven &&
+          out[0] == MID + 0x1au);
+    /* the probe's walk: the same caller from the live LR */
+    uint32_t regs[16] = {0}, stack[2] = {0, (OUTER + 0xcu) | 1u};
+    regs[13] = SP, regs[14] = (MID + 0x18u) | 1u, regs[15] = LEAF_FN + 6u;
+    CHECK(sym_unwind(t, regs, read_stack, stack, out, 8, NULL) >= 2 && out[0] == MID + 0x16u && out[1] == OUTER + 0xau);
+}
+
 /* The frames above a sample in CALLER (a leaf): MID (CFA sp + 16, its LR at word 3), OUTER (LR
  * at word 5), TASK (LR at word 7: the exit trap, the end). */
 static void test_evidence(void)
@@ -263,6 +324,7 @@ static void test_evidence(void)
     /* no CFI at the PC: unproven */
     CHECK(evidence(t, TEXT + 0x10u, mid_ret, 16, leaf, 3, out, &unproven) == 0 && unproven);
     test_frame_pointer(t);
+    test_leaf_without_cfi(t);
     sym_close(t);
     unlink(path);
 }
@@ -424,6 +486,81 @@ static void test_exidx_rules(void)
     CHECK(at(&m, F + 0xa, true, &r) == EXIDX_REFUSED);
 }
 
+/* ---- the code of a function without CFI, hand-made: a leaf that keeps its caller's frame? ---- */
+
+#define LCODE 0x08004000u
+
+struct halves {
+    uint8_t b[64];
+    size_t n;
+};
+
+static size_t read_halves(void *ctx, uint32_t addr, uint8_t *buf, size_t n)
+{
+    const struct halves *h = ctx;
+    if (addr < LCODE || addr - LCODE >= h->n)
+        return 0;
+    size_t avail = h->n - (addr - LCODE);
+    n = n < avail ? n : avail;
+    memcpy(buf, h->b + (addr - LCODE), n);
+    return n;
+}
+
+static bool is_leaf(const uint16_t *hw, size_t n)
+{
+    struct halves h = {{0}, 2 * n};
+    put16s(h.b, hw, n);
+    return leaf_keeps_frame(read_halves, &h, LCODE, LCODE + (uint32_t)h.n);
+}
+
+#define LEAF(...) is_leaf((const uint16_t[]){__VA_ARGS__}, sizeof((const uint16_t[]){__VA_ARGS__}) / 2)
+
+static void test_leaf_code(void)
+{
+    /* newlib's memcpy, in part: mov ip, r0; orr.w r3, r1, r0; ands.w r3, r3, #3; bne.n; ldr r3, [r1];
+     * str r3, [r0]; ldr.w r3, [r1], #4; str.w r3, [r0], #4; itt ne; ldrbne.w r3, [r1], #1; ldrh;
+     * cmp.w r2, #8 (to PC: a compare); tbb [pc, r3]; mov r0, ip; bx lr; nop */
+    CHECK(LEAF(0x4684, 0xea41, 0x0300, 0xf013, 0x0303, 0xd149, 0x680b, 0x6003, 0xf851, 0x3b04, 0xf840, 0x3b04,
+               0xbf1c, 0xf811, 0x3b01, 0x880b, 0xf1b2, 0x0f08, 0xe8df, 0xf003, 0x4660, 0x4770, 0xbf00));
+    /* ldmia r1!, {r3, r4}; stmia r0!, {r3, r4}; ldrd r3, r4, [r1, #8]; udiv r3, r3, r2; ldr r3, [sp, #4]; b.w */
+    CHECK(LEAF(0xc918, 0xc018, 0xe9d1, 0x3402, 0xfbb3, 0xf3f2, 0x9b01, 0xf000, 0xb800, 0x4770));
+    /* push {lr} ... pop {pc}: unproven */
+    CHECK(!LEAF(0xb500, 0x680b, 0xbd00));
+    /* a BL, a BLX Rm, an SVC: calls, unproven */
+    CHECK(!LEAF(0x680b, 0xf000, 0xf800, 0x4770));
+    CHECK(!LEAF(0x4798, 0x4770));
+    CHECK(!LEAF(0xdf00, 0x4770));
+    /* writes to SP: sub sp, #8; mov sp, r0; add.w sp, sp, #8; str.w lr, [sp, #-4]!; stmdb sp!, {r4, lr} */
+    CHECK(!LEAF(0xb082, 0x4770));
+    CHECK(!LEAF(0x4685, 0x4770));
+    CHECK(!LEAF(0xf10d, 0x0d08, 0x4770));
+    CHECK(!LEAF(0xf84d, 0xed04, 0x4770));
+    CHECK(!LEAF(0xe92d, 0x4010, 0x4770));
+    /* writes to LR (mov lr, r0; ldr.w lr, [r1]), loads of PC (ldr.w pc, [sp], #4; ldmia.w r1, {r4, pc}) */
+    CHECK(!LEAF(0x4686, 0x4770));
+    CHECK(!LEAF(0xf8d1, 0xe000, 0x4770));
+    CHECK(!LEAF(0xf85d, 0xfb04));
+    CHECK(!LEAF(0xe891, 0x8010));
+    /* undecodable here: a coprocessor word (vldr), UDF, MSR: unproven */
+    CHECK(!LEAF(0xed9f, 0x0a00, 0x4770));
+    CHECK(!LEAF(0xde00, 0x4770));
+    CHECK(!LEAF(0xf380, 0x8808, 0x4770));
+    /* a 32-bit instruction cut by the function's end; an empty function */
+    CHECK(!LEAF(0x4770, 0xf851));
+    CHECK(!leaf_keeps_frame(read_halves, &(struct halves){{0}, 0}, LCODE, LCODE));
+    /* bytes that cannot be read */
+    struct halves h = {{0}, 4};
+    CHECK(!leaf_keeps_frame(read_halves, &h, LCODE, LCODE + 8u));
+    /* a tail call: b.w back to LCODE found (a b.n to LCODE - 2 and a bl to LCODE are not) */
+    put16s(h.b, (const uint16_t[]){0xbf00, 0xf7ff, 0xbffd, 0xe7fa, 0xf7ff, 0xfffa}, 6);
+    h.n = 12;
+    CHECK(leaf_branches_to(read_halves, &h, LCODE, LCODE + 12u, LCODE));
+    CHECK(!leaf_branches_to(read_halves, &h, LCODE, LCODE + 12u, LCODE + 2u));
+    uint32_t target;
+    CHECK(leaf_bl_target(read_halves, &h, LCODE + 12u, &target) && target == LCODE);
+    CHECK(!leaf_bl_target(read_halves, &h, LCODE + 6u, &target));
+}
+
 int main(void)
 {
     sym_set_isolation(0);
@@ -431,5 +568,6 @@ int main(void)
     RUN_TEST(test_evidence);
     RUN_TEST(test_exidx_opcodes);
     RUN_TEST(test_exidx_rules);
+    RUN_TEST(test_leaf_code);
     return check_summary();
 }

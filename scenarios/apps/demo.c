@@ -1,13 +1,16 @@
 /* The demo firmware: a small motor-controller application, profiled live over its UART.
  *   task "motor": a control loop (PI controller and a fixed-point low-pass filter), timed as
- *                 section 0, and a telemetry formatter;
- *   task "link":  frames a buffer with a CRC-32, timed as section 1, and drains the profile stream;
+ *                 section 0, a telemetry formatter, and a copy of its log each period (memcpy);
+ *   task "link":  frames a buffer with a CRC-32, timed as section 1, takes its received bytes out of
+ *                 the receive buffer each turn (memcpy), and drains the profile stream;
  *   EXTI0:        a "sensor" interrupt raised every control period, which averages samples.
  * Sampling: SysTick with jitter, streamed (CMPROF_STREAM=1, CMPROF_TAG=current_task).
  * NO_CMPROF=1: the same application with no cmprof code at all, for sampling through a GDB server. */
 #include "board.h"
 #include "cmprof.h"
 #include "sched.h"
+
+#include <string.h>
 
 #if NO_CMPROF
 #define cmprof_section_start(i) ((void)(i))
@@ -30,6 +33,15 @@ static const char *const task_name[SCHED_TASKS] = {"motor", "link"};
 
 static volatile int32_t sensor_acc, sensor_value;
 static uint8_t frame[64];
+/* the motor's log of its last 8 periods, and the link's receive buffer: each task copies one out
+ * (memcpy) every turn; the copies are global so that the compiler keeps them */
+struct motor_entry {
+    int32_t speed, drive, target, measured;
+};
+static struct motor_entry motor_log[8];
+struct motor_entry motor_log_out[8];
+static uint8_t rx_buffer[128];
+uint8_t rx_bytes[128];
 static char telemetry[64];
 
 /* ---- motor task -------------------------------------------------------------------------- */
@@ -95,6 +107,8 @@ static void task_motor(void)
         int32_t drive = pi_step(&speed_loop, target - measured);
         speed += (drive - speed) >> 4;
         cmprof_section_stop(0);
+        motor_log[k % 8u] = (struct motor_entry){speed, drive, target, measured};
+        memcpy(motor_log_out, motor_log, sizeof motor_log);
         if (k % 16u == 0u)
             format_telemetry(speed, drive);
         if (k % 512u == 0u)
@@ -146,6 +160,8 @@ static void task_link(void)
             link_send_frame(seq);
             cmprof_section_stop(1);
         }
+        rx_buffer[seq % sizeof rx_buffer] = (uint8_t)seq;
+        memcpy(rx_bytes, rx_buffer, sizeof rx_buffer);
         cmprof_stream_drain(board_putc, 4);
         if (seq % 64u == 0u)
             cmprof_stream_sections(board_putc);

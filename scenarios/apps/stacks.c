@@ -12,6 +12,8 @@
  *   SAMPLES, PERIOD, CMPROF_JITTER  as in the other scenarios
  *   UNWIND_TABLES  built with -funwind-tables (and .debug_frame removed): the personality routines
  *                  the .ARM.exidx entries name, never called here (no C++ exceptions), defined empty
+ *   MEMCPY_CALLERS newlib's memcpy (hand-written, no call-frame information) called 3 times a round
+ *                  by copy_a() and once by copy_b(): the host proves it a leaf from its code
  *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
  *                  read by cmprof-top's rtt: source; the UART carries the boot line and the counts
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
@@ -23,6 +25,7 @@
 #endif
 
 #include <stddef.h>
+#include <string.h>
 
 #ifndef PERIOD
 #define PERIOD 1691u
@@ -130,6 +133,28 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void fp_caller(void
 #define FP_CALLER() ((void)0)
 #endif
 
+#if MEMCPY_CALLERS
+static uint32_t copy_src[64], copy_dst[64];
+static volatile uint32_t copy_len = sizeof copy_dst; /* not known at build time: a real call to memcpy */
+
+__attribute__((noinline)) void copy_a(void)
+{
+    memcpy(copy_dst, copy_src, copy_len);
+    memcpy(copy_src, copy_dst, copy_len);
+    memcpy(copy_dst, copy_src, copy_len);
+    after++;
+}
+
+__attribute__((noinline)) void copy_b(void)
+{
+    memcpy(copy_dst, copy_src, copy_len);
+    after++;
+}
+#define COPIERS() (copy_a(), copy_b())
+#else
+#define COPIERS() ((void)0)
+#endif
+
 #ifdef UNWIND_TABLES /* else libgcc's unwinder comes in with them, and wants abort() */
 void __aeabi_unwind_cpp_pr0(void);
 void __aeabi_unwind_cpp_pr1(void);
@@ -196,6 +221,7 @@ int main(void)
         via_pointer();
         frames_caller();
         FP_CALLER();
+        COPIERS();
         drain();
     }
     truth_end();
