@@ -1,6 +1,5 @@
 /* Memory for the symbol table (arena, interned strings, growable arrays, pages faulted in ahead), its
- * helper threads' start, sorts and searches, and the table's warning: storage, calling nothing
- * above it (table.h). */
+ * helper threads' start, sorts and searches: storage, calling nothing above it (table.h). */
 #include "table.h"
 
 #include <errno.h>
@@ -454,22 +453,4 @@ uint32_t *symt_running_max(const void *arr, size_t n, size_t elem, size_t hi_at)
         m[i] = run;
     }
     return m;
-}
-
-void symt_set_warning(struct sym_table *t)
-{
-    const char *path = t->path ? t->path : "the ELF";
-    if (t->dwarf_error[0])
-        snprintf(t->warning, sizeof t->warning, "%s: %s", path, t->dwarf_error);
-    else if (t->symbols_failed)
-        snprintf(t->warning, sizeof t->warning, "%s: out of memory while reading the symbol table: functions missing",
-                 path);
-    else if (t->funcs.n == 0 && !t->has_dwarf)
-        snprintf(t->warning, sizeof t->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
-    else if (!t->has_dwarf)
-        snprintf(t->warning, sizeof t->warning, "%s has no DWARF: functions only, no lines or inline chains", path);
-    else if (t->funcs.n == 0)
-        snprintf(t->warning, sizeof t->warning, "%s has no symbol table: names come from DWARF only", path);
-    else
-        t->warning[0] = '\0';
 }
