@@ -278,9 +278,13 @@ void symt_symbols_free(struct sym_table *t)
     t->load->symbols = NULL;
 }
 
-/* Start reading the symbol table from the file on a thread; false when it cannot start. */
+/* Start reading the symbol table from the file on a thread; false when it cannot start, or when
+ * no core is free for it: on a busy machine the opener then waited for the thread's turn on a core
+ * (symt_core_to_spare), and reads it itself. */
 static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
 {
+    if (!symt_core_to_spare())
+        return false;
     /* the string table must end in a NUL (else libelf's way, now): one byte read to know */
     char last;
     if (pread(t->code_fd, &last, 1, (off_t)(f->str_off + f->str_len - 1)) != 1 || last != '\0')
