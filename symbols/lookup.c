@@ -397,13 +397,6 @@ const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr)
     return lookup(t, addr & ~1u, false, NULL);
 }
 
-/* A batch of this many new addresses fills the answers' tables densely: they go on transparent huge
- * pages from then on (symt_pages_dense). --resolve on 100,000 addresses of the bench's 27 MB ELF:
- * 1,485 page faults instead of 2,316 in 6 of its units, 15,965 instead of 23,411 at random, and
- * faster in runs interleaved with addr2line's; a first report's hundred samples stay on ordinary
- * pages. */
-enum { DENSE_BATCH = 512 };
-
 void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const struct sym_location **out)
 {
     struct pair {
@@ -436,10 +429,6 @@ void sym_lookup_many(struct sym_table *t, const uint32_t *addrs, size_t n, const
     for (size_t k = 0; k < n_new; k++)
         if (k == 0 || order[k].addr != order[k - 1].addr)
             distinct[n_distinct++] = order[k].addr;
-    if (n_distinct >= DENSE_BATCH && !t->load->results.dense) {
-        t->load->results.dense = true; /* many answers are coming: their tables on huge pages */
-        symt_pages_dense(t->load->by_pc, t->load->by_pc_n * sizeof *t->load->by_pc);
-    }
     bool units_read = symt_require_many(t, distinct, n_distinct);
     const struct sym_location *loc = NULL;
     struct hints h = {.func = -1, .seq = -1, .sub = -1, .row = -1, .last_scope = -1};
@@ -503,8 +492,6 @@ static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr
         if (sym_code_span(t, &lo, &hi) && hi > lo && (hi - lo) / 2 + 1 <= BY_PC_MAX) {
             t->load->by_pc_n = (hi - lo) / 2 + 1;
             t->load->by_pc = symt_pages(t->load->by_pc_n * sizeof *t->load->by_pc);
-            if (t->load->results.dense)
-                symt_pages_dense(t->load->by_pc, t->load->by_pc_n * sizeof *t->load->by_pc);
             t->load->by_pc_lo = lo & ~1u;
         }
     }

@@ -14,7 +14,14 @@ enum { HUGE_PAGE = 2u << 20 };
 
 /* n bytes of zeroed memory in whole 2 MB stretches, aligned to them, mapped on their own and given
  * back at once when freed. Less than 2 MB comes from calloc. NULL when out of memory. The pages
- * are ordinary ones, faulted in where first touched, unless symt_pages_dense asks for huge ones. */
+ * are ordinary ones, faulted in where first touched: asking for transparent huge pages
+ * (MADV_HUGEPAGE) made --resolve slower once other programs had run between its runs (a zeroed
+ * 2 MB page per fault, most of it never used by a sparse table; docs/performance.md). Asked for
+ * only over these tables, only once a batch of 512 new addresses said they would be filled densely,
+ * they cut the page faults of 100,000 addresses in 6 of the bench ELF's 120 units from 2,316 to
+ * 1,485, yet cost more than they saved as often as not: 10.0x addr2line against 9.0x in 15 rounds
+ * interleaved with it, 6.1x against 8.6x (CPU 38.5 ms against 29.6) in 25 rounds a few minutes
+ * later. */
 void *symt_pages(size_t n)
 {
     if (n < HUGE_PAGE)
@@ -28,12 +35,6 @@ void *symt_pages(size_t n)
         munmap(p, lead);
     munmap(p + lead + len, HUGE_PAGE - lead);
     return p + lead;
-}
-
-void symt_pages_dense(void *p, size_t n)
-{
-    if (p && n >= HUGE_PAGE)
-        madvise(p, (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1), MADV_HUGEPAGE);
 }
 
 struct elsewhere {
@@ -105,8 +106,6 @@ void *symt_alloc(struct arena *a, size_t n)
         struct arena_block *b = pages ? symt_pages(HUGE_PAGE) : malloc(sizeof *b + cap);
         if (!b)
             return NULL;
-        if (pages && a->dense)
-            symt_pages_dense(b, HUGE_PAGE);
         b->pages = pages;
         b->next = a->head;
         b->used = 0;

@@ -30,18 +30,12 @@ struct arena {
     struct arena_block *head;
     size_t bytes;
     bool huge; /* its first block is a 2 MB mapping (symt_pages): the answers of a large firmware */
-    bool dense; /* that block on a huge page (symt_pages_dense): many answers are coming */
 };
 
 void *symt_alloc(struct arena *a, size_t n);
 /* Zeroed memory in whole 2 MB stretches of ordinary pages, mapped on their own (given back at once
  * when freed): for large tables. NULL when out of memory; freed with the same n. */
 void *symt_pages(size_t n);
-/* Ask for transparent huge pages over such memory (n >= 2 MB; else nothing): one fault and one 2 MB
- * page zeroed for each 2 MB touched, where a table used densely took 512 faults of 4 KB. Only for a
- * table a large batch of lookups will fill: a sparse one (a first report's hundred answers) would
- * zero 2 MB for each few bytes it touches (docs/performance.md). */
-void symt_pages_dense(void *p, size_t n);
 void symt_pages_free(void *p, size_t n);
 /* Start fn(arg) on a thread that begins on another core than the caller's, then may move: a new
  * thread is placed beside its creator, and the two took turns on one core while the other idled
