@@ -19,7 +19,7 @@ const char *sym_demangle(struct sym_table *t, const char *name)
         return name;
     const char *key = symt_intern(&t->strings, name); /* stable pointer: names may live in buffers */
     bool added;
-    uintptr_t *val = key ? symt_ptrmap_slot(&t->demangled, key, &added) : NULL;
+    uintptr_t *val = key ? symt_ptrmap_slot(&t->load->demangled, key, &added) : NULL;
     if (!val)
         return name;
     if (added) {
@@ -93,45 +93,47 @@ static int cmp_clone(const void *a, const void *b)
 /* The first of the copies whose source name is name[0..n), or NULL. */
 static const struct sym_clone *clones_of(const struct sym_table *t, const char *name, size_t n)
 {
-    size_t lo = 0, hi = t->n_clones;
+    const struct sym_loader *l = t->load;
+    size_t lo = 0, hi = l->n_clones;
     while (lo < hi) { /* the first entry not before name */
         size_t mid = lo + (hi - lo) / 2;
-        const struct sym_clone *c = &t->clones[mid];
+        const struct sym_clone *c = &l->clones[mid];
         int d = strncmp(c->name, name, c->base < n ? c->base : n);
         if (d < 0 || (d == 0 && c->base < n))
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < t->n_clones && t->clones[lo].base == n && strncmp(t->clones[lo].name, name, n) == 0 ? &t->clones[lo]
-                                                                                                    : NULL;
+    return lo < l->n_clones && l->clones[lo].base == n && strncmp(l->clones[lo].name, name, n) == 0 ? &l->clones[lo]
+                                                                                                      : NULL;
 }
 
 /* The copies' index, by source name: one pass over the function symbols for the copies, one for
  * the source names that have a symbol of their own. Out of memory: no copies known. */
 static void make_clones(struct sym_table *t)
 {
-    t->clones_made = true;
+    struct sym_loader *l = t->load;
+    l->clones_made = true;
     symt_symbols_wait(t);
     size_t n = 0, base;
     for (size_t i = 0; i < t->funcs.n; i++)
         n += t->funcs.v[i].name && sym_clone_split(t->funcs.v[i].name, &(unsigned){0}) > 0;
-    t->clones = n ? malloc(n * sizeof *t->clones) : NULL;
-    if (!t->clones)
+    l->clones = n ? malloc(n * sizeof *l->clones) : NULL;
+    if (!l->clones)
         return;
     for (size_t i = 0; i < t->funcs.n; i++) {
         const char *s = t->funcs.v[i].name;
         unsigned k;
         if (s && (base = sym_clone_split(s, &k)) > 0)
-            t->clones[t->n_clones++] = (struct sym_clone){s, base, k, false};
+            l->clones[l->n_clones++] = (struct sym_clone){s, base, k, false};
     }
-    qsort(t->clones, t->n_clones, sizeof *t->clones, cmp_clone);
+    qsort(l->clones, l->n_clones, sizeof *l->clones, cmp_clone);
     for (size_t i = 0; i < t->funcs.n; i++) {
         const char *s = t->funcs.v[i].name;
         const struct sym_clone *c = s ? clones_of(t, s, strlen(s)) : NULL;
-        for (size_t k = c ? (size_t)(c - t->clones) : t->n_clones;
-             k < t->n_clones && t->clones[k].base == c->base && strncmp(t->clones[k].name, s, c->base) == 0; k++)
-            t->clones[k].original = true;
+        for (size_t k = c ? (size_t)(c - l->clones) : l->n_clones;
+             k < l->n_clones && l->clones[k].base == c->base && strncmp(l->clones[k].name, s, c->base) == 0; k++)
+            l->clones[k].original = true;
     }
 }
 
@@ -139,11 +141,11 @@ unsigned sym_clone_kinds(const struct sym_table *t, const char *function)
 {
     if (!t || !function)
         return 0;
-    if (!t->clones_made)
+    if (!t->load->clones_made)
         make_clones((struct sym_table *)t); /* a cache: the table's contents do not change */
     size_t n = strlen(function);
     unsigned all = 0;
-    for (const struct sym_clone *c = clones_of(t, function, n); c && c < t->clones + t->n_clones &&
+    for (const struct sym_clone *c = clones_of(t, function, n); c && c < t->load->clones + t->load->n_clones &&
                                                                 c->base == n && strncmp(c->name, function, n) == 0;
          c++)
         all |= c->kinds;
@@ -173,7 +175,7 @@ static const char *shown_name(struct sym_table *t, const char *name, bool for_pe
     }
     if (base || !sym_clone_kinds(t, name))
         return name;
-    const struct sym_clone *c = clones_of(t, name, n), *end = t->clones + t->n_clones;
+    const struct sym_clone *c = clones_of(t, name, n), *end = t->load->clones + t->load->n_clones;
     if (c->original)
         used = (size_t)snprintf(buf, sizeof buf, "%s", name);
     for (const struct sym_clone *prev = NULL; c < end && c->base == n && strncmp(c->name, name, n) == 0; prev = c++)
@@ -188,7 +190,7 @@ const char *sym_shown_name(struct sym_table *t, const char *name, bool for_peopl
         return name;
     const char *key = symt_intern(&t->strings, name);
     bool added;
-    uintptr_t *val = key ? symt_ptrmap_slot(&t->shown[for_people], key, &added) : NULL;
+    uintptr_t *val = key ? symt_ptrmap_slot(&t->load->shown[for_people], key, &added) : NULL;
     if (!val)
         return name;
     if (added) {

@@ -22,7 +22,7 @@ static void keep_vectors(struct sym_table *t, Elf *elf, const char *name, const 
     bool named = false;
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         named |= strcmp(name, names[i]) == 0;
-    if (t->vectors && (t->vectors_named || (!named && sh->sh_addr >= t->vectors_at)))
+    if (t->vectors && (t->load->vectors_named || (!named && sh->sh_addr >= t->load->vectors_at)))
         return;
     unsigned char bytes[512 * 4]; /* the first words only: the section may be all of the code */
     size_t n = sh->sh_size / 4 < 512 ? (size_t)sh->sh_size / 4 : 512;
@@ -40,8 +40,8 @@ static void keep_vectors(struct sym_table *t, Elf *elf, const char *name, const 
     free(t->vectors);
     t->vectors = v;
     t->n_vectors = n;
-    t->vectors_at = (uint32_t)sh->sh_addr;
-    t->vectors_named = named;
+    t->load->vectors_at = (uint32_t)sh->sh_addr;
+    t->load->vectors_named = named;
 }
 
 /* libdwarf 20210528 inflates zlib sections only. Anything else would reach it as garbage: keep
@@ -59,8 +59,8 @@ static void check_compression(struct sym_table *t, Elf *elf, Elf_Scn *scn, size_
                         : (uint32_t)b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0];
     if (type == ELFCOMPRESS_ZLIB)
         return;
-    t->dwarf_skip = true;
-    snprintf(t->dwarf_error, sizeof t->dwarf_error,
+    t->load->dwarf_skip = true;
+    snprintf(t->load->dwarf_error, sizeof t->load->dwarf_error,
              "%s is compressed with %s (ch_type %u), which libdwarf cannot read: functions from the ELF symbol "
              "table only; objcopy --decompress-debug-sections makes it readable",
              name, type == 2 ? "zstd" : "an unknown method", (unsigned)type);
@@ -97,7 +97,7 @@ static bool read_sections(struct sym_table *t, Elf *elf)
                           ".debug_frame") == 0) {
             t->debug_frame_off = sh.sh_offset; /* read at the first unwind */
             t->debug_frame_len = (size_t)sh.sh_size;
-        } else if ((sh.sh_flags & SHF_COMPRESSED) && !t->dwarf_skip) {
+        } else if ((sh.sh_flags & SHF_COMPRESSED) && !t->load->dwarf_skip) {
             check_compression(t, elf, scn, shstrndx, &sh);
         } else if (sh.sh_type == SHT_NOTE && !t->build_id) {
             Elf_Data *d = elf_getdata(scn, NULL);

@@ -3,7 +3,7 @@
  * index, then serves requests for units: each reply is a header, the stage's arrays as they are,
  * then every string once. A crash, short or inconsistent reply or timeout in the child ends it:
  * units read so far stay, the others get ELF symbols only, with a one-line reason in
- * t->dwarf_error. */
+ * t->load->dwarf_error. */
 /* MSG_NOSIGNAL and PR_SET_PDEATHSIG need _GNU_SOURCE, which the build defines */
 #include "readers.h"
 
@@ -31,7 +31,7 @@ struct wire_header {
     uint8_t ok, has_dwarf;
     uint64_t n_rows, n_files, n_seqs, n_scopes, n_subs, n_inlines, n_cu_names, n_unit_ranges, n_unit_hdrs, n_units,
         n_strings, blob_bytes;
-    char dwarf_error[sizeof(((struct sym_table *)0)->dwarf_error)];
+    char dwarf_error[sizeof(((struct sym_loader *)0)->dwarf_error)];
 };
 
 /* How reading a reply went: whole, broken (an end or error first, or inconsistent), or too late. */
@@ -353,24 +353,24 @@ static enum wire_result receive(struct sym_table *t, struct sym_stage *x, int fd
 static void child_failed(struct sym_table *t, enum wire_result got, const char *doing)
 {
     if (got == WIRE_TIMEOUT)
-        kill(t->src.child, SIGKILL);
-    close(t->src.sock);
-    t->src.sock = -1;
+        kill(t->load->src.child, SIGKILL);
+    close(t->load->src.sock);
+    t->load->src.sock = -1;
     int status = 0;
-    while (waitpid(t->src.child, &status, 0) < 0 && errno == EINTR) {
+    while (waitpid(t->load->src.child, &status, 0) < 0 && errno == EINTR) {
     }
-    t->src.child = 0;
-    t->src.dead = true;
-    const char *what = t->units_loaded ? "units not yet read have functions from the ELF symbol table only"
+    t->load->src.child = 0;
+    t->load->src.dead = true;
+    const char *what = t->load->units_loaded ? "units not yet read have functions from the ELF symbol table only"
                                        : "functions from the ELF symbol table only, no lines or inline chains";
     if (got == WIRE_TIMEOUT)
-        snprintf(t->dwarf_error, sizeof t->dwarf_error,
+        snprintf(t->load->dwarf_error, sizeof t->load->dwarf_error,
                  "%s took over %d s (libdwarf stuck on damaged debug info?): %s", doing, LOAD_TIMEOUT_MS / 1000, what);
     else if (WIFSIGNALED(status))
-        snprintf(t->dwarf_error, sizeof t->dwarf_error, "libdwarf crashed (%s) %s: %s",
+        snprintf(t->load->dwarf_error, sizeof t->load->dwarf_error, "libdwarf crashed (%s) %s: %s",
                  strsignal(WTERMSIG(status)), doing, what);
     else
-        snprintf(t->dwarf_error, sizeof t->dwarf_error, "the DWARF loader failed (exit status %d) %s: %s",
+        snprintf(t->load->dwarf_error, sizeof t->load->dwarf_error, "the DWARF loader failed (exit status %d) %s: %s",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, doing, what);
 }
 
@@ -394,26 +394,26 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
         child(path, sv[1]);
     }
     close(sv[1]);
-    t->src.child = pid;
-    t->src.sock = sv[0];
+    t->load->src.child = pid;
+    t->load->src.sock = sv[0];
     if (!want_index)
         return true;
     struct sym_stage index = {0};
     struct wire_header h;
     uint32_t ask = INDEX_REQUEST;
     enum wire_result got =
-        send_all(t->src.sock, &ask, sizeof ask) ? receive(t, &index, t->src.sock, &h) : WIRE_BROKEN;
+        send_all(t->load->src.sock, &ask, sizeof ask) ? receive(t, &index, t->load->src.sock, &h) : WIRE_BROKEN;
     if (got == WIRE_OK && (h.n_cu_names != h.n_units || h.n_unit_hdrs != h.n_units))
         got = WIRE_BROKEN;
     if (got == WIRE_OK) {
-        t->has_dwarf = h.has_dwarf;
-        memcpy(t->dwarf_error, h.dwarf_error, sizeof t->dwarf_error);
-        if (!h.ok && !t->dwarf_error[0])
-            snprintf(t->dwarf_error, sizeof t->dwarf_error, "out of memory reading the unit index: functions from the "
-                     "ELF symbol table only");
+        t->load->has_dwarf = h.has_dwarf;
+        memcpy(t->load->dwarf_error, h.dwarf_error, sizeof t->load->dwarf_error);
+        if (!h.ok && !t->load->dwarf_error[0])
+            snprintf(t->load->dwarf_error, sizeof t->load->dwarf_error,
+                     "out of memory reading the unit index: functions from the ELF symbol table only");
         index.n_units = h.n_units;
         symt_stage_take_index(t, &index);
-        if (!t->has_dwarf || t->n_units == 0)
+        if (!t->load->has_dwarf || t->n_units == 0)
             isolate_end(t);
     } else {
         child_failed(t, got, "reading the unit index");
@@ -424,13 +424,13 @@ bool isolate_start(struct sym_table *t, const char *path, bool want_index) /* fa
 
 bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
-    if (t->src.sock < 0 || n == 0 || n > MAX_REQUEST)
+    if (t->load->src.sock < 0 || n == 0 || n > MAX_REQUEST)
         return false;
     uint32_t count = (uint32_t)n;
     struct wire_header h;
     enum wire_result got =
-        send_all(t->src.sock, &count, sizeof count) && send_all(t->src.sock, refs, n * sizeof *refs)
-            ? receive(t, stage, t->src.sock, &h)
+        send_all(t->load->src.sock, &count, sizeof count) && send_all(t->load->src.sock, refs, n * sizeof *refs)
+            ? receive(t, stage, t->load->src.sock, &h)
             : WIRE_BROKEN;
     if (got != WIRE_OK) {
         symt_stage_free(stage);
@@ -445,13 +445,13 @@ bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct un
 
 void isolate_end(struct sym_table *t)
 {
-    if (t->src.sock >= 0)
-        close(t->src.sock); /* the child reads the end and exits */
-    t->src.sock = -1;
-    if (t->src.child > 0) {
-        kill(t->src.child, SIGKILL); /* no need to wait for its memory to be torn down */
-        while (waitpid(t->src.child, NULL, 0) < 0 && errno == EINTR) {
+    if (t->load->src.sock >= 0)
+        close(t->load->src.sock); /* the child reads the end and exits */
+    t->load->src.sock = -1;
+    if (t->load->src.child > 0) {
+        kill(t->load->src.child, SIGKILL); /* no need to wait for its memory to be torn down */
+        while (waitpid(t->load->src.child, NULL, 0) < 0 && errno == EINTR) {
         }
     }
-    t->src.child = 0;
+    t->load->src.child = 0;
 }

@@ -249,16 +249,16 @@ static uint16_t kept_len(const char *s)
  * NULL when out of memory. */
 static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32_t n)
 {
-    if ((size_t)sc >= t->outer_frames.n) {
-        size_t had = t->outer_frames.n;
-        if (!VEC_RESERVE(t->outer_frames, t->scopes.n - had))
+    if ((size_t)sc >= t->load->outer_frames.n) {
+        size_t had = t->load->outer_frames.n;
+        if (!VEC_RESERVE(t->load->outer_frames, t->scopes.n - had))
             return NULL;
-        memset(t->outer_frames.v + had, 0, (t->scopes.n - had) * sizeof *t->outer_frames.v);
-        t->outer_frames.n = t->scopes.n;
+        memset(t->load->outer_frames.v + had, 0, (t->scopes.n - had) * sizeof *t->load->outer_frames.v);
+        t->load->outer_frames.n = t->scopes.n;
     }
-    if (t->outer_frames.v[sc])
-        return t->outer_frames.v[sc];
-    struct sym_frame *f = symt_alloc(&t->results, (n - 1) * sizeof *f);
+    if (t->load->outer_frames.v[sc])
+        return t->load->outer_frames.v[sc];
+    struct sym_frame *f = symt_alloc(&t->load->results, (n - 1) * sizeof *f);
     if (!f)
         return NULL;
     long s = sc;
@@ -271,7 +271,7 @@ static const struct sym_frame *outer_frames(struct sym_table *t, long sc, uint32
         f[i].function_len = kept_len(f[i].function); /* once per scope, for every answer in it */
         f[i].file_len = kept_len(f[i].file);
     }
-    t->outer_frames.v[sc] = f;
+    t->load->outer_frames.v[sc] = f;
     return f;
 }
 
@@ -317,9 +317,9 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     const struct row *row;
     const struct seq *q;
     if (h) {
-        if (h->loads != t->loads || addr < h->at) {
+        if (h->loads != t->load->loads || addr < h->at) {
             hints_void(h);
-            h->loads = t->loads;
+            h->loads = t->load->loads;
         }
         h->at = addr;
         fn = addr < h->fn_until ? h->fn : func_for(t, addr, h);
@@ -357,7 +357,7 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     if (h && h->last && same_answer(&local, h->last)) {
         answer = h->last;
     } else {
-        if (!(answer = symt_alloc(&t->results, sizeof *answer)))
+        if (!(answer = symt_alloc(&t->load->results, sizeof *answer)))
             return NULL;
         *answer = local;
         answer->first.function_len = kept_len(answer->first.function); /* once per answer, not per print */
@@ -454,23 +454,23 @@ static size_t cache_home(uint32_t addr, size_t cap)
 /* Room in the hashed cache for one more address at under half load; false when out of memory. */
 static bool cache_room(struct sym_table *t)
 {
-    if ((t->cache_used + 1) * 2 < t->cache_cap)
+    if ((t->load->cache_used + 1) * 2 < t->load->cache_cap)
         return true;
-    size_t cap = grow_capacity(t->cache_cap, (t->cache_used + 1) * 2, 4096);
+    size_t cap = grow_capacity(t->load->cache_cap, (t->load->cache_used + 1) * 2, 4096);
     struct cache_slot *c = calloc(cap, sizeof *c);
     if (!c)
         return false;
-    for (size_t i = 0; i < t->cache_cap; i++) {
-        if (!t->cache[i].loc)
+    for (size_t i = 0; i < t->load->cache_cap; i++) {
+        if (!t->load->cache[i].loc)
             continue;
-        size_t j = cache_home(t->cache[i].addr, cap);
+        size_t j = cache_home(t->load->cache[i].addr, cap);
         while (c[j].loc)
             j = (j + 1) & (cap - 1);
-        c[j] = t->cache[i];
+        c[j] = t->load->cache[i];
     }
-    free(t->cache);
-    t->cache = c;
-    t->cache_cap = cap;
+    free(t->load->cache);
+    t->load->cache = c;
+    t->load->cache_cap = cap;
     return true;
 }
 
@@ -479,21 +479,21 @@ static bool cache_room(struct sym_table *t)
 /* The answer slot of an address, once the slots are made; else NULL. */
 static const struct sym_location **slot_of(const struct sym_table *t, uint32_t addr)
 {
-    uint32_t i = (addr - t->by_pc_lo) >> 1;
-    return t->by_pc && addr >= t->by_pc_lo && i < t->by_pc_n ? &t->by_pc[i] : NULL;
+    uint32_t i = (addr - t->load->by_pc_lo) >> 1;
+    return t->load->by_pc && addr >= t->load->by_pc_lo && i < t->load->by_pc_n ? &t->load->by_pc[i] : NULL;
 }
 
 /* The answer slot of an address in the code range, or NULL (outside it, or no memory); the slots
  * are made at the first call. */
 static const struct sym_location **by_pc_slot(struct sym_table *t, uint32_t addr)
 {
-    if (!t->by_pc_tried) {
-        t->by_pc_tried = true;
+    if (!t->load->by_pc_tried) {
+        t->load->by_pc_tried = true;
         uint32_t lo, hi;
         if (sym_code_span(t, &lo, &hi) && hi > lo && (hi - lo) / 2 + 1 <= BY_PC_MAX) {
-            t->by_pc_n = (hi - lo) / 2 + 1;
-            t->by_pc = symt_pages(t->by_pc_n * sizeof *t->by_pc);
-            t->by_pc_lo = lo & ~1u;
+            t->load->by_pc_n = (hi - lo) / 2 + 1;
+            t->load->by_pc = symt_pages(t->load->by_pc_n * sizeof *t->load->by_pc);
+            t->load->by_pc_lo = lo & ~1u;
         }
     }
     return slot_of(t, addr);
@@ -511,11 +511,11 @@ static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, boo
     }
     size_t j = 0;
     if (!direct) {
-        j = cache_home(addr, t->cache_cap);
-        while (t->cache[j].loc) {
-            if (t->cache[j].addr == addr)
-                return t->cache[j].loc;
-            j = (j + 1) & (t->cache_cap - 1);
+        j = cache_home(addr, t->load->cache_cap);
+        while (t->load->cache[j].loc) {
+            if (t->load->cache[j].addr == addr)
+                return t->load->cache[j].loc;
+            j = (j + 1) & (t->load->cache_cap - 1);
         }
     }
     if (!units_read)
@@ -523,11 +523,11 @@ static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, boo
     struct sym_location *loc = resolve(t, addr, h);
     if (loc && direct) {
         *direct = loc;
-        t->by_pc_used++;
+        t->load->by_pc_used++;
     } else if (loc) {
-        t->cache[j].addr = addr;
-        t->cache[j].loc = loc;
-        t->cache_used++;
+        t->load->cache[j].addr = addr;
+        t->load->cache[j].loc = loc;
+        t->load->cache_used++;
     }
     return loc;
 }
@@ -570,12 +570,13 @@ const char *sym_object_at(const struct sym_table *t, uint32_t addr, uint32_t *of
 long sym_task_name_offset(struct sym_table *t, const char *var, const char **member)
 {
     static const char *const names[] = {"pcTaskName", "name", "task_name"};
-    return t->src.raw ? raw_pointee_member(t->src.raw, var, names, sizeof names / sizeof names[0], member) : -1;
+    struct raw_dwarf *d = t->load->src.raw;
+    return d ? raw_pointee_member(d, var, names, sizeof names / sizeof names[0], member) : -1;
 }
 
 int sym_object_is_scalar(struct sym_table *t, const char *var)
 {
-    return t->src.raw ? raw_variable_is_scalar(t->src.raw, var) : -1;
+    return t->load->src.raw ? raw_variable_is_scalar(t->load->src.raw, var) : -1;
 }
 
 int sym_is_arm(const struct sym_table *t, uint32_t addr)

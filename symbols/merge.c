@@ -64,13 +64,13 @@ static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uin
     *from = lo;
     *to = lo;
     for (long i = last; i >= 0 && t->unit_max_hi[i] > lo; i--) /* a range of u over lo */
-        if (v[i].unit == u && t->range_state[i] == RANGE_LOADING && v[i].hi > *to) {
+        if (v[i].unit == u && t->load->range_state[i] == RANGE_LOADING && v[i].hi > *to) {
             *to = v[i].hi;
             found = true;
         }
     /* else the first range of u that starts inside; then on through every range that meets it */
     for (size_t j = (size_t)(last + 1); j < n && v[j].lo < hi && (!found || v[j].lo <= *to) && *to < hi; j++) {
-        if (v[j].unit != u || t->range_state[j] != RANGE_LOADING || (found && v[j].hi <= *to))
+        if (v[j].unit != u || t->load->range_state[j] != RANGE_LOADING || (found && v[j].hi <= *to))
             continue;
         if (!found)
             *from = v[j].lo;

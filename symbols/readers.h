@@ -1,10 +1,10 @@
-/* Private to symbols/: the readers, the layer above the table (table.h). Each reads one part of
- * the ELF into the table or into a stage, and calls only the table, stage.c and readers listed
- * before it here; none calls the units layer (units.h), the lookups or open.c. */
+/* Private to symbols/: the readers, the layer above the table and its loader (table.h, loader.h).
+ * Each reads one part of the ELF into the table or into a stage, and calls only the table, stage.c
+ * and readers listed before it here; none calls the units layer (units.h), the lookups or open.c. */
 #ifndef CMPROF_SYMBOLS_READERS_H
 #define CMPROF_SYMBOLS_READERS_H
 
-#include "table.h"
+#include "loader.h"
 
 /* ---- the symbol table (symtab.c) --------------------------------------------------------- */
 
@@ -17,8 +17,8 @@ bool symt_symtab_load(struct sym_table *t, void *elf, void *first_symtab, size_t
 void symt_symbols_join(struct symtab_job *job);
 static inline void symt_symbols_wait(const struct sym_table *t)
 {
-    if (t->symbols)
-        symt_symbols_join(t->symbols);
+    if (t->load->symbols)
+        symt_symbols_join(t->load->symbols);
 }
 bool symt_symbols_read(const struct sym_table *t); /* it is in (no thread reads it) */
 void symt_symbols_free(struct sym_table *t);
@@ -97,7 +97,7 @@ enum read_result raw_read_part(struct raw_dwarf *d, int worker, struct sym_stage
 
 /* So that a crash or hang in libdwarf costs only the DWARF. Start: fork the child and, with
  * want_index, take its unit index into t (false only when no child can start; a failed child
- * leaves the reason in t->dwarf_error). Fetch: the child's stage for refs. */
+ * leaves the reason in t->load->dwarf_error). Fetch: the child's stage for refs. */
 bool isolate_start(struct sym_table *t, const char *path, bool want_index);
 bool isolate_fetch(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n);
 void isolate_end(struct sym_table *t);

@@ -32,7 +32,7 @@ static bool add_mode(struct sym_table *t, const Elf32_Sym *s, const char *name)
  * many entries as the functions have (a symbol table's count). False when out of memory. */
 static bool labels_apart(struct sym_table *t)
 {
-    t->labels_follow = false;
+    t->load->labels_follow = false;
     if (!VEC_RESERVE(t->labels, t->funcs.cap))
         return false;
     if (t->funcs.n)
@@ -61,9 +61,9 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     bool label = (type == STT_FUNC || type == STT_NOTYPE) && named && name[0] != '$';
     /* a sized, named function is the same entry in both lists: while every symbol so far was one
      * (or neither), labels are not written, and are the functions until one differs */
-    if (t->labels_follow && (label != (type == STT_FUNC) || (label && !s->st_size)) && !labels_apart(t))
+    if (t->load->labels_follow && (label != (type == STT_FUNC) || (label && !s->st_size)) && !labels_apart(t))
         return false;
-    if (label && !t->labels_follow) {
+    if (label && !t->load->labels_follow) {
         struct func l = {lo, lo + s->st_size, kept, index, type == STT_FUNC};
         if (!VEC_PUSH(t->labels, l))
             return false;
@@ -75,7 +75,7 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     }
     if (type != STT_FUNC)
         return true;
-    const char *name_or_unknown = kept ? kept : t->unknown_name;
+    const char *name_or_unknown = kept ? kept : t->load->unknown_name;
     struct func f = {lo, lo + (s->st_size ? s->st_size : 2), name_or_unknown, index, 1};
     return f.name && VEC_PUSH(t->funcs, f);
 }
@@ -109,13 +109,13 @@ static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_
                         Elf *elf, size_t str_index)
 {
     Elf32_Sym *buf = src->all ? NULL : malloc(SYM_CHUNK * sizeof *buf);
-    bool ok = (src->all || buf) && (!t->labels_follow || labels_apart(t)) && /* (a second symbol table) */
-              (t->strtab || symt_intern_reserve(&t->strings, n)) && VEC_RESERVE(t->funcs, n) &&
+    bool ok = (src->all || buf) && (!t->load->labels_follow || labels_apart(t)) && /* (a second symbol table) */
+              (t->load->strtab || symt_intern_reserve(&t->strings, n)) && VEC_RESERVE(t->funcs, n) &&
               VEC_RESERVE(t->objects, n);
     /* labels are reserved once they part from the functions (untouched room is not given back
      * whole: glibc would then serve the next large blocks from its heap, copied when they grow) */
-    t->labels_follow = ok && t->funcs.n == 0 && t->labels.n == 0;
-    ok = ok && (t->labels_follow || VEC_RESERVE(t->labels, n));
+    t->load->labels_follow = ok && t->funcs.n == 0 && t->labels.n == 0;
+    ok = ok && (t->load->labels_follow || VEC_RESERVE(t->labels, n));
     for (size_t first = 0; ok && first < n; first += SYM_CHUNK) {
         size_t count = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
         const Elf32_Sym *syms = symbols_at(src, first, count, buf);
@@ -150,7 +150,7 @@ static bool symtab_in_file(const struct sym_table *t, Elf *elf, const GElf_Shdr 
     Elf_Scn *str_scn = elf_getscn(elf, sh->sh_link);
     GElf_Shdr str_sh;
     if (!ident || ident[EI_DATA] != ELFDATA2LSB || (sh->sh_flags & SHF_COMPRESSED) ||
-        sh->sh_entsize != sizeof(Elf32_Sym) || sh->sh_size % sizeof(Elf32_Sym) != 0 || t->strtab || !str_scn ||
+        sh->sh_entsize != sizeof(Elf32_Sym) || sh->sh_size % sizeof(Elf32_Sym) != 0 || t->load->strtab || !str_scn ||
         !gelf_getshdr(str_scn, &str_sh) || str_sh.sh_type != SHT_STRTAB || (str_sh.sh_flags & SHF_COMPRESSED) ||
         str_sh.sh_size == 0 || str_sh.sh_size >= ((size_t)1 << 31))
         return false;
@@ -170,17 +170,17 @@ static bool symtab_in_file(const struct sym_table *t, Elf *elf, const GElf_Shdr 
  * (then libelf's way). */
 static enum read_result read_symtab_file(struct sym_table *t, const struct symtab_file *f)
 {
-    if (!(t->strtab = malloc(f->str_len)))
+    if (!(t->load->strtab = malloc(f->str_len)))
         return READ_NO_MEMORY;
-    if (pread(t->code_fd, t->strtab, f->str_len, (off_t)f->str_off) != (ssize_t)f->str_len ||
-        t->strtab[f->str_len - 1] != '\0') {
-        free(t->strtab);
-        t->strtab = NULL;
+    if (pread(t->code_fd, t->load->strtab, f->str_len, (off_t)f->str_off) != (ssize_t)f->str_len ||
+        t->load->strtab[f->str_len - 1] != '\0') {
+        free(t->load->strtab);
+        t->load->strtab = NULL;
         return READ_LEFT;
     }
-    t->strtab_len = f->str_len;
+    t->load->strtab_len = f->str_len;
     struct symtab_src src = {NULL, t->code_fd, f->sym_off};
-    return add_symbols(t, &src, f->n, t->strtab, t->strtab_len, NULL, 0) ? READ_OK : READ_NO_MEMORY;
+    return add_symbols(t, &src, f->n, t->load->strtab, t->load->strtab_len, NULL, 0) ? READ_OK : READ_NO_MEMORY;
 }
 
 /* The symbol table through libelf's converted copy: its names are interned now, as libelf's copy
@@ -203,14 +203,14 @@ static bool read_symtab_libelf(struct sym_table *t, Elf *elf, Elf_Scn *scn, cons
  * aliases (two functions at one address) kept once. */
 static bool order_symbols(struct sym_table *t)
 {
-    bool same = t->labels_follow;
+    bool same = t->load->labels_follow;
     if (!symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
         return false;
     bool aliases = false;
     for (size_t i = 1; same && i < t->funcs.n && !aliases; i++)
         aliases = t->funcs.v[i].lo == t->funcs.v[i - 1].lo;
     if (same && !aliases) {
-        t->labels_follow = false;
+        t->load->labels_follow = false;
         t->labels.v = t->funcs.v; /* (labels had no memory of their own yet) */
         t->labels.n = t->funcs.n;
         t->labels.cap = 0;
@@ -256,7 +256,7 @@ void symt_symbols_join(struct symtab_job *job)
     pthread_mutex_lock(&job->lock);
     if (!job->joined) {
         pthread_join(job->thread, NULL);
-        job->t->symbols_failed = job->failed;
+        job->t->load->symbols_failed = job->failed;
         __atomic_store_n(&job->joined, true, __ATOMIC_RELEASE);
         symt_set_warning(job->t); /* (it may tell of the symbols) */
     }
@@ -265,22 +265,26 @@ void symt_symbols_join(struct symtab_job *job)
 
 bool symt_symbols_read(const struct sym_table *t)
 {
-    return !t->symbols || __atomic_load_n(&t->symbols->joined, __ATOMIC_ACQUIRE);
+    return !t->load->symbols || __atomic_load_n(&t->load->symbols->joined, __ATOMIC_ACQUIRE);
 }
 
 void symt_symbols_free(struct sym_table *t)
 {
-    if (!t->symbols)
+    if (!t->load->symbols)
         return;
-    symt_symbols_join(t->symbols);
-    pthread_mutex_destroy(&t->symbols->lock);
-    free(t->symbols);
-    t->symbols = NULL;
+    symt_symbols_join(t->load->symbols);
+    pthread_mutex_destroy(&t->load->symbols->lock);
+    free(t->load->symbols);
+    t->load->symbols = NULL;
 }
 
-/* Start reading the symbol table from the file on a thread; false when it cannot start. */
+/* Start reading the symbol table from the file on a thread; false when it cannot start, or when
+ * no core is free for it: on a busy machine the opener then waited for the thread's turn on a core
+ * (symt_core_to_spare), and reads it itself. */
 static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
 {
+    if (!symt_core_to_spare())
+        return false;
     /* the string table must end in a NUL (else libelf's way, now): one byte read to know */
     char last;
     if (pread(t->code_fd, &last, 1, (off_t)(f->str_off + f->str_len - 1)) != 1 || last != '\0')
@@ -295,7 +299,7 @@ static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
         free(job);
         return false;
     }
-    t->symbols = job;
+    t->load->symbols = job;
     return true;
 }
 
@@ -305,7 +309,7 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
     Elf_Scn *symtab = first_symtab;
     /* the symbol table: straight from the file when it can be read as it is (on a thread, when
      * one starts), else through libelf */
-    if (!(t->unknown_name = symt_intern(&t->strings, "??")))
+    if (!(t->load->unknown_name = symt_intern(&t->strings, "??")))
         return false;
     struct symtab_file f;
     GElf_Shdr sh;
@@ -354,8 +358,8 @@ const struct func *symt_func_for(const struct sym_table *t, uint32_t addr)
 
 bool symt_elf_name_kept(const struct sym_table *t, const char *name)
 {
-    uintptr_t p = (uintptr_t)name, base = (uintptr_t)t->strtab;
-    return t->strtab && p >= base && p < base + t->strtab_len;
+    uintptr_t p = (uintptr_t)name, base = (uintptr_t)t->load->strtab;
+    return t->load->strtab && p >= base && p < base + t->load->strtab_len;
 }
 
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)

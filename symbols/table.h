@@ -3,8 +3,9 @@
  * a stage, the batch of units a reader fills before units.c merges it into the table, and the
  * helpers the readers share to fill one (stage.c). Nothing here calls up into symbols/: the one
  * call out is the unit reader a caller passes to symt_read_units (a function pointer).
- * The layers above: readers.h (ELF, symbol table, code bytes, DWARF readers, call frames), then
- * units.h (units read on demand), then the lookups and open.c. */
+ * The layers above: loader.h (the table's loader: readers chosen, units read, the symbol table's
+ * thread, the warning, the answers kept), readers.h (ELF, symbol table, code bytes, DWARF readers,
+ * call frames), then units.h (units read on demand), then the lookups and open.c. */
 #ifndef CMPROF_SYMBOLS_TABLE_H
 #define CMPROF_SYMBOLS_TABLE_H
 
@@ -243,11 +244,6 @@ struct cu_files {
     long n, base;
 };
 
-struct cache_slot {
-    uint32_t addr;
-    struct sym_location *loc;
-};
-
 /* A batch of units as a reader leaves them (units.c merges it into the table), or the unit index
  * an index reader finds (moved into the table at the open). Scope parents and row indexes are
  * relative to the stage; its strings are interned in the pool its reader was given. */
@@ -267,33 +263,17 @@ struct sym_stage {
     char dwarf_error[256];     /* damage met on the way ("" when none) */
 };
 
-struct symtab_job;
+struct sym_loader; /* how the table is filled, and the answers kept: loader.h */
 
-/* Where the table's units come from after the open: the readers open.c chose (units.c uses them). */
-struct unit_source {
-    struct raw_dwarf *raw;     /* the fast reader (in this process), when the file suits it */
-    struct ldw_reader *reader; /* libdwarf in this process (NULL: in the child, or none) */
-    bool isolated;             /* libdwarf runs in a child process */
-    int child;                 /* that child's pid, to end at sym_close (0: none) */
-    int sock;                  /* requests to it and its replies (-1: none) */
-    bool dead;                 /* the child failed: no more units can be loaded */
-};
-
+/* What the lookups read: the ELF's symbols, sections and code, and the units read so far, merged
+ * into sorted arrays. How they are read (the readers, which units are in, the symbol table's
+ * thread, the warning) and the answers and names made from them are the loader's (loader.h). */
 struct sym_table {
-    char warning[320];
-    char *path;                /* the ELF, for warnings */
+    struct sym_loader *load;
     int code_fd;               /* the ELF kept open for its code bytes, read when first asked */
-    bool has_dwarf;
-    char dwarf_error[256];     /* why DWARF is missing or partial: crash, damage, compression */
-    bool dwarf_skip;           /* the ELF part found DWARF we must not hand to libdwarf */
-    struct unit_source src;
-    bool symbols_failed;       /* out of memory while the symbol table's thread read it (set at its join) */
     struct strpool strings;
-    struct arena results;
     VEC(struct func) funcs;
     VEC(struct func) labels;   /* FUNC and NOTYPE symbols: addr2line's fallback names */
-    bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied);
-                                * after, labels.v may be funcs.v itself (sized functions only, no aliases) */
     VEC(struct func) objects;  /* OBJECT symbols (variables), in address order (sym_object_at) */
     VEC(struct span) sections;
     VEC(struct mode_mark) modes; /* sorted by address */
@@ -302,28 +282,18 @@ struct sym_table {
     size_t n_rows, row_bytes;
     VEC(struct seq) seqs;
     VEC(struct scope) scopes;
-    VEC(const struct sym_frame *) outer_frames; /* per scope: its answers' callers' frames, made on first use */
     VEC(struct range) subs;    /* subprogram ranges, sorted */
     VEC(struct range) inlines; /* inline ranges, grouped by subprogram range */
     uint32_t *sub_max_hi;      /* running maximum of subs[0..i].hi: how far back to look */
     uint32_t *seq_max_hi;      /* the same for sequences */
     size_t n_units;            /* compilation units, in .debug_info order */
-    uint8_t *unit_state;       /* enum unit_state of each */
-    size_t units_loaded;       /* units read in whole or in part */
-    uint8_t *range_state;      /* enum range_state of each of unit_ranges */
-    uint32_t *unit_left;       /* per unit: its ranges not read yet */
-    size_t ranges_loaded;
-    size_t loads;              /* batches read so far: a lookup's hints hold while it stays */
-    size_t units_fast;         /* of those, read by the fast reader */
     VEC(struct unit_range) unit_ranges; /* sorted by lo */
     VEC(uint64_t) unit_hdrs;   /* each unit's header offset in .debug_info */
     uint32_t *unit_max_hi;     /* running maximum of unit_ranges[0..i].hi */
-    VEC(struct code_section) code;
     VEC(const char *) cu_names;  /* DW_AT_name of each unit: addr2line's file when no line row */
+    VEC(struct code_section) code;
     uint32_t *vectors;         /* the vector table's words (handler addresses), host byte order */
     size_t n_vectors;
-    uint32_t vectors_at;       /* address of the section it came from; named sections win */
-    bool vectors_named;
     uint8_t *build_id;
     size_t build_id_len;
     uint8_t *debug_frame;      /* .debug_frame's bytes (call-frame information), read when first */
@@ -331,28 +301,7 @@ struct sym_table {
     uint64_t debug_frame_off;
     struct frames *frames;     /* its FDE index, made on the first unwind (frames.c) */
     bool frames_failed;
-    struct ptrmap demangled;   /* interned linkage name -> interned display name */
-    struct ptrmap shown[2];    /* interned function name -> its name as linked [0], for people [1] */
-    struct sym_clone *clones;  /* GCC's copies (crc32.constprop.0), by source name, made when first */
-    size_t n_clones;           /* asked (demangle.c) */
-    bool clones_made;
-    struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (symtab.c) */
-    const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */
-    char *strtab;              /* the ELF's string table, when kept: symbol names point into it */
-    size_t strtab_len;         /* until symt_func_name interns them */
-    struct cache_slot *cache;  /* answers outside the code range, hashed by address */
-    size_t cache_cap, cache_used;
-    /* answers in the code range, one slot per halfword from by_pc_lo: sorted lookups walk it in
-     * order, where a hash scatters them (calloc'd: untouched pages cost nothing) */
-    const struct sym_location **by_pc;
-    uint32_t by_pc_lo, by_pc_n;
-    size_t by_pc_used;
-    bool by_pc_tried;
 };
-
-/* Rebuild t->warning from what is known (at the open, when a unit load fails, when the symbol
- * table's thread is joined). The caller has waited for that thread. */
-void symt_set_warning(struct sym_table *t);
 
 /* ---- filling a stage (stage.c) ---------------------------------------------------------- */
 

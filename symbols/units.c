@@ -14,25 +14,25 @@
 static bool fetch_libdwarf(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
     symt_symbols_wait(t); /* (libdwarf, here or in a child, only once the symbol table's thread is done) */
-    if (t->src.isolated && !t->src.dead && !t->src.child && !isolate_start(t, t->path, false))
-        t->src.isolated = false; /* no child possible: read here, unprotected */
-    if (!t->src.isolated) {
-        if (!t->src.reader) {
+    if (t->load->src.isolated && !t->load->src.dead && !t->load->src.child && !isolate_start(t, t->load->path, false))
+        t->load->src.isolated = false; /* no child possible: read here, unprotected */
+    if (!t->load->src.isolated) {
+        if (!t->load->src.reader) {
             char why[160];
             bool has;
-            t->src.reader = ldw_open(t->path, &has, why, sizeof why);
+            t->load->src.reader = ldw_open(t->load->path, &has, why, sizeof why);
             struct sym_stage scratch = {0}; /* the reader learns the units; the table has its index */
             struct strpool scratch_strings = {0};
-            bool indexed = t->src.reader && ldw_index(t->src.reader, &scratch, &scratch_strings);
+            bool indexed = t->load->src.reader && ldw_index(t->load->src.reader, &scratch, &scratch_strings);
             symt_stage_free(&scratch);
             symt_arena_free(&scratch_strings.arena);
             free(scratch_strings.slots);
             if (!indexed)
                 return false;
         }
-        return ldw_load_units(t->src.reader, stage, &t->strings, refs, n);
+        return ldw_load_units(t->load->src.reader, stage, &t->strings, refs, n);
     }
-    return !t->src.dead && isolate_fetch(t, stage, refs, n);
+    return !t->load->src.dead && isolate_fetch(t, stage, refs, n);
 }
 
 /* The fast reader for a batch: each unit whose ranges are given in win (sorted by unit) is read
@@ -89,9 +89,9 @@ static bool read_units(struct sym_table *t, const uint32_t *ids, size_t n, const
     bool ok = refs != NULL;
     for (size_t i = 0; ok && i < n; i++)
         refs[i] = (struct unit_ref){ids[i] < t->unit_hdrs.n ? t->unit_hdrs.v[ids[i]] : 0, ids[i], 0};
-    if (ok && t->src.raw) {
+    if (ok && t->load->src.raw) {
         struct sym_stage stage = {0}, second = {0};
-        struct windowed ctx = {t->src.raw, win, n_win};
+        struct windowed ctx = {t->load->src.raw, win, n_win};
         struct unit_reader fast = {read_windowed, &ctx, symt_core_to_spare() ? 2 : 1};
         ok = symt_read_units(&fast, &stage, &second, &t->strings, refs, n, read) &&
              symt_merge_stage(t, &stage, on_demand) && symt_merge_stage(t, &second, on_demand);
@@ -114,9 +114,9 @@ static bool read_units(struct sym_table *t, const uint32_t *ids, size_t n, const
         if (fetched)
             ok = symt_merge_stage(t, &stage, on_demand);
         for (size_t i = 0; i < rest; i++)
-            t->unit_state[refs[i].id] = fetched && ok ? UNIT_LOADED : UNIT_FAILED;
-        if (stage.dwarf_error[0] && !t->dwarf_error[0])
-            memcpy(t->dwarf_error, stage.dwarf_error, sizeof t->dwarf_error);
+            t->load->unit_state[refs[i].id] = fetched && ok ? UNIT_LOADED : UNIT_FAILED;
+        if (stage.dwarf_error[0] && !t->load->dwarf_error[0])
+            memcpy(t->load->dwarf_error, stage.dwarf_error, sizeof t->load->dwarf_error);
         symt_stage_free(&stage);
     }
     free(refs);
@@ -127,11 +127,11 @@ static bool read_units(struct sym_table *t, const uint32_t *ids, size_t n, const
  * (units indexed from .debug_aranges). */
 static void touched(struct sym_table *t, uint32_t u)
 {
-    if (t->unit_state[u] != UNIT_UNLOADED)
+    if (t->load->unit_state[u] != UNIT_UNLOADED)
         return;
-    t->units_loaded++;
-    if (t->src.raw && u < t->cu_names.n && !t->cu_names.v[u])
-        t->cu_names.v[u] = raw_unit_name(t->src.raw, t->unit_hdrs.v[u], &t->strings);
+    t->load->units_loaded++;
+    if (t->load->src.raw && u < t->cu_names.n && !t->cu_names.v[u])
+        t->cu_names.v[u] = raw_unit_name(t->load->src.raw, t->unit_hdrs.v[u], &t->strings);
 }
 
 /* Load units ids[0..n) in whole, none read before, and merge them; false only when out of memory.
@@ -143,14 +143,14 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
         touched(t, ids[i]);
     bool ok = read && read_units(t, ids, n, NULL, 0, on_demand, read, NULL);
     for (size_t i = 0; i < n; i++) {
-        t->units_fast += read && read[i];
+        t->load->units_fast += read && read[i];
         if (read && read[i])
-            t->unit_state[ids[i]] = ok ? UNIT_LOADED : UNIT_FAILED;
+            t->load->unit_state[ids[i]] = ok ? UNIT_LOADED : UNIT_FAILED;
         else if (!ok)
-            t->unit_state[ids[i]] = UNIT_FAILED;
+            t->load->unit_state[ids[i]] = UNIT_FAILED;
     }
     free(read);
-    t->loads++;
+    t->load->loads++;
     symt_symbols_wait(t);
     symt_set_warning(t);
     return ok;
@@ -160,8 +160,8 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
 static void mark_whole(struct sym_table *t, const uint8_t *whole, struct marked *m)
 {
     for (size_t i = 0; i < t->unit_ranges.n; i++)
-        if (whole[t->unit_ranges.v[i].unit] && t->range_state[i] == RANGE_UNLOADED) {
-            t->range_state[i] = RANGE_LOADING;
+        if (whole[t->unit_ranges.v[i].unit] && t->load->range_state[i] == RANGE_UNLOADED) {
+            t->load->range_state[i] = RANGE_LOADING;
             m->rids[m->n++] = (uint32_t)i;
         }
 }
@@ -182,7 +182,7 @@ static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
     bool ok = want && ids && whole && win && read;
     for (size_t k = 0; ok && k < n; k++) {
         uint32_t u = t->unit_ranges.v[rids[k]].unit;
-        t->range_state[rids[k]] = RANGE_LOADING;
+        t->load->range_state[rids[k]] = RANGE_LOADING;
         if (!want[u]++)
             ids[n_ids++] = u;
     }
@@ -191,8 +191,8 @@ static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
      * is read at most twice), or without the fast reader, the unit is read in whole */
     for (size_t k = 0; ok && k < n_ids; k++) {
         uint32_t u = ids[k];
-        whole[u] = !t->src.raw || want[u] > WINDOWS_MAX || 4 * want[u] >= t->unit_left[u] ||
-                   t->unit_state[u] == UNIT_PART;
+        whole[u] = !t->load->src.raw || want[u] > WINDOWS_MAX || 4 * want[u] >= t->load->unit_left[u] ||
+                   t->load->unit_state[u] == UNIT_PART;
         n_whole += whole[u];
     }
     for (size_t k = 0; ok && k < n; k++)
@@ -205,27 +205,27 @@ static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
     for (size_t k = 0; ok && k < n_ids; k++)
         touched(t, ids[k]);
     for (size_t k = 0; ok && k < n_ids; k++)
-        whole[ids[k]] = t->unit_state[ids[k]] == UNIT_UNLOADED; /* (now: read before?) */
+        whole[ids[k]] = t->load->unit_state[ids[k]] == UNIT_UNLOADED; /* (now: read before?) */
     ok = ok && read_units(t, ids, n_ids, win, n_win, true, read, &m);
     for (size_t k = 0; k < m.n; k++) {
-        t->range_state[rids[k]] = RANGE_LOADED;
-        t->unit_left[t->unit_ranges.v[rids[k]].unit]--;
+        t->load->range_state[rids[k]] = RANGE_LOADED;
+        t->load->unit_left[t->unit_ranges.v[rids[k]].unit]--;
     }
-    t->ranges_loaded += m.n;
+    t->load->ranges_loaded += m.n;
     for (size_t k = 0; whole && k < n_ids; k++) {
         uint32_t u = ids[k];
-        t->units_fast += read[k] && whole[u];
-        if (!ok || t->unit_state[u] == UNIT_FAILED)
-            t->unit_state[u] = UNIT_FAILED;
+        t->load->units_fast += read[k] && whole[u];
+        if (!ok || t->load->unit_state[u] == UNIT_FAILED)
+            t->load->unit_state[u] = UNIT_FAILED;
         else
-            t->unit_state[u] = t->unit_left[u] ? UNIT_PART : UNIT_LOADED;
+            t->load->unit_state[u] = t->load->unit_left[u] ? UNIT_PART : UNIT_LOADED;
     }
     free(want);
     free(ids);
     free(whole);
     free(win);
     free(read);
-    t->loads++;
+    t->load->loads++;
     symt_symbols_wait(t);
     symt_set_warning(t);
     return ok;
@@ -233,7 +233,7 @@ static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
 
 bool symt_units_ready(struct sym_table *t)
 {
-    if (t->n_units && !(t->unit_state = calloc(t->n_units, 1)))
+    if (t->n_units && !(t->load->unit_state = calloc(t->n_units, 1)))
         return false;
     /* stable, by lo alone: a radix sort (one range per function, tens of thousands on big ELFs) */
     if (!symt_sort_by_u32(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v,
@@ -241,17 +241,17 @@ bool symt_units_ready(struct sym_table *t)
         return false;
     t->unit_max_hi = symt_running_max(t->unit_ranges.v, t->unit_ranges.n, sizeof *t->unit_ranges.v,
                                  offsetof(struct unit_range, hi));
-    t->range_state = calloc(t->unit_ranges.n + 1, 1);
-    t->unit_left = calloc(t->n_units + 1, sizeof *t->unit_left);
-    if (!t->unit_max_hi || !t->range_state || !t->unit_left)
+    t->load->range_state = calloc(t->unit_ranges.n + 1, 1);
+    t->load->unit_left = calloc(t->n_units + 1, sizeof *t->load->unit_left);
+    if (!t->unit_max_hi || !t->load->range_state || !t->load->unit_left)
         return false;
     for (size_t i = 0; i < t->unit_ranges.n; i++)
-        t->unit_left[t->unit_ranges.v[i].unit]++;
+        t->load->unit_left[t->unit_ranges.v[i].unit]++;
     /* a unit that states no addresses could hold any: it is read now */
     uint32_t *ids = calloc(t->n_units + 1, sizeof *ids);
     size_t n = 0;
     for (size_t u = 0; ids && u < t->n_units; u++)
-        if (!t->unit_left[u])
+        if (!t->load->unit_left[u])
             ids[n++] = (uint32_t)u;
     bool ok = ids && (n == 0 || load_units(t, ids, n, false));
     free(ids);
@@ -268,7 +268,7 @@ static bool ranges_covering(const struct sym_table *t, uint32_t addr, uint8_t *m
                   : LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
     for (; i >= 0 && t->unit_max_hi[i] > addr; i--) {
         const struct unit_range *r = &t->unit_ranges.v[i];
-        if (addr >= r->hi || t->range_state[i] != RANGE_UNLOADED || t->unit_state[r->unit] == UNIT_FAILED)
+        if (addr >= r->hi || t->load->range_state[i] != RANGE_UNLOADED || t->load->unit_state[r->unit] == UNIT_FAILED)
             continue;
         bool seen = false;
         if (mark) {
@@ -294,7 +294,7 @@ static bool none_starts_by(const struct sym_table *t, long i, uint32_t x)
 
 static bool all_read(const struct sym_table *t)
 {
-    return !t->n_units || t->ranges_loaded == t->unit_ranges.n;
+    return !t->n_units || t->load->ranges_loaded == t->unit_ranges.n;
 }
 
 bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint)
@@ -360,7 +360,7 @@ void sym_read_all(struct sym_table *t)
     uint32_t *rids = malloc((t->unit_ranges.n + 1) * sizeof *rids);
     size_t n = 0;
     for (size_t i = 0; rids && i < t->unit_ranges.n; i++)
-        if (t->range_state[i] == RANGE_UNLOADED && t->unit_state[t->unit_ranges.v[i].unit] != UNIT_FAILED)
+        if (t->load->range_state[i] == RANGE_UNLOADED && t->load->unit_state[t->unit_ranges.v[i].unit] != UNIT_FAILED)
             rids[n++] = (uint32_t)i;
     if (n)
         load_ranges(t, rids, n);

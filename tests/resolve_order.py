@@ -43,12 +43,14 @@ def code_halfwords(elf):
     return addrs
 
 
-def resolve(elf, addrs, writer="1"):
+def resolve(elf, addrs, writer="1", read_threads=""):
     """{address: its frames} from one --resolve run over addrs (on stdin), in that order; writer "1"
-    answers with the writer thread, "0" on one thread (the tool picks by the machine's load)."""
+    answers with the writer thread, "0" on one thread (the tool picks by the machine's load);
+    read_threads "1" reads the symbol table and the units on the opening thread, "2" on threads of
+    their own ("": the tool picks, as for the writer)."""
     feed = "".join("0x%x\n" % a for a in addrs)
     p = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, CMPROF_RESOLVE_WRITER=writer))
+                       env=dict(os.environ, CMPROF_RESOLVE_WRITER=writer, CMPROF_READ_THREADS=read_threads))
     if p.returncode != 0:
         raise RuntimeError("--resolve exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
     answers, cur = collections.OrderedDict(), None
@@ -131,7 +133,9 @@ def main():
         try:
             want = alone(elf, addrs)
             orders = {"sorted": resolve(elf, addrs), "reversed": resolve(elf, addrs[::-1]),
-                      "shuffled": resolve(elf, shuffled), "shuffled, one thread": resolve(elf, shuffled, "0")}
+                      "shuffled": resolve(elf, shuffled), "shuffled, one thread": resolve(elf, shuffled, "0"),
+                      "shuffled, read on one thread": resolve(elf, shuffled, "0", "1"),
+                      "shuffled, read on threads": resolve(elf, shuffled, "1", "2")}
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             check("%s: --resolve runs" % name, False, e)
             continue
