@@ -30,6 +30,8 @@ CORES = {
     "m3": ("netduino2", "cortex-m3", "stm32"),
     "m0": ("microbit", "cortex-m0", "nrf51"),
     "an385": ("mps2-an385", "cortex-m3", "mps2"),
+    # ARMv8-M mainline: Cortex-M33 on mps2-an505 (board_an505.c), in Secure state
+    "m33": ("mps2-an505", "cortex-m33", "an505"),
     # Cortex-A on QEMU's virt board (board_virt.c), ARM state, sampled by the PMU's cycle counter
     "a15": ("virt", "cortex-a15", "virt"),
     "a7": ("virt", "cortex-a7", "virt"),
@@ -278,6 +280,10 @@ def all_scenarios():
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... on ARMv8-M mainline (Cortex-M33, Secure state), SysTick at the 20 MHz system clock: about the
+    # M4's period in instructions
+    s.append(scenario("m33_stacks", "stacks", core="m33", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31))
     # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
     # pointed (CMPROF_STACK_FP)
     for core, period in (("m4", 1691), ("m0", 997)):
@@ -697,8 +703,13 @@ def memory_map(core):
     out = sh(qemu_machine(core) + ["-display", "none", "-serial", "none", "-monitor", "stdio", "-S"],
              input="info mtree -f\nquit\n", timeout=60)
     regions = set()
-    for m in re.finditer(r"^\s*([0-9a-f]+)-([0-9a-f]+) \(prio -?\d+, (ram|rom|romd)\): ", out, re.M):
-        regions.add((int(m.group(1), 16), int(m.group(2), 16) + 1, "ram" if m.group(3) == "ram" else "rom"))
+    # TrustZone boards (mps2-an505): the CPU reaches its SRAMs through memory protection controllers
+    # (tz-mpc-upstream windows, open to Secure accesses as reset leaves them); the RAM behind each sits
+    # at 0 in a view of its own, which is not the CPU's
+    views = [v for v in re.split(r"^FlatView #\d+$", out, flags=re.M) if 'AS "tz-mpc-downstream"' not in v]
+    for m in re.finditer(r"^\s*([0-9a-f]+)-([0-9a-f]+) \(prio -?\d+, (ram|rom|romd|i/o)\): (\S+)", "".join(views), re.M):
+        if m.group(3) != "i/o" or m.group(4) == "tz-mpc-upstream":
+            regions.add((int(m.group(1), 16), int(m.group(2), 16) + 1, "rom" if m.group(3).startswith("rom") else "ram"))
     merged = []
     for start, end, kind in sorted(regions):
         if merged and merged[-1][2] == kind and start <= merged[-1][1]:

@@ -1463,7 +1463,7 @@ def own_cost(c):
 
 # each linker script's MEMORY against the machines it serves (virt's images link with -Ttext alone)
 LD_SCRIPTS = {"board/stm32.ld": ("m4", "m3"), "board/nrf51.ld": ("m0",), "board/mps2.ld": ("an385",),
-              "board/r5.ld": ("r5",), "frtos/frtos.ld": ("an385",)}
+              "board/an505.ld": ("m33",), "board/r5.ld": ("r5",), "frtos/frtos.ld": ("an385",)}
 
 
 def ld_memory(path):
@@ -2418,7 +2418,7 @@ def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
     rows = []
-    for core in ("m4", "m0"):
+    for core in ("m4", "m0", "m33"):  # ARMv7-M, ARMv6-M, ARMv8-M mainline (Secure state)
         name = "%s_stacks" % core
         r = Result(name)
         taken, dropped = r.kv.get("taken", 0), r.kv.get("stacks_dropped", -1)
@@ -2538,7 +2538,7 @@ def sampler_callers(c):
     js = Result("stream").tool()["stacks"]
     c.check("stacks: a capture without stack evidence says so, instead of an empty callers view",
             js["samples"] == 0 and js["evidence"] == 0 and "no stack evidence" in js["note"], str(js))
-    c.out("## Callers from the sampler's stack evidence (`m4_stacks`, `m0_stacks`)", "",
+    c.out("## Callers from the sampler's stack evidence (`m4_stacks`, `m0_stacks`, `m33_stacks`)", "",
           "CMPROF_STACKS=1: every 16th sample keeps the stacked LR and the stack words that look like return "
           "addresses (odd, in the code, right after a BL/BLX); the host proves each frame with .debug_frame. "
           "The app's call shapes are known by construction; leaf()'s truth is the calls the plugin counted "

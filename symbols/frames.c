@@ -44,6 +44,12 @@ struct span_in_file {
 
 #define MAX_SPANS 64
 #define EXC_RETURN_MIN 0xFFFFFF00u /* a return address this high is an exception return code */
+/* ARMv8-M's EXC_RETURN bits (ARMv7-M's codes have all three set): S, the frame is on the Secure
+ * stack; DCRS clear, the integrity signature, a reserved word and r4-r11 (40 bytes) were stacked
+ * below the frame; ES, the exception was taken to Secure state (its handler runs on that stack) */
+#define EXC_RETURN_S 0x40u
+#define EXC_RETURN_DCRS 0x20u
+#define EXC_RETURN_ES 0x01u
 #define LEAF_CACHE 16 /* functions whose code was analysed, by start */
 
 struct leaf_seen {
@@ -471,18 +477,20 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
         if (ret >= EXC_RETURN_MIN) {
             /* an exception handler's caller is the interrupted code: its frame was stacked on the
              * main stack at the CFA, or on the process stack (PSP, which the caller must read) */
-            uint32_t f[8];
+            uint32_t f[8], at = cfa + ((ret & EXC_RETURN_DCRS) ? 0u : 40u);
+            if (!(ret & EXC_RETURN_S) != !(ret & EXC_RETURN_ES))
+                break; /* ARMv8-M: stacked on the other Security state's stack, not this handler's */
             if (ret & 4u) { /* the process stack: the caller reads PSP and goes on from its frame */
                 if (psp_stop)
                     *psp_stop = true;
                 break;
             }
             for (unsigned k = 0; k < 8 && ok; k++)
-                ok = read32(ctx, cfa + 4u * k, &f[k]);
+                ok = read32(ctx, at + 4u * k, &f[k]);
             if (!ok)
                 break;
             r[0] = f[0], r[1] = f[1], r[2] = f[2], r[3] = f[3], r[12] = f[4], r[14] = f[5];
-            r[13] = cfa + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + ((ret & 0x10u) ? 0u : 72u);
+            r[13] = at + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + ((ret & 0x10u) ? 0u : 72u);
             pc = f[6] & ~1u;
             if (!pc)
                 break;

@@ -169,7 +169,7 @@ start_lane field_asan_lane
 firmware_builds() {
     local dir=build/firmware-check cpu opts f
     mkdir -p "$dir"
-    for cpu in cortex-m0 cortex-m0plus cortex-m3 cortex-m4 cortex-m7; do
+    for cpu in cortex-m0 cortex-m0plus cortex-m3 cortex-m4 cortex-m7 cortex-m33; do
         for opts in "" "-DCMPROF_HIST=1" "-DCMPROF_JITTER=2047" "-DCMPROF_HIST=1 -DCMPROF_JITTER=2047" \
             "-DCMPROF_TAG=task" "-DCMPROF_TIMER_TIM3=1" "-DCMPROF_TIMER_TIM3=1 -DCMPROF_STM32F1=1" \
             "-DCMPROF_STREAM=1" "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_JITTER=4095" \

@@ -10,6 +10,7 @@
 
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -191,6 +192,62 @@ static void test_task_roots(void)
     /* the control: a real call from inside caller is followed, to the call instruction */
     CHECK(walk(t, TASK + 8u, 0, (CALLER + 0x10u) | 1u, out) == 1 && out[0] == CALLER + 0x0eu);
     CHECK(walk(t, TASK, (CALLER + 0x10u) | 1u, 0, out) == 1 && out[0] == CALLER + 0x0eu);
+    sym_close(t);
+    unlink(path);
+}
+
+/* A stack of 20 words at SP, for a walk across an exception frame. */
+static bool read_words(void *ctx, uint32_t addr, uint32_t *value)
+{
+    const uint32_t *words = ctx;
+    if (addr < SP || addr >= SP + 80u || addr % 4u)
+        return false;
+    *value = words[(addr - SP) / 4u];
+    return true;
+}
+
+/* Halted in an exception handler (LR live: an EXC_RETURN code) that interrupted CALLER + 4: the walk
+ * goes on at CALLER from the frame the exception stacked on the main stack. ARMv8-M's codes say more
+ * than ARMv7-M's: DCRS clear, 10 words (integrity signature, reserved, r4-r11) lie below the frame;
+ * S differing from ES, the frame is on the other Security state's stack, not at the handler's CFA. */
+static void test_exception_frames(void)
+{
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
+    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
+    CHECK(t != NULL);
+    if (!t) {
+        unlink(path);
+        return;
+    }
+    /* a basic frame at SP (r0-r3, r12, LR, PC = TASK + 4), and one 10 words up (PC = CALLER + 4): a walk
+     * that takes the wrong one names the wrong interrupted code */
+    uint32_t stack[20] = {0}, out[8], regs[16] = {0};
+    stack[6] = TASK + 4u, stack[7] = 1u << 24;
+    stack[0] = 0xFEFA125Bu; /* the integrity signature, where a v8-M additional state context starts */
+    stack[10 + 6] = CALLER + 4u, stack[10 + 7] = 1u << 24;
+    regs[13] = SP, regs[15] = HANDLER + 4u;
+    static const struct {
+        uint32_t exc_return, frame_at; /* the frame's word index, or 99: no frame to follow */
+    } cases[] = {
+        {0xFFFFFFF9u, 0},  /* ARMv7-M, thread mode on MSP */
+        {0xFFFFFFF1u, 0},  /* ARMv7-M, handler mode */
+        {0xFFFFFFB8u, 0},  /* ARMv8-M without the Security Extension (or Non-secure to Non-secure) */
+        {0xFFFFFFF9u, 0},  /* ARMv8-M Secure to Secure: ARMv7-M's code */
+        {0xFFFFFFD9u, 10}, /* Secure, DCRS clear (tail-chained after a Non-secure handler): 40 bytes more */
+        {0xFFFFFFB9u, 99}, /* a Secure handler that interrupted Non-secure code: the frame is on MSP_NS */
+        {0xFFFFFFD8u, 99}, /* a Non-secure handler that interrupted Secure code: the frame is on MSP_S */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        regs[14] = cases[i].exc_return;
+        size_t n = sym_unwind(t, regs, read_words, stack, out, 8, NULL);
+        if (cases[i].frame_at == 99)
+            CHECK(n == 0);
+        else
+            CHECK(n >= 1 && out[0] == stack[cases[i].frame_at + 6u]);
+        if (cases[i].frame_at == 99 ? n != 0 : n < 1 || out[0] != stack[cases[i].frame_at + 6u])
+            fprintf(stderr, "  EXC_RETURN 0x%08x: %zu frames, the first 0x%08x\n", (unsigned)cases[i].exc_return, n,
+                    n ? (unsigned)out[0] : 0u);
+    }
     sym_close(t);
     unlink(path);
 }
@@ -565,6 +622,7 @@ int main(void)
 {
     sym_set_isolation(0);
     RUN_TEST(test_task_roots);
+    RUN_TEST(test_exception_frames);
     RUN_TEST(test_evidence);
     RUN_TEST(test_exidx_opcodes);
     RUN_TEST(test_exidx_rules);

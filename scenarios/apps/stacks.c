@@ -40,6 +40,8 @@
 extern const uint32_t __build_id[];
 #ifdef BOARD_nrf51 /* the micro:bit's flash starts at 0 */
 #define CODE_BASE 0x00000000u
+#elif defined(BOARD_an505) /* the Secure alias of the MPS2 AN505's code SSRAM */
+#define CODE_BASE 0x10000000u
 #else
 #define CODE_BASE 0x08000000u
 #endif
