@@ -137,9 +137,9 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
 /* The gdb: source's unwinder: the ELF's call-frame information. */
 static size_t unwind_with_elf(void *ctx, const uint32_t regs[16],
                               bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx, uint32_t *out,
-                              size_t max, bool *psp_stop)
+                              size_t max, uint32_t *psp_return)
 {
-    return sym_unwind(ctx, regs, read32, rctx, out, max, psp_stop);
+    return sym_unwind(ctx, regs, read32, rctx, out, max, psp_return);
 }
 
 /* --record's file, refused when it is a file this run reads or (without --force) exists. */

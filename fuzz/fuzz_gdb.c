@@ -11,7 +11,7 @@
  * the walk asks for as much stack as the sampler will read; an EXC_RETURN in LR asks for PSP. */
 static size_t fake_unwind(void *ctx, const uint32_t regs[16],
                           bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx, uint32_t *out,
-                          size_t max, bool *psp_stop)
+                          size_t max, uint32_t *psp_return)
 {
     (void)ctx;
     size_t n = 0;
@@ -19,7 +19,7 @@ static size_t fake_unwind(void *ctx, const uint32_t regs[16],
     for (uint32_t k = 0; k < 8192 && n < max && read32(rctx, regs[13] + 4u * k, &v); k++)
         if (v & 1u)
             out[n++] = v & ~1u;
-    *psp_stop = regs[14] >= 0xFFFFFFE0u && (regs[14] & 4u);
+    *psp_return = regs[14] >= 0xFFFFFFE0u && (regs[14] & 4u) ? regs[14] : 0;
     return n;
 }
 

@@ -78,6 +78,7 @@ struct gdb_sampler {
     char *xml;
     size_t xml_len;
     int pc_regnum, xpsr_regnum, psp_regnum;
+    uint32_t psp_return; /* the EXC_RETURN that sent the main stack's walk to the process stack; 0: none */
     /* --task-var: a variable read while halted gives each sample's task */
     bool has_task;
     uint32_t task_addr, pc, tag;
@@ -438,21 +439,23 @@ static void take_stack(struct gdb_sampler *g, const char *d, size_t len)
  * pc, xpsr), after the main stack's n_main. */
 static bool walk_process_stack(struct gdb_sampler *g, size_t want)
 {
-    uint32_t f[8], psp = g->regs[13];
-    bool ok = true, psp_stop;
+    /* ARMv8-M without DCRS stacks 40 bytes of callee state first; FP state (EXC_RETURN bit 4
+     * clear) 72 bytes after the basic frame; xPSR's bit 9 an alignment word */
+    uint32_t f[8], ret = g->psp_return, psp = g->regs[13], at = psp + ((ret & 0x20u) ? 0u : 40u), next_psp;
+    bool ok = true;
     g->n_callers = g->n_main;
     for (unsigned k = 0; k < 8 && ok; k++)
-        ok = read_stack(g, psp + 4u * k, &f[k]);
+        ok = read_stack(g, at + 4u * k, &f[k]);
     if (!ok || !(f[6] & ~1u) || g->n_callers >= want)
         return false;
     uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
-                         psp + 32u + ((f[7] & (1u << 9)) ? 4u : 0u), f[5], f[6] & ~1u};
+                         at + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + ((ret & 0x10u) ? 0u : 72u), f[5], f[6] & ~1u};
     /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a frame
      * pointer (r7) the handler changed misleads the walk, which then stops */
     memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
     g->callers[g->n_callers++] = f[6] & ~1u;
     g->n_callers += g->unwind(g->unwind_ctx, regs, read_stack, g, g->callers + g->n_callers, want - g->n_callers,
-                              &psp_stop);
+                              &next_psp);
     return true;
 }
 
@@ -461,19 +464,18 @@ static bool walk_process_stack(struct gdb_sampler *g, size_t want)
 static void walk_stack(struct gdb_sampler *g, double now)
 {
     size_t want = g->stack_depth < GDB_STACK_DEPTH_MAX ? g->stack_depth : GDB_STACK_DEPTH_MAX;
-    bool psp_stop = false;
     g->stack_short = false;
     if (g->step == G_PSP_STACK)
         walk_process_stack(g, want);
     else
-        g->n_callers = g->n_main = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &psp_stop);
+        g->n_callers = g->n_main = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &g->psp_return);
     if (g->stack_short && g->n_callers < want && !g->stack_end && g->stack_len < STACK_MAX) {
         char m[40];
         snprintf(m, sizeof m, "m%x,%x", (unsigned)(g->stack_base + g->stack_len), STACK_READ);
         request(g, g->step, m, now);
         return;
     }
-    if (psp_stop && g->psp_regnum >= 0 && g->n_callers < want) {
+    if (g->step != G_PSP_STACK && g->psp_return && g->psp_regnum >= 0 && g->n_callers < want) {
         char m[40];
         snprintf(m, sizeof m, "p%x", g->psp_regnum);
         request(g, G_PSP, m, now);

@@ -38,14 +38,15 @@ const char *gdb_failed(const struct gdb_sampler *g);      /* NULL while all is w
  * variable points to (up to 16 characters; -1: no names). */
 void gdb_set_task_var(struct gdb_sampler *g, uint32_t addr, int name_offset);
 /* Walk each sample's call stack (up to depth callers) while the core is halted: r0-r15 ('g') and
- * the stack's first bytes ('m') are read, and fn turns them into call sites. fn sets *psp_stop when
- * the walk reached code interrupted on the process stack: PSP ('p', by the target description) and
- * its frame are read, and the walk goes on from there. Samples then come as dump text with a
+ * the stack's first bytes ('m') are read, and fn turns them into call sites. fn sets *psp_return to
+ * the EXC_RETURN value when the walk reached code interrupted on the process stack (0 otherwise):
+ * PSP ('p', by the target description) and the frame that value describes are read, and the walk
+ * goes on from there. Samples then come as dump text with a
  * "stack" line. */
 #define GDB_STACK_DEPTH_MAX 64 /* callers a sample's stack may have (a dump text "stack" line's most) */
 typedef size_t (*gdb_unwind_fn)(void *ctx, const uint32_t regs[16],
                                 bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx,
-                                uint32_t *out, size_t max, bool *psp_stop);
+                                uint32_t *out, size_t max, uint32_t *psp_return);
 void gdb_set_unwind(struct gdb_sampler *g, unsigned depth, gdb_unwind_fn fn, void *ctx);
 bool gdb_exited(const struct gdb_sampler *g);             /* the target's program ended */
 

@@ -439,12 +439,20 @@ void symt_frames_free(struct sym_table *t)
     t->frames = NULL;
 }
 
+uint32_t sym_exception_frame(uint32_t exc_return, uint32_t sp, uint32_t stacked_xpsr, uint32_t *sp_before)
+{
+    uint32_t at = sp + ((exc_return & EXC_RETURN_DCRS) ? 0u : 40u);
+    if (sp_before)
+        *sp_before = at + 32u + ((stacked_xpsr & (1u << 9)) ? 4u : 0u) + ((exc_return & 0x10u) ? 0u : 72u);
+    return at;
+}
+
 size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
                   bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
-                  bool *psp_stop)
+                  uint32_t *psp_return)
 {
-    if (psp_stop)
-        *psp_stop = false;
+    if (psp_return)
+        *psp_return = 0;
     uint32_t r[16];
     memcpy(r, regs_in, sizeof r);
     size_t n = 0;
@@ -477,12 +485,12 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
         if (ret >= EXC_RETURN_MIN) {
             /* an exception handler's caller is the interrupted code: its frame was stacked on the
              * main stack at the CFA, or on the process stack (PSP, which the caller must read) */
-            uint32_t f[8], at = cfa + ((ret & EXC_RETURN_DCRS) ? 0u : 40u);
+            uint32_t f[8], at = sym_exception_frame(ret, cfa, 0, NULL);
             if (!(ret & EXC_RETURN_S) != !(ret & EXC_RETURN_ES))
                 break; /* ARMv8-M: stacked on the other Security state's stack, not this handler's */
             if (ret & 4u) { /* the process stack: the caller reads PSP and goes on from its frame */
-                if (psp_stop)
-                    *psp_stop = true;
+                if (psp_return)
+                    *psp_return = ret;
                 break;
             }
             for (unsigned k = 0; k < 8 && ok; k++)
@@ -490,7 +498,7 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
             if (!ok)
                 break;
             r[0] = f[0], r[1] = f[1], r[2] = f[2], r[3] = f[3], r[12] = f[4], r[14] = f[5];
-            r[13] = at + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + ((ret & 0x10u) ? 0u : 72u);
+            sym_exception_frame(ret, cfa, f[7], &r[13]);
             pc = f[6] & ~1u;
             if (!pc)
                 break;

@@ -460,6 +460,20 @@ def main():
           code == 0 and [(x["name"], x["samples"]) for x in work.get("callers", [])] == [("main", 20)] and
           sum(1 for p in srv.log if p == "p12") == 20 and sum(1 for p in srv.log if p == "m%x,200" % psp) == 20,
           "exit %s, callers %s, %s" % (code, work.get("callers"), err.strip()))
+    # the same with the FP state stacked too (EXC_RETURN 0xFFFFFFED: bit 4 clear): 18 more words
+    # between the frame and the interrupted code's stack, which main's frame must be read past
+    folded = {}
+    for exc, fp in ((0xFFFFFFFD, b""), (0xFFFFFFED, bytes(72))):
+        srv = FakeServer([a + 4], memory={sp: stack, psp: b"".join(x.to_bytes(4, "little") for x in frame) + fp + stack},
+                         regs=[0] * 13 + [sp, exc, 0], psp=psp)
+        r = subprocess.run([TOOL, "--batch", "--no-inline", "-o", "folded", "--samples", "10", "--stack-depth", "8",
+                            srv.spec, ELF], capture_output=True, text=True, timeout=20)
+        srv.thread.join(5)
+        folded[exc] = r.stdout.strip()
+    check("gdb --stack-depth: an exception return to the process stack with FP state stacked (EXC_RETURN "
+          "0xFFFFFFED): the interrupted code's stack is read past the 26-word frame (main's caller as with 8 words)",
+          folded[0xFFFFFFED] == folded[0xFFFFFFFD] and ";main;hot_a" in folded[0xFFFFFFFD],
+          "8 words: %s | 26 words: %s" % (folded[0xFFFFFFFD][:120], folded[0xFFFFFFED][:120]))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
                        text=True, timeout=20)
     check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
