@@ -20,11 +20,16 @@ HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 # The tool takes these libraries from their archives when all are installed (Debian's -dev packages
 # ship them): with no shared library to load but libc, a process starts sooner, which counts in
 # `--resolve`'s time before its first lookup (make bench). STATIC_LIBS=no, or a missing archive,
-# links the shared ones.
+# links the shared ones. With the C library's archives too (libc6-dev) the link is wholly static:
+# no loader, no shared C library or libm mapped whole, so the resident set holds only the pages of
+# the one file that the run touches (about 1 MB less in the live view; docs/performance.md).
+# STATIC_LIBC=no keeps the C library shared. (glibc warns that getaddrinfo in a static program
+# loads its name-service modules at run time: host names in tcp:/gdb: sources go through them.)
 TOOL_ARCHIVES := libdwarf.a libelf.a libserialport.a libncursesw.a libtinfo.a libz.a
 MISSING_ARCHIVES = $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),,$(a)))
 HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)
-STATIC_TOOL_LIBS := -Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread
+HAVE_LIBC_ARCHIVES = $(if $(filter no,$(STATIC_LIBC)),,$(and $(filter /%,$(shell $(CC) -print-file-name=libc.a)),$(filter /%,$(shell $(CC) -print-file-name=libm.a))))
+STATIC_TOOL_LIBS = $(if $(HAVE_LIBC_ARCHIVES),-static -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -lm -pthread,-Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread)
 TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
 SYM_SRC := symbols/table.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/exidx.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/streams.c source/probes.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
