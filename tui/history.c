@@ -1,11 +1,13 @@
 /* Shares over time (see history.h). */
 #include "history.h"
 
+#include <stddef.h>
 #include <string.h>
 
+/* Everything but the shares: those of a second are read only once it has been written since. */
 void history_clear(struct history *h)
 {
-    memset(h, 0, sizeof *h);
+    memset(h, 0, offsetof(struct history, share));
 }
 
 static uint64_t name_key(const char *name)
@@ -52,28 +54,31 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
             e = &h->rows[slot];
             memset(e, 0, sizeof *e);
             e->key = key;
+            e->born = h->ticks;
             e->last = rows[r].samples; /* followed from now on: its past is not known */
         }
         e->seen = true;
-        e->share[h->pos] = dt > 0 && !first ? (float)((rows[r].samples - e->last) / dt) : 0.0f;
+        h->share[h->pos][e - h->rows] = dt > 0 && !first ? (float)((rows[r].samples - e->last) / dt) : 0.0f;
         e->last = rows[r].samples;
     }
     for (int i = 0; i < h->n; i++)
         if (!h->rows[i].seen)
-            h->rows[i].share[h->pos] = 0.0f;
+            h->share[h->pos][i] = 0.0f;
     h->last_total = total;
     if (!first) {
+        h->ticks++;
         h->pos = (h->pos + 1) % HISTORY_POINTS;
         if (h->len < HISTORY_POINTS)
             h->len++;
     }
 }
 
-/* A ring of per-second values (`len` recorded, the next at `pos`) as `points` means on a fixed time
- * scale: point p covers seconds [p, p + 1) * span / points of the last `span` seconds, the newest
- * at the right. Seconds before the history began, and negative values (nothing that second),
- * are left out; a point with none is -1. */
-static void spread(const float *ring, int len, int pos, float *out, int points, int span)
+/* A ring of per-second values (`len` recorded, the next at `pos`; second k at ring[k * stride]) as
+ * `points` means on a fixed time scale: point p covers seconds [p, p + 1) * span / points of the
+ * last `span` seconds, the newest at the right. Seconds before the history began, and negative
+ * values (nothing that second), are left out; a point with none is -1. Of the recorded seconds
+ * only the last `known` were written for this value: the older ones count as 0. */
+static void spread(const float *ring, int stride, int len, int pos, long known, float *out, int points, int span)
 {
     if (span > HISTORY_POINTS || span <= 0)
         span = HISTORY_POINTS;
@@ -83,7 +88,8 @@ static void spread(const float *ring, int len, int pos, float *out, int points, 
         int k = 0;
         for (int s = a; s < b; s++) {
             int age = span - 1 - s; /* 0: the last second */
-            float v = age < len ? ring[(pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS] : -1.0f;
+            float v = age >= len ? -1.0f : age >= known ? 0.0f
+                      : ring[(size_t)((pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS) * (size_t)stride];
             if (v >= 0) {
                 sum += v;
                 k++;
@@ -98,7 +104,7 @@ int history_of(const struct history *h, const char *name, float *out, int points
     const struct history_row *e = find(h, name_key(name));
     if (!e || !h->len || points <= 0)
         return 0;
-    spread(e->share, h->len, h->pos, out, points, span);
+    spread(&h->share[0][e - h->rows], HISTORY_ROWS, h->len, h->pos, h->ticks - e->born, out, points, span);
     return points;
 }
 
@@ -121,6 +127,6 @@ int section_history_of(const struct section_history *h, int i, float *out, int p
 {
     if (i < 0 || i >= HISTORY_SECTIONS || !h->len || points <= 0)
         return 0;
-    spread(h->mean[i], h->len, h->pos, out, points, span);
+    spread(h->mean[i], 1, h->len, h->pos, h->len, out, points, span);
     return points;
 }

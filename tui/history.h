@@ -14,18 +14,23 @@
 
 struct history_row {
     uint64_t key; /* the row's whole name, hashed (FNV-1a): names of any length, no copy */
-    double last;                   /* its cumulative samples at the last tick */
-    float share[HISTORY_POINTS];   /* a ring, in step with struct history's pos */
-    bool seen;                     /* among the rows at the last tick */
+    double last;  /* its cumulative samples at the last tick */
+    long born;    /* the tick it was first followed at: earlier seconds of its column read 0 */
+    bool seen;    /* among the rows at the last tick */
 };
 
+/* The shares are kept one second after another (each second the shares of every row), not one row
+ * after another: a tick writes one short stretch, so only the seconds recorded take memory, and
+ * the live view keeps one of these for each grouping. */
 struct history {
     struct history_row rows[HISTORY_ROWS];
     int n;          /* rows in use */
     int len, pos;   /* points recorded (up to HISTORY_POINTS), and where the next one goes */
+    long ticks;     /* points recorded since the last clear, not capped */
     double last_total;
     int group;      /* the grouping the rows are of: another grouping starts over */
     bool inline_frames;
+    float share[HISTORY_POINTS][HISTORY_ROWS]; /* a ring of seconds: row i's share at pos */
 };
 
 void history_clear(struct history *h);
