@@ -108,13 +108,18 @@ int history_of(const struct history *h, const char *name, float *out, int points
     return points;
 }
 
+void section_history_clear(struct section_history *h)
+{
+    memset(h, 0, offsetof(struct section_history, mean));
+}
+
 void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n)
 {
     for (int i = 0; i < n && i < HISTORY_SECTIONS; i++) {
         uint64_t dc = counts[i] - h->last_count[i], ds = sums[i] - h->last_sum[i];
         /* a count that went back: the target restarted, or r reset the view's baseline */
         bool fresh = h->len > 0 && counts[i] >= h->last_count[i] && sums[i] >= h->last_sum[i] && dc > 0;
-        h->mean[i][h->pos] = fresh ? (float)((double)ds / (double)dc) : -1.0f;
+        h->mean[h->pos][i] = fresh ? (float)((double)ds / (double)dc) : -1.0f;
         h->last_count[i] = counts[i];
         h->last_sum[i] = sums[i];
     }
@@ -127,6 +132,6 @@ int section_history_of(const struct section_history *h, int i, float *out, int p
 {
     if (i < 0 || i >= HISTORY_SECTIONS || !h->len || points <= 0)
         return 0;
-    spread(h->mean[i], 1, h->len, h->pos, h->len, out, points, span);
+    spread(&h->mean[0][i], HISTORY_SECTIONS, h->len, h->pos, h->len, out, points, span);
     return points;
 }

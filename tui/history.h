@@ -47,10 +47,11 @@ int history_of(const struct history *h, const char *name, float *out, int points
  * added time over their count), -1 for a second with no run. */
 #define HISTORY_SECTIONS 32
 struct section_history {
-    float mean[HISTORY_SECTIONS][HISTORY_POINTS];
     uint64_t last_count[HISTORY_SECTIONS], last_sum[HISTORY_SECTIONS];
     int len, pos;
+    float mean[HISTORY_POINTS][HISTORY_SECTIONS]; /* a ring of seconds, as struct history's shares */
 };
+void section_history_clear(struct section_history *h);
 void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n);
 /* As history_of(), for section i: the mean of the seconds that had runs, -1 where none had. */
 int section_history_of(const struct section_history *h, int i, float *out, int points, int span);
