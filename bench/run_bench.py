@@ -52,13 +52,7 @@ MEMORY_RESOLVE_ROUNDS = 3
 GDB_SECONDS = 5
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
-             "stage.c", "open.c", "code.c", "merge.c")
-
-# the profile's sources that bench_count links (as the unit tests of the profile do)
-PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "loss.c", "starved.c",
-                 "stacks.c", "pcindex.c", "escape.c")
-# the scenario captures the benches read, made first on a fresh clone
-SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
+             "stage.c", "open.c", "code.c", "merge.c", "exidx.c")
 
 # LLVM's symbolizer, when installed (Debian's llvm package): a second peer for --resolve
 LLVM_ADDR2LINE = shutil.which("llvm-addr2line")
@@ -439,9 +433,9 @@ def count_bench():
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c")] +
-                   [os.path.join(ROOT, "profile", f) for f in PROFILE_FILES] +
-                   [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
-                   ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
+                   [os.path.join(B, "obj", "plain", "libcmprof.a")] +  # (the tool's objects: whatever the profile needs)
+                   ["-lelf", "-ldwarf", "-liberty", "-lserialport", "-lncursesw", "-ltinfo", "-lz", "-lm", "-pthread",
+                    "-o", exe], check=True)
     out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)
