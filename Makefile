@@ -14,18 +14,31 @@ all: tool unit
 
 # ---- the host tool --------------------------------------------------------------------------
 HOST_CFLAGS := $(CFLAGS) -O2 -D_GNU_SOURCE
+# each function and constant in its own section, so that the static tool's link can put what
+# ordinary runs use together (app/hot_text.ld, below)
+HOST_CFLAGS += -ffunction-sections -fdata-sections
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(or $(shell pkg-config --libs ncursesw 2>/dev/null),-lncursesw -ltinfo)
 HOST_LIBS := -lelf -ldwarf -liberty -lserialport $(NCURSES_LIBS) -lm -pthread
 # The tool takes these libraries from their archives when all are installed (Debian's -dev packages
 # ship them): with no shared library to load but libc, a process starts sooner, which counts in
 # `--resolve`'s time before its first lookup (make bench). STATIC_LIBS=no, or a missing archive,
-# links the shared ones.
+# links the shared ones. With the C library's archives too (libc6-dev) the link is wholly static:
+# no loader, no shared C library or libm mapped whole, so the resident set holds only the pages of
+# the one file that the run touches (about 1 MB less in the live view; docs/performance.md).
+# STATIC_LIBC=no keeps the C library shared. (glibc warns that getaddrinfo in a static program
+# loads its name-service modules at run time: host names in tcp:/gdb: sources go through them.)
 TOOL_ARCHIVES := libdwarf.a libelf.a libserialport.a libncursesw.a libtinfo.a libz.a
 MISSING_ARCHIVES = $(foreach a,$(TOOL_ARCHIVES),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),,$(a)))
 HAVE_ARCHIVES = $(if $(filter no,$(STATIC_LIBS))$(strip $(MISSING_ARCHIVES)),,yes)
-STATIC_TOOL_LIBS := -Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread
+HAVE_LIBC_ARCHIVES = $(if $(filter no,$(STATIC_LIBC)),,$(and $(filter /%,$(shell $(CC) -print-file-name=libc.a)),$(filter /%,$(shell $(CC) -print-file-name=libm.a))))
+STATIC_TOOL_LIBS = $(if $(HAVE_LIBC_ARCHIVES),-static -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -lm -pthread,-Wl,-Bstatic -ldwarf -lelf -liberty -lserialport -lncursesw -ltinfo -lz -Wl,-Bdynamic -lm -pthread)
 TOOL_LIBS = $(if $(HAVE_ARCHIVES),$(STATIC_TOOL_LIBS),$(HOST_LIBS))
+# The static tool's code and constants that ordinary runs use go first, together: the kernel maps
+# 64 KB of a file around each page touched, so spread over the whole image they made nearly all of
+# it resident (bench/hot_text.py writes the list; HOT_TEXT=no links in the default order).
+HOT_TEXT_LD := app/hot_text.ld
+TOOL_ORDER = $(if $(and $(HAVE_ARCHIVES),$(HAVE_LIBC_ARCHIVES)),$(if $(filter no,$(HOT_TEXT)),,-Wl,-T,$(HOT_TEXT_LD)))
 SYM_SRC := symbols/table.c symbols/loader.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/exidx.c symbols/leaf.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/codemap.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/streams.c source/probes.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
@@ -70,9 +83,16 @@ $(ASAN_LIB): $(filter-out %/app/main.o,$(ASAN_OBJ))
 
 tool: $(TOOL)
 
-$(TOOL): $(B)/obj/plain/app/main.o $(LIB)
+$(TOOL): $(B)/obj/plain/app/main.o $(LIB) $(HOT_TEXT_LD)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $^ $(TOOL_LIBS) -o $@
+	$(CC) $(HOST_CFLAGS) $(filter %.o %.a,$^) $(TOOL_ORDER) $(TOOL_LIBS) -o $@
+
+# for bench/hot_text.py: the tool in the default order with its link map, and lackey's filter
+$(B)/hot/cmprof-top: $(B)/obj/plain/app/main.o $(LIB) $(B)/hot/lackey_touch
+	$(CC) $(HOST_CFLAGS) $(filter %.o %.a,$^) -Wl,-Map=$@.map $(TOOL_LIBS) -o $@
+$(B)/hot/lackey_touch: bench/lackey_touch.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $< -o $@
 
 # the same tool under AddressSanitizer/UBSan (leak checking on), for the end-to-end tests
 ASAN_TOOL := $(B)/asan/cmprof-top

@@ -92,7 +92,8 @@ def stream_bytes(seconds, rate_samples):
     """Stream text for `seconds` at `rate_samples` samples/s: the capture's lines, repeated."""
     lines = open(STREAM, "rb").read().split(b"\n")
     head = [ln for ln in lines if ln.startswith(b"@cmprof")][0] + b"\n"
-    body = b"".join(ln + b"\n" for ln in lines if ln.startswith(b"$") and len(ln) == 68)
+    full = max(len(ln) for ln in lines if ln.startswith(b"$"))  # a full line of 16 samples, whatever the version
+    body = b"".join(ln + b"\n" for ln in lines if ln.startswith(b"$") and len(ln) == full)
     per_sample = len(body) / (16.0 * body.count(b"\n"))
     need = int(seconds * rate_samples * per_sample)
     # the firmware repeats its announce every second: a host that attaches late still gets one

@@ -99,11 +99,19 @@ def live_peak(cap, elf):
     return peak
 
 
-def batch_peak(cap, elf):
-    p = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", TOOL, "--batch", cap, elf], capture_output=True,
-                       text=True)
+def gnu_time_peak(cmd, stdin=os.devnull):
+    """Peak resident set (KB) of cmd run to its end, by GNU time; its output is thrown away."""
+    with open(stdin) as i:
+        p = subprocess.run(["/usr/bin/time", "-f", "maxrss %M"] + cmd, stdin=i, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
     m = re.findall(r"^maxrss (\d+)$", p.stderr, re.M)
-    return int(m[-1]) if m else 0
+    if p.returncode != 0 or not m:
+        raise RuntimeError("%s failed: %s" % (cmd[0], p.stderr.strip()))
+    return int(m[-1])
+
+
+def batch_peak(cap, elf):
+    return gnu_time_peak([TOOL, "--batch", cap, elf])
 
 
 def main(argv):

@@ -47,16 +47,12 @@ PARTS_ROUNDS = 21
 WRITER_ROUNDS = 31
 GDB_ROUNDS = 3
 FIRST_REPORT_ROUNDS = 21
+MEMORY_ROUNDS = 3
+MEMORY_RESOLVE_ROUNDS = 3
 GDB_SECONDS = 5
 SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
-             "stage.c", "open.c", "code.c", "merge.c")
-
-# the profile's sources that bench_count links (as the unit tests of the profile do)
-PROFILE_FILES = ("profile.c", "count.c", "tasks.c", "rows.c", "calls.c", "diagnose.c", "loss.c", "starved.c",
-                 "stacks.c", "pcindex.c", "escape.c")
-# the scenario captures the benches read, made first on a fresh clone
-SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
+             "stage.c", "open.c", "code.c", "merge.c", "exidx.c")
 
 # LLVM's symbolizer, when installed (Debian's llvm package): a second peer for --resolve
 LLVM_ADDR2LINE = shutil.which("llvm-addr2line")
@@ -340,6 +336,7 @@ def first_report_bench(big, nm):
     pcs = [first[u] for u in sorted(first)]
     cap = os.path.join(B, "bench", "all_units.itm")
     open(cap, "wb").write(itm_stream(pcs))
+    open(os.path.join(B, "bench", "first_pcs.txt"), "w").write("".join("%x\n" % pc for pc in pcs))
     runs = interleave.rounds({
         "addr2line": lambda: run_once(["arm-none-eabi-addr2line", "-f", "-i", "-e", big, "%x" % pcs[0]], os.devnull),
         "ours": lambda: run_once([TOOL, "--batch", cap, big], os.devnull)}, FIRST_REPORT_ROUNDS)
@@ -352,31 +349,70 @@ def first_report_bench(big, nm):
            FIRST_REPORT_ROUNDS))
 
 
+def find_orbtop():
+    """orbtop: ORBTOP=path, orbtop on PATH, or built from ORBUCULUM=its source checkout (Debian has
+    no package; bench/build_orbtop.sh); None when none of these."""
+    if os.environ.get("ORBTOP") or shutil.which("orbtop"):
+        return os.environ.get("ORBTOP") or shutil.which("orbtop")
+    src = os.environ.get("ORBUCULUM")
+    out = os.path.join(B, "bench", "orbtop")
+    if src and not os.path.exists(out):
+        subprocess.run([os.path.join(HERE, "build_orbtop.sh"), src, out], check=True, stdout=subprocess.DEVNULL)
+    return out if os.path.exists(out) else None
+
+
+def memory_rounds(label, contenders, peer, rounds):
+    """Interleaved rounds of peak resident sets (KB): each contender's median, and its ratio to the
+    peer's in the same rounds with their spread."""
+    runs = interleave.rounds(contenders, rounds)
+    say("    %s; %d rounds of the %d in turn, medians of the peaks (KB -> MB), ratio to %s per round:"
+        % (label, rounds, len(contenders), peer))
+    for name, v in runs.items():
+        ratio = "" if name == peer else " -> %s" % interleave.spread(interleave.ratios(v, runs[peer]), "%.2f", "x")
+        say("      %-34s %.2f MB (range %.2f..%.2f)%s" % (name, interleave.median(v) / 1024, min(v) / 1024,
+                                                          max(v) / 1024, ratio))
+
+
 def memory_bench(tmp):
-    """Peak resident memory (GNU time) of --batch on a small and a large capture, and of orbtop
-    against the live view and --batch on the large one when it is installed (Debian has no package:
-    build it from its sources, then ORBTOP=path, or orbtop on PATH; bench/orbtop_mem.py)."""
-    say("## 3d. Memory: peak resident set of --batch (GNU time)")
+    """Peak resident memory: the live view (its VmHWM at the end of the file, tmux) and --batch
+    (GNU time) against orbtop on a small and a large ITM capture, and against addr2line with the
+    generated 27 MB ELF, each in interleaved rounds (bench/orbtop_mem.py measures each one)."""
+    import orbtop_mem
+    say("## 3d. Memory: peak resident set against orbtop and addr2line, interleaved")
+    elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
+    pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
+    orbtop = find_orbtop()
+    for n, rounds in ((100000, MEMORY_ROUNDS), (10000000, MEMORY_ROUNDS)):
+        cap = os.path.join(tmp, "mem%d.itm" % n)
+        open(cap, "wb").write(itm_stream((pcs * (n // len(pcs) + 1))[:n]))
+        contenders = {"orbtop (its own VmHWM)": lambda cap=cap: orbtop_mem.orbtop_peak(orbtop, cap, elf)[0]} \
+            if orbtop else {}
+        contenders["cmprof-top live view"] = lambda cap=cap: orbtop_mem.live_peak(cap, elf)
+        contenders["cmprof-top --batch"] = lambda cap=cap: orbtop_mem.batch_peak(cap, elf)
+        memory_rounds("ITM, %s samples (%.1f MB), loops_jitter's ELF" % (format(n, ","), os.path.getsize(cap) / 1e6),
+                      contenders, "orbtop (its own VmHWM)" if orbtop else "cmprof-top --batch", rounds)
+        os.unlink(cap)
+    if not orbtop:
+        say("    orbtop: not found (Debian has no package: ORBTOP=path, or ORBUCULUM=its sources to build it)")
     small_elf = os.path.join(B, "scenarios", "stream_tagged", "fw.elf")
     small = os.path.join(B, "scenarios", "stream_tagged", "uart.txt")
-    big_elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
-    pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
-    large = os.path.join(tmp, "large.itm")
-    open(large, "wb").write(itm_stream((pcs * (10000000 // len(pcs) + 1))[:10000000]))
-    orbtop = os.environ.get("ORBTOP") or shutil.which("orbtop")
-    for label, cap, elf in (("small: stream_tagged's capture, %.0f KB" % (os.path.getsize(small) / 1e3), small,
-                             small_elf),
-                            ("large: 10,000,000 samples of ITM, %.0f MB" % (os.path.getsize(large) / 1e6), large,
-                             big_elf)):
-        peaks = [timed([TOOL, "--batch", cap, elf])[1] for _ in range(3)]
-        say("    %s: cmprof-top --batch %.1f MB (median of 3)" % (label, interleave.median(peaks)))
-    if orbtop:  # its own peak, the live view's and --batch's on the large capture, interleaved
-        out = subprocess.run([sys.executable, os.path.join(HERE, "orbtop_mem.py"), orbtop, large, big_elf, "3"],
-                             capture_output=True, text=True, check=True).stdout
-        for ln in out.splitlines():
-            say("    " + ln)
-    else:
-        say("    orbtop: not installed (Debian has no package and building it needs its sources): no comparison")
+    memory_rounds("stream_tagged's text capture (%.0f KB; orbtop reads ITM only)" % (os.path.getsize(small) / 1e3),
+                  {"cmprof-top --batch": lambda: orbtop_mem.batch_peak(small, small_elf),
+                   "cmprof-top live view": lambda: orbtop_mem.live_peak(small, small_elf)},
+                  "cmprof-top --batch", MEMORY_ROUNDS)
+    big = os.path.join(B, "bench", "large", "big.elf")
+    cap, addrs = os.path.join(B, "bench", "all_units.itm"), os.path.join(B, "bench", "addrs.txt")
+    first = open(os.path.join(B, "bench", "first_pcs.txt")).read().split()
+    a2l = ["arm-none-eabi-addr2line", "-f", "-i", "-e", big]
+    memory_rounds("the 27 MB ELF: a sample in each of its units", {
+        "addr2line -f -i, those addresses": lambda: orbtop_mem.gnu_time_peak(a2l + first),
+        "cmprof-top --batch": lambda: orbtop_mem.batch_peak(cap, big),
+        "cmprof-top live view": lambda: orbtop_mem.live_peak(cap, big)},
+        "addr2line -f -i, those addresses", MEMORY_ROUNDS)
+    memory_rounds("the 27 MB ELF: 100,000 random addresses", {
+        "addr2line -a -f -i": lambda: orbtop_mem.gnu_time_peak(["arm-none-eabi-addr2line", "-a"] + a2l[1:], addrs),
+        "cmprof-top --resolve": lambda: orbtop_mem.gnu_time_peak([TOOL, "--resolve", big], addrs)},
+        "addr2line -a -f -i", MEMORY_RESOLVE_ROUNDS)
     say()
 
 
@@ -397,9 +433,9 @@ def count_bench():
     exe = os.path.join(B, "bench_count")
     subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                     os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c")] +
-                   [os.path.join(ROOT, "profile", f) for f in PROFILE_FILES] +
-                   [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
-                   ["-lelf", "-ldwarf", "-liberty", "-lm", "-pthread", "-o", exe], check=True)
+                   [os.path.join(B, "obj", "plain", "libcmprof.a")] +  # (the tool's objects: whatever the profile needs)
+                   ["-lelf", "-ldwarf", "-liberty", "-lserialport", "-lncursesw", "-ltinfo", "-lz", "-lm", "-pthread",
+                    "-o", exe], check=True)
     out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 enum { BLOCK_NONE, BLOCK_RAW, BLOCK_HIST };
@@ -21,7 +22,10 @@ enum { BLOCK_NONE, BLOCK_RAW, BLOCK_HIST };
 
 void text_init(struct text_decoder *d)
 {
-    memset(d, 0, sizeof *d);
+    /* all but the names' text (64 KB), read only once its id's name came (name_id_epoch): left
+     * unwritten, a decoder that never sees one keeps those pages untouched */
+    memset(d, 0, offsetof(struct text_decoder, name_ids));
+    memset(d->name_id_len, 0, sizeof *d - offsetof(struct text_decoder, name_id_len));
     for (uint32_t i = 0; i < TEXT_TASKS; i++) /* no @task line yet: the index is its tag for now */
         d->task_tags[i] = EV_TAG_PENDING(i);
 }

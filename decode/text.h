@@ -82,7 +82,7 @@ struct text_decoder {
     uint32_t task_epoch[TEXT_TASKS]; /* names_epoch when the index was last named: older, it is pending */
     uint32_t task_waiting[TEXT_TASKS]; /* its samples sent pending since that drop */
     /* version 5: the names the firmware sent under each name id, for the entries that refer to them */
-    char name_ids[TEXT_NAME_IDS][64];
+    char name_ids[TEXT_NAME_IDS][64]; /* text_init leaves it unwritten: keep name_id_len next */
     uint8_t name_id_len[TEXT_NAME_IDS];
     uint32_t name_id_epoch[TEXT_NAME_IDS]; /* names_epoch + 1 when its name came (older: unsure; 0: never) */
     bool slash_named;        /* an "@task /" line came: '/' is index 63 (firmware before issue 30

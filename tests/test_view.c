@@ -3,8 +3,12 @@
 #include "../tui/view.h"
 #include "check.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static char text[65536];
 static struct prof *p;
@@ -354,6 +358,48 @@ static void test_history_of_long_names(void)
     CHECK(history_of(h, a, pa, 2, 2) == 2 && pa[0] > 0.99f && pa[1] > 0.99f);
     CHECK(history_of(h, b, pb, 2, 2) == 2 && pb[0] < 0.01f && pb[1] < 0.01f);
     free(h);
+}
+
+/* A history's memory is what its seconds hold: the live view keeps one for each grouping, and a
+ * tick of 64 rows once touched every page of each (the shares of a row lay together, 300 seconds
+ * apart from the next row's). Counted on fresh pages (mincore): a few ticks touch a few pages. A row
+ * that takes a free place reads 0 for the seconds before it, as before. */
+static void test_history_pages(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = (sizeof(struct history) + page - 1) / page * page;
+    struct history *h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(h != MAP_FAILED);
+    if (h == MAP_FAILED)
+        return;
+    static char names[HISTORY_ROWS + 1][16];
+    struct prof_row rows[HISTORY_ROWS + 1];
+    double total = 0;
+    for (int t = 0; t < 4; t++) {
+        total += 1000;
+        for (int i = 0; i < HISTORY_ROWS; i++) {
+            snprintf(names[i], sizeof names[i], "f%d", i);
+            rows[i] = (struct prof_row){.name = names[i], .samples = total * (i == 0 ? 0.5 : 0.5 / (HISTORY_ROWS - 1))};
+        }
+        history_tick(h, rows, HISTORY_ROWS, total, 0, false);
+    }
+    unsigned char resident[64];
+    size_t pages = size / page, touched = 0;
+    CHECK(pages <= sizeof resident && mincore(h, size, resident) == 0);
+    for (size_t i = 0; i < pages && i < sizeof resident; i++)
+        touched += resident[i] & 1;
+    CHECK(pages > 10 && touched <= 4);
+    /* f64 replaces f63 (no longer among the top): 0 for the 3 seconds before it, then its share */
+    total += 1000;
+    snprintf(names[HISTORY_ROWS], sizeof names[HISTORY_ROWS], "f%d", HISTORY_ROWS);
+    rows[HISTORY_ROWS - 1] = (struct prof_row){.name = names[HISTORY_ROWS], .samples = 0};
+    history_tick(h, rows, HISTORY_ROWS, total, 0, false);
+    total += 1000;
+    rows[HISTORY_ROWS - 1].samples = 250;
+    history_tick(h, rows, HISTORY_ROWS, total, 0, false);
+    float pts[6];
+    CHECK(history_of(h, names[HISTORY_ROWS], pts, 6, 6) == 6 && pts[0] < 0 && pts[1] == 0 && pts[2] == 0 &&
+          pts[3] == 0 && pts[4] == 0 && fabsf(pts[5] - 0.25f) < 1e-6f);
+    munmap(h, size);
 }
 
 /* Sparklines: each top row's share second by second, the last minute, on wide terminals. */
@@ -1144,6 +1190,7 @@ int main(void)
     RUN_TEST(test_help_explains_the_header);
     RUN_TEST(test_sparklines);
     RUN_TEST(test_history_of_long_names);
+    RUN_TEST(test_history_pages);
     RUN_TEST(test_graph_pane);
     RUN_TEST(test_ascii_fallback);
     RUN_TEST(test_keys_group_filter_freeze);

@@ -1,11 +1,13 @@
 /* Shares over time (see history.h). */
 #include "history.h"
 
+#include <stddef.h>
 #include <string.h>
 
+/* Everything but the shares: those of a second are read only once it has been written since. */
 void history_clear(struct history *h)
 {
-    memset(h, 0, sizeof *h);
+    memset(h, 0, offsetof(struct history, share));
 }
 
 static uint64_t name_key(const char *name)
@@ -52,28 +54,31 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
             e = &h->rows[slot];
             memset(e, 0, sizeof *e);
             e->key = key;
+            e->born = h->ticks;
             e->last = rows[r].samples; /* followed from now on: its past is not known */
         }
         e->seen = true;
-        e->share[h->pos] = dt > 0 && !first ? (float)((rows[r].samples - e->last) / dt) : 0.0f;
+        h->share[h->pos][e - h->rows] = dt > 0 && !first ? (float)((rows[r].samples - e->last) / dt) : 0.0f;
         e->last = rows[r].samples;
     }
     for (int i = 0; i < h->n; i++)
         if (!h->rows[i].seen)
-            h->rows[i].share[h->pos] = 0.0f;
+            h->share[h->pos][i] = 0.0f;
     h->last_total = total;
     if (!first) {
+        h->ticks++;
         h->pos = (h->pos + 1) % HISTORY_POINTS;
         if (h->len < HISTORY_POINTS)
             h->len++;
     }
 }
 
-/* A ring of per-second values (`len` recorded, the next at `pos`) as `points` means on a fixed time
- * scale: point p covers seconds [p, p + 1) * span / points of the last `span` seconds, the newest
- * at the right. Seconds before the history began, and negative values (nothing that second),
- * are left out; a point with none is -1. */
-static void spread(const float *ring, int len, int pos, float *out, int points, int span)
+/* A ring of per-second values (`len` recorded, the next at `pos`; second k at ring[k * stride]) as
+ * `points` means on a fixed time scale: point p covers seconds [p, p + 1) * span / points of the
+ * last `span` seconds, the newest at the right. Seconds before the history began, and negative
+ * values (nothing that second), are left out; a point with none is -1. Of the recorded seconds
+ * only the last `known` were written for this value: the older ones count as 0. */
+static void spread(const float *ring, int stride, int len, int pos, long known, float *out, int points, int span)
 {
     if (span > HISTORY_POINTS || span <= 0)
         span = HISTORY_POINTS;
@@ -83,7 +88,8 @@ static void spread(const float *ring, int len, int pos, float *out, int points, 
         int k = 0;
         for (int s = a; s < b; s++) {
             int age = span - 1 - s; /* 0: the last second */
-            float v = age < len ? ring[(pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS] : -1.0f;
+            float v = age >= len ? -1.0f : age >= known ? 0.0f
+                      : ring[(size_t)((pos - 1 - age + 2 * HISTORY_POINTS) % HISTORY_POINTS) * (size_t)stride];
             if (v >= 0) {
                 sum += v;
                 k++;
@@ -98,8 +104,13 @@ int history_of(const struct history *h, const char *name, float *out, int points
     const struct history_row *e = find(h, name_key(name));
     if (!e || !h->len || points <= 0)
         return 0;
-    spread(e->share, h->len, h->pos, out, points, span);
+    spread(&h->share[0][e - h->rows], HISTORY_ROWS, h->len, h->pos, h->ticks - e->born, out, points, span);
     return points;
+}
+
+void section_history_clear(struct section_history *h)
+{
+    memset(h, 0, offsetof(struct section_history, mean));
 }
 
 void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n)
@@ -108,7 +119,7 @@ void section_history_tick(struct section_history *h, const uint64_t *counts, con
         uint64_t dc = counts[i] - h->last_count[i], ds = sums[i] - h->last_sum[i];
         /* a count that went back: the target restarted, or r reset the view's baseline */
         bool fresh = h->len > 0 && counts[i] >= h->last_count[i] && sums[i] >= h->last_sum[i] && dc > 0;
-        h->mean[i][h->pos] = fresh ? (float)((double)ds / (double)dc) : -1.0f;
+        h->mean[h->pos][i] = fresh ? (float)((double)ds / (double)dc) : -1.0f;
         h->last_count[i] = counts[i];
         h->last_sum[i] = sums[i];
     }
@@ -121,6 +132,6 @@ int section_history_of(const struct section_history *h, int i, float *out, int p
 {
     if (i < 0 || i >= HISTORY_SECTIONS || !h->len || points <= 0)
         return 0;
-    spread(h->mean[i], h->len, h->pos, out, points, span);
+    spread(&h->mean[0][i], HISTORY_SECTIONS, h->len, h->pos, h->len, out, points, span);
     return points;
 }

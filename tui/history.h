@@ -14,18 +14,23 @@
 
 struct history_row {
     uint64_t key; /* the row's whole name, hashed (FNV-1a): names of any length, no copy */
-    double last;                   /* its cumulative samples at the last tick */
-    float share[HISTORY_POINTS];   /* a ring, in step with struct history's pos */
-    bool seen;                     /* among the rows at the last tick */
+    double last;  /* its cumulative samples at the last tick */
+    long born;    /* the tick it was first followed at: earlier seconds of its column read 0 */
+    bool seen;    /* among the rows at the last tick */
 };
 
+/* The shares are kept one second after another (each second the shares of every row), not one row
+ * after another: a tick writes one short stretch, so only the seconds recorded take memory, and
+ * the live view keeps one of these for each grouping. */
 struct history {
     struct history_row rows[HISTORY_ROWS];
     int n;          /* rows in use */
     int len, pos;   /* points recorded (up to HISTORY_POINTS), and where the next one goes */
+    long ticks;     /* points recorded since the last clear, not capped */
     double last_total;
     int group;      /* the grouping the rows are of: another grouping starts over */
     bool inline_frames;
+    float share[HISTORY_POINTS][HISTORY_ROWS]; /* a ring of seconds: row i's share at pos */
 };
 
 void history_clear(struct history *h);
@@ -42,10 +47,11 @@ int history_of(const struct history *h, const char *name, float *out, int points
  * added time over their count), -1 for a second with no run. */
 #define HISTORY_SECTIONS 32
 struct section_history {
-    float mean[HISTORY_SECTIONS][HISTORY_POINTS];
     uint64_t last_count[HISTORY_SECTIONS], last_sum[HISTORY_SECTIONS];
     int len, pos;
+    float mean[HISTORY_POINTS][HISTORY_SECTIONS]; /* a ring of seconds, as struct history's shares */
 };
+void section_history_clear(struct section_history *h);
 void section_history_tick(struct section_history *h, const uint64_t *counts, const uint64_t *sums, int n);
 /* As history_of(), for section i: the mean of the seconds that had runs, -1 where none had. */
 int section_history_of(const struct section_history *h, int i, float *out, int points, int span);

@@ -50,7 +50,9 @@ static void catch_crashes(int fd)
 
 int tui_open(bool color, bool *unicode, char *err, size_t errlen)
 {
-    setlocale(LC_ALL, "");
+    /* the character set only: numbers print as in --batch's reports, and the other categories'
+     * locale files stay unmapped */
+    setlocale(LC_CTYPE, "");
     const char *cs = setlocale(LC_CTYPE, NULL);
     *unicode = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
     tty_in = fopen("/dev/tty", "r");

@@ -5,6 +5,7 @@
 #include "../profile/starved.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 
 void view_init(struct view *v, struct prof *prof, struct prof *window, struct ingest *in, struct sym_table *syms)
 {
-    memset(v, 0, sizeof *v);
+    memset(v, 0, offsetof(struct view, history));
+    history_clear(&v->history);
+    section_history_clear(&v->sect_history);
     v->prof = prof;
     v->window = window;
     v->in = in;

@@ -59,10 +59,8 @@ struct view {
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
     int help_rows;             /* the help's lines at the width last drawn: how far it scrolls */
-    struct history history;    /* each top row's share, second by second: the sparklines */
     struct history *kept;      /* every grouping's, ticked as well (by group and inline): g and i keep them */
     struct history *frozen_history; /* the sparklines as they were at space: frozen with the rows */
-    struct section_history sect_history; /* each section's mean time, second by second */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
     char save_dir[4096];       /* where key o saves, in full: the save prompt says it ("": not known) */
     char note[200];            /* a short message for the user (where a snapshot went), "" when none */
@@ -122,6 +120,10 @@ struct view {
     struct prof_row *snap;
     size_t n_snap;
     char *snap_names;
+    /* last, the histories: view_init clears their heads only, their seconds stay untouched memory
+     * until recorded */
+    struct history history;    /* each top row's share, second by second: the sparklines */
+    struct section_history sect_history; /* each section's mean time, second by second */
 };
 
 void view_init(struct view *v, struct prof *prof, struct prof *window, struct ingest *in, struct sym_table *syms);
