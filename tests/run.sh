@@ -219,34 +219,34 @@ unit_lane() {
 }
 start_lane unit_lane
 
-# The scenarios counted by instruction (-icount: the same on a busy machine), on both cores; the
-# halting and RTT ones (sampled by wall time) run later in the QEMU wall-time lane, one at a time,
-# and their firmware is built here for the tests that read only their ELFs.
-echo "== QEMU scenario runs"
+# The scenarios' names by kind; their runs in two parts: those sampled by wall time (halting and
+# RTT, one at a time) in the QEMU wall-time lane, the rest (counted by instruction) in the main lane.
 scen_icount=$(python3 tests/scen_sets.py list icount)
 scen_halting=$(python3 tests/scen_sets.py list halting)
 scen_rtt=$(python3 tests/scen_sets.py list rtt)
-# scen.py runs every scenario when given no name: an empty set runs none
+# run_scenarios NICE NAME...: scen.py runs every scenario when given no name: an empty set runs none
 run_scenarios() {
+    local n=$1
+    shift
     (($#)) || return 0
-    python3 scenarios/scen.py run "$@"
+    nice -n "$n" python3 scenarios/scen.py run "$@"
 }
+# the firmware of those sampled by wall time first (seconds): the wall-time lane starts on it, and so
+# do the tests that read only their ELFs (gdb_loops', gdb_tasks')
 # shellcheck disable=SC2086  # the names, one word each
-step "scenario runs" run_scenarios $scen_icount
-# shellcheck disable=SC2086
 step "halting and RTT scenarios' firmware" python3 tests/scen_sets.py build $scen_halting $scen_rtt
-touch "$lane_dir/scenarios.icount"
 
-# The scenarios and tests that sample QEMU by wall time, one after another (never two at once): the
-# RTT scenario first (the servers lanes read its capture), then the halting ones (the scenario
-# checks, test_codemap and test_outputs read theirs), then the tests.
+# The scenarios and tests that sample QEMU by wall time, one after another (never two at once), from
+# the tool's build on, beside the CPU-bound lanes at nice 10: the RTT scenario first (the servers
+# lanes read its capture), then the halting ones (the scenario checks, test_codemap and test_outputs
+# read theirs), then the tests.
 qemu_wall_time_lane() {
     echo "== QEMU sampled by wall time"
     # shellcheck disable=SC2086
-    step "scenario runs: RTT" run_scenarios $scen_rtt
+    step "scenario runs: RTT" run_scenarios 0 $scen_rtt
     touch "$lane_dir/scenarios.rtt"
     # shellcheck disable=SC2086
-    step "scenario runs: halting" run_scenarios $scen_halting
+    step "scenario runs: halting" run_scenarios 0 $scen_halting
     touch "$lane_dir/scenarios.wall"
     step "demo: its first seconds, --record" python3 tests/test_demo.py
     step "gdb server source: QEMU's halted share" python3 tests/test_gdb.py --qemu-only
@@ -258,6 +258,12 @@ qemu_wall_time_lane() {
 }
 start_lane qemu_wall_time_lane
 
+# The scenarios counted by instruction (-icount: the same whatever CPU they get), on both cores at
+# nice 10: the wall-time lane's QEMU gets the CPU first
+echo "== QEMU scenario runs"
+# shellcheck disable=SC2086
+step "scenario runs" run_scenarios 10 $scen_icount
+touch "$lane_dir/scenarios.icount"
 
 # The live view in tmux on fixed captures (no QEMU): waits on screens. A test's plain and ASan runs
 # write to directories of their own (harness.scratch), so they go in lanes side by side.
