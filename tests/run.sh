@@ -11,23 +11,26 @@
 # Each step prints "ok ..." / "FAIL ..." lines; a step that exits non-zero without a FAIL line
 # counts as one failure, so a crash or a missing tool can never pass silently.
 # Time: the tool's two builds (the host code compiled once as two libraries, plain and ASan) run
-# side by side; then the scenarios counted by instruction (-icount: the same on a busy machine) on
-# both cores, beside the two CPU-bound lanes that need no capture (the firmware builds, and the unit
-# tests' build). Then lanes run beside the main one, each a function of steps (add a step to the
-# lane its kind of test belongs in); a step that needs a later capture waits for its marker
-# (wait_for), so that nothing waits on what it does not read:
+# side by side; everything else runs in lanes, each a function of steps (add a step to the lane its
+# kind of test belongs in), started as soon as what it reads exists; a step that needs what another
+# lane makes waits for its marker (wait_for). The whole run is bound by CPU (docs/testing.md):
+#   firmware_lane         firmware and recipe builds, the SysTick proof: CPU-bound, nice 10, from
+#                         the tool's build on
+#   unit_lane             the unit tests' build, from the tool's build on; then (once the captures
+#                         they read exist) the unit tests and fuzz replays: CPU-bound, nice 10
 #   qemu_wall_time_lane   the scenarios and tests that sample QEMU by wall time, one at a time
-#                         (never two at once): the RTT scenario, the halting ones, then the tests
+#                         (never two at once), from the tool's build on: the RTT scenario, the
+#                         halting ones, then the tests
+#   main                  the scenarios counted by instruction (-icount: the same whatever CPU they
+#                         get) on both cores, then every other CPU-bound check: nice 10
 #   live_view_lane(_asan) the live view in tmux on fixed captures
 #   servers_lane(_asan), field_lane(_asan)   tests that mostly wait on sockets, pipes and timeouts
-#   firmware_lane         firmware and recipe builds, QEMU by instruction count: CPU-bound, nice 10
-#   unit_lane             the unit tests' build, then (once the captures they read exist) the unit
-#                         tests and fuzz replays: CPU-bound, nice 10
 #   resolve_lane          --resolve against addr2line: CPU-bound, nice 10
+# (the last three kinds start once the instruction-count scenarios ran)
 # A test's plain and ASan runs write to directories of their own (tests/harness.py's scratch), so
-# they run in lanes side by side. The main lane (every other CPU-bound check) runs at nice 10, one
-# process at a time: the lanes whose tests wait on screens and sockets get the CPU first when they
-# wake. A lane keeps its own counts; one that ends without them is a failure.
+# they run in lanes side by side. The main lane runs one process at a time after the scenarios: the
+# lanes whose tests wait on screens and sockets get the CPU first when they wake. A lane keeps its
+# own counts; one that ends without them is a failure.
 set -u
 cd "$(dirname "$0")/.."
 
