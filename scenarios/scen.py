@@ -30,7 +30,7 @@ CORES = {
     "m3": ("netduino2", "cortex-m3", "stm32"),
     "m0": ("microbit", "cortex-m0", "nrf51"),
     "an385": ("mps2-an385", "cortex-m3", "mps2"),
-    # ARMv8-M mainline: Cortex-M33 on mps2-an505 (board_an505.c), in Secure state
+    # ARMv8-M mainline: Cortex-M33 on mps2-an505 (board_mps2.c at the Secure aliases), in Secure state
     "m33": ("mps2-an505", "cortex-m33", "an505"),
     # Cortex-A on QEMU's virt board (board_virt.c), ARM state, sampled by the PMU's cycle counter
     "a15": ("virt", "cortex-a15", "virt"),
@@ -39,6 +39,8 @@ CORES = {
     # Cortex-R5 on vexpress-a15 (board_r5.c): code in its SRAM, sampled by an SP804 or the PMU
     "r5": ("vexpress-a15", "cortex-r5f", "r5"),
 }
+# The board files boards share: the AN505's peripherals are the AN385's at other addresses
+BOARD_FILE = {"an505": "mps2"}
 # QEMU's options for each board beyond -M (vexpress: RAM up to the high vectors, its AACI silent)
 QEMU_BOARD = {"virt": ["-net", "none"], "r5": ["-m", "2048", "-audiodev", "none,id=snd0",
                                               "-global", "pl041.audiodev=snd0"]}
@@ -405,7 +407,8 @@ def build(s):
     cmd.append(os.path.join(HERE, "apps", s["app"] + ".c"))
     if s["lib"]:
         cmd += [os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]
-    cmd += [os.path.join(HERE, "board", "board_%s.c" % board), os.path.join(HERE, "board", "board_common.c"),
+    cmd += [os.path.join(HERE, "board", "board_%s.c" % BOARD_FILE.get(board, board)),
+            os.path.join(HERE, "board", "board_common.c"),
             os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
     if s["strip"]:  # linked under a temporary name, stripped, then renamed: readers never see it unstripped

@@ -1,15 +1,25 @@
 /* ARM MPS2 AN385 (Cortex-M3) in QEMU: CMSDK UART0 for text, CMSDK TIMER0 as the clock. TIMER1 and
- * the dual timer stay free for the sampler's CMSDK ports. */
+ * the dual timer stay free for the sampler's CMSDK ports. Built with BOARD_an505: the MPS2 AN505
+ * (Cortex-M33 with the Security Extension), whose core boots in Secure state and stays there, so
+ * the same peripherals are reached through their Secure aliases (address bit 28 set); SysTick stays
+ * free for the sampler. */
 #include "board.h"
 
-#define UART0_DATA 0x40004000u
-#define UART0_STATE 0x40004004u
-#define UART0_CTRL 0x40004008u
-#define UART0_BAUDDIV 0x40004010u
+#ifdef BOARD_an505
+#define UART0_BASE 0x50200000u
+#define TIMER0_BASE 0x50000000u
+#else
+#define UART0_BASE 0x40004000u
+#define TIMER0_BASE 0x40000000u
+#endif
+#define UART0_DATA (UART0_BASE + 0x0u)
+#define UART0_STATE (UART0_BASE + 0x4u)
+#define UART0_CTRL (UART0_BASE + 0x8u)
+#define UART0_BAUDDIV (UART0_BASE + 0x10u)
 #define UART_STATE_TXFULL 1u
-#define TIMER0_CTRL 0x40000000u
-#define TIMER0_VALUE 0x40000004u
-#define TIMER0_RELOAD 0x40000008u
+#define TIMER0_CTRL (TIMER0_BASE + 0x0u)
+#define TIMER0_VALUE (TIMER0_BASE + 0x4u)
+#define TIMER0_RELOAD (TIMER0_BASE + 0x8u)
 
 void board_init(void)
 {
@@ -27,7 +37,8 @@ void board_putc(char c)
     BOARD_REG(UART0_DATA) = (uint8_t)c;
 }
 
-/* TIMER0 counts down at the 25 MHz system clock: 40 instructions a tick with -icount shift=0. */
+/* TIMER0 counts down at the system clock (AN385 25 MHz, AN505 20 MHz): 40 (50) instructions a
+ * tick with -icount shift=0. */
 uint32_t board_clock(void)
 {
     return ~BOARD_REG(TIMER0_VALUE);
