@@ -494,7 +494,7 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --stack-depth works with gdb: sources (the stack is read while halted)\n");
         return EXIT_USAGE;
     }
-    if ((gdb_source || strncmp(o->source, "openocd:", 8) == 0) && o->format == DETECT_UNKNOWN)
+    if (src_spec_sends_itm(o->source) && o->format == DETECT_UNKNOWN)
         /* tagged samples and stacks come as dump text, bare PCs as ITM */
         o->format = lo->task_var || lo->stack_depth > 0 ? DETECT_TEXT : DETECT_ITM;
     if (lo->task_var && !gdb_source) {

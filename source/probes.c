@@ -169,6 +169,7 @@ static const char *gdb_path_of(const char *spec)
 }
 
 const struct transport tr_gdb = {
+    .sends_itm = true,
     .prefix = "gdb:",
     .path_of = gdb_path_of,
     .kind = SRC_GDB,
@@ -261,6 +262,7 @@ static void ocd_detail(const void *v, char *text, size_t n)
 }
 
 const struct transport tr_openocd = {
+    .sends_itm = true,
     .prefix = "openocd:",
     .kind = SRC_OPENOCD,
     .make = ocd_make,
@@ -282,6 +284,7 @@ static bool swo_claims(const struct src_params *p)
 
 /* The same conversation with OpenOCD; the packets are the target's own (its DWT's), not ours. */
 const struct transport tr_openocd_swo = {
+    .sends_itm = true,
     .prefix = "openocd:",
     .claims = swo_claims,
     .kind = SRC_OPENOCD,

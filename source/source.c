@@ -94,6 +94,11 @@ const char *src_spec_packets_by(const char *spec)
     return transport_of_spec(spec)->packets_by;
 }
 
+bool src_spec_sends_itm(const char *spec)
+{
+    return transport_of_spec(spec)->sends_itm;
+}
+
 const char *src_spec_path(const char *spec)
 {
     const struct transport *t = transport_of_spec(spec);

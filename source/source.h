@@ -35,6 +35,7 @@ enum { SRC_TAKES_TASK_VAR = 1, SRC_TAKES_UNWIND = 2, SRC_TAKES_RTT_BLOCK = 4 };
 unsigned src_spec_takes(const char *spec);        /* the settings it uses (SRC_TAKES_...) */
 const char *src_spec_packets_by(const char *spec); /* as src_packets_by(): NULL when the firmware makes them */
 const char *src_spec_path(const char *spec);       /* the file or device it reads ("-" for stdin); NULL: none */
+bool src_spec_sends_itm(const char *spec);         /* a probe's ITM packets (gdb: without a task or stacks) */
 void src_close(struct source *s);
 
 /* The descriptor to poll for input, or -1 while there is none (reconnecting, end, or a paced

@@ -67,6 +67,7 @@ struct transport {
     bool holds_target; /* a debug probe: src_suspend() lets go of the target */
     /* src_spec_path(): the file or device a spec of its reads (the spec itself for a path); NULL: none */
     const char *(*path_of)(const char *spec);
+    bool sends_itm; /* src_spec_sends_itm(): its bytes are ITM packets unless the format is given */
 };
 
 #endif

@@ -38,6 +38,16 @@ static void test_the_settings_a_spec_takes(void)
     CHECK(src_spec_takes("-") == 0);
 }
 
+static void test_the_packets_a_spec_sends(void)
+{
+    CHECK(src_spec_sends_itm("gdb:localhost:3333")); /* text instead with --task-var or stacks */
+    CHECK(src_spec_sends_itm("openocd:localhost"));
+    CHECK(src_spec_sends_itm("openocd:localhost,swo=72000000"));
+    CHECK(!src_spec_sends_itm("rtt:localhost:3333"));
+    CHECK(!src_spec_sends_itm("tcp:localhost:1234"));
+    CHECK(!src_spec_sends_itm("capture.bin"));
+}
+
 static enum prof_sampler sampler_of(const char *spec, enum detect_format format)
 {
     struct prof *p = prof_new(NULL);
@@ -65,6 +75,7 @@ int main(void)
 {
     RUN_TEST(test_the_file_a_spec_reads);
     RUN_TEST(test_the_settings_a_spec_takes);
+    RUN_TEST(test_the_packets_a_spec_sends);
     RUN_TEST(test_the_sampler_a_spec_names);
     return check_summary();
 }
