@@ -439,7 +439,11 @@ void symt_frames_free(struct sym_table *t)
     t->frames = NULL;
 }
 
-uint32_t sym_exception_frame(uint32_t exc_return, uint32_t sp, uint32_t stacked_xpsr, uint32_t *sp_before)
+/* Where an exception's stacked frame (r0-r3, r12, LR, PC, xPSR) starts, from the stack pointer it
+ * was pushed on and the EXC_RETURN value (ARMv8-M's 40 bytes of callee state first, unless DCRS), and
+ * through *sp_before the stack pointer the interrupted code had (the frame, FP state unless bit 4,
+ * and the alignment word that xPSR's bit 9 marks). */
+static uint32_t exception_frame(uint32_t exc_return, uint32_t sp, uint32_t stacked_xpsr, uint32_t *sp_before)
 {
     uint32_t at = sp + ((exc_return & EXC_RETURN_DCRS) ? 0u : 40u);
     if (sp_before)
@@ -485,7 +489,7 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
         if (ret >= EXC_RETURN_MIN) {
             /* an exception handler's caller is the interrupted code: its frame was stacked on the
              * main stack at the CFA, or on the process stack (PSP, which the caller must read) */
-            uint32_t f[8], at = sym_exception_frame(ret, cfa, 0, NULL);
+            uint32_t f[8], at = exception_frame(ret, cfa, 0, NULL);
             if (!(ret & EXC_RETURN_S) != !(ret & EXC_RETURN_ES))
                 break; /* ARMv8-M: stacked on the other Security state's stack, not this handler's */
             if (ret & 4u) { /* the process stack: the caller reads PSP and goes on from its frame */
@@ -498,7 +502,7 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
             if (!ok)
                 break;
             r[0] = f[0], r[1] = f[1], r[2] = f[2], r[3] = f[3], r[12] = f[4], r[14] = f[5];
-            sym_exception_frame(ret, cfa, f[7], &r[13]);
+            exception_frame(ret, cfa, f[7], &r[13]);
             pc = f[6] & ~1u;
             if (!pc)
                 break;

@@ -111,15 +111,10 @@ int sym_is_arm(const struct sym_table *t, uint32_t addr);
  * main stack. Stops where the information ends, a read fails or the stack does not grow back, and
  * at a return to code on the process stack, setting *psp_return (when not NULL; 0 otherwise) to
  * the EXC_RETURN value that sent it there: the caller may then read PSP's frame, whose size that
- * value gives (sym_exception_frame), and walk on from it. Returns how many it wrote. */
+ * value gives, and walk on from it. Returns how many it wrote. */
 size_t sym_unwind(struct sym_table *t, const uint32_t regs[16],
                   bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
                   uint32_t *psp_return);
-/* Where an exception's stacked frame (r0-r3, r12, LR, PC, xPSR) starts, from the stack pointer it
- * was pushed on and the EXC_RETURN value (ARMv8-M's 40 bytes of callee state first, unless DCRS), and
- * through *sp_before the stack pointer the interrupted code had (the frame, FP state unless bit 4,
- * and the alignment word that xPSR's bit 9 marks). */
-uint32_t sym_exception_frame(uint32_t exc_return, uint32_t sp, uint32_t stacked_xpsr, uint32_t *sp_before);
 
 /* A sample's stack evidence from a firmware sampler (cmprof_stack.c): the interrupted PC and LR, how
  * many words above the interrupted SP it looked at, and the (word index, word) pairs of those that
