@@ -87,9 +87,9 @@ struct ingest_options batch_ingest_options(const struct batch_options *o)
 enum prof_sampler batch_sampler(const char *source, const struct ingest *in)
 {
     const char *by = src_spec_packets_by(source); /* a probe's own samples; else the stream's format says */
-    if (by && strcmp(by, "gdb-halting") == 0)
+    if (by && strcmp(by, SRC_BY_HALTS) == 0)
         return PROF_SAMPLER_HALTING;
-    if (by && strcmp(by, "openocd-pcsr") == 0)
+    if (by && strcmp(by, SRC_BY_PCSR) == 0)
         return PROF_SAMPLER_PCSR;
     switch (ingest_format(in)) {
     case DETECT_TEXT:

@@ -184,7 +184,7 @@ const struct transport tr_gdb = {
     .halting = gdb_halting,
     .takes = SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND,
     .apply = gdb_apply,
-    .packets_by = "gdb-halting",
+    .packets_by = SRC_BY_HALTS,
     .holds_target = true,
 };
 
@@ -273,7 +273,7 @@ const struct transport tr_openocd = {
     .wait_ms = ocd_wait_of,
     .read = ocd_read,
     .detail = ocd_detail,
-    .packets_by = "openocd-pcsr",
+    .packets_by = SRC_BY_PCSR,
     .holds_target = true,
 };
 

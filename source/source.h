@@ -64,8 +64,10 @@ const char *src_detail(struct source *s, double now);
 /* A halting source's achieved rate (halts per second) and intrusion (the share of wall time the
  * core spent halted by us); 0 when it is no halting source or has too few samples yet. */
 int src_halting(const struct source *s, double *rate, double *halted_share);
-/* What made a sampling source's ITM packets, "openocd-pcsr" or "gdb-halting"; NULL when they are
+/* What made a sampling source's ITM packets, SRC_BY_PCSR or SRC_BY_HALTS; NULL when they are
  * the target's own (a stream, or the SWO trace an openocd: source with swo= set up). */
+#define SRC_BY_HALTS "gdb-halting"
+#define SRC_BY_PCSR "openocd-pcsr"
 const char *src_packets_by(const struct source *s);
 uint64_t src_bytes(const struct source *s);
 unsigned src_reconnects(const struct source *s);
