@@ -32,6 +32,9 @@ CORES = {
     "an385": ("mps2-an385", "cortex-m3", "mps2"),
     # ARMv8-M mainline: Cortex-M33 on mps2-an505 (board_mps2.c at the Secure aliases), in Secure state
     "m33": ("mps2-an505", "cortex-m33", "an505"),
+    # ... the same board in TrustZone-M's usual shape: a Secure image (apps/tz_secure.c) starts the
+    # profiled image in Non-Secure state (board_mps2.c at the Non-Secure addresses, an505_ns.ld)
+    "m33ns": ("mps2-an505", "cortex-m33", "an505_ns"),
     # Cortex-A on QEMU's virt board (board_virt.c), ARM state, sampled by the PMU's cycle counter
     "a15": ("virt", "cortex-a15", "virt"),
     "a7": ("virt", "cortex-a7", "virt"),
@@ -40,7 +43,7 @@ CORES = {
     "r5": ("vexpress-a15", "cortex-r5f", "r5"),
 }
 # The board files boards share: the AN505's peripherals are the AN385's at other addresses
-BOARD_FILE = {"an505": "mps2"}
+BOARD_FILE = {"an505": "mps2", "an505_ns": "mps2"}
 # QEMU's options for each board beyond -M (vexpress: RAM up to the high vectors, its AACI silent)
 QEMU_BOARD = {"virt": ["-net", "none"], "r5": ["-m", "2048", "-audiodev", "none,id=snd0",
                                               "-global", "pl041.audiodev=snd0"]}
@@ -286,6 +289,10 @@ def all_scenarios():
     # M4's period in instructions
     s.append(scenario("m33_stacks", "stacks", core="m33", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31))
+    # ... in Non-Secure state over a Secure image (TrustZone-M): the Non-Secure SysTick samples, and
+    # about a third of the time goes to a Secure function, whose frames Non-Secure code cannot read
+    s.append(scenario("m33_ns_stacks", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
     # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
     # pointed (CMPROF_STACK_FP)
     for core, period in (("m4", 1691), ("m0", 997)):
@@ -383,6 +390,8 @@ def build(s):
     if s["app"] == "frtos":
         return build_frtos(s, out, cpu)
     elf = os.path.join(out, "fw.elf")
+    # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
+    implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
            "-DBOARD_" + board]
@@ -409,7 +418,7 @@ def build(s):
         cmd += [os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]
     cmd += [os.path.join(HERE, "board", "board_%s.c" % BOARD_FILE.get(board, board)),
             os.path.join(HERE, "board", "board_common.c"),
-            os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
+            os.path.join(HERE, "board", "startup.c")] + implib + ["-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
     if s["strip"]:  # linked under a temporary name, stripped, then renamed: readers never see it unstripped
         tmp = "%s.%d-%d.unstripped" % (elf, os.getpid(), threading.get_ident())
@@ -425,6 +434,24 @@ def build(s):
     return elf
 
 
+def tz_secure_elf(out):
+    return os.path.join(out, "secure.elf")
+
+
+def build_tz_secure(out, cpu):
+    """The Secure image under a Non-Secure scenario (apps/tz_secure.c, an505_s.ld), built with
+    -mcmse; returns its import library (the veneers' addresses), which the Non-Secure image links."""
+    implib = os.path.join(out, "secure_implib.o")
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", "-g", "-mcpu=" + cpu, "-mthumb",
+           "-mfloat-abi=soft", "-mcmse", "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"),
+           "-DBOARD_an505", os.path.join(HERE, "apps", "tz_secure.c")]
+    cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
+    cmd += ["-nostdlib", "-lc", "-lgcc", "-L" + os.path.join(HERE, "board"), "-Tan505_s.ld",
+            "-Wl,--cmse-implib,--out-implib=" + implib, "-o", tz_secure_elf(out)]
+    link_atomically(cmd, tz_secure_elf(out))
+    return implib
+
+
 FREERTOS = os.environ.get("FREERTOS_KERNEL") or os.path.join(ROOT, "..", "shared", "third_party", "FreeRTOS-Kernel")
 FREERTOS_PORTS = {"cortex-m3": "ARM_CM3", "cortex-m0": "ARM_CM0", "cortex-m4": "ARM_CM4F"}
 
@@ -438,6 +465,8 @@ def build_frtos(s, out, cpu, extra=()):
     port = os.path.join(FREERTOS, "portable", "GCC", FREERTOS_PORTS[cpu])
     fpu = ["-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"] if cpu == "cortex-m4" else ["-mfloat-abi=soft"]
     elf = os.path.join(out, "fw.elf")
+    # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
+    implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu, "-mthumb"]
     cmd += fpu + ["-I" + os.path.join(HERE, "frtos"), "-I" + os.path.join(FREERTOS, "include"), "-I" + port,
                   "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"), "-DBOARD_mps2"]
@@ -671,9 +700,8 @@ def run(name):
     uart = os.path.join(out, "uart.txt")
     cmd = qemu_machine(s["core"]) + [
            "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
-           "-semihosting-config", "enable=on,target=native,userspace=on"] + (["-icount", "shift=0"] if s["icount"] else []) + [
-           "-kernel", elf,
-           "-plugin", PLUGIN + "," + ",".join(args)]
+           "-semihosting-config", "enable=on,target=native,userspace=on"] + (["-icount", "shift=0"] if s["icount"] else []) + \
+        kernel_args(s, elf) + ["-plugin", PLUGIN + "," + ",".join(args)]
     if s["gdb"]:
         return run_halting(name, cmd, elf, uart, s["gdb_args"])
     if s.get("rtt"):
@@ -685,6 +713,14 @@ def run(name):
     if "end\n" not in text and "cost " not in text and "taken=" not in text and "done\n" not in text:
         raise RuntimeError("%s: no dump on the UART" % name)
     return name
+
+
+def kernel_args(s, elf):
+    """QEMU's images: the scenario's firmware; for a Non-Secure one, QEMU boots the Secure image
+    (its vectors at the Secure alias) and loads the firmware beside it."""
+    if CORES[s["core"]][2] == "an505_ns":
+        return ["-kernel", tz_secure_elf(os.path.dirname(elf)), "-device", "loader,file=" + elf]
+    return ["-kernel", elf]
 
 
 def qemu_machine(core):

@@ -14,6 +14,9 @@
  *                  the .ARM.exidx entries name, never called here (no C++ exceptions), defined empty
  *   MEMCPY_CALLERS newlib's memcpy (hand-written, no call-frame information) called 3 times a round
  *                  by copy_a() and once by copy_b(): the host proves it a leaf from its code
+ *   TZ_NS          the Non-Secure image of a TrustZone-M pair (m33_ns_stacks, over tz_secure.c): to_secure()
+ *                  calls the Secure secure_work() (its veneer), to_secure() called 3 times a round by
+ *                  tz_a() and once by tz_b(); samples in Secure code cannot see its frame
  *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
  *                  read by cmprof-top's rtt: source; the UART carries the boot line and the counts
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
@@ -36,10 +39,15 @@
 #ifndef DEPTH
 #define DEPTH 3u
 #endif
+#ifndef SECURE_N
+#define SECURE_N 100u /* turns of the Secure loop a call */
+#endif
 
 extern const uint32_t __build_id[];
 #ifdef BOARD_nrf51 /* the micro:bit's flash starts at 0 */
 #define CODE_BASE 0x00000000u
+#elif defined(BOARD_an505_ns) /* the Non-Secure image's code in the MPS2 AN505's SSRAM1 (an505_ns.ld) */
+#define CODE_BASE 0x00200000u
 #elif defined(BOARD_an505) /* the Secure alias of the MPS2 AN505's code SSRAM */
 #define CODE_BASE 0x10000000u
 #else
@@ -157,6 +165,33 @@ __attribute__((noinline)) void copy_b(void)
 #define COPIERS() ((void)0)
 #endif
 
+#if TZ_NS
+uint32_t secure_work(uint32_t n); /* the Secure image's entry: its veneer's address comes from its import library */
+
+/* the only call into Secure code */
+__attribute__((noinline)) void to_secure(uint32_t n)
+{
+    after += secure_work(n);
+}
+
+__attribute__((noinline)) void tz_a(void)
+{
+    to_secure(SECURE_N);
+    to_secure(SECURE_N);
+    to_secure(SECURE_N);
+    after++;
+}
+
+__attribute__((noinline)) void tz_b(void)
+{
+    to_secure(SECURE_N);
+    after++;
+}
+#define SECURE_CALLS() (tz_a(), tz_b())
+#else
+#define SECURE_CALLS() ((void)0)
+#endif
+
 #ifdef UNWIND_TABLES /* else libgcc's unwinder comes in with them, and wants abort() */
 void __aeabi_unwind_cpp_pr0(void);
 void __aeabi_unwind_cpp_pr1(void);
@@ -224,6 +259,7 @@ int main(void)
         frames_caller();
         FP_CALLER();
         COPIERS();
+        SECURE_CALLS();
         drain();
     }
     truth_end();

@@ -2,10 +2,15 @@
  * the dual timer stay free for the sampler's CMSDK ports. Built with BOARD_an505: the MPS2 AN505
  * (Cortex-M33 with the Security Extension), whose core boots in Secure state and stays there, so
  * the same peripherals are reached through their Secure aliases (address bit 28 set); SysTick stays
- * free for the sampler. */
+ * free for the sampler. BOARD_an505_ns: the Non-Secure image of the TrustZone-M scenarios on the
+ * AN505 (scenarios/apps/tz_secure.c made these two peripherals Non-Secure), at their Non-Secure
+ * addresses. */
 #include "board.h"
 
-#ifdef BOARD_an505
+#if defined(BOARD_an505_ns)
+#define UART0_BASE 0x40200000u
+#define TIMER0_BASE 0x40000000u
+#elif defined(BOARD_an505)
 #define UART0_BASE 0x50200000u
 #define TIMER0_BASE 0x50000000u
 #else
