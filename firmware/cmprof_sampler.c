@@ -299,9 +299,33 @@ CMPROF_HOT void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
 }
 #endif
 
+#if CMPROF_TRUSTZONE
+/* The PC sent for a sample that interrupted the other Security state (cmprof.h): a function of its
+ * own, never called (udf), which the host names by its symbol. */
+__asm(".pushsection .text.cmprof_other_state, \"ax\", %progbits\n"
+      ".balign 4\n"
+      ".global " CMPROF_OTHER_STATE_SYM "\n"
+      ".type " CMPROF_OTHER_STATE_SYM ", %function\n"
+      ".thumb_func\n" CMPROF_OTHER_STATE_SYM ":\n"
+      "nop\n"
+      "udf #0\n"
+      ".size " CMPROF_OTHER_STATE_SYM ", 4\n"
+      ".popsection\n");
+extern const char cmprof_other_state_fn[] __asm(CMPROF_OTHER_STATE_SYM);
+#define CMPROF_OTHER_STATE_PC (((uint32_t)(uintptr_t)cmprof_other_state_fn | 1u) + 1u) /* its second halfword */
+#endif
+
 #if CMPROF_STACKS
 CMPROF_HOT void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t exc_return)
 {
+#if CMPROF_TRUSTZONE
+    if (__builtin_expect((exc_return ^ (exc_return >> 6)) & 1u, 0)) {
+        /* the frame is on the other Security state's stack: what the prologue read is no PC, and
+         * the xPSR word no exception number (the capture keeps no evidence for it) */
+        tick(CMPROF_OTHER_STATE_PC, CMPROF_TASK_TAG, true, frame, exc_return);
+        return;
+    }
+#endif
 #ifdef CMPROF_TAG
     uint32_t exception = frame[7] & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
     tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), true, frame, exc_return);

@@ -122,6 +122,20 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
 #endif
     }
     struct stack_record *r = &stacks.rec[h & (CMPROF_STACK_RECORDS - 1u)];
+#if CMPROF_TRUSTZONE
+    if ((exc_return ^ (exc_return >> 6)) & 1u) {
+        /* the other Security state's frame (cmprof.h): nothing of it, nor of its stack, is known here;
+         * the record says so (no LR, no word looked at), and the host marks the caller unproven */
+        r->seq = seq;
+        r->pc = pc;
+        r->lr = 0u;
+        r->scanned = 0u;
+        r->n = 0u;
+        __asm volatile("" ::: "memory");
+        stacks.head = h + 1u;
+        return;
+    }
+#endif
     /* the interrupted SP: above the 8-word frame, its alignment word (xPSR bit 9) and, when
      * EXC_RETURN bit 4 is clear, the 18 words of floating-point state */
     uint32_t sp = (uint32_t)(uintptr_t)frame + 32u + ((frame[7] >> 7) & 4u) + ((exc_return & 0x10u) ? 0u : 72u);

@@ -293,6 +293,9 @@ def all_scenarios():
     # about a third of the time goes to a Secure function, whose frames Non-Secure code cannot read
     s.append(scenario("m33_ns_stacks", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
+    # ... the same without stack evidence: the prologue itself tells the Secure samples apart
+    s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
     # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
     # pointed (CMPROF_STACK_FP)
     for core, period in (("m4", 1691), ("m0", 997)):

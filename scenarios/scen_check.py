@@ -1463,7 +1463,8 @@ def own_cost(c):
 
 # each linker script's MEMORY against the machines it serves (virt's images link with -Ttext alone)
 LD_SCRIPTS = {"board/stm32.ld": ("m4", "m3"), "board/nrf51.ld": ("m0",), "board/mps2.ld": ("an385",),
-              "board/an505.ld": ("m33",), "board/r5.ld": ("r5",), "frtos/frtos.ld": ("an385",)}
+              "board/an505.ld": ("m33",), "board/an505_s.ld": ("m33ns",),
+              "board/an505_ns.ld": ("m33ns",), "board/r5.ld": ("r5",), "frtos/frtos.ld": ("an385",)}
 
 
 def ld_memory(path):
@@ -2402,6 +2403,69 @@ def rtt_callers(c):
     judge_caller_split(c, "%s: leaf()'s callers over RTT" % name, callers, share, n_leaf, "in leaf()")
 
 
+SECURE_CODE = (0x10000000, 0x20000000)  # the Secure image's code alias on mps2-an505 (an505_s.ld), veneers included
+TZ_SHAPES = {"to_secure": ("Reset_Handler;main;tz_a;to_secure", "Reset_Handler;main;tz_b;to_secure"),
+             "tz_a": "Reset_Handler;main;tz_a", "tz_b": "Reset_Handler;main;tz_b"}
+
+
+def trustzone(c):
+    """Non-Secure firmware over a Secure image (m33_ns, m33_ns_stacks): each sample that interrupted
+    Secure code is sent as the library's "(Secure code)" function, never as a word of the
+    Non-Secure stack read as a PC; its share against the instructions the plugin counted at Secure
+    addresses; with stack evidence, no stack through Secure code is given a caller the evidence
+    cannot prove, and every other stack is still the app's call shape."""
+    rows = []
+    for name in ("m33_ns", "m33_ns_stacks"):
+        r = Result(name)
+        truth = r.truth()
+        secure = sum(n for pc, n in r.wcounts.items() if SECURE_CODE[0] <= pc < SECURE_CODE[1])
+        t = secure / max(sum(truth.values()), 1)
+        j = r.tool()
+        n = j["total"]
+        row = next((x for x in j["rows"] if x["name"] == "(Secure code)"), {})
+        # a sample at a veneer's SG, before it switched state, is a Non-Secure sample at a Secure address
+        def addr(x):
+            return int(x["name"], 16) if re.fullmatch(r"0x[0-9a-f]{8}", x["name"]) else None
+        at_sg = sum(x["samples"] for x in j["rows"] if addr(x) is not None and SECURE_CODE[0] <= addr(x) < SECURE_CODE[1])
+        stray = {x["name"]: x["samples"] for x in j["rows"] if addr(x) is not None and not
+                 SECURE_CODE[0] <= addr(x) < SECURE_CODE[1]}
+        p = (row.get("samples", 0) + at_sg) / max(n, 1)
+        sd = math.sqrt(t * (1 - t) / max(n, 1))
+        c.check("%s: the samples that interrupted Secure code are the \"(Secure code)\" row, none read from the "
+                "Non-Secure stack as a PC" % name, row.get("samples", 0) > 0 and not stray,
+                "(Secure code) %d of %d samples; rows at no function of either image: %s" % (
+                    row.get("samples", 0), n, "; ".join("%s %d" % kv for kv in stray.items()) or "none"))
+        c.check("%s: the Secure share within 3 sigma of the instructions the plugin counted at Secure addresses" % name,
+                abs(p - t) <= 3 * sd + 1e-12,
+                "%.2f %% [%.2f, %.2f] (+%d samples at a veneer's SG) against %.2f %% (%.2f sigma)%s" % (
+                    100 * p, row.get("lo95", 0), row.get("hi95", 0), at_sg, 100 * t, (p - t) / max(sd, 1e-12),
+                    "" if row.get("lo95", 0) <= 100 * t <= row.get("hi95", 100) else "; outside the row's 95 % interval"))
+        rows.append((name, n, row, at_sg, t))
+    name = "m33_ns_stacks"
+    r = Result(name)
+    stacks = folded_stacks(name, r.elf)
+    shapes = dict(STACK_TRUTH, **TZ_SHAPES)
+    through = {st: v for st, v in stacks.items() if "(Secure code)" in st}
+    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in shapes and st not in (
+        (shapes[st.rsplit(";", 1)[-1]],) if isinstance(shapes[st.rsplit(";", 1)[-1]], str) else shapes[st.rsplit(";", 1)[-1]])}
+    c.check("%s: every stack in Secure code ends at its mark, [unproven caller] (the Non-Secure caller is on the "
+            "Secure stack), never at a guessed caller" % name,
+            through and set(through) == {"[unproven caller];(Secure code)"},
+            "; ".join("%s %d" % kv for kv in through.items()) or "none")
+    c.check("%s: every other stack is the app's call shape, none unproven" % name, not wrong and sum(
+        v for st, v in stacks.items() if "[unproven caller]" in st and st not in through and
+        not re.search(r";0x[0-9a-f]{8}$", st)) == 0, "wrong: %s" % ("; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    c.out("## TrustZone-M: Non-Secure firmware over Secure code (`m33_ns`, `m33_ns_stacks`)", "",
+          "The stacks app runs Non-Secure on mps2-an505 over a small Secure image (apps/tz_secure.c); to_secure() "
+          "calls a Secure function through its veneer. Samples that interrupt Secure code show as the \"(Secure "
+          "code)\" row; the truth is the instructions the plugin counted at the Secure image's addresses.", "",
+          "| scenario | samples | (Secure code) % [95 %] | at a veneer's SG | truth % |", "|---|---|---|---|---|")
+    for name, n, row, at_sg, t in rows:
+        c.out("| %s | %d | %.2f [%.2f, %.2f] | %d | %.2f |" % (name, n, row.get("percent", 0), row.get("lo95", 0),
+                                                             row.get("hi95", 0), at_sg, 100 * t))
+    c.out("")
+
+
 def memcpy_callers(c):
     """newlib's memcpy has no call-frame information (hand-written assembly); its code proves it a
     leaf (no SP or LR write, no call), so its callers come from the live LR after a BL to it.
@@ -2580,7 +2644,7 @@ def main(cmd):
     steps = [memory_fit, three_loops, None, lockstep_timer, jitter, irqoff, handler, stacks, inline, histogram, tasks, cost, ports,
              own_cost, isr_rows, rtos, frtos, frtos_dump, frtos_cost, frtos_churn, gdb_halting, gdb_tasks, gdb_callers,
              sections, cortex_a, pmu_limits, cortex_r,
-             streaming, starved, sampler_callers, rtt_stream, diagnostics]
+             streaming, starved, sampler_callers, trustzone, rtt_stream, diagnostics]
     truth_loop = None
     for step in steps:
         try:
