@@ -139,6 +139,12 @@ void cmprof_stack_capture(const uint32_t *frame, uint32_t exc_return, uint32_t p
     /* the interrupted SP: above the 8-word frame, its alignment word (xPSR bit 9) and, when
      * EXC_RETURN bit 4 is clear, the 18 words of floating-point state */
     uint32_t sp = (uint32_t)(uintptr_t)frame + 32u + ((frame[7] >> 7) & 4u) + ((exc_return & 0x10u) ? 0u : 72u);
+#if CMPROF_TRUSTZONE
+    /* ARMv8-M: a Secure context's FP state holds S16-S31 too (64 bytes) when FPCCR.TS is set (which
+     * reads 0 from Non-Secure code, whose frames never hold them) */
+    if ((exc_return & 0x50u) == 0x40u && (*(const volatile uint32_t *)0xE000EF34u & (1u << 26)))
+        sp += 64u;
+#endif
     uint32_t top = CMPROF_STACK_TOP, words = 0u;
     if (sp < top) /* a stack above the main stack's top: not known how far it goes, not scanned */
         words = (top - sp) / 4u < CMPROF_STACK_WORDS ? (top - sp) / 4u : CMPROF_STACK_WORDS;

@@ -293,6 +293,10 @@ def all_scenarios():
     # about a third of the time goes to a Secure function, whose frames Non-Secure code cannot read
     s.append(scenario("m33_ns_stacks", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
+    # ... Secure state with FP state live (hard float) and FPCCR.TS set: every frame holds S16-S31 too
+    s.append(scenario("m33_stacks_fp_ts", "stacks", core="m33", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      cflags=("-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), CMPROF_STACKS=1,
+                      CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, FP_TS=1))
     # ... the same without stack evidence: the prologue itself tells the Secure samples apart
     s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
@@ -396,9 +400,9 @@ def build(s):
     # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
     implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
-           "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
-           "-DBOARD_" + board]
-    cmd += s["cflags"]
+           "-mthumb", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-DBOARD_" + board]
+    # soft float unless the scenario says (one -mfloat-abi only: GCC picks newlib's multilib by it)
+    cmd += s["cflags"] + ([] if any(f.startswith("-mfloat-abi=") for f in s["cflags"]) else ["-mfloat-abi=soft"])
     if s["app"] in ("tasks", "demo", "tasks_plain"):
         cmd.append(os.path.join(HERE, "apps", "sched.c"))
     if s["defs"].get("CMPROF_STREAM"):

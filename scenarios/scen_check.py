@@ -2414,6 +2414,7 @@ def trustzone(c):
     Non-Secure stack read as a PC; its share against the instructions the plugin counted at Secure
     addresses; with stack evidence, no stack through Secure code is given a caller the evidence
     cannot prove, and every other stack is still the app's call shape."""
+    secure_fp_frames(c)
     rows = []
     for name in ("m33_ns", "m33_ns_stacks"):
         r = Result(name)
@@ -2464,6 +2465,25 @@ def trustzone(c):
         c.out("| %s | %d | %.2f [%.2f, %.2f] | %d | %.2f |" % (name, n, row.get("percent", 0), row.get("lo95", 0),
                                                              row.get("hi95", 0), at_sg, 100 * t))
     c.out("")
+
+
+def secure_fp_frames(c):
+    """m33_stacks_fp_ts: Secure state, FP state live in thread mode and FPCCR.TS set, so every
+    sample's frame is the extended one with S16-S31 (42 words): the capture must place the
+    interrupted SP above all of it, or each word's offset is 16 words off and the host's walk,
+    which takes a return address only at the offset the CFI gives, finds the wrong ones."""
+    name = "m33_stacks_fp_ts"
+    r = Result(name)
+    stacks = folded_stacks(name, r.elf)
+    taken = r.kv.get("taken", 0)
+    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and st not in (
+        (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
+        else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+    unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+    c.check("%s: with S16-S31 in every frame (FPCCR.TS), each of the %d stacks is the app's call shape, none "
+            "unproven" % (name, taken // 16), taken > 0 and sum(stacks.values()) == taken // 16 and not wrong and
+            unproven == 0, "%d stacks, %d unproven; wrong: %s" % (sum(stacks.values()), unproven, "; ".join(
+                "%s %d" % kv for kv in sorted(wrong.items())[:4]) or "none"))
 
 
 def memcpy_callers(c):

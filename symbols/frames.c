@@ -50,6 +50,7 @@ struct span_in_file {
 #define EXC_RETURN_S 0x40u
 #define EXC_RETURN_DCRS 0x20u
 #define EXC_RETURN_ES 0x01u
+#define EXC_RETURN_FTYPE 0x10u /* set: no FP state in the frame */
 #define LEAF_CACHE 16 /* functions whose code was analysed, by start */
 
 struct leaf_seen {
@@ -442,13 +443,25 @@ void symt_frames_free(struct sym_table *t)
 /* Where an exception's stacked frame (r0-r3, r12, LR, PC, xPSR) starts, from the stack pointer it
  * was pushed on and the EXC_RETURN value (ARMv8-M's 40 bytes of callee state first, unless DCRS), and
  * through *sp_before the stack pointer the interrupted code had (the frame, FP state unless bit 4,
- * and the alignment word that xPSR's bit 9 marks). */
-static uint32_t exception_frame(uint32_t exc_return, uint32_t sp, uint32_t stacked_xpsr, uint32_t *sp_before)
+ * and the alignment word that xPSR's bit 9 marks). FP state is S0-S15, FPSCR and a reserved word (72
+ * bytes), and S16-S31 too (64 more) in a Secure context's frame when FPCCR.TS is set (ts). */
+static uint32_t exception_frame(uint32_t exc_return, uint32_t sp, uint32_t stacked_xpsr, bool ts, uint32_t *sp_before)
 {
     uint32_t at = sp + ((exc_return & EXC_RETURN_DCRS) ? 0u : 40u);
+    uint32_t fp = (exc_return & EXC_RETURN_FTYPE) ? 0u : (ts && (exc_return & EXC_RETURN_S)) ? 136u : 72u;
     if (sp_before)
-        *sp_before = at + 32u + ((stacked_xpsr & (1u << 9)) ? 4u : 0u) + ((exc_return & 0x10u) ? 0u : 72u);
+        *sp_before = at + 32u + ((stacked_xpsr & (1u << 9)) ? 4u : 0u) + fp;
     return at;
+}
+
+/* FPCCR.TS, when a frame's size depends on it (FP state in a Secure context's frame): read through
+ * the caller's read32 (SYM_FPCCR); a caller that cannot read it gets the frame without S16-S31, as on
+ * a core without the Security Extension (where the bit reads 0). */
+static bool secure_fp_ts(uint32_t exc_return, bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx)
+{
+    uint32_t fpccr;
+    return !(exc_return & EXC_RETURN_FTYPE) && (exc_return & EXC_RETURN_S) && read32(ctx, SYM_FPCCR, &fpccr) &&
+           (fpccr & SYM_FPCCR_TS);
 }
 
 size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
@@ -489,7 +502,7 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
         if (ret >= EXC_RETURN_MIN) {
             /* an exception handler's caller is the interrupted code: its frame was stacked on the
              * main stack at the CFA, or on the process stack (PSP, which the caller must read) */
-            uint32_t f[8], at = exception_frame(ret, cfa, 0, NULL);
+            uint32_t f[8], at = exception_frame(ret, cfa, 0, false, NULL);
             if (!(ret & EXC_RETURN_S) != !(ret & EXC_RETURN_ES))
                 break; /* ARMv8-M: stacked on the other Security state's stack, not this handler's */
             if (ret & 4u) { /* the process stack: the caller reads PSP and goes on from its frame */
@@ -502,7 +515,7 @@ size_t sym_unwind(struct sym_table *t, const uint32_t regs_in[16],
             if (!ok)
                 break;
             r[0] = f[0], r[1] = f[1], r[2] = f[2], r[3] = f[3], r[12] = f[4], r[14] = f[5];
-            exception_frame(ret, cfa, f[7], &r[13]);
+            exception_frame(ret, cfa, f[7], secure_fp_ts(ret, read32, ctx), &r[13]);
             pc = f[6] & ~1u;
             if (!pc)
                 break;

@@ -111,7 +111,11 @@ int sym_is_arm(const struct sym_table *t, uint32_t addr);
  * main stack. Stops where the information ends, a read fails or the stack does not grow back, and
  * at a return to code on the process stack, setting *psp_return (when not NULL; 0 otherwise) to
  * the EXC_RETURN value that sent it there: the caller may then read PSP's frame, whose size that
- * value gives, and walk on from it. Returns how many it wrote. */
+ * value gives, and walk on from it. Returns how many it wrote. A Secure context's frame with FP state
+ * holds S16-S31 too when FPCCR.TS is set (ARMv8-M): read32 is asked for SYM_FPCCR then, and a false
+ * answer sizes the frame as with TS clear. */
+#define SYM_FPCCR 0xE000EF34u
+#define SYM_FPCCR_TS (1u << 26)
 size_t sym_unwind(struct sym_table *t, const uint32_t regs[16],
                   bool (*read32)(void *ctx, uint32_t addr, uint32_t *value), void *ctx, uint32_t *out, size_t max,
                   uint32_t *psp_return);

@@ -252,6 +252,79 @@ static void test_exception_frames(void)
     unlink(path);
 }
 
+#ifndef SYM_FPCCR /* (so that this test builds, and fails, on an unwinder that never asks for it) */
+#define SYM_FPCCR 0xE000EF34u
+#define SYM_FPCCR_TS (1u << 26)
+#endif
+
+/* A main stack of up to 64 words at SP, and FPCCR when the core's is known. */
+struct fp_stack {
+    uint32_t words[64];
+    bool fpccr_known;
+    uint32_t fpccr;
+    unsigned fpccr_reads;
+};
+
+static bool read_fp_stack(void *ctx, uint32_t addr, uint32_t *value)
+{
+    struct fp_stack *m = ctx;
+    if (addr == SYM_FPCCR) {
+        m->fpccr_reads++;
+        *value = m->fpccr;
+        return m->fpccr_known;
+    }
+    if (addr < SP || addr >= SP + sizeof m->words || addr % 4u)
+        return false;
+    *value = m->words[(addr - SP) / 4u];
+    return true;
+}
+
+/* ARMv8-M with the Security Extension: a Secure context interrupted with FP state active stacks an
+ * extended frame, S0-S15, FPSCR and a reserved word after the basic frame (26 words), and with
+ * FPCCR.TS set S16-S31 after those (42 words). The interrupted code (TASK + 8, after its push of r7
+ * and LR) has its own frame right above, whose LR is a return into CALLER. A walk that sizes the
+ * frame without S16-S31 reads the interrupted frame 16 words too low: there lie S16 and S17, here
+ * an address after OUTER's call, which it would take for the caller. */
+static void test_secure_fp_frame(void)
+{
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
+    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
+    CHECK(t != NULL);
+    if (!t) {
+        unlink(path);
+        return;
+    }
+    static const struct {
+        uint32_t exc_return;
+        bool known, ts;
+        uint32_t words; /* the frame's size in words */
+        unsigned reads; /* FPCCR asked for */
+    } cases[] = {
+        {0xFFFFFFE9u, true, true, 42, 1},   /* Secure, thread, MSP, FP state, TS set: S16-S31 stacked */
+        {0xFFFFFFE9u, true, false, 26, 1},  /* the same with TS clear */
+        {0xFFFFFFE9u, false, false, 26, 1}, /* FPCCR not readable: TS taken as clear, the ARMv7-M frame */
+        {0xFFFFFFF9u, true, true, 8, 0},    /* no FP state: TS does not matter, not asked */
+        {0xFFFFFFA8u, true, true, 26, 0},   /* a Non-Secure context's FP frame (S clear): never S16-S31 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fp_stack m = {.fpccr_known = cases[i].known, .fpccr = cases[i].ts ? SYM_FPCCR_TS : 0u};
+        uint32_t w = cases[i].words, out[8], regs[16] = {0};
+        m.words[6] = TASK + 8u, m.words[7] = 1u << 24;
+        m.words[26] = 0x20002000u, m.words[27] = (OUTER + 0x0cu) | 1u; /* S16, S17: no frame of code */
+        m.words[w] = 0x20002000u, m.words[w + 1u] = (CALLER + 0x10u) | 1u;
+        regs[13] = SP, regs[14] = cases[i].exc_return, regs[15] = HANDLER + 4u;
+        size_t n = sym_unwind(t, regs, read_fp_stack, &m, out, 8, NULL);
+        bool ok = n >= 2 && out[0] == TASK + 8u && out[1] == CALLER + 0x0eu && m.fpccr_reads == cases[i].reads;
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  EXC_RETURN 0x%08x, TS %d (known %d): %zu frames, 0x%08x 0x%08x; FPCCR read %u times\n",
+                    (unsigned)cases[i].exc_return, cases[i].ts, cases[i].known, n, n ? (unsigned)out[0] : 0u,
+                    n > 1 ? (unsigned)out[1] : 0u, m.fpccr_reads);
+    }
+    sym_close(t);
+    unlink(path);
+}
+
 /* The firmware's stack evidence, hand-made: the words (index above the interrupted SP, value) that
  * looked like return addresses, of `scanned` looked at. */
 static size_t evidence(struct sym_table *t, uint32_t pc, uint32_t lr, uint32_t scanned, const uint32_t *pairs,
@@ -623,6 +696,7 @@ int main(void)
     sym_set_isolation(0);
     RUN_TEST(test_task_roots);
     RUN_TEST(test_exception_frames);
+    RUN_TEST(test_secure_fp_frame);
     RUN_TEST(test_evidence);
     RUN_TEST(test_exidx_opcodes);
     RUN_TEST(test_exidx_rules);

@@ -17,6 +17,8 @@
  *   TZ_NS          the Non-Secure image of a TrustZone-M pair (m33_ns_stacks, over tz_secure.c): to_secure()
  *                  calls the Secure secure_work() (its veneer), to_secure() called 3 times a round by
  *                  tz_a() and once by tz_b(); samples in Secure code cannot see its frame
+ *   FP_TS          (Secure state, hard float) FPCCR.TS set and FP state live in thread mode: every
+ *                  sample's frame is an extended one with S16-S31 (42 words), which the capture must size
  *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
  *                  read by cmprof-top's rtt: source; the UART carries the boot line and the counts
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
@@ -233,8 +235,25 @@ static void finish(void)
 #define finish() cmprof_stream_flush(board_putc)
 #endif
 
+#if FP_TS
+static volatile float fp_value = 1.0f;
+
+/* FP state live from here on (CONTROL.FPCA) in thread mode, and Secure FP frames with S16-S31 */
+static void fp_state_on(void)
+{
+    BOARD_REG(0xE000ED88u) |= 0xFu << 20;   /* CPACR: CP10, CP11 full access */
+    BOARD_REG(0xE000EF34u) |= 1u << 26;     /* FPCCR.TS */
+    __asm volatile("dsb\n isb" ::: "memory");
+    fp_value = fp_value * 1.5f;
+}
+#define FP_STATE_ON() fp_state_on()
+#else
+#define FP_STATE_ON() ((void)0)
+#endif
+
 int main(void)
 {
+    FP_STATE_ON();
     board_init();
     board_puts("boot: stacks scenario\n");
     const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
