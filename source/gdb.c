@@ -41,11 +41,17 @@
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
-    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FAILED
+    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
 #define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
 #define NAMED_MAX 1024 /* tags whose names were read: a power of two */
+/* ARMv8-M: a Secure context's frame with FP state holds S16-S31 too when FPCCR.TS is set; the
+ * unwinder asks for FPCCR (at this address) when a frame's size depends on it, read again after
+ * FPCCR_STALE seconds (Secure boot code sets TS, usually once) */
+#define FPCCR_ADDR 0xE000EF34u
+#define FPCCR_TS (1u << 26)
+#define FPCCR_STALE 1.0
 
 struct gdb_sampler {
     int fd;
@@ -96,6 +102,11 @@ struct gdb_sampler {
     size_t stack_len;
     bool stack_short;    /* the walk wanted a word past what was read */
     bool stack_end;      /* the server gave less than asked: there is no more to read */
+    int fpccr_known;     /* 0: not read (or stale), 1: read, -1: the server cannot read it */
+    uint32_t fpccr;
+    double fpccr_at;     /* when it was read */
+    bool fpccr_wanted;   /* the walk asked for it while not read */
+    enum step fpccr_then; /* the walk's step, to go on with once read */
     uint32_t callers[GDB_STACK_DEPTH_MAX]; /* walked so far: the main stack's part, then the process stack's */
     size_t n_callers, n_main; /* ... and how many of them the main stack gave */
     struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
@@ -258,6 +269,14 @@ static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
 {
     struct gdb_sampler *g = ctx;
     uint32_t base = g->stack_base;
+    if (addr == FPCCR_ADDR) { /* not stack: a register the frame rule needs (FPCCR.TS) */
+        if (g->fpccr_known > 0 && g->now - g->fpccr_at < FPCCR_STALE) {
+            *value = g->fpccr;
+            return true;
+        }
+        g->fpccr_wanted |= g->fpccr_known >= 0;
+        return false;
+    }
     if (addr < base || addr - base > g->stack_len || g->stack_len - (addr - base) < 4) {
         g->stack_short |= addr >= base && addr - base < STACK_MAX - 4; /* more stack would help */
         return false;
@@ -441,7 +460,10 @@ static bool walk_process_stack(struct gdb_sampler *g, size_t want)
 {
     /* ARMv8-M without DCRS stacks 40 bytes of callee state first; FP state (EXC_RETURN bit 4
      * clear) 72 bytes after the basic frame; xPSR's bit 9 an alignment word */
-    uint32_t f[8], ret = g->psp_return, psp = g->regs[13], at = psp + ((ret & 0x20u) ? 0u : 40u), next_psp;
+    uint32_t f[8], ret = g->psp_return, psp = g->regs[13], at = psp + ((ret & 0x20u) ? 0u : 40u), next_psp, fpccr;
+    /* ... and S16-S31 (64 more) in a Secure context's FP frame (EXC_RETURN bit 6) with FPCCR.TS set */
+    uint32_t fp = (ret & 0x10u) ? 0u
+                  : (ret & 0x40u) && read_stack(g, FPCCR_ADDR, &fpccr) && (fpccr & FPCCR_TS) ? 136u : 72u;
     bool ok = true;
     g->n_callers = g->n_main;
     for (unsigned k = 0; k < 8 && ok; k++)
@@ -449,7 +471,7 @@ static bool walk_process_stack(struct gdb_sampler *g, size_t want)
     if (!ok || !(f[6] & ~1u) || g->n_callers >= want)
         return false;
     uint32_t regs[16] = {f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0, 0, 0, f[4],
-                         at + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + ((ret & 0x10u) ? 0u : 72u), f[5], f[6] & ~1u};
+                         at + 32u + ((f[7] & (1u << 9)) ? 4u : 0u) + fp, f[5], f[6] & ~1u};
     /* r4-r11 as the halted core has them: the handler's own saves are not put back, so a frame
      * pointer (r7) the handler changed misleads the walk, which then stops */
     memcpy(regs + 4, g->regs + 4, 8 * sizeof regs[4]);
@@ -464,11 +486,18 @@ static bool walk_process_stack(struct gdb_sampler *g, size_t want)
 static void walk_stack(struct gdb_sampler *g, double now)
 {
     size_t want = g->stack_depth < GDB_STACK_DEPTH_MAX ? g->stack_depth : GDB_STACK_DEPTH_MAX;
-    g->stack_short = false;
+    g->stack_short = g->fpccr_wanted = false;
     if (g->step == G_PSP_STACK)
         walk_process_stack(g, want);
     else
         g->n_callers = g->n_main = g->unwind(g->unwind_ctx, g->regs, read_stack, g, g->callers, want, &g->psp_return);
+    if (g->fpccr_wanted) { /* a frame's size depends on FPCCR.TS: read it, then walk again */
+        char m[40];
+        g->fpccr_then = g->step;
+        snprintf(m, sizeof m, "m%x,4", FPCCR_ADDR);
+        request(g, G_FPCCR, m, now);
+        return;
+    }
     if (g->stack_short && g->n_callers < want && !g->stack_end && g->stack_len < STACK_MAX) {
         char m[40];
         snprintf(m, sizeof m, "m%x,%x", (unsigned)(g->stack_base + g->stack_len), STACK_READ);
@@ -731,6 +760,14 @@ static void got_stack(struct gdb_sampler *g, const char *d, size_t len, double n
     walk_stack(g, now);
 }
 
+static void got_fpccr(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    g->fpccr_known = hex_le32(d, len, &g->fpccr) ? 1 : -1; /* unreadable: frames as with TS clear */
+    g->fpccr_at = now;
+    g->step = g->fpccr_then;
+    walk_stack(g, now);
+}
+
 static void got_psp(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     if (!hex_le32(d, len, &g->regs[13])) { /* no PSP: the stack ends at the exception */
@@ -751,7 +788,7 @@ static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len,
     [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
     [G_TAG] = got_tag,
     [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
-    [G_PSP_STACK] = got_stack,     [G_FAILED] = got_nothing,
+    [G_PSP_STACK] = got_stack,     [G_FPCCR] = got_fpccr,   [G_FAILED] = got_nothing,
 };
 
 /* The steps whose request a stop reply answers; at any other, one is news the server sent on its

@@ -474,6 +474,22 @@ def main():
           "0xFFFFFFED): the interrupted code's stack is read past the 26-word frame (main's caller as with 8 words)",
           folded[0xFFFFFFED] == folded[0xFFFFFFFD] and ";main;hot_a" in folded[0xFFFFFFFD],
           "8 words: %s | 26 words: %s" % (folded[0xFFFFFFFD][:120], folded[0xFFFFFFED][:120]))
+    # ARMv8-M: a Secure context's FP frame (EXC_RETURN bit 6 set) holds S16-S31 too when FPCCR.TS is set: 16
+    # more words, which the walk reads past once it has read FPCCR; with TS clear the 26-word frame as before
+    ts_runs = {}
+    for ts, fp in ((1, bytes(72 + 64)), (0, bytes(72))):
+        srv = FakeServer([a + 4], memory={sp: stack, psp: b"".join(x.to_bytes(4, "little") for x in frame) + fp + stack,
+                                          0xE000EF34: ((ts << 26) | 0xC0000000).to_bytes(4, "little")},
+                         regs=[0] * 13 + [sp, 0xFFFFFFED, 0], psp=psp)
+        r = subprocess.run([TOOL, "--batch", "--no-inline", "-o", "folded", "--samples", "10", "--stack-depth", "8",
+                            srv.spec, ELF], capture_output=True, text=True, timeout=20)
+        srv.thread.join(5)
+        ts_runs[ts] = (r.stdout.strip(), sum(1 for p in srv.log if p == "me000ef34,4"))
+    check("gdb --stack-depth: a Secure FP frame with FPCCR.TS set (S16-S31 stacked too, 42 words): FPCCR read, the "
+          "interrupted code's stack read past it (main's caller as with 8 words); with TS clear, 26 words",
+          ts_runs[1][0] == ts_runs[0][0] == folded[0xFFFFFFFD] and 1 <= ts_runs[1][1] <= 10,
+          "TS set: %s (FPCCR read %d times) | TS clear: %s | 8 words: %s" % (
+              ts_runs[1][0][:120], ts_runs[1][1], ts_runs[0][0][:120], folded[0xFFFFFFFD][:120]))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", "--stack-depth", "4", "/dev/null", ELF], capture_output=True,
                        text=True, timeout=20)
     check("--stack-depth on a source that is no GDB server: refused", r.returncode == 2 and "gdb:" in r.stderr,
