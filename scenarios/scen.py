@@ -297,6 +297,15 @@ def all_scenarios():
     s.append(scenario("m33_stacks_fp_ts", "stacks", core="m33", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       cflags=("-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), CMPROF_STACKS=1,
                       CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, FP_TS=1))
+    # ... in a dump (no stream): the ring's newest 1024 samples and 64 records of evidence
+    s.append(scenario("m33_ns_dump", "stacks", core="m33ns", SAMPLES=20000, CMPROF_RING_N=1024, CMPROF_STACKS=1,
+                      CMPROF_STACK_RECORDS=64, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31,
+                      TZ_NS=1))
+    # ... the same firmware sampled by halting it (the probe path): a halt in Secure code is a halt at a
+    # Secure PC, which the Non-Secure ELF does not hold
+    s.append(scenario("m33_ns_gdb", "stacks", core="m33ns", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=256,
+                      CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1,
+                      gdb=True, gdb_args=("-o", "json", "--stack-depth", "16")))
     # ... the same without stack evidence: the prologue itself tells the Secure samples apart
     s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))

@@ -2416,7 +2416,7 @@ def trustzone(c):
     cannot prove, and every other stack is still the app's call shape."""
     secure_fp_frames(c)
     rows = []
-    for name in ("m33_ns", "m33_ns_stacks"):
+    for name in ("m33_ns", "m33_ns_stacks", "m33_ns_dump"):
         r = Result(name)
         truth = r.truth()
         secure = sum(n for pc, n in r.wcounts.items() if SECURE_CODE[0] <= pc < SECURE_CODE[1])
@@ -2456,6 +2456,19 @@ def trustzone(c):
     c.check("%s: every other stack is the app's call shape, none unproven" % name, not wrong and sum(
         v for st, v in stacks.items() if "[unproven caller]" in st and st not in through and
         not re.search(r";0x[0-9a-f]{8}$", st)) == 0, "wrong: %s" % ("; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    # the probe path: a halt in Secure code has a Secure PC, which the Non-Secure ELF does not hold: shown as its
+    # address, never as a Non-Secure function, its walk stopped there
+    j = json.load(open(os.path.join(scen.BUILD, "m33_ns_gdb", "gdb.out")))
+    names = {x["name"]: x for x in j["rows"]}
+    secure_rows = {k: v for k, v in names.items() if re.fullmatch(r"0x[0-9a-f]{8}", k) and
+                   SECURE_CODE[0] <= int(k, 16) < SECURE_CODE[1]}
+    other = [k for k in names if re.fullmatch(r"0x[0-9a-f]{8}", k) and k not in secure_rows]
+    through = sum(1 for v in secure_rows.values() for x in v.get("callers", []) if x["name"] != "[stack ends]")
+    c.check("m33_ns_gdb: the probe's halts in Secure code are rows at their Secure addresses, no caller given them, "
+            "no row at an address of neither image", secure_rows and not other and through == 0,
+            "%d halts of %d at %d Secure addresses (%.2f %%); other addresses: %s" % (
+                sum(v["samples"] for v in secure_rows.values()), j["total"], len(secure_rows),
+                100.0 * sum(v["samples"] for v in secure_rows.values()) / max(j["total"], 1), other or "none"))
     c.out("## TrustZone-M: Non-Secure firmware over Secure code (`m33_ns`, `m33_ns_stacks`)", "",
           "The stacks app runs Non-Secure on mps2-an505 over a small Secure image (apps/tz_secure.c); to_secure() "
           "calls a Secure function through its veneer. Samples that interrupt Secure code show as the \"(Secure "
