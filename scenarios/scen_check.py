@@ -2456,6 +2456,15 @@ def trustzone(c):
     c.check("%s: every other stack is the app's call shape, none unproven" % name, not wrong and sum(
         v for st, v in stacks.items() if "[unproven caller]" in st and st not in through and
         not re.search(r";0x[0-9a-f]{8}$", st)) == 0, "wrong: %s" % ("; ".join("%s %d" % kv for kv in wrong.items()) or "none"))
+    # leaf()'s two callers (3:1) in Non-Secure state, against the calls the plugin counted after their bl's
+    calls = {}
+    for caller in ("caller_a", "caller_b"):
+        code = instructions(r.elf, caller)
+        calls[caller] = sum(r.wcounts.get(b, 0) for (a, m), (b, _) in zip(code, code[1:]) if m == "bl")
+    leaf = next((x for x in r.tool()["rows"] if x["name"] == "leaf"), {})
+    judge_caller_split(c, "%s: leaf()'s callers in Non-Secure state" % name, {x["name"]: x for x in leaf.get(
+        "callers", [])}, {k: v / max(sum(calls.values()), 1) for k, v in calls.items()},
+        sum(v for st, v in stacks.items() if st.endswith(";leaf")), "in leaf()")
     # the probe path: a halt in Secure code has a Secure PC, which the Non-Secure ELF does not hold: shown as its
     # address, never as a Non-Secure function, its walk stopped there
     j = json.load(open(os.path.join(scen.BUILD, "m33_ns_gdb", "gdb.out")))
