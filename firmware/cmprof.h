@@ -108,39 +108,38 @@ extern "C" {
 /* ARMv8-M with the Security Extension: when EXC_RETURN's S (bit 6, the interrupted context's state)
  * differs from its ES (bit 0, the handler's), the interrupted code ran in the other Security state
  * and its frame is on that state's stack, which the handler may not be able to read (Non-Secure
- * firmware interrupting a Secure call): the word it would read is no PC. Such a sample is sent as
- * CMPROF_OTHER_STATE_PC, an address in the library's function "(Secure code)" ("(Non-Secure code)"
- * in a sampler built with -mcmse), which the host shows as its row, with no stack evidence. The
- * prologue without CMPROF_STACKS checks it (4 instructions a sample on ARMv8-M mainline, 5 with
- * CMPROF_TAG); with CMPROF_STACKS cmprof_tick_stacked() does, from EXC_RETURN (3 instructions). */
+ * firmware interrupting a Secure call): the word it would read is no PC. Such a sample is sent as an
+ * address in one of the library's functions "(Secure code)" and "(Non-Secure code)" (by S), which
+ * the host shows as their rows, with no stack evidence. The prologue without CMPROF_STACKS checks it
+ * (3 instructions a sample on ARMv8-M mainline); with CMPROF_STACKS cmprof_tick_stacked() does, from
+ * EXC_RETURN (3 instructions). */
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_TRUSTZONE 1
-#if defined(__ARM_FEATURE_CMSE) && (__ARM_FEATURE_CMSE & 2)
-#define CMPROF_OTHER_STATE_SYM "\"(Non-Secure code)\""
-#else
-#define CMPROF_OTHER_STATE_SYM "\"(Secure code)\""
-#endif
 #else
 #define CMPROF_TRUSTZONE 0
 #endif
+/* the first of the two (4 bytes each, "(Secure code)" next): its symbol's value has the Thumb bit */
+#define CMPROF_OTHER_STATE_SYM "\"(Non-Secure code)\""
 #if CMPROF_TRUSTZONE && !CMPROF_STACKS && defined(__ARM_ARCH_8M_MAIN__)
-/* (the function's second halfword: its symbol's value has the Thumb bit; with CMPROF_TAG r1, the
- * xPSR, 0: the exception the other state was in is not known, the sample goes to the task) */
-#ifdef CMPROF_TAG
-#define CMPROF_OTHER_STATE_IT "itt   ne            \n"
-#define CMPROF_OTHER_STATE_XPSR "movne r1, #0        \n"
+#ifdef CMPROF_TAG /* r1, the xPSR, 0: the exception the other state was in is not known, the task is */
+#define CMPROF_OTHER_STATE_XPSR "movs  r1, #0        \n"
 #else
-#define CMPROF_OTHER_STATE_IT "it    ne            \n"
 #define CMPROF_OTHER_STATE_XPSR ""
 #endif
 #define CMPROF_OTHER_STATE_V7                                                                            \
     "eor   r3, lr, lr, lsr #6 \n" /* bit 0: S differs from ES */                                          \
-    "lsls  r3, r3, #31   \n" CMPROF_OTHER_STATE_IT                                                         \
-    "ldrne r0, =" CMPROF_OTHER_STATE_SYM " + 1 \n" CMPROF_OTHER_STATE_XPSR
-#define CMPROF_OTHER_STATE_POOL ".ltorg \n"
+    "lsls  r3, r3, #31   \n"                                                                              \
+    "bne   3f            \n"
+/* the PC: the second halfword of "(Non-Secure code)", or of "(Secure code)" 4 bytes on when S is set */
+#define CMPROF_OTHER_STATE_TAIL                                                                          \
+    "3: ubfx r3, lr, #6, #1 \n"                                                                           \
+    "ldr   r0, =" CMPROF_OTHER_STATE_SYM " + 1 \n"                                                        \
+    "add.w r0, r0, r3, lsl #2 \n" CMPROF_OTHER_STATE_XPSR                                                 \
+    "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
+    ".ltorg              \n"
 #else
 #define CMPROF_OTHER_STATE_V7 ""
-#define CMPROF_OTHER_STATE_POOL ""
+#define CMPROF_OTHER_STATE_TAIL ""
 #endif
 #if CMPROF_STACKS && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
 /* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M, ARMv8-M baseline: bit 2 moved into N) */
@@ -190,7 +189,7 @@ extern "C" {
     "mrseq r0, msp       \n"                                                                              \
     "mrsne r0, psp       \n" CMPROF_XPSR_V7                                                               \
     "ldr   r0, [r0, #24] \n" /* word 6 of the frame: the interrupted PC */                                \
-    CMPROF_OTHER_STATE_V7 "b     " CMPROF_TICK_ENTRY " \n" CMPROF_OTHER_STATE_POOL
+    CMPROF_OTHER_STATE_V7 "b     " CMPROF_TICK_ENTRY " \n" CMPROF_OTHER_STATE_TAIL
 #endif
 
 /* The tag a sample gets when it interrupted exception handler n (n = 2..511: NMI, faults, SVC,

@@ -300,19 +300,16 @@ CMPROF_HOT void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
 #endif
 
 #if CMPROF_TRUSTZONE
-/* The PC sent for a sample that interrupted the other Security state (cmprof.h): a function of its
- * own, never called (udf), which the host names by its symbol. */
+/* Where a sample that interrupted the other Security state is placed (cmprof.h): two functions of
+ * their own, never called (udf), which the host names by their symbols. */
+#define CMPROF_STATE_FN(name)                                                                            \
+    ".global " name "\n.type " name ", %function\n.thumb_func\n" name ":\nnop\nudf #0\n.size " name ", 4\n"
 __asm(".pushsection .text.cmprof_other_state, \"ax\", %progbits\n"
-      ".balign 4\n"
-      ".global " CMPROF_OTHER_STATE_SYM "\n"
-      ".type " CMPROF_OTHER_STATE_SYM ", %function\n"
-      ".thumb_func\n" CMPROF_OTHER_STATE_SYM ":\n"
-      "nop\n"
-      "udf #0\n"
-      ".size " CMPROF_OTHER_STATE_SYM ", 4\n"
-      ".popsection\n");
+      ".balign 4\n" CMPROF_STATE_FN("\"(Non-Secure code)\"") CMPROF_STATE_FN("\"(Secure code)\"") ".popsection\n");
 extern const char cmprof_other_state_fn[] __asm(CMPROF_OTHER_STATE_SYM);
-#define CMPROF_OTHER_STATE_PC (((uint32_t)(uintptr_t)cmprof_other_state_fn | 1u) + 1u) /* its second halfword */
+/* the second halfword of "(Non-Secure code)", or of "(Secure code)" when EXC_RETURN's S is set */
+#define CMPROF_OTHER_STATE_PC(exc_return)                                                                \
+    (((uint32_t)(uintptr_t)cmprof_other_state_fn | 1u) + 1u + (((exc_return) >> 4) & 4u))
 #endif
 
 #if CMPROF_STACKS
@@ -322,7 +319,7 @@ CMPROF_HOT void cmprof_tick_stacked(uint32_t pc, const uint32_t *frame, uint32_t
     if (__builtin_expect((exc_return ^ (exc_return >> 6)) & 1u, 0)) {
         /* the frame is on the other Security state's stack: what the prologue read is no PC, and
          * the xPSR word no exception number (the capture keeps no evidence for it) */
-        tick(CMPROF_OTHER_STATE_PC, CMPROF_TASK_TAG, true, frame, exc_return);
+        tick(CMPROF_OTHER_STATE_PC(exc_return), CMPROF_TASK_TAG, true, frame, exc_return);
         return;
     }
 #endif
