@@ -306,6 +306,11 @@ def all_scenarios():
     s.append(scenario("m33_ns_gdb", "stacks", core="m33ns", SAMPLES=5000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1,
                       gdb=True, gdb_args=("-o", "json", "--stack-depth", "16")))
+    # ... the other way round: the firmware and its sampler in Secure state (as m33_stacks), calling a
+    # Non-Secure function about a third of the time; ticks there interrupt Non-Secure code
+    s.append(scenario("m33_s_calls_ns", "stacks", core="m33", cflags=("-mcmse",), SAMPLES=20000, CMPROF_STREAM=1,
+                      CMPROF_RING_N=256, CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201,
+                      CMPROF_JITTER=31, TZ_S=1))
     # ... the same without stack evidence: the prologue itself tells the Secure samples apart
     s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
@@ -408,6 +413,8 @@ def build(s):
     elf = os.path.join(out, "fw.elf")
     # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
     implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
+    if s["defs"].get("TZ_S"):
+        build_tz_ns_callee(out, cpu)
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-DBOARD_" + board]
     # soft float unless the scenario says (one -mfloat-abi only: GCC picks newlib's multilib by it)
@@ -468,6 +475,18 @@ def build_tz_secure(out, cpu):
     return implib
 
 
+def tz_ns_callee_elf(out):
+    return os.path.join(out, "ns_callee.elf")
+
+
+def build_tz_ns_callee(out, cpu):
+    """The Non-Secure image a TZ_S scenario's Secure firmware calls into (apps/tz_ns_callee.c)."""
+    cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", "-g", "-mcpu=" + cpu, "-mthumb",
+           "-mfloat-abi=soft", "-I" + os.path.join(HERE, "apps"), os.path.join(HERE, "apps", "tz_ns_callee.c"),
+           "-nostdlib", "-L" + os.path.join(HERE, "board"), "-Tan505_ns.ld", "-o", tz_ns_callee_elf(out)]
+    link_atomically(cmd, tz_ns_callee_elf(out))
+
+
 FREERTOS = os.environ.get("FREERTOS_KERNEL") or os.path.join(ROOT, "..", "shared", "third_party", "FreeRTOS-Kernel")
 FREERTOS_PORTS = {"cortex-m3": "ARM_CM3", "cortex-m0": "ARM_CM0", "cortex-m4": "ARM_CM4F"}
 
@@ -483,6 +502,8 @@ def build_frtos(s, out, cpu, extra=()):
     elf = os.path.join(out, "fw.elf")
     # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
     implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
+    if s["defs"].get("TZ_S"):
+        build_tz_ns_callee(out, cpu)
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu, "-mthumb"]
     cmd += fpu + ["-I" + os.path.join(HERE, "frtos"), "-I" + os.path.join(FREERTOS, "include"), "-I" + port,
                   "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"), "-DBOARD_mps2"]
@@ -733,9 +754,12 @@ def run(name):
 
 def kernel_args(s, elf):
     """QEMU's images: the scenario's firmware; for a Non-Secure one, QEMU boots the Secure image
-    (its vectors at the Secure alias) and loads the firmware beside it."""
+    (its vectors at the Secure alias) and loads the firmware beside it; Secure firmware that calls
+    Non-Secure code (TZ_S) has that image loaded beside it."""
     if CORES[s["core"]][2] == "an505_ns":
         return ["-kernel", tz_secure_elf(os.path.dirname(elf)), "-device", "loader,file=" + elf]
+    if s["defs"].get("TZ_S"):
+        return ["-kernel", elf, "-device", "loader,file=" + tz_ns_callee_elf(os.path.dirname(elf))]
     return ["-kernel", elf]
 
 

@@ -17,6 +17,8 @@
  *   TZ_NS          the Non-Secure image of a TrustZone-M pair (m33_ns_stacks, over tz_secure.c): to_secure()
  *                  calls the Secure secure_work() (its veneer), to_secure() called 3 times a round by
  *                  tz_a() and once by tz_b(); samples in Secure code cannot see its frame
+ *   TZ_S           the other way round (m33_s_calls_ns, built -mcmse): the firmware in Secure state, its
+ *                  to_ns() calling a Non-Secure function (tz_ns_callee.c) in the same pattern
  *   FP_TS          (Secure state, hard float) FPCCR.TS set and FP state live in thread mode: every
  *                  sample's frame is an extended one with S16-S31 (42 words), which the capture must size
  *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
@@ -41,8 +43,8 @@
 #ifndef DEPTH
 #define DEPTH 3u
 #endif
-#ifndef SECURE_N
-#define SECURE_N 100u /* turns of the Secure loop a call */
+#ifndef OTHER_N
+#define OTHER_N 100u /* turns of the other Security state's loop a call (TZ_NS, TZ_S) */
 #endif
 
 extern const uint32_t __build_id[];
@@ -175,23 +177,41 @@ __attribute__((noinline)) void to_secure(uint32_t n)
 {
     after += secure_work(n);
 }
+#define TO_OTHER to_secure
+#elif TZ_S
+#include "tz_setup.h"
 
+#include <arm_cmse.h>
+
+typedef void __attribute__((cmse_nonsecure_call)) ns_work_fn(uint32_t);
+
+/* the only call into Non-Secure code: the function tz_ns_callee.c's vector table names */
+__attribute__((noinline)) void to_ns(uint32_t n)
+{
+    ns_work_fn *f = (ns_work_fn *)cmse_nsfptr_create((ns_work_fn *)((const uint32_t *)(uintptr_t)NS_CODE)[1]);
+    f(n);
+    after++;
+}
+#define TO_OTHER to_ns
+#endif
+
+#if TZ_NS || TZ_S
 __attribute__((noinline)) void tz_a(void)
 {
-    to_secure(SECURE_N);
-    to_secure(SECURE_N);
-    to_secure(SECURE_N);
+    TO_OTHER(OTHER_N);
+    TO_OTHER(OTHER_N);
+    TO_OTHER(OTHER_N);
     after++;
 }
 
 __attribute__((noinline)) void tz_b(void)
 {
-    to_secure(SECURE_N);
+    TO_OTHER(OTHER_N);
     after++;
 }
-#define SECURE_CALLS() (tz_a(), tz_b())
+#define OTHER_CALLS() (tz_a(), tz_b())
 #else
-#define SECURE_CALLS() ((void)0)
+#define OTHER_CALLS() ((void)0)
 #endif
 
 #ifdef UNWIND_TABLES /* else libgcc's unwinder comes in with them, and wants abort() */
@@ -253,6 +273,9 @@ static void fp_state_on(void)
 
 int main(void)
 {
+#if TZ_S
+    tz_open_non_secure(0);
+#endif
     FP_STATE_ON();
     board_init();
     board_puts("boot: stacks scenario\n");
@@ -278,7 +301,7 @@ int main(void)
         frames_caller();
         FP_CALLER();
         COPIERS();
-        SECURE_CALLS();
+        OTHER_CALLS();
         drain();
     }
     truth_end();
