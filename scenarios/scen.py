@@ -416,9 +416,11 @@ def build(s):
     if s["defs"].get("TZ_S"):
         build_tz_ns_callee(out, cpu)
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
-           "-mthumb", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-DBOARD_" + board]
-    # soft float unless the scenario says (one -mfloat-abi only: GCC picks newlib's multilib by it)
-    cmd += s["cflags"] + ([] if any(f.startswith("-mfloat-abi=") for f in s["cflags"]) else ["-mfloat-abi=soft"])
+           "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
+           "-DBOARD_" + board]
+    if any(f.startswith("-mfloat-abi=") for f in s["cflags"]):
+        cmd.remove("-mfloat-abi=soft")  # one -mfloat-abi only: GCC picks newlib's multilib by it
+    cmd += s["cflags"]
     if s["app"] in ("tasks", "demo", "tasks_plain"):
         cmd.append(os.path.join(HERE, "apps", "sched.c"))
     if s["defs"].get("CMPROF_STREAM"):
@@ -441,8 +443,8 @@ def build(s):
         cmd += [os.path.join(ROOT, "firmware", "cmprof_sampler.c"), os.path.join(ROOT, "firmware", "cmprof_section.c")]
     cmd += [os.path.join(HERE, "board", "board_%s.c" % BOARD_FILE.get(board, board)),
             os.path.join(HERE, "board", "board_common.c"),
-            os.path.join(HERE, "board", "startup.c")] + implib + ["-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
-            "-T" + ldscript, "-o", elf]
+            os.path.join(HERE, "board", "startup.c")] + implib + [
+        "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath, "-T" + ldscript, "-o", elf]
     if s["strip"]:  # linked under a temporary name, stripped, then renamed: readers never see it unstripped
         tmp = "%s.%d-%d.unstripped" % (elf, os.getpid(), threading.get_ident())
         try:
