@@ -111,8 +111,9 @@ extern "C" {
  * firmware interrupting a Secure call): the word it would read is no PC. Such a sample is sent as an
  * address in one of the library's functions "(Secure code)" and "(Non-Secure code)" (by S), which
  * the host shows as their rows, with no stack evidence. The prologue without CMPROF_STACKS checks it
- * (3 instructions a sample on ARMv8-M mainline); with CMPROF_STACKS cmprof_tick_stacked() does, from
- * EXC_RETURN (3 instructions). */
+ * (3 instructions a sample on ARMv8-M mainline, 6 for a sample in the other state); with
+ * CMPROF_STACKS cmprof_tick_stacked() does, from EXC_RETURN (3 instructions). A handler of your own
+ * (CMPROF_NO_ISR) must check it itself. */
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_TRUSTZONE 1
 #else
