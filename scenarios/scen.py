@@ -502,10 +502,6 @@ def build_frtos(s, out, cpu, extra=()):
     port = os.path.join(FREERTOS, "portable", "GCC", FREERTOS_PORTS[cpu])
     fpu = ["-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"] if cpu == "cortex-m4" else ["-mfloat-abi=soft"]
     elf = os.path.join(out, "fw.elf")
-    # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
-    implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
-    if s["defs"].get("TZ_S"):
-        build_tz_ns_callee(out, cpu)
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu, "-mthumb"]
     cmd += fpu + ["-I" + os.path.join(HERE, "frtos"), "-I" + os.path.join(FREERTOS, "include"), "-I" + port,
                   "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"), "-DBOARD_mps2"]
