@@ -471,9 +471,15 @@ def build_tz_secure(out, cpu):
            "-mfloat-abi=soft", "-mcmse", "-I" + os.path.join(HERE, "board"), "-I" + os.path.join(HERE, "apps"),
            "-DBOARD_an505", os.path.join(HERE, "apps", "tz_secure.c")]
     cmd += [os.path.join(HERE, "board", f) for f in ("board_mps2.c", "board_common.c", "startup.c")]
+    tmp = "%s.%d-%d.tmp" % (implib, os.getpid(), threading.get_ident())  # renamed once whole, as the ELF is
     cmd += ["-nostdlib", "-lc", "-lgcc", "-L" + os.path.join(HERE, "board"), "-Tan505_s.ld",
-            "-Wl,--cmse-implib,--out-implib=" + implib, "-o", tz_secure_elf(out)]
-    link_atomically(cmd, tz_secure_elf(out))
+            "-Wl,--cmse-implib,--out-implib=" + tmp, "-o", tz_secure_elf(out)]
+    try:
+        link_atomically(cmd, tz_secure_elf(out))
+        os.replace(tmp, implib)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
     return implib
 
 
