@@ -300,10 +300,11 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
+        /* the first failure, unless the state or the "before" already says it */
+        bool first = failed && strcmp(pa.reason, e->before) && !strstr(e->state, pa.reason);
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
-                *e->before ? "; before: " : "", e->before, failed && strcmp(pa.reason, e->before) ? "; first failure: "
-                : "", failed && strcmp(pa.reason, e->before) ? pa.reason : "", hint,
-                *why ? "; " : "", why);
+                *e->before ? "; before: " : "", e->before, first ? "; first failure: " : "", first ? pa.reason : "",
+                hint, *why ? "; " : "", why);
         status = status ? status : EXIT_USAGE;
     } else if (failed) {
         say_partial(o, &pa, total, !*e->failure);

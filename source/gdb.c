@@ -113,6 +113,7 @@ struct gdb_sampler {
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
     bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
+    bool refused_for_good; /* the server's answer would be the same on every connection */
     char failed[300];
     double close_by; /* gdb_close() under way: every wait ends by then (monotonic clock) */
 };
@@ -366,6 +367,7 @@ static bool add_xml(struct gdb_sampler *g, const char *d, size_t len)
         snprintf(m, sizeof m, "the target description (target.xml and its includes) is over %d KiB",
                  XML_MAX / 1024);
         fail(g, m);
+        g->refused_for_good = true; /* a reconnect would read the same megabyte again */
         return false;
     }
     char *x = realloc(g->xml, g->xml_len + len + 1);
@@ -1053,9 +1055,9 @@ const char *gdb_failed(const struct gdb_sampler *g)
     return g->step == G_FAILED ? g->failed : NULL;
 }
 
-bool gdb_exited(const struct gdb_sampler *g)
+bool gdb_final(const struct gdb_sampler *g)
 {
-    return g->exited;
+    return g->exited || g->refused_for_good;
 }
 
 void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)

@@ -48,7 +48,9 @@ typedef size_t (*gdb_unwind_fn)(void *ctx, const uint32_t regs[16],
                                 bool (*read32)(void *rctx, uint32_t addr, uint32_t *value), void *rctx,
                                 uint32_t *out, size_t max, uint32_t *psp_return);
 void gdb_set_unwind(struct gdb_sampler *g, unsigned depth, gdb_unwind_fn fn, void *ctx);
-bool gdb_exited(const struct gdb_sampler *g);             /* the target's program ended */
+/* Nothing a reconnect could change: the target's program ended, or the server's target description is
+ * over the limit. */
+bool gdb_final(const struct gdb_sampler *g);
 
 struct gdb_stats {
     uint64_t samples;

@@ -135,7 +135,7 @@ static size_t gdb_read(void *v, uint8_t *buf, size_t n, double now, struct src_g
 {
     struct probe *t = v;
     size_t got = gdb_step(t->gdb, buf, n, now);
-    return stepped(got, gdb_failed(t->gdb), gdb_exited(t->gdb), gone);
+    return stepped(got, gdb_failed(t->gdb), gdb_final(t->gdb), gone);
 }
 
 static struct gdb_stats gdb_now(const struct probe *t)
