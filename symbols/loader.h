@@ -34,6 +34,8 @@ struct sym_loader {
     struct unit_source src;
     struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (symtab.c) */
     bool symbols_failed;       /* out of memory while the symbol table's thread read it (set at its join) */
+    bool names_later;          /* sym_set_symbol_names(0): the functions' extents at the open, the rest when asked;
+                                * answers without `symbol` */
     bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied);
                                 * after, labels.v may be funcs.v itself (sized functions only, no aliases) */
     const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */

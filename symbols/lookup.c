@@ -55,6 +55,10 @@ static const struct func *func_for(const struct sym_table *t, uint32_t addr, str
 
 const char *symt_func_name(struct sym_table *t, const struct func *f)
 {
+    if (!f->name) /* (names_later: the names are read now) */
+        symt_symbols_wait(t);
+    if (!f->name)
+        return t->load->unknown_name;
     if (!symt_elf_name_kept(t, f->name))
         return f->name;
     const char *kept = symt_intern(&t->strings, f->name);
@@ -282,7 +286,7 @@ static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long
     struct sym_frame *f = &loc->first;
     loc->n_frames = n;
     loc->outer = NULL;
-    loc->symbol = fn ? symt_func_name(t, fn) : NULL;
+    loc->symbol = fn && !t->load->names_later ? symt_func_name(t, fn) : NULL;
     loc->symbol_start = fn ? fn->lo : 0;
     loc->known = row != NULL || sc >= 0;
     f->file = file ? file : "??";
