@@ -56,9 +56,14 @@ struct sym_loader {
     VEC(const struct sym_frame *) outer_frames; /* per scope: its answers' callers' frames, made on first use */
     struct cache_slot *cache;  /* answers outside the code range, hashed by address */
     size_t cache_cap, cache_used;
-    /* answers in the code range, one slot per halfword from by_pc_lo: sorted lookups walk it in
-     * order, where a hash scatters them (calloc'd: untouched pages cost nothing) */
-    const struct sym_location **by_pc;
+    /* the answers, in blocks of their own (lookup.c): an answer's handle, 1 + its number, takes 32
+     * bits where a pointer takes 64 */
+    VEC(struct sym_location *) answer_blocks;
+    size_t n_answers;
+    /* answers in the code range, one slot per halfword from by_pc_lo, each an answer's handle (0:
+     * none yet): sorted lookups walk it in order, where a hash scatters them (calloc'd: untouched
+     * pages cost nothing) */
+    uint32_t *by_pc;
     uint32_t by_pc_lo, by_pc_n;
     size_t by_pc_used;
     bool by_pc_tried;
