@@ -18,6 +18,10 @@ struct hints {
      * shares its frames (most do: 100,000 addresses in a few units give 18,000 distinct chains) */
     struct sym_location *last;
     uint32_t last_handle; /* its handle */
+    /* the answer before it: optimised code's line rows take turns (a line, its neighbour, the line
+     * again), and an answer that reads as this one is shared too (both are in the cache) */
+    struct sym_location *prev;
+    uint32_t prev_handle;
     const struct func *last_fn;
     const struct row *last_row;
     const char *last_file; /* last_row's */
@@ -392,6 +396,9 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
     if (h && h->last && same_answer(&local, h->last)) {
         answer = h->last;
         *handle = h->last_handle;
+    } else if (h && h->prev && same_answer(&local, h->prev)) {
+        answer = h->prev;
+        *handle = h->prev_handle;
     } else {
         if (!(answer = new_answer(t, handle)))
             return NULL;
@@ -400,6 +407,10 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         answer->first.file_len = kept_len(answer->first.file);
     }
     if (h && sc >= 0) {
+        if (answer != h->last) {
+            h->prev = h->last;
+            h->prev_handle = h->last_handle;
+        }
         h->last = answer;
         h->last_handle = *handle;
         h->last_fn = fn;
