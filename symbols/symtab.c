@@ -357,7 +357,8 @@ static void complete_names(struct symtab_job *job)
     struct func *kept = t->funcs.v;
     size_t n = t->funcs.n, cap = t->funcs.cap;
     memset(&t->funcs, 0, sizeof t->funcs);
-    job->failed = read_symtab_file(t, &job->file) != READ_OK || !order_symbols(t);
+    enum read_result got = read_symtab_file(t, &job->file); /* left: the file changed since the open */
+    job->failed = got == READ_NO_MEMORY || !order_symbols(t);
     for (size_t i = 0; i < n; i++) /* (a file changed since the open: names it no longer has are unknown) */
         kept[i].name = i < t->funcs.n && t->funcs.v[i].lo == kept[i].lo ? t->funcs.v[i].name : t->load->unknown_name;
     if (t->labels.v == t->funcs.v && t->labels.v) { /* labels were the functions: now the kept list */
