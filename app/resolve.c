@@ -631,7 +631,9 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     struct text text = {0};
     demangle = demangle_names;
     char msg[512];
+    sym_set_symbol_names(0); /* addr2line names DWARF's functions: the ELF's names only if an answer needs them */
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
+    sym_set_symbol_names(1);
     if (!t) {
         fprintf(err, "cmprof-top: %s\n", msg);
         return EXIT_ERROR;

@@ -34,6 +34,8 @@ struct sym_loader {
     struct unit_source src;
     struct symtab_job *symbols; /* the symbol table, read on a thread from sym_open on (symtab.c) */
     bool symbols_failed;       /* out of memory while the symbol table's thread read it (set at its join) */
+    bool names_later;          /* sym_set_symbol_names(0): the functions' extents at the open, the rest when asked;
+                                * answers without `symbol` */
     bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied);
                                 * after, labels.v may be funcs.v itself (sized functions only, no aliases) */
     const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */
@@ -54,9 +56,14 @@ struct sym_loader {
     VEC(const struct sym_frame *) outer_frames; /* per scope: its answers' callers' frames, made on first use */
     struct cache_slot *cache;  /* answers outside the code range, hashed by address */
     size_t cache_cap, cache_used;
-    /* answers in the code range, one slot per halfword from by_pc_lo: sorted lookups walk it in
-     * order, where a hash scatters them (calloc'd: untouched pages cost nothing) */
-    const struct sym_location **by_pc;
+    /* the answers, in blocks of their own (lookup.c): an answer's handle, 1 + its number, takes 32
+     * bits where a pointer takes 64 */
+    VEC(struct sym_location *) answer_blocks;
+    size_t n_answers;
+    /* answers in the code range, one slot per halfword from by_pc_lo, each an answer's handle (0:
+     * none yet): sorted lookups walk it in order, where a hash scatters them (calloc'd: untouched
+     * pages cost nothing) */
+    uint32_t *by_pc;
     uint32_t by_pc_lo, by_pc_n;
     size_t by_pc_used;
     bool by_pc_tried;

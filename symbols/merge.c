@@ -37,7 +37,7 @@ static bool tombstone(const struct sym_table *t, uint32_t lo)
 
 static void drop_discarded(const struct sym_table *t, struct sym_stage *stage)
 {
-    symt_symbols_wait(t);
+    symt_funcs_wait(t);
     if (t->funcs.n == 0)
         return;
     size_t k = 0;

@@ -16,6 +16,13 @@ void sym_set_isolation(int on)
     isolation = on != 0;
 }
 
+static bool symbol_names = true;
+
+void sym_set_symbol_names(int on)
+{
+    symbol_names = on != 0;
+}
+
 static bool fast_reader = true;
 
 void sym_set_fast_reader(int on)
@@ -65,7 +72,7 @@ static bool index_units(struct sym_table *t, const char *path)
         index_fast(t, path);
     if (t->load->src.raw)
         return true;
-    symt_symbols_wait(t); /* (no thread while the DWARF child forks, nor beside libdwarf) */
+    symt_funcs_wait(t); /* (no thread while the DWARF child forks, nor beside libdwarf) */
     if (t->load->dwarf_skip || (isolation && isolate_start(t, path, true)))
         return true;
     t->load->src.isolated = false; /* no child possible: read here, unprotected */
@@ -85,6 +92,7 @@ struct sym_table *sym_open(const char *path, char *err, size_t errlen)
         t->load = &both->loader;
         t->load->src.sock = -1;
         t->code_fd = -1;
+        t->load->names_later = !symbol_names;
         opened = symt_elf_open(t, path, err, errlen); /* (its own reason when it fails) */
         uint32_t code_lo, code_hi; /* a large firmware's answers: tens of thousands, in one 2 MB page */
         t->load->results.huge = opened && sym_code_span(t, &code_lo, &code_hi) && code_hi - code_lo >= (1u << 20);
@@ -146,6 +154,9 @@ void sym_close(struct sym_table *t)
     symt_frames_free(t);
     free(t->load->cache);
     symt_pages_free(t->load->by_pc, t->load->by_pc_n * sizeof *t->load->by_pc);
+    for (size_t i = 0; i < t->load->answer_blocks.n; i++)
+        free(t->load->answer_blocks.v[i]);
+    free(t->load->answer_blocks.v);
     free(t->load->strtab);
     symt_ptrmap_free(&t->load->demangled);
     symt_ptrmap_free(&t->load->shown[0]);
@@ -160,7 +171,7 @@ void sym_close(struct sym_table *t)
 
 const char *sym_warning(const struct sym_table *t)
 {
-    symt_symbols_wait(t);
+    symt_funcs_wait(t);
     return t->load->warning;
 }
 

@@ -20,7 +20,10 @@ static inline void symt_symbols_wait(const struct sym_table *t)
     if (t->load->symbols)
         symt_symbols_join(t->load->symbols);
 }
-bool symt_symbols_read(const struct sym_table *t); /* it is in (no thread reads it) */
+bool symt_symbols_read(const struct sym_table *t); /* it is in (no thread reads it), or the part the warning needs */
+/* What needs the function symbols' extents alone (funcs' lo, hi) waits here: for the thread, but
+ * without reading the names that names_later leaves for later. */
+void symt_funcs_wait(const struct sym_table *t);
 void symt_symbols_free(struct sym_table *t);
 
 /* The ELF function symbol containing addr, or NULL; *until: the address below which that answer

@@ -52,6 +52,14 @@ void sym_set_isolation(int on);
  * by libdwarf. 0: libdwarf reads every unit (the reference the fast reader is tested against). */
 void sym_set_fast_reader(int on);
 
+/* 0: tables opened from now on read only their function symbols' extents at the open (what
+ * DWARF's subprograms are checked against, and what a lookup searches); the symbols' names, the
+ * labels, variables and mapping symbols are read the first time something asks for them, and
+ * answers leave `symbol` NULL. For addr2line's answers (--resolve), which name DWARF's functions:
+ * the names were a megabyte read and sorted at every open of a large firmware. 1 (the default):
+ * the whole symbol table at the open. */
+void sym_set_symbol_names(int on);
+
 /* A warning about missing symbols or DWARF ("" when none). */
 const char *sym_warning(const struct sym_table *t);
 

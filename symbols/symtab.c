@@ -239,7 +239,10 @@ struct symtab_job {
     pthread_mutex_t lock;
     bool joined; /* (read and set atomically) */
     bool failed; /* out of memory: the lists may be partial */
+    bool deferred; /* no thread: the functions' extents are in, the rest is read at the join (names_later) */
 };
+
+static void complete_names(struct symtab_job *job);
 
 static void *symbols_thread(void *arg)
 {
@@ -255,7 +258,10 @@ void symt_symbols_join(struct symtab_job *job)
         return;
     pthread_mutex_lock(&job->lock);
     if (!job->joined) {
-        pthread_join(job->thread, NULL);
+        if (job->deferred)
+            complete_names(job);
+        else
+            pthread_join(job->thread, NULL);
         job->t->load->symbols_failed = job->failed;
         __atomic_store_n(&job->joined, true, __ATOMIC_RELEASE);
         symt_set_warning(job->t); /* (it may tell of the symbols) */
@@ -265,14 +271,21 @@ void symt_symbols_join(struct symtab_job *job)
 
 bool symt_symbols_read(const struct sym_table *t)
 {
-    return !t->load->symbols || __atomic_load_n(&t->load->symbols->joined, __ATOMIC_ACQUIRE);
+    return !t->load->symbols || t->load->symbols->deferred || __atomic_load_n(&t->load->symbols->joined, __ATOMIC_ACQUIRE);
+}
+
+void symt_funcs_wait(const struct sym_table *t)
+{
+    if (t->load->symbols && !t->load->symbols->deferred)
+        symt_symbols_join(t->load->symbols);
 }
 
 void symt_symbols_free(struct sym_table *t)
 {
     if (!t->load->symbols)
         return;
-    symt_symbols_join(t->load->symbols);
+    if (!t->load->symbols->deferred) /* (names never asked for are never read) */
+        symt_symbols_join(t->load->symbols);
     pthread_mutex_destroy(&t->load->symbols->lock);
     free(t->load->symbols);
     t->load->symbols = NULL;
@@ -303,6 +316,84 @@ static bool start_symbols(struct sym_table *t, const struct symtab_file *f)
     return true;
 }
 
+/* ---- the functions' extents now, the rest when asked (names_later) ------------------------ */
+
+/* The function symbols as add_symbol and order_symbols leave them (each defined STT_FUNC, in
+ * address order, the first of aliases at one address), without names: the entries read a chunk
+ * at a time, the string table not at all. False when out of memory. */
+static bool read_extents(struct sym_table *t, const struct symtab_file *f)
+{
+    struct symtab_src src = {NULL, t->code_fd, f->sym_off};
+    Elf32_Sym *buf = malloc(SYM_CHUNK * sizeof *buf);
+    bool ok = buf && VEC_RESERVE(t->funcs, f->n);
+    for (size_t first = 0; ok && first < f->n; first += SYM_CHUNK) {
+        size_t count = f->n - first < SYM_CHUNK ? f->n - first : SYM_CHUNK;
+        const Elf32_Sym *syms = symbols_at(&src, first, count, buf);
+        for (size_t i = 0; syms && i < count; i++) {
+            const Elf32_Sym *s = &syms[i];
+            if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE || ELF32_ST_TYPE(s->st_info) != STT_FUNC)
+                continue;
+            uint32_t lo = s->st_value & ~1u;
+            t->funcs.v[t->funcs.n++] = (struct func){lo, lo + (s->st_size ? s->st_size : 2), NULL, (uint32_t)(first + i), 1};
+        }
+    }
+    free(buf);
+    symt_vec_fit((void **)&t->funcs.v, &t->funcs.cap, t->funcs.n, sizeof *t->funcs.v);
+    if (!ok || !symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < t->funcs.n; i++)
+        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
+            t->funcs.v[k++] = t->funcs.v[i];
+    t->funcs.n = k;
+    return true;
+}
+
+/* The whole table read as at an open, its names then given to the extents read before (the same
+ * entries in the same order: lookups keep pointers into them), which stay the function list. */
+static void complete_names(struct symtab_job *job)
+{
+    struct sym_table *t = job->t;
+    struct func *kept = t->funcs.v;
+    size_t n = t->funcs.n, cap = t->funcs.cap;
+    memset(&t->funcs, 0, sizeof t->funcs);
+    enum read_result got = read_symtab_file(t, &job->file); /* left: the file changed since the open */
+    job->failed = got == READ_NO_MEMORY || !order_symbols(t);
+    for (size_t i = 0; i < n; i++) /* (a file changed since the open: names it no longer has are unknown) */
+        kept[i].name = i < t->funcs.n && t->funcs.v[i].lo == kept[i].lo ? t->funcs.v[i].name : t->load->unknown_name;
+    if (t->labels.v == t->funcs.v && t->labels.v) { /* labels were the functions: now the kept list */
+        t->labels.v = kept;
+        t->labels.n = n;
+        t->labels.cap = 0;
+    }
+    free(t->funcs.v);
+    t->funcs.v = kept;
+    t->funcs.n = n;
+    t->funcs.cap = cap;
+}
+
+/* The extents now, the rest at the first symt_symbols_wait; false when it cannot be done so (then
+ * the whole table is read as usual). */
+static bool defer_names(struct sym_table *t, const struct symtab_file *f)
+{
+    char last; /* the string table must end in a NUL (else libelf's way, now) */
+    if (pread(t->code_fd, &last, 1, (off_t)(f->str_off + f->str_len - 1)) != 1 || last != '\0')
+        return false;
+    struct symtab_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return false;
+    *job = (struct symtab_job){.t = t, .file = *f, .deferred = true};
+    if (!read_extents(t, f)) {
+        free(t->funcs.v);
+        memset(&t->funcs, 0, sizeof t->funcs);
+        free(job);
+        return false;
+    }
+    pthread_mutex_init(&job->lock, NULL);
+    t->load->symbols = job;
+    return true;
+}
+
 bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab, size_t n_symtabs)
 {
     Elf *elf = elf_handle;
@@ -314,7 +405,7 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
     struct symtab_file f;
     GElf_Shdr sh;
     if (n_symtabs == 1 && gelf_getshdr(symtab, &sh) && symtab_in_file(t, elf, &sh, &f)) {
-        if (start_symbols(t, &f))
+        if ((t->load->names_later && defer_names(t, &f)) || start_symbols(t, &f))
             return true;
         enum read_result got = read_symtab_file(t, &f);
         if (got != READ_LEFT)
@@ -330,7 +421,7 @@ bool symt_symtab_load(struct sym_table *t, void *elf_handle, void *first_symtab,
 
 const struct func *symt_func_at(const struct sym_table *t, uint32_t addr, long *hint, uint64_t *until_out)
 {
-    symt_symbols_wait(t);
+    symt_funcs_wait(t);
     long i = hint ? (*hint = LAST_LE_FROM(t->funcs.v, t->funcs.n, addr, lo, *hint))
                   : LAST_LE(t->funcs.v, t->funcs.n, addr, lo);
     /* the answer holds until the next function starts, or the one found ends */
@@ -364,7 +455,7 @@ bool symt_elf_name_kept(const struct sym_table *t, const char *name)
 
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi)
 {
-    symt_symbols_wait(t);
+    symt_funcs_wait(t);
     const struct func *f = symt_func_for(t, addr);
     if (!f) {
         size_t next = (size_t)(LAST_LE(t->funcs.v, t->funcs.n, addr, lo) + 1);

@@ -13,7 +13,7 @@
  * or in the child, started the first time it is needed. */
 static bool fetch_libdwarf(struct sym_table *t, struct sym_stage *stage, const struct unit_ref *refs, size_t n)
 {
-    symt_symbols_wait(t); /* (libdwarf, here or in a child, only once the symbol table's thread is done) */
+    symt_funcs_wait(t); /* (libdwarf, here or in a child, only once the symbol table's thread is done) */
     if (t->load->src.isolated && !t->load->src.dead && !t->load->src.child && !isolate_start(t, t->load->path, false))
         t->load->src.isolated = false; /* no child possible: read here, unprotected */
     if (!t->load->src.isolated) {
@@ -151,7 +151,7 @@ static bool load_units(struct sym_table *t, const uint32_t *ids, size_t n, bool 
     }
     free(read);
     t->load->loads++;
-    symt_symbols_wait(t);
+    symt_funcs_wait(t);
     symt_set_warning(t);
     return ok;
 }
@@ -226,7 +226,7 @@ static bool load_ranges(struct sym_table *t, uint32_t *rids, size_t n)
     free(win);
     free(read);
     t->load->loads++;
-    symt_symbols_wait(t);
+    symt_funcs_wait(t);
     symt_set_warning(t);
     return ok;
 }
