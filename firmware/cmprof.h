@@ -345,6 +345,13 @@ void cmprof_stream_task_later(const void *tag, const char *name);
  * drains; past them the oldest goes out as '?'. Build with CMPROF_STREAM_NAMES_KEPT=1 when names
  * outlive their tasks (Zephyr's module does): no copies, no limit. */
 void cmprof_stream_task_gone(const void *tag);
+/* For an RTOS adapter (firmware/rtos/): a task was created or renamed in block `tag`, its name at
+ * `name` (inside the block, e.g. FreeRTOS's pcTaskName), the kernel's idle task named `idle_name`
+ * (it streams as CMPROF_IDLE_NAME). Built with CMPROF_TAG_NAMES=1 it only drops the tag's entry of
+ * the sampler's cache (cmprof_tasks.h): the name is read from the block at the task's next sample.
+ * Worst case on Cortex-M3 at -Os: see docs/performance.md (the hooks, measured). Without it, the
+ * same as cmprof_stream_task_later(). */
+void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 
 /* Send up to max_lines complete sample lines (16 samples each); returns the samples sent. Also

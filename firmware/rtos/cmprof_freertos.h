@@ -112,20 +112,6 @@ extern void *volatile cmprof_current_task;
 #define configIDLE_TASK_NAME "IDLE"
 #endif
 
-/* The name a new task is streamed under: the idle task name, alone or followed by digits (one idle
- * task per core), becomes "idle". Runs at task creation only. */
-static inline const char *cmprof_freertos_name(const char *name, const char *idle_name)
-{
-    unsigned i = 0;
-    while (idle_name[i] && name[i] == idle_name[i])
-        i++;
-    if (idle_name[i])
-        return name;
-    while (name[i] >= '0' && name[i] <= '9')
-        i++;
-    return name[i] ? name : CMPROF_IDLE_NAME;
-}
-
 /* The hooks, for the kernel's trace macros (pxCurrentTCB is the kernel's own variable, visible
  * where these expand: tasks.c). */
 #define CMPROF_FREERTOS_SWITCHED_IN() ((void)(cmprof_current_task = (void *)pxCurrentTCB))
@@ -138,7 +124,7 @@ static inline const char *cmprof_freertos_name(const char *name, const char *idl
 #endif
 #define CMPROF_FREERTOS_CREATE(pxNewTCB)                                                                 \
     (CMPROF_FREERTOS_ROOT(pxNewTCB)                                                                      \
-     cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME)))
+     cmprof_stream_task_new((pxNewTCB), (pxNewTCB)->pcTaskName, configIDLE_TASK_NAME))
 #define CMPROF_FREERTOS_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
 
 /* cmprof's hooks are object-like names of the macros above, so that CMPROF_FREERTOS_OURS(hook)
