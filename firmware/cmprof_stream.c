@@ -76,6 +76,7 @@ static struct {
     uint32_t since_announce;        /* samples sent since the last announce */
     uint32_t group_left;            /* samples of a reservoir's group still to send, in '&' lines */
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
+    uint32_t reuses_seen;             /* cmprof_tag_names.reuses at the last repeat a line let go */
 } stream;
 
 /* The name id each index stands for on the host, 1 + id, as its last '=' entry gave it (0: not
@@ -118,6 +119,7 @@ static uint8_t names_round;
 static void start_round(void)
 {
     names_round++;
+
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
     stream.round_end = cmprof_tasks.n_tags;
@@ -627,10 +629,11 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 #endif
     size_t end = put_entry(repeat_line, n, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
 #if CMPROF_TAG_NAMES
-    if (gen != cmprof_tag_names.gen[i] || !cmprof_tag_names.live[i]) { /* the tick took the index */
-        host_tag_not[i] = 0;                                              /* for another tag meanwhile */
+    if (gen != cmprof_tag_names.gen[i]) { /* the tick took the index for another tag meanwhile */
+        host_tag_not[i] = 0;
         return;
     }
+    cmprof_tag_names.seen[i] = 0;
 #endif
     repeat_len = end;
 }
@@ -661,7 +664,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-#if CMPROF_TAG_NAMES /* a tag's index whose name went out (owed: never needed yet) */
+#if CMPROF_TAG_NAMES /* an index whose name went out (owed: never needed yet) and that a sample sent
+                        since its last repeat carried: a late host needs the names of what it sees,
+                        and a task re-created in its block under its name sends no entry */
         bool due = cmprof_tag_names.live[i] && (int32_t)cmprof_tasks.ixc[i] >= 0;
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
@@ -979,8 +984,10 @@ static uint32_t isr_chars(uint32_t tag)
 __attribute__((always_inline)) static inline uint32_t word_chars(uint32_t word)
 {
     uint32_t i = word & 0xFFFFu;
-    if (i < MAX_TASKS)
+    if (i < MAX_TASKS) {
+        cmprof_tag_names.seen[i] = 1;
         return cmprof_tasks.ixc[i];
+    }
     return CMPROF_IS_ISR_TAG(word) ? isr_chars(word) : IXC_OF('/', 1u);
 }
 
@@ -1303,6 +1310,16 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #endif
     cmprof_stream_release(k);
     stream.group_left -= group ? k : 0u;
+#if CMPROF_TAG_NAMES
+    /* under churn few names go as '=' entries here (a task re-created in its block under its name
+     * sends none), so their turns would leave a late host waiting: while indexes are taken again,
+     * each sample line lets a repeat go, within the names' share */
+    if (cmprof_tag_names.reuses != stream.reuses_seen && stream.round_next < stream.round_end &&
+        stream.turns < TURNS_MAX && stream.credit > 0) { /* within the names' share */
+        stream.reuses_seen = cmprof_tag_names.reuses;
+        stream.turns++;
+    }
+#endif
     return k;
 }
 

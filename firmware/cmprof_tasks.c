@@ -441,38 +441,39 @@ static uint32_t same_block_index(struct cmprof_tasks_way *w, uint32_t tag)
     return CMPROF_TASKS_NO_SLOT;
 }
 
-/* The index's copy of the tag's name, read from the block (alive: its task is running). */
-static void copy_name(uint32_t i, const void *block)
+/* The index's copy of the tag's name, read from the block (alive: its task is running); whether
+ * it differs from the copy the index held. */
+static bool copy_name(uint32_t i, const void *block)
 {
     char *copy = N.copy[i];
     const char *name = block && N.offset_known ? (const char *)block + N.name_offset : NULL;
-    uint32_t k = 0;
-    if (!name || !name[0]) {
-        copy[k++] = '?'; /* the host shows it under its tag, as unnamed */
-    } else if (idle_alias(name, N.idle_name)) {
-        for (; CMPROF_IDLE_NAME[k]; k++)
-            copy[k] = CMPROF_IDLE_NAME[k];
-    } else {
-        for (; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
-            copy[k] = name[k];
+    if (!name || !name[0])
+        name = "?"; /* the host shows it under its tag, as unnamed */
+    else if (idle_alias(name, N.idle_name))
+        name = CMPROF_IDLE_NAME;
+    uint32_t k = 0, changed = 0;
+    for (; k < CMPROF_TASK_NAME_LEN && name[k]; k++) {
+        changed |= (uint32_t)(copy[k] ^ name[k]);
+        copy[k] = name[k];
     }
+    changed |= (uint32_t)copy[k];
     copy[k] = '\0';
+    return changed != 0u;
 }
 
-/* The tick's miss (cmprof_tasks_word): the tag in the set's other way (it moves first), or an
- * index (its block's last, a new one, a dropped one) with the name read now. The new entry takes
- * the first way; a live entry there moves to the second, whose own live entry is dropped (that
- * task, if it runs again, takes another index under its name). Bounded: no loop but the name's copy. */
+/* The tick's miss (cmprof_tasks_word): an index for the tag (its block's last, a new one, a
+ * dropped one) with the name read now. The new entry takes the first way; a live entry there
+ * moves to the second, whose own live entry is dropped (that task, if it runs again, takes another
+ * index under its name). Bounded: no loop but the name's copy. */
 __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
-    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)], first = w[0];
-    if (w[1].key == ~tag) {
-        w[0] = w[1];
-        w[1] = first;
-        return w[0].word;
-    }
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     uint32_t i = same_block_index(w, tag);
+    N.reuses += i != CMPROF_TASKS_NO_SLOT || T.n_tags == CMPROF_TASKS_MAX;
+    /* the block's last index, its name sent: when the name is the same, a listening host has all
+     * of it; a late one hears it in the round's repeats (of every index sampled since its last) */
+    bool sent = i != CMPROF_TASKS_NO_SLOT && (int32_t)T.ixc[i] >= 0;
     if (i == CMPROF_TASKS_NO_SLOT)
         i = take_index();
     if (i == CMPROF_TASKS_NO_SLOT) {
@@ -483,15 +484,16 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
         }
         return CMPROF_TASKS_WORD_NONE;
     }
-    if (first.key & 1u) { /* live: it moves to the second way */
+    if (w[0].key & 1u) { /* live: it moves to the second way */
         if (w[1].key & 1u)
             retire(w[1].word & 0xFFFFu);
-        w[1] = first;
+        w[1] = w[0];
     }
-    copy_name(i, block);
+    if (copy_name(i, block) || !sent)
+        T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
+
     T.tags[i] = block;
     T.names[i] = T.owed[i] = N.copy[i];
-    T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name (or says nothing new) */
     N.live[i] = 1;
     w[0].key = ~tag;
     w[0].word = (uint32_t)++N.gen[i] << 16 | i;

@@ -154,10 +154,13 @@ struct cmprof_tasks_way {
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
 };
 struct cmprof_tag_names {
-    struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the way the tick looks at first */
+    struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
     char copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_LEN + 1u];
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
-    uint8_t live[CMPROF_TASKS_MAX];   /* the index is some tag's entry (the host repeats its name) */
+    uint8_t live[CMPROF_TASKS_MAX];   /* the index is some tag's entry */
+    uint32_t reuses; /* indexes taken again (churn) */
+    uint8_t seen[CMPROF_TASKS_MAX]; /* the drain's: a sample of the index went out since its last
+                                       repeat (a late host needs the names of what it sees) */
     uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
     bool offset_known;
@@ -175,7 +178,9 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
-    return w->key == ~tag ? w->word : cmprof_tasks_miss(block);
+    if (w[0].key == ~tag)
+        return w[0].word;
+    return w[1].key == ~tag ? w[1].word : cmprof_tasks_miss(block);
 }
 #endif
 
