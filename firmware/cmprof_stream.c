@@ -76,7 +76,6 @@ static struct {
     uint32_t since_announce;        /* samples sent since the last announce */
     uint32_t group_left;            /* samples of a reservoir's group still to send, in '&' lines */
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
-    uint32_t reuses_seen;             /* cmprof_tag_names.reuses at the last repeat a line let go */
 } stream;
 
 /* The name id each index stands for on the host, 1 + id, as its last '=' entry gave it (0: not
@@ -89,9 +88,11 @@ static uint16_t host_name_id[MAX_TASKS];
 static uint32_t host_tag_not[MAX_TASKS];
 #define HOST_HAS_TAG(i, tag) (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag))
 #define HOST_GETS_TAG(i, tag) (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag))
+#define ENTRY_THIS_ROUND(i) (cmprof_tag_names.entry_round[i] = names_round)
 #else
 #define HOST_HAS_TAG(i, tag) ((cmprof_tasks.flags[i] & TAG_SENT) && (tag) == cmprof_tasks.tags[i])
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
+#define ENTRY_THIS_ROUND(i) ((void)(i))
 #endif
 
 static void send_announce(cmprof_putc_fn putc);
@@ -119,6 +120,9 @@ static uint8_t names_round;
 static void start_round(void)
 {
     names_round++;
+#if CMPROF_TAG_NAMES
+    cmprof_tag_names.round = names_round; /* for the tick's shortcut (cmprof_tasks_miss) */
+#endif
 
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
@@ -581,6 +585,7 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     b[n] = b64[end - n - 1];
     HOST_GETS_TAG(i, tag);
+    ENTRY_THIS_ROUND(i);
     return end;
 }
 
@@ -601,6 +606,7 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     }
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     uint32_t id = name_id(b + n + 1, end - n - 1);
+    ENTRY_THIS_ROUND(i);
     flags |= id & ~NAME_FRESH;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
@@ -633,7 +639,6 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
         host_tag_not[i] = 0;
         return;
     }
-    cmprof_tag_names.seen[i] = 0;
 #endif
     repeat_len = end;
 }
@@ -664,9 +669,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-#if CMPROF_TAG_NAMES /* an index whose name went out (owed: never needed yet) and that a sample sent
-                        since its last repeat carried: a late host needs the names of what it sees,
-                        and a task re-created in its block under its name sends no entry */
+#if CMPROF_TAG_NAMES /* a live index whose name went out (owed: never needed yet) */
         bool due = cmprof_tag_names.live[i] && (int32_t)cmprof_tasks.ixc[i] >= 0;
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
@@ -984,10 +987,8 @@ static uint32_t isr_chars(uint32_t tag)
 __attribute__((always_inline)) static inline uint32_t word_chars(uint32_t word)
 {
     uint32_t i = word & 0xFFFFu;
-    if (i < MAX_TASKS) {
-        cmprof_tag_names.seen[i] = 1;
+    if (i < MAX_TASKS)
         return cmprof_tasks.ixc[i];
-    }
     return CMPROF_IS_ISR_TAG(word) ? isr_chars(word) : IXC_OF('/', 1u);
 }
 
@@ -1310,16 +1311,6 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #endif
     cmprof_stream_release(k);
     stream.group_left -= group ? k : 0u;
-#if CMPROF_TAG_NAMES
-    /* under churn few names go as '=' entries here (a task re-created in its block under its name
-     * sends none), so their turns would leave a late host waiting: while indexes are taken again,
-     * each sample line lets a repeat go, within the names' share */
-    if (cmprof_tag_names.reuses != stream.reuses_seen && stream.round_next < stream.round_end &&
-        stream.turns < TURNS_MAX && stream.credit > 0) { /* within the names' share */
-        stream.reuses_seen = cmprof_tag_names.reuses;
-        stream.turns++;
-    }
-#endif
     return k;
 }
 

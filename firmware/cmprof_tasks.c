@@ -470,10 +470,10 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
     uint32_t tag = (uint32_t)(uintptr_t)block;
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     uint32_t i = same_block_index(w, tag);
-    N.reuses += i != CMPROF_TASKS_NO_SLOT || T.n_tags == CMPROF_TASKS_MAX;
-    /* the block's last index, its name sent: when the name is the same, a listening host has all
-     * of it; a late one hears it in the round's repeats (of every index sampled since its last) */
-    bool sent = i != CMPROF_TASKS_NO_SLOT && (int32_t)T.ixc[i] >= 0;
+    /* the block's last index, its entry sent in this round of names: when the name is the same, a
+     * listening host has all of it (once a round the entry goes again, for a host that attached
+     * late: names go whole once a round) */
+    bool sent = i != CMPROF_TASKS_NO_SLOT && (int32_t)T.ixc[i] >= 0 && N.entry_round[i] == N.round;
     if (i == CMPROF_TASKS_NO_SLOT)
         i = take_index();
     if (i == CMPROF_TASKS_NO_SLOT) {

@@ -158,9 +158,8 @@ struct cmprof_tag_names {
     char copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_LEN + 1u];
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
     uint8_t live[CMPROF_TASKS_MAX];   /* the index is some tag's entry */
-    uint32_t reuses; /* indexes taken again (churn) */
-    uint8_t seen[CMPROF_TASKS_MAX]; /* the drain's: a sample of the index went out since its last
-                                       repeat (a late host needs the names of what it sees) */
+    uint8_t entry_round[CMPROF_TASKS_MAX]; /* the drain's: the round of names its entry last went in */
+    uint8_t round;                         /* the drain's: the round of names under way */
     uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
     bool offset_known;
