@@ -1058,10 +1058,16 @@ static uint32_t owed_ixc;         /* the index chars of the slot whose name put_
 /* The name slot i (ixc: CMPROF_IXC_OWED | i) owes, as a '=' entry at b, before its sample; NULL
  * when the line carries DEFS_MAX already (the line ends, the next begins with it): the line's
  * buffer keeps room for that many besides its samples at their longest. */
-__attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, const uint32_t *pcs)
+__attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uint32_t word)
 {
     uint32_t i = ixc & ~CMPROF_IXC_OWED;
-    (void)pcs;
+    (void)word;
+#if CMPROF_TAG_NAMES
+    if (word >> 16 != cmprof_tag_names.gen[i]) { /* the index's task before (the tick gave it to the */
+        owed_ixc = cmprof_tasks_chars(i);       /* block's next one): its name went out already */
+        return b;
+    }
+#endif
     if (!owed_room)
         return NULL;
     owed_room--;
@@ -1120,7 +1126,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
     owed_end = end;
     uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
     if ((int32_t)ixc < 0) {
-        char *named = put_owed(b, ixc, pcs);
+        char *named = put_owed(b, ixc, *tags);
         if (!named)
             return owed_stop(b, pcs);
         b = named;
@@ -1148,7 +1154,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
                 ixc = other_tag(last_tag);
 #endif
             if (__builtin_expect((int32_t)ixc < 0, 0)) { /* a name owed (CMPROF_IXC_OWED): put before it */
-                char *named = put_owed(b, ixc, pcs);
+                char *named = put_owed(b, ixc, *tags);
                 if (!named)
                     return owed_stop(b, pcs);
                 b = named;

@@ -423,16 +423,36 @@ static uint32_t take_index(void)
     return i;
 }
 
-/* The index a hook dropped from this set for the same block, if no tag took it since and its
- * samples went out: the block's next task (a worker re-created where its predecessor was) takes
- * it again, and when its name is the same the host needs no entry at all. */
+/* The name the block's task streams under (read from the block, alive: its task is running). */
+static const char *block_name(const void *block)
+{
+    const char *name = block && N.offset_known ? (const char *)block + N.name_offset : NULL;
+    if (!name || !name[0])
+        return "?"; /* the host shows it under its tag, as unnamed */
+    return idle_alias(name, N.idle_name) ? CMPROF_IDLE_NAME : name;
+}
+
+/* Whether index i's copy is `name` (as far as a copy goes). */
+static bool same_copy(uint32_t i, const char *name)
+{
+    const char *copy = N.copy[i];
+    uint32_t k = 0;
+    while (k < CMPROF_TASK_NAME_LEN && name[k] && copy[k] == name[k])
+        k++;
+    return copy[k] == (k < CMPROF_TASK_NAME_LEN ? name[k] : '\0');
+}
+
+/* The index a hook dropped from this set for the same block, if no tag took it since, and its
+ * samples went out or its name did (its samples still in the ring need no entry: the drain tells
+ * them by their reuse count): the block's next task (a worker re-created where its predecessor
+ * was) takes it again, and under the same name the host needs no entry at all. */
 static uint32_t same_block_index(struct cmprof_tasks_way *w, uint32_t tag)
 {
     for (uint32_t k = 0; k < 2u; k++) {
         if (w[k].key != (~tag ^ 1u))
             continue;
         uint32_t i = w[k].word & 0xFFFFu;
-        if (N.gen[i] == w[k].word >> 16 && (T.flags[i] & CMPROF_TASK_FREED) && index_free(i)) {
+        if (N.gen[i] == w[k].word >> 16 && (T.flags[i] & CMPROF_TASK_FREED) && (index_free(i) || (int32_t)T.ixc[i] >= 0)) {
             w[k].key = 0;
             freed_unlink(i);
             return i;
@@ -441,39 +461,27 @@ static uint32_t same_block_index(struct cmprof_tasks_way *w, uint32_t tag)
     return CMPROF_TASKS_NO_SLOT;
 }
 
-/* The index's copy of the tag's name, read from the block (alive: its task is running); whether
- * it differs from the copy the index held. */
-static bool copy_name(uint32_t i, const void *block)
+/* Index i's copy of a name. */
+static void copy_name(uint32_t i, const char *name)
 {
     char *copy = N.copy[i];
-    const char *name = block && N.offset_known ? (const char *)block + N.name_offset : NULL;
-    if (!name || !name[0])
-        name = "?"; /* the host shows it under its tag, as unnamed */
-    else if (idle_alias(name, N.idle_name))
-        name = CMPROF_IDLE_NAME;
-    uint32_t k = 0, changed = 0;
-    for (; k < CMPROF_TASK_NAME_LEN && name[k]; k++) {
-        changed |= (uint32_t)(copy[k] ^ name[k]);
+    uint32_t k = 0;
+    for (; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
         copy[k] = name[k];
-    }
-    changed |= (uint32_t)copy[k];
     copy[k] = '\0';
-    return changed != 0u;
 }
 
 /* The tick's miss (cmprof_tasks_word): an index for the tag (its block's last, a new one, a
  * dropped one) with the name read now. The new entry takes the first way; a live entry there
  * moves to the second, whose own live entry is dropped (that task, if it runs again, takes another
- * index under its name). Bounded: no loop but the name's copy. */
+ * index under its name). Bounded: no loop but the name's copy and compare. */
 __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
+    const char *name = block_name(block);
     uint32_t i = same_block_index(w, tag);
-    /* the block's last index, its entry sent in this round of names: when the name is the same, a
-     * listening host has all of it (once a round the entry goes again, for a host that attached
-     * late: names go whole once a round) */
-    bool sent = i != CMPROF_TASKS_NO_SLOT && (int32_t)T.ixc[i] >= 0 && N.entry_round[i] == N.round;
+    bool again = i != CMPROF_TASKS_NO_SLOT && same_copy(i, name);
     if (i == CMPROF_TASKS_NO_SLOT)
         i = take_index();
     if (i == CMPROF_TASKS_NO_SLOT) {
@@ -489,9 +497,14 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
             retire(w[1].word & 0xFFFFu);
         w[1] = w[0];
     }
-    if (copy_name(i, block) || !sent)
+    if (!again) {
+        copy_name(i, name);
         T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
-
+    } else if ((int32_t)T.ixc[i] >= 0 && N.entry_round[i] != N.round) {
+        /* its block's last task, its name: a listening host has it all, but once a round of names
+         * the entry goes again (names go whole once a round, for a host that attached late) */
+        T.ixc[i] = CMPROF_IXC_OWED | i;
+    }
     T.tags[i] = block;
     T.names[i] = T.owed[i] = N.copy[i];
     N.live[i] = 1;

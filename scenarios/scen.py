@@ -273,7 +273,7 @@ def all_scenarios():
         s.append(scenario(name, "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                           CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                           PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CHURN_POOL=100, CHURN_UNIQUE=unique,
-                          SPAWN_TICKS=spawn, RUN_TICKS=3000, MAX_IDS=4096, CMPROF_TAG_NAMES=1))
+                          SPAWN_TICKS=spawn, RUN_TICKS=3000, MAX_IDS=4096))
     # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
     # seed of its own: the same seed would repeat the stream run's draw of sample times)
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
