@@ -8,8 +8,13 @@
  *      "Trace recorders" below):   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on the
  *      include path). Nothing else in the kernel changes.
  *   2. Build cmprof_sampler.c, cmprof_stream.c and cmprof_tasks.c with -DCMPROF_STREAM=1
- *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32 -DCMPROF_JITTER=MASK, and define
- *      `void *volatile cmprof_current_task;` once. 32 samples a line (16 by default) halve the
+ *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_TAG_NAMES=1 -DCMPROF_STREAM_LINE=32
+ *      -DCMPROF_JITTER=MASK, and define
+ *      `void *volatile cmprof_current_task;` once. CMPROF_TAG_NAMES=1: the sampler reads each
+ *      task's name from its TCB (pcTaskName) at the task's first sample and the create and delete
+ *      hooks only drop the TCB's entry of its cache (a few instructions, no copy, no search: cmprof.h,
+ *      cmprof_stream_task_new); without it the hooks keep the older table (a slot and a queue entry
+ *      per create). 32 samples a line (16 by default) halve the
  *      drain's work per line: about 6 instructions a sample less at 100+ tasks. The jitter MASK
  *      (2^k - 1, wider than the base period given to cmprof_start, and equal to the announce's
  *      .jitter) keeps the samples out of step with the kernel's tick: with a constant period
