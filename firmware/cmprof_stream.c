@@ -441,7 +441,7 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
 /* "@task I TAG ": the start of a task line, sent for every task created: unrolled, no loops. */
 static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
-    memcpy(line, "@task ", 6);
+    __builtin_memcpy(line, "@task ", 6);
     if (i != NO_SLOT)
         host_name_id[i] = 0;
     size_t n = put_index(line, 6, i);
