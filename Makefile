@@ -168,6 +168,11 @@ SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(S
 MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_churn := $(SRC_test_stream_load) -DSTREAM_CHURN=1
 MAIN_test_stream_churn := tests/test_stream_load.c
+# ... with names read from the tag's block by the tick (CMPROF_TAG_NAMES: the RTOS adapters' mode)
+SRC_test_stream_load_tn := $(SRC_test_stream_load) -DCMPROF_TAG_NAMES=1
+MAIN_test_stream_load_tn := tests/test_stream_load.c
+SRC_test_stream_churn_tn := $(SRC_test_stream_load) -DSTREAM_CHURN=1 -DCMPROF_TAG_NAMES=1
+MAIN_test_stream_churn_tn := tests/test_stream_load.c
 SRC_test_stream_order := $(SRC_test_freertos)
 SRC_test_stream_order_small := $(SRC_test_freertos) -DCMPROF_STREAM_TASKS=6
 MAIN_test_stream_order_small := tests/test_stream_order.c
@@ -199,7 +204,7 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT_NAMES += test_unwind
 UNIT_NAMES += test_zephyr
-UNIT_NAMES += test_stream_churn
+UNIT_NAMES += test_stream_churn test_stream_load_tn test_stream_churn_tn
 UNIT_NAMES += test_stream_order test_stream_order_small
 UNIT_NAMES += test_stream_reservoir
 # the stream over RTT: a 512-byte buffer wraps often and fills while the host is behind

@@ -382,6 +382,21 @@ void cmprof_stream_task_later(const void *tag, const char *name);
  * drains; past them the oldest goes out as '?'. Build with CMPROF_STREAM_NAMES_KEPT=1 when names
  * outlive their tasks (Zephyr's module does): no copies, no limit. */
 void cmprof_stream_task_gone(const void *tag);
+/* For an RTOS adapter (firmware/rtos/): a task was created or renamed in block `tag`, its name at
+ * `name` (inside the block, e.g. FreeRTOS's pcTaskName), the kernel's idle task named `idle_name`
+ * (it streams as CMPROF_IDLE_NAME). Without CMPROF_TAG_NAMES, the same as
+ * cmprof_stream_task_later(). Built with CMPROF_TAG_NAMES=1 (cmprof_tasks.h) it and
+ * cmprof_stream_task_gone() only drop the tag's entry of the sampler's 2-way cache, with
+ * interrupts off for it: no loop, no name copy, no slot search, whatever the task count, the churn
+ * or the table's fill. The name is read from the block at the task's next sample (the tick's miss:
+ * an index, the name's copy of at most CMPROF_TASK_NAME_LEN characters, once per task sampled).
+ * Measured per call on Cortex-M3 at -Os (FreeRTOS's full demo with 184 tasks, 100 of them
+ * re-created 100 or 1,000 times a second, every instruction counted by QEMU: docs/performance.md),
+ * callees included: create 27 (10 here, 17 the look at the two ways), up to 58 when the block had
+ * an entry (the look 18, the index's return to the pool 31); delete 20, up to 50 the same way.
+ * Switch (the RTOS header's switch hook): one store. The tick pays 11 instructions a sample for
+ * the look (both ways, inline) and 140 to 200 for a miss (a new task's first sample). */
+void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 
 /* Send up to max_lines complete sample lines (16 samples each); returns the samples sent. Also

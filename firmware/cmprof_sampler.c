@@ -3,6 +3,9 @@
 #include "cmprof.h"
 #include "cmprof_port.h"
 #include "cmprof_regs.h"
+#if defined(CMPROF_TAG_NAMES) && CMPROF_TAG_NAMES
+#include "cmprof_tasks.h"
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -279,7 +282,10 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
 #define CMPROF_HOT __attribute__((used))
 #endif
 
-#ifdef CMPROF_TAG
+#if defined(CMPROF_TAG) && CMPROF_TAG_NAMES
+/* the ring gets the task's stream index (cmprof_tasks.h): a look at one way of the tag's set */
+#define CMPROF_TASK_TAG cmprof_tasks_word(CMPROF_TAG)
+#elif defined(CMPROF_TAG)
 #define CMPROF_TASK_TAG ((uint32_t)(uintptr_t)CMPROF_TAG)
 #else
 #define CMPROF_TASK_TAG 0u

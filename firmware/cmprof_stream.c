@@ -53,6 +53,10 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define HOT_LOOP
 #endif
 
+/* A word's copy, inline even where the application builds with -ffreestanding (FreeRTOS's demos
+ * do: -fno-builtin makes memcpy a call, about 20 instructions for 4 bytes, on every sample). */
+#define COPY4(dst, src) __builtin_memcpy((dst), (src), 4)
+
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static struct {
@@ -78,6 +82,18 @@ static struct {
  * known that way): an entry that would only say it again (a worker re-created, in its
  * predecessor's control block, under its name: the same tag, the same name) is left out. */
 static uint16_t host_name_id[MAX_TASKS];
+#if CMPROF_TAG_NAMES
+/* The tag the host has for each index (~tag: 0 none). The tick reuses indexes for other tags, so
+ * the drain keeps this itself where a flag of the table's would go stale. */
+static uint32_t host_tag_not[MAX_TASKS];
+#define HOST_HAS_TAG(i, tag) (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag))
+#define HOST_GETS_TAG(i, tag) (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag))
+#define ENTRY_THIS_ROUND(i) (cmprof_tag_names.entry_round[i] = names_round)
+#else
+#define HOST_HAS_TAG(i, tag) ((cmprof_tasks.flags[i] & TAG_SENT) && (tag) == cmprof_tasks.tags[i])
+#define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
+#define ENTRY_THIS_ROUND(i) ((void)(i))
+#endif
 
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
@@ -104,6 +120,10 @@ static uint8_t names_round;
 static void start_round(void)
 {
     names_round++;
+#if CMPROF_TAG_NAMES
+    cmprof_tag_names.round = names_round; /* for the tick's shortcut (cmprof_tasks_miss) */
+#endif
+
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
     stream.round_end = cmprof_tasks.n_tags;
@@ -139,7 +159,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the sum12 words are l
 #define SUM_PAIRS(p, end) do { \
         for (; p < end; p += 4) { \
             uint32_t w; \
-            memcpy(&w, p, 4); \
+            COPY4(&w, p); \
             SUM_WORD(w); \
         } \
     } while (0)
@@ -153,8 +173,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the sum12 words are l
         uint64_t t2 = 0; \
         for (uint32_t weight2 = weight - 3u; p < end; p += 8, weight -= 6u, weight2 -= 6u) { \
             uint32_t w0, w1; \
-            memcpy(&w0, p, 4); \
-            memcpy(&w1, p + 4, 4); \
+            COPY4(&w0, p); \
+            COPY4(&w1, p + 4); \
             t += (uint64_t)w0 * weight; \
             t2 += (uint64_t)w1 * weight2; \
         } \
@@ -190,7 +210,7 @@ HOT_LOOP static void send(cmprof_putc_fn putc, char *line, size_t n)
     if (stream.info.write) {
         if ((n + 3u) & 4u) { /* an odd number of words: one, then pairs */
             uint32_t w;
-            memcpy(&w, p, 4);
+            COPY4(&w, p);
             SUM_WORD(w);
             p += 4;
         }
@@ -207,12 +227,12 @@ HOT_LOOP static void send(cmprof_putc_fn putc, char *line, size_t n)
         putc(p[2]);
         putc(p[3]);
         uint32_t w;
-        memcpy(&w, p, 4);
+        COPY4(&w, p);
         SUM_WORD(w);
     }
     if (p < end) {
         uint32_t w;
-        memcpy(&w, p, 4);
+        COPY4(&w, p);
         SUM_WORD(w);
         do
             putc(*p++);
@@ -392,6 +412,11 @@ static void send_announce(cmprof_putc_fn putc)
 
 void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
 {
+#if CMPROF_TAG_NAMES /* read from the block at the task's next sample, sent with it */
+    (void)putc;
+    cmprof_stream_task_later(tag, name);
+    return;
+#endif
     uint32_t i = cmprof_tasks_register(tag, name);
     if (i != NO_SLOT) {
         cmprof_tasks_clear(i, UNSENT | OWED); /* this name supersedes it, sent now */
@@ -416,7 +441,7 @@ __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n,
 /* "@task I TAG ": the start of a task line, sent for every task created: unrolled, no loops. */
 static size_t put_task_head(char *line, uint32_t i, const void *tag)
 {
-    memcpy(line, "@task ", 6);
+    __builtin_memcpy(line, "@task ", 6);
     if (i != NO_SLOT)
         host_name_id[i] = 0;
     size_t n = put_index(line, 6, i);
@@ -529,8 +554,13 @@ static void forget_names_sent(void)
 {
     memset(name_ids, 0, sizeof name_ids);
     memset(host_name_id, 0, sizeof host_name_id);
+#if CMPROF_TAG_NAMES
+    memset(host_tag_not, 0, sizeof host_tag_not);
+#endif
+#if !CMPROF_TAG_NAMES /* (there the tick owns the flags) */
     for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
         cmprof_tasks.flags[i] &= (uint8_t)~TAG_SENT;
+#endif
 }
 
 __attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, const void *tag)
@@ -554,8 +584,8 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     n = put_tag6(b, put_index(b, n, i), tag);
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     b[n] = b64[end - n - 1];
-    if (tag == cmprof_tasks.tags[i])
-        cmprof_tasks.flags[i] |= TAG_SENT;
+    HOST_GETS_TAG(i, tag);
+    ENTRY_THIS_ROUND(i);
     return end;
 }
 
@@ -569,14 +599,14 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     size_t head = n;
     uint32_t flags = 0;
     n += 2u;
-    if (!(cmprof_tasks.flags[i] & TAG_SENT) || tag != cmprof_tasks.tags[i]) {
+    if (!HOST_HAS_TAG(i, tag)) {
         flags = DEF_TAG;
         n = put_tag6(b, n, tag);
-        if (tag == cmprof_tasks.tags[i])
-            cmprof_tasks.flags[i] |= TAG_SENT;
+        HOST_GETS_TAG(i, tag);
     }
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     uint32_t id = name_id(b + n + 1, end - n - 1);
+    ENTRY_THIS_ROUND(i);
     flags |= id & ~NAME_FRESH;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
@@ -600,7 +630,17 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
         repeat_line[n++] = '@';
         repeat_line[n++] = 'N';
     }
-    repeat_len = put_entry(repeat_line, n, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
+#if CMPROF_TAG_NAMES
+    uint32_t gen = cmprof_tag_names.gen[i];
+#endif
+    size_t end = put_entry(repeat_line, n, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
+#if CMPROF_TAG_NAMES
+    if (gen != cmprof_tag_names.gen[i]) { /* the tick took the index for another tag meanwhile */
+        host_tag_not[i] = 0;
+        return;
+    }
+#endif
+    repeat_len = end;
 }
 
 /* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
@@ -629,7 +669,11 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
+#if CMPROF_TAG_NAMES /* a live index whose name went out (owed: never needed yet) */
+        bool due = cmprof_tag_names.live[i] && (int32_t)cmprof_tasks.ixc[i] >= 0;
+#else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
+#endif
         if (due && !repeat_affordable())
             break;
         stream.round_next++;
@@ -798,6 +842,13 @@ static uint32_t due_names(cmprof_putc_fn putc, struct name_out *o, uint32_t upto
     if (!cmprof_tasks.names_pending)
         return UINT32_MAX;
     cmprof_tasks.names_pending = false;
+#if CMPROF_TAG_NAMES /* names go with their index's first sample: only the @full notice waits here */
+    (void)o;
+    (void)upto;
+    if (cmprof_tasks.full_pending)
+        send_full(putc);
+    return UINT32_MAX;
+#endif
     if (cmprof_tasks.full_pending || cmprof_tasks.n_superseded || cmprof_tasks.pending_overflow)
         return due_names_rare(putc, o, upto);
     return due_queue(o, upto, UINT32_MAX);
@@ -884,6 +935,7 @@ void cmprof_stream_flush(cmprof_putc_fn putc)
 }
 #else
 #ifdef CMPROF_TAG
+#if !CMPROF_TAG_NAMES /* the tick names every tag (cmprof_tasks.h) */
 /* "@task I TAG ?": a tag sampled before any name (e.g. 0 before the scheduler ran), which the
  * host shows under its value. A line of its own, small: it is sent from inside the sample loop. */
 static void send_unnamed(cmprof_putc_fn putc, uint32_t i)
@@ -918,6 +970,7 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     }
     return index;
 }
+#endif
 
 
 /* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
@@ -929,6 +982,24 @@ static uint32_t isr_chars(uint32_t tag)
                   3u);
 }
 
+#if CMPROF_TAG_NAMES
+/* A ring word's chars: the tick gave it its index (cmprof_tasks.h), or an exception's tag, or none. */
+__attribute__((always_inline)) static inline uint32_t word_chars(uint32_t word)
+{
+    uint32_t i = word & 0xFFFFu;
+    if (i < MAX_TASKS)
+        return cmprof_tasks.ixc[i];
+    return CMPROF_IS_ISR_TAG(word) ? isr_chars(word) : IXC_OF('/', 1u);
+}
+
+__attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
+{
+    stream.last_ixc = word_chars(tag);
+    stream.last_tag = tag;
+    stream.last_valid = true;
+    return stream.last_ixc;
+}
+#else
 __attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
 {
     uint32_t index = CMPROF_IS_ISR_TAG(tag) ? NO_SLOT : tag_index(line_putc, tag);
@@ -940,8 +1011,9 @@ __attribute__((noinline)) static uint32_t learn_tag(uint32_t tag)
     return stream.last_ixc;
 }
 #endif
+#endif
 
-#ifdef CMPROF_TAG
+#if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
 /* A tag the sample loop's first probe of the hash did not place: a task further along its probe, an
  * interrupt handler (the common cases, without learn_tag's care), or learn_tag. */
 __attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
@@ -986,16 +1058,26 @@ static uint32_t owed_ixc;         /* the index chars of the slot whose name put_
 /* The name slot i (ixc: CMPROF_IXC_OWED | i) owes, as a '=' entry at b, before its sample; NULL
  * when the line carries DEFS_MAX already (the line ends, the next begins with it): the line's
  * buffer keeps room for that many besides its samples at their longest. */
-__attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, const uint32_t *pcs)
+__attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uint32_t word)
 {
     uint32_t i = ixc & ~CMPROF_IXC_OWED;
-    (void)pcs;
+    (void)word;
+#if CMPROF_TAG_NAMES
+    if (word >> 16 != cmprof_tag_names.gen[i]) { /* the index's task before (the tick gave it to the */
+        owed_ixc = cmprof_tasks_chars(i);       /* block's next one): its name went out already */
+        return b;
+    }
+#endif
     if (!owed_room)
         return NULL;
     owed_room--;
     struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
+#if CMPROF_TAG_NAMES
+    cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
+#else
     cmprof_tasks_clear(i, OWED);
+#endif
     owed_ixc = cmprof_tasks.ixc[i]; /* only the drain marks a slot owed: these are its chars */
     return o.b;
 }
@@ -1044,14 +1126,14 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
     owed_end = end;
     uint32_t ixc = stream.last_valid ? stream.last_ixc : learn_tag((last_tag = tags[0]));
     if ((int32_t)ixc < 0) {
-        char *named = put_owed(b, ixc, pcs);
+        char *named = put_owed(b, ixc, *tags);
         if (!named)
             return owed_stop(b, pcs);
         b = named;
         ixc = owed_ixc;
     }
     if (*tags == last_tag) { /* (another tag goes out in the loop) */
-        memcpy(b, &ixc, 4);
+        COPY4(b, &ixc);
         b += IXC_LEN(ixc);
     }
 #else
@@ -1062,19 +1144,23 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         if (*tags != last_tag) {
             /* another task: its first probe of the hash, here; anything else out of line */
             last_tag = *tags;
+#if CMPROF_TAG_NAMES
+            ixc = word_chars(last_tag);
+#else
             uint32_t slot = cmprof_tasks.hash[cmprof_tasks_home(last_tag)];
             if (slot && (uint32_t)(uintptr_t)cmprof_tasks.tags[slot - 1u] == last_tag)
                 ixc = cmprof_tasks.ixc[slot - 1u];
             else
                 ixc = other_tag(last_tag);
+#endif
             if (__builtin_expect((int32_t)ixc < 0, 0)) { /* a name owed (CMPROF_IXC_OWED): put before it */
-                char *named = put_owed(b, ixc, pcs);
+                char *named = put_owed(b, ixc, *tags);
                 if (!named)
                     return owed_stop(b, pcs);
                 b = named;
                 ixc = owed_ixc;
             }
-            memcpy(b, &ixc, 4);
+            COPY4(b, &ixc);
             b += IXC_LEN(ixc);
         }
         tags++;
@@ -1083,7 +1169,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
         if (v < (1u << 18)) { /* 18 bits of halfword offset, in 3 chars '?' + 6 bits: no table loads */
             uint32_t w = pc_chars(v);
-            memcpy(b, &w, 4);
+            COPY4(b, &w);
             b += 3;
         } else {
             b = put_far_pc(b, pc, v);
@@ -1190,7 +1276,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
     *b++ = '$';
 #endif
     char *first = b;
-#ifdef CMPROF_TAG
+#if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
     line_putc = putc;
 #endif
 #if LAZY_NAMES

@@ -16,7 +16,7 @@ static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 /* Index i's characters, as the sample loop writes them (version 6, docs/stream.md): none of them a
  * PC character ('?' to '~'): one of 19 below 19, one of 4 leaders and a base64 char below 275, else
  * '+' and two base64 chars of i - 62. */
-static uint32_t index_chars(uint32_t i)
+uint32_t cmprof_tasks_chars(uint32_t i)
 {
     static const char one[] = "0123456789:;<>\"#$%&", lead[] = "'(),";
     if (i < 19u)
@@ -93,7 +93,7 @@ static void hash_remove(uint32_t tag)
 #ifndef CMPROF_STREAM_NAMES_KEPT
 #define CMPROF_STREAM_NAMES_KEPT 0 /* 1: names outlive their tasks (Zephyr's adapter keeps them) */
 #endif
-#define GONE_COPIES (!DUMP_MODE && !CMPROF_STREAM_NAMES_KEPT)
+#define GONE_COPIES (!DUMP_MODE && !CMPROF_STREAM_NAMES_KEPT && !CMPROF_TAG_NAMES)
 #if GONE_COPIES
 #ifndef CMPROF_GONE_NAMES
 #define CMPROF_GONE_NAMES 16u /* deleted tasks' unsent or owed names kept at once (a drain sends them) */
@@ -182,7 +182,7 @@ static uint32_t take_slot(void)
     if (T.n_tags < CMPROF_TASKS_MAX) {
         T.flags[T.n_tags] = 0;
 #ifdef CMPROF_TAG
-        T.ixc[T.n_tags] = index_chars(T.n_tags);
+        T.ixc[T.n_tags] = cmprof_tasks_chars(T.n_tags);
 #endif
         return T.n_tags++;
     }
@@ -203,7 +203,7 @@ void cmprof_tasks_clear(uint32_t i, uint32_t flags)
 {
     T.flags[i] &= (uint8_t)~flags;
 #ifdef CMPROF_TAG
-    T.ixc[i] = index_chars(i);
+    T.ixc[i] = cmprof_tasks_chars(i);
 #endif
 }
 
@@ -269,6 +269,7 @@ void cmprof_dump_tasks(cmprof_putc_fn putc)
 #define keep_name(i, name) (name)
 #endif
 
+#if !CMPROF_TAG_NAMES
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = cmprof_tasks_register(tag, name);
@@ -292,6 +293,8 @@ void cmprof_stream_task_later(const void *tag, const char *name)
         T.names_pending = true;
     }
 }
+
+#endif
 
 #if GONE_COPIES
 /* The kernel frees a deleted task's control block, and the name in it, maybe before the drain
@@ -320,6 +323,7 @@ static const char *keep_gone_name(uint32_t i, const char *name)
 #define keep_gone_name(i, name) (name) /* dump mode copies every name at creation; kept names live on */
 #endif
 
+#if !CMPROF_TAG_NAMES
 void cmprof_stream_task_gone(const void *tag)
 {
     T.changes++;
@@ -342,3 +346,212 @@ void cmprof_stream_task_gone(const void *tag)
     }
     T.changes++;
 }
+#endif
+
+/* A kernel's idle task name, alone or followed by digits (one idle task per core, FreeRTOS's
+ * "IDLE1", Zephyr's "idle 01"), is streamed as CMPROF_IDLE_NAME, the name the host shows idle time
+ * under; any other name as it is. */
+static bool idle_alias(const char *name, const char *idle)
+{
+    uint32_t k = 0;
+    if (!idle || !name)
+        return false;
+    while (idle[k] && name[k] == idle[k])
+        k++;
+    if (idle[k])
+        return false;
+    if (name[k] == ' ')
+        k++;
+    while (name[k] >= '0' && name[k] <= '9')
+        k++;
+    return name[k] == '\0';
+}
+
+#if CMPROF_TAG_NAMES
+struct cmprof_tag_names cmprof_tag_names;
+#define N cmprof_tag_names
+
+/* Interrupts off around a hook's change of the cache: the tick, above the kernel's masking, also
+ * changes it. A few instructions. */
+#if defined(__arm__) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+static inline uint32_t irq_off(void)
+{
+    uint32_t mask;
+    __asm volatile("mrs %0, primask\n\tcpsid i" : "=r"(mask)::"memory");
+    return mask;
+}
+static inline void irq_restore(uint32_t mask)
+{
+    __asm volatile("msr primask, %0" ::"r"(mask) : "memory");
+}
+#else /* host tests: no interrupts */
+static inline uint32_t irq_off(void)
+{
+    return 0u;
+}
+static inline void irq_restore(uint32_t mask)
+{
+    (void)mask;
+}
+#endif
+
+/* Index i is no tag's any more: it goes to the end of the list of dropped indexes (oldest first),
+ * for a new tag once the samples taken before now went out. */
+static void retire(uint32_t i)
+{
+    N.live[i] = 0;
+    T.gone_at[i] = CMPROF_TASKS_STORED();
+    freed_append(i);
+}
+
+/* Whether dropped index i may go to a new tag: its samples went out. */
+static bool index_free(uint32_t i)
+{
+    return !WAITING_BEFORE(T.gone_at[i], false);
+}
+
+/* An index for a new tag: one never used, else the one dropped longest ago once its samples went
+ * out, else none (the table is full). */
+static uint32_t take_index(void)
+{
+    if (T.n_tags < CMPROF_TASKS_MAX)
+        return T.n_tags++;
+    uint32_t i = T.freed_next[0] - 1u;
+    if (!T.freed_next[0] || !index_free(i))
+        return CMPROF_TASKS_NO_SLOT;
+    freed_unlink(i);
+    return i;
+}
+
+/* The name the block's task streams under (read from the block, alive: its task is running). */
+static const char *block_name(const void *block)
+{
+    const char *name = block && N.offset_known ? (const char *)block + N.name_offset : NULL;
+    if (!name || !name[0])
+        return "?"; /* the host shows it under its tag, as unnamed */
+    return idle_alias(name, N.idle_name) ? CMPROF_IDLE_NAME : name;
+}
+
+/* Whether index i's copy is `name` (as far as a copy goes). */
+static bool same_copy(uint32_t i, const char *name)
+{
+    const char *copy = N.copy[i];
+    uint32_t k = 0;
+    while (k < CMPROF_TASK_NAME_LEN && name[k] && copy[k] == name[k])
+        k++;
+    return copy[k] == (k < CMPROF_TASK_NAME_LEN ? name[k] : '\0');
+}
+
+/* The index a hook dropped from this set for the same block, if no tag took it since, and its
+ * samples went out or its name did (its samples still in the ring need no entry: the drain tells
+ * them by their reuse count): the block's next task (a worker re-created where its predecessor
+ * was) takes it again, and under the same name the host needs no entry at all. */
+static uint32_t same_block_index(struct cmprof_tasks_way *w, uint32_t tag)
+{
+    for (uint32_t k = 0; k < 2u; k++) {
+        if (w[k].key != (~tag ^ 1u))
+            continue;
+        uint32_t i = w[k].word & 0xFFFFu;
+        if (N.gen[i] == w[k].word >> 16 && (T.flags[i] & CMPROF_TASK_FREED) && (index_free(i) || (int32_t)T.ixc[i] >= 0)) {
+            w[k].key = 0;
+            freed_unlink(i);
+            return i;
+        }
+    }
+    return CMPROF_TASKS_NO_SLOT;
+}
+
+/* Index i's copy of a name. */
+static void copy_name(uint32_t i, const char *name)
+{
+    char *copy = N.copy[i];
+    uint32_t k = 0;
+    for (; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
+        copy[k] = name[k];
+    copy[k] = '\0';
+}
+
+/* The tick's miss (cmprof_tasks_word): an index for the tag (its block's last, a new one, a
+ * dropped one) with the name read now. The new entry takes the first way; a live entry there
+ * moves to the second, whose own live entry is dropped (that task, if it runs again, takes another
+ * index under its name). Bounded: no loop but the name's copy and compare. */
+__attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
+    const char *name = block_name(block);
+    uint32_t i = same_block_index(w, tag);
+    bool again = i != CMPROF_TASKS_NO_SLOT && same_copy(i, name);
+    if (i == CMPROF_TASKS_NO_SLOT)
+        i = take_index();
+    if (i == CMPROF_TASKS_NO_SLOT) {
+        if (!T.table_full) {
+            T.table_full = true;
+            T.full_pending = true;
+            T.names_pending = true;
+        }
+        return CMPROF_TASKS_WORD_NONE;
+    }
+    if (w[0].key & 1u) { /* live: it moves to the second way */
+        if (w[1].key & 1u)
+            retire(w[1].word & 0xFFFFu);
+        w[1] = w[0];
+    }
+    if (!again) {
+        copy_name(i, name);
+        T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
+    } else if ((int32_t)T.ixc[i] >= 0 && N.entry_round[i] != N.round) {
+        /* its block's last task, its name: a listening host has it all, but once a round of names
+         * the entry goes again (names go whole once a round, for a host that attached late) */
+        T.ixc[i] = CMPROF_IXC_OWED | i;
+    }
+    T.tags[i] = block;
+    T.names[i] = T.owed[i] = N.copy[i];
+    N.live[i] = 1;
+    w[0].key = ~tag;
+    w[0].word = (uint32_t)++N.gen[i] << 16 | i;
+    return w[0].word;
+}
+
+/* The kernel's hooks: a task created or renamed in block `tag` (its name at `name`, inside the
+ * block), or deleted. Either drops the tag's entry, so its next sample reads the name anew. */
+static void forget(uint32_t tag)
+{
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
+    uint32_t mask = irq_off();
+    if (w[0].key == ~tag) {
+        w[0].key = ~tag ^ 1u; /* dropped: its index may go to the block's next task */
+        retire(w[0].word & 0xFFFFu);
+    } else if (w[1].key == ~tag) {
+        w[1].key = ~tag ^ 1u;
+        retire(w[1].word & 0xFFFFu);
+    }
+    irq_restore(mask);
+}
+
+void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
+{
+    uintptr_t offset = (uintptr_t)name - (uintptr_t)tag;
+    if (offset < 4096u) { /* inside the block: where every later name is read */
+        N.name_offset = offset;
+        N.offset_known = true;
+    }
+    N.idle_name = idle_name;
+    forget((uint32_t)(uintptr_t)tag);
+}
+
+void cmprof_stream_task_later(const void *tag, const char *name)
+{
+    cmprof_stream_task_new(tag, name, NULL);
+}
+
+void cmprof_stream_task_gone(const void *tag)
+{
+    forget((uint32_t)(uintptr_t)tag);
+}
+#else
+void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
+{
+    cmprof_stream_task_later(tag, idle_alias(name, idle_name) ? CMPROF_IDLE_NAME : name);
+}
+#endif

@@ -127,10 +127,68 @@ struct cmprof_task_table {
 };
 extern struct cmprof_task_table cmprof_tasks;
 
+/* Names read from the tag (CMPROF_TAG_NAMES=1, tagged streams): for kernels whose task names live
+ * in the tag's own block at one offset (FreeRTOS's TCB, Zephyr's k_thread). The sampler maps each
+ * sample's tag to its stream index in the tick, through a 2-way cache keyed by the tag; a miss (a
+ * task's first sample, or its first after its entry was dropped) takes an index and copies the
+ * name from the block, alive as it runs. The kernel's hooks only drop the tag's entry
+ * (cmprof_stream_task_new / _gone: one set of two ways, interrupts off for it): no name copy, no
+ * scan, no slot search. A dropped entry's index goes back to the pool once the samples taken
+ * before the drop went out: a control block reused never keeps an old name. Names go out by need
+ * (the first sample of an index carries its name), so a task never sampled costs nothing. */
+#ifndef CMPROF_TAG_NAMES
+#define CMPROF_TAG_NAMES 0
+#endif
+#if CMPROF_TAG_NAMES
+#if !defined(CMPROF_TAG) || !CMPROF_STREAM || CMPROF_HIST
+#error "CMPROF_TAG_NAMES needs CMPROF_TAG and CMPROF_STREAM=1 (not histogram mode)"
+#endif
+#ifndef CMPROF_TASK_NAME_LEN
+#define CMPROF_TASK_NAME_LEN 16u /* characters of a name copied (FreeRTOS's configMAX_TASK_NAME_LEN) */
+#endif
+#define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
+#define CMPROF_TASKS_WORD_NONE 0xFFFFu /* a sample's word with no index: the table was full ('/') */
+struct cmprof_tasks_way {
+    uint32_t key;  /* ~tag (0: empty; no block sits at 0xFFFFFFFF); ~tag ^ 1 once a hook dropped it
+                      (control blocks are aligned: a live key has bit 0 set, a dropped one not) */
+    uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
+};
+struct cmprof_tag_names {
+    struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
+    char copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_LEN + 1u];
+    uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
+    uint8_t live[CMPROF_TASKS_MAX];   /* the index is some tag's entry */
+    uint8_t entry_round[CMPROF_TASKS_MAX]; /* the drain's: the round of names its entry last went in */
+    uint8_t round;                         /* the drain's: the round of names under way */
+    uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
+    const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
+    bool offset_known;
+};
+extern struct cmprof_tag_names cmprof_tag_names;
+
+static inline uint32_t cmprof_tasks_set(uint32_t tag)
+{
+    return tag * 2654435761u >> (33 - CMPROF_TASKS_HASH_BITS);
+}
+
+/* The tick's part (cmprof_sampler.c): the ring's word for a task tag. */
+uint32_t cmprof_tasks_miss(const void *block);
+__attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const void *block)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
+    if (w[0].key == ~tag)
+        return w[0].word;
+    return w[1].key == ~tag ? w[1].word : cmprof_tasks_miss(block);
+}
+#endif
+
 /* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash. */
 uint32_t cmprof_tasks_find(uint32_t tag);
 /* Register a tag and its name; its index, or CMPROF_TASKS_NO_SLOT when the table is full. */
 uint32_t cmprof_tasks_register(const void *tag, const char *name);
+/* Index i's characters on the wire (IXC_OF). */
+uint32_t cmprof_tasks_chars(uint32_t i);
 /* Clear slot i's CMPROF_TASK_UNSENT and/or _OWED (its name went out, or goes out now); an owed
  * slot's index chars come back. */
 void cmprof_tasks_clear(uint32_t i, uint32_t flags);

@@ -258,16 +258,18 @@ def all_scenarios():
     # issue 30: the real FreeRTOS kernel, 100+ tasks with churn, the recipe as README gives it
     s.append(scenario("frtos", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
-                      PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32))
+                      PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CMPROF_TAG_NAMES=1))
     # ... with a trace recorder that defines the task hooks first, cmprof's chained after its own
     s.append(scenario("frtos_recorder", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
-                      PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1, CMPROF_STREAM_LINE=32))
+                      PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500, FRTOS_RECORDER=1, CMPROF_STREAM_LINE=32,
+                      CMPROF_TAG_NAMES=1))
     # ... with stack evidence (CMPROF_STACKS): every task's stacks end at its task function, its exit
     # trap (prvTaskExitError, no BL before it) given to the scan by the FreeRTOS header's create hook
     s.append(scenario("frtos_stacks", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
                       CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
-                      PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CMPROF_STACKS=1, SEED=4242))
+                      PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CMPROF_STACKS=1, SEED=4242,
+                      CMPROF_TAG_NAMES=1))
     # 100 more workers in a pool, the oldest deleted and a new one created every SPAWN_TICKS ticks (10 kHz:
     # 1,000 creations a second), re-created under 100 distinct names, or each under a name of its own
     for name, unique, spawn in (("frtos_churn_distinct", 0, 10), ("frtos_churn_unique", 1, 10)):

@@ -120,7 +120,8 @@ firmware_builds() {
             "-DCMPROF_TAG=task" "-DCMPROF_TIMER_TIM3=1" "-DCMPROF_TIMER_TIM3=1 -DCMPROF_STM32F1=1" \
             "-DCMPROF_STREAM=1" "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_JITTER=4095" \
             "-DCMPROF_STREAM=1 -DCMPROF_HIST=1" "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1" \
-            "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1 -DCMPROF_TAG=task"; do
+            "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1 -DCMPROF_TAG=task" \
+            "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_TAG_NAMES=1 -DCMPROF_STACKS=1"; do
             # the seven files in one compiler run (each compiled and checked as alone; the run fails
             # when any does), their objects in $dir
             if (cd "$dir" && arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb $opts -c "${srcs[@]}"); then

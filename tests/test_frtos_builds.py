@@ -9,7 +9,10 @@
   - the kernel's ARM_CM0 and ARM_CM4F ports: built and linked under -Werror; the M4F build runs on
     QEMU's mps2-an386 (Cortex-M4, the AN385's peripherals) and its stream names every task;
   - dump mode linked with --gc-sections (the scenario links without): it runs, and the dump names
-    the tasks.
+    the tasks;
+  - the library as FreeRTOS's own demos build it (-ffreestanding: -fno-builtin): the stream's
+    per-sample word copies stay inline (a memcpy call there cost about 20 instructions a sample),
+    and the tick's task lookup (CMPROF_TAG_NAMES) calls nothing but on a miss.
 The tool is read from CMPROF_TOOL (default build/cmprof-top). Prints one ok/FAIL line per check."""
 import json
 import os
@@ -156,8 +159,30 @@ def dump_gc_sections():
                                                                          and r not in names)[:3]))
 
 
+def freestanding_library():
+    fw = os.path.join(ROOT, "firmware")
+    os.makedirs(OUT, exist_ok=True)
+    for tag_names in ("0", "1"):
+        objs = {}
+        for f in ("cmprof_stream.c", "cmprof_sampler.c"):
+            obj = os.path.join(OUT, "free_%s_%s.o" % (tag_names, f[:-2]))
+            r = subprocess.run(["arm-none-eabi-gcc", "-std=c11", "-Os", "-ffreestanding", "-mcpu=cortex-m3", "-mthumb",
+                                "-I" + fw, "-DCMPROF_STREAM=1", "-DCMPROF_TAG=cmprof_current_task",
+                                "-DCMPROF_STREAM_LINE=32", "-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER",
+                                "-DCMPROF_TAG_NAMES=" + tag_names, "-c", os.path.join(fw, f), "-o", obj],
+                               capture_output=True, text=True)
+            objs[f] = obj if r.returncode == 0 else None
+        calls = undefined_symbols(objs["cmprof_stream.c"]) if objs["cmprof_stream.c"] else {"(no build)"}
+        check("-ffreestanding, CMPROF_TAG_NAMES=%s: the stream's word copies are inline (no memcpy call)" % tag_names,
+              "memcpy" not in calls, "calls %s" % sorted(calls))
+        if tag_names == "1":
+            calls = undefined_symbols(objs["cmprof_sampler.c"]) if objs["cmprof_sampler.c"] else {"(no build)"}
+            check("-ffreestanding, CMPROF_TAG_NAMES=1: the tick's lookup calls only the miss",
+                  "memcpy" not in calls and "cmprof_tasks_miss" in calls, "calls %s" % sorted(calls))
+
+
 if __name__ == "__main__":
-    for step in (unchained_recorder, include_order, other_ports, dump_gc_sections):
+    for step in (unchained_recorder, include_order, other_ports, dump_gc_sections, freestanding_library):
         try:
             step()
         except Exception as e:  # a step that could not run is a failure, never a skip

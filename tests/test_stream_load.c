@@ -41,7 +41,14 @@ void *volatile test_tag;
 
 /* Every task ever created has an id; its control block may be reused by a later task. */
 #define MAX_IDS (LIVE_TASKS + SECONDS * SAMPLES_PER_S / CHURN_EVERY + 2)
+#if defined(CMPROF_TAG_NAMES) && CMPROF_TAG_NAMES
+/* the name inside the block, where the tick reads it (FreeRTOS's pcTaskName, Zephyr's name) */
+static char tcbs[POOL][32];
+#define NAME_OF(k) (tcbs[k] + 16)
+#else
 static char tcbs[POOL][32], names[POOL][12];
+#define NAME_OF(k) (names[k])
+#endif
 static int live[LIVE_TASKS]; /* the ids of the live tasks */
 static bool in_use[POOL];
 static int block_of[MAX_IDS], n_ids;
@@ -71,7 +78,7 @@ static int create_task(int block)
     in_use[block] = true;
     block_of[n_ids] = block;
     created_at[n_ids] = (uint32_t)now;
-    cmprof_stream_task_later(tcbs[block], names[block]);
+    cmprof_stream_task_new(tcbs[block], NAME_OF(block), "IDLE");
     return n_ids++;
 }
 
@@ -133,10 +140,10 @@ static void run_firmware(void)
 {
     fake_regs_clear();
     for (int k = 0; k < POOL; k++)
-        snprintf(names[k], sizeof names[k], "task%03d", k % 1000);
+        snprintf(NAME_OF(k), 12, "task%03d", k % 1000);
 #ifdef STREAM_CHURN
-    snprintf(names[0], sizeof names[0], "idle");
-    snprintf(names[WORKER], sizeof names[WORKER], "worker");
+    snprintf(NAME_OF(0), 12, "idle");
+    snprintf(NAME_OF(WORKER), 12, "worker");
 #endif
     cmprof_start(10u, 0u);
     static const struct cmprof_stream_info info = {.clock_hz = SAMPLES_PER_S * 10u, .timer_hz = SAMPLES_PER_S * 10u,
@@ -207,7 +214,7 @@ static void on_event(void *ctx, const struct ev *e)
         /* by name: a host that began late names an index whose tag came before it under a tag of
          * its own (its samples are the task's all the same) */
         const char *name = e->pc.tag ? name_of(r, e->pc.tag) : NULL;
-        bool own = name && strcmp(name, names[block_of[k]]) == 0;
+        bool own = name && strcmp(name, NAME_OF(block_of[k])) == 0;
         if (!r->first_seen[k])
             r->first_seen[k] = current_at;
         if (own && !r->named_at[k])

@@ -8,8 +8,13 @@
  *      "Trace recorders" below):   #include "rtos/cmprof_freertos.h"   (cmprof/firmware on the
  *      include path). Nothing else in the kernel changes.
  *   2. Build cmprof_sampler.c, cmprof_stream.c and cmprof_tasks.c with -DCMPROF_STREAM=1
- *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_STREAM_LINE=32 -DCMPROF_JITTER=MASK, and define
- *      `void *volatile cmprof_current_task;` once. 32 samples a line (16 by default) halve the
+ *      -DCMPROF_TAG=cmprof_current_task -DCMPROF_TAG_NAMES=1 -DCMPROF_STREAM_LINE=32
+ *      -DCMPROF_JITTER=MASK, and define
+ *      `void *volatile cmprof_current_task;` once. CMPROF_TAG_NAMES=1: the sampler reads each
+ *      task's name from its TCB (pcTaskName) at the task's first sample and the create and delete
+ *      hooks only drop the TCB's entry of its cache (a few instructions, no copy, no search: cmprof.h,
+ *      cmprof_stream_task_new); without it the hooks keep the older table (a slot and a queue entry
+ *      per create). 32 samples a line (16 by default) halve the
  *      drain's work per line: about 6 instructions a sample less at 100+ tasks. The jitter MASK
  *      (2^k - 1, wider than the base period given to cmprof_start, and equal to the announce's
  *      .jitter) keeps the samples out of step with the kernel's tick: with a constant period
@@ -112,20 +117,6 @@ extern void *volatile cmprof_current_task;
 #define configIDLE_TASK_NAME "IDLE"
 #endif
 
-/* The name a new task is streamed under: the idle task name, alone or followed by digits (one idle
- * task per core), becomes "idle". Runs at task creation only. */
-static inline const char *cmprof_freertos_name(const char *name, const char *idle_name)
-{
-    unsigned i = 0;
-    while (idle_name[i] && name[i] == idle_name[i])
-        i++;
-    if (idle_name[i])
-        return name;
-    while (name[i] >= '0' && name[i] <= '9')
-        i++;
-    return name[i] ? name : CMPROF_IDLE_NAME;
-}
-
 /* The hooks, for the kernel's trace macros (pxCurrentTCB is the kernel's own variable, visible
  * where these expand: tasks.c). */
 #define CMPROF_FREERTOS_SWITCHED_IN() ((void)(cmprof_current_task = (void *)pxCurrentTCB))
@@ -138,7 +129,7 @@ static inline const char *cmprof_freertos_name(const char *name, const char *idl
 #endif
 #define CMPROF_FREERTOS_CREATE(pxNewTCB)                                                                 \
     (CMPROF_FREERTOS_ROOT(pxNewTCB)                                                                      \
-     cmprof_stream_task_later((pxNewTCB), cmprof_freertos_name((pxNewTCB)->pcTaskName, configIDLE_TASK_NAME)))
+     cmprof_stream_task_new((pxNewTCB), (pxNewTCB)->pcTaskName, configIDLE_TASK_NAME))
 #define CMPROF_FREERTOS_DELETE(pxTCB) cmprof_stream_task_gone(pxTCB)
 
 /* cmprof's hooks are object-like names of the macros above, so that CMPROF_FREERTOS_OURS(hook)
