@@ -288,7 +288,8 @@ def overhead_by_symbol():
                  ["-DCMPROF_STREAM=1", "-DCMPROF_HIST=1"], ["-DCMPROF_PORT=CMPROF_PORT_STM32_TIM"],
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER"], ["-DCMPROF_PORT=CMPROF_PORT_NRF_TIMER"],
                  ["-DCMPROF_PORT=CMPROF_PORT_CMSDK_DUALTIMER"], ["-DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM"],
-                 ["-DCMPROF_STREAM=1", "-DCMPROF_STACKS=1", "-DCMPROF_STACK_FP=1"]):
+                 ["-DCMPROF_STREAM=1", "-DCMPROF_STACKS=1", "-DCMPROF_STACK_FP=1"],
+                 ["-DCMPROF_STREAM=1", "-DCMPROF_TAG=task", "-DCMPROF_TAG_NAMES=1"]):
         for f in ("cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_tasks.c", "cmprof_dwt.c",
                   "rtos/cmprof_zephyr.c", "cmprof_stack.c", "cmprof_rtt.c"):
             obj = os.path.join(TMP, "lib.o")
