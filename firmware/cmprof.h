@@ -111,7 +111,8 @@ extern "C" {
  * firmware interrupting a Secure call): the word it would read is no PC. Such a sample is sent as an
  * address in one of the library's functions "(Secure code)" and "(Non-Secure code)" (by S), which
  * the host shows as their rows, with no stack evidence. The prologue without CMPROF_STACKS checks it
- * (3 instructions a sample on ARMv8-M mainline, 6 for a sample in the other state); with
+ * (3 instructions a sample on ARMv8-M mainline, 6 for a sample in the other state; 4 and 13 on
+ * ARMv8-M baseline, Cortex-M23); with
  * CMPROF_STACKS cmprof_tick_stacked() does, from EXC_RETURN (3 instructions). A handler of your own
  * (CMPROF_NO_ISR) must check it itself. */
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
@@ -142,6 +143,31 @@ extern "C" {
 #define CMPROF_OTHER_STATE_V7 ""
 #define CMPROF_OTHER_STATE_TAIL ""
 #endif
+#if CMPROF_TRUSTZONE && !CMPROF_STACKS && defined(__ARM_ARCH_8M_BASE__)
+#ifdef CMPROF_TAG
+#define CMPROF_OTHER_STATE_XPSR_V6 "movs  r1, #0         \n"
+#else
+#define CMPROF_OTHER_STATE_XPSR_V6 ""
+#endif
+/* ARMv8-M baseline (Cortex-M23) has Thumb-1's data processing only: the same check and PC in more steps */
+#define CMPROF_OTHER_STATE_V6                                                                            \
+    "lsrs  r3, r0, #6     \n"                                                                             \
+    "eors  r3, r0         \n" /* bit 0: S differs from ES */                                             \
+    "lsls  r3, r3, #31    \n"                                                                             \
+    "bne   3f             \n"
+#define CMPROF_OTHER_STATE_TAIL_V6                                                                       \
+    "3: lsrs r3, r0, #6   \n"                                                                             \
+    "movs  r2, #1         \n"                                                                             \
+    "ands  r3, r2         \n"                                                                             \
+    "lsls  r3, r3, #2     \n"                                                                             \
+    "ldr   r0, =" CMPROF_OTHER_STATE_SYM " + 1 \n"                                                        \
+    "adds  r0, r0, r3     \n" CMPROF_OTHER_STATE_XPSR_V6                                                 \
+    "ldr   r2, =" CMPROF_TICK_ENTRY " \n"                                                                 \
+    "bx    r2             \n"
+#else
+#define CMPROF_OTHER_STATE_V6 ""
+#define CMPROF_OTHER_STATE_TAIL_V6 ""
+#endif
 #if CMPROF_STACKS && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
 /* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M, ARMv8-M baseline: bit 2 moved into N) */
 #define CMPROF_ISR_ASM                                                                                   \
@@ -167,11 +193,12 @@ extern "C" {
     "ldr   r0, [r1, #24] \n"                                                                              \
     "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
     ".ltorg              \n"
-#elif defined(__ARM_ARCH_6M__)
-/* ARMv6-M has no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the N flag. */
+#elif defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+/* ARMv6-M and ARMv8-M baseline have no tst-immediate and no IT blocks: move EXC_RETURN bit 2 into the
+ * N flag. */
 #define CMPROF_ISR_ASM                                                                                   \
     ".syntax unified      \n"                                                                             \
-    "mov   r0, lr         \n"                                                                             \
+    "mov   r0, lr         \n" CMPROF_OTHER_STATE_V6                                                      \
     "lsls  r0, r0, #29    \n" /* bit 2 -> N: set when the frame is on PSP */                              \
     "bmi   1f             \n"                                                                             \
     "mrs   r0, msp        \n" CMPROF_XPSR_V6                                                              \
@@ -181,7 +208,7 @@ extern "C" {
     "1: mrs r0, psp       \n" CMPROF_XPSR_V6                                                              \
     "ldr   r0, [r0, #24]  \n"                                                                             \
     "ldr   r2, =" CMPROF_TICK_ENTRY " \n"                                                                 \
-    "bx    r2             \n"                                                                             \
+    "bx    r2             \n" CMPROF_OTHER_STATE_TAIL_V6                                                 \
     ".ltorg               \n"
 #else
 #define CMPROF_ISR_ASM                                                                                   \

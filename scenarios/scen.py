@@ -316,6 +316,11 @@ def all_scenarios():
     # ... the same without stack evidence: the prologue itself tells the Secure samples apart
     s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
+    # ... its Non-Secure image built for ARMv8-M baseline (Cortex-M23's instruction set, which the M33
+    # runs; QEMU has no M23): the prologue's check in Thumb-1 instructions
+    s.append(scenario("m23_ns", "stacks", core="m33ns", cflags=("-mcpu=cortex-m23",), SAMPLES=20000,
+                      CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK",
+                      PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
     # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
     # pointed (CMPROF_STACK_FP)
     for core, period in (("m4", 1691), ("m0", 997)):

@@ -2417,7 +2417,7 @@ def trustzone(c):
     cannot prove, and every other stack is still the app's call shape."""
     secure_fp_frames(c)
     rows = []
-    for name in ("m33_ns", "m33_ns_stacks", "m33_ns_dump", "m33_s_calls_ns"):
+    for name in ("m33_ns", "m23_ns", "m33_ns_stacks", "m33_ns_dump", "m33_s_calls_ns"):
         r = Result(name)
         truth = r.truth()
         # the other state's code: Secure for the Non-Secure firmware, Non-Secure for m33_s_calls_ns
