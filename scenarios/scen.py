@@ -10,10 +10,12 @@ The profile side is computed here with arm-none-eabi-nm symbols until the host t
 dumps; the truth side comes only from the plugin's counts."""
 import collections
 import concurrent.futures
+import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -338,11 +340,75 @@ def sh(cmd, **kw):
     return r.stdout
 
 
-def link_atomically(cmd, elf):
+SOURCE_SUFFIXES = (".c", ".h", ".ld", ".s", ".S", ".inc")
+
+
+def _build_inputs(cmd):
+    """Every file a firmware build command can read: its sources, and the sources, headers and
+    linker scripts in its source directories (not below), its -I directories (and below: headers
+    name subdirectories) and its -L directories, plus the compiler itself."""
+    files, shallow, deep = set(), set(), set()
+    for arg in cmd[1:]:
+        if arg.startswith("-I"):
+            deep.add(arg[2:])
+        elif arg.startswith("-L"):
+            shallow.add(arg[2:])
+        elif not arg.startswith("-") and arg.endswith(SOURCE_SUFFIXES) and os.path.isfile(arg):
+            files.add(arg)
+            shallow.add(os.path.dirname(arg) or ".")
+    for d in shallow:
+        files.update(os.path.join(d, f) for f in os.listdir(d) if f.endswith(SOURCE_SUFFIXES))
+    for d in deep:
+        for top, _, names in os.walk(d):
+            files.update(os.path.join(top, f) for f in names if f.endswith(SOURCE_SUFFIXES))
+    compiler = shutil.which(cmd[0])
+    return sorted(files) + ([compiler] if compiler else [])
+
+
+def build_key(cmd, *extra):
+    """A digest of a firmware build: its command, what else it runs (extra), and the content of
+    every file it can read (the compiler by size and time)."""
+    h = hashlib.sha256(repr((cmd, extra)).encode())
+    for path in _build_inputs(cmd):
+        h.update(path.encode() + b"\0")
+        if path == shutil.which(cmd[0]):
+            st = os.stat(path)
+            h.update(b"%d %d" % (st.st_size, st.st_mtime_ns))
+        else:
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def built_already(elf, key):
+    """Whether elf is what the build with this key made, untouched since: the steps of
+    tests/run.sh build the same firmware (the demo's, the halting scenarios') many times."""
+    try:
+        with open(elf + ".key") as f:
+            want = f.read()
+        st = os.stat(elf)
+    except OSError:
+        return False
+    return want == "%s %d %d\n" % (key, st.st_size, st.st_mtime_ns)
+
+
+def record_build(elf, key):
+    st = os.stat(elf)
+    tmp = "%s.key.%d-%d.tmp" % (elf, os.getpid(), threading.get_ident())
+    with open(tmp, "w") as f:
+        f.write("%s %d %d\n" % (key, st.st_size, st.st_mtime_ns))
+    os.replace(tmp, elf + ".key")
+
+
+def link_atomically(cmd, elf, cache=True):
     """Runs cmd, which ends in "-o elf", writing a temporary file renamed to elf at the end: the
     lanes of tests/run.sh may build the same firmware at once, and a reader (another build, or
-    cmprof-top) must never open a half-written ELF."""
+    cmprof-top) must never open a half-written ELF. An ELF that the same command made from the
+    same files is kept (built_already)."""
     assert cmd[-2:] == ["-o", elf]
+    key = build_key(cmd) if cache else None
+    if key and built_already(elf, key):
+        return
     tmp = "%s.%d-%d.tmp" % (elf, os.getpid(), threading.get_ident())
     try:
         sh(cmd[:-1] + [tmp])
@@ -350,6 +416,8 @@ def link_atomically(cmd, elf):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+    if key:
+        record_build(elf, key)
 
 
 def build_plugin():
@@ -412,14 +480,19 @@ def build(s):
             os.path.join(HERE, "board", "startup.c"), "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath,
             "-T" + ldscript, "-o", elf]
     if s["strip"]:  # linked under a temporary name, stripped, then renamed: readers never see it unstripped
+        strip = ["arm-none-eabi-objcopy"] + ["--remove-section=" + x for x in s["strip"]]
+        key = build_key(cmd, strip)
+        if built_already(elf, key):
+            return elf
         tmp = "%s.%d-%d.unstripped" % (elf, os.getpid(), threading.get_ident())
         try:
-            link_atomically(cmd[:-1] + [tmp], tmp)
-            sh(["arm-none-eabi-objcopy"] + ["--remove-section=" + x for x in s["strip"]] + [tmp])
+            link_atomically(cmd[:-1] + [tmp], tmp, cache=False)
+            sh(strip + [tmp])
             os.replace(tmp, elf)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+        record_build(elf, key)
         return elf
     link_atomically(cmd, elf)
     return elf
