@@ -408,24 +408,26 @@ TWO_PART = {"-iquote", "-include", "-imacros", "-isystem", "-idirafter", "-x", "
 def compile_and_link(cmd):
     """Runs a firmware build command (gcc's flags, sources and link options, "-o ELF" last) as gcc
     would, each source compiled alone with the command's compiler flags, then linked in the same
-    order: the same ELF, byte for byte. An object is kept (build/fwobj) under a digest of the flags
-    that are not -D or -I and of the source's preprocessed text: scenarios, their variants and the
-    tests' builds compile the same board, library and kernel files with options most of them never
-    read. A command of another shape, or a source the preprocessor refuses, runs whole (its errors
+    order: the same ELF, byte for byte. An object is kept (build/fwobj) under a digest of the
+    compiler (path, size, time), the flags that are not -D or -I and the source's preprocessed
+    text: scenarios, their variants and the tests' builds compile the same board, library and
+    kernel files with options most of them never read. A command of another shape, or a source the preprocessor refuses, runs whole (its errors
     as gcc gives them)."""
     sources = [k for k, a in enumerate(cmd) if k and not a.startswith("-") and a.endswith((".c", ".s", ".S"))
                and cmd[k - 1] != "-o"]
     if not sources or TWO_PART & set(cmd) or cmd[-2] != "-o":
         return sh(cmd)
     flags = [a for k, a in enumerate(cmd[1:-2], 1) if k not in sources and not a.startswith(LINK_ONLY)]
-    digest_flags = [a for a in flags if not a.startswith(("-D", "-I"))]
+    compiler = shutil.which(cmd[0]) or cmd[0]
+    st = os.stat(compiler) if os.path.exists(compiler) else None
+    digest_flags = [compiler, st and (st.st_size, st.st_mtime_ns)] + [a for a in flags if not a.startswith(("-D", "-I"))]
     os.makedirs(OBJECTS, exist_ok=True)
     line = list(cmd)
     for k in sources:
         pre = subprocess.run([cmd[0]] + flags + ["-E", cmd[k]], capture_output=True)
         if pre.returncode != 0:
             return sh(cmd)
-        h = hashlib.sha256(repr((cmd[0], digest_flags, cmd[k])).encode() + b"\0" + pre.stdout).hexdigest()
+        h = hashlib.sha256(repr((digest_flags, cmd[k])).encode() + b"\0" + pre.stdout).hexdigest()
         obj = os.path.join(OBJECTS, h[:32] + ".o")
         if not os.path.exists(obj):
             tmp = "%s.%d-%d.tmp" % (obj, os.getpid(), threading.get_ident())
