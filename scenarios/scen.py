@@ -10,10 +10,12 @@ The profile side is computed here with arm-none-eabi-nm symbols until the host t
 dumps; the truth side comes only from the plugin's counts."""
 import collections
 import concurrent.futures
+import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -373,18 +375,125 @@ def sh(cmd, **kw):
     return r.stdout
 
 
-def link_atomically(cmd, elf):
+SOURCE_SUFFIXES = (".c", ".h", ".ld", ".s", ".S", ".inc")
+
+
+def _build_inputs(cmd):
+    """Every file a firmware build command can read: its sources, and the sources, headers and
+    linker scripts in its source directories (not below), its -I directories (and below: headers
+    name subdirectories) and its -L directories, plus the compiler itself."""
+    files, shallow, deep = set(), set(), set()
+    for arg in cmd[1:]:
+        if arg.startswith("-I"):
+            deep.add(arg[2:])
+        elif arg.startswith("-L"):
+            shallow.add(arg[2:])
+        elif not arg.startswith("-") and arg.endswith(SOURCE_SUFFIXES) and os.path.isfile(arg):
+            files.add(arg)
+            shallow.add(os.path.dirname(arg) or ".")
+    for d in shallow:
+        files.update(os.path.join(d, f) for f in os.listdir(d) if f.endswith(SOURCE_SUFFIXES))
+    for d in deep:
+        for top, _, names in os.walk(d):
+            files.update(os.path.join(top, f) for f in names if f.endswith(SOURCE_SUFFIXES))
+    compiler = shutil.which(cmd[0])
+    return sorted(files) + ([compiler] if compiler else [])
+
+
+def build_key(cmd, *extra):
+    """A digest of a firmware build: its command, what else it runs (extra), and the content of
+    every file it can read (the compiler by size and time)."""
+    h = hashlib.sha256(repr((cmd, extra)).encode())
+    for path in _build_inputs(cmd):
+        h.update(path.encode() + b"\0")
+        if path == shutil.which(cmd[0]):
+            st = os.stat(path)
+            h.update(b"%d %d" % (st.st_size, st.st_mtime_ns))
+        else:
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def built_already(elf, key):
+    """Whether elf is what the build with this key made, untouched since: the steps of
+    tests/run.sh build the same firmware (the demo's, the halting scenarios') many times."""
+    try:
+        with open(elf + ".key") as f:
+            want = f.read()
+        st = os.stat(elf)
+    except OSError:
+        return False
+    return want == "%s %d %d\n" % (key, st.st_size, st.st_mtime_ns)
+
+
+def record_build(elf, key):
+    st = os.stat(elf)
+    tmp = "%s.key.%d-%d.tmp" % (elf, os.getpid(), threading.get_ident())
+    with open(tmp, "w") as f:
+        f.write("%s %d %d\n" % (key, st.st_size, st.st_mtime_ns))
+    os.replace(tmp, elf + ".key")
+
+
+OBJECTS = os.path.join(ROOT, "build", "fwobj")
+LINK_ONLY = ("-Wl,", "-l", "-L", "-T", "-nostdlib", "-nostartfiles")
+TWO_PART = {"-iquote", "-include", "-imacros", "-isystem", "-idirafter", "-x", "-Xlinker", "-MF", "-MT", "-MQ"}
+
+
+def compile_and_link(cmd):
+    """Runs a firmware build command (gcc's flags, sources and link options, "-o ELF" last) as gcc
+    would, each source compiled alone with the command's compiler flags, then linked in the same
+    order: the same ELF, byte for byte. An object is kept (build/fwobj) under a digest of the
+    compiler (path, size, time), the flags that are not -D or -I and the source's preprocessed
+    text: scenarios, their variants and the tests' builds compile the same board, library and
+    kernel files with options most of them never read. A command of another shape, or a source the preprocessor refuses, runs whole (its errors
+    as gcc gives them)."""
+    sources = [k for k, a in enumerate(cmd) if k and not a.startswith("-") and a.endswith((".c", ".s", ".S"))
+               and cmd[k - 1] != "-o"]
+    if not sources or TWO_PART & set(cmd) or cmd[-2] != "-o":
+        return sh(cmd)
+    flags = [a for k, a in enumerate(cmd[1:-2], 1) if k not in sources and not a.startswith(LINK_ONLY)]
+    compiler = shutil.which(cmd[0]) or cmd[0]
+    st = os.stat(compiler) if os.path.exists(compiler) else None
+    digest_flags = [compiler, st and (st.st_size, st.st_mtime_ns)] + [a for a in flags if not a.startswith(("-D", "-I"))]
+    os.makedirs(OBJECTS, exist_ok=True)
+    line = list(cmd)
+    for k in sources:
+        pre = subprocess.run([cmd[0]] + flags + ["-E", cmd[k]], capture_output=True)
+        if pre.returncode != 0:
+            return sh(cmd)
+        h = hashlib.sha256(repr((digest_flags, cmd[k])).encode() + b"\0" + pre.stdout).hexdigest()
+        obj = os.path.join(OBJECTS, h[:32] + ".o")
+        if not os.path.exists(obj):
+            tmp = "%s.%d-%d.tmp" % (obj, os.getpid(), threading.get_ident())
+            try:
+                sh([cmd[0]] + flags + ["-c", cmd[k], "-o", tmp])
+                os.replace(tmp, obj)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+        line[k] = obj
+    return sh(line)
+
+
+def link_atomically(cmd, elf, cache=True):
     """Runs cmd, which ends in "-o elf", writing a temporary file renamed to elf at the end: the
     lanes of tests/run.sh may build the same firmware at once, and a reader (another build, or
-    cmprof-top) must never open a half-written ELF."""
+    cmprof-top) must never open a half-written ELF. An ELF that the same command made from the
+    same files is kept (built_already)."""
     assert cmd[-2:] == ["-o", elf]
+    key = build_key(cmd) if cache else None
+    if key and built_already(elf, key):
+        return
     tmp = "%s.%d-%d.tmp" % (elf, os.getpid(), threading.get_ident())
     try:
-        sh(cmd[:-1] + [tmp])
+        compile_and_link(cmd[:-1] + [tmp])
         os.replace(tmp, elf)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+    if key:
+        record_build(elf, key)
 
 
 def build_plugin():
@@ -453,14 +562,19 @@ def build(s):
             os.path.join(HERE, "board", "startup.c")] + implib + [
         "-Wl,--build-id", "-nostdlib", "-lc", "-lgcc", "-L" + ldpath, "-T" + ldscript, "-o", elf]
     if s["strip"]:  # linked under a temporary name, stripped, then renamed: readers never see it unstripped
+        strip = ["arm-none-eabi-objcopy"] + ["--remove-section=" + x for x in s["strip"]]
+        key = build_key(cmd, strip)
+        if built_already(elf, key):
+            return elf
         tmp = "%s.%d-%d.unstripped" % (elf, os.getpid(), threading.get_ident())
         try:
-            link_atomically(cmd[:-1] + [tmp], tmp)
-            sh(["arm-none-eabi-objcopy"] + ["--remove-section=" + x for x in s["strip"]] + [tmp])
+            link_atomically(cmd[:-1] + [tmp], tmp, cache=False)
+            sh(strip + [tmp])
             os.replace(tmp, elf)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
+        record_build(elf, key)
         return elf
     link_atomically(cmd, elf)
     return elf

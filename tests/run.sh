@@ -111,32 +111,9 @@ echo "== build"
 # lane, beside the scenarios: the other lanes need only the tool
 step "build cmprof-top and its ASan/UBSan build (make -j2)" make -s -j2 tool asan-tool
 
+# every core x option set, each file compiled only when its preprocessed text is new for that core
 firmware_builds() {
-    local dir=build/firmware-check cpu opts
-    local srcs=("$PWD"/firmware/cmprof_{sampler,section,dwt,stream,stack,rtt,tasks}.c)
-    mkdir -p "$dir"
-    for cpu in cortex-m0 cortex-m0plus cortex-m3 cortex-m4 cortex-m7 cortex-m33; do
-        for opts in "" "-DCMPROF_HIST=1" "-DCMPROF_JITTER=2047" "-DCMPROF_HIST=1 -DCMPROF_JITTER=2047" \
-            "-DCMPROF_TAG=task" "-DCMPROF_TIMER_TIM3=1" "-DCMPROF_TIMER_TIM3=1 -DCMPROF_STM32F1=1" \
-            "-DCMPROF_STREAM=1" "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_JITTER=4095" \
-            "-DCMPROF_STREAM=1 -DCMPROF_HIST=1" "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1" \
-            "-DCMPROF_STREAM=1 -DCMPROF_STACKS=1 -DCMPROF_TAG=task" \
-            "-DCMPROF_STREAM=1 -DCMPROF_TAG=task -DCMPROF_TAG_NAMES=1 -DCMPROF_STACKS=1"; do
-            # the seven files in one compiler run (each compiled and checked as alone; the run fails
-            # when any does), their objects in $dir
-            if (cd "$dir" && arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb $opts -c "${srcs[@]}"); then
-                echo "ok   firmware $cpu ${opts:-(defaults)}"
-            else
-                echo "FAIL firmware $cpu ${opts:-(defaults)}"
-            fi
-        done
-        if arm-none-eabi-gcc -std=c11 -Wall -Wextra -Werror -Os -mcpu=$cpu -mthumb -Ifirmware -Itests/zoo \
-            -c tests/zoo/freertos_hooks.c -o "$dir/freertos_hooks.o"; then
-            echo "ok   firmware $cpu: the FreeRTOS adapter's trace macros build"
-        else
-            echo "FAIL firmware $cpu: the FreeRTOS adapter's trace macros build"
-        fi
-    done
+    python3 tests/firmware_builds.py
 }
 # The Zephyr hooks against the stand-in of Zephyr's API (the module itself is built by hand: README)
 zephyr_hooks_builds() {
