@@ -54,6 +54,9 @@ SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c"
              "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
              "stage.c", "open.c", "code.c", "merge.c", "exidx.c")
 
+# the scenario captures the benches read, made first on a fresh clone
+SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
+
 # LLVM's symbolizer, when installed (Debian's llvm package): a second peer for --resolve
 LLVM_ADDR2LINE = shutil.which("llvm-addr2line")
 
