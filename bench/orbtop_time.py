@@ -58,6 +58,26 @@ def read_calls(pid):
 
 def orbtop_seconds(orbtop, cap, elf):
     """Wall seconds from orbtop's start until it has read and decoded the whole capture."""
+    return orbtop_run(orbtop, cap, elf, lambda pid, t: t)
+
+
+def orbtop_peak(orbtop, cap, elf):
+    """orbtop's own peak resident set (VmHWM, KB) once it has decoded the whole capture and then
+    run 1.5 s more (its report is built every second: the peak of one after the last byte is in).
+    orbtop_mem.py's wait for its CPU time to stand still never ends with orbtop, which spins at a
+    file's end, and took its 120 s limit every run."""
+    def settle(pid, _):
+        time.sleep(1.5)
+        for ln in open("/proc/%d/status" % pid):
+            if ln.startswith("VmHWM:"):
+                return int(ln.split()[1])
+        raise RuntimeError("orbtop's VmHWM not found")
+    return orbtop_run(orbtop, cap, elf, settle)
+
+
+def orbtop_run(orbtop, cap, elf, at_end):
+    """Run orbtop on the capture; at_end(pid, seconds so far) once it has read and decoded all of
+    it; returns at_end's value, and kills orbtop."""
     path, size = os.path.realpath(cap), os.path.getsize(cap)
     t0 = time.perf_counter()
     p = subprocess.Popen([orbtop, "-M", "-p", "ITM", "-f", path, "-e", elf], stdout=subprocess.DEVNULL,
@@ -72,7 +92,7 @@ def orbtop_seconds(orbtop, cap, elf):
             if calls is None and capture_offset(p.pid, path) >= size:
                 calls = read_calls(p.pid)
             elif calls is not None and read_calls(p.pid) > calls:
-                return time.perf_counter() - t0
+                return at_end(p.pid, time.perf_counter() - t0)
             time.sleep(POLL)
     finally:
         p.kill()

@@ -420,6 +420,7 @@ def memory_bench(tmp):
     (GNU time) against orbtop on a small and a large ITM capture, and against addr2line with the
     generated 27 MB ELF, each in interleaved rounds (bench/orbtop_mem.py measures each one)."""
     import orbtop_mem
+    import orbtop_time
     say("## 3d. Memory: peak resident set against orbtop and addr2line, interleaved")
     elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
     pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
@@ -427,7 +428,7 @@ def memory_bench(tmp):
     for n, rounds in ((100000, MEMORY_ROUNDS), (10000000, MEMORY_ROUNDS)):
         cap = os.path.join(tmp, "mem%d.itm" % n)
         open(cap, "wb").write(itm_stream((pcs * (n // len(pcs) + 1))[:n]))
-        contenders = {"orbtop (its own VmHWM)": lambda cap=cap: orbtop_mem.orbtop_peak(orbtop, cap, elf)[0]} \
+        contenders = {"orbtop (its own VmHWM)": lambda cap=cap: orbtop_time.orbtop_peak(orbtop, cap, elf)} \
             if orbtop else {}
         contenders["cmprof-top live view"] = lambda cap=cap: orbtop_mem.live_peak(cap, elf)
         contenders["cmprof-top --batch"] = lambda cap=cap: orbtop_mem.batch_peak(cap, elf)
