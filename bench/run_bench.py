@@ -62,12 +62,16 @@ lines_out = []
 accepted = []
 
 
-def accept(work, peer, ours, ratios, goal, at_least=True, fmt="%.2f", valid=True):
+def accept(work, peer, ours, ratios, goal, at_least=True, fmt="%.2f", valid=True, cpu_ratios=None):
     """One row of the closing table: the median of the per-round ratios (peer / ours for times,
     ours / peer for memory) with its IQR, against goal (a ratio to reach, or not to pass when
-    at_least is False; None: no goal asked). valid=False (outputs not identical) fails the row."""
+    at_least is False; None: no goal asked). valid=False (outputs not identical) fails the row.
+    cpu_ratios: the same rounds' ratios of CPU time, shown beside (a loaded machine stretches a
+    long run's wall time more than a short one's)."""
     q1, med, q3 = interleave.quartiles(ratios)
     ratio = (fmt + "x (IQR " + fmt + "-" + fmt + ", %d rounds)") % (med, q1, q3, len(ratios))
+    if cpu_ratios:
+        ratio += "; CPU %.2fx" % interleave.median(cpu_ratios)
     if goal is None:
         accepted.append((work, peer, ours, ratio, "", ""))
         return
@@ -306,10 +310,12 @@ def random_bench(tmp, big, af, cmds):
     say("      --resolve's output byte for byte addr2line -a -f -i's: %s" % ("yes" if same else "NO"))
     accept("`--resolve`, 100k random addresses, 27 MB ELF (output byte-identical: %s)" % ("yes" if same else "NO"),
            "addr2line -a -f -i %.3f s" % med["addr2line -a"][0], "%.3f s" % med["ours"][0],
-           interleave.ratios(walls(runs["addr2line -a"]), walls(runs["ours"])), 3, valid=same)
+           interleave.ratios(walls(runs["addr2line -a"]), walls(runs["ours"])), 3, valid=same,
+           cpu_ratios=interleave.ratios(cpus(runs["addr2line -a"]), cpus(runs["ours"])))
     if "llvm" in runs:
         accept("the same against LLVM's symbolizer", "llvm-addr2line -a -f -i %.3f s" % med["llvm"][0],
-               "%.3f s" % med["ours"][0], interleave.ratios(walls(runs["llvm"]), walls(runs["ours"])), None)
+               "%.3f s" % med["ours"][0], interleave.ratios(walls(runs["llvm"]), walls(runs["ours"])), None,
+               cpu_ratios=interleave.ratios(cpus(runs["llvm"]), cpus(runs["ours"])))
 
 
 def confined_bench(tmp, cf, cmds, n_units):
@@ -342,7 +348,8 @@ def confined_bench(tmp, cf, cmds, n_units):
                interleave.spread(interleave.ratios(cpus(runs[name]), cpus(runs["ours"])), "%.1f", "x")))
     accept("`--resolve`, 100k addresses in %d of the units (output byte-identical: %s)"
            % (n_units, "yes" if same else "NO"), "addr2line -a -f -i %.3f s" % med["addr2line -a"],
-           "%.3f s" % med["ours"], interleave.ratios(walls(runs["addr2line -a"]), walls(runs["ours"])), 20, valid=same)
+           "%.3f s" % med["ours"], interleave.ratios(walls(runs["addr2line -a"]), walls(runs["ours"])), 20, valid=same,
+           cpu_ratios=interleave.ratios(cpus(runs["addr2line -a"]), cpus(runs["ours"])))
 
 
 def parts_bench(big, first, cf, n_units):
@@ -387,7 +394,8 @@ def first_report_bench(big, nm):
     accept("first report, a sample in each of the %d units of the 27 MB ELF (`--batch`)" % len(first),
            "addr2line -f -i, one address %.3f s" % interleave.median(walls(runs["addr2line"])),
            "%.3f s" % interleave.median(walls(runs["ours"])),
-           interleave.ratios(walls(runs["addr2line"]), walls(runs["ours"])), 1)
+           interleave.ratios(walls(runs["addr2line"]), walls(runs["ours"])), 1,
+           cpu_ratios=interleave.ratios(cpus(runs["addr2line"]), cpus(runs["ours"])))
 
 
 def find_orbtop():
