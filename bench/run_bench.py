@@ -45,19 +45,48 @@ RANDOM_ROUNDS = 25
 CONFINED_ROUNDS = 31
 PARTS_ROUNDS = 21
 WRITER_ROUNDS = 31
-GDB_ROUNDS = 3
+GDB_ROUNDS = 5
 FIRST_REPORT_ROUNDS = 21
 MEMORY_ROUNDS = 3
+ORBTOP_ROUNDS = 5
 MEMORY_RESOLVE_ROUNDS = 3
 GDB_SECONDS = 5
-SYM_FILES = ("table.c", "elf.c", "symtab.c", "frames.c", "dwarf.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
-             "aranges.c", "isolate.c", "units.c", "lookup.c", "demangle.c", "codemap.c",
-             "stage.c", "open.c", "code.c", "merge.c", "exidx.c")
+# the scenario captures the benches read, made first on a fresh clone
+SCENARIOS = ("loops_jitter", "stream_tagged", "stream")
 
 # LLVM's symbolizer, when installed (Debian's llvm package): a second peer for --resolve
 LLVM_ADDR2LINE = shutil.which("llvm-addr2line")
 
 lines_out = []
+# the acceptance table, filled by the sections from this run's own rounds: (work, peer, ours, ratio, goal, met)
+accepted = []
+
+
+def accept(work, peer, ours, ratios, goal, at_least=True, fmt="%.2f", valid=True, cpu_ratios=None):
+    """One row of the closing table: the median of the per-round ratios (peer / ours for times,
+    ours / peer for memory) with its IQR, against goal (a ratio to reach, or not to pass when
+    at_least is False; None: no goal asked). valid=False (outputs not identical) fails the row.
+    cpu_ratios: the same rounds' ratios of CPU time, shown beside (a loaded machine stretches a
+    long run's wall time more than a short one's)."""
+    q1, med, q3 = interleave.quartiles(ratios)
+    ratio = (fmt + "x (IQR " + fmt + "-" + fmt + ", %d rounds)") % (med, q1, q3, len(ratios))
+    if cpu_ratios:
+        ratio += "; CPU %.2fx" % interleave.median(cpu_ratios)
+    if goal is None:
+        accepted.append((work, peer, ours, ratio, "", ""))
+        return
+    met = valid and (med >= goal if at_least else med <= goal)
+    accepted.append((work, peer, ours, ratio, ("≥ %gx" if at_least else "≤ %gx") % goal, "met" if met else "NOT met"))
+
+
+def acceptance_table():
+    say("## Acceptance: each figure against its peer, from this run's interleaved rounds (medians)")
+    say()
+    say("| work | peer | cmprof-top | ratio (median of the rounds' ratios) | goal | |")
+    say("|---|---|---|---|---|---|")
+    for row in accepted:
+        say("| " + " | ".join(row) + " |")
+    say()
 
 
 def say(s=""):
@@ -104,12 +133,7 @@ def extract(text, start, end):
 
 def decode_bench():
     say("## 1. Decoder throughput (64 MB streams in memory)")
-    exe = os.path.join(B, "bench_decode")
-    subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_decode.c"),
-                    os.path.join(HERE, "spread.c"),
-                    os.path.join(ROOT, "decode", "itm.c")] +
-                   [os.path.join(ROOT, "decode", f) for f in ("text.c", "stream.c", "textline.c")] + ["-o", exe],
-                   check=True)
+    exe = link_with_tool("bench_decode.c")
     out = subprocess.run([exe, "64"], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)
@@ -162,6 +186,11 @@ def batch_bench(tmp):
     say("    text dump: %.1f MB; prof75a.py %.2f s, cmprof-top --batch %.3f s: %s faster"
         % (os.path.getsize(dump) / 1e6, med["sum"], med["text"],
            interleave.spread(interleave.ratios(runs["sum"], runs["text"]), "%.0f", "x")))
+    accept("ITM capture, 1M samples, against the document's two scripts", "itm75a.py + prof75a.py %.2f s"
+           % interleave.median(scripts), "--batch %.3f s" % med["ours"], interleave.ratios(scripts, runs["ours"]),
+           1, fmt="%.0f")
+    accept("text dump of those samples, against its summarizer", "prof75a.py %.2f s" % med["sum"],
+           "--batch %.3f s" % med["text"], interleave.ratios(runs["sum"], runs["text"]), 1, fmt="%.0f")
     say()
 
 
@@ -228,7 +257,7 @@ def symbol_bench(tmp):
     cf = os.path.join(B, "bench", "confined.txt")
     open(cf, "w").write("".join("%x\n" % a for a in caddrs))
     say("    100,000 addresses in %d of %d units (5 %%):" % (len(few), units))
-    confined_bench(tmp, cf, cmds)
+    confined_bench(tmp, cf, cmds, len(few))
     first = os.path.join(tmp, "confined_first.txt")
     open(first, "w").write("".join("%x\n" % a for a in caddrs[:1024]))
     parts_bench(big, first, cf, len(few))
@@ -241,10 +270,11 @@ def random_bench(tmp, big, af, cmds):
     """100,000 random addresses, load included: addr2line with and without -a, --resolve, and
     --resolve with libdwarf reading every unit, in turn; wall and CPU time."""
     out_theirs, out_ours = os.path.join(tmp, "theirs.txt"), os.path.join(tmp, "ours.txt")
+    out_a = os.path.join(tmp, "theirs_a.txt")
     libdwarf = dict(os.environ, CMPROF_DWARF_LIBDWARF="1")
     runs = interleave.rounds({
         "addr2line": lambda: run_once(cmds["addr2line"], af, out_theirs),
-        "addr2line -a": lambda: run_once(cmds["addr2line -a"], af, os.path.join(tmp, "theirs_a.txt")),
+        "addr2line -a": lambda: run_once(cmds["addr2line -a"], af, out_a),
         "ours": lambda: run_once(cmds["ours"], af, out_ours),
         "libdwarf": lambda: run_once(cmds["ours"], af, os.path.join(tmp, "libdwarf.txt"), libdwarf),
         **({"llvm": lambda: run_once(cmds["llvm"], af, os.path.join(tmp, "llvm.txt"))} if "llvm" in cmds else {})},
@@ -276,9 +306,19 @@ def random_bench(tmp, big, af, cmds):
             interleave.spread(interleave.ratios(cpus(runs[name]), cpus(runs["ours"])), "%.1f", "x")))
     say("      frames identical (file names without directories): %s" % ("yes" if theirs == ours else
                                                                        "NO (%d vs %d lines)" % (len(theirs), len(ours))))
+    same = open(out_a, "rb").read() == open(out_ours, "rb").read()
+    say("      --resolve's output byte for byte addr2line -a -f -i's: %s" % ("yes" if same else "NO"))
+    accept("`--resolve`, 100k random addresses, 27 MB ELF (output byte-identical: %s)" % ("yes" if same else "NO"),
+           "addr2line -a -f -i %.3f s" % med["addr2line -a"][0], "%.3f s" % med["ours"][0],
+           interleave.ratios(walls(runs["addr2line -a"]), walls(runs["ours"])), 3, valid=same,
+           cpu_ratios=interleave.ratios(cpus(runs["addr2line -a"]), cpus(runs["ours"])))
+    if "llvm" in runs:
+        accept("the same against LLVM's symbolizer", "llvm-addr2line -a -f -i %.3f s" % med["llvm"][0],
+               "%.3f s" % med["ours"][0], interleave.ratios(walls(runs["llvm"]), walls(runs["ours"])), None,
+               cpu_ratios=interleave.ratios(cpus(runs["llvm"]), cpus(runs["ours"])))
 
 
-def confined_bench(tmp, cf, cmds):
+def confined_bench(tmp, cf, cmds, n_units):
     """Runs of tens of milliseconds, where start-up jitter is a large share of one: the three in
     turn, many rounds. addr2line -a prints what --resolve prints, byte for byte (checked here);
     without -a it prints less, and is timed too."""
@@ -306,6 +346,10 @@ def confined_bench(tmp, cf, cmds):
             % (label, med[name], peak[name], faults[name],
                interleave.spread(interleave.ratios(walls(runs[name]), walls(runs["ours"])), "%.1f", "x"),
                interleave.spread(interleave.ratios(cpus(runs[name]), cpus(runs["ours"])), "%.1f", "x")))
+    accept("`--resolve`, 100k addresses in %d of the units (output byte-identical: %s)"
+           % (n_units, "yes" if same else "NO"), "addr2line -a -f -i %.3f s" % med["addr2line -a"],
+           "%.3f s" % med["ours"], interleave.ratios(walls(runs["addr2line -a"]), walls(runs["ours"])), 20, valid=same,
+           cpu_ratios=interleave.ratios(cpus(runs["addr2line -a"]), cpus(runs["ours"])))
 
 
 def parts_bench(big, first, cf, n_units):
@@ -347,6 +391,11 @@ def first_report_bench(big, nm):
            interleave.median(walls(runs["addr2line"])), interleave.median(cpus(runs["addr2line"])),
            interleave.spread(interleave.ratios(walls(runs["addr2line"]), walls(runs["ours"])), "%.2f", "x"),
            FIRST_REPORT_ROUNDS))
+    accept("first report, a sample in each of the %d units of the 27 MB ELF (`--batch`)" % len(first),
+           "addr2line -f -i, one address %.3f s" % interleave.median(walls(runs["addr2line"])),
+           "%.3f s" % interleave.median(walls(runs["ours"])),
+           interleave.ratios(walls(runs["addr2line"]), walls(runs["ours"])), 1,
+           cpu_ratios=interleave.ratios(cpus(runs["addr2line"]), cpus(runs["ours"])))
 
 
 def find_orbtop():
@@ -371,6 +420,7 @@ def memory_rounds(label, contenders, peer, rounds):
         ratio = "" if name == peer else " -> %s" % interleave.spread(interleave.ratios(v, runs[peer]), "%.2f", "x")
         say("      %-34s %.2f MB (range %.2f..%.2f)%s" % (name, interleave.median(v) / 1024, min(v) / 1024,
                                                           max(v) / 1024, ratio))
+    return runs
 
 
 def memory_bench(tmp):
@@ -378,6 +428,7 @@ def memory_bench(tmp):
     (GNU time) against orbtop on a small and a large ITM capture, and against addr2line with the
     generated 27 MB ELF, each in interleaved rounds (bench/orbtop_mem.py measures each one)."""
     import orbtop_mem
+    import orbtop_time
     say("## 3d. Memory: peak resident set against orbtop and addr2line, interleaved")
     elf = os.path.join(B, "scenarios", "loops_jitter", "fw.elf")
     pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
@@ -385,12 +436,18 @@ def memory_bench(tmp):
     for n, rounds in ((100000, MEMORY_ROUNDS), (10000000, MEMORY_ROUNDS)):
         cap = os.path.join(tmp, "mem%d.itm" % n)
         open(cap, "wb").write(itm_stream((pcs * (n // len(pcs) + 1))[:n]))
-        contenders = {"orbtop (its own VmHWM)": lambda cap=cap: orbtop_mem.orbtop_peak(orbtop, cap, elf)[0]} \
+        contenders = {"orbtop (its own VmHWM)": lambda cap=cap: orbtop_time.orbtop_peak(orbtop, cap, elf)} \
             if orbtop else {}
         contenders["cmprof-top live view"] = lambda cap=cap: orbtop_mem.live_peak(cap, elf)
         contenders["cmprof-top --batch"] = lambda cap=cap: orbtop_mem.batch_peak(cap, elf)
-        memory_rounds("ITM, %s samples (%.1f MB), loops_jitter's ELF" % (format(n, ","), os.path.getsize(cap) / 1e6),
-                      contenders, "orbtop (its own VmHWM)" if orbtop else "cmprof-top --batch", rounds)
+        runs = memory_rounds("ITM, %s samples (%.1f MB), loops_jitter's ELF"
+                             % (format(n, ","), os.path.getsize(cap) / 1e6),
+                             contenders, "orbtop (its own VmHWM)" if orbtop else "cmprof-top --batch", rounds)
+        for name in ("cmprof-top live view", "cmprof-top --batch") if orbtop else ():
+            peer = runs["orbtop (its own VmHWM)"]
+            accept("peak memory, %s, %s-sample ITM file" % (name[11:], format(n, ",")),
+                   "orbtop %.2f MB" % (interleave.median(peer) / 1024), "%.2f MB" % (interleave.median(runs[name]) / 1024),
+                   interleave.ratios(runs[name], peer), 1, at_least=False)
         os.unlink(cap)
     if not orbtop:
         say("    orbtop: not found (Debian has no package: ORBTOP=path, or ORBUCULUM=its sources to build it)")
@@ -417,25 +474,29 @@ def memory_bench(tmp):
 
 
 def lookup_bench(big, af):
-    exe = os.path.join(B, "bench_lookup")
-    subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_lookup.c"), os.path.join(HERE, "spread.c")] +
-                   [os.path.join(ROOT, "symbols", f) for f in SYM_FILES] +
-                   ["-lelf", "-ldwarf", "-liberty", "-pthread", "-o", exe], check=True)
+    exe = link_with_tool("bench_lookup.c", "-D_GNU_SOURCE")
     out = subprocess.run([exe, big, af], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)
 
 
+def link_with_tool(source, *flags):
+    """build/NAME: bench/SOURCE linked with the tool's own library (the objects make tool built, with
+    its flags), so a bench never lists the sources its code needs: such lists went stale as the code
+    moved (the count bench missed profile/count.c, the lookup bench symbols/leaf.c, the writers bench
+    source/'s registry)."""
+    exe = os.path.join(B, os.path.splitext(source)[0])
+    subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", *flags, os.path.join(HERE, source),
+                    os.path.join(HERE, "spread.c"), os.path.join(B, "obj", "plain", "libcmprof.a"),
+                    "-lelf", "-ldwarf", "-liberty", "-lserialport", "-lncursesw", "-ltinfo", "-lz", "-lm", "-pthread",
+                    "-o", exe], check=True)
+    return exe
+
+
 def count_bench():
     say("## 3b. Counting samples into the profile (the generated ELF's code, 20 M samples)")
     big = os.path.join(B, "bench", "large", "big.elf")
-    exe = os.path.join(B, "bench_count")
-    subprocess.run(["cc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(HERE, "bench_count.c"), os.path.join(HERE, "spread.c")] +
-                   [os.path.join(B, "obj", "plain", "libcmprof.a")] +  # (the tool's objects: whatever the profile needs)
-                   ["-lelf", "-ldwarf", "-liberty", "-lserialport", "-lncursesw", "-ltinfo", "-lz", "-lm", "-pthread",
-                    "-o", exe], check=True)
+    exe = link_with_tool("bench_count.c", "-D_GNU_SOURCE")
     out = subprocess.run([exe, big], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
         say("    " + ln)
@@ -447,12 +508,7 @@ def writers_bench(tmp):
     1M-sample tagged stream (stream_tagged's capture, 100 times: the trace's runs), as ratios to the
     CSV writer in the same rounds."""
     say("## 2b. Report writers, 1,000,000 samples: each -o format's cost against -o csv's")
-    exe = os.path.join(B, "bench_writers")
-    sources = subprocess.run(["make", "-s", "-C", ROOT, "fuzz-sources-ingest"], capture_output=True, text=True,
-                             check=True).stdout.split()  # the report's sources, wherever they live
-    sources = [s if s.startswith("-") else os.path.join(ROOT, s) for s in sources if not s.startswith("fuzz/")]
-    subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(HERE, "bench_writers.c"),
-                    os.path.join(HERE, "spread.c")] + sources + ["-o", exe], check=True)
+    exe = link_with_tool("bench_writers.c")
     tagged = os.path.join(tmp, "tagged.txt")
     with open(os.path.join(B, "scenarios", "stream_tagged", "uart.txt")) as f:
         text = f.read()
@@ -537,8 +593,68 @@ def gdb_bench():
             % (gdbmi_loop.GDB, interleave.spread([r[1] for r in runs["mi"]], "%.0f"), 100 * med("mi", 2)))
         say("    ratio, samples/s (--rate max / MI loop, per round): %s" % interleave.spread(
             interleave.ratios([r[0] for r in runs["max"]], [r[1] for r in runs["mi"]]), "%.1f", "x"))
+        accept("halting samples/s at `--rate max`, QEMU's gdbstub", "GDB/MI loop %.0f/s, core halted %.0f %%"
+               % (med("mi", 1), 100 * med("mi", 2)), "%.0f/s, core halted %.0f %%" % (med("max", 0), med("max", 1)),
+               interleave.ratios([r[0] for r in runs["max"]], [r[1] for r in runs["mi"]]), 1, fmt="%.1f")
     else:
         say("    GDB/MI loop: not run (%s is not installed: scripts/deps.sh bench)" % gdbmi_loop.GDB)
+    say()
+
+
+def orbtop_bench(tmp):
+    """--batch against orbtop reading the same ITM capture (bench/orbtop_time.py: orbtop never ends
+    at a file's end, so its time runs until it has read and decoded the last byte): 10M samples on a
+    small ELF, and 1M samples at random instruction addresses of the 27 MB ELF."""
+    import orbtop_time
+    say("## 2c. ITM captures: cmprof-top --batch against orbtop (orbuculum), interleaved")
+    orbtop = find_orbtop()
+    if not orbtop:
+        say("    not run: orbtop not found (Debian has no package: ORBTOP=path, or ORBUCULUM=its sources to build it)")
+        say()
+        return
+    pcs = pcs_of(os.path.join(B, "scenarios", "loops_jitter", "uart.txt"))
+    big = os.path.join(B, "bench", "large", "big.elf")
+    # samples land where instructions start (a halfword inside a 32-bit one is a wrong-ELF sign)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", big], capture_output=True,
+                             text=True, check=True).stdout
+    starts = [int(a, 16) for a in re.findall(r"^ *([0-9a-f]+):\t", listing, re.M)]
+    rnd = random.Random(7)
+    spread_pcs = [starts[rnd.randrange(len(starts))] for _ in range(1000000)]
+    for label, elf, cap_pcs in (
+            ("10,000,000 samples, loops_jitter's ELF", os.path.join(B, "scenarios", "loops_jitter", "fw.elf"),
+             (pcs * (10000000 // len(pcs) + 1))[:10000000]),
+            ("1,000,000 samples at random instructions (%s distinct PCs), the 27 MB ELF"
+             % format(len(set(spread_pcs)), ","), big, spread_pcs)):
+        cap = os.path.join(tmp, "orbtop_time.itm")
+        open(cap, "wb").write(itm_stream(cap_pcs))
+        size = os.path.getsize(cap) / 1e6
+        runs = orbtop_time.rounds(orbtop, cap, elf, ORBTOP_ROUNDS)
+        os.unlink(cap)
+        say("    ITM, %s (%.1f MB); %d rounds of the two in turn:" % (label, size, ORBTOP_ROUNDS))
+        say("      orbtop %s, of which 1 s its own wait before it reads the ELF" % interleave.spread(runs["orbtop"], "%.3f",
+                                                                                                 " s"))
+        say("      cmprof-top --batch %s" % interleave.spread(runs["ours"], "%.3f", " s"))
+        say("      orbtop / --batch: %s; orbtop less its 1 s wait / --batch: %s" % (
+            interleave.spread(interleave.ratios(runs["orbtop"], runs["ours"]), "%.1f", "x"),
+            interleave.spread(interleave.ratios(runs["orbtop working"], runs["ours"]), "%.1f", "x")))
+        accept("ITM %.0f MB, %s" % (size, label), "orbtop %.2f s (%.2f s less its 1 s wait)"
+               % (interleave.median(runs["orbtop"]), interleave.median(runs["orbtop working"])),
+               "--batch %.3f s" % interleave.median(runs["ours"]),
+               interleave.ratios(runs["orbtop working"], runs["ours"]), 1, fmt="%.1f")
+    say()
+
+
+def live_section():
+    say("## 4. The live view")
+    out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "ingest", "cpu"],
+                         capture_output=True, text=True, check=True).stdout
+    for ln in out.splitlines():
+        say("    " + ln)
+    say("    (memory over a long replay loop: bench/live_bench.py soak 600)")
+    out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "first"], capture_output=True,
+                         text=True, check=True).stdout
+    for ln in out.splitlines():
+        say("    " + ln)
     say()
 
 
@@ -559,17 +675,9 @@ def main():
         count_bench()
         memory_bench(tmp)
         gdb_bench()
-        say("## 4. The live view")
-        out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "ingest", "cpu"],
-                             capture_output=True, text=True, check=True).stdout
-        for ln in out.splitlines():
-            say("    " + ln)
-        say("    (memory over a long replay loop: bench/live_bench.py soak 600)")
-        out = subprocess.run([sys.executable, os.path.join(HERE, "live_bench.py"), "first"], capture_output=True,
-                             text=True, check=True).stdout
-        for ln in out.splitlines():
-            say("    " + ln)
-        say()
+        orbtop_bench(tmp)
+        live_section()
+        acceptance_table()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     open(os.path.join(B, "bench", "results.md"), "w").write("\n".join(lines_out) + "\n")

@@ -340,6 +340,7 @@ step "RTOS task roots" python3 tests/test_task_roots.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
 step "stream versions and announced numbers" python3 tests/test_stream_announce.py
 step "install, man page, completion" python3 tests/test_install.py
+step "make bench's harness: names, links, orbtop's end, the acceptance rows" python3 tests/test_bench.py
 step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
