@@ -93,10 +93,30 @@ void prof_check_code(struct prof *p, struct prof_code_check *out)
 #define LOCKSTEP_MIN_RATE 0.90
 #define LOCKSTEP_WINDOW_MIN 200u
 
-static int cmp_u32(const void *a, const void *b)
+/* Heapsort in place: qsort's merge sort would take a second copy of the window for its own. */
+static void sift_down(uint32_t *a, size_t root, size_t n)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : (x > y);
+    for (size_t child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && a[child + 1] > a[child])
+            child++;
+        if (a[root] >= a[child])
+            return;
+        uint32_t t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+    }
+}
+
+static void sort_u32(uint32_t *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_down(a, 0, end);
+    }
 }
 
 static void find_lockstep(struct prof *p)
@@ -108,21 +128,24 @@ static void find_lockstep(struct prof *p)
     ls->computed_at = p->raw_samples;
     if (n < LOCKSTEP_WINDOW_MIN)
         return;
-    uint32_t *w = malloc(2 * n * sizeof *w);
+    /* one copy of the window (32 KB), sorted first for the expected rate, then in order again */
+    uint32_t *w = malloc(n * sizeof *w);
     if (!w)
         return;
     uint64_t start = p->raw_samples - n;
     for (uint64_t i = 0; i < n; i++)
-        w[i] = w[n + i] = p->recent[(start + i) % RECENT];
+        w[i] = p->recent[(start + i) % RECENT];
     /* expected match rate from the window's own PC shares */
-    qsort(w + n, n, sizeof *w, cmp_u32);
+    sort_u32(w, n);
     double expected = 0;
     for (uint64_t i = 0, run = 1; i < n; i++, run++)
-        if (i + 1 == n || w[n + i + 1] != w[n + i]) {
+        if (i + 1 == n || w[i + 1] != w[i]) {
             expected += ((double)run / n) * ((double)run / n);
             run = 0;
         }
     ls->expected = expected;
+    for (uint64_t i = 0; i < n; i++)
+        w[i] = p->recent[(start + i) % RECENT];
     if (1.0 - expected < 0.05) /* (almost) one PC: the constant-PC check speaks for that */
         goto done;
     uint64_t allowed = (uint64_t)((1.0 - LOCKSTEP_MIN_RATE) * (double)n); /* mismatches a lag may have */
