@@ -469,7 +469,7 @@ static bool wait_input(struct live_run *r, double t, bool *source)
  * every READ_BUDGET. */
 static void read_source(struct live_run *r)
 {
-    static uint8_t data[1 << 16];
+    static uint8_t data[1 << 14]; /* 16 KB a read: every page of it stays resident, and more reads cost little */
     const struct live_options *o = r->o;
     double t0 = now_s();
     ssize_t got;
