@@ -122,7 +122,9 @@ static void sort_u32(uint32_t *a, size_t n)
 static void find_lockstep(struct prof *p)
 {
     struct lockstep *ls = &p->lockstep;
+    const struct prof *ring = p->order_from ? p->order_from : p; /* whose ring holds p's last PCs */
     uint64_t n = p->raw_samples < RECENT ? p->raw_samples : RECENT;
+    n = n < ring->order_count ? n : ring->order_count;
     ls->found = false;
     ls->window = (uint32_t)n;
     ls->computed_at = p->raw_samples;
@@ -132,9 +134,9 @@ static void find_lockstep(struct prof *p)
     uint32_t *w = malloc(n * sizeof *w);
     if (!w)
         return;
-    uint64_t start = p->raw_samples - n;
+    uint64_t start = ring->order_count - n;
     for (uint64_t i = 0; i < n; i++)
-        w[i] = p->recent[(start + i) % RECENT];
+        w[i] = ring->recent[(start + i) % RECENT];
     /* expected match rate from the window's own PC shares */
     sort_u32(w, n);
     double expected = 0;
@@ -145,7 +147,7 @@ static void find_lockstep(struct prof *p)
         }
     ls->expected = expected;
     for (uint64_t i = 0; i < n; i++)
-        w[i] = p->recent[(start + i) % RECENT];
+        w[i] = ring->recent[(start + i) % RECENT];
     if (1.0 - expected < 0.05) /* (almost) one PC: the constant-PC check speaks for that */
         goto done;
     uint64_t allowed = (uint64_t)((1.0 - LOCKSTEP_MIN_RATE) * (double)n); /* mismatches a lag may have */
@@ -523,6 +525,12 @@ static void loss_checks(const struct prof *p, double total, struct diags *d)
         "up to %.1f points more or %.1f %% less than shown; past the 95 %% interval of %s",
         (unsigned long long)lost, taken, 100.0 * share, taken, (unsigned long long)lost, taken, 100.0 * share,
         100.0 * share, rows);
+}
+
+void prof_order_done(struct prof *p)
+{
+    if (p->raw_samples != p->lockstep.computed_at)
+        find_lockstep(p); /* (prof_diagnose searches again only when samples came since) */
 }
 
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)
