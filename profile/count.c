@@ -11,7 +11,7 @@
 static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, uint32_t task)
 {
     if (p->used * 2 >= p->cap) {
-        size_t cap = grow_capacity(p->cap, (p->used + 1) * 2, 1024);
+        size_t cap = grow_capacity(p->cap, (p->used + 1) * 2, 128);
         struct entry *m = calloc(cap, sizeof *m);
         if (!m)
             return NULL;
