@@ -90,6 +90,10 @@ $(TOOL): $(B)/obj/plain/app/main.o $(LIB) $(HOT_TEXT_LD)
 # for bench/hot_text.py: the tool in the default order with its link map, and lackey's filter
 $(B)/hot/cmprof-top: $(B)/obj/plain/app/main.o $(LIB) $(B)/hot/lackey_touch
 	$(CC) $(HOST_CFLAGS) $(filter %.o %.a,$^) -Wl,-Map=$@.map $(TOOL_LIBS) -o $@
+# and linked with the list, with its map: the native pass runs it under perf for what valgrind misses
+$(B)/hot/cmprof-top-ordered: $(B)/obj/plain/app/main.o $(LIB) $(HOT_TEXT_LD)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(filter %.o %.a,$^) $(TOOL_ORDER) -Wl,-Map=$@.map $(TOOL_LIBS) -o $@
 $(B)/hot/lackey_touch: bench/lackey_touch.c
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $< -o $@

@@ -392,6 +392,10 @@ static int live_setup(struct live_run *r)
     r->prof = prof_new(r->syms);
     r->window = prof_new(r->syms);
     r->shown = prof_new(r->syms);
+    if (r->window && r->shown && r->prof) { /* both windows take every sample the whole run's profile takes */
+        prof_share_order(r->window, r->prof);
+        prof_share_order(r->shown, r->prof);
+    }
     r->v = calloc(1, sizeof *r->v);
     struct ingest_options io = batch_ingest_options(&o->batch);
     /* a port or server we attach to is mid-stream: its first line may be the tail of one */
@@ -470,7 +474,7 @@ static bool wait_input(struct live_run *r, double t, bool *source)
  * every READ_BUDGET. */
 static void read_source(struct live_run *r)
 {
-    static uint8_t data[1 << 16];
+    static uint8_t data[1 << 14]; /* 16 KB a read: every page of it stays resident, and more reads cost little */
     const struct live_options *o = r->o;
     double t0 = now_s();
     ssize_t got;
@@ -523,6 +527,7 @@ static void read_keys(struct live_run *r)
 /* A tumbling window: the view shows the last full one. */
 static void turn_window(struct live_run *r, double t)
 {
+    prof_order_done(r->window); /* its lockstep search while its samples are in the whole run's ring */
     struct prof *tmp = r->shown;
     r->shown = r->window;
     r->window = tmp;

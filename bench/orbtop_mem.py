@@ -126,14 +126,18 @@ def main(argv):
     child = [c for _, c in runs["orbtop"]]
     print("capture %s (%.1f MB), ELF %s; %d rounds of the three in turn, medians of the peaks:"
           % (os.path.basename(cap), os.path.getsize(cap) / 1e6, os.path.basename(elf), rounds))
-    print("  orbtop (its own VmHWM)      %.1f MB  (its objdump child: %.1f MB)"
-          % (interleave.median(own) / 1024, interleave.median(child) / 1024))
-    print("  cmprof-top live view        %.1f MB  (VmHWM at end of file; / orbtop: %s)"
-          % (interleave.median(runs["live"]) / 1024,
+    print("  orbtop (its own VmHWM)      %.2f MB %s  (its objdump child: %.1f MB)"
+          % (interleave.median(own) / 1024, mb_range(own), interleave.median(child) / 1024))
+    print("  cmprof-top live view        %.2f MB %s  (VmHWM at end of file; / orbtop: %s)"
+          % (interleave.median(runs["live"]) / 1024, mb_range(runs["live"]),
              interleave.spread(interleave.ratios(runs["live"], own), "%.2f", "x")))
-    print("  cmprof-top --batch          %.1f MB  (GNU time; / orbtop: %s)"
-          % (interleave.median(runs["batch"]) / 1024,
+    print("  cmprof-top --batch          %.2f MB %s  (GNU time; / orbtop: %s)"
+          % (interleave.median(runs["batch"]) / 1024, mb_range(runs["batch"]),
              interleave.spread(interleave.ratios(runs["batch"], own), "%.2f", "x")))
+
+
+def mb_range(kb):
+    return "(range %.2f..%.2f)" % (min(kb) / 1024, max(kb) / 1024)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@
 static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, uint32_t task)
 {
     if (p->used * 2 >= p->cap) {
-        size_t cap = grow_capacity(p->cap, (p->used + 1) * 2, 1024);
+        size_t cap = grow_capacity(p->cap, (p->used + 1) * 2, 128);
         struct entry *m = calloc(cap, sizeof *m);
         if (!m)
             return NULL;
@@ -186,7 +186,9 @@ static bool count_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
 
 static void remember(struct prof *p, uint32_t pc)
 {
-    p->recent[p->raw_samples++ % RECENT] = pc;
+    if (p->recent)
+        p->recent[p->order_count++ % RECENT] = pc;
+    p->raw_samples++;
 }
 
 static __attribute__((noinline)) void add_pc_slow(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag)
@@ -242,8 +244,9 @@ void prof_add_pcs(struct prof *p, const uint32_t *pcs, size_t n)
             break;
         counted++;
     }
-    for (size_t i = counted > RECENT ? counted - RECENT : 0; i < counted; i++) /* only the last RECENT stay */
-        p->recent[(p->raw_samples + i) % RECENT] = pcs[i];
+    for (size_t i = counted > RECENT ? counted - RECENT : 0; p->recent && i < counted; i++) /* the last RECENT stay */
+        p->recent[(p->order_count + i) % RECENT] = pcs[i];
+    p->order_count += p->recent ? counted : 0;
     p->raw_samples += counted;
     for (size_t i = counted + 1; i < n; i++) /* out of memory at one sample: the rest one by one */
         prof_add_pc(p, pcs[i], false, 0);

@@ -93,36 +93,61 @@ void prof_check_code(struct prof *p, struct prof_code_check *out)
 #define LOCKSTEP_MIN_RATE 0.90
 #define LOCKSTEP_WINDOW_MIN 200u
 
-static int cmp_u32(const void *a, const void *b)
+/* Heapsort in place: qsort's merge sort would take a second copy of the window for its own. */
+static void sift_down(uint32_t *a, size_t root, size_t n)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : (x > y);
+    for (size_t child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && a[child + 1] > a[child])
+            child++;
+        if (a[root] >= a[child])
+            return;
+        uint32_t t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+    }
+}
+
+static void sort_u32(uint32_t *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_down(a, 0, end);
+    }
 }
 
 static void find_lockstep(struct prof *p)
 {
     struct lockstep *ls = &p->lockstep;
+    const struct prof *ring = p->order_from ? p->order_from : p; /* whose ring holds p's last PCs */
     uint64_t n = p->raw_samples < RECENT ? p->raw_samples : RECENT;
+    n = n < ring->order_count ? n : ring->order_count;
     ls->found = false;
     ls->window = (uint32_t)n;
     ls->computed_at = p->raw_samples;
     if (n < LOCKSTEP_WINDOW_MIN)
         return;
-    uint32_t *w = malloc(2 * n * sizeof *w);
+    /* one copy of the window (32 KB), sorted first for the expected rate, then in order again */
+    uint32_t *w = malloc(n * sizeof *w);
     if (!w)
         return;
-    uint64_t start = p->raw_samples - n;
+    uint64_t start = ring->order_count - n;
     for (uint64_t i = 0; i < n; i++)
-        w[i] = w[n + i] = p->recent[(start + i) % RECENT];
+        w[i] = ring->recent[(start + i) % RECENT];
     /* expected match rate from the window's own PC shares */
-    qsort(w + n, n, sizeof *w, cmp_u32);
+    sort_u32(w, n);
     double expected = 0;
     for (uint64_t i = 0, run = 1; i < n; i++, run++)
-        if (i + 1 == n || w[n + i + 1] != w[n + i]) {
+        if (i + 1 == n || w[i + 1] != w[i]) {
             expected += ((double)run / n) * ((double)run / n);
             run = 0;
         }
     ls->expected = expected;
+    for (uint64_t i = 0; i < n; i++)
+        w[i] = ring->recent[(start + i) % RECENT];
     if (1.0 - expected < 0.05) /* (almost) one PC: the constant-PC check speaks for that */
         goto done;
     uint64_t allowed = (uint64_t)((1.0 - LOCKSTEP_MIN_RATE) * (double)n); /* mismatches a lag may have */
@@ -500,6 +525,12 @@ static void loss_checks(const struct prof *p, double total, struct diags *d)
         "up to %.1f points more or %.1f %% less than shown; past the 95 %% interval of %s",
         (unsigned long long)lost, taken, 100.0 * share, taken, (unsigned long long)lost, taken, 100.0 * share,
         100.0 * share, rows);
+}
+
+void prof_order_done(struct prof *p)
+{
+    if (p->raw_samples != p->lockstep.computed_at)
+        find_lockstep(p); /* (prof_diagnose searches again only when samples came since) */
 }
 
 size_t prof_diagnose(struct prof *p, struct prof_diag *out, size_t max)

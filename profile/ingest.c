@@ -46,6 +46,7 @@ struct ingest {
     uint64_t n_recent;
     struct ingest_stacks stacks;
     bool flat_stacks;           /* leave the stack evidence aside */
+    bool mid_stream;            /* (ingest_options') */
 };
 
 /* The whole run's profile: the one --samples counts against. */
@@ -354,6 +355,17 @@ static void tpiu_to_itm(void *ctx, const uint8_t *buf, size_t len)
     itm_feed(&in->itm, buf, len, &in->sink);
 }
 
+/* The format, once: the text decoder is set up only for text (its tables, 55 KB, stay untouched for
+ * ITM; until then its zeroed stats read as a fresh decoder's). */
+static void set_format(struct ingest *in, enum detect_format format)
+{
+    in->format = format;
+    if (format == DETECT_TEXT) {
+        text_init(&in->text);
+        in->text.joined_mid_line = in->mid_stream;
+    }
+}
+
 struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
 {
     struct ingest *in = calloc(1, sizeof *in);
@@ -361,10 +373,9 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
         return NULL;
     in->profs[0] = prof;
     in->n_profs = 1;
-    in->format = o->format;
     in->sink = (struct ev_sink){on_event, in};
-    text_init(&in->text);
-    in->text.joined_mid_line = o->mid_stream;
+    in->mid_stream = o->mid_stream;
+    set_format(in, o->format);
     itm_init(&in->itm, o->wait_sync);
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
     tpiu_init(&in->tpiu, o->tpiu_id);
@@ -471,7 +482,7 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
 static void decide(struct ingest *in, const struct detect_verdict *v)
 {
     static const uint8_t zeros[4096];
-    in->format = v->format;
+    set_format(in, v->format);
     if (v->skip) { /* the zeros held came before the noise */
         in->noise = in->zeros_held + v->skip;
         in->zeros_held = 0;

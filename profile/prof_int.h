@@ -79,7 +79,9 @@ struct prof {
     double bucket_total;  /* samples from histogram buckets; the total adds raw_samples */
     uint64_t raw_samples; /* PC samples, not buckets; the last RECENT of them in order in recent */
     uint64_t sleep;
-    uint32_t recent[RECENT];
+    uint32_t *recent;     /* a ring of the last RECENT PCs, at order_count % RECENT; NULL when shared: */
+    const struct prof *order_from; /* ... then the PCs are the last ones of this profile's ring */
+    uint64_t order_count; /* PCs ever written to recent (prof_reset keeps it: the ring is shared) */
     struct task *tasks;
     size_t n_tasks, cap_tasks;
     uint32_t *task_index;   /* open addressing, tag -> 1 + its current record; 0: empty */

@@ -33,11 +33,23 @@ struct prof *prof_new(struct sym_table *syms)
     struct prof *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
+    p->recent = malloc(RECENT * sizeof *p->recent); /* (read only where written: not cleared) */
+    if (!p->recent) {
+        free(p);
+        return NULL;
+    }
     p->syms = syms;
     uint32_t lo, hi;
     if (syms && sym_code_span(syms, &lo, &hi))
         pcidx_init(&p->direct, lo, hi); /* without it (too wide, no memory) the hash does it all */
     return p;
+}
+
+void prof_share_order(struct prof *p, const struct prof *whole)
+{
+    free(p->recent);
+    p->recent = NULL;
+    p->order_from = whole;
 }
 
 void prof_reset(struct prof *p)
@@ -68,6 +80,7 @@ void prof_free(struct prof *p)
     prof_reset(p);
     pcidx_free(&p->direct);
     free(p->lanes);
+    free(p->recent);
     free(p->tasks);
     free(p->task_index);
     free(p->pending_task);

@@ -43,6 +43,12 @@ const char *prof_skid_cause(const struct prof *p, uint32_t pc);
 struct prof *prof_new(struct sym_table *syms);
 void prof_free(struct prof *p);
 void prof_reset(struct prof *p);
+/* p keeps no ring of its recent PCs (32 KB) of its own: it takes every sample `whole` takes, from its
+ * own start or reset on, so its last PCs are the last ones of whole's ring (the live view's window
+ * beside the whole run's profile). Before whole moves on past p's samples (p takes no more),
+ * prof_order_done(p) does now what needs them. */
+void prof_share_order(struct prof *p, const struct prof *whole);
+void prof_order_done(struct prof *p);
 
 void prof_add_pc(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag);
 /* n untagged samples at once: the same as n calls of prof_add_pc. */

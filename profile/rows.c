@@ -33,7 +33,7 @@ static size_t group_hash(const void *a, uint64_t b)
 struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
 {
     if (p->n_groups * 2 >= p->gcap) {
-        size_t cap = grow_capacity(p->gcap, (p->n_groups + 1) * 2, 256);
+        size_t cap = grow_capacity(p->gcap, (p->n_groups + 1) * 2, 64);
         size_t *idx = malloc(cap * sizeof *idx);
         if (!idx)
             return NULL;
@@ -56,7 +56,7 @@ struct group *prof_group_for(struct prof *p, const void *a, uint64_t b)
             return g;
         j = (j + 1) & (p->gcap - 1);
     }
-    if (!grow_array((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof *p->groups, 256))
+    if (!grow_array((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof *p->groups, 32))
         return NULL;
     struct group *g = &p->groups[p->n_groups];
     memset(g, 0, sizeof *g);

@@ -302,6 +302,50 @@ static void test_batch_equals_one_by_one(void)
     prof_free(batch);
 }
 
+/* A window that shares the whole run's ring (the live view's) finds the lockstep its own ring would:
+ * after the whole profile was reset under it, fed one by one and in batches, and after the whole run
+ * moved on past its samples once it was done. */
+static void test_shared_order_lockstep(void)
+{
+    struct prof *whole = prof_new(NULL), *win = prof_new(NULL), *own = prof_new(NULL);
+    prof_share_order(win, whole);
+    uint32_t x = 2463534242u, pcs[1500];
+    for (int i = 0; i < 5000; i++) { /* before the window's start: noise only the whole run took */
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        prof_add_pc(whole, 0x08000100u + 2u * (x % 500u), false, 0);
+    }
+    prof_reset(win);
+    for (int i = 0; i < 3000; i++) {
+        uint32_t pc = 0x08000100u + 2u * (uint32_t)((i * 37) % 186); /* a 186-point cycle */
+        if (i == 1000)
+            prof_reset(whole); /* the reset key: the window counting on goes on */
+        prof_add_pc(whole, pc, false, 0);
+        prof_add_pc(win, pc, false, 0);
+        prof_add_pc(own, pc, false, 0);
+    }
+    for (int i = 0; i < 1500; i++)
+        pcs[i] = 0x08000100u + 2u * (uint32_t)(((i + 3000) * 37) % 186);
+    prof_add_pcs(whole, pcs, 1500);
+    prof_add_pcs(win, pcs, 1500);
+    prof_add_pcs(own, pcs, 1500);
+    prof_order_done(win);
+    for (int i = 0; i < 20000; i++) { /* the whole run moves on: its ring holds none of the window's PCs */
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        prof_add_pc(whole, 0x08000100u + 2u * (x % 500u), false, 0);
+    }
+    struct prof_diag dw[8], d_own[8];
+    size_t kw = prof_diagnose(win, dw, 8), k_own = prof_diagnose(own, d_own, 8);
+    CHECK(k_own == 1 && d_own[0].kind == DIAG_LOCKSTEP && strstr(d_own[0].text, "every 186 samples"));
+    CHECK(kw == 1 && k_own == 1 && strcmp(dw[0].text, d_own[0].text) == 0);
+    prof_free(whole);
+    prof_free(win);
+    prof_free(own);
+}
+
 static void test_random_is_not_lockstep(void)
 {
     struct prof *p = prof_new(NULL);
@@ -578,6 +622,7 @@ int main(void)
     RUN_TEST(test_rows_cover_everything_and_reset);
     RUN_TEST(test_lockstep_detected);
     RUN_TEST(test_batch_equals_one_by_one);
+    RUN_TEST(test_shared_order_lockstep);
     RUN_TEST(test_random_is_not_lockstep);
     RUN_TEST(test_lockstep_exact_and_near_periodic);
     RUN_TEST(test_lockstep_no_false_alarms);
