@@ -100,7 +100,7 @@ def include_order():
     """Both orders of a trace recorder's header and cmprof's, against the real kernel: the recorder
     after cmprof's header (it #undefs and redefines the task hooks, as TraceRecorder does) stops
     the build naming the hook; before it, chained, tasks.o calls both tools' hooks."""
-    cmprof_hooks = {"cmprof_stream_task_later", "cmprof_stream_task_gone", "cmprof_current_task"}
+    cmprof_hooks = {"cmprof_stream_task_new", "cmprof_stream_task_gone", "cmprof_current_task"}
     recorder_hooks = {"trc_task_switched_in", "trc_task_create", "trc_task_delete"}
     obj, err = kernel_object("order_none", None)
     syms = undefined_symbols(obj) if obj else set()
