@@ -25,6 +25,12 @@ struct cache_slot {
     struct sym_location *loc;
 };
 
+/* An STT_FILE symbol: where in the symbol table, and its name (interned) */
+struct file_mark {
+    uint32_t index;
+    const char *name;
+};
+
 struct sym_loader {
     /* ---- reading ---- */
     char *path;                /* the ELF, for warnings */
@@ -39,6 +45,9 @@ struct sym_loader {
     bool labels_follow;        /* while the symbol table is read: labels so far are funcs so far (not copied);
                                 * after, labels.v may be funcs.v itself (sized functions only, no aliases) */
     const char *unknown_name;  /* "??", interned: what a function symbol without a name is called */
+    VEC(struct file_mark) file_marks; /* the STT_FILE symbols, in table order (symt_file_before) */
+    uint32_t files_after_symbols; /* index of the first STT_FILE after another symbol (0: none) */
+    bool symbol_seen;          /* while the table is read: a symbol other than STT_FILE came */
     char *strtab;              /* the ELF's string table, when kept: symbol names point into it */
     size_t strtab_len;         /* until symt_func_name interns them */
     uint32_t vectors_at;       /* address of the section the vector table came from; named sections win */

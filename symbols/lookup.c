@@ -73,6 +73,20 @@ const char *symt_func_name(struct sym_table *t, const struct func *f)
     return kept;
 }
 
+static const struct func *func_before(const struct sym_table *t, uint32_t addr);
+
+const char *sym_symbol_file(struct sym_table *t, uint32_t addr)
+{
+    addr &= ~1u;
+    if (symt_unit_covers(t, addr))
+        return NULL;
+    const struct func *near = func_before(t, addr);
+    if (!near)
+        return NULL;
+    symt_func_name(t, near); /* (names_later: the whole table read now, its file symbols with it) */
+    return symt_file_before(t, near);
+}
+
 /* A row's file name (NULL: none), q its sequence. */
 static const char *row_file(const struct sym_table *t, const struct seq *q, const struct row *row)
 {

@@ -130,6 +130,7 @@ void sym_close(struct sym_table *t)
     free(t->seqs.v);
     free(t->scopes.v);
     free(t->load->outer_frames.v);
+    free(t->load->file_marks.v);
     free(t->subs.v);
     free(t->inlines.v);
     free(t->cu_names.v);

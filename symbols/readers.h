@@ -31,6 +31,10 @@ void symt_symbols_free(struct sym_table *t);
  * between calls with ascending addresses (NULL: a plain search). */
 const struct func *symt_func_at(const struct sym_table *t, uint32_t addr, long *hint, uint64_t *until);
 const struct func *symt_func_for(const struct sym_table *t, uint32_t addr); /* the same, no hint */
+/* The file binutils names for function symbol f where no DWARF covers it: the STT_FILE symbol
+ * before it in the table (none for a global one after a file symbol that followed another symbol),
+ * or NULL. Needs the whole symbol table read (symt_symbols_wait, and the names: symt_func_name). */
+const char *symt_file_before(const struct sym_table *t, const struct func *f);
 /* Does name point into the kept string table? */
 bool symt_elf_name_kept(const struct sym_table *t, const char *name);
 

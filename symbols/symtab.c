@@ -41,6 +41,35 @@ static bool labels_apart(struct sym_table *t)
     return true;
 }
 
+/* The STT_FILE symbols kept for symt_file_before, and where binutils' reading of the table turns
+ * from "a symbol seen" to "a file after a symbol" (the null entry 0 is no symbol to it). */
+static bool note_file(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index)
+{
+    struct sym_loader *l = t->load;
+    if (index == 0)
+        return true;
+    if (ELF32_ST_TYPE(s->st_info) != STT_FILE) {
+        l->symbol_seen = true;
+        return true;
+    }
+    if (l->symbol_seen && !l->files_after_symbols)
+        l->files_after_symbols = index;
+    struct file_mark m = {index, symt_intern(&t->strings, name ? name : "")};
+    return m.name && VEC_PUSH(l->file_marks, m);
+}
+
+const char *symt_file_before(const struct sym_table *t, const struct func *f)
+{
+    const struct sym_loader *l = t->load;
+    long i = f->order ? LAST_LE(l->file_marks.v, l->file_marks.n, f->order - 1, index) : -1;
+    if (i < 0)
+        return NULL;
+    /* binutils names a global symbol's file only before the first file symbol that follows another */
+    if (!f->is_local && l->files_after_symbols && l->files_after_symbols < f->order)
+        return NULL;
+    return l->file_marks.v[i].name;
+}
+
 /* One symbol: a function, a label, a variable or a mapping symbol. */
 static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name, uint32_t index)
 {
@@ -52,6 +81,7 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     if (kind)
         return add_mode(t, s, name);
     bool named = name && name[0];
+    uint8_t local = ELF32_ST_BIND(s->st_info) == STB_LOCAL;
     bool wanted = named && (type == STT_FUNC || type == STT_OBJECT || (type == STT_NOTYPE && name[0] != '$'));
     /* one copy for every list: in the kept string table, or interned */
     const char *kept = !wanted ? NULL : symt_elf_name_kept(t, name) ? name : symt_intern(&t->strings, name);
@@ -64,19 +94,19 @@ static bool add_symbol(struct sym_table *t, const Elf32_Sym *s, const char *name
     if (t->load->labels_follow && (label != (type == STT_FUNC) || (label && !s->st_size)) && !labels_apart(t))
         return false;
     if (label && !t->load->labels_follow) {
-        struct func l = {lo, lo + s->st_size, kept, index, type == STT_FUNC};
+        struct func l = {lo, lo + s->st_size, kept, index, type == STT_FUNC, local};
         if (!VEC_PUSH(t->labels, l))
             return false;
     }
     if (type == STT_OBJECT && named) {
-        struct func o = {lo, lo + s->st_size, kept, index, 0};
+        struct func o = {lo, lo + s->st_size, kept, index, 0, local};
         if (!VEC_PUSH(t->objects, o))
             return false;
     }
     if (type != STT_FUNC)
         return true;
     const char *name_or_unknown = kept ? kept : t->load->unknown_name;
-    struct func f = {lo, lo + (s->st_size ? s->st_size : 2), name_or_unknown, index, 1};
+    struct func f = {lo, lo + (s->st_size ? s->st_size : 2), name_or_unknown, index, 1, local};
     return f.name && VEC_PUSH(t->funcs, f);
 }
 
@@ -122,7 +152,7 @@ static bool add_symbols(struct sym_table *t, const struct symtab_src *src, size_
         for (size_t i = 0; ok && syms && i < count; i++) {
             uint32_t at = syms[i].st_name;
             const char *name = strs ? (at < strs_len ? strs + at : NULL) : elf_strptr(elf, str_index, at);
-            ok = add_symbol(t, &syms[i], name, (uint32_t)(first + i));
+            ok = note_file(t, &syms[i], name, (uint32_t)(first + i)) && add_symbol(t, &syms[i], name, (uint32_t)(first + i));
         }
     }
     symt_vec_fit((void **)&t->funcs.v, &t->funcs.cap, t->funcs.n, sizeof *t->funcs.v);
@@ -334,7 +364,8 @@ static bool read_extents(struct sym_table *t, const struct symtab_file *f)
             if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE || ELF32_ST_TYPE(s->st_info) != STT_FUNC)
                 continue;
             uint32_t lo = s->st_value & ~1u;
-            t->funcs.v[t->funcs.n++] = (struct func){lo, lo + (s->st_size ? s->st_size : 2), NULL, (uint32_t)(first + i), 1};
+            t->funcs.v[t->funcs.n++] = (struct func){lo, lo + (s->st_size ? s->st_size : 2), NULL, (uint32_t)(first + i), 1,
+                                                     ELF32_ST_BIND(s->st_info) == STB_LOCAL};
         }
     }
     free(buf);

@@ -163,6 +163,7 @@ struct func {
     const char *name; /* interned, or in the kept string table until symt_func_name interns it */
     uint32_t order;   /* index in the ELF symbol table */
     uint8_t is_func;  /* STT_FUNC (else STT_NOTYPE) */
+    uint8_t is_local; /* STB_LOCAL: binutils names such a symbol's file from the STT_FILE before it */
 };
 
 /* 16 bytes: a large firmware's units have millions of rows, and a lookup steps through them */

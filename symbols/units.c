@@ -340,6 +340,15 @@ bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n)
 }
 
 /* One address, on every first lookup of it: no allocation when its ranges are read already. */
+bool symt_unit_covers(const struct sym_table *t, uint32_t addr)
+{
+    long i = LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
+    for (; i >= 0 && t->unit_max_hi[i] > addr; i--)
+        if (addr < t->unit_ranges.v[i].hi)
+            return true;
+    return false;
+}
+
 void symt_require(struct sym_table *t, uint32_t addr)
 {
     if (all_read(t))

@@ -18,6 +18,9 @@ bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n);
  * for LAST_LE_FROM, kept between calls with ascending a) */
 bool symt_units_between(const struct sym_table *t, uint32_t a, uint32_t b, long *hint);
 
+/* Does a unit state a range over addr (read or not)? */
+bool symt_unit_covers(const struct sym_table *t, uint32_t addr);
+
 /* Move a loaded batch of units (merge.c) into t: sorted, then merged into the table's sorted
  * arrays; its rows stay where they are. on_demand: units the index gave addresses for, loaded for
  * those (their ranges are clipped to them). False when out of memory. */

@@ -88,7 +88,9 @@ def zoo_elfs():
     overloads, templates, clones, inlined members."""
     return [build_zoo("cpp_app.cpp", "cpp%s%s" % (opt, dwarf[2:]), "arm-none-eabi-g++", opt, dwarf,
                       extra=("-fno-exceptions", "-fno-rtti"), libs=("-lgcc",))
-            for opt in ("-O0", "-Os", "-O2", "-O3") for dwarf in ("-gdwarf-4", "-gdwarf-5")]
+            for opt in ("-O0", "-Os", "-O2", "-O3") for dwarf in ("-gdwarf-4", "-gdwarf-5")] + \
+        [build_zoo("clones.c", "clones-O2-nodwarf", "arm-none-eabi-gcc", "-O2", "-g0", extra=("-std=c11",))]
+    # (no DWARF, only the symbol table's file symbols: addr2line names a local function's file by them)
 
 
 def many_inlines_elfs():
