@@ -228,6 +228,16 @@ static bool read_symtab_libelf(struct sym_table *t, Elf *elf, Elf_Scn *scn, cons
     return add_symbols(t, &src, d->d_size / sizeof(Elf32_Sym), strs, strs ? sd->d_size : 0, elf, sh->sh_link);
 }
 
+/* Drop aliases at the same address from the sorted functions (keep the first, as nm -n lists them). */
+static void drop_aliases(struct sym_table *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->funcs.n; i++)
+        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
+            t->funcs.v[k++] = t->funcs.v[i];
+    t->funcs.n = k;
+}
+
 /* The lists in address order: a stable sort keeps symbol table order at equal addresses. Without
  * unsized or untyped symbols the two lists are one (compiled code): sorted once, and without
  * aliases (two functions at one address) kept once. */
@@ -251,12 +261,7 @@ static bool order_symbols(struct sym_table *t)
         !symt_sort_by_u32(t->modes.v, t->modes.n, sizeof *t->modes.v, offsetof(struct mode_mark, addr)) ||
         !symt_sort_by_u32(t->objects.v, t->objects.n, sizeof *t->objects.v, offsetof(struct func, lo)))
         return false;
-    /* drop aliases at the same address (keep the first, as nm -n lists them) */
-    size_t k = 0;
-    for (size_t i = 0; i < t->funcs.n; i++)
-        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
-            t->funcs.v[k++] = t->funcs.v[i];
-    t->funcs.n = k;
+    drop_aliases(t);
     return true;
 }
 
@@ -372,11 +377,7 @@ static bool read_extents(struct sym_table *t, const struct symtab_file *f)
     symt_vec_fit((void **)&t->funcs.v, &t->funcs.cap, t->funcs.n, sizeof *t->funcs.v);
     if (!ok || !symt_sort_by_u32(t->funcs.v, t->funcs.n, sizeof *t->funcs.v, offsetof(struct func, lo)))
         return false;
-    size_t k = 0;
-    for (size_t i = 0; i < t->funcs.n; i++)
-        if (k == 0 || t->funcs.v[i].lo != t->funcs.v[k - 1].lo)
-            t->funcs.v[k++] = t->funcs.v[i];
-    t->funcs.n = k;
+    drop_aliases(t);
     return true;
 }
 
