@@ -120,7 +120,7 @@ static void print_addr(struct text *b, uint32_t addr)
 }
 
 /* The frames of an answer, under its address line. */
-static void print_frames(struct text *b, struct sym_table *t, uint32_t addr, const struct sym_location *loc)
+static void print_frames(struct text *b, struct sym_table *t, const struct sym_location *loc)
 {
     if (!loc || !loc->known) { /* (NULL: no memory for the answer) */
         put_str(b, "??\n??:0\n");
@@ -130,15 +130,7 @@ static void print_frames(struct text *b, struct sym_table *t, uint32_t addr, con
         const struct sym_frame *f = sym_frame_at(loc, i);
         const char *fn = demangle ? sym_demangle(t, f->function) : f->function;
         size_t fn_len = f->function_len && !demangle ? f->function_len : strlen(fn);
-        const char *file = f->file;
-        size_t file_n = f->file_len ? f->file_len : strlen(file);
-        if (loc->n_frames == 1 && !f->line && file_n == 2 && !memcmp(file, "??", 2)) {
-            const char *named = sym_symbol_file(t, addr); /* addr2line's file symbol, where no unit is */
-            if (named) {
-                file = named;
-                file_n = strlen(named);
-            }
-        }
+        size_t file_n = f->file_len ? f->file_len : strlen(f->file);
         /* name \n file : line [ (discriminator N)] \n */
         size_t most = fn_len + file_n + 3 + 10 + (loc->discriminator ? 16 + 10 + 1 : 0);
         if (!room(b, most))
@@ -147,7 +139,7 @@ static void print_frames(struct text *b, struct sym_table *t, uint32_t addr, con
         memcpy(p, fn, fn_len);
         p += fn_len;
         *p++ = '\n';
-        memcpy(p, file, file_n);
+        memcpy(p, f->file, file_n);
         p += file_n;
         *p++ = ':';
         if (f->line)
@@ -291,7 +283,7 @@ static void write_answer(struct sym_table *t, const struct answer_lists *l, size
         }
     }
     print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
-    print_frames(out, t, l->addrs[k], l->locs[k]);
+    print_frames(out, t, l->locs[k]);
 }
 
 /* Tokens [from, n) of a chunk, whose first answer is answer k: each answer, or the complaint about
@@ -325,7 +317,7 @@ static int answer_all(struct sym_table *t, char *const *toks, const uint64_t *pa
         uint32_t addr;
         if (parse_addr(toks[i], &addr) == 0) {
             print_addr(out, addr);
-            print_frames(out, t, addr, sym_lookup(t, addr));
+            print_frames(out, t, sym_lookup(t, addr));
         } else {
             not_an_address(out, err, toks[i]);
             status = 1;

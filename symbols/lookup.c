@@ -73,20 +73,6 @@ const char *symt_func_name(struct sym_table *t, const struct func *f)
     return kept;
 }
 
-static const struct func *func_before(const struct sym_table *t, uint32_t addr);
-
-const char *sym_symbol_file(struct sym_table *t, uint32_t addr)
-{
-    addr &= ~1u;
-    if (symt_unit_covers(t, addr))
-        return NULL;
-    const struct func *near = func_before(t, addr);
-    if (!near)
-        return NULL;
-    symt_func_name(t, near); /* (names_later: the whole table read now, its file symbols with it) */
-    return symt_file_before(t, near);
-}
-
 /* A row's file name (NULL: none), q its sequence. */
 static const char *row_file(const struct sym_table *t, const struct seq *q, const struct row *row)
 {
@@ -319,6 +305,11 @@ static bool fill(struct sym_table *t, uint32_t addr, const struct func *fn, long
         const struct func *near = func_before(t, addr);
         f->function = near ? symt_func_name(t, near) : "??";
         loc->known |= near != NULL;
+        /* no unit covers addr (a linker's veneer, code built without -g): addr2line names the file
+         * from the symbol table's STT_FILE before the symbol */
+        const char *named = near && !row && !symt_unit_covers(t, addr) ? symt_file_before(t, near) : NULL;
+        if (named)
+            f->file = named;
         return true;
     }
     const struct scope *inner = &t->scopes.v[sc];

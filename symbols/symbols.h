@@ -65,11 +65,6 @@ const char *sym_warning(const struct sym_table *t);
 
 /* Resolve an address (Thumb bit ignored). The result stays valid until sym_close(). */
 const struct sym_location *sym_lookup(struct sym_table *t, uint32_t addr);
-/* addr2line's file for an answer with no file: where no compilation unit covers addr, the STT_FILE
- * symbol before the function symbol it names (e.g. "_dvmd_tls.o" for a linker's veneer placed
- * after libgcc's objects), by binutils' rule; NULL otherwise. For --resolve's parity: the views
- * keep "??", which is the truth. */
-const char *sym_symbol_file(struct sym_table *t, uint32_t addr);
 
 /* Resolve n addresses at once into out[0..n): those answered before at once, then for the others
  * the units they need read in one batch, and the addresses taken in address order, so neighbours

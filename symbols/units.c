@@ -339,7 +339,6 @@ bool symt_require_many(struct sym_table *t, const uint32_t *addrs, size_t n)
     return require_all(t, addrs, n);
 }
 
-/* One address, on every first lookup of it: no allocation when its ranges are read already. */
 bool symt_unit_covers(const struct sym_table *t, uint32_t addr)
 {
     long i = LAST_LE(t->unit_ranges.v, t->unit_ranges.n, addr, lo);
@@ -349,6 +348,7 @@ bool symt_unit_covers(const struct sym_table *t, uint32_t addr)
     return false;
 }
 
+/* One address, on every first lookup of it: no allocation when its ranges are read already. */
 void symt_require(struct sym_table *t, uint32_t addr)
 {
     if (all_read(t))
