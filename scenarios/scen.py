@@ -229,7 +229,7 @@ def all_scenarios():
     s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=1000, SCALE=100, even=HOT,
                       gdb_args=("-o", "json", "--record", "{out}/gdb.rec")))
     # ... and call stacks: one function, two callers (70/30), walked with .debug_frame while halted
-    s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=300, SCALE=100,
+    s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=900, SCALE=100,
                       gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
     task_args = ("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded",
