@@ -211,13 +211,16 @@ extern "C" {
     "bx    r2             \n" CMPROF_OTHER_STATE_TAIL_V6                                                 \
     ".ltorg               \n"
 #else
+/* (the other state's check first: that state's stack pointer is not the one read here, and this
+ * state's may never have been set) */
 #define CMPROF_ISR_ASM                                                                                   \
+    CMPROF_OTHER_STATE_V7                                                                                \
     "tst   lr, #4        \n" /* EXC_RETURN bit 2: which stack holds the frame */                          \
     "ite   eq            \n"                                                                              \
     "mrseq r0, msp       \n"                                                                              \
     "mrsne r0, psp       \n" CMPROF_XPSR_V7                                                               \
     "ldr   r0, [r0, #24] \n" /* word 6 of the frame: the interrupted PC */                                \
-    CMPROF_OTHER_STATE_V7 "b     " CMPROF_TICK_ENTRY " \n" CMPROF_OTHER_STATE_TAIL
+    "b     " CMPROF_TICK_ENTRY " \n" CMPROF_OTHER_STATE_TAIL
 #endif
 
 /* The tag a sample gets when it interrupted exception handler n (n = 2..511: NMI, faults, SVC,

@@ -128,7 +128,8 @@ struct cmprof_task_table {
 extern struct cmprof_task_table cmprof_tasks;
 
 /* Names read from the tag (CMPROF_TAG_NAMES=1, tagged streams): for kernels whose task names live
- * in the tag's own block at one offset (FreeRTOS's TCB, Zephyr's k_thread). The sampler maps each
+ * in the tag's own block at one offset (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
+ * so it keeps the older table and must not be built with it). The sampler maps each
  * sample's tag to its stream index in the tick, through a 2-way cache keyed by the tag; a miss (a
  * task's first sample, or its first after its entry was dropped) takes an index and copies the
  * name from the block, alive as it runs. The kernel's hooks only drop the tag's entry
