@@ -168,6 +168,30 @@ extern "C" {
 #define CMPROF_OTHER_STATE_V6 ""
 #define CMPROF_OTHER_STATE_TAIL_V6 ""
 #endif
+/* With stack evidence, cmprof_tick_stacked() tells the other state's samples apart from EXC_RETURN; the
+ * prologue must not load their frame's word 6 from this state's stack pointer, which may never have
+ * been set (+3 instructions a sample on ARMv8-M mainline, +4 on baseline; none before ARMv8-M). */
+#if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_BASE__)
+#define CMPROF_LOAD_PC_V6                                                                                \
+    "mov   r3, lr         \n"                                                                             \
+    "lsrs  r0, r3, #6     \n"                                                                             \
+    "eors  r0, r3         \n"                                                                             \
+    "lsls  r0, r0, #31    \n" /* Z: S equals ES */                                                       \
+    "bne   4f             \n"                                                                             \
+    "ldr   r0, [r1, #24]  \n"                                                                             \
+    "4:                   \n"
+#else
+#define CMPROF_LOAD_PC_V6 "ldr   r0, [r1, #24]  \n"
+#endif
+#if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_MAIN__)
+#define CMPROF_LOAD_PC_V7                                                                                \
+    "eor   r3, lr, lr, lsr #6 \n"                                                                         \
+    "lsls  r3, r3, #31   \n"                                                                              \
+    "it    eq            \n"                                                                              \
+    "ldreq r0, [r1, #24] \n"
+#else
+#define CMPROF_LOAD_PC_V7 "ldr   r0, [r1, #24] \n"
+#endif
 #if CMPROF_STACKS && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
 /* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M, ARMv8-M baseline: bit 2 moved into N) */
 #define CMPROF_ISR_ASM                                                                                   \
@@ -178,8 +202,7 @@ extern "C" {
     "mrs   r1, msp        \n"                                                                             \
     "b     2f             \n"                                                                             \
     "1: mrs r1, psp       \n"                                                                             \
-    "2: mov r2, lr        \n"                                                                             \
-    "ldr   r0, [r1, #24]  \n" CMPROF_KEEP_R7                                                              \
+    "2: mov r2, lr        \n" CMPROF_LOAD_PC_V6 CMPROF_KEEP_R7                                          \
     "ldr   r3, =" CMPROF_TICK_ENTRY " \n"                                                                 \
     "bx    r3             \n"                                                                             \
     ".ltorg               \n"
@@ -189,8 +212,7 @@ extern "C" {
     "ite   eq            \n"                                                                              \
     "mrseq r1, msp       \n"                                                                              \
     "mrsne r1, psp       \n"                                                                              \
-    "mov   r2, lr        \n" CMPROF_KEEP_R7                                                               \
-    "ldr   r0, [r1, #24] \n"                                                                              \
+    "mov   r2, lr        \n" CMPROF_KEEP_R7 CMPROF_LOAD_PC_V7                                            \
     "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
     ".ltorg              \n"
 #elif defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
