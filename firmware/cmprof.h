@@ -113,7 +113,8 @@ extern "C" {
  * the host shows as their rows, with no stack evidence. The prologue without CMPROF_STACKS checks it
  * (3 instructions a sample on ARMv8-M mainline, 6 for a sample in the other state; 4 and 13 on
  * ARMv8-M baseline, Cortex-M23); with
- * CMPROF_STACKS cmprof_tick_stacked() does, from EXC_RETURN (3 instructions). A handler of your own
+ * CMPROF_STACKS cmprof_tick_stacked() does, from EXC_RETURN (3 instructions, and 3 in the prologue:
+ * below). A handler of your own
  * (CMPROF_NO_ISR) must check it itself. */
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_TRUSTZONE 1
@@ -170,7 +171,7 @@ extern "C" {
 #endif
 /* With stack evidence, cmprof_tick_stacked() tells the other state's samples apart from EXC_RETURN; the
  * prologue must not load their frame's word 6 from this state's stack pointer, which may never have
- * been set (+3 instructions a sample on ARMv8-M mainline, +4 on baseline; none before ARMv8-M). */
+ * been set (+3 instructions a sample on ARMv8-M mainline, +5 on baseline; none before ARMv8-M). */
 #if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_LOAD_PC_V6                                                                                \
     "mov   r3, lr         \n"                                                                             \

@@ -234,7 +234,7 @@ def all_scenarios():
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
     task_args = ("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded",
                  "--by", "task", "--record", "{out}/gdb.rec")
-    s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=40000, gdb_args=task_args))
+    s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=100000, gdb_args=task_args))
     # ... the same tasks switched by a plain call: no exception, whose host cost in QEMU biases halts
     s.append(scenario("gdb_tasks_coop", "tasks_plain", lib=False, gdb=True, ROUNDS=800, SCALE=100, COOP=1,
                       even=HOT, gdb_args=task_args))
