@@ -155,6 +155,17 @@ static bool write_elf(char *path)
     return ok;
 }
 
+/* The image written to path and opened (checked); on failure the file is gone and NULL returned. */
+static struct sym_table *open_image(char *path)
+{
+    char err[256];
+    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
+    CHECK(t != NULL);
+    if (!t)
+        unlink(path);
+    return t;
+}
+
 /* The task's stack: r7 and the LR it pushed, at SP. */
 static bool read_stack(void *ctx, uint32_t addr, uint32_t *value)
 {
@@ -176,13 +187,10 @@ static size_t walk(struct sym_table *t, uint32_t pc, uint32_t lr, uint32_t pushe
 
 static void test_task_roots(void)
 {
-    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
-    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
-    CHECK(t != NULL);
-    if (!t) {
-        unlink(path);
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX";
+    struct sym_table *t = open_image(path);
+    if (!t)
         return;
-    }
     uint32_t out[8], lo, hi;
     CHECK(sym_function_from(t, EXIT_TRAP + 4u, &lo, &hi) && lo == EXIT_TRAP && hi == TASK);
     /* after the push: LR = the exit trap, saved on the stack; the walk ends at the task */
@@ -212,13 +220,10 @@ static bool read_words(void *ctx, uint32_t addr, uint32_t *value)
  * S differing from ES, the frame is on the other Security state's stack, not at the handler's CFA. */
 static void test_exception_frames(void)
 {
-    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
-    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
-    CHECK(t != NULL);
-    if (!t) {
-        unlink(path);
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX";
+    struct sym_table *t = open_image(path);
+    if (!t)
         return;
-    }
     /* a basic frame at SP (r0-r3, r12, LR, PC = TASK + 4), and one 10 words up (PC = CALLER + 4): a walk
      * that takes the wrong one names the wrong interrupted code */
     uint32_t stack[20] = {0}, out[8], regs[16] = {0};
@@ -287,13 +292,10 @@ static bool read_fp_stack(void *ctx, uint32_t addr, uint32_t *value)
  * an address after OUTER's call, which it would take for the caller. */
 static void test_secure_fp_frame(void)
 {
-    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
-    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
-    CHECK(t != NULL);
-    if (!t) {
-        unlink(path);
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX";
+    struct sym_table *t = open_image(path);
+    if (!t)
         return;
-    }
     static const struct {
         uint32_t exc_return;
         bool known, ts;
@@ -407,13 +409,10 @@ static void test_leaf_without_cfi(struct sym_table *t)
  * at word 5), TASK (LR at word 7: the exit trap, the end). */
 static void test_evidence(void)
 {
-    char path[] = "/tmp/cmprof-test-unwind-XXXXXX", err[256];
-    struct sym_table *t = write_elf(path) ? sym_open(path, err, sizeof err) : NULL;
-    CHECK(t != NULL);
-    if (!t) {
-        unlink(path);
+    char path[] = "/tmp/cmprof-test-unwind-XXXXXX";
+    struct sym_table *t = open_image(path);
+    if (!t)
         return;
-    }
     uint32_t out[8];
     bool unproven;
     const uint32_t mid_ret = (MID + 0xau) | 1u, outer_ret = (OUTER + 0xcu) | 1u, task_ret = (TASK + 6u) | 1u;
