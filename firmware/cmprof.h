@@ -110,12 +110,16 @@ extern "C" {
  * and its frame is on that state's stack, which the handler may not be able to read (Non-Secure
  * firmware interrupting a Secure call): the word it would read is no PC. Such a sample is sent as an
  * address in one of the library's functions "(Secure code)" and "(Non-Secure code)" (by S), which
- * the host shows as their rows, with no stack evidence. The prologue without CMPROF_STACKS checks it
- * (3 instructions a sample on ARMv8-M mainline, 6 for a sample in the other state; 4 and 13 on
- * ARMv8-M baseline, Cortex-M23); with
- * CMPROF_STACKS cmprof_tick_stacked() does, from EXC_RETURN (3 instructions, and 3 in the prologue:
- * below). A handler of your own
- * (CMPROF_NO_ISR) must check it itself. */
+ * the host shows as their rows, with no stack evidence. A Secure tick tail-chained after a
+ * Non-Secure handler that had interrupted Secure code finds EXC_RETURN's DCRS (bit 5) clear: the
+ * hardware stacked the callee registers for that handler (an integrity signature, a reserved word,
+ * r4-r11: 40 bytes) below the frame, which lies 40 bytes up. The prologue without CMPROF_STACKS
+ * checks both in one test (4 instructions a sample on ARMv8-M mainline beyond ARMv7-M's, 10 for a
+ * sample in the other state, 8 for one with DCRS clear; 7, 17 and 12-13 on ARMv8-M baseline, Cortex-M23,
+ * beyond ARMv6-M's); with CMPROF_STACKS cmprof_tick_stacked() tells the other state apart, from
+ * EXC_RETURN (3 instructions, and 3 in the prologue: below), and the prologue moves the frame when
+ * DCRS is clear (3 instructions, 4 on baseline). A handler of your own (CMPROF_NO_ISR) must check
+ * both itself. */
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_TRUSTZONE 1
 #else
@@ -131,11 +135,23 @@ extern "C" {
 #endif
 #define CMPROF_OTHER_STATE_V7                                                                            \
     "eor   r3, lr, lr, lsr #6 \n" /* bit 0: S differs from ES */                                          \
+    "orn   r3, r3, lr, lsr #5 \n" /* ... or DCRS is clear (below) */                                      \
     "lsls  r3, r3, #31   \n"                                                                              \
     "bne   3f            \n"
-/* the PC: the second halfword of "(Non-Secure code)", or of "(Secure code)" 4 bytes on when S is set */
+/* DCRS clear in this state: the frame lies 40 bytes up, past the callee registers (below); else the
+ * PC: the second halfword of "(Non-Secure code)", or of "(Secure code)" 4 bytes on when S is set */
 #define CMPROF_OTHER_STATE_TAIL                                                                          \
-    "3: ubfx r3, lr, #6, #1 \n"                                                                           \
+    "3: eor r3, lr, lr, lsr #6 \n"                                                                        \
+    "lsls  r3, r3, #31   \n"                                                                              \
+    "bne   5f            \n"                                                                              \
+    "tst   lr, #4        \n"                                                                              \
+    "ite   eq            \n"                                                                              \
+    "mrseq r0, msp       \n"                                                                              \
+    "mrsne r0, psp       \n"                                                                              \
+    "adds  r0, r0, #40   \n" CMPROF_XPSR_V7                                                               \
+    "ldr   r0, [r0, #24] \n"                                                                              \
+    "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
+    "5: ubfx r3, lr, #6, #1 \n"                                                                           \
     "ldr   r0, =" CMPROF_OTHER_STATE_SYM " + 1 \n"                                                        \
     "add.w r0, r0, r3, lsl #2 \n" CMPROF_OTHER_STATE_XPSR                                                 \
     "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
@@ -154,10 +170,26 @@ extern "C" {
 #define CMPROF_OTHER_STATE_V6                                                                            \
     "lsrs  r3, r0, #6     \n"                                                                             \
     "eors  r3, r0         \n" /* bit 0: S differs from ES */                                             \
+    "lsrs  r2, r0, #5     \n"                                                                             \
+    "mvns  r2, r2         \n"                                                                             \
+    "orrs  r3, r2         \n" /* ... or DCRS is clear (below) */                                         \
     "lsls  r3, r3, #31    \n"                                                                             \
     "bne   3f             \n"
 #define CMPROF_OTHER_STATE_TAIL_V6                                                                       \
     "3: lsrs r3, r0, #6   \n"                                                                             \
+    "eors  r3, r0         \n"                                                                             \
+    "lsls  r3, r3, #31    \n"                                                                             \
+    "bne   5f             \n"                                                                             \
+    "lsls  r0, r0, #29    \n" /* DCRS clear in this state: the frame 40 bytes up */                      \
+    "bmi   6f             \n"                                                                             \
+    "mrs   r0, msp        \n"                                                                             \
+    "b     7f             \n"                                                                             \
+    "6: mrs r0, psp       \n"                                                                             \
+    "7: adds r0, #40      \n" CMPROF_XPSR_V6                                                              \
+    "ldr   r0, [r0, #24]  \n"                                                                             \
+    "ldr   r2, =" CMPROF_TICK_ENTRY " \n"                                                                 \
+    "bx    r2             \n"                                                                             \
+    "5: lsrs r3, r0, #6   \n"                                                                             \
     "movs  r2, #1         \n"                                                                             \
     "ands  r3, r2         \n"                                                                             \
     "lsls  r3, r3, #2     \n"                                                                             \
@@ -193,6 +225,26 @@ extern "C" {
 #else
 #define CMPROF_LOAD_PC_V7 "ldr   r0, [r1, #24] \n"
 #endif
+/* ... and with stack evidence the frame moves 40 bytes up when DCRS is clear (below): +3 instructions a
+ * sample on ARMv8-M mainline, +4 on baseline */
+#if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_BASE__)
+#define CMPROF_CALLEE_STACKED_V6                                                                         \
+    "mov   r3, lr         \n"                                                                             \
+    "lsls  r3, r3, #26    \n" /* DCRS -> N */                                                             \
+    "bmi   5f             \n"                                                                             \
+    "adds  r1, #40        \n"                                                                             \
+    "5:                   \n"
+#else
+#define CMPROF_CALLEE_STACKED_V6 ""
+#endif
+#if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_MAIN__)
+#define CMPROF_CALLEE_STACKED_V7                                                                         \
+    "tst   lr, #0x20     \n" /* DCRS */                                                                   \
+    "it    eq            \n"                                                                              \
+    "addeq r1, r1, #40   \n"
+#else
+#define CMPROF_CALLEE_STACKED_V7 ""
+#endif
 #if CMPROF_STACKS && (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__))
 /* the frame in r1, EXC_RETURN in r2, the PC in r0 (ARMv6-M, ARMv8-M baseline: bit 2 moved into N) */
 #define CMPROF_ISR_ASM                                                                                   \
@@ -203,7 +255,7 @@ extern "C" {
     "mrs   r1, msp        \n"                                                                             \
     "b     2f             \n"                                                                             \
     "1: mrs r1, psp       \n"                                                                             \
-    "2: mov r2, lr        \n" CMPROF_LOAD_PC_V6 CMPROF_KEEP_R7                                          \
+    "2: " CMPROF_CALLEE_STACKED_V6 "mov r2, lr \n" CMPROF_LOAD_PC_V6 CMPROF_KEEP_R7                                          \
     "ldr   r3, =" CMPROF_TICK_ENTRY " \n"                                                                 \
     "bx    r3             \n"                                                                             \
     ".ltorg               \n"
@@ -212,7 +264,7 @@ extern "C" {
     "tst   lr, #4        \n"                                                                              \
     "ite   eq            \n"                                                                              \
     "mrseq r1, msp       \n"                                                                              \
-    "mrsne r1, psp       \n"                                                                              \
+    "mrsne r1, psp       \n" CMPROF_CALLEE_STACKED_V7                                                     \
     "mov   r2, lr        \n" CMPROF_KEEP_R7 CMPROF_LOAD_PC_V7                                            \
     "b     " CMPROF_TICK_ENTRY " \n"                                                                      \
     ".ltorg              \n"

@@ -2416,6 +2416,7 @@ def trustzone(c):
     addresses; with stack evidence, no stack through Secure code is given a caller the evidence
     cannot prove, and every other stack is still the app's call shape."""
     secure_fp_frames(c)
+    tail_chained(c)
     rows = []
     for name in ("m33_ns", "m23_ns", "m33_ns_stacks", "m33_ns_dump", "m33_s_calls_ns"):
         r = Result(name)
@@ -2459,11 +2460,13 @@ def trustzone(c):
                 through and set(through) == {"[unproven caller];" + mark},
                 "; ".join("%s %d" % kv for kv in through.items()) or "none")
         # (libgcc's __gnu_cmse_nonsecure_call, the Secure side's hand-written call into Non-Secure code, has no
-        # call-frame information and pushes registers: unproven, as docs/callers.md says of such code)
+        # call-frame information and pushes registers: unproven, as docs/callers.md says of such code; nor has
+        # the linker's veneer into Secure code, whose SG a Non-Secure sample can land on: its code lies in the
+        # Secure image, its name alone in the Non-Secure ELF)
         unproven = {st: v for st, v in stacks.items() if "[unproven caller]" in st and st not in through and
-                    not re.search(r";(0x[0-9a-f]{8}|__gnu_cmse_nonsecure_call)$", st)}
+                    not re.search(r";(0x[0-9a-f]{8}|__gnu_cmse_nonsecure_call|__\w+_veneer)$", st)}
         c.check("%s: every other stack is the app's call shape, none unproven (but in libgcc's "
-                "__gnu_cmse_nonsecure_call)" % name, not wrong and not unproven,
+                "__gnu_cmse_nonsecure_call or at a veneer's SG)" % name, not wrong and not unproven,
                 "wrong: %s; unproven: %s" % ("; ".join("%s %d" % kv for kv in wrong.items()) or "none",
                                              "; ".join("%s %d" % kv for kv in unproven.items()) or "none"))
     # leaf()'s two callers (3:1) in Non-Secure state, against the calls the plugin counted after their bl's
@@ -2500,12 +2503,10 @@ def trustzone(c):
     c.out("")
 
 
-def secure_fp_frames(c):
-    """m33_stacks_fp_ts: Secure state, FP state live in thread mode and FPCCR.TS set, so every
-    sample's frame is the extended one with S16-S31 (42 words): the capture must place the
-    interrupted SP above all of it, or each word's offset is 16 words off and the host's walk,
-    which takes a return address only at the offset the CFI gives, finds the wrong ones."""
-    name = "m33_stacks_fp_ts"
+def app_shapes_only(c, name, what):
+    """Each stack of scenario name is the app's call shape, none unproven: a capture that sizes the
+    frame wrongly reads every word at the wrong offset, and the host's walk, which takes a return
+    address only at the offset the CFI gives, finds the wrong ones."""
     r = Result(name)
     stacks = folded_stacks(name, r.elf)
     taken = r.kv.get("taken", 0)
@@ -2513,10 +2514,45 @@ def secure_fp_frames(c):
         (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
         else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
     unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
-    c.check("%s: with S16-S31 in every frame (FPCCR.TS), each of the %d stacks is the app's call shape, none "
-            "unproven" % (name, taken // 16), taken > 0 and sum(stacks.values()) == taken // 16 and not wrong and
-            unproven == 0, "%d stacks, %d unproven; wrong: %s" % (sum(stacks.values()), unproven, "; ".join(
+    c.check("%s: %s, each of the %d stacks is the app's call shape, none unproven" % (name, what, taken // 16),
+            taken > 0 and sum(stacks.values()) == taken // 16 and not wrong and unproven == 0,
+            "%d stacks, %d unproven; wrong: %s" % (sum(stacks.values()), unproven, "; ".join(
                 "%s %d" % kv for kv in sorted(wrong.items())[:4]) or "none"))
+
+
+def secure_fp_frames(c):
+    """m33_stacks_fp_ts: Secure state, FP state live in thread mode and FPCCR.TS set, so every
+    sample's frame is the extended one with S16-S31 (42 words), which the capture must size."""
+    app_shapes_only(c, "m33_stacks_fp_ts", "with S16-S31 in every frame (FPCCR.TS)")
+
+
+TAILCHAIN_FUNCS = ("leaf", "rec_leaf", "ptr_target", "deep_leaf", "framed", "frames_caller", "step")
+
+
+def tail_chained(c):
+    """m33_tailchain(_stacks), m23_tailchain(_stacks) (ARMv8-M baseline): a Secure tick tail-chained after a Non-Secure handler that had
+    interrupted Secure code (half the ticks, built by the scenario's vector as the hardware does)
+    finds the callee context, 40 bytes, below its frame and EXC_RETURN.DCRS clear: the prologue
+    must read the PC 40 bytes up (it read r8's stacked value, 0, for each of them)."""
+    for name in ("m33_tailchain", "m33_tailchain_stacks", "m23_tailchain", "m23_tailchain_stacks"):
+        r = Result(name)
+        j = r.tool()
+        n, taken = j["total"], r.kv.get("taken", 0)
+        prof = {x["name"]: x["samples"] for x in j["rows"]}
+        stray = {k: v for k, v in prof.items() if re.fullmatch(r"0x[0-9a-f]{8}", k)}
+        c.check("%s: half the ticks entered with the callee context stacked (DCRS clear), and no sample at "
+                "an address no function holds (a word of that context read as the PC)" % name,
+                taken > 0 and r.kv.get("tailchained", 0) == taken // 2 and n == taken and not stray,
+                "%d of %d ticks so; %d samples; rows at no function: %s" % (
+                    r.kv.get("tailchained", 0), taken, n, "; ".join("%s %d" % kv for kv in stray.items()) or "none"))
+        # among the app's functions (the sampler's own code and the drain's, run with the tick held
+        # off, are in the plugin's count but never sampled: their part differs by core)
+        truth = r.truth()
+        judge_shares(c, "%s: the app's functions' shares among them against the plugin's counts," % name, prof,
+                     sum(prof.get(f, 0) for f in TAILCHAIN_FUNCS), {f: truth.get(f, 0) for f in TAILCHAIN_FUNCS},
+                     sum(truth.get(f, 0) for f in TAILCHAIN_FUNCS))
+    for name in ("m33_tailchain_stacks", "m23_tailchain_stacks"):
+        app_shapes_only(c, name, "half its ticks tail-chained (the callee context below the frame)")
 
 
 def memcpy_callers(c):
