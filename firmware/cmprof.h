@@ -88,9 +88,15 @@ extern "C" {
 #define CMPROF_STACK_FP 0
 #endif
 #if CMPROF_STACKS && CMPROF_STACK_FP
-#define CMPROF_KEEP_R7 "ldr   r3, =cmprof_stack_r7 \n" "str   r7, [r3]      \n"
+#define CMPROF_STORE_R7 "ldr   r3, =cmprof_stack_r7 \n" "str   r7, [r3]      \n"
 #else
+#define CMPROF_STORE_R7 ""
+#endif
+/* (ARMv8-M stores it with the frame's move for a tick whose callee registers are stacked: below) */
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_KEEP_R7 ""
+#else
+#define CMPROF_KEEP_R7 CMPROF_STORE_R7
 #endif
 #if CMPROF_STACKS
 #define CMPROF_TICK_ENTRY "cmprof_tick_stacked"
@@ -114,12 +120,12 @@ extern "C" {
  * Non-Secure handler that had interrupted Secure code finds EXC_RETURN's DCRS (bit 5) clear: the
  * hardware stacked the callee registers for that handler (an integrity signature, a reserved word,
  * r4-r11: 40 bytes) below the frame, which lies 40 bytes up. The prologue without CMPROF_STACKS
- * checks both in one test (4 instructions a sample on ARMv8-M mainline beyond ARMv7-M's, 10 for a
- * sample in the other state, 8 for one with DCRS clear; 7, 17 and 12-13 on ARMv8-M baseline, Cortex-M23,
- * beyond ARMv6-M's); with CMPROF_STACKS cmprof_tick_stacked() tells the other state apart, from
- * EXC_RETURN (3 instructions, and 3 in the prologue: below), and the prologue moves the frame when
- * DCRS is clear (3 instructions, 4 on baseline). A handler of your own (CMPROF_NO_ISR) must check
- * both itself. */
+ * checks both in one test: 10 instructions a sample on ARMv8-M mainline where ARMv7-M's takes 6, 11
+ * for a sample in the other state, 14 for one with DCRS clear; on ARMv8-M baseline (Cortex-M23) 14
+ * where ARMv6-M's takes 7, 20, and 19-20 (counted from the code; one more each with CMPROF_TAG). With
+ * CMPROF_STACKS cmprof_tick_stacked() tells the other state apart, from EXC_RETURN (3 instructions,
+ * and 3 in the prologue: below), and the prologue moves the frame when DCRS is clear (below). A
+ * handler of your own (CMPROF_NO_ISR) must check both itself. */
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_TRUSTZONE 1
 #else
@@ -226,12 +232,23 @@ extern "C" {
 #define CMPROF_LOAD_PC_V7 "ldr   r0, [r1, #24] \n"
 #endif
 /* ... and with stack evidence the frame moves 40 bytes up when DCRS is clear (below): +3 instructions a
- * sample on ARMv8-M mainline, +4 on baseline */
+ * sample on ARMv8-M mainline and baseline (+4 on baseline with DCRS clear). With CMPROF_STACK_FP the
+ * interrupted r7 is then the one among the callee registers (the live r7 is what the handler before
+ * left: zero, as the hardware cleared r4-r11 for it): +2 instructions a sample on mainline (its IT
+ * block), +2 on baseline with DCRS clear. */
+#if CMPROF_STACK_FP
+#define CMPROF_STACKED_R7 "ldr   r0, [r1, #20]  \n" "str   r0, [r3]       \n" /* r7: r4 is at +8 */
+#define CMPROF_STACKED_R7_IT "ittt  eq            \n" "ldreq r0, [r1, #20] \n" "streq r0, [r3]      \n"
+#else
+#define CMPROF_STACKED_R7 ""
+#define CMPROF_STACKED_R7_IT "it    eq            \n"
+#endif
 #if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_BASE__)
 #define CMPROF_CALLEE_STACKED_V6                                                                         \
-    "mov   r3, lr         \n"                                                                             \
-    "lsls  r3, r3, #26    \n" /* DCRS -> N */                                                             \
-    "bmi   5f             \n"                                                                             \
+    CMPROF_STORE_R7                                                                                      \
+    "mov   r0, lr         \n"                                                                             \
+    "lsls  r0, r0, #26    \n" /* DCRS -> N */                                                             \
+    "bmi   5f             \n" CMPROF_STACKED_R7                                                           \
     "adds  r1, #40        \n"                                                                             \
     "5:                   \n"
 #else
@@ -239,8 +256,9 @@ extern "C" {
 #endif
 #if CMPROF_TRUSTZONE && CMPROF_STACKS && defined(__ARM_ARCH_8M_MAIN__)
 #define CMPROF_CALLEE_STACKED_V7                                                                         \
+    CMPROF_STORE_R7                                                                                      \
     "tst   lr, #0x20     \n" /* DCRS */                                                                   \
-    "it    eq            \n"                                                                              \
+    CMPROF_STACKED_R7_IT                                                                                 \
     "addeq r1, r1, #40   \n"
 #else
 #define CMPROF_CALLEE_STACKED_V7 ""

@@ -320,10 +320,11 @@ def all_scenarios():
     # without stack evidence
     # (mainline, and baseline: the Cortex-M23's instruction set, which QEMU's M33 runs)
     for core, cflags in (("m33", ()), ("m23", ("-mcpu=cortex-m23",))):
-        for suffix, on in (("_stacks", 1), ("", 0)):
+        for suffix, on, fp in (("_stacks", 1, 0), ("", 0, 0), ("_stacks_fp", 1, 1)):
             s.append(scenario("%s_tailchain%s" % (core, suffix), "stacks", core="m33", cflags=cflags, SAMPLES=20000,
-                              CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=on, CMPROF_PORT="CMPROF_PORT_SYSTICK",
-                              CMPROF_NO_ISR=1, TAILCHAIN=1, PERIOD=201, CMPROF_JITTER=31))
+                              CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=on, CMPROF_STACK_FP=fp, FP_FRAMES=fp,
+                              CMPROF_PORT="CMPROF_PORT_SYSTICK", CMPROF_NO_ISR=1, TAILCHAIN=1, PERIOD=201,
+                              CMPROF_JITTER=31))
     # ... the same without stack evidence: the prologue itself tells the Secure samples apart
     s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))

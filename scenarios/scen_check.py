@@ -2514,9 +2514,12 @@ def app_shapes_only(c, name, what):
         (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
         else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
     unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
+    # built with a frame-pointer function (FP_FRAMES): stacks through it, walked on r7, among them
+    n_fp = sum(v for st, v in stacks.items() if ";fp_caller" in st)
     c.check("%s: %s, each of the %d stacks is the app's call shape, none unproven" % (name, what, taken // 16),
-            taken > 0 and sum(stacks.values()) == taken // 16 and not wrong and unproven == 0,
-            "%d stacks, %d unproven; wrong: %s" % (sum(stacks.values()), unproven, "; ".join(
+            taken > 0 and sum(stacks.values()) == taken // 16 and not wrong and unproven == 0 and
+            (n_fp > 0 or not r.s["defs"].get("FP_FRAMES")),
+            "%d stacks (%d through fp_caller), %d unproven; wrong: %s" % (sum(stacks.values()), n_fp, unproven, "; ".join(
                 "%s %d" % kv for kv in sorted(wrong.items())[:4]) or "none"))
 
 
@@ -2530,11 +2533,12 @@ TAILCHAIN_FUNCS = ("leaf", "rec_leaf", "ptr_target", "deep_leaf", "framed", "fra
 
 
 def tail_chained(c):
-    """m33_tailchain(_stacks), m23_tailchain(_stacks) (ARMv8-M baseline): a Secure tick tail-chained after a Non-Secure handler that had
+    """m33_tailchain(_stacks, _stacks_fp), m23_tailchain(...) (ARMv8-M baseline): a Secure tick tail-chained after a Non-Secure handler that had
     interrupted Secure code (half the ticks, built by the scenario's vector as the hardware does)
     finds the callee context, 40 bytes, below its frame and EXC_RETURN.DCRS clear: the prologue
-    must read the PC 40 bytes up (it read r8's stacked value, 0, for each of them)."""
-    for name in ("m33_tailchain", "m33_tailchain_stacks", "m23_tailchain", "m23_tailchain_stacks"):
+    must read the PC 40 bytes up (it read r8's stacked value, 0, for each of them), and with
+    CMPROF_STACK_FP the interrupted r7 among the callee registers (the live one is zero)."""
+    for name in ("%s_tailchain%s" % (core, suffix) for core in ("m33", "m23") for suffix in ("", "_stacks", "_stacks_fp")):
         r = Result(name)
         j = r.tool()
         n, taken = j["total"], r.kv.get("taken", 0)
@@ -2551,7 +2555,7 @@ def tail_chained(c):
         judge_shares(c, "%s: the app's functions' shares among them against the plugin's counts," % name, prof,
                      sum(prof.get(f, 0) for f in TAILCHAIN_FUNCS), {f: truth.get(f, 0) for f in TAILCHAIN_FUNCS},
                      sum(truth.get(f, 0) for f in TAILCHAIN_FUNCS))
-    for name in ("m33_tailchain_stacks", "m23_tailchain_stacks"):
+    for name in ("%s_tailchain%s" % (core, suffix) for core in ("m33", "m23") for suffix in ("_stacks", "_stacks_fp")):
         app_shapes_only(c, name, "half its ticks tail-chained (the callee context below the frame)")
 
 

@@ -153,10 +153,11 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void fp_caller(void
 #if TAILCHAIN
 /* A Secure tick that tail-chained after a Non-Secure handler which had interrupted Secure code finds
  * the hardware's callee context (an integrity signature, a reserved word, r4-r11: 40 bytes) between
- * its stack pointer and the frame, and EXC_RETURN's DCRS clear. QEMU takes such a tick afresh after
- * the handler returns, so this vector builds that entry state on half the ticks: it stacks the
- * context below the frame as the hardware does, clears DCRS and enters the sampler's prologue, whose
- * exception return then unstacks the context (checking the signature) and the frame. */
+ * its stack pointer and the frame, and EXC_RETURN's DCRS clear. This vector builds that entry state
+ * on half the ticks of firmware with no Non-Secure side: it stacks the context below the frame and
+ * clears r4-r11 as the hardware does for the Non-Secure handler (which restores them before it
+ * returns), clears DCRS and enters the sampler's prologue, whose exception return then unstacks the
+ * context (QEMU checks the signature) and the frame. */
 CMPROF_DEFINE_ISR(sampler_entry)
 __attribute__((used)) static uint32_t tailchain_turn;
 uint32_t tailchained; /* ticks entered this way */
@@ -202,6 +203,15 @@ __attribute__((naked)) void SysTick_Handler(void)
                    "str   r1, [r0, #32]      \n"
                    "mov   r1, r11            \n"
                    "str   r1, [r0, #36]      \n"
+                   "movs  r4, #0             \n" /* cleared, as for the Non-Secure handler */
+                   "movs  r5, #0             \n"
+                   "movs  r6, #0             \n"
+                   "movs  r7, #0             \n"
+                   "movs  r1, #0             \n"
+                   "mov   r8, r1             \n"
+                   "mov   r9, r1             \n"
+                   "mov   r10, r1            \n"
+                   "mov   r11, r1            \n"
                    "mov   r1, lr             \n"
                    "lsls  r1, r1, #29        \n"
                    "bmi   4f                 \n"
@@ -228,6 +238,14 @@ __attribute__((naked)) void SysTick_Handler(void)
                    "str   r1, [r0, #4]       \n"
                    "add   r1, r0, #8         \n"
                    "stm   r1, {r4-r11}       \n"
+                   "mov   r4, #0             \n" /* cleared, as for the Non-Secure handler */
+                   "mov   r5, #0             \n"
+                   "mov   r6, #0             \n"
+                   "mov   r7, #0             \n"
+                   "mov   r8, #0             \n"
+                   "mov   r9, #0             \n"
+                   "mov   r10, #0            \n"
+                   "mov   r11, #0            \n"
                    "tst   lr, #4             \n"
                    "ite   eq                 \n"
                    "msreq msp, r0            \n"
