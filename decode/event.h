@@ -35,6 +35,7 @@ enum ev_type {
                         it is pending (its samples carry EV_TAG_PENDING) until it is named again; no payload */
     EV_TASK_UNKNOWN, /* pending samples that will get no name (ev.task_unknown) */
     EV_STACK_WORDS,  /* a sample's stack evidence from the firmware, '^' lines (ev.stack_words) */
+    EV_STACK_DROPPED,/* samples whose stack evidence the firmware dropped so far (ev.stack_dropped) */
     EV_TABLE_FULL    /* the firmware's task name table was full (ev.table_full): some tags went out as
                         EV_TAG_UNSENT (the last type: tests size tables by it) */
 };
@@ -213,6 +214,10 @@ struct ev_stack_words {         /* EV_STACK_WORDS */
     uint64_t n;
 };
 
+struct ev_stack_dropped {       /* EV_STACK_DROPPED */
+    uint64_t records;           /* cumulative: no room for them, or their sample's line went first */
+};
+
 struct ev_table_full {          /* EV_TABLE_FULL */
     uint64_t slots;
 };
@@ -243,6 +248,7 @@ struct ev {
         struct ev_target target;
         struct ev_task_unknown task_unknown;
         struct ev_stack_words stack_words;
+        struct ev_stack_dropped stack_dropped;
         struct ev_table_full table_full;
     };
 };

@@ -14,6 +14,7 @@
 #define LEAD_HIST '#'    /* streamed histogram buckets */
 #define LEAD_GROUP '&'   /* a reservoir's group: its counts, then a '$' or '%' line's body */
 #define LEAD_STACK '^'   /* a sample's stack evidence */
+#define STACK_DROPPED '~' /* after LEAD_STACK: the samples whose evidence the firmware dropped so far */
 /* ... and the mark before the two characters of the check that ends it */
 #define CHECK_CRC12 '~'  /* version 1: CRC-12 */
 #define CHECK_SUM12 '!'  /* version 2 on: sum12 */
@@ -796,12 +797,25 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
     stream_samples(d, s + 8, len - 8, s[8] == LEAD_TAGGED, false, stands_for, kept, sink);
 }
 
+/* "^~N": the samples whose stack evidence the firmware dropped so far (N decimal, 32 bits, cumulative) */
+static void stack_dropped(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    const char *p = s + 2, *end = s + len;
+    uint64_t n;
+    if (!textline_uint(&p, end, "", &n, 10) || p != end || n > UINT32_MAX) {
+        textline_bad(d);
+        return;
+    }
+    struct ev e = {.type = EV_STACK_DROPPED, .offset = d->line_offset, .stack_dropped = {.records = n}};
+    ev_emit(sink, &e);
+}
+
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     if (len < 2 || (s[0] != LEAD_SAMPLES && s[0] != LEAD_TAGGED && s[0] != LEAD_CONTROL && s[0] != LEAD_HIST &&
                     s[0] != LEAD_GROUP && s[0] != LEAD_STACK))
         return false;
-    if (s[0] == LEAD_STACK && !(len > 16 && has_check(s, len)))
+    if (s[0] == LEAD_STACK && !(len > (s[1] == STACK_DROPPED ? 5u : 16u) && has_check(s, len)))
         return false; /* a log line that happens to start with '^' */
     if (s[0] == LEAD_GROUP && !(len > 12 && has_check(s, len)))
         return false; /* a log line that happens to start with '&' */
@@ -826,6 +840,8 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         stream_hist(d, s, body, sink);
     else if (s[0] == LEAD_GROUP)
         stream_weighted(d, s, body, sink);
+    else if (s[0] == LEAD_STACK && s[1] == STACK_DROPPED)
+        stack_dropped(d, s, body, sink);
     else if (s[0] == LEAD_STACK) /* a sample's stack evidence (textline.c) */
         textline_stack(d, s, body, sink);
     else

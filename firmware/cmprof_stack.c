@@ -57,6 +57,7 @@ static struct {
     volatile uint32_t tail; /* ... and sent or dropped (by the drain) */
     uint32_t dropped;       /* by the tick: no room */
     uint32_t stale;         /* by the drain: its sample went out before it could */
+    uint32_t told;          /* dropped + stale, as the host last heard it ("^~N") */
     struct stack_record rec[CMPROF_STACK_RECORDS];
 } stacks;
 
@@ -210,13 +211,28 @@ static char *put_b64(char *b, uint32_t v, int chars)
     return b;
 }
 
+/* "^~N" into b, N the samples whose evidence was dropped so far (decimal): its length */
+static uint32_t put_dropped(char *b, uint32_t n)
+{
+    char digits[10];
+    uint32_t k = 0, len = 2;
+    do
+        digits[k++] = (char)('0' + n % 10u);
+    while ((n /= 10u) != 0u);
+    b[0] = '^';
+    b[1] = '~';
+    while (k)
+        b[len++] = digits[--k];
+    return len;
+}
+
 uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t code_base)
 {
     while (stacks.tail != *(volatile uint32_t *)&stacks.head) {
         const struct stack_record *r = &stacks.rec[stacks.tail & (CMPROF_STACK_RECORDS - 1u)];
         uint32_t at = r->seq - first;
         if (at >= count && (int32_t)at >= 0)
-            return 0u; /* its sample goes out in a later line */
+            break; /* its sample goes out in a later line */
         if (at >= count) { /* its sample went out without it: never sent late, for another sample */
             stacks.tail++;
             stacks.stale++;
@@ -246,7 +262,13 @@ uint32_t cmprof_stack_line(char *b, uint32_t first, uint32_t count, uint32_t cod
         stacks.tail++;
         return (uint32_t)(s - b);
     }
-    return 0u;
+    /* then the count of samples whose evidence was dropped, after each sample line that changed it
+     * (a few bytes, only while the drain is behind): the host says so beside the callers */
+    uint32_t dropped = cmprof_stack_dropped();
+    if (dropped == stacks.told)
+        return 0u;
+    stacks.told = dropped;
+    return put_dropped(b, dropped);
 }
 
 static void put_hex8(cmprof_putc_fn putc, uint32_t v)

@@ -35,6 +35,8 @@ struct ingest {
     struct ev_sink sink;
     uint64_t bytes;             /* fed in, whatever the format */
     uint64_t lost;              /* samples the firmware reports it dropped */
+    uint64_t stack_dropped;     /* samples whose stack evidence it dropped, over every firmware run */
+    uint64_t stack_dropped_run; /* ... the count the firmware last reported (cumulative in its run) */
     uint64_t max_samples;       /* 0: no limit; else samples past it are not counted (--samples) */
     uint64_t past_limit;        /* samples decoded after the limit was reached */
     bool last_counted, last_has_tag; /* the last sample: counted, and its tag (a stack may follow) */
@@ -336,6 +338,12 @@ static void on_event(void *ctx, const struct ev *e)
         break;
     case EV_STACK_WORDS:
         stack_words(in, &e->stack_words);
+        break;
+    case EV_STACK_DROPPED: /* cumulative, as EV_LOST */
+        in->stack_dropped += e->stack_dropped.records >= in->stack_dropped_run
+                                 ? e->stack_dropped.records - in->stack_dropped_run
+                                 : e->stack_dropped.records;
+        in->stack_dropped_run = e->stack_dropped.records;
         break;
     case EV_LOST: /* cumulative; a smaller count is a restarted firmware's */
         lost_more(in, e->lost.samples >= in->lost ? e->lost.samples - in->lost : e->lost.samples);
@@ -652,6 +660,9 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, in->format == DETECT_ORBFLOW ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter skipped",
          (unsigned long long)of->unsynced);
     loss(&l, in->lost, "%llu samples lost in the firmware (its ring was full)", (unsigned long long)in->lost);
+    loss(&l, in->stack_dropped, "%llu samples' stack evidence dropped in the firmware (its drain fell behind: raise "
+         "CMPROF_STACK_RECORDS or CMPROF_STACK_EVERY)",
+         (unsigned long long)in->stack_dropped);
     loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
          (unsigned long long)in->max_samples);
     return l.n;

@@ -118,7 +118,7 @@ static const char *const library_statics[] = {
     "keep_frame_pointer", "keep_gone_name", "keep_name", "kept_name",
     "learn_tag", "name_room", "name_thread", "new_name_sent", "other_tag", "owe_name", "owed_stop", "put_owed",
     "name_id", "put_tag6", "put_def_entry", "forget_names_sent", "pc_chars", "put3", "put_dec", "put_def",
-    "after_call", "put_b64", "put_entry", "put_field", "put_hex", "put_hex8",
+    "after_call", "put_b64", "put_dropped", "put_entry", "put_field", "put_hex", "put_hex8",
     "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "publish", "reannounce_after", "register_task", "repeat_add",
     "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "same_name", "send",

@@ -289,6 +289,12 @@ def all_scenarios():
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
+    # ... on every sample (CMPROF_STACK_EVERY=1): with the default 8 records the drain falls behind and
+    # says how many it dropped ("^~N"); with 64 it keeps them all
+    for suffix, records in (("", 8), ("_64", 64)):
+        s.append(scenario("m4_stacks_all%s" % suffix, "stacks", core="m4", SAMPLES=20000, CMPROF_STREAM=1,
+                          CMPROF_RING_N=256, CMPROF_STACKS=1, CMPROF_STACK_EVERY=1, CMPROF_STACK_RECORDS=records,
+                          PERIOD=1691, CMPROF_JITTER=255))
     # ... on ARMv8-M mainline (Cortex-M33, Secure state), SysTick at the 20 MHz system clock: about the
     # M4's period in instructions
     s.append(scenario("m33_stacks", "stacks", core="m33", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,

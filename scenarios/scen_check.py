@@ -2585,6 +2585,48 @@ def memcpy_callers(c):
                        "in memcpy, %d calls counted" % sum(calls.values()))
 
 
+def evidence_every_sample(c):
+    """CMPROF_STACK_EVERY=1, evidence on every sample: with the default 8 records the drain falls
+    behind, and the host says how many samples' evidence the firmware dropped ("^~N"; it said nothing
+    before); with 64 records every sample is walked, to the app's call shapes."""
+    r = Result("m4_stacks_all")
+    j = r.tool()
+    fw = r.kv.get("stacks_dropped", -1)
+    said = [x for x in j.get("losses", []) if "stack evidence dropped" in x]
+    c.check("m4_stacks_all: with 8 records and evidence on every sample the drain falls behind, and the host "
+            "says how many samples' evidence the firmware dropped: its own count",
+            fw > 0 and len(said) == 1 and said[0].startswith("%d samples' stack evidence dropped" % fw) and
+            j["stacks"]["samples"] == r.kv.get("taken", 0) - fw,
+            "firmware: %d dropped of %d; host: %s; %d stacks" % (fw, r.kv.get("taken", 0), said or "nothing",
+                                                                  j["stacks"]["samples"]))
+    name = "m4_stacks_all_64"
+    r = Result(name)
+    j = r.tool()
+    taken = r.kv.get("taken", 0)
+    stacks = folded_stacks(name, r.elf)
+    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and st not in (
+        (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
+        else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+    # (the drain's own stacks run deeper than the 48 words the tick scans: unproven past them)
+    unproven = {st: v for st, v in stacks.items() if "[unproven caller]" in st and ";cmprof_stream_drain" not in st}
+    c.check("%s: with 64 records every sample came with its evidence and was walked, the app's call shapes, "
+            "none unproven outside the drain's own deep stacks" % name,
+            taken > 0 and r.kv.get("stacks_dropped", -1) == 0 and sum(stacks.values()) == taken and not wrong and
+            not unproven and not [x for x in j.get("losses", []) if "stack evidence" in x],
+            "%d stacks of %d samples, %d dropped; wrong: %s; unproven: %s" % (
+                sum(stacks.values()), taken, r.kv.get("stacks_dropped", -1),
+                "; ".join("%s %d" % kv for kv in list(wrong.items())[:3]) or "none",
+                "; ".join("%s %d" % kv for kv in list(unproven.items())[:3]) or "none"))
+    calls = {}
+    for caller in ("caller_a", "caller_b"):
+        code = instructions(r.elf, caller)
+        calls[caller] = sum(r.wcounts.get(b, 0) for (a, m), (b, _) in zip(code, code[1:]) if m == "bl")
+    leaf = next((x for x in j["rows"] if x["name"] == "leaf"), {})
+    judge_caller_split(c, "%s: leaf()'s callers from every sample" % name, {x["name"]: x for x in leaf.get(
+        "callers", [])}, {k: v / max(sum(calls.values()), 1) for k, v in calls.items()},
+        sum(v for st, v in stacks.items() if st.endswith(";leaf")), "in leaf()")
+
+
 def sampler_callers(c):
     """Callers from the sampler's own stack evidence (CMPROF_STACKS): each stack against the call
     shape the app was built with, the leaf's two callers against the calls the plugin counted."""
@@ -2688,6 +2730,7 @@ def sampler_callers(c):
         fp_callers(c, core)
     frtos_task_roots(c)
     memcpy_callers(c)
+    evidence_every_sample(c)
     probe_agreement(c)
     rtt_callers(c)
     callers_inside_95(c)

@@ -120,6 +120,9 @@ static inline struct ev_columns evlog_columns(const struct ev *e)
         c = (struct ev_columns){.addr = e->stack_words.pc, .index = e->stack_words.back, .value = e->stack_words.lr,
                                 .size = e->stack_words.scanned, .count = e->stack_words.n};
         break;
+    case EV_STACK_DROPPED:
+        c.count = e->stack_dropped.records;
+        break;
     case EV_TABLE_FULL:
         c.count = e->table_full.slots;
         break;
