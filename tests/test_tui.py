@@ -1131,9 +1131,50 @@ def cut_warning_test():
         tmux("kill-session", "-t", s)
 
 
+def no_stacks_note_test(w, h):
+    """Key c on a capture whose firmware sent no stack evidence (m4_stacks_off: CMPROF_STACKS=0): the
+    callers view says why there are no stacks and how to get them, word-wrapped within the view, the
+    whole of the text the JSON's stacks.note gives (one line cut at the width lost the advice)."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "m4_stacks_off")
+    name = "%dx%d: key c on a capture without stack evidence: the whole advice, wrapped" % (w, h)
+    if not os.path.exists(os.path.join(d, "uart.txt")):
+        check(name, False, "missing: python3 scenarios/scen.py run m4_stacks_off")
+        return
+    args = [os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")]
+    out = subprocess.run([tool, "--batch", "-o", "json"] + args, capture_output=True, text=True)
+    note = json.loads(out.stdout).get("stacks", {}).get("note", "") if out.returncode == 0 else ""
+    if not check("%dx%d: the JSON's stacks.note on a capture without stack evidence names CMPROF_STACKS=1" % (w, h),
+                 "no stack evidence" in note and "CMPROF_STACKS=1" in note, note or out.stderr.strip()[:200]):
+        return
+
+    def shown(txt):  # the note's lines under the title, their "! " or "  " margin off, joined
+        lines = txt.splitlines()
+        top = next((i for i, ln in enumerate(lines) if ln.startswith("calls of ")), len(lines))
+        part = []
+        for ln in lines[top + 1:-1]:  # the key bar, the last line, is not the view's
+            if not ln.strip():
+                break
+            part.append(re.sub(r"^(! |  )", "", ln).rstrip())
+        return " ".join(part), lines[top + 1:top + 1 + len(part)]
+
+    s = "cmprof-nostacks"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (tool, args[0], args[1]))
+    wait_until(s, lambda t: "end of file" in t and "SHARE" in t, 20)
+    keys(s, "Home", "c")
+    txt = wait_until(s, lambda t: "calls of " in t and shown(t)[0] == note)
+    text, lines = shown(txt)
+    check(name, text == note and all(len(ln) <= w for ln in txt.splitlines()),
+          " / ".join(ln.rstrip() for ln in lines) or " | ".join(txt.splitlines()[:6]))
+    tmux("kill-session", "-t", s)
+
+
 def captures():
     """The checks on fixed captures and on sources the test plays itself: no QEMU."""
     cut_warning_test()
+    for w, h in ((80, 24), (200, 60)):
+        no_stacks_note_test(w, h)
     for w, h in ((80, 24), (200, 60)):
         replay_tests(w, h)
     for w, h in ((80, 24), (200, 60)):
