@@ -504,8 +504,8 @@ static const struct binding bindings[] = {
     {.keys = {VK_ESC}, .screens = ON(VM_HELP), .run = esc_help},
     {.keys = {VK_ESC}, .screens = ON(VM_DIAG) | ON(VM_LOG), .run = esc_page},
     {.keys = {'c'}, .screens = ON(VM_TOP), .run = calls_of_row, .hints = {{VM_TOP, "c callers", 15}}, .help_key = "c",
-     .help = "who calls the selected function and what it calls, with shares (call stacks: a gdb: source walks them"
-     " while the core is halted); Enter follows a row"},
+     .help = "who calls the selected function and what it calls, with shares (call stacks: a gdb: source halting the"
+     " core, or the sampler's stack evidence, CMPROF_STACKS=1); Enter follows a row"},
     {.keys = {'c'}, .screens = ON(VM_SOURCE), .run = calls_of_function},
     {.keys = {'c'}, .screens = ON(VM_CALLS), .run = calls_again},
     /* the keys above, on the other lists: nothing */

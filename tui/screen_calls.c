@@ -1,6 +1,7 @@
 /* The call screen (key c): who calls the selected function and what it calls, from the samples'
- * call stacks (a gdb: source walks them while the core is halted), each with its share and 95 %
- * interval. Enter follows a row to that function's own callers and callees (rows.c). */
+ * call stacks (the firmware sampler's stack evidence, CMPROF_STACKS=1, or a gdb: source's walks
+ * while the core is halted), each with its share and 95 % interval. Enter follows a row to that
+ * function's own callers and callees (rows.c). */
 #include "view_int.h"
 
 #include <stdio.h>
@@ -42,8 +43,10 @@ void view_render_calls(struct view *v, struct vbuf *b, int y0)
         char why[300] = "";
         if (v->in) /* a stream: whether its firmware sent stack evidence, and why none was used */
             ingest_stacks_note(v->in, why, sizeof why);
-        vb_put(b, 0, y0 + 1, VA_DIM, *why ? why : "no call stacks: they come from a gdb: source, walked while the "
-                                                   "core is halted (--stack-depth N, default 16)");
+        /* word-wrapped: its advice (how to get stacks) comes last, and one line cut at the width lost it */
+        vb_wrap(b, y0 + 1, VA_DIM, *why ? why : "no call stacks: they come from the firmware sampler's stack evidence "
+                                               "(CMPROF_STACKS=1) or from a gdb: source, walked while the core is "
+                                               "halted (--stack-depth N, default 16)");
         return;
     }
     size_t up, down;
