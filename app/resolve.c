@@ -380,7 +380,8 @@ struct batch {
 };
 
 /* stdin is answered by two threads: this one reads, parses and looks up a chunk while the writer
- * formats and writes the one before. Two batches go back and forth between them, in order. */
+ * formats and writes the one before. Two batches go back and forth between them, in order
+ * (without a writer thread, b[1] is b[0]). */
 struct stream {
     struct sym_table *t;
     FILE *out, *err;
@@ -536,17 +537,19 @@ static bool core_to_spare(void)
 static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
 {
     struct stream s = {.t = t, .out = out, .err = err, .text = {.spill = out}};
+    s.threaded = !demangle && core_to_spare(); /* (sym_demangle adds to the table's names: one thread) */
+    /* one batch without a writer thread: the second one's pages (300 KB a chunk) were fresh ones */
     s.b[0] = calloc(1, sizeof *s.b[0]);
-    s.b[1] = calloc(1, sizeof *s.b[1]);
+    s.b[1] = s.threaded ? calloc(1, sizeof *s.b[1]) : s.b[0];
     if (!s.b[0] || !s.b[1]) {
         free(s.b[0]);
-        free(s.b[1]);
+        if (s.threaded)
+            free(s.b[1]);
         fprintf(err, "cmprof-top: out of memory for the input\n");
         return EXIT_ERROR;
     }
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.changed, NULL);
-    s.threaded = !demangle && core_to_spare(); /* (sym_demangle adds to the table's names: one thread) */
     int status = 0;
     char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
     size_t carried = 0;
@@ -615,7 +618,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     if (tok)
         status |= answer_all(t, &tok, NULL, 1, &s.text, err, &s.b[0]->lists);
     flush_text(&s.text, out);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (s.b[1] != s.b[0] ? 2 : 1); i++) {
         lists_free(&s.b[i]->lists);
         free(s.b[i]->head.p);
         free(s.b[i]);
