@@ -554,7 +554,10 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
     size_t carried = 0;
     int fd = fileno(in);
-    size_t want = CHUNK / 8; /* the first chunks small: the writer starts early, then they grow */
+    /* with a writer thread, the first chunks small: the writer starts early, then they grow; without
+     * one, whole chunks from the first: the first batch's sorted sweep answers the halfwords between
+     * its close addresses, where a small one left them to later batches, each searching again */
+    size_t want = s.threaded ? CHUNK / 8 : CHUNK;
     for (int i = 0;; i ^= 1) {
         wait_written(&s, i);
         struct batch *b = s.b[i];
