@@ -83,8 +83,8 @@ static char *write_uint(char *p, uint32_t v)
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                 "8081828384858687888990919293949596979899";
-    int n = 1;
-    for (uint32_t x = v; x >= 10; x /= 10)
+    int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5; /* (line numbers: a few digits) */
+    for (uint32_t x = v / 100000; x; x /= 10)
         n++;
     char *q = p + n;
     while (v >= 100) {
@@ -380,7 +380,8 @@ struct batch {
 };
 
 /* stdin is answered by two threads: this one reads, parses and looks up a chunk while the writer
- * formats and writes the one before. Two batches go back and forth between them, in order. */
+ * formats and writes the one before. Two batches go back and forth between them, in order
+ * (without a writer thread, b[1] is b[0]). */
 struct stream {
     struct sym_table *t;
     FILE *out, *err;
@@ -536,22 +537,27 @@ static bool core_to_spare(void)
 static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
 {
     struct stream s = {.t = t, .out = out, .err = err, .text = {.spill = out}};
+    s.threaded = !demangle && core_to_spare(); /* (sym_demangle adds to the table's names: one thread) */
+    /* one batch without a writer thread: the second one's pages (300 KB a chunk) were fresh ones */
     s.b[0] = calloc(1, sizeof *s.b[0]);
-    s.b[1] = calloc(1, sizeof *s.b[1]);
+    s.b[1] = s.threaded ? calloc(1, sizeof *s.b[1]) : s.b[0];
     if (!s.b[0] || !s.b[1]) {
         free(s.b[0]);
-        free(s.b[1]);
+        if (s.threaded)
+            free(s.b[1]);
         fprintf(err, "cmprof-top: out of memory for the input\n");
         return EXIT_ERROR;
     }
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.changed, NULL);
-    s.threaded = !demangle && core_to_spare(); /* (sym_demangle adds to the table's names: one thread) */
     int status = 0;
     char carry[LINE_MAX_CHARS + 1]; /* a line begun in an earlier chunk */
     size_t carried = 0;
     int fd = fileno(in);
-    size_t want = CHUNK / 8; /* the first chunks small: the writer starts early, then they grow */
+    /* with a writer thread, the first chunks small: the writer starts early, then they grow; without
+     * one, whole chunks from the first: the first batch's sorted sweep answers the halfwords between
+     * its close addresses, where a small one left them to later batches, each searching again */
+    size_t want = s.threaded ? CHUNK / 8 : CHUNK;
     for (int i = 0;; i ^= 1) {
         wait_written(&s, i);
         struct batch *b = s.b[i];
@@ -615,7 +621,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     if (tok)
         status |= answer_all(t, &tok, NULL, 1, &s.text, err, &s.b[0]->lists);
     flush_text(&s.text, out);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (s.b[1] != s.b[0] ? 2 : 1); i++) {
         lists_free(&s.b[i]->lists);
         free(s.b[i]->head.p);
         free(s.b[i]);
@@ -649,6 +655,9 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
     free(text.p);
     lists_free(&lists);
-    sym_close(t);
+    /* the process ends now: its pages go back whole, not block by block (kept reachable, for leak checkers) */
+    static struct sym_table *volatile kept_until_exit; /* (volatile: a store never read is kept) */
+    kept_until_exit = t;
+    sym_end(kept_until_exit);
     return status;
 }

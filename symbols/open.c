@@ -170,6 +170,14 @@ void sym_close(struct sym_table *t)
     free(t); /* (and its loader: one block) */
 }
 
+void sym_end(struct sym_table *t)
+{
+    if (!t)
+        return;
+    symt_symbols_free(t); /* (its thread joined, if one runs) */
+    isolate_end(t);
+}
+
 const char *sym_warning(const struct sym_table *t)
 {
     symt_funcs_wait(t);
