@@ -331,6 +331,19 @@ def all_scenarios():
                               CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=on, CMPROF_STACK_FP=fp, FP_FRAMES=fp,
                               CMPROF_PORT="CMPROF_PORT_SYSTICK", CMPROF_NO_ISR=1, TAILCHAIN=1, PERIOD=201,
                               CMPROF_JITTER=31))
+    # ... the same entry state from QEMU's own exception logic: a Non-Secure timer handler (tz_ns_irq.c)
+    # interrupts Secure code at the sampler's priority, and a tick that comes while it runs is
+    # tail-chained after it (TIMER1 every NS_RELOAD +-32 system clock ticks, drawn by the handler):
+    # QEMU's -d int shows 5,051 to 5,235 of the 20,000 ticks so, by build (scen_check.tail_chained_native).
+    # A wider jitter than m33_stacks': the handler's quarter of the time stretches the app's round to
+    # about half the sampler's mean period, and with 31 the ticks fell in step with it (shares up to
+    # 8 sigma off, by NS_RELOAD and build; the points the handler interrupted matched the plugin's
+    # counts, the ticks taken afresh did not)
+    for core, cflags in (("m33", ("-mcmse",)), ("m23", ("-mcmse", "-mcpu=cortex-m23"))):
+        for suffix, on, fp in (("", 0, 0), ("_stacks", 1, 0), ("_stacks_fp", 1, 1)):
+            s.append(scenario("%s_tailchain_native%s" % (core, suffix), "stacks", core="m33", cflags=cflags, SAMPLES=20000,
+                              CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=on, CMPROF_STACK_FP=fp, FP_FRAMES=fp,
+                              CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=127, NS_IRQ=1, NS_RELOAD=60))
     # ... the same without stack evidence: the prologue itself tells the Secure samples apart
     s.append(scenario("m33_ns", "stacks", core="m33ns", SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                       CMPROF_STACKS=0, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
@@ -545,8 +558,8 @@ def build(s):
     elf = os.path.join(out, "fw.elf")
     # a Non-Secure image calls the Secure image's entries at the addresses its import library gives
     implib = [build_tz_secure(out, cpu)] if board == "an505_ns" else []
-    if s["defs"].get("TZ_S"):
-        build_tz_ns_callee(out, cpu)
+    if s["defs"].get("TZ_S") or s["defs"].get("NS_IRQ"):
+        build_tz_ns_callee(out, cpu, tz_ns_app(s))
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", s["opt"], "-g", "-mcpu=" + cpu,
            "-mthumb", "-mfloat-abi=soft", "-I" + os.path.join(ROOT, "firmware"), "-I" + os.path.join(HERE, "board"),
            "-DBOARD_" + board]
@@ -620,16 +633,22 @@ def build_tz_secure(out, cpu):
     return implib
 
 
-def tz_ns_callee_elf(out):
-    return os.path.join(out, "ns_callee.elf")
+def tz_ns_app(s):
+    """The Non-Secure image beside Secure firmware: the function a TZ_S scenario calls into
+    (apps/tz_ns_callee.c), or the timer handler of an NS_IRQ one (apps/tz_ns_irq.c)."""
+    return "tz_ns_irq" if s["defs"].get("NS_IRQ") else "tz_ns_callee"
 
 
-def build_tz_ns_callee(out, cpu):
-    """The Non-Secure image a TZ_S scenario's Secure firmware calls into (apps/tz_ns_callee.c)."""
+def tz_ns_callee_elf(out, app="tz_ns_callee"):
+    return os.path.join(out, app[len("tz_"):] + ".elf")  # ns_callee.elf, ns_irq.elf
+
+
+def build_tz_ns_callee(out, cpu, app="tz_ns_callee"):
+    """The Non-Secure image beside a Secure scenario's firmware (tz_ns_app)."""
     cmd = ["arm-none-eabi-gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Os", "-g", "-mcpu=" + cpu, "-mthumb",
-           "-mfloat-abi=soft", "-I" + os.path.join(HERE, "apps"), os.path.join(HERE, "apps", "tz_ns_callee.c"),
-           "-nostdlib", "-L" + os.path.join(HERE, "board"), "-Tan505_ns.ld", "-o", tz_ns_callee_elf(out)]
-    link_atomically(cmd, tz_ns_callee_elf(out))
+           "-mfloat-abi=soft", "-I" + os.path.join(HERE, "apps"), os.path.join(HERE, "apps", app + ".c"),
+           "-nostdlib", "-L" + os.path.join(HERE, "board"), "-Tan505_ns.ld", "-o", tz_ns_callee_elf(out, app)]
+    link_atomically(cmd, tz_ns_callee_elf(out, app))
 
 
 FREERTOS = os.environ.get("FREERTOS_KERNEL") or os.path.join(ROOT, "..", "shared", "third_party", "FreeRTOS-Kernel")
@@ -896,11 +915,11 @@ def run(name):
 def kernel_args(s, elf):
     """QEMU's images: the scenario's firmware; for a Non-Secure one, QEMU boots the Secure image
     (its vectors at the Secure alias) and loads the firmware beside it; Secure firmware that calls
-    Non-Secure code (TZ_S) has that image loaded beside it."""
+    Non-Secure code (TZ_S) or runs a Non-Secure handler (NS_IRQ) has that image loaded beside it."""
     if CORES[s["core"]][2] == "an505_ns":
         return ["-kernel", tz_secure_elf(os.path.dirname(elf)), "-device", "loader,file=" + elf]
-    if s["defs"].get("TZ_S"):
-        return ["-kernel", elf, "-device", "loader,file=" + tz_ns_callee_elf(os.path.dirname(elf))]
+    if s["defs"].get("TZ_S") or s["defs"].get("NS_IRQ"):
+        return ["-kernel", elf, "-device", "loader,file=" + tz_ns_callee_elf(os.path.dirname(elf), tz_ns_app(s))]
     return ["-kernel", elf]
 
 

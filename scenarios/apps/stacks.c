@@ -24,6 +24,10 @@
  *   TAILCHAIN      (Secure state, CMPROF_NO_ISR) half the ticks enter the sampler as one tail-chained
  *                  after a Non-Secure handler that interrupted Secure code: the callee context below
  *                  its frame, EXC_RETURN.DCRS clear (the vector below)
+ *   NS_IRQ         (Secure state, -mcmse) the IoTKit's TIMER1 made Non-Secure and started (about every
+ *                  NS_RELOAD ticks) at the sampler's priority; its handler, in the Non-Secure image (tz_ns_irq.c),
+ *                  interrupts Secure code, and a tick that comes meanwhile is tail-chained after it by
+ *                  QEMU itself: the TAILCHAIN entry state with the library's own handler
  *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
  *                  read by cmprof-top's rtt: source; the UART carries the boot line and the counts
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
@@ -305,6 +309,10 @@ __attribute__((noinline)) void to_ns(uint32_t n)
 #define TO_OTHER to_ns
 #endif
 
+#if NS_IRQ
+#include "tz_setup.h"
+#endif
+
 #if TZ_NS || TZ_S
 __attribute__((noinline)) void tz_a(void)
 {
@@ -383,11 +391,14 @@ static void fp_state_on(void)
 
 int main(void)
 {
-#if TZ_S
+#if TZ_S || NS_IRQ
     tz_open_non_secure(0);
 #endif
     FP_STATE_ON();
     board_init();
+#if NS_IRQ
+    tz_ns_timer_start(NS_RELOAD);
+#endif
     board_puts("boot: stacks scenario\n");
     const struct cmprof_stream_info info = {.clock_hz = 168000000u, .timer_hz = 168000000u, .period = PERIOD,
                                             .jitter = CMPROF_JITTER, .code_base = CODE_BASE,
