@@ -321,19 +321,10 @@ def all_scenarios():
     s.append(scenario("m33_s_calls_ns", "stacks", core="m33", cflags=("-mcmse",), SAMPLES=20000, CMPROF_STREAM=1,
                       CMPROF_RING_N=256, CMPROF_STACKS=1, CMPROF_PORT="CMPROF_PORT_SYSTICK", PERIOD=201,
                       CMPROF_JITTER=31, TZ_S=1))
-    # ... Secure state, half the ticks entered as one tail-chained after a Non-Secure handler that had
-    # interrupted Secure code (EXC_RETURN.DCRS clear, the callee context below the frame): with and
-    # without stack evidence
-    # (mainline, and baseline: the Cortex-M23's instruction set, which QEMU's M33 runs)
-    for core, cflags in (("m33", ()), ("m23", ("-mcpu=cortex-m23",))):
-        for suffix, on, fp in (("_stacks", 1, 0), ("", 0, 0), ("_stacks_fp", 1, 1)):
-            s.append(scenario("%s_tailchain%s" % (core, suffix), "stacks", core="m33", cflags=cflags, SAMPLES=20000,
-                              CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=on, CMPROF_STACK_FP=fp, FP_FRAMES=fp,
-                              CMPROF_PORT="CMPROF_PORT_SYSTICK", CMPROF_NO_ISR=1, TAILCHAIN=1, PERIOD=201,
-                              CMPROF_JITTER=31))
-    # ... the same entry state from QEMU's own exception logic: a Non-Secure timer handler (tz_ns_irq.c)
-    # interrupts Secure code at the sampler's priority, and a tick that comes while it runs is
-    # tail-chained after it (TIMER1 every NS_RELOAD +-32 system clock ticks, drawn by the handler):
+    # ... Secure state, a tick tail-chained after a Non-Secure handler that had interrupted Secure code
+    # (EXC_RETURN.DCRS clear, the callee context below the frame), by QEMU's own exception logic: a
+    # Non-Secure timer handler (tz_ns_irq.c) interrupts Secure code at the sampler's priority, and a
+    # tick that comes while it runs is tail-chained after it (TIMER1 every NS_RELOAD +-32 system clock ticks, drawn by the handler):
     # QEMU's -d int shows 5,051 to 5,235 of the 20,000 ticks so, by build (scen_check.tail_chained_native).
     # A wider jitter than m33_stacks': the handler's quarter of the time stretches the app's round to
     # about half the sampler's mean period, and with 31 the ticks fell in step with it (shares up to

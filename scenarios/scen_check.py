@@ -2533,37 +2533,10 @@ TAILCHAIN_FUNCS = ("leaf", "rec_leaf", "ptr_target", "deep_leaf", "framed", "fra
 
 
 def tail_chained(c):
-    """m33_tailchain(_stacks, _stacks_fp), m23_tailchain(...) (ARMv8-M baseline): a Secure tick tail-chained after a Non-Secure handler that had
-    interrupted Secure code (half the ticks, built by the scenario's vector as the hardware does)
-    finds the callee context, 40 bytes, below its frame and EXC_RETURN.DCRS clear: the prologue
-    must read the PC 40 bytes up (it read r8's stacked value, 0, for each of them), and with
-    CMPROF_STACK_FP the interrupted r7 among the callee registers (the live one is zero)."""
-    for name in ("%s_tailchain%s" % (core, suffix) for core in ("m33", "m23") for suffix in ("", "_stacks", "_stacks_fp")):
-        r = Result(name)
-        j = r.tool()
-        n, taken = j["total"], r.kv.get("taken", 0)
-        prof = {x["name"]: x["samples"] for x in j["rows"]}
-        stray = {k: v for k, v in prof.items() if re.fullmatch(r"0x[0-9a-f]{8}", k)}
-        c.check("%s: half the ticks entered with the callee context stacked (DCRS clear), and no sample at "
-                "an address no function holds (a word of that context read as the PC)" % name,
-                taken > 0 and r.kv.get("tailchained", 0) == taken // 2 and n == taken and not stray,
-                "%d of %d ticks so; %d samples; rows at no function: %s" % (
-                    r.kv.get("tailchained", 0), taken, n, "; ".join("%s %d" % kv for kv in stray.items()) or "none"))
-        # among the app's functions (the sampler's own code and the drain's, run with the tick held
-        # off, are in the plugin's count but never sampled: their part differs by core)
-        truth = r.truth()
-        judge_shares(c, "%s: the app's functions' shares among them against the plugin's counts," % name, prof,
-                     sum(prof.get(f, 0) for f in TAILCHAIN_FUNCS), {f: truth.get(f, 0) for f in TAILCHAIN_FUNCS},
-                     sum(truth.get(f, 0) for f in TAILCHAIN_FUNCS))
-    for name in ("%s_tailchain%s" % (core, suffix) for core in ("m33", "m23") for suffix in ("_stacks", "_stacks_fp")):
-        app_shapes_only(c, name, "half its ticks tail-chained (the callee context below the frame)")
-    tail_chained_native(c)
-
-
-def tail_chained_native(c):
     """m33_tailchain_native(_stacks, _stacks_fp), m23_tailchain_native(...) (ARMv8-M baseline code on
-    QEMU's M33): the same entry state from QEMU's own exception logic, with the library's own
-    SysTick_Handler: a Non-Secure timer handler (tz_ns_irq.c) at the sampler's priority interrupts
+    QEMU's M33): a Secure tick tail-chained after a Non-Secure handler that had interrupted Secure
+    code finds the callee context, 40 bytes, below its frame and EXC_RETURN.DCRS clear, here from
+    QEMU's own exception logic, with the library's own SysTick_Handler: a Non-Secure timer handler (tz_ns_irq.c) at the sampler's priority interrupts
     Secure code, and a Secure tick that comes while it runs is tail-chained after its return.
     Measured once with QEMU's -d int on each scenario's command line ("...tailchaining to pending
     exception" after "previous exception 20", the timer's, then "...taking pending secure exception

@@ -21,13 +21,10 @@
  *                  to_ns() calling a Non-Secure function (tz_ns_callee.c) in the same pattern
  *   FP_TS          (Secure state, hard float) FPCCR.TS set and FP state live in thread mode: every
  *                  sample's frame is an extended one with S16-S31 (42 words), which the capture must size
- *   TAILCHAIN      (Secure state, CMPROF_NO_ISR) half the ticks enter the sampler as one tail-chained
- *                  after a Non-Secure handler that interrupted Secure code: the callee context below
- *                  its frame, EXC_RETURN.DCRS clear (the vector below)
  *   NS_IRQ         (Secure state, -mcmse) the IoTKit's TIMER1 made Non-Secure and started (about every
  *                  NS_RELOAD ticks) at the sampler's priority; its handler, in the Non-Secure image (tz_ns_irq.c),
  *                  interrupts Secure code, and a tick that comes meanwhile is tail-chained after it by
- *                  QEMU itself: the TAILCHAIN entry state with the library's own handler
+ *                  QEMU itself (EXC_RETURN.DCRS clear, the callee context below its frame)
  *   STACKS_RTT     the stream (samples and their '^' evidence) over RTT only (firmware/cmprof_rtt.c),
  *                  read by cmprof-top's rtt: source; the UART carries the boot line and the counts
  * Built without CMPROF_STACKS too, for the cost of the evidence (instructions, bytes, RAM). */
@@ -152,113 +149,6 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) void fp_caller(void
 #define FP_CALLER() fp_caller()
 #else
 #define FP_CALLER() ((void)0)
-#endif
-
-#if TAILCHAIN
-/* A Secure tick that tail-chained after a Non-Secure handler which had interrupted Secure code finds
- * the hardware's callee context (an integrity signature, a reserved word, r4-r11: 40 bytes) between
- * its stack pointer and the frame, and EXC_RETURN's DCRS clear. This vector builds that entry state
- * on half the ticks of firmware with no Non-Secure side: it stacks the context below the frame and
- * clears r4-r11 as the hardware does for the Non-Secure handler (which restores them before it
- * returns), clears DCRS and enters the sampler's prologue, whose exception return then unstacks the
- * context (QEMU checks the signature) and the frame. */
-CMPROF_DEFINE_ISR(sampler_entry)
-__attribute__((used)) static uint32_t tailchain_turn;
-uint32_t tailchained; /* ticks entered this way */
-
-/* the turn: 16 ticks of 32 go through the tail-chain's entry state, so that half the samples with
- * stack evidence (every 16th, CMPROF_STACK_EVERY) do too */
-#define TAILCHAIN_TURN                                                                                     \
-    "ldr   r0, =tailchain_turn \n"                                                                          \
-    "ldr   r1, [r0]           \n"                                                                          \
-    "adds  r1, r1, #1         \n"                                                                          \
-    "str   r1, [r0]           \n"                                                                          \
-    "lsls  r1, r1, #27        \n" /* bit 4 -> N */                                                          \
-    "bpl   1f                 \n"                                                                          \
-    "ldr   r0, =tailchained   \n"                                                                          \
-    "ldr   r1, [r0]           \n"                                                                          \
-    "adds  r1, r1, #1         \n"                                                                          \
-    "str   r1, [r0]           \n"
-
-__attribute__((naked)) void SysTick_Handler(void)
-{
-#ifdef __ARM_ARCH_8M_BASE__ /* (Thumb-1 data processing: r8-r11 through r1, no IT) */
-    __asm volatile(".syntax unified \n" TAILCHAIN_TURN
-                   "mov   r0, lr             \n"
-                   "lsls  r0, r0, #29        \n" /* the frame on PSP: the context goes below it */
-                   "bmi   2f                 \n"
-                   "mrs   r0, msp            \n"
-                   "b     3f                 \n"
-                   "2: mrs r0, psp           \n"
-                   "3: subs r0, #40          \n"
-                   "ldr   r1, =0xfefa125b    \n" /* the integrity signature (ARMv8.0-M) */
-                   "str   r1, [r0]           \n"
-                   "movs  r1, #0             \n"
-                   "str   r1, [r0, #4]       \n"
-                   "str   r4, [r0, #8]       \n"
-                   "str   r5, [r0, #12]      \n"
-                   "str   r6, [r0, #16]      \n"
-                   "str   r7, [r0, #20]      \n"
-                   "mov   r1, r8             \n"
-                   "str   r1, [r0, #24]      \n"
-                   "mov   r1, r9             \n"
-                   "str   r1, [r0, #28]      \n"
-                   "mov   r1, r10            \n"
-                   "str   r1, [r0, #32]      \n"
-                   "mov   r1, r11            \n"
-                   "str   r1, [r0, #36]      \n"
-                   "movs  r4, #0             \n" /* cleared, as for the Non-Secure handler */
-                   "movs  r5, #0             \n"
-                   "movs  r6, #0             \n"
-                   "movs  r7, #0             \n"
-                   "movs  r1, #0             \n"
-                   "mov   r8, r1             \n"
-                   "mov   r9, r1             \n"
-                   "mov   r10, r1            \n"
-                   "mov   r11, r1            \n"
-                   "mov   r1, lr             \n"
-                   "lsls  r1, r1, #29        \n"
-                   "bmi   4f                 \n"
-                   "msr   msp, r0            \n"
-                   "b     5f                 \n"
-                   "4: msr psp, r0           \n"
-                   "5: mov r1, lr            \n"
-                   "movs  r2, #0x20          \n" /* DCRS: the callee registers are stacked */
-                   "bics  r1, r2             \n"
-                   "mov   lr, r1             \n"
-                   "1: ldr r0, =sampler_entry \n"
-                   "bx    r0                 \n"
-                   ".ltorg                   \n");
-#else
-    __asm volatile(TAILCHAIN_TURN
-                   "tst   lr, #4             \n" /* the frame on PSP: the context goes below it */
-                   "ite   eq                 \n"
-                   "mrseq r0, msp            \n"
-                   "mrsne r0, psp            \n"
-                   "subs  r0, r0, #40        \n"
-                   "ldr   r1, =0xfefa125b    \n" /* the integrity signature (ARMv8.0-M) */
-                   "str   r1, [r0]           \n"
-                   "movs  r1, #0             \n"
-                   "str   r1, [r0, #4]       \n"
-                   "add   r1, r0, #8         \n"
-                   "stm   r1, {r4-r11}       \n"
-                   "mov   r4, #0             \n" /* cleared, as for the Non-Secure handler */
-                   "mov   r5, #0             \n"
-                   "mov   r6, #0             \n"
-                   "mov   r7, #0             \n"
-                   "mov   r8, #0             \n"
-                   "mov   r9, #0             \n"
-                   "mov   r10, #0            \n"
-                   "mov   r11, #0            \n"
-                   "tst   lr, #4             \n"
-                   "ite   eq                 \n"
-                   "msreq msp, r0            \n"
-                   "msrne psp, r0            \n"
-                   "bic   lr, lr, #0x20      \n" /* DCRS: the callee registers are stacked */
-                   "1: b  sampler_entry      \n"
-                   ".ltorg                   \n");
-#endif
-}
 #endif
 
 #if MEMCPY_CALLERS
@@ -434,10 +324,6 @@ int main(void)
 #if CMPROF_STACKS
     board_puts(" stacks_dropped=");
     board_putdec(cmprof_stack_dropped());
-#endif
-#if TAILCHAIN
-    board_puts(" tailchained=");
-    board_putdec(tailchained);
 #endif
 #if STACKS_RTT
     board_puts(" rtt_dropped=");
