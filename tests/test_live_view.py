@@ -238,7 +238,8 @@ def save_tests(w, h):
         what = {}
     check(size + "a JSON snapshot's \"snapshot\" field: source, ELF, build-id, time span, window, when saved",
           what.get("source") == cap and what.get("elf") == elf and "build_id" in what and what.get("window_s") == 0
-          and what.get("to_s", -1) >= what.get("from_s", 0) >= 0 and what.get("saved", "").startswith("20"), str(what))
+          and what.get("to_s", -1) >= what.get("from_s", 0) >= 0 and what.get("saved", "").startswith("20"),
+          "%s; the note: %s" % (what, line_of(got or screen(s), -1).strip()))  # no note: the keys never answered
     tmux("kill-session", "-t", s)
 
 
