@@ -144,15 +144,16 @@ def built_pair():
 
 
 def live_screen(cap, elf, want):
-    """The live view's screen once `want` (a regex) shows in it, or what it shows after 60 s (a
-    deadline generous enough for a loaded machine: a screen that shows it returns at once)."""
+    """The live view's screen once want(screen) holds (the whole of what the caller judges: a capture
+    may catch a redraw half written), or what it shows after 60 s (a deadline generous enough for a
+    loaded machine: a screen that shows it returns at once)."""
     s = "cmprof-codemap"
     tmux = ["tmux", "-L", "cmprof-codemap-%d" % os.getpid()]  # a server of its own: no other run's sessions
     subprocess.run(tmux + ["kill-session", "-t", s], capture_output=True)
     subprocess.run(tmux + ["new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 60" % (TOOL, cap, elf)],
                    check=True)
     end, text = time.time() + 60, ""
-    while time.time() < end and not re.search(want, text, re.M):
+    while time.time() < end and not want(text):
         time.sleep(0.2)
         text = subprocess.run(tmux + ["capture-pane", "-p", "-t", s], capture_output=True, text=True).stdout
     subprocess.run(tmux + ["kill-session", "-t", s], capture_output=True)
@@ -162,11 +163,15 @@ def live_screen(cap, elf, want):
 
 def live_header():
     cap = capture_of("m3_loops")
-    text = live_screen(cap, os.path.join(SCEN, "stream", "fw.elf"), r"^cmprof-top .*WRONG ELF\?")
-    first = text.splitlines()[:4]
-    check("live view, the wrong ELF: the header says WRONG ELF? and the diagnostic line why",
-          len(first) == 4 and "WRONG ELF?" in first[0] and WARNING in first[3], " / ".join(first))
-    text = live_screen(cap, os.path.join(SCEN, "m3_loops", "fw.elf"), r"^samples 10000 ")
+    def flagged(text):
+        first = text.splitlines()[:4]
+        return len(first) == 4 and first[0].startswith("cmprof-top ") and "WRONG ELF?" in first[0] and \
+            WARNING in first[3]
+
+    text = live_screen(cap, os.path.join(SCEN, "stream", "fw.elf"), flagged)
+    check("live view, the wrong ELF: the header says WRONG ELF? and the diagnostic line why", flagged(text),
+          " / ".join(text.splitlines()[:4]))
+    text = live_screen(cap, os.path.join(SCEN, "m3_loops", "fw.elf"), lambda t: re.search(r"^samples 10000 ", t, re.M))
     first = text.splitlines()[:4]
     check("live view, the right ELF: all samples in, no such notice",
           len(first) == 4 and "samples 10000" in first[1] and "WRONG ELF" not in text and WARNING not in text,
