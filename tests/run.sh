@@ -373,6 +373,9 @@ for lane in "${lanes[@]}"; do
     fi
 done
 
+# every lane has ended: no tool of this checkout may still run
+step "no tool left running" python3 tests/leftovers.py
+
 # The failures again, last, so a log cut in its middle still names them.
 if ((${#failures[@]})); then
     echo "== failures"

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -762,6 +763,12 @@ def live_snapshot_check():
             m = wait_screen(s, r"saved (fw-\d{8}-\d{6}\.%s) \(10000 samples\)" % ext, 10)
             got[key] = os.path.join(work, m.group(1)) if m else None
         tmux("send-keys", "-t", s, "q")
+        # the view gone before its session is (a SIGHUP in the middle of an ASan build's exit once left
+        # it spinning for good: tests/leftovers.py)
+        gone_by = time.monotonic() + 80
+        while tmux("display-message", "-p", "-t", s, "#{pane_current_command}").strip() == "cmprof-top" and \
+                time.monotonic() < gone_by:
+            time.sleep(0.1)
     finally:
         tmux("kill-session", "-t", s)
         harness.tmux_socket_gone("cmprof-outputs-%d" % os.getpid())
