@@ -731,6 +731,22 @@ def gdb_halting(c):
                                           10 * h.get("halted_percent", 0) / max(h.get("rate", 1), 1)), "")
 
 
+def halts_spread(r, func, caller, batches=40):
+    """The standard error of caller's share of func's halts from the means of batches of consecutive
+    halts (the halting run's record, in time order): correlated halts make it wider than binomial."""
+    seq = []
+    for ln in open(os.path.join(scen.BUILD, r.name, "gdb.rec")):
+        f = ln.split()
+        if len(f) >= 3 and f[0] == "stack" and r.sym.lookup(int(f[1], 16)) == func:
+            seq.append(1.0 if r.sym.lookup(int(f[2], 16)) == caller else 0.0)
+    m = len(seq) // batches
+    if m < 2:
+        return 0.0
+    means = [sum(seq[i * m:(i + 1) * m]) / m for i in range(batches)]
+    mean = sum(means) / batches
+    return math.sqrt(sum((x - mean) ** 2 for x in means) / (batches - 1) / batches)
+
+
 def gdb_callers(c):
     """Issue 8: call stacks walked with .debug_frame while the core is halted: one function, two
     callers with known weights, through the caller view (JSON) and the folded stacks."""
@@ -748,9 +764,15 @@ def gdb_callers(c):
     work = next((row for row in j["rows"] if row["name"] == "work"), {})
     callers = {x["name"]: x for x in work.get("callers", [])}
     # halts fall at random wall times, so this run is not repeatable: each share is checked within 3
-    # sigma (a 95 % interval misses 1 run in 20 by design; the report gives the interval too)
+    # sigma (a 95 % interval misses 1 run in 20 by design; the report gives the interval too). Halts
+    # at --rate max come close together and land in runs under one caller (lag-1 autocorrelation 0.58
+    # in one run of 6,539): the standard error is the larger of the binomial one and the batch means'
+    # of the halts in their order (about 1.5 times the binomial; the binomial alone failed a run at
+    # 3.01 sigma that the batches put at 2.0)
     nw = work.get("samples", 0)
-    cz = {k: abs(callers[k]["percent"] / 100 - truth[k]) / scen.sigma(truth[k], nw) if k in callers and nw else 99
+    spread = halts_spread(r, "work", "caller_a")
+    sd = lambda k, n: max(scen.sigma(truth[k], n), spread)  # noqa: E731
+    cz = {k: abs(callers[k]["percent"] / 100 - truth[k]) / sd(k, nw) if k in callers and nw else 99
           for k in truth}
     ok = total_calls > 0 and set(callers) == set(truth) and max(cz.values()) <= Z
     c.check("gdb_callers: the caller view of work() gives each caller's weight within 3 sigma",
@@ -764,7 +786,7 @@ def gdb_callers(c):
         stacks[st] += float(cnt)
     via = {k: stacks.get("Reset_Handler;main;%s;work" % k, 0) for k in truth}
     n_work = sum(v for st, v in stacks.items() if st.endswith(";work"))
-    fz = {k: abs(via[k] / n_work - truth[k]) / scen.sigma(truth[k], n_work) if n_work else 99 for k in truth}
+    fz = {k: abs(via[k] / n_work - truth[k]) / sd(k, n_work) if n_work else 99 for k in truth}
     c.check("gdb_callers: the folded stacks hold work() under its real callers, each within 3 sigma of its "
             "weight, and every work() sample has a caller", n_work > 1000 and max(fz.values()) <= Z and
             sum(via.values()) == n_work,
