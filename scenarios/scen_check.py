@@ -731,20 +731,32 @@ def gdb_halting(c):
                                           10 * h.get("halted_percent", 0) / max(h.get("rate", 1), 1)), "")
 
 
-def halts_spread(r, func, caller, batches=40):
-    """The standard error of caller's share of func's halts from the means of batches of consecutive
-    halts (the halting run's record, in time order): correlated halts make it wider than binomial."""
-    seq = []
-    for ln in open(os.path.join(scen.BUILD, r.name, "gdb.rec")):
-        f = ln.split()
-        if len(f) >= 3 and f[0] == "stack" and r.sym.lookup(int(f[1], 16)) == func:
-            seq.append(1.0 if r.sym.lookup(int(f[2], 16)) == caller else 0.0)
+def batch_spread(seq, batches=40):
+    """The standard error of the mean of seq (0s and 1s in time order) from the means of batches of
+    consecutive items: correlated items (halts close together) make it wider than binomial."""
     m = len(seq) // batches
     if m < 2:
         return 0.0
     means = [sum(seq[i * m:(i + 1) * m]) / m for i in range(batches)]
     mean = sum(means) / batches
     return math.sqrt(sum((x - mean) ** 2 for x in means) / (batches - 1) / batches)
+
+
+def halts_spread(r, func, caller):
+    """batch_spread of caller's share of func's halts (the halting run's record, in time order)."""
+    seq = []
+    for ln in open(os.path.join(scen.BUILD, r.name, "gdb.rec")):
+        f = ln.split()
+        if len(f) >= 3 and f[0] == "stack" and r.sym.lookup(int(f[1], 16)) == func:
+            seq.append(1.0 if r.sym.lookup(int(f[2], 16)) == caller else 0.0)
+    return batch_spread(seq)
+
+
+def halt_functions(r, funcs):
+    """The function of each of a halting run's halts in funcs, in time order (its record)."""
+    with open(os.path.join(scen.BUILD, r.name, "gdb.rec"), errors="replace") as fp:
+        found = (r.sym.lookup(int(ln.split()[1], 16)) for ln in fp if ln.startswith("p "))
+        return [f for f in found if f in funcs]
 
 
 def gdb_callers(c):
@@ -845,11 +857,14 @@ def gdb_tasks(c):
                 "%d loop samples, %d under the wrong task; tasks %s" % (n, wrong, sorted({t for t, _ in pairs})))
         # per task (the issue's check; the two shares are one number, link = 1 - motor), and per
         # function within link
+        # (the standard errors the larger of the binomial one and the batch means' of the halts in their
+        # order: halts close together are correlated, as gdb_callers')
+        loops = halt_functions(r, ("hot_a", "hot_b", "hot_c"))
         p_motor, t_motor = pairs[("motor", "hot_a")] / n, truth["hot_a"] / total
-        z_motor = (p_motor - t_motor) / scen.sigma(t_motor, n)
+        z_motor = (p_motor - t_motor) / max(scen.sigma(t_motor, n), batch_spread([f == "hot_a" for f in loops]))
         n_link = pairs[("link", "hot_b")] + pairs[("link", "hot_c")]
         p_c, t_c = pairs[("link", "hot_c")] / n_link, truth["hot_c"] / (truth["hot_b"] + truth["hot_c"])
-        z_c = (p_c - t_c) / scen.sigma(t_c, n_link)
+        z_c = (p_c - t_c) / max(scen.sigma(t_c, n_link), batch_spread([f == "hot_c" for f in loops if f != "hot_a"]))
         # where the switch runs: its share of the halts against its share of the instructions
         code = switch_code[name]
         sw_halts = sum(v for pc, v in pcs.items() if r.sym.lookup(pc) in code) / max(sum(pcs.values()), 1)
