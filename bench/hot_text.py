@@ -36,25 +36,30 @@ def lackey(cmd, touched, stdin=os.devnull):
     subprocess.run(["bash", "-c", "set -o pipefail; " + sh], check=True)
 
 
+def drive_view(name, cmd, to_end, key_pause, done_by, poll):
+    """cmd (a live view) in a tmux pane of 150x40: until the view shows "end of file" (to_end seconds
+    at most), then g g i f s G q, key_pause apart, then until the pane is gone (done_by seconds from
+    the start at most); the screen and the session looked at every poll seconds."""
+    s = "%s-%d" % (name, os.getpid())
+    subprocess.run(["tmux", "new-session", "-d", "-s", s, "-x", "150", "-y", "40", cmd], check=True)
+    t0 = time.time()
+    while time.time() - t0 < to_end and "end of file" not in subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", s], capture_output=True, text=True).stdout:
+        time.sleep(poll)
+    for k in "ggifsGq":
+        time.sleep(key_pause)
+        subprocess.run(["tmux", "send-keys", "-t", s, k])
+    while time.time() - t0 < done_by and subprocess.run(["tmux", "has-session", "-t", s],
+                                                        capture_output=True).returncode == 0:
+        time.sleep(poll)
+
+
 def live_run(tool, cap, elf, touched):
     """The live view under lackey in a tmux pane: to the end of the file, then g g i f s G q."""
-    s = "hot-text-%d" % os.getpid()
     filt = os.path.join(B, "hot", "lackey_touch")
     cmd = "valgrind --tool=lackey --trace-mem=yes --log-fd=9 %s %s %s 9>&1 >/dev/tty 2>/dev/null | %s %s" % (
         tool, cap, elf, filt, touched)
-    subprocess.run(["tmux", "new-session", "-d", "-s", s, "-x", "150", "-y", "40", cmd], check=True)
-    t0 = time.time()
-    while time.time() - t0 < 900:
-        pane = subprocess.run(["tmux", "capture-pane", "-p", "-t", s], capture_output=True, text=True).stdout
-        if "end of file" in pane:
-            break
-        time.sleep(0.5)
-    for k in "ggifsGq":
-        time.sleep(3)
-        subprocess.run(["tmux", "send-keys", "-t", s, k])
-    while time.time() - t0 < 1200 and subprocess.run(["tmux", "has-session", "-t", s],
-                                                     capture_output=True).returncode == 0:
-        time.sleep(1)
+    drive_view("hot-text", cmd, 900, 3, 1200, 0.5)
 
 
 def input_sections(map_path):
@@ -125,19 +130,7 @@ def native_faults(cmd, faults, stdin=os.devnull, live=False):
     data = faults + ".data"
     perf = ["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o", data, "--"] + cmd
     if live:
-        s = "hot-native-%d" % os.getpid()
-        subprocess.run(["tmux", "new-session", "-d", "-s", s, "-x", "150", "-y", "40",
-                        "%s 2>/dev/null" % shlex.join(perf)], check=True)
-        t0 = time.time()
-        while time.time() - t0 < 60 and "end of file" not in subprocess.run(
-                ["tmux", "capture-pane", "-p", "-t", s], capture_output=True, text=True).stdout:
-            time.sleep(0.2)
-        for k in "ggifsGq":
-            time.sleep(0.5)
-            subprocess.run(["tmux", "send-keys", "-t", s, k])
-        while time.time() - t0 < 90 and subprocess.run(["tmux", "has-session", "-t", s],
-                                                       capture_output=True).returncode == 0:
-            time.sleep(0.2)
+        drive_view("hot-native", "%s 2>/dev/null" % shlex.join(perf), 60, 0.5, 90, 0.2)
     else:
         with open(stdin) as i:
             subprocess.run(perf, stdin=i, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
