@@ -718,13 +718,13 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
         repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }
 
-/* "@lost N", "@full tasks=N": one count, the event's payload. */
+/* "@lost N", "@full tasks=N", "^~N": one count, the event's payload. */
 static void control_count(struct text_decoder *d, const char *p, const char *end, const char *key, enum ev_type type,
                           const struct ev_sink *sink)
 {
     uint64_t n;
-    /* the firmware counts lost samples in 32 bits; its task table has 1..4158 slots */
-    if (!textline_uint(&p, end, key, &n, 10) || p != end || n > (type == EV_LOST ? UINT32_MAX : 4158u) ||
+    /* the firmware counts lost samples and dropped evidence in 32 bits; its task table has 1..4158 slots */
+    if (!textline_uint(&p, end, key, &n, 10) || p != end || n > (type == EV_TABLE_FULL ? 4158u : UINT32_MAX) ||
         (type == EV_TABLE_FULL && n == 0)) {
         textline_bad(d);
         return;
@@ -732,6 +732,8 @@ static void control_count(struct text_decoder *d, const char *p, const char *end
     struct ev e = {.type = type, .offset = d->line_offset};
     if (type == EV_LOST)
         e.lost.samples = n;
+    else if (type == EV_STACK_DROPPED)
+        e.stack_dropped.records = n;
     else
         e.table_full.slots = n;
     ev_emit(sink, &e);
@@ -797,19 +799,6 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
     stream_samples(d, s + 8, len - 8, s[8] == LEAD_TAGGED, false, stands_for, kept, sink);
 }
 
-/* "^~N": the samples whose stack evidence the firmware dropped so far (N decimal, 32 bits, cumulative) */
-static void stack_dropped(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
-{
-    const char *p = s + 2, *end = s + len;
-    uint64_t n;
-    if (!textline_uint(&p, end, "", &n, 10) || p != end || n > UINT32_MAX) {
-        textline_bad(d);
-        return;
-    }
-    struct ev e = {.type = EV_STACK_DROPPED, .offset = d->line_offset, .stack_dropped = {.records = n}};
-    ev_emit(sink, &e);
-}
-
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     if (len < 2 || (s[0] != LEAD_SAMPLES && s[0] != LEAD_TAGGED && s[0] != LEAD_CONTROL && s[0] != LEAD_HIST &&
@@ -840,8 +829,8 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         stream_hist(d, s, body, sink);
     else if (s[0] == LEAD_GROUP)
         stream_weighted(d, s, body, sink);
-    else if (s[0] == LEAD_STACK && s[1] == STACK_DROPPED)
-        stack_dropped(d, s, body, sink);
+    else if (s[0] == LEAD_STACK && s[1] == STACK_DROPPED) /* the samples whose evidence was dropped so far */
+        control_count(d, s + 2, s + body, "", EV_STACK_DROPPED, sink);
     else if (s[0] == LEAD_STACK) /* a sample's stack evidence (textline.c) */
         textline_stack(d, s, body, sink);
     else
