@@ -2221,6 +2221,12 @@ STACK_TRUTH = {  # the stacks app's call shapes (scenarios/apps/stacks.c), outer
 }
 
 
+def off_shape(stacks):
+    """The stacks that end at one of the stacks app's functions but are not its call shape."""
+    shapes = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
+    return {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in shapes and st not in shapes[st.rsplit(";", 1)[-1]]}
+
+
 def folded_stacks(name, elf):
     out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline", os.path.join(scen.BUILD, name, "uart.txt"), elf])
     stacks = collections.Counter()
@@ -2239,8 +2245,7 @@ def exidx_callers(c, core):
     sections = scen.sh(["arm-none-eabi-readelf", "-S", "-W", r.elf])
     stacks, dwarf = folded_stacks(name, r.elf), folded_stacks("%s_stacks" % core, Result("%s_stacks" % core).elf)
     unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
-    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
-    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in truth and st not in truth[st.rsplit(";", 1)[-1]]}
+    wrong = off_shape(stacks)
     c.check("%s: no .debug_frame, .ARM.exidx only; %d stacks walked with it, each the app's call shape, none "
             "unproven" % (name, sum(stacks.values())),
             ".debug_frame" not in sections and ".ARM.exidx" in sections and unproven == 0 and not wrong and
@@ -2328,8 +2333,7 @@ def probe_agreement(c):
     for ln in out.splitlines():
         st, cnt = ln.rsplit(" ", 1)
         stacks[st] += float(cnt)
-    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
-    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in truth and st not in truth[st.rsplit(";", 1)[-1]]}
+    wrong = off_shape(stacks)
     c.check("m4_stacks_gdb: the probe's stacks of the same firmware are the app's call shapes too",
             stacks and not wrong, "wrong: %s" % ("; ".join("%s %d" % kv for kv in list(wrong.items())[:4]) or "none"))
 
@@ -2342,8 +2346,7 @@ def fp_callers(c, core):
     name = "%s_stacks_fp" % core
     r, base = Result(name), Result("%s_stacks" % core)
     stacks = folded_stacks(name, r.elf)
-    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
-    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in truth and st not in truth[st.rsplit(";", 1)[-1]]}
+    wrong = off_shape(stacks)
     unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
     n_fp = sum(v for st, v in stacks.items() if ";fp_caller" in st)
     c.check("%s: every stack through the frame-pointer function (CFA on r7) proven and its call shape, none "
@@ -2419,8 +2422,7 @@ def rtt_callers(c):
     for ln in out.splitlines():
         frames, cnt = ln.rsplit(" ", 1)
         stacks[frames] += float(cnt)
-    truth = {k: (v,) if isinstance(v, str) else v for k, v in STACK_TRUTH.items()}
-    wrong = {f: v for f, v in stacks.items() if f.rsplit(";", 1)[-1] in truth and f not in truth[f.rsplit(";", 1)[-1]]}
+    wrong = off_shape(stacks)
     c.check("%s: every 16th ring sample's evidence came through the RTT buffer (none on the UART) and was walked, "
             "each stack the app's call shape, none unproven" % name,
             taken > 0 and j["total"] == taken and r.kv.get("stacks_dropped", -1) == 0 and r.kv.get("rtt_dropped", -1) == 0
@@ -2547,9 +2549,7 @@ def app_shapes_only(c, name, what):
     r = Result(name)
     stacks = folded_stacks(name, r.elf)
     taken = r.kv.get("taken", 0)
-    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and st not in (
-        (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
-        else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+    wrong = off_shape(stacks)
     unproven = sum(v for st, v in stacks.items() if "[unproven caller]" in st)
     # built with a frame-pointer function (FP_FRAMES): stacks through it, walked on r7, among them
     n_fp = sum(v for st, v in stacks.items() if ";fp_caller" in st)
@@ -2651,9 +2651,7 @@ def evidence_every_sample(c):
     j = r.tool()
     taken = r.kv.get("taken", 0)
     stacks = folded_stacks(name, r.elf)
-    wrong = {st: v for st, v in stacks.items() if st.rsplit(";", 1)[-1] in STACK_TRUTH and st not in (
-        (STACK_TRUTH[st.rsplit(";", 1)[-1]],) if isinstance(STACK_TRUTH[st.rsplit(";", 1)[-1]], str)
-        else STACK_TRUTH[st.rsplit(";", 1)[-1]])}
+    wrong = off_shape(stacks)
     # (the drain's own stacks run deeper than the 48 words the tick scans: unproven past them)
     unproven = {st: v for st, v in stacks.items() if "[unproven caller]" in st and ";cmprof_stream_drain" not in st}
     c.check("%s: with 64 records every sample came with its evidence and was walked, the app's call shapes, "
