@@ -34,7 +34,8 @@ struct ingest {
     struct orbflow_decoder orbflow;
     struct ev_sink sink;
     uint64_t bytes;             /* fed in, whatever the format */
-    uint64_t lost;              /* samples the firmware reports it dropped */
+    uint64_t lost;              /* samples the firmware reports it dropped, over every firmware run */
+    uint64_t lost_run;          /* ... the count the firmware last reported (cumulative in its run) */
     uint64_t stack_dropped;     /* samples whose stack evidence it dropped, over every firmware run */
     uint64_t stack_dropped_run; /* ... the count the firmware last reported (cumulative in its run) */
     uint64_t max_samples;       /* 0: no limit; else samples past it are not counted (--samples) */
@@ -138,6 +139,15 @@ static void take_stream_info(struct ingest *in, const struct ev *e)
     }
     for (size_t p = 0; p < in->n_profs && k; p++) /* a window's snapshot is a report too */
         prof_stream_build_id(in->profs[p], id, k);
+}
+
+/* What a count the firmware keeps cumulative in its run adds to the last one it reported; a smaller
+ * count is a restarted firmware's, all new. */
+static uint64_t since_last_report(uint64_t *last, uint64_t now)
+{
+    uint64_t more = now >= *last ? now - *last : now;
+    *last = now;
+    return more;
 }
 
 /* Samples the firmware could not keep: the profiles bound the shares by them (prof_loss_bound). */
@@ -339,16 +349,15 @@ static void on_event(void *ctx, const struct ev *e)
     case EV_STACK_WORDS:
         stack_words(in, &e->stack_words);
         break;
-    case EV_STACK_DROPPED: /* cumulative, as EV_LOST */
-        in->stack_dropped += e->stack_dropped.records >= in->stack_dropped_run
-                                 ? e->stack_dropped.records - in->stack_dropped_run
-                                 : e->stack_dropped.records;
-        in->stack_dropped_run = e->stack_dropped.records;
+    case EV_STACK_DROPPED: /* both counts cumulative in the firmware's run */
+        in->stack_dropped += since_last_report(&in->stack_dropped_run, e->stack_dropped.records);
         break;
-    case EV_LOST: /* cumulative; a smaller count is a restarted firmware's */
-        lost_more(in, e->lost.samples >= in->lost ? e->lost.samples - in->lost : e->lost.samples);
-        in->lost = e->lost.samples;
+    case EV_LOST: {
+        uint64_t more = since_last_report(&in->lost_run, e->lost.samples);
+        in->lost += more;
+        lost_more(in, more);
         break;
+    }
     case EV_STREAM_INFO:
         take_stream_info(in, e);
         break;

@@ -104,6 +104,13 @@ static void test_firmware_loss_bounds_the_shares(void)
             ingest_feed(in, (const uint8_t *)s + at, piece ? 1 : len);
         ingest_finish(in);
         CHECK(prof_total(p) == 16 && prof_lost(p) == 28); /* 8, 16 more, then 4 after a restart */
+        struct ingest_counts c; /* the run's own count and loss line: every firmware run's, not the last's */
+        ingest_counts(in, &c);
+        char losses[4][INGEST_LOSS_TEXT];
+        size_t nl = ingest_losses(in, losses, 4), said = 0;
+        for (size_t i = 0; i < nl; i++)
+            said += strstr(losses[i], "28 samples lost in the firmware") == losses[i];
+        CHECK(c.lost == 28 && said == 1);
         double lo, hi;
         CHECK(prof_loss_bound(p, 14, &lo, &hi) && fabs(lo - 14.0 / 44) < 1e-12 && fabs(hi - 42.0 / 44) < 1e-12);
         struct prof_diag d[8];
