@@ -78,10 +78,12 @@ static struct {
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
 } stream;
 
-/* The name id each index stands for on the host, 1 + id, as its last '=' entry gave it (0: not
- * known that way): an entry that would only say it again (a worker re-created, in its
- * predecessor's control block, under its name: the same tag, the same name) is left out. */
-static uint16_t host_name_id[MAX_TASKS];
+/* The name each index stands for on the host, as its last '=' entry gave it: 1 + the id, and the
+ * id's takeover count then (name_ids' `taken`) above bit 16 (0: not known that way). An entry that
+ * would only say it again (a worker re-created, in its predecessor's control block, under its
+ * name: the same tag, the same name) is left out; an id another name took over since is no longer
+ * the index's name, even when the index's new name is the id's now. */
+static uint32_t host_name_id[MAX_TASKS];
 #if CMPROF_TAG_NAMES
 /* The tag the host has for each index (~tag: 0 none). The tick reuses indexes for other tags, so
  * the drain keeps this itself where a flag of the table's would go stale. */
@@ -523,6 +525,7 @@ _Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &
 #define DEF_NAME 0x400u  /* ... its name follows, the id's (new) name */
 static struct {
     uint32_t key; /* FNV-1a of the name, the round it went whole in on top, bit 0 set (0: no name yet) */
+    uint16_t taken; /* names that took the id over so far (host_name_id) */
     uint8_t len;
     char text[NAME_ID_KEPT];
 } name_ids[CMPROF_STREAM_NAME_IDS];
@@ -544,6 +547,7 @@ __attribute__((noinline)) static uint32_t name_id(const char *s, size_t len)
     if (same)
         return id;
     name_ids[id].key = key;
+    name_ids[id].taken++;
     name_ids[id].len = (uint8_t)len;
     for (k = 0; k < kept; k++)
         text[k] = s[k];
@@ -612,10 +616,11 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
         flags |= DEF_NAME;
         b[n] = b64[end - n - 1];
         n = end;
-    } else if (!(flags & DEF_TAG) && host_name_id[i] == (id & ~NAME_FRESH) + 1u) {
-        return 0; /* the host has this tag and this name for the index: nothing to say */
     }
-    host_name_id[i] = (uint16_t)((id & ~NAME_FRESH) + 1u);
+    uint32_t named = (id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << 16);
+    if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
+        return 0; /* the host has this tag and this name for the index: nothing to say */
+    host_name_id[i] = named;
     b[head] = b64[flags >> 6];
     b[head + 1] = b64[flags & 63u];
     return n;
