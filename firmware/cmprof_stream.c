@@ -90,12 +90,11 @@ static uint32_t host_name_id[MAX_TASKS];
 static uint32_t host_tag_not[MAX_TASKS];
 #define HOST_HAS_TAG(i, tag) (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag))
 #define HOST_GETS_TAG(i, tag) (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag))
-#define ENTRY_THIS_ROUND(i) (cmprof_tag_names.entry_round[i] = names_round)
 #else
 #define HOST_HAS_TAG(i, tag) ((cmprof_tasks.flags[i] & TAG_SENT) && (tag) == cmprof_tasks.tags[i])
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
-#define ENTRY_THIS_ROUND(i) ((void)(i))
 #endif
+#define ENTRY_THIS_ROUND(i) ((void)(i))
 
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
@@ -122,9 +121,6 @@ static uint8_t names_round;
 static void start_round(void)
 {
     names_round++;
-#if CMPROF_TAG_NAMES
-    cmprof_tag_names.round = names_round; /* for the tick's shortcut (cmprof_tasks_miss) */
-#endif
 
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
@@ -597,6 +593,8 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
  * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
  * name's length and the name unless the host has it under its id (a worker re-created, a pool of
  * workers of one name): 4 to 6 bytes for a name sent before. */
+static bool def_whole; /* the last '=' entry sent its name whole */
+
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     n = put_index(b, n, i);
@@ -612,6 +610,7 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     uint32_t id = name_id(b + n + 1, end - n - 1);
     ENTRY_THIS_ROUND(i);
     flags |= id & ~NAME_FRESH;
+    def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
         b[n] = b64[end - n - 1];
@@ -674,7 +673,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-#if CMPROF_TAG_NAMES /* a live index whose name went out (owed: never needed yet) */
+#if CMPROF_TAG_NAMES /* an index sampled since its last repeat, whose name went out (owed: never needed yet) */
         bool due = cmprof_tag_names.live[i] && (int32_t)cmprof_tasks.ixc[i] >= 0;
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
@@ -684,6 +683,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         stream.round_next++;
         if (due)
             repeat_add(putc, i);
+#if CMPROF_TAG_NAMES
+        cmprof_tag_names.live[i] = 0;
+#endif
     }
     flush_repeats(putc);
     if (stream.round_next >= stream.round_end)
@@ -992,8 +994,10 @@ static uint32_t isr_chars(uint32_t tag)
 __attribute__((always_inline)) static inline uint32_t word_chars(uint32_t word)
 {
     uint32_t i = word & 0xFFFFu;
-    if (i < MAX_TASKS)
+    if (i < MAX_TASKS) {
+        cmprof_tag_names.live[i] = 1; /* sampled: repeated in the next round of names */
         return cmprof_tasks.ixc[i];
+    }
     return CMPROF_IS_ISR_TAG(word) ? isr_chars(word) : IXC_OF('/', 1u);
 }
 
@@ -1079,6 +1083,8 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
 #if CMPROF_TAG_NAMES
+    cmprof_tag_names.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
+                                             missed the id's name needs a repeat */
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
     cmprof_tasks_clear(i, OWED);

@@ -216,8 +216,9 @@ struct reading {
     char tag_name[1u << 12][12]; /* each named tag's last name */
     size_t n_tag_named;
     struct naming {
-        uint32_t tag, at; /* a name for the tag arrived in slot `at` */
-    } namings[1u << 14];
+        uint32_t at; /* a name arrived in slot `at` (for a tag: a task's own, or its name's index's) */
+        char name[12];
+    } namings[1u << 15];
     size_t n_namings;
 };
 
@@ -245,8 +246,11 @@ static void on_event(void *ctx, const struct ev *e)
             r->tag_named[i] = e->task_name.tag;
             snprintf(r->tag_name[i], sizeof r->tag_name[i], "%.*s", (int)e->task_name.name_len, e->task_name.name);
         }
-        if (r->n_namings < sizeof r->namings / sizeof r->namings[0])
-            r->namings[r->n_namings++] = (struct naming){e->task_name.tag, current_at};
+        if (r->n_namings < sizeof r->namings / sizeof r->namings[0]) {
+            struct naming *g = &r->namings[r->n_namings++];
+            g->at = current_at;
+            snprintf(g->name, sizeof g->name, "%.*s", (int)e->task_name.name_len, e->task_name.name);
+        }
     } else if (e->type == EV_LOST) {
         r->lost_reported = e->lost.samples;
     } else if (e->type == EV_PC) {
@@ -495,9 +499,8 @@ static void test_late_host_gets_names_back(void)
         /* the wait ends with the name's line (the task's next sample may come much later: a task
          * runs now and then, and most samples are lost here), or when the task is deleted */
         uint32_t until = ended_at[k] ? ended_at[k] : (uint32_t)now;
-        uint32_t tag = (uint32_t)(uintptr_t)tcbs[block_of[k]];
         for (size_t i = 0; i < late.n_namings; i++)
-            if (late.namings[i].tag == tag && late.namings[i].at >= created_at[k]) {
+            if (late.namings[i].at >= created_at[k] && strcmp(late.namings[i].name, id_name[k]) == 0) {
                 until = late.namings[i].at < until ? late.namings[i].at : until;
                 break;
             }
