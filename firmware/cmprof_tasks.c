@@ -491,7 +491,7 @@ static void place_name(cmprof_hash_slot_t *set, uint32_t i)
     if (set[k])
         N.name_place[set[k] - 1u] = 0;
     set[k] = (cmprof_hash_slot_t)(i + 1u);
-    N.name_place[i] = (uint16_t)((uint32_t)(set - N.by_name[0]) * 4u + k + 1u);
+    N.name_place[i] = (uint16_t)((uint32_t)(set - N.by_name[0]) + k + 1u); /* set - by_name[0]: 4 a set */
 }
 
 /* An entry that gave index i is gone: with the last one the index is no task's. */
