@@ -88,8 +88,16 @@ static uint32_t host_name_id[MAX_TASKS];
 /* The tag the host has for each index (~tag: 0 none). The tick reuses indexes for other tags, so
  * the drain keeps this itself where a flag of the table's would go stale. */
 static uint32_t host_tag_not[MAX_TASKS];
-#define HOST_HAS_TAG(i, tag) (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag))
-#define HOST_GETS_TAG(i, tag) (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag))
+/* A named index's tag, CMPROF_INDEX_TAG(i), is the one a host gives an index whose tag it never
+ * had: no entry needs to send it, unless the host may have had a block's tag for the index (a task
+ * with no name had it: host_block_tag, never cleared, as a host keeps its tags across announces). */
+static uint8_t host_block_tag[MAX_TASKS];
+#define HOST_HAS_TAG(i, tag)                                                                             \
+    (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag) ||                                                   \
+     ((uint32_t)(uintptr_t)(tag) == CMPROF_INDEX_TAG(i) && !host_block_tag[i]))
+#define HOST_GETS_TAG(i, tag)                                                                            \
+    (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag),                                                      \
+     host_block_tag[i] |= (uint32_t)(uintptr_t)(tag) != CMPROF_INDEX_TAG(i))
 #else
 #define HOST_HAS_TAG(i, tag) ((cmprof_tasks.flags[i] & TAG_SENT) && (tag) == cmprof_tasks.tags[i])
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))

@@ -452,20 +452,21 @@ static void copy_name(uint32_t i, const char *name)
 }
 
 /* The set of by_name a name belongs to: FNV-1a over the characters a copy keeps. */
-static cmprof_hash_slot_t *name_ways(const char *name)
+static cmprof_hash_slot_t *name_ways(const char *name, uint8_t *check)
 {
     uint32_t h = 2166136261u;
     for (uint32_t k = 0; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
         h = (h ^ (uint8_t)name[k]) * 16777619u;
     h ^= h >> 15; /* FNV's top bits mix little of a short name's last characters */
+    *check = (uint8_t)h;
     return N.by_name[(h * 2654435761u) >> (34 - CMPROF_TASKS_HASH_BITS)];
 }
 
 /* The index of a name, or CMPROF_TASKS_NO_SLOT. */
-static uint32_t named_index(const cmprof_hash_slot_t *set, const char *name)
+static uint32_t named_index(const cmprof_hash_slot_t *set, const char *name, uint8_t check)
 {
-    for (uint32_t k = 0; k < 4u; k++)
-        if (set[k] && same_copy(set[k] - 1u, name))
+    for (uint32_t k = 0; k < 4u; k++) /* the names compared only where 8 more bits of hash agree */
+        if (set[k] && N.name_check[set[k] - 1u] == check && same_copy(set[k] - 1u, name))
             return set[k] - 1u;
     return CMPROF_TASKS_NO_SLOT;
 }
@@ -511,14 +512,16 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     const char *name = block_name(block);
     bool named = name[0] != '?' || name[1]; /* a task with no name keeps an index of its own */
-    cmprof_hash_slot_t *set = name_ways(name);
-    uint32_t i = named ? named_index(set, name) : CMPROF_TASKS_NO_SLOT;
+    uint8_t check;
+    cmprof_hash_slot_t *set = name_ways(name, &check);
+    uint32_t i = named ? named_index(set, name, check) : CMPROF_TASKS_NO_SLOT;
     if (i != CMPROF_TASKS_NO_SLOT) {
         if (!N.refs[i]) /* back from the dropped ones: its name, and its chars as they were */
             freed_unlink(i);
     } else if ((i = take_index()) != CMPROF_TASKS_NO_SLOT) {
         unname_index(i);
         copy_name(i, name);
+        N.name_check[i] = check;
         N.gen[i]++;
         T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
         T.tags[i] = named ? (const void *)(uintptr_t)CMPROF_INDEX_TAG(i) : block;

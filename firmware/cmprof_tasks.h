@@ -168,6 +168,7 @@ struct cmprof_tag_names {
     uint8_t live[CMPROF_TASKS_MAX];   /* the index was sampled (or its entry gave only the name's id)
                                          since its last repeat: the next round of names repeats it */
     cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS / 2u][4]; /* 1 + the index of a name, by the name's hash */
+    uint8_t name_check[CMPROF_TASKS_MAX];  /* 8 bits of the index's name's hash, besides its set */
     uint16_t name_place[CMPROF_TASKS_MAX]; /* 1 + the index's place in by_name (set * 4 + way), 0: none */
     uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
