@@ -681,8 +681,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-#if CMPROF_TAG_NAMES /* an index sampled since its last repeat, whose name went out (owed: never needed yet) */
-        bool due = cmprof_tag_names.live[i] && (int32_t)cmprof_tasks.ixc[i] >= 0;
+#if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
+                       never needed yet): a host that attached late has them all after a round */
+        bool due = (cmprof_tag_names.refs[i] || cmprof_tag_names.live[i]) && (int32_t)cmprof_tasks.ixc[i] >= 0;
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
 #endif
