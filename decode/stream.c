@@ -345,6 +345,9 @@ static void other_version(struct text_decoder *d, uint32_t version, bool tagged,
  * for the samples after it. The whole line is checked before anything from it is used. `v1`: the
  * line's check is a CRC-12 ("~CC"), version 1's. A reservoir's group ('&') gives its kept samples and
  * what they stand for (0 and 0 for a plain line). */
+static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
+                         const struct sample_line *l, uint64_t stands_for, uint32_t kept, const struct ev_sink *sink);
+
 static void stream_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, bool v1,
                            uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
 {
@@ -357,8 +360,18 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
      * showed the mismatch, a line that reads in both is taken as the other version's too, until an
      * announce */
     bool first_try = !d->other_seen && parse_samples(d, s, len, tagged, &l, sink);
-    if (!first_try && !d->have_base && !v1) /* no announce yet: version 6's samples are counted too */
+    if (!first_try && !d->have_base && !v1) {
+        /* no announce yet: version 6's samples are counted too, and its '=' entries (version 5's,
+         * a late host's first lines: a new task's name) named, not taken for a malformed line */
+        uint32_t version = d->version;
+        d->version = 6;
         first_try = parse_as(d, 6, s, len, tagged, &l, sink);
+        if (first_try)
+            emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
+        d->version = version;
+        if (first_try)
+            return;
+    }
     if (!first_try && d->have_base && !v1) {
         static const uint32_t forms[] = {6, 3, 2};
         for (size_t k = 0; k < sizeof forms / sizeof *forms; k++)
@@ -374,7 +387,14 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
             names_unsure(d, sink);
         return;
     }
-    size_t n = l.n;
+    emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
+}
+
+/* A sample line parsed whole: its samples, each after the '=' entries before it. */
+static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
+                         const struct sample_line *l, uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
+{
+    size_t n = l->n;
     if (!d->have_base) {
         d->stats.no_base += n;
         n = 0; /* the names still count: they outlive the samples */
@@ -385,14 +405,14 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
     e.pc.kept = kept;
     for (size_t k = 0, next_def = 0; k <= n; k++) {
-        for (; next_def < l.n_defs && l.def_before[next_def] <= k; next_def++) {
-            size_t at = l.defs[next_def];
+        for (; next_def < l->n_defs && l->def_before[next_def] <= k; next_def++) {
+            size_t at = l->defs[next_def];
             repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
         }
         if (k == n)
             break;
-        e.pc.addr = l.pcs[k];
-        e.pc.tag = l.indexes[k] >= 0 ? index_tag(d, l.indexes[k]) : l.tags[k];
+        e.pc.addr = l->pcs[k];
+        e.pc.tag = l->indexes[k] >= 0 ? index_tag(d, l->indexes[k]) : l->tags[k];
         d->stats.unsent_tags += tagged && e.pc.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }

@@ -78,22 +78,31 @@ static struct {
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
 } stream;
 
-/* The name id each index stands for on the host, 1 + id, as its last '=' entry gave it (0: not
- * known that way): an entry that would only say it again (a worker re-created, in its
- * predecessor's control block, under its name: the same tag, the same name) is left out. */
-static uint16_t host_name_id[MAX_TASKS];
+/* The name each index stands for on the host, as its last '=' entry gave it: 1 + the id, and the
+ * id's takeover count then (name_ids' `taken`) above bit 16 (0: not known that way). An entry that
+ * would only say it again (a worker re-created, in its predecessor's control block, under its
+ * name: the same tag, the same name) is left out; an id another name took over since is no longer
+ * the index's name, even when the index's new name is the id's now. */
+static uint32_t host_name_id[MAX_TASKS];
 #if CMPROF_TAG_NAMES
 /* The tag the host has for each index (~tag: 0 none). The tick reuses indexes for other tags, so
  * the drain keeps this itself where a flag of the table's would go stale. */
 static uint32_t host_tag_not[MAX_TASKS];
-#define HOST_HAS_TAG(i, tag) (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag))
-#define HOST_GETS_TAG(i, tag) (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag))
-#define ENTRY_THIS_ROUND(i) (cmprof_tag_names.entry_round[i] = names_round)
+/* A named index's tag, CMPROF_INDEX_TAG(i), is the one a host gives an index whose tag it never
+ * had: no entry needs to send it, unless the host may have had a block's tag for the index (a task
+ * with no name had it: host_block_tag, never cleared, as a host keeps its tags across announces). */
+static uint8_t host_block_tag[MAX_TASKS];
+#define HOST_HAS_TAG(i, tag)                                                                             \
+    (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag) ||                                                   \
+     ((uint32_t)(uintptr_t)(tag) == CMPROF_INDEX_TAG(i) && !host_block_tag[i]))
+#define HOST_GETS_TAG(i, tag)                                                                            \
+    (host_tag_not[i] = ~(uint32_t)(uintptr_t)(tag),                                                      \
+     host_block_tag[i] |= (uint32_t)(uintptr_t)(tag) != CMPROF_INDEX_TAG(i))
 #else
 #define HOST_HAS_TAG(i, tag) ((cmprof_tasks.flags[i] & TAG_SENT) && (tag) == cmprof_tasks.tags[i])
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
-#define ENTRY_THIS_ROUND(i) ((void)(i))
 #endif
+#define ENTRY_THIS_ROUND(i) ((void)(i))
 
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
@@ -120,9 +129,6 @@ static uint8_t names_round;
 static void start_round(void)
 {
     names_round++;
-#if CMPROF_TAG_NAMES
-    cmprof_tag_names.round = names_round; /* for the tick's shortcut (cmprof_tasks_miss) */
-#endif
 
     stream.round_at = cmprof_samples();
     stream.round_next = 0;
@@ -523,6 +529,7 @@ _Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &
 #define DEF_NAME 0x400u  /* ... its name follows, the id's (new) name */
 static struct {
     uint32_t key; /* FNV-1a of the name, the round it went whole in on top, bit 0 set (0: no name yet) */
+    uint16_t taken; /* names that took the id over so far (host_name_id) */
     uint8_t len;
     char text[NAME_ID_KEPT];
 } name_ids[CMPROF_STREAM_NAME_IDS];
@@ -544,6 +551,7 @@ __attribute__((noinline)) static uint32_t name_id(const char *s, size_t len)
     if (same)
         return id;
     name_ids[id].key = key;
+    name_ids[id].taken++;
     name_ids[id].len = (uint8_t)len;
     for (k = 0; k < kept; k++)
         text[k] = s[k];
@@ -593,6 +601,8 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
  * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
  * name's length and the name unless the host has it under its id (a worker re-created, a pool of
  * workers of one name): 4 to 6 bytes for a name sent before. */
+static bool def_whole; /* the last '=' entry sent its name whole */
+
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     n = put_index(b, n, i);
@@ -608,14 +618,16 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     uint32_t id = name_id(b + n + 1, end - n - 1);
     ENTRY_THIS_ROUND(i);
     flags |= id & ~NAME_FRESH;
+    def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
         b[n] = b64[end - n - 1];
         n = end;
-    } else if (!(flags & DEF_TAG) && host_name_id[i] == (id & ~NAME_FRESH) + 1u) {
-        return 0; /* the host has this tag and this name for the index: nothing to say */
     }
-    host_name_id[i] = (uint16_t)((id & ~NAME_FRESH) + 1u);
+    uint32_t named = (id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << 16);
+    if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
+        return 0; /* the host has this tag and this name for the index: nothing to say */
+    host_name_id[i] = named;
     b[head] = b64[flags >> 6];
     b[head + 1] = b64[flags & 63u];
     return n;
@@ -669,8 +681,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
-#if CMPROF_TAG_NAMES /* a live index whose name went out (owed: never needed yet) */
-        bool due = cmprof_tag_names.live[i] && (int32_t)cmprof_tasks.ixc[i] >= 0;
+#if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
+                       never needed yet): a host that attached late has them all after a round */
+        bool due = (cmprof_tag_names.refs[i] || cmprof_tag_names.live[i]) && (int32_t)cmprof_tasks.ixc[i] >= 0;
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
 #endif
@@ -679,6 +692,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         stream.round_next++;
         if (due)
             repeat_add(putc, i);
+#if CMPROF_TAG_NAMES
+        cmprof_tag_names.live[i] = 0;
+#endif
     }
     flush_repeats(putc);
     if (stream.round_next >= stream.round_end)
@@ -987,8 +1003,10 @@ static uint32_t isr_chars(uint32_t tag)
 __attribute__((always_inline)) static inline uint32_t word_chars(uint32_t word)
 {
     uint32_t i = word & 0xFFFFu;
-    if (i < MAX_TASKS)
+    if (i < MAX_TASKS) {
+        cmprof_tag_names.live[i] = 1; /* sampled: repeated in the next round of names */
         return cmprof_tasks.ixc[i];
+    }
     return CMPROF_IS_ISR_TAG(word) ? isr_chars(word) : IXC_OF('/', 1u);
 }
 
@@ -1074,6 +1092,8 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
 #if CMPROF_TAG_NAMES
+    cmprof_tag_names.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
+                                             missed the id's name needs a repeat */
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
     cmprof_tasks_clear(i, OWED);

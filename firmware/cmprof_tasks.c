@@ -399,7 +399,6 @@ static inline void irq_restore(uint32_t mask)
  * for a new tag once the samples taken before now went out. */
 static void retire(uint32_t i)
 {
-    N.live[i] = 0;
     T.gone_at[i] = CMPROF_TASKS_STORED();
     freed_append(i);
 }
@@ -442,25 +441,6 @@ static bool same_copy(uint32_t i, const char *name)
     return copy[k] == (k < CMPROF_TASK_NAME_LEN ? name[k] : '\0');
 }
 
-/* The index a hook dropped from this set for the same block, if no tag took it since, and its
- * samples went out or its name did (its samples still in the ring need no entry: the drain tells
- * them by their reuse count): the block's next task (a worker re-created where its predecessor
- * was) takes it again, and under the same name the host needs no entry at all. */
-static uint32_t same_block_index(struct cmprof_tasks_way *w, uint32_t tag)
-{
-    for (uint32_t k = 0; k < 2u; k++) {
-        if (w[k].key != (~tag ^ 1u))
-            continue;
-        uint32_t i = w[k].word & 0xFFFFu;
-        if (N.gen[i] == w[k].word >> 16 && (T.flags[i] & CMPROF_TASK_FREED) && (index_free(i) || (int32_t)T.ixc[i] >= 0)) {
-            w[k].key = 0;
-            freed_unlink(i);
-            return i;
-        }
-    }
-    return CMPROF_TASKS_NO_SLOT;
-}
-
 /* Index i's copy of a name. */
 static void copy_name(uint32_t i, const char *name)
 {
@@ -471,20 +451,84 @@ static void copy_name(uint32_t i, const char *name)
     copy[k] = '\0';
 }
 
-/* The tick's miss (cmprof_tasks_word): an index for the tag (its block's last, a new one, a
- * dropped one) with the name read now. The new entry takes the first way; a live entry there
- * moves to the second, whose own live entry is dropped (that task, if it runs again, takes another
- * index under its name). Bounded: no loop but the name's copy and compare. */
+/* The set of by_name a name belongs to: FNV-1a over the characters a copy keeps. */
+static cmprof_hash_slot_t *name_ways(const char *name, uint8_t *check)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t k = 0; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
+        h = (h ^ (uint8_t)name[k]) * 16777619u;
+    h ^= h >> 15; /* FNV's top bits mix little of a short name's last characters */
+    *check = (uint8_t)h;
+    return N.by_name[(h * 2654435761u) >> (34 - CMPROF_TASKS_HASH_BITS)];
+}
+
+/* The index of a name, or CMPROF_TASKS_NO_SLOT. */
+static uint32_t named_index(const cmprof_hash_slot_t *set, const char *name, uint8_t check)
+{
+    for (uint32_t k = 0; k < 4u; k++) /* the names compared only where 8 more bits of hash agree */
+        if (set[k] && N.name_check[set[k] - 1u] == check && same_copy(set[k] - 1u, name))
+            return set[k] - 1u;
+    return CMPROF_TASKS_NO_SLOT;
+}
+
+/* Index i goes to another name: its name's place in by_name is free. */
+static void unname_index(uint32_t i)
+{
+    if (N.name_place[i]) {
+        uint32_t at = N.name_place[i] - 1u;
+        N.by_name[at >> 2][at & 3u] = 0;
+        N.name_place[i] = 0;
+    }
+}
+
+/* Index i stands for its name from now on: a free way of the set, else one whose index no entry
+ * gives (it keeps its name, no longer found by it), else the last way (its index keeps its tasks;
+ * the name's next task takes another index: more entries on the wire, never a wrong name). */
+static void place_name(cmprof_hash_slot_t *set, uint32_t i)
+{
+    uint32_t k = 0;
+    while (k < 3u && set[k] && N.refs[set[k] - 1u])
+        k++;
+    if (set[k])
+        N.name_place[set[k] - 1u] = 0;
+    set[k] = (cmprof_hash_slot_t)(i + 1u);
+    N.name_place[i] = (uint16_t)((uint32_t)(set - N.by_name[0]) + k + 1u); /* set - by_name[0]: 4 a set */
+}
+
+/* An entry that gave index i is gone: with the last one the index is no task's. */
+static void release_index(uint32_t i)
+{
+    if (!--N.refs[i])
+        retire(i);
+}
+
+/* The tick's miss (cmprof_tasks_word): the index of the task's name (read now), or a new one. The
+ * new entry takes the first way; a live entry there moves to the second, whose own entry is
+ * dropped (that task, if it runs again, finds its name's index again). Bounded: no loop but the
+ * name's hash, copy and compares. */
 __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     const char *name = block_name(block);
-    uint32_t i = same_block_index(w, tag);
-    bool again = i != CMPROF_TASKS_NO_SLOT && same_copy(i, name);
-    if (i == CMPROF_TASKS_NO_SLOT)
-        i = take_index();
-    if (i == CMPROF_TASKS_NO_SLOT) {
+    bool named = name[0] != '?' || name[1]; /* a task with no name keeps an index of its own */
+    uint8_t check;
+    cmprof_hash_slot_t *set = name_ways(name, &check);
+    uint32_t i = named ? named_index(set, name, check) : CMPROF_TASKS_NO_SLOT;
+    if (i != CMPROF_TASKS_NO_SLOT) {
+        if (!N.refs[i]) /* back from the dropped ones: its name, and its chars as they were */
+            freed_unlink(i);
+    } else if ((i = take_index()) != CMPROF_TASKS_NO_SLOT) {
+        unname_index(i);
+        copy_name(i, name);
+        N.name_check[i] = check;
+        N.gen[i]++;
+        T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
+        T.tags[i] = named ? (const void *)(uintptr_t)CMPROF_INDEX_TAG(i) : block;
+        T.names[i] = T.owed[i] = N.copy[i];
+        if (named)
+            place_name(set, i);
+    } else {
         if (!T.table_full) {
             T.table_full = true;
             T.full_pending = true;
@@ -492,24 +536,14 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
         }
         return CMPROF_TASKS_WORD_NONE;
     }
-    if (w[0].key & 1u) { /* live: it moves to the second way */
-        if (w[1].key & 1u)
-            retire(w[1].word & 0xFFFFu);
+    if (w[0].key) { /* live: it moves to the second way */
+        if (w[1].key)
+            release_index(w[1].word & 0xFFFFu);
         w[1] = w[0];
     }
-    if (!again) {
-        copy_name(i, name);
-        T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
-    } else if ((int32_t)T.ixc[i] >= 0 && N.entry_round[i] != N.round) {
-        /* its block's last task, its name: a listening host has it all, but once a round of names
-         * the entry goes again (names go whole once a round, for a host that attached late) */
-        T.ixc[i] = CMPROF_IXC_OWED | i;
-    }
-    T.tags[i] = block;
-    T.names[i] = T.owed[i] = N.copy[i];
-    N.live[i] = 1;
+    N.refs[i]++;
     w[0].key = ~tag;
-    w[0].word = (uint32_t)++N.gen[i] << 16 | i;
+    w[0].word = (uint32_t)N.gen[i] << 16 | i;
     return w[0].word;
 }
 
@@ -520,11 +554,11 @@ static void forget(uint32_t tag)
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     uint32_t mask = irq_off();
     if (w[0].key == ~tag) {
-        w[0].key = ~tag ^ 1u; /* dropped: its index may go to the block's next task */
-        retire(w[0].word & 0xFFFFu);
+        w[0].key = 0;
+        release_index(w[0].word & 0xFFFFu);
     } else if (w[1].key == ~tag) {
-        w[1].key = ~tag ^ 1u;
-        retire(w[1].word & 0xFFFFu);
+        w[1].key = 0;
+        release_index(w[1].word & 0xFFFFu);
     }
     irq_restore(mask);
 }

@@ -131,12 +131,18 @@ extern struct cmprof_task_table cmprof_tasks;
  * in the tag's own block at one offset (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
  * so it keeps the older table and must not be built with it). The sampler maps each
  * sample's tag to its stream index in the tick, through a 2-way cache keyed by the tag; a miss (a
- * task's first sample, or its first after its entry was dropped) takes an index and copies the
- * name from the block, alive as it runs. The kernel's hooks only drop the tag's entry
- * (cmprof_stream_task_new / _gone: one set of two ways, interrupts off for it): no name copy, no
- * scan, no slot search. A dropped entry's index goes back to the pool once the samples taken
- * before the drop went out: a control block reused never keeps an old name. Names go out by need
- * (the first sample of an index carries its name), so a task never sampled costs nothing. */
+ * task's first sample, or its first after its entry was dropped) reads the name from the block,
+ * alive as it runs, and takes the index of that name: an index stands for a name, not a control
+ * block (the host shows one row per name), so a worker re-created under its name, or a pool of
+ * workers of one name, use the index the name has and cost the wire nothing. A name without an
+ * index (4 ways a set of names, by the name's hash) takes a new one and copies the name. The host's
+ * tag for a named index is CMPROF_INDEX_TAG(index), the value a host that attached late gives it
+ * too; a task with no name ('?') keeps an index of its own under its control block's address. The
+ * kernel's hooks only drop the tag's entry (cmprof_stream_task_new / _gone: one set of two ways,
+ * interrupts off for it): no name copy, no scan, no slot search. An index no entry refers to goes
+ * back to the pool (its name kept, for its next task) and to another name once the samples taken
+ * before went out. Names go out by need (the first sample of an index carries its name), so a task
+ * never sampled costs nothing. */
 #ifndef CMPROF_TAG_NAMES
 #define CMPROF_TAG_NAMES 0
 #endif
@@ -150,17 +156,20 @@ extern struct cmprof_task_table cmprof_tasks;
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
 #define CMPROF_TASKS_WORD_NONE 0xFFFFu /* a sample's word with no index: the table was full ('/') */
 struct cmprof_tasks_way {
-    uint32_t key;  /* ~tag (0: empty; no block sits at 0xFFFFFFFF); ~tag ^ 1 once a hook dropped it
-                      (control blocks are aligned: a live key has bit 0 set, a dropped one not) */
+    uint32_t key;  /* ~tag (0: empty, or dropped by a hook; no block sits at 0xFFFFFFFF) */
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
 };
+#define CMPROF_INDEX_TAG(i) (0xFFFFA000u + (uint32_t)(i)) /* a named index's tag on the wire */
 struct cmprof_tag_names {
     struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
     char copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_LEN + 1u];
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
-    uint8_t live[CMPROF_TASKS_MAX];   /* the index is some tag's entry */
-    uint8_t entry_round[CMPROF_TASKS_MAX]; /* the drain's: the round of names its entry last went in */
-    uint8_t round;                         /* the drain's: the round of names under way */
+    uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
+    uint8_t live[CMPROF_TASKS_MAX];   /* the index was sampled (or its entry gave only the name's id)
+                                         since its last repeat: the next round of names repeats it */
+    cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS / 2u][4]; /* 1 + the index of a name, by the name's hash */
+    uint8_t name_check[CMPROF_TASKS_MAX];  /* 8 bits of the index's name's hash, besides its set */
+    uint16_t name_place[CMPROF_TASKS_MAX]; /* 1 + the index's place in by_name (set * 4 + way), 0: none */
     uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
     bool offset_known;

@@ -10,7 +10,13 @@
  * Built with STREAM_CHURN (test_stream_churn), the churn of a Zephyr application instead (issue 31):
  * a worker re-created in the same thread object, its new name taking as much of the line as the
  * names' whole share, beside 31 long-lived threads and idle; a late host must still hear every one
- * named within 5 s. */
+ * named within 5 s.
+ * Built with STREAM_FIELD (test_stream_field*, issue 44), the churn of FreeRTOS's full demo in the
+ * field: 84 long-lived tasks and 100 workers, one deleted and another created in a free control block
+ * FIELD_RATE times a second (FIELD_UNIQUE 0: each under its worker slot's name, w00..w99; 1: a name
+ * never used before, u000000...), a fifth of the samples in the workers, 2,000 samples a second on a
+ * line that carries them all: nothing lost, names within a tenth of the bytes of any second, and a
+ * late host that hears every sampled task named within 5 s. */
 #include "../decode/text.h"
 #include "../firmware/cmprof.h"
 #include "check.h"
@@ -22,12 +28,22 @@
 
 void *volatile test_tag;
 
+#ifdef STREAM_FIELD
+#define LINE_BYTES_PER_S 23040u /* 230400 baud: every sample fits, and its names */
+#define SAMPLES_PER_S 2000u
+#else
 #define LINE_BYTES_PER_S 11520u /* 115200 baud, 8N1 */
 #define SAMPLES_PER_S 6000u     /* 3-4 times what the line carries */
+#endif
 #define SECONDS 30u
 #define SLOTS ((uint64_t)LINE_BYTES_PER_S * SECONDS)
 #define POOL 400        /* control blocks: a deleted task's block is reused later */
-#ifdef STREAM_CHURN
+#ifdef STREAM_FIELD
+#define STEADY 84        /* the demo's own tasks */
+#define LIVE_TASKS (STEADY + 100)
+#define CHURN_EVERY (SAMPLES_PER_S / FIELD_RATE)
+#define WORKER_PERCENT 20u /* samples taken in a worker (any of the live ones) */
+#elif defined(STREAM_CHURN)
 #define LIVE_TASKS 32    /* block 0 is idle */
 #define WORKER (POOL - 1) /* the worker's block, its "k_thread" */
 #define CHURN_EVERY 150  /* samples between two creations of the worker: 40 a second, 27 bytes each */
@@ -52,6 +68,7 @@ static char tcbs[POOL][32], names[POOL][12];
 static int live[LIVE_TASKS]; /* the ids of the live tasks */
 static bool in_use[POOL];
 static int block_of[MAX_IDS], n_ids;
+static char id_name[MAX_IDS][12]; /* each task's name, as created */
 static uint32_t created_at[MAX_IDS], ended_at[MAX_IDS]; /* the slots it was created and deleted in; 0: never */
 static uint32_t rng = 30;
 
@@ -75,6 +92,7 @@ static bool stopped;   /* the sampler, before the final flush */
 
 static int create_task(int block)
 {
+    snprintf(id_name[n_ids], sizeof id_name[n_ids], "%s", NAME_OF(block));
     in_use[block] = true;
     block_of[n_ids] = block;
     created_at[n_ids] = (uint32_t)now;
@@ -85,10 +103,17 @@ static int create_task(int block)
 static void sample_due(void)
 {
     while (!stopped && now * SAMPLES_PER_S >= (ticks + 1u) * LINE_BYTES_PER_S) {
+        int task = running;
+#ifdef STREAM_FIELD
         if (ticks % SLICE == 0)
-            running = live[next_random() % LIVE_TASKS];
-        test_tag = tcbs[block_of[running]];
-        cmprof_tick_frame(TASK_PC(running), 0x01000000u);
+            running = live[next_random() % STEADY];
+        task = next_random() % 100u < WORKER_PERCENT ? live[STEADY + next_random() % (LIVE_TASKS - STEADY)] : running;
+#else
+        if (ticks % SLICE == 0)
+            task = running = live[next_random() % LIVE_TASKS];
+#endif
+        test_tag = tcbs[block_of[task]];
+        cmprof_tick_frame(TASK_PC(task), 0x01000000u);
         ticks++;
     }
 }
@@ -120,16 +145,28 @@ static void churn(void)
     running = worker;
 }
 #else
-/* A task is deleted and another created in a free control block (the kernel's hooks). */
+/* A task is deleted and another created in a free control block (the kernel's hooks); in the
+ * field's churn a worker, its successor named by the worker's slot or by a count. */
 static void churn(void)
 {
+#ifdef STREAM_FIELD
+    static uint32_t created;
+    int slot = STEADY + (int)(next_random() % (LIVE_TASKS - STEADY)), k, gone = live[slot];
+#else
     int slot = (int)(next_random() % LIVE_TASKS), k, gone = live[slot];
+#endif
     ended_at[gone] = (uint32_t)now;
     cmprof_stream_task_gone(tcbs[block_of[gone]]);
     in_use[block_of[gone]] = false;
     do
         k = (int)(next_random() % POOL);
     while (in_use[k]);
+#ifdef STREAM_FIELD
+    if (FIELD_UNIQUE)
+        snprintf(NAME_OF(k), 12, "u%06u", (unsigned)created++ % 1000000u);
+    else
+        snprintf(NAME_OF(k), 12, "w%02d", slot - STEADY);
+#endif
     live[slot] = create_task(k);
     if (running == gone) /* a deleted task runs no more */
         running = live[slot];
@@ -144,6 +181,10 @@ static void run_firmware(void)
 #ifdef STREAM_CHURN
     snprintf(NAME_OF(0), 12, "idle");
     snprintf(NAME_OF(WORKER), 12, "worker");
+#endif
+#ifdef STREAM_FIELD
+    for (int k = STEADY; k < LIVE_TASKS; k++)
+        snprintf(NAME_OF(k), 12, FIELD_UNIQUE ? "u%06u" : "w%02u", (unsigned)(k - STEADY) % 100u + (FIELD_UNIQUE ? 900000u : 0u));
 #endif
     cmprof_start(10u, 0u);
     static const struct cmprof_stream_info info = {.clock_hz = SAMPLES_PER_S * 10u, .timer_hz = SAMPLES_PER_S * 10u,
@@ -168,13 +209,16 @@ static void run_firmware(void)
  * tells), and per task the wait from its first sample to its first correctly named one. */
 struct reading {
     uint64_t samples, wrong, unnamed, lost_reported, bad_lines;
+    uint64_t unnamed_after_5s; /* samples unnamed that ended in a line 5 s or more after the reading began */
+    uint32_t began; /* the slot the reading began in */
     uint32_t first_seen[MAX_IDS], named_at[MAX_IDS]; /* per task id, slots; 0: not yet */
     uint32_t tag_named[1u << 12];
     char tag_name[1u << 12][12]; /* each named tag's last name */
     size_t n_tag_named;
     struct naming {
-        uint32_t tag, at; /* a name for the tag arrived in slot `at` */
-    } namings[1u << 14];
+        uint32_t at; /* a name arrived in slot `at` (for a tag: a task's own, or its name's index's) */
+        char name[12];
+    } namings[1u << 15];
     size_t n_namings;
 };
 
@@ -202,8 +246,11 @@ static void on_event(void *ctx, const struct ev *e)
             r->tag_named[i] = e->task_name.tag;
             snprintf(r->tag_name[i], sizeof r->tag_name[i], "%.*s", (int)e->task_name.name_len, e->task_name.name);
         }
-        if (r->n_namings < sizeof r->namings / sizeof r->namings[0])
-            r->namings[r->n_namings++] = (struct naming){e->task_name.tag, current_at};
+        if (r->n_namings < sizeof r->namings / sizeof r->namings[0]) {
+            struct naming *g = &r->namings[r->n_namings++];
+            g->at = current_at;
+            snprintf(g->name, sizeof g->name, "%.*s", (int)e->task_name.name_len, e->task_name.name);
+        }
     } else if (e->type == EV_LOST) {
         r->lost_reported = e->lost.samples;
     } else if (e->type == EV_PC) {
@@ -214,12 +261,13 @@ static void on_event(void *ctx, const struct ev *e)
         /* by name: a host that began late names an index whose tag came before it under a tag of
          * its own (its samples are the task's all the same) */
         const char *name = e->pc.tag ? name_of(r, e->pc.tag) : NULL;
-        bool own = name && strcmp(name, NAME_OF(block_of[k])) == 0;
+        bool own = name && strcmp(name, id_name[k]) == 0;
         if (!r->first_seen[k])
             r->first_seen[k] = current_at;
         if (own && !r->named_at[k])
             r->named_at[k] = current_at;
         r->unnamed += !name;
+        r->unnamed_after_5s += !name && current_at >= r->began + 5u * LINE_BYTES_PER_S;
         r->wrong += name && !own;
     }
 }
@@ -228,6 +276,7 @@ static void on_event(void *ctx, const struct ev *e)
 static void host_read(struct reading *r, size_t from)
 {
     memset(r, 0, sizeof *r);
+    r->began = from < out_len ? line_end[from] : 0u;
     struct text_decoder *d = malloc(sizeof *d);
     struct ev_sink sink = {on_event, r};
     text_init(d);
@@ -250,71 +299,168 @@ static size_t b64_value(char c)
     return p && c ? (size_t)(p - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") : 0;
 }
 
-/* The bytes of a line that are names: all of an @task or @N line (new names, and names repeated),
- * the '=' entries of a sample line (new names given where their samples begin). */
-static size_t name_bytes(const char *s, size_t n)
+/* A task index in base64 at s[i] (version 2 to 5 tags, and every '=' entry's index): 1 or 3 chars. */
+static size_t index_len(const char *s, size_t i)
 {
+    return s[i] == '+' ? 3u : 1u;
+}
+
+/* A sample's tag at s[i]: its length. Versions 2 to 5: every sample has one (an index, '-' and 2
+ * chars of an exception, '/'); version 6 (tag6): one char of 19, a leader and one, '+' and 2, '-'
+ * and 2, '/', or none (the sample before it's: the next char is a PC's). */
+static size_t tag_len(uint32_t version, const char *s, size_t i)
+{
+    if (s[i] == '-' || s[i] == '+')
+        return 3;
+    if (version < 6)
+        return 1;
+    if (s[i] && strchr("0123456789:;<>\"#$%&/", s[i]))
+        return 1;
+    return s[i] && strchr("'(),", s[i]) ? 2u : 0u;
+}
+
+/* A sample's PC at s[i]: versions 2 to 5, 4 chars or '*' and 6; version 6, 3, '.' and 4, '*' and 6. */
+static size_t pc_len(uint32_t version, const char *s, size_t i)
+{
+    if (s[i] == '*')
+        return 7;
+    if (version >= 6)
+        return s[i] == '.' ? 5u : 3u;
+    return 4;
+}
+
+/* A '=' entry at s[i] (after the '='): version 3 and 4, the index, 6 chars of tag, the name's length
+ * and it; version 5 on, the index, a head of 2 (0x800: a tag of 6 follows, 0x400: the name's length
+ * and it). Its length. */
+static size_t def_len(uint32_t version, const char *s, size_t i)
+{
+    size_t len = index_len(s, i);
+    if (version < 5)
+        return len + 6u + 1u + b64_value(s[i + len + 6u]);
+    size_t head = b64_value(s[i + len]) << 6 | b64_value(s[i + len + 1u]);
+    len += 2u + (head & 0x800u ? 6u : 0u);
+    return len + (head & 0x400u ? 1u + b64_value(s[i + len]) : 0u);
+}
+
+/* The bytes of a line that are names, in the stream version of the last announce before it: all of
+ * an @task or @N line (new names, and names repeated), the '=' entries of a sample line, of a
+ * reservoir's '&' group line too (new names given where their samples begin). *exact: the walk of a
+ * sample line ended right at its "!CC" (a walker that misreads the line's items cannot). */
+static size_t name_bytes(uint32_t version, const char *s, size_t n, bool *exact)
+{
+    *exact = true;
     if ((n > 6 && memcmp(s, "@task ", 6) == 0) || (n > 2 && memcmp(s, "@N", 2) == 0))
         return n;
-    size_t named = 0;
-    for (size_t i = 1; s[0] == '%' && i + 4 < n;) { /* up to the "!CC\n" */
-        size_t index = s[i + (s[i] == '=')] == '+' ? 3 : 1;
-        if (s[i] == '=') { /* version 5: index, a head of 2 (0x800: a tag of 6 follows, 0x400: a name) */
-            size_t head = b64_value(s[i + 1 + index]) << 6 | b64_value(s[i + 2 + index]);
-            size_t len = 1 + index + 2 + (head & 0x800u ? 6u : 0u);
-            len += head & 0x400u ? 1 + b64_value(s[i + len]) : 0u;
+    size_t i = s[0] == '&' ? 8u : 0u; /* '&', taken (5), kept (2), then the sample line */
+    if (n < i + 5u || s[i] != '%')
+        return 0;
+    size_t named = 0, body_end = n - 4u; /* up to the "!CC\n" */
+    for (i++; i < body_end;) {
+        if (s[i] == '=') {
+            size_t len = 1u + def_len(version, s, i + 1u);
             named += len;
             i += len;
             continue;
         }
-        i += s[i] == '-' ? 3 : index; /* the tag */
-        i += s[i] == '*' ? 7 : 4;     /* the PC */
+        i += tag_len(version, s, i);
+        i += pc_len(version, s, i);
     }
+    *exact = i == body_end && s[body_end] == '!';
     return named;
 }
 
-/* The most name bytes in any window of a second, from `after` on. */
-static uint64_t name_bytes_in_any_second(uint64_t after)
+/* The stream version an announce line gives, or `version` for any other line. */
+static uint32_t version_after(uint32_t version, const char *s, size_t n)
 {
-    uint64_t most = 0, in_window = 0;
-    size_t head = 0;
-    for (size_t i = 0; i < out_len;) { /* i: the start of a line ending in the window's last slot */
+    if (n > 11 && memcmp(s, "@cmprof v=", 10) == 0)
+        return (uint32_t)(s[10] - '0');
+    return version;
+}
+
+/* Every line of the capture: where it starts, its name bytes (in its version), the slot it ended in. */
+static struct line_info {
+    size_t start, len, names;
+} lines[1u << 18];
+static size_t n_lines, inexact_lines;
+
+static void walk_lines(void)
+{
+    uint32_t version = 0;
+    for (size_t i = 0; i < out_len && n_lines < sizeof lines / sizeof lines[0];) {
         size_t n = (size_t)((char *)memchr(out + i, '\n', out_len - i) - (out + i)) + 1;
-        size_t name = name_bytes(out + i, n);
-        if (line_end[i] >= after && name) {
-            in_window += name;
-            while (line_end[head] + LINE_BYTES_PER_S <= line_end[i]) { /* drop lines over a second old */
-                size_t hn = (size_t)((char *)memchr(out + head, '\n', out_len - head) - (out + head)) + 1;
-                if (line_end[head] >= after)
-                    in_window -= name_bytes(out + head, hn);
-                head += hn;
-            }
-            most = in_window > most ? in_window : most;
-        }
+        bool exact;
+        version = version_after(version, out + i, n);
+        lines[n_lines++] = (struct line_info){i, n, name_bytes(version, out + i, n, &exact)};
+        inexact_lines += !exact;
         i += n;
+    }
+}
+
+/* The largest share of names in the bytes sent in any window of a second that begins at `after` or
+ * later; *names and *bytes: that window's. */
+static double names_share_in_any_second(uint64_t after, uint64_t *most_names, uint64_t *bytes)
+{
+    uint64_t in_window = 0, bytes_in_window = 0;
+    double most = 0;
+    *most_names = *bytes = 0;
+    size_t head = 0;
+    for (size_t k = 0; k < n_lines; k++) { /* k: a line ending in the window's last slot */
+        const struct line_info *l = &lines[k];
+        if (line_end[l->start] < after)
+            continue;
+        in_window += l->names;
+        bytes_in_window += l->len;
+        for (; line_end[lines[head].start] + LINE_BYTES_PER_S <= line_end[l->start]; head++)
+            if (line_end[lines[head].start] >= after) { /* drop lines over a second old */
+                in_window -= lines[head].names;
+                bytes_in_window -= lines[head].len;
+            }
+        if (line_end[l->start] >= after + LINE_BYTES_PER_S && (double)in_window > most * (double)bytes_in_window) {
+            most = (double)in_window / (double)bytes_in_window;
+            *most_names = in_window;
+            *bytes = bytes_in_window;
+        }
     }
     return most;
 }
 
+#ifdef STREAM_FIELD
+#define FIELD_LINE 1
+#else
+#define FIELD_LINE 0
+#endif
 static struct reading full, late;
 static uint64_t names_total, sample_line_bytes;
 
-#ifndef STREAM_CHURN /* there the worker's new names alone take the whole share */
+/* The name bytes are counted by a walk of each sample line in its version (docs/stream.md): every
+ * line walked whole, to its "!CC", or the counts would be anyone's guess. */
+static void test_every_line_walked(void)
+{
+    printf("     %zu lines, %zu not walked to their end\n", n_lines, inexact_lines);
+    CHECK(n_lines < sizeof lines / sizeof lines[0] && inexact_lines == 0);
+}
+
 static void test_names_take_a_tenth_of_any_second(void)
 {
     CHECK(out_len < sizeof out && out[out_len - 1] == '\n');
-    uint64_t most = name_bytes_in_any_second((uint64_t)STEADY_S * LINE_BYTES_PER_S);
-    printf("     names: %.1f %% of all bytes; at most %llu bytes (%.1f %%) in any second after the first %u\n",
-           100.0 * (double)names_total / (double)now, (unsigned long long)most, 100.0 * (double)most / LINE_BYTES_PER_S,
-           STEADY_S);
-    CHECK(most * 10u <= LINE_BYTES_PER_S);
+    uint64_t in_names, bytes;
+    double most = names_share_in_any_second((uint64_t)STEADY_S * LINE_BYTES_PER_S, &in_names, &bytes);
+    printf("     names: %.1f %% of all bytes; at most %.1f %% of a second's (%llu of %llu bytes) after the first %u\n",
+           100.0 * (double)names_total / (double)out_len, 100.0 * most, (unsigned long long)in_names,
+           (unsigned long long)bytes, STEADY_S);
+    CHECK(in_names * 10u <= bytes);
 }
-#endif
 
 /* Each decoded sample came in a % line: what the line carried per sample, on average, gives
  * what it could carry in the time names left. */
 static void test_samples_fill_the_line(void)
 {
+#ifdef STREAM_FIELD /* the line carries every sample and its names */
+    printf("     %llu samples taken, %llu delivered, %llu lost\n", (unsigned long long)ticks,
+           (unsigned long long)full.samples, (unsigned long long)cmprof_stream_lost());
+    CHECK(full.bad_lines == 0 && full.samples == ticks && cmprof_stream_lost() == 0);
+    return;
+#endif
     double capacity = (double)(now - names_total) / ((double)sample_line_bytes / (double)full.samples);
     printf("     %llu samples taken, %llu delivered: %.1f %% of the %.0f the line could carry after names\n",
            (unsigned long long)ticks, (unsigned long long)full.samples, 100.0 * (double)full.samples / capacity,
@@ -327,7 +473,7 @@ static void test_loss_figures_are_exact(void)
 {
     printf("     lost %llu, host says %llu\n", (unsigned long long)cmprof_stream_lost(),
            (unsigned long long)full.lost_reported);
-    CHECK(full.lost_reported == cmprof_stream_lost() && cmprof_stream_lost() > 0);
+    CHECK(full.lost_reported == cmprof_stream_lost() && (cmprof_stream_lost() > 0 || FIELD_LINE));
     CHECK(full.samples == cmprof_stream_sent() && full.samples + cmprof_stream_lost() == ticks);
 }
 
@@ -353,9 +499,8 @@ static void test_late_host_gets_names_back(void)
         /* the wait ends with the name's line (the task's next sample may come much later: a task
          * runs now and then, and most samples are lost here), or when the task is deleted */
         uint32_t until = ended_at[k] ? ended_at[k] : (uint32_t)now;
-        uint32_t tag = (uint32_t)(uintptr_t)tcbs[block_of[k]];
         for (size_t i = 0; i < late.n_namings; i++)
-            if (late.namings[i].tag == tag && late.namings[i].at >= created_at[k]) {
+            if (late.namings[i].at >= created_at[k] && strcmp(late.namings[i].name, id_name[k]) == 0) {
                 until = late.namings[i].at < until ? late.namings[i].at : until;
                 break;
             }
@@ -364,8 +509,12 @@ static void test_late_host_gets_names_back(void)
         waiting += !late.named_at[k] && !ended_at[k];
     }
     printf("     late host (from %u s): longest wait for a name %.2f s, %d live tasks never named, %llu of %llu "
-           "samples unnamed\n", LATE_S, (double)worst / LINE_BYTES_PER_S, waiting, (unsigned long long)late.unnamed,
-           (unsigned long long)late.samples);
+           "samples unnamed (%llu 5 s or more after it began)\n", LATE_S, (double)worst / LINE_BYTES_PER_S, waiting,
+           (unsigned long long)late.unnamed, (unsigned long long)late.samples,
+           (unsigned long long)late.unnamed_after_5s);
+#ifdef STREAM_FIELD /* the field's figure: the share still unnamed 5 s after a late attach */
+    CHECK(late.unnamed_after_5s == 0);
+#endif
     CHECK(late.wrong == 0 && waiting == 0);
     CHECK(worst <= 5u * LINE_BYTES_PER_S); /* issue 30: every task named within 5 s of its first sample */
 }
@@ -373,21 +522,15 @@ static void test_late_host_gets_names_back(void)
 int main(void)
 {
     run_firmware();
-    for (size_t i = 0; i < out_len;) {
-        size_t n = (size_t)((char *)memchr(out + i, '\n', out_len - i) - (out + i)) + 1;
-        names_total += name_bytes(out + i, n);
-        if (out[i] == '%')
-            sample_line_bytes += n - name_bytes(out + i, n);
-        i += n;
+    walk_lines();
+    for (size_t k = 0; k < n_lines; k++) {
+        names_total += lines[k].names;
+        if (out[lines[k].start] == '%' || out[lines[k].start] == '&')
+            sample_line_bytes += lines[k].len - lines[k].names;
     }
+    RUN_TEST(test_every_line_walked);
     host_read(&full, 0);
-#ifdef STREAM_CHURN
-    printf("     names: %.1f %% of all bytes, at most %.1f %% in any second after the first %u (the worker's new "
-           "names alone take their whole share)\n", 100.0 * (double)names_total / (double)now,
-           100.0 * (double)name_bytes_in_any_second((uint64_t)STEADY_S * LINE_BYTES_PER_S) / LINE_BYTES_PER_S, STEADY_S);
-#else
     RUN_TEST(test_names_take_a_tenth_of_any_second);
-#endif
     RUN_TEST(test_samples_fill_the_line);
     RUN_TEST(test_loss_figures_are_exact);
     RUN_TEST(test_listening_host_names_every_sample);

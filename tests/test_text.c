@@ -667,6 +667,20 @@ static void test_v6_compact_samples(void)
           d1.stats.bad_lines == 0);
 }
 
+/* A host that attached late, before its first announce: a version 6 sample line with a '=' entry
+ * (version 5's form, here without a tag: a named index's, 0xFFFFA000 + index) is counted and its
+ * name kept, not taken for a malformed line (which made every name unsure); the samples after the
+ * announce carry it. */
+static void test_v6_name_entry_before_the_announce(void)
+{
+    struct text_decoder d;
+    decode("%=BQFGsensor1??A!MR\n@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!jz\n%1??B!Zr\n",
+           &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && d.stats.no_base == 1 && d.stats.names_unsure == 0);
+    CHECK(log_a.count[EV_TASK_NAME] == 1 && log_a.count[EV_PC] == 1 && strstr(log_a.buf, "'sensor'") &&
+          strstr(log_a.buf, "a=08000006 t=ffffa001/1"));
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -695,6 +709,7 @@ int main(void)
     RUN_TEST(test_eight_word_lines_match_the_general_parse);
     RUN_TEST(test_too_many_entries_in_a_sample_line);
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
+    RUN_TEST(test_v6_name_entry_before_the_announce);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
