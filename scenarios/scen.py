@@ -285,7 +285,9 @@ def all_scenarios():
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
                       SEED=12345))
     # callers from the sampler's own stack evidence (CMPROF_STACKS): known call shapes, on v7-M and v6-M
-    for core, period in (("m4", 1691), ("m0", 997)):
+    # (the same period in time on both: 1691 ticks at 168 MHz, 169 at the nRF51's 16 MHz, as the cost_*
+    # scenarios; with -icount shift=0 about 10,000 instructions a period plus the jitter's mean)
+    for core, period in (("m4", 1691), ("m0", 169)):
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
@@ -345,7 +347,7 @@ def all_scenarios():
                       PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
     # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
     # pointed (CMPROF_STACK_FP)
-    for core, period in (("m4", 1691), ("m0", 997)):
+    for core, period in (("m4", 1691), ("m0", 169)):
         s.append(scenario("%s_stacks_fp" % core, "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                           CMPROF_STACKS=1, CMPROF_STACK_FP=1, FP_FRAMES=1, PERIOD=period, CMPROF_JITTER=255))
     # ... the same firmware (the same build as m4_stacks) sampled by halting it through QEMU's gdbstub and
@@ -355,7 +357,7 @@ def all_scenarios():
                       gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
     # ... with no DWARF call-frame information: -funwind-tables, .debug_frame removed, walked with .ARM.exidx
-    for core, period in (("m4", 1691), ("m0", 997)):
+    for core, period in (("m4", 1691), ("m0", 169)):
         s.append(scenario("%s_stacks_exidx" % core, "stacks", core=core, cflags=("-funwind-tables",), strip=(".debug_frame",),
                           UNWIND_TABLES=1, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=1, PERIOD=period,
                           CMPROF_JITTER=255))
