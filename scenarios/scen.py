@@ -1428,14 +1428,35 @@ def library_functions(name):
     files += ["cmprof_tasks.c"] if sc["defs"].get("CMPROF_STREAM") or sc["defs"].get("CMPROF_TAG") else []
     for f in files:
         obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
-        sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",
-            "-I" + os.path.join(ROOT, "firmware")] + sc["cflags"] +
-           ["-D%s=%s" % (k, v) for k, v in sorted(sc["defs"].items())] +
-           ["-c", os.path.join(ROOT, "firmware", f), "-o", obj])
-        for line in sh(["arm-none-eabi-nm", "--defined-only", obj]).splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1] in "Tt":
-                names.add(parts[2])
+        flags = ["-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",
+                 "-I" + os.path.join(ROOT, "firmware")] + sc["cflags"] + \
+            ["-D%s=%s" % (k, v) for k, v in sorted(sc["defs"].items())]
+        names.update(object_functions(flags, os.path.join(ROOT, "firmware", f), obj))
+    return names
+
+
+def object_functions(flags, src, obj):
+    """The text symbols of src compiled alone with flags (into obj). Kept (build/fwobj) under a digest
+    of the compiler, the flags that are not -D or -I and the preprocessed source, as compile_and_link
+    keeps objects: the checks ask for the same library files of many scenarios, mostly the same text."""
+    gcc = "arm-none-eabi-gcc"
+    pre = subprocess.run([gcc] + flags + ["-E", src], capture_output=True)
+    compiler = shutil.which(gcc) or gcc
+    st = os.stat(compiler) if os.path.exists(compiler) else None
+    key = repr(([compiler, st and (st.st_size, st.st_mtime_ns)] + [a for a in flags if not a.startswith(("-D", "-I"))],
+                src)).encode() + b"\0" + pre.stdout
+    kept = os.path.join(OBJECTS, hashlib.sha256(key).hexdigest()[:32] + ".names")
+    if pre.returncode == 0 and os.path.exists(kept):
+        with open(kept) as fp:
+            return fp.read().split()
+    sh([gcc] + flags + ["-c", src, "-o", obj])  # (a source the preprocessor refuses fails here, as gcc says)
+    names = [parts[2] for parts in (line.split() for line in sh(["arm-none-eabi-nm", "--defined-only", obj]).splitlines())
+             if len(parts) == 3 and parts[1] in "Tt"]
+    os.makedirs(OBJECTS, exist_ok=True)
+    tmp = "%s.%d-%d.tmp" % (kept, os.getpid(), threading.get_ident())
+    with open(tmp, "w") as fp:
+        fp.write("\n".join(names) + "\n")
+    os.replace(tmp, kept)
     return names
 
 
