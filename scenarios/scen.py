@@ -285,7 +285,9 @@ def all_scenarios():
                       CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500, CMPROF_JITTER=255, RUN_TICKS=1500,
                       SEED=12345))
     # callers from the sampler's own stack evidence (CMPROF_STACKS): known call shapes, on v7-M and v6-M
-    for core, period in (("m4", 1691), ("m0", 997)):
+    # (the same period in time on both: 1691 ticks at 168 MHz, 169 at the nRF51's 16 MHz, as the cost_*
+    # scenarios; with -icount shift=0 about 10,000 instructions a period plus the jitter's mean)
+    for core, period in (("m4", 1691), ("m0", 169)):
         for suffix, on in (("", 1), ("_off", 0)):
             s.append(scenario("%s_stacks%s" % (core, suffix), "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1,
                               CMPROF_RING_N=256, CMPROF_STACKS=on, PERIOD=period, CMPROF_JITTER=255))
@@ -345,7 +347,7 @@ def all_scenarios():
                       PERIOD=201, CMPROF_JITTER=31, TZ_NS=1))
     # ... with a function built with -fno-omit-frame-pointer (its CFA on r7): the evidence says where r7
     # pointed (CMPROF_STACK_FP)
-    for core, period in (("m4", 1691), ("m0", 997)):
+    for core, period in (("m4", 1691), ("m0", 169)):
         s.append(scenario("%s_stacks_fp" % core, "stacks", core=core, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256,
                           CMPROF_STACKS=1, CMPROF_STACK_FP=1, FP_FRAMES=1, PERIOD=period, CMPROF_JITTER=255))
     # ... the same firmware (the same build as m4_stacks) sampled by halting it through QEMU's gdbstub and
@@ -355,7 +357,7 @@ def all_scenarios():
                       gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... in a dump: the ring's newest 1024 samples, 64 records of evidence for them
     # ... with no DWARF call-frame information: -funwind-tables, .debug_frame removed, walked with .ARM.exidx
-    for core, period in (("m4", 1691), ("m0", 997)):
+    for core, period in (("m4", 1691), ("m0", 169)):
         s.append(scenario("%s_stacks_exidx" % core, "stacks", core=core, cflags=("-funwind-tables",), strip=(".debug_frame",),
                           UNWIND_TABLES=1, SAMPLES=20000, CMPROF_STREAM=1, CMPROF_RING_N=256, CMPROF_STACKS=1, PERIOD=period,
                           CMPROF_JITTER=255))
@@ -378,7 +380,21 @@ def all_scenarios():
     return s
 
 
-SCENARIOS = {s["name"]: s for s in all_scenarios()}
+def semihost_out(s):
+    """Whether a scenario's text goes out through semihosting (board_common.c, BOARD_SEMIHOST_OUT), QEMU's
+    standard output written to uart.txt: on the STM32 boards, whose USART model costs the host two
+    wake-ups of QEMU's main loop a byte; not the firmware without cmprof code nor the RTT ones, which
+    tests/ run in QEMU of their own with the UART."""
+    return CORES[s["core"]][2] == "stm32" and s["lib"] and not s.get("rtt")
+
+
+def with_output(s):
+    if semihost_out(s):
+        s["defs"]["BOARD_SEMIHOST_OUT"] = 1
+    return s
+
+
+SCENARIOS = {s["name"]: with_output(s) for s in all_scenarios()}
 
 # The live demo's firmware: built by `make demo`, run by scripts/demo.sh (never by `run`).
 DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024, CMPROF_STACKS=1,
@@ -886,21 +902,29 @@ def run(name):
     if s["app"] == "frtos":
         args += frtos_truth_args(out, elf)
     uart = os.path.join(out, "uart.txt")
+    serial = "null" if s["defs"].get("BOARD_SEMIHOST_OUT") else "file:" + uart
     cmd = qemu_machine(s["core"]) + [
-           "-display", "none", "-monitor", "none", "-serial", "file:" + uart,
+           "-display", "none", "-monitor", "none", "-serial", serial,
            "-semihosting-config", "enable=on,target=native,userspace=on"] + (["-icount", "shift=0"] if s["icount"] else []) + \
         kernel_args(s, elf) + ["-plugin", PLUGIN + "," + ",".join(args)]
     if s["gdb"]:
         return run_halting(name, cmd, elf, uart, s["gdb_args"])
     if s.get("rtt"):
         return run_rtt(name, cmd, elf, uart)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    with text_sink(name, uart) as text_out:
+        r = subprocess.run(cmd, stdout=text_out, stderr=subprocess.PIPE, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError("%s: qemu exited %d: %s" % (name, r.returncode, r.stderr.strip()))
     text = open(uart, errors="replace").read()
     if "end\n" not in text and "cost " not in text and "taken=" not in text and "done\n" not in text:
         raise RuntimeError("%s: no dump on the UART" % name)
     return name
+
+
+def text_sink(name, uart):
+    """QEMU's standard output: uart.txt where the firmware's text goes out through semihosting
+    (semihost_out), else nothing (-monitor none; the UART writes uart.txt itself)."""
+    return open(uart, "wb") if SCENARIOS[name]["defs"].get("BOARD_SEMIHOST_OUT") else open(os.devnull, "wb")
 
 
 def kernel_args(s, elf):
@@ -1117,8 +1141,9 @@ def run_halting_once(name, cmd, elf, uart, extra):
     ends. -singlestep: otherwise QEMU stops only at translation-block starts (design-notes 9)."""
     port = free_port()
     extra = [a.replace("{out}", os.path.dirname(elf)) for a in extra]
-    q = subprocess.Popen(cmd + ["-singlestep", "-gdb", "tcp:127.0.0.1:%d" % port, "-S"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with text_sink(name, uart) as text_out:
+        q = subprocess.Popen(cmd + ["-singlestep", "-gdb", "tcp:127.0.0.1:%d" % port, "-S"],
+                             stdout=text_out, stderr=subprocess.PIPE, text=True)
     try:
         # --force: --record writes over the last attempt's gdb.rec
         t = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "300", "--force", "--rate", "max"] +
@@ -1403,14 +1428,35 @@ def library_functions(name):
     files += ["cmprof_tasks.c"] if sc["defs"].get("CMPROF_STREAM") or sc["defs"].get("CMPROF_TAG") else []
     for f in files:
         obj = os.path.join(BUILD, name, f[:-2] + ".lib.o")
-        sh(["arm-none-eabi-gcc", "-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",
-            "-I" + os.path.join(ROOT, "firmware")] + sc["cflags"] +
-           ["-D%s=%s" % (k, v) for k, v in sorted(sc["defs"].items())] +
-           ["-c", os.path.join(ROOT, "firmware", f), "-o", obj])
-        for line in sh(["arm-none-eabi-nm", "--defined-only", obj]).splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1] in "Tt":
-                names.add(parts[2])
+        flags = ["-std=c11", sc["opt"], "-mcpu=" + cpu, "-mthumb", "-mfloat-abi=soft",
+                 "-I" + os.path.join(ROOT, "firmware")] + sc["cflags"] + \
+            ["-D%s=%s" % (k, v) for k, v in sorted(sc["defs"].items())]
+        names.update(object_functions(flags, os.path.join(ROOT, "firmware", f), obj))
+    return names
+
+
+def object_functions(flags, src, obj):
+    """The text symbols of src compiled alone with flags (into obj). Kept (build/fwobj) under a digest
+    of the compiler, the flags that are not -D or -I and the preprocessed source, as compile_and_link
+    keeps objects: the checks ask for the same library files of many scenarios, mostly the same text."""
+    gcc = "arm-none-eabi-gcc"
+    pre = subprocess.run([gcc] + flags + ["-E", src], capture_output=True)
+    compiler = shutil.which(gcc) or gcc
+    st = os.stat(compiler) if os.path.exists(compiler) else None
+    key = repr(([compiler, st and (st.st_size, st.st_mtime_ns)] + [a for a in flags if not a.startswith(("-D", "-I"))],
+                src)).encode() + b"\0" + pre.stdout
+    kept = os.path.join(OBJECTS, hashlib.sha256(key).hexdigest()[:32] + ".names")
+    if pre.returncode == 0 and os.path.exists(kept):
+        with open(kept) as fp:
+            return fp.read().split()
+    sh([gcc] + flags + ["-c", src, "-o", obj])  # (a source the preprocessor refuses fails here, as gcc says)
+    names = [parts[2] for parts in (line.split() for line in sh(["arm-none-eabi-nm", "--defined-only", obj]).splitlines())
+             if len(parts) == 3 and parts[1] in "Tt"]
+    os.makedirs(OBJECTS, exist_ok=True)
+    tmp = "%s.%d-%d.tmp" % (kept, os.getpid(), threading.get_ident())
+    with open(tmp, "w") as fp:
+        fp.write("\n".join(names) + "\n")
+    os.replace(tmp, kept)
     return names
 
 

@@ -1,5 +1,6 @@
 /* Minimal board support for the QEMU reference scenarios: UART output, a free-running clock and
- * a clean exit through semihosting. STM32F2/F4 (netduino2, netduinoplus2) and nRF51 (microbit). */
+ * a clean exit through semihosting. STM32F2/F4 (netduino2, netduinoplus2) and nRF51 (microbit).
+ * BOARD_SEMIHOST_OUT=1 (scen.py's STM32 runs): the text a line at a time through semihosting instead. */
 #ifndef BOARD_H
 #define BOARD_H
 

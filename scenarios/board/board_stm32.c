@@ -23,12 +23,14 @@ void board_init(void)
     BOARD_REG(TIM2_CR1) = 1u;
 }
 
+#if !BOARD_SEMIHOST_OUT /* else board_common.c's, through semihosting */
 void board_putc(char c)
 {
     while ((BOARD_REG(USART1_SR) & (1u << 7)) == 0u) { /* TXE */
     }
     BOARD_REG(USART1_DR) = (uint8_t)c;
 }
+#endif
 
 uint32_t board_clock(void)
 {
