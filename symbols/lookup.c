@@ -178,11 +178,11 @@ static const struct func *func_before(const struct sym_table *t, uint32_t addr)
 }
 
 
-/* The innermost scope containing addr, or -1, and in *frames the scopes in its chain (1: the
- * subprogram itself). Among subprograms that cover addr (assembler DWARF can overlap the next function by
+/* The innermost scope containing addr, or -1, in *frames the scopes in its chain (1: the
+ * subprogram itself) and in *cu its compilation unit (-1: none). Among subprograms that cover addr (assembler DWARF can overlap the next function by
  * one byte: a Thumb low_pc), the first compilation unit wins, then the smallest range, as in
  * binutils. */
-static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h, uint32_t *frames)
+static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h, uint32_t *frames, long *cu)
 {
     long found = -1;
     long last = h ? (h->sub = LAST_LE_FROM(t->subs.v, t->subs.n, addr, lo, h->sub)) : LAST_LE(t->subs.v, t->subs.n, addr, lo);
@@ -202,6 +202,7 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h,
         if (rcu < fcu || (rcu == fcu && r->hi - r->lo < f->hi - f->lo))
             found = s;
     }
+    *cu = -1;
     if (found < 0) {
         if (h) {
             h->scope = -1;
@@ -212,6 +213,9 @@ static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h,
     }
     const struct range *sub = &t->subs.v[found];
     long best = (long)sub->scope;
+    /* its unit, read from the subprogram's scope, which every address in it shares: an inlined
+     * scope's own line is often cold, and the answer may not need it (the one before is shared) */
+    *cu = (long)t->scopes.v[best].cu;
     uint32_t best_depth = 0;
     *frames = 1; /* a subprogram's scope has no parent */
     /* the deepest inline range around addr, the first of equals: searched backwards from the last
@@ -370,8 +374,8 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
             n = h->frames;
             cu = h->scope_cu; /* (not read from the scope: its cache line is often cold) */
         } else {
-            sc = scope_for(t, addr, h, &n);
-            cu = h->scope_cu = sc >= 0 ? (long)t->scopes.v[sc].cu : -1;
+            sc = scope_for(t, addr, h, &n, &cu);
+            h->scope_cu = cu;
         }
         if (addr < h->seq_until && cu == h->seq_cu) {
             q = h->row_seq;
@@ -389,8 +393,9 @@ static struct sym_location *resolve(struct sym_table *t, uint32_t addr, struct h
         }
     } else {
         fn = func_for(t, addr, NULL);
-        sc = scope_for(t, addr, NULL, &n);
-        row = line_for(t, addr, sc >= 0 ? (long)t->scopes.v[sc].cu : -1, NULL, &q);
+        long cu;
+        sc = scope_for(t, addr, NULL, &n, &cu);
+        row = line_for(t, addr, cu, NULL, &q);
     }
     const char *file = row_file(t, q, row);
     /* built here first: when it reads as the answer before (the next line row often names the
