@@ -179,9 +179,9 @@ static const struct func *func_before(const struct sym_table *t, uint32_t addr)
 
 
 /* The innermost scope containing addr, or -1, in *frames the scopes in its chain (1: the
- * subprogram itself) and in *cu its compilation unit (-1: none). Among subprograms that cover addr (assembler DWARF can overlap the next function by
- * one byte: a Thumb low_pc), the first compilation unit wins, then the smallest range, as in
- * binutils. */
+ * subprogram itself) and in *cu its compilation unit (-1: none). Among subprograms that cover addr
+ * (assembler DWARF can overlap the next function by one byte: a Thumb low_pc), the first
+ * compilation unit wins, then the smallest range, as in binutils. */
 static long scope_for(const struct sym_table *t, uint32_t addr, struct hints *h, uint32_t *frames, long *cu)
 {
     long found = -1;
@@ -437,8 +437,8 @@ static uint32_t *by_pc_slot(struct sym_table *t, uint32_t addr);
 static uint32_t *slot_of(const struct sym_table *t, uint32_t addr);
 
 /* The slots are read only on pages written before: a read of an untouched page maps the zero page,
- * and the write that follows faults it in again (81 of the 162 faults of 100,000 addresses in 6 of
- * the bench ELF's 120 units). */
+ * and the write that follows faults it in again (on the bench's 27 MB ELF, 81 of 1,876 faults of
+ * 100,000 addresses in 6 of its 120 units, 1,736 of 19,169 of 100,000 random ones). */
 enum { SLOTS_PAGE_BITS = 10 }; /* 1024 slots: 4 KB */
 
 static bool slot_page_written(const struct sym_table *t, const uint32_t *slot)
