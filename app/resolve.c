@@ -63,9 +63,17 @@ static bool room(struct text *b, size_t n)
     return true;
 }
 
+/* room() without a call in the usual case: the buffer has the room and stays under TEXT_SPILL.
+ * (100,000 answers of 2.7 frames each asked room() 370,000 times: 4 % of the run's instructions.) */
+static inline bool room_now(struct text *b, size_t n)
+{
+    size_t end = b->len + n;
+    return (end <= b->cap && end <= TEXT_SPILL) || room(b, n);
+}
+
 static void put(struct text *b, const char *s, size_t n)
 {
-    if (!room(b, n))
+    if (!room_now(b, n))
         return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -78,7 +86,7 @@ static void put_str(struct text *b, const char *s)
 
 /* Writes v in decimal at p; returns the end. Digits are counted first, then written from the
  * last, two at a time. */
-static char *write_uint(char *p, uint32_t v)
+static inline char *write_uint(char *p, uint32_t v)
 {
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -101,39 +109,51 @@ static char *write_uint(char *p, uint32_t v)
     return p + n;
 }
 
-/* Room is made once per answer, for all its frames: the text is copied in a few pieces, with
- * no call per separator or digit. */
-/* "0x%08x\n", its eight digits made at once: each nibble spread to a byte, then to ASCII. */
+/* "0x%08x\n": each byte's two digits from a table (a shift, a load and a store each). */
+static const char hex_pairs[256][2] = {
+#define HEX_ROW(h) {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, {h, '8'}, {h, '9'}, \
+                   {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
+    HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'), HEX_ROW('6'), HEX_ROW('7'),
+    HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'), HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
+#undef HEX_ROW
+};
+
 static void print_addr(struct text *b, uint32_t addr)
 {
-    uint64_t x = addr;
-    x = ((x & 0xFFFF0000u) << 16) | (x & 0xFFFFu);
-    x = ((x & 0x0000FF000000FF00ull) << 8) | (x & 0x000000FF000000FFull);
-    x = ((x & 0x00F000F000F000F0ull) << 4) | (x & 0x000F000F000F000Full);
-    x = __builtin_bswap64(x);                                           /* the highest digit first */
-    uint64_t letters = ((x + 0x0606060606060606ull) & 0x1010101010101010ull) >> 4; /* 1 where >= 10 */
-    x += 0x3030303030303030ull + letters * ('a' - '0' - 10);
-    char a[11] = "0x";
-    memcpy(a + 2, &x, 8); /* (little-endian hosts: the first byte is the lowest) */
-    a[10] = '\n';
-    put(b, a, sizeof a);
+    if (!room_now(b, 11))
+        return;
+    char *p = b->p + b->len;
+    memcpy(p, "0x", 2);
+    memcpy(p + 2, hex_pairs[addr >> 24], 2);
+    memcpy(p + 4, hex_pairs[addr >> 16 & 0xFF], 2);
+    memcpy(p + 6, hex_pairs[addr >> 8 & 0xFF], 2);
+    memcpy(p + 8, hex_pairs[addr & 0xFF], 2);
+    p[10] = '\n';
+    b->len += 11;
 }
 
-/* The frames of an answer, under its address line. */
+/* The frames of an answer, under its address line: each copied in a few pieces, with no call per
+ * separator or digit. */
 static void print_frames(struct text *b, struct sym_table *t, const struct sym_location *loc)
 {
     if (!loc || !loc->known) { /* (NULL: no memory for the answer) */
         put_str(b, "??\n??:0\n");
         return;
     }
-    for (uint32_t i = 0; i < loc->n_frames; i++) {
+    bool as_kept = !demangle;
+    uint32_t discriminator = loc->discriminator, n = loc->n_frames;
+    /* name \n file : line [ (discriminator N)] \n */
+    size_t around = 3 + 10 + (discriminator ? 16 + 10 + 1 : 0);
+    for (uint32_t i = 0; i < n; i++) {
         const struct sym_frame *f = sym_frame_at(loc, i);
-        const char *fn = demangle ? sym_demangle(t, f->function) : f->function;
-        size_t fn_len = f->function_len && !demangle ? f->function_len : strlen(fn);
+        const char *fn = f->function;
+        size_t fn_len = f->function_len;
+        if (!as_kept || !fn_len) {
+            fn = as_kept ? fn : sym_demangle(t, fn);
+            fn_len = strlen(fn);
+        }
         size_t file_n = f->file_len ? f->file_len : strlen(f->file);
-        /* name \n file : line [ (discriminator N)] \n */
-        size_t most = fn_len + file_n + 3 + 10 + (loc->discriminator ? 16 + 10 + 1 : 0);
-        if (!room(b, most))
+        if (!room_now(b, fn_len + file_n + around))
             return;
         char *p = b->p + b->len;
         memcpy(p, fn, fn_len);
@@ -146,9 +166,9 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
             p = write_uint(p, f->line);
         else
             *p++ = '?';
-        if (loc->discriminator) { /* addr2line repeats it on every frame */
+        if (discriminator) { /* addr2line repeats it on every frame */
             memcpy(p, " (discriminator ", 16);
-            p = write_uint(p + 16, loc->discriminator);
+            p = write_uint(p + 16, discriminator);
             *p++ = ')';
         }
         *p++ = '\n';

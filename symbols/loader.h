@@ -73,6 +73,7 @@ struct sym_loader {
      * none yet): sorted lookups walk it in order, where a hash scatters them (calloc'd: untouched
      * pages cost nothing) */
     uint32_t *by_pc;
+    uint64_t *by_pc_written; /* a bit per 4 KB of slots: written yet? (else they read as 0, unread) */
     uint32_t by_pc_lo, by_pc_n;
     size_t by_pc_used;
     bool by_pc_tried;

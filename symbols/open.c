@@ -155,6 +155,7 @@ void sym_close(struct sym_table *t)
     symt_frames_free(t);
     free(t->load->cache);
     symt_pages_free(t->load->by_pc, t->load->by_pc_n * sizeof *t->load->by_pc);
+    free(t->load->by_pc_written);
     for (size_t i = 0; i < t->load->answer_blocks.n; i++)
         free(t->load->answer_blocks.v[i]);
     free(t->load->answer_blocks.v);
