@@ -98,7 +98,7 @@ def zoo_elfs():
 
 
 def many_inlines_elfs():
-    """One function with about 11,800 inline ranges, at DWARF 4 and 5: the search for the deepest
+    """One function with about 10,300 inline ranges, at DWARF 4 and 5: the search for the deepest
     inline range around an address, where ranges overlap by the thousand."""
     return [build_zoo("many_inlines.c", "many_inlines-O2%s" % dwarf[2:], "arm-none-eabi-gcc", "-O2", dwarf,
                       extra=("-std=gnu11",))
