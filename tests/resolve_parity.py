@@ -71,10 +71,11 @@ def normalise(text):
 
     def one(ln):
         m = FRAME_WHERE.match(ln)
-        if m and not ln.startswith("0x"):
+        if m:
             return "%s:%s%s" % (os.path.basename(m.group(1)), m.group(2), m.group(3) or "")
         return ln
-    return [cut[ln] if ln in cut else cut.setdefault(ln, one(ln)) for ln in text.splitlines()]
+    return [ln if ln.startswith("0x") else cut[ln] if ln in cut else cut.setdefault(ln, one(ln))
+            for ln in text.splitlines()]
 
 
 def build_zoo(src, name, compiler, opt, dwarf, extra=(), libs=()):
