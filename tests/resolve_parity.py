@@ -61,16 +61,21 @@ def addresses(elf):
     return [m.group(1) for m in re.finditer(r"^\s*([0-9a-f]+):\t", out, re.M)]  # no indent from 0x10000000 up
 
 
+FRAME_WHERE = re.compile(r"^(.*?):(\d+|\?)( \(discriminator \d+\))?$")
+
+
 def normalise(text):
-    """Frames with file paths cut to their last component."""
-    lines = []
-    for ln in text.splitlines():
-        m = re.match(r"^(.*?):(\d+|\?)( \(discriminator \d+\))?$", ln)
-        if m and not ln.startswith("0x"):
-            lines.append("%s:%s%s" % (os.path.basename(m.group(1)), m.group(2), m.group(3) or ""))
-        else:
-            lines.append(ln)
-    return lines
+    """Frames with file paths cut to their last component (each distinct line cut once: the same
+    names and places come back thousands of times in an ELF's answers)."""
+    cut = {}
+
+    def one(ln):
+        m = FRAME_WHERE.match(ln)
+        if m:
+            return "%s:%s%s" % (os.path.basename(m.group(1)), m.group(2), m.group(3) or "")
+        return ln
+    return [ln if ln.startswith("0x") else cut[ln] if ln in cut else cut.setdefault(ln, one(ln))
+            for ln in text.splitlines()]
 
 
 def build_zoo(src, name, compiler, opt, dwarf, extra=(), libs=()):
@@ -94,7 +99,7 @@ def zoo_elfs():
 
 
 def many_inlines_elfs():
-    """One function with about 11,800 inline ranges, at DWARF 4 and 5: the search for the deepest
+    """One function with about 10,300 inline ranges, at DWARF 4 and 5: the search for the deepest
     inline range around an address, where ranges overlap by the thousand."""
     return [build_zoo("many_inlines.c", "many_inlines-O2%s" % dwarf[2:], "arm-none-eabi-gcc", "-O2", dwarf,
                       extra=("-std=gnu11",))
@@ -142,15 +147,37 @@ def check(elf, demangle=False):
                 out[cur].append(ln)
         return out
     sa, sb = split(a), split(b)
-    funcs = scen.functions(elf)
+    bad = [k for k in sb if sa.get(k) != sb[k]]
+    funcs = FUNCS.get(elf) or scen.functions(elf) if bad else []
     def in_function(addr):
         return any(lo <= addr < lo + size for lo, size, _ in funcs)
-    bad = [k for k in sb if sa.get(k) != sb[k]]
     fill = [k for k in bad if not in_function(int(k, 16))]
     bad = [k for k in bad if k not in fill]
     order = [k for k in bad if len(bad) <= ORDER_EXCEPTIONS_MAX and sa.get(k) == addr2line_alone(elf, k, c)]
     bad = [k for k in bad if k not in order]
     return len(addrs), bad, fill, order, (sa.get(bad[0]), sb[bad[0]], bad[0]) if bad else None
+
+
+FUNCS = {}  # ELF -> its function symbols as scen.functions gives them, read for all ELFs at once
+
+
+def functions_of(elfs):
+    """scen.functions of every ELF from one nm (nm loads binutils' LTO plugin at each start, about 20
+    ms: a run for each ELF cost more than the rest of its check)."""
+    out = subprocess.run(["arm-none-eabi-nm", "-n", "-S", "--defined-only"] + elfs, capture_output=True, text=True,
+                         check=True).stdout
+    funcs, cur, seen, names = {}, None, set(), set(elfs)
+    for line in out.splitlines():
+        if line.endswith(":") and line[:-1] in names:
+            cur, seen = funcs.setdefault(line[:-1], []), set()
+            continue
+        f = line.split()
+        if cur is not None and len(f) == 4 and f[2] in "TtW":
+            a = int(f[0], 16) & ~1
+            if a not in seen:
+                seen.add(a)
+                cur.append((a, int(f[1], 16), f[3]))
+    return funcs
 
 
 ORDER_EXCEPTIONS_MAX = 16  # more differences than this are a bug of ours, not addr2line's order
@@ -173,6 +200,7 @@ def main():
         elfs.append(scen.build_virt(os.path.join("..", "parity", "demo_a_%s%s%s" % (cpu[7:], opt, dwarf[2:])),
                                     cpu=cpu, opt=opt, cflags=[dwarf], **scen.DEMO_A))
     runs = [(elf, False) for elf in elfs] + [(elf, d) for elf in zoo_elfs() for d in (False, True)]
+    FUNCS.update(functions_of(sorted(set(elf for elf, _ in runs))))
     total = mismatched = fill_total = order_total = 0
     failed = 0
     for elf, demangle in runs:

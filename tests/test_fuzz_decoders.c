@@ -1,6 +1,8 @@
 /* Random and mutated input for every decoder, with a fixed seed: none may crash, hang or
  * disagree with itself when the same input is split differently. Run under ASan/UBSan by
- * tests/run.sh. Argument: number of inputs (default 2,000,000). */
+ * tests/run.sh. Argument: number of inputs (default 1,000,000), and a tenth as many again mutated from
+ * a dump in the layout the firmware writes (eight words a line), which the text decoder reads on a
+ * path of its own. */
 #include "../decode/detect.h"
 #include "../decode/itm.h"
 #include "../decode/orbflow.h"
@@ -84,6 +86,35 @@ static const uint8_t ORBFLOW_SEED[] = {0x00, 0x05, 0x01, 0x17, 0xb4, 0x02, 0x05,
 static const uint8_t TPIU_SEED[] = {0xFF, 0xFF, 0xFF, 0x7F, 0x03, 0x17, 0x78, 0x56, 0x34, 0x12, 0x16,
                                     0x7A, 0x56, 0x34, 0x12, 0x15, 0x00, 0x70, 0x70, 0x08, 0xFF, 0x7F};
 
+/* (mutated from in make_dump_input: lines of eight words, ending in "\r\n" and, the block unclosed at
+ * the input's end, in "\r") */
+static const char DUMP_SEED[] = "prof raw n=16\np 08000100 08000102 08000104 08000106 08000108 0800010a 0800010c "
+                                "0800010e\r\np 08000110 08000112 08000114 08000116 08000118 0800011a 0800011c 0800011e\n"
+                                "g 20000100 20000100 20000100 20000100 20000200 20000200 20000200 20000200\r\n"
+                                "g 20000100 20000100 20000100 20000100 20000200 20000200 20000200 20000200\r";
+
+/* Seed's n bytes into buf, each deleted, preceded by a random byte, bit-flipped or replaced by an
+ * interesting byte with a chance of 1 in 64; returns the length. */
+static size_t mutate(const uint8_t *seed, size_t n, uint8_t *buf, size_t cap)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n && len < cap; i++) { /* copy with mutations */
+        uint32_t m = rnd32() % 64;
+        if (m == 0)
+            continue;                                  /* delete */
+        if (m == 1 && len < cap)
+            buf[len++] = (uint8_t)rnd32();             /* insert */
+        uint8_t b = seed[i];
+        if (m == 2)
+            b ^= (uint8_t)(1u << (rnd32() % 8));       /* flip a bit */
+        if (m == 3)
+            b = (uint8_t)"\n\r 0p0x\xff\x7f\x80"[rnd32() % 10]; /* an interesting byte */
+        if (len < cap)
+            buf[len++] = b;
+    }
+    return len;
+}
+
 static size_t make_input(uint8_t *buf, size_t cap)
 {
     uint32_t r = rnd32();
@@ -109,32 +140,22 @@ static size_t make_input(uint8_t *buf, size_t cap)
         seed = TPIU_SEED;
         n = sizeof TPIU_SEED;
     }
-    len = 0;
-    for (size_t i = 0; i < n && len < cap; i++) { /* copy with mutations */
-        uint32_t m = rnd32() % 64;
-        if (m == 0)
-            continue;                                  /* delete */
-        if (m == 1 && len < cap)
-            buf[len++] = (uint8_t)rnd32();             /* insert */
-        uint8_t b = seed[i];
-        if (m == 2)
-            b ^= (uint8_t)(1u << (rnd32() % 8));       /* flip a bit */
-        if (m == 3)
-            b = (uint8_t)"\n\r 0p0x\xff\x7f\x80"[rnd32() % 10]; /* an interesting byte */
-        if (len < cap)
-            buf[len++] = b;
-    }
-    return len;
+    return mutate(seed, n, buf, cap);
 }
 
-static long inputs = 2000000;
+static size_t make_dump_input(uint8_t *buf, size_t cap)
+{
+    return mutate((const uint8_t *)DUMP_SEED, sizeof DUMP_SEED - 1, buf, cap);
+}
+
+static long inputs = 1000000;
 
 static void test_random_and_mutated_inputs(void)
 {
     static uint8_t buf[512];
     int consistent = 1;
-    for (long k = 0; k < inputs; k++) {
-        size_t len = make_input(buf, sizeof buf);
+    for (long k = 0; k < inputs + inputs / 10; k++) {
+        size_t len = k < inputs ? make_input(buf, sizeof buf) : make_dump_input(buf, sizeof buf);
         uint64_t whole = decode_all(buf, len, len);
         if (k % 16 == 0) { /* spot-check that a split gives the same events */
             uint64_t split = decode_all(buf, len, len ? rnd32() % len : 0);
@@ -144,7 +165,7 @@ static void test_random_and_mutated_inputs(void)
     CHECK(consistent);
     CHECK(bytes_accounted);
     CHECK(events > 0);
-    printf("     %ld inputs, %llu events\n", inputs, (unsigned long long)events);
+    printf("     %ld inputs and %ld from a dump, %llu events\n", inputs, inputs / 10, (unsigned long long)events);
 }
 
 int main(int argc, char **argv)
