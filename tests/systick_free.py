@@ -120,18 +120,6 @@ def gcc(cpu, flags, src, *out):
         [os.path.join(ROOT, "firmware", src)] + list(out)
 
 
-def build(cpu, flags, name):
-    os.makedirs(OUT, exist_ok=True)
-    objs = []
-    for f in FILES:
-        obj = os.path.join(OUT, "%s-%s.o" % (name, f[:-2]))
-        r = subprocess.run(gcc(cpu, flags, f, "-c", "-o", obj), capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "build failed")
-        objs.append(obj)
-    return objs
-
-
 def preprocessed(cpu, flags):
     """{file: its preprocessed text, or None when that fails} for one core and option set: one
     compiler run for the five files (gcc -E writes each file's text in turn, each starting with its
@@ -211,7 +199,7 @@ def main():
     missed = []
     for cpu in CORES:
         for opts in ([], ["-DCMPROF_JITTER=2047"]):
-            hits = scan(build(cpu, opts, "systick")[0])
+            hits = scan_builds(cpu, opts)["cmprof_sampler.c"]
             if not {0xE000E010, 0xE000ED20} <= hits:
                 missed.append("%s %s: found %s" % (cpu, " ".join(opts), sorted(hex(h) for h in hits)))
     check("control: the search finds the SysTick port's CSR and SHPR3 accesses on every core", not missed,
