@@ -56,6 +56,18 @@ def preprocessed(cpu, opts):
     return texts
 
 
+OBJECTS = os.path.join(OUT, "objects")  # each object compiled, by object_key (tests/systick_free.py reads them)
+_version = []
+
+
+def object_key(command, text):
+    """The name of the object that command (the compiler and every flag but the -D options and the
+    source) makes of a file whose preprocessed text is text: the same name, the same object."""
+    if not _version:
+        _version.append(subprocess.run([command[0], "-dumpfullversion"], capture_output=True).stdout)
+    return hashlib.sha256(_version[0] + b"\0" + " ".join(command).encode() + b"\0" + text).hexdigest() + ".o"
+
+
 def compile_files(cpu, opts, files):
     """{file: whether it compiled}: the files in one compiler run (objects in OUT), each alone when
     that run fails, to know which."""
@@ -63,6 +75,15 @@ def compile_files(cpu, opts, files):
         return {f: True for f in files}
     return {f: subprocess.run(gcc(cpu, opts, "-c", source(f)), cwd=OUT, capture_output=True).returncode == 0
             for f in files}
+
+
+def keep_objects(cpu, texts, results):
+    """The objects just compiled, under their object_key, for the SysTick proof's scan of the same
+    files at the same flags."""
+    os.makedirs(OBJECTS, exist_ok=True)
+    for f, ok in results.items():
+        if ok and texts[f] is not None:
+            os.replace(os.path.join(OUT, f[:-2] + ".o"), os.path.join(OBJECTS, object_key(gcc(cpu, ""), texts[f])))
 
 
 def main():
@@ -76,6 +97,7 @@ def main():
                     for f in FILES}
             new = [f for f in FILES if keys[f] is None or keys[f] not in compiled]
             results = compile_files(cpu, opts, new) if new else {}
+            keep_objects(cpu, texts, results)
             for f, ok in results.items():
                 if keys[f] is not None:
                     compiled[keys[f]] = ok

@@ -14,10 +14,11 @@
 # side by side; everything else runs in lanes, each a function of steps (add a step to the lane its
 # kind of test belongs in), started as soon as what it reads exists; a step that needs what another
 # lane makes waits for its marker (wait_for). The whole run is bound by CPU (docs/testing.md):
-#   firmware_lane         firmware and recipe builds, the SysTick proof: CPU-bound, nice 10, from
-#                         the tool's build on
-#   unit_lane             the unit tests' build, from the tool's build on; then (once the captures
-#                         they read exist) the unit tests and fuzz replays: CPU-bound, nice 10
+#   firmware_lane         firmware and recipe builds, the SysTick proof, the code's layout:
+#                         CPU-bound, nice 10, from the tool's build on
+#   unit_lane             the unit tests' build, from the tool's build on; then the unit tests and
+#                         fuzz replays (the two that read scenarios' files once those exist):
+#                         CPU-bound, nice 10
 #   qemu_wall_time_lane   the scenarios and tests that sample QEMU by wall time, one at a time
 #                         (never two at once), from the tool's build on: the RTT scenario, the
 #                         halting ones, then the tests
@@ -154,6 +155,17 @@ zephyr_options() {
     python3 tests/test_zephyr_module.py options
 }
 
+# no two files use each other (host, each firmware configuration, Python), no function over 150
+# lines; the checker itself must find the loops hidden in tests/layout_fixtures/
+layout_gate() {
+    local out
+    if out=$(python3 scripts/layout_check.py --allow-loops 0 --max-lines 150); then
+        echo "ok   layout: no loop of files, no function over 150 lines: $(printf '%s\n' "$out" | grep -E '^(loops|over)' | tr '\n' ' ')"
+    else
+        echo "FAIL layout: $(printf '%s\n' "$out" | grep -E '^(loops|  loop|over)' | tr '\n' ' ')"
+    fi
+}
+
 # The firmware library, its RTOS adapters and recipes built and run on QEMU (-icount), and the
 # timer ports' SysTick proof: CPU-bound and needing only the compilers, QEMU and the tool, at nice
 # 10 from the tool's build on, beside the scenario runs (which leave a core part idle) and the rest.
@@ -172,22 +184,27 @@ firmware_lane() {
     step "Cortex-A/R PMU API, on QEMU virt" python3 tests/test_pmu.py
     # in a directory of its own (build/systick-free)
     step "timer ports leave SysTick alone" python3 tests/systick_free.py
+    # the code's layout (sources only, compiled alone): here, beside the scenario runs, not after them
+    step "symbols/ in layers, no loop" python3 tests/test_symbols_layers.py
+    step "layout: loops and long functions" layout_gate
+    step "layout checker: the loops and long functions it must find" python3 tests/test_layout_check.py
 }
 start_lane firmware_lane
 
 # The unit tests and the fuzz replays, built beside the scenario runs (mostly links: the host code
-# is two libraries the tool's build made), then run once the scenarios they read exist (test_view
-# reads build/scenarios/stream/fw.elf, test_ingest the rtos capture). CPU-bound, nice 10.
+# is two libraries the tool's build made), then run at once, but for the two that read scenarios'
+# files (test_view reads build/scenarios/stream/fw.elf, test_ingest the rtos capture): those run
+# once the scenarios ran. CPU-bound, nice 10.
+UNIT_READS_SCENARIOS="test_view test_ingest"
 unit_lane() {
     renice -n 10 -p "$BASHPID" >/dev/null
     echo "== unit tests"
     step "build the unit tests and the fuzz replays" make -s -j2 unit replay
     touch "$lane_dir/unit.built"  # the resolve lane runs build/lookup-check
-    wait_for scenarios.icount
     local kind t target inputs
     for kind in plain asan; do
         for t in build/tests/$kind/test_*; do
-            [[ -x $t ]] || continue
+            [[ -x $t && " $UNIT_READS_SCENARIOS " != *" $(basename "$t") "* ]] || continue
             echo "-- $kind/$(basename "$t")"
             step "$kind/$(basename "$t")" "$t"
         done
@@ -197,6 +214,13 @@ unit_lane() {
         inputs=(fuzz/crashes/$target/*)
         [[ -e ${inputs[0]} ]] || continue
         step "replay $target" build/tests/asan/replay_$target "${inputs[@]}"
+    done
+    wait_for scenarios.icount
+    for kind in plain asan; do
+        for t in $UNIT_READS_SCENARIOS; do
+            echo "-- $kind/$t"
+            step "$kind/$t" "build/tests/$kind/$t"
+        done
     done
 }
 start_lane unit_lane
@@ -321,19 +345,6 @@ step "diff baselines (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests
 touch "$lane_dir/diff.done"  # the live view lane's last step reads its captures
 
 echo "== cmprof-top"
-step "symbols/ in layers, no loop" python3 tests/test_symbols_layers.py
-# no two files use each other (host, each firmware configuration, Python), no function over 150
-# lines; the checker itself must find the loops hidden in tests/layout_fixtures/
-layout_gate() {
-    local out
-    if out=$(python3 scripts/layout_check.py --allow-loops 0 --max-lines 150); then
-        echo "ok   layout: no loop of files, no function over 150 lines: $(printf '%s\n' "$out" | grep -E '^(loops|over)' | tr '\n' ' ')"
-    else
-        echo "FAIL layout: $(printf '%s\n' "$out" | grep -E '^(loops|  loop|over)' | tr '\n' ' ')"
-    fi
-}
-step "layout: loops and long functions" layout_gate
-step "layout checker: the loops and long functions it must find" python3 tests/test_layout_check.py
 step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "RTOS task roots" python3 tests/test_task_roots.py
