@@ -79,11 +79,15 @@ static struct {
 } stream;
 
 /* The name each index stands for on the host, as its last '=' entry gave it: 1 + the id, and the
- * id's takeover count then (name_ids' `taken`) above bit 16 (0: not known that way). An entry that
- * would only say it again (a worker re-created, in its predecessor's control block, under its
- * name: the same tag, the same name) is left out; an id another name took over since is no longer
- * the index's name, even when the index's new name is the id's now. */
-static uint32_t host_name_id[MAX_TASKS];
+ * id's takeover count then (name_ids' `taken`, its low bits) above it (0: not known that way). An
+ * entry that would only say it again (a worker re-created, in its predecessor's control block,
+ * under its name: the same tag, the same name) is left out; an id another name took over since is
+ * no longer the index's name, even when the index's new name is the id's now. 16 bits an index, as
+ * a 16 KB part's RAM allows: the count is kept modulo 2^(15 - log2(ids)), 256 at the default 128
+ * ids, so an index left unsaid that long while its id changed hands exactly that often is the one
+ * case an entry is wrongly left out. */
+static uint16_t host_name_id[MAX_TASKS];
+#define HOST_NAME_ID_SHIFT (__builtin_ctz(CMPROF_STREAM_NAME_IDS) + 1) /* the bits of 1 + an id */
 #if CMPROF_TAG_NAMES
 /* The tag the host has for each index (~tag: 0 none). The tick reuses indexes for other tags, so
  * the drain keeps this itself where a flag of the table's would go stale. */
@@ -624,7 +628,7 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
         b[n] = b64[end - n - 1];
         n = end;
     }
-    uint32_t named = (id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << 16);
+    uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
     if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
         return 0; /* the host has this tag and this name for the index: nothing to say */
     host_name_id[i] = named;
