@@ -467,9 +467,13 @@ static cmprof_hash_slot_t *read_name(struct name_words *out, const char *name, u
         c[k] = name[k];
         h = (h ^ (uint8_t)name[k]) * 16777619u;
     }
-    h ^= h >> 15; /* FNV's top bits mix little of a short name's last characters */
+    h ^= h >> 16; /* FNV mixes a short name's last characters little: MurmurHash3's finalizer */
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
     *check = (uint8_t)h;
-    return N.by_name[(h * 2654435761u) >> (34 - CMPROF_TASKS_HASH_BITS)];
+    return N.by_name[h >> (34 - CMPROF_TASKS_HASH_BITS)];
 }
 
 /* The index of a name, or CMPROF_TASKS_NO_SLOT. */
@@ -493,12 +497,16 @@ static void unname_index(uint32_t i)
 
 /* Index i stands for its name from now on: a free way of the set, else one whose index no entry
  * gives (it keeps its name, no longer found by it), else the last way (its index keeps its tasks;
- * the name's next task takes another index: more entries on the wire, never a wrong name). */
+ * the name's next task takes another index: more entries on the wire, never a wrong name). A free
+ * way first: a name between two of its tasks keeps its place, and its index, while the set has room. */
 static void place_name(cmprof_hash_slot_t *set, uint32_t i)
 {
     uint32_t k = 0;
-    while (k < 3u && set[k] && N.refs[set[k] - 1u])
+    while (k < 3u && set[k])
         k++;
+    if (set[k])
+        for (k = 0; k < 3u && N.refs[set[k] - 1u];)
+            k++;
     if (set[k])
         N.name_place[set[k] - 1u] = 0;
     set[k] = (cmprof_hash_slot_t)(i + 1u);
