@@ -139,7 +139,7 @@ extern struct cmprof_task_table cmprof_tasks;
  * tag for a named index is CMPROF_INDEX_TAG(index), the value a host that attached late gives it
  * too; a task with no name ('?') keeps an index of its own under its control block's address. The
  * kernel's hooks only drop the tag's entry (cmprof_stream_task_new / _gone: one set of two ways,
- * interrupts off for it): no name copy, no scan, no slot search. An index no entry refers to goes
+ * interrupts off only to drop an entry found): no name copy, no scan, no slot search. An index no entry refers to goes
  * back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
