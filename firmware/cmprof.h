@@ -513,17 +513,17 @@ void cmprof_stream_task_gone(const void *tag);
  * `name` (inside the block, e.g. FreeRTOS's pcTaskName), the kernel's idle task named `idle_name`
  * (it streams as CMPROF_IDLE_NAME). Without CMPROF_TAG_NAMES, the same as
  * cmprof_stream_task_later(). Built with CMPROF_TAG_NAMES=1 (cmprof_tasks.h) it and
- * cmprof_stream_task_gone() only drop the tag's entry of the sampler's 2-way cache, with
- * interrupts off for it: no loop, no name copy, no slot search, whatever the task count, the churn
- * or the table's fill. The name is read from the block at the task's next sample (the tick's miss:
+ * cmprof_stream_task_gone() only drop the tag's entry of the sampler's 2-way cache (a look at the
+ * two ways; interrupts off only to drop an entry found): no loop, no name copy, no slot search,
+ * whatever the task count, the churn or the table's fill. The name is read from the block at the task's next sample (the tick's miss:
  * the name's hash over at most CMPROF_TASK_NAME_LEN characters, up to 4 indexes of names compared,
  * and the name's index; a name with none takes one and copies the name: once per task sampled).
  * Measured per call on Cortex-M3 at -Os (FreeRTOS's full demo with 184 tasks, 100 of them
  * re-created 1,000 times a second, every instruction counted by QEMU), callees included: create
- * 28 (10 here, 18 the look at the two ways), up to 63 when the block had an entry (the index's
- * return to the pool 35); delete 19, up to 54 the same way. Switch (the RTOS header's switch
- * hook): one store. The tick pays 11 instructions a sample for the look (both ways, inline) and
- * about 180 for a miss with 3-character names (a new task's first sample). */
+ * 26 with no entry (every create there), up to about 72 when the block had one (the drop 13, the
+ * index's return to the pool 35); delete 16 with no entry, 63 with one. Switch (the RTOS header's
+ * switch hook): one store. The tick pays 11 instructions a sample for the look (both ways, inline)
+ * and about 170 for a miss with 3-character names (a new task's first sample). */
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

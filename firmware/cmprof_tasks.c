@@ -431,39 +431,61 @@ static const char *block_name(const void *block)
     return idle_alias(name, N.idle_name) ? CMPROF_IDLE_NAME : name;
 }
 
-/* Whether index i's copy is `name` (as far as a copy goes). */
-static bool same_copy(uint32_t i, const char *name)
+/* A name as the miss compares it: the characters a copy keeps, zero-padded to whole words, so
+ * that it is hashed, compared with a copy and copied a word at a time. */
+#define NAME_WORDS CMPROF_TASK_NAME_WORDS
+#if defined(__GNUC__) /* GCC and clang: the few words' loops unrolled, even at -Os */
+#define UNROLL_WORDS _Pragma("GCC unroll 8")
+#else
+#define UNROLL_WORDS
+#endif
+struct name_words {
+    uint32_t w[NAME_WORDS];
+};
+
+/* Whether index i's copy is the name. */
+static bool same_copy(uint32_t i, const struct name_words *name)
 {
-    const char *copy = N.copy[i];
-    uint32_t k = 0;
-    while (k < CMPROF_TASK_NAME_LEN && name[k] && copy[k] == name[k])
-        k++;
-    return copy[k] == (k < CMPROF_TASK_NAME_LEN ? name[k] : '\0');
+    uint32_t differ = 0;
+    UNROLL_WORDS
+    for (uint32_t k = 0; k < NAME_WORDS; k++)
+        differ |= N.copy[i][k] ^ name->w[k];
+    return differ == 0u;
 }
 
-/* Index i's copy of a name. */
-static void copy_name(uint32_t i, const char *name)
+/* Index i's copy of a name (every character a copy keeps: no earlier name's left behind; the word
+ * after them stays 0, the end of a name as long as a copy goes). */
+static void copy_name(uint32_t i, const struct name_words *name)
 {
-    char *copy = N.copy[i];
-    uint32_t k = 0;
-    for (; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
-        copy[k] = name[k];
-    copy[k] = '\0';
+    UNROLL_WORDS
+    for (uint32_t k = 0; k < NAME_WORDS; k++)
+        N.copy[i][k] = name->w[k];
 }
 
-/* The set of by_name a name belongs to: FNV-1a over the characters a copy keeps. */
-static cmprof_hash_slot_t *name_ways(const char *name, uint8_t *check)
+/* The name's characters, up to CMPROF_TASK_NAME_LEN, in words; and the set of by_name it belongs
+ * to: FNV-1a over those characters. */
+static cmprof_hash_slot_t *read_name(struct name_words *out, const char *name, uint8_t *check)
 {
+    char *c = (char *)out->w;
     uint32_t h = 2166136261u;
-    for (uint32_t k = 0; k < CMPROF_TASK_NAME_LEN && name[k]; k++)
+    UNROLL_WORDS
+    for (uint32_t k = 0; k < NAME_WORDS; k++)
+        out->w[k] = 0;
+    for (uint32_t k = 0; k < CMPROF_TASK_NAME_LEN && name[k]; k++) {
+        c[k] = name[k];
         h = (h ^ (uint8_t)name[k]) * 16777619u;
-    h ^= h >> 15; /* FNV's top bits mix little of a short name's last characters */
+    }
+    h ^= h >> 16; /* FNV mixes a short name's last characters little: MurmurHash3's finalizer */
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
     *check = (uint8_t)h;
-    return N.by_name[(h * 2654435761u) >> (34 - CMPROF_TASKS_HASH_BITS)];
+    return N.by_name[h >> (34 - CMPROF_TASKS_HASH_BITS)];
 }
 
 /* The index of a name, or CMPROF_TASKS_NO_SLOT. */
-static uint32_t named_index(const cmprof_hash_slot_t *set, const char *name, uint8_t check)
+static uint32_t named_index(const cmprof_hash_slot_t *set, const struct name_words *name, uint8_t check)
 {
     for (uint32_t k = 0; k < 4u; k++) /* the names compared only where 8 more bits of hash agree */
         if (set[k] && N.name_check[set[k] - 1u] == check && same_copy(set[k] - 1u, name))
@@ -483,12 +505,16 @@ static void unname_index(uint32_t i)
 
 /* Index i stands for its name from now on: a free way of the set, else one whose index no entry
  * gives (it keeps its name, no longer found by it), else the last way (its index keeps its tasks;
- * the name's next task takes another index: more entries on the wire, never a wrong name). */
+ * the name's next task takes another index: more entries on the wire, never a wrong name). A free
+ * way first: a name between two of its tasks keeps its place, and its index, while the set has room. */
 static void place_name(cmprof_hash_slot_t *set, uint32_t i)
 {
     uint32_t k = 0;
-    while (k < 3u && set[k] && N.refs[set[k] - 1u])
+    while (k < 3u && set[k])
         k++;
+    if (set[k])
+        for (k = 0; k < 3u && N.refs[set[k] - 1u];)
+            k++;
     if (set[k])
         N.name_place[set[k] - 1u] = 0;
     set[k] = (cmprof_hash_slot_t)(i + 1u);
@@ -513,19 +539,20 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
     const char *name = block_name(block);
     bool named = name[0] != '?' || name[1]; /* a task with no name keeps an index of its own */
     uint8_t check;
-    cmprof_hash_slot_t *set = name_ways(name, &check);
-    uint32_t i = named ? named_index(set, name, check) : CMPROF_TASKS_NO_SLOT;
+    struct name_words words;
+    cmprof_hash_slot_t *set = read_name(&words, name, &check);
+    uint32_t i = named ? named_index(set, &words, check) : CMPROF_TASKS_NO_SLOT;
     if (i != CMPROF_TASKS_NO_SLOT) {
         if (!N.refs[i]) /* back from the dropped ones: its name, and its chars as they were */
             freed_unlink(i);
     } else if ((i = take_index()) != CMPROF_TASKS_NO_SLOT) {
         unname_index(i);
-        copy_name(i, name);
+        copy_name(i, &words);
         N.name_check[i] = check;
         N.gen[i]++;
         T.ixc[i] = CMPROF_IXC_OWED | i; /* its first sample sent carries its name */
         T.tags[i] = named ? (const void *)(uintptr_t)CMPROF_INDEX_TAG(i) : block;
-        T.names[i] = T.owed[i] = N.copy[i];
+        T.names[i] = T.owed[i] = (const char *)N.copy[i];
         if (named)
             place_name(set, i);
     } else {
@@ -547,11 +574,10 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
     return w[0].word;
 }
 
-/* The kernel's hooks: a task created or renamed in block `tag` (its name at `name`, inside the
- * block), or deleted. Either drops the tag's entry, so its next sample reads the name anew. */
-static void forget(uint32_t tag)
+/* The tag's entry, found in way w[0] or w[1] by a look without interrupts: dropped with them off,
+ * found again there (the tick may have moved it to the second way, or dropped it, meanwhile). */
+__attribute__((noinline)) static void drop_entry(struct cmprof_tasks_way *w, uint32_t tag)
 {
-    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     uint32_t mask = irq_off();
     if (w[0].key == ~tag) {
         w[0].key = 0;
@@ -561,6 +587,17 @@ static void forget(uint32_t tag)
         release_index(w[1].word & 0xFFFFu);
     }
     irq_restore(mask);
+}
+
+/* The kernel's hooks: a task created or renamed in block `tag` (its name at `name`, inside the
+ * block), or deleted. Either drops the tag's entry, so its next sample reads the name anew. Most
+ * blocks have none (never sampled): a look at the set's two ways, interrupts untouched. A tick
+ * after the look adds no entry for the tag unless its task runs, as it may after a drop too. */
+__attribute__((always_inline)) static inline void forget(uint32_t tag)
+{
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
+    if (w[0].key == ~tag || w[1].key == ~tag)
+        drop_entry(w, tag);
 }
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)

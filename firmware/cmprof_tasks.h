@@ -139,7 +139,7 @@ extern struct cmprof_task_table cmprof_tasks;
  * tag for a named index is CMPROF_INDEX_TAG(index), the value a host that attached late gives it
  * too; a task with no name ('?') keeps an index of its own under its control block's address. The
  * kernel's hooks only drop the tag's entry (cmprof_stream_task_new / _gone: one set of two ways,
- * interrupts off for it): no name copy, no scan, no slot search. An index no entry refers to goes
+ * interrupts off only to drop an entry found): no name copy, no scan, no slot search. An index no entry refers to goes
  * back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
@@ -153,6 +153,7 @@ extern struct cmprof_task_table cmprof_tasks;
 #ifndef CMPROF_TASK_NAME_LEN
 #define CMPROF_TASK_NAME_LEN 16u /* characters of a name copied (FreeRTOS's configMAX_TASK_NAME_LEN) */
 #endif
+#define CMPROF_TASK_NAME_WORDS ((CMPROF_TASK_NAME_LEN + 3u) / 4u) /* a copy's words (the miss compares them) */
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
 #define CMPROF_TASKS_WORD_NONE 0xFFFFu /* a sample's word with no index: the table was full ('/') */
 struct cmprof_tasks_way {
@@ -162,7 +163,7 @@ struct cmprof_tasks_way {
 #define CMPROF_INDEX_TAG(i) (0xFFFFA000u + (uint32_t)(i)) /* a named index's tag on the wire */
 struct cmprof_tag_names {
     struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
-    char copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_LEN + 1u];
+    uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_WORDS + 1u]; /* each index's name, zero-padded */
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
     uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
     uint8_t live[CMPROF_TASKS_MAX];   /* the index was sampled (or its entry gave only the name's id)
