@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -1235,19 +1236,59 @@ def run_all(names):
 _funcs_cache = {}
 
 
+def _arm_mapping_symbol(name):
+    """nm hides the ARM ELF mapping symbols ($a, $t, $d, $x and their "$t.N" forms)."""
+    return len(name) >= 2 and name[0] == "$" and name[1] in "atdx" and (len(name) == 2 or name[2] == ".")
+
+
+def _nm_function_symbols(data):
+    """(value, size, name) of the symbols `nm -S --defined-only` shows as T, t or W with a size,
+    read from a 32-bit little-endian ELF's own symbol table: a global or local symbol in an
+    executable section (T/t), or a weak defined symbol that is not an object (W)."""
+    if data[:4] != b"\x7fELF" or data[4:6] != b"\x01\x01":
+        raise ValueError("not a 32-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<I", data, 32)
+    shentsize, shnum = struct.unpack_from("<HH", data, 46)
+    secs = [struct.unpack_from("<10I", data, shoff + i * shentsize) for i in range(shnum)]
+    syms = []
+    for sec in (s for s in secs if s[1] == 2):  # SHT_SYMTAB
+        strtab = secs[sec[6]][4]
+        for off in range(sec[4], sec[4] + sec[5], sec[9] or 16):
+            name_off, value, size, info, _, shndx = struct.unpack_from("<IIIBBH", data, off)
+            bind, kind = info >> 4, info & 15
+            if shndx == 0 or size == 0 or kind in (3, 4):  # undefined, sizeless, section, file
+                continue
+            if bind == 2:
+                keep = kind != 1  # a weak object is nm's V
+            else:
+                keep = bind in (0, 1) and kind != 10 and shndx < shnum and secs[shndx][2] & 4  # SHF_EXECINSTR
+            raw = data[strtab + name_off:data.index(b"\0", strtab + name_off)]
+            name = raw.decode()
+            # a name with white space would not split into nm's four fields
+            if keep and len(name.split()) == 1 and not _arm_mapping_symbol(name):
+                syms.append((value, raw, size, name))
+    syms.sort(key=lambda s: s[:2])  # nm -n: by value, then by name (C.UTF-8 collation: bytes)
+    return [(value, size, name) for value, _, size, name in syms]
+
+
 def functions(elf):
-    """Function symbols (address, size, name), Thumb bit cleared, by address."""
+    """Function symbols (address, size, name), Thumb bit cleared, by address: nm -n's T, t and W,
+    the first name at each address. Read from the ELF's symbol table here, as nm would load
+    binutils' LTO plugin on each of the hundreds of ELFs the checks read."""
     if elf in _funcs_cache:
         return _funcs_cache[elf]
-    out = sh(["arm-none-eabi-nm", "-n", "-S", "--defined-only", elf])
+    with open(elf, "rb") as f:
+        data = f.read()
+    try:
+        symbols = _nm_function_symbols(data)
+    except (ValueError, struct.error) as e:
+        raise RuntimeError("%s: cannot read its symbol table: %s" % (elf, e))
     funcs, seen = [], set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 4 and f[2] in "TtW":
-            a = int(f[0], 16) & ~1
-            if a not in seen:
-                seen.add(a)
-                funcs.append((a, int(f[1], 16), f[3]))
+    for value, size, name in symbols:
+        a = value & ~1
+        if a not in seen:
+            seen.add(a)
+            funcs.append((a, size, name))
     _funcs_cache[elf] = funcs
     return funcs
 
