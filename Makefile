@@ -181,6 +181,7 @@ MAIN_test_stream_churn_tn := tests/test_stream_load.c
 # (the unique one is built, not run by make test: every new name is an entry, 44 % of the bytes against the 10 % asked)
 SRC_test_stream_field_tn := $(SRC_test_stream_load) -DSTREAM_FIELD=1 -DFIELD_RATE=1000 -DFIELD_UNIQUE=0 -DCMPROF_TAG_NAMES=1
 MAIN_test_stream_field_tn := tests/test_stream_load.c
+SRC_test_tag_names := $(SRC_test_stream_load) -DCMPROF_TAG_NAMES=1
 SRC_test_stream_field_unique_tn := $(SRC_test_stream_load) -DSTREAM_FIELD=1 -DFIELD_RATE=1000 -DFIELD_UNIQUE=1 -DCMPROF_TAG_NAMES=1
 MAIN_test_stream_field_unique_tn := tests/test_stream_load.c
 SRC_test_stream_order := $(SRC_test_freertos)
@@ -215,7 +216,7 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
 UNIT_NAMES += test_unwind
 UNIT_NAMES += test_zephyr
 UNIT_NAMES += test_stream_churn test_stream_load_tn test_stream_churn_tn
-UNIT_NAMES += test_stream_field_tn
+UNIT_NAMES += test_stream_field_tn test_tag_names
 UNIT_NAMES += test_stream_order test_stream_order_small
 UNIT_NAMES += test_stream_reservoir
 # the stream over RTT: a 512-byte buffer wraps often and fills while the host is behind

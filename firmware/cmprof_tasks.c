@@ -600,20 +600,28 @@ __attribute__((always_inline)) static inline void forget(uint32_t tag)
         drop_entry(w, tag);
 }
 
-void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
+/* A block's task was created or renamed: where names sit in blocks, and its entry dropped (its next
+ * sample reads the name again). */
+static void block_named(const void *tag, const char *name)
 {
     uintptr_t offset = (uintptr_t)name - (uintptr_t)tag;
     if (offset < 4096u) { /* inside the block: where every later name is read */
         N.name_offset = offset;
         N.offset_known = true;
     }
-    N.idle_name = idle_name;
     forget((uint32_t)(uintptr_t)tag);
 }
 
+void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
+{
+    N.idle_name = idle_name;
+    block_named(tag, name);
+}
+
+/* (a rename says nothing of the idle task's name: the one the kernel gave stays) */
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
-    cmprof_stream_task_new(tag, name, NULL);
+    block_named(tag, name);
 }
 
 void cmprof_stream_task_gone(const void *tag)
