@@ -2316,8 +2316,11 @@ def probe_agreement(c):
     z = {}
     for k in ("caller_a", "caller_b"):
         a, b = shares["sampler"].get(k), shares["probe"].get(k)
-        if a and b:  # each 95 % interval's half-width is 1.96 sigma
-            both = math.hypot((a["hi95"] - a["lo95"]) / 2, (b["hi95"] - b["lo95"]) / 2) / 1.96
+        if a and b:  # each 95 % interval's half-width is 1.96 sigma; the probe's halts come close together
+            # and land in runs under one caller, as gdb_callers': its sigma the larger of its interval's and
+            # the batch means' of its halts in their order
+            probe_sd = max((b["hi95"] - b["lo95"]) / 2 / 1.96, 100 * halts_spread(g, "leaf", k))
+            both = math.hypot((a["hi95"] - a["lo95"]) / 2 / 1.96, probe_sd)
             z[k] = abs(a["percent"] - b["percent"]) / max(both, 1e-9)
     c.check("m4_stacks vs m4_stacks_gdb (the same build-id): leaf()'s caller shares from the sampler's evidence agree "
             "with the probe's within their intervals (3 sigma of the two together)",
