@@ -106,7 +106,6 @@ static uint8_t host_block_tag[MAX_TASKS];
 #define HOST_HAS_TAG(i, tag) ((cmprof_tasks.flags[i] & TAG_SENT) && (tag) == cmprof_tasks.tags[i])
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
 #endif
-#define ENTRY_THIS_ROUND(i) ((void)(i))
 
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
@@ -597,7 +596,6 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     b[n] = b64[end - n - 1];
     HOST_GETS_TAG(i, tag);
-    ENTRY_THIS_ROUND(i);
     return end;
 }
 
@@ -620,7 +618,6 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     }
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     uint32_t id = name_id(b + n + 1, end - n - 1);
-    ENTRY_THIS_ROUND(i);
     flags |= id & ~NAME_FRESH;
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
