@@ -2300,11 +2300,25 @@ def build_id(elf):
     return m.group(1) if m else None
 
 
+def leaf_calls_split(r):
+    """The stacks app's leaf() calls from caller_a and caller_b, as shares of both: each call returns
+    to the instruction after its bl, counted by the plugin."""
+    calls = {}
+    for caller in ("caller_a", "caller_b"):
+        code = instructions(r.elf, caller)
+        rets = [b for (a, m), (b, _) in zip(code, code[1:]) if m == "bl"]
+        calls[caller] = sum(r.wcounts.get(x, 0) for x in rets)
+    return {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+
+
 def probe_agreement(c):
     """The sampler's callers against the probe path's on the same firmware: m4_stacks_gdb is the
     m4_stacks build (the same build-id) sampled by halting the core through QEMU's gdbstub and
-    walked with .debug_frame by cmprof-top. leaf()'s caller shares must agree within their
-    intervals (the difference within 3 sigma of the two together), and the probe's stacks must be
+    walked with .debug_frame by cmprof-top. Both paths' leaf() caller shares are judged against the
+    same truth, the calls counted: the sampler's by the stacks check (judge_caller_split), the
+    probe's here, within 3 sigma of its own. (Judged against each other, the sampler's run, one
+    fixed draw, brought its own error into a check of the probe: a draw 2.5 sigma from truth, which
+    eight other seeds showed to be chance, failed the pair 1 run in 6.) The probe's stacks must be
     the app's call shapes too."""
     r, g = Result("m4_stacks"), Result("m4_stacks_gdb")
     probe = json.load(open(os.path.join(scen.BUILD, "m4_stacks_gdb", "gdb.out")))
@@ -2313,6 +2327,7 @@ def probe_agreement(c):
     for who, j in (("sampler", sampler), ("probe", probe)):
         leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
         shares[who] = {x["name"]: x for x in leaf.get("callers", [])}
+    truth = leaf_calls_split(g)
     z = {}
     for k in ("caller_a", "caller_b"):
         a, b = shares["sampler"].get(k), shares["probe"].get(k)
@@ -2320,16 +2335,17 @@ def probe_agreement(c):
             # and land in runs under one caller, as gdb_callers': its sigma the larger of its interval's and
             # the batch means' of its halts in their order
             probe_sd = max((b["hi95"] - b["lo95"]) / 2 / 1.96, 100 * halts_spread(g, "leaf", k))
-            both = math.hypot((a["hi95"] - a["lo95"]) / 2 / 1.96, probe_sd)
-            z[k] = abs(a["percent"] - b["percent"]) / max(both, 1e-9)
-    c.check("m4_stacks vs m4_stacks_gdb (the same build-id): leaf()'s caller shares from the sampler's evidence agree "
-            "with the probe's within their intervals (3 sigma of the two together)",
+            z[k] = abs(b["percent"] - 100 * truth[k]) / max(probe_sd, 1e-9)
+    c.check("m4_stacks_gdb (the build-id of m4_stacks): leaf()'s caller shares from the probe's halts within 3 sigma "
+            "of the calls counted, the truth the sampler's evidence is judged against in m4_stacks",
             build_id(r.elf) == build_id(g.elf) is not None and len(z) == 2 and max(z.values()) <= Z,
-            "; ".join("%s: sampler %.2f %% [%.2f, %.2f], probe %.2f %% [%.2f, %.2f], %.2f sigma apart" % (
-                k, shares["sampler"][k]["percent"], shares["sampler"][k]["lo95"], shares["sampler"][k]["hi95"],
-                shares["probe"][k]["percent"], shares["probe"][k]["lo95"], shares["probe"][k]["hi95"], z[k])
-                for k in z) + "; %d probe stacks, %d stacked samples" % (probe["stacks"]["samples"],
-                                                                         sampler["stacks"]["samples"]))
+            "; ".join("%s: probe %.2f %% [%.2f, %.2f], %.2f sigma from the calls counted %.2f %%; sampler %.2f %% "
+                      "[%.2f, %.2f]" % (
+                          k, shares["probe"][k]["percent"], shares["probe"][k]["lo95"], shares["probe"][k]["hi95"],
+                          z[k], 100 * truth[k], shares["sampler"][k]["percent"], shares["sampler"][k]["lo95"],
+                          shares["sampler"][k]["hi95"])
+                      for k in z) + "; %d probe stacks, %d stacked samples" % (probe["stacks"]["samples"],
+                                                                               sampler["stacks"]["samples"]))
     out = scen.sh([scen.TOOL, "--batch", "-o", "folded", "--no-inline",
                    os.path.join(scen.BUILD, "m4_stacks_gdb", "gdb.rec"), g.elf])
     stacks = collections.Counter()
@@ -2717,12 +2733,7 @@ def sampler_callers(c):
         c.check("%s: stacked samples interrupted framed() at its push and at its pop (both walked right: above)" % name,
                 at_edges["push"] > 0 and at_edges["pop"] > 0,
                 "%d at the push, %d at the pop" % (at_edges["push"], at_edges["pop"]))
-        calls = {}
-        for caller in ("caller_a", "caller_b"):
-            code = instructions(r.elf, caller)
-            rets = [b for (a, m), (b, _) in zip(code, code[1:]) if m == "bl"]
-            calls[caller] = sum(r.wcounts.get(x, 0) for x in rets)
-        truth = {k: v / max(sum(calls.values()), 1) for k, v in calls.items()}
+        truth = leaf_calls_split(r)
         j = r.tool()
         leaf = next((row for row in j["rows"] if row["name"] == "leaf"), {})
         callers = {x["name"]: x for x in leaf.get("callers", [])}
