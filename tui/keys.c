@@ -528,7 +528,7 @@ static const struct binding bindings[] = {
     {.keys = {MOVE_KEYS}, .screens = EVERY, .run = move,
      .hints = {{VM_SOURCE, "\u2191\u2193 move", 6}, {VM_CALLS, "\u2191\u2193 move", 4},
                {VM_SECTIONS, "\u2191\u2193 move", 4}},
-     .help_key = "\u2191 \u2193 PgUp PgDn Home End, mouse wheel", .help = "move (here: scroll this help)"},
+     .help_key = "\u2191 \u2193 PgUp PgDn Home End, mouse wheel", .help = "move (scrolls this help and d's page)"},
     {.keys = {VK_ENTER}, .screens = ON(VM_TOP), .run = drill_in, .hints = {{VM_TOP, "Enter drill", 2}},
      .help_key = "Enter",
      .help = "drill into the selected function's source lines; on a line, step into the function inlined there, or the"
