@@ -1258,6 +1258,46 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def pages_and_task_keys_test():
+    """Two things a field trial (FreeRTOS's full demo, TraceRecorder on, live at 80x24) found: its
+    diagnostics page held 5 diagnostics, 21 lines, and cut the last (the data lost) with no key to
+    reach it; and Enter or c on a task row did nothing at all. Here on the rtos capture: at 60x8 its
+    one diagnostic does not fit either; the page says which lines it shows and End, Home scroll it.
+    At 80x24 in the task view, Enter and c say what they need instead of doing nothing."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    r = scen.Result("rtos")
+    cap = os.path.join(scen.BUILD, "rtos", "uart.txt")
+    s = "cmprof-pages"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "60", "-y", "8", "%s %s %s; sleep 30" % (tool, cap, r.elf))
+    wait_until(s, lambda t: "end of file" in t and "SHARE" in t, 20)
+    keys(s, "d")
+    cut = lambda t: line_of(t, 4).startswith("diagnostics") and re.search(r"^lines 1-\d+ of \d+", t, re.M)  # noqa
+    txt = wait_until(s, cut)
+    check("60x8: d: a diagnostics page taller than the screen says which lines it shows",
+          bool(cut(txt)) and "partial" not in txt, " | ".join(txt.splitlines()[4:7]))
+    keys(s, "End")
+    end = lambda t: "partial" in t and re.search(r"^lines \d+-(\d+) of \1", t, re.M)  # noqa: E731
+    txt = wait_until(s, end)
+    check("60x8: End scrolls the diagnostics page to its last line", bool(end(txt)),
+          " | ".join(txt.splitlines()[4:7]))
+    keys(s, "Home")
+    txt = wait_until(s, lambda t: line_of(t, 5).startswith("! data lost"))
+    check("60x8: Home scrolls it back to its first line", line_of(txt, 5).startswith("! data lost"), line_of(txt, 5))
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "80", "-y", "24", "%s %s %s; sleep 30" % (tool, cap, r.elf))
+    wait_until(s, lambda t: "end of file" in t and "SHARE" in t, 20)
+    keys(s, "T")
+    wait_until(s, lambda t: "by task" in t and in_list(t))
+    for key, says in (("Enter", "Enter opens a function's source lines; rows here are tasks"),
+                      ("c", "c shows a function's callers; rows here are tasks")):
+        keys(s, key)
+        txt = wait_until(s, lambda t: says in line_of(t, -1))
+        check("80x24: %s on a task row says what it needs (g: by function), not nothing" % key,
+              says in line_of(txt, -1) and "by task" in txt, line_of(txt, -1))
+    tmux("kill-session", "-t", s)
+
+
 def captures():
     """The checks on fixed captures and on sources the test plays itself: no QEMU."""
     cut_warning_test()
@@ -1273,6 +1313,7 @@ def captures():
     crash_tests()
     no_color_test()
     batch_live_tests()
+    pages_and_task_keys_test()
     for w, h in ((80, 24), (200, 60)):
         section_graph_test(w, h)
         view_items_test(w, h)

@@ -207,12 +207,23 @@ static const char *selected_function(struct view *v)
     return (size_t)v->sel < n ? rows[v->sel].name : NULL;
 }
 
+/* Enter or c on a row that is no function's (a line, file or task row): say so, not nothing. */
+static int no_function_here(struct view *v, const char *what)
+{
+    static const char *const grouping[] = {[PROF_BY_LINE] = "lines", [PROF_BY_FILE] = "files", [PROF_BY_TASK] = "tasks"};
+    const char *g = (size_t)v->group < sizeof grouping / sizeof *grouping && grouping[v->group] ? grouping[v->group] : "";
+    if (*g)
+        snprintf(v->note, sizeof v->note, "%s; rows here are %s (g: by function)", what, g);
+    return VIEW_REDRAW;
+}
+
 static int drill_in(struct view *v, int key)
 {
     (void)key;
     const char *name = selected_function(v);
-    if (name)
-        view_enter_function(v, name);
+    if (!name)
+        return no_function_here(v, "Enter opens a function's source lines");
+    view_enter_function(v, name);
     return VIEW_REDRAW;
 }
 
@@ -267,7 +278,7 @@ static int calls_of_row(struct view *v, int key)
 {
     (void)key;
     const char *name = selected_function(v);
-    return name ? open_calls(v, name) : VIEW_REDRAW;
+    return name ? open_calls(v, name) : no_function_here(v, "c shows a function's callers");
 }
 
 static int calls_of_function(struct view *v, int key)
@@ -461,6 +472,39 @@ static int open_diag(struct view *v, int key)
     (void)key;
     v->back = v->mode;
     v->mode = VM_DIAG;
+    v->diag_top = 0;
+    return VIEW_REDRAW;
+}
+
+/* The diagnostics page scrolls on its own line count (its draw clamps it), the list's selection
+ * under it kept. */
+static int scroll_diag(struct view *v, int key)
+{
+    int page = v->diag_page > 1 ? v->diag_page - 1 : 1;
+    switch (key) {
+    case VK_HOME:
+        v->diag_top = 0;
+        break;
+    case VK_END:
+        v->diag_top = INT_MAX / 2;
+        break;
+    case VK_UP:
+    case VK_WHEEL_UP:
+    case 'k':
+        v->diag_top--;
+        break;
+    case VK_PGUP:
+        v->diag_top -= page;
+        break;
+    case VK_PGDN:
+        v->diag_top += page;
+        break;
+    default: /* down */
+        v->diag_top++;
+        break;
+    }
+    if (v->diag_top < 0)
+        v->diag_top = 0;
     return VIEW_REDRAW;
 }
 
@@ -480,10 +524,11 @@ static const struct binding bindings[] = {
     {.keys = {'?', 'h', VK_F1}, .screens = EVERY & ~ON(VM_HELP), .run = open_help,
      .hints = {{VM_TOP, "? help", 0}, {VM_SOURCE, "? help", 0}, {VM_SECTIONS, "? help", 0}, {VM_CALLS, "? help", 0}}},
     {.keys = {'?', 'h', VK_F1}, .screens = ON(VM_HELP), .run = close_help},
+    {.keys = {MOVE_KEYS}, .screens = ON(VM_DIAG), .run = scroll_diag},
     {.keys = {MOVE_KEYS}, .screens = EVERY, .run = move,
      .hints = {{VM_SOURCE, "\u2191\u2193 move", 6}, {VM_CALLS, "\u2191\u2193 move", 4},
                {VM_SECTIONS, "\u2191\u2193 move", 4}},
-     .help_key = "\u2191 \u2193 PgUp PgDn Home End, mouse wheel", .help = "move (here: scroll this help)"},
+     .help_key = "\u2191 \u2193 PgUp PgDn Home End, mouse wheel", .help = "move (scrolls this help and d's page)"},
     {.keys = {VK_ENTER}, .screens = ON(VM_TOP), .run = drill_in, .hints = {{VM_TOP, "Enter drill", 2}},
      .help_key = "Enter",
      .help = "drill into the selected function's source lines; on a line, step into the function inlined there, or the"

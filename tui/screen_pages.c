@@ -128,24 +128,50 @@ void view_render_help(struct view *v, struct vbuf *b, int y0)
     }
 }
 
-void view_render_diag(struct view *v, struct vbuf *b, int y0)
+#define DIAG_LINES 256 /* the diagnostics page's wrapped lines, at most */
+
+/* Every diagnostic and loss, wrapped to the page's width from its row 0; returns its line count. */
+static int diag_lines(struct view *v, struct vbuf *page)
 {
     struct prof_diag d[16];
     size_t nd = prof_diagnose(v->prof, d, 16);
-    vb_put(b, 0, y0, VA_TITLE, "diagnostics");
-    vb_fill_attr(b, y0, VA_TITLE);
-    int y = y0 + 1;
+    int y = 0;
     for (size_t i = 0; i < nd; i++)
-        y = vb_wrap(b, y, VA_WARN, d[i].text) + 1;
+        y = vb_wrap(page, y, VA_WARN, d[i].text) + 1;
     if (*v->st.elf_warning)
-        y = vb_wrap(b, y, VA_WARN, v->st.elf_warning) + 1;
+        y = vb_wrap(page, y, VA_WARN, v->st.elf_warning) + 1;
     char losses[24][INGEST_LOSS_TEXT];
     size_t nl = ingest_losses(v->in, losses, 24);
     for (size_t i = 0; i < nl; i++) {
         char line[INGEST_LOSS_TEXT + 16];
         snprintf(line, sizeof line, "data lost: %.*s", INGEST_LOSS_TEXT, losses[i]);
-        y = vb_wrap(b, y, VA_WARN, line) + 1;
+        y = vb_wrap(page, y, VA_WARN, line) + 1;
     }
     if (!nd && !*v->st.elf_warning && !nl)
-        vb_put(b, 0, y, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
+        vb_put(page, 0, y++, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
+    return nd || nl || *v->st.elf_warning ? y - 1 : y; /* not the blank after the last */
+}
+
+/* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and
+ * its last row says so. */
+void view_render_diag(struct view *v, struct vbuf *b, int y0)
+{
+    static struct vbuf page;
+    vb_put(b, 0, y0, VA_TITLE, "diagnostics");
+    vb_fill_attr(b, y0, VA_TITLE);
+    if (vbuf_resize(&page, b->w, DIAG_LINES) != 0)
+        return;
+    vb_clear(&page);
+    int n = diag_lines(v, &page), rows = b->h - 1 - (y0 + 1);
+    bool more = n > rows;
+    rows -= more; /* the last row: where the rest is */
+    v->diag_page = rows;
+    if (v->diag_top > n - rows)
+        v->diag_top = n - rows > 0 ? n - rows : 0;
+    for (int i = 0; i < rows && v->diag_top + i < n; i++)
+        memcpy(&b->cells[(size_t)(y0 + 1 + i) * (size_t)b->w], &page.cells[(size_t)(v->diag_top + i) * (size_t)b->w],
+               (size_t)b->w * sizeof *b->cells);
+    if (more)
+        vb_putf(b, 0, y0 + 1 + rows, VA_DIM, "lines %d-%d of %d: \u2191\u2193 PgUp PgDn Home End", v->diag_top + 1,
+                v->diag_top + rows, n);
 }

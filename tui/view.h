@@ -59,6 +59,7 @@ struct view {
     bool saving;               /* key o: asking for the snapshot's format */
     int saved_sel;             /* the selection under the help page, which scrolls with it */
     int help_rows;             /* the help's lines at the width last drawn: how far it scrolls */
+    int diag_top, diag_page;   /* the diagnostics page: its first line shown; its rows last drawn */
     struct history *kept;      /* every grouping's, ticked as well (by group and inline): g and i keep them */
     struct history *frozen_history; /* the sparklines as they were at space: frozen with the rows */
     int save_format;           /* chosen: 't'able, 'c'sv, 'j'son, 'f'olded, 's'peedscope */
