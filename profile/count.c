@@ -8,28 +8,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An entry's place: its task record in the hash too, as a tag under churn (a block or a name index
+ * taken by worker after worker) has entries at one PC under thousands of records. */
+static size_t entry_hash(uint32_t pc, uint32_t tag, bool has_tag, uint32_t task)
+{
+    return prof_hash_key(pc, tag, has_tag) ^ (size_t)((uint64_t)task * 0x9E3779B97F4A7C15ull >> 16);
+}
+
+/* The entries placed again in a table of cap slots, those of tag counted with no record (task 0)
+ * given record `task` on the way (0: none is); how many were, or -1 when out of memory (then
+ * nothing changed). */
+static long rehash(struct prof *p, size_t cap, uint32_t tag, uint32_t task)
+{
+    struct entry *m = calloc(cap, sizeof *m);
+    if (!m)
+        return -1;
+    long named = 0;
+    for (size_t i = 0; i < p->cap; i++) {
+        struct entry e = p->map[i];
+        if (!e.used)
+            continue;
+        if (task && e.has_tag && !e.task && e.tag == tag) {
+            e.task = task;
+            named++;
+        }
+        size_t j = entry_hash(e.pc, e.tag, e.has_tag, e.task) & (cap - 1);
+        while (m[j].used)
+            j = (j + 1) & (cap - 1);
+        m[j] = e;
+    }
+    free(p->map);
+    p->map = m;
+    p->cap = cap;
+    return named;
+}
+
+long prof_name_entries(struct prof *p, uint32_t tag, uint32_t task)
+{
+    long named = p->cap ? rehash(p, p->cap, tag, task) : 0;
+    if (named > 0) {
+        p->tasks[task - 1].has_samples = true;
+        p->unnamed_entries -= (size_t)named;
+    }
+    return named;
+}
+
 static struct entry *slot(struct prof *p, uint32_t pc, bool has_tag, uint32_t tag, uint32_t task)
 {
-    if (p->used * 2 >= p->cap) {
-        size_t cap = grow_capacity(p->cap, (p->used + 1) * 2, 128);
-        struct entry *m = calloc(cap, sizeof *m);
-        if (!m)
-            return NULL;
-        for (size_t i = 0; i < p->cap; i++) {
-            if (!p->map[i].used)
-                continue;
-            size_t j = prof_hash_key(p->map[i].pc, p->map[i].tag, p->map[i].has_tag) & (cap - 1);
-            while (m[j].used)
-                j = (j + 1) & (cap - 1);
-            m[j] = p->map[i];
-        }
-        free(p->map);
-        p->map = m;
-        p->cap = cap;
-    }
+    if (p->used * 2 >= p->cap && rehash(p, grow_capacity(p->cap, (p->used + 1) * 2, 128), 0, 0) < 0)
+        return NULL;
     if (!has_tag)
         tag = 0;
-    size_t j = prof_hash_key(pc, tag, has_tag) & (p->cap - 1);
+    size_t j = entry_hash(pc, tag, has_tag, task) & (p->cap - 1);
     while (p->map[j].used) {
         struct entry *e = &p->map[j];
         if (e->pc == pc && e->tag == tag && e->has_tag == has_tag && e->task == task)

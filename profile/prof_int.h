@@ -86,6 +86,8 @@ struct prof {
     size_t n_tasks, cap_tasks;
     uint32_t *task_index;   /* open addressing, tag -> 1 + its current record; 0: empty */
     size_t task_index_cap;
+    uint32_t *name_index;   /* open addressing, (tag, name) -> 1 + its record; 0: empty, UINT32_MAX: gone */
+    size_t name_index_cap, name_index_used; /* (used: slots not empty, gone ones too) */
     uint32_t *pending_task; /* stream index -> 1 + the record its first name made (EV_TAG_PENDING) */
     uint32_t last_tag, last_task; /* consecutive samples mostly come from one task */
     bool last_valid, shared_stale;
@@ -139,6 +141,10 @@ static inline const char *prof_function_at(struct prof *p, uint32_t addr)
  * current one of its tag. */
 uint32_t prof_current_task(struct prof *p, uint32_t tag);
 bool prof_set_current_task(struct prof *p, uint32_t r);
+/* The entries of tag counted while it had no record (a tag's first name, a pending index named) go
+ * under record task (1-based), placed again in the entries' hash, which holds each entry's record;
+ * how many, or -1 when out of memory (they stay unnamed). */
+long prof_name_entries(struct prof *p, uint32_t tag, uint32_t task);
 
 /* profile.c: whether a location is the library's own code (firmware/cmprof_*.c). */
 bool prof_in_profiler(const struct sym_location *l);

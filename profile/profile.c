@@ -83,6 +83,7 @@ void prof_free(struct prof *p)
     free(p->recent);
     free(p->tasks);
     free(p->task_index);
+    free(p->name_index);
     free(p->pending_task);
     free(p->groups);
     free(p->gindex);

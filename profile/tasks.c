@@ -51,6 +51,76 @@ void prof_mark_shared_names(struct prof *p)
     p->shared_stale = false;
 }
 
+#define NAME_GONE UINT32_MAX /* the slot of a key a record had before it was renamed in place */
+
+static size_t name_hash(uint32_t tag, const char *name, size_t cap)
+{
+    uint32_t h = 2166136261u ^ tag * 2654435761u; /* FNV-1a over the name, from the tag */
+    for (; *name; name++)
+        h = (h ^ (uint8_t)*name) * 16777619u;
+    return h & (cap - 1);
+}
+
+/* 1 + the record of tag under name, 0: none. A tag's names are looked up in the index: under churn
+ * with names of their own (a new worker name each time) the records grow without end. */
+static uint32_t name_record(const struct prof *p, uint32_t tag, const char *name)
+{
+    if (!p->name_index)
+        return 0;
+    size_t mask = p->name_index_cap - 1;
+    for (size_t j = name_hash(tag, name, p->name_index_cap); p->name_index[j]; j = (j + 1) & mask) {
+        uint32_t r = p->name_index[j];
+        if (r != NAME_GONE && p->tasks[r - 1].tag == tag && strcmp(p->tasks[r - 1].name, name) == 0)
+            return r;
+    }
+    return 0;
+}
+
+static void name_slot_put(struct prof *p, uint32_t r)
+{
+    size_t mask = p->name_index_cap - 1, j = name_hash(p->tasks[r].tag, p->tasks[r].name, p->name_index_cap);
+    while (p->name_index[j] && p->name_index[j] != NAME_GONE)
+        j = (j + 1) & mask;
+    p->name_index_used += !p->name_index[j];
+    p->name_index[j] = r + 1;
+}
+
+/* Index record r (0-based) under its tag and name, with records 0..r-1 indexed already; the table is
+ * made again from the records at half full (gone slots counted). False when out of memory. */
+static bool name_index_add(struct prof *p, uint32_t r)
+{
+    if ((p->name_index_used + 1) * 2 > p->name_index_cap) {
+        size_t cap = 64;
+        while (cap < ((size_t)r + 1) * 4)
+            cap *= 2;
+        uint32_t *m = calloc(cap, sizeof *m);
+        if (!m)
+            return false;
+        free(p->name_index);
+        p->name_index = m;
+        p->name_index_cap = cap;
+        p->name_index_used = 0;
+        for (uint32_t i = 0; i < r; i++)
+            name_slot_put(p, i);
+    }
+    name_slot_put(p, r);
+    return true;
+}
+
+/* Record r (0-based) leaves the index (before its name changes in place). */
+static void name_index_drop(struct prof *p, uint32_t r)
+{
+    if (!p->name_index)
+        return;
+    size_t mask = p->name_index_cap - 1;
+    for (size_t j = name_hash(p->tasks[r].tag, p->tasks[r].name, p->name_index_cap); p->name_index[j];
+         j = (j + 1) & mask)
+        if (p->name_index[j] == r + 1) {
+            p->name_index[j] = NAME_GONE;
+            return;
+        }
+}
+
 void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
 {
     char want[sizeof p->tasks[0].name];
@@ -58,18 +128,21 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
     uint32_t cur = prof_current_task(p, tag);
     if (cur && strcmp(p->tasks[cur - 1].name, want) == 0)
         return; /* the periodic re-announce: nothing new */
-    prof_settle(p); /* counted samples become entries under the record they came with */
+    if (!cur) /* the tag's samples counted without a record become entries before it gets one (below); */
+        prof_settle(p); /* a tag's later records have lanes of their own: nothing to settle for them */
     /* renamed before it ran, or it had no name ("?", a tag the firmware could not name): one record */
     if (cur && (!p->tasks[cur - 1].has_samples || strcmp(p->tasks[cur - 1].name, "?") == 0)) {
+        name_index_drop(p, cur - 1);
         memcpy(p->tasks[cur - 1].name, want, sizeof want);
+        name_index_add(p, cur - 1); /* (out of memory: unindexed, a later record of the name is made anew) */
         p->shared_stale = true;
         return;
     }
-    for (size_t i = 0; i < p->n_tasks; i++) /* a name this tag had before, back again */
-        if (p->tasks[i].tag == tag && strcmp(p->tasks[i].name, want) == 0) {
-            prof_set_current_task(p, (uint32_t)i);
-            return;
-        }
+    uint32_t again = name_record(p, tag, want); /* a name this tag had before, back again */
+    if (again) {
+        prof_set_current_task(p, again - 1);
+        return;
+    }
     if (!grow_array((void **)&p->tasks, &p->cap_tasks, p->n_tasks + 1, sizeof *p->tasks, 8))
         return;
     struct task *t = &p->tasks[p->n_tasks];
@@ -78,21 +151,17 @@ void prof_task_name(struct prof *p, uint32_t tag, const char *name, size_t len)
     memcpy(t->name, want, sizeof want);
     t->same = (uint32_t)p->n_tasks; /* its own row until prof_mark_shared_names says otherwise */
     t->instances = 1;
+    if (!name_index_add(p, (uint32_t)p->n_tasks))
+        return;
     p->n_tasks++;
     if (!prof_set_current_task(p, (uint32_t)(p->n_tasks - 1))) {
+        name_index_drop(p, (uint32_t)(p->n_tasks - 1));
         p->n_tasks--;
         return;
     }
     p->shared_stale = true;
     if (!cur && p->unnamed_entries) /* the tag's first name also names the samples it had */
-        for (size_t i = 0; i < p->cap; i++) {
-            struct entry *e = &p->map[i];
-            if (e->used && e->has_tag && !e->task && e->tag == tag) {
-                e->task = (uint32_t)p->n_tasks;
-                p->tasks[p->n_tasks - 1].has_samples = true;
-                p->unnamed_entries--;
-            }
-        }
+        prof_name_entries(p, tag, (uint32_t)p->n_tasks);
 }
 
 void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag)
@@ -106,14 +175,8 @@ void prof_task_pending_named(struct prof *p, uint32_t pending, uint32_t tag)
     p->pending_task[pending - EV_TAG_PENDING_BASE] = r;
     p->last_valid = false;
     p->last_lane = 0;
-    for (size_t i = 0; p->unnamed_entries && i < p->cap; i++) {
-        struct entry *e = &p->map[i];
-        if (e->used && e->has_tag && !e->task && e->tag == pending) {
-            e->task = r;
-            p->tasks[r - 1].has_samples = true;
-            p->unnamed_entries--;
-        }
-    }
+    if (p->unnamed_entries)
+        prof_name_entries(p, pending, r);
 }
 
 void prof_task_names_unsure(struct prof *p)
