@@ -216,6 +216,29 @@ static size_t final_rows(struct prof *p)
     return p->n_groups;
 }
 
+struct record_sum {
+    double count;
+    bool approximate;
+};
+
+/* Samples added to row g, labelled l when new (its name in buf: kept). */
+static void count_in_row(struct prof *p, struct group *g, const struct row_label *l, const char *buf,
+                         enum prof_group by, double count, bool approximate)
+{
+    if (!g)
+        return;
+    if (g->row.samples == 0 && !g->row.name && !g->name_off) {
+        if (l->name == buf || by == PROF_BY_TASK)
+            g->name_off = prof_keep_name(p, l->name);
+        else
+            g->row.name = l->name;
+        g->row.file = l->file;
+        g->row.line = l->line;
+    }
+    g->row.samples += count;
+    g->row.approximate |= approximate;
+}
+
 size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
                     const struct prof_row **rows)
 {
@@ -228,11 +251,19 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
     char buf[64];
     if (by == PROF_BY_TASK)
         prof_mark_shared_names(p);
+    /* by task: a record's samples summed in an array first, its row found once (under churn a
+     * row's records and their entries run to hundreds of thousands) */
+    struct record_sum *sums = by == PROF_BY_TASK && !function ? calloc(p->n_tasks, sizeof *sums) : NULL;
     for (size_t i = 0; i < p->cap; i++) {
         const struct entry *e = &p->map[i];
         if (!e->used || e->count == 0)
             continue;
-        const struct sym_location *loc = p->syms ? sym_lookup(p->syms, e->pc) : NULL;
+        if (sums && e->task && !prof_in_exception(e)) {
+            sums[e->task - 1].count += e->count;
+            sums[e->task - 1].approximate |= e->approximate;
+            continue;
+        }
+        const struct sym_location *loc = p->syms && by != PROF_BY_TASK ? sym_lookup(p->syms, e->pc) : NULL;
         const struct sym_frame *fr = function ? frame_in(loc, inline_frames, function) : NULL;
         if (!function && loc && loc->known)
             fr = inline_frames ? sym_frame_at(loc, 0) : sym_frame_at(loc, loc->n_frames - 1);
@@ -240,19 +271,16 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             continue;
         struct row_label l = {0};
         struct group *g = group_of(p, e, loc, fr, by, buf, sizeof buf, &l);
-        if (!g)
-            continue;
-        if (g->row.samples == 0 && !g->row.name && !g->name_off) {
-            if (l.name == buf || by == PROF_BY_TASK)
-                g->name_off = prof_keep_name(p, l.name);
-            else
-                g->row.name = l.name;
-            g->row.file = l.file;
-            g->row.line = l.line;
-        }
-        g->row.samples += e->count;
-        g->row.approximate |= e->approximate;
+        count_in_row(p, g, &l, buf, by, e->count, e->approximate);
     }
+    for (size_t r = 0; sums && r < p->n_tasks; r++)
+        if (sums[r].count != 0) {
+            const struct entry e = {.tag = p->tasks[r].tag, .has_tag = true, .task = (uint32_t)r + 1};
+            struct group *g = task_group(p, &e);
+            struct row_label l = {g && g->row.samples == 0 ? prof_task_label(p, &e, buf, sizeof buf) : buf, NULL, 0};
+            count_in_row(p, g, &l, buf, by, sums[r].count, sums[r].approximate);
+        }
+    free(sums);
     size_t n = final_rows(p);
     if (p->n_groups && !n)
         return 0; /* out of memory */
