@@ -36,7 +36,7 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
         emit_terminal(out, emit_basename(r->file));
     }
     if (r->instances > 1) /* one row per task name */
-        fprintf(out, "  (%u tasks of this name)", (unsigned)r->instances);
+        fprintf(out, "  (%u task handles)", (unsigned)r->instances);
     double lo, hi;
     if (prof_loss_beyond(d->p, r) && prof_loss_bound(d->p, r->samples, &lo, &hi)) /* the lost samples' reach */
         fprintf(out, "  (with the lost: %.2f-%.2f%%)", 100.0 * lo, 100.0 * hi);

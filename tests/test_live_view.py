@@ -310,7 +310,7 @@ def late_attach_test(w, h):
     rows_of = lambda t: [ln for ln in t.splitlines()[4:-2] if re.search(r"%\s+[\d.]+%\s+\d+", ln)]  # noqa: E731
     filled = lambda t: ("samples 960 " in t and len(rows_of(t)) == 2 and "pending" not in t and  # noqa: E731
                         any(re.search(r"\s480\s+motor$", ln) for ln in rows_of(t)) and
-                        any(re.search(r"\s480\s+worker  \(2 tasks of this name\)$", ln) for ln in rows_of(t)))
+                        any(re.search(r"\s480\s+worker  \(2 task handles\)$", ln) for ln in rows_of(t)))
     # the whole screen waited for: a capture may catch a redraw half written (the count new, the
     # rows not yet), as one CI run under load did
     txt = wait_until(s, filled, 30)

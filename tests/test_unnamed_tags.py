@@ -316,7 +316,7 @@ def one_row_per_name():
           code == 0 and rows == {"worker": (80 * 3 + 64 * 2, 4), "motor": (80 * 3 + 64, None)}, rows)
     code, table, err = batch(path, "table")
     check("one row per name: the table says how many tasks had it",
-          [ln.split("  ")[-2:] for ln in table.splitlines() if "worker" in ln] == [["worker", "(4 tasks of this name)"]],
+          [ln.split("  ")[-2:] for ln in table.splitlines() if "worker" in ln] == [["worker", "(4 task handles)"]],
           table)
     code, csv, err = batch(path, "csv")
     check("one row per name: one CSV row", sum(1 for ln in csv.splitlines() if ",worker," in ln) == 1, csv)

@@ -156,8 +156,8 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             x = vb_put(b, x, y, attr, name);
         if (row->inlined && v->group == PROF_BY_FUNCTION && !lines)
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
-        if (row->instances > 1) /* one row per task name: how many tasks had it */
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  (%u tasks of this name)", (unsigned)row->instances);
+        if (row->instances > 1) /* one row per task name: the task handles (tags) it had: a pool of workers, a task re-created in another block */
+            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  (%u task handles)", (unsigned)row->instances);
         if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", view_base_name(row->file));
         if (row->approximate)
