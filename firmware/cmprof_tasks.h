@@ -155,7 +155,8 @@ extern struct cmprof_task_table cmprof_tasks;
 #endif
 #define CMPROF_TASK_NAME_WORDS ((CMPROF_TASK_NAME_LEN + 3u) / 4u) /* a copy's words (the miss compares them) */
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
-#define CMPROF_TASKS_WORD_NONE 0xFFFFu /* a sample's word with no index: the table was full ('/') */
+#define CMPROF_TASKS_WORD_NONE 0xFFFFu
+#define CMPROF_TASKS_SPARE (CMPROF_TASKS_MAX / 8u + 1u) /* indexes kept spare: below, deleted tasks' entries go */ /* a sample's word with no index: the table was full ('/') */
 struct cmprof_tasks_way {
     uint32_t key;  /* ~tag (0: empty, or dropped by a hook; no block sits at 0xFFFFFFFF) */
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
@@ -168,18 +169,25 @@ struct cmprof_tag_names {
     uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
     uint8_t live[CMPROF_TASKS_MAX];   /* the index was sampled (or its entry gave only the name's id)
                                          since its last repeat: the next round of names repeats it */
-    cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS / 2u][4]; /* 1 + the index of a name, by the name's hash */
+    cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS][4]; /* 1 + the index of a name, by the name's hash: as
+                                             many sets as ways, so that 5 names of one set are rare */
     uint8_t name_check[CMPROF_TASKS_MAX];  /* 8 bits of the index's name's hash, besides its set */
     uint16_t name_place[CMPROF_TASKS_MAX]; /* 1 + the index's place in by_name (set * 4 + way), 0: none */
-    uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
+    uint32_t n_freed;       /* indexes in the list of dropped ones */
+    uint32_t sweep_left;    /* ways the tick's misses still drop, from `hand` on (a pass of the cache
+                               when spare indexes ran short: the entries of deleted tasks go) */
+    uint32_t hand;
+    uintptr_t name_offset;  /* 1 + the name's place in the tag's block (from the hooks), 0 none yet */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
-    bool offset_known;
 };
 extern struct cmprof_tag_names cmprof_tag_names;
 
+/* A block's set: its address bits from 8 bytes up (heaps align blocks to 8), the bits 8 further up
+ * folded in (blocks a multiple of 2 KB apart spread too): two instructions in the tick, no
+ * multiply. */
 static inline uint32_t cmprof_tasks_set(uint32_t tag)
 {
-    return tag * 2654435761u >> (33 - CMPROF_TASKS_HASH_BITS);
+    return ((tag ^ tag >> 8) >> 3) & (CMPROF_TASKS_SETS - 1u);
 }
 
 /* The tick's part (cmprof_sampler.c): the ring's word for a task tag. */
