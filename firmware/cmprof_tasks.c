@@ -509,8 +509,9 @@ static bool same_copy(uint32_t i, const struct name_words *name)
 }
 
 /* Whether index i's copy is the name at p, read as read_words does, a word at a time up to the one
- * that holds its end (the copy, equal there, ends there too: its later words are 0). */
-static bool copy_is(uint32_t i, const char *p)
+ * that holds its end (the copy, equal there, ends there too: its later words are 0). A word equal
+ * as read needs no mask (FreeRTOS zeroes a TCB: its name's bytes past the end are 0). */
+__attribute__((always_inline)) static inline bool copy_is(uint32_t i, const char *p)
 {
     const uint32_t *copy = N.copy[i];
     UNROLL_WORDS
@@ -519,8 +520,8 @@ static bool copy_is(uint32_t i, const char *p)
         if (k == NAME_WORDS - 1u)
             w &= LAST_WORD_KEEP;
         uint32_t zero = ZERO_BYTES(w);
-        if ((w & (((zero & -zero) >> 7) - 1u)) != copy[k])
-            return false;
+        if (w != copy[k])
+            return zero && (w & (((zero & -zero) >> 7) - 1u)) == copy[k];
         if (zero)
             return true;
     }
