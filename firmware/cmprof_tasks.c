@@ -643,9 +643,12 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
     cmprof_hash_slot_t *set = NAME_SET(h);
     uint32_t i = named ? named_index(set, &words, check) : CMPROF_TASKS_NO_SLOT;
     if (i != CMPROF_TASKS_NO_SLOT) {
-        if (!N.refs[i]) /* back from the dropped ones: its name, and its chars as they were */
+        if (!N.refs[i]) { /* back from the dropped ones: its name, and its chars as they were */
             index_unlink(i);
+            count_spares();
+        }
     } else if ((i = take_index()) != CMPROF_TASKS_NO_SLOT) {
+        count_spares();
         unname_index(i);
         copy_name(i, &words);
         N.name_check[i] = check;
@@ -672,7 +675,6 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
     N.refs[i]++;
     w[0].key = ~tag;
     w[0].word = (uint32_t)N.gen[i] << 16 | i;
-    count_spares();
     return w[0].word;
 }
 
@@ -703,10 +705,12 @@ __attribute__((always_inline)) static inline void check_entry(struct cmprof_task
 
 /* Where names sit in blocks, from the first hook that gives a name inside its block (4 KB): the
  * miss reads every later name there (FreeRTOS's pcTaskName). Kept plus 1: 0, as it starts, is
- * none yet. */
-__attribute__((noinline)) static void learn_offset(const void *block, const char *name)
+ * none yet. The kernel's idle task name with it (a kernel gives the same one to every create;
+ * the first create comes before any rename). */
+__attribute__((noinline)) static void learn_offset(const void *block, const char *name, const char *idle_name)
 {
     uintptr_t offset = (uintptr_t)name - (uintptr_t)block;
+    N.idle_name = idle_name;
     if (offset < 4096u)
         N.name_offset = offset + 1u;
 }
@@ -715,11 +719,12 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
  * block): the block's entry checked against the name. Most blocks have none (never sampled): a
  * look at the set's two ways. A tick after the look adds no entry for the tag unless its task
  * runs, and then it reads the name the hook was given. */
-__attribute__((always_inline)) static inline void block_named(const void *block, const char *name)
+__attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
+                                                              const char *idle_name)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
-    if (__builtin_expect(!N.name_offset, 0))
-        learn_offset(block, name);
+    if (__builtin_expect(idle_name && !N.name_offset, 0)) /* a create (a rename gives no idle name) */
+        learn_offset(block, name, idle_name);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     if (w[0].key == ~tag)
         check_entry(w, tag, w[0].word & 0xFFFFu, name);
@@ -729,14 +734,13 @@ __attribute__((always_inline)) static inline void block_named(const void *block,
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
 {
-    N.idle_name = idle_name;
-    block_named(tag, name);
+    block_named(tag, name, idle_name);
 }
 
 /* (a rename says nothing of the idle task's name: the one the kernel gave stays) */
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
-    block_named(tag, name);
+    block_named(tag, name, NULL);
 }
 
 /* A deleted task's entry stays while spare indexes last: no task runs in its block until the

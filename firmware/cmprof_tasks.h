@@ -128,7 +128,7 @@ struct cmprof_task_table {
 extern struct cmprof_task_table cmprof_tasks;
 
 /* Names read from the tag (CMPROF_TAG_NAMES=1, tagged streams): for kernels whose task names live
- * in the tag's own block at one offset (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
+ * in the tag's own block at one offset, learnt from the first hook (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
  * so it keeps the older table and must not be built with it). The sampler maps each
  * sample's tag to its stream index in the tick, through a 2-way cache keyed by the tag; a miss (a
  * task's first sample, or its first after its entry was dropped) reads the name from the block,
@@ -138,8 +138,11 @@ extern struct cmprof_task_table cmprof_tasks;
  * index (4 ways a set of names, by the name's hash) takes a new one and copies the name. The host's
  * tag for a named index is CMPROF_INDEX_TAG(index), the value a host that attached late gives it
  * too; a task with no name ('?') keeps an index of its own under its control block's address. The
- * kernel's hooks only drop the tag's entry (cmprof_stream_task_new / _gone: one set of two ways,
- * interrupts off only to drop an entry found): no name copy, no scan, no slot search. An index no entry refers to goes
+ * kernel's hooks look at the tag's set of two ways: a create or rename compares the new name with
+ * the entry's, if the block has one (the same name keeps it: a worker re-created in its block costs
+ * no miss), and drops it otherwise; a delete leaves the entry while spare indexes last (the block's
+ * next task's create checks it), then drops it (interrupts off only to drop an entry): no name
+ * copy, no scan, no slot search. An index no entry refers to goes
  * back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
@@ -182,12 +185,14 @@ struct cmprof_tag_names {
 };
 extern struct cmprof_tag_names cmprof_tag_names;
 
-/* A block's set: its address bits from 8 bytes up (heaps align blocks to 8), the bits 8 further up
- * folded in (blocks a multiple of 2 KB apart spread too): two instructions in the tick, no
- * multiply. */
+/* A block's set: its address from 8 bytes up (heaps align blocks to 8) plus itself 9 bits down
+ * (blocks a multiple of 512 bytes apart spread too): two instructions in the tick, no multiply. On
+ * FreeRTOS's full demo its 81 tasks' blocks spread over the sets as a multiplicative hash spreads
+ * them (no set of 3); a bare XOR of the bits 8 apart put 3 busy tasks in one set twice and
+ * tripled the misses. */
 static inline uint32_t cmprof_tasks_set(uint32_t tag)
 {
-    return ((tag ^ tag >> 8) >> 3) & (CMPROF_TASKS_SETS - 1u);
+    return ((tag + (tag >> 9)) >> 3) & (CMPROF_TASKS_SETS - 1u);
 }
 
 /* The tick's part (cmprof_sampler.c): the ring's word for a task tag. */
