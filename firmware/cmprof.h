@@ -512,18 +512,30 @@ void cmprof_stream_task_gone(const void *tag);
 /* For an RTOS adapter (firmware/rtos/): a task was created or renamed in block `tag`, its name at
  * `name` (inside the block, e.g. FreeRTOS's pcTaskName), the kernel's idle task named `idle_name`
  * (it streams as CMPROF_IDLE_NAME). Without CMPROF_TAG_NAMES, the same as
- * cmprof_stream_task_later(). Built with CMPROF_TAG_NAMES=1 (cmprof_tasks.h) it and
- * cmprof_stream_task_gone() only drop the tag's entry of the sampler's 2-way cache (a look at the
- * two ways; interrupts off only to drop an entry found): no loop, no name copy, no slot search,
- * whatever the task count, the churn or the table's fill. The name is read from the block at the task's next sample (the tick's miss:
- * the name's hash over at most CMPROF_TASK_NAME_LEN characters, up to 4 indexes of names compared,
- * and the name's index; a name with none takes one and copies the name: once per task sampled).
- * Measured per call on Cortex-M3 at -Os (FreeRTOS's full demo with 184 tasks, 100 of them
- * re-created 1,000 times a second, every instruction counted by QEMU), callees included: create
- * 26 with no entry (every create there), up to about 72 when the block had one (the drop 13, the
- * index's return to the pool 35); delete 16 with no entry, 63 with one. Switch (the RTOS header's
- * switch hook): one store. The tick pays 11 instructions a sample for the look (both ways, inline)
- * and about 170 for a miss with 3-character names (a new task's first sample). */
+ * cmprof_stream_task_later(). Built with CMPROF_TAG_NAMES=1 (cmprof_tasks.h) the hooks keep no
+ * table: the sampler's 2-way cache maps a block to its name's index, and the tick reads a task's
+ * name at its first sample (the miss: the name a word at a time, its hash, up to 4 indexes of
+ * names compared; a name with none takes one and copies the name). Create and rename
+ * (cmprof_stream_task_new, cmprof_stream_task_later) look at the block's two ways; a block with an
+ * entry (its previous task was sampled) has the new name compared with the entry's, at most
+ * CMPROF_TASK_NAME_LEN characters a word at a time: the same name keeps the entry (a worker
+ * re-created in its block: no miss, nothing sent), another drops it. Delete
+ * (cmprof_stream_task_gone) does nothing while spare indexes last (an eighth of the table), then
+ * drops the block's entry. No loop, no copy, no search, whatever the task count, the churn or
+ * the table's fill. Worst cases on Cortex-M3 at -Os, callees included (instructions on the
+ * longest path, arm-none-eabi-gcc 12, the FreeRTOS recipe's options; interrupts masked only to
+ * drop an entry, PRIMASK):
+ * create 121 (the entry in the second way, a 16-character name differing in its last word, the
+ * drop 17, the index's return to the pool 37), 49 of them masked; rename the same less
+ * 2; delete 4, or 74 once spares ran short (49 masked); switch (the RTOS header's hook): one
+ * store. Measured per call (FreeRTOS's full demo with 184 tasks, 100 of them re-created 1,000
+ * times a second under 100 names, every instruction counted by QEMU's plugin): create 31 (20
+ * with no entry; 95 % of the blocks had one, its name the same), delete 4. The tick pays about
+ * 10 instructions a sample for the look (both ways, inline) and a miss 187 on average there (235
+ * misses in 13,210 samples), 250 with unique names (a copy and a new index each). On the first
+ * miss after spare indexes ran short a pass over the cache begins: each miss drops up to 16 more
+ * entries (about 50 instructions each) until every way was passed once, so that the entries of
+ * deleted tasks give their indexes back. */
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

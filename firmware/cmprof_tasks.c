@@ -395,12 +395,24 @@ static inline void irq_restore(uint32_t mask)
 }
 #endif
 
-/* Index i is no tag's any more: it goes to the end of the list of dropped indexes (oldest first),
- * for a new tag once the samples taken before now went out. */
-static void retire(uint32_t i)
+/* The list of dropped indexes without the old table's FREED flag: in this build an index is in
+ * the list exactly while no entry gives it (refs 0) and it was used once. */
+__attribute__((always_inline)) static inline void index_append(uint32_t i)
 {
-    T.gone_at[i] = CMPROF_TASKS_STORED();
-    freed_append(i);
+    uint32_t node = i + 1u, last = T.freed_prev[0];
+    T.freed_next[node] = 0;
+    T.freed_prev[node] = (uint16_t)last;
+    T.freed_next[last] = (uint16_t)node;
+    T.freed_prev[0] = (uint16_t)node;
+    N.n_freed++;
+}
+
+__attribute__((always_inline)) static inline void index_unlink(uint32_t i)
+{
+    uint32_t node = i + 1u, next = T.freed_next[node], prev = T.freed_prev[node];
+    T.freed_next[prev] = (uint16_t)next;
+    T.freed_prev[next] = (uint16_t)prev;
+    N.n_freed--;
 }
 
 /* Whether dropped index i may go to a new tag: its samples went out. */
@@ -418,30 +430,73 @@ static uint32_t take_index(void)
     uint32_t i = T.freed_next[0] - 1u;
     if (!T.freed_next[0] || !index_free(i))
         return CMPROF_TASKS_NO_SLOT;
-    freed_unlink(i);
+    index_unlink(i);
     return i;
 }
 
-/* The name the block's task streams under (read from the block, alive: its task is running). */
-static const char *block_name(const void *block)
-{
-    const char *name = block && N.offset_known ? (const char *)block + N.name_offset : NULL;
-    if (!name || !name[0])
-        return "?"; /* the host shows it under its tag, as unnamed */
-    return idle_alias(name, N.idle_name) ? CMPROF_IDLE_NAME : name;
-}
-
 /* A name as the miss compares it: the characters a copy keeps, zero-padded to whole words, so
- * that it is hashed, compared with a copy and copied a word at a time. */
+ * that it is read, hashed, compared with a copy and copied a word at a time. */
 #define NAME_WORDS CMPROF_TASK_NAME_WORDS
 #if defined(__GNUC__) /* GCC and clang: the few words' loops unrolled, even at -Os */
 #define UNROLL_WORDS _Pragma("GCC unroll 8")
 #else
 #define UNROLL_WORDS
 #endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "CMPROF_TAG_NAMES reads names a word at a time, little-endian (every Cortex-M build but BE8)"
+#endif
 struct name_words {
     uint32_t w[NAME_WORDS];
 };
+/* A word of a name at any byte address (ARMv7-M loads it in one instruction; ARMv6-M by bytes). */
+typedef uint32_t __attribute__((aligned(1), may_alias)) name_word_t;
+/* 0x80 in each byte of w that is 0 (and maybe in bytes above the first such: only the lowest counts) */
+#define ZERO_BYTES(w) (((w) - 0x01010101u) & ~(w) & 0x80808080u)
+/* the bytes a name's last word keeps when CMPROF_TASK_NAME_LEN is no multiple of 4 */
+#define LAST_WORD_KEEP (CMPROF_TASK_NAME_LEN % 4u ? (1u << 8u * (CMPROF_TASK_NAME_LEN % 4u)) - 1u : ~0u)
+/* Names the miss gives, zero-padded to a copy's words (their words read in place). */
+static const char unnamed_text[4u * NAME_WORDS + 4u] = "?";
+static const char idle_text[4u * NAME_WORDS + 4u] = CMPROF_IDLE_NAME;
+
+/* The name at p, up to its end or CMPROF_TASK_NAME_LEN characters, in words (0 past its end: the
+ * word that holds the end masked by its first zero byte, the rest not read); returns a hash of
+ * them (a multiply and a rotate a word read), before mix(). A 3-character name: one word, about 15
+ * instructions. */
+__attribute__((always_inline)) static inline uint32_t read_words(struct name_words *out, const char *p)
+{
+    uint32_t h = 0, k = 0;
+    UNROLL_WORDS
+    while (k < NAME_WORDS) {
+        uint32_t w = ((const name_word_t *)p)[k];
+        if (k == NAME_WORDS - 1u)
+            w &= LAST_WORD_KEEP;
+        uint32_t zero = ZERO_BYTES(w);
+        w &= ((zero & -zero) >> 7) - 1u; /* the bytes before the first zero (all when none) */
+        out->w[k++] = w;
+        h = (h ^ w) * 0x9E3779B1u;
+        h = h << 13 | h >> 19;
+        if (zero)
+            break;
+    }
+    UNROLL_WORDS
+    for (; k < NAME_WORDS; k++)
+        out->w[k] = 0;
+    return h;
+}
+
+/* MurmurHash3's finalizer: names of a pattern ("w00" to "w99") spread over the sets no worse than
+ * a hash by character did. */
+static inline uint32_t mix(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    return h ^ h >> 16;
+}
+
+/* The set of by_name a name's hash belongs to; the hash's low 8 bits are its check. */
+#define NAME_SET(h) (N.by_name[(h) >> (33 - CMPROF_TASKS_HASH_BITS)])
 
 /* Whether index i's copy is the name. */
 static bool same_copy(uint32_t i, const struct name_words *name)
@@ -453,6 +508,26 @@ static bool same_copy(uint32_t i, const struct name_words *name)
     return differ == 0u;
 }
 
+/* Whether index i's copy is the name at p, read as read_words does, a word at a time up to the one
+ * that holds its end (the copy, equal there, ends there too: its later words are 0). A word equal
+ * as read needs no mask (FreeRTOS zeroes a TCB: its name's bytes past the end are 0). */
+__attribute__((always_inline)) static inline bool copy_is(uint32_t i, const char *p)
+{
+    const uint32_t *copy = N.copy[i];
+    UNROLL_WORDS
+    for (uint32_t k = 0; k < NAME_WORDS; k++) {
+        uint32_t w = ((const name_word_t *)p)[k];
+        if (k == NAME_WORDS - 1u)
+            w &= LAST_WORD_KEEP;
+        uint32_t zero = ZERO_BYTES(w);
+        if (w != copy[k])
+            return zero && (w & (((zero & -zero) >> 7) - 1u)) == copy[k];
+        if (zero)
+            return true;
+    }
+    return true;
+}
+
 /* Index i's copy of a name (every character a copy keeps: no earlier name's left behind; the word
  * after them stays 0, the end of a name as long as a copy goes). */
 static void copy_name(uint32_t i, const struct name_words *name)
@@ -460,28 +535,6 @@ static void copy_name(uint32_t i, const struct name_words *name)
     UNROLL_WORDS
     for (uint32_t k = 0; k < NAME_WORDS; k++)
         N.copy[i][k] = name->w[k];
-}
-
-/* The name's characters, up to CMPROF_TASK_NAME_LEN, in words; and the set of by_name it belongs
- * to: FNV-1a over those characters. */
-static cmprof_hash_slot_t *read_name(struct name_words *out, const char *name, uint8_t *check)
-{
-    char *c = (char *)out->w;
-    uint32_t h = 2166136261u;
-    UNROLL_WORDS
-    for (uint32_t k = 0; k < NAME_WORDS; k++)
-        out->w[k] = 0;
-    for (uint32_t k = 0; k < CMPROF_TASK_NAME_LEN && name[k]; k++) {
-        c[k] = name[k];
-        h = (h ^ (uint8_t)name[k]) * 16777619u;
-    }
-    h ^= h >> 16; /* FNV mixes a short name's last characters little: MurmurHash3's finalizer */
-    h *= 0x85EBCA6Bu;
-    h ^= h >> 13;
-    h *= 0xC2B2AE35u;
-    h ^= h >> 16;
-    *check = (uint8_t)h;
-    return N.by_name[h >> (34 - CMPROF_TASKS_HASH_BITS)];
 }
 
 /* The index of a name, or CMPROF_TASKS_NO_SLOT. */
@@ -521,31 +574,81 @@ static void place_name(cmprof_hash_slot_t *set, uint32_t i)
     N.name_place[i] = (uint16_t)((uint32_t)(set - N.by_name[0]) + k + 1u); /* set - by_name[0]: 4 a set */
 }
 
-/* An entry that gave index i is gone: with the last one the index is no task's. */
+/* An entry that gave index i is gone: with the last one the index is no task's, and goes to the end
+ * of the list of dropped indexes (oldest first), for a new name once the samples taken before now
+ * went out. */
 static void release_index(uint32_t i)
 {
-    if (!--N.refs[i])
-        retire(i);
+    if (!--N.refs[i]) {
+        T.gone_at[i] = CMPROF_TASKS_STORED();
+        index_append(i);
+    }
+}
+
+/* The block's name in words, and its hash: the kernel's idle task's as CMPROF_IDLE_NAME, a task
+ * with no name (or a block before the hooks said where names sit) as "?" (*named false). */
+static uint32_t block_name(struct name_words *words, const void *block, bool *named)
+{
+    const char *name = (const char *)block + N.name_offset - 1u;
+    *named = block && N.name_offset - 1u < 4096u && name[0];
+    if (!*named)
+        name = unnamed_text;
+    const char *idle = N.idle_name;
+    if (__builtin_expect(*named && idle && name[0] == idle[0], 0) && idle_alias(name, idle))
+        name = idle_text;
+    return mix(read_words(words, name));
+}
+
+/* Whether spare indexes (never used, or dropped) ran short; on the way there, one pass of the cache
+ * begins: the tick's next misses drop every entry they pass (a deleted task's, which its block's
+ * next task would have checked, or a live one's, whose task misses once more). */
+static bool cmprof_tasks_short; /* spare indexes below CMPROF_TASKS_SPARE: deleted tasks' entries go
+                                   (apart from the table: the delete hook's one load) */
+
+static void count_spares(void)
+{
+    bool short_now = CMPROF_TASKS_MAX - T.n_tags + N.n_freed < CMPROF_TASKS_SPARE;
+    if (short_now && !cmprof_tasks_short)
+        N.sweep_left = 2u * CMPROF_TASKS_SETS;
+    cmprof_tasks_short = short_now;
+}
+
+/* Up to 16 ways of the pass, in the tick (nothing else changes the cache there). */
+__attribute__((noinline)) static void sweep(void)
+{
+    for (uint32_t k = 0; k < 16u && N.sweep_left; k++, N.sweep_left--) {
+        struct cmprof_tasks_way *way = &N.ways[0][0] + N.hand;
+        N.hand = (N.hand + 1u) & (2u * CMPROF_TASKS_SETS - 1u);
+        if (way->key) {
+            way->key = 0;
+            release_index(way->word & 0xFFFFu);
+        }
+    }
 }
 
 /* The tick's miss (cmprof_tasks_word): the index of the task's name (read now), or a new one. The
  * new entry takes the first way; a live entry there moves to the second, whose own entry is
  * dropped (that task, if it runs again, finds its name's index again). Bounded: no loop but the
- * name's hash, copy and compares. */
+ * name's words (read, hashed, compared, copied) and the 4 ways of its set. */
 __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
-    const char *name = block_name(block);
-    bool named = name[0] != '?' || name[1]; /* a task with no name keeps an index of its own */
-    uint8_t check;
+    if (__builtin_expect(N.sweep_left != 0u, 0))
+        sweep();
+    bool named; /* a task with no name keeps an index of its own */
     struct name_words words;
-    cmprof_hash_slot_t *set = read_name(&words, name, &check);
+    uint32_t h = block_name(&words, block, &named);
+    uint8_t check = (uint8_t)h;
+    cmprof_hash_slot_t *set = NAME_SET(h);
     uint32_t i = named ? named_index(set, &words, check) : CMPROF_TASKS_NO_SLOT;
     if (i != CMPROF_TASKS_NO_SLOT) {
-        if (!N.refs[i]) /* back from the dropped ones: its name, and its chars as they were */
-            freed_unlink(i);
+        if (!N.refs[i]) { /* back from the dropped ones: its name, and its chars as they were */
+            index_unlink(i);
+            count_spares();
+        }
     } else if ((i = take_index()) != CMPROF_TASKS_NO_SLOT) {
+        count_spares();
         unname_index(i);
         copy_name(i, &words);
         N.name_check[i] = check;
@@ -561,6 +664,7 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
             T.full_pending = true;
             T.names_pending = true;
         }
+        count_spares();
         return CMPROF_TASKS_WORD_NONE;
     }
     if (w[0].key) { /* live: it moves to the second way */
@@ -575,7 +679,7 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
 }
 
 /* The tag's entry, found in way w[0] or w[1] by a look without interrupts: dropped with them off,
- * found again there (the tick may have moved it to the second way, or dropped it, meanwhile). */
+ * found again there (the tick may have moved it to the second way, or evicted it, meanwhile). */
 __attribute__((noinline)) static void drop_entry(struct cmprof_tasks_way *w, uint32_t tag)
 {
     uint32_t mask = irq_off();
@@ -589,44 +693,73 @@ __attribute__((noinline)) static void drop_entry(struct cmprof_tasks_way *w, uin
     irq_restore(mask);
 }
 
-/* The kernel's hooks: a task created or renamed in block `tag` (its name at `name`, inside the
- * block), or deleted. Either drops the tag's entry, so its next sample reads the name anew. Most
- * blocks have none (never sampled): a look at the set's two ways, interrupts untouched. A tick
- * after the look adds no entry for the tag unless its task runs, as it may after a drop too. */
-__attribute__((always_inline)) static inline void forget(uint32_t tag)
+/* A task created or renamed in a block whose entry gives index i (a task of the block sampled
+ * before: a worker re-created in its predecessor's block): the entry stays while the new name is
+ * the index's (no miss, nothing on the wire), else it is dropped. Reads only, but for the drop. */
+__attribute__((always_inline)) static inline void check_entry(struct cmprof_tasks_way *w, uint32_t tag, uint32_t i,
+                                                             const char *name)
 {
-    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
-    if (w[0].key == ~tag || w[1].key == ~tag)
+    if (!copy_is(i, name))
         drop_entry(w, tag);
 }
 
-/* A block's task was created or renamed: where names sit in blocks, and its entry dropped (its next
- * sample reads the name again). */
-static void block_named(const void *tag, const char *name)
+/* Where names sit in blocks, from the first hook that gives a name inside its block (4 KB): the
+ * miss reads every later name there (FreeRTOS's pcTaskName). Kept plus 1: 0, as it starts, is
+ * none yet. The kernel's idle task name with it (a kernel gives the same one to every create;
+ * the first create comes before any rename). */
+__attribute__((noinline)) static void learn_offset(const void *block, const char *name, const char *idle_name)
 {
-    uintptr_t offset = (uintptr_t)name - (uintptr_t)tag;
-    if (offset < 4096u) { /* inside the block: where every later name is read */
-        N.name_offset = offset;
-        N.offset_known = true;
-    }
-    forget((uint32_t)(uintptr_t)tag);
+    uintptr_t offset = (uintptr_t)name - (uintptr_t)block;
+    N.idle_name = idle_name;
+    if (offset < 4096u)
+        N.name_offset = offset + 1u;
+}
+
+/* The kernel's hooks. A task created or renamed in block `tag` (its name at `name`, inside the
+ * block): the block's entry checked against the name. Most blocks have none (never sampled): a
+ * look at the set's two ways. A tick after the look adds no entry for the tag unless its task
+ * runs, and then it reads the name the hook was given. */
+__attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
+                                                              const char *idle_name)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    if (__builtin_expect(idle_name && !N.name_offset, 0)) /* a create (a rename gives no idle name) */
+        learn_offset(block, name, idle_name);
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
+    if (w[0].key == ~tag)
+        check_entry(w, tag, w[0].word & 0xFFFFu, name);
+    else if (w[1].key == ~tag)
+        check_entry(w, tag, w[1].word & 0xFFFFu, name);
 }
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
 {
-    N.idle_name = idle_name;
-    block_named(tag, name);
+    block_named(tag, name, idle_name);
 }
 
 /* (a rename says nothing of the idle task's name: the one the kernel gave stays) */
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
-    block_named(tag, name);
+    block_named(tag, name, NULL);
+}
+
+/* A deleted task's entry stays while spare indexes last: no task runs in its block until the
+ * kernel creates one there, whose hook checks the entry (the same name keeps it: a worker
+ * re-created in its block costs nothing, neither here nor in the tick). Its index stays the
+ * entry's meanwhile; once spare indexes run short (count_spares) the hook drops it, as the index
+ * may be wanted for another name (its samples keep it until they went out). */
+__attribute__((noinline)) static void gone_short(const void *tag)
+{
+    uint32_t t = (uint32_t)(uintptr_t)tag;
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(t)];
+    if (w[0].key == ~t || w[1].key == ~t)
+        drop_entry(w, t);
 }
 
 void cmprof_stream_task_gone(const void *tag)
 {
-    forget((uint32_t)(uintptr_t)tag);
+    if (__builtin_expect(cmprof_tasks_short, 0))
+        gone_short(tag);
 }
 #else
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)

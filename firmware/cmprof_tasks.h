@@ -128,7 +128,7 @@ struct cmprof_task_table {
 extern struct cmprof_task_table cmprof_tasks;
 
 /* Names read from the tag (CMPROF_TAG_NAMES=1, tagged streams): for kernels whose task names live
- * in the tag's own block at one offset (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
+ * in the tag's own block at one offset, learnt from the first hook (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
  * so it keeps the older table and must not be built with it). The sampler maps each
  * sample's tag to its stream index in the tick, through a 2-way cache keyed by the tag; a miss (a
  * task's first sample, or its first after its entry was dropped) reads the name from the block,
@@ -138,8 +138,11 @@ extern struct cmprof_task_table cmprof_tasks;
  * index (4 ways a set of names, by the name's hash) takes a new one and copies the name. The host's
  * tag for a named index is CMPROF_INDEX_TAG(index), the value a host that attached late gives it
  * too; a task with no name ('?') keeps an index of its own under its control block's address. The
- * kernel's hooks only drop the tag's entry (cmprof_stream_task_new / _gone: one set of two ways,
- * interrupts off only to drop an entry found): no name copy, no scan, no slot search. An index no entry refers to goes
+ * kernel's hooks look at the tag's set of two ways: a create or rename compares the new name with
+ * the entry's, if the block has one (the same name keeps it: a worker re-created in its block costs
+ * no miss), and drops it otherwise; a delete leaves the entry while spare indexes last (the block's
+ * next task's create checks it), then drops it (interrupts off only to drop an entry): no name
+ * copy, no scan, no slot search. An index no entry refers to goes
  * back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
@@ -155,7 +158,8 @@ extern struct cmprof_task_table cmprof_tasks;
 #endif
 #define CMPROF_TASK_NAME_WORDS ((CMPROF_TASK_NAME_LEN + 3u) / 4u) /* a copy's words (the miss compares them) */
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
-#define CMPROF_TASKS_WORD_NONE 0xFFFFu /* a sample's word with no index: the table was full ('/') */
+#define CMPROF_TASKS_WORD_NONE 0xFFFFu
+#define CMPROF_TASKS_SPARE (CMPROF_TASKS_MAX / 8u + 1u) /* indexes kept spare: below, deleted tasks' entries go */ /* a sample's word with no index: the table was full ('/') */
 struct cmprof_tasks_way {
     uint32_t key;  /* ~tag (0: empty, or dropped by a hook; no block sits at 0xFFFFFFFF) */
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
@@ -168,18 +172,27 @@ struct cmprof_tag_names {
     uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
     uint8_t live[CMPROF_TASKS_MAX];   /* the index was sampled (or its entry gave only the name's id)
                                          since its last repeat: the next round of names repeats it */
-    cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS / 2u][4]; /* 1 + the index of a name, by the name's hash */
+    cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS][4]; /* 1 + the index of a name, by the name's hash: as
+                                             many sets as ways, so that 5 names of one set are rare */
     uint8_t name_check[CMPROF_TASKS_MAX];  /* 8 bits of the index's name's hash, besides its set */
     uint16_t name_place[CMPROF_TASKS_MAX]; /* 1 + the index's place in by_name (set * 4 + way), 0: none */
-    uintptr_t name_offset;  /* the name's place in the tag's block (from the hooks) */
+    uint32_t n_freed;       /* indexes in the list of dropped ones */
+    uint32_t sweep_left;    /* ways the tick's misses still drop, from `hand` on (a pass of the cache
+                               when spare indexes ran short: the entries of deleted tasks go) */
+    uint32_t hand;
+    uintptr_t name_offset;  /* 1 + the name's place in the tag's block (from the hooks), 0 none yet */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
-    bool offset_known;
 };
 extern struct cmprof_tag_names cmprof_tag_names;
 
+/* A block's set: its address from 8 bytes up (heaps align blocks to 8) plus itself 9 bits down
+ * (blocks a multiple of 512 bytes apart spread too): two instructions in the tick, no multiply. On
+ * FreeRTOS's full demo its 81 tasks' blocks spread over the sets as a multiplicative hash spreads
+ * them (no set of 3); a bare XOR of the bits 8 apart put 3 busy tasks in one set twice and
+ * tripled the misses. */
 static inline uint32_t cmprof_tasks_set(uint32_t tag)
 {
-    return tag * 2654435761u >> (33 - CMPROF_TASKS_HASH_BITS);
+    return ((tag + (tag >> 9)) >> 3) & (CMPROF_TASKS_SETS - 1u);
 }
 
 /* The tick's part (cmprof_sampler.c): the ring's word for a task tag. */

@@ -35,8 +35,42 @@ static void test_idle_stays_idle_after_a_rename(void)
     CHECK(worker_name && strcmp(worker_name, "worker2") == 0);
 }
 
+/* Whether the block has an entry in the tick's cache (its next sample reads no name). */
+static bool cached(const struct block *b)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)b;
+    const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
+    return w[0].key == ~tag || w[1].key == ~tag;
+}
+
+/* A worker deleted and re-created in its block under its name keeps the block's entry (no miss,
+ * no name read, the same index); another name in the block drops it, and the next sample names the
+ * new task. */
+static void test_a_worker_recreated_in_its_block_keeps_its_entry(void)
+{
+    static struct block w = {0, 1, "pool7"};
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    uint32_t first = cmprof_tasks_word(&w);
+    CHECK(cached(&w));
+    cmprof_stream_task_gone(&w);
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    CHECK(cached(&w));
+    CHECK(cmprof_tasks_word(&w) == first);
+    cmprof_stream_task_gone(&w);
+    strcpy(w.name, "pool8");
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    CHECK(!cached(&w));
+    const char *name = name_of_miss(&w);
+    CHECK(name && strcmp(name, "pool8") == 0);
+    strcpy(w.name, "pool7"); /* a rename back: the name's index again */
+    cmprof_stream_task_later(&w, w.name);
+    CHECK(!cached(&w));
+    CHECK(cmprof_tasks_word(&w) == first);
+}
+
 int main(void)
 {
     RUN_TEST(test_idle_stays_idle_after_a_rename);
+    RUN_TEST(test_a_worker_recreated_in_its_block_keeps_its_entry);
     return check_summary();
 }
