@@ -118,18 +118,22 @@ static const char hex_pairs[256][2] = {
 #undef HEX_ROW
 };
 
-static void print_addr(struct text *b, uint32_t addr)
+/* The address line at p (11 bytes); returns its end. */
+static inline char *addr_line(char *p, uint32_t addr)
 {
-    if (!room_now(b, 11))
-        return;
-    char *p = b->p + b->len;
     memcpy(p, "0x", 2);
     memcpy(p + 2, hex_pairs[addr >> 24], 2);
     memcpy(p + 4, hex_pairs[addr >> 16 & 0xFF], 2);
     memcpy(p + 6, hex_pairs[addr >> 8 & 0xFF], 2);
     memcpy(p + 8, hex_pairs[addr & 0xFF], 2);
     p[10] = '\n';
-    b->len += 11;
+    return p + 11;
+}
+
+static void print_addr(struct text *b, uint32_t addr)
+{
+    if (room_now(b, 11))
+        b->len = (size_t)(addr_line(b->p + b->len, addr) - b->p);
 }
 
 /* The frames of an answer, under its address line: each copied in a few pieces, with no call per
@@ -174,6 +178,49 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
         *p++ = '\n';
         b->len = (size_t)(p - b->p);
     }
+}
+
+/* An answer whole, its address line and its frames: the room for all of it asked for once, where
+ * each frame asked again (the usual case: names as kept, their lengths known); else in pieces. */
+static void print_answer(struct text *b, struct sym_table *t, uint32_t addr, const struct sym_location *loc)
+{
+    size_t need = 11;
+    uint32_t n = loc && loc->known && !demangle ? loc->n_frames : 0, discriminator = n ? loc->discriminator : 0;
+    size_t around = 3 + 10 + (discriminator ? 16 + 10 + 1 : 0);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct sym_frame *f = sym_frame_at(loc, i);
+        if (!f->function_len || !f->file_len) {
+            n = 0;
+            break;
+        }
+        need += f->function_len + f->file_len + around;
+    }
+    if (!n || !room_now(b, need)) {
+        print_addr(b, addr);
+        print_frames(b, t, loc);
+        return;
+    }
+    char *p = addr_line(b->p + b->len, addr);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct sym_frame *f = sym_frame_at(loc, i);
+        memcpy(p, f->function, f->function_len);
+        p += f->function_len;
+        *p++ = '\n';
+        memcpy(p, f->file, f->file_len);
+        p += f->file_len;
+        *p++ = ':';
+        if (f->line)
+            p = write_uint(p, f->line);
+        else
+            *p++ = '?';
+        if (discriminator) {
+            memcpy(p, " (discriminator ", 16);
+            p = write_uint(p + 16, discriminator);
+            *p++ = ')';
+        }
+        *p++ = '\n';
+    }
+    b->len = (size_t)(p - b->p);
 }
 
 static void flush_text(struct text *b, FILE *out)
@@ -302,8 +349,7 @@ static void write_answer(struct sym_table *t, const struct answer_lists *l, size
             __builtin_prefetch((const char *)o + 63);
         }
     }
-    print_addr(out, l->addrs[k]); /* (an odd address prints as asked) */
-    print_frames(out, t, l->locs[k]);
+    print_answer(out, t, l->addrs[k], l->locs[k]); /* (an odd address prints as asked) */
 }
 
 /* Tokens [from, n) of a chunk, whose first answer is answer k: each answer, or the complaint about

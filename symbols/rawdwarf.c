@@ -223,7 +223,7 @@ bool raw_abbrevs_read(const struct raw_dwarf *d, uint64_t off, struct abbrevs *a
             return false;
         if (code == 0)
             return true;
-        struct abbrev ab = {code, (uint16_t)cur_uleb(&c), false, (uint32_t)a->n_specs, 0};
+        struct abbrev ab = {code, (uint16_t)cur_uleb(&c), false, (uint32_t)a->n_specs, 0, -1};
         ab.children = cur_fixed(&c, 1) != 0;
         for (;;) {
             uint64_t at = cur_uleb(&c), form = cur_uleb(&c);
@@ -234,7 +234,7 @@ bool raw_abbrevs_read(const struct raw_dwarf *d, uint64_t off, struct abbrevs *a
                 break;
             if (!symt_vec_grow((void **)&a->specs, &a->cap_specs, a->n_specs + 1, sizeof *a->specs))
                 return false;
-            a->specs[a->n_specs++] = (struct attr_spec){(uint16_t)at, (uint16_t)form, implicit};
+            a->specs[a->n_specs++] = (struct attr_spec){(uint16_t)at, (uint16_t)form, -1, implicit};
             ab.n++;
         }
         if (!symt_vec_grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v))
@@ -368,6 +368,10 @@ struct val raw_value(const struct unit *u, struct cur *c, const struct attr_spec
 
 void raw_skip_attrs(const struct unit *u, struct cur *c, const struct abbrev *ab)
 {
+    if (ab->fixed >= 0) { /* (most of the DIEs stepped over: parameters, variables, blocks) */
+        cur_skip(c, (uint64_t)ab->fixed);
+        return;
+    }
     for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
         const struct attr_spec *spec = &u->ab.specs[ab->first + i];
         int size = fixed_size(u, spec->form);
@@ -375,6 +379,26 @@ void raw_skip_attrs(const struct unit *u, struct cur *c, const struct abbrev *ab
             cur_skip(c, (uint64_t)size);
         else /* LEB128s, strings and blocks: their bytes say their size (unknown forms: bad) */
             raw_value(u, c, spec);
+    }
+}
+
+/* Each attribute's bytes in unit u when its form has one size there (a present flag and an
+ * implicit constant take none), and each abbreviation's when all of its attributes have: the DIEs
+ * stepped over (raw_skip_attrs) and the attributes a reader does not use are passed at once, where
+ * each form was weighed. */
+static void fixed_sizes(struct unit *u)
+{
+    for (size_t k = 0; k < u->ab.n; k++) {
+        struct abbrev *ab = &u->ab.v[k];
+        int64_t total = 0;
+        for (uint32_t i = 0; i < ab->n; i++) {
+            struct attr_spec *spec = &u->ab.specs[ab->first + i];
+            int size = spec->form == DW_FORM_flag_present || spec->form == DW_FORM_implicit_const ? 0
+                                                                                               : fixed_size(u, spec->form);
+            spec->size = (int8_t)(size >= 0 && size <= INT8_MAX ? size : -1);
+            total = size >= 0 && total >= 0 && total + size <= INT32_MAX ? total + size : -1;
+        }
+        ab->fixed = (int32_t)total;
     }
 }
 
@@ -405,7 +429,10 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
         return false;
     u->end = off + 4 + len;
     u->bytes = d->sec[SEC_INFO] + off;
-    return raw_abbrevs_read(d, abbrev_off, &u->ab);
+    if (!raw_abbrevs_read(d, abbrev_off, &u->ab))
+        return false;
+    fixed_sizes(u);
+    return true;
 }
 
 bool raw_unit_copy(const struct raw_dwarf *d, struct unit *u, int worker)

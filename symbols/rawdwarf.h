@@ -134,6 +134,7 @@ void raw_aranges_free(struct aranges *a);
 
 struct attr_spec {
     uint16_t at, form;
+    int8_t size; /* its value's bytes when its form has one size in its unit (raw_unit_open), else -1 */
     int64_t implicit; /* DW_FORM_implicit_const */
 };
 
@@ -142,6 +143,7 @@ struct abbrev {
     uint16_t tag;
     bool children;
     uint32_t first, n; /* attr_spec slice */
+    int32_t fixed; /* the bytes of its attributes when every form has one size in its unit, else -1 */
 };
 
 struct abbrevs {

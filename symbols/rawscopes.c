@@ -40,12 +40,31 @@ struct die_attrs {
     uint64_t type, member_offset; /* DW_AT_type; DW_AT_data_member_location as a constant */
 };
 
+/* Does read_attrs use attribute `at`'s value? (DW_AT_decl_file: only that it is there.) */
+static bool value_used(uint16_t at)
+{
+    switch (at) {
+    case DW_AT_name: case DW_AT_linkage_name: case DW_AT_MIPS_linkage_name: case DW_AT_abstract_origin:
+    case DW_AT_specification: case DW_AT_call_file: case DW_AT_call_line: case DW_AT_low_pc: case DW_AT_high_pc:
+    case DW_AT_ranges: case DW_AT_stmt_list: case DW_AT_language: case DW_AT_comp_dir: case DW_AT_sibling:
+    case DW_AT_type: case DW_AT_data_member_location:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Parse the DIE at c (its code already read: ab) and collect its attributes. */
 static void read_attrs(struct scope_reader *r, struct cur *c, const struct abbrev *ab, struct die_attrs *a)
 {
     memset(a, 0, sizeof *a);
     for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
         const struct attr_spec *spec = &r->u.ab.specs[ab->first + i];
+        if (spec->size >= 0 && !value_used(spec->at)) { /* (lines, columns, flags, views: half of them) */
+            a->has_decl_file |= spec->at == DW_AT_decl_file;
+            cur_skip(c, (uint64_t)spec->size);
+            continue;
+        }
         struct val v = raw_value(&r->u, c, spec);
         bool unsupported = v.kind == V_UNSUPPORTED;
         switch (spec->at) {
