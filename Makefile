@@ -280,7 +280,8 @@ REPLAY_record := fuzz/fuzz_record.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ing
 REPLAY_ingest += $(EXPORTS_SRC) profile/timeline.c -lz
 REPLAY_record += $(EXPORTS_SRC) profile/timeline.c -lz
 REPLAY_stream := fuzz/fuzz_stream.c $(filter-out fuzz/fuzz_ingest.c,$(REPLAY_ingest))
-replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_REPLAYED))
+# (the unreplayed targets built too, so that their drivers keep compiling against the code they call)
+replay: $(addprefix $(B)/tests/asan/replay_,$(FUZZ_TARGETS))
 # for scripts/fuzz.sh and tests/run.sh: the target names, and one target's sources
 fuzz-targets:
 	@echo $(FUZZ_TARGETS)

@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         regs[13] = 0x20001000u;
         regs[14] = 0x08000101u + 4u * a;
         regs[15] = (a & 1u ? 0x08000000u : 0u) + 2u * a;
-        bool psp;
-        sym_unwind(t, regs, any_word, NULL, out, 16, &psp);
+        uint32_t psp_return;
+        sym_unwind(t, regs, any_word, NULL, out, 16, &psp_return);
     }
     sym_close(t);
     return 0;
