@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """--diff and --fail-if-slower, the regression gate: two builds of the three loops where hot_b was
-made 30 % slower must fail it; twenty runs of one build with other jitter seeds must not raise a
-false alarm; damaged baselines are refused with the byte offset. Baselines that would mislead
-(another --by, absurd totals, another build, names past 512 bytes) are caught on the scenario
-captures first. Runs QEMU (no truth plugin). Prints one ok/FAIL line per check."""
+made 30 % slower must fail it; twenty other draws of the jitter (ten seeds of one build, and the
+loops_jitter scenario's ten chunks) must not raise a false alarm; damaged baselines are refused with
+the byte offset. Baselines that would mislead (another --by, absurd totals, another build, names past
+512 bytes) are caught on the scenario captures first. Runs QEMU (no truth plugin). Prints one ok/FAIL line per check."""
 import json
 import os
 import re
@@ -37,6 +37,22 @@ def capture(name, **defs):
                         "-icount", "shift=0", "-kernel", elf], check=True, timeout=120, stdout=text_out,
                        stderr=subprocess.PIPE)
     return uart, elf
+
+
+JITTER_ELF = os.path.join(SCEN, "loops_jitter", "fw.elf")
+
+
+def jitter_chunks():
+    """The loops_jitter scenario's capture cut into its chunks, one capture each (span, dump, end) as a
+    one-chunk run of the loops writes it; none when a chunk is not a whole dump of 10000 samples."""
+    path = os.path.join(SCEN, "loops_jitter", "uart.txt")
+    if not (os.path.exists(path) and os.path.exists(JITTER_ELF)):
+        return []
+    chunks = re.split(r"(?m)^(?=span=)", open(path, errors="replace").read())
+    chunks = [c for c in chunks if c]
+    if not all(re.match(r"span=\d+\nprof raw n=10000\n", c) and c.endswith("\nend\n") for c in chunks):
+        return []
+    return [save("jitter_chunk%d.txt" % k, c) for k, c in enumerate(chunks)]
 
 
 def run(*args):
@@ -196,13 +212,18 @@ def main():
     check("--diff alone: the change shown, marked significant, exit 0", code == 0 and row and "*" in row[0],
           row[0] if row else out[:200])
 
-    alarms = []
-    for seed in range(2, 22):
-        uart, elf = capture("diff_seed", SEED=seed)
+    # twenty other draws of the jitter: ten seeds of this build, run here, and the ten chunks of the
+    # loops_jitter scenario (the same loops, period, jitter and sample count; one QEMU run for all ten)
+    # (each seed's capture is judged before the next seed's run writes over it)
+    alarms, draws = [], [("seed %d" % seed, "diff_seed", seed) for seed in range(2, 12)]
+    draws += [("loops_jitter chunk %d" % k, uart, None) for k, uart in enumerate(jitter_chunks())]
+    for what, uart, seed in draws:
+        uart, elf = capture(uart, SEED=seed) if seed else (uart, JITTER_ELF)
         code, out, err = run("--diff", base, "--fail-if-slower", "10", uart, elf)
         if code != 0:
-            alarms.append("seed %d: exit %d %s" % (seed, code, err.strip()))
-    check("no false alarm over 20 other seeds of the same build", not alarms, "; ".join(alarms)[:400])
+            alarms.append("%s: exit %d %s" % (what, code, err.strip()))
+    check("no false alarm over 20 other draws of the jitter (10 seeds of the same build, loops_jitter's 10 chunks)",
+          len(draws) == 20 and not alarms, "%d draws; %s" % (len(draws), "; ".join(alarms)[:400]))
 
     damaged = os.path.join(TMP, "damaged.json")
     text = open(base).read()

@@ -65,6 +65,8 @@ struct pc_count {
 
 static struct pc_count *table; /* open addressing; entries never move, so inline ops may point in */
 static size_t table_used;
+static uint32_t *used_slots;   /* the table's indexes in use, in claim order: the scans visit only these,
+                                * not the whole table (32 MB, 35 ms of every QEMU run) */
 static uint64_t total;         /* every instruction, for mark indexes */
 static char *out_path;
 static uint64_t mark_pc = UINT64_MAX;
@@ -108,7 +110,7 @@ static struct pc_count *slot_for(uint64_t pc)
         struct pc_count *e = &table[i];
         if (e->count == 0 && e->pc == 0 && table_used < TABLE_SIZE - 1) {
             e->pc = pc;
-            table_used++;
+            used_slots[table_used++] = (uint32_t)i;
             return e;
         }
         if (e->pc == pc)
@@ -134,8 +136,8 @@ static void on_begin(unsigned int vcpu, void *udata)
     (void)udata;
     if (window_open)
         return;
-    for (size_t i = 0; i < TABLE_SIZE; i++)
-        table[i].base = table[i].count;
+    for (size_t k = 0; k < table_used; k++)
+        table[used_slots[k]].base = table[used_slots[k]].count;
     window_base_total = total;
     ctx_charge(); /* what ran before the window goes nowhere */
     window_open = true;
@@ -147,8 +149,10 @@ static void on_end(unsigned int vcpu, void *udata)
     (void)udata;
     if (!window_open)
         return;
-    for (size_t i = 0; i < TABLE_SIZE; i++)
-        table[i].window += table[i].count - table[i].base;
+    for (size_t k = 0; k < table_used; k++) {
+        struct pc_count *e = &table[used_slots[k]];
+        e->window += e->count - e->base;
+    }
     window_total += total - window_base_total;
     ctx_charge();
     window_open = false;
@@ -266,13 +270,20 @@ static void on_exit_cb(qemu_plugin_id_t id, void *udata)
         on_end(0, NULL);
     if (ctx_path)
         write_contexts();
-    for (size_t i = 0; i < TABLE_SIZE; i++)
-        if (table[i].count)
-            table[n++] = table[i];
-    qsort(table, n, sizeof table[0], cmp_pc);
+    /* the entries that ran, copied out of the table and sorted by address */
+    struct pc_count *ran = malloc((table_used ? table_used : 1u) * sizeof *ran);
+    if (!ran) {
+        qemu_plugin_outs("truth: out of memory\n");
+        return;
+    }
+    for (size_t k = 0; k < table_used; k++)
+        if (table[used_slots[k]].count)
+            ran[n++] = table[used_slots[k]];
+    qsort(ran, n, sizeof ran[0], cmp_pc);
     FILE *f = fopen(out_path, "w");
     if (!f) {
         qemu_plugin_outs("truth: cannot write the counts file\n");
+        free(ran);
         return;
     }
     fprintf(f, "total %" PRIu64 "\n", total);
@@ -280,9 +291,10 @@ static void on_exit_cb(qemu_plugin_id_t id, void *udata)
     if (table_full)
         fprintf(f, "error table full\n");
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", table[i].pc == UINT64_MAX ? 0 : table[i].pc,
-                table[i].count, table[i].window);
+        fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", ran[i].pc == UINT64_MAX ? 0 : ran[i].pc, ran[i].count,
+                ran[i].window);
     fclose(f);
+    free(ran);
 }
 
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -326,7 +338,8 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
         return -1;
     }
     table = calloc(TABLE_SIZE, sizeof *table);
-    if (!table)
+    used_slots = malloc(TABLE_SIZE * sizeof *used_slots);
+    if (!table || !used_slots)
         return -1;
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
     qemu_plugin_register_atexit_cb(id, on_exit_cb, NULL);
