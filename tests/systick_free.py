@@ -207,7 +207,7 @@ def scan_builds(cpu, flags):
     """{file: the SysTick addresses its object code reaches} for one core and option set. Most
     option sets leave most files unchanged: a file whose preprocessed text (and core) was compiled
     and scanned before has the same object code, so its earlier result stands (about 1,400
-    compilations shrink to about 350; the five files are preprocessed in one compiler run). An
+    compilations shrink to about 350; the files preprocess() must read are preprocessed in one compiler run). An
     object tests/firmware_builds.py compiled of the same text with the same compiler and flags
     (its object_key) is scanned, not compiled again."""
     os.makedirs(OUT, exist_ok=True)
