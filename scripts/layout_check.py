@@ -89,19 +89,26 @@ def sources(root):
     return host, firmware
 
 
-def symbols(root, cc, flags, src, tmp):
-    obj = os.path.join(tmp, src.replace("/", "_") + ".o")
-    subprocess.run([cc, *flags, "-c", src, "-o", obj], cwd=root, check=True)
+def symbols(root, cc, flags, files, tmp):
+    """{file: (the symbols its object defines, those it refers to)}: each file compiled alone, the
+    objects' symbols read by one nm run (-A names each line's object: one process, not one a file)."""
+    objs = {}
+    for src in files:
+        objs[src] = os.path.join(tmp, src.replace("/", "_") + ".o")
+        subprocess.run([cc, *flags, "-c", src, "-o", objs[src]], cwd=root, check=True)
     nm = "arm-none-eabi-nm" if cc.startswith("arm") else "nm"
-    out = subprocess.run([nm, "-g", obj], capture_output=True, text=True, check=True).stdout
-    defined, undefined = set(), set()
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] in ("U", "w", "v"):  # undefined, or a weak reference
-            undefined.add(parts[1])
-        elif len(parts) == 3:  # defined here: strong, weak (W, V) or an alias of this file's data
-            defined.add(parts[2])
-    return defined, undefined
+    found = {obj: (set(), set()) for obj in objs.values()}
+    if objs:
+        out = subprocess.run([nm, "-A", "-g", *objs.values()], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            obj, _, sym = line.rpartition(":")  # "OBJECT:ADDRESS TYPE NAME": a C name holds no colon
+            parts = sym.split()
+            defined, undefined = found[obj]
+            if len(parts) == 2 and parts[0] in ("U", "w", "v"):  # undefined, or a weak reference
+                undefined.add(parts[1])
+            elif len(parts) == 3:  # defined here: strong, weak (W, V) or an alias of this file's data
+                defined.add(parts[2])
+    return {src: found[obj] for src, obj in objs.items()}
 
 
 INLINE = re.compile(r"^static\s+inline\b[^;(]*?\b([A-Za-z_]\w*)\s*\(", re.M)
@@ -126,8 +133,8 @@ def strip_comments(text):
 
 def c_edges(cc, flags, files, tmp, root=ROOT):
     defs, undefs = {}, {}
-    for f in files:
-        defs[f], undefs[f] = symbols(root, cc, flags, f, tmp)
+    for f, (defined, undefined) in symbols(root, cc, flags, files, tmp).items():
+        defs[f], undefs[f] = defined, undefined
     owner = {}
     for f, names in defs.items():
         for n in names:

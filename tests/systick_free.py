@@ -120,27 +120,82 @@ def gcc(cpu, flags, src, *out):
         [os.path.join(ROOT, "firmware", src)] + list(out)
 
 
-def preprocessed(cpu, flags):
+def preprocess(cpu, flags, files):
     """{file: its preprocessed text, or None when that fails} for one core and option set: one
-    compiler run for the five files (gcc -E writes each file's text in turn, each starting with its
-    own name on a line marker, byte for byte what a run on that file alone writes), each file alone
+    compiler run for the files (gcc -E writes each file's text in turn, each starting with its own
+    name on a line marker, byte for byte what a run on that file alone writes), each file alone
     when that fails."""
-    cmd = gcc(cpu, flags, FILES[0], "-E")
-    at = cmd.index(os.path.join(ROOT, "firmware", FILES[0]))
-    whole = subprocess.run(cmd[:at] + [os.path.join(ROOT, "firmware", f) for f in FILES] + cmd[at + 1:],
+    cmd = gcc(cpu, flags, files[0], "-E")
+    at = cmd.index(os.path.join(ROOT, "firmware", files[0]))
+    whole = subprocess.run(cmd[:at] + [os.path.join(ROOT, "firmware", f) for f in files] + cmd[at + 1:],
                            capture_output=True)
     starts = []
-    for f in FILES:
+    for f in files:
         mark = b'# 0 "%s"\n# 0 "<built-in>"\n' % os.path.join(ROOT, "firmware", f).encode()
         k = whole.stdout.find(mark, starts[-1] + 1 if starts else 0)
         starts.append(k)
     if whole.returncode == 0 and starts[0] == 0 and all(a < b for a, b in zip(starts, starts[1:])):
         ends = starts[1:] + [len(whole.stdout)]
-        return {f: whole.stdout[a:b] for f, a, b in zip(FILES, starts, ends)}
+        return {f: whole.stdout[a:b] for f, a, b in zip(files, starts, ends)}
     texts = {}
-    for f in FILES:
+    for f in files:
         pre = subprocess.run(gcc(cpu, flags, f, "-E"), capture_output=True)
         texts[f] = pre.stdout if pre.returncode == 0 else None
+    return texts
+
+
+COMMENT_OR_LITERAL = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+MARKER = re.compile(rb'^# \d+ "([^"<][^"]*)"', re.M)
+_names_in = {}  # a source file read by the preprocessor -> the identifiers in it, outside comments
+
+
+def names_read(text):
+    """Every identifier outside comments in the files the preprocessor read to make text (each
+    named by a line marker), string literals included: all that its run could look up as a macro."""
+    names = set()
+    for path in set(MARKER.findall(text)):
+        if path not in _names_in:
+            with open(path.decode(), "rb") as f:
+                code = COMMENT_OR_LITERAL.sub(lambda m: m.group(0) if m.group(0)[:1] in b"\"'" else b" ", f.read())
+            if b"##" in code:  # a pasted token may spell any name: none is known to be left out
+                _names_in[path] = None
+            else:
+                _names_in[path] = set(IDENTIFIER.findall(code))
+        if _names_in[path] is None:
+            return None
+        names |= _names_in[path]
+    return names
+
+
+_texts = {}  # (core, file) -> [(-D options, preprocessed text, the names its run could look up)]
+
+
+def defines(flags):
+    return dict((f[2:].split("=", 1) + ["1"])[:2] for f in flags)
+
+
+def preprocessed(cpu, flags):
+    """{file: its preprocessed text, or None when that fails} for one core and option set. A file's
+    text is the one an earlier option set of the same core gave when the two sets differ only in
+    macros whose names appear nowhere in the files that earlier run read (outside comments; no
+    token pasting there): the preprocessor never looked those names up, so it took the same path
+    and wrote the same text. The rest are preprocessed (one compiler run for the five files became
+    one for the sampler's alone in most of the 420 option sets: the timer port acts on it only)."""
+    known = {}
+    if all(f.startswith("-D") for f in flags):
+        d = defines(flags)
+        for f in FILES:
+            for d0, text, names in _texts.get((cpu, f), ()):
+                if names is not None and not {n.encode() for n in set(d) | set(d0) if d.get(n) != d0.get(n)} & names:
+                    known[f] = text
+                    break
+    new = [f for f in FILES if f not in known]
+    texts = dict(known, **(preprocess(cpu, flags, new) if new else {}))
+    if all(f.startswith("-D") for f in flags):
+        for f in new:
+            if texts[f] is not None:
+                _texts.setdefault((cpu, f), []).append((defines(flags), texts[f], names_read(texts[f])))
     return texts
 
 
@@ -152,7 +207,7 @@ def scan_builds(cpu, flags):
     """{file: the SysTick addresses its object code reaches} for one core and option set. Most
     option sets leave most files unchanged: a file whose preprocessed text (and core) was compiled
     and scanned before has the same object code, so its earlier result stands (about 1,400
-    compilations shrink to about 350; the five files are preprocessed in one compiler run). An
+    compilations shrink to about 350; the files preprocess() must read are preprocessed in one compiler run). An
     object tests/firmware_builds.py compiled of the same text with the same compiler and flags
     (its object_key) is scanned, not compiled again."""
     os.makedirs(OUT, exist_ok=True)
