@@ -258,6 +258,48 @@ static bool sample_pc6(const struct text_decoder *d, const char *s, size_t len, 
     return true;
 }
 
+/* Version 7's task index characters, none of them a PC's first ('?' to 'n', '.', '*'): 37 of one
+ * char, '}' and a base64 char for 37..100, '+' and two for 101 on; '-' and one base64 char, or '~'
+ * and two, an exception; '/' no slot. */
+static const char tag7_one[] = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|";
+#define PC7_LEAD(c) ((c) >= '?' && (c) <= 'N') /* a PC in 3 chars: '?' + its top 4 bits */
+#define PAGE7_HIT(c) ((c) >= 'O' && (c) <= 'n') /* a page hit: 'O' + the slot */
+#define PAGE7_EPOCH 8u                           /* lines: a number that is a multiple starts afresh */
+
+/* A version 7 tag at s[*i]: as sample_tag6, in version 7's characters. */
+static bool sample_tag7(const char *s, size_t len, size_t *i, uint32_t *tag, int *index)
+{
+    char c = s[*i];
+    const char *one = c ? strchr(tag7_one, c) : NULL;
+    size_t more = one || c == '/' ? 0 : c == '}' || c == '-' ? 1 : c == '+' || c == '~' ? 2 : 3;
+    int v = 0;
+    if (more == 3 || *i + 1 + more > len)
+        return false;
+    for (size_t k = 1; k <= more; k++) {
+        int b = b64val(s[*i + k]);
+        if (b < 0)
+            return false;
+        v = v << 6 | b;
+    }
+    *index = -1;
+    if (one)
+        *index = (int)(one - tag7_one);
+    else if (c == '}')
+        *index = 37 + v;
+    else if (c == '+')
+        *index = 101 + v;
+    else if (c == '/')
+        *tag = EV_TAG_UNSENT;
+    else if (v < 2 || v > 511 || (c == '~' && v < 64)) /* exceptions 2..511, the short form below 64 */
+        return false;
+    else
+        *tag = 0xFFFFFE00u | (uint32_t)v;
+    if (*index >= (int)TEXT_TASKS)
+        return false;
+    *i += 1 + more;
+    return *i < len;
+}
+
 #define LINE_DEFS 64 /* '=' entries in one sample line, at most (the firmware puts 4) */
 
 /* A sample line, parsed: its samples, and where its '=' entries are. */
@@ -266,12 +308,105 @@ struct sample_line {
     int indexes[64];
     size_t defs[LINE_DEFS], def_before[LINE_DEFS]; /* where each entry is, and the sample it precedes */
     size_t n, n_defs;
+    /* version 7: the page cache after the line, its number, whether it read (false: a line was missed) */
+    uint32_t page_key[TEXT_PAGE_SLOTS];
+    uint32_t number;
+    bool known;
 };
+
+/* A version 7 sample's PC at s[*i], after its tag if any: a page hit ('O' + slot, then the offset's
+ * char) from the line's page cache l, 3 chars, '.' and 4, or '*' and 6 base64. *slot: the cache
+ * slot it leaves its page in (-1: none); *hit: it was a hit. False when malformed. */
+static bool sample_pc7(const struct text_decoder *d, struct sample_line *l, const char *s, size_t len, size_t *i,
+                       uint32_t *pc, int *slot, bool *hit)
+{
+    char c = s[*i];
+    size_t at = *i + (c == '*' || c == '.' || PAGE7_HIT(c)), chars = c == '*' ? 6 : c == '.' ? 4 : PAGE7_HIT(c) ? 1 : 3;
+    if (!PC7_LEAD(c) && !PAGE7_HIT(c) && c != '.' && c != '*')
+        return false;
+    if (at + chars > len)
+        return false;
+    uint32_t v = PC7_LEAD(c) ? (uint32_t)(c - '?') : 0;
+    for (size_t k = PC7_LEAD(c); k < chars; k++) {
+        int b = c == '*' ? b64val(s[at + k]) : pc6val(s[at + k]);
+        if (b < 0)
+            return false;
+        v = v << 6 | (uint32_t)b;
+    }
+    *hit = PAGE7_HIT(c);
+    *slot = -1;
+    if (*hit) {
+        int k = c - 'O';
+        if (!l->page_key[k] && l->known)
+            return false; /* a hit on no page: the firmware's cache is not this */
+        v |= (l->page_key[k] ? l->page_key[k] - 1u : 0u) << 6;
+        *slot = k;
+    } else if (c != '*') {
+        *slot = (int)((v >> 6) & (TEXT_PAGE_SLOTS - 1u));
+    }
+    *pc = c == '*' ? v : d->code_base + (v << 1);
+    *i = at + chars;
+    return true;
+}
+
+/* Version 7's sample line: its number (2 base64 chars), then as version 6's (a sample without a tag
+ * has the tag of the sample before it), each PC perhaps a hit in the page cache (the line's copy in
+ * l: kept only once the whole line read). */
+static bool parse_samples7(struct text_decoder *d, const char *s, size_t len, bool tagged, struct sample_line *l,
+                           const struct ev_sink *sink)
+{
+    int hi = len >= 3 ? b64val(s[1]) : -1, lo = len >= 3 ? b64val(s[2]) : -1;
+    if (hi < 0 || lo < 0)
+        return false;
+    l->number = (uint32_t)(hi << 6 | lo);
+    bool fresh = l->number % PAGE7_EPOCH == 0;
+    l->known = fresh || (d->page_synced && l->number == ((d->page_line + 1u) & 4095u));
+    if (fresh)
+        memset(l->page_key, 0, sizeof l->page_key);
+    else
+        memcpy(l->page_key, d->page_key, sizeof l->page_key);
+    l->n = l->n_defs = 0;
+    for (size_t i = 3; i < len;) {
+        if (tagged && s[i] == '=') {
+            if (l->n_defs == LINE_DEFS)
+                return false;
+            l->defs[l->n_defs] = ++i;
+            l->def_before[l->n_defs++] = l->n;
+            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK_DEF, sink))
+                return false;
+            continue;
+        }
+        size_t n = l->n;
+        if (n == 64)
+            return false;
+        char c = s[i];
+        bool has_tag = tagged && !PC7_LEAD(c) && !PAGE7_HIT(c) && c != '.' && c != '*', hit;
+        l->tags[n] = 0;
+        l->indexes[n] = -1;
+        if (has_tag && !sample_tag7(s, len, &i, &l->tags[n], &l->indexes[n]))
+            return false;
+        int slot;
+        if (!sample_pc7(d, l, s, len, &i, &l->pcs[n], &slot, &hit))
+            return false;
+        if (tagged && !has_tag) {
+            if (!n)
+                return false; /* a line's first sample has its tag */
+            l->tags[n] = l->tags[n - 1];
+            l->indexes[n] = l->indexes[n - 1];
+        }
+        if (slot >= 0 && !hit)
+            l->page_key[slot] = ((l->pcs[n] - d->code_base) >> 7) + 1u;
+        l->n++;
+    }
+    return true;
+}
 
 /* "$" or "%" samples in the alphabet d->pc_digits says; false when malformed. */
 static bool parse_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, struct sample_line *l,
                           const struct ev_sink *sink)
 {
+    if (d->paged)
+        return parse_samples7(d, s, len, tagged, l, sink);
     size_t i = 1;
     l->n = l->n_defs = 0;
     while (i < len) {
@@ -311,21 +446,23 @@ static bool parse_samples(struct text_decoder *d, const char *s, size_t len, boo
     return true;
 }
 
-/* The sample forms: version 2's base64 PCs, version 3's digits (to 5), version 6's. */
+/* The sample forms: version 2's base64 PCs, version 3's digits (to 5), version 6's, version 7's. */
 static uint32_t form_of(const struct text_decoder *d)
 {
-    return d->compact ? 6 : d->pc_digits ? 3 : 2;
+    return d->paged ? 7 : d->compact ? 6 : d->pc_digits ? 3 : 2;
 }
 
 static bool parse_as(struct text_decoder *d, uint32_t form, const char *s, size_t len, bool tagged,
                      struct sample_line *l, const struct ev_sink *sink)
 {
-    bool digits = d->pc_digits, compact = d->compact;
+    bool digits = d->pc_digits, compact = d->compact, paged = d->paged;
     d->pc_digits = form == 3;
     d->compact = form == 6;
+    d->paged = form == 7;
     bool ok = parse_samples(d, s, len, tagged, l, sink);
     d->pc_digits = digits;
     d->compact = compact;
+    d->paged = paged;
     return ok;
 }
 
@@ -335,6 +472,7 @@ static bool parse_as(struct text_decoder *d, uint32_t form, const char *s, size_
 static void other_version(struct text_decoder *d, uint32_t version, bool tagged, const struct ev_sink *sink)
 {
     d->stats.other_version_lines++;
+    d->page_synced = false; /* (a version 7 line it may have been) */
     d->stats.other_version = version;
     d->stats.announced_version = d->version;
     if (tagged)
@@ -361,19 +499,24 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
      * announce */
     bool first_try = !d->other_seen && parse_samples(d, s, len, tagged, &l, sink);
     if (!first_try && !d->have_base && !v1) {
-        /* no announce yet: version 6's samples are counted too, and its '=' entries (version 5's,
-         * a late host's first lines: a new task's name) named, not taken for a malformed line */
+        /* no announce yet: version 7's and 6's samples are counted too, and their '=' entries (a late
+         * host's first lines: a new task's name) named, not taken for a malformed line */
+        static const uint32_t early[] = {7, 6};
         uint32_t version = d->version;
-        d->version = 6;
-        first_try = parse_as(d, 6, s, len, tagged, &l, sink);
-        if (first_try)
-            emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
+        for (size_t k = 0; k < sizeof early / sizeof *early && !first_try; k++) {
+            d->version = early[k];
+            first_try = parse_as(d, early[k], s, len, tagged, &l, sink);
+            if (first_try)
+                emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
+        }
         d->version = version;
         if (first_try)
             return;
     }
     if (!first_try && d->have_base && !v1) {
-        static const uint32_t forms[] = {6, 3, 2};
+        /* version 7's last: its lines read in few other forms, but its form takes many (a line
+         * number, then PC chars) */
+        static const uint32_t forms[] = {6, 3, 2, 7};
         for (size_t k = 0; k < sizeof forms / sizeof *forms; k++)
             if (forms[k] != form_of(d) && parse_as(d, forms[k], s, len, tagged, &l, sink)) {
                 d->other_seen = true;
@@ -383,6 +526,7 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     }
     if (!first_try && !(d->other_seen && parse_samples(d, s, len, tagged, &l, sink))) {
         textline_bad(d);
+        d->page_synced = false;
         if (tagged)
             names_unsure(d, sink);
         return;
@@ -395,9 +539,16 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
                          const struct sample_line *l, uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
 {
     size_t n = l->n;
+    bool unread = false; /* version 7: a line missed before it since its page cache began */
     if (!d->have_base) {
         d->stats.no_base += n;
         n = 0; /* the names still count: they outlive the samples */
+    } else if (d->paged) {
+        memcpy(d->page_key, l->page_key, sizeof d->page_key);
+        d->page_line = l->number;
+        d->page_synced = l->known;
+        unread = !l->known;
+        d->stats.unread_paged += unread ? n : 0u;
     }
     struct ev e = ev_blank(EV_PC);
     e.pc.has_tag = tagged;
@@ -411,12 +562,14 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
         }
         if (k == n)
             break;
+        if (unread) /* its '=' entries still name (they read alone), its samples do not */
+            continue;
         e.pc.addr = l->pcs[k];
         e.pc.tag = l->indexes[k] >= 0 ? index_tag(d, l->indexes[k]) : l->tags[k];
         d->stats.unsent_tags += tagged && e.pc.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
-    d->stats.samples += n;
+    d->stats.samples += unread ? 0u : n;
 }
 
 static uint32_t b64_3(const char *s, bool *ok)
@@ -477,7 +630,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 6u
+#define STREAM_VERSION 7u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -552,6 +705,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     d->have_base = true;
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
+    d->paged = ver >= 7;     /* version 7: the page cache and the line's number */
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {
@@ -831,6 +985,7 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
     if ((s[0] == LEAD_CONTROL || s[0] == LEAD_HIST) && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
     if (d->newer_version && s[0] != LEAD_CONTROL) { /* a newer firmware's samples: not read, counted */
+        d->page_synced = false;
         d->stats.stream_lines++;
         d->stats.newer_lines++;
         return true;
@@ -839,6 +994,7 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
     d->stats.stream_lines++;
     if (!body) {
         d->stats.bad_checks++;
+        d->page_synced = false; /* a sample line, perhaps: version 7's page cache is unsure */
         textline_bad(d);
         names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
         return true;
@@ -874,6 +1030,7 @@ bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const 
         return false;
     d->stats.stream_lines++;
     d->stats.bad_checks++;
+    d->page_synced = false;
     textline_bad(d);
     names_unsure(d, sink);
     return true;

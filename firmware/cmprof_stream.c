@@ -78,6 +78,28 @@ static struct {
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
 } stream;
 
+static uint32_t line_number; /* of the next sample line, 12 bits on the wire (version 7) */
+
+/* Version 7's page cache (docs/stream.md): the 32 code pages (64 halfwords, 128 bytes, each) of
+ * the samples sent last, each at slot (page mod 32). A sample in a page the host has at its slot
+ * goes out as that slot's char and one char of offset: 2 chars where a PC takes 3. The host keeps
+ * the same from the lines it reads; both start afresh every PAGE_EPOCH lines (the line's number
+ * says which), so a host that attached late, or lost a line, reads again within PAGE_EPOCH lines. */
+#define PAGE_SLOTS 32u
+#define PAGE_EPOCH 8u /* lines (the line number's low bits 0: a new epoch) */
+#define PAGE_HIT 'O'  /* slot k's char: 'O' + k ('O' to 'n') */
+#define PAGE_NONE 0xFFFFFFFFu /* a key no page has (pages are 18 bits) */
+static uint32_t page_key[PAGE_SLOTS];
+
+/* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
+__attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
+{
+    if (number % PAGE_EPOCH)
+        return;
+    for (uint32_t k = 0; k < PAGE_SLOTS; k += 4u) /* no library call: the application's may be slow */
+        page_key[k] = page_key[k + 1u] = page_key[k + 2u] = page_key[k + 3u] = PAGE_NONE;
+}
+
 /* The name each index stands for on the host, as its last '=' entry gave it: 1 + the id, and the
  * id's takeover count then (name_ids' `taken`, its low bits) above it (0: not known that way). An
  * entry that would only say it again (a worker re-created, in its predecessor's control block,
@@ -347,6 +369,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     stream.round_next = stream.round_end = 0; /* and a new round of names */
     stream.turns = 0;
     forget_names_sent(); /* a stream begins: its host has no name ids and no tags yet */
+    line_number = 0; /* and no pages: its first sample line starts an epoch */
     send_announce(putc);
 }
 
@@ -382,7 +405,7 @@ static void send_announce(cmprof_putc_fn putc)
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
     static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=6"); /* 6: 3-char PCs, a tag only where it changes; names by id (5) */
+    size_t n = put_text(line, 0, "@cmprof v=7"); /* 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -993,10 +1016,12 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 /* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
  * the same task, so the common case is a compare. */
 /* An exception's chars: '-' and its number (interrupt handlers take no slot: tasks have them all). */
-static uint32_t isr_chars(uint32_t tag)
+__attribute__((always_inline)) static inline uint32_t isr_chars(uint32_t tag)
 {
-    return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 | (uint32_t)(uint8_t)b64[tag & 63u] << 16,
-                  3u);
+    uint32_t n = tag & 511u;
+    if (n < 64u) /* version 7: '-' and one base64 char for exceptions below 64 (IRQs 0..47) */
+        return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[n] << 8, 2u);
+    return IXC_OF((uint32_t)'~' | (uint32_t)(uint8_t)b64[n >> 6] << 8 | (uint32_t)(uint8_t)b64[n & 63u] << 16, 3u);
 }
 
 #if CMPROF_TAG_NAMES
@@ -1044,10 +1069,11 @@ __attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
 }
 #endif
 
-/* A PC's 18 bits of halfword offset as 3 chars, '?' + 6 bits each, high first, in the low three
- * bytes of a little-endian word (the fourth is junk the next item overwrites). On Thumb-2 six
- * instructions: a shift, two field extracts with an OR each, one add for all ('?' in every byte is
- * an immediate there). ARMv6-M: shifts, ANDs and ORs, no division. */
+/* A PC's 16 bits of halfword offset as 3 chars, high first, in the low three bytes of a
+ * little-endian word (the fourth is junk the next item overwrites): '?' + the top 4 bits ('?' to
+ * 'N'), then '?' + 6 bits twice. On Thumb-2 six instructions: a shift, two field extracts with an OR each, one add
+ * for all (its constant is an immediate there). ARMv6-M: shifts, ANDs and ORs, no division. */
+#define PC_CHARS_ADD 0x3F3F3F3Fu /* '?' in every byte (an immediate on Thumb-2) */
 static inline uint32_t pc_chars(uint32_t v)
 {
 #if defined(__thumb2__)
@@ -1057,12 +1083,12 @@ static inline uint32_t pc_chars(uint32_t v)
             "orr %0, %0, %1, lsl #8\n\t"
             "and %1, %2, #63\n\t"
             "orr %0, %0, %1, lsl #16\n\t"
-            "add %0, %0, #0x3F3F3F3F"
+            "add %0, %0, %3"
             : "=&r"(w), "=&r"(t)
-            : "r"(v));
+            : "r"(v), "i"(PC_CHARS_ADD));
     return w;
 #else
-    return (v >> 12 | ((v >> 6) & 63u) << 8 | (v & 63u) << 16) + 0x3F3F3F3Fu;
+    return (v >> 12 | ((v >> 6) & 63u) << 8 | (v & 63u) << 16) + PC_CHARS_ADD;
 #endif
 }
 
@@ -1112,7 +1138,7 @@ __attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *
 }
 #endif
 
-/* A PC past 512 KB of code: '.' and its 24 bits of halfword offset as 4 such chars, or '*' and the
+/* A PC past 128 KB of code: '.' and its 24 bits of halfword offset as 4 such chars, or '*' and the
  * full 32 bits in base64 (outside 32 MB, below the base, or odd). `v` is the rotated offset. */
 __attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t v)
 {
@@ -1128,11 +1154,13 @@ __attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t
     return b;
 }
 
-/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end. A
- * tag goes out where it differs from the sample's before it, and at the first of these samples:
- * each line reads alone, and after a name given between two runs of samples (a reused control
- * block may have another index now) the index is said again. Locals, not the stream's fields, in
- * the loop: stores through a char pointer would make the compiler reload them. */
+/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
+ * Each PC in a page the host has at its slot goes out as 2 chars (the slot's and the offset's);
+ * any other as 3 ('.' and 4 past 128 KB, '*' and 6 outside 32 MB or odd). A tag goes out where it
+ * differs from the sample's before it, and at the first of these samples: each line reads alone
+ * (but for its pages), and after a name given between two runs of samples (a reused control block
+ * may have another index now) the index is said again. Locals, not the stream's fields, in the
+ * loop: stores through a char pointer would make the compiler reload them. */
 __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint32_t *pcs, const uint32_t *tags,
                                                             uint32_t n)
 {
@@ -1187,14 +1215,24 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         tags++;
 #endif
         uint32_t pc = *pcs, off = pc - base;
-        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
-        if (v < (1u << 18)) { /* 18 bits of halfword offset, in 3 chars '?' + 6 bits: no table loads */
-            uint32_t w = pc_chars(v);
-            COPY4(b, &w);
-            b += 3;
-        } else {
-            b = put_far_pc(b, pc, v);
+        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range tests */
+        if (v < (1u << 24)) {
+            uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
+            if (page_key[slot] == page) { /* the host has the page: its slot's char and the offset's */
+                uint32_t t = (PAGE_HIT + slot) | ('?' + (v & 63u)) << 8;
+                __builtin_memcpy(b, &t, 2);
+                b += 2;
+                continue;
+            }
+            page_key[slot] = page;
+            if (v < (1u << 16)) { /* 16 bits of halfword offset in 3 chars: no table loads */
+                uint32_t w = pc_chars(v);
+                COPY4(b, &w);
+                b += 3;
+                continue;
+            }
         }
+        b = put_far_pc(b, pc, v);
     } while (++pcs < end);
 #ifdef CMPROF_TAG
     stream.last_tag = last_tag;
@@ -1296,6 +1334,11 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #else
     *b++ = '$';
 #endif
+    /* the line's number, 12 bits: the host tells a line it missed, and where its pages start afresh */
+    uint32_t number = line_number & 4095u;
+    *b++ = b64[number >> 6];
+    *b++ = b64[number & 63u];
+    page_line(number);
     char *first = b;
 #if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
     line_putc = putc;
@@ -1331,6 +1374,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
     if (b == first)
         return 0;
     send(putc, start, (size_t)(b - start));
+    line_number++;
 #if CMPROF_STACKS /* the stack evidence of its samples, each in a line of its own (cmprof_stack.c) */
     static char stack_text[CMPROF_STACK_LINE_MAX + LINE_TAIL];
     for (uint32_t sn; (sn = cmprof_stack_line(stack_text, upto, k, stream.code_base)) != 0u;)

@@ -788,6 +788,30 @@ def sample_tag6(s, i):
     return None, i
 
 
+TAG7_ONE = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|"
+
+
+def sample_tag7(s, i):
+    """A version 7 tag at s[i] (decode/stream.c's sample_tag7): (task index or None for an
+    exception's or no slot's, where it ends); (None, i) when s[i] is a PC's first character."""
+    c = s[i]
+    if c in TAG7_ONE:
+        return TAG7_ONE.index(c), i + 1
+    if c == "}":
+        return 37 + B64_VAL[s[i + 1]], i + 2
+    if c == "+":
+        return 101 + (B64_VAL[s[i + 1]] << 6 | B64_VAL[s[i + 2]]), i + 3
+    if c in "-~/":
+        return None, i + {"-": 2, "~": 3, "/": 1}[c]
+    return None, i
+
+
+def pc7_len(c):
+    """A version 7 PC's characters from its first: 3 ('?'..'N'), 2 (a page hit, 'O'..'n'), '.' and 4,
+    '*' and 6."""
+    return 3 if "?" <= c <= "N" else 2 if "O" <= c <= "n" else 5 if c == "." else 7
+
+
 def sample_line_items(body, state):
     """Walk a '$' or '%' line's text before its '!' (a reservoir's '&' head cut off) in the form of
     the capture's version (state, as stream_state keeps it; '=' entries update its name ids): yields
@@ -796,7 +820,7 @@ def sample_line_items(body, state):
     if body.startswith("&") and body[8:9] in ("%", "$"):  # a reservoir's group: its line after the head
         body = body[8:]
     version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
-    i = 1
+    i = 3 if version >= 7 else 1  # version 7: the line's number first
     while i < len(body):
         c, index = body[i], None
         if tagged and c == "=":
@@ -804,7 +828,11 @@ def sample_line_items(body, state):
             yield "def", index, tag, name, end - i
             i = end
             continue
-        if version >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
+        if version >= 7:  # a tag where the host could not tell it; a page hit in 2 chars
+            if tagged:
+                index, i = sample_tag7(body, i)
+            i += pc7_len(body[i])
+        elif version >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
             if tagged:
                 index, i = sample_tag6(body, i)
             i += {"*": 7, ".": 5}.get(body[i], 3)
