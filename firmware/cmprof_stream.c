@@ -1138,11 +1138,19 @@ __attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *
 }
 #endif
 
-/* A PC past 128 KB of code: '.' and its 24 bits of halfword offset as 4 such chars, or '*' and the
+/* A PC past 128 KB of code: a page hit as in the loop, else '.' and its 24 bits of halfword offset
+ * as 4 such chars ('?' + 6 bits), or '*' and the
  * full 32 bits in base64 (outside 32 MB, below the base, or odd). `v` is the rotated offset. */
 __attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t v)
 {
     if (v < (1u << 24)) {
+        uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
+        if (page_key[slot] == page) { /* the host has the page: its slot's char and the offset's */
+            *b++ = (char)(PAGE_HIT + slot);
+            *b++ = (char)('?' + (v & 63u));
+            return b;
+        }
+        page_key[slot] = page;
         *b++ = '.';
         for (int sh = 18; sh >= 0; sh -= 6)
             *b++ = (char)('?' + ((v >> sh) & 63u));
@@ -1166,6 +1174,12 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
 {
     const uint32_t base = stream.code_base;
     const uint32_t *end = pcs + n;
+    uint32_t *keys = page_key;
+    __asm__("" : "+r"(keys)); /* in a register: GCC would load the address again every sample */
+#if CMPROF_TAG_NAMES
+    const uint32_t *ixcs = cmprof_tasks.ixc; /* the same */
+    __asm__("" : "+r"(ixcs));
+#endif
 #ifdef CMPROF_TAG
     uint32_t last_tag = stream.last_tag;
     if (cmprof_tasks.cache_stale) { /* a tag got a slot: the cached answer may have been "no slot" */
@@ -1194,7 +1208,7 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
             /* another task: its first probe of the hash, here; anything else out of line */
             last_tag = *tags;
 #if CMPROF_TAG_NAMES
-            ixc = word_chars(last_tag);
+            ixc = (last_tag & 0xFFFFu) < MAX_TASKS ? ixcs[last_tag & 0xFFFFu] : word_chars(last_tag);
 #else
             uint32_t slot = cmprof_tasks.hash[cmprof_tasks_home(last_tag)];
             if (slot && (uint32_t)(uintptr_t)cmprof_tasks.tags[slot - 1u] == last_tag)
@@ -1215,24 +1229,28 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         tags++;
 #endif
         uint32_t pc = *pcs, off = pc - base;
-        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range tests */
-        if (v < (1u << 24)) {
+        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
+        if (__builtin_expect(v < (1u << 16), 1)) {
             uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
-            if (page_key[slot] == page) { /* the host has the page: its slot's char and the offset's */
-                uint32_t t = (PAGE_HIT + slot) | ('?' + (v & 63u)) << 8;
+            if (keys[slot] == page) { /* the host has the page: its slot's char and the offset's */
+                uint32_t t = slot;
+#if defined(__thumb2__)
+                __asm__("bfi %0, %1, #8, #6" : "+r"(t) : "r"(v)); /* GCC takes 3 for it */
+#else
+                t |= (v & 63u) << 8;
+#endif
+                t += PAGE_HIT | '?' << 8;
                 __builtin_memcpy(b, &t, 2);
                 b += 2;
-                continue;
-            }
-            page_key[slot] = page;
-            if (v < (1u << 16)) { /* 16 bits of halfword offset in 3 chars: no table loads */
+            } else { /* 16 bits of halfword offset in 3 chars: no table loads */
+                keys[slot] = page;
                 uint32_t w = pc_chars(v);
                 COPY4(b, &w);
                 b += 3;
-                continue;
             }
+        } else {
+            b = put_far_pc(b, pc, v);
         }
-        b = put_far_pc(b, pc, v);
     } while (++pcs < end);
 #ifdef CMPROF_TAG
     stream.last_tag = last_tag;
