@@ -349,13 +349,13 @@ static bool sample_pc7(const struct text_decoder *d, struct sample_line *l, cons
     return true;
 }
 
-/* Version 7's sample line: its number (2 base64 chars), then as version 6's (a sample without a tag
+/* Version 7's sample line: its number (2 chars '?' + 6 bits), then as version 6's (a sample without a tag
  * has the tag of the sample before it), each PC perhaps a hit in the page cache (the line's copy in
  * l: kept only once the whole line read). */
 static bool parse_samples7(struct text_decoder *d, const char *s, size_t len, bool tagged, struct sample_line *l,
                            const struct ev_sink *sink)
 {
-    int hi = len >= 3 ? b64val(s[1]) : -1, lo = len >= 3 ? b64val(s[2]) : -1;
+    int hi = len >= 3 ? pc6val(s[1]) : -1, lo = len >= 3 ? pc6val(s[2]) : -1; /* '?' + 6 bits each */
     if (hi < 0 || lo < 0)
         return false;
     l->number = (uint32_t)(hi << 6 | lo);

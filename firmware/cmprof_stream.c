@@ -89,15 +89,20 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 #define PAGE_EPOCH 8u /* lines (the line number's low bits 0: a new epoch) */
 #define PAGE_HIT 'O'  /* slot k's char: 'O' + k ('O' to 'n') */
 #define PAGE_NONE 0xFFFFFFFFu /* a key no page has (pages are 18 bits) */
-static uint32_t page_key[PAGE_SLOTS];
+static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
     if (number % PAGE_EPOCH)
         return;
-    for (uint32_t k = 0; k < PAGE_SLOTS; k += 4u) /* no library call: the application's may be slow */
-        page_key[k] = page_key[k + 1u] = page_key[k + 2u] = page_key[k + 3u] = PAGE_NONE;
+    struct eight {
+        uint32_t w[8];
+    };
+    static const struct eight none = {{PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE,
+                                       PAGE_NONE}};
+    struct eight *keys = (struct eight *)(void *)page_key; /* copied 8 words at a time (LDM, STM): no loop */
+    keys[0] = keys[1] = keys[2] = keys[3] = none;
 }
 
 /* The name each index stands for on the host, as its last '=' entry gave it: 1 + the id, and the
@@ -1352,10 +1357,11 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #else
     *b++ = '$';
 #endif
-    /* the line's number, 12 bits: the host tells a line it missed, and where its pages start afresh */
-    uint32_t number = line_number & 4095u;
-    *b++ = b64[number >> 6];
-    *b++ = b64[number & 63u];
+    /* the line's number, 12 bits as 2 chars '?' + 6 bits: the host tells a line it missed, and
+     * where its pages start afresh */
+    uint32_t number = line_number & 4095u, chars = (number >> 6 | (number & 63u) << 8) + 0x3F3Fu;
+    __builtin_memcpy(b, &chars, 2);
+    b += 2;
     page_line(number);
     char *first = b;
 #if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
