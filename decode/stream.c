@@ -170,6 +170,8 @@ static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t
 
 static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink);
+static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit, int given,
+                     const struct ev_sink *sink);
 /* repeat_entry: only check it (an @N entry, or a '=' one), or name by it (@N, '=') */
 enum { ENTRY_CHECK, ENTRY_REPEAT, ENTRY_NEW, ENTRY_CHECK_DEF };
 
@@ -307,6 +309,7 @@ struct sample_line {
     uint32_t pcs[64], tags[64];
     int indexes[64];
     size_t defs[LINE_DEFS], def_before[LINE_DEFS]; /* where each entry is, and the sample it precedes */
+    int def_index[LINE_DEFS];                      /* version 7: the index it names, that sample's */
     size_t n, n_defs;
     /* version 7: the page cache after the line, its number, whether it read (false: a line was missed) */
     uint32_t page_key[TEXT_PAGE_SLOTS];
@@ -367,13 +370,17 @@ static bool parse_samples7(struct text_decoder *d, const char *s, size_t len, bo
         memcpy(l->page_key, d->page_key, sizeof l->page_key);
     l->n = l->n_defs = 0;
     for (size_t i = 3; i < len;) {
-        if (tagged && s[i] == '=') {
+        if (tagged && s[i] == '=') { /* an entry without its index: the next sample's tag gives it */
             if (l->n_defs == LINE_DEFS)
                 return false;
             l->defs[l->n_defs] = ++i;
-            l->def_before[l->n_defs++] = l->n;
-            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK_DEF, sink))
+            l->def_before[l->n_defs] = l->n;
+            uint32_t tag;
+            size_t at;
+            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK_DEF, sink) || i >= len ||
+                !sample_tag7(s, len, (at = i, &at), &tag, &l->def_index[l->n_defs]) || l->def_index[l->n_defs] < 0)
                 return false;
+            l->n_defs++;
             continue;
         }
         size_t n = l->n;
@@ -558,7 +565,10 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < l->n_defs && l->def_before[next_def] <= k; next_def++) {
             size_t at = l->defs[next_def];
-            repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
+            if (d->paged)
+                entry_v5(d, s, len, &at, ENTRY_NEW, l->def_index[next_def], sink);
+            else
+                repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
         }
         if (k == n)
             break;
@@ -808,10 +818,10 @@ static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, 
  * follows; the low 10 bits the name's id), the tag in 6 chars, the length and the name. Without its
  * name it refers to the id's, without its tag it keeps the index's. When the host missed that (a
  * dropped line, a late start), the index waits for its next repeat (@N), as after a drop. */
-static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
+static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit, int given,
                      const struct ev_sink *sink)
 {
-    int t = task_index(s, len, i);
+    int t = given >= 0 ? given : task_index(s, len, i); /* version 7: the next sample's index, given */
     uint32_t tag = 0;
     const char *name = NULL;
     size_t n = 0;
@@ -853,7 +863,7 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
                          const struct ev_sink *sink)
 {
     if (d->version >= 5 && (emit == ENTRY_NEW || emit == ENTRY_CHECK_DEF))
-        return entry_v5(d, s, len, i, emit, sink);
+        return entry_v5(d, s, len, i, emit, d->paged ? 0 : -1, sink); /* (version 7: checked only here) */
     int t = task_index(s, len, i);
     if (t < 0 || *i + 7 > len)
         return false;

@@ -627,15 +627,16 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     return end;
 }
 
-/* A '=' entry inside a sample line: the index, a head of 2 chars (DEF_TAG, DEF_NAME, the name's
- * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
- * name's length and the name unless the host has it under its id (a worker re-created, a pool of
- * workers of one name): 4 to 6 bytes for a name sent before. */
+/* A '=' entry inside a sample line: a head of 2 chars (DEF_TAG, DEF_NAME, the name's id), the tag
+ * in 6 chars unless the host has it for this index (a control block reused), the name's length and
+ * the name unless the host has it under its id (a worker re-created, a pool of workers of one
+ * name): 3 bytes for a name sent before. Its index is the tag of the sample after it. */
 static bool def_whole; /* the last '=' entry sent its name whole */
 
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
-    n = put_index(b, n, i);
+    /* version 7: no index; the sample right after the entry has it as its tag (an owed name goes
+     * right before the sample that needs it, and that sample writes its tag) */
     size_t head = n;
     uint32_t flags = 0;
     n += 2u;

@@ -751,7 +751,10 @@ def _def_entry(s, i, state):
     if state.get("version", 0) < 5:
         return _name_entry(s, i)
     val = B64_VAL
-    index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    if state.get("version", 0) >= 7:  # no index: the sample right after the entry has it as its tag
+        index = None
+    else:
+        index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
     head = val[s[i]] << 6 | val[s[i + 1]]
     i += 2
     tag = state.setdefault("tags", {}).get(index)
@@ -765,6 +768,9 @@ def _def_entry(s, i, state):
         n = val[s[i]]
         ids[head & 0x3FF] = s[i + 1:i + 1 + n]
         i += 1 + n
+    if index is None:
+        index = sample_tag7(s, i)[0]
+        tag = tag if head & 0x800 else state["tags"].get(index)
     state["tags"][index] = tag
     return index, tag, ids.get(head & 0x3FF), i
 

@@ -1330,7 +1330,8 @@ def idle_entries(text):
         for item in scen.sample_line_items(body, state):
             if item[0] == "def":
                 _, index, tag, name, size = item
-                count += size == 3 + (1 if index < 62 else 3) and last.get(index) == (tag, name)
+                index_chars = 0 if state.get("version", 0) >= 7 else 1 if index < 62 else 3  # (7: the sample's tag)
+                count += size == 3 + index_chars and last.get(index) == (tag, name)
                 last[index] = (tag, name)
     return count
 

@@ -685,23 +685,24 @@ static void test_v6_name_entry_before_the_announce(void)
  * has at its slot ('O' + slot, then '?' + the offset's 6 bits), 3 chars within 128 KB ('?' + the top
  * 4 bits), '.' and 4, '*' and 6; index chars outside the PC leads: '0'..'|' 0..36, '}' and one to
  * 100, '+' and two from 101; '-' and one char an exception below 64, '~' and two from 64; '/' no
- * slot. The page cache carries from line to line and starts afresh at numbers that are multiples of
- * 8: a line after a missed one (number 3 after 1) is counted, not read, until then; a hit on a page
- * the line's fresh cache cannot have drops the line. The same events whole, byte by byte and split
+ * slot. The page cache carries from line to line and starts afresh at numbers (2 chars, '?' + 6
+ * bits) that are multiples of 8: a line after a missed one (number 3 after 1) is counted, not read, until then; a hit on a page
+ * the line's fresh cache cannot have drops the line. A '=' entry has no index: it names the index of
+ * the sample right after it. The same events whole, byte by byte and split
  * at every byte. Checks by scenarios/scen.py's stream_line_check. */
 static void test_v7_paged_samples(void)
 {
     static const char s[] =
         "boot\n@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
         "@task A 20000000 a!bq\n@task Z 20000400 b!s9\n"
-        "%AA0??@OAq@??OB-W.?O@?PD/*AgABAA~BAO?!/u\n"
-        "%AB0OA!ud\n"
-        "log %AB0OA 1\n"
-        "%AD0OA!x9\n"
-        "%AI0??@OA!Uh\n"
-        "$AJ??@OA!AF\n"
-        "%AK=BwFAgAAQAGsensorq??A0OC!nJ\n"
-        "%AI0OAOA!Nz\n";
+        "%??0??@OAq@??OB-W.?O@?PD/*AgABAA~BAO?!4K\n"
+        "%?@0OA!y8\n"
+        "log %?@0OA 1\n"
+        "%?B0OA!2c\n"
+        "%?G0??@OA!/f\n"
+        "$?H??@OA!Ek\n"
+        "%?I=wFAgAAQAGsensorq??A0OC!+M\n"
+        "%?G0OAOA!SS\n";
     struct text_decoder d1, d2;
     size_t n = strlen(s);
     decode_split(s, n, n, &log_a, &d1);
@@ -715,7 +716,8 @@ static void test_v7_paged_samples(void)
     for (size_t k = 0; k < sizeof want / sizeof *want; k++)
         CHECK(strstr(log_a.buf, want[k]) != NULL);
     CHECK(strstr(log_a.buf, "a=20001000 ") != NULL && strstr(log_a.buf, "a=08000004 t=0/0") != NULL);
-    const char *def = strstr(log_a.buf, "'sensor'"); /* the entry names index 1 before the line's samples */
+    /* the entry (no index: the sample after it has it) names index 25 before that sample */
+    const char *def = strstr(log_a.buf, "'sensor'");
     CHECK(def && strstr(def, "a=08000004 t=20000400/1") && strstr(def, "a=08000008 t=20000000/1"));
     decode_split(s, n, 1, &log_b, &d2);
     CHECK(evlog_equal(&log_a, &log_b));
