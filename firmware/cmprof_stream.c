@@ -1144,19 +1144,13 @@ __attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *
 }
 #endif
 
-/* A PC past 128 KB of code: a page hit as in the loop, else '.' and its 24 bits of halfword offset
- * as 4 such chars ('?' + 6 bits), or '*' and the
+/* A PC past 128 KB of code, its page not in the cache: '.' and its 24 bits of halfword offset as 4
+ * such chars ('?' + 6 bits), the page kept, or '*' and the
  * full 32 bits in base64 (outside 32 MB, below the base, or odd). `v` is the rotated offset. */
 __attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t v)
 {
-    if (v < (1u << 24)) {
-        uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
-        if (page_key[slot] == page) { /* the host has the page: its slot's char and the offset's */
-            *b++ = (char)(PAGE_HIT + slot);
-            *b++ = (char)('?' + (v & 63u));
-            return b;
-        }
-        page_key[slot] = page;
+    if (v < (1u << 24)) { /* (the loop found its page not at its slot) */
+        page_key[(v >> 6) & (PAGE_SLOTS - 1u)] = v >> 6;
         *b++ = '.';
         for (int sh = 18; sh >= 0; sh -= 6)
             *b++ = (char)('?' + ((v >> sh) & 63u));
@@ -1235,25 +1229,24 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         tags++;
 #endif
         uint32_t pc = *pcs, off = pc - base;
-        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
-        if (__builtin_expect(v < (1u << 16), 1)) {
-            uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
-            if (keys[slot] == page) { /* the host has the page: its slot's char and the offset's */
-                uint32_t t = slot;
+        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range tests */
+        uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
+        if (keys[slot] == page) { /* the host has the page: its slot's char and the offset's (no range
+                                     test: the cache holds pages of PCs below 32 MB only) */
+            uint32_t t = slot;
 #if defined(__thumb2__)
-                __asm__("bfi %0, %1, #8, #6" : "+r"(t) : "r"(v)); /* GCC takes 3 for it */
+            __asm__("bfi %0, %1, #8, #6" : "+r"(t) : "r"(v)); /* GCC takes 3 for it */
 #else
-                t |= (v & 63u) << 8;
+            t |= (v & 63u) << 8;
 #endif
-                t += PAGE_HIT | '?' << 8;
-                __builtin_memcpy(b, &t, 2);
-                b += 2;
-            } else { /* 16 bits of halfword offset in 3 chars: no table loads */
-                keys[slot] = page;
-                uint32_t w = pc_chars(v);
-                COPY4(b, &w);
-                b += 3;
-            }
+            t += PAGE_HIT | '?' << 8;
+            __builtin_memcpy(b, &t, 2);
+            b += 2;
+        } else if (__builtin_expect(v < (1u << 16), 1)) { /* 16 bits of halfword offset in 3 chars */
+            keys[slot] = page;
+            uint32_t w = pc_chars(v);
+            COPY4(b, &w);
+            b += 3;
         } else {
             b = put_far_pc(b, pc, v);
         }
