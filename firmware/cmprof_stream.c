@@ -1179,6 +1179,8 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
 #if CMPROF_TAG_NAMES
     const uint32_t *ixcs = cmprof_tasks.ixc; /* the same */
     __asm__("" : "+r"(ixcs));
+    uint8_t *lives = cmprof_tag_names.live;
+    __asm__("" : "+r"(lives));
 #endif
 #ifdef CMPROF_TAG
     uint32_t last_tag = stream.last_tag;
@@ -1208,7 +1210,13 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
             /* another task: its first probe of the hash, here; anything else out of line */
             last_tag = *tags;
 #if CMPROF_TAG_NAMES
-            ixc = (last_tag & 0xFFFFu) < MAX_TASKS ? ixcs[last_tag & 0xFFFFu] : word_chars(last_tag);
+            uint32_t i = last_tag & 0xFFFFu;
+            if (i < MAX_TASKS) {
+                lives[i] = 1; /* sampled: repeated in the next round of names (as word_chars) */
+                ixc = ixcs[i];
+            } else {
+                ixc = word_chars(last_tag);
+            }
 #else
             uint32_t slot = cmprof_tasks.hash[cmprof_tasks_home(last_tag)];
             if (slot && (uint32_t)(uintptr_t)cmprof_tasks.tags[slot - 1u] == last_tag)
