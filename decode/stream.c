@@ -510,13 +510,20 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
          * host's first lines: a new task's name) named, not taken for a malformed line */
         static const uint32_t early[] = {7, 6};
         uint32_t version = d->version;
+        bool digits = d->pc_digits, compact = d->compact, paged = d->paged;
         for (size_t k = 0; k < sizeof early / sizeof *early && !first_try; k++) {
-            d->version = early[k];
-            first_try = parse_as(d, early[k], s, len, tagged, &l, sink);
+            d->version = early[k]; /* in that form both: version 7's entries take the next sample's index */
+            d->pc_digits = false;
+            d->compact = early[k] == 6;
+            d->paged = early[k] == 7;
+            first_try = parse_samples(d, s, len, tagged, &l, sink);
             if (first_try)
                 emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
         }
         d->version = version;
+        d->pc_digits = digits;
+        d->compact = compact;
+        d->paged = paged;
         if (first_try)
             return;
     }

@@ -681,6 +681,19 @@ static void test_v6_name_entry_before_the_announce(void)
           strstr(log_a.buf, "a=08000006 t=ffffa001/1"));
 }
 
+/* The same in version 7, whose '=' entry has no index (the sample after it gives it): before its
+ * first announce a host reads the line's entry in version 7's form, not version 5's (which took
+ * the head for an index and the line for a malformed one, every name unsure). */
+static void test_v7_name_entry_before_the_announce(void)
+{
+    struct text_decoder d;
+    decode("%?@=QFGsensor1??A!04\n@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n%??1??B!SU\n",
+           &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && d.stats.no_base == 1 && d.stats.names_unsure == 0);
+    CHECK(log_a.count[EV_TASK_NAME] == 1 && log_a.count[EV_PC] == 1 && strstr(log_a.buf, "'sensor'") &&
+          strstr(log_a.buf, "a=08000006 t=ffffa001/1"));
+}
+
 /* Version 7 (docs/stream.md): each sample line numbered (2 base64 chars); a PC in a page the host
  * has at its slot ('O' + slot, then '?' + the offset's 6 bits), 3 chars within 128 KB ('?' + the top
  * 4 bits), '.' and 4, '*' and 6; index chars outside the PC leads: '0'..'|' 0..36, '}' and one to
@@ -770,6 +783,7 @@ int main(void)
     RUN_TEST(test_too_many_entries_in_a_sample_line);
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
     RUN_TEST(test_v6_name_entry_before_the_announce);
+    RUN_TEST(test_v7_name_entry_before_the_announce);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
