@@ -872,17 +872,19 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     if (d->version >= 5 && (emit == ENTRY_NEW || emit == ENTRY_CHECK_DEF))
         return entry_v5(d, s, len, i, emit, d->paged ? 0 : -1, sink); /* (version 7: checked only here) */
     int t = task_index(s, len, i);
-    if (t < 0 || *i + 7 > len)
+    bool own = t >= 0 && *i < len && s[*i] == '='; /* version 7: the index's own tag, INDEX_TAG */
+    if (t < 0 || *i + (own ? 2u : 7u) > len)
         return false;
-    uint32_t tag = 0;
-    for (size_t k = 0; k < 6; k++) {
+    uint32_t tag = own ? INDEX_TAG(t) : 0u;
+    for (size_t k = 0; k < 6 && !own; k++) {
         int c = b64val(s[*i + k]);
         if (c < 0 || (k == 0 && c > 3))
             return false;
         tag = tag << 6 | (uint32_t)c;
     }
-    int n = b64val(s[*i + 6]);
-    *i += 7;
+    *i += own ? 1u : 6u;
+    int n = b64val(s[*i]);
+    *i += 1;
     if (n < 0 || *i + (size_t)n > len)
         return false;
     if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {

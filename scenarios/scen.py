@@ -733,14 +733,19 @@ B64_VAL = {c: i for i, c in enumerate(B64)}
 
 def _name_entry(s, i, state=None):
     """One name entry at s[i] (an "@N" line's, or before version 5 a sample line's after '='): the index,
-    6 chars of tag, 1 of length, the name. Returns (index, tag, name, where it ends)."""
+    6 chars of tag (version 7: or '=', the index's own, 0xFFFFA000 + index), 1 of length, the name.
+    Returns (index, tag, name, where it ends)."""
     val = B64_VAL
     index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
-    tag = 0
-    for c in s[i:i + 6]:
-        tag = tag << 6 | val[c]
-    n = val[s[i + 6]]
-    return index, "%08x" % tag, s[i + 7:i + 7 + n], i + 7 + n
+    if s[i] == "=":
+        tag, i = 0xFFFFA000 + index, i + 1
+    else:
+        tag = 0
+        for c in s[i:i + 6]:
+            tag = tag << 6 | val[c]
+        i += 6
+    n = val[s[i]]
+    return index, "%08x" % tag, s[i + 1:i + 1 + n], i + 1 + n
 
 
 def _def_entry(s, i, state):

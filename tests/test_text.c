@@ -694,6 +694,25 @@ static void test_v7_name_entry_before_the_announce(void)
           strstr(log_a.buf, "a=08000006 t=ffffa001/1"));
 }
 
+/* Version 7's "@N" entry for a named index: '=' where the tag's 6 chars would say the index's own
+ * (0xFFFFA000 + index); the same events whole and byte by byte; one cut short is a malformed line. */
+static void test_v7_repeat_with_the_index_tag(void)
+{
+    static const char s[] = "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
+                            "@NB=GsensorC=Fmotor!pg\n%??1??B2??C!fH\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 0 && log_a.count[EV_TASK_NAME] == 2 && log_a.count[EV_PC] == 2);
+    CHECK(strstr(log_a.buf, "t=ffffa001/0") && strstr(log_a.buf, "'sensor'") && strstr(log_a.buf, "t=ffffa002/0") &&
+          strstr(log_a.buf, "'motor'") && strstr(log_a.buf, "a=08000006 t=ffffa001/1") &&
+          strstr(log_a.buf, "a=08000008 t=ffffa002/1"));
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(evlog_equal(&log_a, &log_b));
+    decode("@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n@NB=!qI\n@NB=G!OL\n", &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 2 && log_a.count[EV_TASK_NAME] == 0);
+}
+
 /* Version 7 (docs/stream.md): each sample line numbered (2 base64 chars); a PC in a page the host
  * has at its slot ('O' + slot, then '?' + the offset's 6 bits), 3 chars within 128 KB ('?' + the top
  * 4 bits), '.' and 4, '*' and 6; index chars outside the PC leads: '0'..'|' 0..36, '}' and one to
@@ -784,6 +803,7 @@ int main(void)
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
     RUN_TEST(test_v6_name_entry_before_the_announce);
     RUN_TEST(test_v7_name_entry_before_the_announce);
+    RUN_TEST(test_v7_repeat_with_the_index_tag);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
