@@ -369,6 +369,7 @@ static bool parse_samples7(struct text_decoder *d, const char *s, size_t len, bo
     else
         memcpy(l->page_key, d->page_key, sizeof l->page_key);
     l->n = l->n_defs = 0;
+    d->front_len = 0; /* front-coded names refer only within their line */
     for (size_t i = 3; i < len;) {
         if (tagged && s[i] == '=') { /* an entry without its index: the next sample's tag gives it */
             if (l->n_defs == LINE_DEFS)
@@ -569,6 +570,7 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
     e.offset = d->line_offset;
     e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
     e.pc.kept = kept;
+    d->front_len = 0; /* the entries again, in the line's order (version 7's front-coded names) */
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < l->n_defs && l->def_before[next_def] <= k; next_def++) {
             size_t at = l->defs[next_def];
@@ -809,6 +811,29 @@ static bool counted_name(const char *s, size_t len, size_t *i, const char **name
     return true;
 }
 
+/* Version 7: a '=' entry's name, whole (its length and it) or front-coded (32 + the chars it shares
+ * with the line's last name before it, the rest's length, the rest); it becomes the reference of
+ * the line's next one. False when malformed (it shares more than the reference has). */
+static bool entry_name7(struct text_decoder *d, const char *s, size_t len, size_t *i, const char **name, size_t *n)
+{
+    int c = *i < len ? b64val(s[*i]) : -1;
+    size_t shared = 0, rest_len;
+    const char *rest;
+    if (c >= 32) {
+        shared = (size_t)c - 32u;
+        if (shared > d->front_len)
+            return false;
+        ++*i;
+    }
+    if (!counted_name(s, len, i, &rest, &rest_len) || shared + rest_len > sizeof d->front)
+        return false;
+    memcpy(d->front + shared, rest, rest_len);
+    d->front_len = (uint8_t)(shared + rest_len);
+    *name = d->front;
+    *n = d->front_len;
+    return true;
+}
+
 /* Version 5: the name id's name is `name` from here on. */
 static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, size_t n)
 {
@@ -839,7 +864,7 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
     uint32_t head = (uint32_t)(hi << 6 | lo), id = head & (TEXT_NAME_IDS - 1u);
     if ((head & 0x800u) && !tag6(s, len, i, &tag))
         return false;
-    if ((head & 0x400u) && !counted_name(s, len, i, &name, &n))
+    if ((head & 0x400u) && !(d->paged ? entry_name7(d, s, len, i, &name, &n) : counted_name(s, len, i, &name, &n)))
         return false;
     if (emit == ENTRY_CHECK_DEF)
         return true;

@@ -639,6 +639,14 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
  * the name unless the host has it under its id (a worker re-created, a pool of workers of one
  * name): 3 bytes for a name sent before. Its index is the tag of the sample after it. */
 static bool def_whole; /* the last '=' entry sent its name whole */
+/* Version 7: the name the line's last '=' entry with a name gave (front_len 0: none yet in this
+ * line). A new name that shares FRONT_MIN or more leading chars with it goes as the shared count
+ * (FRONT_CODED + count, where a length would be) and the rest's length and chars: a host that has
+ * the line has what it refers to, whenever it attached (unique worker names u000001, u000002...). */
+#define FRONT_MIN 2u
+#define FRONT_CODED 32u /* a name's length char from 32 on: front-coded (names are at most 24 chars) */
+static char front_name[TASK_NAME_MAX];
+static uint32_t front_len;
 
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
@@ -658,7 +666,21 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
-        b[n] = b64[end - n - 1];
+        uint32_t len = (uint32_t)(end - n - 1), shared = 0;
+        while (shared < len && shared < front_len && b[n + 1 + shared] == front_name[shared])
+            shared++;
+        for (uint32_t k = 0; k < len; k++) /* the next entry's reference (no library call: a few chars) */
+            front_name[k] = b[n + 1 + k];
+        front_len = len;
+        if (shared >= FRONT_MIN) { /* the shared count, the rest's length, the rest */
+            b[n] = b64[FRONT_CODED + shared];
+            b[n + 1] = b64[len - shared];
+            for (uint32_t k = 0; k < len - shared; k++)
+                b[n + 2 + k] = b[n + 1 + shared + k];
+            end = n + 2 + len - shared;
+        } else {
+            b[n] = b64[len];
+        }
         n = end;
     }
     uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
@@ -1372,6 +1394,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
     __builtin_memcpy(b, &chars, 2);
     b += 2;
     page_line(number);
+    front_len = 0; /* each line's first name goes whole: front-coded names refer only within a line */
     char *first = b;
 #if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
     line_putc = putc;

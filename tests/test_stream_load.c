@@ -340,7 +340,8 @@ static size_t pc_len(uint32_t version, const char *s, size_t i)
 
 /* A '=' entry at s[i] (after the '='): version 3 and 4, the index, 6 chars of tag, the name's length
  * and it; version 5 on, the index (none from version 7), a head of 2 (0x800: a tag of 6 follows,
- * 0x400: the name's length and it). Its length. */
+ * 0x400: the name's length and it; version 7: or 32 + the chars shared with the line's last name,
+ * the rest's length and it). Its length. */
 static size_t def_len(uint32_t version, const char *s, size_t i)
 {
     size_t len = version >= 7 ? 0u : index_len(s, i); /* version 7: no index (the next sample's tag) */
@@ -348,6 +349,8 @@ static size_t def_len(uint32_t version, const char *s, size_t i)
         return len + 6u + 1u + b64_value(s[i + len + 6u]);
     size_t head = b64_value(s[i + len]) << 6 | b64_value(s[i + len + 1u]);
     len += 2u + (head & 0x800u ? 6u : 0u);
+    if ((head & 0x400u) && version >= 7 && b64_value(s[i + len]) >= 32u) /* front-coded: shared, rest */
+        return len + 2u + b64_value(s[i + len + 1u]);
     return len + (head & 0x400u ? 1u + b64_value(s[i + len]) : 0u);
 }
 

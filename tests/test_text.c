@@ -713,6 +713,34 @@ static void test_v7_repeat_with_the_index_tag(void)
     CHECK(d1.stats.bad_lines == 2 && log_a.count[EV_TASK_NAME] == 0);
 }
 
+/* Version 7's front-coded names: a '=' entry's name as 32 + the chars it shares with the line's
+ * last name before it, the rest's length and the rest (u000002 after u000001: "mB2"); the same
+ * events whole, byte by byte and split anywhere. A line whose front-coded name refers past its own
+ * names (here to the line before's) is malformed: it refers only within its line. */
+static void test_v7_front_coded_names(void)
+{
+    static const char s[] = "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
+                            "%?\?=QBHu0000011??A=QCmB22??B!OR\n%?@=QDmB32??C!wP\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(log_a.count[EV_TASK_NAME] == 2 && strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'u000002'") &&
+          strstr(log_a.buf, "a=08000006 t=ffffa002/1") && d1.stats.bad_lines == 1 && !strstr(log_a.buf, "'u000003'"));
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        struct ev_sink sink = {evlog_event, &log_b};
+        evlog_reset(&log_b);
+        text_init(&d2);
+        text_feed(&d2, (const uint8_t *)s, k, &sink);
+        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(all_equal && evlog_equal(&log_a, &log_b));
+}
+
 /* Version 7 (docs/stream.md): each sample line numbered (2 base64 chars); a PC in a page the host
  * has at its slot ('O' + slot, then '?' + the offset's 6 bits), 3 chars within 128 KB ('?' + the top
  * 4 bits), '.' and 4, '*' and 6; index chars outside the PC leads: '0'..'|' 0..36, '}' and one to
@@ -804,6 +832,7 @@ int main(void)
     RUN_TEST(test_v6_name_entry_before_the_announce);
     RUN_TEST(test_v7_name_entry_before_the_announce);
     RUN_TEST(test_v7_repeat_with_the_index_tag);
+    RUN_TEST(test_v7_front_coded_names);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
