@@ -397,6 +397,13 @@ static void send_full(cmprof_putc_fn putc)
 
 /* The announce, then a new round of names (repeat_names) and the table's state. The line is
  * static, not on the stack: the drain's stack stays small (an idle hook's is). */
+/* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
+ * name's length in one and the name: about half the bytes of an @task line each. The line is
+ * static: the drain's stack stays small; the announce uses it too, between two rounds of repeats. */
+static char repeat_line[LINE_ROOM];
+static size_t repeat_len;
+static void flush_repeats(cmprof_putc_fn putc);
+
 static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
@@ -409,7 +416,8 @@ static void send_announce(cmprof_putc_fn putc)
     } else {
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
-    static char line[LINE_ROOM];
+    flush_repeats(putc); /* (a no-op: repeats go out whole within repeat_names) */
+    char *line = repeat_line; /* its buffer, free now: RAM for version 7's page cache on 16 KB parts */
     size_t n = put_text(line, 0, "@cmprof v=7"); /* 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
@@ -529,12 +537,6 @@ static void send_task(cmprof_putc_fn putc, uint32_t i)
 {
     send_task_as(putc, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
 }
-
-/* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
- * name's length in one and the name: about half the bytes of an @task line each. The line is
- * static: the drain's stack stays small. */
-static char repeat_line[LINE_ROOM];
-static size_t repeat_len;
 
 static void flush_repeats(cmprof_putc_fn putc)
 {
