@@ -811,26 +811,29 @@ static bool counted_name(const char *s, size_t len, size_t *i, const char **name
     return true;
 }
 
-/* Version 7: a '=' entry's name, whole (its length and it) or front-coded (32 + the chars it shares
- * with the line's last name before it, the rest's length, the rest); it becomes the reference of
- * the line's next one. False when malformed (it shares more than the reference has). */
-static bool entry_name7(struct text_decoder *d, const char *s, size_t len, size_t *i, const char **name, size_t *n)
+/* Version 7: a '=' entry's name, whole (its length and it: the reference of the line's next ones)
+ * or front-coded (32 + the chars it shares with the last name the line sent whole before it, the
+ * rest's length, the rest; built in `built`). False when malformed (it shares more than that). */
+static bool entry_name7(struct text_decoder *d, const char *s, size_t len, size_t *i, char built[64],
+                        const char **name, size_t *n)
 {
     int c = *i < len ? b64val(s[*i]) : -1;
-    size_t shared = 0, rest_len;
-    const char *rest;
-    if (c >= 32) {
-        shared = (size_t)c - 32u;
-        if (shared > d->front_len)
+    if (c < 32) {
+        if (!counted_name(s, len, i, name, n))
             return false;
-        ++*i;
+        memcpy(d->front, *name, *n); /* (at most 63 chars) */
+        d->front_len = (uint8_t)*n;
+        return true;
     }
-    if (!counted_name(s, len, i, &rest, &rest_len) || shared + rest_len > sizeof d->front)
+    size_t shared = (size_t)c - 32u, rest_len;
+    const char *rest;
+    ++*i;
+    if (shared > d->front_len || !counted_name(s, len, i, &rest, &rest_len) || shared + rest_len > 64u)
         return false;
-    memcpy(d->front + shared, rest, rest_len);
-    d->front_len = (uint8_t)(shared + rest_len);
-    *name = d->front;
-    *n = d->front_len;
+    memcpy(built, d->front, shared);
+    memcpy(built + shared, rest, rest_len);
+    *name = built;
+    *n = shared + rest_len;
     return true;
 }
 
@@ -864,7 +867,9 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
     uint32_t head = (uint32_t)(hi << 6 | lo), id = head & (TEXT_NAME_IDS - 1u);
     if ((head & 0x800u) && !tag6(s, len, i, &tag))
         return false;
-    if ((head & 0x400u) && !(d->paged ? entry_name7(d, s, len, i, &name, &n) : counted_name(s, len, i, &name, &n)))
+    char built[64]; /* a front-coded name (version 7) */
+    if ((head & 0x400u) &&
+        !(d->paged ? entry_name7(d, s, len, i, built, &name, &n) : counted_name(s, len, i, &name, &n)))
         return false;
     if (emit == ENTRY_CHECK_DEF)
         return true;

@@ -81,8 +81,8 @@ struct text_decoder {
     uint32_t page_key[TEXT_PAGE_SLOTS];   /* the page + 1 at each slot (0: none) */
     uint32_t page_line;                   /* the last sample line's number */
     bool page_synced;                     /* the cache is the firmware's: no line missed since it began */
-    char front[64];    /* version 7: the name of the line's last '=' entry with one (a front-coded */
-    uint8_t front_len; /* name's reference; 0: none yet in the line) */
+    char front[64];    /* version 7: the last name the line sent whole (front-coded names refer to it; */
+    uint8_t front_len; /* 0: none yet in the line) */
     uint32_t version;        /* of the last announce read (0: none) */
     bool other_seen;         /* a sample line of another version came since that announce */
     uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */

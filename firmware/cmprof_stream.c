@@ -641,13 +641,14 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
  * the name unless the host has it under its id (a worker re-created, a pool of workers of one
  * name): 3 bytes for a name sent before. Its index is the tag of the sample after it. */
 static bool def_whole; /* the last '=' entry sent its name whole */
-/* Version 7: the name the line's last '=' entry with a name gave (front_len 0: none yet in this
- * line). A new name that shares FRONT_MIN or more leading chars with it goes as the shared count
- * (FRONT_CODED + count, where a length would be) and the rest's length and chars: a host that has
- * the line has what it refers to, whenever it attached (unique worker names u000001, u000002...). */
+/* Version 7: the last name a '=' entry of the line being formatted sent whole, where it sits in
+ * the line's buffer (front_len 0: none yet in this line). A new name that shares FRONT_MIN or more
+ * leading chars with it goes as the shared count (FRONT_CODED + count, where a length would be) and
+ * the rest's length and chars: a host that has the line has what it refers to, whenever it
+ * attached (unique worker names u000001, u000002...). No copy: a compare loop a new name. */
 #define FRONT_MIN 2u
 #define FRONT_CODED 32u /* a name's length char from 32 on: front-coded (names are at most 24 chars) */
-static char front_name[TASK_NAME_MAX];
+static const char *front_ref;
 static uint32_t front_len;
 
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
@@ -669,19 +670,19 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
         uint32_t len = (uint32_t)(end - n - 1), shared = 0;
-        while (shared < len && shared < front_len && b[n + 1 + shared] == front_name[shared])
+        char *name_at = b + n + 1;
+        while (shared < len && shared < front_len && name_at[shared] == front_ref[shared])
             shared++;
-        for (uint32_t k = 0; k < len; k++) /* the next entry's reference (no library call: a few chars) */
-            front_name[k] = b[n + 1 + k];
-        front_len = len;
         if (shared >= FRONT_MIN) { /* the shared count, the rest's length, the rest */
             b[n] = b64[FRONT_CODED + shared];
             b[n + 1] = b64[len - shared];
             for (uint32_t k = 0; k < len - shared; k++)
-                b[n + 2 + k] = b[n + 1 + shared + k];
+                name_at[1u + k] = name_at[shared + k];
             end = n + 2 + len - shared;
-        } else {
+        } else { /* whole: the line's next names refer to it */
             b[n] = b64[len];
+            front_ref = name_at;
+            front_len = len;
         }
         n = end;
     }

@@ -770,12 +770,13 @@ def _def_entry(s, i, state):
         tag, i = "%08x" % t, i + 6
     ids = state.setdefault("ids", {})
     if head & 0x400:
-        n, shared = val[s[i]], 0
-        if state.get("version", 0) >= 7 and n >= 32:  # front-coded: the chars shared with the line's last name
+        n = val[s[i]]
+        if state.get("version", 0) >= 7 and n >= 32:  # front-coded: shared with the line's last whole name
             shared, i = n - 32, i + 1
             n = val[s[i]]
-        name = state.get("front", "")[:shared] + s[i + 1:i + 1 + n]
-        state["front"] = name
+            name = state.get("front", "")[:shared] + s[i + 1:i + 1 + n]
+        else:
+            name = state["front"] = s[i + 1:i + 1 + n]
         ids[head & 0x3FF] = name
         i += 1 + n
     if index is None:
@@ -837,7 +838,7 @@ def sample_line_items(body, state):
         body = body[8:]
     version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
     i = 3 if version >= 7 else 1  # version 7: the line's number first
-    state["front"] = ""  # version 7: a front-coded name refers to an earlier one of its line
+    state["front"] = ""  # version 7: a front-coded name refers to the line's last whole one
     while i < len(body):
         c, index = body[i], None
         if tagged and c == "=":

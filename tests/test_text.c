@@ -713,19 +713,21 @@ static void test_v7_repeat_with_the_index_tag(void)
     CHECK(d1.stats.bad_lines == 2 && log_a.count[EV_TASK_NAME] == 0);
 }
 
-/* Version 7's front-coded names: a '=' entry's name as 32 + the chars it shares with the line's
- * last name before it, the rest's length and the rest (u000002 after u000001: "mB2"); the same
- * events whole, byte by byte and split anywhere. A line whose front-coded name refers past its own
- * names (here to the line before's) is malformed: it refers only within its line. */
+/* Version 7's front-coded names: a '=' entry's name as 32 + the chars it shares with the last name
+ * its line sent whole, the rest's length and the rest (u000002 after u000001: "mB2"; u000003 after
+ * u000099, itself front-coded: still against u000001); the same events whole, byte by byte and
+ * split anywhere. A line whose front-coded name refers past its own names (here to the line
+ * before's) is malformed: it refers only within its line. */
 static void test_v7_front_coded_names(void)
 {
     static const char s[] = "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
-                            "%?\?=QBHu0000011??A=QCmB22??B!OR\n%?@=QDmB32??C!wP\n";
+                            "%?\?=QBHu0000011??A=QCmB22??B=QDlC991??C=QEmB32??D!dg\n%?@=QDmB32??C!wP\n";
     struct text_decoder d1, d2;
     size_t n = strlen(s);
     decode_split(s, n, n, &log_a, &d1);
-    CHECK(log_a.count[EV_TASK_NAME] == 2 && strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'u000002'") &&
-          strstr(log_a.buf, "a=08000006 t=ffffa002/1") && d1.stats.bad_lines == 1 && !strstr(log_a.buf, "'u000003'"));
+    CHECK(log_a.count[EV_TASK_NAME] == 4 && strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'u000002'") &&
+          strstr(log_a.buf, "'u000099'") && strstr(log_a.buf, "'u000003'") && !strstr(log_a.buf, "'u000093'") &&
+          strstr(log_a.buf, "a=08000006 t=ffffa002/1") && d1.stats.bad_lines == 1);
     int all_equal = 1;
     for (size_t k = 0; k <= n; k++) {
         struct ev_sink sink = {evlog_event, &log_b};
