@@ -651,6 +651,27 @@ static bool def_whole; /* the last '=' entry sent its name whole */
 static const char *front_ref;
 static uint32_t front_len;
 
+/* A new name's length char before its len chars at b + 1, or, when it shares FRONT_MIN or more
+ * leading chars with the line's last whole name, the shared count, the rest's length and the rest
+ * moved up. Returns its end. Out of line: put_def's frame stays small (the drain's stack). */
+__attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
+{
+    uint32_t limit = len < front_len ? len : front_len, shared = 0;
+    while (shared < limit && b[1u + shared] == front_ref[shared])
+        shared++;
+    if (shared < FRONT_MIN) { /* whole: the line's next names refer to it */
+        b[0] = b64[len];
+        front_ref = b + 1;
+        front_len = len;
+        return b + 1 + len;
+    }
+    b[0] = b64[FRONT_CODED + shared]; /* the shared count, the rest's length, the rest */
+    b[1] = b64[len - shared];
+    for (uint32_t k = 0; k < len - shared; k++)
+        b[2u + k] = b[1u + shared + k];
+    return b + 2 + (len - shared);
+}
+
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     /* version 7: no index; the sample right after the entry has it as its tag (an owed name goes
@@ -669,22 +690,7 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
-        uint32_t len = (uint32_t)(end - n - 1), shared = 0;
-        char *name_at = b + n + 1;
-        while (shared < len && shared < front_len && name_at[shared] == front_ref[shared])
-            shared++;
-        if (shared >= FRONT_MIN) { /* the shared count, the rest's length, the rest */
-            b[n] = b64[FRONT_CODED + shared];
-            b[n + 1] = b64[len - shared];
-            for (uint32_t k = 0; k < len - shared; k++)
-                name_at[1u + k] = name_at[shared + k];
-            end = n + 2 + len - shared;
-        } else { /* whole: the line's next names refer to it */
-            b[n] = b64[len];
-            front_ref = name_at;
-            front_len = len;
-        }
-        n = end;
+        n = put_name7(b + n, (uint32_t)(end - n - 1)) - b;
     }
     uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
     if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
