@@ -170,6 +170,8 @@ static bool sample_tag(struct text_decoder *d, const char *s, size_t len, size_t
 
 static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
                          const struct ev_sink *sink);
+static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit, int given,
+                     const struct ev_sink *sink);
 /* repeat_entry: only check it (an @N entry, or a '=' one), or name by it (@N, '=') */
 enum { ENTRY_CHECK, ENTRY_REPEAT, ENTRY_NEW, ENTRY_CHECK_DEF };
 
@@ -258,6 +260,48 @@ static bool sample_pc6(const struct text_decoder *d, const char *s, size_t len, 
     return true;
 }
 
+/* Version 7's task index characters, none of them a PC's first ('?' to 'n', '.', '*'): 37 of one
+ * char, '}' and a base64 char for 37..100, '+' and two for 101 on; '-' and one base64 char, or '~'
+ * and two, an exception; '/' no slot. */
+static const char tag7_one[] = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|";
+#define PC7_LEAD(c) ((c) >= '?' && (c) <= 'N') /* a PC in 3 chars: '?' + its top 4 bits */
+#define PAGE7_HIT(c) ((c) >= 'O' && (c) <= 'n') /* a page hit: 'O' + the slot */
+#define PAGE7_EPOCH 8u                           /* lines: a number that is a multiple starts afresh */
+
+/* A version 7 tag at s[*i]: as sample_tag6, in version 7's characters. */
+static bool sample_tag7(const char *s, size_t len, size_t *i, uint32_t *tag, int *index)
+{
+    char c = s[*i];
+    const char *one = c ? strchr(tag7_one, c) : NULL;
+    size_t more = one || c == '/' ? 0 : c == '}' || c == '-' ? 1 : c == '+' || c == '~' ? 2 : 3;
+    int v = 0;
+    if (more == 3 || *i + 1 + more > len)
+        return false;
+    for (size_t k = 1; k <= more; k++) {
+        int b = b64val(s[*i + k]);
+        if (b < 0)
+            return false;
+        v = v << 6 | b;
+    }
+    *index = -1;
+    if (one)
+        *index = (int)(one - tag7_one);
+    else if (c == '}')
+        *index = 37 + v;
+    else if (c == '+')
+        *index = 101 + v;
+    else if (c == '/')
+        *tag = EV_TAG_UNSENT;
+    else if (v < 2 || v > 511 || (c == '~' && v < 64)) /* exceptions 2..511, the short form below 64 */
+        return false;
+    else
+        *tag = 0xFFFFFE00u | (uint32_t)v;
+    if (*index >= (int)TEXT_TASKS)
+        return false;
+    *i += 1 + more;
+    return *i < len;
+}
+
 #define LINE_DEFS 64 /* '=' entries in one sample line, at most (the firmware puts 4) */
 
 /* A sample line, parsed: its samples, and where its '=' entries are. */
@@ -265,13 +309,112 @@ struct sample_line {
     uint32_t pcs[64], tags[64];
     int indexes[64];
     size_t defs[LINE_DEFS], def_before[LINE_DEFS]; /* where each entry is, and the sample it precedes */
+    int def_index[LINE_DEFS];                      /* version 7: the index it names, that sample's */
     size_t n, n_defs;
+    /* version 7: the page cache after the line, its number, whether it read (false: a line was missed) */
+    uint32_t page_key[TEXT_PAGE_SLOTS];
+    uint32_t number;
+    bool known;
 };
+
+/* A version 7 sample's PC at s[*i], after its tag if any: a page hit ('O' + slot, then the offset's
+ * char) from the line's page cache l, 3 chars, '.' and 4, or '*' and 6 base64. *slot: the cache
+ * slot it leaves its page in (-1: none); *hit: it was a hit. False when malformed. */
+static bool sample_pc7(const struct text_decoder *d, struct sample_line *l, const char *s, size_t len, size_t *i,
+                       uint32_t *pc, int *slot, bool *hit)
+{
+    char c = s[*i];
+    size_t at = *i + (c == '*' || c == '.' || PAGE7_HIT(c)), chars = c == '*' ? 6 : c == '.' ? 4 : PAGE7_HIT(c) ? 1 : 3;
+    if (!PC7_LEAD(c) && !PAGE7_HIT(c) && c != '.' && c != '*')
+        return false;
+    if (at + chars > len)
+        return false;
+    uint32_t v = PC7_LEAD(c) ? (uint32_t)(c - '?') : 0;
+    for (size_t k = PC7_LEAD(c); k < chars; k++) {
+        int b = c == '*' ? b64val(s[at + k]) : pc6val(s[at + k]);
+        if (b < 0)
+            return false;
+        v = v << 6 | (uint32_t)b;
+    }
+    *hit = PAGE7_HIT(c);
+    *slot = -1;
+    if (*hit) {
+        int k = c - 'O';
+        if (!l->page_key[k] && l->known)
+            return false; /* a hit on no page: the firmware's cache is not this */
+        v |= (l->page_key[k] ? l->page_key[k] - 1u : 0u) << 6;
+        *slot = k;
+    } else if (c != '*') {
+        *slot = (int)((v >> 6) & (TEXT_PAGE_SLOTS - 1u));
+    }
+    *pc = c == '*' ? v : d->code_base + (v << 1);
+    *i = at + chars;
+    return true;
+}
+
+/* Version 7's sample line: its number (2 chars '?' + 6 bits), then as version 6's (a sample without a tag
+ * has the tag of the sample before it), each PC perhaps a hit in the page cache (the line's copy in
+ * l: kept only once the whole line read). */
+static bool parse_samples7(struct text_decoder *d, const char *s, size_t len, bool tagged, struct sample_line *l,
+                           const struct ev_sink *sink)
+{
+    int hi = len >= 3 ? pc6val(s[1]) : -1, lo = len >= 3 ? pc6val(s[2]) : -1; /* '?' + 6 bits each */
+    if (hi < 0 || lo < 0)
+        return false;
+    l->number = (uint32_t)(hi << 6 | lo);
+    bool fresh = l->number % PAGE7_EPOCH == 0;
+    l->known = fresh || (d->page_synced && l->number == ((d->page_line + 1u) & 4095u));
+    if (fresh)
+        memset(l->page_key, 0, sizeof l->page_key);
+    else
+        memcpy(l->page_key, d->page_key, sizeof l->page_key);
+    l->n = l->n_defs = 0;
+    d->front_len = 0; /* front-coded names refer only within their line */
+    for (size_t i = 3; i < len;) {
+        if (tagged && s[i] == '=') { /* an entry without its index: the next sample's tag gives it */
+            if (l->n_defs == LINE_DEFS)
+                return false;
+            l->defs[l->n_defs] = ++i;
+            l->def_before[l->n_defs] = l->n;
+            uint32_t tag;
+            size_t at;
+            if (!repeat_entry(d, s, len, &i, ENTRY_CHECK_DEF, sink) || i >= len ||
+                !sample_tag7(s, len, (at = i, &at), &tag, &l->def_index[l->n_defs]) || l->def_index[l->n_defs] < 0)
+                return false;
+            l->n_defs++;
+            continue;
+        }
+        size_t n = l->n;
+        if (n == 64)
+            return false;
+        char c = s[i];
+        bool has_tag = tagged && !PC7_LEAD(c) && !PAGE7_HIT(c) && c != '.' && c != '*', hit;
+        l->tags[n] = 0;
+        l->indexes[n] = -1;
+        if (has_tag && !sample_tag7(s, len, &i, &l->tags[n], &l->indexes[n]))
+            return false;
+        int slot;
+        if (!sample_pc7(d, l, s, len, &i, &l->pcs[n], &slot, &hit))
+            return false;
+        if (tagged && !has_tag) {
+            if (!n)
+                return false; /* a line's first sample has its tag */
+            l->tags[n] = l->tags[n - 1];
+            l->indexes[n] = l->indexes[n - 1];
+        }
+        if (slot >= 0 && !hit)
+            l->page_key[slot] = ((l->pcs[n] - d->code_base) >> 7) + 1u;
+        l->n++;
+    }
+    return true;
+}
 
 /* "$" or "%" samples in the alphabet d->pc_digits says; false when malformed. */
 static bool parse_samples(struct text_decoder *d, const char *s, size_t len, bool tagged, struct sample_line *l,
                           const struct ev_sink *sink)
 {
+    if (d->paged)
+        return parse_samples7(d, s, len, tagged, l, sink);
     size_t i = 1;
     l->n = l->n_defs = 0;
     while (i < len) {
@@ -311,21 +454,23 @@ static bool parse_samples(struct text_decoder *d, const char *s, size_t len, boo
     return true;
 }
 
-/* The sample forms: version 2's base64 PCs, version 3's digits (to 5), version 6's. */
+/* The sample forms: version 2's base64 PCs, version 3's digits (to 5), version 6's, version 7's. */
 static uint32_t form_of(const struct text_decoder *d)
 {
-    return d->compact ? 6 : d->pc_digits ? 3 : 2;
+    return d->paged ? 7 : d->compact ? 6 : d->pc_digits ? 3 : 2;
 }
 
 static bool parse_as(struct text_decoder *d, uint32_t form, const char *s, size_t len, bool tagged,
                      struct sample_line *l, const struct ev_sink *sink)
 {
-    bool digits = d->pc_digits, compact = d->compact;
+    bool digits = d->pc_digits, compact = d->compact, paged = d->paged;
     d->pc_digits = form == 3;
     d->compact = form == 6;
+    d->paged = form == 7;
     bool ok = parse_samples(d, s, len, tagged, l, sink);
     d->pc_digits = digits;
     d->compact = compact;
+    d->paged = paged;
     return ok;
 }
 
@@ -335,6 +480,7 @@ static bool parse_as(struct text_decoder *d, uint32_t form, const char *s, size_
 static void other_version(struct text_decoder *d, uint32_t version, bool tagged, const struct ev_sink *sink)
 {
     d->stats.other_version_lines++;
+    d->page_synced = false; /* (a version 7 line it may have been) */
     d->stats.other_version = version;
     d->stats.announced_version = d->version;
     if (tagged)
@@ -361,19 +507,31 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
      * announce */
     bool first_try = !d->other_seen && parse_samples(d, s, len, tagged, &l, sink);
     if (!first_try && !d->have_base && !v1) {
-        /* no announce yet: version 6's samples are counted too, and its '=' entries (version 5's,
-         * a late host's first lines: a new task's name) named, not taken for a malformed line */
+        /* no announce yet: version 7's and 6's samples are counted too, and their '=' entries (a late
+         * host's first lines: a new task's name) named, not taken for a malformed line */
+        static const uint32_t early[] = {7, 6};
         uint32_t version = d->version;
-        d->version = 6;
-        first_try = parse_as(d, 6, s, len, tagged, &l, sink);
-        if (first_try)
-            emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
+        bool digits = d->pc_digits, compact = d->compact, paged = d->paged;
+        for (size_t k = 0; k < sizeof early / sizeof *early && !first_try; k++) {
+            d->version = early[k]; /* in that form both: version 7's entries take the next sample's index */
+            d->pc_digits = false;
+            d->compact = early[k] == 6;
+            d->paged = early[k] == 7;
+            first_try = parse_samples(d, s, len, tagged, &l, sink);
+            if (first_try)
+                emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
+        }
         d->version = version;
+        d->pc_digits = digits;
+        d->compact = compact;
+        d->paged = paged;
         if (first_try)
             return;
     }
     if (!first_try && d->have_base && !v1) {
-        static const uint32_t forms[] = {6, 3, 2};
+        /* version 7's last: its lines read in few other forms, but its form takes many (a line
+         * number, then PC chars) */
+        static const uint32_t forms[] = {6, 3, 2, 7};
         for (size_t k = 0; k < sizeof forms / sizeof *forms; k++)
             if (forms[k] != form_of(d) && parse_as(d, forms[k], s, len, tagged, &l, sink)) {
                 d->other_seen = true;
@@ -383,6 +541,7 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     }
     if (!first_try && !(d->other_seen && parse_samples(d, s, len, tagged, &l, sink))) {
         textline_bad(d);
+        d->page_synced = false;
         if (tagged)
             names_unsure(d, sink);
         return;
@@ -395,28 +554,41 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
                          const struct sample_line *l, uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
 {
     size_t n = l->n;
+    bool unread = false; /* version 7: a line missed before it since its page cache began */
     if (!d->have_base) {
         d->stats.no_base += n;
         n = 0; /* the names still count: they outlive the samples */
+    } else if (d->paged) {
+        memcpy(d->page_key, l->page_key, sizeof d->page_key);
+        d->page_line = l->number;
+        d->page_synced = l->known;
+        unread = !l->known;
+        d->stats.unread_paged += unread ? n : 0u;
     }
     struct ev e = ev_blank(EV_PC);
     e.pc.has_tag = tagged;
     e.offset = d->line_offset;
     e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
     e.pc.kept = kept;
+    d->front_len = 0; /* the entries again, in the line's order (version 7's front-coded names) */
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < l->n_defs && l->def_before[next_def] <= k; next_def++) {
             size_t at = l->defs[next_def];
-            repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
+            if (d->paged)
+                entry_v5(d, s, len, &at, ENTRY_NEW, l->def_index[next_def], sink);
+            else
+                repeat_entry(d, s, len, &at, ENTRY_NEW, sink);
         }
         if (k == n)
             break;
+        if (unread) /* its '=' entries still name (they read alone), its samples do not */
+            continue;
         e.pc.addr = l->pcs[k];
         e.pc.tag = l->indexes[k] >= 0 ? index_tag(d, l->indexes[k]) : l->tags[k];
         d->stats.unsent_tags += tagged && e.pc.tag == EV_TAG_UNSENT;
         ev_emit(sink, &e);
     }
-    d->stats.samples += n;
+    d->stats.samples += unread ? 0u : n;
 }
 
 static uint32_t b64_3(const char *s, bool *ok)
@@ -477,7 +649,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 6u
+#define STREAM_VERSION 7u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -552,6 +724,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     d->have_base = true;
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
+    d->paged = ver >= 7;     /* version 7: the page cache and the line's number */
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {
@@ -638,6 +811,32 @@ static bool counted_name(const char *s, size_t len, size_t *i, const char **name
     return true;
 }
 
+/* Version 7: a '=' entry's name, whole (its length and it: the reference of the line's next ones)
+ * or front-coded (32 + the chars it shares with the last name the line sent whole before it, the
+ * rest's length, the rest; built in `built`). False when malformed (it shares more than that). */
+static bool entry_name7(struct text_decoder *d, const char *s, size_t len, size_t *i, char built[64],
+                        const char **name, size_t *n)
+{
+    int c = *i < len ? b64val(s[*i]) : -1;
+    if (c < 32) {
+        if (!counted_name(s, len, i, name, n))
+            return false;
+        memcpy(d->front, *name, *n); /* (at most 63 chars) */
+        d->front_len = (uint8_t)*n;
+        return true;
+    }
+    size_t shared = (size_t)c - 32u, rest_len;
+    const char *rest;
+    ++*i;
+    if (shared > d->front_len || !counted_name(s, len, i, &rest, &rest_len) || shared + rest_len > 64u)
+        return false;
+    memcpy(built, d->front, shared);
+    memcpy(built + shared, rest, rest_len);
+    *name = built;
+    *n = shared + rest_len;
+    return true;
+}
+
 /* Version 5: the name id's name is `name` from here on. */
 static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, size_t n)
 {
@@ -654,10 +853,10 @@ static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, 
  * follows; the low 10 bits the name's id), the tag in 6 chars, the length and the name. Without its
  * name it refers to the id's, without its tag it keeps the index's. When the host missed that (a
  * dropped line, a late start), the index waits for its next repeat (@N), as after a drop. */
-static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit,
+static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *i, int emit, int given,
                      const struct ev_sink *sink)
 {
-    int t = task_index(s, len, i);
+    int t = given >= 0 ? given : task_index(s, len, i); /* version 7: the next sample's index, given */
     uint32_t tag = 0;
     const char *name = NULL;
     size_t n = 0;
@@ -668,7 +867,9 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
     uint32_t head = (uint32_t)(hi << 6 | lo), id = head & (TEXT_NAME_IDS - 1u);
     if ((head & 0x800u) && !tag6(s, len, i, &tag))
         return false;
-    if ((head & 0x400u) && !counted_name(s, len, i, &name, &n))
+    char built[64]; /* a front-coded name (version 7) */
+    if ((head & 0x400u) &&
+        !(d->paged ? entry_name7(d, s, len, i, built, &name, &n) : counted_name(s, len, i, &name, &n)))
         return false;
     if (emit == ENTRY_CHECK_DEF)
         return true;
@@ -699,19 +900,21 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
                          const struct ev_sink *sink)
 {
     if (d->version >= 5 && (emit == ENTRY_NEW || emit == ENTRY_CHECK_DEF))
-        return entry_v5(d, s, len, i, emit, sink);
+        return entry_v5(d, s, len, i, emit, d->paged ? 0 : -1, sink); /* (version 7: checked only here) */
     int t = task_index(s, len, i);
-    if (t < 0 || *i + 7 > len)
+    bool own = t >= 0 && *i < len && s[*i] == '='; /* version 7: the index's own tag, INDEX_TAG */
+    if (t < 0 || *i + (own ? 2u : 7u) > len)
         return false;
-    uint32_t tag = 0;
-    for (size_t k = 0; k < 6; k++) {
+    uint32_t tag = own ? INDEX_TAG(t) : 0u;
+    for (size_t k = 0; k < 6 && !own; k++) {
         int c = b64val(s[*i + k]);
         if (c < 0 || (k == 0 && c > 3))
             return false;
         tag = tag << 6 | (uint32_t)c;
     }
-    int n = b64val(s[*i + 6]);
-    *i += 7;
+    *i += own ? 1u : 6u;
+    int n = b64val(s[*i]);
+    *i += 1;
     if (n < 0 || *i + (size_t)n > len)
         return false;
     if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {
@@ -831,6 +1034,7 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
     if ((s[0] == LEAD_CONTROL || s[0] == LEAD_HIST) && !(len > 4 && has_check(s, len)))
         return false; /* an ordinary log line that happens to start with '@' or '#' */
     if (d->newer_version && s[0] != LEAD_CONTROL) { /* a newer firmware's samples: not read, counted */
+        d->page_synced = false;
         d->stats.stream_lines++;
         d->stats.newer_lines++;
         return true;
@@ -839,6 +1043,7 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
     d->stats.stream_lines++;
     if (!body) {
         d->stats.bad_checks++;
+        d->page_synced = false; /* a sample line, perhaps: version 7's page cache is unsure */
         textline_bad(d);
         names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
         return true;
@@ -874,6 +1079,7 @@ bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const 
         return false;
     d->stats.stream_lines++;
     d->stats.bad_checks++;
+    d->page_synced = false;
     textline_bad(d);
     names_unsure(d, sink);
     return true;

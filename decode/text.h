@@ -16,6 +16,7 @@
 #define TEXT_LINE_MAX 1024u
 #define TEXT_STACK_MAX 64u /* callers a "stack" line may carry */
 #define TEXT_TASKS (62u + 4096u + 2u)
+#define TEXT_PAGE_SLOTS 32u /* stream version 7's page cache */
 #define TEXT_NAME_IDS 1024u /* stream version 5's name ids: 10 bits */ /* stream task indexes: 0..61 in one char, 62.. after '+' */
 
 struct text_stats {
@@ -50,6 +51,8 @@ struct text_stats {
     uint32_t other_version, announced_version; /* the last such line's version, and the announce's */
     uint64_t newer_version; /* the highest version announced that this host does not read (0: none) */
     uint64_t newer_lines;   /* sample and histogram lines under such an announce: not read */
+    uint64_t unread_paged;  /* version 7 samples in lines after a missed one (or a late start), before the
+                               page cache started afresh: not read (docs/stream.md) */
     uint64_t refused_announces; /* announces with a number out of range: refused */
     const char *refused_field, *refused_range; /* the last one's field, and its range */
     uint64_t refused_value;
@@ -73,6 +76,13 @@ struct text_decoder {
     bool have_base;
     bool pc_digits;  /* version 3: a sample's 4 PC chars are '0' + 6 bits, not base64 */
     bool compact;    /* version 6: 3 PC chars '?' + 6 bits, a tag only where it changes */
+    bool paged;      /* version 7: version 6 with the page cache, the line's number, other chars */
+    /* version 7's page cache (docs/stream.md), as the sample lines read so far left it */
+    uint32_t page_key[TEXT_PAGE_SLOTS];   /* the page + 1 at each slot (0: none) */
+    uint32_t page_line;                   /* the last sample line's number */
+    bool page_synced;                     /* the cache is the firmware's: no line missed since it began */
+    char front[64];    /* version 7: the last name the line sent whole (front-coded names refer to it; */
+    uint8_t front_len; /* 0: none yet in the line) */
     uint32_t version;        /* of the last announce read (0: none) */
     bool other_seen;         /* a sample line of another version came since that announce */
     uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */

@@ -78,6 +78,33 @@ static struct {
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
 } stream;
 
+static uint32_t line_number; /* of the next sample line, 12 bits on the wire (version 7) */
+
+/* Version 7's page cache (docs/stream.md): the 32 code pages (64 halfwords, 128 bytes, each) of
+ * the samples sent last, each at slot (page mod 32). A sample in a page the host has at its slot
+ * goes out as that slot's char and one char of offset: 2 chars where a PC takes 3. The host keeps
+ * the same from the lines it reads; both start afresh every PAGE_EPOCH lines (the line's number
+ * says which), so a host that attached late, or lost a line, reads again within PAGE_EPOCH lines. */
+#define PAGE_SLOTS 32u
+#define PAGE_EPOCH 8u /* lines (the line number's low bits 0: a new epoch) */
+#define PAGE_HIT 'O'  /* slot k's char: 'O' + k ('O' to 'n') */
+#define PAGE_NONE 0xFFFFFFFFu /* a key no page has (pages are 18 bits) */
+static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
+
+/* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
+__attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
+{
+    if (number % PAGE_EPOCH)
+        return;
+    struct eight {
+        uint32_t w[8];
+    };
+    static const struct eight none = {{PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE, PAGE_NONE,
+                                       PAGE_NONE}};
+    struct eight *keys = (struct eight *)(void *)page_key; /* copied 8 words at a time (LDM, STM): no loop */
+    keys[0] = keys[1] = keys[2] = keys[3] = none;
+}
+
 /* The name each index stands for on the host, as its last '=' entry gave it: 1 + the id, and the
  * id's takeover count then (name_ids' `taken`, its low bits) above it (0: not known that way). An
  * entry that would only say it again (a worker re-created, in its predecessor's control block,
@@ -347,6 +374,7 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     stream.round_next = stream.round_end = 0; /* and a new round of names */
     stream.turns = 0;
     forget_names_sent(); /* a stream begins: its host has no name ids and no tags yet */
+    line_number = 0; /* and no pages: its first sample line starts an epoch */
     send_announce(putc);
 }
 
@@ -369,6 +397,13 @@ static void send_full(cmprof_putc_fn putc)
 
 /* The announce, then a new round of names (repeat_names) and the table's state. The line is
  * static, not on the stack: the drain's stack stays small (an idle hook's is). */
+/* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
+ * name's length in one and the name: about half the bytes of an @task line each. The line is
+ * static: the drain's stack stays small; the announce uses it too, between two rounds of repeats. */
+static char repeat_line[LINE_ROOM];
+static size_t repeat_len;
+static void flush_repeats(cmprof_putc_fn putc);
+
 static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
@@ -381,8 +416,9 @@ static void send_announce(cmprof_putc_fn putc)
     } else {
         stream.round_overran = true; /* a round under way goes on to its end, the next at once */
     }
-    static char line[LINE_ROOM];
-    size_t n = put_text(line, 0, "@cmprof v=6"); /* 6: 3-char PCs, a tag only where it changes; names by id (5) */
+    flush_repeats(putc); /* (a no-op: repeats go out whole within repeat_names) */
+    char *line = repeat_line; /* its buffer, free now: RAM for version 7's page cache on 16 KB parts */
+    size_t n = put_text(line, 0, "@cmprof v=7"); /* 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -502,12 +538,6 @@ static void send_task(cmprof_putc_fn putc, uint32_t i)
     send_task_as(putc, i, cmprof_tasks.tags[i], cmprof_tasks.names[i]);
 }
 
-/* Repeated names go several to a line, "@N" then per task its index, its tag in 6 chars, its
- * name's length in one and the name: about half the bytes of an @task line each. The line is
- * static: the drain's stack stays small. */
-static char repeat_line[LINE_ROOM];
-static size_t repeat_len;
-
 static void flush_repeats(cmprof_putc_fn putc)
 {
     if (!repeat_len)
@@ -586,28 +616,66 @@ __attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, 
     return n + 6u;
 }
 
-/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64), the name's
- * length in one char, the name: whole, for a host that attached late. */
+/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
+ * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
+ * name: whole, for a host that attached late. */
 #define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
 static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
-    n = put_tag6(b, put_index(b, n, i), tag);
+    n = put_index(b, n, i);
+#if CMPROF_TAG_NAMES
+    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
+        b[n++] = '=';
+    else
+#endif
+        n = put_tag6(b, n, tag);
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     b[n] = b64[end - n - 1];
     HOST_GETS_TAG(i, tag);
     return end;
 }
 
-/* A '=' entry inside a sample line: the index, a head of 2 chars (DEF_TAG, DEF_NAME, the name's
- * id), the tag in 6 chars unless the host has it for this index (a control block reused), the
- * name's length and the name unless the host has it under its id (a worker re-created, a pool of
- * workers of one name): 4 to 6 bytes for a name sent before. */
+/* A '=' entry inside a sample line: a head of 2 chars (DEF_TAG, DEF_NAME, the name's id), the tag
+ * in 6 chars unless the host has it for this index (a control block reused), the name's length and
+ * the name unless the host has it under its id (a worker re-created, a pool of workers of one
+ * name): 3 bytes for a name sent before. Its index is the tag of the sample after it. */
 static bool def_whole; /* the last '=' entry sent its name whole */
+/* Version 7: the last name a '=' entry of the line being formatted sent whole, where it sits in
+ * the line's buffer (front_len 0: none yet in this line). A new name that shares FRONT_MIN or more
+ * leading chars with it goes as the shared count (FRONT_CODED + count, where a length would be) and
+ * the rest's length and chars: a host that has the line has what it refers to, whenever it
+ * attached (unique worker names u000001, u000002...). No copy: a compare loop a new name. */
+#define FRONT_MIN 2u
+#define FRONT_CODED 32u /* a name's length char from 32 on: front-coded (names are at most 24 chars) */
+static const char *front_ref;
+static uint32_t front_len;
+
+/* A new name's length char before its len chars at b + 1, or, when it shares FRONT_MIN or more
+ * leading chars with the line's last whole name, the shared count, the rest's length and the rest
+ * moved up. Returns its end. Out of line: put_def's frame stays small (the drain's stack). */
+__attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
+{
+    uint32_t limit = len < front_len ? len : front_len, shared = 0;
+    while (shared < limit && b[1u + shared] == front_ref[shared])
+        shared++;
+    if (shared < FRONT_MIN) { /* whole: the line's next names refer to it */
+        b[0] = b64[len];
+        front_ref = b + 1;
+        front_len = len;
+        return b + 1 + len;
+    }
+    b[0] = b64[FRONT_CODED + shared]; /* the shared count, the rest's length, the rest */
+    b[1] = b64[len - shared];
+    for (uint32_t k = 0; k < len - shared; k++)
+        b[2u + k] = b[1u + shared + k];
+    return b + 2 + (len - shared);
+}
 
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
-    n = put_index(b, n, i);
+    /* version 7: no index; the sample right after the entry has it as its tag (an owed name goes
+     * right before the sample that needs it, and that sample writes its tag) */
     size_t head = n;
     uint32_t flags = 0;
     n += 2u;
@@ -622,8 +690,7 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
-        b[n] = b64[end - n - 1];
-        n = end;
+        n = put_name7(b + n, (uint32_t)(end - n - 1)) - b;
     }
     uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
     if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
@@ -993,10 +1060,12 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
 /* The index characters of a tag, kept for the next sample: consecutive samples mostly come from
  * the same task, so the common case is a compare. */
 /* An exception's chars: '-' and its number (interrupt handlers take no slot: tasks have them all). */
-static uint32_t isr_chars(uint32_t tag)
+__attribute__((always_inline)) static inline uint32_t isr_chars(uint32_t tag)
 {
-    return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[(tag >> 6) & 7u] << 8 | (uint32_t)(uint8_t)b64[tag & 63u] << 16,
-                  3u);
+    uint32_t n = tag & 511u;
+    if (n < 64u) /* version 7: '-' and one base64 char for exceptions below 64 (IRQs 0..47) */
+        return IXC_OF((uint32_t)'-' | (uint32_t)(uint8_t)b64[n] << 8, 2u);
+    return IXC_OF((uint32_t)'~' | (uint32_t)(uint8_t)b64[n >> 6] << 8 | (uint32_t)(uint8_t)b64[n & 63u] << 16, 3u);
 }
 
 #if CMPROF_TAG_NAMES
@@ -1044,10 +1113,11 @@ __attribute__((noinline)) static uint32_t other_tag(uint32_t tag)
 }
 #endif
 
-/* A PC's 18 bits of halfword offset as 3 chars, '?' + 6 bits each, high first, in the low three
- * bytes of a little-endian word (the fourth is junk the next item overwrites). On Thumb-2 six
- * instructions: a shift, two field extracts with an OR each, one add for all ('?' in every byte is
- * an immediate there). ARMv6-M: shifts, ANDs and ORs, no division. */
+/* A PC's 16 bits of halfword offset as 3 chars, high first, in the low three bytes of a
+ * little-endian word (the fourth is junk the next item overwrites): '?' + the top 4 bits ('?' to
+ * 'N'), then '?' + 6 bits twice. On Thumb-2 six instructions: a shift, two field extracts with an OR each, one add
+ * for all (its constant is an immediate there). ARMv6-M: shifts, ANDs and ORs, no division. */
+#define PC_CHARS_ADD 0x3F3F3F3Fu /* '?' in every byte (an immediate on Thumb-2) */
 static inline uint32_t pc_chars(uint32_t v)
 {
 #if defined(__thumb2__)
@@ -1057,12 +1127,12 @@ static inline uint32_t pc_chars(uint32_t v)
             "orr %0, %0, %1, lsl #8\n\t"
             "and %1, %2, #63\n\t"
             "orr %0, %0, %1, lsl #16\n\t"
-            "add %0, %0, #0x3F3F3F3F"
+            "add %0, %0, %3"
             : "=&r"(w), "=&r"(t)
-            : "r"(v));
+            : "r"(v), "i"(PC_CHARS_ADD));
     return w;
 #else
-    return (v >> 12 | ((v >> 6) & 63u) << 8 | (v & 63u) << 16) + 0x3F3F3F3Fu;
+    return (v >> 12 | ((v >> 6) & 63u) << 8 | (v & 63u) << 16) + PC_CHARS_ADD;
 #endif
 }
 
@@ -1112,11 +1182,13 @@ __attribute__((noinline, cold)) static char *owed_stop(char *b, const uint32_t *
 }
 #endif
 
-/* A PC past 512 KB of code: '.' and its 24 bits of halfword offset as 4 such chars, or '*' and the
+/* A PC past 128 KB of code, its page not in the cache: '.' and its 24 bits of halfword offset as 4
+ * such chars ('?' + 6 bits), the page kept, or '*' and the
  * full 32 bits in base64 (outside 32 MB, below the base, or odd). `v` is the rotated offset. */
 __attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t v)
 {
-    if (v < (1u << 24)) {
+    if (v < (1u << 24)) { /* (the loop found its page not at its slot) */
+        page_key[(v >> 6) & (PAGE_SLOTS - 1u)] = v >> 6;
         *b++ = '.';
         for (int sh = 18; sh >= 0; sh -= 6)
             *b++ = (char)('?' + ((v >> sh) & 63u));
@@ -1128,16 +1200,26 @@ __attribute__((noinline)) static char *put_far_pc(char *b, uint32_t pc, uint32_t
     return b;
 }
 
-/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end. A
- * tag goes out where it differs from the sample's before it, and at the first of these samples:
- * each line reads alone, and after a name given between two runs of samples (a reused control
- * block may have another index now) the index is said again. Locals, not the stream's fields, in
- * the loop: stores through a char pointer would make the compiler reload them. */
+/* The n samples (pcs, tags: n in a row in the ring), formatted straight into b; returns the end.
+ * Each PC in a page the host has at its slot goes out as 2 chars (the slot's and the offset's);
+ * any other as 3 ('.' and 4 past 128 KB, '*' and 6 outside 32 MB or odd). A tag goes out where it
+ * differs from the sample's before it, and at the first of these samples: each line reads alone
+ * (but for its pages), and after a name given between two runs of samples (a reused control block
+ * may have another index now) the index is said again. Locals, not the stream's fields, in the
+ * loop: stores through a char pointer would make the compiler reload them. */
 __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint32_t *pcs, const uint32_t *tags,
                                                             uint32_t n)
 {
     const uint32_t base = stream.code_base;
     const uint32_t *end = pcs + n;
+    uint32_t *keys = page_key;
+    __asm__("" : "+r"(keys)); /* in a register: GCC would load the address again every sample */
+#if CMPROF_TAG_NAMES
+    const uint32_t *ixcs = cmprof_tasks.ixc; /* the same */
+    __asm__("" : "+r"(ixcs));
+    uint8_t *lives = cmprof_tag_names.live;
+    __asm__("" : "+r"(lives));
+#endif
 #ifdef CMPROF_TAG
     uint32_t last_tag = stream.last_tag;
     if (cmprof_tasks.cache_stale) { /* a tag got a slot: the cached answer may have been "no slot" */
@@ -1166,7 +1248,13 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
             /* another task: its first probe of the hash, here; anything else out of line */
             last_tag = *tags;
 #if CMPROF_TAG_NAMES
-            ixc = word_chars(last_tag);
+            uint32_t i = last_tag & 0xFFFFu;
+            if (i < MAX_TASKS) {
+                lives[i] = 1; /* sampled: repeated in the next round of names (as word_chars) */
+                ixc = ixcs[i];
+            } else {
+                ixc = word_chars(last_tag);
+            }
 #else
             uint32_t slot = cmprof_tasks.hash[cmprof_tasks_home(last_tag)];
             if (slot && (uint32_t)(uintptr_t)cmprof_tasks.tags[slot - 1u] == last_tag)
@@ -1187,8 +1275,21 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
         tags++;
 #endif
         uint32_t pc = *pcs, off = pc - base;
-        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range test */
-        if (v < (1u << 18)) { /* 18 bits of halfword offset, in 3 chars '?' + 6 bits: no table loads */
+        uint32_t v = off >> 1 | off << 31; /* rotated: an odd PC (base is even) fails the range tests */
+        uint32_t page = v >> 6, slot = page & (PAGE_SLOTS - 1u);
+        if (keys[slot] == page) { /* the host has the page: its slot's char and the offset's (no range
+                                     test: the cache holds pages of PCs below 32 MB only) */
+            uint32_t t = slot;
+#if defined(__thumb2__)
+            __asm__("bfi %0, %1, #8, #6" : "+r"(t) : "r"(v)); /* GCC takes 3 for it */
+#else
+            t |= (v & 63u) << 8;
+#endif
+            t += PAGE_HIT | '?' << 8;
+            __builtin_memcpy(b, &t, 2);
+            b += 2;
+        } else if (__builtin_expect(v < (1u << 16), 1)) { /* 16 bits of halfword offset in 3 chars */
+            keys[slot] = page;
             uint32_t w = pc_chars(v);
             COPY4(b, &w);
             b += 3;
@@ -1296,6 +1397,13 @@ static uint32_t send_line(cmprof_putc_fn putc)
 #else
     *b++ = '$';
 #endif
+    /* the line's number, 12 bits as 2 chars '?' + 6 bits: the host tells a line it missed, and
+     * where its pages start afresh */
+    uint32_t number = line_number & 4095u, chars = (number >> 6 | (number & 63u) << 8) + 0x3F3Fu;
+    __builtin_memcpy(b, &chars, 2);
+    b += 2;
+    page_line(number);
+    front_len = 0; /* each line's first name goes whole: front-coded names refer only within a line */
     char *first = b;
 #if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
     line_putc = putc;
@@ -1331,6 +1439,7 @@ static uint32_t send_line(cmprof_putc_fn putc)
     if (b == first)
         return 0;
     send(putc, start, (size_t)(b - start));
+    line_number++;
 #if CMPROF_STACKS /* the stack evidence of its samples, each in a line of its own (cmprof_stack.c) */
     static char stack_text[CMPROF_STACK_LINE_MAX + LINE_TAIL];
     for (uint32_t sn; (sn = cmprof_stack_line(stack_text, upto, k, stream.code_base)) != 0u;)

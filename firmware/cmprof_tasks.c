@@ -13,17 +13,17 @@ struct cmprof_task_table cmprof_tasks;
 #ifdef CMPROF_TAG
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* Index i's characters, as the sample loop writes them (version 6, docs/stream.md): none of them a
- * PC character ('?' to '~'): one of 19 below 19, one of 4 leaders and a base64 char below 275, else
- * '+' and two base64 chars of i - 62. */
+/* Index i's characters, as the sample loop writes them (version 7, docs/stream.md): none of them a
+ * PC's first character ('?' to 'n', '.', '*'): one of 37 below 37, '}' and a base64 char below 101,
+ * else '+' and two base64 chars of i - 101. */
 uint32_t cmprof_tasks_chars(uint32_t i)
 {
-    static const char one[] = "0123456789:;<>\"#$%&", lead[] = "'(),";
-    if (i < 19u)
+    static const char one[] = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|";
+    if (i < 37u)
         return IXC_OF((uint32_t)(uint8_t)one[i], 1u);
-    if (i < 19u + 4u * 64u)
-        return IXC_OF((uint32_t)(uint8_t)lead[(i - 19u) >> 6] | (uint32_t)(uint8_t)b64[(i - 19u) & 63u] << 8, 2u);
-    i -= 62u;
+    if (i < 37u + 64u)
+        return IXC_OF((uint32_t)'}' | (uint32_t)(uint8_t)b64[i - 37u] << 8, 2u);
+    i -= 101u;
     return IXC_OF('+' | (uint32_t)(uint8_t)b64[i >> 6] << 8 | (uint32_t)(uint8_t)b64[i & 63u] << 16, 3u);
 }
 #endif

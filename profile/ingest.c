@@ -621,8 +621,10 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "port)", (unsigned long long)t->other_version_lines, (unsigned)t->other_version,
          (unsigned)t->announced_version);
     loss(&l, t->newer_version, "the stream announces version %llu: a newer firmware than this host understands (it "
-         "reads versions 1 to 6); %llu of its sample lines not read: update cmprof-top",
+         "reads versions 1 to 7); %llu of its sample lines not read: update cmprof-top",
          (unsigned long long)t->newer_version, (unsigned long long)t->newer_lines);
+    loss(&l, t->unread_paged, "%llu stream samples not read: they came after a sample line this host missed (or "
+         "before its first full group of 8 lines), and refer to pages that line gave", (unsigned long long)t->unread_paged);
     loss(&l, t->refused_announces, "%llu announce lines refused: %s=%llu is out of range (%s)",
          (unsigned long long)t->refused_announces, t->refused_field ? t->refused_field : "?",
          (unsigned long long)t->refused_value, t->refused_range ? t->refused_range : "?");
@@ -728,7 +730,7 @@ static const char *no_samples_why(const struct ingest *in)
     const struct text_stats *t = &in->text.stats;
     const struct prof_stream_info *i = prof_stream_info(whole(in));
     if (t->newer_version)
-        return "; the stream is of a newer firmware than this host understands (versions 1 to 6): update cmprof-top";
+        return "; the stream is of a newer firmware than this host understands (versions 1 to 7): update cmprof-top";
     if (t->refused_announces && !i->present)
         return NULL; /* (its numbers: the caller's) */
     if (t->other_version_lines && i->present)

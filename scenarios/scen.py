@@ -733,14 +733,19 @@ B64_VAL = {c: i for i, c in enumerate(B64)}
 
 def _name_entry(s, i, state=None):
     """One name entry at s[i] (an "@N" line's, or before version 5 a sample line's after '='): the index,
-    6 chars of tag, 1 of length, the name. Returns (index, tag, name, where it ends)."""
+    6 chars of tag (version 7: or '=', the index's own, 0xFFFFA000 + index), 1 of length, the name.
+    Returns (index, tag, name, where it ends)."""
     val = B64_VAL
     index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
-    tag = 0
-    for c in s[i:i + 6]:
-        tag = tag << 6 | val[c]
-    n = val[s[i + 6]]
-    return index, "%08x" % tag, s[i + 7:i + 7 + n], i + 7 + n
+    if s[i] == "=":
+        tag, i = 0xFFFFA000 + index, i + 1
+    else:
+        tag = 0
+        for c in s[i:i + 6]:
+            tag = tag << 6 | val[c]
+        i += 6
+    n = val[s[i]]
+    return index, "%08x" % tag, s[i + 1:i + 1 + n], i + 1 + n
 
 
 def _def_entry(s, i, state):
@@ -751,7 +756,10 @@ def _def_entry(s, i, state):
     if state.get("version", 0) < 5:
         return _name_entry(s, i)
     val = B64_VAL
-    index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    if state.get("version", 0) >= 7:  # no index: the sample right after the entry has it as its tag
+        index = None
+    else:
+        index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
     head = val[s[i]] << 6 | val[s[i + 1]]
     i += 2
     tag = state.setdefault("tags", {}).get(index)
@@ -763,8 +771,17 @@ def _def_entry(s, i, state):
     ids = state.setdefault("ids", {})
     if head & 0x400:
         n = val[s[i]]
-        ids[head & 0x3FF] = s[i + 1:i + 1 + n]
+        if state.get("version", 0) >= 7 and n >= 32:  # front-coded: shared with the line's last whole name
+            shared, i = n - 32, i + 1
+            n = val[s[i]]
+            name = state.get("front", "")[:shared] + s[i + 1:i + 1 + n]
+        else:
+            name = state["front"] = s[i + 1:i + 1 + n]
+        ids[head & 0x3FF] = name
         i += 1 + n
+    if index is None:
+        index = sample_tag7(s, i)[0]
+        tag = tag if head & 0x800 else state["tags"].get(index)
     state["tags"][index] = tag
     return index, tag, ids.get(head & 0x3FF), i
 
@@ -788,6 +805,30 @@ def sample_tag6(s, i):
     return None, i
 
 
+TAG7_ONE = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|"
+
+
+def sample_tag7(s, i):
+    """A version 7 tag at s[i] (decode/stream.c's sample_tag7): (task index or None for an
+    exception's or no slot's, where it ends); (None, i) when s[i] is a PC's first character."""
+    c = s[i]
+    if c in TAG7_ONE:
+        return TAG7_ONE.index(c), i + 1
+    if c == "}":
+        return 37 + B64_VAL[s[i + 1]], i + 2
+    if c == "+":
+        return 101 + (B64_VAL[s[i + 1]] << 6 | B64_VAL[s[i + 2]]), i + 3
+    if c in "-~/":
+        return None, i + {"-": 2, "~": 3, "/": 1}[c]
+    return None, i
+
+
+def pc7_len(c):
+    """A version 7 PC's characters from its first: 3 ('?'..'N'), 2 (a page hit, 'O'..'n'), '.' and 4,
+    '*' and 6."""
+    return 3 if "?" <= c <= "N" else 2 if "O" <= c <= "n" else 5 if c == "." else 7
+
+
 def sample_line_items(body, state):
     """Walk a '$' or '%' line's text before its '!' (a reservoir's '&' head cut off) in the form of
     the capture's version (state, as stream_state keeps it; '=' entries update its name ids): yields
@@ -796,7 +837,8 @@ def sample_line_items(body, state):
     if body.startswith("&") and body[8:9] in ("%", "$"):  # a reservoir's group: its line after the head
         body = body[8:]
     version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
-    i = 1
+    i = 3 if version >= 7 else 1  # version 7: the line's number first
+    state["front"] = ""  # version 7: a front-coded name refers to the line's last whole one
     while i < len(body):
         c, index = body[i], None
         if tagged and c == "=":
@@ -804,7 +846,11 @@ def sample_line_items(body, state):
             yield "def", index, tag, name, end - i
             i = end
             continue
-        if version >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
+        if version >= 7:  # a tag where the host could not tell it; a page hit in 2 chars
+            if tagged:
+                index, i = sample_tag7(body, i)
+            i += pc7_len(body[i])
+        elif version >= 6:  # a tag only where it changes; 3 PC chars '?'..'~', '.' and 4, '*' and 6
             if tagged:
                 index, i = sample_tag6(body, i)
             i += {"*": 7, ".": 5}.get(body[i], 3)

@@ -681,6 +681,128 @@ static void test_v6_name_entry_before_the_announce(void)
           strstr(log_a.buf, "a=08000006 t=ffffa001/1"));
 }
 
+/* The same in version 7, whose '=' entry has no index (the sample after it gives it): before its
+ * first announce a host reads the line's entry in version 7's form, not version 5's (which took
+ * the head for an index and the line for a malformed one, every name unsure). */
+static void test_v7_name_entry_before_the_announce(void)
+{
+    struct text_decoder d;
+    decode("%?@=QFGsensor1??A!04\n@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n%??1??B!SU\n",
+           &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && d.stats.no_base == 1 && d.stats.names_unsure == 0);
+    CHECK(log_a.count[EV_TASK_NAME] == 1 && log_a.count[EV_PC] == 1 && strstr(log_a.buf, "'sensor'") &&
+          strstr(log_a.buf, "a=08000006 t=ffffa001/1"));
+}
+
+/* Version 7's "@N" entry for a named index: '=' where the tag's 6 chars would say the index's own
+ * (0xFFFFA000 + index); the same events whole and byte by byte; one cut short is a malformed line. */
+static void test_v7_repeat_with_the_index_tag(void)
+{
+    static const char s[] = "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
+                            "@NB=GsensorC=Fmotor!pg\n%??1??B2??C!fH\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 0 && log_a.count[EV_TASK_NAME] == 2 && log_a.count[EV_PC] == 2);
+    CHECK(strstr(log_a.buf, "t=ffffa001/0") && strstr(log_a.buf, "'sensor'") && strstr(log_a.buf, "t=ffffa002/0") &&
+          strstr(log_a.buf, "'motor'") && strstr(log_a.buf, "a=08000006 t=ffffa001/1") &&
+          strstr(log_a.buf, "a=08000008 t=ffffa002/1"));
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(evlog_equal(&log_a, &log_b));
+    decode("@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n@NB=!qI\n@NB=G!OL\n", &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 2 && log_a.count[EV_TASK_NAME] == 0);
+}
+
+/* Version 7's front-coded names: a '=' entry's name as 32 + the chars it shares with the last name
+ * its line sent whole, the rest's length and the rest (u000002 after u000001: "mB2"; u000003 after
+ * u000099, itself front-coded: still against u000001); the same events whole, byte by byte and
+ * split anywhere. A line whose front-coded name refers past its own names (here to the line
+ * before's) is malformed: it refers only within its line. */
+static void test_v7_front_coded_names(void)
+{
+    static const char s[] = "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
+                            "%?\?=QBHu0000011??A=QCmB22??B=QDlC991??C=QEmB32??D!dg\n%?@=QDmB32??C!wP\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(log_a.count[EV_TASK_NAME] == 4 && strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'u000002'") &&
+          strstr(log_a.buf, "'u000099'") && strstr(log_a.buf, "'u000003'") && !strstr(log_a.buf, "'u000093'") &&
+          strstr(log_a.buf, "a=08000006 t=ffffa002/1") && d1.stats.bad_lines == 1);
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        struct ev_sink sink = {evlog_event, &log_b};
+        evlog_reset(&log_b);
+        text_init(&d2);
+        text_feed(&d2, (const uint8_t *)s, k, &sink);
+        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(all_equal && evlog_equal(&log_a, &log_b));
+}
+
+/* Version 7 (docs/stream.md): each sample line numbered (2 base64 chars); a PC in a page the host
+ * has at its slot ('O' + slot, then '?' + the offset's 6 bits), 3 chars within 128 KB ('?' + the top
+ * 4 bits), '.' and 4, '*' and 6; index chars outside the PC leads: '0'..'|' 0..36, '}' and one to
+ * 100, '+' and two from 101; '-' and one char an exception below 64, '~' and two from 64; '/' no
+ * slot. The page cache carries from line to line and starts afresh at numbers (2 chars, '?' + 6
+ * bits) that are multiples of 8: a line after a missed one (number 3 after 1) is counted, not read, until then; a hit on a page
+ * the line's fresh cache cannot have drops the line. A '=' entry has no index: it names the index of
+ * the sample right after it. The same events whole, byte by byte and split
+ * at every byte. Checks by scenarios/scen.py's stream_line_check. */
+static void test_v7_paged_samples(void)
+{
+    static const char s[] =
+        "boot\n@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n"
+        "@task A 20000000 a!bq\n@task Z 20000400 b!s9\n"
+        "%??0??@OAq@??OB-W.?O@?PD/*AgABAA~BAO?!4K\n"
+        "%?@0OA!y8\n"
+        "log %?@0OA 1\n"
+        "%?B0OA!2c\n"
+        "%?G0??@OA!/f\n"
+        "$?H??@OA!Ek\n"
+        "%?I=wFAgAAQAGsensorq??A0OC!+M\n"
+        "%?G0OAOA!SS\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(log_a.count[EV_PC] == 15 && d1.stats.bad_lines == 1 && d1.stats.bad_checks == 0 &&
+          d1.stats.unread_paged == 1 && d1.stats.other_version_lines == 0 && d1.stats.unsent_tags == 1);
+    /* the first line: a 3-char PC, a hit in its page, another page at the same slot, an exception's
+     * '.' PC past 128 KB and its hit, no slot and a full PC, an exception from 64 on */
+    const char *want[] = {"a=08000002 t=20000000/1", "a=08000004 t=20000000/1", "a=08002000 t=20000400/1",
+                          "a=08002006 t=20000400/1", "a=08020080 t=fffffe16/1", "a=0802008a t=fffffe16/1",
+                          "a=08002000 t=fffffe40/1", "a=08002004 t=20000000/1", "a=08000008 t=20000000/1"};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+        CHECK(strstr(log_a.buf, want[k]) != NULL);
+    CHECK(strstr(log_a.buf, "a=20001000 ") != NULL && strstr(log_a.buf, "a=08000004 t=0/0") != NULL);
+    /* the entry (no index: the sample after it has it) names index 25 before that sample */
+    const char *def = strstr(log_a.buf, "'sensor'");
+    CHECK(def && strstr(def, "a=08000004 t=20000400/1") && strstr(def, "a=08000008 t=20000000/1"));
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(evlog_equal(&log_a, &log_b));
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        struct ev_sink sink = {evlog_event, &log_b};
+        evlog_reset(&log_b);
+        text_init(&d2);
+        text_feed(&d2, (const uint8_t *)s, k, &sink);
+        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
+        text_finish(&d2, &sink);
+        text_free(&d2);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    CHECK(all_equal);
+    /* a version 6 capture reads as before; its lines under a version 7 announce are named, not read */
+    decode("@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!jz\n%0??@??A!w3\n"
+           "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!uj\n%0??@??A!w3\n",
+           &log_a, &d1);
+    CHECK(log_a.count[EV_PC] == 2 && strstr(log_a.buf, "a=08000004 ") && d1.stats.other_version_lines == 1 &&
+          d1.stats.other_version == 6 && d1.stats.bad_lines == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_raw_block);
@@ -710,10 +832,14 @@ int main(void)
     RUN_TEST(test_too_many_entries_in_a_sample_line);
     RUN_TEST(test_v3_pcs_before_and_after_the_announce);
     RUN_TEST(test_v6_name_entry_before_the_announce);
+    RUN_TEST(test_v7_name_entry_before_the_announce);
+    RUN_TEST(test_v7_repeat_with_the_index_tag);
+    RUN_TEST(test_v7_front_coded_names);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);
     RUN_TEST(test_v6_compact_samples);
+    RUN_TEST(test_v7_paged_samples);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
