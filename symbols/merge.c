@@ -87,9 +87,9 @@ static bool unit_stretch(const struct sym_table *t, uint32_t u, uint32_t lo, uin
  * loaded for those alone, so a line sequence or subprogram that runs past them (assembler DWARF
  * whose Thumb low_pc puts its end a byte into the next function, a literal pool after a naked
  * function's range) would answer for an address only when some other address had loaded its unit
- * first. The part of a range after a gap in the unit's coverage is left out (never seen: a
- * sequence or subprogram lies in one function). */
-static void clip_to_units(const struct sym_table *t, struct sym_stage *stage)
+ * first. A subprogram's range past a gap in what is read now is left out (a subprogram lies in one
+ * function); a line sequence gets a piece for each stretch it meets. False when out of memory. */
+static bool clip_to_units(const struct sym_table *t, struct sym_stage *stage)
 {
     size_t k = 0;
     for (size_t i = 0; i < stage->subs.n; i++) {
@@ -98,13 +98,28 @@ static void clip_to_units(const struct sym_table *t, struct sym_stage *stage)
             stage->subs.v[k++] = r;
     }
     stage->subs.n = k;
-    k = 0;
+    /* a sequence may span several functions (one for a unit's whole .text without -ffunction-sections):
+     * a piece for each stretch read now, the rows shared; a function read before leaves a gap */
+    struct seq *pieces = NULL;
+    size_t n = 0, cap = 0;
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq q = stage->seqs.v[i];
-        if (unit_stretch(t, q.cu, q.lo, q.hi, &q.lo, &q.hi)) /* (rows before lo stay, never found) */
-            stage->seqs.v[k++] = q;
+        for (uint32_t at = q.lo, from, to; at < q.hi && unit_stretch(t, q.cu, at, q.hi, &from, &to) && to > at;
+             at = to) {
+            if (!symt_vec_grow((void **)&pieces, &cap, n + 1, sizeof *pieces)) {
+                free(pieces);
+                return false;
+            }
+            pieces[n] = q; /* (rows before from stay, never found) */
+            pieces[n].lo = from;
+            pieces[n++].hi = to;
+        }
     }
-    stage->seqs.n = k;
+    free(stage->seqs.v);
+    stage->seqs.v = pieces;
+    stage->seqs.n = n;
+    stage->seqs.cap = cap;
+    return true;
 }
 
 /* Merge two arrays sorted by cmp into a new one (old elements first among equals); NULL when out
@@ -286,8 +301,8 @@ bool symt_merge_stage(struct sym_table *t, struct sym_stage *stage, bool on_dema
     if (stage->files.n >= UINT32_MAX - t->files.n)
         return false;
     drop_discarded(t, stage);
-    if (on_demand)
-        clip_to_units(t, stage);
+    if (on_demand && !clip_to_units(t, stage))
+        return false;
     for (size_t i = 0; i < stage->seqs.n; i++) {
         struct seq *s = &stage->seqs.v[i];
         if (!s->in_order) /* (a second pass over the rows, cold by now, was a third of the merge) */
