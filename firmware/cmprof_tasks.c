@@ -155,13 +155,18 @@ __attribute__((noinline)) static bool slot_waits(uint32_t i)
 
 /* The list of deleted slots: circular, doubly linked, node i + 1 for slot i and node 0 its head,
  * whose links start at 0 in .bss: an empty list. No branch in either change. */
-__attribute__((always_inline)) static inline void freed_append(uint32_t i)
+__attribute__((always_inline)) static inline void freed_link(uint32_t i)
 {
     uint32_t node = i + 1u, last = T.freed_prev[0];
     T.freed_next[node] = 0;
     T.freed_prev[node] = (uint16_t)last;
     T.freed_next[last] = (uint16_t)node;
     T.freed_prev[0] = (uint16_t)node;
+}
+
+__attribute__((always_inline)) static inline void freed_append(uint32_t i)
+{
+    freed_link(i);
     T.flags[i] |= CMPROF_TASK_FREED;
 }
 
@@ -399,11 +404,7 @@ static inline void irq_restore(uint32_t mask)
  * the list exactly while no entry gives it (refs 0) and it was used once. */
 __attribute__((always_inline)) static inline void index_append(uint32_t i)
 {
-    uint32_t node = i + 1u, last = T.freed_prev[0];
-    T.freed_next[node] = 0;
-    T.freed_prev[node] = (uint16_t)last;
-    T.freed_next[last] = (uint16_t)node;
-    T.freed_prev[0] = (uint16_t)node;
+    freed_link(i);
     N.n_freed++;
 }
 

@@ -113,7 +113,7 @@ double prof_total(const struct prof *p)
 static const char *const library_statics[] = {
     "DUALTIMER_Handler", "SysTick_Handler", "TIM3_IRQHandler", "TIMER1_Handler", "TIMER1_IRQHandler", "before_mark",
     "calibrate", "cap_credit", "clock_cycles", "clock_zero", "copy_of", "cycle_counter_enable", "def_fits",
-    "defs_superseded", "freed_append", "freed_unlink",
+    "defs_superseded", "freed_append", "freed_link", "freed_unlink",
     "due_names", "due_names_rare", "due_queue", "flush_repeats", "forget_thread", "group_head", "group_start",
     "hash_find", "hash_insert", "hash_remove", "index_chars", "irq_off", "irq_restore", "isr_chars", "isr_timer_0",
     "keep_frame_pointer", "keep_gone_name", "keep_name", "kept_name",

@@ -541,6 +541,23 @@ static bool write_code_only_elf(const char *path)
     return elf_writer_write(path, &text, 1);
 }
 
+/* The code-only ELF written to a new temporary file (its name in path) and opened; NULL when it
+ * could not be (the file then removed). */
+static struct sym_table *open_code_only_elf(char *path)
+{
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    CHECK(write_code_only_elf(path));
+    char err[256];
+    struct sym_table *syms = sym_open(path, err, sizeof err);
+    if (!syms)
+        unlink(path);
+    return syms;
+}
+
 /* Rows of one grouping, as text: name and samples of each, in order. */
 static void rows_text(struct prof *p, enum prof_group by, char *out, size_t cap)
 {
@@ -558,14 +575,7 @@ static void rows_text(struct prof *p, enum prof_group by, char *out, size_t cap)
 static void test_counters_match_the_hash(void)
 {
     char path[] = "/tmp/cmprof-test-code-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    close(fd);
-    CHECK(write_code_only_elf(path));
-    char err[256];
-    struct sym_table *syms = sym_open(path, err, sizeof err);
+    struct sym_table *syms = open_code_only_elf(path);
     uint32_t lo = 0, hi = 0;
     CHECK(syms && sym_code_span(syms, &lo, &hi) && lo == 0x08000000u && hi == 0x08040000u);
     struct prof *counted = prof_new(syms), *hashed = prof_new(NULL);
@@ -616,14 +626,7 @@ static void test_counters_match_the_hash(void)
 static void test_names_leave_the_counters_alone(void)
 {
     char path[] = "/tmp/cmprof-test-code-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    close(fd);
-    CHECK(write_code_only_elf(path));
-    char err[256];
-    struct sym_table *syms = sym_open(path, err, sizeof err);
+    struct sym_table *syms = open_code_only_elf(path);
     CHECK(syms != NULL);
     struct prof *p = prof_new(syms);
     prof_task_name(p, 0x20000100u, "w0", 2);
