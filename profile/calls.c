@@ -14,7 +14,6 @@
  * as everything here): the names, and the hex names of unknown addresses. */
 static const char *frame_names[STACK_NAMES];
 static char frame_hex[STACK_NAMES][12];
-static const char *frame_files[STACK_NAMES]; /* each name's file (NULL: a hex or marker name) */
 
 /* A stack's frames by name, the sampled function first: each address's inline chain, innermost
  * first, then its callers'. Unknown addresses are named by hex in hex[] (one slot each). */
@@ -24,14 +23,11 @@ static size_t stack_names(struct prof *p, const struct stack *st, const char **n
     for (size_t k = 0; k <= st->n && n < STACK_NAMES; k++) {
         uint32_t a = k ? st->callers[k - 1] : st->pc;
         const struct sym_location *loc = p->syms && a != PROF_UNPROVEN_PC ? sym_lookup(p->syms, a) : NULL;
-        frame_files[n] = NULL;
         if (a == PROF_UNPROVEN_PC) {
             names[n++] = PROF_STACK_UNPROVEN;
         } else if (loc && loc->known) {
-            for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++) {
-                frame_files[n] = sym_frame_at(loc, f)->file;
+            for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++)
                 names[n++] = sym_frame_at(loc, f)->function;
-            }
         } else {
             snprintf(hex[n], sizeof hex[n], "0x%08x", (unsigned)a);
             names[n] = hex[n];
@@ -67,10 +63,7 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
         struct stack st;
         stacks_get(p->stacks, i, &st);
         size_t n = stack_names(p, &st, frame_names, frame_hex), at = 0;
-        /* a row's name may be "name (file)", one of several functions of that name */
-        while (at < n && strcmp(frame_names[at], function) != 0 &&
-               !(frame_files[at] && prof_frame_is(&(struct sym_frame){.function = frame_names[at], .file = frame_files[at]},
-                                                  function)))
+        while (at < n && strcmp(frame_names[at], function) != 0)
             at++;
         if (at == n)
             continue;

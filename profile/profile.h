@@ -122,10 +122,6 @@ size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const s
 size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
                     const struct prof_row **rows);
 
-/* Whether a frame is of `function`: a function's name, or a row's name for one of several
- * functions of that name, "name (file)", with the file's base name or its path. */
-bool prof_frame_is(const struct sym_frame *fr, const char *function);
-
 /* One PC of a row's samples (the most sampled one), to show its inline chain; 0 when none. */
 uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line);
 

@@ -100,92 +100,12 @@ static const struct sym_frame *frame_in(const struct sym_location *loc, bool inl
         return NULL;
     if (!inline_frames) {
         const struct sym_frame *out = sym_frame_at(loc, loc->n_frames - 1);
-        return prof_frame_is(out, function) ? out : NULL;
+        return strcmp(out->function, function) == 0 ? out : NULL;
     }
     for (uint32_t k = 0; k < loc->n_frames; k++)
-        if (prof_frame_is(sym_frame_at(loc, k), function))
+        if (strcmp(sym_frame_at(loc, k)->function, function) == 0)
             return sym_frame_at(loc, k);
     return NULL;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-bool prof_frame_is(const struct sym_frame *fr, const char *function)
-{
-    size_t n = strlen(fr->function);
-    if (strncmp(function, fr->function, n) != 0)
-        return false;
-    if (!function[n])
-        return true;
-    const char *label = function + n + 2;
-    size_t len = strlen(function + n) - 2;
-    if (strncmp(function + n, " (", 2) != 0 || len < 2 || label[len - 1] != ')')
-        return false;
-    len--; /* the file, as the row's name gave it: its base name, or its path when that is shared too */
-    const char *base = base_name(fr->file);
-    return (strlen(fr->file) == len && strncmp(fr->file, label, len) == 0) ||
-           (strlen(base) == len && strncmp(base, label, len) == 0);
-}
-
-struct named_group {
-    const void *function; /* interned: equal names are equal pointers */
-    size_t group;
-};
-
-static int cmp_named(const void *a, const void *b)
-{
-    const struct named_group *x = a, *y = b;
-    if (x->function != y->function)
-        return (uintptr_t)x->function < (uintptr_t)y->function ? -1 : 1;
-    return x->group < y->group ? -1 : x->group > y->group;
-}
-
-/* Whether another function row of a run of one name has a file of the same base name. */
-static bool base_shared(const struct prof *p, const struct named_group *run, size_t n, size_t self)
-{
-    const char *mine = base_name(p->groups[run[self].group].row.file);
-    for (size_t k = 0; k < n; k++)
-        if (k != self && strcmp(base_name(p->groups[run[k].group].row.file), mine) == 0)
-            return true;
-    return false;
-}
-
-/* Static functions of one name in different files are different rows: each such row is named
- * "name (file.c)" (the file's path when the base names are the same too), so every row's name is
- * its own in every output, a baseline and the drill-down (prof_frame_is). False when out of memory. */
-static bool name_shared_functions(struct prof *p)
-{
-    struct named_group *ng = malloc((p->n_groups ? p->n_groups : 1) * sizeof *ng);
-    if (!ng)
-        return false;
-    size_t n = 0;
-    for (size_t g = 0; g < p->n_groups; g++)
-        if (p->groups[g].key_a && p->groups[g].key_a == p->groups[g].row.name && p->groups[g].row.file)
-            ng[n++] = (struct named_group){p->groups[g].key_a, g};
-    qsort(ng, n, sizeof *ng, cmp_named);
-    bool ok = true;
-    for (size_t i = 0, run; i < n && ok; i += run) {
-        for (run = 1; i + run < n && ng[i + run].function == ng[i].function; run++)
-            ;
-        for (size_t k = 0; run > 1 && k < run && ok; k++) {
-            struct group *g = &p->groups[ng[i + k].group];
-            const char *file = base_shared(p, ng + i, run, k) ? g->row.file : base_name(g->row.file);
-            size_t len = strlen(g->row.name) + strlen(file) + 4;
-            char *name = malloc(len);
-            if (name) {
-                snprintf(name, len, "%s (%s)", g->row.name, file);
-                g->name_off = prof_keep_name(p, name);
-            }
-            ok = name && g->name_off;
-            free(name);
-        }
-    }
-    free(ng);
-    return ok;
 }
 
 size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows)
@@ -214,8 +134,7 @@ static struct group *group_of(struct prof *p, const struct entry *e, const struc
     switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
     case PROF_BY_FUNCTION:
         if (fr && strcmp(fr->function, "??") != 0) {
-            /* a function of one name in two files (static ones) is two functions */
-            g = prof_group_for(p, fr->function, (uint64_t)(uintptr_t)fr->file);
+            g = prof_group_for(p, fr->function, 0);
             l->name = fr->function;
             l->file = fr->file;
             if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
@@ -362,8 +281,6 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             count_in_row(p, g, &l, buf, by, sums[r].count, sums[r].approximate);
         }
     free(sums);
-    if (by == PROF_BY_FUNCTION && !name_shared_functions(p))
-        return 0; /* out of memory */
     size_t n = final_rows(p);
     if (p->n_groups && !n)
         return 0; /* out of memory */

@@ -349,7 +349,6 @@ step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "RTOS task roots" python3 tests/test_task_roots.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
-step "functions of one name in two files: rows, baseline, drill-down" python3 tests/test_same_name.py
 step "stream versions and announced numbers" python3 tests/test_stream_announce.py
 step "install, man page, completion" python3 tests/test_install.py
 step "make bench's harness: names, links, orbtop's end, the acceptance rows" python3 tests/test_bench.py

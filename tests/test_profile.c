@@ -649,18 +649,6 @@ static void test_names_leave_the_counters_alone(void)
     unlink(path);
 }
 
-/* A row's name for one of several functions of a name, "name (file)", is that function's frames
- * only: the file by its base name or its path; the bare name is every function of the name. */
-static void test_frame_is_by_name_and_file(void)
-{
-    const struct sym_frame a = {.function = "work", .file = "/src/a.c"}, b = {.function = "work", .file = "/x/b.c"};
-    CHECK(prof_frame_is(&a, "work") && prof_frame_is(&b, "work"));
-    CHECK(prof_frame_is(&a, "work (a.c)") && !prof_frame_is(&b, "work (a.c)"));
-    CHECK(prof_frame_is(&b, "work (/x/b.c)") && !prof_frame_is(&a, "work (/x/b.c)"));
-    CHECK(!prof_frame_is(&a, "wor") && !prof_frame_is(&a, "worker") && !prof_frame_is(&a, "work (a.c"));
-    CHECK(!prof_frame_is(&a, "work (src/a.c)") && !prof_frame_is(&a, "work ()") && !prof_frame_is(&a, "work ("));
-}
-
 int main(void)
 {
     RUN_TEST(test_counts_shares_and_intervals);
@@ -685,6 +673,5 @@ int main(void)
     RUN_TEST(test_sleep_is_separate);
     RUN_TEST(test_counters_match_the_hash);
     RUN_TEST(test_names_leave_the_counters_alone);
-    RUN_TEST(test_frame_is_by_name_and_file);
     return check_summary();
 }

@@ -73,9 +73,6 @@ static bool same_function(struct view *v, const char *symbol, const char *func)
 {
     if (strcmp(sym_demangle(v->syms, symbol), sym_demangle(v->syms, func)) == 0)
         return true;
-    size_t n = strlen(symbol); /* a row of one of several functions of a name: "name (file)" */
-    if (strncmp(func, symbol, n) == 0 && strncmp(func + n, " (", 2) == 0)
-        return true;
     unsigned kinds;
     size_t ns = sym_clone_split(symbol, &kinds), nf = sym_clone_split(func, &kinds);
     ns = ns ? ns : strlen(symbol);
@@ -419,7 +416,7 @@ static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
                 continue;
             const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
             for (uint32_t f = 0; l && f < l->n_frames; f++) /* this function's own line for the address */
-                if (prof_frame_is(sym_frame_at(l, f), v->func) && sym_frame_at(l, f)->line == line)
+                if (strcmp(sym_frame_at(l, f)->function, v->func) == 0 && sym_frame_at(l, f)->line == line)
                     return true;
         }
     }
@@ -442,7 +439,7 @@ void view_step_into(struct view *v)
     const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
     /* frames: innermost first; the frame after ours (toward the inside) is the callee */
     for (uint32_t k = loc ? loc->n_frames - 1 : 0; k > 0; k--)
-        if (prof_frame_is(sym_frame_at(loc, k), v->func)) {
+        if (strcmp(sym_frame_at(loc, k)->function, v->func) == 0) {
             v->inline_frames = true; /* inside the inlined callee, its own samples are what count */
             view_enter_function(v, sym_frame_at(loc, k - 1)->function);
             return;
