@@ -18,6 +18,24 @@ static void decode_split(const char *s, size_t n, size_t chunk, struct evlog *l,
     text_free(d);
 }
 
+/* Whether s[0..n), fed in two pieces split at every place in turn, gives log_a's events (log_b
+ * holds the last split's). */
+static int split_anywhere_as_whole(const char *s, size_t n, struct text_decoder *d)
+{
+    int all_equal = 1;
+    for (size_t k = 0; k <= n; k++) {
+        struct ev_sink sink = {evlog_event, &log_b};
+        evlog_reset(&log_b);
+        text_init(d);
+        text_feed(d, (const uint8_t *)s, k, &sink);
+        text_feed(d, (const uint8_t *)s + k, n - k, &sink);
+        text_finish(d, &sink);
+        text_free(d);
+        all_equal &= evlog_equal(&log_a, &log_b);
+    }
+    return all_equal;
+}
+
 static void decode(const char *s, struct evlog *l, struct text_decoder *d)
 {
     decode_split(s, strlen(s), strlen(s) ? strlen(s) : 1, l, d);
@@ -281,17 +299,7 @@ static void test_chunk_invariance(void)
     CHECK(log_a.count[EV_PC] == 120 && d1.stats.bad_lines == 3);
     decode_split(s, n, 1, &log_b, &d2);
     CHECK(evlog_equal(&log_a, &log_b));
-    int all_equal = 1;
-    for (size_t k = 0; k <= n; k++) {
-        struct ev_sink sink = {evlog_event, &log_b};
-        evlog_reset(&log_b);
-        text_init(&d2);
-        text_feed(&d2, (const uint8_t *)s, k, &sink);
-        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
-        text_finish(&d2, &sink);
-        text_free(&d2);
-        all_equal &= evlog_equal(&log_a, &log_b);
-    }
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
     CHECK(all_equal);
 }
 
@@ -648,17 +656,7 @@ static void test_v6_compact_samples(void)
     CHECK(def && strstr(def, "a=08000004 t=20000000/1") && strstr(def, "a=08000006 t=20000400/1"));
     decode_split(s, n, 1, &log_b, &d2);
     CHECK(evlog_equal(&log_a, &log_b));
-    int all_equal = 1;
-    for (size_t k = 0; k <= n; k++) {
-        struct ev_sink sink = {evlog_event, &log_b};
-        evlog_reset(&log_b);
-        text_init(&d2);
-        text_feed(&d2, (const uint8_t *)s, k, &sink);
-        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
-        text_finish(&d2, &sink);
-        text_free(&d2);
-        all_equal &= evlog_equal(&log_a, &log_b);
-    }
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
     CHECK(all_equal);
     decode("@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!jz\n%A00g1!QZ\n%0?mB!Ct\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n%0?mB!Ct\n",
@@ -728,17 +726,7 @@ static void test_v7_front_coded_names(void)
     CHECK(log_a.count[EV_TASK_NAME] == 4 && strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'u000002'") &&
           strstr(log_a.buf, "'u000099'") && strstr(log_a.buf, "'u000003'") && !strstr(log_a.buf, "'u000093'") &&
           strstr(log_a.buf, "a=08000006 t=ffffa002/1") && d1.stats.bad_lines == 1);
-    int all_equal = 1;
-    for (size_t k = 0; k <= n; k++) {
-        struct ev_sink sink = {evlog_event, &log_b};
-        evlog_reset(&log_b);
-        text_init(&d2);
-        text_feed(&d2, (const uint8_t *)s, k, &sink);
-        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
-        text_finish(&d2, &sink);
-        text_free(&d2);
-        all_equal &= evlog_equal(&log_a, &log_b);
-    }
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
     decode_split(s, n, 1, &log_b, &d2);
     CHECK(all_equal && evlog_equal(&log_a, &log_b));
 }
@@ -783,17 +771,7 @@ static void test_v7_paged_samples(void)
     CHECK(def && strstr(def, "a=08000004 t=20000400/1") && strstr(def, "a=08000008 t=20000000/1"));
     decode_split(s, n, 1, &log_b, &d2);
     CHECK(evlog_equal(&log_a, &log_b));
-    int all_equal = 1;
-    for (size_t k = 0; k <= n; k++) {
-        struct ev_sink sink = {evlog_event, &log_b};
-        evlog_reset(&log_b);
-        text_init(&d2);
-        text_feed(&d2, (const uint8_t *)s, k, &sink);
-        text_feed(&d2, (const uint8_t *)s + k, n - k, &sink);
-        text_finish(&d2, &sink);
-        text_free(&d2);
-        all_equal &= evlog_equal(&log_a, &log_b);
-    }
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
     CHECK(all_equal);
     /* a version 6 capture reads as before; its lines under a version 7 announce are named, not read */
     decode("@cmprof v=6 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!jz\n%0??@??A!w3\n"
