@@ -90,9 +90,7 @@ static void name_slot_put(struct prof *p, uint32_t r)
 static bool name_index_add(struct prof *p, uint32_t r)
 {
     if ((p->name_index_used + 1) * 2 > p->name_index_cap) {
-        size_t cap = 64;
-        while (cap < ((size_t)r + 1) * 4)
-            cap *= 2;
+        size_t cap = grow_capacity(0, ((size_t)r + 1) * 4, 64); /* a quarter full after */
         uint32_t *m = calloc(cap, sizeof *m);
         if (!m)
             return false;
