@@ -171,7 +171,7 @@ static void header_counters(struct view *v, struct vbuf *b)
     double idle = prof_idle(cur);
     if (idle >= 0)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
-    if (announce_due(v, &c))
+    if (announce_due(v, &c) && nl)
         nl--; /* (the samples that wait for it, a kind of their own in the list: row 2 says it) */
     if (nl)
         field(f, &n, 0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
