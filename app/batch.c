@@ -81,7 +81,12 @@ struct ingest_options batch_ingest_options(const struct batch_options *o)
 {
     return (struct ingest_options){.format = o->format, .tpiu_id = o->tpiu_id, .wait_sync = o->wait_sync,
                                    .tpiu_offset = o->tpiu_offset, .flat_stacks = o->flat_stacks,
-                                   .max_samples = o->max_samples};
+                                   .max_samples = o->max_samples,
+                                   /* a port we attach to, and a capture of one (a recording of a late
+                                    * attach, `cat` of a port), may begin mid-line: a first line cut
+                                    * by the start is no malformed line, in the live view and its
+                                    * replay alike */
+                                   .mid_stream = true};
 }
 
 enum prof_sampler batch_sampler(const char *source, const struct ingest *in)

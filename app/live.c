@@ -397,9 +397,7 @@ static int live_setup(struct live_run *r)
         prof_share_order(r->shown, r->prof);
     }
     r->v = calloc(1, sizeof *r->v);
-    struct ingest_options io = batch_ingest_options(&o->batch);
-    /* a port or server we attach to is mid-stream: its first line may be the tail of one */
-    io.mid_stream = src_kind(r->src) != SRC_FILE && src_kind(r->src) != SRC_STDIN;
+    struct ingest_options io = batch_ingest_options(&o->batch); /* (mid_stream: any source's first line) */
     io.on_log = log_line;
     io.log_ctx = r->v;
     r->in = r->prof && r->v ? ingest_new(r->prof, &io) : NULL;

@@ -487,6 +487,18 @@ static void other_version(struct text_decoder *d, uint32_t version, bool tagged,
         names_unsure(d, sink);
 }
 
+/* The first sample line read before any announce: its number, when it reads in version 7's form
+ * (text_stats.first_number: a host that joined a running stream). */
+static void first_number(struct text_decoder *d, const char *s, size_t len, bool tagged, const struct ev_sink *sink)
+{
+    struct sample_line l;
+    uint32_t version = d->version;
+    d->version = 7; /* (its entries, as version 7's) */
+    if (parse_as(d, 7, s, len, tagged, &l, sink))
+        d->stats.first_number = 1u + l.number;
+    d->version = version;
+}
+
 /* "$" or "%" samples; a "%" line may name task indexes on the way ('=' and an @N entry), each
  * for the samples after it. The whole line is checked before anything from it is used. `v1`: the
  * line's check is a CRC-12 ("~CC"), version 1's. A reservoir's group ('&') gives its kept samples and
@@ -505,6 +517,8 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     /* once a line read only in another form (version 2's base64, version 3's digits, version 6's)
      * showed the mismatch, a line that reads in both is taken as the other version's too, until an
      * announce */
+    if (!d->have_base && !d->stats.no_base && !v1)
+        first_number(d, s, len, tagged, sink);
     bool first_try = !d->other_seen && parse_samples(d, s, len, tagged, &l, sink);
     if (!first_try && !d->have_base && !v1) {
         /* no announce yet: version 7's and 6's samples are counted too, and their '=' entries (a late
@@ -549,6 +563,15 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
 }
 
+/* Whether version 7's lines not read now are the cost of joining a running stream, not a loss: no
+ * line read with the firmware's page cache yet, and none dropped (a first line cut by the join is
+ * forgiven, not counted) or of another version since the decoder began. */
+static bool joining(const struct text_decoder *d)
+{
+    const struct text_stats *t = &d->stats;
+    return !d->page_ever_synced && !t->bad_lines && !t->long_lines && !t->other_version_lines && !t->newer_lines;
+}
+
 /* A sample line parsed whole: its samples, each after the '=' entries before it. */
 static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
                          const struct sample_line *l, uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
@@ -563,7 +586,8 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
         d->page_line = l->number;
         d->page_synced = l->known;
         unread = !l->known;
-        d->stats.unread_paged += unread ? n : 0u;
+        *(joining(d) ? &d->stats.unread_joining : &d->stats.unread_paged) += unread ? n : 0u;
+        d->page_ever_synced |= l->known;
     }
     struct ev e = ev_blank(EV_PC);
     e.pc.has_tag = tagged;

@@ -51,8 +51,12 @@ struct text_stats {
     uint32_t other_version, announced_version; /* the last such line's version, and the announce's */
     uint64_t newer_version; /* the highest version announced that this host does not read (0: none) */
     uint64_t newer_lines;   /* sample and histogram lines under such an announce: not read */
-    uint64_t unread_paged;  /* version 7 samples in lines after a missed one (or a late start), before the
-                               page cache started afresh: not read (docs/stream.md) */
+    uint64_t unread_paged;  /* version 7 samples in lines after a missed one, before the page cache started
+                               afresh: not read (docs/stream.md) */
+    uint64_t unread_joining; /* version 7 samples in the lines a host that joined a running stream read before
+                                its first whole group of 8 (no line missed since it began): not read, no loss */
+    uint64_t first_number;  /* 1 + the number of the first version 7 sample line read before any announce
+                               (0: none): above 1, the host joined a running stream */
     uint64_t refused_announces; /* announces with a number out of range: refused */
     const char *refused_field, *refused_range; /* the last one's field, and its range */
     uint64_t refused_value;
@@ -81,6 +85,7 @@ struct text_decoder {
     uint32_t page_key[TEXT_PAGE_SLOTS];   /* the page + 1 at each slot (0: none) */
     uint32_t page_line;                   /* the last sample line's number */
     bool page_synced;                     /* the cache is the firmware's: no line missed since it began */
+    bool page_ever_synced;                /* a line read with the firmware's cache since the decoder began */
     char front[64];    /* version 7: the last name the line sent whole (front-coded names refer to it; */
     uint8_t front_len; /* 0: none yet in the line) */
     uint32_t version;        /* of the last announce read (0: none) */

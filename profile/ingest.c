@@ -433,8 +433,33 @@ void ingest_counts(const struct ingest *in, struct ingest_counts *out)
         .stream_lines = t->stream_lines,
         .blocks = t->blocks,
         .no_base = t->no_base,
+        .unplaced = prof_stream_info(whole(in))->present ? 0 : t->no_base,
         .stacks = in->stacks,
     };
+    struct ingest_joined j;
+    ingest_joined(in, &j, NULL, 0);
+    out->joined = j.skipped;
+}
+
+void ingest_joined(const struct ingest *in, struct ingest_joined *out, char *text, size_t len)
+{
+    const struct text_stats *t = &in->text.stats;
+    uint64_t before = prof_stream_info(whole(in))->present ? t->no_base : 0;
+    *out = (struct ingest_joined){before + t->unread_joining, before, t->unread_joining};
+    if (!len)
+        return;
+    *text = '\0';
+    if (!out->skipped)
+        return;
+    char parts[160];
+    if (before && t->unread_joining)
+        snprintf(parts, sizeof parts, ": %llu before its first announce, %llu before its first whole group of 8 "
+                 "sample lines", (unsigned long long)before, (unsigned long long)t->unread_joining);
+    else
+        snprintf(parts, sizeof parts, " (before its first %s)",
+                 before ? "announce" : "whole group of 8 sample lines, which carries the code pages");
+    snprintf(text, len, "joined a running stream: the first %llu samples not counted%s; the profile begins "
+             "there, no loss", (unsigned long long)out->skipped, parts);
 }
 
 enum detect_format ingest_format(const struct ingest *in)
@@ -623,8 +648,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, t->newer_version, "the stream announces version %llu: a newer firmware than this host understands (it "
          "reads versions 1 to 7); %llu of its sample lines not read: update cmprof-top",
          (unsigned long long)t->newer_version, (unsigned long long)t->newer_lines);
-    loss(&l, t->unread_paged, "%llu stream samples not read: they came after a sample line this host missed (or "
-         "before its first full group of 8 lines), and refer to pages that line gave", (unsigned long long)t->unread_paged);
+    loss(&l, t->unread_paged, "%llu stream samples not read: they came after a sample line this host missed, and "
+         "refer to pages that line gave", (unsigned long long)t->unread_paged);
     loss(&l, t->refused_announces, "%llu announce lines refused: %s=%llu is out of range (%s)",
          (unsigned long long)t->refused_announces, t->refused_field ? t->refused_field : "?",
          (unsigned long long)t->refused_value, t->refused_range ? t->refused_range : "?");
@@ -632,7 +657,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, t->tag_mismatch, "%llu dump blocks whose task tags did not match their samples: tags dropped",
          (unsigned long long)t->tag_mismatch);
     loss(&l, t->orphan_lines, "%llu h/g lines outside any dump block dropped", (unsigned long long)t->orphan_lines);
-    loss(&l, t->no_base, "%llu stream samples dropped before the first announce line", (unsigned long long)t->no_base);
+    loss(&l, prof_stream_info(whole(in))->present ? 0 : t->no_base, "%llu stream samples came and no announce to "
+         "place them", (unsigned long long)t->no_base); /* once one came: the cost of joining (ingest_joined) */
     loss(&l, t->glued, "%llu stream lines were glued onto log lines (a shared UART): cut off and decoded, "
          "the log lines are partial", (unsigned long long)t->glued);
     loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
@@ -724,6 +750,18 @@ static bool r_profile(const struct prof_stream_info *i)
     return strstr(i->arch, "-R") != NULL;
 }
 
+/* Whether the input began in a stream that ran before it: its first line a tail (a live source), or
+ * its first version 7 sample line numbered past 0 (the firmware numbers them from its announce). */
+static bool began_mid_stream(const struct ingest *in)
+{
+    const struct text_stats *t = &in->text.stats;
+    return t->first_number > 1 || t->partial_first;
+}
+
+#define JOINED_NO_ANNOUNCE "the input began in a running stream and ended before the firmware's next announce " \
+                           "(repeated every second of samples): read longer; a firmware that announces only at " \
+                           "boot needs a restart"
+
 /* Why no sample came, when the stream tells: a sentence that outlives the call, or NULL. */
 static const char *no_samples_why(const struct ingest *in)
 {
@@ -736,6 +774,8 @@ static const char *no_samples_why(const struct ingest *in)
     if (t->other_version_lines && i->present)
         return "; its sample lines are of another stream version than its announce: the firmware that announced "
                "itself is not the one sending samples (a stale announce, or two builds on one port)";
+    if (!i->present && t->no_base && began_mid_stream(in))
+        return "; stream samples came, but no announce to place them: " JOINED_NO_ANNOUNCE;
     if (!i->present)
         return t->no_base ? "; stream samples came, but no announce to place them: the firmware never called "
                             "cmprof_stream_announce() (call it at start)"
@@ -771,9 +811,13 @@ enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)
     if (len)
         *text = '\0';
     if (!i->present && in->text.stats.no_base) {
-        snprintf(text, len, "no announce: %llu stream samples came, but the firmware never announced itself, so "
-                 "none could be placed (call cmprof_stream_announce() at start; it is repeated every second)",
-                 (unsigned long long)in->text.stats.no_base);
+        if (began_mid_stream(in))
+            snprintf(text, len, "no announce: %llu stream samples came, and none could be placed: " JOINED_NO_ANNOUNCE,
+                     (unsigned long long)in->text.stats.no_base);
+        else
+            snprintf(text, len, "no announce: %llu stream samples came, but the firmware never announced itself, "
+                     "so none could be placed (call cmprof_stream_announce() at start; it is repeated every second)",
+                     (unsigned long long)in->text.stats.no_base);
         return INGEST_QUIET_NO_ANNOUNCE;
     }
     if (!i->present || !i->period || prof_total(whole(in)) > 0)

@@ -18,7 +18,8 @@ struct ingest_options {
     uint8_t tpiu_id;            /* the ITM source in TPIU frames (and the stream tag in orbflow frames) */
     bool wait_sync;             /* ITM: ignore bytes until the first sync packet */
     unsigned tpiu_offset;       /* 1 + the byte TPIU frames begin at (--tpiu-offset); 0: found by content */
-    bool mid_stream;            /* a live port or server: its first line may be the tail of one */
+    bool mid_stream;            /* the input may begin mid-stream (a port, a capture of one): its first line
+                                 * may be the tail of one, not a malformed line */
     bool flat_stacks;           /* leave the firmware's stack evidence aside (--stack-depth 0) */
     uint64_t max_samples;       /* 0: no limit; else samples past it are not counted (--samples) */
     void (*on_log)(void *ctx, const char *text, size_t len); /* optional: firmware log lines */
@@ -49,6 +50,8 @@ struct ingest_counts {
     uint64_t past_limit;        /* samples decoded after --samples was reached */
     uint64_t log_lines, stream_lines, blocks; /* text: log lines, stream lines, dump blocks */
     uint64_t no_base;           /* stream samples that came before any announce */
+    uint64_t unplaced;          /* of them, while no announce came yet (one kind in ingest_losses) */
+    uint64_t joined;            /* samples skipped while joining a running stream (ingest_joined): no loss */
     struct ingest_stacks stacks;
 };
 
@@ -93,6 +96,17 @@ void ingest_free(struct ingest *in); /* (NULL: nothing to free) */
  * Returns how many were written (at most max). */
 #define INGEST_LOSS_TEXT 200
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
+
+/* What joining a stream that ran before this host read it cost, which is no loss: the profile
+ * begins once the host can place samples, and those skipped before say nothing of the shares.
+ * A text stream's samples before its first announce (once one came: a stream that never announces
+ * lost them, ingest_losses), and version 7's before the first whole group of 8 lines read with no
+ * line missed since the start (after a missed line, a loss). The samples skipped, each part, and
+ * one sentence in text ("" when none). */
+struct ingest_joined {
+    uint64_t skipped, before_announce, before_pages;
+};
+void ingest_joined(const struct ingest *in, struct ingest_joined *out, char *text, size_t len);
 
 /* Why the callers view is empty, in one sentence ("" when it is not): no stack evidence came (a
  * firmware sampler built without CMPROF_STACKS, or a dump), or it came and none could be used. */

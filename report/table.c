@@ -122,6 +122,11 @@ static void footer(const struct report_data *d, FILE *out)
         fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
     for (size_t i = 0; i < d->n_loss; i++)
         fprintf(out, "lost: %s\n", d->losses[i]);
+    char joined[INGEST_LOSS_TEXT + 100];
+    struct ingest_joined j;
+    ingest_joined(d->in, &j, joined, sizeof joined);
+    if (j.skipped) /* where the profile begins: no loss */
+        fprintf(out, "%s\n", joined);
     if (prof_effective_n(p) < prof_total(p)) /* the firmware's full ring kept a weighted subsample */
         fprintf(out, "weighted: some samples stand for many taken while the firmware's ring was full; the "
                 "intervals rest on %.0f effective samples\n", prof_effective_n(p));

@@ -203,6 +203,39 @@ def loud_quiet():
           j and j.get("quiet"))
 
 
+def late_join_is_no_loss():
+    """A capture of a board that ran before its host (stream_tagged from a third of the way in, cut
+    mid-line): the samples before its next announce, and version 7's before its first whole group of
+    8 lines, are where the profile begins: no loss in the JSON or the table, said once apart (JSON
+    joined, a "joined a running stream" line), exit 0 as a CI run needs. A line missed later (one
+    sample line taken out) is still a loss."""
+    elf = scen_path("stream_tagged", "fw.elf")
+    data = open(scen_path("stream_tagged", "uart.txt"), "rb").read()
+    late = data[len(data) // 3 + 5:]
+    path = os.path.join(TMP, "late.txt")
+    open(path, "wb").write(late)
+    code, j, _ = rows_of(path, elf)
+    joined = (j or {}).get("joined", {})
+    check("late capture: no loss, the samples skipped joining said apart, exit 0",
+          code == 0 and j["losses"] == [] and joined.get("skipped", 0) > 0 and
+          joined["skipped"] == joined["before_announce"] + joined["before_pages"],
+          "exit %d, losses %s, joined %s" % (code, j and j.get("losses"), joined))
+    code, out, _ = run("--batch", path, elf)
+    said = [ln for ln in out.splitlines() if ln.startswith("joined a running stream: the first ")]
+    check("... the table says it once, and no lost: line", code == 0 and len(said) == 1 and
+          not [ln for ln in out.splitlines() if ln.startswith("lost:")], said or out[-300:])
+    lines = late.split(b"\n")
+    # a sample line in the middle of the run gone whole, numbered 3 in its group of 8: the 4 after it not read
+    samples = [k for k, ln in enumerate(lines) if ln.startswith(b"%") and ((ln[2] - 63) & 7) == 3]
+    drop = samples[len(samples) // 2]
+    path2 = os.path.join(TMP, "late, a line missed.txt")
+    open(path2, "wb").write(b"\n".join(lines[:drop] + lines[drop + 1:]))
+    code, j2, _ = rows_of(path2, elf)
+    lost = [x for x in (j2 or {}).get("losses", []) if "not read: they came after a sample line this host missed" in x]
+    check("... a sample line missed later is still a loss", len(lost) == 1 and
+          (j2 or {}).get("joined") == joined, "losses %s, joined %s" % (j2 and j2.get("losses"), j2 and j2.get("joined")))
+
+
 def loud_memory_fault():
     """A share of samples at PC 0 (a ring past the machine's RAM reads 0): a memory fault said, not a
     silent 0x00000000 row."""
@@ -553,6 +586,7 @@ def main():
     check("-h prints usage", code == 0 and "--batch" in out)
     loud_wrong_elf()
     loud_quiet()
+    late_join_is_no_loss()
     loud_memory_fault()
     lockstep_advice()
     overhead_by_symbol()

@@ -71,8 +71,11 @@ def demo(target):
         first = data.split(b"\n", 1)[0].decode(errors="replace")
         check("%s: read from the firmware's first line" % name, first.startswith(BOOT[target]),
               "" if first.startswith(BOOT[target]) else "the recording begins %r" % first[:80])
-        early = [ln for ln in live["losses"] if "before the first announce" in ln]
-        check("%s: no sample before the first announce" % name, not early, "; ".join(early))
+        # read from the first byte: no sample came before the announce, none skipped as by a late join
+        early = [ln for ln in live["losses"] if "no announce" in ln]
+        joined = live.get("joined", {}).get("skipped", -1)
+        check("%s: no sample before the first announce" % name, not early and joined == 0,
+              "; ".join(early) or "joined: %s" % live.get("joined"))
         check("%s: no data lost (a line the stop cut aside)" % name, cut_last_line_only(live, data),
               "" if cut_last_line_only(live, data) else "; ".join(live["losses"]))
         check("%s: %d samples" % (name, live["total"]), live["total"] > 0)

@@ -128,6 +128,82 @@ static void test_firmware_loss_bounds_the_shares(void)
     }
 }
 
+/* A version 7 sample line numbered `number`, two samples (0x08001B82, 0x08001B8A) as 3-char PCs. */
+static void v7_line(char *out, size_t len, unsigned number)
+{
+    char text[32];
+    snprintf(text, sizeof text, "$%c%c?v@?vD", '?' + (number >> 6 & 63), '?' + (number & 63));
+    stream_line(out, len, text);
+}
+
+/* Lines numbered from..to (a gap where skip is), each two samples, appended to s. */
+static void v7_lines(char *s, unsigned from, unsigned to, unsigned skip)
+{
+    for (unsigned n = from; n <= to; n++) {
+        char line[64];
+        v7_line(line, sizeof line, n);
+        if (n != skip)
+            strcat(s, line);
+    }
+}
+
+/* A live source joined a running stream (version 7), at any byte of its first two lines: the
+ * samples before its first announce (lines 1233, 1234) and those before its first whole group of 8
+ * (1235..1239) are the cost of joining, said once and neutrally (ingest_joined), not a loss; a line
+ * missed later (1242) is: its group's samples not read after it (1243..1247) are its one loss. */
+static void test_joined_stream_is_no_loss(void)
+{
+    char s[2048] = "", line[160];
+    v7_lines(s, 1233, 1234, 0);
+    size_t first_two = strlen(s);
+    stream_line(line, sizeof line, "@cmprof v=7 clk=1000 tclk=1000 period=10 jitter=0 base=08000000");
+    strcat(s, line);
+    v7_lines(s, 1235, 1249, 1242);
+    for (size_t cut = 0; cut < first_two; cut++) {
+        struct prof *p = prof_new(NULL);
+        struct ingest *in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .mid_stream = true});
+        ingest_feed(in, (const uint8_t *)s + cut, strlen(s) - cut);
+        ingest_finish(in);
+        char losses[8][INGEST_LOSS_TEXT], text[300];
+        size_t nl = ingest_losses(in, losses, 8);
+        struct ingest_joined j;
+        ingest_joined(in, &j, text, sizeof text);
+        struct ingest_counts c;
+        ingest_counts(in, &c);
+        CHECK(prof_total(p) == 8 && nl == 1 && strncmp(losses[0], "10 stream samples not read", 26) == 0);
+        CHECK(j.before_pages == 10 && j.skipped == j.before_announce + 10 && c.joined == j.skipped &&
+              j.before_announce == (cut == 0 ? 4u : cut < first_two / 2 + 1 ? 2u : 0u) &&
+              strncmp(text, "joined a running stream: the first ", 35) == 0);
+        ingest_free(in);
+        prof_free(p);
+    }
+}
+
+/* A firmware that never announces: its samples are lost, said as such (ingest_losses, and
+ * ingest_quiet's reason); read from its start (line 0), the firmware never called the announce; read
+ * from a later line, the input may have ended before the next announce. */
+static void test_never_announced_stays_a_loss(void)
+{
+    for (unsigned from = 0; from <= 1233; from += 1233) {
+        char s[1024] = "";
+        v7_lines(s, from, from + 3, 1u << 20);
+        struct prof *p = prof_new(NULL);
+        struct ingest *in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .mid_stream = true});
+        ingest_feed(in, (const uint8_t *)s, strlen(s));
+        ingest_finish(in);
+        char losses[8][INGEST_LOSS_TEXT], text[400];
+        size_t nl = ingest_losses(in, losses, 8);
+        struct ingest_joined j;
+        ingest_joined(in, &j, text, sizeof text);
+        CHECK(nl == 1 && strcmp(losses[0], "8 stream samples came and no announce to place them") == 0);
+        CHECK(j.skipped == 0 && text[0] == '\0');
+        CHECK(ingest_quiet(in, text, sizeof text) == INGEST_QUIET_NO_ANNOUNCE &&
+              strstr(text, from ? "began in a running stream" : "never announced itself") != NULL);
+        ingest_free(in);
+        prof_free(p);
+    }
+}
+
 /* One ingest feeds a list of profiles (the live view's whole run and its window): each gets every
  * sample, loss, task name and what the firmware announced and timed; prof_reset keeps the
  * firmware's figures, and a list that changes (the window turned) feeds the new one from then on. */
@@ -231,6 +307,8 @@ int main(void)
 {
     RUN_TEST(test_sleeps_after_the_limit);
     RUN_TEST(test_firmware_loss_bounds_the_shares);
+    RUN_TEST(test_joined_stream_is_no_loss);
+    RUN_TEST(test_never_announced_stays_a_loss);
     RUN_TEST(test_profiles_fed_alike);
     RUN_TEST(test_waiting_said);
     RUN_TEST(test_window_knows_the_build);

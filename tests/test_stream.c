@@ -114,6 +114,40 @@ static void test_late_host_places_samples_within_a_second(void)
     free(log.buf);
 }
 
+/* A host that attaches late to a running stream, at any byte of three lines 2 s in (its first line
+ * a tail): the samples before the first announce it reads, and those of the lines after it before the
+ * first whole group of 8 (version 7's page cache), are the cost of joining (no_base,
+ * unread_joining), not a loss: no line malformed or glued, no sample "not read" after a missed line.
+ * Every sample from the first line read with the firmware's cache on is placed. */
+static void test_late_host_at_any_byte_loses_nothing(void)
+{
+    fresh_stream();
+    run(5);
+    const char *from = skip_lines(out, 2 * 100 / 16 + 2), *to = skip_lines(from, 3);
+    uint64_t joined_max = 0, pages = 0;
+    bool clean = true;
+    for (const char *cut = from; cut < to; cut++) {
+        struct evlog log;
+        struct text_decoder d;
+        memset(&log, 0, sizeof log);
+        struct ev_sink sink = {evlog_event, &log};
+        text_init(&d);
+        d.joined_mid_line = true; /* a live port: its first line may be a tail */
+        text_feed(&d, (const uint8_t *)cut, strlen(cut), &sink);
+        text_finish(&d, &sink);
+        const struct text_stats *t = &d.stats;
+        clean &= t->bad_lines == 0 && t->glued == 0 && t->unread_paged == 0 &&
+                 log.count[EV_PC] > 200;
+        if (t->no_base + t->unread_joining > joined_max)
+            joined_max = t->no_base + t->unread_joining;
+        pages += t->unread_joining; /* (some cuts: the first announce's lines are not a group's first) */
+        text_free(&d);
+        free(log.buf);
+    }
+    CHECK(clean);
+    CHECK(joined_max > 0 && joined_max <= 100 + 7 * 16 && pages > 0); /* a second's, then at most 7 lines */
+}
+
 /* A host that attaches late sees samples of indexes not named yet (pending tags): the repeats on
  * "@N" lines name them, and each such name says which pending tag it resolves, so the host moves
  * the waiting samples into the named row (as an "@task" line does). */
@@ -854,6 +888,7 @@ int main(void)
     RUN_TEST(test_create_after_reuse_takes_a_few_steps);
     RUN_TEST(test_announce_repeats_every_second);
     RUN_TEST(test_late_host_places_samples_within_a_second);
+    RUN_TEST(test_late_host_at_any_byte_loses_nothing);
     RUN_TEST(test_repeat_lines_decode_whole_or_not_at_all);
     RUN_TEST(test_repeats_resolve_pending_samples);
 #if defined(CMPROF_RESERVOIR_N) && CMPROF_RESERVOIR_N == 0

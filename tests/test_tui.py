@@ -1298,6 +1298,40 @@ def pages_and_task_keys_test():
     tmux("kill-session", "-t", s)
 
 
+def late_attach_test(w, h):
+    """A view that attaches to a running stream, as to a board that ran before the host (the stream
+    capture from a third of the way in, mid-line, on a pty): the samples it could not place yet (before
+    the firmware's next announce) are where its profile begins, not a loss. No red "data lost" in the
+    header, and the diagnostics page says once, unalarmed, that it joined a running stream."""
+    size = "%dx%d: " % (w, h)
+    r = scen.Result("stream")
+    data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    late = data[len(data) // 3 + 5:]  # (a byte inside a line: the view's first line is a tail)
+    feeder = Feeder(late, len(late) / 2.0, start=False)
+    s = "cmprof-late"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, feeder.path, r.elf))
+    feeder.start()
+    total = len(re.findall(rb"^\$", late, re.M))
+    txt = wait_until(s, lambda t: re.search(r"^samples [1-9]\d{3,} ", t, re.M) and in_list(t), 15)
+    feeder.thread.join(timeout=10)
+    time.sleep(1)  # the view's last redraw of what came
+    txt = screen(s)
+    colored = tmux("capture-pane", "-p", "-e", "-t", s).stdout
+    check(size + "late attach: no data lost in the header, nothing in red",
+          total > 0 and "data lost" not in line_of(txt, 1) and "\x1b[31m" not in "\n".join(colored.splitlines()[:3]),
+          line_of(txt, 1))
+    keys(s, "d")
+    page = wait_until(s, lambda t: "joined a running stream: the first" in t)
+    check(size + "late attach: d says it joined a running stream, once, and no data lost",
+          page.count("joined a running stream") == 1 and "data lost:" not in page and
+          re.search(r"^  joined a running stream: the first \d+ samples not counted", page, re.M) is not None,
+          " | ".join(ln.strip() for ln in page.splitlines()[4:10]))
+    keys(s, "q")
+    feeder.cut()
+    tmux("kill-session", "-t", s)
+
+
 def captures():
     """The checks on fixed captures and on sources the test plays itself: no QEMU."""
     cut_warning_test()
@@ -1315,6 +1349,7 @@ def captures():
     batch_live_tests()
     pages_and_task_keys_test()
     for w, h in ((80, 24), (200, 60)):
+        late_attach_test(w, h)
         section_graph_test(w, h)
         view_items_test(w, h)
         save_and_record_test(w, h)

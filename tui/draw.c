@@ -140,15 +140,21 @@ void vb_bar(struct vbuf *b, int x, int y, int width, double share, double lo, do
 /* Word-wrap text at width w from (0, y); returns the next free row. */
 int vb_wrap(struct vbuf *b, int y, uint8_t attr, const char *text)
 {
+    return vb_wrap_as(b, y, attr, "! ", text);
+}
+
+int vb_wrap_as(struct vbuf *b, int y, uint8_t attr, const char *lead, const char *text)
+{
     char line[512];
     const char *p = text;
+    int indent = (int)strlen(lead);
     while (*p && y < b->h - 1) {
-        size_t n = strlen(p);
-        size_t take = n < (size_t)b->w - 2 ? n : (size_t)b->w - 2;
+        size_t n = strlen(p), room = b->w > indent ? (size_t)(b->w - indent) : 1;
+        size_t take = n < room ? n : room;
         if (take < n)
             while (take > 10 && p[take] != ' ')
                 take--;
-        snprintf(line, sizeof line, "%s%.*s", p == text ? "! " : "  ", (int)take, p);
+        snprintf(line, sizeof line, "%*s%.*s", indent, p == text ? lead : "", (int)take, p);
         vb_put(b, 0, y++, attr, line);
         p += take;
         while (*p == ' ')

@@ -44,6 +44,8 @@ void vb_putc(struct vbuf *b, int x, int y, uint32_t ch, uint8_t attr);
 /* A share as a bar `width` cells long, its 95 % interval [lo, hi] shaded. */
 void vb_bar(struct vbuf *b, int x, int y, int width, double share, double lo, double hi, bool unicode);
 int vb_wrap(struct vbuf *b, int y, uint8_t attr, const char *text);     /* returns the next free row */
+/* The same, led by `lead` on its first row ("! " above) and as many blanks on the rows after. */
+int vb_wrap_as(struct vbuf *b, int y, uint8_t attr, const char *lead, const char *text);
 /* Values (negative: unknown, blank) as a sparkline `n` cells wide, scaled to their own peak so the
  * shape shows; returns the next x. */
 int vb_sparkline(struct vbuf *b, int x, int y, const float *pts, int n, bool unicode, uint8_t attr);

@@ -28,6 +28,9 @@ static const char *const help_lines[] = {
     "               in the idle task are idle time, not overhead",
     "  idle         share of samples in the idle task (named idle, IDLE, IDLE0, idle 00...)",
     "  data lost    kinds of loss the decoders counted: d lists them",
+    "  joined       joined mid-stream: samples sent before the view could place them (before the",
+    "               first announce, or in version 7's first group of 8 lines): where the profile",
+    "               begins, not a loss",
     "  [state]      the source: connected (with halts/s and the core's halted share for gdb:),",
     "               reconnecting and why, or end of file",
 };
@@ -148,8 +151,14 @@ static int diag_lines(struct view *v, struct vbuf *page)
         y = vb_wrap(page, y, VA_WARN, line) + 1;
     }
     if (!nd && !*v->st.elf_warning && !nl)
-        vb_put(page, 0, y++, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
-    return nd || nl || *v->st.elf_warning ? y - 1 : y; /* not the blank after the last */
+        y = vb_wrap_as(page, y, VA_GOOD, "", "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong "
+                       "stack; no data lost");
+    char joined[INGEST_LOSS_TEXT + 100];
+    struct ingest_joined j;
+    ingest_joined(v->in, &j, joined, sizeof joined); /* no loss: said once, not as one */
+    if (j.skipped)
+        y = vb_wrap_as(page, y + (!nd && !*v->st.elf_warning && !nl), VA_NORMAL, "  ", joined) + 1;
+    return nd || nl || *v->st.elf_warning || j.skipped ? y - 1 : y; /* not the blank after the last */
 }
 
 /* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and

@@ -132,6 +132,13 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     vb_fill_attr(b, 0, VA_TITLE);
 }
 
+/* Stream samples came and no announce yet, in the first seconds: a view that joined a running stream
+ * waits for the firmware's next one (repeated every second), and says so without alarm. */
+static bool announce_due(const struct view *v, const struct ingest_counts *c)
+{
+    return c->unplaced && v->st.elapsed < STARVED_AFTER_S;
+}
+
 /* Row 1: the counters. What matters stays as the terminal narrows; a counter at zero goes first. */
 static void header_counters(struct view *v, struct vbuf *b)
 {
@@ -164,8 +171,14 @@ static void header_counters(struct view *v, struct vbuf *b)
     double idle = prof_idle(cur);
     if (idle >= 0)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
+    if (announce_due(v, &c) && nl)
+        nl--; /* (the samples that wait for it, a kind of their own in the list: row 2 says it) */
     if (nl)
         field(f, &n, 0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
+    if (c.joined) { /* the samples before the view could place them: where the profile begins, no loss */
+        field(f, &n, 9, VA_DIM, "joined mid-stream: %llu not counted (d)", (unsigned long long)c.joined);
+        snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "joined mid-stream");
+    }
     put_fields(b, 1, f, n);
 }
 
@@ -208,6 +221,8 @@ static void header_settings(struct view *v, struct vbuf *b)
             field(f, &n, 7, VA_DIM, "(N/s received, nominal in target time)");
         if (info->arch[0]) /* what the firmware runs on and samples with */
             field(f, &n, 6, VA_NORMAL, "%s %s", info->arch, info->timer);
+    } else if (announce_due(v, &c)) {
+        field(f, &n, 1, VA_NORMAL, "waiting for the firmware's announce");
     } else if (c.no_base) {
         field(f, &n, 1, VA_WARN, "no announce yet: clock and period unknown");
     }
