@@ -938,6 +938,7 @@ def demo_probe_callers():
     elf = scen.build(scen.DEMO_STACKS_4)
     qs, sport = qemu_serial_server(elf)
     q, port = qemu_gdbstub(elf)
+    stream = probe = None
     try:
         end = time.time() + 30
         while time.time() < end:  # until the gdbstub listens
@@ -955,8 +956,8 @@ def demo_probe_callers():
         out, err = stream.communicate(timeout=240)
         qs.kill()  # its samples are in: no QEMU left spinning beside the probe's
         probe_out, probe_err = probe.communicate(timeout=240)
-    finally:
-        for p in (q, qs):
+    finally:  # the tools too, when a timeout cut them short
+        for p in (p for p in (stream, probe, q, qs) if p is not None):
             p.kill()
             p.wait()
     js = json.loads(out) if stream.returncode == 0 and out.startswith("{") else {}
