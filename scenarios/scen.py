@@ -400,6 +400,9 @@ SCENARIOS = {s["name"]: with_output(s) for s in all_scenarios()}
 # The live demo's firmware: built by `make demo`, run by scripts/demo.sh (never by `run`).
 DEMO = scenario("demo", "demo", core="m4", CMPROF_STREAM=1, CMPROF_TAG="current_task", CMPROF_RING_N=1024, CMPROF_STACKS=1,
                 CMPROF_JITTER=16383, PERIOD=4096)
+# ... with stack evidence on every 4th sample, not every 16th: the same firmware, 4 times the call
+# stacks a second of QEMU (tests/test_tui.py's sampler against probe)
+DEMO_STACKS_4 = scenario("demo_stacks_4", "demo", **dict(DEMO["defs"], CMPROF_STACK_EVERY=4))
 
 
 # ---------------------------------------------------------------------------------------------
