@@ -572,6 +572,33 @@ static bool joining(const struct text_decoder *d)
     return !d->page_ever_synced && !t->bad_lines && !t->long_lines && !t->other_version_lines && !t->newer_lines;
 }
 
+/* Lines counted as not read so far (malformed, too long, of another or a newer version): any of
+ * them may have been a numbered sample line. */
+static uint64_t doubtful_lines(const struct text_stats *t)
+{
+    return t->bad_lines + t->long_lines + t->other_version_lines + t->newer_lines;
+}
+
+/* Version 7's sample lines are numbered (12 bits): a number skipped, beyond the lines counted as not
+ * read in between, is a line lost whole on the way (a serial adapter's overrun), whose samples no
+ * other count sees. After an announce the firmware went on or started again at 0
+ * (cmprof_stream_announce; its repeats go on): the smaller gap is taken, never a false one. */
+static void count_skipped_lines(struct text_decoder *d, uint32_t number)
+{
+    uint64_t doubtful = doubtful_lines(&d->stats);
+    if (d->number_known) {
+        uint64_t gap = (number - d->next_number) & 4095u;
+        if (d->number_may_restart && number < gap)
+            gap = number;
+        uint64_t excused = doubtful - d->doubtful_mark;
+        d->stats.skipped_lines += gap > excused ? gap - excused : 0u;
+    }
+    d->next_number = (number + 1u) & 4095u;
+    d->number_known = true;
+    d->number_may_restart = false;
+    d->doubtful_mark = doubtful;
+}
+
 /* A sample line parsed whole: its samples, each after the '=' entries before it. */
 static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool tagged,
                          const struct sample_line *l, uint64_t stands_for, uint32_t kept, const struct ev_sink *sink)
@@ -588,6 +615,7 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
         unread = !l->known;
         *(joining(d) ? &d->stats.unread_joining : &d->stats.unread_paged) += unread ? n : 0u;
         d->page_ever_synced |= l->known;
+        count_skipped_lines(d, l->number);
     }
     struct ev e = ev_blank(EV_PC);
     e.pc.has_tag = tagged;
@@ -749,6 +777,8 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
     d->paged = ver >= 7;     /* version 7: the page cache and the line's number */
+    d->number_may_restart = true;
+    d->number_known &= d->paged;
     d->code_base = (uint32_t)base;
     for (p = s; p + 6 <= end; p++) /* " arch=A timer=T", as the firmware writes it */
         if (memcmp(p, " arch=", 6) == 0) {

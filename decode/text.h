@@ -55,6 +55,8 @@ struct text_stats {
                                afresh: not read (docs/stream.md) */
     uint64_t unread_joining; /* version 7 samples in the lines a host that joined a running stream read before
                                 its first whole group of 8 (no line missed since it began): not read, no loss */
+    uint64_t skipped_lines; /* version 7 sample lines whose numbers were skipped, beyond the lines counted
+                               malformed in between: lines lost whole on the way, their samples not counted */
     uint64_t first_number;  /* 1 + the number of the first version 7 sample line read before any announce
                                (0: none): above 1, the host joined a running stream */
     uint64_t refused_announces; /* announces with a number out of range: refused */
@@ -86,6 +88,10 @@ struct text_decoder {
     uint32_t page_line;                   /* the last sample line's number */
     bool page_synced;                     /* the cache is the firmware's: no line missed since it began */
     bool page_ever_synced;                /* a line read with the firmware's cache since the decoder began */
+    uint32_t next_number;    /* version 7: the number the next sample line should have */
+    bool number_known;       /* a numbered line read since the decoder began */
+    bool number_may_restart; /* an announce since it: the firmware may have started again at 0 */
+    uint64_t doubtful_mark;  /* lines counted malformed or not read, as of the last numbered line */
     char front[64];    /* version 7: the last name the line sent whole (front-coded names refer to it; */
     uint8_t front_len; /* 0: none yet in the line) */
     uint32_t version;        /* of the last announce read (0: none) */

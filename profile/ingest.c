@@ -650,6 +650,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)t->newer_version, (unsigned long long)t->newer_lines);
     loss(&l, t->unread_paged, "%llu stream samples not read: they came after a sample line this host missed, and "
          "refer to pages that line gave", (unsigned long long)t->unread_paged);
+    loss(&l, t->skipped_lines, "%llu stream sample lines missing: their numbers were skipped (lost whole on the "
+         "way: a serial adapter's or driver's overrun), their samples not counted", (unsigned long long)t->skipped_lines);
     loss(&l, t->refused_announces, "%llu announce lines refused: %s=%llu is out of range (%s)",
          (unsigned long long)t->refused_announces, t->refused_field ? t->refused_field : "?",
          (unsigned long long)t->refused_value, t->refused_range ? t->refused_range : "?");

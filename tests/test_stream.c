@@ -148,6 +148,59 @@ static void test_late_host_at_any_byte_loses_nothing(void)
     CHECK(joined_max > 0 && joined_max <= 100 + 7 * 16 && pages > 0); /* a second's, then at most 7 lines */
 }
 
+/* The stream decoded with its nth line left out (-1: none): the decoder's skipped_lines. */
+static uint64_t skipped_without_line(int n)
+{
+    static char cut[sizeof out];
+    const char *from = skip_lines(out, n), *next = skip_lines(from, 1);
+    size_t head = n < 0 ? out_len : (size_t)(from - out);
+    memcpy(cut, out, head);
+    size_t len = head + (n < 0 ? 0 : strlen(next));
+    if (n >= 0)
+        memcpy(cut + head, next, strlen(next));
+    struct evlog log;
+    struct text_decoder d;
+    host_decode(cut, len, &log, &d);
+    uint64_t skipped = d.stats.skipped_lines;
+    text_free(&d);
+    free(log.buf);
+    return skipped;
+}
+
+/* A sample line lost whole on the way (a serial adapter's overrun: no damaged line to count) is
+ * said by its number, whichever line it was but the stream's first: one before a group of 8 begins (whose page cache starts
+ * afresh, so no sample after it is unread), one after an announce, either way of the firmware's
+ * announces (its repeats go on numbering, cmprof_stream_announce starts again at 0). The whole
+ * stream: none. */
+static void test_a_line_lost_whole_is_said(void)
+{
+    fresh_stream();
+    run(3);
+    size_t restart = out_len;
+    cmprof_stream_announce(capture, &info); /* the firmware's own again: numbers from 0 */
+    run(3);
+    CHECK(skipped_without_line(-1) == 0);
+    /* Not told, nor can be: the stream's first line (a host that begins at an announce cannot tell
+     * the stream's from a repeat's), its last (nothing after it), and the last before the
+     * firmware's own announce (a restart at 0 reads alike after it). */
+    int n = 0, first = -1, last = -1, before_restart = -1;
+    for (const char *p = out; *p; p = skip_lines(p, 1), n++)
+        if (*p == '%' || *p == '$') {
+            first = first < 0 ? n : first;
+            before_restart = (size_t)(p - out) < restart ? n : before_restart;
+            last = n;
+        }
+    size_t lines = 0, said = 0;
+    for (int k = first + 1; k < last; k++) {
+        char c = *skip_lines(out, k);
+        if ((c == '%' || c == '$') && k != before_restart) {
+            lines++;
+            said += skipped_without_line(k) == 1;
+        }
+    }
+    CHECK(lines > 30 && said == lines);
+}
+
 /* A host that attaches late sees samples of indexes not named yet (pending tags): the repeats on
  * "@N" lines name them, and each such name says which pending tag it resolves, so the host moves
  * the waiting samples into the named row (as an "@task" line does). */
@@ -889,6 +942,7 @@ int main(void)
     RUN_TEST(test_announce_repeats_every_second);
     RUN_TEST(test_late_host_places_samples_within_a_second);
     RUN_TEST(test_late_host_at_any_byte_loses_nothing);
+    RUN_TEST(test_a_line_lost_whole_is_said);
     RUN_TEST(test_repeat_lines_decode_whole_or_not_at_all);
     RUN_TEST(test_repeats_resolve_pending_samples);
 #if defined(CMPROF_RESERVOIR_N) && CMPROF_RESERVOIR_N == 0
