@@ -11,7 +11,7 @@ percepio/TraceRecorderSource); nothing of them is copied into the repository: wh
 extracted under FIELD_OUT. TREE (default: this checkout) gives the firmware library and
 build/cmprof-top (made when missing). Environment:
     FIELD_JOBS         QEMU runs at once (default 2)
-    FIELD_CMPROF_OPTS  more -D options for the whole build, after the recipe's
+    FIELD_CMPROF_OPTS  more -D options for the whole build (one of a macro the recipe sets replaces it)
     FIELD_OUT          where everything goes (default build/field in this checkout)
     FIELD_ROWS         the rows to run, by key (default: all five)
     FIELD_DEMO_REV     the demo repository's commit (a git directory; default HEAD)
@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scenarios"))
 import scen  # noqa: E402  the stream's walkers, the symbol reader, the truth plugin
+import scen_check  # noqa: E402  the names' and the stream's bytes, as the churn scenarios count them
 
 DEMO_DIR = "FreeRTOS/Demo/CORTEX_MPS2_QEMU_IAR_GCC"
 COMMON_DIR = "FreeRTOS/Demo/Common"
@@ -72,6 +73,11 @@ ISRS = ("PendSV_Handler", "SysTick_Handler", "field_TIMER0_Handler", "field_TIME
 POLLS = ("cmprof_stream_drain", "cmprof_stream_pending")  # the idle hook's quick polls: only idle time
 RUN_S = 6.5  # FIELD_RUN_TICKS at 1 kHz
 LATE_AT_S, LATE_FOR_S = 1.0, 5.0
+
+
+def macro(option):
+    """The macro a -D option defines (None for any other option)."""
+    return option[2:].split("=", 1)[0] if option.startswith("-D") else None
 
 
 def sh(cmd, **kw):
@@ -283,28 +289,23 @@ def library_cost(elf, counts, lib):
     return total / max(samples, 1), polls / max(samples, 1), samples
 
 
-def stream_bytes(text):
-    """(bytes of every checked stream line, bytes of names: '=' entries in sample lines and '@N' and
-    '@task' lines whole, bytes of the sample lines, samples in them), by scen's walkers."""
-    total = names = sample_bytes = samples = 0
+def checked_lines(text):
+    """(line, its text before the '!', samples in it) of each stream line whose check holds."""
     state = {}
     for line in text.splitlines(True):
         body = scen.checked_body(line.rstrip("\r\n"))
-        if body is None:
-            continue
-        size = len(line.encode("utf-8", "surrogateescape"))
-        total += size
-        scen.stream_state(body, state)
-        if body.startswith("@N") or body.startswith("@task "):
-            names += size
-        elif body[:1] in "%$&":
-            sample_bytes += size
-            for item in scen.sample_line_items(body, state):
-                if item[0] == "def":
-                    names += item[4]
-                else:
-                    samples += 1
-    return total, names, sample_bytes, samples
+        if body is not None:
+            scen.stream_state(body, state)
+            yield line, body, scen.sample_line_count(body, state.get("version", 0)) if body[:1] in "%$&" else 0
+
+
+def sample_line_bytes(text):
+    """(bytes of the sample lines, names inside them and newlines included, samples in them)."""
+    size = samples = 0
+    for line, body, n in checked_lines(text):
+        if body[:1] in "%$&":
+            size, samples = size + len(line.encode("utf-8", "surrogateescape")), samples + n
+    return size, samples
 
 
 def tool_json(tree, uart, elf):
@@ -328,22 +329,17 @@ def late_attach(text, samples_total, path):
     """The capture cut at a line's end LATE_AT_S into the run and LATE_FOR_S of it (by the samples'
     count: RUN_S of them in all), written to path for a host that attaches late."""
     per_s = samples_total / RUN_S
-    lines, seen, keep, start = text.splitlines(True), 0, [], None
-    state = {}
-    for line in lines:
-        body = scen.checked_body(line.rstrip("\r\n"))
-        if body is not None:
-            scen.stream_state(body, state)
+    lines, seen, start = [], 0, None
+    for line, _, n in checked_lines(text):
         if start is not None:
-            keep.append(line)
-        if body is not None and body[:1] in "%$&":
-            seen += sum(1 for item in scen.sample_line_items(body, state) if item[0] == "sample")
+            lines.append(line)
+        seen += n
         if start is None and seen >= LATE_AT_S * per_s:
             start = seen
         elif start is not None and seen - start >= LATE_FOR_S * per_s:
             break
     with open(path, "w", errors="surrogateescape") as f:
-        f.write("".join(keep))
+        f.write("".join(lines))
 
 
 def truth_shares(d, text):
@@ -380,7 +376,8 @@ def read_row(key, elf, tree, lib):
     d = os.path.dirname(elf)
     text = open(os.path.join(d, "uart.txt"), errors="surrogateescape").read()
     cost, polls, taken = library_cost(elf, window_counts(os.path.join(d, "counts.txt")), lib)
-    total, names, sample_bytes, samples = stream_bytes(text)
+    total, names = scen_check.stream_bytes(text)
+    sample_bytes, samples = sample_line_bytes(text)
     j = tool_json(tree, os.path.join(d, "uart.txt"), elf)
     share, n = unnamed_share(j)
     late = os.path.join(d, "late.txt")
@@ -434,13 +431,14 @@ def main(argv):
     scen.build_plugin()
     patched = patched_demo(demo, out)
     opts = os.environ.get("FIELD_CMPROF_OPTS", "").split()
-    flags = DEMO_FLAGS + RECIPE + opts + includes(demo, kernel, trace, patched, tree)
+    recipe = [d for d in RECIPE if macro(d) not in {macro(o) for o in opts}] + opts  # an option replaces the recipe's
+    flags = DEMO_FLAGS + recipe + includes(demo, kernel, trace, patched, tree)
     srcs = sources(demo, kernel, trace, patched, tree)
     top = subprocess.run(["git", "-C", tree, "rev-parse", "--show-toplevel"], capture_output=True, text=True).stdout.strip()
     tree_rev = subprocess.run(["git", "-C", tree, "describe", "--always", "--dirty"], capture_output=True,
                               text=True).stdout.strip() if top == tree else "not a git checkout"
     header = ("tree %s (%s); demo %s, kernel %s, TraceRecorder %s; cmprof options: %s"
-              % (tree, tree_rev, demo_commit, kernel_commit, trace_commit, " ".join(RECIPE + opts)))
+              % (tree, tree_rev, demo_commit, kernel_commit, trace_commit, " ".join(recipe)))
     print(header, flush=True)
     elfs = {k: build_row(k, flags, srcs, demo, tree, out, jobs) for k in keys}
     lib = library_names(flags, tree, out)
