@@ -131,12 +131,12 @@ FIELD_WRAP(field_TIMER1_Handler, field_isr_timer1, TIMER1_Handler)
 #define FIELD_UART_DATA (*(volatile uint32_t *)0x40004000u)
 #define FIELD_UART_STATE (*(volatile uint32_t *)0x40004004u)
 
-void field_write(const char *buf, unsigned len)
+void field_write(const char *buf, uint32_t len)
 {
     int locked = xTaskGetSchedulerState() == taskSCHEDULER_RUNNING;
     if (locked)
         vTaskSuspendAll();
-    for (unsigned i = 0; i < len; i++) {
+    for (uint32_t i = 0; i < len; i++) {
         while (FIELD_UART_STATE & 1u) {
         }
         FIELD_UART_DATA = (uint8_t)buf[i];
@@ -171,6 +171,15 @@ void field_idle(void)
 }
 
 /* ---- the churn ---------------------------------------------------------------------------------- */
+/* v in decimal, `digits` digits, at s; returns the end */
+static char *field_digits(char *s, uint32_t v, uint32_t digits)
+{
+    for (uint32_t k = digits; k--; v /= 10u)
+        s[k] = (char)('0' + v % 10u);
+    return s + digits;
+}
+
+#if FIELD_CHURN_TICKS
 __attribute__((noinline)) void field_work(uint32_t loops)
 {
     for (uint32_t i = 0; i < loops; i++)
@@ -186,14 +195,6 @@ static void field_worker(void *arg)
     }
 }
 
-/* v in decimal, `digits` digits, at s; returns the end */
-static char *field_digits(char *s, uint32_t v, uint32_t digits)
-{
-    for (uint32_t k = digits; k--; v /= 10u)
-        s[k] = (char)('0' + v % 10u);
-    return s + digits;
-}
-
 static TaskHandle_t field_make_worker(uint32_t slot, uint32_t serial)
 {
     char name[FIELD_NAME_LEN] = {0};
@@ -207,6 +208,7 @@ static TaskHandle_t field_make_worker(uint32_t slot, uint32_t serial)
         field_write("field: worker creation failed\n", 30u);
     return h;
 }
+#endif
 
 static TickType_t field_start_tick;
 
@@ -254,7 +256,7 @@ static void field_print_tids(void)
         for (uint32_t k = 0; k < FIELD_NAME_LEN && field_names[id][k]; k++)
             *s++ = field_names[id][k];
         *s++ = '\n';
-        field_write(line, (unsigned)(s - line));
+        field_write(line, (uint32_t)(s - line));
     }
     char end[] = "field end bad_ids=00000\n";
     (void)field_digits(end + 18, field_bad_ids, 5u);

@@ -20,7 +20,7 @@
 #ifndef __IASMARM__
 void field_idle(void);  /* from vApplicationIdleHook */
 void field_start(void); /* from vApplicationDaemonTaskStartupHook */
-void field_write(const char *buf, unsigned len);
+void field_write(const char *buf, uint32_t len); /* the stream's .write, also printf's */
 void field_truth_created(unsigned long id, const char *name);
 void field_truth_task_in(unsigned long id);
 

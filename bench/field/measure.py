@@ -149,34 +149,34 @@ def patched_demo(demo, out):
         ],
         "build/gcc/printf-stdarg.c": [
             ("static int tiny_print( char **out, const char *format, va_list args, unsigned int buflen );",
-             "void field_write(const char *buf, unsigned len);\n"
+             "#include <stdint.h>\nvoid field_write(const char *buf, uint32_t len);\n"
              "static int tiny_print( char **out, const char *format, va_list args, unsigned int buflen );"),
             ("        va_start( args, format );\n        return tiny_print( 0, format, args, 0 );",
              "        char buf[128], *end = buf;\n        int n;\n        va_start( args, format );\n"
              "        n = tiny_print( &end, format, args, sizeof buf - 1u );\n"
-             "        field_write( buf, (unsigned)( end - buf ) );\n        return n;"),
+             "        field_write( buf, (uint32_t)( end - buf ) );\n        return n;"),
         ],
     }
     for rel, changes in edits.items():
         text = open(os.path.join(proj, rel)).read()
         for old, new in changes:
             text = replace_once(text, old, new, rel)
-        with open(os.path.join(d, os.path.basename(rel)), "w") as f:
-            f.write(text)
+        path = os.path.join(d, os.path.basename(rel))
+        if not os.path.exists(path) or open(path).read() != text:  # kept as it is: the objects' dependency
+            with open(path, "w") as f:
+                f.write(text)
     return d
 
 
 def sources(demo, kernel, trace, patched, tree):
-    """(path, part) of every C file of the build: part 'lib' for the firmware library."""
+    """Every C file of the build but field.c."""
     proj, common = os.path.join(demo, DEMO_DIR), os.path.join(demo, COMMON_DIR, "Minimal")
-    out = [(os.path.join(kernel, f), "kernel") for f in KERNEL_FILES]
-    out += [(os.path.join(common, f + ".c"), "demo") for f in COMMON_FILES if f != "IntQueueTimer"]
-    out += [(os.path.join(proj, "IntQueueTimer.c"), "demo")]
-    out += [(os.path.join(patched, f), "demo") for f in ("main.c", "startup_gcc.c", "printf-stdarg.c")]
-    out += [(os.path.join(proj, f), "demo") for f in ("main_blinky.c", "main_full.c", "build/gcc/RegTest.c")]
-    out += [(os.path.join(trace, f), "trace") for f in TRACE_FILES]
-    out += [(os.path.join(tree, "firmware", f), "lib") for f in LIBRARY]
-    return out
+    out = [os.path.join(kernel, f) for f in KERNEL_FILES]
+    out += [os.path.join(common, f + ".c") for f in COMMON_FILES] + [os.path.join(proj, "IntQueueTimer.c")]
+    out += [os.path.join(patched, f) for f in ("main.c", "startup_gcc.c", "printf-stdarg.c")]
+    out += [os.path.join(proj, f) for f in ("main_blinky.c", "main_full.c", "build/gcc/RegTest.c")]
+    out += [os.path.join(trace, f) for f in TRACE_FILES]
+    return out + [os.path.join(tree, "firmware", f) for f in LIBRARY]
 
 
 def includes(demo, kernel, trace, patched, tree):
@@ -196,9 +196,19 @@ def prefix_maps(pairs):
     return ["-ffile-prefix-map=%s=%s" % (path, name) for path, name in pairs]
 
 
+def up_to_date(obj):
+    """obj is newer than its source and every header it read (gcc -MMD's list beside it)."""
+    try:
+        deps = open(obj[:-2] + ".d").read().replace("\\\n", " ").split(":", 1)[1].split()
+        return all(os.path.getmtime(dep) <= os.path.getmtime(obj) for dep in deps)
+    except (OSError, IndexError):
+        return False
+
+
 def compile_one(args):
     cmd, obj = args
-    r = subprocess.run(["arm-none-eabi-gcc"] + cmd + ["-c", "-o", obj], capture_output=True, text=True)
+    r = subprocess.run(["arm-none-eabi-gcc"] + cmd + ["-MMD", "-MF", obj[:-2] + ".d", "-c", "-o", obj],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit("measure: compiling %s failed:\n%s" % (cmd[-1], r.stderr[-3000:]))
     return obj
@@ -211,10 +221,10 @@ def build_row(key, flags, srcs, demo, tree, out, jobs):
     common = os.path.join(out, "obj", hashlib.sha256(repr(flags).encode()).hexdigest()[:16])
     os.makedirs(common, exist_ok=True)
     todo, objs = [], []
-    for src, _ in srcs:
+    for src in srcs:
         obj = os.path.join(common, hashlib.sha256(src.encode()).hexdigest()[:8] + "_" + os.path.basename(src)[:-2] + ".o")
         objs.append(obj)
-        if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(src):
+        if not up_to_date(obj):
             todo.append((flags + [src], obj))
     rowdir = os.path.join(out, key)
     os.makedirs(rowdir, exist_ok=True)
