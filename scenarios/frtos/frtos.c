@@ -50,7 +50,7 @@
 #define ID_SPAWNER (ID_ALARM + N_ALARM)
 #define ID_CHURN (ID_SPAWNER + 1u)
 #ifndef MAX_IDS
-#define MAX_IDS 1024u /* the truth plugin's limit is 4096 */
+#define MAX_IDS 1024u /* the truth plugin's limit is 16384 (CTX_MAX) */
 #endif
 #ifndef SPAWN_TICKS
 #define SPAWN_TICKS 6u /* ticks between two creations (the churn measurement sets 1) */

@@ -77,7 +77,7 @@ static bool window_open;
 static uint64_t window_total, window_base_total;
 
 /* contexts: a stack of handlers over the running task, switched by marker stubs */
-#define CTX_MAX 4096u
+#define CTX_MAX 16384u /* task ids: the field harness (bench/field) numbers tasks by the kernel's uxTCBNumber, which a delete advances too */
 #define CTX_DEPTH 16u
 #define SKIP_MAX 8u
 static char *ctx_path;
