@@ -370,7 +370,8 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
                 struct ev e = {.type = EV_SYNC, .offset = d->packet_offset};
                 if (d->state == S_HUNT)
                     d->stats.hunted -= d->zeros; /* the zeros were the sync, not garbage */
-                d->stats.syncs++;
+                if (d->stats.syncs++ == 0u)
+                    d->stats.hunted_before_sync = d->stats.hunted;
                 d->stats.packets++;
                 d->zeros = 0;
                 d->state = S_HEADER;

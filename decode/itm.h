@@ -15,6 +15,8 @@ struct itm_stats {
     uint64_t overflows;
     uint64_t errors;   /* reserved headers and malformed packets */
     uint64_t hunted;   /* bytes skipped while hunting for sync */
+    uint64_t hunted_before_sync; /* of them, those before the first sync (a receiver that joined a
+                                    running stream), once one came */
     uint64_t first_error; /* 1 + byte offset of the first error, 0 when none */
 };
 

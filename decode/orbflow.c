@@ -66,7 +66,7 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
         const uint8_t *z = memchr(p, FRAME_DELIMITER, (size_t)(end - p));
         size_t n = (size_t)((z ? z : end) - p);
         if (!d->synced) {
-            d->stats.unsynced += n + (z ? 1u : 0u);
+            d->stats.unsynced += n; /* (the delimiter that ends them is the frames' start, not skipped) */
             d->synced = z != NULL;
         } else if (!d->overflow && d->len + n <= ORBFLOW_MAX) {
             memcpy(d->frame + d->len, p, n);

@@ -439,16 +439,43 @@ void ingest_counts(const struct ingest *in, struct ingest_counts *out)
     struct ingest_joined j;
     ingest_joined(in, &j, NULL, 0);
     out->joined = j.skipped;
+    out->joined_bytes = j.bytes;
+}
+
+/* Whether a trace stream (ITM, TPIU, orbflow) was read: a sync, a whole frame or a delimiter came,
+ * and samples after it. What came before is then the cost of joining it, no loss. */
+static bool trace_read(const struct ingest *in)
+{
+    const struct itm_stats *i = &in->itm.stats;
+    bool synced = in->format == DETECT_TPIU ? in->tpiu.stats.frames > 0
+                  : in->format == DETECT_ORBFLOW ? in->orbflow.stats.frames > 0
+                  : in->format == DETECT_ITM && i->syncs > 0;
+    return synced && i->packets > i->syncs;
+}
+
+/* The bytes of a trace stream before it could be read, once it was. */
+static uint64_t trace_joined(const struct ingest *in)
+{
+    if (!trace_read(in))
+        return 0;
+    return in->noise + in->itm.stats.hunted_before_sync +
+           (in->format == DETECT_TPIU ? in->tpiu.stats.unsynced : 0) +
+           (in->format == DETECT_ORBFLOW ? in->orbflow.stats.unsynced : 0);
 }
 
 void ingest_joined(const struct ingest *in, struct ingest_joined *out, char *text, size_t len)
 {
     const struct text_stats *t = &in->text.stats;
     uint64_t before = prof_stream_info(whole(in))->present ? t->no_base : 0;
-    *out = (struct ingest_joined){before + t->unread_joining, before, t->unread_joining};
+    *out = (struct ingest_joined){before + t->unread_joining, before, t->unread_joining, trace_joined(in)};
     if (!len)
         return;
     *text = '\0';
+    if (out->bytes && !out->skipped)
+        snprintf(text, len, "joined a running stream: its first %llu bytes skipped (before the %s stream could be "
+                 "read: its first %s); the profile begins there, no loss", (unsigned long long)out->bytes,
+                 detect_name(in->format), in->format == DETECT_TPIU ? "whole frame" : in->format == DETECT_ORBFLOW ?
+                 "delimiter" : "sync packet");
     if (!out->skipped)
         return;
     char parts[160];
@@ -555,10 +582,13 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
             len -= z;
             if (!len)
                 return;
-            if (in->zeros_held) { /* one stays in the window: the delimiter before a first frame */
-                in->pending[in->n_pending++] = 0;
-                in->zeros_held--;
-            }
+            /* up to a sync's five stay in the window: the detection reads an ITM sync packet whole (with
+             * one, a capture's first sync read as 6 bytes of noise), and one is the delimiter before an
+             * orbflow frame */
+            size_t keep = in->zeros_held < 5u ? (size_t)in->zeros_held : 5u;
+            memset(in->pending, 0, keep);
+            in->n_pending = keep;
+            in->zeros_held -= keep;
         }
         size_t take = DETECT_WINDOW - in->n_pending;
         if (take > len)
@@ -665,14 +695,17 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "the log lines are partial", (unsigned long long)t->glued);
     loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
     loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
-    loss(&l, in->noise, "%llu bytes of noise before the %s stream skipped (the format's detection found where it "
-         "begins)", (unsigned long long)in->noise, detect_name(in->format));
+    bool trace_ok = trace_read(in); /* what came before a trace stream that was then read is joining's (ingest_joined) */
+    loss(&l, trace_ok ? 0 : in->noise, "%llu bytes of noise before the %s stream skipped (the format's detection found "
+         "where it begins)", (unsigned long long)in->noise, detect_name(in->format));
     const struct itm_stats *i = &in->itm.stats;
     loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,
          (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
          in->format == DETECT_ITM && in->tpiu.stats.frames == 0 ? " (TPIU frames read as ITM? try -f tpiu)" : "");
     loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
-    loss(&l, i->hunted, "%llu bytes skipped looking for ITM sync", (unsigned long long)i->hunted);
+    loss(&l, i->hunted - (trace_ok ? i->hunted_before_sync : 0), "%llu bytes skipped looking for ITM sync%s",
+         (unsigned long long)(i->hunted - (trace_ok ? i->hunted_before_sync : 0)), i->syncs ? " (after a packet that did not "
+         "decode)" : "");
     const struct tpiu_stats *f = &in->tpiu.stats;
     if (f->other_ids) {
         char ids[120];
@@ -680,7 +713,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
         loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u (--tpiu-id)",
              (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
     }
-    loss(&l, f->unsynced, "%llu TPIU bytes before the first whole frame skipped", (unsigned long long)f->unsynced);
+    loss(&l, trace_ok ? 0 : f->unsynced, "%llu TPIU bytes before the first whole frame skipped",
+         (unsigned long long)f->unsynced);
     char aligned[INGEST_LOSS_TEXT];
     loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
@@ -696,7 +730,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
         loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u "
              "(--tpiu-id)", (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag);
     }
-    loss(&l, in->format == DETECT_ORBFLOW ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter skipped",
+    loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
+         "skipped",
          (unsigned long long)of->unsynced);
     loss(&l, in->lost, "%llu samples lost in the firmware (its ring was full)", (unsigned long long)in->lost);
     loss(&l, in->stack_dropped, "%llu samples' stack evidence dropped in the firmware (its drain fell behind: raise "

@@ -52,6 +52,7 @@ struct ingest_counts {
     uint64_t no_base;           /* stream samples that came before any announce */
     uint64_t unplaced;          /* of them, while no announce came yet (one kind in ingest_losses) */
     uint64_t joined;            /* samples skipped while joining a running stream (ingest_joined): no loss */
+    uint64_t joined_bytes;      /* a trace stream's bytes skipped so (ingest_joined) */
     struct ingest_stacks stacks;
 };
 
@@ -105,6 +106,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
  * one sentence in text ("" when none). */
 struct ingest_joined {
     uint64_t skipped, before_announce, before_pages;
+    uint64_t bytes; /* a trace stream's bytes before it could be read (noise before it, the ITM bytes
+                       before its first sync, the TPIU bytes before its first whole frame), once read */
 };
 void ingest_joined(const struct ingest *in, struct ingest_joined *out, char *text, size_t len);
 

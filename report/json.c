@@ -68,8 +68,9 @@ static void run(const struct report_data *d, FILE *out)
     fputs("],\n", out);
     struct ingest_joined j; /* samples skipped joining a running stream: not in losses */
     ingest_joined(d->in, &j, NULL, 0);
-    fprintf(out, "  \"joined\": {\"skipped\": %llu, \"before_announce\": %llu, \"before_pages\": %llu},\n",
-            (unsigned long long)j.skipped, (unsigned long long)j.before_announce, (unsigned long long)j.before_pages);
+    fprintf(out, "  \"joined\": {\"skipped\": %llu, \"before_announce\": %llu, \"before_pages\": %llu, "
+            "\"bytes\": %llu},\n", (unsigned long long)j.skipped, (unsigned long long)j.before_announce,
+            (unsigned long long)j.before_pages, (unsigned long long)j.bytes);
     if (prof_effective_n(d->p) < prof_total(d->p)) /* weighted samples: what the intervals rest on */
         fprintf(out, "  \"effective_samples\": %.1f,\n", prof_effective_n(d->p));
     if (prof_lost(d->p)) { /* a bound on every share: the loss is never a random subset */

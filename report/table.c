@@ -125,7 +125,7 @@ static void footer(const struct report_data *d, FILE *out)
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(d->in, &j, joined, sizeof joined);
-    if (j.skipped) /* where the profile begins: no loss */
+    if (j.skipped || j.bytes) /* where the profile begins: no loss */
         fprintf(out, "%s\n", joined);
     if (prof_effective_n(p) < prof_total(p)) /* the firmware's full ring kept a weighted subsample */
         fprintf(out, "weighted: some samples stand for many taken while the firmware's ring was full; the "

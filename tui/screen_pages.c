@@ -156,9 +156,9 @@ static int diag_lines(struct view *v, struct vbuf *page)
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(v->in, &j, joined, sizeof joined); /* no loss: said once, not as one */
-    if (j.skipped)
+    if (j.skipped || j.bytes)
         y = vb_wrap_as(page, y + (!nd && !*v->st.elf_warning && !nl), VA_NORMAL, "  ", joined) + 1;
-    return nd || nl || *v->st.elf_warning || j.skipped ? y - 1 : y; /* not the blank after the last */
+    return nd || nl || *v->st.elf_warning || j.skipped || j.bytes ? y - 1 : y; /* not the blank after the last */
 }
 
 /* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and

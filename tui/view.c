@@ -175,8 +175,11 @@ static void header_counters(struct view *v, struct vbuf *b)
         nl--; /* (the samples that wait for it, a kind of their own in the list: row 2 says it) */
     if (nl)
         field(f, &n, 0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
-    if (c.joined) { /* the samples before the view could place them: where the profile begins, no loss */
-        field(f, &n, 9, VA_DIM, "joined mid-stream: %llu not counted (d)", (unsigned long long)c.joined);
+    if (c.joined || c.joined_bytes) { /* what came before the view could place samples: no loss */
+        if (c.joined)
+            field(f, &n, 9, VA_DIM, "joined mid-stream: %llu not counted (d)", (unsigned long long)c.joined);
+        else
+            field(f, &n, 9, VA_DIM, "joined mid-stream: %llu bytes skipped (d)", (unsigned long long)c.joined_bytes);
         snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "joined mid-stream");
     }
     put_fields(b, 1, f, n);
