@@ -387,6 +387,18 @@ def test_isr_rows():
           rows == {"motor": 1, "ISR: SysTick_Handler": 2, "ISR: IRQ 6": 1}, str(rows))
 
 
+def test_stripped_elf():
+    """A stripped ELF (no symbols, no DWARF) has no function for a sample to fall in: the report said
+    "wrong ELF? 100.0 % of samples fall outside every function" for the right firmware's ELF (and
+    exited 0 all the same). It names the cause instead: no function symbols, nothing checkable."""
+    stripped = os.path.join(TMP, "stripped.elf")
+    subprocess.run(["arm-none-eabi-strip", "-o", stripped, elf_of("tasks")], check=True)
+    code, out, err = run("--batch", os.path.join(SCEN, "tasks", "uart.txt"), stripped)
+    check("a stripped ELF: no 'wrong ELF?' claim; the report says it has no function symbols",
+          code == 0 and "wrong ELF" not in out + err and "no function symbols (stripped?)" in out
+          and "no symbols and no DWARF" in err, "exit %s, %r %r" % (code, out[:300], err.strip()))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -402,6 +414,7 @@ def main():
     test_unordered_line_rows()
     test_shared_uart()
     test_isr_rows()
+    test_stripped_elf()
     return 1 if harness.failed else 0
 
 
