@@ -1258,6 +1258,33 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def narrow_callers_test(w=40, h=12):
+    """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
+    which left no room for it, give way first), its share and samples as the JSON's."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "m4_stacks")
+    args = [os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")]
+    out = subprocess.run([tool, "--batch", "-o", "json"] + args, capture_output=True, text=True)
+    top = json.loads(out.stdout)["rows"][0] if out.returncode == 0 else {}
+    want = {c["name"]: ("%.2f%%" % c["percent"], str(c["samples"])) for c in top.get("callers", [])}
+    s = "cmprof-narrow-calls"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (tool, args[0], args[1]))
+    wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+    keys(s, "Home", "c")
+
+    def rows(txt):
+        part = txt.split("called by", 1)[-1].split(" calls\n", 1)[0] if "called by" in txt else ""
+        return {m.group(3): (m.group(1), m.group(2))
+                for m in re.finditer(r"^\s*(\d+\.\d\d%)\s+(?:\[[^]]*\]\s+)?(\d+)\s+(\S+)\s*$", part, re.M)}
+
+    txt = wait_until(s, lambda t: "calls of %s" % top.get("name") in t and rows(t))
+    check("%dx%d: key c: every caller row ends with its name, its share and samples the JSON's" % (w, h),
+          len(want) >= 2 and rows(txt) == want and all(len(ln) <= w for ln in txt.splitlines()),
+          "%s | want %s" % (" / ".join(ln.rstrip() for ln in txt.splitlines()[4:9]), want))
+    tmux("kill-session", "-t", s)
+
+
 def pages_and_task_keys_test():
     """Two things a field trial (FreeRTOS's full demo, TraceRecorder on, live at 80x24) found: its
     diagnostics page held 5 diagnostics, 21 lines, and cut the last (the data lost) with no key to
@@ -1314,6 +1341,7 @@ def captures():
     no_color_test()
     batch_live_tests()
     pages_and_task_keys_test()
+    narrow_callers_test()
     for w, h in ((80, 24), (200, 60)):
         section_graph_test(w, h)
         view_items_test(w, h)
