@@ -399,6 +399,37 @@ def test_stripped_elf():
           and "no symbols and no DWARF" in err, "exit %s, %r %r" % (code, out[:300], err.strip()))
 
 
+def test_pty_hangup():
+    """A pty whose other end closes mid-stream (a board's USB serial unplugged, a socat gone): batch
+    ends at once with exit 4 and one line naming the hang-up (it said "end of input", as for a file)."""
+    import pty
+    import time
+    import tty
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    path = os.ttyname(slave)
+    cap = open(os.path.join(SCEN, "stream", "uart.txt"), "rb").read()
+    p = subprocess.Popen([TOOL, "--batch", path, elf_of("stream")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(100):  # the tool has the pty open: what comes before would be lost
+        time.sleep(0.05)
+        if any(os.path.realpath(os.path.join("/proc/%d/fd" % p.pid, f)) == path
+               for f in os.listdir("/proc/%d/fd" % p.pid)):
+            break
+    os.write(master, cap[:cap.index(b"\n", 4000) + 1])
+    time.sleep(0.5)
+    os.close(slave)
+    os.close(master)
+    try:
+        out, err = p.communicate(timeout=HANG_SECONDS)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    err = err.decode(errors="replace")
+    check("a pty closed mid-stream: exit 4 at once, one line naming the hang-up, the samples reported",
+          p.returncode == 4 and "hung up" in err and len(err.strip().splitlines()) == 1 and b"hot_a" in out,
+          "exit %s, %r" % (p.returncode, err.strip()))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -415,6 +446,7 @@ def main():
     test_shared_uart()
     test_isr_rows()
     test_stripped_elf()
+    test_pty_hangup()
     return 1 if harness.failed else 0
 
 
