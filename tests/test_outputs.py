@@ -457,6 +457,15 @@ def lcov_checks():
         fnda[name_count[1]] += int(name_count[0])
     check("lcov: FNDA records are the table's function rows", dict(fnda) == {k: v for k, v in rows.items() if v},
           "%s | %s" % (fnda, rows))
+    cap, elf = scenario("m4_stacks")  # with stack evidence on 1 sample in 16: lcov counts all 16
+    code, out, err = cmprof(cap, elf, "lcov")
+    rows, total, _ = table_rows(cap, elf)
+    fnda = collections.Counter()
+    for name_count in re.findall(r"^FNDA:(\d+),(.*)$", out, re.M):
+        fnda[name_count[1]] += int(name_count[0])
+    check("lcov, a capture with the sampler's stacks: FNDA records are the table's function rows (all samples, "
+          "not the stacked 1 in 16)", code == 0 and dict(fnda) == {k: v for k, v in rows.items() if v},
+          "%s | %s" % (sorted(fnda.items())[:6], sorted(rows.items())[:6]))
     code, out_dir, text = genhtml(path, "html")
     check("genhtml renders it", code == 0 and os.path.exists(os.path.join(out_dir, "index.html")), text)
     got = html_counts(out_dir)
