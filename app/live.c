@@ -297,7 +297,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (total == 0) {
         char why[600] = "", hint[600];
         ingest_no_samples_hint(in, hint, sizeof hint);
-        if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
+        if (e->connected_s >= 0 && e->kind != SRC_FILE) /* a drain that never ran looks like this: its likely
+                                                          * causes (not a file's: /dev/null is no firmware) */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
         /* the first failure, unless the state or the "before" already says it */

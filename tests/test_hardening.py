@@ -430,6 +430,15 @@ def test_pty_hangup():
           "exit %s, %r" % (p.returncode, err.strip()))
 
 
+def test_dev_null_source():
+    """/dev/null as the capture: no samples, exit 2, one line, and no advice for a live firmware (it
+    asked 'is it running, on this port and baud?' and blamed the drain's priority)."""
+    code, out, err = run("--batch", "/dev/null", elf_of("tasks"))
+    check("/dev/null as the source: exit 2, one line naming it, no port or drain advice",
+          code == 2 and "no samples from '/dev/null'" in err and len(err.strip().splitlines()) == 1
+          and "baud" not in err and "drain" not in err, "exit %s, %r" % (code, err.strip()))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -447,6 +456,7 @@ def main():
     test_isr_rows()
     test_stripped_elf()
     test_pty_hangup()
+    test_dev_null_source()
     return 1 if harness.failed else 0
 
 
