@@ -147,9 +147,12 @@ static int diag_lines(struct view *v, struct vbuf *page)
         snprintf(line, sizeof line, "data lost: %.*s", INGEST_LOSS_TEXT, losses[i]);
         y = vb_wrap(page, y, VA_WARN, line) + 1;
     }
-    if (!nd && !*v->st.elf_warning && !nl)
+    bool gaps = v->st.gaps && *v->st.gaps;
+    if (gaps)
+        y = vb_wrap(page, y, VA_WARN, v->st.gaps) + 1;
+    if (!nd && !*v->st.elf_warning && !nl && !gaps)
         vb_put(page, 0, y++, VA_GOOD, "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong stack; no data lost");
-    return nd || nl || *v->st.elf_warning ? y - 1 : y; /* not the blank after the last */
+    return nd || nl || *v->st.elf_warning || gaps ? y - 1 : y; /* not the blank after the last */
 }
 
 /* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and

@@ -166,6 +166,8 @@ static void header_counters(struct view *v, struct vbuf *b)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
     if (nl)
         field(f, &n, 0, VA_WARN, "data lost: %zu kind%s (d)", nl, nl > 1 ? "s" : "");
+    if (v->st.gaps && *v->st.gaps)
+        field(f, &n, 0, VA_WARN, "gaps (d)");
     put_fields(b, 1, f, n);
 }
 
