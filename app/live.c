@@ -213,7 +213,7 @@ struct run_end {
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
     char detail[400];     /* src_detail(): the figures, and a reset's advice after them */
     struct src_failures failures; /* every failure of the run (its texts copied below) */
-    char first[600], reasons[SRC_REASONS][200];
+    char first[600], reasons[SRC_REASONS][200], gone_why[200];
     enum src_kind kind;
     const char *made_by; /* src_packets_by() */
     bool halting;
@@ -233,6 +233,8 @@ static void take_end(struct source *src, struct run_end *e, bool gave_up)
     src_get_failures(src, now_s(), &e->failures); /* its texts live in src: copied */
     snprintf(e->first, sizeof e->first, "%s", e->failures.first);
     e->failures.first = e->first;
+    snprintf(e->gone_why, sizeof e->gone_why, "%s", e->failures.gone_why);
+    e->failures.gone_why = e->gone_why;
     for (size_t i = 0; i < e->failures.n_reasons; i++) {
         snprintf(e->reasons[i], sizeof e->reasons[i], "%s", e->failures.reason[i]);
         e->failures.reason[i] = e->reasons[i];
@@ -277,6 +279,17 @@ static void say_partial(const struct live_options *o, const struct report_partia
                 pa->reasons[i]);
 }
 
+/* The source went away and came back (a server that closed the connection is no failure, but the
+ * profile has a gap all the same): "" when it never did. */
+static const char *gaps_text(unsigned returns, double away_s, const char *why, char *buf, size_t n)
+{
+    if (!returns)
+        return "";
+    snprintf(buf, n, "data lost: the source went away and came back %u time%s (%.1f s without it; the last time: "
+             "%.150s): the profile has gaps", returns, returns == 1 ? "" : "s", away_s, why);
+    return buf;
+}
+
 /* Batch mode's end: what went wrong on stderr, the report on stdout, and the exit status. */
 static int finish_batch(const struct live_options *o, struct prof *prof, const struct ingest *in, const char *warning,
                         const struct run_end *e)
@@ -297,7 +310,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (total == 0) {
         char why[600] = "", hint[600];
         ingest_no_samples_hint(in, hint, sizeof hint);
-        if (e->connected_s >= 0) /* a drain that never ran looks like this: its likely causes */
+        if (e->connected_s >= 0 && e->kind != SRC_FILE) /* a drain that never ran looks like this: its likely
+                                                          * causes (not a file's: /dev/null is no firmware) */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
         /* the first failure, unless the state or the "before" already says it */
@@ -309,6 +323,10 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     } else if (failed) {
         say_partial(o, &pa, total, !*e->failure);
         status = status ? status : EXIT_PARTIAL;
+    } else if (e->failures.returns) { /* no failure (a server closed the connection), a gap all the same */
+        char gaps[400];
+        fprintf(stderr, "cmprof-top: warning: %s\n",
+                gaps_text(e->failures.returns, e->failures.away_s, e->failures.gone_why, gaps, sizeof gaps));
     }
     char stalled[700] = "";
     if (total > 0 && e->quiet_s >= STARVED_AFTER_S) { /* the profile ends before the run did */
@@ -588,14 +606,17 @@ static double quiet_for(const struct live_run *r, double t)
 static void draw(struct live_run *r, double t)
 {
     int w, h;
-    char state[700];
+    char state[700], gaps[400];
+    struct src_failures f;
+    src_get_failures(r->src, t, &f);
     tui_size(&w, &h);
     if (w != r->buf.w || h != r->buf.h)
         vbuf_resize(&r->buf, w, h);
     view_check_budgets(r->v);
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
                                     sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
-                                    r->last_sample_t - r->start, starved_from_source(r->src)};
+                                    r->last_sample_t - r->start, starved_from_source(r->src),
+                                    gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps)};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;

@@ -202,6 +202,14 @@ void prof_each_sample(struct prof *p, void (*emit)(void *ctx, const struct prof_
         }
         return;
     }
+    prof_each_place(p, emit, ctx);
+}
+
+void prof_each_place(struct prof *p, void (*emit)(void *ctx, const struct prof_sample *s), void *ctx)
+{
+    prof_settle(p);
+    prof_mark_shared_names(p);
+    char buf[64];
     for (size_t i = 0; i < p->cap; i++) {
         const struct entry *e = &p->map[i];
         if (!e->used || e->count == 0)

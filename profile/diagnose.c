@@ -437,7 +437,13 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
     if (p->syms && w->outside_code >= PROF_OUTSIDE_MIN && w->outside_code / total >= 0.01)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
             100.0 * w->outside_code / total, w->outside_code, w->example_out);
-    if (p->syms && w->outside_funcs >= 5 && w->outside_funcs / total >= 0.05)
+    struct sym_stats st = {0};
+    if (p->syms)
+        sym_get_stats(p->syms, &st);
+    if (p->syms && !st.functions) /* stripped: no function to fall in, and no way to tell a wrong ELF */
+        add(d, DIAG_WRONG_ELF, "the ELF has no function symbols (stripped?): the samples can be neither named nor "
+            "checked against it; give the ELF the linker wrote");
+    else if (p->syms && w->outside_funcs >= 5 && w->outside_funcs / total >= 0.05)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples fall outside every function of the ELF",
             100.0 * w->outside_funcs / total);
     const char *id_why = build_id_mismatch(p);

@@ -168,6 +168,9 @@ struct prof_sample {
 /* Every place once: each distinct stack when samples came with stacks (prof_has_stacks), else
  * each (PC, task). The sample and its strings are valid during the call only. */
 void prof_each_sample(struct prof *p, void (*emit)(void *ctx, const struct prof_sample *s), void *ctx);
+/* Every (PC, task) place once with all its samples, stacks or not (no callers): for the writers
+ * that show the PC alone, which the stacked samples (1 in 16 from the firmware) would starve. */
+void prof_each_place(struct prof *p, void (*emit)(void *ctx, const struct prof_sample *s), void *ctx);
 /* A tag's name as the task rows show it ("motor", "ISR: SysTick_Handler", "0x20001000"): in
  * buf, or a string that outlives the call. */
 const char *prof_tag_label(struct prof *p, uint32_t tag, char *buf, size_t len);

@@ -13,7 +13,7 @@ int exports_pprof(struct report_data *d, FILE *out, char *err, size_t errlen)
     char comment[600];
     snprintf(comment, sizeof comment, "cmprof-top: %s on %s", o->source ? o->source : "a capture",
              o->elf ? o->elf : "no ELF");
-    struct pprof_info info = {o->elf, period_ns(prof_stream_info(d->p)), o->demangle, comment};
+    struct pprof_info info = {o->elf, period_ns(prof_stream_info(d->p)), period_ns_written(d->p), o->demangle, comment};
     return pprof_write(out, d->p, &info, err, errlen);
 }
 

@@ -173,7 +173,7 @@ int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errle
     lc.files = intern_new();
     lc.functions = intern_new();
     if (lc.files && lc.functions) {
-        prof_each_sample(p, add_sample, &lc);
+        prof_each_place(p, add_sample, &lc); /* every sample: lcov shows no callers */
         add_unsampled_lines(&lc);
     }
     int rc = 0;

@@ -9,6 +9,13 @@ double period_ns(const struct prof_stream_info *info)
     return ns <= 60e9 ? ns : 0; /* the stream decoder refuses an announce past a minute: unknown, never huge */
 }
 
+double period_ns_written(struct prof *p)
+{
+    double ns = period_ns(prof_stream_info(p));
+    double stacked = prof_has_stacks(p) ? prof_stack_samples(p) : 0;
+    return stacked > 0 ? ns * prof_total(p) / stacked : ns;
+}
+
 double period_section_hz(const struct prof_stream_info *info)
 {
     if (!info->present)

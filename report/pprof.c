@@ -146,7 +146,7 @@ static void add_sample(void *ctx, const struct prof_sample *s)
         pp->ids[k] = location_of(pp, k ? s->callers[k - 1] : s->pc);
     uint64_t values[2];
     values[0] = (uint64_t)whole_next(&pp->count, s->count);
-    values[1] = (uint64_t)whole_next(&pp->nanos, s->count * pp->info->period_ns);
+    values[1] = (uint64_t)whole_next(&pp->nanos, s->count * pp->info->written_ns);
     struct pbuf *m = &pp->msg;
     pbuf_clear(m);
     pbuf_packed(m, SAMPLE_LOCATION_ID, pp->ids, n);
@@ -214,7 +214,7 @@ static void encode(struct pp *pp, struct pbuf *out, double total)
     if (pp->info->period_ns > 0) {
         pbuf_uint(out, PROFILE_DURATION, (uint64_t)whole_round(total * pp->info->period_ns));
         value_type(pp, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
-        pbuf_uint(out, PROFILE_PERIOD, (uint64_t)whole_round(pp->info->period_ns));
+        pbuf_uint(out, PROFILE_PERIOD, (uint64_t)whole_round(pp->info->written_ns));
     } else {
         value_type(pp, out, PROFILE_PERIOD_TYPE, "samples", "count");
         pbuf_uint(out, PROFILE_PERIOD, 1);

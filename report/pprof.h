@@ -14,6 +14,7 @@
 struct pprof_info {
     const char *elf;    /* the mapping's file name */
     double period_ns;   /* time per sample; 0 when unknown: only samples/count, and a comment says so */
+    double written_ns;  /* time each written sample stands for (period_ns_written: with stacks, more) */
     bool demangle;      /* function names demangled (system names stay linkage names) */
     const char *comment; /* one line kept in the profile, or NULL */
 };

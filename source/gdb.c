@@ -655,9 +655,15 @@ static void got_pc(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     uint32_t pc;
     char m[200];
+    int regnum = g->pc_regnum >= 0 ? g->pc_regnum : 15;
+    if (len != 8 && hex_le32(d, len, &pc)) { /* the PC is 32 bits: any other size is another register */
+        snprintf(m, sizeof m, "the server answered the PC (register %d) with %zu hex digits, not 8: '%.40s'",
+                 regnum, len, d);
+        fail(g, m);
+        return;
+    }
     if (!hex_le32(d, len, &pc)) {
-        snprintf(m, sizeof m, "the server would not read the PC (register %d): '%.40s'",
-                 g->pc_regnum >= 0 ? g->pc_regnum : 15, d);
+        snprintf(m, sizeof m, "the server would not read the PC (register %d): '%.40s'", regnum, d);
         fail(g, m);
         return;
     }

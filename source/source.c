@@ -42,6 +42,11 @@ struct source {
     double down_since; /* when a failure sent it away, while it is away; 0 otherwise */
     double lost_s;     /* seconds away after failures, up to the last reconnect */
     bool suspended;    /* away for a stop of the process (Ctrl-Z), not by a failure */
+    /* every time it went away and came back, failure or not (a server that closed the connection):
+     * the profile has a gap there */
+    unsigned returns;
+    double gone_since, away_s; /* when it went away, while it is away (0 otherwise); seconds away */
+    char gone_why[200];        /* why it last went away */
 };
 
 static void set_message(struct source *s, const char *what)
@@ -188,6 +193,9 @@ static void went_away(struct source *s, const char *why, bool failure, double no
         s->state = SRC_END;
         return;
     }
+    if (s->gone_since == 0)
+        s->gone_since = now > 0 ? now : 1e-9;
+    snprintf(s->gone_why, sizeof s->gone_why, "%.190s", why);
     set_message(s, why);
     s->state = SRC_RECONNECTING;
     s->next_attempt = now + RECONNECT_EVERY;
@@ -217,6 +225,11 @@ void src_tick(struct source *s, double now)
     if (s->state != SRC_RECONNECTING || now < s->next_attempt)
         return;
     if (connect_live(s, &permanent)) {
+        if (s->gone_since > 0 && !s->suspended) { /* back after going away (a stop of ours is no gap) */
+            s->returns++;
+            s->away_s += now - s->gone_since;
+        }
+        s->gone_since = 0;
         s->state = SRC_CONNECTED;
         s->reconnects++;
         s->message[0] = '\0';
@@ -256,6 +269,9 @@ void src_get_failures(const struct source *s, double now, struct src_failures *o
     out->reconnects = s->reconnects;
     out->lost_s = s->lost_s + (s->down_since > 0 && now > s->down_since ? now - s->down_since : 0);
     out->first = s->first_failure;
+    out->returns = s->returns;
+    out->away_s = s->away_s;
+    out->gone_why = s->gone_why;
     out->n_reasons = s->n_reasons;
     for (size_t i = 0; i < s->n_reasons; i++) {
         out->reason[i] = s->reason[i];

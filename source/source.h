@@ -83,6 +83,9 @@ struct src_failures {
     size_t n_reasons;
     const char *reason[SRC_REASONS];
     unsigned times[SRC_REASONS];
+    unsigned returns;     /* times it went away and came back, failure or not: gaps in the profile */
+    double away_s;        /* seconds away in those */
+    const char *gone_why; /* why it last went away ("" never) */
 };
 void src_get_failures(const struct source *s, double now, struct src_failures *out);
 

@@ -240,7 +240,7 @@ static void *port_make(const struct src_params *p, const struct src_settings *se
                        char *name, size_t namelen, char *err, size_t errlen)
 {
     (void)set;
-    struct stream *t = stream_new(p, "end of input", err, errlen);
+    struct stream *t = stream_new(p, "the port hung up (its other end closed, or the device went away)", err, errlen);
     if (!t)
         return NULL;
     t->end_is_failure = true;

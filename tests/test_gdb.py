@@ -583,6 +583,13 @@ def hostile_reply_checks(pcs):
     else:
         check("gdb_tasks ELF built (run scenarios/scen.py first)", False, ELF_TASKS)
 
+    srv = FakeServer(pcs, raw={"pf": "0102030405060708"})  # 64 bits: another register, or another target
+    code, j, err = sample(srv, "--samples", "30")
+    check("gdb: the PC answered with 16 hex digits (not a 32-bit register): refused, said, never read as a PC "
+          "(it was: its first 4 bytes counted, 'wrong ELF?'), detached", code == 2 and not j.get("total")
+          and "with 16 hex digits, not 8" in err and "wrong ELF" not in err and srv.log[-1:] == ["D"],
+          "exit %s, total %s, %s" % (code, j.get("total"), err.strip()[-300:]))
+
     def huge_regnum(annex):
         regs = '<reg name="r0" bitsize="32" regnum="2147483647"/><reg name="r1" bitsize="32"/>'
         return '<target><feature name="org.gnu.gdb.arm.m-profile">%s<reg name="pc" bitsize="32"/>' \

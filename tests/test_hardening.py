@@ -387,6 +387,58 @@ def test_isr_rows():
           rows == {"motor": 1, "ISR: SysTick_Handler": 2, "ISR: IRQ 6": 1}, str(rows))
 
 
+def test_stripped_elf():
+    """A stripped ELF (no symbols, no DWARF) has no function for a sample to fall in: the report said
+    "wrong ELF? 100.0 % of samples fall outside every function" for the right firmware's ELF (and
+    exited 0 all the same). It names the cause instead: no function symbols, nothing checkable."""
+    stripped = os.path.join(TMP, "stripped.elf")
+    subprocess.run(["arm-none-eabi-strip", "-o", stripped, elf_of("tasks")], check=True)
+    code, out, err = run("--batch", os.path.join(SCEN, "tasks", "uart.txt"), stripped)
+    check("a stripped ELF: no 'wrong ELF?' claim; the report says it has no function symbols",
+          code == 0 and "wrong ELF" not in out + err and "no function symbols (stripped?)" in out
+          and "no symbols and no DWARF" in err, "exit %s, %r %r" % (code, out[:300], err.strip()))
+
+
+def test_pty_hangup():
+    """A pty whose other end closes mid-stream (a board's USB serial unplugged, a socat gone): batch
+    ends at once with exit 4 and one line naming the hang-up (it said "end of input", as for a file)."""
+    import pty
+    import time
+    import tty
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    path = os.ttyname(slave)
+    cap = open(os.path.join(SCEN, "stream", "uart.txt"), "rb").read()
+    p = subprocess.Popen([TOOL, "--batch", path, elf_of("stream")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(100):  # the tool has the pty open: what comes before would be lost
+        time.sleep(0.05)
+        if any(os.path.realpath(os.path.join("/proc/%d/fd" % p.pid, f)) == path
+               for f in os.listdir("/proc/%d/fd" % p.pid)):
+            break
+    os.write(master, cap[:cap.index(b"\n", 4000) + 1])
+    time.sleep(0.5)
+    os.close(slave)
+    os.close(master)
+    try:
+        out, err = p.communicate(timeout=HANG_SECONDS)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    err = err.decode(errors="replace")
+    check("a pty closed mid-stream: exit 4 at once, one line naming the hang-up, the samples reported",
+          p.returncode == 4 and "hung up" in err and len(err.strip().splitlines()) == 1 and b"hot_a" in out,
+          "exit %s, %r" % (p.returncode, err.strip()))
+
+
+def test_dev_null_source():
+    """/dev/null as the capture: no samples, exit 2, one line, and no advice for a live firmware (it
+    asked 'is it running, on this port and baud?' and blamed the drain's priority)."""
+    code, out, err = run("--batch", "/dev/null", elf_of("tasks"))
+    check("/dev/null as the source: exit 2, one line naming it, no port or drain advice",
+          code == 2 and "no samples from '/dev/null'" in err and len(err.strip().splitlines()) == 1
+          and "baud" not in err and "drain" not in err, "exit %s, %r" % (code, err.strip()))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     if not os.path.exists(elf_of("hist_16")):
@@ -402,6 +454,9 @@ def main():
     test_unordered_line_rows()
     test_shared_uart()
     test_isr_rows()
+    test_stripped_elf()
+    test_pty_hangup()
+    test_dev_null_source()
     return 1 if harness.failed else 0
 
 

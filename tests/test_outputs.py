@@ -330,6 +330,22 @@ def pprof_callers(path, function):
     return code, callers, out + err
 
 
+def sampler_stack_time_checks(cap, elf, path):
+    """The stacked samples (1 in 16) stand for the whole run: pprof's cpu time is all the samples
+    times the period (go tool pprof: "Total samples" 100 % of the duration, not 6.25 %)."""
+    _, total, j = table_rows(cap, elf)
+    ns = (j["stream"]["period"] + j["stream"]["jitter"] / 2) * 1e9 / j["stream"]["timer_hz"]
+    code, raw = pprof_raw(path)
+    vals = [tuple(map(int, v)) for v in re.findall(r"^\s+(\d+)\s+(\d+): [\d ]+$", raw, re.M)]
+    stacked = sum(v[0] for v in vals)
+    check("pprof: the sampler's stacks (%d of %d samples): the cpu time adds up to all samples times the period"
+          % (stacked, total), vals and stacked < total and abs(sum(v[1] for v in vals) - total * ns) <= 0.001 * total * ns,
+          "cpu %d ns, run %.0f ns" % (sum(v[1] for v in vals), total * ns))
+    code, out, err = pprof("-top", path)
+    check("pprof: the sampler's stacks: go tool pprof -top's total samples are 100 % of the duration",
+          code == 0 and re.search(r"Total samples = [\d.]+m?s \(\s*100%\)", out), out[:400])
+
+
 def sampler_stack_checks():
     """The firmware sampler's stack evidence (m4_stacks: every 16th sample walked on the host):
     callgrind_annotate, go tool pprof and speedscope's format each give the same caller edges, with
@@ -362,9 +378,17 @@ def sampler_stack_checks():
     code, cum, out = pprof_top(path, cum=True)
     check("pprof: the sampler's stacks: -top's cumulative samples are those whose stack holds the function",
           cum and cum == dict(folded_inclusive(cap, elf)), out[-300:])
+    sampler_stack_time_checks(cap, elf, path)
     code, out, err = cmprof(cap, elf, "speedscope")
     doc = json.loads(out)
     prof = doc["profiles"][0] if doc.get("profiles") else {}
+    _, total, j = table_rows(cap, elf)
+    run_ns = total * (j["stream"]["period"] + j["stream"]["jitter"] / 2) * 1e9 / j["stream"]["timer_hz"]
+    check("speedscope: the sampler's stacks (1 sample in 16) weigh the whole run's time, not the stacked samples' "
+          "(endValue and the weights' sum are all samples times the period)",
+          prof.get("unit") == "nanoseconds" and abs(prof.get("endValue", 0) - run_ns) <= 1e-6 * run_ns
+          and abs(sum(prof.get("weights", [])) - run_ns) <= 1e-6 * run_ns,
+          "endValue %s, weights %s, run %.0f ns" % (prof.get("endValue"), sum(prof.get("weights", [])), run_ns))
     names = [f["name"] for f in doc.get("shared", {}).get("frames", [])]
     ok = doc.get("$schema") == "https://www.speedscope.app/file-format-schema.json" and prof.get("type") == "sampled" \
         and prof.get("unit") in ("nanoseconds", "none") and len(prof.get("samples", [])) == len(prof.get("weights", [])) \
@@ -433,6 +457,15 @@ def lcov_checks():
         fnda[name_count[1]] += int(name_count[0])
     check("lcov: FNDA records are the table's function rows", dict(fnda) == {k: v for k, v in rows.items() if v},
           "%s | %s" % (fnda, rows))
+    cap, elf = scenario("m4_stacks")  # with stack evidence on 1 sample in 16: lcov counts all 16
+    code, out, err = cmprof(cap, elf, "lcov")
+    rows, total, _ = table_rows(cap, elf)
+    fnda = collections.Counter()
+    for name_count in re.findall(r"^FNDA:(\d+),(.*)$", out, re.M):
+        fnda[name_count[1]] += int(name_count[0])
+    check("lcov, a capture with the sampler's stacks: FNDA records are the table's function rows (all samples, "
+          "not the stacked 1 in 16)", code == 0 and dict(fnda) == {k: v for k, v in rows.items() if v},
+          "%s | %s" % (sorted(fnda.items())[:6], sorted(rows.items())[:6]))
     code, out_dir, text = genhtml(path, "html")
     check("genhtml renders it", code == 0 and os.path.exists(os.path.join(out_dir, "index.html")), text)
     got = html_counts(out_dir)

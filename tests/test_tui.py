@@ -739,9 +739,16 @@ def batch_live_tests():
     check("--batch on tcp:HOST:PORT, server closes, samples kept", code == 0 and j.get("total") == 10000,
           "exit %d, %s samples" % (code, j.get("total")))
     cut = data.index(b"\n", len(data) // 2) + 1
-    code, j = batch_json("tcp:127.0.0.1:%d" % tcp_server([data[:cut], data[cut:]], 1.0), 8)
+    out = subprocess.run([TOOL, "--batch", "--duration", "8", "-o", "json",
+                          "tcp:127.0.0.1:%d" % tcp_server([data[:cut], data[cut:]], 1.0), r.elf],
+                         capture_output=True, text=True)
+    code, j = out.returncode, json.loads(out.stdout) if out.stdout else {}
     check("TCP source that goes away and returns: reconnected, every sample counted",
           code == 0 and j.get("total") == 10000, "exit %d, %s samples" % (code, j.get("total")))
+    check("TCP source that goes away and returns: stderr says the gap (it said nothing: a closed connection is "
+          "no failure, but time went by without the source)",
+          re.search(r"warning: data lost: the source went away and came back 1 time \(\d+\.\d s without it; "
+                    r"the last time: connection closed\)", out.stderr), out.stderr.strip()[-300:])
     out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
                          text=True)
     check("--batch on a TCP port nobody serves: says so, exits non-zero", out.returncode == 2 and
@@ -1292,6 +1299,56 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def narrow_callers_test(w=40, h=12):
+    """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
+    which left no room for it, give way first), its share and samples as the JSON's."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "m4_stacks")
+    args = [os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")]
+    out = subprocess.run([tool, "--batch", "-o", "json"] + args, capture_output=True, text=True)
+    top = json.loads(out.stdout)["rows"][0] if out.returncode == 0 else {}
+    want = {c["name"]: ("%.2f%%" % c["percent"], str(c["samples"])) for c in top.get("callers", [])}
+    s = "cmprof-narrow-calls"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (tool, args[0], args[1]))
+    wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+    keys(s, "Home", "c")
+
+    def rows(txt):
+        part = txt.split("called by", 1)[-1].split(" calls\n", 1)[0] if "called by" in txt else ""
+        return {m.group(3): (m.group(1), m.group(2))
+                for m in re.finditer(r"^\s*(\d+\.\d\d%)\s+(?:\[[^]]*\]\s+)?(\d+)\s+(\S+)\s*$", part, re.M)}
+
+    txt = wait_until(s, lambda t: "calls of %s" % top.get("name") in t and rows(t))
+    check("%dx%d: key c: every caller row ends with its name, its share and samples the JSON's" % (w, h),
+          len(want) >= 2 and rows(txt) == want and all(len(ln) <= w for ln in txt.splitlines()),
+          "%s | want %s" % (" / ".join(ln.rstrip() for ln in txt.splitlines()[4:9]), want))
+    tmux("kill-session", "-t", s)
+
+
+def tcp_gap_test(w=100, h=20):
+    """A TCP server that closes the connection and comes back a second later: once back, the header
+    marks the gap and d says how often, how long and why (the view went back to [connected] and d
+    said "no data lost")."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    r = scen.Result("stream")
+    data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    cut = data.index(b"\n", len(data) // 2) + 1
+    port = harness.tcp_server([data[:cut], data[cut:]], 1.0, hold=3)
+    s = "cmprof-gap"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s tcp:127.0.0.1:%d %s; sleep 30" % (tool, port, r.elf))
+    txt = wait_until(s, lambda t: "gaps (d)" in line_of(t, 1), 20)
+    check("%dx%d: a TCP server back after closing: the header marks the gap" % (w, h),
+          "gaps (d)" in line_of(txt, 1), line_of(txt, 0) + " | " + line_of(txt, 1))
+    keys(s, "d")
+    txt = wait_until(s, lambda t: "went away and came back" in t)
+    check("%dx%d: d says how often, how long and why the source went away" % (w, h),
+          re.search(r"data lost: the source went away and came back 1 time \(\d\.\d s without it; the last time:\s+"
+                    r"connection\s+closed\)", txt) and "no data lost" not in txt, " | ".join(txt.splitlines()[4:8]))
+    tmux("kill-session", "-t", s)
+
+
 def pages_and_task_keys_test():
     """Two things a field trial (FreeRTOS's full demo, TraceRecorder on, live at 80x24) found: its
     diagnostics page held 5 diagnostics, 21 lines, and cut the last (the data lost) with no key to
@@ -1382,6 +1439,8 @@ def captures():
     no_color_test()
     batch_live_tests()
     pages_and_task_keys_test()
+    narrow_callers_test()
+    tcp_gap_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)
         section_graph_test(w, h)

@@ -20,13 +20,17 @@ static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int 
         vb_putf(b, 0, y++, VA_BOLD, "called by (%.0f samples with %s on their stack)", total, fn);
     else
         vb_putf(b, 0, y++, VA_BOLD, "%s calls", fn);
-    int bar = b->w >= 100 ? 24 : 12;
+    /* the name comes last and matters most: as the screen narrows the bar goes first, then the
+     * interval (at 40 columns they left no room for it) */
+    int bar = b->w >= 100 ? 24 : b->w >= 70 ? 12 : 0;
     for (size_t k = 0; k < n && y < bottom; k++, y++) {
         int idx = first_index + (int)k;
         uint8_t attr = idx == v->sel ? VA_SELECT : VA_NORMAL;
-        vb_bar(b, 0, y, bar, c[k].share, c[k].lo95, c[k].hi95, v->unicode);
-        int x = vb_putf(b, bar, y, attr, " %6.2f%% [%5.1f-%5.1f] %8.0f  ", 100 * c[k].share, 100 * c[k].lo95,
-                    100 * c[k].hi95, c[k].samples);
+        if (bar)
+            vb_bar(b, 0, y, bar, c[k].share, c[k].lo95, c[k].hi95, v->unicode);
+        int x = b->w >= 50 ? vb_putf(b, bar, y, attr, " %6.2f%% [%5.1f-%5.1f] %8.0f  ", 100 * c[k].share,
+                                     100 * c[k].lo95, 100 * c[k].hi95, c[k].samples)
+                           : vb_putf(b, bar, y, attr, " %6.2f%% %8.0f  ", 100 * c[k].share, c[k].samples);
         view_put_function(v, b, x, y, attr, idx == v->sel ? VA_SELECT : VA_DIM, c[k].name);
     }
     if (!n && y < bottom)

@@ -150,15 +150,19 @@ static int diag_lines(struct view *v, struct vbuf *page)
         snprintf(line, sizeof line, "data lost: %.*s", INGEST_LOSS_TEXT, losses[i]);
         y = vb_wrap(page, y, VA_WARN, line) + 1;
     }
-    if (!nd && !*v->st.elf_warning && !nl)
+    bool gaps = v->st.gaps && *v->st.gaps;
+    if (gaps)
+        y = vb_wrap(page, y, VA_WARN, v->st.gaps) + 1;
+    bool none = !nd && !*v->st.elf_warning && !nl && !gaps;
+    if (none)
         y = vb_wrap_as(page, y, VA_GOOD, "", "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong "
                        "stack; no data lost");
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(v->in, &j, joined, sizeof joined); /* no loss: said once, not as one */
     if (j.skipped || j.bytes)
-        y = vb_wrap_as(page, y + (!nd && !*v->st.elf_warning && !nl), VA_NORMAL, "  ", joined) + 1;
-    return nd || nl || *v->st.elf_warning || j.skipped || j.bytes ? y - 1 : y; /* not the blank after the last */
+        y = vb_wrap_as(page, y + none, VA_NORMAL, "  ", joined) + 1;
+    return nd || nl || *v->st.elf_warning || gaps || j.skipped || j.bytes ? y - 1 : y; /* not the blank after the last */
 }
 
 /* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and

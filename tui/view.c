@@ -182,6 +182,8 @@ static void header_counters(struct view *v, struct vbuf *b)
             field(f, &n, 9, VA_DIM, "joined mid-stream: %llu bytes skipped (d)", (unsigned long long)c.joined_bytes);
         snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "joined mid-stream");
     }
+    if (v->st.gaps && *v->st.gaps)
+        field(f, &n, 0, VA_WARN, "gaps (d)");
     put_fields(b, 1, f, n);
 }
 

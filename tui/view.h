@@ -44,6 +44,7 @@ struct view_status {          /* what the main loop tells the view about the out
     double quiet_s;            /* a firmware stream, connected: seconds since its last sample (0: flowing) */
     double last_sample_s;      /* ... when that was, in seconds since start */
     int starved_from;          /* enum starved_from: what can keep samples away from this source */
+    const char *gaps;          /* the source went away and came back: how often, how long, why; "" never */
 };
 
 struct view {
