@@ -91,19 +91,31 @@ static int cmp_rows(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* The frame of `function` in a sample's inline chain: with inline frames, any frame (the innermost
- * match), so an inlined call site in the function carries its callees' samples; without, only
- * the containing function. */
-static const struct sym_frame *frame_in(const struct sym_location *loc, bool inline_frames, const char *function)
+bool prof_frame_is(struct prof *p, uint32_t addr, const struct sym_frame *fr, const char *function)
+{
+    size_t n = strlen(fr->function);
+    if (strncmp(fr->function, function, n) != 0)
+        return false;
+    if (!function[n]) /* its name: every function of the name */
+        return true;
+    /* one of several functions of the name, "name (file)" */
+    return function[n] == ' ' && p->syms && strcmp(sym_function_label(p->syms, fr->function, addr), function) == 0;
+}
+
+/* The frame of `function` in the inline chain of a sample at addr: with inline frames, any frame
+ * (the innermost match), so an inlined call site in the function carries its callees' samples;
+ * without, only the containing function. */
+static const struct sym_frame *frame_in(struct prof *p, uint32_t addr, const struct sym_location *loc,
+                                        bool inline_frames, const char *function)
 {
     if (!loc || !loc->known)
         return NULL;
     if (!inline_frames) {
         const struct sym_frame *out = sym_frame_at(loc, loc->n_frames - 1);
-        return strcmp(out->function, function) == 0 ? out : NULL;
+        return prof_frame_is(p, addr, out, function) ? out : NULL;
     }
     for (uint32_t k = 0; k < loc->n_frames; k++)
-        if (strcmp(sym_frame_at(loc, k)->function, function) == 0)
+        if (prof_frame_is(p, addr, sym_frame_at(loc, k), function))
             return sym_frame_at(loc, k);
     return NULL;
 }
@@ -134,9 +146,13 @@ static struct group *group_of(struct prof *p, const struct entry *e, const struc
     switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
     case PROF_BY_FUNCTION:
         if (fr && strcmp(fr->function, "??") != 0) {
-            g = prof_group_for(p, fr->function, 0);
-            l->name = fr->function;
+            /* the function's name; for one of several functions of that name, "name (file)" */
+            const char *name = sym_function_label(p->syms, fr->function, e->pc);
+            g = prof_group_for(p, name, 0);
+            l->name = name;
             l->file = fr->file;
+            if (name != fr->function) /* its file is the one its name gives, whatever this address's line */
+                l->file = sym_function_file(p->syms, e->pc);
             if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
                 g->row.inlined = true;
         } else {
@@ -264,7 +280,7 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             continue;
         }
         const struct sym_location *loc = p->syms && by != PROF_BY_TASK ? sym_lookup(p->syms, e->pc) : NULL;
-        const struct sym_frame *fr = function ? frame_in(loc, inline_frames, function) : NULL;
+        const struct sym_frame *fr = function ? frame_in(p, e->pc, loc, inline_frames, function) : NULL;
         if (!function && loc && loc->known)
             fr = inline_frames ? sym_frame_at(loc, 0) : sym_frame_at(loc, loc->n_frames - 1);
         if (function && !fr)
@@ -300,7 +316,7 @@ uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, u
         const struct sym_location *loc = sym_lookup(p->syms, e->pc);
         if (!loc || !loc->known)
             continue;
-        const struct sym_frame *fr = frame_in(loc, inline_frames, function);
+        const struct sym_frame *fr = frame_in(p, e->pc, loc, inline_frames, function);
         if (fr && fr->line == line) {
             best = e->pc;
             best_count = e->count;
