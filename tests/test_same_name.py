@@ -203,13 +203,20 @@ def stack_checks(fw, cap):
           stacks.get("Reset_Handler;run_b;work (b.c);mix") == "10", out[-600:] + err[-200:])
 
 
-def drill_test(fw, cap, w, h):
-    size = "%dx%d: " % (w, h)
+def live_filtered(fw, cap, w, h, search, shows, hides):
+    """The live view on a capture, its list filtered by search down to the row named shows (hides
+    gone): the tmux session's name."""
     s = "cmprof-samename"
     start(s, w, h, cap, fw.elf)
     wait_until(s, lambda t: "samples 114 " in t and in_list(t))
-    keys(s, "/", "(b.c", "Enter")
-    wait_until(s, lambda t: in_list(t) and "work (b.c)" in t and "work (a.c)" not in t)
+    keys(s, "/", search, "Enter")
+    wait_until(s, lambda t: in_list(t) and shows in t and hides not in t)
+    return s
+
+
+def drill_test(fw, cap, w, h):
+    size = "%dx%d: " % (w, h)
+    s = live_filtered(fw, cap, w, h, "(b.c", "work (b.c)", "work (a.c)")
     keys(s, "Enter")
     txt = wait_until(s, lambda t: "B_LOOP" in t and "inline chain" in t)
     title = [ln for ln in txt.splitlines() if ln.startswith("work (b.c)")]
@@ -223,10 +230,7 @@ def drill_test(fw, cap, w, h):
     check_brief(size + "the selected line's inline chain: its hottest address in b.c's work", chain in txt,
                 "want %r: %s" % (chain, txt))
     tmux("kill-session", "-t", s)
-    start(s, w, h, cap, fw.elf)
-    wait_until(s, lambda t: "samples 114 " in t and in_list(t))
-    keys(s, "/", "Reset_H", "Enter")
-    wait_until(s, lambda t: in_list(t) and "Reset_Handler" in t and "work (" not in t)
+    s = live_filtered(fw, cap, w, h, "Reset_H", "Reset_Handler", "work (")
     keys(s, "Enter")
     wait_until(s, lambda t: "A_CALL" in t and "inline chain" in t)
     keys(s, "Enter")  # the hottest line, its calls: work (a.c)'s first
@@ -239,11 +243,7 @@ def drill_test(fw, cap, w, h):
 
 def calls_test(fw, cap, w, h):
     size = "%dx%d: " % (w, h)
-    s = "cmprof-samename"
-    start(s, w, h, cap, fw.elf)
-    wait_until(s, lambda t: "samples 114 " in t and in_list(t))
-    keys(s, "/", "(b.c", "Enter")
-    wait_until(s, lambda t: in_list(t) and "work (b.c)" in t and "work (a.c)" not in t)
+    s = live_filtered(fw, cap, w, h, "(b.c", "work (b.c)", "work (a.c)")
     keys(s, "c")
     txt = wait_until(s, lambda t: "called by" in t)
     check_brief(size + "c on work (b.c): called by run_b only, with its 39 samples on their stacks",
