@@ -146,13 +146,19 @@ static struct group *group_of(struct prof *p, const struct entry *e, const struc
     switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
     case PROF_BY_FUNCTION:
         if (fr && strcmp(fr->function, "??") != 0) {
-            /* the function's name; for one of several functions of that name, "name (file)" */
-            const char *name = sym_function_label(p->syms, fr->function, e->pc);
-            g = prof_group_for(p, name, 0);
-            l->name = name;
+            /* the function's name; for one of several functions of that name, "name (file)" (asked
+             * once a name: nearly every name is a function's own) */
+            g = prof_group_for(p, fr->function, 0);
+            l->name = fr->function;
             l->file = fr->file;
-            if (name != fr->function) /* its file is the one its name gives, whatever this address's line */
-                l->file = sym_function_file(p->syms, e->pc);
+            if (g && g->shared != 1) {
+                if (!g->shared)
+                    g->shared = sym_function_label(p->syms, fr->function, e->pc) == fr->function ? 1 : 2;
+                if (g->shared == 2) { /* its row's, and its file whatever this address's line */
+                    g = prof_group_for(p, l->name = sym_function_label(p->syms, fr->function, e->pc), 0);
+                    l->file = sym_function_file(p->syms, e->pc);
+                }
+            }
             if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
                 g->row.inlined = true;
         } else {
@@ -219,17 +225,20 @@ static size_t final_rows(struct prof *p)
         p->cap_rows = p->n_groups;
     }
     const double total = prof_total(p), n_eff = prof_effective_n(p);
+    size_t n = 0;
     for (size_t g = 0; g < p->n_groups; g++) {
-        struct prof_row *r = &p->rows[g];
+        if (p->groups[g].shared == 2) /* a name several functions share: their rows have the samples */
+            continue;
+        struct prof_row *r = &p->rows[n++];
         *r = p->groups[g].row;
         r->name = prof_group_name(p, &p->groups[g]);
         r->share = total > 0 ? r->samples / total : 0;
         prof_wilson95(r->share, n_eff, &r->lo95, &r->hi95);
         r->ci95 = (r->hi95 - r->lo95) / 2.0;
     }
-    if (p->n_groups)
-        qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
-    return p->n_groups;
+    if (n)
+        qsort(p->rows, n, sizeof *p->rows, cmp_rows);
+    return n;
 }
 
 struct record_sum {
