@@ -1078,7 +1078,7 @@ static bool ends_with(const char *s, const char *tail)
 /* Static functions of one name in two files (the rtos scenario's stream_putc: its own in rtos.c,
  * the library's in cmprof_section.c) are two rows, each named with its file; each row's drill-down,
  * top address and frames are its own function's; a name no other function has is the name itself
- * (the same string). */
+ * (the same string); a function's file is its path without "." and "..". */
 static void test_functions_of_one_name(void)
 {
     char err[300];
@@ -1101,6 +1101,11 @@ static void test_functions_of_one_name(void)
     uint32_t memset_at = address_of(syms, "memset");
     const char *memset_name = sym_lookup(syms, memset_at)->first.function;
     CHECK(sym_function_label(syms, memset_name, memset_at) == memset_name);
+    /* newlib's ".../nofp/newlib/libc/string/../../../../../../../../newlib/libc/string/memset.c" */
+    const char *memset_file = sym_function_file(syms, memset_at);
+    CHECK(memset_file[0] == '/' && !strstr(memset_file, "/../") && !strstr(memset_file, "/./") &&
+          ends_with(memset_file, "/newlib/libc/string/memset.c") &&
+          !ends_with(memset_file, "/string/newlib/libc/string/memset.c"));
     struct prof *q = prof_new(syms);
     for (int i = 0; i < 10; i++)
         prof_add_pc(q, i < 7 ? mine : lib, false, 0);
