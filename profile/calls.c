@@ -14,20 +14,27 @@
  * as everything here): the names, and the hex names of unknown addresses. */
 static const char *frame_names[STACK_NAMES];
 static char frame_hex[STACK_NAMES][12];
+/* each frame's function by its own name (NULL: a hex or marker name), where frame_names may add its file */
+static const char *frame_functions[STACK_NAMES];
 
 /* A stack's frames by name, the sampled function first: each address's inline chain, innermost
- * first, then its callers'. Unknown addresses are named by hex in hex[] (one slot each). */
+ * first, then its callers'; one of several functions of a name as "name (file)". Unknown addresses
+ * are named by hex in hex[] (one slot each). */
 static size_t stack_names(struct prof *p, const struct stack *st, const char **names, char (*hex)[12])
 {
     size_t n = 0;
     for (size_t k = 0; k <= st->n && n < STACK_NAMES; k++) {
         uint32_t a = k ? st->callers[k - 1] : st->pc;
         const struct sym_location *loc = p->syms && a != PROF_UNPROVEN_PC ? sym_lookup(p->syms, a) : NULL;
+        frame_functions[n] = NULL;
         if (a == PROF_UNPROVEN_PC) {
             names[n++] = PROF_STACK_UNPROVEN;
         } else if (loc && loc->known) {
-            for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++)
-                names[n++] = sym_frame_at(loc, f)->function;
+            for (uint32_t f = 0; f < loc->n_frames && n < STACK_NAMES; f++) {
+                frame_functions[n] = sym_frame_at(loc, f)->function;
+                names[n] = sym_function_label(p->syms, frame_functions[n], a);
+                n++;
+            }
         } else {
             snprintf(hex[n], sizeof hex[n], "0x%08x", (unsigned)a);
             names[n] = hex[n];
@@ -63,7 +70,9 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
         struct stack st;
         stacks_get(p->stacks, i, &st);
         size_t n = stack_names(p, &st, frame_names, frame_hex), at = 0;
-        while (at < n && strcmp(frame_names[at], function) != 0)
+        /* a row's name, or a function's name for every function of that name */
+        while (at < n && strcmp(frame_names[at], function) != 0 &&
+               !(frame_functions[at] && strcmp(frame_functions[at], function) == 0))
             at++;
         if (at == n)
             continue;
@@ -170,7 +179,7 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
         if (loc && loc->known) {
             for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
                 char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
-                const char *fn = sym_frame_at(loc, k)->function;
+                const char *fn = sym_function_label(p->syms, sym_frame_at(loc, k)->function, e->pc);
                 esc_text(frame, sizeof frame, sym_shown_name(p->syms, fn, demangle), ";");
                 n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
             }

@@ -56,6 +56,8 @@ struct group {
     const void *key_a; /* interned string or NULL */
     uint64_t key_b;    /* line or tag */
     size_t name_off;   /* 1 + offset of the row's name in p->names, or 0 when row.name is set */
+    uint8_t shared;    /* a function's name: 0 not asked yet, 1 no other function's, 2 several functions' (their
+                        * samples go to the rows named with their files, sym_function_label; this one is no row) */
     struct prof_row row;
 };
 

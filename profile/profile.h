@@ -116,11 +116,17 @@ double prof_idle(struct prof *p);
  * The array is owned by p and valid until the next call that changes p. */
 size_t prof_rows(struct prof *p, enum prof_group by, bool inline_frames, const struct prof_row **rows);
 
-/* The same, for the samples of one function only: a drill-down. With inline frames a sample counts
- * when the function is anywhere in its inline chain, at that frame's line (an inlined call site
- * carries its callees' samples). Shares stay relative to all samples. */
+/* The same, for the samples of one function only (a row's name: prof_frame_is): a drill-down. With
+ * inline frames a sample counts when the function is anywhere in its inline chain, at that frame's
+ * line (an inlined call site carries its callees' samples). Shares stay relative to all samples. */
 size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, const char *function,
                     const struct prof_row **rows);
+
+/* Whether frame fr of the code at addr is of the function a row or a view names: by its name
+ * (every function of the name), or as one of several functions of a name, "name (file)"
+ * (sym_function_label). The drill-down, the callers and callees, and the function's lines all
+ * select a function's frames so. */
+bool prof_frame_is(struct prof *p, uint32_t addr, const struct sym_frame *fr, const char *function);
 
 /* One PC of a row's samples (the most sampled one), to show its inline chain; 0 when none. */
 uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, uint32_t line);

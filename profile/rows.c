@@ -91,19 +91,31 @@ static int cmp_rows(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* The frame of `function` in a sample's inline chain: with inline frames, any frame (the innermost
- * match), so an inlined call site in the function carries its callees' samples; without, only
- * the containing function. */
-static const struct sym_frame *frame_in(const struct sym_location *loc, bool inline_frames, const char *function)
+bool prof_frame_is(struct prof *p, uint32_t addr, const struct sym_frame *fr, const char *function)
+{
+    size_t n = strlen(fr->function);
+    if (strncmp(fr->function, function, n) != 0)
+        return false;
+    if (!function[n]) /* its name: every function of the name */
+        return true;
+    /* one of several functions of the name, "name (file)" */
+    return function[n] == ' ' && p->syms && strcmp(sym_function_label(p->syms, fr->function, addr), function) == 0;
+}
+
+/* The frame of `function` in the inline chain of a sample at addr: with inline frames, any frame
+ * (the innermost match), so an inlined call site in the function carries its callees' samples;
+ * without, only the containing function. */
+static const struct sym_frame *frame_in(struct prof *p, uint32_t addr, const struct sym_location *loc,
+                                        bool inline_frames, const char *function)
 {
     if (!loc || !loc->known)
         return NULL;
     if (!inline_frames) {
         const struct sym_frame *out = sym_frame_at(loc, loc->n_frames - 1);
-        return strcmp(out->function, function) == 0 ? out : NULL;
+        return prof_frame_is(p, addr, out, function) ? out : NULL;
     }
     for (uint32_t k = 0; k < loc->n_frames; k++)
-        if (strcmp(sym_frame_at(loc, k)->function, function) == 0)
+        if (prof_frame_is(p, addr, sym_frame_at(loc, k), function))
             return sym_frame_at(loc, k);
     return NULL;
 }
@@ -134,9 +146,19 @@ static struct group *group_of(struct prof *p, const struct entry *e, const struc
     switch (g ? PROF_BY_ADDRESS + 1 : (int)by) {
     case PROF_BY_FUNCTION:
         if (fr && strcmp(fr->function, "??") != 0) {
+            /* the function's name; for one of several functions of that name, "name (file)" (asked
+             * once a name: nearly every name is a function's own) */
             g = prof_group_for(p, fr->function, 0);
             l->name = fr->function;
             l->file = fr->file;
+            if (g && g->shared != 1) {
+                if (!g->shared)
+                    g->shared = sym_function_label(p->syms, fr->function, e->pc) == fr->function ? 1 : 2;
+                if (g->shared == 2) { /* its row's, and its file whatever this address's line */
+                    g = prof_group_for(p, l->name = sym_function_label(p->syms, fr->function, e->pc), 0);
+                    l->file = sym_function_file(p->syms, e->pc);
+                }
+            }
             if (g && fr != sym_frame_at(loc, loc->n_frames - 1)) /* not the outermost: an inlined copy */
                 g->row.inlined = true;
         } else {
@@ -203,17 +225,20 @@ static size_t final_rows(struct prof *p)
         p->cap_rows = p->n_groups;
     }
     const double total = prof_total(p), n_eff = prof_effective_n(p);
+    size_t n = 0;
     for (size_t g = 0; g < p->n_groups; g++) {
-        struct prof_row *r = &p->rows[g];
+        if (p->groups[g].shared == 2) /* a name several functions share: their rows have the samples */
+            continue;
+        struct prof_row *r = &p->rows[n++];
         *r = p->groups[g].row;
         r->name = prof_group_name(p, &p->groups[g]);
         r->share = total > 0 ? r->samples / total : 0;
         prof_wilson95(r->share, n_eff, &r->lo95, &r->hi95);
         r->ci95 = (r->hi95 - r->lo95) / 2.0;
     }
-    if (p->n_groups)
-        qsort(p->rows, p->n_groups, sizeof *p->rows, cmp_rows);
-    return p->n_groups;
+    if (n)
+        qsort(p->rows, n, sizeof *p->rows, cmp_rows);
+    return n;
 }
 
 struct record_sum {
@@ -264,7 +289,7 @@ size_t prof_rows_of(struct prof *p, enum prof_group by, bool inline_frames, cons
             continue;
         }
         const struct sym_location *loc = p->syms && by != PROF_BY_TASK ? sym_lookup(p->syms, e->pc) : NULL;
-        const struct sym_frame *fr = function ? frame_in(loc, inline_frames, function) : NULL;
+        const struct sym_frame *fr = function ? frame_in(p, e->pc, loc, inline_frames, function) : NULL;
         if (!function && loc && loc->known)
             fr = inline_frames ? sym_frame_at(loc, 0) : sym_frame_at(loc, loc->n_frames - 1);
         if (function && !fr)
@@ -300,7 +325,7 @@ uint32_t prof_top_pc(struct prof *p, bool inline_frames, const char *function, u
         const struct sym_location *loc = sym_lookup(p->syms, e->pc);
         if (!loc || !loc->known)
             continue;
-        const struct sym_frame *fr = frame_in(loc, inline_frames, function);
+        const struct sym_frame *fr = frame_in(p, e->pc, loc, inline_frames, function);
         if (fr && fr->line == line) {
             best = e->pc;
             best_count = e->count;

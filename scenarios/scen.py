@@ -1320,6 +1320,39 @@ def _nm_function_symbols(data):
     return [(value, size, name) for value, _, size, name in syms]
 
 
+def shared_function_names(elf):
+    """{name: its files} of the function names the ELF's local symbols define in two files or more
+    (each symbol's file: the STT_FILE symbol before it, as nm -l would not say), which cmprof-top's
+    rows name with their files, "put_str (cmprof_sampler.c)"."""
+    with open(elf, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<I", data, 32)
+    shentsize, shnum = struct.unpack_from("<HH", data, 46)
+    secs = [struct.unpack_from("<10I", data, shoff + i * shentsize) for i in range(shnum)]
+    files, current = collections.defaultdict(set), None
+    for sec in (s for s in secs if s[1] == 2):  # SHT_SYMTAB
+        strtab = secs[sec[6]][4]
+        for off in range(sec[4], sec[4] + sec[5], sec[9] or 16):
+            name_off, value, size, info, _, shndx = struct.unpack_from("<IIIBBH", data, off)
+            name = data[strtab + name_off:data.index(b"\0", strtab + name_off)].decode()
+            if info & 15 == 4:  # STT_FILE
+                current = name
+            elif info & 15 == 2 and info >> 4 == 0 and current:  # a local function
+                files[re.sub(r"\.(constprop|isra|part|cold|lto_priv)(\.\d+)*", "", name)].add(current)
+    return {name: fs for name, fs in files.items() if len(fs) > 1}
+
+
+def by_function_name(rows, elf):
+    """Samples per function name from cmprof-top's function rows, as the truth names functions (by
+    symbol, nm's way): the rows of a name the ELF's static functions share ("put_str (a.c)", one per
+    file) add up; a row named with a file any other way keeps that name (and matches no truth)."""
+    shared, out = shared_function_names(elf), collections.Counter()
+    for row in rows:
+        m = re.match(r"^(.*) \(([^()]+)\)$", row["name"])
+        out[m.group(1) if m and m.group(2) in shared.get(m.group(1), ()) else row["name"]] += row["samples"]
+    return out
+
+
 def functions(elf):
     """Function symbols (address, size, name), Thumb bit cleared, by address: nm -n's T, t and W,
     the first name at each address. Read from the ELF's symbol table here, as nm would load
@@ -1468,7 +1501,7 @@ class Result:
         """Samples per function. The whole capture goes through cmprof-top --batch; a slice of the
         samples is counted here with cmprof-top --resolve names."""
         if pcs is None:
-            return collections.Counter({row["name"]: row["samples"] for row in self.tool()["rows"]})
+            return by_function_name(self.tool()["rows"], self.elf)
         names = self.resolved(pcs)
         return collections.Counter(names[pc] for pc in pcs)
 

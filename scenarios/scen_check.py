@@ -976,7 +976,7 @@ def rtos(c):
         return judge_shares(c, "rtos: " + label, prof, n, tru, total)
 
     funcs = {f: v for f, v in truth.items() if v / total >= 0.002}
-    fn_prof = {row["name"]: row["samples"] for row in j["rows"]}
+    fn_prof = scen.by_function_name(j["rows"], r.elf)
     f_out = judge("function shares (>= 0.2 %)", fn_prof, funcs)
     p_out = judge("(task, function) shares of the workers", pairs, pair_truth)
     i_out = judge("ISR rows", by_task, isr_truth)
@@ -1098,7 +1098,7 @@ def frtos_run(c, name):
 
     truth = r.truth()
     funcs = {f: v for f, v in truth.items() if v / total >= 0.002}
-    f_out = judge("function shares (>= 0.2 %)", {row["name"]: row["samples"] for row in j["rows"]}, funcs)
+    f_out = judge("function shares (>= 0.2 %)", scen.by_function_name(j["rows"], r.elf), funcs)
     t_out = judge("task shares (those under 10 expected samples pooled)", *pool_small(by_task, task_truth, n, total))
     i_out = judge("ISR rows", by_task, isr_truth)
     zs = sorted(((abs(by_task.get(k, 0) / n - v / total) / scen.sigma(v / total, n), k) for k, v in
@@ -1182,8 +1182,8 @@ def frtos_dump(c):
     c.check(name + ": 0 samples in any unnamed row", not unnamed and not j["diagnostics"],
             "unnamed rows %s, diagnostics %s" % (sorted(unnamed.items())[:5], j["diagnostics"] or "none"))
     funcs = {f: v for f, v in r.truth().items() if v / total >= 0.002}
-    f_out = judge_shares(c, name + ": function shares (>= 0.2 %)", {row["name"]: row["samples"] for row in j["rows"]},
-                         n, funcs, total)
+    f_out = judge_shares(c, name + ": function shares (>= 0.2 %)", scen.by_function_name(j["rows"], r.elf), n, funcs,
+                         total)
     pooled, pooled_truth = pool_small(by_task, truth, n, total)
     t_out = judge_shares(c, name + ": task (control block) and ISR shares (those under 10 expected samples pooled)",
                          pooled, n, pooled_truth, total)

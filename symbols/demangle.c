@@ -184,6 +184,39 @@ static const char *shown_name(struct sym_table *t, const char *name, bool for_pe
     return used < sizeof buf ? symt_intern(&t->strings, buf) : name;
 }
 
+size_t sym_name_part(const char *name, const char **file, size_t *file_len)
+{
+    /* a function's name has no " (" (C's, or a linkage name): the first one opens the file */
+    const char *open = strstr(name, " (");
+    size_t n = strlen(name);
+    *file = NULL;
+    *file_len = 0;
+    if (!open || open == name || name[n - 1] != ')' || (size_t)(open - name) + 3 >= n)
+        return n;
+    *file = open + 2;
+    *file_len = n - (size_t)(open - name) - 3;
+    return (size_t)(open - name);
+}
+
+/* shown_name's answer for a name that carries its file: the function's name shown so, the file
+ * after it and before a copy's note. NULL when it does not fit (or no memory). */
+static const char *shown_with_file(struct sym_table *t, const char *name, bool for_people)
+{
+    const char *file;
+    size_t file_len, n = sym_name_part(name, &file, &file_len);
+    char buf[1024];
+    if (!file || n >= sizeof buf)
+        return NULL;
+    memcpy(buf, name, n);
+    buf[n] = '\0';
+    const char *shown = sym_shown_name(t, buf, for_people), *note = strrchr(shown, '[');
+    size_t len = strlen(shown),
+           at = note && note > shown && note[-1] == ' ' && shown[len - 1] == ']' ? (size_t)(note - 1 - shown) : len;
+    if (snprintf(buf, sizeof buf, "%.*s (%.*s)%s", (int)at, shown, (int)file_len, file, shown + at) >= (int)sizeof buf)
+        return NULL;
+    return symt_intern(&t->strings, buf);
+}
+
 const char *sym_shown_name(struct sym_table *t, const char *name, bool for_people)
 {
     if (!t || !name)
@@ -194,7 +227,13 @@ const char *sym_shown_name(struct sym_table *t, const char *name, bool for_peopl
     if (!val)
         return name;
     if (added) {
-        const char *shown = shown_name(t, key, for_people);
+        const char *shown = shown_with_file(t, key, for_people);
+        if (shown) /* (its function's name went into the map: the slot may have moved) */
+            val = symt_ptrmap_slot(&t->load->shown[for_people], key, &added);
+        else
+            shown = shown_name(t, key, for_people);
+        if (!val)
+            return shown ? shown : name;
         *val = (uintptr_t)(shown ? shown : key);
     }
     return (const char *)*val;

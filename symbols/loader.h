@@ -31,6 +31,12 @@ struct file_mark {
     const char *name;
 };
 
+/* A function symbol under its source name (GCC's copies under their function's): samename.c */
+struct named_symbol {
+    const char *name; /* interned */
+    const struct func *fn;
+};
+
 struct sym_loader {
     /* ---- reading ---- */
     char *path;                /* the ELF, for warnings */
@@ -82,6 +88,13 @@ struct sym_loader {
     struct sym_clone *clones;  /* GCC's copies (crc32.constprop.0), by source name, made when first */
     size_t n_clones;           /* asked (demangle.c) */
     bool clones_made;
+    /* functions of one name told apart (lookup.c, samename.c) */
+    struct ptrmap symbol_files; /* function symbol -> the file it is defined in (interned; unknown_name: not known) */
+    struct ptrmap plain_paths;  /* interned path -> the same with "." and ".." taken out, interned */
+    struct ptrmap name_files;   /* a frame's function name -> what sym_function_label needs to know of it */
+    struct named_symbol *by_name; /* the function symbols by source name, made when first asked */
+    size_t n_by_name;
+    bool by_name_made;
 };
 
 /* Rebuild the warning from what is known (at the open, when a unit load fails, when the symbol

@@ -639,6 +639,89 @@ static const struct sym_location *lookup(struct sym_table *t, uint32_t addr, boo
     return loc;
 }
 
+/* ---- the file a function is defined in ------------------------------------------------------ */
+
+/* path with its "." components and each "name/.." taken out, into buf; false when it does not fit. */
+static bool plain_path_text(const char *path, char *buf, size_t len)
+{
+    size_t n = 0, at[128], depth = 0, ups = 0; /* at[k]: where component k starts (its '/' before it) */
+    bool root = path[0] == '/';
+    for (const char *p = path; *p;) {
+        size_t c = strcspn(p, "/");
+        bool dot = c == 1 && p[0] == '.', up = c == 2 && p[0] == '.' && p[1] == '.';
+        if (up && depth > ups) {
+            n = at[--depth];
+        } else if (c && !dot && !(up && root)) { /* ("/.." is "/") */
+            if (depth == sizeof at / sizeof *at || n + c + 2 > len)
+                return false;
+            at[depth++] = n;
+            ups += up; /* a relative path's leading ".."s stay */
+            if (n || root)
+                buf[n++] = '/';
+            memcpy(buf + n, p, c);
+            n += c;
+        }
+        p += c;
+        while (*p == '/')
+            p++;
+    }
+    if (!n && root)
+        buf[n++] = '/';
+    buf[n] = '\0';
+    return true;
+}
+
+/* An interned path as sym_function_file gives it: interned again without "." and "..", so that
+ * the units that spell one file two ways give one pointer. */
+static const char *plain_path(struct sym_table *t, const char *path)
+{
+    bool added;
+    uintptr_t *slot = symt_ptrmap_slot(&t->load->plain_paths, path, &added);
+    if (slot && !added)
+        return (const char *)*slot;
+    char buf[1024];
+    const char *plain = plain_path_text(path, buf, sizeof buf) ? symt_intern(&t->strings, buf) : NULL;
+    plain = plain ? plain : path;
+    if (slot)
+        *slot = (uintptr_t)plain;
+    return plain;
+}
+
+/* The file function symbol fn is defined in: the file of its first address's outermost frame, by
+ * that address's line row or by its inline chain's call site, never by a fallback (the unit's or
+ * the symbol table's file name, which spell a file otherwise); unknown_name when neither says. */
+static const char *symbol_file(struct sym_table *t, const struct func *fn)
+{
+    bool added;
+    uintptr_t *slot = symt_ptrmap_slot(&t->load->symbol_files, fn, &added);
+    if (slot && !added)
+        return (const char *)*slot;
+    uint32_t lo = fn->lo & ~1u, n;
+    const struct sym_location *at = sym_lookup(t, lo); /* (its units read) */
+    const char *file = NULL;
+    if (at && at->known && at->n_frames > 1) {
+        file = sym_frame_at(at, at->n_frames - 1)->file;
+    } else if (at && at->known) {
+        long cu;
+        const struct seq *q;
+        scope_for(t, lo, NULL, &n, &cu);
+        const struct row *row = line_for(t, lo, cu, NULL, &q);
+        file = row ? row_file(t, q, row) : NULL;
+    }
+    file = file && strcmp(file, "??") != 0 ? plain_path(t, file) : t->load->unknown_name;
+    if (slot)
+        *slot = (uintptr_t)file;
+    return file;
+}
+
+const char *sym_function_file(struct sym_table *t, uint32_t addr)
+{
+    addr &= ~1u;
+    const struct func *fn = symt_func_for(t, addr);
+    fn = fn ? fn : func_before(t, addr); /* (what names an address past a symbol's end) */
+    return fn && t->load->unknown_name ? symbol_file(t, fn) : "??";
+}
+
 const char *sym_exception_handler(struct sym_table *t, uint32_t n)
 {
     if (n >= t->n_vectors || n < 2 || !t->vectors[n])

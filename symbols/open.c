@@ -163,6 +163,10 @@ void sym_close(struct sym_table *t)
     symt_ptrmap_free(&t->load->demangled);
     symt_ptrmap_free(&t->load->shown[0]);
     symt_ptrmap_free(&t->load->shown[1]);
+    symt_ptrmap_free(&t->load->symbol_files);
+    symt_ptrmap_free(&t->load->plain_paths);
+    symt_ptrmap_free(&t->load->name_files);
+    free(t->load->by_name);
     free(t->load->clones);
     ldw_close(t->load->src.reader);
     isolate_end(t);

@@ -104,9 +104,29 @@ const char *sym_clone_text(unsigned kinds, char *buf, size_t len);
  * For people (demangling on): C++ and Rust demangled, GCC's copies noted after the source name:
  * "crc32 [constprop]" for a function the ELF has copies of, "crc32 [constprop.0]" for a name that
  * is a copy's own symbol. As linked (off): the ELF's symbols as they are: "crc32.constprop.0" for
- * a function whose code is that copy, several joined by ", " ("crc32, crc32.part.0"). Any other
- * name comes back unchanged. Valid until sym_close(). */
+ * a function whose code is that copy, several joined by ", " ("crc32, crc32.part.0"). A name that
+ * carries its file (sym_function_label) keeps it after the function's name, before a copy's note:
+ * "crc32 (a.c) [constprop]". Any other name comes back unchanged. Valid until sym_close(). */
 const char *sym_shown_name(struct sym_table *t, const char *name, bool for_people);
+
+/* Functions of one name in several files (static functions: FreeRTOS's demos have many) are told
+ * apart by the file each is defined in. sym_function_file: that file for the code at addr, the same
+ * for every address of a function whatever line information each has: the file of the line where
+ * the ELF symbol that names the code starts (the function symbol that contains addr, else the
+ * symbol before it, as addr2line names an address past a symbol's end), by its line row or its
+ * inline chain's call site; "??" when neither says. Paths are interned with "." and ".." taken out:
+ * one file, one pointer. */
+const char *sym_function_file(struct sym_table *t, uint32_t addr);
+/* The name a row or a view gives frame `function` (a frame's name as sym_lookup gives it) of the
+ * code at addr: the name itself, unless the ELF's function symbols of that source name (GCC's copies
+ * counted as their function's) are in two files or more: then "name (file)", the file by
+ * sym_function_file for addr, by its base name or, when two of the name's files share that, its
+ * path ("name (??)" when not known). Such a frame is of the one function in that file: an inlined
+ * copy of a static function is in a function of its own file. Valid until sym_close(). */
+const char *sym_function_label(struct sym_table *t, const char *function, uint32_t addr);
+/* A name that may carry its file as sym_function_label writes it: the length of the function's name
+ * in it, and in *file the file (*file_len characters; NULL when the name carries none). */
+size_t sym_name_part(const char *name, const char **file, size_t *file_len);
 
 /* The name of exception n's handler, from the ELF's vector table (n = 2..511: NMI, faults, SVC,
  * PendSV, SysTick, IRQ n - 16), or NULL when the table or the name is not known, or when the

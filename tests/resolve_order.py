@@ -3,7 +3,8 @@
 item 18). Over every halfword of a few scenario ELFs' code, cmprof-top --resolve answers the same
 set of addresses sorted, reversed, shuffled (fixed seed) and each alone, in a process of its own:
 every address must get the same frames every time. The --batch report, given one sample at each
-address, must count the same rows as those answers (by function and by line).
+address, must count the same rows as those answers (by function and by line; the rows of a name the
+ELF's static functions share are named with their files, "put_str (cmprof_sampler.c)", and add up).
 
 The case that started it: newlib's memcpy is assembler whose DWARF subprogram starts at its
 Thumb address (low_pc odd), so its range ends one byte into memset; memset's first instruction was
@@ -134,7 +135,7 @@ def expected_rows(answers, by):
     return rows
 
 
-def batch_rows(elf, addrs, by):
+def batch_rows(elf, addrs, by, shared):
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as dump:
         dump.write("prof raw\n" + "".join("p %x\n" % a for a in addrs) + "end\n")
         dump.flush()
@@ -147,16 +148,35 @@ def batch_rows(elf, addrs, by):
         raise RuntimeError("--batch exited with %d: %s" % (p.returncode, p.stderr.strip()[-200:]))
     rows = collections.Counter()
     for r in report["rows"]:
-        rows[source_name(r["name"]) if by == "function" else r["name"]] += r["samples"]
+        rows[source_name(r["name"], shared) if by == "function" else r["name"]] += r["samples"]
     return rows, report["total"]
 
 
 CLONE = re.compile(r"\.(constprop|isra|part|cold|lto_priv)(\.\d+)*")
 
 
-def source_name(shown):
+def shared_names(elf):
+    """{source name: the files} of the names the ELF's local function symbols define in two files or
+    more (each symbol's file: the STT_FILE symbol before it), as batch rows name them "put_str (a.c)"."""
+    out = subprocess.run(["arm-none-eabi-readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout
+    files, current = collections.defaultdict(set), None
+    for ln in out.splitlines():
+        f = ln.split()
+        if len(f) >= 8 and f[3] == "FILE":
+            current = f[7]
+        elif len(f) >= 8 and f[3] == "FUNC" and f[4] == "LOCAL" and current:
+            files[CLONE.sub("", f[7])].add(os.path.basename(current))
+    return {name: fs for name, fs in files.items() if len(fs) > 1}
+
+
+def source_name(shown, shared):
     """A batch row's function by its source name, as addr2line prints it: without -C batch names a
-    GCC copy by its symbol as linked ("f.constprop.0", or "f, f.constprop.0" when both exist)."""
+    GCC copy by its symbol as linked ("f.constprop.0", or "f, f.constprop.0" when both exist), and
+    one of several functions of a name (shared: static ones in two files) with its file, "put_str
+    (a.c)": the rows of such a name add up to its count. Any other row keeps its name (and fails)."""
+    m = re.match(r"^(.*) \(([^()]+)\)$", shown)
+    if m and m.group(2) in shared.get(CLONE.sub("", m.group(1)), ()):
+        shown = m.group(1)
     names = {CLONE.sub("", part) for part in shown.split(", ")}
     return names.pop() if len(names) == 1 else shown
 
@@ -196,7 +216,7 @@ def main():
                       "" if got[a][0] == "memset" else got[a][:2])
         for by in ("function", "line"):
             try:
-                rows, total = batch_rows(elf, shuffled, by)
+                rows, total = batch_rows(elf, shuffled, by, shared_names(elf))
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
                 check("%s: --batch --by %s runs" % (name, by), False, e)
                 continue

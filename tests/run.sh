@@ -349,6 +349,7 @@ step "cli" python3 tests/test_cli.py
 step "hardening" python3 tests/test_hardening.py
 step "RTOS task roots" python3 tests/test_task_roots.py
 step "unnamed task tags" python3 tests/test_unnamed_tags.py
+step "functions of one name in two files: rows, line information in part, formats, callers, drill-down" python3 tests/test_same_name.py
 step "stream versions and announced numbers" python3 tests/test_stream_announce.py
 step "install, man page, completion" python3 tests/test_install.py
 step "make bench's harness: names, links, orbtop's end, the acceptance rows" python3 tests/test_bench.py
@@ -356,6 +357,7 @@ step "zoo (asan)" python3 tests/test_zoo.py
 step "cli (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_cli.py
 step "hardening (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_hardening.py
 step "unnamed task tags (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_unnamed_tags.py
+step "functions of one name in two files (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_same_name.py
 step "stream versions and announced numbers (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_stream_announce.py
 step "RTOS task roots (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_task_roots.py
 

@@ -23,7 +23,7 @@ LAYERS = [
     ("readers", {"elf.c", "code.c", "symtab.c", "dwarf.c", "isolate.c", "rawdwarf.c", "rawscopes.c", "rawlines.c",
                  "aranges.c", "frames.c", "exidx.c", "leaf.c"}),
     ("units", {"units.c", "merge.c"}),
-    ("lookups", {"lookup.c", "codemap.c", "demangle.c", "open.c"}),
+    ("lookups", {"lookup.c", "codemap.c", "demangle.c", "samename.c", "open.c"}),
 ]
 
 

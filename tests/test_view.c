@@ -1056,6 +1056,100 @@ static void test_by_file_paths(void)
     sym_close(syms);
 }
 
+/* The starts of the function symbols named `name`, in address order (up to max). */
+static size_t starts_of(struct sym_table *syms, const char *name, uint32_t *out, size_t max)
+{
+    uint32_t lo, hi, code_lo, code_hi;
+    size_t n = 0;
+    for (uint32_t a = sym_code_span(syms, &code_lo, &code_hi) ? code_lo : 1;
+         a < code_hi && n < max && sym_function_from(syms, a, &lo, &hi); a = hi > a ? hi : a + 2) {
+        const struct sym_location *l = sym_lookup(syms, lo & ~1u);
+        if (l->symbol && strcmp(l->symbol, name) == 0)
+            out[n++] = lo & ~1u;
+    }
+    return n;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    return strlen(s) >= strlen(tail) && strcmp(s + strlen(s) - strlen(tail), tail) == 0;
+}
+
+/* Static functions of one name in two files (the rtos scenario's stream_putc: its own in rtos.c,
+ * the library's in cmprof_section.c) are two rows, each named with its file; each row's drill-down,
+ * top address and frames are its own function's; a name no other function has is the name itself
+ * (the same string); a function's file is its path without "." and "..". */
+static void test_functions_of_one_name(void)
+{
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/rtos/fw.elf", err, sizeof err);
+    CHECK(syms != NULL);
+    uint32_t at[4];
+    size_t n = syms ? starts_of(syms, "stream_putc", at, 4) : 0;
+    CHECK(n == 2);
+    if (n != 2) {
+        sym_close(syms);
+        return;
+    }
+    int own = ends_with(sym_function_file(syms, at[0]), "/rtos.c") ? 0 : 1; /* rtos.c's, then the library's */
+    uint32_t mine = at[own], lib = at[1 - own];
+    CHECK(ends_with(sym_function_file(syms, mine), "/apps/rtos.c") &&
+          ends_with(sym_function_file(syms, lib), "/firmware/cmprof_section.c"));
+    const char *name = sym_lookup(syms, mine)->first.function;
+    const char *la = sym_function_label(syms, name, mine), *lb = sym_function_label(syms, name, lib);
+    CHECK(strcmp(la, "stream_putc (rtos.c)") == 0 && strcmp(lb, "stream_putc (cmprof_section.c)") == 0);
+    uint32_t memset_at = address_of(syms, "memset");
+    const char *memset_name = sym_lookup(syms, memset_at)->first.function;
+    CHECK(sym_function_label(syms, memset_name, memset_at) == memset_name);
+    /* newlib's ".../nofp/newlib/libc/string/../../../../../../../../newlib/libc/string/memset.c" */
+    const char *memset_file = sym_function_file(syms, memset_at);
+    CHECK(memset_file[0] == '/' && !strstr(memset_file, "/../") && !strstr(memset_file, "/./") &&
+          ends_with(memset_file, "/newlib/libc/string/memset.c") &&
+          !ends_with(memset_file, "/string/newlib/libc/string/memset.c"));
+    struct prof *q = prof_new(syms);
+    for (int i = 0; i < 10; i++)
+        prof_add_pc(q, i < 7 ? mine : lib, false, 0);
+    const struct prof_row *rows;
+    size_t nr = prof_rows(q, PROF_BY_FUNCTION, true, &rows);
+    CHECK(nr == 2 && strcmp(rows[0].name, la) == 0 && rows[0].samples == 7 && strcmp(rows[1].name, lb) == 0 &&
+          rows[1].samples == 3 && ends_with(rows[1].file, "/cmprof_section.c"));
+    nr = prof_rows_of(q, PROF_BY_ADDRESS, true, lb, &rows);
+    CHECK(nr == 1 && rows[0].samples == 3 && strtoul(rows[0].name, NULL, 16) == lib);
+    nr = prof_rows_of(q, PROF_BY_ADDRESS, false, name, &rows); /* the bare name: every function of it */
+    CHECK(nr == 2);
+    const struct sym_frame *f = sym_frame_at(sym_lookup(syms, mine), 0);
+    CHECK(prof_top_pc(q, true, la, f->line) == mine && prof_top_pc(q, true, lb, f->line) != mine);
+    CHECK(prof_frame_is(q, mine, f, la) && !prof_frame_is(q, mine, f, lb) && prof_frame_is(q, mine, f, name) &&
+          !prof_frame_is(q, mine, f, "stream_put") && !prof_frame_is(q, mine, f, "stream_putc (rtos.c") &&
+          !prof_frame_is(q, mine, f, "stream_putcx"));
+    prof_free(q);
+    sym_close(syms);
+}
+
+/* A row's name that carries its file: sym_name_part reads its parts, sym_shown_name shows the
+ * function's name by its rule and keeps the file. */
+static void test_name_parts(void)
+{
+    static const struct {
+        const char *name;
+        size_t n;
+        const char *file;
+    } cases[] = {{"work (a.c)", 4, "a.c"}, {"work", 4, NULL}, {"work (a.c", 9, NULL}, {"work ()", 7, NULL},
+                 {" (a.c)", 6, NULL}, {"0x08000100", 10, NULL}, {"f (/src/x (1)/a.c)", 1, "/src/x (1)/a.c"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *file;
+        size_t len, n = sym_name_part(cases[i].name, &file, &len);
+        CHECK(n == cases[i].n &&
+              (cases[i].file ? file && len == strlen(cases[i].file) && strncmp(file, cases[i].file, len) == 0 : !file));
+    }
+    char err[300];
+    struct sym_table *syms = sym_open("build/scenarios/rtos/fw.elf", err, sizeof err);
+    CHECK(syms && strcmp(sym_shown_name(syms, "_Z3fooi (a.cpp)", true), "foo(int) (a.cpp)") == 0 &&
+          strcmp(sym_shown_name(syms, "_Z3fooi (a.cpp)", false), "_Z3fooi (a.cpp)") == 0 &&
+          strcmp(sym_shown_name(syms, "work (a.c)", true), "work (a.c)") == 0);
+    sym_close(syms);
+}
+
 /* Issue 35, 21: narrow, the section table shows the time columns that fit whole, never a number
  * cut at the edge. */
 static void test_sections_narrow_whole_numbers(void)
@@ -1215,6 +1309,8 @@ int main(void)
     RUN_TEST(test_graph_key_at_80);
     RUN_TEST(test_sparklines_freeze_and_keep);
     RUN_TEST(test_by_file_paths);
+    RUN_TEST(test_functions_of_one_name);
+    RUN_TEST(test_name_parts);
     RUN_TEST(test_sections_narrow_whole_numbers);
     RUN_TEST(test_graph_pane_short);
     RUN_TEST(test_unnamed_tags_diagnosed);

@@ -67,10 +67,22 @@ static bool push_row(struct view *v, size_t *cap, uint32_t addr, uint32_t line, 
     return true;
 }
 
+/* A row's function's name, without the file a row of one of several functions of a name carries
+ * ("work (a.c)"), in buf. */
+static const char *bare_name(const char *func, char *buf, size_t len)
+{
+    const char *file;
+    size_t file_len, n = sym_name_part(func, &file, &file_len);
+    snprintf(buf, len, "%.*s", (int)n, func);
+    return buf;
+}
+
 /* A symbol and a row's function are one function when their names read the same, or the same
  * with GCC's copy suffixes taken off: crc32.constprop.0 and crc32.part.0.cold are crc32's code. */
-static bool same_function(struct view *v, const char *symbol, const char *func)
+static bool same_function(struct view *v, const char *symbol, const char *row_func)
 {
+    char buf[sizeof v->func];
+    const char *func = bare_name(row_func, buf, sizeof buf); /* (the samples say which file's) */
     if (strcmp(sym_demangle(v->syms, symbol), sym_demangle(v->syms, func)) == 0)
         return true;
     unsigned kinds;
@@ -267,7 +279,8 @@ static const char *function_file(struct view *v, const char *name, const struct 
         }
     const struct sym_location *at = !file && v->enter_at && v->syms ? sym_lookup(v->syms, v->enter_at) : NULL;
     for (uint32_t k = 0; at && at->known && k < at->n_frames && !file; k++) /* no samples: where a call goes */
-        if (strcmp(sym_frame_at(at, k)->function, name) == 0 && strcmp(sym_frame_at(at, k)->file, "??") != 0) {
+        if (prof_frame_is(v->prof, v->enter_at, sym_frame_at(at, k), name) &&
+            strcmp(sym_frame_at(at, k)->file, "??") != 0) {
             file = sym_frame_at(at, k)->file;
             *hottest = sym_frame_at(at, k)->line;
         }
@@ -349,7 +362,8 @@ void view_enter_function(struct view *v, const char *name)
         lo = 0;
         hi = v->n_src_lines - 1;
     } else {
-        widen_to_function(v, name, &lo, &hi);
+        char bare[sizeof v->func];
+        widen_to_function(v, bare_name(name, bare, sizeof bare), &lo, &hi);
     }
     v->src_first = lo;
     v->src_n = hi - lo + 1;
@@ -393,8 +407,8 @@ static bool call_target(struct view *v, const char *insn, char *name, size_t len
     const struct sym_location *loc = end != digits && v->syms ? sym_lookup(v->syms, to) : NULL;
     v->enter_at = loc ? to : 0; /* for a callee with no samples: its lines from its address */
     const struct sym_frame *outer = loc && loc->known ? sym_frame_at(loc, loc->n_frames - 1) : NULL;
-    if (outer && strcmp(outer->function, "??") != 0)
-        snprintf(name, len, "%s", outer->function);
+    if (outer && strcmp(outer->function, "??") != 0) /* (one of several functions of its name: "name (file)") */
+        snprintf(name, len, "%s", sym_function_label(v->syms, outer->function, to));
     return name[0] != '\0';
 }
 
@@ -416,7 +430,8 @@ static bool call_on_line(struct view *v, uint32_t line, char *name, size_t len)
                 continue;
             const struct sym_location *l = sym_lookup(v->syms, v->disasm_lo + 2 * i);
             for (uint32_t f = 0; l && f < l->n_frames; f++) /* this function's own line for the address */
-                if (strcmp(sym_frame_at(l, f)->function, v->func) == 0 && sym_frame_at(l, f)->line == line)
+                if (prof_frame_is(v->prof, v->disasm_lo + 2 * i, sym_frame_at(l, f), v->func) &&
+                    sym_frame_at(l, f)->line == line)
                     return true;
         }
     }
@@ -439,9 +454,9 @@ void view_step_into(struct view *v)
     const struct sym_location *loc = pc && v->syms ? sym_lookup(v->syms, pc) : NULL;
     /* frames: innermost first; the frame after ours (toward the inside) is the callee */
     for (uint32_t k = loc ? loc->n_frames - 1 : 0; k > 0; k--)
-        if (strcmp(sym_frame_at(loc, k)->function, v->func) == 0) {
+        if (prof_frame_is(v->prof, pc, sym_frame_at(loc, k), v->func)) {
             v->inline_frames = true; /* inside the inlined callee, its own samples are what count */
-            view_enter_function(v, sym_frame_at(loc, k - 1)->function);
+            view_enter_function(v, sym_function_label(v->syms, sym_frame_at(loc, k - 1)->function, pc));
             return;
         }
     if (call_on_line(v, line, callee, sizeof callee))
