@@ -668,12 +668,12 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
         count_spares();
         return CMPROF_TASKS_WORD_NONE;
     }
+    N.refs[i]++; /* first: the entry evicted below may give the same index (a block of the name) */
     if (w[0].key) { /* live: it moves to the second way */
         if (w[1].key)
             release_index(w[1].word & 0xFFFFu);
         w[1] = w[0];
     }
-    N.refs[i]++;
     w[0].key = ~tag;
     w[0].word = (uint32_t)N.gen[i] << 16 | i;
     return w[0].word;

@@ -68,9 +68,45 @@ static void test_a_worker_recreated_in_its_block_keeps_its_entry(void)
     CHECK(cmprof_tasks_word(&w) == first);
 }
 
+/* Whether index i is in the list of dropped indexes (free for another name). */
+static bool dropped(uint32_t i)
+{
+    for (uint32_t node = cmprof_tasks.freed_next[0], n = 0; node && n <= CMPROF_TASKS_MAX; node = cmprof_tasks.freed_next[node], n++)
+        if (node == i + 1u)
+            return true;
+    return false;
+}
+
+/* Two blocks of one name and a third block in one set of the cache: the third's miss moves the
+ * first to the second way, the second block's miss evicts it and takes the same index. The index is
+ * the second block's entry's: never in the list of dropped indexes, from where another name would
+ * take it while the block's samples still carry it (the eviction came before the new entry's count). */
+static void test_an_index_an_entry_gives_is_never_dropped(void)
+{
+    static struct block arena[4096];
+    struct block *in_set[3];
+    uint32_t set = cmprof_tasks_set((uint32_t)(uintptr_t)&arena[0]), n = 0;
+    for (uint32_t k = 0; k < 4096u && n < 3u; k++)
+        if (cmprof_tasks_set((uint32_t)(uintptr_t)&arena[k]) == set)
+            in_set[n++] = &arena[k];
+    CHECK(n == 3);
+    if (n < 3)
+        return;
+    strcpy(in_set[0]->name, "twin");
+    strcpy(in_set[1]->name, "other");
+    strcpy(in_set[2]->name, "twin");
+    for (uint32_t k = 0; k < 3u; k++)
+        cmprof_stream_task_new(in_set[k], in_set[k]->name, "IDLE");
+    uint32_t twin = cmprof_tasks_word(in_set[0]) & 0xFFFFu;
+    cmprof_tasks_word(in_set[1]);
+    CHECK((cmprof_tasks_word(in_set[2]) & 0xFFFFu) == twin);
+    CHECK(cmprof_tag_names.refs[twin] == 1u && !dropped(twin));
+}
+
 int main(void)
 {
     RUN_TEST(test_idle_stays_idle_after_a_rename);
     RUN_TEST(test_a_worker_recreated_in_its_block_keeps_its_entry);
+    RUN_TEST(test_an_index_an_entry_gives_is_never_dropped);
     return check_summary();
 }
