@@ -68,6 +68,33 @@ static void test_a_worker_recreated_in_its_block_keeps_its_entry(void)
     CHECK(cmprof_tasks_word(&w) == first);
 }
 
+/* Zephyr's k_thread_create makes a thread with no name, named by k_thread_name_set just after: the
+ * create parks the block's entry (a sample before the rename reads no name: '?'), and the rename
+ * takes it back when the name is the same (no miss: the same word), or drops it for another. */
+static void test_a_nameless_create_parks_the_entry_until_the_rename(void)
+{
+    static struct block w = {0, 1, "zw1"};
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    uint32_t first = cmprof_tasks_word(&w);
+    cmprof_stream_task_gone(&w);
+    w.name[0] = '\0'; /* k_thread_create: no name yet */
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    CHECK(!cached(&w));
+    strcpy(w.name, "zw1"); /* k_thread_name_set */
+    cmprof_stream_task_later(&w, w.name);
+    CHECK(cached(&w) && cmprof_tasks_word(&w) == first);
+    cmprof_stream_task_gone(&w);
+    w.name[0] = '\0';
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    const char *early = name_of_miss(&w); /* it ran before its rename */
+    CHECK(early && strcmp(early, "?") == 0);
+    strcpy(w.name, "zw2");
+    cmprof_stream_task_later(&w, w.name);
+    CHECK(!cached(&w));
+    const char *name = name_of_miss(&w);
+    CHECK(name && strcmp(name, "zw2") == 0);
+}
+
 /* Whether index i is in the list of dropped indexes (free for another name). */
 static bool dropped(uint32_t i)
 {
@@ -107,6 +134,7 @@ int main(void)
 {
     RUN_TEST(test_idle_stays_idle_after_a_rename);
     RUN_TEST(test_a_worker_recreated_in_its_block_keeps_its_entry);
+    RUN_TEST(test_a_nameless_create_parks_the_entry_until_the_rename);
     RUN_TEST(test_an_index_an_entry_gives_is_never_dropped);
     return check_summary();
 }

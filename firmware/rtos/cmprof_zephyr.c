@@ -46,6 +46,28 @@ void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void)
 /* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
  * without CMPROF_STREAM keeps the table for cmprof_dump). */
 
+#if CMPROF_TAG_NAMES
+/* The stream (the module's default): the tick reads the running thread's name from its k_thread
+ * (CONFIG_THREAD_NAME's name[], at one offset, learnt from the first create) at its first sample,
+ * and takes that name's index (cmprof_tasks.h): the hooks only check the k_thread's cache entry
+ * against a new name, keep no copy and take no lock (an entry is dropped with interrupts masked,
+ * a few instructions). A thread made by k_thread_create comes without a name, named just after by
+ * k_thread_name_set: its create parks the entry its k_thread had, and the rename takes it back when
+ * the name is the same (a worker re-created under its name: nothing dropped, no miss, nothing
+ * sent). Bounded whatever the thread count, the churn or the names (cmprof.h gives the worst cases). */
+static void name_thread(struct k_thread *thread, bool created)
+{
+    cmprof_stream_task_new(thread, thread->name, created ? "idle" : NULL);
+}
+
+static void forget_thread(struct k_thread *thread)
+{
+    cmprof_stream_task_gone(thread);
+}
+#else
+/* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
+ * without CMPROF_STREAM keeps the table for cmprof_dump). */
+
 #ifndef CMPROF_ZEPHYR_NAME_POOL
 #define CMPROF_ZEPHYR_NAME_POOL 512 /* bytes of thread names kept (CONFIG_CMPROF_NAME_POOL) */
 #endif
@@ -115,8 +137,9 @@ static const char *kept_name(const char *name)
     return NULL;
 }
 
-static void name_thread(struct k_thread *thread)
+static void name_thread(struct k_thread *thread, bool created)
 {
+    ARG_UNUSED(created);
     k_spinlock_key_t key = k_spin_lock(&cmprof_names_lock);
     const char *name = cmprof_zephyr_name(k_thread_name_get(thread));
     const char *kept = kept_name(name);
@@ -132,6 +155,8 @@ static void forget_thread(struct k_thread *thread)
     k_spin_unlock(&cmprof_names_lock, key);
 }
 
+#endif
+
 /* A thread that ends itself is seen here too: it leaves the CPU dead. */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
@@ -143,13 +168,13 @@ void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread)
 {
-    name_thread(thread);
+    name_thread(thread, true);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(thread);
 }
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
-    name_thread(thread);
+    name_thread(thread, false);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
 }
 
