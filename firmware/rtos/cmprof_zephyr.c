@@ -8,6 +8,7 @@
  * call reaches cmprof's __wrap_ function first, which then calls __real_, Zephyr's tracing_user.c,
  * which calls the application's hook (or Zephyr's empty default). */
 #include <zephyr/kernel.h>
+#include <zephyr/kernel_structs.h>
 
 #if !defined(CONFIG_TRACING_USER)
 #error "cmprof needs CONFIG_TRACING=y and CONFIG_TRACING_USER=y: its thread tags come from the user tracing hooks. SystemView, CTF and the other tracing formats take those hooks for themselves; choose one of them or cmprof."
@@ -37,9 +38,11 @@ void CMPROF_ZEPHYR_NEXT(sys_trace_thread_abort)(struct k_thread *thread);
 
 void *volatile cmprof_current_task;
 
+/* The switch hooks read the kernel's _current (kernel_structs.h: a load on a single CPU), not
+ * k_current_get(), a call into the scheduler at every switch. */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void)
 {
-    cmprof_current_task = k_current_get();
+    cmprof_current_task = _current;
     CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)();
 }
 
@@ -160,7 +163,7 @@ static void forget_thread(struct k_thread *thread)
 /* A thread that ends itself is seen here too: it leaves the CPU dead. */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
-    struct k_thread *thread = k_current_get();
+    struct k_thread *thread = _current;
     if (thread != NULL && (thread->base.thread_state & _THREAD_DEAD) != 0u)
         forget_thread(thread);
     CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)();
