@@ -65,6 +65,11 @@ def patch(elf_in, elf_out, values):
         f.write(b"".join(v.to_bytes(4, "little") for v in values))
 
 
+def hook_cost(names, counts, syms):
+    """Instructions in the functions named (a hook and the library functions it calls)."""
+    return sum(v for a, size, n in syms if n in names for pc, v in counts.items() if a <= pc < a + max(size, 2))
+
+
 def run_row(build, out, row):
     hz, unique = ROWS[row]
     d = os.path.join(out, row)
@@ -112,6 +117,25 @@ def run_row(build, out, row):
         row, samples, 100.0 * names / max(total, 1), total, lib_total / max(samples, 1),
         per.get("uart_cmsdk_apb_poll_out", 0) / max(samples, 1),
         ", ".join("%s %.1f" % (k, v / max(samples, 1)) for k, v in biggest)))
+    entry = {name: (a, size) for a, size, name in syms}
+    calls = {name: counts.get(entry[name][0], 0) for name in entry if name.startswith("__wrap_sys_trace_")}
+    # a creation: the create and the rename hooks, and what they call in the library (the tag
+    # cache's look, the park and its return; main's pool: the name's hash and copy)
+    naming = ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
+              "cmprof_stream_task_later", "name_thread", "move_entry", "unpark", "learn_offset", "kept_name",
+              "same_name", "cmprof_tasks_register", "supersede", "cmprof_tasks_find")
+    made = calls.get("__wrap_sys_trace_thread_name_set", 0)
+    hooks = ["create + rename %d x %.1f" % (made, hook_cost(naming, counts, syms) / max(made, 1))]
+    for name in ("__wrap_sys_trace_thread_abort", "__wrap_sys_trace_k_thread_switched_in",
+                 "__wrap_sys_trace_k_thread_switched_out"):
+        own = (name, "cmprof_stream_task_gone", "gone_short", "forget_thread") if "abort" in name or "out" in name else (name,)
+        hooks.append("%s %d x %.1f" % (name.replace("__wrap_sys_trace_", ""), calls.get(name, 0),
+                                       hook_cost(own, counts, syms) / max(calls.get(name, 1), 1)))
+    print("       hooks: " + ", ".join(hooks))
+    js = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "-o", "json",
+                         os.path.join(d, "uart.txt"), elf], capture_output=True, text=True).stdout
+    m = re.search(r'"lost": (\d+)', js)
+    print("       lost %s" % (m.group(1) if m else "?"))
     summary = [l for l in (top.stdout + top.stderr).splitlines()
                if re.search(r"lost|unnamed|no tag|samples", l, re.I)][:8]
     for l in summary:

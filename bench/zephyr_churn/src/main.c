@@ -91,13 +91,15 @@ int main(void)
         start_worker(k, count++);
     printk("churn: %d workers, %u creations a second, %s names\n", WORKERS, CHURN_HZ,
            CHURN_UNIQUE ? "unique" : "100");
-    /* CHURN_HZ creations a second: one every 1000 / CHURN_HZ ms (1 ms ticks) */
+    /* CHURN_HZ creations a second: one every 1000 / CHURN_HZ ms of a periodic timer (1 ms ticks;
+     * k_msleep(1) would wait 2 ticks) */
+    static struct k_timer pace;
+    k_timer_init(&pace, NULL, NULL);
+    k_timer_start(&pace, K_MSEC(CHURN_HZ ? 1000 / CHURN_HZ : 100), K_MSEC(CHURN_HZ ? 1000 / CHURN_HZ : 100));
     for (uint32_t k = 0; k_uptime_get() < CHURN_RUN_MS; k = (k + 1u) % WORKERS) {
-        if (CHURN_HZ == 0) {
-            k_msleep(100);
+        k_timer_status_sync(&pace);
+        if (CHURN_HZ == 0)
             continue;
-        }
-        k_msleep(1000 / CHURN_HZ);
         k_thread_abort(&workers[k]);
         start_worker(k, count++);
     }
