@@ -1,5 +1,6 @@
-/* issue 44's churn on Zephyr: two steady threads (a busy one and a periodic one) and a pool of 100
- * workers that the manager (main) aborts and re-creates round the pool, CHURN_HZ times a second,
+/* The churn of docs/performance.md's Zephyr rows: two steady threads (a busy one and a periodic
+ * one) and a pool of 100 workers that the manager (main) aborts and re-creates round the pool,
+ * CHURN_HZ times a second,
  * each named with k_thread_name_set: one of 100 names (w00..w99, the worker's place) or, with
  * CHURN_UNIQUE, a name of its own (u + a count). A worker spins a little, then sleeps, so a share
  * of them is sampled between two creations. The rate, the names and the run's length are constants
