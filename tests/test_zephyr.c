@@ -86,7 +86,11 @@ void __real_sys_trace_k_thread_switched_out(void)
 #define sys_trace_thread_name_set_user __wrap_sys_trace_thread_name_set
 #define sys_trace_thread_abort_user __wrap_sys_trace_thread_abort
 #define sys_trace_thread_switched_in_user __wrap_sys_trace_k_thread_switched_in
+#if CMPROF_TAG_NAMES /* the module's stream wraps no switch out (zephyr/CMakeLists.txt) */
+#define sys_trace_thread_switched_out_user __real_sys_trace_k_thread_switched_out
+#else
 #define sys_trace_thread_switched_out_user __wrap_sys_trace_k_thread_switched_out
+#endif
 
 /* As Zephyr's z_setup_new_thread and k_thread_name_set: the k_thread is not cleared, a name is
  * copied with strncpy (zero-padded), none leaves the old name's bytes after a first zero. */

@@ -27,8 +27,10 @@
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)(void);
+#if !CMPROF_TAG_NAMES
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)(void);
+#endif
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread);
 void CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(struct k_thread *thread);
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread);
@@ -160,7 +162,9 @@ static void forget_thread(struct k_thread *thread)
 
 #endif
 
-/* A thread that ends itself is seen here too: it leaves the CPU dead. */
+#if !CMPROF_TAG_NAMES
+/* A thread that ends itself is seen here too: it leaves the CPU dead. (The stream's tick needs no
+ * word of it, nor of a switch out at all: the module wraps this trace point for a dump only.) */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
     struct k_thread *thread = _current;
@@ -168,6 +172,7 @@ void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
         forget_thread(thread);
     CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)();
 }
+#endif
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread)
 {
