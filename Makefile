@@ -151,7 +151,7 @@ FAKE := -include tests/fake_regs.h tests/fake_regs.c
 FW_DEPS := firmware/cmprof.h firmware/cmprof_tasks.h firmware/rtos/cmprof_freertos.h tests/zoo/freertos_hooks.c firmware/cmprof_port.h firmware/cmprof_regs.h tests/fake_regs.h tests/fake_regs.c
 FW_DEPS += firmware/rtos/cmprof_zephyr.h firmware/rtos/cmprof_zephyr.c tests/zoo/zephyr/tracing_user.h tests/zoo/zephyr/zephyr/kernel.h
 DEC_DEPS := $(wildcard base/*.h decode/*.h profile/*.h symbols/*.h app/*.h report/*.h) tests/evlog.h
-DEC_DEPS += $(wildcard tui/*.h) tests/tpiu_gen.h
+DEC_DEPS += $(wildcard tui/*.h) tests/tpiu_gen.h tests/wire_names.h
 
 # test name -> sources and flags
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
@@ -174,7 +174,12 @@ SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmwar
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag -DCMPROF_RESERVOIR_N=0
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo
-SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
+# the Zephyr module's stream (zephyr/CMakeLists.txt: names read by the tick, 24 characters), with a
+# 128-name table; _pool: the adapter's name pool, which the module keeps for a dump's task lines
+SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr \
+                   -DCMPROF_TAG_NAMES=1 -DCMPROF_TASK_NAME_LEN=24u -DCMPROF_STREAM_TASKS=128
+SRC_test_zephyr_pool := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
+MAIN_test_zephyr_pool := tests/test_zephyr.c
 MAIN_test_stream_many := tests/test_stream.c
 SRC_test_stream_churn := $(SRC_test_stream_load) -DSTREAM_CHURN=1
 MAIN_test_stream_churn := tests/test_stream_load.c
@@ -220,7 +225,7 @@ UNIT_NAMES := test_dwt test_section test_itm test_text test_hex test_tpiu test_d
               test_stream test_stream_many test_stream_sums test_stream_hist test_freertos test_stream_load \
               $(addprefix test_sampler_,$(SAMPLER_CONFIGS))
 UNIT_NAMES += test_unwind
-UNIT_NAMES += test_zephyr
+UNIT_NAMES += test_zephyr test_zephyr_pool
 UNIT_NAMES += test_stream_churn test_stream_load_tn test_stream_churn_tn
 UNIT_NAMES += test_stream_field_tn test_tag_names
 UNIT_NAMES += test_stream_order test_stream_order_small

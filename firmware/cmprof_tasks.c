@@ -668,28 +668,35 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
         count_spares();
         return CMPROF_TASKS_WORD_NONE;
     }
+    N.refs[i]++; /* first: the entry evicted below may give the same index (a block of the name) */
     if (w[0].key) { /* live: it moves to the second way */
         if (w[1].key)
             release_index(w[1].word & 0xFFFFu);
         w[1] = w[0];
     }
-    N.refs[i]++;
     w[0].key = ~tag;
     w[0].word = (uint32_t)N.gen[i] << 16 | i;
     return w[0].word;
 }
 
-/* The tag's entry, found in way w[0] or w[1] by a look without interrupts: dropped with them off,
- * found again there (the tick may have moved it to the second way, or evicted it, meanwhile). */
-__attribute__((noinline)) static void drop_entry(struct cmprof_tasks_way *w, uint32_t tag)
+/* A block's parked entry: its key with the low bit flipped, which no block's tag has (blocks are
+ * word-aligned), so the tick passes it by. A task created without a name (Zephyr's k_thread_create:
+ * k_thread_name_set names it right after) parks its block's entry rather than drop it: its samples
+ * before the rename miss and go under '?', and the rename takes the entry back when the name is the
+ * index's (a worker re-created under its name: no drop, no miss, nothing sent). */
+#define PARKED(key) ((key) ^ 1u)
+
+/* The block's entry, w[0] or w[1], from key `from` to key `to` while it still gives `word` (else,
+ * and with `to` 0, it is dropped), interrupts off: the tick may have moved it to the second way, or
+ * evicted it, since the look. */
+__attribute__((noinline)) static void move_entry(struct cmprof_tasks_way *w, uint32_t from, uint32_t to, uint32_t word)
 {
     uint32_t mask = irq_off();
-    if (w[0].key == ~tag) {
-        w[0].key = 0;
-        release_index(w[0].word & 0xFFFFu);
-    } else if (w[1].key == ~tag) {
-        w[1].key = 0;
-        release_index(w[1].word & 0xFFFFu);
+    struct cmprof_tasks_way *e = w[0].key == from ? &w[0] : w[1].key == from ? &w[1] : NULL;
+    if (e) {
+        e->key = e->word == word ? to : 0u;
+        if (!e->key)
+            release_index(e->word & 0xFFFFu);
     }
     irq_restore(mask);
 }
@@ -701,7 +708,14 @@ __attribute__((always_inline)) static inline void check_entry(struct cmprof_task
                                                              const char *name)
 {
     if (!copy_is(i, name))
-        drop_entry(w, tag);
+        move_entry(w, ~tag, 0u, 0u);
+}
+
+/* A name for a block whose entry is parked: back in use when the name is the index's, else dropped. */
+__attribute__((noinline)) static void unpark(struct cmprof_tasks_way *w, uint32_t tag, const char *name)
+{
+    uint32_t word = (w[0].key == PARKED(~tag) ? w[0] : w[1]).word;
+    move_entry(w, PARKED(~tag), copy_is(word & 0xFFFFu, name) ? ~tag : 0u, word);
 }
 
 /* Where names sit in blocks, from the first hook that gives a name inside its block (4 KB): the
@@ -727,10 +741,13 @@ __attribute__((always_inline)) static inline void block_named(const void *block,
     if (__builtin_expect(idle_name && !N.name_offset, 0)) /* a create (a rename gives no idle name) */
         learn_offset(block, name, idle_name);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
-    if (w[0].key == ~tag)
-        check_entry(w, tag, w[0].word & 0xFFFFu, name);
-    else if (w[1].key == ~tag)
-        check_entry(w, tag, w[1].word & 0xFFFFu, name);
+    struct cmprof_tasks_way *e = w[0].key == ~tag ? &w[0] : w[1].key == ~tag ? &w[1] : NULL;
+    if (e && !name[0])
+        move_entry(w, ~tag, PARKED(~tag), e->word);
+    else if (e)
+        check_entry(w, tag, e->word & 0xFFFFu, name);
+    else if (w[0].key == PARKED(~tag) || w[1].key == PARKED(~tag))
+        unpark(w, tag, name);
 }
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
@@ -754,7 +771,7 @@ __attribute__((noinline)) static void gone_short(const void *tag)
     uint32_t t = (uint32_t)(uintptr_t)tag;
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(t)];
     if (w[0].key == ~t || w[1].key == ~t)
-        drop_entry(w, t);
+        move_entry(w, ~t, 0u, 0u);
 }
 
 void cmprof_stream_task_gone(const void *tag)

@@ -128,8 +128,8 @@ struct cmprof_task_table {
 extern struct cmprof_task_table cmprof_tasks;
 
 /* Names read from the tag (CMPROF_TAG_NAMES=1, tagged streams): for kernels whose task names live
- * in the tag's own block at one offset, learnt from the first hook (FreeRTOS's TCB; Zephyr's adapter passes a copy of the name,
- * so it keeps the older table and must not be built with it). The sampler maps each
+ * in the tag's own block at one offset, learnt from the first hook (FreeRTOS's TCB, Zephyr's
+ * k_thread: the Zephyr module's stream is built with it). The sampler maps each
  * sample's tag to its stream index in the tick, through a 2-way cache keyed by the tag; a miss (a
  * task's first sample, or its first after its entry was dropped) reads the name from the block,
  * alive as it runs, and takes the index of that name: an index stands for a name, not a control
@@ -142,8 +142,10 @@ extern struct cmprof_task_table cmprof_tasks;
  * the entry's, if the block has one (the same name keeps it: a worker re-created in its block costs
  * no miss), and drops it otherwise; a delete leaves the entry while spare indexes last (the block's
  * next task's create checks it), then drops it (interrupts off only to drop an entry): no name
- * copy, no scan, no slot search. An index no entry refers to goes
- * back to the pool (its name kept, for its next task) and to another name once the samples taken
+ * copy, no scan, no slot search. A create with no name (Zephyr's k_thread_create, named by
+ * k_thread_name_set right after) parks the block's entry instead (its key's low bit flipped: the
+ * tick passes it by), and the rename takes it back when the name is the entry's. An index no entry
+ * refers to goes back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
 #ifndef CMPROF_TAG_NAMES

@@ -68,9 +68,73 @@ static void test_a_worker_recreated_in_its_block_keeps_its_entry(void)
     CHECK(cmprof_tasks_word(&w) == first);
 }
 
+/* Zephyr's k_thread_create makes a thread with no name, named by k_thread_name_set just after: the
+ * create parks the block's entry (a sample before the rename reads no name: '?'), and the rename
+ * takes it back when the name is the same (no miss: the same word), or drops it for another. */
+static void test_a_nameless_create_parks_the_entry_until_the_rename(void)
+{
+    static struct block w = {0, 1, "zw1"};
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    uint32_t first = cmprof_tasks_word(&w);
+    cmprof_stream_task_gone(&w);
+    w.name[0] = '\0'; /* k_thread_create: no name yet */
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    CHECK(!cached(&w));
+    strcpy(w.name, "zw1"); /* k_thread_name_set */
+    cmprof_stream_task_later(&w, w.name);
+    CHECK(cached(&w) && cmprof_tasks_word(&w) == first);
+    cmprof_stream_task_gone(&w);
+    w.name[0] = '\0';
+    cmprof_stream_task_new(&w, w.name, "IDLE");
+    const char *early = name_of_miss(&w); /* it ran before its rename */
+    CHECK(early && strcmp(early, "?") == 0);
+    strcpy(w.name, "zw2");
+    cmprof_stream_task_later(&w, w.name);
+    CHECK(!cached(&w));
+    const char *name = name_of_miss(&w);
+    CHECK(name && strcmp(name, "zw2") == 0);
+}
+
+/* Whether index i is in the list of dropped indexes (free for another name). */
+static bool dropped(uint32_t i)
+{
+    for (uint32_t node = cmprof_tasks.freed_next[0], n = 0; node && n <= CMPROF_TASKS_MAX; node = cmprof_tasks.freed_next[node], n++)
+        if (node == i + 1u)
+            return true;
+    return false;
+}
+
+/* Two blocks of one name and a third block in one set of the cache: the third's miss moves the
+ * first to the second way, the second block's miss evicts it and takes the same index. The index is
+ * the second block's entry's: never in the list of dropped indexes, from where another name would
+ * take it while the block's samples still carry it (the eviction came before the new entry's count). */
+static void test_an_index_an_entry_gives_is_never_dropped(void)
+{
+    static struct block arena[4096];
+    struct block *in_set[3];
+    uint32_t set = cmprof_tasks_set((uint32_t)(uintptr_t)&arena[0]), n = 0;
+    for (uint32_t k = 0; k < 4096u && n < 3u; k++)
+        if (cmprof_tasks_set((uint32_t)(uintptr_t)&arena[k]) == set)
+            in_set[n++] = &arena[k];
+    CHECK(n == 3);
+    if (n < 3)
+        return;
+    strcpy(in_set[0]->name, "twin");
+    strcpy(in_set[1]->name, "other");
+    strcpy(in_set[2]->name, "twin");
+    for (uint32_t k = 0; k < 3u; k++)
+        cmprof_stream_task_new(in_set[k], in_set[k]->name, "IDLE");
+    uint32_t twin = cmprof_tasks_word(in_set[0]) & 0xFFFFu;
+    cmprof_tasks_word(in_set[1]);
+    CHECK((cmprof_tasks_word(in_set[2]) & 0xFFFFu) == twin);
+    CHECK(cmprof_tag_names.refs[twin] == 1u && !dropped(twin));
+}
+
 int main(void)
 {
     RUN_TEST(test_idle_stays_idle_after_a_rename);
     RUN_TEST(test_a_worker_recreated_in_its_block_keeps_its_entry);
+    RUN_TEST(test_a_nameless_create_parks_the_entry_until_the_rename);
+    RUN_TEST(test_an_index_an_entry_gives_is_never_dropped);
     return check_summary();
 }

@@ -8,6 +8,7 @@
  * call reaches cmprof's __wrap_ function first, which then calls __real_, Zephyr's tracing_user.c,
  * which calls the application's hook (or Zephyr's empty default). */
 #include <zephyr/kernel.h>
+#include <zephyr/kernel_structs.h>
 
 #if !defined(CONFIG_TRACING_USER)
 #error "cmprof needs CONFIG_TRACING=y and CONFIG_TRACING_USER=y: its thread tags come from the user tracing hooks. SystemView, CTF and the other tracing formats take those hooks for themselves; choose one of them or cmprof."
@@ -26,8 +27,10 @@
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)(void);
+#if !CMPROF_TAG_NAMES
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)(void);
+#endif
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread);
 void CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(struct k_thread *thread);
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread);
@@ -37,12 +40,36 @@ void CMPROF_ZEPHYR_NEXT(sys_trace_thread_abort)(struct k_thread *thread);
 
 void *volatile cmprof_current_task;
 
+/* The switch hooks read the kernel's _current (kernel_structs.h: a load on a single CPU), not
+ * k_current_get(), a call into the scheduler at every switch. */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void)
 {
-    cmprof_current_task = k_current_get();
+    cmprof_current_task = _current;
     CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)();
 }
 
+/* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
+ * without CMPROF_STREAM keeps the table for cmprof_dump). */
+
+#if CMPROF_TAG_NAMES
+/* The stream (the module's default): the tick reads the running thread's name from its k_thread
+ * (CONFIG_THREAD_NAME's name[], at one offset, learnt from the first create) at its first sample,
+ * and takes that name's index (cmprof_tasks.h): the hooks only check the k_thread's cache entry
+ * against a new name, keep no copy and take no lock (an entry is dropped with interrupts masked,
+ * a few instructions). A thread made by k_thread_create comes without a name, named just after by
+ * k_thread_name_set: its create parks the entry its k_thread had, and the rename takes it back when
+ * the name is the same (a worker re-created under its name: nothing dropped, no miss, nothing
+ * sent). Bounded whatever the thread count, the churn or the names (cmprof.h gives the worst cases). */
+static void name_thread(struct k_thread *thread, bool created)
+{
+    cmprof_stream_task_new(thread, thread->name, created ? "idle" : NULL);
+}
+
+static void forget_thread(struct k_thread *thread)
+{
+    cmprof_stream_task_gone(thread);
+}
+#else
 /* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
  * without CMPROF_STREAM keeps the table for cmprof_dump). */
 
@@ -115,8 +142,9 @@ static const char *kept_name(const char *name)
     return NULL;
 }
 
-static void name_thread(struct k_thread *thread)
+static void name_thread(struct k_thread *thread, bool created)
 {
+    ARG_UNUSED(created);
     k_spinlock_key_t key = k_spin_lock(&cmprof_names_lock);
     const char *name = cmprof_zephyr_name(k_thread_name_get(thread));
     const char *kept = kept_name(name);
@@ -132,24 +160,29 @@ static void forget_thread(struct k_thread *thread)
     k_spin_unlock(&cmprof_names_lock, key);
 }
 
-/* A thread that ends itself is seen here too: it leaves the CPU dead. */
+#endif
+
+#if !CMPROF_TAG_NAMES
+/* A thread that ends itself is seen here too: it leaves the CPU dead. (The stream's tick needs no
+ * word of it, nor of a switch out at all: the module wraps this trace point for a dump only.) */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
-    struct k_thread *thread = k_current_get();
+    struct k_thread *thread = _current;
     if (thread != NULL && (thread->base.thread_state & _THREAD_DEAD) != 0u)
         forget_thread(thread);
     CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)();
 }
+#endif
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread)
 {
-    name_thread(thread);
+    name_thread(thread, true);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(thread);
 }
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
-    name_thread(thread);
+    name_thread(thread, false);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
 }
 

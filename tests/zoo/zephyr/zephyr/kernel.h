@@ -19,6 +19,8 @@
 #define _THREAD_DEAD (1u << 3)
 
 struct _thread_base {
+    void *qnode_dlist[2]; /* (the kernel's wait and ready queues: a k_thread is pointer-aligned) */
+    uint8_t user_options;
     uint8_t thread_state;
 };
 

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Measure the Zephyr churn app (bench/zephyr_churn) in QEMU: for each row (a rate of thread
+creations and a name pattern) a copy of one build's ELF with src/main.c's churn_config set, run
+under -icount shift=5,sleep=off (idle time skipped, not slept: the same run every time) with the truth plugin (build/truth.so, every instruction counted by PC),
+its UART read by cmprof-top --batch --by task. Prints a row a line: lost, unnamed share, names'
+share of the stream's bytes (scenarios/scen_check.py's stream_bytes), the library's instructions a
+sample (every function of libcmprof.a, from the link map) and the biggest of them.
+
+  measure.py BUILD_DIR OUT_DIR [ROW ...]      rows: none, 100d, 100u, 1000d, 1000u (default: all)
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scenarios"))
+import scen_check  # noqa: E402  (stream_bytes)
+
+ROWS = {"none": (0, 0), "100d": (100, 0), "100u": (100, 1), "1000d": (1000, 0), "1000u": (1000, 1)}
+RUN_MS = 6500
+
+
+def symbols(elf):
+    """(address, size, name) of every function, sorted."""
+    out = subprocess.run(["arm-none-eabi-nm", "-S", "--defined-only", elf], capture_output=True, text=True,
+                         check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 4 and p[2] in "Tt":
+            syms.append((int(p[0], 16) & ~1, int(p[1], 16), p[3]))
+    return sorted(syms)
+
+
+def library_ranges(build):
+    """[start, end) of every input section that came from libcmprof.a, from the link map."""
+    text = open(os.path.join(build, "zephyr", "zephyr.map")).read()
+    ranges = []
+    for m in re.finditer(r"^ (\.text\S*)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+\S*libcmprof\.a", text, re.M):
+        start, size = int(m.group(2), 16), int(m.group(3), 16)
+        if size and start:  # (sections the link dropped sit at 0)
+            ranges.append((start, start + size))
+    return ranges
+
+
+def patch(elf_in, elf_out, values):
+    """A copy of the ELF with churn_config's initial words set (in its file image)."""
+    from elftools.elf.elffile import ELFFile
+    shutil.copyfile(elf_in, elf_out)
+    with open(elf_in, "rb") as f:
+        e = ELFFile(f)
+        sym = e.get_section_by_name(".symtab").get_symbol_by_name("churn_config")[0]
+        addr = sym["st_value"]
+        for sec in e.iter_sections():
+            if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_addr"] <= addr < sec["sh_addr"] + sec["sh_size"]:
+                off = sec["sh_offset"] + addr - sec["sh_addr"]
+                break
+        else:
+            raise SystemExit("churn_config: no section holds it")
+    with open(elf_out, "r+b") as f:
+        f.seek(off)
+        f.write(b"".join(v.to_bytes(4, "little") for v in values))
+
+
+def hook_cost(names, counts, syms):
+    """Instructions in the functions named (a hook and the library functions it calls)."""
+    return sum(v for a, size, n in syms if n in names for pc, v in counts.items() if a <= pc < a + max(size, 2))
+
+
+def run_row(build, out, row):
+    hz, unique = ROWS[row]
+    d = os.path.join(out, row)
+    os.makedirs(d, exist_ok=True)
+    elf = os.path.join(d, "fw.elf")
+    patch(os.path.join(build, "zephyr", "zephyr.elf"), elf, (hz, unique, RUN_MS))
+    cmd = ["qemu-system-arm", "-M", "mps2-an385", "-cpu", "cortex-m3", "-display", "none", "-monitor", "none",
+           "-icount", "shift=5,sleep=off", "-semihosting-config", "enable=on,target=native",
+           "-serial", "file:" + os.path.join(d, "uart.txt"), "-kernel", elf,
+           "-plugin", os.path.join(ROOT, "build", "truth.so") + ",out=" + os.path.join(d, "counts.txt")]
+    subprocess.run(cmd, check=True, timeout=900)
+    counts = {}
+    for line in open(os.path.join(d, "counts.txt")):
+        p = line.split()
+        if len(p) == 3:
+            counts[int(p[0], 16)] = int(p[1])
+    syms = symbols(elf)
+    per = {}
+    import bisect
+    starts = [s[0] for s in syms]
+    for pc, n in counts.items():
+        k = bisect.bisect_right(starts, pc) - 1
+        name = syms[k][2] if k >= 0 and pc < syms[k][0] + max(syms[k][1], 2) else "?"
+        per[name] = per.get(name, 0) + n
+    lib = library_ranges(build)
+    lib_per = {}
+    for pc, n in counts.items():
+        if any(a <= pc < b for a, b in lib):
+            k = bisect.bisect_right(starts, pc) - 1
+            lib_per[syms[k][2]] = lib_per.get(syms[k][2], 0) + n
+    isr = [s[0] for s in syms if s[2] in ("cmprof_zephyr_isr",)]
+    samples = counts.get(isr[0], 0) if isr else 0
+    uart = open(os.path.join(d, "uart.txt"), "rb").read().decode("latin-1")
+    total, names = scen_check.stream_bytes(uart)
+    top = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "--by", "task",
+                          os.path.join(d, "uart.txt"), elf], capture_output=True, text=True)
+    with open(os.path.join(d, "report.txt"), "w") as f:
+        f.write(top.stdout + top.stderr)
+    with open(os.path.join(d, "functions.txt"), "w") as f:
+        for name, n in sorted(per.items(), key=lambda kv: -kv[1]):
+            f.write("%12d %8.1f %s%s\n" % (n, n / max(samples, 1), name, " (library)" if name in lib_per else ""))
+    lib_total = sum(lib_per.values())
+    biggest = sorted(lib_per.items(), key=lambda kv: -kv[1])[:4]
+    print("%-6s samples %6d  names %5.1f %% of %d bytes  library %6.1f a sample  uart_poll_out %5.1f  [%s]" % (
+        row, samples, 100.0 * names / max(total, 1), total, lib_total / max(samples, 1),
+        per.get("uart_cmsdk_apb_poll_out", 0) / max(samples, 1),
+        ", ".join("%s %.1f" % (k, v / max(samples, 1)) for k, v in biggest)))
+    entry = {name: (a, size) for a, size, name in syms}
+    calls = {name: counts.get(entry[name][0], 0) for name in entry if name.startswith("__wrap_sys_trace_")}
+    # a creation: the create and the rename hooks, and what they call in the library (the tag
+    # cache's look, the park and its return; main's pool: the name's hash and copy)
+    naming = ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
+              "cmprof_stream_task_later", "name_thread", "move_entry", "unpark", "learn_offset", "kept_name",
+              "same_name", "cmprof_tasks_register", "supersede", "cmprof_tasks_find")
+    made = calls.get("__wrap_sys_trace_thread_name_set", 0)
+    hooks = ["create + rename %d x %.1f" % (made, hook_cost(naming, counts, syms) / max(made, 1))]
+    for name in ("__wrap_sys_trace_thread_abort", "__wrap_sys_trace_k_thread_switched_in",
+                 "__wrap_sys_trace_k_thread_switched_out"):
+        own = (name, "cmprof_stream_task_gone", "gone_short", "forget_thread") if "abort" in name or "out" in name else (name,)
+        hooks.append("%s %d x %.1f" % (name.replace("__wrap_sys_trace_", ""), calls.get(name, 0),
+                                       hook_cost(own, counts, syms) / max(calls.get(name, 1), 1)))
+    print("       hooks: " + ", ".join(hooks))
+    js = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "-o", "json",
+                         os.path.join(d, "uart.txt"), elf], capture_output=True, text=True).stdout
+    m = re.search(r'"lost": (\d+)', js)
+    print("       lost %s" % (m.group(1) if m else "?"))
+    summary = [l for l in (top.stdout + top.stderr).splitlines()
+               if re.search(r"lost|unnamed|no tag|samples", l, re.I)][:8]
+    for l in summary:
+        print("       " + l.strip())
+    sys.stdout.flush()
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    for row in sys.argv[3:] or list(ROWS):
+        run_row(sys.argv[1], sys.argv[2], row)
+
+
+if __name__ == "__main__":
+    main()
