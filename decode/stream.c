@@ -112,7 +112,11 @@ static void names_unsure(struct text_decoder *d, const struct ev_sink *sink)
 static uint32_t index_tag(struct text_decoder *d, int i)
 {
     uint32_t tag = d->task_tags[i];
-    if (d->task_epoch[i] == d->names_epoch || ev_tag_pending(tag))
+    if (ev_tag_pending(tag)) { /* named before this host began: waits for its first name */
+        d->task_waiting[i]++;
+        return tag;
+    }
+    if (d->task_epoch[i] == d->names_epoch)
         return tag;
     d->stats.names_waited++;
     if (++d->task_waiting[i] > d->stats.max_wait)
@@ -121,9 +125,10 @@ static uint32_t index_tag(struct text_decoder *d, int i)
 }
 
 /* Index t is named tag: returns the pending tag whose samples take this name (EV_TASK_NAME's value),
- * or 0. A first name, or a repeat after a dropped line (@N, `new_task` false), names the samples
- * that waited; a new task's name ('=', version 3's @task: given before its first sample) cannot be
- * theirs. (Firmware before version 3 repeated its names as @task lines after each announce.) */
+ * or 0. A repeat (@N, `new_task` false), after a dropped line or to a host that began late, names the
+ * samples that waited; a new task's name ('=', version 3's @task: given before its first sample)
+ * cannot be theirs, even as the index's first name to a host that began after its last one was
+ * sent. (Firmware before version 3 repeated its names as @task lines after each announce.) */
 static uint32_t name_index(struct text_decoder *d, int t, uint32_t tag, bool new_task, const struct ev_sink *sink)
 {
     uint32_t was = d->task_tags[t];
@@ -132,9 +137,9 @@ static uint32_t name_index(struct text_decoder *d, int t, uint32_t tag, bool new
     d->task_epoch[t] = d->names_epoch;
     uint32_t waited = d->task_waiting[t];
     d->task_waiting[t] = 0;
-    if (ev_tag_pending(was))
+    if (ev_tag_pending(was) && (!new_task || !waited))
         return was;
-    if (!unsure || !waited)
+    if (!ev_tag_pending(was) && (!unsure || !waited))
         return 0;
     if (!new_task)
         return EV_TAG_PENDING((uint32_t)t);

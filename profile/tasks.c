@@ -187,7 +187,7 @@ void prof_task_names_unsure(struct prof *p)
 
 /* The record of samples whose task's name was lost (EV_TASK_UNKNOWN): one row for all of them. */
 #define UNKNOWN_TAG 0xFFFFE000u /* above the pending tags, below the exception handlers' */
-#define UNKNOWN_NAME "(task unknown: the line naming it was dropped)"
+#define UNKNOWN_NAME "(task unknown: its name was in a line this host did not read)"
 
 void prof_task_unknown(struct prof *p, uint32_t pending)
 {

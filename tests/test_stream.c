@@ -488,6 +488,56 @@ static void test_reused_control_block_keeps_samples_apart(void)
     free(log.buf);
 }
 
+/* What a host that began late made of w2's name: the pending tag it gave those samples, the samples
+ * that went to "(task unknown)". */
+struct late_names {
+    uint32_t w2_pending;
+    uint64_t unknown;
+};
+
+static void note_late_names(void *ctx, const struct ev *e)
+{
+    struct late_names *n = ctx;
+    if (e->type == EV_TASK_NAME && e->task_name.name_len == 2 && memcmp(e->task_name.name, "w2", 2) == 0)
+        n->w2_pending = e->task_name.pending;
+    if (e->type == EV_TASK_UNKNOWN)
+        n->unknown += e->task_unknown.samples;
+}
+
+/* A host that began after w1 was named (its first line) sees w1's samples under an index it has no
+ * name for; before any repeat names it, the block goes to a new task, w2, whose '=' entry reuses the
+ * index. Those samples were w1's, never w2's: they go to "(task unknown)", not to w2 (they did:
+ * a late host pinned a previous task's samples on the index's next name). */
+static void test_a_late_host_never_gives_the_old_samples_a_new_name(void)
+{
+    fresh_stream();
+    static char tcb[32], old_name[] = "w1", new_name[] = "w2";
+    cmprof_stream_task_later(tcb, old_name);
+    test_tag = tcb;
+    for (int k = 0; k < 160; k++) { /* w1: ten lines of 16, the first with its name */
+        cmprof_tick(0x08000100u);
+        cmprof_stream_drain(capture, 1);
+    }
+    cmprof_stream_task_gone(tcb);
+    cmprof_stream_task_later(tcb, new_name); /* the same block, a new task */
+    for (int k = 0; k < 40; k++)
+        cmprof_tick(0x08000200u);
+    cmprof_stream_drain(capture, 8);
+    cmprof_stream_flush(capture);
+    const char *first = strstr(out, "\n%"), *late = first ? skip_lines(first + 1, 1) : "";
+    CHECK(first != NULL && strstr(late, "w1") == NULL); /* no repeat names w1 in between */
+    struct late_names seen = {0, 0};
+    struct ev_sink sink = {note_late_names, &seen};
+    struct text_decoder d;
+    text_init(&d);
+    text_feed(&d, (const uint8_t *)out, (size_t)(strchr(out, '\n') + 1 - out), &sink); /* the announce */
+    text_feed(&d, (const uint8_t *)late, strlen(late), &sink);
+    text_finish(&d, &sink);
+    /* (its lines 1 to 7 are not read: version 7's first whole group of 8 begins at line 8) */
+    CHECK(seen.w2_pending == 0 && seen.unknown == 32 && d.stats.names_unknown == 32);
+    text_free(&d);
+}
+
 /* Three tasks in one control block between two drains: each name goes out before its own
  * samples and after the previous task's. */
 static void test_block_reused_twice_before_a_drain(void)
@@ -956,6 +1006,7 @@ int main(void)
     RUN_TEST(test_names_from_kernel_hooks);
     RUN_TEST(test_reused_control_block_keeps_samples_apart);
     RUN_TEST(test_block_reused_twice_before_a_drain);
+    RUN_TEST(test_a_late_host_never_gives_the_old_samples_a_new_name);
     RUN_TEST(test_deleted_before_the_drain_keeps_its_name);
     RUN_TEST(test_take_copies_in_order_across_the_wrap);
     RUN_TEST(test_write_sends_whole_lines);
