@@ -453,12 +453,12 @@ static bool trace_read(const struct ingest *in)
     return synced && i->packets > i->syncs;
 }
 
-/* The bytes of a trace stream before it could be read, once it was. */
+/* The bytes of a trace stream before it could be read, once it was (noise before it apart). */
 static uint64_t trace_joined(const struct ingest *in)
 {
     if (!trace_read(in))
         return 0;
-    return in->noise + in->itm.stats.hunted_before_sync +
+    return in->itm.stats.hunted_before_sync +
            (in->format == DETECT_TPIU ? in->tpiu.stats.unsynced : 0) +
            (in->format == DETECT_ORBFLOW ? in->orbflow.stats.unsynced : 0);
 }
@@ -695,8 +695,10 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "the log lines are partial", (unsigned long long)t->glued);
     loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
     loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
-    bool trace_ok = trace_read(in); /* what came before a trace stream that was then read is joining's (ingest_joined) */
-    loss(&l, trace_ok ? 0 : in->noise, "%llu bytes of noise before the %s stream skipped (the format's detection found "
+    /* what came before a trace stream that was then read is joining's (ingest_joined); noise the detection
+     * found before any stream is named here: it may be the stream's own bytes, garbled */
+    bool trace_ok = trace_read(in);
+    loss(&l, in->noise, "%llu bytes of noise before the %s stream skipped (the format's detection found "
          "where it begins)", (unsigned long long)in->noise, detect_name(in->format));
     const struct itm_stats *i = &in->itm.stats;
     loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,

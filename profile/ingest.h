@@ -106,8 +106,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
  * one sentence in text ("" when none). */
 struct ingest_joined {
     uint64_t skipped, before_announce, before_pages;
-    uint64_t bytes; /* a trace stream's bytes before it could be read (noise before it, the ITM bytes
-                       before its first sync, the TPIU bytes before its first whole frame), once read */
+    uint64_t bytes; /* a trace stream's bytes before it could be read (the ITM bytes before its first
+                       sync, the TPIU bytes before its first whole frame), once read */
 };
 void ingest_joined(const struct ingest *in, struct ingest_joined *out, char *text, size_t len);
 
