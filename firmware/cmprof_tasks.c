@@ -514,7 +514,9 @@ static bool same_copy(uint32_t i, const struct name_words *name)
  * as read needs no mask (FreeRTOS zeroes a TCB: its name's bytes past the end are 0). */
 __attribute__((always_inline)) static inline bool copy_is(uint32_t i, const char *p)
 {
-    const uint32_t *copy = N.copy[i];
+    uint32_t(*copies)[CMPROF_TASK_NAME_WORDS + 1u] = N.copy;
+    __asm__("" : "+r"(copies)); /* its own address: GCC would add the copies' offset to the ways' */
+    const uint32_t *copy = copies[i];
     UNROLL_WORDS
     for (uint32_t k = 0; k < NAME_WORDS; k++) {
         uint32_t w = ((const name_word_t *)p)[k];
@@ -694,16 +696,6 @@ __attribute__((noinline)) static void drop_entry(struct cmprof_tasks_way *w, uin
     irq_restore(mask);
 }
 
-/* A task created or renamed in a block whose entry gives index i (a task of the block sampled
- * before: a worker re-created in its predecessor's block): the entry stays while the new name is
- * the index's (no miss, nothing on the wire), else it is dropped. Reads only, but for the drop. */
-__attribute__((always_inline)) static inline void check_entry(struct cmprof_tasks_way *w, uint32_t tag, uint32_t i,
-                                                             const char *name)
-{
-    if (!copy_is(i, name))
-        drop_entry(w, tag);
-}
-
 /* Where names sit in blocks, from the first hook that gives a name inside its block (4 KB): the
  * miss reads every later name there (FreeRTOS's pcTaskName). Kept plus 1: 0, as it starts, is
  * none yet. The kernel's idle task name with it (a kernel gives the same one to every create;
@@ -719,18 +711,37 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
 /* The kernel's hooks. A task created or renamed in block `tag` (its name at `name`, inside the
  * block): the block's entry checked against the name. Most blocks have none (never sampled): a
  * look at the set's two ways. A tick after the look adds no entry for the tag unless its task
- * runs, and then it reads the name the hook was given. */
+ * runs, and then it reads the name the hook was given. Where names sit is learnt off the path of a
+ * block whose entry keeps its name (a worker re-created in its block, the common case under churn):
+ * an entry's name that is the new one is a name the miss read from its place (or a "?" read before,
+ * the same as a name "?": learnt at the next create). */
+/* The rare part: where names sit learnt (a create before any), the block's entry dropped (a name
+ * other than its index's; drop_entry looks again, interrupts off). Out of line: the look and the
+ * compare keep the hook's arguments in the scratch registers, no frame to build. */
+__attribute__((noinline)) static void block_renamed(const void *block, const char *name, const char *idle_name)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    if (idle_name && !N.name_offset) /* a create (a rename gives no idle name) */
+        learn_offset(block, name, idle_name);
+    drop_entry(N.ways[cmprof_tasks_set(tag)], tag);
+}
+
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
                                                               const char *idle_name)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
-    if (__builtin_expect(idle_name && !N.name_offset, 0)) /* a create (a rename gives no idle name) */
-        learn_offset(block, name, idle_name);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
-    if (w[0].key == ~tag)
-        check_entry(w, tag, w[0].word & 0xFFFFu, name);
-    else if (w[1].key == ~tag)
-        check_entry(w, tag, w[1].word & 0xFFFFu, name);
+    __asm__("" : "+r"(w)); /* the set's address once: GCC would index the first way's key apart */
+    if (w[0].key == ~tag) {
+        if (copy_is(w[0].word & 0xFFFFu, name))
+            return;
+    } else if (w[1].key == ~tag) {
+        if (copy_is(w[1].word & 0xFFFFu, name))
+            return;
+    } else if (__builtin_expect(!idle_name || N.name_offset, 1)) {
+        return; /* no entry, and where names sit known (or a rename) */
+    }
+    block_renamed(block, name, idle_name);
 }
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
