@@ -547,6 +547,14 @@ static void flush_repeats(cmprof_putc_fn putc)
     repeat_len = 0;
 }
 
+/* The place of the lowest nonzero byte of a nonzero little-endian word x (a flag of a zero byte,
+ * the first byte where two words differ). */
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__) /* no CLZ there: no library call either */
+#define LOW_BYTE(x) ((((x) & -(x)) > 0xFFu) + (((x) & -(x)) > 0xFFFFu) + (((x) & -(x)) > 0xFFFFFFu))
+#else
+#define LOW_BYTE(x) ((uint32_t)__builtin_ctz(x) >> 3)
+#endif
+
 /* Name ids (version 5): the host keeps each name it was sent under an id, and a name entry whose
  * name the host has under its id refers to it in two chars. A cache of the names sent, each at
  * the id its hash gives (a new name there takes the id over, and goes out whole). The host's ids
@@ -692,11 +700,6 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
 /* An index's copy of its name (cmprof_tasks.h: zero-padded words) at b + n a word at a time, up to
  * the word that holds its end; returns the end. The bytes past it up to that word's end are the
  * copy's zeros, inside the room an entry keeps (ENTRY_MAX: TASK_NAME_MAX chars of name). */
-#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__) /* no CLZ there: no library call either */
-#define FIRST_FLAG(z) ((((z) & -(z)) > 0x80u) + (((z) & -(z)) > 0x8000u) + (((z) & -(z)) > 0x800000u))
-#else
-#define FIRST_FLAG(z) ((uint32_t)__builtin_ctz(z) >> 3)
-#endif
 #define COPY_WORDS (CMPROF_TASK_NAME_WORDS < TASK_NAME_MAX / 4u ? CMPROF_TASK_NAME_WORDS : TASK_NAME_MAX / 4u)
 static size_t put_copy(char *b, size_t n, const char *name)
 {
@@ -705,7 +708,7 @@ static size_t put_copy(char *b, size_t n, const char *name)
         uint32_t x = w[k], zero = (x - 0x01010101u) & ~x & 0x80808080u; /* 0x80 in its zero bytes */
         COPY4(b + n + 4u * k, &x);
         if (zero) /* the lowest flag is the end (bytes above a zero may be flagged too) */
-            return n + 4u * k + FIRST_FLAG(zero);
+            return n + 4u * k + LOW_BYTE(zero);
     }
     return n + 4u * COPY_WORDS;
 }
@@ -732,8 +735,17 @@ static uint32_t front_len;
 __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
 {
     uint32_t limit = len < front_len ? len : front_len, shared = 0;
-    while (shared < limit && b[1u + shared] == front_ref[shared])
-        shared++;
+    while (shared < limit) { /* a word at a time: both names have a word's room past their ends */
+        uint32_t x, y;
+        COPY4(&x, b + 1u + shared);
+        COPY4(&y, front_ref + shared);
+        if (x != y) {
+            shared += LOW_BYTE(x ^ y);
+            break;
+        }
+        shared += 4u;
+    }
+    shared = shared < limit ? shared : limit;
     if (shared < FRONT_MIN) { /* whole: the line's next names refer to it */
         b[0] = b64[len];
         front_ref = b + 1;
