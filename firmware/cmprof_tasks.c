@@ -719,12 +719,12 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
 /* The rare part: where names sit learnt (a create before any), the block's entry dropped (a name
  * other than its index's; drop_entry looks again, interrupts off). Out of line: the look and the
  * compare keep the hook's arguments in the scratch registers, no frame to build. */
-__attribute__((noinline)) static void block_renamed(const void *block, const char *name, const char *idle_name)
+__attribute__((noinline)) static void block_renamed(const void *block, const char *name, const char *idle_name,
+                                                   struct cmprof_tasks_way *w)
 {
-    uint32_t tag = (uint32_t)(uintptr_t)block;
     if (idle_name && !N.name_offset) /* a create (a rename gives no idle name) */
         learn_offset(block, name, idle_name);
-    drop_entry(N.ways[cmprof_tasks_set(tag)], tag);
+    drop_entry(w, (uint32_t)(uintptr_t)block);
 }
 
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
@@ -742,7 +742,7 @@ __attribute__((always_inline)) static inline void block_named(const void *block,
     } else if (__builtin_expect(!idle_name || N.name_offset, 1)) {
         return; /* no entry, and where names sit known (or a rename) */
     }
-    block_renamed(block, name, idle_name);
+    block_renamed(block, name, idle_name, w);
 }
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
