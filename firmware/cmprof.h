@@ -525,12 +525,13 @@ void cmprof_stream_task_gone(const void *tag);
  * the table's fill. Worst cases on Cortex-M3 at -Os, callees included (instructions on the
  * longest path, arm-none-eabi-gcc 12, the FreeRTOS recipe's options; interrupts masked only to
  * drop an entry, PRIMASK):
- * create 121 (the entry in the second way, a 16-character name differing in its last word, the
- * drop 17, the index's return to the pool 37), 49 of them masked; rename the same less
- * 2; delete 4, or 74 once spares ran short (49 masked); switch (the RTOS header's hook): one
- * store. Measured per call (FreeRTOS's full demo with 184 tasks, 100 of them re-created 1,000
- * times a second under 100 names, every instruction counted by QEMU's plugin): create 31 (20
- * with no entry; 95 % of the blocks had one, its name the same), delete 4. The tick pays about
+ * create 124 (the entry in the second way, a 16-character name differing in its last word: 59 in
+ * the hook, 11 out of line where names sit are learnt, the drop 17, the index's return to the pool
+ * 37), 49 of them masked; rename about the same; delete 4, or 74 once spares ran short (49
+ * masked); switch (the RTOS header's hook): one store. Measured per call (FreeRTOS's full demo with
+ * 184 tasks, 100 of them re-created 1,000 times a second under 100 names, every instruction
+ * counted by QEMU's plugin, bench/field/measure.py): create 23 (20 with no entry; 95 % of the
+ * blocks had one, its name the same), delete 4. The tick pays about
  * 10 instructions a sample for the look (both ways, inline) and a miss 187 on average there (235
  * misses in 13,210 samples), 250 with unique names (a copy and a new index each). On the first
  * miss after spare indexes ran short a pass over the cache begins: each miss drops up to 16 more

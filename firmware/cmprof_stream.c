@@ -547,6 +547,14 @@ static void flush_repeats(cmprof_putc_fn putc)
     repeat_len = 0;
 }
 
+/* The place of the lowest nonzero byte of a nonzero little-endian word x (a flag of a zero byte,
+ * the first byte where two words differ). */
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__) /* no CLZ there: no library call either */
+#define LOW_BYTE(x) ((((x) & -(x)) > 0xFFu) + (((x) & -(x)) > 0xFFFFu) + (((x) & -(x)) > 0xFFFFFFu))
+#else
+#define LOW_BYTE(x) ((uint32_t)__builtin_ctz(x) >> 3)
+#endif
+
 /* Name ids (version 5): the host keeps each name it was sent under an id, and a name entry whose
  * name the host has under its id refers to it in two chars. A cache of the names sent, each at
  * the id its hash gives (a new name there takes the id over, and goes out whole). The host's ids
@@ -560,34 +568,86 @@ _Static_assert(CMPROF_STREAM_NAME_IDS >= 1u && CMPROF_STREAM_NAME_IDS <= 1024u &
 #define NAME_ID_KEPT 16u /* characters compared besides the hash and the length */
 #define DEF_TAG 0x800u   /* a '=' entry's head: its tag follows */
 #define DEF_NAME 0x400u  /* ... its name follows, the id's (new) name */
+#define ID_WORDS (NAME_ID_KEPT / 4u)
 static struct {
-    uint32_t key; /* FNV-1a of the name, the round it went whole in on top, bit 0 set (0: no name yet) */
+    uint32_t key; /* the name's hash, the round it went whole in on top, bit 0 set (0: no name yet) */
     uint16_t taken; /* names that took the id over so far (host_name_id) */
     uint8_t len;
-    char text[NAME_ID_KEPT];
+    uint32_t text[ID_WORDS]; /* its first NAME_ID_KEPT chars (with CMPROF_TAG_NAMES zero-padded words) */
 } name_ids[CMPROF_STREAM_NAME_IDS];
+
+#if CMPROF_TAG_NAMES
+/* A name entry's name is an index's copy (cmprof_tasks.h): whole zero-padded words, aligned, so
+ * that it is hashed, compared and copied a word at a time (a 7-character name: 2 words hashed and
+ * 4 compared where FNV-1a and byte loops took about 120 instructions). */
+#define ID_TEXT_WORDS (ID_WORDS < CMPROF_TASK_NAME_WORDS ? ID_WORDS : CMPROF_TASK_NAME_WORDS)
+static uint32_t name_hash(const char *s, size_t len)
+{
+    const uint32_t *w = (const uint32_t *)(const void *)s;
+    uint32_t h = 0;
+    for (size_t k = 0; k < len; k += 4u)
+        h = (h ^ w[k / 4u]) * 0x9E3779B1u;
+    h ^= h >> 16; /* MurmurHash3's finalizer: every char reaches the id's low bits */
+    h *= 0x85EBCA6Bu;
+    return h ^ h >> 13;
+}
+
+static bool name_kept(uint32_t id, const char *s, size_t len)
+{
+    const uint32_t *w = (const uint32_t *)(const void *)s;
+    uint32_t differ = 0;
+    (void)len;
+    for (uint32_t k = 0; k < ID_TEXT_WORDS; k++) /* past a short copy's words: 0 in both */
+        differ |= name_ids[id].text[k] ^ w[k];
+    return differ == 0u;
+}
+
+static void keep_name(uint32_t id, const char *s, size_t len)
+{
+    const uint32_t *w = (const uint32_t *)(const void *)s;
+    (void)len;
+    for (uint32_t k = 0; k < ID_TEXT_WORDS; k++)
+        name_ids[id].text[k] = w[k];
+}
+#else
+static uint32_t name_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (uint8_t)s[k]) * 16777619u;
+    return h;
+}
+
+static bool name_kept(uint32_t id, const char *s, size_t len)
+{
+    const char *text = (const char *)name_ids[id].text;
+    size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT, k = 0;
+    while (k < kept && text[k] == s[k]) /* short: a loop, no library call */
+        k++;
+    return k == kept;
+}
+
+static void keep_name(uint32_t id, const char *s, size_t len)
+{
+    char *text = (char *)name_ids[id].text;
+    for (size_t k = 0; k < len && k < NAME_ID_KEPT; k++)
+        text[k] = s[k];
+}
+#endif
 
 /* The id of the name at s (len chars), with NAME_FRESH when the host does not have it there (the
  * entry sends it whole, and the id is the name's from then on). */
 #define NAME_FRESH 0x80000000u /* name_id: the host does not have the name there */
 __attribute__((noinline)) static uint32_t name_id(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t k = 0; k < len; k++)
-        h = (h ^ (uint8_t)s[k]) * 16777619u;
+    uint32_t h = name_hash(s, len);
     uint32_t id = h & (CMPROF_STREAM_NAME_IDS - 1u), key = (h ^ (uint32_t)names_round << 24) | 1u;
-    size_t kept = len < NAME_ID_KEPT ? len : NAME_ID_KEPT, k = 0;
-    char *text = name_ids[id].text;
-    bool same = name_ids[id].key == key && name_ids[id].len == len;
-    while (same && k < kept) /* short: a loop, no library call */
-        same = text[k] == s[k], k++;
-    if (same)
+    if (name_ids[id].key == key && name_ids[id].len == len && name_kept(id, s, len))
         return id;
     name_ids[id].key = key;
     name_ids[id].taken++;
     name_ids[id].len = (uint8_t)len;
-    for (k = 0; k < kept; k++)
-        text[k] = s[k];
+    keep_name(id, s, len);
     return id | NAME_FRESH;
 }
 
@@ -636,6 +696,24 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     return end;
 }
 
+#if CMPROF_TAG_NAMES
+/* An index's copy of its name (cmprof_tasks.h: zero-padded words) at b + n a word at a time, up to
+ * the word that holds its end; returns the end. The bytes past it up to that word's end are the
+ * copy's zeros, inside the room an entry keeps (ENTRY_MAX: TASK_NAME_MAX chars of name). */
+#define COPY_WORDS (CMPROF_TASK_NAME_WORDS < TASK_NAME_MAX / 4u ? CMPROF_TASK_NAME_WORDS : TASK_NAME_MAX / 4u)
+static size_t put_copy(char *b, size_t n, const char *name)
+{
+    const uint32_t *w = (const uint32_t *)(const void *)name;
+    for (uint32_t k = 0; k < COPY_WORDS; k++) {
+        uint32_t x = w[k], zero = (x - 0x01010101u) & ~x & 0x80808080u; /* 0x80 in its zero bytes */
+        COPY4(b + n + 4u * k, &x);
+        if (zero) /* the lowest flag is the end (bytes above a zero may be flagged too) */
+            return n + 4u * k + LOW_BYTE(zero);
+    }
+    return n + 4u * COPY_WORDS;
+}
+#endif
+
 /* A '=' entry inside a sample line: a head of 2 chars (DEF_TAG, DEF_NAME, the name's id), the tag
  * in 6 chars unless the host has it for this index (a control block reused), the name's length and
  * the name unless the host has it under its id (a worker re-created, a pool of workers of one
@@ -657,8 +735,17 @@ static uint32_t front_len;
 __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
 {
     uint32_t limit = len < front_len ? len : front_len, shared = 0;
-    while (shared < limit && b[1u + shared] == front_ref[shared])
-        shared++;
+    while (shared < limit) { /* a word at a time: both names have a word's room past their ends */
+        uint32_t x, y;
+        COPY4(&x, b + 1u + shared);
+        COPY4(&y, front_ref + shared);
+        if (x != y) {
+            shared += LOW_BYTE(x ^ y);
+            break;
+        }
+        shared += 4u;
+    }
+    shared = shared < limit ? shared : limit;
     if (shared < FRONT_MIN) { /* whole: the line's next names refer to it */
         b[0] = b64[len];
         front_ref = b + 1;
@@ -684,8 +771,13 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
         n = put_tag6(b, n, tag);
         HOST_GETS_TAG(i, tag);
     }
+#if CMPROF_TAG_NAMES
+    size_t end = put_copy(b, n + 1, name);
+    uint32_t id = name_id(name, end - n - 1); /* the index's copy: whole words */
+#else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     uint32_t id = name_id(b + n + 1, end - n - 1);
+#endif
     flags |= id & ~NAME_FRESH;
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
@@ -751,7 +843,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         uint32_t i = stream.round_next;
 #if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
                        never needed yet): a host that attached late has them all after a round */
-        bool due = (cmprof_tag_names.refs[i] || cmprof_tag_names.live[i]) && (int32_t)cmprof_tasks.ixc[i] >= 0;
+        bool due = (cmprof_tag_names.refs[i] || cmprof_tasks.live[i]) && (int32_t)cmprof_tasks.ixc[i] >= 0;
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
 #endif
@@ -761,7 +853,7 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
         if (due)
             repeat_add(putc, i);
 #if CMPROF_TAG_NAMES
-        cmprof_tag_names.live[i] = 0;
+        cmprof_tasks.live[i] = 0;
 #endif
     }
     flush_repeats(putc);
@@ -1074,7 +1166,7 @@ __attribute__((always_inline)) static inline uint32_t word_chars(uint32_t word)
 {
     uint32_t i = word & 0xFFFFu;
     if (i < MAX_TASKS) {
-        cmprof_tag_names.live[i] = 1; /* sampled: repeated in the next round of names */
+        cmprof_tasks.live[i] = 1; /* sampled: repeated in the next round of names */
         return cmprof_tasks.ixc[i];
     }
     return CMPROF_IS_ISR_TAG(word) ? isr_chars(word) : IXC_OF('/', 1u);
@@ -1163,7 +1255,7 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
 #if CMPROF_TAG_NAMES
-    cmprof_tag_names.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
+    cmprof_tasks.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
                                              missed the id's name needs a repeat */
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
@@ -1215,10 +1307,9 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
     uint32_t *keys = page_key;
     __asm__("" : "+r"(keys)); /* in a register: GCC would load the address again every sample */
 #if CMPROF_TAG_NAMES
-    const uint32_t *ixcs = cmprof_tasks.ixc; /* the same */
+    const uint32_t *ixcs = cmprof_tasks.ixc; /* the same; and the live marks beside them */
     __asm__("" : "+r"(ixcs));
-    uint8_t *lives = cmprof_tag_names.live;
-    __asm__("" : "+r"(lives));
+#define LIVE_FROM_IXC (offsetof(struct cmprof_task_table, live) - offsetof(struct cmprof_task_table, ixc))
 #endif
 #ifdef CMPROF_TAG
     uint32_t last_tag = stream.last_tag;
@@ -1250,8 +1341,9 @@ __attribute__((noinline)) HOT_LOOP static char *put_samples(char *b, const uint3
 #if CMPROF_TAG_NAMES
             uint32_t i = last_tag & 0xFFFFu;
             if (i < MAX_TASKS) {
-                lives[i] = 1; /* sampled: repeated in the next round of names (as word_chars) */
                 ixc = ixcs[i];
+                ((uint8_t *)ixcs + LIVE_FROM_IXC)[i] = (uint8_t)IXC_LEN(ixc); /* sampled: repeated in the next round of names (as
+                    word_chars); never 0 (1 to 3, or OWED's top byte), and the loop needs it next */
             } else {
                 ixc = word_chars(last_tag);
             }

@@ -419,7 +419,8 @@ __attribute__((always_inline)) static inline void index_unlink(uint32_t i)
 /* Whether dropped index i may go to a new tag: its samples went out. */
 static bool index_free(uint32_t i)
 {
-    return !WAITING_BEFORE(T.gone_at[i], false);
+    uint32_t sent = cmprof_stream_sent(); /* once: WAITING_BEFORE calls it twice */
+    return T.gone_at[i] - sent - 1u >= CMPROF_TASKS_STORED() - sent;
 }
 
 /* An index for a new tag: one never used, else the one dropped longest ago once its samples went
@@ -514,7 +515,9 @@ static bool same_copy(uint32_t i, const struct name_words *name)
  * as read needs no mask (FreeRTOS zeroes a TCB: its name's bytes past the end are 0). */
 __attribute__((always_inline)) static inline bool copy_is(uint32_t i, const char *p)
 {
-    const uint32_t *copy = N.copy[i];
+    uint32_t(*copies)[CMPROF_TASK_NAME_WORDS + 1u] = N.copy;
+    __asm__("" : "+r"(copies)); /* its own address: GCC would add the copies' offset to the ways' */
+    const uint32_t *copy = copies[i];
     UNROLL_WORDS
     for (uint32_t k = 0; k < NAME_WORDS; k++) {
         uint32_t w = ((const name_word_t *)p)[k];
@@ -606,7 +609,7 @@ static uint32_t block_name(struct name_words *words, const void *block, bool *na
 static bool cmprof_tasks_short; /* spare indexes below CMPROF_TASKS_SPARE: deleted tasks' entries go
                                    (apart from the table: the delete hook's one load) */
 
-static void count_spares(void)
+__attribute__((always_inline)) static inline void count_spares(void) /* (a call cost a third of it) */
 {
     bool short_now = CMPROF_TASKS_MAX - T.n_tags + N.n_freed < CMPROF_TASKS_SPARE;
     if (short_now && !cmprof_tasks_short)
@@ -701,16 +704,6 @@ __attribute__((noinline)) static void move_entry(struct cmprof_tasks_way *w, uin
     irq_restore(mask);
 }
 
-/* A task created or renamed in a block whose entry gives index i (a task of the block sampled
- * before: a worker re-created in its predecessor's block): the entry stays while the new name is
- * the index's (no miss, nothing on the wire), else it is dropped. Reads only, but for the drop. */
-__attribute__((always_inline)) static inline void check_entry(struct cmprof_tasks_way *w, uint32_t tag, uint32_t i,
-                                                             const char *name)
-{
-    if (!copy_is(i, name))
-        move_entry(w, ~tag, 0u, 0u);
-}
-
 /* A name for a block whose entry is parked: back in use when the name is the index's, else dropped. */
 __attribute__((noinline)) static void unpark(struct cmprof_tasks_way *w, uint32_t tag, const char *name)
 {
@@ -733,21 +726,44 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
 /* The kernel's hooks. A task created or renamed in block `tag` (its name at `name`, inside the
  * block): the block's entry checked against the name. Most blocks have none (never sampled): a
  * look at the set's two ways. A tick after the look adds no entry for the tag unless its task
- * runs, and then it reads the name the hook was given. */
+ * runs, and then it reads the name the hook was given. Where names sit is learnt off the path of a
+ * block whose entry keeps its name (a worker re-created in its block, the common case under churn):
+ * an entry's name that is the new one is a name the miss read from its place (or a "?" read before,
+ * the same as a name "?": learnt at the next create). */
+/* The rare part: where names sit learnt (a create before any); the block's entry dropped (a name
+ * other than its index's) or parked (a create with no name yet), or a parked one taken back or
+ * dropped (move_entry looks again, interrupts off). Out of line: the look and the compare keep the
+ * hook's arguments in the scratch registers, no frame to build. */
+__attribute__((noinline)) static void block_renamed(const void *block, const char *name, const char *idle_name,
+                                                   struct cmprof_tasks_way *w)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    if (idle_name && !N.name_offset) /* a create (a rename gives no idle name) */
+        learn_offset(block, name, idle_name);
+    struct cmprof_tasks_way *e = w[0].key == ~tag ? &w[0] : w[1].key == ~tag ? &w[1] : NULL;
+    if (e)
+        move_entry(w, ~tag, name[0] ? 0u : PARKED(~tag), e->word);
+    else if (w[0].key == PARKED(~tag) || w[1].key == PARKED(~tag))
+        unpark(w, tag, name);
+}
+
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
                                                               const char *idle_name)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
-    if (__builtin_expect(idle_name && !N.name_offset, 0)) /* a create (a rename gives no idle name) */
-        learn_offset(block, name, idle_name);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
-    struct cmprof_tasks_way *e = w[0].key == ~tag ? &w[0] : w[1].key == ~tag ? &w[1] : NULL;
-    if (e && !name[0])
-        move_entry(w, ~tag, PARKED(~tag), e->word);
-    else if (e)
-        check_entry(w, tag, e->word & 0xFFFFu, name);
-    else if (w[0].key == PARKED(~tag) || w[1].key == PARKED(~tag))
-        unpark(w, tag, name);
+    __asm__("" : "+r"(w)); /* the set's address once: GCC would index the first way's key apart */
+    if (w[0].key == ~tag) {
+        if (copy_is(w[0].word & 0xFFFFu, name))
+            return;
+    } else if (w[1].key == ~tag) {
+        if (copy_is(w[1].word & 0xFFFFu, name))
+            return;
+    } else if (__builtin_expect((!idle_name || N.name_offset) && w[0].key != PARKED(~tag) &&
+                                    w[1].key != PARKED(~tag), 1)) {
+        return; /* no entry, none parked, and where names sit known (or a rename) */
+    }
+    block_renamed(block, name, idle_name, w);
 }
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)

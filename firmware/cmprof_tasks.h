@@ -91,6 +91,12 @@ struct cmprof_task_table {
 #ifdef CMPROF_TAG
     uint32_t ixc[CMPROF_TASKS_MAX]; /* each slot's index chars, for the sample loop: a load */
 #endif
+#if defined(CMPROF_TAG_NAMES) && CMPROF_TAG_NAMES
+    uint8_t live[CMPROF_TASKS_MAX]; /* (CMPROF_TAG_NAMES) the index was sampled (or its entry gave only
+                                       the name's id) since its last repeat: the next round of names
+                                       repeats it. Right after ixc: the sample loop reaches both from
+                                       one register */
+#endif
     const char *names[CMPROF_TASKS_MAX]; /* kept to repeat them with the announce */
 #ifdef CMPROF_TAG
     const char *owed[CMPROF_TASKS_MAX]; /* CMPROF_TASK_OWED: the name the wire owes the slot's next sample */
@@ -172,8 +178,6 @@ struct cmprof_tag_names {
     uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_WORDS + 1u]; /* each index's name, zero-padded */
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
     uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
-    uint8_t live[CMPROF_TASKS_MAX];   /* the index was sampled (or its entry gave only the name's id)
-                                         since its last repeat: the next round of names repeats it */
     cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS][4]; /* 1 + the index of a name, by the name's hash: as
                                              many sets as ways, so that 5 names of one set are rare */
     uint8_t name_check[CMPROF_TASKS_MAX];  /* 8 bits of the index's name's hash, besides its set */
