@@ -455,6 +455,18 @@ static void test_names_from_kernel_hooks(void)
     CHECK(strstr(out, "sensor") == NULL);
 }
 
+/* The task in block tcb gone, a new one (name) created in the same block, 40 samples of it at
+ * 0x08000200, then all sent. */
+static void new_task_in_block(char *tcb, char *name)
+{
+    cmprof_stream_task_gone(tcb);
+    cmprof_stream_task_later(tcb, name);
+    for (int k = 0; k < 40; k++)
+        cmprof_tick(0x08000200u);
+    cmprof_stream_drain(capture, 8);
+    cmprof_stream_flush(capture);
+}
+
 /* An RTOS reuses a deleted task's control block for the next task. Samples of the old task may
  * still wait in the ring when the new name is given: the name must go out after them and before
  * the new task's first sample, even inside one line's worth. */
@@ -466,12 +478,7 @@ static void test_reused_control_block_keeps_samples_apart(void)
     test_tag = tcb;
     for (int k = 0; k < 21; k++) /* w1 runs: one line and 5 samples more */
         cmprof_tick(0x08000100u);
-    cmprof_stream_task_gone(tcb);
-    cmprof_stream_task_later(tcb, new_name); /* the same block, a new task */
-    for (int k = 0; k < 40; k++)
-        cmprof_tick(0x08000200u);
-    cmprof_stream_drain(capture, 8);
-    cmprof_stream_flush(capture);
+    new_task_in_block(tcb, new_name);
     struct evlog log;
     struct text_decoder d;
     host_decode(out, out_len, &log, &d);
@@ -518,12 +525,7 @@ static void test_a_late_host_never_gives_the_old_samples_a_new_name(void)
         cmprof_tick(0x08000100u);
         cmprof_stream_drain(capture, 1);
     }
-    cmprof_stream_task_gone(tcb);
-    cmprof_stream_task_later(tcb, new_name); /* the same block, a new task */
-    for (int k = 0; k < 40; k++)
-        cmprof_tick(0x08000200u);
-    cmprof_stream_drain(capture, 8);
-    cmprof_stream_flush(capture);
+    new_task_in_block(tcb, new_name);
     const char *first = strstr(out, "\n%"), *late = first ? skip_lines(first + 1, 1) : "";
     CHECK(first != NULL && strstr(late, "w1") == NULL); /* no repeat names w1 in between */
     struct late_names seen = {0, 0};
