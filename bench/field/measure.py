@@ -256,9 +256,21 @@ def run_row(key, elf):
            "-monitor", "none", "-serial", "file:" + uart, "-semihosting-config", "enable=on,target=native",
            "-kernel", elf, "-plugin", scen.PLUGIN + "," + ",".join(args)]
     t0 = time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    if r.returncode != 0:
-        raise SystemExit("measure: %s: qemu exited %d: %s" % (key, r.returncode, r.stderr.strip()[-2000:]))
+    err_path = os.path.join(d, "qemu.err")
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"))
+    while p.poll() is None: # a demo whose own check failed (configASSERT) spins for ever: said at once
+        time.sleep(0.5)
+        if os.path.exists(uart) and "ASSERT!" in open(uart, errors="replace").read():
+            p.kill()
+            p.wait()
+            said = [ln for ln in open(uart, errors="replace").read().splitlines() if "ASSERT!" in ln]
+            raise SystemExit("measure: %s: the demo's own check failed: %s" % (key, said[0].strip()))
+        if time.time() - t0 > 3600:
+            p.kill()
+            raise SystemExit("measure: %s: qemu still running after an hour" % key)
+    err = open(err_path, errors="replace").read()
+    if p.returncode != 0:
+        raise SystemExit("measure: %s: qemu exited %d: %s" % (key, p.returncode, err.strip()[-2000:]))
     if "field end" not in open(uart, errors="replace").read():
         raise SystemExit("measure: %s: the firmware did not finish (no 'field end' on the UART)" % key)
     return time.time() - t0
