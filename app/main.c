@@ -486,6 +486,12 @@ static int check_options(struct cli *c, int argc, char **argv)
                 o->elf, o->source);
         return EXIT_USAGE;
     }
+    if (is_elf(o->source)) { /* an ELF as the source too: no capture of samples, however it is read */
+        fprintf(stderr, "cmprof-top: '%s' is an ELF file, not a source of samples: give the port, capture file, "
+                "tcp:HOST:PORT or gdb:HOST:PORT the samples come from, e.g. cmprof-top /dev/ttyUSB0 %s\n", o->source,
+                o->elf);
+        return EXIT_USAGE;
+    }
     bool gdb_source = src_spec_takes(o->source) & SRC_TAKES_UNWIND; /* a source that walks stacks itself */
     o->flat_stacks = lo->stack_depth == 0 && !gdb_source;
     if (lo->stack_depth < 0 && gdb_source)

@@ -549,6 +549,9 @@ def main():
     check("json: integral counts are integers", code == 0 and re.search(r'"total": \d+,', out) and
           re.search(r'"samples": \d+,', out) and not re.search(r'"samples": \d+\.00', out), out[:80])
     bad("SOURCE and ELF swapped: the order named", ["--batch", elf, uart], 2, "the order is SOURCE ELF")
+    # (before: 'no samples in ... itm stream', as if the ELF's bytes were a capture)
+    bad("the ELF given as the source too: said, the sources named", ["--batch", elf, elf], 2,
+        "is an ELF file, not a source of samples")
     bad("a serial port that is not there: --list-ports suggested", ["--batch", "/dev/ttyNOPE0", elf], 1,
         "cmprof-top --list-ports")
     bad("a malformed --budget, in batch mode too", ["--batch", "--budget", "control=fast", uart, elf], 2,
