@@ -227,7 +227,7 @@ def all_scenarios():
     # issue 8: firmware with no cmprof code, sampled by halting it through QEMU's gdbstub
     # (SCALE=100: a hundredth of the calls for the same loop work; a call costs QEMU more host time
     # than a loop instruction, and so draws more wall-clock halts than its instructions)
-    s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=1000, SCALE=100, even=HOT,
+    s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=2000, SCALE=100, even=HOT,
                       gdb_args=("-o", "json", "--record", "{out}/gdb.rec")))
     # ... and call stacks: one function, two callers (70/30), walked with .debug_frame while halted
     s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=900, SCALE=100,
@@ -235,11 +235,13 @@ def all_scenarios():
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
     task_args = ("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded",
                  "--by", "task", "--record", "{out}/gdb.rec")
-    # (ROUNDS: halts come by wall time, QEMU's guest faster on a quiet machine: 100,000 rounds gave 1,993 loop
-    # halts in a clean-clone run, short of the check's 2,000; twice as many rounds, twice the halts)
+    # (ROUNDS, PASSES: halts come by wall time, and beside make test's other lanes the tool gets a fifth of the
+    # halts it gets alone: 100,000 rounds gave 1,993 loop halts in a clean-clone run against 12,247 alone, 800
+    # cooperative rounds 1,713, 1,000 passes of gdb_loops 1,720, each short of its check's 2,000; twice the work,
+    # twice the halts under any load)
     s.append(scenario("gdb_tasks", "tasks_plain", lib=False, gdb=True, ROUNDS=200000, gdb_args=task_args))
     # ... the same tasks switched by a plain call: no exception, whose host cost in QEMU biases halts
-    s.append(scenario("gdb_tasks_coop", "tasks_plain", lib=False, gdb=True, ROUNDS=800, SCALE=100, COOP=1,
+    s.append(scenario("gdb_tasks_coop", "tasks_plain", lib=False, gdb=True, ROUNDS=1600, SCALE=100, COOP=1,
                       even=HOT, gdb_args=task_args))
     # section timers, with and without sampling
     s.append(scenario("sections", "sections", SAMPLES=2000, **JIT))
