@@ -568,20 +568,19 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
 }
 
-/* Whether version 7's lines not read now are the cost of joining a running stream, not a loss: no
- * line read with the firmware's page cache yet, and none dropped (a first line cut by the join is
- * forgiven, not counted) or of another version since the decoder began. */
-static bool joining(const struct text_decoder *d)
-{
-    const struct text_stats *t = &d->stats;
-    return !d->page_ever_synced && !t->bad_lines && !t->long_lines && !t->other_version_lines && !t->newer_lines;
-}
-
 /* Lines counted as not read so far (malformed, too long, of another or a newer version): any of
  * them may have been a numbered sample line. */
 static uint64_t doubtful_lines(const struct text_stats *t)
 {
     return t->bad_lines + t->long_lines + t->other_version_lines + t->newer_lines;
+}
+
+/* Whether version 7's lines not read now are the cost of joining a running stream, not a loss: no
+ * line read with the firmware's page cache yet, and none dropped (a first line cut by the join is
+ * forgiven, not counted) or of another version since the decoder began. */
+static bool joining(const struct text_decoder *d)
+{
+    return !d->page_ever_synced && !doubtful_lines(&d->stats);
 }
 
 /* Version 7's sample lines are numbered (12 bits): a number skipped, beyond the lines counted as not
@@ -591,14 +590,13 @@ static uint64_t doubtful_lines(const struct text_stats *t)
 static void count_skipped_lines(struct text_decoder *d, uint32_t number)
 {
     uint64_t doubtful = doubtful_lines(&d->stats);
-    if (d->number_known) {
-        uint64_t gap = (number - d->next_number) & 4095u;
+    if (d->number_known) { /* (page_line: the last numbered line's, before this one's) */
+        uint64_t gap = (number - d->page_line - 1u) & 4095u;
         if (d->number_may_restart && number < gap)
             gap = number;
         uint64_t excused = doubtful - d->doubtful_mark;
         d->stats.skipped_lines += gap > excused ? gap - excused : 0u;
     }
-    d->next_number = (number + 1u) & 4095u;
     d->number_known = true;
     d->number_may_restart = false;
     d->doubtful_mark = doubtful;
@@ -615,12 +613,12 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
         n = 0; /* the names still count: they outlive the samples */
     } else if (d->paged) {
         memcpy(d->page_key, l->page_key, sizeof d->page_key);
+        count_skipped_lines(d, l->number);
         d->page_line = l->number;
         d->page_synced = l->known;
         unread = !l->known;
         *(joining(d) ? &d->stats.unread_joining : &d->stats.unread_paged) += unread ? n : 0u;
         d->page_ever_synced |= l->known;
-        count_skipped_lines(d, l->number);
     }
     struct ev e = ev_blank(EV_PC);
     e.pc.has_tag = tagged;

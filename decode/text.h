@@ -88,7 +88,6 @@ struct text_decoder {
     uint32_t page_line;                   /* the last sample line's number */
     bool page_synced;                     /* the cache is the firmware's: no line missed since it began */
     bool page_ever_synced;                /* a line read with the firmware's cache since the decoder began */
-    uint32_t next_number;    /* version 7: the number the next sample line should have */
     bool number_known;       /* a numbered line read since the decoder began */
     bool number_may_restart; /* an announce since it: the firmware may have started again at 0 */
     uint64_t doubtful_mark;  /* lines counted malformed or not read, as of the last numbered line */
