@@ -705,9 +705,9 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
          in->format == DETECT_ITM && in->tpiu.stats.frames == 0 ? " (TPIU frames read as ITM? try -f tpiu)" : "");
     loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
-    loss(&l, i->hunted - (trace_ok ? i->hunted_before_sync : 0), "%llu bytes skipped looking for ITM sync%s",
-         (unsigned long long)(i->hunted - (trace_ok ? i->hunted_before_sync : 0)), i->syncs ? " (after a packet that did not "
-         "decode)" : "");
+    uint64_t hunted = i->hunted - (trace_ok ? i->hunted_before_sync : 0); /* (those before the first: joining's) */
+    loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
+         trace_ok ? " (after a packet that did not decode)" : "");
     const struct tpiu_stats *f = &in->tpiu.stats;
     if (f->other_ids) {
         char ids[120];
