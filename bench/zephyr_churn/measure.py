@@ -122,7 +122,7 @@ def run_row(build, out, row):
     # a creation: the create and the rename hooks, and what they call in the library (the tag
     # cache's look, the park and its return; main's pool: the name's hash and copy)
     naming = ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
-              "cmprof_stream_task_later", "name_thread", "move_entry", "unpark", "learn_offset", "kept_name",
+              "cmprof_stream_task_later", "name_thread", "move_entry", "block_renamed", "learn_offset", "kept_name",
               "same_name", "cmprof_tasks_register", "supersede", "cmprof_tasks_find")
     made = calls.get("__wrap_sys_trace_thread_name_set", 0)
     hooks = ["create + rename %d x %.1f" % (made, hook_cost(naming, counts, syms) / max(made, 1))]
