@@ -27,7 +27,7 @@
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)(void);
-#if !CMPROF_TAG_NAMES
+#if !CMPROF_TAG_NAMES && !defined(CONFIG_CMPROF_ABORT_HOOK)
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)(void);
 #endif
@@ -162,9 +162,22 @@ static void forget_thread(struct k_thread *thread)
 
 #endif
 
-#if !CMPROF_TAG_NAMES
-/* A thread that ends itself is seen here too: it leaves the CPU dead. (The stream's tick needs no
- * word of it, nor of a switch out at all: the module wraps this trace point for a dump only.) */
+#if !CMPROF_TAG_NAMES && defined(CONFIG_CMPROF_ABORT_HOOK)
+/* Zephyr 4.3's k_thread_abort reaches no trace point (sys_trace_thread_abort is never called), so a
+ * dump's table would keep every aborted thread's slot: with threads made in new blocks, it fills and
+ * the later threads go unnamed. The kernel's own abort hook (CONFIG_THREAD_ABORT_HOOK, which the
+ * module selects for a dump: zephyr/Kconfig) sees every thread that dies, aborted or returned from
+ * its entry, under the scheduler's lock; its slot then goes to a new thread once no fresh slot is
+ * left, the longest-dead first. */
+void thread_abort_hook(struct k_thread *thread);
+void thread_abort_hook(struct k_thread *thread)
+{
+    forget_thread(thread);
+}
+#elif !CMPROF_TAG_NAMES
+/* Without the kernel's abort hook (CMSIS-RTOS v1 defines it): a thread that ends itself is seen
+ * here, as it leaves the CPU dead (an aborted one is not). (The stream's tick needs no word of it,
+ * nor of a switch out at all: the module wraps this trace point for a dump only.) */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
     struct k_thread *thread = _current;
