@@ -31,7 +31,7 @@ __attribute__((unused)) static int counting_strncmp(const char *a, const char *b
 #include <stdio.h>
 #include <string.h>
 
-struct k_thread *standin_current;
+struct z_kernel _kernel; /* its cpus[0].current: the running thread, and cmprof's tag (Makefile) */
 int standin_lock_depth;
 
 static char out[1 << 20];
@@ -85,7 +85,7 @@ void __real_sys_trace_k_thread_switched_out(void)
 #define sys_trace_thread_create_user __wrap_sys_trace_thread_create
 #define sys_trace_thread_name_set_user __wrap_sys_trace_thread_name_set
 #define sys_trace_thread_abort_user __wrap_sys_trace_thread_abort
-#define sys_trace_thread_switched_in_user __wrap_sys_trace_k_thread_switched_in
+#define sys_trace_thread_switched_in_user __real_sys_trace_k_thread_switched_in /* (cmprof wraps no switch) */
 #if CMPROF_TAG_NAMES /* the module's stream wraps no switch out (zephyr/CMakeLists.txt) */
 #define sys_trace_thread_switched_out_user __real_sys_trace_k_thread_switched_out
 #else

@@ -119,7 +119,7 @@ void sys_trace_thread_create_user(struct k_thread *t) { (void)t; app_creates++; 
 KERNEL_C = r"""
 #include <stdio.h>
 #include <tracing_user.h>
-struct k_thread *standin_current;
+struct z_kernel _kernel;
 int standin_lock_depth;
 extern void *volatile cmprof_current_task;
 extern int app_switches, app_creates;
@@ -146,9 +146,12 @@ int main(void)
 
 
 def module_link_options():
-    """The linker options zephyr/CMakeLists.txt gives the application (zephyr_ld_options)."""
+    """The linker options zephyr/CMakeLists.txt gives the application (zephyr_ld_options), with the
+    values its set() gives."""
     text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
-    opts = re.findall(r"zephyr_ld_options\(([^)$]*)\)", text)
+    for name, value in re.findall(r"^\s*set\((\w+) (\w+)\)", text, re.M):
+        text = text.replace("${%s}" % name, value)
+    opts = re.findall(r"zephyr_ld_options\(([^)$]*)\)", text) + re.findall(r"zephyr_link_libraries\((-Wl,[^)$]*)\)", text)
     for names, body in re.findall(r"foreach\(\w+((?:\s+\w+)+)\s*\)(.*?)endforeach", text, re.S):
         for template in re.findall(r"zephyr_ld_options\(([^)]*)\)", body):
             opts += [re.sub(r"\$\{\w+\}", n, template) for n in names.split()]
@@ -175,8 +178,13 @@ def chain():
     if r.returncode:
         return
     out = run([exe]).stdout.strip()
-    check("Zephyr: the application's hooks run beside cmprof's, which tags each thread switched in",
+    check("Zephyr: the application's hooks run beside cmprof's, and cmprof's tag is the thread switched in",
           out == "app_switches=4 app_creates=2 tag_right=4", out)
+    opts = module_link_options()
+    check("Zephyr: no cmprof hook at a context switch: the tag is the kernel's _kernel.cpus[0].current, linked as "
+          "cmprof_current_task (a wrapped switch-in cost 5 instructions a switch, 16 a sample in bench/zephyr_churn)",
+          not any("switched_in" in o for o in opts) and "-Wl,--defsym=cmprof_current_task=_kernel+8" in opts,
+          " ".join(opts))
 
 
 # ---- include -----------------------------------------------------------------------------------
@@ -211,10 +219,9 @@ DUMP_MAIN = r"""
 #include <string.h>
 #include <tracing_user.h>
 #include "cmprof.h"
-struct k_thread *standin_current;
+struct z_kernel _kernel;
 int standin_lock_depth;
 void __wrap_sys_trace_thread_create(struct k_thread *t);
-void __wrap_sys_trace_k_thread_switched_in(void);
 void __real_sys_trace_thread_create(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_name_set(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_abort(struct k_thread *t) { (void)t; }
@@ -229,8 +236,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         strcpy(t[i].name, names[i]);
         __wrap_sys_trace_thread_create(&t[i]);
-        standin_current = &t[i];
-        __wrap_sys_trace_k_thread_switched_in();
+        standin_current = &t[i]; /* (the kernel's switch; cmprof reads it) */
         cmprof_tick_frame(0x1000u + 16u * (unsigned)i, 0u);
         cmprof_tick_frame(0x1002u + 16u * (unsigned)i, 0u);
     }
@@ -249,11 +255,10 @@ DUMP_CHURN_MAIN = r"""
 #include <string.h>
 #include <tracing_user.h>
 #include "cmprof.h"
-struct k_thread *standin_current;
+struct z_kernel _kernel;
 int standin_lock_depth;
 void __wrap_sys_trace_thread_create(struct k_thread *t);
 void __wrap_sys_trace_thread_name_set(struct k_thread *t);
-void __wrap_sys_trace_k_thread_switched_in(void);
 void thread_abort_hook(struct k_thread *thread);
 void __real_sys_trace_thread_create(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_name_set(struct k_thread *t) { (void)t; }
@@ -267,8 +272,7 @@ static void run(struct k_thread *t, const char *name, unsigned samples)
     __wrap_sys_trace_thread_create(t);
     strcpy(t->name, name);
     __wrap_sys_trace_thread_name_set(t);
-    standin_current = t;
-    __wrap_sys_trace_k_thread_switched_in();
+    standin_current = t; /* (the kernel's switch; cmprof reads it) */
     for (unsigned k = 0; k < samples; k++)
         cmprof_tick_frame(0x1000u + 2u * k, 0u);
 }
@@ -311,7 +315,7 @@ def dump_build(name, text, extra):
     r = run(["cc", "-o", exe, "-I" + FW, "-I" + STANDIN, "-include", os.path.join(HERE, "fake_regs.h"),
              os.path.join(HERE, "fake_regs.c"), "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_SYSTICK",
              "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_RING_N=64", "-DCMPROF_STREAM_NAMES_KEPT=1"]
-            + extra + WARN + srcs + [main])
+            + extra + [o for o in module_link_options() if "defsym" in o] + WARN + srcs + [main])
     return (run([exe]).stdout.splitlines(), "") if r.returncode == 0 else (None, first_error(r))
 
 
