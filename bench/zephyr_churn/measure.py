@@ -7,6 +7,11 @@ share of the stream's bytes (scenarios/scen_check.py's stream_bytes), the librar
 sample (every function of libcmprof.a, from the link map) and the biggest of them.
 
   measure.py BUILD_DIR OUT_DIR [ROW ...]      rows: none, 100d, 100u, 1000d, 1000u (default: all)
+
+Needs pyelftools (Debian's /usr/bin/python3 has it: run the script with it where python3 is another
+interpreter), build/cmprof-top (make) and build/truth.so (scenarios/scen.py builds it, or: cc -std=c11
+-D_POSIX_C_SOURCE=200809L -O2 -fPIC -shared -o build/truth.so scenarios/truth/truth.c). The build:
+docs/performance.md's Zephyr rows give the cmake line.
 """
 import os
 import re
@@ -146,6 +151,9 @@ def run_row(build, out, row):
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
+    for need in ("truth.so", "cmprof-top"):
+        if not os.path.exists(os.path.join(ROOT, "build", need)):
+            raise SystemExit("measure.py: no build/%s in %s (see the usage below)\n%s" % (need, ROOT, __doc__))
     for row in sys.argv[3:] or list(ROWS):
         run_row(sys.argv[1], sys.argv[2], row)
 
