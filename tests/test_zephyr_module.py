@@ -214,7 +214,8 @@ def include():
 
 # ---- dump --------------------------------------------------------------------------------------
 
-DUMP_MAIN = r"""
+# what both dump programs begin with: the kernel's state, cmprof's hooks, the rest of the trace points
+DUMP_PRELUDE = r"""
 #include <stdio.h>
 #include <string.h>
 #include <tracing_user.h>
@@ -222,12 +223,15 @@ DUMP_MAIN = r"""
 struct z_kernel _kernel;
 int standin_lock_depth;
 void __wrap_sys_trace_thread_create(struct k_thread *t);
+void __wrap_sys_trace_thread_name_set(struct k_thread *t);
+void thread_abort_hook(struct k_thread *thread);
 void __real_sys_trace_thread_create(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_name_set(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_abort(struct k_thread *t) { (void)t; }
-void __real_sys_trace_k_thread_switched_in(void) {}
 void __real_sys_trace_k_thread_switched_out(void) {}
 static void out(char c) { putchar(c); }
+"""
+DUMP_MAIN = DUMP_PRELUDE + r"""
 int main(void)
 {
     static struct k_thread t[3];
@@ -248,24 +252,9 @@ int main(void)
 
 # Threads made in new blocks and aborted by another (a worker pool on the heap): 40 of them, then
 # 3 that stay, with 8 slots. Zephyr 4.3's k_thread_abort reaches no trace point, only the kernel's
-# thread_abort_hook (CONFIG_THREAD_ABORT_HOOK, which the module selects for a dump): called as the
-# kernel calls it, under the stand-in's lock count.
-DUMP_CHURN_MAIN = r"""
-#include <stdio.h>
-#include <string.h>
-#include <tracing_user.h>
-#include "cmprof.h"
-struct z_kernel _kernel;
-int standin_lock_depth;
-void __wrap_sys_trace_thread_create(struct k_thread *t);
-void __wrap_sys_trace_thread_name_set(struct k_thread *t);
-void thread_abort_hook(struct k_thread *thread);
-void __real_sys_trace_thread_create(struct k_thread *t) { (void)t; }
-void __real_sys_trace_thread_name_set(struct k_thread *t) { (void)t; }
-void __real_sys_trace_thread_abort(struct k_thread *t) { (void)t; }
-void __real_sys_trace_k_thread_switched_in(void) {}
-void __real_sys_trace_k_thread_switched_out(void) {}
-static void out(char c) { putchar(c); }
+# thread_abort_hook (CONFIG_THREAD_ABORT_HOOK, which the module selects for a dump), called here as
+# the kernel calls it, for each.
+DUMP_CHURN_MAIN = DUMP_PRELUDE + r"""
 static void run(struct k_thread *t, const char *name, unsigned samples)
 {
     t->name[0] = '\0';
