@@ -36,6 +36,11 @@ uint32_t cmprof_tasks_chars(uint32_t i)
 #else
 #define PROBE_STEP() ((void)0)
 #endif
+#ifdef CMPROF_MOVE_PROBE /* ... and the hooks' moves of a cache entry out of line (move_entry) */
+#define MOVE_STEP() ((void)CMPROF_MOVE_PROBE++)
+#else
+#define MOVE_STEP() ((void)0)
+#endif
 
 /* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash (at most half full, so a few steps). */
 uint32_t cmprof_tasks_find(uint32_t tag)
@@ -694,6 +699,7 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
  * evicted it, since the look. */
 __attribute__((noinline)) static void move_entry(struct cmprof_tasks_way *w, uint32_t from, uint32_t to, uint32_t word)
 {
+    MOVE_STEP();
     uint32_t mask = irq_off();
     struct cmprof_tasks_way *e = w[0].key == from ? &w[0] : w[1].key == from ? &w[1] : NULL;
     if (e) {
