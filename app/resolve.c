@@ -180,47 +180,47 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
     }
 }
 
-/* An answer whole, its address line and its frames: the room for all of it asked for once, where
- * each frame asked again (the usual case: names as kept, their lengths known); else in pieces. */
+/* An answer whole, its address line and its frames, in one pass: each frame checked against the
+ * room the buffer has (its end, or TEXT_SPILL) as it is written, where a first pass summed the
+ * frames' lengths; the usual case (names as kept, their lengths known). Else, or when the room
+ * runs out, the answer is written again in pieces (print_frames asks for room frame by frame). */
 static void print_answer(struct text *b, struct sym_table *t, uint32_t addr, const struct sym_location *loc)
 {
-    size_t need = 11;
     uint32_t n = loc && loc->known && !demangle ? loc->n_frames : 0, discriminator = n ? loc->discriminator : 0;
     size_t around = 3 + 10 + (discriminator ? 16 + 10 + 1 : 0);
-    for (uint32_t i = 0; i < n; i++) {
-        const struct sym_frame *f = sym_frame_at(loc, i);
-        if (!f->function_len || !f->file_len) {
-            n = 0;
-            break;
+    size_t limit = b->cap < TEXT_SPILL ? b->cap : TEXT_SPILL;
+    if (n && b->len + 11 <= limit) {
+        char *p = addr_line(b->p + b->len, addr), *end = b->p + limit;
+        uint32_t i = 0;
+        for (; i < n; i++) {
+            const struct sym_frame *f = sym_frame_at(loc, i);
+            size_t fn_len = f->function_len, file_len = f->file_len;
+            if (!fn_len || !file_len || (size_t)(end - p) < fn_len + file_len + around)
+                break;
+            memcpy(p, f->function, fn_len);
+            p += fn_len;
+            *p++ = '\n';
+            memcpy(p, f->file, file_len);
+            p += file_len;
+            *p++ = ':';
+            if (f->line)
+                p = write_uint(p, f->line);
+            else
+                *p++ = '?';
+            if (discriminator) {
+                memcpy(p, " (discriminator ", 16);
+                p = write_uint(p + 16, discriminator);
+                *p++ = ')';
+            }
+            *p++ = '\n';
         }
-        need += f->function_len + f->file_len + around;
-    }
-    if (!n || !room_now(b, need)) {
-        print_addr(b, addr);
-        print_frames(b, t, loc);
-        return;
-    }
-    char *p = addr_line(b->p + b->len, addr);
-    for (uint32_t i = 0; i < n; i++) {
-        const struct sym_frame *f = sym_frame_at(loc, i);
-        memcpy(p, f->function, f->function_len);
-        p += f->function_len;
-        *p++ = '\n';
-        memcpy(p, f->file, f->file_len);
-        p += f->file_len;
-        *p++ = ':';
-        if (f->line)
-            p = write_uint(p, f->line);
-        else
-            *p++ = '?';
-        if (discriminator) {
-            memcpy(p, " (discriminator ", 16);
-            p = write_uint(p + 16, discriminator);
-            *p++ = ')';
+        if (i == n) {
+            b->len = (size_t)(p - b->p);
+            return;
         }
-        *p++ = '\n';
     }
-    b->len = (size_t)(p - b->p);
+    print_addr(b, addr); /* (what was written above is written over) */
+    print_frames(b, t, loc);
 }
 
 static void flush_text(struct text *b, FILE *out)
