@@ -704,8 +704,10 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     demangle = demangle_names;
     char msg[512];
     sym_set_symbol_names(0); /* addr2line names DWARF's functions: the ELF's names only if an answer needs them */
+    sym_set_mapped_reads(1); /* (the process ends with the answers) */
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
     sym_set_symbol_names(1);
+    sym_set_mapped_reads(0);
     if (!t) {
         fprintf(err, "cmprof-top: %s\n", msg);
         return EXIT_ERROR;
