@@ -127,8 +127,10 @@ bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
     if (have < sizeof hdr)
         return false;
     const struct lazy_section *l = &d->lazy->s[SEC_INFO];
-    if (l->buf) { /* a few bytes from the file: no page of the section's buffer is filled for them */
-        if (pread(d->fd, hdr, sizeof hdr, (off_t)(l->file_off + off)) != (ssize_t)sizeof hdr)
+    if (l->buf || d->map) { /* a few bytes from the file: no page of the section's buffer is filled for
+                             * them, nor is a mapped one faulted in (with 64 KB around it) */
+        uint64_t at = l->buf ? l->file_off : (uint64_t)(d->sec[SEC_INFO] - d->map);
+        if (pread(d->fd, hdr, sizeof hdr, (off_t)(at + off)) != (ssize_t)sizeof hdr)
             return false;
     } else {
         memcpy(hdr, d->sec[SEC_INFO] + off, sizeof hdr);
