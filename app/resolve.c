@@ -137,6 +137,30 @@ static void print_addr(struct text *b, uint32_t addr)
         b->len = (size_t)(addr_line(b->p + b->len, addr) - b->p);
 }
 
+/* One frame at p, "name\nfile:line[ (discriminator N)]\n" (addr2line repeats the discriminator on
+ * every frame); returns its end. The room was checked: the two names and `around` more. */
+static inline char *frame_text(char *p, const char *fn, size_t fn_len, const char *file, size_t file_len, uint32_t line,
+                               uint32_t discriminator)
+{
+    memcpy(p, fn, fn_len);
+    p += fn_len;
+    *p++ = '\n';
+    memcpy(p, file, file_len);
+    p += file_len;
+    *p++ = ':';
+    if (line)
+        p = write_uint(p, line);
+    else
+        *p++ = '?';
+    if (discriminator) {
+        memcpy(p, " (discriminator ", 16);
+        p = write_uint(p + 16, discriminator);
+        *p++ = ')';
+    }
+    *p++ = '\n';
+    return p;
+}
+
 /* The frames of an answer, under its address line: each copied in a few pieces, with no call per
  * separator or digit. */
 static void print_frames(struct text *b, struct sym_table *t, const struct sym_location *loc)
@@ -160,24 +184,7 @@ static void print_frames(struct text *b, struct sym_table *t, const struct sym_l
         size_t file_n = f->file_len ? f->file_len : strlen(f->file);
         if (!room_now(b, fn_len + file_n + around))
             return;
-        char *p = b->p + b->len;
-        memcpy(p, fn, fn_len);
-        p += fn_len;
-        *p++ = '\n';
-        memcpy(p, f->file, file_n);
-        p += file_n;
-        *p++ = ':';
-        if (f->line)
-            p = write_uint(p, f->line);
-        else
-            *p++ = '?';
-        if (discriminator) { /* addr2line repeats it on every frame */
-            memcpy(p, " (discriminator ", 16);
-            p = write_uint(p + 16, discriminator);
-            *p++ = ')';
-        }
-        *p++ = '\n';
-        b->len = (size_t)(p - b->p);
+        b->len = (size_t)(frame_text(b->p + b->len, fn, fn_len, f->file, file_n, f->line, discriminator) - b->p);
     }
 }
 
@@ -198,22 +205,7 @@ static void print_answer(struct text *b, struct sym_table *t, uint32_t addr, con
             size_t fn_len = f->function_len, file_len = f->file_len;
             if (!fn_len || !file_len || (size_t)(end - p) < fn_len + file_len + around)
                 break;
-            memcpy(p, f->function, fn_len);
-            p += fn_len;
-            *p++ = '\n';
-            memcpy(p, f->file, file_len);
-            p += file_len;
-            *p++ = ':';
-            if (f->line)
-                p = write_uint(p, f->line);
-            else
-                *p++ = '?';
-            if (discriminator) {
-                memcpy(p, " (discriminator ", 16);
-                p = write_uint(p + 16, discriminator);
-                *p++ = ')';
-            }
-            *p++ = '\n';
+            p = frame_text(p, f->function, fn_len, f->file, file_len, f->line, discriminator);
         }
         if (i == n) {
             b->len = (size_t)(p - b->p);
