@@ -23,6 +23,13 @@ void sym_set_symbol_names(int on)
     symbol_names = on != 0;
 }
 
+static bool mapped_reads = false;
+
+void sym_set_mapped_reads(int on)
+{
+    mapped_reads = on != 0;
+}
+
 static bool fast_reader = true;
 
 void sym_set_fast_reader(int on)
@@ -50,7 +57,7 @@ static bool index_in_process(struct sym_table *t, const char *path)
  * for the units it leaves): t->load->src.raw and its index, else t->load->src.raw stays NULL. */
 static void index_fast(struct sym_table *t, const char *path)
 {
-    if (!(t->load->src.raw = raw_open(path)))
+    if (!(t->load->src.raw = mapped_reads ? raw_open_mapped(path) : raw_open(path)))
         return;
     struct sym_stage ix = {0};
     if (raw_index(t->load->src.raw, t->sections.v, t->sections.n, &ix, &t->strings)) {

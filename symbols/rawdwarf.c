@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,8 +127,10 @@ bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
     if (have < sizeof hdr)
         return false;
     const struct lazy_section *l = &d->lazy->s[SEC_INFO];
-    if (l->buf) { /* a few bytes from the file: no page of the section's buffer is filled for them */
-        if (pread(d->fd, hdr, sizeof hdr, (off_t)(l->file_off + off)) != (ssize_t)sizeof hdr)
+    if (l->buf || d->map) { /* a few bytes from the file: no page of the section's buffer is filled for
+                             * them, nor is a mapped one faulted in (with 64 KB around it) */
+        uint64_t at = l->buf ? l->file_off : (uint64_t)(d->sec[SEC_INFO] - d->map);
+        if (pread(d->fd, hdr, sizeof hdr, (off_t)(at + off)) != (ssize_t)sizeof hdr)
             return false;
     } else {
         memcpy(hdr, d->sec[SEC_INFO] + off, sizeof hdr);
@@ -141,7 +144,29 @@ bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
     return true;
 }
 
+static struct raw_dwarf *open_as(const char *path, bool mapped);
+
 struct raw_dwarf *raw_open(const char *path)
+{
+    return open_as(path, false);
+}
+
+struct raw_dwarf *raw_open_mapped(const char *path)
+{
+    return open_as(path, true);
+}
+
+/* Section k at sh as the mapping's bytes (a section libelf need not read, nor raw_need). */
+static bool map_keep(struct raw_dwarf *d, int k, const GElf_Shdr *sh)
+{
+    if (sh->sh_offset > d->map_len || sh->sh_size > d->map_len - sh->sh_offset)
+        return false;
+    d->sec[k] = d->map + sh->sh_offset;
+    d->len[k] = (size_t)sh->sh_size;
+    return true;
+}
+
+static struct raw_dwarf *open_as(const char *path, bool mapped)
 {
     struct raw_dwarf *d = calloc(1, sizeof *d);
     struct raw_lazy *lazy = d ? calloc(1, sizeof *lazy) : NULL;
@@ -162,12 +187,21 @@ struct raw_dwarf *raw_open(const char *path)
               elf_getshdrstrndx(d->elf, &shstrndx) == 0;
     struct stat st;
     ok = ok && fstat(d->fd, &st) == 0;
+    if (ok && mapped && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, d->fd, 0);
+        d->map = m != MAP_FAILED ? m : NULL; /* (else read as without) */
+        d->map_len = d->map ? (size_t)st.st_size : 0;
+    }
     for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn(d->elf, scn)) != NULL;) {
         GElf_Shdr sh;
         const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(d->elf, shstrndx, sh.sh_name) : NULL;
         for (int k = 0; name && k < SEC_COUNT; k++) {
             if (strcmp(name, section_names[k]) != 0 || sh.sh_type == SHT_NOBITS || d->sec[k])
                 continue;
+            if (d->map && !(sh.sh_flags & SHF_COMPRESSED)) {
+                ok = map_keep(d, k, &sh);
+                break;
+            }
             if (lazy_kind(k) && !(sh.sh_flags & SHF_COMPRESSED)) {
                 ok = sh.sh_offset <= (uint64_t)st.st_size && sh.sh_size <= (uint64_t)st.st_size - sh.sh_offset &&
                      lazy_keep(d, k, &sh);
@@ -199,6 +233,8 @@ void raw_close(struct raw_dwarf *d)
         elf_end(d->elf);
     if (d->fd >= 0)
         close(d->fd);
+    if (d->map)
+        munmap((void *)d->map, d->map_len);
     for (int k = 0; k < SEC_COUNT; k++) {
         free(d->lazy->s[k].buf);
         free((void *)d->lazy->s[k].have);

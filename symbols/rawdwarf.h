@@ -19,6 +19,8 @@ struct raw_dwarf {
     const uint8_t *sec[SEC_COUNT]; /* the whole section's address; .debug_info and .debug_line */
     size_t len[SEC_COUNT];         /* fill in as raw_need asks for them */
     struct raw_lazy *lazy;
+    const uint8_t *map; /* the whole file, mapped (raw_open_mapped); NULL: sections read with pread */
+    size_t map_len;
 };
 
 /* Read bytes [off, off + len) of a section from the file, if not read yet (clamped to the

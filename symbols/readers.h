@@ -74,6 +74,10 @@ bool ldw_load_units(struct ldw_reader *r, struct sym_stage *stage, struct strpoo
  * goes to libdwarf. */
 struct raw_dwarf;
 struct raw_dwarf *raw_open(const char *path); /* NULL: libdwarf reads every unit */
+/* raw_open with the file mapped (read-only) in place of the sections' buffers: their bytes are the
+ * page cache's own pages, mapped 64 KB at a fault, never copied. Only for a process that ends soon
+ * after (--resolve): a file cut short while mapped faults the reader (SIGBUS), where pread fails. */
+struct raw_dwarf *raw_open_mapped(const char *path);
 void raw_close(struct raw_dwarf *d);
 /* The unit index, as ldw_index: each unit's ranges from its .debug_aranges set, else from its root
  * DIE; false when any unit without a set is not readable here (then libdwarf makes the index). A

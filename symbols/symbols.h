@@ -65,6 +65,13 @@ void sym_set_fast_reader(int on);
  * the whole symbol table at the open. */
 void sym_set_symbol_names(int on);
 
+/* 1: tables opened from now on map the ELF's DWARF sections (read-only) where they would copy them
+ * from the file with pread: their pages come from the page cache 64 KB at a fault, where each copied
+ * page was a fresh one. For a process that ends soon after (--resolve): a file cut short while a
+ * table is open would fault the process (SIGBUS) where reads only fail, so a view, which outlives
+ * rebuilds of its firmware, keeps 0 (the default). */
+void sym_set_mapped_reads(int on);
+
 /* A warning about missing symbols or DWARF ("" when none). */
 const char *sym_warning(const struct sym_table *t);
 

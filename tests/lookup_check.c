@@ -7,7 +7,9 @@
  * --resolve reads a stream; and every third halfword first, then all of them, so that dense runs
  * resume from answers found in an earlier batch. A table opened with its symbols' names left for
  * later (sym_set_symbol_names(0), as --resolve opens one) must give the same frames in shuffled
- * batches too (its answers name no `symbol`): its names are read once an answer needs one.
+ * batches too (its answers name no `symbol`): its names are read once an answer needs one; that
+ * table maps the file's DWARF (sym_set_mapped_reads(1)), as --resolve does, where the others read it
+ * with pread.
  *
  * Usage: lookup-check ELF...  One ok/FAIL line per ELF; exits non-zero on a difference. */
 #include "../symbols/symbols.h"
@@ -202,8 +204,10 @@ static int check_elf(const char *path)
     }
     if (!bad) { /* the names left for later: shuffled batches again, on a table opened so */
         sym_set_symbol_names(0);
+        sym_set_mapped_reads(1); /* (as --resolve opens it: its DWARF mapped, not read with pread) */
         struct sym_table *later = open_or_say(path);
         sym_set_symbol_names(1);
+        sym_set_mapped_reads(0);
         size_t half = 0; /* every second halfword first, then the others: batches as a stream brings them */
         for (size_t i = 0; i < n; i += 2)
             work[half++] = ascending[i];
@@ -214,7 +218,7 @@ static int check_elf(const char *path)
         for (size_t i = 0; later && !bad && i < n; i++) {
             const char *why = difference_but(sym_lookup(lone, work[i]), got[i], true);
             if (why || (got[i] && got[i]->symbol)) {
-                printf("FAIL lookup check %s (names later): 0x%08x: %s\n", path, work[i],
+                printf("FAIL lookup check %s (names later, mapped): 0x%08x: %s\n", path, work[i],
                        why ? why : "an answer names a symbol");
                 bad = 1;
             }
@@ -223,7 +227,7 @@ static int check_elf(const char *path)
         sym_close(later);
     }
     if (!bad)
-        printf("ok   lookup check %s: %zu halfwords, batches as lone lookups, names later too; a unit read %s\n", path, n,
+        printf("ok   lookup check %s: %zu halfwords, batches as lone lookups, names later and mapped too; a unit read %s\n", path, n,
                read_in_part(path, lo) ? "a function at a time" : "whole");
     free(ascending);
     free(work);
