@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,6 +697,27 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     return status | s.status;
 }
 
+/* The ELF's DWARF is mapped, not copied: a file cut short while the answers go on (rebuilt in place
+ * by `cp`, an editor) faults the next read of it. Said in one line, never a crash. */
+static char cut_short_line[600];
+
+static void on_cut_short(int sig)
+{
+    (void)sig;
+    ssize_t put = write(STDERR_FILENO, cut_short_line, strlen(cut_short_line));
+    (void)put;
+    _exit(EXIT_ERROR);
+}
+
+static void say_a_cut_short_elf(const char *elf)
+{
+    snprintf(cut_short_line, sizeof cut_short_line,
+             "cmprof-top: %s was cut short while it was read (rewritten in place?); no answer after this\n", elf);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_cut_short;
+    sigaction(SIGBUS, &sa, NULL);
+}
+
 int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE *in, FILE *out, FILE *err)
 {
     struct text text = {0};
@@ -709,6 +731,7 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     sym_set_symbol_names(0); /* addr2line names DWARF's functions: the ELF's names only if an answer needs them */
+    say_a_cut_short_elf(elf);
     sym_set_mapped_reads(1); /* (the process ends with the answers) */
     struct sym_table *t = sym_open(elf, msg, sizeof msg);
     sym_set_symbol_names(1);

@@ -383,6 +383,26 @@ def flat_stacks():
           "flat %s, stacked %s" % (flat, stacked))
 
 
+def resolve_elf_cut_short():
+    """--resolve maps the ELF's DWARF: a file cut short while answers go on (rewritten in place) is said
+    in one line with exit 1, never a SIGBUS."""
+    os.makedirs(TMP, exist_ok=True)
+    elf = os.path.join(TMP, "cut-short.elf")
+    shutil.copy(scen_path("tasks", "fw.elf"), elf)
+    syms = subprocess.run(["arm-none-eabi-nm", "-n", elf], capture_output=True, text=True).stdout.split()
+    funcs = [int(syms[i - 2], 16) for i in range(2, len(syms)) if syms[i - 1] in ("t", "T")]
+    p = subprocess.Popen([TOOL, "--resolve", elf], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    p.stdin.write("%x\n" % funcs[0])
+    p.stdin.flush()
+    first = [p.stdout.readline(), p.stdout.readline()]
+    os.truncate(elf, 0)
+    out, err = p.communicate("".join("%x\n" % a for a in funcs[1:]), timeout=30)
+    check("--resolve: an ELF cut short while read is said in one line, exit 1, no crash",
+          first[1].strip() != "" and p.returncode == 1 and err.count("\n") == 1 and "cut short" in err
+          and elf in err, "exit %d, %r" % (p.returncode, err[:200]))
+
+
 def readme_is_a_guide():
     """README is a user's guide (about 300 lines at most); the details live in docs/, and every
     local link of README and docs/ leads to a file that exists."""
@@ -611,6 +631,7 @@ def main():
     no_internal_items()
     readme_is_a_guide()
     flat_stacks()
+    resolve_elf_cut_short()
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
 
