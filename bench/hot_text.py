@@ -9,8 +9,9 @@ the ones it uses. Which pieces: those valgrind's lackey sees fetched or read in 
 (--batch on an ITM capture, --batch on a tagged text stream, --resolve, the live view in tmux with
 a few keys), mapped to their input sections by the link map. A piece left out costs only memory;
 the live view's pieces come first, then those the other runs add. The script is to be run again
-after large changes (about 5 minutes on a quiet machine):
-    make tool && bench/hot_text.py           (--native: lackey's last findings again, the native pass alone)"""
+after large changes (about 5 minutes on a quiet machine; --check says whether it is needed):
+    make tool && bench/hot_text.py           (--native: lackey's last findings again, the native pass alone;
+                                              --check: the pieces each run uses that the list lacks)"""
 import os
 import re
 import shlex
@@ -187,6 +188,37 @@ def native_pass(runs, groups, rounds=10):
     return rounds
 
 
+def check(runs):
+    """--check: the list against the code as it is now, nothing written. Each run natively, its page
+    faults outside the ordered section named (each maps up to 64 KB of cold image around a piece the
+    list lacks: functions added since the list was written, another CPU's string functions).
+    Returns how many pieces."""
+    ordered = os.path.join(B, "hot", "cmprof-top-ordered")
+    subprocess.run(["make", "-s", "-C", ROOT, os.path.relpath(ordered, ROOT)], check=True)
+    sections = input_sections(ordered + ".map")
+    lo, hi = hot_span(ordered + ".map")
+    missing = 0
+    for name, (cmd, kw) in zip(("live view", "--batch, ITM", "--batch, text", "--resolve"), runs):
+        faults = ordered + ".faults"
+        native_faults([ordered] + cmd, faults, **kw)
+        for entry in entries_of(sections, sorted(a for a in (int(ln, 16) for ln in open(faults))
+                                                 if not lo <= a < hi)):
+            print("%s: %s outside the list" % (name, entry.strip()))
+            missing += 1
+    print("%s: %s" % (os.path.relpath(OUT, ROOT), "%d pieces missing: run bench/hot_text.py" % missing
+                      if missing else "no run faults outside it"))
+    return missing
+
+
+def hot_span(map_path):
+    """The ordered output section's addresses in a link map."""
+    for ln in open(map_path):
+        m = re.match(r"^\.text\.hot\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)", ln)
+        if m:
+            return int(m.group(1), 16), int(m.group(1), 16) + int(m.group(2), 16)
+    raise RuntimeError("no .text.hot in " + map_path)
+
+
 def main():
     subprocess.run(["make", "-s", "-C", ROOT, os.path.join("build", "hot", "cmprof-top")], check=True)
     tool = os.path.join(B, "hot", "cmprof-top")
@@ -203,6 +235,12 @@ def main():
         open(tagged, "w").write(open(os.path.join(st, "uart.txt")).read()[:20000])
         addrs = os.path.join(tmp, "addrs.txt")
         open(addrs, "w").write("".join("%x\n" % pc for pc in sorted(set(pcs))[:50]))
+        runs = [([cap, os.path.join(lj, "fw.elf")], {"live": True}),
+                (["--batch", cap, os.path.join(lj, "fw.elf")], {}),
+                (["--batch", tagged, os.path.join(st, "fw.elf")], {}),
+                (["--resolve", os.path.join(lj, "fw.elf")], {"stdin": addrs})]
+        if "--check" in sys.argv[1:]:
+            sys.exit(1 if check(runs) else 0)
         if "--native" not in sys.argv[1:]:
             for t in touched:
                 open(t, "w").close()
@@ -216,10 +254,6 @@ def main():
         print("%s: %s input sections touched under lackey (%s pieces of 16 bytes)"
               % (os.path.relpath(OUT, ROOT), ", ".join("%d %s" % (n, k) for k, n in counts.items()),
                  ", ".join(str(len(open(t).read().split())) for t in touched)))
-        runs = [([cap, os.path.join(lj, "fw.elf")], {"live": True}),
-                (["--batch", cap, os.path.join(lj, "fw.elf")], {}),
-                (["--batch", tagged, os.path.join(st, "fw.elf")], {}),
-                (["--resolve", os.path.join(lj, "fw.elf")], {"stdin": addrs})]
         if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
             print("perf not found: no native pass (code that runs only outside valgrind stays out of the list)")
             return
