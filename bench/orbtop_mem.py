@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Peak memory of orbtop and of cmprof-top on the same ITM capture: orbtop (built from its sources,
-Debian has no package) reading the file, cmprof-top's live view reading it in a terminal (tmux) and
---batch. Neither live view ends at the end of a file: each one's own peak resident set (VmHWM) is
-read once it has read the whole capture and its CPU time has stood still for a second, then it is
-ended. --batch's peak is GNU time's. orbtop's objdump child (its disassembly and line table) is
-given apart: it is part of what orbtop costs, but not of its own resident set.
+Debian has no package) reading the file, cmprof-top's live view reading it in a terminal (tmux) of
+80x24 and of 120x30, and --batch. Neither live view ends at the end of a file: orbtop's own peak
+resident set (VmHWM) is read 1.5 s after it decoded the whole capture (bench/orbtop_time.py: it
+spins at a file's end, so its CPU time never stands still), the live view's once it has read the
+whole capture and its CPU time has stood still for a second; then each is ended. --batch's peak is
+GNU time's. orbtop's objdump child (its disassembly and line table) is not counted: it is part of
+what orbtop costs, but not of its own resident set.
     bench/orbtop_mem.py ORBTOP CAPTURE.itm ELF [ROUNDS]"""
 import os
 import re
@@ -17,6 +19,7 @@ ROOT = os.path.dirname(HERE)
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 sys.path.insert(0, HERE)
 import interleave  # noqa: E402
+import orbtop_time  # noqa: E402
 
 
 def status_kb(pid, key):
@@ -64,32 +67,15 @@ def settled_peak(pid, size, limit=120.0):
     return status_kb(pid, "VmHWM")
 
 
-def orbtop_peak(orbtop, cap, elf):
-    """(orbtop's own VmHWM, its objdump child's largest VmHWM seen), KB."""
-    p = subprocess.Popen([orbtop, "-M", "-p", "ITM", "-f", cap, "-e", elf], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    child = 0
-    t0 = time.time()
-    while p.poll() is None and time.time() - t0 < 60 and read_bytes(p.pid) < os.path.getsize(cap):
-        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
-        for k in kids:
-            child = max(child, status_kb(int(k), "VmHWM"))
-        time.sleep(0.02)
-    own = settled_peak(p.pid, os.path.getsize(cap))
-    p.kill()
-    p.wait()
-    return own, child
-
-
 def tmux(*args):
     return subprocess.run(["tmux"] + list(args), capture_output=True, text=True)
 
 
-def live_peak(cap, elf):
-    """cmprof-top's live view on the capture in a 120x30 tmux pane: VmHWM at 'end of file'."""
+def live_peak(cap, elf, size=(120, 30)):
+    """cmprof-top's live view on the capture in a tmux pane of size (columns, rows): VmHWM at 'end of file'."""
     s = "bench-orbmem-%d" % os.getpid()
     tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "exec %s %s %s" % (TOOL, cap, elf))
+    tmux("new-session", "-d", "-s", s, "-x", str(size[0]), "-y", str(size[1]), "exec %s %s %s" % (TOOL, cap, elf))
     pid = int(tmux("list-panes", "-t", s, "-F", "#{pane_pid}").stdout.strip())
     t0 = time.time()
     while time.time() - t0 < 120 and "end of file" not in tmux("capture-pane", "-p", "-t", s).stdout:
@@ -119,21 +105,19 @@ def main(argv):
         sys.exit(__doc__)
     orbtop, cap, elf = argv[:3]
     rounds = int(argv[3]) if len(argv) > 3 else 3
-    runs = interleave.rounds({"orbtop": lambda: orbtop_peak(orbtop, cap, elf),
-                              "live": lambda: live_peak(cap, elf),
+    runs = interleave.rounds({"orbtop": lambda: orbtop_time.orbtop_peak(orbtop, cap, elf),
+                              "live 80x24": lambda: live_peak(cap, elf, (80, 24)),
+                              "live 120x30": lambda: live_peak(cap, elf),
                               "batch": lambda: batch_peak(cap, elf)}, rounds)
-    own = [o for o, _ in runs["orbtop"]]
-    child = [c for _, c in runs["orbtop"]]
-    print("capture %s (%.1f MB), ELF %s; %d rounds of the three in turn, medians of the peaks:"
+    own = runs["orbtop"]
+    print("capture %s (%.1f MB), ELF %s; %d rounds of the four in turn, medians of the peaks:"
           % (os.path.basename(cap), os.path.getsize(cap) / 1e6, os.path.basename(elf), rounds))
-    print("  orbtop (its own VmHWM)      %.2f MB %s  (its objdump child: %.1f MB)"
-          % (interleave.median(own) / 1024, mb_range(own), interleave.median(child) / 1024))
-    print("  cmprof-top live view        %.2f MB %s  (VmHWM at end of file; / orbtop: %s)"
-          % (interleave.median(runs["live"]) / 1024, mb_range(runs["live"]),
-             interleave.spread(interleave.ratios(runs["live"], own), "%.2f", "x")))
-    print("  cmprof-top --batch          %.2f MB %s  (GNU time; / orbtop: %s)"
-          % (interleave.median(runs["batch"]) / 1024, mb_range(runs["batch"]),
-             interleave.spread(interleave.ratios(runs["batch"], own), "%.2f", "x")))
+    print("  orbtop (its own VmHWM)       %.2f MB %s" % (interleave.median(own) / 1024, mb_range(own)))
+    for name, label in (("live 80x24", "live view, 80x24"), ("live 120x30", "live view, 120x30"),
+                        ("batch", "--batch (GNU time)")):
+        print("  cmprof-top %-18s %.2f MB %s  / orbtop: %s"
+              % (label, interleave.median(runs[name]) / 1024, mb_range(runs[name]),
+                 interleave.spread(interleave.ratios(runs[name], own), "%.2f", "x")))
 
 
 def mb_range(kb):

@@ -64,7 +64,7 @@ def orbtop_seconds(orbtop, cap, elf):
 def orbtop_peak(orbtop, cap, elf):
     """orbtop's own peak resident set (VmHWM, KB) once it has decoded the whole capture and then
     run 1.5 s more (its report is built every second: the peak of one after the last byte is in).
-    orbtop_mem.py's wait for its CPU time to stand still never ends with orbtop, which spins at a
+    A wait for its CPU time to stand still (the live view's) never ends with orbtop, which spins at a
     file's end, and took its 120 s limit every run."""
     def settle(pid, _):
         time.sleep(1.5)
