@@ -134,6 +134,36 @@ static uint8_t host_block_tag[MAX_TASKS];
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
 #endif
 
+#if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
+/* Wire indexes in first-sample order. The hooks give a task its slot when it is created, in
+ * creation order (FreeRTOS's full demo creates about 84 tasks before it runs); its samples would
+ * carry that slot's index, and past the 37th most of them take 2 characters. A slot's index on the
+ * wire is given instead the first time its name goes out (names go by need: with its first sample
+ * sent), so the tasks sampled first, the busy ones, take the 1-character indexes (the tick does
+ * the same with CMPROF_TAG_NAMES). A slot keeps its wire index for good (its next tasks use it, as
+ * they used the slot's): a permutation of the slots, no pool to free, and the host sees only
+ * indexes. 1 + the index, 0: none yet. */
+static cmprof_hash_slot_t wire_of[MAX_TASKS];
+static uint32_t wire_next;
+
+static uint32_t wire_index(uint32_t i)
+{
+    if (!wire_of[i])
+        wire_of[i] = (cmprof_hash_slot_t)++wire_next;
+    return wire_of[i] - 1u;
+}
+
+/* Slot i's name goes out now (cmprof_tasks_clear gave it the slot's chars): its samples carry its
+ * wire index from here on. */
+static void wire_chars(uint32_t i)
+{
+    cmprof_tasks.ixc[i] = cmprof_tasks_chars(wire_index(i));
+}
+#else
+#define wire_index(i) (i) /* CMPROF_TAG_NAMES: the tick gives indexes at first samples already */
+#define wire_chars(i) ((void)(i))
+#endif
+
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
@@ -465,15 +495,22 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
     uint32_t i = cmprof_tasks_register(tag, name);
     if (i != NO_SLOT) {
         cmprof_tasks_clear(i, UNSENT | OWED); /* this name supersedes it, sent now */
+        wire_chars(i);
         send_task(putc, i);
     }
 }
 
-/* A task index: one character below 62, else '+' and two more; NO_SLOT is '/'. */
+/* Slot i's index on the wire (its wire index): one character below 62, else '+' and two more; NO_SLOT is
+ * '/'. */
 __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n, uint32_t i)
 {
-    if (i < ESCAPE_INDEX || i == NO_SLOT) {
-        b[n++] = i == NO_SLOT ? '/' : b64[i];
+    if (i == NO_SLOT) {
+        b[n++] = '/';
+        return n;
+    }
+    i = wire_index(i);
+    if (i < ESCAPE_INDEX) {
+        b[n++] = b64[i];
         return n;
     }
     uint32_t v = i - ESCAPE_INDEX;
@@ -1142,6 +1179,7 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     cmprof_tasks.from_line = false;
     if (index != NO_SLOT) {
         cmprof_tasks_clear(index, UNSENT | OWED);
+        wire_chars(index);
         send_unnamed(putc, index);
     }
     return index;
@@ -1260,6 +1298,7 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
     cmprof_tasks_clear(i, OWED);
+    wire_chars(i);
 #endif
     owed_ixc = cmprof_tasks.ixc[i]; /* only the drain marks a slot owed: these are its chars */
     return o.b;
