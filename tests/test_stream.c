@@ -891,13 +891,13 @@ static unsigned long long_tags(const char *text, unsigned long *tags)
 static bool first_sampled_take_short_indexes(void)
 {
     fresh_stream();
-    static char tcbs[80][16], names[80][8];
+    static char made_tcbs[80][16], made_names[80][8];
     for (int t = 0; t < 80; t++) {
-        snprintf(names[t], sizeof names[t], "k%02d", t);
-        cmprof_stream_task_later(tcbs[t], names[t]);
+        snprintf(made_names[t], sizeof made_names[t], "k%02d", t);
+        cmprof_stream_task_later(made_tcbs[t], made_names[t]);
     }
     for (int k = 0; k < 3000; k++) {
-        test_tag = tcbs[50 + (k * 7) % 30];
+        test_tag = made_tcbs[50 + (k * 7) % 30];
         cmprof_tick(0x08000100u + 2u * (uint32_t)(k % 40));
         cmprof_stream_drain(capture, 1);
     }
@@ -909,7 +909,7 @@ static bool first_sampled_take_short_indexes(void)
     char want[48];
     int wrong = 0;
     for (int k = 0; k < 30; k++) { /* the host still gives each sample its own task */
-        snprintf(want, sizeof want, " t=%x/1 ", (unsigned)(uintptr_t)tcbs[50 + (k * 7) % 30]);
+        snprintf(want, sizeof want, " t=%x/1 ", (unsigned)(uintptr_t)made_tcbs[50 + (k * 7) % 30]);
         wrong += strstr(log.buf, want) == NULL;
     }
     bool ok = d.stats.bad_lines == 0 && log.count[EV_PC] == 3000 && wrong == 0 && tags >= 2900 && longer == 0;
