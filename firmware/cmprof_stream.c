@@ -694,6 +694,10 @@ static void forget_names_sent(void)
     memset(host_name_id, 0, sizeof host_name_id);
 #if CMPROF_TAG_NAMES
     memset(host_tag_not, 0, sizeof host_tag_not);
+    /* and no samples: an index is `live` (repeated in the next round, or before it goes to another
+     * name) once samples sent from now on carry it; names retired before went with samples before */
+    memset(cmprof_tasks.live, 0, sizeof cmprof_tasks.live);
+    cmprof_tag_names.retired_head = cmprof_tag_names.retired_tail;
 #endif
 #if !CMPROF_TAG_NAMES /* (there the tick owns the flags) */
     for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
@@ -851,6 +855,32 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 #endif
     repeat_len = end;
 }
+
+#if CMPROF_TAG_NAMES
+/* The names the tick retired (cmprof_tasks.h: an index gone to another name while its last name was
+ * sampled since the wire gave it whole), repeated before the line that may carry the new name's
+ * first sample: a host that attached late hears every name it has samples of, even where the index
+ * goes to another name long before a round of repeats reaches it (names of their own, created
+ * fast). One repeat at most for each index that goes to another name, paid from the names' share
+ * (their debt, as a new name's). */
+__attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
+{
+    for (uint32_t head = cmprof_tag_names.retired_head; head != cmprof_tag_names.retired_tail;
+         cmprof_tag_names.retired_head = ++head) {
+        const struct cmprof_retired *r = &cmprof_tag_names.retired[head % CMPROF_TASKS_RETIRED];
+        if (repeat_len + ENTRY_MAX > LINE_ROOM - LINE_TAIL)
+            flush_repeats(putc);
+        if (!repeat_len) {
+            repeat_line[repeat_len++] = '@';
+            repeat_line[repeat_len++] = 'N';
+        }
+        uint16_t named = host_name_id[r->index]; /* (put_entry's: the index's new name is to come) */
+        repeat_len = put_entry(repeat_line, repeat_len, r->index, r->tag, (const char *)r->copy);
+        host_name_id[r->index] = named;
+    }
+    flush_repeats(putc);
+}
+#endif
 
 /* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
  * repeats (new names and repeats share the credit: churn never starves the repeats). */
@@ -1534,6 +1564,10 @@ static uint32_t send_line(cmprof_putc_fn putc)
     __builtin_memcpy(b, &chars, 2);
     b += 2;
     page_line(number);
+#if CMPROF_TAG_NAMES
+    if (cmprof_tag_names.retired_head != cmprof_tag_names.retired_tail)
+        repeat_retired(putc); /* (a sample line's own buffer is apart: repeat_line is free here) */
+#endif
     front_len = 0; /* each line's first name goes whole: front-coded names refer only within a line */
     char *first = b;
 #if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
