@@ -187,8 +187,6 @@ struct cmprof_retired {
     uint32_t index;
 };
 struct cmprof_tag_names {
-    struct cmprof_retired retired[CMPROF_TASKS_RETIRED]; /* the tick adds, the drain takes */
-    volatile uint32_t retired_head, retired_tail;
     struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
     uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_WORDS + 1u]; /* each index's name, zero-padded */
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
@@ -203,6 +201,9 @@ struct cmprof_tag_names {
     uint32_t hand;
     uintptr_t name_offset;  /* 1 + the name's place in the tag's block (from the hooks), 0 none yet */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
+    /* last: the tick's lookup reaches `ways` at the struct's own address */
+    struct cmprof_retired retired[CMPROF_TASKS_RETIRED]; /* the tick adds, the drain takes */
+    volatile uint32_t retired_head, retired_tail;
 };
 extern struct cmprof_tag_names cmprof_tag_names;
 
