@@ -717,26 +717,6 @@ __attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, 
     return n + 6u;
 }
 
-/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
- * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
- * name: whole, for a host that attached late. */
-#define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
-static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
-{
-    host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
-    n = put_index(b, n, i);
-#if CMPROF_TAG_NAMES
-    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
-        b[n++] = '=';
-    else
-#endif
-        n = put_tag6(b, n, tag);
-    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
-    b[n] = b64[end - n - 1];
-    HOST_GETS_TAG(i, tag);
-    return end;
-}
-
 #if CMPROF_TAG_NAMES
 /* An index's copy of its name (cmprof_tasks.h: zero-padded words) at b + n a word at a time, up to
  * the word that holds its end; returns the end. The bytes past it up to that word's end are the
@@ -754,6 +734,31 @@ static size_t put_copy(char *b, size_t n, const char *name)
     return n + 4u * COPY_WORDS;
 }
 #endif
+
+/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
+ * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
+ * name: whole, for a host that attached late. */
+#define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
+static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
+    n = put_index(b, n, i);
+#if CMPROF_TAG_NAMES
+    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
+        b[n++] = '=';
+    else
+#endif
+        n = put_tag6(b, n, tag);
+#if CMPROF_TAG_NAMES
+    size_t end = put_copy(b, n + 1, name); /* an index's copy, or a retired one: words */
+#else
+    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
+#endif
+    b[n] = b64[end - n - 1];
+    HOST_GETS_TAG(i, tag);
+    return end;
+}
+
 
 /* A '=' entry inside a sample line: a head of 2 chars (DEF_TAG, DEF_NAME, the name's id), the tag
  * in 6 chars unless the host has it for this index (a control block reused), the name's length and
