@@ -770,17 +770,24 @@ static bool create_after_reuse_is_bounded(void)
     return create <= 8 && gone <= 8;
 }
 
-static void test_create_after_reuse_takes_a_few_steps(void)
+/* Whether check() passes in a child process: on a table of its own, whatever the tests before or
+ * after it do to the library's. */
+static bool in_child(bool (*check)(void))
 {
     fflush(stdout);
     pid_t child = fork();
     if (child == 0) {
-        bool ok = create_after_reuse_is_bounded();
+        bool ok = check();
         fflush(stdout);
         _exit(ok ? 0 : 1);
     }
     int status = -1;
-    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_create_after_reuse_takes_a_few_steps(void)
+{
+    CHECK(in_child(create_after_reuse_is_bounded));
 }
 
 /* One tick for tag number t: FIELD_TASKS is an interrupt (exception 22), FIELD_TASKS + 1 a tag
@@ -923,15 +930,7 @@ static bool first_sampled_take_short_indexes(void)
 
 static void test_first_sampled_tasks_take_short_indexes(void)
 {
-    fflush(stdout);
-    pid_t child = fork(); /* a table of its own: the tests after it take slots */
-    if (child == 0) {
-        bool ok = first_sampled_take_short_indexes();
-        fflush(stdout);
-        _exit(ok ? 0 : 1);
-    }
-    int status = -1;
-    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(in_child(first_sampled_take_short_indexes)); /* a table no test took slots of yet */
 }
 
 /* More tasks than the table holds: the stream says so (@full tasks=N), and the samples of tasks
