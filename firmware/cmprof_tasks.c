@@ -36,6 +36,11 @@ uint32_t cmprof_tasks_chars(uint32_t i)
 #else
 #define PROBE_STEP() ((void)0)
 #endif
+#ifdef CMPROF_MOVE_PROBE /* ... and the hooks' moves of a cache entry out of line (move_entry) */
+#define MOVE_STEP() ((void)CMPROF_MOVE_PROBE++)
+#else
+#define MOVE_STEP() ((void)0)
+#endif
 
 /* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash (at most half full, so a few steps). */
 uint32_t cmprof_tasks_find(uint32_t tag)
@@ -714,6 +719,7 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
  * evicted it, since the look. */
 __attribute__((noinline)) static void move_entry(struct cmprof_tasks_way *w, uint32_t from, uint32_t to, uint32_t word)
 {
+    MOVE_STEP();
     uint32_t mask = irq_off();
     struct cmprof_tasks_way *e = w[0].key == from ? &w[0] : w[1].key == from ? &w[1] : NULL;
     if (e) {
@@ -724,11 +730,19 @@ __attribute__((noinline)) static void move_entry(struct cmprof_tasks_way *w, uin
     irq_restore(mask);
 }
 
-/* A name for a block whose entry is parked: back in use when the name is the index's, else dropped. */
-__attribute__((noinline)) static void unpark(struct cmprof_tasks_way *w, uint32_t tag, const char *name)
+/* The block's entry from key `from` to key `to`, its word kept, interrupts off: the tick may have
+ * moved it to the second way, or dropped it, since the look (then there is nothing to move). No
+ * look at the word: a park makes whatever entry the block has parked, and a parked entry's word
+ * never changes (the tick makes no parked entry), so the entry taken back is the one compared. A
+ * park and its return, a worker re-created under its name, take this way, not move_entry's. */
+__attribute__((always_inline)) static inline void rekey(struct cmprof_tasks_way *w, uint32_t from, uint32_t to)
 {
-    uint32_t word = (w[0].key == PARKED(~tag) ? w[0] : w[1]).word;
-    move_entry(w, PARKED(~tag), copy_is(word & 0xFFFFu, name) ? ~tag : 0u, word);
+    uint32_t mask = irq_off();
+    if (w[0].key == from)
+        w[0].key = to;
+    else if (w[1].key == from)
+        w[1].key = to;
+    irq_restore(mask);
 }
 
 /* Where names sit in blocks, from the first hook that gives a name inside its block (4 KB): the
@@ -751,9 +765,9 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
  * an entry's name that is the new one is a name the miss read from its place (or a "?" read before,
  * the same as a name "?": learnt at the next create). */
 /* The rare part: where names sit learnt (a create before any); the block's entry dropped (a name
- * other than its index's) or parked (a create with no name yet), or a parked one taken back or
- * dropped (move_entry looks again, interrupts off). Out of line: the look and the compare keep the
- * hook's arguments in the scratch registers, no frame to build. */
+ * other than its index's), or parked before where names sit was learnt; a parked entry dropped (its
+ * name is not the new one). move_entry looks again, interrupts off. Out of line: the look and the
+ * compare keep the hook's arguments in the scratch registers, no frame to build. */
 __attribute__((noinline)) static void block_renamed(const void *block, const char *name, const char *idle_name,
                                                    struct cmprof_tasks_way *w)
 {
@@ -764,23 +778,32 @@ __attribute__((noinline)) static void block_renamed(const void *block, const cha
     if (e)
         move_entry(w, ~tag, name[0] ? 0u : PARKED(~tag), e->word);
     else if (w[0].key == PARKED(~tag) || w[1].key == PARKED(~tag))
-        unpark(w, tag, name);
+        move_entry(w, PARKED(~tag), 0u, (w[0].key == PARKED(~tag) ? w[0] : w[1]).word);
 }
 
+/* The hooks' common path: the block's entry, if it has one, checked against the name. A create with
+ * no name (Zephyr's k_thread_create) parks it, and the rename right after takes it back when the
+ * name is its index's, each in one masked look (rekey); anything else goes out of line. */
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
                                                               const char *idle_name)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block;
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     __asm__("" : "+r"(w)); /* the set's address once: GCC would index the first way's key apart */
-    if (w[0].key == ~tag) {
-        if (copy_is(w[0].word & 0xFFFFu, name))
+    uint32_t k0 = w[0].key, k1 = w[1].key;
+    if (k0 == ~tag || k1 == ~tag) {
+        if (!name[0] && N.name_offset) { /* (a copy is never empty: "" is no index's name) */
+            rekey(w, ~tag, PARKED(~tag));
             return;
-    } else if (w[1].key == ~tag) {
-        if (copy_is(w[1].word & 0xFFFFu, name))
+        }
+        if (copy_is((k0 == ~tag ? w[0] : w[1]).word & 0xFFFFu, name))
             return;
-    } else if (__builtin_expect((!idle_name || N.name_offset) && w[0].key != PARKED(~tag) &&
-                                    w[1].key != PARKED(~tag), 1)) {
+    } else if (k0 == PARKED(~tag) || k1 == PARKED(~tag)) {
+        if (name[0] && copy_is((k0 == PARKED(~tag) ? w[0] : w[1]).word & 0xFFFFu, name)) {
+            rekey(w, PARKED(~tag), ~tag);
+            return;
+        }
+    } else if (__builtin_expect(!idle_name || N.name_offset, 1)) {
         return; /* no entry, none parked, and where names sit known (or a rename) */
     }
     block_renamed(block, name, idle_name, w);

@@ -11,6 +11,7 @@ static uint32_t slot_addr[SLOTS];
 static volatile uint32_t slot_value[SLOTS];
 static unsigned slots_used;
 unsigned long fake_probe_steps;
+unsigned long fake_masked_moves;
 
 volatile uint32_t *fake_reg(uint32_t addr)
 {

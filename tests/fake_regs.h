@@ -17,5 +17,8 @@ unsigned fake_regs_used(void);
 /* Steps the stream's task table takes (hash probes, queue pops): create and delete are O(1). */
 extern unsigned long fake_probe_steps;
 #define CMPROF_PROBE fake_probe_steps
+/* Entries of the tag cache moved out of line with interrupts masked (CMPROF_TAG_NAMES hooks). */
+extern unsigned long fake_masked_moves;
+#define CMPROF_MOVE_PROBE fake_masked_moves
 
 #endif

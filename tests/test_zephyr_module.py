@@ -119,7 +119,7 @@ void sys_trace_thread_create_user(struct k_thread *t) { (void)t; app_creates++; 
 KERNEL_C = r"""
 #include <stdio.h>
 #include <tracing_user.h>
-struct k_thread *standin_current;
+struct z_kernel _kernel;
 int standin_lock_depth;
 extern void *volatile cmprof_current_task;
 extern int app_switches, app_creates;
@@ -146,9 +146,12 @@ int main(void)
 
 
 def module_link_options():
-    """The linker options zephyr/CMakeLists.txt gives the application (zephyr_ld_options)."""
+    """The linker options zephyr/CMakeLists.txt gives the application (zephyr_ld_options), with the
+    values its set() gives."""
     text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
-    opts = re.findall(r"zephyr_ld_options\(([^)$]*)\)", text)
+    for name, value in re.findall(r"^\s*set\((\w+) (\w+)\)", text, re.M):
+        text = text.replace("${%s}" % name, value)
+    opts = re.findall(r"zephyr_ld_options\(([^)$]*)\)", text) + re.findall(r"zephyr_link_libraries\((-Wl,[^)$]*)\)", text)
     for names, body in re.findall(r"foreach\(\w+((?:\s+\w+)+)\s*\)(.*?)endforeach", text, re.S):
         for template in re.findall(r"zephyr_ld_options\(([^)]*)\)", body):
             opts += [re.sub(r"\$\{\w+\}", n, template) for n in names.split()]
@@ -175,8 +178,13 @@ def chain():
     if r.returncode:
         return
     out = run([exe]).stdout.strip()
-    check("Zephyr: the application's hooks run beside cmprof's, which tags each thread switched in",
+    check("Zephyr: the application's hooks run beside cmprof's, and cmprof's tag is the thread switched in",
           out == "app_switches=4 app_creates=2 tag_right=4", out)
+    opts = module_link_options()
+    check("Zephyr: no cmprof hook at a context switch: the tag is the kernel's _kernel.cpus[0].current, linked as "
+          "cmprof_current_task (a wrapped switch-in cost 5 instructions a switch, 16 a sample in bench/zephyr_churn)",
+          not any("switched_in" in o for o in opts) and "-Wl,--defsym=cmprof_current_task=_kernel+8" in opts,
+          " ".join(opts))
 
 
 # ---- include -----------------------------------------------------------------------------------
@@ -206,21 +214,24 @@ def include():
 
 # ---- dump --------------------------------------------------------------------------------------
 
-DUMP_MAIN = r"""
+# what both dump programs begin with: the kernel's state, cmprof's hooks, the rest of the trace points
+DUMP_PRELUDE = r"""
 #include <stdio.h>
 #include <string.h>
 #include <tracing_user.h>
 #include "cmprof.h"
-struct k_thread *standin_current;
+struct z_kernel _kernel;
 int standin_lock_depth;
 void __wrap_sys_trace_thread_create(struct k_thread *t);
-void __wrap_sys_trace_k_thread_switched_in(void);
+void __wrap_sys_trace_thread_name_set(struct k_thread *t);
+void thread_abort_hook(struct k_thread *thread);
 void __real_sys_trace_thread_create(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_name_set(struct k_thread *t) { (void)t; }
 void __real_sys_trace_thread_abort(struct k_thread *t) { (void)t; }
-void __real_sys_trace_k_thread_switched_in(void) {}
 void __real_sys_trace_k_thread_switched_out(void) {}
 static void out(char c) { putchar(c); }
+"""
+DUMP_MAIN = DUMP_PRELUDE + r"""
 int main(void)
 {
     static struct k_thread t[3];
@@ -229,8 +240,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         strcpy(t[i].name, names[i]);
         __wrap_sys_trace_thread_create(&t[i]);
-        standin_current = &t[i];
-        __wrap_sys_trace_k_thread_switched_in();
+        standin_current = &t[i]; /* (the kernel's switch; cmprof reads it) */
         cmprof_tick_frame(0x1000u + 16u * (unsigned)i, 0u);
         cmprof_tick_frame(0x1002u + 16u * (unsigned)i, 0u);
     }
@@ -240,28 +250,94 @@ int main(void)
 """
 
 
-def dump():
-    """The module's dump build: the library files its CMake builds in every mode (the task table,
-    cmprof_tasks.c, among them) name the threads without CMPROF_STREAM."""
-    text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+# Threads made in new blocks and aborted by another (a worker pool on the heap): 40 of them, then
+# 3 that stay, with 8 slots. Zephyr 4.3's k_thread_abort reaches no trace point, only the kernel's
+# thread_abort_hook (CONFIG_THREAD_ABORT_HOOK, which the module selects for a dump), called here as
+# the kernel calls it, for each.
+DUMP_CHURN_MAIN = DUMP_PRELUDE + r"""
+static void run(struct k_thread *t, const char *name, unsigned samples)
+{
+    t->name[0] = '\0';
+    __wrap_sys_trace_thread_create(t);
+    strcpy(t->name, name);
+    __wrap_sys_trace_thread_name_set(t);
+    standin_current = t; /* (the kernel's switch; cmprof reads it) */
+    for (unsigned k = 0; k < samples; k++)
+        cmprof_tick_frame(0x1000u + 2u * k, 0u);
+}
+int main(void)
+{
+    static struct k_thread pool[40], stay[3];
+    cmprof_start(1000, 1000);
+    for (int i = 0; i < 40; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "pool%02d", i);
+        run(&pool[i], name, 1);
+        thread_abort_hook(&pool[i]); /* aborted by the manager */
+    }
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "stay%d", i);
+        run(&stay[i], name, 4);
+    }
+    cmprof_dump(out);
+    for (int i = 0; i < 3; i++)
+        printf("block %lx stay%d\n", (unsigned long)(uintptr_t)&stay[i], i);
+    for (int i = 0; i < 40; i++)
+        printf("block %lx pool%02d\n", (unsigned long)(uintptr_t)&pool[i], i);
+    return 0;
+}
+"""
+
+
+def dump_build(name, text, extra):
+    """A dump build of the module's library files (those its CMake builds in every mode) and `text`;
+    its output's lines, or None and a failed check."""
+    cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
     srcs = [os.path.join(FW, "cmprof_sampler.c"), os.path.join(FW, "rtos", "cmprof_zephyr.c")]
     for f in ("cmprof_stream.c", "cmprof_tasks.c"):  # in every build, not only streaming
-        if re.search(r"zephyr_library_sources\([^)]*%s" % re.escape(f), text):
+        if re.search(r"zephyr_library_sources\([^)]*%s" % re.escape(f), cmake):
             srcs.append(os.path.join(FW, f))
-    main = os.path.join(TMP, "dump_main.c")
-    open(main, "w").write(DUMP_MAIN)
-    exe = os.path.join(TMP, "dump")
+    main = os.path.join(TMP, name + ".c")
+    open(main, "w").write(text)
+    exe = os.path.join(TMP, name)
     r = run(["cc", "-o", exe, "-I" + FW, "-I" + STANDIN, "-include", os.path.join(HERE, "fake_regs.h"),
              os.path.join(HERE, "fake_regs.c"), "-DCMPROF_NO_ISR=1", "-DCMPROF_PORT=CMPROF_PORT_SYSTICK",
              "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_RING_N=64", "-DCMPROF_STREAM_NAMES_KEPT=1"]
-            + WARN + srcs + [main])
-    if r.returncode:
-        check("Zephyr dump mode: the threads are named in the dump", False, first_error(r))
+            + extra + [o for o in module_link_options() if "defsym" in o] + WARN + srcs + [main])
+    return (run([exe]).stdout.splitlines(), "") if r.returncode == 0 else (None, first_error(r))
+
+
+def dump_churn():
+    """Dump mode under churn: threads aborted in blocks of their own free their slots."""
+    kconfig = open(os.path.join(ZMOD, "Kconfig")).read()
+    hook = re.search(r"^config CMPROF_ABORT_HOOK\n(?:\t.*\n)*?\tselect THREAD_ABORT_HOOK", kconfig, re.M)
+    lines, err = dump_build("dump_churn", DUMP_CHURN_MAIN, ["-DCMPROF_STREAM_TASKS=8"]
+                            + (["-DCONFIG_CMPROF_ABORT_HOOK=1"] if hook else []))
+    if lines is None:
+        check("Zephyr dump mode: threads aborted by another free their slots (8 slots, 40 aborted)", False, err)
         return
-    lines = run([exe]).stdout.splitlines()
-    named = sorted(ln.split()[2] for ln in lines if ln.startswith("task "))
-    check("Zephyr dump mode: the threads are named in the dump (task lines for idle, work10, cmprof_drain)",
-          named == ["cmprof_drain", "idle", "work10"], "task lines: %s" % named)
+    block = {int(ln.split()[1], 16) & 0xFFFFFFFF: ln.split()[2] for ln in lines if ln.startswith("block ")}
+    tasks = [(int(ln.split()[1], 16), ln.split()[2]) for ln in lines if ln.startswith("task ")]
+    named = {name for tag, name in tasks}
+    wrong = [(hex(tag), name) for tag, name in tasks if block.get(tag) != name]  # (a dump's tags: 32 bits)
+    check("Zephyr dump mode: threads aborted by another (k_thread_abort: the kernel's abort hook) free their "
+          "slots: the 3 threads alive at the dump named, among 40 aborted, with 8 slots, no task line misnamed",
+          {"stay0", "stay1", "stay2"} <= named and not wrong and hook is not None,
+          "named %s, misnamed %s, Kconfig selects the abort hook: %s" % (sorted(named), wrong, hook is not None))
+
+
+def dump():
+    """The module's dump build: the library files its CMake builds in every mode (the task table,
+    cmprof_tasks.c, among them) name the threads without CMPROF_STREAM; then the same under churn."""
+    lines, err = dump_build("dump", DUMP_MAIN, [])
+    if lines is None:
+        check("Zephyr dump mode: the threads are named in the dump", False, err)
+    else:
+        named = sorted(ln.split()[2] for ln in lines if ln.startswith("task "))
+        check("Zephyr dump mode: the threads are named in the dump (task lines for idle, work10, cmprof_drain)",
+              named == ["cmprof_drain", "idle", "work10"], "task lines: %s" % named)
+    dump_churn()
 
 
 # ---- options -----------------------------------------------------------------------------------

@@ -7,6 +7,11 @@ share of the stream's bytes (scenarios/scen_check.py's stream_bytes), the librar
 sample (every function of libcmprof.a, from the link map) and the biggest of them.
 
   measure.py BUILD_DIR OUT_DIR [ROW ...]      rows: none, 100d, 100u, 1000d, 1000u (default: all)
+
+Needs pyelftools (Debian's /usr/bin/python3 has it: run the script with it where python3 is another
+interpreter), build/cmprof-top (make) and build/truth.so (scenarios/scen.py builds it, or: cc -std=c11
+-D_POSIX_C_SOURCE=200809L -O2 -fPIC -shared -o build/truth.so scenarios/truth/truth.c). The build:
+docs/performance.md's Zephyr rows give the cmake line.
 """
 import os
 import re
@@ -122,7 +127,7 @@ def run_row(build, out, row):
     # a creation: the create and the rename hooks, and what they call in the library (the tag
     # cache's look, the park and its return; main's pool: the name's hash and copy)
     naming = ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
-              "cmprof_stream_task_later", "name_thread", "move_entry", "unpark", "learn_offset", "kept_name",
+              "cmprof_stream_task_later", "name_thread", "move_entry", "block_renamed", "learn_offset", "kept_name",
               "same_name", "cmprof_tasks_register", "supersede", "cmprof_tasks_find")
     made = calls.get("__wrap_sys_trace_thread_name_set", 0)
     hooks = ["create + rename %d x %.1f" % (made, hook_cost(naming, counts, syms) / max(made, 1))]
@@ -146,6 +151,9 @@ def run_row(build, out, row):
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
+    for need in ("truth.so", "cmprof-top"):
+        if not os.path.exists(os.path.join(ROOT, "build", need)):
+            raise SystemExit("measure.py: no build/%s in %s (see the usage below)\n%s" % (need, ROOT, __doc__))
     for row in sys.argv[3:] or list(ROWS):
         run_row(sys.argv[1], sys.argv[2], row)
 

@@ -1,7 +1,8 @@
 /* cmprof's hooks on Zephyr's CONFIG_TRACING_USER trace points (see cmprof_zephyr.h). The kernel
- * calls them from thread context (create, name set) and from the context switch (switched in/out,
- * PendSV on Cortex-M): each does a few stores, calls nothing that blocks and never prints. The names
- * go out from the drain thread (cmprof_stream_task_later), never from here.
+ * calls them from thread context (create, name set; a dump's abort hook under the scheduler's lock,
+ * and without it the switch out, in PendSV): each does a few stores, calls nothing that blocks and
+ * never prints. No hook runs at a switch in: the tag is the kernel's own running-thread pointer. The
+ * names go out from the drain thread, never from here.
  *
  * The application keeps its own sys_trace_*_user hooks: cmprof defines none of them. The module
  * links with -Wl,--wrap=<trace point> for each point below (zephyr/CMakeLists.txt), so the kernel's
@@ -15,6 +16,7 @@
 #endif
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <tracing_user.h>
@@ -25,9 +27,7 @@
 #define CMPROF_ZEPHYR_HOOK(point) __wrap_##point
 #define CMPROF_ZEPHYR_NEXT(point) __real_##point
 
-void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void);
-void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)(void);
-#if !CMPROF_TAG_NAMES
+#if !CMPROF_TAG_NAMES && !defined(CONFIG_CMPROF_ABORT_HOOK)
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)(void);
 #endif
@@ -38,15 +38,19 @@ void CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(struct k_thread *thread);
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_abort)(struct k_thread *thread);
 void CMPROF_ZEPHYR_NEXT(sys_trace_thread_abort)(struct k_thread *thread);
 
-void *volatile cmprof_current_task;
-
-/* The switch hooks read the kernel's _current (kernel_structs.h: a load on a single CPU), not
- * k_current_get(), a call into the scheduler at every switch. */
-void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_in)(void)
-{
-    cmprof_current_task = _current;
-    CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_in)();
-}
+/* The tag is the kernel's own pointer to the running thread, _kernel.cpus[0].current (_current on
+ * one CPU), which the tick reads: the module links cmprof_current_task at _kernel plus this offset
+ * (-Wl,--defsym, zephyr/CMakeLists.txt), so no hook runs at a context switch (it cost 5 instructions
+ * a switch, 16 a sample with 3 switches a sample). The kernel sets it in the switch itself, before
+ * the switch-in trace point, where a hook would have copied it. */
+#ifndef CMPROF_ZEPHYR_CURRENT_OFFSET
+#define CMPROF_ZEPHYR_CURRENT_OFFSET 8 /* (the module gives the offset its link uses) */
+#endif
+#if defined(CONFIG_SMP) || defined(CONFIG_ARCH_HAS_CUSTOM_CURRENT_IMPL)
+#error "cmprof: the tag is _kernel.cpus[0].current, the running thread on one CPU without a custom _current"
+#endif
+_Static_assert(offsetof(struct z_kernel, cpus[0].current) == CMPROF_ZEPHYR_CURRENT_OFFSET,
+               "cmprof: _kernel.cpus[0].current moved: give its offset in zephyr/CMakeLists.txt (cmprof_current_offset)");
 
 /* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
  * without CMPROF_STREAM keeps the table for cmprof_dump). */
@@ -162,9 +166,22 @@ static void forget_thread(struct k_thread *thread)
 
 #endif
 
-#if !CMPROF_TAG_NAMES
-/* A thread that ends itself is seen here too: it leaves the CPU dead. (The stream's tick needs no
- * word of it, nor of a switch out at all: the module wraps this trace point for a dump only.) */
+#if !CMPROF_TAG_NAMES && defined(CONFIG_CMPROF_ABORT_HOOK)
+/* Zephyr 4.3's k_thread_abort reaches no trace point (sys_trace_thread_abort is never called), so a
+ * dump's table would keep every aborted thread's slot: with threads made in new blocks, it fills and
+ * the later threads go unnamed. The kernel's own abort hook (CONFIG_THREAD_ABORT_HOOK, which the
+ * module selects for a dump: zephyr/Kconfig) sees every thread that dies, aborted or returned from
+ * its entry, under the scheduler's lock; its slot then goes to a new thread once no fresh slot is
+ * left, the longest-dead first. */
+void thread_abort_hook(struct k_thread *thread);
+void thread_abort_hook(struct k_thread *thread)
+{
+    forget_thread(thread);
+}
+#elif !CMPROF_TAG_NAMES
+/* Without the kernel's abort hook (CMSIS-RTOS v1 defines it): a thread that ends itself is seen
+ * here, as it leaves the CPU dead (an aborted one is not). (The stream's tick needs no word of it,
+ * nor of a switch out at all: the module wraps this trace point for a dump only.) */
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 {
     struct k_thread *thread = _current;

@@ -15,7 +15,8 @@
  * second. `name` must stay (a string literal). */
 void cmprof_zephyr_section_name(uint32_t index, const char *name);
 
-/* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task). */
+/* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task): the kernel's
+ * running thread, _kernel.cpus[0].current, under this name (the module's link, cmprof_zephyr.c). */
 extern void *volatile cmprof_current_task;
 
 /* The name a thread is streamed under: Zephyr's idle threads ("idle", or "idle 00" and so on with

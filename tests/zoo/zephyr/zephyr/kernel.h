@@ -31,8 +31,20 @@ struct k_thread {
 
 typedef struct k_thread *k_tid_t;
 
-/* The test's scheduler sets it before calling the switch hooks, as the kernel sets _current. */
-extern struct k_thread *standin_current;
+/* The kernel's state as far as cmprof reads it: on one CPU the running thread is
+ * _kernel.cpus[0].current (kernel_structs.h's _current), at 8 bytes into _kernel as in Zephyr 4.3
+ * (nested, irq_stack, current; the stand-in keeps the offset on a 64-bit host too), which the module
+ * links cmprof_current_task at. The test's scheduler sets it, as the kernel's switch does. */
+struct _cpu {
+    uint32_t nested;
+    uint32_t irq_stack; /* (a pointer in Zephyr) */
+    struct k_thread *current;
+};
+struct z_kernel {
+    struct _cpu cpus[1];
+};
+extern struct z_kernel _kernel;
+#define standin_current (_kernel.cpus[0].current)
 extern int standin_lock_depth;
 
 static inline k_tid_t k_current_get(void)
