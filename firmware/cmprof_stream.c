@@ -134,6 +134,36 @@ static uint8_t host_block_tag[MAX_TASKS];
 #define HOST_GETS_TAG(i, tag) ((void)((tag) == cmprof_tasks.tags[i] && (cmprof_tasks.flags[i] |= TAG_SENT)))
 #endif
 
+#if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES
+/* Wire indexes in first-sample order. The hooks give a task its slot when it is created, in
+ * creation order (FreeRTOS's full demo creates about 84 tasks before it runs); its samples would
+ * carry that slot's index, and past the 37th most of them take 2 characters. A slot's index on the
+ * wire is given instead the first time its name goes out (names go by need: with its first sample
+ * sent), so the tasks sampled first, the busy ones, take the 1-character indexes (the tick does
+ * the same with CMPROF_TAG_NAMES). A slot keeps its wire index for good (its next tasks use it, as
+ * they used the slot's): a permutation of the slots, no pool to free, and the host sees only
+ * indexes. 1 + the index, 0: none yet. */
+static cmprof_hash_slot_t wire_of[MAX_TASKS];
+static uint32_t wire_next;
+
+static uint32_t wire_index(uint32_t i)
+{
+    if (!wire_of[i])
+        wire_of[i] = (cmprof_hash_slot_t)++wire_next;
+    return wire_of[i] - 1u;
+}
+
+/* Slot i's name goes out now (cmprof_tasks_clear gave it the slot's chars): its samples carry its
+ * wire index from here on. */
+static void wire_chars(uint32_t i)
+{
+    cmprof_tasks.ixc[i] = cmprof_tasks_chars(wire_index(i));
+}
+#else
+#define wire_index(i) (i) /* CMPROF_TAG_NAMES: the tick gives indexes at first samples already */
+#define wire_chars(i) ((void)(i))
+#endif
+
 static void send_announce(cmprof_putc_fn putc);
 static void send_task(cmprof_putc_fn putc, uint32_t i);
 static void send_task_as(cmprof_putc_fn putc, uint32_t i, const void *tag, const char *name);
@@ -465,15 +495,22 @@ void cmprof_stream_task(cmprof_putc_fn putc, const void *tag, const char *name)
     uint32_t i = cmprof_tasks_register(tag, name);
     if (i != NO_SLOT) {
         cmprof_tasks_clear(i, UNSENT | OWED); /* this name supersedes it, sent now */
+        wire_chars(i);
         send_task(putc, i);
     }
 }
 
-/* A task index: one character below 62, else '+' and two more; NO_SLOT is '/'. */
+/* Slot i's index on the wire (its wire index): one character below 62, else '+' and two more; NO_SLOT is
+ * '/'. */
 __attribute__((always_inline)) static inline size_t put_index(char *b, size_t n, uint32_t i)
 {
-    if (i < ESCAPE_INDEX || i == NO_SLOT) {
-        b[n++] = i == NO_SLOT ? '/' : b64[i];
+    if (i == NO_SLOT) {
+        b[n++] = '/';
+        return n;
+    }
+    i = wire_index(i);
+    if (i < ESCAPE_INDEX) {
+        b[n++] = b64[i];
         return n;
     }
     uint32_t v = i - ESCAPE_INDEX;
@@ -657,6 +694,10 @@ static void forget_names_sent(void)
     memset(host_name_id, 0, sizeof host_name_id);
 #if CMPROF_TAG_NAMES
     memset(host_tag_not, 0, sizeof host_tag_not);
+    /* and no samples: an index is `live` (repeated in the next round, or before it goes to another
+     * name) once samples sent from now on carry it; names retired before went with samples before */
+    memset(cmprof_tasks.live, 0, sizeof cmprof_tasks.live);
+    cmprof_tag_names.retired_head = cmprof_tag_names.retired_tail;
 #endif
 #if !CMPROF_TAG_NAMES /* (there the tick owns the flags) */
     for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
@@ -676,26 +717,6 @@ __attribute__((always_inline)) static inline size_t put_tag6(char *b, size_t n, 
     return n + 6u;
 }
 
-/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
- * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
- * name: whole, for a host that attached late. */
-#define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
-static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
-{
-    host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
-    n = put_index(b, n, i);
-#if CMPROF_TAG_NAMES
-    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
-        b[n++] = '=';
-    else
-#endif
-        n = put_tag6(b, n, tag);
-    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
-    b[n] = b64[end - n - 1];
-    HOST_GETS_TAG(i, tag);
-    return end;
-}
-
 #if CMPROF_TAG_NAMES
 /* An index's copy of its name (cmprof_tasks.h: zero-padded words) at b + n a word at a time, up to
  * the word that holds its end; returns the end. The bytes past it up to that word's end are the
@@ -713,6 +734,31 @@ static size_t put_copy(char *b, size_t n, const char *name)
     return n + 4u * COPY_WORDS;
 }
 #endif
+
+/* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
+ * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
+ * name: whole, for a host that attached late. */
+#define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
+static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
+{
+    host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
+    n = put_index(b, n, i);
+#if CMPROF_TAG_NAMES
+    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
+        b[n++] = '=';
+    else
+#endif
+        n = put_tag6(b, n, tag);
+#if CMPROF_TAG_NAMES
+    size_t end = put_copy(b, n + 1, name); /* an index's copy, or a retired one: words */
+#else
+    size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
+#endif
+    b[n] = b64[end - n - 1];
+    HOST_GETS_TAG(i, tag);
+    return end;
+}
+
 
 /* A '=' entry inside a sample line: a head of 2 chars (DEF_TAG, DEF_NAME, the name's id), the tag
  * in 6 chars unless the host has it for this index (a control block reused), the name's length and
@@ -814,6 +860,32 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 #endif
     repeat_len = end;
 }
+
+#if CMPROF_TAG_NAMES
+/* The names the tick retired (cmprof_tasks.h: an index gone to another name while its last name was
+ * sampled since the wire gave it whole), repeated before the line that may carry the new name's
+ * first sample: a host that attached late hears every name it has samples of, even where the index
+ * goes to another name long before a round of repeats reaches it (names of their own, created
+ * fast). One repeat at most for each index that goes to another name, paid from the names' share
+ * (their debt, as a new name's). */
+__attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
+{
+    for (uint32_t head = cmprof_tag_names.retired_head; head != cmprof_tag_names.retired_tail;
+         cmprof_tag_names.retired_head = ++head) {
+        const struct cmprof_retired *r = &cmprof_tag_names.retired[head % CMPROF_TASKS_RETIRED];
+        if (repeat_len + ENTRY_MAX > LINE_ROOM - LINE_TAIL)
+            flush_repeats(putc);
+        if (!repeat_len) {
+            repeat_line[repeat_len++] = '@';
+            repeat_line[repeat_len++] = 'N';
+        }
+        uint16_t named = host_name_id[r->index]; /* (put_entry's: the index's new name is to come) */
+        repeat_len = put_entry(repeat_line, repeat_len, r->index, r->tag, (const char *)r->copy);
+        host_name_id[r->index] = named;
+    }
+    flush_repeats(putc);
+}
+#endif
 
 /* Whether a repeat may go now: on the names' share of the line, or on a turn a new name gave the
  * repeats (new names and repeats share the credit: churn never starves the repeats). */
@@ -1142,6 +1214,7 @@ static uint32_t tag_index(cmprof_putc_fn putc, uint32_t tag)
     cmprof_tasks.from_line = false;
     if (index != NO_SLOT) {
         cmprof_tasks_clear(index, UNSENT | OWED);
+        wire_chars(index);
         send_unnamed(putc, index);
     }
     return index;
@@ -1260,6 +1333,7 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
     cmprof_tasks_clear(i, OWED);
+    wire_chars(i);
 #endif
     owed_ixc = cmprof_tasks.ixc[i]; /* only the drain marks a slot owed: these are its chars */
     return o.b;
@@ -1495,6 +1569,10 @@ static uint32_t send_line(cmprof_putc_fn putc)
     __builtin_memcpy(b, &chars, 2);
     b += 2;
     page_line(number);
+#if CMPROF_TAG_NAMES
+    if (cmprof_tag_names.retired_head != cmprof_tag_names.retired_tail)
+        repeat_retired(putc); /* (a sample line's own buffer is apart: repeat_line is free here) */
+#endif
     front_len = 0; /* each line's first name goes whole: front-coded names refer only within a line */
     char *first = b;
 #if defined(CMPROF_TAG) && !CMPROF_TAG_NAMES

@@ -594,6 +594,24 @@ static void release_index(uint32_t i)
     }
 }
 
+/* Index i goes to another name while its last one was sampled since the wire gave it whole: the
+ * old name (its copy, its tag) is kept for the drain to repeat (cmprof_tasks.h). Not a task with no
+ * name ('?', under its block's address): a host shows its samples unnamed either way. */
+__attribute__((noinline)) static void retire_name(uint32_t i)
+{
+    uint32_t tail = N.retired_tail;
+    if (tail - N.retired_head >= CMPROF_TASKS_RETIRED || (uint32_t)(uintptr_t)T.tags[i] != CMPROF_INDEX_TAG(i))
+        return;
+    struct cmprof_retired *r = &N.retired[tail % CMPROF_TASKS_RETIRED];
+    UNROLL_WORDS
+    for (uint32_t k = 0; k <= NAME_WORDS; k++)
+        r->copy[k] = N.copy[i][k];
+    r->tag = T.tags[i];
+    r->index = i;
+    __asm__ volatile("" ::: "memory"); /* the entry before the tail: the drain reads it */
+    N.retired_tail = tail + 1u;
+}
+
 /* The block's name in words, and its hash: the kernel's idle task's as CMPROF_IDLE_NAME, a task
  * with no name (or a block before the hooks said where names sit) as "?" (*named false). */
 static uint32_t block_name(struct name_words *words, const void *block, bool *named)
@@ -658,6 +676,8 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
         }
     } else if ((i = take_index()) != CMPROF_TASKS_NO_SLOT) {
         count_spares();
+        if (__builtin_expect(T.live[i] != 0u, 0))
+            retire_name(i);
         unname_index(i);
         copy_name(i, &words);
         N.name_check[i] = check;

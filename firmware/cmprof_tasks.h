@@ -173,6 +173,19 @@ struct cmprof_tasks_way {
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
 };
 #define CMPROF_INDEX_TAG(i) (0xFFFFA000u + (uint32_t)(i)) /* a named index's tag on the wire */
+/* Names the tick retired: an index that goes to another name while its last name was sampled since
+ * the wire last gave it whole (`live`): a host that attached after that has not heard it, so the
+ * drain repeats it before the new name's first sample goes out (cmprof_stream.c, repeat_retired).
+ * The tick keeps the old name here as it copies the new one over it; a full ring keeps none more
+ * (that name's samples then go to "(task unknown)" on such a host, as before). */
+#ifndef CMPROF_TASKS_RETIRED
+#define CMPROF_TASKS_RETIRED 8u /* retired between two sample lines, at most: 28 bytes of RAM each */
+#endif
+struct cmprof_retired {
+    uint32_t copy[CMPROF_TASK_NAME_WORDS + 1u]; /* the old name, zero-padded (as an index's copy) */
+    const void *tag;                            /* the index's tag for it */
+    uint32_t index;
+};
 struct cmprof_tag_names {
     struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
     uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_WORDS + 1u]; /* each index's name, zero-padded */
@@ -188,6 +201,9 @@ struct cmprof_tag_names {
     uint32_t hand;
     uintptr_t name_offset;  /* 1 + the name's place in the tag's block (from the hooks), 0 none yet */
     const char *idle_name;  /* the kernel's idle task name: streamed as CMPROF_IDLE_NAME */
+    /* last: the tick's lookup reaches `ways` at the struct's own address */
+    struct cmprof_retired retired[CMPROF_TASKS_RETIRED]; /* the tick adds, the drain takes */
+    volatile uint32_t retired_head, retired_tail;
 };
 extern struct cmprof_tag_names cmprof_tag_names;
 

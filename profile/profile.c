@@ -132,6 +132,7 @@ static const char *const library_statics[] = {
     "__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "__wrap_sys_trace_thread_abort",
     "block_name", "copy_name", "forget", "idle_alias", "same_copy", "index_free", "retire", "name_ways", "named_index", "unname_index", "place_name", "release_index", "move_entry", "unpark", "read_name", "block_named", "take_index", "word_chars", "read_words", "mix", "index_append", "index_unlink", "count_spares", "sweep", "copy_is", "learn_offset", "gone_short",
     "block_renamed", "name_hash", "name_kept", "keep_name", "put_copy", "rekey", "thread_abort_hook",
+    "wire_index", "wire_chars", "repeat_retired", "retire_name",
 };
 static const char *const library_files[] = {
     "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_stack.c", "cmprof_tasks.c", "cmprof_dwt.c",
