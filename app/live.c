@@ -209,6 +209,7 @@ static bool batch_over(const struct live_options *o, const struct source *src, b
 /* How the run ended, kept from the source before it is closed. */
 struct run_end {
     char state[700];     /* what the source was doing at the end */
+    char away[600];      /* why it was not connected at the end; "" when it was (or ended) */
     char before[600];    /* why it went away before, when it is back since */
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
     char detail[400];     /* src_detail(): the figures, and a reset's advice after them */
@@ -223,9 +224,23 @@ struct run_end {
     double quiet_s, last_sample_s; /* a stream that stopped: seconds without a sample at the end, the last */
 };
 
-static void take_end(struct source *src, struct run_end *e, bool gave_up)
+/* Why a source that went away was away when the run ended, without its own name in front (the
+ * caller's line names it). */
+static const char *away_why(const struct source *src, const char *spec)
 {
-    state_text(src, e->state, sizeof e->state);
+    const char *why = src_message(src);
+    size_t n = strlen(spec);
+    return strncmp(why, spec, n) == 0 && why[n] == ':' && why[n + 1] == ' ' ? why + n + 2 : why;
+}
+
+static void take_end(struct source *src, const char *spec, struct run_end *e, bool gave_up)
+{
+    /* the header's "reconnecting" is the live view's: a run that ended reconnects no more */
+    snprintf(e->away, sizeof e->away, "%s", src_state(src) == SRC_RECONNECTING ? away_why(src, spec) : "");
+    if (*e->away)
+        snprintf(e->state, sizeof e->state, "not connected at the end: %s", e->away);
+    else
+        state_text(src, e->state, sizeof e->state);
     bool back = src_state(src) == SRC_CONNECTED;
     snprintf(e->before, sizeof e->before, "%s", back ? src_last_failure(src) : "");
     snprintf(e->failure, sizeof e->failure, "%s", src_failure(src));
@@ -297,7 +312,7 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     int sig = stop_requested();
     if (e->gave_up && !sig) {
         fprintf(stderr, "cmprof-top: %s: not reached within %g s (--connect-timeout): %s\n", o->batch.source,
-                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, e->state);
+                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, *e->away ? e->away : e->state);
         return EXIT_ERROR;
     }
     double total = prof_total(prof);
@@ -685,7 +700,7 @@ static int live_end(struct live_run *r)
 {
     const struct live_options *o = r->o;
     struct run_end end;
-    take_end(r->src, &end, r->gave_up);
+    take_end(r->src, o->batch.source, &end, r->gave_up);
     end.connected_s = r->connected_once ? now_s() - r->opened_at : -1;
     note_samples(r, now_s()); /* the last second's samples too (no rate or view tick at the close) */
     end.quiet_s = quiet_for(r, now_s());
