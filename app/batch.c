@@ -79,7 +79,7 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err)
 
 struct ingest_options batch_ingest_options(const struct batch_options *o)
 {
-    return (struct ingest_options){.format = o->format, .tpiu_id = o->tpiu_id, .wait_sync = o->wait_sync,
+    return (struct ingest_options){.format = o->format, .format_option = o->format_option, .tpiu_id = o->tpiu_id, .wait_sync = o->wait_sync,
                                    .tpiu_offset = o->tpiu_offset, .flat_stacks = o->flat_stacks,
                                    .max_samples = o->max_samples,
                                    /* a port we attach to, and a capture of one (a recording of a late

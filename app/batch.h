@@ -16,6 +16,7 @@ struct batch_options {
     const char *source;   /* a file, or "-" for stdin */
     const char *elf;
     enum detect_format format;
+    const char *format_option; /* the option that set format ("-f", "--tpiu-offset"), NULL: not the user */
     uint8_t tpiu_id;
     uint8_t tpiu_offset;  /* --tpiu-offset N: N + 1 (TPIU frames begin at input byte N); 0: by sync or content */
     bool wait_sync;

@@ -50,6 +50,8 @@ struct ingest {
     struct ingest_stacks stacks;
     bool flat_stacks;           /* leave the stack evidence aside */
     bool mid_stream;            /* (ingest_options') */
+    const char *forced;         /* the user's option that set the format: pending keeps the first bytes, ... */
+    size_t n_seen;              /* ... what they are when that format read nothing from them (misread) */
 };
 
 /* The whole run's profile: the one --samples counts against. */
@@ -392,6 +394,7 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
     in->n_profs = 1;
     in->sink = (struct ev_sink){on_event, in};
     in->mid_stream = o->mid_stream;
+    in->forced = o->format != DETECT_UNKNOWN ? o->format_option : NULL;
     set_format(in, o->format);
     itm_init(&in->itm, o->wait_sync);
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
@@ -574,6 +577,11 @@ static void judge_and_decide(struct ingest *in)
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 {
     in->bytes += len;
+    if (in->forced && in->n_seen < DETECT_WINDOW) {
+        size_t take = len < DETECT_WINDOW - in->n_seen ? len : DETECT_WINDOW - in->n_seen;
+        memcpy(in->pending + in->n_seen, buf, take);
+        in->n_seen += take;
+    }
     if (in->format == DETECT_UNKNOWN) {
         if (in->n_pending == 0) { /* leading zeros: counted, and the window waits for what follows */
             size_t z = detect_leading_zeros(buf, len);
@@ -638,6 +646,47 @@ void ingest_free(struct ingest *in)
     free(in);
 }
 
+/* What the bytes are when the format given (-f) read no sample from them and the detection reads
+ * them as another: that one, else DETECT_UNKNOWN (-f is there for when the detection is wrong). */
+static enum detect_format misread(const struct ingest *in)
+{
+    if (!in->forced || !in->n_seen || prof_total(whole(in)) > 0 || prof_sections_seen(whole(in)))
+        return DETECT_UNKNOWN;
+    struct detect_verdict v;
+    detect_judge(in->pending, in->n_seen, &v);
+    return v.format != in->format ? v.format : DETECT_UNKNOWN;
+}
+
+static const char *format_words(enum detect_format f)
+{
+    switch (f) {
+    case DETECT_TEXT:
+        return "text (the firmware's lines)";
+    case DETECT_ITM:
+        return "raw ITM";
+    case DETECT_TPIU:
+        return "TPIU frames";
+    case DETECT_ORBFLOW:
+        return "orbflow frames";
+    default:
+        return "of no known format";
+    }
+}
+
+/* "its bytes are text (...), not tpiu: drop -f tpiu" when misread(), else "". */
+static const char *misread_text(const struct ingest *in, char *buf, size_t len)
+{
+    enum detect_format looks = misread(in);
+    if (looks == DETECT_UNKNOWN)
+        return "";
+    char opt[32];
+    snprintf(opt, sizeof opt, strcmp(in->forced, "-f") == 0 ? "-f %s" : "%.20s", strcmp(in->forced, "-f") == 0
+             ? detect_name(in->format) : in->forced);
+    snprintf(buf, len, "%s read it as %s and found no sample: its bytes are %s; drop %s (the format is detected) "
+             "or give -f %s", opt, format_words(in->format), format_words(looks), opt, detect_name(looks));
+    return buf;
+}
+
 struct loss_list {
     char (*out)[INGEST_LOSS_TEXT];
     size_t n, max;
@@ -658,6 +707,9 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
 {
     struct loss_list l = {out, 0, max};
     const struct text_stats *t = &in->text.stats;
+    char misread_why[INGEST_LOSS_TEXT];
+    bool misread_ = *misread_text(in, misread_why, sizeof misread_why); /* (then no advice about its format) */
+    loss(&l, misread_, "%s", misread_why);
     loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered "
          "(capture cut short, or histogram buckets saturated)", (unsigned long long)t->missing);
     loss(&l, t->not_kept, "%llu samples taken but not kept: the firmware's ring holds fewer than it took (raise "
@@ -703,7 +755,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     const struct itm_stats *i = &in->itm.stats;
     loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,
          (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
-         in->format == DETECT_ITM && in->tpiu.stats.frames == 0 ? " (TPIU frames read as ITM? try -f tpiu)" : "");
+         in->format == DETECT_ITM && in->tpiu.stats.frames == 0 && !misread_ ? " (TPIU frames read as ITM? try -f tpiu)"
+                                                                              : "");
     loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
     uint64_t hunted = i->hunted - (trace_ok ? i->hunted_before_sync : 0); /* (those before the first: joining's) */
     loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
@@ -712,8 +765,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     if (f->other_ids) {
         char ids[120];
         tpiu_other_ids(f, ids, sizeof ids);
-        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u (--tpiu-id)",
-             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
+        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
+             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, misread_ ? "" : " (--tpiu-id)");
     }
     loss(&l, trace_ok ? 0 : f->unsynced, "%llu TPIU bytes before the first whole frame skipped",
          (unsigned long long)f->unsynced);
@@ -729,8 +782,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     if (of->other_tags) {
         char tags[120];
         orbflow_other_tags(of, tags, sizeof tags);
-        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u "
-             "(--tpiu-id)", (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag);
+        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
+             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, misread_ ? "" : " (--tpiu-id)");
     }
     loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
          "skipped",
@@ -758,6 +811,10 @@ size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_CO
 void ingest_describe(const struct ingest *in, char *buf, size_t len)
 {
     char saw[300];
+    if (*misread_text(in, saw, sizeof saw)) { /* the format's own advice would be wrong */
+        snprintf(buf, len, "%s", saw);
+        return;
+    }
     if (in->format == DETECT_TEXT)
         text_describe(&in->text.stats, saw, sizeof saw);
     else if (in->format == DETECT_ORBFLOW)

@@ -15,6 +15,8 @@ struct ingest;
 
 struct ingest_options {
     enum detect_format format;  /* DETECT_UNKNOWN: detect from the first bytes */
+    const char *format_option;  /* the user's option that set it ("-f", "--tpiu-offset"), or NULL: said
+                                 * when it reads no sample from bytes the detection reads as another */
     uint8_t tpiu_id;            /* the ITM source in TPIU frames (and the stream tag in orbflow frames) */
     bool wait_sync;             /* ITM: ignore bytes until the first sync packet */
     unsigned tpiu_offset;       /* 1 + the byte TPIU frames begin at (--tpiu-offset); 0: found by content */

@@ -523,6 +523,19 @@ def main():
         said = [x for x in (j or {}).get("losses", []) if "of other streams (2)" not in x or fmt != "orbflow"]
         check("... a clean %s capture: no loss said, nothing skipped" % fmt, j and said == [] and
               j["joined"]["bytes"] == 0, "losses %s, joined %s" % (j and j["losses"], j and j["joined"]))
+    # a format forced on bytes of another: said what they are (before: -f tpiu on text advised --tpiu-id,
+    # -f itm on text 'TPIU frames read as ITM? try -f tpiu')
+    for opts, fmt in ((["-f", "tpiu"], "tpiu"), (["-f", "itm"], "itm"), (["-f", "orbflow"], "orbflow"),
+                      (["--tpiu-offset", "2"], None)):
+        code, out, err = run("--batch", *opts, uart, elf)
+        opt = "-f %s" % fmt if fmt else "--tpiu-offset"
+        check("%s on a text capture: 'its bytes are text', drop %s; no other format's advice" % (" ".join(opts), opt),
+              code == 2 and "its bytes are text (the firmware's lines); drop %s (the format is detected) or give "
+              "-f text" % opt in err and "--tpiu-id" not in err + out and "try -f" not in err + out,
+              "exit %d: %s | %s" % (code, err.strip(), [ln for ln in out.splitlines() if "lost" in ln][:2]))
+    code, out, err = run("--batch", "-f", "text", itm, elf)
+    check("-f text on an ITM capture: 'its bytes are raw ITM'", code == 2 and "its bytes are raw ITM" in err,
+          "exit %d: %s" % (code, err.strip()))
     code, out, err = run("--batch", "--tpiu-id", "3", orb, elf)
     check("orbflow capture of streams 1 and 2, stream 3 asked for: says which streams there are",
           code != 0 and "only for streams 1, 2" in err, err.strip())
