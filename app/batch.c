@@ -127,6 +127,16 @@ int batch_doubts(struct prof *p, const struct ingest *in, const char *elf, bool 
     return EXIT_WRONG_ELF;
 }
 
+void batch_cut_warning(const char *file, const struct ingest *in, FILE *err)
+{
+    const char *what;
+    uint64_t at, cut = ingest_cut(in, &what, &at);
+    if (cut) /* its samples are not counted: a capture cut short (or still being written) */
+        fprintf(err, "cmprof-top: warning: '%s' ends inside a%s %s (its last %llu bytes, from byte offset %llu): "
+                "cut short, not decoded\n", file, strchr("IAEOUo", what[0]) ? "n" : "", what,
+                (unsigned long long)cut, (unsigned long long)at);
+}
+
 /* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */
 static int read_source(struct batch_options *o, FILE *src, struct ingest *in, struct prof *p, FILE *err)
 {
@@ -146,6 +156,7 @@ static int read_source(struct batch_options *o, FILE *src, struct ingest *in, st
         status = EXIT_ERROR; /* the samples counted so far are still reported */
     }
     ingest_finish(in);
+    batch_cut_warning(o->source, in, err);
     return status;
 }
 

@@ -349,6 +349,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         fprintf(stderr, "cmprof-top: warning: %s\n", stalled);
         bo.stalled = stalled;
     }
+    if (e->kind == SRC_FILE && !sig)
+        batch_cut_warning(o->batch.source, in, stderr);
     if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
         fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
     bo.halting = e->halting;

@@ -487,8 +487,10 @@ void text_finish(struct text_decoder *d, const struct ev_sink *sink)
 {
     /* The last line has no end when reading stops (a --duration, q, the port gone, a capture or a
      * recording cut there): decoded if whole, else the cut (a file and its replay read alike). */
-    if (d->line_len && !d->line_too_long)
-        d->stats.partial_last += line_or_cut(d, d->line, d->line_len, sink);
+    if (d->line_len && !d->line_too_long && line_or_cut(d, d->line, d->line_len, sink)) {
+        d->stats.partial_last++;
+        d->stats.partial_last_bytes += d->line_len;
+    }
     else if (d->line_too_long)
         d->stats.long_lines++;
     d->line_len = 0;

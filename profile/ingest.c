@@ -52,6 +52,8 @@ struct ingest {
     bool mid_stream;            /* (ingest_options') */
     const char *forced;         /* the user's option that set the format: pending keeps the first bytes, ... */
     size_t n_seen;              /* ... what they are when that format read nothing from them (misread) */
+    uint64_t cut;               /* at the end: bytes of the last packet, frame or line the input stopped in */
+    const char *cut_what;       /* ... "ITM packet", "TPIU frame", "orbflow frame" or "line" */
 };
 
 /* The whole run's profile: the one --samples counts against. */
@@ -623,6 +625,18 @@ void ingest_settle(struct ingest *in)
         decide(in, &v);
 }
 
+/* What the input stopped inside, once it ended: its samples (a PC packet, a line of them) are not
+ * counted (ingest_cut). */
+static void note_cut(struct ingest *in)
+{
+    uint64_t itm = in->format == DETECT_ITM || in->format == DETECT_TPIU || in->format == DETECT_ORBFLOW
+                       ? itm_cut(&in->itm) : 0;
+    uint64_t frame = in->format == DETECT_TPIU ? tpiu_cut(&in->tpiu)
+                     : in->format == DETECT_ORBFLOW ? orbflow_cut(&in->orbflow) : 0;
+    in->cut = frame ? frame : itm ? itm : in->format == DETECT_TEXT ? in->text.stats.partial_last_bytes : 0;
+    in->cut_what = frame ? (in->format == DETECT_TPIU ? "TPIU frame" : "orbflow frame") : itm ? "ITM packet" : "line";
+}
+
 void ingest_finish(struct ingest *in)
 {
     if (in->format == DETECT_UNKNOWN && in->n_pending)
@@ -635,6 +649,14 @@ void ingest_finish(struct ingest *in)
         struct byte_sink bs = {tpiu_to_itm, in};
         tpiu_finish(&in->tpiu, &bs);
     }
+    note_cut(in);
+}
+
+uint64_t ingest_cut(const struct ingest *in, const char **what, uint64_t *offset)
+{
+    *what = in->cut_what ? in->cut_what : "";
+    *offset = in->bytes - in->cut;
+    return in->cut;
 }
 
 void ingest_free(struct ingest *in)

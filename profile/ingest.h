@@ -123,5 +123,9 @@ size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_CO
 /* What the decoders saw of the input, for a report that has no samples to show: "itm stream, 4096
  * bytes, 2 bad packets, ...; first bad byte at byte offset 17". */
 void ingest_describe(const struct ingest *in, char *buf, size_t len);
+/* After ingest_finish: the bytes of the packet, frame or line the input ended inside, not decoded
+ * (*what: "ITM packet", "TPIU frame", "orbflow frame", "line"; *offset: where it began); 0: none. A
+ * live run a stop cut ends so by nature; a capture file that does was cut short. */
+uint64_t ingest_cut(const struct ingest *in, const char **what, uint64_t *offset);
 
 #endif

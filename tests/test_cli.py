@@ -533,6 +533,23 @@ def main():
               code == 2 and "its bytes are text (the firmware's lines); drop %s (the format is detected) or give "
               "-f text" % opt in err and "--tpiu-id" not in err + out and "try -f" not in err + out,
               "exit %d: %s | %s" % (code, err.strip(), [ln for ln in out.splitlines() if "lost" in ln][:2]))
+    # a capture cut inside a packet, a frame or a line: its samples are not counted, and that is said, naming
+    # the file and the offset (before: one PC fewer from ITM, two from TPIU, a stream line's 16, not a word)
+    stream_elf = scen_path("stream_tagged", "fw.elf")
+    for path, what, short, path_elf in ((itm, "an ITM packet", 7, elf), (tpiu, "a TPIU frame", 7, elf),
+                                        (orb, "an orbflow frame", 50, elf),
+                                        (scen_path("stream_tagged", "uart.txt"), "a line", 30, stream_elf)):
+        data = open(path, "rb").read()
+        cut = os.path.join(TMP, "cut_" + os.path.basename(path))
+        open(cut, "wb").write(data[:-short])  # (the text's last 30 bytes: in its last sample line)
+        code, out, err = run("--batch", cut, path_elf)
+        said = re.search(r"warning: '%s' ends inside %s \(its last (\d+) bytes, from byte offset (\d+)\): cut short, "
+                         r"not decoded" % (re.escape(cut), what), err)
+        check("a capture cut inside %s: said with its file and offset, the report still made (exit 0)" % what,
+              code == 0 and said and int(said.group(1)) + int(said.group(2)) == len(data) - short,
+              "exit %d: %s" % (code, err.strip()[-300:]))
+        code, out, err = run("--batch", path, path_elf)
+        check("... the whole capture: no such warning", code == 0 and "ends inside" not in err, err.strip()[-200:])
     code, out, err = run("--batch", "-f", "text", itm, elf)
     check("-f text on an ITM capture: 'its bytes are raw ITM'", code == 2 and "its bytes are raw ITM" in err,
           "exit %d: %s" % (code, err.strip()))
