@@ -492,6 +492,9 @@ static void test_file_has_no_rate(void)
     v.st.rate_of = VIEW_RATE_FILE_READ;
     v.st.state = "end of file";
     CHECK(strstr(render(&v, 120, 24), "samples 1001  00:12") != NULL && strstr(text, "/s") == NULL);
+    key('w'); /* the last seconds of a file are of its reading: said, not counted (it showed "no samples in the
+               * last window yet" for ever) */
+    CHECK(!v.window_mode && strstr(render(&v, 120, 24), "w counts a stream's last seconds: a file has no time"));
     sect[0] = (struct prof_section){.name = "control", .seen = true, .count = 1200, .current = 300, .min = 100,
                                     .max = 900, .sum = 240000};
     key('t'); /* the sections' runs a second, as wide as there is room for: none from a file either */
@@ -648,6 +651,9 @@ static void test_tiny_terminal_and_log(void)
 {
     setup();
     CHECK(strstr(render(&v, 10, 5), "too small") != NULL);
+    /* what it needs, the way out and the count, as far as the width goes (it said "too small" alone) */
+    CHECK(strstr(render(&v, 19, 5), "too small: 20x8 min") && strstr(text, "q quits") &&
+          strstr(text, "samples 1001"));
     view_log(&v, "boot v1.2", 9);
     key('l');
     CHECK(strstr(render(&v, 80, 24), "boot v1.2") != NULL);

@@ -334,8 +334,10 @@ static void (*const screens[])(struct view *v, struct vbuf *b, int y0) = {
 void view_render(struct view *v, struct vbuf *b)
 {
     vb_clear(b);
-    if (b->w < 20 || b->h < 8) {
-        vb_put(b, 0, 0, VA_WARN, "too small");
+    if (b->w < 20 || b->h < 8) { /* what it needs, the way out, and that the samples still come */
+        vb_put(b, 0, 0, VA_WARN, "too small: 20x8 min");
+        vb_put(b, 0, 1, VA_NORMAL, "q quits");
+        vb_putf(b, 0, 2, VA_NORMAL, "samples %.0f", prof_total(v->prof));
         return;
     }
     header(v, b);
