@@ -495,6 +495,9 @@ static void test_file_has_no_rate(void)
     key('w'); /* the last seconds of a file are of its reading: said, not counted (it showed "no samples in the
                * last window yet" for ever) */
     CHECK(!v.window_mode && strstr(render(&v, 120, 24), "w counts a stream's last seconds: a file has no time"));
+    key('G'); /* nor a history over time (it drew an empty axis, "0.0%", over "last 1 min") */
+    CHECK(strstr(render(&v, 120, 24), "a file has no time: the history is a live stream's") && !strstr(text, "0.0%"));
+    key('G');
     sect[0] = (struct prof_section){.name = "control", .seen = true, .count = 1200, .current = 300, .min = 100,
                                     .max = 900, .sum = 240000};
     key('t'); /* the sections' runs a second, as wide as there is room for: none from a file either */
