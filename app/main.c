@@ -468,6 +468,9 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
         return EXIT_USAGE;
     }
+    if (c->batch && lo->n_budgets) /* a CI run must not take it for a gate: it passes whatever the times */
+        fprintf(stderr, "cmprof-top: warning: --budget is the live view's (its sections page, key t): --batch checks "
+                "no budget\n");
     const char *inputs[] = {src_spec_path(o->source), o->elf, c->diff_path};
     char why[600];
     if (!outfile_stdout_ok(inputs, sizeof inputs / sizeof *inputs, why, sizeof why)) {

@@ -584,6 +584,10 @@ def main():
         "is an ELF file, not a source of samples")
     bad("a serial port that is not there: --list-ports suggested", ["--batch", "/dev/ttyNOPE0", elf], 1,
         "cmprof-top --list-ports")
+    code, out, err = run("--batch", "--budget", "control=1", uart, elf)
+    check("--budget in batch: a warning that it checks no budget (it passed silently, as if a CI gate)",
+          code == 0 and "warning: --budget is the live view's (its sections page, key t): --batch checks no budget" in err,
+          "exit %d: %s" % (code, err.strip()))
     bad("a malformed --budget, in batch mode too", ["--batch", "--budget", "control=fast", uart, elf], 2,
         "NAME=MICROSECONDS")
     bad("unknown output", ["--batch", "-o", "xml", uart, elf], 2, "unknown output 'xml'")
