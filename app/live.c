@@ -329,6 +329,10 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
                                                           * causes (not a file's: /dev/null is no firmware) */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
+        if (prof_sleep(prof) > 0 && !*why) /* a PC sampler's reads (or a trace's packets) of a core not running */
+            snprintf(why, sizeof why, "all %llu reads found the core asleep or halted (PC 0xFFFFFFFF, or sleep "
+                     "packets): is it running, not halted by a debugger or held in reset?",
+                     (unsigned long long)prof_sleep(prof));
         /* the first failure, unless the state or the "before" already says it */
         bool first = failed && strcmp(pa.reason, e->before) && !strstr(e->state, pa.reason);
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
