@@ -130,7 +130,7 @@ int batch_doubts(struct prof *p, const struct ingest *in, const char *elf, bool 
 void batch_cut_warning(const char *file, const struct ingest *in, FILE *err)
 {
     const char *what;
-    uint64_t at, cut = ingest_cut(in, &what, &at);
+    uint64_t at, cut = ingest_ended_inside(in, &what, &at);
     if (cut) /* its samples are not counted: a capture cut short (or still being written) */
         fprintf(err, "cmprof-top: warning: '%s' ends inside a%s %s (its last %llu bytes, from byte offset %llu): "
                 "cut short, not decoded\n", file, strchr("IAEOUo", what[0]) ? "n" : "", what,

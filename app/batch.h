@@ -58,7 +58,7 @@ int batch_report(const struct batch_options *o, struct prof *p, const struct ing
  * instruction (another build's capture), a share of PC 0 (a memory fault), a --diff baseline of
  * another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err);
-/* A capture file that ends inside a packet, frame or line (ingest_cut): one warning naming it and the
+/* A capture file that ends inside a packet, frame or line (ingest_ended_inside): one warning naming it and the
  * offset. Not for a live source a stop cut: that is how a stop ends. */
 void batch_cut_warning(const char *file, const struct ingest *in, FILE *err);
 /* Why the report cannot be trusted, one line each on err, and the exit status it calls for: the ELF is

@@ -445,6 +445,11 @@ static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t
 void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     const uint8_t *p = buf, *end = buf + len;
+    /* an editor's byte order mark, UTF-8 or UTF-16's (whose zero bytes go as NULs): not the first line's */
+    size_t mark = d->stats.bytes || len < 2 ? 0 : len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3
+                  : memcmp(p, "\xFF\xFE", 2) == 0 || memcmp(p, "\xFE\xFF", 2) == 0 ? 2 : 0;
+    p += mark;
+    d->stats.bytes += mark;
     /* a line may be taken whole from the buffer when none is half collected; the first line of
      * a source joined mid-line is not (end_line forgives its errors) */
     while (p < end) {

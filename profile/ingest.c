@@ -551,6 +551,22 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
     }
 }
 
+/* Whether the first bytes are UTF-16 text (what a Windows console's redirect or an editor's "Unicode"
+ * makes of a capture): a byte order mark, or ASCII with a zero byte after (or before) each character. */
+static bool utf16_text(const struct ingest *in)
+{
+    size_t n = in->forced ? in->n_seen : in->n_pending;
+    const uint8_t *b = in->pending;
+    if (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF)))
+        return true;
+    size_t pairs = 0, ascii = 0;
+    for (size_t i = 0; i + 1 < n; i += 2, pairs++) {
+        uint8_t c = b[i] ? b[i] : b[i + 1], z = b[i] ? b[i + 1] : b[i];
+        ascii += z == 0 && c && (c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7F));
+    }
+    return pairs >= 32 && ascii * 10 >= pairs * 9;
+}
+
 /* Takes the format and decodes what was held back: the leading zeros, then pending; or, after
  * leading noise, only what follows it. */
 static void decide(struct ingest *in, const struct detect_verdict *v)
@@ -573,6 +589,8 @@ static void judge_and_decide(struct ingest *in)
 {
     struct detect_verdict v;
     detect_judge(in->pending, in->n_pending, &v);
+    if (utf16_text(in)) /* a capture saved as UTF-16: text whose every other byte is 0 (the text decoder drops NULs) */
+        v = (struct detect_verdict){DETECT_TEXT, 0, 1000};
     decide(in, &v);
 }
 
@@ -626,7 +644,7 @@ void ingest_settle(struct ingest *in)
 }
 
 /* What the input stopped inside, once it ended: its samples (a PC packet, a line of them) are not
- * counted (ingest_cut). */
+ * counted (ingest_ended_inside). */
 static void note_cut(struct ingest *in)
 {
     uint64_t itm = in->format == DETECT_ITM || in->format == DETECT_TPIU || in->format == DETECT_ORBFLOW
@@ -652,7 +670,7 @@ void ingest_finish(struct ingest *in)
     note_cut(in);
 }
 
-uint64_t ingest_cut(const struct ingest *in, const char **what, uint64_t *offset)
+uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset)
 {
     *what = in->cut_what ? in->cut_what : "";
     *offset = in->bytes - in->cut;
@@ -695,9 +713,16 @@ static const char *format_words(enum detect_format f)
     }
 }
 
-/* "its bytes are text (...), not tpiu: drop -f tpiu" when misread(), else "". */
+/* Why the bytes read as no sample, when they are of another format than the one they were read as:
+ * UTF-16 text (any source), or another format than -f gave ("its bytes are text (...), not tpiu:
+ * drop -f tpiu"); else "". */
 static const char *misread_text(const struct ingest *in, char *buf, size_t len)
 {
+    if (prof_total(whole(in)) <= 0 && !prof_sections_seen(whole(in)) && utf16_text(in)) {
+        snprintf(buf, len, "its bytes are UTF-16 text (a Windows console's redirect, or an editor's \"Unicode\"), "
+                 "not the bytes the port sent: convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.txt");
+        return buf;
+    }
     enum detect_format looks = misread(in);
     if (looks == DETECT_UNKNOWN)
         return "";
@@ -767,7 +792,9 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "place them", (unsigned long long)t->no_base); /* once one came: the cost of joining (ingest_joined) */
     loss(&l, t->glued, "%llu stream lines were glued onto log lines (a shared UART): cut off and decoded, "
          "the log lines are partial", (unsigned long long)t->glued);
-    loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
+    /* (a capture saved as UTF-16 is all NULs between its characters: read whole, nothing lost) */
+    loss(&l, utf16_text(in) ? 0 : t->nul_bytes, "%llu NUL bytes removed from lines (line noise)",
+         (unsigned long long)t->nul_bytes);
     loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
     /* what came before a trace stream that was then read is joining's (ingest_joined); noise the detection
      * found before any stream is named here: it may be the stream's own bytes, garbled */

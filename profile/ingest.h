@@ -126,6 +126,6 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len);
 /* After ingest_finish: the bytes of the packet, frame or line the input ended inside, not decoded
  * (*what: "ITM packet", "TPIU frame", "orbflow frame", "line"; *offset: where it began); 0: none. A
  * live run a stop cut ends so by nature; a capture file that does was cut short. */
-uint64_t ingest_cut(const struct ingest *in, const char **what, uint64_t *offset);
+uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset);
 
 #endif
