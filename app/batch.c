@@ -156,7 +156,8 @@ static int read_source(struct batch_options *o, FILE *src, struct ingest *in, st
         status = EXIT_ERROR; /* the samples counted so far are still reported */
     }
     ingest_finish(in);
-    batch_cut_warning(o->source, in, err);
+    if (feof(src) && !status) /* read to its end: not stopped by --samples or a signal */
+        batch_cut_warning(o->source, in, err);
     return status;
 }
 

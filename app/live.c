@@ -210,6 +210,7 @@ static bool batch_over(const struct live_options *o, const struct source *src, b
 struct run_end {
     char state[700];     /* what the source was doing at the end */
     char away[600];      /* why it was not connected at the end; "" when it was (or ended) */
+    bool at_end;         /* the source had ended (a file read to its end) */
     char before[600];    /* why it went away before, when it is back since */
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
     char detail[400];     /* src_detail(): the figures, and a reset's advice after them */
@@ -237,6 +238,7 @@ static void take_end(struct source *src, const char *spec, struct run_end *e, bo
 {
     /* the header's "reconnecting" is the live view's: a run that ended reconnects no more */
     snprintf(e->away, sizeof e->away, "%s", src_state(src) == SRC_RECONNECTING ? away_why(src, spec) : "");
+    e->at_end = src_state(src) == SRC_END;
     if (*e->away)
         snprintf(e->state, sizeof e->state, "not connected at the end: %s", e->away);
     else
@@ -355,7 +357,7 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         fprintf(stderr, "cmprof-top: warning: %s\n", stalled);
         bo.stalled = stalled;
     }
-    if (e->kind == SRC_FILE && !sig)
+    if (e->kind == SRC_FILE && e->at_end && !sig) /* read to its end: not stopped by --samples or --duration */
         batch_cut_warning(o->batch.source, in, stderr);
     if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
         fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
