@@ -642,7 +642,8 @@ static void draw(struct live_run *r, double t)
                                     sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
                                     r->last_sample_t - r->start, starved_from_source(r->src),
                                     gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps),
-                                    src_kind(r->src) != SRC_FILE        ? VIEW_RATE_STREAM
+                                    src_kind(r->src) != SRC_FILE || r->o->rate > 0 /* paced: a replay in time */
+                                                                         ? VIEW_RATE_STREAM
                                     : src_state(r->src) == SRC_CONNECTED ? VIEW_RATE_FILE_READING
                                                                          : VIEW_RATE_FILE_READ};
     view_render(r->v, &r->buf);

@@ -550,6 +550,9 @@ def main():
               "exit %d: %s" % (code, err.strip()[-300:]))
         code, out, err = run("--batch", path, path_elf)
         check("... the whole capture: no such warning", code == 0 and "ends inside" not in err, err.strip()[-200:])
+        code, out, err = run("--batch", "--samples", "10", cut, path_elf)
+        check("... the cut capture read to --samples 10 only: no such warning (its end was not read)",
+              code == 0 and "ends inside" not in err, err.strip()[-200:])
     code, out, err = run("--batch", "-f", "text", itm, elf)
     check("-f text on an ITM capture: 'its bytes are raw ITM'", code == 2 and "its bytes are raw ITM" in err,
           "exit %d: %s" % (code, err.strip()))
@@ -570,6 +573,9 @@ def main():
     bad("not an ELF", ["--batch", uart, uart], 1, "is not an ELF file")
     bad("ELF for another machine", ["--batch", uart, TOOL], 1, "another machine")
     bad("missing source", ["--batch", os.path.join(TMP, "nope.txt"), elf], 1, "nope.txt")
+    # (before: "exists: give --force to write over it", which --force does not)
+    bad("--record naming a directory: said, no --force advice", ["--batch", "--record", TMP, uart, elf], 1,
+        "--record %s is a directory: give a file's path" % TMP)
     bad("unknown option", ["--batch", "--frobnicate", uart, elf], 2, "unknown option '--frobnicate'")
     sec_uart, sec_elf = scen_path("sections", "uart.txt"), scen_path("sections", "fw.elf")
     code, out, _ = run("--batch", sec_uart, sec_elf)
