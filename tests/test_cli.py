@@ -550,9 +550,10 @@ def main():
               "exit %d: %s" % (code, err.strip()[-300:]))
         code, out, err = run("--batch", path, path_elf)
         check("... the whole capture: no such warning", code == 0 and "ends inside" not in err, err.strip()[-200:])
-        code, out, err = run("--batch", "--samples", "10", cut, path_elf)
-        check("... the cut capture read to --samples 10 only: no such warning (its end was not read)",
-              code == 0 and "ends inside" not in err, err.strip()[-200:])
+        if len(data) > 1 << 17:  # past the reads' 64 KB: --samples stops before the end (a smaller file is read whole)
+            code, out, err = run("--batch", "--samples", "10", cut, path_elf)
+            check("... the cut capture read to --samples 10 only: no such warning (its end was not read)",
+                  code == 0 and "ends inside" not in err, err.strip()[-200:])
     code, out, err = run("--batch", "-f", "text", itm, elf)
     check("-f text on an ITM capture: 'its bytes are raw ITM'", code == 2 and "its bytes are raw ITM" in err,
           "exit %d: %s" % (code, err.strip()))
