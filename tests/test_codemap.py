@@ -199,6 +199,7 @@ def matrix():
     names = sorted(n for n in os.listdir(SCEN) if n in scen.SCENARIOS)
     bases = {n: base(os.path.join(SCEN, n, "fw.elf")) for n in names}
     pairs = starts = others = either = 0
+    hist_pairs = hist_wrong = hist_buckets = 0  # of them, histogram captures: any wrong-ELF sign, the buckets' check
     for c in names:
         doc, _ = report(capture_of(c), os.path.join(SCEN, c, "fw.elf"))
         if not doc.get("code_check") or not doc.get("total"):
@@ -213,8 +214,13 @@ def matrix():
             starts += mine
             others += other
             either += mine or other
+            if scen.SCENARIOS[c].get("defs", {}).get("CMPROF_HIST"):
+                hist_pairs += 1
+                hist_wrong += (doc.get("code_check") or {}).get("wrong_elf") is True
+                hist_buckets += (doc.get("code_check") or {}).get("not_starts") is True
     print("matrix: %d crossings of different programs at one base; flagged by the instruction starts %d, by the "
-          "other wrong-ELF checks %d, by either %d" % (pairs, starts, others, either))
+          "other wrong-ELF checks %d, by either %d; of them histogram captures %d: a wrong ELF said (exit 5) %d, by "
+          "their buckets %d" % (pairs, starts, others, either, hist_pairs, hist_wrong, hist_buckets))
 
 
 def main():
