@@ -500,6 +500,7 @@ void text_finish(struct text_decoder *d, const struct ev_sink *sink)
         d->stats.long_lines++;
     d->line_len = 0;
     d->line_too_long = false;
+    d->stats.unended += d->block != BLOCK_NONE; /* a dump cut short: its tags, names or stacks may be gone */
     close_block(d, sink);
 }
 

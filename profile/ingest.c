@@ -759,6 +759,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, misread_, "%s", misread_why);
     loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered "
          "(capture cut short, or histogram buckets saturated)", (unsigned long long)t->missing);
+    loss(&l, t->unended, "the dump ends without its \"end\" line: the capture was cut short (what came after its "
+         "samples, their task tags, task names or stacks, may be missing)");
     loss(&l, t->not_kept, "%llu samples taken but not kept: the firmware's ring holds fewer than it took (raise "
          "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",

@@ -554,6 +554,15 @@ def main():
             code, out, err = run("--batch", "--samples", "10", cut, path_elf)
             check("... the cut capture read to --samples 10 only: no such warning (its end was not read)",
                   code == 0 and "ends inside" not in err, err.strip()[-200:])
+    # a dump cut at a line's end, between its PC lines and its tag lines: no line is cut, but its tags are gone
+    # (before: every sample '(no tag)' and not a word)
+    tasks_lines = open(scen_path("tasks", "uart.txt"), "rb").read().split(b"\n")
+    cut = os.path.join(TMP, "cut_before_tags.txt")
+    open(cut, "wb").write(b"\n".join(ln for ln in tasks_lines if not ln.startswith((b"g ", b"end"))) + b"\n")
+    code, j, err = rows_of(cut, scen_path("tasks", "fw.elf"))
+    check("a dump cut short before its 'end' line: said as a loss (its tags, names or stacks may be missing)",
+          code == 0 and any(x.startswith("the dump ends without its \"end\" line") for x in (j or {}).get("losses", [])),
+          "exit %d, losses %s" % (code, j and j.get("losses")))
     code, out, err = run("--batch", "-f", "text", itm, elf)
     check("-f text on an ITM capture: 'its bytes are raw ITM'", code == 2 and "its bytes are raw ITM" in err,
           "exit %d: %s" % (code, err.strip()))
