@@ -674,7 +674,7 @@ uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_
 {
     *what = in->cut_what ? in->cut_what : "";
     *offset = in->bytes - in->cut;
-    return in->cut;
+    return prof_total(whole(in)) > 0 ? in->cut : 0; /* (no sample at all: "no samples" says what the bytes were) */
 }
 
 void ingest_free(struct ingest *in)

@@ -124,7 +124,8 @@ size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_CO
  * bytes, 2 bad packets, ...; first bad byte at byte offset 17". */
 void ingest_describe(const struct ingest *in, char *buf, size_t len);
 /* After ingest_finish: the bytes of the packet, frame or line the input ended inside, not decoded
- * (*what: "ITM packet", "TPIU frame", "orbflow frame", "line"; *offset: where it began); 0: none. A
+ * (*what: "ITM packet", "TPIU frame", "orbflow frame", "line"; *offset: where it began); 0: none, or
+ * no sample was read at all (bytes of another format end anywhere). A
  * live run a stop cut ends so by nature; a capture file that does was cut short. */
 uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset);
 

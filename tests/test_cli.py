@@ -531,7 +531,8 @@ def main():
         opt = "-f %s" % fmt if fmt else "--tpiu-offset"
         check("%s on a text capture: 'its bytes are text', drop %s; no other format's advice" % (" ".join(opts), opt),
               code == 2 and "its bytes are text (the firmware's lines); drop %s (the format is detected) or give "
-              "-f text" % opt in err and "--tpiu-id" not in err + out and "try -f" not in err + out,
+              "-f text" % opt in err and "--tpiu-id" not in err + out and "try -f" not in err + out and
+              "ends inside" not in err,  # (nor a cut TPIU frame of bytes that were never frames)
               "exit %d: %s | %s" % (code, err.strip(), [ln for ln in out.splitlines() if "lost" in ln][:2]))
     # a capture cut inside a packet, a frame or a line: its samples are not counted, and that is said, naming
     # the file and the offset (before: one PC fewer from ITM, two from TPIU, a stream line's 16, not a word)
