@@ -79,7 +79,7 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err)
 
 struct ingest_options batch_ingest_options(const struct batch_options *o)
 {
-    return (struct ingest_options){.format = o->format, .tpiu_id = o->tpiu_id, .wait_sync = o->wait_sync,
+    return (struct ingest_options){.format = o->format, .format_option = o->format_option, .tpiu_id = o->tpiu_id, .wait_sync = o->wait_sync,
                                    .tpiu_offset = o->tpiu_offset, .flat_stacks = o->flat_stacks,
                                    .max_samples = o->max_samples,
                                    /* a port we attach to, and a capture of one (a recording of a late
@@ -127,6 +127,16 @@ int batch_doubts(struct prof *p, const struct ingest *in, const char *elf, bool 
     return EXIT_WRONG_ELF;
 }
 
+void batch_cut_warning(const char *file, const struct ingest *in, FILE *err)
+{
+    const char *what;
+    uint64_t at, cut = ingest_ended_inside(in, &what, &at);
+    if (cut) /* its samples are not counted: a capture cut short (or still being written) */
+        fprintf(err, "cmprof-top: warning: '%s' ends inside a%s %s (its last %llu bytes, from byte offset %llu): "
+                "cut short, not decoded\n", file, strchr("IAEOUo", what[0]) ? "n" : "", what,
+                (unsigned long long)cut, (unsigned long long)at);
+}
+
 /* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */
 static int read_source(struct batch_options *o, FILE *src, struct ingest *in, struct prof *p, FILE *err)
 {
@@ -146,6 +156,8 @@ static int read_source(struct batch_options *o, FILE *src, struct ingest *in, st
         status = EXIT_ERROR; /* the samples counted so far are still reported */
     }
     ingest_finish(in);
+    if (feof(src) && !status) /* read to its end: not stopped by --samples or a signal */
+        batch_cut_warning(o->source, in, err);
     return status;
 }
 

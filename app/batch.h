@@ -16,6 +16,7 @@ struct batch_options {
     const char *source;   /* a file, or "-" for stdin */
     const char *elf;
     enum detect_format format;
+    const char *format_option; /* the option that set format ("-f", "--tpiu-offset"), NULL: not the user */
     uint8_t tpiu_id;
     uint8_t tpiu_offset;  /* --tpiu-offset N: N + 1 (TPIU frames begin at input byte N); 0: by sync or content */
     bool wait_sync;
@@ -57,6 +58,9 @@ int batch_report(const struct batch_options *o, struct prof *p, const struct ing
  * instruction (another build's capture), a share of PC 0 (a memory fault), a --diff baseline of
  * another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err);
+/* A capture file that ends inside a packet, frame or line (ingest_ended_inside): one warning naming it and the
+ * offset. Not for a live source a stop cut: that is how a stop ends. */
+void batch_cut_warning(const char *file, const struct ingest *in, FILE *err);
 /* Why the report cannot be trusted, one line each on err, and the exit status it calls for: the ELF is
  * not the sampled program's (EXIT_WRONG_ELF: the live view's words, from prof_trust()), or the firmware
  * announced a sampler and sent no sample, or sent samples and no announce (ingest_quiet(): EXIT_USAGE,

@@ -209,6 +209,8 @@ static bool batch_over(const struct live_options *o, const struct source *src, b
 /* How the run ended, kept from the source before it is closed. */
 struct run_end {
     char state[700];     /* what the source was doing at the end */
+    char away[600];      /* why it was not connected at the end; "" when it was (or ended) */
+    bool at_end;         /* the source had ended (a file read to its end) */
     char before[600];    /* why it went away before, when it is back since */
     char failure[600];   /* why it failed and did not come back; "" when it did not fail */
     char detail[400];     /* src_detail(): the figures, and a reset's advice after them */
@@ -223,9 +225,24 @@ struct run_end {
     double quiet_s, last_sample_s; /* a stream that stopped: seconds without a sample at the end, the last */
 };
 
-static void take_end(struct source *src, struct run_end *e, bool gave_up)
+/* Why a source that went away was away when the run ended, without its own name in front (the
+ * caller's line names it). */
+static const char *away_why(const struct source *src, const char *spec)
 {
-    state_text(src, e->state, sizeof e->state);
+    const char *why = src_message(src);
+    size_t n = strlen(spec);
+    return strncmp(why, spec, n) == 0 && why[n] == ':' && why[n + 1] == ' ' ? why + n + 2 : why;
+}
+
+static void take_end(struct source *src, const char *spec, struct run_end *e, bool gave_up)
+{
+    /* the header's "reconnecting" is the live view's: a run that ended reconnects no more */
+    snprintf(e->away, sizeof e->away, "%s", src_state(src) == SRC_RECONNECTING ? away_why(src, spec) : "");
+    e->at_end = src_state(src) == SRC_END;
+    if (*e->away)
+        snprintf(e->state, sizeof e->state, "not connected at the end: %s", e->away);
+    else
+        state_text(src, e->state, sizeof e->state);
     bool back = src_state(src) == SRC_CONNECTED;
     snprintf(e->before, sizeof e->before, "%s", back ? src_last_failure(src) : "");
     snprintf(e->failure, sizeof e->failure, "%s", src_failure(src));
@@ -297,7 +314,7 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     int sig = stop_requested();
     if (e->gave_up && !sig) {
         fprintf(stderr, "cmprof-top: %s: not reached within %g s (--connect-timeout): %s\n", o->batch.source,
-                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, e->state);
+                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, *e->away ? e->away : e->state);
         return EXIT_ERROR;
     }
     double total = prof_total(prof);
@@ -310,10 +327,16 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
     if (total == 0) {
         char why[600] = "", hint[600];
         ingest_no_samples_hint(in, hint, sizeof hint);
-        if (e->connected_s >= 0 && e->kind != SRC_FILE) /* a drain that never ran looks like this: its likely
-                                                          * causes (not a file's: /dev/null is no firmware) */
+        if (e->connected_s >= 0 && e->kind != SRC_FILE && !failed) /* a drain that never ran looks like this: its
+                                                                    * likely causes (not a file's: /dev/null is no
+                                                                    * firmware; nor when the source failed: the
+                                                                    * failure is the cause) */
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
+        if (prof_sleep(prof) > 0 && !*why) /* a PC sampler's reads (or a trace's packets) of a core not running */
+            snprintf(why, sizeof why, "all %llu reads found the core asleep or halted (PC 0xFFFFFFFF, or sleep "
+                     "packets): is it running, not halted by a debugger or held in reset?",
+                     (unsigned long long)prof_sleep(prof));
         /* the first failure, unless the state or the "before" already says it */
         bool first = failed && strcmp(pa.reason, e->before) && !strstr(e->state, pa.reason);
         fprintf(stderr, "cmprof-top: no samples from '%s' (%s%s%s%s%s)%s%s%s\n", o->batch.source, e->state,
@@ -334,6 +357,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         fprintf(stderr, "cmprof-top: warning: %s\n", stalled);
         bo.stalled = stalled;
     }
+    if (e->kind == SRC_FILE && e->at_end && !sig) /* read to its end: not stopped by --samples or --duration */
+        batch_cut_warning(o->batch.source, in, stderr);
     if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
         fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
     bo.halting = e->halting;
@@ -616,7 +641,11 @@ static void draw(struct live_run *r, double t)
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
                                     sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
                                     r->last_sample_t - r->start, starved_from_source(r->src),
-                                    gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps)};
+                                    gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps),
+                                    src_kind(r->src) != SRC_FILE || r->o->rate > 0 /* paced: a replay in time */
+                                                                         ? VIEW_RATE_STREAM
+                                    : src_state(r->src) == SRC_CONNECTED ? VIEW_RATE_FILE_READING
+                                                                         : VIEW_RATE_FILE_READ};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;
@@ -685,7 +714,7 @@ static int live_end(struct live_run *r)
 {
     const struct live_options *o = r->o;
     struct run_end end;
-    take_end(r->src, &end, r->gave_up);
+    take_end(r->src, o->batch.source, &end, r->gave_up);
     end.connected_s = r->connected_once ? now_s() - r->opened_at : -1;
     note_samples(r, now_s()); /* the last second's samples too (no rate or view tick at the close) */
     end.quiet_s = quiet_for(r, now_s());

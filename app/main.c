@@ -313,6 +313,7 @@ static int set_format(struct cli *c, const struct cli_opt *d, const char *arg)
         return EXIT_USAGE;
     }
     c->lo.batch.format = (enum detect_format)k;
+    c->lo.batch.format_option = k ? "-f" : NULL;
     return GO_ON;
 }
 
@@ -323,8 +324,10 @@ static int set_tpiu_offset(struct cli *c, const struct cli_opt *d, const char *a
     if (!parse_count(arg, 0, 15, &v))
         return refuse(d, arg);
     c->lo.batch.tpiu_offset = (uint8_t)(v + 1);
-    if (c->lo.batch.format == DETECT_UNKNOWN)
+    if (c->lo.batch.format == DETECT_UNKNOWN) {
         c->lo.batch.format = DETECT_TPIU;
+        c->lo.batch.format_option = "--tpiu-offset";
+    }
     return GO_ON;
 }
 
@@ -465,6 +468,9 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
         return EXIT_USAGE;
     }
+    if (c->batch && lo->n_budgets) /* a CI run must not take it for a gate: it passes whatever the times */
+        fprintf(stderr, "cmprof-top: warning: --budget is the live view's (its sections page, key t): --batch checks "
+                "no budget\n");
     const char *inputs[] = {src_spec_path(o->source), o->elf, c->diff_path};
     char why[600];
     if (!outfile_stdout_ok(inputs, sizeof inputs / sizeof *inputs, why, sizeof why)) {

@@ -73,6 +73,10 @@ FILE *outfile_open(const char *path, bool force, const char *const *inputs, size
                      strcmp(inputs[i], "-") == 0 ? "standard input" : inputs[i]);
             return NULL;
         }
+    if (exists && !is_link && S_ISDIR(st.st_mode)) { /* --force would not help: no advice to give it */
+        snprintf(err, errlen, "%s is a directory: give a file's path", path);
+        return NULL;
+    }
     if ((exists || is_link) && !force) {
         snprintf(err, errlen, "%s exists%s: give --force to write over it", path,
                  is_link ? " (a symbolic link: --force replaces the link, not what it points to)" : "");

@@ -387,6 +387,11 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
     }
 }
 
+uint64_t itm_cut(const struct itm_decoder *d)
+{
+    return d->state == S_SOURCE || d->state == S_CONT ? d->stats.bytes - d->packet_offset : 0;
+}
+
 size_t itm_counters(const struct itm_stats *st, struct dec_counter *out)
 {
     const struct dec_counter c[] = {

@@ -45,6 +45,8 @@ void itm_init(struct itm_decoder *d, bool wait_for_sync);
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink);
 /* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
 size_t itm_counters(const struct itm_stats *st, struct dec_counter *out);
+/* Bytes of a packet begun and not ended (the input stopped inside it): 0 when none. */
+uint64_t itm_cut(const struct itm_decoder *d);
 /* What the decoder saw, e.g. "4096 bytes, 2 bad packets, ...", in buf. */
 void itm_describe(const struct itm_stats *st, char *buf, size_t len);
 

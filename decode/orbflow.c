@@ -167,3 +167,8 @@ void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len)
         snprintf(buf, len, "%llu frames, %llu with a bad sum, %llu with bad COBS codes",
                  (unsigned long long)st->frames, (unsigned long long)st->bad_sums, (unsigned long long)st->bad_cobs);
 }
+
+size_t orbflow_cut(const struct orbflow_decoder *d)
+{
+    return d->synced ? d->len : 0;
+}

@@ -49,5 +49,7 @@ unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t le
 size_t orbflow_counters(const struct orbflow_stats *st, struct dec_counter *out);
 /* What the decoder saw: frames only of other streams, or its good and damaged frames, in buf. */
 void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len);
+/* Bytes of a frame begun and not ended by its delimiter (the input stopped inside it): 0 when none. */
+size_t orbflow_cut(const struct orbflow_decoder *d);
 
 #endif

@@ -445,6 +445,11 @@ static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t
 void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     const uint8_t *p = buf, *end = buf + len;
+    /* an editor's byte order mark, UTF-8 or UTF-16's (whose zero bytes go as NULs): not the first line's */
+    size_t mark = d->stats.bytes || len < 2 ? 0 : len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3
+                  : memcmp(p, "\xFF\xFE", 2) == 0 || memcmp(p, "\xFE\xFF", 2) == 0 ? 2 : 0;
+    p += mark;
+    d->stats.bytes += mark;
     /* a line may be taken whole from the buffer when none is half collected; the first line of
      * a source joined mid-line is not (end_line forgives its errors) */
     while (p < end) {
@@ -487,12 +492,15 @@ void text_finish(struct text_decoder *d, const struct ev_sink *sink)
 {
     /* The last line has no end when reading stops (a --duration, q, the port gone, a capture or a
      * recording cut there): decoded if whole, else the cut (a file and its replay read alike). */
-    if (d->line_len && !d->line_too_long)
-        d->stats.partial_last += line_or_cut(d, d->line, d->line_len, sink);
+    if (d->line_len && !d->line_too_long && line_or_cut(d, d->line, d->line_len, sink)) {
+        d->stats.partial_last++;
+        d->stats.partial_last_bytes += d->line_len;
+    }
     else if (d->line_too_long)
         d->stats.long_lines++;
     d->line_len = 0;
     d->line_too_long = false;
+    d->stats.unended += d->block != BLOCK_NONE; /* a dump cut short: its tags, names or stacks may be gone */
     close_block(d, sink);
 }
 

@@ -36,11 +36,13 @@ struct text_stats {
     uint64_t stream_lines;
     uint64_t hist_out;     /* streamed histogram samples outside the buckets */
     uint64_t missing;      /* samples a dump header announced that its block did not deliver */
+    uint64_t unended;      /* a dump block the input ended in, before its "end" line (its samples are counted) */
     uint64_t nul_bytes;    /* NUL bytes (line noise) removed from lines */
     uint64_t not_kept;     /* samples a dump says were taken but overwritten in its ring */
     uint64_t glued;        /* stream lines found glued onto the end of a log line, and cut off */
     uint64_t partial_first; /* a malformed first line of a stream joined in mid-line: not an error */
     uint64_t partial_last;  /* an unterminated last line that does not decode, cut when reading stopped: not an error */
+    uint64_t partial_last_bytes; /* ... its bytes (said as a loss: its samples are not counted) */
     uint64_t unsent_tags;  /* stream samples whose tag the firmware could not send ('/'): EV_TAG_UNSENT */
     uint64_t names_unsure; /* dropped stream lines that may have named tasks (EV_NAMES_UNSURE) */
     uint64_t names_waited; /* samples of a named index sent pending after such a line, until its next name */

@@ -349,6 +349,11 @@ void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)
         align_by_content(d, sink);
 }
 
+unsigned tpiu_cut(const struct tpiu_decoder *d)
+{
+    return d->stats.align.how != TPIU_UNALIGNED && d->cur.whole ? d->cur.pos : 0;
+}
+
 size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out)
 {
     out[0] = (struct dec_counter){"tpiu_frames", st->frames};

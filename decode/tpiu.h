@@ -79,6 +79,8 @@ unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len);
 void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
 /* End of input: a stream shorter than TPIU_BLOCK with no full sync is aligned on what came. */
 void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink);
+/* Bytes of a frame begun and not ended (the input stopped inside it): 0 when none. */
+unsigned tpiu_cut(const struct tpiu_decoder *d);
 /* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
 size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out);
 /* What the decoder saw when it passed nothing on: frames only of other source IDs, in buf;

@@ -382,5 +382,7 @@ void prof_add_bucket(struct prof *p, uint32_t addr, uint32_t size, uint64_t coun
     else
         add_bucket_per_function(p, addr, addr, (double)count); /* no symbols: one row at addr */
     p->bucket_total += (double)count;
+    p->bucket_at = addr;
+    p->bucket_bytes = size;
 }
 

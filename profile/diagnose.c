@@ -42,32 +42,87 @@ static struct pc_count *merged_pcs(const struct prof *p, size_t distinct, size_t
     return pcs;
 }
 
-/* The instruction-start check over PCs merged by merged_pcs. The ELF's map is made the first time
- * there are PCs. */
-static void check_code(struct prof *p, const struct pc_count *pcs, size_t n, struct prof_code_check *out)
+/* The ELF's map of instruction starts, made the first time it is asked for (NULL: it cannot be). */
+static struct codemap *code_map(struct prof *p)
 {
-    *out = (struct prof_code_check){0};
-    if (!p->syms || p->bucket_total > 0 || !n)
-        return;
     if (!p->codemap_tried) {
         p->codemap = codemap_new(p->syms);
         p->codemap_tried = true;
     }
-    if (!p->codemap)
+    return p->codemap;
+}
+
+static void note_bad(struct prof_code_check *out, uint32_t at, double count, double *worst)
+{
+    out->bad_pcs++;
+    out->bad_samples += count;
+    if (count > *worst) {
+        *worst = count;
+        out->example = at;
+    }
+}
+
+/* Buckets larger than this are not checked: one is rarely all data, and its halfwords are many. */
+#define BUCKET_CHECK_BYTES 1024u
+
+/* What a histogram bucket [at, at + bytes) holds: an instruction start, nothing of the ELF's code,
+ * or code without a start (data in the code, padding: no core runs there). */
+static enum codemap_kind bucket_kind(struct codemap *m, uint32_t at, uint32_t bytes)
+{
+    enum codemap_kind kind = CODEMAP_OUTSIDE;
+    for (uint64_t a = at; a < (uint64_t)at + bytes && a <= UINT32_MAX; a += 2) {
+        enum codemap_kind k = codemap_at(m, (uint32_t)a);
+        if (k == CODEMAP_START)
+            return k;
+        if (k == CODEMAP_NOT_START)
+            kind = k;
+    }
+    return kind;
+}
+
+/* The histogram's buckets against the ELF's code: each sample was a PC, so a bucket with samples
+ * holds an instruction start on the right ELF. Its samples were spread over its halfwords (count.c):
+ * the PCs, in order, are grouped back into buckets by the buckets' layout. */
+static void check_buckets(struct prof *p, const struct pc_count *pcs, size_t n, struct prof_code_check *out)
+{
+    uint32_t size = p->bucket_bytes;
+    if (size < 2 || size > BUCKET_CHECK_BYTES || p->raw_samples) /* (PCs and buckets mixed: neither checked) */
         return;
+    out->checked = true;
+    double worst = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t at = p->bucket_at + (pcs[i].pc - p->bucket_at) / size * size; /* (mod 2^32, as the buckets) */
+        double count = 0;
+        for (; i < n && pcs[i].pc - at < size; i++)
+            count += pcs[i].count;
+        enum codemap_kind k = bucket_kind(p->codemap, at, size);
+        out->pcs += k != CODEMAP_OUTSIDE;
+        if (k == CODEMAP_NOT_START)
+            note_bad(out, at, count, &worst);
+    }
+    out->buckets = true;
+    out->share = out->bad_samples / p->bucket_total;
+    out->wrong = out->bad_pcs >= PROF_BAD_PCS_MIN && out->share >= PROF_BAD_SHARE_MIN;
+}
+
+/* The instruction-start check over PCs merged by merged_pcs (histogram buckets: check_buckets). The
+ * ELF's map is made the first time there are PCs. */
+static void check_code(struct prof *p, const struct pc_count *pcs, size_t n, struct prof_code_check *out)
+{
+    *out = (struct prof_code_check){0};
+    if (!p->syms || !n || !code_map(p))
+        return;
+    if (p->bucket_total > 0) {
+        check_buckets(p, pcs, n, out);
+        return;
+    }
     out->checked = true;
     double worst = 0;
     for (size_t i = 0; i < n; i++) {
         enum codemap_kind k = pcs[i].pc ? codemap_at(p->codemap, pcs[i].pc) : CODEMAP_OUTSIDE; /* 0: a wrong stack */
         out->pcs += k != CODEMAP_OUTSIDE;
-        if (k != CODEMAP_NOT_START)
-            continue;
-        out->bad_pcs++;
-        out->bad_samples += pcs[i].count;
-        if (pcs[i].count > worst) {
-            worst = pcs[i].count;
-            out->example = pcs[i].pc;
-        }
+        if (k == CODEMAP_NOT_START)
+            note_bad(out, pcs[i].pc, pcs[i].count, &worst);
     }
     out->share = p->raw_samples ? out->bad_samples / (double)p->raw_samples : 0;
     out->wrong = out->bad_pcs >= PROF_BAD_PCS_MIN && out->share >= PROF_BAD_SHARE_MIN;
@@ -429,7 +484,12 @@ static const char *build_id_mismatch(const struct prof *p)
 static void elf_checks(struct prof *p, const struct places *w, const struct prof_code_check *cc, double total,
                        struct diags *d)
 {
-    if (cc->wrong)
+    if (cc->wrong && cc->buckets)
+        add(d, DIAG_NOT_STARTS,
+            "wrong ELF? %zu of %zu histogram buckets with samples hold none of its instructions' starts (%.1f %% "
+            "of samples; data or padding), e.g. the bucket at 0x%08x: the capture is of another build",
+            cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
+    else if (cc->wrong)
         add(d, DIAG_NOT_STARTS,
             "wrong ELF? %zu of %zu sampled addresses are not where any of its instructions starts (%.1f %% of "
             "samples; inside one, in data or padding), e.g. 0x%08x: the capture is of another build",

@@ -50,6 +50,10 @@ struct ingest {
     struct ingest_stacks stacks;
     bool flat_stacks;           /* leave the stack evidence aside */
     bool mid_stream;            /* (ingest_options') */
+    const char *forced;         /* the user's option that set the format: pending keeps the first bytes, ... */
+    size_t n_seen;              /* ... what they are when that format read nothing from them (misread) */
+    uint64_t cut;               /* at the end: bytes of the last packet, frame or line the input stopped in */
+    const char *cut_what;       /* ... "ITM packet", "TPIU frame", "orbflow frame" or "line" */
 };
 
 /* The whole run's profile: the one --samples counts against. */
@@ -392,6 +396,7 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
     in->n_profs = 1;
     in->sink = (struct ev_sink){on_event, in};
     in->mid_stream = o->mid_stream;
+    in->forced = o->format != DETECT_UNKNOWN ? o->format_option : NULL;
     set_format(in, o->format);
     itm_init(&in->itm, o->wait_sync);
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
@@ -546,6 +551,22 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
     }
 }
 
+/* Whether the first bytes are UTF-16 text (what a Windows console's redirect or an editor's "Unicode"
+ * makes of a capture): a byte order mark, or ASCII with a zero byte after (or before) each character. */
+static bool utf16_text(const struct ingest *in)
+{
+    size_t n = in->forced ? in->n_seen : in->n_pending;
+    const uint8_t *b = in->pending;
+    if (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF)))
+        return true;
+    size_t pairs = 0, ascii = 0;
+    for (size_t i = 0; i + 1 < n; i += 2, pairs++) {
+        uint8_t c = b[i] ? b[i] : b[i + 1], z = b[i] ? b[i + 1] : b[i];
+        ascii += z == 0 && c && (c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7F));
+    }
+    return pairs >= 32 && ascii * 10 >= pairs * 9;
+}
+
 /* Takes the format and decodes what was held back: the leading zeros, then pending; or, after
  * leading noise, only what follows it. */
 static void decide(struct ingest *in, const struct detect_verdict *v)
@@ -568,12 +589,19 @@ static void judge_and_decide(struct ingest *in)
 {
     struct detect_verdict v;
     detect_judge(in->pending, in->n_pending, &v);
+    if (utf16_text(in)) /* a capture saved as UTF-16: text whose every other byte is 0 (the text decoder drops NULs) */
+        v = (struct detect_verdict){DETECT_TEXT, 0, 1000};
     decide(in, &v);
 }
 
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 {
     in->bytes += len;
+    if (in->forced && in->n_seen < DETECT_WINDOW) {
+        size_t take = len < DETECT_WINDOW - in->n_seen ? len : DETECT_WINDOW - in->n_seen;
+        memcpy(in->pending + in->n_seen, buf, take);
+        in->n_seen += take;
+    }
     if (in->format == DETECT_UNKNOWN) {
         if (in->n_pending == 0) { /* leading zeros: counted, and the window waits for what follows */
             size_t z = detect_leading_zeros(buf, len);
@@ -615,6 +643,18 @@ void ingest_settle(struct ingest *in)
         decide(in, &v);
 }
 
+/* What the input stopped inside, once it ended: its samples (a PC packet, a line of them) are not
+ * counted (ingest_ended_inside). */
+static void note_cut(struct ingest *in)
+{
+    uint64_t itm = in->format == DETECT_ITM || in->format == DETECT_TPIU || in->format == DETECT_ORBFLOW
+                       ? itm_cut(&in->itm) : 0;
+    uint64_t frame = in->format == DETECT_TPIU ? tpiu_cut(&in->tpiu)
+                     : in->format == DETECT_ORBFLOW ? orbflow_cut(&in->orbflow) : 0;
+    in->cut = frame ? frame : itm ? itm : in->format == DETECT_TEXT ? in->text.stats.partial_last_bytes : 0;
+    in->cut_what = frame ? (in->format == DETECT_TPIU ? "TPIU frame" : "orbflow frame") : itm ? "ITM packet" : "line";
+}
+
 void ingest_finish(struct ingest *in)
 {
     if (in->format == DETECT_UNKNOWN && in->n_pending)
@@ -627,6 +667,14 @@ void ingest_finish(struct ingest *in)
         struct byte_sink bs = {tpiu_to_itm, in};
         tpiu_finish(&in->tpiu, &bs);
     }
+    note_cut(in);
+}
+
+uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset)
+{
+    *what = in->cut_what ? in->cut_what : "";
+    *offset = in->bytes - in->cut;
+    return prof_total(whole(in)) > 0 ? in->cut : 0; /* (no sample at all: "no samples" says what the bytes were) */
 }
 
 void ingest_free(struct ingest *in)
@@ -636,6 +684,54 @@ void ingest_free(struct ingest *in)
     text_free(&in->text);
     timeline_free(in->timeline);
     free(in);
+}
+
+/* What the bytes are when the format given (-f) read no sample from them and the detection reads
+ * them as another: that one, else DETECT_UNKNOWN (-f is there for when the detection is wrong). */
+static enum detect_format misread(const struct ingest *in)
+{
+    if (!in->forced || !in->n_seen || prof_total(whole(in)) > 0 || prof_sections_seen(whole(in)))
+        return DETECT_UNKNOWN;
+    struct detect_verdict v;
+    detect_judge(in->pending, in->n_seen, &v);
+    return v.format != in->format ? v.format : DETECT_UNKNOWN;
+}
+
+static const char *format_words(enum detect_format f)
+{
+    switch (f) {
+    case DETECT_TEXT:
+        return "text (the firmware's lines)";
+    case DETECT_ITM:
+        return "raw ITM";
+    case DETECT_TPIU:
+        return "TPIU frames";
+    case DETECT_ORBFLOW:
+        return "orbflow frames";
+    default:
+        return "of no known format";
+    }
+}
+
+/* Why the bytes read as no sample, when they are of another format than the one they were read as:
+ * UTF-16 text (any source), or another format than -f gave ("its bytes are text (...), not tpiu:
+ * drop -f tpiu"); else "". */
+static const char *misread_text(const struct ingest *in, char *buf, size_t len)
+{
+    if (prof_total(whole(in)) <= 0 && !prof_sections_seen(whole(in)) && utf16_text(in)) {
+        snprintf(buf, len, "its bytes are UTF-16 text (a Windows console's redirect, or an editor's \"Unicode\"), "
+                 "not the bytes the port sent: convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.txt");
+        return buf;
+    }
+    enum detect_format looks = misread(in);
+    if (looks == DETECT_UNKNOWN)
+        return "";
+    char opt[32];
+    snprintf(opt, sizeof opt, strcmp(in->forced, "-f") == 0 ? "-f %s" : "%.20s", strcmp(in->forced, "-f") == 0
+             ? detect_name(in->format) : in->forced);
+    snprintf(buf, len, "%s read it as %s and found no sample: its bytes are %s; drop %s (the format is detected) "
+             "or give -f %s", opt, format_words(in->format), format_words(looks), opt, detect_name(looks));
+    return buf;
 }
 
 struct loss_list {
@@ -658,8 +754,13 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
 {
     struct loss_list l = {out, 0, max};
     const struct text_stats *t = &in->text.stats;
+    char misread_why[INGEST_LOSS_TEXT];
+    bool misread_ = *misread_text(in, misread_why, sizeof misread_why); /* (then no advice about its format) */
+    loss(&l, misread_, "%s", misread_why);
     loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered "
          "(capture cut short, or histogram buckets saturated)", (unsigned long long)t->missing);
+    loss(&l, t->unended, "the dump ends without its \"end\" line: the capture was cut short (what came after its "
+         "samples, their task tags, task names or stacks, may be missing)");
     loss(&l, t->not_kept, "%llu samples taken but not kept: the firmware's ring holds fewer than it took (raise "
          "CMPROF_RING_N, lower the limit, or stream)", (unsigned long long)t->not_kept);
     loss(&l, t->bad_lines, "%llu malformed lines dropped (%llu failed their check), first at byte offset %llu",
@@ -693,7 +794,9 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "place them", (unsigned long long)t->no_base); /* once one came: the cost of joining (ingest_joined) */
     loss(&l, t->glued, "%llu stream lines were glued onto log lines (a shared UART): cut off and decoded, "
          "the log lines are partial", (unsigned long long)t->glued);
-    loss(&l, t->nul_bytes, "%llu NUL bytes removed from lines (line noise)", (unsigned long long)t->nul_bytes);
+    /* (a capture saved as UTF-16 is all NULs between its characters: read whole, nothing lost) */
+    loss(&l, utf16_text(in) ? 0 : t->nul_bytes, "%llu NUL bytes removed from lines (line noise)",
+         (unsigned long long)t->nul_bytes);
     loss(&l, t->hist_out, "%llu histogram samples fell outside the buckets", (unsigned long long)t->hist_out);
     /* what came before a trace stream that was then read is joining's (ingest_joined); noise the detection
      * found before any stream is named here: it may be the stream's own bytes, garbled */
@@ -703,7 +806,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     const struct itm_stats *i = &in->itm.stats;
     loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,
          (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
-         in->format == DETECT_ITM && in->tpiu.stats.frames == 0 ? " (TPIU frames read as ITM? try -f tpiu)" : "");
+         in->format == DETECT_ITM && in->tpiu.stats.frames == 0 && !misread_ ? " (TPIU frames read as ITM? try -f tpiu)"
+                                                                              : "");
     loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
     uint64_t hunted = i->hunted - (trace_ok ? i->hunted_before_sync : 0); /* (those before the first: joining's) */
     loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
@@ -712,8 +816,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     if (f->other_ids) {
         char ids[120];
         tpiu_other_ids(f, ids, sizeof ids);
-        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u (--tpiu-id)",
-             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id);
+        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
+             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, misread_ ? "" : " (--tpiu-id)");
     }
     loss(&l, trace_ok ? 0 : f->unsynced, "%llu TPIU bytes before the first whole frame skipped",
          (unsigned long long)f->unsynced);
@@ -729,8 +833,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     if (of->other_tags) {
         char tags[120];
         orbflow_other_tags(of, tags, sizeof tags);
-        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u "
-             "(--tpiu-id)", (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag);
+        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
+             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, misread_ ? "" : " (--tpiu-id)");
     }
     loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
          "skipped",
@@ -758,6 +862,10 @@ size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_CO
 void ingest_describe(const struct ingest *in, char *buf, size_t len)
 {
     char saw[300];
+    if (*misread_text(in, saw, sizeof saw)) { /* the format's own advice would be wrong */
+        snprintf(buf, len, "%s", saw);
+        return;
+    }
     if (in->format == DETECT_TEXT)
         text_describe(&in->text.stats, saw, sizeof saw);
     else if (in->format == DETECT_ORBFLOW)

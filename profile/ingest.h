@@ -15,6 +15,8 @@ struct ingest;
 
 struct ingest_options {
     enum detect_format format;  /* DETECT_UNKNOWN: detect from the first bytes */
+    const char *format_option;  /* the user's option that set it ("-f", "--tpiu-offset"), or NULL: said
+                                 * when it reads no sample from bytes the detection reads as another */
     uint8_t tpiu_id;            /* the ITM source in TPIU frames (and the stream tag in orbflow frames) */
     bool wait_sync;             /* ITM: ignore bytes until the first sync packet */
     unsigned tpiu_offset;       /* 1 + the byte TPIU frames begin at (--tpiu-offset); 0: found by content */
@@ -121,5 +123,10 @@ size_t ingest_counters(const struct ingest *in, struct dec_counter out[INGEST_CO
 /* What the decoders saw of the input, for a report that has no samples to show: "itm stream, 4096
  * bytes, 2 bad packets, ...; first bad byte at byte offset 17". */
 void ingest_describe(const struct ingest *in, char *buf, size_t len);
+/* After ingest_finish: the bytes of the packet, frame or line the input ended inside, not decoded
+ * (*what: "ITM packet", "TPIU frame", "orbflow frame", "line"; *offset: where it began); 0: none, or
+ * no sample was read at all (bytes of another format end anywhere). A
+ * live run a stop cut ends so by nature; a capture file that does was cut short. */
+uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset);
 
 #endif

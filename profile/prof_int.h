@@ -79,6 +79,8 @@ struct prof {
     size_t lane_leaves;     /* leaves the lanes hold, up to LANE_LEAF_BUDGET */
     bool direct_pending;    /* ... and not yet moved into their entries (settle) */
     double bucket_total;  /* samples from histogram buckets; the total adds raw_samples */
+    uint32_t bucket_at, bucket_bytes; /* the last bucket's address and size: where the buckets lie (the spread
+                                       * samples' entries are grouped back into buckets by them) */
     uint64_t raw_samples; /* PC samples, not buckets; the last RECENT of them in order in recent */
     uint64_t sleep;
     uint32_t *recent;     /* a ring of the last RECENT PCs, at order_count % RECENT; NULL when shared: */

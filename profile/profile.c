@@ -63,6 +63,7 @@ void prof_reset(struct prof *p)
     p->map = NULL;
     p->cap = p->used = p->unnamed_entries = 0;
     p->bucket_total = 0;
+    p->bucket_at = p->bucket_bytes = 0;
     p->raw_samples = p->sleep = 0;
     p->lost = 0;
     p->weight_extra = p->weight_sq_extra = 0;

@@ -188,10 +188,11 @@ struct sym_table *prof_symbols(const struct prof *p);
  * ELF each is a start, so many that are not say it is another build, even one linked at the same
  * address and without a build-id. */
 struct prof_code_check {
-    bool checked;         /* false: no symbols, histogram buckets (not PCs), or the ELF cannot say */
+    bool checked;         /* false: no symbols, the ELF cannot say, or buckets over 1 KB (or mixed with PCs) */
+    bool buckets;         /* the places are histogram buckets, not PCs: bad ones hold no instruction's start */
     size_t pcs, bad_pcs;  /* distinct PCs in the ELF's code; of those, not an instruction's start */
     double bad_samples;   /* the samples on those */
-    double share;         /* bad_samples over all PC samples, 0..1 */
+    double share;         /* bad_samples over all PC (or bucket) samples, 0..1 */
     uint32_t example;     /* the most sampled bad PC */
     bool wrong;           /* far beyond chance for the right ELF: PROF_BAD_PCS_MIN and PROF_BAD_SHARE_MIN */
 };

@@ -413,7 +413,9 @@ static void report(struct reader *r, struct baseline *b, const char **total_at)
         if (!r->error && !eat(r, '}'))
             fail(r, "'}' expected");
     }
-    if (!r->error && (!have_total || !have_rows || b->total <= 0))
+    if (!r->error && have_total && have_rows && b->total <= 0)
+        fail(r, "\"total\" is 0: a report of no samples cannot be a baseline");
+    else if (!r->error && (!have_total || !have_rows))
         fail(r, "no \"total\" and \"rows\": not a cmprof-top JSON report with samples");
 }
 
@@ -439,6 +441,8 @@ int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen
     if (!text)
         return -1;
     struct reader r = {text, text + len, text, NULL, NULL, 0, ""};
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte order mark (an editor's): no JSON */
+        r.s += 3;
     const char *total_at = text;
     report(&r, b, &total_at);
     check_end(&r);

@@ -140,8 +140,8 @@ static void firmware(const struct report_data *d, FILE *out)
     prof_trust(d->p, &t);
     if (cc.checked) /* the sampled PCs against the ELF's instruction starts; wrong_elf: any sign, as below */
         fprintf(out, "  \"code_check\": {\"pcs\": %zu, \"bad_pcs\": %zu, \"bad_percent\": %.4f, \"not_starts\": %s, "
-                "\"wrong_elf\": %s},\n", cc.pcs, cc.bad_pcs, 100.0 * cc.share, cc.wrong ? "true" : "false",
-                t.wrong_elf ? "true" : "false");
+                "\"wrong_elf\": %s, \"buckets\": %s},\n", cc.pcs, cc.bad_pcs, 100.0 * cc.share,
+                cc.wrong ? "true" : "false", t.wrong_elf ? "true" : "false", cc.buckets ? "true" : "false");
     trust(d, &t, out);
 }
 

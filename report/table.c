@@ -138,9 +138,11 @@ static void footer(const struct report_data *d, FILE *out)
         const struct report_partial *pa = o->partial;
         fputs("partial: the source failed: ", out);
         emit_terminal(out, pa->reason);
-        fprintf(out, "\npartial: %u failure%s, %u reconnect%s, %.1f s without the source\n", pa->failures,
-                pa->failures == 1 ? "" : "s", pa->reconnects, pa->reconnects == 1 ? "" : "s", pa->lost_s);
-        for (size_t i = 0; i < pa->n_reasons; i++) {
+        fputc('\n', out);
+        if (pa->failures > 1 || pa->reconnects > 0) /* (one failure that ended the run: said above) */
+            fprintf(out, "partial: %u failure%s, %u reconnect%s, %.1f s without the source\n", pa->failures,
+                    pa->failures == 1 ? "" : "s", pa->reconnects, pa->reconnects == 1 ? "" : "s", pa->lost_s);
+        for (size_t i = 0; i < pa->n_reasons && pa->n_reasons > 1; i++) {
             fprintf(out, "  failed %u time%s: ", pa->times[i], pa->times[i] == 1 ? "" : "s");
             emit_terminal(out, pa->reasons[i]);
             fputc('\n', out);

@@ -61,4 +61,5 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 [[ -n $port ]] || { echo "demo: QEMU did not report its port" >&2; cat "$log" >&2; exit 1; }
+for arg in "$@"; do [[ $arg == --batch ]] && budgets=(); done  # the live view's (batch checks none, and says so)
 build/cmprof-top "${budgets[@]}" "$@" "tcp:127.0.0.1:$port" "$elf"

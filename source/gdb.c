@@ -77,6 +77,7 @@ struct gdb_sampler {
     int resends;
     int bad_in_a_row;   /* replies that failed their checksum since the last good one */
     char what[64];      /* the request awaiting its reply, for messages */
+    struct rsp_stats asked;    /* the decoder's counts when it went out: what the server did since */
     /* the target description: annexes to read, and what they said */
     char annex[ANNEXES][64];
     int n_annex, cur_annex;
@@ -167,6 +168,52 @@ static bool send_raw(struct gdb_sampler *g, const char *bytes, size_t n)
     return true;
 }
 
+/* A reply is due by now + REPLY_TIMEOUT; what the server sends from now on is its answer. */
+static void awaiting(struct gdb_sampler *g, enum step next, double now)
+{
+    g->step = next;
+    g->deadline = now + REPLY_TIMEOUT;
+    g->asked = g->rsp.stats;
+}
+
+/* No reply came in time: what the server sent instead, if anything (a packet with a bad checksum
+ * is an answer, and so is a '-'). */
+static void no_reply(struct gdb_sampler *g)
+{
+    const struct rsp_stats *now = &g->rsp.stats, *then = &g->asked;
+    struct {
+        unsigned long long count;
+        const char *one, *many;
+    } said[] = {{now->bad_checksums - then->bad_checksums, "a packet that failed its checksum",
+                 "packets that failed their checksum"},
+                {now->too_long - then->too_long, "a packet too long to take", "packets too long to take"},
+                {now->packets - then->packets, "a packet that was no reply to it", "packets that were no reply to it"},
+                {now->junk - then->junk, "a byte outside packets", "bytes outside packets"},
+                {now->nacks - then->nacks, "a '-' (our packet refused)", "'-' (our packet refused)"}};
+    char m[100];
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof said / sizeof said[0] && n < sizeof m; k++) {
+        if (!said[k].count)
+            continue;
+        int w = said[k].count == 1 ? snprintf(m + n, sizeof m - n, "%s%s", n ? ", " : "", said[k].one)
+                                   : snprintf(m + n, sizeof m - n, "%s%llu %s", n ? ", " : "", said[k].count,
+                                              said[k].many);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    char why[sizeof g->failed];
+    if (!n) {
+        snprintf(why, sizeof why, "no answer to %.45s within %.0f s%s", g->what, REPLY_TIMEOUT,
+                 !g->noack && now->acks != then->acks ? " (the request was acknowledged, '+')" : "");
+        fail(g, why);
+        return;
+    }
+    bool resend = said[0].count && !g->noack, unacked = !g->noack && now->acks == 0;
+    snprintf(why, sizeof why, "no good reply to %.45s within %.0f s: the server sent %.100s%s%s", g->what, REPLY_TIMEOUT, m,
+             resend ? " (asked again with '-', it did not resend)" : "",
+             unacked ? "; it never acknowledged a packet of ours ('+')" : "");
+    fail(g, why);
+}
+
 /* Send a request and expect its reply by now + REPLY_TIMEOUT. */
 static void request(struct gdb_sampler *g, enum step next, const char *payload, double now)
 {
@@ -177,9 +224,8 @@ static void request(struct gdb_sampler *g, enum step next, const char *payload, 
     }
     g->last_len = n;
     g->resends = 0;
-    snprintf(g->what, sizeof g->what, "%.40s", payload);
-    g->step = next;
-    g->deadline = now + REPLY_TIMEOUT;
+    snprintf(g->what, sizeof g->what, "%.40s%s", payload, strlen(payload) > 40 ? "..." : "");
+    awaiting(g, next, now);
     send_raw(g, g->last, n);
 }
 
@@ -1029,14 +1075,11 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         /* interrupt: a bare 0x03, no packet; the stop reply comes back */
         g->stats.running_s += now - g->resumed_at;
         g->halt_sent = now;
-        g->step = G_HALTING;
-        g->deadline = now + REPLY_TIMEOUT;
+        awaiting(g, G_HALTING, now);
         snprintf(g->what, sizeof g->what, "the interrupt (0x03)");
         send_raw(g, "\x03", 1);
     } else if (g->step != G_RUNNING && g->step != G_FAILED && now > g->deadline) {
-        char m[200];
-        snprintf(m, sizeof m, "no answer to %s within %.0f s", g->what, REPLY_TIMEOUT);
-        fail(g, m);
+        no_reply(g);
     }
     return outq_take(&g->out, buf, n);
 }

@@ -253,8 +253,8 @@ static void ocd_detail(const void *v, char *text, size_t n)
                  wall > 0 ? (double)st.trace_bytes / wall / 1000.0 : 0.0);
     /* a fast server's replies can all come in one read, stamped with one time: no rate then */
     if (st.bursts > 1 && wall > 0)
-        snprintf(text, n, "%s %.0f samples/s, %.1f ms a burst", st.halting ? "no PCSR: halting," : "PCSR",
-                 (double)(st.samples + st.sleeps) / wall, 1000.0 * st.burst_s / (double)st.bursts);
+        snprintf(text, n, "%s %.0f reads/s, %.1f ms a burst", st.halting ? "no PCSR: halting," : "PCSR",
+                 (double)(st.samples + st.sleeps) / wall, 1000.0 * st.burst_s / (double)st.bursts); /* (sleeps too) */
     else if (st.bursts > 1)
         snprintf(text, n, "%s %llu bursts, too quick to time, %.1f ms a burst",
                  st.halting ? "no PCSR: halting," : "PCSR", (unsigned long long)st.bursts,

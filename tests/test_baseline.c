@@ -37,6 +37,21 @@ static void test_valid_report(void)
     baseline_free(&b);
 }
 
+/* A report an editor saved with a UTF-8 byte order mark reads as without it (it said "not a JSON
+ * report"); a report of no samples is refused as that (it said 'no "total" and "rows"', which it had). */
+static void test_byte_order_mark_and_empty_report(void)
+{
+    static char text[sizeof REPORT + 3] = "\xEF\xBB\xBF";
+    memcpy(text + 3, REPORT, sizeof REPORT);
+    struct baseline b;
+    char err[300] = "";
+    CHECK(load(text, sizeof text - 1, &b, err, sizeof err) == 0 && b.total == 1000 && b.n == 3);
+    baseline_free(&b);
+    const char *empty = "{\"total\": 0, \"group\": \"function\", \"rows\": []}";
+    CHECK(load(empty, strlen(empty), &b, err, sizeof err) == -1 &&
+          strstr(err, "\"total\" is 0: a report of no samples cannot be a baseline"));
+}
+
 /* Names of any length come back whole; \u escapes as UTF-8 (the report writes controls that way). */
 static void test_long_names_and_escapes(void)
 {
@@ -184,6 +199,7 @@ static void test_damaged_and_random_reports(void)
 int main(void)
 {
     RUN_TEST(test_valid_report);
+    RUN_TEST(test_byte_order_mark_and_empty_report);
     RUN_TEST(test_long_names_and_escapes);
     RUN_TEST(test_absurd_counts);
     RUN_TEST(test_group_and_build);

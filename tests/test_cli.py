@@ -543,6 +543,50 @@ def main():
         said = [x for x in (j or {}).get("losses", []) if "of other streams (2)" not in x or fmt != "orbflow"]
         check("... a clean %s capture: no loss said, nothing skipped" % fmt, j and said == [] and
               j["joined"]["bytes"] == 0, "losses %s, joined %s" % (j and j["losses"], j and j["joined"]))
+    # a format forced on bytes of another: said what they are (before: -f tpiu on text advised --tpiu-id,
+    # -f itm on text 'TPIU frames read as ITM? try -f tpiu')
+    for opts, fmt in ((["-f", "tpiu"], "tpiu"), (["-f", "itm"], "itm"), (["-f", "orbflow"], "orbflow"),
+                      (["--tpiu-offset", "2"], None)):
+        code, out, err = run("--batch", *opts, uart, elf)
+        opt = "-f %s" % fmt if fmt else "--tpiu-offset"
+        check("%s on a text capture: 'its bytes are text', drop %s; no other format's advice" % (" ".join(opts), opt),
+              code == 2 and "its bytes are text (the firmware's lines); drop %s (the format is detected) or give "
+              "-f text" % opt in err and "--tpiu-id" not in err + out and "try -f" not in err + out and
+              "ends inside" not in err,  # (nor a cut TPIU frame of bytes that were never frames)
+              "exit %d: %s | %s" % (code, err.strip(), [ln for ln in out.splitlines() if "lost" in ln][:2]))
+    # a capture cut inside a packet, a frame or a line: its samples are not counted, and that is said, naming
+    # the file and the offset (before: one PC fewer from ITM, two from TPIU, a stream line's 16, not a word)
+    stream_elf = scen_path("stream_tagged", "fw.elf")
+    for path, what, short, path_elf in ((itm, "an ITM packet", 7, elf), (tpiu, "a TPIU frame", 7, elf),
+                                        (orb, "an orbflow frame", 50, elf),
+                                        (scen_path("stream_tagged", "uart.txt"), "a line", 30, stream_elf)):
+        data = open(path, "rb").read()
+        cut = os.path.join(TMP, "cut_" + os.path.basename(path))
+        open(cut, "wb").write(data[:-short])  # (the text's last 30 bytes: in its last sample line)
+        code, out, err = run("--batch", cut, path_elf)
+        said = re.search(r"warning: '%s' ends inside %s \(its last (\d+) bytes, from byte offset (\d+)\): cut short, "
+                         r"not decoded" % (re.escape(cut), what), err)
+        check("a capture cut inside %s: said with its file and offset, the report still made (exit 0)" % what,
+              code == 0 and said and int(said.group(1)) + int(said.group(2)) == len(data) - short,
+              "exit %d: %s" % (code, err.strip()[-300:]))
+        code, out, err = run("--batch", path, path_elf)
+        check("... the whole capture: no such warning", code == 0 and "ends inside" not in err, err.strip()[-200:])
+        if len(data) > 1 << 17:  # past the reads' 64 KB: --samples stops before the end (a smaller file is read whole)
+            code, out, err = run("--batch", "--samples", "10", cut, path_elf)
+            check("... the cut capture read to --samples 10 only: no such warning (its end was not read)",
+                  code == 0 and "ends inside" not in err, err.strip()[-200:])
+    # a dump cut at a line's end, between its PC lines and its tag lines: no line is cut, but its tags are gone
+    # (before: every sample '(no tag)' and not a word)
+    tasks_lines = open(scen_path("tasks", "uart.txt"), "rb").read().split(b"\n")
+    cut = os.path.join(TMP, "cut_before_tags.txt")
+    open(cut, "wb").write(b"\n".join(ln for ln in tasks_lines if not ln.startswith((b"g ", b"end"))) + b"\n")
+    code, j, err = rows_of(cut, scen_path("tasks", "fw.elf"))
+    check("a dump cut short before its 'end' line: said as a loss (its tags, names or stacks may be missing)",
+          code == 0 and any(x.startswith("the dump ends without its \"end\" line") for x in (j or {}).get("losses", [])),
+          "exit %d, losses %s" % (code, j and j.get("losses")))
+    code, out, err = run("--batch", "-f", "text", itm, elf)
+    check("-f text on an ITM capture: 'its bytes are raw ITM'", code == 2 and "its bytes are raw ITM" in err,
+          "exit %d: %s" % (code, err.strip()))
     code, out, err = run("--batch", "--tpiu-id", "3", orb, elf)
     check("orbflow capture of streams 1 and 2, stream 3 asked for: says which streams there are",
           code != 0 and "only for streams 1, 2" in err, err.strip())
@@ -560,6 +604,9 @@ def main():
     bad("not an ELF", ["--batch", uart, uart], 1, "is not an ELF file")
     bad("ELF for another machine", ["--batch", uart, TOOL], 1, "another machine")
     bad("missing source", ["--batch", os.path.join(TMP, "nope.txt"), elf], 1, "nope.txt")
+    # (before: "exists: give --force to write over it", which --force does not)
+    bad("--record naming a directory: said, no --force advice", ["--batch", "--record", TMP, uart, elf], 1,
+        "--record %s is a directory: give a file's path" % TMP)
     bad("unknown option", ["--batch", "--frobnicate", uart, elf], 2, "unknown option '--frobnicate'")
     sec_uart, sec_elf = scen_path("sections", "uart.txt"), scen_path("sections", "fw.elf")
     code, out, _ = run("--batch", sec_uart, sec_elf)
@@ -574,6 +621,10 @@ def main():
         "is an ELF file, not a source of samples")
     bad("a serial port that is not there: --list-ports suggested", ["--batch", "/dev/ttyNOPE0", elf], 1,
         "cmprof-top --list-ports")
+    code, out, err = run("--batch", "--budget", "control=1", uart, elf)
+    check("--budget in batch: a warning that it checks no budget (it passed silently, as if a CI gate)",
+          code == 0 and "warning: --budget is the live view's (its sections page, key t): --batch checks no budget" in err,
+          "exit %d: %s" % (code, err.strip()))
     bad("a malformed --budget, in batch mode too", ["--batch", "--budget", "control=fast", uart, elf], 2,
         "NAME=MICROSECONDS")
     bad("unknown output", ["--batch", "-o", "xml", uart, elf], 2, "unknown output 'xml'")

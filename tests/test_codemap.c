@@ -138,6 +138,41 @@ static void add(struct prof *p, const uint32_t *offsets, size_t kinds, int n)
         prof_add_pc(p, BASE + offsets[(size_t)k % kinds], false, 0);
 }
 
+/* Histogram buckets (each of its samples was a PC): a bucket with samples holds an instruction start
+ * on the right ELF; 2-byte buckets inside instructions, over the literal pool and the padding do not,
+ * and three such with 5 % of the samples say another build (before, buckets were never checked: a
+ * histogram capture read with another program's ELF linked at the same base passed as plausible). */
+static void test_bucket_check(struct prof *p)
+{
+    struct prof_code_check cc;
+    struct prof_diag d[16];
+    prof_reset(p);
+    for (size_t i = 0; i < sizeof STARTS / sizeof STARTS[0]; i++)
+        prof_add_bucket(p, BASE + STARTS[i], 2, 100);
+    prof_check_code(p, &cc);
+    CHECK(cc.checked && cc.buckets && cc.pcs == 14 && cc.bad_pcs == 0 && !cc.wrong);
+    prof_add_bucket(p, BASE + 0x04, 2, 30); /* inside a 32-bit instruction */
+    prof_add_bucket(p, BASE + 0x0c, 2, 50); /* the literal pool */
+    prof_check_code(p, &cc);
+    CHECK(cc.bad_pcs == 2 && !cc.wrong); /* two places: too few */
+    prof_add_bucket(p, BASE + 0x10, 2, 20); /* padding */
+    prof_check_code(p, &cc);
+    CHECK(cc.bad_pcs == 3 && cc.bad_samples == 100 && cc.wrong && cc.example == BASE + 0x0c);
+    size_t nd = prof_diagnose(p, d, 16), found = 0;
+    for (size_t i = 0; i < nd; i++)
+        found += d[i].kind == DIAG_NOT_STARTS && strstr(d[i].text, "3 of 17 histogram buckets") &&
+                 strstr(d[i].text, "0x0800000c");
+    CHECK(found == 1);
+    struct prof_trust t;
+    prof_trust(p, &t);
+    CHECK(t.wrong_elf && t.not_starts);
+    prof_reset(p); /* 4-byte buckets: one holding the end of an instruction and a start is fine */
+    prof_add_bucket(p, BASE + 0x04, 4, 100);
+    prof_add_bucket(p, BASE + 0x0c, 4, 100); /* all literal pool */
+    prof_check_code(p, &cc);
+    CHECK(cc.pcs == 2 && cc.bad_pcs == 1 && cc.example == BASE + 0x0c);
+}
+
 static void test_profile_check(void)
 {
     char path[] = "/tmp/cmprof-codemap-XXXXXX";
@@ -168,10 +203,11 @@ static void test_profile_check(void)
     for (size_t i = 0; i < nd; i++)
         found += d[i].kind == DIAG_NOT_STARTS && strstr(d[i].text, "0x08000004") != NULL;
     CHECK(found == 1);
-    prof_reset(p); /* histogram buckets are not PCs: not checked */
+    prof_reset(p); /* a histogram bucket over code holds a start: checked, fine */
     prof_add_bucket(p, BASE, 0x38, 1000);
     prof_check_code(p, &cc);
-    CHECK(!cc.checked && !cc.wrong);
+    CHECK(cc.checked && cc.buckets && cc.pcs == 1 && cc.bad_pcs == 0 && !cc.wrong);
+    test_bucket_check(p);
     prof_free(p);
     sym_close(t);
     unlink(path);

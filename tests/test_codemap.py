@@ -24,6 +24,7 @@ TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
 TMP = os.path.join(ROOT, "build", "codemap-test")
 WARNING = "not where any of its instructions starts"
+BUCKET_WARNING = "histogram buckets with samples hold none of its instructions' starts"
 
 # (capture, ELF): programs of other scenarios linked at the same base, where no other check of the
 # tool speaks: Cortex-M3/M4 at 0x08000000, the AN385 at 0, Thumb code on a Cortex-A15, a capture
@@ -49,31 +50,33 @@ def report(cap, elf, *args):
         return {}, r.stderr
 
 
-def flagged(doc, err):
+def flagged(doc, err, warning=WARNING):
     """The check's three voices: the JSON field, the diagnostic, the stderr warning."""
     cc = doc.get("code_check") or {}
-    return (cc.get("wrong_elf") is True, any(WARNING in d for d in doc.get("diagnostics", [])),
-            sum(WARNING in ln and "warning" in ln for ln in err.splitlines()) == 1)
+    return (cc.get("wrong_elf") is True, any(warning in d for d in doc.get("diagnostics", [])),
+            sum(warning in ln and "warning" in ln for ln in err.splitlines()) == 1)
 
 
 def right_elfs():
     """Every scenario capture with PC samples against its own ELF: checked, no PC off a start."""
-    seen, bad = 0, []
+    seen, hists, bad = 0, 0, []
     for name in sorted(os.listdir(SCEN)):
         for cap in ("uart.txt", "gdb.rec"):
             path = os.path.join(SCEN, name, cap)
             if not os.path.exists(path):
                 continue
             doc, err = report(path, os.path.join(SCEN, name, "fw.elf"))
+            if not doc.get("total"):
+                continue  # no samples
             hist = scen.SCENARIOS.get(name, {}).get("defs", {}).get("CMPROF_HIST")
-            if not doc.get("total") or hist:
-                continue  # no samples, or histogram buckets (not PCs: not checked)
             seen += 1
+            hists += bool(hist)
             cc = doc.get("code_check") or {}
-            if not cc or cc.get("bad_pcs") != 0 or any(flagged(doc, err)):
+            if not cc or cc.get("bad_pcs") != 0 or any(flagged(doc, err)) or any(flagged(doc, err, BUCKET_WARNING)):
                 bad.append("%s/%s: %s" % (name, cap, cc or "no code_check"))
-    check("never on the right ELF: %d scenario captures, each PC an instruction start, no warning" % seen,
-          seen >= 40 and not bad, "; ".join(bad)[:400])
+    check("never on the right ELF: %d scenario captures (%d of histogram buckets), each PC an instruction start "
+          "(each bucket with samples holds one), no warning" % (seen, hists), seen >= 40 and hists >= 10 and not bad,
+          "; ".join(bad)[:400])
 
 
 def crossings():
@@ -84,6 +87,15 @@ def crossings():
         check("%s's capture read with %s's ELF (same base): flagged in JSON, diagnostics and on stderr"
               % (cap_of, elf_of), all(flagged(doc, err)) and doc.get("total", 0) > 0,
               "%s %s" % (cc, err.strip()[:200]))
+    # a histogram capture (buckets, no build-id in the dump) read with another program linked at the
+    # same base: its hot buckets lie on the other's literal pools (it exited 0 with a plausible profile)
+    r = subprocess.run([TOOL, "--batch", "-o", "json", capture_of("hist_4"), os.path.join(SCEN, "tasks", "fw.elf")],
+                       capture_output=True, text=True, timeout=60)
+    doc = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+    check("hist_4's histogram read with tasks' ELF (same base): flagged in JSON, diagnostics and on stderr, exit 5",
+          all(flagged(doc, r.stderr, BUCKET_WARNING)) and r.returncode == 5 and
+          (doc.get("code_check") or {}).get("buckets") is True,
+          "exit %s, %s %s" % (r.returncode, doc.get("code_check"), r.stderr.strip()[:300]))
     # --duration reads the file as a live source would, without a screen: the same report and warning
     doc, err = report(capture_of(CROSSINGS[0][0]), os.path.join(SCEN, CROSSINGS[0][1], "fw.elf"), "--duration", "60")
     check("the same, read as a live source without a screen (--batch --duration): flagged the same three ways",
@@ -187,6 +199,7 @@ def matrix():
     names = sorted(n for n in os.listdir(SCEN) if n in scen.SCENARIOS)
     bases = {n: base(os.path.join(SCEN, n, "fw.elf")) for n in names}
     pairs = starts = others = either = 0
+    hist_pairs = hist_wrong = hist_buckets = 0  # of them, histogram captures: any wrong-ELF sign, the buckets' check
     for c in names:
         doc, _ = report(capture_of(c), os.path.join(SCEN, c, "fw.elf"))
         if not doc.get("code_check") or not doc.get("total"):
@@ -201,8 +214,13 @@ def matrix():
             starts += mine
             others += other
             either += mine or other
+            if scen.SCENARIOS[c].get("defs", {}).get("CMPROF_HIST"):
+                hist_pairs += 1
+                hist_wrong += (doc.get("code_check") or {}).get("wrong_elf") is True
+                hist_buckets += (doc.get("code_check") or {}).get("not_starts") is True
     print("matrix: %d crossings of different programs at one base; flagged by the instruction starts %d, by the "
-          "other wrong-ELF checks %d, by either %d" % (pairs, starts, others, either))
+          "other wrong-ELF checks %d, by either %d; of them histogram captures %d: a wrong ELF said (exit 5) %d, by "
+          "their buckets %d" % (pairs, starts, others, either, hist_pairs, hist_wrong, hist_buckets))
 
 
 def main():

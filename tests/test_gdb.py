@@ -70,8 +70,12 @@ class FakeServer:
     """One connection. pcs: the PC answered to each sample, in turn. Options change its manners."""
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
-                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1, xpsr=None):
+                 serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1, xpsr=None,
+                 acks=True, bad_sums=False):
         self.conns = conns  # connections served, one after the other
+        # a liar: acks=False never acknowledges a packet ('+'); bad_sums: every reply fails its
+        # checksum, and a '-' (asking for it again) gets nothing
+        self.acks, self.bad_sums = acks, bad_sums
         # a packet the server sends on its own (a stop reply, console output, an exit): before its
         # first read when the trigger is "connect", else before the answer to the n-th request that
         # begins with the trigger (after 'c', which has none: while the target runs)
@@ -174,7 +178,7 @@ class FakeServer:
                         break
                     pkt = buf[1:end].decode("latin-1")
                     buf = buf[end + 3:]
-                    if not noack:
+                    if not noack and self.acks:
                         conn.sendall(b"+")
                     self.log.append(pkt)
                     if self.hostile == "silence":
@@ -283,6 +287,10 @@ class FakeServer:
 
     def reply(self, conn, text, noack):
         self.last = frame(text)
+        if self.bad_sums:
+            conn.sendall(self.last[:-2] + b"%02x" % ((int(self.last[-2:], 16) + 1) & 0xFF))
+            self.last = b""
+            return
         conn.sendall(self.last)
 
 
@@ -340,6 +348,8 @@ def main():
     code, j, err = sample(srv, "--duration", "4")
     check("gdb: a server that does not answer: named request and timeout, non-zero exit",
           code != 0 and "no answer to ? within 2 s" in err, err.strip().splitlines()[-1:] if err else "")
+
+    ended_checks(pcs)
 
     srv = FakeServer(pcs, serial=True)
     code, j, err = sample(srv, "--samples", "60")
@@ -520,6 +530,37 @@ def main():
     gentle_checks(pcs)
     close_checks(pcs)
     return 1 if harness.failed else 0
+
+
+def ended_checks(pcs):
+    """What a batch run says once it is over: what the server did, never that it is reconnecting."""
+    srv = FakeServer(pcs, acks=False, bad_sums=True)  # answers, but every reply fails its checksum
+    code, j, err = sample(srv)
+    check("gdb: a server that never acks and answers with bad checksums: said what it sent (it said 'no answer')",
+          code == 2 and "no good reply to qSupported" in err and "a packet that failed its checksum" in err and
+          "it did not resend" in err and "never acknowledged a packet of ours ('+')" in err and
+          "no answer" not in err, err.strip()[-400:])
+    srv = FakeServer(pcs, silent_on="?")  # acknowledges '?', never answers it
+    code, j, err = sample(srv)
+    check("gdb --batch, the server gone silent: the end says why it was not connected, not 'reconnecting' (the run "
+          "is over), and the request was acknowledged", code == 2 and "reconnecting" not in err and
+          "not connected at the end: no answer to ? within 2 s (the request was acknowledged, '+')" in err,
+          err.strip()[-300:])
+    r = subprocess.run([TOOL, "--batch", "--connect-timeout", "1", "gdb:127.0.0.1:1", ELF], capture_output=True,
+                       text=True, timeout=20)
+    check("gdb --batch, nobody at the port: 'not reached within 1 s (--connect-timeout): Connection refused', "
+          "one line, no 'reconnecting'", r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and
+          "not reached within 1 s (--connect-timeout): Connection refused" in r.stderr and
+          "reconnecting" not in r.stderr, r.stderr.strip())
+    srv = FakeServer(pcs)
+    srv.unsolicited, srv.trigger, srv.trigger_nth = "W03", "p", 20  # the program exits after 19 samples
+    r = subprocess.run([TOOL, "--batch", "--no-inline", srv.spec, ELF], capture_output=True, text=True, timeout=20)
+    srv.thread.join(5)
+    last = r.stdout.strip().splitlines()[-1:]
+    check("gdb --batch, the target's program exits: the table ends with why, no '0 reconnects, 0.0 s without the "
+          "source' (a batch run ends with its source)", r.returncode == 4 and
+          last == ["partial: the source failed: the target exited with status 3"] and "reconnect" not in r.stdout,
+          "exit %s, %s" % (r.returncode, r.stdout.strip().splitlines()[-3:]))
 
 
 UNSOLICITED = {"T": "T02thread:01;", "S": "S05", "O": "O" + b"hello\n".hex(), "%": "%Stop:T05", "W": "W03",

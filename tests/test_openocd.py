@@ -862,6 +862,14 @@ def main():
     check("openocd: samples/s and the cost of a burst reported", "PCSR" in j.get("source_detail", "") and
           "ms a burst" in j.get("source_detail", ""), j.get("source_detail"))
 
+    r = TclResponder([0xFFFFFFFF] * 64)  # a core that never runs (halted by another debugger, held in reset)
+    code, j, err = batch("openocd:127.0.0.1:%d" % r.port, "--duration", "1")
+    r.thread.join(5)
+    check("openocd: every PCSR read 0xFFFFFFFF: no samples, and why (the core asleep or halted), reads/s not "
+          "'samples/s' (it named no cause, and a rate of samples that were none)",
+          code == 2 and re.search(r"PCSR \d+ reads/s", err) and "samples/s" not in err and
+          re.search(r"all \d+ reads found the core asleep or halted \(PC 0xFFFFFFFF", err), err.strip()[-300:])
+
     r = TclResponder(burst, demcr=0x01000000)
     code, j, err = batch("openocd:127.0.0.1:%d" % r.port, "--samples", "60")
     r.thread.join(5)

@@ -263,6 +263,18 @@ def server_checks():
     check("rtt: a server that refuses the reads: said, the target left running",
           r.returncode != 0 and "refused reading the RTT block" in r.stderr and g.running,
           "exit %d: %s" % (r.returncode, r.stderr.strip()[:300]))
+    # a block whose write offset lies past its buffer (overwritten): the failure is the cause, not a starved drain
+    # (it went on with "nothing from the firmware (is it running, on this port and baud?); likely causes: the drain
+    # never runs ...")
+    t = RttTarget(data, block)
+    t.write(t.desc + 12, (5000).to_bytes(4, "little"))
+    t.produce = lambda: None
+    g = GdbServer(t)
+    r = subprocess.run([TOOL, "--batch", "--duration", "4", "-o", "json", g.spec, ELF], capture_output=True, text=True,
+                       timeout=60)
+    check("rtt: a block with its write offset past its buffer: said (the offsets), no drain's causes, no port or baud",
+          r.returncode == 2 and "has offsets past its buffer (write 5000, read 0, size 997)" in r.stderr and
+          "likely causes" not in r.stderr and "baud" not in r.stderr, "exit %d: %s" % (r.returncode, r.stderr.strip()))
     for spec in ("rtt:nohost", "rtt:127.0.0.1:0", "rtt:openocd:127.0.0.1:99999", "rtt::3333"):
         r = subprocess.run([TOOL, "--batch", "-o", "json", spec, ELF], capture_output=True, text=True, timeout=30)
         check("rtt: bad spec %s refused in one line" % spec,

@@ -89,7 +89,7 @@ static void setup(void)
     p = prof_new(NULL);
     in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
     view_init(&v, p, NULL, in, NULL);
-    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0, ""};
+    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0, "", VIEW_RATE_STREAM};
     for (int i = 0; i < 700; i++)
         prof_add_pc(p, 0x08000100u, true, 0x20000100u);
     for (int i = 0; i < 300; i++)
@@ -481,6 +481,31 @@ static void test_starved_drain_explained(void)
     CHECK(strstr(render(&v, 250, 30), "likely causes") == NULL);
 }
 
+/* A file has no sample rate: while it is read the header says how fast the host reads it, once read
+ * nothing (it said "345/s", as if the firmware sampled that fast). */
+static void test_file_has_no_rate(void)
+{
+    setup();
+    CHECK(strstr(render(&v, 120, 24), "samples 1001  345/s  00:12") != NULL); /* a stream: its rate */
+    v.st.rate_of = VIEW_RATE_FILE_READING;
+    CHECK(strstr(render(&v, 120, 24), "samples 1001  reading 345 samples/s  00:12") != NULL);
+    v.st.rate_of = VIEW_RATE_FILE_READ;
+    v.st.state = "end of file";
+    CHECK(strstr(render(&v, 120, 24), "samples 1001  00:12") != NULL && strstr(text, "/s") == NULL);
+    key('w'); /* the last seconds of a file are of its reading: said, not counted (it showed "no samples in the
+               * last window yet" for ever) */
+    CHECK(!v.window_mode && strstr(render(&v, 120, 24), "w counts a stream's last seconds: a file has no time"));
+    key('G'); /* nor a history over time (it drew an empty axis, "0.0%", over "last 1 min") */
+    CHECK(strstr(render(&v, 120, 24), "a file has no time: the history is a live stream's") && !strstr(text, "0.0%"));
+    key('G');
+    sect[0] = (struct prof_section){.name = "control", .seen = true, .count = 1200, .current = 300, .min = 100,
+                                    .max = 900, .sum = 240000};
+    key('t'); /* the sections' runs a second, as wide as there is room for: none from a file either */
+    CHECK(strstr(render(&v, 140, 24), "RATE/s") && strstr(text, "control               1200         -") != NULL);
+    v.st.rate_of = VIEW_RATE_STREAM;
+    CHECK(strstr(render(&v, 140, 24), "control               1200     100.0") != NULL); /* 1200 in 12 s */
+}
+
 /* Cortex-A/R: a section's PMU events show on a line of their own, with IPC from instructions. */
 static void test_section_events_and_ipc(void)
 {
@@ -629,6 +654,9 @@ static void test_tiny_terminal_and_log(void)
 {
     setup();
     CHECK(strstr(render(&v, 10, 5), "too small") != NULL);
+    /* what it needs, the way out and the count, as far as the width goes (it said "too small" alone) */
+    CHECK(strstr(render(&v, 19, 5), "too small: 20x8 min") && strstr(text, "q quits") &&
+          strstr(text, "samples 1001"));
     view_log(&v, "boot v1.2", 9);
     key('l');
     CHECK(strstr(render(&v, 80, 24), "boot v1.2") != NULL);
@@ -1315,6 +1343,7 @@ int main(void)
     RUN_TEST(test_graph_pane_short);
     RUN_TEST(test_unnamed_tags_diagnosed);
     RUN_TEST(test_bar_keys_bound_and_help_lists_formats);
+    RUN_TEST(test_file_has_no_rate);
     view_free(&v);
     ingest_free(in);
     prof_free(p);

@@ -418,6 +418,11 @@ static int reset_sections(struct view *v, int key)
 static int toggle_window(struct view *v, int key)
 {
     (void)key;
+    if (!v->window_mode && v->st.rate_of != VIEW_RATE_STREAM) { /* its windows would be of reading time */
+        snprintf(v->note, sizeof v->note, "w counts a stream's last seconds: a file has no time");
+        v->note_path[0] = '\0';
+        return VIEW_REDRAW;
+    }
     v->window_mode = !v->window_mode;
     return VIEW_REDRAW;
 }

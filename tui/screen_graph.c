@@ -97,6 +97,10 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
     if (got && peak > 0 && x + cols <= b->w)
         vb_put(b, x, y, VA_TITLE, peak_text); /* whole or not at all: the axis has it too */
     vb_fill_attr(b, y, VA_TITLE);
+    if (v->st.rate_of != VIEW_RATE_STREAM) { /* its seconds would be the host's reading: an empty axis */
+        vb_put(b, 2, y + 1, VA_DIM, "a file has no time: the history is a live stream's, a point a second");
+        return;
+    }
     if (!got) {
         vb_put(b, 2, y + 1, VA_DIM, name[0] ? "no history yet: a point a second" : "nothing selected");
         return;

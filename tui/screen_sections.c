@@ -69,7 +69,9 @@ static void section_row(struct view *v, struct vbuf *b, int y, int i, int shown,
     int x = vb_putf(b, 0, y, attr, "%-2d %-*.*s %9llu", i, l->nw, l->nw, s->name[0] ? s->name : "-",
                     (unsigned long long)s->count);
     if (l->rate)
-        x = since > 0 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since) : vb_putf(b, x, y, attr, " %9s", "-");
+        x = since > 0 && v->st.rate_of == VIEW_RATE_STREAM /* a file's would be how fast it is read */
+                ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since)
+                : vb_putf(b, x, y, attr, " %9s", "-");
     double values[4] = {(double)s->current, (double)s->min, (double)s->max, mean};
     for (int c = 0; c < 4; c++)
         if (l->col[c])

@@ -155,7 +155,10 @@ static void header_counters(struct view *v, struct vbuf *b)
     struct field f[FIELDS];
     int n = 0;
     field(f, &n, 0, VA_NORMAL, "samples %.0f", total);
-    field(f, &n, 1, VA_NORMAL, "%.0f/s", v->st.rate);
+    if (v->st.rate_of == VIEW_RATE_STREAM)
+        field(f, &n, 1, VA_NORMAL, "%.0f/s", v->st.rate);
+    else if (v->st.rate_of == VIEW_RATE_FILE_READING) /* no rate of the firmware's: the host's reading */
+        field(f, &n, 1, VA_NORMAL, "reading %.0f samples/s", v->st.rate);
     field(f, &n, 4, VA_NORMAL, "%02d:%02d", (int)elapsed / 60, (int)elapsed % 60);
     field(f, &n, bad ? 2 : 7, bad ? VA_WARN : VA_NORMAL, "bad %llu", (unsigned long long)bad);
     field(f, &n, overflows ? 2 : 8, overflows ? VA_WARN : VA_NORMAL, "overflows %llu", (unsigned long long)overflows);
@@ -331,8 +334,10 @@ static void (*const screens[])(struct view *v, struct vbuf *b, int y0) = {
 void view_render(struct view *v, struct vbuf *b)
 {
     vb_clear(b);
-    if (b->w < 20 || b->h < 8) {
-        vb_put(b, 0, 0, VA_WARN, "too small");
+    if (b->w < 20 || b->h < 8) { /* what it needs, the way out, and that the samples still come */
+        vb_put(b, 0, 0, VA_WARN, "too small: 20x8 min");
+        vb_put(b, 0, 1, VA_NORMAL, "q quits");
+        vb_putf(b, 0, 2, VA_NORMAL, "samples %.0f", prof_total(v->prof));
         return;
     }
     header(v, b);

@@ -45,7 +45,11 @@ struct view_status {          /* what the main loop tells the view about the out
     double last_sample_s;      /* ... when that was, in seconds since start */
     int starved_from;          /* enum starved_from: what can keep samples away from this source */
     const char *gaps;          /* the source went away and came back: how often, how long, why; "" never */
+    int rate_of;               /* enum view_rate: what `rate` measures */
 };
+/* A stream's samples/s is the firmware's rate; a file's is how fast the host reads it, and once it is
+ * read there is none. */
+enum view_rate { VIEW_RATE_STREAM, VIEW_RATE_FILE_READING, VIEW_RATE_FILE_READ };
 
 struct view {
     struct prof *prof;         /* cumulative */
