@@ -125,8 +125,11 @@ static void close_block(struct text_decoder *d, const struct ev_sink *sink)
 {
     if (d->block == BLOCK_RAW)
         d->delivered = d->n_pcs;
-    if (d->block != BLOCK_NONE && d->announced > d->delivered)
+    if (d->block != BLOCK_NONE && d->announced > d->delivered) {
         d->stats.missing += d->announced - d->delivered;
+        if (d->block == BLOCK_HIST)
+            d->stats.missing_hist += d->announced - d->delivered;
+    }
     d->announced = d->delivered = 0;
     if (d->block == BLOCK_RAW)
         close_raw(d, sink);

@@ -36,6 +36,7 @@ struct text_stats {
     uint64_t stream_lines;
     uint64_t hist_out;     /* streamed histogram samples outside the buckets */
     uint64_t missing;      /* samples a dump header announced that its block did not deliver */
+    uint64_t missing_hist; /* ... of them, in histogram blocks (whose 16-bit buckets saturate) */
     uint64_t unended;      /* a dump block the input ended in, before its "end" line (its samples are counted) */
     uint64_t nul_bytes;    /* NUL bytes (line noise) removed from lines */
     uint64_t not_kept;     /* samples a dump says were taken but overwritten in its ring */

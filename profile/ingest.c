@@ -757,8 +757,12 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     char misread_why[INGEST_LOSS_TEXT];
     bool misread_ = *misread_text(in, misread_why, sizeof misread_why); /* (then no advice about its format) */
     loss(&l, misread_, "%s", misread_why);
-    loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered "
-         "(capture cut short, or histogram buckets saturated)", (unsigned long long)t->missing);
+    /* only a histogram's 16-bit buckets saturate: a raw block that delivered fewer lost lines */
+    const char *why = !t->missing_hist ? "capture cut short, or its lines lost on the way"
+                      : t->missing_hist == t->missing ? "histogram buckets saturated, or capture cut short"
+                      : "capture cut short or lines lost; in histograms, buckets saturated";
+    loss(&l, t->missing, "%llu samples missing: dump headers announced more than their blocks delivered (%s)",
+         (unsigned long long)t->missing, why);
     loss(&l, t->unended, "the dump ends without its \"end\" line: the capture was cut short (what came after its "
          "samples, their task tags, task names or stacks, may be missing)");
     loss(&l, t->not_kept, "%llu samples taken but not kept: the firmware's ring holds fewer than it took (raise "

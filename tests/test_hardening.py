@@ -256,6 +256,12 @@ def test_streams_and_sources():
           out)
     code, out, err = run("--batch", "-o", "json", tmp("miss.txt", "prof raw n=5000\np 08000200 08000202\nend\n"), elf)
     check("... and the JSON", code == 0 and parse_json(out).get("missing") == 4998, out[-300:])
+    check("a raw dump's missing samples are not blamed on histogram buckets", "histogram" not in out and
+          any("4998 samples missing" in x and "cut short" in x for x in parse_json(out).get("losses", [])), out[-400:])
+    code, out, err = run("--batch", "-o", "json", tmp("misshist.txt", "prof hist base=0x08000000 shift=16 n=70000 "
+                                                      "out=0\nh ffff\nend\n"), elf)
+    check("a histogram short of its n=: saturated buckets named",
+          any("4465 samples missing" in x and "saturated" in x for x in parse_json(out).get("losses", [])), out[-400:])
     code, out, err = run("--batch", tmp("taken.txt", "prof raw n=2 taken=4096\np 08000200 08000202\nend\n"), elf)
     check("issue 7: a ring that kept 2 of 4096 samples: 4094 reported lost", code == 0 and
           "4094 samples taken but not kept" in out, out)
