@@ -1021,6 +1021,11 @@ struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now)
     return g;
 }
 
+bool gdb_ready(const struct gdb_sampler *g)
+{
+    return g->step >= G_RUNNING && g->step < G_FAILED; /* the steps after the handshake's */
+}
+
 int gdb_fd(const struct gdb_sampler *g)
 {
     return g->step == G_RUNNING || g->step == G_FAILED ? -1 : g->fd;

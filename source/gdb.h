@@ -27,6 +27,8 @@ bool gdb_serial_ok(const char *path, char *err, size_t errlen);
 /* Leave the target running and detach (waits a second at most for the server), then free. */
 void gdb_close(struct gdb_sampler *g);
 
+/* The handshake (qSupported ... the vector table's read) done: the server answers, samples can come. */
+bool gdb_ready(const struct gdb_sampler *g);
 int gdb_fd(const struct gdb_sampler *g);                 /* -1: nothing to read now, the timer runs */
 int gdb_wait_ms(const struct gdb_sampler *g, double now); /* until a halt or a timeout is due; -1: none */
 /* Read what the server sent and send what is due; returns the ITM bytes written to buf. After a

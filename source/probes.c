@@ -163,6 +163,12 @@ static void gdb_detail(const void *v, char *text, size_t n)
     gdb_advice(&st, text, n);
 }
 
+static const char *gdb_handshake(const void *v)
+{
+    const struct probe *t = v;
+    return t->gdb && !gdb_ready(t->gdb) ? "GDB" : "";
+}
+
 static const char *gdb_path_of(const char *spec)
 {
     return spec[4] == '/' ? spec + 4 : NULL; /* gdb:/dev/ttyACM0, a Black Magic Probe */
@@ -181,6 +187,7 @@ const struct transport tr_gdb = {
     .wait_ms = gdb_wait_of,
     .read = gdb_read,
     .detail = gdb_detail,
+    .handshake = gdb_handshake,
     .halting = gdb_halting,
     .takes = SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND,
     .apply = gdb_apply,

@@ -304,6 +304,12 @@ const char *src_last_failure(const struct source *s)
     return s->last_failure;
 }
 
+const char *src_handshake(const struct source *s)
+{
+    const char *h = s->state == SRC_CONNECTED && s->ops->handshake ? s->ops->handshake(s->t) : "";
+    return h ? h : "";
+}
+
 const char *src_failure(const struct source *s)
 {
     return s->failing && s->state != SRC_CONNECTED ? s->last_failure : "";

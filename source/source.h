@@ -55,6 +55,9 @@ enum src_kind src_kind(const struct source *s);
 const char *src_name(const struct source *s);     /* "/dev/ttyUSB0 115200 8N1", "tcp:...", a path */
 const char *src_message(const struct source *s);  /* why it is reconnecting, "" otherwise */
 const char *src_last_failure(const struct source *s); /* why it last went away, even if back since; "" if never */
+/* While connected but its protocol's handshake has not finished (a server that took the connection and
+ * did not answer yet): the protocol's name ("GDB"); "" otherwise. */
+const char *src_handshake(const struct source *s);
 /* Why it went away when that was a failure (a lost connection, a server's error, a read error) and
  * it is not back; "" after its normal end (a file's end, a TCP stream its server closed, the
  * target's program ended) or while all is well. */

@@ -521,6 +521,7 @@ def main():
     check("gdb: a malformed address is refused at once, in one line", code.returncode not in (0, None) and
           "gdb:HOST:PORT" in code.stderr and len(code.stderr.strip().splitlines()) == 1, code.stderr.strip())
     serial_path_checks()
+    half_handshake_checks()
     unsolicited_checks(pcs)
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
@@ -933,6 +934,35 @@ def serial_path_checks():
                        timeout=20)
     check("gdb:PATH naming nothing: nothing created", r.returncode != 0 and not os.path.exists(missing),
           "exit %s, %s" % (r.returncode, r.stderr.strip()))
+
+
+def half_handshake_checks():
+    """A server that hangs up, then takes the reconnect and never answers: the run's end does not say
+    'connected' (only the TCP connection came back; the GDB handshake never finished)."""
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(4)
+    held = []
+
+    def serve():
+        c, _ = lsn.accept()
+        c.recv(100)
+        c.close()  # the first: hung up at once
+        while True:
+            try:
+                held.append(lsn.accept()[0])  # then: taken, never answered
+            except OSError:
+                return
+    threading.Thread(target=serve, daemon=True).start()
+    r = subprocess.run([TOOL, "--batch", "--duration", "3", "gdb:127.0.0.1:%d" % lsn.getsockname()[1], ELF],
+                       capture_output=True, text=True, timeout=30)
+    lsn.close()
+    for c in held:
+        c.close()
+    first = r.stderr.strip().splitlines()[:1]
+    check("gdb: a reconnect the server took but never answered is not 'connected' at the end",
+          r.returncode == 2 and first and "(connected" not in first[0] and "handshake" in first[0],
+          "exit %s, %s" % (r.returncode, first))
 
 
 if __name__ == "__main__":
