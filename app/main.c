@@ -199,6 +199,7 @@ struct cli_opt {
     const char *name;     /* first: the table gives it by place */
     char letter;          /* its short form, or 0 */
     bool arg;             /* takes a value */
+    bool many;            /* may be given more than once (each value kept); else a second, other value is refused */
     cli_parse parse;
     size_t at, width;     /* (width: a count's field, 1, sizeof(int) or 8 bytes) */
     unsigned long long lo, hi; /* a count's range; a number's too, where given */
@@ -395,7 +396,7 @@ static const struct cli_opt options[] = {
      .takes = "seconds, more than 0 and at most 86400"},
     {"fail-if-slower", .arg = true, .parse = set_positive, .at = AT(lo.batch.fail_if_slower),
      .takes = "a positive percentage"},
-    {"budget", .arg = true, .parse = add_budget, .takes = "NAME=MICROSECONDS (a positive number)"},
+    {"budget", .arg = true, .many = true, .parse = add_budget, .takes = "NAME=MICROSECONDS (a positive number)"},
     {"source-dir", .arg = true, .parse = set_text, .at = AT(lo.source_dir)},
     {"no-color", .parse = set_false, .at = AT(lo.color)},
     {"task-var", .arg = true, .parse = set_text, .at = AT(lo.task_var)},
@@ -410,9 +411,25 @@ static const struct cli_opt options[] = {
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
+/* A value option given again with another value: refused (which one was meant is not for us to guess);
+ * the same value again changes nothing. */
+static bool given_twice(const struct cli_opt *d, const char **given, const char *arg)
+{
+    if (!d->arg || d->many || !*given || strcmp(*given, arg) == 0) {
+        *given = arg;
+        return false;
+    }
+    char shrt[8] = "";
+    if (d->letter)
+        snprintf(shrt, sizeof shrt, "-%c/", d->letter);
+    fprintf(stderr, "cmprof-top: %s--%s given twice ('%s', then '%s'): give it once\n", shrt, d->name, *given, arg);
+    return true;
+}
+
 /* The options into c, by getopt_long from the table above: GO_ON, or the exit status. */
 static int parse_options(int argc, char **argv, struct cli *c)
 {
+    const char *given[N_OPTIONS] = {0};
     struct option longopts[N_OPTIONS + 1] = {{0}};
     char letters[2 * N_OPTIONS + 1] = "", *l = letters;
     for (size_t i = 0; i < N_OPTIONS; i++) {
@@ -436,6 +453,8 @@ static int parse_options(int argc, char **argv, struct cli *c)
             fprintf(stderr, "cmprof-top: unknown option '%s' (see --help)\n", argv[optind - 1]);
             return EXIT_USAGE;
         }
+        if (given_twice(&options[i], &given[i], optarg))
+            return EXIT_USAGE;
         int status = options[i].parse(c, &options[i], optarg);
         if (status != GO_ON)
             return status;

@@ -417,12 +417,29 @@ def readme_is_a_guide():
     check("every local link in README and docs/ resolves", not broken, broken[:5])
 
 
+def options_given_twice(uart, elf):
+    """A value option given twice with two values is refused in one line naming both (the last one won
+    silently before); the same value twice, and --budget (many values), are no conflict."""
+    for args, name in ((("-o", "json", "-o", "csv"), "-o/--output"), (("--by", "task", "--by=line"), "--by"),
+                       (("--samples", "5", "--samples", "6"), "--samples"), (("-f", "text", "--format", "itm"), "-f"),
+                       (("--diff", "a.json", "--diff", "b.json"), "--diff")):
+        code, out, err = run("--batch", *args, uart, elf)
+        lines = err.strip().splitlines()
+        check("%s given twice with two values: refused in one line naming both" % " ".join(args), code == 2 and
+              not out and len(lines) == 1 and name in lines[0] and "twice" in lines[0] and
+              all(a.split("=")[-1] in lines[0] for a in args[1::2] if not a.startswith("-")),
+              "exit %s, %s" % (code, lines))
+    code, out, err = run("--batch", "-o", "json", "--output", "json", "--samples", "3", uart, elf)
+    check("-o json given twice: no conflict, the run goes on", code == 0 and '"total": 3' in out, err.strip())
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
     if not os.path.exists(uart):
         check("scenario captures present", False, "run scenarios/scen.py run first")
         return 1
+    options_given_twice(uart, elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
