@@ -1,10 +1,17 @@
 /* -o csv: one line per row, with a header line; names quoted when they need it. */
 #include "emit.h"
 
+#include "../profile/escape.h"
+
 #include <string.h>
 
-static void field(FILE *out, const char *s)
+/* A name or path from the ELF or the firmware (untrusted): control and invalid bytes as \xNN, as in
+ * the table (a CSV is read with cat too), then quoted when it holds a comma or a quote. */
+static void field(FILE *out, const char *raw)
 {
+    char clean[4096];
+    esc_text(clean, sizeof clean, raw, NULL);
+    const char *s = clean;
     if (!strpbrk(s, ",\"\n")) {
         fputs(s, out);
         return;

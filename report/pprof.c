@@ -3,6 +3,7 @@
 #include "pprof.h"
 
 #include "../base/grow.h"
+#include "../profile/escape.h"
 
 #include "frames.h"
 #include "intern.h"
@@ -223,8 +224,9 @@ static void encode(struct pp *pp, struct pbuf *out, double total)
     }
     if (pp->info->comment)
         pbuf_uint(out, PROFILE_COMMENT, str(pp, pp->info->comment));
-    for (size_t i = 0; i < intern_count(pp->strings); i++) {
-        const char *s = intern_get(pp->strings, i);
+    for (size_t i = 0; i < intern_count(pp->strings); i++) { /* names from the ELF or the firmware: untrusted */
+        char s[4096];                                          /* (go tool pprof -top prints them raw) */
+        esc_text(s, sizeof s, intern_get(pp->strings, i), NULL);
         pbuf_bytes(out, PROFILE_STRING_TABLE, s, strlen(s));
     }
 }

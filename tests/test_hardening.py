@@ -192,6 +192,20 @@ def test_untrusted_names():
         except (UnicodeDecodeError, ValueError) as e:
             ok, js = False, str(e)
         check("json --by %s: valid UTF-8 and valid JSON with hostile names" % by, ok, str(js)[:200])
+    import gzip
+    for by in ("function", "task"):
+        r = subprocess.run([TOOL, "--batch", "-o", "csv", "--by", by, cap, evil], capture_output=True)
+        check("csv --by %s: no escape, control or invalid bytes from hostile names (cat shows it)" % by,
+              r.returncode == 0 and not any(b < 0x20 and b != 0x0a or b in (0x7f, 0x9b, 0xff) for b in r.stdout)
+              and b"\\x1b" in r.stdout and r.stdout.count(b"\n") == 2, repr(r.stdout[-120:]))
+        r = subprocess.run([TOOL, "--batch", "-o", "pprof", "--by", by, cap, evil], capture_output=True)
+        try:
+            pb = gzip.decompress(r.stdout)
+        except OSError as e:
+            pb = str(e).encode()
+        check("pprof --by %s: no escape or invalid bytes from hostile names in its strings (pprof -top prints "
+              "them)" % by, r.returncode == 0 and b"\x1b" not in pb and b"\xff" not in pb and b"\\x1b" in pb,
+              repr(pb[-160:]))
     r = subprocess.run([TOOL, "--batch", "-o", "folded", cap, evil], capture_output=True)
     lines = r.stdout.splitlines()
     check("folded: one line, one frame, count 2, with ';' and newline in the name",
