@@ -181,6 +181,18 @@ static bool parse_positive(const char *s, double max, double *out)
     return true;
 }
 
+/* status, or EXIT_ERROR with one line when what went to stdout did not all get there (a full disk,
+ * /dev/full): never a silent 0 with the output lost. */
+static int written(int status, const char *what)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return status;
+    fprintf(stderr, "cmprof-top: writing %s to standard output: %s\n", what,
+            errno ? strerror(errno) : "a write failed (the disk full?)"); /* (failed before this flush) */
+    return status ? status : EXIT_ERROR;
+}
+
 /* The command line as parsed: the options of the live view, which hold batch's. */
 struct cli {
     struct live_options lo;
@@ -545,6 +557,8 @@ int main(int argc, char **argv)
                                      .inline_frames = true},
                            .color = getenv("NO_COLOR") == NULL, .task_name_offset = -1, .stack_depth = -1}};
     int status = parse_options(argc, argv, &c);
+    if (status == EXIT_DONE)
+        return written(status, "the answer"); /* --help, --version, --list-ports */
     if (status != GO_ON)
         return status;
     struct batch_options *o = &c.lo.batch;
@@ -553,7 +567,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "cmprof-top: --resolve needs an ELF\n");
             return EXIT_USAGE;
         }
-        return resolve_main(argv[optind], o->demangle, argv + optind + 1, argc - optind - 1, stdin, stdout, stderr);
+        return written(resolve_main(argv[optind], o->demangle, argv + optind + 1, argc - optind - 1, stdin, stdout,
+                                    stderr), "--resolve's answers");
     }
     if ((status = check_options(&c, argc, argv)) != GO_ON)
         return status;

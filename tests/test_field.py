@@ -708,6 +708,17 @@ def full_disk_test():
         check("batch on %s, the report to a full disk: said, exit 1" % what,
               r.returncode == 1 and "writing the report: No space left on device" in r.stderr,
               "exit %s, %r" % (r.returncode, r.stderr.strip()))
+    # --resolve's answers (as arguments, and read from stdin), --help and --version: exit 0 with the output lost before
+    elf = os.path.join(STREAM, "fw.elf")
+    for what, args, stdin in (("--resolve ADDR", ["--resolve", elf, hex(pc_of("hot_a"))], None),
+                              ("--resolve on stdin", ["--resolve", elf], "%s\n" % hex(pc_of("hot_a")) * 5000),
+                              ("--help", ["--help"], None), ("--version", ["--version"], None)):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([TOOL] + args, stdout=full, stderr=subprocess.PIPE, input=stdin, text=True, timeout=HANG)
+        lines = r.stderr.strip().splitlines()
+        check("%s to a full disk: said in one line naming standard output, exit 1" % what,
+              r.returncode == 1 and len(lines) == 1 and "standard output" in lines[0],
+              "exit %s, %r" % (r.returncode, lines))
 
 
 def snapshot_tests():
