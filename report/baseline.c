@@ -406,6 +406,9 @@ static void report(struct reader *r, struct baseline *b, const char **total_at)
             } else if (!strcmp(key, "rows")) {
                 have_rows = true;
                 rows(r, b);
+            } else if (!strcmp(key, "wrong_elf") && (blank(r), r->end - r->s >= 4 && !memcmp(r->s, "true", 4))) {
+                fail(r, "its samples are not its ELF's program (\"wrong_elf\": true): its rows name the wrong "
+                        "functions; write the baseline again with the ELF that firmware was built as");
             } else {
                 value(r);
             }

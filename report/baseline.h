@@ -24,8 +24,9 @@ struct baseline {
 /* Read a report; 0, or -1 with a one-line reason naming the file, the line and the byte offset.
  * Refused besides damaged JSON: counts that are negative or past 2^53, a total the rows' counts
  * do not add up to, a report that does not say its grouping, two rows of one name (a report has
- * one row a name: a copy would count twice), and anything but blanks after the report (two
- * reports run together, or a report with trailing data). */
+ * one row a name: a copy would count twice), anything but blanks after the report (two
+ * reports run together, or a report with trailing data), and a report that said its samples were
+ * not its ELF's ("wrong_elf": true: its rows' names are wrong). */
 int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen);
 /* 0 when the baseline's rows are grouped by `group` ("function", ...), else -1 with a one-line
  * reason naming the file: rows of another grouping would all look new. */

@@ -114,6 +114,22 @@ static void test_group_and_build(void)
     baseline_free(&b);
 }
 
+/* A report that said its samples were not its ELF's program: its rows name the wrong functions, refused
+ * (it was read as any other); "wrong_elf": false, and the code check's own nested flag, are no matter. */
+static void test_wrong_elf_report(void)
+{
+    struct baseline b;
+    char err[300] = "";
+    const char *wrong = "{\"total\": 2, \"group\": \"function\", \"wrong_elf\": true, "
+                        "\"rows\": [{\"name\": \"x\", \"samples\": 2}]}";
+    CHECK(load(wrong, strlen(wrong), &b, err, sizeof err) == -1 && strstr(err, "wrong_elf") &&
+          strstr(err, "baseline-test.json"));
+    const char *right = "{\"total\": 2, \"group\": \"function\", \"code_check\": {\"wrong_elf\": true}, "
+                        "\"wrong_elf\": false, \"rows\": [{\"name\": \"x\", \"samples\": 2}]}";
+    CHECK(load(right, strlen(right), &b, err, sizeof err) == 0);
+    baseline_free(&b);
+}
+
 static void test_compare(void)
 {
     /* 250 of 1000 against 200 of 1000: z = 2.68, significant alone, not among 100 rows */
@@ -203,6 +219,7 @@ int main(void)
     RUN_TEST(test_long_names_and_escapes);
     RUN_TEST(test_absurd_counts);
     RUN_TEST(test_group_and_build);
+    RUN_TEST(test_wrong_elf_report);
     RUN_TEST(test_compare);
     RUN_TEST(test_duplicates_and_trailing_data);
     RUN_TEST(test_damaged_and_random_reports);
