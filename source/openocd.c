@@ -545,6 +545,17 @@ static bool swo_option(const char *opt, struct ocd_swo *swo, char *err, size_t e
     return false;
 }
 
+/* Whether the ",NAME..." option at opt names one given before it, from first (the options' first ','):
+ * swo=2M,swo=3M kept the last silently. */
+static bool given_before(const char *first, const char *opt)
+{
+    size_t name = strcspn(opt + 1, "=,");
+    for (const char *p = first; p < opt; p += 1 + strcspn(p + 1, ","))
+        if (strcspn(p + 1, "=,") == name && strncmp(p + 1, opt + 1, name) == 0)
+            return true;
+    return false;
+}
+
 /* The SWO pin rate: the trace clock divided by the smallest whole number that keeps it at most
  * pin_max; and the sampling period that fills about half the line with PC samples. */
 static void swo_rates(struct ocd_swo *swo)
@@ -588,6 +599,10 @@ bool ocd_parse(const char *where, char *host, size_t hostlen, char *port, size_t
         char one[300];
         size_t len = strcspn(opt + 1, ",");
         snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), opt + 1);
+        if (given_before(where + addr, opt)) {
+            snprintf(err, errlen, "option '%.*s' given twice: give it once", (int)strcspn(one, "="), one);
+            return false;
+        }
         if (!swo_option(one, swo, err, errlen))
             return false;
         opt += 1 + len;

@@ -750,7 +750,10 @@ def swo_options():
     """Bad swo= options are refused at once in one line; a server with no TPIU object is named."""
     for spec, said in (("openocd:localhost,swo=fast", "swo=CLOCK"), ("openocd:localhost,swo=168M,period=100", "period=100"),
                        ("openocd:localhost,period=1024", "need swo=CLOCK"), ("openocd:localhost,swo=8M,tpiu=a;b", "tpiu=NAME"),
-                       ("openocd:localhost:0,swo=8M", "openocd:HOST")):
+                       ("openocd:localhost:0,swo=8M", "openocd:HOST"),
+                       # the last of two values won silently before
+                       ("openocd:localhost,swo=168M,swo=8M", "'swo' given twice"),
+                       ("openocd:localhost,swo=8M,trace=4444,trace=/tmp/swo.bin", "'trace' given twice")):
         r = subprocess.run([TOOL, "--batch", spec, ELF], capture_output=True, text=True)
         check("openocd swo=: '%s' refused at once, in one line" % spec, r.returncode != 0 and said in r.stderr and
               "not reached" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr.strip())
