@@ -119,7 +119,7 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
     case SRC_CONNECTED: {
         const char *detail = src_detail((struct source *)src, now_s()), *hs = src_handshake(src);
         if (*hs) /* the connection is there, the server has not answered yet: not "connected" */
-            snprintf(buf, n, "the connection was made but the %s server never finished its handshake", hs);
+            snprintf(buf, n, "the connection was made; %s", hs);
         else
             snprintf(buf, n, "connected%s%s", *detail ? ", " : "", detail);
         break;

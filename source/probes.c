@@ -166,7 +166,7 @@ static void gdb_detail(const void *v, char *text, size_t n)
 static const char *gdb_handshake(const void *v)
 {
     const struct probe *t = v;
-    return t->gdb && !gdb_ready(t->gdb) ? "GDB" : "";
+    return t->gdb && !gdb_ready(t->gdb) ? "the GDB server has not finished its handshake" : "";
 }
 
 static const char *gdb_path_of(const char *spec)
@@ -388,6 +388,18 @@ static int rtt_halting(const void *v, double *rate, double *halted_share)
                                          halted_share);
 }
 
+/* Until this connection read the control block's up-buffer (its size known): the server that took it
+ * never answered (or the block is not there yet, said as the failure when the search ends). */
+static const char *rtt_handshake(const void *v)
+{
+    const struct probe *t = v;
+    struct rtt_stats st;
+    if (!t->rtt)
+        return "";
+    rtt_get_stats(t->rtt, &st);
+    return st.size ? "" : "the RTT control block has not been read through it";
+}
+
 /* "RTT 98 polls/s, 41.3 KB/s, core halted 2.1 %, buffer at most 12 % full" */
 static void rtt_detail(const void *v, char *text, size_t size)
 {
@@ -414,6 +426,7 @@ const struct transport tr_rtt = {
     .wait_ms = rtt_wait_of,
     .read = rtt_read,
     .detail = rtt_detail,
+    .handshake = rtt_handshake,
     .halting = rtt_halting,
     .takes = SRC_TAKES_RTT_BLOCK,
     .apply = rtt_apply,

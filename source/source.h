@@ -56,7 +56,7 @@ const char *src_name(const struct source *s);     /* "/dev/ttyUSB0 115200 8N1", 
 const char *src_message(const struct source *s);  /* why it is reconnecting, "" otherwise */
 const char *src_last_failure(const struct source *s); /* why it last went away, even if back since; "" if never */
 /* While connected but its protocol's handshake has not finished (a server that took the connection and
- * did not answer yet): the protocol's name ("GDB"); "" otherwise. */
+ * did not answer yet): what did not come, as "the GDB server never finished its handshake"; "" otherwise. */
 const char *src_handshake(const struct source *s);
 /* Why it went away when that was a failure (a lost connection, a server's error, a read error) and
  * it is not back; "" after its normal end (a file's end, a TCP stream its server closed, the

@@ -60,8 +60,8 @@ struct transport {
     /* Read what is there (never blocks); a loss is told in gone, with 0 bytes. */
     size_t (*read)(void *t, uint8_t *buf, size_t n, double now, struct src_gone *gone);
     void (*detail)(const void *t, char *text, size_t n);               /* src_detail(); NULL: "" */
-    /* src_handshake(): what its protocol's handshake is, while it has not finished on the connection made
-     * ("GDB"); NULL or "": nothing to wait for */
+    /* src_handshake(): what has not come yet on the connection made, before which it is not connected in
+     * the user's sense ("the GDB server has not finished its handshake"); NULL or "": nothing to wait for */
     const char *(*handshake)(const void *t);
     int (*halting)(const void *t, double *rate, double *halted_share); /* src_halting(); NULL: 0 */
     unsigned takes;                                                    /* the settings it uses (SRC_TAKES_...) */

@@ -275,6 +275,28 @@ def server_checks():
     check("rtt: a block with its write offset past its buffer: said (the offsets), no drain's causes, no port or baud",
           r.returncode == 2 and "has offsets past its buffer (write 5000, read 0, size 997)" in r.stderr and
           "likely causes" not in r.stderr and "baud" not in r.stderr, "exit %d: %s" % (r.returncode, r.stderr.strip()))
+    # a server that takes every connection and never answers: the run's end said "connected; before: ..."
+    for form in ("rtt:127.0.0.1:%d", "rtt:openocd:127.0.0.1:%d"):
+        lsn, held = socket.socket(), []
+        lsn.bind(("127.0.0.1", 0))
+        lsn.listen(8)
+
+        def take(lsn=lsn, held=held):
+            while True:
+                try:
+                    held.append(lsn.accept()[0])
+                except OSError:
+                    return
+        threading.Thread(target=take, daemon=True).start()
+        r = subprocess.run([TOOL, "--batch", "--duration", "3", form % lsn.getsockname()[1], ELF], capture_output=True,
+                           text=True, timeout=30)
+        lsn.close()
+        for c in held:
+            c.close()
+        first = r.stderr.strip().splitlines()[:1]
+        check("%s: a server that never answers is not 'connected' at the end" % form.split("127")[0],
+              r.returncode == 2 and first and "(connected" not in first[0] and "RTT control block has not been read"
+              in first[0], "exit %s, %s" % (r.returncode, first))
     for spec in ("rtt:nohost", "rtt:127.0.0.1:0", "rtt:openocd:127.0.0.1:99999", "rtt::3333"):
         r = subprocess.run([TOOL, "--batch", "-o", "json", spec, ELF], capture_output=True, text=True, timeout=30)
         check("rtt: bad spec %s refused in one line" % spec,
