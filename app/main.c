@@ -499,6 +499,12 @@ static int check_options(struct cli *c, int argc, char **argv)
         fprintf(stderr, "cmprof-top: --fail-if-slower needs --diff BASE.json to compare with\n");
         return EXIT_USAGE;
     }
+    if (c->batch && c->diff_path && o->fail_if_slower <= 0 && o->output != OUT_TABLE && o->output != OUT_CSV &&
+        o->output != OUT_JSON) { /* the baseline was read and the report had no word of it */
+        fprintf(stderr, "cmprof-top: --diff: -o %s has no place for the comparison (the table, -o csv and -o json "
+                "show it; with --fail-if-slower any -o checks it)\n", report_format_name(o->output));
+        return EXIT_USAGE;
+    }
     if (c->batch && lo->n_budgets) /* a CI run must not take it for a gate: it passes whatever the times */
         fprintf(stderr, "cmprof-top: warning: --budget is the live view's (its sections page, key t): --batch checks "
                 "no budget\n");

@@ -8,7 +8,8 @@ size_t frames_of(struct sym_table *syms, const struct prof_sample *s, struct fra
     size_t n = 0;
     for (size_t k = 0; k <= s->n_callers && n < max; k++) {
         uint32_t a = k ? s->callers[k - 1] : s->pc;
-        if (a == PROF_UNPROVEN_PC) { /* a walk that ended unproven: its mark, never an address */
+        if (k && a == PROF_UNPROVEN_PC) { /* a walk that ended unproven: its mark, never an address (a PC read
+                                           * as 0xFFFFFFFF is the sample's own: named as the other exports do) */
             out[n++] = (struct frame){a, PROF_STACK_UNPROVEN, NULL, 0, false};
             continue;
         }

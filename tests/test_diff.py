@@ -86,6 +86,15 @@ def check_other_grouping():
           code == 2 and one_line(err) and "by function" in err and "by line" in err, "exit %s: %s" % (code, err[:300]))
     code, out, err = run("--diff", base, "--fail-if-slower", "10", uart, elf)
     check("--diff of the same capture by the same grouping: no row grew (exit 0)", code == 0, err[:300])
+    # an -o with no comparison columns: the baseline was read and the report said nothing of it (exit 0)
+    for fmt in ("pprof", "folded", "callgrind", "lcov", "speedscope", "trace"):
+        r = subprocess.run([TOOL, "--batch", "--diff", base, "-o", fmt, uart, elf], capture_output=True, timeout=60)
+        code, out, err = r.returncode, r.stdout, r.stderr.decode(errors="replace")  # (pprof: gzip bytes)
+        check("--diff with -o %s (no comparison in it): refused in one line (exit 2)" % fmt,
+              code == 2 and not out and one_line(err) and "-o %s" % fmt in err, "exit %s: %s" % (code, err[:300]))
+    code, out, err = run("--diff", base, "--fail-if-slower", "10", "-o", "folded", uart, elf)
+    check("--diff --fail-if-slower with -o folded: the check runs, the export is written (exit 0)",
+          code == 0 and len(out.splitlines()) > 1, "exit %s: %s" % (code, err[:300]))
     nogroup = save("no_group.json", re.sub(r'\n  "group": "function",', "", text, count=1))
     code, out, err = run("--diff", nogroup, uart, elf)
     check("--diff with a baseline that does not say its grouping: refused (exit 2)",

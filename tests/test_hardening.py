@@ -276,6 +276,12 @@ def test_streams_and_sources():
                                                       "out=0\nh ffff\nend\n"), elf)
     check("a histogram short of its n=: saturated buckets named",
           any("4465 samples missing" in x and "saturated" in x for x in parse_json(out).get("losses", [])), out[-400:])
+    # a sample whose own PC read 0xFFFFFFFF: named by its address, as the table does; callgrind called it
+    # "[unproven caller]" (the unwinder's mark for a caller it could not prove), which it is not
+    code, out, err = run("--batch", "-o", "callgrind", tmp("allones.txt", "prof raw n=3\np ffffffff ffffffff "
+                                                            "ffffffff\nend\n"), elf)
+    check("callgrind: a sample at PC 0xffffffff is 0xffffffff, not an unproven caller", code == 0 and
+          "fn=(1) 0xffffffff\n" in out and "unproven" not in out, out[-200:])
     code, out, err = run("--batch", tmp("taken.txt", "prof raw n=2 taken=4096\np 08000200 08000202\nend\n"), elf)
     check("issue 7: a ring that kept 2 of 4096 samples: 4094 reported lost", code == 0 and
           "4094 samples taken but not kept" in out, out)
