@@ -1,0 +1,254 @@
+/* A dump's task lines, read as a whole (dumptasks.h). */
+#include "dumptasks.h"
+
+#include "../base/grow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MERGED " (merged)"
+#define MORE_ROOM 8u /* "+N more" */
+
+struct dumptasks_rec {
+    uint32_t tag;
+    bool reused;     /* "tasks reused": the block had names the firmware could not keep */
+    bool emitted;    /* its name went out as it is now */
+    uint32_t names;  /* names it was given (one after another, each other than the last) */
+    uint32_t more;   /* ... of them not in `shown` (no room) */
+    char last[DUMPTASKS_NAME_MAX];
+    char shown[DUMPTASKS_NAME_MAX]; /* the names, oldest first, joined by '+' */
+};
+
+static uint32_t mix(uint32_t tag)
+{
+    return tag * 2654435761u;
+}
+
+/* The slot of tag in an open-addressing table of uint32 keys (0 empty; a tag 0 is kept as ~0u). */
+static size_t slot_of(const uint32_t *keys, size_t slots, uint32_t key)
+{
+    size_t k = mix(key) & (slots - 1);
+    while (keys[k] && keys[k] != key)
+        k = (k + 1) & (slots - 1);
+    return k;
+}
+
+/* Room for one more key in a table at most half full: doubled and rehashed. */
+static bool room_for(uint32_t **keys, uint32_t **vals, size_t *slots, size_t used)
+{
+    if ((used + 1) * 2 <= *slots)
+        return true;
+    size_t n = *slots ? *slots * 2 : 64;
+    uint32_t *k = calloc(n, sizeof *k), *v = vals ? calloc(n, sizeof *v) : NULL;
+    if (!k || (vals && !v)) {
+        free(k);
+        free(v);
+        return false;
+    }
+    for (size_t i = 0; i < *slots; i++)
+        if ((*keys)[i]) {
+            size_t j = slot_of(k, n, (*keys)[i]);
+            k[j] = (*keys)[i];
+            if (vals)
+                v[j] = (*vals)[i];
+        }
+    free(*keys);
+    *keys = k;
+    if (vals) {
+        free(*vals);
+        *vals = v;
+    }
+    *slots = n;
+    return true;
+}
+
+/* The record of tag, made when new (else NULL); NULL too when out of memory. */
+static struct dumptasks_rec *rec_of(struct dumptasks *t, uint32_t tag, bool make)
+{
+    uint32_t key = tag ? tag : ~0u;
+    if (t->rec_slots) {
+        size_t k = slot_of(t->rec_keys, t->rec_slots, key);
+        if (t->rec_keys[k])
+            return &t->recs[t->rec_vals[k] - 1];
+    }
+    if (!make || !room_for(&t->rec_keys, &t->rec_vals, &t->rec_slots, t->n_recs) ||
+        !grow_array((void **)&t->recs, &t->cap_recs, t->n_recs + 1, sizeof *t->recs, 64)) {
+        t->failed_alloc |= make;
+        return NULL;
+    }
+    size_t k = slot_of(t->rec_keys, t->rec_slots, key);
+    t->rec_keys[k] = key;
+    t->rec_vals[k] = (uint32_t)++t->n_recs;
+    struct dumptasks_rec *r = &t->recs[t->n_recs - 1];
+    memset(r, 0, sizeof *r);
+    r->tag = tag;
+    return r;
+}
+
+void dumptasks_name(struct dumptasks *t, uint32_t tag, const char *name, size_t len)
+{
+    struct dumptasks_rec *r = rec_of(t, tag, true);
+    if (!r)
+        return;
+    char want[DUMPTASKS_NAME_MAX];
+    snprintf(want, sizeof want, "%.*s", (int)len, name);
+    if (r->names && strcmp(r->last, want) == 0)
+        return; /* the same name again */
+    size_t have = strlen(r->shown), add = strlen(want) + (r->names ? 1 : 0);
+    if (r->more || have + add > DUMPTASKS_NAME_MAX - 1 - strlen(MERGED) - MORE_ROOM)
+        r->more++;
+    else { /* (it fits: checked above) */
+        if (r->names)
+            r->shown[have++] = '+';
+        memcpy(r->shown + have, want, strlen(want) + 1);
+    }
+    memcpy(r->last, want, sizeof want);
+    r->names++;
+    r->emitted = false;
+    t->dirty = true;
+}
+
+/* At *p: key, then a decimal number ending at a blank or end; *p moves past it and its blanks. */
+static bool field(const char **p, const char *end, const char *key, uint64_t *out)
+{
+    size_t n = strlen(key);
+    if ((size_t)(end - *p) < n || memcmp(*p, key, n) != 0)
+        return false;
+    const char *q = *p + n;
+    uint64_t v = 0;
+    int digits = 0;
+    for (; q < end && *q >= '0' && *q <= '9' && digits < 10; q++, digits++)
+        v = v * 10 + (uint64_t)(*q - '0');
+    if (!digits || (q < end && *q != ' '))
+        return false;
+    while (q < end && *q == ' ')
+        q++;
+    *p = q;
+    *out = v;
+    return true;
+}
+
+/* 8 hex digits and the end. */
+static bool tag_field(const char *p, const char *end, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (end - p != 8)
+        return false;
+    for (; p < end; p++) {
+        int h = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (h < 0)
+            return false;
+        v = v << 4 | (uint32_t)h;
+    }
+    *out = v;
+    return true;
+}
+
+bool dumptasks_line(struct dumptasks *t, const char *s, const char *end, uint64_t offset, bool *ours,
+                    const struct ev_sink *sink)
+{
+    uint64_t slots, full, forgot;
+    uint32_t tag;
+    const char *p = s;
+    *ours = true;
+    if ((size_t)(end - s) >= 7 && memcmp(s, "reused ", 7) == 0) {
+        struct dumptasks_rec *r = tag_field(s + 7, end, &tag) ? rec_of(t, tag, true) : NULL;
+        if (!r)
+            return t->failed_alloc;
+        r->reused = true;
+        r->emitted = false;
+        t->dirty = true;
+        return true;
+    }
+    if ((size_t)(end - s) < 6 || memcmp(s, "slots=", 6) != 0) {
+        *ours = false;
+        return true;
+    }
+    /* the firmware's table has 1..4158 slots */
+    if (!field(&p, end, "slots=", &slots) || !field(&p, end, "full=", &full) || !field(&p, end, "forgot=", &forgot) ||
+        p != end || slots == 0 || slots > 4158u)
+        return false;
+    if (full || forgot) {
+        t->full = true;
+        struct ev e = {.type = EV_TABLE_FULL, .offset = offset, .table_full = {.slots = slots}};
+        ev_emit(sink, &e);
+    }
+    return true;
+}
+
+void dumptasks_emit(struct dumptasks *t, uint64_t offset, const struct ev_sink *sink)
+{
+    for (size_t i = 0; i < t->n_recs; i++) {
+        struct dumptasks_rec *r = &t->recs[i];
+        if (r->emitted || !r->names)
+            continue;
+        char buf[DUMPTASKS_NAME_MAX + 48]; /* (the shown names leave room: the name fits 47) */
+        const char *name = r->last;
+        if (r->names > 1 || r->reused) { /* one block, several tasks: all of their names, never the last alone */
+            char more[24] = "";
+            if (r->more)
+                snprintf(more, sizeof more, "+%u more", (unsigned)r->more);
+            snprintf(buf, sizeof buf, "%s%s%s" MERGED, r->shown, more, r->names == 1 ? "+?" : "");
+            name = buf;
+        }
+        struct ev e = {.type = EV_TASK_NAME, .offset = offset, .task_name = {.tag = r->tag, .name = name,
+                                                                            .name_len = strlen(name)}};
+        ev_emit(sink, &e);
+        r->emitted = true;
+    }
+    t->dirty = false;
+}
+
+void dumptasks_samples(struct dumptasks *t, const uint32_t *tags, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (tags[i] == t->last_seen || !tags[i])
+            continue;
+        t->last_seen = tags[i];
+        if (t->seen_slots && t->seen[slot_of(t->seen, t->seen_slots, tags[i])])
+            continue;
+        if (!room_for(&t->seen, NULL, &t->seen_slots, t->n_seen)) {
+            t->failed_alloc = true;
+            return;
+        }
+        t->seen[slot_of(t->seen, t->seen_slots, tags[i])] = tags[i];
+        t->n_seen++;
+    }
+}
+
+/* An interrupt handler's tag (CMPROF_ISR_TAG), or one a stream gives (pending, unsent): never a block. */
+static bool block_tag(uint32_t tag)
+{
+    return tag && (tag & 0xFFFFFE00u) != 0xFFFFFE00u && !ev_tag_pending(tag) && tag < 0xFFFFC000u;
+}
+
+void dumptasks_end(struct dumptasks *t, uint64_t offset, const struct ev_sink *sink)
+{
+    if (t->dirty)
+        dumptasks_emit(t, offset, sink);
+    for (size_t i = 0; t->full && i < t->seen_slots; i++) {
+        uint32_t tag = t->seen[i];
+        if (!block_tag(tag) || rec_of(t, tag, false))
+            continue;
+        struct ev e = {.type = EV_TASK_NAME, .offset = offset,
+                       .task_name = {.tag = tag, .name = DUMPTASKS_FULL_NAME, .name_len = strlen(DUMPTASKS_FULL_NAME)}};
+        ev_emit(sink, &e);
+    }
+    if (t->rec_slots)
+        memset(t->rec_keys, 0, t->rec_slots * sizeof *t->rec_keys);
+    if (t->seen_slots)
+        memset(t->seen, 0, t->seen_slots * sizeof *t->seen);
+    t->n_recs = t->n_seen = 0;
+    t->last_seen = 0;
+    t->full = false;
+}
+
+void dumptasks_free(struct dumptasks *t)
+{
+    free(t->recs);
+    free(t->rec_keys);
+    free(t->rec_vals);
+    free(t->seen);
+    memset(t, 0, sizeof *t);
+}
