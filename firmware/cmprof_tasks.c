@@ -214,7 +214,8 @@ static uint32_t take_slot(void)
     dump_earlier(i); /* dump mode: the deleted task's name, for its samples in the ring */
     hash_remove((uint32_t)(uintptr_t)T.tags[i]);
     cmprof_tasks_clear(i, CMPROF_TASK_UNSENT | CMPROF_TASK_OWED); /* the deleted task's samples went out: nothing owed for it any more */
-    T.flags[i] &= (uint8_t)~(CMPROF_TASK_GONE | CMPROF_TASK_TAG_SENT | CMPROF_TASK_REUSED); /* a new tag */
+    T.flags[i] &= (uint8_t)~(CMPROF_TASK_GONE | CMPROF_TASK_TAG_SENT | CMPROF_TASK_REUSED |
+                            CMPROF_TASK_STASHED); /* a new tag */
     return i;
 }
 
@@ -268,6 +269,12 @@ static struct {
 static uint32_t dump_n_old;    /* earlier names kept so far: beyond CMPROF_DUMP_EARLIER the oldest go */
 static uint32_t dump_unnamed;  /* names the full table could not take: their tags go unnamed */
 
+/* No name: "" or "?" (Zephyr's adapter gives "?" to a thread created without one). */
+static bool nameless(const char *name)
+{
+    return !name || !name[0] || (name[0] == '?' && !name[1]);
+}
+
 /* The slot's own copy of a name. */
 static void copy_dump_name(char *to, const char *name)
 {
@@ -286,22 +293,35 @@ static const char *keep_name(uint32_t i, const char *name)
 /* Slot i's name (the copy) and tag, kept before the slot changes them. */
 static void dump_earlier(uint32_t i)
 {
-    if (!dump_names[i][0])
+    if (nameless(dump_names[i]))
         return; /* never named (Zephyr creates, then names): nothing to keep */
     uint32_t k = dump_n_old++ % CMPROF_DUMP_EARLIER;
     dump_old[k].tag = T.tags[i];
     copy_dump_name(dump_old[k].name, dump_names[i]);
 }
 
-/* Slot i's block named again: another name than its copy (compared as far as a copy goes) is kept
- * and the slot marked, so the dump says the block's samples are several tasks'. */
-static void dump_renamed(uint32_t i, const char *name)
+/* Whether name is the copy's (as far as a copy goes). */
+static bool same_copy_name(const char *copy, const char *name)
 {
     uint32_t k = 0;
-    while (name && k < CMPROF_DUMP_NAME_LEN && name[k] && name[k] == dump_names[i][k])
+    while (k < CMPROF_DUMP_NAME_LEN && name[k] && name[k] == copy[k])
         k++;
-    if (!name || k == CMPROF_DUMP_NAME_LEN || name[k] == dump_names[i][k] || !dump_names[i][0])
-        return; /* the same name (a worker re-created in its block), or the first one */
+    return k == CMPROF_DUMP_NAME_LEN || name[k] == copy[k];
+}
+
+/* Slot i's block named again: another name than its copy is kept and the slot marked, so the dump
+ * says the block's samples are several tasks'. A create with no name (Zephyr's: the name comes
+ * right after) leaves the copy as it was until a name comes: the same one (a worker re-created in
+ * its block) keeps nothing. */
+static void dump_renamed(uint32_t i, const char *name)
+{
+    T.flags[i] &= (uint8_t)~CMPROF_TASK_STASHED;
+    if (nameless(dump_names[i]) || (name && same_copy_name(dump_names[i], name)))
+        return; /* the same name, or the first one */
+    if (nameless(name)) {
+        T.flags[i] |= CMPROF_TASK_STASHED; /* the copy stays: cmprof_stream_task_later */
+        return;
+    }
     dump_earlier(i);
     T.flags[i] |= CMPROF_TASK_REUSED;
 }
@@ -355,7 +375,7 @@ static void dump_table_state(cmprof_putc_fn putc)
         putc('\n');
     }
     for (uint32_t i = 0; i < T.n_tags; i++)
-        if (T.flags[i] & CMPROF_TASK_REUSED) {
+        if (T.flags[i] & (CMPROF_TASK_REUSED | CMPROF_TASK_STASHED)) {
             put_text(putc, "tasks reused ");
             put_word(putc, (uint32_t)(uintptr_t)T.tags[i], 8);
             putc('\n');
@@ -382,10 +402,10 @@ void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = cmprof_tasks_register(tag, name);
 #if DUMP_MODE
-    if (i != CMPROF_TASKS_NO_SLOT)
-        T.names[i] = keep_name(i, name);
-    else
+    if (i == CMPROF_TASKS_NO_SLOT)
         dump_unnamed++;
+    else /* (a block's name until the one after a create with none) */
+        T.names[i] = T.flags[i] & CMPROF_TASK_STASHED ? dump_names[i] : keep_name(i, name);
     return;
 #endif
     if (i != CMPROF_TASKS_NO_SLOT) {

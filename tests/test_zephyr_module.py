@@ -290,6 +290,43 @@ int main(void)
 """
 
 
+# More live threads than slots (4), and a block aborted and re-created under another name beside
+# one re-created under its own (a worker pool): the dump says the table was full and which block
+# had two names, and keeps the earlier name; the worker's block says nothing.
+DUMP_FULL_MAIN = DUMP_PRELUDE + r"""
+static void run(struct k_thread *t, const char *name, unsigned samples)
+{
+    t->name[0] = '\0';
+    __wrap_sys_trace_thread_create(t);
+    strcpy(t->name, name);
+    __wrap_sys_trace_thread_name_set(t);
+    standin_current = t; /* (the kernel's switch; cmprof reads it) */
+    for (unsigned k = 0; k < samples; k++)
+        cmprof_tick_frame(0x1000u + 2u * k, 0u);
+}
+int main(void)
+{
+    static struct k_thread reused, worker, live[5];
+    cmprof_start(1000, 1000);
+    run(&reused, "first", 2);
+    thread_abort_hook(&reused);
+    run(&reused, "second", 2);
+    run(&worker, "worker", 1);
+    thread_abort_hook(&worker);
+    run(&worker, "worker", 1);
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "live%d", i);
+        run(&live[i], name, 1);
+    }
+    cmprof_dump(out);
+    printf("block %lx reused\nblock %lx worker\n", (unsigned long)(uintptr_t)&reused,
+           (unsigned long)(uintptr_t)&worker);
+    return 0;
+}
+"""
+
+
 def dump_build(name, text, extra):
     """A dump build of the module's library files (those its CMake builds in every mode) and `text`;
     its output's lines, or None and a failed check."""
@@ -327,6 +364,28 @@ def dump_churn():
           "named %s, misnamed %s, Kconfig selects the abort hook: %s" % (sorted(named), wrong, hook is not None))
 
 
+def dump_full():
+    """Dump mode with more threads than slots and a block reused under another name: both said."""
+    kconfig = open(os.path.join(ZMOD, "Kconfig")).read()
+    hook = re.search(r"^config CMPROF_ABORT_HOOK\n", kconfig, re.M)
+    lines, err = dump_build("dump_full", DUMP_FULL_MAIN, ["-DCMPROF_STREAM_TASKS=4"]
+                            + (["-DCONFIG_CMPROF_ABORT_HOOK=1"] if hook else []))
+    if lines is None:
+        check("Zephyr dump mode: a full table and a reused block are said", False, err)
+        return
+    block = {ln.split()[2]: "%08x" % (int(ln.split()[1], 16) & 0xFFFFFFFF) for ln in lines if ln.startswith("block ")}
+    said = [ln for ln in lines if ln.startswith("tasks ")]
+    want = {"tasks reused %s" % block.get("reused"), "task %s first" % block.get("reused"),
+            "task %s second" % block.get("reused")}
+    full = [ln for ln in said if re.match(r"tasks slots=4 full=[1-9]\d* forgot=0$", ln)]
+    check("Zephyr dump mode: more threads than the table's 4 slots, and a block re-created under another name: "
+          "the dump says the table was full (tasks slots=4 full=N), the block's two names and that it was "
+          "reused; the worker re-created under its name says nothing",
+          full and want <= set(lines) and not any(block.get("worker") in ln for ln in said)
+          and sum(ln.endswith(" worker") for ln in lines if ln.startswith("task ")) == 1,
+          "tasks lines %s, task lines %s" % (said, [ln for ln in lines if ln.startswith("task ")]))
+
+
 def dump():
     """The module's dump build: the library files its CMake builds in every mode (the task table,
     cmprof_tasks.c, among them) name the threads without CMPROF_STREAM; then the same under churn."""
@@ -338,6 +397,7 @@ def dump():
         check("Zephyr dump mode: the threads are named in the dump (task lines for idle, work10, cmprof_drain)",
               named == ["cmprof_drain", "idle", "work10"], "task lines: %s" % named)
     dump_churn()
+    dump_full()
 
 
 # ---- options -----------------------------------------------------------------------------------
