@@ -15,10 +15,15 @@ struct dumptasks_rec {
     bool reused;     /* "tasks reused": the block had names the firmware could not keep */
     bool emitted;    /* its name went out as it is now */
     uint32_t names;  /* names it was given (one after another, each other than the last) */
-    uint32_t more;   /* ... of them not in `shown` (no room) */
+    uint32_t more;   /* ... of them not in `shown` (no room: the oldest go) */
     char last[DUMPTASKS_NAME_MAX];
-    char shown[DUMPTASKS_NAME_MAX]; /* the names, oldest first, joined by '+' */
+    char shown[DUMPTASKS_NAME_MAX]; /* the names, newest first, joined by '+' */
+    uint8_t seg[DUMPTASKS_NAME_MAX / 2]; /* each one's length, newest first */
+    uint32_t n_seg;
 };
+
+/* The room for names in a merged one: the rest is " (merged)" and "+N more". */
+#define SHOWN_ROOM (DUMPTASKS_NAME_MAX - 1u - (sizeof MERGED - 1u) - MORE_ROOM)
 
 static uint32_t mix(uint32_t tag)
 {
@@ -95,14 +100,21 @@ void dumptasks_name(struct dumptasks *t, uint32_t tag, const char *name, size_t 
     snprintf(want, sizeof want, "%.*s", (int)len, name);
     if (r->names && strcmp(r->last, want) == 0)
         return; /* the same name again */
-    size_t have = strlen(r->shown), add = strlen(want) + (r->names ? 1 : 0);
-    if (r->more || have + add > DUMPTASKS_NAME_MAX - 1 - strlen(MERGED) - MORE_ROOM)
+    size_t w = strlen(want) < SHOWN_ROOM ? strlen(want) : SHOWN_ROOM, have = strlen(r->shown);
+    while (r->n_seg && have + 1 + w > SHOWN_ROOM) { /* the oldest shown make room */
+        r->n_seg--;
+        have -= r->seg[r->n_seg] + (r->n_seg ? 1u : 0u); /* and its '+' */
+        r->shown[have] = '\0';
         r->more++;
-    else { /* (it fits: checked above) */
-        if (r->names)
-            r->shown[have++] = '+';
-        memcpy(r->shown + have, want, strlen(want) + 1);
     }
+    size_t at = w + (r->n_seg ? 1u : 0u);
+    memmove(r->shown + at, r->shown, have + 1);
+    memcpy(r->shown, want, w);
+    if (r->n_seg)
+        r->shown[w] = '+';
+    memmove(r->seg + 1, r->seg, r->n_seg * sizeof *r->seg);
+    r->seg[0] = (uint8_t)w;
+    r->n_seg++;
     memcpy(r->last, want, sizeof want);
     r->names++;
     r->emitted = false;

@@ -1,7 +1,8 @@
 /* A dump's task lines, read as a whole (internal to the text decoder, text.c): "task TAG NAME"
  * lines are held until the run of them ends, so that a tag given several names (a control block
  * reused by a task of another name: the samples of both carry it) is named once, with all of them
- * and "(merged)", never the newest alone; "tasks reused TAG" says so of a block whose earlier names
+ * (newest first, the oldest left out beyond 30 characters: "+N more") and "(merged)", never the
+ * newest alone; "tasks reused TAG" says so of a block whose earlier names
  * the firmware could not keep. "tasks slots=S full=N forgot=K" says the firmware's table could not
  * name every tag: after the dump's samples, each of their tags no task line named goes under one
  * name that says so (DUMPTASKS_FULL_NAME). A dump without these lines (firmware before them) reads

@@ -100,7 +100,7 @@ static void test_dump_says_its_table_was_full(void)
 
 /* A control block reused by a task of another name: the dump keeps the earlier names it can ("task"
  * lines of one tag) and says which blocks had more ("tasks reused TAG"). The tag's samples are all
- * of those tasks': one name with all of them and "(merged)", never the newest alone. A deleted
+ * of those tasks': one name with all of them, newest first, and "(merged)", never the newest alone. A deleted
  * task's slot given to another block: its own tag keeps its name. Before: 20000100 named "alpha",
  * then "omega" (its samples under the newest), and "tasks reused" lines logged. */
 static void test_dump_reused_block_names_all(void)
@@ -111,7 +111,7 @@ static void test_dump_reused_block_names_all(void)
                        "task 20000200 beta\ntask 20000100 alpha\ntask 20000100 omega\ntask 20000400 delta\nend\n";
     decode(dump, &log_a, &d);
     CHECK(d.stats.bad_lines == 0 && log_a.count[EV_LOG] == 0 && log_a.count[EV_TASK_NAME] == 3);
-    CHECK(strstr(log_a.buf, "t=20000100/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'alpha+omega (merged)'") != NULL);
+    CHECK(strstr(log_a.buf, "t=20000100/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'omega+alpha (merged)'") != NULL);
     CHECK(strstr(log_a.buf, "t=20000200/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'beta'") != NULL);
     CHECK(strstr(log_a.buf, "'delta+? (merged)'") != NULL); /* its earlier names were not kept */
     CHECK(strstr(log_a.buf, "'omega'") == NULL && strstr(log_a.buf, "'alpha'") == NULL);
@@ -121,7 +121,7 @@ static void test_dump_reused_block_names_all(void)
     /* names that do not fit: counted */
     decode("task 20000100 aaaaaaaaaaaaaaaa\ntask 20000100 bbbbbbbbbbbbbbbb\ntask 20000100 cccccccccccccccc\n"
            "prof raw n=1\np 08000100\ng 20000100\nend\n", &log_a, &d);
-    CHECK(strstr(log_a.buf, "'aaaaaaaaaaaaaaaa+2 more (merged)'") != NULL);
+    CHECK(strstr(log_a.buf, "'cccccccccccccccc+2 more (merged)'") != NULL);
 }
 
 static void test_tag_count_mismatch_drops_tags_not_samples(void)
