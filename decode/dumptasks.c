@@ -1,6 +1,7 @@
 /* A dump's task lines, read as a whole (dumptasks.h). */
 #include "dumptasks.h"
 
+#include "textline.h"
 #include "../base/grow.h"
 
 #include <stdio.h>
@@ -121,51 +122,14 @@ void dumptasks_name(struct dumptasks *t, uint32_t tag, const char *name, size_t 
     t->dirty = true;
 }
 
-/* At *p: key, then a decimal number ending at a blank or end; *p moves past it and its blanks. */
-static bool field(const char **p, const char *end, const char *key, uint64_t *out)
-{
-    size_t n = strlen(key);
-    if ((size_t)(end - *p) < n || memcmp(*p, key, n) != 0)
-        return false;
-    const char *q = *p + n;
-    uint64_t v = 0;
-    int digits = 0;
-    for (; q < end && *q >= '0' && *q <= '9' && digits < 10; q++, digits++)
-        v = v * 10 + (uint64_t)(*q - '0');
-    if (!digits || (q < end && *q != ' '))
-        return false;
-    while (q < end && *q == ' ')
-        q++;
-    *p = q;
-    *out = v;
-    return true;
-}
-
-/* 8 hex digits and the end. */
-static bool tag_field(const char *p, const char *end, uint32_t *out)
-{
-    uint32_t v = 0;
-    if (end - p != 8)
-        return false;
-    for (; p < end; p++) {
-        int h = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
-        if (h < 0)
-            return false;
-        v = v << 4 | (uint32_t)h;
-    }
-    *out = v;
-    return true;
-}
-
 bool dumptasks_line(struct dumptasks *t, const char *s, const char *end, uint64_t offset, bool *ours,
                     const struct ev_sink *sink)
 {
-    uint64_t slots, full, forgot;
-    uint32_t tag;
+    uint64_t slots, full, forgot, tag;
     const char *p = s;
     *ours = true;
-    if ((size_t)(end - s) >= 7 && memcmp(s, "reused ", 7) == 0) {
-        struct dumptasks_rec *r = tag_field(s + 7, end, &tag) ? rec_of(t, tag, true) : NULL;
+    if (textline_uint(&p, end, "reused ", &tag, 16)) {
+        struct dumptasks_rec *r = p == end && tag <= UINT32_MAX ? rec_of(t, (uint32_t)tag, true) : NULL;
         if (!r)
             return t->failed_alloc;
         r->reused = true;
@@ -178,7 +142,8 @@ bool dumptasks_line(struct dumptasks *t, const char *s, const char *end, uint64_
         return true;
     }
     /* the firmware's table has 1..4158 slots */
-    if (!field(&p, end, "slots=", &slots) || !field(&p, end, "full=", &full) || !field(&p, end, "forgot=", &forgot) ||
+    if (!textline_uint(&p, end, "slots=", &slots, 10) || !textline_uint(&p, end, "full=", &full, 10) ||
+        !textline_uint(&p, end, "forgot=", &forgot, 10) ||
         p != end || slots == 0 || slots > 4158u)
         return false;
     if (full || forgot) {
