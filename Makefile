@@ -48,7 +48,7 @@ TOOL_ORDER = $(if $(and $(HAVE_ARCHIVES),$(HAVE_LIBC_ARCHIVES)),$(if $(filter no
 SYM_SRC := symbols/table.c symbols/loader.c symbols/stage.c symbols/open.c symbols/elf.c symbols/code.c symbols/symtab.c symbols/frames.c symbols/exidx.c symbols/leaf.c symbols/dwarf.c symbols/rawdwarf.c symbols/rawscopes.c symbols/rawlines.c symbols/aranges.c symbols/isolate.c symbols/units.c symbols/merge.c symbols/lookup.c symbols/demangle.c symbols/samename.c symbols/codemap.c
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/streams.c source/probes.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
-            decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
+            decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c
 HOST_SRC += app/outfile.c app/stop.c
 HOST_SRC += source/rtt.c
 REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
@@ -145,6 +145,9 @@ SAMPLER_none := -DCMPROF_RING_N=16
 SAMPLER_CONFIGS += sp804_jitter
 SAMPLER_sp804_jitter := -DCMPROF_PORT=CMPROF_PORT_SP804 -DCMPROF_JITTER=255
 SAMPLER_CONFIGS += rp2040_jitter
+# a dump's task table of 2 slots keeping 2 earlier names: full, and a block reused by another name
+SAMPLER_CONFIGS += tag_full
+SAMPLER_tag_full := $(SYSTICK) -DCMPROF_RING_N=16 -DCMPROF_TAG=test_tag -DCMPROF_STREAM_TASKS=2 -DCMPROF_DUMP_EARLIER=2
 SAMPLER_rp2040_jitter := -DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM -DCMPROF_RP2040_ALARM=2 -DCMPROF_JITTER=255
 
 FAKE := -include tests/fake_regs.h tests/fake_regs.c
@@ -157,10 +160,10 @@ DEC_DEPS += $(wildcard tui/*.h) tests/tpiu_gen.h tests/wire_names.h
 SRC_test_dwt := firmware/cmprof_dwt.c $(FAKE)
 SRC_test_section := firmware/cmprof_section.c $(FAKE)
 SRC_test_itm := decode/itm.c
-SRC_test_text := decode/text.c decode/stream.c decode/textline.c
+SRC_test_text := decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c
 SRC_test_tpiu := decode/tpiu.c decode/itm.c
 SRC_test_detect := decode/detect.c decode/orbflow.c decode/tpiu.c decode/itm.c
-STREAM_BASE := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
+STREAM_BASE := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c $(FAKE) \
                    -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=64 \
                    -DCMPROF_TAG=test_tag
 # test_stream and its variants: a full ring drops and counts (no reservoir); _reservoir: the default
@@ -170,7 +173,7 @@ MAIN_test_stream_reservoir := tests/test_stream.c
 SRC_test_stream_many := $(SRC_test_stream) -DCMPROF_STREAM_TASKS=300
 SRC_test_stream_sums := $(SRC_test_stream) -DCMPROF_SUM_RUNNING=1
 MAIN_test_stream_sums := tests/test_stream.c
-SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c $(FAKE) \
+SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_RING_N=256 \
                         -DCMPROF_TAG=test_tag -DCMPROF_RESERVOIR_N=0
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo
@@ -203,19 +206,19 @@ MAIN_test_stream_order_small := tests/test_stream_order.c
 SRC_test_stream_hist := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmware/cmprof_sampler.c firmware/cmprof_section.c $(FAKE) \
                         -DCMPROF_NO_ISR=1 -DCMPROF_PORT=CMPROF_PORT_SYSTICK -DCMPROF_STREAM=1 -DCMPROF_HIST=1 \
                         -DCMPROF_HIST_BASE=0x08000000u
-SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c
+SRC_test_fuzz_decoders := decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c
 SRC_test_pcindex := profile/pcindex.c
 SRC_test_hex :=
 SRC_test_aranges := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_sort := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_unwind := $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+SRC_test_ingest := profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_rsp := source/rsp.c
 SRC_test_orbflow := decode/orbflow.c decode/detect.c decode/tpiu.c decode/itm.c
 SRC_test_baseline := report/baseline.c -D_DEFAULT_SOURCE -lm
 SRC_test_codemap := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_profile := tests/elf_writer.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c decode/stream.c decode/textline.c \
+SRC_test_view := tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c report/baseline.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c \
                  decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 SRC_test_ingest += profile/timeline.c
 SRC_test_view += profile/timeline.c
@@ -280,8 +283,8 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_UNREPLAYED := elf
 FUZZ_REPLAYED := $(filter-out $(FUZZ_UNREPLAYED),$(FUZZ_TARGETS))
 REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c $(REPORT_SRC) profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
-                 decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
-REPLAY_text := fuzz/fuzz_text.c decode/text.c decode/stream.c decode/textline.c
+                 decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+REPLAY_text := fuzz/fuzz_text.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c
 REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c decode/tpiu.c
 REPLAY_baseline := fuzz/fuzz_baseline.c report/baseline.c -D_GNU_SOURCE -lm

@@ -25,7 +25,7 @@ void text_init(struct text_decoder *d)
     /* all but the names' text (64 KB), read only once its id's name came (name_id_epoch): left
      * unwritten, a decoder that never sees one keeps those pages untouched */
     memset(d, 0, offsetof(struct text_decoder, name_ids));
-    memset(d->name_id_len, 0, sizeof *d - offsetof(struct text_decoder, name_id_len));
+    memset(d->name_id_len, 0, sizeof *d - offsetof(struct text_decoder, name_id_len)); /* dump_tasks too */
     for (uint32_t i = 0; i < TEXT_TASKS; i++) /* no @task line yet: the index is its tag for now */
         d->task_tags[i] = EV_TAG_PENDING(i);
 }
@@ -34,6 +34,7 @@ void text_free(struct text_decoder *d)
 {
     free(d->pcs);
     free(d->tags);
+    dumptasks_free(&d->dump_tasks);
     d->pcs = d->tags = NULL;
     d->n_pcs = d->n_tags = d->cap_pcs = d->cap_tags = 0;
 }
@@ -109,6 +110,8 @@ static void close_raw(struct text_decoder *d, const struct ev_sink *sink)
         e.offset = d->block_offset;
         ev_emit(sink, &e);
     }
+    if (tagged)
+        dumptasks_samples(&d->dump_tasks, d->tags, d->n_pcs); /* a full table's tags are named after them */
     struct ev e = ev_blank(EV_PC); /* built once: only PCs change */
     e.offset = d->block_offset;
     e.pc.has_tag = true;
@@ -168,9 +171,18 @@ static void line_task(struct text_decoder *d, const char *s, const char *end, co
         textline_bad(d);
         return;
     }
-    struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
-                   .task_name = {.tag = (uint32_t)tag, .name = p, .name_len = (size_t)(end - p)}};
-    ev_emit(sink, &e);
+    (void)sink;
+    dumptasks_name(&d->dump_tasks, (uint32_t)tag, p, (size_t)(end - p)); /* emitted when the run of them ends */
+}
+
+/* "tasks ...": the dump's table said it was full, or that a block had several names (dumptasks.h);
+ * false when the line is not one of them. */
+static bool line_tasks(struct text_decoder *d, const char *s, const char *end, const struct ev_sink *sink)
+{
+    bool ours;
+    if (!dumptasks_line(&d->dump_tasks, s + strlen("tasks "), end, d->line_offset, &ours, sink))
+        textline_bad(d);
+    return ours;
 }
 
 static void raw_pcs(struct text_decoder *d, const uint32_t *words, size_t n, const struct ev_sink *sink)
@@ -208,6 +220,8 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
     if (len == 0)
         return;
     d->stats.lines++;
+    if (dumptasks_held(&d->dump_tasks) && !textline_starts(s, len, "task ") && !textline_starts(s, len, "tasks "))
+        dumptasks_emit(&d->dump_tasks, d->line_offset, sink); /* the names before the samples "end" closes */
     if (stream_line(d, s, len, sink)) {
         /* handled */
     } else if (len == 1 && (s[0] == DUMP_PCS || s[0] == DUMP_TAGS || s[0] == DUMP_HIST)) {
@@ -247,6 +261,7 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         }
     } else if (len == 3 && memcmp(s, "end", 3) == 0) {
         close_block(d, sink);
+        dumptasks_end(&d->dump_tasks, d->line_offset, sink);
     } else if (textline_starts(s, len, "prof raw n=")) {
         uint64_t n, taken = 0;
         const char *p = s + strlen("prof raw ");
@@ -274,6 +289,8 @@ static void line(struct text_decoder *d, const char *s, size_t len, const struct
         textline_section_event(d, s, end, sink);
     } else if (textline_starts(s, len, "task ")) {
         line_task(d, s, end, sink);
+    } else if (textline_starts(s, len, "tasks ") && line_tasks(d, s, end, sink)) {
+        /* handled */
     } else if (textline_starts(s, len, "sw ")) { /* a sample's stack evidence: after its block */
         uint32_t w[TEXTLINE_STACK_WORDS];
         size_t n = parse_hex_words(s + 2, len - 2, 8, w, TEXTLINE_STACK_WORDS);
@@ -504,7 +521,10 @@ void text_finish(struct text_decoder *d, const struct ev_sink *sink)
     d->line_len = 0;
     d->line_too_long = false;
     d->stats.unended += d->block != BLOCK_NONE; /* a dump cut short: its tags, names or stacks may be gone */
+    if (dumptasks_held(&d->dump_tasks))
+        dumptasks_emit(&d->dump_tasks, d->stats.bytes, sink);
     close_block(d, sink);
+    dumptasks_end(&d->dump_tasks, d->stats.bytes, sink);
 }
 
 size_t text_counters(const struct text_stats *st, struct dec_counter *out)

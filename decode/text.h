@@ -9,6 +9,7 @@
 #ifndef CMPROF_DECODE_TEXT_H
 #define CMPROF_DECODE_TEXT_H
 
+#include "dumptasks.h"
 #include "event.h"
 
 #include <stdbool.h>
@@ -113,6 +114,7 @@ struct text_decoder {
     bool have_hist;          /* streamed histogram layout, from @hist */
     uint32_t hist_sbase, hist_sshift, hist_sbins;
     struct text_stats stats;
+    struct dumptasks dump_tasks; /* a dump's task lines, read as a whole */
 };
 
 void text_init(struct text_decoder *d);

@@ -430,7 +430,11 @@ void cmprof_dump(cmprof_putc_fn putc);
  * the sampler is, the FreeRTOS header's hooks or cmprof_stream_task_later() naming tasks): "task TAG NAME" for every task named, deleted
  * ones included while the table (CMPROF_STREAM_TASKS) has room, copied at creation
  * (CMPROF_DUMP_NAME_LEN characters, default 16). cmprof_dump() prints them before its "end" in a
- * tagged build (which therefore links cmprof_tasks.c); a control block reused keeps its newest name. */
+ * tagged build (which therefore links cmprof_tasks.c). Before them, "tasks slots=S full=N forgot=K"
+ * when the table could not name every tag (N names with no slot, K earlier names beyond
+ * CMPROF_DUMP_EARLIER, 16), and "tasks reused TAG" for a block named again under another name (its
+ * earlier name, when kept, a "task" line of the same tag before the newest): the host names such a
+ * block's row with all of them, "(merged)". In the kernel's hooks only: the tick is unchanged. */
 void cmprof_dump_tasks(cmprof_putc_fn putc);
 
 /* ---- live streaming (build cmprof_sampler.c with CMPROF_STREAM=1, add cmprof_stream.c and

@@ -183,6 +183,14 @@ __attribute__((always_inline)) static inline void freed_unlink(uint32_t i)
     T.flags[i] &= (uint8_t)~CMPROF_TASK_FREED;
 }
 
+#if DUMP_MODE
+static void dump_earlier(uint32_t i);
+static void dump_renamed(uint32_t i, const char *name);
+#else
+#define dump_earlier(i) ((void)0)
+#define dump_renamed(i, name) ((void)0)
+#endif
+
 /* A slot for a new tag: one never used, else the one deleted longest ago once its samples went
  * out, else CMPROF_TASKS_NO_SLOT. No scan: the head of the deleted list, or nothing. A slot taken
  * while its task's samples wait in the ring would put them under its next task's name (the drain
@@ -203,9 +211,11 @@ static uint32_t take_slot(void)
         return CMPROF_TASKS_NO_SLOT;
     freed_unlink(i);
     supersede(i);
+    dump_earlier(i); /* dump mode: the deleted task's name, for its samples in the ring */
     hash_remove((uint32_t)(uintptr_t)T.tags[i]);
     cmprof_tasks_clear(i, CMPROF_TASK_UNSENT | CMPROF_TASK_OWED); /* the deleted task's samples went out: nothing owed for it any more */
-    T.flags[i] &= (uint8_t)~(CMPROF_TASK_GONE | CMPROF_TASK_TAG_SENT); /* a new tag */
+    T.flags[i] &= (uint8_t)~(CMPROF_TASK_GONE | CMPROF_TASK_TAG_SENT | CMPROF_TASK_REUSED |
+                            CMPROF_TASK_STASHED); /* a new tag */
     return i;
 }
 
@@ -225,6 +235,7 @@ uint32_t cmprof_tasks_register(const void *tag, const char *name)
     uint32_t i = cmprof_tasks_find((uint32_t)(uintptr_t)tag);
     if (i != CMPROF_TASKS_NO_SLOT) {
         supersede(i);
+        dump_renamed(i, name); /* dump mode: a block of another name before: said, never hidden */
         if (T.flags[i] & CMPROF_TASK_FREED) /* a new task in a deleted one's control block */
             freed_unlink(i);
         T.flags[i] &= (uint8_t)~CMPROF_TASK_GONE;
@@ -245,35 +256,142 @@ uint32_t cmprof_tasks_register(const void *tag, const char *name)
 
 #if DUMP_MODE
 static char dump_names[CMPROF_TASKS_MAX][CMPROF_DUMP_NAME_LEN + 1u];
+/* Earlier names, the newest CMPROF_DUMP_EARLIER kept: a deleted task's when a new block takes its
+ * slot (its samples in the ring keep their tag), a block's when it is renamed (a task of another
+ * name in a reused control block: the samples of both carry the block). */
+#ifndef CMPROF_DUMP_EARLIER
+#define CMPROF_DUMP_EARLIER 16u
+#endif
+static struct {
+    const void *tag;
+    char name[CMPROF_DUMP_NAME_LEN + 1u];
+} dump_old[CMPROF_DUMP_EARLIER];
+static uint32_t dump_n_old;    /* earlier names kept so far: beyond CMPROF_DUMP_EARLIER the oldest go */
+static uint32_t dump_unnamed;  /* names the full table could not take: their tags go unnamed */
+
+/* No name: "" or "?" (Zephyr's adapter gives "?" to a thread created without one). */
+static bool nameless(const char *name)
+{
+    return !name || !name[0] || (name[0] == '?' && !name[1]);
+}
 
 /* The slot's own copy of a name. */
-static const char *keep_name(uint32_t i, const char *name)
+static void copy_dump_name(char *to, const char *name)
 {
     uint32_t k = 0;
     for (; name && name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
-        dump_names[i][k] = name[k];
-    dump_names[i][k] = '\0';
+        to[k] = name[k];
+    to[k] = '\0';
+}
+
+static const char *keep_name(uint32_t i, const char *name)
+{
+    copy_dump_name(dump_names[i], name);
     return dump_names[i];
 }
 
-/* "task TAG NAME" for every task named (deleted ones included), after cmprof_dump()'s samples. */
-void cmprof_dump_tasks(cmprof_putc_fn putc)
+/* Slot i's name (the copy) and tag, kept before the slot changes them. */
+static void dump_earlier(uint32_t i)
 {
-    for (uint32_t i = 0; i < T.n_tags; i++) {
-        const char *name = T.names[i] ? T.names[i] : "?";
-        uint32_t tag = (uint32_t)(uintptr_t)T.tags[i];
-        putc('t');
-        putc('a');
-        putc('s');
-        putc('k');
-        putc(' ');
-        for (int sh = 28; sh >= 0; sh -= 4)
-            putc("0123456789abcdef"[(tag >> sh) & 15u]);
-        putc(' ');
-        for (uint32_t k = 0; name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
-            putc(name[k]);
+    if (nameless(dump_names[i]))
+        return; /* never named (Zephyr creates, then names): nothing to keep */
+    uint32_t k = dump_n_old++ % CMPROF_DUMP_EARLIER;
+    dump_old[k].tag = T.tags[i];
+    copy_dump_name(dump_old[k].name, dump_names[i]);
+}
+
+/* Whether name is the copy's (as far as a copy goes). */
+static bool same_copy_name(const char *copy, const char *name)
+{
+    uint32_t k = 0;
+    while (k < CMPROF_DUMP_NAME_LEN && name[k] && name[k] == copy[k])
+        k++;
+    return k == CMPROF_DUMP_NAME_LEN || name[k] == copy[k];
+}
+
+/* Slot i's block named again: another name than its copy is kept and the slot marked, so the dump
+ * says the block's samples are several tasks'. A create with no name (Zephyr's: the name comes
+ * right after) leaves the copy as it was until a name comes: the same one (a worker re-created in
+ * its block) keeps nothing. */
+static void dump_renamed(uint32_t i, const char *name)
+{
+    T.flags[i] &= (uint8_t)~CMPROF_TASK_STASHED;
+    if (nameless(dump_names[i]) || (name && same_copy_name(dump_names[i], name)))
+        return; /* the same name, or the first one */
+    if (nameless(name)) {
+        T.flags[i] |= CMPROF_TASK_STASHED; /* the copy stays: cmprof_stream_task_later */
+        return;
+    }
+    dump_earlier(i);
+    T.flags[i] |= CMPROF_TASK_REUSED;
+}
+
+static void put_text(cmprof_putc_fn putc, const char *s)
+{
+    while (*s)
+        putc(*s++);
+}
+
+static void put_word(cmprof_putc_fn putc, uint32_t v, uint32_t digits)
+{
+    for (int sh = (int)digits * 4 - 4; sh >= 0; sh -= 4)
+        putc("0123456789abcdef"[(v >> sh) & 15u]);
+}
+
+static void put_dec(cmprof_putc_fn putc, uint32_t v)
+{
+    char d[10];
+    uint32_t n = 0;
+    do
+        d[n++] = (char)('0' + v % 10u);
+    while ((v /= 10u) != 0u);
+    while (n)
+        putc(d[--n]);
+}
+
+static void put_task(cmprof_putc_fn putc, const void *tag, const char *name)
+{
+    put_text(putc, "task ");
+    put_word(putc, (uint32_t)(uintptr_t)tag, 8);
+    putc(' ');
+    for (uint32_t k = 0; name[k] && k < CMPROF_DUMP_NAME_LEN; k++)
+        putc(name[k]);
+    putc('\n');
+}
+
+/* "tasks slots=S full=N forgot=K" when the table could not name every tag (N names it had no slot
+ * for, K earlier names beyond CMPROF_DUMP_EARLIER), then "tasks reused TAG" for each block that
+ * had several names: before the task lines, which a host reads as before. */
+static void dump_table_state(cmprof_putc_fn putc)
+{
+    uint32_t forgot = dump_n_old > CMPROF_DUMP_EARLIER ? dump_n_old - CMPROF_DUMP_EARLIER : 0u;
+    if (dump_unnamed || forgot) {
+        put_text(putc, "tasks slots=");
+        put_dec(putc, CMPROF_TASKS_MAX);
+        put_text(putc, " full=");
+        put_dec(putc, dump_unnamed);
+        put_text(putc, " forgot=");
+        put_dec(putc, forgot);
         putc('\n');
     }
+    for (uint32_t i = 0; i < T.n_tags; i++)
+        if (T.flags[i] & (CMPROF_TASK_REUSED | CMPROF_TASK_STASHED)) {
+            put_text(putc, "tasks reused ");
+            put_word(putc, (uint32_t)(uintptr_t)T.tags[i], 8);
+            putc('\n');
+        }
+}
+
+/* "task TAG NAME" for every task named (deleted ones included), after cmprof_dump()'s samples:
+ * the earlier names kept first, oldest first, then each slot's newest. */
+void cmprof_dump_tasks(cmprof_putc_fn putc)
+{
+    dump_table_state(putc);
+    uint32_t first = dump_n_old > CMPROF_DUMP_EARLIER ? dump_n_old - CMPROF_DUMP_EARLIER : 0u;
+    for (uint32_t n = first; n < dump_n_old; n++)
+        put_task(putc, dump_old[n % CMPROF_DUMP_EARLIER].tag, dump_old[n % CMPROF_DUMP_EARLIER].name);
+    for (uint32_t i = 0; i < T.n_tags; i++)
+        put_task(putc, T.tags[i], T.names[i] ? T.names[i] : "?");
 }
 #else
 #define keep_name(i, name) (name)
@@ -283,10 +401,13 @@ void cmprof_dump_tasks(cmprof_putc_fn putc)
 void cmprof_stream_task_later(const void *tag, const char *name)
 {
     uint32_t i = cmprof_tasks_register(tag, name);
-    if (i != CMPROF_TASKS_NO_SLOT && DUMP_MODE) {
-        T.names[i] = keep_name(i, name);
-        return;
-    }
+#if DUMP_MODE
+    if (i == CMPROF_TASKS_NO_SLOT)
+        dump_unnamed++;
+    else /* (a block's name until the one after a create with none) */
+        T.names[i] = T.flags[i] & CMPROF_TASK_STASHED ? dump_names[i] : keep_name(i, name);
+    return;
+#endif
     if (i != CMPROF_TASKS_NO_SLOT) {
         uint32_t at = CMPROF_TASKS_STORED();
         T.name_at[i] = at;

@@ -49,6 +49,9 @@ _Static_assert(CMPROF_STREAM_TASKS >= 1u && CMPROF_STREAM_TASKS <= 4158u, "CMPRO
 #define CMPROF_TASK_OWED 8u   /* tagged streams: the drain reached the slot's name (or an older one, in
                                  `owed`) but no sample needed it yet: it goes out before the first that does */
 #define CMPROF_TASK_TAG_SENT 16u /* the host has the slot's tag: a name entry need not repeat it */
+#define CMPROF_TASK_REUSED 32u   /* dump mode: the slot's block had another name before (its samples merged) */
+#define CMPROF_TASK_STASHED 64u  /* dump mode: its block named "" (Zephyr creates, then names): the copy
+                                    keeps the block's earlier name until a name comes */
 #define CMPROF_IXC_OWED 0x80000000u /* an ixc that is the slot's index, not its chars: a name is owed */
 /* the hash: a power of two, at least twice the tasks */
 #define CMPROF_TASKS_HASH_BITS                                                                                 \

@@ -134,6 +134,8 @@ static const char *const library_statics[] = {
     "block_name", "copy_name", "forget", "idle_alias", "same_copy", "index_free", "retire", "name_ways", "named_index", "unname_index", "place_name", "release_index", "move_entry", "unpark", "read_name", "block_named", "take_index", "word_chars", "read_words", "mix", "index_append", "index_unlink", "count_spares", "sweep", "copy_is", "learn_offset", "gone_short",
     "block_renamed", "name_hash", "name_kept", "keep_name", "put_copy", "rekey", "thread_abort_hook",
     "wire_index", "wire_chars", "repeat_retired", "retire_name",
+    "copy_dump_name", "dump_earlier", "dump_renamed", "put_word", "put_task", "dump_table_state",
+    "same_copy_name", "nameless",
 };
 static const char *const library_files[] = {
     "cmprof_sampler.c", "cmprof_section.c", "cmprof_stream.c", "cmprof_stack.c", "cmprof_tasks.c", "cmprof_dwt.c",

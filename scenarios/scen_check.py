@@ -1150,7 +1150,9 @@ def frtos_run(c, name):
 def frtos_dump(c):
     """Issue 30: the FreeRTOS scenario in dump mode (no CMPROF_STREAM): one dump at the end whose
     "task" lines name every control block a task had, deleted tasks' included. A block reused by a
-    later task carries the newest name (a dump has no time order), so the truth is grouped by block."""
+    later task of another name has samples of both (the tag is the block: a dump has no time order),
+    so the truth is grouped by block, and the block's row says it is merged: its names, the newest
+    first, and "(merged)" (no longer the newest name alone)."""
     name = "frtos_dump"
     r = Result(name)
     text = open(os.path.join(scen.BUILD, name, "uart.txt"), errors="replace").read()
@@ -1167,7 +1169,19 @@ def frtos_dump(c):
     truth.update(dict(zip(FRTOS_ISRS, ctx_isrs)))
     j = r.tool()
     n = j["total"]
-    by_task = {row["name"]: row["samples"] for row in r.tool(by="task")["rows"]}
+    rows = r.tool(by="task")["rows"]
+    by_task = {row["name"]: row["samples"] for row in rows if not row["name"].endswith(" (merged)")}
+    merged = {row["name"].split("+")[0]: row["samples"] for row in rows if row["name"].endswith(" (merged)")}
+    names_of = collections.defaultdict(set)
+    for _, task, tcb in tids:
+        names_of[tcb].add(task)
+    several = {newest[tcb] for tcb in newest if len(names_of[tcb]) > 1}
+    c.check(name + ": a block that had tasks of several names is one row that says so (its newest name first, "
+            "'(merged)'), never under the newest name alone; a block of one name is not merged",
+            set(merged) <= several and not several & set(by_task) and len(merged) > 0,
+            "%d merged rows, %d blocks of several names; merged rows of one name %s, plain rows of several %s" % (
+                len(merged), len(several), sorted(set(merged) - several)[:3], sorted(several & set(by_task))[:3]))
+    by_task.update(merged)
     deleted = {task for k, task, tcb in tids if k > 101}
     named = {tcb: nm for tcb, nm in r.tasks.items()}
     c.check(name + ": the dump has every sample and a name for every task's control block, deleted tasks' too",

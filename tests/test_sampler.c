@@ -394,6 +394,41 @@ static void test_ring_keeps_the_newest(void)
     CHECK(cmprof_samples() == CMPROF_RING_N + 5u);
 }
 
+#ifdef CMPROF_DUMP_EARLIER
+/* A dump's table of 2 slots (tag_full): a third task finds no slot, a deleted task's slot goes to
+ * another block, a deleted task's block to a task of another name. The dump says the table was full
+ * (its samples would show as raw blocks, blamed on a missed hook), names the deleted task whose slot
+ * went (its samples keep its tag), and says which block carried two names (merged samples), each
+ * before the task lines. Before: only "task 20000100 omega" and "task 20000400 delta". */
+static void test_dump_says_full_and_reused(void)
+{
+    fake_regs_clear();
+    cmprof_start(100u, 0u);
+    cmprof_stream_task_new((void *)(uintptr_t)0x20000100u, "alpha", "IDLE");
+    cmprof_stream_task_new((void *)(uintptr_t)0x20000200u, "beta", "IDLE");
+    cmprof_stream_task_new((void *)(uintptr_t)0x20000300u, "gamma", "IDLE"); /* no slot left */
+    cmprof_stream_task_gone((void *)(uintptr_t)0x20000200u);
+    cmprof_stream_task_new((void *)(uintptr_t)0x20000400u, "delta", "IDLE"); /* beta's slot */
+    cmprof_stream_task_gone((void *)(uintptr_t)0x20000100u);
+    cmprof_stream_task_new((void *)(uintptr_t)0x20000100u, "omega", "IDLE"); /* alpha's block */
+    cmprof_stream_task_later((void *)(uintptr_t)0x20000400u, "delta"); /* the same name again: nothing */
+    const char *expect = "prof raw n=0\n"
+                         "tasks slots=2 full=1 forgot=0\n"
+                         "tasks reused 20000100\n"
+                         "task 20000200 beta\n"
+                         "task 20000100 alpha\n"
+                         "task 20000100 omega\n"
+                         "task 20000400 delta\n"
+                         "end\n";
+    CHECK(strcmp(dump(), expect) == 0);
+    /* a third earlier name: the oldest goes, and the dump counts it */
+    cmprof_stream_task_later((void *)(uintptr_t)0x20000400u, "epsilon");
+    const char *d = dump();
+    CHECK(strstr(d, "tasks slots=2 full=1 forgot=1\n") != NULL);
+    CHECK(strstr(d, "task 20000200 beta\n") == NULL && strstr(d, "task 20000400 delta\ntask 20000100 omega") != NULL);
+}
+#endif
+
 static void test_empty_dump(void)
 {
     fake_regs_clear();
@@ -426,6 +461,9 @@ int main(void)
     RUN_TEST(test_ring_dump_format);
     RUN_TEST(test_ring_keeps_the_newest);
     RUN_TEST(test_empty_dump);
+#ifdef CMPROF_DUMP_EARLIER
+    RUN_TEST(test_dump_says_full_and_reused); /* last: its tasks stay in the table */
+#endif
 #endif
     return check_summary();
 }

@@ -66,6 +66,64 @@ static void test_tags_pair_with_samples(void)
     CHECK(strstr(log_a.buf, "t=20000100/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'motor'") != NULL);
 }
 
+/* A dump whose task table was full says so ("tasks slots=S full=N forgot=K", before its task lines):
+ * the tags no line named (the tasks the table had no slot for) go under one name that says it and
+ * what to raise, never under raw block addresses a host would blame on a missed hook; interrupt
+ * tags and tag 0 (before the scheduler) keep theirs. Before: no name for 20000300 or 20000500, and
+ * the "tasks" line a log line. */
+#define FULL_DUMP "prof raw n=6\np 08000100 08000102 08000104 08000106 08000108 0800010a\n" \
+                  "g 20000100 20000300 20000500 fffffe16 00000000 20000300\n"
+static void test_dump_says_its_table_was_full(void)
+{
+    struct text_decoder d;
+    const char *full = FULL_DUMP "tasks slots=64 full=2 forgot=0\ntask 20000100 motor\nend\n";
+    decode(full, &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && log_a.count[EV_LOG] == 0 && log_a.count[EV_TABLE_FULL] == 1);
+    CHECK(log_a.count[EV_TASK_NAME] == 3 && log_a.count[EV_PC] == 6);
+    CHECK(strstr(log_a.buf, "'motor'") != NULL);
+    CHECK(strstr(log_a.buf, "t=20000300/0 s=0 i=0 k=0 v=0 c=0 0/0/0 '" DUMPTASKS_FULL_NAME "'") != NULL);
+    CHECK(strstr(log_a.buf, "t=20000500/0 s=0 i=0 k=0 v=0 c=0 0/0/0 '" DUMPTASKS_FULL_NAME "'") != NULL);
+    CHECK(strstr(log_a.buf, "t=fffffe16/0 s=0 i=0 k=0 v=0 c=0 0/0/0 '") == NULL);
+    CHECK(strstr(log_a.buf, "t=0/0 s=0 i=0 k=0 v=0 c=0 0/0/0 '") == NULL);
+    CHECK(split_anywhere_as_whole(full, strlen(full), &d));
+    /* forgotten earlier names (a slot given to another block): the same */
+    decode(FULL_DUMP "tasks slots=64 full=0 forgot=3\ntask 20000100 motor\nend\n", &log_a, &d);
+    CHECK(log_a.count[EV_TABLE_FULL] == 1 && log_a.count[EV_TASK_NAME] == 3);
+    /* an earlier dump (no such line): the tags it did not name stay unnamed, as before */
+    decode(FULL_DUMP "task 20000100 motor\nend\n", &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && log_a.count[EV_TABLE_FULL] == 0 && log_a.count[EV_TASK_NAME] == 1);
+    /* nothing lost: no count; a bad one is malformed; a log line of the same start stays a log line */
+    decode(FULL_DUMP "tasks slots=64 full=0 forgot=0\ntasks slots=x\ntasks started\nend\n", &log_a, &d);
+    CHECK(log_a.count[EV_TABLE_FULL] == 0 && log_a.count[EV_TASK_NAME] == 0 && d.stats.bad_lines == 1 &&
+          log_a.count[EV_LOG] == 1);
+}
+
+/* A control block reused by a task of another name: the dump keeps the earlier names it can ("task"
+ * lines of one tag) and says which blocks had more ("tasks reused TAG"). The tag's samples are all
+ * of those tasks': one name with all of them, newest first, and "(merged)", never the newest alone. A deleted
+ * task's slot given to another block: its own tag keeps its name. Before: 20000100 named "alpha",
+ * then "omega" (its samples under the newest), and "tasks reused" lines logged. */
+static void test_dump_reused_block_names_all(void)
+{
+    struct text_decoder d;
+    const char *dump = "prof raw n=3\np 08000100 08000102 08000104\ng 20000100 20000200 20000400\n"
+                       "tasks reused 20000100\ntasks reused 20000400\n"
+                       "task 20000200 beta\ntask 20000100 alpha\ntask 20000100 omega\ntask 20000400 delta\nend\n";
+    decode(dump, &log_a, &d);
+    CHECK(d.stats.bad_lines == 0 && log_a.count[EV_LOG] == 0 && log_a.count[EV_TASK_NAME] == 3);
+    CHECK(strstr(log_a.buf, "t=20000100/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'omega+alpha (merged)'") != NULL);
+    CHECK(strstr(log_a.buf, "t=20000200/0 s=0 i=0 k=0 v=0 c=0 0/0/0 'beta'") != NULL);
+    CHECK(strstr(log_a.buf, "'delta+? (merged)'") != NULL); /* its earlier names were not kept */
+    CHECK(strstr(log_a.buf, "'omega'") == NULL && strstr(log_a.buf, "'alpha'") == NULL);
+    CHECK(split_anywhere_as_whole(dump, strlen(dump), &d));
+    /* the names before the samples, as an earlier dump's: the first name event precedes the first sample */
+    CHECK(strstr(log_a.buf, "'beta'") < strstr(log_a.buf, "a=08000100"));
+    /* names that do not fit: counted */
+    decode("task 20000100 aaaaaaaaaaaaaaaa\ntask 20000100 bbbbbbbbbbbbbbbb\ntask 20000100 cccccccccccccccc\n"
+           "prof raw n=1\np 08000100\ng 20000100\nend\n", &log_a, &d);
+    CHECK(strstr(log_a.buf, "'cccccccccccccccc+2 more (merged)'") != NULL);
+}
+
 static void test_tag_count_mismatch_drops_tags_not_samples(void)
 {
     struct text_decoder d;
@@ -785,6 +843,8 @@ int main(void)
 {
     RUN_TEST(test_raw_block);
     RUN_TEST(test_tags_pair_with_samples);
+    RUN_TEST(test_dump_says_its_table_was_full);
+    RUN_TEST(test_dump_reused_block_names_all);
     RUN_TEST(test_tag_count_mismatch_drops_tags_not_samples);
     RUN_TEST(test_hist_block);
     RUN_TEST(test_crlf_and_cr);

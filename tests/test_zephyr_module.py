@@ -250,11 +250,9 @@ int main(void)
 """
 
 
-# Threads made in new blocks and aborted by another (a worker pool on the heap): 40 of them, then
-# 3 that stay, with 8 slots. Zephyr 4.3's k_thread_abort reaches no trace point, only the kernel's
-# thread_abort_hook (CONFIG_THREAD_ABORT_HOOK, which the module selects for a dump), called here as
-# the kernel calls it, for each.
-DUMP_CHURN_MAIN = DUMP_PRELUDE + r"""
+# A thread made as k_thread_create and k_thread_name_set make one (no name, then its name), run for
+# a number of samples
+DUMP_RUN = r"""
 static void run(struct k_thread *t, const char *name, unsigned samples)
 {
     t->name[0] = '\0';
@@ -265,6 +263,14 @@ static void run(struct k_thread *t, const char *name, unsigned samples)
     for (unsigned k = 0; k < samples; k++)
         cmprof_tick_frame(0x1000u + 2u * k, 0u);
 }
+"""
+
+
+# Threads made in new blocks and aborted by another (a worker pool on the heap): 40 of them, then
+# 3 that stay, with 8 slots. Zephyr 4.3's k_thread_abort reaches no trace point, only the kernel's
+# thread_abort_hook (CONFIG_THREAD_ABORT_HOOK, which the module selects for a dump), called here as
+# the kernel calls it, for each.
+DUMP_CHURN_MAIN = DUMP_PRELUDE + DUMP_RUN + r"""
 int main(void)
 {
     static struct k_thread pool[40], stay[3];
@@ -290,6 +296,33 @@ int main(void)
 """
 
 
+# More live threads than slots (4), and a block aborted and re-created under another name beside
+# one re-created under its own (a worker pool): the dump says the table was full and which block
+# had two names, and keeps the earlier name; the worker's block says nothing.
+DUMP_FULL_MAIN = DUMP_PRELUDE + DUMP_RUN + r"""
+int main(void)
+{
+    static struct k_thread reused, worker, live[5];
+    cmprof_start(1000, 1000);
+    run(&reused, "first", 2);
+    thread_abort_hook(&reused);
+    run(&reused, "second", 2);
+    run(&worker, "worker", 1);
+    thread_abort_hook(&worker);
+    run(&worker, "worker", 1);
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "live%d", i);
+        run(&live[i], name, 1);
+    }
+    cmprof_dump(out);
+    printf("block %lx reused\nblock %lx worker\n", (unsigned long)(uintptr_t)&reused,
+           (unsigned long)(uintptr_t)&worker);
+    return 0;
+}
+"""
+
+
 def dump_build(name, text, extra):
     """A dump build of the module's library files (those its CMake builds in every mode) and `text`;
     its output's lines, or None and a failed check."""
@@ -308,12 +341,19 @@ def dump_build(name, text, extra):
     return (run([exe]).stdout.splitlines(), "") if r.returncode == 0 else (None, first_error(r))
 
 
-def dump_churn():
-    """Dump mode under churn: threads aborted in blocks of their own free their slots."""
+def abort_hook_build(name, text, slots):
+    """A dump build with `slots` slots and the kernel's abort hook when the Kconfig selects it: its
+    lines (or None), the error, and whether it does."""
     kconfig = open(os.path.join(ZMOD, "Kconfig")).read()
     hook = re.search(r"^config CMPROF_ABORT_HOOK\n(?:\t.*\n)*?\tselect THREAD_ABORT_HOOK", kconfig, re.M)
-    lines, err = dump_build("dump_churn", DUMP_CHURN_MAIN, ["-DCMPROF_STREAM_TASKS=8"]
+    lines, err = dump_build(name, text, ["-DCMPROF_STREAM_TASKS=%d" % slots]
                             + (["-DCONFIG_CMPROF_ABORT_HOOK=1"] if hook else []))
+    return lines, err, hook is not None
+
+
+def dump_churn():
+    """Dump mode under churn: threads aborted in blocks of their own free their slots."""
+    lines, err, hook = abort_hook_build("dump_churn", DUMP_CHURN_MAIN, 8)
     if lines is None:
         check("Zephyr dump mode: threads aborted by another free their slots (8 slots, 40 aborted)", False, err)
         return
@@ -323,8 +363,27 @@ def dump_churn():
     wrong = [(hex(tag), name) for tag, name in tasks if block.get(tag) != name]  # (a dump's tags: 32 bits)
     check("Zephyr dump mode: threads aborted by another (k_thread_abort: the kernel's abort hook) free their "
           "slots: the 3 threads alive at the dump named, among 40 aborted, with 8 slots, no task line misnamed",
-          {"stay0", "stay1", "stay2"} <= named and not wrong and hook is not None,
-          "named %s, misnamed %s, Kconfig selects the abort hook: %s" % (sorted(named), wrong, hook is not None))
+          {"stay0", "stay1", "stay2"} <= named and not wrong and hook,
+          "named %s, misnamed %s, Kconfig selects the abort hook: %s" % (sorted(named), wrong, hook))
+
+
+def dump_full():
+    """Dump mode with more threads than slots and a block reused under another name: both said."""
+    lines, err, _ = abort_hook_build("dump_full", DUMP_FULL_MAIN, 4)
+    if lines is None:
+        check("Zephyr dump mode: a full table and a reused block are said", False, err)
+        return
+    block = {ln.split()[2]: "%08x" % (int(ln.split()[1], 16) & 0xFFFFFFFF) for ln in lines if ln.startswith("block ")}
+    said = [ln for ln in lines if ln.startswith("tasks ")]
+    want = {"tasks reused %s" % block.get("reused"), "task %s first" % block.get("reused"),
+            "task %s second" % block.get("reused")}
+    full = [ln for ln in said if re.match(r"tasks slots=4 full=[1-9]\d* forgot=0$", ln)]
+    check("Zephyr dump mode: more threads than the table's 4 slots, and a block re-created under another name: "
+          "the dump says the table was full (tasks slots=4 full=N), the block's two names and that it was "
+          "reused; the worker re-created under its name says nothing",
+          full and want <= set(lines) and not any(block.get("worker") in ln for ln in said)
+          and sum(ln.endswith(" worker") for ln in lines if ln.startswith("task ")) == 1,
+          "tasks lines %s, task lines %s" % (said, [ln for ln in lines if ln.startswith("task ")]))
 
 
 def dump():
@@ -338,6 +397,7 @@ def dump():
         check("Zephyr dump mode: the threads are named in the dump (task lines for idle, work10, cmprof_drain)",
               named == ["cmprof_drain", "idle", "work10"], "task lines: %s" % named)
     dump_churn()
+    dump_full()
 
 
 # ---- options -----------------------------------------------------------------------------------
