@@ -16,7 +16,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 from test_gdb import FakeServer  # noqa: E402
 
-KERNEL = os.path.join(ROOT, "..", "shared", "third_party", "FreeRTOS-Kernel")
+KERNEL = os.environ.get("FREERTOS_KERNEL") or os.path.join(ROOT, "..", "shared", "third_party", "FreeRTOS-Kernel")
 APP = os.path.join(HERE, "zoo", "task_roots")
 ELF = os.path.join(ROOT, "build", "task-roots", "fw.elf")
 SP = 0x20001000
@@ -61,7 +61,7 @@ def folded(pcs, regs, stack_word):
 
 def main():
     if not os.path.isdir(KERNEL):
-        check("FreeRTOS kernel sources in ../shared/third_party", False, KERNEL)
+        check("FreeRTOS kernel sources (FREERTOS_KERNEL, else ../shared/third_party)", False, KERNEL)
         return 1
     ok, err = build()
     check("a FreeRTOS task built from the kernel's sources (Cortex-M3 port)", ok, err.strip()[-300:])
