@@ -3,20 +3,25 @@
 
 #include "../profile/escape.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* A name or path from the ELF or the firmware (untrusted): control and invalid bytes as \xNN, as in
- * the table (a CSV is read with cat too), then quoted when it holds a comma or a quote. */
+ * the table (a CSV is read with cat too), then quoted when it holds a comma or a quote. One that a
+ * spreadsheet would run as a formula (=, +, -, @ first) is quoted after a ' that keeps it text. */
 static void field(FILE *out, const char *raw)
 {
     char clean[4096];
     esc_text(clean, sizeof clean, raw, NULL);
     const char *s = clean;
-    if (!strpbrk(s, ",\"\n")) {
+    bool formula = s[0] && strchr("=+-@", s[0]);
+    if (!formula && !strpbrk(s, ",\"\n")) {
         fputs(s, out);
         return;
     }
     fputc('"', out);
+    if (formula)
+        fputc('\'', out);
     for (; *s; s++) {
         if (*s == '"')
             fputc('"', out);

@@ -192,6 +192,12 @@ def test_untrusted_names():
         except (UnicodeDecodeError, ValueError) as e:
             ok, js = False, str(e)
         check("json --by %s: valid UTF-8 and valid JSON with hostile names" % by, ok, str(js)[:200])
+    formula = tmp("formula.txt", b"task 20000100 =HYPERLINK(\"http://x\",\"y\")\nprof raw n=2\np %s %s\n"
+                  b"g 20000100 20000100\nend\n" % (addr.encode(), addr.encode()))
+    r = subprocess.run([TOOL, "--batch", "-o", "csv", "--by", "task", formula, elf], capture_output=True, text=True)
+    row = (r.stdout.splitlines() + ["", ""])[1]
+    check("csv: a task name a spreadsheet would run as a formula stays text (a ' before it, quoted)",
+          r.returncode == 0 and ",\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"," in row, row)
     import gzip
     for by in ("function", "task"):
         r = subprocess.run([TOOL, "--batch", "-o", "csv", "--by", by, cap, evil], capture_output=True)
