@@ -940,11 +940,12 @@ def demo_probe_callers():
     crc32, lowpass (the demo's filter) and memcpy each caller's share within 3 sigma of the two
     intervals together, and no caller on one side that the other's interval excludes. Both run at
     once, on the demo built with stack evidence on every 4th sample (scen.DEMO_STACKS_4; make demo's
-    build keeps every 16th): the sampler's first 8,000 samples (counted by instruction: the same
-    every run, crc32 556 stacks, lowpass 114, memcpy 281) hold more of each function's than make
+    build keeps every 16th): the sampler's first 16,000 samples (counted by instruction: the same
+    every run, crc32 1,153 stacks, lowpass 195, memcpy 529) hold more of each function's than make
     demo's build sent in the 60 s this used to run (crc32 363-447, lowpass 59-80, memcpy 185-228, at
-    load 10-20), and its QEMU stops once they are in (17 CPU seconds at load 13); the probe halts for
-    60 s as before."""
+    load 10-20), and its QEMU stops once they are in; the probe halts for 60 s as before. (The first
+    8,000 put memcpy's task_motor at 43.75 % of 256 stacks, the next 8,000 at 54.6 %: 16,000 give
+    49.3 %, where the probe gave 52.5-56.4 % in three runs; at 8,000 one of them failed at 3.6 sigma.)"""
     elf = scen.build(scen.DEMO_STACKS_4)
     qs, sport = qemu_serial_server(elf)
     q, port = qemu_gdbstub(elf)
@@ -957,7 +958,7 @@ def demo_probe_callers():
                 break
             except OSError:
                 time.sleep(0.05)
-        stream = subprocess.Popen([TOOL, "--batch", "--samples", "8000", "--duration", "120", "-o", "json",
+        stream = subprocess.Popen([TOOL, "--batch", "--samples", "16000", "--duration", "120", "-o", "json",
                                    "tcp:127.0.0.1:%d" % sport, elf], cwd=ROOT, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         probe = subprocess.Popen([TOOL, "--batch", "--duration", "60", "--rate", "500", "--stack-depth", "16", "-o",
