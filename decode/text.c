@@ -462,14 +462,40 @@ static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t
     return (size_t)(p - start);
 }
 
+/* An editor's byte order mark before the first line (UTF-8's, or UTF-16's whose zero bytes go as
+ * NULs): not the line's. Matched a byte at a time, so a feed split inside it reads the same; bytes
+ * that only began one go back to the line. Returns the bytes of buf taken. */
+static size_t skip_mark(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
+{
+    static const struct { const char *bytes; uint8_t len; } marks[] = {{"\xEF\xBB\xBF", 3}, {"\xFF\xFE", 2}, {"\xFE\xFF", 2}};
+    size_t took = 0;
+    while (!d->mark_over && took < len) {
+        d->mark_held[d->mark_len] = buf[took];
+        bool begun = false;
+        for (size_t m = 0; m < sizeof marks / sizeof *marks; m++) {
+            if (memcmp(marks[m].bytes, d->mark_held, d->mark_len + 1u) != 0)
+                continue;
+            begun = true;
+            if (d->mark_len + 1u == marks[m].len) { /* a whole mark */
+                d->mark_over = true;
+                d->stats.bytes += marks[m].len;
+            }
+        }
+        if (!begun) { /* no mark: what was held is the line's, then this byte */
+            d->mark_over = true;
+            text_feed(d, d->mark_held, d->mark_len, sink);
+            return took;
+        }
+        d->mark_len++;
+        took++;
+    }
+    return took;
+}
+
 void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     const uint8_t *p = buf, *end = buf + len;
-    /* an editor's byte order mark, UTF-8 or UTF-16's (whose zero bytes go as NULs): not the first line's */
-    size_t mark = d->stats.bytes || len < 2 ? 0 : len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3
-                  : memcmp(p, "\xFF\xFE", 2) == 0 || memcmp(p, "\xFE\xFF", 2) == 0 ? 2 : 0;
-    p += mark;
-    d->stats.bytes += mark;
+    p += skip_mark(d, buf, len, sink);
     /* a line may be taken whole from the buffer when none is half collected; the first line of
      * a source joined mid-line is not (end_line forgives its errors) */
     while (p < end) {
@@ -510,6 +536,10 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
 
 void text_finish(struct text_decoder *d, const struct ev_sink *sink)
 {
+    if (!d->mark_over) { /* the input ended inside what began a mark: its bytes are the line's */
+        d->mark_over = true;
+        text_feed(d, d->mark_held, d->mark_len, sink);
+    }
     /* The last line has no end when reading stops (a --duration, q, the port gone, a capture or a
      * recording cut there): decoded if whole, else the cut (a file and its replay read alike). */
     if (d->line_len && !d->line_too_long && line_or_cut(d, d->line, d->line_len, sink)) {

@@ -74,6 +74,9 @@ struct text_decoder {
     bool line_too_long;
     bool joined_mid_line;   /* set by the caller for a live source: its first line may be a tail */
     bool first_line_done;
+    uint8_t mark_held[3];   /* private: the bytes of a byte order mark matched at the start so far */
+    uint8_t mark_len;
+    bool mark_over;         /* private: past where a mark can stand */
     uint64_t line_offset;
     int block;              /* private: none, raw, hist */
     uint32_t *pcs, *tags;   /* the open raw block, emitted when it closes */

@@ -839,8 +839,31 @@ static void test_v7_paged_samples(void)
           d1.stats.other_version == 6 && d1.stats.bad_lines == 0);
 }
 
+/* An editor's byte order mark before the first line is not the line's, however the feed splits it;
+ * bytes that only begin a mark stay the line's. */
+static void test_byte_order_mark_split_anywhere(void)
+{
+    static const char *const inputs[] = {"\xEF\xBB\xBF" "task 20000100 motor\nprof raw n=1\np 080002b4\ng 20000100\nend\n",
+                                         "\xFF\xFE" "prof raw n=1\np 080002b4\nend\n",
+                                         "\xEF\xBB" "boot\nprof raw n=1\np 080002b4\nend\n"};
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+        struct text_decoder d;
+        decode(inputs[i], &log_a, &d);
+        CHECK(log_a.count[EV_PC] == 1 && d.stats.bad_lines == 0);
+        CHECK(split_anywhere_as_whole(inputs[i], strlen(inputs[i]), &d));
+        decode_split(inputs[i], strlen(inputs[i]), 1, &log_b, &d); /* byte by byte */
+        CHECK(evlog_equal(&log_a, &log_b));
+    }
+    struct text_decoder dd;
+    decode(inputs[0], &log_a, &dd);
+    CHECK(strstr(log_a.buf, "'motor'") != NULL);
+    decode(inputs[2], &log_a, &dd);
+    CHECK(log_a.count[EV_LOG] == 1 && strstr(log_a.buf, "boot") != NULL);
+}
+
 int main(void)
 {
+    RUN_TEST(test_byte_order_mark_split_anywhere);
     RUN_TEST(test_raw_block);
     RUN_TEST(test_tags_pair_with_samples);
     RUN_TEST(test_dump_says_its_table_was_full);
