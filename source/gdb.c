@@ -64,6 +64,7 @@ struct gdb_sampler {
     double next_halt;   /* while running: when to interrupt */
     double halt_sent;   /* when the 0x03 went out */
     double halt_cost;   /* seconds halted per sample, a moving average (0: none yet) */
+    double forgiven;    /* running time in excess that the default pace will not spend on halts */
     /* resets while sampled: the reset handler's entry (vector table at 0) sampled again after the
      * program had left it, or the core's sticky reset flag */
     uint32_t reset_entry;      /* 0: unknown */
@@ -236,18 +237,25 @@ static void read_annex(struct gdb_sampler *g, size_t offset, double now)
     request(g, G_XML, q, now);
 }
 
-/* The default pace: a mean running time of (1 - share) / share times what a sample holds the core
- * halted, so that halting takes about GENTLE_SHARE of the time, however slow the server is; plus
- * half the running time owed so far (or minus what was run in excess), as halts cost more or less
- * than their average: on a loaded host one halt can take ten times the average, and an eighth
- * left the share above the target for dozens of samples (12.4 % in a 4 s run beside a CPU hog). */
-static double gentle_wait(const struct gdb_sampler *g)
+/* The default pace, as a deadline: the core runs until the running time so far is (1 - share) /
+ * share times the halted time so far, then a random stretch of mean (1 - share) / share times the
+ * average halt; so halting takes about GENTLE_SHARE of the time, however slow the server is. All
+ * the time owed is paid at once, however long the last halt took (on a loaded host the interrupt's
+ * answer alone can take a hundred times the average): paying half at each halt left the core
+ * halted over 12 % of 4 s runs beside a CPU hog. Running in excess (we woke late) shortens the
+ * next waits, but by at most three mean stretches: a long stall is not paid back by halting flat
+ * out. */
+static double gentle_wait(struct gdb_sampler *g)
 {
     if (g->halt_cost <= 0)
-        return GENTLE_FIRST;
-    const double ratio = (1.0 - GENTLE_SHARE) / GENTLE_SHARE;
-    double owed = g->stats.halted_s * ratio - g->stats.running_s;
-    double wait = g->halt_cost * ratio + owed / 2;
+        return 2.0 * GENTLE_FIRST * uniform(g);
+    const double ratio = (1.0 - GENTLE_SHARE) / GENTLE_SHARE, stretch = g->halt_cost * ratio;
+    double owed = g->stats.halted_s * ratio - (g->stats.running_s - g->forgiven);
+    if (owed < -3.0 * stretch) { /* more than the longest random stretch ahead */
+        g->forgiven += -3.0 * stretch - owed;
+        owed = -3.0 * stretch;
+    }
+    double wait = owed + 2.0 * stretch * uniform(g);
     return wait > MAX_WAIT_FAST / 2 ? wait : MAX_WAIT_FAST / 2;
 }
 
@@ -256,7 +264,11 @@ static void resume(struct gdb_sampler *g, double now)
 {
     request(g, G_RUNNING, "c", now);
     g->resumed_at = now;
-    double mean = g->rate > 0 ? 1.0 / g->rate : g->rate < 0 ? MAX_WAIT_FAST / 2 : gentle_wait(g);
+    if (g->rate == 0) {
+        g->next_halt = now + gentle_wait(g); /* random already */
+        return;
+    }
+    double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
     /* a random interval, never the same one: a fixed one aliases with the program's loops. With
      * --rate it runs from the last halt, so the round trips do not slow the rate asked for. */
     double from = g->rate > 0 && g->halt_sent > 0 ? g->halt_sent : now;
@@ -1114,9 +1126,16 @@ bool gdb_final(const struct gdb_sampler *g)
     return g->exited || g->refused_for_good;
 }
 
+/* The figures so far, with the stretch under way at the last step: the core running since the
+ * last sample (without it, a share read after a long halt ends on that halt and leaves out the
+ * running that pays for it), or halted by us since the interrupt. */
 void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)
 {
     *out = g->stats;
+    if (g->step == G_RUNNING && g->resumed_at > 0 && g->now > g->resumed_at)
+        out->running_s += g->now - g->resumed_at;
+    else if (g->step != G_FAILED && g->resumed_at > 0 && g->halt_sent > g->resumed_at && g->now > g->halt_sent)
+        out->halted_s += g->now - g->halt_sent;
     out->pc_regnum = g->pc_regnum;
     out->noack = g->noack;
 }
