@@ -1086,7 +1086,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         double dt = g->next_halt - now;
         struct timespec ts = {0, (long)(dt * 1e9)};
         nanosleep(&ts, NULL);
-        now = g->next_halt;
+        now = g->now = mono_now(); /* not next_halt: a loaded host oversleeps, and that is running */
     }
     if (g->step == G_RUNNING && now >= g->next_halt) {
         /* interrupt: a bare 0x03, no packet; the stop reply comes back */
