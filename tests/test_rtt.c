@@ -179,12 +179,12 @@ static void test_stream_through_rtt(void)
         cmprof_tick(0x08000100u + 2u * (k % 7u));
         uint32_t before = cmprof_stream_pending();
         uint32_t sent = cmprof_rtt_drain(2);
-        held += before >= 16u && !sent && cmprof_rtt_room() < CMPROF_RTT_ROOM;
+        held += before >= CMPROF_STREAM_LINE && !sent && cmprof_rtt_room() < CMPROF_RTT_ROOM;
         if (k % 100u == 99u)
             host_poll();
     }
     cmprof_stop();
-    while (cmprof_stream_pending() >= 16u) {
+    while (cmprof_stream_pending() >= CMPROF_STREAM_LINE) {
         host_poll();
         cmprof_rtt_drain(8);
     }
