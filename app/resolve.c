@@ -143,9 +143,15 @@ static void print_addr(struct text *b, uint32_t addr)
  * 120 units: 536,000 calls; 1.35M fewer instructions). Reads no byte outside [s, s + n). */
 static inline void copy_name(char *p, const char *s, size_t n)
 {
-    if (n >= 16) {
-        for (size_t k = 0; k + 16 < n; k += 16)
-            memcpy(p + k, s + k, 16);
+    if (n > 64) {
+        memcpy(p, s, n);
+    } else if (n > 32) { /* (a path, mostly) */
+        memcpy(p, s, 16);
+        memcpy(p + 16, s + 16, 16);
+        memcpy(p + n - 32, s + n - 32, 16);
+        memcpy(p + n - 16, s + n - 16, 16);
+    } else if (n >= 16) {
+        memcpy(p, s, 16);
         memcpy(p + n - 16, s + n - 16, 16);
     } else if (n >= 8) {
         memcpy(p, s, 8);
