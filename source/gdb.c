@@ -487,6 +487,8 @@ static void sampled(struct gdb_sampler *g, double now)
     g->stats.last_sample = now;
     g->stats.halted_s += now - g->halt_sent;
     double cost = now - g->halt_sent; /* from the stop request to the resume */
+    if (cost > g->stats.longest_halt_s)
+        g->stats.longest_halt_s = cost;
     g->halt_cost = g->halt_cost > 0 ? g->halt_cost + (cost - g->halt_cost) / 16 : cost;
     resume(g, now);
 }
@@ -694,6 +696,8 @@ static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double 
     (void)len;
     if (!stopped(g, d, "unexpected answer to the interrupt: ", ""))
         return;
+    if (now - g->halt_sent > g->stats.longest_stop_s)
+        g->stats.longest_stop_s = now - g->halt_sent;
     char m[40];
     snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
     request(g, G_READING, m, now);
@@ -1134,8 +1138,11 @@ void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)
     *out = g->stats;
     if (g->step == G_RUNNING && g->resumed_at > 0 && g->now > g->resumed_at)
         out->running_s += g->now - g->resumed_at;
-    else if (g->step != G_FAILED && g->resumed_at > 0 && g->halt_sent > g->resumed_at && g->now > g->halt_sent)
-        out->halted_s += g->now - g->halt_sent;
+    else if (g->step != G_FAILED && g->resumed_at > 0 && g->halt_sent > g->resumed_at && g->now > g->halt_sent) {
+        out->halted_s += g->now - g->halt_sent; /* a halt under way counts, the longest too */
+        if (g->now - g->halt_sent > out->longest_halt_s)
+            out->longest_halt_s = g->now - g->halt_sent;
+    }
     out->pc_regnum = g->pc_regnum;
     out->noack = g->noack;
 }

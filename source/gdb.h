@@ -57,6 +57,8 @@ bool gdb_final(const struct gdb_sampler *g);
 struct gdb_stats {
     uint64_t samples;
     double halted_s, running_s; /* wall time with the core stopped by us, and not */
+    double longest_halt_s;      /* the longest single halt: what a watchdog or a deadline meets */
+    double longest_stop_s;      /* the longest wait from an interrupt to its stop reply: the server's part */
     double first_sample, last_sample;
     uint64_t self_stops;        /* the target stopped without being asked (a breakpoint, a fault) */
     uint64_t resets;            /* the target reset while sampled (a watchdog running in debug, a fault) */
