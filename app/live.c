@@ -387,9 +387,12 @@ static struct source *open_input(const struct live_options *o, struct sym_table 
     *status = EXIT_ERROR;
     if (open_record(o, rec, created) != 0)
         return NULL;
-    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err);
-    if (!src)
+    bool malformed;
+    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err, &malformed);
+    if (!src) {
         fprintf(stderr, "cmprof-top: %s\n", err);
+        *status = malformed ? EXIT_USAGE : EXIT_ERROR; /* a spec of the wrong form is a bad argument */
+    }
     else if (o->task_var && apply_task_var(o, syms, src) != 0) {
         *status = EXIT_USAGE;
         src_close(src);

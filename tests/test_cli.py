@@ -433,6 +433,23 @@ def options_given_twice(uart, elf):
     check("-o json given twice: no conflict, the run goes on", code == 0 and '"total": 3' in out, err.strip())
 
 
+def bad_source_specs(elf):
+    """A source spec of the wrong form is a bad argument: exit 2 as README's exit table says (it exited
+    1, the code for a source that could not be reached, so a CI script could not tell a typo from a
+    probe that was down); a well-formed one that cannot be opened stays exit 1."""
+    for spec, want in (("nosuch:xyz", "no kind of source"), ("tcp:host:notaport", "use tcp:HOST:PORT"),
+                       ("tcp:localhost", "use tcp:HOST:PORT"), ("gdb:", "use gdb:HOST:PORT"),
+                       ("openocd:h:99999", "use openocd:HOST"), ("openocd:localhost,swo=fast", "use swo=CLOCK"),
+                       ("rtt:x", "use rtt:HOST:PORT")):
+        code, out, err = run("--batch", spec, elf)
+        check("source %s: a bad argument, exit 2, one line that says the form" % spec,
+              code == 2 and not out and len(err.strip().splitlines()) == 1 and want in err,
+              "exit %d, %r" % (code, err.strip()))
+    code, out, err = run("--batch", os.path.join(TMP, "no-such-capture.txt"), elf)
+    check("a capture that is not there: could not run, exit 1", code == 1 and "No such file" in err,
+          "exit %d, %r" % (code, err.strip()))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -440,6 +457,7 @@ def main():
         check("scenario captures present", False, "run scenarios/scen.py run first")
         return 1
     options_given_twice(uart, elf)
+    bad_source_specs(elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
