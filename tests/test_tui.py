@@ -391,6 +391,40 @@ def section_graph_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def narrow_prompts_test():
+    """At 80 and 60 columns key o's prompt names every format and Esc on the rows it needs (it was cut
+    after "k" at 80), and the sections view's clock note is a whole sentence, shorter as the screen
+    narrows (at 80 it was cut in "(the core's)"; at 60 in "not the head")."""
+    lines = [stream_line("@cmprof v=2 clk=168000000 tclk=168000000 sclk=1000000000 period=16000 jitter=4095 "
+                         "base=08000000"), stream_line("@secname 0 control")]
+    lines += [stream_line("@sect 0 n=%d cur=1000 min=1000 max=1000 sum=%d" % (10 * k, 10000 * k)) for k in range(1, 6)]
+    cap = os.path.join(ROOT, "build", "narrow-prompts.txt")
+    with open(cap, "w") as f:
+        f.write("".join(lines))
+    formats = ["t table", "c CSV", "j JSON", "f folded", "s speedscope", "p pprof", "k callgrind", "l lcov", "e trace"]
+    notes = {80: "u: ticks; clock 1000.000 MHz (announced), not the core's 168.0 MHz",
+             60: "clock 1000.000 MHz, not the core's 168.0"}
+    for w in (80, 60):
+        s = "cmprof-narrow"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", "24", "%s %s %s; sleep 30" % (
+            TOOL, cap, scen.Result("sections").elf))
+        wait_for(s, r"end of file", 30)
+        keys(s, "t")  # microseconds: the note offers u for ticks
+        txt = wait_until(s, lambda t: notes[w] in t)
+        note = [ln for ln in txt.splitlines() if "clock 1000" in ln and "sections' clock" not in ln]
+        check("%dx24: the sections view's clock note is a whole sentence of the width" % w,
+              note == [notes[w]], "%r" % note)
+        keys(s, "t", "o")
+        txt = wait_until(s, lambda t: "e trace" in t and "save a snapshot as" in t)
+        bottom = txt.splitlines()[-4:]
+        shown = " ".join(bottom)
+        check("%dx24: key o's prompt names every format and Esc, within the width" % w,
+              all(f in shown for f in formats) and "Esc" in shown and max(len(ln) for ln in bottom) <= w,
+              " | ".join(bottom))
+        tmux("kill-session", "-t", s)
+
+
 def view_items_test(w, h):
     """Issue 9's smaller items on the rtos scenario (tasks, inlined functions, several files), at
     one size: inlined functions marked; the filter prompt at the bottom, matching a file and a
@@ -1444,6 +1478,7 @@ def captures():
     batch_live_tests()
     pages_and_task_keys_test()
     narrow_callers_test()
+    narrow_prompts_test()
     tcp_gap_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)

@@ -72,10 +72,7 @@ static void column_title(struct view *v, struct vbuf *b, int end, int y, const c
     bool sorted = v->sort == sort;
     char text[32];
     snprintf(text, sizeof text, "%s%s", sorted ? arrow : "", title);
-    int width = 0;
-    for (const char *c = text; *c; c++)
-        width += ((unsigned char)*c & 0xC0) != 0x80;
-    vb_put(b, end - width, y, sorted ? VA_KEY : VA_TITLE, text);
+    vb_put(b, end - vb_columns(text), y, sorted ? VA_KEY : VA_TITLE, text);
 }
 
 static void render_titles(struct view *v, struct vbuf *b, int y0, const struct columns *c, bool lines)

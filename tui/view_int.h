@@ -93,6 +93,10 @@ int view_key_hints(const struct view *v, struct view_hint *out, int max);
 /* The bottom line while a prompt is open (the filter, the search, the snapshot's format); false
  * when none is. */
 bool view_prompt_line(const struct view *v, char *line, size_t len);
+/* Key o's prompt in lines of at most width columns, top first (at most max): one line when it fits,
+ * else a heading over the formats, as many to a line as fit. Returns how many. */
+#define VIEW_PROMPT_LEN 512
+int view_save_prompt(int width, char (*lines)[VIEW_PROMPT_LEN], int max);
 /* The help page's key lines as paragraphs ("  Enter        drill into ..."); returns how many. */
 int view_key_help(char (*para)[512], int cap);
 
