@@ -223,7 +223,7 @@ struct run_end {
     const char *made_by; /* src_packets_by() */
     bool halting;
     double halt_rate, halted_share;
-    bool gave_up;        /* batch: never reached within --connect-timeout */
+    bool gave_up;        /* batch: never reached within --connect-timeout (or --duration, when shorter) */
     double connected_s;  /* seconds from the opening, when it was ever connected; else negative */
     double quiet_s, last_sample_s; /* a stream that stopped: seconds without a sample at the end, the last */
 };
@@ -315,9 +315,12 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
                         const struct run_end *e)
 {
     int sig = stop_requested();
-    if (e->gave_up && !sig) {
-        fprintf(stderr, "cmprof-top: %s: not reached within %g s (--connect-timeout): %s\n", o->batch.source,
-                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, *e->away ? e->away : e->state);
+    if (e->gave_up && !sig) { /* whichever came first ended the wait */
+        double limit = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
+        bool duration = o->duration > 0 && o->duration < limit;
+        fprintf(stderr, "cmprof-top: %s: not reached within %g s (%s): %s\n", o->batch.source,
+                duration ? o->duration : limit, duration ? "--duration" : "--connect-timeout",
+                *e->away ? e->away : e->state);
         return EXIT_ERROR;
     }
     double total = prof_total(prof);
@@ -554,8 +557,10 @@ static bool run_over(struct live_run *r, double t)
         r->gave_up = !r->connected_once && src_state(r->src) == SRC_RECONNECTING;
         return true;
     }
-    if (o->duration > 0 && t - r->start >= o->duration)
+    if (o->duration > 0 && t - r->start >= o->duration) { /* never reached by then: as --connect-timeout */
+        r->gave_up = o->headless && !r->connected_once && src_state(r->src) == SRC_RECONNECTING;
         return true;
+    }
     return o->batch.max_samples && prof_total(r->prof) >= (double)o->batch.max_samples;
 }
 

@@ -450,6 +450,18 @@ def bad_source_specs(elf):
           "exit %d, %r" % (code, err.strip()))
 
 
+def unreached_with_duration(elf):
+    """A server nobody answers at, with --duration 2: could not run, exit 1 with the one line
+    --connect-timeout gives, as without --duration (it was exit 2, 'no samples', and an empty table
+    on stdout)."""
+    for spec in ("gdb:127.0.0.1:1", "tcp:127.0.0.1:1"):
+        code, out, err = run("--batch", "--duration", "2", spec, elf)
+        lines = err.strip().splitlines()
+        check("%s --duration 2, nobody there: exit 1, one line 'not reached within 2 s (--duration)', no report"
+              % spec, code == 1 and not out and len(lines) == 1 and "not reached within 2 s (--duration)" in lines[0],
+              "exit %d, %r, stdout %r" % (code, lines, out[:80]))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -458,6 +470,7 @@ def main():
         return 1
     options_given_twice(uart, elf)
     bad_source_specs(elf)
+    unreached_with_duration(elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)

@@ -787,8 +787,9 @@ def batch_live_tests():
                     r"the last time: connection closed\)", out.stderr), out.stderr.strip()[-300:])
     out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
                          text=True)
-    check("--batch on a TCP port nobody serves: says so (not 'reconnecting': the run is over), exits non-zero",
-          out.returncode == 2 and "not connected at the end: Connection refused" in out.stderr and
+    check("--batch on a TCP port nobody serves: says so (not 'reconnecting': the run is over), exits 1 (could not "
+          "run, README's exit table: as without --duration)",
+          out.returncode == 1 and "not reached within 1 s (--duration): Connection refused" in out.stderr and
           "reconnecting" not in out.stderr, line_of(out.stderr.strip(), 0))
 
 
