@@ -12,6 +12,7 @@
 #include "../symbols/symbols.h"
 #include "../tui/tui.h"
 #include "../tui/view.h"
+#include "../base/path.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -55,8 +56,7 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
         snprintf(v->note, sizeof v->note, "%s snapshots are by function or task: press g first", format->label);
         return;
     }
-    const char *base = strrchr(o->batch.elf, '/');
-    base = base ? base + 1 : o->batch.elf;
+    const char *base = path_base(o->batch.elf);
     size_t stem = strcspn(base, ".");
     char when[32], name[300], dir[PATH_MAX], path[PATH_MAX + 320];
     time_t now = time(NULL);

@@ -153,7 +153,7 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
 int report_speedscope(const struct report_data *d, FILE *out, char *err, size_t errlen)
 {
     double ns = period_ns_written(d->p);
-    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf), ns) == 0)
+    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, path_base(d->o->elf), ns) == 0)
         return 0;
     fputs("{}\n", out); /* an empty document rather than half of one */
     snprintf(err, errlen, "speedscope: out of memory");

@@ -156,10 +156,9 @@ int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *
     const struct timeline *t = ingest_timeline(in);
     double ns = period_ns(prof_stream_info(p));
     double us = ns > 0 ? ns / 1000.0 : 1.0;
-    const char *slash = elf ? strrchr(elf, '/') : NULL;
     fputs("{\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"ts\": 0, "
           "\"args\": {\"name\": ", out);
-    emit_json_string(out, slash ? slash + 1 : elf ? elf : "firmware");
+    emit_json_string(out, elf ? path_base(elf) : "firmware");
     fputs("}}", out);
     bool ok = !t || write_runs(out, p, t, us); /* none: no sample came in order */
     if (t)

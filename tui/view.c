@@ -111,11 +111,10 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     int n = 0;
     field(f, &n, 0, VA_TITLE, "cmprof-top");
     field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
-    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", view_base_name(v->st.source)); /* a file's name */
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", path_base(v->st.source)); /* a file's name */
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
-    const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
-    field(f, &n, 3, VA_TITLE, "%s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
+    field(f, &n, 3, VA_TITLE, "%s", path_base(v->st.elf));
     if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
     if (code_bad)

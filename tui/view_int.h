@@ -7,6 +7,8 @@
 
 #include "view.h"
 
+#include "../base/path.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +29,6 @@ const struct history *view_history(const struct view *v);                  /* th
 void view_switch_history(struct view *v, enum prof_group old_group, bool old_inline);
 const char *view_shown_name(const struct view *v, const char *name);       /* demangled when asked */
 void view_clamp_scroll(struct view *v, int n, int rows);
-const char *view_base_name(const char *path);
 /* A path in `width` columns: normalized, and when too long its end from a directory on ("..."). */
 const char *view_fit_path(const char *path, int width, char *buf, size_t len);
 bool view_contains(const char *s, const char *what); /* ignoring case */
