@@ -13,6 +13,7 @@
 #include "../tui/tui.h"
 #include "../tui/view.h"
 #include "../base/path.h"
+#include "elfwatch.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -434,6 +435,7 @@ struct live_run {
     int rate_n;
     double last_total, last_sample_t; /* the count, and when it last grew: a stream that stopped */
     bool dirty, quit, key_dirty, connected_once, gave_up;
+    struct elf_watch elf;       /* the ELF rebuilt while the run goes on */
 };
 
 /* The profiles, the decoders and the view, set up from the options; EXIT_DONE, or the exit status
@@ -571,7 +573,8 @@ static void read_keys(struct live_run *r)
         int got = view_key(r->v, k);
         r->quit |= (got & VIEW_QUIT) != 0;
         if (got & VIEW_SAVE)
-            save_snapshot(r->v, r->o, r->v->window_mode ? r->shown : r->prof, r->in, sym_warning(r->syms));
+            save_snapshot(r->v, r->o, r->v->window_mode ? r->shown : r->prof, r->in,
+                          elfwatch_warning(&r->elf, sym_warning(r->syms)));
         r->key_dirty |= (got & VIEW_REDRAW) != 0; /* a key is answered at once, data at 10 Hz */
     }
 }
@@ -650,13 +653,14 @@ static void draw(struct live_run *r, double t)
         vbuf_resize(&r->buf, w, h);
     view_check_budgets(r->v);
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
-                                    sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
+                                    elfwatch_warning(&r->elf, sym_warning(r->syms)), t - r->start, r->rate, quiet_for(r, t),
                                     r->last_sample_t - r->start, starved_from_source(r->src),
                                     gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps),
                                     src_kind(r->src) != SRC_FILE || r->o->rate > 0 /* paced: a replay in time */
                                                                          ? VIEW_RATE_STREAM
                                     : src_state(r->src) == SRC_CONNECTED ? VIEW_RATE_FILE_READING
-                                                                         : VIEW_RATE_FILE_READ};
+                                                                         : VIEW_RATE_FILE_READ,
+                                    r->elf.changed};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;
@@ -713,6 +717,8 @@ static bool live_turn(struct live_run *r)
         turn_window(r, t);
     if (t - r->rate_t >= 1.0)
         count_rate(r, t);
+    if (!r->elf.changed && elfwatch_check(&r->elf, t))
+        r->dirty = true;
     if (!r->o->headless && (r->key_dirty || ((r->dirty || src_state(r->src) == SRC_RECONNECTING) &&
                                              t - r->last_draw >= REDRAW_EVERY)))
         draw(r, t);
@@ -735,8 +741,11 @@ static int live_end(struct live_run *r)
     if (!o->headless)
         tui_close();
     ingest_finish(r->in);
+    elfwatch_check(&r->elf, now_s() + 1.0); /* now, however recently it was looked at */
+    if (o->headless && r->elf.changed)
+        fprintf(stderr, "cmprof-top: warning: %s\n", r->elf.note);
     if (o->headless)
-        return finish_batch(o, r->prof, r->in, sym_warning(r->syms), &end);
+        return finish_batch(o, r->prof, r->in, elfwatch_warning(&r->elf, sym_warning(r->syms)), &end);
     if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
         return EXIT_SIGNAL(stop_requested());
     return EXIT_DONE;
@@ -773,6 +782,7 @@ int live_main(const struct live_options *o)
 {
     struct live_run r = {.o = o};
     char err[600];
+    elfwatch_start(&r.elf, o->batch.elf);
     r.syms = sym_open(o->batch.elf, err, sizeof err);
     if (!r.syms) {
         fprintf(stderr, "cmprof-top: %s\n", err);

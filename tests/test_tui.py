@@ -425,6 +425,31 @@ def narrow_prompts_test():
         tmux("kill-session", "-t", s)
 
 
+def elf_rebuilt_test():
+    """The ELF rebuilt in place while the view runs (cp over it, as a build does): the header says
+    ELF CHANGED and d says why the names may be wrong and what to do; it said nothing, and once the
+    view read the new file's bytes as the old one's DWARF, "damaged DWARF", which it was not."""
+    r = scen.Result("stream")
+    elf = os.path.join(ROOT, "build", "rebuilt-fw.elf")
+    shutil.copyfile(r.elf, elf)
+    feeder = Feeder(open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read(), 20000.0, start=False)
+    s = "cmprof-rebuilt"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 30" % (TOOL, feeder.path, elf))
+    feeder.start()
+    wait_for(s, r"samples [1-9]\d* ", 15)
+    shutil.copyfile(scen.Result("m3_loops").elf, elf)  # in place: the same inode, other bytes
+    head = wait_until(s, lambda t: "ELF CHANGED (d)" in line_of(t, 0))
+    keys(s, "d")
+    page = wait_until(s, lambda t: "changed on disk" in t)
+    check("the ELF rebuilt in place while the view runs: the header says so, d says why and what to do",
+          "ELF CHANGED (d)" in line_of(head, 0) and "changed on disk since cmprof-top read it" in page and
+          "restart cmprof-top" in page, line_of(head, 0) + " | " + " ".join(
+              ln.strip() for ln in page.splitlines() if "changed" in ln or "restart" in ln))
+    tmux("kill-session", "-t", s)
+    feeder.cut()
+
+
 def view_items_test(w, h):
     """Issue 9's smaller items on the rtos scenario (tasks, inlined functions, several files), at
     one size: inlined functions marked; the filter prompt at the bottom, matching a file and a
@@ -1480,6 +1505,7 @@ def captures():
     pages_and_task_keys_test()
     narrow_callers_test()
     narrow_prompts_test()
+    elf_rebuilt_test()
     tcp_gap_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)

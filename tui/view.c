@@ -119,6 +119,8 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
     if (code_bad)
         field(f, &n, 0, VA_WARN, "WRONG ELF? (d)");
+    if (v->st.elf_changed)
+        field(f, &n, 0, VA_WARN, "ELF CHANGED (d)");
     put_fields(b, 0, f, n);
     vb_fill_attr(b, 0, VA_TITLE);
 }
