@@ -70,10 +70,10 @@ static const struct format {
     [OUT_SPEEDSCOPE] = {{"speedscope", "speedscope", 's', "speedscope.json", "(https://www.speedscope.app)", true},
                         write_speedscope},
     /* other tools' formats (report/exports.h) */
-    [OUT_PPROF] = {{"pprof", "pprof", 'p', "pb.gz", "(gzipped profile.proto)", false}, exports_pprof},
-    [OUT_CALLGRIND] = {{"callgrind", "callgrind", 'k', "callgrind", "", false}, exports_callgrind},
-    [OUT_LCOV] = {{"lcov", "lcov", 'l', "info", "", false}, exports_lcov},
-    [OUT_TRACE] = {{"trace", "trace", 'e', "trace.json", "(Trace Event JSON)", false}, exports_trace},
+    [OUT_PPROF] = {{"pprof", "pprof", 'p', "pb.gz", "(gzipped profile.proto)", false, true}, exports_pprof},
+    [OUT_CALLGRIND] = {{"callgrind", "callgrind", 'k', "callgrind", "", false, true}, exports_callgrind},
+    [OUT_LCOV] = {{"lcov", "lcov", 'l', "info", "", false, true}, exports_lcov},
+    [OUT_TRACE] = {{"trace", "trace", 'e', "trace.json", "(Trace Event JSON)", false, true}, exports_trace},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 _Static_assert(N_FORMATS == OUT_N_FORMATS, "a line in formats[] for every enum report_format");

@@ -22,6 +22,7 @@ struct report_format_info {
     const char *ext;   /* a snapshot's file extension */
     const char *note;  /* what --help says after its name ("(default)"), or "" */
     bool stacks;       /* writes call stacks (function or task first), not rows: by function or task only */
+    bool own_layout;   /* its own (functions, lines, tasks as its readers want them): --by, --no-inline do nothing */
 };
 
 struct baseline;

@@ -462,6 +462,25 @@ def unreached_with_duration(elf):
               "exit %d, %r, stdout %r" % (code, lines, out[:80]))
 
 
+def ignored_options(uart, elf):
+    """-o pprof, callgrind, lcov and trace keep a layout of their own: --by and --no-inline change
+    nothing in them, and a warning says so (they were ignored without a word, where folded and
+    speedscope refuse --by line); the file is written as without them, exit 0."""
+    plain = {}
+    for fmt in ("callgrind", "lcov", "trace"):
+        plain[fmt] = run("--batch", "-o", fmt, uart, elf)[1]
+    for fmt, extra in (("callgrind", ["--by", "line"]), ("lcov", ["--by", "file"]), ("trace", ["--no-inline"]),
+                       ("callgrind", ["--by", "task", "--no-inline"])):
+        code, out, err = run("--batch", "-o", fmt, *extra, uart, elf)
+        lines = err.strip().splitlines()
+        check("-o %s %s: written as without it, and one warning that it changes nothing" % (fmt, " ".join(extra)),
+              code == 0 and out == plain[fmt] and len(lines) == 1 and "warning" in lines[0] and
+              "-o %s" % fmt in lines[0] and all(x in lines[0] for x in extra if x.startswith("--")),
+              "exit %d, %r" % (code, lines))
+    code, out, err = run("--batch", "-o", "callgrind", uart, elf)
+    check("-o callgrind alone: no such warning", code == 0 and not err.strip(), err.strip())
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -471,6 +490,7 @@ def main():
     options_given_twice(uart, elf)
     bad_source_specs(elf)
     unreached_with_duration(elf)
+    ignored_options(uart, elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
