@@ -49,7 +49,7 @@ SYM_SRC := symbols/table.c symbols/loader.c symbols/stage.c symbols/open.c symbo
 HOST_SRC := app/main.c app/batch.c app/resolve.c app/live.c tui/view.c tui/keys.c tui/rows.c tui/table.c tui/budgets.c tui/drill.c tui/draw.c tui/history.c tui/screen_top.c tui/screen_source.c tui/screen_annotate.c tui/screen_sections.c tui/screen_pages.c tui/screen_calls.c tui/screen_graph.c tui/tui.c source/source.c source/streams.c source/probes.c source/net.c source/outq.c source/gdb.c source/rsp.c source/openocd.c \
             profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c profile/ingest.c $(SYM_SRC) \
             decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c
-HOST_SRC += app/outfile.c app/stop.c
+HOST_SRC += app/outfile.c app/stop.c app/elfwatch.c
 HOST_SRC += source/rtt.c
 REPORT_SRC := report/report.c report/emit.c report/table.c report/csv.c report/json.c report/folded.c report/speedscope.c report/baseline.c
 HOST_SRC += $(REPORT_SRC)

@@ -43,6 +43,13 @@ void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err)
     char why[300];
     if (o->base && baseline_other_build(o->base, prof_stream_info(p)->build_id, why, sizeof why))
         fprintf(err, "cmprof-top: warning: %s\n", why);
+    double now, then;
+    struct report_options ro = report_options_of(o);
+    report_baseline_overlap(&ro, p, &now, &then);
+    if (o->base && prof_total(p) > 0 && now < 0.5 && then < 0.5) /* a rebuild keeps most of its rows' names */
+        fprintf(err, "cmprof-top: warning: --diff: %.1f %% of this capture's samples are in rows the baseline has, "
+                "%.1f %% of the baseline's in rows this capture has: a baseline of another program? Every row "
+                "is compared by name\n", 100.0 * now, 100.0 * then);
 }
 
 int batch_report(const struct batch_options *o, struct prof *p, const struct ingest *in, const char *warning,

@@ -12,6 +12,8 @@
 #include "../symbols/symbols.h"
 #include "../tui/tui.h"
 #include "../tui/view.h"
+#include "../base/path.h"
+#include "elfwatch.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -55,8 +57,7 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
         snprintf(v->note, sizeof v->note, "%s snapshots are by function or task: press g first", format->label);
         return;
     }
-    const char *base = strrchr(o->batch.elf, '/');
-    base = base ? base + 1 : o->batch.elf;
+    const char *base = path_base(o->batch.elf);
     size_t stem = strcspn(base, ".");
     char when[32], name[300], dir[PATH_MAX], path[PATH_MAX + 320];
     time_t now = time(NULL);
@@ -223,7 +224,7 @@ struct run_end {
     const char *made_by; /* src_packets_by() */
     bool halting;
     double halt_rate, halted_share;
-    bool gave_up;        /* batch: never reached within --connect-timeout */
+    bool gave_up;        /* batch: never reached within --connect-timeout (or --duration, when shorter) */
     double connected_s;  /* seconds from the opening, when it was ever connected; else negative */
     double quiet_s, last_sample_s; /* a stream that stopped: seconds without a sample at the end, the last */
 };
@@ -315,9 +316,12 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
                         const struct run_end *e)
 {
     int sig = stop_requested();
-    if (e->gave_up && !sig) {
-        fprintf(stderr, "cmprof-top: %s: not reached within %g s (--connect-timeout): %s\n", o->batch.source,
-                o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT, *e->away ? e->away : e->state);
+    if (e->gave_up && !sig) { /* whichever came first ended the wait */
+        double limit = o->connect_timeout > 0 ? o->connect_timeout : LIVE_CONNECT_TIMEOUT;
+        bool duration = o->duration > 0 && o->duration < limit;
+        fprintf(stderr, "cmprof-top: %s: not reached within %g s (%s): %s\n", o->batch.source,
+                duration ? o->duration : limit, duration ? "--duration" : "--connect-timeout",
+                *e->away ? e->away : e->state);
         return EXIT_ERROR;
     }
     double total = prof_total(prof);
@@ -387,9 +391,12 @@ static struct source *open_input(const struct live_options *o, struct sym_table 
     *status = EXIT_ERROR;
     if (open_record(o, rec, created) != 0)
         return NULL;
-    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err);
-    if (!src)
+    bool malformed;
+    struct source *src = src_open(o->batch.source, o->baud, o->rate, err, sizeof err, &malformed);
+    if (!src) {
         fprintf(stderr, "cmprof-top: %s\n", err);
+        *status = malformed ? EXIT_USAGE : EXIT_ERROR; /* a spec of the wrong form is a bad argument */
+    }
     else if (o->task_var && apply_task_var(o, syms, src) != 0) {
         *status = EXIT_USAGE;
         src_close(src);
@@ -428,6 +435,7 @@ struct live_run {
     int rate_n;
     double last_total, last_sample_t; /* the count, and when it last grew: a stream that stopped */
     bool dirty, quit, key_dirty, connected_once, gave_up;
+    struct elf_watch elf;       /* the ELF rebuilt while the run goes on */
 };
 
 /* The profiles, the decoders and the view, set up from the options; EXIT_DONE, or the exit status
@@ -551,8 +559,10 @@ static bool run_over(struct live_run *r, double t)
         r->gave_up = !r->connected_once && src_state(r->src) == SRC_RECONNECTING;
         return true;
     }
-    if (o->duration > 0 && t - r->start >= o->duration)
+    if (o->duration > 0 && t - r->start >= o->duration) { /* never reached by then: as --connect-timeout */
+        r->gave_up = o->headless && !r->connected_once && src_state(r->src) == SRC_RECONNECTING;
         return true;
+    }
     return o->batch.max_samples && prof_total(r->prof) >= (double)o->batch.max_samples;
 }
 
@@ -563,7 +573,8 @@ static void read_keys(struct live_run *r)
         int got = view_key(r->v, k);
         r->quit |= (got & VIEW_QUIT) != 0;
         if (got & VIEW_SAVE)
-            save_snapshot(r->v, r->o, r->v->window_mode ? r->shown : r->prof, r->in, sym_warning(r->syms));
+            save_snapshot(r->v, r->o, r->v->window_mode ? r->shown : r->prof, r->in,
+                          elfwatch_warning(&r->elf, sym_warning(r->syms)));
         r->key_dirty |= (got & VIEW_REDRAW) != 0; /* a key is answered at once, data at 10 Hz */
     }
 }
@@ -642,13 +653,14 @@ static void draw(struct live_run *r, double t)
         vbuf_resize(&r->buf, w, h);
     view_check_budgets(r->v);
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
-                                    sym_warning(r->syms), t - r->start, r->rate, quiet_for(r, t),
+                                    elfwatch_warning(&r->elf, sym_warning(r->syms)), t - r->start, r->rate, quiet_for(r, t),
                                     r->last_sample_t - r->start, starved_from_source(r->src),
                                     gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps),
                                     src_kind(r->src) != SRC_FILE || r->o->rate > 0 /* paced: a replay in time */
                                                                          ? VIEW_RATE_STREAM
                                     : src_state(r->src) == SRC_CONNECTED ? VIEW_RATE_FILE_READING
-                                                                         : VIEW_RATE_FILE_READ};
+                                                                         : VIEW_RATE_FILE_READ,
+                                    r->elf.changed};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;
@@ -705,6 +717,8 @@ static bool live_turn(struct live_run *r)
         turn_window(r, t);
     if (t - r->rate_t >= 1.0)
         count_rate(r, t);
+    if (!r->elf.changed && elfwatch_check(&r->elf, t))
+        r->dirty = true;
     if (!r->o->headless && (r->key_dirty || ((r->dirty || src_state(r->src) == SRC_RECONNECTING) &&
                                              t - r->last_draw >= REDRAW_EVERY)))
         draw(r, t);
@@ -727,8 +741,11 @@ static int live_end(struct live_run *r)
     if (!o->headless)
         tui_close();
     ingest_finish(r->in);
+    elfwatch_check(&r->elf, now_s() + 1.0); /* now, however recently it was looked at */
+    if (o->headless && r->elf.changed)
+        fprintf(stderr, "cmprof-top: warning: %s\n", r->elf.note);
     if (o->headless)
-        return finish_batch(o, r->prof, r->in, sym_warning(r->syms), &end);
+        return finish_batch(o, r->prof, r->in, elfwatch_warning(&r->elf, sym_warning(r->syms)), &end);
     if (stop_requested() && stop_requested() != SIGINT) /* q and Ctrl-C: the way out */
         return EXIT_SIGNAL(stop_requested());
     return EXIT_DONE;
@@ -765,6 +782,7 @@ int live_main(const struct live_options *o)
 {
     struct live_run r = {.o = o};
     char err[600];
+    elfwatch_start(&r.elf, o->batch.elf);
     r.syms = sym_open(o->batch.elf, err, sizeof err);
     if (!r.syms) {
         fprintf(stderr, "cmprof-top: %s\n", err);

@@ -489,6 +489,11 @@ static int check_options(struct cli *c, int argc, char **argv)
                 report_format_name(o->output), report_group_name(o->by));
         return EXIT_USAGE;
     }
+    bool by = o->by != PROF_BY_FUNCTION, no_inline = !o->inline_frames;
+    if (c->batch && report_format_info(o->output)->own_layout && (by || no_inline)) /* taken, not in silence */
+        fprintf(stderr, "cmprof-top: warning: -o %s has a layout of its own (docs/host.md): %s%s%s%s change%s "
+                "nothing in it\n", report_format_name(o->output), by ? "--by " : "", by ? report_group_name(o->by) : "",
+                by && no_inline ? " and " : "", no_inline ? "--no-inline" : "", by && no_inline ? "" : "s");
     if (c->batch && o->output == OUT_PPROF && isatty(STDOUT_FILENO)) { /* as gzip does: no binary on a terminal */
         fprintf(stderr, "cmprof-top: -o pprof writes gzipped binary: redirect it to a file (> profile.pb.gz)\n");
         return EXIT_USAGE;

@@ -245,12 +245,13 @@ static void print_answer(struct text *b, struct sym_table *t, uint32_t addr, con
     print_frames(b, t, loc);
 }
 
-static void flush_text(struct text *b, FILE *out)
+/* false once a write to out failed (a full disk): reading on would only be lost */
+static bool flush_text(struct text *b, FILE *out)
 {
     if (b->len)
         fwrite(b->p, 1, b->len, out);
     b->len = 0;
-    fflush(out);
+    return fflush(out) == 0 && !ferror(out);
 }
 
 /* A character's hex value, or -1. */
@@ -546,6 +547,7 @@ struct stream {
     struct batch *b[2];
     atomic_bool full[2]; /* handed to the writer, not written yet */
     atomic_bool done; /* no more batches */
+    atomic_bool failed; /* a write failed: read no more */
     struct text text;
     int status;   /* the writer's */
 };
@@ -557,7 +559,8 @@ static void write_batch(struct stream *s, struct batch *b)
         fwrite(b->head.p, 1, b->head.len, s->out);
     }
     s->status |= answer_write(s->t, b->toks, b->split, b->split_answer, b->n_toks, &b->lists, &s->text, s->err);
-    flush_text(&s->text, s->out);
+    if (!flush_text(&s->text, s->out))
+        atomic_store(&s->failed, true);
 }
 
 /* While the writer is still busy with the batch before, the reading thread formats this batch's
@@ -713,6 +716,8 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
     size_t want = s.threaded ? CHUNK / 8 : CHUNK;
     for (int i = 0;; i ^= 1) {
         wait_written(&s, i);
+        if (atomic_load(&s.failed))
+            break; /* (main says so) */
         struct batch *b = s.b[i];
         char *chunk = b->chunk;
         ssize_t was_read = read(fd, chunk, want);
@@ -732,7 +737,8 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
         if (good < 0) { /* no memory for the lists: the rest of this chunk one by one, here */
             wait_written(&s, -1);
             status |= answer_all(t, b->toks, n_toks, &s.text, err, &b->lists);
-            flush_text(&s.text, out);
+            if (!flush_text(&s.text, out))
+                atomic_store(&s.failed, true);
             i ^= 1; /* (the same batch again next time) */
             continue;
         }
@@ -746,7 +752,7 @@ static int answer_stream(struct sym_table *t, FILE *in, FILE *out, FILE *err)
         pthread_mutex_unlock(&s.lock);
         pthread_join(s.writer, NULL);
     }
-    char *tok = carried ? line_token(carry) : NULL;
+    char *tok = carried && !atomic_load(&s.failed) ? line_token(carry) : NULL; /* (a line cut by the stop: none) */
     if (tok)
         status |= answer_all(t, &tok, 1, &s.text, err, &s.b[0]->lists);
     flush_text(&s.text, out);

@@ -467,21 +467,16 @@ static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t
  * that only began one go back to the line. Returns the bytes of buf taken. */
 static size_t skip_mark(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
-    static const struct { const char *bytes; uint8_t len; } marks[] = {{"\xEF\xBB\xBF", 3}, {"\xFF\xFE", 2}, {"\xFE\xFF", 2}};
     size_t took = 0;
     while (!d->mark_over && took < len) {
         d->mark_held[d->mark_len] = buf[took];
-        bool begun = false;
-        for (size_t m = 0; m < sizeof marks / sizeof *marks; m++) {
-            if (memcmp(marks[m].bytes, d->mark_held, d->mark_len + 1u) != 0)
-                continue;
-            begun = true;
-            if (d->mark_len + 1u == marks[m].len) { /* a whole mark */
-                d->mark_over = true;
-                d->stats.bytes += marks[m].len;
-            }
+        int whole;
+        const struct bom *mark = bom_match(d->mark_held, d->mark_len + 1u, &whole);
+        if (mark && whole) {
+            d->mark_over = true;
+            d->stats.bytes += mark->len;
         }
-        if (!begun) { /* no mark: what was held is the line's, then this byte */
+        if (!mark) { /* no mark: what was held is the line's, then this byte */
             d->mark_over = true;
             text_feed(d, d->mark_held, d->mark_len, sink);
             return took;

@@ -11,6 +11,7 @@
 
 #include "dumptasks.h"
 #include "event.h"
+#include "../base/bom.h"
 
 #include <stdbool.h>
 
@@ -74,7 +75,7 @@ struct text_decoder {
     bool line_too_long;
     bool joined_mid_line;   /* set by the caller for a live source: its first line may be a tail */
     bool first_line_done;
-    uint8_t mark_held[3];   /* private: the bytes of a byte order mark matched at the start so far */
+    uint8_t mark_held[BOM_MAX]; /* private: the bytes of a byte order mark matched at the start so far */
     uint8_t mark_len;
     bool mark_over;         /* private: past where a mark can stand */
     uint64_t line_offset;

@@ -109,6 +109,10 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
     return n_calls;
 }
 
+/* What a folded frame escapes as \xNN besides control bytes: ';' separates frames, and each '\'
+ * begins an escape, so that esc_decode gives the name back (profile.h). */
+#define FOLDED_ESCAPED ";\\"
+
 /* Count samples under a folded stack (its first n characters): the groups are keyed by the
  * text's hash, named by the text. */
 static void count_stack(struct prof *p, const char *stack, size_t n, double count)
@@ -135,12 +139,12 @@ static void folded_stacks(struct prof *p, bool demangle, bool by_task)
         if (by_task) {
             struct entry e = {.pc = st.pc, .tag = st.tag, .task = st.task, .has_tag = st.has_tag};
             char buf[64], frame[256];
-            esc_text(frame, sizeof frame, prof_task_label(p, &e, buf, sizeof buf), ";");
+            esc_text(frame, sizeof frame, prof_task_label(p, &e, buf, sizeof buf), FOLDED_ESCAPED);
             n = (size_t)snprintf(stack, sizeof stack, "%s", frame);
         }
         for (size_t k = n_names; k-- > 0 && n + 2 < sizeof stack;) { /* root first */
             char frame[256];
-            esc_text(frame, sizeof frame, sym_shown_name(p->syms, frame_names[k], demangle), ";");
+            esc_text(frame, sizeof frame, sym_shown_name(p->syms, frame_names[k], demangle), FOLDED_ESCAPED);
             n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
         }
         count_stack(p, stack, n < sizeof stack ? n : sizeof stack - 1, st.count);
@@ -173,14 +177,14 @@ void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void 
         size_t n = 0;
         if (by_task) { /* the task (or interrupt) as the root frame */
             char buf[64], frame[256];
-            esc_text(frame, sizeof frame, prof_task_label(p, e, buf, sizeof buf), ";");
+            esc_text(frame, sizeof frame, prof_task_label(p, e, buf, sizeof buf), FOLDED_ESCAPED);
             n = (size_t)snprintf(stack, sizeof stack, "%s", frame);
         }
         if (loc && loc->known) {
             for (uint32_t k = loc->n_frames; k-- > 0 && n + 2 < sizeof stack;) {
                 char frame[256]; /* ';' separates frames and a newline ends the line: neither may pass */
                 const char *fn = sym_function_label(p->syms, sym_frame_at(loc, k)->function, e->pc);
-                esc_text(frame, sizeof frame, sym_shown_name(p->syms, fn, demangle), ";");
+                esc_text(frame, sizeof frame, sym_shown_name(p->syms, fn, demangle), FOLDED_ESCAPED);
                 n += (size_t)snprintf(stack + n, sizeof stack - n, "%s%s", n ? ";" : "", frame);
             }
         } else {

@@ -58,3 +58,25 @@ void esc_text(char *dst, size_t cap, const char *src, const char *also)
     }
     dst[n] = '\0';
 }
+
+/* A digit of esc_text's \xNN (lowercase), or -1. */
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+void esc_decode(char *dst, const char *text, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        int hi = i + 3 < n && text[i] == '\\' && text[i + 1] == 'x' ? hex_digit(text[i + 2]) : -1;
+        int lo = hi >= 0 ? hex_digit(text[i + 3]) : -1;
+        if (lo >= 0) {
+            dst[o++] = (char)(hi << 4 | lo);
+            i += 3;
+        } else {
+            dst[o++] = text[i];
+        }
+    }
+    dst[o] = '\0';
+}

@@ -14,4 +14,9 @@ size_t esc_char_len(const char *s);
  * that is not valid UTF-8 and each byte in `also` (e.g. ";" for folded stacks) as \xNN. */
 void esc_text(char *dst, size_t cap, const char *src, const char *also);
 
+/* The bytes esc_text wrote from (its first n bytes of text), each \xNN back as its byte, into dst
+ * (room for n + 1, terminated). Exact when `also` held the backslash (so that every \ in the
+ * text began an escape), as in the folded stacks (prof_folded). */
+void esc_decode(char *dst, const char *text, size_t n);
+
 #endif

@@ -3,6 +3,7 @@
 #include "prof_int.h"
 
 #include "../symbols/codemap.h"
+#include "../base/path.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -169,9 +170,8 @@ bool prof_in_profiler(const struct sym_location *l)
     size_t n = strcspn(name, "."); /* a GCC clone: "send_due_names.isra.0" */
     if (!in_list(name, n, library_statics, sizeof library_statics / sizeof *library_statics))
         return false;
-    const char *base = f->file ? strrchr(f->file, '/') : NULL;
-    base = base ? base + 1 : f->file;
-    return base && in_list(base, strlen(base), library_files, sizeof library_files / sizeof *library_files);
+    const char *base = path_base(f->file);
+    return *base && in_list(base, strlen(base), library_files, sizeof library_files / sizeof *library_files);
 }
 
 void prof_fold_overhead(struct prof *p, bool on)

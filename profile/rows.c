@@ -3,6 +3,7 @@
 #include "prof_int.h"
 
 #include "../base/grow.h"
+#include "../base/path.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -173,7 +174,7 @@ static struct group *group_of(struct prof *p, const struct entry *e, const struc
         const struct sym_frame *lf = fr;
         if (lf && strcmp(lf->file, "??") != 0) {
             g = prof_group_for(p, lf->file, lf->line);
-            snprintf(buf, len, "%s:%u", strrchr(lf->file, '/') ? strrchr(lf->file, '/') + 1 : lf->file,
+            snprintf(buf, len, "%s:%u", path_base(lf->file),
                      lf->line);
             l->name = buf;
             l->file = lf->file;

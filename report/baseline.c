@@ -2,6 +2,7 @@
  * depth and length, that keeps "total", "group" and the rows' names and sample counts. */
 #include "baseline.h"
 
+#include "../base/bom.h"
 #include "../base/grow.h"
 
 #include <errno.h>
@@ -444,8 +445,15 @@ int baseline_load(const char *path, struct baseline *b, char *err, size_t errlen
     if (!text)
         return -1;
     struct reader r = {text, text + len, text, NULL, NULL, 0, ""};
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte order mark (an editor's): no JSON */
-        r.s += 3;
+    const struct bom *mark = bom_at(text, len); /* an editor's: UTF-8's is no JSON, UTF-16 no UTF-8 */
+    if (mark && mark->len == 2) {
+        snprintf(err, errlen, "--diff %s: the file is %s text (its byte order mark says so): save it as UTF-8, or "
+                 "write it again with -o json", path, mark->name);
+        free(text);
+        return -1;
+    }
+    if (mark)
+        r.s += mark->len;
     const char *total_at = text;
     report(&r, b, &total_at);
     check_end(&r);

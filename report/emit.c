@@ -52,12 +52,6 @@ void emit_terminal(FILE *out, const char *s)
     fputs(buf, out);
 }
 
-const char *emit_basename(const char *path)
-{
-    const char *s = path ? strrchr(path, '/') : NULL;
-    return s ? s + 1 : (path ? path : "");
-}
-
 const char *emit_row_name(const struct report_options *o, struct prof *p, const struct prof_row *r)
 {
     return o->by == PROF_BY_FUNCTION ? sym_shown_name(prof_symbols(p), r->name, o->demangle) : r->name;

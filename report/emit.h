@@ -6,6 +6,7 @@
 #include "baseline.h"
 #include "report.h"
 
+#include "../base/path.h"
 #include "../profile/ingest.h"
 
 #include <stdio.h>
@@ -32,8 +33,6 @@ void emit_samples(char *buf, size_t len, double v);
 void emit_json_string(FILE *out, const char *s);
 /* A name for the terminal: control and invalid bytes as \xNN, so no escape sequence gets through. */
 void emit_terminal(FILE *out, const char *s);
-/* The part of a path after its last '/'. */
-const char *emit_basename(const char *path);
 /* A row's name as shown: function rows are keyed by linkage name (overloads stay apart); -C
  * shows them demangled. */
 const char *emit_row_name(const struct report_options *o, struct prof *p, const struct prof_row *r);

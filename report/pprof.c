@@ -9,6 +9,7 @@
 #include "intern.h"
 #include "pbuf.h"
 #include "whole.h"
+#include "../base/path.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,12 +177,11 @@ static void mapping(struct pp *pp, struct pbuf *out)
     const uint8_t *bid = pp->syms ? sym_build_id(pp->syms, &len) : NULL;
     for (size_t i = 0; bid && i < len && i < 64; i++)
         snprintf(id + 2 * i, 3, "%02x", bid[i]);
-    const char *slash = pp->info->elf ? strrchr(pp->info->elf, '/') : NULL;
     pbuf_clear(&pp->msg);
     pbuf_uint(&pp->msg, MAPPING_ID, 1);
     pbuf_uint(&pp->msg, MAPPING_START, pp->code_lo);
     pbuf_uint(&pp->msg, MAPPING_LIMIT, pp->code_hi);
-    pbuf_uint(&pp->msg, MAPPING_FILENAME, str(pp, slash ? slash + 1 : pp->info->elf));
+    pbuf_uint(&pp->msg, MAPPING_FILENAME, str(pp, path_base(pp->info->elf)));
     pbuf_uint(&pp->msg, MAPPING_BUILD_ID, str(pp, id));
     for (unsigned f = MAPPING_HAS_FUNCTIONS; f <= MAPPING_HAS_INLINE; f++)
         pbuf_uint(&pp->msg, f, pp->syms != NULL);

@@ -70,10 +70,10 @@ static const struct format {
     [OUT_SPEEDSCOPE] = {{"speedscope", "speedscope", 's', "speedscope.json", "(https://www.speedscope.app)", true},
                         write_speedscope},
     /* other tools' formats (report/exports.h) */
-    [OUT_PPROF] = {{"pprof", "pprof", 'p', "pb.gz", "(gzipped profile.proto)", false}, exports_pprof},
-    [OUT_CALLGRIND] = {{"callgrind", "callgrind", 'k', "callgrind", "", false}, exports_callgrind},
-    [OUT_LCOV] = {{"lcov", "lcov", 'l', "info", "", false}, exports_lcov},
-    [OUT_TRACE] = {{"trace", "trace", 'e', "trace.json", "(Trace Event JSON)", false}, exports_trace},
+    [OUT_PPROF] = {{"pprof", "pprof", 'p', "pb.gz", "(gzipped profile.proto)", false, true}, exports_pprof},
+    [OUT_CALLGRIND] = {{"callgrind", "callgrind", 'k', "callgrind", "", false, true}, exports_callgrind},
+    [OUT_LCOV] = {{"lcov", "lcov", 'l', "info", "", false, true}, exports_lcov},
+    [OUT_TRACE] = {{"trace", "trace", 'e', "trace.json", "(Trace Event JSON)", false, true}, exports_trace},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 _Static_assert(N_FORMATS == OUT_N_FORMATS, "a line in formats[] for every enum report_format");
@@ -127,6 +127,23 @@ int report_write(const struct report_options *o, struct prof *p, const struct in
     return formats[o->format].write(&d, out, err, errlen);
 }
 
+void report_baseline_overlap(const struct report_options *o, struct prof *p, double *now, double *then)
+{
+    *now = *then = 0;
+    if (!o->base || prof_total(p) <= 0 || o->base->total <= 0)
+        return;
+    const struct prof_row *rows;
+    prof_fold_overhead(p, o->fold_overhead);
+    size_t n = prof_rows(p, o->by, o->inline_frames, &rows);
+    for (size_t i = 0; i < n; i++) { /* (a report has one row a name: no baseline row counts twice) */
+        double kb = baseline_samples(o->base, emit_row_name(o, p, &rows[i]));
+        *now += kb > 0 ? rows[i].samples : 0;
+        *then += kb;
+    }
+    *now /= prof_total(p);
+    *then /= o->base->total;
+}
+
 int report_regressions(const struct report_options *o, struct prof *p, double percent, FILE *err)
 {
     if (!o->base || percent <= 0)
@@ -140,10 +157,14 @@ int report_regressions(const struct report_options *o, struct prof *p, double pe
         /* growth relative to the baseline's share; a row the baseline lacks grew without bound */
         double growth = d.base_share > 0 ? d.delta / d.base_share : (d.delta > 0 ? INFINITY : 0);
         if (d.significant && d.delta > 0 && growth > percent / 100.0) {
-            fprintf(err,
-                    "cmprof-top: %s grew from %.2f %% to %.2f %% (+%.0f %%, z = %.1f): more than --fail-if-slower %g\n",
-                    emit_row_name(o, p, &rows[i]), 100.0 * d.base_share, 100.0 * rows[i].share,
-                    isinf(growth) ? 100.0 : 100.0 * growth, d.z, percent);
+            if (isinf(growth)) /* (it did not double: it was not there) */
+                fprintf(err, "cmprof-top: %s is new: %.2f %% of the samples, none in the baseline (z = %.1f): more "
+                        "than --fail-if-slower %g\n", emit_row_name(o, p, &rows[i]), 100.0 * rows[i].share, d.z,
+                        percent);
+            else
+                fprintf(err, "cmprof-top: %s grew from %.2f %% to %.2f %% (+%.0f %%, z = %.1f): more than "
+                        "--fail-if-slower %g\n", emit_row_name(o, p, &rows[i]), 100.0 * d.base_share,
+                        100.0 * rows[i].share, 100.0 * growth, d.z, percent);
             worse++;
         }
     }

@@ -22,6 +22,7 @@ struct report_format_info {
     const char *ext;   /* a snapshot's file extension */
     const char *note;  /* what --help says after its name ("(default)"), or "" */
     bool stacks;       /* writes call stacks (function or task first), not rows: by function or task only */
+    bool own_layout;   /* its own (functions, lines, tasks as its readers want them): --by, --no-inline do nothing */
 };
 
 struct baseline;
@@ -91,5 +92,8 @@ int report_write(const struct report_options *o, struct prof *p, const struct in
 /* --fail-if-slower: the rows that grew significantly (--diff's test) by more than `percent` of their
  * baseline share, one line each on err; returns how many. */
 int report_regressions(const struct report_options *o, struct prof *p, double percent, FILE *err);
+/* --diff: the share (0..1) of this report's samples in rows the baseline has too (*now), and of the
+ * baseline's in rows this report has (*then). Both small: the baseline is of another program. */
+void report_baseline_overlap(const struct report_options *o, struct prof *p, double *now, double *then);
 
 #endif

@@ -6,6 +6,8 @@
 #include "../base/grow.h"
 #include "period.h"
 
+#include "../profile/escape.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,8 +59,7 @@ static size_t frame_of(struct stacks *st, const char *name, size_t n)
     char *copy = malloc(n + 1);
     if (!copy)
         return SIZE_MAX;
-    memcpy(copy, name, n);
-    copy[n] = '\0';
+    esc_decode(copy, name, n); /* the name's own bytes: the JSON writer escapes them as -o json does */
     st->frames[st->n_frames] = copy;
     st->index[j] = ++st->n_frames;
     return st->n_frames - 1;
@@ -103,21 +104,6 @@ static void add_stack(void *ctx, const char *stack, double count)
     st->weights[st->n_samples++] = count;
 }
 
-static void json_text(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 /* name: the profile's title; ns: nanoseconds a sample, 0 when unknown. Returns 0, or -1 when out
  * of memory. */
 static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task, const char *name, double ns)
@@ -131,15 +117,15 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
             total += st.weights[i] *= scale;
         fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n \"exporter\": \"cmprof-top\",\n"
               " \"name\": ", out);
-        json_text(out, name);
+        emit_json_string(out, name);
         fputs(",\n \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", out);
         for (size_t f = 0; f < st.n_frames; f++) {
             fputs(f ? ", {\"name\": " : "{\"name\": ", out);
-            json_text(out, st.frames[f]);
+            emit_json_string(out, st.frames[f]);
             fputc('}', out);
         }
         fputs("]},\n \"profiles\": [{\"type\": \"sampled\", \"name\": ", out);
-        json_text(out, name);
+        emit_json_string(out, name);
         fprintf(out, ", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %.17g,\n  \"samples\": [",
                 ns > 0 ? "nanoseconds" : "none", total);
         for (size_t i = 0; i < st.n_samples; i++) {
@@ -167,7 +153,7 @@ static int write_document(FILE *out, struct prof *p, bool demangle, bool by_task
 int report_speedscope(const struct report_data *d, FILE *out, char *err, size_t errlen)
 {
     double ns = period_ns_written(d->p);
-    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, emit_basename(d->o->elf), ns) == 0)
+    if (write_document(out, d->p, d->o->demangle, d->o->by == PROF_BY_TASK, path_base(d->o->elf), ns) == 0)
         return 0;
     fputs("{}\n", out); /* an empty document rather than half of one */
     snprintf(err, errlen, "speedscope: out of memory");

@@ -33,7 +33,7 @@ static void row(const struct report_data *d, const struct prof_row *r, FILE *out
     emit_terminal(out, emit_row_name(o, d->p, r));
     if (r->file && o->by == PROF_BY_FUNCTION) {
         fputs("  ", out);
-        emit_terminal(out, emit_basename(r->file));
+        emit_terminal(out, path_base(r->file));
     }
     if (r->instances > 1) /* one row per task name */
         fprintf(out, "  (%u task handles)", (unsigned)r->instances);

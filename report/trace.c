@@ -7,7 +7,7 @@
 #include "intern.h"
 #include "period.h"
 
-#include "../profile/escape.h"
+#include "emit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,31 +19,11 @@
                         "built with CMPROF_TAG (or --task-var with a gdb: source) gives one lane per task"
 #define SECTION_TID 100000u /* section lanes after any task lane */
 
-/* A JSON string: control characters as \u00XX, bytes that are not valid UTF-8 as U+FFFD. */
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    while (*s) {
-        size_t k = esc_char_len(s);
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (k)
-            fwrite(s, 1, k, out);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputs("\\ufffd", out);
-        s += k ? k : 1;
-    }
-    fputc('"', out);
-}
-
 static void lane_name(FILE *out, unsigned tid, const char *name, unsigned order)
 {
     fprintf(out, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"ts\": 0, \"args\": {\"name\": ",
             tid);
-    json_string(out, name);
+    emit_json_string(out, name);
     fprintf(out, "}},\n{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, \"ts\": 0, "
             "\"args\": {\"sort_index\": %u}}", tid, order);
 }
@@ -88,7 +68,7 @@ static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct t
         FILE *m = open_memstream(&l->lane[id].json, &len);
         if (!m)
             return SIZE_MAX;
-        json_string(m, label);
+        emit_json_string(m, label);
         if (fclose(m) != 0)
             return SIZE_MAX;
         lane_name(out, (unsigned)id + 1, label, (unsigned)id + 1);
@@ -163,7 +143,7 @@ static void write_sections(FILE *out, const struct prof *p, const struct timelin
         end = start + dur;
         lane_end[m->section] = end;
         fputs(",\n{\"name\": ", out);
-        json_string(out, name);
+        emit_json_string(out, name);
         fprintf(out, ", \"cat\": \"section\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
                 "\"args\": {\"duration_%s\": %.3f, \"runs\": %llu, \"mean_%s\": %.3f}}",
                 SECTION_TID + m->section, start, end - start, unit, dur, (unsigned long long)m->runs, unit,
@@ -176,10 +156,9 @@ int trace_write(FILE *out, struct prof *p, const struct ingest *in, const char *
     const struct timeline *t = ingest_timeline(in);
     double ns = period_ns(prof_stream_info(p));
     double us = ns > 0 ? ns / 1000.0 : 1.0;
-    const char *slash = elf ? strrchr(elf, '/') : NULL;
     fputs("{\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"ts\": 0, "
           "\"args\": {\"name\": ", out);
-    json_string(out, slash ? slash + 1 : elf ? elf : "firmware");
+    emit_json_string(out, elf ? path_base(elf) : "firmware");
     fputs("}}", out);
     bool ok = !t || write_runs(out, p, t, us); /* none: no sample came in order */
     if (t)

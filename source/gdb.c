@@ -7,6 +7,7 @@
 #include "net.h"
 #include "outq.h"
 #include "rsp.h"
+#include "../base/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -939,8 +940,7 @@ static bool tty_class(unsigned maj, unsigned min)
     if (n <= 0)
         return false;
     target[n] = '\0';
-    const char *base = strrchr(target, '/');
-    return strcmp(base ? base + 1 : target, "tty") == 0;
+    return strcmp(path_base(target), "tty") == 0;
 }
 
 /* What a serial GDB server's path is, from stat() alone, before anything opens it (opening alone can

@@ -67,6 +67,7 @@ static void *gdb_make(const struct src_params *p, const struct src_settings *set
                  "source '%s': use gdb:HOST:PORT (a GDB server, port 1 to 65535) or "
                  "gdb:/dev/ttyACM0 (a Black Magic Probe)",
                  p->spec);
+        *p->malformed = true;
         return NULL;
     }
     if (where[0] == '/' && !gdb_serial_ok(where, err, errlen)) /* never written to: refused at once */
@@ -218,6 +219,7 @@ static void *ocd_make(const struct src_params *p, const struct src_settings *set
     struct ocd_swo swo;
     if (!ocd_parse(p->spec + 8, host, sizeof host, port, sizeof port, &swo, why, sizeof why)) {
         snprintf(err, errlen, "source '%s': %s", p->spec, why);
+        *p->malformed = true; /* ocd_parse reads the form only */
         return NULL;
     }
     return probe_new(p, 8, set, name, namelen, err, errlen);
@@ -333,6 +335,7 @@ static void *rtt_make(const struct src_params *p, const struct src_settings *set
                  "source '%s': use rtt:HOST:PORT (a GDB server) or rtt:openocd:HOST[:PORT] "
                  "(OpenOCD's Tcl port, 6666 by default)",
                  p->spec);
+        *p->malformed = true;
         return NULL;
     }
     return probe_new(p, 4, set, name, namelen, err, errlen);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define RECONNECT_EVERY 0.5 /* seconds between attempts */
@@ -110,15 +111,43 @@ const char *src_spec_path(const char *spec)
     return t->path_of ? t->path_of(spec) : NULL;
 }
 
-struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen)
+/* A path's spec that looks like a kind no transport has ("usb:1", "tpc:host:1") and is no file
+ * either: false with the kinds there are in err. A file of that name is read as any file is. */
+static bool known_kind(const char *spec, char *err, size_t errlen)
 {
+    size_t n = 0;
+    while (spec[n] && (spec[n] == '+' || spec[n] == '-' || spec[n] == '.' || spec[n] == '_' ||
+                       (spec[n] >= '0' && spec[n] <= '9') || ((spec[n] | 0x20) >= 'a' && (spec[n] | 0x20) <= 'z')))
+        n++;
+    struct stat st;
+    if (n == 0 || spec[n] != ':' || stat(spec, &st) == 0)
+        return true;
+    int at = snprintf(err, errlen, "source '%s': no such file, and '%.*s:' is no kind of source (", spec, (int)n, spec);
+    for (size_t i = 0; registry[i]->prefix[0]; i++) {
+        const char *pre = registry[i]->prefix;
+        bool again = i > 0 && strcmp(registry[i - 1]->prefix, pre) == 0;
+        if (!again && pre[strlen(pre) - 1] == ':' && at >= 0 && (size_t)at < errlen)
+            at += snprintf(err + at, errlen - (size_t)at, "%s%s", at && err[at - 1] != '(' ? ", " : "", pre);
+    }
+    if (at >= 0 && (size_t)at < errlen)
+        snprintf(err + at, errlen - (size_t)at, " or a path)");
+    return false;
+}
+
+struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen, bool *malformed)
+{
+    *malformed = false;
+    if (transport_of_spec(spec) == &tr_path && !known_kind(spec, err, errlen)) {
+        *malformed = true;
+        return NULL;
+    }
     struct source *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     snprintf(s->spec, sizeof s->spec, "%s", spec);
-    struct src_params p = {spec, s->spec, baud > 0 ? baud : 115200, rate};
+    struct src_params p = {spec, s->spec, baud > 0 ? baud : 115200, rate, malformed};
     const struct transport *ops = transport_for(&p);
     s->t = ops->make(&p, &s->settings, &ops, s->name, sizeof s->name, err, errlen);
     if (!s->t)

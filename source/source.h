@@ -27,8 +27,9 @@ struct source;
  * core halted about 10 % of the time; negative: as fast as possible), polls per second for rtt:
  * (0: every 10 ms; negative: as fast as the server answers). Returns NULL with a
  * one-line reason in err when the source cannot be used at all (a live source that is merely
- * absent starts in SRC_RECONNECTING instead). */
-struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen);
+ * absent starts in SRC_RECONNECTING instead), and *malformed true when that is the spec's form (a
+ * port that is no port, an unknown kind "usb:x" that is no file either): a usage error. */
+struct source *src_open(const char *spec, int baud, double rate, char *err, size_t errlen, bool *malformed);
 
 /* What a spec would be, asked before (or without) opening it, from the transport that would take it. */
 enum { SRC_TAKES_TASK_VAR = 1, SRC_TAKES_UNWIND = 2, SRC_TAKES_RTT_BLOCK = 4 };

@@ -366,6 +366,7 @@ static void *tcp_make(const struct src_params *p, const struct src_settings *set
     if (!colon || host_end == host || (size_t)(host_end - host) >= sizeof t->host || !net_port(colon + 1)) {
         snprintf(err, errlen, "source '%s': use tcp:HOST:PORT with a port from 1 to 65535 (tcp:[::1]:PORT for IPv6)",
                  p->spec);
+        *p->malformed = true;
         return NULL;
     }
     t = stream_new(p, "connection closed", err, errlen);

@@ -21,6 +21,7 @@ struct src_params {
     const char *kept; /* cut to SRC_SPEC_MAX - 1 characters: what a live transport connects with */
     int baud;         /* serial ports: > 0 */
     double rate;      /* see src_open() */
+    bool *malformed;  /* make() sets it when the spec's form is wrong (not when what it names is absent) */
 };
 
 /* Settings the caller gives after src_open(), kept by source.c across reconnects (SRC_TAKES_...: source.h). */

@@ -6,6 +6,7 @@
  * made when first asked. So a row's name does not change when the other function's first sample
  * comes, and every view of a profile names a function alike. */
 #include "readers.h"
+#include "../base/path.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,12 +55,6 @@ static bool index_by_name(struct sym_table *t)
     return l->by_name != NULL;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 /* NAME_SHARED when the function symbols of source name `name` (interned) are in two files or more
  * (files not known do not count), and NAME_PATHS too when two of those have one base name. */
 static unsigned name_sharing(struct sym_table *t, const char *name)
@@ -83,7 +78,7 @@ static unsigned name_sharing(struct sym_table *t, const char *name)
         bool seen = f == t->load->unknown_name;
         for (size_t k = 0; k < n && !seen; k++) {
             seen = files[k] == f;
-            if (!seen && strcmp(base_name(files[k]), base_name(f)) == 0)
+            if (!seen && strcmp(path_base(files[k]), path_base(f)) == 0)
                 bits |= NAME_PATHS;
         }
         if (!seen)
@@ -112,7 +107,7 @@ const char *sym_function_label(struct sym_table *t, const char *function, uint32
         return function;
     const char *file = sym_function_file(t, addr);
     char buf[1024];
-    if (snprintf(buf, sizeof buf, "%s (%s)", function, (*slot - 1) & NAME_PATHS ? file : base_name(file)) >=
+    if (snprintf(buf, sizeof buf, "%s (%s)", function, (*slot - 1) & NAME_PATHS ? file : path_base(file)) >=
         (int)sizeof buf)
         return function;
     const char *label = symt_intern(&t->strings, buf);

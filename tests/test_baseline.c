@@ -52,6 +52,21 @@ static void test_byte_order_mark_and_empty_report(void)
           strstr(err, "\"total\" is 0: a report of no samples cannot be a baseline"));
 }
 
+/* A report an editor saved as UTF-16 (its byte order mark, FF FE or FE FF) is said to be that, with
+ * what to do, where it said only that the text was no JSON; the marks are the text decoder's too
+ * (base/bom.h). */
+static void test_utf16_report(void)
+{
+    static const char le[] = "\xFF\xFE{\0\"\0t\0", be[] = "\xFE\xFF\0{\0\"\0t";
+    const char *const texts[] = {le, be};
+    for (int i = 0; i < 2; i++) {
+        struct baseline b;
+        char err[300] = "";
+        CHECK(load(texts[i], sizeof le - 1, &b, err, sizeof err) == -1 &&
+              strstr(err, i ? "UTF-16 (big-endian)" : "UTF-16 (little-endian)") && strstr(err, "save it as UTF-8"));
+    }
+}
+
 /* Names of any length come back whole; \u escapes as UTF-8 (the report writes controls that way). */
 static void test_long_names_and_escapes(void)
 {
@@ -216,6 +231,7 @@ int main(void)
 {
     RUN_TEST(test_valid_report);
     RUN_TEST(test_byte_order_mark_and_empty_report);
+    RUN_TEST(test_utf16_report);
     RUN_TEST(test_long_names_and_escapes);
     RUN_TEST(test_absurd_counts);
     RUN_TEST(test_group_and_build);

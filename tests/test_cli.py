@@ -433,6 +433,54 @@ def options_given_twice(uart, elf):
     check("-o json given twice: no conflict, the run goes on", code == 0 and '"total": 3' in out, err.strip())
 
 
+def bad_source_specs(elf):
+    """A source spec of the wrong form is a bad argument: exit 2 as README's exit table says (it exited
+    1, the code for a source that could not be reached, so a CI script could not tell a typo from a
+    probe that was down); a well-formed one that cannot be opened stays exit 1."""
+    for spec, want in (("nosuch:xyz", "no kind of source"), ("tcp:host:notaport", "use tcp:HOST:PORT"),
+                       ("tcp:localhost", "use tcp:HOST:PORT"), ("gdb:", "use gdb:HOST:PORT"),
+                       ("openocd:h:99999", "use openocd:HOST"), ("openocd:localhost,swo=fast", "use swo=CLOCK"),
+                       ("rtt:x", "use rtt:HOST:PORT")):
+        code, out, err = run("--batch", spec, elf)
+        check("source %s: a bad argument, exit 2, one line that says the form" % spec,
+              code == 2 and not out and len(err.strip().splitlines()) == 1 and want in err,
+              "exit %d, %r" % (code, err.strip()))
+    code, out, err = run("--batch", os.path.join(TMP, "no-such-capture.txt"), elf)
+    check("a capture that is not there: could not run, exit 1", code == 1 and "No such file" in err,
+          "exit %d, %r" % (code, err.strip()))
+
+
+def unreached_with_duration(elf):
+    """A server nobody answers at, with --duration 2: could not run, exit 1 with the one line
+    --connect-timeout gives, as without --duration (it was exit 2, 'no samples', and an empty table
+    on stdout)."""
+    for spec in ("gdb:127.0.0.1:1", "tcp:127.0.0.1:1"):
+        code, out, err = run("--batch", "--duration", "2", spec, elf)
+        lines = err.strip().splitlines()
+        check("%s --duration 2, nobody there: exit 1, one line 'not reached within 2 s (--duration)', no report"
+              % spec, code == 1 and not out and len(lines) == 1 and "not reached within 2 s (--duration)" in lines[0],
+              "exit %d, %r, stdout %r" % (code, lines, out[:80]))
+
+
+def ignored_options(uart, elf):
+    """-o pprof, callgrind, lcov and trace keep a layout of their own: --by and --no-inline change
+    nothing in them, and a warning says so (they were ignored without a word, where folded and
+    speedscope refuse --by line); the file is written as without them, exit 0."""
+    plain = {}
+    for fmt in ("callgrind", "lcov", "trace"):
+        plain[fmt] = run("--batch", "-o", fmt, uart, elf)[1]
+    for fmt, extra in (("callgrind", ["--by", "line"]), ("lcov", ["--by", "file"]), ("trace", ["--no-inline"]),
+                       ("callgrind", ["--by", "task", "--no-inline"])):
+        code, out, err = run("--batch", "-o", fmt, *extra, uart, elf)
+        lines = err.strip().splitlines()
+        check("-o %s %s: written as without it, and one warning that it changes nothing" % (fmt, " ".join(extra)),
+              code == 0 and out == plain[fmt] and len(lines) == 1 and "warning" in lines[0] and
+              "-o %s" % fmt in lines[0] and all(x in lines[0] for x in extra if x.startswith("--")),
+              "exit %d, %r" % (code, lines))
+    code, out, err = run("--batch", "-o", "callgrind", uart, elf)
+    check("-o callgrind alone: no such warning", code == 0 and not err.strip(), err.strip())
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -440,6 +488,9 @@ def main():
         check("scenario captures present", False, "run scenarios/scen.py run first")
         return 1
     options_given_twice(uart, elf)
+    bad_source_specs(elf)
+    unreached_with_duration(elf)
+    ignored_options(uart, elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)

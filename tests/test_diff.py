@@ -192,10 +192,26 @@ def check_long_names():
           any(r["name"] == name and abs(r.get("base_percent", 0) - 75) < 1e-6 for r in rows), str(rows)[:200])
 
 
+def check_other_program():
+    """A baseline of another program (no row name in common): said in one warning with how little the
+    two share; a row the baseline lacks is said to be new, not "+100 %" as if it had doubled."""
+    text, uart, elf = scen_report("m3_loops")
+    foreign = save("other_program.json", re.sub(r'"name": "', '"name": "other_', text))
+    code, out, err = run("--diff", foreign, "--fail-if-slower", "10", uart, elf)
+    check("--diff, a baseline of another program: a warning that says how little the rows share (exit 3)",
+          code == 3 and "0.0 % of this capture's samples" in err and "another program" in err,
+          "exit %s: %s" % (code, err[:400]))
+    check("--fail-if-slower, a row the baseline lacks: said to be new, not grown by +100 %",
+          "hot_a is new: 69.39 %" in err and "+100 %" not in err, err[:400])
+    code, out, err = run("--diff", save("m3.json", text), uart, elf)
+    check("--diff, the same program: no such warning", code == 0 and "another program" not in err, err[:300])
+
+
 def check_misleading_baselines():
     """Baselines that would make --diff lie, on the scenario captures (no QEMU)."""
     check_other_grouping()
     check_build_ids()
+    check_other_program()
     check_absurd_numbers()
     check_extra_reports()
     check_long_names()

@@ -719,6 +719,20 @@ def full_disk_test():
         check("%s to a full disk: said in one line naming standard output, exit 1" % what,
               r.returncode == 1 and len(lines) == 1 and "standard output" in lines[0],
               "exit %s, %r" % (r.returncode, lines))
+    # --resolve on stdin stops at the first write that failed: it read all its input first (a pipe
+    # that never ends, never). The offset of the file it was given tells how far it read.
+    big = os.path.join(WORK, "addresses.txt")
+    with open(big, "w") as f:
+        f.write("%s\n" % hex(pc_of("hot_a")) * 1000000)  # 10 MB
+    for writer in ("0", "1"):
+        with open(big, "rb") as src, open("/dev/full", "w") as full:
+            r = subprocess.run([TOOL, "--resolve", elf], stdin=src, stdout=full, stderr=subprocess.PIPE, text=True,
+                               timeout=HANG, env=dict(os.environ, CMPROF_RESOLVE_WRITER=writer))
+            read = os.lseek(src.fileno(), 0, os.SEEK_CUR)
+        check("--resolve on stdin to a full disk (%s): stops at the first failed write, not at its input's end"
+              % ("a writer thread" if writer == "1" else "one thread"),
+              r.returncode == 1 and read <= 1 << 20 and "standard output" in r.stderr and "not an address" not in r.stderr,
+              "exit %s, read %d of %d bytes, %r" % (r.returncode, read, os.path.getsize(big), r.stderr.strip()))
 
 
 def snapshot_tests():
@@ -774,8 +788,9 @@ def task_var_tests():
           "current_tcb->name" in err, "exit %s, %r" % (code, err.strip()))
     code, out, err, took = run(["--batch", "--duration", "1", "--task-var", "task_count", "gdb:127.0.0.1:%d" %
                                 closed_port(), elf], seconds=HANG)
-    check("--task-var task_count (a number, a task's id): taken as a tag", "not a task pointer" not in err and
-          "no samples" in err, "exit %s, %r" % (code, err.strip()))
+    check("--task-var task_count (a number, a task's id): taken as a tag (the run goes on to the server)",
+          "not a task pointer" not in err and "not reached within 1 s (--duration)" in err,
+          "exit %s, %r" % (code, err.strip()))
 
 
 def starved_drain_tests():

@@ -219,6 +219,36 @@ def test_untrusted_names():
           repr(r.stdout))
 
 
+def test_json_outputs_agree():
+    """-o json, speedscope and trace write a hostile name by one rule (JSON's escapes, U+FFFD for
+    invalid UTF-8): speedscope once wrote the folded stacks' \\xNN text instead, so a viewer showed
+    't\\x1b]0\\x3bowned' where the other two showed the name. A literal backslash stays one."""
+    elf = elf_of("m3_loops")
+    evil = os.path.join(TMP, "evil-json.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
+                    b"SysTick_Handler=fn\x1b[31m;x\\x41\xff\xc2\x9b", elf, evil], check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    addr = [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+    cap = tmp("evil-json.txt", b"task 20000100 t\x1b]0;owned\x07\xff\xc2\x9b\"q\\x41\\\nprof raw n=2\np %s %s\n"
+              b"g 20000100 20000100\nend\n" % (addr, addr))
+
+    def doc(fmt, by):
+        r = subprocess.run([TOOL, "--batch", "-o", fmt, "--by", by, cap, evil], capture_output=True)
+        try:
+            return json.loads(r.stdout.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return {}
+    for by in ("task", "function"):
+        rows = [r["name"] for r in doc("json", by).get("rows", [])]
+        frames = [f["name"] for f in doc("speedscope", by).get("shared", {}).get("frames", [])]
+        check("json outputs --by %s: speedscope's frame is the name -o json gives (not \\xNN text)" % by,
+              len(rows) == 1 and rows[0] in frames, "json %r; speedscope %r" % (rows, frames))
+        if by == "task":
+            lanes = [e["args"]["name"] for e in doc("trace", by).get("traceEvents", []) if e["name"] == "thread_name"]
+            check("json outputs: trace's lane is the task name -o json gives (a C1 control as \\u009b too)",
+                  len(rows) == 1 and lanes == rows, "json %r; trace %r" % (rows, lanes))
+
+
 def test_streams_and_sources():
     elf = elf_of("m3_loops")
     uart = os.path.join(SCEN, "m3_loops", "uart.txt")
@@ -480,6 +510,7 @@ def main():
     test_bad_elfs()
     test_fuzz_elfs()
     test_untrusted_names()
+    test_json_outputs_agree()
     test_streams_and_sources()
     test_cpp_names()
     test_linked_at_zero()

@@ -391,6 +391,65 @@ def section_graph_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def narrow_prompts_test():
+    """At 80 and 60 columns key o's prompt names every format and Esc on the rows it needs (it was cut
+    after "k" at 80), and the sections view's clock note is a whole sentence, shorter as the screen
+    narrows (at 80 it was cut in "(the core's)"; at 60 in "not the head")."""
+    lines = [stream_line("@cmprof v=2 clk=168000000 tclk=168000000 sclk=1000000000 period=16000 jitter=4095 "
+                         "base=08000000"), stream_line("@secname 0 control")]
+    lines += [stream_line("@sect 0 n=%d cur=1000 min=1000 max=1000 sum=%d" % (10 * k, 10000 * k)) for k in range(1, 6)]
+    cap = os.path.join(ROOT, "build", "narrow-prompts.txt")
+    with open(cap, "w") as f:
+        f.write("".join(lines))
+    formats = ["t table", "c CSV", "j JSON", "f folded", "s speedscope", "p pprof", "k callgrind", "l lcov", "e trace"]
+    notes = {80: "u: ticks; clock 1000.000 MHz (announced), not the core's 168.0 MHz",
+             60: "clock 1000.000 MHz, not the core's 168.0"}
+    for w in (80, 60):
+        s = "cmprof-narrow"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", "24", "%s %s %s; sleep 30" % (
+            TOOL, cap, scen.Result("sections").elf))
+        wait_for(s, r"end of file", 30)
+        keys(s, "t")  # microseconds: the note offers u for ticks
+        txt = wait_until(s, lambda t: notes[w] in t)
+        note = [ln for ln in txt.splitlines() if "clock 1000" in ln and "sections' clock" not in ln]
+        check("%dx24: the sections view's clock note is a whole sentence of the width" % w,
+              note == [notes[w]], "%r" % note)
+        keys(s, "t", "o")
+        txt = wait_until(s, lambda t: "e trace" in t and "save a snapshot as" in t)
+        bottom = txt.splitlines()[-4:]
+        shown = " ".join(bottom)
+        check("%dx24: key o's prompt names every format and Esc, within the width" % w,
+              all(f in shown for f in formats) and "Esc" in shown and max(len(ln) for ln in bottom) <= w,
+              " | ".join(bottom))
+        tmux("kill-session", "-t", s)
+
+
+def elf_rebuilt_test():
+    """The ELF rebuilt in place while the view runs (cp over it, as a build does): the header says
+    ELF CHANGED and d says why the names may be wrong and what to do; it said nothing, and once the
+    view read the new file's bytes as the old one's DWARF, "damaged DWARF", which it was not."""
+    r = scen.Result("stream")
+    elf = os.path.join(ROOT, "build", "rebuilt-fw.elf")
+    shutil.copyfile(r.elf, elf)
+    feeder = Feeder(open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read(), 20000.0, start=False)
+    s = "cmprof-rebuilt"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "120", "-y", "30", "%s %s %s; sleep 30" % (TOOL, feeder.path, elf))
+    feeder.start()
+    wait_for(s, r"samples [1-9]\d* ", 15)
+    shutil.copyfile(scen.Result("m3_loops").elf, elf)  # in place: the same inode, other bytes
+    head = wait_until(s, lambda t: "ELF CHANGED (d)" in line_of(t, 0))
+    keys(s, "d")
+    page = wait_until(s, lambda t: "changed on disk" in t)
+    check("the ELF rebuilt in place while the view runs: the header says so, d says why and what to do",
+          "ELF CHANGED (d)" in line_of(head, 0) and "changed on disk since cmprof-top read it" in page and
+          "restart cmprof-top" in page, line_of(head, 0) + " | " + " ".join(
+              ln.strip() for ln in page.splitlines() if "changed" in ln or "restart" in ln))
+    tmux("kill-session", "-t", s)
+    feeder.cut()
+
+
 def view_items_test(w, h):
     """Issue 9's smaller items on the rtos scenario (tasks, inlined functions, several files), at
     one size: inlined functions marked; the filter prompt at the bottom, matching a file and a
@@ -753,8 +812,9 @@ def batch_live_tests():
                     r"the last time: connection closed\)", out.stderr), out.stderr.strip()[-300:])
     out = subprocess.run([TOOL, "--batch", "--duration", "1", "tcp:127.0.0.1:1", r.elf], capture_output=True,
                          text=True)
-    check("--batch on a TCP port nobody serves: says so (not 'reconnecting': the run is over), exits non-zero",
-          out.returncode == 2 and "not connected at the end: Connection refused" in out.stderr and
+    check("--batch on a TCP port nobody serves: says so (not 'reconnecting': the run is over), exits 1 (could not "
+          "run, README's exit table: as without --duration)",
+          out.returncode == 1 and "not reached within 1 s (--duration): Connection refused" in out.stderr and
           "reconnecting" not in out.stderr, line_of(out.stderr.strip(), 0))
 
 
@@ -1444,6 +1504,8 @@ def captures():
     batch_live_tests()
     pages_and_task_keys_test()
     narrow_callers_test()
+    narrow_prompts_test()
+    elf_rebuilt_test()
     tcp_gap_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)

@@ -99,6 +99,22 @@ int vb_put(struct vbuf *b, int x, int y, uint8_t attr, const char *s)
     return x;
 }
 
+int vb_columns(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80; /* continuation bytes take no column */
+    return w;
+}
+
+int vb_put_fit(struct vbuf *b, int x, int y, uint8_t attr, const char *const *forms, int n)
+{
+    int i = 0;
+    while (i + 1 < n && x + vb_columns(forms[i]) > b->w)
+        i++;
+    return vb_put(b, x, y, attr, forms[i]);
+}
+
 int vb_putf(struct vbuf *b, int x, int y, uint8_t attr, const char *fmt, ...)
 {
     char buf[512];

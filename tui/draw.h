@@ -41,6 +41,11 @@ void vb_fill_attr(struct vbuf *b, int y, uint8_t attr);                 /* a who
 int vb_put(struct vbuf *b, int x, int y, uint8_t attr, const char *s);  /* UTF-8; returns the next x */
 int vb_putf(struct vbuf *b, int x, int y, uint8_t attr, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void vb_putc(struct vbuf *b, int x, int y, uint32_t ch, uint8_t attr);
+/* The columns UTF-8 text takes (a cell a character). */
+int vb_columns(const char *s);
+/* The first of n forms of one message (longest first) that fits from x to the row's end, else the
+ * last (clipped): a narrow terminal gets a shorter sentence, never one cut off. Returns the next x. */
+int vb_put_fit(struct vbuf *b, int x, int y, uint8_t attr, const char *const *forms, int n);
 /* A share as a bar `width` cells long, its 95 % interval [lo, hi] shaded. */
 void vb_bar(struct vbuf *b, int x, int y, int width, double share, double lo, double hi, bool unicode);
 int vb_wrap(struct vbuf *b, int y, uint8_t attr, const char *text);     /* returns the next free row */

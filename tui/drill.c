@@ -157,11 +157,11 @@ static bool annotate_piece(struct view *v, size_t *cap, uint32_t lo, uint32_t hi
         if (file != prev_file || line != prev_line) { /* the source line these instructions come from */
             char text[1200];
             bool here = v->n_src_lines && line >= 1 && (int)line <= v->n_src_lines &&
-                        strcmp(view_base_name(file), view_base_name(v->src_path)) == 0;
+                        strcmp(path_base(file), path_base(v->src_path)) == 0;
             if (here)
                 snprintf(text, sizeof text, "%s", v->src_lines[line - 1]);
             else
-                snprintf(text, sizeof text, "%s:%u", view_base_name(file), line);
+                snprintf(text, sizeof text, "%s:%u", path_base(file), line);
             if (!push_row(v, cap, 0, line, text))
                 return false;
             prev_file = file;
@@ -351,7 +351,7 @@ void view_enter_function(struct view *v, const char *name)
     }
     int lo = v->n_src_lines, hi = -1; /* the lines of this file sampled */
     for (size_t i = 0; i < n; i++)
-        if (rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0 && rows[i].line >= 1 &&
+        if (rows[i].file && strcmp(path_base(rows[i].file), path_base(v->src_path)) == 0 && rows[i].line >= 1 &&
             (int)rows[i].line <= v->n_src_lines) {
             lo = (int)rows[i].line - 1 < lo ? (int)rows[i].line - 1 : lo;
             hi = (int)rows[i].line - 1 > hi ? (int)rows[i].line - 1 : hi;

@@ -631,14 +631,6 @@ int view_key_hints(const struct view *v, struct view_hint *out, int max)
     return n;
 }
 
-static int columns(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80; /* columns, not bytes */
-    return w;
-}
-
 /* "table, CSV, JSON, folded or speedscope" */
 static void format_names(char *out, size_t len)
 {
@@ -657,7 +649,7 @@ int view_key_help(char (*para)[512], int cap)
         if (!k->help)
             continue;
         /* the text from column 15, or three spaces after a key too long for the column */
-        int pad = columns(k->help_key) < 13 ? 13 - columns(k->help_key) : 3;
+        int pad = vb_columns(k->help_key) < 13 ? 13 - vb_columns(k->help_key) : 3;
         const char *formats = strstr(k->help, "{formats}");
         char names[128] = "";
         if (formats)
@@ -715,18 +707,48 @@ bool view_prompt_line(const struct view *v, char *line, size_t len)
         return true;
     }
     if (v->saving) {
-        size_t used = (size_t)snprintf(line, len, " save a snapshot as:");
-        for (size_t i = 0; SAVE_FORMAT(i) && used < len; i++)
-            used += (size_t)snprintf(line + used, len - used, "%s%c %s", i ? "  " : " ", SAVE_FORMAT(i)->key,
-                                     SAVE_FORMAT(i)->label);
-        if (used < len)
-            snprintf(line + used, len - used, "   (Esc: no)");
+        char lines[1][VIEW_PROMPT_LEN];
+        view_save_prompt(1 << 20, lines, 1);
+        snprintf(line, len, "%s", lines[0]);
         return true;
     }
     if (v->prompt == VP_NONE)
         return false;
     snprintf(line, len, "/%s_%s", prompt_text((struct view *)v), prompt_hints[v->prompt]); /* as in less */
     return true;
+}
+
+int view_save_prompt(int width, char (*lines)[VIEW_PROMPT_LEN], int max)
+{
+    char one[VIEW_PROMPT_LEN];
+    size_t used = (size_t)snprintf(one, sizeof one, " save a snapshot as:");
+    for (size_t i = 0; SAVE_FORMAT(i) && used < sizeof one; i++)
+        used += (size_t)snprintf(one + used, sizeof one - used, "%s%c %s", i ? "  " : " ", SAVE_FORMAT(i)->key,
+                                 SAVE_FORMAT(i)->label);
+    if (used < sizeof one)
+        snprintf(one + used, sizeof one - used, "   (Esc: no)");
+    if (max < 1)
+        return 0;
+    if (vb_columns(one) <= width || max < 2) {
+        snprintf(lines[0], VIEW_PROMPT_LEN, "%s", one);
+        return 1;
+    }
+    snprintf(lines[0], VIEW_PROMPT_LEN, "%s", width >= 31 ? " save a snapshot as (Esc: no):" : " save as (Esc: no):");
+    int n = 1;
+    lines[1][0] = '\0';
+    for (size_t i = 0; SAVE_FORMAT(i); i++) { /* greedily, two spaces apart, a format never split */
+        char entry[64];
+        snprintf(entry, sizeof entry, "%c %s", SAVE_FORMAT(i)->key, SAVE_FORMAT(i)->label);
+        int at = vb_columns(lines[n]);
+        if (at > 0 && at + 2 + vb_columns(entry) > width) {
+            if (n + 1 == max)
+                break; /* no room for another line: the formats after are left out */
+            lines[++n][0] = '\0';
+            at = 0;
+        }
+        snprintf(lines[n] + strlen(lines[n]), VIEW_PROMPT_LEN - strlen(lines[n]), "%s%s", at ? "  " : " ", entry);
+    }
+    return n + 1;
 }
 
 /* Key o asked for a format: one of the formats' keys picks it, any other cancels. */

@@ -323,12 +323,6 @@ void view_clamp_scroll(struct view *v, int n, int rows)
         v->top = 0;
 }
 
-const char *view_base_name(const char *p)
-{
-    const char *s = p ? strrchr(p, '/') : NULL;
-    return s ? s + 1 : (p ? p : "");
-}
-
 /* A path as a reader wants it in a column of `width`: "a/./b/../c" as "a/c", and when too long,
  * its end kept from a directory on ("...config/arm/lib1funcs.S"), where the file's own name is;
  * no directory's name is cut unless the file's own name alone is too long. */

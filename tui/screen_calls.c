@@ -16,9 +16,12 @@ static int list(struct view *v, struct vbuf *b, int y, int bottom, bool up, int 
     size_t n = prof_calls(p, v->calls_func, up, &c, &total);
     *count = n;
     const char *fn = view_shown_name(v, v->calls_func);
-    if (up)
-        vb_putf(b, 0, y++, VA_BOLD, "called by (%.0f samples with %s on their stack)", total, fn);
-    else
+    if (up) { /* the title names the function: a narrow screen says less, not half */
+        char full[400], brief[64];
+        snprintf(full, sizeof full, "called by (%.0f samples with %s on their stack)", total, fn);
+        snprintf(brief, sizeof brief, "called by (%.0f samples)", total);
+        vb_put_fit(b, 0, y++, VA_BOLD, (const char *const[]){full, brief}, 2);
+    } else
         vb_putf(b, 0, y++, VA_BOLD, "%s calls", fn);
     /* the name comes last and matters most: as the screen narrows the bar goes first, then the
      * interval (at 40 columns they left no room for it) */

@@ -90,11 +90,8 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
     int x = vb_putf(b, 0, y, VA_TITLE, "HISTORY  %s  %s per %s, last %d min", name[0] ? name : "(no row)",
                     section ? "mean time" : "share", per, span / 60);
     char peak_text[48];
-    int cols = 0;
     snprintf(peak_text, sizeof peak_text, ", peak %.1f %s", peak * scale, unit);
-    for (const char *c = peak_text; *c; c++)
-        cols += ((unsigned char)*c & 0xC0) != 0x80; /* "\u00b5" is two bytes, one column */
-    if (got && peak > 0 && x + cols <= b->w)
+    if (got && peak > 0 && x + vb_columns(peak_text) <= b->w)
         vb_put(b, x, y, VA_TITLE, peak_text); /* whole or not at all: the axis has it too */
     vb_fill_attr(b, y, VA_TITLE);
     if (v->st.rate_of != VIEW_RATE_STREAM) { /* its seconds would be the host's reading: an empty axis */

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* What fits the width: the columns shown and their widths. */
 struct layout {
@@ -124,20 +125,43 @@ static int long_runs_row(struct view *v, struct vbuf *b, int y, int i)
     const struct prof_section *s = prof_section(v->prof, i);
     if (!s->long_runs || y >= b->h - 2)
         return y;
-    vb_putf(b, 0, y, VA_WARN, "   ! %llu run%s past the timer's range (2^32 ticks): max shows the range, the mean "
-            "is exact", (unsigned long long)s->long_runs, s->long_runs == 1 ? "" : "s");
+    char full[160], brief[80];
+    snprintf(full, sizeof full, "   ! %llu run%s past the timer's range (2^32 ticks): max shows the range, the mean "
+             "is exact", (unsigned long long)s->long_runs, s->long_runs == 1 ? "" : "s");
+    snprintf(brief, sizeof brief, "   ! %llu past 2^32 ticks: max saturated, mean exact",
+             (unsigned long long)s->long_runs);
+    vb_put_fit(b, 0, y, VA_WARN, (const char *const[]){full, brief}, 2);
     return y + 1;
 }
 
-/* The lines under the table: the unit and the clock, and since when the figures count. */
+/* The line under the table: what key u shows, the sections' clock and where it came from, and
+ * that it is not the header's clk when it differs; shorter forms on a narrower screen. */
 static void footer(struct view *v, struct vbuf *b, const struct layout *l)
 {
-    int x = vb_putf(b, 0, b->h - 2, VA_DIM, "%s; clock %.3f MHz (%s)%s", l->us ? "u: timer ticks" : "u: microseconds",
-                    l->hz / 1e6, v->cpu_hz > 0 ? "--cpu-hz" : "announced", l->hz > 0 ? "" : ": unknown, give --cpu-hz");
     const struct prof_stream_info *info = prof_stream_info(v->prof);
     double clk = info->present ? (double)info->clock_hz : 0;
-    if (l->hz > 0 && clk > 0 && fabs(l->hz - clk) > 0.5) /* the header's clk is the sampling one */
-        vb_putf(b, x, b->h - 2, VA_DIM, ", not the header's clk %.1f MHz (the core's)", clk / 1e6);
+    bool other = l->hz > 0 && clk > 0 && fabs(l->hz - clk) > 0.5; /* the header's clk is the sampling one */
+    const char *from = v->cpu_hz > 0 ? "--cpu-hz" : "announced";
+    char f[4][160];
+    if (l->hz <= 0) {
+        snprintf(f[0], sizeof f[0], "sections' clock unknown (none announced): give --cpu-hz for microseconds");
+        snprintf(f[1], sizeof f[1], "sections' clock unknown: give --cpu-hz");
+        snprintf(f[2], sizeof f[2], "clock unknown: --cpu-hz");
+    } else {
+        snprintf(f[0], sizeof f[0], "%s; clock %.3f MHz (%s)", l->us ? "u: timer ticks" : "u: microseconds", l->hz / 1e6,
+                 from);
+        snprintf(f[1], sizeof f[1], "%s; clock %.3f MHz (%s)", l->us ? "u: ticks" : v->unicode ? "u: \u00b5s" : "u: us",
+                 l->hz / 1e6, from);
+        snprintf(f[2], sizeof f[2], "clock %.3f MHz", l->hz / 1e6);
+        if (other) {
+            snprintf(f[0] + strlen(f[0]), sizeof f[0] - strlen(f[0]), ", not the header's clk %.1f MHz (the core's)",
+                     clk / 1e6);
+            snprintf(f[1] + strlen(f[1]), sizeof f[1] - strlen(f[1]), ", not the core's %.1f MHz", clk / 1e6);
+            snprintf(f[2] + strlen(f[2]), sizeof f[2] - strlen(f[2]), ", not the core's %.1f", clk / 1e6);
+        }
+    }
+    snprintf(f[3], sizeof f[3], "clock %.1f MHz", l->hz / 1e6);
+    vb_put_fit(b, 0, b->h - 2, VA_DIM, (const char *const[]){f[0], f[1], f[2], f[3]}, l->hz > 0 ? 4 : 3);
 }
 
 /* Sections like an oscilloscope panel: times in microseconds (ticks on key u), runs per second,
@@ -155,13 +179,17 @@ void view_render_sections(struct view *v, struct vbuf *b, int y0)
         y = events_row(v, b, y, i);
     }
     if (!shown)
-        vb_put(b, 0, y0 + 1, VA_DIM, "no section timings in the stream (cmprof_stream_sections() sends them)");
+        vb_put_fit(b, 0, y0 + 1, VA_DIM, (const char *const[]){"no section timings in the stream "
+                   "(cmprof_stream_sections() sends them)", "no section timings in the stream", "no sections"}, 3);
     else
         footer(v, b, &l);
     for (int i = 0; i < 32; i++)
         if (v->sect_reset[i]) {
-            vb_putf(b, 0, b->h - 3, VA_BOLD, "since r %.0f s ago: count, mean, rate, min and max from the reports since",
-                    v->st.elapsed - v->sect_reset_at);
+            char full[120], brief[60];
+            double ago = v->st.elapsed - v->sect_reset_at;
+            snprintf(full, sizeof full, "since r %.0f s ago: count, mean, rate, min and max from the reports since", ago);
+            snprintf(brief, sizeof brief, "since r %.0f s ago: the figures from then on", ago);
+            vb_put_fit(b, 0, b->h - 3, VA_BOLD, (const char *const[]){full, brief}, 2);
             break;
         }
 }

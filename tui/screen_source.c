@@ -13,7 +13,7 @@ static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
     int x = vb_putf(b, 0, y, VA_BOLD, "at 0x%08x: ", pc);
     for (uint32_t k = 0; k < loc->n_frames; k++)
         x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", sym_frame_at(loc, k)->function,
-                 view_base_name(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
+                 path_base(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
 }
 
 void view_render_source(struct view *v, struct vbuf *b, int y0)
@@ -27,7 +27,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
     double total = prof_total(cur);
     char stats[80];
     snprintf(stats, sizeof stats, "   %.0f samples, %.2f%%", fsum, total ? 100 * fsum / total : 0);
-    view_title(v, b, y0, stats, v->n_src_lines ? view_base_name(v->src_path) : "");
+    view_title(v, b, y0, stats, v->n_src_lines ? path_base(v->src_path) : "");
     int list_h = b->h - 1 - (y0 + 1) - 3;
     if (!v->n_src_lines) { /* address view */
         vb_put(b, 0, y0 + 1, VA_WARN, v->src_missing);
@@ -42,7 +42,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
         int line = v->src_first + v->top + r + 1, y = y0 + 1 + r;
         double samples = 0;
         for (size_t i = 0; i < n; i++)
-            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(view_base_name(rows[i].file), view_base_name(v->src_path)) == 0)
+            if (rows[i].line == (uint32_t)line && rows[i].file && strcmp(path_base(rows[i].file), path_base(v->src_path)) == 0)
                 samples += rows[i].samples;
         bool sel = v->top + r == v->sel;
         if (samples > 0) { /* the share within the function, its bar, and the share of all samples */
@@ -57,7 +57,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
                 b->cells[y * b->w + cx].attr = VA_SELECT;
     }
     vb_putf(b, 0, b->h - 4, VA_DIM, "%%: of this function's samples, then of all; lines %d-%d of %s",
-         v->src_first + 1, v->src_first + v->src_n, view_base_name(v->src_path));
+         v->src_first + 1, v->src_first + v->src_n, path_base(v->src_path));
     uint32_t pc = prof_top_pc(cur, v->inline_frames, v->func, (uint32_t)(v->src_first + v->sel) + 1);
     vb_put(b, 0, b->h - 3, VA_TITLE, "inline chain of the selected line:");
     if (pc)

@@ -72,10 +72,7 @@ static void column_title(struct view *v, struct vbuf *b, int end, int y, const c
     bool sorted = v->sort == sort;
     char text[32];
     snprintf(text, sizeof text, "%s%s", sorted ? arrow : "", title);
-    int width = 0;
-    for (const char *c = text; *c; c++)
-        width += ((unsigned char)*c & 0xC0) != 0x80;
-    vb_put(b, end - width, y, sorted ? VA_KEY : VA_TITLE, text);
+    vb_put(b, end - vb_columns(text), y, sorted ? VA_KEY : VA_TITLE, text);
 }
 
 static void render_titles(struct view *v, struct vbuf *b, int y0, const struct columns *c, bool lines)
@@ -159,7 +156,7 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
         if (row->instances > 1) /* one row per task name: the task handles (tags) it had: a pool of workers, a task re-created in another block */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  (%u task handles)", (unsigned)row->instances);
         if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", view_base_name(row->file));
+            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", path_base(row->file));
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
         if (lines && v->disasm) {

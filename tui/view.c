@@ -81,14 +81,6 @@ static void __attribute__((format(printf, 5, 6))) field(struct field *f, int *n,
     f[(*n)++].rank = rank;
 }
 
-static int columns(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80; /* columns, not bytes */
-    return w;
-}
-
 /* The fields that fit row y whole (or in their shorter form), lowest rank first, drawn in their
  * own order two spaces apart. A rank-0 field stays even when it alone is wider than the row (the
  * edge clips it). */
@@ -100,11 +92,11 @@ static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
         for (int i = 0; i < n; i++) {
             if (f[i].rank != rank)
                 continue;
-            const char *t = used + columns(f[i].text) <= b->w || (rank == 0 && !used) ? f[i].text
-                            : f[i].alt[0] && used + columns(f[i].alt) <= b->w ? f[i].alt : NULL;
+            const char *t = used + vb_columns(f[i].text) <= b->w || (rank == 0 && !used) ? f[i].text
+                            : f[i].alt[0] && used + vb_columns(f[i].alt) <= b->w ? f[i].alt : NULL;
             if (t) {
                 shown[i] = t;
-                used += columns(t) + 2;
+                used += vb_columns(t) + 2;
             }
         }
     for (int i = 0, x = 0; i < n; i++)
@@ -119,15 +111,16 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     int n = 0;
     field(f, &n, 0, VA_TITLE, "cmprof-top");
     field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
-    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", view_base_name(v->st.source)); /* a file's name */
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", path_base(v->st.source)); /* a file's name */
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
-    const char *elf = v->st.elf ? strrchr(v->st.elf, '/') : NULL;
-    field(f, &n, 3, VA_TITLE, "%s", elf ? elf + 1 : (v->st.elf ? v->st.elf : ""));
+    field(f, &n, 3, VA_TITLE, "%s", path_base(v->st.elf));
     if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
     if (code_bad)
         field(f, &n, 0, VA_WARN, "WRONG ELF? (d)");
+    if (v->st.elf_changed)
+        field(f, &n, 0, VA_WARN, "ELF CHANGED (d)");
     put_fields(b, 0, f, n);
     vb_fill_attr(b, 0, VA_TITLE);
 }
@@ -269,10 +262,8 @@ static void keybar_fit(struct vbuf *b, const struct view_hint *k, int n)
 {
     int cols[24] = {0}, used = 1;
     bool shown[24] = {false};
-    for (int i = 0; i < n && i < 24; i++) {
-        for (const char *p = k[i].text; *p; p++)
-            cols[i] += ((unsigned char)*p & 0xC0) != 0x80; /* UTF-8 continuation bytes take no column */
-    }
+    for (int i = 0; i < n && i < 24; i++)
+        cols[i] = vb_columns(k[i].text);
     for (int rank = 0; rank < 24; rank++)
         for (int i = 0; i < n && i < 24; i++)
             if (k[i].rank == rank && used + cols[i] + 2 <= b->w) {
@@ -290,6 +281,30 @@ static void keybar_fit(struct vbuf *b, const struct view_hint *k, int n)
     vb_fill_attr(b, b->h - 1, VA_KEY);
 }
 
+/* A row of the key bar's colour, blank but for text. */
+static int key_row(struct vbuf *b, int y, const char *text)
+{
+    for (int x = 0; x < b->w; x++)
+        vb_putc(b, x, y, ' ', VA_KEY);
+    return vb_put(b, 0, y, VA_KEY, text);
+}
+
+/* Key o's prompt at the bottom (on as many rows as the width needs), and where the snapshot goes
+ * above it, before it goes there. */
+static void save_prompt(struct view *v, struct vbuf *b)
+{
+    char lines[8][VIEW_PROMPT_LEN];
+    int n = view_save_prompt(b->w, lines, b->h - 2 < 8 ? (b->h - 2 > 1 ? b->h - 2 : 1) : 8);
+    for (int k = 0; k < n; k++)
+        key_row(b, b->h - n + k, lines[k]);
+    int y = b->h - n - 1;
+    if (v->save_dir[0] && y > 0) {
+        char fitted[sizeof v->save_dir];
+        int x = key_row(b, y, " into ");
+        vb_put(b, x, y, VA_KEY, view_fit_path(v->save_dir, b->w - x - 1, fitted, sizeof fitted));
+    }
+}
+
 static void keybar(struct view *v, struct vbuf *b)
 {
     char line[512];
@@ -303,16 +318,13 @@ static void keybar(struct view *v, struct vbuf *b)
         vb_fill_attr(b, b->h - 1, VA_KEY);
         return;
     }
+    if (v->saving) {
+        save_prompt(v, b);
+        return;
+    }
     if (prompt) {
         vb_put(b, 0, b->h - 1, VA_KEY, line);
         vb_fill_attr(b, b->h - 1, VA_KEY);
-        if (v->saving && v->save_dir[0] && b->h > 2) { /* where it goes, before it goes there */
-            char fitted[sizeof v->save_dir];
-            for (int x = 0; x < b->w; x++)
-                vb_putc(b, x, b->h - 2, ' ', VA_KEY);
-            int x = vb_put(b, 0, b->h - 2, VA_KEY, " into ");
-            vb_put(b, x, b->h - 2, VA_KEY, view_fit_path(v->save_dir, b->w - x - 1, fitted, sizeof fitted));
-        }
         return;
     }
     struct view_hint hints[24];

@@ -46,6 +46,7 @@ struct view_status {          /* what the main loop tells the view about the out
     int starved_from;          /* enum starved_from: what can keep samples away from this source */
     const char *gaps;          /* the source went away and came back: how often, how long, why; "" never */
     int rate_of;               /* enum view_rate: what `rate` measures */
+    bool elf_changed;          /* the ELF changed on disk since it was read (elf_warning says how) */
 };
 /* A stream's samples/s is the firmware's rate; a file's is how fast the host reads it, and once it is
  * read there is none. */

@@ -7,6 +7,8 @@
 
 #include "view.h"
 
+#include "../base/path.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +29,6 @@ const struct history *view_history(const struct view *v);                  /* th
 void view_switch_history(struct view *v, enum prof_group old_group, bool old_inline);
 const char *view_shown_name(const struct view *v, const char *name);       /* demangled when asked */
 void view_clamp_scroll(struct view *v, int n, int rows);
-const char *view_base_name(const char *path);
 /* A path in `width` columns: normalized, and when too long its end from a directory on ("..."). */
 const char *view_fit_path(const char *path, int width, char *buf, size_t len);
 bool view_contains(const char *s, const char *what); /* ignoring case */
@@ -93,6 +94,10 @@ int view_key_hints(const struct view *v, struct view_hint *out, int max);
 /* The bottom line while a prompt is open (the filter, the search, the snapshot's format); false
  * when none is. */
 bool view_prompt_line(const struct view *v, char *line, size_t len);
+/* Key o's prompt in lines of at most width columns, top first (at most max): one line when it fits,
+ * else a heading over the formats, as many to a line as fit. Returns how many. */
+#define VIEW_PROMPT_LEN 512
+int view_save_prompt(int width, char (*lines)[VIEW_PROMPT_LEN], int max);
 /* The help page's key lines as paragraphs ("  Enter        drill into ..."); returns how many. */
 int view_key_help(char (*para)[512], int cap);
 

@@ -47,20 +47,23 @@
  *      and pass .build_id_note = cmprof_build_id_note, so the host checks the ELF is the firmware.
  *
  * The sampling period. The drain only runs when the idle task does, so the idle share bounds the
- * sample rate as much as the line does. With f samples/s, B bytes on the wire a sample (5.3 tagged
- * with up to 62 tasks, about 7.3 for the tasks beyond; names take at most a tenth more, unless
- * tasks are created faster than their names fit that tenth: see cmprof_stream_announce), a UART at
- * R baud (R/10 bytes/s), an idle share I of a core running F instructions/s and C instructions of
- * library work a sample (116 to 118 at 100+ tasks with heavy churn, scenarios/REPORT.md 9f):
- *      f <= R / (11 B)               the line (names' tenth included)
+ * sample rate as much as the line does. With f samples/s, B bytes on the wire a sample (every line
+ * the stream sends counted: samples, names, announces), a UART at R baud (R/10 bytes/s), an idle
+ * share I of a core running F instructions/s and C instructions of library work a sample:
+ *      f <= R / (10 B)               the line
  *      f <= I F / C                  the idle time, with a UART write that does not wait (DMA, FIFO
  *                                    interrupt)
  *      f <= I R / (10 B)             the idle time, with a putc that waits for each byte
- * and period = timer_hz / f. Worked figure: 115,200 baud, B = 5.3: the line carries 1,976
- * samples/s; at 3 % idle on a 100 MHz part, a non-waiting write allows 25,000/s, so the line sets
- * f = 1,976 (a mean period of 50,607 at a 100 MHz timer: the period is base + 0..MASK, so base
- * 18,000 with CMPROF_JITTER 65535, mean 50,767); a waiting
- * putc allows only 0.03 x 115,200 / 53 = 65 samples/s (period 1,540,000). Above these, the ring
+ * and period = timer_hz / f. Measured on FreeRTOS's own full demo (about 90 tasks, kernel V11.3.0)
+ * built with this recipe's options, no task churn: 3.95 bytes a tagged sample in the sample lines,
+ * B = 4.32 with every line, and C = 114.9 instructions (idle polls apart); with 1,000 tasks created
+ * a second under unique names, B = 6.46 and C = 235.2 (docs/performance.md, "FreeRTOS's own full
+ * demo", the run of bb1f041 with CMPROF_TAG_NAMES=1: bench/field/measure.py, QEMU counting
+ * instructions). Worked figure: 115,200 baud, B = 4.32: the line carries 2,666 samples/s; at 3 %
+ * idle on a 100 MHz part, a non-waiting write allows 26,000/s, so the line sets f = 2,666 (a mean
+ * period of 37,500 at a 100 MHz timer: the period is base + 0..MASK, so base 5,000 with
+ * CMPROF_JITTER 65535, mean 37,767); a waiting
+ * putc allows only 0.03 x 115,200 / 43.2 = 80 samples/s (period 1,250,000). Above these, the ring
  * fills: the reservoir (CMPROF_RESERVOIR_N, cmprof.h) keeps a uniform subsample of the samples it
  * cannot take, sent with their weight, so the shares stay unbiased; built without it they are
  * dropped, counted, and the host bounds the bias (they are the tasks' that run while the idle
