@@ -91,11 +91,21 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 #define PAGE_NONE 0xFFFFFFFFu /* a key no page has (pages are 18 bits) */
 static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
+/* Version 8's numbered names (put_numbered): the name each refers to. */
+#define NUM_WORDS (TASK_NAME_MAX / 4u)
+struct num_ref {
+    uint32_t text[NUM_WORDS + 1u]; /* the name (its first len chars count; a word's room past them) */
+    uint32_t len;             /* 0: none */
+};
+static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since the page epoch began */
+static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out */
+
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
     if (number % PAGE_EPOCH)
         return;
+    epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
     struct eight {
         uint32_t w[8];
     };
@@ -448,7 +458,7 @@ static void send_announce(cmprof_putc_fn putc)
     }
     flush_repeats(putc); /* (a no-op: repeats go out whole within repeat_names) */
     char *line = repeat_line; /* its buffer, free now: RAM for version 7's page cache on 16 KB parts */
-    size_t n = put_text(line, 0, "@cmprof v=7"); /* 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
+    size_t n = put_text(line, 0, "@cmprof v=8"); /* 8: numbered names; 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -735,12 +745,74 @@ static size_t put_copy(char *b, size_t n, const char *name)
 }
 #endif
 
+/* Version 8's numbered names: a name that is an earlier one's with another trailing number (what
+ * sprintf("u%06u", n) makes: the way firmware names tasks of their own) goes as the difference of
+ * the two numbers in 2 chars, the first one no base64 char (so a host tells it from a length or a
+ * head): the earlier name is, in a sample line, the last name a '=' entry of the page epoch wrote
+ * out (whole, front-coded or numbered: both sides start afresh where the page cache does, so a host
+ * that can place the line's samples has it), in an "@N" line the entry before it in the line. The
+ * host adds the difference to the earlier name's trailing number (its last digits, at most 9) and
+ * writes it in as many digits. The firmware never reads a number whole: two names of one length
+ * that differ only in their last 3 chars or fewer, digits in both, differ by those chars' values. */
+#define NUM_SPAN 832 /* a difference of -832..831: 26 x 64 values */
+static const char num_chars[] = "#$%&'()*,-.:;<>?@[]^_`{|}~"; /* 26: no base64 char, no '!', '=' or quote */
+_Static_assert(sizeof num_chars - 1u == 2u * NUM_SPAN / 64u, "num_chars: the span's leads");
+
+/* The value of the k (1..3) digits at s, or 1000 when one is no digit. */
+static uint32_t low_digits(const char *s, uint32_t k)
+{
+    uint32_t v = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t c = (uint32_t)(uint8_t)s[j] - '0';
+        if (c > 9u)
+            return 1000u;
+        v = v * 10u + c;
+    }
+    return v;
+}
+
+/* The 2 chars of a numbered name (the low byte first), or 0 when the name at s (len chars, a word's
+ * room past them, as r's text has) is no numbered form of r's. */
+static uint32_t num_code(const struct num_ref *r, const char *s, uint32_t len)
+{
+    if (r->len != len || !len)
+        return 0;
+    const char *t = (const char *)r->text;
+    uint32_t same = 0;
+    for (; same < len; same += 4u) { /* a word at a time: the first char that differs */
+        uint32_t x, y;
+        COPY4(&x, s + same);
+        COPY4(&y, t + same);
+        if (x != y) {
+            same += LOW_BYTE(x ^ y);
+            break;
+        }
+    }
+    uint32_t k = same < len ? len - same : 1u; /* the same name: its last char, a digit, plus 0 */
+    if (k > 3u)
+        return 0;
+    uint32_t a = low_digits(s + len - k, k), b = low_digits(t + len - k, k);
+    uint32_t code = a - b + (uint32_t)NUM_SPAN;
+    if (a >= 1000u || b >= 1000u || code >= 2u * (uint32_t)NUM_SPAN)
+        return 0;
+    return (uint32_t)(uint8_t)num_chars[code >> 6] | (uint32_t)(uint8_t)b64[code & 63u] << 8;
+}
+
+/* The name at s (len chars) is r's from now on. */
+static void num_keep(struct num_ref *r, const char *s, uint32_t len)
+{
+    for (uint32_t k = 0; k < NUM_WORDS && 4u * k < len; k++)
+        COPY4(&r->text[k], s + 4u * k);
+    r->len = len;
+}
+
 /* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
  * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
  * name: whole, for a host that attached late. */
 #define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
 static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
+    const char *at = b + n;
     host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
     n = put_index(b, n, i);
 #if CMPROF_TAG_NAMES
@@ -754,8 +826,17 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
 #endif
-    b[n] = b64[end - n - 1];
     HOST_GETS_TAG(i, tag);
+    uint32_t len = (uint32_t)(end - n - 1u);
+    if (at == repeat_line + 2)
+        repeat_ref.len = 0; /* the line's first entry: whole */
+    uint32_t code = num_code(&repeat_ref, b + n + 1, len);
+    num_keep(&repeat_ref, b + n + 1, len);
+    if (code) { /* version 8: the line's entry before it, with another number */
+        COPY4(b + n, &code);
+        return n + 2u;
+    }
+    b[n] = b64[len];
     return end;
 }
 
@@ -805,30 +886,53 @@ __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
     return b + 2 + (len - shared);
 }
 
+/* Version 8: a '=' entry of 2 chars in place of its head, the epoch's last name with another
+ * number (num_code's `code`); the name (at s) is the epoch's last from now on. The host has it by
+ * no id: nothing left out for the index later. A host that can place the entry's sample has the
+ * name (def_whole). */
+static size_t put_numbered(char *b, size_t head, uint32_t i, const char *s, uint32_t len, uint32_t code)
+{
+    num_keep(&epoch_ref, s, len);
+    host_name_id[i] = 0;
+    def_whole = true;
+    COPY4(b + head, &code);
+    return head + 2u;
+}
+
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     /* version 7: no index; the sample right after the entry has it as its tag (an owed name goes
      * right before the sample that needs it, and that sample writes its tag) */
     size_t head = n;
-    uint32_t flags = 0;
+    uint32_t flags = 0, code = 0;
     n += 2u;
-    if (!HOST_HAS_TAG(i, tag)) {
+    bool has_tag = HOST_HAS_TAG(i, tag);
+    if (!has_tag) {
         flags = DEF_TAG;
         n = put_tag6(b, n, tag);
         HOST_GETS_TAG(i, tag);
     }
 #if CMPROF_TAG_NAMES
     size_t end = put_copy(b, n + 1, name);
-    uint32_t id = name_id(name, end - n - 1); /* the index's copy: whole words */
+    uint32_t len = (uint32_t)(end - n - 1u);
+    if (has_tag && (code = num_code(&epoch_ref, b + n + 1, len)) != 0u) /* first: no hash for a new number */
+        return put_numbered(b, head, i, b + n + 1, len, code);
+    uint32_t id = name_id(name, len); /* the index's copy: whole words */
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
-    uint32_t id = name_id(b + n + 1, end - n - 1);
+    uint32_t len = (uint32_t)(end - n - 1u);
+    uint32_t id = name_id(b + n + 1, len);
+    if (has_tag && (id & NAME_FRESH) && (code = num_code(&epoch_ref, b + n + 1, len)) != 0u) {
+        name_ids[id & ~NAME_FRESH].key = 0; /* the host keeps the id's last name: no entry refers to it */
+        return put_numbered(b, head, i, b + n + 1, len, code);
+    }
 #endif
     flags |= id & ~NAME_FRESH;
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
-        n = put_name7(b + n, (uint32_t)(end - n - 1)) - b;
+        num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
+        n = put_name7(b + n, len) - b;
     }
     uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
     if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
