@@ -32,6 +32,7 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define NAME_DEBT 1024
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 #define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
+#define TURNS_LINE 4u /* turns that make a line of repeats go, short of credit */
 #define GONE CMPROF_TASK_GONE
 #define UNSENT CMPROF_TASK_UNSENT
 #define PENDING_N CMPROF_TASKS_PENDING
@@ -1013,8 +1014,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
     /* slots taken since the round began are in it: a task created just after a round began, its
      * name missed by a late host, would otherwise wait for the whole of the next round */
     stream.round_end = cmprof_tasks.n_tags;
-    if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
-        return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
+    if (stream.credit < NAME_BURST * NAME_SHARE && stream.turns < TURNS_LINE)
+        return; /* a line's worth of credit first, or of turns: each line's check and "@N" paid for
+                   several names (a turn a line: 6 bytes of framing a repeat under churn) */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
 #if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
