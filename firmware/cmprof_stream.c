@@ -887,6 +887,7 @@ __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
     return b + 2 + (len - shared);
 }
 
+#if CMPROF_TAG_NAMES
 /* Version 8: a '=' entry of 2 chars in place of its head, the epoch's last name with another
  * number (num_code's `code`); the name (at s) is the epoch's last from now on. The host has it by
  * no id: nothing left out for the index later. A host that can place the entry's sample has the
@@ -899,13 +900,14 @@ static size_t put_numbered(char *b, size_t head, uint32_t i, const char *s, uint
     COPY4(b + head, &code);
     return head + 2u;
 }
+#endif
 
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     /* version 7: no index; the sample right after the entry has it as its tag (an owed name goes
      * right before the sample that needs it, and that sample writes its tag) */
     size_t head = n;
-    uint32_t flags = 0, code = 0;
+    uint32_t flags = 0;
     n += 2u;
     bool has_tag = HOST_HAS_TAG(i, tag);
     if (!has_tag) {
@@ -916,23 +918,24 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
 #if CMPROF_TAG_NAMES
     size_t end = put_copy(b, n + 1, name);
     uint32_t len = (uint32_t)(end - n - 1u);
-    if (has_tag && (code = num_code(&epoch_ref, b + n + 1, len)) != 0u) /* first: no hash for a new number */
+    uint32_t code = has_tag ? num_code(&epoch_ref, b + n + 1, len) : 0u;
+    if (code) /* first: no hash for a new number */
         return put_numbered(b, head, i, b + n + 1, len, code);
     uint32_t id = name_id(name, len); /* the index's copy: whole words */
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
     uint32_t len = (uint32_t)(end - n - 1u);
+    /* no numbered name: a slot's entry that only says its name again is left out by its id (a worker
+     * re-created in its block), and a numbered one would say it again whenever the id changed hands */
     uint32_t id = name_id(b + n + 1, len);
-    if (has_tag && (id & NAME_FRESH) && (code = num_code(&epoch_ref, b + n + 1, len)) != 0u) {
-        name_ids[id & ~NAME_FRESH].key = 0; /* the host keeps the id's last name: no entry refers to it */
-        return put_numbered(b, head, i, b + n + 1, len, code);
-    }
 #endif
     flags |= id & ~NAME_FRESH;
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
+#if CMPROF_TAG_NAMES
         num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
+#endif
         n = put_name7(b + n, len) - b;
     }
     uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
