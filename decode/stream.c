@@ -971,7 +971,11 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
     uint32_t tag = 0;
     const char *name = NULL;
     size_t n = 0;
-    int32_t delta = 0;
+    int32_t delta = 0, retired_delta = 0;
+    bool retired = NUMBERED(d) && t >= 0 && *i < len && s[*i] == '='; /* version 8: the index's last name */
+    if (retired && !num_delta(s, len, *i + 1, &retired_delta))
+        return false;
+    *i += retired ? 3u : 0u;
     bool numbered = NUMBERED(d) && t >= 0 && num_delta(s, len, *i, &delta); /* version 8 */
     int hi = t >= 0 && *i + 2 <= len ? b64val(s[*i]) : -1, lo = hi >= 0 ? b64val(s[*i + 1]) : -1;
     if (!numbered && (hi < 0 || lo < 0))
@@ -1007,6 +1011,13 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         d->task_tags[t] = tag;
         d->task_epoch[t] = d->names_epoch - 1u;
         return true;
+    }
+    char was[64];
+    if (retired && num_name(name, n, retired_delta, was)) { /* as an "@N" entry of the index, first */
+        struct ev r = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                       .task_name = {.tag = INDEX_TAG(t), .name = was, .name_len = n,
+                                     .pending = name_index(d, t, INDEX_TAG(t), false, sink)}};
+        ev_emit(sink, &r);
     }
     struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
                    .task_name = {.tag = tag, .name = name, .name_len = n, .pending = name_index(d, t, tag, true, sink)}};

@@ -100,6 +100,13 @@ struct num_ref {
 };
 static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since the page epoch began */
 static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out */
+#if CMPROF_TAG_NAMES
+static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
+    uint16_t index;
+    uint16_t chars;
+} retired_in[CMPROF_TASKS_RETIRED];
+static uint32_t n_retired_in;
+#endif
 
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
@@ -709,6 +716,7 @@ static void forget_names_sent(void)
      * name) once samples sent from now on carry it; names retired before went with samples before */
     memset(cmprof_tasks.live, 0, sizeof cmprof_tasks.live);
     cmprof_tag_names.retired_head = cmprof_tag_names.retired_tail;
+    n_retired_in = 0; /* (their samples went before: a new host needs them not) */
 #endif
 #if !CMPROF_TAG_NAMES /* (there the tick owns the flags) */
     for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
@@ -976,11 +984,41 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
  * goes to another name long before a round of repeats reaches it (names of their own, created
  * fast). One repeat at most for each index that goes to another name, paid from the names' share
  * (their debt, as a new name's). */
+/* Version 8: a retired name whose index's new name is still owed, and that is that new name with
+ * another number, goes inside the new name's '=' entry ("=" NUM B64 after its '=': 3 bytes where an
+ * "@N" entry took about 10 and often a line of its own), right before it: the host applies it as
+ * an "@N" entry of the index, then the entry. At most CMPROF_TASKS_RETIRED wait so, each its index
+ * and its 2 chars. */
+#define RETIRED_IN 3u /* the bytes one takes in a '=' entry */
+
+/* The 2 chars of retired name r as its index's new name (the index's copy) with another number, or
+ * 0 when it is none. */
+static uint32_t retired_code(const struct cmprof_retired *r)
+{
+    struct num_ref now;
+    uint32_t len = 0, old_len = 0;
+    for (uint32_t k = 0; k <= CMPROF_TASK_NAME_WORDS; k++)
+        now.text[k] = cmprof_tag_names.copy[r->index][k];
+    while (len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)now.text)[len])
+        len++;
+    while (old_len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)r->copy)[old_len])
+        old_len++;
+    now.len = len;
+    return num_code(&now, (const char *)r->copy, old_len);
+}
+
 __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
 {
     for (uint32_t head = cmprof_tag_names.retired_head; head != cmprof_tag_names.retired_tail;
          cmprof_tag_names.retired_head = ++head) {
         const struct cmprof_retired *r = &cmprof_tag_names.retired[head % CMPROF_TASKS_RETIRED];
+        uint32_t code;
+        if ((int32_t)cmprof_tasks.ixc[r->index] < 0 && n_retired_in < CMPROF_TASKS_RETIRED &&
+            (code = retired_code(r)) != 0u) { /* its new name not sent yet: with it */
+            retired_in[n_retired_in].index = (uint16_t)r->index;
+            retired_in[n_retired_in++].chars = (uint16_t)code;
+            continue;
+        }
         if (repeat_len + ENTRY_MAX > LINE_ROOM - LINE_TAIL)
             flush_repeats(putc);
         if (!repeat_len) {
@@ -992,6 +1030,22 @@ __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
         host_name_id[r->index] = named;
     }
     flush_repeats(putc);
+}
+
+/* The '=' entry at b (end at e) of index i with i's retired name inside it, if one waits. */
+static char *put_retired_in(char *b, char *e, uint32_t i)
+{
+    for (uint32_t k = 0; k < n_retired_in; k++) {
+        if (retired_in[k].index != i)
+            continue;
+        for (char *p = e; p-- > b + 1;) /* the entry after its '=' moves up 3 */
+            p[RETIRED_IN] = *p;
+        b[1] = '=';
+        __builtin_memcpy(b + 2, &retired_in[k].chars, 2);
+        retired_in[k] = retired_in[--n_retired_in];
+        return e + RETIRED_IN;
+    }
+    return e;
 }
 #endif
 
@@ -1437,6 +1491,8 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
 #if CMPROF_TAG_NAMES
+    if (n_retired_in && o.b != b)
+        o.b = put_retired_in(b, o.b, i);
     cmprof_tasks.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
                                              missed the id's name needs a repeat */
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
@@ -1647,7 +1703,11 @@ static char *group_head(char *b)
     return b;
 }
 #define DEFS_MAX 8u /* names a sample line carries at most (more: the next line) */
+#if CMPROF_TAG_NAMES
+#define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX + RETIRED_IN))
+#else
 #define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX))
+#endif
 _Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
 
 /* One line of up to LINE_SAMPLES samples, each new task's name inside it right before the samples

@@ -284,6 +284,12 @@ def all_scenarios():
                           CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                           PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CHURN_POOL=100, CHURN_UNIQUE=unique,
                           SPAWN_TICKS=spawn, RUN_TICKS=3000, MAX_IDS=4096))
+    # ... unique names built as README's FreeRTOS recipe says (CMPROF_TAG_NAMES=1: an index a name; version 8's
+    # numbered names: u000124 after u000123 in 3 bytes)
+    s.append(scenario("frtos_churn_unique_tn", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
+                      CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500,
+                      CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CHURN_POOL=100, CHURN_UNIQUE=1, SPAWN_TICKS=10,
+                      RUN_TICKS=3000, MAX_IDS=4096, CMPROF_TAG_NAMES=1))
     # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
     # seed of its own: the same seed would repeat the stream run's draw of sample times)
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
@@ -787,6 +793,10 @@ def _def_entry(s, i, state):
         index = None
     else:
         index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    if state.get("version", 0) >= 8 and s[i] == "=":  # the index's last name inside, numbered against the new
+        index, tag, name, end = _def_entry(s, i + 3, state)
+        state["retired"] = (index, num_name(name, s, i + 1))
+        return index, tag, name, end
     if state.get("version", 0) >= 8 and s[i] in NUM8:  # numbered: the epoch's last name, another number
         name = num_name(state.get("num_ref") if state.get("num_ref_ok") else None, s, i)
         state["num_ref"], state["num_ref_ok"] = name, name is not None
@@ -884,6 +894,9 @@ def sample_line_items(body, state):
         c, index = body[i], None
         if tagged and c == "=":
             index, tag, name, end = _def_entry(body, i + 1, state)
+            retired = state.pop("retired", None)
+            if retired:  # version 8: the index's last name, as an @N entry of it, first (its bytes in the entry's)
+                yield "def", retired[0], "%08x" % (0xFFFFA000 + retired[0]), retired[1], 0
             yield "def", index, tag, name, end - i
             i = end
             continue

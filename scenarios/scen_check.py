@@ -1351,7 +1351,7 @@ def idle_entries(text):
     return count
 
 
-FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique")
+FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique", "frtos_churn_unique_tn")
 
 
 def frtos_churn_cost(name, r, n):
