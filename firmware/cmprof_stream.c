@@ -99,7 +99,9 @@ struct num_ref {
     uint32_t len;             /* 0: none */
 };
 static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since the page epoch began */
-static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out */
+static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out, numbered */
+static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
+static uint32_t repeat_len_ref;   /* ... its length (0: none yet in the line) */
 #if CMPROF_TAG_NAMES
 static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
     uint16_t index;
@@ -782,11 +784,8 @@ static uint32_t low_digits(const char *s, uint32_t k)
 
 /* The 2 chars of a numbered name (the low byte first), or 0 when the name at s (len chars, a word's
  * room past them, as r's text has) is no numbered form of r's. */
-static uint32_t num_code(const struct num_ref *r, const char *s, uint32_t len)
+static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 {
-    if (r->len != len || !len)
-        return 0;
-    const char *t = (const char *)r->text;
     uint32_t same = 0;
     for (; same < len; same += 4u) { /* a word at a time: the first char that differs */
         uint32_t x, y;
@@ -806,6 +805,9 @@ static uint32_t num_code(const struct num_ref *r, const char *s, uint32_t len)
         return 0;
     return (uint32_t)(uint8_t)num_chars[code >> 6] | (uint32_t)(uint8_t)b64[code & 63u] << 8;
 }
+
+/* The same against r (0: no name there yet, or another length: no call). */
+#define num_code(r, s, n) ((r)->len == (n) && (n) ? num_code_at((const char *)(r)->text, (s), (n)) : 0u)
 
 /* The name at s (len chars) is r's from now on. */
 static void num_keep(struct num_ref *r, const char *s, uint32_t len)
@@ -838,13 +840,16 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     HOST_GETS_TAG(i, tag);
     uint32_t len = (uint32_t)(end - n - 1u);
     if (at == repeat_line + 2)
-        repeat_ref.len = 0; /* the line's first entry: whole */
-    uint32_t code = num_code(&repeat_ref, b + n + 1, len);
-    num_keep(&repeat_ref, b + n + 1, len);
-    if (code) { /* version 8: the line's entry before it, with another number */
+        repeat_len_ref = 0; /* the line's first entry: whole */
+    uint32_t code = repeat_len_ref == len && len ? num_code_at(repeat_text, b + n + 1, len) : 0u;
+    if (code) { /* version 8: the line's entry before it, with another number (a copy: its chars go) */
+        num_keep(&repeat_ref, b + n + 1, len);
+        repeat_text = (const char *)repeat_ref.text;
         COPY4(b + n, &code);
         return n + 2u;
     }
+    repeat_text = b + n + 1; /* whole: the line keeps it */
+    repeat_len_ref = len;
     b[n] = b64[len];
     return end;
 }
@@ -1004,7 +1009,7 @@ static uint32_t retired_code(const struct cmprof_retired *r)
     while (old_len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)r->copy)[old_len])
         old_len++;
     now.len = len;
-    return num_code(&now, (const char *)r->copy, old_len);
+    return num_code(&now, (const char *)r->copy, old_len); /* (now: the index's new name) */
 }
 
 __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
