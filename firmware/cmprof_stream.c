@@ -92,6 +92,7 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 #define PAGE_NONE 0xFFFFFFFFu /* a key no page has (pages are 18 bits) */
 static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
+#if CMPROF_TAG_NAMES
 /* Version 8's numbered names (put_numbered): the name each refers to. */
 #define NUM_WORDS (TASK_NAME_MAX / 4u)
 struct num_ref {
@@ -102,7 +103,6 @@ static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since th
 static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out, numbered */
 static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
 static uint32_t repeat_len_ref;   /* ... its length (0: none yet in the line) */
-#if CMPROF_TAG_NAMES
 static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
     uint16_t index;
     uint16_t chars;
@@ -115,7 +115,9 @@ __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mod
 {
     if (number % PAGE_EPOCH)
         return;
+#if CMPROF_TAG_NAMES
     epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
+#endif
     struct eight {
         uint32_t w[8];
     };
@@ -765,6 +767,7 @@ static size_t put_copy(char *b, size_t n, const char *name)
  * host adds the difference to the earlier name's trailing number (its last digits, at most 9) and
  * writes it in as many digits. The firmware never reads a number whole: two names of one length
  * that differ only in their last 3 chars or fewer, digits in both, differ by those chars' values. */
+#if CMPROF_TAG_NAMES
 #define NUM_SPAN 832 /* a difference of -832..831: 26 x 64 values */
 static const char num_chars[] = "#$%&'()*,-.:;<>?@[]^_`{|}~"; /* 26: no base64 char, no '!', '=' or quote */
 _Static_assert(sizeof num_chars - 1u == 2u * NUM_SPAN / 64u, "num_chars: the span's leads");
@@ -816,6 +819,7 @@ static void num_keep(struct num_ref *r, const char *s, uint32_t len)
         COPY4(&r->text[k], s + 4u * k);
     r->len = len;
 }
+#endif
 
 /* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
  * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
@@ -839,6 +843,7 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
 #endif
     HOST_GETS_TAG(i, tag);
     uint32_t len = (uint32_t)(end - n - 1u);
+#if CMPROF_TAG_NAMES /* (the other builds' drains keep their stack: no numbered entry there) */
     if (at == repeat_line + 2)
         repeat_len_ref = 0; /* the line's first entry: whole */
     uint32_t code = repeat_len_ref == len && len ? num_code_at(repeat_text, b + n + 1, len) : 0u;
@@ -850,6 +855,9 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
     }
     repeat_text = b + n + 1; /* whole: the line keeps it */
     repeat_len_ref = len;
+#else
+    (void)at;
+#endif
     b[n] = b64[len];
     return end;
 }
