@@ -528,14 +528,15 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
     if (!first_try && !d->have_base && !v1) {
         /* no announce yet: version 7's and 6's samples are counted too, and their '=' entries (a late
          * host's first lines: a new task's name) named, not taken for a malformed line */
-        static const uint32_t early[] = {7, 6};
+        static const uint32_t early[] = {8, 6}; /* (8: version 7's lines, and its numbered names) */
         uint32_t version = d->version;
-        bool digits = d->pc_digits, compact = d->compact, paged = d->paged;
+        bool digits = d->pc_digits, compact = d->compact, paged = d->paged, numbered = d->numbered;
         for (size_t k = 0; k < sizeof early / sizeof *early && !first_try; k++) {
             d->version = early[k]; /* in that form both: version 7's entries take the next sample's index */
             d->pc_digits = false;
             d->compact = early[k] == 6;
-            d->paged = early[k] == 7;
+            d->paged = early[k] == 8;
+            d->numbered = early[k] == 8;
             first_try = parse_samples(d, s, len, tagged, &l, sink);
             if (first_try)
                 emit_samples(d, s, len, tagged, &l, stands_for, kept, sink);
@@ -544,6 +545,7 @@ static void stream_samples(struct text_decoder *d, const char *s, size_t len, bo
         d->pc_digits = digits;
         d->compact = compact;
         d->paged = paged;
+        d->numbered = numbered;
         if (first_try)
             return;
     }
@@ -626,6 +628,12 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
     e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
     e.pc.kept = kept;
     d->front_len = 0; /* the entries again, in the line's order (version 7's front-coded names) */
+    if (d->paged && l->number % PAGE7_EPOCH == 0) { /* version 8's numbered names: afresh with the pages */
+        d->num_ref_len = 0;
+        d->num_ref_ok = true;
+    } else if (d->paged && !l->known) {
+        d->num_ref_ok = false; /* a line of the epoch missed: its numbered names are not known here */
+    }
     for (size_t k = 0, next_def = 0; k <= n; k++) {
         for (; next_def < l->n_defs && l->def_before[next_def] <= k; next_def++) {
             size_t at = l->defs[next_def];
@@ -704,7 +712,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 7u
+#define STREAM_VERSION 8u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -780,6 +788,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
     d->paged = ver >= 7;     /* version 7: the page cache and the line's number */
+    d->numbered = ver >= 8;  /* version 8: numbered names */
     d->number_may_restart = true;
     d->number_known &= d->paged;
     d->code_base = (uint32_t)base;
@@ -894,6 +903,51 @@ static bool entry_name7(struct text_decoder *d, const char *s, size_t len, size_
     return true;
 }
 
+/* Version 8: a numbered name's 2 chars at s[i]: a lead that is no base64 char (NUM8's k-th: k x 64)
+ * and a base64 char; the difference of the two numbers is their value - 832. False: not one. */
+/* Numbered names are read after a version 8 announce, and before any (no base64 char leads one: a
+ * host that attached late reads them before the next announce). */
+#define NUMBERED(d) ((d)->numbered || !(d)->version)
+static const char NUM8[] = "#$%&'()*,-.:;<>?@[]^_`{|}~";
+static bool num_delta(const char *s, size_t len, size_t i, int32_t *delta)
+{
+    const char *lead = i + 1 < len && s[i] ? strchr(NUM8, s[i]) : NULL;
+    int lo = lead ? b64val(s[i + 1]) : -1;
+    if (lo < 0)
+        return false;
+    *delta = (int32_t)((lead - NUM8) * 64 + lo) - 832;
+    return true;
+}
+
+/* ref's name (n chars) with its trailing number (its last digits, at most 9) plus delta, in as many
+ * digits, at out; false when it has none, or the number leaves them. */
+static bool num_name(const char *ref, size_t n, int32_t delta, char out[64])
+{
+    size_t d = 0;
+    int64_t v = 0, scale = 1;
+    while (d < n && d < 9u && ref[n - 1u - d] >= '0' && ref[n - 1u - d] <= '9') {
+        v += (ref[n - 1u - d] - '0') * scale;
+        scale *= 10;
+        d++;
+    }
+    v += delta;
+    if (!d || v < 0 || v >= scale)
+        return false;
+    memcpy(out, ref, n - d);
+    for (size_t k = n; k-- > n - d; v /= 10)
+        out[k] = (char)('0' + v % 10);
+    return true;
+}
+
+/* A version 8 '=' entry's numbered name: the epoch's last name with another number, when this host
+ * has it (NULL: it missed a line of the epoch, or came in after its start). */
+static const char *epoch_numbered(struct text_decoder *d, int32_t delta, char built[64], size_t *n)
+{
+    d->num_ref_ok = d->num_ref_ok && d->num_ref_len && num_name(d->num_ref, d->num_ref_len, delta, built);
+    *n = d->num_ref_len;
+    return d->num_ref_ok ? built : NULL;
+}
+
 /* Version 5: the name id's name is `name` from here on. */
 static void keep_name_id(struct text_decoder *d, uint32_t id, const char *name, size_t n)
 {
@@ -917,11 +971,17 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
     uint32_t tag = 0;
     const char *name = NULL;
     size_t n = 0;
+    int32_t delta = 0, retired_delta = 0;
+    bool retired = NUMBERED(d) && t >= 0 && *i < len && s[*i] == '='; /* version 8: the index's last name */
+    if (retired && !num_delta(s, len, *i + 1, &retired_delta))
+        return false;
+    *i += retired ? 3u : 0u;
+    bool numbered = NUMBERED(d) && t >= 0 && num_delta(s, len, *i, &delta); /* version 8 */
     int hi = t >= 0 && *i + 2 <= len ? b64val(s[*i]) : -1, lo = hi >= 0 ? b64val(s[*i + 1]) : -1;
-    if (hi < 0 || lo < 0)
+    if (!numbered && (hi < 0 || lo < 0))
         return false;
     *i += 2;
-    uint32_t head = (uint32_t)(hi << 6 | lo), id = head & (TEXT_NAME_IDS - 1u);
+    uint32_t head = numbered ? 0u : (uint32_t)(hi << 6 | lo), id = head & (TEXT_NAME_IDS - 1u);
     if ((head & 0x800u) && !tag6(s, len, i, &tag))
         return false;
     char built[64]; /* a front-coded name (version 7) */
@@ -930,9 +990,16 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         return false;
     if (emit == ENTRY_CHECK_DEF)
         return true;
-    if (name)
+    if (numbered)
+        name = epoch_numbered(d, delta, built, &n);
+    else if (name)
         keep_name_id(d, id, name, n);
-    else if (d->name_id_epoch[id] == d->names_epoch + 1u) {
+    if (name && (numbered || (head & 0x400u)) && NUMBERED(d)) { /* the epoch's last name written out */
+        memcpy(d->num_ref, name, n);
+        d->num_ref_len = (uint8_t)n;
+        d->num_ref_ok = true;
+    }
+    if (!numbered && !name && d->name_id_epoch[id] == d->names_epoch + 1u) {
         name = d->name_ids[id];
         n = d->name_id_len[id];
     }
@@ -944,6 +1011,13 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         d->task_tags[t] = tag;
         d->task_epoch[t] = d->names_epoch - 1u;
         return true;
+    }
+    char was[64];
+    if (retired && num_name(name, n, retired_delta, was)) { /* as an "@N" entry of the index, first */
+        struct ev r = {.type = EV_TASK_NAME, .offset = d->line_offset,
+                       .task_name = {.tag = INDEX_TAG(t), .name = was, .name_len = n,
+                                     .pending = name_index(d, t, INDEX_TAG(t), false, sink)}};
+        ev_emit(sink, &r);
     }
     struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
                    .task_name = {.tag = tag, .name = name, .name_len = n, .pending = name_index(d, t, tag, true, sink)}};
@@ -970,17 +1044,31 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
         tag = tag << 6 | (uint32_t)c;
     }
     *i += own ? 1u : 6u;
-    int n = b64val(s[*i]);
-    *i += 1;
-    if (n < 0 || *i + (size_t)n > len)
-        return false;
+    char built[64];
+    const char *name = s + *i + 1;
+    size_t n;
+    int32_t delta;
+    if (NUMBERED(d) && num_delta(s, len, *i, &delta)) { /* version 8: the entry before, numbered */
+        if (!d->rep_ref_len || !num_name(d->rep_ref, d->rep_ref_len, delta, built))
+            return false;
+        name = built;
+        n = d->rep_ref_len;
+        *i += 2;
+    } else {
+        int c = b64val(s[*i]);
+        if (c < 0 || *i + 1 + (size_t)c > len)
+            return false;
+        n = (size_t)c;
+        *i += 1 + n;
+    }
+    memcpy(d->rep_ref, name, n);
+    d->rep_ref_len = (uint8_t)n;
     if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {
         struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
-                       .task_name = {.tag = tag, .name = s + *i, .name_len = (size_t)n,
+                       .task_name = {.tag = tag, .name = d->rep_ref, .name_len = n,
                                      .pending = name_index(d, t, tag, emit == ENTRY_NEW, sink)}};
         ev_emit(sink, &e);
     }
-    *i += (size_t)n;
     return true;
 }
 
@@ -988,12 +1076,14 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
 static void control_repeats(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     size_t i = 2;
+    d->rep_ref_len = 0; /* (version 8: numbered entries refer within the line) */
     while (i < len)
         if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink)) {
             textline_bad(d);
             names_unsure(d, sink);
             return;
         }
+    d->rep_ref_len = 0;
     for (i = 2; i < len;)
         repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }

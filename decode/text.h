@@ -101,6 +101,12 @@ struct text_decoder {
     uint64_t doubtful_mark;  /* lines counted malformed or not read, as of the last numbered line */
     char front[64];    /* version 7: the last name the line sent whole (front-coded names refer to it; */
     uint8_t front_len; /* 0: none yet in the line) */
+    bool numbered;     /* version 8: numbered names (another's with another trailing number) */
+    char num_ref[64];  /* version 8: the last name a '=' entry wrote out since the page epoch began */
+    uint8_t num_ref_len; /* (0: none yet) */
+    bool num_ref_ok;   /* ... known: every line read since the epoch's first */
+    char rep_ref[64];  /* version 8: the "@N" line's entry before (0: the line's first) */
+    uint8_t rep_ref_len;
     uint32_t version;        /* of the last announce read (0: none) */
     bool other_seen;         /* a sample line of another version came since that announce */
     uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */

@@ -32,6 +32,7 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define NAME_DEBT 1024
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 #define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
+#define TURNS_LINE 4u /* turns that make a line of repeats go, short of credit */
 #define GONE CMPROF_TASK_GONE
 #define UNSENT CMPROF_TASK_UNSENT
 #define PENDING_N CMPROF_TASKS_PENDING
@@ -91,11 +92,32 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 #define PAGE_NONE 0xFFFFFFFFu /* a key no page has (pages are 18 bits) */
 static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
+#if CMPROF_TAG_NAMES
+/* Version 8's numbered names (put_numbered): the name each refers to. */
+#define NUM_WORDS (TASK_NAME_MAX / 4u)
+struct num_ref {
+    uint32_t text[NUM_WORDS + 1u]; /* the name (its first len chars count; a word's room past them) */
+    uint32_t len;             /* 0: none */
+};
+static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since the page epoch began */
+static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out, numbered */
+static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
+static uint32_t repeat_len_ref;   /* ... its length (0: none yet in the line) */
+static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
+    uint16_t index;
+    uint16_t chars;
+} retired_in[CMPROF_TASKS_RETIRED];
+static uint32_t n_retired_in;
+#endif
+
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
     if (number % PAGE_EPOCH)
         return;
+#if CMPROF_TAG_NAMES
+    epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
+#endif
     struct eight {
         uint32_t w[8];
     };
@@ -448,7 +470,7 @@ static void send_announce(cmprof_putc_fn putc)
     }
     flush_repeats(putc); /* (a no-op: repeats go out whole within repeat_names) */
     char *line = repeat_line; /* its buffer, free now: RAM for version 7's page cache on 16 KB parts */
-    size_t n = put_text(line, 0, "@cmprof v=7"); /* 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
+    size_t n = put_text(line, 0, "@cmprof v=8"); /* 8: numbered names; 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -698,6 +720,7 @@ static void forget_names_sent(void)
      * name) once samples sent from now on carry it; names retired before went with samples before */
     memset(cmprof_tasks.live, 0, sizeof cmprof_tasks.live);
     cmprof_tag_names.retired_head = cmprof_tag_names.retired_tail;
+    n_retired_in = 0; /* (their samples went before: a new host needs them not) */
 #endif
 #if !CMPROF_TAG_NAMES /* (there the tick owns the flags) */
     for (uint32_t i = 0; i < cmprof_tasks.n_tags; i++)
@@ -735,12 +758,76 @@ static size_t put_copy(char *b, size_t n, const char *name)
 }
 #endif
 
+/* Version 8's numbered names: a name that is an earlier one's with another trailing number (what
+ * sprintf("u%06u", n) makes: the way firmware names tasks of their own) goes as the difference of
+ * the two numbers in 2 chars, the first one no base64 char (so a host tells it from a length or a
+ * head): the earlier name is, in a sample line, the last name a '=' entry of the page epoch wrote
+ * out (whole, front-coded or numbered: both sides start afresh where the page cache does, so a host
+ * that can place the line's samples has it), in an "@N" line the entry before it in the line. The
+ * host adds the difference to the earlier name's trailing number (its last digits, at most 9) and
+ * writes it in as many digits. The firmware never reads a number whole: two names of one length
+ * that differ only in their last 3 chars or fewer, digits in both, differ by those chars' values. */
+#if CMPROF_TAG_NAMES
+#define NUM_SPAN 832 /* a difference of -832..831: 26 x 64 values */
+static const char num_chars[] = "#$%&'()*,-.:;<>?@[]^_`{|}~"; /* 26: no base64 char, no '!', '=' or quote */
+_Static_assert(sizeof num_chars - 1u == 2u * NUM_SPAN / 64u, "num_chars: the span's leads");
+
+/* The value of the k (1..3) digits at s, or 1000 when one is no digit. */
+static uint32_t low_digits(const char *s, uint32_t k)
+{
+    uint32_t v = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t c = (uint32_t)(uint8_t)s[j] - '0';
+        if (c > 9u)
+            return 1000u;
+        v = v * 10u + c;
+    }
+    return v;
+}
+
+/* The 2 chars of a numbered name (the low byte first), or 0 when the name at s (len chars, a word's
+ * room past them, as r's text has) is no numbered form of r's. */
+static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
+{
+    uint32_t same = 0;
+    for (; same < len; same += 4u) { /* a word at a time: the first char that differs */
+        uint32_t x, y;
+        COPY4(&x, s + same);
+        COPY4(&y, t + same);
+        if (x != y) {
+            same += LOW_BYTE(x ^ y);
+            break;
+        }
+    }
+    uint32_t k = same < len ? len - same : 1u; /* the same name: its last char, a digit, plus 0 */
+    if (k > 3u)
+        return 0;
+    uint32_t a = low_digits(s + len - k, k), b = low_digits(t + len - k, k);
+    uint32_t code = a - b + (uint32_t)NUM_SPAN;
+    if (a >= 1000u || b >= 1000u || code >= 2u * (uint32_t)NUM_SPAN)
+        return 0;
+    return (uint32_t)(uint8_t)num_chars[code >> 6] | (uint32_t)(uint8_t)b64[code & 63u] << 8;
+}
+
+/* The same against r (0: no name there yet, or another length: no call). */
+#define num_code(r, s, n) ((r)->len == (n) && (n) ? num_code_at((const char *)(r)->text, (s), (n)) : 0u)
+
+/* The name at s (len chars) is r's from now on. */
+static void num_keep(struct num_ref *r, const char *s, uint32_t len)
+{
+    for (uint32_t k = 0; k < NUM_WORDS && 4u * k < len; k++)
+        COPY4(&r->text[k], s + 4u * k);
+    r->len = len;
+}
+#endif
+
 /* A name entry of an "@N" line: the index, the tag in 6 chars (big-endian base64) or '=' for the
  * index's own (CMPROF_INDEX_TAG: a named index's, version 7), the name's length in one char, the
  * name: whole, for a host that attached late. */
 #define ENTRY_MAX (3u + 6u + 2u + 1u + TASK_NAME_MAX) /* and a '=' entry's head */
 static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
+    const char *at = b + n;
     host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
     n = put_index(b, n, i);
 #if CMPROF_TAG_NAMES
@@ -754,8 +841,24 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
 #endif
-    b[n] = b64[end - n - 1];
     HOST_GETS_TAG(i, tag);
+    uint32_t len = (uint32_t)(end - n - 1u);
+#if CMPROF_TAG_NAMES /* (the other builds' drains keep their stack: no numbered entry there) */
+    if (at == repeat_line + 2)
+        repeat_len_ref = 0; /* the line's first entry: whole */
+    uint32_t code = repeat_len_ref == len && len ? num_code_at(repeat_text, b + n + 1, len) : 0u;
+    if (code) { /* version 8: the line's entry before it, with another number (a copy: its chars go) */
+        num_keep(&repeat_ref, b + n + 1, len);
+        repeat_text = (const char *)repeat_ref.text;
+        COPY4(b + n, &code);
+        return n + 2u;
+    }
+    repeat_text = b + n + 1; /* whole: the line keeps it */
+    repeat_len_ref = len;
+#else
+    (void)at;
+#endif
+    b[n] = b64[len];
     return end;
 }
 
@@ -805,6 +908,21 @@ __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
     return b + 2 + (len - shared);
 }
 
+#if CMPROF_TAG_NAMES
+/* Version 8: a '=' entry of 2 chars in place of its head, the epoch's last name with another
+ * number (num_code's `code`); the name (at s) is the epoch's last from now on. The host has it by
+ * no id: nothing left out for the index later. A host that can place the entry's sample has the
+ * name (def_whole). */
+static size_t put_numbered(char *b, size_t head, uint32_t i, const char *s, uint32_t len, uint32_t code)
+{
+    num_keep(&epoch_ref, s, len);
+    host_name_id[i] = 0;
+    def_whole = true;
+    COPY4(b + head, &code);
+    return head + 2u;
+}
+#endif
+
 static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, const char *name)
 {
     /* version 7: no index; the sample right after the entry has it as its tag (an owed name goes
@@ -812,23 +930,34 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     size_t head = n;
     uint32_t flags = 0;
     n += 2u;
-    if (!HOST_HAS_TAG(i, tag)) {
+    bool has_tag = HOST_HAS_TAG(i, tag);
+    if (!has_tag) {
         flags = DEF_TAG;
         n = put_tag6(b, n, tag);
         HOST_GETS_TAG(i, tag);
     }
 #if CMPROF_TAG_NAMES
     size_t end = put_copy(b, n + 1, name);
-    uint32_t id = name_id(name, end - n - 1); /* the index's copy: whole words */
+    uint32_t len = (uint32_t)(end - n - 1u);
+    uint32_t code = has_tag ? num_code(&epoch_ref, b + n + 1, len) : 0u;
+    if (code) /* first: no hash for a new number */
+        return put_numbered(b, head, i, b + n + 1, len, code);
+    uint32_t id = name_id(name, len); /* the index's copy: whole words */
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
-    uint32_t id = name_id(b + n + 1, end - n - 1);
+    uint32_t len = (uint32_t)(end - n - 1u);
+    /* no numbered name: a slot's entry that only says its name again is left out by its id (a worker
+     * re-created in its block), and a numbered one would say it again whenever the id changed hands */
+    uint32_t id = name_id(b + n + 1, len);
 #endif
     flags |= id & ~NAME_FRESH;
     def_whole = (id & NAME_FRESH) != 0;
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
-        n = put_name7(b + n, (uint32_t)(end - n - 1)) - b;
+#if CMPROF_TAG_NAMES
+        num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
+#endif
+        n = put_name7(b + n, len) - b;
     }
     uint16_t named = (uint16_t)((id & ~NAME_FRESH) + 1u + ((uint32_t)name_ids[id & ~NAME_FRESH].taken << HOST_NAME_ID_SHIFT));
     if (!(flags & (DEF_TAG | DEF_NAME)) && host_name_id[i] == named)
@@ -868,11 +997,41 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
  * goes to another name long before a round of repeats reaches it (names of their own, created
  * fast). One repeat at most for each index that goes to another name, paid from the names' share
  * (their debt, as a new name's). */
+/* Version 8: a retired name whose index's new name is still owed, and that is that new name with
+ * another number, goes inside the new name's '=' entry ("=" NUM B64 after its '=': 3 bytes where an
+ * "@N" entry took about 10 and often a line of its own), right before it: the host applies it as
+ * an "@N" entry of the index, then the entry. At most CMPROF_TASKS_RETIRED wait so, each its index
+ * and its 2 chars. */
+#define RETIRED_IN 3u /* the bytes one takes in a '=' entry */
+
+/* The 2 chars of retired name r as its index's new name (the index's copy) with another number, or
+ * 0 when it is none. */
+static uint32_t retired_code(const struct cmprof_retired *r)
+{
+    struct num_ref now;
+    uint32_t len = 0, old_len = 0;
+    for (uint32_t k = 0; k <= CMPROF_TASK_NAME_WORDS; k++)
+        now.text[k] = cmprof_tag_names.copy[r->index][k];
+    while (len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)now.text)[len])
+        len++;
+    while (old_len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)r->copy)[old_len])
+        old_len++;
+    now.len = len;
+    return num_code(&now, (const char *)r->copy, old_len); /* (now: the index's new name) */
+}
+
 __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
 {
     for (uint32_t head = cmprof_tag_names.retired_head; head != cmprof_tag_names.retired_tail;
          cmprof_tag_names.retired_head = ++head) {
         const struct cmprof_retired *r = &cmprof_tag_names.retired[head % CMPROF_TASKS_RETIRED];
+        uint32_t code;
+        if ((int32_t)cmprof_tasks.ixc[r->index] < 0 && n_retired_in < CMPROF_TASKS_RETIRED &&
+            (code = retired_code(r)) != 0u) { /* its new name not sent yet: with it */
+            retired_in[n_retired_in].index = (uint16_t)r->index;
+            retired_in[n_retired_in++].chars = (uint16_t)code;
+            continue;
+        }
         if (repeat_len + ENTRY_MAX > LINE_ROOM - LINE_TAIL)
             flush_repeats(putc);
         if (!repeat_len) {
@@ -884,6 +1043,22 @@ __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
         host_name_id[r->index] = named;
     }
     flush_repeats(putc);
+}
+
+/* The '=' entry at b (end at e) of index i with i's retired name inside it, if one waits. */
+static char *put_retired_in(char *b, char *e, uint32_t i)
+{
+    for (uint32_t k = 0; k < n_retired_in; k++) {
+        if (retired_in[k].index != i)
+            continue;
+        for (char *p = e; p-- > b + 1;) /* the entry after its '=' moves up 3 */
+            p[RETIRED_IN] = *p;
+        b[1] = '=';
+        __builtin_memcpy(b + 2, &retired_in[k].chars, 2);
+        retired_in[k] = retired_in[--n_retired_in];
+        return e + RETIRED_IN;
+    }
+    return e;
 }
 #endif
 
@@ -909,8 +1084,9 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
     /* slots taken since the round began are in it: a task created just after a round began, its
      * name missed by a late host, would otherwise wait for the whole of the next round */
     stream.round_end = cmprof_tasks.n_tags;
-    if (stream.credit < NAME_BURST * NAME_SHARE && !stream.turns)
-        return; /* a line's worth of credit first: each line's check and "@N" paid for several names */
+    if (stream.credit < NAME_BURST * NAME_SHARE && stream.turns < TURNS_LINE)
+        return; /* a line's worth of credit first, or of turns: each line's check and "@N" paid for
+                   several names (a turn a line: 6 bytes of framing a repeat under churn) */
     for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
 #if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
@@ -1328,6 +1504,8 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     struct name_out o = {b, b + 1 + ENTRY_MAX, true};
     put_def(&o, i, cmprof_tasks.tags[i], cmprof_tasks.owed[i]);
 #if CMPROF_TAG_NAMES
+    if (n_retired_in && o.b != b)
+        o.b = put_retired_in(b, o.b, i);
     cmprof_tasks.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
                                              missed the id's name needs a repeat */
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
@@ -1538,7 +1716,11 @@ static char *group_head(char *b)
     return b;
 }
 #define DEFS_MAX 8u /* names a sample line carries at most (more: the next line) */
+#if CMPROF_TAG_NAMES
+#define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX + RETIRED_IN))
+#else
 #define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX))
+#endif
 _Static_assert(1u + 64u * SAMPLE_MAX + DEFS_ROOM + LINE_TAIL <= 1024u, "a line within the host's 1024 bytes");
 
 /* One line of up to LINE_SAMPLES samples, each new task's name inside it right before the samples

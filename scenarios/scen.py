@@ -284,6 +284,12 @@ def all_scenarios():
                           CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER",
                           PERIOD=500, CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CHURN_POOL=100, CHURN_UNIQUE=unique,
                           SPAWN_TICKS=spawn, RUN_TICKS=3000, MAX_IDS=4096))
+    # ... unique names built as README's FreeRTOS recipe says (CMPROF_TAG_NAMES=1: an index a name; version 8's
+    # numbered names: u000124 after u000123 in 3 bytes)
+    s.append(scenario("frtos_churn_unique_tn", "frtos", core="an385", CMPROF_STREAM=1, CMPROF_RING_N=512,
+                      CMPROF_TAG="cmprof_current_task", CMPROF_PORT="CMPROF_PORT_CMSDK_DUALTIMER", PERIOD=500,
+                      CMPROF_JITTER=255, CMPROF_STREAM_LINE=32, CHURN_POOL=100, CHURN_UNIQUE=1, SPAWN_TICKS=10,
+                      RUN_TICKS=3000, MAX_IDS=4096, CMPROF_TAG_NAMES=1))
     # ... in dump mode (no CMPROF_STREAM): one dump at the end, every task's name in it (a jitter
     # seed of its own: the same seed would repeat the stream run's draw of sample times)
     s.append(scenario("frtos_dump", "frtos", core="an385", CMPROF_RING_N=8192, CMPROF_TAG="cmprof_current_task",
@@ -738,9 +744,27 @@ B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 B64_VAL = {c: i for i, c in enumerate(B64)}
 
 
-def _name_entry(s, i, state=None):
+NUM8 = "#$%&'()*,-.:;<>?@[]^_`{|}~"  # version 8: a numbered name's lead chars (no base64 char)
+
+
+def num_name(ref, s, i):
+    """Version 8: the numbered name at s[i] (2 chars: NUM8's k-th, then base64: the difference k * 64 +
+    value - 832) of ref (its trailing number, its last digits up to 9, in as many digits); None when
+    ref is None or has none."""
+    delta = NUM8.index(s[i]) * 64 + B64_VAL[s[i + 1]] - 832
+    d = 0
+    while ref and d < min(len(ref), 9) and ref[len(ref) - 1 - d].isdigit():
+        d += 1
+    if not d:
+        return None
+    v = int(ref[len(ref) - d:]) + delta
+    return ref[:len(ref) - d] + "%0*d" % (d, v) if 0 <= v < 10 ** d else None
+
+
+def _name_entry(s, i, prev=None):
     """One name entry at s[i] (an "@N" line's, or before version 5 a sample line's after '='): the index,
-    6 chars of tag (version 7: or '=', the index's own, 0xFFFFA000 + index), 1 of length, the name.
+    6 chars of tag (version 7: or '=', the index's own, 0xFFFFA000 + index), 1 of length, the name
+    (version 8: or numbered, 2 chars, prev's with another number: prev is the line's entry before).
     Returns (index, tag, name, where it ends)."""
     val = B64_VAL
     index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
@@ -751,6 +775,8 @@ def _name_entry(s, i, state=None):
         for c in s[i:i + 6]:
             tag = tag << 6 | val[c]
         i += 6
+    if s[i] in NUM8:
+        return index, "%08x" % tag, num_name(prev, s, i), i + 2
     n = val[s[i]]
     return index, "%08x" % tag, s[i + 1:i + 1 + n], i + 1 + n
 
@@ -767,6 +793,16 @@ def _def_entry(s, i, state):
         index = None
     else:
         index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    if state.get("version", 0) >= 8 and s[i] == "=":  # the index's last name inside, numbered against the new
+        index, tag, name, end = _def_entry(s, i + 3, state)
+        state["retired"] = (index, num_name(name, s, i + 1))
+        return index, tag, name, end
+    if state.get("version", 0) >= 8 and s[i] in NUM8:  # numbered: the epoch's last name, another number
+        name = num_name(state.get("num_ref") if state.get("num_ref_ok") else None, s, i)
+        state["num_ref"], state["num_ref_ok"] = name, name is not None
+        index = sample_tag7(s, i + 2)[0]
+        tag = state.setdefault("tags", {}).get(index)
+        return index, tag, name, i + 2
     head = val[s[i]] << 6 | val[s[i + 1]]
     i += 2
     tag = state.setdefault("tags", {}).get(index)
@@ -785,6 +821,7 @@ def _def_entry(s, i, state):
         else:
             name = state["front"] = s[i + 1:i + 1 + n]
         ids[head & 0x3FF] = name
+        state["num_ref"], state["num_ref_ok"] = name, True  # version 8: the epoch's last name written out
         i += 1 + n
     if index is None:
         index = sample_tag7(s, i)[0]
@@ -846,10 +883,20 @@ def sample_line_items(body, state):
     version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
     i = 3 if version >= 7 else 1  # version 7: the line's number first
     state["front"] = ""  # version 7: a front-coded name refers to the line's last whole one
+    if version >= 7 and tagged:  # version 8: numbered names refer within the page epoch (8 lines)
+        number = (ord(body[1]) - 63) << 6 | (ord(body[2]) - 63)
+        if number % 8 == 0:
+            state["num_ref"], state["num_ref_ok"] = None, True
+        elif state.get("num_line") is None or number != (state["num_line"] + 1) % 4096:
+            state["num_ref_ok"] = False
+        state["num_line"] = number
     while i < len(body):
         c, index = body[i], None
         if tagged and c == "=":
             index, tag, name, end = _def_entry(body, i + 1, state)
+            retired = state.pop("retired", None)
+            if retired:  # version 8: the index's last name, as an @N entry of it, first (its bytes in the entry's)
+                yield "def", retired[0], "%08x" % (0xFFFFA000 + retired[0]), retired[1], 0
             yield "def", index, tag, name, end - i
             i = end
             continue
@@ -917,8 +964,10 @@ def stream_names(text):
             out.append((start, index, m.group(2), m.group(3)))
         elif body.startswith("@N"):
             i = 2
+            prev = None
             while i < len(body):
-                index, tag, name, i = _name_entry(body, i)
+                index, tag, name, i = _name_entry(body, i, prev)
+                prev = name
                 state.setdefault("tags", {})[index] = tag
                 out.append((start, index, tag, name))
         else:

@@ -1232,7 +1232,8 @@ def frtos_cost(c):
                "owe_name", "put_owed", "owed_stop", "name_id", "put_tag6", "put_def_entry", "forget_names_sent",
                "name_room", "send_due_names", "send_unnamed", "send_task", "send_task_as", "put_task_head",
                "put_text", "put_text_upto", "put_dec", "put_hex", "repeat_names", "cap_credit", "spend_on_names",
-               "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable"))]
+               "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable", "num_code", "num_code_at", "num_keep", "low_digits", "retired_code", "put_retired_in",
+               "put_numbered"))]
     named = set(f for _, fs in parts for f in fs)
     total = sum(v for f, v in per.items() if f in lib)
     rest = sum(v for f, v in per.items() if f in lib and f not in named)
@@ -1350,7 +1351,7 @@ def idle_entries(text):
     return count
 
 
-FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique")
+FRTOS_CHURN = ("frtos_churn_distinct", "frtos_churn_unique", "frtos_churn_unique_tn")
 
 
 def frtos_churn_cost(name, r, n):

@@ -789,6 +789,53 @@ static void test_v7_front_coded_names(void)
     CHECK(all_equal && evlog_equal(&log_a, &log_b));
 }
 
+/* Version 8's numbered names: a '=' entry of 2 chars, a lead that is no base64 char and a base64
+ * one (the difference + 832: '<' 13 x 64, 'B' 1: +1), the last name a '=' entry of the page epoch
+ * wrote out with its trailing number moved by it (u000002 after u000001, u000100 after that by
+ * +98, u000050 in the next line by -50); an "@N" entry's the same against the entry before it in
+ * its line (an "@N" line's first entry numbered is malformed). At a new epoch (line 8) nothing is
+ * there to refer to: the index waits for its repeat. A host that began at line 1 has no earlier
+ * name of the epoch: it waits too, and names nothing wrongly. Whole, split anywhere, late. */
+static void test_v8_numbered_names(void)
+{
+    static const char s[] = "@cmprof v=8 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!5T\n"
+                            "%?\?=QBHu0000011??A=<B2??B=>i3??C!p4\n%?@=;O4??D!ZF\n@NB=Hu000001C=<B!QZ\n"
+                            "@NB=<B!tv\n%?G=<B5??E!QX\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 1 && d1.stats.names_waited_id == 1 && log_a.count[EV_TASK_NAME] == 6);
+    CHECK(strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'u000002'") && strstr(log_a.buf, "'u000100'") &&
+          strstr(log_a.buf, "'u000050'") && strstr(log_a.buf, "a=0800000a t=ffffa004/1"));
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
+    decode_split(s, n, 1, &log_b, &d2);
+    CHECK(all_equal && evlog_equal(&log_a, &log_b));
+    decode("@cmprof v=8 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!5T\n%?@=;O4??D!ZF\n", &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 0 && d1.stats.names_waited_id == 1 && log_a.count[EV_TASK_NAME] == 0);
+}
+
+/* Version 8: a '=' entry may carry its index's last name first ("=" NUM B64 after its '=', the
+ * new name with another number: ";O" is -50, u000100 before u000150): a host that had samples of
+ * the index waiting for a name (it attached late) gives them that name, as an "@N" entry would,
+ * and the new name takes the index after; without it those samples go to "(task unknown)". */
+static void test_v8_retired_name_inside_an_entry(void)
+{
+    static const char with[] = "@cmprof v=8 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!5T\n"
+                               "%?\?4??A!Rp\n%?@==;OQBHu0001504??D!RF\n";
+    static const char without[] = "@cmprof v=8 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!5T\n"
+                                  "%?\?4??A!Rp\n%?@=QBHu0001504??D!Il\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(with);
+    decode_split(with, n, n, &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 0 && d1.stats.names_unknown == 0 && log_a.count[EV_TASK_NAME] == 2 &&
+          strstr(log_a.buf, "'u000100'") && strstr(log_a.buf, "'u000150'") &&
+          strstr(log_a.buf, "'u000100'") < strstr(log_a.buf, "'u000150'"));
+    int all_equal = split_anywhere_as_whole(with, n, &d2);
+    CHECK(all_equal);
+    decode(without, &log_b, &d2);
+    CHECK(d2.stats.bad_lines == 0 && d2.stats.names_unknown == 1 && !strstr(log_b.buf, "'u000100'"));
+}
+
 /* Version 7 (docs/stream.md): each sample line numbered (2 base64 chars); a PC in a page the host
  * has at its slot ('O' + slot, then '?' + the offset's 6 bits), 3 chars within 128 KB ('?' + the top
  * 4 bits), '.' and 4, '*' and 6; index chars outside the PC leads: '0'..'|' 0..36, '}' and one to
@@ -896,6 +943,8 @@ int main(void)
     RUN_TEST(test_v7_name_entry_before_the_announce);
     RUN_TEST(test_v7_repeat_with_the_index_tag);
     RUN_TEST(test_v7_front_coded_names);
+    RUN_TEST(test_v8_numbered_names);
+    RUN_TEST(test_v8_retired_name_inside_an_entry);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
     RUN_TEST(test_versions_and_announced_ranges);

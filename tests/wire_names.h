@@ -60,6 +60,10 @@ static inline size_t pc_len(uint32_t version, const char *s, size_t i)
 static inline size_t def_len(uint32_t version, const char *s, size_t i)
 {
     size_t len = version >= 7 ? 0u : index_len(s, i); /* version 7: no index (the next sample's tag) */
+    if (version >= 8 && s[i] == '=') /* version 8: the index's last name inside, numbered: 3 chars */
+        return 3u + def_len(version, s, i + 3u);
+    if (version >= 8 && s[i] && strchr("#$%&'()*,-.:;<>?@[]^_`{|}~", s[i])) /* numbered: 2 chars */
+        return 2u;
     if (version < 5)
         return len + 6u + 1u + b64_value(s[i + len + 6u]);
     size_t head = b64_value(s[i + len]) << 6 | b64_value(s[i + len + 1u]);
