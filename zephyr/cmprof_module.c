@@ -118,15 +118,29 @@ SYS_INIT(cmprof_sections_setup, APPLICATION, 0);
 #if defined(CONFIG_CMPROF_TRANSPORT_STREAM)
 
 /* A line, a byte at a time into the driver's poll_out, taken from its API once: uart_poll_out()
- * loads the API and its function again at every byte (8 instructions a byte, 5 now; the drain is a
- * kernel thread, so no system call is skipped). */
+ * loads the API and its function again at every byte (the drain is a kernel thread, so no system
+ * call is skipped). Eight bytes a pass: a byte costs its load, the device's argument and the call (3
+ * instructions; the loop's test, 3 more a byte before, comes once in eight). The driver's own work a
+ * byte is the same call as before. */
 static void write_line(const char *buf, uint32_t len)
 {
     void (*const poll_out)(const struct device *, unsigned char) =
         ((const struct uart_driver_api *)cmprof_uart->api)->poll_out;
+    const struct device *const uart = cmprof_uart;
+    const unsigned char *p = (const unsigned char *)buf;
     line_begin();
-    for (const char *end = buf + len; buf != end; buf++)
-        poll_out(cmprof_uart, (unsigned char)*buf);
+    for (uint32_t n = len / 8u; n != 0u; n--, p += 8) {
+        poll_out(uart, p[0]);
+        poll_out(uart, p[1]);
+        poll_out(uart, p[2]);
+        poll_out(uart, p[3]);
+        poll_out(uart, p[4]);
+        poll_out(uart, p[5]);
+        poll_out(uart, p[6]);
+        poll_out(uart, p[7]);
+    }
+    for (uint32_t n = len % 8u; n != 0u; n--)
+        poll_out(uart, *p++);
     k_sched_unlock();
 }
 
@@ -145,10 +159,13 @@ void cmprof_zephyr_section_name(uint32_t index, const char *name)
 /* Every second or so: new section names, then every section's statistics. */
 static void send_sections(uint32_t pass)
 {
-    uint32_t fresh = (uint32_t)atomic_set(&section_names_new, 0);
-    for (uint32_t i = 0; i < CMPROF_SECTIONS; i++)
-        if (fresh & (1u << i))
-            cmprof_stream_section_name(NULL, i, section_names[i]);
+    /* (a pass with no new name, nearly every one, looks at no section: 48 instructions a pass
+     * before, 2.4 a sample) */
+    uint32_t fresh = atomic_get(&section_names_new) ? (uint32_t)atomic_set(&section_names_new, 0) : 0u;
+    for (; fresh != 0u; fresh &= fresh - 1u) {
+        uint32_t i = (uint32_t)__builtin_ctz(fresh);
+        cmprof_stream_section_name(NULL, i, section_names[i]);
+    }
     if (pass % (1000u / CONFIG_CMPROF_DRAIN_MS + 1u) == 0u)
         cmprof_stream_sections(NULL);
 }
