@@ -735,6 +735,20 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
     return l && l->known ? (l->symbol ? l->symbol : sym_frame_at(l, l->n_frames - 1)->function) : NULL;
 }
 
+int sym_function_named(struct sym_table *t, const char *name, uint32_t *lo, uint32_t *hi)
+{
+    symt_funcs_wait(t);
+    for (size_t i = 0; i < t->funcs.n; i++) {
+        const struct func *f = &t->funcs.v[i];
+        if (strcmp(symt_func_name(t, f), name) == 0) {
+            *lo = f->lo;
+            *hi = f->hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size)
 {
     symt_symbols_wait(t);

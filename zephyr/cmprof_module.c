@@ -31,36 +31,15 @@ static const struct device *const cmprof_uart = DEVICE_DT_GET(CMPROF_UART_NODE);
 #define CMPROF_TIMER_CLOCK CONFIG_SYS_CLOCK_HW_CYCLES_PER_SEC
 #endif
 
-/* The idle thread's wait ends with the sampling interrupt taken right after arch_cpu_idle's
- * cpsie i (cmprof_zephyr.h): those samples are charged to arch_cpu_idle's entry, so idle shows as
- * idle, not as interrupts-off code before the cpsie (real interrupts-off code keeps its warning). */
-static struct {
-    uint32_t resume, entry; /* together: the tick's check reaches both from one address (6 instructions) */
-} cmprof_idle;
-
-static void find_idle_wait(void)
-{
-    uint32_t entry = (uint32_t)(uintptr_t)arch_cpu_idle & ~1u;
-    uint32_t at = cmprof_zephyr_idle_resume((const uint16_t *)entry, 64u);
-    cmprof_idle.entry = entry;
-    cmprof_idle.resume = at ? entry + at : 0u;
-}
-
-/* Every sample's way in: the vector below, or the counter's callback (cmprof_counter.c). */
-void cmprof_zephyr_tick(uint32_t pc, uint32_t xpsr);
-void cmprof_zephyr_tick(uint32_t pc, uint32_t xpsr)
-{
-    cmprof_tick_frame(pc == cmprof_idle.resume ? cmprof_idle.entry : pc, xpsr);
-}
-
 /* The vector: reads the stacked PC and xPSR from the stack the frame is on (EXC_RETURN bit 2) and
- * tail-calls cmprof_zephyr_tick, as the library's own handlers call the sampler. Connected direct,
- * without Zephyr's interrupt wrapper, which would hide EXC_RETURN and cost a dozen instructions
- * more per sample; at the most urgent priority, above the kernel's interrupt locks
- * (IRQ_ZERO_LATENCY; ARMv6-M has no such level: its locks mask every interrupt). */
+ * tail-calls the tick, as the library's own handlers do: 7 instructions a sample, FreeRTOS's. The
+ * idle thread's samples, taken right after arch_cpu_idle's cpsie i, are charged to arch_cpu_idle
+ * by the host (it finds that resume point in the ELF): the tick pays nothing for them (6 a sample
+ * when the tick did it). Connected direct, without Zephyr's interrupt wrapper, which would hide
+ * EXC_RETURN and cost a dozen instructions more per sample; at the most urgent priority, above the
+ * kernel's interrupt locks (IRQ_ZERO_LATENCY; ARMv6-M has no such level: its locks mask every
+ * interrupt). */
 #if !defined(CONFIG_CMPROF_TIMER_COUNTER)
-#undef CMPROF_TICK_ENTRY
-#define CMPROF_TICK_ENTRY "cmprof_zephyr_tick"
 void cmprof_zephyr_isr(void);
 CMPROF_DEFINE_ISR(cmprof_zephyr_isr)
 #endif
@@ -236,7 +215,6 @@ static void cmprof_thread(void *a, void *b, void *c)
     if (!device_is_ready(cmprof_uart))
         return;
     tap_printk();
-    find_idle_wait();
     uint32_t timer_hz = CMPROF_TIMER_CLOCK, period = CONFIG_CMPROF_PERIOD, jitter = CONFIG_CMPROF_JITTER;
 #if defined(CONFIG_CMPROF_TIMER_COUNTER)
     int err = cmprof_zephyr_counter_setup(&timer_hz, &period, &jitter);
