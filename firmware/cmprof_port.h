@@ -45,7 +45,6 @@ static inline void cmprof_nvic_disable(uint32_t irq)
 #define CMPROF_PORT_ISR SysTick_Handler
 static inline void cmprof_port_ack(void) {} /* reading nothing: SysTick's flag needs no clearing */
 /* A new reload value takes effect at the next wrap of the counter. */
-#define CMPROF_PORT_PERIOD_BIAS 1u /* the register takes t - 1 */
 static inline void cmprof_port_set_period(uint32_t t)
 {
     CMPROF_REG(CMPROF_SYST_RVR) = t - 1u;
@@ -94,7 +93,6 @@ static inline void cmprof_port_ack(void)
 {
     CMPROF_REG(CMPROF_TIM_SR(CMPROF_TIM_BASE)) = ~1u;
 }
-#define CMPROF_PORT_PERIOD_BIAS 1u /* the register takes t - 1 */
 static inline void cmprof_port_set_period(uint32_t t)
 {
     CMPROF_REG(CMPROF_TIM_ARR(CMPROF_TIM_BASE)) = t - 1u; /* ARPE off: the next period */
@@ -140,7 +138,6 @@ static inline void cmprof_port_ack(void)
     CMPROF_REG(CMPROF_CMSDK_INTCLEAR(CMPROF_CMSDK_BASE)) = 1u;
 }
 /* RELOAD is loaded into VALUE when the count reaches zero: the next period. */
-#define CMPROF_PORT_PERIOD_BIAS 1u /* the register takes t - 1 */
 static inline void cmprof_port_set_period(uint32_t t)
 {
     CMPROF_REG(CMPROF_CMSDK_RELOAD(CMPROF_CMSDK_BASE)) = t - 1u;
@@ -188,7 +185,6 @@ static inline void cmprof_port_ack(void)
     CMPROF_REG(CMPROF_DUAL_INTCLR(CMPROF_DUALTIMER_BASE)) = 1u;
 }
 /* BGLOAD changes the reload value without restarting the current count: the next period. */
-#define CMPROF_PORT_PERIOD_BIAS 1u /* the register takes t - 1 */
 static inline void cmprof_port_set_period(uint32_t t)
 {
     CMPROF_REG(CMPROF_DUAL_BGLOAD(CMPROF_DUALTIMER_BASE)) = t - 1u;

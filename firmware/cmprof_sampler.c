@@ -64,11 +64,6 @@ extern void *volatile CMPROF_TAG;
 #define CMPROF_PORT_RELOADS 1
 #endif
 #define CMPROF_KEEP_PERIOD (CMPROF_JITTER || !CMPROF_PORT_RELOADS)
-/* A port whose timer takes the period less one (CMSDK, SysTick...) says so: the state keeps the
- * period less that, so the tick's "+ jitter - 1" is one addition (1 instruction a sample). */
-#ifndef CMPROF_PORT_PERIOD_BIAS
-#define CMPROF_PORT_PERIOD_BIAS 0u
-#endif
 
 #if CMPROF_STACKS
 _Static_assert(!CMPROF_HIST, "CMPROF_STACKS: stack evidence goes with ring samples, not the histogram");
@@ -272,9 +267,9 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER) + CMPROF_PORT_PERIOD_BIAS);
+    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
 #elif !CMPROF_PORT_RELOADS
-    cmprof_port_set_period(cmprof_state.period + CMPROF_PORT_PERIOD_BIAS);
+    cmprof_port_set_period(cmprof_state.period);
 #endif
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
@@ -349,7 +344,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
-    cmprof_state.period = period - CMPROF_PORT_PERIOD_BIAS;
+    cmprof_state.period = period;
 #endif
 #if CMPROF_STACKS
     cmprof_state.stack_countdown = CMPROF_STACK_EVERY;
