@@ -231,9 +231,9 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
 /* Samples at Zephyr's idle resume point (prof_idle_resume) are charged to arch_cpu_idle's entry: idle
  * shows as idle, not as interrupts-off code before the cpsie i (real interrupts-off code keeps its
  * warning). The host does it, from the ELF, so the firmware's tick pays nothing for it. */
-static uint32_t idle_pc(struct ingest *in, uint32_t pc)
+static uint32_t idle_pc(struct ingest *in, uint32_t pc, bool has_tag)
 {
-    if (!in->idle_looked) {
+    if (!in->idle_looked && has_tag) { /* (the module's samples are tagged: ITM's never pay the look) */
         in->idle_looked = true;
         in->idle_resume = prof_idle_resume(prof_symbols(whole(in)), &in->idle_entry);
     }
@@ -243,7 +243,7 @@ static uint32_t idle_pc(struct ingest *in, uint32_t pc)
 /* A PC sample (or a reservoir's, standing for taken / kept) in every profile. */
 static void one_pc(struct ingest *in, const struct ev_pc *e)
 {
-    uint32_t pc = idle_pc(in, e->addr);
+    uint32_t pc = idle_pc(in, e->addr, e->has_tag != 0);
     in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
     in->last_tag = e->tag;
     in->last_counted = admit(in, 1) == 1;

@@ -738,9 +738,10 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
 int sym_function_named(struct sym_table *t, const char *name, uint32_t *lo, uint32_t *hi)
 {
     symt_funcs_wait(t);
+    symt_symbols_wait(t); /* the names (names_later: read now); compared where they are, none interned */
     for (size_t i = 0; i < t->funcs.n; i++) {
         const struct func *f = &t->funcs.v[i];
-        if (strcmp(symt_func_name(t, f), name) == 0) {
+        if (f->name && strcmp(f->name, name) == 0) {
             *lo = f->lo;
             *hi = f->hi;
             return 1;
