@@ -272,6 +272,40 @@ const char *prof_skid_cause(const struct prof *p, uint32_t pc)
     return enables_interrupts(p, pc);
 }
 
+/* Thumb code: is the halfword the first of a 32-bit instruction? */
+static bool thumb32(uint16_t hw)
+{
+    return (hw >> 11) >= 0x1Du;
+}
+
+uint32_t prof_idle_resume_in(const uint16_t *code, uint32_t halfwords)
+{
+    bool waited = false;
+    for (uint32_t i = 0; i < halfwords; i += thumb32(code[i]) ? 2u : 1u) {
+        if (code[i] == 0xBF30u) /* wfi */
+            waited = true;
+        else if (waited && code[i] == 0xB662u) /* cpsie i */
+            return 2u * (i + 1u);
+    }
+    return 0u;
+}
+
+uint32_t prof_idle_resume(struct sym_table *syms, uint32_t *entry)
+{
+    uint32_t lo, hi;
+    uint8_t b[128];
+    uint16_t code[64];
+    if (!syms || !sym_function_named(syms, "arch_cpu_idle", &lo, &hi))
+        return 0u;
+    lo &= ~1u;
+    size_t n = sym_read_code(syms, lo, b, hi - lo < sizeof b ? hi - lo : sizeof b);
+    for (size_t i = 0; i + 1 < n; i += 2)
+        code[i / 2] = (uint16_t)(b[i] | b[i + 1] << 8);
+    uint32_t at = prof_idle_resume_in(code, (uint32_t)(n / 2));
+    *entry = lo;
+    return at ? lo + at : 0u;
+}
+
 /* Samples whose task tag has no name (interrupt handlers have theirs): all of them, those the
  * firmware sent no tag for, those of tag 0, and one such tag (the most sampled); apart from them,
  * those of stream indexes whose name has not come yet (the host attached mid-stream), and one such. */

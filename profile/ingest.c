@@ -50,6 +50,8 @@ struct ingest {
     struct ingest_stacks stacks;
     bool flat_stacks;           /* leave the stack evidence aside */
     bool mid_stream;            /* (ingest_options') */
+    bool idle_looked;           /* the idle wait's resume point looked for (at the first sample) */
+    uint32_t idle_resume, idle_entry; /* ... its address (0: none) and its function's */
     const char *forced;         /* the user's option that set the format: pending keeps the first bytes, ... */
     size_t n_seen;              /* ... what they are when that format read nothing from them (misread) */
     uint64_t cut;               /* at the end: bytes of the last packet, frame or line the input stopped in */
@@ -226,9 +228,22 @@ void ingest_stacks_note(const struct ingest *in, char *text, size_t len)
                  "lines lost between)", (unsigned long long)s->evidence, (unsigned long long)s->unmatched);
 }
 
+/* Samples at Zephyr's idle resume point (prof_idle_resume) are charged to arch_cpu_idle's entry: idle
+ * shows as idle, not as interrupts-off code before the cpsie i (real interrupts-off code keeps its
+ * warning). The host does it, from the ELF, so the firmware's tick pays nothing for it. */
+static uint32_t idle_pc(struct ingest *in, uint32_t pc, bool has_tag)
+{
+    if (!in->idle_looked && has_tag) { /* (the module's samples are tagged: ITM's never pay the look) */
+        in->idle_looked = true;
+        in->idle_resume = prof_idle_resume(prof_symbols(whole(in)), &in->idle_entry);
+    }
+    return pc == in->idle_resume && pc ? in->idle_entry : pc;
+}
+
 /* A PC sample (or a reservoir's, standing for taken / kept) in every profile. */
 static void one_pc(struct ingest *in, const struct ev_pc *e)
 {
+    uint32_t pc = idle_pc(in, e->addr, e->has_tag != 0);
     in->last_has_tag = e->has_tag != 0; /* for the stack that may follow */
     in->last_tag = e->tag;
     in->last_counted = admit(in, 1) == 1;
@@ -237,11 +252,11 @@ static void one_pc(struct ingest *in, const struct ev_pc *e)
         return;
     if (e->kept) { /* a reservoir's sample, for taken / kept */
         for (size_t k = 0; k < in->n_profs; k++)
-            prof_add_pc_weighted(in->profs[k], e->addr, e->has_tag != 0, e->tag, (double)e->taken / (double)e->kept);
+            prof_add_pc_weighted(in->profs[k], pc, e->has_tag != 0, e->tag, (double)e->taken / (double)e->kept);
         return; /* not in the timeline: a weighted sample has no place in the order */
     }
     for (size_t k = 0; k < in->n_profs; k++)
-        prof_add_pc(in->profs[k], e->addr, e->has_tag != 0, e->tag);
+        prof_add_pc(in->profs[k], pc, e->has_tag != 0, e->tag);
     if (in->timeline || (in->timeline = timeline_new())) /* made at the first sample */
         timeline_samples(in->timeline, e->has_tag != 0, e->tag, 1);
 }

@@ -39,6 +39,15 @@ struct prof_diag {
  * NULL: samples on pc then include time spent with interrupts disabled (skid). */
 const char *prof_skid_cause(const struct prof *p, uint32_t pc);
 
+/* Zephyr's idle wait (arch_cpu_idle: wfi with interrupts masked, then cpsie i): the sampling
+ * interrupt that ends the wait is taken right after the cpsie i, so every idle sample would sit
+ * there, as if interrupts-off code ran before it. The address of that resume point (after the first
+ * cpsie i that follows a wfi in arch_cpu_idle), *entry the function's; 0 without one. */
+uint32_t prof_idle_resume(struct sym_table *syms, uint32_t *entry);
+/* The same from arch_cpu_idle's code (Thumb, halfwords from its entry): the resume point's offset
+ * in bytes, 0 without one. */
+uint32_t prof_idle_resume_in(const uint16_t *code, uint32_t halfwords);
+
 /* syms may be NULL: rows then name raw addresses. */
 struct prof *prof_new(struct sym_table *syms);
 void prof_free(struct prof *p);

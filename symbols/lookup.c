@@ -735,6 +735,21 @@ const char *sym_exception_handler(struct sym_table *t, uint32_t n)
     return l && l->known ? (l->symbol ? l->symbol : sym_frame_at(l, l->n_frames - 1)->function) : NULL;
 }
 
+int sym_function_named(struct sym_table *t, const char *name, uint32_t *lo, uint32_t *hi)
+{
+    symt_funcs_wait(t);
+    symt_symbols_wait(t); /* the names (names_later: read now); compared where they are, none interned */
+    for (size_t i = 0; i < t->funcs.n; i++) {
+        const struct func *f = &t->funcs.v[i];
+        if (f->name && strcmp(f->name, name) == 0) {
+            *lo = f->lo;
+            *hi = f->hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int sym_object(const struct sym_table *t, const char *name, uint32_t *addr, uint32_t *size)
 {
     symt_symbols_wait(t);

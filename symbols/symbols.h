@@ -93,6 +93,10 @@ void sym_read_all(struct sym_table *t);
  * Returns 0 when there is none. */
 int sym_function_from(const struct sym_table *t, uint32_t addr, uint32_t *lo, uint32_t *hi);
 
+/* The ELF function symbol called name (the first of that name): its [lo, hi). Returns 0 when there
+ * is none. A pass over the symbols: for a few names once, not per sample. */
+int sym_function_named(struct sym_table *t, const char *name, uint32_t *lo, uint32_t *hi);
+
 /* The demangled form of a C++ or Rust linkage name, as addr2line -C prints it; any other name
  * comes back unchanged. Valid until sym_close(). */
 const char *sym_demangle(struct sym_table *t, const char *name);

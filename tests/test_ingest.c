@@ -1,10 +1,13 @@
 /* The ingest in front of the profile: what --samples N counts, however the stream is cut. */
 #include "../profile/ingest.h"
 #include "check.h"
+#include "elf_writer.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Three bursts as a PCSR reader sends them: three PC samples, then two sleeps. */
 static size_t bursts(uint8_t *out)
@@ -350,6 +353,94 @@ static void test_waiting_said(void)
     prof_free(p);
 }
 
+/* Zephyr 4.3's arch_cpu_idle (mps2/an385, ARMv7-M, CONFIG_TRACING, from its ELF: bl sys_trace_idle;
+ * cpsid i; msr basepri; isb; dsb; wfi; bl sys_trace_idle_exit; cpsie i; isb; pop) at 0x08000000, in
+ * an ELF of its own: the sampling interrupt that ends the idle wait is taken right after the cpsie i
+ * (offset 30). */
+static const uint16_t IDLE_V7M[] = {
+    0xb508, 0xf7ff, 0xffcf, 0xb672, 0x2300, 0xf383, 0x8811, 0xf3bf, 0x8f6f,
+    0xf3bf, 0x8f4f, 0xbf30, 0xf7ff, 0xffc8, 0xb662, 0xf3bf, 0x8f6f, 0xbd08,
+};
+
+static struct sym_table *open_idle_elf(char *path)
+{
+    static uint8_t code[sizeof IDLE_V7M];
+    for (size_t i = 0; i < sizeof IDLE_V7M / 2; i++) {
+        code[2 * i] = (uint8_t)IDLE_V7M[i];
+        code[2 * i + 1] = (uint8_t)(IDLE_V7M[i] >> 8);
+    }
+    static char str[] = "\0$t\0arch_cpu_idle";
+    static Elf32_Sym syms[3];
+    syms[1] = (Elf32_Sym){.st_name = 1, .st_value = 0x08000000u, .st_info = ELF32_ST_INFO(STB_LOCAL, STT_NOTYPE),
+                          .st_shndx = 1};
+    syms[2] = (Elf32_Sym){.st_name = 4, .st_value = 0x08000001u, .st_size = sizeof code,
+                          .st_info = ELF32_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = 1};
+    const struct elf_writer_section sections[] = {
+        {".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x08000000u, code, sizeof code, ELF_T_BYTE, 0, 0, 0},
+        {".symtab", SHT_SYMTAB, 0, 0, syms, sizeof syms, ELF_T_SYM, 3, 2 /* the first global */, sizeof(Elf32_Sym)},
+        {".strtab", SHT_STRTAB, 0, 0, str, sizeof str, ELF_T_BYTE, 0, 0, 0},
+    };
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    char err[256];
+    struct sym_table *t = elf_writer_write(path, sections, 3) ? sym_open(path, err, sizeof err) : NULL;
+    if (!t)
+        unlink(path);
+    return t;
+}
+
+/* The idle thread's samples at that resume point are charged to arch_cpu_idle's entry by the host
+ * (the Zephyr module's tick no longer does it): the idle shows as idle, with no interrupts-disabled
+ * skid warning, and the other samples stay where they are. The resume point's search itself: no
+ * wfi before the cpsie i, or the two halfwords inside 32-bit instructions, give none. */
+static void test_idle_resume_charged_to_the_idle_function(void)
+{
+    CHECK(prof_idle_resume_in(IDLE_V7M, 18) == 2u * 15u);
+    static const uint16_t idle_v6m[] = {0xb510, 0xf3bf, 0x8f4f, 0xbf30, 0xb662, 0xf3bf, 0x8f6f, 0xbd10};
+    CHECK(prof_idle_resume_in(idle_v6m, 8) == 2u * 5u);
+    static const uint16_t no_wait[] = {0xb672, 0x6803, 0x3301, 0x6003, 0xb662, 0x4770};
+    CHECK(prof_idle_resume_in(no_wait, 6) == 0u);
+    static const uint16_t inside[] = {0xf240, 0xbf30, 0xf240, 0xb662, 0x4770};
+    CHECK(prof_idle_resume_in(inside, 5) == 0u);
+
+    char path[] = "/tmp/cmprof-idle-XXXXXX";
+    struct sym_table *syms = open_idle_elf(path);
+    CHECK(syms != NULL);
+    if (!syms)
+        return;
+    struct prof *p = prof_new(syms);
+    struct ingest *in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT});
+    /* 30 samples of the idle thread at the resume point, 10 of it in the wait's set-up */
+    char text[2048];
+    size_t n = (size_t)snprintf(text, sizeof text, "prof raw n=40");
+    for (int i = 0; i < 80; i++) /* eight a line, as cmprof_dump() writes them: the PCs, then the tags */
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s %08x", i % 8 ? "" : i < 40 ? "\np" : "\ng",
+                              i >= 40 ? 0x20000100u : i < 30 ? 0x0800001eu : 0x08000008u);
+    n += (size_t)snprintf(text + n, sizeof text - n, "\nend\n");
+    ingest_feed(in, (const uint8_t *)text, n);
+    ingest_finish(in);
+    const struct prof_row *rows;
+    size_t k = prof_rows(p, PROF_BY_ADDRESS, false, &rows);
+    double at_entry = 0, at_resume = 0;
+    for (size_t i = 0; i < k; i++) {
+        at_entry += strstr(rows[i].name, "08000000") ? rows[i].samples : 0;
+        at_resume += strstr(rows[i].name, "0800001e") ? rows[i].samples : 0;
+    }
+    CHECK(prof_total(p) == 40 && at_entry == 30 && at_resume == 0);
+    struct prof_diag d[8];
+    size_t nd = prof_diagnose(p, d, 8);
+    bool skid = false;
+    for (size_t i = 0; i < nd; i++)
+        skid |= d[i].kind == DIAG_SKID;
+    CHECK(!skid);
+    ingest_free(in);
+    prof_free(p);
+    sym_close(syms);
+    unlink(path);
+}
+
 int main(void)
 {
     RUN_TEST(test_sleeps_after_the_limit);
@@ -360,5 +451,6 @@ int main(void)
     RUN_TEST(test_profiles_fed_alike);
     RUN_TEST(test_waiting_said);
     RUN_TEST(test_window_knows_the_build);
+    RUN_TEST(test_idle_resume_charged_to_the_idle_function);
     return check_summary();
 }

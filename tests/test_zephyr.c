@@ -718,25 +718,6 @@ static void test_app_hooks_chained(void)
     standin_current = NULL;
 }
 
-/* The idle wait's resume point in Zephyr 4.3's arch_cpu_idle (mps2/an385, ARMv7-M, CONFIG_TRACING,
- * from its ELF: bl sys_trace_idle; cpsid i; msr basepri; isb; dsb; wfi; bl sys_trace_idle_exit; cpsie i; isb), and no resume point
- * for interrupts-off code that does not wait. */
-static void test_idle_resume_point(void)
-{
-    static const uint16_t idle_v7m[] = {
-        0xb508, 0xf7ff, 0xffcf, 0xb672, 0x2300, 0xf383, 0x8811, 0xf3bf, 0x8f6f,
-        0xf3bf, 0x8f4f, 0xbf30, 0xf7ff, 0xffc8, 0xb662, 0xf3bf, 0x8f6f, 0xbd08,
-    };
-    CHECK(cmprof_zephyr_idle_resume(idle_v7m, 18) == 2u * 15u);
-    static const uint16_t idle_v6m[] = {0xb510, 0xf3bf, 0x8f4f, 0xbf30, 0xb662, 0xf3bf, 0x8f6f, 0xbd10};
-    CHECK(cmprof_zephyr_idle_resume(idle_v6m, 8) == 2u * 5u);
-    static const uint16_t no_wait[] = {0xb672, 0x6803, 0x3301, 0x6003, 0xb662, 0x4770};
-    CHECK(cmprof_zephyr_idle_resume(no_wait, 6) == 0u);
-    /* 0xbf30 and 0xb662 as the second halfwords of 32-bit instructions are no wfi, no cpsie */
-    static const uint16_t inside[] = {0xf240, 0xbf30, 0xf240, 0xb662, 0x4770};
-    CHECK(cmprof_zephyr_idle_resume(inside, 5) == 0u);
-}
-
 int main(void)
 {
 #if CMPROF_TAG_NAMES
@@ -746,7 +727,6 @@ int main(void)
     RUN_TEST(test_worker_recreated_under_its_name);
 #endif
     RUN_TEST(test_app_hooks_chained);
-    RUN_TEST(test_idle_resume_point);
     RUN_TEST(test_idle_name_rule);
     RUN_TEST(test_threads_idle_and_interrupts);
     RUN_TEST(test_create_rename_abort_churn);

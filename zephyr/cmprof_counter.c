@@ -23,8 +23,6 @@
 #include "cmprof.h"
 #include "cmprof_counter.h"
 
-void cmprof_zephyr_tick(uint32_t pc, uint32_t xpsr);
-
 static const struct device *const cmprof_counter = DEVICE_DT_GET(CMPROF_ZEPHYR_COUNTER);
 
 static struct {
@@ -82,7 +80,7 @@ static void cmprof_counter_sample(void)
         xpsr = frame[7] & ~0x1FFu; /* thread mode */
     }
     cmprof_ctr.next = cmprof_ctr.period;
-    cmprof_zephyr_tick(pc, xpsr); /* may re-time the next sample (jitter) or stop */
+    cmprof_tick_frame(pc, xpsr); /* may re-time the next sample (jitter) or stop */
 }
 
 static void cmprof_counter_fired(const struct device *dev, uint8_t chan, uint32_t ticks, void *user_data)

@@ -208,21 +208,3 @@ void CMPROF_ZEPHYR_HOOK(sys_trace_thread_abort)(struct k_thread *thread)
     forget_thread(thread);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_abort)(thread);
 }
-
-/* Thumb code: is the halfword the first of a 32-bit instruction? */
-static inline int cmprof_thumb32(uint16_t hw)
-{
-    return (hw >> 11) >= 0x1Du;
-}
-
-uint32_t cmprof_zephyr_idle_resume(const uint16_t *code, uint32_t halfwords)
-{
-    int waited = 0;
-    for (uint32_t i = 0; i < halfwords; i += cmprof_thumb32(code[i]) ? 2u : 1u) {
-        if (code[i] == 0xBF30u) /* wfi */
-            waited = 1;
-        else if (waited && code[i] == 0xB662u) /* cpsie i */
-            return 2u * (i + 1u);
-    }
-    return 0u;
-}

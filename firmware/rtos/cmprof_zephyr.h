@@ -39,11 +39,4 @@ static inline const char *cmprof_zephyr_name(const char *name)
     return name[i] ? name : CMPROF_IDLE_NAME;
 }
 
-/* The idle thread's wait (Zephyr's arch_cpu_idle: wfi with interrupts locked, then cpsie i): the
- * sampling interrupt that ends the wait is taken right after the cpsie i, so every idle sample would
- * sit there, as if interrupts-off code ran before it. Given the code of arch_cpu_idle, returns the
- * byte offset of that resume point (after the first cpsie i that follows a wfi), or 0 without one;
- * the module charges samples there to arch_cpu_idle itself. */
-uint32_t cmprof_zephyr_idle_resume(const uint16_t *code, uint32_t halfwords);
-
 #endif
