@@ -1093,10 +1093,13 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
     }
     if (g->step == G_RUNNING && now < g->next_halt && g->next_halt - now < SHORT_WAIT) {
         /* poll() counts in milliseconds: sleep the last stretch here, to the microsecond */
-        double dt = g->next_halt - now;
+        double dt = g->next_halt - now, before = mono_now();
         struct timespec ts = {0, (long)(dt * 1e9)};
         nanosleep(&ts, NULL);
-        now = g->now = mono_now(); /* not next_halt: a loaded host oversleeps, and that is running */
+        /* not next_halt: a loaded host oversleeps, and that is running; what was slept, on the
+         * caller's clock (taking the monotonic clock's reading as it is moved a caller on another
+         * clock, a simulation or the fuzz target, hours back or ahead: a share of -137,000 %) */
+        now = g->now = now + (mono_now() - before);
     }
     if (g->step == G_RUNNING && now >= g->next_halt) {
         /* interrupt: a bare 0x03, no packet; the stop reply comes back */
