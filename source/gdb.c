@@ -496,6 +496,12 @@ static void sampled(struct gdb_sampler *g, double now)
     double cost = now - g->halt_sent; /* from the stop request to the resume */
     if (cost > g->stats.longest_halt_s)
         g->stats.longest_halt_s = cost;
+    /* a slow halt moves the average as one of 4 times the average: the default pace pays it back
+     * whole anyway, and an average it inflated made the mean stretch too long for dozens of samples,
+     * each stretch's excess taken back by halting flat out (a 5 s halt among 10 ms ones: 42 halts in
+     * a row, each under 2 ms after the last) */
+    if (g->halt_cost > 0 && cost > 4.0 * g->halt_cost)
+        cost = 4.0 * g->halt_cost;
     g->halt_cost = g->halt_cost > 0 ? g->halt_cost + (cost - g->halt_cost) / 16 : cost;
     resume(g, now);
 }

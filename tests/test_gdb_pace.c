@@ -99,6 +99,11 @@ static double steady(int n)
     return 0.01; /* a probe that takes 10 ms to stop the core */
 }
 
+static double slow_third(int n)
+{
+    return n == 3 ? 5.0 : 0.01; /* ... once 5 s */
+}
+
 /* 200 s on the simulated clock; false when the sampler could not start */
 static bool run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
 {
@@ -144,8 +149,27 @@ static void test_on_the_callers_clock(void)
     CHECK(s.interrupts > 1500);
 }
 
+/* One slow halt, paid back whole; then the pace goes on at its mean, with no run of halts flat out:
+ * the slow halt moved the average halt 1/16 of its length, and each mean stretch, that much too long,
+ * was taken back by the next waits (the pace keeps a deadline) at the shortest wait, 0.25 ms, until
+ * the average decayed. */
+static void test_slow_halt_then_no_flat_out(void)
+{
+    struct sim s;
+    struct gdb_stats st;
+    if (!run(&s, slow_third, &st))
+        return;
+    double share = st.halted_s / (st.halted_s + st.running_s);
+    printf("     %d halts after the slow one, the longest run of them each under 2 ms after the last: %d; "
+           "halted %.2f %%\n", s.after_slow, s.longest, 100 * share);
+    CHECK(s.after_slow > 1000);
+    CHECK(s.longest <= 3);
+    CHECK(share > 0.09 && share < 0.11);
+}
+
 int main(void)
 {
     RUN_TEST(test_on_the_callers_clock);
+    RUN_TEST(test_slow_halt_then_no_flat_out);
     return check_summary();
 }
