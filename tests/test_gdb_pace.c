@@ -104,8 +104,9 @@ static double slow_third(int n)
     return n == 3 ? 5.0 : 0.01; /* ... once 5 s */
 }
 
-/* 200 s on the simulated clock; false when the sampler could not start */
-static bool run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
+/* 200 s on the simulated clock: the share of it the core was halted (st: the sampler's figures);
+ * -1 when the sampler could not start. */
+static double run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
 {
     int sv[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
@@ -113,7 +114,7 @@ static bool run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
     s->g = gdb_open_fd(sv[0], false, 0, s->now);
     CHECK(s->g != NULL);
     if (!s->g)
-        return false;
+        return -1;
     uint8_t out[8192];
     double start = s->now;
     while (s->now < start + 200 && !gdb_failed(s->g)) {
@@ -130,7 +131,7 @@ static bool run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
     CHECK(gdb_failed(s->g) == NULL);
     close(sv[1]);
     gdb_close(s->g);
-    return true;
+    return st->halted_s / (st->halted_s + st->running_s);
 }
 
 /* The sampler keeps to the caller's clock, also after it slept a wait under 2 ms itself: it took the
@@ -139,10 +140,8 @@ static bool run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
 static void test_on_the_callers_clock(void)
 {
     struct sim s;
-    struct gdb_stats st;
-    if (!run(&s, steady, &st))
-        return;
-    double share = st.halted_s / (st.halted_s + st.running_s);
+    struct gdb_stats st = {0}; /* (as it is when the sampler could not start) */
+    double share = run(&s, steady, &st);
     printf("     %d halts, halted %.2f %% of %.1f s\n", s.interrupts, 100 * share, st.halted_s + st.running_s);
     CHECK(share > 0.09 && share < 0.11);
     CHECK(st.halted_s + st.running_s > 199 && st.halted_s + st.running_s < 201);
@@ -156,10 +155,8 @@ static void test_on_the_callers_clock(void)
 static void test_slow_halt_then_no_flat_out(void)
 {
     struct sim s;
-    struct gdb_stats st;
-    if (!run(&s, slow_third, &st))
-        return;
-    double share = st.halted_s / (st.halted_s + st.running_s);
+    struct gdb_stats st = {0}; /* (as it is when the sampler could not start) */
+    double share = run(&s, slow_third, &st);
     printf("     %d halts after the slow one, the longest run of them each under 2 ms after the last: %d; "
            "halted %.2f %%\n", s.after_slow, s.longest, 100 * share);
     CHECK(s.after_slow > 1000);
