@@ -722,6 +722,7 @@ static void got_running(struct gdb_sampler *g, const char *d, size_t len, double
     if (!is_stop_reply(d))
         return;
     g->stats.self_stops++;
+    g->stats.running_s += now - g->resumed_at; /* it ran until then: left out, the share said 26 % for 17 % */
     g->halt_sent = now;
     got_halted(g, d, len, now);
 }
