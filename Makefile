@@ -245,6 +245,7 @@ SRC_test_rtt_external := $(STREAM_BASE) firmware/cmprof_rtt.c -DCMPROF_RTT_ROOM=
 MAIN_test_rtt_external := tests/test_rtt.c
 UNIT_NAMES += test_rtt_external
 UNIT_NAMES += test_source_spec
+UNIT_NAMES += test_gdb_pace
 UNIT := $(addprefix $(B)/tests/plain/,$(UNIT_NAMES)) $(addprefix $(B)/tests/asan/,$(UNIT_NAMES))
 
 unit: $(UNIT) $(B)/lookup-check $(B)/asan/lookup-check

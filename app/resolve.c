@@ -501,8 +501,8 @@ static size_t split_chunk(struct batch *b, size_t got, struct answer_lists *list
             continue;
         chunk[k] = '\0';
         char *line = chunk + start, *tok;
-        if (*carried) { /* the line's start came in the chunk before */
-            snprintf(b->joined, sizeof b->joined, "%s%s", carry, line);
+        if (*carried) { /* the line's start came in the chunk before; a NUL there ends it, as in one read */
+            snprintf(b->joined, sizeof b->joined, "%s%s", carry, strlen(carry) < *carried ? "" : line);
             line = b->joined;
             *carried = 0;
         }

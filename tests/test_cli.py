@@ -403,6 +403,38 @@ def resolve_elf_cut_short():
           and elf in err, "exit %d, %r" % (p.returncode, err[:200]))
 
 
+def resolve_nul_across_reads():
+    """A line with a NUL ends at the NUL (addr2line reads C strings), wherever the reads of stdin split
+    it: with the split after the NUL, the carried start was joined to the rest past the NUL (80\\0 + 04:
+    0x804 answered for 0x80). Without a writer thread stdin is read 128 KB at a time, so a regular file
+    puts the split at each place of the line in turn."""
+    elf = scen_path("tasks", "fw.elf")
+    syms = subprocess.run(["arm-none-eabi-nm", "-n", elf], capture_output=True, text=True).stdout.split()
+    funcs = [int(syms[i - 2], 16) for i in range(2, len(syms)) if syms[i - 1] in ("t", "T")]
+    pad, head, tail = "%x\n" % funcs[0], "%x" % funcs[1], "%x" % funcs[2]
+    line = head + "\0" + tail + "\n"
+    os.makedirs(TMP, exist_ok=True)
+
+    def answer(data):
+        path = os.path.join(TMP, "nul-lines.txt")
+        open(path, "wb").write(data.encode("latin-1"))
+        with open(path, "rb") as f:
+            r = subprocess.run([TOOL, "--resolve", elf], stdin=f, capture_output=True,
+                               env=dict(os.environ, CMPROF_RESOLVE_WRITER="0"))
+        return r.returncode, r.stdout
+    wrong = []
+    for split in range(1, len(line)):  # the first read ends `split` bytes into the line
+        before = 131072 - split - len(pad) * 20
+        lines = pad * (before // len(pad) - 1)
+        lines += "0" * (before - len(lines) - len(pad)) + pad  # leading zeros: the same address
+        lines += pad * 20
+        whole, cut = answer(lines + line + pad), answer(lines + head + "\n" + pad)
+        if whole != cut or whole[0] != 0:
+            wrong.append(split)
+    check("--resolve: a line with a NUL answered as cut there, wherever a read of stdin splits it",
+          not wrong, "splits (bytes into %r) answered otherwise: %s" % (line, wrong))
+
+
 def readme_is_a_guide():
     """README is a user's guide (about 300 lines at most); the details live in docs/, and every
     local link of README and docs/ leads to a file that exists."""
@@ -751,6 +783,7 @@ def main():
     readme_is_a_guide()
     flat_stacks()
     resolve_elf_cut_short()
+    resolve_nul_across_reads()
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
 

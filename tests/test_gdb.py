@@ -84,6 +84,7 @@ class FakeServer:
         # first read when the trigger is "connect", else before the answer to the n-th request that
         # begins with the trigger (after 'c', which has none: while the target runs)
         self.unsolicited, self.trigger, self.trigger_nth = None, None, 1
+        self.unsolicited_delay = 0  # seconds from the trigger to that packet (the target runs on meanwhile)
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
         self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
@@ -204,11 +205,14 @@ class FakeServer:
                     if not noack and self.acks:
                         conn.sendall(b"+")
                     self.log.append(pkt)
+                    if pkt == "c":  # the core runs from here, whatever the server sends after
+                        self.halts.append((time.monotonic(), False))
                     if self.hostile == "silence":
                         continue
                     if self.unsolicited and self.trigger != "connect" and pkt.startswith(self.trigger):
                         seen += 1
                         if seen == self.trigger_nth:
+                            time.sleep(self.unsolicited_delay)
                             conn.sendall(self.unsolicited_frame())
                             if self.unsolicited[0] in "WX":  # the program is gone: so is the server
                                 return self.hang_up(conn)
@@ -243,7 +247,6 @@ class FakeServer:
                         self.reply(conn, "S05", noack)
                     elif pkt == "c":
                         self.running = True
-                        self.halts.append((time.monotonic(), False))
                     elif pkt.startswith("p") and self.xpsr and int(pkt[1:], 16) == self.pc_regnum + 1:
                         value = self.xpsr[(self.samples - 1) % len(self.xpsr)]
                         self.reply(conn, value.to_bytes(4, "little").hex(), noack)
@@ -878,6 +881,21 @@ def gentle_checks(pcs):
           "and the core is halted no more than that halt and 12 %% of the rest (%.1f %%)" % bound,
           code == 0 and said is not None and seen is not None and abs(said - seen) <= 3 and seen <= bound,
           "exit %s, said %s %%, the server's clock %s %%, over %.2f s" % (code, said, seen and round(seen, 2), span))
+    # the same halt, then while the core runs to pay it back: the program exits, or the core
+    # stops on its own (a breakpoint), 1.5 s in; the share said must count that running (it ended on the
+    # halt: 98 % said where the server's clock saw 25 %; the running before the stop was left out: 20 %
+    # said for 12.5 %)
+    for packet, delay, what, exit_code in (("W03", 1.5, "the program exits", 4),
+                                           ("T05", 1.5, "the core stops on its own", 0)):
+        srv = FakeServer(pcs, slow_stop=(3, 0.5))
+        srv.unsolicited, srv.trigger, srv.trigger_nth, srv.unsolicited_delay = packet, "c", 4, delay
+        code, j, err = sample(srv, "--duration", "4")
+        end = time.monotonic()
+        said, seen = j.get("halting", {}).get("halted_percent"), srv.halted_share(end)
+        check("gdb: %s %.1f s into the running after a 0.5 s halt: the halted share said is the server's "
+              "(within 3 points)" % (what, delay), code == exit_code and said is not None and seen is not None and
+              abs(said - seen) <= 3, "exit %s, said %s %%, the server's clock %s %%: %s" % (
+                  code, said, seen and round(seen, 2), err.strip()[-200:]))
     dhcsr = iter(range(1 << 30))
     regs = {0xE000EDF0: lambda: (0x00030003 | (1 << 25 if next(dhcsr) in (0, 1) else 0)).to_bytes(4, "little")}
     srv = FakeServer(pcs, memory=regs)

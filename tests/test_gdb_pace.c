@@ -1,0 +1,172 @@
+/* The GDB sampler's default pace on a simulated clock: a scripted server on a socketpair answers each
+ * interrupt as late as the test says, and each halt is asked for at the time the pace set, found from
+ * gdb_wait_ms() (which reads no clock), so the waits are the pace's own, the same on any machine. */
+#include "../source/gdb.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SHORT 0.002 /* gdb_wait_ms() says 0 from this long before the halt is due: a wait this short */
+
+struct sim {
+    struct gdb_sampler *g;
+    int srv;        /* the server's end */
+    double now;
+    int interrupts; /* so far */
+    bool waited;    /* the test moved the clock to the interrupt: the wait was SHORT or more */
+    int after_slow, in_a_row, longest; /* interrupts after the slow one; runs of them after short waits */
+    double (*cost)(int n); /* how long the n-th interrupt takes to answer */
+    char in[8192];
+    size_t len;
+};
+
+static void reply(struct sim *s, const char *text)
+{
+    unsigned sum = 0;
+    for (const char *p = text; *p; p++)
+        sum += (unsigned char)*p;
+    char frame[300];
+    int n = snprintf(frame, sizeof frame, "$%s#%02x", text, sum & 0xFF);
+    CHECK(write(s->srv, frame, (size_t)n) == n);
+}
+
+/* What the sampler sent, answered: an interrupt after its cost (the clock moves on), a packet at once. */
+static void serve(struct sim *s)
+{
+    ssize_t got = recv(s->srv, s->in + s->len, sizeof s->in - s->len, MSG_DONTWAIT);
+    if (got > 0)
+        s->len += (size_t)got;
+    size_t k = 0;
+    while (k < s->len) {
+        char c = s->in[k];
+        if (c == 0x03) {
+            if (s->interrupts >= 3) { /* (a wait under SHORT is slept in gdb_step(): the test sees none) */
+                s->after_slow++;
+                s->in_a_row = s->waited ? 0 : s->in_a_row + 1;
+                s->longest = s->in_a_row > s->longest ? s->in_a_row : s->longest;
+            }
+            s->waited = false;
+            s->now += s->cost(++s->interrupts);
+            reply(s, "T02thread:01;");
+            k++;
+            continue;
+        }
+        char *end = c == '$' ? memchr(s->in + k, '#', s->len - k) : NULL;
+        if (c != '$') {
+            k++; /* acks */
+            continue;
+        }
+        if (!end || (size_t)(end - s->in) + 3 > s->len)
+            break;
+        const char *pkt = s->in + k + 1;
+        size_t n = (size_t)(end - pkt);
+        if (n >= 10 && strncmp(pkt, "qSupported", 10) == 0)
+            reply(s, "PacketSize=1000");
+        else if (n == 1 && pkt[0] == '?')
+            reply(s, "S05");
+        else if (n >= 1 && pkt[0] == 'p')
+            reply(s, "00010008");
+        else if (n >= 1 && pkt[0] == 'm')
+            reply(s, "E01");
+        else if (!(n == 1 && pkt[0] == 'c'))
+            reply(s, "");
+        k = (size_t)(end - s->in) + 3;
+    }
+    memmove(s->in, s->in + k, s->len - k);
+    s->len -= k;
+}
+
+/* While the target runs: the time the pace interrupts at (gdb_wait_ms() is 0 from SHORT before it). */
+static double halt_due(const struct gdb_sampler *g, double now, bool *short_wait)
+{
+    *short_wait = gdb_wait_ms(g, now) == 0;
+    if (*short_wait)
+        return now + SHORT + 1e-9; /* due by then: past it by under SHORT */
+    double lo = now, hi = now + 7200;
+    for (int k = 0; k < 80; k++) {
+        double mid = (lo + hi) / 2;
+        *(gdb_wait_ms(g, mid) == 0 ? &hi : &lo) = mid;
+    }
+    return hi + SHORT + 1e-9; /* (past it: a step before it would sleep the rest for real) */
+}
+
+static double steady(int n)
+{
+    (void)n;
+    return 0.01; /* a probe that takes 10 ms to stop the core */
+}
+
+static double slow_third(int n)
+{
+    return n == 3 ? 5.0 : 0.01; /* ... once 5 s */
+}
+
+/* 200 s on the simulated clock: the share of it the core was halted (st: the sampler's figures);
+ * -1 when the sampler could not start. */
+static double run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    *s = (struct sim){.srv = sv[1], .now = 1000.0, .cost = cost};
+    s->g = gdb_open_fd(sv[0], false, 0, s->now);
+    CHECK(s->g != NULL);
+    if (!s->g)
+        return -1;
+    uint8_t out[8192];
+    double start = s->now;
+    while (s->now < start + 200 && !gdb_failed(s->g)) {
+        if (gdb_ready(s->g) && gdb_fd(s->g) < 0) { /* running */
+            bool short_wait;
+            s->now = halt_due(s->g, s->now, &short_wait);
+            s->waited = !short_wait;
+        } else {
+            serve(s);
+        }
+        gdb_step(s->g, out, sizeof out, s->now);
+    }
+    gdb_get_stats(s->g, st);
+    CHECK(gdb_failed(s->g) == NULL);
+    close(sv[1]);
+    gdb_close(s->g);
+    return st->halted_s / (st->halted_s + st->running_s);
+}
+
+/* The sampler keeps to the caller's clock, also after it slept a wait under 2 ms itself: it took the
+ * monotonic clock's reading then, and a caller on another clock (this test, the fuzz target) saw its
+ * times jump hours (a halted share of -137,000 %). */
+static void test_on_the_callers_clock(void)
+{
+    struct sim s;
+    struct gdb_stats st = {0}; /* (as it is when the sampler could not start) */
+    double share = run(&s, steady, &st);
+    printf("     %d halts, halted %.2f %% of %.1f s\n", s.interrupts, 100 * share, st.halted_s + st.running_s);
+    CHECK(share > 0.09 && share < 0.11);
+    CHECK(st.halted_s + st.running_s > 199 && st.halted_s + st.running_s < 201);
+    CHECK(s.interrupts > 1500);
+}
+
+/* One slow halt, paid back whole; then the pace goes on at its mean, with no run of halts flat out:
+ * the slow halt moved the average halt 1/16 of its length, and each mean stretch, that much too long,
+ * was taken back by the next waits (the pace keeps a deadline) at the shortest wait, 0.25 ms, until
+ * the average decayed. */
+static void test_slow_halt_then_no_flat_out(void)
+{
+    struct sim s;
+    struct gdb_stats st = {0}; /* (as it is when the sampler could not start) */
+    double share = run(&s, slow_third, &st);
+    printf("     %d halts after the slow one, the longest run of them each under 2 ms after the last: %d; "
+           "halted %.2f %%\n", s.after_slow, s.longest, 100 * share);
+    CHECK(s.after_slow > 1000);
+    CHECK(s.longest <= 3);
+    CHECK(share > 0.09 && share < 0.11);
+}
+
+int main(void)
+{
+    RUN_TEST(test_on_the_callers_clock);
+    RUN_TEST(test_slow_halt_then_no_flat_out);
+    return check_summary();
+}
