@@ -104,6 +104,23 @@ static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
             x = vb_putf(b, x, y, f[i].attr, "%s  ", shown[i]);
 }
 
+/* A state's shorter form: its clauses up to the last ", " that leaves it within alt's size
+ * ("[connected, 812 halts/s, core halted 9.8 %]" without "at most ... at once"); "" when none. */
+static void state_short(char *alt, size_t size, const char *text)
+{
+    alt[0] = '\0';
+    size_t len = strlen(text);
+    if (len < size)
+        return; /* it fits alt whole: the text itself is no wider */
+    const char *cut = NULL;
+    for (const char *c = strstr(text, ", "); c && (size_t)(c - text) + 2 <= size; c = strstr(c + 2, ", "))
+        cut = c;
+    if (cut) { /* (alt and text are two fields of one struct: copied, not printed into each other) */
+        memcpy(alt, text, (size_t)(cut - text));
+        memcpy(alt + (cut - text), "]", 2);
+    }
+}
+
 /* Row 0: the tool, the source and its state, the ELF and its build-id check. */
 static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code_bad)
 {
@@ -114,6 +131,7 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", path_base(v->st.source)); /* a file's name */
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
+    state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text);
     field(f, &n, 3, VA_TITLE, "%s", path_base(v->st.elf));
     if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
