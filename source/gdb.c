@@ -59,6 +59,7 @@ struct gdb_sampler {
     enum step step;
     struct rsp_decoder rsp;
     bool noack, xfer_features;
+    bool caller_waits; /* gdb_caller_waits(): no short sleep in gdb_step() */
     bool probe;         /* a Black Magic Probe on a serial port: scan and attach first */
     double rate;
     double deadline;    /* a reply is due by then */
@@ -1060,9 +1061,15 @@ int gdb_fd(const struct gdb_sampler *g)
     return g->step == G_RUNNING || g->step == G_FAILED ? -1 : g->fd;
 }
 
+void gdb_caller_waits(struct gdb_sampler *g)
+{
+    g->caller_waits = true;
+}
+
 int gdb_wait_ms(const struct gdb_sampler *g, double now)
 {
-    double due = g->step == G_RUNNING ? g->next_halt - SHORT_WAIT : g->step == G_FAILED ? now : g->deadline;
+    double due = g->step == G_RUNNING ? g->next_halt - (g->caller_waits ? 0 : SHORT_WAIT)
+               : g->step == G_FAILED ? now : g->deadline;
     double dt = due - now;
     return dt <= 0 ? 0 : dt > 3600 ? 3600000 : (int)(dt * 1000.0) + 1; /* --rate 1e-9: no int overflow */
 }
@@ -1098,7 +1105,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
             fail(g, m);
         }
     }
-    if (g->step == G_RUNNING && now < g->next_halt && g->next_halt - now < SHORT_WAIT) {
+    if (g->step == G_RUNNING && !g->caller_waits && now < g->next_halt && g->next_halt - now < SHORT_WAIT) {
         /* poll() counts in milliseconds: sleep the last stretch here, to the microsecond */
         double dt = g->next_halt - now, before = mono_now();
         struct timespec ts = {0, (long)(dt * 1e9)};

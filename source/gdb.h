@@ -21,6 +21,9 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
  * probe: a Black Magic Probe, scanned and attached first); it is closed by gdb_close(). NULL when
  * out of memory (fd left open). For tests and the fuzzer, which talk through a socketpair. */
 struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now);
+/* A caller on a clock of its own (a simulation) does every wait itself: gdb_wait_ms() counts to the
+ * halt, and gdb_step() never sleeps the last 2 ms on the host's clock. */
+void gdb_caller_waits(struct gdb_sampler *g);
 /* Whether a serial GDB server's path may be one: a terminal or character device, or nothing yet (it
  * may be plugged in later). false with a one-line reason for a regular file or a directory. */
 bool gdb_serial_ok(const char *path, char *err, size_t errlen);

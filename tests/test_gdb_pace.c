@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define SHORT 0.002 /* gdb_wait_ms() says 0 from this long before the halt is due: a wait this short */
+#define SHORT 0.002 /* a wait this short the sampler sleeps itself in gdb_step() (but for this test) */
 
 struct sim {
     struct gdb_sampler *g;
@@ -43,7 +43,7 @@ static void serve(struct sim *s)
     while (k < s->len) {
         char c = s->in[k];
         if (c == 0x03) {
-            if (s->interrupts >= 3) { /* (a wait under SHORT is slept in gdb_step(): the test sees none) */
+            if (s->interrupts >= 3) {
                 s->after_slow++;
                 s->in_a_row = s->waited ? 0 : s->in_a_row + 1;
                 s->longest = s->in_a_row > s->longest ? s->in_a_row : s->longest;
@@ -79,18 +79,21 @@ static void serve(struct sim *s)
     s->len -= k;
 }
 
-/* While the target runs: the time the pace interrupts at (gdb_wait_ms() is 0 from SHORT before it). */
+/* While the target runs: the time the pace interrupts at, or now when gdb_wait_ms() says 0 (then,
+ * unless the caller waits, gdb_step() sleeps the last stretch itself); short_wait when that is under
+ * SHORT after now (the resume). */
 static double halt_due(const struct gdb_sampler *g, double now, bool *short_wait)
 {
-    *short_wait = gdb_wait_ms(g, now) == 0;
-    if (*short_wait)
-        return now + SHORT + 1e-9; /* due by then: past it by under SHORT */
     double lo = now, hi = now + 7200;
-    for (int k = 0; k < 80; k++) {
-        double mid = (lo + hi) / 2;
-        *(gdb_wait_ms(g, mid) == 0 ? &hi : &lo) = mid;
-    }
-    return hi + SHORT + 1e-9; /* (past it: a step before it would sleep the rest for real) */
+    if (gdb_wait_ms(g, now) == 0)
+        hi = now; /* due now */
+    else
+        for (int k = 0; k < 200; k++) {
+            double mid = (lo + hi) / 2;
+            *(gdb_wait_ms(g, mid) == 0 ? &hi : &lo) = mid;
+        }
+    *short_wait = hi - now < SHORT;
+    return hi + 1e-9; /* (just past it) */
 }
 
 static double steady(int n)
@@ -106,7 +109,7 @@ static double slow_third(int n)
 
 /* 200 s on the simulated clock: the share of it the core was halted (st: the sampler's figures);
  * -1 when the sampler could not start. */
-static double run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
+static double run(struct sim *s, double (*cost)(int n), struct gdb_stats *st, bool caller_waits)
 {
     int sv[2];
     CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
@@ -115,6 +118,8 @@ static double run(struct sim *s, double (*cost)(int n), struct gdb_stats *st)
     CHECK(s->g != NULL);
     if (!s->g)
         return -1;
+    if (caller_waits) /* deterministic: every wait on the simulated clock */
+        gdb_caller_waits(s->g);
     uint8_t out[8192];
     double start = s->now;
     while (s->now < start + 200 && !gdb_failed(s->g)) {
@@ -141,7 +146,7 @@ static void test_on_the_callers_clock(void)
 {
     struct sim s;
     struct gdb_stats st = {0}; /* (as it is when the sampler could not start) */
-    double share = run(&s, steady, &st);
+    double share = run(&s, steady, &st, false); /* its short waits slept for real */
     printf("     %d halts, halted %.2f %% of %.1f s\n", s.interrupts, 100 * share, st.halted_s + st.running_s);
     CHECK(share > 0.09 && share < 0.11);
     CHECK(st.halted_s + st.running_s > 199 && st.halted_s + st.running_s < 201);
@@ -156,7 +161,7 @@ static void test_slow_halt_then_no_flat_out(void)
 {
     struct sim s;
     struct gdb_stats st = {0}; /* (as it is when the sampler could not start) */
-    double share = run(&s, slow_third, &st);
+    double share = run(&s, slow_third, &st, true);
     printf("     %d halts after the slow one, the longest run of them each under 2 ms after the last: %d; "
            "halted %.2f %%\n", s.after_slow, s.longest, 100 * share);
     CHECK(s.after_slow > 1000);
