@@ -15,7 +15,7 @@ struct probe {
     double rate;
     const struct src_settings *set;
     struct gdb_sampler *gdb;
-    struct gdb_stats gdb_stats; /* of the last conversation, kept after it ends */
+    struct gdb_stats gdb_stats; /* of the conversations that ended, summed (the last one's flags) */
     struct ocd_sampler *ocd;
     struct ocd_original ocd_first; /* DEMCR (swo=: the trace registers) as the first connection found it */
     struct ocd_stats ocd_stats;
@@ -100,11 +100,33 @@ static bool gdb_connect(void *v, double now, char *why, size_t whylen, bool *per
     return true;
 }
 
+/* sum: the conversations before, then one more (its flags and register number win) */
+static struct gdb_stats gdb_sum(struct gdb_stats sum, const struct gdb_stats *more)
+{
+    struct gdb_stats s = *more;
+    s.samples += sum.samples;
+    s.halted_s += sum.halted_s;
+    s.running_s += sum.running_s;
+    s.self_stops += sum.self_stops;
+    s.resets += sum.resets;
+    s.unsolicited += sum.unsolicited;
+    s.frames += sum.frames;
+    s.longest_halt_s = sum.longest_halt_s > s.longest_halt_s ? sum.longest_halt_s : s.longest_halt_s;
+    s.longest_stop_s = sum.longest_stop_s > s.longest_stop_s ? sum.longest_stop_s : s.longest_stop_s;
+    if (sum.samples) /* the figures span every conversation: a reconnect does not restart them */
+        s.first_sample = sum.first_sample;
+    if (!more->samples)
+        s.last_sample = sum.last_sample;
+    return s;
+}
+
 static void gdb_disconnect(void *v)
 {
     struct probe *t = v;
     if (t->gdb) {
-        gdb_get_stats(t->gdb, &t->gdb_stats);
+        struct gdb_stats last;
+        gdb_get_stats(t->gdb, &last);
+        t->gdb_stats = gdb_sum(t->gdb_stats, &last);
         gdb_close(t->gdb); /* leaves the target running */
         t->gdb = NULL;
     }
@@ -142,8 +164,11 @@ static size_t gdb_read(void *v, uint8_t *buf, size_t n, double now, struct src_g
 static struct gdb_stats gdb_now(const struct probe *t)
 {
     struct gdb_stats st = t->gdb_stats;
-    if (t->gdb)
-        gdb_get_stats(t->gdb, &st);
+    if (t->gdb) {
+        struct gdb_stats now;
+        gdb_get_stats(t->gdb, &now);
+        st = gdb_sum(st, &now);
+    }
     return st;
 }
 

@@ -71,10 +71,11 @@ class FakeServer:
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
                  serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1, xpsr=None,
-                 acks=True, bad_sums=False, slow_stop=None):
+                 acks=True, bad_sums=False, slow_stop=None, drop_at=None):
         self.conns = conns  # connections served, one after the other
         # (n, seconds): the n-th interrupt is answered that late, as a loaded host or a slow probe may
         self.slow_stop = slow_stop
+        self.drop_at = drop_at  # hang up (not on the last connection) at the resume after that many samples
         # the server's own clock of the core: (time, True) at each interrupt, (time, False) at each 'c'
         self.halts = []
         # a liar: acks=False never acknowledges a packet ('+'); bad_sums: every reply fails its
@@ -207,6 +208,8 @@ class FakeServer:
                     self.log.append(pkt)
                     if pkt == "c":  # the core runs from here, whatever the server sends after
                         self.halts.append((time.monotonic(), False))
+                        if self.drop_at and self.samples == self.drop_at and not last:
+                            return self.hang_up(conn)
                     if self.hostile == "silence":
                         continue
                     if self.unsolicited and self.trigger != "connect" and pkt.startswith(self.trigger):
@@ -896,6 +899,17 @@ def gentle_checks(pcs):
               "(within 3 points)" % (what, delay), code == exit_code and said is not None and seen is not None and
               abs(said - seen) <= 3, "exit %s, said %s %%, the server's clock %s %%: %s" % (
                   code, said, seen and round(seen, 2), err.strip()[-200:]))
+    # a slow halt (1 s), then the server drops the link at the resume after it and the tool
+    # reconnects: the halting figures span both conversations (they said the last one's alone)
+    srv = FakeServer(pcs, slow_stop=(3, 1.0), drop_at=3, conns=2)
+    code, j, err = sample(srv, "--duration", "4")
+    end = time.monotonic()
+    said = j.get("halting", {}).get("halted_percent")
+    span = end - next((t for t, halt in srv.halts if not halt), end)
+    check("gdb: a slow halt, then a reconnect: the halted share said covers both conversations (at least the "
+          "slow halt's 1 s over the whole run; exit 4, partial)", code == 4 and srv.accepted == 2 and said is not None and
+          said >= 100.0 / span, "exit %s, %s connections, said %s %% over %.2f s, %s" % (
+              code, srv.accepted, said, span, j.get("source_detail")))
     dhcsr = iter(range(1 << 30))
     regs = {0xE000EDF0: lambda: (0x00030003 | (1 << 25 if next(dhcsr) in (0, 1) else 0)).to_bytes(4, "little")}
     srv = FakeServer(pcs, memory=regs)
