@@ -614,6 +614,24 @@ static void flush_repeats(cmprof_putc_fn putc)
 #define LOW_BYTE(x) ((uint32_t)__builtin_ctz(x) >> 3)
 #endif
 
+/* The leading chars a and b share, at most limit: compared a word at a time, so both need a word's
+ * room past limit (a name's copy and a line's buffer have it). */
+__attribute__((always_inline)) static inline uint32_t shared_chars(const char *a, const char *b, uint32_t limit)
+{
+    uint32_t shared = 0;
+    while (shared < limit) {
+        uint32_t x, y;
+        COPY4(&x, a + shared);
+        COPY4(&y, b + shared);
+        if (x != y) {
+            shared += LOW_BYTE(x ^ y);
+            break;
+        }
+        shared += 4u;
+    }
+    return shared < limit ? shared : limit;
+}
+
 /* Name ids (version 5): the host keeps each name it was sent under an id, and a name entry whose
  * name the host has under its id refers to it in two chars. A cache of the names sent, each at
  * the id its hash gives (a new name there takes the id over, and goes out whole). The host's ids
@@ -789,16 +807,7 @@ static uint32_t low_digits(const char *s, uint32_t k)
  * room past them, as r's text has) is no numbered form of r's. */
 static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 {
-    uint32_t same = 0;
-    for (; same < len; same += 4u) { /* a word at a time: the first char that differs */
-        uint32_t x, y;
-        COPY4(&x, s + same);
-        COPY4(&y, t + same);
-        if (x != y) {
-            same += LOW_BYTE(x ^ y);
-            break;
-        }
-    }
+    uint32_t same = shared_chars(s, t, len);
     uint32_t k = same < len ? len - same : 1u; /* the same name: its last char, a digit, plus 0 */
     if (k > 3u)
         return 0;
@@ -883,18 +892,7 @@ static uint32_t front_len;
  * moved up. Returns its end. Out of line: put_def's frame stays small (the drain's stack). */
 __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
 {
-    uint32_t limit = len < front_len ? len : front_len, shared = 0;
-    while (shared < limit) { /* a word at a time: both names have a word's room past their ends */
-        uint32_t x, y;
-        COPY4(&x, b + 1u + shared);
-        COPY4(&y, front_ref + shared);
-        if (x != y) {
-            shared += LOW_BYTE(x ^ y);
-            break;
-        }
-        shared += 4u;
-    }
-    shared = shared < limit ? shared : limit;
+    uint32_t shared = shared_chars(b + 1, front_ref, len < front_len ? len : front_len);
     if (shared < FRONT_MIN) { /* whole: the line's next names refer to it */
         b[0] = b64[len];
         front_ref = b + 1;

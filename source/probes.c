@@ -172,11 +172,16 @@ static struct gdb_stats gdb_now(const struct probe *t)
     return st;
 }
 
+static int gdb_figures(const struct gdb_stats *st, double *rate, double *halted_share)
+{
+    return halting_figures(st->samples, st->last_sample - st->first_sample, st->halted_s, st->running_s, rate,
+                           halted_share);
+}
+
 static int gdb_halting(const void *v, double *rate, double *halted_share)
 {
     struct gdb_stats st = gdb_now(v);
-    return halting_figures(st.samples, st.last_sample - st.first_sample, st.halted_s, st.running_s, rate,
-                           halted_share);
+    return gdb_figures(&st, rate, halted_share);
 }
 
 /* "1.40 ms", "12.0 ms", "1200 ms" in text (32 bytes) */
@@ -192,7 +197,7 @@ static void gdb_detail(const void *v, char *text, size_t n)
     double rate, halted;
     char ms[32];
     struct gdb_stats st = gdb_now(v);
-    if (gdb_halting(v, &rate, &halted)) {
+    if (gdb_figures(&st, &rate, &halted)) {
         snprintf(text, n, "%.0f halts/s, core halted %.1f %%, at most %s at once", rate, 100.0 * halted,
                  milliseconds(st.longest_halt_s, ms));
         size_t len = strlen(text);
