@@ -42,7 +42,7 @@
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
-    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_FAILED
+    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_SYNC, G_SYNC_STOP, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
 #define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
@@ -79,6 +79,18 @@ struct gdb_sampler {
     size_t last_len;
     int resends;
     int bad_in_a_row;   /* replies that failed their checksum since the last good one */
+    /* after a '-' of ours the server resends its last packet, which need not be the one that failed (QEMU's
+     * stop reply at connect failed, the answer after it did not: the answer came twice). So the answer
+     * taken after a '-' is followed by a marker request, and until the marker's answer (anything but that
+     * answer again) the rest is dropped; then the request that was due goes out. */
+    bool nak_sent;      /* a '-' went out since the last answer taken */
+    bool sync_due;      /* ... and an answer was taken since: the next request waits behind a marker */
+    uint64_t dup_hash;  /* the answer taken (FNV-1a of it): what a resend would repeat */
+    size_t dup_len;
+    char held[512];      /* the request that waits for the marker, framed */
+    size_t held_len;
+    enum step held_step;
+    char held_what[64];
     char what[64];      /* the request awaiting its reply, for messages */
     struct rsp_stats asked;    /* the decoder's counts when it went out: what the server did since */
     /* the target description: annexes to read, and what they said */
@@ -223,7 +235,28 @@ static void no_reply(struct gdb_sampler *g)
     fail(g, why);
 }
 
-/* Send a request and expect its reply by now + REPLY_TIMEOUT. */
+static uint64_t fnv1a(const char *d, size_t len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)d[i]) * 1099511628211ull;
+    return h;
+}
+
+static void send_marker(struct gdb_sampler *g, double now)
+{
+    const char *marker = g->dup_len ? "vMustReplyEmpty" : "?";
+    g->sync_due = false;
+    g->last_len = rsp_frame(g->last, sizeof g->last, marker, strlen(marker));
+    g->resends = 0;
+    snprintf(g->what, sizeof g->what, "%s (after a resend)", marker);
+    awaiting(g, g->dup_len ? G_SYNC : G_SYNC_STOP, now);
+    send_raw(g, g->last, g->last_len);
+}
+
+/* Send a request and expect its reply by now + REPLY_TIMEOUT. After a resend asked for with '-', a
+ * marker goes first (see sync_due): vMustReplyEmpty, which every server answers with an empty packet
+ * (GDB's own probe), or '?' when the answer a resend would repeat was itself empty. */
 static void request(struct gdb_sampler *g, enum step next, const char *payload, double now)
 {
     size_t n = rsp_frame(g->last, sizeof g->last, payload, strlen(payload));
@@ -234,8 +267,36 @@ static void request(struct gdb_sampler *g, enum step next, const char *payload, 
     g->last_len = n;
     g->resends = 0;
     snprintf(g->what, sizeof g->what, "%.40s%s", payload, strlen(payload) > 40 ? "..." : "");
+    if (g->sync_due) {
+        memcpy(g->held, g->last, n);
+        g->held_len = n;
+        g->held_step = next;
+        memcpy(g->held_what, g->what, sizeof g->what);
+        send_marker(g, now);
+        return;
+    }
     awaiting(g, next, now);
     send_raw(g, g->last, n);
+}
+
+/* The marker's answer is anything but the answer a resend would repeat: the server is in step again,
+ * and the request that waited goes out (a resume's running starts only now). */
+static void got_sync(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    if (len == g->dup_len && fnv1a(d, len) == g->dup_hash)
+        return; /* the resend: dropped */
+    if (g->sync_due) { /* this answer was asked for again too: one more marker, the request still held */
+        send_marker(g, now);
+        return;
+    }
+    memcpy(g->last, g->held, g->held_len);
+    g->last_len = g->held_len;
+    g->resends = 0;
+    memcpy(g->what, g->held_what, sizeof g->what);
+    awaiting(g, g->held_step, now);
+    if (g->held_step == G_RUNNING)
+        g->resumed_at = now;
+    send_raw(g, g->last, g->last_len);
 }
 
 static void read_annex(struct gdb_sampler *g, size_t offset, double now)
@@ -873,14 +934,15 @@ static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len,
     [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
     [G_TAG] = got_tag,
     [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
-    [G_PSP_STACK] = got_stack,     [G_FPCCR] = got_fpccr,   [G_FAILED] = got_nothing,
+    [G_PSP_STACK] = got_stack,     [G_FPCCR] = got_fpccr,   [G_SYNC] = got_sync,       [G_SYNC_STOP] = got_sync,
+    [G_FAILED] = got_nothing,
 };
 
 /* The steps whose request a stop reply answers; at any other, one is news the server sent on its
  * own (QEMU stops a running guest when GDB connects, and says so before any request). */
 static bool wants_stop(enum step step)
 {
-    return step == G_ATTACH || step == G_QUERY || step == G_HALTING || step == G_RUNNING;
+    return step == G_ATTACH || step == G_QUERY || step == G_HALTING || step == G_RUNNING || step == G_SYNC_STOP;
 }
 
 /* The program ended: nothing more to sample, and the run says why. */
@@ -910,6 +972,18 @@ static void on_packet(void *ctx, const char *d, size_t len)
     if (is_stop_reply(d) && !wants_stop(g->step)) {
         g->stats.unsolicited++;
         return;
+    }
+    if (g->nak_sent && g->step != G_FAILED && g->step != G_SYNC && g->step != G_SYNC_STOP) {
+        g->nak_sent = false; /* the answer: taken, and a resend of it may follow (see sync_due) */
+        g->sync_due = true;
+        g->dup_hash = fnv1a(d, len);
+        g->dup_len = len;
+    } else if (g->nak_sent && (g->step == G_SYNC || g->step == G_SYNC_STOP) &&
+               !(len == g->dup_len && fnv1a(d, len) == g->dup_hash)) {
+        g->nak_sent = false; /* the marker's answer came after a '-' of its own: one more marker */
+        g->sync_due = true;
+        g->dup_hash = fnv1a(d, len);
+        g->dup_len = len;
     }
     replies[g->step](g, d, len, g->now);
 }
@@ -1053,7 +1127,8 @@ struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now)
 
 bool gdb_ready(const struct gdb_sampler *g)
 {
-    return g->step >= G_RUNNING && g->step < G_FAILED; /* the steps after the handshake's */
+    enum step step = g->step == G_SYNC || g->step == G_SYNC_STOP ? g->held_step : g->step;
+    return step >= G_RUNNING && step < G_SYNC; /* the steps after the handshake's */
 }
 
 int gdb_fd(const struct gdb_sampler *g)
@@ -1093,8 +1168,8 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
                 g->bad_in_a_row += (int)(g->rsp.stats.bad_checksums - bad);
                 if (g->bad_in_a_row > 3)
                     fail(g, "the server's replies keep failing their checksum");
-                else if (!g->noack)
-                    send_raw(g, "-", 1); /* ask for it again */
+                else if (!g->noack && send_raw(g, "-", 1)) /* ask for it again */
+                    g->nak_sent = true;
             }
         }
         if (got == 0)

@@ -86,6 +86,7 @@ class FakeServer:
         # begins with the trigger (after 'c', which has none: while the target runs)
         self.unsolicited, self.trigger, self.trigger_nth = None, None, 1
         self.unsolicited_delay = 0  # seconds from the trigger to that packet (the target runs on meanwhile)
+        self.unsolicited_bad = False  # that packet fails its checksum (a '-' gets the server's last packet again)
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
         self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
@@ -292,7 +293,8 @@ class FakeServer:
     def unsolicited_frame(self):
         """'%...': a notification (non-stop mode's, framed with '%'), else a packet."""
         text = self.unsolicited
-        return ("%%%s#%s" % (text[1:], checksum(text[1:]))).encode() if text[0] == "%" else frame(text)
+        out = ("%%%s#%s" % (text[1:], checksum(text[1:]))).encode() if text[0] == "%" else frame(text)
+        return out[:-2] + b"%02x" % ((int(out[-2:], 16) + 1) & 0xFF) if self.unsolicited_bad else out
 
     def hang_up(self, conn):
         """Closes its side once what it sent is out, reading what the client still sends (closing with
@@ -368,6 +370,17 @@ def main():
     check("gdb: a reply with a bad checksum is asked for again ('-'), not counted",
           code == 0 and j.get("total") == 60 and srv.nacks == 1, "exit %s, total %s, nacks %d, %s" % (
               code, j.get("total"), srv.nacks, err.strip()))
+
+    # QEMU's stop reply at connect fails its checksum: the '-' gets the server's last packet, the answer
+    # to qSupported, a second time (it put the conversation out of step: "unexpected answer to '?'")
+    srv = FakeServer(pcs)
+    srv.unsolicited, srv.trigger, srv.unsolicited_bad = "T02thread:01;", "connect", True
+    code, j, err = sample(srv, "--samples", "60")
+    rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+    check("gdb: the stop reply at connect fails its checksum, the '-' gets qSupported's answer again: dropped, "
+          "the conversation in step (a marker, vMustReplyEmpty), every sample counted",
+          code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and srv.nacks == 1 and
+          "vMustReplyEmpty" in srv.log, "exit %s, %s, nacks %d, %s" % (code, rows, srv.nacks, err.strip()[-300:]))
 
     srv = FakeServer(pcs, refuse_pc=True)
     code, j, err = sample(srv, "--duration", "2")
