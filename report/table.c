@@ -102,12 +102,19 @@ static void footer(const struct report_data *d, FILE *out)
 {
     const struct report_options *o = d->o;
     struct prof *p = d->p;
-    const char *reset = o->source_detail ? strstr(o->source_detail, "the target reset") : NULL;
     if (o->halting) {
-        fprintf(out, "halting: %.0f halts/s, the core halted %.1f %% of the time\n", o->halt_rate,
-                100.0 * o->halted_share);
-        if (reset) /* the gdb: source's advice after its figures */
-            fprintf(out, "warning: %s\n", reset);
+        /* the source's figures, then its advice: a clause after each "; " (a server too slow, a reset) */
+        const char *det = o->source_detail ? o->source_detail : "", *semi = strstr(det, "; ");
+        const char *most = strstr(det, ", at most "), *end = semi ? semi : det + strlen(det);
+        fprintf(out, "halting: %.*f halts/s, the core halted %.1f %% of the time", o->halt_rate < 10 ? 2 : 0,
+                o->halt_rate, 100.0 * o->halted_share);
+        if (most && most < end) /* the longest halt, and how long the server took to stop the core */
+            fprintf(out, ", %.*s", (int)(end - most - 2), most + 2);
+        fputc('\n', out);
+        for (const char *c = semi; c; c = strstr(c + 2, "; ")) {
+            const char *next = strstr(c + 2, "; ");
+            fprintf(out, "warning: %.*s\n", (int)(next ? next - (c + 2) : (ptrdiff_t)strlen(c + 2)), c + 2);
+        }
     } else if (o->source_detail && *o->source_detail) {
         fprintf(out, "source: %s\n", o->source_detail);
     }

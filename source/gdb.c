@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 #define GENTLE_SHARE 0.10    /* by default: the core halted at most this share of the time */
 #define GENTLE_FIRST 0.01    /* ... and the mean wait before the cost of a halt is known */
 #define XML_MAX (1 << 20)    /* bytes of target description, includes and all */
+#define SLOW_HALT 0.05       /* a halt this long on average (under 2 halts/s at the default pace): the server is slow */
+#define VERIFY_WAIT 0.05     /* the least wait for the interrupt's answer after a stop reply nobody asked for */
+#define VERIFY_MAX 0.5       /* ... and the most */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
 #define DHCSR_EVERY 1.0      /* seconds between reads of the core's reset flag (DHCSR.S_RESET_ST) */
@@ -42,7 +46,7 @@
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
-    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_SYNC, G_SYNC_STOP, G_FAILED
+    G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_VERIFY, G_SYNC, G_SYNC_STOP, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
 #define STACK_MAX 16384   /* ... and in all, for one sample: more is read only while the walk needs it */
@@ -765,6 +769,14 @@ static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double
     resume(g, now);
 }
 
+/* The core is halted: read its PC. */
+static void read_pc(struct gdb_sampler *g, double now)
+{
+    char m[40];
+    snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
+    request(g, G_READING, m, now);
+}
+
 /* The core stopped: read its PC. */
 static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
@@ -773,20 +785,41 @@ static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double 
         return;
     if (now - g->halt_sent > g->stats.longest_stop_s)
         g->stats.longest_stop_s = now - g->halt_sent;
-    char m[40];
-    snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
-    request(g, G_READING, m, now);
+    read_pc(g, now);
 }
 
-/* It stopped on its own (a breakpoint instruction, a fault): sample it too. */
+/* A stop reply while the target runs, not asked for: a breakpoint or a fault stopped it, or the server
+ * says so of its own (a stale or made-up stop, a reply meant for someone else) while the core runs on,
+ * and registers read then would be a running core's. So the interrupt goes out first (a server takes
+ * requests in turn: what is read after it is read halted), and its answer says which: stopped by it
+ * (SIGINT, signal 2), the core was running; another signal, or no answer (a halted core ignores 0x03)
+ * within twice the average halt (VERIFY_WAIT to VERIFY_MAX), it had stopped. Sampled either way. */
 static void got_running(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
+    (void)len;
     if (!is_stop_reply(d))
         return;
-    g->stats.self_stops++;
     g->stats.running_s += now - g->resumed_at; /* it ran until then: left out, the share said 26 % for 17 % */
     g->halt_sent = now;
-    got_halted(g, d, len, now);
+    awaiting(g, G_VERIFY, now);
+    double wait = 2.0 * g->halt_cost; /* the average halt: more than its stop reply's part */
+    g->deadline = now + (wait < VERIFY_WAIT ? VERIFY_WAIT : wait < VERIFY_MAX ? wait : VERIFY_MAX);
+    snprintf(g->what, sizeof g->what, "the interrupt (0x03) after a stop reply");
+    send_raw(g, "\x03", 1);
+}
+
+/* The interrupt's answer after a stop reply nobody asked for (see got_running). */
+static void got_verify(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    (void)len;
+    if (!stopped(g, d, "unexpected answer to the interrupt: ", ""))
+        return;
+    bool by_us = rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 2;
+    g->stats.false_stops += by_us;
+    g->stats.self_stops += !by_us;
+    if (by_us && now - g->halt_sent > g->stats.longest_stop_s)
+        g->stats.longest_stop_s = now - g->halt_sent;
+    read_pc(g, now);
 }
 
 static void got_pc(struct gdb_sampler *g, const char *d, size_t len, double now)
@@ -934,7 +967,8 @@ static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len,
     [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
     [G_TAG] = got_tag,
     [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
-    [G_PSP_STACK] = got_stack,     [G_FPCCR] = got_fpccr,   [G_SYNC] = got_sync,       [G_SYNC_STOP] = got_sync,
+    [G_PSP_STACK] = got_stack,     [G_FPCCR] = got_fpccr,   [G_VERIFY] = got_verify,   [G_SYNC] = got_sync,
+    [G_SYNC_STOP] = got_sync,
     [G_FAILED] = got_nothing,
 };
 
@@ -942,7 +976,8 @@ static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len,
  * own (QEMU stops a running guest when GDB connects, and says so before any request). */
 static bool wants_stop(enum step step)
 {
-    return step == G_ATTACH || step == G_QUERY || step == G_HALTING || step == G_RUNNING || step == G_SYNC_STOP;
+    return step == G_ATTACH || step == G_QUERY || step == G_HALTING || step == G_RUNNING || step == G_VERIFY ||
+           step == G_SYNC_STOP;
 }
 
 /* The program ended: nothing more to sample, and the run says why. */
@@ -1197,6 +1232,9 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         awaiting(g, G_HALTING, now);
         snprintf(g->what, sizeof g->what, "the interrupt (0x03)");
         send_raw(g, "\x03", 1);
+    } else if (g->step == G_VERIFY && now > g->deadline) {
+        g->stats.self_stops++; /* no answer to the interrupt: the core had stopped on its own */
+        read_pc(g, now);
     } else if (g->step != G_RUNNING && g->step != G_FAILED && now > g->deadline) {
         no_reply(g);
     }
@@ -1243,15 +1281,71 @@ void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out)
     }
     out->pc_regnum = g->pc_regnum;
     out->noack = g->noack;
+    out->rate = g->rate;
+}
+
+/* One more clause of advice after what text holds, "; " between. */
+static void advise(char *text, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void advise(char *text, size_t n, const char *fmt, ...)
+{
+    size_t len = strlen(text);
+    if (len + 2 >= n)
+        return;
+    if (len) {
+        memcpy(text + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+/* The server is what limits the samples: its halts are so slow that the rate asked (or the default
+ * pace's, at most GENTLE_SHARE of the time halted) is out of reach. Said with the figures that show
+ * it: the average halt and the longest wait for a stop reply. */
+static void advise_slow(const struct gdb_stats *st, char *text, size_t n)
+{
+    double span = st->halted_s + st->running_s;
+    double mean = st->samples ? st->halted_s / (double)st->samples : st->longest_halt_s;
+    if (span <= 0 || mean <= 0)
+        return;
+    double got = (double)st->samples / span, reach = st->rate > 0 ? 1.0 / mean : GENTLE_SHARE / mean;
+    char asked[80];
+    if (st->rate > 0 && got < 0.5 * st->rate && mean > 0.5 / st->rate)
+        snprintf(asked, sizeof asked, "where --rate asked %g", st->rate);
+    else if (st->rate < 0 && mean > SLOW_HALT)
+        snprintf(asked, sizeof asked, "flat out (--rate max)");
+    else if (st->rate == 0 && mean > SLOW_HALT)
+        snprintf(asked, sizeof asked, "at the default pace (the core halted %.0f %% of the time)", 100.0 * GENTLE_SHARE);
+    else
+        return;
+    if (st->rate < 0)
+        reach = 1.0 / mean;
+    if (!st->samples) {
+        advise(text, n, "the GDB server has not stopped the core %.0f ms after the interrupt: it is what limits the "
+               "samples (a slow probe or link?)", 1000.0 * st->longest_halt_s);
+        return;
+    }
+    advise(text, n, "the GDB server limits the samples: a halt takes %.0f ms on average (the server took up to %.0f ms "
+           "to stop the core), so about %.2g halts/s %s: a slow probe or link (a proxy without TCP_NODELAY?)",
+           1000.0 * mean, 1000.0 * st->longest_stop_s, reach, asked);
 }
 
 void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
 {
-    size_t len = strlen(text);
-    if (st->resets && len < n)
-        snprintf(text + len, n - len, "%sthe target reset %llu time%s while sampled: a watchdog that runs while "
-                 "the core is halted? freeze it in debug (STM32: DBGMCU DBG_IWDG_STOP/DBG_WWDG_STOP), or a fault",
-                 len ? "; " : "", (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
+    advise_slow(st, text, n);
+    if (st->false_stops)
+        advise(text, n, "the server sent %llu stop repl%s while the target ran that %s none (the interrupt sent after "
+               "found it running): not taken for a stop", (unsigned long long)st->false_stops,
+               st->false_stops == 1 ? "y" : "ies", st->false_stops == 1 ? "was" : "were");
+    if (st->self_stops)
+        advise(text, n, "the target stopped on its own %llu time%s (a breakpoint, a fault): sampled where it stopped, "
+               "and resumed", (unsigned long long)st->self_stops, st->self_stops == 1 ? "" : "s");
+    if (st->resets)
+        advise(text, n, "the target reset %llu time%s while sampled: a watchdog that runs while "
+               "the core is halted? freeze it in debug (STM32: DBGMCU DBG_IWDG_STOP/DBG_WWDG_STOP), or a fault",
+               (unsigned long long)st->resets, st->resets == 1 ? "" : "s");
 }
 
 /* What gdb_close() waits for: the first stop reply, or the first reply that is none of the packets

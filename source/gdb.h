@@ -64,16 +64,19 @@ struct gdb_stats {
     double longest_stop_s;      /* the longest wait from an interrupt to its stop reply: the server's part */
     double first_sample, last_sample;
     uint64_t self_stops;        /* the target stopped without being asked (a breakpoint, a fault) */
+    uint64_t false_stops;       /* stop replies while it ran that were none: the interrupt after found it running */
     uint64_t resets;            /* the target reset while sampled (a watchdog running in debug, a fault) */
     uint64_t unsolicited;       /* stop replies the server sent on its own, outside any sample */
     uint64_t frames;            /* callers found by the unwinder, over all samples */
     bool stacks_refused;        /* the server would not read the registers ('g'): no stacks */
     int pc_regnum;              /* from the target description (-1: assumed 15) */
+    double rate;                /* the rate asked for (gdb_open's) */
     bool noack;
 };
 void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out);
 /* Adds to text (a NUL-terminated line of size n) what the user should know about the target from
- * st: that it reset while sampled, and the fix. */
+ * st, each clause after "; ": that the server is what limits the samples (its halts too slow for the
+ * rate asked), stop replies that were none, stops of its own, that it reset while sampled, and the fix. */
 void gdb_advice(const struct gdb_stats *st, char *text, size_t n);
 
 #endif

@@ -108,6 +108,7 @@ static struct gdb_stats gdb_sum(struct gdb_stats sum, const struct gdb_stats *mo
     s.halted_s += sum.halted_s;
     s.running_s += sum.running_s;
     s.self_stops += sum.self_stops;
+    s.false_stops += sum.false_stops;
     s.resets += sum.resets;
     s.unsolicited += sum.unsolicited;
     s.frames += sum.frames;
@@ -133,13 +134,14 @@ static void gdb_disconnect(void *v)
 }
 
 /* Halts (or polls) a second and the share of the time the core was held, from n halts over wall
- * seconds; 0 while there are too few to say. */
+ * seconds (one halt: over the time halted and running, a server so slow that one is all it gave is
+ * said too); 0 while there are none to say. */
 static int halting_figures(unsigned long long n, double wall, double halted_s, double running_s, double *rate,
                            double *halted_share)
 {
-    if (n < 2 || wall <= 0 || halted_s + running_s <= 0)
+    if (!n || halted_s + running_s <= 0)
         return 0;
-    *rate = (double)(n - 1) / wall;
+    *rate = n >= 2 && wall > 0 ? (double)(n - 1) / wall : (double)n / (halted_s + running_s);
     *halted_share = halted_s / (halted_s + running_s);
     return 1;
 }
@@ -198,8 +200,8 @@ static void gdb_detail(const void *v, char *text, size_t n)
     char ms[32];
     struct gdb_stats st = gdb_now(v);
     if (gdb_figures(&st, &rate, &halted)) {
-        snprintf(text, n, "%.0f halts/s, core halted %.1f %%, at most %s at once", rate, 100.0 * halted,
-                 milliseconds(st.longest_halt_s, ms));
+        snprintf(text, n, "%.*f halts/s, core halted %.1f %%, at most %s at once", rate < 10 ? 2 : 0, rate,
+                 100.0 * halted, milliseconds(st.longest_halt_s, ms));
         size_t len = strlen(text);
         if (st.longest_stop_s > 0.01 && len < n) /* a slow server or a loaded host: not our pace */
             snprintf(text + len, n - len, " (the server took up to %s to stop it)", milliseconds(st.longest_stop_s, ms));

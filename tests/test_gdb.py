@@ -71,10 +71,12 @@ class FakeServer:
 
     def __init__(self, pcs, noack=False, pc_regnum=15, refuse_pc=False, silent_on=None, corrupt_first=False,
                  serial=False, memory=None, regs=None, psp=None, raw=None, xml=None, chunk=40, conns=1, xpsr=None,
-                 acks=True, bad_sums=False, slow_stop=None, drop_at=None):
+                 acks=True, bad_sums=False, slow_stop=None, drop_at=None, stop_delay=0):
         self.conns = conns  # connections served, one after the other
         # (n, seconds): the n-th interrupt is answered that late, as a loaded host or a slow probe may
         self.slow_stop = slow_stop
+        self.stop_delay = stop_delay  # seconds every interrupt waits for its stop reply (a slow probe or link)
+        self.read_running = 0  # registers or memory read while the core ran (a stop reply that was none, believed)
         self.drop_at = drop_at  # hang up (not on the last connection) at the resume after that many samples
         # the server's own clock of the core: (time, True) at each interrupt, (time, False) at each 'c'
         self.halts = []
@@ -87,6 +89,7 @@ class FakeServer:
         self.unsolicited, self.trigger, self.trigger_nth = None, None, 1
         self.unsolicited_delay = 0  # seconds from the trigger to that packet (the target runs on meanwhile)
         self.unsolicited_bad = False  # that packet fails its checksum (a '-' gets the server's last packet again)
+        self.unsolicited_false = False  # a stop reply while the core runs on (stale, or meant for someone else)
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
         self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
@@ -187,6 +190,8 @@ class FakeServer:
                     if buf[:1] == b"\x03":
                         buf = buf[1:]
                         self.log.append("^C")
+                        if not self.running and not self.hostile:
+                            continue  # a halted core: nothing to stop, no stop reply (as QEMU does)
                         self.halts.append((time.monotonic(), True))
                         if self.hostile:
                             self.misbehave(conn)
@@ -194,6 +199,7 @@ class FakeServer:
                         self.running = False
                         if self.slow_stop and self.log.count("^C") == self.slow_stop[0]:
                             time.sleep(self.slow_stop[1])
+                        time.sleep(self.stop_delay)
                         self.reply(conn, "T02thread:01;", noack)
                         continue
                     if buf[:1] != b"$":
@@ -207,6 +213,7 @@ class FakeServer:
                     if not noack and self.acks:
                         conn.sendall(b"+")
                     self.log.append(pkt)
+                    self.read_running += pkt[:1] in ("p", "g", "m") and self.running
                     if pkt == "c":  # the core runs from here, whatever the server sends after
                         self.halts.append((time.monotonic(), False))
                         if self.drop_at and self.samples == self.drop_at and not last:
@@ -220,10 +227,12 @@ class FakeServer:
                             conn.sendall(self.unsolicited_frame())
                             if self.unsolicited[0] in "WX":  # the program is gone: so is the server
                                 return self.hang_up(conn)
-                            if self.unsolicited[0] in "ST":
+                            if self.unsolicited[0] in "ST" and not self.unsolicited_false:
+                                if self.running or pkt == "c":
+                                    self.halts.append((time.monotonic(), True))
                                 self.running = False
-                            if pkt == "c" and self.unsolicited[0] in "ST":
-                                continue  # it stopped on its own as it resumed
+                                if pkt == "c":
+                                    continue  # it stopped on its own as it resumed
                     if self.silent_on and pkt.startswith(self.silent_on):
                         continue
                     if pkt in self.raw:
@@ -566,6 +575,8 @@ def main():
     serial_path_checks()
     half_handshake_checks()
     unsolicited_checks(pcs)
+    verify_checks(pcs)
+    slow_server_checks(pcs)
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
     deep_stack_checks()
@@ -647,6 +658,61 @@ def unsolicited_checks(pcs):
           "on its own, at each of %d steps of the connect sequence and mid-run: never taken for an answer; an exit "
           "ends the run, named" % len(CONNECT_STEPS), not bad, "%d of %d wrong: %s" % (len(bad), len(UNSOLICITED) * len(CONNECT_STEPS),
                                                                  " | ".join(bad[:4])))
+
+
+def verify_checks(pcs):
+    """A stop reply while the target runs that the tool did not ask for: the interrupt sent after it tells
+    a stop of the target's own (a breakpoint: the halted core ignores the interrupt) from one that was
+    none (the core runs on and the interrupt stops it, SIGINT); registers are read only once it is
+    halted, and what happened is said once. Before, the tool took every such reply for a halt and read
+    the PC of a running core (a server answering from a cache gives a stale one)."""
+    # --rate 10: the halt after the resume is due tens of ms later, long after the stop reply came
+    srv = FakeServer(pcs)
+    srv.unsolicited, srv.trigger, srv.trigger_nth, srv.unsolicited_false = "T05", "c", 5, True
+    code, j, err = sample(srv, "--rate", "10", "--samples", "18")
+    rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+    detail = j.get("source_detail", "")
+    check("gdb: a stop reply while the target runs on (none, the server's own): interrupted first, nothing read "
+          "from a running core, said once", code == 0 and rows == {"hot_a": 9, "hot_b": 6, "hot_c": 3} and
+          srv.read_running == 0 and "1 stop reply while the target ran that was none" in detail,
+          "exit %s, %s, %d reads while running, %s %s" % (code, rows, srv.read_running, detail, err.strip()[-200:]))
+    srv = FakeServer(pcs)
+    srv.unsolicited, srv.trigger, srv.trigger_nth = "T05thread:01;", "c", 5
+    code, j, err = sample(srv, "--samples", "60")
+    rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+    detail = j.get("source_detail", "")
+    check("gdb: the target stops on its own (a breakpoint; the interrupt after meets a halted core, no answer): "
+          "sampled where it stopped, said once", code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and
+          srv.read_running == 0 and "the target stopped on its own 1 time " in detail and "none" not in detail,
+          "exit %s, %s, %d reads while running, %s %s" % (code, rows, srv.read_running, detail, err.strip()[-200:]))
+
+
+def slow_server_checks(pcs):
+    """A server whose every stop reply comes late (a slow probe, a proxy without TCP_NODELAY): one or a
+    few samples in a run. The figures are said from the first sample on, with the longest halt and stop,
+    and a warning that the server is what limits the samples, with its numbers: in the table, the JSON
+    and the live header (test_tui). Before: one sample, exit 0, no halting line and no warning."""
+    srv = FakeServer(pcs, stop_delay=0.6)
+    r = subprocess.run([TOOL, "--batch", "--no-inline", "--duration", "3", srv.spec, ELF], capture_output=True,
+                       text=True, timeout=30)
+    srv.thread.join(5)
+    out = r.stdout
+    check("gdb, every stop reply 0.6 s late, 3 s: the table says the halting figures, the longest stop, and that "
+          "the server limits the samples (about 0.17 halts/s at the default pace)",
+          r.returncode == 0 and re.search(r"^halting: [0-9.]+ halts/s, .*the server took up to 6\d\d ms", out, re.M) and
+          re.search(r"^warning: the GDB server limits the samples: a halt takes 6\d\d ms .*about 0\.1[67] halts/s at "
+                    r"the default pace", out, re.M), "exit %s, %s" % (r.returncode, out.strip().splitlines()[-4:]))
+    srv = FakeServer(pcs, stop_delay=0.06)
+    code, j, err = sample(srv, "--rate", "50", "--duration", "2")
+    detail = j.get("source_detail", "")
+    check("gdb --rate 50, every stop reply 60 ms late: the JSON has the figures and says the server limits the "
+          "samples where --rate asked 50", code == 0 and j.get("halting", {}).get("rate", 99) < 25 and
+          "the GDB server limits the samples" in detail and "where --rate asked 50" in detail,
+          "exit %s, %s, %s" % (code, j.get("halting"), detail))
+    srv = FakeServer(pcs)
+    code, j, err = sample(srv, "--rate", "50", "--duration", "2")
+    check("gdb --rate 50 from a quick server: no such warning", code == 0 and "limits" not in j.get("source_detail", ""),
+          j.get("source_detail"))
 
 
 def sanitizer_quiet(code, err):

@@ -133,6 +133,21 @@ void view_render_help(struct view *v, struct vbuf *b, int y0)
 
 #define DIAG_LINES 256 /* the diagnostics page's wrapped lines, at most */
 
+/* A connected source's advice, each clause after a "; " of its state ("connected, 0.50 halts/s, ...;
+ * the GDB server limits the samples: ..."), one line each from row y; returns the row after. */
+static int source_advice(struct vbuf *page, int y, const char *state)
+{
+    if (!state || strncmp(state, "connected", 9) != 0)
+        return y;
+    for (const char *c = strstr(state, "; "); c; c = strstr(c + 2, "; ")) {
+        const char *next = strstr(c + 2, "; ");
+        char line[600];
+        snprintf(line, sizeof line, "source: %.*s", (int)(next ? next - (c + 2) : (ptrdiff_t)strlen(c + 2)), c + 2);
+        y = vb_wrap(page, y, VA_WARN, line) + 1;
+    }
+    return y;
+}
+
 /* Every diagnostic and loss, wrapped to the page's width from its row 0; returns its line count. */
 static int diag_lines(struct view *v, struct vbuf *page)
 {
@@ -153,6 +168,9 @@ static int diag_lines(struct view *v, struct vbuf *page)
     bool gaps = v->st.gaps && *v->st.gaps;
     if (gaps)
         y = vb_wrap(page, y, VA_WARN, v->st.gaps) + 1;
+    int advice = y;
+    y = source_advice(page, y, v->st.state);
+    advice = y != advice;
     bool none = !nd && !*v->st.elf_warning && !nl && !gaps;
     if (none)
         y = vb_wrap_as(page, y, VA_GOOD, "", "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong "
@@ -162,7 +180,7 @@ static int diag_lines(struct view *v, struct vbuf *page)
     ingest_joined(v->in, &j, joined, sizeof joined); /* no loss: said once, not as one */
     if (j.skipped || j.bytes)
         y = vb_wrap_as(page, y + none, VA_NORMAL, "  ", joined) + 1;
-    return nd || nl || *v->st.elf_warning || gaps || j.skipped || j.bytes ? y - 1 : y; /* not the blank after the last */
+    return nd || nl || *v->st.elf_warning || gaps || advice || j.skipped || j.bytes ? y - 1 : y; /* not the blank after the last */
 }
 
 /* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and
