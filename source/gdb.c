@@ -45,7 +45,7 @@
 #define IPSR_MASK 0x1FFu     /* xPSR's exception number: 0 in thread mode */
 
 enum step {
-    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_FOUND_PC, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
     G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_VERIFY, G_SYNC, G_SYNC_STOP, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
@@ -132,6 +132,10 @@ struct gdb_sampler {
     struct outq out; /* made and not yet handed out: ITM packets, or dump text with tags */
     struct gdb_stats stats;
     double now; /* of the gdb_step() under way */
+    /* the target found halted at attach (see got_query): no stop announced, and '?' said SIGTRAP */
+    bool announced;      /* a stop reply (or a packet that failed its checksum) before the first answer */
+    bool found_halted;
+    bool found_known;    /* gdb_found_before(): an earlier conversation's finding holds */
     bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
     bool refused_for_good; /* the server's answer would be the same on every connection */
     char failed[300];
@@ -754,11 +758,21 @@ static void got_xml(struct gdb_sampler *g, const char *d, size_t len, double now
     request(g, G_QUERY, "?", now);
 }
 
+/* Whether the target was halted before we came: a server that stops a running target on attach says
+ * so, QEMU with a stop reply before any request, OpenOCD (and most probes) with '?' answering SIGINT
+ * (a debug request, its own); a target that was halted already answers with the reason it stopped
+ * for, SIGTRAP (a breakpoint, QEMU's -S). A Black Magic Probe's attach halts it: unknown, taken as
+ * running. Where it was halted, the PC (read next) tells: at the reset handler it waits to be
+ * started (QEMU -S, a reset-halt) and is started; elsewhere it was stopped mid-way (a breakpoint, a
+ * debugger's halt) and is halted again when we let go (gdb_close), never left running. */
 static void got_query(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     (void)len;
-    if (stopped(g, d, "unexpected answer to '?': ", ""))
-        request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
+    if (!stopped(g, d, "unexpected answer to '?': ", ""))
+        return;
+    if (!g->found_known)
+        g->found_halted = !g->probe && !g->announced && rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 5;
+    request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
 }
 
 static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double now)
@@ -766,6 +780,23 @@ static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double
     uint32_t v[2];
     if (hex_le32(d, len, &v[0]) && hex_le32(d + 8, len - 8, &v[1]) && (v[1] & 1u) && v[1] > 1u)
         g->reset_entry = v[1] & ~1u; /* Thumb code: the address has bit 0 set */
+    if (g->found_halted && !g->found_known) {
+        char m[40];
+        snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
+        request(g, G_FOUND_PC, m, now);
+        return;
+    }
+    resume(g, now);
+}
+
+/* Where the target found halted was halted (see got_query). */
+static void got_found_pc(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    uint32_t pc = 0;
+    bool known = len == 8 && hex_le32(d, len, &pc);
+    g->found_halted = !known || !g->reset_entry || pc != g->reset_entry;
+    g->stats.found_halted = g->found_halted;
+    g->stats.found_pc = known ? pc : 0;
     resume(g, now);
 }
 
@@ -963,7 +994,8 @@ static void got_nothing(struct gdb_sampler *g, const char *d, size_t len, double
 
 static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len, double now) = {
     [G_SUPPORTED] = got_supported, [G_NOACK] = got_noack,   [G_SCAN] = got_scan,       [G_ATTACH] = got_attach,
-    [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_VECTORS] = got_vectors, [G_RUNNING] = got_running,
+    [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_VECTORS] = got_vectors, [G_FOUND_PC] = got_found_pc,
+    [G_RUNNING] = got_running,
     [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
     [G_TAG] = got_tag,
     [G_NAME] = got_name,           [G_REGS] = got_regs,     [G_STACK] = got_stack,     [G_PSP] = got_psp,
@@ -1004,6 +1036,7 @@ static void on_packet(void *ctx, const char *d, size_t len)
         send_raw(g, "+", 1);
     if (g->exited || is_console(d, len))
         return;
+    g->announced |= g->step < G_QUERY && is_stop_reply(d);
     if (is_stop_reply(d) && !wants_stop(g->step)) {
         g->stats.unsolicited++;
         return;
@@ -1171,6 +1204,13 @@ int gdb_fd(const struct gdb_sampler *g)
     return g->step == G_RUNNING || g->step == G_FAILED ? -1 : g->fd;
 }
 
+void gdb_found_before(struct gdb_sampler *g, bool halted, uint32_t pc)
+{
+    g->found_known = true;
+    g->found_halted = g->stats.found_halted = halted;
+    g->stats.found_pc = pc;
+}
+
 void gdb_caller_waits(struct gdb_sampler *g)
 {
     g->caller_waits = true;
@@ -1201,6 +1241,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
             g->bad_in_a_row = g->rsp.stats.packets != good ? 0 : g->bad_in_a_row;
             if (g->rsp.stats.bad_checksums != bad && g->step != G_FAILED) {
                 g->bad_in_a_row += (int)(g->rsp.stats.bad_checksums - bad);
+                g->announced |= g->step < G_QUERY; /* it may have been a stop reply: taken as one */
                 if (g->bad_in_a_row > 3)
                     fail(g, "the server's replies keep failing their checksum");
                 else if (!g->noack && send_raw(g, "-", 1)) /* ask for it again */
@@ -1342,6 +1383,9 @@ void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
     if (st->self_stops)
         advise(text, n, "the target stopped on its own %llu time%s (a breakpoint, a fault): sampled where it stopped, "
                "and resumed", (unsigned long long)st->self_stops, st->self_stops == 1 ? "" : "s");
+    if (st->found_halted)
+        advise(text, n, "the target was halted when cmprof attached (at 0x%08x, not its reset handler: a breakpoint, a "
+               "debugger's halt?): it runs while sampled and is halted again when cmprof lets go", (unsigned)st->found_pc);
     if (st->resets)
         advise(text, n, "the target reset %llu time%s while sampled: a watchdog that runs while "
                "the core is halted? freeze it in debug (STM32: DBGMCU DBG_IWDG_STOP/DBG_WWDG_STOP), or a fault",
@@ -1434,9 +1478,11 @@ void gdb_close(struct gdb_sampler *g)
             await_reply(g, start + CLOSE_BUDGET / 2, &stop); /* the reply in flight */
         }
         g->step = G_QUERY; /* not failed: send_raw may still write */
-        send_packet(g, "D");
-        if (!await_reply(g, g->close_by, &detach) || strcmp(detach.reply, "OK") != 0)
-            send_packet(g, "c"); /* no detach: at least let it run */
+        if (!g->found_halted) { /* a detach lets it run; found halted mid-way, it stays halted: no detach */
+            send_packet(g, "D");
+            if (!await_reply(g, g->close_by, &detach) || strcmp(detach.reply, "OK") != 0)
+                send_packet(g, "c"); /* no detach: at least let it run */
+        }
         double now = mono_now();
         drain_before_close(g->fd, (now < g->close_by ? now : g->close_by) + 0.2); /* 0.2 s past the budget at most */
     }

@@ -21,13 +21,18 @@ struct gdb_sampler *gdb_open(const char *where, double rate, double now, char *e
  * probe: a Black Magic Probe, scanned and attached first); it is closed by gdb_close(). NULL when
  * out of memory (fd left open). For tests and the fuzzer, which talk through a socketpair. */
 struct gdb_sampler *gdb_open_fd(int fd, bool probe, double rate, double now);
+/* A conversation before this one (the link dropped, the tool was stopped and went on) found the target
+ * halted mid-way or not (gdb_stats.found_halted, found_pc): this one keeps that finding, whatever the
+ * target looks like now (a link that dropped while we held it halted leaves it halted). */
+void gdb_found_before(struct gdb_sampler *g, bool halted, uint32_t pc);
 /* A caller on a clock of its own (a simulation) does every wait itself: gdb_wait_ms() counts to the
  * halt, and gdb_step() never sleeps the last 2 ms on the host's clock. */
 void gdb_caller_waits(struct gdb_sampler *g);
 /* Whether a serial GDB server's path may be one: a terminal or character device, or nothing yet (it
  * may be plugged in later). false with a one-line reason for a regular file or a directory. */
 bool gdb_serial_ok(const char *path, char *err, size_t errlen);
-/* Leave the target running and detach (waits a second at most for the server), then free. */
+/* Leave the target running and detach (waits a second at most for the server), then free; a target found
+ * halted mid-way when attached (gdb_stats.found_halted) is left halted instead, not detached. */
 void gdb_close(struct gdb_sampler *g);
 
 /* The handshake (qSupported ... the vector table's read) done: the server answers, samples can come. */
@@ -68,6 +73,8 @@ struct gdb_stats {
     uint64_t resets;            /* the target reset while sampled (a watchdog running in debug, a fault) */
     uint64_t unsolicited;       /* stop replies the server sent on its own, outside any sample */
     uint64_t frames;            /* callers found by the unwinder, over all samples */
+    bool found_halted;          /* halted when attached, not at its reset handler: halted again at the end */
+    uint32_t found_pc;          /* ... where (0: unknown) */
     bool stacks_refused;        /* the server would not read the registers ('g'): no stacks */
     int pc_regnum;              /* from the target description (-1: assumed 15) */
     double rate;                /* the rate asked for (gdb_open's) */

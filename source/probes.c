@@ -16,6 +16,7 @@ struct probe {
     const struct src_settings *set;
     struct gdb_sampler *gdb;
     struct gdb_stats gdb_stats; /* of the conversations that ended, summed (the last one's flags) */
+    bool gdb_found;             /* one of them found whether the target was halted when attached (gdb_stats) */
     struct ocd_sampler *ocd;
     struct ocd_original ocd_first; /* DEMCR (swo=: the trace registers) as the first connection found it */
     struct ocd_stats ocd_stats;
@@ -97,6 +98,8 @@ static bool gdb_connect(void *v, double now, char *why, size_t whylen, bool *per
         return false;
     }
     gdb_apply(t, SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND);
+    if (t->gdb_found) /* as the first conversation found the target, whatever a dropped link left */
+        gdb_found_before(t->gdb, t->gdb_stats.found_halted, t->gdb_stats.found_pc);
     return true;
 }
 
@@ -128,6 +131,7 @@ static void gdb_disconnect(void *v)
         struct gdb_stats last;
         gdb_get_stats(t->gdb, &last);
         t->gdb_stats = gdb_sum(t->gdb_stats, &last);
+        t->gdb_found |= gdb_ready(t->gdb); /* past the handshake: it found the target halted or not */
         gdb_close(t->gdb); /* leaves the target running */
         t->gdb = NULL;
     }

@@ -90,6 +90,10 @@ class FakeServer:
         self.unsolicited_delay = 0  # seconds from the trigger to that packet (the target runs on meanwhile)
         self.unsolicited_bad = False  # that packet fails its checksum (a '-' gets the server's last packet again)
         self.unsolicited_false = False  # a stop reply while the core runs on (stale, or meant for someone else)
+        # the target halted before the client came (QEMU -S, a breakpoint): '?' answers SIGTRAP, and the PC
+        # read before the first 'c' is this; None: running until the server's attach halted it ('?': SIGINT,
+        # as OpenOCD says of its own halt)
+        self.halted_at = None
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
         self.hostile_after, self.armed_at = None, None  # ... from the interrupt after this many samples
@@ -257,7 +261,9 @@ class FakeServer:
                     elif pkt == "vAttach;1":
                         self.reply(conn, "T05", noack)
                     elif pkt == "?":
-                        self.reply(conn, "S05", noack)
+                        self.reply(conn, "T05thread:01;" if self.halted_at is not None else "S02", noack)
+                    elif pkt.startswith("p") and self.halted_at is not None and "c" not in self.log:
+                        self.reply(conn, self.halted_at.to_bytes(4, "little").hex(), noack)
                     elif pkt == "c":
                         self.running = True
                     elif pkt.startswith("p") and self.xpsr and int(pkt[1:], 16) == self.pc_regnum + 1:
@@ -576,6 +582,7 @@ def main():
     half_handshake_checks()
     unsolicited_checks(pcs)
     verify_checks(pcs)
+    found_halted_checks(pcs)
     slow_server_checks(pcs)
     hostile_reply_checks(pcs)
     big_description_checks(pcs)
@@ -685,6 +692,38 @@ def verify_checks(pcs):
           "sampled where it stopped, said once", code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and
           srv.read_running == 0 and "the target stopped on its own 1 time " in detail and "none" not in detail,
           "exit %s, %s, %d reads while running, %s %s" % (code, rows, srv.read_running, detail, err.strip()[-200:]))
+
+
+def found_halted_checks(pcs):
+    """A target found halted when the tool attaches, not at its reset handler (a breakpoint, a debugger's
+    halt: '?' says SIGTRAP and no stop was announced) is sampled running, said, and halted again at the
+    end, not detached (which lets it run): before, it was left running and nothing said. One halted at
+    its reset handler (QEMU -S) is started and left running, as before; so is one the server announced
+    it stopped (QEMU stops a running guest when GDB connects, and says so)."""
+    entry = 0x08000101
+    vectors = {0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")}
+    srv = FakeServer(pcs, memory=vectors)
+    srv.halted_at = pcs[3]
+    code, j, err = sample(srv, "--samples", "60")
+    rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+    detail = j.get("source_detail", "")
+    check("gdb: a target found halted mid-way (at hot_b): sampled, said with where, halted again at the end (no "
+          "detach)", code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and "D" not in srv.log and
+          not srv.running and "the target was halted when cmprof attached (at 0x%08x" % pcs[3] in detail,
+          "exit %s, %s, running %s, sent at the end %s, %s" % (code, rows, srv.running, srv.log[-3:], detail))
+    for where, pc, announce in (("at its reset handler (QEMU -S)", entry & ~1, None),
+                                ("mid-way, but the server announced it stopped it (QEMU, running)", pcs[3],
+                                 "T02thread:01;")):
+        srv = FakeServer(pcs, memory=vectors)
+        srv.halted_at = pc
+        if announce:
+            srv.unsolicited, srv.trigger = announce, "connect"
+        code, j, err = sample(srv, "--samples", "60")
+        rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
+        check("gdb: a target found halted %s: started, left running (detached), nothing said" % where,
+              code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and srv.log[-1:] == ["D"] and srv.running
+              and "halted when" not in j.get("source_detail", ""), "exit %s, %s, sent at the end %s, %s" % (
+                  code, rows, srv.log[-3:], j.get("source_detail")))
 
 
 def slow_server_checks(pcs):
