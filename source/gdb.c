@@ -789,12 +789,22 @@ static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double
     resume(g, now);
 }
 
+/* A stop reply during the handshake that answered nothing (or a packet that failed its checksum): the
+ * server stopped a running target, or the '?' answer taken was not the answer (a stop reply of its own
+ * came first): either way the target is taken as running, as before the found-halted rule. */
+static void was_announced(struct gdb_sampler *g)
+{
+    g->announced = true;
+    if (!g->found_known)
+        g->found_halted = false;
+}
+
 /* Where the target found halted was halted (see got_query). */
 static void got_found_pc(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     uint32_t pc = 0;
     bool known = len == 8 && hex_le32(d, len, &pc);
-    g->found_halted = !known || !g->reset_entry || pc != g->reset_entry;
+    g->found_halted = !g->announced && (!known || !g->reset_entry || pc != g->reset_entry);
     g->stats.found_halted = g->found_halted;
     g->stats.found_pc = known ? pc : 0;
     resume(g, now);
@@ -1036,7 +1046,8 @@ static void on_packet(void *ctx, const char *d, size_t len)
         send_raw(g, "+", 1);
     if (g->exited || is_console(d, len))
         return;
-    g->announced |= g->step < G_QUERY && is_stop_reply(d);
+    if (is_stop_reply(d) && !wants_stop(g->step) && g->step < G_RUNNING)
+        was_announced(g);
     if (is_stop_reply(d) && !wants_stop(g->step)) {
         g->stats.unsolicited++;
         return;
@@ -1241,7 +1252,8 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
             g->bad_in_a_row = g->rsp.stats.packets != good ? 0 : g->bad_in_a_row;
             if (g->rsp.stats.bad_checksums != bad && g->step != G_FAILED) {
                 g->bad_in_a_row += (int)(g->rsp.stats.bad_checksums - bad);
-                g->announced |= g->step < G_QUERY; /* it may have been a stop reply: taken as one */
+                if (g->step < G_RUNNING) /* it may have been a stop reply: taken as one */
+                    was_announced(g);
                 if (g->bad_in_a_row > 3)
                     fail(g, "the server's replies keep failing their checksum");
                 else if (!g->noack && send_raw(g, "-", 1)) /* ask for it again */
@@ -1384,7 +1396,7 @@ void gdb_advice(const struct gdb_stats *st, char *text, size_t n)
         advise(text, n, "the target stopped on its own %llu time%s (a breakpoint, a fault): sampled where it stopped, "
                "and resumed", (unsigned long long)st->self_stops, st->self_stops == 1 ? "" : "s");
     if (st->found_halted)
-        advise(text, n, "the target was halted when cmprof attached (at 0x%08x, not its reset handler: a breakpoint, a "
+        advise(text, n, "the target was halted when cmprof attached (at 0x%08x, not where it starts: a breakpoint, a "
                "debugger's halt?): it runs while sampled and is halted again when cmprof lets go", (unsigned)st->found_pc);
     if (st->resets)
         advise(text, n, "the target reset %llu time%s while sampled: a watchdog that runs while "

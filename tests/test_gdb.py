@@ -920,6 +920,12 @@ def endless_elf():
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+def listening(port):
+    """Whether a socket listens on 127.0.0.1:port (the kernel's table, read without connecting)."""
+    with open("/proc/net/tcp") as f:
+        return any(ln.split()[1] == "0100007F:%04X" % port and ln.split()[3] == "0A" for ln in f.readlines()[1:])
+
+
 def qemu_share(*extra, running=False, seconds=4):
     """The halted share cmprof-top measured over `seconds` (and its report) on a firmware that never
     ends, in QEMU: halted at reset until cmprof-top attaches (-S), or, running=True, already running
@@ -933,10 +939,9 @@ def qemu_share(*extra, running=False, seconds=4):
                           "-gdb", "tcp:127.0.0.1:%d" % port] + ([] if running else ["-S"]),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(50):  # until its gdbstub listens
-            with socket.socket() as sk:
-                if sk.connect_ex(("127.0.0.1", port)) == 0:
-                    break
+        for _ in range(50):  # until its gdbstub listens: not by connecting, which stops the guest and leaves it
+            if listening(port):  # stopped (the tool then finds it halted mid-way, not running)
+                break
             time.sleep(0.1)
         r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", str(seconds)] + list(extra) +
                            ["gdb:127.0.0.1:%d" % port, elf], capture_output=True, text=True, timeout=60)
