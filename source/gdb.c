@@ -1052,14 +1052,10 @@ static void on_packet(void *ctx, const char *d, size_t len)
         g->stats.unsolicited++;
         return;
     }
-    if (g->nak_sent && g->step != G_FAILED && g->step != G_SYNC && g->step != G_SYNC_STOP) {
-        g->nak_sent = false; /* the answer: taken, and a resend of it may follow (see sync_due) */
-        g->sync_due = true;
-        g->dup_hash = fnv1a(d, len);
-        g->dup_len = len;
-    } else if (g->nak_sent && (g->step == G_SYNC || g->step == G_SYNC_STOP) &&
-               !(len == g->dup_len && fnv1a(d, len) == g->dup_hash)) {
-        g->nak_sent = false; /* the marker's answer came after a '-' of its own: one more marker */
+    bool resent = (g->step == G_SYNC || g->step == G_SYNC_STOP) && len == g->dup_len && fnv1a(d, len) == g->dup_hash;
+    if (g->nak_sent && g->step != G_FAILED && !resent) {
+        /* the answer taken after a '-' (a marker's too): a resend of it may follow (see sync_due) */
+        g->nak_sent = false;
         g->sync_due = true;
         g->dup_hash = fnv1a(d, len);
         g->dup_len = len;
