@@ -14,9 +14,9 @@ struct probe {
     char where[SRC_SPEC_MAX]; /* the spec after its prefix */
     double rate;
     const struct src_settings *set;
+    bool gdb_found;             /* a conversation found whether the target was halted when attached (gdb_stats) */
     struct gdb_sampler *gdb;
     struct gdb_stats gdb_stats; /* of the conversations that ended, summed (the last one's flags) */
-    bool gdb_found;             /* one of them found whether the target was halted when attached (gdb_stats) */
     struct ocd_sampler *ocd;
     struct ocd_original ocd_first; /* DEMCR (swo=: the trace registers) as the first connection found it */
     struct ocd_stats ocd_stats;
@@ -97,9 +97,9 @@ static bool gdb_connect(void *v, double now, char *why, size_t whylen, bool *per
         snprintf(why, whylen, "%s", err);
         return false;
     }
-    gdb_apply(t, SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND);
     if (t->gdb_found) /* as the first conversation found the target, whatever a dropped link left */
         gdb_found_before(t->gdb, t->gdb_stats.found_halted, t->gdb_stats.found_pc);
+    gdb_apply(t, SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND);
     return true;
 }
 
@@ -129,9 +129,9 @@ static void gdb_disconnect(void *v)
     struct probe *t = v;
     if (t->gdb) {
         struct gdb_stats last;
+        t->gdb_found |= gdb_ready(t->gdb); /* past the handshake: it found the target halted or not */
         gdb_get_stats(t->gdb, &last);
         t->gdb_stats = gdb_sum(t->gdb_stats, &last);
-        t->gdb_found |= gdb_ready(t->gdb); /* past the handshake: it found the target halted or not */
         gdb_close(t->gdb); /* leaves the target running */
         t->gdb = NULL;
     }

@@ -425,6 +425,34 @@ def narrow_prompts_test():
         tmux("kill-session", "-t", s)
 
 
+def gdb_slow_server_test(w=120, h=30):
+    """A GDB server whose every stop reply comes 0.6 s late (a slow probe or link): one sample in the
+    first seconds. The header shows the halting figures from that first sample on, and d says the
+    server is what limits the samples, with its numbers (it said "samples 1", no figures, d "none")."""
+    import test_gdb
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    if not os.path.exists(test_gdb.ELF):
+        check("gdb_loops ELF built (tests/scen_sets.py build)", False, test_gdb.ELF)
+        return
+    srv = test_gdb.FakeServer([test_gdb.nm("hot_a") + 4], stop_delay=0.6)
+    s = "cmprof-gdb-slow"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (tool, srv.spec, test_gdb.ELF))
+    header = r"\[connected, 0\.\d\d halts/s, core halted \d+\.\d %"
+    txt = wait_until(s, lambda t: re.search(header, line_of(t, 0)), 20)
+    check("%dx%d: gdb, a server 0.6 s late to stop the core: the header has the halting figures from the first sample, "
+          "0.xx halts/s (not '0 halts/s')" % (w, h), re.search(header, line_of(txt, 0)) is not None, line_of(txt, 0))
+    keys(s, "d")
+    txt = wait_until(s, lambda t: "diagnostics" in t and "limits the samples" in t, 10)
+    flat = " ".join(" ".join(txt.splitlines()[2:]).split())
+    check("%dx%d: gdb, the same: d says the server limits the samples, how long a halt takes and what rate that allows"
+          % (w, h), re.search(r"source: the GDB server limits the samples: a halt takes 6\d\d ms on average \(the server "
+                              r"took up to 6\d\d ms to stop the core\), so about 0\.1[67] halts/s", flat) is not None, flat[:400])
+    keys(s, "q")
+    tmux("kill-session", "-t", s)
+    srv.thread.join(5)
+
+
 def elf_rebuilt_test():
     """The ELF rebuilt in place while the view runs (cp over it, as a build does): the header says
     ELF CHANGED and d says why the names may be wrong and what to do; it said nothing, and once the
@@ -1413,32 +1441,6 @@ def tcp_gap_test(w=100, h=20):
     tmux("kill-session", "-t", s)
 
 
-def gdb_slow_server_test(w=120, h=30):
-    """A GDB server whose every stop reply comes 0.6 s late (a slow probe or link): one sample in the
-    first seconds. The header shows the halting figures from that first sample on, and d says the
-    server is what limits the samples, with its numbers (it said "samples 1", no figures, d "none")."""
-    import test_gdb
-    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
-    if not os.path.exists(test_gdb.ELF):
-        check("gdb_loops ELF built (tests/scen_sets.py build)", False, test_gdb.ELF)
-        return
-    srv = test_gdb.FakeServer([test_gdb.nm("hot_a") + 4], stop_delay=0.6)
-    s = "cmprof-gdb-slow"
-    tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (tool, srv.spec, test_gdb.ELF))
-    header = r"\[connected, 0\.\d\d halts/s, core halted \d+\.\d %"
-    txt = wait_until(s, lambda t: re.search(header, line_of(t, 0)), 20)
-    check("%dx%d: gdb, a server 0.6 s late to stop the core: the header has the halting figures from the first sample, "
-          "0.xx halts/s (not '0 halts/s')" % (w, h), re.search(header, line_of(txt, 0)) is not None, line_of(txt, 0))
-    keys(s, "d")
-    txt = wait_until(s, lambda t: "diagnostics" in t and "limits the samples" in t, 10)
-    flat = " ".join(" ".join(txt.splitlines()[2:]).split())
-    check("%dx%d: gdb, the same: d says the server limits the samples, how long a halt takes and what rate that allows"
-          % (w, h), re.search(r"source: the GDB server limits the samples: a halt takes 6\d\d ms on average \(the server "
-                              r"took up to 6\d\d ms to stop the core\), so about 0\.1[67] halts/s", flat) is not None, flat[:400])
-    keys(s, "q")
-    tmux("kill-session", "-t", s)
-    srv.thread.join(5)
 
 
 def pages_and_task_keys_test():
@@ -1533,9 +1535,9 @@ def captures():
     pages_and_task_keys_test()
     narrow_callers_test()
     narrow_prompts_test()
+    gdb_slow_server_test()
     elf_rebuilt_test()
     tcp_gap_test()
-    gdb_slow_server_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)
         section_graph_test(w, h)
