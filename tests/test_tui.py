@@ -1441,8 +1441,6 @@ def tcp_gap_test(w=100, h=20):
     tmux("kill-session", "-t", s)
 
 
-
-
 def pages_and_task_keys_test():
     """Two things a field trial (FreeRTOS's full demo, TraceRecorder on, live at 80x24) found: its
     diagnostics page held 5 diagnostics, 21 lines, and cut the last (the data lost) with no key to
