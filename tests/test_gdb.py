@@ -685,11 +685,11 @@ def verify_checks(pcs):
           "exit %s, %s, %d reads while running, %s %s" % (code, rows, srv.read_running, detail, err.strip()[-200:]))
     srv = FakeServer(pcs)
     srv.unsolicited, srv.trigger, srv.trigger_nth = "T05thread:01;", "c", 5
-    code, j, err = sample(srv, "--samples", "60")
+    code, j, err = sample(srv, "--rate", "10", "--samples", "18")
     rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
     detail = j.get("source_detail", "")
     check("gdb: the target stops on its own (a breakpoint; the interrupt after meets a halted core, no answer): "
-          "sampled where it stopped, said once", code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10} and
+          "sampled where it stopped, said once", code == 0 and rows == {"hot_a": 9, "hot_b": 6, "hot_c": 3} and
           srv.read_running == 0 and "the target stopped on its own 1 time " in detail and "none" not in detail,
           "exit %s, %s, %d reads while running, %s %s" % (code, rows, srv.read_running, detail, err.strip()[-200:]))
 
