@@ -45,7 +45,7 @@
 #define IPSR_MASK 0x1FFu     /* xPSR's exception number: 0 in thread mode */
 
 enum step {
-    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_VECTORS, G_FOUND_PC, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
+    G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_QEMU, G_VECTORS, G_FOUND_PC, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
     G_XPSR, G_TAG, G_NAME, G_REGS, G_STACK, G_PSP, G_PSP_STACK, G_FPCCR, G_VERIFY, G_SYNC, G_SYNC_STOP, G_FAILED
 };
 #define STACK_READ 512    /* bytes of stack read for the unwinder in one 'm' request */
@@ -758,21 +758,33 @@ static void got_xml(struct gdb_sampler *g, const char *d, size_t len, double now
     request(g, G_QUERY, "?", now);
 }
 
-/* Whether the target was halted before we came: a server that stops a running target on attach says
- * so, QEMU with a stop reply before any request, OpenOCD (and most probes) with '?' answering SIGINT
- * (a debug request, its own); a target that was halted already answers with the reason it stopped
- * for, SIGTRAP (a breakpoint, QEMU's -S). A Black Magic Probe's attach halts it: unknown, taken as
- * running. Where it was halted, the PC (read next) tells: at the reset handler it waits to be
- * started (QEMU -S, a reset-halt) and is started; elsewhere it was stopped mid-way (a breakpoint, a
- * debugger's halt) and is halted again when we let go (gdb_close), never left running. */
+/* Whether the target was halted before we came, which only QEMU's gdbstub tells: it stops a running
+ * guest when a client connects and says so with a stop reply before any request, and says nothing
+ * of one that was halted already (-S, or a client before us that stopped it and left). Many servers
+ * answer '?' with SIGTRAP whatever happened, and a probe's server halts the target on attach itself:
+ * there it is taken as running, as before. So a '?' answering SIGTRAP with no stop announced is asked
+ * whether the server is QEMU (qqemu.sstepbits, its own query); if so, the PC (read after the vector
+ * table) tells where it was halted: at the reset handler it waits to be started (-S) and is started;
+ * elsewhere it was stopped mid-way (a breakpoint, a debugger's halt) and is halted again when we let
+ * go (gdb_close), never left running. */
 static void got_query(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
     (void)len;
     if (!stopped(g, d, "unexpected answer to '?': ", ""))
         return;
-    if (!g->found_known)
-        g->found_halted = !g->probe && !g->announced && rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 5;
+    if (!g->found_known && !g->probe && !g->announced && rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 5) {
+        request(g, G_QEMU, "qqemu.sstepbits", now);
+        return;
+    }
     request(g, G_VECTORS, "m0,8", now); /* the reset handler's address, to know a reset by */
+}
+
+/* QEMU answers its own query with the single-step flags it has ("ENABLE=1,NOIRQ=2,NOTIMER=4"); any
+ * other server with nothing (an unknown packet) or an error. */
+static void got_qemu(struct gdb_sampler *g, const char *d, size_t len, double now)
+{
+    g->found_halted = !g->announced && len > 7 && strncmp(d, "ENABLE=", 7) == 0;
+    request(g, G_VECTORS, "m0,8", now);
 }
 
 static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double now)
@@ -1004,7 +1016,7 @@ static void got_nothing(struct gdb_sampler *g, const char *d, size_t len, double
 
 static void (*const replies[])(struct gdb_sampler *g, const char *d, size_t len, double now) = {
     [G_SUPPORTED] = got_supported, [G_NOACK] = got_noack,   [G_SCAN] = got_scan,       [G_ATTACH] = got_attach,
-    [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_VECTORS] = got_vectors, [G_FOUND_PC] = got_found_pc,
+    [G_XML] = got_xml,             [G_QUERY] = got_query,   [G_QEMU] = got_qemu,       [G_VECTORS] = got_vectors, [G_FOUND_PC] = got_found_pc,
     [G_RUNNING] = got_running,
     [G_HALTING] = got_halted,      [G_READING] = got_pc,    [G_DHCSR] = got_dhcsr,     [G_XPSR] = got_xpsr,
     [G_TAG] = got_tag,

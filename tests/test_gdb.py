@@ -90,9 +90,9 @@ class FakeServer:
         self.unsolicited_delay = 0  # seconds from the trigger to that packet (the target runs on meanwhile)
         self.unsolicited_bad = False  # that packet fails its checksum (a '-' gets the server's last packet again)
         self.unsolicited_false = False  # a stop reply while the core runs on (stale, or meant for someone else)
-        # the target halted before the client came (QEMU -S, a breakpoint): '?' answers SIGTRAP, and the PC
-        # read before the first 'c' is this; None: running until the server's attach halted it ('?': SIGINT,
-        # as OpenOCD says of its own halt)
+        # QEMU with its target halted before the client came (-S, or a client before that stopped it): it
+        # answers its own query (qqemu.sstepbits), '?' with SIGTRAP, and the PC read before the first 'c' is
+        # this; None: a server that is not QEMU (whatever '?' says, the target is taken as running)
         self.halted_at = None
         self.accepted = 0
         self.hostile = None  # "flood", "silence", "trickle" or "garbage" (see misbehave) ...
@@ -261,7 +261,9 @@ class FakeServer:
                     elif pkt == "vAttach;1":
                         self.reply(conn, "T05", noack)
                     elif pkt == "?":
-                        self.reply(conn, "T05thread:01;" if self.halted_at is not None else "S02", noack)
+                        self.reply(conn, "T05thread:01;" if self.halted_at is not None else "S05", noack)
+                    elif pkt == "qqemu.sstepbits" and self.halted_at is not None:  # QEMU's own query
+                        self.reply(conn, "ENABLE=1,NOIRQ=2,NOTIMER=4", noack)
                     elif pkt.startswith("p") and self.halted_at is not None and "c" not in self.log:
                         self.reply(conn, self.halted_at.to_bytes(4, "little").hex(), noack)
                     elif pkt == "c":
@@ -699,7 +701,8 @@ def found_halted_checks(pcs):
     halt: '?' says SIGTRAP and no stop was announced) is sampled running, said, and halted again at the
     end, not detached (which lets it run): before, it was left running and nothing said. One halted at
     its reset handler (QEMU -S) is started and left running, as before; so is one the server announced
-    it stopped (QEMU stops a running guest when GDB connects, and says so)."""
+    it stopped (QEMU stops a running guest when GDB connects, and says so), and one behind a server that
+    is not QEMU (only QEMU tells: a probe's server halts the target on attach itself)."""
     entry = 0x08000101
     vectors = {0: (0x20001000).to_bytes(4, "little") + entry.to_bytes(4, "little")}
     srv = FakeServer(pcs, memory=vectors)
@@ -713,7 +716,9 @@ def found_halted_checks(pcs):
           "exit %s, %s, running %s, sent at the end %s, %s" % (code, rows, srv.running, srv.log[-3:], detail))
     for where, pc, announce in (("at its reset handler (QEMU -S)", entry & ~1, None),
                                 ("mid-way, but the server announced it stopped it (QEMU, running)", pcs[3],
-                                 "T02thread:01;")):
+                                 "T02thread:01;"),
+                                ("by a server that is not QEMU ('?' says SIGTRAP whatever happened, as many do)",
+                                 None, None)):
         srv = FakeServer(pcs, memory=vectors)
         srv.halted_at = pc
         if announce:
