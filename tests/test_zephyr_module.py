@@ -12,7 +12,8 @@ ok/FAIL line per check.
            include directories alone
   dump     a dump (CONFIG_CMPROF_TRANSPORT_DUMP) names the threads the hooks saw
   line     the drain's write_line (zephyr/cmprof_module.c) hands the UART driver's poll_out every
-           byte of a line, in order, at every length, with the scheduler's lock taken and given back
+           byte of a line, in order, at every length, with the scheduler's lock taken and given back;
+           the module's line length and the tick's ring of retired names agree
   options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
            checks reject a jitter mask that is not 2^k - 1
 
@@ -279,6 +280,13 @@ def line():
     out = run([exe]).stdout.strip()
     check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
           "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
+    cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    line_n = re.search(r"CMPROF_STREAM_LINE=(\d+)", cmake)
+    retired = re.search(r"CMPROF_TASKS_RETIRED=(\d+)", cmake)
+    line_n, retired = int(line_n.group(1)) if line_n else 16, int(retired.group(1)) if retired else 8
+    check("Zephyr: the module's stream lines hold at most the host's 64 samples, and the names the tick retires "
+          "between two lines a quarter of them (64 with the default 8 left a late host a sample unnamed)",
+          line_n <= 64 and 4 * retired >= line_n, "line %d, retired %d" % (line_n, retired))
 
 
 # ---- dump --------------------------------------------------------------------------------------
