@@ -13,7 +13,7 @@ ok/FAIL line per check.
   dump     a dump (CONFIG_CMPROF_TRANSPORT_DUMP) names the threads the hooks saw
   line     the drain's write_line (zephyr/cmprof_module.c) hands the UART driver's poll_out every
            byte of a line, in order, at every length, with the scheduler's lock taken and given back;
-           the module's line length and the tick's ring of retired names agree
+           the module's line length is the one its stand-in (test_zephyr) is tested with
   options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
            checks reject a jitter mask that is not 2^k - 1
 
@@ -280,13 +280,13 @@ def line():
     out = run([exe]).stdout.strip()
     check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
           "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
-    cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
-    line_n = re.search(r"CMPROF_STREAM_LINE=(\d+)", cmake)
-    retired = re.search(r"CMPROF_TASKS_RETIRED=(\d+)", cmake)
-    line_n, retired = int(line_n.group(1)) if line_n else 16, int(retired.group(1)) if retired else 8
-    check("Zephyr: the module's stream lines hold at most the host's 64 samples, and the names the tick retires "
-          "between two lines a quarter of them (64 with the default 8 left a late host a sample unnamed)",
-          line_n <= 64 and 4 * retired >= line_n, "line %d, retired %d" % (line_n, retired))
+    module = re.search(r"CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ZMOD, "CMakeLists.txt")).read())
+    standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ROOT, "Makefile")).read(),
+                        re.M | re.S)
+    module, standin = module and int(module.group(1)), standin and int(standin.group(1))
+    check("Zephyr: the module's stream lines are as long as the stand-in's that make test churns (test_zephyr), "
+          "at most 32 samples (the stand-in names samples wrongly under churn at 40)",
+          module is not None and module == standin and module <= 32, "module %s, stand-in %s" % (module, standin))
 
 
 # ---- dump --------------------------------------------------------------------------------------
