@@ -285,7 +285,7 @@ def line():
                         re.M | re.S)
     module, standin = module and int(module.group(1)), standin and int(standin.group(1))
     check("Zephyr: the module's stream lines are as long as the stand-in's that make test churns (test_zephyr), "
-          "at most 32 samples (the stand-in names samples wrongly under churn at 40)",
+          "at most 32 samples (at 40 the stand-in fails its checks of every sample's name under churn)",
           module is not None and module == standin and module <= 32, "module %s, stand-in %s" % (module, standin))
 
 
