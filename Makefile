@@ -284,7 +284,8 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_UNREPLAYED := elf
 FUZZ_REPLAYED := $(filter-out $(FUZZ_UNREPLAYED),$(FUZZ_TARGETS))
 REPLAY_ingest := fuzz/fuzz_ingest.c app/batch.c app/stop.c app/outfile.c $(REPORT_SRC) profile/ingest.c profile/profile.c profile/count.c profile/tasks.c profile/rows.c profile/calls.c profile/diagnose.c profile/loss.c profile/firmware.c profile/starved.c profile/stacks.c profile/pcindex.c profile/escape.c $(SYM_SRC) \
-                 decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
+                 decode/itm.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c decode/tpiu.c decode/orbflow.c decode/detect.c \
+                 $(filter source/%,$(HOST_SRC)) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lserialport -lm
 REPLAY_text := fuzz/fuzz_text.c decode/text.c decode/stream.c decode/textline.c decode/dumptasks.c
 REPLAY_elf := fuzz/fuzz_elf.c $(SYM_SRC) -D_GNU_SOURCE -pthread -lelf -ldwarf -liberty -lm
 REPLAY_orbflow := fuzz/fuzz_orbflow.c decode/orbflow.c decode/detect.c decode/itm.c decode/tpiu.c

@@ -842,6 +842,7 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)f->unsynced);
     char aligned[INGEST_LOSS_TEXT];
     loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
+    loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     const struct orbflow_stats *of = &in->orbflow.stats;
