@@ -202,8 +202,9 @@ enum { PROGRAM_AHEAD = 1024, PROGRAM_CHUNK = 4096 };
 /* Make sure the program's bytes from c->p on are read from the file, at least `need` of them (or to
  * the end) and PROGRAM_AHEAD when that is less, a chunk at a time: a program decoded only until
  * the sequences it is read for are found is never read whole. *have: where the read bytes end. */
-static bool program_read(const struct line_header *h, const struct cur *c, const uint8_t **have, uint64_t need)
+static bool program_read(const struct line_header *h, struct cur at, const uint8_t **have, uint64_t need)
 {
+    const struct cur *c = &at;
     if (need < PROGRAM_AHEAD)
         need = PROGRAM_AHEAD;
     if ((uint64_t)(*have - c->p) >= need || *have >= c->end)
@@ -288,10 +289,10 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
     size_t seqs0 = stage->seqs.n;
     /* a program read for all its rows is read from the file in one piece, not a chunk at a time
      * (a unit of the bench ELF: 14 reads of 4 KB) */
-    if (!win->n && c.p < c.end && !program_read(h, &c, &have, (uint64_t)(c.end - c.p)))
+    if (!win->n && c.p < c.end && !program_read(h, c, &have, (uint64_t)(c.end - c.p)))
         c.bad = true;
     while (ok && c.p < c.end && !c.bad) {
-        if ((size_t)(have - c.p) < PROGRAM_AHEAD && have < c.end && !program_read(h, &c, &have, 0)) {
+        if ((size_t)(have - c.p) < PROGRAM_AHEAD && have < c.end && !program_read(h, c, &have, 0)) {
             c.bad = true;
             break;
         }
@@ -308,7 +309,7 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
             emit = true;
         } else if (op == 0) {
             uint64_t n = cur_uleb(&c);
-            if (n == 0 || n > (uint64_t)(c.end - c.p) || (n > PROGRAM_AHEAD / 2 && !program_read(h, &c, &have, n))) {
+            if (n == 0 || n > (uint64_t)(c.end - c.p) || (n > PROGRAM_AHEAD / 2 && !program_read(h, c, &have, n))) {
                 c.bad = true;
                 break;
             }

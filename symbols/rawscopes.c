@@ -54,6 +54,31 @@ static bool value_used(uint16_t at)
     }
 }
 
+/* raw_value's answer for the forms most used values have (references, addresses, lengths, line
+ * numbers: 38,000 calls for the 6 units of the bench ELF that 100,000 addresses read), inline;
+ * the others through raw_value. */
+static inline struct val attr_value(const struct unit *u, struct cur *c, const struct attr_spec *spec)
+{
+    struct val v = {V_UNSIGNED, 0, NULL, NULL};
+    switch (spec->size == 4 || spec->size == 1 ? spec->form : 0) {
+    case DW_FORM_ref4:
+        v.kind = V_REF;
+        v.u = cur_fixed(c, 4) + u->start;
+        return v;
+    case DW_FORM_addr: /* (4 bytes: spec->size) */
+        v.kind = V_ADDR;
+        /* fall through */
+    case DW_FORM_data4: case DW_FORM_sec_offset:
+        v.u = cur_fixed(c, 4);
+        return v;
+    case DW_FORM_data1:
+        v.u = cur_fixed(c, 1);
+        return v;
+    default:
+        return raw_value(u, c, spec);
+    }
+}
+
 /* Parse the DIE at c (its code already read: ab) and collect its attributes. */
 static void read_attrs(struct scope_reader *r, struct cur *c, const struct abbrev *ab, struct die_attrs *a)
 {
@@ -65,7 +90,7 @@ static void read_attrs(struct scope_reader *r, struct cur *c, const struct abbre
             cur_skip(c, (uint64_t)spec->size);
             continue;
         }
-        struct val v = raw_value(&r->u, c, spec);
+        struct val v = attr_value(&r->u, c, spec);
         bool unsupported = v.kind == V_UNSUPPORTED;
         switch (spec->at) {
         case DW_AT_name:
