@@ -38,7 +38,8 @@ struct raw_lazy {
     struct unit_copy {
         uint8_t *buf;
         size_t cap;
-    } copy[2]; /* each reader thread's copy of the unit it reads (raw_unit_copy) */
+    } copy[2], /* each reader thread's copy of the unit it reads (raw_unit_copy) */
+      stretch[2]; /* and of the line program it reads (raw_stretch_open) */
 };
 
 static bool lazy_kind(int k)
@@ -239,8 +240,10 @@ void raw_close(struct raw_dwarf *d)
         free(d->lazy->s[k].buf);
         free((void *)d->lazy->s[k].have);
     }
-    free(d->lazy->copy[0].buf);
-    free(d->lazy->copy[1].buf);
+    for (int w = 0; w < 2; w++) {
+        free(d->lazy->copy[w].buf);
+        free(d->lazy->stretch[w].buf);
+    }
     pthread_mutex_destroy(&d->lazy->lock);
     free(d->lazy);
     free(d);
@@ -468,6 +471,52 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     if (!raw_abbrevs_read(d, abbrev_off, &u->ab))
         return false;
     fixed_sizes(u);
+    return true;
+}
+
+bool raw_read_at(const struct raw_dwarf *d, int sec, uint64_t off, void *out, size_t n)
+{
+    const struct lazy_section *l = &d->lazy->s[sec];
+    if (!d->sec[sec] || off > d->len[sec] || d->len[sec] - off < n)
+        return false;
+    if (l->buf) /* (no page of the section's buffer filled for a few bytes) */
+        return pread(d->fd, out, n, (off_t)(l->file_off + off)) == (ssize_t)n;
+    memcpy(out, d->sec[sec] + off, n);
+    return true;
+}
+
+bool raw_stretch_open(const struct raw_dwarf *d, int sec, int worker, uint64_t off, uint64_t len,
+                      struct raw_stretch *s)
+{
+    const struct lazy_section *l = &d->lazy->s[sec];
+    if (!d->sec[sec] || off > d->len[sec] || d->len[sec] - off < len)
+        return false;
+    *s = (struct raw_stretch){d->sec[sec] + off, off, len, len, sec};
+    if (!l->buf) /* read whole at the open, or mapped */
+        return true;
+    struct unit_copy *cp = &d->lazy->stretch[worker & 1];
+    if (cp->cap < len) {
+        uint8_t *buf = realloc(cp->buf, len ? len : 1);
+        if (!buf)
+            return false;
+        cp->buf = buf;
+        cp->cap = len;
+    }
+    s->bytes = cp->buf;
+    s->got = 0;
+    return true;
+}
+
+bool raw_stretch_need(const struct raw_dwarf *d, struct raw_stretch *s, uint64_t upto)
+{
+    upto = upto < s->len ? upto : s->len;
+    if (upto <= s->got)
+        return true;
+    const struct lazy_section *l = &d->lazy->s[s->sec];
+    ssize_t want = (ssize_t)(upto - s->got);
+    if (pread(d->fd, (uint8_t *)s->bytes + s->got, (size_t)want, (off_t)(l->file_off + s->off + s->got)) != want)
+        return false;
+    s->got = upto;
     return true;
 }
 

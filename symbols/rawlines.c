@@ -156,27 +156,31 @@ struct line_header {
     struct cur files;     /* the directory and file tables */
     struct cur program;   /* the opcodes: read from the file as they are decoded (program_read) */
     const struct raw_dwarf *d;
+    struct raw_stretch st; /* the program's bytes, its unit length's on */
 };
 
-/* The header of the line program at .debug_line offset off; false when it is not one this reader
- * takes. */
-static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_header *h)
+/* The header of the line program at .debug_line offset off, read by reader thread `worker`; false
+ * when it is not one this reader takes. */
+static bool line_header(const struct raw_dwarf *d, int worker, uint64_t off, struct line_header *h)
 {
-    if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE] || !raw_need(d, SEC_LINE, off, 4))
+    uint8_t unit_length[4];
+    if (!raw_read_at(d, SEC_LINE, off, unit_length, sizeof unit_length))
         return false;
-    struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
-    uint64_t len = cur_fixed(&c, 4);
+    struct cur lc = {unit_length, unit_length + sizeof unit_length, false};
+    uint64_t len = cur_fixed(&lc, 4);
     /* the header first (version, sizes, header length: 10 bytes at most), then the rest of it */
-    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + (len < 10 ? len : 10)))
+    if (len >= 0xfffffff0u || len > d->len[SEC_LINE] - off - 4 || !raw_stretch_open(d, SEC_LINE, worker, off, 4 + len, &h->st) ||
+        !raw_stretch_need(d, &h->st, 4 + (len < 10 ? len : 10)))
         return false;
-    c.end = c.p + len;
+    const uint8_t *base = h->st.bytes;
+    struct cur c = {base + 4, base + 4 + len, false};
     h->version = (uint16_t)cur_fixed(&c, 2);
     if (h->version < 2 || h->version > 5)
         return false;
     if (h->version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
         return false;
     uint64_t header_len = cur_fixed(&c, 4);
-    if (c.bad || header_len > len || !raw_need(d, SEC_LINE, off, (uint64_t)(c.p - (d->sec[SEC_LINE] + off)) + header_len))
+    if (c.bad || header_len > len || !raw_stretch_need(d, &h->st, (uint64_t)(c.p - base) + header_len))
         return false;
     const uint8_t *program = c.p + (header_len < (uint64_t)(c.end - c.p) ? header_len : (uint64_t)(c.end - c.p));
     h->min_len = (unsigned)cur_fixed(&c, 1);
@@ -199,23 +203,22 @@ static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_hea
 
 enum { PROGRAM_AHEAD = 1024, PROGRAM_CHUNK = 4096 };
 
-/* Make sure the program's bytes from c->p on are read from the file, at least `need` of them (or to
+/* Make sure the program's bytes from c.p on are read from the file, at least `need` of them (or to
  * the end) and PROGRAM_AHEAD when that is less, a chunk at a time: a program decoded only until
  * the sequences it is read for are found is never read whole. *have: where the read bytes end. */
-static bool program_read(const struct line_header *h, struct cur at, const uint8_t **have, uint64_t need)
+static bool program_read(struct line_header *h, struct cur c, const uint8_t **have, uint64_t need)
 {
-    const struct cur *c = &at;
     if (need < PROGRAM_AHEAD)
         need = PROGRAM_AHEAD;
-    if ((uint64_t)(*have - c->p) >= need || *have >= c->end)
+    if ((uint64_t)(*have - c.p) >= need || *have >= c.end)
         return true;
-    const uint8_t *sec = h->d->sec[SEC_LINE];
-    uint64_t to = (uint64_t)(c->p - sec) + (need > PROGRAM_CHUNK ? need : PROGRAM_CHUNK);
-    uint64_t end = (uint64_t)(c->end - sec);
+    const uint8_t *base = h->st.bytes;
+    uint64_t to = (uint64_t)(c.p - base) + (need > PROGRAM_CHUNK ? need : PROGRAM_CHUNK);
+    uint64_t end = (uint64_t)(c.end - base);
     to = to < end ? to : end;
-    if (!raw_need(h->d, SEC_LINE, (uint64_t)(*have - sec), to - (uint64_t)(*have - sec)))
+    if (!raw_stretch_need(h->d, &h->st, to))
         return false;
-    *have = sec + to;
+    *have = base + to;
     return true;
 }
 
@@ -260,7 +263,7 @@ static bool seqs_cover(const struct seq *v, size_t n, const struct windows *win)
  * state machine stays one loop over the
  * opcodes, whose registers every case reads and writes. On failure what it added stays (the
  * caller drops it). */
-static enum read_result line_program(struct sym_stage *stage, const struct line_header *h, uint32_t cu,
+static enum read_result line_program(struct sym_stage *stage, struct line_header *h, uint32_t cu,
                                      uint32_t first_name, const struct cu_files *files, const struct windows *win)
 {
     long base = files->base, n_files = files->n;
@@ -410,14 +413,14 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
     return READ_OK;
 }
 
-enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                           uint64_t off, const char *comp_dir, struct cu_files *files, const struct unit_range *win,
-                           size_t n_win)
+enum read_result raw_lines(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                           uint32_t cu, uint64_t off, const char *comp_dir, struct cu_files *files,
+                           const struct unit_range *win, size_t n_win)
 {
     const struct windows w = {win, n_win};
     memset(files, 0, sizeof *files);
     struct line_header h;
-    if (!line_header(d, off, &h))
+    if (!line_header(d, worker, off, &h))
         return READ_LEFT;
     size_t files0 = stage->files.n, rows0 = stage->rows.n, seqs0 = stage->seqs.n;
     struct cur head = h.files;

@@ -625,7 +625,7 @@ enum read_result raw_read_part(struct raw_dwarf *d, int worker, struct sym_stage
         res = raw_unit(d, worker, stage, pool, ref->id, ref->hdr, &info, NULL, 0);
     }
     if (res == READ_OK && info.has_stmt_list)
-        res = raw_lines(d, stage, pool, ref->id, info.stmt_list, info.comp_dir, files, win, n_win);
+        res = raw_lines(d, worker, stage, pool, ref->id, info.stmt_list, info.comp_dir, files, win, n_win);
     return res;
 }
 
