@@ -39,7 +39,7 @@ struct raw_lazy {
         uint8_t *buf;
         size_t cap;
     } copy[2], /* each reader thread's copy of the unit it reads (raw_unit_copy) */
-      stretch[2]; /* and of the line program it reads (raw_stretch_open) */
+      stretch[3]; /* and of the line program it reads (raw_stretch_open); [2]: RAW_OPENER's */
 };
 
 static bool lazy_kind(int k)
@@ -121,21 +121,34 @@ static bool unit_header(struct cur *c, uint64_t rest, uint64_t *len, struct unit
     return !c->bad && u->addr_size == 4;
 }
 
+enum { HEADER_BYTES = 12 }; /* a 32-bit unit header, DWARF 2 to 5 (11 bytes before DWARF 5) */
+
+/* The header of the unit at .debug_info offset off into hdr (up to HEADER_BYTES, fewer at the
+ * section's end): from the file when the section is read on demand, so that no page of its buffer
+ * is filled for 12 bytes (a unit's DIEs go to its reader's own copy: a first report of a sample in
+ * each of the bench ELF's 120 units filled 120 pages with a header each), nor a mapped one faulted
+ * in (with 64 KB around it) when `mapped_too`; else from the section's bytes. Returns the bytes
+ * read, 0 when none could be. */
+static size_t header_bytes(const struct raw_dwarf *d, uint64_t off, uint8_t hdr[HEADER_BYTES], bool mapped_too)
+{
+    if (d->len[SEC_INFO] <= off)
+        return 0;
+    size_t n = d->len[SEC_INFO] - off < HEADER_BYTES ? (size_t)(d->len[SEC_INFO] - off) : HEADER_BYTES;
+    const struct lazy_section *l = &d->lazy->s[SEC_INFO];
+    if (l->buf || (mapped_too && d->map)) {
+        uint64_t at = l->buf ? l->file_off : (uint64_t)(d->sec[SEC_INFO] - d->map);
+        return pread(d->fd, hdr, n, (off_t)(at + off)) == (ssize_t)n ? n : 0;
+    }
+    memcpy(hdr, d->sec[SEC_INFO] + off, n);
+    return n;
+}
+
 bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
 {
-    uint8_t hdr[12];
-    size_t have = d->len[SEC_INFO] > off ? d->len[SEC_INFO] - off : 0;
-    if (have < sizeof hdr)
+    uint8_t hdr[HEADER_BYTES];
+    if (header_bytes(d, off, hdr, true) < HEADER_BYTES) /* (a unit of 12 bytes at least, as before) */
         return false;
-    const struct lazy_section *l = &d->lazy->s[SEC_INFO];
-    if (l->buf || d->map) { /* a few bytes from the file: no page of the section's buffer is filled for
-                             * them, nor is a mapped one faulted in (with 64 KB around it) */
-        uint64_t at = l->buf ? l->file_off : (uint64_t)(d->sec[SEC_INFO] - d->map);
-        if (pread(d->fd, hdr, sizeof hdr, (off_t)(at + off)) != (ssize_t)sizeof hdr)
-            return false;
-    } else {
-        memcpy(hdr, d->sec[SEC_INFO] + off, sizeof hdr);
-    }
+    size_t have = d->len[SEC_INFO] - off;
     struct cur c = {hdr, hdr + sizeof hdr, false};
     struct unit u;
     uint64_t len, abbrev_off;
@@ -240,8 +253,9 @@ void raw_close(struct raw_dwarf *d)
         free(d->lazy->s[k].buf);
         free((void *)d->lazy->s[k].have);
     }
-    for (int w = 0; w < 2; w++) {
-        free(d->lazy->copy[w].buf);
+    for (int w = 0; w < 3; w++) {
+        if (w < 2)
+            free(d->lazy->copy[w].buf);
         free(d->lazy->stretch[w].buf);
     }
     pthread_mutex_destroy(&d->lazy->lock);
@@ -460,9 +474,11 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     memset(u, 0, sizeof *u);
     u->d = d;
     u->start = off;
-    if (off >= d->len[SEC_INFO] || !raw_need(d, SEC_INFO, off, 12))
+    uint8_t hdr[HEADER_BYTES]; /* (the header's bytes are read again with the unit's: raw_unit_copy, raw_need) */
+    size_t got = header_bytes(d, off, hdr, false);
+    if (!got)
         return false;
-    struct cur c = {d->sec[SEC_INFO] + off, d->sec[SEC_INFO] + d->len[SEC_INFO], false};
+    struct cur c = {hdr, hdr + got, false};
     uint64_t have = d->len[SEC_INFO] - off, len, abbrev_off; /* (a cut length field sets c.bad) */
     if (!unit_header(&c, have > 4 ? have - 4 : 0, &len, u, &abbrev_off))
         return false;
@@ -494,7 +510,7 @@ bool raw_stretch_open(const struct raw_dwarf *d, int sec, int worker, uint64_t o
     *s = (struct raw_stretch){d->sec[sec] + off, off, len, len, sec};
     if (!l->buf) /* read whole at the open, or mapped */
         return true;
-    struct unit_copy *cp = &d->lazy->stretch[worker & 1];
+    struct unit_copy *cp = &d->lazy->stretch[worker == RAW_OPENER ? 2 : worker & 1];
     if (cp->cap < len) {
         uint8_t *buf = realloc(cp->buf, len ? len : 1);
         if (!buf)

@@ -200,10 +200,11 @@ uint64_t raw_first_die(const struct unit *u); /* offset of the first DIE after t
  * demand: no page of its buffer is filled for them). False when they cannot be read. */
 bool raw_read_at(const struct raw_dwarf *d, int sec, uint64_t off, void *out, size_t n);
 /* Bytes [off, off + len) of section sec: the section's own bytes when it was read whole or is
- * mapped; else reader thread `worker`'s copy, kept from stretch to stretch (valid until its next
+ * mapped; else reader thread `worker`'s copy (or RAW_OPENER's, never while units are read), kept from stretch to stretch (valid until its next
  * raw_stretch_open), read from the file as raw_stretch_need asks (a line program decoded until its
  * sequences are found is never read whole). Its copy's pages serve every stretch that thread reads,
  * where each stretch's bytes were fresh pages of the section's buffer. */
+enum { RAW_OPENER = -1 }; /* a stretch's reader outside the reader threads: the open, a unit's name */
 struct raw_stretch {
     const uint8_t *bytes; /* byte `off`'s copy */
     uint64_t off, len;
