@@ -138,7 +138,12 @@ struct attr_spec {
     uint16_t at, form;
     int8_t size; /* its value's bytes when its form has one size in its unit (raw_unit_open), else -1 */
     int64_t implicit; /* DW_FORM_implicit_const */
+    uint8_t role; /* RAW_USED, RAW_EXTENT: what the scope reader takes of it (raw_unit_open) */
 };
+
+/* An attribute whose value the scope reader uses (DW_AT_decl_file: only that it is there), and one
+ * of those a subprogram's extent and its sibling link are read from. */
+enum { RAW_USED = 1, RAW_EXTENT = 2 };
 
 struct abbrev {
     uint64_t code;

@@ -76,7 +76,7 @@ static bool read_entry(const struct unit *u, struct cur *c, const struct entry_f
     *path = NULL;
     *dir = 0;
     for (unsigned k = 0; k < n; k++) {
-        struct attr_spec spec = {0, (uint16_t)f[k].form, -1, 0};
+        struct attr_spec spec = {0, (uint16_t)f[k].form, -1, 0, 0};
         struct val v = raw_value(u, c, &spec);
         if (v.kind == V_UNSUPPORTED || c->bad)
             return false;
