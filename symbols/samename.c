@@ -24,12 +24,35 @@ static size_t source_len(const char *name)
     return base && base < 512 ? base : strlen(name); /* (a longer one was taken whole) */
 }
 
+#define FNV_BASIS 1469598103934665603ull /* FNV-1a */
+#define FNV_PRIME 1099511628211ull
+
+static uint32_t hash_end(uint64_t h)
+{
+    return (uint32_t)(h ^ h >> 32);
+}
+
 static uint32_t name_hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    uint64_t h = FNV_BASIS;
     for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return (uint32_t)(h ^ h >> 32);
+        h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
+    return hash_end(h);
+}
+
+/* name_hash of a function symbol's source name (source_len), in one pass over a name without a
+ * clone suffix (most): the name is read once, where source_len's search for a '.' and its length
+ * each read it again. */
+static uint32_t source_hash(const char *name)
+{
+    uint64_t h = FNV_BASIS;
+    size_t i = 0;
+    for (; name[i] && name[i] != '.'; i++)
+        h = (h ^ (unsigned char)name[i]) * FNV_PRIME;
+    if (name[i] == '.' && source_len(name) != i) /* a '.' that starts no clone suffix: the whole name */
+        for (; name[i]; i++)
+            h = (h ^ (unsigned char)name[i]) * FNV_PRIME;
+    return hash_end(h);
 }
 
 /* The function symbols by the hash of their source names, in address order among equal hashes;
@@ -47,7 +70,7 @@ static bool index_by_name(struct sym_table *t)
     for (size_t i = 0; l->by_name && i < t->funcs.n; i++) {
         const char *name = t->funcs.v[i].name; /* (names_later: NULL, not read) */
         if (name)
-            l->by_name[l->n_by_name++] = (struct named_symbol){name_hash(name, source_len(name)), (uint32_t)i};
+            l->by_name[l->n_by_name++] = (struct named_symbol){source_hash(name), (uint32_t)i};
     }
     /* (stable: the functions are in address order) */
     if (l->by_name &&
