@@ -142,6 +142,12 @@ void batch_cut_warning(const char *file, const struct ingest *in, FILE *err)
         fprintf(err, "cmprof-top: warning: '%s' ends inside a%s %s (its last %llu bytes, from byte offset %llu): "
                 "cut short, not decoded\n", file, strchr("IAEOUo", what[0]) ? "n" : "", what,
                 (unsigned long long)cut, (unsigned long long)at);
+    uint64_t total, unread = ingest_unread(in, &total);
+    if (total >= 1024 && unread * 2 > total) /* a profile from a sliver of it: said where CI reads */
+        fprintf(err, "cmprof-top: warning: '%s': %llu of its %llu bytes (%.0f %%) could not be read as %s (skipped "
+                "as noise or looking for sync): the profile stands on the rest; another format (-f)? ('lost:' "
+                "lines in the report)\n", file, (unsigned long long)unread, (unsigned long long)total,
+                100.0 * (double)unread / (double)total, detect_name(ingest_format(in)));
 }
 
 /* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */

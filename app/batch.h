@@ -59,7 +59,8 @@ int batch_report(const struct batch_options *o, struct prof *p, const struct ing
  * another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err);
 /* A capture file that ends inside a packet, frame or line (ingest_ended_inside): one warning naming it and the
- * offset. Not for a live source a stop cut: that is how a stop ends. */
+ * offset; and one when most of a trace capture's bytes could not be read (ingest_unread). Not for a live
+ * source a stop cut: that is how a stop ends. */
 void batch_cut_warning(const char *file, const struct ingest *in, FILE *err);
 /* Why the report cannot be trusted, one line each on err, and the exit status it calls for: the ELF is
  * not the sampled program's (EXIT_WRONG_ELF: the live view's words, from prof_trust()), or the firmware

@@ -685,6 +685,17 @@ void ingest_finish(struct ingest *in)
     note_cut(in);
 }
 
+uint64_t ingest_unread(const struct ingest *in, uint64_t *total)
+{
+    const struct itm_stats *i = &in->itm.stats;
+    *total = in->bytes;
+    if (prof_total(whole(in)) <= 0) /* (no sample at all: "no samples" says what the bytes were) */
+        return 0;
+    if (in->format != DETECT_ITM && in->format != DETECT_TPIU && in->format != DETECT_ORBFLOW)
+        return 0;
+    return in->noise + i->hunted - (trace_read(in) ? i->hunted_before_sync : 0);
+}
+
 uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset)
 {
     *what = in->cut_what ? in->cut_what : "";

@@ -128,5 +128,9 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len);
  * no sample was read at all (bytes of another format end anywhere). A
  * live run a stop cut ends so by nature; a capture file that does was cut short. */
 uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset);
+/* A trace stream's bytes that could not be read as it (noise, bytes skipped looking for sync once
+ * it was read, or all of them when it never was), out of *total fed; 0 for text, and when no sample
+ * was read at all. */
+uint64_t ingest_unread(const struct ingest *in, uint64_t *total);
 
 #endif

@@ -403,6 +403,24 @@ def resolve_elf_cut_short():
           and elf in err, "exit %d, %r" % (p.returncode, err[:200]))
 
 
+def loud_unread_capture(uart, elf):
+    """A trace capture most of whose bytes could not be read (a good start, then 30 KB that is no ITM):
+    a profile from its first 21 %, exit 0, and stderr said nothing (a CI run passed on a sliver)."""
+    import random
+    rnd = random.Random(7)
+    path = os.path.join(TMP, "sliver.bin")
+    with open(path, "wb") as f:
+        f.write(itm_stream(pcs_of(uart)[:1500]) + bytes(rnd.choice([0x04, 0x08, 0x0c, 0x7c]) for _ in range(30000)))
+    code, _, err = run("--batch", path, elf)
+    check("a trace capture mostly unreadable says so on stderr: how much, that the profile stands on the rest",
+          code == 0 and "of its 38033 bytes (79 %) could not be read as itm" in err and path in err, err)
+    whole = os.path.join(TMP, "whole.bin")
+    with open(whole, "wb") as f:
+        f.write(itm_stream(pcs_of(uart)[:1500]))
+    code, _, err = run("--batch", whole, elf)
+    check("... and a whole one does not", code == 0 and "could not be read" not in err, err)
+
+
 def resolve_nul_across_reads():
     """A line with a NUL ends at the NUL (addr2line reads C strings), wherever the reads of stdin split
     it: with the split after the NUL, the carried start was joined to the rest past the NUL (80\\0 + 04:
@@ -784,6 +802,7 @@ def main():
     flat_stacks()
     resolve_elf_cut_short()
     resolve_nul_across_reads()
+    loud_unread_capture(uart, elf)
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
 
