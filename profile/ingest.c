@@ -904,12 +904,21 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len)
                      "PMU, so under QEMU no sample is ever taken; sample with a timer there (CMPROF_PORT_SP804)"
 #define QUIET_PMU "is cmprof_start() called, and the PMU's overflow interrupt routed to the core (its GIC line " \
                   "enabled, IRQs unmasked)?"
-#define QUIET_TIMER "is cmprof_start() called, and its timer's interrupt enabled?"
+#define QUIET_TIMER "is cmprof_start() called, and does its timer ever fire (its interrupt enabled, and routed to the " \
+                    "sampler's vector)?"
+#define QUIET_USER_TIMER "a timer of your own (CMPROF_PORT_USER) that never fires? cmprof_user_timer_start() must " \
+                         "start a timer this chip has, and its interrupt line reach the sampler's vector (Zephyr: " \
+                         "CONFIG_CMPROF_TIMER_USER_IRQ or a chosen cmprof,timer); and is cmprof_start() called?"
 #define QUIET_ANNOUNCED "; the firmware announced itself but sent no samples: "
 
 static bool pmu_sampler(const struct prof_stream_info *i)
 {
     return strncmp(i->timer, "PMU", 3) == 0;
+}
+
+static bool user_timer(const struct prof_stream_info *i)
+{
+    return strcmp(i->timer, "user") == 0; /* CMPROF_PORT_USER's label */
 }
 
 static bool r_profile(const struct prof_stream_info *i)
@@ -949,7 +958,7 @@ static const char *no_samples_why(const struct ingest *in)
                           : "";
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_ANNOUNCED QUIET_R5_PMU : QUIET_ANNOUNCED QUIET_PMU;
-    return QUIET_ANNOUNCED QUIET_TIMER;
+    return user_timer(i) ? QUIET_ANNOUNCED QUIET_USER_TIMER : QUIET_ANNOUNCED QUIET_TIMER;
 }
 
 void ingest_no_samples_hint(const struct ingest *in, char *buf, size_t len)
@@ -969,7 +978,7 @@ static const char *quiet_sampler_hint(const struct prof_stream_info *i)
 {
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_R5_PMU : QUIET_PMU;
-    return QUIET_TIMER;
+    return user_timer(i) ? QUIET_USER_TIMER : QUIET_TIMER;
 }
 
 enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)
