@@ -113,7 +113,8 @@ static void footer(const struct report_data *d, FILE *out)
     }
     double polls, overhead = prof_overhead(p, &polls);
     if (overhead > 0 || polls > 0) {
-        fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code", 100.0 * overhead);
+        fprintf(out, "profiler overhead: more than %.2f %%, the samples in cmprof's own firmware code outside the "
+                "sampling interrupt (which cannot sample itself: its cost comes on top)", 100.0 * overhead);
         if (polls > 0)
             fprintf(out, " (the drain's idle polls, %.2f %%, counted as idle)", 100.0 * polls);
         fputc('\n', out);

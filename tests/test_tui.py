@@ -925,7 +925,7 @@ def demo_test():
           "%.1f s to the first samples (firmware build included)" % elapsed)
     got2 = wait_for(s, r"crc32", 5)
     check("demo: the application's functions appear", got2 is not None)
-    got3 = wait_for(s, r"overhead \d+\.\d %", 10)
+    got3 = wait_for(s, r"overhead >\d+\.\d %", 10)  # more than: the sampling interrupt's own cost unseen
     check("demo: the header shows the profiler's own overhead", got3 is not None,
           line_of(got3 or screen(s), 1))
     keys(s, "O")
