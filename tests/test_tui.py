@@ -638,8 +638,10 @@ def annotate_search_call_tests():
               sel and entered(txt), (sel[0].strip() if sel else "no <hot_c> row") + " | " + line_of(txt, 4))
         keys(s, "Escape")  # back to run, still annotating
         wait_until(s, lambda t: re.search(r"^run\s+annotate: \d+ samples", t, re.M) is not None)
-        keys(s, "a")  # run's source lines again
-        wait_until(s, lambda t: re.search(r"^run\s+\d+ samples", t, re.M) is not None)
+        keys(s, "Escape")  # run's source lines again, where a was pressed (Esc went to the list)
+        txt = wait_until(s, lambda t: re.search(r"^run\s+\d+ samples", t, re.M) is not None)
+        check("%dx%d: Esc in annotate goes back to the source lines it came from" % (w, h),
+              re.search(r"^run\s+\d+ samples", txt, re.M) is not None, line_of(txt, 4))
         keys(s, "/", "hot_b", "Enter")
         txt = wait_until(s, lambda t: typed(t) and "hot_b(HOT_B_N);" in t)
         sel_line = [ln for ln in txt.splitlines() if "hot_b(HOT_B_N);" in ln]
