@@ -832,17 +832,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
          trace_ok ? " (after a packet that did not decode)" : "");
     const struct tpiu_stats *f = &in->tpiu.stats;
-    if (f->other_ids) {
-        char ids[120];
-        tpiu_other_ids(f, ids, sizeof ids);
-        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
-             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, misread_ ? "" : " (--tpiu-id)");
-    }
     loss(&l, trace_ok ? 0 : f->unsynced, "%llu TPIU bytes before the first whole frame skipped",
          (unsigned long long)f->unsynced);
-    char aligned[INGEST_LOSS_TEXT];
-    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
-    loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     const struct orbflow_stats *of = &in->orbflow.stats;
@@ -850,12 +841,6 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",
          (unsigned long long)(of->bad_sums + of->bad_cobs + of->too_long), (unsigned long long)of->bad_sums,
          (unsigned long long)of->bad_cobs, (unsigned long long)of->too_long);
-    if (of->other_tags) {
-        char tags[120];
-        orbflow_other_tags(of, tags, sizeof tags);
-        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
-             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, misread_ ? "" : " (--tpiu-id)");
-    }
     loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
          "skipped",
          (unsigned long long)of->unsynced);
@@ -865,6 +850,31 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)in->stack_dropped);
     loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
          (unsigned long long)in->max_samples);
+    return l.n;
+}
+
+size_t ingest_notes(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max)
+{
+    struct loss_list l = {out, 0, max};
+    char misread_why[INGEST_LOSS_TEXT];
+    const char *hint = *misread_text(in, misread_why, sizeof misread_why) ? "" : " (--tpiu-id)";
+    const struct tpiu_stats *f = &in->tpiu.stats;
+    if (f->other_ids) { /* another source's trace (an ETM's, a second core's): not this run's to read */
+        char ids[120];
+        tpiu_other_ids(f, ids, sizeof ids);
+        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
+             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, hint);
+    }
+    char aligned[INGEST_LOSS_TEXT];
+    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
+    loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
+    const struct orbflow_stats *of = &in->orbflow.stats;
+    if (of->other_tags) {
+        char tags[120];
+        orbflow_other_tags(of, tags, sizeof tags);
+        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
+             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, hint);
+    }
     return l.n;
 }
 

@@ -123,6 +123,8 @@ static void footer(const struct report_data *d, FILE *out)
         fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
     for (size_t i = 0; i < d->n_loss; i++)
         fprintf(out, "lost: %s\n", d->losses[i]);
+    for (size_t i = 0; i < d->n_notes; i++) /* no loss: how the trace was read */
+        fprintf(out, "note: %s\n", d->notes[i]);
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(d->in, &j, joined, sizeof joined);
