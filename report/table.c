@@ -113,8 +113,9 @@ static void footer(const struct report_data *d, FILE *out)
     }
     double polls, overhead = prof_overhead(p, &polls);
     if (overhead > 0 || polls > 0) {
-        fprintf(out, "profiler overhead: more than %.2f %%, the samples in cmprof's own firmware code outside the "
-                "sampling interrupt (which cannot sample itself: its cost comes on top)", 100.0 * overhead);
+        fprintf(out, "profiler overhead: %s%.2f %%, the samples in cmprof's own firmware code outside the "
+                "sampling interrupt (which cannot sample itself: its cost comes on top)",
+                overhead < 0.99995 ? "more than " : "", 100.0 * overhead); /* (all of them: a wrong ELF's) */
         if (polls > 0)
             fprintf(out, " (the drain's idle polls, %.2f %%, counted as idle)", 100.0 * polls);
         fputc('\n', out);

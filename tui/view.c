@@ -181,7 +181,8 @@ static void header_counters(struct view *v, struct vbuf *b)
         field(f, &n, 3, VA_NORMAL, "weighted: %.0f effective", prof_effective_n(cur));
     double overhead = prof_overhead(cur, NULL); /* the drain's idle polls are in the idle share */
     if (overhead > 0)
-        field(f, &n, 5, VA_NORMAL, "overhead >%.1f %%", 100 * overhead); /* + the sampling interrupt's own (? page) */
+        field(f, &n, 5, VA_NORMAL, "overhead %s%.1f %%", overhead < 0.9995 ? ">" : "", /* + the sampling */
+              100 * overhead);                                                      /* interrupt's (? page) */
     double idle = prof_idle(cur);
     if (idle >= 0)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
