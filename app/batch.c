@@ -27,6 +27,41 @@ static struct report_options report_options_of(const struct batch_options *o)
                                    .stalled = o->stalled};
 }
 
+/* A row name no ELF's symbols gave: a raw address, a bracketed row ("[self]") or the unknown file. */
+static bool nameless_row(const char *name)
+{
+    if (name[0] == '[' || strcmp(name, "(unknown file)") == 0)
+        return true;
+    if (strncmp(name, "0x", 2) != 0 || !name[2])
+        return false;
+    return name[2 + strspn(name + 2, "0123456789abcdefABCDEF")] == '\0';
+}
+
+int batch_diff_refused(const struct batch_options *o, const struct sym_table *syms, FILE *err)
+{
+    if (!o->base || o->by == PROF_BY_TASK) /* tasks are named by the stream, not the ELF */
+        return 0;
+    struct sym_stats st;
+    sym_get_stats(syms, &st);
+    bool elf_names = st.functions || st.units, base_names = false, base_raw = false;
+    for (size_t i = 0; i < o->base->n; i++) {
+        bool raw = nameless_row(o->base->rows[i].name);
+        base_raw |= raw && o->base->rows[i].name[0] == '0';
+        base_names |= !raw;
+    }
+    if (!elf_names && base_names)
+        fprintf(err, "cmprof-top: --diff: %s has no symbols and no DWARF (stripped?), so its rows are raw addresses, "
+                "and the baseline's rows are named: every row would compare as new; give the ELF the linker wrote\n",
+                o->elf);
+    else if (elf_names && base_raw && !base_names)
+        fprintf(err, "cmprof-top: --diff: the baseline's rows are raw addresses (made with an ELF without symbols), and "
+                "%s names them: every row would compare as new; make the baseline with the ELF the linker wrote\n",
+                o->elf);
+    else
+        return 0;
+    return EXIT_USAGE;
+}
+
 int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
 {
     struct report_options ro = report_options_of(o);
@@ -198,6 +233,11 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
     struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
     if (!syms) {
         fprintf(err, "cmprof-top: %s\n", msg);
+        goto done;
+    }
+    int refused = batch_diff_refused(o, syms, err); /* (the one line: before the ELF's warning) */
+    if (refused) {
+        status = refused;
         goto done;
     }
     snprintf(opened_with, sizeof opened_with, "%s", sym_warning(syms));

@@ -48,6 +48,12 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err);
  * percentage of their baseline share, one line each on err; returns how many. */
 int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err);
 
+struct sym_table;
+/* --diff's rows and this ELF's that cannot match by name: an ELF without symbols or DWARF (stripped)
+ * against a baseline of named rows, or a baseline of raw addresses against an ELF that names them
+ * (every row would compare as new, and --fail-if-slower fail a packaging mistake as a slowdown).
+ * One line on err and EXIT_USAGE, as for a baseline of another --by; 0 when they can be compared. */
+int batch_diff_refused(const struct batch_options *o, const struct sym_table *syms, FILE *err);
 struct ingest;
 struct baseline;
 /* The report for a finished profile, in the chosen output format: 0, or -1 when its writer failed

@@ -788,6 +788,11 @@ int live_main(const struct live_options *o)
         fprintf(stderr, "cmprof-top: %s\n", err);
         return EXIT_ERROR;
     }
+    int refused = batch_diff_refused(&o->batch, r.syms, stderr); /* before the terminal is taken */
+    if (refused) {
+        sym_close(r.syms);
+        return refused;
+    }
     if (*sym_warning(r.syms) && o->headless)
         fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(r.syms));
     r.opened_at = now_s();

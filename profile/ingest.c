@@ -843,17 +843,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
          trace_ok ? " (after a packet that did not decode)" : "");
     const struct tpiu_stats *f = &in->tpiu.stats;
-    if (f->other_ids) {
-        char ids[120];
-        tpiu_other_ids(f, ids, sizeof ids);
-        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
-             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, misread_ ? "" : " (--tpiu-id)");
-    }
     loss(&l, trace_ok ? 0 : f->unsynced, "%llu TPIU bytes before the first whole frame skipped",
          (unsigned long long)f->unsynced);
-    char aligned[INGEST_LOSS_TEXT];
-    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
-    loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     const struct orbflow_stats *of = &in->orbflow.stats;
@@ -861,12 +852,6 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",
          (unsigned long long)(of->bad_sums + of->bad_cobs + of->too_long), (unsigned long long)of->bad_sums,
          (unsigned long long)of->bad_cobs, (unsigned long long)of->too_long);
-    if (of->other_tags) {
-        char tags[120];
-        orbflow_other_tags(of, tags, sizeof tags);
-        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
-             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, misread_ ? "" : " (--tpiu-id)");
-    }
     loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
          "skipped",
          (unsigned long long)of->unsynced);
@@ -876,6 +861,31 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)in->stack_dropped);
     loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
          (unsigned long long)in->max_samples);
+    return l.n;
+}
+
+size_t ingest_notes(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max)
+{
+    struct loss_list l = {out, 0, max};
+    char misread_why[INGEST_LOSS_TEXT];
+    const char *hint = *misread_text(in, misread_why, sizeof misread_why) ? "" : " (--tpiu-id)";
+    const struct tpiu_stats *f = &in->tpiu.stats;
+    if (f->other_ids) { /* another source's trace (an ETM's, a second core's): not this run's to read */
+        char ids[120];
+        tpiu_other_ids(f, ids, sizeof ids);
+        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
+             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, hint);
+    }
+    char aligned[INGEST_LOSS_TEXT];
+    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
+    loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
+    const struct orbflow_stats *of = &in->orbflow.stats;
+    if (of->other_tags) {
+        char tags[120];
+        orbflow_other_tags(of, tags, sizeof tags);
+        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
+             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, hint);
+    }
     return l.n;
 }
 
@@ -915,12 +925,21 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len)
                      "PMU, so under QEMU no sample is ever taken; sample with a timer there (CMPROF_PORT_SP804)"
 #define QUIET_PMU "is cmprof_start() called, and the PMU's overflow interrupt routed to the core (its GIC line " \
                   "enabled, IRQs unmasked)?"
-#define QUIET_TIMER "is cmprof_start() called, and its timer's interrupt enabled?"
+#define QUIET_TIMER "is cmprof_start() called, and does its timer ever fire (its interrupt enabled, and routed to the " \
+                    "sampler's vector)?"
+#define QUIET_USER_TIMER "a timer of your own (CMPROF_PORT_USER) that never fires? cmprof_user_timer_start() must " \
+                         "start a timer this chip has, and its interrupt line reach the sampler's vector (Zephyr: " \
+                         "CONFIG_CMPROF_TIMER_USER_IRQ or a chosen cmprof,timer); and is cmprof_start() called?"
 #define QUIET_ANNOUNCED "; the firmware announced itself but sent no samples: "
 
 static bool pmu_sampler(const struct prof_stream_info *i)
 {
     return strncmp(i->timer, "PMU", 3) == 0;
+}
+
+static bool user_timer(const struct prof_stream_info *i)
+{
+    return strcmp(i->timer, "user") == 0; /* CMPROF_PORT_USER's label */
 }
 
 static bool r_profile(const struct prof_stream_info *i)
@@ -960,7 +979,7 @@ static const char *no_samples_why(const struct ingest *in)
                           : "";
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_ANNOUNCED QUIET_R5_PMU : QUIET_ANNOUNCED QUIET_PMU;
-    return QUIET_ANNOUNCED QUIET_TIMER;
+    return user_timer(i) ? QUIET_ANNOUNCED QUIET_USER_TIMER : QUIET_ANNOUNCED QUIET_TIMER;
 }
 
 void ingest_no_samples_hint(const struct ingest *in, char *buf, size_t len)
@@ -980,7 +999,7 @@ static const char *quiet_sampler_hint(const struct prof_stream_info *i)
 {
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_R5_PMU : QUIET_PMU;
-    return QUIET_TIMER;
+    return user_timer(i) ? QUIET_USER_TIMER : QUIET_TIMER;
 }
 
 enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)

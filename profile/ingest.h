@@ -95,10 +95,15 @@ void ingest_finish(struct ingest *in);
 void ingest_free(struct ingest *in); /* (NULL: nothing to free) */
 
 /* Every way this input lost or refused data so far, one sentence each ("" when none): missing
- * dump samples, dropped lines, bad packets, other TPIU sources, firmware overflows, --samples.
+ * dump samples, dropped lines, bad packets, firmware overflows, --samples.
  * Returns how many were written (at most max). */
 #define INGEST_LOSS_TEXT 200
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
+/* What the decoders did that is no loss, one sentence each: trace of other TPIU source IDs or
+ * orbflow streams skipped (not this run's to read), TPIU frames aligned by content for want of a
+ * full sync, the bytes before the first ID change read as the wanted source's. Returns how many were
+ * written (at most max). */
+size_t ingest_notes(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
 
 /* What joining a stream that ran before this host read it cost, which is no loss: the profile
  * begins once the host can place samples, and those skipped before say nothing of the shares.

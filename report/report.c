@@ -16,6 +16,7 @@ static void prepare(struct report_data *d, bool rows)
         d->n = prof_rows(d->p, d->o->by, d->o->inline_frames, &d->rows);
     d->nd = prof_diagnose(d->p, d->diags, EMIT_DIAGS);
     d->n_loss = ingest_losses(d->in, d->losses, EMIT_LOSSES);
+    d->n_notes = ingest_notes(d->in, d->notes, sizeof d->notes / sizeof *d->notes);
 }
 
 static int write_table(struct report_data *d, FILE *out, char *err, size_t errlen)

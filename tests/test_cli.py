@@ -174,7 +174,9 @@ def loud_quiet():
     elf = scen_path("stream_tagged", "fw.elf")
     for arch, timer, want in (("ARMv7-R", "PMU-cycle-counter", "QEMU (vexpress-a15) wires no interrupt to the R5"),
                               ("ARMv7-A", "PMU-cycle-counter", "PMU's overflow interrupt routed"),
-                              ("ARMv7E-M", "SysTick", "is cmprof_start() called")):
+                              ("ARMv7E-M", "SysTick", "is cmprof_start() called"),
+                              # an MPS3 AN547 on Zephyr's own-timer default with no line: a timer that never fires
+                              ("ARMv8-M.main", "user", "a timer of your own (CMPROF_PORT_USER) that never fires")):
         text = "boot\n" + harness.stream_line("@cmprof v=3 clk=100000000 tclk=100000000 period=1000 jitter=0 "
                                                "arch=%s timer=%s base=2e000000" % (arch, timer))
         text += harness.stream_line("@secname 0 control")

@@ -638,8 +638,10 @@ def annotate_search_call_tests():
               sel and entered(txt), (sel[0].strip() if sel else "no <hot_c> row") + " | " + line_of(txt, 4))
         keys(s, "Escape")  # back to run, still annotating
         wait_until(s, lambda t: re.search(r"^run\s+annotate: \d+ samples", t, re.M) is not None)
-        keys(s, "a")  # run's source lines again
-        wait_until(s, lambda t: re.search(r"^run\s+\d+ samples", t, re.M) is not None)
+        keys(s, "Escape")  # run's source lines again, where a was pressed (Esc went to the list)
+        txt = wait_until(s, lambda t: re.search(r"^run\s+\d+ samples", t, re.M) is not None)
+        check("%dx%d: Esc in annotate goes back to the source lines it came from" % (w, h),
+              re.search(r"^run\s+\d+ samples", txt, re.M) is not None, line_of(txt, 4))
         keys(s, "/", "hot_b", "Enter")
         txt = wait_until(s, lambda t: typed(t) and "hot_b(HOT_B_N);" in t)
         sel_line = [ln for ln in txt.splitlines() if "hot_b(HOT_B_N);" in ln]
@@ -925,7 +927,7 @@ def demo_test():
           "%.1f s to the first samples (firmware build included)" % elapsed)
     got2 = wait_for(s, r"crc32", 5)
     check("demo: the application's functions appear", got2 is not None)
-    got3 = wait_for(s, r"overhead \d+\.\d %", 10)
+    got3 = wait_for(s, r"overhead >\d+\.\d %", 10)  # more than: the sampling interrupt's own cost unseen
     check("demo: the header shows the profiler's own overhead", got3 is not None,
           line_of(got3 or screen(s), 1))
     keys(s, "O")

@@ -929,6 +929,15 @@ static void test_save_prompt_names_the_directory(void)
     CHECK(strstr(t, "save a snapshot as:") && strstr(t, " into /home/someone/work/firmware/snapshots"));
     t = render(&v, 30, 24);
     CHECK(strstr(t, " into .../") && strstr(t, "snapshots")); /* its end kept */
+    /* the prompt's words first, the directory under them: " into DIR" printed above "save a
+     * snapshot as (Esc: no):" at 60x15 and 80x24 (trial of 2026-12-07) */
+    int sizes[][2] = {{60, 15}, {80, 24}, {120, 24}, {30, 24}};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        t = render(&v, sizes[i][0], sizes[i][1]);
+        const char *ask = strstr(t, " save a"), *into = strstr(t, " into ");
+        const char *end = into ? strchr(into, '\n') : NULL;
+        CHECK(ask && into && ask < into && (!end || !end[1])); /* into: the last row */
+    }
     key(VK_ESC);
     CHECK(!strstr(render(&v, 120, 24), " into /home"));
 }

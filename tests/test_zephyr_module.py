@@ -513,6 +513,21 @@ def options():
         check("Zephyr configure: CONFIG_CMPROF_JITTER=%s is %s" % (value, "taken" if good else "refused, naming it"),
               os.path.exists(checks) and (r.returncode == 0 if good else r.returncode != 0 and said),
               (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0][:160])
+    # your own timer with no interrupt line: an MPS3 AN547 (Zephyr 4.3: no CMSDK timer, no counter in its
+    # devicetree) took it by default, built, and announced a sampler that never sent a sample
+    for opts, good in ((["-DCONFIG_CMPROF_TIMER_USER_IRQ=-1"], False), (["-DCONFIG_CMPROF_TIMER_USER_IRQ=19"], True),
+                       (["-DCONFIG_CMPROF_TIMER_USER_IRQ=-1", "-DCMPROF_CHOSEN_TIMER_IRQ=TRUE"], True),
+                       (["-DCONFIG_CMPROF_TIMER_USER_IRQ=-1", "-DCONFIG_CMPROF_TIMER_USER_APP_CONNECTS=y"], True)):
+        r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_TIMER_USER=y"] + opts + ["-P", checks])
+        said = "CONFIG_CMPROF_TIMER_USER_IRQ" in r.stderr and "no interrupt line" in r.stderr
+        check("Zephyr configure: your own timer with %s is %s" % (" ".join(o[2:] for o in opts),
+                                                                   "taken" if good else "refused, saying what to add"),
+              r.returncode == 0 if good else r.returncode != 0 and said,
+              (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0][:160])
+    sample_cmake = open(os.path.join(ROOT, "samples", "cmprof", "CMakeLists.txt")).read()
+    check("Zephyr sample: the Stellaris timer file goes into qemu_cortex_m3's image only",
+          re.search(r"if\(CONFIG_CMPROF_TIMER_USER AND CONFIG_BOARD_QEMU_CORTEX_M3\)\s*\n\s*target_sources\(app PRIVATE "
+                    r"src/own_timer_stellaris.c\)", sample_cmake) is not None, "samples/cmprof/CMakeLists.txt")
     r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_RING_SIZE=1000", "-P", checks])
     check("Zephyr configure: CONFIG_CMPROF_RING_SIZE=1000 is refused (not a power of two)",
           r.returncode != 0 and "CONFIG_CMPROF_RING_SIZE" in r.stderr, r.stderr.strip()[:160])

@@ -181,7 +181,8 @@ static void header_counters(struct view *v, struct vbuf *b)
         field(f, &n, 3, VA_NORMAL, "weighted: %.0f effective", prof_effective_n(cur));
     double overhead = prof_overhead(cur, NULL); /* the drain's idle polls are in the idle share */
     if (overhead > 0)
-        field(f, &n, 5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
+        field(f, &n, 5, VA_NORMAL, "overhead %s%.1f %%", overhead < 0.9995 ? ">" : "", /* + the sampling */
+              100 * overhead);                                                      /* interrupt's (? page) */
     double idle = prof_idle(cur);
     if (idle >= 0)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
@@ -308,15 +309,16 @@ static int key_row(struct vbuf *b, int y, const char *text)
 }
 
 /* Key o's prompt at the bottom (on as many rows as the width needs), and where the snapshot goes
- * above it, before it goes there. */
+ * on the row under it, before it goes there: "save a snapshot as: ... into DIR" reads in order. */
 static void save_prompt(struct view *v, struct vbuf *b)
 {
     char lines[8][VIEW_PROMPT_LEN];
-    int n = view_save_prompt(b->w, lines, b->h - 2 < 8 ? (b->h - 2 > 1 ? b->h - 2 : 1) : 8);
+    int into = v->save_dir[0] && b->h > 2, room = b->h - 2 - into;
+    int n = view_save_prompt(b->w, lines, room < 8 ? (room > 1 ? room : 1) : 8);
     for (int k = 0; k < n; k++)
-        key_row(b, b->h - n + k, lines[k]);
-    int y = b->h - n - 1;
-    if (v->save_dir[0] && y > 0) {
+        key_row(b, b->h - n - into + k, lines[k]);
+    int y = b->h - 1;
+    if (into) {
         char fitted[sizeof v->save_dir];
         int x = key_row(b, y, " into ");
         vb_put(b, x, y, VA_KEY, view_fit_path(v->save_dir, b->w - x - 1, fitted, sizeof fitted));

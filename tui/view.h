@@ -100,6 +100,7 @@ struct view {
     uint32_t disasm_lo, disasm_n;
     const char *source_dir;    /* --source-dir */
     bool annotate;             /* key a in the drill-down: instructions under their source lines */
+    int annot_depth;           /* the drill-down's depth where key a turned it on: Esc there goes back to lines */
     struct annot_row *annot;
     int annot_n;
     char search[64];           /* the drill-down's search (/ there; n, N repeat it) */
