@@ -219,6 +219,35 @@ def test_untrusted_names():
           repr(r.stdout))
 
 
+def test_backslash_escaped():
+    """A name holding the four characters \\x1b and one holding the ESC byte print differently in every
+    text output (table, csv, pprof's strings, callgrind, folded): each backslash is written \\\\, where
+    the text ones wrote it raw, so that a function or task named 'fn\\x1b' read as 'fn<ESC>'."""
+    elf = elf_of("m3_loops")
+    lit = os.path.join(TMP, "backslash.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
+                    b"SysTick_Handler=fn\\x1b", elf, lit], check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    addr = [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+    cap = tmp("backslash.txt", b"task 20000100 C:\\t\\x07\nprof raw n=2\np %s %s\ng 20000100 20000100\nend\n"
+              % (addr, addr))
+    import gzip
+    for fmt in ("table", "csv", "pprof", "callgrind", "folded"):
+        for by, want in (("function", b"fn\\\\x1b"), ("task", b"C:\\\\t\\\\x07")):
+            if fmt == "callgrind" and by == "task":
+                continue
+            r = subprocess.run([TOOL, "--batch", "-o", fmt, "--by", by, cap, lit], capture_output=True)
+            out = r.stdout
+            if fmt == "pprof":
+                try:
+                    out = gzip.decompress(out)
+                except OSError as e:
+                    out = str(e).encode()
+            bare = out.replace(b"\\\\", b"")
+            check("-o %s --by %s: a literal backslash is written \\\\ (a name's text \\x1b is not an escape)"
+                  % (fmt, by), r.returncode == 0 and want in out and b"\\x" not in bare, repr(out[-160:]))
+
+
 def test_json_outputs_agree():
     """-o json, speedscope and trace write a hostile name by one rule (JSON's escapes, U+FFFD for
     invalid UTF-8): speedscope once wrote the folded stacks' \\xNN text instead, so a viewer showed
@@ -510,6 +539,7 @@ def main():
     test_bad_elfs()
     test_fuzz_elfs()
     test_untrusted_names()
+    test_backslash_escaped()
     test_json_outputs_agree()
     test_streams_and_sources()
     test_cpp_names()
