@@ -488,6 +488,16 @@ def test_stripped_elf():
     check("a stripped ELF: no 'wrong ELF?' claim; the report says it has no function symbols",
           code == 0 and "wrong ELF" not in out + err and "no function symbols (stripped?)" in out
           and "no symbols and no DWARF" in err, "exit %s, %r %r" % (code, out[:300], err.strip()))
+    # -o lcov has nothing to write without DWARF's lines: it wrote "TN:cmprof" alone and exited 0, which
+    # genhtml and a CI's coverage step read as a profile of no file. Now: nothing, one line, exit 1.
+    nodwarf = os.path.join(TMP, "nodwarf.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", elf_of("tasks"), nodwarf], check=True)
+    for elf in (stripped, nodwarf):
+        code, out, err = run("--batch", "-o", "lcov", os.path.join(SCEN, "tasks", "uart.txt"), elf)
+        said = [ln for ln in err.splitlines() if "warning" not in ln]
+        check("-o lcov on an ELF without DWARF (%s): no tracefile, one line naming the ELF, exit 1"
+              % os.path.basename(elf), code == 1 and out == "" and len(said) == 1 and elf in said[0]
+              and "no DWARF line information" in said[0], "exit %s, %r %r" % (code, out[:100], err.strip()))
 
 
 def test_pty_hangup():
