@@ -359,9 +359,18 @@ static int set_save_dir(struct cli *c, const struct cli_opt *d, const char *arg)
     return GO_ON;
 }
 
+/* Before an answer of more than one buffer (--help, --list-ports): kept whole until written()'s
+ * flush, whose errno then names a failed write (a write that failed in printf left errno to be lost). */
+static void answer_in_one_write(void)
+{
+    static char whole[1 << 16]; /* (glibc sizes its own buffer by the file, whatever the size asked) */
+    setvbuf(stdout, whole, _IOFBF, sizeof whole);
+}
+
 static int list_ports(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     (void)c, (void)d, (void)arg;
+    answer_in_one_write();
     if (!src_list_ports(stdout))
         printf("no serial ports found\n");
     return EXIT_DONE;
@@ -370,6 +379,7 @@ static int list_ports(struct cli *c, const struct cli_opt *d, const char *arg)
 static int help(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     (void)c, (void)d, (void)arg;
+    answer_in_one_write();
     usage(stdout);
     return EXIT_DONE;
 }
