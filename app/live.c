@@ -434,6 +434,7 @@ struct live_run {
     double rate_t, rate, rate_at[RATE_SPAN + 1], rate_count[RATE_SPAN + 1];
     int rate_n;
     double last_total, last_sample_t; /* the count, and when it last grew: a stream that stopped */
+    double ended_at, ended_total; /* when the source ended (0: it runs on), and the samples by then */
     bool dirty, quit, key_dirty, connected_once, gave_up;
     struct elf_watch elf;       /* the ELF rebuilt while the run goes on */
 };
@@ -642,10 +643,29 @@ static double quiet_for(const struct live_run *r, double t)
     return t - r->last_sample_t;
 }
 
+/* The source's end for the diagnostics page: why (a GDB target that exited: its status), when (the
+ * clock and the run's time) and what the profile holds; "" while it runs. */
+static const char *ended_text(const struct live_run *r, char *buf, size_t n)
+{
+    if (r->ended_at <= 0)
+        return "";
+    char state[700], clock[16] = "";
+    state_text(r->src, state, sizeof state);
+    const char *why = strncmp(state, "ended: ", 7) == 0 ? state + 7 : state;
+    time_t now = time(NULL) - (time_t)(now_s() - r->ended_at);
+    struct tm tm;
+    if (localtime_r(&now, &tm))
+        strftime(clock, sizeof clock, "%H:%M:%S", &tm);
+    double s = r->ended_at - r->start;
+    snprintf(buf, n, "the source ended: %s, at %s (%02d:%04.1f into the run); the profile holds the %.0f samples "
+             "counted until then, and nothing more comes", why, clock, (int)(s / 60), fmod(s, 60.0), r->ended_total);
+    return buf;
+}
+
 static void draw(struct live_run *r, double t)
 {
     int w, h;
-    char state[700], gaps[400];
+    char state[700], gaps[400], ended[1000];
     struct src_failures f;
     src_get_failures(r->src, t, &f);
     tui_size(&w, &h);
@@ -660,7 +680,7 @@ static void draw(struct live_run *r, double t)
                                                                          ? VIEW_RATE_STREAM
                                     : src_state(r->src) == SRC_CONNECTED ? VIEW_RATE_FILE_READING
                                                                          : VIEW_RATE_FILE_READ,
-                                    r->elf.changed};
+                                    r->elf.changed, ended_text(r, ended, sizeof ended)};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;
@@ -709,6 +729,11 @@ static bool live_turn(struct live_run *r)
         ingest_settle(r->in);
     src_tick(r->src, t);
     r->connected_once |= src_state(r->src) == SRC_CONNECTED;
+    if (src_state(r->src) == SRC_END && r->ended_at <= 0) {
+        r->ended_at = t;
+        r->ended_total = prof_total(r->prof);
+        r->dirty = true;
+    }
     if (run_over(r, t))
         return false;
     if (!r->o->headless) /* also without POLLIN: a resize arrives as KEY_RESIZE from ncurses' SIGWINCH handler */

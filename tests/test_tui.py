@@ -9,6 +9,7 @@ Arguments name groups of checks (tests/run.sh runs them in different lanes): cap
 no QEMU), qemu (QEMU sampled by wall time), diff (on test_diff.py's captures); none: all of them.
 Prints one ok/FAIL line per check."""
 import json
+import random
 import math
 import os
 import pty
@@ -1415,6 +1416,40 @@ def tcp_gap_test(w=100, h=20):
     tmux("kill-session", "-t", s)
 
 
+def gdb_end_test(w=40, h=16):
+    """A gdb: source whose program exits, on a terminal narrower than its state: the header's state
+    keeps a shorter form (the one of a state under 64 bytes was never made: no state shown at all),
+    and d says the target exited, when, and what was counted (it said "none: ... no data lost")."""
+    import test_gdb
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    if not os.path.exists(test_gdb.ELF):
+        check("gdb_loops ELF built (tests/scen_sets.py build)", False, test_gdb.ELF)
+        return
+    a, b = test_gdb.nm("hot_a"), test_gdb.nm("hot_b")
+    rnd = random.Random(7)  # (not periodic: no lockstep said)
+    srv = test_gdb.FakeServer([rnd.choice((a + 4, a + 6, b + 2)) for _ in range(1000)])
+    srv.unsolicited, srv.trigger, srv.trigger_nth = "W03", "p", 400  # the program exits after 399 samples
+    s = "cmprof-gdb-end"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --rate 100 %s %s; sleep 30" % (tool, srv.spec,
+                                                                                                   test_gdb.ELF))
+    txt = wait_until(s, lambda t: "samples " in line_of(t, 1) and "[connected" in line_of(t, 0), 20)
+    check("%dx%d: gdb: the header keeps the state's shorter form while connected" % (w, h),
+          re.search(r"\[connected[^]]*\]", line_of(txt, 0)) is not None, line_of(txt, 0))
+    txt = wait_until(s, lambda t: "[ended" in line_of(t, 0), 30)
+    check("%dx%d: gdb: once the target exited, the header says [ended...] in a form that fits" % (w, h),
+          re.search(r"\[ended[^]]*\]", line_of(txt, 0)) is not None, line_of(txt, 0))
+    keys(s, "d")
+    txt = wait_until(s, lambda t: "diagnostics" in t and "none" in t, 10)
+    flat = " ".join(" ".join(txt.splitlines()[3:]).split())
+    said = re.search(r"the source ended: (?:gdb:\S+: )?the target exited with status 3, at \d\d:\d\d:\d\d \(00:\d\d\.\d into "
+                     r"the run\); the profile holds the (\d+) samples counted until then", flat)
+    check("%dx%d: gdb: d says the target exited, when, and the samples counted (399)" % (w, h),
+          said is not None and said.group(1) == "399" and "otherwise none" in flat, flat[:400])
+    tmux("kill-session", "-t", s)
+    srv.thread.join(5)
+
+
 def pages_and_task_keys_test():
     """Two things a field trial (FreeRTOS's full demo, TraceRecorder on, live at 80x24) found: its
     diagnostics page held 5 diagnostics, 21 lines, and cut the last (the data lost) with no key to
@@ -1509,6 +1544,7 @@ def captures():
     narrow_prompts_test()
     elf_rebuilt_test()
     tcp_gap_test()
+    gdb_end_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)
         section_graph_test(w, h)

@@ -89,7 +89,7 @@ static void setup(void)
     p = prof_new(NULL);
     in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
     view_init(&v, p, NULL, in, NULL);
-    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0, "", VIEW_RATE_STREAM, false};
+    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0, "", VIEW_RATE_STREAM, false, ""};
     for (int i = 0; i < 700; i++)
         prof_add_pc(p, 0x08000100u, true, 0x20000100u);
     for (int i = 0; i < 300; i++)

@@ -139,6 +139,9 @@ static int diag_lines(struct view *v, struct vbuf *page)
     struct prof_diag d[16];
     size_t nd = prof_diagnose(v->prof, d, 16);
     int y = 0;
+    bool ended = v->st.ended && *v->st.ended;
+    if (ended) /* first: after it nothing more comes, whatever the rest says */
+        y = vb_wrap(page, y, VA_WARN, v->st.ended) + 1;
     for (size_t i = 0; i < nd; i++)
         y = vb_wrap(page, y, VA_WARN, d[i].text) + 1;
     if (*v->st.elf_warning)
@@ -162,8 +165,9 @@ static int diag_lines(struct view *v, struct vbuf *page)
         y = vb_wrap(page, y, VA_WARN, v->st.gaps) + 1;
     bool none = !nd && !*v->st.elf_warning && !nl && !gaps;
     if (none)
-        y = vb_wrap_as(page, y, VA_GOOD, "", "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong "
-                       "stack; no data lost");
+        y = vb_wrap_as(page, y, VA_GOOD, "", ended ? "otherwise none: no sign of lockstep, interrupt skid, a wrong "
+                       "ELF or a wrong stack; no data lost" : "none: no sign of lockstep, interrupt skid, a wrong ELF "
+                       "or a wrong stack; no data lost");
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(v->in, &j, joined, sizeof joined); /* no loss: said once, not as one */

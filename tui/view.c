@@ -104,20 +104,23 @@ static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
             x = vb_putf(b, x, y, f[i].attr, "%s  ", shown[i]);
 }
 
-/* A state's shorter form: its clauses up to the last ", " that leaves it within alt's size
- * ("[connected, 812 halts/s, core halted 9.8 %]" without "at most ... at once"); "" when none. */
-static void state_short(char *alt, size_t size, const char *text)
+/* A state's shorter form: its clauses up to the last ", ", "; " or ": " that leaves it within alt's
+ * size and the `room` columns the row has for it ("[connected, 812 halts/s, core halted 9.8 %]"
+ * without "at most ... at once"; "[ended]" for "[ended: the target exited with status 3]" on a
+ * narrow terminal); "" when the text fits the room whole, or no clause does. */
+static void state_short(char *alt, size_t size, const char *text, int room)
 {
     alt[0] = '\0';
-    size_t len = strlen(text);
-    if (len < size)
-        return; /* it fits alt whole: the text itself is no wider */
-    const char *cut = NULL;
-    for (const char *c = strstr(text, ", "); c && (size_t)(c - text) + 2 <= size; c = strstr(c + 2, ", "))
-        cut = c;
+    size_t most = room >= 0 && (size_t)room < size ? (size_t)room + 1 : size; /* bytes, its NUL included */
+    if (strlen(text) < most)
+        return; /* it fits: the text itself */
+    size_t cut = 0;
+    for (size_t i = 1; text[i] && text[i + 1] && i + 2 <= most; i++)
+        if (text[i + 1] == ' ' && strchr(",;:", text[i]))
+            cut = i;
     if (cut) { /* (alt and text are two fields of one struct: copied, not printed into each other) */
-        memcpy(alt, text, (size_t)(cut - text));
-        memcpy(alt + (cut - text), "]", 2);
+        memcpy(alt, text, cut);
+        memcpy(alt + cut, "]", 2);
     }
 }
 
@@ -131,7 +134,7 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", path_base(v->st.source)); /* a file's name */
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
-    state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text);
+    state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text, b->w - vb_columns(f[0].text) - 2); /* after f[0] */
     field(f, &n, 3, VA_TITLE, "%s", path_base(v->st.elf));
     if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
