@@ -20,6 +20,15 @@ struct ingest_recent {
     bool has_tag, counted;
 };
 
+/* What the first bytes are (ingest_losses' "its bytes are UTF-16 text", "... are text, not tpiu"),
+ * worked out once per new bytes: the live view asks at every repaint while no sample came. */
+struct byte_look {
+    size_t n;                   /* the bytes looked at (0 and no scans: not yet) */
+    bool utf16;
+    enum detect_format judged;  /* with a format forced (-f): what the detection reads them as */
+    uint64_t scans;             /* times worked out (ingest_counts' byte_looks) */
+};
+
 struct ingest {
     struct prof *profs[INGEST_PROFILES]; /* every event goes to each; the whole run's first */
     size_t n_profs;
@@ -56,6 +65,8 @@ struct ingest {
     size_t n_seen;              /* ... what they are when that format read nothing from them (misread) */
     uint64_t cut;               /* at the end: bytes of the last packet, frame or line the input stopped in */
     const char *cut_what;       /* ... "ITM packet", "TPIU frame", "orbflow frame" or "line" */
+    struct byte_look *look;     /* -> look_kept: a cache the const readers fill, not the ingest's state */
+    struct byte_look look_kept;
 };
 
 /* The whole run's profile: the one --samples counts against. */
@@ -410,6 +421,7 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
     in->profs[0] = prof;
     in->n_profs = 1;
     in->sink = (struct ev_sink){on_event, in};
+    in->look = &in->look_kept;
     in->mid_stream = o->mid_stream;
     in->forced = o->format != DETECT_UNKNOWN ? o->format_option : NULL;
     set_format(in, o->format);
@@ -440,6 +452,7 @@ void ingest_counts(const struct ingest *in, struct ingest_counts *out)
     *out = (struct ingest_counts){
         .format = in->format,
         .undecided = in->format == DETECT_UNKNOWN && in->n_pending,
+        .byte_looks = in->look->scans,
         .bytes = in->bytes,
         .samples = prof_total(whole(in)),
         .announced = prof_stream_info(whole(in))->present,
@@ -568,10 +581,8 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
 
 /* Whether the first bytes are UTF-16 text (what a Windows console's redirect or an editor's "Unicode"
  * makes of a capture): a byte order mark, or ASCII with a zero byte after (or before) each character. */
-static bool utf16_text(const struct ingest *in)
+static bool utf16_scan(const uint8_t *b, size_t n)
 {
-    size_t n = in->forced ? in->n_seen : in->n_pending;
-    const uint8_t *b = in->pending;
     if (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF)))
         return true;
     size_t pairs = 0, ascii = 0;
@@ -580,6 +591,30 @@ static bool utf16_text(const struct ingest *in)
         ascii += z == 0 && c && (c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7F));
     }
     return pairs >= 32 && ascii * 10 >= pairs * 9;
+}
+
+/* The first bytes looked at, again only once more came (they are only ever appended to). */
+static const struct byte_look *look_at_bytes(const struct ingest *in)
+{
+    struct byte_look *l = in->look;
+    size_t n = in->forced ? in->n_seen : in->n_pending;
+    if (l->scans && l->n == n)
+        return l;
+    l->n = n;
+    l->scans++;
+    l->utf16 = utf16_scan(in->pending, n);
+    l->judged = DETECT_UNKNOWN;
+    if (in->forced && n) {
+        struct detect_verdict v;
+        detect_judge(in->pending, n, &v);
+        l->judged = v.format;
+    }
+    return l;
+}
+
+static bool utf16_text(const struct ingest *in)
+{
+    return look_at_bytes(in)->utf16;
 }
 
 /* Takes the format and decodes what was held back: the leading zeros, then pending; or, after
@@ -718,9 +753,8 @@ static enum detect_format misread(const struct ingest *in)
 {
     if (!in->forced || !in->n_seen || prof_total(whole(in)) > 0 || prof_sections_seen(whole(in)))
         return DETECT_UNKNOWN;
-    struct detect_verdict v;
-    detect_judge(in->pending, in->n_seen, &v);
-    return v.format != in->format ? v.format : DETECT_UNKNOWN;
+    enum detect_format judged = look_at_bytes(in)->judged;
+    return judged != in->format ? judged : DETECT_UNKNOWN;
 }
 
 static const char *format_words(enum detect_format f)
