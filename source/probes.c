@@ -16,6 +16,7 @@ struct probe {
     const struct src_settings *set;
     struct gdb_sampler *gdb;
     struct gdb_stats gdb_stats; /* of the conversations that ended, summed (the last one's flags) */
+    struct gdb_pace gdb_pace;   /* ... and the default pace's account, which the next one keeps */
     struct ocd_sampler *ocd;
     struct ocd_original ocd_first; /* DEMCR (swo=: the trace registers) as the first connection found it */
     struct ocd_stats ocd_stats;
@@ -97,6 +98,7 @@ static bool gdb_connect(void *v, double now, char *why, size_t whylen, bool *per
         return false;
     }
     gdb_apply(t, SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND);
+    gdb_set_pace(t->gdb, &t->gdb_pace);
     return true;
 }
 
@@ -127,6 +129,7 @@ static void gdb_disconnect(void *v)
         struct gdb_stats last;
         gdb_get_stats(t->gdb, &last);
         t->gdb_stats = gdb_sum(t->gdb_stats, &last);
+        gdb_get_pace(t->gdb, &t->gdb_pace);
         gdb_close(t->gdb); /* leaves the target running */
         t->gdb = NULL;
     }
