@@ -528,6 +528,11 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
             "wrong ELF? %zu of %zu sampled addresses are not where any of its instructions starts (%.1f %% of "
             "samples; inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
             cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
+    else if (cc->bad_pcs >= PROF_BAD_PCS_MIN && !cc->buckets) /* few samples, but the right ELF has none */
+        add(d, DIAG_NOT_STARTS,
+            "another build? %zu of %zu sampled addresses are not where any of the ELF's instructions starts (%.2f %% "
+            "of samples, e.g. 0x%08x), where the right ELF has none: the rows may name the wrong code (or PCs were "
+            "garbled on the way)", cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
     if (p->syms && w->outside_code >= PROF_OUTSIDE_MIN && w->outside_code / total >= 0.01)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
             100.0 * w->outside_code / total, w->outside_code, w->example_out);

@@ -500,6 +500,18 @@ def test_stripped_elf():
               and "no DWARF line information" in said[0], "exit %s, %r %r" % (code, out[:100], err.strip()))
 
 
+def test_capture_of_another_program():
+    """The tasks firmware's capture read against m3_loops' ELF: 88 % of it landed in memcpy, exit 0, and
+    not a word, as its addresses off instruction starts (11 of 43) held only 4.2 % of the samples, under
+    the 5 % that makes it a wrong ELF. It now says so on stderr (the exit status as before)."""
+    code, out, err = run("--batch", os.path.join(SCEN, "tasks", "uart.txt"), elf_of("m3_loops"))
+    check("a capture of another program under 5 % of samples off instruction starts: a warning names it",
+          code == 0 and "warning: another build? 11 of 43 sampled addresses are not where any of the ELF's "
+          "instructions starts" in err, "exit %s, %r" % (code, err.strip()))
+    code, out, err = run("--batch", os.path.join(SCEN, "tasks", "uart.txt"), elf_of("tasks"))
+    check("... and not for the right ELF", code == 0 and "another build" not in err, err.strip())
+
+
 def test_pty_hangup():
     """A pty whose other end closes mid-stream (a board's USB serial unplugged, a socat gone): batch
     ends at once with exit 4 and one line naming the hang-up (it said "end of input", as for a file)."""
@@ -558,6 +570,7 @@ def main():
     test_shared_uart()
     test_isr_rows()
     test_stripped_elf()
+    test_capture_of_another_program()
     test_pty_hangup()
     test_dev_null_source()
     return 1 if harness.failed else 0
