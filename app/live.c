@@ -435,6 +435,7 @@ struct live_run {
     int rate_n;
     double last_total, last_sample_t; /* the count, and when it last grew: a stream that stopped */
     double ended_at, ended_total; /* when the source ended (0: it runs on), and the samples by then */
+    unsigned reconnects;        /* the source's connections after the first, as last seen */
     bool dirty, quit, key_dirty, connected_once, gave_up;
     struct elf_watch elf;       /* the ELF rebuilt while the run goes on */
 };
@@ -729,6 +730,10 @@ static bool live_turn(struct live_run *r)
         ingest_settle(r->in);
     src_tick(r->src, t);
     r->connected_once |= src_state(r->src) == SRC_CONNECTED;
+    if (src_reconnects(r->src) != r->reconnects) { /* a new connection: the line the last one was inside is cut */
+        r->reconnects = src_reconnects(r->src);
+        ingest_rejoin(r->in);
+    }
     if (src_state(r->src) == SRC_END && r->ended_at <= 0) {
         r->ended_at = t;
         r->ended_total = prof_total(r->prof);

@@ -683,6 +683,12 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         decode(in, buf, len);
 }
 
+void ingest_rejoin(struct ingest *in)
+{
+    if (in->format == DETECT_TEXT)
+        text_rejoin(&in->text);
+}
+
 void ingest_settle(struct ingest *in)
 {
     if (in->format != DETECT_UNKNOWN || !in->n_pending)

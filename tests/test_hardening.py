@@ -512,6 +512,26 @@ def test_capture_of_another_program():
     check("... and not for the right ELF", code == 0 and "another build" not in err, err.strip())
 
 
+def test_tcp_reset_mid_line():
+    """A TCP server that drops the connection inside a line and is back a second later: the half line
+    glued to the next connection's first read as '1 malformed lines dropped (1 failed their check)', a
+    decoding error where the source went away (its gap is said as such)."""
+    data = open(os.path.join(SCEN, "stream", "uart.txt"), "rb").read()
+    cut = data.index(b"\n$", len(data) // 2) + 9  # inside a stream sample line
+    port = harness.tcp_server([data[:cut], data], 1.0, hold=0.5)
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4", "tcp:127.0.0.1:%d" % port,
+                        os.path.join(SCEN, "stream", "fw.elf")], capture_output=True, text=True, timeout=30)
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        j = {}
+    losses = j.get("losses", [])
+    check("tcp: a connection dropped inside a line and taken again: no malformed line said, the gap said",
+          j.get("decoder", {}).get("text_bad_lines") == 0 and not any("malformed" in x for x in losses)
+          and "went away and came back 1 time" in r.stderr, "exit %s, %r %r" % (
+              r.returncode, losses, r.stderr.strip()[-300:]))
+
+
 def test_pty_hangup():
     """A pty whose other end closes mid-stream (a board's USB serial unplugged, a socat gone): batch
     ends at once with exit 4 and one line naming the hang-up (it said "end of input", as for a file)."""
@@ -571,6 +591,7 @@ def main():
     test_isr_rows()
     test_stripped_elf()
     test_capture_of_another_program()
+    test_tcp_reset_mid_line()
     test_pty_hangup()
     test_dev_null_source()
     return 1 if harness.failed else 0
