@@ -219,16 +219,22 @@ def test_untrusted_names():
           repr(r.stdout))
 
 
+def systick_renamed(name, file_name):
+    """m3_loops' ELF, its DWARF stripped and SysTick_Handler renamed `name` (bytes), as TMP/file_name;
+    and the handler's address (bytes, hex)."""
+    elf = elf_of("m3_loops")
+    out = os.path.join(TMP, file_name)
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym", b"SysTick_Handler=" + name, elf, out],
+                   check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    return out, [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+
+
 def test_backslash_escaped():
     """A name holding the four characters \\x1b and one holding the ESC byte print differently in every
     text output (table, csv, pprof's strings, callgrind, folded): each backslash is written \\\\, where
     the text ones wrote it raw, so that a function or task named 'fn\\x1b' read as 'fn<ESC>'."""
-    elf = elf_of("m3_loops")
-    lit = os.path.join(TMP, "backslash.elf")
-    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
-                    b"SysTick_Handler=fn\\x1b", elf, lit], check=True)
-    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
-    addr = [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+    lit, addr = systick_renamed(b"fn\\x1b", "backslash.elf")
     cap = tmp("backslash.txt", b"task 20000100 C:\\t\\x07\nprof raw n=2\np %s %s\ng 20000100 20000100\nend\n"
               % (addr, addr))
     import gzip
@@ -252,12 +258,7 @@ def test_json_outputs_agree():
     """-o json, speedscope and trace write a hostile name by one rule (JSON's escapes, U+FFFD for
     invalid UTF-8): speedscope once wrote the folded stacks' \\xNN text instead, so a viewer showed
     't\\x1b]0\\x3bowned' where the other two showed the name. A literal backslash stays one."""
-    elf = elf_of("m3_loops")
-    evil = os.path.join(TMP, "evil-json.elf")
-    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
-                    b"SysTick_Handler=fn\x1b[31m;x\\x41\xff\xc2\x9b", elf, evil], check=True)
-    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
-    addr = [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+    evil, addr = systick_renamed(b"fn\x1b[31m;x\\x41\xff\xc2\x9b", "evil-json.elf")
     cap = tmp("evil-json.txt", b"task 20000100 t\x1b]0;owned\x07\xff\xc2\x9b\"q\\x41\\\nprof raw n=2\np %s %s\n"
               b"g 20000100 20000100\nend\n" % (addr, addr))
 
