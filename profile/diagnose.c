@@ -1,5 +1,6 @@
 /* What the profile says about its own trustworthiness: samples in lockstep with code, skid after
  * interrupts were masked, PCs the ELF does not have (another build), unnamed tasks. */
+#include "escape.h"
 #include "prof_int.h"
 
 #include "../decode/event.h"
@@ -375,8 +376,12 @@ static void add(struct diags *d, enum prof_diag_kind kind, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     d->out[d->n].kind = kind;
-    vsnprintf(d->out[d->n].text, sizeof d->out[d->n].text, fmt, ap);
+    char raw[sizeof d->out[0].text];
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* the names in it (a function, a task) are the ELF's and the firmware's: no control byte of theirs
+     * reaches a terminal, a CI log or a report (the table printed a skid's function raw) */
+    esc_text(d->out[d->n].text, sizeof d->out[d->n].text, raw, NULL);
     d->n++;
 }
 

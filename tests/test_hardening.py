@@ -4,6 +4,7 @@ Each check drives the real cmprof-top binary; a hang is caught by a generous tim
 check. Uses the scenario ELFs (run scenarios/scen.py first). Prints one ok/FAIL line per check."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -252,6 +253,29 @@ def test_backslash_escaped():
             bare = out.replace(b"\\\\", b"")
             check("-o %s --by %s: a literal backslash is written \\\\ (a name's text \\x1b is not an escape)"
                   % (fmt, by), r.returncode == 0 and want in out and b"\\x" not in bare, repr(out[-160:]))
+
+
+def test_names_in_messages_escaped():
+    """Names reach messages too: --fail-if-slower's 'X is new' line wrote a function's name raw to stderr
+    (a CI log), and the table's '! interrupts-disabled skid ... in X' line raw to stdout."""
+    nm = subprocess.run(["arm-none-eabi-nm", elf_of("m3_loops")], capture_output=True, text=True).stdout
+    poll = [int(ln.split()[0], 16) for ln in nm.splitlines() if ln.endswith(" cmprof_sections_poll")][0]
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", elf_of("m3_loops")], capture_output=True, text=True).stdout
+    after = [int(ln.split(":")[0], 16) + 4 for ln in dis.splitlines() if re.search(r"msr\s+PRIMASK", ln)
+             and int(ln.split(":")[0], 16) > poll][0]  # the instruction after the re-enable in that function
+    evil = os.path.join(TMP, "evil-poll.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
+                    b"cmprof_sections_poll=poll\x1b[31m\nred", elf_of("m3_loops"), evil], check=True)
+    cap = tmp("evil-poll.txt", b"prof raw n=40\n" + (b"p" + b" %08x" % after * 8 + b"\n") * 5 + b"end\n")
+    r = subprocess.run([TOOL, "--batch", cap, evil], capture_output=True)
+    skid = [ln for ln in r.stdout.splitlines() if b"skid" in ln]
+    check("table: the skid diagnostic names the function escaped", len(skid) == 1 and b"\x1b" not in r.stdout
+          and b"poll\\x1b[31m\\x0ared" in skid[0], repr(r.stdout[:300]))
+    base = tmp("evil-poll-base.json", subprocess.run([TOOL, "--batch", "-o", "json", os.path.join(
+        SCEN, "m3_loops", "uart.txt"), elf_of("m3_loops")], capture_output=True).stdout)
+    r = subprocess.run([TOOL, "--batch", "--diff", base, "--fail-if-slower", "10", cap, evil], capture_output=True)
+    check("--fail-if-slower: a new row's name escaped on stderr", r.returncode == 3 and b"\x1b" not in r.stderr
+          and b"poll\\x1b[31m\\x0ared is new" in r.stderr, repr(r.stderr[-300:]))
 
 
 def test_json_outputs_agree():
@@ -583,6 +607,7 @@ def main():
     test_fuzz_elfs()
     test_untrusted_names()
     test_backslash_escaped()
+    test_names_in_messages_escaped()
     test_json_outputs_agree()
     test_streams_and_sources()
     test_cpp_names()
