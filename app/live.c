@@ -644,12 +644,12 @@ static double quiet_for(const struct live_run *r, double t)
     return t - r->last_sample_t;
 }
 
-/* The source's end for the diagnostics page: why (a GDB target that exited: its status), when (the
- * clock and the run's time) and what the profile holds; "" while it runs. */
+/* A live source's end for the diagnostics page: why (a GDB target that exited: its status), when (the
+ * clock and the run's time) and what the profile holds; "" while it runs, and for a file. */
 static const char *ended_text(const struct live_run *r, char *buf, size_t n)
 {
-    if (r->ended_at <= 0)
-        return "";
+    if (r->ended_at <= 0 || src_kind(r->src) == SRC_FILE || src_kind(r->src) == SRC_STDIN)
+        return ""; /* (a file's end is no news: the header's "end of file" says it) */
     char state[700], clock[16] = "";
     state_text(r->src, state, sizeof state);
     const char *why = strncmp(state, "ended: ", 7) == 0 ? state + 7 : state;
