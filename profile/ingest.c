@@ -685,8 +685,12 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
 
 void ingest_rejoin(struct ingest *in)
 {
+    if (!in->bytes) /* nothing came before: a first connection, a live start (joined_mid_line, wait_sync) */
+        return;
     if (in->format == DETECT_TEXT)
         text_rejoin(&in->text);
+    else if (in->format == DETECT_ITM) /* (TPIU and orbflow frames find their own alignment again) */
+        itm_rejoin(&in->itm);
 }
 
 void ingest_settle(struct ingest *in)

@@ -557,6 +557,28 @@ def test_tcp_reset_mid_line():
               r.returncode, losses, r.stderr.strip()[-300:]))
 
 
+def test_tcp_reset_mid_itm_packet():
+    """The same with raw ITM (an SWO server): the packet cut by the drop read as '1 bad ITM packets ...
+    (TPIU frames read as ITM? try -f tpiu)', advice for a stream that was fine; the bytes up to the next
+    sync are the gap's."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_cli import itm_stream, pcs_of
+    data = itm_stream(pcs_of(os.path.join(SCEN, "tasks", "uart.txt")))
+    cut = data.index(b"\x17", len(data) // 2) + 3  # inside a PC sample packet
+    port = harness.tcp_server([data[:cut], data[cut + 2000:]], 1.0, hold=0.5)
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4", "tcp:127.0.0.1:%d" % port,
+                        os.path.join(SCEN, "tasks", "fw.elf")], capture_output=True, text=True, timeout=30)
+    try:
+        j = json.loads(r.stdout)
+    except ValueError:
+        j = {}
+    losses = j.get("losses", [])
+    check("tcp: an ITM stream dropped inside a packet and taken again: no bad packet, no -f tpiu advice",
+          j.get("total", 0) > 4000 and j.get("decoder", {}).get("itm_errors") == 0 and not any(
+              "bad ITM" in x or "tpiu" in x for x in losses) and "came back 1 time" in r.stderr,
+          "exit %s, %r %r" % (r.returncode, losses, r.stderr.strip()[-300:]))
+
+
 def test_pty_hangup():
     """A pty whose other end closes mid-stream (a board's USB serial unplugged, a socat gone): batch
     ends at once with exit 4 and one line naming the hang-up (it said "end of input", as for a file)."""
@@ -618,6 +640,7 @@ def main():
     test_stripped_elf()
     test_capture_of_another_program()
     test_tcp_reset_mid_line()
+    test_tcp_reset_mid_itm_packet()
     test_pty_hangup()
     test_dev_null_source()
     return 1 if harness.failed else 0
