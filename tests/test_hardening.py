@@ -537,19 +537,25 @@ def test_capture_of_another_program():
     check("... and not for the right ELF", code == 0 and "another build" not in err, err.strip())
 
 
+def tcp_twice(parts, scenario):
+    """A batch run of 4 s on a TCP server that sends each part on a connection of its own, a second
+    apart, against the scenario's ELF: the run and its JSON ({} when none)."""
+    port = harness.tcp_server(parts, 1.0, hold=0.5)
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4", "tcp:127.0.0.1:%d" % port,
+                        os.path.join(SCEN, scenario, "fw.elf")], capture_output=True, text=True, timeout=30)
+    try:
+        return r, json.loads(r.stdout)
+    except ValueError:
+        return r, {}
+
+
 def test_tcp_reset_mid_line():
     """A TCP server that drops the connection inside a line and is back a second later: the half line
     glued to the next connection's first read as '1 malformed lines dropped (1 failed their check)', a
     decoding error where the source went away (its gap is said as such)."""
     data = open(os.path.join(SCEN, "stream", "uart.txt"), "rb").read()
     cut = data.index(b"\n$", len(data) // 2) + 9  # inside a stream sample line
-    port = harness.tcp_server([data[:cut], data], 1.0, hold=0.5)
-    r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4", "tcp:127.0.0.1:%d" % port,
-                        os.path.join(SCEN, "stream", "fw.elf")], capture_output=True, text=True, timeout=30)
-    try:
-        j = json.loads(r.stdout)
-    except ValueError:
-        j = {}
+    r, j = tcp_twice([data[:cut], data], "stream")
     losses = j.get("losses", [])
     check("tcp: a connection dropped inside a line and taken again: no malformed line said, the gap said",
           j.get("decoder", {}).get("text_bad_lines") == 0 and not any("malformed" in x for x in losses)
@@ -565,13 +571,7 @@ def test_tcp_reset_mid_itm_packet():
     from test_cli import itm_stream, pcs_of
     data = itm_stream(pcs_of(os.path.join(SCEN, "tasks", "uart.txt")))
     cut = data.index(b"\x17", len(data) // 2) + 3  # inside a PC sample packet
-    port = harness.tcp_server([data[:cut], data[cut + 2000:]], 1.0, hold=0.5)
-    r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4", "tcp:127.0.0.1:%d" % port,
-                        os.path.join(SCEN, "tasks", "fw.elf")], capture_output=True, text=True, timeout=30)
-    try:
-        j = json.loads(r.stdout)
-    except ValueError:
-        j = {}
+    r, j = tcp_twice([data[:cut], data[cut + 2000:]], "tasks")
     losses = j.get("losses", [])
     check("tcp: an ITM stream dropped inside a packet and taken again: no bad packet, no -f tpiu advice",
           j.get("total", 0) > 4000 and j.get("decoder", {}).get("itm_errors") == 0 and not any(
