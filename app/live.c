@@ -129,7 +129,7 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
         snprintf(buf, n, "reconnecting: %s", src_message(src));
         break;
     default:
-        if (src_kind(src) == SRC_GDB || src_kind(src) == SRC_OPENOCD || src_kind(src) == SRC_RTT)
+        if (src_kind(src) != SRC_FILE && src_kind(src) != SRC_STDIN) /* (a pty gone for good too) */
             snprintf(buf, n, "ended: %s", src_message(src));
         else
             snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");

@@ -1450,6 +1450,45 @@ def gdb_end_test(w=40, h=16):
     srv.thread.join(5)
 
 
+def pty_gone_test(w=120, h=16):
+    """A pty whose other end closed (a socat gone) never comes back: the view kept reopening its path,
+    and the next terminal opened took that number (another program's, a shell's): it opened it, set it
+    raw and read it. Now the pty's end is the source's end, said in the header and under d."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    r = scen.Result("stream")
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    os.close(slave)
+    s = "cmprof-pty-gone"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (tool, path, r.elf))
+    opened = wait_port_open(path)
+    data = open(os.path.join(scen.BUILD, "stream", "uart.txt"), "rb").read()
+    os.write(master, data[:data.index(b"\n", len(data) // 2) + 1])
+    wait_until(s, lambda t: "samples " in line_of(t, 1) and not line_of(t, 1).startswith("samples 0"), 10)
+    os.close(master)
+    held = []  # new ptys until one takes the number (another program's terminal, as it would be)
+    for _ in range(64):
+        m, sl = pty.openpty()
+        held.append((m, sl))
+        if os.ttyname(sl) == path:
+            break
+    time.sleep(3)  # several reconnect attempts' time
+    pid = tool_pid(s)
+    reopened = bool(pid) and any(os.path.realpath("/proc/%s/fd/%s" % (pid[0], fd)) == path
+                                 for fd in os.listdir("/proc/%s/fd" % pid[0]))
+    head = line_of(screen(s), 0)
+    keys(s, "d")
+    txt = wait_until(s, lambda t: "pty does not come back" in " ".join(t.split()), 10)
+    for m, sl in held:
+        os.close(m)
+        os.close(sl)
+    check("%dx%d: a pty whose other end closed: never reopened (its number went to another terminal), "
+          "the header says it ended, d why" % (w, h), opened and not reopened and "[ended" in head and "hung up" in head
+          and "pty does not come back" in " ".join(txt.split()), "reopened %s; %s" % (reopened, head))
+    tmux("kill-session", "-t", s)
+
+
 def pages_and_task_keys_test():
     """Two things a field trial (FreeRTOS's full demo, TraceRecorder on, live at 80x24) found: its
     diagnostics page held 5 diagnostics, 21 lines, and cut the last (the data lost) with no key to
@@ -1545,6 +1584,7 @@ def captures():
     elf_rebuilt_test()
     tcp_gap_test()
     gdb_end_test()
+    pty_gone_test()
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)
         section_graph_test(w, h)
