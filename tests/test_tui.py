@@ -154,12 +154,17 @@ def in_list(txt):
 
 
 class Feeder:
-    """A pty whose master side replays a capture at `rate` bytes per second."""
+    """A pty whose master side replays a capture at `rate` bytes per second. link: the tool is given a
+    symlink to it, as socat's link= makes (a port that may come back: a pty's own /dev/pts path is gone
+    for good once its master closes, its number the next terminal's)."""
 
-    def __init__(self, data, rate, start=True):
+    def __init__(self, data, rate, start=True, link=False):
         self.master, slave = pty.openpty()
-        self.path = os.ttyname(slave)
+        self.pts = self.path = os.ttyname(slave)
         os.close(slave)
+        if link:
+            self.path = os.path.join(tempfile.mkdtemp(prefix="cmprof-feeder-"), "ttyV0")
+            os.symlink(self.pts, self.path)
         self.data, self.rate, self.stopped = data, rate, False
         self.thread = threading.Thread(target=self.run, daemon=True)
         if start:
@@ -167,7 +172,7 @@ class Feeder:
 
     def start(self):
         """Start the feed once the tool has the pty open, as a board that starts after its host."""
-        wait_port_open(self.path, 15)
+        wait_port_open(self.pts, 15)
         self.thread.start()
 
     def run(self):
@@ -215,7 +220,7 @@ def replay_tests(w=120, h=32):
     # ended, and the history (key G) then had no second with samples to chart
     # two seconds of it whatever the bytes a sample (the stream's version): the history's first
     # second must end with the capture still flowing
-    feeder = Feeder(data, len(data) / 2.0, start=False)
+    feeder = Feeder(data, len(data) / 2.0, start=False, link=True)  # (cut below: a port that may come back)
     s = "cmprof-ui"
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, feeder.path, elf))
