@@ -97,6 +97,16 @@ static void setup(void)
     prof_add_pc(p, 0x08000300u, false, 0);
 }
 
+/* A narrow header names a device by its path after /dev/: a pty's base name alone read "2 115200 8N1". */
+static void test_device_source_short(void)
+{
+    setup();
+    v.st.source = "/dev/pts/2 115200 8N1";
+    v.st.state = "reconnecting: /dev/pts/2: No such file or directory";
+    const char *t = render(&v, 85, 24); /* the path whole does not fit, its short form does */
+    CHECK(strstr(t, "cmprof-top  pts/2 115200 8N1  [reconnecting") != NULL);
+}
+
 static void test_top_view(void)
 {
     setup();
@@ -1313,6 +1323,7 @@ static void test_bar_keys_bound_and_help_lists_formats(void)
 
 int main(void)
 {
+    RUN_TEST(test_device_source_short);
     RUN_TEST(test_top_view);
     RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_reset_counters_and_nominal_rate);

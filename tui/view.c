@@ -131,7 +131,8 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     int n = 0;
     field(f, &n, 0, VA_TITLE, "cmprof-top");
     field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
-    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", path_base(v->st.source)); /* a file's name */
+    const char *src = v->st.source ? v->st.source : "?"; /* a file's name; a device's after /dev/ ("pts/2", not "2") */
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", strncmp(src, "/dev/", 5) == 0 ? src + 5 : path_base(src));
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
     state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text, b->w - vb_columns(f[0].text) - 2); /* after f[0] */
