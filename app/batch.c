@@ -27,6 +27,41 @@ static struct report_options report_options_of(const struct batch_options *o)
                                    .stalled = o->stalled};
 }
 
+/* A row name no ELF's symbols gave: a raw address, a bracketed row ("[self]") or the unknown file. */
+static bool nameless_row(const char *name)
+{
+    if (name[0] == '[' || strcmp(name, "(unknown file)") == 0)
+        return true;
+    if (strncmp(name, "0x", 2) != 0 || !name[2])
+        return false;
+    return name[2 + strspn(name + 2, "0123456789abcdefABCDEF")] == '\0';
+}
+
+int batch_diff_refused(const struct batch_options *o, const struct sym_table *syms, FILE *err)
+{
+    if (!o->base || o->by == PROF_BY_TASK) /* tasks are named by the stream, not the ELF */
+        return 0;
+    struct sym_stats st;
+    sym_get_stats(syms, &st);
+    bool elf_names = st.functions || st.units, base_names = false, base_raw = false;
+    for (size_t i = 0; i < o->base->n; i++) {
+        bool raw = nameless_row(o->base->rows[i].name);
+        base_raw |= raw && o->base->rows[i].name[0] == '0';
+        base_names |= !raw;
+    }
+    if (!elf_names && base_names)
+        fprintf(err, "cmprof-top: --diff: %s has no symbols and no DWARF (stripped?), so its rows are raw addresses, "
+                "and the baseline's rows are named: every row would compare as new; give the ELF the linker wrote\n",
+                o->elf);
+    else if (elf_names && base_raw && !base_names)
+        fprintf(err, "cmprof-top: --diff: the baseline's rows are raw addresses (made with an ELF without symbols), and "
+                "%s names them: every row would compare as new; make the baseline with the ELF the linker wrote\n",
+                o->elf);
+    else
+        return 0;
+    return EXIT_USAGE;
+}
+
 int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
 {
     struct report_options ro = report_options_of(o);
@@ -142,6 +177,12 @@ void batch_cut_warning(const char *file, const struct ingest *in, FILE *err)
         fprintf(err, "cmprof-top: warning: '%s' ends inside a%s %s (its last %llu bytes, from byte offset %llu): "
                 "cut short, not decoded\n", file, strchr("IAEOUo", what[0]) ? "n" : "", what,
                 (unsigned long long)cut, (unsigned long long)at);
+    uint64_t total, unread = ingest_unread(in, &total);
+    if (total >= 1024 && unread * 2 > total) /* a profile from a sliver of it: said where CI reads */
+        fprintf(err, "cmprof-top: warning: '%s': %llu of its %llu bytes (%.0f %%) could not be read as %s (skipped "
+                "as noise or looking for sync): the profile stands on the rest; another format (-f)? ('lost:' "
+                "lines in the report)\n", file, (unsigned long long)unread, (unsigned long long)total,
+                100.0 * (double)unread / (double)total, detect_name(ingest_format(in)));
 }
 
 /* The source read to its end (or to --samples, or a stopping signal); the exit status so far. */
@@ -192,6 +233,11 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
     struct sym_table *syms = sym_open(o->elf, msg, sizeof msg);
     if (!syms) {
         fprintf(err, "cmprof-top: %s\n", msg);
+        goto done;
+    }
+    int refused = batch_diff_refused(o, syms, err); /* (the one line: before the ELF's warning) */
+    if (refused) {
+        status = refused;
         goto done;
     }
     snprintf(opened_with, sizeof opened_with, "%s", sym_warning(syms));

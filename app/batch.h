@@ -48,6 +48,12 @@ int batch_interrupted(struct batch_options *o, double samples, FILE *err);
  * percentage of their baseline share, one line each on err; returns how many. */
 int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err);
 
+struct sym_table;
+/* --diff's rows and this ELF's that cannot match by name: an ELF without symbols or DWARF (stripped)
+ * against a baseline of named rows, or a baseline of raw addresses against an ELF that names them
+ * (every row would compare as new, and --fail-if-slower fail a packaging mistake as a slowdown).
+ * One line on err and EXIT_USAGE, as for a baseline of another --by; 0 when they can be compared. */
+int batch_diff_refused(const struct batch_options *o, const struct sym_table *syms, FILE *err);
 struct ingest;
 struct baseline;
 /* The report for a finished profile, in the chosen output format: 0, or -1 when its writer failed
@@ -59,7 +65,8 @@ int batch_report(const struct batch_options *o, struct prof *p, const struct ing
  * another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err);
 /* A capture file that ends inside a packet, frame or line (ingest_ended_inside): one warning naming it and the
- * offset. Not for a live source a stop cut: that is how a stop ends. */
+ * offset; and one when most of a trace capture's bytes could not be read (ingest_unread). Not for a live
+ * source a stop cut: that is how a stop ends. */
 void batch_cut_warning(const char *file, const struct ingest *in, FILE *err);
 /* Why the report cannot be trusted, one line each on err, and the exit status it calls for: the ELF is
  * not the sampled program's (EXIT_WRONG_ELF: the live view's words, from prof_trust()), or the firmware

@@ -129,7 +129,7 @@ static const char *state_text(const struct source *src, char *buf, size_t n)
         snprintf(buf, n, "reconnecting: %s", src_message(src));
         break;
     default:
-        if (src_kind(src) == SRC_GDB || src_kind(src) == SRC_OPENOCD || src_kind(src) == SRC_RTT)
+        if (src_kind(src) != SRC_FILE && src_kind(src) != SRC_STDIN) /* (a pty gone for good too) */
             snprintf(buf, n, "ended: %s", src_message(src));
         else
             snprintf(buf, n, "end of %s", src_kind(src) == SRC_STDIN ? "input" : "file");
@@ -434,6 +434,8 @@ struct live_run {
     double rate_t, rate, rate_at[RATE_SPAN + 1], rate_count[RATE_SPAN + 1];
     int rate_n;
     double last_total, last_sample_t; /* the count, and when it last grew: a stream that stopped */
+    double ended_at, ended_total; /* when the source ended (0: it runs on), and the samples by then */
+    unsigned reconnects;        /* the source's connections after the first, as last seen */
     bool dirty, quit, key_dirty, connected_once, gave_up;
     struct elf_watch elf;       /* the ELF rebuilt while the run goes on */
 };
@@ -642,10 +644,29 @@ static double quiet_for(const struct live_run *r, double t)
     return t - r->last_sample_t;
 }
 
+/* A live source's end for the diagnostics page: why (a GDB target that exited: its status), when (the
+ * clock and the run's time) and what the profile holds; "" while it runs, and for a file. */
+static const char *ended_text(const struct live_run *r, char *buf, size_t n)
+{
+    if (r->ended_at <= 0 || src_kind(r->src) == SRC_FILE || src_kind(r->src) == SRC_STDIN)
+        return ""; /* (a file's end is no news: the header's "end of file" says it) */
+    char state[700], clock[16] = "";
+    state_text(r->src, state, sizeof state);
+    const char *why = strncmp(state, "ended: ", 7) == 0 ? state + 7 : state;
+    time_t now = time(NULL) - (time_t)(now_s() - r->ended_at);
+    struct tm tm;
+    if (localtime_r(&now, &tm))
+        strftime(clock, sizeof clock, "%H:%M:%S", &tm);
+    double s = r->ended_at - r->start;
+    snprintf(buf, n, "the source ended: %s, at %s (%02d:%04.1f into the run); the profile holds the %.0f samples "
+             "counted until then, and nothing more comes", why, clock, (int)(s / 60), fmod(s, 60.0), r->ended_total);
+    return buf;
+}
+
 static void draw(struct live_run *r, double t)
 {
     int w, h;
-    char state[700], gaps[400];
+    char state[700], gaps[400], ended[1000];
     struct src_failures f;
     src_get_failures(r->src, t, &f);
     tui_size(&w, &h);
@@ -660,7 +681,7 @@ static void draw(struct live_run *r, double t)
                                                                          ? VIEW_RATE_STREAM
                                     : src_state(r->src) == SRC_CONNECTED ? VIEW_RATE_FILE_READING
                                                                          : VIEW_RATE_FILE_READ,
-                                    r->elf.changed};
+                                    r->elf.changed, ended_text(r, ended, sizeof ended)};
     view_render(r->v, &r->buf);
     tui_draw(&r->buf);
     r->last_draw = t;
@@ -709,6 +730,15 @@ static bool live_turn(struct live_run *r)
         ingest_settle(r->in);
     src_tick(r->src, t);
     r->connected_once |= src_state(r->src) == SRC_CONNECTED;
+    if (src_reconnects(r->src) != r->reconnects) { /* a new connection: the line the last one was inside is cut */
+        r->reconnects = src_reconnects(r->src);
+        ingest_rejoin(r->in);
+    }
+    if (src_state(r->src) == SRC_END && r->ended_at <= 0) {
+        r->ended_at = t;
+        r->ended_total = prof_total(r->prof);
+        r->dirty = true;
+    }
     if (run_over(r, t))
         return false;
     if (!r->o->headless) /* also without POLLIN: a resize arrives as KEY_RESIZE from ncurses' SIGWINCH handler */
@@ -787,6 +817,11 @@ int live_main(const struct live_options *o)
     if (!r.syms) {
         fprintf(stderr, "cmprof-top: %s\n", err);
         return EXIT_ERROR;
+    }
+    int refused = batch_diff_refused(&o->batch, r.syms, stderr); /* before the terminal is taken */
+    if (refused) {
+        sym_close(r.syms);
+        return refused;
     }
     if (*sym_warning(r.syms) && o->headless)
         fprintf(stderr, "cmprof-top: warning: %s\n", sym_warning(r.syms));

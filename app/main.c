@@ -110,7 +110,8 @@ static void usage(FILE *f)
           "  -V, --version      print the version\n"
           "\n"
           "Exit status: 0 done; 1 could not run (the ELF, the source, a server not reached, an output file);\n"
-          "2 a bad option or argument, or no samples (a sampler announced and silent too); 3 --fail-if-slower\n"
+          "2 a bad option or argument (a --diff baseline whose rows cannot match: another --by, names against\n"
+          "a stripped ELF), or no samples (a sampler announced and silent too); 3 --fail-if-slower\n"
           "found a slower row; 4 the source failed mid-run (the report has what came before, marked partial);\n"
           "5 batch: a wrong ELF (another build-id, most samples outside its code, PCs off its instruction\n"
           "starts; the report is written, JSON wrong_elf); 128+N stopped by signal N\n"
@@ -358,9 +359,18 @@ static int set_save_dir(struct cli *c, const struct cli_opt *d, const char *arg)
     return GO_ON;
 }
 
+/* Before an answer of more than one buffer (--help, --list-ports): kept whole until written()'s
+ * flush, whose errno then names a failed write (a write that failed in printf left errno to be lost). */
+static void answer_in_one_write(void)
+{
+    static char whole[1 << 16]; /* (glibc sizes its own buffer by the file, whatever the size asked) */
+    setvbuf(stdout, whole, _IOFBF, sizeof whole);
+}
+
 static int list_ports(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     (void)c, (void)d, (void)arg;
+    answer_in_one_write();
     if (!src_list_ports(stdout))
         printf("no serial ports found\n");
     return EXIT_DONE;
@@ -369,6 +379,7 @@ static int list_ports(struct cli *c, const struct cli_opt *d, const char *arg)
 static int help(struct cli *c, const struct cli_opt *d, const char *arg)
 {
     (void)c, (void)d, (void)arg;
+    answer_in_one_write();
     usage(stdout);
     return EXIT_DONE;
 }

@@ -7,12 +7,15 @@
 #include "../decode/hex.h"
 #include "../symbols/symbols.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,10 +49,23 @@ struct text {
 
 enum { TEXT_SPILL = 128 << 10 };
 
+/* The errno of the first write to the output that failed (0: none), kept where it failed (in the
+ * writer thread too, whose errno is its own): said once at the end, with the output's name. */
+static atomic_int write_errno;
+
+static bool wrote(bool ok)
+{
+    int none = 0, e = errno ? errno : EIO;
+    if (!ok)
+        atomic_compare_exchange_strong(&write_errno, &none, e);
+    return ok;
+}
+
 static void spill(struct text *b)
 {
     if (b->spill && b->len) {
-        fwrite(b->p, 1, b->len, b->spill);
+        errno = 0;
+        wrote(fwrite(b->p, 1, b->len, b->spill) == b->len);
         b->len = 0;
     }
 }
@@ -248,10 +264,29 @@ static void print_answer(struct text *b, struct sym_table *t, uint32_t addr, con
 /* false once a write to out failed (a full disk): reading on would only be lost */
 static bool flush_text(struct text *b, FILE *out)
 {
-    if (b->len)
-        fwrite(b->p, 1, b->len, out);
+    errno = 0;
+    if (b->len && !wrote(fwrite(b->p, 1, b->len, out) == b->len))
+        errno = 0;
     b->len = 0;
-    return fflush(out) == 0 && !ferror(out);
+    return wrote(fflush(out) == 0 && !ferror(out));
+}
+
+/* A failed write said in one line naming the output (its file, when it is one) and the error; what
+ * was left unwritten is dropped, so that the exit's own flush has nothing more to say. */
+static int say_write_failed(FILE *out, FILE *err, int status)
+{
+    int e = atomic_load(&write_errno);
+    if (!e)
+        return status;
+    char link[64], path[PATH_MAX] = "";
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fileno(out));
+    ssize_t len = readlink(link, path, sizeof path - 1);
+    path[len > 0 && path[0] == '/' ? len : 0] = '\0';
+    fprintf(err, "cmprof-top: writing --resolve's answers to %s%s%s%s: %s\n",
+            out == stdout ? "standard output" : "the output", *path ? " (" : "", path, *path ? ")" : "", strerror(e));
+    __fpurge(out);
+    clearerr(out);
+    return EXIT_ERROR;
 }
 
 /* A character's hex value, or -1. */
@@ -819,6 +854,7 @@ int resolve_main(const char *elf, bool demangle_names, char **addrs, int n, FILE
     warn_once(t, err); /* (no address at all) */
     if (*sym_warning(t) && strcmp(sym_warning(t), first_warning) != 0) /* found while reading a unit */
         fprintf(err, "cmprof-top: warning: %s\n", sym_warning(t));
+    status = say_write_failed(out, err, status);
     free(text.p);
     lists_free(&lists);
     /* the process ends now: its pages go back whole, not block by block (kept reachable, for leak checkers) */

@@ -147,9 +147,10 @@ static void tpiu_frame(void *ctx, size_t start, uint32_t faults)
 static void read_tpiu(const uint8_t *buf, size_t len, struct tally *t)
 {
     uint32_t clean_bytes, faults;
-    unsigned o = tpiu_best_offset(buf, len, 1, &clean_bytes, &faults);
+    uint8_t start_id;
+    unsigned o = tpiu_best_offset(buf, len, 1, &start_id, &clean_bytes, &faults);
     if (clean_bytes >= 32u)
-        tpiu_walk(buf, len, o, 1, tpiu_frame, t);
+        tpiu_walk(buf, len, o, 1, start_id, tpiu_frame, t);
 }
 
 static bool has_full_sync(const uint8_t *buf, size_t len)

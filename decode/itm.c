@@ -51,6 +51,15 @@ void itm_init(struct itm_decoder *d, bool wait_for_sync)
     d->state = wait_for_sync ? S_HUNT : S_HEADER;
 }
 
+void itm_rejoin(struct itm_decoder *d)
+{
+    if (!d->rejoining)
+        d->hunted_at_rejoin = d->stats.hunted;
+    d->rejoining = true;
+    d->state = S_HUNT;
+    d->zeros = 0;
+}
+
 static void fail(struct itm_decoder *d)
 {
     if (!d->stats.errors++)
@@ -370,6 +379,11 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
                 struct ev e = {.type = EV_SYNC, .offset = d->packet_offset};
                 if (d->state == S_HUNT)
                     d->stats.hunted -= d->zeros; /* the zeros were the sync, not garbage */
+                if (d->rejoining) { /* what came since the source came back: the gap's */
+                    d->stats.rejoined += d->stats.hunted - d->hunted_at_rejoin;
+                    d->stats.hunted = d->hunted_at_rejoin;
+                    d->rejoining = false;
+                }
                 if (d->stats.syncs++ == 0u)
                     d->stats.hunted_before_sync = d->stats.hunted;
                 d->stats.packets++;

@@ -18,6 +18,8 @@ struct itm_stats {
     uint64_t hunted_before_sync; /* of them, those before the first sync (a receiver that joined a
                                     running stream), once one came */
     uint64_t first_error; /* 1 + byte offset of the first error, 0 when none */
+    uint64_t rejoined; /* bytes skipped after the source came back (itm_rejoin), up to its next sync: the
+                          gap's, not an error */
 };
 
 #define ITM_RUN_MAX 64u /* PC samples in one EV_PCS event */
@@ -34,6 +36,8 @@ struct itm_decoder {
     uint32_t zeros;     /* run of zero bytes (sync detection) */
     uint64_t value;
     uint64_t packet_offset;
+    bool rejoining;            /* itm_rejoin: hunting for the sync after the source came back ... */
+    uint64_t hunted_at_rejoin; /* ... with hunted at this count then */
     struct itm_stats stats;
     uint32_t run[ITM_RUN_MAX]; /* the EV_PCS being filled */
 };
@@ -43,6 +47,10 @@ struct itm_decoder {
 void itm_init(struct itm_decoder *d, bool wait_for_sync);
 
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink);
+/* The source came back after going away (a reconnect): the packet it was inside is dropped and what
+ * comes before the next sync is skipped as at a live start, counted in `rejoined` (not as a bad packet,
+ * nor as hunted: the decoding did not fail, the stream had a gap). */
+void itm_rejoin(struct itm_decoder *d);
 /* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
 size_t itm_counters(const struct itm_stats *st, struct dec_counter *out);
 /* Bytes of a packet begun and not ended (the input stopped inside it): 0 when none. */

@@ -529,6 +529,14 @@ void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const str
     }
 }
 
+void text_rejoin(struct text_decoder *d)
+{
+    d->line_len = 0;
+    d->line_too_long = false;
+    d->joined_mid_line = true;
+    d->first_line_done = false;
+}
+
 void text_finish(struct text_decoder *d, const struct ev_sink *sink)
 {
     if (!d->mark_over) { /* the input ended inside what began a mark: its bytes are the line's */

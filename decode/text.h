@@ -131,6 +131,9 @@ void text_init(struct text_decoder *d);
 void text_feed(struct text_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink);
 /* End of input: a last line without a newline and an unclosed block are emitted. */
 void text_finish(struct text_decoder *d, const struct ev_sink *sink);
+/* The source came back after going away: the line it was inside is cut (its bytes dropped: the gap is
+ * the source's to say), and the next one may begin mid-line (joined_mid_line), as at a live start. */
+void text_rejoin(struct text_decoder *d);
 void text_free(struct text_decoder *d);
 /* The counters a report lists (at most DEC_COUNTERS_MAX); returns how many. */
 size_t text_counters(const struct text_stats *st, struct dec_counter *out);

@@ -16,13 +16,14 @@
 #define ID_FLUSH_RESPONSE 0x7Bu
 #define ID_TRIGGER 0x7Du
 
-/* Lanes start with no source: data before the first ID change is nobody's. */
+/* A lane whose frames begin at buf[offset], with source id (0: nobody's) before the first ID change. */
 static void lane_start(struct tpiu_lane *l, unsigned offset, uint8_t id)
 {
     memset(l, 0, sizeof *l);
     l->pos = (uint8_t)((16u - offset % 16u) % 16u);
     l->whole = l->pos == 0;
     l->id = id;
+    l->id_known = id != ID_NULL;
 }
 
 void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id)
@@ -85,6 +86,7 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
         uint8_t next_id = l->id;
         if (b & 1u) {
             next_id = b >> 1;
+            l->id_known = true;
             l->faults += reserved_id(next_id) || (aux_bit && i < 7 && (f[2 * i + 2] & 1u));
             if (!aux_bit)
                 l->id = next_id; /* the new ID owns the following byte */
@@ -117,6 +119,7 @@ static size_t lane_frame(struct tpiu_lane *l, uint8_t wanted, uint8_t *out)
     }
     if (wanted_id || l->id == wanted)
         return frame_bytes(l, wanted, out, NULL);
+    l->id_known |= ids != 0;
     for (unsigned i = 0; i < 8; i++)
         if (ids & (1u << i)) {
             l->id = f[2 * i] >> 1;
@@ -222,6 +225,33 @@ static unsigned judge(struct tpiu_lane lanes[16], const uint8_t *buf, size_t len
     return best;
 }
 
+/* Whether a lane that read the bytes before the first ID change as the wanted source's reads
+ * better than one that read them as nobody's: clean ITM, more of it than faults cost. */
+static bool reads_as_wanted(const struct tpiu_lane *wanted, const struct tpiu_lane *nobody)
+{
+    return wanted->clean >= 32u && score(wanted) > score(nobody);
+}
+
+/* judge, twice: with nobody's bytes before the first ID change, then with the wanted source's
+ * there (a capture begun after the formatter's only ID change: one source, its ID written once).
+ * The second wins only when it reads better; *id is the start source chosen. */
+static unsigned judge_start(struct tpiu_lane lanes[16], const uint8_t *buf, size_t len, uint8_t wanted,
+                            uint8_t *id, unsigned *runner_up)
+{
+    unsigned second, o = judge(lanes, buf, len, wanted, ID_NULL, &second);
+    struct tpiu_lane best = lanes[o], next = lanes[second];
+    unsigned second_w, o_w = judge(lanes, buf, len, wanted, wanted, &second_w);
+    *id = reads_as_wanted(&lanes[o_w], &best) ? wanted : ID_NULL;
+    if (*id == wanted) {
+        *runner_up = second_w;
+        return o_w;
+    }
+    lanes[o] = best;
+    lanes[second] = next;
+    *runner_up = second;
+    return o;
+}
+
 /* cur completed a frame: its wanted bytes go on. */
 static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
@@ -258,8 +288,10 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
 {
     unsigned second;
     size_t n = d->n_block;
-    unsigned o = judge(d->lanes, d->block, n, d->wanted_id, 0, &second);
+    uint8_t id;
+    unsigned o = judge_start(d->lanes, d->block, n, d->wanted_id, &id, &second);
     struct tpiu_alignment *a = &d->stats.align;
+    a->id_assumed = id != ID_NULL;
     a->how = TPIU_BY_CONTENT;
     a->at = d->block_at + o;
     a->judged = (uint32_t)n;
@@ -268,10 +300,52 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     a->runner_up = (uint8_t)((d->block_at + second) % 16u);
     a->runner_clean = d->lanes[second].clean;
     a->runner_faults = d->lanes[second].faults;
-    lane_start(&d->cur, o, 0);
+    lane_start(&d->cur, o, id);
     for (size_t i = 0; i < n; i++)
         decode_byte(d, d->block[i], sink);
     next_block(d);
+}
+
+/* The source of held bytes read at a lane's alignment: the wanted one when they read as its better
+ * than as nobody's (see judge_start), else nobody's. */
+static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, const uint8_t *buf, size_t len)
+{
+    unsigned offset = (16u - at->pos) % 16u;
+    bool half_syncs = any_half_sync(buf, len);
+    lane_start(&d->lanes[0], offset, ID_NULL);
+    lane_run(&d->lanes[0], buf, len, d->wanted_id, half_syncs);
+    lane_start(&d->lanes[1], offset, d->wanted_id);
+    lane_run(&d->lanes[1], buf, len, d->wanted_id, half_syncs);
+    return reads_as_wanted(&d->lanes[1], &d->lanes[0]) ? d->wanted_id : ID_NULL;
+}
+
+/* Frames aligned, but no ID change read yet: the held block's source is judged at the alignment in
+ * use, then the block is decoded (held again after it while the source stays unknown). */
+static void settle_source(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (start_source(d, &d->cur, d->block, d->n_block) != ID_NULL) {
+        d->cur.id = d->wanted_id;
+        d->cur.id_known = true;
+        d->stats.align.id_assumed = true;
+    }
+    for (size_t i = 0; i < d->n_block; i++)
+        decode_byte(d, d->block[i], sink);
+    next_block(d);
+}
+
+/* Bytes are held while the frames are not aligned, or aligned with no source known yet. */
+static bool holding(const struct tpiu_decoder *d)
+{
+    return d->stats.align.how == TPIU_UNALIGNED || !d->cur.id_known;
+}
+
+/* A full block held: aligned by content, or its source settled. */
+static void release(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (d->stats.align.how == TPIU_UNALIGNED)
+        align_by_content(d, sink);
+    else
+        settle_source(d, sink);
 }
 
 /* A block decoded at the offset in use, checked: when it showed faults and another offset reads
@@ -301,7 +375,10 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
         unsigned o = (unsigned)(before % 16u);
         d->stats.align.how = TPIU_BY_SYNC;
         d->stats.align.at = d->block_at + o;
-        lane_start(&d->cur, o, 0);
+        lane_start(&d->cur, o, ID_NULL);
+        uint8_t id = start_source(d, &d->cur, d->block, before);
+        lane_start(&d->cur, o, id);
+        d->stats.align.id_assumed = id != ID_NULL;
         for (size_t i = 0; i < before; i++)
             decode_byte(d, d->block[i], sink);
     } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
@@ -325,13 +402,15 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         d->stats.bytes++;
         d->window = d->window << 8 | b;
         if (d->window == TPIU_FULL_SYNC) {
+            if (d->stats.align.how != TPIU_UNALIGNED && !d->cur.id_known)
+                settle_source(d, sink); /* the bytes before it, as if not held */
             full_sync(d, sink);
             continue;
         }
-        if (d->stats.align.how == TPIU_UNALIGNED) { /* held back until the block is full */
+        if (holding(d)) { /* held back until the block is full */
             d->block[d->n_block++] = b;
             if (d->n_block == TPIU_BLOCK)
-                align_by_content(d, sink);
+                release(d, sink);
             continue;
         }
         decode_byte(d, b, sink);
@@ -345,8 +424,8 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
 
 void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    if (d->stats.align.how == TPIU_UNALIGNED && d->n_block)
-        align_by_content(d, sink);
+    if (holding(d) && d->n_block)
+        release(d, sink);
 }
 
 unsigned tpiu_cut(const struct tpiu_decoder *d)
@@ -391,22 +470,34 @@ bool tpiu_alignment_text(const struct tpiu_stats *st, char *buf, size_t len)
     return true;
 }
 
-unsigned tpiu_best_offset(const uint8_t *buf, size_t len, uint8_t wanted_id, uint32_t *clean, uint32_t *faults)
+bool tpiu_source_text(const struct tpiu_stats *st, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (!st->align.id_assumed)
+        return false;
+    snprintf(buf, len, "no TPIU ID change before the first data: its bytes read as source %u's, which read as "
+             "ITM (a formatter writes the ID once, at its start)", (unsigned)st->align.id);
+    return true;
+}
+
+unsigned tpiu_best_offset(const uint8_t *buf, size_t len, uint8_t wanted_id, uint8_t *start_id, uint32_t *clean,
+                          uint32_t *faults)
 {
     struct tpiu_lane lanes[16];
-    unsigned o = judge(lanes, buf, len, wanted_id, 0, NULL);
+    unsigned second, o = judge_start(lanes, buf, len, wanted_id, start_id, &second);
     *clean = lanes[o].clean;
     *faults = lanes[o].faults;
     return o;
 }
 
-void tpiu_walk(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted_id,
+void tpiu_walk(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted_id, uint8_t start_id,
                void (*each)(void *ctx, size_t start, uint32_t faults), void *ctx)
 {
     struct tpiu_lane l;
     uint8_t out[15];
     size_t start = 0;
-    lane_start(&l, offset, 0);
+    lane_start(&l, offset, start_id);
     for (size_t i = 0; i < len; i++) {
         if (l.pos == 0)
             start = i;

@@ -5,7 +5,9 @@
  * offset where the frames' IDs are valid and the wanted source reads as clean ITM wins; every
  * later block is checked again at the offset in use, and the frames are re-aligned when another
  * offset reads clearly better (counted). The bytes of one source ID are passed on to a byte sink,
- * normally an ITM decoder. */
+ * normally an ITM decoder. A capture begun after the formatter's only ID change (one source: its ID
+ * is written once) has none: until one comes, bytes are held a block at a time and read as the
+ * wanted source's when they read as its clean ITM, else as nobody's. */
 #ifndef CMPROF_DECODE_TPIU_H
 #define CMPROF_DECODE_TPIU_H
 
@@ -25,6 +27,9 @@ enum tpiu_how { TPIU_UNALIGNED, TPIU_BY_SYNC, TPIU_BY_CONTENT, TPIU_FORCED };
 struct tpiu_alignment {
     enum tpiu_how how;
     uint8_t id;           /* the source read */
+    bool id_assumed;      /* no ID change before the wanted source's data: the bytes before the first
+                           * one were read as that source's (a capture that began after the formatter's
+                           * only ID change: one source, its ID written once) */
     uint64_t at;          /* input offset of the first whole frame */
     uint32_t judged;      /* BY_CONTENT: the bytes judged; the chosen offset's clean ITM bytes and faults */
     uint32_t clean, faults;
@@ -50,6 +55,7 @@ struct tpiu_lane {
     uint8_t frame[16];
     uint8_t pos;          /* bytes of the frame so far */
     uint8_t id;           /* the source that owns the next byte */
+    bool id_known;        /* an ID change read, or the source before the first judged from content */
     bool whole;           /* false until the first frame boundary: that partial frame is dropped */
     uint8_t packet_len;   /* bytes of the ITM packet being checked */
     struct itm_lint lint; /* the wanted source's bytes, checked as ITM */
@@ -89,12 +95,18 @@ bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len);
 /* How the frames were aligned, when not by a full sync: "frames aligned by their content at byte
  * offset 5 (...)"; false (and "") when a full sync aligned them or nothing did. */
 bool tpiu_alignment_text(const struct tpiu_stats *st, char *buf, size_t len);
+/* When the bytes before the first ID change were read as the wanted source's, says so; false (and
+ * "") otherwise. */
+bool tpiu_source_text(const struct tpiu_stats *st, char *buf, size_t len);
 
 /* For format detection: the offset (0..15) where buf reads best as frames carrying ITM on
- * wanted_id, and that offset's clean ITM bytes and faults. */
-unsigned tpiu_best_offset(const uint8_t *buf, size_t len, uint8_t wanted_id, uint32_t *clean, uint32_t *faults);
-/* Calls each(ctx, start, faults) for every whole frame of buf beginning at offset. */
-void tpiu_walk(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted_id,
+ * wanted_id, that offset's clean ITM bytes and faults, and the source taken to own the bytes
+ * before the first ID change (*start_id: 0, nobody, or wanted_id when they read as its). */
+unsigned tpiu_best_offset(const uint8_t *buf, size_t len, uint8_t wanted_id, uint8_t *start_id, uint32_t *clean,
+                          uint32_t *faults);
+/* Calls each(ctx, start, faults) for every whole frame of buf beginning at offset, the bytes
+ * before the first ID change taken as start_id's. */
+void tpiu_walk(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted_id, uint8_t start_id,
                void (*each)(void *ctx, size_t start, uint32_t faults), void *ctx);
 
 #endif

@@ -790,30 +790,25 @@ static size_t put_copy(char *b, size_t n, const char *name)
 static const char num_chars[] = "#$%&'()*,-.:;<>?@[]^_`{|}~"; /* 26: no base64 char, no '!', '=' or quote */
 _Static_assert(sizeof num_chars - 1u == 2u * NUM_SPAN / 64u, "num_chars: the span's leads");
 
-/* The value of the k (1..3) digits at s, or 1000 when one is no digit. */
-static uint32_t low_digits(const char *s, uint32_t k)
-{
-    uint32_t v = 0;
-    for (uint32_t j = 0; j < k; j++) {
-        uint32_t c = (uint32_t)(uint8_t)s[j] - '0';
-        if (c > 9u)
-            return 1000u;
-        v = v * 10u + c;
-    }
-    return v;
-}
-
 /* The 2 chars of a numbered name (the low byte first), or 0 when the name at s (len chars, a word's
- * room past them, as r's text has) is no numbered form of r's. */
+ * room past them, as r's text has) is no numbered form of r's. The chars before the last k are the
+ * same in both: the difference of the two numbers is the last k chars' (each a digit in both),
+ * read in one pass over both names. */
 static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 {
     uint32_t same = shared_chars(s, t, len);
     uint32_t k = same < len ? len - same : 1u; /* the same name: its last char, a digit, plus 0 */
     if (k > 3u)
         return 0;
-    uint32_t a = low_digits(s + len - k, k), b = low_digits(t + len - k, k);
-    uint32_t code = a - b + (uint32_t)NUM_SPAN;
-    if (a >= 1000u || b >= 1000u || code >= 2u * (uint32_t)NUM_SPAN)
+    int32_t diff = 0;
+    for (uint32_t j = len - k; j < len; j++) {
+        uint32_t a = (uint32_t)(uint8_t)s[j] - '0', b = (uint32_t)(uint8_t)t[j] - '0';
+        if (a > 9u || b > 9u)
+            return 0;
+        diff = diff * 10 + (int32_t)a - (int32_t)b;
+    }
+    uint32_t code = (uint32_t)(diff + NUM_SPAN);
+    if (code >= 2u * (uint32_t)NUM_SPAN)
         return 0;
     return (uint32_t)(uint8_t)num_chars[code >> 6] | (uint32_t)(uint8_t)b64[code & 63u] << 8;
 }

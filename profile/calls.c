@@ -109,9 +109,9 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
     return n_calls;
 }
 
-/* What a folded frame escapes as \xNN besides control bytes: ';' separates frames, and each '\'
- * begins an escape, so that esc_decode gives the name back (profile.h). */
-#define FOLDED_ESCAPED ";\\"
+/* What a folded frame escapes as \xNN besides control bytes: ';' separates frames (esc_text
+ * writes each '\' as \\, so that esc_decode gives the name back: profile.h). */
+#define FOLDED_ESCAPED ";"
 
 /* Count samples under a folded stack (its first n characters): the groups are keyed by the
  * text's hash, named by the text. */

@@ -1,5 +1,6 @@
 /* What the profile says about its own trustworthiness: samples in lockstep with code, skid after
  * interrupts were masked, PCs the ELF does not have (another build), unnamed tasks. */
+#include "escape.h"
 #include "prof_int.h"
 
 #include "../decode/event.h"
@@ -375,8 +376,12 @@ static void add(struct diags *d, enum prof_diag_kind kind, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     d->out[d->n].kind = kind;
-    vsnprintf(d->out[d->n].text, sizeof d->out[d->n].text, fmt, ap);
+    char raw[sizeof d->out[0].text];
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* the names in it (a function, a task) are the ELF's and the firmware's: no control byte of theirs
+     * reaches a terminal, a CI log or a report (the table printed a skid's function raw) */
+    esc_text(d->out[d->n].text, sizeof d->out[d->n].text, raw, NULL);
     d->n++;
 }
 
@@ -528,6 +533,11 @@ static void elf_checks(struct prof *p, const struct places *w, const struct prof
             "wrong ELF? %zu of %zu sampled addresses are not where any of its instructions starts (%.1f %% of "
             "samples; inside one, in data or padding), e.g. 0x%08x: the capture is of another build",
             cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
+    else if (cc->bad_pcs >= PROF_BAD_PCS_MIN && !cc->buckets) /* few samples, but the right ELF has none */
+        add(d, DIAG_NOT_STARTS,
+            "another build? %zu of %zu sampled addresses are not where any of the ELF's instructions starts (%.2f %% "
+            "of samples, e.g. 0x%08x), where the right ELF has none: the rows may name the wrong code (or PCs were "
+            "garbled on the way)", cc->bad_pcs, cc->pcs, 100.0 * cc->share, cc->example);
     if (p->syms && w->outside_code >= PROF_OUTSIDE_MIN && w->outside_code / total >= 0.01)
         add(d, DIAG_WRONG_ELF, "wrong ELF? %.1f %% of samples (%.0f) fall outside the ELF's code, e.g. 0x%08x",
             100.0 * w->outside_code / total, w->outside_code, w->example_out);

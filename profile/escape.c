@@ -41,6 +41,14 @@ void esc_text(char *dst, size_t cap, const char *src, const char *also)
         return;
     while (*src) {
         size_t k = esc_char_len(src);
+        if (*src == '\\') { /* so that every \ in the text begins an escape: a name that holds the text \x1b stays it */
+            if (n + 2 >= cap)
+                break;
+            dst[n++] = '\\';
+            dst[n++] = '\\';
+            src++;
+            continue;
+        }
         if (k == 1 && also && strchr(also, *src))
             k = 0;
         if (k) {
@@ -69,6 +77,11 @@ void esc_decode(char *dst, const char *text, size_t n)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && text[i] == '\\' && text[i + 1] == '\\') {
+            dst[o++] = '\\';
+            i++;
+            continue;
+        }
         int hi = i + 3 < n && text[i] == '\\' && text[i + 1] == 'x' ? hex_digit(text[i + 2]) : -1;
         int lo = hi >= 0 ? hex_digit(text[i + 3]) : -1;
         if (lo >= 0) {

@@ -20,6 +20,15 @@ struct ingest_recent {
     bool has_tag, counted;
 };
 
+/* What the first bytes are (ingest_losses' "its bytes are UTF-16 text", "... are text, not tpiu"),
+ * worked out once per new bytes: the live view asks at every repaint while no sample came. */
+struct byte_look {
+    size_t n;                   /* the bytes looked at (0 and no scans: not yet) */
+    bool utf16;
+    enum detect_format judged;  /* with a format forced (-f): what the detection reads them as */
+    uint64_t scans;             /* times worked out (ingest_counts' byte_looks) */
+};
+
 struct ingest {
     struct prof *profs[INGEST_PROFILES]; /* every event goes to each; the whole run's first */
     size_t n_profs;
@@ -56,6 +65,8 @@ struct ingest {
     size_t n_seen;              /* ... what they are when that format read nothing from them (misread) */
     uint64_t cut;               /* at the end: bytes of the last packet, frame or line the input stopped in */
     const char *cut_what;       /* ... "ITM packet", "TPIU frame", "orbflow frame" or "line" */
+    struct byte_look *look;     /* -> look_kept: a cache the const readers fill, not the ingest's state */
+    struct byte_look look_kept;
 };
 
 /* The whole run's profile: the one --samples counts against. */
@@ -410,6 +421,7 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
     in->profs[0] = prof;
     in->n_profs = 1;
     in->sink = (struct ev_sink){on_event, in};
+    in->look = &in->look_kept;
     in->mid_stream = o->mid_stream;
     in->forced = o->format != DETECT_UNKNOWN ? o->format_option : NULL;
     set_format(in, o->format);
@@ -440,6 +452,7 @@ void ingest_counts(const struct ingest *in, struct ingest_counts *out)
     *out = (struct ingest_counts){
         .format = in->format,
         .undecided = in->format == DETECT_UNKNOWN && in->n_pending,
+        .byte_looks = in->look->scans,
         .bytes = in->bytes,
         .samples = prof_total(whole(in)),
         .announced = prof_stream_info(whole(in))->present,
@@ -568,10 +581,8 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
 
 /* Whether the first bytes are UTF-16 text (what a Windows console's redirect or an editor's "Unicode"
  * makes of a capture): a byte order mark, or ASCII with a zero byte after (or before) each character. */
-static bool utf16_text(const struct ingest *in)
+static bool utf16_scan(const uint8_t *b, size_t n)
 {
-    size_t n = in->forced ? in->n_seen : in->n_pending;
-    const uint8_t *b = in->pending;
     if (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF)))
         return true;
     size_t pairs = 0, ascii = 0;
@@ -580,6 +591,30 @@ static bool utf16_text(const struct ingest *in)
         ascii += z == 0 && c && (c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7F));
     }
     return pairs >= 32 && ascii * 10 >= pairs * 9;
+}
+
+/* The first bytes looked at, again only once more came (they are only ever appended to). */
+static const struct byte_look *look_at_bytes(const struct ingest *in)
+{
+    struct byte_look *l = in->look;
+    size_t n = in->forced ? in->n_seen : in->n_pending;
+    if (l->scans && l->n == n)
+        return l;
+    l->n = n;
+    l->scans++;
+    l->utf16 = utf16_scan(in->pending, n);
+    l->judged = DETECT_UNKNOWN;
+    if (in->forced && n) {
+        struct detect_verdict v;
+        detect_judge(in->pending, n, &v);
+        l->judged = v.format;
+    }
+    return l;
+}
+
+static bool utf16_text(const struct ingest *in)
+{
+    return look_at_bytes(in)->utf16;
 }
 
 /* Takes the format and decodes what was held back: the leading zeros, then pending; or, after
@@ -648,6 +683,16 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len)
         decode(in, buf, len);
 }
 
+void ingest_rejoin(struct ingest *in)
+{
+    if (!in->bytes) /* nothing came before: a first connection, a live start (joined_mid_line, wait_sync) */
+        return;
+    if (in->format == DETECT_TEXT)
+        text_rejoin(&in->text);
+    else if (in->format == DETECT_ITM) /* (TPIU and orbflow frames find their own alignment again) */
+        itm_rejoin(&in->itm);
+}
+
 void ingest_settle(struct ingest *in)
 {
     if (in->format != DETECT_UNKNOWN || !in->n_pending)
@@ -685,6 +730,17 @@ void ingest_finish(struct ingest *in)
     note_cut(in);
 }
 
+uint64_t ingest_unread(const struct ingest *in, uint64_t *total)
+{
+    const struct itm_stats *i = &in->itm.stats;
+    *total = in->bytes;
+    if (prof_total(whole(in)) <= 0) /* (no sample at all: "no samples" says what the bytes were) */
+        return 0;
+    if (in->format != DETECT_ITM && in->format != DETECT_TPIU && in->format != DETECT_ORBFLOW)
+        return 0;
+    return in->noise + i->hunted - (trace_read(in) ? i->hunted_before_sync : 0);
+}
+
 uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset)
 {
     *what = in->cut_what ? in->cut_what : "";
@@ -707,9 +763,8 @@ static enum detect_format misread(const struct ingest *in)
 {
     if (!in->forced || !in->n_seen || prof_total(whole(in)) > 0 || prof_sections_seen(whole(in)))
         return DETECT_UNKNOWN;
-    struct detect_verdict v;
-    detect_judge(in->pending, in->n_seen, &v);
-    return v.format != in->format ? v.format : DETECT_UNKNOWN;
+    enum detect_format judged = look_at_bytes(in)->judged;
+    return judged != in->format ? judged : DETECT_UNKNOWN;
 }
 
 static const char *format_words(enum detect_format f)
@@ -832,16 +887,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
          trace_ok ? " (after a packet that did not decode)" : "");
     const struct tpiu_stats *f = &in->tpiu.stats;
-    if (f->other_ids) {
-        char ids[120];
-        tpiu_other_ids(f, ids, sizeof ids);
-        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
-             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, misread_ ? "" : " (--tpiu-id)");
-    }
     loss(&l, trace_ok ? 0 : f->unsynced, "%llu TPIU bytes before the first whole frame skipped",
          (unsigned long long)f->unsynced);
-    char aligned[INGEST_LOSS_TEXT];
-    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     const struct orbflow_stats *of = &in->orbflow.stats;
@@ -849,12 +896,6 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",
          (unsigned long long)(of->bad_sums + of->bad_cobs + of->too_long), (unsigned long long)of->bad_sums,
          (unsigned long long)of->bad_cobs, (unsigned long long)of->too_long);
-    if (of->other_tags) {
-        char tags[120];
-        orbflow_other_tags(of, tags, sizeof tags);
-        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
-             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, misread_ ? "" : " (--tpiu-id)");
-    }
     loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
          "skipped",
          (unsigned long long)of->unsynced);
@@ -864,6 +905,31 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)in->stack_dropped);
     loss(&l, in->past_limit, "%llu samples after --samples %llu not counted", (unsigned long long)in->past_limit,
          (unsigned long long)in->max_samples);
+    return l.n;
+}
+
+size_t ingest_notes(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max)
+{
+    struct loss_list l = {out, 0, max};
+    char misread_why[INGEST_LOSS_TEXT];
+    const char *hint = *misread_text(in, misread_why, sizeof misread_why) ? "" : " (--tpiu-id)";
+    const struct tpiu_stats *f = &in->tpiu.stats;
+    if (f->other_ids) { /* another source's trace (an ETM's, a second core's): not this run's to read */
+        char ids[120];
+        tpiu_other_ids(f, ids, sizeof ids);
+        loss(&l, f->other_ids, "%llu TPIU bytes of other source IDs (%s) skipped; this run reads ID %u%s",
+             (unsigned long long)f->other_ids, ids, (unsigned)in->tpiu.wanted_id, hint);
+    }
+    char aligned[INGEST_LOSS_TEXT];
+    loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
+    loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
+    const struct orbflow_stats *of = &in->orbflow.stats;
+    if (of->other_tags) {
+        char tags[120];
+        orbflow_other_tags(of, tags, sizeof tags);
+        loss(&l, of->other_tags, "%llu orbflow frames of other streams (%s) skipped; this run reads stream %u%s",
+             (unsigned long long)of->other_tags, tags, (unsigned)in->orbflow.wanted_tag, hint);
+    }
     return l.n;
 }
 
@@ -903,12 +969,21 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len)
                      "PMU, so under QEMU no sample is ever taken; sample with a timer there (CMPROF_PORT_SP804)"
 #define QUIET_PMU "is cmprof_start() called, and the PMU's overflow interrupt routed to the core (its GIC line " \
                   "enabled, IRQs unmasked)?"
-#define QUIET_TIMER "is cmprof_start() called, and its timer's interrupt enabled?"
+#define QUIET_TIMER "is cmprof_start() called, and does its timer ever fire (its interrupt enabled, and routed to the " \
+                    "sampler's vector)?"
+#define QUIET_USER_TIMER "a timer of your own (CMPROF_PORT_USER) that never fires? cmprof_user_timer_start() must " \
+                         "start a timer this chip has, and its interrupt line reach the sampler's vector (Zephyr: " \
+                         "CONFIG_CMPROF_TIMER_USER_IRQ or a chosen cmprof,timer); and is cmprof_start() called?"
 #define QUIET_ANNOUNCED "; the firmware announced itself but sent no samples: "
 
 static bool pmu_sampler(const struct prof_stream_info *i)
 {
     return strncmp(i->timer, "PMU", 3) == 0;
+}
+
+static bool user_timer(const struct prof_stream_info *i)
+{
+    return strcmp(i->timer, "user") == 0; /* CMPROF_PORT_USER's label */
 }
 
 static bool r_profile(const struct prof_stream_info *i)
@@ -948,7 +1023,7 @@ static const char *no_samples_why(const struct ingest *in)
                           : "";
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_ANNOUNCED QUIET_R5_PMU : QUIET_ANNOUNCED QUIET_PMU;
-    return QUIET_ANNOUNCED QUIET_TIMER;
+    return user_timer(i) ? QUIET_ANNOUNCED QUIET_USER_TIMER : QUIET_ANNOUNCED QUIET_TIMER;
 }
 
 void ingest_no_samples_hint(const struct ingest *in, char *buf, size_t len)
@@ -968,7 +1043,7 @@ static const char *quiet_sampler_hint(const struct prof_stream_info *i)
 {
     if (pmu_sampler(i))
         return r_profile(i) ? QUIET_R5_PMU : QUIET_PMU;
-    return QUIET_TIMER;
+    return user_timer(i) ? QUIET_USER_TIMER : QUIET_TIMER;
 }
 
 enum ingest_quiet ingest_quiet(const struct ingest *in, char *text, size_t len)

@@ -56,11 +56,18 @@ struct ingest_counts {
     uint64_t joined;            /* samples skipped while joining a running stream (ingest_joined): no loss */
     uint64_t joined_bytes;      /* a trace stream's bytes skipped so (ingest_joined) */
     struct ingest_stacks stacks;
+    uint64_t byte_looks;        /* times the first bytes were worked out (a UTF-16 scan, a detection) for
+                                 * ingest_losses: once per new bytes, not per call */
 };
 
 /* The first profile gets every event (NULL when out of memory). */
 struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o);
 void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
+/* The source came back after going away (a reconnect): a text line it was inside when it went is cut,
+ * and the first line after may be the tail of one, neither a malformed line (a half line glued to the
+ * next connection's first read as one that failed its check); raw ITM waits for its next sync, not a
+ * bad packet ("TPIU frames read as ITM? try -f tpiu", it said). TPIU and orbflow are left as they are. */
+void ingest_rejoin(struct ingest *in);
 /* The profiles fed, the whole run's first (--samples counts against it; its symbols unwind the
  * stack evidence); the others (the live view's window) get every sample too. At most
  * INGEST_PROFILES; the list replaces the one before. */
@@ -95,10 +102,15 @@ void ingest_finish(struct ingest *in);
 void ingest_free(struct ingest *in); /* (NULL: nothing to free) */
 
 /* Every way this input lost or refused data so far, one sentence each ("" when none): missing
- * dump samples, dropped lines, bad packets, other TPIU sources, firmware overflows, --samples.
+ * dump samples, dropped lines, bad packets, firmware overflows, --samples.
  * Returns how many were written (at most max). */
 #define INGEST_LOSS_TEXT 200
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
+/* What the decoders did that is no loss, one sentence each: trace of other TPIU source IDs or
+ * orbflow streams skipped (not this run's to read), TPIU frames aligned by content for want of a
+ * full sync, the bytes before the first ID change read as the wanted source's. Returns how many were
+ * written (at most max). */
+size_t ingest_notes(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
 
 /* What joining a stream that ran before this host read it cost, which is no loss: the profile
  * begins once the host can place samples, and those skipped before say nothing of the shares.
@@ -128,5 +140,9 @@ void ingest_describe(const struct ingest *in, char *buf, size_t len);
  * no sample was read at all (bytes of another format end anywhere). A
  * live run a stop cut ends so by nature; a capture file that does was cut short. */
 uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset);
+/* A trace stream's bytes that could not be read as it (noise, bytes skipped looking for sync once
+ * it was read, or all of them when it never was), out of *total fed; 0 for text, and when no sample
+ * was read at all. */
+uint64_t ingest_unread(const struct ingest *in, uint64_t *total);
 
 #endif

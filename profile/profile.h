@@ -167,7 +167,7 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
 /* One line per distinct inline chain, "outer;...;inner count", for flame graphs; when samples came
  * with stacks (prof_add_stack), one per distinct stack, outermost caller first; by_task puts
  * the task (or "ISR: handler") first, as the root. Calls emit for each; the strings are valid
- * during the call only. A frame's name is esc_text's, with ';' and '\' escaped too (\xNN):
+ * during the call only. A frame's name is esc_text's, with ';' escaped too (\x3b):
  * esc_decode gives back its bytes. */
 void prof_folded(struct prof *p, bool demangle, bool by_task, void (*emit)(void *ctx, const char *stack, double count),
                  void *ctx);

@@ -9,8 +9,9 @@
 static const char causes[] =
     "likely causes: the drain never runs (a thread that never sleeps above its priority: on Zephyr give the "
     "drain a higher priority, CONFIG_CMPROF_DRAIN_PRIORITY a smaller number than that thread's; FreeRTOS: an "
-    "idle task that never runs under load, drain from a task of its own), or the sampling timer's interrupt is "
-    "off (cmprof_start() not called, its IRQ disabled)";
+    "idle task that never runs under load, drain from a task of its own), or a sampling timer that never fires "
+    "(the timer's interrupt is off or unconnected: cmprof_start() not called, its IRQ disabled, your own timer's "
+    "line not given or its registers another chip's)";
 
 /* ... and those of a trace that carries no PC sample. */
 static const char trace_causes[] =

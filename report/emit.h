@@ -25,6 +25,8 @@ struct report_data {
     size_t nd;
     char losses[EMIT_LOSSES][INGEST_LOSS_TEXT];
     size_t n_loss;
+    char notes[6][INGEST_LOSS_TEXT]; /* what the decoders did that is no loss (ingest_notes) */
+    size_t n_notes;
 };
 
 /* A count as an integer when it is one, else with two decimals. */

@@ -24,7 +24,7 @@ int exports_callgrind(struct report_data *d, FILE *out, char *err, size_t errlen
 
 int exports_lcov(struct report_data *d, FILE *out, char *err, size_t errlen)
 {
-    return lcov_write(out, d->p, d->o->demangle, err, errlen);
+    return lcov_write(out, d->p, d->o->elf, d->o->demangle, err, errlen);
 }
 
 int exports_trace(struct report_data *d, FILE *out, char *err, size_t errlen)

@@ -65,6 +65,11 @@ static void run(const struct report_data *d, FILE *out)
         fputs(i ? ", " : "", out);
         emit_json_string(out, d->losses[i]);
     }
+    fputs("],\n  \"notes\": [", out); /* no loss: how the trace was read (other sources skipped...) */
+    for (size_t i = 0; i < d->n_notes; i++) {
+        fputs(i ? ", " : "", out);
+        emit_json_string(out, d->notes[i]);
+    }
     fputs("],\n", out);
     struct ingest_joined j; /* samples skipped joining a running stream: not in losses */
     ingest_joined(d->in, &j, NULL, 0);

@@ -167,7 +167,7 @@ static void write_file(FILE *out, struct lc *lc, struct hit *h, size_t n, struct
     fprintf(out, "LF:%zu\nLH:%zu\nend_of_record\n", n_lines, n_hit);
 }
 
-int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errlen)
+int lcov_write(FILE *out, struct prof *p, const char *elf, bool demangle, char *err, size_t errlen)
 {
     struct lc lc = {.syms = prof_symbols(p), .demangle = demangle};
     lc.files = intern_new();
@@ -179,6 +179,11 @@ int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errle
     int rc = 0;
     if (!lc.files || !lc.functions || lc.failed) {
         snprintf(err, errlen, "lcov: out of memory");
+        rc = -1;
+    } else if (!lc.n && prof_total(p) > 0) {
+        snprintf(err, errlen, "-o lcov: none of the %.0f samples is on a source line of %s (no DWARF line "
+                 "information: built without -g, or stripped?): no tracefile written", prof_total(p),
+                 elf ? elf : "the ELF");
         rc = -1;
     } else {
         if (lc.n)

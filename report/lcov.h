@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Returns 0, or -1 with a one-line reason in err (out of memory). */
-int lcov_write(FILE *out, struct prof *p, bool demangle, char *err, size_t errlen);
+/* Returns 0, or -1 with a one-line reason in err, and nothing written: out of memory, or samples
+ * of which none is on a source line (an ELF without DWARF lines, named by `elf`): a tracefile of
+ * no file would read as a profile of nothing. */
+int lcov_write(FILE *out, struct prof *p, const char *elf, bool demangle, char *err, size_t errlen);
 
 #endif

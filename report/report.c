@@ -4,6 +4,8 @@
 #include "emit.h"
 #include "exports.h"
 
+#include "../profile/escape.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -16,6 +18,7 @@ static void prepare(struct report_data *d, bool rows)
         d->n = prof_rows(d->p, d->o->by, d->o->inline_frames, &d->rows);
     d->nd = prof_diagnose(d->p, d->diags, EMIT_DIAGS);
     d->n_loss = ingest_losses(d->in, d->losses, EMIT_LOSSES);
+    d->n_notes = ingest_notes(d->in, d->notes, sizeof d->notes / sizeof *d->notes);
 }
 
 static int write_table(struct report_data *d, FILE *out, char *err, size_t errlen)
@@ -154,16 +157,18 @@ int report_regressions(const struct report_options *o, struct prof *p, double pe
     int worse = 0;
     for (size_t i = 0; i < n; i++) {
         struct baseline_delta d = emit_compare_row(o, p, &rows[i], n);
+        char name[1024]; /* the ELF's or the firmware's: escaped as the table does, never raw to a CI log */
+        esc_text(name, sizeof name, emit_row_name(o, p, &rows[i]), NULL);
         /* growth relative to the baseline's share; a row the baseline lacks grew without bound */
         double growth = d.base_share > 0 ? d.delta / d.base_share : (d.delta > 0 ? INFINITY : 0);
         if (d.significant && d.delta > 0 && growth > percent / 100.0) {
             if (isinf(growth)) /* (it did not double: it was not there) */
                 fprintf(err, "cmprof-top: %s is new: %.2f %% of the samples, none in the baseline (z = %.1f): more "
-                        "than --fail-if-slower %g\n", emit_row_name(o, p, &rows[i]), 100.0 * rows[i].share, d.z,
+                        "than --fail-if-slower %g\n", name, 100.0 * rows[i].share, d.z,
                         percent);
             else
                 fprintf(err, "cmprof-top: %s grew from %.2f %% to %.2f %% (+%.0f %%, z = %.1f): more than "
-                        "--fail-if-slower %g\n", emit_row_name(o, p, &rows[i]), 100.0 * d.base_share,
+                        "--fail-if-slower %g\n", name, 100.0 * d.base_share,
                         100.0 * rows[i].share, 100.0 * growth, d.z, percent);
             worse++;
         }

@@ -120,7 +120,9 @@ static void footer(const struct report_data *d, FILE *out)
     }
     double polls, overhead = prof_overhead(p, &polls);
     if (overhead > 0 || polls > 0) {
-        fprintf(out, "profiler overhead: %.2f %% of samples in cmprof's own firmware code", 100.0 * overhead);
+        fprintf(out, "profiler overhead: %s%.2f %%, the samples in cmprof's own firmware code outside the "
+                "sampling interrupt (which cannot sample itself: its cost comes on top)",
+                overhead < 0.99995 ? "more than " : "", 100.0 * overhead); /* (all of them: a wrong ELF's) */
         if (polls > 0)
             fprintf(out, " (the drain's idle polls, %.2f %%, counted as idle)", 100.0 * polls);
         fputc('\n', out);
@@ -129,6 +131,8 @@ static void footer(const struct report_data *d, FILE *out)
         fprintf(out, "idle: %.2f %% of samples in the idle task\n", 100.0 * prof_idle(p));
     for (size_t i = 0; i < d->n_loss; i++)
         fprintf(out, "lost: %s\n", d->losses[i]);
+    for (size_t i = 0; i < d->n_notes; i++) /* no loss: how the trace was read */
+        fprintf(out, "note: %s\n", d->notes[i]);
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(d->in, &j, joined, sizeof joined);

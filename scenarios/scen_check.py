@@ -1232,7 +1232,7 @@ def frtos_cost(c):
                "owe_name", "put_owed", "owed_stop", "name_id", "put_tag6", "put_def_entry", "forget_names_sent",
                "name_room", "send_due_names", "send_unnamed", "send_task", "send_task_as", "put_task_head",
                "put_text", "put_text_upto", "put_dec", "put_hex", "repeat_names", "cap_credit", "spend_on_names",
-               "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable", "num_code", "num_code_at", "num_keep", "low_digits", "retired_code", "put_retired_in",
+               "send_if_due", "start_round", "repeat_add", "flush_repeats", "repeat_affordable", "num_code", "num_code_at", "num_keep", "retired_code", "put_retired_in",
                "put_numbered"))]
     named = set(f for _, fs in parts for f in fs)
     total = sum(v for f, v in per.items() if f in lib)

@@ -71,6 +71,7 @@ struct gdb_sampler {
     double halt_sent;   /* when the 0x03 went out */
     double halt_cost;   /* seconds halted per sample, a moving average (0: none yet) */
     double forgiven;    /* running time in excess that the default pace will not spend on halts */
+    struct gdb_pace before; /* the default pace's account of the conversations before (gdb_set_pace) */
     /* resets while sampled: the reset handler's entry (vector table at 0) sampled again after the
      * program had left it, or the core's sticky reset flag */
     uint32_t reset_entry;      /* 0: unknown */
@@ -324,10 +325,11 @@ static void read_annex(struct gdb_sampler *g, size_t offset, double now)
  * out. */
 static double gentle_wait(struct gdb_sampler *g)
 {
-    if (g->halt_cost <= 0)
-        return 2.0 * GENTLE_FIRST * uniform(g);
     const double ratio = (1.0 - GENTLE_SHARE) / GENTLE_SHARE, stretch = g->halt_cost * ratio;
-    double owed = g->stats.halted_s * ratio - (g->stats.running_s - g->forgiven);
+    double owed = (g->before.halted_s + g->stats.halted_s) * ratio -
+                  (g->before.running_s + g->stats.running_s - g->forgiven);
+    if (g->halt_cost <= 0) /* (the first halt's time is owed, but its cost is no average yet: sampled()) */
+        return (owed > 0 ? owed : 0) + 2.0 * GENTLE_FIRST * uniform(g);
     if (owed < -3.0 * stretch) { /* more than the longest random stretch ahead */
         g->forgiven += -3.0 * stretch - owed;
         owed = -3.0 * stretch;
@@ -572,7 +574,10 @@ static void sampled(struct gdb_sampler *g, double now)
      * a row, each under 2 ms after the last) */
     if (g->halt_cost > 0 && cost > 4.0 * g->halt_cost)
         cost = 4.0 * g->halt_cost;
-    g->halt_cost = g->halt_cost > 0 ? g->halt_cost + (cost - g->halt_cost) / 16 : cost;
+    /* the run's first halt is owed (halted_s) but starts no average: it often holds the server's own
+     * waking up (5 s once, then 10 ms halts: an average of 5 s made every stretch 45 s, for minutes) */
+    if (g->halt_cost > 0 || g->stats.samples > 1)
+        g->halt_cost = g->halt_cost > 0 ? g->halt_cost + (cost - g->halt_cost) / 16 : cost;
     resume(g, now);
 }
 
@@ -1391,6 +1396,22 @@ static void advise_slow(const struct gdb_stats *st, char *text, size_t n)
     advise(text, n, "the GDB server limits the samples: a halt takes %.0f ms on average (the server took up to %.0f ms "
            "to stop the core), so about %.2g halts/s %s: a slow probe or link (a proxy without TCP_NODELAY?)",
            1000.0 * mean, 1000.0 * st->longest_stop_s, reach, asked);
+}
+
+void gdb_get_pace(const struct gdb_sampler *g, struct gdb_pace *out)
+{
+    struct gdb_stats st;
+    gdb_get_stats(g, &st);
+    *out = (struct gdb_pace){g->before.halted_s + st.halted_s, g->before.running_s + st.running_s, g->forgiven,
+                             g->halt_cost};
+}
+
+void gdb_set_pace(struct gdb_sampler *g, const struct gdb_pace *before)
+{
+    g->before = *before;
+    g->before.forgiven = 0; /* (kept in g->forgiven, which the pace moves) */
+    g->forgiven = before->forgiven;
+    g->halt_cost = before->halt_cost;
 }
 
 void gdb_advice(const struct gdb_stats *st, char *text, size_t n)

@@ -81,6 +81,16 @@ struct gdb_stats {
     bool noack;
 };
 void gdb_get_stats(const struct gdb_sampler *g, struct gdb_stats *out);
+/* The default pace's account (rate 0): what a new conversation after a reconnect takes on with
+ * gdb_set_pace(), so that the halts still owe the running a slow halt left (a fresh pace forgot it:
+ * halted 35 % of a run where one 1 s halt came just before the link dropped). */
+struct gdb_pace {
+    double halted_s, running_s; /* over every conversation so far */
+    double forgiven;            /* running in excess not spent on halts */
+    double halt_cost;           /* the average halt (0: none yet) */
+};
+void gdb_get_pace(const struct gdb_sampler *g, struct gdb_pace *out);
+void gdb_set_pace(struct gdb_sampler *g, const struct gdb_pace *before);
 /* Adds to text (a NUL-terminated line of size n) what the user should know about the target from
  * st, each clause after "; ": that the server is what limits the samples (its halts too slow for the
  * rate asked), stop replies that were none, stops of its own, that it reset while sampled, and the fix. */

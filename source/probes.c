@@ -17,6 +17,7 @@ struct probe {
     bool gdb_found;             /* a conversation found whether the target was halted when attached (gdb_stats) */
     struct gdb_sampler *gdb;
     struct gdb_stats gdb_stats; /* of the conversations that ended, summed (the last one's flags) */
+    struct gdb_pace gdb_pace;   /* ... and the default pace's account, which the next one keeps */
     struct ocd_sampler *ocd;
     struct ocd_original ocd_first; /* DEMCR (swo=: the trace registers) as the first connection found it */
     struct ocd_stats ocd_stats;
@@ -100,6 +101,7 @@ static bool gdb_connect(void *v, double now, char *why, size_t whylen, bool *per
     if (t->gdb_found) /* as the first conversation found the target, whatever a dropped link left */
         gdb_found_before(t->gdb, t->gdb_stats.found_halted, t->gdb_stats.found_pc);
     gdb_apply(t, SRC_TAKES_TASK_VAR | SRC_TAKES_UNWIND);
+    gdb_set_pace(t->gdb, &t->gdb_pace);
     return true;
 }
 
@@ -132,6 +134,7 @@ static void gdb_disconnect(void *v)
         t->gdb_found |= gdb_ready(t->gdb); /* past the handshake: it found the target halted or not */
         gdb_get_stats(t->gdb, &last);
         t->gdb_stats = gdb_sum(t->gdb_stats, &last);
+        gdb_get_pace(t->gdb, &t->gdb_pace);
         gdb_close(t->gdb); /* leaves the target running */
         t->gdb = NULL;
     }

@@ -26,6 +26,7 @@ struct stream {
     const char *end_text; /* what read() returning 0 means */
     bool end_is_failure;  /* a port does not end by itself */
     bool eio_is_end;      /* a pty: EIO is its other end closing, not a failure */
+    bool pts;             /* a pty named by its own path (/dev/pts/N): gone for good when it ends */
 };
 
 /* Errors that waiting does not cure: the device is there but not ours, or not a terminal. */
@@ -125,14 +126,16 @@ static size_t stream_read(void *v, uint8_t *buf, size_t n, double now, struct sr
     if (got == 0) {
         snprintf(gone->why, sizeof gone->why, "%s", t->end_text);
         gone->failure = t->end_is_failure;
+        gone->final = t->pts;
         return 0;
     }
     int e = errno;
     if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR)
         return 0;
     /* EIO: a pty's other end closed (its end), or a USB serial device left (a failure) */
-    snprintf(gone->why, sizeof gone->why, "%s", strerror(e));
+    snprintf(gone->why, sizeof gone->why, "%s", t->pts && e == EIO ? t->end_text : strerror(e));
     gone->failure = !(t->eio_is_end && e == EIO);
+    gone->final = t->pts; /* its number goes to the next terminal opened: reopened, that was someone's shell */
     return 0;
 }
 
@@ -240,11 +243,15 @@ static void *port_make(const struct src_params *p, const struct src_settings *se
                        char *name, size_t namelen, char *err, size_t errlen)
 {
     (void)set;
-    struct stream *t = stream_new(p, "the port hung up (its other end closed, or the device went away)", err, errlen);
+    bool pts = *self == &tr_tty && strncmp(p->spec, "/dev/pts/", 9) == 0;
+    struct stream *t = stream_new(p, pts ? "the port hung up (its other end closed): a pty does not come back, and "
+                                  "its number goes to the next terminal opened, not reopened"
+                                  : "the port hung up (its other end closed, or the device went away)", err, errlen);
     if (!t)
         return NULL;
     t->end_is_failure = true;
     t->eio_is_end = *self == &tr_tty;
+    t->pts = pts;
     snprintf(name, namelen, "%s %d 8N1", p->spec, p->baud);
     return t;
 }

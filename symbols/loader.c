@@ -13,7 +13,8 @@ void symt_set_warning(struct sym_table *t)
         snprintf(l->warning, sizeof l->warning, "%s: out of memory while reading the symbol table: functions missing",
                  path);
     else if (t->funcs.n == 0 && !l->has_dwarf)
-        snprintf(l->warning, sizeof l->warning, "%s has no symbols and no DWARF: addresses stay raw", path);
+        snprintf(l->warning, sizeof l->warning, "%s has no symbols and no DWARF (stripped?): every row is a raw address; "
+                 "give the ELF the linker wrote", path);
     else if (!l->has_dwarf)
         snprintf(l->warning, sizeof l->warning, "%s has no DWARF: functions only, no lines or inline chains", path);
     else if (t->funcs.n == 0)

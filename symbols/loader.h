@@ -31,10 +31,11 @@ struct file_mark {
     const char *name;
 };
 
-/* A function symbol under its source name (GCC's copies under their function's): samename.c */
+/* A function symbol under the hash of its source name (GCC's copies under their function's):
+ * samename.c */
 struct named_symbol {
-    const char *name; /* interned */
-    const struct func *fn;
+    uint32_t hash;
+    uint32_t fn; /* in funcs */
 };
 
 struct sym_loader {
@@ -92,7 +93,7 @@ struct sym_loader {
     struct ptrmap symbol_files; /* function symbol -> the file it is defined in (interned; unknown_name: not known) */
     struct ptrmap plain_paths;  /* interned path -> the same with "." and ".." taken out, interned */
     struct ptrmap name_files;   /* a frame's function name -> what sym_function_label needs to know of it */
-    struct named_symbol *by_name; /* the function symbols by source name, made when first asked */
+    struct named_symbol *by_name; /* the function symbols by their source names' hashes, made when first asked */
     size_t n_by_name;
     bool by_name_made;
 };

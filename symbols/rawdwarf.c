@@ -38,7 +38,8 @@ struct raw_lazy {
     struct unit_copy {
         uint8_t *buf;
         size_t cap;
-    } copy[2]; /* each reader thread's copy of the unit it reads (raw_unit_copy) */
+    } copy[2], /* each reader thread's copy of the unit it reads (raw_unit_copy) */
+      stretch[3]; /* and of the line program it reads (raw_stretch_open); [2]: RAW_OPENER's */
 };
 
 static bool lazy_kind(int k)
@@ -120,21 +121,34 @@ static bool unit_header(struct cur *c, uint64_t rest, uint64_t *len, struct unit
     return !c->bad && u->addr_size == 4;
 }
 
+enum { HEADER_BYTES = 12 }; /* a 32-bit unit header, DWARF 2 to 5 (11 bytes before DWARF 5) */
+
+/* The header of the unit at .debug_info offset off into hdr (up to HEADER_BYTES, fewer at the
+ * section's end): from the file when the section is read on demand, so that no page of its buffer
+ * is filled for 12 bytes (a unit's DIEs go to its reader's own copy: a first report of a sample in
+ * each of the bench ELF's 120 units filled 120 pages with a header each), nor a mapped one faulted
+ * in (with 64 KB around it) when `mapped_too`; else from the section's bytes. Returns the bytes
+ * read, 0 when none could be. */
+static size_t header_bytes(const struct raw_dwarf *d, uint64_t off, uint8_t hdr[HEADER_BYTES], bool mapped_too)
+{
+    if (d->len[SEC_INFO] <= off)
+        return 0;
+    size_t n = d->len[SEC_INFO] - off < HEADER_BYTES ? (size_t)(d->len[SEC_INFO] - off) : HEADER_BYTES;
+    const struct lazy_section *l = &d->lazy->s[SEC_INFO];
+    if (l->buf || (mapped_too && d->map)) {
+        uint64_t at = l->buf ? l->file_off : (uint64_t)(d->sec[SEC_INFO] - d->map);
+        return pread(d->fd, hdr, n, (off_t)(at + off)) == (ssize_t)n ? n : 0;
+    }
+    memcpy(hdr, d->sec[SEC_INFO] + off, n);
+    return n;
+}
+
 bool raw_unit_bounds(const struct raw_dwarf *d, uint64_t off, uint64_t *end)
 {
-    uint8_t hdr[12];
-    size_t have = d->len[SEC_INFO] > off ? d->len[SEC_INFO] - off : 0;
-    if (have < sizeof hdr)
+    uint8_t hdr[HEADER_BYTES];
+    if (header_bytes(d, off, hdr, true) < HEADER_BYTES) /* (a unit of 12 bytes at least, as before) */
         return false;
-    const struct lazy_section *l = &d->lazy->s[SEC_INFO];
-    if (l->buf || d->map) { /* a few bytes from the file: no page of the section's buffer is filled for
-                             * them, nor is a mapped one faulted in (with 64 KB around it) */
-        uint64_t at = l->buf ? l->file_off : (uint64_t)(d->sec[SEC_INFO] - d->map);
-        if (pread(d->fd, hdr, sizeof hdr, (off_t)(at + off)) != (ssize_t)sizeof hdr)
-            return false;
-    } else {
-        memcpy(hdr, d->sec[SEC_INFO] + off, sizeof hdr);
-    }
+    size_t have = d->len[SEC_INFO] - off;
     struct cur c = {hdr, hdr + sizeof hdr, false};
     struct unit u;
     uint64_t len, abbrev_off;
@@ -239,8 +253,11 @@ void raw_close(struct raw_dwarf *d)
         free(d->lazy->s[k].buf);
         free((void *)d->lazy->s[k].have);
     }
-    free(d->lazy->copy[0].buf);
-    free(d->lazy->copy[1].buf);
+    for (int w = 0; w < 3; w++) {
+        if (w < 2)
+            free(d->lazy->copy[w].buf);
+        free(d->lazy->stretch[w].buf);
+    }
     pthread_mutex_destroy(&d->lazy->lock);
     free(d->lazy);
     free(d);
@@ -270,7 +287,7 @@ bool raw_abbrevs_read(const struct raw_dwarf *d, uint64_t off, struct abbrevs *a
                 break;
             if (!symt_vec_grow((void **)&a->specs, &a->cap_specs, a->n_specs + 1, sizeof *a->specs))
                 return false;
-            a->specs[a->n_specs++] = (struct attr_spec){(uint16_t)at, (uint16_t)form, -1, implicit};
+            a->specs[a->n_specs++] = (struct attr_spec){(uint16_t)at, (uint16_t)form, -1, implicit, 0};
             ab.n++;
         }
         if (!symt_vec_grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v))
@@ -422,6 +439,23 @@ void raw_skip_attrs(const struct unit *u, struct cur *c, const struct abbrev *ab
  * implicit constant take none), and each abbreviation's when all of its attributes have: the DIEs
  * stepped over (raw_skip_attrs) and the attributes a reader does not use are passed at once, where
  * each form was weighed. */
+/* What the scope reader (rawscopes.c) takes of an attribute: RAW_USED, RAW_EXTENT. Worked out once
+ * per abbreviation, where a switch on each attribute of each DIE cost the first report of a sample
+ * in each of the bench ELF's 120 units 3.7M instructions. */
+static uint8_t attr_role(uint16_t at)
+{
+    switch (at) {
+    case DW_AT_low_pc: case DW_AT_high_pc: case DW_AT_ranges: case DW_AT_sibling:
+        return RAW_USED | RAW_EXTENT;
+    case DW_AT_name: case DW_AT_linkage_name: case DW_AT_MIPS_linkage_name: case DW_AT_abstract_origin:
+    case DW_AT_specification: case DW_AT_call_file: case DW_AT_call_line: case DW_AT_stmt_list:
+    case DW_AT_language: case DW_AT_comp_dir: case DW_AT_type: case DW_AT_data_member_location:
+        return RAW_USED;
+    default:
+        return 0;
+    }
+}
+
 static void fixed_sizes(struct unit *u)
 {
     for (size_t k = 0; k < u->ab.n; k++) {
@@ -432,6 +466,7 @@ static void fixed_sizes(struct unit *u)
             int size = spec->form == DW_FORM_flag_present || spec->form == DW_FORM_implicit_const ? 0
                                                                                                : fixed_size(u, spec->form);
             spec->size = (int8_t)(size >= 0 && size <= INT8_MAX ? size : -1);
+            spec->role = attr_role(spec->at);
             total = size >= 0 && total >= 0 && total + size <= INT32_MAX ? total + size : -1;
         }
         ab->fixed = (int32_t)total;
@@ -457,9 +492,11 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     memset(u, 0, sizeof *u);
     u->d = d;
     u->start = off;
-    if (off >= d->len[SEC_INFO] || !raw_need(d, SEC_INFO, off, 12))
+    uint8_t hdr[HEADER_BYTES]; /* (the header's bytes are read again with the unit's: raw_unit_copy, raw_need) */
+    size_t got = header_bytes(d, off, hdr, false);
+    if (!got)
         return false;
-    struct cur c = {d->sec[SEC_INFO] + off, d->sec[SEC_INFO] + d->len[SEC_INFO], false};
+    struct cur c = {hdr, hdr + got, false};
     uint64_t have = d->len[SEC_INFO] - off, len, abbrev_off; /* (a cut length field sets c.bad) */
     if (!unit_header(&c, have > 4 ? have - 4 : 0, &len, u, &abbrev_off))
         return false;
@@ -468,6 +505,52 @@ bool raw_unit_open(const struct raw_dwarf *d, uint64_t off, struct unit *u)
     if (!raw_abbrevs_read(d, abbrev_off, &u->ab))
         return false;
     fixed_sizes(u);
+    return true;
+}
+
+bool raw_read_at(const struct raw_dwarf *d, int sec, uint64_t off, void *out, size_t n)
+{
+    const struct lazy_section *l = &d->lazy->s[sec];
+    if (!d->sec[sec] || off > d->len[sec] || d->len[sec] - off < n)
+        return false;
+    if (l->buf) /* (no page of the section's buffer filled for a few bytes) */
+        return pread(d->fd, out, n, (off_t)(l->file_off + off)) == (ssize_t)n;
+    memcpy(out, d->sec[sec] + off, n);
+    return true;
+}
+
+bool raw_stretch_open(const struct raw_dwarf *d, int sec, int worker, uint64_t off, uint64_t len,
+                      struct raw_stretch *s)
+{
+    const struct lazy_section *l = &d->lazy->s[sec];
+    if (!d->sec[sec] || off > d->len[sec] || d->len[sec] - off < len)
+        return false;
+    *s = (struct raw_stretch){d->sec[sec] + off, off, len, len, sec};
+    if (!l->buf) /* read whole at the open, or mapped */
+        return true;
+    struct unit_copy *cp = &d->lazy->stretch[worker == RAW_OPENER ? 2 : worker & 1];
+    if (cp->cap < len) {
+        uint8_t *buf = realloc(cp->buf, len ? len : 1);
+        if (!buf)
+            return false;
+        cp->buf = buf;
+        cp->cap = len;
+    }
+    s->bytes = cp->buf;
+    s->got = 0;
+    return true;
+}
+
+bool raw_stretch_need(const struct raw_dwarf *d, struct raw_stretch *s, uint64_t upto)
+{
+    upto = upto < s->len ? upto : s->len;
+    if (upto <= s->got)
+        return true;
+    const struct lazy_section *l = &d->lazy->s[s->sec];
+    ssize_t want = (ssize_t)(upto - s->got);
+    if (pread(d->fd, (uint8_t *)s->bytes + s->got, (size_t)want, (off_t)(l->file_off + s->off + s->got)) != want)
+        return false;
+    s->got = upto;
     return true;
 }
 

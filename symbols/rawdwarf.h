@@ -138,7 +138,12 @@ struct attr_spec {
     uint16_t at, form;
     int8_t size; /* its value's bytes when its form has one size in its unit (raw_unit_open), else -1 */
     int64_t implicit; /* DW_FORM_implicit_const */
+    uint8_t role; /* RAW_USED, RAW_EXTENT: what the scope reader takes of it (raw_unit_open) */
 };
+
+/* An attribute whose value the scope reader uses (DW_AT_decl_file: only that it is there), and one
+ * of those a subprogram's extent and its sibling link are read from. */
+enum { RAW_USED = 1, RAW_EXTENT = 2 };
 
 struct abbrev {
     uint64_t code;
@@ -196,12 +201,33 @@ void raw_unit_close(struct unit *u);
 bool raw_unit_copy(const struct raw_dwarf *d, struct unit *u, int worker);
 uint64_t raw_first_die(const struct unit *u); /* offset of the first DIE after the header */
 
+/* n bytes of section sec at offset off into out (from the file when the section is read on
+ * demand: no page of its buffer is filled for them). False when they cannot be read. */
+bool raw_read_at(const struct raw_dwarf *d, int sec, uint64_t off, void *out, size_t n);
+/* Bytes [off, off + len) of section sec: the section's own bytes when it was read whole or is
+ * mapped; else reader thread `worker`'s copy (or RAW_OPENER's, never while units are read), kept from stretch to stretch (valid until its next
+ * raw_stretch_open), read from the file as raw_stretch_need asks (a line program decoded until its
+ * sequences are found is never read whole). Its copy's pages serve every stretch that thread reads,
+ * where each stretch's bytes were fresh pages of the section's buffer. */
+enum { RAW_OPENER = -1 }; /* a stretch's reader outside the reader threads: the open, a unit's name */
+struct raw_stretch {
+    const uint8_t *bytes; /* byte `off`'s copy */
+    uint64_t off, len;
+    uint64_t got; /* [0, got) of it is read */
+    int sec;
+};
+bool raw_stretch_open(const struct raw_dwarf *d, int sec, int worker, uint64_t off, uint64_t len,
+                      struct raw_stretch *s);
+/* The stretch's first `upto` bytes read (at most its length); false when the file no longer holds
+ * them. */
+bool raw_stretch_need(const struct raw_dwarf *d, struct raw_stretch *s, uint64_t upto);
+
 /* Rows and sequences of the line program at .debug_line offset off, and its file table (names
  * composed as dwarf_srcfiles composes them, interned in pool; files->files is malloc'd). With
  * windows (win[0..n_win), n_win > 0), only the sequences that meet them. On READ_LEFT or
  * READ_NO_MEMORY nothing of it stays in the stage. */
-enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                           uint64_t off, const char *comp_dir, struct cu_files *files, const struct unit_range *win,
-                           size_t n_win);
+enum read_result raw_lines(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                           uint32_t cu, uint64_t off, const char *comp_dir, struct cu_files *files,
+                           const struct unit_range *win, size_t n_win);
 
 #endif

@@ -76,7 +76,7 @@ static bool read_entry(const struct unit *u, struct cur *c, const struct entry_f
     *path = NULL;
     *dir = 0;
     for (unsigned k = 0; k < n; k++) {
-        struct attr_spec spec = {0, (uint16_t)f[k].form, -1, 0};
+        struct attr_spec spec = {0, (uint16_t)f[k].form, -1, 0, 0};
         struct val v = raw_value(u, c, &spec);
         if (v.kind == V_UNSUPPORTED || c->bad)
             return false;
@@ -156,27 +156,31 @@ struct line_header {
     struct cur files;     /* the directory and file tables */
     struct cur program;   /* the opcodes: read from the file as they are decoded (program_read) */
     const struct raw_dwarf *d;
+    struct raw_stretch st; /* the program's bytes, its unit length's on */
 };
 
-/* The header of the line program at .debug_line offset off; false when it is not one this reader
- * takes. */
-static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_header *h)
+/* The header of the line program at .debug_line offset off, read by reader thread `worker`; false
+ * when it is not one this reader takes. */
+static bool line_header(const struct raw_dwarf *d, int worker, uint64_t off, struct line_header *h)
 {
-    if (!d->sec[SEC_LINE] || off >= d->len[SEC_LINE] || !raw_need(d, SEC_LINE, off, 4))
+    uint8_t unit_length[4];
+    if (!raw_read_at(d, SEC_LINE, off, unit_length, sizeof unit_length))
         return false;
-    struct cur c = {d->sec[SEC_LINE] + off, d->sec[SEC_LINE] + d->len[SEC_LINE], false};
-    uint64_t len = cur_fixed(&c, 4);
+    struct cur lc = {unit_length, unit_length + sizeof unit_length, false};
+    uint64_t len = cur_fixed(&lc, 4);
     /* the header first (version, sizes, header length: 10 bytes at most), then the rest of it */
-    if (len >= 0xfffffff0u || len > (uint64_t)(c.end - c.p) || !raw_need(d, SEC_LINE, off, 4 + (len < 10 ? len : 10)))
+    if (len >= 0xfffffff0u || len > d->len[SEC_LINE] - off - 4 || !raw_stretch_open(d, SEC_LINE, worker, off, 4 + len, &h->st) ||
+        !raw_stretch_need(d, &h->st, 4 + (len < 10 ? len : 10)))
         return false;
-    c.end = c.p + len;
+    const uint8_t *base = h->st.bytes;
+    struct cur c = {base + 4, base + 4 + len, false};
     h->version = (uint16_t)cur_fixed(&c, 2);
     if (h->version < 2 || h->version > 5)
         return false;
     if (h->version == 5 && (cur_fixed(&c, 1) != 4 || cur_fixed(&c, 1) != 0)) /* address size, segment selector size */
         return false;
     uint64_t header_len = cur_fixed(&c, 4);
-    if (c.bad || header_len > len || !raw_need(d, SEC_LINE, off, (uint64_t)(c.p - (d->sec[SEC_LINE] + off)) + header_len))
+    if (c.bad || header_len > len || !raw_stretch_need(d, &h->st, (uint64_t)(c.p - base) + header_len))
         return false;
     const uint8_t *program = c.p + (header_len < (uint64_t)(c.end - c.p) ? header_len : (uint64_t)(c.end - c.p));
     h->min_len = (unsigned)cur_fixed(&c, 1);
@@ -199,22 +203,22 @@ static bool line_header(const struct raw_dwarf *d, uint64_t off, struct line_hea
 
 enum { PROGRAM_AHEAD = 1024, PROGRAM_CHUNK = 4096 };
 
-/* Make sure the program's bytes from c->p on are read from the file, at least `need` of them (or to
+/* Make sure the program's bytes from c.p on are read from the file, at least `need` of them (or to
  * the end) and PROGRAM_AHEAD when that is less, a chunk at a time: a program decoded only until
  * the sequences it is read for are found is never read whole. *have: where the read bytes end. */
-static bool program_read(const struct line_header *h, const struct cur *c, const uint8_t **have, uint64_t need)
+static bool program_read(struct line_header *h, struct cur c, const uint8_t **have, uint64_t need)
 {
     if (need < PROGRAM_AHEAD)
         need = PROGRAM_AHEAD;
-    if ((uint64_t)(*have - c->p) >= need || *have >= c->end)
+    if ((uint64_t)(*have - c.p) >= need || *have >= c.end)
         return true;
-    const uint8_t *sec = h->d->sec[SEC_LINE];
-    uint64_t to = (uint64_t)(c->p - sec) + (need > PROGRAM_CHUNK ? need : PROGRAM_CHUNK);
-    uint64_t end = (uint64_t)(c->end - sec);
+    const uint8_t *base = h->st.bytes;
+    uint64_t to = (uint64_t)(c.p - base) + (need > PROGRAM_CHUNK ? need : PROGRAM_CHUNK);
+    uint64_t end = (uint64_t)(c.end - base);
     to = to < end ? to : end;
-    if (!raw_need(h->d, SEC_LINE, (uint64_t)(*have - sec), to - (uint64_t)(*have - sec)))
+    if (!raw_stretch_need(h->d, &h->st, to))
         return false;
-    *have = sec + to;
+    *have = base + to;
     return true;
 }
 
@@ -259,7 +263,7 @@ static bool seqs_cover(const struct seq *v, size_t n, const struct windows *win)
  * state machine stays one loop over the
  * opcodes, whose registers every case reads and writes. On failure what it added stays (the
  * caller drops it). */
-static enum read_result line_program(struct sym_stage *stage, const struct line_header *h, uint32_t cu,
+static enum read_result line_program(struct sym_stage *stage, struct line_header *h, uint32_t cu,
                                      uint32_t first_name, const struct cu_files *files, const struct windows *win)
 {
     long base = files->base, n_files = files->n;
@@ -288,10 +292,10 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
     size_t seqs0 = stage->seqs.n;
     /* a program read for all its rows is read from the file in one piece, not a chunk at a time
      * (a unit of the bench ELF: 14 reads of 4 KB) */
-    if (!win->n && c.p < c.end && !program_read(h, &c, &have, (uint64_t)(c.end - c.p)))
+    if (!win->n && c.p < c.end && !program_read(h, c, &have, (uint64_t)(c.end - c.p)))
         c.bad = true;
     while (ok && c.p < c.end && !c.bad) {
-        if ((size_t)(have - c.p) < PROGRAM_AHEAD && have < c.end && !program_read(h, &c, &have, 0)) {
+        if ((size_t)(have - c.p) < PROGRAM_AHEAD && have < c.end && !program_read(h, c, &have, 0)) {
             c.bad = true;
             break;
         }
@@ -308,7 +312,7 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
             emit = true;
         } else if (op == 0) {
             uint64_t n = cur_uleb(&c);
-            if (n == 0 || n > (uint64_t)(c.end - c.p) || (n > PROGRAM_AHEAD / 2 && !program_read(h, &c, &have, n))) {
+            if (n == 0 || n > (uint64_t)(c.end - c.p) || (n > PROGRAM_AHEAD / 2 && !program_read(h, c, &have, n))) {
                 c.bad = true;
                 break;
             }
@@ -409,14 +413,14 @@ static enum read_result line_program(struct sym_stage *stage, const struct line_
     return READ_OK;
 }
 
-enum read_result raw_lines(struct raw_dwarf *d, struct sym_stage *stage, struct strpool *pool, uint32_t cu,
-                           uint64_t off, const char *comp_dir, struct cu_files *files, const struct unit_range *win,
-                           size_t n_win)
+enum read_result raw_lines(struct raw_dwarf *d, int worker, struct sym_stage *stage, struct strpool *pool,
+                           uint32_t cu, uint64_t off, const char *comp_dir, struct cu_files *files,
+                           const struct unit_range *win, size_t n_win)
 {
     const struct windows w = {win, n_win};
     memset(files, 0, sizeof *files);
     struct line_header h;
-    if (!line_header(d, off, &h))
+    if (!line_header(d, worker, off, &h))
         return READ_LEFT;
     size_t files0 = stage->files.n, rows0 = stage->rows.n, seqs0 = stage->seqs.n;
     struct cur head = h.files;

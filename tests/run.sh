@@ -131,8 +131,9 @@ zephyr_hooks_builds() {
         done
     done
     # the module's timer port from four boards' devicetrees, the app's own hooks beside cmprof's,
-    # cmprof.h from the module's include directories, thread names in a dump
-    python3 tests/test_zephyr_module.py boards chain include dump
+    # cmprof.h from the module's include directories, thread names in a dump, the drain's
+    # write_line byte for byte at every length
+    python3 tests/test_zephyr_module.py boards chain include dump line
 }
 # The module's way out of a starved drain: its priority and the full ring's reservoir are Kconfig
 # options with help, and the module and its CMake use them (the module is built by hand: README)

@@ -175,6 +175,22 @@ static void test_tpiu_without_sync_and_after_noise(void)
     CHECK(v.format == DETECT_TPIU && v.skip >= 400 && v.skip <= lead + 20);
 }
 
+/* One source whose only ID change came before the capture began (a formatter writes it once): TPIU,
+ * not raw ITM (which read one sample of such a capture, and said nothing more). */
+static void test_tpiu_one_source_joined_after_its_id(void)
+{
+    static uint8_t frames[260000];
+    one_source = true;
+    size_t n = pack_frames(items, make_items(900), frames);
+    one_source = false;
+    CHECK(frames[0] == 0x03 && n > DETECT_WINDOW + 16);
+    struct detect_verdict v;
+    detect_judge(frames + 16, DETECT_WINDOW, &v);
+    CHECK(v.format == DETECT_TPIU);
+    detect_judge(frames + 16 + 5, DETECT_WINDOW, &v); /* begun inside a frame too */
+    CHECK(v.format == DETECT_TPIU);
+}
+
 int main(void)
 {
     RUN_TEST(test_text);
@@ -186,5 +202,6 @@ int main(void)
     RUN_TEST(test_noise_before_itm);
     RUN_TEST(test_noise_before_orbflow_and_bad_frames);
     RUN_TEST(test_tpiu_without_sync_and_after_noise);
+    RUN_TEST(test_tpiu_one_source_joined_after_its_id);
     return check_summary();
 }

@@ -207,11 +207,37 @@ def check_other_program():
     check("--diff, the same program: no such warning", code == 0 and "another program" not in err, err[:300])
 
 
+def check_stripped_elf():
+    """The right build's ELF, stripped, against a baseline made with symbols: every row a raw address
+    compared with named rows. It exited 3 naming 24 addresses as new (a slowdown in CI for a packaging
+    mistake); now refused in one line (exit 2, as a baseline of another --by), and the other way round."""
+    text, uart, elf = scen_report("m3_loops")
+    base = save("named.json", text)
+    stripped = os.path.join(TMP, "stripped.elf")
+    subprocess.run(["arm-none-eabi-strip", "-o", stripped, elf], check=True)
+    code, out, err = run("--diff", base, "--fail-if-slower", "10", uart, stripped)
+    check("--diff --fail-if-slower, a stripped ELF against a baseline with names: refused in one line (exit 2)",
+          code == 2 and one_line(err) and "stripped" in err and "is new" not in err and not out,
+          "exit %s: %s" % (code, err[:300]))
+    code, by_task, err = run("-o", "json", "--by", "task", uart, elf)
+    code, out, err = run("--diff", save("by_task.json", by_task), "--by", "task", uart, stripped)
+    check("--diff --by task, a stripped ELF: compared (tasks are named by the stream), exit 0",
+          code == 0 and "every row would compare" not in err, "exit %s: %s" % (code, err[:300]))
+    code, raw, err = run("-o", "json", uart, stripped)
+    code, out, err = run("--diff", save("raw.json", raw), "--fail-if-slower", "10", uart, elf)
+    check("--diff --fail-if-slower, a baseline of raw addresses against the ELF with symbols: refused (exit 2)",
+          code == 2 and one_line(err) and "raw addresses" in err and not out, "exit %s: %s" % (code, err[:300]))
+    code, out, err = run(uart, stripped)
+    check("--batch on a stripped ELF: stderr says it is stripped and which ELF to give (exit 0)",
+          code == 0 and "(stripped?)" in err and "the linker wrote" in err, "exit %s: %s" % (code, err[:300]))
+
+
 def check_misleading_baselines():
     """Baselines that would make --diff lie, on the scenario captures (no QEMU)."""
     check_other_grouping()
     check_build_ids()
     check_other_program()
+    check_stripped_elf()
     check_absurd_numbers()
     check_extra_reports()
     check_long_names()

@@ -719,6 +719,10 @@ def full_disk_test():
         check("%s to a full disk: said in one line naming standard output, exit 1" % what,
               r.returncode == 1 and len(lines) == 1 and "standard output" in lines[0],
               "exit %s, %r" % (r.returncode, lines))
+        if args[0] in ("--resolve", "--help"):  # said "a write failed (the disk full?)": the errno was lost
+            check("%s to a full disk: the line names the error (and --resolve the file)" % what, len(lines) == 1 and
+                  ("(/dev/full)" in lines[0] or args[0] == "--help") and "No space left on device" in lines[0],
+                  repr(lines))
     # --resolve on stdin stops at the first write that failed: it read all its input first (a pipe
     # that never ends, never). The offset of the file it was given tells how far it read.
     big = os.path.join(WORK, "addresses.txt")
@@ -731,7 +735,8 @@ def full_disk_test():
             read = os.lseek(src.fileno(), 0, os.SEEK_CUR)
         check("--resolve on stdin to a full disk (%s): stops at the first failed write, not at its input's end"
               % ("a writer thread" if writer == "1" else "one thread"),
-              r.returncode == 1 and read <= 1 << 20 and "standard output" in r.stderr and "not an address" not in r.stderr,
+              r.returncode == 1 and read <= 1 << 20 and "standard output (/dev/full): No space left on device" in r.stderr
+              and len(r.stderr.strip().splitlines()) == 1 and "not an address" not in r.stderr,
               "exit %s, read %d of %d bytes, %r" % (r.returncode, read, os.path.getsize(big), r.stderr.strip()))
 
 

@@ -4,6 +4,7 @@
 #include "../source/gdb.h"
 #include "check.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -169,9 +170,88 @@ static void test_slow_halt_then_no_flat_out(void)
     CHECK(share > 0.09 && share < 0.11);
 }
 
+static double slow_first(int n)
+{
+    return n == 1 ? 5.0 : 0.01; /* the first interrupt answered in 5 s (a probe waking up), then 10 ms */
+}
+
+/* One conversation of `seconds` on the simulated clock, from where s's clock and interrupt count are,
+ * with the pace's account carried in and out (a reconnect: the probe layer carries it so). */
+static void converse(struct sim *s, double seconds, struct gdb_pace *pace, struct gdb_stats *st)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    s->srv = sv[1];
+    s->len = 0;
+    s->g = gdb_open_fd(sv[0], false, 0, s->now);
+    CHECK(s->g != NULL);
+    if (!s->g)
+        return;
+    gdb_caller_waits(s->g);
+    gdb_set_pace(s->g, pace);
+    uint8_t out[8192];
+    double end = s->now + seconds;
+    while (s->now < end && !gdb_failed(s->g)) {
+        if (gdb_ready(s->g) && gdb_fd(s->g) < 0) { /* running */
+            bool short_wait;
+            double due = halt_due(s->g, s->now, &short_wait);
+            if (due >= end) { /* the link drops while the core runs */
+                s->now = end;
+                gdb_step(s->g, out, sizeof out, s->now);
+                break;
+            }
+            s->now = due;
+            s->waited = !short_wait;
+        } else {
+            serve(s);
+        }
+        gdb_step(s->g, out, sizeof out, s->now);
+    }
+    gdb_get_stats(s->g, st);
+    gdb_get_pace(s->g, pace);
+    CHECK(gdb_failed(s->g) == NULL);
+    close(sv[1]);
+    gdb_close(s->g);
+}
+
+/* A 5 s halt, then the link drops 3 s later and is taken again: the new conversation keeps the pace's
+ * debt (45 s of running owed), so the run's halted share stays about 10 %; a fresh pace forgot it and
+ * halted at 10 % from the reconnect on, 16 % over the run. */
+static void test_reconnect_keeps_the_debt(void)
+{
+    struct sim s = {.now = 1000.0, .cost = slow_third};
+    struct gdb_pace pace = {0};
+    struct gdb_stats a = {0}, b = {0};
+    converse(&s, 8, &pace, &a); /* two quick halts, the slow one (5 s), 3 s running: the link drops */
+    CHECK(s.interrupts == 3 && a.halted_s > 5);
+    converse(&s, 60, &pace, &b);
+    double halted = a.halted_s + b.halted_s, all = halted + a.running_s + b.running_s; /* as probes.c sums them */
+    double share = halted / all;
+    printf("     %d halts, halted %.2f %% of %.1f s over the conversations\n", s.interrupts, 100 * share, all);
+    CHECK(fabs(pace.halted_s - halted) < 1e-6 && fabs(pace.halted_s + pace.running_s - all) < 1e-6);
+    CHECK(share > 0.09 && share < 0.11);
+}
+
+/* A slow first halt (5 s) is owed whole (45 s of running), and after that the pace is its usual one:
+ * the first halt set the average halt to 5 s, each later one moved it a sixteenth of the way to 10 ms,
+ * so the stretches stayed tens of seconds long (the start sparse for minutes). */
+static void test_slow_first_halt_not_sparse_after(void)
+{
+    struct sim s = {.now = 1000.0, .cost = slow_first};
+    struct gdb_pace pace = {0};
+    struct gdb_stats st = {0};
+    converse(&s, 100, &pace, &st);
+    double share = pace.halted_s / (pace.halted_s + pace.running_s);
+    printf("     %d halts in 100 s after a 5 s first one; halted %.2f %%\n", s.interrupts, 100 * share);
+    CHECK(s.interrupts > 400); /* 45-50 s owed, then about 1 halt every 100 ms: 500 */
+    CHECK(share > 0.09 && share < 0.11);
+}
+
 int main(void)
 {
     RUN_TEST(test_on_the_callers_clock);
     RUN_TEST(test_slow_halt_then_no_flat_out);
+    RUN_TEST(test_reconnect_keeps_the_debt);
+    RUN_TEST(test_slow_first_halt_not_sparse_after);
     return check_summary();
 }

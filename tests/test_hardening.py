@@ -4,6 +4,7 @@ Each check drives the real cmprof-top binary; a hang is caught by a generous tim
 check. Uses the scenario ELFs (run scenarios/scen.py first). Prints one ok/FAIL line per check."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -219,16 +220,69 @@ def test_untrusted_names():
           repr(r.stdout))
 
 
+def systick_renamed(name, file_name):
+    """m3_loops' ELF, its DWARF stripped and SysTick_Handler renamed `name` (bytes), as TMP/file_name;
+    and the handler's address (bytes, hex)."""
+    elf = elf_of("m3_loops")
+    out = os.path.join(TMP, file_name)
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym", b"SysTick_Handler=" + name, elf, out],
+                   check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
+    return out, [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+
+
+def test_backslash_escaped():
+    """A name holding the four characters \\x1b and one holding the ESC byte print differently in every
+    text output (table, csv, pprof's strings, callgrind, folded): each backslash is written \\\\, where
+    the text ones wrote it raw, so that a function or task named 'fn\\x1b' read as 'fn<ESC>'."""
+    lit, addr = systick_renamed(b"fn\\x1b", "backslash.elf")
+    cap = tmp("backslash.txt", b"task 20000100 C:\\t\\x07\nprof raw n=2\np %s %s\ng 20000100 20000100\nend\n"
+              % (addr, addr))
+    import gzip
+    for fmt in ("table", "csv", "pprof", "callgrind", "folded"):
+        for by, want in (("function", b"fn\\\\x1b"), ("task", b"C:\\\\t\\\\x07")):
+            if fmt == "callgrind" and by == "task":
+                continue
+            r = subprocess.run([TOOL, "--batch", "-o", fmt, "--by", by, cap, lit], capture_output=True)
+            out = r.stdout
+            if fmt == "pprof":
+                try:
+                    out = gzip.decompress(out)
+                except OSError as e:
+                    out = str(e).encode()
+            bare = out.replace(b"\\\\", b"")
+            check("-o %s --by %s: a literal backslash is written \\\\ (a name's text \\x1b is not an escape)"
+                  % (fmt, by), r.returncode == 0 and want in out and b"\\x" not in bare, repr(out[-160:]))
+
+
+def test_names_in_messages_escaped():
+    """Names reach messages too: --fail-if-slower's 'X is new' line wrote a function's name raw to stderr
+    (a CI log), and the table's '! interrupts-disabled skid ... in X' line raw to stdout."""
+    nm = subprocess.run(["arm-none-eabi-nm", elf_of("m3_loops")], capture_output=True, text=True).stdout
+    poll = [int(ln.split()[0], 16) for ln in nm.splitlines() if ln.endswith(" cmprof_sections_poll")][0]
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", elf_of("m3_loops")], capture_output=True, text=True).stdout
+    after = [int(ln.split(":")[0], 16) + 4 for ln in dis.splitlines() if re.search(r"msr\s+PRIMASK", ln)
+             and int(ln.split(":")[0], 16) > poll][0]  # the instruction after the re-enable in that function
+    evil = os.path.join(TMP, "evil-poll.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
+                    b"cmprof_sections_poll=poll\x1b[31m\nred", elf_of("m3_loops"), evil], check=True)
+    cap = tmp("evil-poll.txt", b"prof raw n=40\n" + (b"p" + b" %08x" % after * 8 + b"\n") * 5 + b"end\n")
+    r = subprocess.run([TOOL, "--batch", cap, evil], capture_output=True)
+    skid = [ln for ln in r.stdout.splitlines() if b"skid" in ln]
+    check("table: the skid diagnostic names the function escaped", len(skid) == 1 and b"\x1b" not in r.stdout
+          and b"poll\\x1b[31m\\x0ared" in skid[0], repr(r.stdout[:300]))
+    base = tmp("evil-poll-base.json", subprocess.run([TOOL, "--batch", "-o", "json", os.path.join(
+        SCEN, "m3_loops", "uart.txt"), elf_of("m3_loops")], capture_output=True).stdout)
+    r = subprocess.run([TOOL, "--batch", "--diff", base, "--fail-if-slower", "10", cap, evil], capture_output=True)
+    check("--fail-if-slower: a new row's name escaped on stderr", r.returncode == 3 and b"\x1b" not in r.stderr
+          and b"poll\\x1b[31m\\x0ared is new" in r.stderr, repr(r.stderr[-300:]))
+
+
 def test_json_outputs_agree():
     """-o json, speedscope and trace write a hostile name by one rule (JSON's escapes, U+FFFD for
     invalid UTF-8): speedscope once wrote the folded stacks' \\xNN text instead, so a viewer showed
     't\\x1b]0\\x3bowned' where the other two showed the name. A literal backslash stays one."""
-    elf = elf_of("m3_loops")
-    evil = os.path.join(TMP, "evil-json.elf")
-    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", "--redefine-sym",
-                    b"SysTick_Handler=fn\x1b[31m;x\\x41\xff\xc2\x9b", elf, evil], check=True)
-    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout
-    addr = [ln.split()[0] for ln in nm.splitlines() if ln.endswith(" SysTick_Handler")][0].encode()
+    evil, addr = systick_renamed(b"fn\x1b[31m;x\\x41\xff\xc2\x9b", "evil-json.elf")
     cap = tmp("evil-json.txt", b"task 20000100 t\x1b]0;owned\x07\xff\xc2\x9b\"q\\x41\\\nprof raw n=2\np %s %s\n"
               b"g 20000100 20000100\nend\n" % (addr, addr))
 
@@ -459,6 +513,70 @@ def test_stripped_elf():
     check("a stripped ELF: no 'wrong ELF?' claim; the report says it has no function symbols",
           code == 0 and "wrong ELF" not in out + err and "no function symbols (stripped?)" in out
           and "no symbols and no DWARF" in err, "exit %s, %r %r" % (code, out[:300], err.strip()))
+    # -o lcov has nothing to write without DWARF's lines: it wrote "TN:cmprof" alone and exited 0, which
+    # genhtml and a CI's coverage step read as a profile of no file. Now: nothing, one line, exit 1.
+    nodwarf = os.path.join(TMP, "nodwarf.elf")
+    subprocess.run(["arm-none-eabi-objcopy", "--strip-debug", elf_of("tasks"), nodwarf], check=True)
+    for elf in (stripped, nodwarf):
+        code, out, err = run("--batch", "-o", "lcov", os.path.join(SCEN, "tasks", "uart.txt"), elf)
+        said = [ln for ln in err.splitlines() if "warning" not in ln]
+        check("-o lcov on an ELF without DWARF (%s): no tracefile, one line naming the ELF, exit 1"
+              % os.path.basename(elf), code == 1 and out == "" and len(said) == 1 and elf in said[0]
+              and "no DWARF line information" in said[0], "exit %s, %r %r" % (code, out[:100], err.strip()))
+
+
+def test_capture_of_another_program():
+    """The tasks firmware's capture read against m3_loops' ELF: 88 % of it landed in memcpy, exit 0, and
+    not a word, as its addresses off instruction starts (11 of 43) held only 4.2 % of the samples, under
+    the 5 % that makes it a wrong ELF. It now says so on stderr (the exit status as before)."""
+    code, out, err = run("--batch", os.path.join(SCEN, "tasks", "uart.txt"), elf_of("m3_loops"))
+    check("a capture of another program under 5 % of samples off instruction starts: a warning names it",
+          code == 0 and "warning: another build? 11 of 43 sampled addresses are not where any of the ELF's "
+          "instructions starts" in err, "exit %s, %r" % (code, err.strip()))
+    code, out, err = run("--batch", os.path.join(SCEN, "tasks", "uart.txt"), elf_of("tasks"))
+    check("... and not for the right ELF", code == 0 and "another build" not in err, err.strip())
+
+
+def tcp_twice(parts, scenario):
+    """A batch run of 4 s on a TCP server that sends each part on a connection of its own, a second
+    apart, against the scenario's ELF: the run and its JSON ({} when none)."""
+    port = harness.tcp_server(parts, 1.0, hold=0.5)
+    r = subprocess.run([TOOL, "--batch", "-o", "json", "--duration", "4", "tcp:127.0.0.1:%d" % port,
+                        os.path.join(SCEN, scenario, "fw.elf")], capture_output=True, text=True, timeout=30)
+    try:
+        return r, json.loads(r.stdout)
+    except ValueError:
+        return r, {}
+
+
+def test_tcp_reset_mid_line():
+    """A TCP server that drops the connection inside a line and is back a second later: the half line
+    glued to the next connection's first read as '1 malformed lines dropped (1 failed their check)', a
+    decoding error where the source went away (its gap is said as such)."""
+    data = open(os.path.join(SCEN, "stream", "uart.txt"), "rb").read()
+    cut = data.index(b"\n$", len(data) // 2) + 9  # inside a stream sample line
+    r, j = tcp_twice([data[:cut], data], "stream")
+    losses = j.get("losses", [])
+    check("tcp: a connection dropped inside a line and taken again: no malformed line said, the gap said",
+          j.get("decoder", {}).get("text_bad_lines") == 0 and not any("malformed" in x for x in losses)
+          and "went away and came back 1 time" in r.stderr, "exit %s, %r %r" % (
+              r.returncode, losses, r.stderr.strip()[-300:]))
+
+
+def test_tcp_reset_mid_itm_packet():
+    """The same with raw ITM (an SWO server): the packet cut by the drop read as '1 bad ITM packets ...
+    (TPIU frames read as ITM? try -f tpiu)', advice for a stream that was fine; the bytes up to the next
+    sync are the gap's."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_cli import itm_stream, pcs_of
+    data = itm_stream(pcs_of(os.path.join(SCEN, "tasks", "uart.txt")))
+    cut = data.index(b"\x17", len(data) // 2) + 3  # inside a PC sample packet
+    r, j = tcp_twice([data[:cut], data[cut + 2000:]], "tasks")
+    losses = j.get("losses", [])
+    check("tcp: an ITM stream dropped inside a packet and taken again: no bad packet, no -f tpiu advice",
+          j.get("total", 0) > 4000 and j.get("decoder", {}).get("itm_errors") == 0 and not any(
+              "bad ITM" in x or "tpiu" in x for x in losses) and "came back 1 time" in r.stderr,
+          "exit %s, %r %r" % (r.returncode, losses, r.stderr.strip()[-300:]))
 
 
 def test_pty_hangup():
@@ -510,6 +628,8 @@ def main():
     test_bad_elfs()
     test_fuzz_elfs()
     test_untrusted_names()
+    test_backslash_escaped()
+    test_names_in_messages_escaped()
     test_json_outputs_agree()
     test_streams_and_sources()
     test_cpp_names()
@@ -518,6 +638,9 @@ def main():
     test_shared_uart()
     test_isr_rows()
     test_stripped_elf()
+    test_capture_of_another_program()
+    test_tcp_reset_mid_line()
+    test_tcp_reset_mid_itm_packet()
     test_pty_hangup()
     test_dev_null_source()
     return 1 if harness.failed else 0

@@ -441,9 +441,36 @@ static void test_idle_resume_charged_to_the_idle_function(void)
     unlink(path);
 }
 
+/* What the first bytes are (a UTF-16 scan, and with -f the detection over them) is worked out once per new
+ * bytes: the live view asks ingest_losses at every repaint while no sample came, and each call scanned
+ * them again (4 KB twice, and a detection pass). */
+static void test_bytes_looked_at_once_per_new_bytes(void)
+{
+    struct prof *p = prof_new(NULL);
+    struct ingest *in = ingest_new(p, &(struct ingest_options){.format = DETECT_TPIU, .format_option = "-f",
+                                                                .tpiu_id = 1});
+    const char *text = "cmprof v=7 arch=armv7m clk=25000000 period=25000\nlog: hello\n";
+    ingest_feed(in, (const uint8_t *)text, strlen(text));
+    char losses[8][INGEST_LOSS_TEXT];
+    struct ingest_counts c;
+    size_t nl = 0;
+    for (int i = 0; i < 50; i++) /* fifty repaints */
+        nl = ingest_losses(in, losses, 8);
+    ingest_counts(in, &c);
+    CHECK(nl >= 1 && strstr(losses[0], "its bytes are text") && c.byte_looks == 1);
+    ingest_feed(in, (const uint8_t *)text, strlen(text)); /* new bytes: looked at once more */
+    for (int i = 0; i < 50; i++)
+        nl = ingest_losses(in, losses, 8);
+    ingest_counts(in, &c);
+    CHECK(nl >= 1 && strstr(losses[0], "its bytes are text") && c.byte_looks == 2);
+    ingest_free(in);
+    prof_free(p);
+}
+
 int main(void)
 {
     RUN_TEST(test_sleeps_after_the_limit);
+    RUN_TEST(test_bytes_looked_at_once_per_new_bytes);
     RUN_TEST(test_firmware_loss_bounds_the_shares);
     RUN_TEST(test_joined_stream_is_no_loss);
     RUN_TEST(test_never_announced_stays_a_loss);

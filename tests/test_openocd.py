@@ -811,6 +811,30 @@ def swo_real_openocd():
             oo.wait()
 
 
+def host_doc_swo_recipe():
+    """docs/host.md's SWO-server row for OpenOCD, run as printed against Debian's openocd 0.12 and its
+    target/stm32f4x.cfg (dummy adapter, no init): it said `$_TARGETNAME.tpiu configure -output :3344`,
+    which 0.12 refuses (invalid command name "stm32f4x.cpu.tpiu": the object is stm32f4x.tpiu) and
+    which left the protocol and trace clock unset. Every command but init and enable is run."""
+    if not shutil.which("openocd"):
+        check("openocd installed (scripts/deps.sh)", False, "apt-get install openocd")
+        return
+    row = [ln for ln in open(os.path.join(ROOT, "docs", "host.md")) if ln.startswith("| OpenOCD")]
+    m = re.search(r'-c "([^"]*)"', row[0]) if row else None
+    cmds = [c.strip() for c in m.group(1).split(";")] if m else []
+    setup = [c for c in cmds if c != "init" and not c.endswith(" enable")]
+    tpiu = setup[0].split()[0] if setup else "?"
+    script = "; ".join(setup) + "; echo \"got [%s cget -protocol] [%s cget -traceclk] [%s cget -output]\"" % (
+        tpiu, tpiu, tpiu)
+    r = subprocess.run(["openocd", "-f", "interface/dummy.cfg", "-f", "target/stm32f4x.cfg", "-c",
+                        "gdb_port disabled; tcl_port disabled; telnet_port disabled", "-c", script, "-c", "shutdown"],
+                       capture_output=True, text=True, timeout=30)
+    got = [ln for ln in r.stderr.splitlines() if ln.startswith("got ") or "invalid command" in ln]
+    check("docs/host.md's OpenOCD SWO recipe: accepted by openocd 0.12 with target/stm32f4x.cfg, UART protocol, "
+          "trace clock and output port set", got == ["got uart 168000000 :3344"] and cmds[-1:] == [tpiu + " enable"],
+          "%s: %s" % (cmds, got))
+
+
 def swo_trace_file(burst):
     """trace=/PATH: OpenOCD writes the trace to a file (read from its end: what was there before is
     not this run's) or a named pipe; counted exactly, registers put back."""
@@ -846,7 +870,7 @@ def main():
         a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
         burst = [a + 4] * 30 + [b + 2] * 20 + [c + 6] * 10 + [0xFFFFFFFF] * 4
         for name in sys.argv[1:]:
-            globals()[name](*([] if name in ("real_openocd", "swo_options", "swo_real_openocd") else [burst]))
+            globals()[name](*([] if name in ("real_openocd", "swo_options", "swo_real_openocd", "host_doc_swo_recipe") else [burst]))
         return 1 if harness.failed else 0
     real_openocd()
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
@@ -904,6 +928,7 @@ def main():
     swo_options()
     swo_trace_file(burst)
     swo_real_openocd()
+    host_doc_swo_recipe()
 
     r = subprocess.run([TOOL, "--batch", "openocd:127.0.0.1:0", ELF], capture_output=True, text=True)
     check("openocd: a malformed address is refused at once, in one line", r.returncode != 0 and

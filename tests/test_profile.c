@@ -2,6 +2,7 @@
  * code range only, where samples are counted by address, against the same samples hashed. */
 #include "../decode/event.h"
 #include "../profile/prof_int.h"
+#include "../profile/escape.h"
 #include "../profile/profile.h"
 #include "../symbols/symbols.h"
 #include "check.h"
@@ -649,6 +650,30 @@ static void test_names_leave_the_counters_alone(void)
     unlink(path);
 }
 
+/* The text outputs' escapes are unambiguous: a name holding the four characters \x1b and one holding the ESC
+ * byte read differently, and esc_decode gives each back; the folded stacks' old \x5c reads as a backslash. */
+static void test_escape_backslash(void)
+{
+    char a[64], b[64], back[64];
+    esc_text(a, sizeof a, "fn\\x1b", NULL);
+    esc_text(b, sizeof b, "fn\x1b", NULL);
+    CHECK(strcmp(a, "fn\\\\x1b") == 0 && strcmp(b, "fn\\x1b") == 0);
+    esc_decode(back, a, strlen(a));
+    CHECK(strcmp(back, "fn\\x1b") == 0);
+    esc_decode(back, b, strlen(b));
+    CHECK(strcmp(back, "fn\x1b") == 0);
+    esc_text(a, sizeof a, "C:\\src\\a;b.c", ";");
+    CHECK(strcmp(a, "C:\\\\src\\\\a\\x3bb.c") == 0);
+    esc_decode(back, a, strlen(a));
+    CHECK(strcmp(back, "C:\\src\\a;b.c") == 0);
+    esc_decode(back, "C:\\x5csrc", 9); /* a folded stack of an older release */
+    CHECK(strcmp(back, "C:\\src") == 0);
+    esc_text(a, 4, "a\\b", NULL); /* cut whole, never half an escape */
+    CHECK(strcmp(a, "a\\\\") == 0);
+    esc_text(a, 3, "a\\b", NULL);
+    CHECK(strcmp(a, "a") == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_counts_shares_and_intervals);
@@ -673,5 +698,6 @@ int main(void)
     RUN_TEST(test_sleep_is_separate);
     RUN_TEST(test_counters_match_the_hash);
     RUN_TEST(test_names_leave_the_counters_alone);
+    RUN_TEST(test_escape_backslash);
     return check_summary();
 }

@@ -195,7 +195,7 @@ static void test_no_sync_aligned_by_content(void)
         size_t m = matched(&stray);
         CHECK(m == n_want && stray == 0 && n_got == n_want);
         CHECK(t.stats.align.how == TPIU_BY_CONTENT && t.stats.align.at == lead);
-        CHECK(t.stats.realigns == 0 && t.stats.syncs == 0 && t.stats.unsynced == lead);
+        CHECK(t.stats.realigns == 0 && t.stats.syncs == 0 && t.stats.unsynced == lead && !t.stats.align.id_assumed);
         char why[400];
         CHECK(tpiu_alignment_text(&t.stats, why, sizeof why) && strstr(why, "aligned by content at byte offset"));
         if (lead == 5)
@@ -273,6 +273,43 @@ static void test_forced_offset(void)
     CHECK(split_anywhere(capture, n, 3));
 }
 
+/* One source (no ETM): the formatter wrote its ID once, in the first frame; a capture that begins
+ * after that frame has no ID change at all. Its bytes are read as the wanted source's when they
+ * read as clean ITM, aligned by content, by a full sync at its start, or at a forced offset; whole
+ * or split anywhere. Before, every byte was nobody's: no sample, and exit 0. */
+static void test_one_source_joined_after_its_only_id(void)
+{
+    static struct tpiu_decoder t;
+    static uint8_t s[sizeof capture];
+    one_source = true;
+    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray;
+    one_source = false;
+    CHECK(capture[16] == 0x03); /* the only ID change, in the frame the capture leaves out */
+    for (int how = 0; how < 3; how++) { /* by content, a full sync first, --tpiu-offset */
+        size_t lead = how == 1 ? 4 : 5, n = lead + frames;
+        for (size_t k = 0; k < lead; k++)
+            s[k] = how == 1 ? (uint8_t)"\xff\xff\xff\x7f"[k] : (uint8_t)rnd32();
+        memcpy(s + lead, capture + 32, frames);
+        run_forced(s, n, 0, 1, how == 2 ? (int)lead : -1, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray);
+        CHECK(stray == 0 && m + 40 >= n_want && t.stats.align.id_assumed);
+        CHECK(t.stats.align.how == (how == 0 ? TPIU_BY_CONTENT : how == 1 ? TPIU_BY_SYNC : TPIU_FORCED));
+        char why[400];
+        CHECK(tpiu_source_text(&t.stats, why, sizeof why) && strstr(why, "read as source 1's"));
+        if (how == 1)
+            printf("     %zu of %zu samples; %s\n", m, n_want, why);
+        CHECK(split_anywhere(s, n, how == 2 ? (int)lead : -1));
+    }
+    /* a source that is not ITM, its ID written once: never read as the wanted one */
+    static struct item noise[20000];
+    for (size_t k = 0; k < 20000; k++)
+        noise[k] = (struct item){2, (uint8_t)rnd32()};
+    frames = pack_frames(noise, 20000, capture) - 16;
+    run(capture + 16, frames, 0, 1, &log_a, &t);
+    CHECK(log_a.count[EV_PC] == 0 && !t.stats.align.id_assumed);
+}
+
 /* Long sync-less captures with bytes dropped, inserted and flipped here and there (and now and then
  * a sync or a half sync): whole or split anywhere, the same events and counters; the re-checks and
  * re-alignments run (inputs far past one block, which the decoders' fuzz test never reaches). */
@@ -318,6 +355,7 @@ int main(void)
     RUN_TEST(test_sync_only_midway);
     RUN_TEST(test_garbage_between_frames);
     RUN_TEST(test_forced_offset);
+    RUN_TEST(test_one_source_joined_after_its_only_id);
     RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);

@@ -89,12 +89,22 @@ static void setup(void)
     p = prof_new(NULL);
     in = ingest_new(p, &(struct ingest_options){.format = DETECT_TEXT, .tpiu_id = 1});
     view_init(&v, p, NULL, in, NULL);
-    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0, "", VIEW_RATE_STREAM, false};
+    v.st = (struct view_status){"capture.txt", "connected", "fw.elf", "", 12, 345, 0, 0, 0, "", VIEW_RATE_STREAM, false, ""};
     for (int i = 0; i < 700; i++)
         prof_add_pc(p, 0x08000100u, true, 0x20000100u);
     for (int i = 0; i < 300; i++)
         prof_add_pc(p, 0x08000200u, true, 0x20000200u);
     prof_add_pc(p, 0x08000300u, false, 0);
+}
+
+/* A narrow header names a device by its path after /dev/: a pty's base name alone read "2 115200 8N1". */
+static void test_device_source_short(void)
+{
+    setup();
+    v.st.source = "/dev/pts/2 115200 8N1";
+    v.st.state = "reconnecting: /dev/pts/2: No such file or directory";
+    const char *t = render(&v, 85, 24); /* the path whole does not fit, its short form does */
+    CHECK(strstr(t, "cmprof-top  pts/2 115200 8N1  [reconnecting") != NULL);
 }
 
 static void test_top_view(void)
@@ -929,6 +939,15 @@ static void test_save_prompt_names_the_directory(void)
     CHECK(strstr(t, "save a snapshot as:") && strstr(t, " into /home/someone/work/firmware/snapshots"));
     t = render(&v, 30, 24);
     CHECK(strstr(t, " into .../") && strstr(t, "snapshots")); /* its end kept */
+    /* the prompt's words first, the directory under them: " into DIR" printed above "save a
+     * snapshot as (Esc: no):" at 60x15 and 80x24 (trial of 2026-12-07) */
+    int sizes[][2] = {{60, 15}, {80, 24}, {120, 24}, {30, 24}};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        t = render(&v, sizes[i][0], sizes[i][1]);
+        const char *ask = strstr(t, " save a"), *into = strstr(t, " into ");
+        const char *end = into ? strchr(into, '\n') : NULL;
+        CHECK(ask && into && ask < into && (!end || !end[1])); /* into: the last row */
+    }
     key(VK_ESC);
     CHECK(!strstr(render(&v, 120, 24), " into /home"));
 }
@@ -1304,6 +1323,7 @@ static void test_bar_keys_bound_and_help_lists_formats(void)
 
 int main(void)
 {
+    RUN_TEST(test_device_source_short);
     RUN_TEST(test_top_view);
     RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_reset_counters_and_nominal_rate);

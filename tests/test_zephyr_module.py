@@ -11,10 +11,13 @@ ok/FAIL line per check.
   include  the application includes cmprof.h and rtos/cmprof_zephyr.h from the module's public
            include directories alone
   dump     a dump (CONFIG_CMPROF_TRANSPORT_DUMP) names the threads the hooks saw
+  line     the drain's write_line (zephyr/cmprof_module.c) hands the UART driver's poll_out every
+           byte of a line, in order, at every length, with the scheduler's lock taken and given back;
+           the module's line length is the one its stand-in (test_zephyr) is tested with
   options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
            checks reject a jitter mask that is not 2^k - 1
 
-usage: test_zephyr_module.py [boards|chain|include|dump|options ...] (default: all)"""
+usage: test_zephyr_module.py [boards|chain|include|dump|line|options ...] (default: all)"""
 import os
 import re
 import subprocess
@@ -210,6 +213,80 @@ def include():
     check("Zephyr: the application includes %s from the module's public include directories %s"
           % (", ".join(wanted), [os.path.relpath(d, ROOT) for d in dirs]), bool(wanted) and r.returncode == 0,
           first_error(r))
+
+
+# ---- line --------------------------------------------------------------------------------------
+
+# write_line's own text from the module, between stand-ins for the driver's API, the UART's device
+# and the scheduler's lock (line_begin takes it, write_line gives it back)
+LINE_PRELUDE = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+struct device { const void *api; };
+struct uart_driver_api {
+    int (*poll_in)(const struct device *dev, unsigned char *c);
+    void (*poll_out)(const struct device *dev, unsigned char c);
+};
+static unsigned char got[4096];
+static unsigned n_got, wrong_dev, locked;
+static const struct device dev;
+static void fake_poll_out(const struct device *d, unsigned char c)
+{
+    wrong_dev += d != &dev;
+    got[n_got++ % sizeof got] = c;
+}
+static const struct uart_driver_api api = {NULL, fake_poll_out};
+static const struct device dev = {&api};
+static const struct device *const cmprof_uart = &dev;
+static void line_begin(void) { locked++; }
+static void k_sched_unlock(void) { locked--; }
+"""
+LINE_MAIN = r"""
+int main(void)
+{
+    static char line[1100];
+    unsigned bad = 0;
+    for (unsigned k = 0; k < sizeof line; k++)
+        line[k] = (char)(k * 7u + 1u);
+    for (uint32_t len = 0; len <= 1030u; len++) {
+        n_got = 0;
+        write_line(line, len);
+        if (n_got != len || memcmp(got, line, len) != 0 || locked != 0u || wrong_dev != 0u) {
+            if (!bad++)
+                printf("len %u: %u bytes out, lock %u\n", (unsigned)len, n_got, locked);
+        }
+    }
+    printf("%u lengths wrong\n", bad);
+    return 0;
+}
+"""
+
+
+def line():
+    text = open(os.path.join(ZMOD, "cmprof_module.c")).read()
+    m = re.search(r"^static void write_line\(.*?^}\n", text, re.M | re.S)
+    check("Zephyr: the module has its write_line", m is not None)
+    if m is None:
+        return
+    src = os.path.join(TMP, "line.c")
+    open(src, "w").write(LINE_PRELUDE + m.group(0) + LINE_MAIN)
+    exe = os.path.join(TMP, "line")
+    r = run(["cc", "-O2", "-o", exe] + WARN + [src])
+    check("Zephyr: write_line builds on the host with stand-ins for the UART driver", r.returncode == 0,
+          first_error(r))
+    if r.returncode:
+        return
+    out = run([exe]).stdout.strip()
+    check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
+          "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
+    module = re.search(r"CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ZMOD, "CMakeLists.txt")).read())
+    standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ROOT, "Makefile")).read(),
+                        re.M | re.S)
+    module, standin = module and int(module.group(1)), standin and int(standin.group(1))
+    check("Zephyr: the module's stream lines are as long as the stand-in's that make test churns (test_zephyr), "
+          "at most 32 samples (at 40 the stand-in fails its checks of every sample's name under churn)",
+          module is not None and module == standin and module <= 32, "module %s, stand-in %s" % (module, standin))
 
 
 # ---- dump --------------------------------------------------------------------------------------
@@ -436,6 +513,21 @@ def options():
         check("Zephyr configure: CONFIG_CMPROF_JITTER=%s is %s" % (value, "taken" if good else "refused, naming it"),
               os.path.exists(checks) and (r.returncode == 0 if good else r.returncode != 0 and said),
               (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0][:160])
+    # your own timer with no interrupt line: an MPS3 AN547 (Zephyr 4.3: no CMSDK timer, no counter in its
+    # devicetree) took it by default, built, and announced a sampler that never sent a sample
+    for opts, good in ((["-DCONFIG_CMPROF_TIMER_USER_IRQ=-1"], False), (["-DCONFIG_CMPROF_TIMER_USER_IRQ=19"], True),
+                       (["-DCONFIG_CMPROF_TIMER_USER_IRQ=-1", "-DCMPROF_CHOSEN_TIMER_IRQ=TRUE"], True),
+                       (["-DCONFIG_CMPROF_TIMER_USER_IRQ=-1", "-DCONFIG_CMPROF_TIMER_USER_APP_CONNECTS=y"], True)):
+        r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_TIMER_USER=y"] + opts + ["-P", checks])
+        said = "CONFIG_CMPROF_TIMER_USER_IRQ" in r.stderr and "no interrupt line" in r.stderr
+        check("Zephyr configure: your own timer with %s is %s" % (" ".join(o[2:] for o in opts),
+                                                                   "taken" if good else "refused, saying what to add"),
+              r.returncode == 0 if good else r.returncode != 0 and said,
+              (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0][:160])
+    sample_cmake = open(os.path.join(ROOT, "samples", "cmprof", "CMakeLists.txt")).read()
+    check("Zephyr sample: the Stellaris timer file goes into qemu_cortex_m3's image only",
+          re.search(r"if\(CONFIG_CMPROF_TIMER_USER AND CONFIG_BOARD_QEMU_CORTEX_M3\)\s*\n\s*target_sources\(app PRIVATE "
+                    r"src/own_timer_stellaris.c\)", sample_cmake) is not None, "samples/cmprof/CMakeLists.txt")
     r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_RING_SIZE=1000", "-P", checks])
     check("Zephyr configure: CONFIG_CMPROF_RING_SIZE=1000 is refused (not a power of two)",
           r.returncode != 0 and "CONFIG_CMPROF_RING_SIZE" in r.stderr, r.stderr.strip()[:160])
@@ -451,7 +543,7 @@ def options():
 
 
 def main():
-    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "options": options}
+    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "line": line, "options": options}
     for name in sys.argv[1:] or list(parts):
         parts[name]()
 

@@ -4,6 +4,7 @@
 #ifndef TPIU_GEN_H
 #define TPIU_GEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -18,12 +19,14 @@ static struct item items[200000];
 
 /* The two sources' bytes as the formatter takes them: runs of each in turn. The ITM stream starts
  * with a sync packet and repeats it every 32 samples (DWT's SYNCTAP). */
+static bool one_source; /* no ETM-like source: the formatter writes source 1's ID once, at its start */
+
 static size_t make_items(size_t samples)
 {
     size_t n = 0;
     n_want = 0;
     while (n_want < samples) {
-        size_t run_itm = 5 + rnd32() % 40, run_etm = 1 + rnd32() % 60;
+        size_t run_itm = 5 + rnd32() % 40, run_etm = one_source ? 0 : 1 + rnd32() % 60;
         for (size_t k = 0; k < run_itm && n_want < samples; k += 5) {
             if (n_want % 32 == 0)
                 for (int z = 0; z < 6; z++)

@@ -480,6 +480,7 @@ void view_toggle_annotate(struct view *v)
 {
     v->annotate = !v->annotate;
     if (v->annotate) {
+        v->annot_depth = v->depth;
         annotate_on(v);
         return;
     }

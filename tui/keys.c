@@ -161,6 +161,10 @@ static int esc_top(struct view *v, int key)
 
 static int esc_source(struct view *v, int key)
 {
+    if (v->annotate && v->depth <= v->annot_depth) { /* back to the source lines key a came from */
+        view_toggle_annotate(v);
+        return VIEW_REDRAW;
+    }
     if (v->depth == 0)
         return back_to_top(v, key);
     view_drill_back(v);

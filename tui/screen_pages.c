@@ -24,8 +24,8 @@ static const char *const help_lines[] = {
     "  resyncs      ITM synchronisation packets after the first: the decoder found its place again",
     "  lost         samples the firmware could not queue (its ring was full)",
     "  sleeping     samples taken while the core slept (ITM sleep packets, PCSR 0xFFFFFFFF)",
-    "  overhead     share of samples in cmprof's own firmware code; the drain's quick exits",
-    "               in the idle task are idle time, not overhead",
+    "  overhead     share of samples in cmprof's firmware code but its sampling interrupt, which",
+    "               cannot sample itself (so more: >); idle-task drain polls are idle, not overhead",
     "  idle         share of samples in the idle task (named idle, IDLE, IDLE0, idle 00...)",
     "  data lost    kinds of loss the decoders counted: d lists them",
     "  joined       joined mid-stream: samples sent before the view could place them (before the",
@@ -154,6 +154,9 @@ static int diag_lines(struct view *v, struct vbuf *page)
     struct prof_diag d[16];
     size_t nd = prof_diagnose(v->prof, d, 16);
     int y = 0;
+    bool ended = v->st.ended && *v->st.ended;
+    if (ended) /* first: after it nothing more comes, whatever the rest says */
+        y = vb_wrap(page, y, VA_WARN, v->st.ended) + 1;
     for (size_t i = 0; i < nd; i++)
         y = vb_wrap(page, y, VA_WARN, d[i].text) + 1;
     if (*v->st.elf_warning)
@@ -165,6 +168,13 @@ static int diag_lines(struct view *v, struct vbuf *page)
         snprintf(line, sizeof line, "data lost: %.*s", INGEST_LOSS_TEXT, losses[i]);
         y = vb_wrap(page, y, VA_WARN, line) + 1;
     }
+    char notes[6][INGEST_LOSS_TEXT];
+    size_t nn = ingest_notes(v->in, notes, 6);
+    for (size_t i = 0; i < nn; i++) { /* no loss: how the trace was read */
+        char line[INGEST_LOSS_TEXT + 16];
+        snprintf(line, sizeof line, "note: %.*s", INGEST_LOSS_TEXT, notes[i]);
+        y = vb_wrap(page, y, VA_NORMAL, line) + 1;
+    }
     bool gaps = v->st.gaps && *v->st.gaps;
     if (gaps)
         y = vb_wrap(page, y, VA_WARN, v->st.gaps) + 1;
@@ -173,14 +183,16 @@ static int diag_lines(struct view *v, struct vbuf *page)
     advice = y != advice;
     bool none = !nd && !*v->st.elf_warning && !nl && !gaps;
     if (none)
-        y = vb_wrap_as(page, y, VA_GOOD, "", "none: no sign of lockstep, interrupt skid, a wrong ELF or a wrong "
-                       "stack; no data lost");
+        y = vb_wrap_as(page, y, VA_GOOD, "", ended ? "otherwise none: no sign of lockstep, interrupt skid, a wrong "
+                       "ELF or a wrong stack; no data lost" : "none: no sign of lockstep, interrupt skid, a wrong ELF "
+                       "or a wrong stack; no data lost");
     char joined[INGEST_LOSS_TEXT + 100];
     struct ingest_joined j;
     ingest_joined(v->in, &j, joined, sizeof joined); /* no loss: said once, not as one */
     if (j.skipped || j.bytes)
         y = vb_wrap_as(page, y + none, VA_NORMAL, "  ", joined) + 1;
-    return nd || nl || *v->st.elf_warning || gaps || advice || j.skipped || j.bytes ? y - 1 : y; /* not the blank after the last */
+    bool said = nd || nl || nn || *v->st.elf_warning || gaps || advice || j.skipped || j.bytes;
+    return said ? y - 1 : y; /* not the blank after the last */
 }
 
 /* The page scrolls (keys.c's scroll_diag): what does not fit under the header stays reachable, and

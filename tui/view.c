@@ -104,20 +104,23 @@ static void put_fields(struct vbuf *b, int y, const struct field *f, int n)
             x = vb_putf(b, x, y, f[i].attr, "%s  ", shown[i]);
 }
 
-/* A state's shorter form: its clauses up to the last ", " that leaves it within alt's size
- * ("[connected, 812 halts/s, core halted 9.8 %]" without "at most ... at once"); "" when none. */
-static void state_short(char *alt, size_t size, const char *text)
+/* A state's shorter form: its clauses up to the last ", ", "; " or ": " that leaves it within alt's
+ * size and the `room` columns the row has for it ("[connected, 812 halts/s, core halted 9.8 %]"
+ * without "at most ... at once"; "[ended]" for "[ended: the target exited with status 3]" on a
+ * narrow terminal); "" when the text fits the room whole, or no clause does. */
+static void state_short(char *alt, size_t size, const char *text, int room)
 {
     alt[0] = '\0';
-    size_t len = strlen(text);
-    if (len < size)
-        return; /* it fits alt whole: the text itself is no wider */
-    const char *cut = NULL;
-    for (const char *c = strstr(text, ", "); c && (size_t)(c - text) + 2 <= size; c = strstr(c + 2, ", "))
-        cut = c;
+    size_t most = room >= 0 && (size_t)room < size ? (size_t)room + 1 : size; /* bytes, its NUL included */
+    if (strlen(text) < most)
+        return; /* it fits: the text itself */
+    size_t cut = 0;
+    for (size_t i = 1; text[i] && text[i + 1] && i + 2 <= most; i++)
+        if (text[i + 1] == ' ' && strchr(",;:", text[i]))
+            cut = i;
     if (cut) { /* (alt and text are two fields of one struct: copied, not printed into each other) */
-        memcpy(alt, text, (size_t)(cut - text));
-        memcpy(alt + (cut - text), "]", 2);
+        memcpy(alt, text, cut);
+        memcpy(alt + cut, "]", 2);
     }
 }
 
@@ -128,10 +131,11 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     int n = 0;
     field(f, &n, 0, VA_TITLE, "cmprof-top");
     field(f, &n, 2, VA_TITLE, "%s", v->st.source ? v->st.source : "?");
-    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", path_base(v->st.source)); /* a file's name */
+    const char *src = v->st.source ? v->st.source : "?"; /* a file's name; a device's after /dev/ ("pts/2", not "2") */
+    snprintf(f[n - 1].alt, sizeof f[n - 1].alt, "%s", strncmp(src, "/dev/", 5) == 0 ? src + 5 : path_base(src));
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
-    state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text);
+    state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text, b->w - vb_columns(f[0].text) - 2); /* after f[0] */
     field(f, &n, 3, VA_TITLE, "%s", path_base(v->st.elf));
     if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
@@ -181,7 +185,8 @@ static void header_counters(struct view *v, struct vbuf *b)
         field(f, &n, 3, VA_NORMAL, "weighted: %.0f effective", prof_effective_n(cur));
     double overhead = prof_overhead(cur, NULL); /* the drain's idle polls are in the idle share */
     if (overhead > 0)
-        field(f, &n, 5, VA_NORMAL, "overhead %.1f %%", 100 * overhead);
+        field(f, &n, 5, VA_NORMAL, "overhead %s%.1f %%", overhead < 0.9995 ? ">" : "", /* + the sampling */
+              100 * overhead);                                                      /* interrupt's (? page) */
     double idle = prof_idle(cur);
     if (idle >= 0)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);
@@ -308,15 +313,16 @@ static int key_row(struct vbuf *b, int y, const char *text)
 }
 
 /* Key o's prompt at the bottom (on as many rows as the width needs), and where the snapshot goes
- * above it, before it goes there. */
+ * on the row under it, before it goes there: "save a snapshot as: ... into DIR" reads in order. */
 static void save_prompt(struct view *v, struct vbuf *b)
 {
     char lines[8][VIEW_PROMPT_LEN];
-    int n = view_save_prompt(b->w, lines, b->h - 2 < 8 ? (b->h - 2 > 1 ? b->h - 2 : 1) : 8);
+    int into = v->save_dir[0] && b->h > 2, room = b->h - 2 - into;
+    int n = view_save_prompt(b->w, lines, room < 8 ? (room > 1 ? room : 1) : 8);
     for (int k = 0; k < n; k++)
-        key_row(b, b->h - n + k, lines[k]);
-    int y = b->h - n - 1;
-    if (v->save_dir[0] && y > 0) {
+        key_row(b, b->h - n - into + k, lines[k]);
+    int y = b->h - 1;
+    if (into) {
         char fitted[sizeof v->save_dir];
         int x = key_row(b, y, " into ");
         vb_put(b, x, y, VA_KEY, view_fit_path(v->save_dir, b->w - x - 1, fitted, sizeof fitted));

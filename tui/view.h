@@ -47,6 +47,7 @@ struct view_status {          /* what the main loop tells the view about the out
     const char *gaps;          /* the source went away and came back: how often, how long, why; "" never */
     int rate_of;               /* enum view_rate: what `rate` measures */
     bool elf_changed;          /* the ELF changed on disk since it was read (elf_warning says how) */
+    const char *ended;         /* the source ended: why, when and what was counted (the diagnostics page); "" or NULL while it runs */
 };
 /* A stream's samples/s is the firmware's rate; a file's is how fast the host reads it, and once it is
  * read there is none. */
@@ -100,6 +101,7 @@ struct view {
     uint32_t disasm_lo, disasm_n;
     const char *source_dir;    /* --source-dir */
     bool annotate;             /* key a in the drill-down: instructions under their source lines */
+    int annot_depth;           /* the drill-down's depth where key a turned it on: Esc there goes back to lines */
     struct annot_row *annot;
     int annot_n;
     char search[64];           /* the drill-down's search (/ there; n, N repeat it) */

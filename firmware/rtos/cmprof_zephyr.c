@@ -66,7 +66,10 @@ _Static_assert(offsetof(struct z_kernel, cpus[0].current) == CMPROF_ZEPHYR_CURRE
  * sent). Bounded whatever the thread count, the churn or the names (cmprof.h gives the worst cases). */
 static void name_thread(struct k_thread *thread, bool created)
 {
-    cmprof_stream_task_new(thread, thread->name, created ? "idle" : NULL);
+    if (created)
+        cmprof_stream_task_new(thread, thread->name, "idle");
+    else /* a rename: the hooks' code built for it (no idle name to look at) */
+        cmprof_stream_task_later(thread, thread->name);
 }
 
 static void forget_thread(struct k_thread *thread)
