@@ -746,6 +746,9 @@ def slow_server_checks(pcs):
           r.returncode == 0 and re.search(r"^halting: [0-9.]+ halts/s, .*the server took up to 6\d\d ms", out, re.M) and
           re.search(r"^warning: the GDB server limits the samples: a halt takes 6\d\d ms .*about 0\.1[67] halts/s at "
                     r"the default pace", out, re.M), "exit %s, %s" % (r.returncode, out.strip().splitlines()[-4:]))
+    check("... and stderr says it too, where a CI log is read (the table is the report's)",
+          re.search(r"^cmprof-top: warning: the GDB server limits the samples: a halt takes 6\d\d ms", r.stderr, re.M),
+          r.stderr.strip())
     srv = FakeServer(pcs, stop_delay=0.06)
     code, j, err = sample(srv, "--rate", "50", "--duration", "2")
     detail = j.get("source_detail", "")
