@@ -306,8 +306,8 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     next_block(d);
 }
 
-/* The source of held bytes read at a lane's alignment: the wanted one when they read as its better
- * than as nobody's (see judge_start), else nobody's. */
+/* The source of held bytes read at a lane's alignment: the wanted one when they, with the stretches
+ * judged before them, read as its better than as nobody's (see reads_as_wanted), else nobody's. */
 static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, const uint8_t *buf, size_t len)
 {
     unsigned offset = (16u - at->pos) % 16u;
@@ -316,7 +316,10 @@ static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, 
     lane_run(&d->lanes[0], buf, len, d->wanted_id, half_syncs);
     lane_start(&d->lanes[1], offset, d->wanted_id);
     lane_run(&d->lanes[1], buf, len, d->wanted_id, half_syncs);
-    return reads_as_wanted(&d->lanes[1], &d->lanes[0]) ? d->wanted_id : ID_NULL;
+    /* with the stretches before it: a full sync every few frames leaves each too short to tell alone */
+    d->unknown_clean += d->lanes[1].clean;
+    d->unknown_margin += score(&d->lanes[1]) - score(&d->lanes[0]);
+    return d->unknown_clean >= 32u && d->unknown_margin > 0 ? d->wanted_id : ID_NULL;
 }
 
 /* Frames aligned, but no ID change read yet: the held block's source is judged at the alignment in

@@ -73,6 +73,10 @@ struct tpiu_decoder {
     size_t n_block;
     uint64_t block_at;    /* input offset of block[0] */
     struct tpiu_stats stats;
+    /* the stretches judged so far while no ID change came (between full syncs, a block at a time): the
+     * wanted source's clean ITM in them, and its score less nobody's; judged as one, not each alone */
+    uint32_t unknown_clean;
+    int64_t unknown_margin;
     struct tpiu_lane lanes[16];
     uint8_t block[TPIU_BLOCK]; /* held back until the first alignment, then kept for the checks */
 };

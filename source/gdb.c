@@ -137,6 +137,9 @@ struct gdb_sampler {
     bool announced;      /* a stop reply (or a packet that failed its checksum) before the first answer */
     bool found_halted;
     bool found_known;    /* gdb_found_before(): an earlier conversation's finding holds */
+    /* an interrupt met a halted core (a stop of its own, verified: no answer); a server may keep it and stop
+     * the next resume with it at once (OpenOCD clears its ctrl_c only when it halts a running core) */
+    bool int_kept;
     bool exited; /* the target's program ended ('W' or 'X'): nothing more to sample */
     bool refused_for_good; /* the server's answer would be the same on every connection */
     char failed[300];
@@ -339,21 +342,33 @@ static double gentle_wait(struct gdb_sampler *g)
 }
 
 /* Let the target run until the next sample is due. */
+/* How long a stop reply to an interrupt may take: twice the average halt (more than its stop reply's part),
+ * VERIFY_WAIT to VERIFY_MAX. */
+static double verify_wait(const struct gdb_sampler *g)
+{
+    double wait = 2.0 * g->halt_cost;
+    return wait < VERIFY_WAIT ? VERIFY_WAIT : wait < VERIFY_MAX ? wait : VERIFY_MAX;
+}
+
 static void resume(struct gdb_sampler *g, double now)
 {
     request(g, G_RUNNING, "c", now);
     g->resumed_at = now;
     if (g->rate == 0) {
         g->next_halt = now + gentle_wait(g); /* random already */
-        return;
+    } else {
+        double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
+        /* a random interval, never the same one: a fixed one aliases with the program's loops. With
+         * --rate it runs from the last halt, so the round trips do not slow the rate asked for. */
+        double from = g->rate > 0 && g->halt_sent > 0 ? g->halt_sent : now;
+        g->next_halt = from + 2.0 * mean * uniform(g);
+        if (g->next_halt < now)
+            g->next_halt = now;
     }
-    double mean = g->rate > 0 ? 1.0 / g->rate : MAX_WAIT_FAST / 2;
-    /* a random interval, never the same one: a fixed one aliases with the program's loops. With
-     * --rate it runs from the last halt, so the round trips do not slow the rate asked for. */
-    double from = g->rate > 0 && g->halt_sent > 0 ? g->halt_sent : now;
-    g->next_halt = from + 2.0 * mean * uniform(g);
-    if (g->next_halt < now)
-        g->next_halt = now;
+    /* a kept interrupt stops this resume at once: its stop reply is awaited before one more goes out (which
+     * would meet the core halted, be kept in turn, and every resume after would be stopped at once) */
+    if (g->int_kept && g->next_halt < now + verify_wait(g))
+        g->next_halt = now + verify_wait(g);
 }
 
 /* A sample as the firmware's dump text: a block of one with its task (its name line before it the
@@ -843,6 +858,7 @@ static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double 
         return;
     if (now - g->halt_sent > g->stats.longest_stop_s)
         g->stats.longest_stop_s = now - g->halt_sent;
+    g->int_kept = false; /* an interrupt met a running core: none is kept */
     read_pc(g, now);
 }
 
@@ -859,9 +875,13 @@ static void got_running(struct gdb_sampler *g, const char *d, size_t len, double
         return;
     g->stats.running_s += now - g->resumed_at; /* it ran until then: left out, the share said 26 % for 17 % */
     g->halt_sent = now;
+    if (g->int_kept && rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 2) { /* the kept interrupt's stop (SIGINT) */
+        g->int_kept = false;
+        read_pc(g, now);
+        return;
+    }
     awaiting(g, G_VERIFY, now);
-    double wait = 2.0 * g->halt_cost; /* the average halt: more than its stop reply's part */
-    g->deadline = now + (wait < VERIFY_WAIT ? VERIFY_WAIT : wait < VERIFY_MAX ? wait : VERIFY_MAX);
+    g->deadline = now + verify_wait(g);
     snprintf(g->what, sizeof g->what, "the interrupt (0x03) after a stop reply");
     send_raw(g, "\x03", 1);
 }
@@ -1295,11 +1315,13 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         /* interrupt: a bare 0x03, no packet; the stop reply comes back */
         g->stats.running_s += now - g->resumed_at;
         g->halt_sent = now;
+        g->int_kept = false; /* no stop came of one kept: the server keeps none */
         awaiting(g, G_HALTING, now);
         snprintf(g->what, sizeof g->what, "the interrupt (0x03)");
         send_raw(g, "\x03", 1);
     } else if (g->step == G_VERIFY && now > g->deadline) {
         g->stats.self_stops++; /* no answer to the interrupt: the core had stopped on its own */
+        g->int_kept = true;
         read_pc(g, now);
     } else if (g->step != G_RUNNING && g->step != G_FAILED && now > g->deadline) {
         no_reply(g);

@@ -310,6 +310,37 @@ static void test_one_source_joined_after_its_only_id(void)
     CHECK(log_a.count[EV_PC] == 0 && !t.stats.align.id_assumed);
 }
 
+/* The same one-source capture (its only ID change left out) from a formatter that writes a full sync
+ * every `every` frames, as a sync counter does: every frame is the source's, each stretch between two syncs
+ * is read as it, whatever the syncs' spacing. */
+static void test_one_source_with_periodic_syncs(void)
+{
+    static struct tpiu_decoder t;
+    static uint8_t s[sizeof capture + sizeof capture / 4];
+    one_source = true;
+    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray;
+    one_source = false;
+    static const unsigned spacing[] = {64, 16, 4, 2, 1};
+    for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++) {
+        size_t n = 0;
+        for (size_t f = 0; f < frames / 16; f++) {
+            if (f % spacing[k] == 0) {
+                memcpy(s + n, "\xff\xff\xff\x7f", 4);
+                n += 4;
+            }
+            memcpy(s + n, capture + 32 + 16 * f, 16);
+            n += 16;
+        }
+        run(s, n, 0, 1, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray);
+        printf("     a sync every %u frames: %zu of %zu samples\n", spacing[k], m, n_want);
+        /* (the stretches before 32 clean bytes are known are nobody's: at a sync every frame, 3 of them) */
+        CHECK(stray == 0 && m + 60 >= n_want);
+        CHECK(split_anywhere(s, n, -1));
+    }
+}
+
 /* Long sync-less captures with bytes dropped, inserted and flipped here and there (and now and then
  * a sync or a half sync): whole or split anywhere, the same events and counters; the re-checks and
  * re-alignments run (inputs far past one block, which the decoders' fuzz test never reaches). */
@@ -356,6 +387,7 @@ int main(void)
     RUN_TEST(test_garbage_between_frames);
     RUN_TEST(test_forced_offset);
     RUN_TEST(test_one_source_joined_after_its_only_id);
+    RUN_TEST(test_one_source_with_periodic_syncs);
     RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);
