@@ -24,9 +24,10 @@
 #                         halting ones, then the tests
 #   main                  the scenarios counted by instruction (-icount: the same whatever CPU they
 #                         get) on both cores, then every other CPU-bound check: nice 10
-#   live_view_lane(_asan) the live view in tmux on fixed captures
-#   servers_lane(_asan), field_lane(_asan)   tests that mostly wait on sockets, pipes and timeouts
-#   resolve_lane          --resolve against addr2line: CPU-bound, nice 10
+#   live_view_lane(_asan), live_view_sizes_lane   the live view in tmux on fixed captures
+#   servers_lane(_asan), trace_servers_lane(_asan), field_lane(_asan)   tests that mostly wait on
+#                         sockets, pipes and timeouts (the gdb checks apart from OpenOCD's and RTT's)
+#   resolve_lane, resolve_order_lane   --resolve against addr2line: CPU-bound, nice 10
 # (the last three kinds start once the instruction-count scenarios ran)
 # A test's plain and ASan runs write to directories of their own (tests/harness.py's scratch), so
 # they run in lanes side by side. The main lane runs one process at a time after the scenarios: the
@@ -285,6 +286,11 @@ live_view_lane() {
     step "tui: --diff live" python3 tests/test_tui.py diff
 }
 start_lane live_view_lane
+live_view_sizes_lane() {  # test_tui's checks at two sizes each, beside the rest (its own tmux server)
+    echo "== live view on captures (tmux), at two sizes"
+    step "tui: on captures, at two sizes" python3 tests/test_tui.py captures_sizes
+}
+start_lane live_view_sizes_lane
 live_view_asan_lane() {
     echo "== live view on captures (tmux), ASan"
     step "live view: issue 35 fixes (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_live_view.py
@@ -296,19 +302,27 @@ start_lane live_view_asan_lane
 servers_lane() {
     echo "== gdb and openocd sources"
     step "gdb server source" python3 tests/test_gdb.py --no-qemu
+}
+start_lane servers_lane
+trace_servers_lane() {  # beside the gdb checks: each waits on its own sockets
+    echo "== openocd and rtt sources"
     step "openocd source" python3 tests/test_openocd.py
     wait_for scenarios.rtt  # its capture
     step "rtt: source against scripted GDB and OpenOCD servers" python3 tests/test_rtt.py --no-qemu
 }
-start_lane servers_lane
+start_lane trace_servers_lane
 servers_asan_lane() {
     echo "== gdb and openocd sources, ASan"
     step "gdb server source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_gdb.py --no-qemu
+}
+start_lane servers_asan_lane
+trace_servers_asan_lane() {
+    echo "== openocd and rtt sources, ASan"
     step "openocd source (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_openocd.py
     wait_for scenarios.rtt
     step "rtt: source against scripted servers (asan)" env CMPROF_TOOL=build/asan/cmprof-top python3 tests/test_rtt.py --no-qemu
 }
-start_lane servers_asan_lane
+start_lane trace_servers_asan_lane
 
 field_lane() {
     echo "== field hardening, format detection"
@@ -332,9 +346,14 @@ resolve_lane() {
     echo "== --resolve"
     wait_for unit.built
     step "resolve parity" python3 tests/resolve_parity.py
-    step "resolve order" python3 tests/resolve_order.py
 }
 start_lane resolve_lane
+resolve_order_lane() {
+    renice -n 10 -p "$BASHPID" >/dev/null
+    echo "== --resolve, order"
+    step "resolve order" python3 tests/resolve_order.py
+}
+start_lane resolve_order_lane
 
 # The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
 # the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.

@@ -1619,6 +1619,11 @@ def captures():
     tcp_gap_test()
     gdb_end_test()
     pty_gone_test()
+
+
+def captures_sizes():
+    """More checks on fixed captures, at two terminal sizes each: a group of its own, so that
+    tests/run.sh runs it in a lane beside captures' (each process has its own tmux server)."""
     for w, h in ((80, 24), (200, 60)):
         late_attach_test(w, h)
         section_graph_test(w, h)
@@ -1642,7 +1647,7 @@ def diff():
         diff_test(w, h)
 
 
-GROUPS = {"captures": captures, "qemu": qemu, "diff": diff}
+GROUPS = {"captures": captures, "captures_sizes": captures_sizes, "qemu": qemu, "diff": diff}
 
 
 def run_all():
