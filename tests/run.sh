@@ -27,7 +27,7 @@
 #   live_view_lane(_asan), live_view_sizes_lane   the live view in tmux on fixed captures
 #   servers_lane(_asan), trace_servers_lane(_asan), field_lane(_asan)   tests that mostly wait on
 #                         sockets, pipes and timeouts (the gdb checks apart from OpenOCD's and RTT's)
-#   resolve_lane, resolve_order_lane   --resolve against addr2line: CPU-bound, nice 10
+#   resolve_lane          --resolve against addr2line: CPU-bound, nice 10
 # (the last three kinds start once the instruction-count scenarios ran)
 # A test's plain and ASan runs write to directories of their own (tests/harness.py's scratch), so
 # they run in lanes side by side. The main lane runs one process at a time after the scenarios: the
@@ -346,14 +346,9 @@ resolve_lane() {
     echo "== --resolve"
     wait_for unit.built
     step "resolve parity" python3 tests/resolve_parity.py
-}
-start_lane resolve_lane
-resolve_order_lane() {
-    renice -n 10 -p "$BASHPID" >/dev/null
-    echo "== --resolve, order"
     step "resolve order" python3 tests/resolve_order.py
 }
-start_lane resolve_order_lane
+start_lane resolve_lane
 
 # The main lane from here: work for the CPU, none of it timed, one process at a time. It yields to
 # the lanes, whose tests wait on screens, sockets and timeouts and must get the CPU when they wake.

@@ -1601,10 +1601,6 @@ def captures():
     cut_warning_test()
     for w, h in ((80, 24), (200, 60)):
         no_stacks_note_test(w, h)
-    for w, h in ((80, 24), (200, 60)):
-        replay_tests(w, h)
-    for w, h in ((80, 24), (200, 60)):
-        inline_and_signal_tests(w, h)
     annotate_search_call_tests()
     fit_tests()
     resize_last_column_test()
@@ -1625,6 +1621,8 @@ def captures_sizes():
     """More checks on fixed captures, at two terminal sizes each: a group of its own, so that
     tests/run.sh runs it in a lane beside captures' (each process has its own tmux server)."""
     for w, h in ((80, 24), (200, 60)):
+        replay_tests(w, h)
+        inline_and_signal_tests(w, h)
         late_attach_test(w, h)
         section_graph_test(w, h)
         view_items_test(w, h)
