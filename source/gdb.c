@@ -32,6 +32,8 @@
 #define SLOW_HALT 0.05       /* a halt this long on average (under 2 halts/s at the default pace): the server is slow */
 #define VERIFY_WAIT 0.05     /* the least wait for the interrupt's answer after a stop reply nobody asked for */
 #define VERIFY_MAX 0.5       /* ... and the most */
+#define GDB_SIGINT 2         /* a stop reply's signal: stopped by our interrupt */
+#define GDB_SIGTRAP 5        /* ... by a breakpoint, or halted (what '?' says of a halted target) */
 #define SHORT_WAIT 0.002     /* waits shorter than this are slept in gdb_step(), not polled */
 #define ANNEXES 8
 #define DHCSR_EVERY 1.0      /* seconds between reads of the core's reset flag (DHCSR.S_RESET_ST) */
@@ -291,12 +293,18 @@ static void request(struct gdb_sampler *g, enum step next, const char *payload, 
     send_raw(g, g->last, n);
 }
 
+/* While a marker's answer is awaited: whether d is the answer taken after our '-' again (the resend). */
+static bool is_resend(const struct gdb_sampler *g, const char *d, size_t len)
+{
+    return (g->step == G_SYNC || g->step == G_SYNC_STOP) && len == g->dup_len && fnv1a(d, len) == g->dup_hash;
+}
+
 /* The marker's answer is anything but the answer a resend would repeat: the server is in step again,
  * and the request that waited goes out (a resume's running starts only now). */
 static void got_sync(struct gdb_sampler *g, const char *d, size_t len, double now)
 {
-    if (len == g->dup_len && fnv1a(d, len) == g->dup_hash)
-        return; /* the resend: dropped */
+    if (is_resend(g, d, len))
+        return; /* dropped */
     if (g->sync_due) { /* this answer was asked for again too: one more marker, the request still held */
         send_marker(g, now);
         return;
@@ -560,6 +568,12 @@ static bool is_stop_reply(const char *d)
     return (d[0] == 'S' || d[0] == 'T') && hex2(d + 1);
 }
 
+/* The two hex digits after a stop or exit reply's letter: its signal, or the exit status. */
+static int reply_code(const char *d)
+{
+    return rsp_hex(d[1]) << 4 | rsp_hex(d[2]);
+}
+
 /* "W00", "X09": the target's program exited, or was killed by a signal. */
 static bool is_exit(const char *d)
 {
@@ -778,6 +792,14 @@ static void got_xml(struct gdb_sampler *g, const char *d, size_t len, double now
     request(g, G_QUERY, "?", now);
 }
 
+/* The PC's register asked for (its number from the target description, else r15), its answer taken at next. */
+static void request_pc(struct gdb_sampler *g, enum step next, double now)
+{
+    char m[40];
+    snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
+    request(g, next, m, now);
+}
+
 /* Whether the target was halted before we came, which only QEMU's gdbstub tells: it stops a running
  * guest when a client connects and says so with a stop reply before any request, and says nothing
  * of one that was halted already (-S, or a client before us that stopped it and left). Many servers
@@ -792,7 +814,7 @@ static void got_query(struct gdb_sampler *g, const char *d, size_t len, double n
     (void)len;
     if (!stopped(g, d, "unexpected answer to '?': ", ""))
         return;
-    if (!g->found_known && !g->probe && !g->announced && rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 5) {
+    if (!g->found_known && !g->probe && !g->announced && reply_code(d) == GDB_SIGTRAP) {
         request(g, G_QEMU, "qqemu.sstepbits", now);
         return;
     }
@@ -813,9 +835,7 @@ static void got_vectors(struct gdb_sampler *g, const char *d, size_t len, double
     if (hex_le32(d, len, &v[0]) && hex_le32(d + 8, len - 8, &v[1]) && (v[1] & 1u) && v[1] > 1u)
         g->reset_entry = v[1] & ~1u; /* Thumb code: the address has bit 0 set */
     if (g->found_halted && !g->found_known) {
-        char m[40];
-        snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
-        request(g, G_FOUND_PC, m, now);
+        request_pc(g, G_FOUND_PC, now);
         return;
     }
     resume(g, now);
@@ -845,9 +865,14 @@ static void got_found_pc(struct gdb_sampler *g, const char *d, size_t len, doubl
 /* The core is halted: read its PC. */
 static void read_pc(struct gdb_sampler *g, double now)
 {
-    char m[40];
-    snprintf(m, sizeof m, "p%x", g->pc_regnum >= 0 ? g->pc_regnum : 15);
-    request(g, G_READING, m, now);
+    request_pc(g, G_READING, now);
+}
+
+/* Our interrupt's stop reply came: the longest wait for one is a figure of the run. */
+static void stop_answered(struct gdb_sampler *g, double now)
+{
+    if (now - g->halt_sent > g->stats.longest_stop_s)
+        g->stats.longest_stop_s = now - g->halt_sent;
 }
 
 /* The core stopped: read its PC. */
@@ -856,8 +881,7 @@ static void got_halted(struct gdb_sampler *g, const char *d, size_t len, double 
     (void)len;
     if (!stopped(g, d, "unexpected answer to the interrupt: ", ""))
         return;
-    if (now - g->halt_sent > g->stats.longest_stop_s)
-        g->stats.longest_stop_s = now - g->halt_sent;
+    stop_answered(g, now);
     g->int_kept = false; /* an interrupt met a running core: none is kept */
     read_pc(g, now);
 }
@@ -875,7 +899,7 @@ static void got_running(struct gdb_sampler *g, const char *d, size_t len, double
         return;
     g->stats.running_s += now - g->resumed_at; /* it ran until then: left out, the share said 26 % for 17 % */
     g->halt_sent = now;
-    if (g->int_kept && rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 2) { /* the kept interrupt's stop (SIGINT) */
+    if (g->int_kept && reply_code(d) == GDB_SIGINT) { /* the kept interrupt's stop */
         g->int_kept = false;
         read_pc(g, now);
         return;
@@ -892,11 +916,11 @@ static void got_verify(struct gdb_sampler *g, const char *d, size_t len, double 
     (void)len;
     if (!stopped(g, d, "unexpected answer to the interrupt: ", ""))
         return;
-    bool by_us = rsp_hex(d[1]) == 0 && rsp_hex(d[2]) == 2;
+    bool by_us = reply_code(d) == GDB_SIGINT;
     g->stats.false_stops += by_us;
     g->stats.self_stops += !by_us;
-    if (by_us && now - g->halt_sent > g->stats.longest_stop_s)
-        g->stats.longest_stop_s = now - g->halt_sent;
+    if (by_us)
+        stop_answered(g, now);
     read_pc(g, now);
 }
 
@@ -1063,8 +1087,8 @@ static bool wants_stop(enum step step)
 static void target_exited(struct gdb_sampler *g, const char *d)
 {
     char m[80];
-    int code = rsp_hex(d[1]) << 4 | rsp_hex(d[2]);
-    snprintf(m, sizeof m, "the target %s %d", d[0] == 'W' ? "exited with status" : "was killed by signal", code);
+    snprintf(m, sizeof m, "the target %s %d", d[0] == 'W' ? "exited with status" : "was killed by signal",
+             reply_code(d));
     fail(g, m);
     g->exited = true;
 }
@@ -1089,8 +1113,7 @@ static void on_packet(void *ctx, const char *d, size_t len)
         g->stats.unsolicited++;
         return;
     }
-    bool resent = (g->step == G_SYNC || g->step == G_SYNC_STOP) && len == g->dup_len && fnv1a(d, len) == g->dup_hash;
-    if (g->nak_sent && g->step != G_FAILED && !resent) {
+    if (g->nak_sent && g->step != G_FAILED && !is_resend(g, d, len)) {
         /* the answer taken after a '-' (a marker's too): a resend of it may follow (see sync_due) */
         g->nak_sent = false;
         g->sync_due = true;
