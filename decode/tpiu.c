@@ -225,11 +225,18 @@ static unsigned judge(struct tpiu_lane lanes[16], const uint8_t *buf, size_t len
     return best;
 }
 
-/* Whether a lane that read the bytes before the first ID change as the wanted source's reads
- * better than one that read them as nobody's: clean ITM, more of it than faults cost. */
+/* Whether bytes before the first ID change read as the wanted source's: clean ITM bytes read so (clean),
+ * and that reading's score over reading them as nobody's (margin): enough of it, more than faults cost. */
+static bool wanted_wins(uint64_t clean, int64_t margin)
+{
+    return clean >= 32u && margin > 0;
+}
+
+/* wanted_wins for a lane read with the wanted source before the first ID change, against one read with
+ * nobody's. */
 static bool reads_as_wanted(const struct tpiu_lane *wanted, const struct tpiu_lane *nobody)
 {
-    return wanted->clean >= 32u && score(wanted) > score(nobody);
+    return wanted_wins(wanted->clean, score(wanted) - score(nobody));
 }
 
 /* judge, twice: with nobody's bytes before the first ID change, then with the wanted source's
@@ -319,7 +326,7 @@ static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, 
     /* with the stretches before it: a full sync every few frames leaves each too short to tell alone */
     d->unknown_clean += d->lanes[1].clean;
     d->unknown_margin += score(&d->lanes[1]) - score(&d->lanes[0]);
-    return d->unknown_clean >= 32u && d->unknown_margin > 0 ? d->wanted_id : ID_NULL;
+    return wanted_wins(d->unknown_clean, d->unknown_margin) ? d->wanted_id : ID_NULL;
 }
 
 /* Frames aligned, but no ID change read yet: the held block's source is judged at the alignment in
