@@ -486,6 +486,14 @@ static bool trace_read(const struct ingest *in)
     return synced && i->packets > i->syncs;
 }
 
+/* ITM bytes skipped looking for a sync that are lost: all of them, or once the stream was read those
+ * after its first sync (the ones before it are joining's: trace_joined). */
+static uint64_t hunted_lost(const struct ingest *in)
+{
+    const struct itm_stats *i = &in->itm.stats;
+    return i->hunted - (trace_read(in) ? i->hunted_before_sync : 0);
+}
+
 /* The bytes of a trace stream before it could be read, once it was (noise before it apart). */
 static uint64_t trace_joined(const struct ingest *in)
 {
@@ -732,13 +740,12 @@ void ingest_finish(struct ingest *in)
 
 uint64_t ingest_unread(const struct ingest *in, uint64_t *total)
 {
-    const struct itm_stats *i = &in->itm.stats;
     *total = in->bytes;
     if (prof_total(whole(in)) <= 0) /* (no sample at all: "no samples" says what the bytes were) */
         return 0;
     if (in->format != DETECT_ITM && in->format != DETECT_TPIU && in->format != DETECT_ORBFLOW)
         return 0;
-    return in->noise + i->hunted - (trace_read(in) ? i->hunted_before_sync : 0);
+    return in->noise + hunted_lost(in);
 }
 
 uint64_t ingest_ended_inside(const struct ingest *in, const char **what, uint64_t *offset)
@@ -883,7 +890,7 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          in->format == DETECT_ITM && in->tpiu.stats.frames == 0 && !misread_ ? " (TPIU frames read as ITM? try -f tpiu)"
                                                                               : "");
     loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
-    uint64_t hunted = i->hunted - (trace_ok ? i->hunted_before_sync : 0); /* (those before the first: joining's) */
+    uint64_t hunted = hunted_lost(in);
     loss(&l, hunted, "%llu bytes skipped looking for ITM sync%s", (unsigned long long)hunted,
          trace_ok ? " (after a packet that did not decode)" : "");
     const struct tpiu_stats *f = &in->tpiu.stats;
