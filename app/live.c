@@ -368,10 +368,8 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         batch_cut_warning(o->batch.source, in, stderr);
     if (o->stack_depth > 0 && total > 0 && !prof_has_stacks(prof))
         fprintf(stderr, "cmprof-top: no call stacks: the server would not read the registers ('g')\n");
-    for (const char *c = e->halting ? strstr(e->detail, "; ") : NULL; c; c = strstr(c + 2, "; ")) {
-        const char *next = strstr(c + 2, "; "); /* the halting source's advice (a slow server), where CI reads */
-        fprintf(stderr, "cmprof-top: warning: %.*s\n", (int)(next ? next - (c + 2) : (ptrdiff_t)strlen(c + 2)), c + 2);
-    }
+    if (e->halting) /* its advice (a slow server) where CI reads too */
+        report_source_advice(stderr, e->detail, "cmprof-top: ");
     bo.halting = e->halting;
     bo.halt_rate = e->halt_rate;
     bo.halted_share = e->halted_share;

@@ -95,5 +95,8 @@ int report_regressions(const struct report_options *o, struct prof *p, double pe
 /* --diff: the share (0..1) of this report's samples in rows the baseline has too (*now), and of the
  * baseline's in rows this report has (*then). Both small: the baseline is of another program. */
 void report_baseline_overlap(const struct report_options *o, struct prof *p, double *now, double *then);
+/* A halting source's advice: the clauses after the figures in its detail ("figures; advice; advice"),
+ * one "PREFIXwarning: CLAUSE" line each (prefix "" in the table, "cmprof-top: " on stderr). */
+void report_source_advice(FILE *out, const char *detail, const char *prefix);
 
 #endif

@@ -97,6 +97,14 @@ static void sections(const struct prof *p, FILE *out)
     }
 }
 
+void report_source_advice(FILE *out, const char *detail, const char *prefix)
+{
+    for (const char *c = strstr(detail, "; "); c; c = strstr(c + 2, "; ")) {
+        const char *next = strstr(c + 2, "; ");
+        fprintf(out, "%swarning: %.*s\n", prefix, (int)(next ? next - (c + 2) : (ptrdiff_t)strlen(c + 2)), c + 2);
+    }
+}
+
 /* What the source, the firmware and the decoders said about the run. */
 static void footer(const struct report_data *d, FILE *out)
 {
@@ -111,10 +119,7 @@ static void footer(const struct report_data *d, FILE *out)
         if (most && most < end) /* the longest halt, and how long the server took to stop the core */
             fprintf(out, ", %.*s", (int)(end - most - 2), most + 2);
         fputc('\n', out);
-        for (const char *c = semi; c; c = strstr(c + 2, "; ")) {
-            const char *next = strstr(c + 2, "; ");
-            fprintf(out, "warning: %.*s\n", (int)(next ? next - (c + 2) : (ptrdiff_t)strlen(c + 2)), c + 2);
-        }
+        report_source_advice(out, det, "");
     } else if (o->source_detail && *o->source_detail) {
         fprintf(out, "source: %s\n", o->source_detail);
     }
