@@ -238,12 +238,16 @@ def suspend_cycles(pid, tries, target_running, back, live=None, marker="hot_a"):
         took = time.monotonic() - t0
         time.sleep(0.3)  # stopped a while: the target must run all of it
         running = stopped and proc_state(pid) == "T" and target_running()
-        released = not live or b"\x1b[?1049l" in live.out[mark:]  # the terminal's own screen back
+        # the terminal's own screen back (written before the stop; the reader thread may lag behind)
+        released = not live or wait_until(lambda: b"\x1b[?1049l" in live.out[mark:], 2)
+        got = live.out[mark:] if live else b""
         mark = len(live.out) if live else 0
         os.kill(pid, signal.SIGCONT)
         going = back()
         repainted = not live or wait_until(lambda: marker.encode() in live.out[mark:], 5)
-        results.append((stopped, running, going, released and repainted, took))
+        seen = "" if released and repainted else "released %s (%r), repainted %s (%r)" % (
+            released, got[-120:], repainted, live.out[mark:][:400])
+        results.append((stopped, running, going, released and repainted, took, seen))
     return results
 
 
@@ -291,7 +295,7 @@ def job_control_tests():
                   mode, tries, EXIT_WITHIN, ", the terminal released and the view repainted" if live else ""),
               started and all(all(r[:4]) for r in res) and code == 143,
               "started %s, (stopped, running, going on, view) %s, exit %s, connections %d, log %s" % (
-                  started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, stub.conns, stub.log[-4:]))
+                  started, [r[:4] + ("%.2f s" % r[4],) + ((r[5],) if r[5] else ()) for r in res], code, stub.conns, stub.log[-4:]))
 
     burst = [pc_of("hot_a") + 4] * 30 + [0xFFFFFFFF] * 2
     for mode in ("batch", "live"):
@@ -324,12 +328,12 @@ def job_control_tests():
               "again after SIGCONT; SIGTERM exits 143 with DEMCR as found" % (mode, EXIT_WITHIN),
               started and all(all(r[:4]) for r in res) and code == 143 and target.mem[test_openocd.DEMCR] == 0,
               "started %s, (stopped, restored, going on, view) %s, exit %s, DEMCR %#x, connections %d" % (
-                  started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, target.mem[test_openocd.DEMCR],
+                  started, [r[:4] + ("%.2f s" % r[4],) + ((r[5],) if r[5] else ()) for r in res], code, target.mem[test_openocd.DEMCR],
                   srv.conns))
 
 
 class Monitor:
-    """QEMU's human monitor on a TCP port: the VM's run state."""
+    """QEMU's human monitor on a TCP port: the VM's run state ("paused": halted by a debugger)."""
 
     def __init__(self, port):
         self.sock = None
@@ -393,7 +397,7 @@ def qemu_job_control_tests():
                   started and all(all(r[:4]) for r in res) and code == 143 and end == "running" and
                   (live or j.get("total", 0) > 0),
                   "sampling %s, (stopped, running, going on, view) %s, exit %s after %.2f s, VM %s, total %s, %s" % (
-                      started, [r[:4] + ("%.2f s" % r[4],) for r in res], code, took, end, j.get("total"),
+                      started, [r[:4] + ("%.2f s" % r[4],) + ((r[5],) if r[5] else ()) for r in res], code, took, end, j.get("total"),
                       err.strip()[-200:]))
         finally:
             q.kill()

@@ -107,6 +107,18 @@ static void test_device_source_short(void)
     CHECK(strstr(t, "cmprof-top  pts/2 115200 8N1  [reconnecting") != NULL);
 }
 
+/* A connected state's figures give way to the source's name, clause by clause: at 100 columns the
+ * name of what is profiled went once "at most ... at once" joined the state. */
+static void test_source_kept_beside_long_state(void)
+{
+    setup();
+    v.st.source = "gdb:127.0.0.1:36055";
+    v.st.state = "connected, 1714 halts/s, core halted 40.9 %, at most 4.60 ms at once";
+    CHECK(strstr(render(&v, 100, 24), "cmprof-top  gdb:127.0.0.1:36055  [connected, 1714 halts/s, core halted 40.9 %]  fw.elf"));
+    CHECK(strstr(render(&v, 200, 24), "gdb:127.0.0.1:36055  [connected, 1714 halts/s, core halted 40.9 %, at most 4.60 ms at once]"));
+    CHECK(strstr(render(&v, 60, 24), "cmprof-top  gdb:127.0.0.1:36055  [connected, 1714 halts/s]"));
+}
+
 static void test_top_view(void)
 {
     setup();
@@ -1324,6 +1336,7 @@ static void test_bar_keys_bound_and_help_lists_formats(void)
 int main(void)
 {
     RUN_TEST(test_device_source_short);
+    RUN_TEST(test_source_kept_beside_long_state);
     RUN_TEST(test_top_view);
     RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_reset_counters_and_nominal_rate);
