@@ -77,15 +77,17 @@ HOT = ("hot_a", "hot_b", "hot_c")  # the NOP_LOOP functions of the halting scena
 
 
 def scenario(name, app, core="m4", opt="-Os", cflags=(), align16=False, lib=True, gdb=False, gdb_args=(),
-             even=(), icount=True, rtt=False, strip=(), **defs):
+             even=(), icount=True, rtt=False, strip=(), floor=None, **defs):
     """lib=False: no cmprof code linked in. gdb=True: sampled by cmprof-top through QEMU's gdbstub,
     with gdb_args added to its command line. even: loops whose bodies must draw even halts (see
     uneven_loops); the run is made again when they do not. rtt=True: the stream goes over RTT
     (firmware/cmprof_rtt.c), read by cmprof-top's rtt: source through QEMU's gdbstub. strip: sections
-    removed from the linked ELF (.debug_frame: an image whose only unwind tables are .ARM.exidx)."""
+    removed from the linked ELF (.debug_frame: an image whose only unwind tables are .ARM.exidx).
+    floor: (function, n): a halting run with n samples or fewer in the function (its JSON report's
+    row) is made again, as an uneven one is: its checks need that many to tell a wrong answer."""
     return {"name": name, "app": app, "core": core, "opt": opt, "cflags": list(cflags), "align16": align16,
             "lib": lib, "gdb": gdb, "gdb_args": list(gdb_args), "even": list(even), "icount": icount, "rtt": rtt,
-            "strip": list(strip), "defs": defs}
+            "strip": list(strip), "floor": floor, "defs": defs}
 
 
 def all_scenarios():
@@ -230,7 +232,9 @@ def all_scenarios():
     s.append(scenario("gdb_loops", "plain", lib=False, gdb=True, PASSES=2000, SCALE=100, even=HOT,
                       gdb_args=("-o", "json", "--record", "{out}/gdb.rec")))
     # ... and call stacks: one function, two callers (70/30), walked with .debug_frame while halted
-    s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=900, SCALE=100,
+    # (floor: the halts per guest instruction fall when other programs hold the CPUs, as cmprof-top
+    # waits longer to be run after each reply while QEMU runs on; a CI run made 909 samples in work())
+    s.append(scenario("gdb_callers", "callers", lib=False, gdb=True, ROUNDS=900, SCALE=100, floor=("work", 1000),
                       gdb_args=("-o", "json", "--stack-depth", "16", "--record", "{out}/gdb.rec")))
     # ... and per task: the scheduler's current_task read while halted, names from the TCBs
     task_args = ("--stack-depth", "0", "--task-var", "current_task", "--task-name-offset", "4", "-o", "folded",
@@ -1222,10 +1226,29 @@ def control_holds(attempt):
     return not any(loop_uneven(fig) for fig in attempt.values())
 
 
+def samples_in(name, function):
+    """The samples a halting scenario's JSON report (gdb.out) gives one function's row."""
+    with open(os.path.join(BUILD, name, "gdb.out")) as fp:
+        rows = json.load(fp).get("rows", [])
+    return next((row.get("samples", 0) for row in rows if row.get("name") == function), 0)
+
+
 def run_halting(name, cmd, elf, uart, extra):
     """Runs a halting scenario; when its loops' halts show that QEMU's host time was not even per
     instruction (uneven_loops), runs it again, up to HALTING_ATTEMPTS times in all. control.json
-    keeps every attempt's figures for the check and the report."""
+    keeps every attempt's figures for the check and the report. A scenario with a floor of samples
+    is run again while it falls short (attempts.json: the samples of each attempt)."""
+    floor = SCENARIOS[name]["floor"]
+    if floor:
+        got = []
+        for _ in range(HALTING_ATTEMPTS):
+            run_halting_once(name, cmd, elf, uart, extra)
+            got.append(samples_in(name, floor[0]))
+            with open(os.path.join(os.path.dirname(elf), "attempts.json"), "w") as fp:
+                json.dump(got, fp)
+            if got[-1] > floor[1]:
+                break
+        return name
     if not SCENARIOS[name]["even"]:
         return run_halting_once(name, cmd, elf, uart, extra)
     attempts = []

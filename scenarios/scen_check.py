@@ -799,11 +799,14 @@ def gdb_callers(c):
     via = {k: stacks.get("Reset_Handler;main;%s;work" % k, 0) for k in truth}
     n_work = sum(v for st, v in stacks.items() if st.endswith(";work"))
     fz = {k: abs(via[k] / n_work - truth[k]) / sd(k, n_work) if n_work else 99 for k in truth}
-    c.check("gdb_callers: the folded stacks hold work() under its real callers, each within 3 sigma of its "
-            "weight, and every work() sample has a caller", n_work > 1000 and max(fz.values()) <= Z and
-            sum(via.values()) == n_work,
-            "%s of %d work() stacks; %s" % (", ".join("%s %d (%.2f sigma)" % (k, via[k], fz[k]) for k in truth),
-                                            n_work, "; ".join("%s %d" % kv for kv in stacks.most_common(4))))
+    floor = scen.SCENARIOS["gdb_callers"]["floor"][1]  # (a run short of it was made again: attempts.json)
+    attempts = json.load(open(os.path.join(scen.BUILD, "gdb_callers", "attempts.json")))
+    c.check("gdb_callers: the folded stacks hold more than %d work() samples, under its real callers, each within "
+            "3 sigma of its weight, and every work() sample has a caller" % floor,
+            n_work > floor and max(fz.values()) <= Z and sum(via.values()) == n_work,
+            "%s of %d work() stacks (runs made: %s); %s" % (
+                ", ".join("%s %d (%.2f sigma)" % (k, via[k], fz[k]) for k in truth), n_work,
+                " then ".join(str(x) for x in attempts), "; ".join("%s %d" % kv for kv in stacks.most_common(4))))
     h = j.get("halting", {})
     c.out("## 10c. Call stacks through a GDB server (`gdb_callers`)", "",
           "work() is called 7 times a round by caller_a and 3 times by caller_b, with no cmprof code in the "
@@ -823,7 +826,10 @@ def gdb_callers(c):
                                                    x.get("hi95", 0)))
     c.out("", "%d samples; %.0f halts/s; the core was halted %.1f %% of the time (three round trips a sample: "
           "interrupt and PC, registers, stack)." % (j.get("total", 0), h.get("rate", 0), h.get("halted_percent", 0)),
-          "")
+          "", "The halts per guest instruction fall when other programs hold the CPUs (cmprof-top waits to "
+          "be run after each reply while QEMU runs on; a CI run made 909 samples in work()): a run with "
+          "%d or fewer there is made again, up to %d times. Samples in work() in the runs made: %s." % (
+              floor, scen.HALTING_ATTEMPTS, ", ".join(str(x) for x in attempts)), "")
 
 
 def task_samples(name):
