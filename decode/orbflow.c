@@ -66,8 +66,10 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
         const uint8_t *z = memchr(p, FRAME_DELIMITER, (size_t)(end - p));
         size_t n = (size_t)((z ? z : end) - p);
         if (!d->synced) {
-            d->stats.unsynced += n; /* (the delimiter that ends them is the frames' start, not skipped) */
+            if (!d->rejoined)
+                d->stats.unsynced += n; /* (the delimiter that ends them is the frames' start, not skipped) */
             d->synced = z != NULL;
+            d->rejoined = d->rejoined && !z;
         } else if (!d->overflow && d->len + n <= ORBFLOW_MAX) {
             memcpy(d->frame + d->len, p, n);
             d->len += n;
@@ -84,6 +86,14 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
         d->overflow = false;
         p = z + 1;
     }
+}
+
+void orbflow_rejoin(struct orbflow_decoder *d)
+{
+    d->synced = false;
+    d->rejoined = true;
+    d->len = 0;
+    d->overflow = false;
 }
 
 void orbflow_walk(const uint8_t *buf, size_t len, void (*each)(void *ctx, size_t at, size_t n, bool good),

@@ -28,12 +28,16 @@ struct orbflow_decoder {
     uint8_t frame[ORBFLOW_MAX];
     size_t len;
     bool synced, overflow;
+    bool rejoined; /* after a gap: the bytes up to the next delimiter are the gap's, not counted */
     uint8_t wanted_tag;
     struct orbflow_stats stats;
 };
 
 void orbflow_init(struct orbflow_decoder *d, uint8_t wanted_tag);
 void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
+/* The input resumes after a gap (a source that went away and came back): the frame in progress is
+ * dropped with the gap, and frames begin again at the next delimiter. */
+void orbflow_rejoin(struct orbflow_decoder *d);
 /* Whether buf looks like orbflow: at least three frames with good COBS and sums, and no bad ones. */
 bool orbflow_detect(const uint8_t *buf, size_t len);
 /* Whether buf may still be the start of orbflow: no more bad frames than good ones (there may be

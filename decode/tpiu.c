@@ -289,6 +289,15 @@ static void next_block(struct tpiu_decoder *d)
     d->cur.clean = d->cur.faults = 0;
 }
 
+/* Aligned again after a gap: the report keeps the first alignment. */
+static void aligned_again(struct tpiu_decoder *d)
+{
+    if (!d->rejoined)
+        return;
+    d->rejoined = false;
+    d->stats.align = d->first;
+}
+
 /* No full sync in the first block (or in all of a shorter stream): the best offset aligns the
  * frames, and the block is decoded at it. */
 static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sink)
@@ -297,7 +306,8 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     size_t n = d->n_block;
     uint8_t id;
     unsigned o = judge_start(d->lanes, d->block, n, d->wanted_id, &id, &second);
-    struct tpiu_alignment *a = &d->stats.align;
+    struct tpiu_alignment again, *a = d->rejoined ? &again : &d->stats.align; /* (the first stays the report's) */
+    uint64_t unsynced = d->stats.unsynced;
     a->id_assumed = id != ID_NULL;
     a->how = TPIU_BY_CONTENT;
     a->at = d->block_at + o;
@@ -310,6 +320,9 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     lane_start(&d->cur, o, id);
     for (size_t i = 0; i < n; i++)
         decode_byte(d, d->block[i], sink);
+    if (d->rejoined) /* the frame cut by the gap is the gap's, not a decoding loss */
+        d->stats.unsynced = unsynced;
+    aligned_again(d);
     next_block(d);
 }
 
@@ -389,8 +402,12 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
         uint8_t id = start_source(d, &d->cur, d->block, before);
         lane_start(&d->cur, o, id);
         d->stats.align.id_assumed = id != ID_NULL;
+        uint64_t unsynced = d->stats.unsynced;
         for (size_t i = 0; i < before; i++)
             decode_byte(d, d->block[i], sink);
+        if (d->rejoined)
+            d->stats.unsynced = unsynced;
+        aligned_again(d);
     } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
         if (d->cur.whole)
             d->stats.realigns++;
@@ -430,6 +447,25 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         if (d->n_block == TPIU_BLOCK)
             recheck(d);
     }
+}
+
+void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (holding(d) && d->n_block)
+        release(d, sink);
+    if (d->stats.align.how == TPIU_UNALIGNED)
+        return; /* nothing came before the gap: aligned from the start as it is */
+    if (!d->rejoined)
+        d->first = d->stats.align;
+    d->rejoined = true;
+    d->stats.align.how = TPIU_UNALIGNED;
+    uint8_t id = d->cur.id_known ? d->cur.id : ID_NULL;
+    lane_start(&d->cur, 0, id);
+    d->window = 0;
+    d->n_block = 0;
+    d->block_at = d->stats.bytes;
+    d->unknown_clean = 0;
+    d->unknown_margin = 0;
 }
 
 void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)

@@ -77,6 +77,10 @@ struct tpiu_decoder {
      * wanted source's clean ITM in them, and its score less nobody's; judged as one, not each alone */
     uint32_t unknown_clean;
     int64_t unknown_margin;
+    /* after a gap (tpiu_rejoin): aligned again from what comes, and the first alignment kept for the
+     * report meanwhile */
+    bool rejoined;
+    struct tpiu_alignment first;
     struct tpiu_lane lanes[16];
     uint8_t block[TPIU_BLOCK]; /* held back until the first alignment, then kept for the checks */
 };
@@ -87,6 +91,10 @@ void tpiu_force_offset(struct tpiu_decoder *d, unsigned at);
 /* The other source IDs seen, as "2, 3" ("" when none); returns how many. */
 unsigned tpiu_other_ids(const struct tpiu_stats *st, char *buf, size_t len);
 void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink);
+/* The input resumes after a gap (a source that went away and came back): the frame in progress is
+ * cut, and the frames are aligned again from what comes (a full sync, else the next block's content),
+ * as at the start; bytes held from before the gap are decoded first, at the alignment they read best. */
+void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink);
 /* End of input: a stream shorter than TPIU_BLOCK with no full sync is aligned on what came. */
 void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink);
 /* Bytes of a frame begun and not ended (the input stopped inside it): 0 when none. */

@@ -697,8 +697,14 @@ void ingest_rejoin(struct ingest *in)
         return;
     if (in->format == DETECT_TEXT)
         text_rejoin(&in->text);
-    else if (in->format == DETECT_ITM) /* (TPIU and orbflow frames find their own alignment again) */
-        itm_rejoin(&in->itm);
+    else if (in->format == DETECT_ITM || in->format == DETECT_TPIU || in->format == DETECT_ORBFLOW) {
+        struct byte_sink bs = {tpiu_to_itm, in};
+        if (in->format == DETECT_TPIU) /* (a frame cut by the gap put the rest out of step) */
+            tpiu_rejoin(&in->tpiu, &bs);
+        else if (in->format == DETECT_ORBFLOW)
+            orbflow_rejoin(&in->orbflow);
+        itm_rejoin(&in->itm); /* (the frames' ITM, cut inside a packet too) */
+    }
 }
 
 void ingest_settle(struct ingest *in)

@@ -66,7 +66,9 @@ void ingest_feed(struct ingest *in, const uint8_t *buf, size_t len);
 /* The source came back after going away (a reconnect): a text line it was inside when it went is cut,
  * and the first line after may be the tail of one, neither a malformed line (a half line glued to the
  * next connection's first read as one that failed its check); raw ITM waits for its next sync, not a
- * bad packet ("TPIU frames read as ITM? try -f tpiu", it said). TPIU and orbflow are left as they are. */
+ * bad packet ("TPIU frames read as ITM? try -f tpiu", it said). TPIU frames are aligned again from
+ * what comes (a frame cut by the gap put the rest out of step), orbflow's begin at the next delimiter
+ * (the cut one is the gap's, not a bad frame), and their ITM waits for its next sync. */
 void ingest_rejoin(struct ingest *in);
 /* The profiles fed, the whole run's first (--samples counts against it; its symbols unwind the
  * stack evidence); the others (the live view's window) get every sample too. At most

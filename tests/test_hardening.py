@@ -579,6 +579,47 @@ def test_tcp_reset_mid_itm_packet():
           "exit %s, %r %r" % (r.returncode, losses, r.stderr.strip()[-300:]))
 
 
+def tpiu_one_source(data, source_id=1):
+    """TPIU frames of one source, its ID written once in the first frame (a formatter with ITM alone),
+    after a full sync."""
+    out, first, i = bytearray(b"\xff\xff\xff\x7f"), True, 0
+    while i < len(data):
+        frame, aux, pos = bytearray(16), 0, 0
+        if first:
+            frame[0], pos, first = (source_id << 1) | 1, 1, False
+        while pos < 15 and i < len(data):
+            b, i = data[i], i + 1
+            frame[pos] = b if pos % 2 else b & 0xFE
+            aux |= 0 if pos % 2 else (b & 1) << (pos // 2)
+            pos += 1
+        frame[15] = aux
+        out += frame
+    return bytes(out)
+
+
+def test_tcp_reset_mid_frame():
+    """An SWO server's TPIU frames (one source, its ID long gone) or orbuculum's orbflow frames, the
+    connection dropped inside a frame and taken again 2,007 bytes later: the second connection's
+    samples were lost (TPIU: 2,500 of 5,000 kept, the frames read out of step until a block's check
+    re-aligned them as nobody's) or counted a bad frame; now the frames are found again from what
+    comes, and only the gap's samples are missing."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_cli import itm_stream, orbflow_frames, pcs_of
+    itm = itm_stream(pcs_of(os.path.join(SCEN, "tasks", "uart.txt")))
+    for name, data in (("TPIU", tpiu_one_source(itm)), ("orbflow", orbflow_frames(itm))):
+        cut = len(data) // 2 + 5
+        whole = tcp_twice([data], "tasks")[1].get("total", 0)
+        r, j = tcp_twice([data[:cut], data[cut + 2007:]], "tasks")
+        dec, losses = j.get("decoder", {}), j.get("losses", [])
+        # the gap's samples (2,007 bytes of about 5.3 a sample, 6 a sample in orbflow), and up to 1,000
+        # more while the ITM waits for its next sync (itm_stream puts one every 1,000 samples)
+        check("tcp: %s frames dropped inside a frame and taken again: the rest read, no slip, no bad frame, "
+              "the gap said" % name, j.get("total", 0) >= whole - 400 - 1000 and dec.get("itm_errors") == 0 and
+              dec.get("tpiu_realigns") == 0 and dec.get("orbflow_bad") == 0 and
+              "came back 1 time" in r.stderr, "%s of %s samples, %r, %r %r" % (
+                  j.get("total"), whole, dec, losses, r.stderr.strip()[-300:]))
+
+
 def test_pty_hangup():
     """A pty whose other end closes mid-stream (a board's USB serial unplugged, a socat gone): batch
     ends at once with exit 4 and one line naming the hang-up (it said "end of input", as for a file)."""
@@ -641,6 +682,7 @@ def main():
     test_capture_of_another_program()
     test_tcp_reset_mid_line()
     test_tcp_reset_mid_itm_packet()
+    test_tcp_reset_mid_frame()
     test_pty_hangup()
     test_dev_null_source()
     return 1 if harness.failed else 0

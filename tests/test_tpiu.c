@@ -310,6 +310,57 @@ static void test_one_source_joined_after_its_only_id(void)
     CHECK(log_a.count[EV_PC] == 0 && !t.stats.align.id_assumed);
 }
 
+/* s decoded in two connections: its first `cut` bytes, a gap that loses `skip` bytes, then the rest
+ * (each in pieces of random sizes), as a source that went away and came back. */
+static void run_rejoined(const uint8_t *s, size_t n, size_t cut, size_t skip, struct evlog *l, struct tpiu_decoder *t)
+{
+    static struct chain c;
+    evlog_reset(l);
+    itm_init(&c.itm, false);
+    c.sink = (struct ev_sink){evlog_event, l};
+    struct byte_sink bs = {to_itm, &c};
+    tpiu_init(t, 1);
+    for (size_t i = 0, k; i < n; i += k) {
+        if (i == cut) { /* (a piece never crosses it: see below) */
+            tpiu_rejoin(t, &bs);
+            itm_rejoin(&c.itm);
+            i += skip;
+            if (i >= n)
+                break;
+        }
+        k = 1 + rnd32() % 300;
+        k = i < cut && i + k > cut ? cut - i : i + k <= n ? k : n - i;
+        tpiu_feed(t, s + i, k, &bs);
+    }
+    tpiu_finish(t, &bs);
+}
+
+/* A source that went away inside a frame and came back (a TCP server's reset, a port that flickered),
+ * the formatter's one ID long gone: the frames are aligned again from what comes, at whatever offset,
+ * and the rest decodes as the wanted source's; nothing before or after the gap is read out of step
+ * (the second connection's samples were all lost, or read from slipped frames, until a block's check). */
+static void test_rejoin_after_a_gap(void)
+{
+    static struct tpiu_decoder t;
+    one_source = true;
+    size_t n = pack_frames(items, make_items(4000), capture + 4) + 4, stray;
+    one_source = false;
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    static struct tpiu_decoder whole;
+    run(capture, n, 0, 1, &log_b, &whole);
+    for (unsigned k = 0; k < 12; k++) {
+        size_t cut = n / 3 + rnd32() % (n / 3), skip = 16 * (rnd32() % 200) + 1 + k % 15;
+        run_rejoined(capture, n, cut, skip, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray), lost = skip / 5 + 2 * 40; /* the gap's samples, and a sync's wait each side */
+        CHECK(stray == 0 && m + lost >= n_want && t.stats.realigns == 0 && t.stats.unsynced == 0);
+        CHECK(memcmp(&t.stats.align, &whole.stats.align, sizeof whole.stats.align) == 0 &&
+              t.stats.align.how == TPIU_BY_SYNC); /* the first alignment, as reported */
+        if (k == 0)
+            printf("     cut at %zu, %zu bytes lost: %zu of %zu samples\n", cut, skip, m, n_want);
+    }
+}
+
 /* The same one-source capture (its only ID change left out) from a formatter that writes a full sync
  * every `every` frames, as a sync counter does: every frame is the source's, each stretch between two syncs
  * is read as it, whatever the syncs' spacing. */
@@ -388,6 +439,7 @@ int main(void)
     RUN_TEST(test_forced_offset);
     RUN_TEST(test_one_source_joined_after_its_only_id);
     RUN_TEST(test_one_source_with_periodic_syncs);
+    RUN_TEST(test_rejoin_after_a_gap);
     RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);
