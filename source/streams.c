@@ -4,9 +4,11 @@
 
 #include "net.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libserialport.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -256,11 +258,55 @@ static void *port_make(const struct src_params *p, const struct src_settings *se
     return t;
 }
 
+/* A terminal that is some process's controlling terminal (a shell's, a getty's) is no port to set
+ * raw and read: a link (socat's link=) left behind by a pty's end names the next terminal given its
+ * number. Told from /proc's tty_nr (TIOCGSID answers only for one's own terminal). */
+static bool session_terminal(int fd, char *why, size_t whylen)
+{
+    struct stat st;
+    DIR *procs = fstat(fd, &st) == 0 ? opendir("/proc") : NULL;
+    if (!procs)
+        return false;
+    long owner = 0;
+    for (struct dirent *e; !owner && (e = readdir(procs)) != NULL;) {
+        char path[300], stat_text[1024];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atol(e->d_name) == (long)getpid())
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(stat_text, 1, sizeof stat_text - 1, f) : 0;
+        if (f)
+            fclose(f);
+        stat_text[n] = '\0';
+        const char *after = strrchr(stat_text, ')'); /* the command's name may hold anything */
+        int tty_nr;
+        if (after && sscanf(after, ") %*c %*d %*d %*d %d", &tty_nr) == 1 && (dev_t)(unsigned)tty_nr == st.st_rdev)
+            owner = atol(e->d_name);
+    }
+    closedir(procs);
+    if (owner)
+        snprintf(why, whylen, "it is the controlling terminal of process %ld (someone's shell?), not a port: "
+                 "left as it is", owner);
+    return owner != 0;
+}
+
+/* session_terminal for a path, before libserialport opens it (its open sets the terminal raw). */
+static bool session_terminal_at(const char *path, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    bool theirs = fd >= 0 && session_terminal(fd, why, whylen);
+    if (fd >= 0)
+        close(fd);
+    return theirs;
+}
+
 static bool serial_connect(void *v, double now, char *why, size_t whylen, bool *permanent)
 {
     struct stream *t = v;
     struct sp_port *port;
     (void)now;
+    if (session_terminal_at(t->spec, why, whylen))
+        return false;
     if (sp_get_port_by_name(t->spec, &port) != SP_OK) {
         snprintf(why, whylen, "no such serial port");
         return false;
@@ -304,6 +350,10 @@ static bool tty_connect(void *v, double now, char *why, size_t whylen, bool *per
     if (fd < 0) {
         *permanent = permanent_errno(errno);
         snprintf(why, whylen, "%s", strerror(errno));
+        return false;
+    }
+    if (session_terminal(fd, why, whylen)) {
+        close(fd);
         return false;
     }
     struct termios tio;

@@ -654,6 +654,45 @@ def test_pty_hangup():
           "exit %s, %r" % (p.returncode, err.strip()))
 
 
+def test_link_to_someones_terminal():
+    """A link to a pty (socat's link=) left behind when its pty went: the pty's number goes to the next
+    terminal opened, a shell's. cmprof-top set that terminal raw and read its keystrokes; now it leaves
+    a terminal that is some process's controlling terminal as it is, and says so."""
+    import pty
+    import signal
+    import termios
+    import time
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    pid = os.fork()
+    if pid == 0:  # a shell's session, its controlling terminal the pty
+        os.setsid()
+        os.open(path, os.O_RDWR)
+        time.sleep(30)
+        os._exit(0)
+    link = os.path.join(TMP, "stale-link")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(path, link)
+    try:
+        for _ in range(100):  # the child's session has taken it
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[4] != "0":
+                    break
+            time.sleep(0.02)
+        before = termios.tcgetattr(slave)
+        code, out, err = run("--batch", "--duration", "2", link, elf_of("tasks"))
+        same = termios.tcgetattr(slave) == before
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(slave)
+        os.close(master)
+    check("a link to a shell's terminal: its settings left as they were, nothing read, one line saying why",
+          same and code != 0 and "controlling terminal of process %d" % pid in err and
+          len(err.strip().splitlines()) == 1, "exit %s, settings kept %s, %r" % (code, same, err.strip()))
+
+
 def test_dev_null_source():
     """/dev/null as the capture: no samples, exit 2, one line, and no advice for a live firmware (it
     asked 'is it running, on this port and baud?' and blamed the drain's priority)."""
@@ -687,6 +726,7 @@ def main():
     test_tcp_reset_mid_itm_packet()
     test_tcp_reset_mid_frame()
     test_pty_hangup()
+    test_link_to_someones_terminal()
     test_dev_null_source()
     return 1 if harness.failed else 0
 
