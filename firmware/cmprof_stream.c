@@ -74,6 +74,7 @@ static struct {
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
     uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
     bool round_overran;             /* an announce came while this round went on: it takes over a second */
+    bool round_unpaced;             /* the round a new stream begins with (no ROUND_PACE: its host has no name) */
     uint32_t since_lost;            /* samples sent since the last @lost */
     uint32_t turns; /* repeats that may go on debt, one per new name sent while a round goes on */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
@@ -221,6 +222,7 @@ static void start_round(void)
     names_round++;
 
     stream.round_at = cmprof_samples();
+    stream.round_unpaced = false;
     stream.round_next = 0;
     stream.round_end = cmprof_tasks.n_tags;
     stream.round_overran = false;
@@ -436,6 +438,9 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     forget_names_sent(); /* a stream begins: its host has no name ids and no tags yet */
     line_number = 0; /* and no pages: its first sample line starts an epoch */
     send_announce(putc);
+    /* a new host has none of the names given before: those of tasks that run on (their '=' entries
+     * went to an earlier host) go at the share's pace, not spread over ROUND_PACE seconds */
+    stream.round_unpaced = true;
 }
 
 /* "@full tasks=N": a tag found no slot, its samples go out as '/'. */
@@ -1083,6 +1088,8 @@ static bool repeat_affordable(void)
  * N-ths of the way, the first ROUND_BATCH at once), at most round_end. */
 static uint32_t round_due(void)
 {
+    if (stream.round_unpaced)
+        return stream.round_end;
     uint32_t span = ROUND_PACE * stream.round_every, elapsed = cmprof_samples() - stream.round_at;
     /* (round_end at most CMPROF_TASKS_MAX, span at most 4 x 16384: the product fits 32 bits) */
     uint32_t due = elapsed >= span ? stream.round_end : stream.round_end * elapsed / span + ROUND_BATCH;
