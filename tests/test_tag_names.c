@@ -147,14 +147,22 @@ static void late_putc(char c)
  * (a round a second: 10,000 samples here), so indexes go to new names long before the round reaches
  * them: an index sampled since its last naming is repeated before another name takes it (before,
  * the late host's samples of it went to "(task unknown)"). */
+static const struct cmprof_stream_info late_info = {.clock_hz = 100000, .timer_hz = 100000, .period = 10,
+                                                    .jitter = 0, .code_base = 0x08000000u};
+
+/* A stream started afresh (10,000 samples a second) into late_out, from its start. */
+static void late_stream(void)
+{
+    fake_regs_clear();
+    cmprof_start(10u, 0u);
+    late_len = 0;
+    cmprof_stream_announce(late_putc, &late_info);
+}
+
 static void test_a_late_host_names_every_reused_index(void)
 {
     static struct block arena[150];
-    static const struct cmprof_stream_info info = {.clock_hz = 100000, .timer_hz = 100000, .period = 10,
-                                                   .jitter = 0, .code_base = 0x08000000u};
-    fake_regs_clear();
-    cmprof_start(10u, 0u);
-    cmprof_stream_announce(late_putc, &info);
+    late_stream();
     uint32_t rng = 1, made = 0;
     size_t late_from = 0;
     for (int k = 0; k < 150; k++) {
@@ -210,12 +218,7 @@ static void count_pending(void *ctx, const struct ev *e)
 static void test_a_new_stream_names_running_tasks_at_once(void)
 {
     static struct block run[100];
-    static const struct cmprof_stream_info info = {.clock_hz = 100000, .timer_hz = 100000, .period = 10,
-                                                   .jitter = 0, .code_base = 0x08000000u};
-    fake_regs_clear();
-    cmprof_start(10u, 0u);
-    late_len = 0;
-    cmprof_stream_announce(late_putc, &info);
+    late_stream();
     for (int k = 0; k < 100; k++) {
         snprintf(run[k].name, sizeof run[k].name, "t%03d", k);
         cmprof_stream_task_new(&run[k], run[k].name, "IDLE");
@@ -224,7 +227,7 @@ static void test_a_new_stream_names_running_tasks_at_once(void)
         cmprof_stream_drain(late_putc, 1);
     }
     late_len = 0; /* the new host's stream begins */
-    cmprof_stream_announce(late_putc, &info);
+    cmprof_stream_announce(late_putc, &late_info);
     for (int step = 0; step < 20000; step++) { /* 2 s of samples, every task in turn */
         test_tag = &run[step % 100];
         cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
