@@ -38,8 +38,15 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
  * every name by the next round's same position: within ROUND_PACE seconds and a line, inside the 5 s
  * of issue 30, where rounds at the names' whole share went in 1.4 to 2.7 s and began every second.
  * The share still bounds them (a round then takes longer, as before). A round's first ROUND_BATCH
- * positions go at once (a table of 8 or fewer as before). */
+ * positions go at once (a table of 8 or fewer as before). Only with CMPROF_TAG_NAMES: without it a
+ * '=' entry often refers to a name by its id, which a late host waits for the index's repeat to
+ * learn, and paced rounds left it short of names (FreeRTOS's full demo, 1,000 creations a second
+ * under 100 names: 2.18 % of a late host's samples unnamed 5 s on, none at the whole share). */
+#if CMPROF_TAG_NAMES
 #define ROUND_PACE 4u
+#else
+#define ROUND_PACE 0u
+#endif
 #define ROUND_BATCH 8u /* positions that make a line of repeats go (each line's framing paid for several) */
 #define GONE CMPROF_TASK_GONE
 #define UNSENT CMPROF_TASK_UNSENT
@@ -1088,7 +1095,7 @@ static bool repeat_affordable(void)
  * N-ths of the way, the first ROUND_BATCH at once), at most round_end. */
 static uint32_t round_due(void)
 {
-    if (stream.round_unpaced)
+    if (!ROUND_PACE || stream.round_unpaced)
         return stream.round_end;
     uint32_t span = ROUND_PACE * stream.round_every, elapsed = cmprof_samples() - stream.round_at;
     /* (round_end at most CMPROF_TASKS_MAX, span at most 4 x 16384: the product fits 32 bits) */
