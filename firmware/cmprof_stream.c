@@ -33,6 +33,21 @@ _Static_assert(LINE_SAMPLES >= 1u && LINE_SAMPLES <= 64u, "CMPROF_STREAM_LINE: 1
 #define LOST_EVERY 32u /* lines' worth of samples between two @lost reports (flush reports at once) */
 #define TURNS_MAX 8u /* repeats owed by new names sent on credit (see repeat_affordable) */
 #define TURNS_LINE 4u /* turns that make a line of repeats go, short of credit */
+/* A round of repeats is spread over ROUND_PACE seconds of samples (round_every each): table position
+ * j of a round of N goes no sooner than j N-ths of the way. A host that attached during a round has
+ * every name by the next round's same position: within ROUND_PACE seconds and a line, inside the 5 s
+ * of issue 30, where rounds at the names' whole share went in 1.4 to 2.7 s and began every second.
+ * The share still bounds them (a round then takes longer, as before). A round's first ROUND_BATCH
+ * positions go at once (a table of 8 or fewer as before). Only with CMPROF_TAG_NAMES: without it a
+ * '=' entry often refers to a name by its id, which a late host waits for the index's repeat to
+ * learn, and paced rounds left it short of names (FreeRTOS's full demo, 1,000 creations a second
+ * under 100 names: 2.18 % of a late host's samples unnamed 5 s on, none at the whole share). */
+#if CMPROF_TAG_NAMES
+#define ROUND_PACE 4u
+#else
+#define ROUND_PACE 0u
+#endif
+#define ROUND_BATCH 8u /* positions that make a line of repeats go (each line's framing paid for several) */
 #define GONE CMPROF_TASK_GONE
 #define UNSENT CMPROF_TASK_UNSENT
 #define PENDING_N CMPROF_TASKS_PENDING
@@ -66,6 +81,7 @@ static struct {
     int32_t credit;              /* name traffic's budget in bytes times NAME_SHARE (see send) */
     uint32_t round_next, round_end; /* the names repeated in this round (one per announce at most): a trickle */
     bool round_overran;             /* an announce came while this round went on: it takes over a second */
+    bool round_unpaced;             /* the round a new stream begins with (no ROUND_PACE: its host has no name) */
     uint32_t since_lost;            /* samples sent since the last @lost */
     uint32_t turns; /* repeats that may go on debt, one per new name sent while a round goes on */
     uint32_t last_tag;  /* consecutive samples mostly come from the same task: its index chars, */
@@ -213,6 +229,7 @@ static void start_round(void)
     names_round++;
 
     stream.round_at = cmprof_samples();
+    stream.round_unpaced = false;
     stream.round_next = 0;
     stream.round_end = cmprof_tasks.n_tags;
     stream.round_overran = false;
@@ -428,6 +445,9 @@ void cmprof_stream_announce(cmprof_putc_fn putc, const struct cmprof_stream_info
     forget_names_sent(); /* a stream begins: its host has no name ids and no tags yet */
     line_number = 0; /* and no pages: its first sample line starts an epoch */
     send_announce(putc);
+    /* a new host has none of the names given before: those of tasks that run on (their '=' entries
+     * went to an earlier host) go at the share's pace, not spread over ROUND_PACE seconds */
+    stream.round_unpaced = true;
 }
 
 /* "@full tasks=N": a tag found no slot, its samples go out as '/'. */
@@ -1071,6 +1091,18 @@ static bool repeat_affordable(void)
  * repeats come about a round apart), within the names' share of the line: never all names at
  * once, so the line keeps carrying samples whatever the task count. Drains call it only while a
  * round is under way (round_next < round_end): one compare otherwise. */
+/* The table positions of this round that may go by now (ROUND_PACE: position j + ROUND_BATCH at j
+ * N-ths of the way, the first ROUND_BATCH at once), at most round_end. */
+static uint32_t round_due(void)
+{
+    if (!ROUND_PACE || stream.round_unpaced)
+        return stream.round_end;
+    uint32_t span = ROUND_PACE * stream.round_every, elapsed = cmprof_samples() - stream.round_at;
+    /* (round_end at most CMPROF_TASKS_MAX, span at most 4 x 16384: the product fits 32 bits) */
+    uint32_t due = elapsed >= span ? stream.round_end : stream.round_end * elapsed / span + ROUND_BATCH;
+    return due < stream.round_end ? due : stream.round_end;
+}
+
 __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
 {
     cap_credit();
@@ -1080,7 +1112,10 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
     if (stream.credit < NAME_BURST * NAME_SHARE && stream.turns < TURNS_LINE)
         return; /* a line's worth of credit first, or of turns: each line's check and "@N" paid for
                    several names (a turn a line: 6 bytes of framing a repeat under churn) */
-    for (uint32_t steps = 0; stream.round_next < stream.round_end && steps < 16u; steps++) {
+    uint32_t upto = round_due();
+    if (upto < stream.round_end && upto < stream.round_next + ROUND_BATCH)
+        return; /* a few positions' worth of the round's time first, as of credit */
+    for (uint32_t steps = 0; stream.round_next < upto && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
 #if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
                        never needed yet): a host that attached late has them all after a round */

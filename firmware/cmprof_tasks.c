@@ -917,8 +917,13 @@ __attribute__((always_inline)) static inline void block_named(const void *block,
             rekey(w, ~tag, PARKED(~tag));
             return;
         }
-        if (copy_is((k0 == ~tag ? w[0] : w[1]).word & 0xFFFFu, name))
+        uint32_t word = (k0 == ~tag ? w[0] : w[1]).word;
+        if (copy_is(word & 0xFFFFu, name))
             return;
+        if (__builtin_expect(N.name_offset != 0u, 1)) { /* another name: the entry goes, in one masked look */
+            move_entry(w, ~tag, 0u, word);
+            return;
+        }
     } else if (k0 == PARKED(~tag) || k1 == PARKED(~tag)) {
         if (name[0] && copy_is((k0 == PARKED(~tag) ? w[0] : w[1]).word & 0xFFFFu, name)) {
             rekey(w, PARKED(~tag), ~tag);

@@ -127,7 +127,7 @@ static const char *const library_statics[] = {
     "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "same_name", "send",
     "send_announce", "stream_putc", "rtt_drain_lines", "set_quiet", "put_far_pc", "page_line", "put_name7", "num_code", "num_code_at", "num_keep", "put_numbered", "retired_code", "put_retired_in",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
-    "slot_waits", "spend_on_names", "start_round", "sum_fold", "supersede", "sys_trace_thread_abort_user",
+    "slot_waits", "spend_on_names", "start_round", "round_due", "sum_fold", "supersede", "sys_trace_thread_abort_user",
     "sys_trace_thread_create_user", "sys_trace_thread_name_set_user", "sys_trace_thread_switched_in_user",
     "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot", "task_root", "until_due",
     "__wrap_sys_trace_k_thread_switched_in", "__wrap_sys_trace_k_thread_switched_out",

@@ -370,6 +370,11 @@ static void test_names_take_a_tenth_of_any_second(void)
            100.0 * (double)names_total / (double)out_len, 100.0 * most, (unsigned long long)in_names,
            (unsigned long long)bytes, STEADY_S);
     CHECK(in_names * 10u <= bytes);
+#if CMPROF_TAG_NAMES && !FIELD_UNIQUE
+    /* the rounds of repeats for a late host spread over 4 s (cmprof_stream.c, ROUND_PACE), not at
+     * the names' whole share: 8.0 and 8.1 % (this build and the field's) when they went at it */
+    CHECK(names_total * 100u <= 7u * out_len);
+#endif
 }
 
 /* Each decoded sample came in a % line: what the line carried per sample, on average, gives
