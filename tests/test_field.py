@@ -480,13 +480,21 @@ def stdin_stop_tests():
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         p.stdin.write(data[:len(data) // 2])  # half a capture, and the pipe stays open
         p.stdin.flush()
-        time.sleep(1.0)
+        # the tool has read it all (a fixed second was too short for a start on a busy machine: the
+        # signal came before the tool had read a byte, or before it had started)
+        # (fread then holds them: the signal ends its wait for more, and what it read is fed on)
+        read = wait_until(lambda: unread(p.stdin) == 0, HANG)
         code, took, j, err = stop(p, sig)
         p.stdin.close()
         name = signal.Signals(sig).name
         check("batch on stdin stopped by %s: the samples read so far, marked interrupted, exit %d" % (name, 128 + sig),
-              code == 128 + sig and took < EXIT_WITHIN and j.get("interrupted") == name and j.get("total", 0) > 0,
-              "exit %s after %.2f s, %r, total %s" % (code, took, err.strip(), j.get("total")))
+              read and code == 128 + sig and took < EXIT_WITHIN and j.get("interrupted") == name and j.get("total", 0) > 0,
+              "read %s, exit %s after %.2f s, %r, total %s" % (read, code, took, err.strip(), j.get("total")))
+
+
+def unread(pipe):
+    """The bytes written to a pipe that its reader has not read yet."""
+    return struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
 def run(args, seconds=HANG, cwd=None):
