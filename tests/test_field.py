@@ -406,7 +406,7 @@ def qemu_job_control_tests():
 
 def sampling(start, end, pcs, flood, noack, n):
     """A GdbStub and the tool that start(stub) runs on it, once the stub has answered n PCs: (stub,
-    tool, whether it did, the samples of the attempts that ended before). A flooding stub, starved of
+    tool, whether it did, the samples of the attempts the tool gave up). A flooding stub, starved of
     the CPU with the tool, can miss the tool's 2 s for a stop reply: the tool then gives the server up
     (the reconnect is refused) before it has n, and the attempt is made again (up to 3 in all), the
     tool's own end(tool) first; a tool still connected at the deadline is the failure it was."""
@@ -419,7 +419,7 @@ def sampling(start, end, pcs, flood, noack, n):
             break
         gave_up.append(stub.samples)
         end(tool)
-    return stub, tool, stub.samples >= n, " (after attempts that the tool gave up at %s samples)" % gave_up if gave_up else ""
+    return stub, tool, stub.samples >= n, " (the tool gave up %d attempts, at %s samples)" % (len(gave_up), gave_up) if gave_up else ""
 
 
 def stop_tests():
