@@ -29,7 +29,7 @@ import scen_check  # noqa: E402  (stream_bytes)
 
 ROWS = {"none": (0, 0), "100d": (100, 0), "100u": (100, 1), "1000d": (1000, 0), "1000u": (1000, 1)}
 RUN_MS = 6500
-LATE_LINES = 80  # sample lines a late host reads at least (2,560 samples: 2.6 s at 1 kHz)
+LATE_S = 2.5  # seconds of samples a late host reads at least
 
 
 def symbols(elf):
@@ -129,12 +129,16 @@ def unnamed_samples(report):
     return n, rows
 
 
-def late_hosts(d, elf, min_left):
+def late_hosts(d, elf, seconds):
     """A host that attaches late: the capture cut before every 7th sample line (a late host's first
-    line), each cut leaving at least `min_left` sample lines, read by cmprof-top --batch --by task:
-    (cuts, cuts whose reading leaves samples unnamed, those samples)."""
+    line), each cut leaving at least `seconds` of samples (at the announced rate), read by cmprof-top
+    --batch --by task: (cuts, the sample lines each leaves at least, cuts whose reading leaves samples
+    unnamed, those samples)."""
     lines = open(os.path.join(d, "uart.txt"), "rb").read().decode("latin-1").split("\n")
     starts = [k for k, l in enumerate(lines) if l.startswith("%")]
+    ann = dict(re.findall(r" (tclk|period|jitter)=(\d+)", next((l for l in lines if l.startswith("@cmprof")), "")))
+    rate = int(ann.get("tclk", 0)) / max(int(ann.get("period", 0)) + int(ann.get("jitter", 0)) / 2, 1)
+    min_left = int(seconds * (rate or 1000) / 32 + 0.999)
     cuts = bad = unnamed = 0
     cut_file = os.path.join(d, "late.txt")
     for c in range(7, len(starts) - min_left, 7):
@@ -144,7 +148,7 @@ def late_hosts(d, elf, min_left):
                            capture_output=True, text=True)
         n = unnamed_samples(r.stdout)[0]
         cuts, bad, unnamed = cuts + 1, bad + (n > 0), unnamed + n
-    return cuts, bad, unnamed
+    return cuts, min_left, bad, unnamed
 
 
 def run_row(build, out, row):
@@ -212,9 +216,9 @@ def run_row(build, out, row):
     print("       by kind, a sample: " + kinds_line(lib_per, samples))
     n_unnamed, rows = unnamed_samples(top.stdout)
     print("       unnamed samples %d%s" % (n_unnamed, " (%s)" % ", ".join(rows[:3]) if rows else ""))
-    cuts, bad, late = late_hosts(d, elf, LATE_LINES)
-    print("       late hosts: %d cuts (each leaving at least %d lines), %d left samples unnamed (%d samples)" % (
-        cuts, LATE_LINES, bad, late))
+    cuts, min_left, bad, late = late_hosts(d, elf, LATE_S)
+    print("       late hosts: %d cuts (each leaving at least %d lines, %.1f s), %d left samples unnamed (%d samples)" % (
+        cuts, min_left, LATE_S, bad, late))
     js = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "-o", "json",
                          os.path.join(d, "uart.txt"), elf], capture_output=True, text=True).stdout
     m = re.search(r'"lost": (\d+)', js)
