@@ -17,7 +17,10 @@ ok/FAIL line per check.
   options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
            checks reject a jitter mask that is not 2^k - 1
 
-usage: test_zephyr_module.py [boards|chain|include|dump|line|options ...] (default: all)"""
+  wake     the drain's sleep after a pass: until 3 lines can be full, at most CONFIG_CMPROF_DRAIN_MS;
+           the module's ring of retired names holds a line's for each of them
+
+usage: test_zephyr_module.py [boards|chain|include|dump|line|wake|options ...] (default: all)"""
 import os
 import re
 import subprocess
@@ -213,6 +216,61 @@ def include():
     check("Zephyr: the application includes %s from the module's public include directories %s"
           % (", ".join(wanted), [os.path.relpath(d, ROOT) for d in dirs]), bool(wanted) and r.returncode == 0,
           first_error(r))
+
+
+# ---- wake --------------------------------------------------------------------------------------
+
+# drain_wait_us from the module: the drain's sleep after a pass, for a stream left `left` samples
+# before its next line can be full (cmprof_stream_quiet_to), at `us` a sample
+WAKE_MAIN = r"""
+#include <stdio.h>
+int main(void)
+{
+    unsigned bad = 0;
+    for (uint32_t us = 1; us <= 20000u; us = us * 3u + 1u)
+        for (uint32_t left = 0; left <= 40u; left++) {
+            uint32_t samples = (left == 0u || left > CMPROF_STREAM_LINE ? 1u : left) + 2u * CMPROF_STREAM_LINE;
+            uint64_t want = (uint64_t)samples * us;
+            if (want > CONFIG_CMPROF_DRAIN_MS * 1000u)
+                want = CONFIG_CMPROF_DRAIN_MS * 1000u;
+            if (drain_wait_us(left, us) != want && !bad++)
+                printf("left %u at %u us: %u\n", (unsigned)left, (unsigned)us, (unsigned)drain_wait_us(left, us));
+        }
+    printf("%u wrong\n", bad);
+    return 0;
+}
+"""
+
+
+def wake():
+    text = open(os.path.join(ZMOD, "cmprof_module.c")).read()
+    m = re.search(r"^#define DRAIN_LINES .*?^static uint32_t drain_wait_us\(.*?^}\n", text, re.M | re.S)
+    check("Zephyr: the module's drain sleeps until lines are due (drain_wait_us), not a fixed 20 ms", m is not None)
+    if m is None:
+        return
+    lines = int(re.search(r"^#define DRAIN_LINES (\d+)u", m.group(0), re.M).group(1))
+    src = os.path.join(TMP, "wake.c")
+    open(src, "w").write("#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n#define CONFIG_CMPROF_DRAIN_MS 100\n" +
+                         m.group(0) + WAKE_MAIN)
+    exe = os.path.join(TMP, "wake")
+    r = run(["cc", "-O2", "-o", exe] + WARN + [src])
+    check("Zephyr: drain_wait_us builds on the host", r.returncode == 0, first_error(r))
+    if r.returncode == 0:
+        out = run([exe]).stdout.strip()
+        check("Zephyr: the drain sleeps until 3 lines can be full (the samples the stream says no line is full "
+              "for, plus 2 lines), at most CONFIG_CMPROF_DRAIN_MS", lines == 3 and out == "0 wrong", out)
+    cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    retired = re.search(r"CMPROF_TASKS_RETIRED=(\d+)u", cmake)
+    ring = int(re.search(r"#define CMPROF_TASKS_RETIRED (\d+)u",
+                         open(os.path.join(FW, "cmprof_tasks.h")).read()).group(1))
+    check("Zephyr: the names the tick retires between two passes have room: the module's ring holds a line's "
+          "(%d) for each line a pass (bench/zephyr_churn: a late host missed 21 samples' names with 8)" % ring,
+          retired is not None and int(retired.group(1)) >= ring * lines, retired and retired.group(0))
+    standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_TASKS_RETIRED=(\d+)u", open(os.path.join(ROOT, "Makefile")).read(),
+                        re.M | re.S)
+    check("Zephyr: the module's stand-in (test_zephyr) is built with the module's ring of retired names",
+          retired is not None and standin is not None and standin.group(1) == retired.group(1),
+          "module %s, stand-in %s" % (retired and retired.group(1), standin and standin.group(1)))
 
 
 # ---- line --------------------------------------------------------------------------------------
@@ -543,7 +601,8 @@ def options():
 
 
 def main():
-    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "line": line, "options": options}
+    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "line": line, "wake": wake,
+             "options": options}
     for name in sys.argv[1:] or list(parts):
         parts[name]()
 
