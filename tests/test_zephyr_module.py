@@ -17,7 +17,7 @@ ok/FAIL line per check.
   options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
            checks reject a jitter mask that is not 2^k - 1
 
-  wake     the drain's sleep after a pass: until 3 lines can be full, at most CONFIG_CMPROF_DRAIN_MS;
+  wake     the drain's sleep after a pass: until 2 lines can be full, at most CONFIG_CMPROF_DRAIN_MS;
            the module's ring of retired names holds a line's for each of them
 
 usage: test_zephyr_module.py [boards|chain|include|dump|line|wake|options ...] (default: all)"""
@@ -229,7 +229,7 @@ int main(void)
     unsigned bad = 0;
     for (uint32_t us = 1; us <= 20000u; us = us * 3u + 1u)
         for (uint32_t left = 0; left <= 40u; left++) {
-            uint32_t samples = (left == 0u || left > CMPROF_STREAM_LINE ? 1u : left) + 2u * CMPROF_STREAM_LINE;
+            uint32_t samples = (left == 0u || left > CMPROF_STREAM_LINE ? 1u : left) + CMPROF_STREAM_LINE;
             uint64_t want = (uint64_t)samples * us;
             if (want > CONFIG_CMPROF_DRAIN_MS * 1000u)
                 want = CONFIG_CMPROF_DRAIN_MS * 1000u;
@@ -257,14 +257,14 @@ def wake():
     check("Zephyr: drain_wait_us builds on the host", r.returncode == 0, first_error(r))
     if r.returncode == 0:
         out = run([exe]).stdout.strip()
-        check("Zephyr: the drain sleeps until 3 lines can be full (the samples the stream says no line is full "
-              "for, plus 2 lines), at most CONFIG_CMPROF_DRAIN_MS", lines == 3 and out == "0 wrong", out)
+        check("Zephyr: the drain sleeps until 2 lines can be full (the samples the stream says no line is full "
+              "for, plus a line), at most CONFIG_CMPROF_DRAIN_MS", lines == 2 and out == "0 wrong", out)
     cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
     retired = re.search(r"CMPROF_TASKS_RETIRED=(\d+)u", cmake)
     ring = int(re.search(r"#define CMPROF_TASKS_RETIRED (\d+)u",
                          open(os.path.join(FW, "cmprof_tasks.h")).read()).group(1))
     check("Zephyr: the names the tick retires between two passes have room: the module's ring holds a line's "
-          "(%d) for each line a pass (bench/zephyr_churn: a late host missed 21 samples' names with 8)" % ring,
+          "(%d) for each line a pass (bench/zephyr_churn: with 8, 3-line passes left a late host 21 samples unnamed)" % ring,
           retired is not None and int(retired.group(1)) >= ring * lines, retired and retired.group(0))
     standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_TASKS_RETIRED=(\d+)u", open(os.path.join(ROOT, "Makefile")).read(),
                         re.M | re.S)

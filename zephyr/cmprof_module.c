@@ -197,13 +197,15 @@ static void send_sections(bool stats)
 /* The drain's sleep after a pass, in microseconds: until DRAIN_LINES lines can be full, at most
  * CONFIG_CMPROF_DRAIN_MS. A pass costs about 120 instructions besides its lines (the stream's look
  * at the ring, its loss and announce checks, the thread's loop): woken every 20 ms at 1 kHz, a pass
- * found 0.6 lines on average, 5.7 instructions a sample in bench/zephyr_churn without churn; 3 lines
- * a pass, 3.6. The stream says for how many more samples no line can be full
+ * found 0.6 lines on average (254 passes, 171 lines), 5.7 instructions a sample in bench/zephyr_churn
+ * without churn; now 126 passes, 4.7. The stream says for how many more samples no line can be full
  * (cmprof_stream_quiet_to, set at each look at the ring: `left` is 1 to CMPROF_STREAM_LINE then,
- * else a line waits); `sample_us` is the timer's mean period. Lines wait at most about 3 lines'
- * time (96 samples: 98 ms at the default 1 kHz, a tenth of the default ring). The names the tick
- * retires meanwhile wait in a ring sized for that (zephyr/CMakeLists.txt: CMPROF_TASKS_RETIRED). */
-#define DRAIN_LINES 3u
+ * else a line waits); `sample_us` is the timer's mean period. Not 3 lines: at 2 kHz their 48 ms
+ * held enough indexes of names still in the ring that 1,000 new thread names a second filled the
+ * 128 entries (16 samples unnamed); 2 lines (32 ms there, 65 ms at the default 1 kHz) did not. The
+ * names the tick retires meanwhile wait in a ring sized for that (zephyr/CMakeLists.txt:
+ * CMPROF_TASKS_RETIRED; with 8, a line's, 3-line passes left a late host samples unnamed). */
+#define DRAIN_LINES 2u
 static uint32_t drain_wait_us(uint32_t left, uint32_t sample_us)
 {
     uint32_t most = CONFIG_CMPROF_DRAIN_MS * 1000u;
