@@ -242,23 +242,31 @@ int main(void)
 """
 
 
-def wake():
-    text = open(os.path.join(ZMOD, "cmprof_module.c")).read()
-    m = re.search(r"^#define DRAIN_LINES .*?^static uint32_t drain_wait_us\(.*?^}\n", text, re.M | re.S)
-    check("Zephyr: the module's drain sleeps until lines are due (drain_wait_us), not a fixed 20 ms", m is not None)
+def module_part_run(name, pattern, found, before, after, builds):
+    """The part of zephyr/cmprof_module.c that `pattern` matches, built on the host between `before`
+    and `after` and run: (the part, its output), or (None, None) when it is missing or fails to build
+    (each checked: `found`, `builds`)."""
+    m = re.search(pattern, open(os.path.join(ZMOD, "cmprof_module.c")).read(), re.M | re.S)
+    check(found, m is not None)
     if m is None:
-        return
-    lines = int(re.search(r"^#define DRAIN_LINES (\d+)u", m.group(0), re.M).group(1))
-    src = os.path.join(TMP, "wake.c")
-    open(src, "w").write("#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n#define CONFIG_CMPROF_DRAIN_MS 100\n" +
-                         m.group(0) + WAKE_MAIN)
-    exe = os.path.join(TMP, "wake")
+        return None, None
+    src, exe = os.path.join(TMP, name + ".c"), os.path.join(TMP, name)
+    open(src, "w").write(before + m.group(0) + after)
     r = run(["cc", "-O2", "-o", exe] + WARN + [src])
-    check("Zephyr: drain_wait_us builds on the host", r.returncode == 0, first_error(r))
-    if r.returncode == 0:
-        out = run([exe]).stdout.strip()
-        check("Zephyr: the drain sleeps until 2 lines can be full (the samples the stream says no line is full "
-              "for, plus a line), at most CONFIG_CMPROF_DRAIN_MS", lines == 2 and out == "0 wrong", out)
+    check(builds, r.returncode == 0, first_error(r))
+    return (m.group(0), run([exe]).stdout.strip()) if r.returncode == 0 else (None, None)
+
+
+def wake():
+    part, out = module_part_run("wake", r"^#define DRAIN_LINES .*?^static uint32_t drain_wait_us\(.*?^}\n",
+                                "Zephyr: the module's drain sleeps until lines are due (drain_wait_us), not a fixed 20 ms",
+                                "#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n#define CONFIG_CMPROF_DRAIN_MS 100\n",
+                                WAKE_MAIN, "Zephyr: drain_wait_us builds on the host")
+    if part is None:
+        return
+    lines = int(re.search(r"^#define DRAIN_LINES (\d+)u", part, re.M).group(1))
+    check("Zephyr: the drain sleeps until 2 lines can be full (the samples the stream says no line is full "
+          "for, plus a line), at most CONFIG_CMPROF_DRAIN_MS", lines == 2 and out == "0 wrong", out)
     cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
     retired = re.search(r"CMPROF_TASKS_RETIRED=(\d+)u", cmake)
     ring = int(re.search(r"#define CMPROF_TASKS_RETIRED (\d+)u",
@@ -322,20 +330,11 @@ int main(void)
 
 
 def line():
-    text = open(os.path.join(ZMOD, "cmprof_module.c")).read()
-    m = re.search(r"^static void write_line\(.*?^}\n", text, re.M | re.S)
-    check("Zephyr: the module has its write_line", m is not None)
-    if m is None:
+    part, out = module_part_run("line", r"^static void write_line\(.*?^}\n", "Zephyr: the module has its write_line",
+                                LINE_PRELUDE, LINE_MAIN,
+                                "Zephyr: write_line builds on the host with stand-ins for the UART driver")
+    if part is None:
         return
-    src = os.path.join(TMP, "line.c")
-    open(src, "w").write(LINE_PRELUDE + m.group(0) + LINE_MAIN)
-    exe = os.path.join(TMP, "line")
-    r = run(["cc", "-O2", "-o", exe] + WARN + [src])
-    check("Zephyr: write_line builds on the host with stand-ins for the UART driver", r.returncode == 0,
-          first_error(r))
-    if r.returncode:
-        return
-    out = run([exe]).stdout.strip()
     check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
           "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
     module = re.search(r"CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ZMOD, "CMakeLists.txt")).read())
