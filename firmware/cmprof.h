@@ -550,7 +550,11 @@ void cmprof_stream_task_gone(const void *tag);
  * the drop's return of the index apart); no hook at a switch: the module's tag is the kernel's
  * current-thread pointer
  * (docs/performance.md). The worst cases above were counted before the
- * park: a block with no entry now also compares both ways with its parked key. */
+ * park: a block with no entry now also compares both ways with its parked key. Zephyr's, the
+ * longest path through the module's build (arm-none-eabi-gcc 12 -Os, every branch taken either
+ * way: a bound, counted over the disassembly): create or rename 187 instructions with the
+ * wrapper (a 24-character name differing in its last word, the entry dropped, its index
+ * returned), at most 51 of them masked; Zephyr 4.3's k_thread_abort reaches no trace point. */
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

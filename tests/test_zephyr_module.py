@@ -17,7 +17,10 @@ ok/FAIL line per check.
   options  Kconfig: help for every option, ranges, Zephyr's dependency conventions; the configure
            checks reject a jitter mask that is not 2^k - 1
 
-usage: test_zephyr_module.py [boards|chain|include|dump|line|options ...] (default: all)"""
+  wake     the drain's sleep after a pass: until 2 lines can be full, at most CONFIG_CMPROF_DRAIN_MS;
+           the module's ring of retired names holds a line's for each of them
+
+usage: test_zephyr_module.py [boards|chain|include|dump|line|wake|options ...] (default: all)"""
 import os
 import re
 import subprocess
@@ -215,6 +218,69 @@ def include():
           first_error(r))
 
 
+# ---- wake --------------------------------------------------------------------------------------
+
+# drain_wait_us from the module: the drain's sleep after a pass, for a stream left `left` samples
+# before its next line can be full (cmprof_stream_quiet_to), at `us` a sample
+WAKE_MAIN = r"""
+#include <stdio.h>
+int main(void)
+{
+    unsigned bad = 0;
+    for (uint32_t us = 1; us <= 20000u; us = us * 3u + 1u)
+        for (uint32_t left = 0; left <= 40u; left++) {
+            uint32_t samples = (left == 0u || left > CMPROF_STREAM_LINE ? 1u : left) + CMPROF_STREAM_LINE;
+            uint64_t want = (uint64_t)samples * us;
+            if (want > CONFIG_CMPROF_DRAIN_MS * 1000u)
+                want = CONFIG_CMPROF_DRAIN_MS * 1000u;
+            if (drain_wait_us(left, us) != want && !bad++)
+                printf("left %u at %u us: %u\n", (unsigned)left, (unsigned)us, (unsigned)drain_wait_us(left, us));
+        }
+    printf("%u wrong\n", bad);
+    return 0;
+}
+"""
+
+
+def module_part_run(name, pattern, found, before, after, builds):
+    """The part of zephyr/cmprof_module.c that `pattern` matches, built on the host between `before`
+    and `after` and run: (the part, its output), or (None, None) when it is missing or fails to build
+    (each checked: `found`, `builds`)."""
+    m = re.search(pattern, open(os.path.join(ZMOD, "cmprof_module.c")).read(), re.M | re.S)
+    check(found, m is not None)
+    if m is None:
+        return None, None
+    src, exe = os.path.join(TMP, name + ".c"), os.path.join(TMP, name)
+    open(src, "w").write(before + m.group(0) + after)
+    r = run(["cc", "-O2", "-o", exe] + WARN + [src])
+    check(builds, r.returncode == 0, first_error(r))
+    return (m.group(0), run([exe]).stdout.strip()) if r.returncode == 0 else (None, None)
+
+
+def wake():
+    part, out = module_part_run("wake", r"^#define DRAIN_LINES .*?^static uint32_t drain_wait_us\(.*?^}\n",
+                                "Zephyr: the module's drain sleeps until lines are due (drain_wait_us), not a fixed 20 ms",
+                                "#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n#define CONFIG_CMPROF_DRAIN_MS 100\n",
+                                WAKE_MAIN, "Zephyr: drain_wait_us builds on the host")
+    if part is None:
+        return
+    lines = int(re.search(r"^#define DRAIN_LINES (\d+)u", part, re.M).group(1))
+    check("Zephyr: the drain sleeps until 2 lines can be full (the samples the stream says no line is full "
+          "for, plus a line), at most CONFIG_CMPROF_DRAIN_MS", lines == 2 and out == "0 wrong", out)
+    cmake = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    retired = re.search(r"CMPROF_TASKS_RETIRED=(\d+)u", cmake)
+    ring = int(re.search(r"#define CMPROF_TASKS_RETIRED (\d+)u",
+                         open(os.path.join(FW, "cmprof_tasks.h")).read()).group(1))
+    check("Zephyr: the names the tick retires between two passes have room: the module's ring holds a line's "
+          "(%d) for each line a pass (bench/zephyr_churn: with 8, 3-line passes left a late host 21 samples unnamed)" % ring,
+          retired is not None and int(retired.group(1)) >= ring * lines, retired and retired.group(0))
+    standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_TASKS_RETIRED=(\d+)u", open(os.path.join(ROOT, "Makefile")).read(),
+                        re.M | re.S)
+    check("Zephyr: the module's stand-in (test_zephyr) is built with the module's ring of retired names",
+          retired is not None and standin is not None and standin.group(1) == retired.group(1),
+          "module %s, stand-in %s" % (retired and retired.group(1), standin and standin.group(1)))
+
+
 # ---- line --------------------------------------------------------------------------------------
 
 # write_line's own text from the module, between stand-ins for the driver's API, the UART's device
@@ -264,20 +330,11 @@ int main(void)
 
 
 def line():
-    text = open(os.path.join(ZMOD, "cmprof_module.c")).read()
-    m = re.search(r"^static void write_line\(.*?^}\n", text, re.M | re.S)
-    check("Zephyr: the module has its write_line", m is not None)
-    if m is None:
+    part, out = module_part_run("line", r"^static void write_line\(.*?^}\n", "Zephyr: the module has its write_line",
+                                LINE_PRELUDE, LINE_MAIN,
+                                "Zephyr: write_line builds on the host with stand-ins for the UART driver")
+    if part is None:
         return
-    src = os.path.join(TMP, "line.c")
-    open(src, "w").write(LINE_PRELUDE + m.group(0) + LINE_MAIN)
-    exe = os.path.join(TMP, "line")
-    r = run(["cc", "-O2", "-o", exe] + WARN + [src])
-    check("Zephyr: write_line builds on the host with stand-ins for the UART driver", r.returncode == 0,
-          first_error(r))
-    if r.returncode:
-        return
-    out = run([exe]).stdout.strip()
     check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
           "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
     module = re.search(r"CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ZMOD, "CMakeLists.txt")).read())
@@ -543,7 +600,8 @@ def options():
 
 
 def main():
-    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "line": line, "options": options}
+    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "line": line, "wake": wake,
+             "options": options}
     for name in sys.argv[1:] or list(parts):
         parts[name]()
 

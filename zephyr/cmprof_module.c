@@ -180,8 +180,8 @@ void cmprof_zephyr_section_name(uint32_t index, const char *name)
     atomic_or(&section_names_new, (atomic_val_t)BIT(index));
 }
 
-/* Every second or so: new section names, then every section's statistics. */
-static void send_sections(uint32_t pass)
+/* New section names, then, once a second (`stats`), every section's statistics. */
+static void send_sections(bool stats)
 {
     /* (a pass with no new name, nearly every one, looks at no section: 48 instructions a pass
      * before, 2.4 a sample) */
@@ -190,8 +190,29 @@ static void send_sections(uint32_t pass)
         uint32_t i = (uint32_t)__builtin_ctz(fresh);
         cmprof_stream_section_name(NULL, i, section_names[i]);
     }
-    if (pass % (1000u / CONFIG_CMPROF_DRAIN_MS + 1u) == 0u)
+    if (stats)
         cmprof_stream_sections(NULL);
+}
+
+/* The drain's sleep after a pass, in microseconds: until DRAIN_LINES lines can be full, at most
+ * CONFIG_CMPROF_DRAIN_MS. A pass costs about 120 instructions besides its lines (the stream's look
+ * at the ring, its loss and announce checks, the thread's loop): woken every 20 ms at 1 kHz, a pass
+ * found 0.6 lines on average (254 passes, 171 lines), 5.7 instructions a sample in bench/zephyr_churn
+ * without churn; now 126 passes, 4.7. The stream says for how many more samples no line can be full
+ * (cmprof_stream_quiet_to, set at each look at the ring: `left` is 1 to CMPROF_STREAM_LINE then,
+ * else a line waits); `sample_us` is the timer's mean period. Not 3 lines: at 2 kHz their 48 ms
+ * held enough indexes of names still in the ring that 1,000 new thread names a second filled the
+ * 128 entries (16 samples unnamed); 2 lines (32 ms there, 65 ms at the default 1 kHz) did not. The
+ * names the tick retires meanwhile wait in a ring sized for that (zephyr/CMakeLists.txt:
+ * CMPROF_TASKS_RETIRED; with 8, a line's, 3-line passes left a late host samples unnamed). */
+#define DRAIN_LINES 2u
+static uint32_t drain_wait_us(uint32_t left, uint32_t sample_us)
+{
+    uint32_t most = CONFIG_CMPROF_DRAIN_MS * 1000u;
+    if (left == 0u || left > CMPROF_STREAM_LINE)
+        left = 1u; /* a line is full or nearly */
+    uint32_t samples = left + (DRAIN_LINES - 1u) * CMPROF_STREAM_LINE;
+    return sample_us < most / samples ? samples * sample_us : most;
 }
 
 static void run(uint32_t timer_hz, uint32_t period, uint32_t jitter)
@@ -206,11 +227,18 @@ static void run(uint32_t timer_hz, uint32_t period, uint32_t jitter)
         .write = write_line,
     };
     cmprof_stream_announce(NULL, &info);
+    /* a sample's mean time (one 64-bit division, before sampling starts) */
+    uint64_t us = ((uint64_t)period + jitter / 2u) * 1000000u / (timer_hz ? timer_hz : 1u);
+    const uint32_t sample_us = us > 0u ? (uint32_t)(us < 1000000u ? us : 1000000u) : 1u;
+    const uint32_t second = 1000000u / sample_us; /* samples */
     cmprof_start(period, 0u);
-    for (uint32_t pass = 1;; pass++) {
+    for (uint32_t stats_at = 0;;) {
         cmprof_stream_drain(NULL, CONFIG_CMPROF_RING_SIZE / CMPROF_STREAM_LINE);
-        send_sections(pass);
-        k_msleep(CONFIG_CMPROF_DRAIN_MS);
+        bool stats = cmprof_samples() - stats_at >= second;
+        if (stats)
+            stats_at = cmprof_samples();
+        send_sections(stats);
+        k_usleep((int32_t)drain_wait_us(cmprof_stream_quiet_to + 1u - cmprof_samples(), sample_us));
     }
 }
 

@@ -4,7 +4,10 @@ creations and a name pattern) a copy of one build's ELF with src/main.c's churn_
 under -icount shift=5,sleep=off (idle time skipped, not slept: the same run every time) with the truth plugin (build/truth.so, every instruction counted by PC),
 its UART read by cmprof-top --batch --by task. Prints a row a line: lost, unnamed share, names'
 share of the stream's bytes (scenarios/scen_check.py's stream_bytes), the library's instructions a
-sample (every function of libcmprof.a, from the link map) and the biggest of them.
+sample (every function of libcmprof.a, from the link map) and the biggest of them; then the creation
+hooks' cost a creation, the library's instructions a sample by kind (KINDS), the samples in rows
+that name no thread, and late hosts: the capture cut before every 7th sample line and read from
+there, the samples such a host leaves unnamed.
 
   measure.py BUILD_DIR OUT_DIR [ROW ...]      rows: none, 100d, 100u, 1000d, 1000u (default: all)
 
@@ -26,6 +29,7 @@ import scen_check  # noqa: E402  (stream_bytes)
 
 ROWS = {"none": (0, 0), "100d": (100, 0), "100u": (100, 1), "1000d": (1000, 0), "1000u": (1000, 1)}
 RUN_MS = 6500
+LATE_S = 2.5  # seconds of samples a late host reads at least
 
 
 def symbols(elf):
@@ -73,6 +77,78 @@ def patch(elf_in, elf_out, values):
 def hook_cost(names, counts, syms):
     """Instructions in the functions named (a hook and the library functions it calls)."""
     return sum(v for a, size, n in syms if n in names for pc, v in counts.items() if a <= pc < a + max(size, 2))
+
+
+# The library's functions by what they do, for the breakdown line: the work a sample (the tick, its
+# line's formatting, the module's UART loop), the drain's passes (a pass every CONFIG_CMPROF_DRAIN_MS,
+# whether a line waits or not), the names (a thread's first sample, its '=' entry, the rounds of
+# "@N" repeats for a late host: paced by the names' share of the bytes), the announce (once about a
+# second), the creation hooks. Anything else of the library goes under "other".
+KINDS = (
+    ("tick", ("cmprof_tick_frame", "cmprof_zephyr_isr")),
+    ("lines", ("put_samples", "send", "send_line", "put_far_pc", "learn_tag", "other_tag", "cmprof_tasks_chars",
+               "group_start", "group_head", "before_mark", "page_line", "owed_stop", "put_tail", "sum_fold")),
+    ("write_line", ("write_line",)),
+    ("passes", ("cmprof_thread", "cmprof_stream_drain", "cmprof_stream_drain_lines", "cmprof_stream_pending",
+                "cmprof_stream_peek", "cmprof_stream_sent", "cmprof_stream_stored", "cmprof_stream_lost", "send_lost",
+                "set_quiet", "cmprof_stream_release", "cmprof_stream_mark", "send_sections", "line_begin")),
+    ("names", ("cmprof_tasks_miss", "put_owed", "put_entry", "repeat_names", "num_code_at", "num_keep", "put_copy",
+               "name_id", "put_name7", "put_numbered", "flush_repeats", "repeat_retired", "retire_name", "sweep",
+               "release_index", "put_def_entry", "due_names", "due_names_rare", "due_queue", "owe_name",
+               "send_due_names", "repeat_add", "put_retired_in", "retired_code", "count_spares", "take_index",
+               "copy_name", "named_index", "block_name", "place_name", "unname_index", "index_unlink")),
+    ("announce", ("send_announce", "put_text", "put_field", "put_hex", "put_dec", "send_full", "reannounce_after")),
+    ("hooks", ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
+               "cmprof_stream_task_later", "move_entry", "block_renamed", "learn_offset")),
+)
+
+
+def kinds_line(lib_per, samples):
+    """The library's instructions a sample by kind (KINDS), "other" for the rest."""
+    done, parts = set(), []
+    for kind, names in KINDS:
+        n = sum(v for k, v in lib_per.items() if k in names)
+        done.update(names)
+        parts.append("%s %.1f" % (kind, n / max(samples, 1)))
+    parts.append("other %.1f" % (sum(v for k, v in lib_per.items() if k not in done) / max(samples, 1)))
+    return ", ".join(parts)
+
+
+# A row of the by-task report that names no thread: a full table, a pending or unknown name, a raw tag.
+UNNAMED = re.compile(r"^(\(|task #|0x)|no tag|unknown|pending")
+
+
+def unnamed_samples(report):
+    """Samples in the by-task report's rows that carry no thread's name, and those rows."""
+    n, rows = 0, []
+    for line in report.splitlines():
+        m = re.match(r"\s+[\d.]+%\s+[\d.]+%\s+\S+\s+(\d+)\s+(.*)$", line)
+        if m and UNNAMED.search(m.group(2)):
+            n += int(m.group(1))
+            rows.append(m.group(2))
+    return n, rows
+
+
+def late_hosts(d, elf, seconds):
+    """A host that attaches late: the capture cut before every 7th sample line (a late host's first
+    line), each cut leaving at least `seconds` of samples (at the announced rate), read by cmprof-top
+    --batch --by task: (cuts, the sample lines each leaves at least, cuts whose reading leaves samples
+    unnamed, those samples)."""
+    lines = open(os.path.join(d, "uart.txt"), "rb").read().decode("latin-1").split("\n")
+    starts = [k for k, l in enumerate(lines) if l.startswith("%")]
+    ann = dict(re.findall(r" (tclk|period|jitter)=(\d+)", next((l for l in lines if l.startswith("@cmprof")), "")))
+    rate = int(ann.get("tclk", 0)) / max(int(ann.get("period", 0)) + int(ann.get("jitter", 0)) / 2, 1)
+    min_left = int(seconds * (rate or 1000) / 32 + 0.999)
+    cuts = bad = unnamed = 0
+    cut_file = os.path.join(d, "late.txt")
+    for c in range(7, len(starts) - min_left, 7):
+        with open(cut_file, "w", encoding="latin-1") as f:
+            f.write("\n".join(lines[starts[c]:]))
+        r = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "--by", "task", cut_file, elf],
+                           capture_output=True, text=True)
+        n = unnamed_samples(r.stdout)[0]
+        cuts, bad, unnamed = cuts + 1, bad + (n > 0), unnamed + n
+    return cuts, min_left, bad, unnamed
 
 
 def run_row(build, out, row):
@@ -137,6 +213,12 @@ def run_row(build, out, row):
         hooks.append("%s %d x %.1f" % (name.replace("__wrap_sys_trace_", ""), calls.get(name, 0),
                                        hook_cost(own, counts, syms) / max(calls.get(name, 1), 1)))
     print("       hooks: " + ", ".join(hooks))
+    print("       by kind, a sample: " + kinds_line(lib_per, samples))
+    n_unnamed, rows = unnamed_samples(top.stdout)
+    print("       unnamed samples %d%s" % (n_unnamed, " (%s)" % ", ".join(rows[:3]) if rows else ""))
+    cuts, min_left, bad, late = late_hosts(d, elf, LATE_S)
+    print("       late hosts: %d cuts (each leaving at least %d lines, %.1f s), %d left samples unnamed (%d samples)" % (
+        cuts, min_left, LATE_S, bad, late))
     js = subprocess.run([os.path.join(ROOT, "build", "cmprof-top"), "--batch", "-o", "json",
                          os.path.join(d, "uart.txt"), elf], capture_output=True, text=True).stdout
     m = re.search(r'"lost": (\d+)', js)
