@@ -405,6 +405,46 @@ def resolve_elf_cut_short():
           and elf in err, "exit %d, %r" % (p.returncode, err[:200]))
 
 
+def resolve_unit_without_aranges():
+    """A unit with no .debug_aranges set (its object's section removed before the link) among units
+    that have one, first, in the middle or last: its ranges come from its DIEs, the others' from their
+    sets (moved into the unit index in place until the first unit without one), and every function's
+    first and second halfwords resolve as addr2line -a -f -i resolves them."""
+    os.makedirs(TMP, exist_ok=True)
+    objs = []
+    for u in range(3):
+        src = os.path.join(TMP, "unit%d.c" % u)
+        open(src, "w").write("volatile unsigned sink%d;\n" % u + "".join(
+            "unsigned __attribute__((noinline)) u%d_f%d(unsigned x) { for (unsigned i = 0; i < (x & 7u); i++) "
+            "x = x * %du + (x >> 3); sink%d = x; return x; }\n" % (u, f, 3 + 2 * f, u) for f in range(4)))
+        objs.append(os.path.join(TMP, "unit%d.o" % u))
+        subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O2", "-g", "-ffunction-sections", "-c",
+                        src, "-o", objs[-1]], check=True)
+    wrong = []
+    for bare in range(3):
+        linked = list(objs)
+        linked[bare] = os.path.join(TMP, "bare%d.o" % bare)
+        subprocess.run(["arm-none-eabi-objcopy", "--remove-section=.debug_aranges", objs[bare], linked[bare]],
+                       check=True)
+        elf = os.path.join(TMP, "bare%d.elf" % bare)
+        subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,-Ttext=0x08000000",
+                        "-Wl,-e,u0_f0"] + linked + ["-o", elf], check=True)
+        sets = subprocess.run(["arm-none-eabi-readelf", "--debug-dump=aranges", elf], capture_output=True,
+                              text=True).stdout.count("Offset into .debug_info")
+        syms = subprocess.run(["arm-none-eabi-nm", "-n", elf], capture_output=True, text=True).stdout.split()
+        funcs = [int(syms[i - 2], 16) & ~1 for i in range(2, len(syms))
+                 if syms[i - 1] in ("t", "T") and re.match(r"u\d_f\d$", syms[i])]
+        feed = "".join("%x\n%x\n" % (a, a + 2) for a in funcs)
+        ours = subprocess.run([TOOL, "--resolve", elf], input=feed, capture_output=True, text=True)
+        theirs = subprocess.run(["arm-none-eabi-addr2line", "-a", "-f", "-i", "-e", elf], input=feed,
+                                capture_output=True, text=True)
+        if sets != 2 or len(funcs) != 12 or ours.returncode != 0 or ours.stdout != theirs.stdout or "u1_f2" not in ours.stdout:
+            wrong.append("unit %d bare: %d sets, %d functions, exit %d, %s" % (
+                bare, sets, len(funcs), ours.returncode, ours.stderr.strip()[:100] or ours.stdout[:120]))
+    check("--resolve: a unit without a .debug_aranges set, first, middle or last, answered as addr2line does",
+          not wrong, wrong)
+
+
 def loud_unread_capture(uart, elf):
     """A trace capture most of whose bytes could not be read (a good start, then 30 KB that is no ITM):
     a profile from its first 21 %, exit 0, and stderr said nothing (a CI run passed on a sliver)."""
@@ -804,6 +844,7 @@ def main():
     flat_stacks()
     resolve_elf_cut_short()
     resolve_nul_across_reads()
+    resolve_unit_without_aranges()
     loud_unread_capture(uart, elf)
     shutil.rmtree(TMP, ignore_errors=True)
     return 1 if harness.failed else 0
