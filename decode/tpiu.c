@@ -289,13 +289,11 @@ static void next_block(struct tpiu_decoder *d)
     d->cur.clean = d->cur.faults = 0;
 }
 
-/* Aligned again after a gap: the report keeps the first alignment. */
-static void aligned_again(struct tpiu_decoder *d)
+/* Whether the frames are aligned: not before the first alignment, nor after a gap until aligned again
+ * (stats.align keeps the first alignment meanwhile: the report's, live too). */
+static bool aligned(const struct tpiu_decoder *d)
 {
-    if (!d->rejoined)
-        return;
-    d->rejoined = false;
-    d->stats.align = d->first;
+    return d->stats.align.how != TPIU_UNALIGNED && !d->rejoined;
 }
 
 /* No full sync in the first block (or in all of a shorter stream): the best offset aligns the
@@ -322,7 +320,7 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
         decode_byte(d, d->block[i], sink);
     if (d->rejoined) /* the frame cut by the gap is the gap's, not a decoding loss */
         d->stats.unsynced = unsynced;
-    aligned_again(d);
+    d->rejoined = false;
     next_block(d);
 }
 
@@ -359,13 +357,13 @@ static void settle_source(struct tpiu_decoder *d, const struct byte_sink *sink)
 /* Bytes are held while the frames are not aligned, or aligned with no source known yet. */
 static bool holding(const struct tpiu_decoder *d)
 {
-    return d->stats.align.how == TPIU_UNALIGNED || !d->cur.id_known;
+    return !aligned(d) || !d->cur.id_known;
 }
 
 /* A full block held: aligned by content, or its source settled. */
 static void release(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    if (d->stats.align.how == TPIU_UNALIGNED)
+    if (!aligned(d))
         align_by_content(d, sink);
     else
         settle_source(d, sink);
@@ -393,21 +391,22 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     d->stats.syncs++;
     d->window = 0;
-    if (d->stats.align.how == TPIU_UNALIGNED) {
+    if (!aligned(d)) {
         size_t before = d->n_block - 3; /* the sync's first three bytes are held too */
         unsigned o = (unsigned)(before % 16u);
-        d->stats.align.how = TPIU_BY_SYNC;
-        d->stats.align.at = d->block_at + o;
+        struct tpiu_alignment again, *a = d->rejoined ? &again : &d->stats.align; /* (the first stays the report's) */
+        a->how = TPIU_BY_SYNC;
+        a->at = d->block_at + o;
         lane_start(&d->cur, o, ID_NULL);
         uint8_t id = start_source(d, &d->cur, d->block, before);
         lane_start(&d->cur, o, id);
-        d->stats.align.id_assumed = id != ID_NULL;
+        a->id_assumed = id != ID_NULL;
         uint64_t unsynced = d->stats.unsynced;
         for (size_t i = 0; i < before; i++)
             decode_byte(d, d->block[i], sink);
         if (d->rejoined)
             d->stats.unsynced = unsynced;
-        aligned_again(d);
+        d->rejoined = false;
     } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
         if (d->cur.whole)
             d->stats.realigns++;
@@ -429,7 +428,7 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         d->stats.bytes++;
         d->window = d->window << 8 | b;
         if (d->window == TPIU_FULL_SYNC) {
-            if (d->stats.align.how != TPIU_UNALIGNED && !d->cur.id_known)
+            if (aligned(d) && !d->cur.id_known)
                 settle_source(d, sink); /* the bytes before it, as if not held */
             full_sync(d, sink);
             continue;
@@ -455,10 +454,7 @@ void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink)
         release(d, sink);
     if (d->stats.align.how == TPIU_UNALIGNED)
         return; /* nothing came before the gap: aligned from the start as it is */
-    if (!d->rejoined)
-        d->first = d->stats.align;
     d->rejoined = true;
-    d->stats.align.how = TPIU_UNALIGNED;
     uint8_t id = d->cur.id_known ? d->cur.id : ID_NULL;
     lane_start(&d->cur, 0, id);
     d->window = 0;
@@ -476,7 +472,7 @@ void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)
 
 unsigned tpiu_cut(const struct tpiu_decoder *d)
 {
-    return d->stats.align.how != TPIU_UNALIGNED && d->cur.whole ? d->cur.pos : 0;
+    return aligned(d) && d->cur.whole ? d->cur.pos : 0;
 }
 
 size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out)

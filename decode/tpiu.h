@@ -77,10 +77,9 @@ struct tpiu_decoder {
      * wanted source's clean ITM in them, and its score less nobody's; judged as one, not each alone */
     uint32_t unknown_clean;
     int64_t unknown_margin;
-    /* after a gap (tpiu_rejoin): aligned again from what comes, and the first alignment kept for the
-     * report meanwhile */
+    /* after a gap (tpiu_rejoin), until aligned again from what comes; stats.align stays the first
+     * alignment, the report's */
     bool rejoined;
-    struct tpiu_alignment first;
     struct tpiu_lane lanes[16];
     uint8_t block[TPIU_BLOCK]; /* held back until the first alignment, then kept for the checks */
 };

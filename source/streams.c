@@ -260,11 +260,11 @@ static void *port_make(const struct src_params *p, const struct src_settings *se
 
 /* A terminal that is some process's controlling terminal (a shell's, a getty's) is no port to set
  * raw and read: a link (socat's link=) left behind by a pty's end names the next terminal given its
- * number. Told from /proc's tty_nr (TIOCGSID answers only for one's own terminal). */
-static bool session_terminal(int fd, char *why, size_t whylen)
+ * number. Told from /proc's tty_nr (TIOCGSID answers only for one's own terminal). st: the terminal's
+ * (anything but a character device is no one's terminal: tty_nr 0, no terminal, matches st_rdev 0). */
+static bool session_terminal(const struct stat *st, char *why, size_t whylen)
 {
-    struct stat st;
-    DIR *procs = fstat(fd, &st) == 0 ? opendir("/proc") : NULL;
+    DIR *procs = S_ISCHR(st->st_mode) ? opendir("/proc") : NULL;
     if (!procs)
         return false;
     long owner = 0;
@@ -280,7 +280,7 @@ static bool session_terminal(int fd, char *why, size_t whylen)
         stat_text[n] = '\0';
         const char *after = strrchr(stat_text, ')'); /* the command's name may hold anything */
         int tty_nr;
-        if (after && sscanf(after, ") %*c %*d %*d %*d %d", &tty_nr) == 1 && (dev_t)(unsigned)tty_nr == st.st_rdev)
+        if (after && sscanf(after, ") %*c %*d %*d %*d %d", &tty_nr) == 1 && (dev_t)(unsigned)tty_nr == st->st_rdev)
             owner = atol(e->d_name);
     }
     closedir(procs);
@@ -290,14 +290,13 @@ static bool session_terminal(int fd, char *why, size_t whylen)
     return owner != 0;
 }
 
-/* session_terminal for a path, before libserialport opens it (its open sets the terminal raw). */
+/* session_terminal for a path, before libserialport opens it (its open sets the terminal raw): by
+ * stat, not an open of its own (a USB serial adapter's open and close raise and drop DTR, which resets
+ * boards wired for it). */
 static bool session_terminal_at(const char *path, char *why, size_t whylen)
 {
-    int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-    bool theirs = fd >= 0 && session_terminal(fd, why, whylen);
-    if (fd >= 0)
-        close(fd);
-    return theirs;
+    struct stat st;
+    return stat(path, &st) == 0 && session_terminal(&st, why, whylen);
 }
 
 static bool serial_connect(void *v, double now, char *why, size_t whylen, bool *permanent)
@@ -352,7 +351,8 @@ static bool tty_connect(void *v, double now, char *why, size_t whylen, bool *per
         snprintf(why, whylen, "%s", strerror(errno));
         return false;
     }
-    if (session_terminal(fd, why, whylen)) {
+    struct stat st;
+    if (fstat(fd, &st) == 0 && session_terminal(&st, why, whylen)) {
         close(fd);
         return false;
     }

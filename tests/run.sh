@@ -133,8 +133,8 @@ zephyr_hooks_builds() {
     done
     # the module's timer port from four boards' devicetrees, the app's own hooks beside cmprof's,
     # cmprof.h from the module's include directories, thread names in a dump, the drain's
-    # write_line byte for byte at every length
-    python3 tests/test_zephyr_module.py boards chain include dump line
+    # write_line byte for byte at every length, its sleep after a pass (drain_wait_us)
+    python3 tests/test_zephyr_module.py boards chain include dump line wake
 }
 # The module's way out of a starved drain: its priority and the full ring's reservoir are Kconfig
 # options with help, and the module and its CMake use them (the module is built by hand: README)

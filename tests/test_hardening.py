@@ -693,6 +693,37 @@ def test_link_to_someones_terminal():
           len(err.strip().splitlines()) == 1, "exit %s, settings kept %s, %r" % (code, same, err.strip()))
 
 
+def test_serial_port_opened_once_a_connect():
+    """A serial port libserialport knows is opened by its connect alone: the look for someone's terminal
+    (test_link_to_someones_terminal) reads its device number by stat, not by an open and close of its own
+    (a USB serial adapter's open and close raise and drop DTR, which resets boards wired for it). Counted
+    with inotify on the first port --list-ports gives, when one can be opened here (a container's
+    /dev/ttyS0 as root): the type's look at the start, then the connect's one open."""
+    import ctypes
+    import select
+    import struct
+    ports = [line.split()[0] for line in run("--list-ports")[1].splitlines() if line.startswith("/dev/")]
+    port = next((p for p in ports if os.access(p, os.R_OK)), None)
+    if port is None:
+        print("ok   a serial port opened once a connect (no serial port to open here: not run)")
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK)
+    libc.inotify_add_watch(fd, port.encode(), 0x20 | 0x18)  # IN_OPEN, IN_CLOSE (two like events in a row are one)
+    try:
+        code, out, err = run("--batch", "--duration", "1", port, elf_of("tasks"))
+        data = os.read(fd, 65536) if select.select([fd], [], [], 0)[0] else b""
+    finally:
+        os.close(fd)
+    opens, i = 0, 0
+    while i + 16 <= len(data):
+        _, mask, _, size = struct.unpack_from("iIII", data, i)
+        opens += bool(mask & 0x20)
+        i += 16 + size
+    check("%s: opened twice in a run of one connect (the type's look, the connect's open), no third" % port,
+          opens == 2 and "connected" in err, "%d opens, exit %s, %r" % (opens, code, err.strip()[:160]))
+
+
 def test_dev_null_source():
     """/dev/null as the capture: no samples, exit 2, one line, and no advice for a live firmware (it
     asked 'is it running, on this port and baud?' and blamed the drain's priority)."""
@@ -727,6 +758,7 @@ def main():
     test_tcp_reset_mid_frame()
     test_pty_hangup()
     test_link_to_someones_terminal()
+    test_serial_port_opened_once_a_connect()
     test_dev_null_source()
     return 1 if harness.failed else 0
 

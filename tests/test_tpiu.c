@@ -349,7 +349,9 @@ static void test_rejoin_after_a_gap(void)
     static struct tpiu_decoder whole;
     run(capture, n, 0, 1, &log_b, &whole);
     for (unsigned k = 0; k < 12; k++) {
-        size_t cut = n / 3 + rnd32() % (n / 3), skip = 16 * (rnd32() % 200) + 1 + k % 15;
+        /* (a gap under 300 samples: matched() looks 400 ahead, and past a longer one read chance matches and
+         * strays) */
+        size_t cut = n / 3 + rnd32() % (n / 3), skip = 16 * (rnd32() % 100) + 1 + k % 15;
         run_rejoined(capture, n, cut, skip, &log_a, &t);
         collect(&log_a);
         size_t m = matched(&stray), lost = skip / 5 + 2 * 40; /* the gap's samples, and a sync's wait each side */
@@ -358,6 +360,43 @@ static void test_rejoin_after_a_gap(void)
               t.stats.align.how == TPIU_BY_SYNC); /* the first alignment, as reported */
         if (k == 0)
             printf("     cut at %zu, %zu bytes lost: %zu of %zu samples\n", cut, skip, m, n_want);
+    }
+}
+
+/* The report's alignment (and its text, which the live view's notes show) stays the first one through a
+ * gap: while the frames wait to be aligned again (held bytes, less than a block), and when the input ends
+ * before any byte came after the gap. By content, by a full sync, and --tpiu-offset. */
+static void test_rejoin_keeps_the_first_alignment(void)
+{
+    static struct tpiu_decoder t, whole;
+    static struct chain c;
+    char why[400], was[400];
+    for (int how = 0; how < 3; how++) {
+        size_t n = syncless(2000, 5);
+        if (how == 1)
+            memcpy(capture + 1, "\xff\xff\xff\x7f", 4);
+        run_forced(capture, n, 0, 1, how == 2 ? 5 : -1, &log_b, &whole);
+        bool text = tpiu_alignment_text(&whole.stats, was, sizeof was);
+        CHECK(whole.stats.align.how == (how == 0 ? TPIU_BY_CONTENT : how == 1 ? TPIU_BY_SYNC : TPIU_FORCED));
+        for (size_t after = 0; after < 1000; after += 500) {
+            evlog_reset(&log_a);
+            itm_init(&c.itm, false);
+            c.sink = (struct ev_sink){evlog_event, &log_a};
+            struct byte_sink bs = {to_itm, &c};
+            tpiu_init(&t, 1);
+            if (how == 2)
+                tpiu_force_offset(&t, 5);
+            size_t cut = n / 2 + 7;
+            tpiu_feed(&t, capture, cut, &bs);
+            tpiu_rejoin(&t, &bs);
+            itm_rejoin(&c.itm);
+            tpiu_feed(&t, capture + cut + 100, after, &bs); /* (less than a block: not aligned again yet) */
+            CHECK(memcmp(&t.stats.align, &whole.stats.align, sizeof whole.stats.align) == 0);
+            CHECK(tpiu_alignment_text(&t.stats, why, sizeof why) == text && strcmp(why, was) == 0);
+            tpiu_finish(&t, &bs);
+            CHECK(memcmp(&t.stats.align, &whole.stats.align, sizeof whole.stats.align) == 0);
+            CHECK(tpiu_alignment_text(&t.stats, why, sizeof why) == text && strcmp(why, was) == 0);
+        }
     }
 }
 
@@ -440,6 +479,7 @@ int main(void)
     RUN_TEST(test_one_source_joined_after_its_only_id);
     RUN_TEST(test_one_source_with_periodic_syncs);
     RUN_TEST(test_rejoin_after_a_gap);
+    RUN_TEST(test_rejoin_keeps_the_first_alignment);
     RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);

@@ -119,6 +119,33 @@ static void test_source_kept_beside_long_state(void)
     CHECK(strstr(render(&v, 60, 24), "cmprof-top  gdb:127.0.0.1:36055  [connected, 1714 halts/s]"));
 }
 
+/* The state's figures give way only when that keeps the source's name in the header: with the build-id's
+ * check (placed before the name) beside them, at no width from 20 to 300 columns does the header show
+ * fewer of the state's clauses than fit beside "cmprof-top" while the name still does not show. */
+static void test_state_cut_only_for_the_source(void)
+{
+    setup();
+    info = (struct prof_stream_info){.present = true, .clock_hz = 64000000, .build_id = "0123456789abcdef"};
+    v.st.source = "gdb:127.0.0.1:36055";
+    v.st.state = "connected, 1714 halts/s, core halted 40.9 %, at most 4.60 ms at once";
+    static const char *forms[] = {"[connected, 1714 halts/s, core halted 40.9 %, at most 4.60 ms at once]",
+                                  "[connected, 1714 halts/s, core halted 40.9 %]", "[connected, 1714 halts/s]",
+                                  "[connected]"};
+    int bad = 0;
+    for (int w = 20; w <= 300; w++) {
+        const char *t = render(&v, w, 24);
+        char head[400];
+        snprintf(head, sizeof head, "%.*s", (int)strcspn(t, "\n"), t);
+        const char *fits = NULL; /* the longest form that fits beside "cmprof-top  " */
+        for (size_t k = 0; k < sizeof forms / sizeof forms[0] && !fits; k++)
+            fits = (int)strlen(forms[k]) <= w - 12 ? forms[k] : NULL;
+        if (fits && !strstr(head, "127.0.0.1:36055") && !strstr(head, fits) && !bad++)
+            printf("     %d columns: '%s', where '%s' fits\n", w, head, fits);
+    }
+    info = (struct prof_stream_info){0};
+    CHECK(bad == 0);
+}
+
 static void test_top_view(void)
 {
     setup();
@@ -1337,6 +1364,7 @@ int main(void)
 {
     RUN_TEST(test_device_source_short);
     RUN_TEST(test_source_kept_beside_long_state);
+    RUN_TEST(test_state_cut_only_for_the_source);
     RUN_TEST(test_top_view);
     RUN_TEST(test_key_bar_fits);
     RUN_TEST(test_reset_counters_and_nominal_rate);

@@ -241,6 +241,22 @@ int main(void)
 }
 """
 
+# the same with a small ring (CONFIG_CMPROF_RING_SIZE=64): the sleep is for half of it at most, not the
+# 2 lines (64 samples) that fill it
+WAKE_SMALL_RING_MAIN = r"""
+#include <stdio.h>
+int main(void)
+{
+    unsigned bad = 0;
+    for (uint32_t us = 1; us <= 20000u; us = us * 3u + 1u)
+        for (uint32_t left = 0; left <= 40u; left++)
+            if (drain_wait_us(left, us) > (uint64_t)CONFIG_CMPROF_RING_SIZE / 2u * us && !bad++)
+                printf("left %u at %u us: %u\n", (unsigned)left, (unsigned)us, (unsigned)drain_wait_us(left, us));
+    printf("%u wrong\n", bad);
+    return 0;
+}
+"""
+
 
 def module_part_run(name, pattern, found, before, after, builds):
     """The part of zephyr/cmprof_module.c that `pattern` matches, built on the host between `before`
@@ -260,10 +276,17 @@ def module_part_run(name, pattern, found, before, after, builds):
 def wake():
     part, out = module_part_run("wake", r"^#define DRAIN_LINES .*?^static uint32_t drain_wait_us\(.*?^}\n",
                                 "Zephyr: the module's drain sleeps until lines are due (drain_wait_us), not a fixed 20 ms",
-                                "#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n#define CONFIG_CMPROF_DRAIN_MS 100\n",
+                                "#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n#define CONFIG_CMPROF_DRAIN_MS 100\n"
+                                "#define CONFIG_CMPROF_RING_SIZE 1024\n",
                                 WAKE_MAIN, "Zephyr: drain_wait_us builds on the host")
     if part is None:
         return
+    _, small = module_part_run("wake_small_ring", r"^#define DRAIN_LINES .*?^static uint32_t drain_wait_us\(.*?^}\n",
+                               "Zephyr: drain_wait_us found again", "#include <stdint.h>\n#define CMPROF_STREAM_LINE 32u\n"
+                               "#define CONFIG_CMPROF_DRAIN_MS 100\n#define CONFIG_CMPROF_RING_SIZE 64\n",
+                               WAKE_SMALL_RING_MAIN, "Zephyr: drain_wait_us builds on the host with a ring of 64")
+    check("Zephyr: with a ring of 64 samples the drain sleeps for 32 samples at most (2 lines, 64, filled it at "
+          "the wake: any lateness lost samples)", small == "0 wrong", small)
     lines = int(re.search(r"^#define DRAIN_LINES (\d+)u", part, re.M).group(1))
     check("Zephyr: the drain sleeps until 2 lines can be full (the samples the stream says no line is full "
           "for, plus a line), at most CONFIG_CMPROF_DRAIN_MS", lines == 2 and out == "0 wrong", out)

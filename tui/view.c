@@ -136,13 +136,6 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
     bool bad_state = v->st.state && strncmp(v->st.state, "connected", 9) != 0;
     field(f, &n, 0, bad_state ? VA_WARN : VA_GOOD, "[%s]", v->st.state ? v->st.state : "?");
     state_short(f[n - 1].alt, sizeof f[n - 1].alt, f[n - 1].text, b->w - vb_columns(f[0].text) - 2); /* after f[0] */
-    /* a connected state's figures give up their last clauses before the source's name goes (what is
-     * profiled stays said); a bad state's cause keeps its place */
-    int beside = b->w - vb_columns(f[0].text) - 2 - vb_columns(f[1].alt[0] ? f[1].alt : f[1].text) - 2;
-    char kept[sizeof f[n - 1].text];
-    state_short(kept, sizeof kept, f[n - 1].text, beside);
-    if (kept[0] && !bad_state)
-        snprintf(f[n - 1].text, sizeof f[n - 1].text, "%s", kept);
     field(f, &n, 3, VA_TITLE, "%s", path_base(v->st.elf));
     if (prof_stream_info(v->prof)->present && prof_stream_info(v->prof)->build_id[0])
         field(f, &n, 1, id_bad ? VA_WARN : VA_GOOD, "build-id %s", id_bad ? "MISMATCH" : "ok");
@@ -150,6 +143,17 @@ static void header_source(struct view *v, struct vbuf *b, bool id_bad, bool code
         field(f, &n, 0, VA_WARN, "WRONG ELF? (d)");
     if (v->st.elf_changed)
         field(f, &n, 0, VA_WARN, "ELF CHANGED (d)");
+    /* a connected state's figures give up their last clauses before the source's name goes (what is
+     * profiled stays said), beside the fields placed before the name (the warnings, the build-id's
+     * check); a bad state's cause keeps its place */
+    int beside = b->w;
+    for (int i = 0; i < n; i++)
+        if (i != 2 && f[i].rank <= f[1].rank)
+            beside -= vb_columns(i == 1 && f[i].alt[0] ? f[i].alt : f[i].text) + 2;
+    char kept[sizeof f[2].text];
+    state_short(kept, sizeof kept, f[2].text, beside);
+    if (kept[0] && !bad_state)
+        snprintf(f[2].text, sizeof f[2].text, "%s", kept);
     put_fields(b, 0, f, n);
     vb_fill_attr(b, 0, VA_TITLE);
 }

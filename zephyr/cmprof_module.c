@@ -204,7 +204,8 @@ static void send_sections(bool stats)
  * held enough indexes of names still in the ring that 1,000 new thread names a second filled the
  * 128 entries (16 samples unnamed); 2 lines (32 ms there, 65 ms at the default 1 kHz) did not. The
  * names the tick retires meanwhile wait in a ring sized for that (zephyr/CMakeLists.txt:
- * CMPROF_TASKS_RETIRED; with 8, a line's, 3-line passes left a late host samples unnamed). */
+ * CMPROF_TASKS_RETIRED; with 8, a line's, 3-line passes left a late host samples unnamed). A ring
+ * of 64 samples (Kconfig allows 16 up) would be full at the wake: the sleep is for half the ring at most. */
 #define DRAIN_LINES 2u
 static uint32_t drain_wait_us(uint32_t left, uint32_t sample_us)
 {
@@ -212,6 +213,8 @@ static uint32_t drain_wait_us(uint32_t left, uint32_t sample_us)
     if (left == 0u || left > CMPROF_STREAM_LINE)
         left = 1u; /* a line is full or nearly */
     uint32_t samples = left + (DRAIN_LINES - 1u) * CMPROF_STREAM_LINE;
+    if (samples > CONFIG_CMPROF_RING_SIZE / 2u)
+        samples = CONFIG_CMPROF_RING_SIZE / 2u; /* a small ring: half of it, the rest for the wake's lateness */
     return sample_us < most / samples ? samples * sample_us : most;
 }
 
