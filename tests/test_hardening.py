@@ -705,7 +705,8 @@ def test_serial_port_opened_once_a_connect():
     ports = [line.split()[0] for line in run("--list-ports")[1].splitlines() if line.startswith("/dev/")]
     port = next((p for p in ports if os.access(p, os.R_OK)), None)
     if port is None:
-        print("ok   a serial port opened once a connect (no serial port to open here: not run)")
+        print("NOT RUN a serial port opened once a connect: no serial port libserialport knows can be opened here "
+              "(a pty goes the other way and cannot show it)")
         return
     libc = ctypes.CDLL(None, use_errno=True)
     fd = libc.inotify_init1(os.O_NONBLOCK)
