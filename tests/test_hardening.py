@@ -16,7 +16,7 @@ from harness import check  # noqa: E402
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
-TMP = os.path.join(ROOT, "build", "hardening-test")
+TMP = harness.scratch("hardening-test")  # (-asan under the ASan tool: the two runs can go side by side)
 HANG_SECONDS = 60  # far beyond any of these inputs' real cost; only a hang reaches it
 
 
