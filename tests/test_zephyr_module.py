@@ -611,6 +611,15 @@ def options():
     r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_RING_SIZE=1000", "-P", checks])
     check("Zephyr configure: CONFIG_CMPROF_RING_SIZE=1000 is refused (not a power of two)",
           r.returncode != 0 and "CONFIG_CMPROF_RING_SIZE" in r.stderr, r.stderr.strip()[:160])
+    # a ring under two lines: the drain asked for RING_SIZE / 32 lines a pass, 0 for 16, and never sent one
+    for size, stream, good in (("32", "y", False), ("16", "y", False), ("64", "y", True), ("16", "n", True)):
+        r = run(["cmake", "-DCONFIG_CMPROF_JITTER=0x3ff", "-DCONFIG_CMPROF_RING_SIZE=" + size,
+                 "-DCONFIG_CMPROF_TRANSPORT_STREAM=" + stream, "-P", checks])
+        check("Zephyr configure: CONFIG_CMPROF_RING_SIZE=%s %s %s" % (
+                  size, "with the stream" if stream == "y" else "in dump mode",
+                  "is taken" if good else "is refused (under two lines: no line would ever go out)"),
+              r.returncode == 0 if good else r.returncode != 0 and "at least 64" in r.stderr,
+              (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[0][:160])
     doc = os.path.join(ROOT, "docs", "zephyr.md")
     doc_text = open(doc).read() if os.path.exists(doc) else ""
     check("Zephyr docs: a west manifest snippet that adds cmprof as a module",

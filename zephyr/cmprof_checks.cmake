@@ -12,6 +12,11 @@ function(cmprof_check_options)
     if(NOT ring_gap EQUAL 0)
       message(FATAL_ERROR "cmprof: CONFIG_CMPROF_RING_SIZE=${CONFIG_CMPROF_RING_SIZE} must be a power of two")
     endif()
+    if(CONFIG_CMPROF_TRANSPORT_STREAM AND CONFIG_CMPROF_RING_SIZE LESS 64)
+      message(FATAL_ERROR "cmprof: CONFIG_CMPROF_RING_SIZE=${CONFIG_CMPROF_RING_SIZE} must be at least 64 with "
+        "the stream: the drain sends whole lines of 32 samples and wakes when half the ring can be full (a "
+        "smaller ring never sends a line)")
+    endif()
   endif()
   if(DEFINED CONFIG_CMPROF_RESERVOIR AND DEFINED CONFIG_CMPROF_RING_SIZE)
     math(EXPR most "${CONFIG_CMPROF_RING_SIZE} / 2 - 2")
