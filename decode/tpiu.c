@@ -296,6 +296,25 @@ static bool aligned(const struct tpiu_decoder *d)
     return d->stats.align.how != TPIU_UNALIGNED && !d->rejoined;
 }
 
+/* Where an alignment just found is written: the report's the first time; after a gap, scratch (the
+ * first alignment stays the report's). */
+static struct tpiu_alignment *alignment_found(struct tpiu_decoder *d, struct tpiu_alignment *scratch)
+{
+    return d->rejoined ? scratch : &d->stats.align;
+}
+
+/* The first n held bytes decoded at the alignment just found; the frames are aligned from here on.
+ * After a gap the frame it cut is the gap's, not a decoding loss (unsynced as it was). */
+static void decode_held(struct tpiu_decoder *d, size_t n, const struct byte_sink *sink)
+{
+    uint64_t unsynced = d->stats.unsynced;
+    for (size_t i = 0; i < n; i++)
+        decode_byte(d, d->block[i], sink);
+    if (d->rejoined)
+        d->stats.unsynced = unsynced;
+    d->rejoined = false;
+}
+
 /* No full sync in the first block (or in all of a shorter stream): the best offset aligns the
  * frames, and the block is decoded at it. */
 static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sink)
@@ -304,8 +323,7 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     size_t n = d->n_block;
     uint8_t id;
     unsigned o = judge_start(d->lanes, d->block, n, d->wanted_id, &id, &second);
-    struct tpiu_alignment again, *a = d->rejoined ? &again : &d->stats.align; /* (the first stays the report's) */
-    uint64_t unsynced = d->stats.unsynced;
+    struct tpiu_alignment again, *a = alignment_found(d, &again);
     a->id_assumed = id != ID_NULL;
     a->how = TPIU_BY_CONTENT;
     a->at = d->block_at + o;
@@ -316,11 +334,7 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     a->runner_clean = d->lanes[second].clean;
     a->runner_faults = d->lanes[second].faults;
     lane_start(&d->cur, o, id);
-    for (size_t i = 0; i < n; i++)
-        decode_byte(d, d->block[i], sink);
-    if (d->rejoined) /* the frame cut by the gap is the gap's, not a decoding loss */
-        d->stats.unsynced = unsynced;
-    d->rejoined = false;
+    decode_held(d, n, sink);
     next_block(d);
 }
 
@@ -394,19 +408,14 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
     if (!aligned(d)) {
         size_t before = d->n_block - 3; /* the sync's first three bytes are held too */
         unsigned o = (unsigned)(before % 16u);
-        struct tpiu_alignment again, *a = d->rejoined ? &again : &d->stats.align; /* (the first stays the report's) */
+        struct tpiu_alignment again, *a = alignment_found(d, &again);
         a->how = TPIU_BY_SYNC;
         a->at = d->block_at + o;
         lane_start(&d->cur, o, ID_NULL);
         uint8_t id = start_source(d, &d->cur, d->block, before);
         lane_start(&d->cur, o, id);
         a->id_assumed = id != ID_NULL;
-        uint64_t unsynced = d->stats.unsynced;
-        for (size_t i = 0; i < before; i++)
-            decode_byte(d, d->block[i], sink);
-        if (d->rejoined)
-            d->stats.unsynced = unsynced;
-        d->rejoined = false;
+        decode_held(d, before, sink);
     } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
         if (d->cur.whole)
             d->stats.realigns++;
@@ -455,8 +464,7 @@ void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink)
     if (d->stats.align.how == TPIU_UNALIGNED)
         return; /* nothing came before the gap: aligned from the start as it is */
     d->rejoined = true;
-    uint8_t id = d->cur.id_known ? d->cur.id : ID_NULL;
-    lane_start(&d->cur, 0, id);
+    lane_start(&d->cur, 0, ID_NULL); /* (the frame the gap cut dropped; the alignment found sets it anew) */
     d->window = 0;
     d->n_block = 0;
     d->block_at = d->stats.bytes;

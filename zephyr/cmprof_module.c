@@ -205,7 +205,8 @@ static void send_sections(bool stats)
  * 128 entries (16 samples unnamed); 2 lines (32 ms there, 65 ms at the default 1 kHz) did not. The
  * names the tick retires meanwhile wait in a ring sized for that (zephyr/CMakeLists.txt:
  * CMPROF_TASKS_RETIRED; with 8, a line's, 3-line passes left a late host samples unnamed). A ring
- * of 64 samples (Kconfig allows 16 up) would be full at the wake: the sleep is for half the ring at most. */
+ * of 64 samples (the least configure takes with the stream) would be full at the wake: the sleep is
+ * for half the ring at most. */
 #define DRAIN_LINES 2u
 static uint32_t drain_wait_us(uint32_t left, uint32_t sample_us)
 {
