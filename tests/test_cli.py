@@ -84,18 +84,20 @@ def orbflow_frames(data, tag=1, size=100):
     return bytes(out)
 
 
-def tpiu_frames(data, source_id=1):
-    """Wrap bytes in TPIU frames: ID byte, then data; even data bytes carry bit 0 in byte 15."""
+def tpiu_frames(data, source_id=1, id_once=False):
+    """Wrap bytes in TPIU frames: ID byte, then data; even data bytes carry bit 0 in byte 15. id_once:
+    the ID in the first frame only, as a formatter with one source (ITM alone) writes it."""
     out = bytearray(b"\xff\xff\xff\x7f")
     i = 0
     while i < len(data):
         frame = bytearray(16)
         aux = 0
-        frame[0] = (source_id << 1) | 1  # ID change, aux bit 0: the new ID owns byte 1
-        chunk = data[i:i + 14]
-        i += 14
-        chunk = chunk + b"\x00" * 0  # a short last frame is padded with ID 0 (null) data
-        pos = 1
+        pos = 0 if id_once and i else 1
+        if pos:
+            frame[0] = (source_id << 1) | 1  # ID change, aux bit 0: the new ID owns byte 1
+        chunk = data[i:i + 15 - pos]
+        i += 15 - pos
+        # a short last frame is padded with ID 0 (null) data
         for b in chunk:
             if pos % 2 == 1:
                 frame[pos] = b

@@ -579,24 +579,6 @@ def test_tcp_reset_mid_itm_packet():
           "exit %s, %r %r" % (r.returncode, losses, r.stderr.strip()[-300:]))
 
 
-def tpiu_one_source(data, source_id=1):
-    """TPIU frames of one source, its ID written once in the first frame (a formatter with ITM alone),
-    after a full sync."""
-    out, first, i = bytearray(b"\xff\xff\xff\x7f"), True, 0
-    while i < len(data):
-        frame, aux, pos = bytearray(16), 0, 0
-        if first:
-            frame[0], pos, first = (source_id << 1) | 1, 1, False
-        while pos < 15 and i < len(data):
-            b, i = data[i], i + 1
-            frame[pos] = b if pos % 2 else b & 0xFE
-            aux |= 0 if pos % 2 else (b & 1) << (pos // 2)
-            pos += 1
-        frame[15] = aux
-        out += frame
-    return bytes(out)
-
-
 def test_tcp_reset_mid_frame():
     """An SWO server's TPIU frames (one source, its ID long gone) or orbuculum's orbflow frames, the
     connection dropped inside a frame and taken again 2,007 bytes later: the second connection's
@@ -604,9 +586,9 @@ def test_tcp_reset_mid_frame():
     re-aligned them as nobody's) or counted a bad frame; now the frames are found again from what
     comes, and only the gap's samples are missing."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from test_cli import itm_stream, orbflow_frames, pcs_of
+    from test_cli import itm_stream, orbflow_frames, pcs_of, tpiu_frames
     itm = itm_stream(pcs_of(os.path.join(SCEN, "tasks", "uart.txt")))
-    for name, data in (("TPIU", tpiu_one_source(itm)), ("orbflow", orbflow_frames(itm))):
+    for name, data in (("TPIU", tpiu_frames(itm, id_once=True)), ("orbflow", orbflow_frames(itm))):
         cut = len(data) // 2 + 5
         path = os.path.join(TMP, "whole-%s.bin" % name)
         open(path, "wb").write(data)
