@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -45,6 +46,7 @@
 #define XPSR_LEGACY 25       /* cpsr/xpsr's number when the server describes no registers (GDB's old layout) */
 #define ISR_TAG 0xFFFFFE00u  /* a sample in exception handler n is tagged ISR_TAG | n, as the firmware does */
 #define IPSR_MASK 0x1FFu     /* xPSR's exception number: 0 in thread mode */
+#define LATE_READ_MAX (16u << 20) /* bytes read past a reply's deadline while more kept waiting */
 
 enum step {
     G_SUPPORTED, G_NOACK, G_SCAN, G_ATTACH, G_XML, G_QUERY, G_QEMU, G_VECTORS, G_FOUND_PC, G_RUNNING, G_HALTING, G_READING, G_DHCSR,
@@ -69,6 +71,8 @@ struct gdb_sampler {
     bool probe;         /* a Black Magic Probe on a serial port: scan and attach first */
     double rate;
     double deadline;    /* a reply is due by then */
+    uint64_t bytes_in;  /* read from the server, in all */
+    uint64_t late_from; /* bytes_in when a deadline was first found passed with bytes waiting; 0: not */
     double next_halt;   /* while running: when to interrupt */
     double halt_sent;   /* when the 0x03 went out */
     double halt_cost;   /* seconds halted per sample, a moving average (0: none yet) */
@@ -208,7 +212,22 @@ static void awaiting(struct gdb_sampler *g, enum step next, double now)
 {
     g->step = next;
     g->deadline = now + REPLY_TIMEOUT;
+    g->late_from = 0;
     g->asked = g->rsp.stats;
+}
+
+/* Whether a passed deadline's verdict waits: the server's bytes are still unread (a loaded host ran us
+ * late, and the answer may sit behind the console output queued before it), and fewer than
+ * LATE_READ_MAX were read since the deadline was found passed (a server that floods and never answers
+ * is given up all the same, a few milliseconds later). */
+static bool answer_may_be_waiting(struct gdb_sampler *g)
+{
+    int waiting = 0;
+    if (ioctl(g->fd, FIONREAD, &waiting) != 0 || waiting <= 0)
+        return false;
+    if (!g->late_from)
+        g->late_from = g->bytes_in + 1;
+    return g->bytes_in + 1 - g->late_from < LATE_READ_MAX;
 }
 
 /* No reply came in time: what the server sent instead, if anything (a packet with a bad checksum
@@ -1304,6 +1323,7 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
                         (got = read(g->fd, in, sizeof in)) > 0;
              k++) {
             uint64_t bad = g->rsp.stats.bad_checksums, good = g->rsp.stats.packets;
+            g->bytes_in += (uint64_t)got;
             rsp_feed(&g->rsp, in, (size_t)got, &sink);
             g->bad_in_a_row = g->rsp.stats.packets != good ? 0 : g->bad_in_a_row;
             if (g->rsp.stats.bad_checksums != bad && g->step != G_FAILED) {
@@ -1342,6 +1362,8 @@ size_t gdb_step(struct gdb_sampler *g, uint8_t *buf, size_t n, double now)
         awaiting(g, G_HALTING, now);
         snprintf(g->what, sizeof g->what, "the interrupt (0x03)");
         send_raw(g, "\x03", 1);
+    } else if (g->step != G_RUNNING && g->step != G_FAILED && now > g->deadline && answer_may_be_waiting(g)) {
+        /* read on first: the next step comes at once (gdb_wait_ms: the deadline passed) */
     } else if (g->step == G_VERIFY && now > g->deadline) {
         g->stats.self_stops++; /* no answer to the interrupt: the core had stopped on its own */
         g->int_kept = true;
