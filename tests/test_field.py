@@ -367,7 +367,7 @@ def qemu_job_control_tests():
                          capture_output=True, text=True, check=True).stdout.strip()
     tries = 5
     for mode in ("batch", "live"):
-        gport, mport = closed_port(), closed_port()
+        gport, mport = free_port(), free_port()
         q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-serial", "null",
                               "-icount", "shift=0", "-kernel", elf, "-gdb", "tcp:127.0.0.1:%d" % gport,
                               "-monitor", "tcp:127.0.0.1:%d,server=on,wait=off" % mport],
@@ -525,10 +525,25 @@ def run(args, seconds=HANG, cwd=None):
     return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
 
 
-def closed_port():
+def free_port():
+    """A port free now, for a server started next (QEMU's gdbstub and monitor) to listen on."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+REFUSING = []  # the sockets closed_port() holds: bound, never listening
+
+
+def closed_port():
+    """A port that refuses connections for as long as this process runs: bound and never listening (a
+    SYN to it is answered with a reset), so no other test can take it meanwhile. (A port bound and
+    closed again was free for any test's server: another lane's OpenOCD stand-in got one, and the
+    connections meant to be refused reached it.)"""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    REFUSING.append(s)
+    return s.getsockname()[1]
 
 
 def unanswering_server():
