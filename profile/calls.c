@@ -4,6 +4,7 @@
 
 #include "escape.h"
 #include "../base/grow.h"
+#include "../base/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,9 +118,7 @@ size_t prof_calls(struct prof *p, const char *function, bool callers, const stru
  * text's hash, named by the text. */
 static void count_stack(struct prof *p, const char *stack, size_t n, double count)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t k = 0; k < n; k++)
-        h = (h ^ (unsigned char)stack[k]) * 1099511628211ull;
+    uint64_t h = fnv1a64(stack, n);
     struct group *g = prof_group_for(p, (const void *)(uintptr_t)(h | 1), h >> 32);
     if (!g)
         return; /* out of memory: these samples stay out of the stacks */

@@ -3,6 +3,7 @@
 #include "stacks.h"
 
 #include "../base/grow.h"
+#include "../base/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,10 @@ void stacks_reset(struct stacks *s)
 
 static uint64_t hash_of(const struct stack *st)
 {
-    uint64_t h = 1469598103934665603ull ^ st->pc ^ ((uint64_t)st->task << 32) ^ ((uint64_t)st->tag << 7);
+    uint64_t h = FNV1A64_BASIS ^ st->pc ^ ((uint64_t)st->task << 32) ^ ((uint64_t)st->tag << 7);
     for (size_t i = 0; i < st->n; i++)
-        h = (h ^ st->callers[i]) * 1099511628211ull;
-    return (h ^ st->has_tag) * 1099511628211ull;
+        h = fnv1a64_step(h, st->callers[i]); /* a word at a time */
+    return fnv1a64_step(h, st->has_tag);
 }
 
 static bool same(const struct stacks *s, const struct rec *r, const struct stack *st, uint64_t h)

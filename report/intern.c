@@ -2,6 +2,7 @@
 #include "intern.h"
 
 #include "../base/grow.h"
+#include "../base/hash.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,9 +18,7 @@ struct intern {
 
 static size_t hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    uint64_t h = fnv1a64_str(s);
     return (size_t)(h ^ h >> 29);
 }
 

@@ -7,6 +7,7 @@
 #include "period.h"
 
 #include "../profile/escape.h"
+#include "../base/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +25,7 @@ struct stacks {
 
 static size_t hash(const char *s, size_t n)
 {
-    size_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    return (size_t)fnv1a64(s, n);
 }
 
 /* The number of a frame, added the first time it is seen; SIZE_MAX when out of memory. */

@@ -8,6 +8,7 @@
 #include "outq.h"
 #include "rsp.h"
 #include "../base/path.h"
+#include "../base/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -268,14 +269,6 @@ static void no_reply(struct gdb_sampler *g)
     fail(g, why);
 }
 
-static uint64_t fnv1a(const char *d, size_t len)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)d[i]) * 1099511628211ull;
-    return h;
-}
-
 static void send_marker(struct gdb_sampler *g, double now)
 {
     const char *marker = g->dup_len ? "vMustReplyEmpty" : "?";
@@ -315,7 +308,7 @@ static void request(struct gdb_sampler *g, enum step next, const char *payload, 
 /* While a marker's answer is awaited: whether d is the answer taken after our '-' again (the resend). */
 static bool is_resend(const struct gdb_sampler *g, const char *d, size_t len)
 {
-    return (g->step == G_SYNC || g->step == G_SYNC_STOP) && len == g->dup_len && fnv1a(d, len) == g->dup_hash;
+    return (g->step == G_SYNC || g->step == G_SYNC_STOP) && len == g->dup_len && fnv1a64(d, len) == g->dup_hash;
 }
 
 /* The marker's answer is anything but the answer a resend would repeat: the server is in step again,
@@ -1136,7 +1129,7 @@ static void on_packet(void *ctx, const char *d, size_t len)
         /* the answer taken after a '-' (a marker's too): a resend of it may follow (see sync_due) */
         g->nak_sent = false;
         g->sync_due = true;
-        g->dup_hash = fnv1a(d, len);
+        g->dup_hash = fnv1a64(d, len);
         g->dup_len = len;
     }
     replies[g->step](g, d, len, g->now);

@@ -1,5 +1,6 @@
 /* Shares over time (see history.h). */
 #include "history.h"
+#include "../base/hash.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -8,14 +9,6 @@
 void history_clear(struct history *h)
 {
     memset(h, 0, offsetof(struct history, share));
-}
-
-static uint64_t name_key(const char *name)
-{
-    uint64_t k = 14695981039346656037u;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        k = (k ^ *p) * 1099511628211u;
-    return k;
 }
 
 static const struct history_row *find(const struct history *h, uint64_t key)
@@ -38,14 +31,14 @@ void history_tick(struct history *h, const struct prof_row *rows, size_t n, doub
     for (int i = 0; i < h->n; i++)
         h->rows[i].seen = false;
     for (size_t r = 0; r < n && r < HISTORY_ROWS; r++) {
-        uint64_t key = name_key(rows[r].name);
+        uint64_t key = fnv1a64_str(rows[r].name);
         struct history_row *e = (struct history_row *)find(h, key);
         if (!e) { /* a new row: a free place, else the place of a row no longer among the top */
             int slot = h->n < HISTORY_ROWS ? h->n++ : -1;
             for (int i = 0; slot < 0 && i < h->n; i++) {
                 bool still = false;
                 for (size_t k = 0; k < n && k < HISTORY_ROWS && !still; k++)
-                    still = name_key(rows[k].name) == h->rows[i].key;
+                    still = fnv1a64_str(rows[k].name) == h->rows[i].key;
                 if (!still)
                     slot = i;
             }
@@ -101,7 +94,7 @@ static void spread(const float *ring, int stride, int len, int pos, long known, 
 
 int history_of(const struct history *h, const char *name, float *out, int points, int span)
 {
-    const struct history_row *e = find(h, name_key(name));
+    const struct history_row *e = find(h, fnv1a64_str(name));
     if (!e || !h->len || points <= 0)
         return 0;
     spread(&h->share[0][e - h->rows], HISTORY_ROWS, h->len, h->pos, h->ticks - e->born, out, points, span);
