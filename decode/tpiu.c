@@ -15,6 +15,7 @@
 #define ID_RESERVED_FIRST 0x70u /* 0x70..0x7F reserved, but for: */
 #define ID_FLUSH_RESPONSE 0x7Bu
 #define ID_TRIGGER 0x7Du
+#define ID_UNDOUBTED 0xFFu    /* doubted_id when no ID change is in doubt (IDs are 7 bits) */
 
 /* A lane whose frames begin at buf[offset], with source id (0: nobody's) before the first ID change. */
 static void lane_start(struct tpiu_lane *l, unsigned offset, uint8_t id)
@@ -30,6 +31,7 @@ void tpiu_init(struct tpiu_decoder *d, uint8_t wanted_id)
 {
     memset(d, 0, sizeof *d);
     d->wanted_id = wanted_id;
+    d->doubted_id = ID_UNDOUBTED;
     d->stats.align.id = wanted_id;
     lane_start(&d->cur, 0, 0);
 }
@@ -259,15 +261,35 @@ static unsigned judge_start(struct tpiu_lane lanes[16], const uint8_t *buf, size
     return o;
 }
 
-/* cur completed a frame: its wanted bytes go on. */
+/* A new block to check begins at the next byte. */
+static void next_block(struct tpiu_decoder *d)
+{
+    d->block_at += d->n_block;
+    d->n_block = 0;
+    d->block_id = d->cur.id;
+    d->cur_start = (uint8_t)((16u - d->cur.pos) % 16u);
+    d->cur.clean = d->cur.faults = 0;
+}
+
+/* cur completed a frame: its wanted bytes go on. The first change away from the wanted source in a
+ * stream that had no other may be a byte hit on the line (a one-source formatter writes its ID once: a
+ * stray change would take the rest of the capture): the source is doubted, and the bytes after the
+ * frame are held and judged (resolve_doubt). */
 static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     uint8_t out[15];
+    bool was_wanted = d->cur.id == d->wanted_id && d->cur.id_known, alone = d->stats.other_ids == 0;
     d->stats.frames++;
     size_t n = frame_bytes(&d->cur, d->wanted_id, out, &d->stats);
     lane_check(&d->cur, out, n);
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
+    if (was_wanted && alone && d->cur.id != d->wanted_id && d->stats.align.how != TPIU_FORCED) {
+        d->doubted_id = d->cur.id;
+        d->cur.id_known = false;
+        d->unknown_clean = 0;
+        d->unknown_margin = 0;
+    }
 }
 
 static void decode_byte(struct tpiu_decoder *d, uint8_t b, const struct byte_sink *sink)
@@ -279,15 +301,6 @@ static void decode_byte(struct tpiu_decoder *d, uint8_t b, const struct byte_sin
         d->stats.unsynced++;
 }
 
-/* A new block to check begins at the next byte. */
-static void next_block(struct tpiu_decoder *d)
-{
-    d->block_at += d->n_block;
-    d->n_block = 0;
-    d->block_id = d->cur.id;
-    d->cur_start = (uint8_t)((16u - d->cur.pos) % 16u);
-    d->cur.clean = d->cur.faults = 0;
-}
 
 /* Whether the frames are aligned: not before the first alignment, nor after a gap until aligned again
  * (stats.align keeps the first alignment meanwhile: the report's, live too). */
@@ -315,6 +328,21 @@ static void decode_held(struct tpiu_decoder *d, size_t n, const struct byte_sink
     d->rejoined = false;
 }
 
+/* a: an alignment by content at the held block's offset o (second: the next best), source id. */
+static void by_content(const struct tpiu_decoder *d, struct tpiu_alignment *a, unsigned o, unsigned second,
+                       uint8_t id)
+{
+    a->id_assumed = id != ID_NULL;
+    a->how = TPIU_BY_CONTENT;
+    a->at = d->block_at + o;
+    a->judged = (uint32_t)d->n_block;
+    a->clean = d->lanes[o].clean;
+    a->faults = d->lanes[o].faults;
+    a->runner_up = (uint8_t)((d->block_at + second) % 16u);
+    a->runner_clean = d->lanes[second].clean;
+    a->runner_faults = d->lanes[second].faults;
+}
+
 /* No full sync in the first block (or in all of a shorter stream): the best offset aligns the
  * frames, and the block is decoded at it. */
 static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sink)
@@ -323,16 +351,8 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     size_t n = d->n_block;
     uint8_t id;
     unsigned o = judge_start(d->lanes, d->block, n, d->wanted_id, &id, &second);
-    struct tpiu_alignment again, *a = alignment_found(d, &again);
-    a->id_assumed = id != ID_NULL;
-    a->how = TPIU_BY_CONTENT;
-    a->at = d->block_at + o;
-    a->judged = (uint32_t)n;
-    a->clean = d->lanes[o].clean;
-    a->faults = d->lanes[o].faults;
-    a->runner_up = (uint8_t)((d->block_at + second) % 16u);
-    a->runner_clean = d->lanes[second].clean;
-    a->runner_faults = d->lanes[second].faults;
+    struct tpiu_alignment again;
+    by_content(d, alignment_found(d, &again), o, second, id);
     lane_start(&d->cur, o, id);
     decode_held(d, n, sink);
     next_block(d);
@@ -354,18 +374,58 @@ static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, 
     return wanted_wins(d->unknown_clean, d->unknown_margin) ? d->wanted_id : ID_NULL;
 }
 
-/* Frames aligned, but no ID change read yet: the held block's source is judged at the alignment in
- * use, then the block is decoded (held again after it while the source stays unknown). */
+static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    for (size_t i = 0; i < d->n_block; i++)
+        decode_byte(d, d->block[i], sink);
+    next_block(d);
+}
+
+/* Whether a whole frame of buf, its frames beginning at offset, changes the source. */
+static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
+{
+    for (size_t f = offset; f + 16u <= len; f += 16u)
+        for (unsigned i = 0; i < 15u; i += 2u) /* (byte 15 is the aux bits) */
+            if (buf[f + i] & 1u)
+                return true;
+    return false;
+}
+
+/* The block held after a doubted ID change (see deliver): a hit byte when, at the alignment in use, it
+ * changes the source no more (a one-source formatter writes no ID) and reads as the wanted source's ITM
+ * better than as the new source's; then the wanted source goes on, and what the change gave the other
+ * source is taken back (nothing else had one). Else the change stands. */
+static void resolve_doubt(struct tpiu_decoder *d)
+{
+    unsigned offset = (16u - d->cur.pos) % 16u;
+    bool half_syncs = any_half_sync(d->block, d->n_block);
+    lane_start(&d->lanes[0], offset, d->doubted_id);
+    lane_run(&d->lanes[0], d->block, d->n_block, d->wanted_id, half_syncs);
+    lane_start(&d->lanes[1], offset, d->wanted_id);
+    lane_run(&d->lanes[1], d->block, d->n_block, d->wanted_id, half_syncs);
+    bool stray = !any_id_change(d->block, d->n_block, offset) && reads_as_wanted(&d->lanes[1], &d->lanes[0]);
+    d->cur.id = stray ? d->wanted_id : d->doubted_id;
+    d->cur.id_known = true;
+    d->doubted_id = ID_UNDOUBTED;
+    if (stray) {
+        d->stats.stray_ids++;
+        d->stats.other_ids = 0;
+        memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
+    }
+}
+
+/* Frames aligned, but no ID change read yet (or one in doubt): the held block's source is judged at the
+ * alignment in use, then the block is decoded (held again after it while the source stays unknown). */
 static void settle_source(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    if (start_source(d, &d->cur, d->block, d->n_block) != ID_NULL) {
+    if (d->doubted_id != ID_UNDOUBTED) {
+        resolve_doubt(d);
+    } else if (start_source(d, &d->cur, d->block, d->n_block) != ID_NULL) {
         d->cur.id = d->wanted_id;
         d->cur.id_known = true;
         d->stats.align.id_assumed = true;
     }
-    for (size_t i = 0; i < d->n_block; i++)
-        decode_byte(d, d->block[i], sink);
-    next_block(d);
+    decode_held_block(d, sink);
 }
 
 /* Bytes are held while the frames are not aligned, or aligned with no source known yet. */
@@ -451,6 +511,12 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         decode_byte(d, b, sink);
         if (d->stats.align.how == TPIU_FORCED)
             continue;
+        if (holding(d)) { /* b ended a frame whose ID change is in doubt: held from the next byte */
+            d->n_block = 0;
+            d->block_at = d->stats.bytes;
+            next_block(d);
+            continue;
+        }
         d->block[d->n_block++] = b; /* kept for the block's check */
         if (d->n_block == TPIU_BLOCK)
             recheck(d);
@@ -464,6 +530,7 @@ void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink)
     if (d->stats.align.how == TPIU_UNALIGNED)
         return; /* nothing came before the gap: aligned from the start as it is */
     d->rejoined = true;
+    d->doubted_id = ID_UNDOUBTED;
     lane_start(&d->cur, 0, ID_NULL); /* (the frame the gap cut dropped; the alignment found sets it anew) */
     d->window = 0;
     d->n_block = 0;
@@ -488,7 +555,8 @@ size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out)
     out[0] = (struct dec_counter){"tpiu_frames", st->frames};
     out[1] = (struct dec_counter){"tpiu_unsynced", st->unsynced};
     out[2] = (struct dec_counter){"tpiu_realigns", st->realigns};
-    return 3;
+    out[3] = (struct dec_counter){"tpiu_stray_ids", st->stray_ids};
+    return 4;
 }
 
 bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len)

@@ -46,6 +46,8 @@ struct tpiu_stats {
     uint64_t other_ids;   /* data bytes of other sources, not passed on */
     uint64_t realigns;    /* the frames slipped and were aligned again (by content or by a full sync) */
     uint64_t cut;         /* bytes of frames cut short by a re-alignment */
+    uint64_t stray_ids;   /* ID changes to a source that sent nothing of its own, its frames read as the
+                           * wanted source's ITM again: a hit byte in a one-source stream */
     uint8_t ids_seen[16]; /* bit per source ID (0..127) whose data was not passed on */
     struct tpiu_alignment align;
 };
@@ -80,6 +82,7 @@ struct tpiu_decoder {
     /* after a gap (tpiu_rejoin), until aligned again from what comes; stats.align stays the first
      * alignment, the report's */
     bool rejoined;
+    uint8_t doubted_id;    /* an ID change away from the wanted source, judged on the block after it */
     struct tpiu_lane lanes[16];
     uint8_t block[TPIU_BLOCK]; /* held back until the first alignment, then kept for the checks */
 };

@@ -705,6 +705,21 @@ def main():
         said = [x for x in (j or {}).get("losses", []) if "of other streams (2)" not in x or fmt != "orbflow"]
         check("... a clean %s capture: no loss said, nothing skipped" % fmt, j and said == [] and
               j["joined"]["bytes"] == 0, "losses %s, joined %s" % (j and j["losses"], j and j["joined"]))
+    # one source, its ID written once (ITM alone through the formatter), and one byte hit on the line in the
+    # middle that reads as an ID change to source 2: the rest is still source 1's, and the hit is said (before:
+    # every sample after it went to "data of other streams (2)")
+    once = bytearray(tpiu_frames(itm_stream(pcs), id_once=True))
+    hit = 4 + 16 * ((len(once) - 4) // 32)
+    once[hit] = 0x05
+    hit_path = os.path.join(TMP, "capture_hit.tpiu")
+    open(hit_path, "wb").write(bytes(once))
+    code, j, err = rows_of(hit_path, elf)
+    got = {r["name"]: r["samples"] for r in j["rows"]} if j else {}
+    lost = sum(ref.values()) - sum(got.values())
+    check("a one-source TPIU capture with a byte hit into an ID change: the samples after it still counted (at most "
+          "3 lost), the stray change said", code == 0 and 0 <= lost <= 3 and
+          any("1 stray TPIU ID changes" in x for x in j["losses"]) and j["decoder"].get("tpiu_stray_ids") == 1,
+          "exit %s, %d of %d lost, losses %s" % (code, lost, sum(ref.values()), j and j["losses"]))
     # a format forced on bytes of another: said what they are (before: -f tpiu on text advised --tpiu-id,
     # -f itm on text 'TPIU frames read as ITM? try -f tpiu')
     for opts, fmt in ((["-f", "tpiu"], "tpiu"), (["-f", "itm"], "itm"), (["-f", "orbflow"], "orbflow"),

@@ -400,6 +400,37 @@ static void test_rejoin_keeps_the_first_alignment(void)
     }
 }
 
+/* One source, its ID written once (the usual SWO setup with the formatter on), and one byte hit on the
+ * line in the middle, turning a data byte into an ID change to another source (SWO at a high baud has
+ * bit errors): the rest of the capture is still read as the wanted source's (the stray ID's frames
+ * read as its clean ITM, and no frame of another source came before), and the stray change counted. */
+static void test_one_source_survives_a_stray_id_change(void)
+{
+    static struct tpiu_decoder t, whole;
+    one_source = true;
+    size_t n = pack_frames(items, make_items(4000), capture + 4) + 4, stray;
+    one_source = false;
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    run(capture, n, 0, 1, &log_b, &whole);
+    size_t want = log_b.count[EV_PC];
+    size_t frame = 4 + 16 * ((n - 4) / 32); /* a frame in the middle */
+    for (unsigned k = 0; k < 7; k++) {
+        run(capture, n, 0, 1, &log_b, &whole);
+        uint8_t was = capture[frame + 2 * k];
+        capture[frame + 2 * k] = (uint8_t)(0x05 + 2 * 16 * k); /* an ID change: to source 2, 18, ... */
+        for (size_t chunk = 0; chunk < 3; chunk++) {
+            run(capture, n, chunk == 2 ? 7 : chunk, 1, &log_a, &t);
+            collect(&log_a);
+            size_t m = matched(&stray);
+            if (k == 0 && chunk == 0)
+                printf("     %zu of %zu samples, %llu stray ID changes\n", m, want,
+                       (unsigned long long)t.stats.stray_ids);
+            CHECK(m + 40 >= want && t.stats.stray_ids == 1 && t.stats.other_ids == 0);
+        }
+        capture[frame + 2 * k] = was;
+    }
+}
+
 /* The same one-source capture (its only ID change left out) from a formatter that writes a full sync
  * every `every` frames, as a sync counter does: every frame is the source's, each stretch between two syncs
  * is read as it, whatever the syncs' spacing. */
@@ -480,6 +511,7 @@ int main(void)
     RUN_TEST(test_one_source_with_periodic_syncs);
     RUN_TEST(test_rejoin_after_a_gap);
     RUN_TEST(test_rejoin_keeps_the_first_alignment);
+    RUN_TEST(test_one_source_survives_a_stray_id_change);
     RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);
