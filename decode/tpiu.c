@@ -89,6 +89,8 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
         if (b & 1u) {
             next_id = b >> 1;
             l->id_known = true;
+            if (st && next_id == wanted)
+                st->wanted_ids++;
             l->faults += reserved_id(next_id) || (aux_bit && i < 7 && (f[2 * i + 2] & 1u));
             if (!aux_bit)
                 l->id = next_id; /* the new ID owns the following byte */
@@ -267,6 +269,7 @@ static void next_block(struct tpiu_decoder *d)
     d->block_at += d->n_block;
     d->n_block = 0;
     d->block_id = d->cur.id;
+    d->other_at_block = d->stats.other_ids;
     d->cur_start = (uint8_t)((16u - d->cur.pos) % 16u);
     d->cur.clean = d->cur.faults = 0;
 }
@@ -443,11 +446,46 @@ static void release(struct tpiu_decoder *d, const struct byte_sink *sink)
         settle_source(d, sink);
 }
 
+/* For a block just decoded as another source's: the offset (*best) where it changes the source no more
+ * and reads as the wanted source's ITM best; whether it reads so better than as that source's there. */
+static bool reads_as_wanted_alone(struct tpiu_decoder *d, unsigned *best)
+{
+    *best = judge(d->lanes, d->block, d->n_block, d->wanted_id, d->wanted_id, NULL);
+    if (any_id_change(d->block, d->n_block, *best))
+        return false;
+    struct tpiu_lane as_wanted = d->lanes[*best], as_other;
+    lane_start(&as_other, *best, d->block_id);
+    lane_run(&as_other, d->block, d->n_block, d->wanted_id, any_half_sync(d->block, d->n_block));
+    return reads_as_wanted(&as_wanted, &as_other);
+}
+
 /* A block decoded at the offset in use, checked: when it showed faults and another offset reads
  * it clearly better (far fewer faults, more clean ITM), the frames are re-aligned there. */
-static void recheck(struct tpiu_decoder *d)
+/* The block just decoded as another source's is the wanted source's (see reads_as_wanted_alone; the other
+ * source was noise's, as a one-source formatter writes no ID): decoded again as its, its frames from
+ * offset at, and what the first reading counted taken back. */
+static void take_block_as_wanted(struct tpiu_decoder *d, unsigned at, const struct byte_sink *sink)
 {
-    if (d->cur.faults >= 2) {
+    uint64_t frames = d->stats.frames, unsynced = d->stats.unsynced;
+    d->stats.stray_ids++;
+    d->stats.realigns += at != d->cur_start;
+    d->stats.other_ids = d->other_at_block;
+    d->stats.cut += at; /* (the end of the frame before the block, read as the other source's) */
+    lane_start(&d->cur, at, d->wanted_id);
+    for (size_t i = 0; i < d->n_block; i++)
+        decode_byte(d, d->block[i], sink);
+    d->stats.frames = frames;
+    d->stats.unsynced = unsynced;
+}
+
+static void recheck(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    unsigned at;
+    /* (noise: changes to two or more other sources; one other source is a stream of its own: never taken) */
+    if (d->cur.id != d->wanted_id && d->stats.wanted_ids <= 1 && tpiu_other_ids(&d->stats, NULL, 0) >= 2 &&
+        reads_as_wanted_alone(d, &at)) {
+        take_block_as_wanted(d, at, sink);
+    } else if (d->cur.faults >= 2) {
         unsigned best = judge(d->lanes, d->block, d->n_block, d->wanted_id, d->block_id, NULL);
         const struct tpiu_lane *now = &d->lanes[d->cur_start], *better = &d->lanes[best];
         if (best != d->cur_start && score(better) >= score(now) + 64 && better->faults * 4 <= now->faults) {
@@ -519,7 +557,7 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
         }
         d->block[d->n_block++] = b; /* kept for the block's check */
         if (d->n_block == TPIU_BLOCK)
-            recheck(d);
+            recheck(d, sink);
     }
 }
 

@@ -48,6 +48,7 @@ struct tpiu_stats {
     uint64_t cut;         /* bytes of frames cut short by a re-alignment */
     uint64_t stray_ids;   /* ID changes to a source that sent nothing of its own, its frames read as the
                            * wanted source's ITM again: a hit byte in a one-source stream */
+    uint64_t wanted_ids;  /* ID changes to the wanted source read (one source writes one at most) */
     uint8_t ids_seen[16]; /* bit per source ID (0..127) whose data was not passed on */
     struct tpiu_alignment align;
 };
@@ -72,6 +73,7 @@ struct tpiu_decoder {
     uint8_t force_at;     /* TPIU_FORCED: the first frame begins at this input offset */
     uint8_t cur_start;    /* the offset in the block where cur's frames begin */
     uint8_t block_id;     /* cur's source at block[0] */
+    uint64_t other_at_block; /* stats.other_ids at block[0] */
     size_t n_block;
     uint64_t block_at;    /* input offset of block[0] */
     struct tpiu_stats stats;

@@ -904,7 +904,7 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          (unsigned long long)f->unsynced);
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
-    loss(&l, f->stray_ids, "%llu stray TPIU ID changes (a byte hit on the line): the source read on as source %u's, "
+    loss(&l, f->stray_ids, "%llu stray TPIU ID changes (a byte hit, or noise, on the line): read on as source %u's, "
          "the rest of each such frame dropped", (unsigned long long)f->stray_ids, (unsigned)in->tpiu.wanted_id);
     const struct orbflow_stats *of = &in->orbflow.stats;
     loss(&l, of->bad_sums + of->bad_cobs + of->too_long,

@@ -431,6 +431,59 @@ static void test_one_source_survives_a_stray_id_change(void)
     }
 }
 
+/* The same one-source stream after noise on the line (a probe that began capturing while the pin was
+ * being set up, or after a gap): the noise reads as changes to random sources, and the stream, which
+ * writes no ID, would stay with the last of them; a whole block that changes the source no more and reads
+ * as the wanted source's ITM is the wanted source's again, as long as the stream never showed its ID
+ * more than once (a real multi-source stream changes back to it all the time). At the start, and after
+ * a gap; whole and byte by byte. */
+static void test_one_source_after_noise(void)
+{
+    static struct tpiu_decoder t, whole;
+    static struct chain c;
+    static uint8_t s[sizeof capture + 400];
+    one_source = true;
+    size_t n = pack_frames(items, make_items(4000), capture + 4) + 4, stray;
+    one_source = false;
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    run(capture, n, 0, 1, &log_b, &whole);
+    size_t want = log_b.count[EV_PC];
+    for (size_t k = 0; k < 300; k++)
+        s[k] = (uint8_t)rnd32();
+    memcpy(s + 300, capture + 4 + 16 * 40, n - 4 - 16 * 40); /* after the frame with the ID */
+    size_t len = 300 + n - 4 - 16 * 40;
+    for (size_t chunk = 0; chunk < 2; chunk++) {
+        run(s, len, chunk, 1, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray);
+        if (chunk == 0)
+            printf("     noise first: %zu of %zu samples, %zu strays\n", m, want, stray);
+        CHECK(m + 250 >= want - 40 * 3 && stray == 0); /* (the 40 frames left out, about 3 samples each) */
+    }
+    /* the same stream as source 2's (its ITM on another trace bus ID), source 1 asked: never taken */
+    CHECK(capture[4] == 0x03);
+    capture[4] = 0x05;
+    run(capture, n, 0, 1, &log_a, &t);
+    CHECK(log_a.count[EV_PC] == 0 && t.stats.other_ids > 0 && t.stats.stray_ids == 0);
+    capture[4] = 0x03;
+    evlog_reset(&log_a);
+    itm_init(&c.itm, false);
+    c.sink = (struct ev_sink){evlog_event, &log_a};
+    struct byte_sink bs = {to_itm, &c};
+    tpiu_init(&t, 1);
+    size_t cut = n / 2 + 7;
+    tpiu_feed(&t, capture, cut, &bs);
+    tpiu_rejoin(&t, &bs);
+    itm_rejoin(&c.itm);
+    tpiu_feed(&t, s, 300, &bs);
+    tpiu_feed(&t, capture + cut + 100, n - cut - 100, &bs);
+    tpiu_finish(&t, &bs);
+    collect(&log_a);
+    size_t m = matched(&stray);
+    printf("     noise after a gap: %zu of %zu samples, %zu strays\n", m, want, stray);
+    CHECK(m + 250 >= want && stray == 0);
+}
+
 /* The same one-source capture (its only ID change left out) from a formatter that writes a full sync
  * every `every` frames, as a sync counter does: every frame is the source's, each stretch between two syncs
  * is read as it, whatever the syncs' spacing. */
@@ -512,6 +565,7 @@ int main(void)
     RUN_TEST(test_rejoin_after_a_gap);
     RUN_TEST(test_rejoin_keeps_the_first_alignment);
     RUN_TEST(test_one_source_survives_a_stray_id_change);
+    RUN_TEST(test_one_source_after_noise);
     RUN_TEST(test_mutated_streams_split_anywhere);
     free(log_a.buf);
     free(log_b.buf);
