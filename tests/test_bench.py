@@ -86,6 +86,20 @@ def benches_link():
         check(ok, "make bench links bench/%s with the tool's library" % source)
 
 
+def print_floor_runs():
+    """bench/print_floor.c (built by hand, docs/performance.md) compiles as its header says and
+    tells the distinct answer texts of an output apart."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe, out = os.path.join(tmp, "print_floor"), os.path.join(tmp, "out.txt")
+        subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", os.path.join(ROOT, "bench", "print_floor.c"),
+                        os.path.join(ROOT, "bench", "spread.c"), "-o", exe], check=True)
+        with open(out, "w") as f:
+            f.write("0x08000010\nf\na.c:3\n0x08000012\nf\na.c:3\n0x08000020\ng\nb.c:9\nf\na.c:4\n")
+        got = subprocess.run([exe, out], capture_output=True, text=True, check=True).stdout.splitlines()
+    check(got and got[0].startswith("3 answers, 2 distinct texts"), "bench/print_floor.c builds and counts an "
+          "output's distinct answers (%s)" % (got[0] if got else "no output"))
+
+
 # reads its file (argv[-1] after -f) in 64 KB chunks, slowly, then polls it for more forever: orbtop's way
 FAKE_ORBTOP = textwrap.dedent("""\
     import sys, time
@@ -140,7 +154,7 @@ def acceptance():
 
 
 if __name__ == "__main__":
-    for test in (names_defined, field_names_defined, benches_link, orbtop_end, acceptance):
+    for test in (names_defined, field_names_defined, benches_link, print_floor_runs, orbtop_end, acceptance):
         try:
             test()
         except Exception as e:  # one check's crash is its failure, the others still run
