@@ -110,6 +110,15 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
     return n;
 }
 
+/* Whether a frame changes the source (byte 15 is the aux bits). */
+static bool frame_changes_id(const uint8_t *f)
+{
+    for (unsigned i = 0; i < 15u; i += 2u)
+        if (f[i] & 1u)
+            return true;
+    return false;
+}
+
 /* frame_bytes for a candidate: a frame with no byte of the wanted source (most frames, at most
  * offsets) only has its faults counted and its last ID kept, by its ID bytes alone. */
 static size_t lane_frame(struct tpiu_lane *l, uint8_t wanted, uint8_t *out)
@@ -266,6 +275,8 @@ static unsigned judge_start(struct tpiu_lane lanes[16], const uint8_t *buf, size
 /* A new block to check begins at the next byte. */
 static void next_block(struct tpiu_decoder *d)
 {
+    if (d->run_frames >= TPIU_BLOCK / 16u && d->cur.id != d->wanted_id && d->cur.id != ID_NULL)
+        d->other_stream = true;
     d->block_at += d->n_block;
     d->n_block = 0;
     d->block_id = d->cur.id;
@@ -287,7 +298,10 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
     lane_check(&d->cur, out, n);
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
-    if (was_wanted && alone && d->cur.id != d->wanted_id && d->stats.align.how != TPIU_FORCED) {
+    d->run_frames = frame_changes_id(d->cur.frame) ? 0 : d->run_frames + 1;
+    /* (a stream that wrote the wanted ID twice has another source: its changes are real) */
+    if (was_wanted && alone && d->stats.wanted_ids <= 1 && d->cur.id != d->wanted_id &&
+        d->stats.align.how != TPIU_FORCED) {
         d->doubted_id = d->cur.id;
         d->cur.id_known = false;
         d->unknown_clean = 0;
@@ -388,16 +402,16 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
 static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
 {
     for (size_t f = offset; f + 16u <= len; f += 16u)
-        for (unsigned i = 0; i < 15u; i += 2u) /* (byte 15 is the aux bits) */
-            if (buf[f + i] & 1u)
-                return true;
+        if (frame_changes_id(buf + f))
+            return true;
     return false;
 }
 
 /* The block held after a doubted ID change (see deliver): a hit byte when, at the alignment in use, it
  * changes the source no more (a one-source formatter writes no ID) and reads as the wanted source's ITM
- * better than as the new source's; then the wanted source goes on, and what the change gave the other
- * source is taken back (nothing else had one). Else the change stands. */
+ * better than as the new source's (with the stretches before it, when full syncs cut them short); then
+ * the wanted source goes on, and what the change gave the other source is taken back (nothing else had
+ * one). Else the change stands. */
 static void resolve_doubt(struct tpiu_decoder *d)
 {
     unsigned offset = (16u - d->cur.pos) % 16u;
@@ -406,7 +420,16 @@ static void resolve_doubt(struct tpiu_decoder *d)
     lane_run(&d->lanes[0], d->block, d->n_block, d->wanted_id, half_syncs);
     lane_start(&d->lanes[1], offset, d->wanted_id);
     lane_run(&d->lanes[1], d->block, d->n_block, d->wanted_id, half_syncs);
-    bool stray = !any_id_change(d->block, d->n_block, offset) && reads_as_wanted(&d->lanes[1], &d->lanes[0]);
+    bool changes = any_id_change(d->block, d->n_block, offset);
+    d->unknown_clean += d->lanes[1].clean;
+    d->unknown_margin += score(&d->lanes[1]) - score(&d->lanes[0]);
+    if (!changes && d->n_block < TPIU_BLOCK && d->unknown_clean < 32u) {
+        /* a stretch cut short by a full sync (a sync counter's, every few frames): too short to tell
+         * alone, judged with the next; the doubted source keeps it meanwhile */
+        d->cur.id = d->doubted_id;
+        return;
+    }
+    bool stray = !changes && wanted_wins(d->unknown_clean, d->unknown_margin);
     d->cur.id = stray ? d->wanted_id : d->doubted_id;
     d->cur.id_known = true;
     d->doubted_id = ID_UNDOUBTED;
@@ -481,9 +504,10 @@ static void take_block_as_wanted(struct tpiu_decoder *d, unsigned at, const stru
 static void recheck(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     unsigned at;
-    /* (noise: changes to two or more other sources; one other source is a stream of its own: never taken) */
-    if (d->cur.id != d->wanted_id && d->stats.wanted_ids <= 1 && tpiu_other_ids(&d->stats, NULL, 0) >= 2 &&
-        reads_as_wanted_alone(d, &at)) {
+    /* (noise: changes to two or more other sources; one other source is a stream of its own: never taken,
+     * nor anything after a whole block of one other source's own, which noise never gives) */
+    if (d->cur.id != d->wanted_id && d->stats.wanted_ids <= 1 && !d->other_stream &&
+        tpiu_other_ids(&d->stats, NULL, 0) >= 2 && reads_as_wanted_alone(d, &at)) {
         take_block_as_wanted(d, at, sink);
     } else if (d->cur.faults >= 2) {
         unsigned best = judge(d->lanes, d->block, d->n_block, d->wanted_id, d->block_id, NULL);

@@ -573,7 +573,10 @@ static size_t pcs_from(uint32_t base)
 }
 
 /* Two ITM sources (two cores' ITM through one formatter, on IDs 1 and 3), source 1 quiet while
- * source 3 sends more than a block: source 3's samples are never source 1's, whole or split. */
+ * source 3 sends more than a block: a stream that wrote source 1's ID once and then changed to source 3
+ * for a block of clean ITM cannot be told from a one-source stream with a byte hit, so source 3's first
+ * burst (300 samples) may be read as source 1's; none after it (the stream wrote source 1's ID again:
+ * it has two sources), whole or split. Before: all six bursts, 1,647 of source 3's 1,800 samples. */
 static void test_two_itm_sources_one_quiet(void)
 {
     static struct tpiu_decoder t;
@@ -590,7 +593,7 @@ static void test_two_itm_sources_one_quiet(void)
         size_t theirs = pcs_from(0x20000000u), ours = pcs_from(0x08000000u);
         if (chunk == 0)
             printf("     source 1 asked: %zu of its 600 samples, %zu of source 3's\n", ours, theirs);
-        CHECK(theirs == 0 && ours + 10 >= 600);
+        CHECK(theirs <= 300 && ours + 10 >= 600);
     }
 }
 
