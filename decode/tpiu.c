@@ -272,10 +272,20 @@ static unsigned judge_start(struct tpiu_lane lanes[16], const uint8_t *buf, size
     return o;
 }
 
+/* Whether a whole frame of buf, its frames beginning at offset, changes the source. */
+static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
+{
+    for (size_t f = offset; f + 16u <= len; f += 16u)
+        if (frame_changes_id(buf + f))
+            return true;
+    return false;
+}
+
 /* A new block to check begins at the next byte. */
 static void next_block(struct tpiu_decoder *d)
 {
-    if (d->run_frames >= TPIU_BLOCK / 16u && d->cur.id != d->wanted_id && d->cur.id != ID_NULL)
+    if (d->n_block == TPIU_BLOCK && d->cur.id != d->wanted_id && d->cur.id != ID_NULL && d->block_id == d->cur.id &&
+        !any_id_change(d->block, d->n_block, d->cur_start))
         d->other_stream = true;
     d->block_at += d->n_block;
     d->n_block = 0;
@@ -298,7 +308,6 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
     lane_check(&d->cur, out, n);
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
-    d->run_frames = frame_changes_id(d->cur.frame) ? 0 : d->run_frames + 1;
     /* (a stream that wrote the wanted ID twice has another source: its changes are real) */
     if (was_wanted && alone && d->stats.wanted_ids <= 1 && d->cur.id != d->wanted_id &&
         d->stats.align.how != TPIU_FORCED) {
@@ -398,15 +407,6 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
     next_block(d);
 }
 
-/* Whether a whole frame of buf, its frames beginning at offset, changes the source. */
-static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
-{
-    for (size_t f = offset; f + 16u <= len; f += 16u)
-        if (frame_changes_id(buf + f))
-            return true;
-    return false;
-}
-
 /* The block held after a doubted ID change (see deliver): a hit byte when, at the alignment in use, it
  * changes the source no more (a one-source formatter writes no ID) and reads as the wanted source's ITM
  * better than as the new source's (with the stretches before it, when full syncs cut them short); then
@@ -473,6 +473,11 @@ static void release(struct tpiu_decoder *d, const struct byte_sink *sink)
  * and reads as the wanted source's ITM best; whether it reads so better than as that source's there. */
 static bool reads_as_wanted_alone(struct tpiu_decoder *d, unsigned *best)
 {
+    unsigned o = 0;
+    while (o < 16u && any_id_change(d->block, d->n_block, o))
+        o++;
+    if (o == 16u) /* (every offset changes the source: a stream of two sources, cheaply told; not judged) */
+        return false;
     *best = judge(d->lanes, d->block, d->n_block, d->wanted_id, d->wanted_id, NULL);
     if (any_id_change(d->block, d->n_block, *best))
         return false;

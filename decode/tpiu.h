@@ -85,8 +85,7 @@ struct tpiu_decoder {
      * alignment, the report's */
     bool rejoined;
     uint8_t doubted_id;    /* an ID change away from the wanted source, judged on the block after it */
-    uint32_t run_frames;   /* frames delivered since the last that changed the source */
-    bool other_stream;     /* a block began after a whole block of another source's (no ID change): a
+    bool other_stream;     /* a whole block came of one other source, changing the source no more: a
                             * stream of its own, not noise's */
     struct tpiu_lane lanes[16];
     uint8_t block[TPIU_BLOCK]; /* held back until the first alignment, then kept for the checks */
