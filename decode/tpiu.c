@@ -24,6 +24,7 @@ static void lane_start(struct tpiu_lane *l, unsigned offset, uint8_t id)
     l->pos = (uint8_t)((16u - offset % 16u) % 16u);
     l->whole = l->pos == 0;
     l->id = id;
+    l->last_real = id;
     l->id_known = id != ID_NULL;
 }
 
@@ -89,8 +90,10 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
         if (b & 1u) {
             next_id = b >> 1;
             l->id_known = true;
-            if (st && next_id == wanted)
+            if (st && next_id == wanted && l->last_real != wanted)
                 st->wanted_ids++;
+            if (next_id != ID_NULL && next_id != ID_TRIGGER_OLD)
+                l->last_real = next_id;
             l->faults += reserved_id(next_id) || (aux_bit && i < 7 && (f[2 * i + 2] & 1u));
             if (!aux_bit)
                 l->id = next_id; /* the new ID owns the following byte */
@@ -136,6 +139,7 @@ static size_t lane_frame(struct tpiu_lane *l, uint8_t wanted, uint8_t *out)
     for (unsigned i = 0; i < 8; i++)
         if (ids & (1u << i)) {
             l->id = f[2 * i] >> 1;
+            l->last_real = l->id != ID_NULL && l->id != ID_TRIGGER_OLD ? l->id : l->last_real;
             l->faults += reserved_id(l->id) || (((f[15] & ids >> 1) >> i) & 1u && i < 7);
         }
     return 0;
@@ -281,6 +285,18 @@ static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
     return false;
 }
 
+/* Whether a whole frame of buf, its frames beginning at offset, changes the source to one with data of its
+ * own other than wanted (a one-source formatter pads idle time with the null source's frames, and writes
+ * its own ID again after them). */
+static bool changes_to_another(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted)
+{
+    for (size_t f = offset; f + 16u <= len; f += 16u)
+        for (unsigned i = 0; i < 15u; i += 2u)
+            if ((buf[f + i] & 1u) && buf[f + i] != (ID_NULL << 1 | 1u) && buf[f + i] != (uint8_t)(wanted << 1 | 1u))
+                return true;
+    return false;
+}
+
 /* A new block to check begins at the next byte. */
 static void next_block(struct tpiu_decoder *d)
 {
@@ -420,7 +436,9 @@ static void resolve_doubt(struct tpiu_decoder *d)
     lane_run(&d->lanes[0], d->block, d->n_block, d->wanted_id, half_syncs);
     lane_start(&d->lanes[1], offset, d->wanted_id);
     lane_run(&d->lanes[1], d->block, d->n_block, d->wanted_id, half_syncs);
-    bool changes = any_id_change(d->block, d->n_block, offset);
+    /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
+    bool changes = d->doubted_id == ID_NULL ? any_id_change(d->block, d->n_block, offset)
+                                            : changes_to_another(d->block, d->n_block, offset, d->wanted_id);
     d->unknown_clean += d->lanes[1].clean;
     d->unknown_margin += score(&d->lanes[1]) - score(&d->lanes[0]);
     if (!changes && d->n_block < TPIU_BLOCK && d->unknown_clean < 32u) {

@@ -48,7 +48,8 @@ struct tpiu_stats {
     uint64_t cut;         /* bytes of frames cut short by a re-alignment */
     uint64_t stray_ids;   /* ID changes to a source that sent nothing of its own, its frames read as the
                            * wanted source's ITM again: a hit byte in a one-source stream */
-    uint64_t wanted_ids;  /* ID changes to the wanted source read (one source writes one at most) */
+    uint64_t wanted_ids;  /* ID changes to the wanted source read from another (a one-source formatter writes
+                           * one at most: its changes back from the null source's padding are not counted) */
     uint8_t ids_seen[16]; /* bit per source ID (0..127) whose data was not passed on */
     struct tpiu_alignment align;
 };
@@ -58,6 +59,7 @@ struct tpiu_lane {
     uint8_t frame[16];
     uint8_t pos;          /* bytes of the frame so far */
     uint8_t id;           /* the source that owns the next byte */
+    uint8_t last_real;    /* the last source with data of its own (not the null source's padding) */
     bool id_known;        /* an ID change read, or the source before the first judged from content */
     bool whole;           /* false until the first frame boundary: that partial frame is dropped */
     uint8_t packet_len;   /* bytes of the ITM packet being checked */

@@ -650,6 +650,43 @@ static void test_periodic_syncs_and_a_hit(void)
     }
 }
 
+/* A one-source stream whose formatter padded idle time with the null source (ID 0) and wrote the
+ * source's ID again when data resumed (1 -> 0 -> 1 every 40 samples, in the first quarter only), with
+ * one byte hit into a change to source 2 in the middle, no pause after it: the rest is still source 1's
+ * (its ID written many times is no second source), whole or split. */
+static void test_null_padding_and_a_hit(void)
+{
+    static struct tpiu_decoder t;
+    static struct item padded[sizeof items / sizeof items[0]];
+    one_source = true;
+    size_t n = make_items(4000), k = 0, stray;
+    one_source = false;
+    for (size_t i = 0; i < n && k + 40 < sizeof padded / sizeof padded[0]; i++) {
+        padded[k++] = items[i];
+        if (i % 200 == 199 && i < n / 4)
+            for (uint32_t z = 1 + rnd32() % 30; z > 0; z--)
+                padded[k++] = (struct item){0, 0};
+    }
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    size_t len = 4 + pack_frames(padded, k, capture + 4);
+    run(capture, len, 0, 1, &log_b, &t);
+    size_t want = log_b.count[EV_PC];
+    size_t frame = 4 + 16 * ((len - 4) / 32) + 2;
+    while (capture[frame] & 1u)
+        frame += 2;
+    capture[frame] = 0x05;
+    for (size_t chunk = 0; chunk < 2; chunk++) {
+        run(capture, len, chunk, 1, &log_a, &t);
+        collect(&log_a);
+        size_t m = matched(&stray);
+        if (chunk == 0)
+            printf("     null padding, then a hit: %zu of %zu samples, %llu stray ID changes\n", m, want,
+                   (unsigned long long)t.stats.stray_ids);
+        CHECK(m + 40 >= want && t.stats.stray_ids == 1 && t.stats.other_ids == 0);
+    }
+    CHECK(split_anywhere(capture, len, -1));
+}
+
 int main(void)
 {
     RUN_TEST(test_design_notes_vector);
@@ -673,6 +710,7 @@ int main(void)
     RUN_TEST(test_two_itm_sources_one_quiet);
     RUN_TEST(test_other_source_stream_with_a_hit);
     RUN_TEST(test_periodic_syncs_and_a_hit);
+    RUN_TEST(test_null_padding_and_a_hit);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
