@@ -90,7 +90,9 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
         if (b & 1u) {
             next_id = b >> 1;
             l->id_known = true;
-            if (st && next_id == wanted && l->last_real != wanted)
+            /* (to the wanted source from another, or from itself, which a formatter never writes: a hit
+             * judged a stray change was another source's) */
+            if (st && next_id == wanted && (l->last_real != wanted || l->id == wanted))
                 st->wanted_ids++;
             if (next_id != ID_NULL && next_id != ID_TRIGGER_OLD)
                 l->last_real = next_id;
@@ -449,6 +451,7 @@ static void resolve_doubt(struct tpiu_decoder *d)
     }
     bool stray = !changes && wanted_wins(d->unknown_clean, d->unknown_margin);
     d->cur.id = stray ? d->wanted_id : d->doubted_id;
+    d->cur.last_real = stray ? d->wanted_id : d->cur.last_real;
     d->cur.id_known = true;
     d->doubted_id = ID_UNDOUBTED;
     if (stray) {

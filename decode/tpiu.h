@@ -48,8 +48,9 @@ struct tpiu_stats {
     uint64_t cut;         /* bytes of frames cut short by a re-alignment */
     uint64_t stray_ids;   /* ID changes to a source that sent nothing of its own, its frames read as the
                            * wanted source's ITM again: a hit byte in a one-source stream */
-    uint64_t wanted_ids;  /* ID changes to the wanted source read from another (a one-source formatter writes
-                           * one at most: its changes back from the null source's padding are not counted) */
+    uint64_t wanted_ids;  /* ID changes to the wanted source read from another, or from itself (a one-source
+                           * formatter writes one at most: its changes back from the null source's padding are
+                           * not counted; more than one after a stray change: that change was a second source's) */
     uint8_t ids_seen[16]; /* bit per source ID (0..127) whose data was not passed on */
     struct tpiu_alignment align;
 };

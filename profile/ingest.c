@@ -905,7 +905,9 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     loss(&l, f->stray_ids, "%llu stray TPIU ID changes (a byte hit, or noise, on the line): read on as source %u's, "
-         "the rest of each such frame dropped", (unsigned long long)f->stray_ids, (unsigned)in->tpiu.wanted_id);
+         "the rest of each such frame dropped%s", (unsigned long long)f->stray_ids, (unsigned)in->tpiu.wanted_id,
+         f->wanted_ids > 1 ? "; but the stream wrote that source's ID again after, as only a stream of two sources "
+                             "does: up to 1 KB of another source's bytes after each may have been read as its" : "");
     const struct orbflow_stats *of = &in->orbflow.stats;
     loss(&l, of->bad_sums + of->bad_cobs + of->too_long,
          "%llu orbflow frames dropped (%llu bad sums, %llu bad COBS codes, %llu too long)",
