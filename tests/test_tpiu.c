@@ -484,6 +484,24 @@ static void test_one_source_after_noise(void)
     CHECK(m + 250 >= want && stray == 0);
 }
 
+/* s: the one-source capture's frames after its first two (capture + 32: `frames` bytes), a full sync before
+ * every `every`; *at: where frame `mark` begins in s. Returns the bytes written. */
+static size_t synced_every(uint8_t *s, size_t frames, unsigned every, size_t mark, size_t *at)
+{
+    size_t n = 0;
+    for (size_t f = 0; f < frames / 16; f++) {
+        if (f % every == 0) {
+            memcpy(s + n, "\xff\xff\xff\x7f", 4);
+            n += 4;
+        }
+        memcpy(s + n, capture + 32 + 16 * f, 16);
+        if (f == mark)
+            *at = n;
+        n += 16;
+    }
+    return n;
+}
+
 /* The same one-source capture (its only ID change left out) from a formatter that writes a full sync
  * every `every` frames, as a sync counter does: every frame is the source's, each stretch between two syncs
  * is read as it, whatever the syncs' spacing. */
@@ -492,19 +510,11 @@ static void test_one_source_with_periodic_syncs(void)
     static struct tpiu_decoder t;
     static uint8_t s[sizeof capture + sizeof capture / 4];
     one_source = true;
-    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray;
+    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray, at;
     one_source = false;
     static const unsigned spacing[] = {64, 16, 4, 2, 1};
     for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++) {
-        size_t n = 0;
-        for (size_t f = 0; f < frames / 16; f++) {
-            if (f % spacing[k] == 0) {
-                memcpy(s + n, "\xff\xff\xff\x7f", 4);
-                n += 4;
-            }
-            memcpy(s + n, capture + 32 + 16 * f, 16);
-            n += 16;
-        }
+        size_t n = synced_every(s, frames, spacing[k], 0, &at);
         run(s, n, 0, 1, &log_a, &t);
         collect(&log_a);
         size_t m = matched(&stray);
@@ -629,17 +639,7 @@ static void test_periodic_syncs_and_a_hit(void)
     one_source = false;
     static const unsigned spacing[] = {64, 8, 2};
     for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++) {
-        size_t n = 0, hit = 0;
-        for (size_t f = 0; f < frames / 16; f++) {
-            if (f % spacing[k] == 0) {
-                memcpy(s + n, "\xff\xff\xff\x7f", 4);
-                n += 4;
-            }
-            memcpy(s + n, capture + 32 + 16 * f, 16);
-            if (f == frames / 32)
-                hit = n;
-            n += 16;
-        }
+        size_t hit = 0, n = synced_every(s, frames, spacing[k], frames / 32, &hit);
         s[hit + 4] = 0x05;
         run(s, n, 0, 1, &log_a, &t);
         collect(&log_a);
