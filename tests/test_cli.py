@@ -735,6 +735,14 @@ def main():
           all(r["name"] in ref for r in j["rows"]),
           "exit %s, %d of %d, rows %s, %s" % (code, total, sum(ref.values()), j and [r["name"] for r in j["rows"]][:8],
                                               err.strip()[-300:]))
+    code, j, err = rows_of(noisy_path, elf)
+    total = j["total"] if j else 0
+    check("... and without -f: detected as TPIU, the noise skipped and said, all but a few hundred samples read "
+          "(before: read as ITM, 40 samples, 'TPIU frames read as ITM? try -f tpiu')",
+          code == 0 and j["format"] == "tpiu" and total >= sum(ref.values()) - 400 and
+          any("bytes of noise before the tpiu stream skipped" in x for x in j["losses"]),
+          "exit %s, format %s, %d of %d, losses %s" % (code, j and j["format"], total, sum(ref.values()),
+                                                      j and j["losses"]))
     # a format forced on bytes of another: said what they are (before: -f tpiu on text advised --tpiu-id,
     # -f itm on text 'TPIU frames read as ITM? try -f tpiu')
     for opts, fmt in ((["-f", "tpiu"], "tpiu"), (["-f", "itm"], "itm"), (["-f", "orbflow"], "orbflow"),
