@@ -804,9 +804,15 @@ static size_t put_copy(char *b, size_t n, const char *name)
  * that can place the line's samples has it), in an "@N" line the entry before it in the line. The
  * host adds the difference to the earlier name's trailing number (its last digits, at most 9) and
  * writes it in as many digits. The firmware never reads a number whole: two names of one length
- * that differ only in their last 3 chars or fewer, digits in both, differ by those chars' values. */
+ * that differ only in their last NUM_DIGITS chars or fewer, digits in both, differ by those chars'
+ * values. */
 #if CMPROF_TAG_NAMES
 #define NUM_SPAN 832 /* a difference of -832..831: 26 x 64 values */
+/* Differing chars read at most: 4 where a difference of up to 831 crosses a thousand (u000981 to
+ * u001005; 3 sent such names whole, and a retired name 500 to 700 numbers back as an "@N" line of
+ * its own: FreeRTOS's full demo at 1,000 unique names a second), 5 for ten thousands. The host
+ * reads a trailing number of up to 9 digits. */
+#define NUM_DIGITS 5u
 static const char num_chars[] = "#$%&'()*,-.:;<>?@[]^_`{|}~"; /* 26: no base64 char, no '!', '=' or quote */
 _Static_assert(sizeof num_chars - 1u == 2u * NUM_SPAN / 64u, "num_chars: the span's leads");
 
@@ -818,7 +824,7 @@ static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 {
     uint32_t same = shared_chars(s, t, len);
     uint32_t k = same < len ? len - same : 1u; /* the same name: its last char, a digit, plus 0 */
-    if (k > 3u)
+    if (k > NUM_DIGITS)
         return 0;
     int32_t diff = 0;
     for (uint32_t j = len - k; j < len; j++) {
