@@ -272,6 +272,7 @@ static const char tag7_one[] = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|";
 #define PC7_LEAD(c) ((c) >= '?' && (c) <= 'N') /* a PC in 3 chars: '?' + its top 4 bits */
 #define PAGE7_HIT(c) ((c) >= 'O' && (c) <= 'n') /* a page hit: 'O' + the slot */
 #define PAGE7_EPOCH 8u                           /* lines: a number that is a multiple starts afresh */
+#define NAME9_EPOCH 32u /* version 9's numbered names: the lines of an epoch (4 page epochs) */
 
 /* A version 7 tag at s[*i]: as sample_tag6, in version 7's characters. */
 static bool sample_tag7(const char *s, size_t len, size_t *i, uint32_t *tag, int *index)
@@ -610,10 +611,12 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
 {
     size_t n = l->n;
     bool unread = false; /* version 7: a line missed before it since its page cache began */
+    bool follows = false; /* the line right after the last one read */
     if (!d->have_base) {
         d->stats.no_base += n;
         n = 0; /* the names still count: they outlive the samples */
     } else if (d->paged) {
+        follows = d->number_known && ((d->page_line + 1u) & 4095u) == l->number;
         memcpy(d->page_key, l->page_key, sizeof d->page_key);
         count_skipped_lines(d, l->number);
         d->page_line = l->number;
@@ -628,10 +631,10 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
     e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
     e.pc.kept = kept;
     d->front_len = 0; /* the entries again, in the line's order (version 7's front-coded names) */
-    if (d->paged && l->number % PAGE7_EPOCH == 0) { /* version 8's numbered names: afresh with the pages */
-        d->num_ref_len = 0;
+    if (d->paged && l->number % (d->version >= 9 ? NAME9_EPOCH : PAGE7_EPOCH) == 0) {
+        d->num_ref_len = 0; /* numbered names afresh: version 8 with the pages, 9 every 4 page epochs */
         d->num_ref_ok = true;
-    } else if (d->paged && !l->known) {
+    } else if (d->paged && (!l->known || (d->version >= 9 && !follows))) {
         d->num_ref_ok = false; /* a line of the epoch missed: its numbered names are not known here */
     }
     for (size_t k = 0, next_def = 0; k <= n; k++) {
@@ -712,7 +715,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 8u
+#define STREAM_VERSION 9u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -788,7 +791,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
     d->paged = ver >= 7;     /* version 7: the page cache and the line's number */
-    d->numbered = ver >= 8;  /* version 8: numbered names */
+    d->numbered = ver >= 8;  /* version 8: numbered names (version 9: against names ending in 2 digits) */
     d->number_may_restart = true;
     d->number_known &= d->paged;
     d->code_base = (uint32_t)base;
@@ -939,11 +942,20 @@ static bool num_name(const char *ref, size_t n, int32_t delta, char out[64])
     return true;
 }
 
+/* Whether a name ends in two digits: version 9's numbered names refer to such names only. Before an
+ * announce (version 8 or 9?) a numbered name is read only against such a name written last: both
+ * versions' reference then. */
+static bool ends_in_digits(const char *s, size_t n)
+{
+    return n >= 2u && s[n - 1u] >= '0' && s[n - 1u] <= '9' && s[n - 2u] >= '0' && s[n - 2u] <= '9';
+}
+
 /* A version 8 '=' entry's numbered name: the epoch's last name with another number, when this host
  * has it (NULL: it missed a line of the epoch, or came in after its start). */
 static const char *epoch_numbered(struct text_decoder *d, int32_t delta, char built[64], size_t *n)
 {
-    d->num_ref_ok = d->num_ref_ok && d->num_ref_len && num_name(d->num_ref, d->num_ref_len, delta, built);
+    d->num_ref_ok = d->num_ref_ok && d->num_ref_len && (d->have_base || ends_in_digits(d->num_ref, d->num_ref_len)) &&
+                    num_name(d->num_ref, d->num_ref_len, delta, built);
     *n = d->num_ref_len;
     return d->num_ref_ok ? built : NULL;
 }
@@ -994,7 +1006,8 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         name = epoch_numbered(d, delta, built, &n);
     else if (name)
         keep_name_id(d, id, name, n);
-    if (name && (numbered || (head & 0x400u)) && NUMBERED(d)) { /* the epoch's last name written out */
+    if (name && (numbered || (head & 0x400u)) && NUMBERED(d) && (d->version < 9 || ends_in_digits(name, n))) {
+        /* the epoch's last name written out (version 9: ending in two digits) */
         memcpy(d->num_ref, name, n);
         d->num_ref_len = (uint8_t)n;
         d->num_ref_ok = true;
@@ -1049,11 +1062,16 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
     size_t n;
     int32_t delta;
     if (NUMBERED(d) && num_delta(s, len, *i, &delta)) { /* version 8: the entry before, numbered */
+        *i += 2;
+        if (!d->have_base && (d->rep_ref_lost || !ends_in_digits(d->rep_ref, d->rep_ref_len))) {
+            d->rep_ref_lost = true; /* before an announce: version 9's reference may be another */
+            d->rep_ref_len = 0;
+            return true;
+        }
         if (!d->rep_ref_len || !num_name(d->rep_ref, d->rep_ref_len, delta, built))
             return false;
         name = built;
         n = d->rep_ref_len;
-        *i += 2;
     } else {
         int c = b64val(s[*i]);
         if (c < 0 || *i + 1 + (size_t)c > len)
@@ -1061,11 +1079,14 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
         n = (size_t)c;
         *i += 1 + n;
     }
-    memcpy(d->rep_ref, name, n);
-    d->rep_ref_len = (uint8_t)n;
+    if (d->version < 9 || ends_in_digits(name, n)) { /* version 9: a reference ends in two digits */
+        memcpy(d->rep_ref, name, n);
+        d->rep_ref_len = (uint8_t)n;
+        d->rep_ref_lost = false;
+    }
     if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {
         struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
-                       .task_name = {.tag = tag, .name = d->rep_ref, .name_len = n,
+                       .task_name = {.tag = tag, .name = name, .name_len = n,
                                      .pending = name_index(d, t, tag, emit == ENTRY_NEW, sink)}};
         ev_emit(sink, &e);
     }
@@ -1077,6 +1098,7 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
 {
     size_t i = 2;
     d->rep_ref_len = 0; /* (version 8: numbered entries refer within the line) */
+    d->rep_ref_lost = false;
     while (i < len)
         if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink)) {
             textline_bad(d);
@@ -1084,6 +1106,7 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
             return;
         }
     d->rep_ref_len = 0;
+    d->rep_ref_lost = false;
     for (i = 2; i < len;)
         repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }

@@ -109,14 +109,20 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
 #if CMPROF_TAG_NAMES
-/* Version 8's numbered names (put_numbered): the name each refers to. */
+/* Version 8's numbered names (put_numbered): the name each refers to. Version 9: a name that ends
+ * in two digits or more, the last of them written out since the names' epoch began (NAME_EPOCH
+ * lines: 4 page epochs), so that names of their own (u000123) number against each other across
+ * the application's other names, and a whole name goes once in 32 lines, not 8. */
+#define NAME_EPOCH 32u
 #define NUM_WORDS (TASK_NAME_MAX / 4u)
 struct num_ref {
     uint32_t text[NUM_WORDS + 1u]; /* the name (its first len chars count; a word's room past them) */
     uint32_t len;             /* 0: none */
 };
-static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since the page epoch began */
-static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out, numbered */
+static struct num_ref epoch_ref; /* the last name ending in 2 digits a '=' entry wrote out since the
+                                    names' epoch began */
+static struct num_ref repeat_ref; /* the last name ending in 2 digits the "@N" line being built wrote
+                                     out, numbered */
 static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
 static uint32_t repeat_len_ref;   /* ... its length (0: none yet in the line) */
 static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
@@ -129,11 +135,12 @@ static uint32_t n_retired_in;
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
+#if CMPROF_TAG_NAMES
+    if (number % NAME_EPOCH == 0u)
+        epoch_ref.len = 0; /* numbered names (version 9) start afresh every 4 page epochs */
+#endif
     if (number % PAGE_EPOCH)
         return;
-#if CMPROF_TAG_NAMES
-    epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
-#endif
     struct eight {
         uint32_t w[8];
     };
@@ -490,7 +497,7 @@ static void send_announce(cmprof_putc_fn putc)
     }
     flush_repeats(putc); /* (a no-op: repeats go out whole within repeat_names) */
     char *line = repeat_line; /* its buffer, free now: RAM for version 7's page cache on 16 KB parts */
-    size_t n = put_text(line, 0, "@cmprof v=8"); /* 8: numbered names; 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
+    size_t n = put_text(line, 0, "@cmprof v=9"); /* 9: numbered across other names; 8: numbered names; 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -842,6 +849,13 @@ static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 /* The same against r (0: no name there yet, or another length: no call). */
 #define num_code(r, s, n) ((r)->len == (n) && (n) ? num_code_at((const char *)(r)->text, (s), (n)) : 0u)
 
+/* Whether the name at s (len chars) ends in two digits: a numbered name's reference (version 9). A
+ * numbered name itself does (its last chars are digits, or the reference's). */
+static inline bool ends_in_digits(const char *s, uint32_t len)
+{
+    return len >= 2u && (uint32_t)(uint8_t)s[len - 1u] - '0' <= 9u && (uint32_t)(uint8_t)s[len - 2u] - '0' <= 9u;
+}
+
 /* The name at s (len chars) is r's from now on. */
 static void num_keep(struct num_ref *r, const char *s, uint32_t len)
 {
@@ -883,8 +897,10 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
         COPY4(b + n, &code);
         return n + 2u;
     }
-    repeat_text = b + n + 1; /* whole: the line keeps it */
-    repeat_len_ref = len;
+    if (ends_in_digits(b + n + 1, len)) { /* whole: the line keeps it */
+        repeat_text = b + n + 1;
+        repeat_len_ref = len;
+    }
 #else
     (void)at;
 #endif
@@ -974,7 +990,8 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
 #if CMPROF_TAG_NAMES
-        num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
+        if (ends_in_digits(b + n + 1, len))
+            num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
 #endif
         n = put_name7(b + n, len) - b;
     }

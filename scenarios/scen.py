@@ -772,6 +772,11 @@ def num_name(ref, s, i):
     return ref[:len(ref) - d] + "%0*d" % (d, v) if 0 <= v < 10 ** d else None
 
 
+def ends_in_digits(name):
+    """Version 9: a numbered name refers to the last name written out that ends in two digits."""
+    return name is not None and len(name) >= 2 and name[-2:].isdigit()
+
+
 def _name_entry(s, i, prev=None):
     """One name entry at s[i] (an "@N" line's, or before version 5 a sample line's after '='): the index,
     6 chars of tag (version 7: or '=', the index's own, 0xFFFFA000 + index), 1 of length, the name
@@ -832,7 +837,8 @@ def _def_entry(s, i, state):
         else:
             name = state["front"] = s[i + 1:i + 1 + n]
         ids[head & 0x3FF] = name
-        state["num_ref"], state["num_ref_ok"] = name, True  # version 8: the epoch's last name written out
+        if state.get("version", 0) < 9 or ends_in_digits(name):  # version 9: ending in two digits
+            state["num_ref"], state["num_ref_ok"] = name, True  # version 8: the epoch's last name written out
         i += 1 + n
     if index is None:
         index = sample_tag7(s, i)[0]
@@ -894,9 +900,9 @@ def sample_line_items(body, state):
     version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
     i = 3 if version >= 7 else 1  # version 7: the line's number first
     state["front"] = ""  # version 7: a front-coded name refers to the line's last whole one
-    if version >= 7 and tagged:  # version 8: numbered names refer within the page epoch (8 lines)
+    if version >= 7 and tagged:  # version 8: numbered names refer within the page epoch (8 lines; 9: 32)
         number = (ord(body[1]) - 63) << 6 | (ord(body[2]) - 63)
-        if number % 8 == 0:
+        if number % (32 if version >= 9 else 8) == 0:
             state["num_ref"], state["num_ref_ok"] = None, True
         elif state.get("num_line") is None or number != (state["num_line"] + 1) % 4096:
             state["num_ref_ok"] = False
@@ -978,7 +984,8 @@ def stream_names(text):
             prev = None
             while i < len(body):
                 index, tag, name, i = _name_entry(body, i, prev)
-                prev = name
+                if state.get("version", 0) < 9 or ends_in_digits(name):  # version 9: refers to such names
+                    prev = name
                 state.setdefault("tags", {})[index] = tag
                 out.append((start, index, tag, name))
         else:
