@@ -272,7 +272,6 @@ static const char tag7_one[] = "0123456789:;<>\"#$%&'(),opqrstuvwxyz{|";
 #define PC7_LEAD(c) ((c) >= '?' && (c) <= 'N') /* a PC in 3 chars: '?' + its top 4 bits */
 #define PAGE7_HIT(c) ((c) >= 'O' && (c) <= 'n') /* a page hit: 'O' + the slot */
 #define PAGE7_EPOCH 8u                           /* lines: a number that is a multiple starts afresh */
-#define NAME9_EPOCH 32u /* version 9's numbered names: the lines of an epoch (4 page epochs) */
 
 /* A version 7 tag at s[*i]: as sample_tag6, in version 7's characters. */
 static bool sample_tag7(const char *s, size_t len, size_t *i, uint32_t *tag, int *index)
@@ -611,12 +610,10 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
 {
     size_t n = l->n;
     bool unread = false; /* version 7: a line missed before it since its page cache began */
-    bool follows = false; /* the line right after the last one read */
     if (!d->have_base) {
         d->stats.no_base += n;
         n = 0; /* the names still count: they outlive the samples */
     } else if (d->paged) {
-        follows = d->number_known && ((d->page_line + 1u) & 4095u) == l->number;
         memcpy(d->page_key, l->page_key, sizeof d->page_key);
         count_skipped_lines(d, l->number);
         d->page_line = l->number;
@@ -631,10 +628,10 @@ static void emit_samples(struct text_decoder *d, const char *s, size_t len, bool
     e.pc.taken = stands_for; /* a reservoir's group: each sample stands for stands_for / kept */
     e.pc.kept = kept;
     d->front_len = 0; /* the entries again, in the line's order (version 7's front-coded names) */
-    if (d->paged && l->number % (d->version >= 9 ? NAME9_EPOCH : PAGE7_EPOCH) == 0) {
-        d->num_ref_len = 0; /* numbered names afresh: version 8 with the pages, 9 every 4 page epochs */
+    if (d->paged && l->number % PAGE7_EPOCH == 0) { /* version 8's numbered names: afresh with the pages */
+        d->num_ref_len = 0;
         d->num_ref_ok = true;
-    } else if (d->paged && (!l->known || (d->version >= 9 && !follows))) {
+    } else if (d->paged && !l->known) {
         d->num_ref_ok = false; /* a line of the epoch missed: its numbered names are not known here */
     }
     for (size_t k = 0, next_def = 0; k <= n; k++) {

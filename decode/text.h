@@ -103,7 +103,7 @@ struct text_decoder {
     uint8_t front_len; /* 0: none yet in the line) */
     bool numbered;     /* version 8: numbered names (another's with another trailing number) */
     char num_ref[64];  /* version 8: the last name a '=' entry wrote out since the page epoch began;
-                          version 9: the last ending in two digits since the names' epoch (32 lines) */
+                          version 9: the last ending in two digits */
     uint8_t num_ref_len; /* (0: none yet) */
     bool num_ref_ok;   /* ... known: every line read since the epoch's first */
     char rep_ref[64];  /* version 8: the "@N" line's entry before (0: the line's first); version 9: its

@@ -109,18 +109,16 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
 #if CMPROF_TAG_NAMES
-/* Version 8's numbered names (put_numbered): the name each refers to. Version 9: a name that ends
- * in two digits or more, the last of them written out since the names' epoch began (NAME_EPOCH
- * lines: 4 page epochs), so that names of their own (u000123) number against each other across
- * the application's other names, and a whole name goes once in 32 lines, not 8. */
-#define NAME_EPOCH 32u
+/* Version 8's numbered names (put_numbered): the name each refers to. Version 9: the last name
+ * written out that ends in two digits or more, so that names of their own (u000123) number against
+ * each other across the application's other names. */
 #define NUM_WORDS (TASK_NAME_MAX / 4u)
 struct num_ref {
     uint32_t text[NUM_WORDS + 1u]; /* the name (its first len chars count; a word's room past them) */
     uint32_t len;             /* 0: none */
 };
 static struct num_ref epoch_ref; /* the last name ending in 2 digits a '=' entry wrote out since the
-                                    names' epoch began */
+                                    page epoch began */
 static struct num_ref repeat_ref; /* the last name ending in 2 digits the "@N" line being built wrote
                                      out, numbered */
 static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
@@ -135,12 +133,11 @@ static uint32_t n_retired_in;
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
-#if CMPROF_TAG_NAMES
-    if (number % NAME_EPOCH == 0u)
-        epoch_ref.len = 0; /* numbered names (version 9) start afresh every 4 page epochs */
-#endif
     if (number % PAGE_EPOCH)
         return;
+#if CMPROF_TAG_NAMES
+    epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
+#endif
     struct eight {
         uint32_t w[8];
     };

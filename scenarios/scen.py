@@ -900,9 +900,9 @@ def sample_line_items(body, state):
     version, tagged, val = state.get("version", 0), body[:1] == "%", B64_VAL
     i = 3 if version >= 7 else 1  # version 7: the line's number first
     state["front"] = ""  # version 7: a front-coded name refers to the line's last whole one
-    if version >= 7 and tagged:  # version 8: numbered names refer within the page epoch (8 lines; 9: 32)
+    if version >= 7 and tagged:  # version 8: numbered names refer within the page epoch (8 lines)
         number = (ord(body[1]) - 63) << 6 | (ord(body[2]) - 63)
-        if number % (32 if version >= 9 else 8) == 0:
+        if number % 8 == 0:
             state["num_ref"], state["num_ref_ok"] = None, True
         elif state.get("num_line") is None or number != (state["num_line"] + 1) % 4096:
             state["num_ref_ok"] = False
