@@ -1042,8 +1042,11 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
 {
     if (d->version >= 5 && (emit == ENTRY_NEW || emit == ENTRY_CHECK_DEF))
         return entry_v5(d, s, len, i, emit, d->paged ? 0 : -1, sink); /* (version 7: checked only here) */
-    int t = task_index(s, len, i);
-    bool own = t >= 0 && *i < len && s[*i] == '='; /* version 7: the index's own tag, INDEX_TAG */
+    /* version 9: '.' for the index after the entry before's, under its own tag (a round's run) */
+    bool next = (emit == ENTRY_CHECK || emit == ENTRY_REPEAT) && *i < len && s[*i] == '.' &&
+                (d->version >= 9 || !d->have_base);
+    int t = next ? (d->rep_prev >= 0 && d->rep_prev < 62 + 4095 ? d->rep_prev + 1 : -1) : task_index(s, len, i);
+    bool own = next || (t >= 0 && *i < len && s[*i] == '='); /* version 7: the index's own tag, INDEX_TAG */
     if (t < 0 || *i + (own ? 2u : 7u) > len)
         return false;
     uint32_t tag = own ? INDEX_TAG(t) : 0u;
@@ -1053,7 +1056,8 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
             return false;
         tag = tag << 6 | (uint32_t)c;
     }
-    *i += own ? 1u : 6u;
+    *i += own ? 1u : 6u; /* ('.' or '=') */
+    d->rep_prev = t;
     char built[64];
     const char *name = s + *i + 1;
     size_t n;
@@ -1096,6 +1100,7 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
     size_t i = 2;
     d->rep_ref_len = 0; /* (version 8: numbered entries refer within the line) */
     d->rep_ref_lost = false;
+    d->rep_prev = -1;
     while (i < len)
         if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink)) {
             textline_bad(d);
@@ -1104,6 +1109,7 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
         }
     d->rep_ref_len = 0;
     d->rep_ref_lost = false;
+    d->rep_prev = -1;
     for (i = 2; i < len;)
         repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }

@@ -110,6 +110,7 @@ struct text_decoder {
                           last entry ending in two digits */
     uint8_t rep_ref_len;
     bool rep_ref_lost; /* (before an announce) a numbered entry of the line could not be read */
+    int rep_prev;      /* version 9: the "@N" line's entry before's index ('.': the next), -1 none */
     uint32_t version;        /* of the last announce read (0: none) */
     bool other_seen;         /* a sample line of another version came since that announce */
     uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */

@@ -123,6 +123,7 @@ static struct num_ref repeat_ref; /* the last name ending in 2 digits the "@N" l
                                      out, numbered */
 static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
 static uint32_t repeat_len_ref;   /* ... its length (0: none yet in the line) */
+static uint32_t repeat_prev;      /* the index of the "@N" line's entry before (version 9's '.') */
 static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
     uint16_t index;
     uint16_t chars;
@@ -870,13 +871,24 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
 {
     const char *at = b + n;
     host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
-    n = put_index(b, n, i);
 #if CMPROF_TAG_NAMES
-    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
-        b[n++] = '=';
-    else
+    bool own = (uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i);
+    if (at == repeat_line + 2)
+        repeat_prev = NO_SLOT;
+    if (own && i == repeat_prev + 1u) { /* version 9: the index after the entry before's, its own tag */
+        b[n++] = '.';
+    } else {
+        n = put_index(b, n, i);
+        if (own) /* 1 char where 6 said the same: rounds go faster */
+            b[n++] = '=';
+        else
+            n = put_tag6(b, n, tag);
+    }
+    repeat_prev = i;
+#else
+    n = put_index(b, n, i);
+    n = put_tag6(b, n, tag);
 #endif
-        n = put_tag6(b, n, tag);
 #if CMPROF_TAG_NAMES
     size_t end = put_copy(b, n + 1, name); /* an index's copy, or a retired one: words */
 #else
@@ -1017,6 +1029,8 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 #if CMPROF_TAG_NAMES
     if (gen != cmprof_tag_names.gen[i]) { /* the tick took the index for another tag meanwhile */
         host_tag_not[i] = 0;
+        repeat_len_ref = 0;     /* the entry is not sent: the next refers to none, and writes */
+        repeat_prev = NO_SLOT;  /* its index */
         return;
     }
 #endif

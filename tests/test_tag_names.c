@@ -19,6 +19,8 @@ struct block { /* a stand-in control block: the name inside it, as FreeRTOS's TC
     char name[16];
 };
 
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 static const char *name_of_miss(struct block *b)
 {
     uint32_t word = cmprof_tasks_miss(b);
@@ -263,6 +265,57 @@ static void collect_names(void *ctx, const struct ev *e)
     }
 }
 
+/* Version 9: a round of repeats goes through the table in order, and an "@N" entry of the index after
+ * the entry before's, under its own tag, is '.' (the index and '=' before: 2 chars, 4 from index
+ * 62 on). 100 tasks named to an earlier stream, then a new one: its first round names them all, the
+ * line's entries after its first as '.'. */
+static void test_a_round_writes_the_next_index_as_a_dot(void)
+{
+    static struct block run[100];
+    late_stream();
+    for (int k = 0; k < 100; k++) {
+        snprintf(run[k].name, sizeof run[k].name, "t%03d", k);
+        cmprof_stream_task_new(&run[k], run[k].name, "IDLE");
+        test_tag = &run[k];
+        cmprof_tick(0x08000100u);
+        cmprof_stream_drain(late_putc, 1);
+    }
+    late_len = 0;
+    cmprof_stream_announce(late_putc, &late_info);
+    for (int step = 0; step < 2000; step++) {
+        test_tag = &run[step % 100];
+        cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
+        cmprof_stream_drain(late_putc, 1);
+    }
+    cmprof_stream_flush(late_putc);
+    late_out[late_len < sizeof late_out ? late_len : sizeof late_out - 1u] = 0;
+    int entries = 0, dots = 0, next = 0; /* "@N" lines' entries; '.'; of the index after the one before */
+    for (const char *p = late_out; (p = strstr(p, "@N")) != NULL; p += 2) {
+        int prev = -2;
+        for (const char *e = p + 2; *e && *e != '!';) {
+            int index = prev + 1;
+            bool dot = *e == '.';
+            if (dot) {
+                e++;
+            } else {
+                index = *e == '+' ? 62 + (int)(strchr(b64chars, e[1]) - b64chars) * 64 +
+                                        (int)(strchr(b64chars, e[2]) - b64chars)
+                                  : (int)(strchr(b64chars, *e) - b64chars);
+                e += *e == '+' ? 3 : 1;
+                e += *e == '=' ? 1 : 6; /* the tag: the index's own, or 6 chars */
+            }
+            entries++;
+            dots += dot;
+            next += index == prev + 1;
+            prev = index;
+            e += strchr("#$%&'()*,-.:;<>?@[]^_`{|}~", *e) ? 2 : 1 + (strchr(b64chars, *e) - b64chars);
+        }
+    }
+    printf("     %d entries in \"@N\" lines, %d of the index after the entry before's, %d of them '.'\n", entries,
+           next, dots);
+    CHECK(entries >= 100 && next >= 20 && dots == next);
+}
+
 /* Blocks named `names` in turn, each sampled once in one page epoch, into a new stream: the '=' entries
  * of its sample lines that are not numbered (a head: a base64 char after the '='), and how many of
  * the names the host was given. */
@@ -344,5 +397,6 @@ int main(void)
     RUN_TEST(test_a_new_stream_names_running_tasks_at_once);
     RUN_TEST(test_numbered_names_cross_a_thousand);
     RUN_TEST(test_numbered_names_across_other_names);
+    RUN_TEST(test_a_round_writes_the_next_index_as_a_dot);
     return check_summary();
 }

@@ -840,6 +840,26 @@ static void test_v9_numbered_across_other_names(void)
     CHECK(d1.stats.bad_lines == 0 && strstr(log_a.buf, "'Rec4'") && !strstr(log_a.buf, "'u000002'"));
 }
 
+/* Version 9: an "@N" entry '.' is the index after the entry before's, under its own tag (a round
+ * goes through the table in order: "+BR=" was 4 chars). Index 3 here is u000002 (numbered against
+ * u000001, Rec3 between). A version 8 host read no '.': the line was malformed. */
+static void test_v9_repeat_of_the_next_index(void)
+{
+    static const char s[] = "@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!EE\n"
+                            "@NB=Hu000001.ERec3.<B!/d\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    const char *three = strstr(log_a.buf, " t=ffffa003/");
+    const char *end = three ? strchr(three, '\n') : NULL;
+    CHECK(d1.stats.bad_lines == 0 && log_a.count[EV_TASK_NAME] == 3 && strstr(log_a.buf, " t=ffffa002/") && end &&
+          end - three > 9 && memcmp(end - 9, "'u000002'", 9) == 0);
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
+    CHECK(all_equal);
+    decode("@NB=Hu000001.ERec3!Ml\n@N.ERec3!jV\n", &log_a, &d1); /* no announce; '.' first in its line */
+    CHECK(log_a.count[EV_TASK_NAME] == 2 && d1.stats.bad_lines == 1);
+}
+
 /* Version 8: a '=' entry may carry its index's last name first ("=" NUM B64 after its '=', the
  * new name with another number: ";O" is -50, u000100 before u000150): a host that had samples of
  * the index waiting for a name (it attached late) gives them that name, as an "@N" entry would,
@@ -971,6 +991,7 @@ int main(void)
     RUN_TEST(test_v7_front_coded_names);
     RUN_TEST(test_v8_numbered_names);
     RUN_TEST(test_v9_numbered_across_other_names);
+    RUN_TEST(test_v9_repeat_of_the_next_index);
     RUN_TEST(test_v8_retired_name_inside_an_entry);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);
