@@ -218,9 +218,10 @@ static void count_pending(void *ctx, const struct ev *e)
  * first round of repeats names them all, at the names' share, not spread over ROUND_PACE seconds
  * (paced, the tasks late in the table waited up to 4 s: the Zephyr stand-in's pool tests, whose
  * "main" kept an entry from the tests before, ended with its samples all pending). */
-static void test_a_new_stream_names_running_tasks_at_once(void)
+/* 100 tasks t000..t099 in run[], each named to a stream and sampled once; then a new stream (a new
+ * host) begins in late_out. */
+static void named_then_new_stream(struct block run[100])
 {
-    static struct block run[100];
     late_stream();
     for (int k = 0; k < 100; k++) {
         snprintf(run[k].name, sizeof run[k].name, "t%03d", k);
@@ -231,6 +232,12 @@ static void test_a_new_stream_names_running_tasks_at_once(void)
     }
     late_len = 0; /* the new host's stream begins */
     cmprof_stream_announce(late_putc, &late_info);
+}
+
+static void test_a_new_stream_names_running_tasks_at_once(void)
+{
+    static struct block run[100];
+    named_then_new_stream(run);
     for (int step = 0; step < 20000; step++) { /* 2 s of samples, every task in turn */
         test_tag = &run[step % 100];
         cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
@@ -272,16 +279,7 @@ static void collect_names(void *ctx, const struct ev *e)
 static void test_a_round_writes_the_next_index_as_a_dot(void)
 {
     static struct block run[100];
-    late_stream();
-    for (int k = 0; k < 100; k++) {
-        snprintf(run[k].name, sizeof run[k].name, "t%03d", k);
-        cmprof_stream_task_new(&run[k], run[k].name, "IDLE");
-        test_tag = &run[k];
-        cmprof_tick(0x08000100u);
-        cmprof_stream_drain(late_putc, 1);
-    }
-    late_len = 0;
-    cmprof_stream_announce(late_putc, &late_info);
+    named_then_new_stream(run);
     for (int step = 0; step < 2000; step++) {
         test_tag = &run[step % 100];
         cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
@@ -290,7 +288,9 @@ static void test_a_round_writes_the_next_index_as_a_dot(void)
     cmprof_stream_flush(late_putc);
     late_out[late_len < sizeof late_out ? late_len : sizeof late_out - 1u] = 0;
     int entries = 0, dots = 0, next = 0; /* "@N" lines' entries; '.'; of the index after the one before */
-    for (const char *p = late_out; (p = strstr(p, "@N")) != NULL; p += 2) {
+    for (const char *p = late_out; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, "@N", 2) != 0)
+            continue; /* (a line that begins so: "@N" may sit inside a sample line's chars) */
         int prev = -2;
         for (const char *e = p + 2; *e && *e != '!';) {
             int index = prev + 1;
