@@ -220,17 +220,63 @@ static inline uint32_t cmprof_tasks_set(uint32_t tag)
     return ((tag + (tag >> 9)) >> 3) & (CMPROF_TASKS_SETS - 1u);
 }
 
+/* A block's key in the cache: ~tag. With CMPROF_TAG_NAME_OFFSET (the Zephyr module: where a
+ * k_thread keeps its name, known at build time) the block and its name's first word, ~(tag ^ word):
+ * a block whose name changes leaves its entry behind, so no hook runs at a create (the kernel
+ * empties the new thread's name first) and a rename has only a name of the same first word to
+ * check (none for a name of 3 characters or fewer: its first word is all of it). Two instructions
+ * a sample in the tick (the word's load and the XOR). */
+typedef uint32_t __attribute__((aligned(1), may_alias)) cmprof_name_word_t;
+__attribute__((always_inline)) static inline uint32_t cmprof_tasks_key(const void *block)
+{
+#ifdef CMPROF_TAG_NAME_OFFSET
+    return ~((uint32_t)(uintptr_t)block ^ *(const cmprof_name_word_t *)((const char *)block + CMPROF_TAG_NAME_OFFSET));
+#else
+    return ~(uint32_t)(uintptr_t)block;
+#endif
+}
+
 /* The tick's part (cmprof_sampler.c): the ring's word for a task tag. */
 uint32_t cmprof_tasks_miss(const void *block);
 __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const void *block)
 {
-    uint32_t tag = (uint32_t)(uintptr_t)block;
+    uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
     __asm__("" : "+r"(w)); /* the set's address once (GCC would index the first key apart) */
-    if (__builtin_expect(w[0].key == ~tag, 1)) /* the usual hit falls through */
+    if (__builtin_expect(w[0].key == key, 1)) /* the usual hit falls through */
         return w[0].word;
-    return w[1].key == ~tag ? w[1].word : cmprof_tasks_miss(block);
+    return w[1].key == key ? w[1].word : cmprof_tasks_miss(block);
 }
+
+/* 0x80 in each byte of w that is 0 (and maybe in bytes above the first such: only the lowest counts) */
+#define CMPROF_ZERO_BYTES(w) (((w) - 0x01010101u) & ~(w) & 0x80808080u)
+
+#ifdef CMPROF_TAG_NAME_OFFSET
+/* A rename of block `block`, its name at `name` (cmprof_stream_task_later; inline in the Zephyr
+ * module's trace point): most renames have nothing to do. An entry under the new name's key that
+ * a name within its first word (3 characters or fewer) found is the name's own (its key is all of
+ * it: a worker re-created under its name), and a set with no entry holds none of the block's. The
+ * rest goes out of line (cmprof_tasks_renamed: a longer name compared with the entry's, or the
+ * block's entries of its earlier names dropped). */
+void cmprof_tasks_renamed(const void *block, const char *name);
+/* whether the rename has nothing to do (else cmprof_tasks_renamed does the rest) */
+__attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
+    const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
+    __asm__("" : "+r"(w)); /* the set's address once */
+    uint32_t k0 = w[0].key, k1 = w[1].key;
+    if (k0 == key || k1 == key)
+        return CMPROF_ZERO_BYTES(*(const cmprof_name_word_t *)name) != 0u;
+    return !(k0 | k1);
+}
+
+__attribute__((always_inline)) static inline void cmprof_tasks_rename(const void *block, const char *name)
+{
+    if (!cmprof_tasks_rename_done(block, name))
+        cmprof_tasks_renamed(block, name);
+}
+#endif
 #endif
 
 /* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash. */
