@@ -894,19 +894,20 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
 /* A rename whose key no entry has: the block's entries left by its earlier names (one that gives the
  * block's own unnamed index, or whose key is the block's with its index's first word; an idle
  * thread's never is: its copy is CMPROF_IDLE_NAME) are dropped, as the create hook dropped them,
- * interrupts off: the tick may have moved them since the look. */
+ * each with interrupts off: the tick may have moved them since the look. */
 __attribute__((noinline)) static void drop_stale(struct cmprof_tasks_way *w, const void *block)
 {
     MOVE_STEP();
-    uint32_t tag = (uint32_t)(uintptr_t)block, mask = irq_off();
-    for (uint32_t k = 0; k < 2u; k++) {
-        uint32_t i = w[k].word & 0xFFFFu;
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    UNROLL_WORDS
+    for (uint32_t k = 0; k < 2u; k++) { /* (a way at a time: the masked stretch stays a drop's) */
+        uint32_t mask = irq_off(), i = w[k].word & 0xFFFFu;
         if (w[k].key && (T.tags[i] == block || w[k].key == ~(tag ^ N.copy[i][0]))) {
             w[k].key = 0;
             release_index(i);
         }
+        irq_restore(mask);
     }
-    irq_restore(mask);
 }
 
 /* A rename's rest (cmprof_tasks_rename, inline, did the common part): a name of more than 3

@@ -254,8 +254,9 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
 #ifdef CMPROF_TAG_NAME_OFFSET
 /* A rename of block `block`, its name at `name` (cmprof_stream_task_later; inline in the Zephyr
  * module's trace point): most renames have nothing to do. An entry under the new name's key that
- * a name within its first word (3 characters or fewer) found is the name's own (its key is all of
- * it: a worker re-created under its name), and a set with no entry holds none of the block's. The
+ * a name within its first word (3 characters or fewer: the kernel zero-pads it, so its fourth byte
+ * is 0) found is the name's own (its key is all of it: a worker re-created under its name), and a
+ * set with no entry holds none of the block's. The
  * rest goes out of line (cmprof_tasks_renamed: a longer name compared with the entry's, or the
  * block's entries of its earlier names dropped). */
 void cmprof_tasks_renamed(const void *block, const char *name);
@@ -266,8 +267,8 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
     __asm__("" : "+r"(w)); /* the set's address once */
     uint32_t k0 = w[0].key, k1 = w[1].key;
-    if (k0 == key || k1 == key)
-        return CMPROF_ZERO_BYTES(*(const cmprof_name_word_t *)name) != 0u;
+    if (k0 == key || k1 == key) /* (the kernel zero-pads a name: its fourth byte 0, it ends in the word) */
+        return (*(const cmprof_name_word_t *)name >> 24) == 0u;
     return !(k0 | k1);
 }
 

@@ -229,6 +229,9 @@ __attribute__((noinline)) static void rename_rest(struct k_thread *thread)
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O2"))) /* (at -Os GCC keeps a register more, saved and restored) */
+#endif
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
     if (cmprof_tasks_rename_done(thread, thread->name))
