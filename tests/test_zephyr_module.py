@@ -165,19 +165,28 @@ def module_link_options():
     return [o.strip() for o in opts]
 
 
-def chain():
-    srcs = {"tracing_user.c": TRACING_USER_C, "app.c": APP_C, "kernel.c": KERNEL_C}
+def chain_objects(kernel, prefix, defines, what):
+    """The stand-in kernel, Zephyr's tracing_user.c, the application's hooks and cmprof's, built with
+    `defines`: their objects, or None (a failed check named `what`)."""
+    srcs = {"tracing_user.c": TRACING_USER_C, "app.c": APP_C, prefix + "kernel.c": kernel}
     objs = []
     for name, text in list(srcs.items()) + [("cmprof_zephyr.c", None)]:
         src = os.path.join(FW, "rtos", name) if text is None else os.path.join(TMP, name)
         if text is not None:
             open(src, "w").write(text)
-        obj = os.path.join(TMP, name + ".o")
-        r = run(["cc", "-c", "-o", obj, "-I" + FW, "-I" + STANDIN, "-DCMPROF_STREAM=1"] + WARN + [src])
+        obj = os.path.join(TMP, prefix + name + ".o")
+        r = run(["cc", "-c", "-o", obj, "-I" + FW, "-I" + STANDIN] + defines + WARN + [src])
         if r.returncode:
-            check("Zephyr: the application's own tracing hooks and cmprof's build", False, first_error(r))
-            return
+            check(what, False, first_error(r))
+            return None
         objs.append(obj)
+    return objs
+
+
+def chain():
+    objs = chain_objects(KERNEL_C, "", ["-DCMPROF_STREAM=1"], "Zephyr: the application's own tracing hooks and cmprof's build")
+    if objs is None:
+        return
     exe = os.path.join(TMP, "chain")
     r = run(["cc", "-o", exe] + objs + module_link_options())
     check("Zephyr: an application with its own sys_trace_*_user hooks links with cmprof (module's link options)",
@@ -237,19 +246,10 @@ def chain_stream():
     check("Zephyr stream: the module wraps sys_trace_thread_create for a dump only (a create costs the stream "
           "nothing: the cache's key holds the name's first word)", dump_only is not None and len(wrapped) == 1,
           " ".join(wrapped))
-    srcs = {"tracing_user.c": TRACING_USER_C, "app.c": APP_C, "kernel_stream.c": KERNEL_STREAM_C}
-    objs = []
-    for name, text in list(srcs.items()) + [("cmprof_zephyr.c", None)]:
-        src = os.path.join(FW, "rtos", name) if text is None else os.path.join(TMP, name)
-        if text is not None:
-            open(src, "w").write(text)
-        obj = os.path.join(TMP, "s_" + name + ".o")
-        r = run(["cc", "-c", "-o", obj, "-I" + FW, "-I" + STANDIN, "-DCMPROF_STREAM=1", "-DCMPROF_TAG_NAMES=1",
-                 "-DCMPROF_TAG=cmprof_current_task", "-DCMPROF_TAG_NAME_OFFSET=24"] + WARN + [src])
-        if r.returncode:
-            check("Zephyr stream: cmprof's hooks build", False, first_error(r))
-            return
-        objs.append(obj)
+    objs = chain_objects(KERNEL_STREAM_C, "s_", ["-DCMPROF_STREAM=1", "-DCMPROF_TAG_NAMES=1", "-DCMPROF_TAG=cmprof_current_task",
+                                                 "-DCMPROF_TAG_NAME_OFFSET=24"], "Zephyr stream: cmprof's hooks build")
+    if objs is None:
+        return
     exe = os.path.join(TMP, "chain_stream")
     r = run(["cc", "-o", exe] + objs + stream_opts)
     check("Zephyr stream: links with the module's link options and no create wrap", r.returncode == 0, first_error(r))

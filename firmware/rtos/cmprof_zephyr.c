@@ -230,7 +230,7 @@ __attribute__((noinline)) static void rename_rest(struct k_thread *thread)
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O2"))) /* (at -Os GCC keeps a register more, saved and restored) */
+__attribute__((optimize("O2", "no-crossjumping"))) /* (at -Os GCC keeps a register more, saved and restored; each path its own tail call) */
 #endif
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
