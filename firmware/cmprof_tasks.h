@@ -253,10 +253,10 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
 
 #ifdef CMPROF_TAG_NAME_OFFSET
 /* A rename of block `block`, its name at `name` (cmprof_stream_task_later; inline in the Zephyr
- * module's trace point): most renames have nothing to do. An entry under the new name's key that
- * a name within its first word (3 characters or fewer: the kernel zero-pads it, so its fourth byte
- * is 0) found is the name's own (its key is all of it: a worker re-created under its name), and a
- * set with no entry holds none of the block's. The
+ * module's trace point): most renames have nothing to do. An entry under the new name's key whose
+ * index's copy is the name (a worker re-created under its name; a name within its first word, 3
+ * characters or fewer, is its key's: nothing to compare) keeps it, and a set with no entry holds
+ * none of the block's. The
  * rest goes out of line (cmprof_tasks_renamed: a longer name compared with the entry's, or the
  * block's entries of its earlier names dropped). */
 void cmprof_tasks_renamed(const void *block, const char *name);
@@ -266,10 +266,31 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
     uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
     __asm__("" : "+r"(w)); /* the set's address once */
-    uint32_t k0 = w[0].key, k1 = w[1].key;
-    if (k0 == key || k1 == key) /* (the kernel zero-pads a name: its fourth byte 0, it ends in the word) */
-        return (*(const cmprof_name_word_t *)name >> 24) == 0u;
-    return !(k0 | k1);
+    const struct cmprof_tasks_way *e = &w[0];
+    if (e->key != key && (++e)->key != key) {
+        __asm__("" : "+r"(w)); /* the keys read again: fewer registers live, none saved */
+        return !(w[0].key | w[1].key);
+    }
+    /* The kernel zero-pads a name, and an index's copy is zero-padded: equal words up to one whose
+     * fourth byte is 0 are equal names (the first word is the key's). */
+    const cmprof_name_word_t *p = (const cmprof_name_word_t *)name;
+    __asm__("" ::: "memory"); /* its first word read again: one register fewer to keep, none to save */
+    if (p[0] >> 24 == 0u)
+        return true;
+    const uint32_t *copy = cmprof_tag_names.copy[e->word & 0xFFFFu];
+#if defined(__GNUC__)
+#pragma GCC unroll 8
+#endif
+    for (uint32_t k = 1; k < CMPROF_TASK_NAME_WORDS; k++) {
+        uint32_t a = p[k];
+        if (k == CMPROF_TASK_NAME_WORDS - 1u && CMPROF_TASK_NAME_LEN % 4u)
+            a &= (1u << 8u * (CMPROF_TASK_NAME_LEN % 4u)) - 1u; /* the characters a copy keeps */
+        if (a != copy[k])
+            return false;
+        if (a >> 24 == 0u)
+            return true;
+    }
+    return true;
 }
 
 __attribute__((always_inline)) static inline void cmprof_tasks_rename(const void *block, const char *name)
