@@ -549,10 +549,11 @@ void cmprof_stream_task_gone(const void *tag);
  * which the kernel empties at a create) has no create hook and no park; Zephyr 4.3 on Cortex-M3,
  * bench/zephyr_churn (100 workers re-created 1,000 times a second under 100 names), measured per
  * creation: 14 instructions, the rename's wrapper with the hook inline (81 before with two hooks;
- * 30 with unique names); the longest path through the module's build (arm-none-eabi-gcc 12,
- * every branch taken either way: a bound, counted over the disassembly): a rename 159 with its
- * wrapper (a 24-character name differing in its last word, the entry dropped, its index
- * returned), at most 46 of them masked; Zephyr 4.3's k_thread_abort reaches no trace point; no
+ * 29 with names of 9 characters, compared; 34 with unique names); the longest path through the
+ * module's build (arm-none-eabi-gcc 12, every branch taken either way: a bound,
+ * bench/zephyr_churn/worst_path.py): a rename 193 with its wrapper (a 24-character name differing
+ * in its last word, compared twice, the entry dropped, its index returned), at most 46 of them
+ * masked; Zephyr 4.3's k_thread_abort reaches no trace point; no
  * hook at a switch: the module's tag is the kernel's current-thread pointer (docs/performance.md). */
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
