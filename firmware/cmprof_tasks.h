@@ -153,7 +153,8 @@ extern struct cmprof_task_table cmprof_tasks;
  * next task's create checks it), then drops it (interrupts off only to drop an entry): no name
  * copy, no scan, no slot search. A create with no name (Zephyr's k_thread_create, named by
  * k_thread_name_set right after) parks the block's entry instead (its key's low bit flipped: the
- * tick passes it by), and the rename takes it back when the name is the entry's. An index no entry
+ * tick passes it by), and the rename takes it back when the name is the entry's (the Zephyr
+ * module builds with no create hook and no park instead: cmprof_tasks_key). An index no entry
  * refers to goes back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
@@ -256,9 +257,8 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
  * module's trace point): most renames have nothing to do. An entry under the new name's key whose
  * index's copy is the name (a worker re-created under its name; a name within its first word, 3
  * characters or fewer, is its key's: nothing to compare) keeps it, and a set with no entry holds
- * none of the block's. The
- * rest goes out of line (cmprof_tasks_renamed: a longer name compared with the entry's, or the
- * block's entries of its earlier names dropped). */
+ * none of the block's. The rest goes out of line (cmprof_tasks_renamed: a name other than the
+ * entry's drops it, or with no entry under the key the block's entries of earlier names go). */
 void cmprof_tasks_renamed(const void *block, const char *name);
 /* whether the rename has nothing to do (else cmprof_tasks_renamed does the rest) */
 __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name)

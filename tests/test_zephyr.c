@@ -647,8 +647,8 @@ static void churn_app(unsigned per_10ms, bool unique, unsigned steps, char run)
 }
 
 /* The churn's common case, alone: a sampled worker aborted and re-created in its k_thread under its
- * name, k_thread_create (no name) then k_thread_name_set. The create parks the entry and the rename
- * takes it back, each in the hook's own masked look: no entry moved out of line (main moved it twice
+ * name, k_thread_create (no name) then k_thread_name_set. The rename finds the entry under its
+ * name's key and keeps it (the module's stream has no create hook; a park before): no entry moved out of line (main moved it twice
  * a creation, through block_renamed and move_entry: about 70 of the 155 instructions a creation in
  * bench/zephyr_churn), no miss, and every sample under the worker's name. */
 static void test_worker_recreated_under_its_name(void)

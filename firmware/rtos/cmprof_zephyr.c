@@ -62,15 +62,14 @@ _Static_assert(offsetof(struct z_kernel, cpus[0].current) == CMPROF_ZEPHYR_CURRE
 
 #if CMPROF_TAG_NAMES
 /* The stream (the module's default): the tick reads the running thread's name from its k_thread
- * (CONFIG_THREAD_NAME's name[], at one offset, learnt from the first create) at its first sample,
- * and takes that name's index (cmprof_tasks.h): the hooks only check the k_thread's cache entry
- * against a new name, keep no copy and take no lock (an entry is dropped with interrupts masked,
- * a few instructions). A thread made by k_thread_create comes without a name, named just after by
- * k_thread_name_set: its create parks the entry its k_thread had, and the rename takes it back when
- * the name is the same (a worker re-created under its name: nothing dropped, no miss, nothing
- * sent). Bounded whatever the thread count, the churn or the names (cmprof.h gives the worst cases). */
-/* The cache's key holds the name's first word (cmprof_tasks.h, CMPROF_TAG_NAME_OFFSET, which the
- * module gives as this offset): no hook at a create, where the kernel empties the name. */
+ * (CONFIG_THREAD_NAME's name[], at one offset, given by cmprof_zephyr_names_start) at its first
+ * sample, and takes that name's index (cmprof_tasks.h). The cache keys a thread by its k_thread and
+ * its name's first word (CMPROF_TAG_NAME_OFFSET, which the module gives as this offset): a thread
+ * made by k_thread_create comes with its name emptied, so its block's entries no longer match and
+ * no hook runs at a create; the rename hook only checks the entry under the new name's key (a
+ * worker re-created under its name: nothing dropped, no miss, nothing sent), keeps no copy and
+ * takes no lock (an entry is dropped with interrupts masked, a few instructions). Bounded whatever
+ * the thread count, the churn or the names (cmprof.h gives the worst cases). */
 _Static_assert(offsetof(struct k_thread, name) == CMPROF_TAG_NAME_OFFSET,
                "cmprof: CMPROF_TAG_NAME_OFFSET is not where struct k_thread keeps its name");
 
