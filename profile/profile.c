@@ -132,7 +132,7 @@ static const char *const library_statics[] = {
     "sys_trace_thread_switched_out_user", "tag_index", "tag_slot", "take_slot", "task_root", "until_due",
     "__wrap_sys_trace_k_thread_switched_in", "__wrap_sys_trace_k_thread_switched_out",
     "__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "__wrap_sys_trace_thread_abort",
-    "block_name", "copy_name", "forget", "idle_alias", "same_copy", "index_free", "retire", "name_ways", "named_index", "unname_index", "place_name", "release_index", "move_entry", "unpark", "read_name", "block_named", "take_index", "word_chars", "read_words", "mix", "index_append", "index_unlink", "count_spares", "sweep", "copy_is", "learn_offset", "gone_short",
+    "block_name", "copy_name", "forget", "idle_alias", "same_copy", "index_free", "retire", "name_ways", "named_index", "unname_index", "place_name", "release_index", "move_entry", "unpark", "read_name", "block_named", "take_index", "word_chars", "read_words", "mix", "index_append", "index_unlink", "count_spares", "sweep", "copy_is", "learn_offset", "gone_short", "drop_stale", "rename_rest",
     "block_renamed", "name_hash", "name_kept", "keep_name", "put_copy", "rekey", "thread_abort_hook",
     "wire_index", "wire_chars", "repeat_retired", "retire_name",
     "copy_dump_name", "dump_earlier", "dump_renamed", "put_word", "put_task", "dump_table_state",
