@@ -179,11 +179,13 @@ SRC_test_stream_load := firmware/cmprof_stream.c firmware/cmprof_tasks.c firmwar
 SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$(STREAM_BASE)) -Ifirmware -Itests/zoo
 # the Zephyr module's stream (zephyr/CMakeLists.txt: names read by the tick, 24 characters, 24 retired names, its
 # 32-sample lines), with a 128-name table; _pool: the adapter's name pool, which the module keeps for a dump's task lines
-# (the tag: the kernel's running thread, linked as the module links it: zephyr/CMakeLists.txt)
+# (the tag: the kernel's running thread, linked as the module links it: zephyr/CMakeLists.txt; the cache's key
+# reads the name's first word at the stand-in k_thread's name, 24 bytes in on a 64-bit host, which
+# rtos/cmprof_zephyr.c checks)
 ZEPHYR_TAG := -DCMPROF_TAG=cmprof_current_task -Wl,--defsym=cmprof_current_task=_kernel+8
 SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,$(ZEPHYR_TAG),$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr \
                    -DCMPROF_TAG_NAMES=1 -DCMPROF_TASK_NAME_LEN=24u -DCMPROF_STREAM_TASKS=128 -DCMPROF_STREAM_LINE=32 \
-                   -DCMPROF_TASKS_RETIRED=24u
+                   -DCMPROF_TASKS_RETIRED=24u -DCMPROF_TAG_NAME_OFFSET=24
 SRC_test_zephyr_pool := $(patsubst -DCMPROF_TAG%,$(ZEPHYR_TAG),$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
 MAIN_test_zephyr_pool := tests/test_zephyr.c
 MAIN_test_stream_many := tests/test_stream.c

@@ -133,24 +133,46 @@ static void read_orbflow(const uint8_t *buf, size_t len, struct tally *t)
     orbflow_walk(buf, len, orbflow_frame, t);
 }
 
+struct tpiu_walked {
+    struct tally *t;
+    size_t from; /* where in the window the walk began */
+};
+
 static void tpiu_frame(void *ctx, size_t start, uint32_t faults)
 {
-    struct tally *t = ctx;
+    struct tpiu_walked *w = ctx;
     if (faults)
-        fault(t, start + 16);
+        fault(w->t, w->from + start + 16);
     else
-        clean(t, start, 16);
+        clean(w->t, w->from + start, 16);
 }
 
 /* TPIU frames without a full sync count only when their best alignment carries clean ITM on
- * source 1: frames alone are too easy to find in anything. */
+ * source 1: frames alone are too easy to find in anything. Judged from the window's start and from a
+ * few later points (noise on the line before the frames: a one-source stream, writing no ID, does not
+ * outlive it in a judgement from the start), walked from the one that reads the most clean ITM (the
+ * bytes before it count as unread: noise, when they are). */
 static void read_tpiu(const uint8_t *buf, size_t len, struct tally *t)
 {
-    uint32_t clean_bytes, faults;
-    uint8_t start_id;
-    unsigned o = tpiu_best_offset(buf, len, 1, &start_id, &clean_bytes, &faults);
-    if (clean_bytes >= 32u)
-        tpiu_walk(buf, len, o, 1, start_id, tpiu_frame, t);
+    size_t best_from = 0;
+    unsigned best_o = 0;
+    uint8_t best_id = 0;
+    uint32_t most = 0;
+    for (size_t from = 0; from + 512u <= len || from == 0; from = from ? from * 2 : 512u) {
+        uint32_t clean_bytes, faults;
+        uint8_t start_id;
+        unsigned o = tpiu_best_offset(buf + from, len - from, 1, &start_id, &clean_bytes, &faults);
+        if (clean_bytes > most) {
+            most = clean_bytes;
+            best_from = from, best_o = o, best_id = start_id;
+        }
+    }
+    struct tpiu_walked w = {t, best_from};
+    if (most < 32u)
+        return;
+    if (best_from)
+        fault(t, best_from); /* what comes before is unread: noise may end there */
+    tpiu_walk(buf + best_from, len - best_from, best_o, 1, best_id, tpiu_frame, &w);
 }
 
 static bool has_full_sync(const uint8_t *buf, size_t len)

@@ -712,7 +712,7 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 }
 
 /* The newest stream version this host reads. */
-#define STREAM_VERSION 8u
+#define STREAM_VERSION 9u
 
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
@@ -788,7 +788,7 @@ static void control_announce(struct text_decoder *d, const char *s, size_t len, 
     d->pc_digits = ver >= 3; /* version 4: version 3 and a reservoir's '&' lines */
     d->compact = ver >= 6;   /* version 6: 3-char PCs, a tag only where it changes */
     d->paged = ver >= 7;     /* version 7: the page cache and the line's number */
-    d->numbered = ver >= 8;  /* version 8: numbered names */
+    d->numbered = ver >= 8;  /* version 8: numbered names (version 9: against names ending in 2 digits) */
     d->number_may_restart = true;
     d->number_known &= d->paged;
     d->code_base = (uint32_t)base;
@@ -939,11 +939,20 @@ static bool num_name(const char *ref, size_t n, int32_t delta, char out[64])
     return true;
 }
 
+/* Whether a name ends in two digits: version 9's numbered names refer to such names only. Before an
+ * announce (version 8 or 9?) a numbered name is read only against such a name written last: both
+ * versions' reference then. */
+static bool ends_in_digits(const char *s, size_t n)
+{
+    return n >= 2u && s[n - 1u] >= '0' && s[n - 1u] <= '9' && s[n - 2u] >= '0' && s[n - 2u] <= '9';
+}
+
 /* A version 8 '=' entry's numbered name: the epoch's last name with another number, when this host
  * has it (NULL: it missed a line of the epoch, or came in after its start). */
 static const char *epoch_numbered(struct text_decoder *d, int32_t delta, char built[64], size_t *n)
 {
-    d->num_ref_ok = d->num_ref_ok && d->num_ref_len && num_name(d->num_ref, d->num_ref_len, delta, built);
+    d->num_ref_ok = d->num_ref_ok && d->num_ref_len && (d->have_base || ends_in_digits(d->num_ref, d->num_ref_len)) &&
+                    num_name(d->num_ref, d->num_ref_len, delta, built);
     *n = d->num_ref_len;
     return d->num_ref_ok ? built : NULL;
 }
@@ -994,7 +1003,8 @@ static bool entry_v5(struct text_decoder *d, const char *s, size_t len, size_t *
         name = epoch_numbered(d, delta, built, &n);
     else if (name)
         keep_name_id(d, id, name, n);
-    if (name && (numbered || (head & 0x400u)) && NUMBERED(d)) { /* the epoch's last name written out */
+    if (name && (numbered || (head & 0x400u)) && NUMBERED(d) && (d->version < 9 || ends_in_digits(name, n))) {
+        /* the epoch's last name written out (version 9: ending in two digits) */
         memcpy(d->num_ref, name, n);
         d->num_ref_len = (uint8_t)n;
         d->num_ref_ok = true;
@@ -1032,8 +1042,11 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
 {
     if (d->version >= 5 && (emit == ENTRY_NEW || emit == ENTRY_CHECK_DEF))
         return entry_v5(d, s, len, i, emit, d->paged ? 0 : -1, sink); /* (version 7: checked only here) */
-    int t = task_index(s, len, i);
-    bool own = t >= 0 && *i < len && s[*i] == '='; /* version 7: the index's own tag, INDEX_TAG */
+    /* version 9: '.' for the index after the entry before's, under its own tag (a round's run) */
+    bool next = (emit == ENTRY_CHECK || emit == ENTRY_REPEAT) && *i < len && s[*i] == '.' &&
+                (d->version >= 9 || !d->have_base);
+    int t = next ? (d->rep_prev >= 0 && d->rep_prev < 62 + 4095 ? d->rep_prev + 1 : -1) : task_index(s, len, i);
+    bool own = next || (t >= 0 && *i < len && s[*i] == '='); /* version 7: the index's own tag, INDEX_TAG */
     if (t < 0 || *i + (own ? 2u : 7u) > len)
         return false;
     uint32_t tag = own ? INDEX_TAG(t) : 0u;
@@ -1043,17 +1056,23 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
             return false;
         tag = tag << 6 | (uint32_t)c;
     }
-    *i += own ? 1u : 6u;
+    *i += own ? 1u : 6u; /* ('.' or '=') */
+    d->rep_prev = t;
     char built[64];
     const char *name = s + *i + 1;
     size_t n;
     int32_t delta;
     if (NUMBERED(d) && num_delta(s, len, *i, &delta)) { /* version 8: the entry before, numbered */
+        *i += 2;
+        if (!d->have_base && (d->rep_ref_lost || !ends_in_digits(d->rep_ref, d->rep_ref_len))) {
+            d->rep_ref_lost = true; /* before an announce: version 9's reference may be another */
+            d->rep_ref_len = 0;
+            return true;
+        }
         if (!d->rep_ref_len || !num_name(d->rep_ref, d->rep_ref_len, delta, built))
             return false;
         name = built;
         n = d->rep_ref_len;
-        *i += 2;
     } else {
         int c = b64val(s[*i]);
         if (c < 0 || *i + 1 + (size_t)c > len)
@@ -1061,11 +1080,14 @@ static bool repeat_entry(struct text_decoder *d, const char *s, size_t len, size
         n = (size_t)c;
         *i += 1 + n;
     }
-    memcpy(d->rep_ref, name, n);
-    d->rep_ref_len = (uint8_t)n;
+    if (d->version < 9 || ends_in_digits(name, n)) { /* version 9: a reference ends in two digits */
+        memcpy(d->rep_ref, name, n);
+        d->rep_ref_len = (uint8_t)n;
+        d->rep_ref_lost = false;
+    }
     if (emit == ENTRY_REPEAT || emit == ENTRY_NEW) {
         struct ev e = {.type = EV_TASK_NAME, .offset = d->line_offset,
-                       .task_name = {.tag = tag, .name = d->rep_ref, .name_len = n,
+                       .task_name = {.tag = tag, .name = name, .name_len = n,
                                      .pending = name_index(d, t, tag, emit == ENTRY_NEW, sink)}};
         ev_emit(sink, &e);
     }
@@ -1077,6 +1099,8 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
 {
     size_t i = 2;
     d->rep_ref_len = 0; /* (version 8: numbered entries refer within the line) */
+    d->rep_ref_lost = false;
+    d->rep_prev = -1;
     while (i < len)
         if (!repeat_entry(d, s, len, &i, ENTRY_CHECK, sink)) {
             textline_bad(d);
@@ -1084,6 +1108,8 @@ static void control_repeats(struct text_decoder *d, const char *s, size_t len, c
             return;
         }
     d->rep_ref_len = 0;
+    d->rep_ref_lost = false;
+    d->rep_prev = -1;
     for (i = 2; i < len;)
         repeat_entry(d, s, len, &i, ENTRY_REPEAT, sink);
 }

@@ -102,11 +102,15 @@ struct text_decoder {
     char front[64];    /* version 7: the last name the line sent whole (front-coded names refer to it; */
     uint8_t front_len; /* 0: none yet in the line) */
     bool numbered;     /* version 8: numbered names (another's with another trailing number) */
-    char num_ref[64];  /* version 8: the last name a '=' entry wrote out since the page epoch began */
+    char num_ref[64];  /* version 8: the last name a '=' entry wrote out since the page epoch began;
+                          version 9: the last ending in two digits */
     uint8_t num_ref_len; /* (0: none yet) */
     bool num_ref_ok;   /* ... known: every line read since the epoch's first */
-    char rep_ref[64];  /* version 8: the "@N" line's entry before (0: the line's first) */
+    char rep_ref[64];  /* version 8: the "@N" line's entry before (0: the line's first); version 9: its
+                          last entry ending in two digits */
     uint8_t rep_ref_len;
+    bool rep_ref_lost; /* (before an announce) a numbered entry of the line could not be read */
+    int rep_prev;      /* version 9: the "@N" line's entry before's index ('.': the next), -1 none */
     uint32_t version;        /* of the last announce read (0: none) */
     bool other_seen;         /* a sample line of another version came since that announce */
     uint64_t newer_version;  /* the last announce's, when newer than this host reads (its lines are not) */

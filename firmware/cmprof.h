@@ -543,18 +543,18 @@ void cmprof_stream_task_gone(const void *tag);
  * deleted tasks give their indexes back. A create with no name (`name` ""; Zephyr's
  * k_thread_create, named by k_thread_name_set right after) parks the block's entry instead of
  * dropping it (the masked move of a drop, without the index's return), and the rename takes it back
- * when its name is the entry's (the name compared, then the masked move). Zephyr 4.3 on Cortex-M3,
- * the module's build, bench/zephyr_churn (100 workers re-created 1,000 times a second under 100
- * names), measured per creation, both hooks and their callees: 81 instructions (the two
- * wrappers 15, the create's park 26, the rename's compare and return 40; 78 with unique names,
- * the drop's return of the index apart); no hook at a switch: the module's tag is the kernel's
- * current-thread pointer
- * (docs/performance.md). The worst cases above were counted before the
- * park: a block with no entry now also compares both ways with its parked key. Zephyr's, the
- * longest path through the module's build (arm-none-eabi-gcc 12 -Os, every branch taken either
- * way: a bound, counted over the disassembly): create or rename 187 instructions with the
- * wrapper (a 24-character name differing in its last word, the entry dropped, its index
- * returned), at most 51 of them masked; Zephyr 4.3's k_thread_abort reaches no trace point. */
+ * when its name is the entry's (the name compared, then the masked move). The worst cases above
+ * were counted before the park: a block with no entry now also compares both ways with its parked
+ * key. Zephyr's module (CMPROF_TAG_NAME_OFFSET: the key holds the k_thread's name's first word,
+ * which the kernel empties at a create) has no create hook and no park; Zephyr 4.3 on Cortex-M3,
+ * bench/zephyr_churn (100 workers re-created 1,000 times a second under 100 names), measured per
+ * creation: 14 instructions, the rename's wrapper with the hook inline (81 before with two hooks;
+ * 29 with names of 9 characters, compared; 34 with unique names); the longest path through the
+ * module's build (arm-none-eabi-gcc 12, every branch taken either way: a bound,
+ * bench/zephyr_churn/worst_path.py): a rename 193 with its wrapper (a 24-character name differing
+ * in its last word, compared twice, the entry dropped, its index returned), at most 46 of them
+ * masked; Zephyr 4.3's k_thread_abort reaches no trace point; no
+ * hook at a switch: the module's tag is the kernel's current-thread pointer (docs/performance.md). */
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);
 

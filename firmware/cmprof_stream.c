@@ -109,16 +109,21 @@ static uint32_t line_number; /* of the next sample line, 12 bits on the wire (ve
 static uint32_t page_key[PAGE_SLOTS] __attribute__((aligned(32)));
 
 #if CMPROF_TAG_NAMES
-/* Version 8's numbered names (put_numbered): the name each refers to. */
+/* Version 8's numbered names (put_numbered): the name each refers to. Version 9: the last name
+ * written out that ends in two digits or more, so that names of their own (u000123) number against
+ * each other across the application's other names. */
 #define NUM_WORDS (TASK_NAME_MAX / 4u)
 struct num_ref {
     uint32_t text[NUM_WORDS + 1u]; /* the name (its first len chars count; a word's room past them) */
     uint32_t len;             /* 0: none */
 };
-static struct num_ref epoch_ref; /* the last name a '=' entry wrote out since the page epoch began */
-static struct num_ref repeat_ref; /* the last name the "@N" line being built wrote out, numbered */
+static struct num_ref epoch_ref; /* the last name ending in 2 digits a '=' entry wrote out since the
+                                    page epoch began */
+static struct num_ref repeat_ref; /* the last name ending in 2 digits the "@N" line being built wrote
+                                     out, numbered */
 static const char *repeat_text;   /* ... where it is: in the line, or repeat_ref's text */
 static uint32_t repeat_len_ref;   /* ... its length (0: none yet in the line) */
+static uint32_t repeat_prev;      /* the index of the "@N" line's entry before (version 9's '.') */
 static struct { /* retired names that go inside their index's next '=' entry (put_retired_in) */
     uint16_t index;
     uint16_t chars;
@@ -490,7 +495,7 @@ static void send_announce(cmprof_putc_fn putc)
     }
     flush_repeats(putc); /* (a no-op: repeats go out whole within repeat_names) */
     char *line = repeat_line; /* its buffer, free now: RAM for version 7's page cache on 16 KB parts */
-    size_t n = put_text(line, 0, "@cmprof v=8"); /* 8: numbered names; 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
+    size_t n = put_text(line, 0, "@cmprof v=9"); /* 9: numbered across other names; 8: numbered names; 7: a page cache, 2-char hits (6: a tag only where it changes; 5: names by id) */
     stream.code_base = info->code_base & ~1u;
     n = put_field(line, n, "clk=", info->clock_hz);
     n = put_field(line, n, "tclk=", info->timer_hz);
@@ -804,9 +809,15 @@ static size_t put_copy(char *b, size_t n, const char *name)
  * that can place the line's samples has it), in an "@N" line the entry before it in the line. The
  * host adds the difference to the earlier name's trailing number (its last digits, at most 9) and
  * writes it in as many digits. The firmware never reads a number whole: two names of one length
- * that differ only in their last 3 chars or fewer, digits in both, differ by those chars' values. */
+ * that differ only in their last NUM_DIGITS chars or fewer, digits in both, differ by those chars'
+ * values. */
 #if CMPROF_TAG_NAMES
 #define NUM_SPAN 832 /* a difference of -832..831: 26 x 64 values */
+/* Differing chars read at most: 4 where a difference of up to 831 crosses a thousand (u000981 to
+ * u001005; 3 sent such names whole, and a retired name 500 to 700 numbers back as an "@N" line of
+ * its own: FreeRTOS's full demo at 1,000 unique names a second), 5 for ten thousands. The host
+ * reads a trailing number of up to 9 digits. */
+#define NUM_DIGITS 5u
 static const char num_chars[] = "#$%&'()*,-.:;<>?@[]^_`{|}~"; /* 26: no base64 char, no '!', '=' or quote */
 _Static_assert(sizeof num_chars - 1u == 2u * NUM_SPAN / 64u, "num_chars: the span's leads");
 
@@ -818,7 +829,7 @@ static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 {
     uint32_t same = shared_chars(s, t, len);
     uint32_t k = same < len ? len - same : 1u; /* the same name: its last char, a digit, plus 0 */
-    if (k > 3u)
+    if (k > NUM_DIGITS)
         return 0;
     int32_t diff = 0;
     for (uint32_t j = len - k; j < len; j++) {
@@ -835,6 +846,13 @@ static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
 
 /* The same against r (0: no name there yet, or another length: no call). */
 #define num_code(r, s, n) ((r)->len == (n) && (n) ? num_code_at((const char *)(r)->text, (s), (n)) : 0u)
+
+/* Whether the name at s (len chars) ends in two digits: a numbered name's reference (version 9). A
+ * numbered name itself does (its last chars are digits, or the reference's). */
+static inline bool ends_in_digits(const char *s, uint32_t len)
+{
+    return len >= 2u && (uint32_t)(uint8_t)s[len - 1u] - '0' <= 9u && (uint32_t)(uint8_t)s[len - 2u] - '0' <= 9u;
+}
 
 /* The name at s (len chars) is r's from now on. */
 static void num_keep(struct num_ref *r, const char *s, uint32_t len)
@@ -853,13 +871,24 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
 {
     const char *at = b + n;
     host_name_id[i] = 0; /* the host has this name for the index, under no id of ours */
-    n = put_index(b, n, i);
 #if CMPROF_TAG_NAMES
-    if ((uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i)) /* 1 char where 6 said the same: rounds go faster */
-        b[n++] = '=';
-    else
+    bool own = (uint32_t)(uintptr_t)tag == CMPROF_INDEX_TAG(i);
+    if (at == repeat_line + 2)
+        repeat_prev = NO_SLOT;
+    if (own && i == repeat_prev + 1u) { /* version 9: the index after the entry before's, its own tag */
+        b[n++] = '.';
+    } else {
+        n = put_index(b, n, i);
+        if (own) /* 1 char where 6 said the same: rounds go faster */
+            b[n++] = '=';
+        else
+            n = put_tag6(b, n, tag);
+    }
+    repeat_prev = i;
+#else
+    n = put_index(b, n, i);
+    n = put_tag6(b, n, tag);
 #endif
-        n = put_tag6(b, n, tag);
 #if CMPROF_TAG_NAMES
     size_t end = put_copy(b, n + 1, name); /* an index's copy, or a retired one: words */
 #else
@@ -877,8 +906,10 @@ static size_t put_entry(char *b, size_t n, uint32_t i, const void *tag, const ch
         COPY4(b + n, &code);
         return n + 2u;
     }
-    repeat_text = b + n + 1; /* whole: the line keeps it */
-    repeat_len_ref = len;
+    if (ends_in_digits(b + n + 1, len)) { /* whole: the line keeps it */
+        repeat_text = b + n + 1;
+        repeat_len_ref = len;
+    }
 #else
     (void)at;
 #endif
@@ -968,7 +999,8 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
     if (id & NAME_FRESH) {
         flags |= DEF_NAME;
 #if CMPROF_TAG_NAMES
-        num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
+        if (ends_in_digits(b + n + 1, len))
+            num_keep(&epoch_ref, b + n + 1, len); /* before put_name7 moves its chars */
 #endif
         n = put_name7(b + n, len) - b;
     }
@@ -997,6 +1029,8 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 #if CMPROF_TAG_NAMES
     if (gen != cmprof_tag_names.gen[i]) { /* the tick took the index for another tag meanwhile */
         host_tag_not[i] = 0;
+        repeat_len_ref = 0;     /* the entry is not sent: the next refers to none, and writes */
+        repeat_prev = NO_SLOT;  /* its index */
         return;
     }
 #endif

@@ -578,8 +578,7 @@ struct name_words {
 };
 /* A word of a name at any byte address (ARMv7-M loads it in one instruction; ARMv6-M by bytes). */
 typedef uint32_t __attribute__((aligned(1), may_alias)) name_word_t;
-/* 0x80 in each byte of w that is 0 (and maybe in bytes above the first such: only the lowest counts) */
-#define ZERO_BYTES(w) (((w) - 0x01010101u) & ~(w) & 0x80808080u)
+#define ZERO_BYTES(w) CMPROF_ZERO_BYTES(w) /* (cmprof_tasks.h) */
 /* the bytes a name's last word keeps when CMPROF_TASK_NAME_LEN is no multiple of 4 */
 #define LAST_WORD_KEEP (CMPROF_TASK_NAME_LEN % 4u ? (1u << 8u * (CMPROF_TASK_NAME_LEN % 4u)) - 1u : ~0u)
 /* Names the miss gives, zero-padded to a copy's words (their words read in place). */
@@ -823,7 +822,7 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
             release_index(w[1].word & 0xFFFFu);
         w[1] = w[0];
     }
-    w[0].key = ~tag;
+    w[0].key = cmprof_tasks_key(block);
     w[0].word = (uint32_t)N.gen[i] << 16 | i;
     return w[0].word;
 }
@@ -885,6 +884,59 @@ __attribute__((noinline)) static void learn_offset(const void *block, const char
  * block whose entry keeps its name (a worker re-created in its block, the common case under churn):
  * an entry's name that is the new one is a name the miss read from its place (or a "?" read before,
  * the same as a name "?": learnt at the next create). */
+#ifdef CMPROF_TAG_NAME_OFFSET
+/* Names in the key (cmprof_tasks_key: the Zephyr module). The kernel calls no hook at a create: it
+ * empties the new thread's name, so the block's entries, keyed by their name's first word, no longer
+ * match, and the thread's first sample misses and reads its name (a thread sampled before its
+ * rename goes under "?", as a parked entry did). Where names sit is given once
+ * (cmprof_stream_task_new, before sampling starts). */
+
+/* A rename whose key no entry has: the block's entries left by its earlier names (one that gives the
+ * block's own unnamed index, or whose key is the block's with its index's first word; an idle
+ * thread's never is: its copy is CMPROF_IDLE_NAME) are dropped, as the create hook dropped them,
+ * each with interrupts off: the tick may have moved them since the look. */
+__attribute__((noinline)) static void drop_stale(struct cmprof_tasks_way *w, const void *block)
+{
+    MOVE_STEP();
+    uint32_t tag = (uint32_t)(uintptr_t)block;
+    UNROLL_WORDS
+    for (uint32_t k = 0; k < 2u; k++) { /* (a way at a time: the masked stretch stays a drop's) */
+        uint32_t mask = irq_off(), i = w[k].word & 0xFFFFu;
+        if (w[k].key && (T.tags[i] == block || w[k].key == ~(tag ^ N.copy[i][0]))) {
+            w[k].key = 0;
+            release_index(i);
+        }
+        irq_restore(mask);
+    }
+}
+
+/* A rename's rest (cmprof_tasks_rename, inline, did the common part): a name of more than 3
+ * characters under an entry's key is compared with the index's copy (a worker re-created under its
+ * name keeps its entry), and the entry dropped when the names differ ("worker_1" after "worker_2"
+ * in one block); with no entry under the key, the block's earlier ones go (drop_stale). */
+void cmprof_tasks_renamed(const void *block, const char *name)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
+    struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
+    struct cmprof_tasks_way *e = w[0].key == key ? &w[0] : w[1].key == key ? &w[1] : NULL;
+    if (!e) {
+        drop_stale(w, block);
+        return;
+    }
+    uint32_t word = e->word;
+    if (!copy_is(word & 0xFFFFu, name))
+        move_entry(w, key, 0u, word);
+}
+
+__attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
+                                                              const char *idle_name)
+{
+    if (__builtin_expect(idle_name != NULL, 0))
+        learn_offset(block, name, idle_name);
+    else
+        cmprof_tasks_rename(block, name);
+}
+#else
 /* The rare part: where names sit learnt (a create before any); the block's entry dropped (a name
  * other than its index's), or parked before where names sit was learnt; a parked entry dropped (its
  * name is not the new one). move_entry looks again, interrupts off. Out of line: the look and the
@@ -934,6 +986,7 @@ __attribute__((always_inline)) static inline void block_named(const void *block,
     }
     block_renamed(block, name, idle_name, w);
 }
+#endif
 
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name)
 {
@@ -953,10 +1006,10 @@ void cmprof_stream_task_later(const void *tag, const char *name)
  * may be wanted for another name (its samples keep it until they went out). */
 __attribute__((noinline)) static void gone_short(const void *tag)
 {
-    uint32_t t = (uint32_t)(uintptr_t)tag;
+    uint32_t t = (uint32_t)(uintptr_t)tag, key = cmprof_tasks_key(tag);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(t)];
-    if (w[0].key == ~t || w[1].key == ~t)
-        move_entry(w, ~t, 0u, 0u);
+    if (w[0].key == key || w[1].key == key)
+        move_entry(w, key, 0u, 0u);
 }
 
 void cmprof_stream_task_gone(const void *tag)

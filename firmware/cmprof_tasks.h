@@ -153,7 +153,8 @@ extern struct cmprof_task_table cmprof_tasks;
  * next task's create checks it), then drops it (interrupts off only to drop an entry): no name
  * copy, no scan, no slot search. A create with no name (Zephyr's k_thread_create, named by
  * k_thread_name_set right after) parks the block's entry instead (its key's low bit flipped: the
- * tick passes it by), and the rename takes it back when the name is the entry's. An index no entry
+ * tick passes it by), and the rename takes it back when the name is the entry's (the Zephyr
+ * module builds with no create hook and no park instead: cmprof_tasks_key). An index no entry
  * refers to goes back to the pool (its name kept, for its next task) and to another name once the samples taken
  * before went out. Names go out by need (the first sample of an index carries its name), so a task
  * never sampled costs nothing. */
@@ -220,17 +221,84 @@ static inline uint32_t cmprof_tasks_set(uint32_t tag)
     return ((tag + (tag >> 9)) >> 3) & (CMPROF_TASKS_SETS - 1u);
 }
 
+/* A block's key in the cache: ~tag. With CMPROF_TAG_NAME_OFFSET (the Zephyr module: where a
+ * k_thread keeps its name, known at build time) the block and its name's first word, ~(tag ^ word):
+ * a block whose name changes leaves its entry behind, so no hook runs at a create (the kernel
+ * empties the new thread's name first) and a rename has only a name of the same first word to
+ * check (none for a name of 3 characters or fewer: its first word is all of it). Two instructions
+ * a sample in the tick (the word's load and the XOR). */
+typedef uint32_t __attribute__((aligned(1), may_alias)) cmprof_name_word_t;
+__attribute__((always_inline)) static inline uint32_t cmprof_tasks_key(const void *block)
+{
+#ifdef CMPROF_TAG_NAME_OFFSET
+    return ~((uint32_t)(uintptr_t)block ^ *(const cmprof_name_word_t *)((const char *)block + CMPROF_TAG_NAME_OFFSET));
+#else
+    return ~(uint32_t)(uintptr_t)block;
+#endif
+}
+
 /* The tick's part (cmprof_sampler.c): the ring's word for a task tag. */
 uint32_t cmprof_tasks_miss(const void *block);
 __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const void *block)
 {
-    uint32_t tag = (uint32_t)(uintptr_t)block;
+    uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
     __asm__("" : "+r"(w)); /* the set's address once (GCC would index the first key apart) */
-    if (__builtin_expect(w[0].key == ~tag, 1)) /* the usual hit falls through */
+    if (__builtin_expect(w[0].key == key, 1)) /* the usual hit falls through */
         return w[0].word;
-    return w[1].key == ~tag ? w[1].word : cmprof_tasks_miss(block);
+    return w[1].key == key ? w[1].word : cmprof_tasks_miss(block);
 }
+
+/* 0x80 in each byte of w that is 0 (and maybe in bytes above the first such: only the lowest counts) */
+#define CMPROF_ZERO_BYTES(w) (((w) - 0x01010101u) & ~(w) & 0x80808080u)
+
+#ifdef CMPROF_TAG_NAME_OFFSET
+/* A rename of block `block`, its name at `name` (cmprof_stream_task_later; inline in the Zephyr
+ * module's trace point): most renames have nothing to do. An entry under the new name's key whose
+ * index's copy is the name (a worker re-created under its name; a name within its first word, 3
+ * characters or fewer, is its key's: nothing to compare) keeps it, and a set with no entry holds
+ * none of the block's. The rest goes out of line (cmprof_tasks_renamed: a name other than the
+ * entry's drops it, or with no entry under the key the block's entries of earlier names go). */
+void cmprof_tasks_renamed(const void *block, const char *name);
+/* whether the rename has nothing to do (else cmprof_tasks_renamed does the rest) */
+__attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name)
+{
+    uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
+    const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
+    __asm__("" : "+r"(w)); /* the set's address once */
+    const struct cmprof_tasks_way *e = &w[0];
+    if (e->key != key && (++e)->key != key) {
+        __asm__("" : "+r"(w)); /* the keys read again: fewer registers live, none saved */
+        return !(w[0].key | w[1].key);
+    }
+    /* The kernel zero-pads a name, and an index's copy is zero-padded: equal words up to one whose
+     * fourth byte is 0 are equal names (the first word is the key's). */
+    const cmprof_name_word_t *p = (const cmprof_name_word_t *)name;
+    __asm__("" ::: "memory"); /* its first word read again: one register fewer to keep, none to save */
+    if (p[0] >> 24 == 0u)
+        return true;
+    const uint32_t *copy = cmprof_tag_names.copy[e->word & 0xFFFFu];
+#if defined(__GNUC__)
+#pragma GCC unroll 8
+#endif
+    for (uint32_t k = 1; k < CMPROF_TASK_NAME_WORDS; k++) {
+        uint32_t a = p[k];
+        if (k == CMPROF_TASK_NAME_WORDS - 1u && CMPROF_TASK_NAME_LEN % 4u)
+            a &= (1u << 8u * (CMPROF_TASK_NAME_LEN % 4u)) - 1u; /* the characters a copy keeps */
+        if (a != copy[k])
+            return false;
+        if (a >> 24 == 0u)
+            return true;
+    }
+    return true;
+}
+
+__attribute__((always_inline)) static inline void cmprof_tasks_rename(const void *block, const char *name)
+{
+    if (!cmprof_tasks_rename_done(block, name))
+        cmprof_tasks_renamed(block, name);
+}
+#endif
 #endif
 
 /* A tag's index, or CMPROF_TASKS_NO_SLOT: a probe of the hash. */

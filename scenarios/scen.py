@@ -772,14 +772,26 @@ def num_name(ref, s, i):
     return ref[:len(ref) - d] + "%0*d" % (d, v) if 0 <= v < 10 ** d else None
 
 
-def _name_entry(s, i, prev=None):
+def ends_in_digits(name):
+    """Version 9: a numbered name refers to the last name written out that ends in two digits."""
+    return name is not None and len(name) >= 2 and name[-2:].isdigit()
+
+
+def _name_entry(s, i, prev=None, prev_index=None):
     """One name entry at s[i] (an "@N" line's, or before version 5 a sample line's after '='): the index,
     6 chars of tag (version 7: or '=', the index's own, 0xFFFFA000 + index), 1 of length, the name
-    (version 8: or numbered, 2 chars, prev's with another number: prev is the line's entry before).
-    Returns (index, tag, name, where it ends)."""
+    (version 8: or numbered, 2 chars, prev's with another number: prev is the line's entry before;
+    version 9: '.' for the index after prev_index's, under its own tag). Returns (index, tag, name, where
+    it ends)."""
     val = B64_VAL
-    index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
-    if s[i] == "=":
+    if s[i] == "." and prev_index is not None:  # version 9: the index after the entry before's, its own tag
+        index, i = prev_index + 1, i + 1
+        tag = 0xFFFFA000 + index
+    else:
+        index, i = (62 + (val[s[i + 1]] << 6 | val[s[i + 2]]), i + 3) if s[i] == "+" else (val[s[i]], i + 1)
+    if s[i - 1] == "." and prev_index is not None:
+        pass  # (the tag is the index's own)
+    elif s[i] == "=":
         tag, i = 0xFFFFA000 + index, i + 1
     else:
         tag = 0
@@ -832,7 +844,8 @@ def _def_entry(s, i, state):
         else:
             name = state["front"] = s[i + 1:i + 1 + n]
         ids[head & 0x3FF] = name
-        state["num_ref"], state["num_ref_ok"] = name, True  # version 8: the epoch's last name written out
+        if state.get("version", 0) < 9 or ends_in_digits(name):  # version 9: ending in two digits
+            state["num_ref"], state["num_ref_ok"] = name, True  # version 8: the epoch's last name written out
         i += 1 + n
     if index is None:
         index = sample_tag7(s, i)[0]
@@ -975,10 +988,11 @@ def stream_names(text):
             out.append((start, index, m.group(2), m.group(3)))
         elif body.startswith("@N"):
             i = 2
-            prev = None
+            prev = index = None
             while i < len(body):
-                index, tag, name, i = _name_entry(body, i, prev)
-                prev = name
+                index, tag, name, i = _name_entry(body, i, prev, index)
+                if state.get("version", 0) < 9 or ends_in_digits(name):  # version 9: refers to such names
+                    prev = name
                 state.setdefault("tags", {})[index] = tag
                 out.append((start, index, tag, name))
         else:

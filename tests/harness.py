@@ -75,10 +75,7 @@ def tcp_server(parts, gap, hold=0):
         sock = srv
         for k, part in enumerate(parts):
             if k:
-                time.sleep(gap)  # the device is gone for a while
-                sock = socket.socket()
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(("127.0.0.1", port))
+                time.sleep(gap)  # the device is gone for a while: connections refused ...
             sock.listen(1)
             sock.settimeout(60)  # a tool that never connects does not keep this thread (long: a loaded machine)
             try:
@@ -89,6 +86,12 @@ def tcp_server(parts, gap, hold=0):
             except OSError:
                 pass
             sock.close()
+            # ... by a socket bound and not listening, which keeps the port from any other test's server
+            # (closed for the gap, it was free for one: a reconnect then reached another lane's server)
+            if k + 1 < len(parts):
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(("127.0.0.1", port))
 
     threading.Thread(target=serve, daemon=True).start()
     return port

@@ -720,6 +720,20 @@ def main():
           "3 lost), the stray change said", code == 0 and 0 <= lost <= 3 and
           any("1 stray TPIU ID changes" in x for x in j["losses"]) and j["decoder"].get("tpiu_stray_ids") == 1,
           "exit %s, %d of %d lost, losses %s" % (code, lost, sum(ref.values()), j and j["losses"]))
+    # the same capture on a line with bit errors: 50 random bits flipped (a fixed seed) past its first frame
+    flipped = bytearray(tpiu_frames(itm_stream(pcs), id_once=True))
+    rng = random.Random(5)
+    for _ in range(50):
+        flipped[rng.randrange(100, len(flipped))] ^= 1 << rng.randrange(8)
+    flip_path = os.path.join(TMP, "capture_flips.tpiu")
+    open(flip_path, "wb").write(bytes(flipped))
+    code, j, err = rows_of(flip_path, elf)
+    total = j["total"] if j else 0
+    check("a one-source TPIU capture with 50 bit errors: at least 90 % of its samples read, the stray ID changes "
+          "counted "
+          "(before: 24,030 of 100,000, the rest 'data of other streams')",
+          code == 0 and total >= 90000 and j["decoder"].get("tpiu_stray_ids", 0) >= 1,
+          "exit %s, %d of %d, losses %s" % (code, total, sum(ref.values()), j and j["losses"]))
     # the same capture begun mid-stream after 300 bytes of line noise (a probe started while the pin was set
     # up): the noise reads as changes to many sources, the stream writes no ID; its samples are still read
     # (before: none, "data of other streams")
@@ -735,6 +749,14 @@ def main():
           all(r["name"] in ref for r in j["rows"]),
           "exit %s, %d of %d, rows %s, %s" % (code, total, sum(ref.values()), j and [r["name"] for r in j["rows"]][:8],
                                               err.strip()[-300:]))
+    code, j, err = rows_of(noisy_path, elf)
+    total = j["total"] if j else 0
+    check("... and without -f: detected as TPIU, the noise skipped and said, all but a few hundred samples read "
+          "(before: read as ITM, 40 samples, 'TPIU frames read as ITM? try -f tpiu')",
+          code == 0 and j["format"] == "tpiu" and total >= sum(ref.values()) - 400 and
+          any("bytes of noise before the tpiu stream skipped" in x for x in j["losses"]),
+          "exit %s, format %s, %d of %d, losses %s" % (code, j and j["format"], total, sum(ref.values()),
+                                                      j and j["losses"]))
     # two ITM sources through one formatter (IDs 1 and 3), source 1 quiet while 3 sends 400 samples at a time: a
     # change to 3 after source 1's only ID reads as a byte hit, so 3's first burst may be read as 1's, but no later
     # one, and the report says the stray change was another source's (before: every burst of 3's read as 1's)

@@ -189,6 +189,16 @@ static void test_tpiu_one_source_joined_after_its_id(void)
     CHECK(v.format == DETECT_TPIU);
     detect_judge(frames + 16 + 5, DETECT_WINDOW, &v); /* begun inside a frame too */
     CHECK(v.format == DETECT_TPIU);
+    /* after noise on the line (300 and 1,000 random bytes): the stream, which writes no ID, does not outlive
+     * the noise's ID changes in a judgement from the start; it is found after them, the noise skipped */
+    static uint8_t s[DETECT_WINDOW + 1000];
+    for (size_t noise = 300; noise <= 1000; noise += 700) {
+        for (size_t k = 0; k < noise; k++)
+            s[k] = (uint8_t)rnd32();
+        memcpy(s + noise, frames + 16 * 40, sizeof s - noise);
+        detect_judge(s, DETECT_WINDOW, &v);
+        CHECK(v.format == DETECT_TPIU && v.skip >= noise && v.skip <= noise + 1024);
+    }
 }
 
 int main(void)

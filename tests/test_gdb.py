@@ -439,11 +439,16 @@ def main():
 
     ended_checks(pcs)
 
-    srv = FakeServer(pcs, serial=True)
-    code, j, err = sample(srv, "--samples", "60")
+    # (the stand-in answers from a Python thread: on a loaded host it can be starved past the tool's 2 s
+    # deadline, and on a pty it does not take the reconnect; such an attempt, the server late, is made again)
+    for attempt in range(3):
+        srv = FakeServer(pcs, serial=True)
+        code, j, err = sample(srv, "--samples", "60", "--duration", "15")
+        if code == 0 or "within 2 s" not in err:
+            break
     check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
           code == 0 and j.get("total") == 60 and srv.log[1:3] == ["qRcmd,737764705f7363616e", "vAttach;1"],
-          "exit %s, total %s, %s %s" % (code, j.get("total"), srv.log[:3], err.strip()))
+          "exit %s, total %s, %s %s (attempt %d)" % (code, j.get("total"), srv.log[:3], err.strip(), attempt + 1))
 
     # --task-var: the task pointer read with every sample, names once from the control block
     if os.path.exists(ELF_TASKS):
@@ -1058,10 +1063,12 @@ def gentle_checks(pcs):
 
     # one interrupt answered 0.25 s late (a loaded host, a slow probe): the pace pays that halt back
     # whole, and the share counts the running after the last sample
+    # (5 s: paying the halt back takes 2.25 s of running; in 3 s a loaded host's slow connect left less, and
+    # the share over the run could not come down: 15.6 % seen beside three helpers)
     srv = FakeServer(pcs, slow_stop=(3, 0.25))
-    code, j, err = sample(srv, "--duration", "3")
+    code, j, err = sample(srv, "--duration", "5")
     share = j.get("halting", {}).get("halted_percent")
-    check("gdb: one halt of 0.25 s in a 3 s run: the default pace still holds the core halted <= 12 %",
+    check("gdb: one halt of 0.25 s in a 5 s run: the default pace still holds the core halted <= 12 %",
           code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0, "exit %s, halted %s %%, %s" % (
               code, share, err.strip()[-200:]))
     # one answered 0.5 s late in a 2 s run: at least 25 % halted whatever the pace; the tool must say
@@ -1106,7 +1113,9 @@ def gentle_checks(pcs):
     dhcsr = iter(range(1 << 30))
     regs = {0xE000EDF0: lambda: (0x00030003 | (1 << 25 if next(dhcsr) in (0, 1) else 0)).to_bytes(4, "little")}
     srv = FakeServer(pcs, memory=regs)
-    code, j, err = sample(srv, "--duration", "3")
+    # (DHCSR is read at a halt at most once a second: a loaded host's slow halts, paced to 10 %, came 1.8 s
+    # apart, and 3 s held one read, the power-on one; 5 s holds two whatever the load)
+    code, j, err = sample(srv, "--duration", "5")
     detail = j.get("source_detail", "")
     check("gdb: a reset flagged by the core (DHCSR.S_RESET_ST, the power-on one aside): said, with the fix",
           code == 0 and "reset 1 time " in detail and "DBGMCU" in detail, "exit %s, %s %s" % (

@@ -2,7 +2,7 @@
 """The stream's announce against its lines: sample lines of another version than the announce
 (version 3 lines after a version 2 announce, version 2 or version 1 "~" lines under a version 3
 one) are named as such, never decoded into wrong PCs and blamed on the ELF; a newer announce
-(v=9) says the firmware is newer than this host; announced numbers out of range (a period of
+(v=10) says the firmware is newer than this host; announced numbers out of range (a period of
 2^64-1 ticks, a 1 Hz clock, 64-bit section figures) are refused by name, and no report turns
 them into negative or huge figures.
 Prints one ok/FAIL line per check."""
@@ -101,16 +101,16 @@ def other_versions():
 
 
 def newer_firmware():
-    v4 = line("@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
+    v4 = line("@cmprof v=10 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
     code, j, out, err = run(v4 + lines(3, 5, 8), "v4.txt", "table")
-    check("a v=9 announce: a newer firmware than this host understands, not a malformed line",
+    check("a v=10 announce: a newer firmware than this host understands, not a malformed line",
           code != 0 and "newer firmware than this host understands" in err and "malformed" not in err.split(";")[0]
           .split("(")[-1].replace("0 malformed", ""), err)
     code, j, out, err = run(v4 + lines(3, 5, 8) + V3 + lines(3, 5, 9), "v4 then v3.txt")
     losses = j.get("losses", [])
-    check("a v=9 announce, then a v=3 one: the v3 samples decode, the report names the newer version and its lines",
+    check("a v=10 announce, then a v=3 one: the v3 samples decode, the report names the newer version and its lines",
           code == 0 and j.get("total") == 80 and
-          any("announces version 9: a newer firmware than this host understands" in x and "5 of its sample lines" in x
+          any("announces version 10: a newer firmware than this host understands" in x and "5 of its sample lines" in x
               for x in losses) and not any("malformed" in x for x in losses), "%s %s" % (j.get("total"), losses))
 
 

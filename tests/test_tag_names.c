@@ -7,6 +7,7 @@
 #include "check.h"
 #include "fake_regs.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@ struct block { /* a stand-in control block: the name inside it, as FreeRTOS's TC
     uint32_t stack_top, priority;
     char name[16];
 };
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static const char *name_of_miss(struct block *b)
 {
@@ -215,9 +218,10 @@ static void count_pending(void *ctx, const struct ev *e)
  * first round of repeats names them all, at the names' share, not spread over ROUND_PACE seconds
  * (paced, the tasks late in the table waited up to 4 s: the Zephyr stand-in's pool tests, whose
  * "main" kept an entry from the tests before, ended with its samples all pending). */
-static void test_a_new_stream_names_running_tasks_at_once(void)
+/* 100 tasks t000..t099 in run[], each named to a stream and sampled once; then a new stream (a new
+ * host) begins in late_out. */
+static void named_then_new_stream(struct block run[100])
 {
-    static struct block run[100];
     late_stream();
     for (int k = 0; k < 100; k++) {
         snprintf(run[k].name, sizeof run[k].name, "t%03d", k);
@@ -228,6 +232,12 @@ static void test_a_new_stream_names_running_tasks_at_once(void)
     }
     late_len = 0; /* the new host's stream begins */
     cmprof_stream_announce(late_putc, &late_info);
+}
+
+static void test_a_new_stream_names_running_tasks_at_once(void)
+{
+    static struct block run[100];
+    named_then_new_stream(run);
     for (int step = 0; step < 20000; step++) { /* 2 s of samples, every task in turn */
         test_tag = &run[step % 100];
         cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
@@ -247,6 +257,136 @@ static void test_a_new_stream_names_running_tasks_at_once(void)
     free(d);
 }
 
+/* Names given by the host's events, in order (their text). */
+struct names_seen {
+    char names[64][17];
+    int n;
+};
+
+static void collect_names(void *ctx, const struct ev *e)
+{
+    struct names_seen *c = ctx;
+    if (e->type == EV_TASK_NAME && c->n < 64 && e->task_name.name_len < 17u) {
+        memcpy(c->names[c->n], e->task_name.name, e->task_name.name_len);
+        c->names[c->n++][e->task_name.name_len] = 0;
+    }
+}
+
+/* Version 9: a round of repeats goes through the table in order, and an "@N" entry of the index after
+ * the entry before's, under its own tag, is '.' (the index and '=' before: 2 chars, 4 from index
+ * 62 on). 100 tasks named to an earlier stream, then a new one: its first round names them all, the
+ * line's entries after its first as '.'. */
+static void test_a_round_writes_the_next_index_as_a_dot(void)
+{
+    static struct block run[100];
+    named_then_new_stream(run);
+    for (int step = 0; step < 2000; step++) {
+        test_tag = &run[step % 100];
+        cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
+        cmprof_stream_drain(late_putc, 1);
+    }
+    cmprof_stream_flush(late_putc);
+    late_out[late_len < sizeof late_out ? late_len : sizeof late_out - 1u] = 0;
+    int entries = 0, dots = 0, next = 0; /* "@N" lines' entries; '.'; of the index after the one before */
+    for (const char *p = late_out; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, "@N", 2) != 0)
+            continue; /* (a line that begins so: "@N" may sit inside a sample line's chars) */
+        int prev = -2;
+        for (const char *e = p + 2; *e && *e != '!';) {
+            int index = prev + 1;
+            bool dot = *e == '.';
+            if (dot) {
+                e++;
+            } else {
+                index = *e == '+' ? 62 + (int)(strchr(b64chars, e[1]) - b64chars) * 64 +
+                                        (int)(strchr(b64chars, e[2]) - b64chars)
+                                  : (int)(strchr(b64chars, *e) - b64chars);
+                e += *e == '+' ? 3 : 1;
+                e += *e == '=' ? 1 : 6; /* the tag: the index's own, or 6 chars */
+            }
+            entries++;
+            dots += dot;
+            next += index == prev + 1;
+            prev = index;
+            e += strchr("#$%&'()*,-.:;<>?@[]^_`{|}~", *e) ? 2 : 1 + (strchr(b64chars, *e) - b64chars);
+        }
+    }
+    printf("     %d entries in \"@N\" lines, %d of the index after the entry before's, %d of them '.'\n", entries,
+           next, dots);
+    CHECK(entries >= 100 && next >= 20 && dots == next);
+}
+
+/* Blocks named `names` in turn, each sampled once in one page epoch, into a new stream: the '=' entries
+ * of its sample lines that are not numbered (a head: a base64 char after the '='), and how many of
+ * the names the host was given. */
+static int entries_not_numbered(const char *const *names, int n, int *found)
+{
+    static struct block run[16];
+    late_stream();
+    for (int k = 0; k < n; k++) {
+        snprintf(run[k].name, sizeof run[k].name, "%s", names[k]);
+        cmprof_stream_task_new(&run[k], run[k].name, "IDLE");
+        test_tag = &run[k];
+        cmprof_tick(0x08000100u + 2u * (uint32_t)k);
+    }
+    cmprof_stream_flush(late_putc);
+    late_out[late_len < sizeof late_out ? late_len : sizeof late_out - 1u] = 0;
+    int whole = 0;
+    for (const char *p = late_out; (p = strchr(p, '=')) != NULL; p++) {
+        const char *line = p;
+        while (line > late_out && line[-1] != '\n')
+            line--;
+        whole += *line == '%' && p[1] && (isalnum((unsigned char)p[1]) || p[1] == '+' || p[1] == '/');
+    }
+    struct text_decoder *d = malloc(sizeof *d);
+    static struct names_seen seen;
+    seen.n = 0;
+    struct ev_sink sink = {collect_names, &seen};
+    text_init(d);
+    text_feed(d, (const uint8_t *)late_out, late_len, &sink);
+    text_finish(d, &sink);
+    *found = 0;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < seen.n; j++)
+            if (strcmp(seen.names[j], names[k]) == 0) {
+                ++*found;
+                break;
+            }
+    CHECK(d->stats.bad_lines == 0);
+    text_free(d);
+    free(d);
+    return whole;
+}
+
+/* Numbered names across a thousand: u000995 to u001006 in turn. Each goes as the last one's number
+ * plus 1 in its '=' entry, the first whole; before, the names from u001000 on differed from
+ * u000999 in 4 chars and went front-coded (on FreeRTOS's full demo at 1,000 unique names a second,
+ * a retired name 500 to 700 numbers back crossed a thousand as often as not, and went as an "@N"
+ * line of its own). */
+static void test_numbered_names_cross_a_thousand(void)
+{
+    static char text[12][8];
+    const char *names[12];
+    for (int k = 0; k < 12; k++) {
+        snprintf(text[k], sizeof text[k], "u%06d", 995 + k);
+        names[k] = text[k];
+    }
+    int found, whole = entries_not_numbered(names, 12, &found);
+    printf("     %d '=' entries not numbered, %d of 12 named on the host\n", whole, found);
+    CHECK(found == 12 && whole == 1);
+}
+
+/* Version 9: a name of another form in between (Rec3: the application's own tasks among workers
+ * named by a counter) leaves the last name ending in two digits the reference: u000101 is u000100
+ * plus 1 (version 8 referred to Rec3 and sent u000101 whole). */
+static void test_numbered_names_across_other_names(void)
+{
+    static const char *const names[] = {"u000100", "Rec3", "u000101", "GenQ", "u000103"};
+    int found, whole = entries_not_numbered(names, 5, &found);
+    printf("     %d '=' entries not numbered, %d of 5 named on the host\n", whole, found);
+    CHECK(found == 5 && whole == 3);
+}
+
 int main(void)
 {
     RUN_TEST(test_idle_stays_idle_after_a_rename);
@@ -255,5 +395,8 @@ int main(void)
     RUN_TEST(test_an_index_an_entry_gives_is_never_dropped);
     RUN_TEST(test_a_late_host_names_every_reused_index);
     RUN_TEST(test_a_new_stream_names_running_tasks_at_once);
+    RUN_TEST(test_numbered_names_cross_a_thousand);
+    RUN_TEST(test_numbered_names_across_other_names);
+    RUN_TEST(test_a_round_writes_the_next_index_as_a_dot);
     return check_summary();
 }

@@ -653,7 +653,7 @@ static void test_dropped_line_leaves_no_old_name(void)
 
 /* A sample line of another version than its announce is named, not decoded: version 3 digits after a
  * version 2 announce, base64 under a version 3 one; then a line that reads both ways is the other
- * version's too. A newer announce (v=9): its lines are counted, not read, until a known announce.
+ * version's too. A newer announce (v=10): its lines are counted, not read, until a known announce.
  * Announced numbers past the firmware's 32 bits are refused by name; so are 64-bit section figures,
  * lost counts, and a full table of no slots. Checks by tests/harness.py. */
 static void test_versions_and_announced_ranges(void)
@@ -666,9 +666,9 @@ static void test_versions_and_announced_ranges(void)
     decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n$AADBAADF!8r\n",
            &log_a, &d);
     CHECK(log_a.count[EV_PC] == 4 && d.stats.other_version_lines == 0); /* "AADB" reads in both alphabets */
-    decode("@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!EE\n$0:0;00g1!Hx\n"
+    decode("@cmprof v=10 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!zb\n$0:0;00g1!Hx\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n$0:0;00g1!Hx\n", &log_a, &d);
-    CHECK(d.stats.newer_version == 9 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
+    CHECK(d.stats.newer_version == 10 && d.stats.newer_lines == 1 && d.stats.bad_lines == 0 && d.stats.no_base == 0);
     CHECK(log_a.count[EV_PC] == 2 && log_a.count[EV_STREAM_INFO] == 1);
     decode("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!Dj\n"
            "@cmprof v=3 clk=1000 tclk=1000 period=18446744073709551615 jitter=0 base=08000000!o5\n"
@@ -814,6 +814,52 @@ static void test_v8_numbered_names(void)
     CHECK(d1.stats.bad_lines == 0 && d1.stats.names_waited_id == 1 && log_a.count[EV_TASK_NAME] == 0);
 }
 
+/* Version 9: a numbered name refers to the last name written out that ends in two digits (Rec3 in
+ * between leaves u000001 the reference: u000002, where version 8 reads Rec4), in '=' entries (since
+ * the page epoch began, as version 8's) and in an "@N" line's entries (D is u000002). Before any
+ * announce a numbered name is read only against a name ending in two digits written last (both
+ * versions' reference then): here it waits, never named Rec4. Version 8's lines still read as
+ * version 8's. Whole and split anywhere. */
+static void test_v9_numbered_across_other_names(void)
+{
+    static const char lines[] = "%?\?=QBHu0000011??A=QCERec32??B=<B3??C!sQ\n@NB=Hu000001C=ERec3D=<B!rT\n";
+    static char s[512];
+    snprintf(s, sizeof s, "@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!EE\n%s", lines);
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    CHECK(d1.stats.bad_lines == 0 && d1.stats.names_waited_id == 0 && log_a.count[EV_TASK_NAME] == 6);
+    CHECK(strstr(log_a.buf, "'u000002'") && !strstr(log_a.buf, "'Rec4'"));
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
+    CHECK(all_equal);
+    decode(lines, &log_a, &d1); /* no announce: the reference unsure, nothing named wrongly */
+    CHECK(d1.stats.bad_lines == 0 && !strstr(log_a.buf, "'Rec4'") && !strstr(log_a.buf, "'u000002'") &&
+          strstr(log_a.buf, "'u000001'") && strstr(log_a.buf, "'Rec3'"));
+    snprintf(s, sizeof s, "@cmprof v=8 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!5T\n%s", lines);
+    decode(s, &log_a, &d1); /* version 8: the entry written last */
+    CHECK(d1.stats.bad_lines == 0 && strstr(log_a.buf, "'Rec4'") && !strstr(log_a.buf, "'u000002'"));
+}
+
+/* Version 9: an "@N" entry '.' is the index after the entry before's, under its own tag (a round
+ * goes through the table in order: "+BR=" was 4 chars). Index 3 here is u000002 (numbered against
+ * u000001, Rec3 between). A version 8 host read no '.': the line was malformed. */
+static void test_v9_repeat_of_the_next_index(void)
+{
+    static const char s[] = "@cmprof v=9 clk=1000 tclk=1000 period=10 jitter=0 base=08000000!EE\n"
+                            "@NB=Hu000001.ERec3.<B!/d\n";
+    struct text_decoder d1, d2;
+    size_t n = strlen(s);
+    decode_split(s, n, n, &log_a, &d1);
+    const char *three = strstr(log_a.buf, " t=ffffa003/");
+    const char *end = three ? strchr(three, '\n') : NULL;
+    CHECK(d1.stats.bad_lines == 0 && log_a.count[EV_TASK_NAME] == 3 && strstr(log_a.buf, " t=ffffa002/") && end &&
+          end - three > 9 && memcmp(end - 9, "'u000002'", 9) == 0);
+    int all_equal = split_anywhere_as_whole(s, n, &d2);
+    CHECK(all_equal);
+    decode("@NB=Hu000001.ERec3!Ml\n@N.ERec3!jV\n", &log_a, &d1); /* no announce; '.' first in its line */
+    CHECK(log_a.count[EV_TASK_NAME] == 2 && d1.stats.bad_lines == 1);
+}
+
 /* Version 8: a '=' entry may carry its index's last name first ("=" NUM B64 after its '=', the
  * new name with another number: ";O" is -50, u000100 before u000150): a host that had samples of
  * the index waiting for a name (it attached late) gives them that name, as an "@N" entry would,
@@ -944,6 +990,8 @@ int main(void)
     RUN_TEST(test_v7_repeat_with_the_index_tag);
     RUN_TEST(test_v7_front_coded_names);
     RUN_TEST(test_v8_numbered_names);
+    RUN_TEST(test_v9_numbered_across_other_names);
+    RUN_TEST(test_v9_repeat_of_the_next_index);
     RUN_TEST(test_v8_retired_name_inside_an_entry);
     RUN_TEST(test_dropped_line_leaves_no_old_name);
     RUN_TEST(test_v5_names_by_id);

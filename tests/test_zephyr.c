@@ -82,7 +82,11 @@ void __real_sys_trace_k_thread_switched_out(void)
     app_hooks.switched_out++;
 }
 
+#if CMPROF_TAG_NAMES /* the module's stream wraps no create (zephyr/CMakeLists.txt) */
+#define sys_trace_thread_create_user __real_sys_trace_thread_create
+#else
 #define sys_trace_thread_create_user __wrap_sys_trace_thread_create
+#endif
 #define sys_trace_thread_name_set_user __wrap_sys_trace_thread_name_set
 #define sys_trace_thread_abort_user __wrap_sys_trace_thread_abort
 #define sys_trace_thread_switched_in_user __real_sys_trace_k_thread_switched_in /* (cmprof wraps no switch) */
@@ -242,6 +246,9 @@ static void start(void)
 {
     fake_regs_clear();
     out_len = 0;
+    static struct k_thread drain; /* the module's drain thread, which says where names sit */
+    standin_current = &drain;
+    cmprof_zephyr_names_start();
     standin_current = NULL;
     cmprof_start(25000u, 0u);
     cmprof_stream_announce(capture, &info);
@@ -640,8 +647,8 @@ static void churn_app(unsigned per_10ms, bool unique, unsigned steps, char run)
 }
 
 /* The churn's common case, alone: a sampled worker aborted and re-created in its k_thread under its
- * name, k_thread_create (no name) then k_thread_name_set. The create parks the entry and the rename
- * takes it back, each in the hook's own masked look: no entry moved out of line (main moved it twice
+ * name, k_thread_create (no name) then k_thread_name_set. The rename finds the entry under its
+ * name's key and keeps it (the module's stream has no create hook; a park before): no entry moved out of line (main moved it twice
  * a creation, through block_renamed and move_entry: about 70 of the 155 instructions a creation in
  * bench/zephyr_churn), no miss, and every sample under the worker's name. */
 static void test_worker_recreated_under_its_name(void)
@@ -667,6 +674,43 @@ static void test_worker_recreated_under_its_name(void)
     CHECK(moves == 0);
     CHECK(samples_of(&tally, "rworker") == 100 && samples_of(&tally, "rmain") == 1);
     CHECK(samples_of(&tally, "?") == 0 && tally.full == 0);
+    text_free(&d);
+}
+
+/* The cache's key holds the name's first word, and no hook runs at a create (the module's stream):
+ * one block re-created under names that share their first word or not, 3 characters or fewer, run
+ * before its rename (K_NO_WAIT), renamed while it runs, and at last created and never named. Every
+ * sample under the name its thread had when it ran; before the rename "?", never the block's last
+ * name. */
+static void test_names_share_a_first_word(void)
+{
+    static struct k_thread blk, main_thread;
+    static const char *const names[] = {"fworker_1", "fworker_2", "fworker_1", "fwor", "fwo", "fworker_3"};
+    start();
+    kernel_create(&main_thread, "fmain");
+    kernel_switch_to(&main_thread);
+    for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
+        kernel_create(&blk, NULL);
+        kernel_switch_to(&blk);
+        samples_in(0, 1); /* before its rename */
+        kernel_switch_to(&main_thread);
+        kernel_name_set(&blk, names[i]);
+        kernel_switch_to(&blk);
+        samples_in(0, 2);
+        kernel_name_set(&blk, "fworker_9"); /* renamed while it runs */
+        samples_in(0, 2);
+        kernel_switch_to(&main_thread);
+        samples_in(0, 1);
+    }
+    kernel_create(&blk, NULL); /* never named */
+    kernel_switch_to(&blk);
+    samples_in(0, 3);
+    struct text_decoder d;
+    finish(&d);
+    CHECK(samples_of(&tally, "fworker_1") == 4 && samples_of(&tally, "fworker_2") == 2);
+    CHECK(samples_of(&tally, "fwor") == 2 && samples_of(&tally, "fwo") == 2 && samples_of(&tally, "fworker_3") == 2);
+    CHECK(samples_of(&tally, "fworker_9") == 12 && samples_of(&tally, "fmain") == 6);
+    CHECK(samples_of(&tally, "?") == 9 && tally.full == 0);
     text_free(&d);
 }
 
@@ -725,6 +769,7 @@ int main(void)
     RUN_TEST(test_churn_app_distinct_names_1000_a_second);
     RUN_TEST(test_churn_app_unique_names_1000_a_second);
     RUN_TEST(test_worker_recreated_under_its_name);
+    RUN_TEST(test_names_share_a_first_word);
 #endif
     RUN_TEST(test_app_hooks_chained);
     RUN_TEST(test_idle_name_rule);

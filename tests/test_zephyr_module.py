@@ -8,6 +8,7 @@ ok/FAIL line per check.
            own timer on its IRQ line; the sampler and the counter port built for each
   chain    an application with its own sys_trace_*_user hooks links beside cmprof, with the
            module's link options, and both run (a host program standing in for the kernel)
+  chain_stream  the stream's build: a create reaches the application's hook and no cmprof code
   include  the application includes cmprof.h and rtos/cmprof_zephyr.h from the module's public
            include directories alone
   dump     a dump (CONFIG_CMPROF_TRANSPORT_DUMP) names the threads the hooks saw
@@ -20,7 +21,7 @@ ok/FAIL line per check.
   wake     the drain's sleep after a pass: until 2 lines can be full, at most CONFIG_CMPROF_DRAIN_MS;
            the module's ring of retired names holds a line's for each of them
 
-usage: test_zephyr_module.py [boards|chain|include|dump|line|wake|options ...] (default: all)"""
+usage: test_zephyr_module.py [boards|chain|chain_stream|include|dump|line|wake|options ...] (default: all)"""
 import os
 import re
 import subprocess
@@ -164,19 +165,28 @@ def module_link_options():
     return [o.strip() for o in opts]
 
 
-def chain():
-    srcs = {"tracing_user.c": TRACING_USER_C, "app.c": APP_C, "kernel.c": KERNEL_C}
+def chain_objects(kernel, prefix, defines, what):
+    """The stand-in kernel, Zephyr's tracing_user.c, the application's hooks and cmprof's, built with
+    `defines`: their objects, or None (a failed check named `what`)."""
+    srcs = {"tracing_user.c": TRACING_USER_C, "app.c": APP_C, prefix + "kernel.c": kernel}
     objs = []
     for name, text in list(srcs.items()) + [("cmprof_zephyr.c", None)]:
         src = os.path.join(FW, "rtos", name) if text is None else os.path.join(TMP, name)
         if text is not None:
             open(src, "w").write(text)
-        obj = os.path.join(TMP, name + ".o")
-        r = run(["cc", "-c", "-o", obj, "-I" + FW, "-I" + STANDIN, "-DCMPROF_STREAM=1"] + WARN + [src])
+        obj = os.path.join(TMP, prefix + name + ".o")
+        r = run(["cc", "-c", "-o", obj, "-I" + FW, "-I" + STANDIN] + defines + WARN + [src])
         if r.returncode:
-            check("Zephyr: the application's own tracing hooks and cmprof's build", False, first_error(r))
-            return
+            check(what, False, first_error(r))
+            return None
         objs.append(obj)
+    return objs
+
+
+def chain():
+    objs = chain_objects(KERNEL_C, "", ["-DCMPROF_STREAM=1"], "Zephyr: the application's own tracing hooks and cmprof's build")
+    if objs is None:
+        return
     exe = os.path.join(TMP, "chain")
     r = run(["cc", "-o", exe] + objs + module_link_options())
     check("Zephyr: an application with its own sys_trace_*_user hooks links with cmprof (module's link options)",
@@ -191,6 +201,63 @@ def chain():
           "cmprof_current_task (a wrapped switch-in cost 5 instructions a switch, 16 a sample in bench/zephyr_churn)",
           not any("switched_in" in o for o in opts) and "-Wl,--defsym=cmprof_current_task=_kernel+8" in opts,
           " ".join(opts))
+
+
+# the kernel for the stream's build: a create reaches no cmprof code, a rename does (counted)
+KERNEL_STREAM_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include <tracing_user.h>
+#include "cmprof_tasks.h"
+struct z_kernel _kernel;
+int standin_lock_depth;
+struct cmprof_tag_names cmprof_tag_names;
+extern int app_switches, app_creates;
+static int renames, news;
+void cmprof_stream_task_new(const void *tag, const char *name, const char *idle) { (void)tag; (void)name; (void)idle; news++; }
+void cmprof_tasks_renamed(const void *tag, const char *name) { (void)tag; (void)name; renames++; }
+void cmprof_stream_task_gone(const void *tag) { (void)tag; }
+void cmprof_zephyr_names_start(void);
+int main(void)
+{
+    static struct k_thread drain, a;
+    for (unsigned s = 0; s < CMPROF_TASKS_SETS; s++) /* every set holds another block's entry: the rename looks further */
+        cmprof_tag_names.ways[s][0].key = 1u;
+    standin_current = &drain;
+    cmprof_zephyr_names_start();
+    sys_trace_thread_create(&a);
+    strcpy(a.name, "a");
+    sys_trace_thread_name_set(&a);
+    printf("app_creates=%d news=%d renames=%d\n", app_creates, news, renames);
+    return 0;
+}
+"""
+
+
+def chain_stream():
+    """The module's stream (CMPROF_TAG_NAMES): the kernel's create reaches the application's hook and no
+    cmprof code (zephyr/CMakeLists.txt wraps sys_trace_thread_create for a dump only), a rename reaches
+    cmprof's hook, and where names sit is given once before sampling."""
+    text = open(os.path.join(ZMOD, "CMakeLists.txt")).read()
+    stream_opts = [o for o in module_link_options() if "sys_trace_thread_create" not in o]
+    dump_only = re.search(r"if\(NOT CONFIG_CMPROF_TRANSPORT_STREAM\)[^)]*?\n(?:\s*#.*\n)*\s*zephyr_ld_options\("
+                          r"-Wl,--wrap=sys_trace_thread_create\)\s*\n\s*endif\(\)", text)
+    wrapped = [o for o in module_link_options() if "--wrap=sys_trace_thread_create" in o]
+    check("Zephyr stream: the module wraps sys_trace_thread_create for a dump only (a create costs the stream "
+          "nothing: the cache's key holds the name's first word)", dump_only is not None and len(wrapped) == 1,
+          " ".join(wrapped))
+    objs = chain_objects(KERNEL_STREAM_C, "s_", ["-DCMPROF_STREAM=1", "-DCMPROF_TAG_NAMES=1", "-DCMPROF_TAG=cmprof_current_task",
+                                                 "-DCMPROF_TAG_NAME_OFFSET=24"], "Zephyr stream: cmprof's hooks build")
+    if objs is None:
+        return
+    exe = os.path.join(TMP, "chain_stream")
+    r = run(["cc", "-o", exe] + objs + stream_opts)
+    check("Zephyr stream: links with the module's link options and no create wrap", r.returncode == 0, first_error(r))
+    if r.returncode:
+        return
+    out = run([exe]).stdout.strip()
+    check("Zephyr stream: a create runs the application's hook and no cmprof code, a rename cmprof's hook",
+          out == "app_creates=1 news=1 renames=1", out)
 
 
 # ---- include -----------------------------------------------------------------------------------
@@ -632,7 +699,7 @@ def options():
 
 
 def main():
-    parts = {"boards": boards, "chain": chain, "include": include, "dump": dump, "line": line, "wake": wake,
+    parts = {"boards": boards, "chain": chain, "chain_stream": chain_stream, "include": include, "dump": dump, "line": line, "wake": wake,
              "options": options}
     for name in sys.argv[1:] or list(parts):
         parts[name]()

@@ -290,6 +290,7 @@ static void cmprof_thread(void *a, void *b, void *c)
     if (!device_is_ready(cmprof_uart))
         return;
     tap_printk();
+    cmprof_zephyr_names_start();
     uint32_t timer_hz = CMPROF_TIMER_CLOCK, period = CONFIG_CMPROF_PERIOD, jitter = CONFIG_CMPROF_JITTER;
 #if defined(CONFIG_CMPROF_TIMER_COUNTER)
     int err = cmprof_zephyr_counter_setup(&timer_hz, &period, &jitter);

@@ -16,6 +16,13 @@
  * copies (one per word of each line's check, one per sample) would cost a libc call each. */
 #define memcpy(dst, src, n) __builtin_memcpy(dst, src, n)
 
+#if defined(CONFIG_CMPROF_TRANSPORT_STREAM)
+/* The stream's cache keys a thread by its k_thread and its name's first word (firmware/cmprof_tasks.h):
+ * the tick reads that word at this offset. */
+#include <zephyr/kernel.h>
+#define CMPROF_TAG_NAME_OFFSET offsetof(struct k_thread, name)
+#endif
+
 #if defined(CONFIG_CMPROF_TIMER_CMSDK) || defined(CONFIG_CMPROF_TIMER_CMSDK_DUALTIMER)
 #if DT_HAS_CHOSEN(cmprof_timer)
 #define CMPROF_ZEPHYR_TIMER DT_CHOSEN(cmprof_timer)

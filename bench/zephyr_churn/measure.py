@@ -99,7 +99,8 @@ KINDS = (
                "copy_name", "named_index", "block_name", "place_name", "unname_index", "index_unlink")),
     ("announce", ("send_announce", "put_text", "put_field", "put_hex", "put_dec", "send_full", "reannounce_after")),
     ("hooks", ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
-               "cmprof_stream_task_later", "move_entry", "block_renamed", "learn_offset")),
+               "cmprof_stream_task_later", "move_entry", "block_renamed", "learn_offset", "rename_rest",
+               "cmprof_tasks_renamed", "drop_stale")),
 )
 
 
@@ -204,7 +205,8 @@ def run_row(build, out, row):
     # cache's look, the park and its return; main's pool: the name's hash and copy)
     naming = ("__wrap_sys_trace_thread_create", "__wrap_sys_trace_thread_name_set", "cmprof_stream_task_new",
               "cmprof_stream_task_later", "name_thread", "move_entry", "block_renamed", "learn_offset", "kept_name",
-              "same_name", "cmprof_tasks_register", "supersede", "cmprof_tasks_find")
+              "same_name", "cmprof_tasks_register", "supersede", "cmprof_tasks_find", "rename_rest", "cmprof_tasks_renamed",
+              "drop_stale", "copy_is")
     made = calls.get("__wrap_sys_trace_thread_name_set", 0)
     hooks = ["create + rename %d x %.1f" % (made, hook_cost(naming, counts, syms) / max(made, 1))]
     for name in ("__wrap_sys_trace_thread_abort", "__wrap_sys_trace_k_thread_switched_in",

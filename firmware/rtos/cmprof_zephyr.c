@@ -22,6 +22,9 @@
 #include <tracing_user.h>
 
 #include "cmprof_zephyr.h"
+#if CMPROF_TAG_NAMES
+#include "../cmprof_tasks.h" /* the rename's inline part */
+#endif
 
 /* cmprof's part of trace point `point`, and the rest of it (the application's hook) */
 #define CMPROF_ZEPHYR_HOOK(point) __wrap_##point
@@ -31,8 +34,10 @@
 void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void);
 void CMPROF_ZEPHYR_NEXT(sys_trace_k_thread_switched_out)(void);
 #endif
+#if !CMPROF_TAG_NAMES
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread);
 void CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(struct k_thread *thread);
+#endif
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread);
 void CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(struct k_thread *thread);
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_abort)(struct k_thread *thread);
@@ -57,19 +62,27 @@ _Static_assert(offsetof(struct z_kernel, cpus[0].current) == CMPROF_ZEPHYR_CURRE
 
 #if CMPROF_TAG_NAMES
 /* The stream (the module's default): the tick reads the running thread's name from its k_thread
- * (CONFIG_THREAD_NAME's name[], at one offset, learnt from the first create) at its first sample,
- * and takes that name's index (cmprof_tasks.h): the hooks only check the k_thread's cache entry
- * against a new name, keep no copy and take no lock (an entry is dropped with interrupts masked,
- * a few instructions). A thread made by k_thread_create comes without a name, named just after by
- * k_thread_name_set: its create parks the entry its k_thread had, and the rename takes it back when
- * the name is the same (a worker re-created under its name: nothing dropped, no miss, nothing
- * sent). Bounded whatever the thread count, the churn or the names (cmprof.h gives the worst cases). */
+ * (CONFIG_THREAD_NAME's name[], at one offset, given by cmprof_zephyr_names_start) at its first
+ * sample, and takes that name's index (cmprof_tasks.h). The cache keys a thread by its k_thread and
+ * its name's first word (CMPROF_TAG_NAME_OFFSET, which the module gives as this offset): a thread
+ * made by k_thread_create comes with its name emptied, so its block's entries no longer match and
+ * no hook runs at a create; the rename hook only checks the entry under the new name's key (a
+ * worker re-created under its name: nothing dropped, no miss, nothing sent), keeps no copy and
+ * takes no lock (an entry is dropped with interrupts masked, a few instructions). Bounded whatever
+ * the thread count, the churn or the names (cmprof.h gives the worst cases). */
+_Static_assert(offsetof(struct k_thread, name) == CMPROF_TAG_NAME_OFFSET,
+               "cmprof: CMPROF_TAG_NAME_OFFSET is not where struct k_thread keeps its name");
+
+void cmprof_zephyr_names_start(void)
+{
+    struct k_thread *self = k_current_get();
+    cmprof_stream_task_new(self, self->name, "idle");
+}
+
 static void name_thread(struct k_thread *thread, bool created)
 {
-    if (created)
-        cmprof_stream_task_new(thread, thread->name, "idle");
-    else /* a rename: the hooks' code built for it (no idle name to look at) */
-        cmprof_stream_task_later(thread, thread->name);
+    ARG_UNUSED(created);
+    cmprof_tasks_renamed(thread, thread->name);
 }
 
 static void forget_thread(struct k_thread *thread)
@@ -160,6 +173,10 @@ static void name_thread(struct k_thread *thread, bool created)
     k_spin_unlock(&cmprof_names_lock, key);
 }
 
+void cmprof_zephyr_names_start(void)
+{
+}
+
 static void forget_thread(struct k_thread *thread)
 {
     k_spinlock_key_t key = k_spin_lock(&cmprof_names_lock);
@@ -194,17 +211,40 @@ void CMPROF_ZEPHYR_HOOK(sys_trace_k_thread_switched_out)(void)
 }
 #endif
 
+#if !CMPROF_TAG_NAMES
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread)
 {
     name_thread(thread, true);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_create)(thread);
 }
+#endif
 
+#if CMPROF_TAG_NAMES
+/* A rename that has work to do (most have none: cmprof_tasks_rename_done), then the rest of the
+ * trace point: out of line, so that the hook's common path builds no frame and tail-calls. */
+__attribute__((noinline)) static void rename_rest(struct k_thread *thread)
+{
+    name_thread(thread, false);
+    CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O2", "no-crossjumping"))) /* (at -Os GCC keeps a register more, saved and restored; each path its own tail call) */
+#endif
+void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
+{
+    if (cmprof_tasks_rename_done(thread, thread->name))
+        CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
+    else
+        rename_rest(thread);
+}
+#else
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
     name_thread(thread, false);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
 }
+#endif
 
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_abort)(struct k_thread *thread)
 {

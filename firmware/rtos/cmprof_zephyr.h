@@ -15,6 +15,10 @@
  * second. `name` must stay (a string literal). */
 void cmprof_zephyr_section_name(uint32_t index, const char *name);
 
+/* For the module, once, from a thread, before sampling starts (the stream, CMPROF_TAG_NAMES): where a
+ * k_thread keeps its name and the idle thread's name, for the tick's reads (no hook at a create). */
+void cmprof_zephyr_names_start(void);
+
 /* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task): the kernel's
  * running thread, _kernel.cpus[0].current, under this name (the module's link, cmprof_zephyr.c). */
 extern void *volatile cmprof_current_task;
