@@ -84,6 +84,7 @@ class FakeServer:
         self.drop_at = drop_at  # hang up (not on the last connection) at the resume after that many samples
         # the server's own clock of the core: (time, True) at each interrupt, (time, False) at each 'c'
         self.halts = []
+        self.stops = []  # seconds from each interrupt to its stop reply, by the same clock
         # a liar: acks=False never acknowledges a packet ('+'); bad_sums: every reply fails its
         # checksum, and a '-' (asking for it again) gets nothing
         self.acks, self.bad_sums = acks, bad_sums
@@ -215,6 +216,7 @@ class FakeServer:
                         if self.starve_at and self.log.count("^C") == self.starve_at[0] and self.tool_pid:
                             self.starve(conn)
                         self.reply(conn, "T02thread:01;", noack)
+                        self.stops.append(time.monotonic() - self.halts[-1][0])
                         continue
                     if buf[:1] != b"$":
                         buf = buf[1:]
