@@ -400,6 +400,19 @@ static void test_rejoin_keeps_the_first_alignment(void)
     }
 }
 
+/* capture: a full sync, then 4,000 samples of one source whose ID is written once; decoded whole into
+ * log_b by *whole, its PCs in *want. Returns its length. */
+static size_t synced_one_source(struct tpiu_decoder *whole, size_t *want)
+{
+    one_source = true;
+    size_t n = pack_frames(items, make_items(4000), capture + 4) + 4;
+    one_source = false;
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    run(capture, n, 0, 1, &log_b, whole);
+    *want = log_b.count[EV_PC];
+    return n;
+}
+
 /* One source, its ID written once (the usual SWO setup with the formatter on), and one byte hit on the
  * line in the middle, turning a data byte into an ID change to another source (SWO at a high baud has
  * bit errors): the rest of the capture is still read as the wanted source's (the stray ID's frames
@@ -407,12 +420,7 @@ static void test_rejoin_keeps_the_first_alignment(void)
 static void test_one_source_survives_a_stray_id_change(void)
 {
     static struct tpiu_decoder t, whole;
-    one_source = true;
-    size_t n = pack_frames(items, make_items(4000), capture + 4) + 4, stray;
-    one_source = false;
-    memcpy(capture, "\xff\xff\xff\x7f", 4);
-    run(capture, n, 0, 1, &log_b, &whole);
-    size_t want = log_b.count[EV_PC];
+    size_t want, stray, n = synced_one_source(&whole, &want);
     size_t frame = 4 + 16 * ((n - 4) / 32); /* a frame in the middle */
     for (unsigned k = 0; k < 7; k++) {
         run(capture, n, 0, 1, &log_b, &whole);
@@ -442,12 +450,7 @@ static void test_one_source_after_noise(void)
     static struct tpiu_decoder t, whole;
     static struct chain c;
     static uint8_t s[sizeof capture + 400];
-    one_source = true;
-    size_t n = pack_frames(items, make_items(4000), capture + 4) + 4, stray;
-    one_source = false;
-    memcpy(capture, "\xff\xff\xff\x7f", 4);
-    run(capture, n, 0, 1, &log_b, &whole);
-    size_t want = log_b.count[EV_PC];
+    size_t want, stray, n = synced_one_source(&whole, &want);
     for (size_t k = 0; k < 300; k++)
         s[k] = (uint8_t)rnd32();
     memcpy(s + 300, capture + 4 + 16 * 40, n - 4 - 16 * 40); /* after the frame with the ID */
