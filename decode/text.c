@@ -421,6 +421,8 @@ static size_t dump_lines(struct text_decoder *d, const uint8_t *p, const uint8_t
     while (end - p >= 11 && (p[0] == DUMP_PCS || p[0] == DUMP_TAGS) && p[1] == ' ') {
         bool is_pc = p[0] == DUMP_PCS;
         uint32_t words[16], *out = words;
+        if (dumptasks_held(&d->dump_tasks)) /* as end_line does: the names before this line's samples */
+            dumptasks_emit(&d->dump_tasks, d->stats.bytes, sink);
         /* a line that only appends to the open block is parsed straight into it */
         if (d->block == BLOCK_RAW && is_pc && !d->n_tags && d->n_pcs + 16 <= d->cap_pcs)
             out = d->pcs + d->n_pcs;

@@ -78,7 +78,8 @@ class GdbStub:
     Records each request, and whether the target was left running when the client hung up."""
 
     def __init__(self, pcs, flood=False, close_after=None, offer_noack=True, stall_after=None, connections=1,
-                 bad=None):
+                 bad=None, pace=0.0):
+        self.pace = pace  # flood: one O packet every `pace` seconds (0: without pause)
         self.pcs, self.flood, self.close_after, self.offer_noack = pcs, flood, close_after, offer_noack
         self.bad = bad  # a protocol error on every connection: see broken()
         self.stall_after, self.connections = stall_after, connections  # stall: half a reply, then silence
@@ -147,8 +148,9 @@ class GdbStub:
                 r, w, _ = select.select([conn], [conn] if want_out else [], [], 5)
                 if w:
                     try:
-                        out = out or chatter
+                        out = out or (chatter[:len(chatter) // 64] if self.pace else chatter)
                         out = out[conn.send(out):]
+                        time.sleep(self.pace)  # (a trickle: each read of the tool finds a little)
                     except OSError:  # the client is gone: still read what it sent before
                         deaf = True
                 if not r:
@@ -653,8 +655,12 @@ def first_failure_tests():
     or run-length-misusing PCs, a target that never stops, 1 MiB of qSupported) that then refuses
     the reconnect: the report and stderr name that error, not only the refused reconnect."""
     pcs = [pc_of("hot_a") + 4]
-    for bad in ("checksum", "nonhex", "rle", "never_stops", "big_qsupported", "never_stops, O packets flooding"):
-        stub = GdbStub(pcs, bad=bad.split(",")[0], flood="flood" in bad)
+    for bad in ("checksum", "nonhex", "rle", "never_stops", "big_qsupported", "never_stops, O packets flooding",
+                "never_stops, O packets trickling (one a millisecond)"):
+        # (the trickle: each read after the reply's deadline finds bytes waiting, which the tool reads
+        # before judging; it must still give the server up, not read on while any come)
+        stub = GdbStub(pcs, bad=bad.split(",")[0], flood="flood" in bad or "trickl" in bad,
+                       pace=0.001 if "trickl" in bad else 0.0)
         code, out, err, took = run(["--batch", "-o", "json", "--duration", "3", stub.spec, ELF])
         try:
             j = json.loads(out)

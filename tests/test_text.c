@@ -954,6 +954,19 @@ static void test_byte_order_mark_split_anywhere(void)
     CHECK(log_a.count[EV_LOG] == 1 && strstr(log_a.buf, "boot") != NULL);
 }
 
+/* A run of "task" lines' names goes out before the next line's events, however the input is cut: a
+ * 'p' line read whole in place (dump_lines) once left them held, after its PC (fuzz_text found it). */
+static void test_task_names_before_a_pc_line_read_in_place(void)
+{
+    static const char s[] = "p 08\ng 00\ntask 00 0 \np 080004b2\n";
+    struct text_decoder d1, d2;
+    decode(s, &log_a, &d1);
+    const char *name = strstr(log_a.buf, "'0'"), *pc = strstr(log_a.buf, "080004b2");
+    CHECK(log_a.count[EV_TASK_NAME] == 1 && name && (!pc || name < pc));
+    int all_equal = split_anywhere_as_whole(s, strlen(s), &d2);
+    CHECK(all_equal);
+}
+
 int main(void)
 {
     RUN_TEST(test_byte_order_mark_split_anywhere);
@@ -998,6 +1011,7 @@ int main(void)
     RUN_TEST(test_versions_and_announced_ranges);
     RUN_TEST(test_v6_compact_samples);
     RUN_TEST(test_v7_paged_samples);
+    RUN_TEST(test_task_names_before_a_pc_line_read_in_place);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
