@@ -327,8 +327,7 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
     /* (a stream that wrote the wanted ID twice has another source: its changes are real) */
-    if (was_wanted && alone && d->stats.wanted_ids <= 1 && d->cur.id != d->wanted_id &&
-        d->stats.align.how != TPIU_FORCED) {
+    if (was_wanted && alone && d->stats.wanted_ids <= 1 && d->cur.id != d->wanted_id) {
         d->doubted_id = d->cur.id;
         d->cur.id_known = false;
         d->unknown_clean = 0;
@@ -597,14 +596,14 @@ void tpiu_feed(struct tpiu_decoder *d, const uint8_t *buf, size_t len, const str
             continue;
         }
         decode_byte(d, b, sink);
-        if (d->stats.align.how == TPIU_FORCED)
-            continue;
         if (holding(d)) { /* b ended a frame whose ID change is in doubt: held from the next byte */
             d->n_block = 0;
             d->block_at = d->stats.bytes;
             next_block(d);
             continue;
         }
+        if (d->stats.align.how == TPIU_FORCED)
+            continue;
         d->block[d->n_block++] = b; /* kept for the block's check */
         if (d->n_block == TPIU_BLOCK)
             recheck(d, sink);

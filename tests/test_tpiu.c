@@ -435,6 +435,12 @@ static void test_one_source_survives_a_stray_id_change(void)
                        (unsigned long long)t.stats.stray_ids);
             CHECK(m + 40 >= want && t.stats.stray_ids == 1 && t.stats.other_ids == 0);
         }
+        run_forced(capture, n, 0, 1, 4, &log_a, &t); /* --tpiu-offset: the frames' offset given */
+        collect(&log_a);
+        size_t m = matched(&stray);
+        if (k == 0)
+            printf("     --tpiu-offset: %zu of %zu samples\n", m, want);
+        CHECK(m + 40 >= want && t.stats.stray_ids == 1 && t.stats.align.how == TPIU_FORCED);
         capture[frame + 2 * k] = was;
     }
 }
