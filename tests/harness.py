@@ -6,6 +6,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import scen  # noqa: E402  (the stream's alphabet, check and names, shared with the scenario checks)
 
 failed = 0
+free_port = scen.free_port  # a port free now, for a server started next to listen on
+REFUSING = []  # the sockets closed_port() holds: bound, never listening
+
+
+def closed_port():
+    """A port that refuses connections for as long as this process runs: bound and never listening (a
+    SYN to it is answered with a reset), so no other test can take it meanwhile. (A port bound and
+    closed again was free for any test's server: another lane's OpenOCD stand-in got one, and the
+    connections meant to be refused reached it.)"""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    REFUSING.append(s)
+    return s.getsockname()[1]
 
 
 def instruction_starts(elf, lo, hi):

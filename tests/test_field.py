@@ -369,7 +369,7 @@ def qemu_job_control_tests():
                          capture_output=True, text=True, check=True).stdout.strip()
     tries = 5
     for mode in ("batch", "live"):
-        gport, mport = free_port(), free_port()
+        gport, mport = harness.free_port(), harness.free_port()
         q = subprocess.Popen(["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-serial", "null",
                               "-icount", "shift=0", "-kernel", elf, "-gdb", "tcp:127.0.0.1:%d" % gport,
                               "-monitor", "tcp:127.0.0.1:%d,server=on,wait=off" % mport],
@@ -527,27 +527,6 @@ def run(args, seconds=HANG, cwd=None):
     return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
 
 
-def free_port():
-    """A port free now, for a server started next (QEMU's gdbstub and monitor) to listen on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-REFUSING = []  # the sockets closed_port() holds: bound, never listening
-
-
-def closed_port():
-    """A port that refuses connections for as long as this process runs: bound and never listening (a
-    SYN to it is answered with a reset), so no other test can take it meanwhile. (A port bound and
-    closed again was free for any test's server: another lane's OpenOCD stand-in got one, and the
-    connections meant to be refused reached it.)"""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    REFUSING.append(s)
-    return s.getsockname()[1]
-
-
 def unanswering_server():
     """A port whose connections are never answered (as a host out of reach): a listener whose accept
     queue is full, so a further handshake waits. (its sockets, the port, whether it works so)"""
@@ -586,13 +565,13 @@ def batch_end_tests():
           code == 0 and total == 10000 and "partial" not in out, "exit %s, total %s, %s" % (code, total, err.strip()))
 
     for src in ("tcp:127.0.0.1:%d", "gdb:127.0.0.1:%d", "openocd:127.0.0.1:%d"):
-        spec = src % closed_port()
+        spec = src % harness.closed_port()
         code, out, err, took = run(["--batch", "--connect-timeout", "1", spec, elf])
         check("batch on %s, connection refused, --connect-timeout 1: exit 1 after a bounded wait, saying why"
               % src.split(":")[0], code == 1 and took < 1 + 5 and "Connection refused" in err and
               "--connect-timeout" in err and len(err.strip().splitlines()) == 1,
               "exit %s after %.1f s, %r" % (code, took, err.strip()))
-    code, out, err, took = run(["--batch", "tcp:127.0.0.1:%d" % closed_port(), elf])
+    code, out, err, took = run(["--batch", "tcp:127.0.0.1:%d" % harness.closed_port(), elf])
     check("batch on tcp:, connection refused, no option: gives up by itself (10 s), exit 1",
           code == 1 and "--connect-timeout" in err, "exit %s after %.1f s, %r" % (code, took, err.strip()))
     sockets, port, unanswered = unanswering_server()
@@ -741,7 +720,7 @@ def record_tests():
     code, out, err, took = run(["--batch", "--force", "--record", "other.bin", "cap.txt", "fw.elf"], cwd=WORK)
     check("--record over an existing file with --force: written, the replay's input",
           code == 0 and open(other, "rb").read() == cap_data, "exit %s, %r" % (code, err))
-    code, out, err, took = run(["--batch", "--record", "new.bin", "tcp:127.0.0.1:%d" % closed_port(), "fw.elf",
+    code, out, err, took = run(["--batch", "--record", "new.bin", "tcp:127.0.0.1:%d" % harness.closed_port(), "fw.elf",
                                 "--connect-timeout", "0.5"], cwd=WORK)
     check("--record with a source that cannot be reached: no file left behind",
           code == 1 and not os.path.exists(os.path.join(WORK, "new.bin")), "exit %s, %r" % (code, err))
@@ -834,16 +813,16 @@ def task_var_tests():
              "tag": "a 4-byte array"}
     for var, kind in kinds.items():
         code, out, err, took = run(["--batch", "--duration", "1", "--task-var", var, "gdb:127.0.0.1:%d" %
-                                    closed_port(), elf], seconds=HANG)
+                                    harness.closed_port(), elf], seconds=HANG)
         check("--task-var %s (%s): refused, saying it is no task pointer" % (var, kind),
             code == 2 and "not a task pointer" in err and len(err.strip().splitlines()) == 1,
             "exit %s, %r" % (code, err.strip()))
     code, out, err, took = run(["--batch", "--duration", "1", "--task-var", "current_tcb", "gdb:127.0.0.1:%d" %
-                                closed_port(), elf], seconds=HANG)
+                                harness.closed_port(), elf], seconds=HANG)
     check("--task-var current_tcb (a pointer): taken", "not a task pointer" not in err and "task names from "
           "current_tcb->name" in err, "exit %s, %r" % (code, err.strip()))
     code, out, err, took = run(["--batch", "--duration", "1", "--task-var", "task_count", "gdb:127.0.0.1:%d" %
-                                closed_port(), elf], seconds=HANG)
+                                harness.closed_port(), elf], seconds=HANG)
     check("--task-var task_count (a number, a task's id): taken as a tag (the run goes on to the server)",
           "not a task pointer" not in err and "not reached within 1 s (--duration)" in err,
           "exit %s, %r" % (code, err.strip()))

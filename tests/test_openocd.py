@@ -39,12 +39,6 @@ def nm(name):
     raise KeyError(name)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class TclResponder(harness.TclServer):
     """One connection; answers the commands cmprof-top sends, wrapped in `list [catch {...} r] $r`."""
 
@@ -234,7 +228,7 @@ def real_openocd():
     if not shutil.which("openocd"):
         check("openocd installed (scripts/deps.sh)", False, "apt-get install openocd")
         return
-    port = free_port()
+    port = harness.free_port()
     oo = subprocess.Popen(["openocd", "-c", "adapter driver dummy", "-c", "tcl_port %d" % port, "-c",
                            "telnet_port disabled", "-c", "gdb_port disabled", "-c", "noinit"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -341,7 +335,7 @@ def hostile_servers(burst):
 def resume_after_failed_read():
     """Item 4: real OpenOCD (Jim Tcl) with a target made of procs whose PC read fails: the halting
     fallback's resume still comes, and the failure is named."""
-    port = free_port()
+    port = harness.free_port()
     target = ("set ::halted 0; set ::halts 0; set ::resumes 0; "
               "proc halt {args} {incr ::halts; set ::halted 1; return {}}; "
               "proc resume {args} {incr ::resumes; set ::halted 0; return {}}; "
@@ -592,7 +586,7 @@ def kinds(log):
 
 def swo_setup(burst):
     """swo=168M: the commands in order, the trace counted exactly, every register put back."""
-    tport = free_port()
+    tport = harness.free_port()
     trace = itm_pcs(burst * 10) + b"\x00" * 5 + b"\x80"
     mem = swo_target()
     srv = SwoServer(trace, mem)
@@ -630,7 +624,7 @@ def swo_setup(burst):
 def swo_options_set(burst):
     """pin=, period=, exc and tpiu= as given: no `tpiu names`, the pin rate the trace clock's whole
     divisor at most pin=, CYCTAP and POSTPRESET for the period, EXCTRCENA."""
-    tport = free_port()
+    tport = harness.free_port()
     mem = swo_target()
     srv = SwoServer(itm_pcs(burst * 10), mem)
     code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,pin=5M,period=2048,exc,tpiu=stm32f4x.tpiu,trace=%d" % (
@@ -655,7 +649,7 @@ def swo_dies(burst):
         mem = swo_target()
         srv = SwoServer(itm_pcs(burst), mem, die_after=after)
         t0 = time.time()
-        code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()))
+        code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, harness.free_port()))
         took = time.time() - t0
         time.sleep(0.2)
         srv.stop()
@@ -666,7 +660,7 @@ def swo_dies(burst):
     mem = swo_target()
     srv = SwoServer(itm_pcs(burst), mem, die_after=5, dead=True)
     t0 = time.time()
-    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()))
+    code, j, err = batch("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, harness.free_port()))
     took = time.time() - t0
     srv.stop()
     check("openocd swo=: OpenOCD killed mid-set-up: its reason, non-zero exit, within 5 s",
@@ -680,7 +674,7 @@ def swo_exits(burst):
     for how in ("SIGINT", "SIGTERM", "q"):
         mem = swo_target(dbgmcu=how != "q")
         srv = SwoServer(itm_pcs(burst * 50), mem)
-        proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), how)
+        proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, harness.free_port()), how)
         began = wait_for(lambda: srv.trace_conns > 0, 15)
         time.sleep(0.3)
         dt = exit_seconds(proc, master, how)
@@ -693,7 +687,7 @@ def swo_exits(burst):
               "trace connected %s, exit after %s s, changed %s" % (began, dt, changed))
     mem = swo_target()
     srv = SwoServer(itm_pcs(burst * 50), mem)
-    proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), "SIGINT")
+    proc, master = start_tool("openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, harness.free_port()), "SIGINT")
     began = wait_for(lambda: srv.trace_conns > 0, 15)
     proc.send_signal(signal.SIGTSTP)
     # the registers right after the stop's restore (a process group without a terminal is not
@@ -721,7 +715,7 @@ def swo_ctrl_z_in_a_shell(burst):
     from live_pty import ShellLive
     mem = swo_target()
     srv = SwoServer(itm_pcs(burst * 50), mem)
-    live = ShellLive(["openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, free_port()), ELF])
+    live = ShellLive(["openocd:127.0.0.1:%d,swo=168M,trace=%d" % (srv.port, harness.free_port()), ELF])
 
     def state():
         try:
@@ -775,7 +769,7 @@ def swo_real_openocd():
     if not shutil.which("openocd"):
         check("openocd installed (scripts/deps.sh)", False, "apt-get install openocd")
         return
-    port, tport = free_port(), free_port()
+    port, tport = harness.free_port(), harness.free_port()
     mem = swo_target()
     regs = " ".join("0x%08x 0x%x" % (a, v) for a, v in sorted(mem.items()))
     stubs = ("array set ::mem {%s}; set ::writes {}; "
