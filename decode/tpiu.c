@@ -344,7 +344,6 @@ static void decode_byte(struct tpiu_decoder *d, uint8_t b, const struct byte_sin
         d->stats.unsynced++;
 }
 
-
 /* Whether the frames are aligned: not before the first alignment, nor after a gap until aligned again
  * (stats.align keeps the first alignment meanwhile: the report's, live too). */
 static bool aligned(const struct tpiu_decoder *d)
@@ -371,21 +370,6 @@ static void decode_held(struct tpiu_decoder *d, size_t n, const struct byte_sink
     d->rejoined = false;
 }
 
-/* a: an alignment by content at the held block's offset o (second: the next best), source id. */
-static void by_content(const struct tpiu_decoder *d, struct tpiu_alignment *a, unsigned o, unsigned second,
-                       uint8_t id)
-{
-    a->id_assumed = id != ID_NULL;
-    a->how = TPIU_BY_CONTENT;
-    a->at = d->block_at + o;
-    a->judged = (uint32_t)d->n_block;
-    a->clean = d->lanes[o].clean;
-    a->faults = d->lanes[o].faults;
-    a->runner_up = (uint8_t)((d->block_at + second) % 16u);
-    a->runner_clean = d->lanes[second].clean;
-    a->runner_faults = d->lanes[second].faults;
-}
-
 /* No full sync in the first block (or in all of a shorter stream): the best offset aligns the
  * frames, and the block is decoded at it. */
 static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sink)
@@ -394,20 +378,30 @@ static void align_by_content(struct tpiu_decoder *d, const struct byte_sink *sin
     size_t n = d->n_block;
     uint8_t id;
     unsigned o = judge_start(d->lanes, d->block, n, d->wanted_id, &id, &second);
-    struct tpiu_alignment again;
-    by_content(d, alignment_found(d, &again), o, second, id);
+    struct tpiu_alignment again, *a = alignment_found(d, &again);
+    a->id_assumed = id != ID_NULL;
+    a->how = TPIU_BY_CONTENT;
+    a->at = d->block_at + o;
+    a->judged = (uint32_t)n;
+    a->clean = d->lanes[o].clean;
+    a->faults = d->lanes[o].faults;
+    a->runner_up = (uint8_t)((d->block_at + second) % 16u);
+    a->runner_clean = d->lanes[second].clean;
+    a->runner_faults = d->lanes[second].faults;
     lane_start(&d->cur, o, id);
     decode_held(d, n, sink);
     next_block(d);
 }
 
 /* The source of held bytes read at a lane's alignment: the wanted one when they, with the stretches
- * judged before them, read as its better than as nobody's (see reads_as_wanted), else nobody's. */
-static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, const uint8_t *buf, size_t len)
+ * judged before them, read as its better than as source `other`'s (nobody's: ID_NULL; see
+ * reads_as_wanted), else nobody's. */
+static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, const uint8_t *buf, size_t len,
+                            uint8_t other)
 {
     unsigned offset = (16u - at->pos) % 16u;
     bool half_syncs = any_half_sync(buf, len);
-    lane_start(&d->lanes[0], offset, ID_NULL);
+    lane_start(&d->lanes[0], offset, other);
     lane_run(&d->lanes[0], buf, len, d->wanted_id, half_syncs);
     lane_start(&d->lanes[1], offset, d->wanted_id);
     lane_run(&d->lanes[1], buf, len, d->wanted_id, half_syncs);
@@ -432,23 +426,17 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
 static void resolve_doubt(struct tpiu_decoder *d)
 {
     unsigned offset = (16u - d->cur.pos) % 16u;
-    bool half_syncs = any_half_sync(d->block, d->n_block);
-    lane_start(&d->lanes[0], offset, d->doubted_id);
-    lane_run(&d->lanes[0], d->block, d->n_block, d->wanted_id, half_syncs);
-    lane_start(&d->lanes[1], offset, d->wanted_id);
-    lane_run(&d->lanes[1], d->block, d->n_block, d->wanted_id, half_syncs);
+    bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
     /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
     bool changes = d->doubted_id == ID_NULL ? any_id_change(d->block, d->n_block, offset)
                                             : changes_to_another(d->block, d->n_block, offset, d->wanted_id);
-    d->unknown_clean += d->lanes[1].clean;
-    d->unknown_margin += score(&d->lanes[1]) - score(&d->lanes[0]);
     if (!changes && d->n_block < TPIU_BLOCK && d->unknown_clean < 32u) {
         /* a stretch cut short by a full sync (a sync counter's, every few frames): too short to tell
          * alone, judged with the next; the doubted source keeps it meanwhile */
         d->cur.id = d->doubted_id;
         return;
     }
-    bool stray = !changes && wanted_wins(d->unknown_clean, d->unknown_margin);
+    bool stray = !changes && reads_wanted;
     d->cur.id = stray ? d->wanted_id : d->doubted_id;
     d->cur.last_real = stray ? d->wanted_id : d->cur.last_real;
     d->cur.id_known = true;
@@ -466,7 +454,7 @@ static void settle_source(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     if (d->doubted_id != ID_UNDOUBTED) {
         resolve_doubt(d);
-    } else if (start_source(d, &d->cur, d->block, d->n_block) != ID_NULL) {
+    } else if (start_source(d, &d->cur, d->block, d->n_block, ID_NULL) != ID_NULL) {
         d->cur.id = d->wanted_id;
         d->cur.id_known = true;
         d->stats.align.id_assumed = true;
@@ -507,8 +495,6 @@ static bool reads_as_wanted_alone(struct tpiu_decoder *d, unsigned *best)
     return reads_as_wanted(&as_wanted, &as_other);
 }
 
-/* A block decoded at the offset in use, checked: when it showed faults and another offset reads
- * it clearly better (far fewer faults, more clean ITM), the frames are re-aligned there. */
 /* The block just decoded as another source's is the wanted source's (see reads_as_wanted_alone; the other
  * source was noise's, as a one-source formatter writes no ID): decoded again as its, its frames from
  * offset at, and what the first reading counted taken back. */
@@ -526,6 +512,9 @@ static void take_block_as_wanted(struct tpiu_decoder *d, unsigned at, const stru
     d->stats.unsynced = unsynced;
 }
 
+/* A block decoded at the offset in use, checked: when it was read as another source's and is the wanted
+ * one's (below), it is decoded again as its; when it showed faults and another offset reads it clearly
+ * better (far fewer faults, more clean ITM), the frames are re-aligned there. */
 static void recheck(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     unsigned at;
@@ -559,7 +548,7 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
         a->how = TPIU_BY_SYNC;
         a->at = d->block_at + o;
         lane_start(&d->cur, o, ID_NULL);
-        uint8_t id = start_source(d, &d->cur, d->block, before);
+        uint8_t id = start_source(d, &d->cur, d->block, before, ID_NULL);
         lane_start(&d->cur, o, id);
         a->id_assumed = id != ID_NULL;
         decode_held(d, before, sink);
