@@ -1036,14 +1036,16 @@ def qemu_share_checks():
     for running in (False, True):
         how = ", attached to a running guest" if running else ""
         code, share, j, err = qemu_share(running=running)
-        # QEMU beside a CPU hog can take a second to answer an interrupt: the pace pays such a halt
-        # back whole, but not one near the run's end. So the bound is 12 % plus the longest wait for a
-        # stop reply (the server's part, which the report says); 12 % on a quiet machine
-        slow = re.search(r"the server took up to ([0-9.]+) ms to stop it", j.get("source_detail", ""))
+        # Beside a CPU hog a halt can last a second: QEMU late to answer the interrupt, or the tool
+        # itself not run while it reads the registers (119 ms at once where the server took 12.4 ms
+        # to stop, at load 5). The pace pays such a halt back whole (the stand-in's slow-halt check
+        # below holds that to 12 %), but not one near the run's end. So the bound is 12 % plus the
+        # longest halt, which the report says; 12 % on a quiet machine
+        slow = re.search(r"at most ([0-9.]+) ms at once", j.get("source_detail", ""))
         late, run = (float(slow.group(1)) / 1000 if slow else 0.0), 4.0
         bound = max(12.0, 100.0 * (late + 0.12 * max(run - late, 0)) / run)
         check("gdb, QEMU%s: by default the core is halted at most ~10 %% of the time (<= 12 %%, with the "
-              "server's slowest stop: %.1f %%)" % (how, bound),
+              "longest halt unpaid at the end: %.1f %%)" % (how, bound),
               code == 0 and share is not None and share <= bound and j.get("total", 0) > 0 and
               "reset" not in j.get("source_detail", ""), "exit %s, halted %s %%, %s samples, %s %s" % (
                   code, share, j.get("total"), j.get("source_detail"), err.strip()[-200:]))
