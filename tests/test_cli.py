@@ -20,7 +20,7 @@ from harness import check  # noqa: E402
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
-TMP = os.path.join(ROOT, "build", "cli-test")
+TMP = harness.scratch("cli-test")  # (-asan under the ASan tool: the two runs can go side by side)
 
 
 

@@ -22,7 +22,7 @@ import scen  # noqa: E402
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
-TMP = os.path.join(ROOT, "build", "codemap-test")
+TMP = harness.scratch("codemap-test")  # (-asan under the ASan tool: the two runs can go side by side)
 WARNING = "not where any of its instructions starts"
 BUCKET_WARNING = "histogram buckets with samples hold none of its instructions' starts"
 

@@ -19,7 +19,7 @@ from harness import check  # noqa: E402
 import scen  # noqa: E402
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
-TMP = os.path.join(ROOT, "build", "diff-test")
+TMP = harness.scratch("diff-test")  # (-asan under the ASan tool: the two runs can go side by side)
 SCEN = os.path.join(ROOT, "build", "scenarios")
 
 

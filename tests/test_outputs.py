@@ -27,7 +27,7 @@ B64, line, check = harness.B64, harness.stream_line, harness.check_brief
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 SCEN = os.path.join(ROOT, "build", "scenarios")
-TMP = os.path.join(ROOT, "build", "outputs-test")
+TMP = harness.scratch("outputs-test")  # (-asan under the ASan tool: the two runs can go side by side)
 GO_HOME = tempfile.mkdtemp(prefix="cmprof-go-")  # Go and pprof write here (removed at the end), not in $HOME or the repo
 
 

@@ -22,7 +22,7 @@ B64, line, check = harness.B64, harness.stream_line, harness.check
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 ELF = os.path.join(ROOT, "build", "scenarios", "tasks", "fw.elf")
-TMP = os.path.join(ROOT, "build", "stream-announce-test")
+TMP = harness.scratch("stream-announce-test")  # (-asan under the ASan tool: the two runs can go side by side)
 BASE = 0x08000164
 V2 = line("@cmprof v=2 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)
 V3 = line("@cmprof v=3 clk=1000 tclk=1000 period=10 jitter=1023 base=%08x" % BASE)

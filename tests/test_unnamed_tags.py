@@ -27,7 +27,7 @@ B64, line, check = harness.B64, harness.stream_line, harness.check_brief
 
 TOOL = os.environ.get("CMPROF_TOOL", os.path.join(ROOT, "build", "cmprof-top"))
 ELF = os.path.join(ROOT, "build", "scenarios", "tasks", "fw.elf")
-TMP = os.path.join(ROOT, "build", "unnamed-tags-test")
+TMP = harness.scratch("unnamed-tags-test")  # (-asan under the ASan tool: the two runs can go side by side)
 BASE = 0x08000164  # the tasks scenario's first code address: every sample falls in its code
 
 
