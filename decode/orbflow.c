@@ -58,6 +58,30 @@ static int frame(struct orbflow_decoder *d, uint8_t *f, size_t n, const struct b
     return 1;
 }
 
+/* n bytes before the first delimiter (the one that ends them, if any, is the frames' start, not
+ * skipped): counted, unless they follow a gap and may be the tail of a frame it cut (those go with
+ * the gap), which they cannot be once more come than a frame holds (then counted apart, after_gap). */
+static void skip_unsynced(struct orbflow_decoder *d, size_t n, bool delimited)
+{
+    if (d->rejoined) {
+        d->gap_tail += n;
+        if (d->gap_tail <= ORBFLOW_MAX) {
+            d->rejoined = !delimited;
+            d->gap_tail = delimited ? 0 : d->gap_tail;
+            return;
+        }
+        d->stats.after_gap += d->gap_tail; /* no frame's tail: counted, and so are the rest */
+        d->gap_tail = 0;
+        d->rejoined = false;
+        d->skipping_after_gap = true;
+        return;
+    }
+    if (d->skipping_after_gap)
+        d->stats.after_gap += n;
+    else
+        d->stats.unsynced += n;
+}
+
 void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink)
 {
     d->stats.bytes += len;
@@ -66,10 +90,9 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
         const uint8_t *z = memchr(p, FRAME_DELIMITER, (size_t)(end - p));
         size_t n = (size_t)((z ? z : end) - p);
         if (!d->synced) {
-            if (!d->rejoined)
-                d->stats.unsynced += n; /* (the delimiter that ends them is the frames' start, not skipped) */
+            skip_unsynced(d, n, z != NULL);
             d->synced = z != NULL;
-            d->rejoined = d->rejoined && !z;
+            d->skipping_after_gap = d->skipping_after_gap && !z;
         } else if (!d->overflow && d->len + n <= ORBFLOW_MAX) {
             memcpy(d->frame + d->len, p, n);
             d->len += n;
@@ -92,6 +115,8 @@ void orbflow_rejoin(struct orbflow_decoder *d)
 {
     d->synced = false;
     d->rejoined = true;
+    d->gap_tail = 0;
+    d->skipping_after_gap = false;
     d->len = 0;
     d->overflow = false;
 }
@@ -180,5 +205,5 @@ void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len)
 
 size_t orbflow_cut(const struct orbflow_decoder *d)
 {
-    return d->synced ? d->len : 0;
+    return d->synced ? d->len : d->rejoined ? d->gap_tail : 0;
 }

@@ -20,6 +20,7 @@ struct orbflow_stats {
     uint64_t bad_cobs;    /* dropped: the COBS codes did not fit the frame */
     uint64_t too_long;    /* dropped: longer than ORBFLOW_MAX */
     uint64_t unsynced;    /* bytes before the first delimiter */
+    uint64_t after_gap;   /* bytes after a gap with no delimiter within a frame's length (no frame's tail) */
     uint64_t other_tags;  /* good frames of other streams, not passed on */
     uint8_t tags_seen[32]; /* bit per tag whose frames were not passed on */
 };
@@ -28,7 +29,9 @@ struct orbflow_decoder {
     uint8_t frame[ORBFLOW_MAX];
     size_t len;
     bool synced, overflow;
-    bool rejoined; /* after a gap: the bytes up to the next delimiter are the gap's, not counted */
+    bool rejoined; /* after a gap: the bytes up to the next delimiter are the gap's, not counted... */
+    size_t gap_tail; /* ...unless more come than a frame holds (counted as after_gap then) */
+    bool skipping_after_gap; /* those came: the rest up to a delimiter are counted so too */
     uint8_t wanted_tag;
     struct orbflow_stats stats;
 };
@@ -53,7 +56,8 @@ unsigned orbflow_other_tags(const struct orbflow_stats *st, char *buf, size_t le
 size_t orbflow_counters(const struct orbflow_stats *st, struct dec_counter *out);
 /* What the decoder saw: frames only of other streams, or its good and damaged frames, in buf. */
 void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len);
-/* Bytes of a frame begun and not ended by its delimiter (the input stopped inside it): 0 when none. */
+/* Bytes of a frame begun and not ended by its delimiter (the input stopped inside it, or after a gap
+ * before any delimiter came): 0 when none. */
 size_t orbflow_cut(const struct orbflow_decoder *d);
 
 #endif

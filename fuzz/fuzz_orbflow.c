@@ -39,6 +39,7 @@ static int same_stats(const struct orbflow_stats *a, const struct orbflow_stats 
 {
     return a->bytes == b->bytes && a->frames == b->frames && a->bad_sums == b->bad_sums &&
            a->bad_cobs == b->bad_cobs && a->too_long == b->too_long && a->unsynced == b->unsynced &&
+           a->after_gap == b->after_gap &&
            a->other_tags == b->other_tags && memcmp(a->tags_seen, b->tags_seen, sizeof a->tags_seen) == 0;
 }
 

@@ -916,6 +916,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, in->format == DETECT_ORBFLOW && !trace_ok ? of->unsynced : 0, "%llu orbflow bytes before the first delimiter "
          "skipped",
          (unsigned long long)of->unsynced);
+    loss(&l, of->after_gap, "%llu orbflow bytes after a gap skipped (no delimiter within a frame's length)",
+         (unsigned long long)of->after_gap);
     loss(&l, in->lost, "%llu samples lost in the firmware (its ring was full)", (unsigned long long)in->lost);
     loss(&l, in->stack_dropped, "%llu samples' stack evidence dropped in the firmware (its drain fell behind: raise "
          "CMPROF_STACK_RECORDS or CMPROF_STACK_EVERY)",

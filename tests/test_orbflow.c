@@ -201,6 +201,45 @@ static void test_settled_on_a_start(void)
     CHECK(detect_format_so_far((const uint8_t *)text, strlen(text)) == DETECT_TEXT);
 }
 
+/* After a gap the bytes up to the next delimiter may be the tail of a frame the gap cut: they go with
+ * the gap. More than a frame holds cannot be such a tail: they are counted (they were not), however
+ * they are fed; a stream that ends after a gap inside a frame says the cut. */
+static void test_bytes_after_a_gap_are_counted_past_a_frame(void)
+{
+    static uint8_t s[3 * ORBFLOW_MAX + 64];
+    const uint8_t pc[] = {0x17, 0x00, 0x01, 0x00, 0x08};
+    size_t head = 0;
+    s[head++] = 0;
+    head += frame(1, pc, 5, 0, s + head);
+    memset(s + head, 0x55, 3 * ORBFLOW_MAX); /* after the gap: never a delimiter */
+    const size_t tail = 3 * ORBFLOW_MAX;
+    const struct byte_sink sink = {collect, NULL};
+    for (size_t chunk = 1; chunk <= tail; chunk = chunk * 7 + 3) {
+        got_len = 0;
+        orbflow_init(&dec, 1);
+        orbflow_feed(&dec, s, head, &sink);
+        orbflow_rejoin(&dec);
+        for (size_t i = 0; i < tail; i += chunk)
+            orbflow_feed(&dec, s + head + i, i + chunk <= tail ? chunk : tail - i, &sink);
+        CHECK(got_len == 5 && dec.stats.after_gap == tail && dec.stats.unsynced == 0 && orbflow_cut(&dec) == 0);
+    }
+    /* a frame's tail, then frames: the tail goes with the gap, the frames decode */
+    size_t n = head;
+    memset(s + n, 0x33, 9);
+    n += 9;
+    s[n++] = 0;
+    n += frame(1, pc, 5, 0, s + n);
+    got_len = 0;
+    orbflow_init(&dec, 1);
+    orbflow_feed(&dec, s, head, &sink);
+    orbflow_rejoin(&dec);
+    orbflow_feed(&dec, s + head, 4, &sink);
+    CHECK(orbflow_cut(&dec) == 4); /* the input could end here: 4 bytes of a cut frame */
+    orbflow_feed(&dec, s + head + 4, n - head - 4, &sink);
+    CHECK(got_len == 10 && dec.stats.unsynced == 0 && dec.stats.after_gap == 0 && dec.stats.frames == 2 &&
+          orbflow_cut(&dec) == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_frames_decode_split_anywhere);
@@ -208,5 +247,6 @@ int main(void)
     RUN_TEST(test_detected_and_not_confused);
     RUN_TEST(test_detected_after_leading_zeros);
     RUN_TEST(test_settled_on_a_start);
+    RUN_TEST(test_bytes_after_a_gap_are_counted_past_a_frame);
     return check_summary();
 }
