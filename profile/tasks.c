@@ -3,6 +3,7 @@
 #include "prof_int.h"
 
 #include "../base/grow.h"
+#include "../base/hash.h"
 #include "../decode/event.h"
 
 #include <stdio.h>
@@ -55,10 +56,10 @@ void prof_mark_shared_names(struct prof *p)
 
 static size_t name_hash(uint32_t tag, const char *name, size_t cap)
 {
-    uint32_t h = 2166136261u ^ tag * 2654435761u; /* FNV-1a over the name, from the tag */
+    uint64_t h = fnv1a64_step(FNV1A64_BASIS, tag); /* the tag, then the name's bytes */
     for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 16777619u;
-    return h & (cap - 1);
+        h = fnv1a64_step(h, (unsigned char)*name);
+    return (size_t)(h ^ h >> 32) & (cap - 1);
 }
 
 /* 1 + the record of tag under name, 0: none. A tag's names are looked up in the index: under churn

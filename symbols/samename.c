@@ -6,6 +6,7 @@
  * made when first asked. So a row's name does not change when the other function's first sample
  * comes, and every view of a profile names a function alike. */
 #include "readers.h"
+#include "../base/hash.h"
 #include "../base/path.h"
 
 #include <stddef.h>
@@ -24,9 +25,6 @@ static size_t source_len(const char *name)
     return base && base < 512 ? base : strlen(name); /* (a longer one was taken whole) */
 }
 
-#define FNV_BASIS 1469598103934665603ull /* FNV-1a */
-#define FNV_PRIME 1099511628211ull
-
 static uint32_t hash_end(uint64_t h)
 {
     return (uint32_t)(h ^ h >> 32);
@@ -34,10 +32,7 @@ static uint32_t hash_end(uint64_t h)
 
 static uint32_t name_hash(const char *s, size_t n)
 {
-    uint64_t h = FNV_BASIS;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
-    return hash_end(h);
+    return hash_end(fnv1a64(s, n));
 }
 
 /* name_hash of a function symbol's source name (source_len), in one pass over a name without a
@@ -45,13 +40,13 @@ static uint32_t name_hash(const char *s, size_t n)
  * each read it again. */
 static uint32_t source_hash(const char *name)
 {
-    uint64_t h = FNV_BASIS;
+    uint64_t h = FNV1A64_BASIS;
     size_t i = 0;
     for (; name[i] && name[i] != '.'; i++)
-        h = (h ^ (unsigned char)name[i]) * FNV_PRIME;
+        h = fnv1a64_step(h, (unsigned char)name[i]);
     if (name[i] == '.' && source_len(name) != i) /* a '.' that starts no clone suffix: the whole name */
         for (; name[i]; i++)
-            h = (h ^ (unsigned char)name[i]) * FNV_PRIME;
+            h = fnv1a64_step(h, (unsigned char)name[i]);
     return hash_end(h);
 }
 

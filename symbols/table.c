@@ -2,6 +2,7 @@
  * helper threads' start, sorts and searches: storage, calling nothing above it (table.h). */
 #include "table.h"
 #include "../base/grow.h"
+#include "../base/hash.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -131,14 +132,6 @@ void symt_arena_free(struct arena *a)
     }
 }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
 /* Grow the slots to hold `more` strings beyond those interned at under half load. */
 static bool pool_room(struct strpool *p, size_t more)
 {
@@ -171,7 +164,7 @@ const char *symt_intern(struct strpool *p, const char *s)
 {
     if (!s || !pool_room(p, 1))
         return NULL;
-    uint64_t h = hash_str(s);
+    uint64_t h = fnv1a64_str(s);
     size_t j = h & (p->cap - 1);
     while (p->slots[j].s) {
         if (p->slots[j].hash == h && strcmp(p->slots[j].s, s) == 0)
