@@ -115,15 +115,6 @@ static size_t frame_bytes(struct tpiu_lane *l, uint8_t wanted, uint8_t *out, str
     return n;
 }
 
-/* Whether a frame changes the source (byte 15 is the aux bits). */
-static bool frame_changes_id(const uint8_t *f)
-{
-    for (unsigned i = 0; i < 15u; i += 2u)
-        if (f[i] & 1u)
-            return true;
-    return false;
-}
-
 /* frame_bytes for a candidate: a frame with no byte of the wanted source (most frames, at most
  * offsets) only has its faults counted and its last ID kept, by its ID bytes alone. */
 static size_t lane_frame(struct tpiu_lane *l, uint8_t wanted, uint8_t *out)
@@ -278,25 +269,26 @@ static unsigned judge_start(struct tpiu_lane lanes[16], const uint8_t *buf, size
     return o;
 }
 
-/* Whether a whole frame of buf, its frames beginning at offset, changes the source. */
-static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
+#define ANY_SOURCE (-1) /* changes_source: a change to any source counts */
+
+/* Whether a whole frame of buf, its frames beginning at offset, changes the source (byte 15 of a frame
+ * is the aux bits): to any, or, with a wanted source, to one with data of its own other than wanted (a
+ * one-source formatter pads idle time with the null source's frames, and writes its own ID again after
+ * them). */
+static bool changes_source(const uint8_t *buf, size_t len, unsigned offset, int wanted)
 {
+    const uint8_t null_change = ID_NULL << 1 | 1u, wanted_change = (uint8_t)((unsigned)wanted << 1 | 1u);
     for (size_t f = offset; f + 16u <= len; f += 16u)
-        if (frame_changes_id(buf + f))
-            return true;
+        for (unsigned i = 0; i < 15u; i += 2u)
+            if ((buf[f + i] & 1u) &&
+                (wanted == ANY_SOURCE || (buf[f + i] != null_change && buf[f + i] != wanted_change)))
+                return true;
     return false;
 }
 
-/* Whether a whole frame of buf, its frames beginning at offset, changes the source to one with data of its
- * own other than wanted (a one-source formatter pads idle time with the null source's frames, and writes
- * its own ID again after them). */
-static bool changes_to_another(const uint8_t *buf, size_t len, unsigned offset, uint8_t wanted)
+static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
 {
-    for (size_t f = offset; f + 16u <= len; f += 16u)
-        for (unsigned i = 0; i < 15u; i += 2u)
-            if ((buf[f + i] & 1u) && buf[f + i] != (ID_NULL << 1 | 1u) && buf[f + i] != (uint8_t)(wanted << 1 | 1u))
-                return true;
-    return false;
+    return changes_source(buf, len, offset, ANY_SOURCE);
 }
 
 /* A new block to check begins at the next byte. */
@@ -428,8 +420,7 @@ static void resolve_doubt(struct tpiu_decoder *d)
     unsigned offset = (16u - d->cur.pos) % 16u;
     bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
     /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
-    bool changes = d->doubted_id == ID_NULL ? any_id_change(d->block, d->n_block, offset)
-                                            : changes_to_another(d->block, d->n_block, offset, d->wanted_id);
+    bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id);
     if (!changes && d->n_block < TPIU_BLOCK && d->unknown_clean < 32u) {
         /* a stretch cut short by a full sync (a sync counter's, every few frames): too short to tell
          * alone, judged with the next; the doubted source keeps it meanwhile */
