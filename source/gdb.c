@@ -73,7 +73,8 @@ struct gdb_sampler {
     double rate;
     double deadline;    /* a reply is due by then */
     uint64_t bytes_in;  /* read from the server, in all */
-    uint64_t late_from; /* bytes_in when a deadline was first found passed with bytes waiting; 0: not */
+    uint64_t late_from; /* bytes_in when a deadline was first found passed with bytes waiting... */
+    bool late;          /* ...once it was */
     double next_halt;   /* while running: when to interrupt */
     double halt_sent;   /* when the 0x03 went out */
     double halt_cost;   /* seconds halted per sample, a moving average (0: none yet) */
@@ -213,7 +214,7 @@ static void awaiting(struct gdb_sampler *g, enum step next, double now)
 {
     g->step = next;
     g->deadline = now + REPLY_TIMEOUT;
-    g->late_from = 0;
+    g->late = false;
     g->asked = g->rsp.stats;
 }
 
@@ -226,9 +227,11 @@ static bool answer_may_be_waiting(struct gdb_sampler *g)
     int waiting = 0;
     if (ioctl(g->fd, FIONREAD, &waiting) != 0 || waiting <= 0)
         return false;
-    if (!g->late_from)
-        g->late_from = g->bytes_in + 1;
-    return g->bytes_in + 1 - g->late_from < LATE_READ_MAX;
+    if (!g->late) {
+        g->late = true;
+        g->late_from = g->bytes_in;
+    }
+    return g->bytes_in - g->late_from < LATE_READ_MAX;
 }
 
 /* No reply came in time: what the server sent instead, if anything (a packet with a bad checksum
