@@ -335,7 +335,8 @@ typedef void (*cmprof_putc_fn)(char c);
  * prescaled ticks, at most 2^16 (TIM2/TIM5 on F4: 2^32); CMSDK timers: their clock; nRF: 16 MHz /
  * 2^CMPROF_NRF_PRESCALER). With CMPROF_PORT_NONE the period is your timer's business. With CMPROF_JITTER the period is period + (random & mask).
  * After `limit` samples the timer stops by itself; limit 0 samples forever (the ring then keeps
- * the newest CMPROF_RING_N samples). Sets the timer interrupt to priority 0, the most urgent. */
+ * the newest CMPROF_RING_N samples). Built with -DCMPROF_LIMIT=0 (the Zephyr module's stream) the
+ * tick looks at no limit: it samples until cmprof_stop(). Sets the timer interrupt to priority 0, the most urgent. */
 void cmprof_start(uint32_t period, uint32_t limit);
 
 /* Stop the sampling timer. Samples taken so far stay in place for cmprof_dump(). */

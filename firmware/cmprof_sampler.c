@@ -28,6 +28,9 @@
 #ifndef CMPROF_STREAM
 #define CMPROF_STREAM 0
 #endif
+#ifndef CMPROF_LIMIT
+#define CMPROF_LIMIT 1 /* cmprof_start's limit kept (cmprof.h); 0: never stops by itself, 3 instructions a sample fewer */
+#endif
 #ifndef CMPROF_RESERVOIR_N /* a quarter of a small ring */
 #define CMPROF_RESERVOIR_N (CMPROF_RING_N >= 256u ? 32u : CMPROF_RING_N / 4u - 2u)
 #endif
@@ -76,7 +79,7 @@ const char cmprof_timer_label[] = CMPROF_PORT_LABEL;
 /* Counters and ring sit together so the tick reaches them all from one base register. */
 static struct {
     uint32_t n;     /* samples taken */
-    uint32_t limit; /* stop after this many; 0: never */
+    uint32_t limit; /* stop after this many; 0: never (CMPROF_LIMIT 0: not looked at) */
 #if CMPROF_STREAM_RING
     uint32_t head;          /* samples stored; the ring is single-producer (the tick) ... */
     volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
@@ -94,7 +97,7 @@ static struct {
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
 #if CMPROF_KEEP_PERIOD
-    uint32_t period;
+    uint32_t period; /* cmprof_start's period less 1 */
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
@@ -267,12 +270,14 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
+    cmprof_port_set_period(cmprof_state.period + 1u + (r & CMPROF_JITTER)); /* (the ports' - 1 folds away) */
 #elif !CMPROF_PORT_RELOADS
-    cmprof_port_set_period(cmprof_state.period);
+    cmprof_port_set_period(cmprof_state.period + 1u);
 #endif
+#if CMPROF_LIMIT
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
+#endif
 }
 
 /* The tick, compiled for speed whatever the application's -Os (GCC; clang has no such attribute). */
@@ -349,7 +354,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
-    cmprof_state.period = period;
+    cmprof_state.period = period - 1u; /* what the ports' reload registers take, kept so */
 #endif
 #if CMPROF_STACKS
     cmprof_state.stack_countdown = CMPROF_STACK_EVERY;
