@@ -31,6 +31,13 @@
 #ifndef CMPROF_LIMIT
 #define CMPROF_LIMIT 1 /* cmprof_start's limit kept (cmprof.h); 0: never stops by itself, 3 instructions a sample fewer */
 #endif
+/* 1: the period kept as the timers' reload registers take it (less 1), so that the jitter's sum
+ * needs no subtraction (an instruction a sample; the Zephyr module's stream). Not the default: one
+ * instruction less in the tick moves where jittered samples fall in the scenarios, and m3_loops'
+ * three-loop check then reads 3.38 sigma (docs/performance.md). */
+#ifndef CMPROF_RELOAD_KEPT
+#define CMPROF_RELOAD_KEPT 0u
+#endif
 #ifndef CMPROF_RESERVOIR_N /* a quarter of a small ring */
 #define CMPROF_RESERVOIR_N (CMPROF_RING_N >= 256u ? 32u : CMPROF_RING_N / 4u - 2u)
 #endif
@@ -97,7 +104,7 @@ static struct {
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
 #if CMPROF_KEEP_PERIOD
-    uint32_t period; /* cmprof_start's period less 1 */
+    uint32_t period; /* cmprof_start's, less 1 with CMPROF_RELOAD_KEPT */
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
@@ -270,9 +277,9 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    cmprof_port_set_period(cmprof_state.period + 1u + (r & CMPROF_JITTER)); /* (the ports' - 1 folds away) */
+    cmprof_port_set_period(cmprof_state.period + CMPROF_RELOAD_KEPT + (r & CMPROF_JITTER));
 #elif !CMPROF_PORT_RELOADS
-    cmprof_port_set_period(cmprof_state.period + 1u);
+    cmprof_port_set_period(cmprof_state.period + CMPROF_RELOAD_KEPT);
 #endif
 #if CMPROF_LIMIT
     if (n + 1u == cmprof_state.limit)
@@ -354,7 +361,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
-    cmprof_state.period = period - 1u; /* what the ports' reload registers take, kept so */
+    cmprof_state.period = period - CMPROF_RELOAD_KEPT;
 #endif
 #if CMPROF_STACKS
     cmprof_state.stack_countdown = CMPROF_STACK_EVERY;
