@@ -41,7 +41,30 @@ static const struct device *const cmprof_uart = DEVICE_DT_GET(CMPROF_UART_NODE);
  * interrupt). */
 #if !defined(CONFIG_CMPROF_TIMER_COUNTER)
 void cmprof_zephyr_isr(void);
+#if defined(CMPROF_THREAD_ENTRY) && CMPROF_THREAD_ENTRY
+/* ARMv7-M: a frame on PSP is a thread's (Zephyr's handlers run on MSP), so its sample goes to
+ * cmprof_tick_thread with no xPSR to load and no exception number to test: 5 instructions here and
+ * none for the mode in the tick, where the library's prologue took 7 and the tick 2 (samples on MSP,
+ * an interrupt's, take that path, 1 more for the branch). */
+#if !defined(__ARM_ARCH_7M__) && !defined(__ARM_ARCH_7EM__)
+#error "CMPROF_THREAD_ENTRY: the vector below is ARMv7-M's (zephyr/CMakeLists.txt sets it for that only)"
+#endif
+void cmprof_tick_thread(uint32_t pc);
+__attribute__((naked)) void cmprof_zephyr_isr(void)
+{
+    __asm volatile("tst   lr, #4        \n" /* EXC_RETURN bit 2: the frame is on PSP */
+                   "beq   1f            \n"
+                   "mrs   r0, psp       \n"
+                   "ldr   r0, [r0, #24] \n" /* word 6 of the frame: the interrupted PC */
+                   "b     cmprof_tick_thread \n"
+                   "1: mrs r0, msp      \n"
+                   "ldr   r1, [r0, #28] \n" /* the stacked xPSR: its exception number */
+                   "ldr   r0, [r0, #24] \n"
+                   "b     cmprof_tick_frame \n");
+}
+#else
 CMPROF_DEFINE_ISR(cmprof_zephyr_isr)
+#endif
 #endif
 #if defined(CONFIG_ZERO_LATENCY_IRQS)
 #define CMPROF_IRQ_FLAGS IRQ_ZERO_LATENCY

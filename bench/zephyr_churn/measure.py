@@ -86,7 +86,7 @@ def hook_cost(names, counts, syms):
 # "@N" repeats for a late host: paced by the names' share of the bytes), the announce (once about a
 # second), the creation hooks. Anything else of the library goes under "other".
 KINDS = (
-    ("tick", ("cmprof_tick_frame", "cmprof_zephyr_isr")),
+    ("tick", ("cmprof_tick_frame", "cmprof_tick_thread", "cmprof_zephyr_isr")),
     ("lines", ("put_samples", "send", "send_line", "put_far_pc", "learn_tag", "other_tag", "cmprof_tasks_chars",
                "group_start", "group_head", "before_mark", "page_line", "owed_stop", "put_tail", "sum_fold")),
     ("write_line", ("write_line",)),
