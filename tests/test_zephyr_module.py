@@ -473,7 +473,7 @@ def line():
     if part is None:
         return
     check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
-          "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
+          "(32-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
     module = re.search(r"CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ZMOD, "CMakeLists.txt")).read())
     standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ROOT, "Makefile")).read(),
                         re.M | re.S)
