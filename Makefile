@@ -147,6 +147,9 @@ SAMPLER_sp804_jitter := -DCMPROF_PORT=CMPROF_PORT_SP804 -DCMPROF_JITTER=255
 SAMPLER_CONFIGS += rp2040_jitter
 # a dump's task table of 2 slots keeping 2 earlier names: full, and a block reused by another name
 SAMPLER_CONFIGS += tag_full
+SAMPLER_CONFIGS += zephyr_stream
+# the Zephyr module's stream's sampler options (zephyr/CMakeLists.txt)
+SAMPLER_zephyr_stream := -DCMPROF_PORT=CMPROF_PORT_CMSDK_TIMER -DCMPROF_JITTER=255 -DCMPROF_LIMIT=0 -DCMPROF_TAG=test_tag -DCMPROF_THREAD_ENTRY=1 -DCMPROF_RELOAD_KEPT=1u
 SAMPLER_tag_full := $(SYSTICK) -DCMPROF_RING_N=16 -DCMPROF_TAG=test_tag -DCMPROF_STREAM_TASKS=2 -DCMPROF_DUMP_EARLIER=2
 SAMPLER_rp2040_jitter := -DCMPROF_PORT=CMPROF_PORT_RP2040_ALARM -DCMPROF_RP2040_ALARM=2 -DCMPROF_JITTER=255
 

@@ -28,6 +28,16 @@
 #ifndef CMPROF_STREAM
 #define CMPROF_STREAM 0
 #endif
+#ifndef CMPROF_LIMIT
+#define CMPROF_LIMIT 1 /* cmprof_start's limit kept (cmprof.h); 0: never stops by itself, 3 instructions a sample fewer */
+#endif
+/* 1: the period kept as the timers' reload registers take it (less 1), so that the jitter's sum
+ * needs no subtraction (an instruction a sample; the Zephyr module's stream). Not the default: one
+ * instruction less in the tick moves where jittered samples fall in the scenarios, and m3_loops'
+ * three-loop check then reads 3.38 sigma (docs/performance.md). */
+#ifndef CMPROF_RELOAD_KEPT
+#define CMPROF_RELOAD_KEPT 0u
+#endif
 #ifndef CMPROF_RESERVOIR_N /* a quarter of a small ring */
 #define CMPROF_RESERVOIR_N (CMPROF_RING_N >= 256u ? 32u : CMPROF_RING_N / 4u - 2u)
 #endif
@@ -76,7 +86,7 @@ const char cmprof_timer_label[] = CMPROF_PORT_LABEL;
 /* Counters and ring sit together so the tick reaches them all from one base register. */
 static struct {
     uint32_t n;     /* samples taken */
-    uint32_t limit; /* stop after this many; 0: never */
+    uint32_t limit; /* stop after this many; 0: never (CMPROF_LIMIT 0: not looked at) */
 #if CMPROF_STREAM_RING
     uint32_t head;          /* samples stored; the ring is single-producer (the tick) ... */
     volatile uint32_t tail; /* ... single-consumer (cmprof_stream_take, in thread mode) */
@@ -94,7 +104,7 @@ static struct {
     uint32_t running; /* cmprof_tick counts only while set */
 #endif
 #if CMPROF_KEEP_PERIOD
-    uint32_t period;
+    uint32_t period; /* cmprof_start's, less 1 with CMPROF_RELOAD_KEPT */
 #endif
 #if CMPROF_JITTER
     uint32_t rnd; /* xorshift32 state, never 0 once started */
@@ -267,12 +277,14 @@ __attribute__((always_inline)) static inline void tick(uint32_t pc, uint32_t tag
     r ^= r >> 17;
     r ^= r << 5;
     cmprof_state.rnd = r;
-    cmprof_port_set_period(cmprof_state.period + (r & CMPROF_JITTER));
+    cmprof_port_set_period(cmprof_state.period + CMPROF_RELOAD_KEPT + (r & CMPROF_JITTER));
 #elif !CMPROF_PORT_RELOADS
-    cmprof_port_set_period(cmprof_state.period);
+    cmprof_port_set_period(cmprof_state.period + CMPROF_RELOAD_KEPT);
 #endif
+#if CMPROF_LIMIT
     if (n + 1u == cmprof_state.limit)
         cmprof_stop();
+#endif
 }
 
 /* The tick, compiled for speed whatever the application's -Os (GCC; clang has no such attribute). */
@@ -307,6 +319,16 @@ CMPROF_HOT void cmprof_tick_frame(uint32_t pc, uint32_t xpsr)
     uint32_t exception = xpsr & 0x1FFu; /* IPSR in the stacked xPSR: 0 in thread mode */
     tick(pc, __builtin_expect(exception == 0u, 1) ? CMPROF_TASK_TAG : CMPROF_ISR_TAG(exception), false, NULL, 0u);
 #endif
+}
+#endif
+
+#if defined(CMPROF_TAG) && defined(CMPROF_THREAD_ENTRY) && CMPROF_THREAD_ENTRY
+/* A sample whose frame is on PSP: the interrupted code ran in thread mode (handlers always run on
+ * MSP), so the tick needs no exception number. A prologue that sends such samples here (the Zephyr
+ * module's vector) skips the xPSR's load and the tick its test: 4 instructions a sample fewer. */
+CMPROF_HOT void cmprof_tick_thread(uint32_t pc)
+{
+    tick(pc, CMPROF_TASK_TAG, false, NULL, 0u);
 }
 #endif
 
@@ -349,7 +371,7 @@ void cmprof_start(uint32_t period, uint32_t limit)
     cmprof_state.n = 0u;
     cmprof_state.limit = limit;
 #if CMPROF_KEEP_PERIOD
-    cmprof_state.period = period;
+    cmprof_state.period = period - CMPROF_RELOAD_KEPT;
 #endif
 #if CMPROF_STACKS
     cmprof_state.stack_countdown = CMPROF_STACK_EVERY;

@@ -228,12 +228,22 @@ static void test_limit_stops_the_timer(void)
     CHECK(TIMER_RUNNING());
 #endif
     cmprof_tick(0x08000104u);
+#if defined(CMPROF_LIMIT) && !CMPROF_LIMIT
+    /* built with no limit (the Zephyr module's stream): sampling goes on until cmprof_stop() */
+    cmprof_tick(0x08000106u);
+#ifdef TIMER_RUNNING
+    CHECK(TIMER_RUNNING());
+#endif
+    CHECK(cmprof_samples() == 4u);
+    cmprof_stop();
+#else
 #ifdef TIMER_RUNNING
     CHECK(!TIMER_RUNNING());
 #else
     CHECK(!counts_ticks());
 #endif
     CHECK(cmprof_samples() == 3u);
+#endif
 }
 
 #if CMPROF_JITTER
@@ -369,6 +379,29 @@ static void test_interrupt_time_is_not_the_tasks(void)
     CHECK(strcmp(dump(), expect) == 0);
     CHECK(CMPROF_ISR_TAG(22) == 0xFFFFFE16u && CMPROF_IS_ISR_TAG(0xFFFFFE16u) && !CMPROF_IS_ISR_TAG(0x20000100u));
 }
+
+#if defined(CMPROF_THREAD_ENTRY) && CMPROF_THREAD_ENTRY
+/* The Zephyr module's vector sends a sample whose frame is on PSP (thread mode) to
+ * cmprof_tick_thread: the task's tag, as cmprof_tick_frame gives it with IPSR 0, and the same
+ * count and ring as every sample. */
+void cmprof_tick_thread(uint32_t pc);
+static void test_thread_entry(void)
+{
+    fake_regs_clear();
+    cmprof_start(100u, 0u);
+    test_tag = (void *)(uintptr_t)0x20000100u;
+    cmprof_tick_thread(0x08000100u);
+    cmprof_tick_frame(0x08000200u, 0x01000016u);
+    test_tag = (void *)(uintptr_t)0x20000200u;
+    cmprof_tick_thread(0x08000300u);
+    const char *expect = "prof raw n=3\n"
+                         "p 08000100 08000200 08000300\n"
+                         "g 20000100 fffffe16 20000200\n"
+                         "end\n";
+    CHECK(strcmp(dump(), expect) == 0);
+    CHECK(cmprof_samples() == 3u);
+}
+#endif
 #endif
 
 static void test_ring_keeps_the_newest(void)
@@ -447,6 +480,9 @@ int main(void)
 #endif
 #ifdef CMPROF_TAG
     RUN_TEST(test_interrupt_time_is_not_the_tasks);
+#if defined(CMPROF_THREAD_ENTRY) && CMPROF_THREAD_ENTRY
+    RUN_TEST(test_thread_entry);
+#endif
 #endif
 #if CMPROF_JITTER
     RUN_TEST(test_jitter_varies_the_period);

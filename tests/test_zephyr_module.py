@@ -19,7 +19,8 @@ ok/FAIL line per check.
            checks reject a jitter mask that is not 2^k - 1
 
   wake     the drain's sleep after a pass: until 2 lines can be full, at most CONFIG_CMPROF_DRAIN_MS;
-           the module's ring of retired names holds a line's for each of them
+           the module's ring of retired names holds a line's for each of them; woken before 2 lines
+           are there, the drain sleeps the rest
 
 usage: test_zephyr_module.py [boards|chain|chain_stream|include|dump|line|wake|options ...] (default: all)"""
 import os
@@ -369,6 +370,52 @@ def wake():
     check("Zephyr: the module's stand-in (test_zephyr) is built with the module's ring of retired names",
           retired is not None and standin is not None and standin.group(1) == retired.group(1),
           "module %s, stand-in %s" % (retired and retired.group(1), standin and standin.group(1)))
+    sleep_rest()
+
+
+# drain_sleep between stand-ins: k_usleep records its waits, the ring holds `pending` samples at the wake
+SLEEP_PRE = """#include <stdint.h>
+#include <stdio.h>
+#define CMPROF_STREAM_LINE 32u
+#define CONFIG_CMPROF_DRAIN_MS 100
+#define CONFIG_CMPROF_RING_SIZE 1024
+static uint32_t cmprof_stream_quiet_to, samples, pending, waits[4], n_waits;
+static uint32_t cmprof_samples(void) { return samples; }
+static uint32_t cmprof_stream_pending(void) { return pending; }
+static void k_usleep(int32_t us) { waits[n_waits++ & 3u] = (uint32_t)us; }
+"""
+SLEEP_MAIN = r"""
+int main(void)
+{
+    unsigned wrong = 0;
+    /* 31 samples to a full line: 31 + 32 slept; at the wake 64 wait (2 lines): no more sleep */
+    samples = 1000u, cmprof_stream_quiet_to = 1030u, pending = 64u, n_waits = 0u;
+    drain_sleep(1000u);
+    wrong += n_waits != 1u || waits[0] != 63000u;
+    /* the kernel's clock ran ahead: 43 wait at the wake, the 21 missing samples slept */
+    pending = 43u, n_waits = 0u;
+    drain_sleep(1000u);
+    wrong += n_waits != 2u || waits[0] != 63000u || waits[1] != 21000u;
+    /* ... within CONFIG_CMPROF_DRAIN_MS in all (2,000 us a sample: 100 ms at once, nothing more) */
+    pending = 10u, n_waits = 0u;
+    drain_sleep(2000u);
+    wrong += n_waits != 1u || waits[0] != 100000u;
+    pending = 10u, n_waits = 0u, cmprof_stream_quiet_to = 1010u; /* 11 + 32 samples of 2,000 us: 86 ms, 14 more */
+    drain_sleep(2000u);
+    wrong += n_waits != 2u || waits[0] != 86000u || waits[1] != 14000u;
+    printf("%u wrong\n", wrong);
+    return 0;
+}
+"""
+
+
+def sleep_rest():
+    _, out = module_part_run("sleep_rest", r"^#define DRAIN_LINES .*?^static void drain_sleep\(.*?^}\n",
+                             "Zephyr: the drain sleeps the rest when woken before two lines are there (drain_sleep)",
+                             SLEEP_PRE, SLEEP_MAIN, "Zephyr: drain_sleep builds on the host")
+    check("Zephyr: woken with fewer than 2 lines in the ring (the kernel's clock ahead of the sampler's "
+          "timer), the drain sleeps for the samples missing, within CONFIG_CMPROF_DRAIN_MS; with 2 lines, "
+          "no more", out == "0 wrong", out)
 
 
 # ---- line --------------------------------------------------------------------------------------
@@ -426,7 +473,7 @@ def line():
     if part is None:
         return
     check("Zephyr: write_line hands poll_out every byte of a line in order, at every length from 0 to 1,030 "
-          "(16-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
+          "(32-byte passes entered part-way), the scheduler's lock given back", out == "0 lengths wrong", out)
     module = re.search(r"CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ZMOD, "CMakeLists.txt")).read())
     standin = re.search(r"^SRC_test_zephyr :=.*?CMPROF_STREAM_LINE=(\d+)", open(os.path.join(ROOT, "Makefile")).read(),
                         re.M | re.S)

@@ -9,7 +9,7 @@ hooks' cost a creation, the library's instructions a sample by kind (KINDS), the
 that name no thread, and late hosts: the capture cut before every 7th sample line and read from
 there, the samples such a host leaves unnamed.
 
-  measure.py BUILD_DIR OUT_DIR [ROW ...]      rows: none, 100d, 100u, 1000d, 1000u (default: all)
+  measure.py BUILD_DIR OUT_DIR [ROW ...]      rows: none, 100d, 100u, 1000d, 1000u, 1000l (default: all)
 
 Needs pyelftools (Debian's /usr/bin/python3 has it: run the script with it where python3 is another
 interpreter), build/cmprof-top (make) and build/truth.so (scenarios/scen.py builds it, or: cc -std=c11
@@ -27,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scenarios"))
 import scen_check  # noqa: E402  (stream_bytes)
 
-ROWS = {"none": (0, 0), "100d": (100, 0), "100u": (100, 1), "1000d": (1000, 0), "1000u": (1000, 1)}
+# rows: (creations a second, names: 0 w00..w99, 1 unique, 2 worker_00..worker_99: 9 characters, one first word)
+ROWS = {"none": (0, 0), "100d": (100, 0), "100u": (100, 1), "1000d": (1000, 0), "1000u": (1000, 1), "1000l": (1000, 2)}
 RUN_MS = 6500
 LATE_S = 4.0  # seconds of samples a late host reads at least (the bound is 5 s: rounds of repeats go over 4 s)
 
@@ -85,7 +86,7 @@ def hook_cost(names, counts, syms):
 # "@N" repeats for a late host: paced by the names' share of the bytes), the announce (once about a
 # second), the creation hooks. Anything else of the library goes under "other".
 KINDS = (
-    ("tick", ("cmprof_tick_frame", "cmprof_zephyr_isr")),
+    ("tick", ("cmprof_tick_frame", "cmprof_tick_thread", "cmprof_zephyr_isr")),
     ("lines", ("put_samples", "send", "send_line", "put_far_pc", "learn_tag", "other_tag", "cmprof_tasks_chars",
                "group_start", "group_head", "before_mark", "page_line", "owed_stop", "put_tail", "sum_fold")),
     ("write_line", ("write_line",)),

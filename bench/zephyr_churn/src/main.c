@@ -1,8 +1,9 @@
 /* The churn of docs/performance.md's Zephyr rows: two steady threads (a busy one and a periodic
  * one) and a pool of 100 workers that the manager (main) aborts and re-creates round the pool,
  * CHURN_HZ times a second,
- * each named with k_thread_name_set: one of 100 names (w00..w99, the worker's place) or, with
- * CHURN_UNIQUE, a name of its own (u + a count). A worker spins a little, then sleeps, so a share
+ * each named with k_thread_name_set: one of 100 names (w00..w99, the worker's place; or, with
+ * CHURN_UNIQUE 2, worker_00..worker_99: 9 characters that share their first word) or, with
+ * CHURN_UNIQUE 1, a name of its own (u + a count). A worker spins a little, then sleeps, so a share
  * of them is sampled between two creations. The rate, the names and the run's length are constants
  * in the ELF (churn_config) that measure.py sets in a copy, so that one build serves every row; the
  * run ends with a semihosting exit (QEMU: -semihosting-config enable=on). */
@@ -16,7 +17,8 @@ static struct k_thread workers[WORKERS];
 static K_THREAD_STACK_ARRAY_DEFINE(worker_stacks, WORKERS, WORKER_STACK);
 static volatile uint32_t sink;
 
-/* creations a second (0: none, at most 1,000), unique names (else w00..w99), milliseconds to run */
+/* creations a second (0: none, at most 1,000), the names (0: w00..w99, 1: unique, 2: worker_00..worker_99),
+ * milliseconds to run */
 volatile const uint32_t churn_config[3] = {1000u, 0u, 6500u};
 #define CHURN_HZ churn_config[0]
 #define CHURN_UNIQUE churn_config[1]
@@ -75,8 +77,10 @@ K_THREAD_DEFINE(ticker, 768, steady_tick, NULL, NULL, NULL, 6, 0, 0);
 static void start_worker(uint32_t k, uint32_t count)
 {
     char name[12];
-    if (CHURN_UNIQUE)
+    if (CHURN_UNIQUE == 1u)
         snprintk(name, sizeof name, "u%06u", count);
+    else if (CHURN_UNIQUE == 2u)
+        snprintk(name, sizeof name, "worker_%02u", k); /* 100 names of 9 characters, one first word */
     else
         snprintk(name, sizeof name, "w%02u", k);
     k_tid_t t = k_thread_create(&workers[k], worker_stacks[k], WORKER_STACK, worker, (void *)(uintptr_t)k,
@@ -91,7 +95,7 @@ int main(void)
     for (uint32_t k = 0; k < WORKERS; k++)
         start_worker(k, count++);
     printk("churn: %d workers, %u creations a second, %s names\n", WORKERS, CHURN_HZ,
-           CHURN_UNIQUE ? "unique" : "100");
+           CHURN_UNIQUE == 1u ? "unique" : CHURN_UNIQUE == 2u ? "100 long" : "100");
     /* CHURN_HZ creations a second: one every 1000 / CHURN_HZ ms of a periodic timer (1 ms ticks;
      * k_msleep(1) would wait 2 ticks) */
     static struct k_timer pace;
