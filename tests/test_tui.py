@@ -1406,6 +1406,39 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def narrow_top_test():
+    """The top list at 40 and 52 columns (a new user's trial at 40x12): the bar, and at 40 the interval,
+    give way to the name; the legend under the table named them all the same ("share  its 95 %
+    interval" over rows with no bar), and a row's file note was cut to a stump ("board_putc
+    board_co" at 40, "put_str (cmprof_section.c)  cmprof_section" at 80). The legend names only the
+    columns shown; a file note is whole or not there."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "stream")
+    args = [os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")]
+    out = subprocess.run([tool, "--batch", "-o", "json"] + args, capture_output=True, text=True)
+    files = {r["name"]: os.path.basename(r.get("file") or "") for r in json.loads(out.stdout)["rows"]} \
+        if out.returncode == 0 else {}
+    s = "cmprof-narrow-top"
+    for w, ci in ((40, False), (52, True)):
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", "12", "%s %s %s; sleep 30" % (tool, args[0], args[1]))
+        txt = wait_until(s, lambda t: "end of file" in t and re.search(r"^\s+\S*%.*NAME", t, re.M) and
+                         "may be noise" in line_of(t, -2), 20)
+        rows = [ln.rstrip() for ln in txt.splitlines() if re.match(r"^\s+\d+\.\d\d%", ln)]
+        legend = line_of(txt, -2).strip()
+        want = ("\u00b1% half its width  " if ci else "") + "dim: may be noise"
+        check("%dx12: no bar on the rows, none in the legend: %r" % (w, want), legend == want and rows, legend)
+
+        def whole(ln):  # the row's name, then its file's whole base name or nothing
+            name = next((n for n in sorted(files, key=len, reverse=True) if re.search(r"\s%s(\s|$)" % re.escape(n), ln)), None)
+            tail = ln.split(" " + name, 1)[1].strip() if name else None
+            return name is not None and tail in ("", files[name])
+
+        check("%dx12: each row's file note whole or left out" % w, len(files) >= 4 and rows and all(map(whole, rows)),
+              " / ".join(rows))
+    tmux("kill-session", "-t", s)
+
+
 def narrow_callers_test(w=40, h=12):
     """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
     which left no room for it, give way first), its share and samples as the JSON's."""
@@ -1616,6 +1649,7 @@ def captures():
     batch_live_tests()
     pages_and_task_keys_test()
     narrow_callers_test()
+    narrow_top_test()
     narrow_prompts_test()
     gdb_slow_server_test()
     elf_rebuilt_test()

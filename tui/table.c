@@ -127,7 +127,7 @@ static int render_figures(struct view *v, struct vbuf *b, int y, const struct co
     return x;
 }
 
-void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
+unsigned view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     bool diff = view_baseline(v) && !lines; /* by address never matches a baseline's grouping */
     struct columns c = columns_at(v, b->w, lines, diff);
@@ -155,8 +155,9 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
         if (row->instances > 1) /* one row per task name: the task handles (tags) it had: a pool of workers, a task re-created in another block */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  (%u task handles)", (unsigned)row->instances);
-        if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", path_base(row->file));
+        const char *file = row->file && strcmp(row->file, "??") != 0 ? path_base(row->file) : NULL; /* "??": no DWARF */
+        if (file && v->group == PROF_BY_FUNCTION && x + 2 + vb_columns(file) <= b->w) /* whole, or not at all */
+            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", file);
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
         if (lines && v->disasm) {
@@ -168,6 +169,7 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             for (int cx = c.bw; cx < b->w; cx++)
                 b->cells[y * b->w + cx].attr = VA_SELECT;
     }
+    return (c.bw ? VIEW_SHOWN_BAR : 0u) | (c.ci ? VIEW_SHOWN_CI : 0u);
 }
 
 void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file)
