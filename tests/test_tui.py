@@ -1439,6 +1439,30 @@ def narrow_top_test():
     tmux("kill-session", "-t", s)
 
 
+def narrow_source_test(w=40, h=14):
+    """Enter at 40 columns (a new user's trial at 40x12): the drill-down kept its 10-column bar, and a
+    line's source began at column 34, 6 columns of it shown (an indented line: nothing at all). Narrow,
+    the bar gives way: each sampled line shows its source from column 24 on, as the file has it."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "m4_stacks")
+    src = open(os.path.join(ROOT, "scenarios", "apps", "stacks.c")).read().splitlines()
+    s = "cmprof-narrow-source"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
+         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+    wait_until(s, lambda t: "end of file" in t and re.search(r"^\s+\S*%.*NAME", t, re.M), 20)
+    keys(s, "Home", "Enter")
+    pat = re.compile(r"^.*?\d+\.\d\d%\s+\d+\.\d\d%\s+(\d+)  ")
+    sampled = lambda t: [m for m in map(pat.match, t.splitlines()) if m]  # noqa: E731
+    txt = wait_until(s, lambda t: "of this function's samples" in t and sampled(t))
+    rows = sampled(txt)
+    shown = [(m.end(), m.string[m.end():].rstrip(), src[int(m.group(1)) - 1][:w - m.end()].rstrip()) for m in rows]
+    check("%dx%d: Enter: each sampled line's source from column 24 on, as in the file" % (w, h),
+          rows and all(start <= 24 and text == want and text for start, text, want in shown),
+          " / ".join(m.string.rstrip() for m in rows) or " | ".join(txt.splitlines()[:8]))
+    tmux("kill-session", "-t", s)
+
+
 def narrow_callers_test(w=40, h=12):
     """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
     which left no room for it, give way first), its share and samples as the JSON's."""
@@ -1650,6 +1674,7 @@ def captures():
     pages_and_task_keys_test()
     narrow_callers_test()
     narrow_top_test()
+    narrow_source_test()
     narrow_prompts_test()
     gdb_slow_server_test()
     elf_rebuilt_test()
