@@ -1463,6 +1463,25 @@ def narrow_source_test(w=40, h=14):
     tmux("kill-session", "-t", s)
 
 
+def help_budget_test(w=80, h=60):
+    """The section view's OVER/LIMIT column ("4/2.5" in make demo at 80 columns: the runs over the
+    --budget, and that budget in microseconds, even in ticks under u) was explained nowhere, on the
+    screen or in ? (a new user's trial). ? says what it holds."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "stream")
+    s = "cmprof-help-budget"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
+         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+    wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+    keys(s, "?")
+    said = lambda t: re.sub(r"\s+", " ", t)  # noqa: E731 (the help wraps its lines)
+    txt = wait_until(s, lambda t: "OVER/LIMIT" in t and "--budget" in said(t) or "q F10" in t)
+    check("%dx%d: ? says what the section view's OVER/LIMIT holds" % (w, h),
+          "OVER/LIMIT" in txt and "--budget NAME=US" in said(txt), " | ".join(ln for ln in txt.splitlines() if " t " in ln))
+    tmux("kill-session", "-t", s)
+
+
 def narrow_callers_test(w=40, h=12):
     """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
     which left no room for it, give way first), its share and samples as the JSON's."""
@@ -1675,6 +1694,7 @@ def captures():
     narrow_callers_test()
     narrow_top_test()
     narrow_source_test()
+    help_budget_test()
     narrow_prompts_test()
     gdb_slow_server_test()
     elf_rebuilt_test()
