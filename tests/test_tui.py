@@ -1463,10 +1463,11 @@ def narrow_source_test(w=40, h=14):
     tmux("kill-session", "-t", s)
 
 
-def help_budget_test(w=80, h=60):
+def help_says_test(w=80, h=60):
     """The section view's OVER/LIMIT column ("4/2.5" in make demo at 80 columns: the runs over the
-    --budget, and that budget in microseconds, even in ticks under u) was explained nowhere, on the
-    screen or in ? (a new user's trial). ? says what it holds."""
+    --budget, and that budget in microseconds, even in ticks under u) and a row's "(inlined)" (make
+    demo's "stream_putc (inlined)", a function with an out-of-line copy of its own too) were explained
+    nowhere, on the screen or in ? (a new user's trial). ? says what they mean."""
     tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
     d = os.path.join(scen.BUILD, "stream")
     s = "cmprof-help-budget"
@@ -1479,6 +1480,11 @@ def help_budget_test(w=80, h=60):
     txt = wait_until(s, lambda t: "OVER/LIMIT" in t and "--budget" in said(t) or "q F10" in t)
     check("%dx%d: ? says what the section view's OVER/LIMIT holds" % (w, h),
           "OVER/LIMIT" in txt and "--budget NAME=US" in said(txt), " | ".join(ln for ln in txt.splitlines() if " t " in ln))
+    keys(s, "End")
+    txt = wait_until(s, lambda t: "marked (inlined)" in said(t) or "The header" in t)
+    check("%dx%d: ? says what a row's (inlined) marks" % (w, h),
+          "marked (inlined) had samples in copies of it inlined into other functions" in said(txt),
+          " | ".join(txt.splitlines()[3:10]))
     tmux("kill-session", "-t", s)
 
 
@@ -1694,7 +1700,7 @@ def captures():
     narrow_callers_test()
     narrow_top_test()
     narrow_source_test()
-    help_budget_test()
+    help_says_test()
     narrow_prompts_test()
     gdb_slow_server_test()
     elf_rebuilt_test()
