@@ -1488,6 +1488,27 @@ def help_says_test(w=80, h=60):
     tmux("kill-session", "-t", s)
 
 
+def clock_stops_test(w=80, h=12):
+    """The header's run time once the source has ended: it ran on (a capture read to its end at 00:00
+    read 00:07 seven seconds later; a port that hung up at 00:22 read 00:30 at 00:30), so the time
+    said nothing of what the profile holds (a new user's trial). It stops where the source ended."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "m4_stacks")
+    s = "cmprof-clock-stops"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
+         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+    clock = lambda t: re.search(r"^samples \d+\s+(\d\d:\d\d)", line_of(t, 1))  # noqa: E731
+    first = wait_until(s, lambda t: "end of file" in t and clock(t) and in_list(t), 20)
+    time.sleep(2.5)
+    later = screen(s)
+    a, b = clock(first), clock(later)
+    check("%dx%d: the run's time stops where the source ended" % (w, h),
+          a is not None and b is not None and a.group(1) == b.group(1),
+          "%s, 2.5 s later %s" % (a and a.group(1), b and b.group(1)))
+    tmux("kill-session", "-t", s)
+
+
 def narrow_callers_test(w=40, h=12):
     """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
     which left no room for it, give way first), its share and samples as the JSON's."""
@@ -1701,6 +1722,7 @@ def captures():
     narrow_top_test()
     narrow_source_test()
     help_says_test()
+    clock_stops_test()
     narrow_prompts_test()
     gdb_slow_server_test()
     elf_rebuilt_test()
