@@ -1406,11 +1406,20 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def view_capture(s, w, h, name):
+    """Session s, w x h: the live view of scenario name's capture (read to its end) and ELF."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, name)
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
+         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+
+
 def narrow_top_test():
     """The top list at 40 and 52 columns (a new user's trial at 40x12): the bar, and at 40 the interval,
     give way to the name; the legend under the table named them all the same ("share  its 95 %
     interval" over rows with no bar), and a row's file note was cut to a stump ("board_putc
-    board_co" at 40, "put_str (cmprof_section.c)  cmprof_section" at 80). The legend names only the
+    board_com" at 40, "put_str (cmprof_section.c)  cmprof_section" at 80). The legend names only the
     columns shown; a file note is whole or not there."""
     tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
     d = os.path.join(scen.BUILD, "stream")
@@ -1420,8 +1429,7 @@ def narrow_top_test():
         if out.returncode == 0 else {}
     s = "cmprof-narrow-top"
     for w, ci in ((40, False), (52, True)):
-        tmux("kill-session", "-t", s)
-        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", "12", "%s %s %s; sleep 30" % (tool, args[0], args[1]))
+        view_capture(s, w, 12, "stream")
         txt = wait_until(s, lambda t: "end of file" in t and re.search(r"^\s+\S*%.*NAME", t, re.M) and
                          "may be noise" in line_of(t, -2), 20)
         rows = [ln.rstrip() for ln in txt.splitlines() if re.match(r"^\s+\d+\.\d\d%", ln)]
@@ -1443,13 +1451,9 @@ def narrow_source_test(w=40, h=14):
     """Enter at 40 columns (a new user's trial at 40x12): the drill-down kept its 10-column bar, and a
     line's source began at column 34, 6 columns of it shown (an indented line: nothing at all). Narrow,
     the bar gives way: each sampled line shows its source from column 24 on, as the file has it."""
-    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
-    d = os.path.join(scen.BUILD, "m4_stacks")
     src = open(os.path.join(ROOT, "scenarios", "apps", "stacks.c")).read().splitlines()
     s = "cmprof-narrow-source"
-    tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
-         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+    view_capture(s, w, h, "m4_stacks")
     wait_until(s, lambda t: "end of file" in t and re.search(r"^\s+\S*%.*NAME", t, re.M), 20)
     keys(s, "Home", "Enter")
     pat = re.compile(r"^.*?\d+\.\d\d%\s+\d+\.\d\d%\s+(\d+)  ")
@@ -1468,12 +1472,8 @@ def help_says_test(w=80, h=60):
     --budget, and that budget in microseconds, even in ticks under u) and a row's "(inlined)" (make
     demo's "stream_putc (inlined)", a function with an out-of-line copy of its own too) were explained
     nowhere, on the screen or in ? (a new user's trial). ? says what they mean."""
-    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
-    d = os.path.join(scen.BUILD, "stream")
-    s = "cmprof-help-budget"
-    tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
-         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+    s = "cmprof-help-says"
+    view_capture(s, w, h, "stream")
     wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
     keys(s, "?")
     said = lambda t: re.sub(r"\s+", " ", t)  # noqa: E731 (the help wraps its lines)
@@ -1492,12 +1492,8 @@ def clock_stops_test(w=80, h=12):
     """The header's run time once the source has ended: it ran on (a capture read to its end at 00:00
     read 00:07 seven seconds later; a port that hung up at 00:22 read 00:30 at 00:30), so the time
     said nothing of what the profile holds (a new user's trial). It stops where the source ended."""
-    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
-    d = os.path.join(scen.BUILD, "m4_stacks")
     s = "cmprof-clock-stops"
-    tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
-         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+    view_capture(s, w, h, "m4_stacks")
     clock = lambda t: re.search(r"^samples \d+\s+(\d\d:\d\d)", line_of(t, 1))  # noqa: E731
     first = wait_until(s, lambda t: "end of file" in t and clock(t) and in_list(t), 20)
     time.sleep(2.5)
