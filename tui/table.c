@@ -127,6 +127,21 @@ static int render_figures(struct view *v, struct vbuf *b, int y, const struct co
     return x;
 }
 
+/* A row's file after its name: whole, or cut short with a mark when most of it fits, else left out (a cut
+ * to a stump, "board_putc  de" at 40 columns, said nothing); returns the next x. */
+static int file_note(const struct view *v, struct vbuf *b, int x, int y, uint8_t attr, const char *file)
+{
+    int room = b->w - x - 2, n = (int)strlen(file);
+    bool ascii = true;
+    for (const char *c = file; *c; c++)
+        ascii &= (unsigned char)*c < 0x80;
+    if (vb_columns(file) <= room)
+        return vb_putf(b, x, y, attr, "  %s", file);
+    if (ascii && room >= 8 && 3 * room >= 2 * n) /* most of it: its start, and the mark of the cut */
+        return vb_putf(b, x, y, attr, "  %.*s%s", room - 1, file, v->unicode ? "\u2026" : "~");
+    return x;
+}
+
 unsigned view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     bool diff = view_baseline(v) && !lines; /* by address never matches a baseline's grouping */
@@ -156,8 +171,8 @@ unsigned view_render_rows(struct view *v, struct vbuf *b, int y0, const struct p
         if (row->instances > 1) /* one row per task name: the task handles (tags) it had: a pool of workers, a task re-created in another block */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  (%u task handles)", (unsigned)row->instances);
         const char *file = row->file && strcmp(row->file, "??") != 0 ? path_base(row->file) : NULL; /* "??": no DWARF */
-        if (file && v->group == PROF_BY_FUNCTION && x + 2 + vb_columns(file) <= b->w) /* whole, or not at all */
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", file);
+        if (file && v->group == PROF_BY_FUNCTION)
+            x = file_note(v, b, x, y, sel ? VA_SELECT : VA_DIM, file);
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
         if (lines && v->disasm) {
