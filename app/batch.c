@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* What the report needs of the options. */
 static struct report_options report_options_of(const struct batch_options *o)
@@ -244,6 +245,12 @@ int batch_main(const struct batch_options *opts, FILE *out, FILE *err)
     if (*opened_with)
         fprintf(err, "cmprof-top: warning: %s\n", opened_with);
     src = strcmp(o->source, "-") == 0 ? stdin : fopen(o->source, "rb");
+    struct stat st;
+    if (src && src != stdin && fstat(fileno(src), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen takes one */
+        fclose(src);
+        src = NULL;
+        errno = EISDIR;
+    }
     if (!src) {
         fprintf(err, "cmprof-top: cannot open source '%s': %s\n", o->source, strerror(errno));
         goto done;

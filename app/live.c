@@ -676,7 +676,9 @@ static void draw(struct live_run *r, double t)
         vbuf_resize(&r->buf, w, h);
     view_check_budgets(r->v);
     r->v->st = (struct view_status){src_name(r->src), state_text(r->src, state, sizeof state), r->o->batch.elf,
-                                    elfwatch_warning(&r->elf, sym_warning(r->syms)), t - r->start, r->rate, quiet_for(r, t),
+                                    elfwatch_warning(&r->elf, sym_warning(r->syms)),
+                                    (r->ended_at > 0 ? r->ended_at : t) - r->start /* ended: the run's time stops */,
+                                    r->rate, quiet_for(r, t),
                                     r->last_sample_t - r->start, starved_from_source(r->src),
                                     gaps_text(f.returns, f.away_s, f.gone_why, gaps, sizeof gaps),
                                     src_kind(r->src) != SRC_FILE || r->o->rate > 0 /* paced: a replay in time */

@@ -389,6 +389,10 @@ static void *path_make(const struct src_params *p, const struct src_settings *se
                  strncmp(p->spec, "/dev/", 5) == 0 ? " (the serial ports there: cmprof-top --list-ports)" : "");
         return NULL;
     }
+    if (S_ISDIR(st.st_mode)) { /* opened, it read as an empty file: "[end of file]", "no data from the source yet" */
+        snprintf(err, errlen, "cannot open source '%s': %s", p->spec, strerror(EISDIR));
+        return NULL;
+    }
     if (S_ISCHR(st.st_mode) && is_terminal(p->spec)) {
         struct sp_port *probe;
         *self = &tr_tty;

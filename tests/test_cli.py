@@ -835,6 +835,11 @@ def main():
     bad("not an ELF", ["--batch", uart, uart], 1, "is not an ELF file")
     bad("ELF for another machine", ["--batch", uart, TOOL], 1, "another machine")
     bad("missing source", ["--batch", os.path.join(TMP, "nope.txt"), elf], 1, "nope.txt")
+    # (before: batch printed an empty report, "no samples ... (end of file; first failure: Is a directory)",
+    # exit 2; the live view showed "[end of file]" and "no data from the source yet")
+    for mode in (["--batch"], []):
+        bad("a directory as the source%s: cannot open it, exit 1" % (" (batch)" if mode else " (live)"),
+            mode + [TMP, elf], 1, "cannot open source '%s': Is a directory" % TMP)
     # (before: "exists: give --force to write over it", which --force does not)
     bad("--record naming a directory: said, no --force advice", ["--batch", "--record", TMP, uart, elf], 1,
         "--record %s is a directory: give a file's path" % TMP)

@@ -516,8 +516,8 @@ def view_items_test(w, h):
 
     def only_file(txt):
         shown = rows(txt)
-        return len(shown) >= 3 and all(ln.rstrip().endswith("cmprof_stream.c") or "cmprof_stream." in ln
-                                       for ln in shown) and "filter: cmprof_stream.c" in txt
+        return len(shown) >= 3 and all(re.search(r"cmprof_stream(\.c?|\u2026)$", ln.rstrip()) for ln in shown) \
+            and "filter: cmprof_stream.c" in txt  # (a file note cut short ends in its mark)
 
     txt = wait_until(s, only_file)
     shown = rows(txt)
@@ -1406,6 +1406,109 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
+def view_capture(s, w, h, name):
+    """Session s, w x h: the live view of scenario name's capture (read to its end) and ELF."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, name)
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
+         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+
+
+def narrow_top_test():
+    """The top list at 40 and 52 columns (a new user's trial at 40x12): the bar, and at 40 the interval,
+    give way to the name; the legend under the table named them all the same ("share  its 95 %
+    interval" over rows with no bar), and a row's file note was cut to a stump ("board_putc
+    board_com" at 40, "put_str (cmprof_section.c)  cmprof_section" at 80). The legend names only the
+    columns shown; a file note is whole, cut short with its mark ("cmprof_st\u2026": two thirds of it at
+    least), or not there."""
+    tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
+    d = os.path.join(scen.BUILD, "stream")
+    args = [os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")]
+    out = subprocess.run([tool, "--batch", "-o", "json"] + args, capture_output=True, text=True)
+    files = {r["name"]: os.path.basename(r.get("file") or "") for r in json.loads(out.stdout)["rows"]} \
+        if out.returncode == 0 else {}
+    s = "cmprof-narrow-top"
+    for w, ci in ((40, False), (52, True)):
+        view_capture(s, w, 12, "stream")
+        txt = wait_until(s, lambda t: "end of file" in t and re.search(r"^\s+\S*%.*NAME", t, re.M) and
+                         "may be noise" in line_of(t, -2), 20)
+        rows = [ln.rstrip() for ln in txt.splitlines() if re.match(r"^\s+\d+\.\d\d%", ln)]
+        legend = line_of(txt, -2).strip()
+        want = ("\u00b1% half its width  " if ci else "") + "dim: may be noise"
+        check("%dx12: no bar on the rows, none in the legend: %r" % (w, want), legend == want and rows, legend)
+
+        def whole(ln):  # the row's name, then its file's whole base name, most of it cut short, or nothing
+            name = next((n for n in sorted(files, key=len, reverse=True) if re.search(r"\s%s(\s|$)" % re.escape(n), ln)), None)
+            tail = ln.split(" " + name, 1)[1].strip() if name else None
+            cut = tail is not None and tail.endswith("\u2026") and files[name].startswith(tail[:-1]) and \
+                3 * len(tail) >= 2 * len(files[name])
+            return name is not None and (tail in ("", files[name]) or cut)
+
+        check("%dx12: each row's file note whole, most of it, or left out" % w,
+              len(files) >= 4 and rows and all(map(whole, rows)),
+              " / ".join(rows))
+    tmux("kill-session", "-t", s)
+
+
+def narrow_source_test(w=40, h=14):
+    """Enter at 40 columns (a new user's trial at 40x12): the drill-down kept its 10-column bar, and a
+    line's source began at column 34, 6 columns of it shown (an indented line: nothing at all). Narrow,
+    the bar gives way: each sampled line shows its source from column 24 on, as the file has it."""
+    src = open(os.path.join(ROOT, "scenarios", "apps", "stacks.c")).read().splitlines()
+    s = "cmprof-narrow-source"
+    view_capture(s, w, h, "m4_stacks")
+    wait_until(s, lambda t: "end of file" in t and re.search(r"^\s+\S*%.*NAME", t, re.M), 20)
+    keys(s, "Home", "Enter")
+    pat = re.compile(r"^.*?\d+\.\d\d%\s+\d+\.\d\d%\s+(\d+)  ")
+    sampled = lambda t: [m for m in map(pat.match, t.splitlines()) if m]  # noqa: E731
+    txt = wait_until(s, lambda t: "of this function's samples" in t and sampled(t))
+    rows = sampled(txt)
+    shown = [(m.end(), m.string[m.end():].rstrip(), src[int(m.group(1)) - 1][:w - m.end()].rstrip()) for m in rows]
+    check("%dx%d: Enter: each sampled line's source from column 24 on, as in the file" % (w, h),
+          rows and all(start <= 24 and text == want and text for start, text, want in shown),
+          " / ".join(m.string.rstrip() for m in rows) or " | ".join(txt.splitlines()[:8]))
+    tmux("kill-session", "-t", s)
+
+
+def help_says_test(w=80, h=60):
+    """The section view's OVER/LIMIT column ("4/2.5" in make demo at 80 columns: the runs over the
+    --budget, and that budget in microseconds, even in ticks under u) and a row's "(inlined)" (make
+    demo's "stream_putc (inlined)", a function with an out-of-line copy of its own too) were explained
+    nowhere, on the screen or in ? (a new user's trial). ? says what they mean."""
+    s = "cmprof-help-says"
+    view_capture(s, w, h, "stream")
+    wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+    keys(s, "?")
+    said = lambda t: re.sub(r"\s+", " ", t)  # noqa: E731 (the help wraps its lines)
+    txt = wait_until(s, lambda t: "OVER/LIMIT" in t and "--budget" in said(t) or "q F10" in t)
+    check("%dx%d: ? says what the section view's OVER/LIMIT holds" % (w, h),
+          "OVER/LIMIT" in txt and "--budget NAME=US" in said(txt), " | ".join(ln for ln in txt.splitlines() if " t " in ln))
+    keys(s, "End")
+    txt = wait_until(s, lambda t: "marked (inlined)" in said(t) or "The header" in t)
+    check("%dx%d: ? says what a row's (inlined) marks" % (w, h),
+          "marked (inlined) had samples in copies of it inlined into other functions" in said(txt),
+          " | ".join(txt.splitlines()[3:10]))
+    tmux("kill-session", "-t", s)
+
+
+def clock_stops_test(w=80, h=12):
+    """The header's run time once the source has ended: it ran on (a capture read to its end at 00:00
+    read 00:07 seven seconds later; a port that hung up at 00:22 read 00:30 at 00:30), so the time
+    said nothing of what the profile holds (a new user's trial). It stops where the source ended."""
+    s = "cmprof-clock-stops"
+    view_capture(s, w, h, "m4_stacks")
+    clock = lambda t: re.search(r"^samples \d+\s+(\d\d:\d\d)", line_of(t, 1))  # noqa: E731
+    first = wait_until(s, lambda t: "end of file" in t and clock(t) and in_list(t), 20)
+    time.sleep(2.5)
+    later = screen(s)
+    a, b = clock(first), clock(later)
+    check("%dx%d: the run's time stops where the source ended" % (w, h),
+          a is not None and b is not None and a.group(1) == b.group(1),
+          "%s, 2.5 s later %s" % (a and a.group(1), b and b.group(1)))
+    tmux("kill-session", "-t", s)
+
+
 def narrow_callers_test(w=40, h=12):
     """Key c at 40 columns: each caller row ends with its caller's name (the bar and the interval,
     which left no room for it, give way first), its share and samples as the JSON's."""
@@ -1616,6 +1719,10 @@ def captures():
     batch_live_tests()
     pages_and_task_keys_test()
     narrow_callers_test()
+    narrow_top_test()
+    narrow_source_test()
+    help_says_test()
+    clock_stops_test()
     narrow_prompts_test()
     gdb_slow_server_test()
     elf_rebuilt_test()

@@ -37,7 +37,7 @@ void view_render_source(struct view *v, struct vbuf *b, int y0)
         return;
     }
     view_clamp_scroll(v, v->src_n, list_h);
-    int bw = 10;
+    int bw = b->w >= 80 ? 10 : b->w >= 60 ? 5 : 0; /* narrow, the bar gives way to the source text */
     for (int r = 0; r < list_h && v->top + r < v->src_n; r++) {
         int line = v->src_first + v->top + r + 1, y = y0 + 1 + r;
         double samples = 0;

@@ -28,6 +28,28 @@ static bool why_starved(const struct view *v, char *buf, size_t len)
     return *buf != '\0';
 }
 
+/* The table's legend: only what the table had room for (narrow, no bar or interval column: their words
+ * named what was not on the screen), its parts whole or not at all. */
+static void legend(const struct view *v, struct vbuf *b, unsigned shown)
+{
+    int x = 0, y = b->h - 2;
+    if (shown & VIEW_SHOWN_BAR) {
+        x = vb_put(b, 0, y, VA_BAR, v->unicode ? "\u2588" : "#");
+        x = vb_put(b, x, y, VA_DIM, " share  ");
+        x = vb_put(b, x, y, VA_CI, v->unicode ? "\u2591" : "-");
+    }
+    const char *const parts[] = {shown & VIEW_SHOWN_BAR ? " its 95 % interval" : NULL,
+                                 shown & VIEW_SHOWN_CI ? "\u00b1% half its width" : NULL, "dim: may be noise"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        if (!parts[i])
+            continue;
+        const char *sep = i > 0 && x > 0 ? "  " : "";
+        if (x + (int)strlen(sep) + vb_columns(parts[i]) > b->w) /* narrow, the last ones go */
+            break;
+        x = vb_put(b, vb_put(b, x, y, VA_DIM, sep), y, VA_DIM, parts[i]);
+    }
+}
+
 void view_render_top(struct view *v, struct vbuf *b, int y0)
 {
     const struct prof_row *rows;
@@ -41,15 +63,7 @@ void view_render_top(struct view *v, struct vbuf *b, int y0)
         return;
     }
     b->h--; /* the table's last line: the legend, once */
-    view_render_rows(v, b, y0, rows, n, false);
+    unsigned shown = view_render_rows(v, b, y0, rows, n, false);
     b->h++;
-    int x = vb_put(b, 0, b->h - 2, VA_BAR, v->unicode ? "\u2588" : "#");
-    x = vb_put(b, x, b->h - 2, VA_DIM, " share  ");
-    x = vb_put(b, x, b->h - 2, VA_CI, v->unicode ? "\u2591" : "-");
-    static const char *const parts[] = {" its 95 % interval", "  \u00b1% half its width", "  dim: may be noise"};
-    for (int i = 0; i < 3; i++) /* whole parts only: narrow, the last ones go */
-        if (x + (int)strlen(parts[i]) - (i == 1) <= b->w) /* "\u00b1" is two bytes, one column */
-            x = vb_put(b, x, b->h - 2, VA_DIM, parts[i]);
-        else
-            break;
+    legend(v, b, shown);
 }

@@ -127,7 +127,22 @@ static int render_figures(struct view *v, struct vbuf *b, int y, const struct co
     return x;
 }
 
-void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
+/* A row's file after its name: whole, or cut short with a mark when most of it fits, else left out (a cut
+ * to a stump, "board_putc  de" at 40 columns, said nothing); returns the next x. */
+static int file_note(const struct view *v, struct vbuf *b, int x, int y, uint8_t attr, const char *file)
+{
+    int room = b->w - x - 2, n = (int)strlen(file);
+    bool ascii = true;
+    for (const char *c = file; *c; c++)
+        ascii &= (unsigned char)*c < 0x80;
+    if (vb_columns(file) <= room)
+        return vb_putf(b, x, y, attr, "  %s", file);
+    if (ascii && room >= 8 && 3 * room >= 2 * n) /* most of it: its start, and the mark of the cut */
+        return vb_putf(b, x, y, attr, "  %.*s%s", room - 1, file, v->unicode ? "\u2026" : "~");
+    return x;
+}
+
+unsigned view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines)
 {
     bool diff = view_baseline(v) && !lines; /* by address never matches a baseline's grouping */
     struct columns c = columns_at(v, b->w, lines, diff);
@@ -155,8 +170,9 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, " (inlined)");
         if (row->instances > 1) /* one row per task name: the task handles (tags) it had: a pool of workers, a task re-created in another block */
             x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  (%u task handles)", (unsigned)row->instances);
-        if (row->file && strcmp(row->file, "??") != 0 && v->group == PROF_BY_FUNCTION) /* "??": no DWARF */
-            x = vb_putf(b, x, y, sel ? VA_SELECT : VA_DIM, "  %s", path_base(row->file));
+        const char *file = row->file && strcmp(row->file, "??") != 0 ? path_base(row->file) : NULL; /* "??": no DWARF */
+        if (file && v->group == PROF_BY_FUNCTION)
+            x = file_note(v, b, x, y, sel ? VA_SELECT : VA_DIM, file);
         if (row->approximate)
             x = vb_putf(b, x, y, VA_WARN, "  ~approx");
         if (lines && v->disasm) {
@@ -168,6 +184,7 @@ void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_
             for (int cx = c.bw; cx < b->w; cx++)
                 b->cells[y * b->w + cx].attr = VA_SELECT;
     }
+    return (c.bw ? VIEW_SHOWN_BAR : 0u) | (c.ci ? VIEW_SHOWN_CI : 0u);
 }
 
 void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file)

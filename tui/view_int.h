@@ -40,7 +40,11 @@ void view_calls_follow(struct view *v); /* Enter there: the selected caller or c
  * "crc32 [constprop]" (a source function with clones), "crc32 [constprop.1]" (a row named by a
  * clone's symbol, when there is no DWARF). Returns the next x. */
 int view_put_function(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, uint8_t note_attr, const char *name);
-void view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines);
+/* The table of rows; returns the columns it had room for, VIEW_SHOWN_BAR | VIEW_SHOWN_CI (narrow: neither),
+ * so that a legend names only what is on the screen. */
+#define VIEW_SHOWN_BAR 1u
+#define VIEW_SHOWN_CI 2u
+unsigned view_render_rows(struct view *v, struct vbuf *b, int y0, const struct prof_row *rows, size_t n, bool lines);
 /* The drill-down's title row: the function, the ones drilled through while room is left, then
  * stats and file, each whole or not at all. */
 void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const char *file);
