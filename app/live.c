@@ -333,11 +333,12 @@ static int finish_batch(const struct live_options *o, struct prof *prof, const s
         bo.partial = &pa;
     if (total == 0) {
         char why[600] = "", hint[600];
+        struct ingest_counts c;
+        ingest_counts(in, &c);
         ingest_no_samples_hint(in, hint, sizeof hint);
-        if (e->connected_s >= 0 && e->kind != SRC_FILE && !failed) /* a drain that never ran looks like this: its
-                                                                    * likely causes (not a file's: /dev/null is no
-                                                                    * firmware; nor when the source failed: the
-                                                                    * failure is the cause) */
+        /* a drain that never ran looks like this: its likely causes (not a file's: /dev/null is no firmware;
+         * nor when the source failed: the failure is the cause; nor for bytes no format reads: the hint says it) */
+        if (e->connected_s >= 0 && e->kind != SRC_FILE && !failed && !c.unreadable)
             starved_hint(in, e->connected_s, e->made_by ? STARVED_PROBE : e->kind == SRC_OPENOCD ? STARVED_TRACE
                          : STARVED_FIRMWARE, why, sizeof why);
         if (prof_sleep(prof) > 0 && !*why) /* a PC sampler's reads (or a trace's packets) of a core not running */

@@ -446,6 +446,20 @@ void ingest_set_profiles(struct ingest *in, struct prof *const *profs, size_t n)
             in->profs[in->n_profs++] = profs[k];
 }
 
+/* Bytes that no format reads: taken for ITM (the detection's last resort), and no ITM sync in them,
+ * nearly all skipped looking for one. A serial line read at another baud rate than the firmware's gives
+ * such bytes (and so does an SWO pin at another rate than the probe's). */
+static bool unreadable(const struct ingest *in)
+{
+    const struct itm_stats *i = &in->itm.stats;
+    return in->format == DETECT_ITM && i->syncs == 0 && i->bytes >= 1024 && i->hunted >= i->bytes / 10 * 9;
+}
+
+#define UNREADABLE_HINT                                                                                            \
+    "no format reads these bytes (no ITM sync, no stream line in them): a serial line read at another baud "     \
+    "rate than the firmware's UART gives such bytes (-b BAUD: the rate the firmware sets), and so does an SWO "  \
+    "capture at another rate than the pin's"
+
 void ingest_counts(const struct ingest *in, struct ingest_counts *out)
 {
     const struct text_stats *t = &in->text.stats;
@@ -468,6 +482,7 @@ void ingest_counts(const struct ingest *in, struct ingest_counts *out)
         .no_base = t->no_base,
         .unplaced = prof_stream_info(whole(in))->present ? 0 : t->no_base,
         .stacks = in->stacks,
+        .unreadable = unreadable(in),
     };
     struct ingest_joined j;
     ingest_joined(in, &j, NULL, 0);
@@ -893,7 +908,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     const struct itm_stats *i = &in->itm.stats;
     loss(&l, i->errors, "%llu bad ITM packets, first at byte offset %llu%s", (unsigned long long)i->errors,
          (unsigned long long)(i->first_error ? i->first_error - 1 : 0),
-         in->format == DETECT_ITM && in->tpiu.stats.frames == 0 && !misread_ ? " (TPIU frames read as ITM? try -f tpiu)"
+         unreadable(in) ? " (no sync in them: a wrong baud rate, -b? or TPIU frames read as ITM, -f tpiu?)"
+         : in->format == DETECT_ITM && in->tpiu.stats.frames == 0 && !misread_ ? " (TPIU frames read as ITM? try -f tpiu)"
                                                                               : "");
     loss(&l, i->overflows, "%llu ITM overflow packets: the trace port dropped data", (unsigned long long)i->overflows);
     uint64_t hunted = hunted_lost(in);
@@ -1027,6 +1043,8 @@ static const char *no_samples_why(const struct ingest *in)
 {
     const struct text_stats *t = &in->text.stats;
     const struct prof_stream_info *i = prof_stream_info(whole(in));
+    if (unreadable(in))
+        return "; " UNREADABLE_HINT;
     if (t->newer_version)
         return "; the stream is of a newer firmware than this host understands (versions 1 to 7): update cmprof-top";
     if (t->refused_announces && !i->present)

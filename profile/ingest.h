@@ -56,6 +56,7 @@ struct ingest_counts {
     uint64_t joined;            /* samples skipped while joining a running stream (ingest_joined): no loss */
     uint64_t joined_bytes;      /* a trace stream's bytes skipped so (ingest_joined) */
     struct ingest_stacks stacks;
+    bool unreadable;            /* taken for ITM, no sync in them: no format reads the bytes (a wrong baud?) */
     uint64_t byte_looks;        /* times the first bytes were worked out (a UTF-16 scan, a detection) for
                                  * ingest_losses: once per new bytes, not per call */
 };

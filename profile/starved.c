@@ -4,6 +4,7 @@
 #include "starved.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* The causes a starved drain has, whatever the input showed. */
 static const char causes[] =
@@ -33,7 +34,11 @@ void starved_hint(const struct ingest *in, double seconds, enum starved_from fro
     }
     bool trace = from == STARVED_TRACE || c.format == DETECT_ITM || c.format == DETECT_TPIU ||
                  c.format == DETECT_ORBFLOW;
-    if (trace)
+    if (c.unreadable)
+        snprintf(buf, len, "%s %llu bytes that no format reads (no ITM sync, no stream line): a serial line at "
+                 "another baud rate than the firmware's UART gives such bytes (-b BAUD), or %s", when,
+                 (unsigned long long)c.bytes, trace_causes + strlen("likely causes: "));
+    else if (trace)
         snprintf(buf, len, "%s %s; %s", when, c.bytes ? "trace bytes but no PC sample" : "nothing from the trace",
                  trace_causes);
     else if (c.bytes == 0)

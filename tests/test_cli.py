@@ -9,8 +9,11 @@ import os
 import random
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -575,6 +578,51 @@ def ignored_options(uart, elf):
     check("-o callgrind alone: no such warning", code == 0 and not err.strip(), err.strip())
 
 
+def at_twice_the_baud(data):
+    """The bytes a UART at twice the firmware's baud rate reads from data (8N1): each bit seen twice."""
+    bits = []
+    for b in data:
+        bits += [0] + [(b >> k) & 1 for k in range(8)] + [1]
+    seen = [x for x in bits for _ in (0, 1)]
+    out, i = bytearray(), 0
+    while i + 10 <= len(seen):
+        if seen[i] == 0:  # a start bit
+            out.append(sum(seen[i + 1 + k] << k for k in range(8)))
+            i += 10
+        else:
+            i += 1
+    return bytes(out)
+
+
+def wrong_baud(uart, elf):
+    """A firmware stream read at the wrong baud rate is bytes no format reads: they were taken for ITM,
+    and the advice was about TPIU ("try -f tpiu"), or, live, a trace not set up; -b was never named. Now
+    the no-samples line names the baud rate, from a file and from a live source."""
+    data = at_twice_the_baud(open(uart, "rb").read()[:30000])
+    path = os.path.join(TMP, "baud2x.bin")
+    with open(path, "wb") as f:
+        f.write(data)
+    code, out, err = run("--batch", path, elf)
+    check("a stream read at twice its baud rate: no samples, and the line names the baud rate (-b)",
+          code == 2 and "baud rate" in err and "-b BAUD" in err and "no format reads these bytes" in err,
+          "exit %s, %r" % (code, err.strip()[-400:]))
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        c, _ = srv.accept()
+        c.sendall(data)
+        time.sleep(4)
+        c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    code, out, err = run("--batch", "--duration", "2", "tcp:127.0.0.1:%d" % srv.getsockname()[1], elf)
+    srv.close()
+    check("... and from a live source, said once (not again as a starved drain's causes)",
+          code == 2 and err.count("baud rate") == 1 and "-b BAUD" in err and "drain never runs" not in err,
+          "exit %s, %r" % (code, err.strip()[-600:]))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -585,6 +633,7 @@ def main():
     bad_source_specs(elf)
     unreached_with_duration(elf)
     ignored_options(uart, elf)
+    wrong_baud(uart, elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
