@@ -14,6 +14,9 @@ struct prof;
 
 enum prof_group { PROF_BY_FUNCTION, PROF_BY_LINE, PROF_BY_FILE, PROF_BY_TASK, PROF_BY_ADDRESS };
 
+#define PROF_UNTAGGED "(no tag)" /* the task row of samples that carry no task */
+#define PROF_ISR_PREFIX "ISR: "   /* task rows of interrupt time begin so */
+
 struct prof_row {
     const char *name;   /* function, "file:line", file, or task */
     const char *file;   /* for function and line rows, else NULL */

@@ -218,11 +218,11 @@ static void exception_label(char *buf, size_t len, uint32_t exc)
                                          "SecureFault", NULL, NULL, NULL, "SVCall", "DebugMonitor", NULL,
                                          "PendSV", "SysTick"};
     if (exc >= 16)
-        snprintf(buf, len, "ISR: IRQ %u", (unsigned)(exc - 16));
+        snprintf(buf, len, PROF_ISR_PREFIX "IRQ %u", (unsigned)(exc - 16));
     else if (core[exc])
-        snprintf(buf, len, "ISR: %s", core[exc]);
+        snprintf(buf, len, PROF_ISR_PREFIX "%s", core[exc]);
     else
-        snprintf(buf, len, "ISR: exception %u", (unsigned)exc);
+        snprintf(buf, len, PROF_ISR_PREFIX "exception %u", (unsigned)exc);
 }
 
 /* A sample taken in an exception handler: its tag is CMPROF_ISR_TAG(exception number). */
@@ -260,7 +260,7 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
         uint32_t exc = e->tag & 0x1FFu;
         const char *h = p->syms ? sym_exception_handler(p->syms, exc) : NULL;
         if (h)
-            snprintf(buf, len, "ISR: %s", h);
+            snprintf(buf, len, PROF_ISR_PREFIX "%s", h);
         else
             exception_label(buf, len, exc);
     } else if (e->has_tag && e->tag == EV_TAG_UNSENT) {
@@ -275,7 +275,7 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
     } else if (e->has_tag) {
         tag_label(p, e->tag, buf, len);
     } else {
-        return "(no tag)";
+        return PROF_UNTAGGED;
     }
     return buf;
 }

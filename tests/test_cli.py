@@ -623,6 +623,18 @@ def wrong_baud(uart, elf):
           "exit %s, %r" % (code, err.strip()[-600:]))
 
 
+def untagged_by_task(uart, elf):
+    """--by task on a firmware built without CMPROF_TAG: one row "(no tag)", 100 %, and not a word of why.
+    A note now says how tasks are told; a tagged capture gets no such note."""
+    code, out, err = run("--batch", "--by", "task", uart, elf)
+    check("--by task with no task tags: a note says CMPROF_TAG tells tasks",
+          code == 0 and "(no tag)" in out and "note: no sample carries a task" in out and "CMPROF_TAG" in out,
+          "exit %s, %r" % (code, out[-400:]))
+    code, out, err = run("--batch", "--by", "task", scen_path("tasks", "uart.txt"), scen_path("tasks", "fw.elf"))
+    check("... and a tagged capture gets none", code == 0 and "no sample carries a task" not in out,
+          "exit %s, %r" % (code, out[-300:]))
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -634,6 +646,7 @@ def main():
     unreached_with_duration(elf)
     ignored_options(uart, elf)
     wrong_baud(uart, elf)
+    untagged_by_task(uart, elf)
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
