@@ -594,8 +594,10 @@ static void count_skipped_lines(struct text_decoder *d, uint32_t number)
     uint64_t doubtful = doubtful_lines(&d->stats);
     if (d->number_known) { /* (page_line: the last numbered line's, before this one's) */
         uint64_t gap = (number - d->page_line - 1u) & 4095u;
-        if (d->number_may_restart && number < gap)
+        if (d->number_may_restart && number < gap) { /* numbered afresh: the stream began again */
             gap = number;
+            d->stats.first_restart = d->stats.restarts++ ? d->stats.first_restart : d->line_offset;
+        }
         uint64_t excused = doubtful - d->doubtful_mark;
         d->stats.skipped_lines += gap > excused ? gap - excused : 0u;
     }

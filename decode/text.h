@@ -60,6 +60,9 @@ struct text_stats {
                                afresh: not read (docs/stream.md) */
     uint64_t unread_joining; /* version 7 samples in the lines a host that joined a running stream read before
                                 its first whole group of 8 (no line missed since it began): not read, no loss */
+    uint64_t restarts;      /* sample lines numbered afresh after an announce: the firmware's stream began
+                               again (a reset, or cmprof_stream_announce() called again) */
+    uint64_t first_restart; /* the byte offset of the first such line */
     uint64_t skipped_lines; /* version 7 sample lines whose numbers were skipped, beyond the lines counted
                                malformed in between: lines lost whole on the way, their samples not counted */
     uint64_t first_number;  /* 1 + the number of the first version 7 sample line read before any announce

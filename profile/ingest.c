@@ -958,6 +958,10 @@ size_t ingest_notes(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size
     char aligned[INGEST_LOSS_TEXT];
     loss(&l, in->format == DETECT_TPIU && tpiu_alignment_text(f, aligned, sizeof aligned), "%s", aligned);
     loss(&l, in->format == DETECT_TPIU && tpiu_source_text(f, aligned, sizeof aligned), "%s", aligned);
+    const struct text_stats *t = &in->text.stats;
+    loss(&l, t->restarts, "the firmware's stream began again %llu time%s, first at byte offset %llu (a reset, or "
+         "cmprof_stream_announce() called again): the profile holds the samples of every run",
+         (unsigned long long)t->restarts, t->restarts == 1 ? "" : "s", (unsigned long long)t->first_restart);
     const struct orbflow_stats *of = &in->orbflow.stats;
     if (of->other_tags) {
         char tags[120];

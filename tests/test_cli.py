@@ -635,6 +635,23 @@ def untagged_by_task(uart, elf):
           "exit %s, %r" % (code, out[-300:]))
 
 
+def restarted_stream():
+    """A target reset mid-run (the trial helper's mps2-an385 after QEMU's system_reset): the counts went
+    on merged, and nothing said the firmware started again. The stream's lines are numbered afresh after
+    its announce: a note says so, once a restart; a stream that did not restart gets no such note."""
+    uart, elf = scen_path("stream_tagged", "uart.txt"), scen_path("stream_tagged", "fw.elf")
+    data = open(uart, "rb").read()
+    path = os.path.join(TMP, "reset-twice.txt")
+    with open(path, "wb") as f:
+        f.write(data + data + data)
+    code, out, err = run("--batch", path, elf)
+    check("a stream that began again twice (a target reset): a note says so, with the first offset",
+          code == 0 and "note: the firmware's stream began again 2 times, first at byte offset" in out,
+          "exit %s, %r" % (code, [ln for ln in out.splitlines() if ln.startswith(("note", "lost"))]))
+    code, out, err = run("--batch", uart, elf)
+    check("... and one that did not, none", code == 0 and "began again" not in out, out[-300:])
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
     uart, elf = scen_path("loops_jitter", "uart.txt"), scen_path("loops_jitter", "fw.elf")
@@ -647,6 +664,7 @@ def main():
     ignored_options(uart, elf)
     wrong_baud(uart, elf)
     untagged_by_task(uart, elf)
+    restarted_stream()
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
