@@ -716,6 +716,11 @@ static bool field_u64(const char *s, const char *end, const char *key, uint64_t 
 /* The newest stream version this host reads. */
 #define STREAM_VERSION 9u
 
+unsigned text_stream_version(void)
+{
+    return STREAM_VERSION;
+}
+
 /* An announced number out of its range: the announce is refused, by the field's name. */
 static bool refuse(struct text_decoder *d, const char *field, uint64_t value, const char *range)
 {

@@ -146,5 +146,7 @@ void text_free(struct text_decoder *d);
 size_t text_counters(const struct text_stats *st, struct dec_counter *out);
 /* What the decoder saw, e.g. "120 lines, 3 malformed", in buf. */
 void text_describe(const struct text_stats *st, char *buf, size_t len);
+/* The newest firmware stream version this host reads (it reads every one from 1 on). */
+unsigned text_stream_version(void);
 
 #endif

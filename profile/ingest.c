@@ -879,8 +879,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
          "port)", (unsigned long long)t->other_version_lines, (unsigned)t->other_version,
          (unsigned)t->announced_version);
     loss(&l, t->newer_version, "the stream announces version %llu: a newer firmware than this host understands (it "
-         "reads versions 1 to 7); %llu of its sample lines not read: update cmprof-top",
-         (unsigned long long)t->newer_version, (unsigned long long)t->newer_lines);
+         "reads versions 1 to %u); %llu of its sample lines not read: update cmprof-top",
+         (unsigned long long)t->newer_version, text_stream_version(), (unsigned long long)t->newer_lines);
     loss(&l, t->unread_paged, "%llu stream samples not read: they came after a sample line this host missed, and "
          "refer to pages that line gave", (unsigned long long)t->unread_paged);
     loss(&l, t->skipped_lines, "%llu stream sample lines missing: their numbers were skipped (lost whole on the "
@@ -1050,7 +1050,7 @@ static const char *no_samples_why(const struct ingest *in)
     if (unreadable(in))
         return "; " UNREADABLE_HINT;
     if (t->newer_version)
-        return "; the stream is of a newer firmware than this host understands (versions 1 to 7): update cmprof-top";
+        return "; the stream is of a newer firmware than this host understands: update cmprof-top";
     if (t->refused_announces && !i->present)
         return NULL; /* (its numbers: the caller's) */
     if (t->other_version_lines && i->present)
