@@ -9,11 +9,8 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -606,18 +603,8 @@ def wrong_baud(uart, elf):
     check("a stream read at twice its baud rate: no samples, and the line names the baud rate (-b)",
           code == 2 and "baud rate" in err and "-b BAUD" in err and "no format reads these bytes" in err,
           "exit %s, %r" % (code, err.strip()[-400:]))
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-
-    def serve():
-        c, _ = srv.accept()
-        c.sendall(data)
-        time.sleep(4)
-        c.close()
-    threading.Thread(target=serve, daemon=True).start()
-    code, out, err = run("--batch", "--duration", "2", "tcp:127.0.0.1:%d" % srv.getsockname()[1], elf)
-    srv.close()
+    port = harness.tcp_server([data], 0, hold=4)  # a port that stays connected
+    code, out, err = run("--batch", "--duration", "2", "tcp:127.0.0.1:%d" % port, elf)
     check("... and from a live source, said once (not again as a starved drain's causes)",
           code == 2 and err.count("baud rate") == 1 and "-b BAUD" in err and "drain never runs" not in err,
           "exit %s, %r" % (code, err.strip()[-600:]))
