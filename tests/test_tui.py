@@ -149,8 +149,11 @@ def keys(session, *k):
 
 
 def in_list(txt):
-    """The list of rows (the table's SHARE header) is on the screen, no prompt open under it."""
-    return re.search(r"^SHARE", txt, re.M) is not None and not line_of(txt, -1).startswith("/")
+    """The list of rows (the table's header: SHARE over the bar, or, where no bar fits, the share column's
+    title first and NAME or LINE) is on the screen, no prompt open under it. (Only SHARE was looked for:
+    below 60 columns, with no bar, each wait for the list ran to its deadline, 80 s a run.)"""
+    header = re.search(r"^(SHARE|\s*\S*%\s.*\b(NAME|LINE)\b)", txt, re.M)
+    return header is not None and not line_of(txt, -1).startswith("/")
 
 
 class Feeder:
