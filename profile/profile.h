@@ -29,6 +29,8 @@ struct prof_row {
     bool inlined;       /* function rows: some of its samples are in copies inlined into callers */
     uint32_t instances; /* task rows: the tasks (tags) of this name, all in this one row; else 0 */
 };
+/* Whether task rows name no task but PROF_UNTAGGED (interrupt time aside): the samples carry no task. */
+bool prof_rows_untagged(const struct prof_row *rows, size_t n);
 
 enum prof_diag_kind { DIAG_LOCKSTEP, DIAG_SKID, DIAG_WRONG_ELF, DIAG_WRONG_STACK, DIAG_BUILD_ID, DIAG_NOT_STARTS,
                      DIAG_UNNAMED_TAGS, DIAG_MEMORY_FAULT, DIAG_LOSS_BIAS };

@@ -280,3 +280,15 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
     return buf;
 }
 
+
+bool prof_rows_untagged(const struct prof_row *rows, size_t n)
+{
+    bool untagged = false;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].name, PROF_UNTAGGED) == 0)
+            untagged = true;
+        else if (strncmp(rows[i].name, PROF_ISR_PREFIX, strlen(PROF_ISR_PREFIX)) != 0)
+            return false;
+    }
+    return untagged;
+}

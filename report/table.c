@@ -105,19 +105,6 @@ void report_source_advice(FILE *out, const char *detail, const char *prefix)
     }
 }
 
-/* Task rows that name no task but "(no tag)" (interrupt time aside): the samples carry no task. */
-static bool no_task_tags(const struct report_data *d)
-{
-    bool untagged = false;
-    for (size_t i = 0; i < d->n; i++) {
-        if (strcmp(d->rows[i].name, PROF_UNTAGGED) == 0)
-            untagged = true;
-        else if (strncmp(d->rows[i].name, PROF_ISR_PREFIX, strlen(PROF_ISR_PREFIX)) != 0)
-            return false;
-    }
-    return untagged;
-}
-
 /* What the source, the firmware and the decoders said about the run. */
 static void footer(const struct report_data *d, FILE *out)
 {
@@ -151,7 +138,7 @@ static void footer(const struct report_data *d, FILE *out)
         fprintf(out, "lost: %s\n", d->losses[i]);
     for (size_t i = 0; i < d->n_notes; i++) /* no loss: how the trace was read */
         fprintf(out, "note: %s\n", d->notes[i]);
-    if (o->by == PROF_BY_TASK && no_task_tags(d))
+    if (o->by == PROF_BY_TASK && prof_rows_untagged(d->rows, d->n))
         fprintf(out, "note: no sample carries a task: a firmware stream tells tasks when built with CMPROF_TAG "
                 "(docs/firmware.md), a gdb: source with --task-var; an ITM trace has none\n");
     char joined[INGEST_LOSS_TEXT + 100];

@@ -1418,6 +1418,22 @@ def view_capture(s, w, h, name):
          "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
 
 
+def untagged_tasks_test(w=80, h=24):
+    """T on a firmware built without CMPROF_TAG (a new user's trial): one row "(no tag)" at 100 % and not a
+    word of why. The legend's line says it; the tasks of a tagged capture keep the legend."""
+    s = "cmprof-untagged"
+    for name, said in (("loops_jitter", True), ("tasks", False)):
+        view_capture(s, w, h, name)
+        wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+        keys(s, "T")
+        txt = wait_until(s, lambda t: "(no tag)" in t or "motor" in t)
+        told = re.match(r"no task tags(: build the firmware with | \()CMPROF_TAG\)?$", line_of(txt, -2).strip()) is not None
+        check("%dx%d: T on %s: %s" % (w, h, name, "the legend's line says there are no task tags" if said else
+                                      "the legend as ever, no such line"),
+              told == said and ("(no tag)" in txt) == said, line_of(txt, -2).strip())
+        tmux("kill-session", "-t", s)
+
+
 def narrow_top_test():
     """The top list at 40 and 52 columns (a new user's trial at 40x12): the bar, and at 40 the interval,
     give way to the name; the legend under the table named them all the same ("share  its 95 %
@@ -1723,6 +1739,8 @@ def captures():
     pages_and_task_keys_test()
     narrow_callers_test()
     narrow_top_test()
+    untagged_tasks_test()
+    untagged_tasks_test(40, 12)
     narrow_source_test()
     help_says_test()
     clock_stops_test()

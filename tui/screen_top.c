@@ -65,5 +65,9 @@ void view_render_top(struct view *v, struct vbuf *b, int y0)
     b->h--; /* the table's last line: the legend, once */
     unsigned shown = view_render_rows(v, b, y0, rows, n, false);
     b->h++;
-    legend(v, b, shown);
+    if (v->group == PROF_BY_TASK && prof_rows_untagged(rows, n)) /* (the legend's place: why one row) */
+        vb_put(b, 0, b->h - 2, VA_DIM, b->w >= 48 ? "no task tags: build the firmware with CMPROF_TAG"
+                                                  : "no task tags (CMPROF_TAG)");
+    else
+        legend(v, b, shown);
 }
