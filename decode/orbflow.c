@@ -60,26 +60,22 @@ static int frame(struct orbflow_decoder *d, uint8_t *f, size_t n, const struct b
 
 /* n bytes before the first delimiter (the one that ends them, if any, is the frames' start, not
  * skipped): counted, unless they follow a gap and may be the tail of a frame it cut (those go with
- * the gap), which they cannot be once more come than a frame holds (then counted apart, after_gap). */
+ * the gap), which they cannot be once more come than a frame holds (then counted apart, after_gap,
+ * the rest up to the delimiter with them). */
 static void skip_unsynced(struct orbflow_decoder *d, size_t n, bool delimited)
 {
-    if (d->rejoined) {
-        d->gap_tail += n;
-        if (d->gap_tail <= ORBFLOW_MAX) {
-            d->rejoined = !delimited;
-            d->gap_tail = delimited ? 0 : d->gap_tail;
-            return;
-        }
-        d->stats.after_gap += d->gap_tail; /* no frame's tail: counted, and so are the rest */
-        d->gap_tail = 0;
-        d->rejoined = false;
-        d->skipping_after_gap = true;
+    if (!d->rejoined) {
+        d->stats.unsynced += n;
         return;
     }
-    if (d->skipping_after_gap)
-        d->stats.after_gap += n;
-    else
-        d->stats.unsynced += n;
+    size_t before = d->gap_tail;
+    d->gap_tail += n;
+    if (d->gap_tail > ORBFLOW_MAX) /* no frame's tail: all of them counted, once */
+        d->stats.after_gap += before > ORBFLOW_MAX ? n : d->gap_tail;
+    if (delimited) {
+        d->rejoined = false;
+        d->gap_tail = 0;
+    }
 }
 
 void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, const struct byte_sink *sink)
@@ -92,7 +88,6 @@ void orbflow_feed(struct orbflow_decoder *d, const uint8_t *buf, size_t len, con
         if (!d->synced) {
             skip_unsynced(d, n, z != NULL);
             d->synced = z != NULL;
-            d->skipping_after_gap = d->skipping_after_gap && !z;
         } else if (!d->overflow && d->len + n <= ORBFLOW_MAX) {
             memcpy(d->frame + d->len, p, n);
             d->len += n;
@@ -116,7 +111,6 @@ void orbflow_rejoin(struct orbflow_decoder *d)
     d->synced = false;
     d->rejoined = true;
     d->gap_tail = 0;
-    d->skipping_after_gap = false;
     d->len = 0;
     d->overflow = false;
 }
@@ -205,5 +199,5 @@ void orbflow_describe(const struct orbflow_stats *st, char *buf, size_t len)
 
 size_t orbflow_cut(const struct orbflow_decoder *d)
 {
-    return d->synced ? d->len : d->rejoined ? d->gap_tail : 0;
+    return d->synced ? d->len : d->rejoined && d->gap_tail <= ORBFLOW_MAX ? d->gap_tail : 0;
 }

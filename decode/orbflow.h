@@ -31,7 +31,6 @@ struct orbflow_decoder {
     bool synced, overflow;
     bool rejoined; /* after a gap: the bytes up to the next delimiter are the gap's, not counted... */
     size_t gap_tail; /* ...unless more come than a frame holds (counted as after_gap then) */
-    bool skipping_after_gap; /* those came: the rest up to a delimiter are counted so too */
     uint8_t wanted_tag;
     struct orbflow_stats stats;
 };
