@@ -4,7 +4,6 @@
 #include "starved.h"
 
 #include <stdio.h>
-#include <string.h>
 
 /* The causes a starved drain has, whatever the input showed. */
 static const char causes[] =
@@ -14,11 +13,10 @@ static const char causes[] =
     "(the timer's interrupt is off or unconnected: cmprof_start() not called, its IRQ disabled, your own timer's "
     "line not given or its registers another chip's)";
 
-/* ... and those of a trace that carries no PC sample. */
-static const char trace_causes[] =
-    "likely causes: the trace is not set up (the TPIU or SWO pin rate wrong for the trace clock, the formatter "
-    "on or off against -f, another TPIU source ID: --tpiu-id), DWT PC sampling off (DWT_CTRL.PCSAMPLENA), or "
-    "the core asleep or halted";
+/* ... and those of a trace that carries no PC sample (after "likely causes: ", or another cause's "or"). */
+#define TRACE_CAUSES "the trace is not set up (the TPIU or SWO pin rate wrong for the trace clock, the formatter " \
+    "on or off against -f, another TPIU source ID: --tpiu-id), DWT PC sampling off (DWT_CTRL.PCSAMPLENA), or " \
+    "the core asleep or halted"
 
 void starved_hint(const struct ingest *in, double seconds, enum starved_from from, char *buf, size_t len)
 {
@@ -37,10 +35,10 @@ void starved_hint(const struct ingest *in, double seconds, enum starved_from fro
     if (c.unreadable)
         snprintf(buf, len, "%s %llu bytes that no format reads (no ITM sync, no stream line): a serial line at "
                  "another baud rate than the firmware's UART gives such bytes (-b BAUD), or %s", when,
-                 (unsigned long long)c.bytes, trace_causes + strlen("likely causes: "));
+                 (unsigned long long)c.bytes, TRACE_CAUSES);
     else if (trace)
-        snprintf(buf, len, "%s %s; %s", when, c.bytes ? "trace bytes but no PC sample" : "nothing from the trace",
-                 trace_causes);
+        snprintf(buf, len, "%s %s; likely causes: %s", when,
+                 c.bytes ? "trace bytes but no PC sample" : "nothing from the trace", TRACE_CAUSES);
     else if (c.bytes == 0)
         snprintf(buf, len, "%s nothing from the firmware (is it running, on this port and baud?); %s", when, causes);
     else if (c.announced)

@@ -280,7 +280,6 @@ const char *prof_task_label(const struct prof *p, const struct entry *e, char *b
     return buf;
 }
 
-
 bool prof_rows_untagged(const struct prof_row *rows, size_t n)
 {
     bool untagged = false;

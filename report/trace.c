@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNTAGGED "(no tag)"
 /* the one lane of a capture with no task tag at all, named so that the viewer says why */
 #define NO_TAGS "whole run (the capture carries no task tags: one lane)"
 #define NO_TAGS_WARNING "the capture carries no task tags, so the trace has one lane: a firmware stream " \
@@ -56,7 +55,7 @@ static size_t lane_of(FILE *out, struct prof *p, struct lanes *l, const struct t
     if (c->used && c->tag == r->tag && c->has_tag == r->has_tag)
         return c->lane;
     char buf[64];
-    const char *label = r->has_tag ? prof_tag_label(p, r->tag, buf, sizeof buf) : no_tags ? NO_TAGS : UNTAGGED;
+    const char *label = r->has_tag ? prof_tag_label(p, r->tag, buf, sizeof buf) : no_tags ? NO_TAGS : PROF_UNTAGGED;
     size_t before = intern_count(l->labels), id = intern_id(l->labels, label);
     if (id == SIZE_MAX)
         return SIZE_MAX;
