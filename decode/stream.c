@@ -1202,6 +1202,25 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
     stream_samples(d, s + 8, len - 8, s[8] == LEAD_TAGGED, false, stands_for, kept, sink);
 }
 
+/* A line cut by a target reset, then the announce the firmware sent as it started again, with no
+ * newline between them (the reset cut the line): the announce is read after the cut line, which
+ * stays counted malformed. Otherwise the restart went unseen and the lines numbered afresh after it
+ * were counted as lines lost. */
+static void announce_after_cut(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
+{
+    static const char mark[] = "@cmprof ";
+    const char *end = s + len;
+    for (const char *p = s + 1; (p = memchr(p, LEAD_CONTROL, (size_t)(end - p))) != NULL; p++) {
+        size_t rest = (size_t)(end - p);
+        if (rest < sizeof mark || memcmp(p, mark, sizeof mark - 1) != 0 || !checked_body(p, rest))
+            continue;
+        d->line_offset += (uint64_t)(p - s);
+        d->stats.lines++;
+        stream_line(d, p, rest, sink);
+        return;
+    }
+}
+
 bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
     if (len < 2 || (s[0] != LEAD_SAMPLES && s[0] != LEAD_TAGGED && s[0] != LEAD_CONTROL && s[0] != LEAD_HIST &&
@@ -1226,6 +1245,7 @@ bool stream_line(struct text_decoder *d, const char *s, size_t len, const struct
         d->page_synced = false; /* a sample line, perhaps: version 7's page cache is unsure */
         textline_bad(d);
         names_unsure(d, sink); /* even a '$' or '#': one bit turns '%' into either */
+        announce_after_cut(d, s, len, sink);
         return true;
     }
     if (s[0] == LEAD_CONTROL)
