@@ -279,7 +279,7 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
         return true;
     const uint32_t *copy = cmprof_tag_names.copy[e->word & 0xFFFFu];
     uint32_t k = 1;
-    if (CMPROF_TASK_NAME_WORDS > 3u && CMPROF_TAG_NAME_OFFSET % 4u == 0u) {
+    if (CMPROF_TASK_NAME_WORDS > 3u) {
         /* up to 11 characters: words 1 and 2 compared with no end looked for in between (both
          * names are zero-padded there: the kernel's strncpy, the index's copy): 10 instructions, not 12 */
         if (p[1] != copy[1] || p[2] != copy[2])
