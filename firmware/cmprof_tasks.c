@@ -910,12 +910,14 @@ __attribute__((noinline)) static void drop_stale(struct cmprof_tasks_way *w, con
     }
 }
 
-/* A rename's rest (cmprof_tasks_rename, inline, did the common part): a name of more than 3
- * characters under an entry's key is compared with the index's copy (a worker re-created under its
- * name keeps its entry), and the entry dropped when the names differ ("worker_1" after "worker_2"
- * in one block); with no entry under the key, the block's earlier ones go (drop_stale). */
+/* A rename's rest, once cmprof_tasks_rename_done (inline) found work: the entry under the new name's
+ * key holds another name ("worker_1" after "worker_2" in one block: compared there, not again here)
+ * and is dropped; with no entry under the key, the block's earlier ones go (drop_stale). An entry the
+ * tick made under the key since that look (a thread that renamed itself, sampled in between) goes
+ * too: a miss more, never a wrong name. */
 void cmprof_tasks_renamed(const void *block, const char *name)
 {
+    (void)name;
     uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     struct cmprof_tasks_way *e = w[0].key == key ? &w[0] : w[1].key == key ? &w[1] : NULL;
@@ -923,9 +925,7 @@ void cmprof_tasks_renamed(const void *block, const char *name)
         drop_stale(w, block);
         return;
     }
-    uint32_t word = e->word;
-    if (!copy_is(word & 0xFFFFu, name))
-        move_entry(w, key, 0u, word);
+    move_entry(w, key, 0u, e->word);
 }
 
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,

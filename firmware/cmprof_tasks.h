@@ -278,10 +278,20 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
     if (p[0] >> 24 == 0u)
         return true;
     const uint32_t *copy = cmprof_tag_names.copy[e->word & 0xFFFFu];
+    uint32_t k = 1;
+    if (CMPROF_TASK_NAME_WORDS > 3u) {
+        /* up to 11 characters: words 1 and 2 compared with no end looked for in between (both
+         * names are zero-padded there: the kernel's strncpy, the index's copy): 10 instructions, not 12 */
+        if (p[1] != copy[1] || p[2] != copy[2])
+            return false;
+        if (p[2] >> 24 == 0u)
+            return true;
+        k = 3;
+    }
 #if defined(__GNUC__)
 #pragma GCC unroll 8
 #endif
-    for (uint32_t k = 1; k < CMPROF_TASK_NAME_WORDS; k++) {
+    for (; k < CMPROF_TASK_NAME_WORDS; k++) {
         uint32_t a = p[k];
         if (k == CMPROF_TASK_NAME_WORDS - 1u && CMPROF_TASK_NAME_LEN % 4u)
             a &= (1u << 8u * (CMPROF_TASK_NAME_LEN % 4u)) - 1u; /* the characters a copy keeps */

@@ -702,11 +702,24 @@ static void test_names_share_a_first_word(void)
         kernel_switch_to(&main_thread);
         samples_in(0, 1);
     }
+    /* each name right after the one before in the block, differing only past the words the rename
+     * compares together (1 and 2), in word 1 alone, in word 2 alone, or ending at word 2's last byte */
+    static const char *const next[] = {"fworker_3abcd", "fworker_3abce", "fworker_3abc", "fworKer_3abc",
+                                       "fworKer_4abc"};
+    for (unsigned i = 0; i < ARRAY_SIZE(next); i++) {
+        kernel_create(&blk, NULL);
+        kernel_name_set(&blk, next[i]);
+        kernel_switch_to(&blk);
+        samples_in(0, 2);
+        kernel_switch_to(&main_thread);
+    }
     kernel_create(&blk, NULL); /* never named */
     kernel_switch_to(&blk);
     samples_in(0, 3);
     struct text_decoder d;
     finish(&d);
+    for (unsigned i = 0; i < ARRAY_SIZE(next); i++)
+        CHECK(samples_of(&tally, next[i]) == 2);
     CHECK(samples_of(&tally, "fworker_1") == 4 && samples_of(&tally, "fworker_2") == 2);
     CHECK(samples_of(&tally, "fwor") == 2 && samples_of(&tally, "fwo") == 2 && samples_of(&tally, "fworker_3") == 2);
     CHECK(samples_of(&tally, "fworker_9") == 12 && samples_of(&tally, "fmain") == 6);

@@ -10,6 +10,19 @@
 #include <zephyr/kernel.h>
 #include <zephyr/sys/printk.h>
 
+#ifndef CHURN_PAD
+#define CHURN_PAD 0
+#endif
+#if CHURN_PAD
+/* CHURN_PAD bytes of nops, the file's first code: every function after them moves (CMakeLists.txt) */
+#define CHURN_STR(x) #x
+#define CHURN_XSTR(x) CHURN_STR(x)
+__attribute__((used, naked)) static void churn_pad(void)
+{
+    __asm__(".rept " CHURN_XSTR(CHURN_PAD / 2) "\n\tnop\n\t.endr");
+}
+#endif
+
 #define WORKERS 100
 #define WORKER_STACK 512
 
@@ -92,6 +105,9 @@ static void start_worker(uint32_t k, uint32_t count)
 int main(void)
 {
     uint32_t count = 0;
+#if CHURN_PAD
+    __asm__ volatile("" : : "r"(churn_pad)); /* (kept by the link: it drops unreferenced sections) */
+#endif
     for (uint32_t k = 0; k < WORKERS; k++)
         start_worker(k, count++);
     printk("churn: %d workers, %u creations a second, %s names\n", WORKERS, CHURN_HZ,
