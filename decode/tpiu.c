@@ -291,6 +291,16 @@ static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
     return changes_source(buf, len, offset, ANY_SOURCE);
 }
 
+/* The source the first ID change in buf's whole frames (beginning at offset) changes to; -1 when none. */
+static int first_change(const uint8_t *buf, size_t len, unsigned offset)
+{
+    for (size_t f = offset; f + 16u <= len; f += 16u)
+        for (unsigned i = 0; i < 15u; i += 2u)
+            if (buf[f + i] & 1u)
+                return buf[f + i] >> 1;
+    return -1;
+}
+
 /* A new block to check begins at the next byte. */
 static void next_block(struct tpiu_decoder *d)
 {
@@ -421,13 +431,16 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
  * changes the source no more (a one-source formatter writes no ID) and reads as the wanted source's ITM
  * better than as the new source's (with the stretches before it, when full syncs cut them short); then
  * the wanted source goes on, and what the change gave the other source is taken back (nothing else had
- * one). Else the change stands. */
+ * one). Else the change stands: so when its first change is straight back to the wanted source, which a
+ * formatter whose source stayed the wanted one after a hit never writes (it writes the null source's
+ * first, after its padding): a second source's burst shorter than the block. */
 static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     unsigned offset = (16u - d->cur.pos) % 16u;
     bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
     /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
-    bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id);
+    bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id) ||
+                   first_change(d->block, d->n_block, offset) == d->wanted_id;
     if (!changes && d->n_block < TPIU_BLOCK && d->unknown_clean < 32u) {
         /* a stretch cut short by a full sync (a sync counter's, every few frames): too short to tell
          * alone, judged with the next; the doubted source keeps it meanwhile */

@@ -636,6 +636,32 @@ static void test_two_itm_sources_one_quiet(void)
     CHECK(split_anywhere(capture, len, -1));
 }
 
+/* Two ITM sources (IDs 1 and 3), source 3's bursts (100 samples, about 530 bytes) shorter than the block a
+ * doubted change is judged on, source 1 (300 samples a burst) coming back straight after each: the formatter wrote source 1's ID
+ * again with no change between (a stream whose source stayed 1 after a hit would write none, or the null
+ * source's first), so the change to 3 was real: none of source 3's samples is read as source 1's. Whole
+ * and split. Before: its first burst, 100 of them. */
+static void test_second_source_burst_within_a_block(void)
+{
+    static struct tpiu_decoder t;
+    size_t n = 0;
+    for (int round = 0; round < 6; round++) {
+        n = itm_items(items, n, 1, 0x08000100u, 300);
+        n = itm_items(items, n, 3, 0x20000100u, 100);
+    }
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    size_t len = 4 + pack_frames(items, n, capture + 4);
+    for (size_t chunk = 0; chunk < 2; chunk++) {
+        run(capture, len, chunk, 1, &log_a, &t);
+        collect(&log_a);
+        size_t theirs = pcs_from(0x20000000u), ours = pcs_from(0x08000000u);
+        if (chunk == 0)
+            printf("     source 1 asked: %zu of its 1800 samples, %zu of source 3's\n", ours, theirs);
+        CHECK(theirs == 0 && ours + 10 >= 1800 && t.stats.stray_ids == 0);
+    }
+    CHECK(split_anywhere(capture, len, -1));
+}
+
 /* A one-source stream of source 2 (ITM on another trace bus ID), source 1 asked, with one byte hit on
  * the line into an ID change to source 18: source 2's samples are still never source 1's. */
 static void test_other_source_stream_with_a_hit(void)
@@ -828,6 +854,7 @@ int main(void)
     RUN_TEST(test_periodic_syncs_and_a_hit);
     RUN_TEST(test_null_padding_and_a_hit);
     RUN_TEST(test_no_pc_read_across_a_hit);
+    RUN_TEST(test_second_source_burst_within_a_block);
     RUN_TEST(test_stray_bytes_counted_once);
     free(log_a.buf);
     free(log_b.buf);
