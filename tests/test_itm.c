@@ -2,6 +2,7 @@
 #include "../decode/itm.h"
 #include "check.h"
 #include "evlog.h"
+#include "pc_match.h"
 
 static struct evlog log_a, log_b;
 
@@ -367,24 +368,11 @@ static void pcs_got(void *ctx, const struct ev *e)
         got[n_got++] = e->pc.addr;
 }
 
-/* The PCs got matched in order against those sent (400 ahead at most): how many matched; *wrong: PCs
- * got that match none (read from bytes of two packets, or from a packet's middle). */
-static size_t pcs_matched(size_t *wrong)
+/* The PCs got matched in order against those sent: how many matched; *wrong: PCs got that match none (read
+ * from bytes of two packets, or from a packet's middle); is_wrong[g] (when given) marks them. */
+static size_t pcs_matched(size_t *wrong, bool *is_wrong)
 {
-    size_t w = 0, m = 0;
-    *wrong = 0;
-    for (size_t g = 0; g < n_got; g++) {
-        size_t k = w;
-        while (k < n_sent && k < w + 400 && sent[k] != got[g])
-            k++;
-        if (k < n_sent && sent[k] == got[g]) {
-            m++;
-            w = k + 1;
-        } else {
-            (*wrong)++;
-        }
-    }
-    return m;
+    return pcs_in_order(sent, n_sent, got, n_got, 400, wrong, is_wrong);
 }
 
 /* The stretches kept[2k]..kept[2k+1] of s decoded one after the other (the bytes between them lost),
@@ -437,7 +425,7 @@ static void test_resync_after_a_bad_packet(void)
     struct itm_decoder d, d2;
     size_t whole[] = {0, k};
     decode_kept(&d, t, whole, 2, false);
-    size_t m = pcs_matched(&wrong);
+    size_t m = pcs_matched(&wrong, NULL);
     printf("     %zu bad packets: %zu of %zu samples, %zu wrong, %llu found again from the structure\n", bad, m,
            n_sent, wrong, (unsigned long long)d.stats.resyncs);
     CHECK(d.stats.errors == bad && d.stats.resyncs == bad && wrong == 0 && m + 2 * bad >= n_sent);
@@ -474,7 +462,7 @@ static void test_hole_drops_the_packet_across_it(void)
         size_t n_kept = lose(kept, n, 40, 12);
         struct itm_decoder d;
         decode_kept(&d, s, kept, n_kept, true);
-        size_t m = pcs_matched(&wrong);
+        size_t m = pcs_matched(&wrong, NULL);
         printf("     %s, 40 holes: %zu of %zu samples, %zu wrong, %llu found again from the structure\n",
                ambiguous ? "PCs 0x080017xx" : "PCs and writes", m, n_sent, wrong, (unsigned long long)d.stats.resyncs);
         CHECK(wrong == 0 && d.stats.holes == 40 && (ambiguous || m + 4 * 40 >= n_sent));
@@ -520,19 +508,15 @@ static void test_losses_unsaid(void)
             if (d.stats.errors > before && n_errors < 400)
                 error_at[n_errors++] = i;
         }
-        got_right += pcs_matched(&wrong);
+        static bool is_wrong[sizeof got / sizeof got[0]];
+        got_right += pcs_matched(&wrong, is_wrong);
         all += n_sent;
         all_wrong += wrong;
         errors += d.stats.errors;
         resyncs += d.stats.resyncs;
-        for (size_t g = 0, w = 0; g < n_got; g++) { /* (pcs_matched again, each wrong PC placed) */
-            size_t j = w;
-            while (j < n_sent && j < w + 400 && sent[j] != got[g])
-                j++;
-            if (j < n_sent && sent[j] == got[g]) {
-                w = j + 1;
+        for (size_t g = 0; g < n_got; g++) {
+            if (!is_wrong[g])
                 continue;
-            }
             uint64_t last_loss = 0, end = got_at[g] + 5;
             for (size_t h = 0; h < 50; h++)
                 last_loss = lost_at[h] < end ? lost_at[h] : last_loss;

@@ -3,6 +3,7 @@
 #include "../decode/tpiu.h"
 #include "check.h"
 #include "evlog.h"
+#include "pc_match.h"
 #include "tpiu_gen.h"
 
 static struct evlog log_a, log_b;
@@ -164,20 +165,7 @@ static void collect(struct evlog *l)
  * that match none (bytes of a slipped frame read as ITM). */
 static size_t matched(size_t *stray)
 {
-    size_t w = 0, m = 0;
-    *stray = 0;
-    for (size_t g = 0; g < n_got; g++) {
-        size_t k = w;
-        while (k < n_want && k < w + 400 && want_pcs[k] != got_pcs[g])
-            k++;
-        if (k < n_want && want_pcs[k] == got_pcs[g]) {
-            m++;
-            w = k + 1;
-        } else {
-            (*stray)++;
-        }
-    }
-    return m;
+    return pcs_in_order(want_pcs, n_want, got_pcs, n_got, 400, stray, NULL);
 }
 
 static uint8_t capture[260000];
@@ -189,6 +177,16 @@ static size_t syncless(size_t samples, unsigned lead)
     for (unsigned k = 0; k < lead; k++)
         capture[k] = (uint8_t)rnd32();
     return lead + pack_frames(items, make_items(samples), capture + lead);
+}
+
+/* `samples` of one source whose formatter wrote its ID once, in the first frame, into capture; returns the
+ * bytes of the frames after that one (from capture + 16). */
+static size_t one_source_frames(size_t samples)
+{
+    one_source = true;
+    size_t n = pack_frames(items, make_items(samples), capture + 16) - 16;
+    one_source = false;
+    return n;
 }
 
 /* The same events and counters whole, byte by byte and split at random. */
@@ -300,9 +298,7 @@ static void test_one_source_joined_after_its_only_id(void)
 {
     static struct tpiu_decoder t;
     static uint8_t s[sizeof capture];
-    one_source = true;
-    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray;
-    one_source = false;
+    size_t frames = one_source_frames(3000), stray;
     CHECK(capture[16] == 0x03); /* the only ID change, in the frame the capture leaves out */
     for (int how = 0; how < 3; how++) { /* by content, a full sync first, --tpiu-offset */
         size_t lead = how == 1 ? 4 : 5, n = lead + frames;
@@ -537,9 +533,7 @@ static void test_one_source_with_periodic_syncs(void)
 {
     static struct tpiu_decoder t;
     static uint8_t s[sizeof capture + sizeof capture / 4];
-    one_source = true;
-    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray, at;
-    one_source = false;
+    size_t frames = one_source_frames(3000), stray, at;
     static const unsigned spacing[] = {64, 16, 4, 2, 1};
     for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++) {
         size_t n = synced_every(s, frames, spacing[k], 0, &at);
@@ -610,6 +604,28 @@ static size_t pcs_from(uint32_t base)
     return k;
 }
 
+/* A full sync, then six rounds of `ours` samples of source 1 and `theirs` of source 3 (the IDs changed as a
+ * formatter changes them), into capture; returns its length. */
+static size_t two_sources(size_t ours, size_t theirs)
+{
+    size_t n = 0;
+    for (int round = 0; round < 6; round++) {
+        n = itm_items(items, n, 1, 0x08000100u, ours);
+        n = itm_items(items, n, 3, 0x20000100u, theirs);
+    }
+    memcpy(capture, "\xff\xff\xff\x7f", 4);
+    return 4 + pack_frames(items, n, capture + 4);
+}
+
+/* capture decoded (pieces as run's) with source 1 asked: source 1's samples, and source 3's read as its. */
+static void read_two_sources(size_t len, size_t chunk, struct tpiu_decoder *t, size_t *ours, size_t *theirs)
+{
+    run(capture, len, chunk, 1, &log_a, t);
+    collect(&log_a);
+    *theirs = pcs_from(0x20000000u);
+    *ours = pcs_from(0x08000000u);
+}
+
 /* Two ITM sources (two cores' ITM through one formatter, on IDs 1 and 3), source 1 quiet while
  * source 3 sends more than a block: a stream that wrote source 1's ID once and then changed to source 3
  * for a block of clean ITM cannot be told from a one-source stream with a byte hit, so source 3's first
@@ -618,17 +634,9 @@ static size_t pcs_from(uint32_t base)
 static void test_two_itm_sources_one_quiet(void)
 {
     static struct tpiu_decoder t;
-    size_t n = 0;
-    for (int round = 0; round < 6; round++) {
-        n = itm_items(items, n, 1, 0x08000100u, 100);
-        n = itm_items(items, n, 3, 0x20000100u, 300); /* 1,500 bytes of source 3 alone */
-    }
-    memcpy(capture, "\xff\xff\xff\x7f", 4);
-    size_t len = 4 + pack_frames(items, n, capture + 4);
+    size_t len = two_sources(100, 300), ours, theirs; /* (300 samples: 1,500 bytes of source 3 alone) */
     for (size_t chunk = 0; chunk < 2; chunk++) {
-        run(capture, len, chunk, 1, &log_a, &t);
-        collect(&log_a);
-        size_t theirs = pcs_from(0x20000000u), ours = pcs_from(0x08000000u);
+        read_two_sources(len, chunk, &t, &ours, &theirs);
         if (chunk == 0)
             printf("     source 1 asked: %zu of its 600 samples, %zu of source 3's\n", ours, theirs);
         CHECK(theirs <= 300 && ours + 10 >= 600 && t.stats.stray_ids == 1 && t.stats.wanted_ids >= 2); /* (said) */
@@ -637,24 +645,16 @@ static void test_two_itm_sources_one_quiet(void)
 }
 
 /* Two ITM sources (IDs 1 and 3), source 3's bursts (100 samples, about 530 bytes) shorter than the block a
- * doubted change is judged on, source 1 (300 samples a burst) coming back straight after each: the formatter wrote source 1's ID
- * again with no change between (a stream whose source stayed 1 after a hit would write none, or the null
+ * doubted change is judged on, source 1 (300 samples a burst) coming back straight after
+ * each: the formatter wrote source 1's ID again with no change between (a stream whose source stayed 1 after a hit would write none, or the null
  * source's first), so the change to 3 was real: none of source 3's samples is read as source 1's. Whole
- * and split. Before: its first burst, 100 of them. */
+ * and split. Before: its first burst, 98 of them. */
 static void test_second_source_burst_within_a_block(void)
 {
     static struct tpiu_decoder t;
-    size_t n = 0;
-    for (int round = 0; round < 6; round++) {
-        n = itm_items(items, n, 1, 0x08000100u, 300);
-        n = itm_items(items, n, 3, 0x20000100u, 100);
-    }
-    memcpy(capture, "\xff\xff\xff\x7f", 4);
-    size_t len = 4 + pack_frames(items, n, capture + 4);
+    size_t len = two_sources(300, 100), ours, theirs;
     for (size_t chunk = 0; chunk < 2; chunk++) {
-        run(capture, len, chunk, 1, &log_a, &t);
-        collect(&log_a);
-        size_t theirs = pcs_from(0x20000000u), ours = pcs_from(0x08000000u);
+        read_two_sources(len, chunk, &t, &ours, &theirs);
         if (chunk == 0)
             printf("     source 1 asked: %zu of its 1800 samples, %zu of source 3's\n", ours, theirs);
         CHECK(theirs == 0 && ours + 10 >= 1800 && t.stats.stray_ids == 0);
@@ -680,29 +680,6 @@ static void test_other_source_stream_with_a_hit(void)
     CHECK(log_a.count[EV_PC] == 0 && split_anywhere(capture, n, -1));
     capture[frame] = was;
     capture[4] = 0x03;
-}
-
-/* The one-source stream with a full sync every 2 frames (a sync counter) and one byte hit into an ID
- * change to source 2: the rest is still source 1's. */
-static void test_periodic_syncs_and_a_hit(void)
-{
-    static struct tpiu_decoder t;
-    static uint8_t s[sizeof capture + sizeof capture / 4];
-    one_source = true;
-    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray;
-    one_source = false;
-    static const unsigned spacing[] = {64, 8, 2};
-    for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++) {
-        size_t hit = 0, n = synced_every(s, frames, spacing[k], frames / 32, &hit);
-        s[hit + 4] = 0x05;
-        run(s, n, 0, 1, &log_a, &t);
-        collect(&log_a);
-        size_t m = matched(&stray);
-        printf("     a sync every %u frames and a hit: %zu of %zu samples, %zu strays\n", spacing[k], m, n_want, stray);
-        /* (the hit took a byte of the ITM stream: the ITM decoder may read one PC across the hole) */
-        CHECK(stray <= 1 && m + 80 >= n_want);
-        CHECK(split_anywhere(s, n, -1));
-    }
 }
 
 /* A one-source stream whose formatter padded idle time with the null source (ID 0) and wrote the
@@ -755,23 +732,23 @@ static size_t hit_capture(uint8_t *s, size_t frames, unsigned every, size_t mark
     return n;
 }
 
-/* A byte hit into an ID change, judged stray: the rest of its frame is dropped, and the ITM packet across
- * that hole with it (itm_hole), never read from the bytes on both sides of it: no sample carries a PC the
- * target did not send. Hits at each even byte of frames here and there, with a full sync every 64, 8 and 2
- * frames or none; whole, and split anywhere. Before: 60 stray PCs in 96 such captures. */
+/* The one-source stream with one byte hit into an ID change, judged stray (the rest is still source 1's): the
+ * rest of its frame is dropped, and the ITM packet across that hole with it (itm_hole), never read from the
+ * bytes on both sides of it: no sample carries a PC the target did not send. Hits at each even byte of
+ * frames here and there, with a full sync every 64, 8 and 2 frames (a sync counter) or none; whole, and
+ * split anywhere. Before: 2,043 stray PCs in 96 such captures (1,979 in one, a sync every 2 frames and
+ * a hit at byte 0: the ITM decoder read on out of step), where an earlier check allowed 1. */
 static void test_no_pc_read_across_a_hit(void)
 {
     static struct tpiu_decoder t;
     static uint8_t s[sizeof capture + sizeof capture / 4];
-    one_source = true;
-    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, stray, strays = 0, worst = n_want;
-    one_source = false;
+    size_t frames = one_source_frames(3000), stray, strays = 0, worst = n_want;
     static const unsigned spacing[] = {100000, 64, 8, 2};
     unsigned runs = 0;
     for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++)
-        for (size_t f = 1; f <= 3; f++)
+        for (size_t f = 0; f < 3; f++)
             for (unsigned e = 0; e < 16; e += 2) {
-                size_t n = hit_capture(s, frames, spacing[k], frames / 16 * f / 4, e);
+                size_t n = hit_capture(s, frames, spacing[k], f ? frames / 16 * f / 3 : frames / 32, e);
                 if (!n)
                     continue;
                 run(s, n, 0, 1, &log_a, &t);
@@ -781,7 +758,7 @@ static void test_no_pc_read_across_a_hit(void)
                 worst = m < worst ? m : worst;
                 runs++;
                 CHECK(stray == 0 && m + 80 >= n_want);
-                if (f == 2 && e == 4)
+                if (f == 0 && e == 4)
                     CHECK(split_anywhere(s, n, -1));
             }
     printf("     %u captures with a hit: %zu stray PCs, the fewest samples %zu of %zu\n", runs, strays, worst, n_want);
@@ -806,9 +783,7 @@ static void test_stray_bytes_counted_once(void)
 {
     static struct tpiu_decoder t;
     static uint8_t s[sizeof capture + sizeof capture / 4];
-    one_source = true;
-    size_t frames = pack_frames(items, make_items(3000), capture + 16) - 16, at;
-    one_source = false;
+    size_t frames = one_source_frames(3000), at;
     static const unsigned spacing[] = {100000, 8, 2};
     for (size_t k = 0; k < sizeof spacing / sizeof spacing[0]; k++) {
         size_t n = synced_every(s, frames, spacing[k], 0, &at);
@@ -851,7 +826,6 @@ int main(void)
     RUN_TEST(test_mutated_streams_split_anywhere);
     RUN_TEST(test_two_itm_sources_one_quiet);
     RUN_TEST(test_other_source_stream_with_a_hit);
-    RUN_TEST(test_periodic_syncs_and_a_hit);
     RUN_TEST(test_null_padding_and_a_hit);
     RUN_TEST(test_no_pc_read_across_a_hit);
     RUN_TEST(test_second_source_burst_within_a_block);
