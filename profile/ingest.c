@@ -928,7 +928,7 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     loss(&l, f->stray_ids, "%llu stray TPIU ID changes (a byte hit, or noise, on the line): read on as source %u's, "
-         "the rest of each such frame dropped (%llu bytes, with what came while it was judged)%s",
+         "the rest of each such frame dropped (%llu bytes)%s",
          (unsigned long long)f->stray_ids, (unsigned)in->tpiu.wanted_id, (unsigned long long)f->stray_bytes,
          f->wanted_ids > 1 ? "; but the stream wrote that source's ID again after, as only a stream of two sources "
                              "does: up to 1 KB of another source's bytes after each may have been read as its" : "");
