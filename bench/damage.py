@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Damaged captures decoded by two builds of the decoders (bench/decode_damage.c, built from two trees):
-of 100,000 PC samples sent (all distinct, so each one got is placed exactly), how many come back in
-order, and how many PCs come back that were never sent. By hand, not in make bench:
+of 100,000 PC samples sent (all distinct), how many come back, and how many PCs come back that were
+never sent (or twice). By hand, not in make bench:
     python3 bench/damage.py OLD_BINARY NEW_BINARY
 Captures: test_cli's ITM stream (a sync every 1,000 samples) raw and in one-source TPIU frames (the ID
 written once), with 50 bits flipped or 50 bytes dropped at random (fixed seeds)."""
@@ -30,16 +30,13 @@ def dropped(data, k, seed):
 
 
 def score(sent, got):
-    """(PCs got in order, PCs got that were never sent there)."""
-    where = {pc: i for i, pc in enumerate(sent)}
-    w = m = wrong = 0
+    """(PCs sent that came back, PCs got that were never sent or came back twice). The PCs are distinct, and
+    spread over 16 MB: one read wrongly is one of them by chance about once in 80."""
+    sent, seen = set(sent), set()
     for g in got:
-        i = where.get(g, -1)
-        if w <= i < w + 5000:
-            m, w = m + 1, i + 1
-        else:
-            wrong += 1
-    return m, wrong
+        if g in sent:
+            seen.add(g)
+    return len(seen), len(got) - len(seen)
 
 
 def main():
