@@ -13,9 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { S_HEADER, S_SYNC, S_SOURCE, S_CONT, S_HUNT };
+enum { S_HEADER, S_SYNC, S_SOURCE, S_CONT, S_HUNT, S_WINDOW };
 
 #define SYNC_ZERO_BYTES 5u /* 5 x 8 zero bits, plus 7 in the 0x80 that ends the packet */
+#define RESYNC_STARTS 7u   /* a packet boundary lies among the first 7 bytes after a break: the longest
+                              packet but a sync is 7 bytes (global timestamp 2) */
+#define RESYNC_PCS 4u      /* PC-sample packets the readings must agree on after their boundary */
 
 /* Header bytes and header fields, as the classes above name them */
 #define HDR_SYNC 0x00u       /* a sync packet's first byte, and each zero byte of its body */
@@ -53,6 +56,7 @@ void itm_init(struct itm_decoder *d, bool wait_for_sync)
 
 void itm_rejoin(struct itm_decoder *d)
 {
+    d->n_window = 0; /* (held after a bad packet: counted in hunted, and skipped) */
     if (!d->rejoining)
         d->hunted_at_rejoin = d->stats.hunted;
     d->rejoining = true;
@@ -60,12 +64,56 @@ void itm_rejoin(struct itm_decoder *d)
     d->zeros = 0;
 }
 
+/* The packet boundaries are lost from here: the next bytes are held and judged (see itm_feed). */
+static void lose_step(struct itm_decoder *d)
+{
+    d->state = S_WINDOW;
+    d->n_window = 0;
+    d->zeros = 0;
+}
+
 static void fail(struct itm_decoder *d)
 {
     if (!d->stats.errors++)
         d->stats.first_error = d->stats.bytes; /* bytes already counts the offending byte */
-    d->state = S_HUNT;
-    d->zeros = 0;
+    lose_step(d);
+}
+
+void itm_hole(struct itm_decoder *d)
+{
+    d->stats.holes++;
+    d->zeros = 0; /* (a sync packet does not span the hole) */
+    if (d->state != S_HUNT) /* (bytes held before it are skipped: counted in hunted already) */
+        lose_step(d);
+}
+
+/* The packet boundary where every reading of w[0..n) (n < 64) that begins at one of its first
+ * RESYNC_STARTS bytes and keeps to ITM's framing meets the others, with RESYNC_PCS PC-sample packets at
+ * least after it; n when there is none. The true reading is among them, so a boundary they all share is
+ * a true one: no packet is read from a guess that could be wrong. */
+static size_t boundary(const uint8_t *w, size_t n)
+{
+    uint64_t common = UINT64_MAX;
+    bool any = false;
+    for (size_t s = 0; s < RESYNC_STARTS && s < n; s++) {
+        struct itm_lint l = {0};
+        uint64_t starts = 1ull << s;
+        size_t j = s;
+        for (enum itm_lint_result r; j < n && (r = itm_lint(&l, w[j])) != ITM_LINT_ERROR; j++)
+            if (r == ITM_LINT_PACKET)
+                starts |= 1ull << (j + 1);
+        if (j < n)
+            continue; /* a bad packet: not this reading */
+        common &= starts;
+        any = true;
+    }
+    common &= (1ull << n) - 1u;
+    if (!any || !common)
+        return n;
+    size_t at = (size_t)__builtin_ctzll(common), pcs = 0;
+    for (size_t j = at; j + PC_SAMPLE_BYTES <= n; j++) /* (past `at` the readings are one: common holds its boundaries) */
+        pcs += ((common >> j) & 1u) && w[j] == HDR_PC_SAMPLE;
+    return pcs >= RESYNC_PCS ? at : n;
 }
 
 static uint32_t source_size(uint8_t h)
@@ -324,6 +372,22 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
     return k;
 }
 
+/* The window held after a bad packet or a hole is full: decoded from the boundary its readings agree
+ * on (the bytes before it skipped), else hunted through for a sync as before. Its bytes were counted
+ * in hunted as they came; they are fed again from their own offsets. */
+static void judge_window(struct itm_decoder *d, const struct ev_sink *sink)
+{
+    uint8_t w[ITM_RESYNC_WINDOW];
+    size_t n = d->n_window, at = boundary(d->window, n);
+    memcpy(w, d->window, n);
+    d->n_window = 0;
+    d->stats.hunted -= n - (at < n ? at : 0);
+    d->stats.bytes = d->window_at + (at < n ? at : 0);
+    d->stats.resyncs += at < n;
+    d->state = at < n ? S_HEADER : S_HUNT;
+    itm_feed(d, w + (at < n ? at : 0), n - (at < n ? at : 0), sink);
+}
+
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)
 {
     for (size_t i = 0; i < len; i++) {
@@ -367,6 +431,14 @@ void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struc
             } else if (d->got >= cont_limit(d->header)) {
                 fail(d);
             }
+            break;
+        case S_WINDOW: /* (counted as skipped until judged) */
+            d->stats.hunted++;
+            if (d->n_window == 0u)
+                d->window_at = off;
+            d->window[d->n_window++] = b;
+            if (d->n_window == ITM_RESYNC_WINDOW)
+                judge_window(d, sink);
             break;
         case S_SYNC:
         case S_HUNT:

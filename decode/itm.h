@@ -1,6 +1,8 @@
 /* ITM/DWT packet decoder (ARMv7-M Architecture Reference Manual, appendix D4). A push state
  * machine: feed it any slices of the stream, it emits the same events. A reserved header or a
- * malformed packet is counted, then the decoder hunts for the next synchronisation packet. */
+ * malformed packet is counted; the packet boundaries are then found again from the packets'
+ * structure where that is unambiguous (see itm_feed), else the decoder hunts for the next
+ * synchronisation packet. */
 #ifndef CMPROF_DECODE_ITM_H
 #define CMPROF_DECODE_ITM_H
 
@@ -20,9 +22,13 @@ struct itm_stats {
     uint64_t first_error; /* 1 + byte offset of the first error, 0 when none */
     uint64_t rejoined; /* bytes skipped after the source came back (itm_rejoin), up to its next sync: the
                           gap's, not an error */
+    uint64_t holes;    /* bytes lost before the decoder (itm_hole): the packet across each dropped */
+    uint64_t resyncs;  /* packet boundaries found again from the packets' structure, not a sync, after a bad
+                          packet or a hole (the bytes before the boundary are counted in hunted) */
 };
 
 #define ITM_RUN_MAX 64u /* PC samples in one EV_PCS event */
+#define ITM_RESYNC_WINDOW 40u /* bytes read ahead, after a bad packet or a hole, to find a packet boundary */
 
 struct itm_decoder {
     bool batch_pcs;     /* set after itm_init when the sink takes EV_PCS: a run of PC-sample packets
@@ -39,6 +45,9 @@ struct itm_decoder {
     bool rejoining;            /* itm_rejoin: hunting for the sync after the source came back ... */
     uint64_t hunted_at_rejoin; /* ... with hunted at this count then */
     struct itm_stats stats;
+    uint8_t n_window;          /* bytes held after a bad packet or a hole, judged when ITM_RESYNC_WINDOW came */
+    uint64_t window_at;        /* the offset of window[0] */
+    uint8_t window[ITM_RESYNC_WINDOW];
     uint32_t run[ITM_RUN_MAX]; /* the EV_PCS being filled */
 };
 
@@ -46,7 +55,15 @@ struct itm_decoder {
  * that joins a stream mid-packet). */
 void itm_init(struct itm_decoder *d, bool wait_for_sync);
 
+/* After a bad packet or a hole, the next ITM_RESYNC_WINDOW bytes are held and read from each of their
+ * first bytes as the start of a packet: when every reading that keeps to ITM's framing through them
+ * meets at one packet boundary (the true reading is among them, so that boundary is true), with at
+ * least 4 PC-sample packets (a fixed header and length) after it, decoding goes on from there; else
+ * the decoder hunts for the next sync packet. No packet is emitted from a reading that could be wrong. */
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink);
+/* Bytes were lost here, before the decoder (a TPIU frame's byte hit on the line, its frame's rest
+ * dropped): the packet in progress is dropped, and the boundaries found again as after a bad packet. */
+void itm_hole(struct itm_decoder *d);
 /* The source came back after going away (a reconnect): the packet it was inside is dropped and what
  * comes before the next sync is skipped as at a live start, counted in `rejoined` (not as a bad packet,
  * nor as hunted: the decoding did not fail, the stream had a gap). */

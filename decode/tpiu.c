@@ -291,6 +291,16 @@ static bool any_id_change(const uint8_t *buf, size_t len, unsigned offset)
     return changes_source(buf, len, offset, ANY_SOURCE);
 }
 
+/* The source the first ID change in buf's whole frames (beginning at offset) changes to; -1 when none. */
+static int first_change(const uint8_t *buf, size_t len, unsigned offset)
+{
+    for (size_t f = offset; f + 16u <= len; f += 16u)
+        for (unsigned i = 0; i < 15u; i += 2u)
+            if (buf[f + i] & 1u)
+                return buf[f + i] >> 1;
+    return -1;
+}
+
 /* A new block to check begins at the next byte. */
 static void next_block(struct tpiu_decoder *d)
 {
@@ -403,6 +413,13 @@ static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, 
     return wanted_wins(d->unknown_clean, d->unknown_margin) ? d->wanted_id : ID_NULL;
 }
 
+/* The bytes passed on have a hole here (see tpiu_decoder.hole). */
+static void hole(const struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (d->hole && sink)
+        d->hole(sink->ctx);
+}
+
 static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     for (size_t i = 0; i < d->n_block; i++)
@@ -414,13 +431,16 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
  * changes the source no more (a one-source formatter writes no ID) and reads as the wanted source's ITM
  * better than as the new source's (with the stretches before it, when full syncs cut them short); then
  * the wanted source goes on, and what the change gave the other source is taken back (nothing else had
- * one). Else the change stands. */
-static void resolve_doubt(struct tpiu_decoder *d)
+ * one). Else the change stands: so when its first change is straight back to the wanted source, which a
+ * formatter whose source stayed the wanted one after a hit never writes (it writes the null source's
+ * first, after its padding): a second source's burst shorter than the block. */
+static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     unsigned offset = (16u - d->cur.pos) % 16u;
     bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
     /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
-    bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id);
+    bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id) ||
+                   first_change(d->block, d->n_block, offset) == d->wanted_id;
     if (!changes && d->n_block < TPIU_BLOCK && d->unknown_clean < 32u) {
         /* a stretch cut short by a full sync (a sync counter's, every few frames): too short to tell
          * alone, judged with the next; the doubted source keeps it meanwhile */
@@ -432,10 +452,12 @@ static void resolve_doubt(struct tpiu_decoder *d)
     d->cur.last_real = stray ? d->wanted_id : d->cur.last_real;
     d->cur.id_known = true;
     d->doubted_id = ID_UNDOUBTED;
-    if (stray) {
+    if (stray) { /* (no other source had a byte before the change: all those are its) */
         d->stats.stray_ids++;
+        d->stats.stray_bytes += d->stats.other_ids;
         d->stats.other_ids = 0;
         memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
+        hole(d, sink);
     }
 }
 
@@ -444,7 +466,7 @@ static void resolve_doubt(struct tpiu_decoder *d)
 static void settle_source(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     if (d->doubted_id != ID_UNDOUBTED) {
-        resolve_doubt(d);
+        resolve_doubt(d, sink);
     } else if (start_source(d, &d->cur, d->block, d->n_block, ID_NULL) != ID_NULL) {
         d->cur.id = d->wanted_id;
         d->cur.id_known = true;
@@ -497,6 +519,7 @@ static void take_block_as_wanted(struct tpiu_decoder *d, unsigned at, const stru
     d->stats.other_ids = d->other_at_block;
     d->stats.cut += at; /* (the end of the frame before the block, read as the other source's) */
     lane_start(&d->cur, at, d->wanted_id);
+    hole(d, sink);
     for (size_t i = 0; i < d->n_block; i++)
         decode_byte(d, d->block[i], sink);
     d->stats.frames = frames;
@@ -521,6 +544,7 @@ static void recheck(struct tpiu_decoder *d, const struct byte_sink *sink)
             d->stats.realigns++;
             d->stats.cut += d->cur.pos;
             d->cur = *better; /* its frame in progress goes on */
+            hole(d, sink);
         }
     }
     next_block(d);
@@ -544,9 +568,10 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
         a->id_assumed = id != ID_NULL;
         decode_held(d, before, sink);
     } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
-        if (d->cur.whole)
+        if (d->cur.whole) {
             d->stats.realigns++;
-        else
+            hole(d, sink);
+        } else
             d->stats.unsynced -= d->cur.pos < 3u ? d->cur.pos : 3u; /* they were the sync, not lost data */
         d->stats.cut += d->cur.whole && d->cur.pos > 3u ? d->cur.pos - 3u : 0u;
     }
@@ -623,7 +648,8 @@ size_t tpiu_counters(const struct tpiu_stats *st, struct dec_counter *out)
     out[1] = (struct dec_counter){"tpiu_unsynced", st->unsynced};
     out[2] = (struct dec_counter){"tpiu_realigns", st->realigns};
     out[3] = (struct dec_counter){"tpiu_stray_ids", st->stray_ids};
-    return 4;
+    out[4] = (struct dec_counter){"tpiu_stray_bytes", st->stray_bytes};
+    return 5;
 }
 
 bool tpiu_describe(const struct tpiu_stats *st, char *buf, size_t len)

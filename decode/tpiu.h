@@ -48,6 +48,8 @@ struct tpiu_stats {
     uint64_t cut;         /* bytes of frames cut short by a re-alignment */
     uint64_t stray_ids;   /* ID changes to a source that sent nothing of its own, its frames read as the
                            * wanted source's ITM again: a hit byte in a one-source stream */
+    uint64_t stray_bytes; /* the bytes a stray change gave its ID (the rest of its frame, and stretches held
+                           * while it was judged): dropped, counted here only */
     uint64_t wanted_ids;  /* ID changes to the wanted source read from another, or from itself (a one-source
                            * formatter writes one at most: its changes back from the null source's padding are
                            * not counted; more than one after a stray change: that change was a second source's) */
@@ -70,6 +72,10 @@ struct tpiu_lane {
 };
 
 struct tpiu_decoder {
+    /* set after tpiu_init (NULL: none): called with the byte sink's ctx where the bytes passed on have a
+     * hole (a stray change's frame dropped, the frames re-aligned), so that the ITM packet across it is not
+     * read from both sides: itm_hole */
+    void (*hole)(void *ctx);
     struct tpiu_lane cur;
     uint32_t window;      /* the last four bytes, for full-sync detection */
     uint8_t wanted_id;

@@ -402,6 +402,12 @@ static void tpiu_to_itm(void *ctx, const uint8_t *buf, size_t len)
     itm_feed(&in->itm, buf, len, &in->sink);
 }
 
+static void tpiu_hole_to_itm(void *ctx)
+{
+    struct ingest *in = ctx;
+    itm_hole(&in->itm);
+}
+
 /* The format, once: the text decoder is set up only for text (its tables, 55 KB, stay untouched for
  * ITM; until then its zeroed stats read as a fresh decoder's). */
 static void set_format(struct ingest *in, enum detect_format format)
@@ -428,6 +434,7 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
     itm_init(&in->itm, o->wait_sync);
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
     tpiu_init(&in->tpiu, o->tpiu_id);
+    in->tpiu.hole = tpiu_hole_to_itm; /* (the packet across a stray change's dropped frame is dropped) */
     if (o->tpiu_offset)
         tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
     orbflow_init(&in->orbflow, o->tpiu_id);
@@ -921,7 +928,8 @@ size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], siz
     loss(&l, f->realigns, "%llu TPIU re-alignments: the frames slipped (bytes lost or added on the line), %llu bytes "
          "of cut frames dropped", (unsigned long long)f->realigns, (unsigned long long)f->cut);
     loss(&l, f->stray_ids, "%llu stray TPIU ID changes (a byte hit, or noise, on the line): read on as source %u's, "
-         "the rest of each such frame dropped%s", (unsigned long long)f->stray_ids, (unsigned)in->tpiu.wanted_id,
+         "the rest of each such frame dropped (%llu bytes)%s",
+         (unsigned long long)f->stray_ids, (unsigned)in->tpiu.wanted_id, (unsigned long long)f->stray_bytes,
          f->wanted_ids > 1 ? "; but the stream wrote that source's ID again after, as only a stream of two sources "
                              "does: up to 1 KB of another source's bytes after each may have been read as its" : "");
     const struct orbflow_stats *of = &in->orbflow.stats;
