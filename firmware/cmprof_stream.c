@@ -1053,18 +1053,21 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 
 /* The 2 chars of retired name r as its index's new name (the index's copy) with another number, or
  * 0 when it is none. */
+/* The length of a name in a copy's zero-padded words (its end: the first zero byte), a word at a
+ * time. */
+static uint32_t copy_len(const uint32_t *w)
+{
+    uint32_t k = 0, zero;
+    while (!(zero = (w[k] - 0x01010101u) & ~w[k] & 0x80808080u) && k < CMPROF_TASK_NAME_WORDS)
+        k++;
+    return zero ? 4u * k + LOW_BYTE(zero) : 4u * CMPROF_TASK_NAME_WORDS;
+}
+
 static uint32_t retired_code(const struct cmprof_retired *r)
 {
-    struct num_ref now;
-    uint32_t len = 0, old_len = 0;
-    for (uint32_t k = 0; k <= CMPROF_TASK_NAME_WORDS; k++)
-        now.text[k] = cmprof_tag_names.copy[r->index][k];
-    while (len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)now.text)[len])
-        len++;
-    while (old_len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)r->copy)[old_len])
-        old_len++;
-    now.len = len;
-    return num_code(&now, (const char *)r->copy, old_len); /* (now: the index's new name) */
+    const uint32_t *now = cmprof_tag_names.copy[r->index]; /* the index's new name */
+    uint32_t len = copy_len(now);
+    return len && len == copy_len(r->copy) ? num_code_at((const char *)now, (const char *)r->copy, len) : 0u;
 }
 
 __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
