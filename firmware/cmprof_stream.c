@@ -844,9 +844,6 @@ static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
     return (uint32_t)(uint8_t)num_chars[code >> 6] | (uint32_t)(uint8_t)b64[code & 63u] << 8;
 }
 
-/* The same against r (0: no name there yet, or another length: no call). */
-#define num_code(r, s, n) ((r)->len == (n) && (n) ? num_code_at((const char *)(r)->text, (s), (n)) : 0u)
-
 /* Whether the name at s (len chars) ends in two digits: a numbered name's reference (version 9). A
  * numbered name itself does (its last chars are digits, or the reference's). */
 static inline bool ends_in_digits(const char *s, uint32_t len)
@@ -981,11 +978,17 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
         HOST_GETS_TAG(i, tag);
     }
 #if CMPROF_TAG_NAMES
+    /* first, no hash for a new number: read in the index's copy (zero-padded words, one past its
+     * chars), not copied into the line (the entry writes no name); its length is the epoch's name's
+     * when its char there ends it (or both are as long as an entry's name goes) */
+    uint32_t ref = epoch_ref.len;
+    if (has_tag && ref && (ref == 4u * COPY_WORDS || !name[ref])) {
+        uint32_t code = num_code_at((const char *)epoch_ref.text, name, ref);
+        if (code)
+            return put_numbered(b, head, i, name, ref, code);
+    }
     size_t end = put_copy(b, n + 1, name);
     uint32_t len = (uint32_t)(end - n - 1u);
-    uint32_t code = has_tag ? num_code(&epoch_ref, b + n + 1, len) : 0u;
-    if (code) /* first: no hash for a new number */
-        return put_numbered(b, head, i, b + n + 1, len, code);
     uint32_t id = name_id(name, len); /* the index's copy: whole words */
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
