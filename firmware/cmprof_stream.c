@@ -133,6 +133,24 @@ static struct { /* retired names that go inside their index's next '=' entry (pu
 static uint32_t n_retired_in;
 #endif
 
+#if CMPROF_TAG_NAMES
+/* The indexes a '=' entry named whole in this page epoch (DEFS_MAX a line at most). A host places a
+ * line's samples only once it read the line's epoch from its first line (the page cache), so it read
+ * those entries: their names' samples in the epoch need no repeat. At the epoch's end their live marks
+ * go (set by those samples, or left by a round), so that only samples in a later epoch make a name
+ * live: a worker that lives and dies within the epoch of its entry is repeated neither by a round
+ * nor as it retires. */
+static uint16_t epoch_named[PAGE_EPOCH * 8u];
+static uint32_t n_epoch_named;
+
+static void epoch_unmark(void)
+{
+    for (uint32_t k = 0; k < n_epoch_named; k++)
+        cmprof_tasks.live[epoch_named[k]] = 0;
+    n_epoch_named = 0;
+}
+#endif
+
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
@@ -140,6 +158,7 @@ __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mod
         return;
 #if CMPROF_TAG_NAMES
     epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
+    epoch_unmark();
 #endif
     struct eight {
         uint32_t w[8];
@@ -1613,6 +1632,8 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
     if (def_whole) {
         named_at[i] = (uint16_t)(cmprof_samples() >> NAMED_UNIT);
         stream.given++;
+        if (n_epoch_named < sizeof epoch_named / sizeof *epoch_named)
+            epoch_named[n_epoch_named++] = (uint16_t)i;
     }
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
@@ -1822,6 +1843,9 @@ static char *group_head(char *b)
     return b;
 }
 #define DEFS_MAX 8u /* names a sample line carries at most (more: the next line) */
+#if CMPROF_TAG_NAMES
+_Static_assert(sizeof epoch_named / sizeof *epoch_named >= PAGE_EPOCH * DEFS_MAX, "epoch_named: an epoch's entries");
+#endif
 #if CMPROF_TAG_NAMES
 #define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX + RETIRED_IN))
 #else
