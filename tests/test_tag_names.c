@@ -162,24 +162,32 @@ static void late_stream(void)
     cmprof_stream_announce(late_putc, &late_info);
 }
 
+/* A worker in block b under a name of its own (u00000, u00001...: *made counts them), its block's
+ * task before it gone first (worker_renew). */
+static void worker_new(struct block *b, uint32_t *made)
+{
+    snprintf(b->name, sizeof b->name, "u%05u", (unsigned)(*made)++);
+    cmprof_stream_task_new(b, b->name, "IDLE");
+}
+
+static void worker_renew(struct block *b, uint32_t *made)
+{
+    cmprof_stream_task_gone(b);
+    worker_new(b, made);
+}
+
 static void test_a_late_host_names_every_reused_index(void)
 {
     static struct block arena[150];
     late_stream();
     uint32_t rng = 1, made = 0;
     size_t late_from = 0;
-    for (int k = 0; k < 150; k++) {
-        snprintf(arena[k].name, sizeof arena[k].name, "u%05u", (unsigned)made++);
-        cmprof_stream_task_new(&arena[k], arena[k].name, "IDLE");
-    }
+    for (int k = 0; k < 150; k++)
+        worker_new(&arena[k], &made);
     for (int step = 0; step < 40000; step++) {
         rng = rng * 1103515245u + 12345u;
-        if (step % 4 == 0) { /* a worker gone, another in its block under a new name */
-            struct block *b = &arena[(rng >> 8) % 150u];
-            cmprof_stream_task_gone(b);
-            snprintf(b->name, sizeof b->name, "u%05u", (unsigned)made++);
-            cmprof_stream_task_new(b, b->name, "IDLE");
-        }
+        if (step % 4 == 0) /* a worker gone, another in its block under a new name */
+            worker_renew(&arena[(rng >> 8) % 150u], &made);
         test_tag = &arena[(rng >> 20) % 150u];
         cmprof_tick(0x08000100u + 2u * ((rng >> 12) & 255u));
         cmprof_stream_drain(late_putc, 1);
@@ -219,6 +227,34 @@ static void count_namings(void *ctx, const struct ev *e)
         c->of[n]++;
 }
 
+/* The stream so far, flushed and read from its start: each worker name's namings into c; false when a
+ * line was bad or the capture overflowed. */
+static bool read_namings(struct namings *c)
+{
+    cmprof_stream_flush(late_putc);
+    struct text_decoder *d = malloc(sizeof *d);
+    struct ev_sink sink = {count_namings, c};
+    text_init(d);
+    text_feed(d, (const uint8_t *)late_out, late_len, &sink);
+    text_finish(d, &sink);
+    bool ok = d->stats.bad_lines == 0 && late_len < sizeof late_out;
+    text_free(d);
+    free(d);
+    return ok;
+}
+
+/* Of the worker names from..to-1: how many were named, and (*over) how many more than `times`. */
+static int named_over(const struct namings *c, unsigned from, unsigned to, unsigned times, int *over)
+{
+    int named = 0;
+    *over = 0;
+    for (unsigned n = from; n < to; n++) {
+        named += c->of[n] > 0;
+        *over += c->of[n] > times;
+    }
+    return named;
+}
+
 /* A churning worker's name is repeated once for a late host, not twice: a round skips a name given
  * less than a second before (a host that attached before its entry has it), and one no task has while
  * the table's dropped indexes go to new names within a second; its index's next name retires it,
@@ -232,39 +268,22 @@ static void test_a_churning_name_is_repeated_once(void)
     memset(&c, 0, sizeof c);
     late_stream();
     uint32_t rng = 7, made = 0;
-    for (int k = 0; k < 100; k++) {
-        snprintf(arena[k].name, sizeof arena[k].name, "u%05u", (unsigned)made++);
-        cmprof_stream_task_new(&arena[k], arena[k].name, "IDLE");
-    }
+    for (int k = 0; k < 100; k++)
+        worker_new(&arena[k], &made);
     for (int step = 0; step < 60000; step++) { /* 6 s: 2,000 workers */
         rng = rng * 1103515245u + 12345u;
-        if (step % 30 == 0) { /* the oldest worker gone, another in its block under a new name */
-            struct block *b = &arena[made % 100u];
-            cmprof_stream_task_gone(b);
-            snprintf(b->name, sizeof b->name, "u%05u", (unsigned)made++);
-            cmprof_stream_task_new(b, b->name, "IDLE");
-        }
+        if (step % 30 == 0) /* the oldest worker gone, another in its block under a new name */
+            worker_renew(&arena[made % 100u], &made);
         test_tag = &arena[(rng >> 20) % 100u];
         cmprof_tick(0x08000100u + 2u * ((rng >> 12) & 255u));
         cmprof_stream_drain(late_putc, 1);
     }
-    cmprof_stream_flush(late_putc);
-    struct text_decoder *d = malloc(sizeof *d);
-    struct ev_sink sink = {count_namings, &c};
-    text_init(d);
-    text_feed(d, (const uint8_t *)late_out, late_len, &sink);
-    text_finish(d, &sink);
-    int named = 0, twice = 0; /* names given, and repeated more than once */
-    for (unsigned n = 200; n < made - 200u; n++) { /* (the first and the last a round may catch) */
-        named += c.of[n] > 0;
-        twice += c.of[n] > 2;
-    }
+    bool read = read_namings(&c);
+    int twice, named = named_over(&c, 200u, made - 200u, 2u, &twice); /* (the first and the last: a round's) */
     printf("     %u workers, %d named in the middle, %d of them repeated twice or more\n", (unsigned)made, named,
            twice);
-    CHECK(d->stats.bad_lines == 0 && late_len < sizeof late_out && named > 1500);
+    CHECK(read && named > 1500);
     CHECK(twice * 200 < named); /* before: 102 of 1,700 */
-    text_free(d);
-    free(d);
 }
 
 /* A worker that lives and dies within the page epoch of its '=' entry (8 lines) is not repeated as
@@ -281,35 +300,19 @@ static void test_a_name_within_its_epoch_is_not_repeated(void)
     uint32_t made = 0;
     snprintf(steady.name, sizeof steady.name, "main");
     cmprof_stream_task_new(&steady, steady.name, "IDLE");
-    snprintf(worker.name, sizeof worker.name, "u%05u", (unsigned)made++);
-    cmprof_stream_task_new(&worker, worker.name, "IDLE");
+    worker_new(&worker, &made);
     for (int step = 0; step < 32 * 1000; step++) {
-        if (step % 32 == 0 && step) {
-            cmprof_stream_task_gone(&worker);
-            snprintf(worker.name, sizeof worker.name, "u%05u", (unsigned)made++);
-            cmprof_stream_task_new(&worker, worker.name, "IDLE");
-        }
+        if (step % 32 == 0 && step)
+            worker_renew(&worker, &made);
         test_tag = step % 4 ? (void *)&worker : (void *)&steady;
         cmprof_tick(0x08000100u + 2u * (uint32_t)(step & 63));
         cmprof_stream_drain(late_putc, 1);
     }
-    cmprof_stream_flush(late_putc);
-    struct text_decoder *d = malloc(sizeof *d);
-    struct ev_sink sink = {count_namings, &c};
-    text_init(d);
-    text_feed(d, (const uint8_t *)late_out, late_len, &sink);
-    text_finish(d, &sink);
-    int named = 0, again = 0; /* after the table's indexes are all taken (reused: retirements) */
-    for (unsigned n = 300; n < made - 10u; n++) {
-        named += c.of[n] > 0;
-        again += c.of[n] > 1;
-    }
+    bool read = read_namings(&c);
+    int again, named = named_over(&c, 300u, made - 10u, 1u, &again); /* (from 300: indexes reused, retired) */
     printf("     %u workers, %d named after the table filled, %d of them repeated\n", (unsigned)made, named, again);
-
-    CHECK(d->stats.bad_lines == 0 && late_len < sizeof late_out && named > 600);
+    CHECK(read && named > 600);
     CHECK(again * 2 < named); /* before: 649 of 690 (a worker's 2 lines are in one epoch here) */
-    text_free(d);
-    free(d);
 }
 
 /* Samples of the pending indexes (named before this host began) in the events after `from`. */
