@@ -93,8 +93,10 @@ static struct {
     uint32_t since_announce;        /* samples sent since the last announce */
     uint32_t group_left;            /* samples of a reservoir's group still to send, in '&' lines */
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
+#if CMPROF_TAG_NAMES
     uint32_t given, given_at, given_last_s; /* names a '=' entry gave whole: in all, at the last
                                                announce, between the two announces before */
+#endif
 } stream;
 
 static uint32_t line_number; /* of the next sample line, 12 bits on the wire (version 7) */
@@ -518,8 +520,10 @@ static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
+#if CMPROF_TAG_NAMES
     stream.given_last_s = stream.given - stream.given_at; /* (about a second's: repeat_names) */
     stream.given_at = stream.given;
+#endif
     cap_credit();
     if (cmprof_samples() - stream.round_at < stream.round_every) {
         /* the round began less than a second ago: it goes on */
