@@ -993,12 +993,18 @@ __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
 
 #if CMPROF_TAG_NAMES
 /* Version 8: a '=' entry of 2 chars in place of its head, the epoch's last name with another
- * number (num_code's `code`); the name (at s) is the epoch's last from now on. The host has it by
- * no id: nothing left out for the index later. A host that can place the entry's sample has the
- * name (def_whole). */
+ * number (num_code_at's `code`); the name (s: the index's copy) is the epoch's last from now on.
+ * The host has it by no id: nothing left out for the index later. A host that can place the
+ * entry's sample has the name (def_whole). */
 static size_t put_numbered(char *b, size_t head, uint32_t i, const char *s, uint32_t len, uint32_t code)
 {
-    num_keep(&epoch_ref, s, len);
+    const uint32_t *copy = (const uint32_t *)(const void *)s; /* the index's copy: whole words, */
+#if defined(__GNUC__)                                          /* zero past its chars */
+#pragma GCC unroll 8
+#endif
+    for (uint32_t k = 0; k < COPY_WORDS; k++)
+        epoch_ref.text[k] = copy[k];
+    epoch_ref.len = len;
     host_name_id[i] = 0;
     def_whole = true;
     COPY4(b + head, &code);
