@@ -93,6 +93,10 @@ static struct {
     uint32_t since_announce;        /* samples sent since the last announce */
     uint32_t group_left;            /* samples of a reservoir's group still to send, in '&' lines */
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
+#if CMPROF_TAG_NAMES
+    uint32_t given, given_at, given_last_s; /* names a '=' entry gave whole: in all, at the last
+                                               announce, between the two announces before */
+#endif
 } stream;
 
 static uint32_t line_number; /* of the next sample line, 12 bits on the wire (version 7) */
@@ -131,6 +135,24 @@ static struct { /* retired names that go inside their index's next '=' entry (pu
 static uint32_t n_retired_in;
 #endif
 
+#if CMPROF_TAG_NAMES
+/* The indexes a '=' entry named whole in this page epoch (DEFS_MAX a line at most). A host places a
+ * line's samples only once it read the line's epoch from its first line (the page cache), so it read
+ * those entries: their names' samples in the epoch need no repeat. At the epoch's end their live marks
+ * go (set by those samples, or left by a round), so that only samples in a later epoch make a name
+ * live: a worker that lives and dies within the epoch of its entry is repeated neither by a round
+ * nor as it retires. */
+static uint16_t epoch_named[PAGE_EPOCH * 8u];
+static uint32_t n_epoch_named;
+
+static void epoch_unmark(void)
+{
+    for (uint32_t k = 0; k < n_epoch_named; k++)
+        cmprof_tasks.live[epoch_named[k]] = 0;
+    n_epoch_named = 0;
+}
+#endif
+
 /* A line with number `number` begins: every PAGE_EPOCH lines the pages start afresh. */
 __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mode sends no sample line) */
 {
@@ -138,6 +160,7 @@ __attribute__((unused)) static void page_line(uint32_t number) /* (histogram mod
         return;
 #if CMPROF_TAG_NAMES
     epoch_ref.len = 0; /* numbered names (version 8) start afresh with the pages */
+    epoch_unmark();
 #endif
     struct eight {
         uint32_t w[8];
@@ -166,6 +189,18 @@ static uint32_t host_tag_not[MAX_TASKS];
  * had: no entry needs to send it, unless the host may have had a block's tag for the index (a task
  * with no name had it: host_block_tag, never cleared, as a host keeps its tags across announces). */
 static uint8_t host_block_tag[MAX_TASKS];
+/* When each index's name last went out whole in a '=' entry (cmprof_samples() / 16, 16 bits): a
+ * round skips a name given less than a second of samples before (fresh_name). A host that attached
+ * before the entry has the name; one that attached after it hears it when the index goes to another
+ * name (the name is live: retired, repeated then) or at the round's next visit, once it is older. A
+ * churning worker's name is so repeated once, not by a round and again as it retires. */
+static uint16_t named_at[MAX_TASKS];
+/* A live mark (cmprof_tasks.live) a round left for a name no task has: that index goes to another name
+ * soon under churn (its name then retires, repeated), else the next round repeats it. The sample loop
+ * marks 1 to 3 or OWED's top byte. */
+#define LIVE_SKIPPED 0x40u
+#define NAMED_UNIT 4u /* log2 of the samples in one unit of named_at (its wrap: 2^20 samples, where a
+                         round visits every index within 4 x 16384) */
 #define HOST_HAS_TAG(i, tag)                                                                             \
     (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag) ||                                                   \
      ((uint32_t)(uintptr_t)(tag) == CMPROF_INDEX_TAG(i) && !host_block_tag[i]))
@@ -485,6 +520,10 @@ static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
+#if CMPROF_TAG_NAMES
+    stream.given_last_s = stream.given - stream.given_at; /* (about a second's: repeat_names) */
+    stream.given_at = stream.given;
+#endif
     cap_credit();
     if (cmprof_samples() - stream.round_at < stream.round_every) {
         /* the round began less than a second ago: it goes on */
@@ -762,6 +801,9 @@ static void forget_names_sent(void)
     /* and no samples: an index is `live` (repeated in the next round, or before it goes to another
      * name) once samples sent from now on carry it; names retired before went with samples before */
     memset(cmprof_tasks.live, 0, sizeof cmprof_tasks.live);
+    uint16_t old = (uint16_t)((cmprof_samples() >> NAMED_UNIT) - 0x8000u); /* the names given before went to */
+    for (uint32_t i = 0; i < MAX_TASKS; i++)                              /* an earlier host: none fresh */
+        named_at[i] = old;
     cmprof_tag_names.retired_head = cmprof_tag_names.retired_tail;
     n_retired_in = 0; /* (their samples went before: a new host needs them not) */
 #endif
@@ -843,9 +885,6 @@ static uint32_t num_code_at(const char *t, const char *s, uint32_t len)
         return 0;
     return (uint32_t)(uint8_t)num_chars[code >> 6] | (uint32_t)(uint8_t)b64[code & 63u] << 8;
 }
-
-/* The same against r (0: no name there yet, or another length: no call). */
-#define num_code(r, s, n) ((r)->len == (n) && (n) ? num_code_at((const char *)(r)->text, (s), (n)) : 0u)
 
 /* Whether the name at s (len chars) ends in two digits: a numbered name's reference (version 9). A
  * numbered name itself does (its last chars are digits, or the reference's). */
@@ -954,12 +993,18 @@ __attribute__((noinline)) static char *put_name7(char *b, uint32_t len)
 
 #if CMPROF_TAG_NAMES
 /* Version 8: a '=' entry of 2 chars in place of its head, the epoch's last name with another
- * number (num_code's `code`); the name (at s) is the epoch's last from now on. The host has it by
- * no id: nothing left out for the index later. A host that can place the entry's sample has the
- * name (def_whole). */
+ * number (num_code_at's `code`); the name (s: the index's copy) is the epoch's last from now on.
+ * The host has it by no id: nothing left out for the index later. A host that can place the
+ * entry's sample has the name (def_whole). */
 static size_t put_numbered(char *b, size_t head, uint32_t i, const char *s, uint32_t len, uint32_t code)
 {
-    num_keep(&epoch_ref, s, len);
+    const uint32_t *copy = (const uint32_t *)(const void *)s; /* the index's copy: whole words, */
+#if defined(__GNUC__)                                          /* zero past its chars */
+#pragma GCC unroll 8
+#endif
+    for (uint32_t k = 0; k < COPY_WORDS; k++)
+        epoch_ref.text[k] = copy[k];
+    epoch_ref.len = len;
     host_name_id[i] = 0;
     def_whole = true;
     COPY4(b + head, &code);
@@ -981,11 +1026,17 @@ static size_t put_def_entry(char *b, size_t n, uint32_t i, const void *tag, cons
         HOST_GETS_TAG(i, tag);
     }
 #if CMPROF_TAG_NAMES
+    /* first, no hash for a new number: read in the index's copy (zero-padded words, one past its
+     * chars), not copied into the line (the entry writes no name); its length is the epoch's name's
+     * when its char there ends it (or both are as long as an entry's name goes) */
+    uint32_t ref = epoch_ref.len;
+    if (has_tag && ref && (ref == 4u * COPY_WORDS || !name[ref])) {
+        uint32_t code = num_code_at((const char *)epoch_ref.text, name, ref);
+        if (code)
+            return put_numbered(b, head, i, name, ref, code);
+    }
     size_t end = put_copy(b, n + 1, name);
     uint32_t len = (uint32_t)(end - n - 1u);
-    uint32_t code = has_tag ? num_code(&epoch_ref, b + n + 1, len) : 0u;
-    if (code) /* first: no hash for a new number */
-        return put_numbered(b, head, i, b + n + 1, len, code);
     uint32_t id = name_id(name, len); /* the index's copy: whole words */
 #else
     size_t end = put_text_upto(b, n + 1, name ? name : "?", n + 1 + TASK_NAME_MAX);
@@ -1053,18 +1104,21 @@ static void repeat_add(cmprof_putc_fn putc, uint32_t i)
 
 /* The 2 chars of retired name r as its index's new name (the index's copy) with another number, or
  * 0 when it is none. */
+/* The length of a name in a copy's zero-padded words (its end: the first zero byte), a word at a
+ * time. */
+static uint32_t copy_len(const uint32_t *w)
+{
+    uint32_t k = 0, zero;
+    while (!(zero = (w[k] - 0x01010101u) & ~w[k] & 0x80808080u) && k < CMPROF_TASK_NAME_WORDS)
+        k++;
+    return zero ? 4u * k + LOW_BYTE(zero) : 4u * CMPROF_TASK_NAME_WORDS;
+}
+
 static uint32_t retired_code(const struct cmprof_retired *r)
 {
-    struct num_ref now;
-    uint32_t len = 0, old_len = 0;
-    for (uint32_t k = 0; k <= CMPROF_TASK_NAME_WORDS; k++)
-        now.text[k] = cmprof_tag_names.copy[r->index][k];
-    while (len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)now.text)[len])
-        len++;
-    while (old_len < 4u * CMPROF_TASK_NAME_WORDS && ((const char *)r->copy)[old_len])
-        old_len++;
-    now.len = len;
-    return num_code(&now, (const char *)r->copy, old_len); /* (now: the index's new name) */
+    const uint32_t *now = cmprof_tag_names.copy[r->index]; /* the index's new name */
+    uint32_t len = copy_len(now);
+    return len && len == copy_len(r->copy) ? num_code_at((const char *)now, (const char *)r->copy, len) : 0u;
 }
 
 __attribute__((noinline)) static void repeat_retired(cmprof_putc_fn putc)
@@ -1149,11 +1203,26 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
     uint32_t upto = round_due();
     if (upto < stream.round_end && upto < stream.round_next + ROUND_BATCH)
         return; /* a few positions' worth of the round's time first, as of credit */
+#if CMPROF_TAG_NAMES
+    uint32_t now = cmprof_samples() >> NAMED_UNIT, fresh = stream.round_every >> NAMED_UNIT;
+    /* indexes go to new names from the oldest dropped one, and the last second's new names would
+     * take every dropped one: a name no task has retires within about a second */
+    bool churning = cmprof_tasks.n_tags >= MAX_TASKS && cmprof_tag_names.n_freed <= stream.given_last_s;
+#endif
     for (uint32_t steps = 0; stream.round_next < upto && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
 #if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
-                       never needed yet): a host that attached late has them all after a round */
+                       never needed yet) and went whole a second ago or more: a host that attached
+                       late has them all after a round (a fresh one: when it retires, or next round) */
         bool due = (cmprof_tag_names.refs[i] || cmprof_tasks.live[i]) && (int32_t)cmprof_tasks.ixc[i] >= 0;
+        if (due && ((uint16_t)(now - named_at[i]) < fresh ||
+                    (!cmprof_tag_names.refs[i] && churning && cmprof_tasks.live[i] != LIVE_SKIPPED))) {
+            if (!cmprof_tag_names.refs[i]) /* no task has the name: repeated as it retires, or */
+                cmprof_tasks.live[i] = LIVE_SKIPPED; /* at the next round's visit */
+            stream.round_next++; /* its live mark stays: repeated as it retires */
+            continue;
+        }
+        named_at[i] = (uint16_t)(now - 0x8000u); /* old (the wrap: a visit every round keeps it so) */
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
 #endif
@@ -1570,6 +1639,12 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
         o.b = put_retired_in(b, o.b, i);
     cmprof_tasks.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
                                              missed the id's name needs a repeat */
+    if (def_whole) {
+        named_at[i] = (uint16_t)(cmprof_samples() >> NAMED_UNIT);
+        stream.given++;
+        if (n_epoch_named < sizeof epoch_named / sizeof *epoch_named)
+            epoch_named[n_epoch_named++] = (uint16_t)i;
+    }
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
     cmprof_tasks_clear(i, OWED);
@@ -1778,6 +1853,9 @@ static char *group_head(char *b)
     return b;
 }
 #define DEFS_MAX 8u /* names a sample line carries at most (more: the next line) */
+#if CMPROF_TAG_NAMES
+_Static_assert(sizeof epoch_named / sizeof *epoch_named >= PAGE_EPOCH * DEFS_MAX, "epoch_named: an epoch's entries");
+#endif
 #if CMPROF_TAG_NAMES
 #define DEFS_ROOM (DEFS_MAX * (1u + ENTRY_MAX + RETIRED_IN))
 #else

@@ -125,7 +125,7 @@ static const char *const library_statics[] = {
     "put_ring", "put_samples", "put_stats", "put_str", "put_tail",
     "put_task_head", "put_text", "put_text_upto", "put_u64", "publish", "reannounce_after", "register_task", "repeat_add",
     "repeat_affordable", "repeat_names", "reservoir_flush", "reservoir_keep", "run_length", "same_name", "send",
-    "send_announce", "stream_putc", "rtt_drain_lines", "set_quiet", "put_far_pc", "page_line", "put_name7", "num_code", "num_code_at", "num_keep", "ends_in_digits", "put_numbered", "retired_code", "put_retired_in",
+    "send_announce", "stream_putc", "rtt_drain_lines", "set_quiet", "put_far_pc", "page_line", "put_name7", "num_code", "num_code_at", "num_keep", "ends_in_digits", "put_numbered", "retired_code", "put_retired_in", "copy_len", "epoch_unmark",
     "send_due_names", "send_full", "send_hist", "send_line", "send_lost", "send_task", "send_task_as", "send_unnamed",
     "slot_waits", "spend_on_names", "start_round", "round_due", "sum_fold", "supersede", "sys_trace_thread_abort_user",
     "sys_trace_thread_create_user", "sys_trace_thread_name_set_user", "sys_trace_thread_switched_in_user",

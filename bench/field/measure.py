@@ -17,8 +17,10 @@ build/cmprof-top (made when missing). Environment:
     FIELD_DEMO_REV     the demo repository's commit (a git directory; default HEAD)
     FIELD_KERNEL_REV   the kernel's (default: the demo's FreeRTOS/Source submodule commit)
     FIELD_TRACE_REV    TraceRecorder's (default: the demo's FreeRTOS-Plus-Trace submodule commit)
-Prints one table (also FIELD_OUT/table.md); each row's files stay in FIELD_OUT/ROW/. What each
-column counts: docs/performance.md, "FreeRTOS's own full demo"."""
+Prints one table (also FIELD_OUT/table.md); each row's files stay in FIELD_OUT/ROW/, among them
+functions.txt: the library's instructions a sample by function, with its calls and instructions a
+call (where a new name's cost goes). What each column counts: docs/performance.md, "FreeRTOS's own
+full demo"."""
 import collections
 import concurrent.futures
 import hashlib
@@ -306,8 +308,10 @@ def name_clashes(elf, lib):
     return sorted(n for n in lib if seen[n] > 1)
 
 
-def library_cost(elf, counts, lib):
-    """(library instructions a sample, the polls' own a sample, samples in the window)."""
+def library_cost(elf, counts, lib, path=None):
+    """(library instructions a sample, the polls' own a sample, samples in the window); with path,
+    each library function's instructions a sample, its calls (the count at its first instruction)
+    and instructions a call written there, most first."""
     sym = scen.Symbols(elf)
     samples = counts.get(sym.by_name[SAMPLER][0], 0)
     per = collections.Counter()
@@ -315,6 +319,14 @@ def library_cost(elf, counts, lib):
         per[sym.lookup(pc)] += n
     polls = sum(per[f] for f in POLLS)
     total = sum(v for f, v in per.items() if f in lib) - polls
+    if path:
+        with open(path, "w") as f:
+            f.write("# a sample  calls  a call  function (%d samples; %s: the idle polls, not counted)\n"
+                    % (samples, " ".join(POLLS)))
+            for name, v in per.most_common():
+                if name in lib:
+                    calls = counts.get(sym.by_name[name][0], 0) if name in sym.by_name else 0
+                    f.write("%8.1f %8d %8.1f  %s\n" % (v / max(samples, 1), calls, v / max(calls, 1), name))
     return total / max(samples, 1), polls / max(samples, 1), samples
 
 
@@ -404,7 +416,8 @@ def against_truth(truth, j):
 def read_row(key, elf, tree, lib):
     d = os.path.dirname(elf)
     text = open(os.path.join(d, "uart.txt"), errors="surrogateescape").read()
-    cost, polls, taken = library_cost(elf, window_counts(os.path.join(d, "counts.txt")), lib)
+    cost, polls, taken = library_cost(elf, window_counts(os.path.join(d, "counts.txt")), lib,
+                                      os.path.join(d, "functions.txt"))
     total, names = scen_check.stream_bytes(text)
     sample_bytes, samples = sample_line_bytes(text)
     j = tool_json(tree, os.path.join(d, "uart.txt"), elf)
