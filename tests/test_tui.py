@@ -772,9 +772,12 @@ def fit_tests():
               line_of(txt, 1))
         keys(s, "u")  # timer ticks
 
-        def ticks(txt):
-            _, head, row0, detail = parts(txt)
-            return head and "CUR tk" in head[0] and row0 and "%d.00" % r.kv["sect"][0]["cur"] in row0[0] and "u: microseconds" in txt, detail
+        def ticks(txt):  # whole ticks under a head that says so, the budget's limit in ticks too (25 us at 168 MHz)
+            lines, head, row0, detail = parts(txt)
+            return head and all("%s ticks" % c in head[0] for c in ("CUR", "MIN", "MAX", "MEAN")) and row0 and \
+                re.search(r"\s%d\s" % r.kv["sect"][0]["cur"], row0[0]) is not None and ".00" not in row0[0] and \
+                ("> 4200" if wide else "/4200") in row0[0] and "u: microseconds" in txt and \
+                max(len(ln) for ln in lines) <= w, detail
 
         txt = wait_until(s, lambda t: ticks(t)[0])
         check("%dx%d: u shows timer ticks instead of \u00b5s, and back" % (w, h), *ticks(txt))
@@ -790,6 +793,32 @@ def fit_tests():
         txt = wait_until(s, lambda t: over(t)[0])
         check("%dx%d: r starts the section statistics over, and says so within the width" % (w, h), *over(txt))
         tmux("kill-session", "-t", s)
+
+
+def sections_no_clock_test(w=100, h=24):
+    """The section view with a --budget and no clock known (none announced, no --cpu-hz): the runs
+    over it cannot be told, so the count is "?" (it was "0", a pass never checked); and the times
+    in whole ticks stay in their columns, a mean past 10 digits as 15.1G (it was 15050211328.00,
+    every column after it pushed right)."""
+    r = scen.Result("sections")
+    s = "cmprof-noclock"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --budget 0=25 %s %s; sleep 30" % (
+        TOOL, os.path.join(scen.BUILD, "sections", "uart.txt"), r.elf))
+    wait_for(s, r"end of file", 30)
+    keys(s, "t")
+
+    def shown(txt):
+        lines = txt.splitlines()
+        rows = {ln.split()[0]: ln for ln in lines if re.match(r"^\d\s", ln)}
+        return ("0" in rows and re.search(r"\s\? > 25\.0 \S+s\s*$", rows["0"]) is not None and "3" in rows and
+                rows["3"].rstrip().endswith(" 15.1G") and max(len(ln) for ln in lines) <= w), \
+            " | ".join(rows.get(k, "no row " + k) for k in ("0", "3"))
+
+    txt = wait_until(s, lambda t: shown(t)[0])
+    check("%dx%d: sections with no clock: budget runs '?', a 11-digit mean as 15.1G within its column" % (w, h),
+          *shown(txt))
+    tmux("kill-session", "-t", s)
 
 
 def crash_tests():
@@ -1508,6 +1537,14 @@ def help_says_test(w=80, h=60):
     check("%dx%d: ? says what a row's (inlined) marks" % (w, h),
           "marked (inlined) had samples in copies of it inlined into other functions" in said(txt),
           " | ".join(txt.splitlines()[3:10]))
+    # a term longer than the term column ("sections' clock", as the header says it) stands whole on
+    # a line of its own, its text under the column (it was split: "sections'    clock the ...")
+    lines = txt.splitlines()
+    at = [k for k, ln in enumerate(lines) if ln.startswith("  sections'")]
+    check("%dx%d: ? keeps the term \"sections' clock\" whole, its text under the term column" % (w, h),
+          len(at) == 1 and lines[at[0]].rstrip() == "  sections' clock" and at[0] + 1 < len(lines) and
+          re.match(r"^ {15}the clock the section times use", lines[at[0] + 1]) is not None,
+          " | ".join(lines[at[0]:at[0] + 2]) if at else "no sections' line")
     tmux("kill-session", "-t", s)
 
 
@@ -1732,6 +1769,7 @@ def captures():
         no_stacks_note_test(w, h)
     annotate_search_call_tests()
     fit_tests()
+    sections_no_clock_test()
     resize_last_column_test()
     crash_tests()
     no_color_test()
