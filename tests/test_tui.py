@@ -821,6 +821,35 @@ def sections_no_clock_test(w=100, h=24):
     tmux("kill-session", "-t", s)
 
 
+def cpp_chain_test(w=120, h=24):
+    """Enter on a C++ template's row: the inline chain under the source lines names the function as
+    the list does, demangled ("motor::Filter<short, 8>::run(short)"), and as linked after key C; it
+    showed the linkage name (_ZN5motor6FilterIsLi8EE3runEs) beside a demangled title."""
+    d = harness.scratch("tui-cpp")
+    os.makedirs(d, exist_ok=True)
+    elf = os.path.join(d, "cpp.elf")
+    subprocess.run(["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", "-O2", "-g", "-nostdlib", "-fno-exceptions",
+                    "-fno-rtti", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler",
+                    os.path.join(HERE, "zoo", "cpp_app.cpp"), "-lgcc", "-o", elf], check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.split()
+    run = int(nm[nm.index("_ZN5motor6FilterIsLi8EE3runEs") - 2], 16) & ~1
+    cap = os.path.join(d, "cpp.txt")
+    with open(cap, "w") as f:
+        f.write("prof raw n=64\n" + "p %s\n" % " ".join(["%08x" % (run + 2)] * 16) * 4 + "end\n")
+    for key, want in (("", "motor::Filter<short, 8>::run(short) ("), ("C", "_ZN5motor6FilterIsLi8EE3runEs (")):
+        s = "cmprof-cppchain"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, cap, elf))
+        wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+        keys(s, *([key] if key else []), "Home", "Enter")
+        chain = lambda t: next((ln for ln in t.splitlines() if ln.startswith("at 0x")), "")  # noqa: E731
+        txt = wait_until(s, lambda t: chain(t) != "")
+        check("%dx%d: Enter on a C++ template%s: the inline chain names it %s" % (
+            w, h, " after C" if key else "", "as linked" if key else "demangled, as the list does"),
+            want in chain(txt), chain(txt) or " | ".join(txt.splitlines()[:6]))
+        tmux("kill-session", "-t", s)
+
+
 def crash_tests():
     """Issue 12, items 6 and 17: a crash (SIGSEGV, SIGABRT) gives the terminal back as it was, and a
     terminal that cannot move the cursor is refused with one line."""
@@ -1770,6 +1799,7 @@ def captures():
     annotate_search_call_tests()
     fit_tests()
     sections_no_clock_test()
+    cpp_chain_test()
     resize_last_column_test()
     crash_tests()
     no_color_test()
