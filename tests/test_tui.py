@@ -800,11 +800,8 @@ def sections_no_clock_test(w=100, h=24):
     over it cannot be told, so the count is "?" (it was "0", a pass never checked); and the times
     in whole ticks stay in their columns, a mean past 10 digits as 15.1G (it was 15050211328.00,
     every column after it pushed right)."""
-    r = scen.Result("sections")
     s = "cmprof-noclock"
-    tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --budget 0=25 %s %s; sleep 30" % (
-        TOOL, os.path.join(scen.BUILD, "sections", "uart.txt"), r.elf))
+    view_capture(s, w, h, "sections", "--budget 0=25")
     wait_for(s, r"end of file", 30)
     keys(s, "t")
 
@@ -1467,13 +1464,13 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
-def view_capture(s, w, h, name):
-    """Session s, w x h: the live view of scenario name's capture (read to its end) and ELF."""
+def view_capture(s, w, h, name, options=""):
+    """Session s, w x h: the live view (with options) of scenario name's capture (read to its end) and ELF."""
     tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
     d = os.path.join(scen.BUILD, name)
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
-         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+         "%s %s %s %s; sleep 30" % (tool, options, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
 
 
 def untagged_tasks_test(w=80, h=24):
