@@ -393,6 +393,56 @@ def flat_stacks():
           "stacked: %r; flat: %r" % (stacked[2][:300], flat[2][:200]))
 
 
+def trickled_stream_reads():
+    """A TCP stream that comes a few bytes a segment (QEMU's UART: make demo's cmprof-top read
+    12,000 times a second and took 7-8 % of a core) is read at most every 10 ms while its turns
+    bring less than 1 KB: about 200 reads a second (each turn's read and the one that finds no
+    more). The stream is sent in 16-byte segments, one a millisecond, and the tool's read calls
+    counted (/proc/PID/io syscr) while it comes; a slower machine only sends and reads less."""
+    import socket
+    import threading
+    import time
+    data = open(scen_path("stream", "uart.txt"), "rb").read()[:48000]
+    elf = scen_path("stream", "fw.elf")
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(30)
+    port = srv.getsockname()[1]
+    proc = subprocess.Popen([TOOL, "--batch", "tcp:127.0.0.1:%d" % port, elf], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    counts = []
+
+    def reads():
+        with open("/proc/%d/io" % proc.pid) as f:
+            return int(next(ln.split()[1] for ln in f if ln.startswith("syscr")))
+
+    def serve():
+        conn, _ = srv.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.sendall(data[:4096])  # the ELF read and the format told before the count starts
+        time.sleep(1)
+        counts.append((time.time(), reads()))
+        for k in range(4096, len(data), 16):
+            conn.sendall(data[k:k + 16])
+            time.sleep(0.001)
+        counts.append((time.time(), reads()))
+        conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    t.join(120)
+    err = proc.communicate(timeout=60)[1].decode(errors="replace")
+    srv.close()
+    if len(counts) < 2:
+        check("a trickled TCP stream: read at most every 10 ms", False, "no connection: " + err[-200:])
+        return
+    per_s = (counts[1][1] - counts[0][1]) / (counts[1][0] - counts[0][0])
+    check("a TCP stream in 16-byte segments, one a millisecond: read at most 400 times a second (%.0f)" % per_s,
+          proc.returncode == 0 and per_s < 400, "exit %s, %.0f reads/s: %s" % (proc.returncode, per_s, err[-200:]))
+
+
 def resolve_elf_cut_short():
     """--resolve maps the ELF's DWARF: a file cut short while answers go on (rewritten in place) is said
     in one line with exit 1, never a SIGBUS."""
@@ -658,6 +708,7 @@ def main():
     wrong_baud(uart, elf)
     untagged_by_task(uart, elf)
     restarted_stream()
+    trickled_stream_reads()
 
     # --- outputs agree -------------------------------------------------------------------------
     code, js, _ = rows_of(uart, elf)
