@@ -102,6 +102,9 @@ static void save_snapshot(struct view *v, const struct live_options *o, struct p
         unlink(path); /* no half a report left behind */
         snprintf(v->note, sizeof v->note, "could not save %.60s: %.100s (nothing kept), in ", name,
                  failed ? why : strerror(e));
+    } else if (batch_written_samples(&bo, p) < prof_total(p)) { /* a firmware's stacks: 1 sample in 16 */
+        snprintf(v->note, sizeof v->note, "saved %.60s (the %.0f of %.0f samples with call stacks) in ", name,
+                 batch_written_samples(&bo, p), prof_total(p));
     } else {
         snprintf(v->note, sizeof v->note, "saved %.60s (%.0f samples) in ", name, prof_total(p));
     }

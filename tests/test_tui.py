@@ -1360,6 +1360,27 @@ def save_and_record_test(w=80, h=24):
     tmux("kill-session", "-t", s)
 
 
+def stacked_snapshot_test(w=160, h=24):
+    """Key o, then f, on a capture with the firmware's stack evidence: the folded snapshot holds the
+    stacked samples alone (1 in 16), and the bottom line says how many of all (it said "20000
+    samples" of a file of 1,250)."""
+    work = harness.scratch("snapshot-stacks")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    s = "cmprof-save-stacks"
+    view_capture(s, w, h, "m4_stacks", "--save-dir " + work)
+    wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+    keys(s, "o")
+    wait_until(s, lambda t: "save a snapshot as" in t)
+    keys(s, "f")
+    got = wait_for(s, r"saved fw-\S+ \(the \d+ of 20000 samples with call stacks\)", 10)
+    files = [os.path.join(work, f) for f in os.listdir(work)]
+    total = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(files[0]) if ln.strip()) if len(files) == 1 else -1
+    check("%dx%d: key o, f on stacked samples: the bottom line says the snapshot's %d of the 20000" % (w, h, total),
+          got is not None and "(the %d of 20000 samples" % total in got, line_of(got or screen(s), -1))
+    tmux("kill-session", "-t", s)
+
+
 def resize_last_column_test():
     """Issue 31: a shrink from 120x35 to 80x24 left a stale character in the key bar's last column
     (the bottom-right cell was never drawn, so whatever the terminal kept there stayed)."""
@@ -1797,6 +1818,7 @@ def captures():
     fit_tests()
     sections_no_clock_test()
     cpp_chain_test()
+    stacked_snapshot_test()
     resize_last_column_test()
     crash_tests()
     no_color_test()
