@@ -69,8 +69,28 @@ int batch_regressions(const struct batch_options *o, struct prof *p, FILE *err)
     return report_regressions(&ro, p, o->fail_if_slower, err);
 }
 
+double batch_written_samples(const struct batch_options *o, struct prof *p)
+{
+    bool stacks_out = o->output == OUT_FOLDED || o->output == OUT_SPEEDSCOPE || o->output == OUT_PPROF ||
+                      o->output == OUT_CALLGRIND;
+    double stacked = prof_has_stacks(p) ? prof_stack_samples(p) : 0;
+    return stacks_out && stacked > 0 ? stacked : prof_total(p);
+}
+
+/* The stack formats carry the samples with call stacks, which a firmware's evidence gives 1 in 16
+ * of: their counts are a part of the table's, said where the output is made, not only in docs. */
+static void stacked_only_note(const struct batch_options *o, struct prof *p, FILE *err)
+{
+    double written = batch_written_samples(o, p), total = prof_total(p);
+    if (written < total)
+        fprintf(err, "cmprof-top: note: -o %s holds the %.0f samples that carry call stacks, of %.0f (the table's): "
+                "their shares, a part of the counts; --stack-depth 0 writes every sample, without callers\n",
+                report_format_name(o->output), written, total);
+}
+
 void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err)
 {
+    stacked_only_note(o, p, err);
     struct prof_diag diags[16];
     for (size_t i = 0, nd = prof_diagnose(p, diags, 16); i < nd; i++)
         if (diags[i].kind == DIAG_NOT_STARTS || diags[i].kind == DIAG_MEMORY_FAULT ||

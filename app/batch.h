@@ -64,6 +64,9 @@ int batch_report(const struct batch_options *o, struct prof *p, const struct ing
  * instruction (another build's capture), a share of PC 0 (a memory fault), a --diff baseline of
  * another build. */
 void batch_warnings(const struct batch_options *o, struct prof *p, FILE *err);
+/* The samples o->output holds: the stacked ones alone in folded, speedscope, pprof and callgrind
+ * when only some samples carry a stack (a firmware's evidence: 1 in 16), else all of them. */
+double batch_written_samples(const struct batch_options *o, struct prof *p);
 /* A capture file that ends inside a packet, frame or line (ingest_ended_inside): one warning naming it and the
  * offset; and one when most of a trace capture's bytes could not be read (ingest_unread). Not for a live
  * source a stop cut: that is how a stop ends. */

@@ -40,17 +40,18 @@ def symbols(elf):
             if len(f) == 3 and f[1] in "tT"}
 
 
-def stream(idle_names, pcs):
+def stream(idle_names, pcs, counts=(APP, POLLS, IDLE_LOOP, DRAIN_WORK, LOOP_POLLS)):
     """An announce (base 0), @task lines, and sample lines of 16 (each PC as its halfword offset): the idle task(s) (their samples
     spread over idle_names) polling the drain (POLLS) and in their own loop (IDLE_LOOP); 'worker'
     in the application (APP) and in the drain's work (DRAIN_WORK); 'loop', a task that polls the
     drain from its own loop as a bare-metal main loop does (LOOP_POLLS)."""
+    app, polls, idle_loop, drain_work, loop_polls = counts
     names = [("A", 0x20000100, "worker"), ("B", 0x20000200, "loop")]
     names += [(B64[2 + k], 0x20000300 + 0x100 * k, n) for k, n in enumerate(idle_names)]
     idle = [B64[2 + k] for k in range(len(idle_names))]
-    samples = [("A", pcs["app"])] * APP + [("A", pcs["work"])] * DRAIN_WORK + [("B", pcs["poll"])] * LOOP_POLLS
-    samples += [(idle[k % len(idle)], pcs["poll"]) for k in range(POLLS)]
-    samples += [(idle[k % len(idle)], pcs["idle"]) for k in range(IDLE_LOOP)]
+    samples = [("A", pcs["app"])] * app + [("A", pcs["work"])] * drain_work + [("B", pcs["poll"])] * loop_polls
+    samples += [(idle[k % len(idle)], pcs["poll"]) for k in range(polls)]
+    samples += [(idle[k % len(idle)], pcs["idle"]) for k in range(idle_loop)]
     random.Random(30).shuffle(samples)
     out = line("@cmprof v=2 clk=1000000 tclk=1000000 period=100 jitter=0 base=00000000")
     out += "".join(line("@task %s %08x %s" % n) for n in names)
@@ -181,6 +182,23 @@ def clone_case():
         rows = {}
     check("clone: --fold-overhead leaves the copy's idle polls out of [cmprof overhead]",
           rows.get("[cmprof overhead]") == DRAIN_WORK + LOOP_POLLS and sum(rows.values()) == TOTAL, rows or err)
+    small_overhead_header(pcs, elf)
+
+
+def small_overhead_header(pcs, elf):
+    """An overhead under 0.1 % reads as its first digit that is not 0, cut down so that ">" stays true
+    (">0.02 %" for 1 sample in 4,000 and 0.025 %), never as the 0 of ">0.0 %"."""
+    path = os.path.join(TMP, "small overhead.txt")
+    with open(path, "w") as f:
+        f.write(stream(["IDLE"], pcs, counts=(3984, 8, 7, 1, 0)))
+    s = "cmprof-small-overhead"
+    tmux("kill-session", "-t", s)
+    tmux("new-session", "-d", "-s", s, "-x", "160", "-y", "30", "%s '%s' '%s'; sleep 30" % (TOOL, path, elf))
+    shown = lambda t: "end of file" in line_of(t, 0) and "samples 4000" in line_of(t, 1)  # noqa: E731
+    got = wait_until(s, shown, 30)
+    check("live view: 1 overhead sample in 4,000 is 'overhead >0.02 %'",
+          re.search(r"(^|\s)overhead >0\.02 %(\s|$)", line_of(got, 1)) is not None, line_of(got, 1) or "no screen")
+    tmux("kill-session", "-t", s)
 
 
 def main():

@@ -772,9 +772,12 @@ def fit_tests():
               line_of(txt, 1))
         keys(s, "u")  # timer ticks
 
-        def ticks(txt):
-            _, head, row0, detail = parts(txt)
-            return head and "CUR tk" in head[0] and row0 and "%d.00" % r.kv["sect"][0]["cur"] in row0[0] and "u: microseconds" in txt, detail
+        def ticks(txt):  # whole ticks under a head that says so, the budget's limit in ticks too (25 us at 168 MHz)
+            lines, head, row0, detail = parts(txt)
+            return head and all("%s ticks" % c in head[0] for c in ("CUR", "MIN", "MAX", "MEAN")) and row0 and \
+                re.search(r"\s%d\s" % r.kv["sect"][0]["cur"], row0[0]) is not None and ".00" not in row0[0] and \
+                ("> 4200" if wide else "/4200") in row0[0] and "u: microseconds" in txt and \
+                max(len(ln) for ln in lines) <= w, detail
 
         txt = wait_until(s, lambda t: ticks(t)[0])
         check("%dx%d: u shows timer ticks instead of \u00b5s, and back" % (w, h), *ticks(txt))
@@ -789,6 +792,58 @@ def fit_tests():
 
         txt = wait_until(s, lambda t: over(t)[0])
         check("%dx%d: r starts the section statistics over, and says so within the width" % (w, h), *over(txt))
+        tmux("kill-session", "-t", s)
+
+
+def sections_no_clock_test(w=100, h=24):
+    """The section view with a --budget and no clock known (none announced, no --cpu-hz): the runs
+    over it cannot be told, so the count is "?" (it was "0", a pass never checked); and the times
+    in whole ticks stay in their columns, a mean past 10 digits as 15.1G (it was 15050211328.00,
+    every column after it pushed right)."""
+    s = "cmprof-noclock"
+    view_capture(s, w, h, "sections", "--budget 0=25")
+    wait_for(s, r"end of file", 30)
+    keys(s, "t")
+
+    def shown(txt):
+        lines = txt.splitlines()
+        rows = {ln.split()[0]: ln for ln in lines if re.match(r"^\d\s", ln)}
+        return ("0" in rows and re.search(r"\s\? > 25\.0 \S+s\s*$", rows["0"]) is not None and "3" in rows and
+                rows["3"].rstrip().endswith(" 15.1G") and max(len(ln) for ln in lines) <= w), \
+            " | ".join(rows.get(k, "no row " + k) for k in ("0", "3"))
+
+    txt = wait_until(s, lambda t: shown(t)[0])
+    check("%dx%d: sections with no clock: budget runs '?', a 11-digit mean as 15.1G within its column" % (w, h),
+          *shown(txt))
+    tmux("kill-session", "-t", s)
+
+
+def cpp_chain_test(w=120, h=24):
+    """Enter on a C++ template's row: the inline chain under the source lines names the function as
+    the list does, demangled ("motor::Filter<short, 8>::run(short)"), and as linked after key C; it
+    showed the linkage name (_ZN5motor6FilterIsLi8EE3runEs) beside a demangled title."""
+    d = harness.scratch("tui-cpp")
+    os.makedirs(d, exist_ok=True)
+    elf = os.path.join(d, "cpp.elf")
+    subprocess.run(["arm-none-eabi-g++", "-mcpu=cortex-m4", "-mthumb", "-O2", "-g", "-nostdlib", "-fno-exceptions",
+                    "-fno-rtti", "-Wl,-Ttext=0x08000000", "-Wl,-e,Reset_Handler",
+                    os.path.join(HERE, "zoo", "cpp_app.cpp"), "-lgcc", "-o", elf], check=True)
+    nm = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True).stdout.split()
+    run = int(nm[nm.index("_ZN5motor6FilterIsLi8EE3runEs") - 2], 16) & ~1
+    cap = os.path.join(d, "cpp.txt")
+    with open(cap, "w") as f:
+        f.write("prof raw n=64\n" + "p %s\n" % " ".join(["%08x" % (run + 2)] * 16) * 4 + "end\n")
+    for key, want in (("", "motor::Filter<short, 8>::run(short) ("), ("C", "_ZN5motor6FilterIsLi8EE3runEs (")):
+        s = "cmprof-cppchain"
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s %s %s; sleep 30" % (TOOL, cap, elf))
+        wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+        keys(s, *([key] if key else []), "Home", "Enter")
+        chain = lambda t: next((ln for ln in t.splitlines() if ln.startswith("at 0x")), "")  # noqa: E731
+        txt = wait_until(s, lambda t: chain(t) != "")
+        check("%dx%d: Enter on a C++ template%s: the inline chain names it %s" % (
+            w, h, " after C" if key else "", "as linked" if key else "demangled, as the list does"),
+            want in chain(txt), chain(txt) or " | ".join(txt.splitlines()[:6]))
         tmux("kill-session", "-t", s)
 
 
@@ -1305,6 +1360,27 @@ def save_and_record_test(w=80, h=24):
     tmux("kill-session", "-t", s)
 
 
+def stacked_snapshot_test(w=160, h=24):
+    """Key o, then f, on a capture with the firmware's stack evidence: the folded snapshot holds the
+    stacked samples alone (1 in 16), and the bottom line says how many of all (it said "20000
+    samples" of a file of 1,250)."""
+    work = harness.scratch("snapshot-stacks")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    s = "cmprof-save-stacks"
+    view_capture(s, w, h, "m4_stacks", "--save-dir " + work)
+    wait_until(s, lambda t: "end of file" in t and in_list(t), 20)
+    keys(s, "o")
+    wait_until(s, lambda t: "save a snapshot as" in t)
+    keys(s, "f")
+    got = wait_for(s, r"saved fw-\S+ \(the \d+ of 20000 samples with call stacks\)", 10)
+    files = [os.path.join(work, f) for f in os.listdir(work)]
+    total = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(files[0]) if ln.strip()) if len(files) == 1 else -1
+    check("%dx%d: key o, f on stacked samples: the bottom line says the snapshot's %d of the 20000" % (w, h, total),
+          got is not None and "(the %d of 20000 samples" % total in got, line_of(got or screen(s), -1))
+    tmux("kill-session", "-t", s)
+
+
 def resize_last_column_test():
     """Issue 31: a shrink from 120x35 to 80x24 left a stale character in the key bar's last column
     (the bottom-right cell was never drawn, so whatever the terminal kept there stayed)."""
@@ -1409,13 +1485,13 @@ def no_stacks_note_test(w, h):
     tmux("kill-session", "-t", s)
 
 
-def view_capture(s, w, h, name):
-    """Session s, w x h: the live view of scenario name's capture (read to its end) and ELF."""
+def view_capture(s, w, h, name, options=""):
+    """Session s, w x h: the live view (with options) of scenario name's capture (read to its end) and ELF."""
     tool = os.path.abspath(os.environ.get("CMPROF_TOOL") or TOOL)
     d = os.path.join(scen.BUILD, name)
     tmux("kill-session", "-t", s)
     tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h),
-         "%s %s %s; sleep 30" % (tool, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
+         "%s %s %s %s; sleep 30" % (tool, options, os.path.join(d, "uart.txt"), os.path.join(d, "fw.elf")))
 
 
 def untagged_tasks_test(w=80, h=24):
@@ -1508,6 +1584,14 @@ def help_says_test(w=80, h=60):
     check("%dx%d: ? says what a row's (inlined) marks" % (w, h),
           "marked (inlined) had samples in copies of it inlined into other functions" in said(txt),
           " | ".join(txt.splitlines()[3:10]))
+    # a term longer than the term column ("sections' clock", as the header says it) stands whole on
+    # a line of its own, its text under the column (it was split: "sections'    clock the ...")
+    lines = txt.splitlines()
+    at = [k for k, ln in enumerate(lines) if ln.startswith("  sections'")]
+    check("%dx%d: ? keeps the term \"sections' clock\" whole, its text under the term column" % (w, h),
+          len(at) == 1 and lines[at[0]].rstrip() == "  sections' clock" and at[0] + 1 < len(lines) and
+          re.match(r"^ {15}the clock the section times use", lines[at[0] + 1]) is not None,
+          " | ".join(lines[at[0]:at[0] + 2]) if at else "no sections' line")
     tmux("kill-session", "-t", s)
 
 
@@ -1732,6 +1816,9 @@ def captures():
         no_stacks_note_test(w, h)
     annotate_search_call_tests()
     fit_tests()
+    sections_no_clock_test()
+    cpp_chain_test()
+    stacked_snapshot_test()
     resize_last_column_test()
     crash_tests()
     no_color_test()

@@ -34,6 +34,26 @@ double view_section_hz(const struct view *v)
     return 0;
 }
 
+/* A section time as a person reads it, within `width` columns when it can be: microseconds with two
+ * decimals (fewer when long), timer ticks whole; past the width in thousands, millions... (k, M, G,
+ * T). Returns the columns written. */
+int view_section_time(char *buf, size_t len, double value, bool us, int width)
+{
+    int n = snprintf(buf, len, "%.*f", us ? 2 : 0, value);
+    if (us && n > width)
+        n = snprintf(buf, len, "%.0f", value);
+    static const char suffix[] = "kMGT";
+    for (int k = 0; n > width && k < 4; k++) {
+        value /= 1000;
+        if (value >= 999.95 && k < 3)
+            continue; /* 15.1G, not 15050211k */
+        n = snprintf(buf, len, "%.1f%c", value, suffix[k]);
+        if (n > width)
+            n = snprintf(buf, len, "%.0f%c", value, suffix[k]);
+    }
+    return n;
+}
+
 const struct view_budget *view_budget_for(const struct view *v, int index, const char *name)
 {
     char idx[16];

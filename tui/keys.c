@@ -597,7 +597,7 @@ static const struct binding bindings[] = {
      .help = "history pane: the selected row's share (or section's mean time), the last minutes"},
     {.keys = {'t'}, .screens = LISTS & ~ON(VM_SECTIONS), .run = open_sections, .hints = {{VM_TOP, "t sections", 8}},
      .help_key = "t", .help = "section timings (u: microseconds or timer ticks); OVER/LIMIT (wide: OVER BUDGET): the runs "
-                              "longer than the section's --budget NAME=US, and that limit in \u00b5s"},
+                              "longer than the section's --budget NAME=US, and that limit in the columns' unit (? with no clock)"},
     {.keys = {'t'}, .screens = ON(VM_SECTIONS), .run = close_sections, .hints = {{VM_SECTIONS, "t/Esc back", 1}}},
     {.keys = {'u'}, .screens = LISTS, .run = toggle_ticks, .hints = {{VM_SECTIONS, "u \u00b5s/ticks", 5}}},
     {.keys = {'l'}, .screens = LISTS & ~ON(VM_LOG), .run = open_log, .hints = {{VM_TOP, "l log", 13}}, .help_key = "l",

@@ -55,11 +55,12 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         points = span; /* at least a second a column */
     char name[128] = "", unit[8] = "%";
     double scale = 100; /* shares in per cent */
+    bool us = false;    /* a section's times in microseconds, else timer ticks */
     int got = 0;
     if (section) {
         double hz = view_section_hz(v);
-        bool us = !v->ticks && hz > 0;
-        snprintf(unit, sizeof unit, "%s", us ? (v->unicode ? "\u00b5s" : "us") : "tk");
+        us = !v->ticks && hz > 0;
+        snprintf(unit, sizeof unit, "%s", us ? (v->unicode ? "\u00b5s" : "us") : "ticks");
         scale = us ? 1e6 / hz : 1;
         for (int i = 0, shown = 0; i < PROF_SECTIONS && !got; i++) {
             const struct prof_section *s = prof_section(v->prof, i);
@@ -89,8 +90,12 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         snprintf(per, sizeof per, "%.1f s", (double)span / points);
     int x = vb_putf(b, 0, y, VA_TITLE, "HISTORY  %s  %s per %s, last %d min", name[0] ? name : "(no row)",
                     section ? "mean time" : "share", per, span / 60);
-    char peak_text[48];
-    snprintf(peak_text, sizeof peak_text, ", peak %.1f %s", peak * scale, unit);
+    char peak_text[48], num[32]; /* timer ticks whole, as the section table shows them */
+    if (section && !us)
+        view_section_time(num, sizeof num, peak * scale, false, LABEL_W);
+    else
+        snprintf(num, sizeof num, "%.1f", peak * scale);
+    snprintf(peak_text, sizeof peak_text, ", peak %s %s", num, unit);
     if (got && peak > 0 && x + vb_columns(peak_text) <= b->w)
         vb_put(b, x, y, VA_TITLE, peak_text); /* whole or not at all: the axis has it too */
     vb_fill_attr(b, y, VA_TITLE);
@@ -102,8 +107,8 @@ void view_render_graph(struct view *v, struct vbuf *b, int y, int height)
         vb_put(b, 2, y + 1, VA_DIM, name[0] ? "no history yet: a point a second" : "nothing selected");
         return;
     }
-    char label[32];
-    snprintf(label, sizeof label, "%.1f%s", peak * scale, unit);
+    char label[48];
+    snprintf(label, sizeof label, "%s%s", num, section && !us ? "" : unit); /* ticks: the unit in the title */
     vb_putf(b, 0, y + 1, VA_DIM, "%*s", LABEL_W, label);
     if (rows > 1) /* one row (a short terminal): the peak's label alone */
         vb_putf(b, 0, y + rows, VA_DIM, "%*s", LABEL_W, section ? "0" : "0%");

@@ -17,7 +17,8 @@ static const char *const help_lines[] = {
     "  N/s          received per second over the last 5 s; nominal N/s: timer clock / (period +",
     "               jitter/2), in the target's time (under QEMU guest time: the two differ)",
     "  clk          core clock; period P+0..J ticks [of T]: between samples, T the timer's clock",
-    "  sections'    clock the section times use, when not clk (announced, --cpu-hz)",
+    "  sections' clock",
+    "               the clock the section times use, when not clk (announced, --cpu-hz)",
     "  mm:ss        time since the start or the last r",
     "  bad          lines or packets dropped as malformed (a check failed, a packet was invalid);",
     "               a live port's first, partial line does not count",
@@ -65,7 +66,8 @@ static bool help_title(const char *line) /* "Keys", "The header" */
 }
 
 /* The help as paragraphs: "Keys" and the key table's lines, then help_lines, where a line
- * indented to the key column, or plain text after plain text, continues the one before. */
+ * indented to the key column, or plain text after plain text, continues the one before; a term too
+ * long for the key column stands on a line of its own, its text after a '\n'. */
 static int help_paragraphs(char (*para)[512], int cap)
 {
     snprintf(para[0], 512, "Keys");
@@ -77,7 +79,9 @@ static int help_paragraphs(char (*para)[512], int cap)
         bool text = line[0] && line[0] != ' ' && !help_title(line);
         if (n > 0 && (key_continues || (text && prev_text))) {
             size_t len = strlen(para[n - 1]);
-            snprintf(para[n - 1] + len, 512 - len, " %s", line + strspn(line, " "));
+            bool lone_term = key_continues && len > 14 && strspn(para[n - 1], " ") == 2 && !strchr(para[n - 1], '\n') &&
+                             !strstr(para[n - 1] + 2, "  "); /* "  sections' clock": no text yet */
+            snprintf(para[n - 1] + len, 512 - len, "%c%s", lone_term ? '\n' : ' ', line + strspn(line, " "));
         } else if (n < cap) {
             snprintf(para[n++], 512, "%s", line);
         }
@@ -95,23 +99,24 @@ static int wrap_help(int width, struct shown_line *out, int cap)
         const char *line = para[i];
         bool title = help_title(line);
         int lead = (int)strspn(line, " ");
-        int indent = lead == 2 && strlen(line) > 15 && line[15 - 1] == ' ' && line[15] != ' ' ? 15 : lead;
+        int indent = lead == 2 && ((strlen(line) > 15 && line[15 - 1] == ' ' && line[15] != ' ') || strchr(line, '\n'))
+                         ? 15 : lead;
         const char *rest = line;
         bool first = true;
         do {
             int avail = width - (first ? 0 : indent), cols = 0, cut = -1, end = 0;
-            for (; rest[end] && cols < avail; end++) {
+            for (; rest[end] && rest[end] != '\n' && cols < avail; end++) {
                 cols += ((unsigned char)rest[end] & 0xC0) != 0x80;
                 if (rest[end] == ' ' && end > (first ? indent : 0))
                     cut = end;
             }
             while (rest[end] && ((unsigned char)rest[end] & 0xC0) == 0x80)
                 end++; /* never split a character */
-            int take = rest[end] && cut > 0 ? cut : end; /* the last space that fits, else all that fits */
+            int take = rest[end] && rest[end] != '\n' && cut > 0 ? cut : end; /* the last space that fits, else all */
             if (n < cap)
                 out[n++] = (struct shown_line){rest, take, first ? 0 : indent, title};
             rest += take;
-            while (*rest == ' ')
+            while (*rest == ' ' || *rest == '\n')
                 rest++;
             first = false;
         } while (*rest);

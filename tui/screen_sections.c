@@ -23,9 +23,9 @@ static struct layout title_row(struct view *v, struct vbuf *b, int y0)
     l.rate = b->w >= 96;
     l.narrow = b->w < 96;
     l.spark = b->w >= 130 && v->sect_history.len > 1; /* each second's mean time, the last minute */
-    l.nw = l.narrow ? 12 : 16;
-    l.vw = l.narrow ? 9 : 10;
-    const char *unit = l.us ? (v->unicode ? "\u00b5s" : "us") : "tk";
+    l.nw = l.narrow ? (l.us ? 12 : 11) : 16; /* narrow ticks: a column wide enough for "MEAN ticks" */
+    l.vw = l.narrow && l.us ? 9 : 10;
+    const char *unit = l.us ? (v->unicode ? "\u00b5s" : "us") : "ticks";
     int x = vb_putf(b, 0, y0, VA_TITLE, "%-2s %-*s %9s", "#", l.nw, "SECTION", "COUNT");
     if (l.rate)
         x = vb_putf(b, x, y0, VA_TITLE, " %9s", "RATE/s");
@@ -48,6 +48,25 @@ static struct layout title_row(struct view *v, struct vbuf *b, int y0)
         vb_putf(b, x, y0, VA_TITLE, "  %s", l.narrow ? "OVER/LIMIT" : "OVER BUDGET");
     vb_fill_attr(b, y0, VA_TITLE);
     return l;
+}
+
+/* The runs over budget and the limit, in the unit of the columns (ticks under key u); with no clock
+ * the runs cannot be told ("?") and the limit stays as given. */
+static void budget_cell(struct view *v, struct vbuf *b, int x, int y, uint8_t attr, const struct layout *l,
+                        const struct view_budget *bu, uint64_t runs)
+{
+    char count[24], limit[32];
+    snprintf(count, sizeof count, l->hz > 0 ? "%llu" : "?", (unsigned long long)runs);
+    bool us = l->us || l->hz <= 0;
+    snprintf(limit, sizeof limit, us ? "%.1f" : "%.0f", us ? bu->us : bu->us * l->hz / 1e6);
+    char wide[80];
+    snprintf(wide, sizeof wide, "  %5s > %s %s", count, limit, !us ? "ticks" : v->unicode ? "\u00b5s" : "us");
+    if (l->narrow)
+        vb_putf(b, x, y, attr, "  %5s/%s", count, limit);
+    else if (x + vb_columns(wide) > b->w) /* the unit is the columns' */
+        vb_putf(b, x, y, attr, "  %5s > %s", count, limit);
+    else
+        vb_put(b, x, y, attr, wide);
 }
 
 /* Section i's row, the shown-th; since the reset (key r) when there was one: a baseline for count
@@ -74,9 +93,11 @@ static void section_row(struct view *v, struct vbuf *b, int y, int i, int shown,
                 ? vb_putf(b, x, y, attr, " %9.1f", (double)s->count / since)
                 : vb_putf(b, x, y, attr, " %9s", "-");
     double values[4] = {(double)s->current, (double)s->min, (double)s->max, mean};
-    for (int c = 0; c < 4; c++)
-        if (l->col[c])
-            x = vb_putf(b, x, y, attr, " %*.2f", l->vw, values[c] * l->scale);
+    for (int c = 0; c < 4; c++) {
+        char num[32];
+        if (l->col[c] && view_section_time(num, sizeof num, values[c] * l->scale, l->us, l->vw) >= 0)
+            x = vb_putf(b, x, y, attr, " %*s", l->vw, num);
+    }
     if (l->spark) {
         float pts[20];
         if (!section_history_of(&v->sect_history, i, pts, 20, 60))
@@ -85,11 +106,8 @@ static void section_row(struct view *v, struct vbuf *b, int y, int i, int shown,
         x = vb_put(b, x, y, attr, "  ");
         x = vb_sparkline(b, x, y, pts, 20, v->unicode, shown == v->sel ? VA_SELECT : VA_BAR);
     }
-    if (bu && l->budgets && l->narrow)
-        vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu/%.1f", (unsigned long long)v->budget_violations[i], bu->us);
-    else if (bu && l->budgets)
-        vb_putf(b, x, y, over ? VA_WARN : attr, "  %5llu > %.1f %s", (unsigned long long)v->budget_violations[i],
-                bu->us, v->unicode ? "\u00b5s" : "us");
+    if (bu && l->budgets)
+        budget_cell(v, b, x, y, over ? VA_WARN : attr, l, bu, v->budget_violations[i]);
 }
 
 /* Cortex-A/R: the PMU events section i counts, per run, on a line of their own; returns the next

@@ -12,8 +12,9 @@ static void chain_line(struct view *v, struct vbuf *b, int y, uint32_t pc)
         return;
     int x = vb_putf(b, 0, y, VA_BOLD, "at 0x%08x: ", pc);
     for (uint32_t k = 0; k < loc->n_frames; k++)
-        x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", sym_frame_at(loc, k)->function,
-                 path_base(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
+        x = vb_putf(b, x, y, VA_NORMAL, "%s%s (%s:%u)", k ? " \u2190 " : "", /* named as the list names it */
+                    sym_shown_name(v->syms, sym_frame_at(loc, k)->function, v->demangle),
+                    path_base(sym_frame_at(loc, k)->file), sym_frame_at(loc, k)->line);
 }
 
 void view_render_source(struct view *v, struct vbuf *b, int y0)

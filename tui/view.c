@@ -165,7 +165,19 @@ static bool announce_due(const struct view *v, const struct ingest_counts *c)
     return c->unplaced && v->st.elapsed < STARVED_AFTER_S;
 }
 
+/* A per cent the header shows after ">": one decimal, or under 0.1 % down to its first digit that is
+ * not 0 (0.03, not 0.0; 0 under 0.0001), cut rather than rounded up so that the ">" stays true. */
+static void overhead_text(char *buf, size_t len, double pct)
+{
+    int decimals = 1;
+    while (decimals < 4 && pct < 0.1 / pow(10, decimals - 1))
+        decimals++;
+    double unit = pow(10, decimals), cut = decimals > 1 ? floor(pct * unit) / unit : pct;
+    snprintf(buf, len, "%.*f", cut > 0 ? decimals : 0, cut);
+}
+
 /* Row 1: the counters. What matters stays as the terminal narrows; a counter at zero goes first. */
+
 static void header_counters(struct view *v, struct vbuf *b)
 {
     struct ingest_counts c;
@@ -195,9 +207,11 @@ static void header_counters(struct view *v, struct vbuf *b)
     if (prof_effective_n(cur) < total) /* a full ring's kept samples stand for many: the intervals say so */
         field(f, &n, 3, VA_NORMAL, "weighted: %.0f effective", prof_effective_n(cur));
     double overhead = prof_overhead(cur, NULL); /* the drain's idle polls are in the idle share */
-    if (overhead > 0)
-        field(f, &n, 5, VA_NORMAL, "overhead %s%.1f %%", overhead < 0.9995 ? ">" : "", /* + the sampling */
-              100 * overhead);                                                      /* interrupt's (? page) */
+    if (overhead > 0) {                         /* more: + the sampling interrupt's (? page) */
+        char pct[16];
+        overhead_text(pct, sizeof pct, 100 * overhead);
+        field(f, &n, 5, VA_NORMAL, "overhead %s%s %%", overhead < 0.9995 ? ">" : "", pct);
+    }
     double idle = prof_idle(cur);
     if (idle >= 0)
         field(f, &n, 3, VA_NORMAL, "idle %.1f %%", 100 * idle);

@@ -51,6 +51,7 @@ void view_title(struct view *v, struct vbuf *b, int y, const char *stats, const 
 
 /* budgets.c: section timings */
 double view_section_hz(const struct view *v);
+int view_section_time(char *buf, size_t len, double value, bool us, int width);
 const struct view_budget *view_budget_for(const struct view *v, int index, const char *name);
 void view_reset_sections(struct view *v); /* key r in the section view */
 
