@@ -93,10 +93,6 @@ static struct {
     uint32_t since_announce;        /* samples sent since the last announce */
     uint32_t group_left;            /* samples of a reservoir's group still to send, in '&' lines */
     uint32_t group_taken, group_kept; /* what the group stands for, and its size */
-#if CMPROF_TAG_NAMES
-    uint32_t given, given_at, given_last_s; /* names a '=' entry gave whole: in all, at the last
-                                               announce, between the two announces before */
-#endif
 } stream;
 
 static uint32_t line_number; /* of the next sample line, 12 bits on the wire (version 7) */
@@ -189,18 +185,6 @@ static uint32_t host_tag_not[MAX_TASKS];
  * had: no entry needs to send it, unless the host may have had a block's tag for the index (a task
  * with no name had it: host_block_tag, never cleared, as a host keeps its tags across announces). */
 static uint8_t host_block_tag[MAX_TASKS];
-/* When each index's name last went out whole in a '=' entry (cmprof_samples() / 16, 16 bits): a
- * round skips a name given less than a second of samples before (fresh_name). A host that attached
- * before the entry has the name; one that attached after it hears it when the index goes to another
- * name (the name is live: retired, repeated then) or at the round's next visit, once it is older. A
- * churning worker's name is so repeated once, not by a round and again as it retires. */
-static uint16_t named_at[MAX_TASKS];
-/* A live mark (cmprof_tasks.live) a round left for a name no task has: that index goes to another name
- * soon under churn (its name then retires, repeated), else the next round repeats it. The sample loop
- * marks 1 to 3 or OWED's top byte. */
-#define LIVE_SKIPPED 0x40u
-#define NAMED_UNIT 4u /* log2 of the samples in one unit of named_at (its wrap: 2^20 samples, where a
-                         round visits every index within 4 x 16384) */
 #define HOST_HAS_TAG(i, tag)                                                                             \
     (host_tag_not[i] == ~(uint32_t)(uintptr_t)(tag) ||                                                   \
      ((uint32_t)(uintptr_t)(tag) == CMPROF_INDEX_TAG(i) && !host_block_tag[i]))
@@ -520,10 +504,6 @@ static void send_announce(cmprof_putc_fn putc)
 {
     const struct cmprof_stream_info *info = &stream.info;
     stream.since_announce = 0;
-#if CMPROF_TAG_NAMES
-    stream.given_last_s = stream.given - stream.given_at; /* (about a second's: repeat_names) */
-    stream.given_at = stream.given;
-#endif
     cap_credit();
     if (cmprof_samples() - stream.round_at < stream.round_every) {
         /* the round began less than a second ago: it goes on */
@@ -801,9 +781,6 @@ static void forget_names_sent(void)
     /* and no samples: an index is `live` (repeated in the next round, or before it goes to another
      * name) once samples sent from now on carry it; names retired before went with samples before */
     memset(cmprof_tasks.live, 0, sizeof cmprof_tasks.live);
-    uint16_t old = (uint16_t)((cmprof_samples() >> NAMED_UNIT) - 0x8000u); /* the names given before went to */
-    for (uint32_t i = 0; i < MAX_TASKS; i++)                              /* an earlier host: none fresh */
-        named_at[i] = old;
     cmprof_tag_names.retired_head = cmprof_tag_names.retired_tail;
     n_retired_in = 0; /* (their samples went before: a new host needs them not) */
 #endif
@@ -1203,26 +1180,11 @@ __attribute__((noinline)) static void repeat_names(cmprof_putc_fn putc)
     uint32_t upto = round_due();
     if (upto < stream.round_end && upto < stream.round_next + ROUND_BATCH)
         return; /* a few positions' worth of the round's time first, as of credit */
-#if CMPROF_TAG_NAMES
-    uint32_t now = cmprof_samples() >> NAMED_UNIT, fresh = stream.round_every >> NAMED_UNIT;
-    /* indexes go to new names from the oldest dropped one, and the last second's new names would
-     * take every dropped one: a name no task has retires within about a second */
-    bool churning = cmprof_tasks.n_tags >= MAX_TASKS && cmprof_tag_names.n_freed <= stream.given_last_s;
-#endif
     for (uint32_t steps = 0; stream.round_next < upto && steps < 16u; steps++) {
         uint32_t i = stream.round_next;
 #if CMPROF_TAG_NAMES /* an index in use, or sampled since its last repeat, whose name went out (owed:
-                       never needed yet) and went whole a second ago or more: a host that attached
-                       late has them all after a round (a fresh one: when it retires, or next round) */
+                       never needed yet): a host that attached late has them all after a round */
         bool due = (cmprof_tag_names.refs[i] || cmprof_tasks.live[i]) && (int32_t)cmprof_tasks.ixc[i] >= 0;
-        if (due && ((uint16_t)(now - named_at[i]) < fresh ||
-                    (!cmprof_tag_names.refs[i] && churning && cmprof_tasks.live[i] != LIVE_SKIPPED))) {
-            if (!cmprof_tag_names.refs[i]) /* no task has the name: repeated as it retires, or */
-                cmprof_tasks.live[i] = LIVE_SKIPPED; /* at the next round's visit */
-            stream.round_next++; /* its live mark stays: repeated as it retires */
-            continue;
-        }
-        named_at[i] = (uint16_t)(now - 0x8000u); /* old (the wrap: a visit every round keeps it so) */
 #else
         bool due = !(cmprof_tasks.flags[i] & (GONE | UNSENT | OWED)); /* owed: never needed yet */
 #endif
@@ -1639,12 +1601,8 @@ __attribute__((noinline, cold)) static char *put_owed(char *b, uint32_t ixc, uin
         o.b = put_retired_in(b, o.b, i);
     cmprof_tasks.live[i] = !def_whole; /* whole: this sample's entry names it; an id: a host that
                                              missed the id's name needs a repeat */
-    if (def_whole) {
-        named_at[i] = (uint16_t)(cmprof_samples() >> NAMED_UNIT);
-        stream.given++;
-        if (n_epoch_named < sizeof epoch_named / sizeof *epoch_named)
-            epoch_named[n_epoch_named++] = (uint16_t)i;
-    }
+    if (def_whole && n_epoch_named < sizeof epoch_named / sizeof *epoch_named)
+        epoch_named[n_epoch_named++] = (uint16_t)i;
     cmprof_tasks.ixc[i] = cmprof_tasks_chars(i); /* the tick owns the flags of a live index */
 #else
     cmprof_tasks_clear(i, OWED);

@@ -255,37 +255,6 @@ static int named_over(const struct namings *c, unsigned from, unsigned to, unsig
     return named;
 }
 
-/* A churning worker's name is repeated once for a late host, not twice: a round skips a name given
- * less than a second before (a host that attached before its entry has it), and one no task has while
- * the table's dropped indexes go to new names within a second; its index's next name retires it,
- * repeated then. Before, the round repeated a worker alive or sampled since, and it was repeated again
- * as it retired (FreeRTOS's full demo at 100 unique names a second: 1,067 bytes of rounds' worker
- * entries, names 10.3 % of the bytes). Workers live about 0.3 s here, each sampled in many lines. */
-static void test_a_churning_name_is_repeated_once(void)
-{
-    static struct block arena[100];
-    static struct namings c;
-    memset(&c, 0, sizeof c);
-    late_stream();
-    uint32_t rng = 7, made = 0;
-    for (int k = 0; k < 100; k++)
-        worker_new(&arena[k], &made);
-    for (int step = 0; step < 60000; step++) { /* 6 s: 2,000 workers */
-        rng = rng * 1103515245u + 12345u;
-        if (step % 30 == 0) /* the oldest worker gone, another in its block under a new name */
-            worker_renew(&arena[made % 100u], &made);
-        test_tag = &arena[(rng >> 20) % 100u];
-        cmprof_tick(0x08000100u + 2u * ((rng >> 12) & 255u));
-        cmprof_stream_drain(late_putc, 1);
-    }
-    bool read = read_namings(&c);
-    int twice, named = named_over(&c, 200u, made - 200u, 2u, &twice); /* (the first and the last: a round's) */
-    printf("     %u workers, %d named in the middle, %d of them repeated twice or more\n", (unsigned)made, named,
-           twice);
-    CHECK(read && named > 1500);
-    CHECK(twice * 200 < named); /* before: 102 of 1,700 */
-}
-
 /* A worker that lives and dies within the page epoch of its '=' entry (8 lines) is not repeated as
  * its index goes to another name: a host that places the epoch's samples read the epoch from its
  * first line, the entry too. Before, any sample of it after its entry's line made it live, repeated
@@ -512,7 +481,6 @@ int main(void)
     RUN_TEST(test_numbered_names_cross_a_thousand);
     RUN_TEST(test_numbered_names_across_other_names);
     RUN_TEST(test_a_round_writes_the_next_index_as_a_dot);
-    RUN_TEST(test_a_churning_name_is_repeated_once);
     RUN_TEST(test_a_name_within_its_epoch_is_not_repeated);
     return check_summary();
 }
