@@ -107,7 +107,7 @@ void ingest_free(struct ingest *in); /* (NULL: nothing to free) */
 /* Every way this input lost or refused data so far, one sentence each ("" when none): missing
  * dump samples, dropped lines, bad packets, firmware overflows, --samples.
  * Returns how many were written (at most max). */
-#define INGEST_LOSS_TEXT 200
+#define INGEST_LOSS_TEXT 400
 size_t ingest_losses(const struct ingest *in, char (*out)[INGEST_LOSS_TEXT], size_t max);
 /* What the decoders did that is no loss, one sentence each: trace of other TPIU source IDs or
  * orbflow streams skipped (not this run's to read), TPIU frames aligned by content for want of a
