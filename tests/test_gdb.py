@@ -86,6 +86,8 @@ class FakeServer:
         # the server's own clock of the core: (time, True) at each interrupt, (time, False) at each 'c'
         self.halts = []
         self.closed_at = None  # by the same clock: where the tool's close began (see 'D')
+        self.interrupts = []  # by the same clock: each interrupt's arrival
+        self.trigger_at = self.unsolicited_at = None  # the trigger's arrival, and when the packet it set off went out
         self.stops = []  # seconds from each interrupt to its stop reply, by the same clock
         # a liar: acks=False never acknowledges a packet ('+'); bad_sums: every reply fails its
         # checksum, and a '-' (asking for it again) gets nothing
@@ -182,6 +184,25 @@ class FakeServer:
                 halted, since = halted + t - since, None
         return 100.0 * halted / max(end - starts[0], 1e-9)
 
+    def overtaken(self):
+        """Whether an interrupt of the tool's arrived between the trigger and the packet it set off: on a
+        loaded host the stand-in read the 5th 'c' late, behind the interrupt the tool sent after it, and
+        the stop meant to come while the target ran came after that interrupt, as its answer (which the
+        tool rightly took it for). Such a run is not the one scripted."""
+        return self.unsolicited_at is not None and any(self.trigger_at < t < self.unsolicited_at
+                                                       for t in self.interrupts)
+
+    def mean_halt(self):
+        """Seconds from an interrupt to the resume after it, on average, by this stand-in's clock (None: no halt)."""
+        spans, since = [], None
+        for t, halt in self.halts:
+            if halt and since is None:
+                since = t
+            elif not halt and since is not None:
+                spans.append(t - since)
+                since = None
+        return sum(spans) / len(spans) if spans else None
+
     def run_end(self, end):
         """END, or where the tool's close began when that was sooner (closed_at)."""
         return min(end, self.closed_at) if self.closed_at else end
@@ -255,7 +276,7 @@ class FakeServer:
                     if buf[:1] == b"\x03":
                         buf = buf[1:]
                         self.log.append("^C")
-                        self.interrupted_at = arrived
+                        self.interrupts.append(arrived)
                         if not self.running and not self.hostile:
                             self.latched = self.latch_interrupt
                             continue  # a halted core: nothing to stop, no stop reply (as QEMU does)
@@ -294,6 +315,7 @@ class FakeServer:
                         seen += 1
                         if seen == self.trigger_nth:
                             time.sleep(self.unsolicited_delay)
+                            self.trigger_at, self.unsolicited_at = arrived, time.time()
                             conn.sendall(self.unsolicited_frame())
                             if self.unsolicited[0] in "WX":  # the program is gone: so is the server
                                 return self.hang_up(conn)
@@ -371,7 +393,7 @@ class FakeServer:
                         self.running = True  # detaching lets the target run
                         # the run ended where the close began: at its own interrupt when it found the core
                         # running (one right before the detach), else at the detach
-                        self.closed_at = self.interrupted_at if self.log[-2:-1] == ["^C"] else arrived
+                        self.closed_at = self.interrupts[-1] if self.log[-2:-1] == ["^C"] else arrived
                         self.reply(conn, "OK", noack)
                     else:
                         self.reply(conn, "", noack)
@@ -430,7 +452,10 @@ class FakeServer:
         conn.sendall(self.last)
 
 
-def sample(server, *extra, seconds=20, elf=ELF, output=("-o", "json")):
+def sample(server, *extra, seconds=120, elf=ELF, output=("-o", "json")):
+    """The tool's run on server: exit status, JSON, stderr. `seconds` only stops a tool that hangs (a
+    failing check): a run that passes ends by itself, at its samples or its --duration, and at the default
+    pace its samples come as fast as the stand-in answers, which a loaded host slows tenfold and more."""
     try:
         r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
                            [server.spec, elf], capture_output=True, text=True, timeout=seconds)
@@ -450,11 +475,13 @@ def main():
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
     pcs = [a + 4, a + 6, a + 4, b + 2, b + 4, c + 2]  # 3:2:1
 
+    # (60 samples, as the checks below: at the default pace a sample costs ten times its halt, and beside
+    # four CPU hogs the stand-in's halts took 30-600 ms: 600 samples did not fit in the 20 s then given)
     srv = FakeServer(pcs)
-    code, j, err = sample(srv, "--samples", "600")
+    code, j, err = sample(srv, "--samples", "60")
     rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
     check("gdb: every sample counted where the server said the PC was (3:2:1)",
-          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %s, %s %s" % (code, rows, err))
+          code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10}, "exit %s, %s %s" % (code, rows, err))
     check("gdb: registers numbered from the target description and its include (pc = 15)",
           "pf" in srv.log and any(p.startswith("qXfer:features:read:core.xml") for p in srv.log),
           [p for p in srv.log if p.startswith("q")][:6])
@@ -505,7 +532,7 @@ def main():
     # CPU hogs, where "--duration 15" ended a run 0.3 s short of 15 s and could end one before its 60th)
     for attempt in range(3):
         srv = FakeServer(pcs, serial=True)
-        code, j, err = sample(srv, "--samples", "60", seconds=120)
+        code, j, err = sample(srv, "--samples", "60")
         if code == 0 or not srv.was_late(err):
             break
     check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
@@ -773,16 +800,20 @@ def verify_checks(pcs):
     the PC of a running core (a server answering from a cache gives a stale one)."""
     def run(stop, false=False, latch=False):
         """A stop reply at the 5th resume; --rate 10: the halt after the resume is due tens of ms later,
-        long after the stop reply came. The server, its rows and its detail."""
-        srv = FakeServer(pcs)
-        srv.unsolicited, srv.trigger, srv.trigger_nth = stop, "c", 5
-        srv.unsolicited_false, srv.latch_interrupt = false, latch
-        code, j, err = sample(srv, "--rate", "10", "--samples", "18")
+        long after the stop reply came (but for a stand-in a loaded host left unrun that long: such a run,
+        FakeServer.overtaken, is made again, up to 3 in all). The server, its rows and its detail."""
+        for attempt in range(3):
+            srv = FakeServer(pcs)
+            srv.unsolicited, srv.trigger, srv.trigger_nth = stop, "c", 5
+            srv.unsolicited_false, srv.latch_interrupt = false, latch
+            code, j, err = sample(srv, "--rate", "10", "--samples", "18")
+            if not srv.overtaken():
+                break
         rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
         detail = j.get("source_detail", "")
         return srv, code == 0 and rows == {"hot_a": 9, "hot_b": 6, "hot_c": 3}, detail, \
-            "exit %s, %s, %d reads while running, %d interrupts, %s %s" % (
-                code, rows, srv.read_running, srv.log.count("^C"), detail, err.strip()[-200:])
+            "exit %s, %s, %d reads while running, %d interrupts, %s %s (attempt %d)" % (
+                code, rows, srv.read_running, srv.log.count("^C"), detail, err.strip()[-200:], attempt + 1)
 
     srv, good, detail, why = run("T05", false=True)
     check("gdb: a stop reply while the target runs on (none, the server's own): interrupted first, nothing read "
@@ -867,10 +898,18 @@ def slow_server_checks(pcs):
           "samples where --rate asked 50", code == 0 and j.get("halting", {}).get("rate", 99) < 25 and
           "the GDB server limits the samples" in detail and "where --rate asked 50" in detail,
           "exit %s, %s, %s" % (code, j.get("halting"), detail))
-    srv = FakeServer(pcs)
-    code, j, err = sample(srv, "--rate", "50", "--duration", "2")
+    # (quick when it is run: beside four CPU hogs the stand-in took up to 338 ms to answer an interrupt, its
+    # halts averaged over 0.5 / 50 s by its own clock, and the tool said so, rightly. Such a run says nothing
+    # of a quick server: made again, up to 3 in all)
+    for attempt in range(3):
+        srv = FakeServer(pcs)
+        code, j, err = sample(srv, "--rate", "50", "--duration", "2")
+        mean = srv.mean_halt()
+        if mean is not None and mean < 0.5 / 50:
+            break
     check("gdb --rate 50 from a quick server: no such warning", code == 0 and "limits" not in j.get("source_detail", ""),
-          j.get("source_detail"))
+          "%s (the stand-in's halts %s ms on average by its clock, attempt %d)" % (
+              j.get("source_detail"), mean and round(1000 * mean, 1), attempt + 1))
 
 
 def starved_checks(pcs):
@@ -1140,12 +1179,22 @@ def gentle_checks(pcs):
     # whole, and the share counts the running after the last sample
     # (5 s: paying the halt back takes 2.25 s of running; in 3 s a loaded host's slow connect left less, and
     # the share over the run could not come down: 15.6 % seen beside three helpers)
+    # Beside four CPU hogs every halt was slow (250 ms on average, 678 at most): the pace pays each back
+    # whole, but not one near the run's end (14.6 % said). So, as QEMU's halted share below: 12 % plus the
+    # longest halt, which the report says (12 % on a quiet host), and no interrupt while the core was halted
+    # over 12 % of the run so far, by the server's clock.
     srv = FakeServer(pcs, slow_stop=(3, 0.25))
     code, j, err = sample(srv, "--duration", "5")
     share = j.get("halting", {}).get("halted_percent")
-    check("gdb: one halt of 0.25 s in a 5 s run: the default pace still holds the core halted <= 12 %",
-          code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0, "exit %s, halted %s %%, %s" % (
-              code, share, err.strip()[-200:]))
+    slow = re.search(r"at most ([0-9.]+) ms at once", j.get("source_detail", ""))
+    late, run = (float(slow.group(1)) / 1000 if slow else 0.0), 5.0
+    bound = max(12.0, 100.0 * (late + 0.12 * max(run - late, 0)) / run)
+    paced = srv.shares_at_interrupts()
+    check("gdb: one halt of 0.25 s in a 5 s run: the default pace still holds the core halted <= 12 %% (with the "
+          "longest halt unpaid at the end: %.1f %%), and no interrupt while over 12 %% so far" % bound,
+          code == 0 and share is not None and share <= bound and j.get("total", 0) > 0 and max(paced, default=0) <= 12,
+          "exit %s, halted %s %%, at the interrupts %s, %s" % (code, share, [round(x, 1) for x in paced],
+                                                               err.strip()[-200:]))
     # one answered 0.5 s late in a 2 s run: at least 25 % halted whatever the pace; the tool must say
     # what the server's clock saw (it said 85-98 %: the share ended on the last halt), and the pace
     # must hold the rest of the run to its 10 % (12 % allowed): it interrupts only once every halt so
