@@ -85,6 +85,9 @@ class FakeServer:
         self.drop_at = drop_at  # hang up (not on the last connection) at the resume after that many samples
         # the server's own clock of the core: (time, True) at each interrupt, (time, False) at each 'c'
         self.halts = []
+        self.closed_at = None  # by the same clock: where the tool's close began (see 'D')
+        self.interrupts = []  # by the same clock: each interrupt's arrival
+        self.trigger_at = self.unsolicited_at = None  # the trigger's arrival, and when the packet it set off went out
         self.stops = []  # seconds from each interrupt to its stop reply, by the same clock
         # a liar: acks=False never acknowledges a packet ('+'); bad_sums: every reply fails its
         # checksum, and a '-' (asking for it again) gets nothing
@@ -148,14 +151,31 @@ class FakeServer:
                 return data, sec + nsec * 1e-9
         return data, time.time()
 
-    def halted_share(self, end):
+    def was_late(self, said):
+        """Whether the tool gave up waiting on this stand-in ("no answer to ... within 2 s", in what it
+        said) while it was scripted to answer everything: it answers from a thread of the test, and a
+        loaded host can leave that thread unrun past the tool's 2 s (beside four CPU hogs at load 15-19:
+        3.8 s between a request's arrival and its answer). The tool reads every answer waiting before it
+        gives up, so the answer was late, not lost: such a run says nothing of the tool, and the check
+        makes it again. (A run that fails alike every time still fails.)"""
+        scripted = self.silent_on or self.hostile or self.raw or self.bad_sums or not self.acks or self.stop_delay
+        late = re.search(r"no answer to (.*) within 2 s", said or "")
+        # (a stand-in that holds the interrupt's reply on purpose, starve_at, is the check, not a late one)
+        return not scripted and late is not None and not (self.starve_at and "interrupt" in late.group(1))
+
+    def halted_share(self, end, halts=None):
         """The share of the time from the first 'c' to END (the client's exit) that the core spent
-        halted, by the server's clock: from each interrupt to the next 'c'."""
-        starts = [t for t, halt in self.halts if not halt]
+        halted, by the server's clock: from each interrupt to the next 'c'. A run that ended with a detach
+        ends where the close began (closed_at): its interrupt, the detach and the process's exit are no part
+        of the run the tool measured, and a loaded host stretches them (the close's interrupt, never
+        resumed, counted halted until the test woke after the exit: 48.8 % seen where the tool said 32.3 %)."""
+        halts = self.halts if halts is None else halts
+        starts = [t for t, halt in halts if not halt]
         if not starts:
             return None
+        end = self.run_end(end)
         halted, since = 0.0, None
-        for t, halt in self.halts + [(end, False)]:
+        for t, halt in [x for x in halts if x[0] < end] + [(end, False)]:
             if t < starts[0]:
                 continue
             if halt and since is None:
@@ -163,6 +183,40 @@ class FakeServer:
             elif not halt and since is not None:
                 halted, since = halted + t - since, None
         return 100.0 * halted / max(end - starts[0], 1e-9)
+
+    def overtaken(self):
+        """Whether an interrupt of the tool's arrived between the trigger and the packet it set off: on a
+        loaded host the stand-in read the 5th 'c' late, behind the interrupt the tool sent after it, and
+        the stop meant to come while the target ran came after that interrupt, as its answer (which the
+        tool rightly took it for). Such a run is not the one scripted."""
+        return self.unsolicited_at is not None and any(self.trigger_at < t < self.unsolicited_at
+                                                       for t in self.interrupts)
+
+    def mean_halt(self):
+        """Seconds from an interrupt to the resume after it, on average, by this stand-in's clock (None: no halt)."""
+        spans, since = [], None
+        for t, halt in self.halts:
+            if halt and since is None:
+                since = t
+            elif not halt and since is not None:
+                spans.append(t - since)
+                since = None
+        return sum(spans) / len(spans) if spans else None
+
+    def run_end(self, end):
+        """END, or where the tool's close began when that was sooner (closed_at)."""
+        return min(end, self.closed_at) if self.closed_at else end
+
+    def shares_at_interrupts(self):
+        """The halted share so far (%), by the server's clock from the first 'c', at each interrupt after the
+        first sample's and before the close: what the default pace holds to 10 % however long each halt was
+        (it lets the core run until every halt so far is paid back whole, and only then interrupts)."""
+        starts = [t for t, halt in self.halts if not halt]
+        shares = []
+        for k, (t, halt) in enumerate(self.halts):
+            if halt and starts and t > starts[0] and t < self.run_end(float("inf")):
+                shares.append(self.halted_share(t, self.halts[:k]))
+        return shares
 
     def xml(self, annex):
         if self.xml_of:
@@ -222,6 +276,7 @@ class FakeServer:
                     if buf[:1] == b"\x03":
                         buf = buf[1:]
                         self.log.append("^C")
+                        self.interrupts.append(arrived)
                         if not self.running and not self.hostile:
                             self.latched = self.latch_interrupt
                             continue  # a halted core: nothing to stop, no stop reply (as QEMU does)
@@ -260,6 +315,7 @@ class FakeServer:
                         seen += 1
                         if seen == self.trigger_nth:
                             time.sleep(self.unsolicited_delay)
+                            self.trigger_at, self.unsolicited_at = arrived, time.time()
                             conn.sendall(self.unsolicited_frame())
                             if self.unsolicited[0] in "WX":  # the program is gone: so is the server
                                 return self.hang_up(conn)
@@ -335,6 +391,9 @@ class FakeServer:
                         self.reply(conn, data[:length].hex() if data else "E01", noack)
                     elif pkt == "D":
                         self.running = True  # detaching lets the target run
+                        # the run ended where the close began: at its own interrupt when it found the core
+                        # running (one right before the detach), else at the detach
+                        self.closed_at = self.interrupts[-1] if self.log[-2:-1] == ["^C"] else arrived
                         self.reply(conn, "OK", noack)
                     else:
                         self.reply(conn, "", noack)
@@ -393,7 +452,10 @@ class FakeServer:
         conn.sendall(self.last)
 
 
-def sample(server, *extra, seconds=20, elf=ELF, output=("-o", "json")):
+def sample(server, *extra, seconds=120, elf=ELF, output=("-o", "json")):
+    """The tool's run on server: exit status, JSON, stderr. `seconds` only stops a tool that hangs (a
+    failing check): a run that passes ends by itself, at its samples or its --duration, and at the default
+    pace its samples come as fast as the stand-in answers, which a loaded host slows tenfold and more."""
     try:
         r = subprocess.run([TOOL, "--batch", "--no-inline"] + list(output) + list(extra) +
                            [server.spec, elf], capture_output=True, text=True, timeout=seconds)
@@ -413,11 +475,13 @@ def main():
     a, b, c = nm("hot_a"), nm("hot_b"), nm("hot_c")
     pcs = [a + 4, a + 6, a + 4, b + 2, b + 4, c + 2]  # 3:2:1
 
+    # (60 samples, as the checks below: at the default pace a sample costs ten times its halt, and beside
+    # four CPU hogs the stand-in's halts took 30-600 ms: 600 samples did not fit in the 20 s then given)
     srv = FakeServer(pcs)
-    code, j, err = sample(srv, "--samples", "600")
+    code, j, err = sample(srv, "--samples", "60")
     rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
     check("gdb: every sample counted where the server said the PC was (3:2:1)",
-          code == 0 and rows == {"hot_a": 300, "hot_b": 200, "hot_c": 100}, "exit %s, %s %s" % (code, rows, err))
+          code == 0 and rows == {"hot_a": 30, "hot_b": 20, "hot_c": 10}, "exit %s, %s %s" % (code, rows, err))
     check("gdb: registers numbered from the target description and its include (pc = 15)",
           "pf" in srv.log and any(p.startswith("qXfer:features:read:core.xml") for p in srv.log),
           [p for p in srv.log if p.startswith("q")][:6])
@@ -462,11 +526,14 @@ def main():
     ended_checks(pcs)
 
     # (the stand-in answers from a Python thread: on a loaded host it can be starved past the tool's 2 s
-    # deadline, and on a pty it does not take the reconnect; such an attempt, the server late, is made again)
+    # deadline, and on a pty it does not take the reconnect; such an attempt, the server late, is made again.
+    # The run ends at its 60th sample, never at a fixed time: the default pace holds the core halted 10 %
+    # of the time, so the samples come as fast as the stand-in answers, 134 halts/s quiet, 4 beside four
+    # CPU hogs, where "--duration 15" ended a run 0.3 s short of 15 s and could end one before its 60th)
     for attempt in range(3):
         srv = FakeServer(pcs, serial=True)
-        code, j, err = sample(srv, "--samples", "60", "--duration", "15")
-        if code == 0 or "within 2 s" not in err:
+        code, j, err = sample(srv, "--samples", "60")
+        if code == 0 or not srv.was_late(err):
             break
     check("gdb: on a serial port (Black Magic Probe): scan, attach, then sample",
           code == 0 and j.get("total") == 60 and srv.log[1:3] == ["qRcmd,737764705f7363616e", "vAttach;1"],
@@ -733,16 +800,20 @@ def verify_checks(pcs):
     the PC of a running core (a server answering from a cache gives a stale one)."""
     def run(stop, false=False, latch=False):
         """A stop reply at the 5th resume; --rate 10: the halt after the resume is due tens of ms later,
-        long after the stop reply came. The server, its rows and its detail."""
-        srv = FakeServer(pcs)
-        srv.unsolicited, srv.trigger, srv.trigger_nth = stop, "c", 5
-        srv.unsolicited_false, srv.latch_interrupt = false, latch
-        code, j, err = sample(srv, "--rate", "10", "--samples", "18")
+        long after the stop reply came (but for a stand-in a loaded host left unrun that long: such a run,
+        FakeServer.overtaken, is made again, up to 3 in all). The server, its rows and its detail."""
+        for attempt in range(3):
+            srv = FakeServer(pcs)
+            srv.unsolicited, srv.trigger, srv.trigger_nth = stop, "c", 5
+            srv.unsolicited_false, srv.latch_interrupt = false, latch
+            code, j, err = sample(srv, "--rate", "10", "--samples", "18")
+            if not srv.overtaken():
+                break
         rows = {r["name"]: r["samples"] for r in j.get("rows", [])}
         detail = j.get("source_detail", "")
         return srv, code == 0 and rows == {"hot_a": 9, "hot_b": 6, "hot_c": 3}, detail, \
-            "exit %s, %s, %d reads while running, %d interrupts, %s %s" % (
-                code, rows, srv.read_running, srv.log.count("^C"), detail, err.strip()[-200:])
+            "exit %s, %s, %d reads while running, %d interrupts, %s %s (attempt %d)" % (
+                code, rows, srv.read_running, srv.log.count("^C"), detail, err.strip()[-200:], attempt + 1)
 
     srv, good, detail, why = run("T05", false=True)
     check("gdb: a stop reply while the target runs on (none, the server's own): interrupted first, nothing read "
@@ -806,14 +877,20 @@ def slow_server_checks(pcs):
                        text=True, timeout=30)
     srv.thread.join(5)
     out = r.stdout
+    # The halt the tool measured is the stand-in's 600 ms and whatever a loaded host adds (656 ms beside four
+    # CPU hogs): the rate it advises must be the one that halt allows at the default pace (10 %: 0.17 halts/s
+    # at 600 ms, 0.15 at 656), not a figure fixed for a quiet host.
+    halting = re.search(r"^halting: [0-9.]+ halts/s, .*the server took up to (\d+) ms", out, re.M)
+    advice = re.search(r"^warning: the GDB server limits the samples: a halt takes (\d+) ms .*about ([0-9.]+) halts/s "
+                       r"at the default pace", out, re.M)
     check("gdb, every stop reply 0.6 s late, 3 s: the table says the halting figures, the longest stop, and that "
-          "the server limits the samples (about 0.17 halts/s at the default pace)",
-          r.returncode == 0 and re.search(r"^halting: [0-9.]+ halts/s, .*the server took up to 6\d\d ms", out, re.M) and
-          re.search(r"^warning: the GDB server limits the samples: a halt takes 6\d\d ms .*about 0\.1[67] halts/s at "
-                    r"the default pace", out, re.M), "exit %s, %s" % (r.returncode, out.strip().splitlines()[-4:]))
+          "the server limits the samples (about 0.1 / the halt halts/s at the default pace: 0.17 at 600 ms)",
+          r.returncode == 0 and halting and int(halting.group(1)) >= 600 and advice and int(advice.group(1)) >= 600 and
+          abs(float(advice.group(2)) - 100.0 / int(advice.group(1))) <= 0.006,
+          "exit %s, %s" % (r.returncode, out.strip().splitlines()[-4:]))
+    said = re.search(r"^cmprof-top: warning: the GDB server limits the samples: a halt takes (\d+) ms", r.stderr, re.M)
     check("... and stderr says it too, where a CI log is read (the table is the report's)",
-          re.search(r"^cmprof-top: warning: the GDB server limits the samples: a halt takes 6\d\d ms", r.stderr, re.M),
-          r.stderr.strip())
+          said and advice and said.group(1) == advice.group(1), r.stderr.strip())
     srv = FakeServer(pcs, stop_delay=0.06)
     code, j, err = sample(srv, "--rate", "50", "--duration", "2")
     detail = j.get("source_detail", "")
@@ -821,34 +898,47 @@ def slow_server_checks(pcs):
           "samples where --rate asked 50", code == 0 and j.get("halting", {}).get("rate", 99) < 25 and
           "the GDB server limits the samples" in detail and "where --rate asked 50" in detail,
           "exit %s, %s, %s" % (code, j.get("halting"), detail))
-    srv = FakeServer(pcs)
-    code, j, err = sample(srv, "--rate", "50", "--duration", "2")
+    # (quick when it is run: beside four CPU hogs the stand-in took up to 338 ms to answer an interrupt, its
+    # halts averaged over 0.5 / 50 s by its own clock, and the tool said so, rightly. Such a run says nothing
+    # of a quick server: made again, up to 3 in all)
+    for attempt in range(3):
+        srv = FakeServer(pcs)
+        code, j, err = sample(srv, "--rate", "50", "--duration", "2")
+        mean = srv.mean_halt()
+        if mean is not None and mean < 0.5 / 50:
+            break
     check("gdb --rate 50 from a quick server: no such warning", code == 0 and "limits" not in j.get("source_detail", ""),
-          j.get("source_detail"))
+          "%s (the stand-in's halts %s ms on average by its clock, attempt %d)" % (
+              j.get("source_detail"), mean and round(1000 * mean, 1), attempt + 1))
 
 
 def starved_checks(pcs):
     """A host so loaded that the tool runs only after an answer's deadline, with the answer behind a
     megabyte of console output queued meanwhile: the answer is read, not given up for late (before: "no
     good reply to the interrupt (0x03) within 2 s: the server sent N packets that were no reply to it",
-    the source failed)."""
-    srv = FakeServer(pcs)
-    srv.starve_at = (3, 1 << 20, 2.5)
-    p = subprocess.Popen([TOOL, "--batch", "--no-inline", "-o", "json", "--rate", "50", "--duration", "5", srv.spec,
-                          ELF], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    srv.tool_pid = p.pid
-    try:
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-    srv.thread.join(5)
+    the source failed). The run ends at its 12th sample, not at a fixed time: "--duration 5" had to hold the
+    handshake, the 2.5 s stop and the megabyte, and beside four CPU hogs the handshake alone took 2.6 s
+    (the stand-in slow to answer): the run ended during the stop, with 2 samples."""
+    for attempt in range(3):  # (a run whose stand-in was not run in time is made again: FakeServer.was_late)
+        srv = FakeServer(pcs)
+        srv.starve_at = (3, 1 << 20, 2.5)
+        p = subprocess.Popen([TOOL, "--batch", "--no-inline", "-o", "json", "--rate", "50", "--samples", "12",
+                              srv.spec, ELF], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        srv.tool_pid = p.pid
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        srv.thread.join(5)
+        if p.returncode == 0 or not srv.was_late(err):
+            break
     j = json.loads(out) if out.strip().startswith("{") else {}
     check("gdb, the tool stopped 2.5 s at the 3rd interrupt while 1 MB of console output and then the stop reply "
-          "queue: the reply is read behind the output, the run goes on (exit 0, no failure, samples after it)",
-          p.returncode == 0 and not j.get("partial") and j.get("total", 0) > 3 and srv.log.count("^C") > 3,
-          "exit %s, total %s, interrupts %d, partial %r, %s" % (p.returncode, j.get("total"), srv.log.count("^C"),
-                                                              j.get("partial"), err.strip()[-300:]))
+          "queue: the reply is read behind the output, the run goes on (exit 0, no failure, all 12 samples)",
+          p.returncode == 0 and not j.get("partial") and j.get("total") == 12 and srv.log.count("^C") >= 12,
+          "exit %s, total %s, interrupts %d, partial %r, %s (attempt %d)" % (
+              p.returncode, j.get("total"), srv.log.count("^C"), j.get("partial"), err.strip()[-300:], attempt + 1))
 
 
 def sanitizer_quiet(code, err):
@@ -1089,25 +1179,40 @@ def gentle_checks(pcs):
     # whole, and the share counts the running after the last sample
     # (5 s: paying the halt back takes 2.25 s of running; in 3 s a loaded host's slow connect left less, and
     # the share over the run could not come down: 15.6 % seen beside three helpers)
+    # Beside four CPU hogs every halt was slow (250 ms on average, 678 at most): the pace pays each back
+    # whole, but not one near the run's end (14.6 % said). So, as QEMU's halted share below: 12 % plus the
+    # longest halt, which the report says (12 % on a quiet host), and no interrupt while the core was halted
+    # over 12 % of the run so far, by the server's clock.
     srv = FakeServer(pcs, slow_stop=(3, 0.25))
     code, j, err = sample(srv, "--duration", "5")
     share = j.get("halting", {}).get("halted_percent")
-    check("gdb: one halt of 0.25 s in a 5 s run: the default pace still holds the core halted <= 12 %",
-          code == 0 and share is not None and share <= 12 and j.get("total", 0) > 0, "exit %s, halted %s %%, %s" % (
-              code, share, err.strip()[-200:]))
+    slow = re.search(r"at most ([0-9.]+) ms at once", j.get("source_detail", ""))
+    late, run = (float(slow.group(1)) / 1000 if slow else 0.0), 5.0
+    bound = max(12.0, 100.0 * (late + 0.12 * max(run - late, 0)) / run)
+    paced = srv.shares_at_interrupts()
+    check("gdb: one halt of 0.25 s in a 5 s run: the default pace still holds the core halted <= 12 %% (with the "
+          "longest halt unpaid at the end: %.1f %%), and no interrupt while over 12 %% so far" % bound,
+          code == 0 and share is not None and share <= bound and j.get("total", 0) > 0 and max(paced, default=0) <= 12,
+          "exit %s, halted %s %%, at the interrupts %s, %s" % (code, share, [round(x, 1) for x in paced],
+                                                               err.strip()[-200:]))
     # one answered 0.5 s late in a 2 s run: at least 25 % halted whatever the pace; the tool must say
     # what the server's clock saw (it said 85-98 %: the share ended on the last halt), and the pace
-    # must hold the rest of the run to its 10 % (12 % allowed)
+    # must hold the rest of the run to its 10 % (12 % allowed): it interrupts only once every halt so
+    # far is paid back whole. (Said as "that halt and 12 % of the rest" it held only where every other
+    # halt was short: beside four CPU hogs the stand-in answers each a few hundred ms late, a 2 s run
+    # holds no time to pay those back, and 48.6 % was seen over a bound of 32.2 % with every interrupt
+    # paid for. So the pace is checked at each interrupt, by the server's clock, whatever the halts cost.)
     srv = FakeServer(pcs, slow_stop=(3, 0.5))
     code, j, err = sample(srv, "--duration", "2")
     end = time.time()
     said, seen = j.get("halting", {}).get("halted_percent"), srv.halted_share(end)
-    span = end - next((t for t, halt in srv.halts if not halt), end)
-    bound = 100.0 * (0.5 + 0.12 * max(span - 0.5, 0)) / max(span, 1e-9)
-    check("gdb: one halt of 0.5 s in a 2 s run: the halted share said is the server's (within 3 points) "
-          "and the core is halted no more than that halt and 12 %% of the rest (%.1f %%)" % bound,
-          code == 0 and said is not None and seen is not None and abs(said - seen) <= 3 and seen <= bound,
-          "exit %s, said %s %%, the server's clock %s %%, over %.2f s" % (code, said, seen and round(seen, 2), span))
+    span = srv.run_end(end) - next((t for t, halt in srv.halts if not halt), end)
+    paced = srv.shares_at_interrupts()
+    check("gdb: one halt of 0.5 s in a 2 s run: the halted share said is the server's (within 3 points), "
+          "and no interrupt while the core was halted over 12 % of the run so far (the pace pays each halt back)",
+          code == 0 and said is not None and seen is not None and abs(said - seen) <= 3 and seen >= 100 * 0.5 / span
+          and max(paced, default=0) <= 12, "exit %s, said %s %%, the server's clock %s %%, over %.2f s; at the "
+          "interrupts: %s" % (code, said, seen and round(seen, 2), span, [round(x, 1) for x in paced]))
     # the same halt, then while the core runs to pay it back: the program exits, or the core
     # stops on its own (a breakpoint), 1.5 s in; the share said must count that running (it ended on the
     # halt: 98 % said where the server's clock saw 25 %; the running before the stop was left out: 20 %
@@ -1129,7 +1234,7 @@ def gentle_checks(pcs):
     code, j, err = sample(srv, "--duration", "4")
     end = time.time()
     said = j.get("halting", {}).get("halted_percent")
-    span = end - next((t for t, halt in srv.halts if not halt), end)
+    span = srv.run_end(end) - next((t for t, halt in srv.halts if not halt), end)
     check("gdb: a slow halt, then a reconnect: the halted share said covers both conversations (at least the "
           "slow halt's 1 s over the whole run; exit 4, partial)", code == 4 and srv.accepted == 2 and said is not None and
           said >= 100.0 / span, "exit %s, %s connections, said %s %% over %.2f s, %s" % (
@@ -1249,6 +1354,21 @@ def serial_path_checks():
 def half_handshake_checks():
     """A server that hangs up, then takes the reconnect and never answers: the run's end does not say
     'connected' (only the TCP connection came back; the GDB handshake never finished)."""
+    # (the stand-in is a thread of this test: beside four CPU hogs it was not run for 2 s, and the first
+    # connection, meant to be hung up at once, ran to the tool's deadline instead: "no answer to qSupported"
+    # at the end, which only a late stand-in gives (the reconnect is made 0.5 s after the first conversation
+    # ends at the soonest, so its deadline comes after the end). Such a run is made again, up to 3 in all.)
+    for attempt in range(3):
+        r = half_handshake_run()
+        first = r.stderr.strip().splitlines()[:1]
+        if not (first and "no answer to qSupported" in first[0]):
+            break
+    check("gdb: a reconnect the server took but never answered is not 'connected' at the end",
+          r.returncode == 2 and first and "(connected" not in first[0] and "handshake" in first[0],
+          "exit %s, %s (attempt %d)" % (r.returncode, first, attempt + 1))
+
+
+def half_handshake_run():
     lsn = socket.socket()
     lsn.bind(("127.0.0.1", 0))
     lsn.listen(4)
@@ -1272,10 +1392,7 @@ def half_handshake_checks():
     lsn.close()
     for c in held:
         c.close()
-    first = r.stderr.strip().splitlines()[:1]
-    check("gdb: a reconnect the server took but never answered is not 'connected' at the end",
-          r.returncode == 2 and first and "(connected" not in first[0] and "handshake" in first[0],
-          "exit %s, %s" % (r.returncode, first))
+    return r
 
 
 if __name__ == "__main__":

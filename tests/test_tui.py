@@ -1672,17 +1672,29 @@ def gdb_end_test(w=40, h=16):
         check("gdb_loops ELF built (tests/scen_sets.py build)", False, test_gdb.ELF)
         return
     a, b = test_gdb.nm("hot_a"), test_gdb.nm("hot_b")
-    rnd = random.Random(7)  # (not periodic: no lockstep said)
-    srv = test_gdb.FakeServer([rnd.choice((a + 4, a + 6, b + 2)) for _ in range(1000)])
-    srv.unsolicited, srv.trigger, srv.trigger_nth = "W03", "p", 400  # the program exits after 399 samples
     s = "cmprof-gdb-end"
-    tmux("kill-session", "-t", s)
-    tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --rate 100 %s %s; sleep 30" % (tool, srv.spec,
-                                                                                                   test_gdb.ELF))
-    txt = wait_until(s, lambda t: "samples " in line_of(t, 1) and "[connected" in line_of(t, 0), 20)
+    # The stand-in answers from a thread of this test: beside four CPU hogs it went unrun past the tool's
+    # 2 s, the tool reconnected and the stand-in, which takes one connection, never answered ("[reconnecting]"
+    # to the end). Such a run says nothing of the view: made again (FakeServer.was_late), up to 3 in all.
+    for attempt in range(3):
+        rnd = random.Random(7)  # (not periodic: no lockstep said)
+        srv = test_gdb.FakeServer([rnd.choice((a + 4, a + 6, b + 2)) for _ in range(1000)])
+        srv.unsolicited, srv.trigger, srv.trigger_nth = "W03", "p", 400  # the program exits after 399 samples
+        tmux("kill-session", "-t", s)
+        tmux("new-session", "-d", "-s", s, "-x", str(w), "-y", str(h), "%s --rate 100 %s %s; sleep 30" % (
+            tool, srv.spec, test_gdb.ELF))
+        txt = wait_until(s, lambda t: "samples " in line_of(t, 1) and "[connected" in line_of(t, 0), 20)
+        shown = txt
+        txt = wait_until(s, lambda t: "[ended" in line_of(t, 0) or "[reconnecting" in line_of(t, 0), 30)
+        if "[reconnecting" not in line_of(txt, 0):
+            break
+        keys(s, "d")
+        said = " ".join(wait_until(s, lambda t: "diagnostics" in t, 10).split())
+        keys(s, "q")
+        if not srv.was_late(said):
+            break
     check("%dx%d: gdb: the header keeps the state's shorter form while connected" % (w, h),
-          re.search(r"\[connected[^]]*\]", line_of(txt, 0)) is not None, line_of(txt, 0))
-    txt = wait_until(s, lambda t: "[ended" in line_of(t, 0), 30)
+          re.search(r"\[connected[^]]*\]", line_of(shown, 0)) is not None, line_of(shown, 0))
     check("%dx%d: gdb: once the target exited, the header says [ended...] in a form that fits" % (w, h),
           re.search(r"\[ended[^]]*\]", line_of(txt, 0)) is not None, line_of(txt, 0))
     keys(s, "d")
