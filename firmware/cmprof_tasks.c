@@ -640,7 +640,7 @@ static bool same_copy(uint32_t i, const struct name_words *name)
  * as read needs no mask (FreeRTOS zeroes a TCB: its name's bytes past the end are 0). */
 __attribute__((always_inline)) static inline bool copy_is(uint32_t i, const char *p)
 {
-    uint32_t(*copies)[CMPROF_TASK_NAME_WORDS + 1u] = N.copy;
+    uint32_t(*copies)[CMPROF_TASK_COPY_WORDS] = N.copy;
     __asm__("" : "+r"(copies)); /* its own address: GCC would add the copies' offset to the ways' */
     const uint32_t *copy = copies[i];
     UNROLL_WORDS

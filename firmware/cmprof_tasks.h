@@ -169,6 +169,12 @@ extern struct cmprof_task_table cmprof_tasks;
 #define CMPROF_TASK_NAME_LEN 16u /* characters of a name copied (FreeRTOS's configMAX_TASK_NAME_LEN) */
 #endif
 #define CMPROF_TASK_NAME_WORDS ((CMPROF_TASK_NAME_LEN + 3u) / 4u) /* a copy's words (the miss compares them) */
+/* An index's row of `copy`: the name's words and a zero word, or more (the Zephyr module: 8, a power
+ * of two, so the rename's compare finds a row with one shifted add, not two) */
+#ifndef CMPROF_TASK_COPY_WORDS
+#define CMPROF_TASK_COPY_WORDS (CMPROF_TASK_NAME_WORDS + 1u)
+#endif
+_Static_assert(CMPROF_TASK_COPY_WORDS > CMPROF_TASK_NAME_WORDS, "CMPROF_TASK_COPY_WORDS: a name's words and a zero word");
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
 #define CMPROF_TASKS_WORD_NONE 0xFFFFu
 #define CMPROF_TASKS_SPARE (CMPROF_TASKS_MAX / 8u + 1u) /* indexes kept spare: below, deleted tasks' entries go */ /* a sample's word with no index: the table was full ('/') */
@@ -192,7 +198,7 @@ struct cmprof_retired {
 };
 struct cmprof_tag_names {
     struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
-    uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_WORDS + 1u]; /* each index's name, zero-padded */
+    uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_COPY_WORDS]; /* each index's name, zero-padded */
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
     uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
     cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS][4]; /* 1 + the index of a name, by the name's hash: as
