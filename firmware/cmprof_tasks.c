@@ -910,22 +910,23 @@ __attribute__((noinline)) static void drop_stale(struct cmprof_tasks_way *w, con
     }
 }
 
-/* A rename's rest, once cmprof_tasks_rename_done (inline) found work: the entry under the new name's
- * key holds another name ("worker_1" after "worker_2" in one block: compared there, not again here)
- * and is dropped; with no entry under the key, the block's earlier ones go (drop_stale). An entry the
- * tick made under the key since that look (a thread that renamed itself, sampled in between) goes
- * too: a miss more, never a wrong name. */
-void cmprof_tasks_renamed(const void *block, const char *name)
+/* A rename's rest, once cmprof_tasks_rename_done (inline) found work. With no entry under the new
+ * name's key (`look`: 1 + the set, from that look: not looked for again), the block's earlier ones
+ * go (drop_stale). Else the entry under the key holds another name ("worker_1" after "worker_2" in
+ * one block: compared there, not again here) and is dropped; an entry the tick made under the key
+ * since that look (a thread that renamed itself, sampled in between) goes too: a miss more, never
+ * a wrong name. */
+void cmprof_tasks_renamed(const void *block, uintptr_t look)
 {
-    (void)name;
+    if (look != CMPROF_TASKS_RENAME_OTHER) {
+        drop_stale((struct cmprof_tasks_way *)(look - 1u), block);
+        return;
+    }
     uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     struct cmprof_tasks_way *e = w[0].key == key ? &w[0] : w[1].key == key ? &w[1] : NULL;
-    if (!e) {
-        drop_stale(w, block);
-        return;
-    }
-    move_entry(w, key, 0u, e->word);
+    if (e)
+        move_entry(w, key, 0u, e->word);
 }
 
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,

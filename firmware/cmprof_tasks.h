@@ -265,9 +265,13 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
  * characters or fewer, is its key's: nothing to compare) keeps it, and a set with no entry holds
  * none of the block's. The rest goes out of line (cmprof_tasks_renamed: a name other than the
  * entry's drops it, or with no entry under the key the block's entries of earlier names go). */
-void cmprof_tasks_renamed(const void *block, const char *name);
-/* whether the rename has nothing to do (else cmprof_tasks_renamed does the rest) */
-__attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name)
+void cmprof_tasks_renamed(const void *block, uintptr_t look);
+#define CMPROF_TASKS_RENAME_OTHER 2u /* `look`: the entry under the key gives another name */
+/* whether the rename has nothing to do; else *look says what cmprof_tasks_renamed does: with no entry
+ * under the key, 1 + the set's address (no second look there: the set's entries of the block's
+ * earlier names go), or CMPROF_TASKS_RENAME_OTHER (it looks again: that entry goes) */
+__attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name,
+                                                                           uintptr_t *look)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
@@ -275,12 +279,14 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
     const struct cmprof_tasks_way *e = &w[0];
     if (e->key != key && (++e)->key != key) {
         __asm__("" : "+r"(w)); /* the keys read again: fewer registers live, none saved */
+        *look = (uintptr_t)w + 1u;
         return !(w[0].key | w[1].key);
     }
     /* The kernel zero-pads a name, and an index's copy is zero-padded: equal words up to one whose
      * fourth byte is 0 are equal names (the first word is the key's). */
     const cmprof_name_word_t *p = (const cmprof_name_word_t *)name;
     __asm__("" ::: "memory"); /* its first word read again: one register fewer to keep, none to save */
+    *look = CMPROF_TASKS_RENAME_OTHER;
     if (p[0] >> 24 == 0u)
         return true;
     const uint32_t *copy = cmprof_tag_names.copy[e->word & 0xFFFFu];
@@ -311,8 +317,9 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
 
 __attribute__((always_inline)) static inline void cmprof_tasks_rename(const void *block, const char *name)
 {
-    if (!cmprof_tasks_rename_done(block, name))
-        cmprof_tasks_renamed(block, name);
+    uintptr_t look;
+    if (!cmprof_tasks_rename_done(block, name, &look))
+        cmprof_tasks_renamed(block, look);
 }
 #endif
 #endif
