@@ -178,8 +178,19 @@ _Static_assert(CMPROF_TASK_COPY_WORDS > CMPROF_TASK_NAME_WORDS, "CMPROF_TASK_COP
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
 #define CMPROF_TASKS_WORD_NONE 0xFFFFu
 #define CMPROF_TASKS_SPARE (CMPROF_TASKS_MAX / 8u + 1u) /* indexes kept spare: below, deleted tasks' entries go */ /* a sample's word with no index: the table was full ('/') */
+/* An empty way's key (or one a hook dropped): 0, the key of no block (~tag: no block sits at
+ * 0xFFFFFFFF). With CMPROF_TAG_NAME_OFFSET (keys tag ^ the name's first word, no ~: 1 instruction
+ * fewer a sample in the tick and 1 a rename) ~0: the key only of a block whose name's first 4
+ * bytes are its address's complement, never an ASCII name in RAM below 0x80000000 (a 4th byte of
+ * 0x80 or more; a shorter name's is 0). Such a block would take an empty way's word (~(tag ^ word)
+ * and an empty 0 had the same hole for a name spelling the address itself: "x@A " at 0x20414078). */
+#ifdef CMPROF_TAG_NAME_OFFSET
+#define CMPROF_TASKS_EMPTY 0xFFFFFFFFu
+#else
+#define CMPROF_TASKS_EMPTY 0u
+#endif
 struct cmprof_tasks_way {
-    uint32_t key;  /* ~tag (0: empty, or dropped by a hook; no block sits at 0xFFFFFFFF) */
+    uint32_t key;  /* cmprof_tasks_key (CMPROF_TASKS_EMPTY: empty, or dropped by a hook) */
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
 };
 #define CMPROF_INDEX_TAG(i) (0xFFFFA000u + (uint32_t)(i)) /* a named index's tag on the wire */
@@ -228,7 +239,7 @@ static inline uint32_t cmprof_tasks_set(uint32_t tag)
 }
 
 /* A block's key in the cache: ~tag. With CMPROF_TAG_NAME_OFFSET (the Zephyr module: where a
- * k_thread keeps its name, known at build time) the block and its name's first word, ~(tag ^ word):
+ * k_thread keeps its name, known at build time) the block and its name's first word, tag ^ word:
  * a block whose name changes leaves its entry behind, so no hook runs at a create (the kernel
  * empties the new thread's name first) and a rename has only a name of the same first word to
  * check (none for a name of 3 characters or fewer: its first word is all of it). Two instructions
@@ -237,7 +248,7 @@ typedef uint32_t __attribute__((aligned(1), may_alias)) cmprof_name_word_t;
 __attribute__((always_inline)) static inline uint32_t cmprof_tasks_key(const void *block)
 {
 #ifdef CMPROF_TAG_NAME_OFFSET
-    return ~((uint32_t)(uintptr_t)block ^ *(const cmprof_name_word_t *)((const char *)block + CMPROF_TAG_NAME_OFFSET));
+    return (uint32_t)(uintptr_t)block ^ *(const cmprof_name_word_t *)((const char *)block + CMPROF_TAG_NAME_OFFSET);
 #else
     return ~(uint32_t)(uintptr_t)block;
 #endif
@@ -266,6 +277,10 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
  * none of the block's. The rest goes out of line (cmprof_tasks_renamed: a name other than the
  * entry's drops it, or with no entry under the key the block's entries of earlier names go). */
 void cmprof_tasks_renamed(const void *block, uintptr_t look);
+/* Every way's key CMPROF_TASKS_EMPTY (the ways start zeroed), once: before the kernel's first rename
+ * (a rename before finds every set taken and drops nothing: about 60 instructions, not 25), at the
+ * latest from cmprof_stream_task_new, before the first sample (about 1,000 instructions at 128 indexes) */
+void cmprof_tasks_empty_ways(void);
 #define CMPROF_TASKS_RENAME_OTHER 2u /* `look`: the entry under the key gives another name */
 /* whether the rename has nothing to do; else *look says what cmprof_tasks_renamed does: with no entry
  * under the key, 1 + the set's address (no second look there: the set's entries of the block's
@@ -280,7 +295,7 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
     if (e->key != key && (++e)->key != key) {
         __asm__("" : "+r"(w)); /* the keys read again: fewer registers live, none saved */
         *look = (uintptr_t)w + 1u;
-        return !(w[0].key | w[1].key);
+        return (w[0].key & w[1].key) == CMPROF_TASKS_EMPTY;
     }
     /* The kernel zero-pads a name, and an index's copy is zero-padded: equal words up to one whose
      * fourth byte is 0 are equal names (the first word is the key's). */

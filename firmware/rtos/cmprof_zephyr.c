@@ -84,6 +84,11 @@ static void forget_thread(struct k_thread *thread)
 {
     cmprof_stream_task_gone(thread);
 }
+
+void cmprof_zephyr_names_early(void)
+{
+    cmprof_tasks_empty_ways();
+}
 #else
 /* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
  * without CMPROF_STREAM keeps the table for cmprof_dump). */
@@ -169,6 +174,10 @@ static void name_thread(struct k_thread *thread, bool created)
 }
 
 void cmprof_zephyr_names_start(void)
+{
+}
+
+void cmprof_zephyr_names_early(void)
 {
 }
 
