@@ -188,7 +188,7 @@ SRC_test_freertos := $(patsubst -DCMPROF_TAG%,-DCMPROF_TAG=cmprof_current_task,$
 ZEPHYR_TAG := -DCMPROF_TAG=cmprof_current_task -Wl,--defsym=cmprof_current_task=_kernel+8
 SRC_test_zephyr := $(patsubst -DCMPROF_TAG%,$(ZEPHYR_TAG),$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr \
                    -DCMPROF_TAG_NAMES=1 -DCMPROF_TASK_NAME_LEN=24u -DCMPROF_STREAM_TASKS=128 -DCMPROF_STREAM_LINE=32 \
-                   -DCMPROF_TASKS_RETIRED=24u -DCMPROF_TAG_NAME_OFFSET=24
+                   -DCMPROF_TASKS_RETIRED=24u -DCMPROF_TAG_NAME_OFFSET=24 -DCMPROF_TASK_COPY_WORDS=8u
 SRC_test_zephyr_pool := $(patsubst -DCMPROF_TAG%,$(ZEPHYR_TAG),$(STREAM_BASE)) -Ifirmware -Itests/zoo/zephyr -DCMPROF_STREAM_NAMES_KEPT=1
 MAIN_test_zephyr_pool := tests/test_zephyr.c
 MAIN_test_stream_many := tests/test_stream.c

@@ -549,13 +549,13 @@ void cmprof_stream_task_gone(const void *tag);
  * key. Zephyr's module (CMPROF_TAG_NAME_OFFSET: the key holds the k_thread's name's first word,
  * which the kernel empties at a create) has no create hook and no park; Zephyr 4.3 on Cortex-M3,
  * bench/zephyr_churn (100 workers re-created 1,000 times a second under 100 names), measured per
- * creation: 14 instructions, the rename's wrapper with the hook inline (81 before with two hooks;
- * 27 with names of 9 characters, compared; 27 with unique names, compared once, the entry dropped);
+ * creation: 13 instructions, the rename's wrapper with the hook inline (81 before with two hooks;
+ * 25 with names of 9 characters, compared; 25 with unique names, the block's entries dropped);
  * the longest path through the module's build (arm-none-eabi-gcc 12, every branch taken either
- * way: a bound, bench/zephyr_churn/worst_path.py): a rename 189 with its wrapper (a 24-character
+ * way: a bound, bench/zephyr_churn/worst_path.py): a rename 175 with its wrapper (a 24-character
  * name compared to its last word, then the block's entries of earlier names dropped from both
- * ways, their indexes returned), at most 46 of them masked (zephyr11 branch: 14.3, 27.1 and 26.7
- * a creation; 193 before); Zephyr 4.3's k_thread_abort reaches no trace point; no
+ * ways, their indexes returned), at most 46 of them masked (zephyr12 branch: 13.4, 25.3 and 25.3
+ * a creation; 189 before); Zephyr 4.3's k_thread_abort reaches no trace point; no
  * hook at a switch: the module's tag is the kernel's current-thread pointer (docs/performance.md). */
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle_name);
 void cmprof_stream_section_name(cmprof_putc_fn putc, uint32_t index, const char *name);

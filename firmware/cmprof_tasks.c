@@ -640,7 +640,7 @@ static bool same_copy(uint32_t i, const struct name_words *name)
  * as read needs no mask (FreeRTOS zeroes a TCB: its name's bytes past the end are 0). */
 __attribute__((always_inline)) static inline bool copy_is(uint32_t i, const char *p)
 {
-    uint32_t(*copies)[CMPROF_TASK_NAME_WORDS + 1u] = N.copy;
+    uint32_t(*copies)[CMPROF_TASK_COPY_WORDS] = N.copy;
     __asm__("" : "+r"(copies)); /* its own address: GCC would add the copies' offset to the ways' */
     const uint32_t *copy = copies[i];
     UNROLL_WORDS
@@ -766,8 +766,8 @@ __attribute__((noinline)) static void sweep(void)
     for (uint32_t k = 0; k < 16u && N.sweep_left; k++, N.sweep_left--) {
         struct cmprof_tasks_way *way = &N.ways[0][0] + N.hand;
         N.hand = (N.hand + 1u) & (2u * CMPROF_TASKS_SETS - 1u);
-        if (way->key) {
-            way->key = 0;
+        if (way->key != CMPROF_TASKS_EMPTY) {
+            way->key = CMPROF_TASKS_EMPTY;
             release_index(way->word & 0xFFFFu);
         }
     }
@@ -817,8 +817,8 @@ __attribute__((noinline)) uint32_t cmprof_tasks_miss(const void *block)
         return CMPROF_TASKS_WORD_NONE;
     }
     N.refs[i]++; /* first: the entry evicted below may give the same index (a block of the name) */
-    if (w[0].key) { /* live: it moves to the second way */
-        if (w[1].key)
+    if (w[0].key != CMPROF_TASKS_EMPTY) { /* live: it moves to the second way */
+        if (w[1].key != CMPROF_TASKS_EMPTY)
             release_index(w[1].word & 0xFFFFu);
         w[1] = w[0];
     }
@@ -843,8 +843,8 @@ __attribute__((noinline)) static void move_entry(struct cmprof_tasks_way *w, uin
     uint32_t mask = irq_off();
     struct cmprof_tasks_way *e = w[0].key == from ? &w[0] : w[1].key == from ? &w[1] : NULL;
     if (e) {
-        e->key = e->word == word ? to : 0u;
-        if (!e->key)
+        e->key = e->word == word ? to : CMPROF_TASKS_EMPTY;
+        if (e->key == CMPROF_TASKS_EMPTY)
             release_index(e->word & 0xFFFFu);
     }
     irq_restore(mask);
@@ -865,6 +865,18 @@ __attribute__((always_inline)) static inline void rekey(struct cmprof_tasks_way 
     irq_restore(mask);
 }
 
+#ifdef CMPROF_TAG_NAME_OFFSET
+static bool ways_emptied;
+void cmprof_tasks_empty_ways(void)
+{
+    if (ways_emptied)
+        return;
+    ways_emptied = true;
+    for (struct cmprof_tasks_way *w = N.ways[0]; w < N.ways[CMPROF_TASKS_SETS]; w += 4) /* two sets a step */
+        w[0].key = w[1].key = w[2].key = w[3].key = CMPROF_TASKS_EMPTY;
+}
+#endif
+
 /* Where names sit in blocks, from the first hook that gives a name inside its block (4 KB): the
  * miss reads every later name there (FreeRTOS's pcTaskName). Kept plus 1: 0, as it starts, is
  * none yet. The kernel's idle task name with it (a kernel gives the same one to every create;
@@ -872,6 +884,9 @@ __attribute__((always_inline)) static inline void rekey(struct cmprof_tasks_way 
 __attribute__((noinline)) static void learn_offset(const void *block, const char *name, const char *idle_name)
 {
     uintptr_t offset = (uintptr_t)name - (uintptr_t)block;
+#ifdef CMPROF_TAG_NAME_OFFSET
+    cmprof_tasks_empty_ways(); /* (where the kernel gave no earlier call) */
+#endif
     N.idle_name = idle_name;
     if (offset < 4096u)
         N.name_offset = offset + 1u;
@@ -902,30 +917,31 @@ __attribute__((noinline)) static void drop_stale(struct cmprof_tasks_way *w, con
     UNROLL_WORDS
     for (uint32_t k = 0; k < 2u; k++) { /* (a way at a time: the masked stretch stays a drop's) */
         uint32_t mask = irq_off(), i = w[k].word & 0xFFFFu;
-        if (w[k].key && (T.tags[i] == block || w[k].key == ~(tag ^ N.copy[i][0]))) {
-            w[k].key = 0;
+        if (w[k].key != CMPROF_TASKS_EMPTY && (T.tags[i] == block || w[k].key == (tag ^ N.copy[i][0]))) {
+            w[k].key = CMPROF_TASKS_EMPTY;
             release_index(i);
         }
         irq_restore(mask);
     }
 }
 
-/* A rename's rest, once cmprof_tasks_rename_done (inline) found work: the entry under the new name's
- * key holds another name ("worker_1" after "worker_2" in one block: compared there, not again here)
- * and is dropped; with no entry under the key, the block's earlier ones go (drop_stale). An entry the
- * tick made under the key since that look (a thread that renamed itself, sampled in between) goes
- * too: a miss more, never a wrong name. */
-void cmprof_tasks_renamed(const void *block, const char *name)
+/* A rename's rest, once cmprof_tasks_rename_done (inline) found work. With no entry under the new
+ * name's key (`look`: 1 + the set, from that look: not looked for again), the block's earlier ones
+ * go (drop_stale). Else the entry under the key holds another name ("worker_1" after "worker_2" in
+ * one block: compared there, not again here) and is dropped; an entry the tick made under the key
+ * since that look (a thread that renamed itself, sampled in between) goes too: a miss more, never
+ * a wrong name. */
+void cmprof_tasks_renamed(const void *block, uintptr_t look)
 {
-    (void)name;
+    if (look != CMPROF_TASKS_RENAME_OTHER) {
+        drop_stale((struct cmprof_tasks_way *)(look - 1u), block);
+        return;
+    }
     uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(tag)];
     struct cmprof_tasks_way *e = w[0].key == key ? &w[0] : w[1].key == key ? &w[1] : NULL;
-    if (!e) {
-        drop_stale(w, block);
-        return;
-    }
-    move_entry(w, key, 0u, e->word);
+    if (e)
+        move_entry(w, key, CMPROF_TASKS_EMPTY, e->word);
 }
 
 __attribute__((always_inline)) static inline void block_named(const void *block, const char *name,
@@ -1009,7 +1025,7 @@ __attribute__((noinline)) static void gone_short(const void *tag)
     uint32_t t = (uint32_t)(uintptr_t)tag, key = cmprof_tasks_key(tag);
     struct cmprof_tasks_way *w = N.ways[cmprof_tasks_set(t)];
     if (w[0].key == key || w[1].key == key)
-        move_entry(w, key, 0u, 0u);
+        move_entry(w, key, CMPROF_TASKS_EMPTY, 0u);
 }
 
 void cmprof_stream_task_gone(const void *tag)

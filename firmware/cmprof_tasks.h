@@ -169,11 +169,28 @@ extern struct cmprof_task_table cmprof_tasks;
 #define CMPROF_TASK_NAME_LEN 16u /* characters of a name copied (FreeRTOS's configMAX_TASK_NAME_LEN) */
 #endif
 #define CMPROF_TASK_NAME_WORDS ((CMPROF_TASK_NAME_LEN + 3u) / 4u) /* a copy's words (the miss compares them) */
+/* An index's row of `copy`: the name's words and a zero word, or more (the Zephyr module: 8, a power
+ * of two, so the rename's compare finds a row with one shifted add, not two) */
+#ifndef CMPROF_TASK_COPY_WORDS
+#define CMPROF_TASK_COPY_WORDS (CMPROF_TASK_NAME_WORDS + 1u)
+#endif
+_Static_assert(CMPROF_TASK_COPY_WORDS > CMPROF_TASK_NAME_WORDS, "CMPROF_TASK_COPY_WORDS: a name's words and a zero word");
 #define CMPROF_TASKS_SETS (CMPROF_TASKS_HASH_SLOTS / 2u) /* 2 ways each: twice the indexes in all */
 #define CMPROF_TASKS_WORD_NONE 0xFFFFu
 #define CMPROF_TASKS_SPARE (CMPROF_TASKS_MAX / 8u + 1u) /* indexes kept spare: below, deleted tasks' entries go */ /* a sample's word with no index: the table was full ('/') */
+/* An empty way's key (or one a hook dropped): 0, the key of no block (~tag: no block sits at
+ * 0xFFFFFFFF). With CMPROF_TAG_NAME_OFFSET (keys tag ^ the name's first word, no ~: 1 instruction
+ * fewer a sample in the tick and 1 a rename) ~0: the key only of a block whose name's first 4
+ * bytes are its address's complement, never an ASCII name in RAM below 0x80000000 (a 4th byte of
+ * 0x80 or more; a shorter name's is 0). Such a block would take an empty way's word (~(tag ^ word)
+ * and an empty 0 had the same hole for a name spelling the address itself: "x@A " at 0x20414078). */
+#ifdef CMPROF_TAG_NAME_OFFSET
+#define CMPROF_TASKS_EMPTY 0xFFFFFFFFu
+#else
+#define CMPROF_TASKS_EMPTY 0u
+#endif
 struct cmprof_tasks_way {
-    uint32_t key;  /* ~tag (0: empty, or dropped by a hook; no block sits at 0xFFFFFFFF) */
+    uint32_t key;  /* cmprof_tasks_key (CMPROF_TASKS_EMPTY: empty, or dropped by a hook) */
     uint32_t word; /* what the ring gets: the index's reuse count << 16 | the index */
 };
 #define CMPROF_INDEX_TAG(i) (0xFFFFA000u + (uint32_t)(i)) /* a named index's tag on the wire */
@@ -192,7 +209,7 @@ struct cmprof_retired {
 };
 struct cmprof_tag_names {
     struct cmprof_tasks_way ways[CMPROF_TASKS_SETS][2]; /* [0]: the newer entry */
-    uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_NAME_WORDS + 1u]; /* each index's name, zero-padded */
+    uint32_t copy[CMPROF_TASKS_MAX][CMPROF_TASK_COPY_WORDS]; /* each index's name, zero-padded */
     uint16_t gen[CMPROF_TASKS_MAX];   /* each index's reuse count: a word never matches a stale one */
     uint16_t refs[CMPROF_TASKS_MAX];  /* the cache's entries that give the index */
     cmprof_hash_slot_t by_name[CMPROF_TASKS_SETS][4]; /* 1 + the index of a name, by the name's hash: as
@@ -222,7 +239,7 @@ static inline uint32_t cmprof_tasks_set(uint32_t tag)
 }
 
 /* A block's key in the cache: ~tag. With CMPROF_TAG_NAME_OFFSET (the Zephyr module: where a
- * k_thread keeps its name, known at build time) the block and its name's first word, ~(tag ^ word):
+ * k_thread keeps its name, known at build time) the block and its name's first word, tag ^ word:
  * a block whose name changes leaves its entry behind, so no hook runs at a create (the kernel
  * empties the new thread's name first) and a rename has only a name of the same first word to
  * check (none for a name of 3 characters or fewer: its first word is all of it). Two instructions
@@ -231,7 +248,7 @@ typedef uint32_t __attribute__((aligned(1), may_alias)) cmprof_name_word_t;
 __attribute__((always_inline)) static inline uint32_t cmprof_tasks_key(const void *block)
 {
 #ifdef CMPROF_TAG_NAME_OFFSET
-    return ~((uint32_t)(uintptr_t)block ^ *(const cmprof_name_word_t *)((const char *)block + CMPROF_TAG_NAME_OFFSET));
+    return (uint32_t)(uintptr_t)block ^ *(const cmprof_name_word_t *)((const char *)block + CMPROF_TAG_NAME_OFFSET);
 #else
     return ~(uint32_t)(uintptr_t)block;
 #endif
@@ -259,9 +276,17 @@ __attribute__((always_inline)) static inline uint32_t cmprof_tasks_word(const vo
  * characters or fewer, is its key's: nothing to compare) keeps it, and a set with no entry holds
  * none of the block's. The rest goes out of line (cmprof_tasks_renamed: a name other than the
  * entry's drops it, or with no entry under the key the block's entries of earlier names go). */
-void cmprof_tasks_renamed(const void *block, const char *name);
-/* whether the rename has nothing to do (else cmprof_tasks_renamed does the rest) */
-__attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name)
+void cmprof_tasks_renamed(const void *block, uintptr_t look);
+/* Every way's key CMPROF_TASKS_EMPTY (the ways start zeroed), once: before the kernel's first rename
+ * (a rename before finds every set taken and drops nothing: about 60 instructions, not 25), at the
+ * latest from cmprof_stream_task_new, before the first sample (about 1,000 instructions at 128 indexes) */
+void cmprof_tasks_empty_ways(void);
+#define CMPROF_TASKS_RENAME_OTHER 2u /* `look`: the entry under the key gives another name */
+/* whether the rename has nothing to do; else *look says what cmprof_tasks_renamed does: with no entry
+ * under the key, 1 + the set's address (no second look there: the set's entries of the block's
+ * earlier names go), or CMPROF_TASKS_RENAME_OTHER (it looks again: that entry goes) */
+__attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const void *block, const char *name,
+                                                                           uintptr_t *look)
 {
     uint32_t tag = (uint32_t)(uintptr_t)block, key = cmprof_tasks_key(block);
     const struct cmprof_tasks_way *w = cmprof_tag_names.ways[cmprof_tasks_set(tag)];
@@ -269,12 +294,14 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
     const struct cmprof_tasks_way *e = &w[0];
     if (e->key != key && (++e)->key != key) {
         __asm__("" : "+r"(w)); /* the keys read again: fewer registers live, none saved */
-        return !(w[0].key | w[1].key);
+        *look = (uintptr_t)w + 1u;
+        return (w[0].key & w[1].key) == CMPROF_TASKS_EMPTY;
     }
     /* The kernel zero-pads a name, and an index's copy is zero-padded: equal words up to one whose
      * fourth byte is 0 are equal names (the first word is the key's). */
     const cmprof_name_word_t *p = (const cmprof_name_word_t *)name;
     __asm__("" ::: "memory"); /* its first word read again: one register fewer to keep, none to save */
+    *look = CMPROF_TASKS_RENAME_OTHER;
     if (p[0] >> 24 == 0u)
         return true;
     const uint32_t *copy = cmprof_tag_names.copy[e->word & 0xFFFFu];
@@ -305,8 +332,9 @@ __attribute__((always_inline)) static inline bool cmprof_tasks_rename_done(const
 
 __attribute__((always_inline)) static inline void cmprof_tasks_rename(const void *block, const char *name)
 {
-    if (!cmprof_tasks_rename_done(block, name))
-        cmprof_tasks_renamed(block, name);
+    uintptr_t look;
+    if (!cmprof_tasks_rename_done(block, name, &look))
+        cmprof_tasks_renamed(block, look);
 }
 #endif
 #endif

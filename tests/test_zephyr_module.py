@@ -216,7 +216,7 @@ struct cmprof_tag_names cmprof_tag_names;
 extern int app_switches, app_creates;
 static int renames, news;
 void cmprof_stream_task_new(const void *tag, const char *name, const char *idle) { (void)tag; (void)name; (void)idle; news++; }
-void cmprof_tasks_renamed(const void *tag, const char *name) { (void)tag; (void)name; renames++; }
+void cmprof_tasks_renamed(const void *tag, uintptr_t look) { (void)tag; (void)look; renames++; }
 void cmprof_stream_task_gone(const void *tag) { (void)tag; }
 void cmprof_zephyr_names_start(void);
 int main(void)

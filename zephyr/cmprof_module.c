@@ -121,6 +121,14 @@ SYS_INIT(cmprof_sections_setup, APPLICATION, 0);
 
 #if defined(CONFIG_CMPROF_TRANSPORT_STREAM)
 
+/* The name cache's ways made empty before the kernel makes its first thread (cmprof_zephyr.h) */
+static int cmprof_names_early(void)
+{
+    cmprof_zephyr_names_early();
+    return 0;
+}
+SYS_INIT(cmprof_names_early, PRE_KERNEL_1, 0);
+
 /* A line, a byte at a time into the driver's poll_out, taken from its API once: uart_poll_out()
  * loads the API and its function again at every byte (the drain is a kernel thread, so no system
  * call is skipped). A byte costs its load, the device's argument and the call (3 instructions); the

@@ -79,15 +79,15 @@ void cmprof_zephyr_names_start(void)
     cmprof_stream_task_new(self, self->name, "idle");
 }
 
-static void name_thread(struct k_thread *thread, bool created)
-{
-    ARG_UNUSED(created);
-    cmprof_tasks_renamed(thread, thread->name);
-}
 
 static void forget_thread(struct k_thread *thread)
 {
     cmprof_stream_task_gone(thread);
+}
+
+void cmprof_zephyr_names_early(void)
+{
+    cmprof_tasks_empty_ways();
 }
 #else
 /* Names go out on the live stream, and with a dump as its "task" lines (cmprof_stream.c built
@@ -177,6 +177,10 @@ void cmprof_zephyr_names_start(void)
 {
 }
 
+void cmprof_zephyr_names_early(void)
+{
+}
+
 static void forget_thread(struct k_thread *thread)
 {
     k_spinlock_key_t key = k_spin_lock(&cmprof_names_lock);
@@ -220,11 +224,12 @@ void CMPROF_ZEPHYR_HOOK(sys_trace_thread_create)(struct k_thread *thread)
 #endif
 
 #if CMPROF_TAG_NAMES
-/* A rename that has work to do (most have none: cmprof_tasks_rename_done), then the rest of the
- * trace point: out of line, so that the hook's common path builds no frame and tail-calls. */
-__attribute__((noinline)) static void rename_rest(struct k_thread *thread)
+/* A rename that has work to do (most have none: cmprof_tasks_rename_done, which says what it
+ * found), then the rest of the trace point: out of line, so that the hook's common path builds no
+ * frame and tail-calls. */
+__attribute__((noinline)) static void rename_rest(struct k_thread *thread, uintptr_t look)
 {
-    name_thread(thread, false);
+    cmprof_tasks_renamed(thread, look);
     CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
 }
 
@@ -233,10 +238,11 @@ __attribute__((optimize("O2", "no-crossjumping"))) /* (at -Os GCC keeps a regist
 #endif
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)
 {
-    if (cmprof_tasks_rename_done(thread, thread->name))
+    uintptr_t look;
+    if (cmprof_tasks_rename_done(thread, thread->name, &look))
         CMPROF_ZEPHYR_NEXT(sys_trace_thread_name_set)(thread);
     else
-        rename_rest(thread);
+        rename_rest(thread, look);
 }
 #else
 void CMPROF_ZEPHYR_HOOK(sys_trace_thread_name_set)(struct k_thread *thread)

@@ -18,6 +18,9 @@ void cmprof_zephyr_section_name(uint32_t index, const char *name);
 /* For the module, once, from a thread, before sampling starts (the stream, CMPROF_TAG_NAMES): where a
  * k_thread keeps its name and the idle thread's name, for the tick's reads (no hook at a create). */
 void cmprof_zephyr_names_start(void);
+/* For the module, once, before the kernel makes its threads (SYS_INIT PRE_KERNEL_1): the name cache
+ * made empty, so that a rename finds the sets empty from the first thread on (no-op without it). */
+void cmprof_zephyr_names_early(void);
 
 /* The tag the sampler stores with each sample (-DCMPROF_TAG=cmprof_current_task): the kernel's
  * running thread, _kernel.cpus[0].current, under this name (the module's link, cmprof_zephyr.c). */
