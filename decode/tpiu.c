@@ -323,14 +323,16 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     uint8_t out[15];
     bool was_wanted = d->cur.id == d->wanted_id && d->cur.id_known, alone = d->stats.other_ids == 0;
+    uint64_t wanted_ids = d->stats.wanted_ids;
     d->stats.frames++;
     size_t n = frame_bytes(&d->cur, d->wanted_id, out, &d->stats);
     lane_check(&d->cur, out, n);
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
     /* (a stream that wrote the wanted ID twice has another source: its changes are real) */
-    if (was_wanted && alone && d->stats.wanted_ids <= 1 && d->cur.id != d->wanted_id) {
+    if (was_wanted && alone && wanted_ids <= 1 && d->cur.id != d->wanted_id) {
         d->doubted_id = d->cur.id;
+        d->wanted_ids_at_doubt = wanted_ids;
         d->cur.id_known = false;
         d->unknown_clean = 0;
         d->unknown_margin = 0;
@@ -420,11 +422,71 @@ static void hole(const struct tpiu_decoder *d, const struct byte_sink *sink)
         d->hole(sink->ctx);
 }
 
+/* The held block decoded; a change doubted inside it (see deliver) stops that: the bytes after its frame
+ * are held on, the start of the block its doubt is judged on (else a later frame's ID change would settle
+ * the source unjudged). */
 static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    for (size_t i = 0; i < d->n_block; i++)
+    size_t n = d->n_block;
+    bool doubt_before = d->doubted_id != ID_UNDOUBTED;
+    for (size_t i = 0; i < n; i++) {
         decode_byte(d, d->block[i], sink);
+        if (!doubt_before && d->doubted_id != ID_UNDOUBTED && i + 1 < n) {
+            d->n_block = i + 1;
+            next_block(d);
+            memmove(d->block, d->block + i + 1, n - i - 1);
+            d->n_block = n - i - 1;
+            return;
+        }
+    }
     next_block(d);
+}
+
+/* The block held after a doubted ID change, which changes the source again at the offset in use (at
+ * offset): whether the frames slipped instead (a byte lost on the line: the changes were data bytes read
+ * at the wrong place): at another offset (*at) the block changes the source to no other (a one-source
+ * formatter writes no ID but after its null source's padding) and reads as the wanted source's clean ITM,
+ * better than as the doubted source's. */
+static bool slipped_in(struct tpiu_decoder *d, size_t len, unsigned offset, unsigned *at)
+{
+    if (!changes_source(d->block, len, offset, d->wanted_id))
+        return false;
+    *at = judge(d->lanes, d->block, len, d->wanted_id, d->wanted_id, NULL);
+    if (*at == offset || changes_source(d->block, len, *at, d->wanted_id))
+        return false;
+    struct tpiu_lane as_wanted = d->lanes[*at], as_other;
+    lane_start(&as_other, *at, d->doubted_id);
+    lane_run(&as_other, d->block, len, d->wanted_id, any_half_sync(d->block, len));
+    return reads_as_wanted(&as_wanted, &as_other) && as_wanted.faults * 64u <= as_wanted.clean;
+}
+
+/* slipped_in the held block, or in its first half or quarter (a second byte lost inside it slips the
+ * frames again: that slip is found when its own change is doubted). */
+static bool slipped(struct tpiu_decoder *d, unsigned offset, unsigned *at)
+{
+    for (size_t len = d->n_block; len >= TPIU_BLOCK / 4u; len /= 2u)
+        if (slipped_in(d, len, offset, at))
+            return true;
+    return false;
+}
+
+/* The frames slipped (see slipped): the source stays the wanted one, and the frames are aligned again at
+ * offset at of the held block (decoded next: the bytes before at are the frame the slip cut); what the
+ * doubted change gave other sources is taken back, and ID changes to the wanted source read at the wrong
+ * place are not counted. */
+static void realign_as_wanted(struct tpiu_decoder *d, unsigned at, const struct byte_sink *sink)
+{
+    d->stats.realigns++;
+    d->stats.stray_ids++;
+    d->stats.stray_bytes += d->stats.other_ids;
+    d->stats.other_ids = 0;
+    d->stats.wanted_ids = d->wanted_ids_at_doubt;
+    memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
+    d->stats.cut += d->cur.pos + at;
+    d->stats.unsynced -= at; /* (counted as the block is decoded: they are cut, not unsynced) */
+    d->doubted_id = ID_UNDOUBTED;
+    lane_start(&d->cur, at, d->wanted_id);
+    hole(d, sink);
 }
 
 /* The block held after a doubted ID change (see deliver): a hit byte when, at the alignment in use, it
@@ -436,7 +498,11 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
  * first, after its padding): a second source's burst shorter than the block. */
 static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    unsigned offset = (16u - d->cur.pos) % 16u;
+    unsigned offset = (16u - d->cur.pos) % 16u, at;
+    if (slipped(d, offset, &at)) {
+        realign_as_wanted(d, at, sink);
+        return;
+    }
     bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
     /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
     bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id) ||
