@@ -449,10 +449,9 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
  * better than as the doubted source's. */
 static bool slipped_in(struct tpiu_decoder *d, size_t len, unsigned offset, unsigned *at)
 {
-    if (!changes_source(d->block, len, offset, d->wanted_id))
-        return false;
     *at = judge(d->lanes, d->block, len, d->wanted_id, d->wanted_id, NULL);
-    if (*at == offset || changes_source(d->block, len, *at, d->wanted_id))
+    if (*at == offset || changes_source(d->block, len, *at, d->wanted_id) ||
+        score(&d->lanes[*at]) < score(&d->lanes[offset]) + 64)
         return false;
     struct tpiu_lane as_wanted = d->lanes[*at], as_other;
     lane_start(&as_other, *at, d->doubted_id);
@@ -464,7 +463,7 @@ static bool slipped_in(struct tpiu_decoder *d, size_t len, unsigned offset, unsi
  * frames again: that slip is found when its own change is doubted). */
 static bool slipped(struct tpiu_decoder *d, unsigned offset, unsigned *at)
 {
-    for (size_t len = d->n_block; len >= TPIU_BLOCK / 4u; len /= 2u)
+    for (size_t len = d->n_block; len >= TPIU_BLOCK / 16u; len /= 2u)
         if (slipped_in(d, len, offset, at))
             return true;
     return false;
