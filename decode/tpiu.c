@@ -329,8 +329,9 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
     lane_check(&d->cur, out, n);
     if (n && sink && sink->bytes)
         sink->bytes(sink->ctx, out, n);
-    /* (a stream that wrote the wanted ID twice has another source: its changes are real) */
-    if (was_wanted && alone && wanted_ids <= 1 && d->cur.id != d->wanted_id) {
+    /* (a stream that wrote the wanted ID twice has another source: its changes are real; a frame that gave
+     * bytes to another source and changed back is doubted too: a slip's misread data can do that) */
+    if (was_wanted && alone && wanted_ids <= 1 && (d->cur.id != d->wanted_id || d->stats.other_ids)) {
         d->doubted_id = d->cur.id;
         d->wanted_ids_at_doubt = wanted_ids;
         d->cur.id_known = false;
@@ -500,6 +501,11 @@ static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
     unsigned offset = (16u - d->cur.pos) % 16u, at;
     if (slipped(d, offset, &at)) {
         realign_as_wanted(d, at, sink);
+        return;
+    }
+    if (d->doubted_id == d->wanted_id) { /* changed away and back in one frame, and no slip: it stands */
+        d->cur.id_known = true;
+        d->doubted_id = ID_UNDOUBTED;
         return;
     }
     bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
