@@ -443,39 +443,48 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
     next_block(d);
 }
 
-/* The block held after a doubted ID change, which changes the source again at the offset in use (at
- * offset): whether the frames slipped instead (a byte lost on the line: the changes were data bytes read
- * at the wrong place): at another offset (*at) the block changes the source to no other (a one-source
- * formatter writes no ID but after its null source's padding) and reads as the wanted source's clean ITM,
- * better than as the doubted source's. */
-static bool slipped_in(struct tpiu_decoder *d, size_t len, unsigned offset, unsigned *at)
+/* The block held after a doubted ID change: whether the frames slipped instead (a byte lost on the line:
+ * the change was a data byte read at the wrong place), judged on len bytes from block[from]: at another
+ * offset than the one in use (offset, in the block) they change the source to no other (a one-source
+ * formatter writes no ID but after its null source's padding) and read as the wanted source's clean ITM,
+ * clearly better than at the offset in use and than as the doubted source's. *at: where their first whole
+ * frame begins, in the block. */
+static bool slipped_in(struct tpiu_decoder *d, size_t from, size_t len, unsigned offset, size_t *at)
 {
-    *at = judge(d->lanes, d->block, len, d->wanted_id, d->wanted_id, NULL);
-    if (*at == offset || changes_source(d->block, len, *at, d->wanted_id) ||
-        score(&d->lanes[*at]) < score(&d->lanes[offset]) + 64)
+    const uint8_t *buf = d->block + from;
+    unsigned now = (offset + 16u - (unsigned)(from % 16u)) % 16u;
+    unsigned o = judge(d->lanes, buf, len, d->wanted_id, d->wanted_id, NULL);
+    if (o == now || changes_source(buf, len, o, d->wanted_id) || score(&d->lanes[o]) < score(&d->lanes[now]) + 64)
         return false;
-    struct tpiu_lane as_wanted = d->lanes[*at], as_other;
-    lane_start(&as_other, *at, d->doubted_id);
-    lane_run(&as_other, d->block, len, d->wanted_id, any_half_sync(d->block, len));
+    struct tpiu_lane as_wanted = d->lanes[o], as_other;
+    lane_start(&as_other, o, d->doubted_id);
+    lane_run(&as_other, buf, len, d->wanted_id, any_half_sync(buf, len));
+    *at = from + o;
     return reads_as_wanted(&as_wanted, &as_other) && as_wanted.faults * 64u <= as_wanted.clean;
 }
 
-/* slipped_in the held block, or in its first half or quarter (a second byte lost inside it slips the
- * frames again: that slip is found when its own change is doubted). */
-static bool slipped(struct tpiu_decoder *d, unsigned offset, unsigned *at)
+/* slipped_in the held block, or in its first half, quarter, ... down to 64 bytes (a second byte lost
+ * inside it slips the frames again: found when its own change is doubted), else in its second half or last
+ * quarter (a second byte lost soon after the first: the bytes before are dropped). */
+static bool slipped(struct tpiu_decoder *d, unsigned offset, size_t *at)
 {
-    for (size_t len = d->n_block; len >= TPIU_BLOCK / 16u; len /= 2u)
-        if (slipped_in(d, len, offset, at))
+    size_t n = d->n_block;
+    for (size_t len = n; len >= TPIU_BLOCK / 16u; len /= 2u)
+        if (slipped_in(d, 0, len, offset, at))
+            return true;
+    for (size_t from = n / 2u; n == TPIU_BLOCK && from <= n * 3u / 4u; from += n / 4u)
+        if (slipped_in(d, from, n - from, offset, at))
             return true;
     return false;
 }
 
 /* The frames slipped (see slipped): the source stays the wanted one, and the frames are aligned again at
- * offset at of the held block (decoded next: the bytes before at are the frame the slip cut); what the
- * doubted change gave other sources is taken back, and ID changes to the wanted source read at the wrong
- * place are not counted. */
-static void realign_as_wanted(struct tpiu_decoder *d, unsigned at, const struct byte_sink *sink)
+ * block[at] (the block decoded next from there: the bytes before are those the slip cut); what the doubted
+ * change gave other sources is taken back, and ID changes to the wanted source read at the wrong place are
+ * not counted. */
+static void realign_as_wanted(struct tpiu_decoder *d, size_t at, const struct byte_sink *sink)
 {
+    size_t skip = at - at % 16u;
     d->stats.realigns++;
     d->stats.stray_ids++;
     d->stats.stray_bytes += d->stats.other_ids;
@@ -483,9 +492,12 @@ static void realign_as_wanted(struct tpiu_decoder *d, unsigned at, const struct 
     d->stats.wanted_ids = d->wanted_ids_at_doubt;
     memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
     d->stats.cut += d->cur.pos + at;
-    d->stats.unsynced -= at; /* (counted as the block is decoded: they are cut, not unsynced) */
+    d->stats.unsynced -= at - skip; /* (counted as the block is decoded: they are cut, not unsynced) */
+    memmove(d->block, d->block + skip, d->n_block - skip);
+    d->n_block -= skip;
+    d->block_at += skip;
     d->doubted_id = ID_UNDOUBTED;
-    lane_start(&d->cur, at, d->wanted_id);
+    lane_start(&d->cur, (unsigned)(at - skip), d->wanted_id);
     hole(d, sink);
 }
 
@@ -498,7 +510,8 @@ static void realign_as_wanted(struct tpiu_decoder *d, unsigned at, const struct 
  * first, after its padding): a second source's burst shorter than the block. */
 static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    unsigned offset = (16u - d->cur.pos) % 16u, at;
+    unsigned offset = (16u - d->cur.pos) % 16u;
+    size_t at;
     if (slipped(d, offset, &at)) {
         realign_as_wanted(d, at, sink);
         return;
