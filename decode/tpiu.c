@@ -315,6 +315,14 @@ static void next_block(struct tpiu_decoder *d)
     d->cur.clean = d->cur.faults = 0;
 }
 
+/* The doubted frame's bytes of the wanted source passed on: no slip. */
+static void pass_doubted(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (d->n_doubted_out && sink && sink->bytes)
+        sink->bytes(sink->ctx, d->doubted_out, d->n_doubted_out);
+    d->n_doubted_out = 0;
+}
+
 /* cur completed a frame: its wanted bytes go on. The first change away from the wanted source in a
  * stream that had no other may be a byte hit on the line (a one-source formatter writes its ID once: a
  * stray change would take the rest of the capture): the source is doubted, and the bytes after the
@@ -324,14 +332,19 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
     uint8_t out[15];
     bool was_wanted = d->cur.id == d->wanted_id && d->cur.id_known, alone = d->stats.other_ids == 0;
     uint64_t wanted_ids = d->stats.wanted_ids;
+    pass_doubted(d, sink); /* (a frame decoded while a doubted one's are held: the doubt was let go unjudged,
+                            * in bytes decoded at once; its bytes go first) */
     d->stats.frames++;
     size_t n = frame_bytes(&d->cur, d->wanted_id, out, &d->stats);
     lane_check(&d->cur, out, n);
-    if (n && sink && sink->bytes)
-        sink->bytes(sink->ctx, out, n);
     /* (a stream that wrote the wanted ID twice has another source: its changes are real; a frame that gave
      * bytes to another source and changed back is doubted too: a slip's misread data can do that) */
-    if (was_wanted && alone && wanted_ids <= 1 && (d->cur.id != d->wanted_id || d->stats.other_ids)) {
+    if (!(was_wanted && alone && wanted_ids <= 1 && (d->cur.id != d->wanted_id || d->stats.other_ids))) {
+        if (n && sink && sink->bytes)
+            sink->bytes(sink->ctx, out, n);
+    } else { /* its bytes held too: a slip's, they would be data read at the wrong place */
+        memcpy(d->doubted_out, out, n);
+        d->n_doubted_out = (uint8_t)n;
         d->doubted_id = d->cur.id;
         d->wanted_ids_at_doubt = wanted_ids;
         d->cur.id_known = false;
@@ -487,7 +500,8 @@ static void realign_as_wanted(struct tpiu_decoder *d, size_t at, const struct by
     size_t skip = at - at % 16u;
     d->stats.realigns++;
     d->stats.stray_ids++;
-    d->stats.stray_bytes += d->stats.other_ids;
+    d->stats.stray_bytes += d->stats.other_ids + d->n_doubted_out; /* (the doubted frame's: read misplaced) */
+    d->n_doubted_out = 0;
     d->stats.other_ids = 0;
     d->stats.wanted_ids = d->wanted_ids_at_doubt;
     memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
@@ -517,6 +531,7 @@ static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
         return;
     }
     if (d->doubted_id == d->wanted_id) { /* changed away and back in one frame, and no slip: it stands */
+        pass_doubted(d, sink);
         d->cur.id_known = true;
         d->doubted_id = ID_UNDOUBTED;
         return;
@@ -532,6 +547,7 @@ static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
         return;
     }
     bool stray = !changes && reads_wanted;
+    pass_doubted(d, sink);
     d->cur.id = stray ? d->wanted_id : d->doubted_id;
     d->cur.last_real = stray ? d->wanted_id : d->cur.last_real;
     d->cur.id_known = true;
@@ -706,6 +722,7 @@ void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink)
     if (d->stats.align.how == TPIU_UNALIGNED)
         return; /* nothing came before the gap: aligned from the start as it is */
     d->rejoined = true;
+    pass_doubted(d, sink);
     d->doubted_id = ID_UNDOUBTED;
     lane_start(&d->cur, 0, ID_NULL); /* (the frame the gap cut dropped; the alignment found sets it anew) */
     d->window = 0;
