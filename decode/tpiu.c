@@ -460,7 +460,8 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
  * the change was a data byte read at the wrong place), judged on len bytes from block[from]: at another
  * offset than the one in use (offset, in the block) they change the source to no other (a one-source
  * formatter writes no ID but after its null source's padding) and read as the wanted source's clean ITM,
- * clearly better than at the offset in use and than as the doubted source's. *at: where their first whole
+ * clearly better than at the offset in use and than as the doubted source's (nobody's, when the change was
+ * back to the wanted source), with a fault in 32 bytes at most. *at: where their first whole
  * frame begins, in the block. */
 static bool slipped_in(struct tpiu_decoder *d, size_t from, size_t len, unsigned offset, size_t *at)
 {
@@ -470,10 +471,10 @@ static bool slipped_in(struct tpiu_decoder *d, size_t from, size_t len, unsigned
     if (o == now || changes_source(buf, len, o, d->wanted_id) || score(&d->lanes[o]) < score(&d->lanes[now]) + 64)
         return false;
     struct tpiu_lane as_wanted = d->lanes[o], as_other;
-    lane_start(&as_other, o, d->doubted_id);
+    lane_start(&as_other, o, d->doubted_id == d->wanted_id ? ID_NULL : d->doubted_id);
     lane_run(&as_other, buf, len, d->wanted_id, any_half_sync(buf, len));
     *at = from + o;
-    return reads_as_wanted(&as_wanted, &as_other) && as_wanted.faults * 64u <= as_wanted.clean;
+    return reads_as_wanted(&as_wanted, &as_other) && as_wanted.faults * 32u <= as_wanted.clean;
 }
 
 /* slipped_in the held block, or in its first half, quarter, ... down to 64 bytes (a second byte lost
