@@ -737,6 +737,7 @@ void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     if (holding(d) && d->n_block)
         release(d, sink);
+    pass_doubted(d, sink); /* (a doubted frame the input ended after: nothing shows a slip) */
 }
 
 unsigned tpiu_cut(const struct tpiu_decoder *d)

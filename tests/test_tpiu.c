@@ -824,6 +824,21 @@ static void test_one_source_survives_lost_bytes(void)
     CHECK(split_anywhere(s, n, -1));
 }
 
+/* A one-source capture's last frame, padded with the null source after the last sample (the formatter's
+ * flush): the change to the null source is doubted and the frame's bytes held to be judged with what
+ * follows, but nothing follows: they are passed on at the end, the last samples with them. Before: held
+ * for good, the last sample lost. */
+static void test_last_frame_padded(void)
+{
+    static struct tpiu_decoder t;
+    for (size_t samples = 3000; samples < 3016; samples++) {
+        size_t n = one_source_frames(samples) + 16, stray;
+        run(capture + 16, n, 0, 1, &log_a, &t);
+        collect(&log_a);
+        CHECK(matched(&stray) == n_want && stray == 0 && n_got == n_want);
+    }
+}
+
 static uint64_t counter(const struct tpiu_stats *st, const char *name)
 {
     struct dec_counter c[DEC_COUNTERS_MAX];
@@ -890,6 +905,7 @@ int main(void)
     RUN_TEST(test_second_source_burst_within_a_block);
     RUN_TEST(test_stray_bytes_counted_once);
     RUN_TEST(test_one_source_survives_lost_bytes);
+    RUN_TEST(test_last_frame_padded);
     free(log_a.buf);
     free(log_b.buf);
     return check_summary();
