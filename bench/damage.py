@@ -4,7 +4,8 @@ of 100,000 PC samples sent (all distinct), how many come back, and how many PCs 
 never sent (or twice). By hand, not in make bench:
     python3 bench/damage.py OLD_BINARY NEW_BINARY
 Captures: test_cli's ITM stream (a sync every 1,000 samples) raw and in one-source TPIU frames (the ID
-written once), with 50 bits flipped or 50 bytes dropped at random (fixed seeds)."""
+written once), with 50 bits flipped or 50 bytes dropped at random (fixed seeds); TPIU also with 1 byte dropped, and with
+25 bytes dropped and 25 bits flipped."""
 import os
 import random
 import subprocess
@@ -45,7 +46,10 @@ def main():
     itm = itm_stream(sent)
     tpiu = tpiu_frames(itm, id_once=True)
     cases = [("TPIU, 50 bits flipped, seed %d" % s, "tpiu", flipped(tpiu, 50, s)) for s in (5, 11, 12, 13)]
-    cases += [("TPIU, 50 bytes dropped, seed %d" % s, "tpiu", dropped(tpiu, 50, s)) for s in (1, 2, 3)]
+    cases += [("TPIU, 50 bytes dropped, seed %d" % s, "tpiu", dropped(tpiu, 50, s)) for s in (1, 2, 3, 4, 5, 6)]
+    cases += [("TPIU, 1 byte dropped, seed %d" % s, "tpiu", dropped(tpiu, 1, s)) for s in (1, 2, 3, 4)]
+    cases += [("TPIU, 25 dropped + 25 flipped, seed %d" % s, "tpiu", flipped(dropped(tpiu, 25, s), 25, s))
+              for s in (1, 2, 3)]
     cases += [("raw ITM, 50 bytes dropped, seed %d" % s, "itm", dropped(itm, 50, s)) for s in (1, 2, 3)]
     cases += [("raw ITM, 50 bits flipped, seed %d" % s, "itm", flipped(itm, 50, s)) for s in (1, 2)]
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,7 +60,7 @@ def main():
             for exe in sys.argv[1:3]:
                 out = subprocess.run([exe, fmt, path], capture_output=True, text=True, check=True).stdout
                 row.append("%6d back, %3d wrong" % score(sent, [int(x, 16) for x in out.split()]))
-            print("%-36s %s" % (name, " | ".join(row)))
+            print("%-40s %s" % (name, " | ".join(row)))
 
 
 if __name__ == "__main__":

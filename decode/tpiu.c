@@ -315,6 +315,14 @@ static void next_block(struct tpiu_decoder *d)
     d->cur.clean = d->cur.faults = 0;
 }
 
+/* The doubted frame's bytes of the wanted source passed on: no slip. */
+static void pass_doubted(struct tpiu_decoder *d, const struct byte_sink *sink)
+{
+    if (d->n_doubted_out && sink && sink->bytes)
+        sink->bytes(sink->ctx, d->doubted_out, d->n_doubted_out);
+    d->n_doubted_out = 0;
+}
+
 /* cur completed a frame: its wanted bytes go on. The first change away from the wanted source in a
  * stream that had no other may be a byte hit on the line (a one-source formatter writes its ID once: a
  * stray change would take the rest of the capture): the source is doubted, and the bytes after the
@@ -323,14 +331,22 @@ static void deliver(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     uint8_t out[15];
     bool was_wanted = d->cur.id == d->wanted_id && d->cur.id_known, alone = d->stats.other_ids == 0;
+    uint64_t wanted_ids = d->stats.wanted_ids;
+    pass_doubted(d, sink); /* (a frame decoded while a doubted one's are held: the doubt was let go unjudged,
+                            * in bytes decoded at once; its bytes go first) */
     d->stats.frames++;
     size_t n = frame_bytes(&d->cur, d->wanted_id, out, &d->stats);
     lane_check(&d->cur, out, n);
-    if (n && sink && sink->bytes)
-        sink->bytes(sink->ctx, out, n);
-    /* (a stream that wrote the wanted ID twice has another source: its changes are real) */
-    if (was_wanted && alone && d->stats.wanted_ids <= 1 && d->cur.id != d->wanted_id) {
+    /* (a stream that wrote the wanted ID twice has another source: its changes are real; a frame that gave
+     * bytes to another source and changed back is doubted too: a slip's misread data can do that) */
+    if (!(was_wanted && alone && wanted_ids <= 1 && (d->cur.id != d->wanted_id || d->stats.other_ids))) {
+        if (n && sink && sink->bytes)
+            sink->bytes(sink->ctx, out, n);
+    } else { /* its bytes held too: a slip's, they would be data read at the wrong place */
+        memcpy(d->doubted_out, out, n);
+        d->n_doubted_out = (uint8_t)n;
         d->doubted_id = d->cur.id;
+        d->wanted_ids_at_doubt = wanted_ids;
         d->cur.id_known = false;
         d->unknown_clean = 0;
         d->unknown_margin = 0;
@@ -420,11 +436,84 @@ static void hole(const struct tpiu_decoder *d, const struct byte_sink *sink)
         d->hole(sink->ctx);
 }
 
+/* The held block decoded; a change doubted inside it (see deliver) stops that: the bytes after its frame
+ * are held on, the start of the block its doubt is judged on (else a later frame's ID change would settle
+ * the source unjudged). */
 static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
-    for (size_t i = 0; i < d->n_block; i++)
+    size_t n = d->n_block;
+    bool doubt_before = d->doubted_id != ID_UNDOUBTED;
+    for (size_t i = 0; i < n; i++) {
         decode_byte(d, d->block[i], sink);
+        if (!doubt_before && d->doubted_id != ID_UNDOUBTED && i + 1 < n) {
+            d->n_block = i + 1;
+            next_block(d);
+            memmove(d->block, d->block + i + 1, n - i - 1);
+            d->n_block = n - i - 1;
+            return;
+        }
+    }
     next_block(d);
+}
+
+/* The block held after a doubted ID change: whether the frames slipped instead (a byte lost on the line:
+ * the change was a data byte read at the wrong place), judged on len bytes from block[from]: at another
+ * offset than the one in use (offset, in the block) they change the source to no other (a one-source
+ * formatter writes no ID but after its null source's padding) and read as the wanted source's clean ITM,
+ * clearly better than at the offset in use and than as the doubted source's (nobody's, when the change was
+ * back to the wanted source), with a fault in 32 bytes at most. *at: where their first whole
+ * frame begins, in the block. */
+static bool slipped_in(struct tpiu_decoder *d, size_t from, size_t len, unsigned offset, size_t *at)
+{
+    const uint8_t *buf = d->block + from;
+    unsigned now = (offset + 16u - (unsigned)(from % 16u)) % 16u;
+    unsigned o = judge(d->lanes, buf, len, d->wanted_id, d->wanted_id, NULL);
+    if (o == now || changes_source(buf, len, o, d->wanted_id) || score(&d->lanes[o]) < score(&d->lanes[now]) + 64)
+        return false;
+    struct tpiu_lane as_wanted = d->lanes[o], as_other;
+    lane_start(&as_other, o, d->doubted_id == d->wanted_id ? ID_NULL : d->doubted_id);
+    lane_run(&as_other, buf, len, d->wanted_id, any_half_sync(buf, len));
+    *at = from + o;
+    return reads_as_wanted(&as_wanted, &as_other) && as_wanted.faults * 32u <= as_wanted.clean;
+}
+
+/* slipped_in the held block, or in its first half, quarter, ... down to 64 bytes (a second byte lost
+ * inside it slips the frames again: found when its own change is doubted), else in its second half or last
+ * quarter (a second byte lost soon after the first: the bytes before are dropped). */
+static bool slipped(struct tpiu_decoder *d, unsigned offset, size_t *at)
+{
+    size_t n = d->n_block;
+    for (size_t len = n; len >= TPIU_BLOCK / 16u; len /= 2u)
+        if (slipped_in(d, 0, len, offset, at))
+            return true;
+    for (size_t from = n / 2u; n == TPIU_BLOCK && from <= n * 3u / 4u; from += n / 4u)
+        if (slipped_in(d, from, n - from, offset, at))
+            return true;
+    return false;
+}
+
+/* The frames slipped (see slipped): the source stays the wanted one, and the frames are aligned again at
+ * block[at] (the block decoded next from there: the bytes before are those the slip cut); what the doubted
+ * change gave other sources is taken back, and ID changes to the wanted source read at the wrong place are
+ * not counted. */
+static void realign_as_wanted(struct tpiu_decoder *d, size_t at, const struct byte_sink *sink)
+{
+    size_t skip = at - at % 16u;
+    d->stats.realigns++;
+    d->stats.stray_ids++;
+    d->stats.stray_bytes += d->stats.other_ids + d->n_doubted_out; /* (the doubted frame's: read misplaced) */
+    d->n_doubted_out = 0;
+    d->stats.other_ids = 0;
+    d->stats.wanted_ids = d->wanted_ids_at_doubt;
+    memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
+    d->stats.cut += d->cur.pos + at;
+    d->stats.unsynced -= at - skip; /* (counted as the block is decoded: they are cut, not unsynced) */
+    memmove(d->block, d->block + skip, d->n_block - skip);
+    d->n_block -= skip;
+    d->block_at += skip;
+    d->doubted_id = ID_UNDOUBTED;
+    lane_start(&d->cur, (unsigned)(at - skip), d->wanted_id);
+    hole(d, sink);
 }
 
 /* The block held after a doubted ID change (see deliver): a hit byte when, at the alignment in use, it
@@ -437,6 +526,17 @@ static void decode_held_block(struct tpiu_decoder *d, const struct byte_sink *si
 static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     unsigned offset = (16u - d->cur.pos) % 16u;
+    size_t at;
+    if (slipped(d, offset, &at)) {
+        realign_as_wanted(d, at, sink);
+        return;
+    }
+    if (d->doubted_id == d->wanted_id) { /* changed away and back in one frame, and no slip: it stands */
+        pass_doubted(d, sink);
+        d->cur.id_known = true;
+        d->doubted_id = ID_UNDOUBTED;
+        return;
+    }
     bool reads_wanted = start_source(d, &d->cur, d->block, d->n_block, d->doubted_id) == d->wanted_id;
     /* (a change to the null source is padding when the wanted source's ID follows: it stands) */
     bool changes = changes_source(d->block, d->n_block, offset, d->doubted_id == ID_NULL ? ANY_SOURCE : d->wanted_id) ||
@@ -448,6 +548,7 @@ static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
         return;
     }
     bool stray = !changes && reads_wanted;
+    pass_doubted(d, sink);
     d->cur.id = stray ? d->wanted_id : d->doubted_id;
     d->cur.last_real = stray ? d->wanted_id : d->cur.last_real;
     d->cur.id_known = true;
@@ -622,6 +723,7 @@ void tpiu_rejoin(struct tpiu_decoder *d, const struct byte_sink *sink)
     if (d->stats.align.how == TPIU_UNALIGNED)
         return; /* nothing came before the gap: aligned from the start as it is */
     d->rejoined = true;
+    pass_doubted(d, sink);
     d->doubted_id = ID_UNDOUBTED;
     lane_start(&d->cur, 0, ID_NULL); /* (the frame the gap cut dropped; the alignment found sets it anew) */
     d->window = 0;
@@ -635,6 +737,7 @@ void tpiu_finish(struct tpiu_decoder *d, const struct byte_sink *sink)
 {
     if (holding(d) && d->n_block)
         release(d, sink);
+    pass_doubted(d, sink); /* (a doubted frame the input ended after: nothing shows a slip) */
 }
 
 unsigned tpiu_cut(const struct tpiu_decoder *d)

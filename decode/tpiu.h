@@ -94,6 +94,9 @@ struct tpiu_decoder {
      * alignment, the report's */
     bool rejoined;
     uint8_t doubted_id;    /* an ID change away from the wanted source, judged on the block after it */
+    uint64_t wanted_ids_at_doubt; /* stats.wanted_ids before the doubted change's frame */
+    uint8_t doubted_out[15]; /* that frame's bytes of the wanted source, passed on when no slip is found */
+    uint8_t n_doubted_out;
     bool other_stream;     /* a whole block came of one other source, changing the source no more: a
                             * stream of its own, not noise's */
     struct tpiu_lane lanes[16];
