@@ -378,14 +378,14 @@ __attribute__((noinline)) static size_t source_run(struct itm_decoder *d, const 
 static void judge_window(struct itm_decoder *d, const struct ev_sink *sink)
 {
     uint8_t w[ITM_RESYNC_WINDOW];
-    size_t n = d->n_window, at = boundary(d->window, n);
+    size_t n = d->n_window, at = boundary(d->window, n), from = at < n ? at : 0; /* (none: all hunted again) */
     memcpy(w, d->window, n);
     d->n_window = 0;
-    d->stats.hunted -= n - (at < n ? at : 0);
-    d->stats.bytes = d->window_at + (at < n ? at : 0);
+    d->stats.hunted -= n - from;
+    d->stats.bytes = d->window_at + from;
     d->stats.resyncs += at < n;
     d->state = at < n ? S_HEADER : S_HUNT;
-    itm_feed(d, w + (at < n ? at : 0), n - (at < n ? at : 0), sink);
+    itm_feed(d, w + from, n - from, sink);
 }
 
 void itm_feed(struct itm_decoder *d, const uint8_t *buf, size_t len, const struct ev_sink *sink)

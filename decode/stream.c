@@ -1202,22 +1202,32 @@ static void stream_weighted(struct text_decoder *d, const char *s, size_t len, c
     stream_samples(d, s + 8, len - 8, s[8] == LEAD_TAGGED, false, stands_for, kept, sink);
 }
 
+/* Where a whole stream line (its lead, its check) begins inside s, after its first byte; 0 when none.
+ * With `announce`, only an announce's. */
+static size_t line_inside(const char *s, size_t len, bool announce)
+{
+    for (size_t k = 1; k + 4 < len; k++) {
+        char c = s[k];
+        bool lead = announce ? len - k > 8 && memcmp(s + k, "@cmprof ", 8) == 0
+                             : c == LEAD_SAMPLES || c == LEAD_TAGGED || c == LEAD_CONTROL || c == LEAD_HIST ||
+                                   c == LEAD_GROUP;
+        if (lead && checked_body(s + k, len - k))
+            return k;
+    }
+    return 0;
+}
+
 /* A line cut by a target reset, then the announce the firmware sent as it started again, with no
  * newline between them (the reset cut the line): the announce is read after the cut line, which
  * stays counted malformed. Otherwise the restart went unseen and the lines numbered afresh after it
  * were counted as lines lost. */
 static void announce_after_cut(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    static const char mark[] = "@cmprof ";
-    const char *end = s + len;
-    for (const char *p = s + 1; (p = memchr(p, LEAD_CONTROL, (size_t)(end - p))) != NULL; p++) {
-        size_t rest = (size_t)(end - p);
-        if (rest < sizeof mark || memcmp(p, mark, sizeof mark - 1) != 0 || !checked_body(p, rest))
-            continue;
-        d->line_offset += (uint64_t)(p - s);
+    size_t k = line_inside(s, len, true);
+    if (k) {
+        d->line_offset += k;
         d->stats.lines++;
-        stream_line(d, p, rest, sink);
-        return;
+        stream_line(d, s + k, len - k, sink);
     }
 }
 
@@ -1287,22 +1297,16 @@ bool stream_lost_names(struct text_decoder *d, const char *s, size_t len, const 
 
 bool stream_unglue(struct text_decoder *d, const char *s, size_t len, const struct ev_sink *sink)
 {
-    if (len < 6 || !has_check(s, len))
+    size_t k = len < 6 || !has_check(s, len) ? 0 : line_inside(s, len, false);
+    if (!k)
         return false;
-    for (size_t k = 1; k + 4 < len; k++) {
-        char c = s[k];
-        if ((c != LEAD_SAMPLES && c != LEAD_TAGGED && c != LEAD_CONTROL && c != LEAD_HIST && c != LEAD_GROUP) ||
-            !checked_body(s + k, len - k))
-            continue;
-        struct ev e = {.type = EV_LOG, .offset = d->line_offset, .log = {s, k}};
-        d->stats.log_lines++;
-        d->stats.glued++;
-        ev_emit(sink, &e);
-        d->line_offset += k;
-        stream_line(d, s + k, len - k, sink);
-        return true;
-    }
-    return false;
+    struct ev e = {.type = EV_LOG, .offset = d->line_offset, .log = {s, k}};
+    d->stats.log_lines++;
+    d->stats.glued++;
+    ev_emit(sink, &e);
+    d->line_offset += k;
+    stream_line(d, s + k, len - k, sink);
+    return true;
 }
 
 /* A "p" line's PCs, parsed. */
