@@ -41,7 +41,7 @@ int main(int argc, char **argv)
         for (; n < 300; n++)
             buf[n] = (uint8_t)rnd32();
     n += pack_frames(items, make_items(5000), buf + n) - 16; /* (the last frame, padded with the null source, left out) */
-    struct byte_sink s = {count, NULL};
+    struct byte_sink s = {count, NULL, NULL};
     tpiu_init(&d, which == 1 ? 3 : 1);
     struct timespec a, b;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);

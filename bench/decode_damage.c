@@ -1,7 +1,7 @@
 /* The PC samples a capture decodes to, one per line in hex (for bench/damage.py, which measures how many
  * of those sent come back, and how many wrong, when captures are damaged). argv: itm|tpiu, FILE.
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -Idecode -o /tmp/decode_damage bench/decode_damage.c decode/tpiu.c decode/itm.c
- * (-DNO_HOLE for a tree whose TPIU decoder has no hole hook). */
+ * (-DNO_HOLE for a tree whose byte_sink has no hole hook). */
 #include "../decode/itm.h"
 #include "../decode/tpiu.h"
 
@@ -50,11 +50,11 @@ int main(int argc, char **argv)
         itm_feed(&itm, buf, n, &sink);
         return 0;
     }
-    struct byte_sink bs = {to_itm, NULL};
-    tpiu_init(&t, 1);
+    struct byte_sink bs = {to_itm, NULL, NULL};
 #ifndef NO_HOLE
-    t.hole = hole;
+    bs.hole = hole;
 #endif
+    tpiu_init(&t, 1);
     tpiu_feed(&t, buf, n, &bs);
     tpiu_finish(&t, &bs);
     return 0;

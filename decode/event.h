@@ -270,6 +270,9 @@ struct ev_sink {
 struct byte_sink {
     void (*bytes)(void *ctx, const uint8_t *buf, size_t len);
     void *ctx;
+    /* (NULL: none) the bytes passed on have a hole here (TPIU: a stray change's frame dropped, the frames
+     * re-aligned), so that the packet across it is not read from both sides (itm_hole) */
+    void (*hole)(void *ctx);
 };
 
 /* A zeroed event of this type. Emitters in hot loops start from this rather than from an

@@ -429,11 +429,11 @@ static uint8_t start_source(struct tpiu_decoder *d, const struct tpiu_lane *at, 
     return wanted_wins(d->unknown_clean, d->unknown_margin) ? d->wanted_id : ID_NULL;
 }
 
-/* The bytes passed on have a hole here (see tpiu_decoder.hole). */
-static void hole(const struct tpiu_decoder *d, const struct byte_sink *sink)
+/* The bytes passed on have a hole here (see byte_sink.hole). */
+static void hole(const struct byte_sink *sink)
 {
-    if (d->hole && sink)
-        d->hole(sink->ctx);
+    if (sink && sink->hole)
+        sink->hole(sink->ctx);
 }
 
 /* The held block decoded; a change doubted inside it (see deliver) stops that: the bytes after its frame
@@ -513,7 +513,7 @@ static void realign_as_wanted(struct tpiu_decoder *d, size_t at, const struct by
     d->block_at += skip;
     d->doubted_id = ID_UNDOUBTED;
     lane_start(&d->cur, (unsigned)(at - skip), d->wanted_id);
-    hole(d, sink);
+    hole(sink);
 }
 
 /* The block held after a doubted ID change (see deliver): a hit byte when, at the alignment in use, it
@@ -558,7 +558,7 @@ static void resolve_doubt(struct tpiu_decoder *d, const struct byte_sink *sink)
         d->stats.stray_bytes += d->stats.other_ids;
         d->stats.other_ids = 0;
         memset(d->stats.ids_seen, 0, sizeof d->stats.ids_seen);
-        hole(d, sink);
+        hole(sink);
     }
 }
 
@@ -620,7 +620,7 @@ static void take_block_as_wanted(struct tpiu_decoder *d, unsigned at, const stru
     d->stats.other_ids = d->other_at_block;
     d->stats.cut += at; /* (the end of the frame before the block, read as the other source's) */
     lane_start(&d->cur, at, d->wanted_id);
-    hole(d, sink);
+    hole(sink);
     for (size_t i = 0; i < d->n_block; i++)
         decode_byte(d, d->block[i], sink);
     d->stats.frames = frames;
@@ -645,7 +645,7 @@ static void recheck(struct tpiu_decoder *d, const struct byte_sink *sink)
             d->stats.realigns++;
             d->stats.cut += d->cur.pos;
             d->cur = *better; /* its frame in progress goes on */
-            hole(d, sink);
+            hole(sink);
         }
     }
     next_block(d);
@@ -671,7 +671,7 @@ static void full_sync(struct tpiu_decoder *d, const struct byte_sink *sink)
     } else if (d->cur.pos != 3u || !d->cur.whole) { /* FF FF FF went into the frame in progress */
         if (d->cur.whole) {
             d->stats.realigns++;
-            hole(d, sink);
+            hole(sink);
         } else
             d->stats.unsynced -= d->cur.pos < 3u ? d->cur.pos : 3u; /* they were the sync, not lost data */
         d->stats.cut += d->cur.whole && d->cur.pos > 3u ? d->cur.pos - 3u : 0u;

@@ -72,10 +72,6 @@ struct tpiu_lane {
 };
 
 struct tpiu_decoder {
-    /* set after tpiu_init (NULL: none): called with the byte sink's ctx where the bytes passed on have a
-     * hole (a stray change's frame dropped, the frames re-aligned), so that the ITM packet across it is not
-     * read from both sides: itm_hole */
-    void (*hole)(void *ctx);
     struct tpiu_lane cur;
     uint32_t window;      /* the last four bytes, for full-sync detection */
     uint8_t wanted_id;

@@ -30,7 +30,7 @@ static void decode(struct run *r, uint8_t tag, const uint8_t *data, size_t size,
     memset(r, 0, sizeof *r);
     orbflow_init(&r->dec, tag);
     itm_init(&r->itm, false);
-    struct byte_sink sink = {on_bytes, r};
+    struct byte_sink sink = {on_bytes, r, NULL};
     for (size_t off = 0; off < size; off += piece)
         orbflow_feed(&r->dec, data + off, size - off < piece ? size - off : piece, &sink);
 }

@@ -408,6 +408,12 @@ static void tpiu_hole_to_itm(void *ctx)
     itm_hole(&in->itm);
 }
 
+/* Where TPIU and orbflow pass the ITM stream they unwrap: the ITM decoder, told of its holes. */
+static struct byte_sink to_itm(struct ingest *in)
+{
+    return (struct byte_sink){tpiu_to_itm, in, tpiu_hole_to_itm};
+}
+
 /* The format, once: the text decoder is set up only for text (its tables, 55 KB, stay untouched for
  * ITM; until then its zeroed stats read as a fresh decoder's). */
 static void set_format(struct ingest *in, enum detect_format format)
@@ -434,7 +440,6 @@ struct ingest *ingest_new(struct prof *prof, const struct ingest_options *o)
     itm_init(&in->itm, o->wait_sync);
     in->itm.batch_pcs = true; /* on_event takes EV_PCS: one call per run of PC samples */
     tpiu_init(&in->tpiu, o->tpiu_id);
-    in->tpiu.hole = tpiu_hole_to_itm; /* (the packet across a stray change's dropped frame is dropped) */
     if (o->tpiu_offset)
         tpiu_force_offset(&in->tpiu, o->tpiu_offset - 1u);
     orbflow_init(&in->orbflow, o->tpiu_id);
@@ -594,12 +599,12 @@ static void decode(struct ingest *in, const uint8_t *buf, size_t len)
         text_feed(&in->text, buf, len, &in->sink);
         break;
     case DETECT_TPIU: {
-        struct byte_sink bs = {tpiu_to_itm, in};
+        struct byte_sink bs = to_itm(in);
         tpiu_feed(&in->tpiu, buf, len, &bs);
         break;
     }
     case DETECT_ORBFLOW: {
-        struct byte_sink bs = {tpiu_to_itm, in};
+        struct byte_sink bs = to_itm(in);
         orbflow_feed(&in->orbflow, buf, len, &bs);
         break;
     }
@@ -720,7 +725,7 @@ void ingest_rejoin(struct ingest *in)
     if (in->format == DETECT_TEXT)
         text_rejoin(&in->text);
     else if (in->format == DETECT_ITM || in->format == DETECT_TPIU || in->format == DETECT_ORBFLOW) {
-        struct byte_sink bs = {tpiu_to_itm, in};
+        struct byte_sink bs = to_itm(in);
         if (in->format == DETECT_TPIU) /* (a frame cut by the gap put the rest out of step) */
             tpiu_rejoin(&in->tpiu, &bs);
         else if (in->format == DETECT_ORBFLOW)
@@ -760,7 +765,7 @@ void ingest_finish(struct ingest *in)
     if (in->format == DETECT_TEXT)
         text_finish(&in->text, &in->sink);
     if (in->format == DETECT_TPIU) { /* a short capture with no full sync: aligned on what came */
-        struct byte_sink bs = {tpiu_to_itm, in};
+        struct byte_sink bs = to_itm(in);
         tpiu_finish(&in->tpiu, &bs);
     }
     note_cut(in);

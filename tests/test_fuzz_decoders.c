@@ -44,10 +44,10 @@ static uint64_t decode_all(const uint8_t *buf, size_t len, size_t cut)
     struct itm_chain chain = {.sink = {digest_event, &digest[3]}};
     struct itm_chain chain2 = {.sink = {digest_event, &digest[4]}};
     struct orbflow_decoder orb;
-    struct byte_sink bs2 = {to_itm, &chain2};
+    struct byte_sink bs2 = {to_itm, &chain2, NULL};
     struct text_decoder text;
     struct tpiu_decoder tpiu;
-    struct byte_sink bs = {to_itm, &chain};
+    struct byte_sink bs = {to_itm, &chain, NULL};
     itm_init(&itm, false);
     itm_init(&itm2, true);
     itm_init(&chain.itm, false);

@@ -62,7 +62,7 @@ static struct orbflow_decoder dec;
 
 static void feed_split(const uint8_t *s, size_t n, size_t chunk, uint8_t tag)
 {
-    const struct byte_sink sink = {collect, NULL};
+    const struct byte_sink sink = {collect, NULL, NULL};
     got_len = 0;
     orbflow_init(&dec, tag);
     for (size_t i = 0; i < n; i += chunk)
@@ -213,7 +213,7 @@ static void test_bytes_after_a_gap_are_counted_past_a_frame(void)
     head += frame(1, pc, 5, 0, s + head);
     memset(s + head, 0x55, 3 * ORBFLOW_MAX); /* after the gap: never a delimiter */
     const size_t tail = 3 * ORBFLOW_MAX;
-    const struct byte_sink sink = {collect, NULL};
+    const struct byte_sink sink = {collect, NULL, NULL};
     for (size_t chunk = 1; chunk <= tail; chunk = chunk * 7 + 3) {
         got_len = 0;
         orbflow_init(&dec, 1);

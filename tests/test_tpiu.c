@@ -30,11 +30,10 @@ static void hole_to_itm(void *ctx)
 
 static struct chain *last_chain; /* the chain of the latest run: its ITM decoder's counts */
 
-/* tpiu_init, with the ITM decoder told of the holes in what it passes on, as ingest does. */
+/* tpiu_init (the sinks below tell the ITM decoder of the holes in what it passes on, as ingest's do). */
 static void init(struct tpiu_decoder *t, uint8_t id)
 {
     tpiu_init(t, id);
-    t->hole = hole_to_itm;
 }
 
 /* Feeds s in pieces of `chunk` bytes (0: pieces of random sizes); force: --tpiu-offset, or -1. */
@@ -45,7 +44,7 @@ static void run_forced(const uint8_t *s, size_t n, size_t chunk, uint8_t id, int
     evlog_reset(l);
     itm_init(&c.itm, false);
     c.sink = (struct ev_sink){evlog_event, l};
-    struct byte_sink bs = {to_itm, &c};
+    struct byte_sink bs = {to_itm, &c, hole_to_itm};
     last_chain = &c;
     init(t, id);
     if (force >= 0)
@@ -333,7 +332,7 @@ static void run_rejoined(const uint8_t *s, size_t n, size_t cut, size_t skip, st
     evlog_reset(l);
     itm_init(&c.itm, false);
     c.sink = (struct ev_sink){evlog_event, l};
-    struct byte_sink bs = {to_itm, &c};
+    struct byte_sink bs = {to_itm, &c, hole_to_itm};
     init(t, 1);
     for (size_t i = 0, k; i < n; i += k) {
         if (i == cut) { /* (a piece never crosses it: see below) */
@@ -397,7 +396,7 @@ static void test_rejoin_keeps_the_first_alignment(void)
             evlog_reset(&log_a);
             itm_init(&c.itm, false);
             c.sink = (struct ev_sink){evlog_event, &log_a};
-            struct byte_sink bs = {to_itm, &c};
+            struct byte_sink bs = {to_itm, &c, hole_to_itm};
             init(&t, 1);
             if (how == 2)
                 tpiu_force_offset(&t, 5);
@@ -493,7 +492,7 @@ static void test_one_source_after_noise(void)
     evlog_reset(&log_a);
     itm_init(&c.itm, false);
     c.sink = (struct ev_sink){evlog_event, &log_a};
-    struct byte_sink bs = {to_itm, &c};
+    struct byte_sink bs = {to_itm, &c, hole_to_itm};
     init(&t, 1);
     size_t cut = n / 2 + 7;
     tpiu_feed(&t, capture, cut, &bs);
